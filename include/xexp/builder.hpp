@@ -1,0 +1,2 @@
+#pragma once
+// The builder layer (include/xexp/builder/): see docs/ARCHITECTURE.md.

@@ -1,0 +1,8 @@
+#pragma once
+// The core layer: element types, shapes, tensors, symbols, errors.
+#include "xexp/core/elem_type.hpp"
+#include "xexp/core/error.hpp"
+#include "xexp/core/float16.hpp"
+#include "xexp/core/shape.hpp"
+#include "xexp/core/symbol.hpp"
+#include "xexp/core/tensor.hpp"

@@ -1,0 +1,2 @@
+#pragma once
+// The eval layer (include/xexp/eval/): see docs/ARCHITECTURE.md.

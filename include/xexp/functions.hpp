@@ -1,0 +1,2 @@
+#pragma once
+// The functions layer (include/xexp/functions/): see docs/ARCHITECTURE.md.

@@ -1,0 +1,2 @@
+#pragma once
+// The infer layer (include/xexp/infer/): see docs/ARCHITECTURE.md.

@@ -1,0 +1,2 @@
+#pragma once
+// The onnx layer (include/xexp/onnx/): see docs/ARCHITECTURE.md.

@@ -1,0 +1,2 @@
+#pragma once
+// The patterns layer (include/xexp/patterns/): see docs/ARCHITECTURE.md.

@@ -1,0 +1,2 @@
+#pragma once
+// The rewrite layer (include/xexp/rewrite/): see docs/ARCHITECTURE.md.

@@ -1,0 +1,2 @@
+#pragma once
+// The tools layer (include/xexp/tools/): see docs/ARCHITECTURE.md.

@@ -1,0 +1,5 @@
+#include <iostream>
+
+#include "xexp/all.hpp"
+
+int main() { std::cout << "xexp\n"; }
