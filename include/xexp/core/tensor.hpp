@@ -21,6 +21,8 @@ class TensorStorage {
  public:
   virtual ~TensorStorage() = default;
   virtual std::span<const std::byte> bytes() const = 0;
+  // The size of bytes() without materializing it (storages that decode lazily override this).
+  virtual std::size_t byte_size() const { return bytes().size(); }
   // For STRING tensors; nullptr for every other type.
   virtual const std::vector<std::string>* strings() const { return nullptr; }
 };
@@ -61,10 +63,10 @@ class Tensor {
   Tensor(ElemType type, std::vector<int64_t> dims, std::shared_ptr<const TensorStorage> storage)
       : type_(type), dims_(std::move(dims)), storage_(std::move(storage)) {
     if (type_ != ElemType::String && elem_size(type_) != 0 && storage_ &&
-        storage_->bytes().size() != byte_count(type_, dims_))
+        storage_->byte_size() != byte_count(type_, dims_))
       throw Error("tensor of type " + std::string(elem_type_name(type_)) + " and shape " +
                   shape_str(make_shape(dims_)) + " needs " + std::to_string(byte_count(type_, dims_)) +
-                  " bytes but has " + std::to_string(storage_->bytes().size()));
+                  " bytes but has " + std::to_string(storage_->byte_size()));
   }
 
   // From typed values: Tensor::from<float>({3, 1}, {0.4f, 0.5f, 0.6f}).
