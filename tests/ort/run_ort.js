@@ -1,0 +1,173 @@
+#!/usr/bin/env node
+// Runs an ONNX model with ONNX Runtime (CPU) for xexp's tests and benchmarks.
+//
+//   node run_ort.js run MODEL INPUTS.json OUT_DIR [--level L] [--threads N]
+//       INPUTS.json: [{"name": "X", "type": 1, "dims": [2, 3], "path": "X.bin"}, ...] where type is the
+//       ONNX element type (TensorProto.DataType) and path holds the raw little-endian bytes (relative
+//       paths are relative to INPUTS.json); STRING tensors give "strings": [...] instead of "path".
+//       Writes OUT_DIR/outputs.json in the same format (one entry per line) and OUT_DIR/output_K.bin.
+//   node run_ort.js session MODEL [--level L] [--threads N] [--repeat R] [--save-optimized PATH]
+//       Only creates the session(s) and prints "session_ms <milliseconds>" (the fastest of R), i.e. ONNX
+//       Runtime's own load + optimization time; --save-optimized writes the model ORT optimized.
+//   node run_ort.js version
+//
+// L is one of disabled (default: tests check xexp's optimizations, not ORT's), basic, extended, all.
+// Every failure prints one "run_ort: error: ..." line on stderr and exits with status 1.
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+
+function fail(message) {
+  process.stderr.write(`run_ort: error: ${message}\n`);
+  process.exit(1);
+}
+
+let ort;
+try {
+  ort = require('onnxruntime-node');
+} catch (e) {
+  fail(`cannot load onnxruntime-node (${e.message.split('\n')[0]}); ` +
+       `run 'npm install --ignore-scripts' in ${__dirname} (scripts/install_deps.sh does it)`);
+}
+
+// ONNX element type number -> [ONNX Runtime JS type, typed array constructor].
+const TYPES = {
+  1: ['float32', Float32Array], 2: ['uint8', Uint8Array], 3: ['int8', Int8Array],
+  4: ['uint16', Uint16Array], 5: ['int16', Int16Array], 6: ['int32', Int32Array],
+  7: ['int64', BigInt64Array], 8: ['string', null], 9: ['bool', Uint8Array],
+  10: ['float16', Uint16Array], 11: ['float64', Float64Array], 12: ['uint32', Uint32Array],
+  13: ['uint64', BigUint64Array], 21: ['uint4', Uint8Array], 22: ['int4', Uint8Array],
+};
+const TYPE_NUMBERS = Object.fromEntries(Object.entries(TYPES).map(([k, v]) => [v[0], Number(k)]));
+
+function parseArgs(argv) {
+  const options = { level: 'disabled', threads: 0, repeat: 1, saveOptimized: '' };
+  const positional = [];
+  for (let i = 0; i < argv.length; ++i) {
+    const a = argv[i];
+    const next = () => {
+      if (i + 1 >= argv.length) fail(`${a} needs a value`);
+      return argv[++i];
+    };
+    if (a === '--level') options.level = next();
+    else if (a === '--threads') options.threads = Number(next());
+    else if (a === '--repeat') options.repeat = Number(next());
+    else if (a === '--save-optimized') options.saveOptimized = next();
+    else if (a.startsWith('--')) fail(`unknown option ${a}`);
+    else positional.push(a);
+  }
+  if (!['disabled', 'basic', 'extended', 'all'].includes(options.level))
+    fail(`--level must be disabled, basic, extended or all, not '${options.level}'`);
+  if (!Number.isInteger(options.threads) || options.threads < 0) fail('--threads must be a non-negative integer');
+  if (!Number.isInteger(options.repeat) || options.repeat < 1) fail('--repeat must be a positive integer');
+  return { options, positional };
+}
+
+function sessionOptions(options) {
+  const o = { executionProviders: ['cpu'], graphOptimizationLevel: options.level, logSeverityLevel: 3 };
+  if (options.threads > 0) {
+    o.intraOpNumThreads = options.threads;
+    o.interOpNumThreads = 1;
+  }
+  if (options.saveOptimized) o.optimizedModelFilePath = options.saveOptimized;
+  return o;
+}
+
+function readJson(file) {
+  let text;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    fail(`cannot read ${file}: ${e.message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    fail(`${file} is not valid JSON: ${e.message}`);
+  }
+}
+
+function makeFeed(entry, baseDir) {
+  const spec = TYPES[entry.type];
+  if (!spec) fail(`input '${entry.name}': element type ${entry.type} is not supported by this runner`);
+  const [typeName, ArrayType] = spec;
+  const dims = entry.dims.map(Number);
+  if (typeName === 'string') return new ort.Tensor('string', entry.strings, dims);
+  const file = path.resolve(baseDir, entry.path);
+  let bytes;
+  try {
+    bytes = fs.readFileSync(file);
+  } catch (e) {
+    fail(`input '${entry.name}': cannot read ${file}: ${e.message}`);
+  }
+  // Copy into a fresh, aligned buffer: a Buffer may start at any offset of a shared pool.
+  const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+  const count = dims.reduce((a, b) => a * b, 1);
+  const expected = typeName === 'uint4' || typeName === 'int4' ? Math.ceil(count / 2) : count * ArrayType.BYTES_PER_ELEMENT;
+  if (buffer.byteLength !== expected)
+    fail(`input '${entry.name}': ${file} has ${buffer.byteLength} bytes, shape [${dims}] of ${typeName} needs ${expected}`);
+  return new ort.Tensor(typeName, new ArrayType(buffer), dims);
+}
+
+async function createSession(model, options) {
+  try {
+    return await ort.InferenceSession.create(model, sessionOptions(options));
+  } catch (e) {
+    fail(`cannot create a session for ${model}: ${e.message}`);
+  }
+}
+
+async function run(model, inputsJson, outDir, options) {
+  const manifest = readJson(inputsJson);
+  if (!Array.isArray(manifest)) fail(`${inputsJson} must hold a JSON array`);
+  const feeds = {};
+  for (const entry of manifest) feeds[entry.name] = makeFeed(entry, path.dirname(inputsJson));
+  const session = await createSession(model, options);
+  let results;
+  try {
+    results = await session.run(feeds);
+  } catch (e) {
+    fail(`running ${model}: ${e.message}`);
+  }
+  fs.mkdirSync(outDir, { recursive: true });
+  const lines = session.outputNames.map((name, k) => {
+    const t = results[name];
+    const type = TYPE_NUMBERS[t.type];
+    if (type === undefined) fail(`output '${name}' has type ${t.type}, not supported by this runner`);
+    const entry = { name, type, dims: Array.from(t.dims) };
+    if (t.type === 'string') {
+      entry.strings = Array.from(t.data);
+    } else {
+      entry.path = `output_${k}.bin`;
+      fs.writeFileSync(path.join(outDir, entry.path), Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength));
+    }
+    return JSON.stringify(entry);
+  });
+  fs.writeFileSync(path.join(outDir, 'outputs.json'), `[\n${lines.join(',\n')}\n]\n`);
+}
+
+async function sessionTime(model, options) {
+  let best = Infinity;
+  for (let r = 0; r < options.repeat; ++r) {
+    const start = process.hrtime.bigint();
+    const session = await createSession(model, options);
+    const elapsed = Number(process.hrtime.bigint() - start) / 1e6;
+    best = Math.min(best, elapsed);
+    await session.release();
+  }
+  process.stdout.write(`session_ms ${best.toFixed(3)}\n`);
+}
+
+async function main() {
+  const [mode, ...rest] = process.argv.slice(2);
+  const { options, positional } = parseArgs(rest);
+  if (mode === 'run' && positional.length === 3) return run(positional[0], positional[1], positional[2], options);
+  if (mode === 'session' && positional.length === 1) return sessionTime(positional[0], options);
+  if (mode === 'version' && positional.length === 0) return process.stdout.write(`${ort.env.versions.node}\n`);
+  fail('usage: run_ort.js run MODEL INPUTS.json OUT_DIR [--level L] [--threads N]\n' +
+       '       run_ort.js session MODEL [--level L] [--threads N] [--repeat R] [--save-optimized PATH]\n' +
+       '       run_ort.js version');
+}
+
+main().catch((e) => fail(e && e.stack ? e.stack.split('\n')[0] : String(e)));

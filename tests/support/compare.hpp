@@ -1,0 +1,52 @@
+#pragma once
+// GoogleTest assertions comparing tensors element by element: |actual - expected| <= atol + rtol *
+// |expected|, NaN matching NaN. On failure they report how many elements differ and the worst one.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "support/ort.hpp"
+#include "xexp/core/tensor_values.hpp"
+
+namespace xexp::testing {
+
+inline void expect_close(const Tensor& actual, const Tensor& expected, double atol = 1e-5, double rtol = 1e-5,
+                         const std::string& what = "tensor") {
+  SCOPED_TRACE(what);
+  ASSERT_EQ(elem_type_name(actual.type()), elem_type_name(expected.type()));
+  ASSERT_EQ(actual.dims(), expected.dims());
+  if (actual.type() == ElemType::String) {
+    EXPECT_EQ(actual.string_data(), expected.string_data());
+    return;
+  }
+  int64_t mismatches = 0, worst = -1;
+  double worst_excess = 0;
+  for (int64_t k = 0; k < actual.size(); ++k) {
+    const double a = element_as_double(actual, k), e = element_as_double(expected, k);
+    if ((std::isnan(a) && std::isnan(e)) || a == e) continue;  // a == e also covers equal infinities
+    const double excess = std::abs(a - e) - (atol + rtol * std::abs(e));
+    if (excess <= 0) continue;
+    ++mismatches;
+    if (worst < 0 || excess > worst_excess || std::isnan(excess)) {
+      worst = k;
+      worst_excess = excess;
+    }
+  }
+  EXPECT_EQ(mismatches, 0) << mismatches << " of " << actual.size() << " elements differ beyond atol=" << atol
+                           << " rtol=" << rtol << "; worst at flat index " << worst << ": actual "
+                           << (worst >= 0 ? element_as_double(actual, worst) : 0.0) << ", expected "
+                           << (worst >= 0 ? element_as_double(expected, worst) : 0.0);
+}
+
+// Same names, same order, each tensor close.
+inline void expect_all_close(const NamedTensors& actual, const NamedTensors& expected, double atol = 1e-5,
+                             double rtol = 1e-5) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (std::size_t k = 0; k < actual.size(); ++k) {
+    EXPECT_EQ(actual[k].first, expected[k].first);
+    expect_close(actual[k].second, expected[k].second, atol, rtol, "output " + expected[k].first);
+  }
+}
+
+}  // namespace xexp::testing

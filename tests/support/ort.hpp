@@ -1,0 +1,107 @@
+#pragma once
+// Runs a model with ONNX Runtime (CPU) through tests/ort/run_ort.js, so that tests can check xexp's
+// results and rewrites against the reference runtime. Installed by scripts/install_deps.sh; when it is
+// missing, run_onnxruntime throws (tests fail, they never skip silently).
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "support/json.hpp"
+#include "support/process.hpp"
+#include "support/temp_dir.hpp"
+#include "xexp/core/error.hpp"
+#include "xexp/core/tensor.hpp"
+
+namespace xexp::testing {
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+struct OrtOptions {
+  // disabled: ORT runs the graph as written, so a test checks xexp's optimizations, not ORT's.
+  std::string optimization_level = "disabled";  // disabled, basic, extended, all
+  int threads = 1;                              // intra-op threads; 0 lets ORT choose
+};
+
+inline std::string ort_runner_script() { return std::string(XEXP_SOURCE_DIR) + "/tests/ort/run_ort.js"; }
+
+inline std::string ort_command(const std::string& mode_and_args, const OrtOptions& options) {
+  return "node " + shell_quote(ort_runner_script()) + " " + mode_and_args + " --level " +
+         shell_quote(options.optimization_level) + " --threads " + std::to_string(options.threads);
+}
+
+// True when node and onnxruntime-node are installed (checked once).
+inline bool ort_available() {
+  static const bool available = run_command("node " + shell_quote(ort_runner_script()) + " version").exit_code == 0;
+  return available;
+}
+
+inline Tensor read_ort_tensor(const Json& entry, const std::filesystem::path& dir) {
+  const auto type = static_cast<ElemType>(static_cast<int32_t>(entry["type"].number()));
+  std::vector<int64_t> dims;
+  for (const Json& d : entry["dims"].array()) dims.push_back(static_cast<int64_t>(d.number()));
+  if (type == ElemType::String) {
+    std::vector<std::string> values;
+    for (const Json& s : entry["strings"].array()) values.push_back(s.str());
+    return Tensor::strings(std::move(dims), std::move(values));
+  }
+  const std::string bytes = read_file(dir / entry["path"].str());
+  auto storage = std::make_shared<OwnedStorage>(
+      std::vector<std::byte>(reinterpret_cast<const std::byte*>(bytes.data()),
+                             reinterpret_cast<const std::byte*>(bytes.data()) + bytes.size()));
+  return Tensor(type, std::move(dims), std::move(storage));
+}
+
+inline std::string ort_manifest_entry(const std::string& name, const Tensor& t, const std::string& file) {
+  std::string dims;
+  for (int64_t d : t.dims()) {
+    if (!dims.empty()) dims += ',';
+    dims += std::to_string(d);
+  }
+  std::string entry = "{\"name\":" + json_quote(name) + ",\"type\":" + std::to_string(static_cast<int>(t.type())) +
+                      ",\"dims\":[" + dims + "],";
+  if (t.type() == ElemType::String) {
+    std::string values;
+    for (const std::string& s : t.string_data()) {
+      if (!values.empty()) values += ',';
+      values += json_quote(s);
+    }
+    return entry + "\"strings\":[" + values + "]}";
+  }
+  return entry + "\"path\":" + json_quote(file) + "}";
+}
+
+// Runs `model_path` on `feeds`; returns the outputs in the model's output order. Throws xexp::Error
+// carrying ONNX Runtime's message when anything fails.
+inline NamedTensors run_onnxruntime(const std::string& model_path, const NamedTensors& feeds,
+                                    const OrtOptions& options = {}) {
+  TempDir dir;
+  std::string manifest = "[\n";
+  for (std::size_t k = 0; k < feeds.size(); ++k) {
+    const auto& [name, tensor] = feeds[k];
+    const std::string file = "input_" + std::to_string(k) + ".bin";
+    if (tensor.type() != ElemType::String) {
+      auto bytes = tensor.bytes();
+      write_file(dir.path() / file, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    }
+    if (k) manifest += ",\n";
+    manifest += ort_manifest_entry(name, tensor, file);
+  }
+  write_file(dir.path() / "inputs.json", manifest + "\n]\n");
+  const auto out_dir = dir.path() / "outputs";
+  const CommandResult result = run_command(ort_command(
+      "run " + shell_quote(model_path) + " " + shell_quote(dir / "inputs.json") + " " + shell_quote(out_dir.string()),
+      options));
+  if (result.exit_code != 0) {
+    std::string message = result.err.empty() ? result.out : result.err;
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    throw Error("onnxruntime failed on " + model_path + " (exit code " + std::to_string(result.exit_code) +
+                "): " + message);
+  }
+  NamedTensors outputs;
+  const Json manifest_out = parse_json(read_file(out_dir / "outputs.json"));
+  for (const Json& entry : manifest_out.array())
+    outputs.emplace_back(entry["name"].str(), read_ort_tensor(entry, out_dir));
+  return outputs;
+}
+
+}  // namespace xexp::testing
