@@ -1,2 +1,3 @@
 #pragma once
 // The functions layer (include/xexp/functions/): see docs/ARCHITECTURE.md.
+#include "xexp/functions/inliner.hpp"

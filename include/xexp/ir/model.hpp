@@ -32,6 +32,7 @@ struct Function {
   std::string name;
   std::string domain;
   std::vector<std::string> attributes;  // names of the attributes a call may set
+  std::vector<Attribute> attribute_defaults;  // attributes with a default value (attribute_proto, ONNX >= 1.13)
   std::vector<OpsetImport> opsets;
   std::unique_ptr<Graph> body = std::make_unique<Graph>();
   std::string doc_string;
