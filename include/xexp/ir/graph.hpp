@@ -32,6 +32,7 @@ enum Presence : uint8_t {
   kHasDomain = 2,
   kHasDocString = 4,
   kHasType = 8,  // ValueInfoProto.type present
+  kHasVersion = 16,  // OperatorSetIdProto.version present
 };
 
 struct Value {

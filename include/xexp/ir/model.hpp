@@ -15,6 +15,7 @@ struct OpsetImport {
   std::string domain;
   int64_t version = 0;
   std::string unknown;
+  uint8_t presence = 0;  // kHasDomain, kHasVersion: fields present in the file read
   friend bool operator==(const OpsetImport& a, const OpsetImport& b) {
     return a.domain == b.domain && a.version == b.version;
   }
