@@ -1,3 +1,5 @@
 #pragma once
 // The functions layer (include/xexp/functions/): see docs/ARCHITECTURE.md.
 #include "xexp/functions/inliner.hpp"
+#include "xexp/functions/registry.hpp"
+#include "xexp/functions/same_function.hpp"

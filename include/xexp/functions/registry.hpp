@@ -1,0 +1,39 @@
+#pragma once
+// Adding a local function to a model the way the original's add_function does: an identical function
+// already registered under the same name is reused (two nn.Linear of the same size become one
+// function), a different body under a taken name is renamed <name>_l2l, <name>_l3l, ...
+#include <string>
+#include <utility>
+
+#include "xexp/core/error.hpp"
+#include "xexp/functions/same_function.hpp"
+#include "xexp/ir/model.hpp"
+
+namespace xexp::functions {
+
+struct AddFunctionOptions {
+  bool merge_allowed = true;   // reuse an identical function with the same name
+  bool rename_allowed = true;  // else rename the new one <name>_l<k>l
+};
+
+// The name of the function with this key that holds `f`: the existing identical one, or `f` itself
+// added (renamed when needed). A domain the model does not import yet is imported at version 1.
+inline std::string add_function(ir::Model& model, ir::Function f, const AddFunctionOptions& options = {}) {
+  const std::string base = f.name;
+  for (int k = 1;; ++k) {
+    const std::string candidate = k == 1 ? base : base + "_l" + std::to_string(k) + "l";
+    const ir::Function* existing = model.find_function(f.domain, candidate);
+    if (!existing) {
+      f.name = candidate;
+      if (!model.opset(f.domain)) model.opsets.push_back({f.domain, 1, {}});
+      model.functions.push_back(std::move(f));
+      return candidate;
+    }
+    if (options.merge_allowed && same_function(*existing, f)) return candidate;
+    if (!options.rename_allowed)
+      throw Error("a different function with this name is already registered",
+                  {.node = f.domain + "." + base, .value = {}});
+  }
+}
+
+}  // namespace xexp::functions
