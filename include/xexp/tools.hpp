@@ -1,2 +1,3 @@
 #pragma once
 // The tools layer (include/xexp/tools/): see docs/ARCHITECTURE.md.
+#include "xexp/tools/printer.hpp"
