@@ -16,11 +16,18 @@ ValueId node(Graph& g, Symbol op, std::vector<ValueId> inputs, const std::string
   return out;
 }
 
+OpsetImport opset(const std::string& domain, int64_t version) {
+  OpsetImport o;
+  o.domain = domain;
+  o.version = version;
+  return o;
+}
+
 }  // namespace
 
 TEST(Printer, SmallModelLooksLikeTheOriginal) {
   Model m;
-  m.opsets = {{.domain = "", .version = 18, .unknown = {}}};
+  m.opsets = {opset("", 18)};
   Graph& g = *m.graph;
   ValueId x = g.add_input("X", ElemType::Float, Shape{Dim::symbolic("a"), Dim::symbolic("b")});
   ValueId w = g.add_initializer("init1_s3x1_", Tensor::from<float>({3, 1}, {0.4f, 0.5f, 0.6f}));
@@ -131,7 +138,7 @@ TEST(Printer, SubgraphsAreNestedUnderTheirNode) {
 
 TEST(Printer, LocalFunctionsFollowTheMainGraph) {
   Model m;
-  m.opsets = {{.domain = "", .version = 18, .unknown = {}}, {.domain = "aten_local_function", .version = 1, .unknown = {}}};
+  m.opsets = {opset("", 18), opset("aten_local_function", 1)};
   m.doc_string = "large_model=False, inline=False, external_threshold=1024, and more";
   Graph& g = *m.graph;
   ValueId x = g.add_input("x", ElemType::Float, Shape{1, 5});
@@ -140,7 +147,7 @@ TEST(Printer, LocalFunctionsFollowTheMainGraph) {
   f.name = "Linear";
   f.domain = "aten_local_function";
   f.attributes = {"alpha"};
-  f.opsets = {{.domain = "", .version = 18, .unknown = {}}};
+  f.opsets = {opset("", 18)};
   ValueId fx = f.body->add_input("x");
   Attribute alpha = Attribute::blank("alpha", AttrType::Float);
   alpha.ref_attr_name = "alpha";
