@@ -1,0 +1,93 @@
+#pragma once
+// ShapeConstraints: what broadcasting taught us about symbolic dimensions. Broadcasting "a" with "b"
+// only succeeds at run time when a == b (or one is 1, which exporters rule out), so the equality is
+// recorded instead of losing both names; "a" meeting a static 8 in an output already declared binds
+// a = 8. A small union-find keyed by symbol: classes are few, lookups are constant.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "xexp/core/error.hpp"
+#include "xexp/core/shape.hpp"
+#include "xexp/core/symbol.hpp"
+
+namespace xexp::infer {
+
+class ShapeConstraints {
+ public:
+  // The canonical symbol of a's class: the smallest name, so that results do not depend on the order
+  // equalities were learned in.
+  Symbol representative(Symbol a) const {
+    auto it = parent_.find(a);
+    while (it != parent_.end() && !(it->second == a)) {
+      a = it->second;
+      it = parent_.find(a);
+    }
+    return a;
+  }
+  // Records a == b. Throws when their classes are bound to different static values.
+  void add_equal(Symbol a, Symbol b) {
+    Symbol ra = representative(a), rb = representative(b);
+    if (ra == rb) return;
+    auto va = value(ra), vb = value(rb);
+    if (va && vb && *va != *vb)
+      throw Error("dimension '" + a.str() + "' = " + std::to_string(*va) + " cannot equal '" + b.str() +
+                  "' = " + std::to_string(*vb));
+    if (rb.view() < ra.view()) std::swap(ra, rb);
+    parent_[rb] = ra;
+    parent_.try_emplace(ra, ra);
+    if (!va && vb) values_[ra] = *vb;
+    values_.erase(rb);
+    equalities_.emplace_back(a, b);
+  }
+  // Records symbol == value. Throws when the class already has another value.
+  void bind(Symbol a, int64_t v) {
+    Symbol r = representative(a);
+    auto [it, inserted] = values_.try_emplace(r, v);
+    if (!inserted && it->second != v)
+      throw Error("dimension '" + a.str() + "' is " + std::to_string(it->second) + ", cannot also be " +
+                  std::to_string(v));
+    if (inserted) bindings_.emplace_back(a, v);
+  }
+  std::optional<int64_t> value(Symbol a) const {
+    auto it = values_.find(representative(a));
+    return it == values_.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  }
+  // The most precise form of a dimension: its static value when bound, else its class representative.
+  Dim canonical(const Dim& d) const {
+    if (!d.is_symbolic()) return d;
+    if (auto v = value(d.symbol())) return Dim(*v);
+    return Dim(representative(d.symbol()));
+  }
+  // True when both dimensions are known to be equal (same size, or symbols of one class).
+  bool equal(const Dim& a, const Dim& b) const {
+    if (a.is_unknown() || b.is_unknown()) return false;
+    return canonical(a) == canonical(b);
+  }
+  bool equal(const Shape& a, const Shape& b) const {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
+                                              [this](const Dim& x, const Dim& y) { return equal(x, y); });
+  }
+
+  // In the order they were learned, for the debug dump.
+  const std::vector<std::pair<Symbol, Symbol>>& equalities() const noexcept { return equalities_; }
+  const std::vector<std::pair<Symbol, int64_t>>& bindings() const noexcept { return bindings_; }
+  bool empty() const noexcept { return equalities_.empty() && bindings_.empty(); }
+  std::string str() const {
+    std::string out;
+    for (auto& [a, b] : equalities_) out += (out.empty() ? "" : ", ") + a.str() + "==" + b.str();
+    for (auto& [a, v] : bindings_) out += (out.empty() ? "" : ", ") + a.str() + "==" + std::to_string(v);
+    return out;
+  }
+
+ private:
+  std::unordered_map<Symbol, Symbol> parent_;
+  std::unordered_map<Symbol, int64_t> values_;  // keyed by representative
+  std::vector<std::pair<Symbol, Symbol>> equalities_;
+  std::vector<std::pair<Symbol, int64_t>> bindings_;
+};
+
+}  // namespace xexp::infer

@@ -1,0 +1,466 @@
+#pragma once
+// Rules of the ops that move data around without computing (Reshape, Transpose, Concat, Split, Slice,
+// Gather, Squeeze, Unsqueeze, Expand, Flatten, Tile, Pad) and of the ops that make shapes (Shape, Size,
+// ConstantOfShape, Range, Constant). Those that can also propagate the content of shape values do, so
+// that Reshape(X, Concat(Shape(X)[0:1], [-1])) keeps the symbolic batch dimension.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "xexp/infer/rule_table.hpp"
+
+namespace xexp::infer {
+
+// ---- Reshape ------------------------------------------------------------------------------------
+
+// The dimension -1 stands for: elements of `in` divided by elements of `known`. Static sizes divide,
+// symbols cancel; anything else is unknown.
+inline Dim missing_reshape_dim(const Shape& in, const Shape& known, const ShapeConstraints& constraints) {
+  int64_t p_in = 1, p_out = 1;
+  std::vector<Dim> s_in;
+  for (const Dim& d0 : in) {
+    const Dim d = constraints.canonical(d0);
+    if (d.is_unknown()) return {};
+    if (d.is_static()) p_in *= d.value();
+    else s_in.push_back(d);
+  }
+  for (const Dim& d0 : known) {
+    const Dim d = constraints.canonical(d0);
+    if (d.is_unknown()) return {};
+    if (d.is_static()) {
+      p_out *= d.value();
+      continue;
+    }
+    auto it = std::find(s_in.begin(), s_in.end(), d);
+    if (it == s_in.end()) return {};
+    s_in.erase(it);
+  }
+  if (s_in.empty()) return p_out != 0 && p_in % p_out == 0 ? Dim(p_in / p_out) : Dim();
+  if (s_in.size() == 1 && p_in == p_out) return s_in[0];
+  return {};
+}
+
+inline void infer_reshape(InferContext& c) {
+  const auto content = c.value_shape(1);
+  if (!content) {
+    const auto& target = c.shape(1);
+    if (target && target->size() == 1 && target->at(0).is_static())
+      c.set_output_rank(0, c.type(0), static_cast<std::size_t>(target->at(0).value()));
+    else
+      c.set_output(0, c.type(0));
+    return;
+  }
+  const bool allowzero = c.attr_int("allowzero", 0) != 0;
+  const auto& in = c.shape(0);
+  Shape out(content->size());
+  std::optional<std::size_t> minus_one;
+  for (std::size_t i = 0; i < content->size(); ++i) {
+    const Dim& d = (*content)[i];
+    const auto v = content_int(d);
+    if (v && *v < -1) c.fail("invalid dimension " + std::to_string(*v) + " in the new shape");
+    if (v && *v == -1) {
+      if (minus_one) c.fail("the new shape has two -1");
+      minus_one = i;
+    } else if (v && *v == 0 && !allowzero) {
+      out[i] = in && i < in->size() ? (*in)[i] : Dim();
+    } else {
+      out[i] = d;
+    }
+  }
+  if (minus_one && in) {
+    Shape known = out;
+    known.erase(known.begin() + static_cast<std::ptrdiff_t>(*minus_one));
+    out[*minus_one] = missing_reshape_dim(*in, known, c.constraints());
+  }
+  c.set_output(0, c.type(0), out);
+  if (auto data = c.value_shape(0); data && element_count(out) == static_cast<int64_t>(data->size()))
+    c.set_value_shape(0, *data);
+}
+
+// ---- Transpose, Concat, Split --------------------------------------------------------------------
+
+inline void infer_transpose(InferContext& c) {
+  if (!c.shape(0)) return c.set_output(0, c.type(0));
+  const Shape& in = *c.shape(0);
+  std::vector<int64_t> perm = c.attr_ints("perm").value_or(std::vector<int64_t>{});
+  if (perm.empty()) {
+    perm.resize(in.size());
+    std::iota(perm.rbegin(), perm.rend(), 0);
+  }
+  if (perm.size() != in.size()) c.fail("perm has " + std::to_string(perm.size()) + " axes, the input " + std::to_string(in.size()));
+  Shape out(in.size());
+  for (std::size_t i = 0; i < perm.size(); ++i) out[i] = in[c.normalize_axis(perm[i], in.size())];
+  c.set_output(0, c.type(0), out);
+}
+
+// Sum of dimensions: static when all are, the non-zero one when the others are 0, else unknown.
+inline Dim sum_dims(const std::vector<Dim>& dims) {
+  int64_t total = 0;
+  std::optional<Dim> non_static;
+  for (const Dim& d : dims) {
+    if (d.is_static()) total += d.value();
+    else if (non_static) return {};
+    else non_static = d;
+  }
+  if (!non_static) return Dim(total);
+  return total == 0 ? *non_static : Dim();
+}
+
+inline void infer_concat(InferContext& c) {
+  const ElemType type = c.first_known_type();
+  if (!c.shapes_known(0, c.input_count()) || c.input_count() == 0) return c.set_output(0, type);
+  Shape out = *c.shape(0);
+  const std::size_t axis = c.normalize_axis(c.attr_int("axis", 0), out.size());
+  std::vector<Dim> along{out[axis]};
+  for (std::size_t i = 1; i < c.input_count(); ++i) {
+    const Shape& s = *c.shape(i);
+    if (s.size() != out.size()) c.fail("inputs of ranks " + std::to_string(out.size()) + " and " + std::to_string(s.size()));
+    for (std::size_t k = 0; k < s.size(); ++k)
+      if (k == axis) along.push_back(s[k]);
+      else out[k] = c.unify(out[k], s[k]);
+  }
+  out[axis] = sum_dims(along);
+  c.set_output(0, type, out);
+  if (out.size() != 1) return;
+  Shape content;
+  for (std::size_t i = 0; i < c.input_count(); ++i) {
+    auto part = c.value_shape(i);
+    if (!part) return;
+    content.insert(content.end(), part->begin(), part->end());
+  }
+  c.set_value_shape(0, content);
+}
+
+inline void infer_split(InferContext& c) {
+  const std::size_t n = c.output_count();
+  if (!c.shape(0)) {
+    for (std::size_t k = 0; k < n; ++k) c.set_output(k, c.type(0));
+    return;
+  }
+  const Shape& in = *c.shape(0);
+  const std::size_t axis = c.normalize_axis(c.attr_int("axis", 0), in.size());
+  std::optional<std::vector<int64_t>> sizes = c.axes(13, 1, "split");
+  if (sizes && sizes->size() != n) c.fail("split has " + std::to_string(sizes->size()) + " sizes for " + std::to_string(n) + " outputs");
+  if (!sizes && !c.axes_given(13, 1, "split") && in[axis].is_static()) {
+    // Equal chunks; from opset 18 the last one may be smaller.
+    const int64_t d = in[axis].value(), chunks = static_cast<int64_t>(n), chunk = (d + chunks - 1) / chunks;
+    sizes.emplace();
+    for (int64_t k = 0; k < chunks; ++k) sizes->push_back(std::max<int64_t>(0, std::min(chunk, d - k * chunk)));
+  }
+  for (std::size_t k = 0; k < n; ++k) {
+    Shape out = in;
+    out[axis] = sizes ? Dim((*sizes)[k]) : Dim();
+    c.set_output(k, c.type(0), out);
+  }
+}
+
+// ---- Slice, Gather -------------------------------------------------------------------------------
+
+// The indices a Slice keeps along a static dimension of size d (ONNX clamping rules).
+inline std::vector<int64_t> slice_indices(int64_t d, int64_t start, int64_t end, int64_t step) {
+  std::vector<int64_t> out;
+  if (step == 0) return out;
+  if (start < 0) start += d;
+  if (end < 0) end += d;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, d);
+    end = std::clamp<int64_t>(end, 0, d);
+    for (int64_t i = start; i < end; i += step) out.push_back(i);
+  } else {
+    start = std::clamp<int64_t>(start, 0, d - 1);
+    end = std::clamp<int64_t>(end, -1, d - 1);
+    for (int64_t i = start; i > end; i += step) out.push_back(i);
+  }
+  return out;
+}
+
+inline int64_t slice_length(int64_t d, int64_t start, int64_t end, int64_t step) {
+  if (start < 0) start += d;
+  if (end < 0) end += d;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, d);
+    end = std::clamp<int64_t>(end, 0, d);
+    return end > start ? (end - start + step - 1) / step : 0;
+  }
+  start = std::clamp<int64_t>(start, 0, d - 1);
+  end = std::clamp<int64_t>(end, -1, d - 1);
+  return start > end ? (start - end - step - 1) / -step : 0;
+}
+
+inline void infer_slice(InferContext& c) {
+  const bool from_attributes = c.opset() < 10;
+  auto starts = from_attributes ? c.attr_ints("starts") : c.ints(1);
+  auto ends = from_attributes ? c.attr_ints("ends") : c.ints(2);
+  auto axes = from_attributes ? c.attr_ints("axes") : (c.has_input(3) ? c.ints(3) : std::optional<std::vector<int64_t>>{});
+  const bool axes_given = from_attributes ? c.attr("axes") != nullptr : c.has_input(3);
+  auto steps = from_attributes ? std::optional<std::vector<int64_t>>{} : c.ints(4);
+  if (!c.shape(0)) return c.set_output(0, c.type(0));
+  const Shape& in = *c.shape(0);
+  if (axes_given && !axes) return c.set_output_rank(0, c.type(0), in.size());
+  if (!axes && starts) {
+    axes.emplace(starts->size());
+    std::iota(axes->begin(), axes->end(), 0);
+  }
+  Shape out = in;
+  if (!starts || !ends) {
+    for (int64_t a : axes.value_or(std::vector<int64_t>{})) out[c.normalize_axis(a, in.size())] = Dim();
+    if (!axes) out.assign(in.size(), Dim());
+    return c.set_output(0, c.type(0), out);
+  }
+  if (starts->size() != ends->size() || axes->size() != starts->size() || (steps && steps->size() != starts->size()))
+    c.fail("starts, ends, axes and steps have different lengths");
+  constexpr int64_t kToTheEnd = std::numeric_limits<int32_t>::max();
+  std::optional<Shape> content = in.size() == 1 ? c.value_shape(0) : std::nullopt;
+  for (std::size_t j = 0; j < axes->size(); ++j) {
+    const std::size_t axis = c.normalize_axis((*axes)[j], in.size());
+    const int64_t step = steps ? (*steps)[j] : 1, start = (*starts)[j], end = (*ends)[j];
+    if (step == 0) c.fail("a step is 0");
+    if (in[axis].is_static()) {
+      out[axis] = Dim(slice_length(in[axis].value(), start, end, step));
+    } else {
+      // A symbolic dimension survives only a slice that keeps everything.
+      const bool everything = step == 1 && start == 0 && end >= kToTheEnd;
+      out[axis] = everything ? in[axis] : Dim();
+    }
+    if (content) {
+      Shape picked;
+      for (int64_t i : slice_indices(static_cast<int64_t>(content->size()), start, end, step)) picked.push_back((*content)[i]);
+      content = std::move(picked);
+    }
+  }
+  c.set_output(0, c.type(0), out);
+  if (content) c.set_value_shape(0, *content);
+}
+
+inline void infer_gather(InferContext& c) {
+  if (!c.shape(0) || !c.shape(1)) return c.set_output(0, c.type(0));
+  const Shape& data = *c.shape(0);
+  const Shape& indices = *c.shape(1);
+  if (data.empty()) c.fail("Gather needs data of rank >= 1");
+  const std::size_t axis = c.normalize_axis(c.attr_int("axis", 0), data.size());
+  Shape out(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(axis));
+  out.insert(out.end(), indices.begin(), indices.end());
+  out.insert(out.end(), data.begin() + static_cast<std::ptrdiff_t>(axis) + 1, data.end());
+  c.set_output(0, c.type(0), out);
+  if (data.size() != 1 || indices.size() > 1) return;
+  auto content = c.value_shape(0);
+  auto picked = c.ints(1);
+  if (!content || !picked) return;
+  Shape result;
+  const auto n = static_cast<int64_t>(content->size());
+  for (int64_t i : *picked) {
+    if (i < -n || i >= n) c.fail("index " + std::to_string(i) + " out of range " + std::to_string(n));
+    result.push_back((*content)[static_cast<std::size_t>(i < 0 ? i + n : i)]);
+  }
+  c.set_value_shape(0, result);
+}
+
+inline void infer_gather_elements(InferContext& c) { c.set_output(0, c.type(0), c.shape(1)); }
+
+// ---- Squeeze, Unsqueeze, Expand, Flatten, Tile, Pad ------------------------------------------------
+
+inline void infer_squeeze(InferContext& c) {
+  if (auto content = c.value_shape(0)) c.set_value_shape(0, *content);
+  if (!c.shape(0)) return c.set_output(0, c.type(0));
+  const Shape& in = *c.shape(0);
+  auto axes = c.axes(13, 1);
+  if (!axes && c.axes_given(13, 1)) return c.set_output(0, c.type(0));
+  std::vector<bool> removed(in.size(), false);
+  if (axes) {
+    for (int64_t a : *axes) {
+      const std::size_t k = c.normalize_axis(a, in.size());
+      if (in[k].is_static() && in[k].value() != 1) c.fail("cannot squeeze axis " + std::to_string(a) + " of size " + in[k].str());
+      removed[k] = true;
+    }
+  } else {
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      if (!in[k].is_static()) return c.set_output(0, c.type(0));  // is it 1? cannot tell
+      removed[k] = in[k].value() == 1;
+    }
+  }
+  Shape out;
+  for (std::size_t k = 0; k < in.size(); ++k)
+    if (!removed[k]) out.push_back(in[k]);
+  c.set_output(0, c.type(0), out);
+}
+
+inline void infer_unsqueeze(InferContext& c) {
+  if (auto content = c.value_shape(0)) c.set_value_shape(0, *content);
+  auto axes = c.axes(13, 1);
+  if (!c.shape(0) || !axes) return c.set_output(0, c.type(0));
+  const Shape& in = *c.shape(0);
+  const std::size_t rank = in.size() + axes->size();
+  std::vector<bool> inserted(rank, false);
+  for (int64_t a : *axes) {
+    const std::size_t k = c.normalize_axis(a, rank);
+    if (inserted[k]) c.fail("axis " + std::to_string(a) + " is repeated");
+    inserted[k] = true;
+  }
+  Shape out;
+  auto it = in.begin();
+  for (std::size_t k = 0; k < rank; ++k) out.push_back(inserted[k] ? Dim(1) : *it++);
+  c.set_output(0, c.type(0), out);
+}
+
+inline void infer_expand(InferContext& c) {
+  const auto content = c.value_shape(1);
+  if (c.shape(0) && content) return c.set_output(0, c.type(0), c.broadcast(*c.shape(0), *content));
+  const auto& target = c.shape(1);
+  if (c.shape(0) && target && target->size() == 1 && target->at(0).is_static())
+    return c.set_output_rank(0, c.type(0), std::max<std::size_t>(c.shape(0)->size(), static_cast<std::size_t>(target->at(0).value())));
+  c.set_output(0, c.type(0));
+}
+
+// Product of dimensions: static when all are, the single symbol among 1s, else unknown.
+inline Dim product_dims(Shape::const_iterator first, Shape::const_iterator last) {
+  int64_t p = 1;
+  std::optional<Dim> symbol;
+  for (auto it = first; it != last; ++it) {
+    if (it->is_static()) p *= it->value();
+    else if (it->is_symbolic() && !symbol) symbol = *it;
+    else return {};
+  }
+  if (!symbol) return Dim(p);
+  return p == 1 ? *symbol : Dim();
+}
+
+inline void infer_flatten(InferContext& c) {
+  if (!c.shape(0)) return c.set_output_rank(0, c.type(0), 2);
+  const Shape& in = *c.shape(0);
+  const auto r = static_cast<int64_t>(in.size());
+  int64_t axis = c.attr_int("axis", 1);
+  if (axis < -r || axis > r) c.fail("axis " + std::to_string(axis) + " is out of range");
+  if (axis < 0) axis += r;
+  const auto mid = in.begin() + axis;
+  c.set_output(0, c.type(0), Shape{product_dims(in.begin(), mid), product_dims(mid, in.end())});
+}
+
+inline void infer_tile(InferContext& c) {
+  if (!c.shape(0)) return c.set_output(0, c.type(0));
+  const Shape& in = *c.shape(0);
+  auto repeats = c.ints(1);
+  if (!repeats) return c.set_output_rank(0, c.type(0), in.size());
+  if (repeats->size() != in.size()) c.fail("repeats has a length different from the rank");
+  Shape out = in;
+  for (std::size_t k = 0; k < in.size(); ++k)
+    if ((*repeats)[k] != 1) out[k] = in[k].is_static() ? Dim(in[k].value() * (*repeats)[k]) : Dim();
+  c.set_output(0, c.type(0), out);
+}
+
+inline void infer_pad(InferContext& c) {
+  if (!c.shape(0)) return c.set_output(0, c.type(0));
+  const Shape& in = *c.shape(0);
+  auto pads = c.opset() < 11 ? c.attr_ints("pads") : c.ints(1);
+  if (!pads || c.has_input(3)) return c.set_output_rank(0, c.type(0), in.size());
+  if (pads->size() != 2 * in.size()) c.fail("pads must have twice as many values as the rank");
+  Shape out = in;
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    const int64_t extra = (*pads)[k] + (*pads)[k + in.size()];
+    if (extra != 0) out[k] = in[k].is_static() ? Dim(in[k].value() + extra) : Dim();
+  }
+  c.set_output(0, c.type(0), out);
+}
+
+// ---- ops that make shapes ------------------------------------------------------------------------
+
+inline void infer_shape(InferContext& c) {
+  if (!c.shape(0)) return c.set_output_rank(0, ElemType::Int64, 1);
+  const Shape& in = *c.shape(0);
+  const auto r = static_cast<int64_t>(in.size());
+  auto clamp_axis = [r](int64_t a) { return std::clamp<int64_t>(a < 0 ? a + r : a, 0, r); };
+  const int64_t start = clamp_axis(c.attr_int("start", 0)), end = clamp_axis(c.attr_int("end", r));
+  Shape content(in.begin() + start, in.begin() + std::max(start, end));
+  c.set_output(0, ElemType::Int64, Shape{static_cast<int64_t>(content.size())});
+  c.set_value_shape(0, content);
+}
+
+inline void infer_size(InferContext& c) {
+  c.set_output(0, ElemType::Int64, Shape{});
+  if (c.shape(0)) c.set_value_shape(0, Shape{product_dims(c.shape(0)->begin(), c.shape(0)->end())});
+}
+
+inline void infer_constant_of_shape(InferContext& c) {
+  const ir::Attribute* value = c.attr("value");
+  const ElemType type = value && value->type == ir::AttrType::Tensor ? value->tensor().type() : ElemType::Float;
+  if (auto content = c.value_shape(0)) return c.set_output(0, type, *content);
+  const auto& target = c.shape(0);
+  if (target && target->size() == 1 && target->at(0).is_static())
+    return c.set_output_rank(0, type, static_cast<std::size_t>(target->at(0).value()));
+  c.set_output(0, type);
+}
+
+// A scalar constant as a double (Range's bounds), when it is one.
+inline std::optional<double> scalar_value(const Tensor* t) {
+  if (!t || t->size() != 1) return std::nullopt;
+  switch (t->type()) {
+    case ElemType::Float: return t->data<float>()[0];
+    case ElemType::Double: return t->data<double>()[0];
+    case ElemType::Int32: return t->data<int32_t>()[0];
+    case ElemType::Int64: return static_cast<double>(t->data<int64_t>()[0]);
+    case ElemType::Int16: return t->data<int16_t>()[0];
+    default: return std::nullopt;
+  }
+}
+
+inline void infer_range(InferContext& c) {
+  const auto start = scalar_value(c.constant(0)), limit = scalar_value(c.constant(1)), delta = scalar_value(c.constant(2));
+  Dim n;
+  if (start && limit && delta) {
+    if (*delta == 0) c.fail("delta is 0");
+    n = Dim(std::max<int64_t>(0, static_cast<int64_t>(std::ceil((*limit - *start) / *delta))));
+  }
+  c.set_output(0, c.first_known_type(), Shape{n});
+}
+
+// Constants longer than this are data, not shapes: their content is not tracked.
+inline constexpr int64_t kMaxShapeContent = 64;
+
+inline void infer_constant(InferContext& c) {
+  for (const ir::Attribute& a : c.node().attributes) {
+    const std::string_view name = a.name.view();
+    if (name == "value" && a.type == ir::AttrType::Tensor) {
+      const Tensor& t = a.tensor();
+      c.set_output(0, t.type(), t.shape());
+      if (t.size() <= kMaxShapeContent)
+        if (auto v = tensor_ints(t)) c.set_value_shape(0, content_of(*v));
+    } else if (name == "value_float") {
+      c.set_output(0, ElemType::Float, Shape{});
+    } else if (name == "value_floats") {
+      c.set_output(0, ElemType::Float, Shape{static_cast<int64_t>(a.floats.size())});
+    } else if (name == "value_int") {
+      c.set_output(0, ElemType::Int64, Shape{});
+      c.set_value_shape(0, content_of({a.i}));
+    } else if (name == "value_ints") {
+      c.set_output(0, ElemType::Int64, Shape{static_cast<int64_t>(a.ints.size())});
+      c.set_value_shape(0, content_of(a.ints));
+    } else if (name == "value_string") {
+      c.set_output(0, ElemType::String, Shape{});
+    } else if (name == "value_strings") {
+      c.set_output(0, ElemType::String, Shape{static_cast<int64_t>(a.strings.size())});
+    }
+  }
+}
+
+inline void add_shape_op_rules(RuleTable& t) {
+  t.add({"Reshape"}, infer_reshape);
+  t.add({"Transpose"}, infer_transpose);
+  t.add({"Concat"}, infer_concat);
+  t.add({"Split"}, infer_split);
+  t.add({"Slice"}, infer_slice);
+  t.add({"Gather"}, infer_gather);
+  t.add({"GatherElements"}, infer_gather_elements);
+  t.add({"Squeeze"}, infer_squeeze);
+  t.add({"Unsqueeze"}, infer_unsqueeze);
+  t.add({"Expand"}, infer_expand);
+  t.add({"Flatten"}, infer_flatten);
+  t.add({"Tile"}, infer_tile);
+  t.add({"Pad"}, infer_pad);
+  t.add({"Shape"}, infer_shape);
+  t.add({"Size"}, infer_size);
+  t.add({"ConstantOfShape"}, infer_constant_of_shape);
+  t.add({"Range"}, infer_range);
+  t.add({"Constant"}, infer_constant);
+}
+
+}  // namespace xexp::infer

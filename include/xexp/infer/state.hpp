@@ -1,0 +1,102 @@
+#pragma once
+// What inference carries from one node to the next beyond types and shapes: the content of small
+// integer tensors that hold shapes (Shape(X) -> ["batch", 3]), the symbolic equalities learned so far,
+// and how to read a constant tensor.
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "xexp/core/shape.hpp"
+#include "xexp/core/tensor.hpp"
+#include "xexp/ir/graph.hpp"
+#include "xexp/infer/shape_constraints.hpp"
+
+namespace xexp::infer {
+
+// The elements of a 0-D or 1-D integer tensor seen as dimensions ("shape values"). A Dim cannot be
+// negative, yet shapes given to Reshape hold -1: a negative element is kept as the symbol spelling
+// its value ("-1"), a name no dimension symbol can have.
+inline Dim content_dim(int64_t v) { return v >= 0 ? Dim(v) : Dim::symbolic(std::to_string(v)); }
+inline std::optional<int64_t> content_int(const Dim& d) {
+  if (d.is_static()) return d.value();
+  if (!d.is_symbolic()) return std::nullopt;
+  std::string_view s = d.symbol().view();
+  if (s.size() < 2 || s[0] != '-' || s.find_first_not_of("0123456789", 1) != std::string_view::npos)
+    return std::nullopt;
+  return std::stoll(std::string(s));
+}
+inline Shape content_of(const std::vector<int64_t>& values) {
+  Shape out;
+  out.reserve(values.size());
+  for (int64_t v : values) out.push_back(content_dim(v));
+  return out;
+}
+inline std::optional<std::vector<int64_t>> content_ints(const Shape& content) {
+  std::vector<int64_t> out;
+  out.reserve(content.size());
+  for (const Dim& d : content) {
+    auto v = content_int(d);
+    if (!v) return std::nullopt;
+    out.push_back(*v);
+  }
+  return out;
+}
+
+// The values of a 0-D or 1-D int64/int32 tensor.
+inline std::optional<std::vector<int64_t>> tensor_ints(const Tensor& t) {
+  if (t.rank() > 1) return std::nullopt;
+  if (t.type() == ElemType::Int64) {
+    auto d = t.data<int64_t>();
+    return std::vector<int64_t>(d.begin(), d.end());
+  }
+  if (t.type() == ElemType::Int32) {
+    auto d = t.data<int32_t>();
+    return std::vector<int64_t>(d.begin(), d.end());
+  }
+  return std::nullopt;
+}
+
+// ValueId -> the content of a shape value (a scalar holds one element).
+class ValueShapes {
+ public:
+  const Shape* find(ir::ValueId id) const {
+    auto it = map_.find(id);
+    return it == map_.end() ? nullptr : &it->second;
+  }
+  void set(ir::ValueId id, Shape content) { map_[id] = std::move(content); }
+  void erase(ir::ValueId id) { map_.erase(id); }
+  void clear() { map_.clear(); }
+  std::size_t size() const noexcept { return map_.size(); }
+  const std::unordered_map<ir::ValueId, Shape>& map() const noexcept { return map_; }
+
+ private:
+  std::unordered_map<ir::ValueId, Shape> map_;
+};
+
+// The tensor held by a value when it is an initializer or the output of a Constant node with a
+// `value` attribute; nullptr otherwise.
+inline const Tensor* graph_constant(const ir::Graph& g, ir::ValueId id) {
+  const ir::Value& v = g.value(id);
+  if (v.initializer) return &*v.initializer;
+  if (v.producer == ir::kNone) return nullptr;
+  const ir::Node& n = g.node(v.producer);
+  if (n.op_type.view() != "Constant" || !n.domain.empty()) return nullptr;
+  const ir::Attribute* a = n.attribute("value");
+  return a && a->type == ir::AttrType::Tensor ? &a->tensor() : nullptr;
+}
+
+struct InferState {
+  ValueShapes value_shapes;
+  ShapeConstraints constraints;
+  // Reads a constant tensor; empty means graph_constant. The builder plugs in its own (it also knows
+  // constants folded by the evaluator).
+  std::function<const Tensor*(const ir::Graph&, ir::ValueId)> constant;
+
+  const Tensor* constant_of(const ir::Graph& g, ir::ValueId id) const {
+    return constant ? constant(g, id) : graph_constant(g, id);
+  }
+};
+
+}  // namespace xexp::infer
