@@ -16,6 +16,7 @@
 #include "xexp/core/tensor.hpp"
 #include "xexp/ir/graph.hpp"
 #include "xexp/infer/broadcast.hpp"
+#include "xexp/infer/moved_attributes.hpp"
 #include "xexp/infer/state.hpp"
 
 namespace xexp::infer {
@@ -83,12 +84,17 @@ class InferContext {
     if (!a || a->type != ir::AttrType::Ints) return std::nullopt;
     return a->ints;
   }
-  // Axes given as an attribute before `since` and as input `slot` from `since` on.
-  std::optional<std::vector<int64_t>> axes(int64_t since, std::size_t slot, std::string_view name = "axes") const {
-    return opset_ < since ? attr_ints(name) : ints(slot);
+  // The values of an attribute that became an input (axes, split; see moved_attributes.hpp), read
+  // where the node's opset puts them; nullopt when absent or not constant.
+  std::optional<std::vector<int64_t>> moved_ints() const {
+    auto m = moved_attribute(node_.op_type.view());
+    if (!m) return std::nullopt;
+    return opset_ < m->since ? attr_ints(m->name) : ints(m->slot);
   }
-  bool axes_given(int64_t since, std::size_t slot, std::string_view name = "axes") const {
-    return opset_ < since ? attr(name) != nullptr : has_input(slot);
+  bool moved_given() const {
+    auto m = moved_attribute(node_.op_type.view());
+    if (!m) return false;
+    return opset_ < m->since ? attr(m->name) != nullptr : has_input(m->slot);
   }
 
   // ---- outputs --------------------------------------------------------------------------------
@@ -112,9 +118,11 @@ class InferContext {
       v.shape = std::move(shape);
       return;
     }
-    if (v.shape->size() != shape->size())
-      fail("inferred shape " + shape_str(*shape) + " but it is already " + shape_str(*v.shape), v.name);
-    for (std::size_t i = 0; i < shape->size(); ++i) merge_dim((*v.shape)[i], (*shape)[i], v);
+    try {
+      constraints().merge(*v.shape, *shape);
+    } catch (const Error& e) {
+      fail("inferred shape " + shape_str(*shape) + " but it is already " + shape_str(*v.shape) + ": " + e.cause(), v.name);
+    }
   }
   // Output k is a tensor of known rank and unknown dimensions.
   void set_output_rank(std::size_t k, ElemType type, std::size_t rank) { set_output(k, type, Shape(rank)); }
@@ -133,22 +141,13 @@ class InferContext {
       fail(e.cause());
     }
   }
-  // Two dimensions that must be equal (MatMul's inner dimension, Concat's other axes): the result is
-  // the more precise one; symbols get bound or equated, different sizes fail.
+  // Two dimensions that must be equal (MatMul's inner dimension, Concat's other axes).
   Dim unify(const Dim& a, const Dim& b) {
-    Dim x = constraints().canonical(a), y = constraints().canonical(b);
-    if (x.is_unknown()) return y;
-    if (y.is_unknown() || x == y) return x;
     try {
-      if (x.is_symbolic() && y.is_symbolic()) constraints().add_equal(x.symbol(), y.symbol());
-      else if (x.is_symbolic()) constraints().bind(x.symbol(), y.value());
-      else if (y.is_symbolic()) constraints().bind(y.symbol(), x.value());
-      else fail("dimensions " + x.str() + " and " + y.str() + " must be equal");
+      return constraints().unify(a, b);
     } catch (const Error& e) {
-      if (!e.node().empty()) throw;
       fail(e.cause());
     }
-    return constraints().canonical(x);
   }
   // axis in [-rank, rank) -> [0, rank).
   std::size_t normalize_axis(int64_t axis, std::size_t rank) const {
@@ -168,19 +167,6 @@ class InferContext {
     const Tensor* t = constant(i);
     return t ? tensor_ints(*t) : std::nullopt;
   }
-  // Keeps `known` (filled in when unknown) and learns from the inferred dimension.
-  void merge_dim(Dim& known, const Dim& inferred, const ir::Value& v) {
-    if (known.is_unknown()) {
-      known = inferred;
-      return;
-    }
-    try {
-      unify(known, inferred);
-    } catch (const Error& e) {
-      throw Error("output " + v.name + ": " + e.cause(), {.node = e.node(), .value = v.name});
-    }
-  }
-
   ir::Graph& g_;
   const ir::Node& node_;
   int64_t opset_;

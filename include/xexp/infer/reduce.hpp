@@ -1,22 +1,18 @@
 #pragma once
-// Reductions. Their axes moved from attribute to input: ReduceSum at opset 13, the others at 18.
+// Reductions. Their axes moved from attribute to input (ReduceSum at opset 13, the others at 18).
 #include <string_view>
 
 #include "xexp/infer/rule_table.hpp"
 
 namespace xexp::infer {
 
-// The opset from which a reduction reads its axes from input 1.
-inline int64_t reduce_axes_input_since(std::string_view op_type) { return op_type == "ReduceSum" ? 13 : 18; }
-
 inline void infer_reduce(InferContext& c) {
-  const int64_t since = reduce_axes_input_since(c.node().op_type.view());
   const bool keepdims = c.attr_int("keepdims", 1) != 0;
   const bool noop_with_empty_axes = c.attr_int("noop_with_empty_axes", 0) != 0;
   if (!c.shape(0)) return c.set_output(0, c.type(0));
   const Shape& in = *c.shape(0);
-  auto axes = c.axes(since, 1);
-  if (!axes && c.axes_given(since, 1)) {  // axes computed at run time: only the rank may be known
+  auto axes = c.moved_ints();
+  if (!axes && c.moved_given()) {  // axes computed at run time: only the rank may be known
     if (keepdims) return c.set_output_rank(0, c.type(0), in.size());
     return c.set_output(0, c.type(0));
   }

@@ -72,6 +72,28 @@ class ShapeConstraints {
                                               [this](const Dim& x, const Dim& y) { return equal(x, y); });
   }
 
+  // Two dimensions that must be equal (MatMul's inner dimension, a declared shape meeting an inferred
+  // one): returns the more precise one; symbols get bound or equated; different sizes throw.
+  Dim unify(const Dim& a, const Dim& b) {
+    const Dim x = canonical(a), y = canonical(b);
+    if (x.is_unknown()) return y;
+    if (y.is_unknown() || x == y) return x;
+    if (x.is_symbolic() && y.is_symbolic()) add_equal(x.symbol(), y.symbol());
+    else if (x.is_symbolic()) bind(x.symbol(), y.value());
+    else if (y.is_symbolic()) bind(y.symbol(), x.value());
+    else throw Error("dimensions " + x.str() + " and " + y.str() + " differ");
+    return canonical(x);
+  }
+  // `known` keeps its dimensions (filling the unknown ones) and the constraints learn from `other`.
+  void merge(Shape& known, const Shape& other) {
+    if (known.size() != other.size())
+      throw Error("shape " + shape_str(other) + " does not match " + shape_str(known));
+    for (std::size_t i = 0; i < known.size(); ++i) {
+      if (known[i].is_unknown()) known[i] = other[i];
+      else unify(known[i], other[i]);
+    }
+  }
+
   // In the order they were learned, for the debug dump.
   const std::vector<std::pair<Symbol, Symbol>>& equalities() const noexcept { return equalities_; }
   const std::vector<std::pair<Symbol, int64_t>>& bindings() const noexcept { return bindings_; }

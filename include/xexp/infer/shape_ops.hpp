@@ -140,9 +140,9 @@ inline void infer_split(InferContext& c) {
   }
   const Shape& in = *c.shape(0);
   const std::size_t axis = c.normalize_axis(c.attr_int("axis", 0), in.size());
-  std::optional<std::vector<int64_t>> sizes = c.axes(13, 1, "split");
+  std::optional<std::vector<int64_t>> sizes = c.moved_ints();
   if (sizes && sizes->size() != n) c.fail("split has " + std::to_string(sizes->size()) + " sizes for " + std::to_string(n) + " outputs");
-  if (!sizes && !c.axes_given(13, 1, "split") && in[axis].is_static()) {
+  if (!sizes && !c.moved_given() && in[axis].is_static()) {
     // Equal chunks; from opset 18 the last one may be smaller.
     const int64_t d = in[axis].value(), chunks = static_cast<int64_t>(n), chunk = (d + chunks - 1) / chunks;
     sizes.emplace();
@@ -264,8 +264,8 @@ inline void infer_squeeze(InferContext& c) {
   if (auto content = c.value_shape(0)) c.set_value_shape(0, *content);
   if (!c.shape(0)) return c.set_output(0, c.type(0));
   const Shape& in = *c.shape(0);
-  auto axes = c.axes(13, 1);
-  if (!axes && c.axes_given(13, 1)) return c.set_output(0, c.type(0));
+  auto axes = c.moved_ints();
+  if (!axes && c.moved_given()) return c.set_output(0, c.type(0));
   std::vector<bool> removed(in.size(), false);
   if (axes) {
     for (int64_t a : *axes) {
@@ -287,7 +287,7 @@ inline void infer_squeeze(InferContext& c) {
 
 inline void infer_unsqueeze(InferContext& c) {
   if (auto content = c.value_shape(0)) c.set_value_shape(0, *content);
-  auto axes = c.axes(13, 1);
+  auto axes = c.moved_ints();
   if (!c.shape(0) || !axes) return c.set_output(0, c.type(0));
   const Shape& in = *c.shape(0);
   const std::size_t rank = in.size() + axes->size();
