@@ -44,34 +44,39 @@ class Copier {
   explicit Copier(const CopyPolicy& policy) : policy_(policy) {}
 
   NodeId copy_nodes(const Graph& src, Graph& dst, ValueMap& map, NodeId before) {
-    frames_.push_back({&src, &dst, &map});
     NodeId first = kNone;
     for (NodeId id : src.nodes()) {
-      const Node& n = src.node(id);
-      std::vector<ValueId> inputs, outputs;
-      inputs.reserve(n.inputs.size());
-      for (ValueId in : n.inputs) inputs.push_back(in == kNone ? kNone : target(src, dst, map, in));
-      outputs.reserve(n.outputs.size());
-      for (ValueId out : n.outputs) outputs.push_back(out == kNone ? kNone : target(src, dst, map, out));
-      std::vector<Attribute> attributes;
-      attributes.reserve(n.attributes.size());
-      for (const Attribute& a : n.attributes)
-        if (std::optional<Attribute> copied = copy_attribute(a, dst)) attributes.push_back(std::move(*copied));
-      std::string node_name = policy_.node_name ? policy_.node_name(dst, n.name) : n.name;
-      NodeId copy = dst.add_node(n.op_type, std::move(inputs), std::move(outputs), std::move(attributes),
-                                 std::move(node_name), n.domain, before);
-      Node& c = dst.node(copy);
-      c.doc_string = n.doc_string;
-      c.unknown = n.unknown;
-      c.presence = n.presence;
-      for (ValueId captured : n.captured) {
-        ValueId outer = target(src, dst, map, captured);
-        if (outer != kNone) dst.add_captured_use(copy, outer);
-      }
+      NodeId copy = copy_node(src, id, dst, map, before);
       if (first == kNone) first = copy;
     }
-    frames_.pop_back();
     return first;
+  }
+
+  NodeId copy_node(const Graph& src, NodeId id, Graph& dst, ValueMap& map, NodeId before) {
+    frames_.push_back({&src, &dst, &map});
+    const Node& n = src.node(id);
+    std::vector<ValueId> inputs, outputs;
+    inputs.reserve(n.inputs.size());
+    for (ValueId in : n.inputs) inputs.push_back(in == kNone ? kNone : target(src, dst, map, in));
+    outputs.reserve(n.outputs.size());
+    for (ValueId out : n.outputs) outputs.push_back(out == kNone ? kNone : target(src, dst, map, out));
+    std::vector<Attribute> attributes;
+    attributes.reserve(n.attributes.size());
+    for (const Attribute& a : n.attributes)
+      if (std::optional<Attribute> copied = copy_attribute(a, dst)) attributes.push_back(std::move(*copied));
+    std::string node_name = policy_.node_name ? policy_.node_name(dst, n.name) : n.name;
+    NodeId copy = dst.add_node(n.op_type, std::move(inputs), std::move(outputs), std::move(attributes),
+                               std::move(node_name), n.domain, before);
+    Node& c = dst.node(copy);
+    c.doc_string = n.doc_string;
+    c.unknown = n.unknown;
+    c.presence = n.presence;
+    for (ValueId captured : n.captured) {
+      ValueId outer = target(src, dst, map, captured);
+      if (outer != kNone) dst.add_captured_use(copy, outer);
+    }
+    frames_.pop_back();
+    return copy;
   }
 
   std::unique_ptr<Graph> copy_graph(const Graph& src, const Graph* parent) {
@@ -167,6 +172,12 @@ class Copier {
 inline NodeId copy_nodes(const Graph& src, Graph& dst, ValueMap& map, NodeId before = kNone,
                          const CopyPolicy& policy = {}) {
   return detail::Copier(policy).copy_nodes(src, dst, map, before);
+}
+
+// Copies node `id` of `src` into `dst` before node `before`, as copy_nodes does for all of them.
+inline NodeId copy_node(const Graph& src, NodeId id, Graph& dst, ValueMap& map, NodeId before = kNone,
+                        const CopyPolicy& policy = {}) {
+  return detail::Copier(policy).copy_node(src, id, dst, map, before);
 }
 
 // A deep copy of `src`, subgraphs included, whose enclosing graph is `parent`. Values and nodes keep

@@ -1,0 +1,71 @@
+#pragma once
+// Types and shapes through local function calls: a call's outputs are inferred by running inference
+// over a copy of the function body whose formal inputs carry the call's input types, shapes and
+// constants. The body itself is never annotated: one function serves calls of different shapes.
+#include <algorithm>
+#include <string>
+
+#include "xexp/functions/inliner.hpp"
+#include "xexp/infer/infer.hpp"
+#include "xexp/ir/copy.hpp"
+#include "xexp/ir/model.hpp"
+
+namespace xexp::functions {
+
+inline void infer_graph_through_calls(ir::Graph& g, const FunctionIndex& functions, int64_t opset,
+                                      infer::InferState& state, int depth = 0);
+
+// Deeper than this, a call chain is taken for a function calling itself (invalid ONNX).
+inline constexpr int kMaxCallDepth = 64;
+
+// Fills the output types and shapes of call node `call` of `g` from the body of `f` (nested calls
+// included). Symbol equalities learned inside flow back into `state`. `depth` counts enclosing calls.
+inline void infer_call(ir::Graph& g, ir::NodeId call, const ir::Function& f, const FunctionIndex& functions,
+                       int64_t opset, infer::InferState& state, int depth = 0) {
+  const ir::Node& n = g.node(call);
+  if (depth >= kMaxCallDepth)
+    throw Error("calls nested deeper than " + std::to_string(kMaxCallDepth) + ": the function calls itself",
+                {.node = n.name.empty() ? n.op_type.str() : n.name, .value = {}});
+  std::unique_ptr<ir::Graph> body = ir::clone(*f.body);
+  infer::InferState body_state;
+  body_state.constraints = state.constraints;
+  for (std::size_t i = 0; i < n.inputs.size() && i < body->inputs().size(); ++i) {
+    if (n.inputs[i] == ir::kNone) continue;
+    const ir::Value& actual = g.value(n.inputs[i]);
+    ir::ValueId formal_id = body->inputs()[i];
+    ir::Value& formal = body->value(formal_id);
+    formal.elem = actual.elem;
+    formal.shape = actual.shape;
+    if (const Tensor* t = state.constant_of(g, n.inputs[i])) formal.initializer = *t;
+    if (const Shape* content = state.value_shapes.find(n.inputs[i])) body_state.value_shapes.set(formal_id, *content);
+  }
+  const int64_t body_opset = ir::find_opset(f.opsets, "").value_or(opset);
+  infer_graph_through_calls(*body, functions, body_opset, body_state, depth + 1);
+  state.constraints = body_state.constraints;
+
+  infer::InferContext context(g, call, opset, state);
+  const std::size_t count = std::min(n.outputs.size(), body->outputs().size());
+  for (std::size_t k = 0; k < count; ++k) {
+    const ir::ValueId formal = body->outputs()[k];
+    const ir::Value& out = body->value(formal);
+    context.set_output(k, out.elem, out.shape);
+    if (const Shape* content = body_state.value_shapes.find(formal)) context.set_value_shape(k, *content);
+  }
+}
+
+// infer::infer_graph, going through the bodies of calls to `functions`.
+inline void infer_graph_through_calls(ir::Graph& g, const FunctionIndex& functions, int64_t opset,
+                                      infer::InferState& state, int depth) {
+  for (ir::NodeId id : g.nodes()) {
+    if (const ir::Function* f = functions.called(g.node(id))) infer_call(g, id, *f, functions, opset, state, depth);
+    else infer::infer_node(g, id, opset, state);
+  }
+}
+
+// Infers the main graph of `model`, calls included.
+inline void infer_model(ir::Model& model) {
+  infer::InferState state;
+  infer_graph_through_calls(*model.graph, FunctionIndex(model), model.opset("").value_or(0), state);
+}
+
+}  // namespace xexp::functions
