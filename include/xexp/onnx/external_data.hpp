@@ -1,0 +1,123 @@
+#pragma once
+// External data (TensorProto.data_location = EXTERNAL): tensors whose bytes live in a side file, at
+// `offset`, `length` bytes long, the file named by `location` relative to the model's directory.
+// Reading maps each side file once and lets tensors point into it; writing appends bytes to one file.
+#include <onnx/onnx_pb.h>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "xexp/core/error.hpp"
+#include "xexp/onnx/mapped_file.hpp"
+
+namespace xexp::detail {
+
+inline std::string directory_of(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? std::string(".") : path.substr(0, slash == 0 ? 1 : slash);
+}
+
+// Resolves external references of the tensors of one model; one mapping per side file.
+class ExternalFiles {
+ public:
+  explicit ExternalFiles(std::string base_dir) : base_dir_(std::move(base_dir)) {}
+
+  struct Slice {
+    std::shared_ptr<const MappedFile> file;
+    std::span<const std::byte> bytes;
+  };
+  Slice find(const ::onnx::TensorProto& p) {
+    std::string location;
+    uint64_t offset = 0, length = 0;
+    bool has_length = false;
+    for (const auto& entry : p.external_data()) {
+      if (entry.key() == "location") location = entry.value();
+      else if (entry.key() == "offset") offset = parse_number(p, entry.value());
+      else if (entry.key() == "length") length = parse_number(p, entry.value()), has_length = true;
+    }
+    if (location.empty()) throw Error("external data without a location", {.node = {}, .value = p.name()});
+    // A model must not make us read files outside its directory.
+    if (location.front() == '/' || location == ".." || location.starts_with("../") ||
+        location.find("/../") != std::string::npos || location.ends_with("/.."))
+      throw Error("external data location '" + location + "' leaves the model's directory",
+                  {.node = {}, .value = p.name()});
+    if (base_dir_.empty())
+      throw Error("external data needs the model's directory (load it with load_model)",
+                  {.node = {}, .value = p.name()});
+    auto& file = files_[location];
+    if (!file) file = MappedFile::open(base_dir_ + "/" + location);
+    if (!has_length) length = file->size() >= offset ? file->size() - offset : 0;
+    if (offset > file->size() || length > file->size() - offset)
+      throw Error("external data [" + std::to_string(offset) + ", +" + std::to_string(length) + ") is outside '" +
+                      location + "' (" + std::to_string(file->size()) + " bytes)",
+                  {.node = {}, .value = p.name()});
+    return {file, file->bytes().subspan(offset, length)};
+  }
+
+ private:
+  static uint64_t parse_number(const ::onnx::TensorProto& p, const std::string& text) {
+    uint64_t v = 0;
+    if (text.empty() || text.size() > 19) throw Error("bad external data number '" + text + "'", {.node = {}, .value = p.name()});
+    for (char c : text) {
+      if (c < '0' || c > '9') throw Error("bad external data number '" + text + "'", {.node = {}, .value = p.name()});
+      v = v * 10 + static_cast<uint64_t>(c - '0');
+    }
+    return v;
+  }
+  std::string base_dir_;
+  std::map<std::string, std::shared_ptr<const MappedFile>> files_;
+};
+
+// Appends tensor bytes to one side file and points the TensorProto at them.
+class ExternalDataWriter {
+ public:
+  // `path` is where the bytes go now (a temporary file), `location` what the model will refer to.
+  ExternalDataWriter(const std::string& path, std::string location, std::size_t threshold)
+      : location_(std::move(location)), threshold_(threshold), file_(std::fopen(path.c_str(), "wb")) {
+    if (!file_) throw Error("cannot write '" + path + "'");
+  }
+  ExternalDataWriter(const ExternalDataWriter&) = delete;
+  ExternalDataWriter& operator=(const ExternalDataWriter&) = delete;
+  ~ExternalDataWriter() {
+    if (file_) std::fclose(file_);
+  }
+
+  std::size_t threshold() const noexcept { return threshold_; }
+  void write(std::span<const std::byte> bytes, ::onnx::TensorProto* p) {
+    constexpr uint64_t kAlignment = 64;  // aligned tensors can be used in place by SIMD kernels
+    static constexpr char zeros[kAlignment] = {};
+    const uint64_t padding = (kAlignment - offset_ % kAlignment) % kAlignment;
+    put(zeros, padding);
+    put(bytes.data(), bytes.size());
+    p->set_data_location(::onnx::TensorProto::EXTERNAL);
+    add_entry(p, "location", location_);
+    add_entry(p, "offset", std::to_string(offset_ + padding));
+    add_entry(p, "length", std::to_string(bytes.size()));
+    offset_ += padding + bytes.size();
+  }
+  void close() {
+    const bool ok = std::fflush(file_) == 0 && !std::ferror(file_);
+    std::fclose(file_);
+    file_ = nullptr;
+    if (!ok) throw Error("cannot write external data '" + location_ + "'");
+  }
+
+ private:
+  void put(const void* data, std::size_t n) {
+    if (n && std::fwrite(data, 1, n, file_) != n) throw Error("cannot write external data '" + location_ + "'");
+  }
+  static void add_entry(::onnx::TensorProto* p, const char* key, std::string value) {
+    auto* entry = p->add_external_data();
+    entry->set_key(key);
+    entry->set_value(std::move(value));
+  }
+  std::string location_;
+  std::size_t threshold_;
+  std::FILE* file_;
+  uint64_t offset_ = 0;
+};
+
+}  // namespace xexp::detail

@@ -1,0 +1,107 @@
+#pragma once
+// Tensor <-> TensorProto. Reading takes the proto's data over without copying (see
+// ProtoTensorStorage); writing an untouched tensor gives back the proto it came from.
+#include <onnx/onnx_pb.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "xexp/core/error.hpp"
+#include "xexp/core/tensor.hpp"
+#include "xexp/onnx/external_data.hpp"
+#include "xexp/onnx/proto_storage.hpp"
+
+namespace xexp {
+
+namespace detail {
+
+// `external` resolves data_location=EXTERNAL; nullptr means such a tensor is an error.
+inline Tensor read_tensor(::onnx::TensorProto&& p, ExternalFiles* external) {
+  const auto type = static_cast<ElemType>(p.data_type());
+  std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
+  for (int64_t d : dims)
+    if (d < 0) throw Error("negative dimension " + std::to_string(d), {.node = {}, .value = p.name()});
+  std::shared_ptr<const ProtoTensorStorage> storage;
+  if (p.data_location() == ::onnx::TensorProto::EXTERNAL) {
+    if (!external) throw Error("external data needs the model's directory", {.node = {}, .value = p.name()});
+    auto slice = external->find(p);
+    storage = std::make_shared<ProtoTensorStorage>(std::move(p), std::move(slice.file), slice.bytes);
+  } else {
+    storage = std::make_shared<ProtoTensorStorage>(std::move(p));
+  }
+  if (type != ElemType::String && elem_size(type) != 0 && storage->byte_size() != Tensor::byte_count(type, dims))
+    throw Error("tensor of type " + std::string(elem_type_name(type)) + " and shape " + shape_str(make_shape(dims)) +
+                    " needs " + std::to_string(Tensor::byte_count(type, dims)) + " bytes but has " +
+                    std::to_string(storage->byte_size()),
+                {.node = {}, .value = storage->proto().name()});
+  return Tensor(type, std::move(dims), std::move(storage));
+}
+
+// Writes `t` into `out`. `name` (when not null) replaces the stored name. `take` moves the stored
+// proto out when nobody else shares it (the model is being consumed). `sink` (when not null) receives
+// the bytes of tensors of at least sink->threshold() bytes.
+inline void write_tensor(const Tensor& t, const std::string* name, ::onnx::TensorProto* out, bool take,
+                         ExternalDataWriter* sink) {
+  const auto* stored = dynamic_cast<const ProtoTensorStorage*>(t.storage().get());
+  const bool to_sink = sink && t.type() != ElemType::String && t.storage() && t.storage()->byte_size() >= sink->threshold();
+  if (stored && !to_sink && !stored->is_external() && stored->describes(t.type(), t.dims())) {
+    if (take && t.storage().use_count() == 1) stored->take_proto(out);
+    else out->CopyFrom(stored->proto());
+    if (name) out->set_name(*name);
+    return;
+  }
+  // A fresh proto: what the tensor is, plus the stored name and doc string when there are some.
+  out->Clear();
+  out->set_data_type(static_cast<int32_t>(t.type()));
+  out->mutable_dims()->Add(t.dims().begin(), t.dims().end());
+  if (name) out->set_name(*name);
+  else if (stored && stored->proto().has_name()) out->set_name(stored->proto().name());
+  if (stored && stored->proto().has_doc_string()) out->set_doc_string(stored->proto().doc_string());
+  if (t.type() == ElemType::String) {
+    for (const std::string& s : t.string_data()) out->add_string_data(s);
+  } else if (to_sink) {
+    sink->write(t.bytes(), out);
+  } else {
+    auto b = t.bytes();
+    out->set_raw_data(reinterpret_cast<const char*>(b.data()), b.size());
+  }
+}
+
+}  // namespace detail
+
+// A tensor from a TensorProto whose data is taken over (not copied). External data is an error here:
+// load_model and load_tensor know the directory it is relative to.
+inline Tensor tensor_from_proto(::onnx::TensorProto&& proto) { return detail::read_tensor(std::move(proto), nullptr); }
+
+inline ::onnx::TensorProto tensor_to_proto(const Tensor& tensor, const std::string& name) {
+  ::onnx::TensorProto out;
+  detail::write_tensor(tensor, &name, &out, false, nullptr);
+  return out;
+}
+
+struct NamedTensor {
+  std::string name;
+  Tensor tensor;
+};
+
+// A serialized TensorProto file (the backend test suite's input_0.pb, output_0.pb, ...).
+inline NamedTensor load_tensor(const std::string& pb_path) {
+  auto file = MappedFile::open(pb_path);
+  ::onnx::TensorProto p;
+  if (file->size() > static_cast<std::size_t>(INT32_MAX) ||
+      !p.ParseFromArray(file->bytes().data(), static_cast<int>(file->size())))
+    throw Error("'" + pb_path + "' is not a serialized TensorProto");
+  std::string name = p.name();
+  detail::ExternalFiles external(detail::directory_of(pb_path));
+  return {std::move(name), detail::read_tensor(std::move(p), &external)};
+}
+
+inline void save_tensor(const Tensor& tensor, const std::string& name, const std::string& path) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out || !tensor_to_proto(tensor, name).SerializeToOstream(&out) || !out.flush())
+    throw Error("cannot write '" + path + "'");
+}
+
+}  // namespace xexp
