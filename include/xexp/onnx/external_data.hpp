@@ -4,6 +4,9 @@
 // Reading maps each side file once and lets tensors point into it; writing appends bytes to one file.
 #include <onnx/onnx_pb.h>
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -23,10 +26,11 @@ inline std::string directory_of(const std::string& path) {
 // Resolves external references of the tensors of one model; one mapping per side file.
 class ExternalFiles {
  public:
+  // An empty base_dir leaves every external tensor unavailable (kept as a reference).
   explicit ExternalFiles(std::string base_dir) : base_dir_(std::move(base_dir)) {}
 
   struct Slice {
-    std::shared_ptr<const MappedFile> file;
+    std::shared_ptr<const MappedFile> file;  // nullptr when the file does not exist
     std::span<const std::byte> bytes;
   };
   Slice find(const ::onnx::TensorProto& p) {
@@ -44,11 +48,16 @@ class ExternalFiles {
         location.find("/../") != std::string::npos || location.ends_with("/.."))
       throw Error("external data location '" + location + "' leaves the model's directory",
                   {.node = {}, .value = p.name()});
-    if (base_dir_.empty())
-      throw Error("external data needs the model's directory (load it with load_model)",
-                  {.node = {}, .value = p.name()});
-    auto& file = files_[location];
-    if (!file) file = MappedFile::open(base_dir_ + "/" + location);
+    if (base_dir_.empty()) return {};  // model_from_proto without a directory: references only
+    auto [it, inserted] = files_.try_emplace(location);
+    auto& file = it->second;
+    if (inserted) {
+      const std::string path = base_dir_ + "/" + location;
+      struct stat st {};
+      if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return {};  // a model shipped without its weights
+      file = MappedFile::open(path);
+    }
+    if (!file) return {};
     if (!has_length) length = file->size() >= offset ? file->size() - offset : 0;
     if (offset > file->size() || length > file->size() - offset)
       throw Error("external data [" + std::to_string(offset) + ", +" + std::to_string(length) + ") is outside '" +

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -31,7 +32,17 @@ class ProtoTensorStorage final : public TensorStorage {
     proto_.Swap(&proto);
   }
 
+  // An external tensor whose file is missing: it keeps its reference (and is written back as it
+  // was) but has no bytes; asking for them is an error naming the file.
+  struct Unavailable {
+    std::size_t byte_size;
+  };
+  ProtoTensorStorage(::onnx::TensorProto&& proto, Unavailable missing) : unavailable_(missing.byte_size) {
+    proto_.Swap(&proto);
+  }
+
   std::span<const std::byte> bytes() const override {
+    if (unavailable_) throw_unavailable();
     if (file_) return external_;
     if (proto_.has_raw_data())
       return {reinterpret_cast<const std::byte*>(proto_.raw_data().data()), proto_.raw_data().size()};
@@ -40,6 +51,7 @@ class ProtoTensorStorage final : public TensorStorage {
     return decoded_;
   }
   std::size_t byte_size() const override {
+    if (unavailable_) return *unavailable_;
     if (file_) return external_.size();
     if (proto_.has_raw_data()) return proto_.raw_data().size();
     return typed_byte_size(proto_);
@@ -55,7 +67,8 @@ class ProtoTensorStorage final : public TensorStorage {
   const ::onnx::TensorProto& proto() const noexcept { return proto_; }
   // Moves the TensorProto out; only for a storage nobody else reads any more (a model being consumed).
   void take_proto(::onnx::TensorProto* out) const { out->Swap(&proto_); }
-  bool is_external() const noexcept { return file_ != nullptr; }
+  bool is_external() const noexcept { return file_ != nullptr || unavailable_; }
+  bool is_unavailable() const noexcept { return unavailable_.has_value(); }
   ElemType type() const noexcept { return static_cast<ElemType>(proto_.data_type()); }
   // True when this storage describes a tensor of that type and dims (a reshaped tensor shares the
   // storage but not the proto's dims, so its proto cannot be written back as is).
@@ -105,9 +118,18 @@ class ProtoTensorStorage final : public TensorStorage {
   }
 
  private:
+  [[noreturn]] void throw_unavailable() const {
+    std::string location;
+    for (const auto& entry : proto_.external_data())
+      if (entry.key() == "location") location = entry.value();
+    throw Error("the data of this tensor is in '" + location + "', which was not found (missing next to the model, or the model was not loaded from a file)",
+                {.node = {}, .value = proto_.name()});
+  }
+
   mutable ::onnx::TensorProto proto_;  // mutable only for take_proto
   std::shared_ptr<const MappedFile> file_;
   std::span<const std::byte> external_;
+  std::optional<std::size_t> unavailable_;
   mutable std::once_flag decoded_once_;
   mutable std::vector<std::byte> decoded_;
   mutable std::vector<std::string> strings_;

@@ -27,7 +27,10 @@ inline Tensor read_tensor(::onnx::TensorProto&& p, ExternalFiles* external) {
   if (p.data_location() == ::onnx::TensorProto::EXTERNAL) {
     if (!external) throw Error("external data needs the model's directory", {.node = {}, .value = p.name()});
     auto slice = external->find(p);
-    storage = std::make_shared<ProtoTensorStorage>(std::move(p), std::move(slice.file), slice.bytes);
+    if (slice.file)
+      storage = std::make_shared<ProtoTensorStorage>(std::move(p), std::move(slice.file), slice.bytes);
+    else
+      storage = std::make_shared<ProtoTensorStorage>(std::move(p), ProtoTensorStorage::Unavailable{Tensor::byte_count(type, dims)});
   } else {
     storage = std::make_shared<ProtoTensorStorage>(std::move(p));
   }
@@ -45,8 +48,10 @@ inline Tensor read_tensor(::onnx::TensorProto&& p, ExternalFiles* external) {
 inline void write_tensor(const Tensor& t, const std::string* name, ::onnx::TensorProto* out, bool take,
                          ExternalDataWriter* sink) {
   const auto* stored = dynamic_cast<const ProtoTensorStorage*>(t.storage().get());
-  const bool to_sink = sink && t.type() != ElemType::String && t.storage() && t.storage()->byte_size() >= sink->threshold();
-  if (stored && !to_sink && !stored->is_external() && stored->describes(t.type(), t.dims())) {
+  const bool unavailable = stored && stored->is_unavailable();
+  const bool to_sink = sink && !unavailable && t.type() != ElemType::String && t.storage() &&
+                       t.storage()->byte_size() >= sink->threshold();
+  if (stored && !to_sink && (!stored->is_external() || unavailable) && stored->describes(t.type(), t.dims())) {
     if (take && t.storage().use_count() == 1) stored->take_proto(out);
     else out->CopyFrom(stored->proto());
     if (name) out->set_name(*name);
