@@ -1,0 +1,72 @@
+#pragma once
+// evaluate_op: runs one operator on constant inputs. Used by constant folding, the rewrite DSL's
+// fold(...) and the Evaluator. The default registry holds every kernel family.
+#include <optional>
+#include <vector>
+
+#include "xexp/eval/kernel.hpp"
+#include "xexp/eval/kernels/cast.hpp"
+#include "xexp/eval/kernels/contrib.hpp"
+#include "xexp/eval/kernels/elementwise.hpp"
+#include "xexp/eval/kernels/matmul.hpp"
+#include "xexp/eval/kernels/nn.hpp"
+#include "xexp/eval/kernels/reduce.hpp"
+#include "xexp/eval/kernels/shape_ops.hpp"
+
+namespace xexp::eval {
+
+inline const KernelRegistry& default_registry() {
+  static const KernelRegistry registry = [] {
+    KernelRegistry r;
+    kernels::register_elementwise(r);
+    kernels::register_reduce(r);
+    kernels::register_shape_ops(r);
+    kernels::register_matmul(r);
+    kernels::register_nn(r);
+    kernels::register_cast(r);
+    kernels::register_contrib(r);
+    return r;
+  }();
+  return registry;
+}
+
+inline bool is_supported_op(Symbol op_type, Symbol domain, const KernelRegistry& registry = default_registry()) {
+  return registry.find(domain, op_type) != nullptr;
+}
+
+inline std::vector<Tensor> evaluate_op(Symbol op_type, Symbol domain, const std::vector<std::optional<Tensor>>& inputs,
+                                       const std::vector<ir::Attribute>& attributes, int64_t opset, std::size_t n_outputs,
+                                       const KernelRegistry& registry = default_registry()) {
+  const KernelEntry* entry = registry.find(domain, op_type);
+  if (!entry) throw Error("unsupported op " + (domain.empty() ? std::string() : domain.str() + ".") + op_type.str());
+  // float16/bfloat16 inputs run as float; float outputs go back to the narrow type seen on the inputs
+  ElemType narrow = ElemType::Undefined;
+  std::vector<std::optional<Tensor>> widened;
+  const std::vector<std::optional<Tensor>>* args = &inputs;
+  if (entry->widen_half) {
+    for (const auto& t : inputs)
+      if (t && is_half(t->type())) narrow = t->type();
+    if (narrow != ElemType::Undefined) {
+      widened.reserve(inputs.size());
+      for (const auto& t : inputs)
+        widened.push_back(t && is_half(t->type()) ? std::optional<Tensor>(cast_tensor(*t, ElemType::Float)) : t);
+      args = &widened;
+    }
+  }
+  KernelContext context{op_type, domain, *args, attributes, opset, n_outputs};
+  std::vector<Tensor> outputs;
+  try {
+    outputs = entry->kernel(context);
+  } catch (const Error& e) {
+    if (e.cause().rfind(op_type.str() + ":", 0) == 0) throw;
+    throw Error(op_type.str() + ": " + e.cause());
+  }
+  if (outputs.size() < n_outputs) throw Error(op_type.str() + ": the kernel computes " + std::to_string(outputs.size()) + " outputs, " + std::to_string(n_outputs) + " requested");
+  outputs.resize(n_outputs);
+  if (narrow != ElemType::Undefined)
+    for (Tensor& t : outputs)
+      if (t.type() == ElemType::Float) t = cast_tensor(t, narrow);
+  return outputs;
+}
+
+}  // namespace xexp::eval

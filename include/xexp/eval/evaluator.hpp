@@ -1,0 +1,296 @@
+#pragma once
+// Evaluator: runs a model on the reference kernels, node after node in graph order. It runs local
+// functions (inputs, outputs and ref_attr_name attributes bound from the call), If and Loop, and can hand
+// back every intermediate result in execution order (the comparison and dump tools are built on it).
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "xexp/eval/evaluate_op.hpp"
+#include "xexp/ir/model.hpp"
+
+namespace xexp::eval {
+
+enum class ResultKind { Initializer, Input, Result, Output };
+
+inline std::string_view result_kind_name(ResultKind k) {
+  switch (k) {
+    case ResultKind::Initializer: return "INITIA";
+    case ResultKind::Input: return "INPUT";
+    case ResultKind::Result: return "RESULT";
+    case ResultKind::Output: return "OUTPUT";
+  }
+  return "?";
+}
+
+// One result seen during a run: an initializer, a fed input, a node output or a graph output.
+struct ResultInfo {
+  ResultKind kind;
+  std::string_view name;
+  const Tensor& value;
+  Symbol op_type;              // of the producing node (Result only)
+  std::string_view node_name;  // of the producing node (Result only)
+};
+
+struct RunOptions {
+  // Called for every initializer, input, node output (of the main graph) and graph output, in execution order.
+  std::function<void(const ResultInfo&)> on_result;
+  // Checks each feed against the declared element type and static dimensions of its input.
+  bool check_inputs = true;
+};
+
+class Evaluator {
+ public:
+  explicit Evaluator(const ir::Model& model, const KernelRegistry& registry = default_registry())
+      : model_(model), registry_(registry) {}
+
+  std::vector<std::string> input_names() const {
+    std::vector<std::string> out;
+    for (ir::ValueId id : model_.graph->inputs())
+      if (!model_.graph->value(id).is_initializer()) out.push_back(model_.graph->value(id).name);
+    return out;
+  }
+  std::vector<std::string> output_names() const {
+    std::vector<std::string> out;
+    for (ir::ValueId id : model_.graph->outputs()) out.push_back(model_.graph->value(id).name);
+    return out;
+  }
+
+  // Runs the main graph; returns its outputs in declaration order.
+  std::vector<Tensor> run(const std::vector<std::pair<std::string, Tensor>>& feeds, const RunOptions& options = {}) const {
+    const ir::Graph& g = *model_.graph;
+    Frame frame{g, nullptr, {}, model_.opsets, nullptr, &options};
+    frame.values.resize(g.value_capacity());
+    for (ir::ValueId id : g.initializers()) {
+      const ir::Value& v = g.value(id);
+      if (!v.initializer) throw Error("sparse initializers are not supported", {.node = {}, .value = v.name});
+      frame.values[id] = *v.initializer;
+      if (options.on_result) options.on_result({ResultKind::Initializer, v.name, *v.initializer, {}, {}});
+    }
+    for (const auto& [name, tensor] : feeds) {
+      auto id = g.find(name);
+      if (!id || !g.value(*id).is_input) throw Error("the model has no input with this name", {.node = {}, .value = name});
+      if (options.check_inputs) check_feed(g.value(*id), tensor);
+      frame.values[*id] = tensor;
+    }
+    for (ir::ValueId id : g.inputs()) {
+      const ir::Value& v = g.value(id);
+      if (!frame.values[id]) throw Error("no value was given for this input", {.node = {}, .value = v.name});
+      if (options.on_result && !v.is_initializer()) options.on_result({ResultKind::Input, v.name, *frame.values[id], {}, {}});
+    }
+    execute(frame);
+    std::vector<Tensor> out;
+    for (ir::ValueId id : g.outputs()) {
+      const ir::Value& v = g.value(id);
+      if (!frame.values[id]) throw Error("the graph output was not computed", {.node = {}, .value = v.name});
+      out.push_back(*frame.values[id]);
+      if (options.on_result) options.on_result({ResultKind::Output, v.name, out.back(), {}, {}});
+    }
+    return out;
+  }
+
+ private:
+  // The values of one graph being run, and where to look up names it reads from enclosing graphs.
+  struct Frame {
+    const ir::Graph& graph;
+    const Frame* parent;
+    std::vector<std::optional<Tensor>> values;
+    const std::vector<ir::OpsetImport>& opsets;
+    const ir::Node* call = nullptr;  // the node calling the local function run in this frame
+    const RunOptions* options = nullptr;  // set for the main graph only
+
+    const Tensor* lookup(std::string_view name) const {
+      for (const Frame* f = this; f; f = f->parent)
+        if (auto id = f->graph.find(name); id && f->values[*id]) return &*f->values[*id];
+      return nullptr;
+    }
+  };
+
+  static void check_feed(const ir::Value& v, const Tensor& t) {
+    if (v.elem != ElemType::Undefined && v.elem != t.type())
+      throw Error("expected " + std::string(elem_type_name(v.elem)) + ", got " + std::string(elem_type_name(t.type())), {.node = {}, .value = v.name});
+    if (!v.shape) return;
+    bool ok = v.shape->size() == t.rank();
+    for (std::size_t d = 0; ok && d < t.rank(); ++d) ok = !(*v.shape)[d].is_static() || (*v.shape)[d].value() == t.dims()[d];
+    if (!ok) throw Error("expected shape " + shape_str(*v.shape) + ", got " + shape_str(t.shape()), {.node = {}, .value = v.name});
+  }
+
+  static std::string node_label(const ir::Node& n) { return n.name.empty() ? n.op_type.str() : n.name; }
+
+  const Tensor* input_value(const Frame& frame, ir::ValueId id) const {
+    if (frame.values[id]) return &*frame.values[id];
+    const ir::Value& v = frame.graph.value(id);
+    if (v.producer == ir::kNone && frame.parent) return frame.parent->lookup(v.name);  // captured
+    return nullptr;
+  }
+
+  void execute(Frame& frame) const {
+    const ir::Graph& g = frame.graph;
+    // remaining reads of each value, so that intermediate tensors are released after their last use
+    // (not when subgraphs may read values by name from this frame)
+    std::vector<uint32_t> reads(g.value_capacity(), 0);
+    bool release = true;
+    for (ir::NodeId nid : g.nodes()) {
+      release = release && !g.node(nid).has_subgraphs();
+      for (ir::ValueId in : g.node(nid).inputs)
+        if (in != ir::kNone) ++reads[in];
+    }
+    for (ir::NodeId nid : g.nodes()) {
+      const ir::Node& node = g.node(nid);
+      std::vector<std::optional<Tensor>> inputs;
+      inputs.reserve(node.inputs.size());
+      for (ir::ValueId in : node.inputs) {
+        if (in == ir::kNone) {
+          inputs.emplace_back();
+          continue;
+        }
+        const Tensor* t = input_value(frame, in);
+        if (!t) throw Error("input '" + g.value(in).name + "' has no value (missing input)", {.node = node_label(node), .value = g.value(in).name});
+        inputs.emplace_back(*t);
+      }
+      std::vector<Tensor> outputs;
+      try {
+        outputs = run_node(frame, node, inputs);
+      } catch (const Error& e) {
+        if (!e.node().empty()) throw;
+        throw Error(e.cause(), {.node = node_label(node), .value = e.value()});
+      }
+      for (std::size_t k = 0; k < node.outputs.size() && k < outputs.size(); ++k) {
+        const ir::ValueId out = node.outputs[k];
+        if (out == ir::kNone) continue;
+        frame.values[out] = std::move(outputs[k]);
+        if (frame.options && frame.options->on_result)
+          frame.options->on_result({ResultKind::Result, g.value(out).name, *frame.values[out], node.op_type, node.name});
+      }
+      if (!release) continue;
+      for (ir::ValueId in : node.inputs)
+        if (in != ir::kNone && --reads[in] == 0 && g.value(in).producer != ir::kNone && !g.value(in).is_graph_output())
+          frame.values[in].reset();
+    }
+  }
+
+  int64_t opset_of(const Frame& frame, Symbol domain) const {
+    if (auto v = ir::find_opset(frame.opsets, domain.view())) return *v;
+    if (auto v = model_.opset(domain.view())) return *v;
+    return domain.empty() ? 18 : 1;
+  }
+
+  // Attributes of a node inside a function body, with ref_attr_name resolved against the call node.
+  static std::vector<ir::Attribute> bind_attributes(const Frame& frame, const ir::Node& node) {
+    std::vector<ir::Attribute> out;
+    for (const ir::Attribute& a : node.attributes) {
+      if (a.ref_attr_name.empty()) {
+        out.push_back(a);
+        continue;
+      }
+      for (const Frame* f = &frame; f; f = f->parent)
+        if (f->call) {
+          if (const ir::Attribute* given = f->call->attribute(Symbol(a.ref_attr_name))) {
+            ir::Attribute bound = *given;
+            bound.name = a.name;
+            out.push_back(std::move(bound));
+          }
+          break;
+        }
+    }
+    return out;
+  }
+
+  std::vector<Tensor> run_node(const Frame& frame, const ir::Node& node, const std::vector<std::optional<Tensor>>& inputs) const {
+    const bool in_function = [&] {
+      for (const Frame* f = &frame; f; f = f->parent)
+        if (f->call) return true;
+      return false;
+    }();
+    std::vector<ir::Attribute> bound;
+    const std::vector<ir::Attribute>& attributes = in_function ? (bound = bind_attributes(frame, node)) : node.attributes;
+    if (const ir::Function* f = model_.find_function(node.domain.view(), node.op_type.view())) return run_function(frame, *f, node, inputs);
+    if (node.domain.empty() && node.op_type == "If") return run_if(frame, node, inputs, attributes);
+    if (node.domain.empty() && node.op_type == "Loop") return run_loop(frame, node, inputs, attributes);
+    return evaluate_op(node.op_type, node.domain, inputs, attributes, opset_of(frame, node.domain), node.outputs.size(), registry_);
+  }
+
+  // Runs `body` with its inputs bound to `inputs` (by position) and returns its outputs.
+  std::vector<Tensor> run_body(const Frame& parent, const ir::Graph& body, const std::vector<std::optional<Tensor>>& inputs,
+                               const std::vector<ir::OpsetImport>& opsets, const ir::Node* call) const {
+    Frame frame{body, call ? nullptr : &parent, {}, opsets, call, nullptr};
+    frame.values.resize(body.value_capacity());
+    for (ir::ValueId id : body.initializers())
+      if (body.value(id).initializer) frame.values[id] = *body.value(id).initializer;
+    for (std::size_t k = 0; k < body.inputs().size() && k < inputs.size(); ++k)
+      if (inputs[k]) frame.values[body.inputs()[k]] = *inputs[k];
+    execute(frame);
+    std::vector<Tensor> out;
+    for (ir::ValueId id : body.outputs()) {
+      const Tensor* t = frame.values[id] ? &*frame.values[id] : input_value(frame, id);
+      if (!t) throw Error("the subgraph output was not computed", {.node = {}, .value = body.value(id).name});
+      out.push_back(*t);
+    }
+    return out;
+  }
+
+  std::vector<Tensor> run_function(const Frame& frame, const ir::Function& f, const ir::Node& node,
+                                   const std::vector<std::optional<Tensor>>& inputs) const {
+    return run_body(frame, *f.body, inputs, f.opsets.empty() ? frame.opsets : f.opsets, &node);
+  }
+
+  static const ir::Graph& subgraph(const ir::Node& node, const std::vector<ir::Attribute>& attributes, std::string_view name) {
+    for (const ir::Attribute& a : attributes)
+      if (a.name == name && !a.graphs.empty()) return *a.graphs[0];
+    throw Error("attribute '" + std::string(name) + "' (a graph) is missing", {.node = node_label(node), .value = {}});
+  }
+
+  std::vector<Tensor> run_if(const Frame& frame, const ir::Node& node, const std::vector<std::optional<Tensor>>& inputs,
+                             const std::vector<ir::Attribute>& attributes) const {
+    if (inputs.empty() || !inputs[0]) throw Error("If: missing condition");
+    const bool cond = scalar_double(*inputs[0]) != 0;
+    return run_body(frame, subgraph(node, attributes, cond ? "then_branch" : "else_branch"), {}, frame.opsets, nullptr);
+  }
+
+  // Loop(M?, cond?, carried...) -> (carried..., scan outputs...); body(iter, cond, carried...) -> (cond, carried..., scans...).
+  std::vector<Tensor> run_loop(const Frame& frame, const ir::Node& node, const std::vector<std::optional<Tensor>>& inputs,
+                               const std::vector<ir::Attribute>& attributes) const {
+    const ir::Graph& body = subgraph(node, attributes, "body");
+    const int64_t max_trips = inputs.size() > 0 && inputs[0] ? scalar_int(*inputs[0]) : std::numeric_limits<int64_t>::max();
+    bool cond = inputs.size() > 1 && inputs[1] ? scalar_double(*inputs[1]) != 0 : true;
+    std::vector<std::optional<Tensor>> carried(inputs.begin() + std::min<std::size_t>(2, inputs.size()), inputs.end());
+    const std::size_t n_scan = body.outputs().size() - 1 - carried.size();
+    std::vector<std::vector<Tensor>> scans(n_scan);
+    for (int64_t it = 0; it < max_trips && cond; ++it) {
+      std::vector<std::optional<Tensor>> args{Tensor::scalar<int64_t>(it), Tensor::scalar<bool>(cond)};
+      args.insert(args.end(), carried.begin(), carried.end());
+      std::vector<Tensor> out = run_body(frame, body, args, frame.opsets, nullptr);
+      cond = scalar_double(out[0]) != 0;
+      for (std::size_t k = 0; k < carried.size(); ++k) carried[k] = out[1 + k];
+      for (std::size_t k = 0; k < n_scan; ++k) scans[k].push_back(out[1 + carried.size() + k]);
+    }
+    std::vector<Tensor> result;
+    for (auto& t : carried) result.push_back(*t);
+    for (auto& parts : scans) {
+      if (parts.empty()) {
+        result.emplace_back(ElemType::Float, std::vector<int64_t>{0});
+        continue;
+      }
+      std::vector<const Tensor*> stacked;
+      std::vector<Tensor> expanded;
+      expanded.reserve(parts.size());
+      for (const Tensor& p : parts) {
+        std::vector<int64_t> dims{1};
+        dims.insert(dims.end(), p.dims().begin(), p.dims().end());
+        expanded.push_back(p.reshaped(dims));
+      }
+      for (const Tensor& p : expanded) stacked.push_back(&p);
+      result.push_back(kernels::concat(stacked, 0));
+    }
+    return result;
+  }
+
+  const ir::Model& model_;
+  const KernelRegistry& registry_;
+};
+
+}  // namespace xexp::eval

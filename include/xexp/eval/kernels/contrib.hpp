@@ -1,0 +1,199 @@
+#pragma once
+// com.microsoft kernels the ORT pattern set produces (FastGelu, BiasGelu, QuickGelu, the Skip*
+// normalizations, RotaryEmbedding, BiasSoftmax, SoftmaxGrad, FusedConv) and ONNX RotaryEmbedding.
+#include <cmath>
+
+#include "xexp/eval/kernel.hpp"
+#include "xexp/eval/kernels/elementwise.hpp"
+#include "xexp/eval/kernels/nn.hpp"
+#include "xexp/eval/tensor_util.hpp"
+
+namespace xexp::eval::kernels {
+
+// x (+ bias broadcast), then f elementwise, in the input's float type.
+template <class F>
+Tensor bias_then(const Tensor& x, const Tensor* bias, F f) {
+  return visit_float_type(x.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Tensor sum = bias ? broadcast_binary<T, T, T>(x, *bias, [](T a, T b) { return a + b; }) : x;
+    Tensor out(x.type(), sum.dims());
+    auto src = sum.data<T>();
+    auto dst = out.mutable_data<T>();
+    for (int64_t k = 0; k < sum.size(); ++k) dst[k] = static_cast<T>(f(static_cast<double>(src[k])));
+    return out;
+  });
+}
+
+inline std::vector<Tensor> fast_gelu_kernel(const KernelContext& c) {
+  return {bias_then(c.in(0), c.has(1) ? &c.in(1) : nullptr, gelu_tanh)};
+}
+inline std::vector<Tensor> bias_gelu_kernel(const KernelContext& c) { return {bias_then(c.in(0), &c.in(1), gelu_erf)}; }
+inline std::vector<Tensor> quick_gelu_kernel(const KernelContext& c) {
+  const double alpha = c.attr_float("alpha", 1.702f);
+  return {bias_then(c.in(0), nullptr, [alpha](double x) { return x / (1 + std::exp(-alpha * x)); })};
+}
+
+// SkipLayerNormalization(input, skip, gamma, beta?, bias?) and SkipSimplifiedLayerNormalization(input,
+// skip, gamma, bias?) -> (output, mean, inv_std_var, input_skip_bias_sum).
+inline Kernel skip_norm_kernel(bool rms) {
+  return [rms](const KernelContext& c) -> std::vector<Tensor> {
+    const Tensor& x = c.in(0);
+    const std::size_t bias_slot = rms ? 3 : 4;
+    Tensor sum = visit_float_type(x.type(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      auto add = [](T a, T b) { return a + b; };
+      Tensor s = broadcast_binary<T, T, T>(x, c.in(1), add);
+      return c.has(bias_slot) ? broadcast_binary<T, T, T>(s, c.in(bias_slot), add) : s;
+    });
+    const Tensor* beta = !rms && c.has(3) ? &c.in(3) : nullptr;
+    auto r = normalize_trailing(sum, &c.in(2), beta, {-1, c.attr_float("epsilon", 1e-5f), rms});
+    return {r.y, r.mean, r.inv_std, sum};
+  };
+}
+
+inline std::vector<Tensor> bias_softmax_kernel(const KernelContext& c) {
+  const Tensor sum = visit_float_type(c.in(0).type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return broadcast_binary<T, T, T>(c.in(0), c.in(1), [](T a, T b) { return a + b; });
+  });
+  const int64_t axis = normalize_axis(c.attr_int("axis", -1), sum.rank());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= sum.dims()[d];
+  for (std::size_t d = axis + 1; d < sum.rank(); ++d) inner *= sum.dims()[d];
+  return {softmax(sum, outer, sum.dims()[axis], inner, SoftmaxKind::Softmax)};
+}
+
+// dX = Y * (dY - sum(dY * Y, axis)).
+inline std::vector<Tensor> softmax_grad_kernel(const KernelContext& c) {
+  const Tensor& dy = c.in(0);
+  const Tensor& y = c.in(1);
+  const int64_t axis = normalize_axis(c.attr_int("axis", -1), y.rank());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= y.dims()[d];
+  for (std::size_t d = axis + 1; d < y.rank(); ++d) inner *= y.dims()[d];
+  const int64_t n = y.dims()[axis];
+  return visit_float_type(y.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Tensor out(y.type(), y.dims());
+    auto g = dy.data<T>();
+    auto p = y.data<T>();
+    auto dst = out.mutable_data<T>();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        double dot = 0;
+        for (int64_t j = 0; j < n; ++j) dot += double(g[(o * n + j) * inner + i]) * p[(o * n + j) * inner + i];
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t at = (o * n + j) * inner + i;
+          dst[at] = static_cast<T>(p[at] * (g[at] - dot));
+        }
+      }
+    return std::vector<Tensor>{out};
+  });
+}
+
+inline std::vector<Tensor> fused_conv_kernel(const KernelContext& c) {
+  const std::string activation = c.attr_string("activation");
+  std::vector<Tensor> y = conv_kernel(c);
+  if (activation.empty()) return y;
+  if (activation != "Relu") c.fail("activation '" + activation + "' is not supported");
+  Tensor& t = y[0];
+  visit_float_type(t.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (T& v : t.mutable_data<T>()) v = v > T(0) ? v : T(0);
+  });
+  return y;
+}
+
+// Rotary embedding on x viewed as (batch, seq, heads, head_size) or (batch, heads, seq, head_size).
+// cos/sin rows are picked by position (batch, seq) and hold rotary_dim / 2 values.
+struct RotaryLayout {
+  int64_t batch, seq, heads, head_size;
+  bool heads_first;  // (batch, heads, seq, head_size)
+};
+inline Tensor apply_rotary(const Tensor& x, const RotaryLayout& l, const std::function<int64_t(int64_t, int64_t)>& position,
+                           const Tensor& cos_cache, const Tensor& sin_cache, int64_t rotary_dim, bool interleaved,
+                           bool cache_per_position /* cache indexed by (b, s) directly */) {
+  const int64_t half = rotary_dim / 2;
+  return visit_float_type(x.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Tensor out(x.type(), x.dims());
+    auto src = x.data<T>();
+    auto dst = out.mutable_data<T>();
+    const Tensor cf = cast_tensor(cos_cache, x.type()), sf = cast_tensor(sin_cache, x.type());
+    auto cs = cf.data<T>();
+    auto sn = sf.data<T>();
+    for (int64_t b = 0; b < l.batch; ++b)
+      for (int64_t s = 0; s < l.seq; ++s) {
+        const int64_t row = cache_per_position ? (b * l.seq + s) : position(b, s);
+        for (int64_t h = 0; h < l.heads; ++h) {
+          const int64_t base = (l.heads_first ? ((b * l.heads + h) * l.seq + s) : ((b * l.seq + s) * l.heads + h)) * l.head_size;
+          for (int64_t j = 0; j < l.head_size; ++j) dst[base + j] = src[base + j];
+          for (int64_t i = 0; i < half; ++i) {
+            const T co = cs[row * half + i], si = sn[row * half + i];
+            const int64_t a = interleaved ? 2 * i : i, e = interleaved ? 2 * i + 1 : i + half;
+            dst[base + a] = src[base + a] * co - src[base + e] * si;
+            dst[base + e] = src[base + e] * co + src[base + a] * si;
+          }
+        }
+      }
+    return out;
+  });
+}
+
+// com.microsoft RotaryEmbedding(input, position_ids, cos_cache, sin_cache).
+inline std::vector<Tensor> ort_rotary_kernel(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const std::vector<int64_t> pos = as_int64s(c.in(1));
+  const Tensor& cos_cache = c.in(2);
+  int64_t heads = c.attr_int("num_heads", 0);
+  RotaryLayout l{};
+  l.batch = x.dims()[0];
+  if (x.rank() == 4) {
+    l = {x.dims()[0], x.dims()[2], x.dims()[1], x.dims()[3], true};
+  } else {
+    const int64_t rot = c.attr_int("rotary_embedding_dim", 0);
+    if (heads == 0) heads = x.dims()[2] / (rot > 0 ? rot : 2 * cos_cache.dims()[1]);
+    l = {x.dims()[0], x.dims()[1], heads, x.dims()[2] / heads, false};
+  }
+  const int64_t rotary_dim = c.attr_int("rotary_embedding_dim", 0) > 0 ? c.attr_int("rotary_embedding_dim", 0) : 2 * cos_cache.dims()[1];
+  auto position = [&](int64_t b, int64_t s) { return pos.size() == 1 ? pos[0] + s : pos[b * l.seq + s]; };
+  return {apply_rotary(x, l, position, cos_cache, c.in(3), rotary_dim, c.attr_int("interleaved", 0) != 0, false)};
+}
+
+// ONNX RotaryEmbedding (opset 23): (X, cos_cache, sin_cache, position_ids?); 4-D X is (B, N, S, H).
+inline std::vector<Tensor> onnx_rotary_kernel(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const Tensor& cos_cache = c.in(1);
+  RotaryLayout l{};
+  if (x.rank() == 4) {
+    l = {x.dims()[0], x.dims()[2], x.dims()[1], x.dims()[3], true};
+  } else {
+    const int64_t heads = c.attr_int("num_heads", 0);
+    if (heads <= 0) c.fail("num_heads is required for 3-D inputs");
+    l = {x.dims()[0], x.dims()[1], heads, x.dims()[2] / heads, false};
+  }
+  const int64_t rotary_dim = c.attr_int("rotary_embedding_dim", 0) > 0 ? c.attr_int("rotary_embedding_dim", 0) : l.head_size;
+  if (c.has(3)) {
+    const std::vector<int64_t> pos = as_int64s(c.in(3));
+    auto position = [&](int64_t b, int64_t s) { return pos[b * l.seq + s]; };
+    return {apply_rotary(x, l, position, cos_cache, c.in(2), rotary_dim, c.attr_int("interleaved", 0) != 0, false)};
+  }
+  return {apply_rotary(x, l, {}, cos_cache, c.in(2), rotary_dim, c.attr_int("interleaved", 0) != 0, true)};
+}
+
+inline void register_contrib(KernelRegistry& r) {
+  const Symbol ms("com.microsoft");
+  r.add(ms, "FastGelu", fast_gelu_kernel);
+  r.add(ms, "BiasGelu", bias_gelu_kernel);
+  r.add(ms, "QuickGelu", quick_gelu_kernel);
+  r.add(ms, "SkipLayerNormalization", skip_norm_kernel(false));
+  r.add(ms, "SkipSimplifiedLayerNormalization", skip_norm_kernel(true));
+  r.add(ms, "BiasSoftmax", bias_softmax_kernel);
+  r.add(ms, "SoftmaxGrad", softmax_grad_kernel);
+  r.add(ms, "SoftmaxGrad_13", softmax_grad_kernel);
+  r.add(ms, "FusedConv", fused_conv_kernel);
+  r.add(ms, "RotaryEmbedding", ort_rotary_kernel);
+  r.add("RotaryEmbedding", onnx_rotary_kernel);
+}
+
+}  // namespace xexp::eval::kernels

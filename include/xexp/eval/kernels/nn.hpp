@@ -1,0 +1,372 @@
+#pragma once
+// Neural-network kernels: Softmax family, normalizations (LayerNormalization and the RMS variants share
+// one loop), BatchNormalization, InstanceNormalization, Conv (im2col + GEMM) and pooling.
+#include <cmath>
+#include <limits>
+
+#include "xexp/eval/kernel.hpp"
+#include "xexp/eval/kernels/matmul.hpp"
+#include "xexp/eval/tensor_util.hpp"
+
+namespace xexp::eval::kernels {
+
+enum class SoftmaxKind { Softmax, LogSoftmax, Hardmax };
+
+// Softmax over `n` contiguous-by-`inner` elements for each of `outer` groups.
+inline Tensor softmax(const Tensor& x, int64_t outer, int64_t n, int64_t inner, SoftmaxKind kind) {
+  return visit_float_type(x.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Tensor out(x.type(), x.dims());
+    auto src = x.data<T>();
+    auto dst = out.mutable_data<T>();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        auto at = [&](int64_t j) { return (o * n + j) * inner + i; };
+        int64_t arg = 0;
+        T mx = -std::numeric_limits<T>::infinity();
+        for (int64_t j = 0; j < n; ++j)
+          if (src[at(j)] > mx) mx = src[at(j)], arg = j;
+        if (kind == SoftmaxKind::Hardmax) {
+          for (int64_t j = 0; j < n; ++j) dst[at(j)] = j == arg ? T(1) : T(0);
+          continue;
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < n; ++j) sum += std::exp(static_cast<double>(src[at(j)] - mx));
+        const double log_sum = std::log(sum);
+        for (int64_t j = 0; j < n; ++j) {
+          const double shifted = static_cast<double>(src[at(j)] - mx);
+          dst[at(j)] = static_cast<T>(kind == SoftmaxKind::Softmax ? std::exp(shifted) / sum : shifted - log_sum);
+        }
+      }
+    return out;
+  });
+}
+// Before opset 13 the input is flattened to 2-D at `axis` (default 1); from 13 on, one axis (default -1).
+inline Kernel softmax_kernel(SoftmaxKind kind) {
+  return [kind](const KernelContext& c) -> std::vector<Tensor> {
+    const Tensor& x = c.in(0);
+    const bool legacy = c.domain.empty() && c.opset < 13;
+    const int64_t axis = normalize_axis(c.attr_int("axis", legacy ? 1 : -1), x.rank());
+    int64_t outer = 1, n = 1, inner = 1;
+    for (int64_t d = 0; d < static_cast<int64_t>(x.rank()); ++d) {
+      const int64_t v = x.dims()[d];
+      if (d < axis) outer *= v;
+      else if (d == axis || legacy) n *= v;
+      else inner *= v;
+    }
+    return {softmax(x, outer, n, inner, kind)};
+  };
+}
+
+struct NormalizationOptions {
+  int64_t axis = -1;
+  double epsilon = 1e-5;
+  bool rms = false;  // no mean subtraction (SimplifiedLayerNormalization, RMSNormalization)
+};
+struct NormalizationResult {
+  Tensor y, mean, inv_std;
+};
+// Normalizes over the dimensions from `axis` on; scale and bias broadcast to those dimensions.
+inline NormalizationResult normalize_trailing(const Tensor& x, const Tensor* scale, const Tensor* bias, const NormalizationOptions& o) {
+  const int64_t axis = normalize_axis(o.axis, x.rank());
+  int64_t outer = 1, n = 1;
+  std::vector<int64_t> stat_dims = x.dims(), inner_dims;
+  for (int64_t d = 0; d < static_cast<int64_t>(x.rank()); ++d) {
+    if (d < axis) outer *= x.dims()[d];
+    else {
+      n *= x.dims()[d];
+      inner_dims.push_back(x.dims()[d]);
+      stat_dims[d] = 1;
+    }
+  }
+  NormalizationResult r;
+  visit_float_type(x.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    r.y = Tensor(x.type(), x.dims());
+    r.mean = Tensor(x.type(), stat_dims);
+    r.inv_std = Tensor(x.type(), stat_dims);
+    const Tensor s = scale ? cast_tensor(expand_to(*scale, inner_dims), x.type()) : Tensor();
+    const Tensor b = bias ? cast_tensor(expand_to(*bias, inner_dims), x.type()) : Tensor();
+    auto src = x.data<T>();
+    auto dst = r.y.mutable_data<T>();
+    auto mean_out = r.mean.mutable_data<T>();
+    auto inv_out = r.inv_std.mutable_data<T>();
+    for (int64_t g = 0; g < outer; ++g) {
+      const T* row = src.data() + g * n;
+      double mean = 0, sq = 0;
+      for (int64_t j = 0; j < n; ++j) mean += row[j];
+      mean = o.rms ? 0.0 : mean / static_cast<double>(n);
+      for (int64_t j = 0; j < n; ++j) sq += (row[j] - mean) * (row[j] - mean);
+      const double inv = 1.0 / std::sqrt(sq / static_cast<double>(n) + o.epsilon);
+      mean_out[g] = static_cast<T>(mean);
+      inv_out[g] = static_cast<T>(inv);
+      for (int64_t j = 0; j < n; ++j) {
+        double v = (row[j] - mean) * inv;
+        if (scale) v *= s.data<T>()[j];
+        if (bias) v += b.data<T>()[j];
+        dst[g * n + j] = static_cast<T>(v);
+      }
+    }
+  });
+  return r;
+}
+
+inline std::vector<Tensor> layer_norm_kernel(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  NormalizationOptions o{c.attr_int("axis", -1), c.attr_float("epsilon", 1e-5f), false};
+  auto r = normalize_trailing(x, c.has(1) ? &c.in(1) : nullptr, c.has(2) ? &c.in(2) : nullptr, o);
+  return {r.y, r.mean, r.inv_std};
+}
+// SimplifiedLayerNormalization (ORT, default and com.microsoft domains) and ONNX RMSNormalization.
+inline std::vector<Tensor> rms_norm_kernel(const KernelContext& c) {
+  NormalizationOptions o{c.attr_int("axis", -1), c.attr_float("epsilon", 1e-5f), true};
+  auto r = normalize_trailing(c.in(0), c.has(1) ? &c.in(1) : nullptr, nullptr, o);
+  return {r.y, r.inv_std};
+}
+
+inline std::vector<Tensor> batch_norm_kernel(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  if (c.attr_int("training_mode", 0)) c.fail("training_mode=1 is not supported");
+  const double eps = c.attr_float("epsilon", 1e-5f);
+  const std::vector<double> scale = as_doubles(c.in(1)), bias = as_doubles(c.in(2)), mean = as_doubles(c.in(3)), var = as_doubles(c.in(4));
+  const int64_t ch = x.rank() > 1 ? x.dims()[1] : 1;
+  int64_t inner = 1;
+  for (std::size_t d = 2; d < x.rank(); ++d) inner *= x.dims()[d];
+  return visit_float_type(x.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Tensor out(x.type(), x.dims());
+    auto src = x.data<T>();
+    auto dst = out.mutable_data<T>();
+    for (int64_t k = 0; k < x.size(); ++k) {
+      const int64_t ci = (k / inner) % ch;
+      dst[k] = static_cast<T>((src[k] - mean[ci]) / std::sqrt(var[ci] + eps) * scale[ci] + bias[ci]);
+    }
+    return std::vector<Tensor>{out};
+  });
+}
+
+inline std::vector<Tensor> instance_norm_kernel(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const int64_t n = x.dims()[0], ch = x.dims()[1];
+  // normalize each (n, c) slice over its spatial dims, then apply the per-channel scale and bias
+  auto r = normalize_trailing(x.reshaped({n * ch, x.size() / std::max<int64_t>(n * ch, 1)}), nullptr, nullptr,
+                              {1, c.attr_float("epsilon", 1e-5f), false});
+  std::vector<int64_t> cdims(x.rank(), 1);
+  cdims[1] = ch;
+  const Tensor scale = c.in(1).reshaped(cdims), bias = c.in(2).reshaped(cdims);
+  const Tensor y = r.y.reshaped(x.dims());
+  return visit_float_type(x.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Tensor scaled = broadcast_binary<T, T, T>(y, scale, [](T a, T b) { return a * b; });
+    return std::vector<Tensor>{broadcast_binary<T, T, T>(scaled, bias, [](T a, T b) { return a + b; })};
+  });
+}
+
+// ---- windows (Conv and pooling) --------------------------------------------------------------------
+struct WindowGeometry {
+  std::vector<int64_t> in, kernel, strides, dilations, pads_begin, pads_end, out;
+};
+inline WindowGeometry window_geometry(const KernelContext& c, const std::vector<int64_t>& spatial, const std::vector<int64_t>& kernel, bool ceil_mode) {
+  const std::size_t k = spatial.size();
+  WindowGeometry g;
+  g.in = spatial;
+  g.kernel = kernel;
+  g.strides = c.attr_ints("strides").value_or(std::vector<int64_t>(k, 1));
+  g.dilations = c.attr_ints("dilations").value_or(std::vector<int64_t>(k, 1));
+  std::vector<int64_t> pads = c.attr_ints("pads").value_or(std::vector<int64_t>(2 * k, 0));
+  const std::string auto_pad = c.attr_string("auto_pad", "NOTSET");
+  g.pads_begin.assign(pads.begin(), pads.begin() + k);
+  g.pads_end.assign(pads.begin() + k, pads.end());
+  g.out.resize(k);
+  for (std::size_t d = 0; d < k; ++d) {
+    const int64_t eff = g.dilations[d] * (kernel[d] - 1) + 1;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      g.out[d] = (spatial[d] + g.strides[d] - 1) / g.strides[d];
+      const int64_t total = std::max<int64_t>(0, (g.out[d] - 1) * g.strides[d] + eff - spatial[d]);
+      g.pads_begin[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      g.pads_end[d] = total - g.pads_begin[d];
+      continue;
+    }
+    if (auto_pad == "VALID") g.pads_begin[d] = g.pads_end[d] = 0;
+    const int64_t span = spatial[d] + g.pads_begin[d] + g.pads_end[d] - eff;
+    g.out[d] = (ceil_mode ? (span + g.strides[d] - 1) / g.strides[d] : span / g.strides[d]) + 1;
+    // with ceil_mode, a window must start inside the input or the left padding
+    if (ceil_mode && (g.out[d] - 1) * g.strides[d] >= spatial[d] + g.pads_begin[d]) --g.out[d];
+  }
+  return g;
+}
+// Calls visit(out_index, in_index or -1 when in the padding, kernel_index) over every window position.
+template <class Visit>
+void for_each_window(const WindowGeometry& g, Visit&& visit) {
+  const std::size_t k = g.in.size();
+  const int64_t n_out = dims_element_count(g.out), n_ker = dims_element_count(g.kernel);
+  const std::vector<int64_t> in_strides = strides_of(g.in), out_strides = strides_of(g.out), ker_strides = strides_of(g.kernel);
+  for (int64_t o = 0; o < n_out; ++o)
+    for (int64_t w = 0; w < n_ker; ++w) {
+      int64_t at = 0;
+      bool inside = true;
+      for (std::size_t d = 0; d < k; ++d) {
+        const int64_t od = (o / out_strides[d]) % g.out[d], wd = (w / ker_strides[d]) % g.kernel[d];
+        const int64_t pos = od * g.strides[d] - g.pads_begin[d] + wd * g.dilations[d];
+        if (pos < 0 || pos >= g.in[d]) {
+          inside = false;
+          break;
+        }
+        at += pos * in_strides[d];
+      }
+      visit(o, inside ? at : int64_t{-1}, w);
+    }
+}
+
+inline std::vector<Tensor> conv_kernel(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const Tensor& w = c.in(1);
+  const int64_t n = x.dims()[0], ch = x.dims()[1], m = w.dims()[0], group = c.attr_int("group", 1);
+  const std::vector<int64_t> spatial(x.dims().begin() + 2, x.dims().end());
+  const std::vector<int64_t> kernel = c.attr_ints("kernel_shape").value_or(std::vector<int64_t>(w.dims().begin() + 2, w.dims().end()));
+  const WindowGeometry g = window_geometry(c, spatial, kernel, false);
+  const int64_t cg = ch / group, mg = m / group, n_in = dims_element_count(spatial), n_out = dims_element_count(g.out), n_ker = dims_element_count(kernel);
+  std::vector<int64_t> dims{n, m};
+  dims.insert(dims.end(), g.out.begin(), g.out.end());
+  return visit_float_type(x.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Tensor out(x.type(), dims);
+    auto src = x.data<T>();
+    auto wt = w.data<T>();
+    auto dst = out.mutable_data<T>();
+    std::vector<T> col(static_cast<std::size_t>(cg * n_ker * n_out)), scratch;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t gi = 0; gi < group; ++gi) {
+        std::fill(col.begin(), col.end(), T(0));
+        for (int64_t ci = 0; ci < cg; ++ci) {
+          const T* plane = src.data() + (b * ch + gi * cg + ci) * n_in;
+          T* rows = col.data() + ci * n_ker * n_out;
+          for_each_window(g, [&](int64_t o, int64_t at, int64_t k) {
+            if (at >= 0) rows[k * n_out + o] = plane[at];
+          });
+        }
+        gemm<T>(mg, n_out, cg * n_ker, wt.data() + gi * mg * cg * n_ker, false, col.data(), false,
+                dst.data() + (b * m + gi * mg) * n_out, T(1), scratch);
+      }
+    if (c.has(2)) {
+      auto bias = c.in(2).template data<T>();
+      for (int64_t k = 0; k < out.size(); ++k) dst[k] += bias[(k / n_out) % m];
+    }
+    return std::vector<Tensor>{out};
+  });
+}
+
+inline Kernel pool_kernel(bool is_max) {
+  return [is_max](const KernelContext& c) -> std::vector<Tensor> {
+    const Tensor& x = c.in(0);
+    const std::vector<int64_t> spatial(x.dims().begin() + 2, x.dims().end());
+    const auto kernel = c.attr_ints("kernel_shape");
+    if (!kernel) c.fail("kernel_shape is required");
+    const WindowGeometry g = window_geometry(c, spatial, *kernel, c.attr_int("ceil_mode", 0) != 0);
+    const bool count_pad = c.attr_int("count_include_pad", 0) != 0;
+    const int64_t planes = x.dims()[0] * x.dims()[1], n_in = dims_element_count(spatial), n_out = dims_element_count(g.out);
+    std::vector<int64_t> dims{x.dims()[0], x.dims()[1]};
+    dims.insert(dims.end(), g.out.begin(), g.out.end());
+    Tensor indices(ElemType::Int64, dims);
+    auto idx = indices.mutable_data<int64_t>();
+    // count_include_pad counts the explicit padding only, not positions past it
+    WindowGeometry padded = g;
+    for (std::size_t d = 0; d < spatial.size(); ++d) padded.in[d] = spatial[d] + g.pads_begin[d] + g.pads_end[d];
+    for (std::size_t d = 0; d < spatial.size(); ++d) padded.pads_begin[d] = 0;
+    Tensor y = visit_type(x.type(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      Tensor out(x.type(), dims);
+      auto src = x.data<T>();
+      auto dst = out.mutable_data<T>();
+      std::vector<double> acc(n_out), count(n_out, 0);
+      std::vector<int64_t> arg(n_out, -1);
+      if (count_pad && !is_max) for_each_window(padded, [&](int64_t o, int64_t at, int64_t) { count[o] += at >= 0; });
+      for (int64_t p = 0; p < planes; ++p) {
+        const T* plane = src.data() + p * n_in;
+        std::fill(acc.begin(), acc.end(), is_max ? -std::numeric_limits<double>::infinity() : 0.0);
+        std::fill(arg.begin(), arg.end(), -1);
+        if (!count_pad || is_max) std::fill(count.begin(), count.end(), 0.0);
+        for_each_window(g, [&](int64_t o, int64_t at, int64_t) {
+          if (at < 0) return;
+          const double v = static_cast<double>(plane[at]);
+          if (is_max) {
+            if (arg[o] < 0 || v > acc[o]) acc[o] = v, arg[o] = at;
+          } else {
+            acc[o] += v;
+            if (!count_pad) count[o] += 1;
+          }
+        });
+        for (int64_t o = 0; o < n_out; ++o) {
+          dst[p * n_out + o] = static_cast<T>(is_max ? acc[o] : acc[o] / std::max(count[o], 1.0));
+          idx[p * n_out + o] = p * n_in + arg[o];
+        }
+      }
+      return out;
+    });
+    if (c.n_outputs > 1) return {y, indices};
+    return {y};
+  };
+}
+
+inline Kernel global_pool_kernel(bool is_max) {
+  return [is_max](const KernelContext& c) -> std::vector<Tensor> {
+    const Tensor& x = c.in(0);
+    const int64_t planes = x.dims()[0] * x.dims()[1], n = x.size() / std::max<int64_t>(planes, 1);
+    std::vector<int64_t> dims(x.rank(), 1);
+    dims[0] = x.dims()[0];
+    dims[1] = x.dims()[1];
+    return visit_float_type(x.type(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      Tensor out(x.type(), dims);
+      auto src = x.data<T>();
+      auto dst = out.mutable_data<T>();
+      for (int64_t p = 0; p < planes; ++p) {
+        double acc = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
+        for (int64_t j = 0; j < n; ++j) acc = is_max ? std::max<double>(acc, src[p * n + j]) : acc + src[p * n + j];
+        dst[p] = static_cast<T>(is_max ? acc : acc / static_cast<double>(n));
+      }
+      return std::vector<Tensor>{out};
+    });
+  };
+}
+
+inline std::vector<Tensor> lrn_kernel(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const double alpha = c.attr_float("alpha", 1e-4f), beta = c.attr_float("beta", 0.75f), bias = c.attr_float("bias", 1.0f);
+  const int64_t size = c.attr_int("size", 1), ch = x.dims()[1];
+  int64_t inner = 1;
+  for (std::size_t d = 2; d < x.rank(); ++d) inner *= x.dims()[d];
+  return visit_float_type(x.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Tensor out(x.type(), x.dims());
+    auto src = x.data<T>();
+    auto dst = out.mutable_data<T>();
+    for (int64_t k = 0; k < x.size(); ++k) {
+      const int64_t ci = (k / inner) % ch, base = k - ci * inner;
+      double sq = 0;
+      for (int64_t j = std::max<int64_t>(0, ci - (size - 1) / 2); j <= std::min(ch - 1, ci + size / 2); ++j) sq += double(src[base + j * inner]) * src[base + j * inner];
+      dst[k] = static_cast<T>(src[k] / std::pow(bias + alpha / static_cast<double>(size) * sq, beta));
+    }
+    return std::vector<Tensor>{out};
+  });
+}
+
+inline void register_nn(KernelRegistry& r) {
+  r.add("Softmax", softmax_kernel(SoftmaxKind::Softmax));
+  r.add("LogSoftmax", softmax_kernel(SoftmaxKind::LogSoftmax));
+  r.add("Hardmax", softmax_kernel(SoftmaxKind::Hardmax));
+  r.add("LayerNormalization", layer_norm_kernel);
+  r.add("SimplifiedLayerNormalization", rms_norm_kernel);
+  r.add("com.microsoft", "SimplifiedLayerNormalization", rms_norm_kernel);
+  r.add("RMSNormalization", rms_norm_kernel);
+  r.add("BatchNormalization", batch_norm_kernel);
+  r.add("InstanceNormalization", instance_norm_kernel);
+  r.add("Conv", conv_kernel);
+  r.add("MaxPool", pool_kernel(true));
+  r.add("AveragePool", pool_kernel(false));
+  r.add("GlobalMaxPool", global_pool_kernel(true));
+  r.add("GlobalAveragePool", global_pool_kernel(false));
+  r.add("LRN", lrn_kernel);
+}
+
+}  // namespace xexp::eval::kernels

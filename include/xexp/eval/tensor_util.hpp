@@ -1,0 +1,347 @@
+#pragma once
+// Building blocks shared by the kernels: dispatch on the element type, conversions between element
+// types, broadcasting, and one data-movement primitive (`remap`) that every layout op reduces to.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "xexp/core/error.hpp"
+#include "xexp/core/float16.hpp"
+#include "xexp/core/tensor.hpp"
+
+namespace xexp::eval {
+
+template <class T>
+struct Tag {
+  using type = T;
+};
+
+// Calls f(Tag<T>{}) with the C++ type kernels compute with for `t` (float16/bfloat16 excluded: they are
+// widened to float before kernels run).
+template <class F>
+decltype(auto) visit_type(ElemType t, F&& f) {
+  switch (t) {
+    case ElemType::Float: return f(Tag<float>{});
+    case ElemType::Double: return f(Tag<double>{});
+    case ElemType::Int64: return f(Tag<int64_t>{});
+    case ElemType::Int32: return f(Tag<int32_t>{});
+    case ElemType::Int16: return f(Tag<int16_t>{});
+    case ElemType::Int8: return f(Tag<int8_t>{});
+    case ElemType::UInt64: return f(Tag<uint64_t>{});
+    case ElemType::UInt32: return f(Tag<uint32_t>{});
+    case ElemType::UInt16: return f(Tag<uint16_t>{});
+    case ElemType::UInt8: return f(Tag<uint8_t>{});
+    case ElemType::Bool: return f(Tag<bool>{});
+    default: throw Error("element type " + std::string(elem_type_name(t)) + " is not supported");
+  }
+}
+// Same, restricted to float and double.
+template <class F>
+decltype(auto) visit_float_type(ElemType t, F&& f) {
+  switch (t) {
+    case ElemType::Float: return f(Tag<float>{});
+    case ElemType::Double: return f(Tag<double>{});
+    default: throw Error("element type " + std::string(elem_type_name(t)) + " is not supported (float expected)");
+  }
+}
+
+inline bool is_half(ElemType t) noexcept { return t == ElemType::Float16 || t == ElemType::BFloat16; }
+
+// Element k of any numeric tensor as a double / int64 (for reading shapes, indices and scalars).
+inline double element_as_double(const Tensor& t, int64_t k) {
+  if (t.type() == ElemType::Float16) return half_to_float(t.data<uint16_t>()[k]);
+  if (t.type() == ElemType::BFloat16) return bfloat16_to_float(t.data<uint16_t>()[k]);
+  return visit_type(t.type(), [&](auto tag) { return static_cast<double>(t.data<typename decltype(tag)::type>()[k]); });
+}
+inline std::vector<int64_t> as_int64s(const Tensor& t) {
+  if (t.type() == ElemType::Int64) return {t.data<int64_t>().begin(), t.data<int64_t>().end()};
+  std::vector<int64_t> out(static_cast<std::size_t>(t.size()));
+  for (int64_t k = 0; k < t.size(); ++k) out[k] = static_cast<int64_t>(element_as_double(t, k));
+  return out;
+}
+inline std::vector<double> as_doubles(const Tensor& t) {
+  std::vector<double> out(static_cast<std::size_t>(t.size()));
+  for (int64_t k = 0; k < t.size(); ++k) out[k] = element_as_double(t, k);
+  return out;
+}
+inline int64_t scalar_int(const Tensor& t) {
+  if (t.size() < 1) throw Error("a scalar was expected, got an empty tensor");
+  return static_cast<int64_t>(element_as_double(t, 0));
+}
+inline double scalar_double(const Tensor& t) {
+  if (t.size() < 1) throw Error("a scalar was expected, got an empty tensor");
+  return element_as_double(t, 0);
+}
+
+// A float -> integer conversion that never invokes undefined behaviour (NaN and out of range values
+// saturate), unlike a plain static_cast.
+template <class To, class From>
+To convert_value(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    if (std::isnan(v)) return To(0);
+    if (v <= static_cast<From>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
+    if (v >= static_cast<From>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+    return static_cast<To>(v);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+inline std::string format_number(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "INF" : "-INF";
+  std::ostringstream os;
+  os.precision(9);
+  os << v;
+  return os.str();
+}
+inline double parse_number(const std::string& s) {
+  std::string low;
+  for (char c : s) low += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (low == "nan") return std::numeric_limits<double>::quiet_NaN();
+  if (low == "inf" || low == "+inf" || low == "infinity") return std::numeric_limits<double>::infinity();
+  if (low == "-inf" || low == "-infinity") return -std::numeric_limits<double>::infinity();
+  try {
+    return std::stod(s);
+  } catch (const std::exception&) {
+    throw Error("cannot convert string '" + s + "' to a number");
+  }
+}
+
+// Cast with ONNX semantics between any two of: the numeric types, float16, bfloat16, bool and string.
+inline Tensor cast_tensor(const Tensor& in, ElemType to) {
+  if (in.type() == to) return in;
+  const int64_t n = in.size();
+  if (to == ElemType::String) {
+    std::vector<std::string> out(static_cast<std::size_t>(n));
+    for (int64_t k = 0; k < n; ++k) {
+      if (in.type() == ElemType::Bool) out[k] = in.data<bool>()[k] ? "1" : "0";
+      else if (is_integer(in.type())) out[k] = std::to_string(static_cast<int64_t>(element_as_double(in, k)));
+      else out[k] = format_number(element_as_double(in, k));
+    }
+    return Tensor::strings(in.dims(), std::move(out));
+  }
+  Tensor out(to, in.dims());
+  if (is_half(to)) {
+    auto dst = out.mutable_data<uint16_t>();
+    for (int64_t k = 0; k < n; ++k) {
+      const double v = in.type() == ElemType::String ? parse_number(in.string_data()[k]) : element_as_double(in, k);
+      dst[k] = to == ElemType::Float16 ? float_to_half(static_cast<float>(v)) : float_to_bfloat16(static_cast<float>(v));
+    }
+    return out;
+  }
+  visit_type(to, [&](auto out_tag) {
+    using To = typename decltype(out_tag)::type;
+    auto dst = out.mutable_data<To>();
+    if (in.type() == ElemType::String) {
+      for (int64_t k = 0; k < n; ++k) dst[k] = convert_value<To>(parse_number(in.string_data()[k]));
+    } else if (is_half(in.type())) {
+      for (int64_t k = 0; k < n; ++k) dst[k] = convert_value<To>(static_cast<float>(element_as_double(in, k)));
+    } else {
+      visit_type(in.type(), [&](auto in_tag) {
+        auto src = in.data<typename decltype(in_tag)::type>();
+        for (int64_t k = 0; k < n; ++k) dst[k] = convert_value<To>(src[k]);
+      });
+    }
+  });
+  return out;
+}
+
+// A tensor of type `type` and shape `dims` holding `value` everywhere.
+inline Tensor filled(ElemType type, std::vector<int64_t> dims, double value) {
+  Tensor one = cast_tensor(Tensor::scalar<double>(value), type);
+  if (type == ElemType::String) return Tensor::strings(dims, std::vector<std::string>(dims_element_count(dims), one.string_data()[0]));
+  Tensor out(type, std::move(dims));
+  const std::size_t s = elem_size(type);
+  auto dst = out.mutable_bytes();
+  for (std::size_t k = 0; k < dst.size(); k += s) std::memcpy(dst.data() + k, one.bytes().data(), s);
+  return out;
+}
+
+inline int64_t normalize_axis(int64_t axis, std::size_t rank, const char* what = "axis") {
+  const auto r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= std::max<int64_t>(r, 1)) throw Error(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
+  return axis < 0 ? axis + r : axis;
+}
+
+inline std::vector<int64_t> strides_of(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (std::size_t d = dims.size(); d-- > 1;) s[d - 1] = s[d] * dims[d];
+  return s;
+}
+
+// numpy broadcasting of any number of shapes.
+inline std::vector<int64_t> broadcast_dims(const std::vector<const std::vector<int64_t>*>& shapes) {
+  std::size_t rank = 0;
+  for (auto* s : shapes) rank = std::max(rank, s->size());
+  std::vector<int64_t> out(rank, 1);
+  for (auto* s : shapes) {
+    const std::size_t off = rank - s->size();
+    for (std::size_t d = 0; d < s->size(); ++d) {
+      const int64_t v = (*s)[d];
+      if (v == out[off + d] || v == 1) continue;
+      if (out[off + d] != 1) throw Error("shapes " + shape_str(make_shape(*shapes[0])) + " and " + shape_str(make_shape(*s)) + " cannot be broadcast");
+      out[off + d] = v;
+    }
+  }
+  return out;
+}
+// Strides reading `dims` (right aligned) as if it had shape `out` (0 on broadcast dimensions).
+inline std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& dims, const std::vector<int64_t>& out) {
+  std::vector<int64_t> s(out.size(), 0);
+  const std::vector<int64_t> own = strides_of(dims);
+  const std::size_t off = out.size() - dims.size();
+  for (std::size_t d = 0; d < dims.size(); ++d) s[off + d] = dims[d] == 1 ? 0 : own[d];
+  return s;
+}
+
+// Visits every element of shape `dims` in row-major order, calling body(k, offsets) where offsets[i] is
+// the element's offset in input i whose strides are strides[i].
+template <std::size_t K, class Body>
+void for_each_strided(const std::vector<int64_t>& dims, const std::array<std::vector<int64_t>, K>& strides, Body&& body) {
+  const int64_t n = dims_element_count(dims);
+  if (n == 0) return;
+  const std::size_t rank = dims.size();
+  std::array<int64_t, K> off{};
+  if (rank == 0) {
+    body(int64_t{0}, off);
+    return;
+  }
+  std::vector<int64_t> idx(rank, 0);
+  const int64_t inner = dims[rank - 1];
+  std::array<int64_t, K> inner_stride{};
+  for (std::size_t i = 0; i < K; ++i) inner_stride[i] = strides[i][rank - 1];
+  for (int64_t k = 0; k < n; k += inner) {
+    std::array<int64_t, K> o = off;
+    for (int64_t j = 0; j < inner; ++j) {
+      body(k + j, o);
+      for (std::size_t i = 0; i < K; ++i) o[i] += inner_stride[i];
+    }
+    // odometer over the outer dimensions
+    for (std::size_t d = rank - 1; d-- > 0;) {
+      ++idx[d];
+      for (std::size_t i = 0; i < K; ++i) off[i] += strides[i][d];
+      if (idx[d] < dims[d]) break;
+      for (std::size_t i = 0; i < K; ++i) off[i] -= strides[i][d] * dims[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+// out[k] = f(a[.], b[.]) with broadcasting.
+template <class R, class A, class B, class F>
+Tensor broadcast_binary(const Tensor& a, const Tensor& b, F&& f) {
+  const std::vector<int64_t> dims = broadcast_dims({&a.dims(), &b.dims()});
+  Tensor out(elem_type_v<R>, dims);
+  auto o = out.mutable_data<R>();
+  auto x = a.data<A>();
+  auto y = b.data<B>();
+  if (a.dims() == b.dims()) {
+    for (int64_t k = 0; k < out.size(); ++k) o[k] = f(x[k], y[k]);
+  } else if (b.size() == 1) {
+    const B v = y[0];
+    for (int64_t k = 0; k < out.size(); ++k) o[k] = f(x[k], v);
+  } else {
+    for_each_strided<2>(dims, {broadcast_strides(a.dims(), dims), broadcast_strides(b.dims(), dims)},
+                        [&](int64_t k, const std::array<int64_t, 2>& off) { o[k] = f(x[off[0]], y[off[1]]); });
+  }
+  return out;
+}
+
+// Copies elements of any type (strings included): out[k] = src[src_index(k)] for the plan given by
+// per-dimension coordinate maps. out_dims[d] elements along output dimension d read source dimension
+// perm[d] at coordinate maps[d][i] (-1: leave the element of `base`, used by Pad). This single
+// primitive implements Transpose, Slice, Expand, Tile, Pad and Gather.
+inline Tensor remap(const Tensor& src, const std::vector<int64_t>& out_dims, const std::vector<int64_t>& perm,
+                    const std::vector<std::vector<int64_t>>& maps, const Tensor* base = nullptr) {
+  const std::vector<int64_t> src_strides = strides_of(src.dims());
+  const std::size_t rank = out_dims.size();
+  const int64_t n = dims_element_count(out_dims);
+  // source offset of every output element (or -1)
+  std::vector<int64_t> plan(static_cast<std::size_t>(n));
+  if (n > 0) {
+    std::vector<int64_t> idx(rank, 0);
+    for (int64_t k = 0; k < n; ++k) {
+      int64_t off = 0;
+      for (std::size_t d = 0; d < rank; ++d) {
+        const int64_t c = maps[d][idx[d]];
+        if (c < 0) {
+          off = -1;
+          break;
+        }
+        off += c * src_strides[perm[d]];
+      }
+      plan[k] = off;
+      for (std::size_t d = rank; d-- > 0;) {
+        if (++idx[d] < out_dims[d]) break;
+        idx[d] = 0;
+      }
+    }
+  }
+  if (src.type() == ElemType::String) {
+    std::vector<std::string> out = base ? base->string_data() : std::vector<std::string>(n);
+    const auto& in = src.string_data();
+    for (int64_t k = 0; k < n; ++k)
+      if (plan[k] >= 0) out[k] = in[plan[k]];
+    return Tensor::strings(out_dims, std::move(out));
+  }
+  Tensor out = base ? *base : Tensor(src.type(), out_dims);
+  auto dst = out.mutable_bytes();
+  auto in = src.bytes();
+  const std::size_t s = elem_size(src.type());
+  auto copy = [&](auto size_tag) {
+    constexpr std::size_t S = decltype(size_tag)::value;
+    for (int64_t k = 0; k < n; ++k)
+      if (plan[k] >= 0) std::memcpy(dst.data() + k * S, in.data() + plan[k] * S, S);
+  };
+  switch (s) {
+    case 1: copy(std::integral_constant<std::size_t, 1>{}); break;
+    case 2: copy(std::integral_constant<std::size_t, 2>{}); break;
+    case 4: copy(std::integral_constant<std::size_t, 4>{}); break;
+    case 8: copy(std::integral_constant<std::size_t, 8>{}); break;
+    case 16: copy(std::integral_constant<std::size_t, 16>{}); break;
+    default: throw Error("cannot move elements of type " + std::string(elem_type_name(src.type())));
+  }
+  return out;
+}
+inline std::vector<int64_t> iota_map(int64_t n, int64_t start = 0, int64_t step = 1) {
+  std::vector<int64_t> m(static_cast<std::size_t>(std::max<int64_t>(n, 0)));
+  for (int64_t i = 0; i < n; ++i) m[i] = start + i * step;
+  return m;
+}
+inline std::vector<int64_t> identity_perm(std::size_t rank) { return iota_map(static_cast<int64_t>(rank)); }
+
+// Broadcasts `t` to `dims` (numpy rules, output shape = broadcast of both).
+inline Tensor expand_to(const Tensor& t, const std::vector<int64_t>& dims) {
+  const std::vector<int64_t> out = broadcast_dims({&t.dims(), &dims});
+  if (out == t.dims()) return t;
+  const std::size_t off = out.size() - t.rank();
+  std::vector<std::vector<int64_t>> maps(out.size());
+  std::vector<int64_t> perm(out.size(), 0);
+  for (std::size_t d = 0; d < out.size(); ++d) {
+    if (d < off) {
+      maps[d] = std::vector<int64_t>(out[d], 0);
+      continue;
+    }
+    perm[d] = static_cast<int64_t>(d - off);
+    maps[d] = t.dims()[d - off] == 1 ? std::vector<int64_t>(out[d], 0) : iota_map(out[d]);
+  }
+  if (t.rank() == 0) return remap(t.reshaped({1}), out, perm, maps);
+  return remap(t, out, perm, maps);
+}
+
+// Copy of a tensor's elements into a new owned tensor of another type chosen by the caller (typed).
+template <class T>
+std::vector<T> to_vector(const Tensor& t) {
+  auto d = t.data<T>();
+  return {d.begin(), d.end()};
+}
+
+}  // namespace xexp::eval

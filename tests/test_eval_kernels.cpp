@@ -1,0 +1,263 @@
+// Reference kernels, one family at a time, against hand-computed values.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "xexp/eval.hpp"
+
+using namespace xexp;
+using eval::evaluate_op;
+using ir::Attribute;
+
+namespace {
+
+std::vector<Tensor> run(const char* op, std::vector<std::optional<Tensor>> inputs, std::vector<Attribute> attrs = {},
+                        std::size_t n_outputs = 1, const char* domain = "", int64_t opset = 18) {
+  return evaluate_op(Symbol(op), Symbol(domain), inputs, attrs, opset, n_outputs);
+}
+Tensor run1(const char* op, std::vector<std::optional<Tensor>> inputs, std::vector<Attribute> attrs = {},
+            const char* domain = "", int64_t opset = 18) {
+  return run(op, std::move(inputs), std::move(attrs), 1, domain, opset)[0];
+}
+template <class T>
+std::vector<T> values(const Tensor& t) {
+  auto d = t.data<T>();
+  return {d.begin(), d.end()};
+}
+void expect_near(const Tensor& t, const std::vector<float>& expected, float tol = 1e-5f) {
+  auto got = values<float>(t);
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t k = 0; k < got.size(); ++k) EXPECT_NEAR(got[k], expected[k], tol) << "at " << k;
+}
+Tensor f32(std::vector<int64_t> dims, std::vector<float> v) { return Tensor::from<float>(std::move(dims), v); }
+Tensor i64(std::vector<int64_t> dims, std::vector<int64_t> v) { return Tensor::from<int64_t>(std::move(dims), v); }
+
+}  // namespace
+
+TEST(EvalElementwise, AddBroadcastsRowAndColumn) {
+  Tensor y = run1("Add", {f32({2, 1}, {10, 20}), f32({3}, {1, 2, 3})});
+  EXPECT_EQ(y.dims(), (std::vector<int64_t>{2, 3}));
+  expect_near(y, {11, 12, 13, 21, 22, 23});
+}
+
+TEST(EvalElementwise, IncompatibleShapesThrow) {
+  EXPECT_THROW(run1("Mul", {f32({2}, {1, 2}), f32({3}, {1, 2, 3})}), Error);
+}
+
+TEST(EvalElementwise, IntegerDivisionTruncatesAndModFollowsDivisorSign) {
+  EXPECT_EQ(values<int64_t>(run1("Div", {i64({2}, {7, -7}), i64({2}, {2, 2})})), (std::vector<int64_t>{3, -3}));
+  EXPECT_EQ(values<int64_t>(run1("Mod", {i64({2}, {7, -7}), i64({2}, {3, 3})})), (std::vector<int64_t>{1, 2}));
+  EXPECT_THROW(run1("Div", {i64({1}, {1}), i64({1}, {0})}), Error);
+}
+
+TEST(EvalElementwise, ComparisonsAndWhere) {
+  Tensor mask = run1("Less", {f32({3}, {1, 5, 3}), f32({}, {3})});
+  EXPECT_EQ(mask.type(), ElemType::Bool);
+  EXPECT_EQ(values<bool>(mask), (std::vector<bool>{true, false, false}));
+  expect_near(run1("Where", {mask, f32({3}, {1, 2, 3}), f32({}, {-1})}), {1, -1, -1});
+}
+
+TEST(EvalElementwise, UnaryAndActivations) {
+  expect_near(run1("Sqrt", {f32({2}, {4, 9})}), {2, 3});
+  expect_near(run1("Relu", {f32({3}, {-1, 0, 2})}), {0, 0, 2});
+  expect_near(run1("Sigmoid", {f32({1}, {0})}), {0.5f});
+  expect_near(run1("LeakyRelu", {f32({2}, {-2, 2})}, {Attribute::make_float("alpha", 0.5f)}), {-1, 2});
+  expect_near(run1("Gelu", {f32({1}, {1})}), {0.8413447f});
+  expect_near(run1("Pow", {f32({2}, {2, 3}), f32({}, {2})}), {4, 9});
+  expect_near(run1("Clip", {f32({3}, {-5, 0, 5}), f32({}, {-1}), f32({}, {1})}), {-1, 0, 1});
+}
+
+TEST(EvalElementwise, Float16IsComputedInFloatAndStaysFloat16) {
+  Tensor h = eval::cast_tensor(f32({2}, {1.5f, 2.25f}), ElemType::Float16);
+  Tensor y = run1("Mul", {h, h});
+  EXPECT_EQ(y.type(), ElemType::Float16);
+  expect_near(eval::cast_tensor(y, ElemType::Float), {2.25f, 5.0625f});
+}
+
+TEST(EvalElementwise, VariadicMaxAndMean) {
+  expect_near(run1("Max", {f32({2}, {1, 5}), f32({2}, {3, 2}), f32({}, {4})}), {4, 5});
+  expect_near(run1("Mean", {f32({2}, {1, 5}), f32({2}, {3, 1})}), {2, 3});
+}
+
+TEST(EvalReduce, KeepdimsAndAxesFromInputOrAttribute) {
+  Tensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor s = run1("ReduceSum", {x, i64({1}, {1})}, {Attribute::make_int("keepdims", 0)}, "", 13);
+  EXPECT_EQ(s.dims(), (std::vector<int64_t>{2}));
+  expect_near(s, {6, 15});
+  Tensor m = run1("ReduceMean", {x}, {Attribute::make_ints("axes", {0})}, "", 13);
+  EXPECT_EQ(m.dims(), (std::vector<int64_t>{1, 3}));
+  expect_near(m, {2.5f, 3.5f, 4.5f});
+  expect_near(run1("ReduceMax", {x}, {Attribute::make_int("keepdims", 0)}, "", 13), {6});
+  expect_near(run1("ReduceL2", {f32({2}, {3, 4})}, {}, "", 13), {5});
+  // noop_with_empty_axes leaves the input alone
+  expect_near(run1("ReduceSum", {x}, {Attribute::make_int("noop_with_empty_axes", 1)}, "", 13), {1, 2, 3, 4, 5, 6});
+}
+
+TEST(EvalReduce, ArgMaxSelectsFirstOrLastIndex) {
+  Tensor x = f32({2, 3}, {1, 3, 3, 7, 0, 7});
+  EXPECT_EQ(values<int64_t>(run1("ArgMax", {x}, {Attribute::make_int("axis", 1), Attribute::make_int("keepdims", 0)})),
+            (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(values<int64_t>(run1("ArgMax", {x}, {Attribute::make_int("axis", 1), Attribute::make_int("keepdims", 0),
+                                                  Attribute::make_int("select_last_index", 1)})),
+            (std::vector<int64_t>{2, 2}));
+}
+
+TEST(EvalMatMul, BatchedWithBroadcast) {
+  // (2, 1, 2) @ (2, 1) -> (2, 1, 1)
+  Tensor y = run1("MatMul", {f32({2, 1, 2}, {1, 2, 3, 4}), f32({2, 1}, {10, 1})});
+  EXPECT_EQ(y.dims(), (std::vector<int64_t>{2, 1, 1}));
+  expect_near(y, {12, 34});
+  // vector @ matrix drops the promoted dimension
+  Tensor v = run1("MatMul", {f32({2}, {1, 1}), f32({2, 2}, {1, 2, 3, 4})});
+  EXPECT_EQ(v.dims(), (std::vector<int64_t>{2}));
+  expect_near(v, {4, 6});
+}
+
+TEST(EvalMatMul, LargeBlockedProductMatchesNaive) {
+  const int64_t M = 70, K = 300, N = 290;  // crosses every block boundary
+  std::vector<float> a(M * K), b(K * N);
+  for (std::size_t k = 0; k < a.size(); ++k) a[k] = static_cast<float>((k * 7) % 13) - 6;
+  for (std::size_t k = 0; k < b.size(); ++k) b[k] = static_cast<float>((k * 5) % 11) - 5;
+  Tensor y = run1("MatMul", {f32({M, K}, a), f32({K, N}, b)});
+  auto got = y.data<float>();
+  for (int64_t i : {int64_t{0}, int64_t{33}, M - 1})
+    for (int64_t j : {int64_t{0}, int64_t{129}, int64_t{257}, N - 1}) {
+      double ref = 0;
+      for (int64_t k = 0; k < K; ++k) ref += a[i * K + k] * b[k * N + j];
+      EXPECT_FLOAT_EQ(got[i * N + j], static_cast<float>(ref));
+    }
+}
+
+TEST(EvalMatMul, GemmTransposesAndBias) {
+  Tensor a = f32({2, 2}, {1, 3, 2, 4});  // A^T = [[1,2],[3,4]]
+  Tensor b = f32({2, 2}, {1, 0, 0, 1});
+  Tensor y = run1("Gemm", {a, b, f32({2}, {10, 20})},
+                  {Attribute::make_int("transA", 1), Attribute::make_float("alpha", 2.0f), Attribute::make_float("beta", 0.5f)});
+  expect_near(y, {2 + 5, 4 + 10, 6 + 5, 8 + 10});
+}
+
+TEST(EvalShapeOps, ReshapeTransposeConcatSlice) {
+  Tensor x = f32({2, 3}, {0, 1, 2, 3, 4, 5});
+  EXPECT_EQ(run1("Reshape", {x, i64({2}, {3, -1})}).dims(), (std::vector<int64_t>{3, 2}));
+  EXPECT_THROW(run1("Reshape", {x, i64({2}, {4, -1})}), Error);
+  expect_near(run1("Transpose", {x}), {0, 3, 1, 4, 2, 5});
+  Tensor cat = run1("Concat", {x, x}, {Attribute::make_int("axis", 1)});
+  EXPECT_EQ(cat.dims(), (std::vector<int64_t>{2, 6}));
+  expect_near(cat, {0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5});
+  // x[:, ::-2]
+  expect_near(run1("Slice", {x, i64({1}, {-1}), i64({1}, {-100}), i64({1}, {1}), i64({1}, {-2})}), {2, 0, 5, 3});
+}
+
+TEST(EvalShapeOps, GatherSplitExpandTilePad) {
+  Tensor x = f32({3, 2}, {0, 1, 2, 3, 4, 5});
+  Tensor g = run1("Gather", {x, i64({2, 1}, {2, -3})});
+  EXPECT_EQ(g.dims(), (std::vector<int64_t>{2, 1, 2}));
+  expect_near(g, {4, 5, 0, 1});
+  auto parts = run("Split", {x, i64({2}, {1, 2})}, {}, 2);
+  expect_near(parts[1], {2, 3, 4, 5});
+  expect_near(run1("Expand", {f32({2, 1}, {1, 2}), i64({2}, {2, 3})}), {1, 1, 1, 2, 2, 2});
+  expect_near(run1("Tile", {f32({2}, {1, 2}), i64({1}, {2})}), {1, 2, 1, 2});
+  expect_near(run1("Pad", {f32({2}, {1, 2}), i64({2}, {1, 2}), f32({}, {9})}), {9, 1, 2, 9, 9});
+  Tensor reflect = run1("Pad", {f32({3}, {1, 2, 3}), i64({2}, {2, 1})}, {Attribute::make_string("mode", "reflect")});
+  expect_near(reflect, {3, 2, 1, 2, 3, 2});
+}
+
+TEST(EvalShapeOps, ShapeSqueezeUnsqueezeRange) {
+  Tensor x = f32({1, 3, 1}, {1, 2, 3});
+  EXPECT_EQ(values<int64_t>(run1("Shape", {x}, {Attribute::make_int("start", 1)})), (std::vector<int64_t>{3, 1}));
+  EXPECT_EQ(run1("Squeeze", {x}).dims(), (std::vector<int64_t>{3}));
+  EXPECT_THROW(run1("Squeeze", {x, i64({1}, {1})}), Error);
+  EXPECT_EQ(run1("Unsqueeze", {x, i64({2}, {0, -1})}).dims(), (std::vector<int64_t>{1, 1, 3, 1, 1}));
+  EXPECT_EQ(values<int64_t>(run1("Range", {Tensor::scalar<int64_t>(1), Tensor::scalar<int64_t>(8), Tensor::scalar<int64_t>(3)})),
+            (std::vector<int64_t>{1, 4, 7}));
+  Tensor filled = run1("ConstantOfShape", {i64({2}, {2, 2})}, {Attribute::make_tensor("value", i64({1}, {7}))});
+  EXPECT_EQ(values<int64_t>(filled), (std::vector<int64_t>{7, 7, 7, 7}));
+}
+
+TEST(EvalShapeOps, StringsMoveLikeAnyOtherElement) {
+  Tensor s = Tensor::strings({2, 2}, {"a", "b", "c", "d"});
+  EXPECT_EQ(run1("Transpose", {s}).string_data(), (std::vector<std::string>{"a", "c", "b", "d"}));
+}
+
+TEST(EvalNN, SoftmaxAndLogSoftmax) {
+  Tensor x = f32({2, 2}, {0, 0, 0, std::log(3.0f)});
+  expect_near(run1("Softmax", {x}), {0.5f, 0.5f, 0.25f, 0.75f});
+  expect_near(run1("LogSoftmax", {x}), {std::log(0.5f), std::log(0.5f), std::log(0.25f), std::log(0.75f)});
+  // before opset 13 the input is flattened at axis 1: here the same as the last axis
+  expect_near(run1("Softmax", {x}, {}, "", 11), {0.5f, 0.5f, 0.25f, 0.75f});
+}
+
+TEST(EvalNN, LayerNormalizationGivesMeanAndInvStd) {
+  Tensor x = f32({1, 4}, {1, 2, 3, 4});
+  auto out = run("LayerNormalization", {x, f32({4}, {1, 1, 2, 2}), f32({4}, {0, 0, 0, 1})},
+                 {Attribute::make_float("epsilon", 0.0f)}, 3);
+  const float inv = 1.0f / std::sqrt(1.25f);
+  expect_near(out[0], {-1.5f * inv, -0.5f * inv, 2 * 0.5f * inv, 2 * 1.5f * inv + 1}, 1e-5f);
+  expect_near(out[1], {2.5f});
+  expect_near(out[2], {inv});
+}
+
+TEST(EvalNN, ConvMatchesHandComputedSum) {
+  // 1x1x3x3 input, 2x2 kernel of ones, stride 1, no padding: sums of 2x2 windows
+  Tensor x = f32({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  Tensor w = f32({1, 1, 2, 2}, {1, 1, 1, 1});
+  Tensor y = run1("Conv", {x, w, f32({1}, {1})});
+  EXPECT_EQ(y.dims(), (std::vector<int64_t>{1, 1, 2, 2}));
+  expect_near(y, {13, 17, 25, 29});
+}
+
+TEST(EvalCast, FloatToIntTruncatesAndStringsRoundTrip) {
+  EXPECT_EQ(values<int32_t>(run1("Cast", {f32({3}, {1.7f, -1.7f, 2.0f})}, {Attribute::make_int("to", 6)})),
+            (std::vector<int32_t>{1, -1, 2}));
+  Tensor s = run1("Cast", {f32({1}, {0.5f})}, {Attribute::make_int("to", 8)});
+  EXPECT_EQ(s.string_data()[0], "0.5");
+  expect_near(run1("Cast", {s}, {Attribute::make_int("to", 1)}), {0.5f});
+}
+
+TEST(EvalContrib, FusedMatMulTransposesAndScales) {
+  Tensor a = f32({2, 2}, {1, 2, 3, 4});
+  Tensor y = run1("FusedMatMul", {a, a}, {Attribute::make_int("transB", 1), Attribute::make_float("alpha", 0.5f)}, "com.microsoft");
+  expect_near(y, {2.5f, 5.5f, 5.5f, 12.5f});
+}
+
+TEST(EvalContrib, GeluVariants) {
+  const float x = 1.0f;
+  const float erf_gelu = 0.5f * x * (1 + std::erf(x / std::sqrt(2.0f)));
+  const float tanh_gelu = 0.5f * x * (1 + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
+  expect_near(run1("Gelu", {f32({1}, {x})}, {}, "com.microsoft"), {erf_gelu});
+  expect_near(run1("FastGelu", {f32({1}, {0.5f}), f32({1}, {0.5f})}, {}, "com.microsoft"), {tanh_gelu});
+  expect_near(run1("BiasGelu", {f32({1}, {0.25f}), f32({1}, {0.75f})}, {}, "com.microsoft"), {erf_gelu});
+  expect_near(run1("QuickGelu", {f32({1}, {x})}, {Attribute::make_float("alpha", 1.0f)}, "com.microsoft"), {1.0f / (1 + std::exp(-1.0f))});
+}
+
+TEST(EvalContrib, SkipLayerNormalizationReturnsTheSum) {
+  auto out = run("SkipLayerNormalization", {f32({1, 2}, {1, 2}), f32({1, 2}, {1, 2}), f32({2}, {1, 2}), f32({2}, {0, 1})},
+                 {Attribute::make_float("epsilon", 0.0f)}, 4, "com.microsoft");
+  expect_near(out[0], {-1, 3});  // sum (2, 4): mean 3, std 1, then scale (1, 2) and bias (0, 1)
+  expect_near(out[3], {2, 4});
+}
+
+TEST(EvalContrib, SimplifiedLayerNormalizationIsRms) {
+  auto out = run("SimplifiedLayerNormalization", {f32({1, 2}, {3, 4}), f32({2}, {1, 2})},
+                 {Attribute::make_float("epsilon", 0.0f)}, 2);
+  const float rms = std::sqrt(12.5f);
+  expect_near(out[0], {3 / rms, 8 / rms});
+  expect_near(out[1], {1 / rms});
+}
+
+TEST(EvalContrib, RotaryEmbeddingRotatesHalves) {
+  // one batch, one position, one head of size 4: pairs (x0, x2) and (x1, x3) rotated by 90 degrees
+  Tensor x = f32({1, 1, 4}, {1, 2, 3, 4});
+  Tensor cos = f32({1, 2}, {0, 0}), sin = f32({1, 2}, {1, 1});
+  Tensor y = run1("RotaryEmbedding", {x, i64({1, 1}, {0}), cos, sin}, {Attribute::make_int("num_heads", 1)}, "com.microsoft");
+  expect_near(y, {-3, -4, 1, 2});
+}
+
+TEST(EvalRegistry, UnsupportedOpIsAnError) {
+  try {
+    run1("NoSuchOp", {f32({1}, {1})});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unsupported op NoSuchOp"), std::string::npos);
+  }
+}
