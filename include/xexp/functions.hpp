@@ -2,5 +2,6 @@
 // The functions layer (include/xexp/functions/): see docs/ARCHITECTURE.md.
 #include "xexp/functions/infer_call.hpp"
 #include "xexp/functions/inliner.hpp"
+#include "xexp/functions/module_export.hpp"
 #include "xexp/functions/registry.hpp"
 #include "xexp/functions/same_function.hpp"

@@ -1,0 +1,290 @@
+#pragma once
+// Modules exported as local functions (the original's export_modules_as_functions). Every node of a
+// plain graph carries the stack of module scopes it was created in; each module instance becomes a
+// call of a function in domain `aten_local_function` named after the module type, nested modules
+// become calls inside bodies. Weights read inside a module become extra function inputs passed by
+// the caller (after the real inputs, by decreasing size) or, under `external_threshold` bytes,
+// Constant nodes inside the body. Bodies equal up to value names are one function (same_function);
+// a different body under a taken name is renamed <name>_l2l, ... (add_function).
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "xexp/core/error.hpp"
+#include "xexp/functions/inliner.hpp"
+#include "xexp/functions/registry.hpp"
+#include "xexp/ir/copy.hpp"
+#include "xexp/ir/model.hpp"
+
+namespace xexp::functions {
+
+inline constexpr std::string_view kLocalFunctionDomain = "aten_local_function";
+
+// One module scope a node was created in: its path in the model ("decoder.attention") and its type
+// ("MultiAttentionBlock"), the function name.
+struct ModuleScope {
+  std::string path;
+  std::string type;
+  friend bool operator==(const ModuleScope&, const ModuleScope&) = default;
+};
+using ScopeStack = std::vector<ModuleScope>;  // outermost first
+
+struct FunctionExportOptions {
+  std::string domain = std::string(kLocalFunctionDomain);
+  // Initializers smaller than this (bytes) become Constant nodes inside the bodies that read them.
+  std::size_t external_threshold = 256;
+  AddFunctionOptions add = {};
+  // Which modules become functions (empty: all); the nodes of the others go to the enclosing module.
+  std::function<bool(const ModuleScope&)> export_module;
+};
+
+namespace detail {
+
+class ModuleExporter {
+ public:
+  ModuleExporter(const ir::Model& plain, const std::vector<ScopeStack>& scopes, const FunctionExportOptions& options)
+      : plain_(plain), options_(options) {
+    copy_model_fields();
+    work_ = ir::clone(*plain.graph);
+    build_instances(scopes);
+  }
+
+  ir::Model run() && {
+    std::vector<std::size_t> order(instances_.size() - 1);
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k + 1;  // instance 0 is the graph itself
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return instances_[a].depth > instances_[b].depth; });
+    for (std::size_t k : order) collapse(k);
+    drop_unused_initializers();
+    work_->compact();
+    model_.graph = std::move(work_);
+    return std::move(model_);
+  }
+
+ private:
+  struct Instance {
+    ModuleScope scope;
+    std::size_t parent = 0;
+    std::size_t depth = 0;
+    std::vector<ir::NodeId> items;  // nodes of the working graph directly inside, calls of children included
+  };
+
+  struct Interface {
+    std::vector<ir::ValueId> inputs, weights, constants, outputs;
+  };
+
+  void copy_model_fields() {
+    model_.ir_version = plain_.ir_version;
+    model_.opsets = plain_.opsets;
+    model_.producer_name = plain_.producer_name;
+    model_.producer_version = plain_.producer_version;
+    model_.domain = plain_.domain;
+    model_.model_version = plain_.model_version;
+    model_.doc_string = plain_.doc_string;
+    model_.metadata_props = plain_.metadata_props;
+    model_.raw_training_info = plain_.raw_training_info;
+    model_.unknown = plain_.unknown;
+    model_.presence = plain_.presence;
+    for (const ir::Function& f : plain_.functions) {
+      ir::Function& copy = model_.functions.emplace_back();
+      copy.name = f.name;
+      copy.domain = f.domain;
+      copy.attributes = f.attributes;
+      copy.attribute_defaults = f.attribute_defaults;
+      copy.opsets = f.opsets;
+      copy.body = ir::clone(*f.body);
+      copy.doc_string = f.doc_string;
+      copy.unknown = f.unknown;
+      copy.presence = f.presence;
+    }
+  }
+
+  // Module instances from the scope stacks: consecutive nodes sharing a scope prefix are inside the
+  // same instance (scopes are RAII blocks, so an instance's nodes are contiguous).
+  void build_instances(const std::vector<ScopeStack>& scopes) {
+    instances_.push_back({});  // the graph
+    std::vector<std::size_t> open;  // open[d]: the instance at depth d+1
+    std::size_t position = 0;
+    auto plain_it = plain_.graph->nodes().begin();
+    for (ir::NodeId id : work_->nodes()) {
+      const ir::NodeId plain_id = *plain_it++;
+      ScopeStack stack;
+      if (plain_id < scopes.size())
+        for (const ModuleScope& s : scopes[plain_id])
+          if (!options_.export_module || options_.export_module(s)) stack.push_back(s);
+      std::size_t common = 0;
+      while (common < open.size() && common < stack.size() && instances_[open[common]].scope == stack[common]) ++common;
+      open.resize(common);
+      for (std::size_t d = common; d < stack.size(); ++d) {
+        instances_.push_back({stack[d], open.empty() ? 0 : open.back(), d + 1, {}});
+        open.push_back(instances_.size() - 1);
+      }
+      const std::size_t owner = open.empty() ? 0 : open.back();
+      set_owner(id, owner, position++);
+      instances_[owner].items.push_back(id);
+    }
+  }
+
+  void set_owner(ir::NodeId id, std::size_t owner, std::size_t position) {
+    if (owner_.size() <= id) {
+      owner_.resize(id + 1, 0);
+      position_.resize(id + 1, 0);
+    }
+    owner_[id] = owner;
+    position_[id] = position;
+  }
+
+  bool inside(ir::NodeId node, std::size_t instance) const { return owner_[node] == instance; }
+
+  // What crosses the boundary of instance `k`: values read from outside (graph values, weights, small
+  // constants) and values computed inside that are read outside or are graph outputs.
+  Interface interface_of(std::size_t k) const {
+    Interface io;
+    std::unordered_set<ir::ValueId> seen;
+    auto read = [&](ir::ValueId v) {
+      if (v == ir::kNone || !seen.insert(v).second) return;
+      const ir::Value& value = work_->value(v);
+      if (value.producer != ir::kNone && inside(value.producer, k)) return;
+      if (!value.initializer) io.inputs.push_back(v);
+      else if (nbytes(*value.initializer) < options_.external_threshold) io.constants.push_back(v);
+      else io.weights.push_back(v);
+    };
+    for (ir::NodeId id : instances_[k].items) {
+      const ir::Node& n = work_->node(id);
+      for (ir::ValueId v : n.inputs) read(v);
+      for (ir::ValueId v : n.captured) read(v);
+      for (ir::ValueId v : n.outputs) {
+        if (v == ir::kNone) continue;
+        const ir::Value& value = work_->value(v);
+        bool outside = value.is_graph_output() ||
+                       std::any_of(value.uses.begin(), value.uses.end(),
+                                   [&](const ir::Use& u) { return !inside(u.node, k); });
+        if (outside) io.outputs.push_back(v);
+      }
+    }
+    // The original passes weights by decreasing size (ties: decreasing name).
+    std::sort(io.weights.begin(), io.weights.end(), [&](ir::ValueId a, ir::ValueId b) {
+      const ir::Value &va = work_->value(a), &vb = work_->value(b);
+      int64_t sa = va.initializer->size(), sb = vb.initializer->size();
+      return sa != sb ? sa > sb : va.name > vb.name;
+    });
+    return io;
+  }
+
+  static std::size_t nbytes(const Tensor& t) { return Tensor::byte_count(t.type(), t.dims()); }
+
+  // Turns instance `k` into a function and its nodes into one call.
+  void collapse(std::size_t k) {
+    Instance& instance = instances_[k];
+    std::sort(instance.items.begin(), instance.items.end(),
+              [&](ir::NodeId a, ir::NodeId b) { return position_[a] < position_[b]; });
+    Interface io = interface_of(k);
+    Instance& parent = instances_[instance.parent];
+    if (io.outputs.empty()) {  // nothing leaves it: its nodes stay in the parent
+      for (ir::NodeId id : instance.items) {
+        owner_[id] = instance.parent;
+        parent.items.push_back(id);
+      }
+      return;
+    }
+    ir::Function f = make_body(instance, io);
+    const std::string name = add_function(model_, std::move(f), options_.add);
+
+    const ir::NodeId last = instance.items.back();
+    const ir::NodeId next = work_->node(last).next;
+    const std::size_t position = position_[last];
+    for (ir::NodeId id : instance.items) work_->remove_node(id);
+    for (ir::ValueId v : io.outputs) work_->value(v).alive = true;
+    std::vector<ir::ValueId> inputs = io.inputs;
+    inputs.insert(inputs.end(), io.weights.begin(), io.weights.end());
+    ir::NodeId call = work_->add_node(Symbol(name), std::move(inputs), io.outputs, {},
+                                      work_->unique_node_name(instance.scope.path), Symbol(options_.domain), next);
+    set_owner(call, instance.parent, position);
+    instances_[instance.parent].items.push_back(call);
+  }
+
+  ir::Function make_body(const Instance& instance, const Interface& io) {
+    ir::Function f;
+    f.name = instance.scope.type;
+    f.domain = options_.domain;
+    ir::Graph& body = *f.body;
+    ir::ValueMap map(work_->value_capacity());
+    for (ir::ValueId v : io.inputs) map[v] = body.add_input(work_->value(v).name);
+    for (ir::ValueId v : io.weights) map[v] = body.add_input(work_->value(v).name);
+    for (std::size_t j = 0; j < io.outputs.size(); ++j)
+      map[io.outputs[j]] = body.add_value(
+          body.unique_value_name(io.outputs.size() == 1 ? std::string("output") : "output_" + std::to_string(j)));
+    ir::CopyPolicy policy;
+    policy.value_name = [](ir::Graph& dst, const std::string& name) { return dst.unique_value_name(name); };
+    std::unordered_set<ir::ValueId> constants(io.constants.begin(), io.constants.end());
+    for (ir::NodeId id : instance.items) {
+      const ir::Node& n = work_->node(id);
+      auto make_constant = [&](ir::ValueId v) {
+        if (v == ir::kNone || !constants.erase(v)) return;
+        const ir::Value& value = work_->value(v);
+        ir::ValueId c = body.add_value(body.unique_value_name(value.name));
+        body.add_node(Symbol("Constant"), {}, {c}, {ir::Attribute::make_tensor("value", *value.initializer)},
+                      body.unique_node_name("init2cst"));
+        map[v] = c;
+      };
+      for (ir::ValueId v : n.inputs) make_constant(v);
+      for (ir::ValueId v : n.captured) make_constant(v);
+      ir::copy_node(*work_, id, body, map, ir::kNone, policy);
+    }
+    for (ir::ValueId v : io.outputs) body.add_output(*map[v]);
+    // A function is shape-polymorphic: the types seen at this call site do not belong to its body.
+    for (ir::ValueId v = 0; v < body.value_capacity(); ++v) {
+      body.value(v).elem = ElemType::Undefined;
+      body.value(v).shape.reset();
+    }
+    f.opsets = opsets_used(body);
+    return f;
+  }
+
+  std::vector<ir::OpsetImport> opsets_used(const ir::Graph& body) const {
+    std::unordered_set<Symbol> domains;
+    for_each_node_deep(body, [&](const ir::Node& n) { domains.insert(n.domain); });
+    std::vector<ir::OpsetImport> out;
+    for (const ir::OpsetImport& o : model_.opsets)
+      if (domains.count(Symbol(o.domain == "ai.onnx" ? std::string() : o.domain))) out.push_back(o);
+    if (domains.count(Symbol(options_.domain)) && !ir::find_opset(out, options_.domain)) {
+      ir::OpsetImport local;
+      local.domain = options_.domain;
+      local.version = 1;
+      out.push_back(local);
+    }
+    return out;
+  }
+
+  void drop_unused_initializers() {
+    std::vector<ir::ValueId> kept;
+    for (ir::ValueId v : work_->initializers()) {
+      ir::Value& value = work_->value(v);
+      if (value.uses.empty() && !value.is_graph_output() && !value.is_input) value.alive = false;
+      else kept.push_back(v);
+    }
+    work_->set_initializer_order(std::move(kept));
+  }
+
+  const ir::Model& plain_;
+  const FunctionExportOptions& options_;
+  ir::Model model_;
+  std::unique_ptr<ir::Graph> work_;
+  std::vector<Instance> instances_;
+  std::vector<std::size_t> owner_;     // working node -> instance holding it directly
+  std::vector<std::size_t> position_;  // working node -> rank in the original order (calls: their last node's)
+};
+
+}  // namespace detail
+
+// A copy of `plain` where every module instance is a call of a local function. `scopes[node id]` is
+// the stack of module scopes node `id` of plain.graph was created in (missing or empty: top level).
+inline ir::Model export_modules_as_functions(const ir::Model& plain, const std::vector<ScopeStack>& scopes,
+                                             const FunctionExportOptions& options = {}) {
+  return detail::ModuleExporter(plain, scopes, options).run();
+}
+
+}  // namespace xexp::functions
