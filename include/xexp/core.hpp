@@ -6,4 +6,3 @@
 #include "xexp/core/shape.hpp"
 #include "xexp/core/symbol.hpp"
 #include "xexp/core/tensor.hpp"
-#include "xexp/core/tensor_values.hpp"

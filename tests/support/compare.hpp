@@ -7,9 +7,11 @@
 #include <string>
 
 #include "support/ort.hpp"
-#include "xexp/core/tensor_values.hpp"
+#include "xexp/eval/tensor_util.hpp"
 
 namespace xexp::testing {
+
+using eval::element_as_double;
 
 inline void expect_close(const Tensor& actual, const Tensor& expected, double atol = 1e-5, double rtol = 1e-5,
                          const std::string& what = "tensor") {

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "xexp/core/tensor_values.hpp"
+#include "xexp/eval/tensor_util.hpp"
 #include "xexp/ir/model.hpp"
 
 namespace xexp::tools {
@@ -32,6 +32,10 @@ struct PrettyOptions {
 };
 
 namespace detail {
+
+using eval::element_as_double;
+
+inline bool is_numeric(ElemType type) { return is_float(type) || is_integer(type) || type == ElemType::Bool; }
 
 // Shortest text that reads back to the same value at the tensor's precision ("0.4", "1e-05", "inf").
 inline std::string shortest_float(double v, bool single_precision) {
@@ -61,7 +65,7 @@ inline std::string truncated(std::string_view s, std::size_t keep) {
 // Columns are aligned as numpy aligns them: integer parts to the right, fractions to the left.
 inline std::string numpy_repr(const Tensor& t) {
   const ElemType type = t.type();
-  const std::vector<double> values = tensor_as_doubles(t);
+  const std::vector<double> values = eval::as_doubles(t);
   std::vector<std::string> heads, tails;  // text before and from the '.'
   for (double v : values) {
     std::string s;
@@ -93,8 +97,9 @@ inline std::string numpy_repr(const Tensor& t) {
 
 // A tensor attribute as Python prints a list of its values, cut after ten characters: [1.0, 1.0,...
 inline std::string tensor_attribute(const Tensor& t) {
-  if (!has_double_view(t.type())) return "<" + std::string(elem_type_short_name(t.type())) + " tensor>";
-  const std::vector<double> values = tensor_as_doubles(t, 64);  // enough to fill ten characters
+  if (!is_numeric(t.type())) return "<" + std::string(elem_type_short_name(t.type())) + " tensor>";
+  std::vector<double> values;  // the first few: enough to fill ten characters
+  for (int64_t k = 0; k < std::min<int64_t>(t.size(), 8); ++k) values.push_back(element_as_double(t, k));
   auto item = [&](double v) {
     return is_float(t.type()) ? python_float(v, single_precision(t.type())) : std::to_string(static_cast<int64_t>(v));
   };
@@ -225,7 +230,7 @@ class Printer {
     }
     const Tensor& t = *v.initializer;
     text += " type=" + std::string(elem_type_short_name(t.type())) + " shape=" + tuple_shape(t.dims());
-    if (t.size() <= options_.max_init_values && has_double_view(t.type())) text += " -- " + numpy_repr(t);
+    if (t.size() <= options_.max_init_values && is_numeric(t.type())) text += " -- " + numpy_repr(t);
     line(base, text);
   }
 
