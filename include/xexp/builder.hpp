@@ -1,2 +1,8 @@
 #pragma once
-// The builder layer (include/xexp/builder/): see docs/ARCHITECTURE.md.
+// The builder layer (include/xexp/builder/): GraphBuilder (make_tensor_input, make_initializer,
+// make_node, g.op.<Op>(...), module scopes, debug dump) and the demo LLM built with it.
+#include "xexp/builder/graph_builder.hpp"
+#include "xexp/builder/initializer_names.hpp"
+#include "xexp/builder/module_scope.hpp"
+#include "xexp/builder/op_args.hpp"
+#include "xexp/builder/op_shortcuts.hpp"

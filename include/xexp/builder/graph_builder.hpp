@@ -1,0 +1,636 @@
+#pragma once
+// GraphBuilder: the seed's xbuilder API in C++. It owns an ir::Model, gives unique names, creates
+// initializers (deduplicating small ones), checks every node it creates and infers its outputs' types
+// and shapes at once, remembers which module scope created each node, and explains itself: every
+// error it raises carries debug_dump(), the state needed to understand the failure.
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "xexp/builder/initializer_names.hpp"
+#include "xexp/builder/module_scope.hpp"
+#include "xexp/builder/op_args.hpp"
+#include "xexp/builder/op_shortcuts.hpp"
+#include "xexp/core/error.hpp"
+#include "xexp/core/shape.hpp"
+#include "xexp/core/tensor.hpp"
+#include "xexp/infer/infer.hpp"
+#include "xexp/ir/model.hpp"
+
+namespace xexp {
+
+class GraphBuilder {
+ public:
+  static constexpr int64_t kMinOpset = 13, kMaxOpset = 24;
+
+  explicit GraphBuilder(int64_t opset = 18, int64_t ir_version = 9) : op(this) {
+    if (opset < kMinOpset || opset > kMaxOpset)
+      throw Error("opset " + std::to_string(opset) + " is not supported, use " + std::to_string(kMinOpset) + " to " +
+                  std::to_string(kMaxOpset));
+    model_.ir_version = ir_version;
+    model_.opsets.push_back(opset_import("", opset));
+  }
+  GraphBuilder(const GraphBuilder&) = delete;  // `op` points back to its builder
+  GraphBuilder& operator=(const GraphBuilder&) = delete;
+
+  // ---- opsets ---------------------------------------------------------------------------------
+  void add_domain(std::string domain, int64_t version) {
+    for (ir::OpsetImport& o : model_.opsets)
+      if (o.domain == domain) {
+        if (o.version != version)
+          fail("domain '" + domain + "' already has opset " + std::to_string(o.version) + ", not " + std::to_string(version));
+        return;
+      }
+    model_.opsets.push_back(opset_import(std::move(domain), version));
+  }
+  bool has_opset(std::string_view domain) const { return model_.opset(domain).has_value(); }
+  int64_t get_opset(std::string_view domain = "") const {
+    auto v = model_.opset(domain);
+    if (!v) fail("no opset for domain '" + std::string(domain) + "', call add_domain first");
+    return *v;
+  }
+  int64_t main_opset() const { return get_opset(""); }
+
+  // ---- inputs, outputs, initializers -------------------------------------------------------------
+  std::string make_tensor_input(std::string name, ElemType type, std::optional<Shape> shape = std::nullopt) {
+    if (has_name(name)) fail("input '" + name + "' already exists", name);
+    ir::ValueId id = graph().add_input(name, type, shape);
+    if (shape)
+      for (const Dim& d : *shape)
+        if (d.is_symbolic() && std::find(dynamic_dims_.begin(), dynamic_dims_.end(), d.symbol()) == dynamic_dims_.end())
+          dynamic_dims_.push_back(d.symbol());
+    log_.push_back({Event::Input, id});
+    return name;
+  }
+
+  // Declares an existing value as a graph output; the type and shape, when given, are checked against
+  // what is known (and complete it).
+  std::string make_tensor_output(const std::string& name, ElemType type = ElemType::Undefined,
+                                 std::optional<Shape> shape = std::nullopt) {
+    ir::ValueId id = value_id(name, "make_tensor_output");
+    if (type != ElemType::Undefined) set_type(name, type);
+    if (shape) set_shape(name, *shape);
+    graph().add_output(id);
+    return name;
+  }
+
+  // Adds an initializer. An empty name is generated (see initializer_names.hpp) and a tensor of fewer
+  // than 1024 elements equal to an unnamed one created before returns that one's name.
+  std::string make_initializer(std::string name, Tensor tensor) {
+    std::string key;
+    if (name.empty()) {
+      key = initializer_dedup_key(tensor);
+      if (!key.empty())
+        if (auto it = dedup_.find(key); it != dedup_.end()) {
+          auto id = graph().find(it->second);
+          if (id && graph().value(*id).alive && graph().value(*id).initializer) return it->second;
+        }
+      name = unique_name(initializer_base_name(tensor));
+    } else if (has_name(name)) {
+      fail("initializer '" + name + "' already exists", name);
+    }
+    ir::ValueId id = graph().add_initializer(name, std::move(tensor));
+    if (!key.empty()) dedup_[key] = name;
+    log_.push_back({Event::Initializer, id});
+    return name;
+  }
+
+  // Creates a node. Every input must exist ("" for an omitted optional input), outputs are new names or
+  // generated (_onx_<op type lowercase><index>, made unique). Types and shapes of the outputs are
+  // inferred at once.
+  Outputs make_node(std::string_view op_type, const std::vector<std::string>& inputs, OutputSpec outputs = 1,
+                    const Attrs& attributes = {}, std::string name = {}, std::string domain = {}) {
+    auto where = [&] {
+      std::string s = "inputs=" + names_repr(inputs) + ", outputs=" + names_repr(outputs.names);
+      return s + ", name='" + name + "'";
+    };
+    if (!domain.empty() && !has_opset(domain))
+      fail("domain '" + domain + "' of operator '" + std::string(op_type) + "' has no opset, call add_domain first");
+    std::vector<ir::ValueId> in_ids;
+    in_ids.reserve(inputs.size());
+    for (const std::string& i : inputs) {
+      if (i.empty()) {
+        in_ids.push_back(ir::kNone);
+        continue;
+      }
+      auto id = graph().find(i);
+      if (!id || !graph().value(*id).alive)
+        fail("Input '" + i + "' does not exist for operator '" + std::string(op_type) + "', " + where(), i);
+      in_ids.push_back(*id);
+    }
+    std::vector<std::string> out_names = outputs.names;
+    if (out_names.empty()) {
+      std::string lower(op_type);
+      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+      for (int k = 0; k < outputs.count; ++k) out_names.push_back(unique_name("_onx_" + lower + std::to_string(k)));
+    }
+    std::vector<ir::ValueId> out_ids;
+    for (const std::string& o : out_names) {
+      if (o.empty()) {
+        out_ids.push_back(ir::kNone);
+        continue;
+      }
+      if (has_name(o)) fail("Output '" + o + "' already exists for operator '" + std::string(op_type) + "', " + where(), o);
+      out_ids.push_back(graph().add_value(o));
+    }
+    std::vector<ir::Attribute> attrs;
+    attrs.reserve(attributes.size());
+    for (const AttrArg& a : attributes) attrs.push_back(a.attr);
+    name = unique_node_name(name.empty() ? std::string(op_type) : name);
+    ir::NodeId n = graph().add_node(Symbol(op_type), std::move(in_ids), std::move(out_ids), std::move(attrs), name,
+                                    Symbol(domain));
+    record_module(n);
+    log_.push_back({Event::Node, n});
+    try {
+      infer::infer_node(graph(), n, main_opset(), state_);
+    } catch (const Error& e) {
+      throw Error(e.cause(), {.node = e.node(), .value = e.value()}, debug_dump());
+    }
+    constant_cache_.clear();
+    return Outputs(std::move(out_names));
+  }
+
+  // What the op shortcuts call: turns arguments into names (tensors and int vectors become
+  // initializers) and emits attributes that became inputs (axes, split) the way the opset wants.
+  Outputs make_op(std::string_view op_type, std::string_view domain, std::vector<Arg> args, const Attrs& attrs,
+                  const OpOptions& options) {
+    Attrs attributes = attrs;
+    if (domain.empty()) adapt_moved_attribute(op_type, args, attributes);
+    std::vector<std::string> inputs;
+    inputs.reserve(args.size());
+    for (const Arg& a : args) {
+      switch (a.kind()) {
+        case Arg::Kind::Omitted: inputs.emplace_back(); break;
+        case Arg::Kind::Name: inputs.push_back(a.name()); break;
+        case Arg::Kind::Tensor: inputs.push_back(make_initializer("", a.tensor())); break;
+        case Arg::Kind::Ints:
+          inputs.push_back(make_initializer("", Tensor::from<int64_t>({static_cast<int64_t>(a.ints().size())}, a.ints())));
+          break;
+      }
+    }
+    while (!inputs.empty() && inputs.back().empty()) inputs.pop_back();
+    OutputSpec outputs = options.outputs.empty() ? OutputSpec(default_output_count(op_type, args, attributes, options))
+                                                 : OutputSpec(options.outputs);
+    return make_node(op_type, inputs, std::move(outputs), attributes, options.name, std::string(domain));
+  }
+
+  Ops op;  // g.op.MatMul(x, w)
+
+  // ---- names ----------------------------------------------------------------------------------
+  bool has_name(std::string_view name) const { return model_.graph->has_value(name); }
+  // `base` when free, else base2, base3, ... (the seed's scheme).
+  std::string unique_name(std::string_view base) const {
+    if (!has_name(base)) return std::string(base);
+    for (int k = 2;; ++k) {
+      std::string candidate = std::string(base) + std::to_string(k);
+      if (!has_name(candidate)) return candidate;
+    }
+  }
+  ir::ValueId value_id(std::string_view name, std::string_view context = "lookup") const {
+    auto id = model_.graph->find(name);
+    if (!id) fail("unknown result '" + std::string(name) + "' (" + std::string(context) + ")", std::string(name));
+    return *id;
+  }
+
+  // ---- types and shapes -----------------------------------------------------------------------
+  bool has_type(std::string_view name) const { return has_name(name) && value(name).elem != ElemType::Undefined; }
+  bool has_rank(std::string_view name) const { return has_name(name) && value(name).shape.has_value(); }
+  // A shape without unknown dimensions (static or symbolic).
+  bool has_shape(std::string_view name) const {
+    if (!has_rank(name)) return false;
+    const Shape& s = *value(name).shape;
+    return std::none_of(s.begin(), s.end(), [](const Dim& d) { return d.is_unknown(); });
+  }
+  ElemType get_type(std::string_view name) const {
+    if (!has_type(name)) fail("type is unknown for result '" + std::string(name) + "'", std::string(name));
+    return value(name).elem;
+  }
+  std::size_t get_rank(std::string_view name) const {
+    if (!has_rank(name)) fail("rank is unknown for result '" + std::string(name) + "'", std::string(name));
+    return value(name).shape->size();
+  }
+  // The dimensions as recorded (constraints() tells which symbols are equal or bound to a size).
+  const Shape& get_shape(std::string_view name) const {
+    if (!has_rank(name)) fail("shape is unknown for result '" + std::string(name) + "'", std::string(name));
+    return *value(name).shape;
+  }
+  void set_type(std::string_view name, ElemType type) {
+    ir::Value& v = mutable_value(name);
+    if (v.elem != ElemType::Undefined && v.elem != type)
+      fail("type of '" + std::string(name) + "' is " + std::string(elem_type_name(v.elem)) + ", cannot set " +
+               std::string(elem_type_name(type)),
+           std::string(name));
+    v.elem = type;
+  }
+  // Sets or completes a shape; a different known shape is an error, never overwritten.
+  void set_shape(std::string_view name, const Shape& shape) {
+    ir::Value& v = mutable_value(name);
+    if (!v.shape) {
+      v.shape = shape;
+      return;
+    }
+    try {
+      state_.constraints.merge(*v.shape, shape);
+    } catch (const Error& e) {
+      fail("cannot set shape " + shape_str(shape) + " on '" + std::string(name) + "' of shape " + shape_str(*v.shape) +
+               ": " + e.cause(),
+           std::string(name));
+    }
+  }
+  void set_rank(std::string_view name, std::size_t rank) {
+    ir::Value& v = mutable_value(name);
+    if (v.shape && v.shape->size() != rank)
+      fail("rank of '" + std::string(name) + "' is " + std::to_string(v.shape->size()) + ", cannot set " +
+               std::to_string(rank),
+           std::string(name));
+    if (!v.shape) v.shape = Shape(rank);
+  }
+  // The dimensions an integer result holds when it was computed from shapes (Shape, Gather, Concat, ...).
+  const Shape* value_shape(std::string_view name) const { return state_.value_shapes.find(value_id(name)); }
+  const infer::ShapeConstraints& constraints() const noexcept { return state_.constraints; }
+  infer::InferState& infer_state() noexcept { return state_; }
+
+  // ---- constants ------------------------------------------------------------------------------
+  // An initializer, or computed only from constants (transitively): the evaluator can fold it.
+  bool is_constant(std::string_view name) const { return is_constant_id(value_id(name)); }
+  // The tensor of an initializer or of a Constant node's output.
+  const Tensor& get_constant(std::string_view name) const {
+    const Tensor* t = infer::graph_constant(*model_.graph, value_id(name));
+    if (!t) fail("'" + std::string(name) + "' is not an initializer (constants computed by nodes need the evaluator)", std::string(name));
+    return *t;
+  }
+
+  // ---- module scopes --------------------------------------------------------------------------
+  // auto scope = g.module("decoder.attention", "MultiAttentionBlock"); nodes created until `scope`
+  // dies are tagged with the stack of open scopes.
+  [[nodiscard]] ModuleGuard<GraphBuilder> module(std::string path, std::string type) {
+    ModuleStack stack = current_stack_ == kNoStack ? ModuleStack{} : stacks_[current_stack_];
+    stack.push_back({std::move(path), std::move(type)});
+    open_.push_back(current_stack_);
+    current_stack_ = static_cast<uint32_t>(stacks_.size());
+    stacks_.push_back(std::move(stack));
+    return ModuleGuard<GraphBuilder>(this);
+  }
+  void pop_module() {
+    current_stack_ = open_.back();
+    open_.pop_back();
+  }
+  // The scopes open when node `n` was created, outermost first (empty outside any scope).
+  const ModuleStack& module_stack(ir::NodeId n) const {
+    static const ModuleStack none;
+    return n < node_stack_.size() && node_stack_[n] != kNoStack ? stacks_[node_stack_[n]] : none;
+  }
+
+  // ---- cleanups (node ids stay valid; removed nodes become tombstones) ---------------------------
+  // Removes nodes whose outputs nobody reads and initializers nobody reads. Returns how many.
+  std::size_t remove_unused() {
+    ir::Graph& g = graph();
+    std::size_t removed = 0;
+    std::vector<ir::NodeId> order(g.nodes().begin(), g.nodes().end());
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const ir::Node& n = g.node(*it);
+      bool used = std::any_of(n.outputs.begin(), n.outputs.end(), [&](ir::ValueId o) {
+        return o != ir::kNone && (!g.value(o).uses.empty() || g.value(o).is_graph_output());
+      });
+      if (!used) {
+        g.remove_node(*it);
+        ++removed;
+      }
+    }
+    std::vector<ir::ValueId> kept;
+    for (ir::ValueId id : g.initializers()) {
+      ir::Value& v = g.value(id);
+      if (v.uses.empty() && !v.is_graph_output()) {
+        v.alive = false;
+        ++removed;
+      } else {
+        kept.push_back(id);
+      }
+    }
+    g.set_initializer_order(std::move(kept));
+    constant_cache_.clear();
+    return removed;
+  }
+  // Removes Identity nodes; graph input and output names are kept (an Identity from an input or an
+  // initializer to an output stays). Returns how many were removed.
+  std::size_t remove_identity_nodes() {
+    ir::Graph& g = graph();
+    std::size_t removed = 0;
+    for (ir::NodeId id : g.nodes()) {
+      const ir::Node& n = g.node(id);
+      if (n.op_type.view() != "Identity" || !n.domain.empty() || n.inputs.size() != 1 || n.outputs.size() != 1 ||
+          n.inputs[0] == ir::kNone || n.outputs[0] == ir::kNone)
+        continue;
+      const ir::ValueId in = n.inputs[0], out = n.outputs[0];
+      if (g.value(out).is_graph_output()) {
+        const ir::Value& src = g.value(in);
+        const bool can_take_name =
+            src.producer != ir::kNone && !src.is_graph_output() && !src.is_input && !src.is_initializer() && !src.is_captured;
+        if (!can_take_name) continue;
+      }
+      g.replace_all_uses(out, in);
+      g.remove_node(id);
+      ++removed;
+    }
+    constant_cache_.clear();
+    return removed;
+  }
+  // Shape nodes reading the same value with the same start/end: only the first stays.
+  std::size_t remove_duplicated_shape_nodes() {
+    ir::Graph& g = graph();
+    std::map<std::tuple<ir::ValueId, int64_t, int64_t>, ir::ValueId> first;
+    std::size_t removed = 0;
+    for (ir::NodeId id : g.nodes()) {
+      const ir::Node& n = g.node(id);
+      if (n.op_type.view() != "Shape" || !n.domain.empty() || n.inputs.size() != 1 || n.outputs.size() != 1) continue;
+      auto attr = [&](const char* a, int64_t fallback) {
+        const ir::Attribute* at = n.attribute(a);
+        return at ? at->i : fallback;
+      };
+      auto key = std::make_tuple(n.inputs[0], attr("start", 0), attr("end", INT64_MAX));
+      auto [it, inserted] = first.emplace(key, n.outputs[0]);
+      if (inserted || g.value(n.outputs[0]).is_graph_output()) continue;
+      g.replace_all_uses(n.outputs[0], it->second);
+      g.remove_node(id);
+      ++removed;
+    }
+    return removed;
+  }
+
+  // ---- the result -----------------------------------------------------------------------------
+  ir::Model& model() noexcept { return model_; }
+  const ir::Model& model() const noexcept { return model_; }
+  ir::Graph& graph() noexcept { return *model_.graph; }
+  const ir::Graph& graph() const noexcept { return *model_.graph; }
+  // Moves the model out, compacted (node and value ids change). The builder is empty afterwards.
+  ir::Model to_model() {
+    ir::Model out = std::move(model_);
+    out.graph->compact();
+    model_ = ir::Model{};
+    return out;
+  }
+
+  // ---- debugging --------------------------------------------------------------------------------
+  // What the builder knows, in the spirit of the seed's get_debug_msg: counts, dynamic dimensions,
+  // equalities, shape values, types, shapes, ranks, constants, then one line per input, initializer and
+  // node created, a node line reading [<inputs>:<outputs>] with # (type and shape known), U (type and
+  // rank), T (type only), - (nothing) for each.
+  std::string debug_dump() const {
+    const ir::Graph& g = graph();
+    std::ostringstream out;
+    std::vector<std::pair<std::string, ir::ValueId>> live;
+    for (ir::ValueId id = 0; id < g.value_capacity(); ++id)
+      if (g.value(id).alive) live.emplace_back(g.value(id).name, id);
+    std::sort(live.begin(), live.end());
+    auto counts = [&](const char* what) {
+      out << "[GraphBuilder] Message " << what << ", there are " << g.initializers().size() << " initializers, "
+          << g.node_count() << " nodes, " << g.inputs().size() << " inputs, " << g.outputs().size() << " outputs.\n";
+    };
+    counts("starts");
+    out << "--SHAPE--\ndynamic_objects=\n";
+    for (Symbol s : dynamic_dims_) out << s.str() << " = '" << s.str() << "'\n";
+    out << "constraints=" << state_.constraints.str() << "\n";
+    auto dict = [&](const char* title, auto&& entry) {
+      out << title << "={";
+      bool first = true;
+      for (auto& [name, id] : live) {
+        std::string e = entry(id);
+        if (e.empty()) continue;
+        out << (first ? "" : ",\n ") << "'" << name << "': " << e;
+        first = false;
+      }
+      out << "}\n";
+    };
+    dict("_known_value_shape", [&](ir::ValueId id) {
+      const Shape* s = state_.value_shapes.find(id);
+      return s ? tuple_repr(*s) : std::string();
+    });
+    dict("_known_types", [&](ir::ValueId id) {
+      ElemType t = g.value(id).elem;
+      return t == ElemType::Undefined ? std::string() : std::to_string(static_cast<int>(t));
+    });
+    dict("_known_shapes", [&](ir::ValueId id) {
+      const auto& s = g.value(id).shape;
+      return s && std::none_of(s->begin(), s->end(), [](const Dim& d) { return d.is_unknown(); }) ? tuple_repr(*s) : std::string();
+    });
+    dict("_known_ranks", [&](ir::ValueId id) {
+      const auto& s = g.value(id).shape;
+      return s && std::any_of(s->begin(), s->end(), [](const Dim& d) { return d.is_unknown(); }) ? std::to_string(s->size())
+                                                                                                  : std::string();
+    });
+    out << "_known_constants=[";
+    bool first = true;
+    for (auto& [name, id] : live)
+      if (is_constant_id(id)) {
+        out << (first ? "" : ", ") << "'" << name << "'";
+        first = false;
+      }
+    out << "]\n--ONNX--\n";
+    for (const Event& e : log_) out << event_line(e) << "\n";
+    counts("completed");
+    return out.str();
+  }
+
+ private:
+  enum class EventKind : uint8_t { Input, Initializer, Node };
+  struct Event {
+    using enum EventKind;
+    EventKind kind;
+    uint32_t id;
+  };
+  static constexpr uint32_t kNoStack = ir::kNone;
+
+  static ir::OpsetImport opset_import(std::string domain, int64_t version) {
+    ir::OpsetImport o;
+    o.domain = std::move(domain);
+    o.version = version;
+    return o;
+  }
+
+  const ir::Value& value(std::string_view name) const { return model_.graph->value(value_id(name)); }
+  ir::Value& mutable_value(std::string_view name) { return graph().value(value_id(name)); }
+
+  [[noreturn]] void fail(std::string cause, std::string value_name = {}, std::string node = {}) const {
+    throw Error(std::move(cause), {.node = std::move(node), .value = std::move(value_name)}, debug_dump());
+  }
+
+  std::string unique_node_name(std::string base) {
+    std::string candidate = base;
+    for (int k = 2; node_names_.count(candidate); ++k) candidate = base + std::to_string(k);
+    node_names_.insert(candidate);
+    return candidate;
+  }
+
+  void record_module(ir::NodeId n) {
+    if (current_stack_ == kNoStack && node_stack_.empty()) return;
+    if (node_stack_.size() <= n) node_stack_.resize(n + 1, kNoStack);
+    node_stack_[n] = current_stack_;
+  }
+
+  bool is_constant_id(ir::ValueId id) const {
+    if (auto it = constant_cache_.find(id); it != constant_cache_.end()) return it->second;
+    const ir::Graph& g = graph();
+    const ir::Value& v = g.value(id);
+    bool constant = false;
+    if (v.is_initializer()) {
+      constant = true;
+    } else if (v.producer != ir::kNone) {
+      const ir::Node& n = g.node(v.producer);
+      const std::string_view op = n.op_type.view();
+      const bool random = op.starts_with("Random") || op == "Multinomial" || op == "Bernoulli";
+      if (op == "Constant" && n.domain.empty()) {
+        constant = true;
+      } else if ((op == "Shape" || op == "Size") && n.domain.empty() && !n.inputs.empty() &&
+                 g.value(n.inputs[0]).shape && is_static(*g.value(n.inputs[0]).shape)) {
+        constant = true;  // depends only on a static shape
+      } else if (!random && !n.has_subgraphs() && !n.inputs.empty()) {
+        constant = std::all_of(n.inputs.begin(), n.inputs.end(),
+                               [&](ir::ValueId in) { return in == ir::kNone || is_constant_id(in); });
+      }
+    }
+    constant_cache_[id] = constant;
+    return constant;
+  }
+
+  // Attributes that became inputs: a constant vector given as input becomes the attribute before the
+  // opset that moved it, the attribute becomes an input from that opset on.
+  void adapt_moved_attribute(std::string_view op_type, std::vector<Arg>& args, Attrs& attrs) {
+    auto moved = infer::moved_attribute(op_type);
+    if (!moved) return;
+    const bool as_input = main_opset() >= moved->since;
+    auto attr_it = std::find_if(attrs.begin(), attrs.end(), [&](const AttrArg& a) { return a.attr.name.view() == moved->name; });
+    if (as_input && attr_it != attrs.end()) {
+      if (args.size() <= moved->slot) args.resize(moved->slot + 1);
+      args[moved->slot] = Arg(attr_it->attr.ints);
+      attrs.erase(attr_it);
+    } else if (!as_input && args.size() > moved->slot && args[moved->slot].kind() != Arg::Kind::Omitted) {
+      if (args[moved->slot].kind() != Arg::Kind::Ints)
+        fail(std::string(op_type) + " takes '" + std::string(moved->name) + "' as an attribute before opset " +
+             std::to_string(moved->since) + ": give it as a vector of int64");
+      attrs.push_back(ir::Attribute::make_ints(moved->name, args[moved->slot].ints()));
+      args[moved->slot] = Arg();
+    }
+  }
+
+  static int default_output_count(std::string_view op_type, const std::vector<Arg>& args, const Attrs& attrs,
+                                  const OpOptions& options) {
+    if (options.output_count > 0) return options.output_count;
+    if (op_type == "Split") {
+      for (const AttrArg& a : attrs)
+        if (a.attr.name.view() == "num_outputs") return static_cast<int>(a.attr.i);
+        else if (a.attr.name.view() == "split") return static_cast<int>(a.attr.ints.size());
+      if (args.size() > 1 && args[1].kind() == Arg::Kind::Ints) return static_cast<int>(args[1].ints().size());
+    }
+    return 1;
+  }
+
+  // ---- dump helpers -------------------------------------------------------------------------------
+  static std::string names_repr(const std::vector<std::string>& names) {
+    std::string s = "[";
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      s += k ? ", '" : "'";
+      s += names[k];
+      s += '\'';
+    }
+    return s + "]";
+  }
+  // Python tuple style: ('a', 3), (3,), ().
+  static std::string tuple_repr(const Shape& s) {
+    std::string out = "(";
+    for (std::size_t k = 0; k < s.size(); ++k) {
+      if (k) out += ", ";
+      if (s[k].is_symbolic()) out += '\'';
+      out += s[k].str();
+      if (s[k].is_symbolic()) out += '\'';
+    }
+    return out + (s.size() == 1 ? ",)" : ")");
+  }
+  char knowledge(ir::ValueId id) const {
+    if (id == ir::kNone) return ' ';
+    const ir::Value& v = graph().value(id);
+    if (v.elem == ElemType::Undefined) return '-';
+    if (!v.shape) return 'T';
+    return std::any_of(v.shape->begin(), v.shape->end(), [](const Dim& d) { return d.is_unknown(); }) ? 'U' : '#';
+  }
+  std::string event_line(const Event& e) const {
+    const ir::Graph& g = graph();
+    if (e.kind == EventKind::Input) {
+      const ir::Value& v = g.value(e.id);
+      std::string dims;
+      if (v.shape)
+        for (std::size_t k = 0; k < v.shape->size(); ++k) {
+          if (k) dims += 'x';
+          dims += (*v.shape)[k].str();
+        }
+      return "[GraphBuilder.make_tensor_input] " + v.name + "[" + std::to_string(static_cast<int>(v.elem)) + ":" + dims + "]";
+    }
+    if (e.kind == EventKind::Initializer) {
+      const ir::Value& v = g.value(e.id);
+      std::string s = "[GraphBuilder.make_initializer] " + v.name + "[" + std::string(elem_type_short_name(v.elem)) + ":" +
+                      shape_str(v.shape.value_or(Shape{}));
+      if (v.initializer) s += ":" + values_preview(*v.initializer);
+      return s + "]";
+    }
+    const ir::Node& n = g.node(e.id);
+    std::string flags;
+    for (ir::ValueId i : n.inputs) flags += knowledge(i);
+    flags += ':';
+    for (ir::ValueId o : n.outputs) flags += knowledge(o);
+    std::vector<std::string> ins, outs;
+    for (ir::ValueId i : n.inputs) ins.push_back(i == ir::kNone ? "" : g.value(i).name);
+    for (ir::ValueId o : n.outputs) outs.push_back(o == ir::kNone ? "" : g.value(o).name);
+    std::string domain = n.domain.empty() ? "" : n.domain.str() + ".";
+    return "[GraphBuilder.make_node] " + n.name + " [" + flags + " ] " + domain + n.op_type.str() + ":" + names_repr(ins) +
+           "->" + names_repr(outs) + (n.alive ? "" : " (removed)");
+  }
+  // The first values of a tensor, for the dump.
+  static std::string values_preview(const Tensor& t) {
+    constexpr int64_t kShown = 8;
+    std::ostringstream s;
+    s << "[";
+    const int64_t n = std::min<int64_t>(t.size(), kShown);
+    for (int64_t k = 0; k < n; ++k) {
+      if (k) s << ", ";
+      switch (t.type()) {
+        case ElemType::Float: s << t.data<float>()[k]; break;
+        case ElemType::Double: s << t.data<double>()[k]; break;
+        case ElemType::Int64: s << t.data<int64_t>()[k]; break;
+        case ElemType::Int32: s << t.data<int32_t>()[k]; break;
+        case ElemType::Bool: s << (t.data<bool>()[k] ? "True" : "False"); break;
+        default: s << "?"; break;
+      }
+    }
+    if (t.size() > kShown) s << ", ...";
+    s << "]";
+    return s.str();
+  }
+
+  ir::Model model_;
+  infer::InferState state_;
+  std::unordered_map<std::string, std::string> dedup_;  // initializer_dedup_key -> name
+  std::unordered_set<std::string> node_names_;
+  std::vector<Symbol> dynamic_dims_;
+  std::vector<Event> log_;
+  mutable std::unordered_map<ir::ValueId, bool> constant_cache_;
+  std::vector<ModuleStack> stacks_;       // every stack ever open
+  std::vector<uint32_t> open_;            // enclosing stacks of the open scopes
+  uint32_t current_stack_ = kNoStack;
+  std::vector<uint32_t> node_stack_;      // NodeId -> index in stacks_
+};
+
+inline Outputs OpsBase::call(std::string_view op_type, std::vector<Arg> args, const Attrs& attrs, const OpOptions& options) {
+  return builder_->make_op(op_type, options.domain.empty() ? domain_ : std::string_view(options.domain), std::move(args),
+                           attrs, options);
+}
+
+}  // namespace xexp

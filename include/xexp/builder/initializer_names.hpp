@@ -1,0 +1,44 @@
+#pragma once
+// Names the builder gives to initializers and the key it deduplicates small ones by, as the seed does:
+// init<elem type number>_s<dims joined by x>_<values joined by _, for int64 tensors of at most 5
+// elements>: init1_s3x1_, init7_s2_0_1, init1_s_ (a float scalar), init7_s3_1_30_-1.
+#include <cstdint>
+#include <string>
+
+#include "xexp/core/tensor.hpp"
+
+namespace xexp {
+
+// Tensors with fewer elements than this are deduplicated by type, shape and bytes.
+inline constexpr int64_t kDedupMaxElements = 1024;
+
+inline std::string initializer_base_name(const Tensor& t) {
+  std::string name = "init" + std::to_string(static_cast<int>(t.type())) + "_s";
+  for (std::size_t k = 0; k < t.dims().size(); ++k) {
+    if (k) name += 'x';
+    name += std::to_string(t.dims()[k]);
+  }
+  name += "_";
+  if (t.type() == ElemType::Int64 && t.size() <= 5) {
+    auto values = t.data<int64_t>();
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      if (k) name += '_';
+      name += std::to_string(values[k]);
+    }
+  }
+  return name;
+}
+
+// Type, dims and bytes in one string: equal keys mean interchangeable initializers. Empty for tensors
+// that are not deduplicated (large ones, strings).
+inline std::string initializer_dedup_key(const Tensor& t) {
+  if (t.size() >= kDedupMaxElements || t.type() == ElemType::String || t.empty()) return {};
+  std::string key = std::to_string(static_cast<int>(t.type())) + ":";
+  for (int64_t d : t.dims()) key += std::to_string(d) + ",";
+  key += ":";
+  auto bytes = t.bytes();
+  key.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  return key;
+}
+
+}  // namespace xexp
