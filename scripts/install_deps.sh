@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what xexp needs to build and test on Debian 12, skipping what is already there:
+# the compilers and build tools, the libraries (protobuf, onnx, range-v3, CLI11, GoogleTest, Google
+# Benchmark), ONNX's backend test data, and ONNX Runtime (the npm package onnxruntime-node, which ships
+# a CPU libonnxruntime; the tests compare xexp's results with it). Run as root (or with sudo available).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+PACKAGES=(build-essential cmake ninja-build libprotobuf-dev protobuf-compiler libonnx-dev librange-v3-dev
+          googletest libgtest-dev libbenchmark-dev libcli11-dev libonnx-testdata)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# Node may come from elsewhere than Debian (a newer nodejs bundles its own npm): only install what is
+# absent, never replace a working node.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install_deps: installing ${missing[*]}"
+  $SUDO apt-get update
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+# onnxruntime-node: --ignore-scripts because its install script would download extra binaries; the
+# CPU library it needs is inside the package already.
+if ! node "$ROOT/tests/ort/run_ort.js" version >/dev/null 2>&1; then
+  echo "install_deps: installing onnxruntime-node into tests/ort"
+  (cd "$ROOT/tests/ort" && npm ci --ignore-scripts --no-audit --no-fund)
+fi
+echo "install_deps: ONNX Runtime $(node "$ROOT/tests/ort/run_ort.js" version) ready"

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds everything with warnings as errors and runs every test; then
+# builds the tests again with AddressSanitizer + UndefinedBehaviorSanitizer and runs them there too.
+# The single-include and packaging (find_package / add_subdirectory) checks are ctest tests
+# (test_single_include, test_examples) and run in the first pass.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+JOBS="${JOBS:-$(nproc)}"
+
+bash "$ROOT/scripts/install_deps.sh"
+
+echo "=== build (warnings are errors) and test"
+cmake -S "$ROOT" -B "$ROOT/build/ci" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXEXP_WERROR=ON
+cmake --build "$ROOT/build/ci" -j "$JOBS"
+(cd "$ROOT/build/ci" && ctest --output-on-failure -j "$JOBS")
+
+echo "=== AddressSanitizer + UndefinedBehaviorSanitizer build and test"
+# The packaging checks build other projects (nothing of xexp's own code runs there) and the slow
+# corpus sweeps are covered by the first pass: both are left out under the sanitizers.
+cmake -S "$ROOT" -B "$ROOT/build/sanitize" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXEXP_WERROR=ON \
+      -DXEXP_SANITIZE=ON -DXEXP_BUILD_BENCH=OFF
+cmake --build "$ROOT/build/sanitize" -j "$JOBS"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+(cd "$ROOT/build/sanitize" && ctest --output-on-failure -j "$JOBS" -E "${XEXP_SANITIZE_EXCLUDE:-Examples\.|SingleInclude\.|Corpus}")
