@@ -1,0 +1,73 @@
+#pragma once
+// Applying one match: build the replacement before the root, send the root's consumers to it, give it
+// the root's output name, then remove the matched nodes nobody reads any more (a `shared` node that
+// still has consumers stays).
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "xexp/rewrite/rule.hpp"
+
+namespace xexp::rewrite {
+
+struct Applied {
+  bool done = false;                   // false: the replacement declined, the graph is unchanged
+  std::vector<ir::NodeId> added;       // new nodes
+  std::vector<ir::NodeId> removed;     // matched nodes removed
+  std::vector<ir::ValueId> touched;    // values whose producer or consumers changed
+};
+
+inline bool is_dead(const ir::Graph& g, ir::NodeId id) {
+  for (ir::ValueId out : g.node(id).outputs)
+    if (out != ir::kNone && (!g.value(out).uses.empty() || g.value(out).is_graph_output())) return false;
+  return true;
+}
+
+inline Applied apply_match(ir::Graph& g, const Rule& rule, const Match& m) {
+  Applied result;
+  Rewriter r(g, m, rule.pattern_name());
+  std::optional<ir::ValueId> replacement = rule.build(r);
+  if (!replacement) {
+    r.rollback();
+    return result;
+  }
+  result.done = true;
+  result.added = r.added();
+  const ir::ValueId old = g.node(m.root()).outputs[0];
+  const ir::ValueId fresh = *replacement;
+  ir::Value& nv = g.value(fresh);
+  const bool built_here =
+      nv.producer != ir::kNone && std::find(result.added.begin(), result.added.end(), nv.producer) != result.added.end();
+  if (built_here && !nv.has_type()) {  // an op inference has no rule for: it computes what the root did
+    nv.elem = g.value(old).elem;
+    nv.shape = g.value(old).shape;
+  }
+  const bool was_output = g.value(old).is_graph_output();
+  g.replace_all_uses(old, fresh);
+  if (built_here && !was_output) {  // the root's output name survives
+    std::string kept = g.value(old).name;
+    g.rename_value(old, g.unique_value_name(kept + "_replaced"));
+    g.rename_value(fresh, std::move(kept));
+  }
+  result.touched.push_back(old);
+  result.touched.push_back(fresh);
+  for (ir::NodeId id : result.added)
+    for (ir::ValueId in : g.node(id).inputs)
+      if (in != ir::kNone) result.touched.push_back(in);
+  // Interior nodes die once their consumers are gone; repeat because DAG patterns list a shared node
+  // after only one of its consumers.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (ir::NodeId id : m) {
+      if (!g.node(id).alive || !is_dead(g, id)) continue;
+      for (ir::ValueId in : g.node(id).inputs)
+        if (in != ir::kNone) result.touched.push_back(in);
+      g.remove_node(id);
+      result.removed.push_back(id);
+      changed = true;
+    }
+  }
+  return result;
+}
+
+}  // namespace xexp::rewrite

@@ -1,0 +1,34 @@
+#pragma once
+// Everything a rule author needs, in one namespace: `using namespace xexp::rewrite::dsl;`.
+#include "xexp/rewrite/ops.hpp"
+#include "xexp/rewrite/rule.hpp"
+
+namespace xexp::rewrite::dsl {
+using namespace xexp::rewrite::ops;
+using rewrite::attr;
+using rewrite::call;
+using rewrite::choose;
+using rewrite::commutative;
+using rewrite::Const;
+using rewrite::dim;
+using rewrite::dtype;
+using rewrite::Float;
+using rewrite::fold;
+using rewrite::Int;
+using rewrite::Ints;
+using rewrite::is_constant;
+using rewrite::is_scalar;
+using rewrite::named;
+using rewrite::op;
+using rewrite::rank;
+using rewrite::replace_with;
+using rewrite::Rewriter;
+using rewrite::rule;
+using rewrite::RulePtr;
+using rewrite::same_shape;
+using rewrite::shared;
+using rewrite::single_use;
+using rewrite::Str;
+using rewrite::ValueView;
+using rewrite::Var;
+}  // namespace xexp::rewrite::dsl

@@ -1,0 +1,286 @@
+#pragma once
+// Expressions over captures: the conditions of a rule (`rank(x) == 2 && is_scalar(c)`) and the computed
+// parts of its replacement (attribute values, folded constants). Every expression type carries the
+// mask of captures it `uses`, so that a rule can refuse at compile time to read a capture its pattern
+// never binds. `call(name, lambda, captures...)` is the escape hatch: the lambda receives the evaluated
+// captures it names, so the compile-time check still holds.
+#include <concepts>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "xexp/rewrite/match.hpp"
+
+namespace xexp::rewrite {
+
+struct ExprTag {};
+template <class T>
+concept IsExpr = std::derived_from<T, ExprTag>;
+
+// ---- printing ---------------------------------------------------------------------------------------
+inline void print_value(std::string& out, int64_t v) { out += std::to_string(v); }
+inline void print_value(std::string& out, int v) { out += std::to_string(v); }
+inline void print_value(std::string& out, bool v) { out += v ? "true" : "false"; }
+inline void print_value(std::string& out, double v) {
+  std::ostringstream s;
+  s << v;
+  out += s.str();
+}
+inline void print_value(std::string& out, float v) { print_value(out, static_cast<double>(v)); }
+inline void print_value(std::string& out, const std::string& v) { out += "'" + v + "'"; }
+inline void print_value(std::string& out, ElemType v) { out += elem_type_name(v); }
+inline void print_value(std::string& out, const std::vector<int64_t>& v) {
+  out += "[";
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    if (k) out += ",";
+    out += std::to_string(v[k]);
+  }
+  out += "]";
+}
+
+// ---- lists (instead of std::tuple: cheap to instantiate, walked by recursion) -----------------------
+struct Nil {
+  static constexpr CaptureMask binds = 0, uses = 0;
+  static constexpr int depth = 0, node_count = 0;
+  static constexpr std::size_t size = 0;
+};
+template <class H, class T>
+struct Cons {
+  H head;
+  T tail;
+  static constexpr CaptureMask binds = H::binds | T::binds;
+  static constexpr CaptureMask uses = H::uses | T::uses;
+  static constexpr int depth = H::depth > T::depth ? H::depth : T::depth;
+  static constexpr int node_count = H::node_count + T::node_count;
+  static constexpr std::size_t size = 1 + T::size;
+};
+template <class L, class T>
+constexpr auto append(const L& list, const T& item) {
+  if constexpr (L::size == 0) return Cons<T, Nil>{item, {}};
+  else {
+    auto tail = append(list.tail, item);
+    return Cons<decltype(list.head), decltype(tail)>{list.head, tail};
+  }
+}
+template <class L>
+constexpr auto append_all(const L& list) { return list; }
+template <class L, class T, class... Ts>
+constexpr auto append_all(const L& list, const T& first, const Ts&... rest) {
+  return append_all(append(list, first), rest...);
+}
+template <class... Ts>
+constexpr auto make_list(const Ts&... items) {
+  Nil empty;
+  if constexpr (sizeof...(Ts) == 0) return empty;
+  else return append_all(empty, items...);
+}
+// Prints the items of a list separated by ", ", threading the bound mask like the matcher does.
+template <CaptureMask Bound, class L>
+void print_list(std::string& out, const L& list, bool first = true) {
+  if constexpr (L::size > 0) {
+    if (!first) out += ", ";
+    list.head.template print<Bound>(out);
+    print_list<Bound | decltype(list.head)::binds>(out, list.tail, false);
+  }
+}
+
+// ---- literals ---------------------------------------------------------------------------------------
+template <class T>
+struct Lit : ExprTag {
+  T value;
+  static constexpr CaptureMask binds = 0, uses = 0;
+  static constexpr int depth = 0, node_count = 0;
+  const T& eval(const Match&) const { return value; }
+  template <CaptureMask>
+  void print(std::string& out) const { print_value(out, value); }
+};
+template <class T>
+constexpr auto lift(const T& v) {
+  if constexpr (IsExpr<T>) return v;
+  else if constexpr (std::is_convertible_v<T, std::string_view> && !std::is_arithmetic_v<T>)
+    return Lit<std::string>{{}, std::string(v)};
+  else if constexpr (std::is_same_v<T, bool>) return Lit<bool>{{}, v};
+  else if constexpr (std::is_integral_v<T>) return Lit<int64_t>{{}, static_cast<int64_t>(v)};
+  else if constexpr (std::is_floating_point_v<T>) return Lit<float>{{}, static_cast<float>(v)};
+  else return Lit<T>{{}, v};
+}
+template <class T>
+using Lifted = decltype(lift(std::declval<T>()));
+
+// ---- calls: built-in functions and the lambda escape hatch ------------------------------------------
+template <class F, class L, class... Done>
+decltype(auto) apply_list(const F& f, const L& list, const Match& m, Done&&... done) {
+  if constexpr (L::size == 0) return f(std::forward<Done>(done)...);
+  else return apply_list(f, list.tail, m, std::forward<Done>(done)..., list.head.eval(m));
+}
+
+template <class F, class Args>
+struct Call : ExprTag {
+  const char* name;
+  F f;
+  Args args;
+  static constexpr CaptureMask binds = 0, uses = Args::uses;
+  static constexpr int depth = 0, node_count = 0;
+  decltype(auto) eval(const Match& m) const { return apply_list(f, args, m); }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += name;
+    out += "(";
+    print_list<Bound>(out, args);
+    out += ")";
+  }
+};
+template <class F, class... Args>
+constexpr auto call(const char* name, F f, const Args&... args) {
+  auto list = make_list(lift(args)...);
+  return Call<F, decltype(list)>{{}, name, f, list};
+}
+
+// ---- operators --------------------------------------------------------------------------------------
+// Enumerations compare with the integers attributes hold (`dtype(x) == to`).
+template <class T>
+constexpr decltype(auto) normalized(const T& v) {
+  if constexpr (std::is_enum_v<T>) return static_cast<int64_t>(v);
+  else return (v);
+}
+template <class Op, class A, class B>
+struct Binary : ExprTag {
+  A a;
+  B b;
+  static constexpr CaptureMask binds = 0, uses = A::uses | B::uses;
+  static constexpr int depth = 0, node_count = 0;
+  auto eval(const Match& m) const { return Op::apply(a, b, m); }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += "(";
+    a.template print<Bound>(out);
+    out += Op::symbol;
+    b.template print<Bound>(out);
+    out += ")";
+  }
+};
+#define XEXP_REWRITE_COMPARISON(NAME, OP)                                                        \
+  struct NAME {                                                                                  \
+    static constexpr const char* symbol = " " #OP " ";                                           \
+    template <class A, class B>                                                                  \
+    static bool apply(const A& a, const B& b, const Match& m) {                                  \
+      return normalized(a.eval(m)) OP normalized(b.eval(m));                                     \
+    }                                                                                            \
+  };                                                                                             \
+  template <class A, class B>                                                                    \
+    requires(IsExpr<A> || IsExpr<B>)                                                             \
+  constexpr auto operator OP(const A& a, const B& b) {                                           \
+    return Binary<NAME, Lifted<A>, Lifted<B>>{{}, lift(a), lift(b)};                             \
+  }
+XEXP_REWRITE_COMPARISON(Equal, ==)
+XEXP_REWRITE_COMPARISON(NotEqual, !=)
+XEXP_REWRITE_COMPARISON(Less, <)
+XEXP_REWRITE_COMPARISON(LessEqual, <=)
+XEXP_REWRITE_COMPARISON(Greater, >)
+XEXP_REWRITE_COMPARISON(GreaterEqual, >=)
+#undef XEXP_REWRITE_COMPARISON
+
+struct And {
+  static constexpr const char* symbol = " && ";
+  template <class A, class B>
+  static bool apply(const A& a, const B& b, const Match& m) { return a.eval(m) && b.eval(m); }
+};
+struct Or {
+  static constexpr const char* symbol = " || ";
+  template <class A, class B>
+  static bool apply(const A& a, const B& b, const Match& m) { return a.eval(m) || b.eval(m); }
+};
+template <IsExpr A, IsExpr B>
+constexpr auto operator&&(const A& a, const B& b) { return Binary<And, A, B>{{}, a, b}; }
+template <IsExpr A, IsExpr B>
+constexpr auto operator||(const A& a, const B& b) { return Binary<Or, A, B>{{}, a, b}; }
+template <IsExpr A>
+constexpr auto operator!(const A& a) {
+  return call("not", [](bool v) { return !v; }, a);
+}
+
+// The condition of a rule without `.when(...)`.
+struct Always : ExprTag {
+  static constexpr CaptureMask binds = 0, uses = 0;
+  static constexpr int depth = 0, node_count = 0;
+  bool eval(const Match&) const { return true; }
+  template <CaptureMask>
+  void print(std::string&) const {}
+};
+
+// ---- built-in facts about captured values -----------------------------------------------------------
+namespace facts {
+inline int64_t rank(const ValueView& v) { return v.shape() ? static_cast<int64_t>(v.shape()->size()) : -1; }
+inline int64_t rank(const Tensor& t) { return static_cast<int64_t>(t.rank()); }
+inline ElemType dtype(const ValueView& v) { return v.elem(); }
+inline ElemType dtype(const Tensor& t) { return t.type(); }
+inline Shape shape(const ValueView& v) { return v.shape() ? *v.shape() : Shape{}; }
+inline Shape shape(const Tensor& t) { return t.shape(); }
+// A dimension in a condition: equal to another only when both are known (same size or same symbol).
+struct KnownDim {
+  Dim dim;
+  friend bool operator==(const KnownDim& a, const KnownDim& b) { return !a.dim.is_unknown() && a.dim == b.dim; }
+  friend bool operator==(const KnownDim& a, int64_t b) { return a.dim.is_static() && a.dim.value() == b; }
+};
+// Dimension `axis` (negative counts from the end); unknown when the rank is unknown or too small.
+inline KnownDim dim(const Shape& s, int64_t axis) {
+  if (axis < 0) axis += static_cast<int64_t>(s.size());
+  return {axis >= 0 && axis < static_cast<int64_t>(s.size()) ? s[axis] : Dim()};
+}
+inline bool same_shape(const Shape& a, const Shape& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t k = 0; k < a.size(); ++k)
+    if (!(KnownDim{a[k]} == KnownDim{b[k]})) return false;
+  return true;
+}
+inline bool is_scalar(const Shape& s) { return s.empty() || (s.size() == 1 && s[0] == Dim(1)); }
+}  // namespace facts
+
+// Rank of a value (-1 when unknown) or of a constant.
+template <class E>
+constexpr auto rank(const E& e) {
+  return call("rank", [](const auto& v) { return facts::rank(v); }, e);
+}
+// Element type of a value or a constant.
+template <class E>
+constexpr auto dtype(const E& e) {
+  return call("dtype", [](const auto& v) { return facts::dtype(v); }, e);
+}
+// Dimension `axis` of a value's shape: compares equal to an integer only when static.
+template <class E>
+constexpr auto dim(const E& e, int64_t axis) {
+  return call("dim", [](const auto& v, int64_t a) { return facts::dim(facts::shape(v), a); }, e, axis);
+}
+// Shape () or (1,), known.
+template <class E>
+constexpr auto is_scalar(const E& e) {
+  return call("is_scalar", [](const auto& v) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(v)>, ValueView>)
+      return v.shape().has_value() && facts::is_scalar(*v.shape());
+    else return facts::is_scalar(v.shape());
+  }, e);
+}
+// Both shapes known and equal dimension by dimension (symbols compare by name).
+template <class A, class B>
+constexpr auto same_shape(const A& a, const B& b) {
+  return call("same_shape", [](const ValueView& x, const ValueView& y) {
+    return x.shape() && y.shape() && facts::same_shape(*x.shape(), *y.shape());
+  }, a, b);
+}
+// Read by exactly one node input and not a graph output.
+template <class E>
+constexpr auto single_use(const E& e) {
+  return call("single_use", [](const ValueView& v) {
+    return v.value().uses.size() == 1 && !v.value().is_graph_output();
+  }, e);
+}
+// The value is an initializer or a Constant output.
+template <class E>
+constexpr auto is_constant(const E& e) {
+  return call("is_constant", [](const ValueView& v) { return v.constant() != nullptr; }, e);
+}
+
+}  // namespace xexp::rewrite

@@ -1,0 +1,107 @@
+#pragma once
+// The state of one match: what each capture is bound to and which nodes were matched. Captures are
+// identified by a character ('x', 'p', ...) known at compile time; whether a capture is already bound
+// is tracked in the matcher's template arguments (a bound mask), so this state holds no flags and a
+// failed branch leaves nothing to undo.
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "xexp/ir/graph.hpp"
+
+namespace xexp::rewrite {
+
+using CaptureMask = uint64_t;
+inline constexpr char kFirstCapture = 'A';
+inline constexpr char kLastCapture = 'z';
+inline constexpr int kCaptureCount = kLastCapture - kFirstCapture + 1;
+
+template <char Id>
+inline constexpr int capture_index() {
+  static_assert(Id >= kFirstCapture && Id <= kLastCapture, "xexp rule: a capture is named by a letter");
+  return Id - kFirstCapture;
+}
+template <char Id>
+inline constexpr CaptureMask capture_bit = CaptureMask{1} << capture_index<Id>();
+
+// The tensor behind a value when it is constant: an initializer or the output of a Constant node.
+inline const Tensor* constant_tensor(const ir::Graph& g, ir::ValueId id) {
+  if (id == ir::kNone) return nullptr;
+  const ir::Value& v = g.value(id);
+  if (v.initializer) return &*v.initializer;
+  if (v.producer == ir::kNone) return nullptr;
+  const ir::Node& n = g.node(v.producer);
+  if (n.op_type != Symbol("Constant") || !n.domain.empty()) return nullptr;
+  const ir::Attribute* a = n.attribute(Symbol("value"));
+  return a && a->type == ir::AttrType::Tensor ? &a->tensor() : nullptr;
+}
+
+// What a value capture evaluates to in conditions and replacements.
+struct ValueView {
+  const ir::Graph* graph;
+  ir::ValueId id;
+  const ir::Value& value() const { return graph->value(id); }
+  ElemType elem() const { return value().elem; }
+  const std::optional<Shape>& shape() const { return value().shape; }
+  const Tensor* constant() const { return constant_tensor(*graph, id); }
+  friend bool operator==(const ValueView& a, const ValueView& b) { return a.id == b.id; }
+};
+
+class Match {
+ public:
+  static constexpr int kMaxNodes = 24;
+
+  const ir::Graph& graph() const { return *graph_; }
+  int64_t opset() const { return opset_; }
+  // Matched nodes: the root first, then its producers in the order the pattern visits them.
+  const ir::NodeId* begin() const { return nodes_.data(); }
+  const ir::NodeId* end() const { return nodes_.data() + node_count_; }
+  std::size_t node_count() const { return node_count_; }
+  ir::NodeId root() const { return nodes_[0]; }
+  bool contains(ir::NodeId n) const {
+    for (int k = 0; k < node_count_; ++k)
+      if (nodes_[k] == n) return true;
+    return false;
+  }
+
+  // ---- used by the matchers ---------------------------------------------------------------------
+  void reset(const ir::Graph& g, int64_t opset) {
+    graph_ = &g;
+    opset_ = opset;
+    node_count_ = 0;
+    shared_ = 0;
+    keep_alive_.clear();
+  }
+  bool push_node(ir::NodeId n, bool shared) {
+    if (node_count_ == kMaxNodes) return false;
+    if (shared) shared_ |= uint32_t{1} << node_count_;
+    nodes_[node_count_++] = n;
+    return true;
+  }
+  int mark() const { return node_count_; }
+  void rewind(int mark) {
+    node_count_ = static_cast<uint8_t>(mark);
+    shared_ &= (uint32_t{1} << mark) - 1;
+  }
+  bool is_shared(int k) const { return (shared_ >> k) & 1u; }
+  // Keeps an attribute read from a constant input (opset adapters) alive while the match lives.
+  const ir::Attribute* keep(ir::Attribute a) {
+    keep_alive_.push_back(std::make_shared<const ir::Attribute>(std::move(a)));
+    return keep_alive_.back().get();
+  }
+
+  std::array<ir::ValueId, kCaptureCount> values;     // value captures, named nodes
+  std::array<const ir::Attribute*, kCaptureCount> attributes;  // attribute captures
+
+ private:
+  const ir::Graph* graph_ = nullptr;
+  int64_t opset_ = 0;
+  std::array<ir::NodeId, kMaxNodes> nodes_;
+  uint8_t node_count_ = 0;
+  uint32_t shared_ = 0;  // bit k: node k may keep consumers outside the match
+  std::vector<std::shared_ptr<const ir::Attribute>> keep_alive_;  // shared: copies of a Match stay valid
+};
+
+}  // namespace xexp::rewrite

@@ -1,0 +1,432 @@
+#pragma once
+// The left side of a rule, as compile-time matchers (after Halide's IRMatch and LLVM's PatternMatch):
+//   Var<'x'>             any value                         Const<'c'>    a constant value (binds its tensor)
+//   Int<'t'> Ints<'p'>   attribute captures (also Float, Str; read through schema defaults and opset
+//                        adapters, see attributes.hpp)
+//   op<"MatMul">(a, b, attr<"transA"> = 0)                  a node; `ops.hpp` names the common ones
+//   commutative(Add(x, y))   also tries the swapped inputs   shared(n)   n may have other consumers
+//   named<'d'>(Sub(x, m))    a DAG node: later uses of `d` compare identity
+// The same capture used twice means the same value. Whether a capture is bound is the `Bound` template
+// argument of every matcher: the first occurrence binds, the later ones compare, no runtime flags.
+// Each pattern is also a replacement: a node pattern on the right side builds the node.
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "xexp/rewrite/attributes.hpp"
+#include "xexp/rewrite/expr.hpp"
+#include "xexp/rewrite/fixed_string.hpp"
+#include "xexp/rewrite/rewriter.hpp"
+
+namespace xexp::rewrite {
+
+// ---- value captures ---------------------------------------------------------------------------------
+template <char Id, bool RequireConstant>
+struct ValueCapture : ExprTag {
+  static constexpr CaptureMask binds = capture_bit<Id>, uses = capture_bit<Id>;
+  static constexpr int depth = 0, node_count = 0;
+  static constexpr int index = capture_index<Id>();
+
+  template <CaptureMask Bound>
+  bool match(ir::ValueId v, Match& m) const {
+    if constexpr (Bound & binds) return m.values[index] == v;
+    else {
+      if (v == ir::kNone) return false;
+      if constexpr (RequireConstant)
+        if (!constant_tensor(m.graph(), v)) return false;
+      m.values[index] = v;
+      return true;
+    }
+  }
+  // In conditions: a view of the value, or the tensor of a constant.
+  decltype(auto) eval(const Match& m) const {
+    if constexpr (RequireConstant) return (*constant_tensor(m.graph(), m.values[index]));
+    else return ValueView{&m.graph(), m.values[index]};
+  }
+  ir::ValueId build(Rewriter& r) const { return r.match().values[index]; }
+  template <CaptureMask>
+  void print(std::string& out) const { out += Id; }
+};
+template <char Id>
+using Var = ValueCapture<Id, false>;
+template <char Id>
+using Const = ValueCapture<Id, true>;
+
+// ---- attribute captures and constraints -------------------------------------------------------------
+inline bool same_attribute_value(const ir::Attribute& a, const ir::Attribute& b) {
+  return a.type == b.type && a.i == b.i && a.f == b.f && a.s == b.s && a.ints == b.ints && a.floats == b.floats;
+}
+
+template <char Id, ir::AttrType Type>
+struct AttrCapture : ExprTag {
+  static constexpr CaptureMask binds = capture_bit<Id>, uses = capture_bit<Id>;
+  static constexpr int depth = 0, node_count = 0;
+  static constexpr int index = capture_index<Id>();
+
+  template <CaptureMask Bound>
+  bool match_attribute(const ir::Attribute* a, Match& m) const {
+    if (!a || a->type != Type) return false;
+    if constexpr (Bound & binds) return same_attribute_value(*m.attributes[index], *a);
+    else {
+      m.attributes[index] = a;
+      return true;
+    }
+  }
+  decltype(auto) eval(const Match& m) const {
+    const ir::Attribute& a = *m.attributes[index];
+    if constexpr (Type == ir::AttrType::Int) return a.i;
+    else if constexpr (Type == ir::AttrType::Float) return a.f;
+    else if constexpr (Type == ir::AttrType::String) return (a.s);
+    else return (a.ints);
+  }
+  template <CaptureMask>
+  void print(std::string& out) const { out += Id; }
+};
+template <char Id>
+using Int = AttrCapture<Id, ir::AttrType::Int>;
+template <char Id>
+using Ints = AttrCapture<Id, ir::AttrType::Ints>;
+template <char Id>
+using Float = AttrCapture<Id, ir::AttrType::Float>;
+template <char Id>
+using Str = AttrCapture<Id, ir::AttrType::String>;
+
+// An attribute value built by a replacement from whatever an expression evaluates to.
+inline ir::Attribute make_attribute(Symbol name, int64_t v) { return ir::Attribute::make_int(name, v); }
+inline ir::Attribute make_attribute(Symbol name, float v) { return ir::Attribute::make_float(name, v); }
+inline ir::Attribute make_attribute(Symbol name, const std::string& v) { return ir::Attribute::make_string(name, v); }
+inline ir::Attribute make_attribute(Symbol name, const std::vector<int64_t>& v) {
+  return ir::Attribute::make_ints(name, v);
+}
+inline ir::Attribute make_attribute(Symbol name, const Tensor& v) { return ir::Attribute::make_tensor(name, v); }
+inline ir::Attribute make_attribute(Symbol name, ElemType v) {
+  return ir::Attribute::make_int(name, static_cast<int64_t>(v));
+}
+
+// A literal in a pattern compares with the attribute of the same kind.
+template <class T>
+bool literal_matches(const ir::Attribute* a, const T& v) {
+  if (!a) return false;
+  if constexpr (std::is_same_v<T, int64_t>) return a->type == ir::AttrType::Int && a->i == v;
+  else if constexpr (std::is_same_v<T, float>) return a->type == ir::AttrType::Float && a->f == v;
+  else if constexpr (std::is_same_v<T, std::string>) return a->type == ir::AttrType::String && a->s == v;
+  else if constexpr (std::is_same_v<T, std::vector<int64_t>>) return a->type == ir::AttrType::Ints && a->ints == v;
+  else static_assert(sizeof(T) == 0, "xexp rule: unsupported literal type for an attribute");
+}
+
+template <FixedString Name, class V>
+struct AttrIs {
+  V value;
+  static constexpr CaptureMask binds = V::binds, uses = V::uses;
+  static constexpr int depth = 0, node_count = 0;
+  static Symbol name() {
+    static const Symbol s(Name.view());
+    return s;
+  }
+  template <CaptureMask Bound>
+  bool match(const ir::Node& n, Match& m) const {
+    const ir::Attribute* a = read_attribute(m.graph(), n, name(), m.opset(),
+                                            [&m](ir::Attribute made) { return m.keep(std::move(made)); });
+    if constexpr (requires { value.template match_attribute<Bound>(a, m); })
+      return value.template match_attribute<Bound>(a, m);
+    else {
+      static_assert(V::uses == 0, "xexp rule: an attribute in a pattern is a capture or a literal");
+      return literal_matches(a, value.eval(m));
+    }
+  }
+  ir::Attribute build(const Match& m) const { return make_attribute(name(), value.eval(m)); }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += Name.view();
+    out += "=";
+    value.template print<Bound>(out);
+  }
+};
+template <FixedString Name>
+struct AttrName {
+  template <class V>
+  constexpr auto operator=(const V& v) const {  // NOLINT: builds a constraint, does not assign
+    return AttrIs<Name, Lifted<V>>{lift(v)};
+  }
+};
+// attr<"perm"> = p: the attribute `perm` is captured by `p` (or equal to a literal, or computed in a
+// replacement).
+template <FixedString Name>
+inline constexpr AttrName<Name> attr{};
+
+template <class T>
+inline constexpr bool is_attr_is = false;
+template <FixedString Name, class V>
+inline constexpr bool is_attr_is<AttrIs<Name, V>> = true;
+
+// ---- nodes ------------------------------------------------------------------------------------------
+enum NodeFlags : unsigned { kCommutative = 1, kShared = 2 };
+
+// Pattern input count vs node input count: trailing omitted inputs do not count, and trailing inputs
+// that hold a former attribute (opset adapters) are read through `attr<...>` instead.
+inline bool arity_fits(const ir::Node& n, std::size_t arity, int64_t opset) {
+  std::size_t count = n.inputs.size();
+  while (count > 0 && n.inputs[count - 1] == ir::kNone) --count;
+  if (count < arity) return false;
+  for (std::size_t slot = arity; slot < count; ++slot)
+    if (n.inputs[slot] != ir::kNone && !is_attribute_slot(n.op_type, n.domain, slot, opset)) return false;
+  return true;
+}
+
+template <FixedString Op, FixedString Domain, unsigned Flags, class Inputs, class Attrs>
+struct NodePattern : ExprTag {
+  Inputs inputs;
+  Attrs attrs;
+  static constexpr CaptureMask binds = Inputs::binds | Attrs::binds;
+  static constexpr CaptureMask uses = Inputs::uses | Attrs::uses;
+  static constexpr int depth = 1 + Inputs::depth;
+  static constexpr int node_count = 1 + Inputs::node_count;
+  static_assert(!(Flags & kCommutative) || Inputs::size == 2, "xexp rule: only a 2-input node is commutative");
+
+  static Symbol op_type() {
+    static const Symbol s(Op.view());
+    return s;
+  }
+  static Symbol domain() {
+    static const Symbol s(Domain.view());
+    return s;
+  }
+
+  template <CaptureMask Bound>
+  bool match(ir::ValueId v, Match& m) const {
+    if (v == ir::kNone) return false;
+    const ir::Value& value = m.graph().value(v);
+    if (value.producer == ir::kNone || value.output_index != 0) return false;
+    return match_node<Bound>(value.producer, m);
+  }
+  template <CaptureMask Bound>
+  bool match_node(ir::NodeId id, Match& m) const {
+    const ir::Node& n = m.graph().node(id);
+    if (n.op_type != op_type() || n.domain != domain() || !arity_fits(n, Inputs::size, m.opset())) return false;
+    const int mark = m.mark();
+    if (!m.push_node(id, Flags & kShared)) return false;
+    constexpr CaptureMask after_attrs = Bound | Attrs::binds;
+    bool ok = match_attributes<Bound>(attrs, n, m);
+    if constexpr (Flags & kCommutative) {
+      const auto& a = inputs.head;
+      const auto& b = inputs.tail.head;
+      constexpr CaptureMask after_a = after_attrs | std::decay_t<decltype(a)>::binds;
+      if (ok && !(a.template match<after_attrs>(n.inputs[0], m) && b.template match<after_a>(n.inputs[1], m))) {
+        m.rewind(mark + 1);
+        ok = a.template match<after_attrs>(n.inputs[1], m) && b.template match<after_a>(n.inputs[0], m);
+      }
+    } else {
+      ok = ok && match_inputs<after_attrs, 0>(inputs, n, m);
+    }
+    if (!ok) m.rewind(mark);
+    return ok;
+  }
+
+  // As a replacement: builds the node from its built inputs and evaluated attributes.
+  ir::ValueId build(Rewriter& r) const {
+    static_assert(Flags == 0, "xexp rule: commutative/shared only make sense in a pattern");
+    std::vector<ir::ValueId> ins;
+    build_inputs(inputs, r, ins);
+    std::vector<ir::Attribute> as;
+    build_attributes(attrs, r.match(), as);
+    return r.node(op_type(), std::move(ins), std::move(as), domain());
+  }
+
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    if constexpr (Flags & kCommutative) out += "commutative(";
+    if constexpr (Flags & kShared) out += "shared(";
+    if constexpr (Domain.view().size() > 0) {
+      out += Domain.view();
+      out += ".";
+    }
+    out += Op.view();
+    out += "(";
+    print_list<Bound | Attrs::binds>(out, inputs);
+    if constexpr (Attrs::size > 0) {
+      if constexpr (Inputs::size > 0) out += ", ";
+      print_list<Bound>(out, attrs);
+    }
+    out += ")";
+    if constexpr (Flags & kCommutative) out += ")";
+    if constexpr (Flags & kShared) out += ")";
+  }
+
+ private:
+  template <CaptureMask Bound, class L>
+  static bool match_attributes(const L& list, const ir::Node& n, Match& m) {
+    if constexpr (L::size == 0) return true;
+    else
+      return list.head.template match<Bound>(n, m) &&
+             match_attributes<Bound | decltype(list.head)::binds>(list.tail, n, m);
+  }
+  template <CaptureMask Bound, std::size_t Slot, class L>
+  static bool match_inputs(const L& list, const ir::Node& n, Match& m) {
+    if constexpr (L::size == 0) return true;
+    else
+      return list.head.template match<Bound>(n.inputs[Slot], m) &&
+             match_inputs<Bound | decltype(list.head)::binds, Slot + 1>(list.tail, n, m);
+  }
+  template <class L>
+  static void build_inputs(const L& list, Rewriter& r, std::vector<ir::ValueId>& out) {
+    if constexpr (L::size > 0) {
+      out.push_back(list.head.build(r));
+      build_inputs(list.tail, r, out);
+    }
+  }
+  template <class L>
+  static void build_attributes(const L& list, const Match& m, std::vector<ir::Attribute>& out) {
+    if constexpr (L::size > 0) {
+      out.push_back(list.head.build(m));
+      build_attributes(list.tail, m, out);
+    }
+  }
+};
+
+template <FixedString Op, FixedString Domain, unsigned Flags, class Inputs, class Attrs>
+constexpr auto add_node_args(const NodePattern<Op, Domain, Flags, Inputs, Attrs>& n) {
+  return n;
+}
+template <FixedString Op, FixedString Domain, unsigned Flags, class Inputs, class Attrs, class First, class... Rest>
+constexpr auto add_node_args(const NodePattern<Op, Domain, Flags, Inputs, Attrs>& n, const First& first,
+                             const Rest&... rest) {
+  if constexpr (is_attr_is<First>) {
+    auto attrs = append(n.attrs, first);
+    return add_node_args(NodePattern<Op, Domain, Flags, Inputs, decltype(attrs)>{{}, n.inputs, attrs}, rest...);
+  } else {
+    static_assert(IsExpr<First>, "xexp rule: a node input is a capture, a node pattern or fold(...)");
+    auto inputs = append(n.inputs, first);
+    return add_node_args(NodePattern<Op, Domain, Flags, decltype(inputs), Attrs>{{}, inputs, n.attrs}, rest...);
+  }
+}
+
+// op<"MatMul">(a, b) or op<"FusedMatMul", "com.microsoft">(a, b, attr<"alpha"> = s): inputs first or mixed
+// with attribute constraints, in any order.
+template <FixedString Op, FixedString Domain = "">
+struct OpMaker {
+  template <class... Args>
+  constexpr auto operator()(const Args&... args) const {
+    return add_node_args(NodePattern<Op, Domain, 0, Nil, Nil>{}, args...);
+  }
+};
+template <FixedString Op, FixedString Domain = "">
+inline constexpr OpMaker<Op, Domain> op{};
+
+template <FixedString Op, FixedString Domain, unsigned Flags, class Inputs, class Attrs>
+constexpr auto commutative(const NodePattern<Op, Domain, Flags, Inputs, Attrs>& n) {
+  return NodePattern<Op, Domain, Flags | kCommutative, Inputs, Attrs>{{}, n.inputs, n.attrs};
+}
+template <FixedString Op, FixedString Domain, unsigned Flags, class Inputs, class Attrs>
+constexpr auto shared(const NodePattern<Op, Domain, Flags, Inputs, Attrs>& n) {
+  return NodePattern<Op, Domain, Flags | kShared, Inputs, Attrs>{{}, n.inputs, n.attrs};
+}
+
+// ---- named interior nodes (DAG patterns) ------------------------------------------------------------
+template <char Id, class P>
+struct Named : ExprTag {
+  P pattern;
+  static constexpr CaptureMask binds = capture_bit<Id> | P::binds, uses = capture_bit<Id>;
+  static constexpr int depth = P::depth, node_count = P::node_count;
+  static constexpr int index = capture_index<Id>();
+
+  template <CaptureMask Bound>
+  bool match(ir::ValueId v, Match& m) const {
+    if constexpr (Bound & capture_bit<Id>) return m.values[index] == v;
+    else {
+      if (!pattern.template match<Bound>(v, m)) return false;
+      m.values[index] = v;
+      return true;
+    }
+  }
+  ValueView eval(const Match& m) const { return {&m.graph(), m.values[index]}; }
+  ir::ValueId build(Rewriter& r) const { return r.match().values[index]; }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += Id;
+    if constexpr (!(Bound & capture_bit<Id>)) {
+      out += "=";
+      pattern.template print<Bound>(out);
+    }
+  }
+};
+// named<'d'>(Sub(x, mean)): the first use matches the sub-pattern, later uses of the same object must be
+// the very same value (node identity).
+template <char Id, class P>
+constexpr auto named(const P& p) {
+  return Named<Id, P>{{}, p};
+}
+
+// ---- replacement-only pieces ------------------------------------------------------------------------
+// fold(expr): a constant computed at rewrite time from the captures, added as an initializer.
+template <class E>
+struct Fold : ExprTag {
+  E expr;
+  static constexpr CaptureMask binds = 0, uses = E::uses;
+  static constexpr int depth = 0, node_count = 0;
+  ir::ValueId build(Rewriter& r) const { return r.initializer(Tensor(expr.eval(r.match()))); }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += "fold(";
+    expr.template print<Bound>(out);
+    out += ")";
+  }
+};
+template <class E>
+constexpr auto fold(const E& e) {
+  return Fold<Lifted<E>>{{}, lift(e)};
+}
+
+// choose(condition, a, b): builds `a` when the condition holds at rewrite time, else `b`.
+template <class C, class A, class B>
+struct Choose : ExprTag {
+  C condition;
+  A a;
+  B b;
+  static constexpr CaptureMask binds = 0, uses = C::uses | A::uses | B::uses;
+  static constexpr int depth = 0, node_count = 0;
+  ir::ValueId build(Rewriter& r) const { return condition.eval(r.match()) ? a.build(r) : b.build(r); }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += "choose(";
+    condition.template print<Bound>(out);
+    out += ", ";
+    a.template print<Bound>(out);
+    out += ", ";
+    b.template print<Bound>(out);
+    out += ")";
+  }
+};
+template <class C, class A, class B>
+constexpr auto choose(const C& condition, const A& a, const B& b) {
+  return Choose<C, A, B>{{}, condition, a, b};
+}
+
+// replace_with("name", lambda, captures...): the lambda gets the Rewriter and the evaluated captures and
+// returns the value replacing the root's output, or std::nullopt to decline (what it built is undone).
+template <class F, class Args>
+struct LambdaReplacement : ExprTag {
+  const char* name;
+  F f;
+  Args args;
+  static constexpr CaptureMask binds = 0, uses = Args::uses;
+  static constexpr int depth = 0, node_count = 0;
+  std::optional<ir::ValueId> build(Rewriter& r) const {
+    return apply_list([&](auto&&... a) -> std::optional<ir::ValueId> { return f(r, a...); }, args, r.match());
+  }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += name;
+    out += "(";
+    print_list<Bound>(out, args);
+    out += ")";
+  }
+};
+template <class F, class... Args>
+constexpr auto replace_with(const char* name, F f, const Args&... args) {
+  auto list = make_list(args...);
+  return LambdaReplacement<F, decltype(list)>{{}, name, f, list};
+}
+
+}  // namespace xexp::rewrite

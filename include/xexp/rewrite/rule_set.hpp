@@ -1,0 +1,90 @@
+#pragma once
+// Rule sets by string. A Catalog knows named sets ("default", "onnxruntime") and single rules by short
+// name; the patterns layer fills the global catalog, users add their own rules to it (or to their own
+// catalog). Syntax: names separated by '+' or ','; '-' starts the list of rules to remove, which ','
+// continues ("default+onnxruntime-Cast,TransposeTranspose"); "none" is the empty set; a single rule is
+// named without the "Pattern" suffix (with it is accepted too). Order is kept: it decides overlaps.
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "xexp/core/error.hpp"
+#include "xexp/rewrite/rule.hpp"
+
+namespace xexp::rewrite {
+
+using RuleSet = std::vector<RulePtr>;
+
+class Catalog {
+ public:
+  static Catalog& global() {
+    static Catalog instance;
+    return instance;
+  }
+  // Registers a named set; each of its rules also becomes reachable by its own name.
+  void add_set(std::string name, RuleSet rules) {
+    std::lock_guard lock(mutex_);
+    for (const RulePtr& r : rules) rules_.insert_or_assign(r->name(), r);
+    sets_.insert_or_assign(std::move(name), std::move(rules));
+  }
+  void add_rule(RulePtr r) {
+    std::lock_guard lock(mutex_);
+    std::string name = r->name();
+    rules_.insert_or_assign(std::move(name), std::move(r));
+  }
+  std::vector<std::string> set_names() const {
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> out;
+    for (const auto& [name, rules] : sets_) out.push_back(name);
+    return out;
+  }
+  // One name: a set, "none", or a rule. Unknown names throw.
+  RuleSet resolve(std::string_view name) const {
+    std::lock_guard lock(mutex_);
+    if (name == "none") return {};
+    if (auto it = sets_.find(name); it != sets_.end()) return it->second;
+    std::string_view short_name = name;
+    if (short_name.size() > 7 && short_name.ends_with("Pattern")) short_name.remove_suffix(7);
+    if (auto it = rules_.find(short_name); it != rules_.end()) return {it->second};
+    throw Error("unknown pattern or pattern set '" + std::string(name) + "'");
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, RuleSet, std::less<>> sets_;
+  std::map<std::string, RulePtr, std::less<>> rules_;
+};
+
+inline RuleSet rules_from_string(std::string_view spec, const Catalog& catalog = Catalog::global()) {
+  RuleSet positive, negative;
+  bool removing = false;
+  std::size_t start = 0;
+  auto take = [&](std::size_t end) {
+    std::string_view token = spec.substr(start, end - start);
+    while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+    while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
+    if (token.empty()) {
+      if (end < spec.size() || start > 0) throw Error("empty name in pattern set '" + std::string(spec) + "'");
+      return;
+    }
+    RuleSet rules = catalog.resolve(token);
+    RuleSet& target = removing ? negative : positive;
+    target.insert(target.end(), rules.begin(), rules.end());
+  };
+  for (std::size_t k = 0; k <= spec.size(); ++k) {
+    if (k < spec.size() && spec[k] != '+' && spec[k] != ',' && spec[k] != '-') continue;
+    take(k);
+    if (k < spec.size() && spec[k] == '-') removing = true;
+    if (k < spec.size() && spec[k] == '+') removing = false;
+    start = k + 1;
+  }
+  std::erase_if(positive, [&](const RulePtr& r) {
+    return std::any_of(negative.begin(), negative.end(), [&](const RulePtr& n) { return n->name() == r->name(); });
+  });
+  return positive;
+}
+
+}  // namespace xexp::rewrite

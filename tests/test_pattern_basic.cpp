@@ -1,0 +1,153 @@
+// Cast, TransposeTranspose, MatMulAdd: the exact op sequence after, one negative test per condition,
+// and the same numbers before and after (xexp's evaluator and ONNX Runtime, float32, atol 1e-5).
+#include <gtest/gtest.h>
+
+#include "support/rewrite_helpers.hpp"
+#include "xexp/patterns/registry.hpp"
+
+using namespace xexp;
+using namespace xexp::ir;
+using test::node;
+using test::op_types;
+using test::run_rules;
+using Ops = std::vector<std::string>;
+
+// ---- Cast -----------------------------------------------------------------------------------------
+static Model cast_model(int64_t to) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3});
+  ValueId c = node(g, "Cast", {x}, {Attribute::make_int("to", to)});
+  g.add_output(node(g, "Relu", {c}));
+  return m;
+}
+
+TEST(PatternCast, CastToItsOwnTypeDisappears) {
+  Model m = cast_model(1);
+  run_rules(m, "Cast");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Relu"}));
+}
+
+TEST(PatternCast, CastToAnotherTypeStays) {
+  Model m = cast_model(10);
+  run_rules(m, "Cast");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Cast", "Relu"}));
+}
+
+TEST(PatternCast, SameNumbers) { test::expect_same_outputs([] { return cast_model(1); }, "Cast"); }
+
+// ---- TransposeTranspose ---------------------------------------------------------------------------
+static Model transpose_model(std::vector<int64_t> p, std::vector<int64_t> q, bool inner_used_twice) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3, 4});
+  ValueId t1 = node(g, "Transpose", {x}, {Attribute::make_ints("perm", p)});
+  ValueId t2 = node(g, "Transpose", {t1}, {Attribute::make_ints("perm", q)});
+  g.add_output(node(g, "Relu", {t2}));
+  if (inner_used_twice) g.add_output(node(g, "Neg", {t1}));
+  return m;
+}
+
+TEST(PatternTransposeTranspose, IdentityDisappears) {
+  Model m = transpose_model({1, 0, 2}, {1, 0, 2}, false);
+  run_rules(m, "TransposeTranspose");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Relu"}));
+}
+
+TEST(PatternTransposeTranspose, IdentityDisappearsEvenWhenTheFirstIsShared) {
+  Model m = transpose_model({1, 0, 2}, {1, 0, 2}, true);
+  run_rules(m, "TransposeTranspose");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Transpose", "Relu", "Neg"}));
+}
+
+TEST(PatternTransposeTranspose, ComposedIntoOne) {
+  Model m = transpose_model({1, 2, 0}, {0, 2, 1}, false);
+  run_rules(m, "TransposeTranspose");
+  ASSERT_EQ(op_types(*m.graph), (Ops{"Transpose", "Relu"}));
+  const Node& t = m.graph->node(m.graph->first_node());
+  EXPECT_EQ(t.attribute(Symbol("perm"))->ints, (std::vector<int64_t>{1, 0, 2}));
+  EXPECT_EQ(t.name, "TransposeTransposePattern--Transpose_1");
+}
+
+TEST(PatternTransposeTranspose, NotComposedWhenTheFirstIsShared) {
+  Model m = transpose_model({1, 2, 0}, {0, 2, 1}, true);
+  run_rules(m, "TransposeTranspose");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Transpose", "Transpose", "Relu", "Neg"}));
+}
+
+TEST(PatternTransposeTranspose, SameNumbers) {
+  test::expect_same_outputs([] { return transpose_model({1, 2, 0}, {0, 2, 1}, false); }, "TransposeTranspose");
+  test::expect_same_outputs([] { return transpose_model({1, 0, 2}, {1, 0, 2}, true); }, "TransposeTranspose");
+}
+
+// ---- MatMulAdd ------------------------------------------------------------------------------------
+struct MatMulAddCase {
+  Shape a = {4, 3};
+  std::vector<int64_t> bias_dims = {5};
+  bool bias_first = false;
+  bool matmul_used_twice = false;
+};
+static Model matmul_add_model(const MatMulAddCase& c) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId a = g.add_input("A", ElemType::Float, c.a);
+  ValueId b = g.add_initializer("B", Tensor::from<float>({3, 5}, std::vector<float>(15, 0.25f)));
+  const int64_t n = dims_element_count(c.bias_dims);
+  std::vector<float> bias_values;
+  for (int64_t k = 0; k < n; ++k) bias_values.push_back(0.5f * static_cast<float>(k));
+  ValueId bias = g.add_initializer("bias", Tensor::from<float>(c.bias_dims, bias_values));
+  ValueId mm = node(g, "MatMul", {a, b});
+  g.add_output(node(g, "Add", c.bias_first ? std::vector<ValueId>{bias, mm} : std::vector<ValueId>{mm, bias}));
+  if (c.matmul_used_twice) g.add_output(node(g, "Neg", {mm}));
+  return m;
+}
+
+TEST(PatternMatMulAdd, TwoDimensionsBecomeGemm) {
+  Model m = matmul_add_model({});
+  run_rules(m, "MatMulAdd");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Gemm"}));
+  EXPECT_EQ(m.graph->value(m.graph->outputs()[0]).name, "Add");
+}
+
+TEST(PatternMatMulAdd, BiasOnTheLeftToo) {
+  Model m = matmul_add_model({.bias_first = true});
+  run_rules(m, "MatMulAdd");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Gemm"}));
+}
+
+TEST(PatternMatMulAdd, ThreeDimensionsGetReshapes) {
+  Model m = matmul_add_model({.a = {2, 4, 3}});
+  run_rules(m, "MatMulAdd");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Reshape", "Gemm", "Reshape"}));
+}
+
+TEST(PatternMatMulAdd, NotWhenTheBiasDoesNotBroadcastAsGemmNeeds) {
+  Model m = matmul_add_model({.bias_dims = {4, 5}});
+  run_rules(m, "MatMulAdd");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"MatMul", "Add"}));
+}
+
+TEST(PatternMatMulAdd, NotWhenTheMatMulHasOtherConsumers) {
+  Model m = matmul_add_model({.matmul_used_twice = true});
+  run_rules(m, "MatMulAdd");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"MatMul", "Add", "Neg"}));
+}
+
+TEST(PatternMatMulAdd, NotWhenLeadingDimsAreSymbolic) {
+  Model m = matmul_add_model({.a = {Dim::symbolic("batch"), 4, 3}});
+  run_rules(m, "MatMulAdd");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"MatMul", "Add"}));
+}
+
+TEST(PatternMatMulAdd, SameNumbers) {
+  test::expect_same_outputs([] { return matmul_add_model({}); }, "MatMulAdd");
+  test::expect_same_outputs([] { return matmul_add_model({.a = {2, 4, 3}, .bias_first = true}); }, "MatMulAdd");
+}
+
+TEST(PatternDescribe, RulesPrintThemselves) {
+  EXPECT_EQ(patterns::cast_rule()->describe(), "Cast: Cast(x, to=t) -> x  when (dtype(x) == t)  [P0]");
+  EXPECT_EQ(patterns::transpose_transpose_rule()->describe(),
+            "TransposeTranspose: Transpose(i=shared(Transpose(x, perm=p)), perm=q) -> "
+            "choose(is_identity(compose(p, q)), x, Transpose(x, perm=compose(p, q)))  "
+            "when (is_identity(compose(p, q)) || single_use(i))  [P0]");
+}
