@@ -1,0 +1,77 @@
+#pragma once
+// validate(): the structural rules a model must follow to be saved and run, checked on the IR (a model
+// built or rewritten in memory; load_model already refuses files that break them). The first broken
+// rule is thrown as xexp::Error naming the node and the value.
+#include <string>
+#include <vector>
+
+#include "xexp/ir/model.hpp"
+
+namespace xexp {
+
+namespace detail {
+
+inline std::string node_label(const ir::Node& n) { return n.name.empty() ? std::string(n.op_type.view()) : n.name; }
+
+inline bool visible_in_enclosing(const ir::Graph& g, std::string_view name) {
+  for (const ir::Graph* outer = g.parent; outer; outer = outer->parent)
+    if (outer->has_value(name)) return true;
+  return false;
+}
+
+inline void validate_graph(const ir::Graph& g, const std::string& where) {
+  const std::string in = where.empty() ? "" : " (in " + where + ")";
+  std::vector<uint8_t> seen_input(g.value_capacity(), 0);
+  for (ir::ValueId id : g.inputs()) {
+    if (seen_input[id]) throw Error("duplicate graph input" + in, {.node = {}, .value = g.value(id).name});
+    seen_input[id] = 1;
+  }
+  for (ir::ValueId id : g.captured())
+    if (g.parent && !visible_in_enclosing(g, g.value(id).name))
+      throw Error("captured value is not defined in an enclosing graph" + in, {.node = {}, .value = g.value(id).name});
+
+  // Position of each live node in execution order: a node may read only values made before it.
+  std::vector<uint32_t> position(g.node_capacity(), ir::kNone);
+  uint32_t next = 0;
+  for (ir::NodeId id : g.nodes()) position[id] = next++;
+  auto available_before = [&](ir::ValueId v, uint32_t pos) {
+    const ir::Value& value = g.value(v);
+    if (value.is_input || value.is_initializer() || value.is_captured) return value.alive;
+    return value.alive && value.producer != ir::kNone && position[value.producer] != ir::kNone &&
+           position[value.producer] < pos;
+  };
+
+  for (ir::NodeId id : g.nodes()) {
+    const ir::Node& n = g.node(id);
+    for (ir::ValueId v : n.inputs) {
+      if (v == ir::kNone || available_before(v, position[id])) continue;
+      const ir::Value& value = g.value(v);
+      const bool later = value.producer != ir::kNone && position[value.producer] != ir::kNone;
+      throw Error(later ? "the node reads a value made by a later node (a cycle, or nodes out of order)" + in
+                        : "the node reads an undefined value" + in,
+                  {.node = node_label(n), .value = value.name});
+    }
+    for (ir::ValueId v : n.outputs) {
+      if (v == ir::kNone) continue;
+      const ir::Value& value = g.value(v);
+      if (value.producer != id)
+        throw Error("two nodes write the same value" + in, {.node = node_label(n), .value = value.name});
+    }
+    for (const ir::Attribute& a : n.attributes)
+      for (const auto& sub : a.graphs)
+        if (sub) validate_graph(*sub, node_label(n) + "." + std::string(a.name.view()));
+  }
+  for (ir::ValueId v : g.outputs())
+    if (!available_before(v, next)) throw Error("graph output is not defined" + in, {.node = {}, .value = g.value(v).name});
+}
+
+}  // namespace detail
+
+inline void validate(const ir::Graph& graph) { detail::validate_graph(graph, ""); }
+
+inline void validate(const ir::Model& model) {
+  validate(*model.graph);
+  for (const ir::Function& f : model.functions) detail::validate_graph(*f.body, "function " + f.domain + "." + f.name);
+}
+
+}  // namespace xexp
