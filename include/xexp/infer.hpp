@@ -4,6 +4,5 @@
 #include "xexp/infer/broadcast.hpp"
 #include "xexp/infer/context.hpp"
 #include "xexp/infer/infer.hpp"
-#include "xexp/infer/moved_attributes.hpp"
 #include "xexp/infer/shape_constraints.hpp"
 #include "xexp/infer/state.hpp"

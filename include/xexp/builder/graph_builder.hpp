@@ -165,7 +165,7 @@ class GraphBuilder {
   Outputs make_op(std::string_view op_type, std::string_view domain, std::vector<Arg> args, const Attrs& attrs,
                   const OpOptions& options) {
     Attrs attributes = attrs;
-    if (domain.empty()) adapt_moved_attribute(op_type, args, attributes);
+    if (domain.empty()) adapt_moved_attributes(op_type, args, attributes);
     std::vector<std::string> inputs;
     inputs.reserve(args.size());
     for (const Arg& a : args) {
@@ -502,23 +502,26 @@ class GraphBuilder {
     return constant;
   }
 
-  // Attributes that became inputs: a constant vector given as input becomes the attribute before the
-  // opset that moved it, the attribute becomes an input from that opset on.
-  void adapt_moved_attribute(std::string_view op_type, std::vector<Arg>& args, Attrs& attrs) {
-    auto moved = infer::moved_attribute(op_type);
-    if (!moved) return;
-    const bool as_input = main_opset() >= moved->since;
-    auto attr_it = std::find_if(attrs.begin(), attrs.end(), [&](const AttrArg& a) { return a.attr.name.view() == moved->name; });
-    if (as_input && attr_it != attrs.end()) {
-      if (args.size() <= moved->slot) args.resize(moved->slot + 1);
-      args[moved->slot] = Arg(attr_it->attr.ints);
-      attrs.erase(attr_it);
-    } else if (!as_input && args.size() > moved->slot && args[moved->slot].kind() != Arg::Kind::Omitted) {
-      if (args[moved->slot].kind() != Arg::Kind::Ints)
-        fail(std::string(op_type) + " takes '" + std::string(moved->name) + "' as an attribute before opset " +
-             std::to_string(moved->since) + ": give it as a vector of int64");
-      attrs.push_back(ir::Attribute::make_ints(moved->name, args[moved->slot].ints()));
-      args[moved->slot] = Arg();
+  // Attributes that became inputs (onnx/schema.hpp: axes, split, pads, ...): an int64 vector given as
+  // input becomes the attribute before the opset that moved it, the attribute becomes an input from
+  // that opset on.
+  void adapt_moved_attributes(std::string_view op_type, std::vector<Arg>& args, Attrs& attrs) {
+    const int64_t opset = main_opset();
+    for (const AttributeBecameInput& m : attributes_that_became_inputs()) {
+      if (m.op != op_type) continue;
+      const auto slot = static_cast<std::size_t>(m.input_index);
+      auto attr_it = std::find_if(attrs.begin(), attrs.end(), [&](const AttrArg& a) { return a.attr.name.view() == m.attribute; });
+      if (opset >= m.since && attr_it != attrs.end() && attr_it->attr.type == ir::AttrType::Ints) {
+        if (args.size() <= slot) args.resize(slot + 1);
+        args[slot] = Arg(attr_it->attr.ints);
+        attrs.erase(attr_it);
+      } else if (opset < m.since && args.size() > slot && args[slot].kind() != Arg::Kind::Omitted) {
+        if (args[slot].kind() != Arg::Kind::Ints)
+          fail(std::string(op_type) + " takes '" + std::string(m.attribute) + "' as an attribute before opset " +
+               std::to_string(m.since) + ": give it as a vector of int64");
+        attrs.push_back(ir::Attribute::make_ints(m.attribute, args[slot].ints()));
+        args[slot] = Arg();
+      }
     }
   }
 

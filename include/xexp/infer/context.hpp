@@ -15,8 +15,8 @@
 #include "xexp/core/shape.hpp"
 #include "xexp/core/tensor.hpp"
 #include "xexp/ir/graph.hpp"
+#include "xexp/onnx/schema.hpp"
 #include "xexp/infer/broadcast.hpp"
-#include "xexp/infer/moved_attributes.hpp"
 #include "xexp/infer/state.hpp"
 
 namespace xexp::infer {
@@ -84,17 +84,17 @@ class InferContext {
     if (!a || a->type != ir::AttrType::Ints) return std::nullopt;
     return a->ints;
   }
-  // The values of an attribute that became an input (axes, split; see moved_attributes.hpp), read
-  // where the node's opset puts them; nullopt when absent or not constant.
+  // Squeeze/Unsqueeze/Reduce* axes and Split's split became inputs (onnx/schema.hpp): their values
+  // read where the node's opset puts them; nullopt when absent or not constant.
   std::optional<std::vector<int64_t>> moved_ints() const {
-    auto m = moved_attribute(node_.op_type.view());
+    const AttributeBecameInput* m = moved();
     if (!m) return std::nullopt;
-    return opset_ < m->since ? attr_ints(m->name) : ints(m->slot);
+    return opset_ < m->since ? attr_ints(m->attribute) : ints(static_cast<std::size_t>(m->input_index));
   }
   bool moved_given() const {
-    auto m = moved_attribute(node_.op_type.view());
+    const AttributeBecameInput* m = moved();
     if (!m) return false;
-    return opset_ < m->since ? attr(m->name) != nullptr : has_input(m->slot);
+    return opset_ < m->since ? attr(m->attribute) != nullptr : has_input(static_cast<std::size_t>(m->input_index));
   }
 
   // ---- outputs --------------------------------------------------------------------------------
@@ -163,6 +163,10 @@ class InferContext {
 
  private:
   const ir::Value& input(std::size_t i) const { return g_.value(node_.inputs[i]); }
+  const AttributeBecameInput* moved() const {
+    const std::string_view op = node_.op_type.view();
+    return attribute_became_input(op, op == "Split" ? "split" : "axes");
+  }
   std::optional<std::vector<int64_t>> constant_ints(std::size_t i) const {
     const Tensor* t = constant(i);
     return t ? tensor_ints(*t) : std::nullopt;
