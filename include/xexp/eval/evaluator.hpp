@@ -209,8 +209,8 @@ class Evaluator {
     std::vector<ir::Attribute> bound;
     const std::vector<ir::Attribute>& attributes = in_function ? (bound = bind_attributes(frame, node)) : node.attributes;
     if (const ir::Function* f = model_.find_function(node.domain.view(), node.op_type.view())) return run_function(frame, *f, node, inputs);
-    if (node.domain.empty() && node.op_type == "If") return run_if(frame, node, inputs, attributes);
-    if (node.domain.empty() && node.op_type == "Loop") return run_loop(frame, node, inputs, attributes);
+    if (node.domain.empty() && node.op_type.view() == "If") return run_if(frame, node, inputs, attributes);
+    if (node.domain.empty() && node.op_type.view() == "Loop") return run_loop(frame, node, inputs, attributes);
     return evaluate_op(node.op_type, node.domain, inputs, attributes, opset_of(frame, node.domain), node.outputs.size(), registry_);
   }
 

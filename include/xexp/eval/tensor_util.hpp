@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <sstream>
+#include <charconv>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -94,13 +94,14 @@ To convert_value(From v) {
   }
 }
 
-inline std::string format_number(double v) {
+// The shortest text that reads back to the same value (numpy's str of a float32 or float64).
+inline std::string format_number(double v, bool single_precision) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "INF" : "-INF";
-  std::ostringstream os;
-  os.precision(9);
-  os << v;
-  return os.str();
+  char buffer[64];
+  auto end = single_precision ? std::to_chars(buffer, buffer + sizeof buffer, static_cast<float>(v)).ptr
+                              : std::to_chars(buffer, buffer + sizeof buffer, v).ptr;
+  return std::string(buffer, end);
 }
 inline double parse_number(const std::string& s) {
   std::string low;
@@ -124,7 +125,7 @@ inline Tensor cast_tensor(const Tensor& in, ElemType to) {
     for (int64_t k = 0; k < n; ++k) {
       if (in.type() == ElemType::Bool) out[k] = in.data<bool>()[k] ? "1" : "0";
       else if (is_integer(in.type())) out[k] = std::to_string(static_cast<int64_t>(element_as_double(in, k)));
-      else out[k] = format_number(element_as_double(in, k));
+      else out[k] = format_number(element_as_double(in, k), in.type() != ElemType::Double);
     }
     return Tensor::strings(in.dims(), std::move(out));
   }

@@ -124,14 +124,31 @@ inline std::vector<Tensor> rms_norm_kernel(const KernelContext& c) {
   return {r.y, r.inv_std};
 }
 
+// Inference mode normalizes with the running statistics; training mode with the batch's own, and also
+// returns the updated running mean and variance.
 inline std::vector<Tensor> batch_norm_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
-  if (c.attr_int("training_mode", 0)) c.fail("training_mode=1 is not supported");
-  const double eps = c.attr_float("epsilon", 1e-5f);
-  const std::vector<double> scale = as_doubles(c.in(1)), bias = as_doubles(c.in(2)), mean = as_doubles(c.in(3)), var = as_doubles(c.in(4));
+  const bool training = c.attr_int("training_mode", 0) != 0;
+  const double eps = c.attr_float("epsilon", 1e-5f), momentum = c.attr_float("momentum", 0.9f);
+  const std::vector<double> scale = as_doubles(c.in(1)), bias = as_doubles(c.in(2));
+  std::vector<double> mean = as_doubles(c.in(3)), var = as_doubles(c.in(4));
   const int64_t ch = x.rank() > 1 ? x.dims()[1] : 1;
   int64_t inner = 1;
   for (std::size_t d = 2; d < x.rank(); ++d) inner *= x.dims()[d];
+  std::vector<double> running_mean = mean, running_var = var;
+  if (training) {
+    const std::vector<double> v = as_doubles(x);
+    const double count = static_cast<double>(x.size() / std::max<int64_t>(ch, 1));
+    std::vector<double> sum(ch, 0), sq(ch, 0);
+    for (int64_t k = 0; k < x.size(); ++k) sum[(k / inner) % ch] += v[k];
+    for (int64_t ci = 0; ci < ch; ++ci) mean[ci] = sum[ci] / count;
+    for (int64_t k = 0; k < x.size(); ++k) sq[(k / inner) % ch] += (v[k] - mean[(k / inner) % ch]) * (v[k] - mean[(k / inner) % ch]);
+    for (int64_t ci = 0; ci < ch; ++ci) {
+      var[ci] = sq[ci] / count;
+      running_mean[ci] = running_mean[ci] * momentum + mean[ci] * (1 - momentum);
+      running_var[ci] = running_var[ci] * momentum + var[ci] * (1 - momentum);
+    }
+  }
   return visit_float_type(x.type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     Tensor out(x.type(), x.dims());
@@ -141,7 +158,13 @@ inline std::vector<Tensor> batch_norm_kernel(const KernelContext& c) {
       const int64_t ci = (k / inner) % ch;
       dst[k] = static_cast<T>((src[k] - mean[ci]) / std::sqrt(var[ci] + eps) * scale[ci] + bias[ci]);
     }
-    return std::vector<Tensor>{out};
+    auto stats = [&](const std::vector<double>& v) {
+      Tensor t(c.in(3).type(), c.in(3).dims());
+      auto d = t.mutable_data<T>();
+      for (int64_t ci = 0; ci < ch; ++ci) d[ci] = static_cast<T>(v[ci]);
+      return t;
+    };
+    return std::vector<Tensor>{out, stats(running_mean), stats(running_var)};
   });
 }
 
@@ -264,6 +287,16 @@ inline Kernel pool_kernel(bool is_max) {
     if (!kernel) c.fail("kernel_shape is required");
     const WindowGeometry g = window_geometry(c, spatial, *kernel, c.attr_int("ceil_mode", 0) != 0);
     const bool count_pad = c.attr_int("count_include_pad", 0) != 0;
+    const bool column_major = c.attr_int("storage_order", 0) != 0;  // MaxPool's Indices output
+    const std::vector<int64_t> in_strides = strides_of(spatial);
+    auto to_column_major = [&](int64_t at) {
+      int64_t out = 0, scale = 1;
+      for (std::size_t d = 0; d < spatial.size(); ++d) {
+        out += ((at / in_strides[d]) % spatial[d]) * scale;
+        scale *= spatial[d];
+      }
+      return out;
+    };
     const int64_t planes = x.dims()[0] * x.dims()[1], n_in = dims_element_count(spatial), n_out = dims_element_count(g.out);
     std::vector<int64_t> dims{x.dims()[0], x.dims()[1]};
     dims.insert(dims.end(), g.out.begin(), g.out.end());
@@ -298,7 +331,7 @@ inline Kernel pool_kernel(bool is_max) {
         });
         for (int64_t o = 0; o < n_out; ++o) {
           dst[p * n_out + o] = static_cast<T>(is_max ? acc[o] : acc[o] / std::max(count[o], 1.0));
-          idx[p * n_out + o] = p * n_in + arg[o];
+          idx[p * n_out + o] = p * n_in + (column_major ? to_column_major(arg[o]) : arg[o]);
         }
       }
       return out;
