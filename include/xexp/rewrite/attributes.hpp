@@ -3,67 +3,32 @@
 // opset adapters), or absent and then equal to the ONNX schema default. Forgetting the default is how
 // runtimes shipped wrong fusions for a missing `keepdims` or `perm`; reading through here avoids it.
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
 
-#include <onnx/defs/schema.h>
-
-#include "xexp/infer/moved_attributes.hpp"
 #include "xexp/ir/graph.hpp"
+#include "xexp/onnx/schema.hpp"
 #include "xexp/rewrite/match.hpp"
 
 namespace xexp::rewrite {
 
-// The input slot holding `attr` of a default-domain `op` at `opset`, or -1 when it is an attribute.
-// infer::moved_attribute knows axes and split; Slice moved four attributes at opset 10.
+// The input slot holding `attr` of `op` at `opset` (onnx/schema.hpp's table), or -1 for an attribute.
 inline int input_slot_of_attribute(Symbol op, Symbol domain, Symbol attr, int64_t opset) {
   if (!domain.empty()) return -1;
-  if (op.view() == "Slice") {
-    constexpr std::string_view slice_inputs[] = {"starts", "ends", "axes", "steps"};
-    for (int k = 0; k < 4; ++k)
-      if (opset >= 10 && attr == slice_inputs[k]) return k + 1;
-    return -1;
-  }
-  auto moved = infer::moved_attribute(op.view());
-  return moved && opset >= moved->since && attr == moved->name ? static_cast<int>(moved->slot) : -1;
-}
-// Whether input `slot` of `op` carries a former attribute at this opset.
-inline bool is_attribute_slot(Symbol op, Symbol domain, std::size_t slot, int64_t opset) {
-  if (!domain.empty()) return false;
-  if (op.view() == "Slice") return opset >= 10 && slot >= 1 && slot <= 4;
-  auto moved = infer::moved_attribute(op.view());
-  return moved && opset >= moved->since && slot == moved->slot;
+  const AttributeBecameInput* moved = attribute_became_input(op.view(), attr.view());
+  return moved && opset >= moved->since ? moved->input_index : -1;
 }
 
-// The schema default of an attribute (nullptr when it has none), cached: schemas never change.
+// The schema default of an attribute, or nullptr. attribute_default answers by value; matchers ask
+// constantly, so each thread keeps one stable copy per (op, domain, attribute, opset).
 inline const ir::Attribute* schema_default(Symbol op, Symbol domain, Symbol attr, int64_t opset) {
   using Key = std::tuple<uint32_t, uint32_t, uint32_t, int64_t>;
-  static std::mutex mutex;
-  static std::map<Key, std::optional<ir::Attribute>> cache;
-  std::lock_guard lock(mutex);
+  thread_local std::map<Key, std::optional<ir::Attribute>> cache;
   auto [it, inserted] = cache.try_emplace(Key{op.id(), domain.id(), attr.id(), opset});
-  if (!inserted) return it->second ? &*it->second : nullptr;
-  const auto* schema = ::onnx::OpSchemaRegistry::Schema(op.str(), static_cast<int>(opset), domain.str());
-  if (!schema) return nullptr;
-  auto found = schema->attributes().find(attr.str());
-  if (found == schema->attributes().end()) return nullptr;
-  const ::onnx::AttributeProto& d = found->second.default_value;
-  switch (d.type()) {
-    case ::onnx::AttributeProto::INT: it->second = ir::Attribute::make_int(attr, d.i()); break;
-    case ::onnx::AttributeProto::FLOAT: it->second = ir::Attribute::make_float(attr, d.f()); break;
-    case ::onnx::AttributeProto::STRING: it->second = ir::Attribute::make_string(attr, d.s()); break;
-    case ::onnx::AttributeProto::INTS:
-      it->second = ir::Attribute::make_ints(attr, {d.ints().begin(), d.ints().end()});
-      break;
-    case ::onnx::AttributeProto::FLOATS:
-      it->second = ir::Attribute::make_floats(attr, {d.floats().begin(), d.floats().end()});
-      break;
-    default: return nullptr;
-  }
-  return &*it->second;
+  if (inserted) it->second = attribute_default(op.view(), domain.view(), opset, attr.view());
+  return it->second ? &*it->second : nullptr;
 }
 
 // Reads `attr` of node `n`; an attribute stored in a constant int64 input is turned into an INTS

@@ -164,14 +164,15 @@ inline constexpr bool is_attr_is<AttrIs<Name, V>> = true;
 // ---- nodes ------------------------------------------------------------------------------------------
 enum NodeFlags : unsigned { kCommutative = 1, kShared = 2 };
 
-// Pattern input count vs node input count: trailing omitted inputs do not count, and trailing inputs
-// that hold a former attribute (opset adapters) are read through `attr<...>` instead.
-inline bool arity_fits(const ir::Node& n, std::size_t arity, int64_t opset) {
+// Pattern input count vs node input count: trailing omitted inputs do not count, and a trailing input
+// holding a former attribute (opset adapters) is allowed when the pattern reads that attribute.
+template <class NamesSlot>
+bool arity_fits(const ir::Node& n, std::size_t arity, NamesSlot&& pattern_names_slot) {
   std::size_t count = n.inputs.size();
   while (count > 0 && n.inputs[count - 1] == ir::kNone) --count;
   if (count < arity) return false;
   for (std::size_t slot = arity; slot < count; ++slot)
-    if (n.inputs[slot] != ir::kNone && !is_attribute_slot(n.op_type, n.domain, slot, opset)) return false;
+    if (n.inputs[slot] != ir::kNone && !pattern_names_slot(slot)) return false;
   return true;
 }
 
@@ -204,7 +205,9 @@ struct NodePattern : ExprTag {
   template <CaptureMask Bound>
   bool match_node(ir::NodeId id, Match& m) const {
     const ir::Node& n = m.graph().node(id);
-    if (n.op_type != op_type() || n.domain != domain() || !arity_fits(n, Inputs::size, m.opset())) return false;
+    if (n.op_type != op_type() || n.domain != domain()) return false;
+    if (!arity_fits(n, Inputs::size, [&](std::size_t slot) { return reads_slot(attrs, n, slot, m.opset()); }))
+      return false;
     const int mark = m.mark();
     if (!m.push_node(id, Flags & kShared)) return false;
     constexpr CaptureMask after_attrs = Bound | Attrs::binds;
@@ -255,6 +258,14 @@ struct NodePattern : ExprTag {
   }
 
  private:
+  template <class L>
+  static bool reads_slot(const L& list, const ir::Node& n, std::size_t slot, int64_t opset) {
+    if constexpr (L::size == 0) return false;
+    else
+      return input_slot_of_attribute(n.op_type, n.domain, decltype(list.head)::name(), opset) ==
+                 static_cast<int>(slot) ||
+             reads_slot(list.tail, n, slot, opset);
+  }
   template <CaptureMask Bound, class L>
   static bool match_attributes(const L& list, const ir::Node& n, Match& m) {
     if constexpr (L::size == 0) return true;

@@ -1,0 +1,44 @@
+// A rule reading a capture its pattern does not bind is a compile error with a readable message. The
+// compiler is run on tests/compile_fail/unbound_capture.cpp: the valid variant must compile (so this
+// test cannot pass because of a broken command line), the two invalid ones must fail with the message.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "support/process.hpp"
+
+namespace {
+
+xexp::testing::CommandResult compile(const std::string& define) {
+#if defined(__clang__)
+  const std::string compiler = "clang++";
+#else
+  const std::string compiler = "g++";
+#endif
+  const std::string source = std::string(XEXP_SOURCE_DIR) + "/tests/compile_fail/unbound_capture.cpp";
+  return xexp::testing::run_command(compiler + " -std=c++20 -fsyntax-only -DONNX_ML=1 -DONNX_NAMESPACE=onnx -I" +
+                                    xexp::testing::shell_quote(std::string(XEXP_SOURCE_DIR) + "/include") + " " +
+                                    define + " " + xexp::testing::shell_quote(source));
+}
+
+}  // namespace
+
+TEST(RewriteCompileFail, ValidRuleCompiles) {
+  auto r = compile("");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST(RewriteCompileFail, UnboundCaptureInConditionIsRejected) {
+  auto r = compile("-DXEXP_UNBOUND_IN_CONDITION");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("xexp rule: the condition uses a capture that the pattern does not bind"), std::string::npos)
+      << r.err;
+}
+
+TEST(RewriteCompileFail, UnboundCaptureInReplacementIsRejected) {
+  auto r = compile("-DXEXP_UNBOUND_IN_REPLACEMENT");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("xexp rule: the replacement uses a capture that the pattern does not bind"),
+            std::string::npos)
+      << r.err;
+}
