@@ -156,6 +156,8 @@ TEST(BuilderNodes, OutputsMustBeNewAndTypesChecked) {
     EXPECT_NE(e.dump().find("[GraphBuilder.make_node]"), std::string::npos);
     EXPECT_EQ(e.node(), "Add");
   }
+  EXPECT_THROW(g.make_node("Relu", {"X"}, 1, {{"alpha", 0.5f}}), Error);  // Relu has no attribute
+  EXPECT_THROW(g.op.Softmax("X", {{"axiss", 1}}), Error);
   g.set_rank("R", 2);
   EXPECT_THROW(g.set_rank("R", 3), Error);
   g.make_tensor_input("U", ElemType::Float, std::nullopt);

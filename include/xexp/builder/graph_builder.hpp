@@ -26,6 +26,8 @@
 #include "xexp/core/tensor.hpp"
 #include "xexp/infer/infer.hpp"
 #include "xexp/ir/model.hpp"
+#include "xexp/onnx/save.hpp"
+#include "xexp/onnx/schema.hpp"
 
 namespace xexp {
 
@@ -145,7 +147,10 @@ class GraphBuilder {
     }
     std::vector<ir::Attribute> attrs;
     attrs.reserve(attributes.size());
-    for (const AttrArg& a : attributes) attrs.push_back(a.attr);
+    for (const AttrArg& a : attributes) {
+      check_attribute(op_type, domain, a.attr.name.view(), where);
+      attrs.push_back(a.attr);
+    }
     name = unique_node_name(name.empty() ? std::string(op_type) : name);
     ir::NodeId n = graph().add_node(Symbol(op_type), std::move(in_ids), std::move(out_ids), std::move(attrs), name,
                                     Symbol(domain));
@@ -372,6 +377,17 @@ class GraphBuilder {
   const ir::Model& model() const noexcept { return model_; }
   ir::Graph& graph() noexcept { return *model_.graph; }
   const ir::Graph& graph() const noexcept { return *model_.graph; }
+  // The ModelProto, with the inferred types and shapes written as value_info.
+  ::onnx::ModelProto to_onnx() const {
+    SaveOptions options;
+    options.write_inferred_value_info = true;
+    return model_to_proto(model_, options);
+  }
+  void save(const std::string& path) const {
+    SaveOptions options;
+    options.write_inferred_value_info = true;
+    save_model(model_, path, options);
+  }
   // Moves the model out, compacted (node and value ids change). The builder is empty afterwards.
   ir::Model to_model() {
     ir::Model out = std::move(model_);
@@ -500,6 +516,22 @@ class GraphBuilder {
     }
     constant_cache_[id] = constant;
     return constant;
+  }
+
+  // An attribute the op's schema does not declare is an error. libonnx 1.12 knows opsets up to 17 and
+  // answers later ones with its last schema: attributes added from 18 on are let through.
+  template <class Where>
+  void check_attribute(std::string_view op_type, std::string_view domain, std::string_view name, const Where& where) const {
+    static constexpr std::string_view kAddedAfter17[] = {
+        "num_outputs", "noop_with_empty_axes", "antialias", "axes", "keep_aspect_ratio_policy", "ceil_mode",
+        "dilations", "saturate", "output_dtype", "block_size", "approximate", "round_mode", "precision"};
+    const int64_t opset = domain.empty() ? main_opset() : get_opset(domain);
+    const ::onnx::OpSchema* schema = find_schema(op_type, domain, opset);
+    if (!schema || schema->attributes().count(std::string(name))) return;
+    if (opset > 17 && std::find(std::begin(kAddedAfter17), std::end(kAddedAfter17), name) != std::end(kAddedAfter17)) return;
+    fail("'" + std::string(name) + "' is not an attribute of operator '" + std::string(op_type) + "' (opset " +
+             std::to_string(opset) + "), " + where(),
+         {}, std::string(op_type));
   }
 
   // Attributes that became inputs (onnx/schema.hpp: axes, split, pads, ...): an int64 vector given as
