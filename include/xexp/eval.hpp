@@ -4,3 +4,4 @@
 #include "xexp/eval/evaluator.hpp"
 #include "xexp/eval/kernel.hpp"
 #include "xexp/eval/tensor_util.hpp"
+#include "xexp/eval/fold.hpp"

@@ -1,0 +1,144 @@
+#pragma once
+// Constant folding: a node of a foldable op whose inputs are all constant (initializers, Constant node
+// outputs, or results folded earlier in the same pass) is evaluated and becomes an initializer holding
+// its result under its output name, so graph outputs and consumers keep their names. Shape of a value
+// with a static shape becomes a constant whatever the value.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "xexp/eval/evaluate_op.hpp"
+#include "xexp/ir/graph.hpp"
+#include "xexp/ir/model.hpp"
+
+namespace xexp::eval {
+
+struct FoldOptions {
+  // Ops of the default domain that may be folded.
+  std::unordered_set<std::string> ops{"Transpose", "Cast",    "Reshape", "Concat", "Add",  "Sub",       "Mul",
+                                      "Div",       "Unsqueeze", "Squeeze", "Exp",  "Sqrt", "Reciprocal"};
+  // A node is folded only when each of its outputs has at most this many elements.
+  int64_t max_elements = int64_t{1} << 20;
+  // Shape(X) becomes a constant when X has a static shape.
+  bool fold_static_shape = true;
+  // The default-domain opset the nodes are read with (how attributes such as axes are given).
+  int64_t opset = 18;
+};
+
+namespace detail {
+
+// The tensor held by a constant value: an initializer (not an overridable input) or a Constant output.
+inline std::optional<Tensor> constant_value(const ir::Graph& g, ir::ValueId id, int64_t opset) {
+  const ir::Value& v = g.value(id);
+  if (v.initializer && !v.is_input) return v.initializer;
+  if (v.producer == ir::kNone) return std::nullopt;
+  const ir::Node& n = g.node(v.producer);
+  if (!n.domain.empty() || n.op_type.view() != "Constant") return std::nullopt;
+  try {
+    return evaluate_op(n.op_type, n.domain, {}, n.attributes, opset, 1)[0];
+  } catch (const Error&) {
+    return std::nullopt;  // sparse_value and the like: left alone
+  }
+}
+
+// Shape(X)[start:end] when X's shape is static there.
+inline std::optional<Tensor> static_shape_of(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.empty() || n.inputs[0] == ir::kNone) return std::nullopt;
+  const ir::Value& x = g.value(n.inputs[0]);
+  if (!x.shape) return std::nullopt;
+  const auto r = static_cast<int64_t>(x.shape->size());
+  const ir::Attribute* s = n.attribute(Symbol("start"));
+  const ir::Attribute* e = n.attribute(Symbol("end"));
+  int64_t start = s ? s->i : 0, end = e ? e->i : r;
+  if (start < 0) start += r;
+  if (end < 0) end += r;
+  start = std::clamp<int64_t>(start, 0, r);
+  end = std::clamp<int64_t>(end, start, r);
+  std::vector<int64_t> dims;
+  for (int64_t d = start; d < end; ++d) {
+    if (!(*x.shape)[d].is_static()) return std::nullopt;
+    dims.push_back((*x.shape)[d].value());
+  }
+  return Tensor::from<int64_t>({static_cast<int64_t>(dims.size())}, dims);
+}
+
+}  // namespace detail
+
+// Folds what it can in one pass over the graph (in order, so chains fold entirely); returns the
+// number of folded nodes. Constant nodes left without consumers are removed too (not counted).
+inline std::size_t fold_constants(ir::Graph& g, const FoldOptions& options = {}) {
+  std::size_t folded = 0;
+  std::vector<ir::ValueId> new_initializers;
+  std::vector<ir::NodeId> constant_nodes;
+  for (ir::NodeId nid : g.nodes()) {
+    const ir::Node& n = g.node(nid);
+    if (!n.domain.empty() || n.has_subgraphs()) continue;
+    if (n.op_type.view() == "Constant") {
+      constant_nodes.push_back(nid);
+      continue;
+    }
+    std::vector<Tensor> results;
+    if (options.fold_static_shape && n.op_type.view() == "Shape") {
+      if (auto t = detail::static_shape_of(g, n)) results.push_back(std::move(*t));
+    }
+    if (results.empty() && options.ops.count(n.op_type.str())) {
+      std::vector<std::optional<Tensor>> inputs;
+      bool all_constant = true;
+      for (ir::ValueId in : n.inputs) {
+        if (in == ir::kNone) {
+          inputs.emplace_back();
+          continue;
+        }
+        inputs.push_back(detail::constant_value(g, in, options.opset));
+        if (!inputs.back()) {
+          all_constant = false;
+          break;
+        }
+      }
+      if (!all_constant) continue;
+      try {
+        results = evaluate_op(n.op_type, n.domain, inputs, n.attributes, options.opset, n.outputs.size());
+      } catch (const Error&) {
+        continue;  // not foldable (bad input, unsupported case): the runtime will report it
+      }
+    }
+    if (results.empty()) continue;
+    bool small = true;
+    for (const Tensor& t : results) small = small && t.size() <= options.max_elements;
+    if (!small) continue;
+    const std::vector<ir::ValueId> outputs = n.outputs;
+    g.remove_node(nid);
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      if (outputs[k] == ir::kNone) continue;
+      ir::Value& v = g.value(outputs[k]);
+      v.alive = true;
+      v.elem = results[k].type();
+      v.shape = results[k].shape();
+      v.initializer = std::move(results[k]);
+      new_initializers.push_back(outputs[k]);
+    }
+    ++folded;
+  }
+  for (ir::NodeId nid : constant_nodes) {
+    const ir::Node& n = g.node(nid);
+    bool used = false;
+    for (ir::ValueId out : n.outputs) used = used || (out != ir::kNone && (!g.value(out).uses.empty() || g.value(out).is_graph_output()));
+    if (!used) g.remove_node(nid);
+  }
+  if (!new_initializers.empty()) {
+    std::vector<ir::ValueId> order = g.initializers();
+    order.insert(order.end(), new_initializers.begin(), new_initializers.end());
+    g.set_initializer_order(std::move(order));
+  }
+  return folded;
+}
+
+// Same, reading the opset from the model.
+inline std::size_t fold_constants(ir::Model& model, FoldOptions options = {}) {
+  if (auto v = model.opset("")) options.opset = *v;
+  return fold_constants(*model.graph, options);
+}
+
+}  // namespace xexp::eval
