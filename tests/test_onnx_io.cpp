@@ -324,6 +324,35 @@ TEST(OnnxBadInput, TruncatedFilesGiveErrorsNotCrashes) {
   }
 }
 
+TEST(OnnxBadInput, CorruptedBytesGiveErrorsNotCrashes) {
+  TempDir dir;
+  const std::string bytes = read_file(std::string(XEXP_SHARED_DIR) + "/models/seed_llm.fold.onnx");
+  std::mt19937 rng(3);
+  int refused = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    std::string corrupt = bytes;
+    for (int flips = 0; flips < 4; ++flips) corrupt[rng() % corrupt.size()] ^= static_cast<char>(1 + rng() % 255);
+    write_file(dir / "corrupt.onnx", corrupt);
+    try {
+      xexp::ir::Model m = xexp::load_model(dir / "corrupt.onnx");
+      (void)xexp::model_to_proto(m).SerializeAsString();
+    } catch (const xexp::Error&) {
+      ++refused;
+    }
+  }
+  EXPECT_GT(refused, 0);  // some corruptions are harmless (inside weights), many are not
+}
+
+TEST(OnnxBadInput, HugeDimensionsAreRefused) {
+  ::onnx::ModelProto m = small_model();
+  auto* w = m.mutable_graph()->add_initializer();
+  w->set_name("W");
+  w->set_data_type(1);
+  w->add_dims(int64_t{1} << 40);
+  w->add_dims(int64_t{1} << 40);
+  EXPECT_NE(proto_error(m).find("too large"), std::string::npos) << proto_error(m);
+}
+
 TEST(OnnxBadInput, UndefinedInput) {
   ::onnx::ModelProto m = small_model();
   *m.mutable_graph()->add_node() = make_node("Add", {"Y", "nowhere"}, {"Z"}, "adder");

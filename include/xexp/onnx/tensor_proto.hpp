@@ -21,8 +21,13 @@ namespace detail {
 inline Tensor read_tensor(::onnx::TensorProto&& p, ExternalFiles* external) {
   const auto type = static_cast<ElemType>(p.data_type());
   std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
-  for (int64_t d : dims)
+  int64_t elements = 1;
+  for (int64_t d : dims) {
     if (d < 0) throw Error("negative dimension " + std::to_string(d), {.node = {}, .value = p.name()});
+    if (d != 0 && elements > (int64_t{1} << 60) / d)  // a corrupt file must not overflow the size
+      throw Error("tensor of shape " + shape_str(make_shape(dims)) + " is too large", {.node = {}, .value = p.name()});
+    elements *= d;
+  }
   std::shared_ptr<const ProtoTensorStorage> storage;
   if (p.data_location() == ::onnx::TensorProto::EXTERNAL) {
     if (!external) throw Error("external data needs the model's directory", {.node = {}, .value = p.name()});
