@@ -531,6 +531,19 @@ TEST(OnnxSave, GivingTheModelAwayMovesWeightsInsteadOfCopying) {
   EXPECT_TRUE(MessageDifferencer::Equals(copied, moved));
 }
 
+TEST(OnnxLoad, LargeFilesAreReadNotMapped) {
+  TempDir dir;
+  xexp::ir::Model m = linear_model();
+  auto& g = *m.graph;
+  auto big = g.add_initializer("Big", random_floats({17, 1024, 1024}, 3));  // 68 MB: over the mapping limit
+  g.add_output(big);
+  xexp::save_model(m, dir / "big.onnx");
+  ASSERT_GT(std::filesystem::file_size(dir / "big.onnx"), std::size_t{64} << 20);
+  xexp::ir::Model loaded = xexp::load_model(dir / "big.onnx");
+  EXPECT_TRUE(initializer(loaded, "Big").same_content(initializer(m, "Big")));
+  EXPECT_TRUE(initializer(loaded, "W").same_content(initializer(m, "W")));
+}
+
 TEST(OnnxSave, SavingIsDeterministic) {
   TempDir dir;
   xexp::ir::Model m = linear_model();

@@ -345,6 +345,25 @@ class ModelReader {
 
 }  // namespace detail
 
+namespace detail {
+// Small files are parsed from a mapping (fastest); large ones through a buffered read, so that the
+// file's pages and the parsed weights are not both resident at the peak (memory close to 1x, not 2x).
+inline bool parse_model_file(const std::string& path, ::onnx::ModelProto& proto) {
+  constexpr std::size_t kMapLimit = std::size_t{64} << 20;
+  auto file = MappedFile::open(path);
+  if (file->size() == 0) throw Error("cannot load '" + path + "': empty file");
+  if (file->size() > static_cast<std::size_t>(INT32_MAX))
+    throw Error("cannot load '" + path + "': larger than 2 GB (protobuf's limit); use external data");
+  if (file->size() <= kMapLimit) return proto.ParseFromArray(file->bytes().data(), static_cast<int>(file->size()));
+  file.reset();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error("cannot open '" + path + "': " + std::strerror(errno));
+  const bool ok = proto.ParseFromFileDescriptor(fd);
+  ::close(fd);
+  return ok;
+}
+}  // namespace detail
+
 // Builds the IR from a parsed model, taking its strings and tensor data over (the proto is left
 // empty-ish: consumed).
 inline ir::Model model_from_proto(::onnx::ModelProto&& proto, const LoadOptions& options = {}) {
@@ -355,14 +374,8 @@ inline ir::Model model_from_proto(::onnx::ModelProto&& proto, const LoadOptions&
 // Reads a model file (and its external data, relative to the file's directory).
 inline ir::Model load_model(const std::string& path, const LoadOptions& options = {}) {
   ::onnx::ModelProto proto;
-  {
-    auto file = MappedFile::open(path);
-    if (file->size() == 0) throw Error("cannot load '" + path + "': empty file");
-    if (file->size() > static_cast<std::size_t>(INT32_MAX))
-      throw Error("cannot load '" + path + "': larger than 2 GB (protobuf's limit); use external data");
-    if (!proto.ParseFromArray(file->bytes().data(), static_cast<int>(file->size())))
-      throw Error("not an ONNX model: '" + path + "' does not parse as a ModelProto (truncated or another format)");
-  }
+  if (!detail::parse_model_file(path, proto))
+    throw Error("not an ONNX model: '" + path + "' does not parse as a ModelProto (truncated or another format)");
   if (!proto.has_graph() || !proto.has_ir_version())
     throw Error("not an ONNX model: '" + path + "' has no " + (proto.has_graph() ? "ir_version" : "graph"));
   LoadOptions with_dir = options;
