@@ -66,6 +66,58 @@ inline std::optional<Tensor> static_shape_of(const ir::Graph& g, const ir::Node&
 
 }  // namespace detail
 
+// Folds node `nid` when its op is foldable and its inputs are constant: the node is removed and its
+// outputs become initializers under their own names, appended to `new_initializers` (the caller puts
+// them in the graph's initializer order, once for a whole pass). Returns whether it folded.
+inline bool fold_node(ir::Graph& g, ir::NodeId nid, const FoldOptions& options,
+                      std::vector<ir::ValueId>& new_initializers) {
+  const ir::Node& n = g.node(nid);
+  if (!n.alive || !n.domain.empty() || n.has_subgraphs() || n.op_type.view() == "Constant") return false;
+  std::vector<Tensor> results;
+  if (options.fold_static_shape && n.op_type.view() == "Shape") {
+    if (auto t = detail::static_shape_of(g, n)) results.push_back(std::move(*t));
+  }
+  if (results.empty() && options.ops.count(n.op_type.str())) {
+    std::vector<std::optional<Tensor>> inputs;
+    for (ir::ValueId in : n.inputs) {
+      if (in == ir::kNone) {
+        inputs.emplace_back();
+        continue;
+      }
+      inputs.push_back(detail::constant_value(g, in, options.opset));
+      if (!inputs.back()) return false;
+    }
+    try {
+      results = evaluate_op(n.op_type, n.domain, inputs, n.attributes, options.opset, n.outputs.size());
+    } catch (const Error&) {
+      return false;  // not foldable (bad input, unsupported case): the runtime will report it
+    }
+  }
+  if (results.empty()) return false;
+  for (const Tensor& t : results)
+    if (t.size() > options.max_elements) return false;
+  const std::vector<ir::ValueId> outputs = n.outputs;
+  g.remove_node(nid);
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    if (outputs[k] == ir::kNone) continue;
+    ir::Value& v = g.value(outputs[k]);
+    v.alive = true;
+    v.elem = results[k].type();
+    v.shape = results[k].shape();
+    v.initializer = std::move(results[k]);
+    new_initializers.push_back(outputs[k]);
+  }
+  return true;
+}
+
+// Appends values that just became initializers (fold_node's `new_initializers`) to the graph's order.
+inline void append_initializers(ir::Graph& g, const std::vector<ir::ValueId>& new_initializers) {
+  if (new_initializers.empty()) return;
+  std::vector<ir::ValueId> order = g.initializers();
+  order.insert(order.end(), new_initializers.begin(), new_initializers.end());
+  g.set_initializer_order(std::move(order));
+}
+
 // Folds what it can in one pass over the graph (in order, so chains fold entirely); returns the
 // number of folded nodes. Constant nodes left without consumers are removed too (not counted).
 inline std::size_t fold_constants(ir::Graph& g, const FoldOptions& options = {}) {
@@ -74,52 +126,8 @@ inline std::size_t fold_constants(ir::Graph& g, const FoldOptions& options = {})
   std::vector<ir::NodeId> constant_nodes;
   for (ir::NodeId nid : g.nodes()) {
     const ir::Node& n = g.node(nid);
-    if (!n.domain.empty() || n.has_subgraphs()) continue;
-    if (n.op_type.view() == "Constant") {
-      constant_nodes.push_back(nid);
-      continue;
-    }
-    std::vector<Tensor> results;
-    if (options.fold_static_shape && n.op_type.view() == "Shape") {
-      if (auto t = detail::static_shape_of(g, n)) results.push_back(std::move(*t));
-    }
-    if (results.empty() && options.ops.count(n.op_type.str())) {
-      std::vector<std::optional<Tensor>> inputs;
-      bool all_constant = true;
-      for (ir::ValueId in : n.inputs) {
-        if (in == ir::kNone) {
-          inputs.emplace_back();
-          continue;
-        }
-        inputs.push_back(detail::constant_value(g, in, options.opset));
-        if (!inputs.back()) {
-          all_constant = false;
-          break;
-        }
-      }
-      if (!all_constant) continue;
-      try {
-        results = evaluate_op(n.op_type, n.domain, inputs, n.attributes, options.opset, n.outputs.size());
-      } catch (const Error&) {
-        continue;  // not foldable (bad input, unsupported case): the runtime will report it
-      }
-    }
-    if (results.empty()) continue;
-    bool small = true;
-    for (const Tensor& t : results) small = small && t.size() <= options.max_elements;
-    if (!small) continue;
-    const std::vector<ir::ValueId> outputs = n.outputs;
-    g.remove_node(nid);
-    for (std::size_t k = 0; k < outputs.size(); ++k) {
-      if (outputs[k] == ir::kNone) continue;
-      ir::Value& v = g.value(outputs[k]);
-      v.alive = true;
-      v.elem = results[k].type();
-      v.shape = results[k].shape();
-      v.initializer = std::move(results[k]);
-      new_initializers.push_back(outputs[k]);
-    }
-    ++folded;
+    if (n.domain.empty() && n.op_type.view() == "Constant") constant_nodes.push_back(nid);
+    else if (fold_node(g, nid, options, new_initializers)) ++folded;
   }
   for (ir::NodeId nid : constant_nodes) {
     const ir::Node& n = g.node(nid);
@@ -127,11 +135,7 @@ inline std::size_t fold_constants(ir::Graph& g, const FoldOptions& options = {})
     for (ir::ValueId out : n.outputs) used = used || (out != ir::kNone && (!g.value(out).uses.empty() || g.value(out).is_graph_output()));
     if (!used) g.remove_node(nid);
   }
-  if (!new_initializers.empty()) {
-    std::vector<ir::ValueId> order = g.initializers();
-    order.insert(order.end(), new_initializers.begin(), new_initializers.end());
-    g.set_initializer_order(std::move(order));
-  }
+  append_initializers(g, new_initializers);
   return folded;
 }
 

@@ -310,6 +310,7 @@ inline void register_elementwise(KernelRegistry& r) {
   r.add("Div", binary_same_type([](const KernelContext& c, auto tag) {
           using T = typename decltype(tag)::type;
           return [&c](T x, T y) -> T {
+            (void)c;  // used by the integer instantiations only
             if constexpr (std::is_integral_v<T>) {
               if (y == T(0)) c.fail("integer division by zero");
             }
@@ -320,6 +321,8 @@ inline void register_elementwise(KernelRegistry& r) {
           using T = typename decltype(tag)::type;
           const bool fmod = c.attr_int("fmod", 0) != 0;
           return [&c, fmod](T x, T y) -> T {
+            (void)c;  // each branch uses only some of the captures
+            (void)fmod;
             if constexpr (std::is_floating_point_v<T>) {
               T m = std::fmod(x, y);
               if (!fmod && m != 0 && ((m < 0) != (y < 0))) m += y;
@@ -337,6 +340,7 @@ inline void register_elementwise(KernelRegistry& r) {
           using T = typename decltype(tag)::type;
           const bool left = c.attr_string("direction") == "LEFT";
           return [left](T x, T y) -> T {
+            (void)left;  // unused by the non-integer instantiations
             if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return static_cast<T>(left ? x << y : x >> y);
             else return x;
           };
