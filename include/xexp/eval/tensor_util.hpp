@@ -338,11 +338,4 @@ inline Tensor expand_to(const Tensor& t, const std::vector<int64_t>& dims) {
   return remap(t, out, perm, maps);
 }
 
-// Copy of a tensor's elements into a new owned tensor of another type chosen by the caller (typed).
-template <class T>
-std::vector<T> to_vector(const Tensor& t) {
-  auto d = t.data<T>();
-  return {d.begin(), d.end()};
-}
-
 }  // namespace xexp::eval
