@@ -36,7 +36,7 @@ struct OptimizeOptions {
   int verbose = 0;                 // 1: iterations; 2: patterns and STAT lines; 9: overlaps; 10: every match
   std::ostream* log = nullptr;     // std::cerr when null
   int64_t max_iterations = -1;     // -1: max(#nodes, 10) x #levels
-  FoldHook fold_constants;         // called on new nodes whose inputs are all constant
+  FoldHook fold_constants = {};    // called on new nodes whose inputs are all constant
 };
 
 struct RuleStats {
