@@ -9,8 +9,6 @@ using namespace xexp;
 using namespace xexp::ir;
 using xexp::functions::export_modules_as_functions;
 using xexp::functions::FunctionExportOptions;
-using xexp::functions::ModuleScope;
-using xexp::functions::ScopeStack;
 
 namespace {
 
@@ -42,15 +40,18 @@ std::vector<std::string> function_names(const Model& m) {
 // A plain model recording scopes: node(op, ins, out, scopes).
 struct PlainModel {
   Model model;
-  std::vector<ScopeStack> scopes;
+  std::vector<ModuleStack> scopes;
   PlainModel() {
     model.opsets = {{"", 18, {}}};
     model.graph->add_input("X", ElemType::Float, Shape{2, 4});
   }
+  xexp::functions::ModuleStackOf stack_of() const {
+    return [this](NodeId id) -> const ModuleStack& { return scopes.at(id); };
+  }
   void weight(const std::string& name, float fill, int64_t rows = 4) {
     model.graph->add_initializer(name, Tensor::from<float>({rows, 4}, std::vector<float>(rows * 4, fill)));
   }
-  void node(const char* op, std::vector<std::string> ins, const std::string& out, ScopeStack stack,
+  void node(const char* op, std::vector<std::string> ins, const std::string& out, ModuleStack stack,
             std::vector<Attribute> attrs = {}) {
     Graph& g = *model.graph;
     std::vector<ValueId> in_ids;
@@ -60,7 +61,7 @@ struct PlainModel {
     scopes[id] = std::move(stack);
   }
   // Linear in module `path`: Transpose(w) then MatMul(x, .).
-  void linear(const std::string& x, const std::string& w, const std::string& y, ScopeStack outer, const std::string& path) {
+  void linear(const std::string& x, const std::string& w, const std::string& y, ModuleStack outer, const std::string& path) {
     outer.push_back({path, "Linear"});
     node("Transpose", {w}, path + ".t", outer, {Attribute::make_ints("perm", {1, 0})});
     node("MatMul", {x, path + ".t"}, y, outer);
@@ -80,7 +81,7 @@ TEST(FunctionsModuleExport, SameModulesShareOneFunctionAndWeightsArePassed) {
   p.model.graph->value(p.model.graph->at("y1")).shape = Shape{2, 4};
   FunctionExportOptions options;
   options.external_threshold = 0;
-  Model m = export_modules_as_functions(p.model, p.scopes, options);
+  Model m = export_modules_as_functions(p.model, p.stack_of(), options);
   EXPECT_EQ(function_names(m), (std::vector<std::string>{"Linear"}));
   EXPECT_EQ(listing(*m.graph), (std::vector<std::string>{"Linear(X,W1)->y1", "Linear(y1,W2)->y2", "Relu(y2)->Y"}));
   EXPECT_EQ(m.graph->node(0).name, "l1");
@@ -99,7 +100,7 @@ TEST(FunctionsModuleExport, NestedModulesBecomeNestedFunctions) {
   p.weight("W1", 1.f);
   p.weight("W2", 2.f);
   p.weight("Wbig", 3.f, 8);
-  const ScopeStack block = {{"b", "Block"}};
+  const ModuleStack block = {{"b", "Block"}};
   p.linear("X", "W1", "y1", block, "b.l1");
   p.linear("y1", "W2", "y2", block, "b.l2");
   p.node("Add", {"y2", "X"}, "s", block);
@@ -108,7 +109,7 @@ TEST(FunctionsModuleExport, NestedModulesBecomeNestedFunctions) {
   p.model.graph->add_output(p.model.graph->at("Y"));
   FunctionExportOptions options;
   options.external_threshold = 0;
-  Model m = export_modules_as_functions(p.model, p.scopes, options);
+  Model m = export_modules_as_functions(p.model, p.stack_of(), options);
   EXPECT_EQ(function_names(m), (std::vector<std::string>{"Linear", "Block"}));
   // Weights after the real input, by decreasing size then decreasing name.
   EXPECT_EQ(listing(*m.graph), (std::vector<std::string>{"Block(X,Wbig,W2,W1)->s,shape", "Reshape(s,shape)->Y"}));
@@ -129,7 +130,7 @@ TEST(FunctionsModuleExport, SmallWeightsBecomeConstantsAndDifferentBodiesAreRena
   p.node("Transpose", {"Wbig"}, "l3.t", {{"l3", "Linear"}}, {Attribute::make_ints("perm", {1, 0})});
   p.node("MatMul", {"y2", "l3.t"}, "Y", {{"l3", "Linear"}});
   p.model.graph->add_output(p.model.graph->at("Y"));
-  Model m = export_modules_as_functions(p.model, p.scopes);
+  Model m = export_modules_as_functions(p.model, p.stack_of());
   EXPECT_EQ(function_names(m), (std::vector<std::string>{"Linear", "Linear_l2l", "Linear_l3l"}));
   EXPECT_EQ(listing(*m.graph), (std::vector<std::string>{"Linear(X)->y1", "Linear_l2l(y1)->y2", "Linear_l3l(y2,Wbig)->Y"}));
   EXPECT_EQ(listing(*m.functions[0].body), (std::vector<std::string>{"Constant()->W1", "Transpose(W1)->l1.t",
@@ -140,14 +141,14 @@ TEST(FunctionsModuleExport, SmallWeightsBecomeConstantsAndDifferentBodiesAreRena
 TEST(FunctionsModuleExport, FilteredModulesStayInTheirParent) {
   PlainModel p;
   p.weight("W1", 1.f);
-  const ScopeStack block = {{"b", "Block"}};
+  const ModuleStack block = {{"b", "Block"}};
   p.linear("X", "W1", "y1", block, "b.l1");
   p.node("Relu", {"y1"}, "Y", block);
   p.model.graph->add_output(p.model.graph->at("Y"));
   FunctionExportOptions options;
   options.external_threshold = 0;
   options.export_module = [](const ModuleScope& s) { return s.type != "Linear"; };
-  Model m = export_modules_as_functions(p.model, p.scopes, options);
+  Model m = export_modules_as_functions(p.model, p.stack_of(), options);
   EXPECT_EQ(function_names(m), (std::vector<std::string>{"Block"}));
   EXPECT_EQ(listing(*m.functions[0].body),
             (std::vector<std::string>{"Transpose(W1)->b.l1.t", "MatMul(X,b.l1.t)->y1", "Relu(y1)->output"}));

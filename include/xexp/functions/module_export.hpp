@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "xexp/builder/graph_builder.hpp"
+#include "xexp/builder/module_scope.hpp"
 #include "xexp/core/error.hpp"
 #include "xexp/functions/inliner.hpp"
 #include "xexp/functions/registry.hpp"
@@ -23,15 +25,6 @@ namespace xexp::functions {
 
 inline constexpr std::string_view kLocalFunctionDomain = "aten_local_function";
 
-// One module scope a node was created in: its path in the model ("decoder.attention") and its type
-// ("MultiAttentionBlock"), the function name.
-struct ModuleScope {
-  std::string path;
-  std::string type;
-  friend bool operator==(const ModuleScope&, const ModuleScope&) = default;
-};
-using ScopeStack = std::vector<ModuleScope>;  // outermost first
-
 struct FunctionExportOptions {
   std::string domain = std::string(kLocalFunctionDomain);
   // Initializers smaller than this (bytes) become Constant nodes inside the bodies that read them.
@@ -41,11 +34,14 @@ struct FunctionExportOptions {
   std::function<bool(const ModuleScope&)> export_module;
 };
 
+// The module scopes node `id` of the plain graph was created in, outermost first.
+using ModuleStackOf = std::function<const ModuleStack&(ir::NodeId id)>;
+
 namespace detail {
 
 class ModuleExporter {
  public:
-  ModuleExporter(const ir::Model& plain, const std::vector<ScopeStack>& scopes, const FunctionExportOptions& options)
+  ModuleExporter(const ir::Model& plain, const ModuleStackOf& scopes, const FunctionExportOptions& options)
       : plain_(plain), options_(options) {
     copy_model_fields();
     work_ = ir::clone(*plain.graph);
@@ -104,17 +100,16 @@ class ModuleExporter {
 
   // Module instances from the scope stacks: consecutive nodes sharing a scope prefix are inside the
   // same instance (scopes are RAII blocks, so an instance's nodes are contiguous).
-  void build_instances(const std::vector<ScopeStack>& scopes) {
+  void build_instances(const ModuleStackOf& scopes) {
     instances_.push_back({});  // the graph
     std::vector<std::size_t> open;  // open[d]: the instance at depth d+1
     std::size_t position = 0;
     auto plain_it = plain_.graph->nodes().begin();
     for (ir::NodeId id : work_->nodes()) {
       const ir::NodeId plain_id = *plain_it++;
-      ScopeStack stack;
-      if (plain_id < scopes.size())
-        for (const ModuleScope& s : scopes[plain_id])
-          if (!options_.export_module || options_.export_module(s)) stack.push_back(s);
+      ModuleStack stack;
+      for (const ModuleScope& s : scopes(plain_id))
+        if (!options_.export_module || options_.export_module(s)) stack.push_back(s);
       std::size_t common = 0;
       while (common < open.size() && common < stack.size() && instances_[open[common]].scope == stack[common]) ++common;
       open.resize(common);
@@ -280,11 +275,17 @@ class ModuleExporter {
 
 }  // namespace detail
 
-// A copy of `plain` where every module instance is a call of a local function. `scopes[node id]` is
-// the stack of module scopes node `id` of plain.graph was created in (missing or empty: top level).
-inline ir::Model export_modules_as_functions(const ir::Model& plain, const std::vector<ScopeStack>& scopes,
+// A copy of `plain` where every module instance is a call of a local function; `scopes(id)` gives the
+// module scopes node `id` of plain.graph was created in (empty: top level).
+inline ir::Model export_modules_as_functions(const ir::Model& plain, const ModuleStackOf& scopes,
                                              const FunctionExportOptions& options = {}) {
   return detail::ModuleExporter(plain, scopes, options).run();
+}
+
+// The model a builder holds, with the modules it recorded (g.module(path, type)) as local functions.
+inline ir::Model export_modules_as_functions(const GraphBuilder& builder, const FunctionExportOptions& options = {}) {
+  return export_modules_as_functions(
+      builder.model(), [&](ir::NodeId id) -> const ModuleStack& { return builder.module_stack(id); }, options);
 }
 
 }  // namespace xexp::functions
