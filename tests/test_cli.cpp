@@ -1,0 +1,169 @@
+// The xexp command line tool, run as a user runs it: its output, its exit codes, its one-line errors,
+// and that it never touches its input files.
+#include <gtest/gtest.h>
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "support/compare.hpp"
+#include "support/ort.hpp"
+#include "support/process.hpp"
+#include "support/random_inputs.hpp"
+#include "support/temp_dir.hpp"
+#include "xexp/onnx.hpp"
+
+using namespace xexp;
+using namespace xexp::testing;
+
+namespace {
+
+const std::string kAddModel = std::string(XEXP_TESTDATA_DIR) + "/node/test_add/model.onnx";
+
+CommandResult xexp_cli(const std::string& args, const std::string& cwd = {}) {
+  return run_command(shell_quote(XEXP_CLI) + " " + args, cwd);
+}
+
+void expect_one_error_line(const CommandResult& r, const std::string& what) {
+  SCOPED_TRACE(what);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+// A one-node-at-a-time model written with the ONNX protobuf classes directly, so that it can be
+// as broken as a test needs.
+struct ProtoModel {
+  ::onnx::ModelProto proto;
+  ProtoModel() {
+    proto.set_ir_version(8);
+    proto.add_opset_import()->set_version(18);
+    proto.mutable_graph()->set_name("g");
+    auto* x = proto.mutable_graph()->add_input();
+    x->set_name("X");
+    x->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
+    x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(2);
+  }
+  ProtoModel& node(const std::string& op, std::vector<std::string> inputs, std::vector<std::string> outputs,
+                   const std::string& domain = {}) {
+    auto* n = proto.mutable_graph()->add_node();
+    n->set_op_type(op);
+    n->set_name(op + "_" + std::to_string(proto.graph().node_size()));
+    if (!domain.empty()) n->set_domain(domain);
+    for (auto& i : inputs) n->add_input(i);
+    for (auto& o : outputs) n->add_output(o);
+    return *this;
+  }
+  ProtoModel& output(const std::string& name) {
+    proto.mutable_graph()->add_output()->set_name(name);
+    return *this;
+  }
+  std::string bytes() const { return proto.SerializeAsString(); }
+};
+
+// Runs `args` (with MODEL replaced by the fixture's path) on a file holding `bytes`: must fail with one
+// error line and leave the file as it was.
+void expect_rejected(const std::string& what, const std::string& bytes, const std::string& command = "print") {
+  TempDir dir;
+  const std::string model = dir / "model.onnx";
+  write_file(model, bytes);
+  const CommandResult r = xexp_cli(command + " " + shell_quote(model) +
+                                   (command == "convert" ? " -o " + shell_quote(dir / "out.onnx") : ""));
+  expect_one_error_line(r, what + " (" + command + ")");
+  EXPECT_EQ(read_file(model), bytes) << what << ": the input file was modified";
+}
+
+}  // namespace
+
+TEST(Cli, HelpAndVersion) {
+  const CommandResult help = xexp_cli("--help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("print"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("convert"), std::string::npos) << help.out;
+  const CommandResult version = xexp_cli("--version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.out.rfind("xexp ", 0), 0u) << version.out;
+}
+
+TEST(Cli, PrintsAModel) {
+  const std::string before = read_file(kAddModel);
+  const CommandResult r = xexp_cli("print " + shell_quote(kAddModel));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("opset: domain='' version=14"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("input: name='x' type=dtype('float32') shape=[3, 4, 5]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Add(x, y) -> sum"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  EXPECT_EQ(read_file(kAddModel), before);
+}
+
+TEST(Cli, ConvertKeepsWhatTheModelComputes) {
+  TempDir dir;
+  const std::string out = dir / "converted.onnx";
+  const CommandResult r = xexp_cli("convert " + shell_quote(kAddModel) + " -o " + shell_quote(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const ir::Model model = load_model(out);
+  const NamedTensors feeds = random_feeds(*model.graph);
+  expect_all_close(run_onnxruntime(out, feeds), run_onnxruntime(kAddModel, feeds), 0, 0);
+}
+
+TEST(Cli, ConvertRefusesToOverwriteItsInput) {
+  TempDir dir;
+  const std::string model = dir / "model.onnx";
+  const std::string bytes = read_file(kAddModel);
+  write_file(model, bytes);
+  expect_one_error_line(xexp_cli("convert " + shell_quote(model) + " -o " + shell_quote(model)), "overwrite");
+  expect_one_error_line(xexp_cli("convert " + shell_quote(model) + " -o " + shell_quote(dir.path().string() + "/./model.onnx")),
+                        "overwrite through another path");
+  EXPECT_EQ(read_file(model), bytes);
+}
+
+TEST(Cli, BadInputGivesOneErrorLine) {
+  const std::string valid = read_file(kAddModel);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"truncated file", valid.substr(0, valid.size() / 2)},
+      {"not an ONNX file", "this is plain text, not a protobuf message\n"},
+      {"empty file", ""},
+      {"undefined name", ProtoModel().node("Relu", {"missing"}, {"Y"}).output("Y").bytes()},
+      {"cycle", ProtoModel().node("Relu", {"b"}, {"a"}).node("Relu", {"a"}, {"b"}).output("a").bytes()},
+      {"two producers", ProtoModel().node("Relu", {"X"}, {"Y"}).node("Neg", {"X"}, {"Y"}).output("Y").bytes()},
+  };
+  for (const auto& [what, bytes] : cases) {
+    expect_rejected(what, bytes, "print");
+    expect_rejected(what, bytes, "convert");
+  }
+  expect_one_error_line(xexp_cli("print /nonexistent/model.onnx"), "missing file");
+}
+
+TEST(Cli, BadCommandLineGivesOneErrorLine) {
+  expect_one_error_line(xexp_cli("frobnicate"), "unknown command");
+  expect_one_error_line(xexp_cli("print"), "missing model");
+  expect_one_error_line(xexp_cli("convert " + shell_quote(kAddModel)), "missing -o");
+  expect_one_error_line(xexp_cli("print --no-such-option " + shell_quote(kAddModel)), "unknown option");
+}
+
+TEST(Cli, UnknownOpInUnknownDomainPrintsFine) {
+  TempDir dir;
+  ProtoModel m;
+  m.node("Frobnicate", {"X"}, {"Y"}, "com.example.unknown").output("Y");
+  auto* opset = m.proto.add_opset_import();
+  opset->set_domain("com.example.unknown");
+  opset->set_version(1);
+  write_file(dir / "model.onnx", m.bytes());
+  const CommandResult r = xexp_cli("print " + shell_quote(dir / "model.onnx"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Frobnicate[com.example.unknown](X) -> Y"), std::string::npos) << r.out;
+}
+
+TEST(Cli, MainJobWritesADemoModelThatOnnxRuntimeRuns) {
+  TempDir dir;
+  const CommandResult r = xexp_cli("", dir.path().string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("output: name="), std::string::npos) << r.out;
+  const std::string model_path = dir / "xexp_demo.onnx";
+  ASSERT_TRUE(std::filesystem::exists(model_path));
+  const ir::Model model = load_model(model_path);
+  const NamedTensors outputs = run_onnxruntime(model_path, random_feeds(*model.graph, {.int_high = 100}));
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_EQ(outputs[0].second.dims(), (std::vector<int64_t>{1, 30, 16}));
+}

@@ -1,0 +1,29 @@
+#pragma once
+// xexp print MODEL: the model as text (see xexp/tools/printer.hpp).
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "xexp/onnx.hpp"
+#include "xexp/tools/printer.hpp"
+
+namespace xexp::cli {
+
+inline void add_print_command(CLI::App& app) {
+  struct Args {
+    std::string model;
+    tools::PrettyOptions options;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand("print", "Print a model as text: inputs, initializers, nodes, outputs, functions");
+  cmd->add_option("model", args->model, "ONNX model file")->required();
+  cmd->add_option("--max-values", args->options.max_init_values, "Show the values of initializers up to this size")
+      ->capture_default_str();
+  cmd->add_flag("!--no-indent", args->options.indent, "Do not indent nodes by data-flow depth");
+  cmd->add_flag("!--no-functions", args->options.functions, "Do not print local functions");
+  cmd->callback([args] { std::cout << tools::pretty(load_model(args->model), args->options); });
+}
+
+}  // namespace xexp::cli
