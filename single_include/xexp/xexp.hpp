@@ -1822,8 +1822,13 @@ namespace detail {
 inline Tensor read_tensor(::onnx::TensorProto&& p, ExternalFiles* external) {
   const auto type = static_cast<ElemType>(p.data_type());
   std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
-  for (int64_t d : dims)
+  int64_t elements = 1;
+  for (int64_t d : dims) {
     if (d < 0) throw Error("negative dimension " + std::to_string(d), {.node = {}, .value = p.name()});
+    if (d != 0 && elements > (int64_t{1} << 60) / d)  // a corrupt file must not overflow the size
+      throw Error("tensor of shape " + shape_str(make_shape(dims)) + " is too large", {.node = {}, .value = p.name()});
+    elements *= d;
+  }
   std::shared_ptr<const ProtoTensorStorage> storage;
   if (p.data_location() == ::onnx::TensorProto::EXTERNAL) {
     if (!external) throw Error("external data needs the model's directory", {.node = {}, .value = p.name()});
@@ -2348,6 +2353,25 @@ class ModelReader {
 
 }  // namespace detail
 
+namespace detail {
+// Small files are parsed from a mapping (fastest); large ones through a buffered read, so that the
+// file's pages and the parsed weights are not both resident at the peak (memory close to 1x, not 2x).
+inline bool parse_model_file(const std::string& path, ::onnx::ModelProto& proto) {
+  constexpr std::size_t kMapLimit = std::size_t{64} << 20;
+  auto file = MappedFile::open(path);
+  if (file->size() == 0) throw Error("cannot load '" + path + "': empty file");
+  if (file->size() > static_cast<std::size_t>(INT32_MAX))
+    throw Error("cannot load '" + path + "': larger than 2 GB (protobuf's limit); use external data");
+  if (file->size() <= kMapLimit) return proto.ParseFromArray(file->bytes().data(), static_cast<int>(file->size()));
+  file.reset();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error("cannot open '" + path + "': " + std::strerror(errno));
+  const bool ok = proto.ParseFromFileDescriptor(fd);
+  ::close(fd);
+  return ok;
+}
+}  // namespace detail
+
 // Builds the IR from a parsed model, taking its strings and tensor data over (the proto is left
 // empty-ish: consumed).
 inline ir::Model model_from_proto(::onnx::ModelProto&& proto, const LoadOptions& options = {}) {
@@ -2358,14 +2382,8 @@ inline ir::Model model_from_proto(::onnx::ModelProto&& proto, const LoadOptions&
 // Reads a model file (and its external data, relative to the file's directory).
 inline ir::Model load_model(const std::string& path, const LoadOptions& options = {}) {
   ::onnx::ModelProto proto;
-  {
-    auto file = MappedFile::open(path);
-    if (file->size() == 0) throw Error("cannot load '" + path + "': empty file");
-    if (file->size() > static_cast<std::size_t>(INT32_MAX))
-      throw Error("cannot load '" + path + "': larger than 2 GB (protobuf's limit); use external data");
-    if (!proto.ParseFromArray(file->bytes().data(), static_cast<int>(file->size())))
-      throw Error("not an ONNX model: '" + path + "' does not parse as a ModelProto (truncated or another format)");
-  }
+  if (!detail::parse_model_file(path, proto))
+    throw Error("not an ONNX model: '" + path + "' does not parse as a ModelProto (truncated or another format)");
   if (!proto.has_graph() || !proto.has_ir_version())
     throw Error("not an ONNX model: '" + path + "' has no " + (proto.has_graph() ? "ir_version" : "graph"));
   LoadOptions with_dir = options;
@@ -2611,6 +2629,191 @@ inline void save_model(ir::Model&& model, const std::string& path, const SaveOpt
 }
 
 }  // namespace xexp
+// ======== xexp/onnx/schema.hpp
+// Schema facts from ONNX's own registry (libonnx): which schema an (op, domain, opset) resolves to,
+// attribute defaults (a rule comparing attributes must treat an absent `keepdims` as 1), and the
+// attributes that later opsets turned into inputs (ReduceMean axes at 18, Squeeze axes at 13, ...).
+// The registry of ONNX 1.12 stops at opset 17: asked about opset 18 it answers with the last version
+// it has, so the attribute-to-input table below is written out rather than derived from it.
+#include <onnx/defs/schema.h>
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+
+namespace xexp {
+
+// The schema in force for `op` in `domain` at `opset` (the latest version <= opset), or nullptr for
+// an op the registry does not know (custom domains, com.microsoft ops it was not built with).
+inline const ::onnx::OpSchema* find_schema(std::string_view op, std::string_view domain, int64_t opset) {
+  const std::string d = domain == "ai.onnx" ? std::string() : std::string(domain);
+  return ::onnx::OpSchemaRegistry::Schema(std::string(op), static_cast<int>(opset), d);
+}
+
+// The default value of an attribute, as the schema in force declares it; nullopt when the op is
+// unknown, the attribute is unknown, or it is required/has no default.
+inline std::optional<ir::Attribute> attribute_default(std::string_view op, std::string_view domain, int64_t opset,
+                                                      std::string_view attr_name) {
+  const ::onnx::OpSchema* schema = find_schema(op, domain, opset);
+  if (!schema) return std::nullopt;
+  // Converted once per (schema, attribute): patterns ask for the same defaults over and over.
+  static std::mutex mutex;
+  static std::map<std::pair<const ::onnx::OpSchema*, std::string>, std::optional<ir::Attribute>, std::less<>> cache;
+  std::lock_guard lock(mutex);
+  auto key = std::make_pair(schema, std::string(attr_name));
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  std::optional<ir::Attribute> result;
+  const auto& attrs = schema->attributes();
+  if (auto it = attrs.find(key.second); it != attrs.end() && it->second.default_value.has_type() &&
+                                        it->second.default_value.type() != ::onnx::AttributeProto::UNDEFINED) {
+    ::onnx::AttributeProto copy = it->second.default_value;
+    copy.set_name(key.second);
+    result = detail::read_attribute(
+        copy, [](::onnx::GraphProto&) -> std::shared_ptr<ir::Graph> { return nullptr; }, nullptr);
+    result->raw.clear();  // defaults are plain values; the schema's proto needs no round trip
+  }
+  cache.emplace(std::move(key), result);
+  return result;
+}
+
+// An attribute of an ONNX-domain op that became an input (at `input_index`) from opset `since`.
+struct AttributeBecameInput {
+  std::string_view op;
+  std::string_view attribute;
+  int64_t since;
+  int input_index;
+};
+
+inline std::span<const AttributeBecameInput> attributes_that_became_inputs() {
+  static constexpr AttributeBecameInput table[] = {
+      {"Reshape", "shape", 5, 1},
+      {"Upsample", "scales", 9, 1},  // Resize (opset 10) has had scales as an input from the start
+      {"Slice", "starts", 10, 1},
+      {"Slice", "ends", 10, 2},
+      {"Slice", "axes", 10, 3},
+      {"TopK", "k", 10, 1},
+      {"Pad", "pads", 11, 1},
+      {"Pad", "value", 11, 2},
+      {"Clip", "min", 11, 1},
+      {"Clip", "max", 11, 2},
+      {"Dropout", "ratio", 12, 1},
+      {"ReduceSum", "axes", 13, 1},
+      {"Squeeze", "axes", 13, 1},
+      {"Unsqueeze", "axes", 13, 1},
+      {"Split", "split", 13, 1},  // and from 18 the `num_outputs` attribute may replace it
+      {"ReduceL1", "axes", 18, 1},
+      {"ReduceL2", "axes", 18, 1},
+      {"ReduceLogSum", "axes", 18, 1},
+      {"ReduceLogSumExp", "axes", 18, 1},
+      {"ReduceMax", "axes", 18, 1},
+      {"ReduceMean", "axes", 18, 1},
+      {"ReduceMin", "axes", 18, 1},
+      {"ReduceProd", "axes", 18, 1},
+      {"ReduceSumSquare", "axes", 18, 1},
+  };
+  return table;
+}
+
+inline const AttributeBecameInput* attribute_became_input(std::string_view op, std::string_view attribute) {
+  for (const AttributeBecameInput& e : attributes_that_became_inputs())
+    if (e.op == op && e.attribute == attribute) return &e;
+  return nullptr;
+}
+
+// The opset from which `op` takes its axes as an input; 0 when it never did (or has no axes).
+inline int64_t axes_became_input_at(std::string_view op) {
+  const AttributeBecameInput* e = attribute_became_input(op, "axes");
+  return e ? e->since : 0;
+}
+
+// True when `op` at `opset` reads `attribute` from an input rather than from an attribute.
+inline bool attribute_is_input(std::string_view op, std::string_view attribute, int64_t opset) {
+  const AttributeBecameInput* e = attribute_became_input(op, attribute);
+  return e && opset >= e->since;
+}
+
+}  // namespace xexp
+// ======== xexp/onnx/validate.hpp
+// validate(): the structural rules a model must follow to be saved and run, checked on the IR (a model
+// built or rewritten in memory; load_model already refuses files that break them). The first broken
+// rule is thrown as xexp::Error naming the node and the value.
+#include <string>
+#include <vector>
+
+
+namespace xexp {
+
+namespace detail {
+
+inline std::string node_label(const ir::Node& n) { return n.name.empty() ? std::string(n.op_type.view()) : n.name; }
+
+inline bool visible_in_enclosing(const ir::Graph& g, std::string_view name) {
+  for (const ir::Graph* outer = g.parent; outer; outer = outer->parent)
+    if (outer->has_value(name)) return true;
+  return false;
+}
+
+inline void validate_graph(const ir::Graph& g, const std::string& where) {
+  const std::string in = where.empty() ? "" : " (in " + where + ")";
+  std::vector<uint8_t> seen_input(g.value_capacity(), 0);
+  for (ir::ValueId id : g.inputs()) {
+    if (seen_input[id]) throw Error("duplicate graph input" + in, {.node = {}, .value = g.value(id).name});
+    seen_input[id] = 1;
+  }
+  for (ir::ValueId id : g.captured())
+    if (g.parent && !visible_in_enclosing(g, g.value(id).name))
+      throw Error("captured value is not defined in an enclosing graph" + in, {.node = {}, .value = g.value(id).name});
+
+  // Position of each live node in execution order: a node may read only values made before it.
+  std::vector<uint32_t> position(g.node_capacity(), ir::kNone);
+  uint32_t next = 0;
+  for (ir::NodeId id : g.nodes()) position[id] = next++;
+  auto available_before = [&](ir::ValueId v, uint32_t pos) {
+    const ir::Value& value = g.value(v);
+    if (value.is_input || value.is_initializer() || value.is_captured) return value.alive;
+    return value.alive && value.producer != ir::kNone && position[value.producer] != ir::kNone &&
+           position[value.producer] < pos;
+  };
+
+  for (ir::NodeId id : g.nodes()) {
+    const ir::Node& n = g.node(id);
+    for (ir::ValueId v : n.inputs) {
+      if (v == ir::kNone || available_before(v, position[id])) continue;
+      const ir::Value& value = g.value(v);
+      const bool later = value.producer != ir::kNone && position[value.producer] != ir::kNone;
+      throw Error(later ? "the node reads a value made by a later node (a cycle, or nodes out of order)" + in
+                        : "the node reads an undefined value" + in,
+                  {.node = node_label(n), .value = value.name});
+    }
+    for (ir::ValueId v : n.outputs) {
+      if (v == ir::kNone) continue;
+      const ir::Value& value = g.value(v);
+      if (value.producer != id)
+        throw Error("two nodes write the same value" + in, {.node = node_label(n), .value = value.name});
+    }
+    for (const ir::Attribute& a : n.attributes)
+      for (const auto& sub : a.graphs)
+        if (sub) validate_graph(*sub, node_label(n) + "." + std::string(a.name.view()));
+  }
+  for (ir::ValueId v : g.outputs())
+    if (!available_before(v, next)) throw Error("graph output is not defined" + in, {.node = {}, .value = g.value(v).name});
+}
+
+}  // namespace detail
+
+inline void validate(const ir::Graph& graph) { detail::validate_graph(graph, ""); }
+
+inline void validate(const ir::Model& model) {
+  validate(*model.graph);
+  for (const ir::Function& f : model.functions) detail::validate_graph(*f.body, "function " + f.domain + "." + f.name);
+}
+
+}  // namespace xexp
 // ======== xexp/infer.hpp
 // The infer layer (include/xexp/infer/): type and shape rules per op, symbolic broadcasting with
 // recorded equalities, and the content of values that hold shapes. Entry point: infer/infer.hpp.
@@ -2786,31 +2989,6 @@ inline Shape broadcast_shapes(const Shape& a, const Shape& b, ShapeConstraints& 
 #include <string_view>
 #include <vector>
 
-// ======== xexp/infer/moved_attributes.hpp
-// Attributes that became inputs in a later opset (their values are then a constant int64 tensor):
-// Squeeze/Unsqueeze/ReduceSum axes and Split's split at 13, the other reductions' axes at 18. Shape
-// rules read them from wherever the node's opset puts them; the builder moves them when it emits.
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <string_view>
-
-namespace xexp::infer {
-
-struct MovedAttribute {
-  std::string_view name;  // attribute name before `since`
-  std::size_t slot;       // input index from `since` on
-  int64_t since;          // first default-domain opset reading the input
-};
-
-inline std::optional<MovedAttribute> moved_attribute(std::string_view op_type) {
-  if (op_type == "Squeeze" || op_type == "Unsqueeze" || op_type == "ReduceSum") return MovedAttribute{"axes", 1, 13};
-  if (op_type == "Split") return MovedAttribute{"split", 1, 13};
-  if (op_type.starts_with("Reduce")) return MovedAttribute{"axes", 1, 18};
-  return std::nullopt;
-}
-
-}  // namespace xexp::infer
 // ======== xexp/infer/state.hpp
 // What inference carries from one node to the next beyond types and shapes: the content of small
 // integer tensors that hold shapes (Shape(X) -> ["batch", 3]), the symbolic equalities learned so far,
@@ -2975,17 +3153,17 @@ class InferContext {
     if (!a || a->type != ir::AttrType::Ints) return std::nullopt;
     return a->ints;
   }
-  // The values of an attribute that became an input (axes, split; see moved_attributes.hpp), read
-  // where the node's opset puts them; nullopt when absent or not constant.
+  // Squeeze/Unsqueeze/Reduce* axes and Split's split became inputs (onnx/schema.hpp): their values
+  // read where the node's opset puts them; nullopt when absent or not constant.
   std::optional<std::vector<int64_t>> moved_ints() const {
-    auto m = moved_attribute(node_.op_type.view());
+    const AttributeBecameInput* m = moved();
     if (!m) return std::nullopt;
-    return opset_ < m->since ? attr_ints(m->name) : ints(m->slot);
+    return opset_ < m->since ? attr_ints(m->attribute) : ints(static_cast<std::size_t>(m->input_index));
   }
   bool moved_given() const {
-    auto m = moved_attribute(node_.op_type.view());
+    const AttributeBecameInput* m = moved();
     if (!m) return false;
-    return opset_ < m->since ? attr(m->name) != nullptr : has_input(m->slot);
+    return opset_ < m->since ? attr(m->attribute) != nullptr : has_input(static_cast<std::size_t>(m->input_index));
   }
 
   // ---- outputs --------------------------------------------------------------------------------
@@ -3054,6 +3232,10 @@ class InferContext {
 
  private:
   const ir::Value& input(std::size_t i) const { return g_.value(node_.inputs[i]); }
+  const AttributeBecameInput* moved() const {
+    const std::string_view op = node_.op_type.view();
+    return attribute_became_input(op, op == "Split" ? "split" : "axes");
+  }
   std::optional<std::vector<int64_t>> constant_ints(std::size_t i) const {
     const Tensor* t = constant(i);
     return t ? tensor_ints(*t) : std::nullopt;
@@ -3959,7 +4141,7 @@ class KernelRegistry {
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <sstream>
+#include <charconv>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -4045,13 +4227,14 @@ To convert_value(From v) {
   }
 }
 
-inline std::string format_number(double v) {
+// The shortest text that reads back to the same value (numpy's str of a float32 or float64).
+inline std::string format_number(double v, bool single_precision) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "INF" : "-INF";
-  std::ostringstream os;
-  os.precision(9);
-  os << v;
-  return os.str();
+  char buffer[64];
+  auto end = single_precision ? std::to_chars(buffer, buffer + sizeof buffer, static_cast<float>(v)).ptr
+                              : std::to_chars(buffer, buffer + sizeof buffer, v).ptr;
+  return std::string(buffer, end);
 }
 inline double parse_number(const std::string& s) {
   std::string low;
@@ -4075,7 +4258,7 @@ inline Tensor cast_tensor(const Tensor& in, ElemType to) {
     for (int64_t k = 0; k < n; ++k) {
       if (in.type() == ElemType::Bool) out[k] = in.data<bool>()[k] ? "1" : "0";
       else if (is_integer(in.type())) out[k] = std::to_string(static_cast<int64_t>(element_as_double(in, k)));
-      else out[k] = format_number(element_as_double(in, k));
+      else out[k] = format_number(element_as_double(in, k), in.type() != ElemType::Double);
     }
     return Tensor::strings(in.dims(), std::move(out));
   }
@@ -4288,13 +4471,6 @@ inline Tensor expand_to(const Tensor& t, const std::vector<int64_t>& dims) {
   return remap(t, out, perm, maps);
 }
 
-// Copy of a tensor's elements into a new owned tensor of another type chosen by the caller (typed).
-template <class T>
-std::vector<T> to_vector(const Tensor& t) {
-  auto d = t.data<T>();
-  return {d.begin(), d.end()};
-}
-
 }  // namespace xexp::eval
 
 namespace xexp::eval::kernels {
@@ -4335,8 +4511,10 @@ inline std::vector<Tensor> quantize_linear_kernel(const KernelContext& c) {
     Tensor out(to, x.dims());
     auto dst = out.mutable_data<T>();
     for (int64_t k = 0; k < x.size(); ++k) {
-      const double v = std::nearbyint(element_as_double(x, k) / q.scale_at(k)) + static_cast<double>(q.zero_at(k));
-      dst[k] = convert_value<T>(std::clamp<double>(v, std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max()));
+      // divided in float like the reference implementation: x / scale may land exactly on .5 there
+      const float ratio = static_cast<float>(element_as_double(x, k)) / static_cast<float>(q.scale_at(k));
+      const double v = std::nearbyint(ratio) + static_cast<double>(q.zero_at(k));
+      dst[k] = convert_value<T>(std::clamp<double>(v, static_cast<double>(std::numeric_limits<T>::lowest()), static_cast<double>(std::numeric_limits<T>::max())));
     }
     return std::vector<Tensor>{out};
   });
@@ -4675,6 +4853,7 @@ inline void register_elementwise(KernelRegistry& r) {
   r.add("Div", binary_same_type([](const KernelContext& c, auto tag) {
           using T = typename decltype(tag)::type;
           return [&c](T x, T y) -> T {
+            (void)c;  // used by the integer instantiations only
             if constexpr (std::is_integral_v<T>) {
               if (y == T(0)) c.fail("integer division by zero");
             }
@@ -4685,6 +4864,8 @@ inline void register_elementwise(KernelRegistry& r) {
           using T = typename decltype(tag)::type;
           const bool fmod = c.attr_int("fmod", 0) != 0;
           return [&c, fmod](T x, T y) -> T {
+            (void)c;  // each branch uses only some of the captures
+            (void)fmod;
             if constexpr (std::is_floating_point_v<T>) {
               T m = std::fmod(x, y);
               if (!fmod && m != 0 && ((m < 0) != (y < 0))) m += y;
@@ -4702,6 +4883,7 @@ inline void register_elementwise(KernelRegistry& r) {
           using T = typename decltype(tag)::type;
           const bool left = c.attr_string("direction") == "LEFT";
           return [left](T x, T y) -> T {
+            (void)left;  // unused by the non-integer instantiations
             if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return static_cast<T>(left ? x << y : x >> y);
             else return x;
           };
@@ -4976,14 +5158,31 @@ inline std::vector<Tensor> rms_norm_kernel(const KernelContext& c) {
   return {r.y, r.inv_std};
 }
 
+// Inference mode normalizes with the running statistics; training mode with the batch's own, and also
+// returns the updated running mean and variance.
 inline std::vector<Tensor> batch_norm_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
-  if (c.attr_int("training_mode", 0)) c.fail("training_mode=1 is not supported");
-  const double eps = c.attr_float("epsilon", 1e-5f);
-  const std::vector<double> scale = as_doubles(c.in(1)), bias = as_doubles(c.in(2)), mean = as_doubles(c.in(3)), var = as_doubles(c.in(4));
+  const bool training = c.attr_int("training_mode", 0) != 0;
+  const double eps = c.attr_float("epsilon", 1e-5f), momentum = c.attr_float("momentum", 0.9f);
+  const std::vector<double> scale = as_doubles(c.in(1)), bias = as_doubles(c.in(2));
+  std::vector<double> mean = as_doubles(c.in(3)), var = as_doubles(c.in(4));
   const int64_t ch = x.rank() > 1 ? x.dims()[1] : 1;
   int64_t inner = 1;
   for (std::size_t d = 2; d < x.rank(); ++d) inner *= x.dims()[d];
+  std::vector<double> running_mean = mean, running_var = var;
+  if (training) {
+    const std::vector<double> v = as_doubles(x);
+    const double count = static_cast<double>(x.size() / std::max<int64_t>(ch, 1));
+    std::vector<double> sum(ch, 0), sq(ch, 0);
+    for (int64_t k = 0; k < x.size(); ++k) sum[(k / inner) % ch] += v[k];
+    for (int64_t ci = 0; ci < ch; ++ci) mean[ci] = sum[ci] / count;
+    for (int64_t k = 0; k < x.size(); ++k) sq[(k / inner) % ch] += (v[k] - mean[(k / inner) % ch]) * (v[k] - mean[(k / inner) % ch]);
+    for (int64_t ci = 0; ci < ch; ++ci) {
+      var[ci] = sq[ci] / count;
+      running_mean[ci] = running_mean[ci] * momentum + mean[ci] * (1 - momentum);
+      running_var[ci] = running_var[ci] * momentum + var[ci] * (1 - momentum);
+    }
+  }
   return visit_float_type(x.type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     Tensor out(x.type(), x.dims());
@@ -4993,7 +5192,13 @@ inline std::vector<Tensor> batch_norm_kernel(const KernelContext& c) {
       const int64_t ci = (k / inner) % ch;
       dst[k] = static_cast<T>((src[k] - mean[ci]) / std::sqrt(var[ci] + eps) * scale[ci] + bias[ci]);
     }
-    return std::vector<Tensor>{out};
+    auto stats = [&](const std::vector<double>& v) {
+      Tensor t(c.in(3).type(), c.in(3).dims());
+      auto d = t.mutable_data<T>();
+      for (int64_t ci = 0; ci < ch; ++ci) d[ci] = static_cast<T>(v[ci]);
+      return t;
+    };
+    return std::vector<Tensor>{out, stats(running_mean), stats(running_var)};
   });
 }
 
@@ -5116,6 +5321,16 @@ inline Kernel pool_kernel(bool is_max) {
     if (!kernel) c.fail("kernel_shape is required");
     const WindowGeometry g = window_geometry(c, spatial, *kernel, c.attr_int("ceil_mode", 0) != 0);
     const bool count_pad = c.attr_int("count_include_pad", 0) != 0;
+    const bool column_major = c.attr_int("storage_order", 0) != 0;  // MaxPool's Indices output
+    const std::vector<int64_t> in_strides = strides_of(spatial);
+    auto to_column_major = [&](int64_t at) {
+      int64_t out = 0, scale = 1;
+      for (std::size_t d = 0; d < spatial.size(); ++d) {
+        out += ((at / in_strides[d]) % spatial[d]) * scale;
+        scale *= spatial[d];
+      }
+      return out;
+    };
     const int64_t planes = x.dims()[0] * x.dims()[1], n_in = dims_element_count(spatial), n_out = dims_element_count(g.out);
     std::vector<int64_t> dims{x.dims()[0], x.dims()[1]};
     dims.insert(dims.end(), g.out.begin(), g.out.end());
@@ -5150,7 +5365,7 @@ inline Kernel pool_kernel(bool is_max) {
         });
         for (int64_t o = 0; o < n_out; ++o) {
           dst[p * n_out + o] = static_cast<T>(is_max ? acc[o] : acc[o] / std::max(count[o], 1.0));
-          idx[p * n_out + o] = p * n_in + arg[o];
+          idx[p * n_out + o] = p * n_in + (column_major ? to_column_major(arg[o]) : arg[o]);
         }
       }
       return out;
@@ -6322,6 +6537,445 @@ inline std::vector<Tensor> evaluate_op(Symbol op_type, Symbol domain, const std:
 }
 
 }  // namespace xexp::eval
+// ======== xexp/eval/evaluator.hpp
+// Evaluator: runs a model on the reference kernels, node after node in graph order. It runs local
+// functions (inputs, outputs and ref_attr_name attributes bound from the call), If and Loop, and can hand
+// back every intermediate result in execution order (the comparison and dump tools are built on it).
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+
+namespace xexp::eval {
+
+enum class ResultKind { Initializer, Input, Result, Output };
+
+inline std::string_view result_kind_name(ResultKind k) {
+  switch (k) {
+    case ResultKind::Initializer: return "INITIA";
+    case ResultKind::Input: return "INPUT";
+    case ResultKind::Result: return "RESULT";
+    case ResultKind::Output: return "OUTPUT";
+  }
+  return "?";
+}
+
+// One result seen during a run: an initializer, a fed input, a node output or a graph output.
+struct ResultInfo {
+  ResultKind kind;
+  std::string_view name;
+  const Tensor& value;
+  Symbol op_type;              // of the producing node (Result only)
+  std::string_view node_name;  // of the producing node (Result only)
+};
+
+struct RunOptions {
+  // Called for every initializer, input, node output (of the main graph) and graph output, in execution order.
+  std::function<void(const ResultInfo&)> on_result;
+  // Checks each feed against the declared element type and static dimensions of its input.
+  bool check_inputs = true;
+};
+
+class Evaluator {
+ public:
+  explicit Evaluator(const ir::Model& model, const KernelRegistry& registry = default_registry())
+      : model_(model), registry_(registry) {}
+
+  std::vector<std::string> input_names() const {
+    std::vector<std::string> out;
+    for (ir::ValueId id : model_.graph->inputs())
+      if (!model_.graph->value(id).is_initializer()) out.push_back(model_.graph->value(id).name);
+    return out;
+  }
+  std::vector<std::string> output_names() const {
+    std::vector<std::string> out;
+    for (ir::ValueId id : model_.graph->outputs()) out.push_back(model_.graph->value(id).name);
+    return out;
+  }
+
+  // Runs the main graph; returns its outputs in declaration order.
+  std::vector<Tensor> run(const std::vector<std::pair<std::string, Tensor>>& feeds, const RunOptions& options = {}) const {
+    const ir::Graph& g = *model_.graph;
+    Frame frame{g, nullptr, {}, model_.opsets, nullptr, &options};
+    frame.values.resize(g.value_capacity());
+    for (ir::ValueId id : g.initializers()) {
+      const ir::Value& v = g.value(id);
+      if (!v.initializer) throw Error("sparse initializers are not supported", {.node = {}, .value = v.name});
+      frame.values[id] = *v.initializer;
+      if (options.on_result) options.on_result({ResultKind::Initializer, v.name, *v.initializer, {}, {}});
+    }
+    for (const auto& [name, tensor] : feeds) {
+      auto id = g.find(name);
+      if (!id || !g.value(*id).is_input) throw Error("the model has no input with this name", {.node = {}, .value = name});
+      if (options.check_inputs) check_feed(g.value(*id), tensor);
+      frame.values[*id] = tensor;
+    }
+    for (ir::ValueId id : g.inputs()) {
+      const ir::Value& v = g.value(id);
+      if (!frame.values[id]) throw Error("no value was given for this input", {.node = {}, .value = v.name});
+      if (options.on_result && !v.is_initializer()) options.on_result({ResultKind::Input, v.name, *frame.values[id], {}, {}});
+    }
+    execute(frame);
+    std::vector<Tensor> out;
+    for (ir::ValueId id : g.outputs()) {
+      const ir::Value& v = g.value(id);
+      if (!frame.values[id]) throw Error("the graph output was not computed", {.node = {}, .value = v.name});
+      out.push_back(*frame.values[id]);
+      if (options.on_result) options.on_result({ResultKind::Output, v.name, out.back(), {}, {}});
+    }
+    return out;
+  }
+
+ private:
+  // The values of one graph being run, and where to look up names it reads from enclosing graphs.
+  struct Frame {
+    const ir::Graph& graph;
+    const Frame* parent;
+    std::vector<std::optional<Tensor>> values;
+    const std::vector<ir::OpsetImport>& opsets;
+    const ir::Node* call = nullptr;  // the node calling the local function run in this frame
+    const RunOptions* options = nullptr;  // set for the main graph only
+
+    const Tensor* lookup(std::string_view name) const {
+      for (const Frame* f = this; f; f = f->parent)
+        if (auto id = f->graph.find(name); id && f->values[*id]) return &*f->values[*id];
+      return nullptr;
+    }
+  };
+
+  static void check_feed(const ir::Value& v, const Tensor& t) {
+    if (v.elem != ElemType::Undefined && v.elem != t.type())
+      throw Error("expected " + std::string(elem_type_name(v.elem)) + ", got " + std::string(elem_type_name(t.type())), {.node = {}, .value = v.name});
+    if (!v.shape) return;
+    bool ok = v.shape->size() == t.rank();
+    for (std::size_t d = 0; ok && d < t.rank(); ++d) ok = !(*v.shape)[d].is_static() || (*v.shape)[d].value() == t.dims()[d];
+    if (!ok) throw Error("expected shape " + shape_str(*v.shape) + ", got " + shape_str(t.shape()), {.node = {}, .value = v.name});
+  }
+
+  static std::string node_label(const ir::Node& n) { return n.name.empty() ? n.op_type.str() : n.name; }
+
+  const Tensor* input_value(const Frame& frame, ir::ValueId id) const {
+    if (frame.values[id]) return &*frame.values[id];
+    const ir::Value& v = frame.graph.value(id);
+    if (v.producer == ir::kNone && frame.parent) return frame.parent->lookup(v.name);  // captured
+    return nullptr;
+  }
+
+  void execute(Frame& frame) const {
+    const ir::Graph& g = frame.graph;
+    // remaining reads of each value, so that intermediate tensors are released after their last use
+    // (not when subgraphs may read values by name from this frame)
+    std::vector<uint32_t> reads(g.value_capacity(), 0);
+    bool release = true;
+    for (ir::NodeId nid : g.nodes()) {
+      release = release && !g.node(nid).has_subgraphs();
+      for (ir::ValueId in : g.node(nid).inputs)
+        if (in != ir::kNone) ++reads[in];
+    }
+    for (ir::NodeId nid : g.nodes()) {
+      const ir::Node& node = g.node(nid);
+      std::vector<std::optional<Tensor>> inputs;
+      inputs.reserve(node.inputs.size());
+      for (ir::ValueId in : node.inputs) {
+        if (in == ir::kNone) {
+          inputs.emplace_back();
+          continue;
+        }
+        const Tensor* t = input_value(frame, in);
+        if (!t) throw Error("input '" + g.value(in).name + "' has no value (missing input)", {.node = node_label(node), .value = g.value(in).name});
+        inputs.emplace_back(*t);
+      }
+      std::vector<Tensor> outputs;
+      try {
+        outputs = run_node(frame, node, inputs);
+      } catch (const Error& e) {
+        if (!e.node().empty()) throw;
+        throw Error(e.cause(), {.node = node_label(node), .value = e.value()});
+      }
+      for (std::size_t k = 0; k < node.outputs.size() && k < outputs.size(); ++k) {
+        const ir::ValueId out = node.outputs[k];
+        if (out == ir::kNone) continue;
+        frame.values[out] = std::move(outputs[k]);
+        if (frame.options && frame.options->on_result)
+          frame.options->on_result({ResultKind::Result, g.value(out).name, *frame.values[out], node.op_type, node.name});
+      }
+      if (!release) continue;
+      for (ir::ValueId in : node.inputs)
+        if (in != ir::kNone && --reads[in] == 0 && g.value(in).producer != ir::kNone && !g.value(in).is_graph_output())
+          frame.values[in].reset();
+    }
+  }
+
+  int64_t opset_of(const Frame& frame, Symbol domain) const {
+    if (auto v = ir::find_opset(frame.opsets, domain.view())) return *v;
+    if (auto v = model_.opset(domain.view())) return *v;
+    return domain.empty() ? 18 : 1;
+  }
+
+  // Attributes of a node inside a function body, with ref_attr_name resolved against the call node.
+  static std::vector<ir::Attribute> bind_attributes(const Frame& frame, const ir::Node& node) {
+    std::vector<ir::Attribute> out;
+    for (const ir::Attribute& a : node.attributes) {
+      if (a.ref_attr_name.empty()) {
+        out.push_back(a);
+        continue;
+      }
+      for (const Frame* f = &frame; f; f = f->parent)
+        if (f->call) {
+          if (const ir::Attribute* given = f->call->attribute(Symbol(a.ref_attr_name))) {
+            ir::Attribute bound = *given;
+            bound.name = a.name;
+            out.push_back(std::move(bound));
+          }
+          break;
+        }
+    }
+    return out;
+  }
+
+  std::vector<Tensor> run_node(const Frame& frame, const ir::Node& node, const std::vector<std::optional<Tensor>>& inputs) const {
+    const bool in_function = [&] {
+      for (const Frame* f = &frame; f; f = f->parent)
+        if (f->call) return true;
+      return false;
+    }();
+    std::vector<ir::Attribute> bound;
+    const std::vector<ir::Attribute>& attributes = in_function ? (bound = bind_attributes(frame, node)) : node.attributes;
+    if (const ir::Function* f = model_.find_function(node.domain.view(), node.op_type.view())) return run_function(frame, *f, node, inputs);
+    if (node.domain.empty() && node.op_type.view() == "If") return run_if(frame, node, inputs, attributes);
+    if (node.domain.empty() && node.op_type.view() == "Loop") return run_loop(frame, node, inputs, attributes);
+    return evaluate_op(node.op_type, node.domain, inputs, attributes, opset_of(frame, node.domain), node.outputs.size(), registry_);
+  }
+
+  // Runs `body` with its inputs bound to `inputs` (by position) and returns its outputs.
+  std::vector<Tensor> run_body(const Frame& parent, const ir::Graph& body, const std::vector<std::optional<Tensor>>& inputs,
+                               const std::vector<ir::OpsetImport>& opsets, const ir::Node* call) const {
+    Frame frame{body, call ? nullptr : &parent, {}, opsets, call, nullptr};
+    frame.values.resize(body.value_capacity());
+    for (ir::ValueId id : body.initializers())
+      if (body.value(id).initializer) frame.values[id] = *body.value(id).initializer;
+    for (std::size_t k = 0; k < body.inputs().size() && k < inputs.size(); ++k)
+      if (inputs[k]) frame.values[body.inputs()[k]] = *inputs[k];
+    execute(frame);
+    std::vector<Tensor> out;
+    for (ir::ValueId id : body.outputs()) {
+      const Tensor* t = frame.values[id] ? &*frame.values[id] : input_value(frame, id);
+      if (!t) throw Error("the subgraph output was not computed", {.node = {}, .value = body.value(id).name});
+      out.push_back(*t);
+    }
+    return out;
+  }
+
+  std::vector<Tensor> run_function(const Frame& frame, const ir::Function& f, const ir::Node& node,
+                                   const std::vector<std::optional<Tensor>>& inputs) const {
+    return run_body(frame, *f.body, inputs, f.opsets.empty() ? frame.opsets : f.opsets, &node);
+  }
+
+  static const ir::Graph& subgraph(const ir::Node& node, const std::vector<ir::Attribute>& attributes, std::string_view name) {
+    for (const ir::Attribute& a : attributes)
+      if (a.name == name && !a.graphs.empty()) return *a.graphs[0];
+    throw Error("attribute '" + std::string(name) + "' (a graph) is missing", {.node = node_label(node), .value = {}});
+  }
+
+  std::vector<Tensor> run_if(const Frame& frame, const ir::Node& node, const std::vector<std::optional<Tensor>>& inputs,
+                             const std::vector<ir::Attribute>& attributes) const {
+    if (inputs.empty() || !inputs[0]) throw Error("If: missing condition");
+    const bool cond = scalar_double(*inputs[0]) != 0;
+    return run_body(frame, subgraph(node, attributes, cond ? "then_branch" : "else_branch"), {}, frame.opsets, nullptr);
+  }
+
+  // Loop(M?, cond?, carried...) -> (carried..., scan outputs...); body(iter, cond, carried...) -> (cond, carried..., scans...).
+  std::vector<Tensor> run_loop(const Frame& frame, const ir::Node& node, const std::vector<std::optional<Tensor>>& inputs,
+                               const std::vector<ir::Attribute>& attributes) const {
+    const ir::Graph& body = subgraph(node, attributes, "body");
+    const int64_t max_trips = inputs.size() > 0 && inputs[0] ? scalar_int(*inputs[0]) : std::numeric_limits<int64_t>::max();
+    bool cond = inputs.size() > 1 && inputs[1] ? scalar_double(*inputs[1]) != 0 : true;
+    std::vector<std::optional<Tensor>> carried(inputs.begin() + std::min<std::size_t>(2, inputs.size()), inputs.end());
+    const std::size_t n_scan = body.outputs().size() - 1 - carried.size();
+    std::vector<std::vector<Tensor>> scans(n_scan);
+    for (int64_t it = 0; it < max_trips && cond; ++it) {
+      std::vector<std::optional<Tensor>> args{Tensor::scalar<int64_t>(it), Tensor::scalar<bool>(cond)};
+      args.insert(args.end(), carried.begin(), carried.end());
+      std::vector<Tensor> out = run_body(frame, body, args, frame.opsets, nullptr);
+      cond = scalar_double(out[0]) != 0;
+      for (std::size_t k = 0; k < carried.size(); ++k) carried[k] = out[1 + k];
+      for (std::size_t k = 0; k < n_scan; ++k) scans[k].push_back(out[1 + carried.size() + k]);
+    }
+    std::vector<Tensor> result;
+    for (auto& t : carried) result.push_back(*t);
+    for (auto& parts : scans) {
+      if (parts.empty()) {
+        result.emplace_back(ElemType::Float, std::vector<int64_t>{0});
+        continue;
+      }
+      std::vector<const Tensor*> stacked;
+      std::vector<Tensor> expanded;
+      expanded.reserve(parts.size());
+      for (const Tensor& p : parts) {
+        std::vector<int64_t> dims{1};
+        dims.insert(dims.end(), p.dims().begin(), p.dims().end());
+        expanded.push_back(p.reshaped(dims));
+      }
+      for (const Tensor& p : expanded) stacked.push_back(&p);
+      result.push_back(kernels::concat(stacked, 0));
+    }
+    return result;
+  }
+
+  const ir::Model& model_;
+  const KernelRegistry& registry_;
+};
+
+}  // namespace xexp::eval
+// ======== xexp/eval/fold.hpp
+// Constant folding: a node of a foldable op whose inputs are all constant (initializers, Constant node
+// outputs, or results folded earlier in the same pass) is evaluated and becomes an initializer holding
+// its result under its output name, so graph outputs and consumers keep their names. Shape of a value
+// with a static shape becomes a constant whatever the value.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+
+namespace xexp::eval {
+
+struct FoldOptions {
+  // Ops of the default domain that may be folded.
+  std::unordered_set<std::string> ops{"Transpose", "Cast",    "Reshape", "Concat", "Add",  "Sub",       "Mul",
+                                      "Div",       "Unsqueeze", "Squeeze", "Exp",  "Sqrt", "Reciprocal"};
+  // A node is folded only when each of its outputs has at most this many elements.
+  int64_t max_elements = int64_t{1} << 20;
+  // Shape(X) becomes a constant when X has a static shape.
+  bool fold_static_shape = true;
+  // The default-domain opset the nodes are read with (how attributes such as axes are given).
+  int64_t opset = 18;
+};
+
+namespace detail {
+
+// The tensor held by a constant value: an initializer (not an overridable input) or a Constant output.
+inline std::optional<Tensor> constant_value(const ir::Graph& g, ir::ValueId id, int64_t opset) {
+  const ir::Value& v = g.value(id);
+  if (v.initializer && !v.is_input) return v.initializer;
+  if (v.producer == ir::kNone) return std::nullopt;
+  const ir::Node& n = g.node(v.producer);
+  if (!n.domain.empty() || n.op_type.view() != "Constant") return std::nullopt;
+  try {
+    return evaluate_op(n.op_type, n.domain, {}, n.attributes, opset, 1)[0];
+  } catch (const Error&) {
+    return std::nullopt;  // sparse_value and the like: left alone
+  }
+}
+
+// Shape(X)[start:end] when X's shape is static there.
+inline std::optional<Tensor> static_shape_of(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.empty() || n.inputs[0] == ir::kNone) return std::nullopt;
+  const ir::Value& x = g.value(n.inputs[0]);
+  if (!x.shape) return std::nullopt;
+  const auto r = static_cast<int64_t>(x.shape->size());
+  const ir::Attribute* s = n.attribute(Symbol("start"));
+  const ir::Attribute* e = n.attribute(Symbol("end"));
+  int64_t start = s ? s->i : 0, end = e ? e->i : r;
+  if (start < 0) start += r;
+  if (end < 0) end += r;
+  start = std::clamp<int64_t>(start, 0, r);
+  end = std::clamp<int64_t>(end, start, r);
+  std::vector<int64_t> dims;
+  for (int64_t d = start; d < end; ++d) {
+    if (!(*x.shape)[d].is_static()) return std::nullopt;
+    dims.push_back((*x.shape)[d].value());
+  }
+  return Tensor::from<int64_t>({static_cast<int64_t>(dims.size())}, dims);
+}
+
+}  // namespace detail
+
+// Folds node `nid` when its op is foldable and its inputs are constant: the node is removed and its
+// outputs become initializers under their own names, appended to `new_initializers` (the caller puts
+// them in the graph's initializer order, once for a whole pass). Returns whether it folded.
+inline bool fold_node(ir::Graph& g, ir::NodeId nid, const FoldOptions& options,
+                      std::vector<ir::ValueId>& new_initializers) {
+  const ir::Node& n = g.node(nid);
+  if (!n.alive || !n.domain.empty() || n.has_subgraphs() || n.op_type.view() == "Constant") return false;
+  std::vector<Tensor> results;
+  if (options.fold_static_shape && n.op_type.view() == "Shape") {
+    if (auto t = detail::static_shape_of(g, n)) results.push_back(std::move(*t));
+  }
+  if (results.empty() && options.ops.count(n.op_type.str())) {
+    std::vector<std::optional<Tensor>> inputs;
+    for (ir::ValueId in : n.inputs) {
+      if (in == ir::kNone) {
+        inputs.emplace_back();
+        continue;
+      }
+      inputs.push_back(detail::constant_value(g, in, options.opset));
+      if (!inputs.back()) return false;
+    }
+    try {
+      results = evaluate_op(n.op_type, n.domain, inputs, n.attributes, options.opset, n.outputs.size());
+    } catch (const Error&) {
+      return false;  // not foldable (bad input, unsupported case): the runtime will report it
+    }
+  }
+  if (results.empty()) return false;
+  for (const Tensor& t : results)
+    if (t.size() > options.max_elements) return false;
+  const std::vector<ir::ValueId> outputs = n.outputs;
+  g.remove_node(nid);
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    if (outputs[k] == ir::kNone) continue;
+    ir::Value& v = g.value(outputs[k]);
+    v.alive = true;
+    v.elem = results[k].type();
+    v.shape = results[k].shape();
+    v.initializer = std::move(results[k]);
+    new_initializers.push_back(outputs[k]);
+  }
+  return true;
+}
+
+// Appends values that just became initializers (fold_node's `new_initializers`) to the graph's order.
+inline void append_initializers(ir::Graph& g, const std::vector<ir::ValueId>& new_initializers) {
+  if (new_initializers.empty()) return;
+  std::vector<ir::ValueId> order = g.initializers();
+  order.insert(order.end(), new_initializers.begin(), new_initializers.end());
+  g.set_initializer_order(std::move(order));
+}
+
+// Folds what it can in one pass over the graph (in order, so chains fold entirely); returns the
+// number of folded nodes. Constant nodes left without consumers are removed too (not counted).
+inline std::size_t fold_constants(ir::Graph& g, const FoldOptions& options = {}) {
+  std::size_t folded = 0;
+  std::vector<ir::ValueId> new_initializers;
+  std::vector<ir::NodeId> constant_nodes;
+  for (ir::NodeId nid : g.nodes()) {
+    const ir::Node& n = g.node(nid);
+    if (n.domain.empty() && n.op_type.view() == "Constant") constant_nodes.push_back(nid);
+    else if (fold_node(g, nid, options, new_initializers)) ++folded;
+  }
+  for (ir::NodeId nid : constant_nodes) {
+    const ir::Node& n = g.node(nid);
+    bool used = false;
+    for (ir::ValueId out : n.outputs) used = used || (out != ir::kNone && (!g.value(out).uses.empty() || g.value(out).is_graph_output()));
+    if (!used) g.remove_node(nid);
+  }
+  append_initializers(g, new_initializers);
+  return folded;
+}
+
+// Same, reading the opset from the model.
+inline std::size_t fold_constants(ir::Model& model, FoldOptions options = {}) {
+  if (auto v = model.opset("")) options.opset = *v;
+  return fold_constants(*model.graph, options);
+}
+
+}  // namespace xexp::eval
 // ======== xexp/builder.hpp
 // The builder layer (include/xexp/builder/): GraphBuilder (make_tensor_input, make_initializer,
 // make_node, g.op.<Op>(...), module scopes, debug dump) and the demo LLM built with it.
@@ -6731,7 +7385,10 @@ class GraphBuilder {
     }
     std::vector<ir::Attribute> attrs;
     attrs.reserve(attributes.size());
-    for (const AttrArg& a : attributes) attrs.push_back(a.attr);
+    for (const AttrArg& a : attributes) {
+      check_attribute(op_type, domain, a.attr.name.view(), where);
+      attrs.push_back(a.attr);
+    }
     name = unique_node_name(name.empty() ? std::string(op_type) : name);
     ir::NodeId n = graph().add_node(Symbol(op_type), std::move(in_ids), std::move(out_ids), std::move(attrs), name,
                                     Symbol(domain));
@@ -6751,7 +7408,7 @@ class GraphBuilder {
   Outputs make_op(std::string_view op_type, std::string_view domain, std::vector<Arg> args, const Attrs& attrs,
                   const OpOptions& options) {
     Attrs attributes = attrs;
-    if (domain.empty()) adapt_moved_attribute(op_type, args, attributes);
+    if (domain.empty()) adapt_moved_attributes(op_type, args, attributes);
     std::vector<std::string> inputs;
     inputs.reserve(args.size());
     for (const Arg& a : args) {
@@ -6958,6 +7615,17 @@ class GraphBuilder {
   const ir::Model& model() const noexcept { return model_; }
   ir::Graph& graph() noexcept { return *model_.graph; }
   const ir::Graph& graph() const noexcept { return *model_.graph; }
+  // The ModelProto, with the inferred types and shapes written as value_info.
+  ::onnx::ModelProto to_onnx() const {
+    SaveOptions options;
+    options.write_inferred_value_info = true;
+    return model_to_proto(model_, options);
+  }
+  void save(const std::string& path) const {
+    SaveOptions options;
+    options.write_inferred_value_info = true;
+    save_model(model_, path, options);
+  }
   // Moves the model out, compacted (node and value ids change). The builder is empty afterwards.
   ir::Model to_model() {
     ir::Model out = std::move(model_);
@@ -7088,23 +7756,42 @@ class GraphBuilder {
     return constant;
   }
 
-  // Attributes that became inputs: a constant vector given as input becomes the attribute before the
-  // opset that moved it, the attribute becomes an input from that opset on.
-  void adapt_moved_attribute(std::string_view op_type, std::vector<Arg>& args, Attrs& attrs) {
-    auto moved = infer::moved_attribute(op_type);
-    if (!moved) return;
-    const bool as_input = main_opset() >= moved->since;
-    auto attr_it = std::find_if(attrs.begin(), attrs.end(), [&](const AttrArg& a) { return a.attr.name.view() == moved->name; });
-    if (as_input && attr_it != attrs.end()) {
-      if (args.size() <= moved->slot) args.resize(moved->slot + 1);
-      args[moved->slot] = Arg(attr_it->attr.ints);
-      attrs.erase(attr_it);
-    } else if (!as_input && args.size() > moved->slot && args[moved->slot].kind() != Arg::Kind::Omitted) {
-      if (args[moved->slot].kind() != Arg::Kind::Ints)
-        fail(std::string(op_type) + " takes '" + std::string(moved->name) + "' as an attribute before opset " +
-             std::to_string(moved->since) + ": give it as a vector of int64");
-      attrs.push_back(ir::Attribute::make_ints(moved->name, args[moved->slot].ints()));
-      args[moved->slot] = Arg();
+  // An attribute the op's schema does not declare is an error. libonnx 1.12 knows opsets up to 17 and
+  // answers later ones with its last schema: attributes added from 18 on are let through.
+  template <class Where>
+  void check_attribute(std::string_view op_type, std::string_view domain, std::string_view name, const Where& where) const {
+    static constexpr std::string_view kAddedAfter17[] = {
+        "num_outputs", "noop_with_empty_axes", "antialias", "axes", "keep_aspect_ratio_policy", "ceil_mode",
+        "dilations", "saturate", "output_dtype", "block_size", "approximate", "round_mode", "precision"};
+    const int64_t opset = domain.empty() ? main_opset() : get_opset(domain);
+    const ::onnx::OpSchema* schema = find_schema(op_type, domain, opset);
+    if (!schema || schema->attributes().count(std::string(name))) return;
+    if (opset > 17 && std::find(std::begin(kAddedAfter17), std::end(kAddedAfter17), name) != std::end(kAddedAfter17)) return;
+    fail("'" + std::string(name) + "' is not an attribute of operator '" + std::string(op_type) + "' (opset " +
+             std::to_string(opset) + "), " + where(),
+         {}, std::string(op_type));
+  }
+
+  // Attributes that became inputs (onnx/schema.hpp: axes, split, pads, ...): an int64 vector given as
+  // input becomes the attribute before the opset that moved it, the attribute becomes an input from
+  // that opset on.
+  void adapt_moved_attributes(std::string_view op_type, std::vector<Arg>& args, Attrs& attrs) {
+    const int64_t opset = main_opset();
+    for (const AttributeBecameInput& m : attributes_that_became_inputs()) {
+      if (m.op != op_type) continue;
+      const auto slot = static_cast<std::size_t>(m.input_index);
+      auto attr_it = std::find_if(attrs.begin(), attrs.end(), [&](const AttrArg& a) { return a.attr.name.view() == m.attribute; });
+      if (opset >= m.since && attr_it != attrs.end() && attr_it->attr.type == ir::AttrType::Ints) {
+        if (args.size() <= slot) args.resize(slot + 1);
+        args[slot] = Arg(attr_it->attr.ints);
+        attrs.erase(attr_it);
+      } else if (opset < m.since && args.size() > slot && args[slot].kind() != Arg::Kind::Omitted) {
+        if (args[slot].kind() != Arg::Kind::Ints)
+          fail(std::string(op_type) + " takes '" + std::string(m.attribute) + "' as an attribute before opset " +
+               std::to_string(m.since) + ": give it as a vector of int64");
+        attrs.push_back(ir::Attribute::make_ints(m.attribute, args[slot].ints()));
+        args[slot] = Arg();
+      }
     }
   }
 
@@ -7220,10 +7907,2164 @@ inline Outputs OpsBase::call(std::string_view op_type, std::vector<Arg> args, co
 }
 
 }  // namespace xexp
+// ======== xexp/builder/demo_llm.hpp
+// The small LLM of seed 000 ("LLM from scratch with Pytorch") built with GraphBuilder: two embeddings
+// of the same ids added, one decoder layer (LayerNorm, two causal attention heads, a linear
+// projection, residual, LayerNorm, ReLU feed-forward, residual). Weights are deterministic
+// pseudo-random numbers; every torch module is a module scope (path and class name as torch names
+// them) so that the functions layer can export them as local functions. It is a fixture for tests,
+// benchmarks and examples: a realistic graph without torch.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+
+namespace xexp {
+
+struct DemoLlmOptions {
+  int64_t vocab_size = 1024;
+  int64_t embedding_dim = 16;
+  int64_t num_heads = 2;
+  int64_t context_size = 256;
+  int64_t ff_dim = 128;
+  int64_t batch = 1;
+  int64_t sequence = 30;
+  // LayerNormalization nodes (what the seed's exported model shows) or their decomposition
+  // ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add, which the LayerNormalization pattern fuses.
+  bool decomposed_layer_norm = false;
+  uint64_t seed = 0;
+};
+
+namespace detail {
+
+// Deterministic weights on every platform: a 64-bit LCG, top 24 bits as the mantissa.
+class DemoRng {
+ public:
+  explicit DemoRng(uint64_t seed) : state_(seed * 2654435761ULL + 1) {}
+  float uniform(float lo, float hi) {
+    state_ = state_ * 6364136223846793005ULL + 1442695040888963407ULL;
+    return lo + (hi - lo) * static_cast<float>(state_ >> 40) / static_cast<float>(1 << 24);
+  }
+  Tensor tensor(std::vector<int64_t> dims, float bound) {
+    Tensor t(ElemType::Float, std::move(dims));
+    for (float& v : t.mutable_data<float>()) v = uniform(-bound, bound);
+    return t;
+  }
+
+ private:
+  uint64_t state_;
+};
+
+class DemoLlmBuilder {
+ public:
+  DemoLlmBuilder(GraphBuilder& g, const DemoLlmOptions& o) : g_(g), o_(o), rng_(o.seed) {}
+
+  std::string build() {
+    g_.make_tensor_input("input_ids", ElemType::Int64, Shape{o_.batch, o_.sequence});
+    std::string x = embedding("input_ids");
+    decoder(x, "output_0");
+    return g_.make_tensor_output("output_0", ElemType::Float, Shape{o_.batch, o_.sequence, o_.embedding_dim});
+  }
+
+ private:
+  std::string embedding(const std::string& ids) {
+    auto scope = g_.module("embedding", "Embedding");
+    return g_.op.Add(lookup("embedding.embedding", ids), lookup("embedding.pe", ids));
+  }
+  std::string lookup(const std::string& path, const std::string& ids) {
+    auto scope = g_.module(path, "Embedding");
+    std::string table = g_.make_initializer(path + ".weight", rng_.tensor({o_.vocab_size, o_.embedding_dim}, 1.f));
+    return g_.op.Gather(table, ids);
+  }
+
+  void decoder(const std::string& x, const std::string& output) {
+    auto scope = g_.module("decoder", "DecoderLayer");
+    std::string attention = g_.op.Add(multi_attention(layer_norm("decoder.norm_1", x)), x);
+    g_.op.Add(feed_forward(layer_norm("decoder.norm_2", attention)), attention, {}, {.outputs = {output}});
+  }
+
+  std::string layer_norm(const std::string& path, const std::string& x) {
+    auto scope = g_.module(path, "LayerNorm");
+    const int64_t c = o_.embedding_dim;
+    std::string weight = g_.make_initializer(path + ".weight", Tensor::from<float>({c}, std::vector<float>(c, 1.f)));
+    std::string bias = g_.make_initializer(path + ".bias", Tensor::from<float>({c}, std::vector<float>(c, 0.f)));
+    constexpr float kEpsilon = 1e-5f;
+    if (!o_.decomposed_layer_norm)
+      return g_.op.LayerNormalization(x, weight, bias, {{"axis", -1}, {"epsilon", kEpsilon}});
+    std::string mean = g_.op.ReduceMean(x, std::vector<int64_t>{-1});
+    std::string centered = g_.op.Sub(x, mean);
+    std::string variance = g_.op.ReduceMean(g_.op.Pow(centered, Tensor::scalar<float>(2.f)), std::vector<int64_t>{-1});
+    std::string deviation = g_.op.Sqrt(g_.op.Add(variance, Tensor::scalar<float>(kEpsilon)));
+    return g_.op.Add(g_.op.Mul(g_.op.Div(centered, deviation), weight), bias);
+  }
+
+  // torch.nn.Linear: x @ weight^T (+ bias), weight stored (out, in).
+  std::string linear(const std::string& path, const std::string& x, int64_t in, int64_t out, bool bias) {
+    auto scope = g_.module(path, "Linear");
+    const float bound = 1.f / std::sqrt(static_cast<float>(in));
+    std::string weight = g_.make_initializer(path + ".weight", rng_.tensor({out, in}, bound));
+    std::string y = g_.op.MatMul(x, g_.op.Transpose(weight, {{"perm", {1, 0}}}));
+    if (!bias) return y;
+    return g_.op.Add(y, g_.make_initializer(path + ".bias", rng_.tensor({out}, bound)));
+  }
+
+  std::string attention_head(const std::string& path, const std::string& x) {
+    auto scope = g_.module(path, "AttentionBlock");
+    const int64_t c = o_.embedding_dim, t = o_.sequence, n = o_.context_size;
+    std::string query = linear(path + ".query", x, c, c, false);
+    std::string key = linear(path + ".key", x, c, c, false);
+    std::string value = linear(path + ".value", x, c, c, false);
+    std::string scores = g_.op.MatMul(query, g_.op.Transpose(key, {{"perm", {0, 2, 1}}}));
+    std::string scaled = g_.op.Mul(scores, Tensor::scalar<float>(1.f / std::sqrt(static_cast<float>(c))));
+    // the registered buffer: tril(ones(context, context)), named as torch.export names buffers
+    Tensor tril(ElemType::Float, {n, n});
+    auto m = tril.mutable_data<float>();
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j <= i; ++j) m[static_cast<std::size_t>(i * n + j)] = 1.f;
+    std::string buffer = path + ".mask";
+    for (char& ch : buffer)
+      if (ch == '.') ch = '_';
+    std::string mask = g_.make_initializer("b_" + buffer, std::move(tril));
+    std::string causal = g_.op.Slice(mask, {0, 0}, {t, t}, {0, 1});
+    std::string masked = g_.op.Equal(causal, Tensor::scalar<float>(0.f));
+    std::string filled = g_.op.Where(masked, Tensor::from<float>({1}, {-std::numeric_limits<float>::infinity()}), scaled);
+    return g_.op.MatMul(g_.op.Softmax(filled, {{"axis", -1}}), value);
+  }
+
+  std::string multi_attention(const std::string& x) {
+    auto scope = g_.module("decoder.attention", "MultiAttentionBlock");
+    std::vector<Arg> heads;
+    for (int64_t h = 0; h < o_.num_heads; ++h)
+      heads.emplace_back(attention_head("decoder.attention.attention." + std::to_string(h), x));
+    std::string cat = g_.op.Concat(std::move(heads), {{"axis", -1}});
+    return linear("decoder.attention.linear", cat, o_.embedding_dim * o_.num_heads, o_.embedding_dim, true);
+  }
+
+  std::string feed_forward(const std::string& x) {
+    auto scope = g_.module("decoder.feed_forward", "FeedForward");
+    std::string hidden = linear("decoder.feed_forward.linear_1", x, o_.embedding_dim, o_.ff_dim, true);
+    std::string activated;
+    {
+      auto relu = g_.module("decoder.feed_forward.relu", "ReLU");
+      activated = g_.op.Relu(hidden);
+    }
+    return linear("decoder.feed_forward.linear_2", activated, o_.ff_dim, o_.embedding_dim, true);
+  }
+
+  GraphBuilder& g_;
+  const DemoLlmOptions& o_;
+  DemoRng rng_;
+};
+
+}  // namespace detail
+
+// Builds the LLM into `g` (input "input_ids", output "output_0"); returns the output name. `g` keeps
+// the module scopes of every node.
+inline std::string build_demo_llm(GraphBuilder& g, const DemoLlmOptions& options = {}) {
+  return detail::DemoLlmBuilder(g, options).build();
+}
+
+// The same, as a model (opset 18, ir_version 9).
+inline ir::Model build_demo_llm(const DemoLlmOptions& options = {}) {
+  GraphBuilder g(18, 9);
+  build_demo_llm(g, options);
+  return g.to_model();
+}
+
+}  // namespace xexp
 // ======== xexp/rewrite.hpp
-// The rewrite layer (include/xexp/rewrite/): see docs/ARCHITECTURE.md.
+// The rewrite layer (include/xexp/rewrite/): the rule DSL, rule sets by string and the optimizer driver.
+// ======== xexp/rewrite/apply.hpp
+// Applying one match: build the replacement before the root, send the root's consumers to it, give it
+// the root's output name, then remove the matched nodes nobody reads any more (a `shared` node that
+// still has consumers stays).
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+// ======== xexp/rewrite/rule.hpp
+// A rule is one declarative value: a name, a priority (0-3), a pattern, a condition and a replacement.
+//
+//   Var<'x'> x; Int<'t'> t;
+//   auto r = rule("Cast").priority(0).match(Cast(x, attr<"to"> = t)).when(dtype(x) == t).to(x);
+//
+// `when` and `to` check at compile time that they only read captures the pattern binds. Matching is
+// contained by default: the outputs of matched interior nodes must be used only inside the match and
+// must not be graph outputs (`shared(...)` lifts this for one node, which is then kept if still used),
+// and the root's outputs beyond the first must be unused.
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+// ======== xexp/rewrite/pattern.hpp
+// The left side of a rule, as compile-time matchers (after Halide's IRMatch and LLVM's PatternMatch):
+//   Var<'x'>             any value                         Const<'c'>    a constant value (binds its tensor)
+//   Int<'t'> Ints<'p'>   attribute captures (also Float, Str; read through schema defaults and opset
+//                        adapters, see attributes.hpp)
+//   op<"MatMul">(a, b, attr<"transA"> = 0)                  a node; `ops.hpp` names the common ones
+//   commutative(Add(x, y))   also tries the swapped inputs   shared(n)   n may have other consumers
+//   named<'d'>(Sub(x, m))    a DAG node: later uses of `d` compare identity
+// The same capture used twice means the same value. Whether a capture is bound is the `Bound` template
+// argument of every matcher: the first occurrence binds, the later ones compare, no runtime flags.
+// Each pattern is also a replacement: a node pattern on the right side builds the node.
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+// ======== xexp/rewrite/attributes.hpp
+// How a pattern reads a node attribute: present on the node, moved to an input by a newer opset (the
+// opset adapters), or absent and then equal to the ONNX schema default. Forgetting the default is how
+// runtimes shipped wrong fusions for a missing `keepdims` or `perm`; reading through here avoids it.
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+// ======== xexp/rewrite/match.hpp
+// The state of one match: what each capture is bound to and which nodes were matched. Captures are
+// identified by a character ('x', 'p', ...) known at compile time; whether a capture is already bound
+// is tracked in the matcher's template arguments (a bound mask), so this state holds no flags and a
+// failed branch leaves nothing to undo.
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+
+namespace xexp::rewrite {
+
+using CaptureMask = uint64_t;
+inline constexpr char kFirstCapture = 'A';
+inline constexpr char kLastCapture = 'z';
+inline constexpr int kCaptureCount = kLastCapture - kFirstCapture + 1;
+
+template <char Id>
+inline constexpr int capture_index() {
+  static_assert(Id >= kFirstCapture && Id <= kLastCapture, "xexp rule: a capture is named by a letter");
+  return Id - kFirstCapture;
+}
+template <char Id>
+inline constexpr CaptureMask capture_bit = CaptureMask{1} << capture_index<Id>();
+
+// The tensor behind a value when it is constant: an initializer or the output of a Constant node.
+inline const Tensor* constant_tensor(const ir::Graph& g, ir::ValueId id) {
+  if (id == ir::kNone) return nullptr;
+  const ir::Value& v = g.value(id);
+  if (v.initializer) return &*v.initializer;
+  if (v.producer == ir::kNone) return nullptr;
+  const ir::Node& n = g.node(v.producer);
+  if (n.op_type != Symbol("Constant") || !n.domain.empty()) return nullptr;
+  const ir::Attribute* a = n.attribute(Symbol("value"));
+  return a && a->type == ir::AttrType::Tensor ? &a->tensor() : nullptr;
+}
+
+// What a value capture evaluates to in conditions and replacements.
+struct ValueView {
+  const ir::Graph* graph;
+  ir::ValueId id;
+  const ir::Value& value() const { return graph->value(id); }
+  ElemType elem() const { return value().elem; }
+  const std::optional<Shape>& shape() const { return value().shape; }
+  const Tensor* constant() const { return constant_tensor(*graph, id); }
+  friend bool operator==(const ValueView& a, const ValueView& b) { return a.id == b.id; }
+};
+
+class Match {
+ public:
+  static constexpr int kMaxNodes = 24;
+
+  const ir::Graph& graph() const { return *graph_; }
+  int64_t opset() const { return opset_; }
+  // Matched nodes: the root first, then its producers in the order the pattern visits them.
+  const ir::NodeId* begin() const { return nodes_.data(); }
+  const ir::NodeId* end() const { return nodes_.data() + node_count_; }
+  std::size_t node_count() const { return node_count_; }
+  ir::NodeId root() const { return nodes_[0]; }
+  bool contains(ir::NodeId n) const {
+    for (int k = 0; k < node_count_; ++k)
+      if (nodes_[k] == n) return true;
+    return false;
+  }
+
+  // ---- used by the matchers ---------------------------------------------------------------------
+  void reset(const ir::Graph& g, int64_t opset) {
+    graph_ = &g;
+    opset_ = opset;
+    node_count_ = 0;
+    shared_ = 0;
+    keep_alive_.clear();
+  }
+  bool push_node(ir::NodeId n, bool shared) {
+    if (node_count_ == kMaxNodes) return false;
+    if (shared) shared_ |= uint32_t{1} << node_count_;
+    nodes_[node_count_++] = n;
+    return true;
+  }
+  int mark() const { return node_count_; }
+  void rewind(int mark) {
+    node_count_ = static_cast<uint8_t>(mark);
+    shared_ &= (uint32_t{1} << mark) - 1;
+  }
+  bool is_shared(int k) const { return (shared_ >> k) & 1u; }
+  // Keeps an attribute read from a constant input (opset adapters) alive while the match lives.
+  const ir::Attribute* keep(ir::Attribute a) {
+    keep_alive_.push_back(std::make_shared<const ir::Attribute>(std::move(a)));
+    return keep_alive_.back().get();
+  }
+
+  std::array<ir::ValueId, kCaptureCount> values;     // value captures, named nodes
+  std::array<const ir::Attribute*, kCaptureCount> attributes;  // attribute captures
+
+ private:
+  const ir::Graph* graph_ = nullptr;
+  int64_t opset_ = 0;
+  std::array<ir::NodeId, kMaxNodes> nodes_;
+  uint8_t node_count_ = 0;
+  uint32_t shared_ = 0;  // bit k: node k may keep consumers outside the match
+  std::vector<std::shared_ptr<const ir::Attribute>> keep_alive_;  // shared: copies of a Match stay valid
+};
+
+}  // namespace xexp::rewrite
+
+namespace xexp::rewrite {
+
+// The input slot holding `attr` of `op` at `opset` (onnx/schema.hpp's table), or -1 for an attribute.
+inline int input_slot_of_attribute(Symbol op, Symbol domain, Symbol attr, int64_t opset) {
+  if (!domain.empty()) return -1;
+  const AttributeBecameInput* moved = attribute_became_input(op.view(), attr.view());
+  return moved && opset >= moved->since ? moved->input_index : -1;
+}
+
+// The schema default of an attribute, or nullptr. attribute_default answers by value; matchers ask
+// constantly, so each thread keeps one stable copy per (op, domain, attribute, opset).
+inline const ir::Attribute* schema_default(Symbol op, Symbol domain, Symbol attr, int64_t opset) {
+  using Key = std::tuple<uint32_t, uint32_t, uint32_t, int64_t>;
+  thread_local std::map<Key, std::optional<ir::Attribute>> cache;
+  auto [it, inserted] = cache.try_emplace(Key{op.id(), domain.id(), attr.id(), opset});
+  if (inserted) it->second = attribute_default(op.view(), domain.view(), opset, attr.view());
+  return it->second ? &*it->second : nullptr;
+}
+
+// Reads `attr` of node `n`; an attribute stored in a constant int64 input is turned into an INTS
+// attribute by `keep` (which owns it). nullptr: absent with no default, or held by a non-constant input.
+template <class Keep>
+const ir::Attribute* read_attribute(const ir::Graph& g, const ir::Node& n, Symbol attr, int64_t opset,
+                                    Keep&& keep) {
+  if (const ir::Attribute* a = n.attribute(attr)) return a;
+  int slot = input_slot_of_attribute(n.op_type, n.domain, attr, opset);
+  if (slot >= 0) {
+    if (static_cast<std::size_t>(slot) >= n.inputs.size() || n.inputs[slot] == ir::kNone) return nullptr;
+    const Tensor* t = constant_tensor(g, n.inputs[slot]);
+    if (!t || t->type() != ElemType::Int64) return nullptr;
+    auto data = t->data<int64_t>();
+    return keep(ir::Attribute::make_ints(attr, {data.begin(), data.end()}));
+  }
+  return schema_default(n.op_type, n.domain, attr, n.domain.empty() ? opset : 1);
+}
+
+}  // namespace xexp::rewrite
+// ======== xexp/rewrite/expr.hpp
+// Expressions over captures: the conditions of a rule (`rank(x) == 2 && is_scalar(c)`) and the computed
+// parts of its replacement (attribute values, folded constants). Every expression type carries the
+// mask of captures it `uses`, so that a rule can refuse at compile time to read a capture its pattern
+// never binds. `call(name, lambda, captures...)` is the escape hatch: the lambda receives the evaluated
+// captures it names, so the compile-time check still holds.
+#include <concepts>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+
+namespace xexp::rewrite {
+
+struct ExprTag {};
+template <class T>
+concept IsExpr = std::derived_from<T, ExprTag>;
+
+// ---- printing ---------------------------------------------------------------------------------------
+inline void print_value(std::string& out, int64_t v) { out += std::to_string(v); }
+inline void print_value(std::string& out, int v) { out += std::to_string(v); }
+inline void print_value(std::string& out, bool v) { out += v ? "true" : "false"; }
+inline void print_value(std::string& out, double v) {
+  std::ostringstream s;
+  s << v;
+  out += s.str();
+}
+inline void print_value(std::string& out, float v) { print_value(out, static_cast<double>(v)); }
+inline void print_value(std::string& out, const std::string& v) { out += "'" + v + "'"; }
+inline void print_value(std::string& out, ElemType v) { out += elem_type_name(v); }
+inline void print_value(std::string& out, const std::vector<int64_t>& v) {
+  out += "[";
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    if (k) out += ",";
+    out += std::to_string(v[k]);
+  }
+  out += "]";
+}
+
+// ---- lists (instead of std::tuple: cheap to instantiate, walked by recursion) -----------------------
+struct Nil {
+  static constexpr CaptureMask binds = 0, uses = 0;
+  static constexpr int depth = 0, node_count = 0;
+  static constexpr std::size_t size = 0;
+};
+template <class H, class T>
+struct Cons {
+  H head;
+  T tail;
+  static constexpr CaptureMask binds = H::binds | T::binds;
+  static constexpr CaptureMask uses = H::uses | T::uses;
+  static constexpr int depth = H::depth > T::depth ? H::depth : T::depth;
+  static constexpr int node_count = H::node_count + T::node_count;
+  static constexpr std::size_t size = 1 + T::size;
+};
+template <class L, class T>
+constexpr auto append(const L& list, const T& item) {
+  if constexpr (L::size == 0) return Cons<T, Nil>{item, {}};
+  else {
+    auto tail = append(list.tail, item);
+    return Cons<decltype(list.head), decltype(tail)>{list.head, tail};
+  }
+}
+template <class L>
+constexpr auto append_all(const L& list) { return list; }
+template <class L, class T, class... Ts>
+constexpr auto append_all(const L& list, const T& first, const Ts&... rest) {
+  return append_all(append(list, first), rest...);
+}
+template <class... Ts>
+constexpr auto make_list(const Ts&... items) {
+  Nil empty;
+  if constexpr (sizeof...(Ts) == 0) return empty;
+  else return append_all(empty, items...);
+}
+// Prints the items of a list separated by ", ", threading the bound mask like the matcher does.
+template <CaptureMask Bound, class L>
+void print_list(std::string& out, const L& list, bool first = true) {
+  if constexpr (L::size > 0) {
+    if (!first) out += ", ";
+    list.head.template print<Bound>(out);
+    print_list<Bound | decltype(list.head)::binds>(out, list.tail, false);
+  }
+}
+
+// ---- literals ---------------------------------------------------------------------------------------
+template <class T>
+struct Lit : ExprTag {
+  T value;
+  static constexpr CaptureMask binds = 0, uses = 0;
+  static constexpr int depth = 0, node_count = 0;
+  const T& eval(const Match&) const { return value; }
+  template <CaptureMask>
+  void print(std::string& out) const { print_value(out, value); }
+};
+template <class T>
+constexpr auto lift(const T& v) {
+  if constexpr (IsExpr<T>) return v;
+  else if constexpr (std::is_convertible_v<T, std::string_view> && !std::is_arithmetic_v<T>)
+    return Lit<std::string>{{}, std::string(v)};
+  else if constexpr (std::is_same_v<T, bool>) return Lit<bool>{{}, v};
+  else if constexpr (std::is_integral_v<T>) return Lit<int64_t>{{}, static_cast<int64_t>(v)};
+  else if constexpr (std::is_floating_point_v<T>) return Lit<float>{{}, static_cast<float>(v)};
+  else return Lit<T>{{}, v};
+}
+template <class T>
+using Lifted = decltype(lift(std::declval<T>()));
+
+// ---- calls: built-in functions and the lambda escape hatch ------------------------------------------
+template <class F, class L, class... Done>
+decltype(auto) apply_list(const F& f, const L& list, const Match& m, Done&&... done) {
+  if constexpr (L::size == 0) return f(std::forward<Done>(done)...);
+  else return apply_list(f, list.tail, m, std::forward<Done>(done)..., list.head.eval(m));
+}
+
+template <class F, class Args>
+struct Call : ExprTag {
+  const char* name;
+  F f;
+  Args args;
+  static constexpr CaptureMask binds = 0, uses = Args::uses;
+  static constexpr int depth = 0, node_count = 0;
+  decltype(auto) eval(const Match& m) const { return apply_list(f, args, m); }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += name;
+    out += "(";
+    print_list<Bound>(out, args);
+    out += ")";
+  }
+};
+template <class F, class... Args>
+constexpr auto call(const char* name, F f, const Args&... args) {
+  auto list = make_list(lift(args)...);
+  return Call<F, decltype(list)>{{}, name, f, list};
+}
+
+// ---- operators --------------------------------------------------------------------------------------
+// Enumerations compare with the integers attributes hold (`dtype(x) == to`).
+template <class T>
+constexpr decltype(auto) normalized(const T& v) {
+  if constexpr (std::is_enum_v<T>) return static_cast<int64_t>(v);
+  else return (v);
+}
+template <class Op, class A, class B>
+struct Binary : ExprTag {
+  A a;
+  B b;
+  static constexpr CaptureMask binds = 0, uses = A::uses | B::uses;
+  static constexpr int depth = 0, node_count = 0;
+  auto eval(const Match& m) const { return Op::apply(a, b, m); }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += "(";
+    a.template print<Bound>(out);
+    out += Op::symbol;
+    b.template print<Bound>(out);
+    out += ")";
+  }
+};
+#define XEXP_REWRITE_COMPARISON(NAME, OP)                                                        \
+  struct NAME {                                                                                  \
+    static constexpr const char* symbol = " " #OP " ";                                           \
+    template <class A, class B>                                                                  \
+    static bool apply(const A& a, const B& b, const Match& m) {                                  \
+      return normalized(a.eval(m)) OP normalized(b.eval(m));                                     \
+    }                                                                                            \
+  };                                                                                             \
+  template <class A, class B>                                                                    \
+    requires(IsExpr<A> || IsExpr<B>)                                                             \
+  constexpr auto operator OP(const A& a, const B& b) {                                           \
+    return Binary<NAME, Lifted<A>, Lifted<B>>{{}, lift(a), lift(b)};                             \
+  }
+XEXP_REWRITE_COMPARISON(Equal, ==)
+XEXP_REWRITE_COMPARISON(NotEqual, !=)
+XEXP_REWRITE_COMPARISON(Less, <)
+XEXP_REWRITE_COMPARISON(LessEqual, <=)
+XEXP_REWRITE_COMPARISON(Greater, >)
+XEXP_REWRITE_COMPARISON(GreaterEqual, >=)
+#undef XEXP_REWRITE_COMPARISON
+
+struct And {
+  static constexpr const char* symbol = " && ";
+  template <class A, class B>
+  static bool apply(const A& a, const B& b, const Match& m) { return a.eval(m) && b.eval(m); }
+};
+struct Or {
+  static constexpr const char* symbol = " || ";
+  template <class A, class B>
+  static bool apply(const A& a, const B& b, const Match& m) { return a.eval(m) || b.eval(m); }
+};
+template <IsExpr A, IsExpr B>
+constexpr auto operator&&(const A& a, const B& b) { return Binary<And, A, B>{{}, a, b}; }
+template <IsExpr A, IsExpr B>
+constexpr auto operator||(const A& a, const B& b) { return Binary<Or, A, B>{{}, a, b}; }
+template <IsExpr A>
+constexpr auto operator!(const A& a) {
+  return call("not", [](bool v) { return !v; }, a);
+}
+
+// The condition of a rule without `.when(...)`.
+struct Always : ExprTag {
+  static constexpr CaptureMask binds = 0, uses = 0;
+  static constexpr int depth = 0, node_count = 0;
+  bool eval(const Match&) const { return true; }
+  template <CaptureMask>
+  void print(std::string&) const {}
+};
+
+// ---- built-in facts about captured values -----------------------------------------------------------
+namespace facts {
+inline int64_t rank(const ValueView& v) { return v.shape() ? static_cast<int64_t>(v.shape()->size()) : -1; }
+inline int64_t rank(const Tensor& t) { return static_cast<int64_t>(t.rank()); }
+inline ElemType dtype(const ValueView& v) { return v.elem(); }
+inline ElemType dtype(const Tensor& t) { return t.type(); }
+inline Shape shape(const ValueView& v) { return v.shape() ? *v.shape() : Shape{}; }
+inline Shape shape(const Tensor& t) { return t.shape(); }
+// A dimension in a condition: equal to another only when both are known (same size or same symbol).
+struct KnownDim {
+  Dim dim;
+  friend bool operator==(const KnownDim& a, const KnownDim& b) { return !a.dim.is_unknown() && a.dim == b.dim; }
+  friend bool operator==(const KnownDim& a, int64_t b) { return a.dim.is_static() && a.dim.value() == b; }
+};
+// Dimension `axis` (negative counts from the end); unknown when the rank is unknown or too small.
+inline KnownDim dim(const Shape& s, int64_t axis) {
+  if (axis < 0) axis += static_cast<int64_t>(s.size());
+  return {axis >= 0 && axis < static_cast<int64_t>(s.size()) ? s[axis] : Dim()};
+}
+inline bool same_shape(const Shape& a, const Shape& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t k = 0; k < a.size(); ++k)
+    if (!(KnownDim{a[k]} == KnownDim{b[k]})) return false;
+  return true;
+}
+inline bool is_scalar(const Shape& s) { return s.empty() || (s.size() == 1 && s[0] == Dim(1)); }
+}  // namespace facts
+
+// Rank of a value (-1 when unknown) or of a constant.
+template <class E>
+constexpr auto rank(const E& e) {
+  return call("rank", [](const auto& v) { return facts::rank(v); }, e);
+}
+// Element type of a value or a constant.
+template <class E>
+constexpr auto dtype(const E& e) {
+  return call("dtype", [](const auto& v) { return facts::dtype(v); }, e);
+}
+// Dimension `axis` of a value's shape: compares equal to an integer only when static.
+template <class E>
+constexpr auto dim(const E& e, int64_t axis) {
+  return call("dim", [](const auto& v, int64_t a) { return facts::dim(facts::shape(v), a); }, e, axis);
+}
+// Shape () or (1,), known.
+template <class E>
+constexpr auto is_scalar(const E& e) {
+  return call("is_scalar", [](const auto& v) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(v)>, ValueView>)
+      return v.shape().has_value() && facts::is_scalar(*v.shape());
+    else return facts::is_scalar(v.shape());
+  }, e);
+}
+// Both shapes known and equal dimension by dimension (symbols compare by name).
+template <class A, class B>
+constexpr auto same_shape(const A& a, const B& b) {
+  return call("same_shape", [](const ValueView& x, const ValueView& y) {
+    return x.shape() && y.shape() && facts::same_shape(*x.shape(), *y.shape());
+  }, a, b);
+}
+// Read by exactly one node input and not a graph output.
+template <class E>
+constexpr auto single_use(const E& e) {
+  return call("single_use", [](const ValueView& v) {
+    return v.value().uses.size() == 1 && !v.value().is_graph_output();
+  }, e);
+}
+// The value is an initializer or a Constant output.
+template <class E>
+constexpr auto is_constant(const E& e) {
+  return call("is_constant", [](const ValueView& v) { return v.constant() != nullptr; }, e);
+}
+
+}  // namespace xexp::rewrite
+// ======== xexp/rewrite/fixed_string.hpp
+// A string usable as a template argument, so that a pattern's op type, domain and attribute names are
+// part of its type: the matcher compares interned symbols built once, and a rule prints itself.
+#include <algorithm>
+#include <cstddef>
+#include <string_view>
+
+namespace xexp::rewrite {
+
+template <std::size_t N>
+struct FixedString {
+  char data[N]{};
+  constexpr FixedString(const char (&text)[N]) { std::copy_n(text, N, data); }  // NOLINT: implicit on purpose
+  constexpr std::string_view view() const { return {data, N - 1}; }
+};
+
+}  // namespace xexp::rewrite
+// ======== xexp/rewrite/rewriter.hpp
+// Rewriter: what a replacement builds with. New nodes are inserted before the matched root (every value
+// a pattern reads is available there), named `<Rule>Pattern--<root name>`, and their outputs get fresh
+// names from the graph's uniquifier. Attributes that a newer opset moved to inputs are written as
+// constant inputs. New outputs are typed by shape inference. A replacement that declines after building something is rolled back.
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+
+namespace xexp::rewrite {
+
+class Rewriter {
+ public:
+  Rewriter(ir::Graph& g, const Match& m, std::string_view pattern_name)
+      : graph_(g), match_(m), root_(m.root()) {
+    const ir::Node& root = g.node(root_);
+    const std::string& root_name =
+        root.name.empty() && !root.outputs.empty() ? g.value(root.outputs[0]).name : root.name;
+    node_base_ = std::string(pattern_name) + "--" + root_name;
+    value_base_ = std::string(pattern_name) + "--" +
+                  (root.outputs.empty() ? root_name : g.value(root.outputs[0]).name);
+  }
+
+  ir::Graph& graph() { return graph_; }
+  const Match& match() const { return match_; }
+  int64_t opset() const { return match_.opset(); }
+  // The evaluated capture, for lambdas: r[x] is a ValueView, r[p] the attribute's value.
+  template <class Capture>
+  decltype(auto) operator[](const Capture& c) const { return c.eval(match_); }
+
+  // Adds a node with `n_outputs` fresh outputs; returns the first output.
+  ir::ValueId node(Symbol op_type, std::vector<ir::ValueId> inputs, std::vector<ir::Attribute> attributes = {},
+                   Symbol domain = {}, std::size_t n_outputs = 1) {
+    std::vector<ir::Attribute> kept;
+    for (ir::Attribute& a : attributes) {
+      int slot = input_slot_of_attribute(op_type, domain, a.name, opset());
+      if (slot < 0) {
+        kept.push_back(std::move(a));
+        continue;
+      }
+      if (inputs.size() <= static_cast<std::size_t>(slot)) inputs.resize(slot + 1, ir::kNone);
+      inputs[slot] = initializer(Tensor::from<int64_t>({static_cast<int64_t>(a.ints.size())}, a.ints));
+    }
+    std::vector<ir::ValueId> outputs;
+    for (std::size_t k = 0; k < n_outputs; ++k) outputs.push_back(graph_.add_value(graph_.unique_value_name(value_base_)));
+    ir::NodeId id = graph_.add_node(op_type, std::move(inputs), outputs, std::move(kept),
+                                    graph_.unique_node_name(node_base_), domain, root_);
+    added_.push_back(id);
+    infer::infer_node(graph_, id, opset());
+    return outputs[0];
+  }
+  // A new initializer (named after the rule and the root).
+  ir::ValueId initializer(Tensor t) {
+    ir::ValueId id = graph_.add_initializer(graph_.unique_value_name(value_base_), std::move(t));
+    initializers_.push_back(id);
+    return id;
+  }
+
+  const std::vector<ir::NodeId>& added() const { return added_; }
+  // Undoes everything built so far (a replacement declined).
+  void rollback() {
+    for (auto it = added_.rbegin(); it != added_.rend(); ++it) graph_.remove_node(*it);
+    added_.clear();
+    for (ir::ValueId id : initializers_) graph_.value(id).alive = false;
+    std::vector<ir::ValueId> order = graph_.initializers();
+    std::erase_if(order, [&](ir::ValueId id) { return !graph_.value(id).alive; });
+    graph_.set_initializer_order(std::move(order));
+    initializers_.clear();
+  }
+
+ private:
+  ir::Graph& graph_;
+  const Match& match_;
+  ir::NodeId root_;
+  std::string node_base_, value_base_;
+  std::vector<ir::NodeId> added_;
+  std::vector<ir::ValueId> initializers_;
+};
+
+}  // namespace xexp::rewrite
+
+namespace xexp::rewrite {
+
+// ---- value captures ---------------------------------------------------------------------------------
+template <char Id, bool RequireConstant>
+struct ValueCapture : ExprTag {
+  static constexpr CaptureMask binds = capture_bit<Id>, uses = capture_bit<Id>;
+  static constexpr int depth = 0, node_count = 0;
+  static constexpr int index = capture_index<Id>();
+
+  template <CaptureMask Bound>
+  bool match(ir::ValueId v, Match& m) const {
+    if constexpr (Bound & binds) return m.values[index] == v;
+    else {
+      if (v == ir::kNone) return false;
+      if constexpr (RequireConstant)
+        if (!constant_tensor(m.graph(), v)) return false;
+      m.values[index] = v;
+      return true;
+    }
+  }
+  // In conditions: a view of the value, or the tensor of a constant.
+  decltype(auto) eval(const Match& m) const {
+    if constexpr (RequireConstant) return (*constant_tensor(m.graph(), m.values[index]));
+    else return ValueView{&m.graph(), m.values[index]};
+  }
+  ir::ValueId build(Rewriter& r) const { return r.match().values[index]; }
+  template <CaptureMask>
+  void print(std::string& out) const { out += Id; }
+};
+template <char Id>
+using Var = ValueCapture<Id, false>;
+template <char Id>
+using Const = ValueCapture<Id, true>;
+
+// ---- attribute captures and constraints -------------------------------------------------------------
+inline bool same_attribute_value(const ir::Attribute& a, const ir::Attribute& b) {
+  return a.type == b.type && a.i == b.i && a.f == b.f && a.s == b.s && a.ints == b.ints && a.floats == b.floats;
+}
+
+template <char Id, ir::AttrType Type>
+struct AttrCapture : ExprTag {
+  static constexpr CaptureMask binds = capture_bit<Id>, uses = capture_bit<Id>;
+  static constexpr int depth = 0, node_count = 0;
+  static constexpr int index = capture_index<Id>();
+
+  template <CaptureMask Bound>
+  bool match_attribute(const ir::Attribute* a, Match& m) const {
+    if (!a || a->type != Type) return false;
+    if constexpr (Bound & binds) return same_attribute_value(*m.attributes[index], *a);
+    else {
+      m.attributes[index] = a;
+      return true;
+    }
+  }
+  decltype(auto) eval(const Match& m) const {
+    const ir::Attribute& a = *m.attributes[index];
+    if constexpr (Type == ir::AttrType::Int) return a.i;
+    else if constexpr (Type == ir::AttrType::Float) return a.f;
+    else if constexpr (Type == ir::AttrType::String) return (a.s);
+    else return (a.ints);
+  }
+  template <CaptureMask>
+  void print(std::string& out) const { out += Id; }
+};
+template <char Id>
+using Int = AttrCapture<Id, ir::AttrType::Int>;
+template <char Id>
+using Ints = AttrCapture<Id, ir::AttrType::Ints>;
+template <char Id>
+using Float = AttrCapture<Id, ir::AttrType::Float>;
+template <char Id>
+using Str = AttrCapture<Id, ir::AttrType::String>;
+
+// An attribute value built by a replacement from whatever an expression evaluates to.
+inline ir::Attribute make_attribute(Symbol name, int64_t v) { return ir::Attribute::make_int(name, v); }
+inline ir::Attribute make_attribute(Symbol name, float v) { return ir::Attribute::make_float(name, v); }
+inline ir::Attribute make_attribute(Symbol name, const std::string& v) { return ir::Attribute::make_string(name, v); }
+inline ir::Attribute make_attribute(Symbol name, const std::vector<int64_t>& v) {
+  return ir::Attribute::make_ints(name, v);
+}
+inline ir::Attribute make_attribute(Symbol name, const Tensor& v) { return ir::Attribute::make_tensor(name, v); }
+inline ir::Attribute make_attribute(Symbol name, ElemType v) {
+  return ir::Attribute::make_int(name, static_cast<int64_t>(v));
+}
+
+// A literal in a pattern compares with the attribute of the same kind.
+template <class T>
+bool literal_matches(const ir::Attribute* a, const T& v) {
+  if (!a) return false;
+  if constexpr (std::is_same_v<T, int64_t>) return a->type == ir::AttrType::Int && a->i == v;
+  else if constexpr (std::is_same_v<T, float>) return a->type == ir::AttrType::Float && a->f == v;
+  else if constexpr (std::is_same_v<T, std::string>) return a->type == ir::AttrType::String && a->s == v;
+  else if constexpr (std::is_same_v<T, std::vector<int64_t>>) return a->type == ir::AttrType::Ints && a->ints == v;
+  else static_assert(sizeof(T) == 0, "xexp rule: unsupported literal type for an attribute");
+}
+
+template <FixedString Name, class V>
+struct AttrIs {
+  V value;
+  static constexpr CaptureMask binds = V::binds, uses = V::uses;
+  static constexpr int depth = 0, node_count = 0;
+  static Symbol name() {
+    static const Symbol s(Name.view());
+    return s;
+  }
+  template <CaptureMask Bound>
+  bool match(const ir::Node& n, Match& m) const {
+    const ir::Attribute* a = read_attribute(m.graph(), n, name(), m.opset(),
+                                            [&m](ir::Attribute made) { return m.keep(std::move(made)); });
+    if constexpr (requires { value.template match_attribute<Bound>(a, m); })
+      return value.template match_attribute<Bound>(a, m);
+    else {
+      static_assert(V::uses == 0, "xexp rule: an attribute in a pattern is a capture or a literal");
+      return literal_matches(a, value.eval(m));
+    }
+  }
+  ir::Attribute build(const Match& m) const { return make_attribute(name(), value.eval(m)); }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += Name.view();
+    out += "=";
+    value.template print<Bound>(out);
+  }
+};
+template <FixedString Name>
+struct AttrName {
+  template <class V>
+  constexpr auto operator=(const V& v) const {  // NOLINT: builds a constraint, does not assign
+    return AttrIs<Name, Lifted<V>>{lift(v)};
+  }
+};
+// attr<"perm"> = p: the attribute `perm` is captured by `p` (or equal to a literal, or computed in a
+// replacement).
+template <FixedString Name>
+inline constexpr AttrName<Name> attr{};
+
+template <class T>
+inline constexpr bool is_attr_is = false;
+template <FixedString Name, class V>
+inline constexpr bool is_attr_is<AttrIs<Name, V>> = true;
+
+// ---- nodes ------------------------------------------------------------------------------------------
+enum NodeFlags : unsigned { kCommutative = 1, kShared = 2 };
+
+// Pattern input count vs node input count: trailing omitted inputs do not count, and a trailing input
+// holding a former attribute (opset adapters) is allowed when the pattern reads that attribute.
+template <class NamesSlot>
+bool arity_fits(const ir::Node& n, std::size_t arity, NamesSlot&& pattern_names_slot) {
+  std::size_t count = n.inputs.size();
+  while (count > 0 && n.inputs[count - 1] == ir::kNone) --count;
+  if (count < arity) return false;
+  for (std::size_t slot = arity; slot < count; ++slot)
+    if (n.inputs[slot] != ir::kNone && !pattern_names_slot(slot)) return false;
+  return true;
+}
+
+template <FixedString Op, FixedString Domain, unsigned Flags, class Inputs, class Attrs>
+struct NodePattern : ExprTag {
+  Inputs inputs;
+  Attrs attrs;
+  static constexpr CaptureMask binds = Inputs::binds | Attrs::binds;
+  static constexpr CaptureMask uses = Inputs::uses | Attrs::uses;
+  static constexpr int depth = 1 + Inputs::depth;
+  static constexpr int node_count = 1 + Inputs::node_count;
+  static_assert(!(Flags & kCommutative) || Inputs::size == 2, "xexp rule: only a 2-input node is commutative");
+
+  static Symbol op_type() {
+    static const Symbol s(Op.view());
+    return s;
+  }
+  static Symbol domain() {
+    static const Symbol s(Domain.view());
+    return s;
+  }
+
+  template <CaptureMask Bound>
+  bool match(ir::ValueId v, Match& m) const {
+    if (v == ir::kNone) return false;
+    const ir::Value& value = m.graph().value(v);
+    if (value.producer == ir::kNone || value.output_index != 0) return false;
+    return match_node<Bound>(value.producer, m);
+  }
+  template <CaptureMask Bound>
+  bool match_node(ir::NodeId id, Match& m) const {
+    const ir::Node& n = m.graph().node(id);
+    if (n.op_type != op_type() || n.domain != domain()) return false;
+    if (!arity_fits(n, Inputs::size, [&](std::size_t slot) { return reads_slot(attrs, n, slot, m.opset()); }))
+      return false;
+    const int mark = m.mark();
+    if (!m.push_node(id, Flags & kShared)) return false;
+    constexpr CaptureMask after_attrs = Bound | Attrs::binds;
+    bool ok = match_attributes<Bound>(attrs, n, m);
+    if constexpr (Flags & kCommutative) {
+      const auto& a = inputs.head;
+      const auto& b = inputs.tail.head;
+      constexpr CaptureMask after_a = after_attrs | std::decay_t<decltype(a)>::binds;
+      if (ok && !(a.template match<after_attrs>(n.inputs[0], m) && b.template match<after_a>(n.inputs[1], m))) {
+        m.rewind(mark + 1);
+        ok = a.template match<after_attrs>(n.inputs[1], m) && b.template match<after_a>(n.inputs[0], m);
+      }
+    } else {
+      ok = ok && match_inputs<after_attrs, 0>(inputs, n, m);
+    }
+    if (!ok) m.rewind(mark);
+    return ok;
+  }
+
+  // As a replacement: builds the node from its built inputs and evaluated attributes.
+  ir::ValueId build(Rewriter& r) const {
+    static_assert(Flags == 0, "xexp rule: commutative/shared only make sense in a pattern");
+    std::vector<ir::ValueId> ins;
+    build_inputs(inputs, r, ins);
+    std::vector<ir::Attribute> as;
+    build_attributes(attrs, r.match(), as);
+    return r.node(op_type(), std::move(ins), std::move(as), domain());
+  }
+
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    if constexpr (Flags & kCommutative) out += "commutative(";
+    if constexpr (Flags & kShared) out += "shared(";
+    if constexpr (Domain.view().size() > 0) {
+      out += Domain.view();
+      out += ".";
+    }
+    out += Op.view();
+    out += "(";
+    print_list<Bound | Attrs::binds>(out, inputs);
+    if constexpr (Attrs::size > 0) {
+      if constexpr (Inputs::size > 0) out += ", ";
+      print_list<Bound>(out, attrs);
+    }
+    out += ")";
+    if constexpr (Flags & kCommutative) out += ")";
+    if constexpr (Flags & kShared) out += ")";
+  }
+
+ private:
+  template <class L>
+  static bool reads_slot(const L& list, const ir::Node& n, std::size_t slot, int64_t opset) {
+    if constexpr (L::size == 0) return false;
+    else
+      return input_slot_of_attribute(n.op_type, n.domain, decltype(list.head)::name(), opset) ==
+                 static_cast<int>(slot) ||
+             reads_slot(list.tail, n, slot, opset);
+  }
+  template <CaptureMask Bound, class L>
+  static bool match_attributes(const L& list, const ir::Node& n, Match& m) {
+    if constexpr (L::size == 0) return true;
+    else
+      return list.head.template match<Bound>(n, m) &&
+             match_attributes<Bound | decltype(list.head)::binds>(list.tail, n, m);
+  }
+  template <CaptureMask Bound, std::size_t Slot, class L>
+  static bool match_inputs(const L& list, const ir::Node& n, Match& m) {
+    if constexpr (L::size == 0) return true;
+    else
+      return list.head.template match<Bound>(n.inputs[Slot], m) &&
+             match_inputs<Bound | decltype(list.head)::binds, Slot + 1>(list.tail, n, m);
+  }
+  template <class L>
+  static void build_inputs(const L& list, Rewriter& r, std::vector<ir::ValueId>& out) {
+    if constexpr (L::size > 0) {
+      out.push_back(list.head.build(r));
+      build_inputs(list.tail, r, out);
+    }
+  }
+  template <class L>
+  static void build_attributes(const L& list, const Match& m, std::vector<ir::Attribute>& out) {
+    if constexpr (L::size > 0) {
+      out.push_back(list.head.build(m));
+      build_attributes(list.tail, m, out);
+    }
+  }
+};
+
+template <FixedString Op, FixedString Domain, unsigned Flags, class Inputs, class Attrs>
+constexpr auto add_node_args(const NodePattern<Op, Domain, Flags, Inputs, Attrs>& n) {
+  return n;
+}
+template <FixedString Op, FixedString Domain, unsigned Flags, class Inputs, class Attrs, class First, class... Rest>
+constexpr auto add_node_args(const NodePattern<Op, Domain, Flags, Inputs, Attrs>& n, const First& first,
+                             const Rest&... rest) {
+  if constexpr (is_attr_is<First>) {
+    auto attrs = append(n.attrs, first);
+    return add_node_args(NodePattern<Op, Domain, Flags, Inputs, decltype(attrs)>{{}, n.inputs, attrs}, rest...);
+  } else {
+    static_assert(IsExpr<First>, "xexp rule: a node input is a capture, a node pattern or fold(...)");
+    auto inputs = append(n.inputs, first);
+    return add_node_args(NodePattern<Op, Domain, Flags, decltype(inputs), Attrs>{{}, inputs, n.attrs}, rest...);
+  }
+}
+
+// op<"MatMul">(a, b) or op<"FusedMatMul", "com.microsoft">(a, b, attr<"alpha"> = s): inputs first or mixed
+// with attribute constraints, in any order.
+template <FixedString Op, FixedString Domain = "">
+struct OpMaker {
+  template <class... Args>
+  constexpr auto operator()(const Args&... args) const {
+    return add_node_args(NodePattern<Op, Domain, 0, Nil, Nil>{}, args...);
+  }
+};
+template <FixedString Op, FixedString Domain = "">
+inline constexpr OpMaker<Op, Domain> op{};
+
+template <FixedString Op, FixedString Domain, unsigned Flags, class Inputs, class Attrs>
+constexpr auto commutative(const NodePattern<Op, Domain, Flags, Inputs, Attrs>& n) {
+  return NodePattern<Op, Domain, Flags | kCommutative, Inputs, Attrs>{{}, n.inputs, n.attrs};
+}
+template <FixedString Op, FixedString Domain, unsigned Flags, class Inputs, class Attrs>
+constexpr auto shared(const NodePattern<Op, Domain, Flags, Inputs, Attrs>& n) {
+  return NodePattern<Op, Domain, Flags | kShared, Inputs, Attrs>{{}, n.inputs, n.attrs};
+}
+
+// ---- named interior nodes (DAG patterns) ------------------------------------------------------------
+template <char Id, class P>
+struct Named : ExprTag {
+  P pattern;
+  static constexpr CaptureMask binds = capture_bit<Id> | P::binds, uses = capture_bit<Id>;
+  static constexpr int depth = P::depth, node_count = P::node_count;
+  static constexpr int index = capture_index<Id>();
+
+  template <CaptureMask Bound>
+  bool match(ir::ValueId v, Match& m) const {
+    if constexpr (Bound & capture_bit<Id>) return m.values[index] == v;
+    else {
+      if (!pattern.template match<Bound>(v, m)) return false;
+      m.values[index] = v;
+      return true;
+    }
+  }
+  ValueView eval(const Match& m) const { return {&m.graph(), m.values[index]}; }
+  ir::ValueId build(Rewriter& r) const { return r.match().values[index]; }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += Id;
+    if constexpr (!(Bound & capture_bit<Id>)) {
+      out += "=";
+      pattern.template print<Bound>(out);
+    }
+  }
+};
+// named<'d'>(Sub(x, mean)): the first use matches the sub-pattern, later uses of the same object must be
+// the very same value (node identity).
+template <char Id, class P>
+constexpr auto named(const P& p) {
+  return Named<Id, P>{{}, p};
+}
+
+// ---- replacement-only pieces ------------------------------------------------------------------------
+// fold(expr): a constant computed at rewrite time from the captures, added as an initializer.
+template <class E>
+struct Fold : ExprTag {
+  E expr;
+  static constexpr CaptureMask binds = 0, uses = E::uses;
+  static constexpr int depth = 0, node_count = 0;
+  ir::ValueId build(Rewriter& r) const { return r.initializer(Tensor(expr.eval(r.match()))); }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += "fold(";
+    expr.template print<Bound>(out);
+    out += ")";
+  }
+};
+template <class E>
+constexpr auto fold(const E& e) {
+  return Fold<Lifted<E>>{{}, lift(e)};
+}
+
+// choose(condition, a, b): builds `a` when the condition holds at rewrite time, else `b`.
+template <class C, class A, class B>
+struct Choose : ExprTag {
+  C condition;
+  A a;
+  B b;
+  static constexpr CaptureMask binds = 0, uses = C::uses | A::uses | B::uses;
+  static constexpr int depth = 0, node_count = 0;
+  ir::ValueId build(Rewriter& r) const { return condition.eval(r.match()) ? a.build(r) : b.build(r); }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += "choose(";
+    condition.template print<Bound>(out);
+    out += ", ";
+    a.template print<Bound>(out);
+    out += ", ";
+    b.template print<Bound>(out);
+    out += ")";
+  }
+};
+template <class C, class A, class B>
+constexpr auto choose(const C& condition, const A& a, const B& b) {
+  return Choose<C, A, B>{{}, condition, a, b};
+}
+
+// replace_with("name", lambda, captures...): the lambda gets the Rewriter and the evaluated captures and
+// returns the value replacing the root's output, or std::nullopt to decline (what it built is undone).
+template <class F, class Args>
+struct LambdaReplacement : ExprTag {
+  const char* name;
+  F f;
+  Args args;
+  static constexpr CaptureMask binds = 0, uses = Args::uses;
+  static constexpr int depth = 0, node_count = 0;
+  std::optional<ir::ValueId> build(Rewriter& r) const {
+    return apply_list([&](auto&&... a) -> std::optional<ir::ValueId> { return f(r, a...); }, args, r.match());
+  }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += name;
+    out += "(";
+    print_list<Bound>(out, args);
+    out += ")";
+  }
+};
+template <class F, class... Args>
+constexpr auto replace_with(const char* name, F f, const Args&... args) {
+  auto list = make_list(args...);
+  return LambdaReplacement<F, decltype(list)>{{}, name, f, list};
+}
+
+}  // namespace xexp::rewrite
+
+namespace xexp::rewrite {
+
+struct OpKey {
+  Symbol domain;
+  Symbol op_type;
+  friend bool operator==(const OpKey&, const OpKey&) = default;
+};
+
+class Rule {
+ public:
+  Rule(std::string name, int priority) : name_(std::move(name)), priority_(priority) {}
+  virtual ~Rule() = default;
+
+  // Short name, usable in a set string ("Cast").
+  const std::string& name() const { return name_; }
+  // Name in logs and statistics, as the original prints it ("CastPattern").
+  std::string pattern_name() const { return name_ + "Pattern"; }
+  int priority() const { return priority_; }
+
+  // The (domain, op type) the root node must have.
+  virtual OpKey root() const = 0;
+  // Longest producer chain the pattern walks from the root (the root counts as 1).
+  virtual int depth() const = 0;
+  // Matches the pattern at `root`, checks containment and the condition. `m` is overwritten.
+  virtual bool match(const ir::Graph& g, ir::NodeId root, int64_t opset, Match& m) const = 0;
+  // Builds the replacement of the root's first output; std::nullopt when it declines.
+  virtual std::optional<ir::ValueId> build(Rewriter& r) const = 0;
+  // One line: "Cast: Cast(x, to=t) -> x  when (dtype(x) == t)  [P0]".
+  virtual std::string describe() const = 0;
+
+ private:
+  std::string name_;
+  int priority_;
+};
+using RulePtr = std::shared_ptr<const Rule>;
+
+// Containment: see the header comment.
+inline bool is_contained(const Match& m) {
+  const ir::Graph& g = m.graph();
+  const ir::Node& root = g.node(m.root());
+  for (std::size_t k = 1; k < root.outputs.size(); ++k) {
+    ir::ValueId out = root.outputs[k];
+    if (out != ir::kNone && (!g.value(out).uses.empty() || g.value(out).is_graph_output())) return false;
+  }
+  for (std::size_t k = 1; k < m.node_count(); ++k) {
+    if (m.is_shared(static_cast<int>(k))) continue;
+    for (ir::ValueId out : g.node(m.begin()[k]).outputs) {
+      if (out == ir::kNone) continue;
+      const ir::Value& v = g.value(out);
+      if (v.is_graph_output()) return false;
+      for (const ir::Use& u : v.uses)
+        if (!m.contains(u.node)) return false;
+    }
+  }
+  return true;
+}
+
+template <class P, class C, class R>
+class TypedRule final : public Rule {
+ public:
+  TypedRule(std::string name, int priority, P pattern, C condition, R replacement)
+      : Rule(std::move(name), priority), pattern_(pattern), condition_(condition), replacement_(replacement) {}
+
+  OpKey root() const override { return {P::domain(), P::op_type()}; }
+  int depth() const override { return P::depth; }
+  bool match(const ir::Graph& g, ir::NodeId root, int64_t opset, Match& m) const override {
+    m.reset(g, opset);
+    return pattern_.template match_node<0>(root, m) && is_contained(m) && condition_.eval(m);
+  }
+  std::optional<ir::ValueId> build(Rewriter& r) const override { return replacement_.build(r); }
+  std::string describe() const override {
+    std::string out = name() + ": ";
+    pattern_.template print<0>(out);
+    out += " -> ";
+    replacement_.template print<P::binds>(out);
+    std::string cond;
+    condition_.template print<P::binds>(cond);
+    if (!cond.empty()) out += "  when " + cond;
+    return out + "  [P" + std::to_string(priority()) + "]";
+  }
+
+ private:
+  P pattern_;
+  C condition_;
+  R replacement_;
+};
+
+template <class P, class C>
+class RuleDraft {
+ public:
+  RuleDraft(std::string name, int priority, P pattern, C condition)
+      : name_(std::move(name)), priority_(priority), pattern_(pattern), condition_(condition) {}
+
+  template <class C2>
+  auto when(const C2& condition) const {
+    static_assert((C2::uses & ~P::binds) == 0,
+                  "xexp rule: the condition uses a capture that the pattern does not bind");
+    auto both = and_conditions(condition_, condition);
+    return RuleDraft<P, decltype(both)>(name_, priority_, pattern_, both);
+  }
+  template <class R>
+  RulePtr to(const R& replacement) const {
+    static_assert((R::uses & ~P::binds) == 0,
+                  "xexp rule: the replacement uses a capture that the pattern does not bind");
+    return std::make_shared<TypedRule<P, C, R>>(name_, priority_, pattern_, condition_, replacement);
+  }
+
+ private:
+  template <class A, class B>
+  static auto and_conditions(const A& a, const B& b) {
+    if constexpr (std::is_same_v<A, Always>) return b;
+    else return a && b;
+  }
+  std::string name_;
+  int priority_;
+  P pattern_;
+  C condition_;
+};
+
+class RuleStart {
+ public:
+  explicit RuleStart(std::string name) : name_(std::move(name)) {}
+  RuleStart& priority(int p) {
+    priority_ = p;
+    return *this;
+  }
+  template <class P>
+  auto match(const P& pattern) const {
+    static_assert(P::node_count >= 1, "xexp rule: the pattern's root must be a node");
+    static_assert(P::node_count <= Match::kMaxNodes, "xexp rule: the pattern has too many nodes");
+    return RuleDraft<P, Always>(name_, priority_, pattern, Always{});
+  }
+
+ private:
+  std::string name_;
+  int priority_ = 0;
+};
+inline RuleStart rule(std::string name) { return RuleStart(std::move(name)); }
+
+}  // namespace xexp::rewrite
+
+namespace xexp::rewrite {
+
+struct Applied {
+  bool done = false;                   // false: the replacement declined, the graph is unchanged
+  std::vector<ir::NodeId> added;       // new nodes
+  std::vector<ir::NodeId> removed;     // matched nodes removed
+  std::vector<ir::ValueId> touched;    // values whose producer or consumers changed
+};
+
+inline bool is_dead(const ir::Graph& g, ir::NodeId id) {
+  for (ir::ValueId out : g.node(id).outputs)
+    if (out != ir::kNone && (!g.value(out).uses.empty() || g.value(out).is_graph_output())) return false;
+  return true;
+}
+
+inline Applied apply_match(ir::Graph& g, const Rule& rule, const Match& m) {
+  Applied result;
+  Rewriter r(g, m, rule.pattern_name());
+  std::optional<ir::ValueId> replacement = rule.build(r);
+  if (!replacement) {
+    r.rollback();
+    return result;
+  }
+  result.done = true;
+  result.added = r.added();
+  const ir::ValueId old = g.node(m.root()).outputs[0];
+  const ir::ValueId fresh = *replacement;
+  ir::Value& nv = g.value(fresh);
+  const bool built_here =
+      nv.producer != ir::kNone && std::find(result.added.begin(), result.added.end(), nv.producer) != result.added.end();
+  if (built_here && !nv.has_type()) {  // an op inference has no rule for: it computes what the root did
+    nv.elem = g.value(old).elem;
+    nv.shape = g.value(old).shape;
+  }
+  const bool was_output = g.value(old).is_graph_output();
+  g.replace_all_uses(old, fresh);
+  if (built_here && !was_output) {  // the root's output name survives
+    std::string kept = g.value(old).name;
+    g.rename_value(old, g.unique_value_name(kept + "_replaced"));
+    g.rename_value(fresh, std::move(kept));
+  }
+  result.touched.push_back(old);
+  result.touched.push_back(fresh);
+  for (ir::NodeId id : result.added)
+    for (ir::ValueId in : g.node(id).inputs)
+      if (in != ir::kNone) result.touched.push_back(in);
+  // Interior nodes die once their consumers are gone; repeat because DAG patterns list a shared node
+  // after only one of its consumers.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (ir::NodeId id : m) {
+      if (!g.node(id).alive || !is_dead(g, id)) continue;
+      for (ir::ValueId in : g.node(id).inputs)
+        if (in != ir::kNone) result.touched.push_back(in);
+      g.remove_node(id);
+      result.removed.push_back(id);
+      changed = true;
+    }
+  }
+  return result;
+}
+
+}  // namespace xexp::rewrite
+// ======== xexp/rewrite/cleanup.hpp
+// The clean-ups the driver runs between iterations, local to the values an iteration touched: Identity
+// removal, removal of nodes nobody reads, and merging of Shape nodes reading the same value. Each
+// reports the values it touched so that the driver knows what to match again.
+#include <vector>
+
+
+namespace xexp::rewrite {
+
+struct CleanupCounts {
+  std::size_t added = 0, removed = 0;
+};
+
+// Removes Identity `id` unless its output is a graph output whose name its input cannot take.
+inline bool remove_identity(ir::Graph& g, ir::NodeId id, std::vector<ir::ValueId>& touched) {
+  const ir::Node& n = g.node(id);
+  if (!n.alive || n.op_type != Symbol("Identity") || !n.domain.empty() || n.inputs.size() != 1 ||
+      n.outputs.size() != 1 || n.inputs[0] == ir::kNone)
+    return false;
+  const ir::ValueId in = n.inputs[0], out = n.outputs[0];
+  const ir::Value& iv = g.value(in);
+  if (g.value(out).is_graph_output() && (iv.producer == ir::kNone || iv.is_graph_output() || iv.is_input ||
+                                         iv.is_initializer() || iv.is_captured))
+    return false;
+  g.replace_all_uses(out, in);
+  g.remove_node(id);
+  touched.push_back(in);
+  return true;
+}
+
+// Removes nodes whose outputs are all unused, starting from the producers of `values`, transitively.
+inline std::size_t remove_unused(ir::Graph& g, const std::vector<ir::ValueId>& values,
+                                 std::vector<ir::ValueId>& touched) {
+  std::vector<ir::NodeId> work;
+  for (ir::ValueId v : values)
+    if (g.value(v).producer != ir::kNone) work.push_back(g.value(v).producer);
+  std::size_t removed = 0;
+  while (!work.empty()) {
+    ir::NodeId id = work.back();
+    work.pop_back();
+    const ir::Node& n = g.node(id);
+    if (!n.alive || n.outputs.empty()) continue;
+    bool dead = true;
+    for (ir::ValueId out : n.outputs)
+      if (out != ir::kNone && (!g.value(out).uses.empty() || g.value(out).is_graph_output())) dead = false;
+    if (!dead) continue;
+    std::vector<ir::ValueId> inputs = n.inputs;
+    g.remove_node(id);
+    ++removed;
+    for (ir::ValueId in : inputs)
+      if (in != ir::kNone) {
+        touched.push_back(in);
+        if (g.value(in).producer != ir::kNone) work.push_back(g.value(in).producer);
+      }
+  }
+  return removed;
+}
+
+// Several Shape nodes with the same input and attributes: the first one serves all consumers.
+inline std::size_t remove_duplicated_shapes(ir::Graph& g, ir::ValueId input, std::vector<ir::ValueId>& touched) {
+  std::vector<ir::NodeId> shapes;
+  for (const ir::Use& u : g.value(input).uses) {
+    const ir::Node& n = g.node(u.node);
+    if (n.op_type == Symbol("Shape") && n.domain.empty() && n.alive && n.outputs.size() == 1) shapes.push_back(u.node);
+  }
+  std::size_t removed = 0;
+  auto same_attributes = [&](const ir::Node& a, const ir::Node& b) {
+    for (Symbol name : {Symbol("start"), Symbol("end")}) {
+      const ir::Attribute *x = a.attribute(name), *y = b.attribute(name);
+      if ((x == nullptr) != (y == nullptr) || (x && x->i != y->i)) return false;
+    }
+    return true;
+  };
+  // Whether `a` runs before `b`; both read `input`, so the walk back from `b` stops at its producer.
+  auto precedes = [&](ir::NodeId a, ir::NodeId b) {
+    for (ir::NodeId k = g.node(b).prev; k != ir::kNone && k != g.value(input).producer; k = g.node(k).prev)
+      if (k == a) return true;
+    return false;
+  };
+  for (std::size_t i = 0; i < shapes.size(); ++i)
+    for (std::size_t j = i + 1; j < shapes.size(); ++j) {
+      if (!g.node(shapes[i]).alive || !g.node(shapes[j]).alive ||
+          !same_attributes(g.node(shapes[i]), g.node(shapes[j])))
+        continue;
+      ir::NodeId first = shapes[i], second = shapes[j];
+      if (!precedes(first, second)) std::swap(first, second);
+      if (g.value(g.node(second).outputs[0]).is_graph_output()) continue;
+      g.replace_all_uses(g.node(second).outputs[0], g.node(first).outputs[0]);
+      touched.push_back(g.node(first).outputs[0]);
+      g.remove_node(second);
+      shapes[i] = first;
+      shapes[j] = second;
+      ++removed;
+    }
+  return removed;
+}
+
+// Unused initializers are dropped at the end of an optimization.
+inline std::size_t remove_unused_initializers(ir::Graph& g) {
+  std::vector<ir::ValueId> kept;
+  std::size_t removed = 0;
+  for (ir::ValueId id : g.initializers()) {
+    ir::Value& v = g.value(id);
+    if (v.uses.empty() && !v.is_graph_output()) {
+      v.alive = false;
+      ++removed;
+    } else {
+      kept.push_back(id);
+    }
+  }
+  g.set_initializer_order(std::move(kept));
+  return removed;
+}
+
+}  // namespace xexp::rewrite
+// ======== xexp/rewrite/driver.hpp
+// The optimizer driver, with the original's semantics (PATTERNS.md, "How the optimizer runs"):
+// - priority levels are the sorted distinct priorities of the rules; rules above the current level do
+//   not run; the level rises only when an iteration matched nothing, and never falls;
+// - an iteration first collects matches in (rule order, node order), first come first served: a match
+//   touching a node already taken is dropped (and retried next iteration); then applies them all;
+// - clean-ups between iterations: Identity removal, unused nodes, duplicated Shape nodes;
+// - iterations are capped (default max(#nodes, 10) x #levels).
+// Unlike the original, only the first iteration (and the first at a new level, for the rules it adds)
+// scans the whole graph: afterwards a worklist holds the nodes near what changed (new nodes, producers
+// and consumers of replaced values, and their consumers up to the deepest pattern's depth).
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+// ======== xexp/rewrite/rule_set.hpp
+// Rule sets by string. A Catalog knows named sets ("default", "onnxruntime") and single rules by short
+// name; the patterns layer fills the global catalog, users add their own rules to it (or to their own
+// catalog). Syntax: names separated by '+' or ','; '-' starts the list of rules to remove, which ','
+// continues ("default+onnxruntime-Cast,TransposeTranspose"); "none" is the empty set; a single rule is
+// named without the "Pattern" suffix (with it is accepted too). Order is kept: it decides overlaps.
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+
+namespace xexp::rewrite {
+
+using RuleSet = std::vector<RulePtr>;
+
+class Catalog {
+ public:
+  static Catalog& global() {
+    static Catalog instance;
+    return instance;
+  }
+  // Registers a named set; each of its rules also becomes reachable by its own name.
+  void add_set(std::string name, RuleSet rules) {
+    std::lock_guard lock(mutex_);
+    for (const RulePtr& r : rules) rules_.insert_or_assign(r->name(), r);
+    sets_.insert_or_assign(std::move(name), std::move(rules));
+  }
+  void add_rule(RulePtr r) {
+    std::lock_guard lock(mutex_);
+    std::string name = r->name();
+    rules_.insert_or_assign(std::move(name), std::move(r));
+  }
+  std::vector<std::string> set_names() const {
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> out;
+    for (const auto& [name, rules] : sets_) out.push_back(name);
+    return out;
+  }
+  // One name: a set, "none", or a rule. Unknown names throw.
+  RuleSet resolve(std::string_view name) const {
+    std::lock_guard lock(mutex_);
+    if (name == "none") return {};
+    if (auto it = sets_.find(name); it != sets_.end()) return it->second;
+    std::string_view short_name = name;
+    if (short_name.size() > 7 && short_name.ends_with("Pattern")) short_name.remove_suffix(7);
+    if (auto it = rules_.find(short_name); it != rules_.end()) return {it->second};
+    throw Error("unknown pattern or pattern set '" + std::string(name) + "'");
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, RuleSet, std::less<>> sets_;
+  std::map<std::string, RulePtr, std::less<>> rules_;
+};
+
+inline RuleSet rules_from_string(std::string_view spec, const Catalog& catalog = Catalog::global()) {
+  RuleSet positive, negative;
+  bool removing = false;
+  std::size_t start = 0;
+  auto take = [&](std::size_t end) {
+    std::string_view token = spec.substr(start, end - start);
+    while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+    while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
+    if (token.empty()) {
+      if (end < spec.size() || start > 0) throw Error("empty name in pattern set '" + std::string(spec) + "'");
+      return;
+    }
+    RuleSet rules = catalog.resolve(token);
+    RuleSet& target = removing ? negative : positive;
+    target.insert(target.end(), rules.begin(), rules.end());
+  };
+  for (std::size_t k = 0; k <= spec.size(); ++k) {
+    if (k < spec.size() && spec[k] != '+' && spec[k] != ',' && spec[k] != '-') continue;
+    take(k);
+    if (k < spec.size() && spec[k] == '-') removing = true;
+    if (k < spec.size() && spec[k] == '+') removing = false;
+    start = k + 1;
+  }
+  std::erase_if(positive, [&](const RulePtr& r) {
+    return std::any_of(negative.begin(), negative.end(), [&](const RulePtr& n) { return n->name() == r->name(); });
+  });
+  return positive;
+}
+
+}  // namespace xexp::rewrite
+
+namespace xexp::rewrite {
+
+// Folds one node whose inputs are all constant into an initializer; returns whether it did.
+using FoldHook = std::function<bool(ir::Graph&, ir::NodeId, int64_t opset)>;
+
+struct OptimizeOptions {
+  int verbose = 0;                 // 1: iterations; 2: patterns and STAT lines; 9: overlaps; 10: every match
+  std::ostream* log = nullptr;     // std::cerr when null
+  int64_t max_iterations = -1;     // -1: max(#nodes, 10) x #levels
+  FoldHook fold_constants = {};    // called on new nodes whose inputs are all constant
+};
+
+struct RuleStats {
+  std::string name;  // "CastPattern", or a clean-up step ("remove_identity_nodes")
+  int priority = 0;
+  std::size_t tried = 0;       // match attempts
+  std::size_t matched = 0;     // matches kept after overlap resolution
+  std::size_t applied = 0;     // replacements done
+  std::size_t added = 0, removed = 0;
+  std::size_t iterations = 0;  // iterations in which the rule was active
+  std::size_t max_match = 0;   // most matches in one iteration
+  double match_seconds = 0, apply_seconds = 0;
+};
+
+struct OptimizeStats {
+  std::size_t iterations = 0;
+  std::size_t nodes_before = 0, nodes_after = 0;
+  double seconds = 0;
+  std::vector<RuleStats> rules;     // one per rule of the set, in set order (summed over graphs)
+  std::vector<RuleStats> cleanups;  // remove_identity_nodes, remove_unused, remove_duplicated_shape
+  const RuleStats* find(std::string_view short_or_pattern_name) const {
+    for (const RuleStats& r : rules)
+      if (r.name == short_or_pattern_name || r.name == std::string(short_or_pattern_name) + "Pattern") return &r;
+    for (const RuleStats& r : cleanups)
+      if (r.name == short_or_pattern_name) return &r;
+    return nullptr;
+  }
+};
+
+namespace detail {
+
+using Clock = std::chrono::steady_clock;
+inline double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+class GraphOptimizer {
+ public:
+  GraphOptimizer(ir::Graph& g, std::vector<ir::OpsetImport>& opsets, const RuleSet& rules,
+                 const OptimizeOptions& options, OptimizeStats& stats)
+      : g_(g), opsets_(opsets), rules_(rules), options_(options), stats_(stats),
+        log_(options.log ? *options.log : std::cerr),
+        opset_(find_opset(opsets, "").value_or(kDefaultOpset)) {
+    for (std::size_t k = 0; k < rules_.size(); ++k) {
+      const OpKey key = rules_[k]->root();
+      by_root_[key_of(key.domain, key.op_type)].push_back(k);
+      max_depth_ = std::max(max_depth_, rules_[k]->depth());
+      if (std::find(levels_.begin(), levels_.end(), rules_[k]->priority()) == levels_.end())
+        levels_.push_back(rules_[k]->priority());
+    }
+    std::sort(levels_.begin(), levels_.end());
+    if (stats_.rules.empty())
+      for (const RulePtr& r : rules_) stats_.rules.push_back({.name = r->pattern_name(), .priority = r->priority()});
+    if (stats_.cleanups.empty())
+      for (const char* name : {"remove_identity_nodes", "remove_unused", "remove_duplicated_shape"})
+        stats_.cleanups.push_back({.name = name});
+  }
+
+  void run() {
+    const auto start = Clock::now();
+    stats_.nodes_before += g_.node_count();
+    initial_cleanup();
+    const std::size_t n_levels = std::max<std::size_t>(levels_.size(), 1);
+    const int64_t cap = options_.max_iterations >= 0
+                            ? options_.max_iterations
+                            : static_cast<int64_t>(std::max<std::size_t>(g_.node_count(), 10) * n_levels);
+    say(1) << "start with " << g_.node_count() << " nodes, " << g_.initializers().size() << " initializers, "
+           << rules_.size() << " patterns, priorities=" << levels_str() << ", max_iter=" << cap << "\n";
+    if (options_.verbose > 1)
+      for (std::size_t k = 0; k < rules_.size(); ++k)
+        say(2) << "use pattern " << std::setw(3) << k + 1 << "/" << rules_.size() << " - P"
+               << rules_[k]->priority() << " - " << rules_[k]->pattern_name() << "()\n";
+    std::size_t level = 0;
+    int scan_above = std::numeric_limits<int>::min();  // non-dirty nodes try rules above this priority
+    int64_t it = 0;
+    for (; it < cap && !levels_.empty(); ++it) {
+      say(1) << "iteration " << it << ": " << g_.node_count() << " nodes, priority=" << levels_[level] << "\n";
+      std::vector<Found> found = collect(levels_[level], scan_above);
+      scan_above = levels_[level];
+      if (found.empty()) {
+        if (level + 1 == levels_.size()) {
+          ++it;
+          break;
+        }
+        ++level;
+        say(1) << "increase priority to " << levels_[level] << "\n";
+        continue;
+      }
+      apply_all(found);
+    }
+    remove_unused_initializers(g_);
+    stats_.iterations += static_cast<std::size_t>(it);
+    stats_.nodes_after += g_.node_count();
+    stats_.seconds += seconds_since(start);
+    say(1) << "done after " << it << " iterations with " << g_.node_count() << " nodes in "
+           << seconds_since(start) << "\n";
+  }
+
+ private:
+  static constexpr int64_t kDefaultOpset = 18;  // a graph without a default-domain import
+  struct Found {
+    std::size_t rule;
+    Match match;
+  };
+  static uint64_t key_of(Symbol domain, Symbol op) { return (uint64_t{domain.id()} << 32) | op.id(); }
+
+  std::ostream& say(int level) {
+    if (options_.verbose < level) return null_;
+    return log_ << "[GraphBuilderPatternOptimization.optimize] ";
+  }
+  std::string levels_str() const {
+    std::string out = "[";
+    for (std::size_t k = 0; k < levels_.size(); ++k) out += (k ? ", " : "") + std::to_string(levels_[k]);
+    return out + "]";
+  }
+  bool is_dirty(ir::NodeId id) const { return id < dirty_.size() && dirty_[id]; }
+
+  // Matching step: nothing changes, matches are only collected, then sorted by rule (stable: node order).
+  std::vector<Found> collect(int max_priority, int scan_above) {
+    std::vector<Found> found;
+    std::vector<std::size_t> per_rule(rules_.size(), 0);
+    std::vector<double> times(rules_.size(), 0);
+    Match m;
+    for (ir::NodeId id : g_.nodes()) {
+      const bool dirty = is_dirty(id);
+      if (dirty) dirty_[id] = 0;
+      auto it = by_root_.find(key_of(g_.node(id).domain, g_.node(id).op_type));
+      if (it == by_root_.end()) continue;
+      for (std::size_t k : it->second) {
+        const int p = rules_[k]->priority();
+        if (p > max_priority || (!dirty && p <= scan_above)) continue;
+        const auto t0 = Clock::now();
+        ++stats_.rules[k].tried;
+        const bool ok = rules_[k]->match(g_, id, opset_, m);
+        times[k] += seconds_since(t0);
+        if (ok) found.push_back({k, m});
+      }
+    }
+    for (std::size_t k = 0; k < rules_.size(); ++k) {
+      stats_.rules[k].match_seconds += times[k];
+      if (rules_[k]->priority() <= max_priority) ++stats_.rules[k].iterations;
+    }
+    std::stable_sort(found.begin(), found.end(), [](const Found& a, const Found& b) { return a.rule < b.rule; });
+    // First come, first served.
+    marked_.assign(g_.node_capacity(), 0);
+    std::vector<Found> kept;
+    for (Found& f : found) {
+      const bool overlaps = std::any_of(f.match.begin(), f.match.end(), [&](ir::NodeId n) { return marked_[n]; });
+      if (overlaps) {
+        say(9) << "OVERLAP " << rules_[f.rule]->pattern_name() << " at " << node_label(f.match.root()) << "\n";
+        mark(f.match.root());  // may match once the other rewrite is done
+        continue;
+      }
+      for (ir::NodeId n : f.match) marked_[n] = 1;
+      say(10) << "match " << rules_[f.rule]->pattern_name() << " at " << node_label(f.match.root()) << "\n";
+      ++per_rule[f.rule];
+      kept.push_back(std::move(f));
+    }
+    for (std::size_t k = 0; k < rules_.size(); ++k) {
+      stats_.rules[k].matched += per_rule[k];
+      stats_.rules[k].max_match = std::max(stats_.rules[k].max_match, per_rule[k]);
+    }
+    if (!kept.empty() && options_.verbose >= 1) {
+      last_max_time_ = {};
+      for (std::size_t k = 0; k < rules_.size(); ++k)
+        if (times[k] >= last_max_time_.second) last_max_time_ = {rules_[k]->pattern_name(), times[k]};
+    }
+    return kept;
+  }
+
+  std::string node_label(ir::NodeId id) const {
+    const ir::Node& n = g_.node(id);
+    return n.op_type.str() + "(" + (n.name.empty() ? std::to_string(id) : n.name) + ")";
+  }
+
+  void apply_all(const std::vector<Found>& found) {
+    const auto start = Clock::now();
+    std::vector<ir::ValueId> touched;
+    std::map<std::string, std::size_t> counts;
+    for (const Found& f : found) {
+      const auto t0 = Clock::now();
+      const Rule& rule = *rules_[f.rule];
+      say(10) << "apply " << rule.pattern_name() << " at " << node_label(f.match.root()) << "\n";
+      Applied a = apply_match(g_, rule, f.match);
+      RuleStats& s = stats_.rules[f.rule];
+      s.apply_seconds += seconds_since(t0);
+      if (!a.done) {
+        say(10) << "NONE " << rule.pattern_name() << " declined\n";
+        continue;
+      }
+      ++s.applied;
+      ++counts[rule.pattern_name()];
+      s.added += a.added.size();
+      s.removed += a.removed.size();
+      touched.insert(touched.end(), a.touched.begin(), a.touched.end());
+      for (ir::NodeId id : a.added) {
+        require_domain(g_.node(id).domain);
+        for (ir::ValueId out : g_.node(id).outputs)
+          if (out != ir::kNone) touched.push_back(out);
+        fold_if_constant(id, touched);
+      }
+    }
+    cleanup(touched);
+    mark_dirty(touched);
+    if (options_.verbose >= 1) {
+      std::ostream& out = say(1);
+      std::size_t total = 0;
+      for (const auto& [name, n] : counts) total += n;
+      out << "applies " << total << " matches";
+      for (const auto& [name, n] : counts) out << ", " << n << "*" << name;
+      out << " - time=" << std::fixed << std::setprecision(3) << seconds_since(start) << " | max_time="
+          << last_max_time_.first << ":" << last_max_time_.second << std::defaultfloat << "\n";
+    }
+  }
+
+  void require_domain(Symbol domain) {
+    if (domain.empty() || find_opset(opsets_, domain.view())) return;
+    opsets_.push_back({domain.str(), 1, {}});
+  }
+
+  void fold_if_constant(ir::NodeId id, std::vector<ir::ValueId>& touched) {
+    if (!options_.fold_constants) return;
+    const ir::Node& n = g_.node(id);
+    for (ir::ValueId in : n.inputs)
+      if (in != ir::kNone && !constant_tensor(g_, in)) return;
+    std::vector<ir::ValueId> outputs = n.outputs;
+    if (options_.fold_constants(g_, id, opset_)) touched.insert(touched.end(), outputs.begin(), outputs.end());
+  }
+
+  void initial_cleanup() {
+    std::vector<ir::ValueId> touched;
+    for (ir::NodeId id : g_.nodes())
+      for (ir::ValueId out : g_.node(id).outputs)
+        if (out != ir::kNone) touched.push_back(out);
+    for (ir::ValueId id : g_.inputs()) touched.push_back(id);
+    for (ir::ValueId id : g_.initializers()) touched.push_back(id);
+    cleanup(touched);
+    dirty_.clear();  // the first iteration scans everything anyway
+  }
+
+  void cleanup(std::vector<ir::ValueId>& touched) {
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    const std::size_t n = touched.size();
+    auto timed = [&](RuleStats& s, auto&& step) {
+      const auto t0 = Clock::now();
+      const std::size_t removed = step();
+      s.removed += removed;
+      s.applied += removed;
+      ++s.iterations;
+      s.apply_seconds += seconds_since(t0);
+    };
+    timed(stats_.cleanups[2], [&] {
+      std::size_t removed = 0;
+      for (std::size_t k = 0; k < n; ++k)
+        if (g_.value(touched[k]).alive) removed += remove_duplicated_shapes(g_, touched[k], touched);
+      return removed;
+    });
+    timed(stats_.cleanups[0], [&] {
+      std::vector<ir::NodeId> identities;
+      for (std::size_t k = 0; k < touched.size(); ++k) {
+        const ir::Value& v = g_.value(touched[k]);
+        if (v.producer != ir::kNone) identities.push_back(v.producer);
+        for (const ir::Use& u : v.uses) identities.push_back(u.node);
+      }
+      std::size_t removed = 0;
+      for (ir::NodeId id : identities) removed += remove_identity(g_, id, touched);
+      return removed;
+    });
+    timed(stats_.cleanups[1], [&] {
+      std::vector<ir::ValueId> from = touched;
+      return remove_unused(g_, from, touched);
+    });
+  }
+
+  // Marks the nodes around `touched` for matching, then their consumers up to the deepest pattern.
+  void mark_dirty(const std::vector<ir::ValueId>& touched) {
+    dirty_.resize(g_.node_capacity(), 0);
+    std::vector<ir::NodeId> frontier, next;
+    for (ir::ValueId v : touched) {
+      const ir::Value& value = g_.value(v);
+      if (value.producer != ir::kNone) frontier.push_back(value.producer);
+      for (const ir::Use& u : value.uses) frontier.push_back(u.node);
+    }
+    for (int hop = 0; hop <= max_depth_ && !frontier.empty(); ++hop) {
+      next.clear();
+      for (ir::NodeId id : frontier) {
+        if (!g_.node(id).alive || dirty_[id]) continue;
+        dirty_[id] = 1;
+        for (ir::ValueId out : g_.node(id).outputs)
+          if (out != ir::kNone)
+            for (const ir::Use& u : g_.value(out).uses) next.push_back(u.node);
+      }
+      std::swap(frontier, next);
+    }
+  }
+  void mark(ir::NodeId id) {
+    dirty_.resize(g_.node_capacity(), 0);
+    dirty_[id] = 1;
+  }
+
+  ir::Graph& g_;
+  std::vector<ir::OpsetImport>& opsets_;
+  const RuleSet& rules_;
+  const OptimizeOptions& options_;
+  OptimizeStats& stats_;
+  std::ostream& log_;
+  int64_t opset_;
+  std::unordered_map<uint64_t, std::vector<std::size_t>> by_root_;
+  std::vector<int> levels_;
+  int max_depth_ = 0;
+  std::vector<uint8_t> dirty_, marked_;
+  std::pair<std::string, double> last_max_time_;
+  std::ostream null_{nullptr};  // discards what the verbose level does not show
+};
+
+inline void print_statistics(std::ostream& out, const OptimizeStats& stats) {
+  auto line = [&](const std::string& key, const RuleStats& s, std::size_t added, std::size_t removed,
+                  std::size_t instances, double time) {
+    out << "    STAT " << key << " +" << added << " -" << removed << " #it=" << s.iterations
+        << " maxmatch=" << s.max_match << " i=" << instances << " - time=" << time << "\n";
+  };
+  std::map<std::string, std::function<void()>> rows;  // sorted by key, as the original prints them
+  for (const RuleStats& s : stats.rules) {
+    rows["match_" + s.name] = [&, s] { line("match_" + s.name, s, 0, 0, s.matched, s.match_seconds); };
+    if (s.applied)
+      rows["apply_" + s.name] = [&, s] { line("apply_" + s.name, s, s.added, s.removed, s.applied, s.apply_seconds); };
+  }
+  for (const RuleStats& s : stats.cleanups)
+    rows[s.name] = [&, s] { line(s.name, s, s.added, s.removed, s.applied, s.apply_seconds); };
+  for (const auto& [key, print] : rows) print();
+}
+
+}  // namespace detail
+
+// Optimizes one graph; `opsets` gains the domains new nodes need.
+inline OptimizeStats optimize_graph(ir::Graph& g, std::vector<ir::OpsetImport>& opsets, const RuleSet& rules,
+                                    const OptimizeOptions& options = {}, OptimizeStats stats = {}) {
+  detail::GraphOptimizer(g, opsets, rules, options, stats).run();
+  return stats;
+}
+
+// Optimizes the main graph, then each local function body on its own. Statistics are summed.
+inline OptimizeStats optimize(ir::Model& model, const RuleSet& rules, const OptimizeOptions& options = {}) {
+  OptimizeStats stats = optimize_graph(*model.graph, model.opsets, rules, options);
+  for (ir::Function& f : model.functions) {
+    stats = optimize_graph(*f.body, f.opsets, rules, options, std::move(stats));
+    for (const ir::OpsetImport& o : f.opsets)
+      if (!find_opset(model.opsets, o.domain)) model.opsets.push_back(o);
+  }
+  if (options.verbose > 1) detail::print_statistics(options.log ? *options.log : std::cerr, stats);
+  return stats;
+}
+
+}  // namespace xexp::rewrite
+// ======== xexp/rewrite/dsl.hpp
+// Everything a rule author needs, in one namespace: `using namespace xexp::rewrite::dsl;`.
+// ======== xexp/rewrite/ops.hpp
+// Node makers for the ops rules mention most, so that a rule reads like the model: Transpose(x, ...)
+// instead of op<"Transpose">(x, ...). Any other op: op<"Name"> or op<"Name", "domain">.
+
+namespace xexp::rewrite::ops {
+
+#define XEXP_REWRITE_OP(NAME) inline constexpr OpMaker<#NAME> NAME{};
+XEXP_REWRITE_OP(Add)
+XEXP_REWRITE_OP(Cast)
+XEXP_REWRITE_OP(Concat)
+XEXP_REWRITE_OP(Div)
+XEXP_REWRITE_OP(Expand)
+XEXP_REWRITE_OP(Gemm)
+XEXP_REWRITE_OP(Identity)
+XEXP_REWRITE_OP(LayerNormalization)
+XEXP_REWRITE_OP(MatMul)
+XEXP_REWRITE_OP(Mul)
+XEXP_REWRITE_OP(Pow)
+XEXP_REWRITE_OP(ReduceMean)
+XEXP_REWRITE_OP(Reshape)
+XEXP_REWRITE_OP(Shape)
+XEXP_REWRITE_OP(Slice)
+XEXP_REWRITE_OP(Sqrt)
+XEXP_REWRITE_OP(Squeeze)
+XEXP_REWRITE_OP(Sub)
+XEXP_REWRITE_OP(Transpose)
+XEXP_REWRITE_OP(Unsqueeze)
+#undef XEXP_REWRITE_OP
+inline constexpr OpMaker<"FusedMatMul", "com.microsoft"> FusedMatMul{};
+
+}  // namespace xexp::rewrite::ops
+
+namespace xexp::rewrite::dsl {
+using namespace xexp::rewrite::ops;
+using rewrite::attr;
+using rewrite::call;
+using rewrite::choose;
+using rewrite::commutative;
+using rewrite::Const;
+using rewrite::dim;
+using rewrite::dtype;
+using rewrite::Float;
+using rewrite::fold;
+using rewrite::Int;
+using rewrite::Ints;
+using rewrite::is_constant;
+using rewrite::is_scalar;
+using rewrite::named;
+using rewrite::op;
+using rewrite::rank;
+using rewrite::replace_with;
+using rewrite::Rewriter;
+using rewrite::rule;
+using rewrite::RulePtr;
+using rewrite::same_shape;
+using rewrite::shared;
+using rewrite::single_use;
+using rewrite::Str;
+using rewrite::ValueView;
+using rewrite::Var;
+}  // namespace xexp::rewrite::dsl
 // ======== xexp/patterns.hpp
-// The patterns layer (include/xexp/patterns/): see docs/ARCHITECTURE.md.
+// The patterns layer (include/xexp/patterns/): the rule library, onnx/ (default set) and ort/
+// (onnxruntime set); registry.hpp lists the sets and registers them for rewrite::rules_from_string.
+// ======== xexp/patterns/registry.hpp
+// The rule sets, in the original's list order (the order decides which of two overlapping matches
+// wins). Including this header registers "default" and "onnxruntime" in rewrite::Catalog::global(),
+// so that rewrite::rules_from_string("default+onnxruntime") finds them.
+// ======== xexp/patterns/onnx/cast.hpp
+// Cast: a Cast to the type its input already has does nothing.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr cast_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Int<'t'> to;
+  return rule("Cast").match(Cast(x, attr<"to"> = to)).when(dtype(x) == to).to(x);
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/matmul_add.hpp
+// MatMulAdd: MatMul followed by the Add of a bias is a Gemm. For a first input of rank > 2 (a Linear
+// layer on a batch of sequences) the Gemm is wrapped in Reshapes, which needs the leading dims static.
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+inline bool leading_dims_static(const rewrite::ValueView& a) {
+  if (!a.shape() || a.shape()->size() < 2) return false;
+  for (const Dim& d : *a.shape())
+    if (!d.is_static()) return false;
+  return true;
+}
+// [-1, K]: the first input flattened to 2-D.
+inline Tensor flat_shape(const rewrite::ValueView& a) {
+  return Tensor::from<int64_t>({2}, {-1, a.shape()->back().value()});
+}
+// [d0, ..., d(r-2), -1]: the Gemm result back to the MatMul's rank.
+inline Tensor unflat_shape(const rewrite::ValueView& a) {
+  std::vector<int64_t> dims;
+  for (std::size_t k = 0; k + 1 < a.shape()->size(); ++k) dims.push_back((*a.shape())[k].value());
+  dims.push_back(-1);
+  return Tensor::from<int64_t>({static_cast<int64_t>(dims.size())}, dims);
+}
+}  // namespace detail
+
+inline rewrite::RulePtr matmul_add_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Var<'c'> bias;
+  auto mm = named<'m'>(MatMul(a, b));
+  auto bias_fits = (rank(bias) == 1 || (rank(bias) == 2 && dim(bias, 0) == 1)) && dim(bias, -1) == dim(b, -1);
+  auto gemm = Gemm(a, b, bias);
+  auto reshaped = Reshape(Gemm(Reshape(a, fold(call("flat_shape", detail::flat_shape, a))), b, bias),
+                          fold(call("unflat_shape", detail::unflat_shape, a)));
+  return rule("MatMulAdd")
+      .priority(3)
+      .match(commutative(Add(mm, bias)))
+      .when(rank(b) == 2 && bias != mm && bias_fits)
+      .when(rank(a) == 2 || (rank(a) > 2 && call("leading_dims_static", detail::leading_dims_static, a)))
+      .to(choose(rank(a) == 2, gemm, reshaped));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/transpose_transpose.hpp
+// TransposeTranspose: two Transposes in a row are one (or none when the composed permutation is the
+// identity). The first may have other consumers only when both disappear: otherwise nothing is saved.
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// Transpose(Transpose(x, first), second) == Transpose(x, composed): composed[i] = first[second[i]].
+inline std::vector<int64_t> compose_perms(const std::vector<int64_t>& first, const std::vector<int64_t>& second) {
+  std::vector<int64_t> out;
+  for (int64_t axis : second)
+    out.push_back(axis >= 0 && axis < static_cast<int64_t>(first.size()) ? first[axis] : axis);
+  return out;
+}
+inline bool is_identity_perm(const std::vector<int64_t>& perm) {
+  for (std::size_t k = 0; k < perm.size(); ++k)
+    if (perm[k] != static_cast<int64_t>(k)) return false;
+  return true;
+}
+}  // namespace detail
+
+inline rewrite::RulePtr transpose_transpose_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Ints<'p'> first;
+  Ints<'q'> second;
+  auto inner = named<'i'>(shared(Transpose(x, attr<"perm"> = first)));
+  auto composed = call("compose", detail::compose_perms, first, second);
+  auto identity = call("is_identity", detail::is_identity_perm, composed);
+  return rule("TransposeTranspose")
+      .match(Transpose(inner, attr<"perm"> = second))
+      .when(identity || single_use(inner))
+      .to(choose(identity, x, Transpose(x, attr<"perm"> = composed)));
+}
+
+}  // namespace xexp::patterns
+
+namespace xexp::patterns {
+
+// The default set: standard ONNX operators only.
+inline rewrite::RuleSet default_rules() {
+  return {
+      cast_rule(),
+      matmul_add_rule(),
+      transpose_transpose_rule(),
+  };
+}
+
+// The onnxruntime set: fusions into com.microsoft contrib operators.
+inline rewrite::RuleSet onnxruntime_rules() { return {}; }
+
+namespace detail {
+inline const bool registered = [] {
+  rewrite::Catalog::global().add_set("default", default_rules());
+  rewrite::Catalog::global().add_set("onnxruntime", onnxruntime_rules());
+  return true;
+}();
+}  // namespace detail
+
+}  // namespace xexp::patterns
 // ======== xexp/functions.hpp
 // The functions layer (include/xexp/functions/): see docs/ARCHITECTURE.md.
 // ======== xexp/functions/infer_call.hpp
@@ -7706,15 +10547,6 @@ namespace xexp::functions {
 
 inline constexpr std::string_view kLocalFunctionDomain = "aten_local_function";
 
-// One module scope a node was created in: its path in the model ("decoder.attention") and its type
-// ("MultiAttentionBlock"), the function name.
-struct ModuleScope {
-  std::string path;
-  std::string type;
-  friend bool operator==(const ModuleScope&, const ModuleScope&) = default;
-};
-using ScopeStack = std::vector<ModuleScope>;  // outermost first
-
 struct FunctionExportOptions {
   std::string domain = std::string(kLocalFunctionDomain);
   // Initializers smaller than this (bytes) become Constant nodes inside the bodies that read them.
@@ -7724,11 +10556,14 @@ struct FunctionExportOptions {
   std::function<bool(const ModuleScope&)> export_module;
 };
 
+// The module scopes node `id` of the plain graph was created in, outermost first.
+using ModuleStackOf = std::function<const ModuleStack&(ir::NodeId id)>;
+
 namespace detail {
 
 class ModuleExporter {
  public:
-  ModuleExporter(const ir::Model& plain, const std::vector<ScopeStack>& scopes, const FunctionExportOptions& options)
+  ModuleExporter(const ir::Model& plain, const ModuleStackOf& scopes, const FunctionExportOptions& options)
       : plain_(plain), options_(options) {
     copy_model_fields();
     work_ = ir::clone(*plain.graph);
@@ -7787,17 +10622,16 @@ class ModuleExporter {
 
   // Module instances from the scope stacks: consecutive nodes sharing a scope prefix are inside the
   // same instance (scopes are RAII blocks, so an instance's nodes are contiguous).
-  void build_instances(const std::vector<ScopeStack>& scopes) {
+  void build_instances(const ModuleStackOf& scopes) {
     instances_.push_back({});  // the graph
     std::vector<std::size_t> open;  // open[d]: the instance at depth d+1
     std::size_t position = 0;
     auto plain_it = plain_.graph->nodes().begin();
     for (ir::NodeId id : work_->nodes()) {
       const ir::NodeId plain_id = *plain_it++;
-      ScopeStack stack;
-      if (plain_id < scopes.size())
-        for (const ModuleScope& s : scopes[plain_id])
-          if (!options_.export_module || options_.export_module(s)) stack.push_back(s);
+      ModuleStack stack;
+      for (const ModuleScope& s : scopes(plain_id))
+        if (!options_.export_module || options_.export_module(s)) stack.push_back(s);
       std::size_t common = 0;
       while (common < open.size() && common < stack.size() && instances_[open[common]].scope == stack[common]) ++common;
       open.resize(common);
@@ -7963,11 +10797,17 @@ class ModuleExporter {
 
 }  // namespace detail
 
-// A copy of `plain` where every module instance is a call of a local function. `scopes[node id]` is
-// the stack of module scopes node `id` of plain.graph was created in (missing or empty: top level).
-inline ir::Model export_modules_as_functions(const ir::Model& plain, const std::vector<ScopeStack>& scopes,
+// A copy of `plain` where every module instance is a call of a local function; `scopes(id)` gives the
+// module scopes node `id` of plain.graph was created in (empty: top level).
+inline ir::Model export_modules_as_functions(const ir::Model& plain, const ModuleStackOf& scopes,
                                              const FunctionExportOptions& options = {}) {
   return detail::ModuleExporter(plain, scopes, options).run();
+}
+
+// The model a builder holds, with the modules it recorded (g.module(path, type)) as local functions.
+inline ir::Model export_modules_as_functions(const GraphBuilder& builder, const FunctionExportOptions& options = {}) {
+  return export_modules_as_functions(
+      builder.model(), [&](ir::NodeId id) -> const ModuleStack& { return builder.module_stack(id); }, options);
 }
 
 }  // namespace xexp::functions
@@ -8029,7 +10869,15 @@ inline std::string python_float(double v, bool single_precision) {
 }
 inline bool single_precision(ElemType t) { return t == ElemType::Float || t == ElemType::Float16 || t == ElemType::BFloat16; }
 
-inline std::string single_quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+// Appends rather than `"'" + s + "'"`, which trips g++ 12's -Wrestrict false positive at -O3.
+inline std::string single_quoted(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out += '\'';
+  out += s;
+  out += '\'';
+  return out;
+}
 inline std::string truncated(std::string_view s, std::size_t keep) {
   return s.size() <= keep ? std::string(s) : std::string(s.substr(0, keep)) + "...";
 }
