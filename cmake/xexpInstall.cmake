@@ -1,10 +1,7 @@
 # `cmake --install` puts the headers and a package config so that `find_package(xexp)` works.
-include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 install(DIRECTORY include/xexp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-# INCLUDES DESTINATION: the root CMakeLists defines the target before GNUInstallDirs is included, so its
-# INSTALL_INTERFACE include path is empty; the exported target gets the installed include dir here.
-install(TARGETS xexp EXPORT xexpTargets INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS xexp EXPORT xexpTargets)
 install(EXPORT xexpTargets NAMESPACE xexp:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/xexp)
 configure_package_config_file(cmake/xexpConfig.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/xexpConfig.cmake
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/xexp)
