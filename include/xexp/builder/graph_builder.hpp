@@ -193,13 +193,11 @@ class GraphBuilder {
 
   // ---- names ----------------------------------------------------------------------------------
   bool has_name(std::string_view name) const { return model_.graph->has_value(name); }
-  // `base` when free, else base2, base3, ... (the seed's scheme).
-  std::string unique_name(std::string_view base) const {
+  // `base` when free, else base2, base3, ... (the seed's scheme). The next suffix to try is remembered
+  // per base, so creating many nodes of one op type stays linear.
+  std::string unique_name(std::string_view base) {
     if (!has_name(base)) return std::string(base);
-    for (int k = 2;; ++k) {
-      std::string candidate = std::string(base) + std::to_string(k);
-      if (!has_name(candidate)) return candidate;
-    }
+    return next_free(std::string(base), name_suffix_, [this](const std::string& c) { return has_name(c); });
   }
   ir::ValueId value_id(std::string_view name, std::string_view context = "lookup") const {
     auto id = model_.graph->find(name);
@@ -480,10 +478,19 @@ class GraphBuilder {
     throw Error(std::move(cause), {.node = std::move(node), .value = std::move(value_name)}, debug_dump());
   }
 
-  std::string unique_node_name(std::string base) {
-    std::string candidate = base;
-    for (int k = 2; node_names_.count(candidate); ++k) candidate = base + std::to_string(k);
-    node_names_.insert(candidate);
+  std::string unique_node_name(const std::string& base) {
+    std::string name = node_names_.count(base)
+                           ? next_free(base, node_suffix_, [this](const std::string& c) { return node_names_.count(c) > 0; })
+                           : base;
+    node_names_.insert(name);
+    return name;
+  }
+  template <class Taken>
+  static std::string next_free(const std::string& base, std::unordered_map<std::string, int>& suffixes, Taken&& taken) {
+    int& k = suffixes.try_emplace(base, 2).first->second;
+    std::string candidate;
+    do candidate = base + std::to_string(k++);
+    while (taken(candidate));
     return candidate;
   }
 
@@ -654,6 +661,7 @@ class GraphBuilder {
   infer::InferState state_;
   std::unordered_map<std::string, std::string> dedup_;  // initializer_dedup_key -> name
   std::unordered_set<std::string> node_names_;
+  std::unordered_map<std::string, int> name_suffix_, node_suffix_;  // next suffix to try per base
   std::vector<Symbol> dynamic_dims_;
   std::vector<Event> log_;
   mutable std::unordered_map<ir::ValueId, bool> constant_cache_;
