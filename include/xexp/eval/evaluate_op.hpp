@@ -4,7 +4,13 @@
 #include <optional>
 #include <vector>
 
+// Compile time: the kernels are the heaviest part of xexp to compile. A project with many translation
+// units may compile them once: define XEXP_SEPARATE_KERNELS everywhere, and in exactly one source file
+// also define XEXP_KERNELS_IMPLEMENTATION before including xexp: the kernels are then instantiated in
+// that file only (other files still parse them, which is the cheap part). Without either macro (the
+// default) everything stays header-only.
 #include "xexp/eval/kernel.hpp"
+
 #include "xexp/eval/kernels/cast.hpp"
 #include "xexp/eval/kernels/contrib.hpp"
 #include "xexp/eval/kernels/elementwise.hpp"
@@ -15,7 +21,13 @@
 
 namespace xexp::eval {
 
-inline const KernelRegistry& default_registry() {
+#if defined(XEXP_SEPARATE_KERNELS) && !defined(XEXP_KERNELS_IMPLEMENTATION)
+const KernelRegistry& default_registry();
+#else
+#ifndef XEXP_SEPARATE_KERNELS
+inline
+#endif
+const KernelRegistry& default_registry() {
   static const KernelRegistry registry = [] {
     KernelRegistry r;
     kernels::register_elementwise(r);
@@ -29,6 +41,7 @@ inline const KernelRegistry& default_registry() {
   }();
   return registry;
 }
+#endif
 
 inline bool is_supported_op(Symbol op_type, Symbol domain, const KernelRegistry& registry = default_registry()) {
   return registry.find(domain, op_type) != nullptr;
