@@ -8,11 +8,11 @@ int main() {
   Var<'y'> y;
   Int<'t'> to;
 #if defined(XEXP_UNBOUND_IN_CONDITION)
-  auto r = rule("Bad").match(Cast(x, attr<"to"> = to)).when(rank(y) == 2).to(x);
+  RulePtr r = rule("Bad").match(Cast(x, attr<"to"> = to)).when(rank(y) == 2).to(x);
 #elif defined(XEXP_UNBOUND_IN_REPLACEMENT)
-  auto r = rule("Bad").match(Cast(x, attr<"to"> = to)).to(Add(x, y));
+  RulePtr r = rule("Bad").match(Cast(x, attr<"to"> = to)).to(Add(x, y));
 #else
-  auto r = rule("Good").match(Cast(x, attr<"to"> = to)).when(dtype(x) == to).to(x);
+  RulePtr r = rule("Good").match(Cast(x, attr<"to"> = to)).when(dtype(x) == to).to(x);
   (void)y;
 #endif
   return r->name().empty() ? 1 : 0;

@@ -79,8 +79,7 @@ class GraphOptimizer {
         log_(options.log ? *options.log : std::cerr),
         opset_(find_opset(opsets, "").value_or(kDefaultOpset)) {
     for (std::size_t k = 0; k < rules_.size(); ++k) {
-      const OpKey key = rules_[k]->root();
-      by_root_[key_of(key.domain, key.op_type)].push_back(k);
+      for (const OpKey& key : rules_[k]->roots()) by_root_[key_of(key.domain, key.op_type)].push_back(k);
       max_depth_ = std::max(max_depth_, rules_[k]->depth());
       if (std::find(levels_.begin(), levels_.end(), rules_[k]->priority()) == levels_.end())
         levels_.push_back(rules_[k]->priority());

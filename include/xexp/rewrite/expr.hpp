@@ -277,6 +277,11 @@ constexpr auto single_use(const E& e) {
     return v.value().uses.size() == 1 && !v.value().is_graph_output();
   }, e);
 }
+// An optional input (Opt<'c'>) the node does give.
+template <class E>
+constexpr auto present(const E& e) {
+  return call("present", [](const ValueView& v) { return v.id != ir::kNone; }, e);
+}
 // The value is an initializer or a Constant output.
 template <class E>
 constexpr auto is_constant(const E& e) {

@@ -92,6 +92,7 @@ class Match {
     return keep_alive_.back().get();
   }
 
+  int case_index = 0;  // which case of a multi-case rule matched
   std::array<ir::ValueId, kCaptureCount> values;     // value captures, named nodes
   std::array<const ir::Attribute*, kCaptureCount> attributes;  // attribute captures
 

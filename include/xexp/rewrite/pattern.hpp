@@ -23,17 +23,21 @@
 namespace xexp::rewrite {
 
 // ---- value captures ---------------------------------------------------------------------------------
-template <char Id, bool RequireConstant>
+enum class CaptureKind { Any, Constant, Optional };
+
+template <char Id, CaptureKind Kind>
 struct ValueCapture : ExprTag {
   static constexpr CaptureMask binds = capture_bit<Id>, uses = capture_bit<Id>;
   static constexpr int depth = 0, node_count = 0;
   static constexpr int index = capture_index<Id>();
+  static constexpr bool optional = Kind == CaptureKind::Optional;
+  static constexpr bool RequireConstant = Kind == CaptureKind::Constant;
 
   template <CaptureMask Bound>
   bool match(ir::ValueId v, Match& m) const {
     if constexpr (Bound & binds) return m.values[index] == v;
     else {
-      if (v == ir::kNone) return false;
+      if (v == ir::kNone && !optional) return false;
       if constexpr (RequireConstant)
         if (!constant_tensor(m.graph(), v)) return false;
       m.values[index] = v;
@@ -50,9 +54,26 @@ struct ValueCapture : ExprTag {
   void print(std::string& out) const { out += Id; }
 };
 template <char Id>
-using Var = ValueCapture<Id, false>;
+using Var = ValueCapture<Id, CaptureKind::Any>;
 template <char Id>
-using Const = ValueCapture<Id, true>;
+using Const = ValueCapture<Id, CaptureKind::Constant>;
+// An optional input: binds ir::kNone when the node omits it (test it with `present(c)`); a replacement
+// passes it on as it is.
+template <char Id>
+using Opt = ValueCapture<Id, CaptureKind::Optional>;
+
+// Inputs a node must have: those before the trailing optional ones.
+template <class L>
+constexpr std::size_t required_inputs() {
+  if constexpr (L::size == 0) return 0;
+  else {
+    using Head = decltype(L::head);
+    constexpr std::size_t rest = required_inputs<decltype(L::tail)>();
+    if constexpr (requires { Head::optional; })
+      if constexpr (Head::optional && rest == 0) return 0;
+    return 1 + rest;
+  }
+}
 
 // ---- attribute captures and constraints -------------------------------------------------------------
 inline bool same_attribute_value(const ir::Attribute& a, const ir::Attribute& b) {
@@ -167,10 +188,10 @@ enum NodeFlags : unsigned { kCommutative = 1, kShared = 2 };
 // Pattern input count vs node input count: trailing omitted inputs do not count, and a trailing input
 // holding a former attribute (opset adapters) is allowed when the pattern reads that attribute.
 template <class NamesSlot>
-bool arity_fits(const ir::Node& n, std::size_t arity, NamesSlot&& pattern_names_slot) {
+bool arity_fits(const ir::Node& n, std::size_t required, std::size_t arity, NamesSlot&& pattern_names_slot) {
   std::size_t count = n.inputs.size();
   while (count > 0 && n.inputs[count - 1] == ir::kNone) --count;
-  if (count < arity) return false;
+  if (count < required) return false;
   for (std::size_t slot = arity; slot < count; ++slot)
     if (n.inputs[slot] != ir::kNone && !pattern_names_slot(slot)) return false;
   return true;
@@ -206,7 +227,7 @@ struct NodePattern : ExprTag {
   bool match_node(ir::NodeId id, Match& m) const {
     const ir::Node& n = m.graph().node(id);
     if (n.op_type != op_type() || n.domain != domain()) return false;
-    if (!arity_fits(n, Inputs::size, [&](std::size_t slot) { return reads_slot(attrs, n, slot, m.opset()); }))
+    if (!arity_fits(n, required_inputs<Inputs>(), Inputs::size, [&](std::size_t slot) { return reads_slot(attrs, n, slot, m.opset()); }))
       return false;
     const int mark = m.mark();
     if (!m.push_node(id, Flags & kShared)) return false;
@@ -277,7 +298,7 @@ struct NodePattern : ExprTag {
   static bool match_inputs(const L& list, const ir::Node& n, Match& m) {
     if constexpr (L::size == 0) return true;
     else
-      return list.head.template match<Bound>(n.inputs[Slot], m) &&
+      return list.head.template match<Bound>(Slot < n.inputs.size() ? n.inputs[Slot] : ir::kNone, m) &&
              match_inputs<Bound | decltype(list.head)::binds, Slot + 1>(list.tail, n, m);
   }
   template <class L>

@@ -4,10 +4,12 @@
 //   Var<'x'> x; Int<'t'> t;
 //   auto r = rule("Cast").priority(0).match(Cast(x, attr<"to"> = t)).when(dtype(x) == t).to(x);
 //
+// Several cases share a name: rule("X").cases(match(p1).to(r1), match(p2).when(c).to(r2)).
 // `when` and `to` check at compile time that they only read captures the pattern binds. Matching is
 // contained by default: the outputs of matched interior nodes must be used only inside the match and
 // must not be graph outputs (`shared(...)` lifts this for one node, which is then kept if still used),
 // and the root's outputs beyond the first must be unused.
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,8 +37,8 @@ class Rule {
   std::string pattern_name() const { return name_ + "Pattern"; }
   int priority() const { return priority_; }
 
-  // The (domain, op type) the root node must have.
-  virtual OpKey root() const = 0;
+  // The (domain, op type) the root node may have.
+  virtual std::vector<OpKey> roots() const = 0;
   // Longest producer chain the pattern walks from the root (the root counts as 1).
   virtual int depth() const = 0;
   // Matches the pattern at `root`, checks containment and the condition. `m` is overwritten.
@@ -73,34 +75,93 @@ inline bool is_contained(const Match& m) {
   return true;
 }
 
+// One case of a rule: a pattern, its condition and its replacement.
 template <class P, class C, class R>
+struct Case {
+  P pattern;
+  C condition;
+  R replacement;
+  static constexpr int depth = P::depth;
+  static OpKey root() { return {P::domain(), P::op_type()}; }
+  bool match(ir::NodeId root, Match& m) const {
+    return pattern.template match_node<0>(root, m) && is_contained(m) && condition.eval(m);
+  }
+  void print(std::string& out) const {
+    pattern.template print<0>(out);
+    out += " -> ";
+    replacement.template print<P::binds>(out);
+    std::string cond;
+    condition.template print<P::binds>(cond);
+    if (!cond.empty()) out += "  when " + cond;
+  }
+};
+
+// A rule made of one or more cases (a Cons list), tried in order; the first that matches is applied.
+template <class Cases>
 class TypedRule final : public Rule {
  public:
-  TypedRule(std::string name, int priority, P pattern, C condition, R replacement)
-      : Rule(std::move(name), priority), pattern_(pattern), condition_(condition), replacement_(replacement) {}
+  TypedRule(std::string name, int priority, Cases cases)
+      : Rule(std::move(name), priority), cases_(std::move(cases)) {}
 
-  OpKey root() const override { return {P::domain(), P::op_type()}; }
-  int depth() const override { return P::depth; }
-  bool match(const ir::Graph& g, ir::NodeId root, int64_t opset, Match& m) const override {
-    m.reset(g, opset);
-    return pattern_.template match_node<0>(root, m) && is_contained(m) && condition_.eval(m);
+  std::vector<OpKey> roots() const override {
+    std::vector<OpKey> out;
+    collect_roots(cases_, out);
+    return out;
   }
-  std::optional<ir::ValueId> build(Rewriter& r) const override { return replacement_.build(r); }
+  int depth() const override { return max_depth(cases_); }
+  bool match(const ir::Graph& g, ir::NodeId root, int64_t opset, Match& m) const override {
+    const ir::Node& n = g.node(root);
+    return match_cases(cases_, OpKey{n.domain, n.op_type}, g, root, opset, m, 0);
+  }
+  std::optional<ir::ValueId> build(Rewriter& r) const override { return build_case(cases_, r, r.match().case_index); }
   std::string describe() const override {
     std::string out = name() + ": ";
-    pattern_.template print<0>(out);
-    out += " -> ";
-    replacement_.template print<P::binds>(out);
-    std::string cond;
-    condition_.template print<P::binds>(cond);
-    if (!cond.empty()) out += "  when " + cond;
+    describe_cases(cases_, out, true);
     return out + "  [P" + std::to_string(priority()) + "]";
   }
 
  private:
-  P pattern_;
-  C condition_;
-  R replacement_;
+  template <class L>
+  static void collect_roots(const L& list, std::vector<OpKey>& out) {
+    if constexpr (L::size > 0) {
+      OpKey key = decltype(list.head)::root();
+      if (std::find(out.begin(), out.end(), key) == out.end()) out.push_back(key);
+      collect_roots(list.tail, out);
+    }
+  }
+  template <class L>
+  static int max_depth(const L& list) {
+    if constexpr (L::size == 0) return 0;
+    else return std::max(decltype(list.head)::depth, max_depth(list.tail));
+  }
+  template <class L>
+  static bool match_cases(const L& list, OpKey key, const ir::Graph& g, ir::NodeId root, int64_t opset, Match& m,
+                          int index) {
+    if constexpr (L::size == 0) return false;
+    else {
+      if (decltype(list.head)::root() == key) {
+        m.reset(g, opset);
+        m.case_index = index;
+        if (list.head.match(root, m)) return true;
+      }
+      return match_cases(list.tail, key, g, root, opset, m, index + 1);
+    }
+  }
+  template <class L>
+  static std::optional<ir::ValueId> build_case(const L& list, Rewriter& r, int index) {
+    if constexpr (L::size == 0) return std::nullopt;
+    else if (index == 0) return list.head.replacement.build(r);
+    else return build_case(list.tail, r, index - 1);
+  }
+  template <class L>
+  static void describe_cases(const L& list, std::string& out, bool first) {
+    if constexpr (L::size > 0) {
+      if (!first) out += "  |  ";
+      list.head.print(out);
+      describe_cases(list.tail, out, false);
+    }
+  }
+  Cases cases_;
 };
 
 template <class P, class C>
@@ -116,14 +177,25 @@ class RuleDraft {
     auto both = and_conditions(condition_, condition);
     return RuleDraft<P, decltype(both)>(name_, priority_, pattern_, both);
   }
+  // The replacement: gives a rule (converted to RulePtr) or, inside cases(...), one of its cases.
   template <class R>
-  RulePtr to(const R& replacement) const {
+  auto to(const R& replacement) const {
     static_assert((R::uses & ~P::binds) == 0,
                   "xexp rule: the replacement uses a capture that the pattern does not bind");
-    return std::make_shared<TypedRule<P, C, R>>(name_, priority_, pattern_, condition_, replacement);
+    return Finished<R>{name_, priority_, Case<P, C, R>{pattern_, condition_, replacement}};
   }
 
  private:
+  template <class R>
+  struct Finished {
+    std::string name;
+    int priority;
+    Case<P, C, R> only;
+    operator RulePtr() const {  // NOLINT: a finished one-case rule is a rule
+      using List = Cons<Case<P, C, R>, Nil>;
+      return std::make_shared<TypedRule<List>>(name, priority, List{only, {}});
+    }
+  };
   template <class A, class B>
   static auto and_conditions(const A& a, const B& b) {
     if constexpr (std::is_same_v<A, Always>) return b;
@@ -135,6 +207,13 @@ class RuleDraft {
   C condition_;
 };
 
+template <class P>
+auto check_pattern(const P& pattern) {
+  static_assert(P::node_count >= 1, "xexp rule: the pattern's root must be a node");
+  static_assert(P::node_count <= Match::kMaxNodes, "xexp rule: the pattern has too many nodes");
+  return pattern;
+}
+
 class RuleStart {
  public:
   explicit RuleStart(std::string name) : name_(std::move(name)) {}
@@ -144,9 +223,13 @@ class RuleStart {
   }
   template <class P>
   auto match(const P& pattern) const {
-    static_assert(P::node_count >= 1, "xexp rule: the pattern's root must be a node");
-    static_assert(P::node_count <= Match::kMaxNodes, "xexp rule: the pattern has too many nodes");
-    return RuleDraft<P, Always>(name_, priority_, pattern, Always{});
+    return RuleDraft<P, Always>(name_, priority_, check_pattern(pattern), Always{});
+  }
+  // Several cases under one name: rule("X").cases(match(p1).to(r1), match(p2).when(c).to(r2)).
+  template <class... Finished>
+  RulePtr cases(const Finished&... cases) const {
+    auto list = make_list(cases.only...);
+    return std::make_shared<TypedRule<decltype(list)>>(name_, priority_, list);
   }
 
  private:
@@ -154,5 +237,10 @@ class RuleStart {
   int priority_ = 0;
 };
 inline RuleStart rule(std::string name) { return RuleStart(std::move(name)); }
+// A case of a multi-case rule (see RuleStart::cases).
+template <class P>
+auto match(const P& pattern) {
+  return RuleDraft<P, Always>("", 0, check_pattern(pattern), Always{});
+}
 
 }  // namespace xexp::rewrite
