@@ -1,0 +1,129 @@
+#pragma once
+// The optimizer as a user runs it (`xexp optimize`): constant folding, then the rules of a set string
+// (rewrite::optimize) folding the nodes they create whose inputs are all constant, then constant
+// folding once more for what the rewrites left constant. Graph input and output names never change:
+// the driver keeps them, and optimize_model checks it, so that a caller's feeds and fetches still work.
+#include <cstddef>
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "xexp/eval/fold.hpp"
+#include "xexp/ir/model.hpp"
+#include "xexp/patterns/registry.hpp"
+#include "xexp/rewrite/cleanup.hpp"
+#include "xexp/rewrite/driver.hpp"
+#include "xexp/rewrite/rule_set.hpp"
+
+namespace xexp::tools {
+
+inline constexpr const char* kDefaultPatterns = "default+onnxruntime";
+
+struct OptimizeModelOptions {
+  std::string patterns = kDefaultPatterns;  // a rewrite::rules_from_string spec
+  bool constant_folding = true;
+  int verbose = 0;               // rewrite::OptimizeOptions::verbose
+  std::ostream* log = nullptr;   // std::cerr when null
+};
+
+struct OptimizeModelReport {
+  std::size_t nodes_before = 0, nodes_after = 0;  // main graph and local functions
+  std::size_t folded = 0;                         // nodes replaced by initializers, all steps together
+  double seconds = 0;
+  rewrite::OptimizeStats rules;                   // what the rules did
+};
+
+namespace detail {
+
+inline std::size_t count_nodes(const ir::Model& model) {
+  std::size_t n = model.graph->node_count();
+  for (const ir::Function& f : model.functions) n += f.body->node_count();
+  return n;
+}
+
+inline std::vector<std::string> names_of(const ir::Graph& g, const std::vector<ir::ValueId>& ids) {
+  std::vector<std::string> names;
+  for (ir::ValueId id : ids) names.push_back(g.value(id).name);
+  return names;
+}
+
+// Folds constants over the whole graph, then removes what the folded nodes no longer need.
+inline std::size_t fold_and_clean(ir::Model& model) {
+  const std::size_t folded = eval::fold_constants(model);
+  if (folded) {
+    ir::Graph& g = *model.graph;
+    std::vector<ir::ValueId> all, touched;
+    for (ir::ValueId id = 0; id < g.value_capacity(); ++id)
+      if (g.value(id).alive) all.push_back(id);
+    rewrite::remove_unused(g, all, touched);
+    rewrite::remove_unused_initializers(g);
+  }
+  return folded;
+}
+
+}  // namespace detail
+
+// Optimizes `model` in place. Throws xexp::Error for an unknown pattern name (before touching the model).
+inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelOptions& options = {}) {
+  const rewrite::RuleSet rules = rewrite::rules_from_string(options.patterns);
+  const auto start = std::chrono::steady_clock::now();
+  std::ostream& log = options.log ? *options.log : std::cerr;
+  ir::Graph& g = *model.graph;
+  const std::vector<std::string> inputs = detail::names_of(g, g.inputs());
+  const std::vector<std::string> outputs = detail::names_of(g, g.outputs());
+
+  OptimizeModelReport report;
+  report.nodes_before = detail::count_nodes(model);
+  rewrite::OptimizeOptions rewrite_options{.verbose = options.verbose, .log = &log};
+  if (options.constant_folding) {
+    report.folded += detail::fold_and_clean(model);
+    eval::FoldOptions fold_options;
+    rewrite_options.fold_constants = [fold_options, &report](ir::Graph& graph, ir::NodeId id, int64_t opset) mutable {
+      fold_options.opset = opset;
+      std::vector<ir::ValueId> added;
+      if (!eval::fold_node(graph, id, fold_options, added)) return false;
+      eval::append_initializers(graph, added);
+      ++report.folded;
+      return true;
+    };
+  }
+  report.rules = rewrite::optimize(model, rules, rewrite_options);
+  if (options.constant_folding) report.folded += detail::fold_and_clean(model);
+  report.nodes_after = detail::count_nodes(model);
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (options.verbose >= 1)
+    log << "[xexp.optimize] " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
+        << report.folded << " folded\n";
+
+  if (detail::names_of(g, g.inputs()) != inputs || detail::names_of(g, g.outputs()) != outputs)
+    throw Error("the optimization changed the names of the graph inputs or outputs (a bug in a rule or the driver)");
+  return report;
+}
+
+// A table of what happened: the totals, then one row per rule and clean-up step that did something
+// (all of them when `all_rules`).
+inline std::string format_report(const OptimizeModelReport& report, bool all_rules = false) {
+  std::ostringstream out;
+  out << "optimized: " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
+      << report.folded << " folded, " << report.rules.iterations << " iterations, " << std::fixed
+      << std::setprecision(3) << report.seconds * 1e3 << " ms\n";
+  out << "  " << std::left << std::setw(36) << "rule" << std::right << std::setw(3) << "P" << std::setw(9)
+      << "tried" << std::setw(9) << "matched" << std::setw(9) << "applied" << std::setw(8) << "+nodes"
+      << std::setw(8) << "-nodes" << std::setw(11) << "time(ms)" << "\n";
+  auto row = [&](const rewrite::RuleStats& s, const std::string& priority) {
+    if (!all_rules && s.applied == 0 && s.matched == 0) return;
+    out << "  " << std::left << std::setw(36) << s.name << std::right << std::setw(3) << priority << std::setw(9)
+        << s.tried << std::setw(9) << s.matched << std::setw(9) << s.applied << std::setw(8) << s.added
+        << std::setw(8) << s.removed << std::setw(11) << std::setprecision(3)
+        << (s.match_seconds + s.apply_seconds) * 1e3 << "\n";
+  };
+  for (const rewrite::RuleStats& s : report.rules.rules) row(s, std::to_string(s.priority));
+  for (const rewrite::RuleStats& s : report.rules.cleanups) row(s, "-");
+  return out.str();
+}
+
+}  // namespace xexp::tools

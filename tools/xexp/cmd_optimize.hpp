@@ -1,0 +1,62 @@
+#pragma once
+// xexp optimize [MODEL] -o OUT [--patterns SPEC] [--verbose N] [--stats] [--no-constant-folding]:
+// constant folding and the pattern rules (tools::optimize_model). Without MODEL it runs the main job
+// on the demo LLM (main_job.hpp), with the same options.
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cmd_convert.hpp"
+#include "main_job.hpp"
+#include "xexp/onnx.hpp"
+#include "xexp/tools/optimize.hpp"
+
+namespace xexp::cli {
+
+// The options `optimize` shares with the main job.
+inline void add_optimizer_options(CLI::App& cmd, tools::OptimizeModelOptions& options, bool& stats) {
+  cmd.add_option("--patterns", options.patterns,
+                 "Rule sets and rules, e.g. default+onnxruntime-Cast (see `xexp patterns`)")
+      ->capture_default_str();
+  cmd.add_option("--verbose", options.verbose, "Optimizer log level: 1 iterations, 2 patterns and STAT lines, 10 matches")
+      ->capture_default_str();
+  cmd.add_flag("--stats", stats, "Print what each rule did");
+  cmd.add_flag("--no-constant-folding{false}", options.constant_folding, "Do not fold constant nodes");
+}
+
+inline void add_optimize_command(CLI::App& app) {
+  struct Args {
+    std::string model, output;
+    tools::OptimizeModelOptions options;
+    bool stats = false;
+  };
+  auto args = std::make_shared<Args>();
+  args->options.log = &std::cout;
+  CLI::App* cmd = app.add_subcommand(
+      "optimize", "Fold constants and apply the pattern rules; without MODEL, optimize the demo LLM");
+  cmd->add_option("model", args->model, "ONNX model file (none: the demo LLM, as `xexp` alone does)");
+  cmd->add_option("-o,--output", args->output, "Where to write the optimized model (required with MODEL)");
+  add_optimizer_options(*cmd, args->options, args->stats);
+  cmd->callback([args] {
+    if (args->model.empty()) {
+      if (!args->output.empty())
+        throw Error("--output needs a MODEL (without one, optimize writes " + std::string(kDemoModelFile) +
+                    " and " + kDemoOptimizedFile + ")");
+      run_main_job(args->options);
+      return;
+    }
+    if (args->output.empty()) throw Error("optimize " + args->model + " needs -o OUT");
+    rewrite::rules_from_string(args->options.patterns);  // a bad spec fails before the (maybe long) load
+    check_not_overwriting(args->model, args->output);
+    ir::Model model = load_model(args->model);
+    const tools::OptimizeModelReport report = tools::optimize_model(model, args->options);
+    save_model(std::move(model), args->output);
+    if (args->stats) std::cout << tools::format_report(report);
+    std::cout << args->model << ": " << report.nodes_before << " -> " << report.nodes_after << " nodes, wrote "
+              << args->output << "\n";
+  });
+}
+
+}  // namespace xexp::cli
