@@ -34,8 +34,7 @@ Attribute ref(const char* name, AttrType type, const char* ref_name) {
 // F(x, w; alpha) = LeakyRelu(MatMul(x, w), alpha)
 // G(x, w; beta)  = F(x, w; alpha=0.5) + F(F(x, w; 0.5), w; alpha=beta)
 // main(X, C)     = a + If(C, F(a, W; alpha=0.2), Neg(a)) with a = G(X, W; beta=0.1)
-// Without `pass_beta`, G calls F with alpha=0.1 itself instead of forwarding its own attribute.
-Model nested_model(bool pass_beta = true) {
+Model nested_model() {
   Model m;
   m.opsets = {{"", 18, {}}, {"local", 1, {}}};
   {
@@ -61,7 +60,7 @@ Model nested_model(bool pass_beta = true) {
     ValueId u = b.add_value("u"), v = b.add_value("v"), y = b.add_value("y");
     b.add_node("F", {x, w}, {u}, {Attribute::make_float("alpha", 0.5f)}, "f1", "local");
     b.add_node("F", {u, w}, {v},
-               {pass_beta ? ref("alpha", AttrType::Float, "beta") : Attribute::make_float("alpha", 0.1f)}, "f2",
+               {ref("alpha", AttrType::Float, "beta")}, "f2",
                "local");
     b.add_node("Add", {u, v}, {y}, {}, "add");
     b.add_output(y);
@@ -117,11 +116,10 @@ NamedTensors feeds_with(bool condition) {
 
 }  // namespace
 
-// Our evaluator does not forward an attribute reference through a call inside a body yet (a call
-// node's ref_attr_name is passed unresolved), hence pass_beta=false here; ONNX Runtime checks it below.
+// The nested call forwards an attribute reference: the evaluator must resolve it against the caller.
 TEST(FunctionsNumeric, InliningKeepsTheOutputsInOurEvaluator) {
-  Model with_functions = nested_model(false);
-  Model inlined = nested_model(false);
+  Model with_functions = nested_model();
+  Model inlined = nested_model();
   functions::inline_functions(inlined);
   ASSERT_TRUE(inlined.functions.empty());
   for (bool condition : {true, false}) {
@@ -141,5 +139,6 @@ TEST(FunctionsNumeric, InliningKeepsTheOutputsInOnnxRuntime) {
     const NamedTensors expected = run_onnxruntime(dir / "functions.onnx", feeds_with(condition));
     expect_all_close(run_onnxruntime(dir / "inlined.onnx", feeds_with(condition)), expected, 1e-6, 1e-6);
     expect_all_close(evaluate(inlined, feeds_with(condition)), expected, 1e-5, 1e-5);
+    expect_all_close(evaluate(nested_model(), feeds_with(condition)), expected, 1e-5, 1e-5);
   }
 }

@@ -28,6 +28,9 @@ class Symbol {
   friend bool operator==(Symbol a, Symbol b) noexcept { return a.id_ == b.id_; }
   friend auto operator<=>(Symbol a, Symbol b) noexcept { return a.id_ <=> b.id_; }
   friend bool operator==(Symbol a, std::string_view b) { return a.view() == b; }
+  // Exact overloads: without them `symbol == some_std_string` is ambiguous (both sides convert).
+  friend bool operator==(Symbol a, const std::string& b) { return a.view() == b; }
+  friend bool operator==(Symbol a, const char* b) { return a.view() == b; }
 
  private:
   class Table {

@@ -2,6 +2,7 @@
 // Evaluator: runs a model on the reference kernels, node after node in graph order. It runs local
 // functions (inputs, outputs and ref_attr_name attributes bound from the call), If and Loop, and can hand
 // back every intermediate result in execution order (the comparison and dump tools are built on it).
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <string>
@@ -100,7 +101,10 @@ class Evaluator {
     const Frame* parent;
     std::vector<std::optional<Tensor>> values;
     const std::vector<ir::OpsetImport>& opsets;
-    const ir::Node* call = nullptr;  // the node calling the local function run in this frame
+    // Set when this frame runs a local function: the call's attributes, already resolved against the
+    // caller (a call inside a function body may itself pass a ref_attr_name on) and completed with the
+    // function's defaults.
+    const std::vector<ir::Attribute>* call_attributes = nullptr;
     const RunOptions* options = nullptr;  // set for the main graph only
 
     const Tensor* lookup(std::string_view name) const {
@@ -188,12 +192,13 @@ class Evaluator {
         continue;
       }
       for (const Frame* f = &frame; f; f = f->parent)
-        if (f->call) {
-          if (const ir::Attribute* given = f->call->attribute(Symbol(a.ref_attr_name))) {
-            ir::Attribute bound = *given;
-            bound.name = a.name;
-            out.push_back(std::move(bound));
-          }
+        if (f->call_attributes) {
+          for (const ir::Attribute& given : *f->call_attributes)
+            if (given.name.view() == a.ref_attr_name) {
+              ir::Attribute bound = given;
+              bound.name = a.name;
+              out.push_back(std::move(bound));
+            }
           break;
         }
     }
@@ -203,12 +208,13 @@ class Evaluator {
   std::vector<Tensor> run_node(const Frame& frame, const ir::Node& node, const std::vector<std::optional<Tensor>>& inputs) const {
     const bool in_function = [&] {
       for (const Frame* f = &frame; f; f = f->parent)
-        if (f->call) return true;
+        if (f->call_attributes) return true;
       return false;
     }();
     std::vector<ir::Attribute> bound;
     const std::vector<ir::Attribute>& attributes = in_function ? (bound = bind_attributes(frame, node)) : node.attributes;
-    if (const ir::Function* f = model_.find_function(node.domain.view(), node.op_type.view())) return run_function(frame, *f, node, inputs);
+    if (const ir::Function* f = model_.find_function(node.domain.view(), node.op_type.view()))
+      return run_function(frame, *f, attributes, inputs);
     if (node.domain.empty() && node.op_type.view() == "If") return run_if(frame, node, inputs, attributes);
     if (node.domain.empty() && node.op_type.view() == "Loop") return run_loop(frame, node, inputs, attributes);
     return evaluate_op(node.op_type, node.domain, inputs, attributes, opset_of(frame, node.domain), node.outputs.size(), registry_);
@@ -216,8 +222,9 @@ class Evaluator {
 
   // Runs `body` with its inputs bound to `inputs` (by position) and returns its outputs.
   std::vector<Tensor> run_body(const Frame& parent, const ir::Graph& body, const std::vector<std::optional<Tensor>>& inputs,
-                               const std::vector<ir::OpsetImport>& opsets, const ir::Node* call) const {
-    Frame frame{body, call ? nullptr : &parent, {}, opsets, call, nullptr};
+                               const std::vector<ir::OpsetImport>& opsets,
+                               const std::vector<ir::Attribute>* call_attributes) const {
+    Frame frame{body, call_attributes ? nullptr : &parent, {}, opsets, call_attributes, nullptr};
     frame.values.resize(body.value_capacity());
     for (ir::ValueId id : body.initializers())
       if (body.value(id).initializer) frame.values[id] = *body.value(id).initializer;
@@ -233,9 +240,14 @@ class Evaluator {
     return out;
   }
 
-  std::vector<Tensor> run_function(const Frame& frame, const ir::Function& f, const ir::Node& node,
+  // `attributes`: the call's, already bound when the call itself sits in a function body.
+  std::vector<Tensor> run_function(const Frame& frame, const ir::Function& f, const std::vector<ir::Attribute>& attributes,
                                    const std::vector<std::optional<Tensor>>& inputs) const {
-    return run_body(frame, *f.body, inputs, f.opsets.empty() ? frame.opsets : f.opsets, &node);
+    std::vector<ir::Attribute> call_attributes = attributes;
+    for (const ir::Attribute& d : f.attribute_defaults)
+      if (std::none_of(call_attributes.begin(), call_attributes.end(), [&](const ir::Attribute& a) { return a.name == d.name; }))
+        call_attributes.push_back(d);
+    return run_body(frame, *f.body, inputs, f.opsets.empty() ? frame.opsets : f.opsets, &call_attributes);
   }
 
   static const ir::Graph& subgraph(const ir::Node& node, const std::vector<ir::Attribute>& attributes, std::string_view name) {
