@@ -56,9 +56,9 @@ TEST(DemoLlm, EveryNodeKnowsItsModules) {
     EXPECT_TRUE(stack[0].path == "embedding" || stack[0].path == "decoder") << stack[0].path;
     if (gr.node(n).op_type.view() == "Softmax") {
       const std::string head = "decoder.attention.attention." + std::to_string(softmax_seen++);
-      EXPECT_EQ(stack, (ModuleStack{{"decoder", "DecoderLayer"},
-                                    {"decoder.attention", "MultiAttentionBlock"},
-                                    {head, "AttentionBlock"}}));
+      EXPECT_EQ(stack, (ModuleStack{{"decoder", "__main__.DecoderLayer"},
+                                    {"decoder.attention", "__main__.MultiAttentionBlock"},
+                                    {head, "__main__.AttentionBlock"}}));
     }
     if (gr.node(n).op_type.view() == "Relu") {
       EXPECT_EQ(stack.back(), (ModuleScope{"decoder.feed_forward.relu", "ReLU"}));

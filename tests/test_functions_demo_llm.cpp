@@ -64,11 +64,12 @@ TEST(FunctionsDemoLlm, ExportHasTheStructureOfTheSeed) {
   const ir::Model m = demo_models().with_functions;
   std::vector<std::string> names;
   for (const ir::Function& f : m.functions) names.push_back(f.name);
-  // Children are registered before their callers; the inner nn.Embedding takes the name first.
-  EXPECT_EQ(names, (std::vector<std::string>{"Linear", "AttentionBlock", "Linear_l2l", "Linear_l3l", "ReLU",
-                                             "Linear_l4l", "Embedding", "LayerNorm", "MultiAttentionBlock",
-                                             "FeedForward", "Embedding_l2l", "DecoderLayer"}));
-  EXPECT_EQ(ops(*m.graph), (std::vector<std::string>{"Embedding_l2l", "DecoderLayer"}));
+  // Children are registered before their callers; user classes are named after their module like the
+  // seed (__main__.Embedding), torch's own classes by class name (Embedding, Linear).
+  EXPECT_EQ(names, (std::vector<std::string>{"Linear", "__main__.AttentionBlock", "Linear_l2l", "Linear_l3l", "ReLU",
+                                             "Linear_l4l", "Embedding", "LayerNorm", "__main__.MultiAttentionBlock",
+                                             "__main__.FeedForward", "__main__.Embedding", "__main__.DecoderLayer"}));
+  EXPECT_EQ(ops(*m.graph), (std::vector<std::string>{"__main__.Embedding", "__main__.DecoderLayer"}));
   // The decoder call passes the weights by decreasing size, as the seed prints it.
   const ir::Node& decoder = m.graph->node(*std::next(m.graph->nodes().begin()));
   std::vector<std::string> inputs;
@@ -80,19 +81,19 @@ TEST(FunctionsDemoLlm, ExportHasTheStructureOfTheSeed) {
                         "decoder.attention.attention.1.query.weight", "decoder.attention.attention.1.key.weight",
                         "decoder.attention.attention.0.value.weight", "decoder.attention.attention.0.query.weight",
                         "decoder.attention.attention.0.key.weight", "decoder.feed_forward.linear_1.bias"}));
-  EXPECT_EQ(ops(*function(m, "DecoderLayer").body),
-            (std::vector<std::string>{"LayerNorm", "MultiAttentionBlock", "Add", "LayerNorm", "FeedForward", "Add"}));
+  EXPECT_EQ(ops(*function(m, "__main__.DecoderLayer").body),
+            (std::vector<std::string>{"LayerNorm", "__main__.MultiAttentionBlock", "Add", "LayerNorm", "__main__.FeedForward", "Add"}));
   // One AttentionBlock function serves both heads.
-  EXPECT_EQ(ops(*function(m, "MultiAttentionBlock").body),
-            (std::vector<std::string>{"AttentionBlock", "AttentionBlock", "Concat", "Linear_l2l"}));
-  EXPECT_EQ(ops(*function(m, "FeedForward").body), (std::vector<std::string>{"Linear_l3l", "ReLU", "Linear_l4l"}));
-  EXPECT_EQ(ops(*function(m, "Embedding_l2l").body), (std::vector<std::string>{"Embedding", "Embedding", "Add"}));
+  EXPECT_EQ(ops(*function(m, "__main__.MultiAttentionBlock").body),
+            (std::vector<std::string>{"__main__.AttentionBlock", "__main__.AttentionBlock", "Concat", "Linear_l2l"}));
+  EXPECT_EQ(ops(*function(m, "__main__.FeedForward").body), (std::vector<std::string>{"Linear_l3l", "ReLU", "Linear_l4l"}));
+  EXPECT_EQ(ops(*function(m, "__main__.Embedding").body), (std::vector<std::string>{"Embedding", "Embedding", "Add"}));
   EXPECT_EQ(ops(*function(m, "Embedding").body), (std::vector<std::string>{"Gather"}));
   EXPECT_EQ(ops(*function(m, "Linear").body), (std::vector<std::string>{"Transpose", "MatMul"}));
   // Small weights (LayerNorm's 16 floats) live in the body as constants.
   EXPECT_EQ(ops(*function(m, "LayerNorm").body),
             (std::vector<std::string>{"Constant", "Constant", "LayerNormalization"}));
-  const std::vector<std::string> attention = ops(*function(m, "AttentionBlock").body);
+  const std::vector<std::string> attention = ops(*function(m, "__main__.AttentionBlock").body);
   EXPECT_EQ(std::count(attention.begin(), attention.end(), "Linear"), 3);
   EXPECT_EQ(std::count(attention.begin(), attention.end(), "Softmax"), 1);
   EXPECT_EQ(m.graph->initializers().size(), 14u);  // the 14 weights the seed lists

@@ -62,7 +62,7 @@ class DemoLlmBuilder {
 
  private:
   std::string embedding(const std::string& ids) {
-    auto scope = g_.module("embedding", "Embedding");
+    auto scope = g_.module("embedding", "__main__.Embedding");
     return g_.op.Add(lookup("embedding.embedding", ids), lookup("embedding.pe", ids));
   }
   std::string lookup(const std::string& path, const std::string& ids) {
@@ -72,7 +72,7 @@ class DemoLlmBuilder {
   }
 
   void decoder(const std::string& x, const std::string& output) {
-    auto scope = g_.module("decoder", "DecoderLayer");
+    auto scope = g_.module("decoder", "__main__.DecoderLayer");
     std::string attention = g_.op.Add(multi_attention(layer_norm("decoder.norm_1", x)), x);
     g_.op.Add(feed_forward(layer_norm("decoder.norm_2", attention)), attention, {}, {.outputs = {output}});
   }
@@ -103,7 +103,7 @@ class DemoLlmBuilder {
   }
 
   std::string attention_head(const std::string& path, const std::string& x) {
-    auto scope = g_.module(path, "AttentionBlock");
+    auto scope = g_.module(path, "__main__.AttentionBlock");
     const int64_t c = o_.embedding_dim, t = o_.sequence, n = o_.context_size;
     std::string query = linear(path + ".query", x, c, c, false);
     std::string key = linear(path + ".key", x, c, c, false);
@@ -126,7 +126,7 @@ class DemoLlmBuilder {
   }
 
   std::string multi_attention(const std::string& x) {
-    auto scope = g_.module("decoder.attention", "MultiAttentionBlock");
+    auto scope = g_.module("decoder.attention", "__main__.MultiAttentionBlock");
     std::vector<Arg> heads;
     for (int64_t h = 0; h < o_.num_heads; ++h)
       heads.emplace_back(attention_head("decoder.attention.attention." + std::to_string(h), x));
@@ -135,7 +135,7 @@ class DemoLlmBuilder {
   }
 
   std::string feed_forward(const std::string& x) {
-    auto scope = g_.module("decoder.feed_forward", "FeedForward");
+    auto scope = g_.module("decoder.feed_forward", "__main__.FeedForward");
     std::string hidden = linear("decoder.feed_forward.linear_1", x, o_.embedding_dim, o_.ff_dim, true);
     std::string activated;
     {
