@@ -3,10 +3,12 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_errors.hpp"
+#include "cmd_compare.hpp"
 #include "cmd_convert.hpp"
 #include "cmd_optimize.hpp"
 #include "cmd_patterns.hpp"
 #include "cmd_print.hpp"
+#include "cmd_run.hpp"
 #include "main_job.hpp"
 
 int main(int argc, char** argv) {
@@ -21,6 +23,8 @@ int main(int argc, char** argv) {
   xexp::cli::add_convert_command(app);
   xexp::cli::add_optimize_command(app);
   xexp::cli::add_patterns_command(app);
+  xexp::cli::add_run_command(app);
+  xexp::cli::add_compare_command(app);
 
   app.callback([&app] {
     if (app.get_subcommands().empty()) xexp::cli::run_main_job();

@@ -1,0 +1,64 @@
+#pragma once
+// xexp run MODEL [--inputs F.pb ...] [--random] [--save-outputs DIR] [--dump-intermediates FILE.onnx]:
+// runs a model on the reference evaluator and prints a summary of each output.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "input_options.hpp"
+#include "xexp/onnx.hpp"
+#include "xexp/tools/dump.hpp"
+#include "xexp/tools/run.hpp"
+
+namespace xexp::cli {
+
+// A file name for a tensor name: path separators would put it elsewhere.
+inline std::string file_name_for(std::string name) {
+  for (char& c : name)
+    if (c == '/' || c == '\\') c = '_';
+  return name;
+}
+
+inline void add_run_command(CLI::App& app) {
+  struct Args {
+    std::string model, save_outputs, dump;
+    InputArgs inputs;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand("run", "Run a model with the reference evaluator and summarize its outputs");
+  cmd->add_option("model", args->model, "ONNX model file")->required();
+  add_input_options(cmd, args->inputs);
+  cmd->add_option("--save-outputs", args->save_outputs, "Save each output as DIR/<output name>.pb");
+  cmd->add_option("--dump-intermediates", args->dump,
+                  "Save the inputs and every intermediate result as Constant nodes of one ONNX file");
+  cmd->callback([args] {
+    const ir::Model model = load_model(args->model);
+    const tools::Feeds feeds = tools::make_feeds(*model.graph, args->inputs.options());
+    std::vector<std::pair<std::string, Tensor>> intermediates;
+    eval::RunOptions options;
+    if (!args->dump.empty())
+      options.on_result = [&intermediates](const eval::ResultInfo& r) {
+        if (r.kind == eval::ResultKind::Input || r.kind == eval::ResultKind::Result) intermediates.emplace_back(r.name, r.value);
+      };
+    const std::vector<Tensor> outputs = tools::run_model(model, feeds, options);
+    const std::vector<ir::ValueId>& names = model.graph->outputs();
+    if (!args->save_outputs.empty()) std::filesystem::create_directories(args->save_outputs);
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      const std::string& name = model.graph->value(names[k]).name;
+      std::cout << name << ": " << tools::summarize_tensor(outputs[k]) << "\n";
+      if (!args->save_outputs.empty())
+        save_tensor(outputs[k], name, (std::filesystem::path(args->save_outputs) / (file_name_for(name) + ".pb")).string());
+    }
+    if (!args->dump.empty()) {
+      tools::save_intermediates(intermediates, args->dump);
+      std::cout << "wrote " << intermediates.size() << " intermediate results to " << args->dump << "\n";
+    }
+  });
+}
+
+}  // namespace xexp::cli
