@@ -1,0 +1,248 @@
+// onnxruntime set, activations: GeluErf, BiasGelu, FastGelu, QuickGelu, GeluOrt. Positive (exact op
+// sequence after), one negative per condition, and same outputs in xexp's evaluator and ONNX Runtime.
+// The fused kernels compute the decomposed formulas in one pass: float32 agrees within atol 1e-5, except
+// FastGelu on an erf Gelu, an approximation (tolerance justified at that test).
+#include <gtest/gtest.h>
+
+#include "support/rewrite_helpers.hpp"
+#include "xexp/patterns/ort/bias_gelu.hpp"
+#include "xexp/patterns/ort/fast_gelu.hpp"
+#include "xexp/patterns/ort/gelu_erf.hpp"
+#include "xexp/patterns/ort/gelu_ort.hpp"
+#include "xexp/patterns/ort/quick_gelu.hpp"
+#include "xexp/rewrite/rule_set.hpp"
+
+using namespace xexp;
+using namespace xexp::ir;
+using test::node;
+using test::op_types;
+using test::run_rules;
+using Ops = std::vector<std::string>;
+
+// The rules are reachable by name before the lead adds them to the onnxruntime set.
+static const bool registered = [] {
+  for (const rewrite::RulePtr& r : {patterns::gelu_erf_rule(), patterns::bias_gelu_rule(), patterns::fast_gelu_rule(),
+                                    patterns::quick_gelu_rule(), patterns::gelu_ort_rule()})
+    rewrite::Catalog::global().add_rule(r);
+  return true;
+}();
+
+static ValueId scalar(Graph& g, float v) { return g.add_initializer(g.unique_value_name("c"), Tensor::scalar<float>(v)); }
+
+// ---- erf Gelu (GeluErf, BiasGelu) ------------------------------------------------------------------
+struct ErfGelu {
+  bool half_first = false;      // (x * 0.5) * (1 + erf) instead of (x * (1 + erf)) * 0.5
+  float sqrt2 = 1.4142135381698608f;
+  float half = 0.5f;
+  bool bias = false;            // Gelu of X + B
+  std::vector<int64_t> bias_dims = {8};
+  bool erf_used_outside = false;
+  bool sum_used_outside = false;
+  ElemType type = ElemType::Float;
+};
+
+static Model erf_gelu(const ErfGelu& c) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", c.type, Shape{2, 3, 8});
+  if (c.bias) {
+    std::vector<float> b;
+    for (int64_t k = 0; k < dims_element_count(c.bias_dims); ++k) b.push_back(0.1f * static_cast<float>(k) - 0.3f);
+    x = node(g, "Add", {x, g.add_initializer("B", Tensor::from<float>(c.bias_dims, b))});
+  }
+  auto constant = [&](float v) {
+    return c.type == ElemType::Float ? scalar(g, v) : g.add_initializer(g.unique_value_name("c"), Tensor::scalar<double>(v));
+  };
+  ValueId erf = node(g, "Erf", {node(g, "Div", {x, constant(c.sqrt2)})});
+  ValueId one_plus = node(g, "Add", {erf, constant(1.f)});
+  ValueId y = c.half_first ? node(g, "Mul", {node(g, "Mul", {constant(c.half), x}), one_plus})
+                           : node(g, "Mul", {node(g, "Mul", {x, one_plus}), constant(c.half)});
+  g.add_output(y);
+  if (c.erf_used_outside) g.add_output(erf);
+  if (c.sum_used_outside) g.add_output(node(g, "Neg", {x}));
+  return m;
+}
+
+TEST(PatternGeluErf, DecompositionBecomesGelu) {
+  for (bool half_first : {false, true}) {
+    Model m = erf_gelu({.half_first = half_first});
+    run_rules(m, "GeluErf");
+    EXPECT_EQ(op_types(*m.graph), (Ops{"com.microsoft.Gelu"})) << half_first;
+    EXPECT_EQ(m.opset("com.microsoft"), 1);
+  }
+}
+
+TEST(PatternGeluErf, Float16RoundedSqrt2IsAccepted) {
+  Model m = erf_gelu({.sqrt2 = 1.4140625f});
+  run_rules(m, "GeluErf");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"com.microsoft.Gelu"}));
+}
+
+TEST(PatternGeluErf, NotForOtherConstants) {
+  Model two = erf_gelu({.sqrt2 = 2.f});
+  run_rules(two, "GeluErf");
+  EXPECT_EQ(op_types(*two.graph).size(), 5u);
+  Model quarter = erf_gelu({.half = 0.25f});
+  run_rules(quarter, "GeluErf");
+  EXPECT_EQ(op_types(*quarter.graph).size(), 5u);
+}
+
+TEST(PatternGeluErf, NotWhenAnIntermediateIsUsedOutside) {
+  Model m = erf_gelu({.erf_used_outside = true});
+  run_rules(m, "GeluErf");
+  EXPECT_EQ(op_types(*m.graph).size(), 5u);
+}
+
+TEST(PatternGeluErf, NotForDouble) {
+  Model m = erf_gelu({.type = ElemType::Double});
+  run_rules(m, "GeluErf");
+  EXPECT_EQ(op_types(*m.graph).size(), 5u);
+}
+
+TEST(PatternGeluErf, SameNumbers) {
+  test::expect_same_outputs([] { return erf_gelu({}); }, "GeluErf");
+  test::expect_same_outputs([] { return erf_gelu({.half_first = true}); }, "GeluErf");
+}
+
+TEST(PatternBiasGelu, DecompositionOnABiasBecomesBiasGelu) {
+  Model alone = erf_gelu({.bias = true});
+  run_rules(alone, "BiasGelu");
+  EXPECT_EQ(op_types(*alone.graph), (Ops{"com.microsoft.BiasGelu"}));
+  // With GeluErf (P0) first, BiasGelu (P1) takes the Gelu it made.
+  Model both = erf_gelu({.half_first = true, .bias = true});
+  run_rules(both, "GeluErf,BiasGelu");
+  EXPECT_EQ(op_types(*both.graph), (Ops{"com.microsoft.BiasGelu"}));
+}
+
+TEST(PatternBiasGelu, NotForABiasOverAnotherAxis) {
+  Model m = erf_gelu({.bias = true, .bias_dims = {3, 1}});
+  run_rules(m, "GeluErf,BiasGelu");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Add", "com.microsoft.Gelu"}));
+}
+
+TEST(PatternBiasGelu, NotWhenTheSumIsUsedOutside) {
+  Model m = erf_gelu({.bias = true, .sum_used_outside = true});
+  run_rules(m, "GeluErf,BiasGelu");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Add", "com.microsoft.Gelu", "Neg"}));
+}
+
+TEST(PatternBiasGelu, SameNumbers) {
+  test::expect_same_outputs([] { return erf_gelu({.bias = true}); }, "BiasGelu");
+  test::expect_same_outputs([] { return erf_gelu({.bias = true}); }, "GeluErf,BiasGelu");
+}
+
+// ---- FastGelu ---------------------------------------------------------------------------------------
+static Model gelu_node(const std::string& domain, const std::string& approximate, ElemType type = ElemType::Float) {
+  Model m = test::model_with_opset(20);
+  Graph& g = *m.graph;
+  if (!domain.empty()) m.opsets.push_back({domain, 1, {}});
+  ValueId x = g.add_input("X", type, Shape{2, 3, 8});
+  std::vector<Attribute> attributes;
+  if (!approximate.empty()) attributes.push_back(Attribute::make_string("approximate", approximate));
+  g.add_output(node(g, "Gelu", {x}, attributes, domain, 20));
+  return m;
+}
+
+TEST(PatternFastGelu, GeluBecomesFastGelu) {
+  for (auto [domain, approximate] : {std::pair{"com.microsoft", ""}, {"", "tanh"}, {"", ""}}) {
+    Model m = gelu_node(domain, approximate);
+    run_rules(m, "FastGelu");
+    EXPECT_EQ(op_types(*m.graph), (Ops{"com.microsoft.FastGelu"})) << domain << approximate;
+  }
+}
+
+TEST(PatternFastGelu, NotForDouble) {
+  Model m = gelu_node("", "tanh", ElemType::Double);
+  run_rules(m, "FastGelu");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Gelu"}));
+}
+
+TEST(PatternFastGelu, SameNumbers) {
+  // A tanh Gelu is exactly FastGelu's formula.
+  test::expect_same_outputs([] { return gelu_node("", "tanh"); }, "FastGelu");
+  // An erf Gelu differs from its tanh approximation by at most 4.73e-4 (at |x| = 2.7); on inputs in
+  // [-1, 1) by at most 2.0e-4, so 5e-4 accepts the approximation and rejects any other function.
+  test::expect_same_outputs([] { return gelu_node("com.microsoft", ""); }, "FastGelu", 5e-4);
+}
+
+// ---- QuickGelu --------------------------------------------------------------------------------------
+static Model silu(bool sigmoid_first, bool other_input, bool sigmoid_used_outside) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3, 8});
+  ValueId y = g.add_input("Y", ElemType::Float, Shape{2, 3, 8});
+  ValueId s = node(g, "Sigmoid", {x});
+  ValueId other = other_input ? y : x;
+  g.add_output(sigmoid_first ? node(g, "Mul", {s, other}) : node(g, "Mul", {other, s}));
+  if (sigmoid_used_outside) g.add_output(s);
+  return m;
+}
+
+TEST(PatternQuickGelu, SiluBecomesQuickGelu) {
+  for (bool sigmoid_first : {false, true}) {
+    Model m = silu(sigmoid_first, false, false);
+    run_rules(m, "QuickGelu");
+    ASSERT_EQ(op_types(*m.graph), (Ops{"com.microsoft.QuickGelu"}));
+    EXPECT_EQ(m.graph->node(m.graph->first_node()).attribute(Symbol("alpha"))->f, 1.f);
+  }
+}
+
+TEST(PatternQuickGelu, NotForAnotherInputOrAUsedSigmoid) {
+  Model other = silu(false, true, false);
+  run_rules(other, "QuickGelu");
+  EXPECT_EQ(op_types(*other.graph), (Ops{"Sigmoid", "Mul"}));
+  Model used = silu(false, false, true);
+  run_rules(used, "QuickGelu");
+  EXPECT_EQ(op_types(*used.graph), (Ops{"Sigmoid", "Mul"}));
+}
+
+TEST(PatternQuickGelu, SameNumbers) { test::expect_same_outputs([] { return silu(true, false, false); }, "QuickGelu"); }
+
+// ---- GeluOrt (tanh decomposition) -------------------------------------------------------------------
+struct TanhGelu {
+  bool half_first = true;  // (0.5 * x) * (1 + tanh)
+  float cubic = 0.044715f;
+  float scale = 0.7978845834732056f;
+  bool tanh_used_outside = false;
+};
+
+static Model tanh_gelu(const TanhGelu& c) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3, 8});
+  ValueId cubed = node(g, "Mul", {node(g, "Pow", {x, scalar(g, 3.f)}), scalar(g, c.cubic)});
+  ValueId t = node(g, "Tanh", {node(g, "Mul", {node(g, "Add", {x, cubed}), scalar(g, c.scale)})});
+  ValueId one_plus = node(g, "Add", {t, scalar(g, 1.f)});
+  g.add_output(c.half_first ? node(g, "Mul", {node(g, "Mul", {scalar(g, 0.5f), x}), one_plus})
+                            : node(g, "Mul", {scalar(g, 0.5f), node(g, "Mul", {one_plus, x})}));
+  if (c.tanh_used_outside) g.add_output(t);
+  return m;
+}
+
+TEST(PatternGeluOrt, DecompositionBecomesFastGelu) {
+  for (bool half_first : {false, true}) {
+    Model m = tanh_gelu({.half_first = half_first});
+    run_rules(m, "GeluOrt");
+    EXPECT_EQ(op_types(*m.graph), (Ops{"com.microsoft.FastGelu"})) << half_first;
+  }
+  Model f16_constants = tanh_gelu({.cubic = 0.044708251953125f, .scale = 0.7978515625f});
+  run_rules(f16_constants, "GeluOrt");
+  EXPECT_EQ(op_types(*f16_constants.graph), (Ops{"com.microsoft.FastGelu"}));
+}
+
+TEST(PatternGeluOrt, NotForOtherConstantsOrAUsedIntermediate) {
+  Model cubic = tanh_gelu({.cubic = 0.05f});
+  run_rules(cubic, "GeluOrt");
+  EXPECT_EQ(op_types(*cubic.graph).size(), 8u);
+  Model scale = tanh_gelu({.scale = 0.8f});
+  run_rules(scale, "GeluOrt");
+  EXPECT_EQ(op_types(*scale.graph).size(), 8u);
+  Model used = tanh_gelu({.tanh_used_outside = true});
+  run_rules(used, "GeluOrt");
+  EXPECT_EQ(op_types(*used.graph).size(), 8u);
+}
+
+TEST(PatternGeluOrt, SameNumbers) {
+  test::expect_same_outputs([] { return tanh_gelu({}); }, "GeluOrt");
+  test::expect_same_outputs([] { return tanh_gelu({.half_first = false}); }, "GeluOrt");
+}
