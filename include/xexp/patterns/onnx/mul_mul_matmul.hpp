@@ -1,0 +1,26 @@
+#pragma once
+// MulMulMatMul: MatMul(Mul(a, c), Mul(b, d)) with scalar constants c and d is MatMul(a, b) * (c*d): one
+// Mul instead of two. The product is rounded once into the constants' type, so the numbers may differ in
+// the last bits.
+#include "xexp/patterns/constant_facts.hpp"
+#include "xexp/rewrite/dsl.hpp"
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr mul_mul_matmul_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Const<'c'> c;
+  Const<'d'> d;
+  auto product = [](const Tensor& x, const Tensor& y) {
+    return eval::filled(x.type(), {}, eval::element_as_double(x, 0) * eval::element_as_double(y, 0));
+  };
+  return rule("MulMulMatMul")
+      .priority(1)
+      .match(MatMul(commutative(Mul(a, c)), commutative(Mul(b, d))))
+      .when(is_scalar(c) && is_scalar(d) && dtype(c) == dtype(d))
+      .to(Mul(MatMul(a, b), fold(call("product", product, c, d))));
+}
+
+}  // namespace xexp::patterns

@@ -1,0 +1,114 @@
+// UnsqueezeOrSqueezeReshape, UnsqueezeReshape: the exact op sequence after, one negative test per
+// condition, and the same numbers before and after (xexp's evaluator and ONNX Runtime, atol 1e-5; no
+// arithmetic changes).
+#include <gtest/gtest.h>
+
+#include "support/rewrite_helpers.hpp"
+#include "xexp/patterns/onnx/unsqueeze_or_squeeze_reshape.hpp"
+#include "xexp/patterns/onnx/unsqueeze_reshape.hpp"
+
+using namespace xexp;
+using namespace xexp::ir;
+using test::int64_initializer;
+using test::node;
+using test::op_types;
+using test::run_rules;
+using Ops = std::vector<std::string>;
+
+static const bool registered = [] {
+  rewrite::Catalog::global().add_rule(patterns::unsqueeze_or_squeeze_reshape_rule());
+  rewrite::Catalog::global().add_rule(patterns::unsqueeze_reshape_rule());
+  return true;
+}();
+
+// X -> op(axes) -> Reshape(shape) -> Relu; `first_used_twice` adds a Neg reading the first output.
+struct SqueezeReshapeCase {
+  std::string op = "Unsqueeze";
+  Shape x = {2, 3};
+  std::vector<int64_t> axes = {0};
+  std::vector<int64_t> shape = {3, 2};
+  bool constant_shape = true, first_used_twice = false;
+};
+static Model squeeze_reshape_model(const SqueezeReshapeCase& c) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, c.x);
+  ValueId first = node(g, c.op, {x, int64_initializer(g, "axes", c.axes)});
+  ValueId shape = c.constant_shape ? int64_initializer(g, "shape", c.shape)
+                                   : g.add_input("S", ElemType::Int64, Shape{static_cast<int64_t>(c.shape.size())});
+  g.add_output(node(g, "Relu", {node(g, "Reshape", {first, shape})}));
+  if (c.first_used_twice) g.add_output(node(g, "Neg", {first}));
+  return m;
+}
+
+// ---- UnsqueezeOrSqueezeReshape --------------------------------------------------------------------
+TEST(PatternUnsqueezeOrSqueezeReshape, TheReshapeReadsTheInputDirectly) {
+  for (const SqueezeReshapeCase& c :
+       {SqueezeReshapeCase{}, SqueezeReshapeCase{.op = "Squeeze", .x = {2, 1, 3}, .axes = {1}, .shape = {6}}}) {
+    Model m = squeeze_reshape_model(c);
+    run_rules(m, "UnsqueezeOrSqueezeReshape");
+    ASSERT_EQ(op_types(*m.graph), (Ops{"Reshape", "Relu"}));
+    EXPECT_EQ(m.graph->value(m.graph->node(m.graph->first_node()).inputs[0]).name, "X");
+  }
+}
+
+TEST(PatternUnsqueezeOrSqueezeReshape, NotWhenTheShapeCopiesADimension) {
+  Model m = squeeze_reshape_model({.shape = {0, -1}});
+  run_rules(m, "UnsqueezeOrSqueezeReshape");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Unsqueeze", "Reshape", "Relu"}));
+}
+
+TEST(PatternUnsqueezeOrSqueezeReshape, NotWithAShapeComputedAtRunTime) {
+  Model m = squeeze_reshape_model({.constant_shape = false});
+  run_rules(m, "UnsqueezeOrSqueezeReshape");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Unsqueeze", "Reshape", "Relu"}));
+}
+
+TEST(PatternUnsqueezeOrSqueezeReshape, NotWhenTheUnsqueezeHasAnotherConsumer) {
+  Model m = squeeze_reshape_model({.first_used_twice = true});
+  run_rules(m, "UnsqueezeOrSqueezeReshape");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Unsqueeze", "Reshape", "Relu", "Neg"}));
+}
+
+TEST(PatternUnsqueezeOrSqueezeReshape, SameNumbers) {
+  test::expect_same_outputs([] { return squeeze_reshape_model({}); }, "UnsqueezeOrSqueezeReshape");
+  test::expect_same_outputs(
+      [] { return squeeze_reshape_model({.op = "Squeeze", .x = {2, 1, 3}, .axes = {1}, .shape = {3, -1}}); },
+      "UnsqueezeOrSqueezeReshape");
+}
+
+// ---- UnsqueezeReshape -----------------------------------------------------------------------------
+TEST(PatternUnsqueezeReshape, BecomesOneUnsqueezeAtTheReshapedPlace) {
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{2, 1, 3}, std::vector<int64_t>{2, -1, 1}}) {
+    Model m = squeeze_reshape_model({.shape = shape});
+    run_rules(m, "UnsqueezeReshape");
+    ASSERT_EQ(op_types(*m.graph), (Ops{"Unsqueeze", "Relu"}));
+    const Graph& g = *m.graph;
+    const Node& unsqueeze = g.node(g.first_node());
+    EXPECT_EQ(g.value(unsqueeze.inputs[0]).name, "X");
+    EXPECT_EQ(eval::as_int64s(*rewrite::constant_tensor(g, unsqueeze.inputs[1])),
+              (std::vector<int64_t>{shape[2] == 1 ? 2 : 1}));
+  }
+}
+
+TEST(PatternUnsqueezeReshape, NotWhenTheReshapeMovesDimensions) {
+  Model m = squeeze_reshape_model({.shape = {3, 1, 2}});
+  run_rules(m, "UnsqueezeReshape");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Unsqueeze", "Reshape", "Relu"}));
+}
+
+TEST(PatternUnsqueezeReshape, NotWhenTheUnsqueezeHasAnotherConsumer) {
+  Model m = squeeze_reshape_model({.shape = {2, 1, 3}, .first_used_twice = true});
+  run_rules(m, "UnsqueezeReshape");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Unsqueeze", "Reshape", "Relu", "Neg"}));
+}
+
+TEST(PatternUnsqueezeReshape, NotWithAShapeComputedAtRunTime) {
+  Model m = squeeze_reshape_model({.shape = {2, 1, 3}, .constant_shape = false});
+  run_rules(m, "UnsqueezeReshape");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Unsqueeze", "Reshape", "Relu"}));
+}
+
+TEST(PatternUnsqueezeReshape, SameNumbers) {
+  test::expect_same_outputs([] { return squeeze_reshape_model({.shape = {2, 1, 3}}); }, "UnsqueezeReshape");
+}
