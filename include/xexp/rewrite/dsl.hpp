@@ -21,6 +21,7 @@ using rewrite::is_constant;
 using rewrite::is_scalar;
 using rewrite::named;
 using rewrite::op;
+using rewrite::opset_at_least;
 using rewrite::Opt;
 using rewrite::present;
 using rewrite::rank;

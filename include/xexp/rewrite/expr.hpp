@@ -211,6 +211,17 @@ struct Always : ExprTag {
   void print(std::string&) const {}
 };
 
+// The graph's default-domain opset is at least `version` (an op the replacement builds exists).
+struct OpsetAtLeast : ExprTag {
+  int64_t version;
+  static constexpr CaptureMask binds = 0, uses = 0;
+  static constexpr int depth = 0, node_count = 0;
+  bool eval(const Match& m) const { return m.opset() >= version; }
+  template <CaptureMask>
+  void print(std::string& out) const { out += "opset>=" + std::to_string(version); }
+};
+inline OpsetAtLeast opset_at_least(int64_t version) { return {{}, version}; }
+
 // ---- built-in facts about captured values -----------------------------------------------------------
 namespace facts {
 inline int64_t rank(const ValueView& v) { return v.shape() ? static_cast<int64_t>(v.shape()->size()) : -1; }

@@ -1,0 +1,148 @@
+// GemmTranspose, TransposeMatMul and (onnxruntime set) FusedMatMul: positive, negatives, same numbers.
+// FusedMatMul with alpha multiplies once instead of twice: float32 results agree within atol 1e-5.
+#include <gtest/gtest.h>
+
+#include "support/rewrite_helpers.hpp"
+#include "xexp/patterns/registry.hpp"
+
+using namespace xexp;
+using namespace xexp::ir;
+using test::node;
+using test::op_types;
+using test::run_rules;
+using Ops = std::vector<std::string>;
+
+static Tensor ramp(std::vector<int64_t> dims) {
+  std::vector<float> v;
+  for (int64_t k = 0; k < dims_element_count(dims); ++k) v.push_back(0.1f * static_cast<float>(k % 7) - 0.3f);
+  return Tensor::from<float>(std::move(dims), v);
+}
+static Attribute perm(std::vector<int64_t> p) { return Attribute::make_ints("perm", std::move(p)); }
+
+// ---- GemmTranspose --------------------------------------------------------------------------------
+static Model gemm(bool constant_weight, int64_t trans_b) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId a = g.add_input("A", ElemType::Float, Shape{4, 3});
+  const std::vector<int64_t> dims = trans_b ? std::vector<int64_t>{5, 3} : std::vector<int64_t>{3, 5};
+  ValueId w = constant_weight ? g.add_initializer("W", ramp(dims)) : g.add_input("W", ElemType::Float, make_shape(dims));
+  ValueId c = g.add_initializer("C", ramp({5}));
+  g.add_output(node(g, "Gemm", {a, w, c}, {Attribute::make_int("transB", trans_b), Attribute::make_float("alpha", 0.5f)}));
+  return m;
+}
+
+TEST(PatternGemmTranspose, ConstantWeightIsTransposed) {
+  Model m = gemm(true, 0);
+  run_rules(m, "GemmTranspose");
+  ASSERT_EQ(op_types(*m.graph), (Ops{"Transpose", "Gemm"}));
+  const Node& n = m.graph->node(m.graph->last_node());
+  EXPECT_EQ(n.attribute(Symbol("transB"))->i, 1);
+  EXPECT_EQ(n.attribute(Symbol("alpha"))->f, 0.5f);
+}
+
+TEST(PatternGemmTranspose, NotForAVariableWeightOrTransB) {
+  Model v = gemm(false, 0);
+  run_rules(v, "GemmTranspose");
+  EXPECT_EQ(op_types(*v.graph), (Ops{"Gemm"}));
+  Model t = gemm(true, 1);
+  run_rules(t, "GemmTranspose");
+  EXPECT_EQ(op_types(*t.graph), (Ops{"Gemm"}));
+}
+
+TEST(PatternGemmTranspose, SameNumbers) { test::expect_same_outputs([] { return gemm(true, 0); }, "GemmTranspose"); }
+
+// ---- TransposeMatMul ------------------------------------------------------------------------------
+// A (or its transpose when `left`) is (..., M, 3); B (or its transpose when `right`) is (3, 5).
+static Model transposed_matmul(bool left, bool right, Shape a_shape = {3, 4}) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId a = g.add_input("A", ElemType::Float, a_shape);
+  ValueId b = g.add_input("B", ElemType::Float, right ? Shape{5, 3} : Shape{3, 5});
+  std::vector<int64_t> p(a_shape.size());
+  for (std::size_t k = 0; k < p.size(); ++k) p[k] = static_cast<int64_t>(k);
+  std::swap(p[p.size() - 1], p[p.size() - 2]);
+  ValueId ta = left ? node(g, "Transpose", {a}, {perm(p)}) : a;
+  ValueId tb = right ? node(g, "Transpose", {b}, {perm({1, 0})}) : b;
+  g.add_output(node(g, "MatMul", {ta, tb}));
+  return m;
+}
+
+TEST(PatternTransposeMatMul, BothTransposesGoIntoGemm) {
+  Model m = transposed_matmul(true, true);
+  run_rules(m, "TransposeMatMul");
+  ASSERT_EQ(op_types(*m.graph), (Ops{"Gemm"}));
+  const Node& n = m.graph->node(m.graph->first_node());
+  EXPECT_EQ(n.attribute(Symbol("transA"))->i, 1);
+  EXPECT_EQ(n.attribute(Symbol("transB"))->i, 1);
+}
+
+TEST(PatternTransposeMatMul, NotAboveTwoDimensions) {
+  Model m = transposed_matmul(true, false, {2, 3, 4});
+  run_rules(m, "TransposeMatMul");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Transpose", "MatMul"}));
+}
+
+TEST(PatternTransposeMatMul, SameNumbers) {
+  test::expect_same_outputs([] { return transposed_matmul(true, true); }, "TransposeMatMul");
+}
+
+// ---- FusedMatMul ----------------------------------------------------------------------------------
+static Model attention_scores(const std::string& scale_op, bool scalar_scale) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId q = g.add_input("Q", ElemType::Float, Shape{2, 3, 4});
+  ValueId k = g.add_input("K", ElemType::Float, Shape{2, 3, 4});
+  ValueId s = g.add_initializer("S", scalar_scale ? Tensor::scalar<float>(2.f) : ramp({3}));
+  ValueId scores = node(g, "MatMul", {q, node(g, "Transpose", {k}, {perm({0, 2, 1})})});
+  g.add_output(node(g, scale_op, {scores, s}));
+  return m;
+}
+
+TEST(PatternFusedMatMul, TransposeAndScaleAreAbsorbed) {
+  Model m = attention_scores("Div", true);
+  run_rules(m, "onnxruntime");
+  ASSERT_EQ(op_types(*m.graph), (Ops{"com.microsoft.FusedMatMul"}));
+  const Node& n = m.graph->node(m.graph->first_node());
+  EXPECT_EQ(n.attribute(Symbol("transB"))->i, 1);
+  EXPECT_EQ(n.attribute(Symbol("alpha"))->f, 0.5f);
+  EXPECT_EQ(m.opset("com.microsoft"), 1);
+}
+
+TEST(PatternFusedMatMul, NotForANonScalarScaleOrTwoDimensions) {
+  Model m = attention_scores("Mul", false);
+  run_rules(m, "onnxruntime");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"com.microsoft.FusedMatMul", "Mul"}));
+  Model two = transposed_matmul(false, true, {4, 3});
+  run_rules(two, "FusedMatMul");
+  EXPECT_EQ(op_types(*two.graph), (Ops{"Transpose", "MatMul"}));
+}
+
+TEST(PatternFusedMatMul, NotWhenThePermIsNotTheLastTwoAxes) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId q = g.add_input("Q", ElemType::Float, Shape{3, 2, 4});
+  ValueId k = g.add_input("K", ElemType::Float, Shape{2, 3, 4});
+  g.add_output(node(g, "MatMul", {node(g, "Transpose", {q}, {perm({1, 0, 2})}), node(g, "Transpose", {k}, {perm({0, 2, 1})})}));
+  run_rules(m, "FusedMatMul");
+  EXPECT_EQ(op_types(g), (Ops{"Transpose", "com.microsoft.FusedMatMul"}));
+}
+
+TEST(PatternFusedMatMul, SameNumbers) {
+  test::expect_same_outputs([] { return attention_scores("Div", true); }, "onnxruntime");
+  test::expect_same_outputs([] { return attention_scores("Mul", true); }, "onnxruntime");
+}
+
+// ---- the whole default+onnxruntime set on a linear layer of rank 3 -------------------------------
+TEST(PatternSets, LinearLayerOfRankThree) {
+  auto make = [] {
+    Model m = test::model_with_opset(18);
+    Graph& g = *m.graph;
+    ValueId x = g.add_input("X", ElemType::Float, Shape{2, 4, 3});
+    ValueId w = g.add_initializer("W", ramp({3, 5}));
+    ValueId b = g.add_initializer("B", ramp({5}));
+    g.add_output(node(g, "Add", {node(g, "MatMul", {x, w}), b}));
+    return m;
+  };
+  Model m = test::expect_same_outputs(make, "default+onnxruntime");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Reshape", "Transpose", "Gemm", "Reshape"}));
+}

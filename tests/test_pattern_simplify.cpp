@@ -1,0 +1,238 @@
+// The local clean-ups: CastCast, Identity, Reshape, Expand, ReshapeReshape, UnsqueezeUnsqueeze,
+// SqueezeUnsqueeze, SliceSlice. Positive (exact op sequence), negatives, same numbers (atol 1e-5; none of
+// these changes the arithmetic).
+#include <gtest/gtest.h>
+
+#include "support/rewrite_helpers.hpp"
+#include "xexp/patterns/registry.hpp"
+
+using namespace xexp;
+using namespace xexp::ir;
+using test::int64_initializer;
+using test::node;
+using test::op_types;
+using test::run_rules;
+using Ops = std::vector<std::string>;
+
+static Attribute to(ElemType t) { return Attribute::make_int("to", static_cast<int64_t>(t)); }
+static Attribute axes(std::vector<int64_t> a) { return Attribute::make_ints("axes", std::move(a)); }
+
+// ---- CastCast -------------------------------------------------------------------------------------
+static Model cast_cast(ElemType in, ElemType mid, ElemType out) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", in, Shape{2, 3});
+  g.add_output(node(g, "Cast", {node(g, "Cast", {x}, {to(mid)})}, {to(out)}));
+  return m;
+}
+
+TEST(PatternCastCast, RoundTripThroughAWiderFloatDisappears) {
+  Model m = cast_cast(ElemType::Float16, ElemType::Float, ElemType::Float16);
+  run_rules(m, "CastCast");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Identity"}));  // the graph output keeps its name
+}
+
+TEST(PatternCastCast, SameSecondTypeIsOneCast) {
+  Model m = cast_cast(ElemType::Float, ElemType::Float16, ElemType::Float16);
+  run_rules(m, "CastCast");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Cast"}));
+}
+
+TEST(PatternCastCast, NotThroughANarrowerType) {
+  Model m = cast_cast(ElemType::Float, ElemType::Float16, ElemType::Float);
+  run_rules(m, "CastCast");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Cast", "Cast"}));
+}
+
+TEST(PatternCastCast, SameNumbers) {
+  test::expect_same_outputs([] { return cast_cast(ElemType::Float, ElemType::Double, ElemType::Int64); }, "CastCast");
+}
+
+// ---- Identity -------------------------------------------------------------------------------------
+static Model binary_with_constant(const std::string& op, Tensor c, bool constant_first = false) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3});
+  ValueId k = g.add_initializer("C", std::move(c));
+  g.add_output(node(g, "Relu", {node(g, op, constant_first ? std::vector<ValueId>{k, x} : std::vector<ValueId>{x, k})}));
+  return m;
+}
+
+TEST(PatternIdentity, NeutralConstantsDisappear) {
+  struct Case { std::string op; Tensor c; bool first; };
+  const std::vector<Case> cases = {{"Add", Tensor::scalar<float>(0), true},
+                                   {"Sub", Tensor::from<float>({3}, {0, 0, 0}), false},
+                                   {"Mul", Tensor::from<float>({1}, {1}), true},
+                                   {"Div", Tensor::scalar<float>(1), false}};
+  for (const Case& c : cases) {
+    Model m = binary_with_constant(c.op, c.c, c.first);
+    run_rules(m, "Identity");
+    EXPECT_EQ(op_types(*m.graph), (Ops{"Relu"})) << c.op;
+  }
+}
+
+TEST(PatternIdentity, NotWhenTheConstantIsNotNeutral) {
+  Model m = binary_with_constant("Mul", Tensor::scalar<float>(2));
+  run_rules(m, "Identity");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Mul", "Relu"}));
+}
+
+TEST(PatternIdentity, NotWhenBroadcastingChangesTheShape) {
+  Model m = binary_with_constant("Add", Tensor::from<float>({4, 1, 1}, std::vector<float>(4, 0.f)));
+  run_rules(m, "Identity");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Add", "Relu"}));
+}
+
+TEST(PatternIdentity, NotForZeroSubtractedFromAConstant) {
+  Model m = binary_with_constant("Sub", Tensor::scalar<float>(0), true);
+  run_rules(m, "Identity");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Sub", "Relu"}));
+}
+
+TEST(PatternIdentity, IdentityTranspose) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3});
+  g.add_output(node(g, "Relu", {node(g, "Transpose", {x}, {Attribute::make_ints("perm", {0, 1})})}));
+  run_rules(m, "Identity");
+  EXPECT_EQ(op_types(g), (Ops{"Relu"}));
+}
+
+// ---- Reshape, Expand ------------------------------------------------------------------------------
+static Model shaped(const std::string& op, std::vector<int64_t> target) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3});
+  g.add_output(node(g, "Relu", {node(g, op, {x, int64_initializer(g, "shape", std::move(target))})}));
+  return m;
+}
+
+TEST(PatternReshapeExpand, ToTheSameShapeDisappears) {
+  for (const char* op : {"Reshape", "Expand"}) {
+    Model m = shaped(op, {2, 3});
+    run_rules(m, op);
+    EXPECT_EQ(op_types(*m.graph), (Ops{"Relu"})) << op;
+  }
+}
+
+TEST(PatternReshapeExpand, NotToAnotherShape) {
+  Model r = shaped("Reshape", {3, 2});
+  run_rules(r, "Reshape");
+  EXPECT_EQ(op_types(*r.graph), (Ops{"Reshape", "Relu"}));
+  Model e = shaped("Expand", {4, 2, 3});
+  run_rules(e, "Expand");
+  EXPECT_EQ(op_types(*e.graph), (Ops{"Expand", "Relu"}));
+}
+
+// ---- ReshapeReshape -------------------------------------------------------------------------------
+static Model reshape_reshape(std::vector<int64_t> second) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3, 4});
+  ValueId r1 = node(g, "Reshape", {x, int64_initializer(g, "s1", {6, 4})});
+  g.add_output(node(g, "Reshape", {r1, int64_initializer(g, "s2", std::move(second))}));
+  return m;
+}
+
+TEST(PatternReshapeReshape, TwoBecomeOne) {
+  Model m = reshape_reshape({4, -1});
+  run_rules(m, "ReshapeReshape");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Reshape"}));
+}
+
+TEST(PatternReshapeReshape, NotWhenTheSecondCopiesADim) {
+  Model m = reshape_reshape({0, 2, 2});
+  run_rules(m, "ReshapeReshape");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Reshape", "Reshape"}));
+}
+
+TEST(PatternReshapeReshape, SameNumbers) {
+  test::expect_same_outputs([] { return reshape_reshape({4, -1}); }, "ReshapeReshape");
+}
+
+// ---- UnsqueezeUnsqueeze, SqueezeUnsqueeze (axes as attributes at 11, as inputs at 18) -------------
+static ValueId axes_node(Graph& g, const std::string& op, ValueId x, std::vector<int64_t> a, int64_t opset) {
+  if (opset >= 13) {
+    const std::string name = g.unique_value_name("axes");
+    return node(g, op, {x, int64_initializer(g, name, std::move(a))}, {}, "", opset);
+  }
+  return node(g, op, {x}, {axes(std::move(a))}, "", opset);
+}
+
+static Model unsqueeze_unsqueeze(int64_t opset, std::vector<int64_t> first, std::vector<int64_t> second) {
+  Model m = test::model_with_opset(opset);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3});
+  g.add_output(axes_node(g, "Unsqueeze", axes_node(g, "Unsqueeze", x, first, opset), second, opset));
+  return m;
+}
+
+TEST(PatternUnsqueezeUnsqueeze, MergedAxes) {
+  for (int64_t opset : {11, 18}) {
+    Model m = unsqueeze_unsqueeze(opset, {0, 2}, {1, -1});
+    const Shape expected = *m.graph->value(m.graph->outputs()[0]).shape;
+    run_rules(m, "UnsqueezeUnsqueeze");
+    ASSERT_EQ(op_types(*m.graph), (Ops{"Unsqueeze"}));
+    const Node& n = m.graph->node(m.graph->first_node());
+    if (opset < 13) EXPECT_EQ(n.attribute(Symbol("axes"))->ints, (std::vector<int64_t>{0, 1, 3, 5}));
+    else EXPECT_EQ(m.graph->value(n.inputs[1]).initializer->data<int64_t>()[3], 5);
+    EXPECT_EQ(expected, (Shape{1, 1, 2, 1, 3, 1}));
+  }
+}
+
+TEST(PatternUnsqueezeUnsqueeze, SameNumbers) {
+  test::expect_same_outputs([] { return unsqueeze_unsqueeze(18, {0, 2}, {1, -1}); }, "UnsqueezeUnsqueeze");
+  test::expect_same_outputs([] { return unsqueeze_unsqueeze(11, {-1}, {0}); }, "UnsqueezeUnsqueeze");
+}
+
+static Model squeeze_unsqueeze(bool squeeze_first, std::vector<int64_t> a, std::vector<int64_t> b) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, squeeze_first ? Shape{2, 1, 3} : Shape{2, 3});
+  const char* first = squeeze_first ? "Squeeze" : "Unsqueeze";
+  const char* second = squeeze_first ? "Unsqueeze" : "Squeeze";
+  g.add_output(node(g, "Relu", {axes_node(g, second, axes_node(g, first, x, a, 18), b, 18)}));
+  return m;
+}
+
+TEST(PatternSqueezeUnsqueeze, SameAxesGiveTheInputBack) {
+  Model a = squeeze_unsqueeze(true, {1}, {-2});
+  run_rules(a, "SqueezeUnsqueeze");
+  EXPECT_EQ(op_types(*a.graph), (Ops{"Relu"}));
+  Model b = squeeze_unsqueeze(false, {0}, {0});
+  run_rules(b, "SqueezeUnsqueeze");
+  EXPECT_EQ(op_types(*b.graph), (Ops{"Relu"}));
+}
+
+TEST(PatternSqueezeUnsqueeze, NotForOtherAxes) {
+  Model m = squeeze_unsqueeze(true, {1}, {0});
+  run_rules(m, "SqueezeUnsqueeze");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Squeeze", "Unsqueeze", "Relu"}));
+}
+
+// ---- SliceSlice -----------------------------------------------------------------------------------
+static Model slice_slice(std::vector<int64_t> axes1, std::vector<int64_t> axes2) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{4, 6, 8});
+  ValueId s1 = node(g, "Slice", {x, int64_initializer(g, "st1", {1}), int64_initializer(g, "en1", {3}),
+                                 int64_initializer(g, "ax1", std::move(axes1))});
+  ValueId s2 = node(g, "Slice", {s1, int64_initializer(g, "st2", {0}), int64_initializer(g, "en2", {4}),
+                                 int64_initializer(g, "ax2", std::move(axes2)), int64_initializer(g, "sp2", {2})});
+  g.add_output(s2);
+  return m;
+}
+
+TEST(PatternSliceSlice, DisjointAxesMerge) {
+  Model m = slice_slice({0}, {-1});
+  run_rules(m, "SliceSlice");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Slice"}));
+}
+
+TEST(PatternSliceSlice, NotOnTheSameAxis) {
+  Model m = slice_slice({2}, {-1});
+  run_rules(m, "SliceSlice");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Slice", "Slice"}));
+}
+
+TEST(PatternSliceSlice, SameNumbers) { test::expect_same_outputs([] { return slice_slice({1}, {2}); }, "SliceSlice"); }
