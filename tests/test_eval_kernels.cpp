@@ -65,6 +65,8 @@ TEST(EvalElementwise, UnaryAndActivations) {
   expect_near(run1("Gelu", {f32({1}, {1})}), {0.8413447f});
   expect_near(run1("Pow", {f32({2}, {2, 3}), f32({}, {2})}), {4, 9});
   expect_near(run1("Clip", {f32({3}, {-5, 0, 5}), f32({}, {-1}), f32({}, {1})}), {-1, 0, 1});
+  // Crossed bounds: min(max(x, lo), hi) gives hi everywhere.
+  expect_near(run1("Clip", {f32({3}, {-5, 0, 5}), f32({}, {1}), f32({}, {-1})}), {-1, -1, -1});
 }
 
 TEST(EvalElementwise, Float16IsComputedInFloatAndStaysFloat16) {

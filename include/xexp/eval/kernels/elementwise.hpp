@@ -166,7 +166,11 @@ inline std::vector<Tensor> clip_kernel(const KernelContext& c) {
     Tensor out(x.type(), x.dims());
     auto src = x.data<T>();
     auto dst = out.mutable_data<T>();
-    for (int64_t k = 0; k < x.size(); ++k) dst[k] = src[k] < lo ? lo : (src[k] > hi ? hi : src[k]);
+    // min(max(x, lo), hi), as ONNX defines it: crossed bounds (lo > hi) give hi.
+    for (int64_t k = 0; k < x.size(); ++k) {
+      const T raised = src[k] < lo ? lo : src[k];
+      dst[k] = raised > hi ? hi : raised;
+    }
     return std::vector<Tensor>{out};
   });
 }
