@@ -1,0 +1,227 @@
+// onnxruntime set, normalizations: SimplifiedLayerNormalization, SimplifiedLayerNormalizationMul,
+// SkipLayerNormalization, SkipSimplifiedLayerNormalization, SkipSimplifiedLayerNormalizationMul.
+// Positive (exact op sequence after), one negative per condition, and same outputs in xexp's evaluator
+// and ONNX Runtime. The fused kernels compute the same formulas (in float, like the float32
+// decompositions): results agree within atol 1e-5.
+#include <gtest/gtest.h>
+
+#include "support/rewrite_helpers.hpp"
+#include "xexp/patterns/ort/simplified_layer_normalization.hpp"
+#include "xexp/patterns/ort/simplified_layer_normalization_mul.hpp"
+#include "xexp/patterns/ort/skip_layer_normalization.hpp"
+#include "xexp/patterns/ort/skip_simplified_layer_normalization.hpp"
+#include "xexp/patterns/ort/skip_simplified_layer_normalization_mul.hpp"
+#include "xexp/rewrite/rule_set.hpp"
+
+using namespace xexp;
+using namespace xexp::ir;
+using test::node;
+using test::op_types;
+using test::run_rules;
+using Ops = std::vector<std::string>;
+
+// The rules are reachable by name before the lead adds them to the onnxruntime set.
+static const bool registered = [] {
+  for (const rewrite::RulePtr& r :
+       {patterns::simplified_layer_normalization_rule(), patterns::simplified_layer_normalization_mul_rule(),
+        patterns::skip_layer_normalization_rule(), patterns::skip_simplified_layer_normalization_rule(),
+        patterns::skip_simplified_layer_normalization_mul_rule()})
+    rewrite::Catalog::global().add_rule(r);
+  return true;
+}();
+
+static Tensor ramp(std::vector<int64_t> dims, float start = 0.5f) {
+  std::vector<float> v;
+  for (int64_t k = 0; k < dims_element_count(dims); ++k) v.push_back(start + 0.1f * static_cast<float>(k % 7));
+  return Tensor::from<float>(std::move(dims), v);
+}
+static const std::string kRmsRules = "SimplifiedLayerNormalization,SkipSimplifiedLayerNormalization";
+
+// ---- RMS normalization (Pow, ReduceMean, Add, Sqrt, Reciprocal or Div(1, .), Mul) ---------------------
+struct Rms {
+  std::vector<int64_t> axes = {-1};
+  int64_t keepdims = 1;
+  float pow = 2.f;
+  bool reciprocal = false;           // Reciprocal(Sqrt) instead of Div(1, Sqrt), as torch writes it
+  bool weight = false;               // then Mul by a constant weight
+  std::vector<int64_t> weight_dims = {8};
+  bool residual = false;             // normalizes X + Y, whose sum the next residual Add reads too
+  Shape skip_shape = {2, 3, 8};
+  Dim last = 8;
+  int64_t batch = 2, rows = 3;       // 8, 8: without keepdims, the mean (8, 8) still broadcasts
+};
+
+static Model rms(const Rms& c) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{c.batch, c.rows, c.last});
+  ValueId sum = ir::kNone;
+  if (c.residual) x = sum = node(g, "Add", {x, g.add_input("Y", ElemType::Float, c.skip_shape)});
+  ValueId mean = node(g, "ReduceMean", {node(g, "Pow", {x, g.add_initializer("two", Tensor::scalar<float>(c.pow))}),
+                                         test::int64_initializer(g, "axes", c.axes)},
+                      {Attribute::make_int("keepdims", c.keepdims)});
+  ValueId root = node(g, "Sqrt", {node(g, "Add", {mean, g.add_initializer("eps", Tensor::scalar<float>(1e-6f))})});
+  ValueId inv = c.reciprocal ? node(g, "Reciprocal", {root})
+                             : node(g, "Div", {g.add_initializer("one", Tensor::scalar<float>(1.f)), root});
+  ValueId y = node(g, "Mul", {x, inv});
+  if (c.weight) y = node(g, "Mul", {g.add_initializer("W", ramp(c.weight_dims)), y});
+  g.add_output(y);
+  if (c.residual) g.add_output(node(g, "Add", {sum, y}));
+  return m;
+}
+
+TEST(PatternSimplifiedLayerNormalization, ChainBecomesOneNode) {
+  for (bool reciprocal : {false, true}) {
+    Model m = rms({.reciprocal = reciprocal});
+    run_rules(m, "SimplifiedLayerNormalization");
+    ASSERT_EQ(op_types(*m.graph), (Ops{"SimplifiedLayerNormalization"})) << reciprocal;
+    const Node& n = m.graph->node(m.graph->first_node());
+    EXPECT_EQ(n.attribute(Symbol("axis"))->i, -1);
+    EXPECT_EQ(n.attribute(Symbol("epsilon"))->f, 1e-6f);
+    EXPECT_EQ(n.attribute(Symbol("stash_type"))->i, 1);
+  }
+}
+
+TEST(PatternSimplifiedLayerNormalization, DynamicLastDimensionGetsOnesFromTheShape) {
+  Model m = rms({.last = Dim::symbolic("hidden")});
+  run_rules(m, "SimplifiedLayerNormalization");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Shape", "Gather", "ConstantOfShape", "SimplifiedLayerNormalization"}));
+}
+
+TEST(PatternSimplifiedLayerNormalization, NotOverAnotherAxisOrWithoutKeepdims) {
+  Model axis = rms({.axes = {1}});
+  run_rules(axis, "SimplifiedLayerNormalization");
+  EXPECT_EQ(op_types(*axis.graph).size(), 6u);
+  Model dropped = rms({.keepdims = 0, .batch = 8, .rows = 8});
+  run_rules(dropped, "SimplifiedLayerNormalization");
+  EXPECT_EQ(op_types(*dropped.graph).size(), 6u);
+}
+
+TEST(PatternSimplifiedLayerNormalization, NotForAnotherPower) {
+  Model m = rms({.pow = 3.f});
+  run_rules(m, "SimplifiedLayerNormalization");
+  EXPECT_EQ(op_types(*m.graph).size(), 6u);
+}
+
+TEST(PatternSimplifiedLayerNormalization, SameNumbers) {
+  test::expect_same_outputs([] { return rms({}); }, "SimplifiedLayerNormalization");
+  test::expect_same_outputs([] { return rms({.reciprocal = true}); }, "SimplifiedLayerNormalization");
+}
+
+TEST(PatternSimplifiedLayerNormalizationMul, WeightGoesIntoTheScale) {
+  Model m = rms({.weight = true});
+  run_rules(m, "SimplifiedLayerNormalization,SimplifiedLayerNormalizationMul");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"SimplifiedLayerNormalization"}));
+}
+
+TEST(PatternSimplifiedLayerNormalizationMul, NotForAWeightOfAnotherShape) {
+  Model m = rms({.weight = true, .weight_dims = {1}});
+  run_rules(m, "SimplifiedLayerNormalization,SimplifiedLayerNormalizationMul");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"SimplifiedLayerNormalization", "Mul"}));
+}
+
+TEST(PatternSimplifiedLayerNormalizationMul, SameNumbers) {
+  test::expect_same_outputs([] { return rms({.weight = true}); },
+                            "SimplifiedLayerNormalization,SimplifiedLayerNormalizationMul");
+}
+
+TEST(PatternSkipSimplifiedLayerNormalization, ResidualAddIsAbsorbed) {
+  Model m = rms({.residual = true});
+  run_rules(m, kRmsRules);
+  ASSERT_EQ(op_types(*m.graph), (Ops{"com.microsoft.SkipSimplifiedLayerNormalization", "Add"}));
+  const Graph& g = *m.graph;
+  const Node& skip = g.node(g.first_node());
+  ASSERT_EQ(skip.outputs.size(), 4u);
+  EXPECT_EQ(skip.attribute(Symbol("epsilon"))->f, 1e-6f);
+  EXPECT_EQ(skip.attribute(Symbol("stash_type")), nullptr);
+  // The residual Add reads the sum output.
+  EXPECT_EQ(g.node(g.last_node()).inputs[0], skip.outputs[3]);
+}
+
+TEST(PatternSkipSimplifiedLayerNormalization, NotForABroadcastSkip) {
+  Model m = rms({.residual = true, .skip_shape = {3, 8}});
+  run_rules(m, kRmsRules);
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Add", "SimplifiedLayerNormalization", "Add"}));
+}
+
+TEST(PatternSkipSimplifiedLayerNormalization, SameNumbers) {
+  test::expect_same_outputs([] { return rms({.residual = true}); }, kRmsRules);
+}
+
+TEST(PatternSkipSimplifiedLayerNormalizationMul, WeightGoesIntoGamma) {
+  Model m = rms({.weight = true, .residual = true});
+  run_rules(m, kRmsRules + ",SkipSimplifiedLayerNormalizationMul");
+  ASSERT_EQ(op_types(*m.graph), (Ops{"com.microsoft.SkipSimplifiedLayerNormalization", "Add"}));
+  const Graph& g = *m.graph;
+  EXPECT_EQ(g.node(g.last_node()).inputs[0], g.node(g.first_node()).outputs[3]);
+}
+
+TEST(PatternSkipSimplifiedLayerNormalizationMul, NotWhenTheNormalizedOutputHasAnotherConsumer) {
+  Model m = rms({.residual = true});  // the normalized output is a graph output and feeds the residual Add
+  Graph& g = *m.graph;
+  g.add_output(node(g, "Mul", {g.outputs()[0], g.add_initializer("W", ramp({8}))}));
+  run_rules(m, kRmsRules + ",SkipSimplifiedLayerNormalizationMul");
+  EXPECT_EQ(op_types(g), (Ops{"com.microsoft.SkipSimplifiedLayerNormalization", "Add", "Mul"}));
+}
+
+TEST(PatternSkipSimplifiedLayerNormalizationMul, SameNumbers) {
+  test::expect_same_outputs([] { return rms({.weight = true, .residual = true}); },
+                            kRmsRules + ",SkipSimplifiedLayerNormalizationMul");
+}
+
+// ---- SkipLayerNormalization -----------------------------------------------------------------------
+struct Skip {
+  std::optional<int64_t> axis = std::nullopt;  // absent: the ONNX default -1
+  bool beta = true;
+  Shape x_shape = {2, 3, 8};
+  Shape skip_shape = {2, 3, 8};
+};
+
+static Model skip_layer_norm(const Skip& c) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId sum = node(g, "Add", {g.add_input("X", ElemType::Float, c.x_shape), g.add_input("Y", ElemType::Float, c.skip_shape)});
+  std::vector<ValueId> inputs = {sum, g.add_initializer("gamma", ramp({8}))};
+  if (c.beta) inputs.push_back(g.add_initializer("beta", ramp({8}, -0.3f)));
+  std::vector<Attribute> attributes;
+  if (c.axis) attributes.push_back(Attribute::make_int("axis", *c.axis));
+  ValueId y = node(g, "LayerNormalization", inputs, attributes);
+  g.add_output(y);
+  g.add_output(node(g, "Add", {sum, y}));
+  return m;
+}
+
+TEST(PatternSkipLayerNormalization, AddAndLayerNormalizationBecomeOneNode) {
+  for (std::optional<int64_t> axis : {std::optional<int64_t>{}, std::optional<int64_t>{-1}, std::optional<int64_t>{2}}) {
+    Model m = skip_layer_norm({.axis = axis});
+    run_rules(m, "SkipLayerNormalization");
+    ASSERT_EQ(op_types(*m.graph), (Ops{"com.microsoft.SkipLayerNormalization", "Add"}));
+    const Graph& g = *m.graph;
+    const Node& skip = g.node(g.first_node());
+    // LayerNormalization's default epsilon, written: SkipLayerNormalization's own default is 1e-12.
+    EXPECT_EQ(skip.attribute(Symbol("epsilon"))->f, 1e-5f);
+    EXPECT_EQ(g.node(g.last_node()).inputs[0], skip.outputs[3]);
+  }
+}
+
+TEST(PatternSkipLayerNormalization, NotOverAnotherAxis) {
+  Model m = skip_layer_norm({.axis = 1});
+  run_rules(m, "SkipLayerNormalization");
+  EXPECT_EQ(op_types(*m.graph), (Ops{"Add", "LayerNormalization", "Add"}));
+}
+
+TEST(PatternSkipLayerNormalization, NotForABroadcastSkipOrRankFour) {
+  Model broadcast = skip_layer_norm({.skip_shape = {1, 3, 8}});
+  run_rules(broadcast, "SkipLayerNormalization");
+  EXPECT_EQ(op_types(*broadcast.graph), (Ops{"Add", "LayerNormalization", "Add"}));
+  Model four = skip_layer_norm({.x_shape = {2, 2, 3, 8}, .skip_shape = {2, 2, 3, 8}});
+  run_rules(four, "SkipLayerNormalization");
+  EXPECT_EQ(op_types(*four.graph), (Ops{"Add", "LayerNormalization", "Add"}));
+}
+
+TEST(PatternSkipLayerNormalization, SameNumbers) {
+  test::expect_same_outputs([] { return skip_layer_norm({}); }, "SkipLayerNormalization");
+  test::expect_same_outputs([] { return skip_layer_norm({.beta = false}); }, "SkipLayerNormalization");
+  test::expect_same_outputs([] { return skip_layer_norm({.x_shape = {6, 8}, .skip_shape = {6, 8}}); },
+                            "SkipLayerNormalization");
+}
