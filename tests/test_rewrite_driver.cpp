@@ -53,7 +53,7 @@ static Model cast_matmul_add() {
 TEST(RewriteDriver, PriorityRisesOnlyWhenNothingMatched) {
   Model m = cast_matmul_add();
   std::ostringstream log;
-  auto stats = test::run_rules(m, "default", {.verbose = 1, .log = &log});
+  auto stats = test::run_rules(m, "Cast,MatMulAdd", {.verbose = 1, .log = &log});
   EXPECT_EQ(op_types(*m.graph), (Ops{"Gemm"}));
   const std::string text = log.str();
   const std::string prefix = "[GraphBuilderPatternOptimization.optimize] ";
