@@ -9,6 +9,9 @@
 //   node run_ort.js session MODEL [--level L] [--threads N] [--repeat R] [--save-optimized PATH]
 //       Only creates the session(s) and prints "session_ms <milliseconds>" (the fastest of R), i.e. ONNX
 //       Runtime's own load + optimization time; --save-optimized writes the model ORT optimized.
+//   node run_ort.js latency MODEL INPUTS.json [--level L] [--threads N] [--repeat R] [--warmup W]
+//       Creates one session, runs it W times (default 1) to warm up, then R times on the inputs and prints
+//       "run_ms <median wall milliseconds of one run>" and "cpu_ms <process CPU milliseconds per run>".
 //   node run_ort.js version
 //
 // L is one of disabled (default: tests check xexp's optimizations, not ORT's), basic, extended, all.
@@ -42,7 +45,7 @@ const TYPES = {
 const TYPE_NUMBERS = Object.fromEntries(Object.entries(TYPES).map(([k, v]) => [v[0], Number(k)]));
 
 function parseArgs(argv) {
-  const options = { level: 'disabled', threads: 0, repeat: 1, saveOptimized: '' };
+  const options = { level: 'disabled', threads: 0, repeat: 1, warmup: 1, saveOptimized: '' };
   const positional = [];
   for (let i = 0; i < argv.length; ++i) {
     const a = argv[i];
@@ -53,6 +56,7 @@ function parseArgs(argv) {
     if (a === '--level') options.level = next();
     else if (a === '--threads') options.threads = Number(next());
     else if (a === '--repeat') options.repeat = Number(next());
+    else if (a === '--warmup') options.warmup = Number(next());
     else if (a === '--save-optimized') options.saveOptimized = next();
     else if (a.startsWith('--')) fail(`unknown option ${a}`);
     else positional.push(a);
@@ -61,6 +65,7 @@ function parseArgs(argv) {
     fail(`--level must be disabled, basic, extended or all, not '${options.level}'`);
   if (!Number.isInteger(options.threads) || options.threads < 0) fail('--threads must be a non-negative integer');
   if (!Number.isInteger(options.repeat) || options.repeat < 1) fail('--repeat must be a positive integer');
+  if (!Number.isInteger(options.warmup) || options.warmup < 0) fail('--warmup must be a non-negative integer');
   return { options, positional };
 }
 
@@ -118,18 +123,26 @@ async function createSession(model, options) {
   }
 }
 
-async function run(model, inputsJson, outDir, options) {
+function readFeeds(inputsJson) {
   const manifest = readJson(inputsJson);
   if (!Array.isArray(manifest)) fail(`${inputsJson} must hold a JSON array`);
   const feeds = {};
   for (const entry of manifest) feeds[entry.name] = makeFeed(entry, path.dirname(inputsJson));
-  const session = await createSession(model, options);
-  let results;
+  return feeds;
+}
+
+async function runSession(session, model, feeds) {
   try {
-    results = await session.run(feeds);
+    return await session.run(feeds);
   } catch (e) {
     fail(`running ${model}: ${e.message}`);
   }
+}
+
+async function run(model, inputsJson, outDir, options) {
+  const feeds = readFeeds(inputsJson);
+  const session = await createSession(model, options);
+  const results = await runSession(session, model, feeds);
   fs.mkdirSync(outDir, { recursive: true });
   const lines = session.outputNames.map((name, k) => {
     const t = results[name];
@@ -159,14 +172,33 @@ async function sessionTime(model, options) {
   process.stdout.write(`session_ms ${best.toFixed(3)}\n`);
 }
 
+async function latency(model, inputsJson, options) {
+  const feeds = readFeeds(inputsJson);
+  const session = await createSession(model, options);
+  for (let w = 0; w < options.warmup; ++w) await runSession(session, model, feeds);
+  const times = [];
+  const cpuStart = process.cpuUsage();
+  for (let r = 0; r < options.repeat; ++r) {
+    const start = process.hrtime.bigint();
+    await runSession(session, model, feeds);
+    times.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  const cpu = process.cpuUsage(cpuStart);
+  times.sort((a, b) => a - b);
+  const median = times.length % 2 ? times[(times.length - 1) / 2] : (times[times.length / 2 - 1] + times[times.length / 2]) / 2;
+  process.stdout.write(`run_ms ${median.toFixed(4)}\ncpu_ms ${((cpu.user + cpu.system) / 1000 / options.repeat).toFixed(4)}\n`);
+}
+
 async function main() {
   const [mode, ...rest] = process.argv.slice(2);
   const { options, positional } = parseArgs(rest);
   if (mode === 'run' && positional.length === 3) return run(positional[0], positional[1], positional[2], options);
   if (mode === 'session' && positional.length === 1) return sessionTime(positional[0], options);
+  if (mode === 'latency' && positional.length === 2) return latency(positional[0], positional[1], options);
   if (mode === 'version' && positional.length === 0) return process.stdout.write(`${ort.env.versions.node}\n`);
   fail('usage: run_ort.js run MODEL INPUTS.json OUT_DIR [--level L] [--threads N]\n' +
        '       run_ort.js session MODEL [--level L] [--threads N] [--repeat R] [--save-optimized PATH]\n' +
+       '       run_ort.js latency MODEL INPUTS.json [--level L] [--threads N] [--repeat R] [--warmup W]\n' +
        '       run_ort.js version');
 }
 

@@ -29,7 +29,7 @@ struct InputArgs {
       } catch (const std::exception&) {
       }
       if (value < 0) throw Error("--dim expects name=size with a size >= 0, got '" + d + "'");
-      o.random_options.dims[d.substr(0, eq)] = value;
+      o.random_options.symbols[d.substr(0, eq)] = value;
     }
     return o;
   }

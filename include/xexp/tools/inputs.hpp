@@ -24,8 +24,8 @@ struct RandomInputOptions {
   uint64_t seed = 0;
   double float_low = -1.0, float_high = 1.0;  // floating inputs: uniform in [low, high)
   int64_t int_low = 0, int_high = 10;         // integer inputs (token ids, indices): uniform in [low, high)
-  std::map<std::string, int64_t> dims = {};   // values of symbolic dimensions, e.g. {"batch", 2}
-  // The size of a symbolic dimension missing from `dims` and of an unnamed dynamic one; none: an error.
+  std::map<std::string, int64_t> symbols = {};  // values of symbolic dimensions, e.g. {"batch", 2}
+  // The size of a symbolic dimension missing from `symbols` and of an unnamed dynamic one; none: an error.
   std::optional<int64_t> default_dim = std::nullopt;
 };
 
@@ -106,8 +106,8 @@ inline std::vector<int64_t> random_input_dims(const ir::Value& v, const RandomIn
       dims.push_back(d.value());
       continue;
     }
-    auto it = d.is_symbolic() ? options.dims.find(d.symbol().str()) : options.dims.end();
-    if (it != options.dims.end()) dims.push_back(it->second);
+    auto it = d.is_symbolic() ? options.symbols.find(d.symbol().str()) : options.symbols.end();
+    if (it != options.symbols.end()) dims.push_back(it->second);
     else if (options.default_dim) dims.push_back(*options.default_dim);
     else throw Error("no value for dimension '" + d.str() + "'", {.node = {}, .value = v.name});
   }
