@@ -30,7 +30,8 @@ class Dim {
     if (is_symbolic()) return symbol_.str();
     return "?";
   }
-  // Two dimensions known to be equal: the same size or the same symbol (unknown equals nothing).
+  // The same representation: the same size, the same symbol, or both unknown. Two unknown dimensions
+  // are not known to be equal: code deciding equality of sizes checks is_unknown() first.
   friend bool operator==(const Dim& a, const Dim& b) noexcept {
     return a.value_ == b.value_ && a.symbol_ == b.symbol_;
   }
