@@ -41,7 +41,7 @@ inline float scalar_value(const rewrite::ValueView& v) {
   return static_cast<float>(eval::element_as_double(*v.constant(), 0));
 }
 // Same dims and element type: a constant that can be multiplied into a scale of that shape.
-inline bool same_dims(const Tensor& a, const Tensor& b) { return a.dims() == b.dims() && a.type() == b.type(); }
+inline bool same_scale_shape(const Tensor& a, const Tensor& b) { return a.dims() == b.dims() && a.type() == b.type(); }
 inline Tensor product(const Tensor& a, const Tensor& b) {
   return eval::evaluate_op(Symbol("Mul"), {}, {a, b}, {}, 18, 1).at(0);
 }

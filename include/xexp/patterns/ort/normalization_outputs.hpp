@@ -26,13 +26,24 @@ inline std::vector<ir::ValueId> outputs_of(const ir::Graph& g, ir::ValueId first
   return g.node(g.value(first).producer).outputs;
 }
 
+// The driver collects an iteration's matches before applying any: an earlier replacement may have
+// moved the consumers of a value this match captured (a residual chain: the sum one fusion absorbs is
+// the input of the next) and removed its producer. Such a match declines; the next iteration finds it
+// again on the new values.
+inline bool all_alive(const ir::Graph& g, const std::vector<ir::ValueId>& values) {
+  for (ir::ValueId v : values)
+    if (v != ir::kNone && !g.value(v).alive) return false;
+  return true;
+}
+
 // com.microsoft Skip[Simplified]LayerNormalization(inputs) with outputs (Y, mean, inv_std_var,
 // input_skip_bias_sum); the consumers of `sum` (the Add the node absorbs) read input_skip_bias_sum.
 // The statistics are float over the leading axes (what ONNX Runtime returns); typed here because the
 // simplified form's sum is the 4th output, not the 3rd.
-inline ir::ValueId skip_normalization(rewrite::Rewriter& r, std::string_view op_type, std::vector<ir::ValueId> inputs,
-                                      float epsilon, ir::ValueId sum) {
+inline std::optional<ir::ValueId> skip_normalization(rewrite::Rewriter& r, std::string_view op_type,
+                                                     std::vector<ir::ValueId> inputs, float epsilon, ir::ValueId sum) {
   ir::Graph& g = r.graph();
+  if (!all_alive(g, inputs) || !all_alive(g, {sum})) return std::nullopt;
   const ir::ValueId y = r.node(Symbol(op_type), std::move(inputs), {ir::Attribute::make_float("epsilon", epsilon)},
                                Symbol("com.microsoft"), 4);
   const std::vector<ir::ValueId> outputs = outputs_of(g, y);
@@ -47,9 +58,10 @@ inline ir::ValueId skip_normalization(rewrite::Rewriter& r, std::string_view op_
 }
 
 // The node producing `v` again, with input `slot` replaced; its extra outputs' consumers follow.
-inline ir::ValueId rebuilt_with_input(rewrite::Rewriter& r, const rewrite::ValueView& v, std::size_t slot,
-                                      ir::ValueId input) {
+inline std::optional<ir::ValueId> rebuilt_with_input(rewrite::Rewriter& r, const rewrite::ValueView& v,
+                                                     std::size_t slot, ir::ValueId input) {
   ir::Graph& g = r.graph();
+  if (!v.value().alive || !all_alive(g, g.node(v.value().producer).inputs)) return std::nullopt;
   const ir::Node& n = g.node(v.value().producer);
   std::vector<ir::ValueId> inputs = n.inputs;
   inputs[slot] = input;

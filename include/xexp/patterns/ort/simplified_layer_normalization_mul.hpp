@@ -20,7 +20,7 @@ inline rewrite::RulePtr simplified_layer_normalization_mul_rule() {
   return rule("SimplifiedLayerNormalizationMul")
       .priority(1)
       .match(commutative(Mul(sln, m)))
-      .when(call("same_dims", detail::same_dims, m, scale))
+      .when(call("same_scale_shape", detail::same_scale_shape, m, scale))
       .to(op<"SimplifiedLayerNormalization">(x, fold(call("product", detail::product, scale, m)),
                                             attr<"axis"> = axis, attr<"epsilon"> = epsilon,
                                             attr<"stash_type"> = stash));

@@ -22,7 +22,7 @@ inline rewrite::RulePtr skip_simplified_layer_normalization_mul_rule() {
   return rule("SkipSimplifiedLayerNormalizationMul")
       .priority(1)
       .match(commutative(Mul(skip, m)))
-      .when(single_use(skip) && call("same_dims", detail::same_dims, m, gamma))
+      .when(single_use(skip) && call("same_scale_shape", detail::same_scale_shape, m, gamma))
       .to(replace_with("scaled_gamma", rescaled, skip, gamma, m));
 }
 
