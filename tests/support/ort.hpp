@@ -70,38 +70,50 @@ inline std::string ort_manifest_entry(const std::string& name, const Tensor& t, 
   return entry + "\"path\":" + json_quote(file) + "}";
 }
 
-// Runs `model_path` on `feeds`; returns the outputs in the model's output order. Throws xexp::Error
-// carrying ONNX Runtime's message when anything fails.
-inline NamedTensors run_onnxruntime(const std::string& model_path, const NamedTensors& feeds,
-                                    const OrtOptions& options = {}) {
-  TempDir dir;
+// Writes `feeds` into `dir` as run_ort.js reads them: dir/inputs.json and one raw file per tensor.
+inline std::string write_ort_feeds(const std::filesystem::path& dir, const NamedTensors& feeds) {
+  std::filesystem::create_directories(dir);
   std::string manifest = "[\n";
   for (std::size_t k = 0; k < feeds.size(); ++k) {
     const auto& [name, tensor] = feeds[k];
     const std::string file = "input_" + std::to_string(k) + ".bin";
     if (tensor.type() != ElemType::String) {
       auto bytes = tensor.bytes();
-      write_file(dir.path() / file, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+      write_file(dir / file, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
     }
     if (k) manifest += ",\n";
     manifest += ort_manifest_entry(name, tensor, file);
   }
-  write_file(dir.path() / "inputs.json", manifest + "\n]\n");
+  const auto path = dir / "inputs.json";
+  write_file(path, manifest + "\n]\n");
+  return path.string();
+}
+
+// The outputs run_ort.js wrote into `out_dir`, in the model's output order.
+inline NamedTensors read_ort_outputs(const std::filesystem::path& out_dir) {
+  NamedTensors outputs;
+  const Json manifest_out = parse_json(read_file(out_dir / "outputs.json"));
+  for (const Json& entry : manifest_out.array())
+    outputs.emplace_back(entry["name"].str(), read_ort_tensor(entry, out_dir));
+  return outputs;
+}
+
+// Runs `model_path` on `feeds`; returns the outputs in the model's output order. Throws xexp::Error
+// carrying ONNX Runtime's message when anything fails.
+inline NamedTensors run_onnxruntime(const std::string& model_path, const NamedTensors& feeds,
+                                    const OrtOptions& options = {}) {
+  TempDir dir;
+  const std::string inputs = write_ort_feeds(dir.path(), feeds);
   const auto out_dir = dir.path() / "outputs";
   const CommandResult result = run_command(ort_command(
-      "run " + shell_quote(model_path) + " " + shell_quote(dir / "inputs.json") + " " + shell_quote(out_dir.string()),
-      options));
+      "run " + shell_quote(model_path) + " " + shell_quote(inputs) + " " + shell_quote(out_dir.string()), options));
   if (result.exit_code != 0) {
     std::string message = result.err.empty() ? result.out : result.err;
     while (!message.empty() && message.back() == '\n') message.pop_back();
     throw Error("onnxruntime failed on " + model_path + " (exit code " + std::to_string(result.exit_code) +
                 "): " + message);
   }
-  NamedTensors outputs;
-  const Json manifest_out = parse_json(read_file(out_dir / "outputs.json"));
-  for (const Json& entry : manifest_out.array())
-    outputs.emplace_back(entry["name"].str(), read_ort_tensor(entry, out_dir));
-  return outputs;
+  return read_ort_outputs(out_dir);
 }
 
 }  // namespace xexp::testing
