@@ -5,6 +5,7 @@
 #include "cli_errors.hpp"
 #include "cmd_compare.hpp"
 #include "cmd_convert.hpp"
+#include "cmd_inline.hpp"
 #include "cmd_optimize.hpp"
 #include "cmd_patterns.hpp"
 #include "cmd_print.hpp"
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   xexp::cli::add_print_command(app);
   xexp::cli::add_convert_command(app);
   xexp::cli::add_optimize_command(app);
+  xexp::cli::add_inline_command(app);
   xexp::cli::add_patterns_command(app);
   xexp::cli::add_run_command(app);
   xexp::cli::add_compare_command(app);
