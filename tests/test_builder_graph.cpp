@@ -168,6 +168,57 @@ TEST(BuilderNodes, OutputsMustBeNewAndTypesChecked) {
   EXPECT_THROW(g.set_shape(u, Shape{S("n"), 5}), Error);
 }
 
+TEST(BuilderNodes, RejectedNodeIsRolledBack) {
+  GraphBuilder g;
+  g.make_tensor_input("X", ElemType::Float, Shape{2, 3});
+  g.make_tensor_input("Z", ElemType::Float, Shape{5});
+  auto scope = g.module("block", "Block");
+  std::string r = g.op.Relu("X");
+  const std::size_t nodes = g.graph().node_count(), values = g.graph().value_capacity();
+  try {
+    g.make_node("Add", {"X", "Z"}, {"Y"}, {}, "bad");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.node(), "bad");
+    // the dump shows the rejected node, as it was when inference failed
+    EXPECT_NE(e.dump().find("[GraphBuilder.make_node] bad [##:- ] Add:['X', 'Z']->['Y']"), std::string::npos) << e.dump();
+  }
+  EXPECT_EQ(g.graph().node_count(), nodes);
+  EXPECT_EQ(g.graph().node_capacity(), nodes);
+  EXPECT_EQ(g.graph().value_capacity(), values);
+  EXPECT_FALSE(g.has_name("Y"));
+  EXPECT_EQ(g.graph().value(g.value_id("X")).uses.size(), 1u);  // Relu only
+  EXPECT_TRUE(g.graph().value(g.value_id("Z")).uses.empty());
+  EXPECT_EQ(g.debug_dump().find("make_node] bad"), std::string::npos);
+  // names are free again: the same node with a valid input is accepted
+  EXPECT_EQ(g.make_node("Add", {"X", r}, {"Y"}, {}, "bad").name(), "Y");
+  const ir::NodeId added = g.graph().last_node();
+  EXPECT_EQ(g.graph().node(added).name, "bad");
+  EXPECT_EQ(g.module_stack(added), (ModuleStack{{"block", "Block"}}));
+  EXPECT_EQ(g.get_shape("Y"), (Shape{2, 3}));
+  // a taken output name: the outputs added before it are undone too
+  EXPECT_THROW(g.make_node("Split", {"X"}, {"S0", "Y"}, {{"axis", 0}}), Error);
+  EXPECT_FALSE(g.has_name("S0"));
+  EXPECT_EQ(g.graph().value_capacity(), values + 1);
+  std::size_t listed = 0;
+  for ([[maybe_unused]] ir::NodeId n : g.graph().nodes()) ++listed;
+  EXPECT_EQ(listed, g.graph().node_count());
+}
+
+TEST(BuilderNodes, GeneratedNamesStayUnique) {
+  GraphBuilder g;
+  g.make_tensor_input("X", ElemType::Float, Shape{2});
+  // user names that look like generated ones are skipped, never reused
+  g.make_node("Neg", {"X"}, {"_onx_neg02"}, {}, "Neg2");
+  std::vector<std::string> outs;
+  std::string y = "X";
+  for (int k = 0; k < 4; ++k) outs.push_back(y = g.make_node("Neg", {y}));
+  EXPECT_EQ(outs, (std::vector<std::string>{"_onx_neg0", "_onx_neg03", "_onx_neg04", "_onx_neg05"}));
+  std::vector<std::string> node_names;
+  for (ir::NodeId n : g.graph().nodes()) node_names.push_back(g.graph().node(n).name);
+  EXPECT_EQ(node_names, (std::vector<std::string>{"Neg2", "Neg", "Neg3", "Neg4", "Neg5"}));
+}
+
 TEST(BuilderCleanups, RemoveUnused) {
   GraphBuilder g;
   g.make_tensor_input("X", ElemType::Float, Shape{2});

@@ -116,7 +116,7 @@ TEST(InferShapeOps, ReshapeZeroAndMinusOne) {
   Fixture f;
   ValueId x = f.input("X", ElemType::Float, Shape{S("batch"), 4, 6});
   EXPECT_EQ(*f.shape(f.one("Reshape", {x, f.ints("s1", {0, -1})})), (Shape{S("batch"), 24}));
-  EXPECT_EQ(*f.shape(f.one("Reshape", {x, f.ints("s2", {-1, 6})})), (Shape{Dim(), 6}));  // 4*batch: no symbol for it
+  EXPECT_EQ(*f.shape(f.one("Reshape", {x, f.ints("s2", {-1, 6})})), (Shape{S("batch*4"), 6}));
   EXPECT_EQ(*f.shape(f.one("Reshape", {x, f.ints("s2b", {-1, 4, 6})})), (Shape{S("batch"), 4, 6}));
   EXPECT_EQ(*f.shape(f.one("Reshape", {x, f.ints("s3", {0, 2, 2, 6})})), (Shape{S("batch"), 2, 2, 6}));
   EXPECT_EQ(*f.shape(f.one("Reshape", {x, f.ints("s4", {0, 3, -1})})), (Shape{S("batch"), 3, 8}));
@@ -148,12 +148,50 @@ TEST(InferShapeOps, ShapeGatherConcatReshapeKeepsSymbols) {
   ValueId reshaped = f.one("Reshape", {x, target});
   EXPECT_EQ(*f.shape(reshaped), (Shape{S("batch"), S("seq"), 2, 8}));
   ValueId flat = f.one("Reshape", {x, f.one("Concat", {batch, f.ints("m1", {-1})}, {Attribute::make_int("axis", 0)})});
-  EXPECT_EQ(*f.shape(flat), (Shape{S("batch"), Dim()}));
+  EXPECT_EQ(*f.shape(flat), (Shape{S("batch"), S("seq*16")}));
   ValueId expanded = f.one("Expand", {f.input("B", ElemType::Float, Shape{1, 1, 16}), shape});
   EXPECT_EQ(*f.shape(expanded), (Shape{S("batch"), S("seq"), 16}));
   ValueId cos = f.one("ConstantOfShape", {f.one("Cast", {shape}, {Attribute::make_int("to", 7)})});
   EXPECT_EQ(*f.shape(cos), (Shape{S("batch"), S("seq"), 16}));
   EXPECT_EQ(f.type(cos), ElemType::Float);
+}
+
+TEST(InferShapeOps, SymbolicSumsAndProducts) {
+  Fixture f;
+  const Attribute axis0 = Attribute::make_int("axis", 0);
+  ValueId a = f.input("A", ElemType::Float, Shape{S("a"), 4});
+  ValueId b = f.input("B", ElemType::Float, Shape{S("b"), 4});
+  ValueId c = f.input("C", ElemType::Float, Shape{3, 4});
+  ValueId ab = f.one("Concat", {a, b}, {axis0});
+  EXPECT_EQ(*f.shape(ab), (Shape{S("a+b"), 4}));
+  EXPECT_EQ(*f.shape(f.one("Concat", {a, c, b, c}, {axis0})), (Shape{S("a+b+6"), 4}));
+  EXPECT_EQ(*f.shape(f.one("Concat", {c, c}, {axis0})), (Shape{6, 4}));
+  ValueId x = f.input("X", ElemType::Float, Shape{S("a"), S("b"), 4, 6});
+  EXPECT_EQ(*f.shape(f.one("Reshape", {x, f.ints("r1", {-1, 6})})), (Shape{S("a*b*4"), 6}));
+  EXPECT_EQ(*f.shape(f.one("Reshape", {x, f.ints("r2", {0, -1})})), (Shape{S("a"), S("b*24")}));
+  EXPECT_EQ(*f.shape(f.one("Reshape", {x, f.ints("r3", {0, 0, -1})})), (Shape{S("a"), S("b"), 24}));
+  EXPECT_EQ(*f.shape(f.one("Reshape", {x, f.ints("r4", {-1, 5})})), (Shape{Dim(), 5}));  // 5 does not divide 24
+  EXPECT_EQ(*f.shape(f.one("Flatten", {x}, {Attribute::make_int("axis", 2)})), (Shape{S("a*b"), 24}));
+  // a sum inside a product keeps its parentheses
+  EXPECT_EQ(*f.shape(f.one("Flatten", {ab}, {Attribute::make_int("axis", 2)})), (Shape{S("(a+b)*4"), 1}));
+  // a symbol bound to a size folds into the constant
+  f.state.constraints.bind(Symbol("b"), 2);
+  EXPECT_EQ(*f.shape(f.one("Concat", {a, b}, {axis0})), (Shape{S("a+2"), 4}));
+}
+
+TEST(InferConstraints, BindingSurvivesEquality) {
+  infer::ShapeConstraints c;
+  c.bind(Symbol("b"), 3);
+  c.add_equal(Symbol("b"), Symbol("a"));  // "a" becomes the representative and keeps b's size
+  EXPECT_EQ(c.representative(Symbol("b")), Symbol("a"));
+  EXPECT_EQ(c.value(Symbol("a")), 3);
+  EXPECT_EQ(c.canonical(S("b")), Dim(3));
+  EXPECT_THROW(c.bind(Symbol("a"), 4), Error);
+  c.add_equal(Symbol("c"), Symbol("d"));
+  c.bind(Symbol("d"), 5);
+  EXPECT_THROW(c.add_equal(Symbol("a"), Symbol("c")), Error);  // 3 and 5
+  EXPECT_EQ(c.canonical(S("c")), Dim(5));
+  EXPECT_EQ(c.canonical(S("e")), S("e"));
 }
 
 TEST(InferShapeOps, TransposeConcatSplitSliceGather) {

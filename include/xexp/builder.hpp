@@ -6,4 +6,5 @@
 #include "xexp/builder/module_scope.hpp"
 #include "xexp/builder/op_args.hpp"
 #include "xexp/builder/op_shortcuts.hpp"
+#include "xexp/builder/taken_names.hpp"
 #include "xexp/builder/demo_llm.hpp"

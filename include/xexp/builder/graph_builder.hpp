@@ -13,7 +13,6 @@
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -21,6 +20,7 @@
 #include "xexp/builder/module_scope.hpp"
 #include "xexp/builder/op_args.hpp"
 #include "xexp/builder/op_shortcuts.hpp"
+#include "xexp/builder/taken_names.hpp"
 #include "xexp/core/error.hpp"
 #include "xexp/core/shape.hpp"
 #include "xexp/core/tensor.hpp"
@@ -109,15 +109,18 @@ class GraphBuilder {
 
   // Creates a node. Every input must exist ("" for an omitted optional input), outputs are new names or
   // generated (_onx_<op type lowercase><index>, made unique). Types and shapes of the outputs are
-  // inferred at once.
+  // inferred at once; a node its checks or its inference reject leaves the graph as it was.
   Outputs make_node(std::string_view op_type, const std::vector<std::string>& inputs, OutputSpec outputs = 1,
                     const Attrs& attributes = {}, std::string name = {}, std::string domain = {}) {
+    // Built only when an error is raised: the hot path formats no text.
     auto where = [&] {
       std::string s = "inputs=" + names_repr(inputs) + ", outputs=" + names_repr(outputs.names);
       return s + ", name='" + name + "'";
     };
     if (!domain.empty() && !has_opset(domain))
       fail("domain '" + domain + "' of operator '" + std::string(op_type) + "' has no opset, call add_domain first");
+    ir::Graph& g = graph();
+    const Symbol op(op_type), dom(domain);
     std::vector<ir::ValueId> in_ids;
     in_ids.reserve(inputs.size());
     for (const std::string& i : inputs) {
@@ -125,43 +128,47 @@ class GraphBuilder {
         in_ids.push_back(ir::kNone);
         continue;
       }
-      auto id = graph().find(i);
-      if (!id || !graph().value(*id).alive)
+      auto id = g.find(i);
+      if (!id || !g.value(*id).alive)
         fail("Input '" + i + "' does not exist for operator '" + std::string(op_type) + "', " + where(), i);
       in_ids.push_back(*id);
-    }
-    std::vector<std::string> out_names = outputs.names;
-    if (out_names.empty()) {
-      std::string lower(op_type);
-      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
-      for (int k = 0; k < outputs.count; ++k) out_names.push_back(unique_name("_onx_" + lower + std::to_string(k)));
-    }
-    std::vector<ir::ValueId> out_ids;
-    for (const std::string& o : out_names) {
-      if (o.empty()) {
-        out_ids.push_back(ir::kNone);
-        continue;
-      }
-      if (has_name(o)) fail("Output '" + o + "' already exists for operator '" + std::string(op_type) + "', " + where(), o);
-      out_ids.push_back(graph().add_value(o));
     }
     std::vector<ir::Attribute> attrs;
     attrs.reserve(attributes.size());
     for (const AttrArg& a : attributes) {
-      check_attribute(op_type, domain, a.attr.name.view(), where);
+      check_attribute(op, dom, a.attr.name.view(), where);
       attrs.push_back(a.attr);
     }
-    name = unique_node_name(name.empty() ? std::string(op_type) : name);
-    ir::NodeId n = graph().add_node(Symbol(op_type), std::move(in_ids), std::move(out_ids), std::move(attrs), name,
-                                    Symbol(domain));
+    const auto first_value = static_cast<ir::ValueId>(g.value_capacity());
+    std::vector<std::string> out_names = outputs.names;
+    std::vector<ir::ValueId> out_ids;
+    if (out_names.empty()) {
+      out_names.reserve(static_cast<std::size_t>(outputs.count));
+      out_ids.reserve(static_cast<std::size_t>(outputs.count));
+      for (int k = 0; k < outputs.count; ++k) out_ids.push_back(add_generated_output(op, k, out_names));
+    } else {
+      out_ids.reserve(out_names.size());
+      for (const std::string& o : out_names) {
+        const ir::ValueId id = o.empty() ? ir::kNone : g.try_add_value(o);
+        if (id == ir::kNone && !o.empty()) {
+          g.pop_values(first_value);
+          fail("Output '" + o + "' already exists for operator '" + std::string(op_type) + "', " + where(), o);
+        }
+        out_ids.push_back(id);
+      }
+    }
+    name = unique_node_name(name.empty() ? op_type : std::string_view(name));
+    const ir::NodeId n = g.add_node(op, std::move(in_ids), std::move(out_ids), std::move(attrs), name, dom);
     record_module(n);
     log_.push_back({Event::Node, n});
     try {
-      infer::infer_node(graph(), n, main_opset(), state_);
+      infer::infer_node(g, n, main_opset(), state_);
     } catch (const Error& e) {
-      throw Error(e.cause(), {.node = e.node(), .value = e.value()}, debug_dump());
+      std::string dump = debug_dump();  // with the rejected node, before it is rolled back
+      roll_back_node(first_value);
+      throw Error(e.cause(), {.node = e.node(), .value = e.value()}, std::move(dump));
     }
-    constant_cache_.clear();
+    if (!constant_cache_.empty()) constant_cache_.clear();
     return Outputs(std::move(out_names));
   }
 
@@ -169,8 +176,15 @@ class GraphBuilder {
   // initializers) and emits attributes that became inputs (axes, split) the way the opset wants.
   Outputs make_op(std::string_view op_type, std::string_view domain, std::vector<Arg> args, const Attrs& attrs,
                   const OpOptions& options) {
-    Attrs attributes = attrs;
-    if (domain.empty()) adapt_moved_attributes(op_type, args, attributes);
+    const bool adapt = domain.empty() && std::any_of(attributes_that_became_inputs().begin(),
+                                                     attributes_that_became_inputs().end(),
+                                                     [&](const AttributeBecameInput& m) { return m.op == op_type; });
+    Attrs adapted;
+    if (adapt) {
+      adapted = attrs;
+      adapt_moved_attributes(op_type, args, adapted);
+    }
+    const Attrs& attributes = adapt ? adapted : attrs;
     std::vector<std::string> inputs;
     inputs.reserve(args.size());
     for (const Arg& a : args) {
@@ -463,6 +477,7 @@ class GraphBuilder {
     uint32_t id;
   };
   static constexpr uint32_t kNoStack = ir::kNone;
+  using SuffixMap = std::unordered_map<std::string, int, StringHash, std::equal_to<>>;
 
   static ir::OpsetImport opset_import(std::string domain, int64_t version) {
     ir::OpsetImport o;
@@ -478,20 +493,65 @@ class GraphBuilder {
     throw Error(std::move(cause), {.node = std::move(node), .value = std::move(value_name)}, debug_dump());
   }
 
-  std::string unique_node_name(const std::string& base) {
-    std::string name = node_names_.count(base)
-                           ? next_free(base, node_suffix_, [this](const std::string& c) { return node_names_.count(c) > 0; })
-                           : base;
-    node_names_.insert(name);
-    return name;
+  // `base` when no node has it (again: a rolled back node frees its name), else base2, base3, ...
+  // whose counter says where to resume. Asking whether a name is free allocates nothing.
+  std::string unique_node_name(std::string_view base) {
+    if (node_names_.insert(base)) return std::string(base);
+    auto counter = node_suffix_.find(base);
+    if (counter == node_suffix_.end()) counter = node_suffix_.emplace(std::string(base), 2).first;
+    std::string candidate;
+    do {
+      candidate = base;
+      candidate += std::to_string(counter->second++);
+    } while (!node_names_.insert(candidate));
+    return candidate;
   }
   template <class Taken>
-  static std::string next_free(const std::string& base, std::unordered_map<std::string, int>& suffixes, Taken&& taken) {
+  static std::string next_free(const std::string& base, SuffixMap& suffixes, Taken&& taken) {
     int& k = suffixes.try_emplace(base, 2).first->second;
     std::string candidate;
     do candidate = base + std::to_string(k++);
     while (taken(candidate));
     return candidate;
+  }
+  // Adds output k of a node of type `op` under a generated name, _onx_<op lowercase><k> then with
+  // suffixes 2, 3, ..., appended to `names`. The base of each (op, k) is spelled once; trying a
+  // candidate and taking it is one lookup.
+  ir::ValueId add_generated_output(Symbol op, int k, std::vector<std::string>& names) {
+    auto [it, fresh] = generated_names_.try_emplace((uint64_t{op.id()} << 32) | static_cast<uint32_t>(k));
+    GeneratedName& gen = it->second;
+    ir::Graph& g = graph();
+    if (fresh) {
+      gen.base = "_onx_";
+      for (char ch : op.view()) gen.base += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      gen.base += std::to_string(k);
+      if (ir::ValueId id = g.try_add_value(gen.base); id != ir::kNone) {
+        names.push_back(gen.base);
+        return id;
+      }
+    }
+    std::string candidate;
+    for (;;) {
+      candidate = gen.base;
+      candidate += std::to_string(gen.next++);
+      if (ir::ValueId id = g.try_add_value(candidate); id != ir::kNone) {
+        names.push_back(std::move(candidate));
+        return id;
+      }
+    }
+  }
+  // Undoes the node make_node just added and its output values (from `first_value` on).
+  void roll_back_node(ir::ValueId first_value) {
+    ir::Graph& g = graph();
+    const auto n = static_cast<ir::NodeId>(g.node_capacity() - 1);
+    for (ir::ValueId out : g.node(n).outputs)
+      if (out != ir::kNone) state_.value_shapes.erase(out);
+    node_names_.erase(g.node(n).name);
+    g.pop_node();
+    g.pop_values(first_value);
+    log_.pop_back();
+    if (node_stack_.size() > n) node_stack_.resize(n);
+    constant_cache_.clear();
   }
 
   void record_module(ir::NodeId n) {
@@ -528,17 +588,24 @@ class GraphBuilder {
   // An attribute the op's schema does not declare is an error. libonnx 1.12 knows opsets up to 17 and
   // answers later ones with its last schema: attributes added from 18 on are let through.
   template <class Where>
-  void check_attribute(std::string_view op_type, std::string_view domain, std::string_view name, const Where& where) const {
+  void check_attribute(Symbol op, Symbol domain, std::string_view name, const Where& where) const {
     static constexpr std::string_view kAddedAfter17[] = {
         "num_outputs", "noop_with_empty_axes", "antialias", "axes", "keep_aspect_ratio_policy", "ceil_mode",
         "dilations", "saturate", "output_dtype", "block_size", "approximate", "round_mode", "precision"};
-    const int64_t opset = domain.empty() ? main_opset() : get_opset(domain);
-    const ::onnx::OpSchema* schema = find_schema(op_type, domain, opset);
+    const int64_t opset = domain.empty() ? main_opset() : get_opset(domain.view());
+    const ::onnx::OpSchema* schema = schema_of(op, domain, opset);
     if (!schema || schema->attributes().count(std::string(name))) return;
     if (opset > 17 && std::find(std::begin(kAddedAfter17), std::end(kAddedAfter17), name) != std::end(kAddedAfter17)) return;
-    fail("'" + std::string(name) + "' is not an attribute of operator '" + std::string(op_type) + "' (opset " +
+    fail("'" + std::string(name) + "' is not an attribute of operator '" + op.str() + "' (opset " +
              std::to_string(opset) + "), " + where(),
-         {}, std::string(op_type));
+         {}, op.str());
+  }
+  // The registry's lookup builds strings and walks nested maps: done once per (domain, op). A
+  // domain's opset never changes once declared (add_domain refuses another version).
+  const ::onnx::OpSchema* schema_of(Symbol op, Symbol domain, int64_t opset) const {
+    auto [it, fresh] = schemas_.try_emplace((uint64_t{domain.id()} << 32) | op.id(), nullptr);
+    if (fresh) it->second = find_schema(op.view(), domain.view(), opset);
+    return it->second;
   }
 
   // Attributes that became inputs (onnx/schema.hpp: axes, split, pads, ...): an int64 vector given as
@@ -660,8 +727,14 @@ class GraphBuilder {
   ir::Model model_;
   infer::InferState state_;
   std::unordered_map<std::string, std::string> dedup_;  // initializer_dedup_key -> name
-  std::unordered_set<std::string> node_names_;
-  std::unordered_map<std::string, int> name_suffix_, node_suffix_;  // next suffix to try per base
+  TakenNames node_names_;
+  SuffixMap name_suffix_, node_suffix_;  // next suffix to try per base
+  struct GeneratedName {
+    std::string base;  // _onx_add0
+    int next = 2;      // the next suffix to try
+  };
+  std::unordered_map<uint64_t, GeneratedName> generated_names_;  // (op symbol, output index) -> its names
+  mutable std::unordered_map<uint64_t, const ::onnx::OpSchema*> schemas_;  // (domain, op) -> schema
   std::vector<Symbol> dynamic_dims_;
   std::vector<Event> log_;
   mutable std::unordered_map<ir::ValueId, bool> constant_cache_;

@@ -13,7 +13,9 @@ namespace xexp::infer {
 // class representative; "a" with a static n > 1 yields n (a may still be 1, nothing is recorded);
 // unknown with a symbol or a static n > 1 yields that side (the only non-failing outcome at run time).
 inline Dim broadcast_dim(const Dim& a, const Dim& b, ShapeConstraints& constraints) {
-  const Dim x = constraints.canonical(a), y = constraints.canonical(b);
+  const Dim x = constraints.canonical(a);
+  if (a == b) return x;  // the common case: the same size or symbol on both sides
+  const Dim y = constraints.canonical(b);
   if (x.is_static() && x.value() == 1) return y;
   if (y.is_static() && y.value() == 1) return x;
   if (x.is_static() && y.is_static()) {

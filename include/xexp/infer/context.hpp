@@ -70,7 +70,12 @@ class InferContext {
   }
 
   // ---- attributes -------------------------------------------------------------------------------
-  const ir::Attribute* attr(std::string_view name) const { return node_.attribute(Symbol(name)); }
+  // Compared by text: interning `name` would take the symbol table's lock on every call.
+  const ir::Attribute* attr(std::string_view name) const {
+    for (const ir::Attribute& a : node_.attributes)
+      if (a.name.view() == name) return &a;
+    return nullptr;
+  }
   int64_t attr_int(std::string_view name, int64_t fallback) const {
     const ir::Attribute* a = attr(name);
     return a && a->type == ir::AttrType::Int ? a->i : fallback;

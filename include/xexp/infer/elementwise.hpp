@@ -16,12 +16,16 @@ inline void infer_identity(InferContext& c) {
 
 // Broadcast of every present input, or nothing when one shape is unknown.
 inline std::optional<Shape> broadcast_inputs(InferContext& c, std::size_t first = 0) {
+  const Shape* single = nullptr;  // the only shape seen so far, not copied until needed
   std::optional<Shape> out;
   for (std::size_t i = first; i < c.input_count(); ++i) {
     if (!c.has_input(i)) continue;
     if (!c.shape(i)) return std::nullopt;
-    out = out ? c.broadcast(*out, *c.shape(i)) : *c.shape(i);
+    if (out) out = c.broadcast(*out, *c.shape(i));
+    else if (single) out = c.broadcast(*single, *c.shape(i));
+    else single = &*c.shape(i);
   }
+  if (!out && single) out = *single;
   return out;
 }
 

@@ -2,11 +2,11 @@
 // ShapeConstraints: what broadcasting taught us about symbolic dimensions. Broadcasting "a" with "b"
 // only succeeds at run time when a == b (or one is 1, which exporters rule out), so the equality is
 // recorded instead of losing both names; "a" meeting a static 8 in an output already declared binds
-// a = 8. A small union-find keyed by symbol: classes are few, lookups are constant.
+// a = 8. A small union-find over symbol ids.
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -21,46 +21,43 @@ class ShapeConstraints {
   // The canonical symbol of a's class: the smallest name, so that results do not depend on the order
   // equalities were learned in.
   Symbol representative(Symbol a) const {
-    auto it = parent_.find(a);
-    while (it != parent_.end() && !(it->second == a)) {
-      a = it->second;
-      it = parent_.find(a);
-    }
+    while (a.id() < parent_.size() && !parent_[a.id()].empty()) a = parent_[a.id()];
     return a;
   }
   // Records a == b. Throws when their classes are bound to different static values.
   void add_equal(Symbol a, Symbol b) {
     Symbol ra = representative(a), rb = representative(b);
     if (ra == rb) return;
-    auto va = value(ra), vb = value(rb);
+    auto va = root_value(ra), vb = root_value(rb);
     if (va && vb && *va != *vb)
       throw Error("dimension '" + a.str() + "' = " + std::to_string(*va) + " cannot equal '" + b.str() +
                   "' = " + std::to_string(*vb));
+    const std::optional<int64_t> merged = va ? va : vb;
     if (rb.view() < ra.view()) std::swap(ra, rb);
-    parent_[rb] = ra;
-    parent_.try_emplace(ra, ra);
-    if (!va && vb) values_[ra] = *vb;
-    values_.erase(rb);
+    slot(parent_, rb, Symbol()) = ra;
+    if (rb.id() < values_.size()) values_[rb.id()] = kUnbound;
+    if (merged) slot(values_, ra, kUnbound) = *merged;
     equalities_.emplace_back(a, b);
   }
   // Records symbol == value. Throws when the class already has another value.
   void bind(Symbol a, int64_t v) {
     Symbol r = representative(a);
-    auto [it, inserted] = values_.try_emplace(r, v);
-    if (!inserted && it->second != v)
-      throw Error("dimension '" + a.str() + "' is " + std::to_string(it->second) + ", cannot also be " +
-                  std::to_string(v));
-    if (inserted) bindings_.emplace_back(a, v);
+    if (auto known = root_value(r)) {
+      if (*known != v)
+        throw Error("dimension '" + a.str() + "' is " + std::to_string(*known) + ", cannot also be " +
+                    std::to_string(v));
+      return;
+    }
+    slot(values_, r, kUnbound) = v;
+    bindings_.emplace_back(a, v);
   }
-  std::optional<int64_t> value(Symbol a) const {
-    auto it = values_.find(representative(a));
-    return it == values_.end() ? std::nullopt : std::optional<int64_t>(it->second);
-  }
+  std::optional<int64_t> value(Symbol a) const { return root_value(representative(a)); }
   // The most precise form of a dimension: its static value when bound, else its class representative.
   Dim canonical(const Dim& d) const {
     if (!d.is_symbolic()) return d;
-    if (auto v = value(d.symbol())) return Dim(*v);
-    return Dim(representative(d.symbol()));
+    const Symbol r = representative(d.symbol());
+    if (auto v = root_value(r)) return Dim(*v);
+    return Dim(r);
   }
   // True when both dimensions are known to be equal (same size, or symbols of one class).
   bool equal(const Dim& a, const Dim& b) const {
@@ -106,8 +103,21 @@ class ShapeConstraints {
   }
 
  private:
-  std::unordered_map<Symbol, Symbol> parent_;
-  std::unordered_map<Symbol, int64_t> values_;  // keyed by representative
+  // Flat tables indexed by symbol id (symbols are few and densely numbered): the hot path of every
+  // shape rule, canonical(), is two array reads.
+  static constexpr int64_t kUnbound = std::numeric_limits<int64_t>::min();
+  template <class T>
+  static T& slot(std::vector<T>& table, Symbol s, T fill) {
+    if (s.id() >= table.size()) table.resize(s.id() + 1, fill);
+    return table[s.id()];
+  }
+  std::optional<int64_t> root_value(Symbol root) const {
+    if (root.id() >= values_.size() || values_[root.id()] == kUnbound) return std::nullopt;
+    return values_[root.id()];
+  }
+
+  std::vector<Symbol> parent_;    // symbol id -> its parent in the union-find, empty for a root
+  std::vector<int64_t> values_;   // representative id -> bound size, kUnbound when none
   std::vector<std::pair<Symbol, Symbol>> equalities_;
   std::vector<std::pair<Symbol, int64_t>> bindings_;
 };

@@ -7,18 +7,69 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "xexp/infer/rule_table.hpp"
 
 namespace xexp::infer {
 
+// ---- symbolic arithmetic ---------------------------------------------------------------------------
+
+// Sums and products of dimensions, spelled as the original project spells them: "a+b" for Concat of
+// symbolic sizes, "a*b" for Reshape(-1) or Flatten merging symbolic axes. Static terms fold into one
+// trailing constant ("a+3", "a*b*6"); the text is the symbol, so two results built alike are equal.
+// An unknown operand makes the result unknown.
+inline Dim sum_dims(const std::vector<Dim>& dims) {
+  int64_t total = 0;
+  std::string expr;
+  for (const Dim& d : dims) {
+    if (d.is_unknown()) return {};
+    if (d.is_static()) {
+      total += d.value();
+      continue;
+    }
+    if (!expr.empty()) expr += '+';
+    expr += d.symbol().view();
+  }
+  if (expr.empty()) return Dim(total);
+  if (total != 0) expr += "+" + std::to_string(total);
+  return Dim::symbolic(expr);
+}
+
+inline Dim product_dims(Shape::const_iterator first, Shape::const_iterator last) {
+  int64_t p = 1;
+  std::string expr;
+  for (auto it = first; it != last; ++it) {
+    if (it->is_unknown()) return {};
+    if (it->is_static()) {
+      p *= it->value();
+      continue;
+    }
+    const std::string_view factor = it->symbol().view();
+    if (!expr.empty()) expr += '*';
+    if (factor.find('+') == std::string_view::npos) {
+      expr += factor;
+    } else {
+      expr += '(';
+      expr += factor;
+      expr += ')';
+    }
+  }
+  if (expr.empty() || p == 0) return Dim(p);
+  if (p != 1) expr += "*" + std::to_string(p);
+  return Dim::symbolic(expr);
+}
+
 // ---- Reshape ------------------------------------------------------------------------------------
 
 // The dimension -1 stands for: elements of `in` divided by elements of `known`. Static sizes divide,
-// symbols cancel; anything else is unknown.
+// symbols of `known` cancel those of `in`, the symbols left multiply ("a*b"); a symbol of `known` not
+// in `in`, or sizes that do not divide, give an unknown dimension.
 inline Dim missing_reshape_dim(const Shape& in, const Shape& known, const ShapeConstraints& constraints) {
   int64_t p_in = 1, p_out = 1;
-  std::vector<Dim> s_in;
+  Shape s_in;
   for (const Dim& d0 : in) {
     const Dim d = constraints.canonical(d0);
     if (d.is_unknown()) return {};
@@ -36,9 +87,9 @@ inline Dim missing_reshape_dim(const Shape& in, const Shape& known, const ShapeC
     if (it == s_in.end()) return {};
     s_in.erase(it);
   }
-  if (s_in.empty()) return p_out != 0 && p_in % p_out == 0 ? Dim(p_in / p_out) : Dim();
-  if (s_in.size() == 1 && p_in == p_out) return s_in[0];
-  return {};
+  if (p_out == 0 || p_in % p_out != 0) return {};
+  s_in.push_back(Dim(p_in / p_out));
+  return product_dims(s_in.begin(), s_in.end());
 }
 
 inline void infer_reshape(InferContext& c) {
@@ -94,30 +145,17 @@ inline void infer_transpose(InferContext& c) {
   c.set_output(0, c.type(0), out);
 }
 
-// Sum of dimensions: static when all are, the non-zero one when the others are 0, else unknown.
-inline Dim sum_dims(const std::vector<Dim>& dims) {
-  int64_t total = 0;
-  std::optional<Dim> non_static;
-  for (const Dim& d : dims) {
-    if (d.is_static()) total += d.value();
-    else if (non_static) return {};
-    else non_static = d;
-  }
-  if (!non_static) return Dim(total);
-  return total == 0 ? *non_static : Dim();
-}
-
 inline void infer_concat(InferContext& c) {
   const ElemType type = c.first_known_type();
   if (!c.shapes_known(0, c.input_count()) || c.input_count() == 0) return c.set_output(0, type);
   Shape out = *c.shape(0);
   const std::size_t axis = c.normalize_axis(c.attr_int("axis", 0), out.size());
-  std::vector<Dim> along{out[axis]};
+  std::vector<Dim> along{c.constraints().canonical(out[axis])};
   for (std::size_t i = 1; i < c.input_count(); ++i) {
     const Shape& s = *c.shape(i);
     if (s.size() != out.size()) c.fail("inputs of ranks " + std::to_string(out.size()) + " and " + std::to_string(s.size()));
     for (std::size_t k = 0; k < s.size(); ++k)
-      if (k == axis) along.push_back(s[k]);
+      if (k == axis) along.push_back(c.constraints().canonical(s[k]));
       else out[k] = c.unify(out[k], s[k]);
   }
   out[axis] = sum_dims(along);
@@ -310,19 +348,6 @@ inline void infer_expand(InferContext& c) {
   if (c.shape(0) && target && target->size() == 1 && target->at(0).is_static())
     return c.set_output_rank(0, c.type(0), std::max<std::size_t>(c.shape(0)->size(), static_cast<std::size_t>(target->at(0).value())));
   c.set_output(0, c.type(0));
-}
-
-// Product of dimensions: static when all are, the single symbol among 1s, else unknown.
-inline Dim product_dims(Shape::const_iterator first, Shape::const_iterator last) {
-  int64_t p = 1;
-  std::optional<Dim> symbol;
-  for (auto it = first; it != last; ++it) {
-    if (it->is_static()) p *= it->value();
-    else if (it->is_symbolic() && !symbol) symbol = *it;
-    else return {};
-  }
-  if (!symbol) return Dim(p);
-  return p == 1 ? *symbol : Dim();
 }
 
 inline void infer_flatten(InferContext& c) {

@@ -19,6 +19,7 @@
 
 #include "xexp/core/error.hpp"
 #include "xexp/core/shape.hpp"
+#include "xexp/core/string_hash.hpp"
 #include "xexp/core/symbol.hpp"
 #include "xexp/core/tensor.hpp"
 #include "xexp/ir/attribute.hpp"
@@ -89,10 +90,7 @@ struct Node {
   }
 };
 
-struct TransparentHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>()(s); }
-};
+using TransparentHash = StringHash;
 using NameMap = std::unordered_map<std::string, ValueId, TransparentHash, std::equal_to<>>;
 
 class Graph {
@@ -130,10 +128,16 @@ class Graph {
   // A new value with no producer yet; the name must be free in this graph.
   ValueId add_value(std::string value_name) {
     if (value_name.empty()) throw Error("a value needs a name");
+    ValueId id = try_add_value(value_name);
+    if (id == kNone) throw Error("the name is already used", {.node = {}, .value = std::move(value_name)});
+    return id;
+  }
+  // add_value for a name that may be taken: kNone when it is (one lookup, nothing thrown). The name
+  // must not be empty.
+  ValueId try_add_value(std::string_view value_name) {
     auto id = static_cast<ValueId>(values_.size());
-    auto [it, inserted] = by_name_.emplace(value_name, id);
-    if (!inserted) throw Error("the name is already used", {.node = {}, .value = value_name});
-    values_.emplace_back().name = std::move(value_name);
+    if (!by_name_.try_emplace(std::string(value_name), id).second) return kNone;
+    values_.emplace_back().name = value_name;
     return id;
   }
   ValueId add_input(std::string value_name, ElemType elem = ElemType::Undefined,
@@ -257,6 +261,37 @@ class Graph {
     unlink(id);
     n.alive = false;
     if (node_names_) node_names_->erase(n.name);
+  }
+
+  // Undo of the latest add_node (a builder rolling back a node its checks rejected): unlike
+  // remove_node, no tombstone stays and the node's id is given again by the next add_node.
+  void pop_node() {
+    if (nodes_.empty()) throw Error("pop_node on a graph without nodes");
+    const auto id = static_cast<NodeId>(nodes_.size() - 1);
+    Node& n = nodes_.back();
+    if (n.alive) {
+      for (ValueId in : n.inputs)
+        if (in != kNone) erase_use(in, id);
+      for (ValueId in : n.captured) erase_use(in, id);
+      for (ValueId out : n.outputs)
+        if (out != kNone) values_[out].producer = kNone;
+      unlink(id);
+      if (node_names_)
+        if (auto it = node_names_->find(n.name); it != node_names_->end()) node_names_->erase(it);
+    }
+    nodes_.pop_back();
+  }
+  // Undo of add_value for every value from id `first` on: they must be the latest values, read by
+  // no node and produced by none. Their names become free again.
+  void pop_values(ValueId first) {
+    while (values_.size() > first) {
+      Value& v = values_.back();
+      if (v.producer != kNone || !v.uses.empty() || v.is_graph_output() || v.is_input || v.is_initializer() ||
+          v.is_captured)
+        throw Error("pop_values: the value is still referenced", {.node = {}, .value = v.name});
+      by_name_.erase(v.name);
+      values_.pop_back();
+    }
   }
 
   void set_node_input(NodeId id, std::size_t slot, ValueId new_input) {
