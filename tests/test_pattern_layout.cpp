@@ -1,0 +1,245 @@
+// SqueezeAdd, SqueezeBinaryUnsqueeze, ReduceReshape, TransposeEqualReshape, SwapExpandReshape: the exact
+// op sequence after, one negative test per condition, and the same numbers before and after (xexp's
+// evaluator and ONNX Runtime, float32, atol 1e-5). None of these rewrites changes arithmetic.
+#include <gtest/gtest.h>
+
+#include "support/rewrite_helpers.hpp"
+#include "xexp/patterns/onnx/reduce_reshape.hpp"
+#include "xexp/patterns/onnx/squeeze_add.hpp"
+#include "xexp/patterns/onnx/squeeze_binary_unsqueeze.hpp"
+#include "xexp/patterns/onnx/swap_expand_reshape.hpp"
+#include "xexp/patterns/onnx/transpose_equal_reshape.hpp"
+
+using namespace xexp;
+using namespace xexp::ir;
+using test::int64_initializer;
+using test::node;
+using test::op_types;
+using test::run_rules;
+using OpSeq = std::vector<std::string>;
+
+static const bool registered = [] {
+  for (const rewrite::RulePtr& r :
+       {patterns::squeeze_add_rule(), patterns::squeeze_binary_unsqueeze_rule(), patterns::reduce_reshape_rule(),
+        patterns::transpose_equal_reshape_rule(), patterns::swap_expand_reshape_rule()})
+    rewrite::Catalog::global().add_rule(r);
+  return true;
+}();
+
+static const Node& output_producer(const Graph& g) { return g.node(g.value(g.outputs()[0]).producer); }
+static std::vector<int64_t> constant_input(const Graph& g, const Node& n, std::size_t slot) {
+  return eval::as_int64s(*rewrite::constant_tensor(g, n.inputs[slot]));
+}
+
+// ---- SqueezeAdd -----------------------------------------------------------------------------------
+static Model squeeze_add_model(Shape a_shape, Shape b_shape, std::vector<int64_t> axes) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId a = g.add_input("A", ElemType::Float, a_shape);
+  ValueId b = g.add_input("B", ElemType::Float, b_shape);
+  ValueId ax = int64_initializer(g, "axes", axes);
+  g.add_output(node(g, "Add", {node(g, "Squeeze", {a, ax}), node(g, "Squeeze", {b, ax})}));
+  return m;
+}
+
+TEST(PatternSqueezeAdd, OneSqueezeAfterTheAdd) {
+  Model m = squeeze_add_model({1, 1}, {1, 1}, {0, 1});
+  run_rules(m, "SqueezeAdd");
+  ASSERT_EQ(op_types(*m.graph), (OpSeq{"Add", "Squeeze"}));
+  EXPECT_EQ(m.graph->value(m.graph->outputs()[0]).shape, Shape{});
+}
+
+TEST(PatternSqueezeAdd, NotWhenTheInputShapesDiffer) {
+  Model m = squeeze_add_model({1, 1}, {1, 1, 1}, {0, 1});
+  run_rules(m, "SqueezeAdd");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Squeeze", "Squeeze", "Add"}));
+}
+
+TEST(PatternSqueezeAdd, NotWithMoreThanOneElement) {
+  Model m = squeeze_add_model({2, 1}, {2, 1}, {1});
+  run_rules(m, "SqueezeAdd");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Squeeze", "Squeeze", "Add"}));
+}
+
+TEST(PatternSqueezeAdd, SameNumbers) {
+  test::expect_same_outputs([] { return squeeze_add_model({1, 1}, {1, 1}, {0, 1}); }, "SqueezeAdd");
+}
+
+// ---- SqueezeBinaryUnsqueeze -----------------------------------------------------------------------
+struct SbuCase {
+  std::string op = "Sub";
+  bool squeezed_first = true;
+  Shape s_shape = {};
+  bool binary_used_twice = false;
+};
+static Model sbu_model(const SbuCase& c) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId d = g.add_input("D", ElemType::Float, Shape{1});
+  ValueId s = g.add_input("S", ElemType::Float, c.s_shape);
+  ValueId squeezed = node(g, "Squeeze", {d});
+  ValueId binary = node(g, c.op, c.squeezed_first ? std::vector<ValueId>{squeezed, s} : std::vector<ValueId>{s, squeezed});
+  g.add_output(node(g, "Unsqueeze", {binary, int64_initializer(g, "zero", {0})}));
+  if (c.binary_used_twice) g.add_output(binary);
+  return m;
+}
+
+TEST(PatternSqueezeBinaryUnsqueeze, TheShapeRoundTripDisappears) {
+  Model m = sbu_model({});
+  run_rules(m, "SqueezeBinaryUnsqueeze");
+  ASSERT_EQ(op_types(*m.graph), (OpSeq{"Unsqueeze", "Sub"}));
+  const Graph& g = *m.graph;
+  EXPECT_EQ(g.value(output_producer(g).inputs[0]).name, "D");
+  EXPECT_EQ(g.value(g.outputs()[0]).shape, (Shape{1}));
+}
+
+TEST(PatternSqueezeBinaryUnsqueeze, TheSqueezedOperandMayComeSecond) {
+  Model m = sbu_model({.op = "Div", .squeezed_first = false});
+  run_rules(m, "SqueezeBinaryUnsqueeze");
+  ASSERT_EQ(op_types(*m.graph), (OpSeq{"Unsqueeze", "Div"}));
+  EXPECT_EQ(m.graph->value(output_producer(*m.graph).inputs[1]).name, "D");
+}
+
+TEST(PatternSqueezeBinaryUnsqueeze, NotWhenTheOtherOperandIsNotRankZero) {
+  Model m = sbu_model({.s_shape = {1}});
+  run_rules(m, "SqueezeBinaryUnsqueeze");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Squeeze", "Sub", "Unsqueeze"}));
+}
+
+TEST(PatternSqueezeBinaryUnsqueeze, NotWhenTheBinaryResultIsUsedTwice) {
+  Model m = sbu_model({.binary_used_twice = true});
+  run_rules(m, "SqueezeBinaryUnsqueeze");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Squeeze", "Sub", "Unsqueeze"}));
+}
+
+TEST(PatternSqueezeBinaryUnsqueeze, SameNumbers) {
+  test::expect_same_outputs([] { return sbu_model({}); }, "SqueezeBinaryUnsqueeze");
+  test::expect_same_outputs([] { return sbu_model({.op = "Div", .squeezed_first = false}); }, "SqueezeBinaryUnsqueeze");
+}
+
+// ---- ReduceReshape --------------------------------------------------------------------------------
+struct ReduceCase {
+  int64_t keepdims = 1;
+  std::vector<int64_t> target = {2, 4};
+  bool reduce_used_twice = false;
+};
+static Model reduce_model(const ReduceCase& c) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3, 4});
+  ValueId reduced = node(g, "ReduceSum", {x, int64_initializer(g, "axes", {-2})},
+                         {Attribute::make_int("keepdims", c.keepdims)});
+  g.add_output(node(g, "Reshape", {reduced, int64_initializer(g, "shape", c.target)}));
+  if (c.reduce_used_twice) g.add_output(node(g, "Neg", {reduced}));
+  return m;
+}
+
+TEST(PatternReduceReshape, TheReductionDropsTheAxis) {
+  Model m = reduce_model({});
+  run_rules(m, "ReduceReshape");
+  ASSERT_EQ(op_types(*m.graph), (OpSeq{"ReduceSum"}));
+  EXPECT_EQ(output_producer(*m.graph).attribute(Symbol("keepdims"))->i, 0);
+  EXPECT_EQ(m.graph->value(m.graph->outputs()[0]).shape, (Shape{2, 4}));
+}
+
+TEST(PatternReduceReshape, NotWhenTheReshapeMergesAxes) {
+  Model m = reduce_model({.target = {8}});
+  run_rules(m, "ReduceReshape");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"ReduceSum", "Reshape"}));
+}
+
+TEST(PatternReduceReshape, NotWithoutKeepdims) {
+  Model m = reduce_model({.keepdims = 0, .target = {4, 2}});
+  run_rules(m, "ReduceReshape");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"ReduceSum", "Reshape"}));
+}
+
+TEST(PatternReduceReshape, NotWhenTheReductionIsUsedTwice) {
+  Model m = reduce_model({.reduce_used_twice = true});
+  run_rules(m, "ReduceReshape");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"ReduceSum", "Reshape", "Neg"}));
+}
+
+TEST(PatternReduceReshape, SameNumbers) { test::expect_same_outputs([] { return reduce_model({}); }, "ReduceReshape"); }
+
+// ---- TransposeEqualReshape ------------------------------------------------------------------------
+static Model transpose_model(Shape shape, std::vector<int64_t> perm) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, shape);
+  g.add_output(node(g, "Transpose", {x}, {Attribute::make_ints("perm", std::move(perm))}));
+  return m;
+}
+
+TEST(PatternTransposeEqualReshape, MovingOnlyOnesIsAReshape) {
+  Model m = transpose_model({2, 1, 4}, {1, 0, 2});
+  run_rules(m, "TransposeEqualReshape");
+  ASSERT_EQ(op_types(*m.graph), (OpSeq{"Reshape"}));
+  EXPECT_EQ(constant_input(*m.graph, output_producer(*m.graph), 1), (std::vector<int64_t>{1, 2, 0}));
+  Model symbolic = transpose_model({Dim::symbolic("a"), 1, 4}, {1, 0, 2});
+  run_rules(symbolic, "TransposeEqualReshape");
+  ASSERT_EQ(op_types(*symbolic.graph), (OpSeq{"Reshape"}));
+  EXPECT_EQ(constant_input(*symbolic.graph, output_producer(*symbolic.graph), 1), (std::vector<int64_t>{1, -1, 0}));
+}
+
+TEST(PatternTransposeEqualReshape, NotWhenTwoLargerDimensionsSwap) {
+  Model m = transpose_model({2, 3, 1}, {1, 0, 2});
+  run_rules(m, "TransposeEqualReshape");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Transpose"}));
+}
+
+TEST(PatternTransposeEqualReshape, NotWithTwoMovedSymbolicDimensions) {
+  Model m = transpose_model({Dim::symbolic("a"), Dim::symbolic("b"), 1}, {2, 0, 1});
+  run_rules(m, "TransposeEqualReshape");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Transpose"}));
+}
+
+TEST(PatternTransposeEqualReshape, SameNumbers) {
+  test::expect_same_outputs([] { return transpose_model({2, 1, 4}, {1, 0, 2}); }, "TransposeEqualReshape");
+}
+
+// ---- SwapExpandReshape ----------------------------------------------------------------------------
+struct ExpandCase {
+  std::vector<int64_t> expand = {3, 1, 1};
+  std::vector<int64_t> target = {0, 1, -1};
+  bool computed_shape = false;  // Concat(Gather(Shape(X), [0]), [1, 1]) instead of a constant
+};
+static Model expand_model(const ExpandCase& c) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId w = g.add_initializer("W", Tensor::from<float>({1, 4, 1}, {2.0f, 3.0f, 4.0f, 5.0f}));
+  ValueId shape = int64_initializer(g, "expand", c.expand);
+  if (c.computed_shape) {
+    ValueId x = g.add_input("X", ElemType::Float, Shape{3, 5});
+    ValueId first = node(g, "Gather", {node(g, "Shape", {x}), int64_initializer(g, "zero", {0})});
+    shape = node(g, "Concat", {first, int64_initializer(g, "ones", {1, 1})}, {Attribute::make_int("axis", 0)});
+  }
+  g.add_output(node(g, "Reshape", {node(g, "Expand", {w, shape}), int64_initializer(g, "target", c.target)}));
+  return m;
+}
+
+TEST(PatternSwapExpandReshape, TheConstantIsReshapedBeforeTheExpand) {
+  Model m = expand_model({});
+  run_rules(m, "SwapExpandReshape");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Reshape", "Expand"}));
+  Model computed = expand_model({.computed_shape = true});
+  run_rules(computed, "SwapExpandReshape");
+  EXPECT_EQ(op_types(*computed.graph), (OpSeq{"Shape", "Gather", "Concat", "Reshape", "Expand"}));
+}
+
+TEST(PatternSwapExpandReshape, NotWhenTheExpandRepeatsAnotherAxis) {
+  Model m = expand_model({.expand = {3, 4, 1}});
+  run_rules(m, "SwapExpandReshape");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Expand", "Reshape"}));
+}
+
+TEST(PatternSwapExpandReshape, NotWithAnotherTarget) {
+  Model m = expand_model({.target = {0, -1, 1}});
+  run_rules(m, "SwapExpandReshape");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Expand", "Reshape"}));
+}
+
+TEST(PatternSwapExpandReshape, SameNumbers) {
+  test::expect_same_outputs([] { return expand_model({}); }, "SwapExpandReshape");
+  test::expect_same_outputs([] { return expand_model({.computed_shape = true}); }, "SwapExpandReshape");
+}
