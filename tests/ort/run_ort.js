@@ -12,16 +12,28 @@
 //   node run_ort.js latency MODEL INPUTS.json [--level L] [--threads N] [--repeat R] [--warmup W]
 //       Creates one session, runs it W times (default 1) to warm up, then R times on the inputs and prints
 //       "run_ms <median wall milliseconds of one run>" and "cpu_ms <process CPU milliseconds per run>".
+//   node run_ort.js batch JOBS.json [--level L] [--threads N]
+//       JOBS.json: [{"model": "M.onnx", "inputs": "INPUTS.json", "out": "OUT_DIR"}, ...]: the same as
+//       `run` for each job in one process (no start-up cost per model). Prints one JSON line per job in
+//       order, {"job": K, "ok": true} or {"job": K, "error": "..."}, and goes on after a failing job.
 //   node run_ort.js version
 //
 // L is one of disabled (default: tests check xexp's optimizations, not ORT's), basic, extended, all.
-// Every failure prints one "run_ort: error: ..." line on stderr and exits with status 1.
+// Every failure prints one "run_ort: error: ..." line on stderr and exits with status 1 (in batch
+// mode, a failing job only gets its error line).
 'use strict';
 
 const fs = require('fs');
 const path = require('path');
 
+// Thrown by fail(): the message is the whole story (no stack).
+class RunError extends Error {}
+
 function fail(message) {
+  throw new RunError(message);
+}
+
+function die(message) {
   process.stderr.write(`run_ort: error: ${message}\n`);
   process.exit(1);
 }
@@ -30,7 +42,7 @@ let ort;
 try {
   ort = require('onnxruntime-node');
 } catch (e) {
-  fail(`cannot load onnxruntime-node (${e.message.split('\n')[0]}); ` +
+  die(`cannot load onnxruntime-node (${e.message.split('\n')[0]}); ` +
        `run 'npm install --ignore-scripts' in ${__dirname} (scripts/install_deps.sh does it)`);
 }
 
@@ -158,6 +170,28 @@ async function run(model, inputsJson, outDir, options) {
     return JSON.stringify(entry);
   });
   fs.writeFileSync(path.join(outDir, 'outputs.json'), `[\n${lines.join(',\n')}\n]\n`);
+  await session.release();
+}
+
+function errorMessage(e) {
+  if (e instanceof RunError) return e.message;
+  return e && e.stack ? e.stack.split('\n')[0] : String(e);
+}
+
+async function batch(jobsJson, options) {
+  const jobs = readJson(jobsJson);
+  if (!Array.isArray(jobs)) fail(`${jobsJson} must hold a JSON array`);
+  for (let k = 0; k < jobs.length; ++k) {
+    const job = jobs[k];
+    let line;
+    try {
+      await run(job.model, job.inputs, job.out, options);
+      line = { job: k, ok: true };
+    } catch (e) {
+      line = { job: k, error: errorMessage(e).replace(/\n/g, ' ') };
+    }
+    process.stdout.write(`${JSON.stringify(line)}\n`);
+  }
 }
 
 async function sessionTime(model, options) {
@@ -193,13 +227,15 @@ async function main() {
   const [mode, ...rest] = process.argv.slice(2);
   const { options, positional } = parseArgs(rest);
   if (mode === 'run' && positional.length === 3) return run(positional[0], positional[1], positional[2], options);
+  if (mode === 'batch' && positional.length === 1) return batch(positional[0], options);
   if (mode === 'session' && positional.length === 1) return sessionTime(positional[0], options);
   if (mode === 'latency' && positional.length === 2) return latency(positional[0], positional[1], options);
   if (mode === 'version' && positional.length === 0) return process.stdout.write(`${ort.env.versions.node}\n`);
   fail('usage: run_ort.js run MODEL INPUTS.json OUT_DIR [--level L] [--threads N]\n' +
+       '       run_ort.js batch JOBS.json [--level L] [--threads N]\n' +
        '       run_ort.js session MODEL [--level L] [--threads N] [--repeat R] [--save-optimized PATH]\n' +
        '       run_ort.js latency MODEL INPUTS.json [--level L] [--threads N] [--repeat R] [--warmup W]\n' +
        '       run_ort.js version');
 }
 
-main().catch((e) => fail(e && e.stack ? e.stack.split('\n')[0] : String(e)));
+main().catch((e) => die(errorMessage(e)));

@@ -116,4 +116,61 @@ inline NamedTensors run_onnxruntime(const std::string& model_path, const NamedTe
   return read_ort_outputs(out_dir);
 }
 
+struct OrtJob {
+  std::string model;
+  NamedTensors feeds;
+};
+
+struct OrtResult {
+  bool ok = false;
+  std::string error;     // ONNX Runtime's message when !ok
+  NamedTensors outputs;  // when ok
+};
+
+// Runs many models in as few node processes as possible (run_ort.js batch): a job that fails gets its
+// error and the others go on; a job that brings the whole runtime down is marked failed and a new
+// process takes the jobs after it.
+inline std::vector<OrtResult> run_onnxruntime_batch(const std::vector<OrtJob>& jobs, const OrtOptions& options = {}) {
+  TempDir dir;
+  std::vector<OrtResult> results(jobs.size());
+  for (std::size_t k = 0; k < jobs.size(); ++k) write_ort_feeds(dir.path() / std::to_string(k), jobs[k].feeds);
+  std::size_t next = 0;
+  while (next < jobs.size()) {
+    std::string manifest = "[\n";
+    for (std::size_t k = next; k < jobs.size(); ++k) {
+      const auto job_dir = dir.path() / std::to_string(k);
+      if (k > next) manifest += ",\n";
+      manifest += "{\"model\":" + json_quote(jobs[k].model) + ",\"inputs\":" + json_quote((job_dir / "inputs.json").string()) +
+                  ",\"out\":" + json_quote((job_dir / "outputs").string()) + "}";
+    }
+    write_file(dir.path() / "jobs.json", manifest + "\n]\n");
+    const CommandResult r = run_command(ort_command("batch " + shell_quote(dir / "jobs.json"), options));
+    std::size_t done = next;
+    std::size_t start = 0;
+    while (start < r.out.size()) {
+      std::size_t end = r.out.find('\n', start);
+      if (end == std::string::npos) break;  // a line cut short by a crash
+      const std::string_view text = std::string_view(r.out).substr(start, end - start);
+      start = end + 1;
+      if (!text.starts_with("{\"job\":")) continue;  // anything else the runtime printed
+      const Json line = parse_json(text);
+      const std::size_t k = next + static_cast<std::size_t>(line["job"].number());
+      if (line.has("error")) results[k].error = line["error"].str();
+      else results[k] = {true, {}, read_ort_outputs(dir.path() / std::to_string(k) / "outputs")};
+      done = k + 1;
+    }
+    if (done < jobs.size()) {
+      std::string message = r.err;
+      while (!message.empty() && message.back() == '\n') message.pop_back();
+      // The runner itself failed (not installed, bad manifest): no job can run, say so.
+      if (r.exit_code == 0 || (done == next && message.starts_with("run_ort: error:")))
+        throw Error("run_ort.js batch failed (exit code " + std::to_string(r.exit_code) + "): " + message);
+      results[done].error = "onnxruntime crashed (exit code " + std::to_string(r.exit_code) + "): " + message;
+      ++done;
+    }
+    next = done;
+  }
+  return results;
+}
+
 }  // namespace xexp::testing

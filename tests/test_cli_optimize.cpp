@@ -1,0 +1,206 @@
+// `xexp optimize` and `xexp patterns`, run as a user runs them (the built binary, XEXP_CLI): names of
+// graph inputs and outputs kept, statistics printed, one-line errors, and the optimized demo model gives
+// the same numbers as the demo model in ONNX Runtime.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "support/compare.hpp"
+#include "support/ort.hpp"
+#include "support/process.hpp"
+#include "support/random_inputs.hpp"
+#include "support/temp_dir.hpp"
+#include "xexp/onnx.hpp"
+#include "xexp/patterns.hpp"
+
+using namespace xexp;
+using namespace xexp::testing;
+
+namespace {
+
+const std::string kSeedLlm = std::string(XEXP_SHARED_DIR) + "/models/seed_llm.onnx";
+
+CommandResult xexp_cli(const std::string& args, const std::string& cwd = {}) {
+  return run_command(shell_quote(XEXP_CLI) + " " + args, cwd);
+}
+
+void expect_one_error_line(const CommandResult& r, const std::string& mentions) {
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(mentions), std::string::npos) << r.err;
+}
+
+std::vector<std::string> names(const ir::Graph& g, const std::vector<ir::ValueId>& ids) {
+  std::vector<std::string> out;
+  for (ir::ValueId id : ids) out.push_back(g.value(id).name);
+  return out;
+}
+
+std::size_t count_op(const ir::Model& model, std::string_view op) {
+  std::size_t n = 0;
+  for (ir::NodeId id : model.graph->nodes()) n += model.graph->node(id).op_type.view() == op;
+  return n;
+}
+
+}  // namespace
+
+TEST(CliOptimize, KeepsInputAndOutputNamesAndPrintsStatistics) {
+  TempDir dir;
+  const std::string out = dir / "optimized.onnx";
+  const CommandResult r = xexp_cli("optimize " + shell_quote(kSeedLlm) + " -o " + shell_quote(out) + " --stats");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const ir::Model before = load_model(kSeedLlm), after = load_model(out);
+  EXPECT_EQ(names(*after.graph, after.graph->inputs()), names(*before.graph, before.graph->inputs()));
+  EXPECT_EQ(names(*after.graph, after.graph->outputs()), names(*before.graph, before.graph->outputs()));
+  EXPECT_LT(after.graph->node_count(), before.graph->node_count());
+  // The summary line gives the node counts the saved file has; the table follows it.
+  const std::string counts = std::to_string(before.graph->node_count()) + " -> " +
+                             std::to_string(after.graph->node_count()) + " nodes";
+  EXPECT_NE(r.out.find("optimized: " + counts), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("matched"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("wrote " + out), std::string::npos) << r.out;
+}
+
+TEST(CliOptimize, WithoutStatsPrintsOnlyTheSummary) {
+  TempDir dir;
+  const CommandResult r = xexp_cli("optimize " + shell_quote(kSeedLlm) + " -o " + shell_quote(dir / "o.onnx"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("matched"), std::string::npos) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+}
+
+TEST(CliOptimize, ConstantFoldingCanBeTurnedOff) {
+  TempDir dir;
+  const std::string folded = dir / "folded.onnx", kept = dir / "kept.onnx";
+  ASSERT_EQ(xexp_cli("optimize " + shell_quote(kSeedLlm) + " -o " + shell_quote(folded) + " --patterns none").exit_code, 0);
+  const CommandResult r = xexp_cli("optimize " + shell_quote(kSeedLlm) + " -o " + shell_quote(kept) +
+                                   " --patterns none --no-constant-folding");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // seed_llm.onnx is the exporter's raw graph: the Linear weights go through Transpose nodes that fold
+  // away (the driver's clean-ups, Identity removal, run either way).
+  const std::size_t transposes = count_op(load_model(kSeedLlm), "Transpose");
+  ASSERT_GT(transposes, 0u);
+  EXPECT_EQ(count_op(load_model(kept), "Transpose"), transposes);
+  EXPECT_LT(count_op(load_model(folded), "Transpose"), transposes);
+  EXPECT_LT(load_model(folded).graph->node_count(), load_model(kept).graph->node_count());
+}
+
+TEST(CliOptimize, VerboseLogsTheIterations) {
+  TempDir dir;
+  const CommandResult r =
+      xexp_cli("optimize " + shell_quote(kSeedLlm) + " -o " + shell_quote(dir / "o.onnx") + " --verbose 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[GraphBuilderPatternOptimization.optimize] iteration 0"), std::string::npos) << r.out;
+}
+
+TEST(CliOptimize, BadPatternSpecIsOneErrorLineAndWritesNothing) {
+  TempDir dir;
+  const std::string out = dir / "o.onnx";
+  const CommandResult r =
+      xexp_cli("optimize " + shell_quote(kSeedLlm) + " -o " + shell_quote(out) + " --patterns default+NoSuchRule");
+  expect_one_error_line(r, "NoSuchRule");
+  EXPECT_FALSE(std::filesystem::exists(out));
+  expect_one_error_line(xexp_cli("optimize " + shell_quote(kSeedLlm) + " -o " + shell_quote(out) + " --patterns default++"),
+                        "empty name");
+  expect_one_error_line(xexp_cli("patterns default-NoSuchRule"), "NoSuchRule");
+}
+
+TEST(CliOptimize, MissingOrWrongArgumentsAreOneErrorLine) {
+  TempDir dir;
+  expect_one_error_line(xexp_cli("optimize " + shell_quote(kSeedLlm)), "-o");
+  expect_one_error_line(xexp_cli("optimize " + shell_quote(dir / "absent.onnx") + " -o " + shell_quote(dir / "o.onnx")),
+                        "absent.onnx");
+  expect_one_error_line(xexp_cli("optimize -o " + shell_quote(dir / "o.onnx"), dir.path().string()), "--output");
+  expect_one_error_line(xexp_cli("optimize " + shell_quote(kSeedLlm) + " -o " + shell_quote(kSeedLlm)), "input model");
+  expect_one_error_line(xexp_cli("optimize " + shell_quote(kSeedLlm) + " -o x --verbose many"), "--verbose");
+}
+
+TEST(CliOptimize, PatternsListsEveryRuleWithItsSetAndDescription) {
+  const CommandResult r = xexp_cli("patterns");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::size_t lines = 0;
+  for (const char* set : {"default", "onnxruntime"}) {
+    for (const rewrite::RulePtr& rule : rewrite::rules_from_string(set)) {
+      ++lines;
+      const std::string expected = "P" + std::to_string(rule->priority()) + "  " + rule->describe() + "\n";
+      const std::size_t at = r.out.find(expected);
+      ASSERT_NE(at, std::string::npos) << rule->name() << "\n" << r.out;
+      const std::size_t line_start = r.out.rfind('\n', at) + 1;  // npos + 1 == 0 on the first line
+      EXPECT_EQ(r.out.compare(line_start, std::string(set).size(), set), 0) << r.out.substr(line_start, at - line_start);
+    }
+  }
+  EXPECT_GE(std::count(r.out.begin(), r.out.end(), '\n'), static_cast<std::ptrdiff_t>(lines));
+  const CommandResult one = xexp_cli("patterns Cast");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out.rfind("Cast ", 0), 0u) << one.out;
+  EXPECT_TRUE(one.out.ends_with(" P0  " + rewrite::rules_from_string("Cast")[0]->describe() + "\n")) << one.out;
+  EXPECT_EQ(std::count(one.out.begin(), one.out.end(), '\n'), 1) << one.out;
+}
+
+// The main job, as `xexp optimize` without a model and as `xexp` alone.
+TEST(CliOptimize, MainJobOptimizedDemoGivesTheSameOutputsInOnnxRuntime) {
+  for (const char* args : {"optimize", ""}) {
+    SCOPED_TRACE(std::string("xexp ") + args);
+    TempDir dir;
+    const CommandResult r = xexp_cli(args, dir.path().string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("----- demo LLM optimized with default+onnxruntime"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("optimized: "), std::string::npos) << r.out;
+    const std::string original = dir / "xexp_demo.onnx", optimized = dir / "xexp_demo.optimized.onnx";
+    ASSERT_TRUE(std::filesystem::exists(original));
+    ASSERT_TRUE(std::filesystem::exists(optimized));
+    const ir::Model a = load_model(original), b = load_model(optimized);
+    EXPECT_LT(b.graph->node_count(), a.graph->node_count());
+    EXPECT_EQ(names(*b.graph, b.graph->outputs()), names(*a.graph, a.graph->outputs()));
+    const NamedTensors feeds = random_feeds(*a.graph, {.seed = 3, .int_high = 100});
+    expect_all_close(run_onnxruntime(optimized, feeds), run_onnxruntime(original, feeds), 1e-5, 1e-5);
+  }
+}
+
+// Seed 000's "ONNX with submodules": the demo exported with its modules as local functions, written
+// unoptimized (--patterns none) and optimized function by function; both, and the inlined model, give
+// the outputs of the plain demo in ONNX Runtime.
+TEST(CliOptimize, ModulesAsFunctionsKeepsTheFunctionsAndTheNumbers) {
+  TempDir plain_dir, none_dir, opt_dir;
+  ASSERT_EQ(xexp_cli("optimize --patterns none --no-constant-folding", plain_dir.path().string()).exit_code, 0);
+  const CommandResult none =
+      xexp_cli("optimize --modules-as-functions --patterns none --no-constant-folding", none_dir.path().string());
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  const CommandResult opt = xexp_cli("optimize --modules-as-functions", opt_dir.path().string());
+  ASSERT_EQ(opt.exit_code, 0) << opt.err;
+  EXPECT_NE(opt.out.find("with modules as local functions"), std::string::npos) << opt.out;
+
+  const std::string plain = plain_dir / "xexp_demo.onnx";
+  const std::string with_functions = none_dir / "xexp_demo.optimized.onnx";
+  const std::string optimized = opt_dir / "xexp_demo.optimized.onnx";
+  const std::string inlined = opt_dir / "inlined.onnx";
+  ASSERT_EQ(xexp_cli("inline " + shell_quote(optimized) + " -o " + shell_quote(inlined)).exit_code, 0);
+
+  const ir::Model f = load_model(with_functions), o = load_model(optimized), i = load_model(inlined);
+  std::vector<std::string> function_names;
+  for (const ir::Function& fn : f.functions) function_names.push_back(fn.name);
+  EXPECT_NE(std::find(function_names.begin(), function_names.end(), "__main__.AttentionBlock"), function_names.end());
+  EXPECT_EQ(o.functions.size(), f.functions.size());
+  EXPECT_TRUE(i.functions.empty());
+  std::size_t nodes_before = 0, nodes_after = 0;
+  for (const ir::Function& fn : f.functions) nodes_before += fn.body->node_count();
+  for (const ir::Function& fn : o.functions) nodes_after += fn.body->node_count();
+  EXPECT_LT(nodes_after, nodes_before) << "the optimizer works inside the functions";
+
+  const ir::Model reference = load_model(plain);
+  const NamedTensors feeds = random_feeds(*reference.graph, {.seed = 5, .int_high = 100});
+  const NamedTensors expected = run_onnxruntime(plain, feeds);
+  for (const std::string& path : {with_functions, optimized, inlined}) {
+    SCOPED_TRACE(path);
+    expect_all_close(run_onnxruntime(path, feeds), expected, 1e-5, 1e-5);
+  }
+}
+
+TEST(CliOptimize, ModulesAsFunctionsNeedsTheBuiltInModel) {
+  TempDir dir;
+  expect_one_error_line(
+      xexp_cli("optimize " + shell_quote(kSeedLlm) + " -o " + shell_quote(dir / "o.onnx") + " --modules-as-functions"),
+      "built-in");
+}
