@@ -1,0 +1,157 @@
+// ReshapeReshapeBinary, ExpandBroadcast, ShapeBasedExpandBroadcast: the exact op sequence after, one
+// negative test per condition, and the same numbers before and after (xexp's evaluator and ONNX Runtime,
+// float32, atol 1e-5). None of these rewrites changes arithmetic.
+#include <gtest/gtest.h>
+
+#include "support/rewrite_helpers.hpp"
+#include "xexp/patterns/onnx/reshape_reshape_binary.hpp"
+#include "xexp/patterns/onnx/shape_based_expand_broadcast.hpp"
+
+using namespace xexp;
+using namespace xexp::ir;
+using test::int64_initializer;
+using test::node;
+using test::op_types;
+using test::run_rules;
+using OpSeq = std::vector<std::string>;
+
+static const bool registered = [] {
+  for (const rewrite::RulePtr& r : {patterns::reshape_reshape_binary_rule(), patterns::expand_broadcast_rule(),
+                                    patterns::shape_based_expand_broadcast_rule()})
+    rewrite::Catalog::global().add_rule(r);
+  return true;
+}();
+
+static const Node& output_producer(const Graph& g) { return g.node(g.value(g.outputs()[0]).producer); }
+
+// ---- ReshapeReshapeBinary -------------------------------------------------------------------------
+static Model rrb_model(Shape y_shape, std::vector<int64_t> second_target, bool reshape_used_twice = false) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3, 4});
+  ValueId y = g.add_input("Y", ElemType::Float, y_shape);
+  ValueId left = node(g, "Reshape", {x, int64_initializer(g, "s1", {6, 4})});
+  ValueId right = node(g, "Reshape", {y, int64_initializer(g, "s2", second_target)});
+  g.add_output(node(g, "Sub", {left, right}));
+  if (reshape_used_twice) g.add_output(right);
+  return m;
+}
+
+TEST(PatternReshapeReshapeBinary, OneReshapeAfterTheOp) {
+  Model m = rrb_model({2, 3, 4}, {6, 4});
+  run_rules(m, "ReshapeReshapeBinary");
+  ASSERT_EQ(op_types(*m.graph), (OpSeq{"Sub", "Reshape"}));
+  EXPECT_EQ(m.graph->value(m.graph->outputs()[0]).shape, (Shape{6, 4}));
+}
+
+TEST(PatternReshapeReshapeBinary, NotWithDifferentTargets) {
+  Model m = rrb_model({2, 3, 4}, {6, -1});
+  run_rules(m, "ReshapeReshapeBinary");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Reshape", "Reshape", "Sub"}));
+}
+
+TEST(PatternReshapeReshapeBinary, NotWithDifferentInputShapes) {
+  Model m = rrb_model({6, 4}, {6, 4});
+  run_rules(m, "ReshapeReshapeBinary");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Reshape", "Reshape", "Sub"}));
+}
+
+TEST(PatternReshapeReshapeBinary, NotWhenAReshapeIsUsedTwice) {
+  Model m = rrb_model({2, 3, 4}, {6, 4}, true);
+  run_rules(m, "ReshapeReshapeBinary");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Reshape", "Reshape", "Sub"}));
+}
+
+TEST(PatternReshapeReshapeBinary, SameNumbers) {
+  test::expect_same_outputs([] { return rrb_model({2, 3, 4}, {6, 4}); }, "ReshapeReshapeBinary");
+}
+
+// ---- ExpandBroadcast ------------------------------------------------------------------------------
+// Less(Y(3, 4), Expand(X, target)) or the Expand on the left.
+static Model expand_broadcast_model(Shape x_shape, std::vector<int64_t> target, bool expand_left,
+                                    bool expand_used_twice = false) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, x_shape);
+  ValueId y = g.add_input("Y", ElemType::Float, Shape{3, 4});
+  ValueId e = node(g, "Expand", {x, int64_initializer(g, "target", target)});
+  g.add_output(node(g, "Less", expand_left ? std::vector<ValueId>{e, y} : std::vector<ValueId>{y, e}));
+  if (expand_used_twice) g.add_output(e);
+  return m;
+}
+
+TEST(PatternExpandBroadcast, TheOpBroadcastsItself) {
+  for (bool left : {true, false}) {
+    Model m = expand_broadcast_model({1, 4}, {3, 4}, left);
+    run_rules(m, "ExpandBroadcast");
+    ASSERT_EQ(op_types(*m.graph), (OpSeq{"Less"}));
+    const Graph& g = *m.graph;
+    EXPECT_EQ(g.value(output_producer(g).inputs[left ? 0 : 1]).name, "X");
+  }
+}
+
+TEST(PatternExpandBroadcast, NotWhenTheExpandGrowsTheOutput) {
+  // Y(3, 4) < X(3, 1) expanded to (2, 3, 4): ranks differ, the Expand decides the output shape.
+  Model m = expand_broadcast_model({3, 1}, {2, 3, 4}, true);
+  run_rules(m, "ExpandBroadcast");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Expand", "Less"}));
+}
+
+TEST(PatternExpandBroadcast, NotWhenTheExpandIsUsedTwice) {
+  Model m = expand_broadcast_model({1, 4}, {3, 4}, true, true);
+  run_rules(m, "ExpandBroadcast");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Expand", "Less"}));
+}
+
+TEST(PatternExpandBroadcast, NotWithAComputedShape) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{1, 4});
+  ValueId y = g.add_input("Y", ElemType::Float, Shape{3, 4});
+  g.add_output(node(g, "Add", {node(g, "Expand", {x, node(g, "Shape", {y})}), y}));
+  run_rules(m, "ExpandBroadcast");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Shape", "Expand", "Add"}));
+}
+
+TEST(PatternExpandBroadcast, SameNumbers) {
+  test::expect_same_outputs([] { return expand_broadcast_model({1, 4}, {3, 4}, true); }, "ExpandBroadcast");
+  test::expect_same_outputs([] { return expand_broadcast_model({3, 1}, {3, 4}, false); }, "ExpandBroadcast");
+}
+
+// ---- ShapeBasedExpandBroadcast --------------------------------------------------------------------
+// Mul(Expand(X(3, 1), s), Expand(Y, t)) (or Y itself) with s = t = [3, 4], two distinct constants.
+static Model sbeb_model(Shape y_shape, bool expand_y) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{3, 1});
+  ValueId y = g.add_input("Y", ElemType::Float, y_shape);
+  ValueId right = expand_y ? node(g, "Expand", {y, int64_initializer(g, "t", {3, 4})}) : y;
+  g.add_output(node(g, "Mul", {node(g, "Expand", {x, int64_initializer(g, "s", {3, 4})}), right}));
+  return m;
+}
+
+TEST(PatternShapeBasedExpandBroadcast, BothExpandsGo) {
+  Model m = sbeb_model({1, 4}, true);
+  run_rules(m, "ShapeBasedExpandBroadcast");
+  ASSERT_EQ(op_types(*m.graph), (OpSeq{"Mul"}));
+  EXPECT_EQ(m.graph->value(m.graph->outputs()[0]).shape, (Shape{3, 4}));
+}
+
+TEST(PatternShapeBasedExpandBroadcast, OneExpandGoes) {
+  Model m = sbeb_model({3, 4}, false);
+  run_rules(m, "ShapeBasedExpandBroadcast");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Mul"}));
+}
+
+TEST(PatternShapeBasedExpandBroadcast, AnExpandGivingTheOnlyFullDimensionStays) {
+  // X(3, 1) * Y(1, 1): only Y's Expand gives the 4, X's Expand can still go.
+  Model m = sbeb_model({1, 1}, true);
+  run_rules(m, "ShapeBasedExpandBroadcast");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Expand", "Mul"}));
+  EXPECT_EQ(m.graph->value(output_producer(*m.graph).inputs[0]).name, "X");
+}
+
+TEST(PatternShapeBasedExpandBroadcast, SameNumbers) {
+  test::expect_same_outputs([] { return sbeb_model({1, 4}, true); }, "ShapeBasedExpandBroadcast");
+  test::expect_same_outputs([] { return sbeb_model({1, 1}, true); }, "ShapeBasedExpandBroadcast");
+}

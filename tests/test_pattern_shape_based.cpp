@@ -1,0 +1,187 @@
+// ShapedBasedReshape, ShapeBasedIdentity, ShapeBasedStaticExpand, ShapeBasedReshapeIsSqueeze: the exact op
+// sequence after, one negative test per condition, and the same numbers before and after (xexp's
+// evaluator and ONNX Runtime, float32, atol 1e-5). None of these rewrites changes arithmetic.
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "support/rewrite_helpers.hpp"
+#include "xexp/patterns/onnx/shape_based_identity.hpp"
+#include "xexp/patterns/onnx/shape_based_reshape_is_squeeze.hpp"
+#include "xexp/patterns/onnx/shape_based_static_expand.hpp"
+#include "xexp/patterns/onnx/shaped_based_reshape.hpp"
+
+using namespace xexp;
+using namespace xexp::ir;
+using test::int64_initializer;
+using test::node;
+using test::op_types;
+using test::run_rules;
+using OpSeq = std::vector<std::string>;
+
+static const bool registered = [] {
+  for (const rewrite::RulePtr& r :
+       {patterns::shaped_based_reshape_rule(), patterns::shape_based_identity_rule(),
+        patterns::shape_based_static_expand_rule(), patterns::shape_based_reshape_is_squeeze_rule()})
+    rewrite::Catalog::global().add_rule(r);
+  return true;
+}();
+
+static const Dim kBatch = Dim::symbolic("batch");
+static const Node& output_producer(const Graph& g) { return g.node(g.value(g.outputs()[0]).producer); }
+static std::vector<int64_t> constant_input(const Graph& g, const Node& n, std::size_t slot) {
+  return eval::as_int64s(*rewrite::constant_tensor(g, n.inputs[slot]));
+}
+
+// ---- ShapedBasedReshape ---------------------------------------------------------------------------
+// The numeric tests use static shapes: random inputs need a value for every symbolic dimension.
+static Model zeros_reshape_model(std::vector<int64_t> target, Dim batch = kBatch) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{batch, 3, 4});
+  g.add_output(node(g, "Relu", {node(g, "Reshape", {x, int64_initializer(g, "shape", target)})}));
+  return m;
+}
+
+TEST(PatternShapedBasedReshape, ZerosAndTheLastDimensionDoNothing) {
+  for (int64_t last : {4, -1}) {
+    Model m = zeros_reshape_model({0, 0, last});
+    run_rules(m, "ShapedBasedReshape");
+    EXPECT_EQ(op_types(*m.graph), (OpSeq{"Relu"}));
+  }
+}
+
+TEST(PatternShapedBasedReshape, NotWithAnotherRank) {
+  Model m = zeros_reshape_model({0, -1});
+  run_rules(m, "ShapedBasedReshape");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Reshape", "Relu"}));
+}
+
+TEST(PatternShapedBasedReshape, NotWhenALeadingValueIsNotZero) {
+  Model m = zeros_reshape_model({0, 3, -1});
+  run_rules(m, "ShapedBasedReshape");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Reshape", "Relu"}));
+}
+
+TEST(PatternShapedBasedReshape, SameNumbers) {
+  test::expect_same_outputs([] { return zeros_reshape_model({0, 0, -1}, 2); }, "ShapedBasedReshape");
+}
+
+// ---- ShapeBasedIdentity ---------------------------------------------------------------------------
+// Slice(X, [0], [end], [1], steps) on X(2, batch).
+static Model slice_model(std::vector<int64_t> steps, int64_t end = std::numeric_limits<int64_t>::max(),
+                         Dim batch = kBatch) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, batch});
+  g.add_output(node(g, "Slice", {x, int64_initializer(g, "starts", {0}), int64_initializer(g, "ends", {end}),
+                                 int64_initializer(g, "axes", {1}), int64_initializer(g, "steps", steps)}));
+  return m;
+}
+
+TEST(PatternShapeBasedIdentity, AWholeSliceIsTheIdentity) {
+  Model m = slice_model({1});
+  ASSERT_EQ(m.graph->value(m.graph->outputs()[0]).shape, (Shape{2, kBatch}));
+  run_rules(m, "ShapeBasedIdentity");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Identity"}));  // the graph output keeps its name
+}
+
+TEST(PatternShapeBasedIdentity, NotWhenTheOutputShapeIsNotTheInputShape) {
+  Model m = slice_model({1}, -1);
+  run_rules(m, "ShapeBasedIdentity");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Slice"}));
+}
+
+TEST(PatternShapeBasedIdentity, NotWithAnotherStep) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 1});
+  g.add_output(node(g, "Slice", {x, int64_initializer(g, "starts", {-1}), int64_initializer(g, "ends", {-3}),
+                                 int64_initializer(g, "axes", {0}), int64_initializer(g, "steps", {-1})}));
+  ASSERT_EQ(g.value(g.outputs()[0]).shape, (Shape{2, 1}));
+  run_rules(m, "ShapeBasedIdentity");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Slice"}));
+}
+
+TEST(PatternShapeBasedIdentity, SameNumbers) {
+  test::expect_same_outputs([] { return slice_model({1}, std::numeric_limits<int64_t>::max(), 5); }, "ShapeBasedIdentity");
+}
+
+// ---- ShapeBasedStaticExpand -----------------------------------------------------------------------
+// Expand(X(batch, 1, 4), Concat(Shape(X)[0:1], [3], [1])), its output known as (batch, 3, 4) the way a
+// model's value_info gives it (shape inference does not follow the content of Shape here).
+static Model computed_expand_model(Shape x_shape) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, x_shape);
+  ValueId first = node(g, "Shape", {x}, {Attribute::make_int("start", 0), Attribute::make_int("end", 1)});
+  ValueId shape = node(g, "Concat", {first, int64_initializer(g, "three", {3}), int64_initializer(g, "one", {1})},
+                       {Attribute::make_int("axis", 0)});
+  ValueId out = node(g, "Expand", {x, shape});
+  g.value(out).shape = Shape{x_shape[0], 3, x_shape[2]};
+  g.add_output(out);
+  return m;
+}
+
+TEST(PatternShapeBasedStaticExpand, TheShapeBecomesAConstant) {
+  Model m = computed_expand_model({kBatch, 1, 4});
+  run_rules(m, "ShapeBasedStaticExpand");
+  ASSERT_EQ(op_types(*m.graph), (OpSeq{"Expand"}));
+  EXPECT_EQ(constant_input(*m.graph, output_producer(*m.graph), 1), (std::vector<int64_t>{1, 3, 1}));
+}
+
+TEST(PatternShapeBasedStaticExpand, NotWhenAChangingDimensionIsSymbolic) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{1, 4});
+  ValueId y = g.add_input("Y", ElemType::Float, Shape{kBatch, 4});
+  ValueId out = node(g, "Expand", {x, node(g, "Shape", {y})});
+  g.value(out).shape = Shape{kBatch, 4};
+  g.add_output(out);
+  run_rules(m, "ShapeBasedStaticExpand");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Shape", "Expand"}));
+}
+
+TEST(PatternShapeBasedStaticExpand, SameNumbers) {
+  test::expect_same_outputs([] { return computed_expand_model({2, 1, 4}); }, "ShapeBasedStaticExpand");
+}
+
+// ---- ShapeBasedReshapeIsSqueeze -------------------------------------------------------------------
+static Model reshape_model(Shape x_shape, std::vector<int64_t> target, int64_t opset = 18) {
+  Model m = test::model_with_opset(opset);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, x_shape);
+  g.add_output(node(g, "Reshape", {x, int64_initializer(g, "shape", target)}, {}, "", opset));
+  return m;
+}
+
+TEST(PatternShapeBasedReshapeIsSqueeze, InsertedOnesAreAnUnsqueeze) {
+  Model m = reshape_model({kBatch, 4}, {0, 1, 4, 1});
+  run_rules(m, "ShapeBasedReshapeIsSqueeze");
+  ASSERT_EQ(op_types(*m.graph), (OpSeq{"Unsqueeze"}));
+  EXPECT_EQ(constant_input(*m.graph, output_producer(*m.graph), 1), (std::vector<int64_t>{1, 3}));
+}
+
+TEST(PatternShapeBasedReshapeIsSqueeze, RemovedOnesAreASqueeze) {
+  Model m = reshape_model({1, 3, 1, 4}, {3, 4});
+  run_rules(m, "ShapeBasedReshapeIsSqueeze");
+  ASSERT_EQ(op_types(*m.graph), (OpSeq{"Squeeze"}));
+  EXPECT_EQ(constant_input(*m.graph, output_producer(*m.graph), 1), (std::vector<int64_t>{0, 2}));
+}
+
+TEST(PatternShapeBasedReshapeIsSqueeze, NotWhenDimensionsMerge) {
+  Model m = reshape_model({2, 3, 4}, {6, 4});
+  run_rules(m, "ShapeBasedReshapeIsSqueeze");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Reshape"}));
+}
+
+TEST(PatternShapeBasedReshapeIsSqueeze, NotBeforeOpset18) {
+  Model m = reshape_model({2, 4}, {2, 1, 4}, 17);
+  run_rules(m, "ShapeBasedReshapeIsSqueeze");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Reshape"}));
+}
+
+TEST(PatternShapeBasedReshapeIsSqueeze, SameNumbers) {
+  test::expect_same_outputs([] { return reshape_model({2, 4}, {0, 1, 4, 1}); }, "ShapeBasedReshapeIsSqueeze");
+  test::expect_same_outputs([] { return reshape_model({1, 3, 1, 4}, {3, 4}); }, "ShapeBasedReshapeIsSqueeze");
+}
