@@ -5,3 +5,4 @@
 #include "xexp/functions/module_export.hpp"
 #include "xexp/functions/registry.hpp"
 #include "xexp/functions/same_function.hpp"
+#include "xexp/functions/type_bodies.hpp"

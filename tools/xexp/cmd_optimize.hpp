@@ -1,7 +1,7 @@
 #pragma once
-// xexp optimize [MODEL] -o OUT [--patterns SPEC] [--verbose N] [--stats] [--no-constant-folding]:
-// constant folding and the pattern rules (tools::optimize_model). Without MODEL it runs the main job
-// on the demo LLM (main_job.hpp), with the same options.
+// xexp optimize [MODEL] -o OUT [--patterns SPEC] [--verbose N] [--stats] [--no-constant-folding]
+// [--modules-as-functions]: constant folding and the pattern rules (tools::optimize_model). Without
+// MODEL it runs the main job on the demo LLM (main_job.hpp), with the same options.
 #include <iostream>
 #include <memory>
 #include <string>
@@ -31,6 +31,7 @@ inline void add_optimize_command(CLI::App& app) {
     std::string model, output;
     tools::OptimizeModelOptions options;
     bool stats = false;
+    bool modules_as_functions = false;
   };
   auto args = std::make_shared<Args>();
   args->options.log = &std::cout;
@@ -39,14 +40,18 @@ inline void add_optimize_command(CLI::App& app) {
   cmd->add_option("model", args->model, "ONNX model file (none: the demo LLM, as `xexp` alone does)");
   cmd->add_option("-o,--output", args->output, "Where to write the optimized model (required with MODEL)");
   add_optimizer_options(*cmd, args->options, args->stats);
+  cmd->add_flag("--modules-as-functions", args->modules_as_functions,
+                "Demo LLM only: export its modules as local functions, optimized one by one");
   cmd->callback([args] {
     if (args->model.empty()) {
       if (!args->output.empty())
         throw Error("--output needs a MODEL (without one, optimize writes " + std::string(kDemoModelFile) +
                     " and " + kDemoOptimizedFile + ")");
-      run_main_job(args->options);
+      run_main_job(args->options, args->modules_as_functions);
       return;
     }
+    if (args->modules_as_functions)
+      throw Error("--modules-as-functions applies to the built-in demo model only (no MODEL)");
     if (args->output.empty()) throw Error("optimize " + args->model + " needs -o OUT");
     rewrite::rules_from_string(args->options.patterns);  // a bad spec fails before the (maybe long) load
     check_not_overwriting(args->model, args->output);

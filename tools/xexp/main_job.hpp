@@ -1,11 +1,14 @@
 #pragma once
 // What `xexp` does without arguments (and `xexp optimize` without a model): build the built-in demo
 // LLM, print it, optimize it (tools::optimize_model), print it again with what each rule did, and write
-// both models to the current directory: xexp_demo.onnx and xexp_demo.optimized.onnx.
+// both models to the current directory: xexp_demo.onnx and xexp_demo.optimized.onnx. With
+// modules_as_functions, every torch-like module of the demo becomes a local function (seed 000's
+// "ONNX with submodules") and the optimizer works inside each function.
 #include <iostream>
 #include <string>
 
 #include "xexp/builder.hpp"
+#include "xexp/functions/module_export.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/tools/optimize.hpp"
 #include "xexp/tools/printer.hpp"
@@ -15,10 +18,18 @@ namespace xexp::cli {
 inline constexpr const char* kDemoModelFile = "xexp_demo.onnx";
 inline constexpr const char* kDemoOptimizedFile = "xexp_demo.optimized.onnx";
 
-inline void run_main_job(tools::OptimizeModelOptions options = {}) {
+inline ir::Model demo_model(bool modules_as_functions) {
+  if (!modules_as_functions) return build_demo_llm();
+  GraphBuilder g(18, 9);
+  build_demo_llm(g);
+  return functions::export_modules_as_functions(g);
+}
+
+inline void run_main_job(tools::OptimizeModelOptions options = {}, bool modules_as_functions = false) {
   if (!options.log) options.log = &std::cout;
-  ir::Model model = build_demo_llm();
-  std::cout << "----- demo LLM\n" << tools::pretty(model);
+  ir::Model model = demo_model(modules_as_functions);
+  std::cout << "----- demo LLM" << (modules_as_functions ? " with modules as local functions" : "") << "\n"
+            << tools::pretty(model);
   save_model(model, kDemoModelFile);
   std::cout << "wrote " << kDemoModelFile << "\n";
   const tools::OptimizeModelReport report = tools::optimize_model(model, options);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "xexp/eval/fold.hpp"
+#include "xexp/functions/type_bodies.hpp"
 #include "xexp/ir/model.hpp"
 #include "xexp/patterns/registry.hpp"
 #include "xexp/rewrite/cleanup.hpp"
@@ -82,7 +83,10 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   if (options.constant_folding) {
     report.folded += detail::fold_and_clean(model);
     eval::FoldOptions fold_options;
-    rewrite_options.fold_constants = [fold_options, &report](ir::Graph& graph, ir::NodeId id, int64_t opset) mutable {
+    // Only the main graph: a function body has no initializers to hold the results.
+    rewrite_options.fold_constants = [fold_options, &report, main = &g](ir::Graph& graph, ir::NodeId id,
+                                                                         int64_t opset) mutable {
+      if (&graph != main) return false;
       fold_options.opset = opset;
       std::vector<ir::ValueId> added;
       if (!eval::fold_node(graph, id, fold_options, added)) return false;
@@ -91,6 +95,7 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
       return true;
     };
   }
+  if (!model.functions.empty()) functions::type_function_bodies(model);
   report.rules = rewrite::optimize(model, rules, rewrite_options);
   if (options.constant_folding) report.folded += detail::fold_and_clean(model);
   report.nodes_after = detail::count_nodes(model);
