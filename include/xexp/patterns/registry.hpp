@@ -4,19 +4,44 @@
 // so that rewrite::rules_from_string("default+onnxruntime") finds them.
 #include "xexp/patterns/onnx/cast.hpp"
 #include "xexp/patterns/onnx/cast_cast.hpp"
+#include "xexp/patterns/onnx/clip_clip.hpp"
+#include "xexp/patterns/onnx/concat_gather.hpp"
+#include "xexp/patterns/onnx/concat_reshape.hpp"
+#include "xexp/patterns/onnx/conv_bias_null.hpp"
+#include "xexp/patterns/onnx/dropout.hpp"
 #include "xexp/patterns/onnx/gemm_transpose.hpp"
 #include "xexp/patterns/onnx/identity.hpp"
 #include "xexp/patterns/onnx/layer_normalization.hpp"
 #include "xexp/patterns/onnx/layer_normalization_scale.hpp"
+#include "xexp/patterns/onnx/leaky_relu.hpp"
 #include "xexp/patterns/onnx/matmul_add.hpp"
+#include "xexp/patterns/onnx/mul_mul_matmul.hpp"
+#include "xexp/patterns/onnx/not_not.hpp"
+#include "xexp/patterns/onnx/not_where.hpp"
 #include "xexp/patterns/onnx/reshape.hpp"
 #include "xexp/patterns/onnx/reshape_reshape.hpp"
 #include "xexp/patterns/onnx/slice_slice.hpp"
+#include "xexp/patterns/onnx/split_concat.hpp"
 #include "xexp/patterns/onnx/squeeze_unsqueeze.hpp"
+#include "xexp/patterns/onnx/static_concat_reshape.hpp"
+#include "xexp/patterns/onnx/sub1_mul.hpp"
 #include "xexp/patterns/onnx/transpose_matmul.hpp"
 #include "xexp/patterns/onnx/transpose_transpose.hpp"
+#include "xexp/patterns/onnx/unsqueeze_or_squeeze_reshape.hpp"
+#include "xexp/patterns/onnx/unsqueeze_reshape.hpp"
 #include "xexp/patterns/onnx/unsqueeze_unsqueeze.hpp"
+#include "xexp/patterns/onnx/where_add.hpp"
+#include "xexp/patterns/ort/bias_gelu.hpp"
+#include "xexp/patterns/ort/fast_gelu.hpp"
 #include "xexp/patterns/ort/fused_matmul.hpp"
+#include "xexp/patterns/ort/gelu_erf.hpp"
+#include "xexp/patterns/ort/gelu_ort.hpp"
+#include "xexp/patterns/ort/quick_gelu.hpp"
+#include "xexp/patterns/ort/simplified_layer_normalization.hpp"
+#include "xexp/patterns/ort/simplified_layer_normalization_mul.hpp"
+#include "xexp/patterns/ort/skip_layer_normalization.hpp"
+#include "xexp/patterns/ort/skip_simplified_layer_normalization.hpp"
+#include "xexp/patterns/ort/skip_simplified_layer_normalization_mul.hpp"
 #include "xexp/rewrite/rule_set.hpp"
 
 namespace xexp::patterns {
@@ -26,24 +51,53 @@ inline rewrite::RuleSet default_rules() {
   return {
       cast_rule(),
       cast_cast_rule(),
+      clip_clip_rule(),
+      concat_gather_rule(),
+      concat_reshape_rule(),
+      conv_bias_null_rule(),
+      dropout_rule(),
       expand_rule(),
       identity_rule(),
       layer_normalization_rule(),
       layer_normalization_scale_rule(),
+      leaky_relu_rule(),
+      not_not_rule(),
+      not_where_rule(),
       reshape_rule(),
       matmul_add_rule(),
       gemm_transpose_rule(),
+      mul_mul_matmul_rule(),
       reshape_reshape_rule(),
       slice_slice_rule(),
+      split_concat_rule(),
       squeeze_unsqueeze_rule(),
+      static_concat_reshape_rule(),
+      sub1_mul_rule(),
       transpose_matmul_rule(),
       transpose_transpose_rule(),
+      unsqueeze_or_squeeze_reshape_rule(),
+      unsqueeze_reshape_rule(),
       unsqueeze_unsqueeze_rule(),
+      where_add_rule(),
   };
 }
 
 // The onnxruntime set: fusions into com.microsoft contrib operators.
-inline rewrite::RuleSet onnxruntime_rules() { return {fused_matmul_rule()}; }
+inline rewrite::RuleSet onnxruntime_rules() {
+  return {
+      bias_gelu_rule(),
+      gelu_ort_rule(),
+      gelu_erf_rule(),
+      fast_gelu_rule(),
+      fused_matmul_rule(),
+      quick_gelu_rule(),
+      simplified_layer_normalization_rule(),
+      simplified_layer_normalization_mul_rule(),
+      skip_layer_normalization_rule(),
+      skip_simplified_layer_normalization_rule(),
+      skip_simplified_layer_normalization_mul_rule(),
+  };
+}
 
 namespace detail {
 inline const bool registered = [] {
