@@ -25,6 +25,7 @@
 #include "xexp/core/shape.hpp"
 #include "xexp/core/tensor.hpp"
 #include "xexp/infer/infer.hpp"
+#include "xexp/ir/cleanup.hpp"
 #include "xexp/ir/model.hpp"
 #include "xexp/onnx/save.hpp"
 #include "xexp/onnx/schema.hpp"
@@ -324,17 +325,7 @@ class GraphBuilder {
         ++removed;
       }
     }
-    std::vector<ir::ValueId> kept;
-    for (ir::ValueId id : g.initializers()) {
-      ir::Value& v = g.value(id);
-      if (v.uses.empty() && !v.is_graph_output()) {
-        v.alive = false;
-        ++removed;
-      } else {
-        kept.push_back(id);
-      }
-    }
-    g.set_initializer_order(std::move(kept));
+    removed += ir::remove_unused_initializers(g);
     constant_cache_.clear();
     return removed;
   }

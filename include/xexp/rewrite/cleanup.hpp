@@ -4,6 +4,7 @@
 // reports the values it touched so that the driver knows what to match again.
 #include <vector>
 
+#include "xexp/ir/cleanup.hpp"
 #include "xexp/ir/graph.hpp"
 
 namespace xexp::rewrite {
@@ -97,20 +98,6 @@ inline std::size_t remove_duplicated_shapes(ir::Graph& g, ir::ValueId input, std
 }
 
 // Unused initializers are dropped at the end of an optimization.
-inline std::size_t remove_unused_initializers(ir::Graph& g) {
-  std::vector<ir::ValueId> kept;
-  std::size_t removed = 0;
-  for (ir::ValueId id : g.initializers()) {
-    ir::Value& v = g.value(id);
-    if (v.uses.empty() && !v.is_graph_output()) {
-      v.alive = false;
-      ++removed;
-    } else {
-      kept.push_back(id);
-    }
-  }
-  g.set_initializer_order(std::move(kept));
-  return removed;
-}
+using ir::remove_unused_initializers;
 
 }  // namespace xexp::rewrite
