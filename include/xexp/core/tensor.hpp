@@ -25,6 +25,8 @@ class TensorStorage {
   virtual std::size_t byte_size() const { return bytes().size(); }
   // For STRING tensors; nullptr for every other type.
   virtual const std::vector<std::string>* strings() const { return nullptr; }
+  // False when the bytes cannot be had (external data whose file is missing): bytes() throws then.
+  virtual bool available() const { return true; }
 };
 
 // Bytes owned by the tensor itself (builder constants, kernel results).
@@ -96,6 +98,8 @@ class Tensor {
   bool empty() const noexcept { return storage_ == nullptr; }
   std::span<const std::byte> bytes() const { return storage_ ? storage_->bytes() : std::span<const std::byte>(); }
   const std::shared_ptr<const TensorStorage>& storage() const noexcept { return storage_; }
+  // Whether the values can be read (see TensorStorage::available): rewrites treat others as unknown.
+  bool available() const { return !storage_ || storage_->available(); }
 
   template <class T>
   std::span<const T> data() const {

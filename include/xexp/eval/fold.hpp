@@ -29,10 +29,11 @@ struct FoldOptions {
 
 namespace detail {
 
-// The tensor held by a constant value: an initializer (not an overridable input) or a Constant output.
+// The tensor held by a constant value: an initializer (not an overridable input, nor one whose external
+// data file is missing) or a Constant output.
 inline std::optional<Tensor> constant_value(const ir::Graph& g, ir::ValueId id, int64_t opset) {
   const ir::Value& v = g.value(id);
-  if (v.initializer && !v.is_input) return v.initializer;
+  if (v.initializer && !v.is_input) return v.initializer->available() ? v.initializer : std::nullopt;
   if (v.producer == ir::kNone) return std::nullopt;
   const ir::Node& n = g.node(v.producer);
   if (!n.domain.empty() || n.op_type.view() != "Constant") return std::nullopt;

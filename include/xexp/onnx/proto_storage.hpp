@@ -69,6 +69,7 @@ class ProtoTensorStorage final : public TensorStorage {
   void take_proto(::onnx::TensorProto* out) const { out->Swap(&proto_); }
   bool is_external() const noexcept { return file_ != nullptr || unavailable_; }
   bool is_unavailable() const noexcept { return unavailable_.has_value(); }
+  bool available() const override { return !unavailable_; }
   ElemType type() const noexcept { return static_cast<ElemType>(proto_.data_type()); }
   // True when this storage describes a tensor of that type and dims (a reshaped tensor shares the
   // storage but not the proto's dims, so its proto cannot be written back as is).

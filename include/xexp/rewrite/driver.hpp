@@ -213,11 +213,21 @@ class GraphOptimizer {
     const auto start = Clock::now();
     std::vector<ir::ValueId> touched;
     std::map<std::string, std::size_t> counts;
-    for (const Found& f : found) {
+    Match fresh;
+    for (std::size_t k = 0; k < found.size(); ++k) {
+      const Found& f = found[k];
       const auto t0 = Clock::now();
       const Rule& rule = *rules_[f.rule];
+      // An earlier rewrite of this iteration may have replaced a value this match captured (say, the
+      // output of a Cast it removed): its captures are stale. Match again; apply only when the same
+      // nodes still match, else retry next iteration.
+      if (k > 0 && !matches_again(f, fresh)) {
+        say(10) << "STALE " << rule.pattern_name() << " at " << node_label(f.match.root()) << "\n";
+        mark(f.match.root());
+        continue;
+      }
       say(10) << "apply " << rule.pattern_name() << " at " << node_label(f.match.root()) << "\n";
-      Applied a = apply_match(g_, rule, f.match);
+      Applied a = apply_match(g_, rule, k > 0 ? fresh : f.match);
       RuleStats& s = stats_.rules[f.rule];
       s.apply_seconds += seconds_since(t0);
       if (!a.done) {
@@ -247,6 +257,15 @@ class GraphOptimizer {
       out << " - time=" << std::fixed << std::setprecision(3) << seconds_since(start) << " | max_time="
           << last_max_time_.first << ":" << last_max_time_.second << std::defaultfloat << "\n";
     }
+  }
+
+  bool matches_again(const Found& f, Match& fresh) const {
+    if (!rules_[f.rule]->match(g_, f.match.root(), opset_, fresh) || fresh.node_count() != f.match.node_count())
+      return false;
+    std::vector<ir::NodeId> before(f.match.begin(), f.match.end()), now(fresh.begin(), fresh.end());
+    std::sort(before.begin(), before.end());
+    std::sort(now.begin(), now.end());
+    return before == now;
   }
 
   void require_domain(Symbol domain) {

@@ -27,10 +27,11 @@ template <char Id>
 inline constexpr CaptureMask capture_bit = CaptureMask{1} << capture_index<Id>();
 
 // The tensor behind a value when it is constant: an initializer or the output of a Constant node.
+// An initializer whose external data file is missing is not known: no rule may read it.
 inline const Tensor* constant_tensor(const ir::Graph& g, ir::ValueId id) {
   if (id == ir::kNone) return nullptr;
   const ir::Value& v = g.value(id);
-  if (v.initializer) return &*v.initializer;
+  if (v.initializer) return v.initializer->available() ? &*v.initializer : nullptr;
   if (v.producer == ir::kNone) return nullptr;
   const ir::Node& n = g.node(v.producer);
   if (n.op_type != Symbol("Constant") || !n.domain.empty()) return nullptr;
