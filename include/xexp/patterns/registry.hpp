@@ -4,11 +4,17 @@
 // so that rewrite::rules_from_string("default+onnxruntime") finds them.
 #include "xexp/patterns/onnx/cast.hpp"
 #include "xexp/patterns/onnx/cast_cast.hpp"
+#include "xexp/patterns/onnx/cast_cast_binary.hpp"
 #include "xexp/patterns/onnx/clip_clip.hpp"
+#include "xexp/patterns/onnx/concat_empty.hpp"
 #include "xexp/patterns/onnx/concat_gather.hpp"
 #include "xexp/patterns/onnx/concat_reshape.hpp"
+#include "xexp/patterns/onnx/concat_twice_unary.hpp"
 #include "xexp/patterns/onnx/conv_bias_null.hpp"
 #include "xexp/patterns/onnx/dropout.hpp"
+#include "xexp/patterns/onnx/expand_broadcast.hpp"
+#include "xexp/patterns/onnx/expand_swap.hpp"
+#include "xexp/patterns/onnx/gelu.hpp"
 #include "xexp/patterns/onnx/gemm_transpose.hpp"
 #include "xexp/patterns/onnx/identity.hpp"
 #include "xexp/patterns/onnx/layer_normalization.hpp"
@@ -16,15 +22,34 @@
 #include "xexp/patterns/onnx/leaky_relu.hpp"
 #include "xexp/patterns/onnx/matmul_add.hpp"
 #include "xexp/patterns/onnx/mul_mul_matmul.hpp"
+#include "xexp/patterns/onnx/mul_mul_mul_scalar.hpp"
 #include "xexp/patterns/onnx/not_not.hpp"
 #include "xexp/patterns/onnx/not_where.hpp"
+#include "xexp/patterns/onnx/reduce_reshape.hpp"
 #include "xexp/patterns/onnx/reshape.hpp"
 #include "xexp/patterns/onnx/reshape_reshape.hpp"
+#include "xexp/patterns/onnx/reshape_reshape_binary.hpp"
+#include "xexp/patterns/onnx/shape_based_expand_broadcast.hpp"
+#include "xexp/patterns/onnx/shape_based_expand_broadcast_matmul.hpp"
+#include "xexp/patterns/onnx/shape_based_expand_swap.hpp"
+#include "xexp/patterns/onnx/shape_based_identity.hpp"
+#include "xexp/patterns/onnx/shape_based_reshape_is_squeeze.hpp"
+#include "xexp/patterns/onnx/shape_based_static_expand.hpp"
+#include "xexp/patterns/onnx/shaped_based_reshape.hpp"
 #include "xexp/patterns/onnx/slice_slice.hpp"
 #include "xexp/patterns/onnx/split_concat.hpp"
+#include "xexp/patterns/onnx/squeeze_add.hpp"
+#include "xexp/patterns/onnx/squeeze_binary_unsqueeze.hpp"
 #include "xexp/patterns/onnx/squeeze_unsqueeze.hpp"
 #include "xexp/patterns/onnx/static_concat_reshape.hpp"
 #include "xexp/patterns/onnx/sub1_mul.hpp"
+#include "xexp/patterns/onnx/swap_expand_reshape.hpp"
+#include "xexp/patterns/onnx/swap_range_add_scalar.hpp"
+#include "xexp/patterns/onnx/swap_unary.hpp"
+#include "xexp/patterns/onnx/swap_unsqueeze_transpose.hpp"
+#include "xexp/patterns/onnx/switch_reshape_activation.hpp"
+#include "xexp/patterns/onnx/transpose_equal_reshape.hpp"
+#include "xexp/patterns/onnx/transpose_gather.hpp"
 #include "xexp/patterns/onnx/transpose_matmul.hpp"
 #include "xexp/patterns/onnx/transpose_transpose.hpp"
 #include "xexp/patterns/onnx/unsqueeze_or_squeeze_reshape.hpp"
@@ -50,29 +75,54 @@ namespace xexp::patterns {
 inline rewrite::RuleSet default_rules() {
   return {
       cast_rule(),
+      cast_cast_binary_rule(),
       cast_cast_rule(),
       clip_clip_rule(),
+      concat_empty_rule(),
       concat_gather_rule(),
       concat_reshape_rule(),
+      concat_twice_unary_rule(),
       conv_bias_null_rule(),
       dropout_rule(),
       expand_rule(),
+      expand_broadcast_rule(),
+      expand_swap_rule(),
+      gelu_rule(),
       identity_rule(),
       layer_normalization_rule(),
       layer_normalization_scale_rule(),
       leaky_relu_rule(),
+      mul_mul_mul_scalar_rule(),
       not_not_rule(),
       not_where_rule(),
+      reduce_reshape_rule(),
       reshape_rule(),
+      reshape_reshape_binary_rule(),
       matmul_add_rule(),
       gemm_transpose_rule(),
       mul_mul_matmul_rule(),
+      shape_based_reshape_is_squeeze_rule(),
+      shape_based_static_expand_rule(),
+      shape_based_identity_rule(),
+      shape_based_expand_broadcast_rule(),
+      shape_based_expand_broadcast_matmul_rule(),
+      shape_based_expand_swap_rule(),
+      shaped_based_reshape_rule(),
       reshape_reshape_rule(),
       slice_slice_rule(),
       split_concat_rule(),
+      squeeze_add_rule(),
+      squeeze_binary_unsqueeze_rule(),
       squeeze_unsqueeze_rule(),
       static_concat_reshape_rule(),
       sub1_mul_rule(),
+      swap_expand_reshape_rule(),
+      swap_range_add_scalar_rule(),
+      swap_unary_rule(),
+      swap_unsqueeze_transpose_rule(),
+      switch_reshape_activation_rule(),
+      transpose_equal_reshape_rule(),
+      transpose_gather_rule(),
       transpose_matmul_rule(),
       transpose_transpose_rule(),
       unsqueeze_or_squeeze_reshape_rule(),

@@ -3,7 +3,7 @@
 // FastGelu, ONNX Runtime's faster kernel. FastGelu is the tanh approximation: on a tanh Gelu it is the
 // same function; on an exact (erf) Gelu it is an approximation, as in the original, off by at most
 // 4.8e-4 (|gelu_erf(x) - gelu_tanh(x)| peaks at 4.73e-4 near |x| = 2.7).
-#include "xexp/patterns/ort/activation_constants.hpp"
+#include "xexp/patterns/activation_constants.hpp"
 #include "xexp/rewrite/dsl.hpp"
 
 namespace xexp::patterns {

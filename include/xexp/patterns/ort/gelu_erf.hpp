@@ -2,7 +2,7 @@
 // GeluErf (onnxruntime set): the exact Gelu as exporters decompose it,
 //   0.5 * x * (1 + Erf(x / sqrt(2)))
 // with the 0.5 applied last (torch) or first, becomes com.microsoft Gelu(x) (valid at any opset).
-#include "xexp/patterns/ort/activation_constants.hpp"
+#include "xexp/patterns/activation_constants.hpp"
 #include "xexp/rewrite/dsl.hpp"
 
 namespace xexp::patterns {

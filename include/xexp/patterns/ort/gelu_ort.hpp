@@ -4,7 +4,7 @@
 // becomes com.microsoft FastGelu(x), which computes exactly that formula. The original produced
 // com.microsoft Gelu with approximate="tanh", an attribute that op does not have (ONNX Runtime refuses
 // the model: com.microsoft Gelu is always the erf form).
-#include "xexp/patterns/ort/activation_constants.hpp"
+#include "xexp/patterns/activation_constants.hpp"
 #include "xexp/rewrite/dsl.hpp"
 
 namespace xexp::patterns {

@@ -1,7 +1,7 @@
 #pragma once
 // QuickGelu (onnxruntime set): x * Sigmoid(x) (SiLU, Swish) is com.microsoft QuickGelu(x, alpha=1),
 // which computes x * Sigmoid(alpha * x). The Sigmoid must have no other consumer.
-#include "xexp/patterns/ort/activation_constants.hpp"
+#include "xexp/patterns/activation_constants.hpp"
 #include "xexp/rewrite/dsl.hpp"
 
 namespace xexp::patterns {

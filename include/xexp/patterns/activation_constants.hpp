@@ -1,5 +1,6 @@
 #pragma once
-// What the activation fusions of the onnxruntime set check on the constants of a decomposition.
+// What the activation fusions (Gelu of the default set, the onnxruntime set's) check on the constants
+// of a decomposition.
 // Exporters write float32 constants, or constants rounded to float16 when the model is in half
 // precision (sqrt(2) is then 1.4140625): a constant matches when it holds one number within a tolerance
 // of the exact value, wide enough for those roundings and far narrower than any other formula.
