@@ -233,25 +233,69 @@ inline uint16_t float_to_bfloat16(float f) noexcept {
 // Symbol: a process-wide interned string for the small vocabularies that are compared constantly (op
 // types, domains, attribute names, symbolic dimensions). Comparing two symbols is comparing two
 // integers; the table only grows, and its size is bounded by the vocabulary, not by model size.
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
+
+// ======== xexp/core/string_hash.hpp
+// StringHash: the hash of the name tables (values by name, symbols by text). Names are short, so they
+// are read 8 bytes at a time through a multiply-xorshift mix: a few instructions where the standard
+// library's byte-wise hash costs a function call and a loop. Transparent: a std::string_view looks up
+// a std::string key without building a string.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace xexp {
+
+inline std::size_t hash_string(std::string_view s) noexcept {
+  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ULL;  // 2^64 / golden ratio, odd: multiplying is a bijection
+  auto mix = [](uint64_t h, uint64_t word) {
+    h = (h ^ word) * kMul;
+    return h ^ (h >> 32);
+  };
+  uint64_t h = (s.size() + 1) * kMul;
+  const char* p = s.data();
+  std::size_t n = s.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);
+    h = mix(h, word);
+  }
+  if (n > 0) {
+    uint64_t word = 0;
+    for (std::size_t k = 0; k < n; ++k) word |= uint64_t{static_cast<unsigned char>(p[k])} << (8 * k);
+    h = mix(h, word);
+  }
+  return static_cast<std::size_t>(h ^ (h >> 29));
+}
+
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept { return hash_string(s); }
+};
+
+}  // namespace xexp
 
 namespace xexp {
 
 class Symbol {
  public:
   constexpr Symbol() noexcept = default;  // the empty string
-  Symbol(std::string_view text) : id_(table().intern(text)) {}  // NOLINT: implicit on purpose
+  Symbol(std::string_view text) : id_(text.empty() ? 0 : table().intern(text)) {}  // NOLINT: implicit on purpose
   Symbol(const char* text) : Symbol(std::string_view(text)) {}  // NOLINT
   Symbol(const std::string& text) : Symbol(std::string_view(text)) {}  // NOLINT
 
-  std::string_view view() const { return table().text(id_); }
+  std::string_view view() const { return id_ == 0 ? std::string_view() : table().text(id_); }
   std::string str() const { return std::string(view()); }
   bool empty() const noexcept { return id_ == 0; }
   uint32_t id() const noexcept { return id_; }
@@ -259,12 +303,34 @@ class Symbol {
   friend bool operator==(Symbol a, Symbol b) noexcept { return a.id_ == b.id_; }
   friend auto operator<=>(Symbol a, Symbol b) noexcept { return a.id_ <=> b.id_; }
   friend bool operator==(Symbol a, std::string_view b) { return a.view() == b; }
+  // Exact overloads: without them `symbol == some_std_string` is ambiguous (both sides convert).
+  friend bool operator==(Symbol a, const std::string& b) { return a.view() == b; }
+  friend bool operator==(Symbol a, const char* b) { return a.view() == b; }
 
  private:
+  // Only a text new to the process takes the lock (rare: the vocabulary is small); reading a symbol's
+  // text takes none, since comparing an op type with a literal happens on every node visited. Texts
+  // live in fixed chunks that never move, published through atomic chunk pointers before their ids
+  // are handed out.
   class Table {
    public:
     Table() { intern(""); }
+    // Each thread remembers the texts it has seen (keys view the table's own copies, which never
+    // move): after the first time, turning a text into a symbol takes no lock.
     uint32_t intern(std::string_view text) {
+      thread_local std::unordered_map<std::string_view, uint32_t, StringHash> seen;
+      if (auto it = seen.find(text); it != seen.end()) return it->second;
+      const uint32_t id = intern_shared(text);
+      seen.emplace(this->text(id), id);
+      return id;
+    }
+    // `id` came from intern(), whose lock ordered the write of its slot before this read.
+    std::string_view text(uint32_t id) const {
+      return chunks_[id / kChunkSize].load(std::memory_order_acquire)[id % kChunkSize];
+    }
+
+   private:
+    uint32_t intern_shared(std::string_view text) {
       {
         std::shared_lock lock(mutex_);
         if (auto it = ids_.find(text); it != ids_.end()) return it->second;
@@ -273,18 +339,22 @@ class Symbol {
       if (auto it = ids_.find(text); it != ids_.end()) return it->second;
       const std::string& stored = texts_.emplace_back(text);  // deque: stable addresses
       auto id = static_cast<uint32_t>(texts_.size() - 1);
+      if (id >= kChunkSize * kMaxChunks) throw Error("too many distinct symbols");
+      std::atomic<std::string_view*>& chunk = chunks_[id / kChunkSize];
+      if (!chunk.load(std::memory_order_relaxed))
+        chunk.store(owned_.emplace_back(std::make_unique<std::string_view[]>(kChunkSize)).get(),
+                    std::memory_order_release);
+      chunk.load(std::memory_order_relaxed)[id % kChunkSize] = stored;
       ids_.emplace(std::string_view(stored), id);
       return id;
     }
-    std::string_view text(uint32_t id) {
-      std::shared_lock lock(mutex_);
-      return texts_[id];
-    }
 
-   private:
+    static constexpr uint32_t kChunkSize = 4096, kMaxChunks = 4096;
     std::shared_mutex mutex_;
     std::deque<std::string> texts_;
-    std::unordered_map<std::string_view, uint32_t> ids_;
+    std::unordered_map<std::string_view, uint32_t, StringHash> ids_;
+    std::vector<std::unique_ptr<std::string_view[]>> owned_;
+    std::atomic<std::string_view*> chunks_[kMaxChunks] = {};
   };
   static Table& table() {
     static Table instance;
@@ -321,7 +391,8 @@ class Dim {
     if (is_symbolic()) return symbol_.str();
     return "?";
   }
-  // Two dimensions known to be equal: the same size or the same symbol (unknown equals nothing).
+  // The same representation: the same size, the same symbol, or both unknown. Two unknown dimensions
+  // are not known to be equal: code deciding equality of sizes checks is_unknown() first.
   friend bool operator==(const Dim& a, const Dim& b) noexcept {
     return a.value_ == b.value_ && a.symbol_ == b.symbol_;
   }
@@ -390,6 +461,8 @@ class TensorStorage {
   virtual std::size_t byte_size() const { return bytes().size(); }
   // For STRING tensors; nullptr for every other type.
   virtual const std::vector<std::string>* strings() const { return nullptr; }
+  // False when the bytes cannot be had (external data whose file is missing): bytes() throws then.
+  virtual bool available() const { return true; }
 };
 
 // Bytes owned by the tensor itself (builder constants, kernel results).
@@ -461,6 +534,8 @@ class Tensor {
   bool empty() const noexcept { return storage_ == nullptr; }
   std::span<const std::byte> bytes() const { return storage_ ? storage_->bytes() : std::span<const std::byte>(); }
   const std::shared_ptr<const TensorStorage>& storage() const noexcept { return storage_; }
+  // Whether the values can be read (see TensorStorage::available): rewrites treat others as unknown.
+  bool available() const { return !storage_ || storage_->available(); }
 
   template <class T>
   std::span<const T> data() const {
@@ -616,15 +691,9 @@ struct Attribute {
 };
 
 }  // namespace xexp::ir
-// ======== xexp/ir/copy.hpp
-// Copying nodes between graphs. Two users: the deep clone of a graph (values keep their names), and the
-// inliner, which copies a function body into the caller with its own renaming and with attribute
-// references bound from the call site. Subgraphs are always deep copied (never shared): a subgraph's
-// captured names follow the renaming of the enclosing values they refer to.
-#include <functional>
-#include <memory>
-#include <optional>
-#include <string>
+// ======== xexp/ir/cleanup.hpp
+// Clean-ups on the IR that the builder and the optimizer share.
+#include <cstddef>
 #include <vector>
 
 // ======== xexp/ir/graph.hpp
@@ -733,10 +802,7 @@ struct Node {
   }
 };
 
-struct TransparentHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>()(s); }
-};
+using TransparentHash = StringHash;
 using NameMap = std::unordered_map<std::string, ValueId, TransparentHash, std::equal_to<>>;
 
 class Graph {
@@ -774,10 +840,16 @@ class Graph {
   // A new value with no producer yet; the name must be free in this graph.
   ValueId add_value(std::string value_name) {
     if (value_name.empty()) throw Error("a value needs a name");
+    ValueId id = try_add_value(value_name);
+    if (id == kNone) throw Error("the name is already used", {.node = {}, .value = std::move(value_name)});
+    return id;
+  }
+  // add_value for a name that may be taken: kNone when it is (one lookup, nothing thrown). The name
+  // must not be empty.
+  ValueId try_add_value(std::string_view value_name) {
     auto id = static_cast<ValueId>(values_.size());
-    auto [it, inserted] = by_name_.emplace(value_name, id);
-    if (!inserted) throw Error("the name is already used", {.node = {}, .value = value_name});
-    values_.emplace_back().name = std::move(value_name);
+    if (!by_name_.try_emplace(std::string(value_name), id).second) return kNone;
+    values_.emplace_back().name = value_name;
     return id;
   }
   ValueId add_input(std::string value_name, ElemType elem = ElemType::Undefined,
@@ -901,6 +973,37 @@ class Graph {
     unlink(id);
     n.alive = false;
     if (node_names_) node_names_->erase(n.name);
+  }
+
+  // Undo of the latest add_node (a builder rolling back a node its checks rejected): unlike
+  // remove_node, no tombstone stays and the node's id is given again by the next add_node.
+  void pop_node() {
+    if (nodes_.empty()) throw Error("pop_node on a graph without nodes");
+    const auto id = static_cast<NodeId>(nodes_.size() - 1);
+    Node& n = nodes_.back();
+    if (n.alive) {
+      for (ValueId in : n.inputs)
+        if (in != kNone) erase_use(in, id);
+      for (ValueId in : n.captured) erase_use(in, id);
+      for (ValueId out : n.outputs)
+        if (out != kNone) values_[out].producer = kNone;
+      unlink(id);
+      if (node_names_)
+        if (auto it = node_names_->find(n.name); it != node_names_->end()) node_names_->erase(it);
+    }
+    nodes_.pop_back();
+  }
+  // Undo of add_value for every value from id `first` on: they must be the latest values, read by
+  // no node and produced by none. Their names become free again.
+  void pop_values(ValueId first) {
+    while (values_.size() > first) {
+      Value& v = values_.back();
+      if (v.producer != kNone || !v.uses.empty() || v.is_graph_output() || v.is_input || v.is_initializer() ||
+          v.is_captured)
+        throw Error("pop_values: the value is still referenced", {.node = {}, .value = v.name});
+      by_name_.erase(v.name);
+      values_.pop_back();
+    }
   }
 
   void set_node_input(NodeId id, std::size_t slot, ValueId new_input) {
@@ -1118,6 +1221,38 @@ class Graph {
 };
 
 }  // namespace xexp::ir
+
+namespace xexp::ir {
+
+// Drops the initializers nothing reads (and that are not graph outputs); returns how many.
+inline std::size_t remove_unused_initializers(Graph& g) {
+  std::vector<ValueId> kept;
+  std::size_t removed = 0;
+  for (ValueId id : g.initializers()) {
+    Value& v = g.value(id);
+    if (v.uses.empty() && !v.is_graph_output()) {
+      v.alive = false;
+      ++removed;
+    } else {
+      kept.push_back(id);
+    }
+  }
+  g.set_initializer_order(std::move(kept));
+  return removed;
+}
+
+}  // namespace xexp::ir
+// ======== xexp/ir/copy.hpp
+// Copying nodes between graphs. Two users: the deep clone of a graph (values keep their names), and the
+// inliner, which copies a function body into the caller with its own renaming and with attribute
+// references bound from the call site. Subgraphs are always deep copied (never shared): a subgraph's
+// captured names follow the renaming of the enclosing values they refer to.
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
 
 namespace xexp::ir {
 
@@ -1746,6 +1881,7 @@ class ProtoTensorStorage final : public TensorStorage {
   void take_proto(::onnx::TensorProto* out) const { out->Swap(&proto_); }
   bool is_external() const noexcept { return file_ != nullptr || unavailable_; }
   bool is_unavailable() const noexcept { return unavailable_.has_value(); }
+  bool available() const override { return !unavailable_; }
   ElemType type() const noexcept { return static_cast<ElemType>(proto_.data_type()); }
   // True when this storage describes a tensor of that type and dims (a reshaped tensor shares the
   // storage but not the proto's dims, so its proto cannot be written back as is).
@@ -2826,11 +2962,11 @@ inline void validate(const ir::Model& model) {
 // ShapeConstraints: what broadcasting taught us about symbolic dimensions. Broadcasting "a" with "b"
 // only succeeds at run time when a == b (or one is 1, which exporters rule out), so the equality is
 // recorded instead of losing both names; "a" meeting a static 8 in an output already declared binds
-// a = 8. A small union-find keyed by symbol: classes are few, lookups are constant.
+// a = 8. A small union-find over symbol ids.
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -2842,46 +2978,43 @@ class ShapeConstraints {
   // The canonical symbol of a's class: the smallest name, so that results do not depend on the order
   // equalities were learned in.
   Symbol representative(Symbol a) const {
-    auto it = parent_.find(a);
-    while (it != parent_.end() && !(it->second == a)) {
-      a = it->second;
-      it = parent_.find(a);
-    }
+    while (a.id() < parent_.size() && !parent_[a.id()].empty()) a = parent_[a.id()];
     return a;
   }
   // Records a == b. Throws when their classes are bound to different static values.
   void add_equal(Symbol a, Symbol b) {
     Symbol ra = representative(a), rb = representative(b);
     if (ra == rb) return;
-    auto va = value(ra), vb = value(rb);
+    auto va = root_value(ra), vb = root_value(rb);
     if (va && vb && *va != *vb)
       throw Error("dimension '" + a.str() + "' = " + std::to_string(*va) + " cannot equal '" + b.str() +
                   "' = " + std::to_string(*vb));
+    const std::optional<int64_t> merged = va ? va : vb;
     if (rb.view() < ra.view()) std::swap(ra, rb);
-    parent_[rb] = ra;
-    parent_.try_emplace(ra, ra);
-    if (!va && vb) values_[ra] = *vb;
-    values_.erase(rb);
+    slot(parent_, rb, Symbol()) = ra;
+    if (rb.id() < values_.size()) values_[rb.id()] = kUnbound;
+    if (merged) slot(values_, ra, kUnbound) = *merged;
     equalities_.emplace_back(a, b);
   }
   // Records symbol == value. Throws when the class already has another value.
   void bind(Symbol a, int64_t v) {
     Symbol r = representative(a);
-    auto [it, inserted] = values_.try_emplace(r, v);
-    if (!inserted && it->second != v)
-      throw Error("dimension '" + a.str() + "' is " + std::to_string(it->second) + ", cannot also be " +
-                  std::to_string(v));
-    if (inserted) bindings_.emplace_back(a, v);
+    if (auto known = root_value(r)) {
+      if (*known != v)
+        throw Error("dimension '" + a.str() + "' is " + std::to_string(*known) + ", cannot also be " +
+                    std::to_string(v));
+      return;
+    }
+    slot(values_, r, kUnbound) = v;
+    bindings_.emplace_back(a, v);
   }
-  std::optional<int64_t> value(Symbol a) const {
-    auto it = values_.find(representative(a));
-    return it == values_.end() ? std::nullopt : std::optional<int64_t>(it->second);
-  }
+  std::optional<int64_t> value(Symbol a) const { return root_value(representative(a)); }
   // The most precise form of a dimension: its static value when bound, else its class representative.
   Dim canonical(const Dim& d) const {
     if (!d.is_symbolic()) return d;
-    if (auto v = value(d.symbol())) return Dim(*v);
-    return Dim(representative(d.symbol()));
+    const Symbol r = representative(d.symbol());
+    if (auto v = root_value(r)) return Dim(*v);
+    return Dim(r);
   }
   // True when both dimensions are known to be equal (same size, or symbols of one class).
   bool equal(const Dim& a, const Dim& b) const {
@@ -2927,8 +3060,21 @@ class ShapeConstraints {
   }
 
  private:
-  std::unordered_map<Symbol, Symbol> parent_;
-  std::unordered_map<Symbol, int64_t> values_;  // keyed by representative
+  // Flat tables indexed by symbol id (symbols are few and densely numbered): the hot path of every
+  // shape rule, canonical(), is two array reads.
+  static constexpr int64_t kUnbound = std::numeric_limits<int64_t>::min();
+  template <class T>
+  static T& slot(std::vector<T>& table, Symbol s, T fill) {
+    if (s.id() >= table.size()) table.resize(s.id() + 1, fill);
+    return table[s.id()];
+  }
+  std::optional<int64_t> root_value(Symbol root) const {
+    if (root.id() >= values_.size() || values_[root.id()] == kUnbound) return std::nullopt;
+    return values_[root.id()];
+  }
+
+  std::vector<Symbol> parent_;    // symbol id -> its parent in the union-find, empty for a root
+  std::vector<int64_t> values_;   // representative id -> bound size, kUnbound when none
   std::vector<std::pair<Symbol, Symbol>> equalities_;
   std::vector<std::pair<Symbol, int64_t>> bindings_;
 };
@@ -2941,7 +3087,9 @@ namespace xexp::infer {
 // class representative; "a" with a static n > 1 yields n (a may still be 1, nothing is recorded);
 // unknown with a symbol or a static n > 1 yields that side (the only non-failing outcome at run time).
 inline Dim broadcast_dim(const Dim& a, const Dim& b, ShapeConstraints& constraints) {
-  const Dim x = constraints.canonical(a), y = constraints.canonical(b);
+  const Dim x = constraints.canonical(a);
+  if (a == b) return x;  // the common case: the same size or symbol on both sides
+  const Dim y = constraints.canonical(b);
   if (x.is_static() && x.value() == 1) return y;
   if (y.is_static() && y.value() == 1) return x;
   if (x.is_static() && y.is_static()) {
@@ -3139,7 +3287,12 @@ class InferContext {
   }
 
   // ---- attributes -------------------------------------------------------------------------------
-  const ir::Attribute* attr(std::string_view name) const { return node_.attribute(Symbol(name)); }
+  // Compared by text: interning `name` would take the symbol table's lock on every call.
+  const ir::Attribute* attr(std::string_view name) const {
+    for (const ir::Attribute& a : node_.attributes)
+      if (a.name.view() == name) return &a;
+    return nullptr;
+  }
   int64_t attr_int(std::string_view name, int64_t fallback) const {
     const ir::Attribute* a = attr(name);
     return a && a->type == ir::AttrType::Int ? a->i : fallback;
@@ -3255,11 +3408,13 @@ class InferContext {
 // Element-wise rules: unary ops keep type and shape, binary and variadic ops broadcast, comparisons
 // give booleans, Cast changes the type only.
 // ======== xexp/infer/rule_table.hpp
-// Shape rules are plain functions registered per (domain, op type); dispatch is one hash lookup.
+// Shape rules are plain functions registered per (domain, op type); dispatch is an array read for
+// the default domain, one hash lookup for the others.
 #include <cstdint>
 #include <initializer_list>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 
 namespace xexp::infer {
@@ -3271,19 +3426,35 @@ inline constexpr std::string_view kMsDomain = "com.microsoft";
 class RuleTable {
  public:
   void add(std::string_view domain, std::initializer_list<std::string_view> op_types, Rule rule) {
-    for (std::string_view op : op_types) rules_[key(Symbol(domain), Symbol(op))] = rule;
+    const Symbol d = canonical_domain(Symbol(domain));
+    for (std::string_view op : op_types) {
+      const Symbol o(op);
+      if (!d.empty()) {
+        others_[key(d, o)] = rule;
+        continue;
+      }
+      if (o.id() >= onnx_.size()) onnx_.resize(o.id() + 1, nullptr);
+      onnx_[o.id()] = rule;
+    }
   }
   void add(std::initializer_list<std::string_view> op_types, Rule rule) { add("", op_types, rule); }
   Rule find(Symbol domain, Symbol op_type) const {
-    if (domain.view() == "ai.onnx") domain = Symbol();
-    auto it = rules_.find(key(domain, op_type));
-    return it == rules_.end() ? nullptr : it->second;
+    domain = canonical_domain(domain);
+    if (domain.empty()) return op_type.id() < onnx_.size() ? onnx_[op_type.id()] : nullptr;
+    auto it = others_.find(key(domain, op_type));
+    return it == others_.end() ? nullptr : it->second;
   }
   bool contains(Symbol domain, Symbol op_type) const { return find(domain, op_type) != nullptr; }
 
  private:
+  static Symbol canonical_domain(Symbol domain) {
+    static const Symbol ai_onnx("ai.onnx");
+    return domain == ai_onnx ? Symbol() : domain;
+  }
   static uint64_t key(Symbol domain, Symbol op) { return (uint64_t{domain.id()} << 32) | op.id(); }
-  std::unordered_map<uint64_t, Rule> rules_;
+  // The default domain, where nearly every node is, is a flat array indexed by the op's symbol id.
+  std::vector<Rule> onnx_;
+  std::unordered_map<uint64_t, Rule> others_;
 };
 
 }  // namespace xexp::infer
@@ -3301,12 +3472,16 @@ inline void infer_identity(InferContext& c) {
 
 // Broadcast of every present input, or nothing when one shape is unknown.
 inline std::optional<Shape> broadcast_inputs(InferContext& c, std::size_t first = 0) {
+  const Shape* single = nullptr;  // the only shape seen so far, not copied until needed
   std::optional<Shape> out;
   for (std::size_t i = first; i < c.input_count(); ++i) {
     if (!c.has_input(i)) continue;
     if (!c.shape(i)) return std::nullopt;
-    out = out ? c.broadcast(*out, *c.shape(i)) : *c.shape(i);
+    if (out) out = c.broadcast(*out, *c.shape(i));
+    else if (single) out = c.broadcast(*single, *c.shape(i));
+    else single = &*c.shape(i);
   }
+  if (!out && single) out = *single;
   return out;
 }
 
@@ -3527,17 +3702,68 @@ inline void add_reduce_rules(RuleTable& t) {
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <string>
+#include <string_view>
+#include <vector>
 
 
 namespace xexp::infer {
 
+// ---- symbolic arithmetic ---------------------------------------------------------------------------
+
+// Sums and products of dimensions, spelled as the original project spells them: "a+b" for Concat of
+// symbolic sizes, "a*b" for Reshape(-1) or Flatten merging symbolic axes. Static terms fold into one
+// trailing constant ("a+3", "a*b*6"); the text is the symbol, so two results built alike are equal.
+// An unknown operand makes the result unknown.
+inline Dim sum_dims(const std::vector<Dim>& dims) {
+  int64_t total = 0;
+  std::string expr;
+  for (const Dim& d : dims) {
+    if (d.is_unknown()) return {};
+    if (d.is_static()) {
+      total += d.value();
+      continue;
+    }
+    if (!expr.empty()) expr += '+';
+    expr += d.symbol().view();
+  }
+  if (expr.empty()) return Dim(total);
+  if (total != 0) expr += "+" + std::to_string(total);
+  return Dim::symbolic(expr);
+}
+
+inline Dim product_dims(Shape::const_iterator first, Shape::const_iterator last) {
+  int64_t p = 1;
+  std::string expr;
+  for (auto it = first; it != last; ++it) {
+    if (it->is_unknown()) return {};
+    if (it->is_static()) {
+      p *= it->value();
+      continue;
+    }
+    const std::string_view factor = it->symbol().view();
+    if (!expr.empty()) expr += '*';
+    if (factor.find('+') == std::string_view::npos) {
+      expr += factor;
+    } else {
+      expr += '(';
+      expr += factor;
+      expr += ')';
+    }
+  }
+  if (expr.empty() || p == 0) return Dim(p);
+  if (p != 1) expr += "*" + std::to_string(p);
+  return Dim::symbolic(expr);
+}
+
 // ---- Reshape ------------------------------------------------------------------------------------
 
 // The dimension -1 stands for: elements of `in` divided by elements of `known`. Static sizes divide,
-// symbols cancel; anything else is unknown.
+// symbols of `known` cancel those of `in`, the symbols left multiply ("a*b"); a symbol of `known` not
+// in `in`, or sizes that do not divide, give an unknown dimension.
 inline Dim missing_reshape_dim(const Shape& in, const Shape& known, const ShapeConstraints& constraints) {
   int64_t p_in = 1, p_out = 1;
-  std::vector<Dim> s_in;
+  Shape s_in;
   for (const Dim& d0 : in) {
     const Dim d = constraints.canonical(d0);
     if (d.is_unknown()) return {};
@@ -3555,9 +3781,9 @@ inline Dim missing_reshape_dim(const Shape& in, const Shape& known, const ShapeC
     if (it == s_in.end()) return {};
     s_in.erase(it);
   }
-  if (s_in.empty()) return p_out != 0 && p_in % p_out == 0 ? Dim(p_in / p_out) : Dim();
-  if (s_in.size() == 1 && p_in == p_out) return s_in[0];
-  return {};
+  if (p_out == 0 || p_in % p_out != 0) return {};
+  s_in.push_back(Dim(p_in / p_out));
+  return product_dims(s_in.begin(), s_in.end());
 }
 
 inline void infer_reshape(InferContext& c) {
@@ -3613,30 +3839,17 @@ inline void infer_transpose(InferContext& c) {
   c.set_output(0, c.type(0), out);
 }
 
-// Sum of dimensions: static when all are, the non-zero one when the others are 0, else unknown.
-inline Dim sum_dims(const std::vector<Dim>& dims) {
-  int64_t total = 0;
-  std::optional<Dim> non_static;
-  for (const Dim& d : dims) {
-    if (d.is_static()) total += d.value();
-    else if (non_static) return {};
-    else non_static = d;
-  }
-  if (!non_static) return Dim(total);
-  return total == 0 ? *non_static : Dim();
-}
-
 inline void infer_concat(InferContext& c) {
   const ElemType type = c.first_known_type();
   if (!c.shapes_known(0, c.input_count()) || c.input_count() == 0) return c.set_output(0, type);
   Shape out = *c.shape(0);
   const std::size_t axis = c.normalize_axis(c.attr_int("axis", 0), out.size());
-  std::vector<Dim> along{out[axis]};
+  std::vector<Dim> along{c.constraints().canonical(out[axis])};
   for (std::size_t i = 1; i < c.input_count(); ++i) {
     const Shape& s = *c.shape(i);
     if (s.size() != out.size()) c.fail("inputs of ranks " + std::to_string(out.size()) + " and " + std::to_string(s.size()));
     for (std::size_t k = 0; k < s.size(); ++k)
-      if (k == axis) along.push_back(s[k]);
+      if (k == axis) along.push_back(c.constraints().canonical(s[k]));
       else out[k] = c.unify(out[k], s[k]);
   }
   out[axis] = sum_dims(along);
@@ -3831,19 +4044,6 @@ inline void infer_expand(InferContext& c) {
   c.set_output(0, c.type(0));
 }
 
-// Product of dimensions: static when all are, the single symbol among 1s, else unknown.
-inline Dim product_dims(Shape::const_iterator first, Shape::const_iterator last) {
-  int64_t p = 1;
-  std::optional<Dim> symbol;
-  for (auto it = first; it != last; ++it) {
-    if (it->is_static()) p *= it->value();
-    else if (it->is_symbolic() && !symbol) symbol = *it;
-    else return {};
-  }
-  if (!symbol) return Dim(p);
-  return p == 1 ? *symbol : Dim();
-}
-
 inline void infer_flatten(InferContext& c) {
   if (!c.shape(0)) return c.set_output_rank(0, c.type(0), 2);
   const Shape& in = *c.shape(0);
@@ -4031,6 +4231,11 @@ inline void infer_graph(ir::Graph& g, int64_t opset, InferState& state) {
 #include <optional>
 #include <vector>
 
+// Compile time: the kernels are the heaviest part of xexp to compile. A project with many translation
+// units may compile them once: define XEXP_SEPARATE_KERNELS everywhere, and in exactly one source file
+// also define XEXP_KERNELS_IMPLEMENTATION before including xexp: the kernels are then instantiated in
+// that file only (other files still parse them, which is the cheap part). Without either macro (the
+// default) everything stays header-only.
 // ======== xexp/eval/kernel.hpp
 // What a reference kernel sees (its inputs, attributes with ONNX defaults, opset) and the registry that
 // maps (domain, op_type) to kernels. Kernels are plain functions so that a family header only has to
@@ -4129,6 +4334,7 @@ class KernelRegistry {
 };
 
 }  // namespace xexp::eval
+
 // ======== xexp/eval/kernels/cast.hpp
 // Cast, CastLike and the linear (de)quantization ops. These see float16/bfloat16 as they are: the
 // conversion is their whole job.
@@ -4709,7 +4915,11 @@ inline std::vector<Tensor> clip_kernel(const KernelContext& c) {
     Tensor out(x.type(), x.dims());
     auto src = x.data<T>();
     auto dst = out.mutable_data<T>();
-    for (int64_t k = 0; k < x.size(); ++k) dst[k] = src[k] < lo ? lo : (src[k] > hi ? hi : src[k]);
+    // min(max(x, lo), hi), as ONNX defines it: crossed bounds (lo > hi) give hi.
+    for (int64_t k = 0; k < x.size(); ++k) {
+      const T raised = src[k] < lo ? lo : src[k];
+      dst[k] = raised > hi ? hi : raised;
+    }
     return std::vector<Tensor>{out};
   });
 }
@@ -6482,7 +6692,13 @@ inline void register_shape_ops(KernelRegistry& r) {
 
 namespace xexp::eval {
 
-inline const KernelRegistry& default_registry() {
+#if defined(XEXP_SEPARATE_KERNELS) && !defined(XEXP_KERNELS_IMPLEMENTATION)
+const KernelRegistry& default_registry();
+#else
+#ifndef XEXP_SEPARATE_KERNELS
+inline
+#endif
+const KernelRegistry& default_registry() {
   static const KernelRegistry registry = [] {
     KernelRegistry r;
     kernels::register_elementwise(r);
@@ -6496,6 +6712,7 @@ inline const KernelRegistry& default_registry() {
   }();
   return registry;
 }
+#endif
 
 inline bool is_supported_op(Symbol op_type, Symbol domain, const KernelRegistry& registry = default_registry()) {
   return registry.find(domain, op_type) != nullptr;
@@ -6541,6 +6758,7 @@ inline std::vector<Tensor> evaluate_op(Symbol op_type, Symbol domain, const std:
 // Evaluator: runs a model on the reference kernels, node after node in graph order. It runs local
 // functions (inputs, outputs and ref_attr_name attributes bound from the call), If and Loop, and can hand
 // back every intermediate result in execution order (the comparison and dump tools are built on it).
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <string>
@@ -6637,7 +6855,10 @@ class Evaluator {
     const Frame* parent;
     std::vector<std::optional<Tensor>> values;
     const std::vector<ir::OpsetImport>& opsets;
-    const ir::Node* call = nullptr;  // the node calling the local function run in this frame
+    // Set when this frame runs a local function: the call's attributes, already resolved against the
+    // caller (a call inside a function body may itself pass a ref_attr_name on) and completed with the
+    // function's defaults.
+    const std::vector<ir::Attribute>* call_attributes = nullptr;
     const RunOptions* options = nullptr;  // set for the main graph only
 
     const Tensor* lookup(std::string_view name) const {
@@ -6725,12 +6946,13 @@ class Evaluator {
         continue;
       }
       for (const Frame* f = &frame; f; f = f->parent)
-        if (f->call) {
-          if (const ir::Attribute* given = f->call->attribute(Symbol(a.ref_attr_name))) {
-            ir::Attribute bound = *given;
-            bound.name = a.name;
-            out.push_back(std::move(bound));
-          }
+        if (f->call_attributes) {
+          for (const ir::Attribute& given : *f->call_attributes)
+            if (given.name.view() == a.ref_attr_name) {
+              ir::Attribute bound = given;
+              bound.name = a.name;
+              out.push_back(std::move(bound));
+            }
           break;
         }
     }
@@ -6740,12 +6962,13 @@ class Evaluator {
   std::vector<Tensor> run_node(const Frame& frame, const ir::Node& node, const std::vector<std::optional<Tensor>>& inputs) const {
     const bool in_function = [&] {
       for (const Frame* f = &frame; f; f = f->parent)
-        if (f->call) return true;
+        if (f->call_attributes) return true;
       return false;
     }();
     std::vector<ir::Attribute> bound;
     const std::vector<ir::Attribute>& attributes = in_function ? (bound = bind_attributes(frame, node)) : node.attributes;
-    if (const ir::Function* f = model_.find_function(node.domain.view(), node.op_type.view())) return run_function(frame, *f, node, inputs);
+    if (const ir::Function* f = model_.find_function(node.domain.view(), node.op_type.view()))
+      return run_function(frame, *f, attributes, inputs);
     if (node.domain.empty() && node.op_type.view() == "If") return run_if(frame, node, inputs, attributes);
     if (node.domain.empty() && node.op_type.view() == "Loop") return run_loop(frame, node, inputs, attributes);
     return evaluate_op(node.op_type, node.domain, inputs, attributes, opset_of(frame, node.domain), node.outputs.size(), registry_);
@@ -6753,8 +6976,9 @@ class Evaluator {
 
   // Runs `body` with its inputs bound to `inputs` (by position) and returns its outputs.
   std::vector<Tensor> run_body(const Frame& parent, const ir::Graph& body, const std::vector<std::optional<Tensor>>& inputs,
-                               const std::vector<ir::OpsetImport>& opsets, const ir::Node* call) const {
-    Frame frame{body, call ? nullptr : &parent, {}, opsets, call, nullptr};
+                               const std::vector<ir::OpsetImport>& opsets,
+                               const std::vector<ir::Attribute>* call_attributes) const {
+    Frame frame{body, call_attributes ? nullptr : &parent, {}, opsets, call_attributes, nullptr};
     frame.values.resize(body.value_capacity());
     for (ir::ValueId id : body.initializers())
       if (body.value(id).initializer) frame.values[id] = *body.value(id).initializer;
@@ -6770,9 +6994,14 @@ class Evaluator {
     return out;
   }
 
-  std::vector<Tensor> run_function(const Frame& frame, const ir::Function& f, const ir::Node& node,
+  // `attributes`: the call's, already bound when the call itself sits in a function body.
+  std::vector<Tensor> run_function(const Frame& frame, const ir::Function& f, const std::vector<ir::Attribute>& attributes,
                                    const std::vector<std::optional<Tensor>>& inputs) const {
-    return run_body(frame, *f.body, inputs, f.opsets.empty() ? frame.opsets : f.opsets, &node);
+    std::vector<ir::Attribute> call_attributes = attributes;
+    for (const ir::Attribute& d : f.attribute_defaults)
+      if (std::none_of(call_attributes.begin(), call_attributes.end(), [&](const ir::Attribute& a) { return a.name == d.name; }))
+        call_attributes.push_back(d);
+    return run_body(frame, *f.body, inputs, f.opsets.empty() ? frame.opsets : f.opsets, &call_attributes);
   }
 
   static const ir::Graph& subgraph(const ir::Node& node, const std::vector<ir::Attribute>& attributes, std::string_view name) {
@@ -6859,10 +7088,11 @@ struct FoldOptions {
 
 namespace detail {
 
-// The tensor held by a constant value: an initializer (not an overridable input) or a Constant output.
+// The tensor held by a constant value: an initializer (not an overridable input, nor one whose external
+// data file is missing) or a Constant output.
 inline std::optional<Tensor> constant_value(const ir::Graph& g, ir::ValueId id, int64_t opset) {
   const ir::Value& v = g.value(id);
-  if (v.initializer && !v.is_input) return v.initializer;
+  if (v.initializer && !v.is_input) return v.initializer->available() ? v.initializer : std::nullopt;
   if (v.producer == ir::kNone) return std::nullopt;
   const ir::Node& n = g.node(v.producer);
   if (!n.domain.empty() || n.op_type.view() != "Constant") return std::nullopt;
@@ -6994,7 +7224,6 @@ inline std::size_t fold_constants(ir::Model& model, FoldOptions options = {}) {
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -7266,6 +7495,84 @@ class Ops : public OpsBase {
 };
 
 }  // namespace xexp
+// ======== xexp/builder/taken_names.hpp
+// TakenNames: the node names a builder has handed out, kept as 64-bit hashes in one open-addressing
+// array: naming a node allocates nothing. Only "is this name free?" is asked, so a hash collision
+// could only make a free name look taken (one more suffix is tried), never give a name twice.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+
+namespace xexp {
+
+class TakenNames {
+ public:
+  // False when the name was already taken.
+  bool insert(std::string_view name) {
+    if (2 * (count_ + 1) > slots_.size()) grow();
+    const uint64_t h = key(name);
+    std::size_t i = h & mask();
+    for (; slots_[i] != kEmpty; i = (i + 1) & mask())
+      if (slots_[i] == h) return false;
+    slots_[i] = h;
+    ++count_;
+    return true;
+  }
+  bool contains(std::string_view name) const {
+    if (slots_.empty()) return false;
+    const uint64_t h = key(name);
+    for (std::size_t i = h & mask(); slots_[i] != kEmpty; i = (i + 1) & mask())
+      if (slots_[i] == h) return true;
+    return false;
+  }
+  // Linear probing without tombstones: the entries after the hole move back where a lookup will
+  // still find them.
+  void erase(std::string_view name) {
+    if (slots_.empty()) return;
+    const uint64_t h = key(name);
+    std::size_t i = h & mask();
+    while (slots_[i] != h) {
+      if (slots_[i] == kEmpty) return;
+      i = (i + 1) & mask();
+    }
+    for (std::size_t j = (i + 1) & mask(); slots_[j] != kEmpty; j = (j + 1) & mask()) {
+      const std::size_t home = slots_[j] & mask();
+      // slots_[j] may fill the hole at i when its home is not in the cyclic range (i, j].
+      if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
+        slots_[i] = slots_[j];
+        i = j;
+      }
+    }
+    slots_[i] = kEmpty;
+    --count_;
+  }
+  std::size_t size() const noexcept { return count_; }
+
+ private:
+  static constexpr uint64_t kEmpty = 0;
+  static uint64_t key(std::string_view name) {
+    const uint64_t h = hash_string(name);
+    return h == kEmpty ? 1 : h;
+  }
+  std::size_t mask() const noexcept { return slots_.size() - 1; }
+  void grow() {
+    std::vector<uint64_t> old = std::move(slots_);
+    slots_.assign(old.empty() ? 64 : 2 * old.size(), kEmpty);
+    for (uint64_t h : old)
+      if (h != kEmpty) {
+        std::size_t i = h & mask();
+        while (slots_[i] != kEmpty) i = (i + 1) & mask();
+        slots_[i] = h;
+      }
+  }
+
+  std::vector<uint64_t> slots_;  // a power of two long, at most half full
+  std::size_t count_ = 0;
+};
+
+}  // namespace xexp
 
 namespace xexp {
 
@@ -7347,15 +7654,18 @@ class GraphBuilder {
 
   // Creates a node. Every input must exist ("" for an omitted optional input), outputs are new names or
   // generated (_onx_<op type lowercase><index>, made unique). Types and shapes of the outputs are
-  // inferred at once.
+  // inferred at once; a node its checks or its inference reject leaves the graph as it was.
   Outputs make_node(std::string_view op_type, const std::vector<std::string>& inputs, OutputSpec outputs = 1,
                     const Attrs& attributes = {}, std::string name = {}, std::string domain = {}) {
+    // Built only when an error is raised: the hot path formats no text.
     auto where = [&] {
       std::string s = "inputs=" + names_repr(inputs) + ", outputs=" + names_repr(outputs.names);
       return s + ", name='" + name + "'";
     };
     if (!domain.empty() && !has_opset(domain))
       fail("domain '" + domain + "' of operator '" + std::string(op_type) + "' has no opset, call add_domain first");
+    ir::Graph& g = graph();
+    const Symbol op(op_type), dom(domain);
     std::vector<ir::ValueId> in_ids;
     in_ids.reserve(inputs.size());
     for (const std::string& i : inputs) {
@@ -7363,43 +7673,47 @@ class GraphBuilder {
         in_ids.push_back(ir::kNone);
         continue;
       }
-      auto id = graph().find(i);
-      if (!id || !graph().value(*id).alive)
+      auto id = g.find(i);
+      if (!id || !g.value(*id).alive)
         fail("Input '" + i + "' does not exist for operator '" + std::string(op_type) + "', " + where(), i);
       in_ids.push_back(*id);
-    }
-    std::vector<std::string> out_names = outputs.names;
-    if (out_names.empty()) {
-      std::string lower(op_type);
-      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
-      for (int k = 0; k < outputs.count; ++k) out_names.push_back(unique_name("_onx_" + lower + std::to_string(k)));
-    }
-    std::vector<ir::ValueId> out_ids;
-    for (const std::string& o : out_names) {
-      if (o.empty()) {
-        out_ids.push_back(ir::kNone);
-        continue;
-      }
-      if (has_name(o)) fail("Output '" + o + "' already exists for operator '" + std::string(op_type) + "', " + where(), o);
-      out_ids.push_back(graph().add_value(o));
     }
     std::vector<ir::Attribute> attrs;
     attrs.reserve(attributes.size());
     for (const AttrArg& a : attributes) {
-      check_attribute(op_type, domain, a.attr.name.view(), where);
+      check_attribute(op, dom, a.attr.name.view(), where);
       attrs.push_back(a.attr);
     }
-    name = unique_node_name(name.empty() ? std::string(op_type) : name);
-    ir::NodeId n = graph().add_node(Symbol(op_type), std::move(in_ids), std::move(out_ids), std::move(attrs), name,
-                                    Symbol(domain));
+    const auto first_value = static_cast<ir::ValueId>(g.value_capacity());
+    std::vector<std::string> out_names = outputs.names;
+    std::vector<ir::ValueId> out_ids;
+    if (out_names.empty()) {
+      out_names.reserve(static_cast<std::size_t>(outputs.count));
+      out_ids.reserve(static_cast<std::size_t>(outputs.count));
+      for (int k = 0; k < outputs.count; ++k) out_ids.push_back(add_generated_output(op, k, out_names));
+    } else {
+      out_ids.reserve(out_names.size());
+      for (const std::string& o : out_names) {
+        const ir::ValueId id = o.empty() ? ir::kNone : g.try_add_value(o);
+        if (id == ir::kNone && !o.empty()) {
+          g.pop_values(first_value);
+          fail("Output '" + o + "' already exists for operator '" + std::string(op_type) + "', " + where(), o);
+        }
+        out_ids.push_back(id);
+      }
+    }
+    name = unique_node_name(name.empty() ? op_type : std::string_view(name));
+    const ir::NodeId n = g.add_node(op, std::move(in_ids), std::move(out_ids), std::move(attrs), name, dom);
     record_module(n);
     log_.push_back({Event::Node, n});
     try {
-      infer::infer_node(graph(), n, main_opset(), state_);
+      infer::infer_node(g, n, main_opset(), state_);
     } catch (const Error& e) {
-      throw Error(e.cause(), {.node = e.node(), .value = e.value()}, debug_dump());
+      std::string dump = debug_dump();  // with the rejected node, before it is rolled back
+      roll_back_node(first_value);
+      throw Error(e.cause(), {.node = e.node(), .value = e.value()}, std::move(dump));
     }
-    constant_cache_.clear();
+    if (!constant_cache_.empty()) constant_cache_.clear();
     return Outputs(std::move(out_names));
   }
 
@@ -7407,8 +7721,15 @@ class GraphBuilder {
   // initializers) and emits attributes that became inputs (axes, split) the way the opset wants.
   Outputs make_op(std::string_view op_type, std::string_view domain, std::vector<Arg> args, const Attrs& attrs,
                   const OpOptions& options) {
-    Attrs attributes = attrs;
-    if (domain.empty()) adapt_moved_attributes(op_type, args, attributes);
+    const bool adapt = domain.empty() && std::any_of(attributes_that_became_inputs().begin(),
+                                                     attributes_that_became_inputs().end(),
+                                                     [&](const AttributeBecameInput& m) { return m.op == op_type; });
+    Attrs adapted;
+    if (adapt) {
+      adapted = attrs;
+      adapt_moved_attributes(op_type, args, adapted);
+    }
+    const Attrs& attributes = adapt ? adapted : attrs;
     std::vector<std::string> inputs;
     inputs.reserve(args.size());
     for (const Arg& a : args) {
@@ -7431,13 +7752,11 @@ class GraphBuilder {
 
   // ---- names ----------------------------------------------------------------------------------
   bool has_name(std::string_view name) const { return model_.graph->has_value(name); }
-  // `base` when free, else base2, base3, ... (the seed's scheme).
-  std::string unique_name(std::string_view base) const {
+  // `base` when free, else base2, base3, ... (the seed's scheme). The next suffix to try is remembered
+  // per base, so creating many nodes of one op type stays linear.
+  std::string unique_name(std::string_view base) {
     if (!has_name(base)) return std::string(base);
-    for (int k = 2;; ++k) {
-      std::string candidate = std::string(base) + std::to_string(k);
-      if (!has_name(candidate)) return candidate;
-    }
+    return next_free(std::string(base), name_suffix_, [this](const std::string& c) { return has_name(c); });
   }
   ir::ValueId value_id(std::string_view name, std::string_view context = "lookup") const {
     auto id = model_.graph->find(name);
@@ -7550,17 +7869,7 @@ class GraphBuilder {
         ++removed;
       }
     }
-    std::vector<ir::ValueId> kept;
-    for (ir::ValueId id : g.initializers()) {
-      ir::Value& v = g.value(id);
-      if (v.uses.empty() && !v.is_graph_output()) {
-        v.alive = false;
-        ++removed;
-      } else {
-        kept.push_back(id);
-      }
-    }
-    g.set_initializer_order(std::move(kept));
+    removed += ir::remove_unused_initializers(g);
     constant_cache_.clear();
     return removed;
   }
@@ -7703,6 +8012,7 @@ class GraphBuilder {
     uint32_t id;
   };
   static constexpr uint32_t kNoStack = ir::kNone;
+  using SuffixMap = std::unordered_map<std::string, int, StringHash, std::equal_to<>>;
 
   static ir::OpsetImport opset_import(std::string domain, int64_t version) {
     ir::OpsetImport o;
@@ -7718,11 +8028,65 @@ class GraphBuilder {
     throw Error(std::move(cause), {.node = std::move(node), .value = std::move(value_name)}, debug_dump());
   }
 
-  std::string unique_node_name(std::string base) {
-    std::string candidate = base;
-    for (int k = 2; node_names_.count(candidate); ++k) candidate = base + std::to_string(k);
-    node_names_.insert(candidate);
+  // `base` when no node has it (again: a rolled back node frees its name), else base2, base3, ...
+  // whose counter says where to resume. Asking whether a name is free allocates nothing.
+  std::string unique_node_name(std::string_view base) {
+    if (node_names_.insert(base)) return std::string(base);
+    auto counter = node_suffix_.find(base);
+    if (counter == node_suffix_.end()) counter = node_suffix_.emplace(std::string(base), 2).first;
+    std::string candidate;
+    do {
+      candidate = base;
+      candidate += std::to_string(counter->second++);
+    } while (!node_names_.insert(candidate));
     return candidate;
+  }
+  template <class Taken>
+  static std::string next_free(const std::string& base, SuffixMap& suffixes, Taken&& taken) {
+    int& k = suffixes.try_emplace(base, 2).first->second;
+    std::string candidate;
+    do candidate = base + std::to_string(k++);
+    while (taken(candidate));
+    return candidate;
+  }
+  // Adds output k of a node of type `op` under a generated name, _onx_<op lowercase><k> then with
+  // suffixes 2, 3, ..., appended to `names`. The base of each (op, k) is spelled once; trying a
+  // candidate and taking it is one lookup.
+  ir::ValueId add_generated_output(Symbol op, int k, std::vector<std::string>& names) {
+    auto [it, fresh] = generated_names_.try_emplace((uint64_t{op.id()} << 32) | static_cast<uint32_t>(k));
+    GeneratedName& gen = it->second;
+    ir::Graph& g = graph();
+    if (fresh) {
+      gen.base = "_onx_";
+      for (char ch : op.view()) gen.base += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      gen.base += std::to_string(k);
+      if (ir::ValueId id = g.try_add_value(gen.base); id != ir::kNone) {
+        names.push_back(gen.base);
+        return id;
+      }
+    }
+    std::string candidate;
+    for (;;) {
+      candidate = gen.base;
+      candidate += std::to_string(gen.next++);
+      if (ir::ValueId id = g.try_add_value(candidate); id != ir::kNone) {
+        names.push_back(std::move(candidate));
+        return id;
+      }
+    }
+  }
+  // Undoes the node make_node just added and its output values (from `first_value` on).
+  void roll_back_node(ir::ValueId first_value) {
+    ir::Graph& g = graph();
+    const auto n = static_cast<ir::NodeId>(g.node_capacity() - 1);
+    for (ir::ValueId out : g.node(n).outputs)
+      if (out != ir::kNone) state_.value_shapes.erase(out);
+    node_names_.erase(g.node(n).name);
+    g.pop_node();
+    g.pop_values(first_value);
+    log_.pop_back();
+    if (node_stack_.size() > n) node_stack_.resize(n);
+    constant_cache_.clear();
   }
 
   void record_module(ir::NodeId n) {
@@ -7759,17 +8123,24 @@ class GraphBuilder {
   // An attribute the op's schema does not declare is an error. libonnx 1.12 knows opsets up to 17 and
   // answers later ones with its last schema: attributes added from 18 on are let through.
   template <class Where>
-  void check_attribute(std::string_view op_type, std::string_view domain, std::string_view name, const Where& where) const {
+  void check_attribute(Symbol op, Symbol domain, std::string_view name, const Where& where) const {
     static constexpr std::string_view kAddedAfter17[] = {
         "num_outputs", "noop_with_empty_axes", "antialias", "axes", "keep_aspect_ratio_policy", "ceil_mode",
         "dilations", "saturate", "output_dtype", "block_size", "approximate", "round_mode", "precision"};
-    const int64_t opset = domain.empty() ? main_opset() : get_opset(domain);
-    const ::onnx::OpSchema* schema = find_schema(op_type, domain, opset);
+    const int64_t opset = domain.empty() ? main_opset() : get_opset(domain.view());
+    const ::onnx::OpSchema* schema = schema_of(op, domain, opset);
     if (!schema || schema->attributes().count(std::string(name))) return;
     if (opset > 17 && std::find(std::begin(kAddedAfter17), std::end(kAddedAfter17), name) != std::end(kAddedAfter17)) return;
-    fail("'" + std::string(name) + "' is not an attribute of operator '" + std::string(op_type) + "' (opset " +
+    fail("'" + std::string(name) + "' is not an attribute of operator '" + op.str() + "' (opset " +
              std::to_string(opset) + "), " + where(),
-         {}, std::string(op_type));
+         {}, op.str());
+  }
+  // The registry's lookup builds strings and walks nested maps: done once per (domain, op). A
+  // domain's opset never changes once declared (add_domain refuses another version).
+  const ::onnx::OpSchema* schema_of(Symbol op, Symbol domain, int64_t opset) const {
+    auto [it, fresh] = schemas_.try_emplace((uint64_t{domain.id()} << 32) | op.id(), nullptr);
+    if (fresh) it->second = find_schema(op.view(), domain.view(), opset);
+    return it->second;
   }
 
   // Attributes that became inputs (onnx/schema.hpp: axes, split, pads, ...): an int64 vector given as
@@ -7891,7 +8262,14 @@ class GraphBuilder {
   ir::Model model_;
   infer::InferState state_;
   std::unordered_map<std::string, std::string> dedup_;  // initializer_dedup_key -> name
-  std::unordered_set<std::string> node_names_;
+  TakenNames node_names_;
+  SuffixMap name_suffix_, node_suffix_;  // next suffix to try per base
+  struct GeneratedName {
+    std::string base;  // _onx_add0
+    int next = 2;      // the next suffix to try
+  };
+  std::unordered_map<uint64_t, GeneratedName> generated_names_;  // (op symbol, output index) -> its names
+  mutable std::unordered_map<uint64_t, const ::onnx::OpSchema*> schemas_;  // (domain, op) -> schema
   std::vector<Symbol> dynamic_dims_;
   std::vector<Event> log_;
   mutable std::unordered_map<ir::ValueId, bool> constant_cache_;
@@ -7970,7 +8348,7 @@ class DemoLlmBuilder {
 
  private:
   std::string embedding(const std::string& ids) {
-    auto scope = g_.module("embedding", "Embedding");
+    auto scope = g_.module("embedding", "__main__.Embedding");
     return g_.op.Add(lookup("embedding.embedding", ids), lookup("embedding.pe", ids));
   }
   std::string lookup(const std::string& path, const std::string& ids) {
@@ -7980,7 +8358,7 @@ class DemoLlmBuilder {
   }
 
   void decoder(const std::string& x, const std::string& output) {
-    auto scope = g_.module("decoder", "DecoderLayer");
+    auto scope = g_.module("decoder", "__main__.DecoderLayer");
     std::string attention = g_.op.Add(multi_attention(layer_norm("decoder.norm_1", x)), x);
     g_.op.Add(feed_forward(layer_norm("decoder.norm_2", attention)), attention, {}, {.outputs = {output}});
   }
@@ -8011,7 +8389,7 @@ class DemoLlmBuilder {
   }
 
   std::string attention_head(const std::string& path, const std::string& x) {
-    auto scope = g_.module(path, "AttentionBlock");
+    auto scope = g_.module(path, "__main__.AttentionBlock");
     const int64_t c = o_.embedding_dim, t = o_.sequence, n = o_.context_size;
     std::string query = linear(path + ".query", x, c, c, false);
     std::string key = linear(path + ".key", x, c, c, false);
@@ -8034,7 +8412,7 @@ class DemoLlmBuilder {
   }
 
   std::string multi_attention(const std::string& x) {
-    auto scope = g_.module("decoder.attention", "MultiAttentionBlock");
+    auto scope = g_.module("decoder.attention", "__main__.MultiAttentionBlock");
     std::vector<Arg> heads;
     for (int64_t h = 0; h < o_.num_heads; ++h)
       heads.emplace_back(attention_head("decoder.attention.attention." + std::to_string(h), x));
@@ -8043,7 +8421,7 @@ class DemoLlmBuilder {
   }
 
   std::string feed_forward(const std::string& x) {
-    auto scope = g_.module("decoder.feed_forward", "FeedForward");
+    auto scope = g_.module("decoder.feed_forward", "__main__.FeedForward");
     std::string hidden = linear("decoder.feed_forward.linear_1", x, o_.embedding_dim, o_.ff_dim, true);
     std::string activated;
     {
@@ -8090,10 +8468,12 @@ inline ir::Model build_demo_llm(const DemoLlmOptions& options = {}) {
 //   Var<'x'> x; Int<'t'> t;
 //   auto r = rule("Cast").priority(0).match(Cast(x, attr<"to"> = t)).when(dtype(x) == t).to(x);
 //
+// Several cases share a name: rule("X").cases(match(p1).to(r1), match(p2).when(c).to(r2)).
 // `when` and `to` check at compile time that they only read captures the pattern binds. Matching is
 // contained by default: the outputs of matched interior nodes must be used only inside the match and
 // must not be graph outputs (`shared(...)` lifts this for one node, which is then kept if still used),
 // and the root's outputs beyond the first must be unused.
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -8155,10 +8535,11 @@ template <char Id>
 inline constexpr CaptureMask capture_bit = CaptureMask{1} << capture_index<Id>();
 
 // The tensor behind a value when it is constant: an initializer or the output of a Constant node.
+// An initializer whose external data file is missing is not known: no rule may read it.
 inline const Tensor* constant_tensor(const ir::Graph& g, ir::ValueId id) {
   if (id == ir::kNone) return nullptr;
   const ir::Value& v = g.value(id);
-  if (v.initializer) return &*v.initializer;
+  if (v.initializer) return v.initializer->available() ? &*v.initializer : nullptr;
   if (v.producer == ir::kNone) return nullptr;
   const ir::Node& n = g.node(v.producer);
   if (n.op_type != Symbol("Constant") || !n.domain.empty()) return nullptr;
@@ -8220,6 +8601,7 @@ class Match {
     return keep_alive_.back().get();
   }
 
+  int case_index = 0;  // which case of a multi-case rule matched
   std::array<ir::ValueId, kCaptureCount> values;     // value captures, named nodes
   std::array<const ir::Attribute*, kCaptureCount> attributes;  // attribute captures
 
@@ -8483,6 +8865,17 @@ struct Always : ExprTag {
   void print(std::string&) const {}
 };
 
+// The graph's default-domain opset is at least `version` (an op the replacement builds exists).
+struct OpsetAtLeast : ExprTag {
+  int64_t version;
+  static constexpr CaptureMask binds = 0, uses = 0;
+  static constexpr int depth = 0, node_count = 0;
+  bool eval(const Match& m) const { return m.opset() >= version; }
+  template <CaptureMask>
+  void print(std::string& out) const { out += "opset>=" + std::to_string(version); }
+};
+inline OpsetAtLeast opset_at_least(int64_t version) { return {{}, version}; }
+
 // ---- built-in facts about captured values -----------------------------------------------------------
 namespace facts {
 inline int64_t rank(const ValueView& v) { return v.shape() ? static_cast<int64_t>(v.shape()->size()) : -1; }
@@ -8548,6 +8941,11 @@ constexpr auto single_use(const E& e) {
   return call("single_use", [](const ValueView& v) {
     return v.value().uses.size() == 1 && !v.value().is_graph_output();
   }, e);
+}
+// An optional input (Opt<'c'>) the node does give.
+template <class E>
+constexpr auto present(const E& e) {
+  return call("present", [](const ValueView& v) { return v.id != ir::kNone; }, e);
 }
 // The value is an initializer or a Constant output.
 template <class E>
@@ -8659,17 +9057,21 @@ class Rewriter {
 namespace xexp::rewrite {
 
 // ---- value captures ---------------------------------------------------------------------------------
-template <char Id, bool RequireConstant>
+enum class CaptureKind { Any, Constant, Optional };
+
+template <char Id, CaptureKind Kind>
 struct ValueCapture : ExprTag {
   static constexpr CaptureMask binds = capture_bit<Id>, uses = capture_bit<Id>;
   static constexpr int depth = 0, node_count = 0;
   static constexpr int index = capture_index<Id>();
+  static constexpr bool optional = Kind == CaptureKind::Optional;
+  static constexpr bool RequireConstant = Kind == CaptureKind::Constant;
 
   template <CaptureMask Bound>
   bool match(ir::ValueId v, Match& m) const {
     if constexpr (Bound & binds) return m.values[index] == v;
     else {
-      if (v == ir::kNone) return false;
+      if (v == ir::kNone && !optional) return false;
       if constexpr (RequireConstant)
         if (!constant_tensor(m.graph(), v)) return false;
       m.values[index] = v;
@@ -8686,9 +9088,26 @@ struct ValueCapture : ExprTag {
   void print(std::string& out) const { out += Id; }
 };
 template <char Id>
-using Var = ValueCapture<Id, false>;
+using Var = ValueCapture<Id, CaptureKind::Any>;
 template <char Id>
-using Const = ValueCapture<Id, true>;
+using Const = ValueCapture<Id, CaptureKind::Constant>;
+// An optional input: binds ir::kNone when the node omits it (test it with `present(c)`); a replacement
+// passes it on as it is.
+template <char Id>
+using Opt = ValueCapture<Id, CaptureKind::Optional>;
+
+// Inputs a node must have: those before the trailing optional ones.
+template <class L>
+constexpr std::size_t required_inputs() {
+  if constexpr (L::size == 0) return 0;
+  else {
+    using Head = decltype(L::head);
+    constexpr std::size_t rest = required_inputs<decltype(L::tail)>();
+    if constexpr (requires { Head::optional; })
+      if constexpr (Head::optional && rest == 0) return 0;
+    return 1 + rest;
+  }
+}
 
 // ---- attribute captures and constraints -------------------------------------------------------------
 inline bool same_attribute_value(const ir::Attribute& a, const ir::Attribute& b) {
@@ -8803,10 +9222,10 @@ enum NodeFlags : unsigned { kCommutative = 1, kShared = 2 };
 // Pattern input count vs node input count: trailing omitted inputs do not count, and a trailing input
 // holding a former attribute (opset adapters) is allowed when the pattern reads that attribute.
 template <class NamesSlot>
-bool arity_fits(const ir::Node& n, std::size_t arity, NamesSlot&& pattern_names_slot) {
+bool arity_fits(const ir::Node& n, std::size_t required, std::size_t arity, NamesSlot&& pattern_names_slot) {
   std::size_t count = n.inputs.size();
   while (count > 0 && n.inputs[count - 1] == ir::kNone) --count;
-  if (count < arity) return false;
+  if (count < required) return false;
   for (std::size_t slot = arity; slot < count; ++slot)
     if (n.inputs[slot] != ir::kNone && !pattern_names_slot(slot)) return false;
   return true;
@@ -8842,7 +9261,7 @@ struct NodePattern : ExprTag {
   bool match_node(ir::NodeId id, Match& m) const {
     const ir::Node& n = m.graph().node(id);
     if (n.op_type != op_type() || n.domain != domain()) return false;
-    if (!arity_fits(n, Inputs::size, [&](std::size_t slot) { return reads_slot(attrs, n, slot, m.opset()); }))
+    if (!arity_fits(n, required_inputs<Inputs>(), Inputs::size, [&](std::size_t slot) { return reads_slot(attrs, n, slot, m.opset()); }))
       return false;
     const int mark = m.mark();
     if (!m.push_node(id, Flags & kShared)) return false;
@@ -8913,7 +9332,7 @@ struct NodePattern : ExprTag {
   static bool match_inputs(const L& list, const ir::Node& n, Match& m) {
     if constexpr (L::size == 0) return true;
     else
-      return list.head.template match<Bound>(n.inputs[Slot], m) &&
+      return list.head.template match<Bound>(Slot < n.inputs.size() ? n.inputs[Slot] : ir::kNone, m) &&
              match_inputs<Bound | decltype(list.head)::binds, Slot + 1>(list.tail, n, m);
   }
   template <class L>
@@ -9097,8 +9516,8 @@ class Rule {
   std::string pattern_name() const { return name_ + "Pattern"; }
   int priority() const { return priority_; }
 
-  // The (domain, op type) the root node must have.
-  virtual OpKey root() const = 0;
+  // The (domain, op type) the root node may have.
+  virtual std::vector<OpKey> roots() const = 0;
   // Longest producer chain the pattern walks from the root (the root counts as 1).
   virtual int depth() const = 0;
   // Matches the pattern at `root`, checks containment and the condition. `m` is overwritten.
@@ -9135,34 +9554,93 @@ inline bool is_contained(const Match& m) {
   return true;
 }
 
+// One case of a rule: a pattern, its condition and its replacement.
 template <class P, class C, class R>
+struct Case {
+  P pattern;
+  C condition;
+  R replacement;
+  static constexpr int depth = P::depth;
+  static OpKey root() { return {P::domain(), P::op_type()}; }
+  bool match(ir::NodeId root, Match& m) const {
+    return pattern.template match_node<0>(root, m) && is_contained(m) && condition.eval(m);
+  }
+  void print(std::string& out) const {
+    pattern.template print<0>(out);
+    out += " -> ";
+    replacement.template print<P::binds>(out);
+    std::string cond;
+    condition.template print<P::binds>(cond);
+    if (!cond.empty()) out += "  when " + cond;
+  }
+};
+
+// A rule made of one or more cases (a Cons list), tried in order; the first that matches is applied.
+template <class Cases>
 class TypedRule final : public Rule {
  public:
-  TypedRule(std::string name, int priority, P pattern, C condition, R replacement)
-      : Rule(std::move(name), priority), pattern_(pattern), condition_(condition), replacement_(replacement) {}
+  TypedRule(std::string name, int priority, Cases cases)
+      : Rule(std::move(name), priority), cases_(std::move(cases)) {}
 
-  OpKey root() const override { return {P::domain(), P::op_type()}; }
-  int depth() const override { return P::depth; }
-  bool match(const ir::Graph& g, ir::NodeId root, int64_t opset, Match& m) const override {
-    m.reset(g, opset);
-    return pattern_.template match_node<0>(root, m) && is_contained(m) && condition_.eval(m);
+  std::vector<OpKey> roots() const override {
+    std::vector<OpKey> out;
+    collect_roots(cases_, out);
+    return out;
   }
-  std::optional<ir::ValueId> build(Rewriter& r) const override { return replacement_.build(r); }
+  int depth() const override { return max_depth(cases_); }
+  bool match(const ir::Graph& g, ir::NodeId root, int64_t opset, Match& m) const override {
+    const ir::Node& n = g.node(root);
+    return match_cases(cases_, OpKey{n.domain, n.op_type}, g, root, opset, m, 0);
+  }
+  std::optional<ir::ValueId> build(Rewriter& r) const override { return build_case(cases_, r, r.match().case_index); }
   std::string describe() const override {
     std::string out = name() + ": ";
-    pattern_.template print<0>(out);
-    out += " -> ";
-    replacement_.template print<P::binds>(out);
-    std::string cond;
-    condition_.template print<P::binds>(cond);
-    if (!cond.empty()) out += "  when " + cond;
+    describe_cases(cases_, out, true);
     return out + "  [P" + std::to_string(priority()) + "]";
   }
 
  private:
-  P pattern_;
-  C condition_;
-  R replacement_;
+  template <class L>
+  static void collect_roots(const L& list, std::vector<OpKey>& out) {
+    if constexpr (L::size > 0) {
+      OpKey key = decltype(list.head)::root();
+      if (std::find(out.begin(), out.end(), key) == out.end()) out.push_back(key);
+      collect_roots(list.tail, out);
+    }
+  }
+  template <class L>
+  static int max_depth(const L& list) {
+    if constexpr (L::size == 0) return 0;
+    else return std::max(decltype(list.head)::depth, max_depth(list.tail));
+  }
+  template <class L>
+  static bool match_cases(const L& list, OpKey key, const ir::Graph& g, ir::NodeId root, int64_t opset, Match& m,
+                          int index) {
+    if constexpr (L::size == 0) return false;
+    else {
+      if (decltype(list.head)::root() == key) {
+        m.reset(g, opset);
+        m.case_index = index;
+        if (list.head.match(root, m)) return true;
+      }
+      return match_cases(list.tail, key, g, root, opset, m, index + 1);
+    }
+  }
+  template <class L>
+  static std::optional<ir::ValueId> build_case(const L& list, Rewriter& r, int index) {
+    if constexpr (L::size == 0) return std::nullopt;
+    else if (index == 0) return list.head.replacement.build(r);
+    else return build_case(list.tail, r, index - 1);
+  }
+  template <class L>
+  static void describe_cases(const L& list, std::string& out, bool first) {
+    if constexpr (L::size > 0) {
+      if (!first) out += "  |  ";
+      list.head.print(out);
+      describe_cases(list.tail, out, false);
+    }
+  }
+  Cases cases_;
 };
 
 template <class P, class C>
@@ -9178,14 +9656,25 @@ class RuleDraft {
     auto both = and_conditions(condition_, condition);
     return RuleDraft<P, decltype(both)>(name_, priority_, pattern_, both);
   }
+  // The replacement: gives a rule (converted to RulePtr) or, inside cases(...), one of its cases.
   template <class R>
-  RulePtr to(const R& replacement) const {
+  auto to(const R& replacement) const {
     static_assert((R::uses & ~P::binds) == 0,
                   "xexp rule: the replacement uses a capture that the pattern does not bind");
-    return std::make_shared<TypedRule<P, C, R>>(name_, priority_, pattern_, condition_, replacement);
+    return Finished<R>{name_, priority_, Case<P, C, R>{pattern_, condition_, replacement}};
   }
 
  private:
+  template <class R>
+  struct Finished {
+    std::string name;
+    int priority;
+    Case<P, C, R> only;
+    operator RulePtr() const {  // NOLINT: a finished one-case rule is a rule
+      using List = Cons<Case<P, C, R>, Nil>;
+      return std::make_shared<TypedRule<List>>(name, priority, List{only, {}});
+    }
+  };
   template <class A, class B>
   static auto and_conditions(const A& a, const B& b) {
     if constexpr (std::is_same_v<A, Always>) return b;
@@ -9197,6 +9686,13 @@ class RuleDraft {
   C condition_;
 };
 
+template <class P>
+auto check_pattern(const P& pattern) {
+  static_assert(P::node_count >= 1, "xexp rule: the pattern's root must be a node");
+  static_assert(P::node_count <= Match::kMaxNodes, "xexp rule: the pattern has too many nodes");
+  return pattern;
+}
+
 class RuleStart {
  public:
   explicit RuleStart(std::string name) : name_(std::move(name)) {}
@@ -9206,9 +9702,13 @@ class RuleStart {
   }
   template <class P>
   auto match(const P& pattern) const {
-    static_assert(P::node_count >= 1, "xexp rule: the pattern's root must be a node");
-    static_assert(P::node_count <= Match::kMaxNodes, "xexp rule: the pattern has too many nodes");
-    return RuleDraft<P, Always>(name_, priority_, pattern, Always{});
+    return RuleDraft<P, Always>(name_, priority_, check_pattern(pattern), Always{});
+  }
+  // Several cases under one name: rule("X").cases(match(p1).to(r1), match(p2).when(c).to(r2)).
+  template <class... Finished>
+  RulePtr cases(const Finished&... cases) const {
+    auto list = make_list(cases.only...);
+    return std::make_shared<TypedRule<decltype(list)>>(name_, priority_, list);
   }
 
  private:
@@ -9216,6 +9716,11 @@ class RuleStart {
   int priority_ = 0;
 };
 inline RuleStart rule(std::string name) { return RuleStart(std::move(name)); }
+// A case of a multi-case rule (see RuleStart::cases).
+template <class P>
+auto match(const P& pattern) {
+  return RuleDraft<P, Always>("", 0, check_pattern(pattern), Always{});
+}
 
 }  // namespace xexp::rewrite
 
@@ -9380,21 +9885,7 @@ inline std::size_t remove_duplicated_shapes(ir::Graph& g, ir::ValueId input, std
 }
 
 // Unused initializers are dropped at the end of an optimization.
-inline std::size_t remove_unused_initializers(ir::Graph& g) {
-  std::vector<ir::ValueId> kept;
-  std::size_t removed = 0;
-  for (ir::ValueId id : g.initializers()) {
-    ir::Value& v = g.value(id);
-    if (v.uses.empty() && !v.is_graph_output()) {
-      v.alive = false;
-      ++removed;
-    } else {
-      kept.push_back(id);
-    }
-  }
-  g.set_initializer_order(std::move(kept));
-  return removed;
-}
+using ir::remove_unused_initializers;
 
 }  // namespace xexp::rewrite
 // ======== xexp/rewrite/driver.hpp
@@ -9562,8 +10053,7 @@ class GraphOptimizer {
         log_(options.log ? *options.log : std::cerr),
         opset_(find_opset(opsets, "").value_or(kDefaultOpset)) {
     for (std::size_t k = 0; k < rules_.size(); ++k) {
-      const OpKey key = rules_[k]->root();
-      by_root_[key_of(key.domain, key.op_type)].push_back(k);
+      for (const OpKey& key : rules_[k]->roots()) by_root_[key_of(key.domain, key.op_type)].push_back(k);
       max_depth_ = std::max(max_depth_, rules_[k]->depth());
       if (std::find(levels_.begin(), levels_.end(), rules_[k]->priority()) == levels_.end())
         levels_.push_back(rules_[k]->priority());
@@ -9697,11 +10187,21 @@ class GraphOptimizer {
     const auto start = Clock::now();
     std::vector<ir::ValueId> touched;
     std::map<std::string, std::size_t> counts;
-    for (const Found& f : found) {
+    Match fresh;
+    for (std::size_t k = 0; k < found.size(); ++k) {
+      const Found& f = found[k];
       const auto t0 = Clock::now();
       const Rule& rule = *rules_[f.rule];
+      // An earlier rewrite of this iteration may have replaced a value this match captured (say, the
+      // output of a Cast it removed): its captures are stale. Match again; apply only when the same
+      // nodes still match, else retry next iteration.
+      if (k > 0 && !matches_again(f, fresh)) {
+        say(10) << "STALE " << rule.pattern_name() << " at " << node_label(f.match.root()) << "\n";
+        mark(f.match.root());
+        continue;
+      }
       say(10) << "apply " << rule.pattern_name() << " at " << node_label(f.match.root()) << "\n";
-      Applied a = apply_match(g_, rule, f.match);
+      Applied a = apply_match(g_, rule, k > 0 ? fresh : f.match);
       RuleStats& s = stats_.rules[f.rule];
       s.apply_seconds += seconds_since(t0);
       if (!a.done) {
@@ -9731,6 +10231,15 @@ class GraphOptimizer {
       out << " - time=" << std::fixed << std::setprecision(3) << seconds_since(start) << " | max_time="
           << last_max_time_.first << ":" << last_max_time_.second << std::defaultfloat << "\n";
     }
+  }
+
+  bool matches_again(const Found& f, Match& fresh) const {
+    if (!rules_[f.rule]->match(g_, f.match.root(), opset_, fresh) || fresh.node_count() != f.match.node_count())
+      return false;
+    std::vector<ir::NodeId> before(f.match.begin(), f.match.end()), now(fresh.begin(), fresh.end());
+    std::sort(before.begin(), before.end());
+    std::sort(now.begin(), now.end());
+    return before == now;
   }
 
   void require_domain(Symbol domain) {
@@ -9919,11 +10428,15 @@ using rewrite::dtype;
 using rewrite::Float;
 using rewrite::fold;
 using rewrite::Int;
+using rewrite::match;
 using rewrite::Ints;
 using rewrite::is_constant;
 using rewrite::is_scalar;
 using rewrite::named;
 using rewrite::op;
+using rewrite::opset_at_least;
+using rewrite::Opt;
+using rewrite::present;
 using rewrite::rank;
 using rewrite::replace_with;
 using rewrite::Rewriter;
@@ -9953,6 +10466,1103 @@ inline rewrite::RulePtr cast_rule() {
   Var<'x'> x;
   Int<'t'> to;
   return rule("Cast").match(Cast(x, attr<"to"> = to)).when(dtype(x) == to).to(x);
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/cast_cast.hpp
+// CastCast: Cast(Cast(x, t2), t3) is one Cast to t3 when the first one loses nothing the second would
+// keep: t2 == t3, or x already has type t2. When x has type t3 and the middle type holds it exactly
+// (f32/f16/bf16 through float or double), both go.
+
+namespace xexp::patterns {
+
+namespace detail {
+inline bool exact_round_trip(ElemType from, int64_t through) {
+  const auto mid = static_cast<ElemType>(through);
+  const bool small_float = from == ElemType::Float || from == ElemType::Float16 || from == ElemType::BFloat16;
+  return small_float && (mid == ElemType::Float || mid == ElemType::Double);
+}
+}  // namespace detail
+
+inline rewrite::RulePtr cast_cast_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Int<'m'> mid;
+  Int<'t'> to;
+  return rule("CastCast")
+      .match(Cast(Cast(x, attr<"to"> = mid), attr<"to"> = to))
+      .when(mid == to || dtype(x) == mid ||
+            (dtype(x) == to && call("exact_round_trip", detail::exact_round_trip, dtype(x), mid)))
+      .to(choose(dtype(x) == to, x, Cast(x, attr<"to"> = to)));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/cast_cast_binary.hpp
+// CastCastBinary: Add/Sub/Mul/Div(Cast(a, to=U), Cast(b, to=U)) with a and b of the same float type T at
+// least as precise as U is Cast(Binary(a, b), to=U): one Cast instead of two, and the op rounds once
+// instead of twice (so the result may differ by one ulp of U, closer to the exact value). The original
+// meant to refuse a T less precise than U (computing in float16 what the model computes in float32) and
+// float/int mixes, but compared the input type with itself; both are refused here.
+// ======== xexp/patterns/root_family.hpp
+// Rules whose root may be any of several op types ("any element-wise unary op"): the driver indexes a
+// rule by the op types of its roots and a DSL root names one op type, so the rule gets one case per op
+// type, all built by the same generic lambda.
+//
+//   for_each_root(OpList<"Relu", "Tanh">{}, rule("X").priority(1), [&]<rewrite::FixedString Op>() {
+//     return rewrite::match(variadic<'u', Op>(x)).to(...);
+//   });
+
+namespace xexp::patterns {
+
+template <rewrite::FixedString... Ops>
+struct OpList {};
+template <rewrite::FixedString... A, rewrite::FixedString... B>
+constexpr OpList<A..., B...> operator+(OpList<A...>, OpList<B...>) {
+  return {};
+}
+
+// Ops computing each element from the same element of their first input (attributes and scalar extra
+// inputs such as Clip's bounds aside): they commute with any Transpose, Reshape or Expand. Not here:
+// Softmax, LogSoftmax, Hardmax, CumSum (they read an axis), PRelu (its slope broadcasts).
+using ElementwiseUnaryOps =
+    OpList<"Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Cast", "Ceil", "Celu", "Clip", "Cos", "Cosh",
+           "Elu", "Erf", "Exp", "Floor", "Gelu", "HardSigmoid", "HardSwish", "IsInf", "IsNaN", "LeakyRelu", "Log",
+           "Mish", "Neg", "Not", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sign", "Sin", "Sinh", "Softplus",
+           "Softsign", "Sqrt", "Tan", "Tanh", "ThresholdedRelu">;
+
+template <rewrite::FixedString... Ops, class MakeCase>
+rewrite::RulePtr for_each_root(OpList<Ops...>, const rewrite::RuleStart& start, MakeCase&& make_case) {
+  return start.cases(make_case.template operator()<Ops>()...);
+}
+// Two cases per op type (an operand on either side): all the first ones, then all the second ones.
+template <rewrite::FixedString... Ops, class MakeFirst, class MakeSecond>
+rewrite::RulePtr for_each_root(OpList<Ops...>, const rewrite::RuleStart& start, MakeFirst&& make_first,
+                               MakeSecond&& make_second) {
+  return start.cases(make_first.template operator()<Ops>()..., make_second.template operator()<Ops>()...);
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/variadic_node.hpp
+// A node matcher for what the DSL's op<...>(...) cannot say: a node with any number of inputs (Concat,
+// Clip or Dropout with optional inputs) or one of several op types ("Squeeze|Unsqueeze"). It matches
+// its leading inputs against sub-patterns, ignores the others, and binds a capture to the node's output,
+// so that a condition or a replacement reads the whole node from its ValueView (see node_of).
+//
+//   variadic<'c', "Concat">(attr<"axis"> = a)        a Concat, any inputs
+//   variadic<'q', "Squeeze|Unsqueeze">(x)            either op, first input x
+//   shared_variadic<...>(...)                        may have consumers outside the match
+//
+// It follows the DSL's matcher protocol (binds/uses masks, match<Bound>, match_node<Bound> for a root),
+// so it mixes freely with op<...> patterns. A root must name a single op type.
+#include <algorithm>
+#include <string_view>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+template <char Id, rewrite::FixedString Ops, rewrite::FixedString Domain, bool Shared, class Inputs, class Attrs>
+struct VariadicNode : rewrite::ExprTag {
+  Inputs inputs;
+  Attrs attrs;
+  static constexpr rewrite::CaptureMask binds = rewrite::capture_bit<Id> | Inputs::binds | Attrs::binds;
+  static constexpr rewrite::CaptureMask uses = rewrite::capture_bit<Id>;
+  static constexpr int depth = 1 + Inputs::depth;
+  static constexpr int node_count = 1 + Inputs::node_count;
+  static constexpr int index = rewrite::capture_index<Id>();
+
+  static const std::vector<Symbol>& op_types() {
+    static const std::vector<Symbol> types = [] {
+      std::vector<Symbol> out;
+      std::string_view rest = Ops.view();
+      for (std::size_t bar = rest.find('|'); bar != std::string_view::npos; bar = rest.find('|')) {
+        out.emplace_back(rest.substr(0, bar));
+        rest.remove_prefix(bar + 1);
+      }
+      out.emplace_back(rest);
+      return out;
+    }();
+    return types;
+  }
+  // As a root (the driver indexes rules by one op type).
+  static Symbol op_type() {
+    static_assert(Ops.view().find('|') == std::string_view::npos, "xexp rule: a root names a single op type");
+    return op_types()[0];
+  }
+  static Symbol domain() {
+    static const Symbol s(Domain.view());
+    return s;
+  }
+
+  template <rewrite::CaptureMask Bound>
+  bool match(ir::ValueId v, rewrite::Match& m) const {
+    if constexpr (Bound & rewrite::capture_bit<Id>) return m.values[index] == v;
+    else {
+      if (v == ir::kNone) return false;
+      const ir::Value& value = m.graph().value(v);
+      return value.producer != ir::kNone && value.output_index == 0 && match_node<Bound>(value.producer, m);
+    }
+  }
+  template <rewrite::CaptureMask Bound>
+  bool match_node(ir::NodeId id, rewrite::Match& m) const {
+    const ir::Node& n = m.graph().node(id);
+    const auto& types = op_types();
+    if (n.domain != domain() || std::find(types.begin(), types.end(), n.op_type) == types.end()) return false;
+    if (n.inputs.size() < Inputs::size || n.outputs.empty()) return false;
+    const int mark = m.mark();
+    if (!m.push_node(id, Shared)) return false;
+    constexpr rewrite::CaptureMask after_attrs = Bound | Attrs::binds;
+    if (!(match_attributes<Bound>(attrs, n, m) && match_inputs<after_attrs, 0>(inputs, n, m))) {
+      m.rewind(mark);
+      return false;
+    }
+    m.values[index] = n.outputs[0];
+    return true;
+  }
+
+  rewrite::ValueView eval(const rewrite::Match& m) const { return {&m.graph(), m.values[index]}; }
+  ir::ValueId build(rewrite::Rewriter& r) const { return r.match().values[index]; }
+  template <rewrite::CaptureMask Bound>
+  void print(std::string& out) const {
+    out += Id;
+    if constexpr (!(Bound & rewrite::capture_bit<Id>)) {
+      out += "=";
+      if constexpr (Shared) out += "shared(";
+      out += Ops.view();
+      out += "(";
+      rewrite::print_list<Bound | Attrs::binds>(out, inputs);
+      if constexpr (Inputs::size > 0) out += ", ";
+      out += "...";
+      if constexpr (Attrs::size > 0) {
+        out += ", ";
+        rewrite::print_list<Bound>(out, attrs);
+      }
+      out += ")";
+      if constexpr (Shared) out += ")";
+    }
+  }
+
+ private:
+  template <rewrite::CaptureMask Bound, class L>
+  static bool match_attributes(const L& list, const ir::Node& n, rewrite::Match& m) {
+    if constexpr (L::size == 0) return true;
+    else
+      return list.head.template match<Bound>(n, m) &&
+             match_attributes<Bound | decltype(list.head)::binds>(list.tail, n, m);
+  }
+  template <rewrite::CaptureMask Bound, std::size_t Slot, class L>
+  static bool match_inputs(const L& list, const ir::Node& n, rewrite::Match& m) {
+    if constexpr (L::size == 0) return true;
+    else
+      return list.head.template match<Bound>(n.inputs[Slot], m) &&
+             match_inputs<Bound | decltype(list.head)::binds, Slot + 1>(list.tail, n, m);
+  }
+};
+
+namespace detail {
+template <char Id, rewrite::FixedString Ops, rewrite::FixedString Domain, bool Shared, class Inputs, class Attrs>
+constexpr auto add_variadic_args(const VariadicNode<Id, Ops, Domain, Shared, Inputs, Attrs>& n) {
+  return n;
+}
+template <char Id, rewrite::FixedString Ops, rewrite::FixedString Domain, bool Shared, class Inputs, class Attrs,
+          class First, class... Rest>
+constexpr auto add_variadic_args(const VariadicNode<Id, Ops, Domain, Shared, Inputs, Attrs>& n, const First& first,
+                                 const Rest&... rest) {
+  if constexpr (rewrite::is_attr_is<First>) {
+    auto attrs = rewrite::append(n.attrs, first);
+    return add_variadic_args(VariadicNode<Id, Ops, Domain, Shared, Inputs, decltype(attrs)>{{}, n.inputs, attrs},
+                             rest...);
+  } else {
+    static_assert(rewrite::IsExpr<First>, "xexp rule: a node input is a capture or a node pattern");
+    auto inputs = rewrite::append(n.inputs, first);
+    return add_variadic_args(VariadicNode<Id, Ops, Domain, Shared, decltype(inputs), Attrs>{{}, inputs, n.attrs},
+                             rest...);
+  }
+}
+template <char Id, rewrite::FixedString Ops, rewrite::FixedString Domain, bool Shared>
+struct VariadicMaker {
+  template <class... Args>
+  constexpr auto operator()(const Args&... args) const {
+    return add_variadic_args(VariadicNode<Id, Ops, Domain, Shared, rewrite::Nil, rewrite::Nil>{}, args...);
+  }
+};
+}  // namespace detail
+
+template <char Id, rewrite::FixedString Ops, rewrite::FixedString Domain = "">
+inline constexpr detail::VariadicMaker<Id, Ops, Domain, false> variadic{};
+template <char Id, rewrite::FixedString Ops, rewrite::FixedString Domain = "">
+inline constexpr detail::VariadicMaker<Id, Ops, Domain, true> shared_variadic{};
+
+// The node producing a value (a variadic capture, a named node): conditions read its inputs from here.
+inline const ir::Node& node_of(const rewrite::ValueView& v) { return v.graph->node(v.value().producer); }
+
+// Input `slot` of that node, or kNone when omitted.
+inline ir::ValueId input_of(const rewrite::ValueView& v, std::size_t slot) {
+  const ir::Node& n = node_of(v);
+  return slot < n.inputs.size() ? n.inputs[slot] : ir::kNone;
+}
+
+}  // namespace xexp::patterns
+
+namespace xexp::patterns {
+
+namespace detail {
+// 3 double, 2 float, 1 float16 or bfloat16, 0 anything else.
+inline int float_precision(ElemType t) {
+  switch (t) {
+    case ElemType::Double: return 3;
+    case ElemType::Float: return 2;
+    case ElemType::Float16:
+    case ElemType::BFloat16: return 1;
+    default: return 0;
+  }
+}
+// T strictly more precise than U (T == U is CastPattern's job).
+inline bool computes_at_least_as_precisely(ElemType t, ElemType u) {
+  return float_precision(u) > 0 && float_precision(t) > float_precision(u);
+}
+}  // namespace detail
+
+inline rewrite::RulePtr cast_cast_binary_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Int<'u'> to;
+  auto left = Cast(a, attr<"to"> = to);
+  auto right = Cast(b, attr<"to"> = to);
+  return for_each_root(OpList<"Add", "Sub", "Mul", "Div">{}, rule("CastCastBinary").priority(1),
+                       [&]<rewrite::FixedString Op>() {
+    return match(op<Op>(left, right))
+        .when(dtype(a) == dtype(b) &&
+              call("more_precise", [](ElemType t, int64_t u) {
+                return detail::computes_at_least_as_precisely(t, static_cast<ElemType>(u));
+              }, dtype(a), to))
+        .to(Cast(op<Op>(a, b), attr<"to"> = to));
+  });
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/clip_clip.hpp
+// ClipClip: a Clip with only a min followed by a Clip with only a max (or the reverse) is one Clip.
+// Clip(x, lo, hi) computes min(max(x, lo), hi), which is min-then-max for any bounds; max-then-min,
+// max(min(x, hi), lo), differs when lo > hi, so that order needs both bounds constant with lo <= hi
+// (the original did not check it). Opset >= 11 (bounds as inputs).
+// ======== xexp/patterns/constant_facts.hpp
+// What rules read from constant inputs (initializers or Constant outputs): integer lists (shapes, axes,
+// indices) and single numbers (scalars of any numeric type).
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+inline bool is_integer_type(ElemType t) { return t == ElemType::Int64 || t == ElemType::Int32; }
+
+// The values of a constant int32/int64 tensor, or nullopt when the value is not such a constant.
+inline std::optional<std::vector<int64_t>> int_constant(const ir::Graph& g, ir::ValueId v) {
+  const Tensor* t = rewrite::constant_tensor(g, v);
+  if (!t || !is_integer_type(t->type())) return std::nullopt;
+  return eval::as_int64s(*t);
+}
+inline std::optional<std::vector<int64_t>> int_constant(const rewrite::ValueView& v) {
+  return int_constant(*v.graph, v.id);
+}
+
+// The single number held by a constant of one element (shape () or (1,) or (1,1)...), or nullopt.
+inline std::optional<double> scalar_constant(const ir::Graph& g, ir::ValueId v) {
+  const Tensor* t = rewrite::constant_tensor(g, v);
+  if (!t || t->size() != 1 || t->type() == ElemType::String) return std::nullopt;
+  return eval::element_as_double(*t, 0);
+}
+inline std::optional<double> scalar_constant(const rewrite::ValueView& v) { return scalar_constant(*v.graph, v.id); }
+
+// Every element equals `value` (true for an empty tensor).
+inline bool all_elements_equal(const Tensor& t, double value) {
+  if (t.type() == ElemType::String) return false;
+  for (int64_t k = 0; k < t.size(); ++k)
+    if (eval::element_as_double(t, k) != value) return false;
+  return true;
+}
+
+}  // namespace xexp::patterns
+
+namespace xexp::patterns {
+
+namespace detail {
+struct ClipBounds {
+  ir::ValueId lo, hi;
+};
+inline ClipBounds clip_bounds(const rewrite::ValueView& clip) { return {input_of(clip, 1), input_of(clip, 2)}; }
+inline bool clips_merge(const rewrite::ValueView& outer, const rewrite::ValueView& inner) {
+  const ClipBounds o = clip_bounds(outer), i = clip_bounds(inner);
+  const bool inner_min_only = i.lo != ir::kNone && i.hi == ir::kNone;
+  const bool inner_max_only = i.lo == ir::kNone && i.hi != ir::kNone;
+  const bool outer_min_only = o.lo != ir::kNone && o.hi == ir::kNone;
+  const bool outer_max_only = o.lo == ir::kNone && o.hi != ir::kNone;
+  if (inner_min_only && outer_max_only) return true;
+  if (!(inner_max_only && outer_min_only)) return false;
+  std::optional<double> lo = scalar_constant(*outer.graph, o.lo), hi = scalar_constant(*outer.graph, i.hi);
+  return lo && hi && *lo <= *hi;
+}
+}  // namespace detail
+
+inline rewrite::RulePtr clip_clip_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  // variadic: min and max are optional inputs, op<...> cannot match an omitted one in the middle.
+  auto inner = variadic<'i', "Clip">(x);
+  auto outer = variadic<'o', "Clip">(inner);
+  auto merged = [](Rewriter& r, const ValueView& input, const ValueView& o, const ValueView& i) -> std::optional<ir::ValueId> {
+    const detail::ClipBounds a = detail::clip_bounds(o), b = detail::clip_bounds(i);
+    return r.node(Symbol("Clip"), {input.id, a.lo != ir::kNone ? a.lo : b.lo, a.hi != ir::kNone ? a.hi : b.hi});
+  };
+  return rule("ClipClip")
+      .priority(1)
+      .match(outer)
+      .when(call("clips_merge", detail::clips_merge, outer, inner))
+      .to(replace_with("Clip", merged, x, outer, inner));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/concat_empty.hpp
+// ConcatEmpty: a Concat input of size 0 along the axis adds nothing: the Concat goes on without it, or
+// becomes its only remaining input.
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// The Concat inputs that are not known to be empty along `axis`.
+inline std::vector<ir::ValueId> non_empty_parts(const rewrite::ValueView& concat, int64_t axis) {
+  const ir::Graph& g = *concat.graph;
+  std::vector<ir::ValueId> kept;
+  for (ir::ValueId in : node_of(concat).inputs) {
+    const std::optional<Shape>& s = g.value(in).shape;
+    const auto rank = s ? static_cast<int64_t>(s->size()) : 0;
+    const int64_t a = axis < 0 ? axis + rank : axis;
+    const bool empty = s && a >= 0 && a < rank && (*s)[a].is_static() && (*s)[a].value() == 0;
+    if (!empty) kept.push_back(in);
+  }
+  return kept;
+}
+inline bool drops_some_but_not_all(const rewrite::ValueView& concat, int64_t axis) {
+  const std::size_t kept = non_empty_parts(concat, axis).size();
+  return kept > 0 && kept < node_of(concat).inputs.size();
+}
+}  // namespace detail
+
+inline rewrite::RulePtr concat_empty_rule() {
+  using namespace rewrite::dsl;
+  Int<'a'> axis;
+  auto concat = variadic<'c', "Concat">(attr<"axis"> = axis);
+  auto without_empty = [](Rewriter& r, const ValueView& c, int64_t a) -> std::optional<ir::ValueId> {
+    std::vector<ir::ValueId> kept = detail::non_empty_parts(c, a);
+    if (kept.size() == 1) return kept[0];
+    return r.node(Symbol("Concat"), std::move(kept), {ir::Attribute::make_int(Symbol("axis"), a)});
+  };
+  return rule("ConcatEmpty")
+      .priority(1)
+      .match(concat)
+      .when(call("drops_some_but_not_all", detail::drops_some_but_not_all, concat, axis))
+      .to(replace_with("concat_without_empty", without_empty, concat, axis));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/concat_gather.hpp
+// ConcatGather: Gather([i]) of a Concat of (1,)-shaped parts (a shape being assembled) is part i.
+
+namespace xexp::patterns {
+
+namespace detail {
+// The part picked, or kNone when the index or a part does not have shape (1,).
+inline ir::ValueId picked_concat_part(const rewrite::ValueView& concat, const Tensor& index) {
+  const ir::Node& n = node_of(concat);
+  if (index.dims() != std::vector<int64_t>{1} || !is_integer_type(index.type())) return ir::kNone;
+  for (ir::ValueId part : n.inputs) {
+    const std::optional<Shape>& s = concat.graph->value(part).shape;
+    if (!s || s->size() != 1 || !((*s)[0] == Dim(1))) return ir::kNone;
+  }
+  const auto count = static_cast<int64_t>(n.inputs.size());
+  int64_t i = eval::as_int64s(index)[0];
+  if (i < 0) i += count;
+  return i >= 0 && i < count ? n.inputs[i] : ir::kNone;
+}
+}  // namespace detail
+
+inline rewrite::RulePtr concat_gather_rule() {
+  using namespace rewrite::dsl;
+  Const<'i'> index;
+  // variadic: a Concat has any number of inputs.
+  auto concat = shared_variadic<'c', "Concat">();
+  auto picked = call("picked_part", detail::picked_concat_part, concat, index);
+  return rule("ConcatGather")
+      .match(op<"Gather">(concat, index, attr<"axis"> = 0))
+      .when(picked != ir::kNone)
+      .to(replace_with("part", [](Rewriter&, const ValueView& c, const Tensor& i) -> std::optional<ir::ValueId> {
+        return detail::picked_concat_part(c, i);
+      }, concat, index));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/concat_reshape.hpp
+// ConcatReshape: Reshape(X, Concat(parts)) where every part is a constant without -1 or a (1,) piece of a
+// Shape (Shape, or Gather/Slice/Squeeze/Unsqueeze of a Shape, never -1): the last Shape-derived part
+// becomes -1, which Reshape computes, so the Shape computation feeding it can go. The result is a
+// constant shape when no other Shape-derived part remains. Needs allowzero=0 (see
+// static_concat_reshape.hpp for the zero-size caveat).
+// ======== xexp/patterns/onnx/static_concat_reshape.hpp
+// StaticConcatReshape: Reshape(X, Concat(constants..., one unknown (1,) part)) is Reshape(X, constant)
+// with -1 for the unknown part: Reshape computes it from the element count. Needs no -1 among the
+// constants and allowzero=0 (0 copies an input dimension; with allowzero=1 it cannot sit next to -1).
+// A zero-sized input makes -1 ambiguous: such a Reshape fails at run time instead of giving a 0 dim.
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+inline bool reshape_allows_zero(const rewrite::ValueView& reshape) {
+  const ir::Attribute* a = node_of(reshape).attribute(Symbol("allowzero"));
+  return a && a->i != 0;
+}
+inline bool is_one_element_int64(const ir::Value& v) {
+  return v.elem == ElemType::Int64 && v.shape && v.shape->size() == 1 && (*v.shape)[0] == Dim(1);
+}
+// Builds Reshape(x, parts with part `unknown` replaced by -1): a constant shape when every other part is
+// constant, else a new Concat.
+inline ir::ValueId reshape_with_minus_one(rewrite::Rewriter& r, ir::ValueId x, std::vector<ir::ValueId> parts,
+                                          std::size_t unknown) {
+  const ir::Graph& g = r.graph();
+  std::vector<int64_t> values;
+  bool all_constant = true;
+  for (std::size_t k = 0; k < parts.size() && all_constant; ++k) {
+    if (k == unknown) {
+      values.push_back(-1);
+      continue;
+    }
+    std::optional<std::vector<int64_t>> part = int_constant(g, parts[k]);
+    if (part) values.insert(values.end(), part->begin(), part->end());
+    all_constant = part.has_value();
+  }
+  ir::ValueId shape;
+  if (all_constant) {
+    shape = r.initializer(Tensor::from<int64_t>({static_cast<int64_t>(values.size())}, values));
+  } else {
+    parts[unknown] = r.initializer(Tensor::from<int64_t>({1}, {-1}));
+    shape = r.node(Symbol("Concat"), std::move(parts), {ir::Attribute::make_int("axis", 0)});
+  }
+  return r.node(Symbol("Reshape"), {x, shape});
+}
+// The index of the only non-constant part, or -1 (several, none, a -1 among the constants, allowzero).
+inline int64_t only_unknown_part(const rewrite::ValueView& reshape, const rewrite::ValueView& concat) {
+  if (reshape_allows_zero(reshape)) return -1;
+  const ir::Node& n = node_of(concat);
+  int64_t unknown = -1;
+  for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+    if (std::optional<std::vector<int64_t>> values = int_constant(*concat.graph, n.inputs[k])) {
+      if (std::find(values->begin(), values->end(), -1) != values->end()) return -1;
+      continue;
+    }
+    if (unknown >= 0 || !is_one_element_int64(concat.graph->value(n.inputs[k]))) return -1;
+    unknown = static_cast<int64_t>(k);
+  }
+  return unknown;
+}
+}  // namespace detail
+
+inline rewrite::RulePtr static_concat_reshape_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  // variadic: a Concat has any number of inputs; the Reshape too so that the lambda reads allowzero,
+  // which attr<...> would not find before opset 14.
+  auto concat = shared_variadic<'c', "Concat">();
+  auto reshape = variadic<'r', "Reshape">(x, concat);
+  return rule("StaticConcatReshape")
+      .match(reshape)
+      .when(call("only_unknown_part", detail::only_unknown_part, reshape, concat) >= 0)
+      .to(replace_with("reshape_with_minus_one",
+                       [](Rewriter& r, const ValueView& input, const ValueView& re, const ValueView& c)
+                           -> std::optional<ir::ValueId> {
+                         return detail::reshape_with_minus_one(r, input.id, node_of(c).inputs,
+                                                               static_cast<std::size_t>(detail::only_unknown_part(re, c)));
+                       },
+                       x, reshape, concat));
+}
+
+}  // namespace xexp::patterns
+
+namespace xexp::patterns {
+
+namespace detail {
+inline bool is_shape_derived(const ir::Graph& g, ir::ValueId v) {
+  const ir::Value& value = g.value(v);
+  if (value.producer == ir::kNone) return false;
+  const ir::Node& n = g.node(value.producer);
+  if (!n.domain.empty()) return false;
+  if (n.op_type == Symbol("Shape")) return true;
+  for (const char* op : {"Gather", "Slice", "Squeeze", "Unsqueeze"})
+    if (n.op_type == Symbol(op)) return !n.inputs.empty() && n.inputs[0] != ir::kNone && is_shape_derived(g, n.inputs[0]);
+  return false;
+}
+// The index of the last Shape-derived part, or -1 when a part is neither kind or a constant holds -1.
+inline int64_t last_shape_part(const rewrite::ValueView& reshape, const rewrite::ValueView& concat) {
+  if (reshape_allows_zero(reshape)) return -1;
+  const ir::Graph& g = *concat.graph;
+  const ir::Node& n = node_of(concat);
+  int64_t last = -1;
+  for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+    if (std::optional<std::vector<int64_t>> values = int_constant(g, n.inputs[k])) {
+      if (std::find(values->begin(), values->end(), -1) != values->end()) return -1;
+      continue;
+    }
+    if (!is_one_element_int64(g.value(n.inputs[k])) || !is_shape_derived(g, n.inputs[k])) return -1;
+    last = static_cast<int64_t>(k);
+  }
+  return last;
+}
+}  // namespace detail
+
+inline rewrite::RulePtr concat_reshape_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  // variadic: see static_concat_reshape.hpp.
+  auto concat = shared_variadic<'c', "Concat">();
+  auto reshape = variadic<'r', "Reshape">(x, concat);
+  return rule("ConcatReshape")
+      .match(reshape)
+      .when(call("last_shape_part", detail::last_shape_part, reshape, concat) >= 0)
+      .to(replace_with("reshape_with_minus_one",
+                       [](Rewriter& r, const ValueView& input, const ValueView& re, const ValueView& c)
+                           -> std::optional<ir::ValueId> {
+                         return detail::reshape_with_minus_one(r, input.id, node_of(c).inputs,
+                                                               static_cast<std::size_t>(detail::last_shape_part(re, c)));
+                       },
+                       x, reshape, concat));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/concat_twice_unary.hpp
+// ConcatTwiceUnary: an element-wise op (or Add/Sub/Mul/Div by a scalar) after Concat(x, x) computes the
+// same half twice: U(Concat(x, x)) -> Concat(U(x), U(x)), half the work. Opset >= 18.
+// ======== xexp/patterns/onnx/swap_unary.hpp
+// SwapUnary: an element-wise op after a Transpose or Reshape runs first, on the untransformed input, so
+// that the layout ops meet each other (TransposeTranspose, ReshapeReshape). The op is unary, or Add, Sub,
+// Mul, Div with a second input of shape () or (1,). Only ops that compute each element alone qualify: the
+// original also moved Softmax, LogSoftmax, CumSum and PRelu, which read an axis or broadcast a tensor
+// that the layout change moves (see ElementwiseUnaryOps), and moved a binary op with a (1,) operand past a
+// Reshape to rank 0, which changes the output shape; both ranks must be > 0 here.
+#include <optional>
+
+// ======== xexp/patterns/node_copy.hpp
+// Rebuilding an existing node elsewhere in the graph (same op, domain, attributes and other inputs, a new
+// first input): how rules move an element-wise op across a layout change without listing its inputs.
+#include <vector>
+
+
+namespace xexp::patterns {
+
+inline ir::ValueId copy_node_with_input(rewrite::Rewriter& r, const ir::Node& n, ir::ValueId first_input) {
+  std::vector<ir::ValueId> inputs = n.inputs;
+  inputs[0] = first_input;
+  return r.node(n.op_type, std::move(inputs), n.attributes, n.domain);
+}
+
+}  // namespace xexp::patterns
+
+namespace xexp::patterns {
+
+namespace detail {
+// Inputs after the first (Clip's bounds, a binary op's second operand) are scalars, not the moved value.
+inline bool extra_inputs_are_scalars(const rewrite::ValueView& op) {
+  const ir::Node& n = node_of(op);
+  for (std::size_t k = 1; k < n.inputs.size(); ++k) {
+    if (n.inputs[k] == ir::kNone) continue;
+    const ir::Value& v = op.graph->value(n.inputs[k]);
+    if (n.inputs[k] == n.inputs[0] || !v.shape || !rewrite::facts::is_scalar(*v.shape)) return false;
+  }
+  return true;
+}
+// op(layout(x, ...), ...) -> layout(op(x, ...), ...), both nodes rebuilt with their attributes.
+inline std::optional<ir::ValueId> op_before_layout(rewrite::Rewriter& r, const rewrite::ValueView& op,
+                                                   const rewrite::ValueView& layout) {
+  const ir::ValueId computed = copy_node_with_input(r, node_of(op), input_of(layout, 0));
+  return copy_node_with_input(r, node_of(layout), computed);
+}
+}  // namespace detail
+
+inline rewrite::RulePtr swap_unary_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  auto layout = variadic<'t', "Transpose|Reshape">(x);
+  return for_each_root(ElementwiseUnaryOps{} + OpList<"Add", "Sub", "Mul", "Div">{}, rule("SwapUnary").priority(0),
+                       [&]<rewrite::FixedString Op>() {
+    auto op = variadic<'u', Op>(layout);
+    return match(op)
+        .when(rank(x) > 0 && rank(layout) > 0 && call("extra_inputs_are_scalars", detail::extra_inputs_are_scalars, op))
+        .to(replace_with("op_before_layout", detail::op_before_layout, op, layout));
+  });
+}
+
+}  // namespace xexp::patterns
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr concat_twice_unary_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Int<'a'> axis;
+  auto twice = [](Rewriter& r, const ValueView& op, const ValueView& half, int64_t a) -> std::optional<ir::ValueId> {
+    const ir::ValueId computed = copy_node_with_input(r, node_of(op), half.id);
+    return r.node(Symbol("Concat"), {computed, computed}, {ir::Attribute::make_int(Symbol("axis"), a)});
+  };
+  return for_each_root(ElementwiseUnaryOps{} + OpList<"Add", "Sub", "Mul", "Div">{},
+                       rule("ConcatTwiceUnary").priority(1), [&]<rewrite::FixedString Op>() {
+    auto op = variadic<'u', Op>(Concat(x, x, attr<"axis"> = axis));
+    return match(op)
+        .when(opset_at_least(18) && call("extra_inputs_are_scalars", detail::extra_inputs_are_scalars, op))
+        .to(replace_with("concat_of_op", twice, op, x, axis));
+  });
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/conv_bias_null.hpp
+// ConvBiasNull: a Conv whose bias is a constant of zeros computes the same without it.
+#include <vector>
+
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr conv_bias_null_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'w'> w;
+  Const<'b'> b;
+  // A lambda replacement: the new Conv keeps every attribute of the old one, present or not, which
+  // attr<...> captures cannot say (absent attributes without a schema default do not match).
+  auto without_bias = [](Rewriter& r, const ValueView& input, const ValueView& weight) -> std::optional<ir::ValueId> {
+    std::vector<ir::Attribute> attributes = r.graph().node(r.match().root()).attributes;
+    return r.node(Symbol("Conv"), {input.id, weight.id}, std::move(attributes));
+  };
+  return rule("ConvBiasNull")
+      .match(op<"Conv">(x, w, b))
+      .when(call("all_zero", [](const Tensor& t) { return all_elements_equal(t, 0.0); }, b))
+      .to(replace_with("Conv", without_bias, x, w));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/dropout.hpp
+// Dropout: in inference mode (no training_mode input, or a constant false one) or with a constant ratio
+// of 0, Dropout returns its input. The mask output must be unused (rule containment checks it). The
+// original read input 2 twice and removed every Dropout, training or not; this one keeps training ones.
+// Opsets 7-11 have no training flag (always inference); opset < 7's is_test attribute is honoured.
+
+namespace xexp::patterns {
+
+namespace detail {
+inline bool dropout_is_identity(const rewrite::ValueView& d) {
+  const ir::Node& n = node_of(d);
+  if (const ir::Attribute* is_test = n.attribute(Symbol("is_test")); is_test && is_test->i == 0) return false;
+  const ir::ValueId ratio = input_of(d, 1), training = input_of(d, 2);
+  if (training == ir::kNone) return true;
+  if (std::optional<double> flag = scalar_constant(*d.graph, training); flag && *flag == 0) return true;
+  std::optional<double> r = scalar_constant(*d.graph, ratio);
+  return r && *r == 0;
+}
+}  // namespace detail
+
+inline rewrite::RulePtr dropout_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  // variadic: ratio and training_mode are optional inputs, op<...> would fix their number.
+  auto dropout = variadic<'d', "Dropout">(x);
+  return rule("Dropout")
+      .priority(1)
+      .match(dropout)
+      .when(call("is_identity", detail::dropout_is_identity, dropout))
+      .to(x);
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/expand_broadcast.hpp
+// ExpandBroadcast: Binary(Expand(X, s), Y) is Binary(X, Y) when broadcasting X against Y already gives
+// the output shape: the Expand materializes a tensor the op would broadcast anyway. Checked on shapes,
+// dimension by dimension (same rank): each operand's dimension is 1 or the output's, and one of them is
+// the output's. Binary: the element-wise arithmetic, logic and comparison ops; the Expand may feed
+// either side; its shape s is a constant and its output is used once.
+
+namespace xexp::patterns {
+
+namespace detail {
+using BroadcastOps = OpList<"Add", "Sub", "Mul", "Div", "Pow", "Mod", "And", "Or", "Xor", "Equal", "Greater",
+                            "GreaterOrEqual", "Less", "LessOrEqual">;
+// Broadcasting a against b gives `out` (shapes known, same rank).
+inline bool broadcasts_to(const rewrite::ValueView& a, const rewrite::ValueView& b, const rewrite::ValueView& out) {
+  if (!a.shape() || !b.shape() || !out.shape()) return false;
+  const Shape &sa = *a.shape(), &sb = *b.shape(), &so = *out.shape();
+  if (sa.size() != so.size() || sb.size() != so.size()) return false;
+  using rewrite::facts::KnownDim;
+  for (std::size_t k = 0; k < so.size(); ++k) {
+    const bool a_full = KnownDim{sa[k]} == KnownDim{so[k]}, b_full = KnownDim{sb[k]} == KnownDim{so[k]};
+    const bool a_one = KnownDim{sa[k]} == 1, b_one = KnownDim{sb[k]} == 1;
+    if (!(a_full || a_one) || !(b_full || b_one) || !(a_full || b_full)) return false;
+  }
+  return true;
+}
+// The binary node again on new operands.
+inline std::optional<ir::ValueId> binary_on(rewrite::Rewriter& r, const rewrite::ValueView& binary, ir::ValueId a,
+                                            ir::ValueId b) {
+  const ir::Node& n = node_of(binary);
+  return r.node(n.op_type, {a, b}, n.attributes, n.domain);
+}
+}  // namespace detail
+
+inline rewrite::RulePtr expand_broadcast_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'y'> y;
+  Const<'s'> s;
+  auto rebuilt = [](Rewriter& r, const ValueView& binary, const ValueView& a, const ValueView& b) {
+    return detail::binary_on(r, binary, a.id, b.id);
+  };
+  auto fits = [&](auto binary) { return call("broadcasts_to", detail::broadcasts_to, x, y, binary); };
+  return for_each_root(
+      detail::BroadcastOps{}, rule("ExpandBroadcast").priority(1),
+      [&]<rewrite::FixedString Op>() {
+        auto binary = variadic<'o', Op>(Expand(x, s), y);
+        return match(binary).when(fits(binary)).to(replace_with("binary_on", rebuilt, binary, x, y));
+      },
+      [&]<rewrite::FixedString Op>() {
+        auto binary = variadic<'o', Op>(y, Expand(x, s));
+        return match(binary).when(fits(binary)).to(replace_with("binary_on", rebuilt, binary, y, x));
+      });
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/expand_swap.hpp
+// ExpandSwap: an element-wise op (or Pow by a scalar) after an Expand runs first, on the smaller
+// unexpanded tensor: Unary(Expand(X, s)) -> Expand(Unary(X), s). X's shape must be known, the Expand's
+// output used once.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr expand_swap_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  auto expand = variadic<'e', "Expand">(x);
+  return for_each_root(ElementwiseUnaryOps{} + OpList<"Pow">{}, rule("ExpandSwap").priority(1),
+                       [&]<rewrite::FixedString Op>() {
+    auto op = variadic<'u', Op>(expand);
+    return match(op)
+        .when(rank(x) >= 0 && call("extra_inputs_are_scalars", detail::extra_inputs_are_scalars, op))
+        .to(replace_with("op_before_layout", detail::op_before_layout, op, expand));
+  });
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/gelu.hpp
+// Gelu: the tanh approximation written out, x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))), 8 nodes,
+// is ONNX Gelu(approximate="tanh") (opset >= 20). The original compared the constants exactly with their
+// float16 roundings (0.044708251953125, 0.7978515625), so float32 models never matched; here each
+// constant may be off by a float16 rounding.
+// ======== xexp/patterns/activation_constants.hpp
+// What the activation fusions (Gelu of the default set, the onnxruntime set's) check on the constants
+// of a decomposition.
+// Exporters write float32 constants, or constants rounded to float16 when the model is in half
+// precision (sqrt(2) is then 1.4140625): a constant matches when it holds one number within a tolerance
+// of the exact value, wide enough for those roundings and far narrower than any other formula.
+#include <cmath>
+#include <numbers>
+
+
+namespace xexp::patterns::detail {
+
+// A constant of one element (shape (), (1,), (1,1)...) within `tolerance` of `exact`.
+inline bool scalar_near(const rewrite::ValueView& v, double exact, double tolerance) {
+  const Tensor* t = v.constant();
+  if (!t || t->size() != 1 || t->type() == ElemType::String) return false;
+  return std::abs(eval::element_as_double(*t, 0) - exact) <= tolerance;
+}
+inline bool scalar_is(const rewrite::ValueView& v, double exact) { return scalar_near(v, exact, 0); }
+
+// erf Gelu: x / sqrt(2); float16 rounds sqrt(2) to 1.4140625 (1.5e-4 away).
+inline bool is_sqrt2(const rewrite::ValueView& v) { return scalar_near(v, std::numbers::sqrt2, 1e-3); }
+// tanh Gelu: sqrt(2/pi) * (x + 0.044715 x^3); float16 writes 0.7978515625 and 0.044708251953125.
+inline bool is_sqrt_2_over_pi(const rewrite::ValueView& v) {
+  return scalar_near(v, std::numbers::sqrt2 / std::sqrt(std::numbers::pi), 1e-4);
+}
+inline bool is_gelu_cubic_coefficient(const rewrite::ValueView& v) { return scalar_near(v, 0.044715, 1e-5); }
+
+// The element types ONNX Runtime has com.microsoft activation kernels for (float everywhere, the half
+// types on GPUs); not double, which its CPU kernels lack.
+inline bool is_activation_float(ElemType t) {
+  return t == ElemType::Float || t == ElemType::Float16 || t == ElemType::BFloat16;
+}
+
+}  // namespace xexp::patterns::detail
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr gelu_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'a'> three;
+  Var<'b'> cubic;
+  Var<'c'> sqrt_2_pi;
+  Var<'d'> one;
+  Var<'e'> half;
+  auto inner = commutative(Add(x, commutative(Mul(Pow(x, three), cubic))));
+  auto tanh1 = commutative(Add(op<"Tanh">(commutative(Mul(inner, sqrt_2_pi))), one));
+  auto exactly = [](auto v, double expected) { return call("scalar_is", detail::scalar_is, v, expected); };
+  return rule("Gelu")
+      .priority(0)
+      .match(commutative(Mul(commutative(Mul(x, half)), tanh1)))
+      .when(opset_at_least(20) && exactly(three, 3.0) &&
+            call("is_gelu_cubic_coefficient", detail::is_gelu_cubic_coefficient, cubic) &&
+            call("is_sqrt_2_over_pi", detail::is_sqrt_2_over_pi, sqrt_2_pi) && exactly(one, 1.0) &&
+            exactly(half, 0.5))
+      .to(op<"Gelu">(x, attr<"approximate"> = "tanh"));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/gemm_transpose.hpp
+// GemmTranspose: Gemm(X, W) with a constant W and transB=0 becomes Gemm(X, Transpose(W), transB=1), the
+// layout runtimes prefer for weights (torch's Linear stores W that way). The Transpose of a constant is
+// folded by the optimizer's constant-folding hook.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr gemm_transpose_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Const<'w'> w;
+  Opt<'c'> c;
+  Float<'l'> alpha;
+  Float<'b'> beta;
+  return rule("GemmTranspose")
+      .priority(1)
+      .match(Gemm(a, w, c, attr<"transA"> = 0, attr<"transB"> = 0, attr<"alpha"> = alpha, attr<"beta"> = beta))
+      .when(rank(w) == 2)
+      .to(Gemm(a, Transpose(w, attr<"perm"> = std::vector<int64_t>{1, 0}), c, attr<"transB"> = 1,
+               attr<"alpha"> = alpha, attr<"beta"> = beta));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/identity.hpp
+// Identity: operations that return their input unchanged: x + 0, x - 0, x * 1, x / 1 (the constant a
+// scalar, or 1-D along the last axis, so that broadcasting cannot change the shape), and a Transpose
+// whose permutation is the identity.
+// ======== xexp/patterns/constant_math.hpp
+// Small computations on constants that rules need at match or rewrite time, done with the evaluator's
+// kernels so that every element type is handled the same way as when the model runs.
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+// Runs one default-domain op on constants (opset 18 semantics, stable for the ops used here).
+inline Tensor compute(Symbol op_type, std::vector<std::optional<Tensor>> inputs) {
+  return eval::evaluate_op(op_type, {}, inputs, {}, 18, 1).at(0);
+}
+
+// Every element of a numeric tensor equals `value`.
+inline bool all_equal(const Tensor& t, double value) {
+  if (t.type() == ElemType::String || t.size() == 0) return false;
+  for (double v : eval::as_doubles(t))
+    if (v != value) return false;
+  return true;
+}
+
+// The int64 values of a constant, or nullopt when it is not an int64 tensor.
+inline std::optional<std::vector<int64_t>> int64_values(const Tensor& t) {
+  if (t.type() != ElemType::Int64) return std::nullopt;
+  auto data = t.data<int64_t>();
+  return std::vector<int64_t>(data.begin(), data.end());
+}
+
+// Static dims of a value's shape, or nullopt.
+inline std::optional<std::vector<int64_t>> static_dims_of(const rewrite::ValueView& v) {
+  if (!v.shape()) return std::nullopt;
+  return static_dims(*v.shape());
+}
+
+inline Tensor int64_tensor(const std::vector<int64_t>& values) {
+  return Tensor::from<int64_t>({static_cast<int64_t>(values.size())}, values);
+}
+
+}  // namespace xexp::patterns
+
+namespace xexp::patterns {
+
+namespace detail {
+// `c` is `value` everywhere, has x's type, and broadcasting with it keeps x's shape.
+inline bool neutral(const rewrite::ValueView& x, const Tensor& c, double value) {
+  if (!x.shape() || c.type() != x.elem() || !all_equal(c, value)) return false;
+  const auto rank = static_cast<int64_t>(x.shape()->size());
+  if (c.size() == 1) return static_cast<int64_t>(c.rank()) <= rank;
+  return c.rank() == 1 && rank >= 1 && x.shape()->back() == Dim(c.dims()[0]);
+}
+inline bool identity_perm(const std::vector<int64_t>& perm) {
+  for (std::size_t k = 0; k < perm.size(); ++k)
+    if (perm[k] != static_cast<int64_t>(k)) return false;
+  return true;
+}
+}  // namespace detail
+
+inline rewrite::RulePtr identity_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Const<'c'> c;
+  Ints<'p'> perm;
+  auto is_zero = call("is_neutral", detail::neutral, x, c, 0.0);
+  auto is_one = call("is_neutral", detail::neutral, x, c, 1.0);
+  return rule("Identity").cases(match(commutative(Add(x, c))).when(is_zero).to(x),
+                                match(Sub(x, c)).when(is_zero).to(x),
+                                match(commutative(Mul(x, c))).when(is_one).to(x),
+                                match(Div(x, c)).when(is_one).to(x),
+                                match(Transpose(x, attr<"perm"> = perm))
+                                    .when(call("is_identity", detail::identity_perm, perm))
+                                    .to(x));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/layer_normalization.hpp
+// LayerNormalization: the decomposition exporters write,
+//   d = x - ReduceMean(x, axes);  y = d / Sqrt(ReduceMean(Pow(d, 2), axes) + eps)
+// over trailing axes (keepdims=1), becomes LayerNormalization(x, ones, zeros) (opset >= 17). `d` feeds
+// two nodes: a named DAG node. Without the Add, epsilon is 0 (the decomposition's exact value).
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// The first normalized axis when `axes` are the trailing axes of x, with static dims; else -1.
+inline int64_t trailing_axis(const rewrite::ValueView& x, const std::vector<int64_t>& axes,
+                             const std::vector<int64_t>& axes2) {
+  if (axes != axes2 || axes.empty() || !x.shape()) return -1;
+  const auto rank = static_cast<int64_t>(x.shape()->size());
+  std::vector<int64_t> sorted;
+  for (int64_t a : axes) sorted.push_back(a < 0 ? a + rank : a);
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t k = 0; k < sorted.size(); ++k)
+    if (sorted[k] != rank - static_cast<int64_t>(sorted.size() - k) || !(*x.shape())[sorted[k]].is_static())
+      return -1;
+  return sorted.front();
+}
+inline bool is_normalizable_float(ElemType t) {
+  return t == ElemType::Float || t == ElemType::Double || t == ElemType::Float16 || t == ElemType::BFloat16;
+}
+// Ones (or zeros) of x's type over the normalized trailing dims.
+inline Tensor filled_from(const rewrite::ValueView& x, int64_t axis, double value) {
+  std::vector<int64_t> dims;
+  for (std::size_t k = static_cast<std::size_t>(axis); k < x.shape()->size(); ++k) dims.push_back((*x.shape())[k].value());
+  return eval::filled(x.elem(), dims, value);
+}
+inline float scalar_float(const Tensor& t) { return static_cast<float>(eval::scalar_double(t)); }
+}  // namespace detail
+
+inline rewrite::RulePtr layer_normalization_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Ints<'a'> axes;
+  Ints<'b'> axes2;
+  Const<'p'> two;
+  Const<'e'> eps;
+  auto d = named<'d'>(Sub(x, ReduceMean(x, attr<"axes"> = axes, attr<"keepdims"> = 1)));
+  auto variance = ReduceMean(Pow(d, two), attr<"axes"> = axes2, attr<"keepdims"> = 1);
+  auto axis = call("trailing_axis", detail::trailing_axis, x, axes, axes2);
+  auto fits = opset_at_least(17) && axis >= 0 && call("is_float", detail::is_normalizable_float, dtype(x)) &&
+              is_scalar(two) && call("all_equal", all_equal, two, 2.0);
+  auto normalized = [&](const auto& epsilon) {
+    return LayerNormalization(x, fold(call("ones", detail::filled_from, x, axis, 1.0)),
+                              fold(call("zeros", detail::filled_from, x, axis, 0.0)), attr<"axis"> = axis,
+                              attr<"epsilon"> = epsilon, attr<"stash_type"> = 1);
+  };
+  return rule("LayerNormalization")
+      .priority(1)
+      .cases(match(Div(d, Sqrt(commutative(Add(variance, eps)))))
+                 .when(fits && is_scalar(eps))
+                 .to(normalized(call("scalar", detail::scalar_float, eps))),
+             match(Div(d, Sqrt(variance))).when(fits).to(normalized(0.0f)));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/layer_normalization_scale.hpp
+// LayerNormalizationScale: a constant Mul (or Add) after a LayerNormalization goes into its scale (and
+// bias): LN(x, s, b) * m = LN(x, s*m, b*m) and LN(x, s, b) + c = LN(x, s, b+c), when m and c have the
+// scale's shape. Applied one after the other, LN -> Mul -> Add becomes one LN.
+
+namespace xexp::patterns {
+
+namespace detail {
+inline bool same_dims(const Tensor& a, const Tensor& b) { return a.dims() == b.dims() && a.type() == b.type(); }
+inline bool constant_or_absent(const rewrite::ValueView& v) { return v.id == ir::kNone || v.constant(); }
+inline Tensor times(const Tensor& a, const Tensor& b) { return compute("Mul", {a, b}); }
+inline Tensor bias_times(const rewrite::ValueView& bias, const Tensor& m) { return times(*bias.constant(), m); }
+inline Tensor bias_plus(const rewrite::ValueView& bias, const Tensor& c) {
+  return compute("Add", {*bias.constant(), c});
+}
+}  // namespace detail
+
+inline rewrite::RulePtr layer_normalization_scale_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Const<'s'> scale;
+  Opt<'b'> bias;
+  Const<'m'> c;
+  Int<'a'> axis;
+  Float<'e'> epsilon;
+  Int<'t'> stash;
+  auto ln = LayerNormalization(x, scale, bias, attr<"axis"> = axis, attr<"epsilon"> = epsilon,
+                               attr<"stash_type"> = stash);
+  auto with = [&](const auto& new_scale, const auto& new_bias) {
+    return LayerNormalization(x, new_scale, new_bias, attr<"axis"> = axis, attr<"epsilon"> = epsilon,
+                              attr<"stash_type"> = stash);
+  };
+  auto fits = call("same_dims", detail::same_dims, c, scale) &&
+              call("constant_or_absent", detail::constant_or_absent, bias);
+  auto scaled = fold(call("times", detail::times, scale, c));
+  return rule("LayerNormalizationScale")
+      .priority(1)
+      .cases(match(commutative(Mul(ln, c)))
+                 .when(fits)
+                 .to(choose(present(bias), with(scaled, fold(call("bias_times", detail::bias_times, bias, c))),
+                            with(scaled, bias))),
+             match(commutative(Add(ln, c)))
+                 .when(fits)
+                 .to(choose(present(bias), with(scale, fold(call("bias_plus", detail::bias_plus, bias, c))),
+                            with(scale, c))));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/leaky_relu.hpp
+// LeakyRelu: Where(x > 0, x, x * slope) is LeakyRelu(x, alpha=slope), for a scalar constant slope that a
+// float attribute holds exactly (same numbers then), and a known rank of x that the constants do not
+// raise. Opset >= 6.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr leaky_relu_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Const<'z'> zero;
+  Const<'s'> slope;
+  auto alpha = [](const Tensor& t) { return static_cast<float>(eval::element_as_double(t, 0)); };
+  auto exact_in_float = [](const Tensor& t) {
+    const double v = eval::element_as_double(t, 0);
+    return static_cast<double>(static_cast<float>(v)) == v;
+  };
+  return rule("LeakyRelu")
+      .match(op<"Where">(op<"Greater">(x, zero), x, commutative(Mul(x, slope))))
+      .when(is_scalar(zero) && is_scalar(slope) && rank(x) >= rank(zero) && rank(x) >= rank(slope) &&
+            call("is_zero", [](const Tensor& t) { return all_elements_equal(t, 0.0); }, zero) &&
+            call("exact_in_float", exact_in_float, slope))
+      .to(op<"LeakyRelu">(x, attr<"alpha"> = call("alpha", alpha, slope)));
 }
 
 }  // namespace xexp::patterns
@@ -10003,6 +11613,1086 @@ inline rewrite::RulePtr matmul_add_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/mul_mul_matmul.hpp
+// MulMulMatMul: MatMul(Mul(a, c), Mul(b, d)) with scalar constants c and d is MatMul(a, b) * (c*d): one
+// Mul instead of two. The product is rounded once into the constants' type, so the numbers may differ in
+// the last bits.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr mul_mul_matmul_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Const<'c'> c;
+  Const<'d'> d;
+  auto product = [](const Tensor& x, const Tensor& y) {
+    return eval::filled(x.type(), {}, eval::element_as_double(x, 0) * eval::element_as_double(y, 0));
+  };
+  return rule("MulMulMatMul")
+      .priority(1)
+      .match(MatMul(commutative(Mul(a, c)), commutative(Mul(b, d))))
+      .when(is_scalar(c) && is_scalar(d) && dtype(c) == dtype(d))
+      .to(Mul(MatMul(a, b), fold(call("product", product, c, d))));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/mul_mul_mul_scalar.hpp
+// MulMulMulScalar: (X op1 c1) op (Y op2 c2) with op, op1, op2 in {Mul, Div} and c1, c2 constant scalars
+// is (X op Y) * k, k folding the scalars: one scalar multiplication instead of two. The product is
+// reassociated, which changes float rounding (a few ulps).
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+inline bool is_mul(const rewrite::ValueView& v) { return node_of(v).op_type == Symbol("Mul"); }
+// The scalar (X op1 c1) op (Y op2 c2) multiplies X op Y by.
+inline Tensor combined_scale(const rewrite::ValueView& outer, const rewrite::ValueView& left, const Tensor& c1,
+                             const rewrite::ValueView& right, const Tensor& c2) {
+  const double a = is_mul(left) ? eval::element_as_double(c1, 0) : 1.0 / eval::element_as_double(c1, 0);
+  const double b = is_mul(right) ? eval::element_as_double(c2, 0) : 1.0 / eval::element_as_double(c2, 0);
+  const std::vector<int64_t>& dims = c1.rank() >= c2.rank() ? c1.dims() : c2.dims();
+  return eval::filled(c1.type(), dims, is_mul(outer) ? a * b : a / b);
+}
+}  // namespace detail
+
+inline rewrite::RulePtr mul_mul_mul_scalar_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'y'> y;
+  Const<'c'> c1;
+  Const<'d'> c2;
+  auto left = variadic<'l', "Mul|Div">(x, c1);
+  auto right = variadic<'r', "Mul|Div">(y, c2);
+  return for_each_root(OpList<"Mul", "Div">{}, rule("MulMulMulScalar").priority(1), [&]<rewrite::FixedString Op>() {
+    auto outer = variadic<'o', Op>(left, right);
+    return match(outer)
+        .when(is_scalar(c1) && is_scalar(c2) && dtype(c1) == dtype(c2) && left != right)
+        .to(Mul(op<Op>(x, y), fold(call("combined_scale", detail::combined_scale, outer, left, c1, right, c2))));
+  });
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/not_not.hpp
+// NotNot: Not(Not(x)) is x. The inner Not stays when something else reads it.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr not_not_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  return rule("NotNot").priority(1).match(op<"Not">(shared(op<"Not">(x)))).to(x);
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/not_where.hpp
+// NotWhere: Where(Not(c), a, b) is Where(c, b, a). Only when the Not has no other consumer, otherwise
+// nothing is saved.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr not_where_rule() {
+  using namespace rewrite::dsl;
+  Var<'c'> c;
+  Var<'a'> a;
+  Var<'b'> b;
+  return rule("NotWhere").priority(1).match(op<"Where">(op<"Not">(c), a, b)).to(op<"Where">(c, b, a));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/reduce_reshape.hpp
+// ReduceReshape: Reduce*(X, keepdims=1) followed by a Reshape that only drops the reduced axes is
+// Reduce*(X, keepdims=0). Checked on shapes: the Reshape's output is the reduction's output without the
+// reduced axes (known dims only).
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// The reduced axes (non-negative), or nullopt when they are not known or when the node reduces nothing.
+inline std::optional<std::vector<int64_t>> reduced_axes(const rewrite::ValueView& reduce, int64_t rank) {
+  const ir::Node& n = node_of(reduce);
+  std::vector<int64_t> axes;
+  if (const ir::Attribute* a = n.attribute(Symbol("axes"))) {
+    axes = a->ints;
+  } else if (input_of(reduce, 1) != ir::kNone) {
+    std::optional<std::vector<int64_t>> values = int_constant(*reduce.graph, input_of(reduce, 1));
+    if (!values) return std::nullopt;
+    axes = *values;
+  }
+  if (axes.empty()) {
+    const ir::Attribute* noop = n.attribute(Symbol("noop_with_empty_axes"));
+    if (noop && noop->i != 0) return std::nullopt;
+    for (int64_t k = 0; k < rank; ++k) axes.push_back(k);
+  }
+  for (int64_t& axis : axes) {
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return std::nullopt;
+  }
+  return axes;
+}
+inline bool reshape_drops_reduced_axes(const rewrite::ValueView& reduce, const rewrite::ValueView& reshaped) {
+  if (!reduce.shape() || !reshaped.shape()) return false;
+  const Shape& kept = *reduce.shape();
+  std::optional<std::vector<int64_t>> axes = reduced_axes(reduce, static_cast<int64_t>(kept.size()));
+  if (!axes) return false;
+  Shape expected;
+  for (std::size_t k = 0; k < kept.size(); ++k)
+    if (std::find(axes->begin(), axes->end(), static_cast<int64_t>(k)) == axes->end()) expected.push_back(kept[k]);
+  return rewrite::facts::same_shape(expected, *reshaped.shape());
+}
+inline std::optional<ir::ValueId> reduce_without_keepdims(rewrite::Rewriter& r, const rewrite::ValueView& reduce) {
+  const ir::Node& n = node_of(reduce);
+  std::vector<ir::Attribute> attributes;
+  for (const ir::Attribute& a : n.attributes)
+    if (a.name != Symbol("keepdims")) attributes.push_back(a);
+  attributes.push_back(ir::Attribute::make_int(Symbol("keepdims"), 0));
+  return r.node(n.op_type, n.inputs, std::move(attributes), n.domain);
+}
+}  // namespace detail
+
+inline rewrite::RulePtr reduce_reshape_rule() {
+  using namespace rewrite::dsl;
+  Var<'s'> shape;
+  auto reduce = variadic<'r', "ReduceSum|ReduceMean|ReduceMax|ReduceMin|ReduceProd|ReduceL1|ReduceL2|ReduceLogSum|"
+                              "ReduceLogSumExp|ReduceSumSquare">(attr<"keepdims"> = 1);
+  auto reshape = variadic<'o', "Reshape">(reduce, shape);
+  return rule("ReduceReshape")
+      .priority(1)
+      .match(reshape)
+      .when(call("reshape_drops_reduced_axes", detail::reshape_drops_reduced_axes, reduce, reshape))
+      .to(replace_with("reduce_without_keepdims", detail::reduce_without_keepdims, reduce));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/reshape.hpp
+// Reshape and Expand to the shape the input already has do nothing (the input's shape static, the
+// requested shape a constant spelling exactly those dims).
+
+namespace xexp::patterns {
+
+namespace detail {
+inline bool same_static_dims(const rewrite::ValueView& x, const Tensor& shape) {
+  auto dims = static_dims_of(x);
+  return dims && int64_values(shape) == dims;
+}
+}  // namespace detail
+
+inline rewrite::RulePtr reshape_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Const<'s'> s;
+  return rule("Reshape").match(Reshape(x, s)).when(call("same_static_dims", detail::same_static_dims, x, s)).to(x);
+}
+
+inline rewrite::RulePtr expand_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Const<'s'> s;
+  return rule("Expand").match(Expand(x, s)).when(call("same_static_dims", detail::same_static_dims, x, s)).to(x);
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/reshape_reshape.hpp
+// ReshapeReshape: Reshape(Reshape(x, s1), s2) is Reshape(x, s2) when s2 copies no dimension from the
+// intermediate tensor (it holds no 0; -1 still resolves to the same size from the element count).
+#include <algorithm>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+inline bool copies_no_dim(const Tensor& shape) {
+  auto values = int64_values(shape);
+  return values && std::find(values->begin(), values->end(), 0) == values->end();
+}
+}  // namespace detail
+
+inline rewrite::RulePtr reshape_reshape_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'f'> first_shape;
+  Const<'s'> s;
+  return rule("ReshapeReshape")
+      .match(Reshape(Reshape(x, first_shape), s))
+      .when(call("copies_no_dim", detail::copies_no_dim, s))
+      .to(Reshape(x, s));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/reshape_reshape_binary.hpp
+// ReshapeReshapeBinary: Binary(Reshape(X, s), Reshape(Y, s)) with X and Y of the same known shape and
+// the same constant s is Reshape(Binary(X, Y), s): one Reshape instead of two. Binary is Add, Sub, Mul
+// or Div; both Reshapes have allowzero=0 and are used once.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr reshape_reshape_binary_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'y'> y;
+  Const<'s'> s;
+  Const<'t'> t;
+  auto same_values = [](const Tensor& a, const Tensor& b) {
+    std::optional<std::vector<int64_t>> va = int64_values(a);
+    return va && va == int64_values(b);
+  };
+  auto left = Reshape(x, s, attr<"allowzero"> = 0);
+  auto right = Reshape(y, t, attr<"allowzero"> = 0);
+  return for_each_root(OpList<"Add", "Sub", "Mul", "Div">{}, rule("ReshapeReshapeBinary").priority(1),
+                       [&]<rewrite::FixedString Op>() {
+    return match(op<Op>(left, right))
+        .when(same_shape(x, y) && call("same_values", same_values, s, t))
+        .to(Reshape(op<Op>(x, y), s));
+  });
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/shape_based_expand_broadcast.hpp
+// ShapeBasedExpandBroadcast: like ExpandBroadcast, with any Expand shape (computed at run time) and an
+// Expand on one or both sides: Binary(Expand(X, s), Expand(Y, t)) is Binary(X, Y) when broadcasting X
+// against Y already gives the output shape (known shapes, same rank, see detail::broadcasts_to).
+
+namespace xexp::patterns {
+
+namespace detail {
+template <rewrite::FixedString... Ops>
+rewrite::RulePtr shape_based_expand_broadcast_cases(OpList<Ops...>) {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'y'> y;
+  Var<'s'> s;
+  Var<'t'> t;
+  auto rebuilt = [](Rewriter& r, const ValueView& binary, const ValueView& a, const ValueView& b) {
+    return binary_on(r, binary, a.id, b.id);
+  };
+  auto fits = [&](auto binary) { return call("broadcasts_to", broadcasts_to, x, y, binary); };
+  auto one_case = [&](auto binary) {
+    return match(binary).when(fits(binary)).to(replace_with("binary_on", rebuilt, binary, x, y));
+  };
+  return rule("ShapeBasedExpandBroadcast")
+      .priority(1)
+      .cases(one_case(variadic<'o', Ops>(Expand(x, s), Expand(y, t)))...,
+             one_case(variadic<'o', Ops>(Expand(x, s), y))..., one_case(variadic<'o', Ops>(x, Expand(y, t)))...);
+}
+}  // namespace detail
+
+inline rewrite::RulePtr shape_based_expand_broadcast_rule() {
+  return detail::shape_based_expand_broadcast_cases(detail::BroadcastOps{});
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/shape_based_expand_broadcast_matmul.hpp
+// ShapeBasedExpandBroadcastMatMul: MatMul(Expand(A, s), B) (or the Expand on B) is MatMul(A, B) when the
+// Expand only repeats batch dimensions that MatMul's own batch broadcasting gives: same rank for A, B and
+// the output, the last two dimensions of A unchanged by the Expand, and each batch dimension of the
+// output held by A or B (the other one 1).
+
+namespace xexp::patterns {
+
+namespace detail {
+inline bool matmul_broadcasts_batch(const rewrite::ValueView& a, const rewrite::ValueView& expanded,
+                                    const rewrite::ValueView& b, const rewrite::ValueView& out) {
+  if (!a.shape() || !expanded.shape() || !b.shape() || !out.shape()) return false;
+  const Shape &sa = *a.shape(), &se = *expanded.shape(), &sb = *b.shape(), &so = *out.shape();
+  const std::size_t rank = so.size();
+  if (rank < 3 || sa.size() != rank || se.size() != rank || sb.size() != rank) return false;
+  using rewrite::facts::KnownDim;
+  for (std::size_t k = rank - 2; k < rank; ++k)
+    if (!(KnownDim{sa[k]} == KnownDim{se[k]})) return false;
+  for (std::size_t k = 0; k + 2 < rank; ++k) {
+    const bool a_full = KnownDim{sa[k]} == KnownDim{so[k]}, b_full = KnownDim{sb[k]} == KnownDim{so[k]};
+    const bool a_one = KnownDim{sa[k]} == 1, b_one = KnownDim{sb[k]} == 1;
+    if (!(a_full || a_one) || !(b_full || b_one) || !(a_full || b_full)) return false;
+  }
+  return true;
+}
+}  // namespace detail
+
+inline rewrite::RulePtr shape_based_expand_broadcast_matmul_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Var<'s'> s;
+  auto left_expand = named<'e'>(Expand(a, s));
+  auto right_expand = named<'e'>(Expand(b, s));
+  auto left = variadic<'m', "MatMul">(left_expand, b);
+  auto right = variadic<'m', "MatMul">(a, right_expand);
+  return rule("ShapeBasedExpandBroadcastMatMul")
+      .priority(1)
+      .cases(match(left)
+                 .when(call("matmul_broadcasts_batch", detail::matmul_broadcasts_batch, a, left_expand, b, left))
+                 .to(MatMul(a, b)),
+             match(right)
+                 .when(call("matmul_broadcasts_batch", detail::matmul_broadcasts_batch, b, right_expand, a, right))
+                 .to(MatMul(a, b)));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/shape_based_expand_swap.hpp
+// ShapeBasedExpandSwap: Binary(Expand(X, s), Y) is Expand(Binary(X, Y), s) (broadcasting is
+// associative, and an Expand only fills dimensions of size 1, so X and Y broadcast together). Worth it
+// when X and Y broadcast to less than the output, the op then runs on fewer elements; when they give
+// the whole output, (ShapeBased)ExpandBroadcast drops the Expand instead. Shapes of X and Y known; the
+// Expand feeds either side and is used once.
+
+namespace xexp::patterns {
+
+namespace detail {
+// Broadcasting a against b gives fewer elements than `out`: a dimension of out neither operand has.
+inline bool broadcast_is_smaller(const rewrite::ValueView& a, const rewrite::ValueView& b,
+                                 const rewrite::ValueView& out) {
+  if (!a.shape() || !b.shape() || !out.shape()) return false;
+  const Shape &sa = *a.shape(), &sb = *b.shape(), &so = *out.shape();
+  using rewrite::facts::KnownDim;
+  for (std::size_t k = 0; k < so.size(); ++k) {
+    const std::size_t from_end = so.size() - k;
+    const bool in_a = from_end <= sa.size() && KnownDim{sa[sa.size() - from_end]} == KnownDim{so[k]};
+    const bool in_b = from_end <= sb.size() && KnownDim{sb[sb.size() - from_end]} == KnownDim{so[k]};
+    if (!in_a && !in_b && !(KnownDim{so[k]} == 1)) return true;
+  }
+  return false;
+}
+}  // namespace detail
+
+inline rewrite::RulePtr shape_based_expand_swap_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'y'> y;
+  Var<'s'> s;
+  auto expanded = [](Rewriter& r, const ValueView& binary, const ValueView& a, const ValueView& b,
+                     const ValueView& shape) -> std::optional<ir::ValueId> {
+    const ir::ValueId computed = *detail::binary_on(r, binary, a.id, b.id);
+    return r.node(Symbol("Expand"), {computed, shape.id});
+  };
+  auto fits = [&](auto binary) { return call("broadcast_is_smaller", detail::broadcast_is_smaller, x, y, binary); };
+  return for_each_root(
+      detail::BroadcastOps{}, rule("ShapeBasedExpandSwap").priority(1),
+      [&]<rewrite::FixedString Op>() {
+        auto binary = variadic<'o', Op>(Expand(x, s), y);
+        return match(binary).when(fits(binary)).to(replace_with("expand_after", expanded, binary, x, y, s));
+      },
+      [&]<rewrite::FixedString Op>() {
+        auto binary = variadic<'o', Op>(y, Expand(x, s));
+        return match(binary).when(fits(binary)).to(replace_with("expand_after", expanded, binary, y, x, s));
+      });
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/shape_based_identity.hpp
+// ShapeBasedIdentity: a Slice with unit steps whose output has its input's shape (known dimensions,
+// symbols compared by name) selects everything: it is the identity.
+#include <algorithm>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// The steps input is absent or a constant of ones.
+inline bool unit_steps(const rewrite::ValueView& slice) {
+  const ir::ValueId steps = input_of(slice, 4);
+  if (steps == ir::kNone) return true;
+  std::optional<std::vector<int64_t>> values = int_constant(*slice.graph, steps);
+  return values && std::all_of(values->begin(), values->end(), [](int64_t s) { return s == 1; });
+}
+}  // namespace detail
+
+inline rewrite::RulePtr shape_based_identity_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  auto slice = variadic<'s', "Slice">(x);
+  return rule("ShapeBasedIdentity")
+      .priority(0)
+      .match(slice)
+      .when(same_shape(x, slice) && call("unit_steps", detail::unit_steps, slice))
+      .to(x);
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/shape_based_reshape_is_squeeze.hpp
+// ShapeBasedReshapeIsSqueeze: a Reshape whose output is its input with dimensions of size 1 inserted
+// (or removed) is an Unsqueeze (or a Squeeze) with constant axes, which later rules understand better
+// (UnsqueezeUnsqueeze, SqueezeUnsqueeze). Input and output shapes known; opset >= 18.
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+struct SqueezeAxes {
+  bool unsqueeze;  // axes inserted (positions in the output), else removed (positions in the input)
+  std::vector<int64_t> axes;
+};
+// Aligns the shapes dimension by dimension; nullopt when the Reshape does anything else.
+inline std::optional<SqueezeAxes> reshape_as_squeeze(const rewrite::ValueView& x, const rewrite::ValueView& out) {
+  if (!x.shape() || !out.shape() || x.shape()->size() == out.shape()->size()) return std::nullopt;
+  const Shape& in = *x.shape();
+  const Shape& o = *out.shape();
+  const bool unsqueeze = o.size() > in.size();
+  const Shape& longer = unsqueeze ? o : in;
+  const Shape& shorter = unsqueeze ? in : o;
+  SqueezeAxes result{unsqueeze, {}};
+  std::size_t j = 0;
+  for (std::size_t k = 0; k < longer.size(); ++k) {
+    if (j < shorter.size() && rewrite::facts::KnownDim{longer[k]} == rewrite::facts::KnownDim{shorter[j]}) {
+      ++j;
+    } else if (longer[k].is_static() && longer[k].value() == 1) {
+      result.axes.push_back(static_cast<int64_t>(k));
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (j != shorter.size()) return std::nullopt;
+  return result;
+}
+inline std::optional<ir::ValueId> squeeze_instead(rewrite::Rewriter& r, const rewrite::ValueView& x,
+                                                  const rewrite::ValueView& out) {
+  std::optional<SqueezeAxes> s = reshape_as_squeeze(x, out);
+  if (!s) return std::nullopt;
+  return r.node(Symbol(s->unsqueeze ? "Unsqueeze" : "Squeeze"), {x.id, r.initializer(int64_tensor(s->axes))});
+}
+}  // namespace detail
+
+inline rewrite::RulePtr shape_based_reshape_is_squeeze_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  auto reshape = variadic<'r', "Reshape">(x);
+  auto fits = call("reshape_as_squeeze", [](const ValueView& in, const ValueView& out) {
+    return detail::reshape_as_squeeze(in, out).has_value();
+  }, x, reshape);
+  return rule("ShapeBasedReshapeIsSqueeze")
+      .priority(0)
+      .match(reshape)
+      .when(opset_at_least(18) && fits)
+      .to(replace_with("squeeze_instead", detail::squeeze_instead, x, reshape));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/shape_based_static_expand.hpp
+// ShapeBasedStaticExpand: Expand(X, computed shape) whose input and output shapes are known enough
+// becomes Expand(X, constant): 1 where the dimension does not change, the static size where it does.
+// The computation of the shape can then go. Same rank in and out.
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+inline std::optional<std::vector<int64_t>> static_expand_shape(const rewrite::ValueView& x,
+                                                               const rewrite::ValueView& out) {
+  if (!x.shape() || !out.shape() || x.shape()->size() != out.shape()->size()) return std::nullopt;
+  std::vector<int64_t> target;
+  for (std::size_t k = 0; k < x.shape()->size(); ++k) {
+    const Dim& in = (*x.shape())[k];
+    const Dim& o = (*out.shape())[k];
+    if (rewrite::facts::KnownDim{in} == rewrite::facts::KnownDim{o}) target.push_back(1);
+    else if (o.is_static()) target.push_back(o.value());
+    else return std::nullopt;
+  }
+  return target;
+}
+}  // namespace detail
+
+inline rewrite::RulePtr shape_based_static_expand_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'s'> shape;
+  auto expand = variadic<'e', "Expand">(x, shape);
+  auto target = call("static_expand_shape", detail::static_expand_shape, x, expand);
+  return rule("ShapeBasedStaticExpand")
+      .priority(0)
+      .match(expand)
+      .when(!is_constant(shape) &&
+            call("has_value", [](const std::optional<std::vector<int64_t>>& t) { return t.has_value(); }, target))
+      .to(Expand(x, fold(call("as_tensor", [](const std::optional<std::vector<int64_t>>& t) { return int64_tensor(*t); },
+                              target))));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/shaped_based_reshape.hpp
+// ShapedBasedReshape (the original's spelling): Reshape(X, [0, ..., 0, k]) with as many values as X has
+// dimensions and k != 0 keeps every dimension but the last, and the last is then X's own (the element
+// count decides it): the Reshape does nothing. Needs allowzero=0 (0 copies the input dimension).
+#include <vector>
+
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr shaped_based_reshape_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Const<'s'> shape;
+  auto keeps_all_but_last = [](const Tensor& t, int64_t rank) {
+    std::optional<std::vector<int64_t>> v = int64_values(t);
+    if (!v || static_cast<int64_t>(v->size()) != rank || v->empty() || v->back() == 0) return false;
+    for (std::size_t k = 0; k + 1 < v->size(); ++k)
+      if ((*v)[k] != 0) return false;
+    return true;
+  };
+  return rule("ShapedBasedReshape")
+      .priority(0)
+      .match(Reshape(x, shape, attr<"allowzero"> = 0))
+      .when(call("keeps_all_but_last", keeps_all_but_last, shape, rank(x)))
+      .to(x);
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/slice_slice.hpp
+// SliceSlice: Slice(Slice(x)) on disjoint axes is one Slice with the starts, ends, axes and steps of
+// both (opset >= 10, where they are int64 constant inputs; axes must be given).
+#include <algorithm>
+#include <set>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// Steps as given, or ones (one per axis) when omitted.
+inline std::optional<std::vector<int64_t>> steps_of(const rewrite::ValueView& steps, const Tensor& axes) {
+  if (steps.id == ir::kNone) return std::vector<int64_t>(static_cast<std::size_t>(axes.size()), 1);
+  const Tensor* t = steps.constant();
+  return t ? int64_values(*t) : std::nullopt;
+}
+inline bool disjoint_slices(const rewrite::ValueView& x, const Tensor& s1, const Tensor& e1, const Tensor& a1,
+                            const rewrite::ValueView& p1, const Tensor& s2, const Tensor& e2, const Tensor& a2,
+                            const rewrite::ValueView& p2) {
+  for (const Tensor* t : {&s1, &e1, &a1, &s2, &e2, &a2})
+    if (t->type() != ElemType::Int64) return false;
+  if (!steps_of(p1, a1) || !steps_of(p2, a2)) return false;
+  std::set<int64_t> seen;
+  for (const Tensor* axes : {&a1, &a2})
+    for (int64_t a : axes->data<int64_t>()) {
+      if (a < 0) {
+        if (!x.shape()) return false;
+        a += static_cast<int64_t>(x.shape()->size());
+      }
+      if (!seen.insert(a).second) return false;
+    }
+  return true;
+}
+inline Tensor concat_ints(const Tensor& a, const Tensor& b) {
+  std::vector<int64_t> out = *int64_values(a);
+  auto more = b.data<int64_t>();
+  out.insert(out.end(), more.begin(), more.end());
+  return int64_tensor(out);
+}
+inline Tensor concat_steps(const rewrite::ValueView& p1, const Tensor& a1, const rewrite::ValueView& p2,
+                           const Tensor& a2) {
+  std::vector<int64_t> out = *steps_of(p1, a1), more = *steps_of(p2, a2);
+  out.insert(out.end(), more.begin(), more.end());
+  return int64_tensor(out);
+}
+}  // namespace detail
+
+inline rewrite::RulePtr slice_slice_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Const<'s'> s1;
+  Const<'e'> e1;
+  Const<'a'> a1;
+  Opt<'p'> p1;
+  Const<'S'> s2;
+  Const<'E'> e2;
+  Const<'A'> a2;
+  Opt<'P'> p2;
+  return rule("SliceSlice")
+      .priority(1)
+      .match(Slice(Slice(x, s1, e1, a1, p1), s2, e2, a2, p2))
+      .when(opset_at_least(10) && call("disjoint", detail::disjoint_slices, x, s1, e1, a1, p1, s2, e2, a2, p2))
+      .to(Slice(x, fold(call("concat", detail::concat_ints, s1, s2)), fold(call("concat", detail::concat_ints, e1, e2)),
+                fold(call("concat", detail::concat_ints, a1, a2)),
+                fold(call("concat_steps", detail::concat_steps, p1, a1, p2, a2))));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/split_concat.hpp
+// SplitConcat: a Concat of all the outputs of a Split, in order and on the same axis, is the Split's
+// input. Rule containment makes sure the Split outputs feed nothing else.
+
+namespace xexp::patterns {
+
+namespace detail {
+inline int64_t axis_in_rank(int64_t axis, const rewrite::ValueView& x) {
+  return axis < 0 && x.shape() ? axis + static_cast<int64_t>(x.shape()->size()) : axis;
+}
+inline bool concat_undoes_split(const rewrite::ValueView& concat, const rewrite::ValueView& split, int64_t concat_axis,
+                                int64_t split_axis, const rewrite::ValueView& x) {
+  return node_of(concat).inputs == node_of(split).outputs &&
+         axis_in_rank(concat_axis, x) == axis_in_rank(split_axis, x);
+}
+}  // namespace detail
+
+inline rewrite::RulePtr split_concat_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Int<'a'> concat_axis;
+  Int<'b'> split_axis;
+  // variadic: both ops have any number of inputs (Concat) or outputs (Split).
+  auto split = variadic<'s', "Split">(x, attr<"axis"> = split_axis);
+  auto concat = variadic<'c', "Concat">(split, attr<"axis"> = concat_axis);
+  return rule("SplitConcat")
+      .priority(1)
+      .match(concat)
+      .when(call("undoes_split", detail::concat_undoes_split, concat, split, concat_axis, split_axis, x))
+      .to(x);
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/squeeze_add.hpp
+// SqueezeAdd: Add(Squeeze(a), Squeeze(b)) where a and b have the same one-element shape and both Squeezes
+// give the same shape is Squeeze(Add(a, b)) with the first Squeeze's axes: one Squeeze instead of two.
+// Opset >= 13 (axes as an input).
+
+namespace xexp::patterns {
+
+namespace detail {
+inline bool one_element(const rewrite::ValueView& v) {
+  return v.shape() && is_static(*v.shape()) && element_count(*v.shape()) == 1;
+}
+}  // namespace detail
+
+inline rewrite::RulePtr squeeze_add_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Opt<'p'> axes_a;
+  Opt<'q'> axes_b;
+  auto left = named<'l'>(Squeeze(a, axes_a));
+  auto right = named<'r'>(Squeeze(b, axes_b));
+  return rule("SqueezeAdd")
+      .priority(0)
+      .match(Add(left, right))
+      .when(opset_at_least(13) && same_shape(a, b) && call("one_element", detail::one_element, a) &&
+            same_shape(left, right))
+      .to(Squeeze(Add(a, b), axes_a));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/squeeze_binary_unsqueeze.hpp
+// SqueezeBinaryUnsqueeze: Unsqueeze(Binary(Squeeze(d), s), [0]) with d of shape (1,) and s of rank 0 is
+// Binary(d, Unsqueeze(s, [0])): the shape round trip disappears and the Unsqueeze of a constant s folds.
+// Binary is Add, Sub, Mul or Div, with the squeezed operand on either side. Opset >= 13.
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// The binary node again, its squeezed operand replaced by d and the other one unsqueezed on axis 0.
+inline std::optional<ir::ValueId> binary_on_unsqueezed(rewrite::Rewriter& r, const rewrite::ValueView& binary,
+                                                       const rewrite::ValueView& squeezed,
+                                                       const rewrite::ValueView& d) {
+  const ir::Node& n = node_of(binary);
+  const Symbol op = n.op_type;
+  const std::size_t slot = n.inputs[0] == squeezed.id ? 0 : 1;
+  const ir::ValueId other = n.inputs[1 - slot];
+  std::vector<ir::ValueId> inputs(2);
+  inputs[slot] = d.id;
+  inputs[1 - slot] =
+      r.node(Symbol("Unsqueeze"), {other, r.initializer(int64_tensor({0}))});
+  return r.node(op, std::move(inputs));
+}
+}  // namespace detail
+
+inline rewrite::RulePtr squeeze_binary_unsqueeze_rule() {
+  using namespace rewrite::dsl;
+  Var<'d'> d;
+  Var<'s'> s;
+  Opt<'q'> squeeze_axes;
+  auto squeezed = named<'z'>(Squeeze(d, squeeze_axes));
+  auto checks = [&](auto binary) {
+    return opset_at_least(13) && rank(d) == 1 && dim(d, 0) == 1 && rank(s) == 0 && rank(binary) == 0;
+  };
+  auto replacement = [&](auto binary) {
+    return replace_with("binary_on_unsqueezed", detail::binary_on_unsqueezed, binary, squeezed, d);
+  };
+  auto first = variadic<'b', "Add|Sub|Mul|Div">(squeezed, s);
+  auto second = variadic<'b', "Add|Sub|Mul|Div">(s, squeezed);
+  Ints<'u'> axes;
+  return rule("SqueezeBinaryUnsqueeze")
+      .priority(0)
+      .cases(match(Unsqueeze(first, attr<"axes"> = axes)).when(checks(first) && axes == std::vector<int64_t>{0}).to(replacement(first)),
+             match(Unsqueeze(second, attr<"axes"> = axes)).when(checks(second) && axes == std::vector<int64_t>{0}).to(replacement(second)));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/squeeze_unsqueeze.hpp
+// SqueezeUnsqueeze: Unsqueeze(Squeeze(x, a), a) and Squeeze(Unsqueeze(x, a), a) give x back when both
+// name the same axes (compared after normalization, which needs the rank for negative axes).
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// Sorted axes, negative ones counted from `rank` (nullopt: negative and the rank is unknown).
+inline std::optional<std::vector<int64_t>> normalized_axes(std::vector<int64_t> axes, std::optional<int64_t> rank) {
+  for (int64_t& a : axes) {
+    if (a >= 0) continue;
+    if (!rank) return std::nullopt;
+    a += *rank;
+  }
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+// Squeeze(x, s) then Unsqueeze(., u): both axes lists are in x's rank.
+inline bool squeeze_then_unsqueeze(const rewrite::ValueView& x, const std::vector<int64_t>& s,
+                                   const std::vector<int64_t>& u) {
+  std::optional<int64_t> rank;
+  if (x.shape()) rank = static_cast<int64_t>(x.shape()->size());
+  auto a = normalized_axes(s, rank), b = normalized_axes(u, rank);
+  return a && b && *a == *b;
+}
+// Unsqueeze(x, u) then Squeeze(., s): both axes lists are in the unsqueezed rank.
+inline bool unsqueeze_then_squeeze(const rewrite::ValueView& x, const std::vector<int64_t>& u,
+                                   const std::vector<int64_t>& s) {
+  std::optional<int64_t> rank;
+  if (x.shape()) rank = static_cast<int64_t>(x.shape()->size() + u.size());
+  auto a = normalized_axes(u, rank), b = normalized_axes(s, rank);
+  return a && b && *a == *b;
+}
+}  // namespace detail
+
+inline rewrite::RulePtr squeeze_unsqueeze_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Ints<'s'> s;
+  Ints<'u'> u;
+  return rule("SqueezeUnsqueeze")
+      .cases(match(Unsqueeze(Squeeze(x, attr<"axes"> = s), attr<"axes"> = u))
+                 .when(call("same_axes", detail::squeeze_then_unsqueeze, x, s, u))
+                 .to(x),
+             match(Squeeze(Unsqueeze(x, attr<"axes"> = u), attr<"axes"> = s))
+                 .when(call("same_axes", detail::unsqueeze_then_squeeze, x, u, s))
+                 .to(x));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/sub1_mul.hpp
+// Sub1Mul: (1 - x) * y is y - x * y (what the fusions of the onnxruntime set look for). Rounding may
+// differ in the last bits. A (1,)-shaped one must not raise the rank of a rank-0 x.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr sub1_mul_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'y'> y;
+  Const<'o'> one;
+  auto is_one = [](const Tensor& t) { return t.size() == 1 && all_elements_equal(t, 1.0); };
+  return rule("Sub1Mul")
+      .priority(1)
+      .match(commutative(Mul(Sub(one, x), y)))
+      .when(call("is_one", is_one, one) && (rank(one) == 0 || rank(x) >= rank(one)))
+      .to(Sub(y, Mul(x, y)));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/swap_expand_reshape.hpp
+// SwapExpandReshape: Reshape(Expand(W, shape), [0, 1, -1]) with W of rank 3 and shape = [n, 1, 1] is
+// Expand(Reshape(W, [0, 1, -1]), shape): the Expand only repeats dimension 0, which the Reshape keeps,
+// so a constant W is reshaped once (folded) instead of reshaping the expanded tensor. The last two values
+// of `shape` must be known ones: a constant, or a Concat ending with constant parts.
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// The last `count` values of a 1-D int64 shape tensor when known: a constant, or a Concat whose trailing
+// parts are constants.
+inline std::optional<std::vector<int64_t>> trailing_shape_values(const ir::Graph& g, ir::ValueId v,
+                                                                 std::size_t count) {
+  if (std::optional<std::vector<int64_t>> all = int_constant(g, v)) {
+    if (all->size() < count) return std::nullopt;
+    return std::vector<int64_t>(all->end() - static_cast<std::ptrdiff_t>(count), all->end());
+  }
+  const ir::Value& value = g.value(v);
+  if (value.producer == ir::kNone) return std::nullopt;
+  const ir::Node& concat = g.node(value.producer);
+  if (concat.op_type != Symbol("Concat") || !concat.domain.empty()) return std::nullopt;
+  std::vector<int64_t> tail;
+  for (auto it = concat.inputs.rbegin(); it != concat.inputs.rend() && tail.size() < count; ++it) {
+    std::optional<std::vector<int64_t>> part = int_constant(g, *it);
+    if (!part) return std::nullopt;
+    tail.insert(tail.begin(), part->begin(), part->end());
+  }
+  if (tail.size() < count) return std::nullopt;
+  return std::vector<int64_t>(tail.end() - static_cast<std::ptrdiff_t>(count), tail.end());
+}
+inline bool expands_only_first_axis(const rewrite::ValueView& shape) {
+  return trailing_shape_values(*shape.graph, shape.id, 2) == std::vector<int64_t>{1, 1};
+}
+}  // namespace detail
+
+inline rewrite::RulePtr swap_expand_reshape_rule() {
+  using namespace rewrite::dsl;
+  Var<'w'> w;
+  Var<'s'> shape;
+  Const<'t'> target;
+  auto is_0_1_minus1 = [](const Tensor& t) { return int64_values(t) == std::vector<int64_t>{0, 1, -1}; };
+  return rule("SwapExpandReshape")
+      .priority(0)
+      .match(Reshape(Expand(w, shape), target, attr<"allowzero"> = 0))
+      .when(rank(w) == 3 && call("is_0_1_minus1", is_0_1_minus1, target) &&
+            call("expands_only_first_axis", detail::expands_only_first_axis, shape))
+      .to(Expand(Reshape(w, target), shape));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/swap_range_add_scalar.hpp
+// SwapRangeAddScalar: Range(start, limit, delta) + p with p of shape () or (1,) is
+// Range(start + p, limit + p, delta), so that a constant p folds into the bounds. Integer types only: in
+// floating point, (limit + p) - (start + p) may round to another length than limit - start (the original
+// did not check). A (1,) p is reshaped to a scalar, which Range requires.
+#include <optional>
+
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr swap_range_add_scalar_rule() {
+  using namespace rewrite::dsl;
+  Var<'s'> start;
+  Var<'l'> limit;
+  Var<'d'> delta;
+  Var<'p'> plus;
+  auto shifted = [](Rewriter& r, const ValueView& s, const ValueView& l, const ValueView& d,
+                    const ValueView& p) -> std::optional<ir::ValueId> {
+    ir::ValueId scalar = p.id;
+    if (p.shape()->size() == 1) scalar = r.node(Symbol("Squeeze"), {p.id, r.initializer(int64_tensor({0}))});
+    const ir::ValueId new_start = r.node(Symbol("Add"), {s.id, scalar});
+    const ir::ValueId new_limit = r.node(Symbol("Add"), {l.id, scalar});
+    return r.node(Symbol("Range"), {new_start, new_limit, d.id});
+  };
+  return rule("SwapRangeAddScalar")
+      .priority(1)
+      .match(commutative(Add(op<"Range">(start, limit, delta), plus)))
+      .when(is_scalar(plus) && call("is_integer", is_integer_type, dtype(plus)) && dtype(plus) == dtype(start))
+      .to(replace_with("shifted_range", shifted, start, limit, delta, plus));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/swap_unsqueeze_transpose.hpp
+// SwapUnsqueezeTranspose: Transpose(Unsqueeze(X, axes), perm) where perm leaves every inserted axis in
+// place is Unsqueeze(Transpose(X, q), axes), q being perm on X's own axes: the Transpose moves the same
+// data on a tensor of lower rank, and may meet another Transpose before it.
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// perm restricted to the axes that are not inserted, renumbered as X's axes; nullopt when perm moves an
+// inserted axis.
+inline std::optional<std::vector<int64_t>> perm_without_inserted(const std::vector<int64_t>& perm,
+                                                                 std::vector<int64_t> axes) {
+  const auto rank = static_cast<int64_t>(perm.size());
+  for (int64_t& a : axes) {
+    if (a < 0) a += rank;
+    if (a < 0 || a >= rank || perm[a] != a) return std::nullopt;
+  }
+  auto inserted = [&](int64_t k) { return std::find(axes.begin(), axes.end(), k) != axes.end(); };
+  auto input_axis = [&](int64_t k) {
+    return k - std::count_if(axes.begin(), axes.end(), [k](int64_t a) { return a < k; });
+  };
+  std::vector<int64_t> q;
+  for (int64_t k = 0; k < rank; ++k)
+    if (!inserted(k)) q.push_back(input_axis(perm[k]));
+  return q;
+}
+}  // namespace detail
+
+inline rewrite::RulePtr swap_unsqueeze_transpose_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Ints<'a'> axes;
+  Ints<'p'> perm;
+  auto q = call("perm_without_inserted", detail::perm_without_inserted, perm, axes);
+  auto has_q = call("has_value", [](const std::optional<std::vector<int64_t>>& v) { return v.has_value(); }, q);
+  auto q_value = call("value", [](const std::optional<std::vector<int64_t>>& v) { return *v; }, q);
+  return rule("SwapUnsqueezeTranspose")
+      .priority(0)
+      .match(Transpose(Unsqueeze(x, attr<"axes"> = axes), attr<"perm"> = perm))
+      .when(has_q)
+      .to(Unsqueeze(Transpose(x, attr<"perm"> = q_value), attr<"axes"> = axes));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/switch_reshape_activation.hpp
+// SwitchReshapeActivation: MatMul/Gemm -> Reshape or Transpose -> activation becomes MatMul/Gemm ->
+// activation -> Reshape or Transpose, so that the activation sits next to the product (fusions such as
+// FusedMatMul + activation look for that). Only activations computing each element alone: the original
+// also moved Softmax (its axis moves with the layout) and PRelu (its slope broadcasts against the
+// layout), which changes the result.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr switch_reshape_activation_rule() {
+  using namespace rewrite::dsl;
+  auto product = variadic<'m', "MatMul|Gemm">();
+  auto layout = variadic<'t', "Transpose|Reshape">(product);
+  using Activations = OpList<"Gelu", "Exp", "Elu", "Relu", "Tan", "Tanh", "Cos", "Cosh", "Sin", "Sinh", "Erf",
+                             "LeakyRelu", "Selu", "Softplus">;
+  return for_each_root(Activations{}, rule("SwitchReshapeActivation").priority(1), [&]<rewrite::FixedString Op>() {
+    auto activation = variadic<'u', Op>(layout);
+    return match(activation).to(replace_with("op_before_layout", detail::op_before_layout, activation, layout));
+  });
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/transpose_equal_reshape.hpp
+// TransposeEqualReshape: a Transpose that only moves dimensions of size 1 (the others keep their order)
+// does not move any element: it is a Reshape. The new shape copies a dimension that stays in place (0),
+// writes static sizes, and uses -1 for at most one moved symbolic dimension.
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// The Reshape target equal to Transpose(x, perm), or nullopt when the Transpose moves data.
+inline std::optional<std::vector<int64_t>> reshape_equal_to_transpose(const rewrite::ValueView& x,
+                                                                      const std::vector<int64_t>& perm) {
+  if (!x.shape() || x.shape()->size() != perm.size()) return std::nullopt;
+  const Shape& dims = *x.shape();
+  auto is_one = [&](int64_t axis) { return dims[axis].is_static() && dims[axis].value() == 1; };
+  int64_t last_kept = -1;
+  for (int64_t axis : perm) {
+    if (axis < 0 || axis >= static_cast<int64_t>(dims.size())) return std::nullopt;
+    if (is_one(axis)) continue;
+    if (axis < last_kept) return std::nullopt;  // two dimensions of size != 1 swap: data moves
+    last_kept = axis;
+  }
+  std::vector<int64_t> target;
+  bool minus_one = false;
+  for (std::size_t k = 0; k < perm.size(); ++k) {
+    const Dim& d = dims[perm[k]];
+    if (perm[k] == static_cast<int64_t>(k)) target.push_back(0);
+    else if (d.is_static() && d.value() > 0) target.push_back(d.value());
+    else if (!minus_one) {
+      target.push_back(-1);
+      minus_one = true;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return target;
+}
+}  // namespace detail
+
+inline rewrite::RulePtr transpose_equal_reshape_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Ints<'p'> perm;
+  auto target = call("reshape_equal_to_transpose", detail::reshape_equal_to_transpose, x, perm);
+  auto has_target = call("has_value", [](const std::optional<std::vector<int64_t>>& t) { return t.has_value(); },
+                         target);
+  return rule("TransposeEqualReshape")
+      .priority(1)
+      .match(Transpose(x, attr<"perm"> = perm))
+      .when(has_target)
+      .to(Reshape(x, fold(call("as_tensor", [](const std::optional<std::vector<int64_t>>& t) { return int64_tensor(*t); },
+                               target))));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/transpose_gather.hpp
+// TransposeGather: Gather(Transpose(X, perm), i, axis=a) with a rank-0 index i drops dimension a of the
+// transposed tensor. When the dimensions left keep X's order (perm without a is increasing), it is
+// Gather(X, i, axis=perm[a]) and the Transpose goes.
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// perm[axis] (axis may count from the end), or -1 when perm without that axis is not increasing.
+inline int64_t gathered_input_axis(const std::vector<int64_t>& perm, int64_t axis) {
+  const auto rank = static_cast<int64_t>(perm.size());
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return -1;
+  int64_t previous = -1;
+  for (int64_t k = 0; k < rank; ++k) {
+    if (k == axis) continue;
+    if (perm[k] < previous) return -1;
+    previous = perm[k];
+  }
+  return perm[axis];
+}
+}  // namespace detail
+
+inline rewrite::RulePtr transpose_gather_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'i'> index;
+  Ints<'p'> perm;
+  Int<'a'> axis;
+  auto input_axis = call("gathered_input_axis", detail::gathered_input_axis, perm, axis);
+  return rule("TransposeGather")
+      .priority(0)
+      .match(op<"Gather">(Transpose(x, attr<"perm"> = perm), index, attr<"axis"> = axis))
+      .when(rank(index) == 0 && input_axis >= 0)
+      .to(op<"Gather">(x, index, attr<"axis"> = input_axis));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/transpose_matmul.hpp
+// TransposeMatMul: a 2-D Transpose feeding MatMul or Gemm becomes Gemm's transA/transB. A transposed
+// constant is left to Gemm (GemmTranspose puts it there on purpose; constant folding removes it).
+#include <vector>
+
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr transpose_matmul_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Opt<'c'> c;
+  Int<'s'> trans_a;
+  Int<'t'> trans_b;
+  Float<'l'> alpha;
+  Float<'e'> beta;
+  const std::vector<int64_t> swap{1, 0};
+  auto flip = [](int64_t t) { return 1 - t; };
+  auto both_2d = rank(a) == 2 && rank(b) == 2;
+  return rule("TransposeMatMul")
+      .priority(1)
+      .cases(match(MatMul(Transpose(a, attr<"perm"> = swap), b))
+                 .when(both_2d)
+                 .to(Gemm(a, b, attr<"transA"> = 1)),
+             match(MatMul(a, Transpose(b, attr<"perm"> = swap)))
+                 .when(both_2d)
+                 .to(Gemm(a, b, attr<"transB"> = 1)),
+             match(Gemm(Transpose(a, attr<"perm"> = swap), b, c, attr<"transA"> = trans_a,
+                        attr<"transB"> = trans_b, attr<"alpha"> = alpha, attr<"beta"> = beta))
+                 .when(both_2d && !is_constant(a))
+                 .to(Gemm(a, b, c, attr<"transA"> = call("flip", flip, trans_a), attr<"transB"> = trans_b,
+                          attr<"alpha"> = alpha, attr<"beta"> = beta)),
+             match(Gemm(a, Transpose(b, attr<"perm"> = swap), c, attr<"transA"> = trans_a,
+                        attr<"transB"> = trans_b, attr<"alpha"> = alpha, attr<"beta"> = beta))
+                 .when(both_2d && !is_constant(b))
+                 .to(Gemm(a, b, c, attr<"transA"> = trans_a, attr<"transB"> = call("flip", flip, trans_b),
+                          attr<"alpha"> = alpha, attr<"beta"> = beta)));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/transpose_transpose.hpp
 // TransposeTranspose: two Transposes in a row are one (or none when the composed permutation is the
 // identity). The first may have other consumers only when both disappear: otherwise nothing is saved.
@@ -10041,6 +12731,647 @@ inline rewrite::RulePtr transpose_transpose_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/unsqueeze_or_squeeze_reshape.hpp
+// UnsqueezeOrSqueezeReshape: a Reshape to a constant shape after a Squeeze or an Unsqueeze does not need
+// it. Not when the shape holds a 0: it copies a dimension of the (un)squeezed tensor, which moved.
+#include <algorithm>
+
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr unsqueeze_or_squeeze_reshape_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Const<'s'> shape;
+  // variadic: one of two ops, with or without the axes input.
+  auto squeeze = variadic<'q', "Squeeze|Unsqueeze">(x);
+  auto no_zero = [](const Tensor& t) {
+    const std::vector<int64_t> dims = eval::as_int64s(t);
+    return std::find(dims.begin(), dims.end(), 0) == dims.end();
+  };
+  return rule("UnsqueezeOrSqueezeReshape")
+      .match(Reshape(squeeze, shape))
+      .when(call("no_zero", no_zero, shape))
+      .to(Reshape(x, shape));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/unsqueeze_reshape.hpp
+// UnsqueezeReshape: Unsqueeze then a Reshape to a constant shape that only inserts one 1 into X's shape
+// (at another place) is one Unsqueeze at that place. Shapes are compared dimension by dimension, symbols
+// by name; unknown dimensions never match.
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// The axis k such that the reshaped shape is X's shape with a 1 inserted at k, or -1.
+inline int64_t inserted_axis(const rewrite::ValueView& x, const rewrite::ValueView& reshaped) {
+  if (!x.shape() || !reshaped.shape() || reshaped.shape()->size() != x.shape()->size() + 1) return -1;
+  const Shape& in = *x.shape();
+  const Shape& out = *reshaped.shape();
+  auto same = [](const Dim& a, const Dim& b) { return rewrite::facts::KnownDim{a} == rewrite::facts::KnownDim{b}; };
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    if (!(out[k] == Dim(1))) continue;
+    bool fits = true;
+    for (std::size_t j = 0; j < in.size() && fits; ++j) fits = same(in[j], out[j < k ? j : j + 1]);
+    if (fits) return static_cast<int64_t>(k);
+  }
+  return -1;
+}
+}  // namespace detail
+
+inline rewrite::RulePtr unsqueeze_reshape_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Const<'s'> shape;
+  // variadic: the Unsqueeze with or without its axes input; the Reshape to read its output shape.
+  auto unsqueeze = variadic<'u', "Unsqueeze">(x);
+  auto reshape = variadic<'r', "Reshape">(unsqueeze, shape);
+  auto axis = call("inserted_axis", detail::inserted_axis, x, reshape);
+  return rule("UnsqueezeReshape")
+      .match(reshape)
+      .when(axis >= 0)
+      .to(Unsqueeze(x, attr<"axes"> = call("list", [](int64_t a) { return std::vector<int64_t>{a}; }, axis)));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/unsqueeze_unsqueeze.hpp
+// UnsqueezeUnsqueeze: two Unsqueezes in a row are one, with the first one's axes moved to where they end
+// up once the second one's axes are inserted. Negative axes need the input's rank.
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+inline std::optional<std::vector<int64_t>> merged_unsqueeze_axes(const rewrite::ValueView& x,
+                                                                  const std::vector<int64_t>& first,
+                                                                  const std::vector<int64_t>& second) {
+  const bool negative = std::any_of(first.begin(), first.end(), [](int64_t a) { return a < 0; }) ||
+                        std::any_of(second.begin(), second.end(), [](int64_t a) { return a < 0; });
+  if (negative && !x.shape()) return std::nullopt;
+  const int64_t rank = x.shape() ? static_cast<int64_t>(x.shape()->size()) : 0;
+  const auto n1 = static_cast<int64_t>(first.size()), n2 = static_cast<int64_t>(second.size());
+  std::vector<int64_t> out;
+  for (int64_t a : second) out.push_back(a < 0 ? a + rank + n1 + n2 : a);
+  std::sort(out.begin(), out.end());
+  for (int64_t a : first) {
+    int64_t p = a < 0 ? a + rank + n1 : a;  // position among the axes the second Unsqueeze leaves alone
+    int64_t position = 0;
+    for (;; ++position)
+      if (!std::binary_search(out.begin(), out.end(), position) && p-- == 0) break;
+    out.push_back(position);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+}  // namespace detail
+
+inline rewrite::RulePtr unsqueeze_unsqueeze_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Ints<'a'> first;
+  Ints<'b'> second;
+  auto merged = call("merge_axes", detail::merged_unsqueeze_axes, x, first, second);
+  return rule("UnsqueezeUnsqueeze")
+      .match(Unsqueeze(Unsqueeze(x, attr<"axes"> = first), attr<"axes"> = second))
+      .when(call("has_value", [](const auto& axes) { return axes.has_value(); }, merged))
+      .to(Unsqueeze(x, attr<"axes"> = call("value", [](const auto& axes) { return *axes; }, merged)));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/where_add.hpp
+// WhereAdd: x + Where(mask, 0, ±inf) (an additive attention mask) is Where(mask, x, ±inf). Both constants
+// are scalars of the same shape, so the output shape does not change. An x of -inf or NaN where the mask
+// is false gives ±inf instead of NaN.
+#include <cmath>
+
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr where_add_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'m'> mask;
+  Const<'z'> zero;
+  Const<'i'> inf;
+  auto zero_and_infinite = [](const Tensor& z, const Tensor& i) {
+    return z.dims() == i.dims() && all_elements_equal(z, 0.0) && std::isinf(eval::element_as_double(i, 0));
+  };
+  return rule("WhereAdd")
+      .priority(1)
+      .match(commutative(Add(x, op<"Where">(mask, zero, inf))))
+      .when(is_scalar(zero) && is_scalar(inf) && call("zero_and_infinite", zero_and_infinite, zero, inf))
+      .to(op<"Where">(mask, x, inf));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/bias_gelu.hpp
+// BiasGelu (onnxruntime set): an exact (erf) Gelu of x + B, B a constant vector over the last axis,
+// becomes com.microsoft BiasGelu(x, B). It matches the decomposition and also the Gelu GeluErf (P0)
+// already made of it, which the original missed: with both rules in a set, GeluErf runs first and the
+// decomposition is gone by the time BiasGelu (P1) is tried.
+// ======== xexp/patterns/ort/gelu_erf.hpp
+// GeluErf (onnxruntime set): the exact Gelu as exporters decompose it,
+//   0.5 * x * (1 + Erf(x / sqrt(2)))
+// with the 0.5 applied last (torch) or first, becomes com.microsoft Gelu(x) (valid at any opset).
+
+namespace xexp::patterns {
+
+namespace detail {
+// The two shapes of the decomposition around `x` (a capture, or a named node when BiasGelu matches it
+// on an Add): (x * (Erf(x / s) + o)) * h and (x * h) * (Erf(x / s) + o). The Erf part comes first so
+// that it binds x: a commutative node does not revisit its choice when a sibling fails later, and
+// Mul(x, h) tried first would bind x to the constant of Mul(0.5, x).
+template <class X, class S, class O, class H>
+auto erf_gelu_half_last(const X& x, const S& s, const O& o, const H& h) {
+  using namespace rewrite::dsl;
+  return commutative(Mul(commutative(Mul(commutative(Add(op<"Erf">(Div(x, s)), o)), x)), h));
+}
+template <class X, class S, class O, class H>
+auto erf_gelu_half_first(const X& x, const S& s, const O& o, const H& h) {
+  using namespace rewrite::dsl;
+  return commutative(Mul(commutative(Add(op<"Erf">(Div(x, s)), o)), commutative(Mul(x, h))));
+}
+template <class S, class O, class H>
+auto erf_gelu_constants(const S& s, const O& o, const H& h) {
+  using namespace rewrite::dsl;
+  return call("is_sqrt2", is_sqrt2, s) && call("is_one", [](const ValueView& v) { return scalar_is(v, 1); }, o) &&
+         call("is_half", [](const ValueView& v) { return scalar_is(v, 0.5); }, h);
+}
+}  // namespace detail
+
+inline rewrite::RulePtr gelu_erf_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'s'> sqrt2;
+  Var<'o'> one;
+  Var<'h'> half;
+  auto fits = detail::erf_gelu_constants(sqrt2, one, half) &&
+              call("is_activation_float", detail::is_activation_float, dtype(x));
+  auto gelu = op<"Gelu", "com.microsoft">(x);
+  return rule("GeluErf").priority(0).cases(
+      match(detail::erf_gelu_half_last(x, sqrt2, one, half)).when(fits).to(gelu),
+      match(detail::erf_gelu_half_first(x, sqrt2, one, half)).when(fits).to(gelu));
+}
+
+}  // namespace xexp::patterns
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr bias_gelu_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Const<'b'> bias;
+  Var<'s'> sqrt2;
+  Var<'o'> one;
+  Var<'h'> half;
+  auto sum = named<'a'>(commutative(Add(x, bias)));
+  auto fits = rank(bias) == 1 && dim(bias, 0) == dim(x, -1) &&
+              call("is_activation_float", detail::is_activation_float, dtype(x));
+  auto erf_fits = fits && detail::erf_gelu_constants(sqrt2, one, half);
+  auto fused = op<"BiasGelu", "com.microsoft">(x, bias);
+  return rule("BiasGelu").priority(1).cases(
+      match(op<"Gelu", "com.microsoft">(sum)).when(fits).to(fused),
+      match(op<"Gelu">(sum, attr<"approximate"> = "none")).when(fits).to(fused),
+      match(detail::erf_gelu_half_last(sum, sqrt2, one, half)).when(erf_fits).to(fused),
+      match(detail::erf_gelu_half_first(sum, sqrt2, one, half)).when(erf_fits).to(fused));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/fast_gelu.hpp
+// FastGelu (onnxruntime set): a Gelu (com.microsoft, or ONNX Gelu of opset 20) becomes com.microsoft
+// FastGelu, ONNX Runtime's faster kernel. FastGelu is the tanh approximation: on a tanh Gelu it is the
+// same function; on an exact (erf) Gelu it is an approximation, as in the original, off by at most
+// 4.8e-4 (|gelu_erf(x) - gelu_tanh(x)| peaks at 4.73e-4 near |x| = 2.7).
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr fast_gelu_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  auto fits = call("is_activation_float", detail::is_activation_float, dtype(x));
+  auto fast = op<"FastGelu", "com.microsoft">(x);
+  return rule("FastGelu").priority(1).cases(
+      match(op<"Gelu", "com.microsoft">(x)).when(fits).to(fast),
+      match(op<"Gelu">(x)).when(fits).to(fast));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/fused_matmul.hpp
+// FusedMatMul (onnxruntime set): com.microsoft FusedMatMul computes alpha * op(A) @ op(B), op swapping
+// the last two axes when transA/transB is set. A Transpose of the last two axes feeding a MatMul goes
+// into transA or transB (not for two 2-D inputs: TransposeMatMul makes a Gemm of those), and a scalar
+// Mul or Div after a FusedMatMul goes into alpha.
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+inline bool swaps_last_two(const std::vector<int64_t>& perm) {
+  const std::size_t r = perm.size();
+  if (r < 2) return false;
+  for (std::size_t k = 0; k + 2 < r; ++k)
+    if (perm[k] != static_cast<int64_t>(k)) return false;
+  return perm[r - 2] == static_cast<int64_t>(r - 1) && perm[r - 1] == static_cast<int64_t>(r - 2);
+}
+// A lambda replacement: it copies every attribute of the matched FusedMatMul (the transBatch* ones
+// included, which a FusedMatMul made elsewhere may carry) and changes only alpha.
+inline std::optional<ir::ValueId> rescaled(rewrite::Rewriter& r, const rewrite::ValueView& fused, const Tensor& s,
+                                           bool divide) {
+  const ir::Node& n = r.graph().node(fused.value().producer);
+  std::vector<ir::Attribute> attributes = n.attributes;
+  const double factor = eval::scalar_double(s);
+  if (divide && factor == 0) return std::nullopt;
+  ir::Attribute* alpha = nullptr;
+  for (ir::Attribute& a : attributes)
+    if (a.name == Symbol("alpha")) alpha = &a;
+  if (!alpha) alpha = &attributes.emplace_back(ir::Attribute::make_float("alpha", 1.0f));
+  alpha->f = static_cast<float>(divide ? alpha->f / factor : alpha->f * factor);
+  return r.node("FusedMatMul", n.inputs, std::move(attributes), "com.microsoft");
+}
+}  // namespace detail
+
+inline rewrite::RulePtr fused_matmul_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Ints<'p'> perm;
+  Const<'s'> s;
+  auto fused = named<'f'>(FusedMatMul(a, b));
+  auto ranks = rank(a) >= 2 && rank(b) >= 2 && (rank(a) > 2 || rank(b) > 2);
+  auto last_two = call("swaps_last_two", detail::swaps_last_two, perm);
+  auto scalar_of_its_type = is_scalar(s) && dtype(s) == dtype(fused);
+  auto times = [](Rewriter& r, const ValueView& f, const Tensor& t) { return detail::rescaled(r, f, t, false); };
+  auto divided = [](Rewriter& r, const ValueView& f, const Tensor& t) { return detail::rescaled(r, f, t, true); };
+  return rule("FusedMatMul")
+      .priority(2)
+      .cases(match(MatMul(Transpose(a, attr<"perm"> = perm), b))
+                 .when(ranks && last_two)
+                 .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 1, attr<"transB"> = 0)),
+             match(MatMul(a, Transpose(b, attr<"perm"> = perm)))
+                 .when(ranks && last_two)
+                 .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 0, attr<"transB"> = 1)),
+             match(commutative(Mul(fused, s))).when(scalar_of_its_type).to(replace_with("times_alpha", times, fused, s)),
+             match(Div(fused, s)).when(scalar_of_its_type).to(replace_with("divide_alpha", divided, fused, s)));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/gelu_ort.hpp
+// GeluOrt (onnxruntime set): the tanh Gelu as exporters decompose it,
+//   0.5 * x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
+// becomes com.microsoft FastGelu(x), which computes exactly that formula. The original produced
+// com.microsoft Gelu with approximate="tanh", an attribute that op does not have (ONNX Runtime refuses
+// the model: com.microsoft Gelu is always the erf form).
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr gelu_ort_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'p'> three;
+  Var<'c'> cubic;
+  Var<'k'> scale;
+  Var<'o'> one;
+  Var<'h'> half;
+  auto inner = commutative(Mul(commutative(Add(x, commutative(Mul(Pow(x, three), cubic)))), scale));
+  auto one_plus_tanh = commutative(Add(op<"Tanh">(inner), one));
+  auto fits = call("is_three", [](const ValueView& v) { return detail::scalar_is(v, 3); }, three) &&
+              call("is_cubic_coefficient", detail::is_gelu_cubic_coefficient, cubic) &&
+              call("is_sqrt_2_over_pi", detail::is_sqrt_2_over_pi, scale) &&
+              call("is_one", [](const ValueView& v) { return detail::scalar_is(v, 1); }, one) &&
+              call("is_half", [](const ValueView& v) { return detail::scalar_is(v, 0.5); }, half) &&
+              call("is_activation_float", detail::is_activation_float, dtype(x));
+  auto fast = op<"FastGelu", "com.microsoft">(x);
+  // The Tanh part first: it binds x (see erf_gelu_half_last).
+  return rule("GeluOrt").priority(0).cases(
+      match(commutative(Mul(one_plus_tanh, commutative(Mul(x, half))))).when(fits).to(fast),
+      match(commutative(Mul(commutative(Mul(one_plus_tanh, x)), half))).when(fits).to(fast));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/quick_gelu.hpp
+// QuickGelu (onnxruntime set): x * Sigmoid(x) (SiLU, Swish) is com.microsoft QuickGelu(x, alpha=1),
+// which computes x * Sigmoid(alpha * x). The Sigmoid must have no other consumer.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr quick_gelu_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  return rule("QuickGelu")
+      .priority(1)
+      .match(commutative(Mul(x, op<"Sigmoid">(x))))
+      .when(call("is_activation_float", detail::is_activation_float, dtype(x)))
+      .to(op<"QuickGelu", "com.microsoft">(x, attr<"alpha"> = 1.0f));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/simplified_layer_normalization.hpp
+// SimplifiedLayerNormalization (onnxruntime set): the RMS normalization exporters write,
+//   y = x * (1 / Sqrt(ReduceMean(Pow(x, 2), axes=[last], keepdims=1) + eps))   (or Reciprocal(Sqrt))
+// becomes SimplifiedLayerNormalization(x, ones, axis=-1, epsilon=eps, stash_type=1) in the default
+// domain, where ONNX Runtime registers it (at any opset). Unlike the original, the reduced axis must be
+// the last one and keepdims 1: otherwise the decomposition is another function. The scale of ones is an
+// initializer when the last dimension is static, else ConstantOfShape(Gather(Shape(x), [-1])).
+// ======== xexp/patterns/ort/normalization_facts.hpp
+// What the normalization fusions of the onnxruntime set check and compute.
+#include <cstdint>
+#include <vector>
+
+
+namespace xexp::patterns::detail {
+
+// Float types the normalization kernels take (type constraint T of their schemas).
+inline bool is_normalization_float(ElemType t) {
+  return t == ElemType::Float || t == ElemType::Double || t == ElemType::Float16 || t == ElemType::BFloat16;
+}
+// `axis` (negative counts from the end) is the last axis of x, whose rank is known.
+inline bool is_last_axis(int64_t axis, const rewrite::ValueView& x) {
+  if (!x.shape()) return false;
+  const auto rank = static_cast<int64_t>(x.shape()->size());
+  return rank > 0 && (axis == -1 || axis == rank - 1);
+}
+inline bool is_last_axis_only(const std::vector<int64_t>& axes, const rewrite::ValueView& x) {
+  return axes.size() == 1 && is_last_axis(axes[0], x);
+}
+// The input ranks Skip*LayerNormalization accepts: (tokens, hidden) or (batch, sequence, hidden).
+inline bool is_rank_2_or_3(const rewrite::ValueView& x) {
+  return x.shape() && (x.shape()->size() == 2 || x.shape()->size() == 3);
+}
+// An optional scale or bias: absent, or a vector as long as x's last dimension.
+inline bool absent_or_vector_over_last_axis(const rewrite::ValueView& v, const rewrite::ValueView& x) {
+  if (v.id == ir::kNone) return true;
+  return v.shape() && v.shape()->size() == 1 && x.shape() && !x.shape()->empty() && (*v.shape())[0].is_static() &&
+         (*v.shape())[0] == x.shape()->back();
+}
+// A constant of one element, as a float attribute (epsilon).
+inline bool is_scalar_constant(const rewrite::ValueView& v) {
+  const Tensor* t = v.constant();
+  return t && t->size() == 1 && t->type() != ElemType::String;
+}
+inline float scalar_value(const rewrite::ValueView& v) {
+  return static_cast<float>(eval::element_as_double(*v.constant(), 0));
+}
+// Same dims and element type: a constant that can be multiplied into a scale of that shape.
+inline bool same_scale_shape(const Tensor& a, const Tensor& b) { return a.dims() == b.dims() && a.type() == b.type(); }
+inline Tensor product(const Tensor& a, const Tensor& b) {
+  return eval::evaluate_op(Symbol("Mul"), {}, {a, b}, {}, 18, 1).at(0);
+}
+
+}  // namespace xexp::patterns::detail
+
+namespace xexp::patterns {
+
+namespace detail {
+inline bool last_dim_static(const rewrite::ValueView& x) {
+  return x.shape() && !x.shape()->empty() && x.shape()->back().is_static();
+}
+inline Tensor ones_over_last_axis(const rewrite::ValueView& x) {
+  return eval::filled(x.elem(), {x.shape()->back().value()}, 1.0);
+}
+inline Tensor one_of_type(const rewrite::ValueView& x) { return eval::filled(x.elem(), {1}, 1.0); }
+inline Tensor last_index() { return Tensor::from<int64_t>({1}, {-1}); }
+}  // namespace detail
+
+inline rewrite::RulePtr simplified_layer_normalization_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'p'> two;
+  Ints<'a'> axes;
+  Var<'e'> eps;
+  Var<'o'> one;
+  auto root = Sqrt(commutative(Add(ReduceMean(Pow(x, two), attr<"axes"> = axes, attr<"keepdims"> = 1), eps)));
+  auto fits = call("is_two", [](const ValueView& v) { return detail::is_scalar_constant(v) && detail::scalar_value(v) == 2.f; }, two) &&
+              call("is_scalar_constant", detail::is_scalar_constant, eps) &&
+              call("is_last_axis_only", detail::is_last_axis_only, axes, x) &&
+              call("is_normalization_float", detail::is_normalization_float, dtype(x));
+  auto is_one = call("is_one", [](const ValueView& v) { return detail::is_scalar_constant(v) && detail::scalar_value(v) == 1.f; }, one);
+  auto scale = choose(call("last_dim_static", detail::last_dim_static, x),
+                      fold(call("ones", detail::ones_over_last_axis, x)),
+                      op<"ConstantOfShape">(op<"Gather">(op<"Shape">(x), fold(call("last", detail::last_index))),
+                                            attr<"value"> = call("one", detail::one_of_type, x)));
+  auto normalized = op<"SimplifiedLayerNormalization">(x, scale, attr<"axis"> = -1,
+                                                      attr<"epsilon"> = call("epsilon", detail::scalar_value, eps),
+                                                      attr<"stash_type"> = 1);
+  // The inverse first: it binds x through Pow, so that Mul(x, ...) compares instead of guessing.
+  return rule("SimplifiedLayerNormalization")
+      .priority(1)
+      .cases(match(commutative(Mul(op<"Reciprocal">(root), x))).when(fits).to(normalized),
+             match(commutative(Mul(Div(one, root), x))).when(fits && is_one).to(normalized));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/simplified_layer_normalization_mul.hpp
+// SimplifiedLayerNormalizationMul (onnxruntime set): a constant Mul after a SimplifiedLayerNormalization
+// goes into its scale, SLN(x, s) * m = SLN(x, s * m), when m has the scale's shape and type (the weight
+// of an RMSNorm layer, after SimplifiedLayerNormalization made the ones).
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr simplified_layer_normalization_mul_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Const<'s'> scale;
+  Const<'m'> m;
+  Int<'a'> axis;
+  Float<'e'> epsilon;
+  Int<'t'> stash;
+  auto sln = op<"SimplifiedLayerNormalization">(x, scale, attr<"axis"> = axis, attr<"epsilon"> = epsilon,
+                                               attr<"stash_type"> = stash);
+  return rule("SimplifiedLayerNormalizationMul")
+      .priority(1)
+      .match(commutative(Mul(sln, m)))
+      .when(call("same_scale_shape", detail::same_scale_shape, m, scale))
+      .to(op<"SimplifiedLayerNormalization">(x, fold(call("product", detail::product, scale, m)),
+                                            attr<"axis"> = axis, attr<"epsilon"> = epsilon,
+                                            attr<"stash_type"> = stash));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/skip_layer_normalization.hpp
+// SkipLayerNormalization (onnxruntime set): LayerNormalization(a + b, gamma, beta) over the last axis
+// becomes com.microsoft SkipLayerNormalization(a, b, gamma, beta), whose 4th output (the sum) takes
+// over the Add's other consumers (the residual branch of a transformer block). Done right where the
+// original was wrong: a missing `axis` is the ONNX default -1 (the original read it as 0 and skipped),
+// and epsilon is always written (SkipLayerNormalization's own default is 1e-12, LayerNormalization's
+// 1e-5: the original dropped a default epsilon and changed the result). a and b must have the same known
+// shape, of rank 2 or 3; gamma and beta are vectors over the last axis; statistics in float.
+// ======== xexp/patterns/ort/normalization_outputs.hpp
+// Replacements that build a normalization node with several outputs, for the rules whose matched nodes
+// had consumers outside the match: a Skip*Normalization's input_skip_bias_sum output takes over the
+// residual Add's other consumers, and a rebuilt node takes over its predecessor's extra outputs. The
+// DSL's replacements produce one value (the root's), hence these lambdas.
+#include <optional>
+#include <string_view>
+#include <vector>
+
+
+namespace xexp::patterns::detail {
+
+// Consumers of from[k] read to[k] instead, for k >= 1 (the first output is the rule's replacement),
+// and to[k] gets from[k]'s type: the new node computes what the old one did.
+inline void move_extra_outputs(ir::Graph& g, const std::vector<ir::ValueId>& from, const std::vector<ir::ValueId>& to) {
+  for (std::size_t k = 1; k < from.size() && k < to.size(); ++k) {
+    if (from[k] == ir::kNone) continue;
+    g.value(to[k]).elem = g.value(from[k]).elem;
+    g.value(to[k]).shape = g.value(from[k]).shape;
+    g.replace_all_uses(from[k], to[k]);
+  }
+}
+
+inline std::vector<ir::ValueId> outputs_of(const ir::Graph& g, ir::ValueId first) {
+  return g.node(g.value(first).producer).outputs;
+}
+
+// The driver collects an iteration's matches before applying any: an earlier replacement may have
+// moved the consumers of a value this match captured (a residual chain: the sum one fusion absorbs is
+// the input of the next) and removed its producer. Such a match declines; the next iteration finds it
+// again on the new values.
+inline bool all_alive(const ir::Graph& g, const std::vector<ir::ValueId>& values) {
+  for (ir::ValueId v : values)
+    if (v != ir::kNone && !g.value(v).alive) return false;
+  return true;
+}
+
+// com.microsoft Skip[Simplified]LayerNormalization(inputs) with outputs (Y, mean, inv_std_var,
+// input_skip_bias_sum); the consumers of `sum` (the Add the node absorbs) read input_skip_bias_sum.
+// The statistics are float over the leading axes (what ONNX Runtime returns); typed here because the
+// simplified form's sum is the 4th output, not the 3rd.
+inline std::optional<ir::ValueId> skip_normalization(rewrite::Rewriter& r, std::string_view op_type,
+                                                     std::vector<ir::ValueId> inputs, float epsilon, ir::ValueId sum) {
+  ir::Graph& g = r.graph();
+  if (!all_alive(g, inputs) || !all_alive(g, {sum})) return std::nullopt;
+  const ir::ValueId y = r.node(Symbol(op_type), std::move(inputs), {ir::Attribute::make_float("epsilon", epsilon)},
+                               Symbol("com.microsoft"), 4);
+  const std::vector<ir::ValueId> outputs = outputs_of(g, y);
+  std::optional<Shape> stats = g.value(sum).shape;
+  if (stats && !stats->empty()) stats->back() = Dim(1);
+  for (std::size_t k : {1, 2}) {
+    g.value(outputs[k]).elem = ElemType::Float;
+    g.value(outputs[k]).shape = stats;
+  }
+  move_extra_outputs(g, {ir::kNone, sum}, {y, outputs[3]});
+  return y;
+}
+
+// The node producing `v` again, with input `slot` replaced; its extra outputs' consumers follow.
+inline std::optional<ir::ValueId> rebuilt_with_input(rewrite::Rewriter& r, const rewrite::ValueView& v,
+                                                     std::size_t slot, ir::ValueId input) {
+  ir::Graph& g = r.graph();
+  if (!v.value().alive || !all_alive(g, g.node(v.value().producer).inputs)) return std::nullopt;
+  const ir::Node& n = g.node(v.value().producer);
+  std::vector<ir::ValueId> inputs = n.inputs;
+  inputs[slot] = input;
+  const std::vector<ir::ValueId> old_outputs = n.outputs;  // copies: adding a node may move `n`
+  std::vector<ir::Attribute> attributes = n.attributes;
+  const Symbol op_type = n.op_type, domain = n.domain;
+  const ir::ValueId first = r.node(op_type, std::move(inputs), std::move(attributes), domain, old_outputs.size());
+  move_extra_outputs(g, old_outputs, outputs_of(g, first));
+  return first;
+}
+
+}  // namespace xexp::patterns::detail
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr skip_layer_normalization_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Var<'g'> gamma;
+  Opt<'c'> beta;
+  Int<'x'> axis;
+  Float<'e'> epsilon;
+  auto sum = named<'s'>(shared(Add(a, b)));
+  auto fits = same_shape(a, b) && call("is_rank_2_or_3", detail::is_rank_2_or_3, a) &&
+              call("is_last_axis", detail::is_last_axis, axis, a) &&
+              call("is_normalization_float", detail::is_normalization_float, dtype(a)) &&
+              present(gamma) && call("vector_over_last_axis", detail::absent_or_vector_over_last_axis, gamma, a) &&
+              call("absent_or_vector_over_last_axis", detail::absent_or_vector_over_last_axis, beta, a);
+  auto fused = [](Rewriter& r, const ValueView& x, const ValueView& skip, const ValueView& g, const ValueView& bias,
+                  float eps, const ValueView& s) -> std::optional<ir::ValueId> {
+    std::vector<ir::ValueId> inputs = {x.id, skip.id, g.id};
+    if (bias.id != ir::kNone) inputs.push_back(bias.id);
+    return detail::skip_normalization(r, "SkipLayerNormalization", std::move(inputs), eps, s.id);
+  };
+  return rule("SkipLayerNormalization")
+      .priority(1)
+      .match(LayerNormalization(sum, gamma, beta, attr<"axis"> = axis, attr<"epsilon"> = epsilon,
+                                attr<"stash_type"> = 1))
+      .when(fits)
+      .to(replace_with("skip_layer_normalization", fused, a, b, gamma, beta, epsilon, sum));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/skip_simplified_layer_normalization.hpp
+// SkipSimplifiedLayerNormalization (onnxruntime set): SimplifiedLayerNormalization(a + b, gamma) over
+// the last axis, statistics in float (stash_type 1), becomes com.microsoft
+// SkipSimplifiedLayerNormalization(a, b, gamma), outputs (Y, mean, inv_std_var, sum): the sum takes
+// over the Add's other consumers. Done right where the original was wrong: only epsilon is carried (the
+// original copied stash_type, which SkipSimplifiedLayerNormalization does not have, and ONNX Runtime
+// refuses the model). a and b have the same known shape of rank 2 or 3, gamma is a vector over the
+// last axis, and the SimplifiedLayerNormalization's inv_std_var is unused. Its attributes must be
+// written on the node: it has no ONNX schema to read defaults from.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr skip_simplified_layer_normalization_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Var<'g'> gamma;
+  Int<'x'> axis;
+  Float<'e'> epsilon;
+  auto sum = named<'s'>(shared(Add(a, b)));
+  auto fits = same_shape(a, b) && call("is_rank_2_or_3", detail::is_rank_2_or_3, a) &&
+              call("is_last_axis", detail::is_last_axis, axis, a) &&
+              call("is_normalization_float", detail::is_normalization_float, dtype(a)) &&
+              call("vector_over_last_axis", detail::absent_or_vector_over_last_axis, gamma, a);
+  auto fused = [](Rewriter& r, const ValueView& x, const ValueView& skip, const ValueView& g, float eps,
+                  const ValueView& s) -> std::optional<ir::ValueId> {
+    return detail::skip_normalization(r, "SkipSimplifiedLayerNormalization", {x.id, skip.id, g.id}, eps, s.id);
+  };
+  return rule("SkipSimplifiedLayerNormalization")
+      .priority(1)
+      .match(op<"SimplifiedLayerNormalization">(sum, gamma, attr<"axis"> = axis, attr<"epsilon"> = epsilon,
+                                               attr<"stash_type"> = 1))
+      .when(fits)
+      .to(replace_with("skip_simplified_layer_normalization", fused, a, b, gamma, epsilon, sum));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/skip_simplified_layer_normalization_mul.hpp
+// SkipSimplifiedLayerNormalizationMul (onnxruntime set): a constant Mul after a
+// SkipSimplifiedLayerNormalization goes into its gamma, when the constant has gamma's shape and type.
+// The normalized output must feed only the Mul; the node's other outputs (the sum of the residual
+// branch) move to the rebuilt node.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr skip_simplified_layer_normalization_mul_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Const<'g'> gamma;
+  Const<'m'> m;
+  auto skip = named<'n'>(shared(op<"SkipSimplifiedLayerNormalization", "com.microsoft">(a, b, gamma)));
+  auto rescaled = [](Rewriter& r, const ValueView& node, const Tensor& g, const Tensor& c) -> std::optional<ir::ValueId> {
+    return detail::rebuilt_with_input(r, node, 2, r.initializer(detail::product(g, c)));
+  };
+  return rule("SkipSimplifiedLayerNormalizationMul")
+      .priority(1)
+      .match(commutative(Mul(skip, m)))
+      .when(single_use(skip) && call("same_scale_shape", detail::same_scale_shape, m, gamma))
+      .to(replace_with("scaled_gamma", rescaled, skip, gamma, m));
+}
+
+}  // namespace xexp::patterns
 
 namespace xexp::patterns {
 
@@ -10048,13 +13379,79 @@ namespace xexp::patterns {
 inline rewrite::RuleSet default_rules() {
   return {
       cast_rule(),
+      cast_cast_binary_rule(),
+      cast_cast_rule(),
+      clip_clip_rule(),
+      concat_empty_rule(),
+      concat_gather_rule(),
+      concat_reshape_rule(),
+      concat_twice_unary_rule(),
+      conv_bias_null_rule(),
+      dropout_rule(),
+      expand_rule(),
+      expand_broadcast_rule(),
+      expand_swap_rule(),
+      gelu_rule(),
+      identity_rule(),
+      layer_normalization_rule(),
+      layer_normalization_scale_rule(),
+      leaky_relu_rule(),
+      mul_mul_mul_scalar_rule(),
+      not_not_rule(),
+      not_where_rule(),
+      reduce_reshape_rule(),
+      reshape_rule(),
+      reshape_reshape_binary_rule(),
       matmul_add_rule(),
+      gemm_transpose_rule(),
+      mul_mul_matmul_rule(),
+      shape_based_reshape_is_squeeze_rule(),
+      shape_based_static_expand_rule(),
+      shape_based_identity_rule(),
+      shape_based_expand_broadcast_rule(),
+      shape_based_expand_broadcast_matmul_rule(),
+      shape_based_expand_swap_rule(),
+      shaped_based_reshape_rule(),
+      reshape_reshape_rule(),
+      slice_slice_rule(),
+      split_concat_rule(),
+      squeeze_add_rule(),
+      squeeze_binary_unsqueeze_rule(),
+      squeeze_unsqueeze_rule(),
+      static_concat_reshape_rule(),
+      sub1_mul_rule(),
+      swap_expand_reshape_rule(),
+      swap_range_add_scalar_rule(),
+      swap_unary_rule(),
+      swap_unsqueeze_transpose_rule(),
+      switch_reshape_activation_rule(),
+      transpose_equal_reshape_rule(),
+      transpose_gather_rule(),
+      transpose_matmul_rule(),
       transpose_transpose_rule(),
+      unsqueeze_or_squeeze_reshape_rule(),
+      unsqueeze_reshape_rule(),
+      unsqueeze_unsqueeze_rule(),
+      where_add_rule(),
   };
 }
 
 // The onnxruntime set: fusions into com.microsoft contrib operators.
-inline rewrite::RuleSet onnxruntime_rules() { return {}; }
+inline rewrite::RuleSet onnxruntime_rules() {
+  return {
+      bias_gelu_rule(),
+      gelu_ort_rule(),
+      gelu_erf_rule(),
+      fast_gelu_rule(),
+      fused_matmul_rule(),
+      quick_gelu_rule(),
+      simplified_layer_normalization_rule(),
+      simplified_layer_normalization_mul_rule(),
+      skip_layer_normalization_rule(),
+      skip_simplified_layer_normalization_rule(),
+      skip_simplified_layer_normalization_mul_rule(),
+  };
+}
 
 namespace detail {
 inline const bool registered = [] {
@@ -10811,6 +14208,72 @@ inline ir::Model export_modules_as_functions(const GraphBuilder& builder, const 
 }
 
 }  // namespace xexp::functions
+// ======== xexp/functions/type_bodies.hpp
+// Function bodies carry no types in ONNX, yet most rewrite rules need them (ranks, static dims). Before
+// a model's functions are optimized one by one, each body receives the input types and shapes that all
+// of its calls in this model agree on, and is inferred through; a formal input whose calls disagree
+// stays unknown, so what the rules then do to the body holds for every call. Callers are typed before
+// their callees: the main graph first, then the functions from the last registered to the first
+// (a function is registered after the functions it calls). Nothing of this is saved: FunctionProto has
+// no place for it.
+#include <optional>
+#include <vector>
+
+
+namespace xexp::functions {
+
+namespace detail {
+// What the calls seen so far agree on for one formal input.
+struct AgreedType {
+  bool seen = false;
+  ElemType elem = ElemType::Undefined;
+  std::optional<Shape> shape;
+
+  void meet(const ir::Value& actual) {
+    if (!seen) {
+      seen = true;
+      elem = actual.elem;
+      shape = actual.shape;
+      return;
+    }
+    if (elem != actual.elem) elem = ElemType::Undefined;
+    if (shape != actual.shape) shape.reset();
+  }
+};
+}  // namespace detail
+
+inline void type_function_bodies(ir::Model& model) {
+  infer_model(model);
+  const FunctionIndex index(model);
+  std::vector<std::vector<detail::AgreedType>> agreed(model.functions.size());
+  for (std::size_t k = 0; k < model.functions.size(); ++k) agreed[k].resize(model.functions[k].body->inputs().size());
+  auto index_of = [&](const ir::Function* f) { return static_cast<std::size_t>(f - model.functions.data()); };
+  auto collect_calls = [&](const ir::Graph& g) {
+    for (ir::NodeId id : g.nodes()) {
+      const ir::Node& n = g.node(id);
+      const ir::Function* f = index.called(n);
+      if (!f) continue;
+      std::vector<detail::AgreedType>& types = agreed[index_of(f)];
+      for (std::size_t i = 0; i < n.inputs.size() && i < types.size(); ++i)
+        if (n.inputs[i] != ir::kNone) types[i].meet(g.value(n.inputs[i]));
+    }
+  };
+  collect_calls(*model.graph);
+  for (std::size_t k = model.functions.size(); k-- > 0;) {
+    ir::Function& f = model.functions[k];
+    ir::Graph& body = *f.body;
+    for (std::size_t i = 0; i < body.inputs().size(); ++i) {
+      ir::Value& formal = body.value(body.inputs()[i]);
+      if (formal.elem == ElemType::Undefined) formal.elem = agreed[k][i].elem;
+      if (!formal.shape) formal.shape = agreed[k][i].shape;
+    }
+    infer::InferState state;
+    infer_graph_through_calls(body, index, ir::find_opset(f.opsets, "").value_or(model.opset("").value_or(0)), state);
+    collect_calls(body);
+  }
+}
+
+}  // namespace xexp::functions
 // ======== xexp/tools.hpp
 // The tools layer (include/xexp/tools/): see docs/ARCHITECTURE.md.
 // ======== xexp/tools/printer.hpp
@@ -11089,6 +14552,638 @@ inline std::string pretty(const ir::Model& model, const PrettyOptions& options =
 }
 inline std::string pretty(const ir::Graph& graph, const PrettyOptions& options = {}) {
   return detail::Printer(options).graph_only(graph);
+}
+
+}  // namespace xexp::tools
+// ======== xexp/tools/optimize.hpp
+// The optimizer as a user runs it (`xexp optimize`): constant folding, then the rules of a set string
+// (rewrite::optimize) folding the nodes they create whose inputs are all constant, then constant
+// folding once more for what the rewrites left constant. Graph input and output names never change:
+// the driver keeps them, and optimize_model checks it, so that a caller's feeds and fetches still work.
+#include <cstddef>
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+
+namespace xexp::tools {
+
+inline constexpr const char* kDefaultPatterns = "default+onnxruntime";
+
+struct OptimizeModelOptions {
+  std::string patterns = kDefaultPatterns;  // a rewrite::rules_from_string spec
+  bool constant_folding = true;
+  int verbose = 0;               // rewrite::OptimizeOptions::verbose
+  std::ostream* log = nullptr;   // std::cerr when null
+};
+
+struct OptimizeModelReport {
+  std::size_t nodes_before = 0, nodes_after = 0;  // main graph and local functions
+  std::size_t folded = 0;                         // nodes replaced by initializers, all steps together
+  double seconds = 0;
+  rewrite::OptimizeStats rules;                   // what the rules did
+};
+
+namespace detail {
+
+inline std::size_t count_nodes(const ir::Model& model) {
+  std::size_t n = model.graph->node_count();
+  for (const ir::Function& f : model.functions) n += f.body->node_count();
+  return n;
+}
+
+inline std::vector<std::string> names_of(const ir::Graph& g, const std::vector<ir::ValueId>& ids) {
+  std::vector<std::string> names;
+  for (ir::ValueId id : ids) names.push_back(g.value(id).name);
+  return names;
+}
+
+// Folds constants over the whole graph, then removes what the folded nodes no longer need.
+inline std::size_t fold_and_clean(ir::Model& model) {
+  const std::size_t folded = eval::fold_constants(model);
+  if (folded) {
+    ir::Graph& g = *model.graph;
+    std::vector<ir::ValueId> all, touched;
+    for (ir::ValueId id = 0; id < g.value_capacity(); ++id)
+      if (g.value(id).alive) all.push_back(id);
+    rewrite::remove_unused(g, all, touched);
+    rewrite::remove_unused_initializers(g);
+  }
+  return folded;
+}
+
+}  // namespace detail
+
+// Optimizes `model` in place. Throws xexp::Error for an unknown pattern name (before touching the model).
+inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelOptions& options = {}) {
+  const rewrite::RuleSet rules = rewrite::rules_from_string(options.patterns);
+  const auto start = std::chrono::steady_clock::now();
+  std::ostream& log = options.log ? *options.log : std::cerr;
+  ir::Graph& g = *model.graph;
+  const std::vector<std::string> inputs = detail::names_of(g, g.inputs());
+  const std::vector<std::string> outputs = detail::names_of(g, g.outputs());
+
+  OptimizeModelReport report;
+  report.nodes_before = detail::count_nodes(model);
+  rewrite::OptimizeOptions rewrite_options{.verbose = options.verbose, .log = &log};
+  if (options.constant_folding) {
+    report.folded += detail::fold_and_clean(model);
+    eval::FoldOptions fold_options;
+    // Only the main graph: a function body has no initializers to hold the results.
+    rewrite_options.fold_constants = [fold_options, &report, main = &g](ir::Graph& graph, ir::NodeId id,
+                                                                         int64_t opset) mutable {
+      if (&graph != main) return false;
+      fold_options.opset = opset;
+      std::vector<ir::ValueId> added;
+      if (!eval::fold_node(graph, id, fold_options, added)) return false;
+      eval::append_initializers(graph, added);
+      ++report.folded;
+      return true;
+    };
+  }
+  if (!model.functions.empty()) functions::type_function_bodies(model);
+  report.rules = rewrite::optimize(model, rules, rewrite_options);
+  if (options.constant_folding) report.folded += detail::fold_and_clean(model);
+  report.nodes_after = detail::count_nodes(model);
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (options.verbose >= 1)
+    log << "[xexp.optimize] " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
+        << report.folded << " folded\n";
+
+  if (detail::names_of(g, g.inputs()) != inputs || detail::names_of(g, g.outputs()) != outputs)
+    throw Error("the optimization changed the names of the graph inputs or outputs (a bug in a rule or the driver)");
+  return report;
+}
+
+// A table of what happened: the totals, then one row per rule and clean-up step that did something
+// (all of them when `all_rules`).
+inline std::string format_report(const OptimizeModelReport& report, bool all_rules = false) {
+  std::ostringstream out;
+  out << "optimized: " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
+      << report.folded << " folded, " << report.rules.iterations << " iterations, " << std::fixed
+      << std::setprecision(3) << report.seconds * 1e3 << " ms\n";
+  out << "  " << std::left << std::setw(36) << "rule" << std::right << std::setw(3) << "P" << std::setw(9)
+      << "tried" << std::setw(9) << "matched" << std::setw(9) << "applied" << std::setw(8) << "+nodes"
+      << std::setw(8) << "-nodes" << std::setw(11) << "time(ms)" << "\n";
+  auto row = [&](const rewrite::RuleStats& s, const std::string& priority) {
+    if (!all_rules && s.applied == 0 && s.matched == 0) return;
+    out << "  " << std::left << std::setw(36) << s.name << std::right << std::setw(3) << priority << std::setw(9)
+        << s.tried << std::setw(9) << s.matched << std::setw(9) << s.applied << std::setw(8) << s.added
+        << std::setw(8) << s.removed << std::setw(11) << std::setprecision(3)
+        << (s.match_seconds + s.apply_seconds) * 1e3 << "\n";
+  };
+  for (const rewrite::RuleStats& s : report.rules.rules) row(s, std::to_string(s.priority));
+  for (const rewrite::RuleStats& s : report.rules.cleanups) row(s, "-");
+  return out.str();
+}
+
+}  // namespace xexp::tools
+// ======== xexp/tools/inputs.hpp
+// The inputs of a run (`xexp run`, `xexp compare`, benchmarks): TensorProto files given in the order of
+// the graph's inputs (the ONNX backend test format), and deterministic random tensors for the inputs no
+// file gives, sized from their declared shapes. The same seed gives the same bytes on every machine: the
+// generator and the conversions are spelled out here, not left to <random>'s distributions.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+
+namespace xexp::tools {
+
+using Feeds = std::vector<std::pair<std::string, Tensor>>;
+
+struct RandomInputOptions {
+  uint64_t seed = 0;
+  double float_low = -1.0, float_high = 1.0;  // floating inputs: uniform in [low, high)
+  int64_t int_low = 0, int_high = 10;         // integer inputs (token ids, indices): uniform in [low, high)
+  std::map<std::string, int64_t> symbols = {};  // values of symbolic dimensions, e.g. {"batch", 2}
+  // The size of a symbolic dimension missing from `symbols` and of an unnamed dynamic one; none: an error.
+  std::optional<int64_t> default_dim = std::nullopt;
+};
+
+// splitmix64: tiny, well mixed and identical everywhere.
+class SplitMix64 {
+ public:
+  explicit SplitMix64(uint64_t seed) : state_(seed) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
+
+ private:
+  uint64_t state_;
+};
+
+inline Tensor random_tensor(ElemType type, std::vector<int64_t> dims, SplitMix64& rng,
+                            const RandomInputOptions& options = {}) {
+  Tensor t(type, std::move(dims));
+  const auto n = static_cast<std::size_t>(t.size());
+  auto real = [&] { return options.float_low + (options.float_high - options.float_low) * rng.uniform(); };
+  auto integer = [&] {
+    if (options.int_high <= options.int_low) throw Error("random inputs: int_high must be greater than int_low");
+    const auto span = static_cast<uint64_t>(options.int_high - options.int_low);
+    return options.int_low + static_cast<int64_t>(rng.next() % span);
+  };
+  auto fill = [&]<class T>(auto&& make) {
+    auto out = t.mutable_data<T>();
+    for (std::size_t k = 0; k < n; ++k) out[k] = static_cast<T>(make());
+  };
+  switch (type) {
+    case ElemType::Float: fill.template operator()<float>(real); break;
+    case ElemType::Double: fill.template operator()<double>(real); break;
+    case ElemType::Float16: fill.template operator()<uint16_t>([&] { return float_to_half(static_cast<float>(real())); }); break;
+    case ElemType::BFloat16:
+      fill.template operator()<uint16_t>([&] { return float_to_bfloat16(static_cast<float>(real())); });
+      break;
+    case ElemType::Int64: fill.template operator()<int64_t>(integer); break;
+    case ElemType::Int32: fill.template operator()<int32_t>(integer); break;
+    case ElemType::Int16: fill.template operator()<int16_t>(integer); break;
+    case ElemType::Int8: fill.template operator()<int8_t>(integer); break;
+    case ElemType::UInt64: fill.template operator()<uint64_t>(integer); break;
+    case ElemType::UInt32: fill.template operator()<uint32_t>(integer); break;
+    case ElemType::UInt16: fill.template operator()<uint16_t>(integer); break;
+    case ElemType::UInt8: fill.template operator()<uint8_t>(integer); break;
+    case ElemType::Bool: fill.template operator()<uint8_t>([&] { return rng.next() & 1; }); break;
+    default: throw Error("no random generator for element type " + std::string(elem_type_name(type)));
+  }
+  return t;
+}
+
+// The graph inputs a caller feeds (those that are not initializers), in order.
+inline std::vector<ir::ValueId> fed_inputs(const ir::Graph& g) {
+  std::vector<ir::ValueId> out;
+  for (ir::ValueId id : g.inputs())
+    if (!g.value(id).is_initializer()) out.push_back(id);
+  return out;
+}
+
+// The first node reading value `id` ("" when none does): errors about an input name it, since that is
+// where the value would have been used.
+inline std::string first_reader(const ir::Graph& g, ir::ValueId id) {
+  for (ir::NodeId nid : g.nodes())
+    for (ir::ValueId in : g.node(nid).inputs)
+      if (in == id) return g.node(nid).name.empty() ? g.node(nid).op_type.str() : g.node(nid).name;
+  return {};
+}
+
+// The dimensions a random value of input `v` gets.
+inline std::vector<int64_t> random_input_dims(const ir::Value& v, const RandomInputOptions& options) {
+  if (!v.shape) throw Error("the input has no declared shape: random values cannot be sized", {.node = {}, .value = v.name});
+  std::vector<int64_t> dims;
+  for (const Dim& d : *v.shape) {
+    if (d.is_static()) {
+      dims.push_back(d.value());
+      continue;
+    }
+    auto it = d.is_symbolic() ? options.symbols.find(d.symbol().str()) : options.symbols.end();
+    if (it != options.symbols.end()) dims.push_back(it->second);
+    else if (options.default_dim) dims.push_back(*options.default_dim);
+    else throw Error("no value for dimension '" + d.str() + "'", {.node = {}, .value = v.name});
+  }
+  return dims;
+}
+
+// One random tensor per fed input, in input order.
+inline Feeds random_feeds(const ir::Graph& g, const RandomInputOptions& options = {}) {
+  SplitMix64 rng(options.seed);
+  Feeds feeds;
+  for (ir::ValueId id : fed_inputs(g)) {
+    const ir::Value& v = g.value(id);
+    feeds.emplace_back(v.name, random_tensor(v.elem, random_input_dims(v, options), rng, options));
+  }
+  return feeds;
+}
+
+struct InputOptions {
+  std::vector<std::string> files;  // serialized TensorProto files, in the order of the fed inputs
+  bool random = false;             // random values for the inputs no file gives
+  RandomInputOptions random_options = {};
+};
+
+// The feeds of a run: files first (by position), then random values when asked for.
+inline Feeds make_feeds(const ir::Graph& g, const InputOptions& options) {
+  const std::vector<ir::ValueId> inputs = fed_inputs(g);
+  if (options.files.size() > inputs.size())
+    throw Error(std::to_string(options.files.size()) + " input files were given, the model has " +
+                std::to_string(inputs.size()) + " inputs");
+  Feeds feeds;
+  for (std::size_t k = 0; k < options.files.size(); ++k)
+    feeds.emplace_back(g.value(inputs[k]).name, load_tensor(options.files[k]).tensor);
+  SplitMix64 rng(options.random_options.seed);
+  for (std::size_t k = options.files.size(); k < inputs.size(); ++k) {
+    const ir::Value& v = g.value(inputs[k]);
+    if (!options.random)
+      throw Error("no value was given for this input (give an input file or ask for random inputs)",
+                  {.node = first_reader(g, inputs[k]), .value = v.name});
+    feeds.emplace_back(v.name, random_tensor(v.elem, random_input_dims(v, options.random_options), rng, options.random_options));
+  }
+  return feeds;
+}
+
+}  // namespace xexp::tools
+// ======== xexp/tools/run.hpp
+// Running a model as the tools do (`xexp run`, `xexp compare`) and describing its results in one line.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+
+namespace xexp::tools {
+
+// The evaluator's outputs for `feeds`. An error about a fed input (wrong type or shape) also names the
+// first node reading it: the evaluator only knows the value.
+inline std::vector<Tensor> run_model(const ir::Model& model, const Feeds& feeds, const eval::RunOptions& options = {}) {
+  try {
+    return eval::Evaluator(model).run(feeds, options);
+  } catch (const Error& e) {
+    if (!e.node().empty() || e.value().empty()) throw;
+    const auto id = model.graph->find(e.value());
+    if (!id || !model.graph->value(*id).is_input) throw;
+    throw Error(e.cause(), {.node = first_reader(*model.graph, *id), .value = e.value()});
+  }
+}
+
+// "3:1x30x16": the rank, then the dimensions ("" for a scalar).
+inline std::string rank_and_dims(const std::vector<int64_t>& dims) {
+  if (dims.empty()) return {};
+  std::string out = std::to_string(dims.size()) + ":";
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    if (d) out += 'x';
+    out += std::to_string(dims[d]);
+  }
+  return out;
+}
+
+inline std::string short_number(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6g", v);
+  return buffer;
+}
+
+// "float32 3:1x30x16 min=-1.2 max=3.4 mean=0.05 first=[0.1, 0.2, ...]": what a user checks first.
+inline std::string summarize_tensor(const Tensor& t, std::size_t first = 5) {
+  std::string out = std::string(elem_type_short_name(t.type())) + " " + (t.rank() ? rank_and_dims(t.dims()) : "scalar");
+  const auto n = static_cast<std::size_t>(t.size());
+  if (n == 0) return out + " empty";
+  const std::size_t shown = std::min(first, n);
+  std::string values;
+  for (std::size_t k = 0; k < shown; ++k) {
+    if (k) values += ", ";
+    values += t.type() == ElemType::String ? "'" + t.string_data()[k] + "'" : short_number(eval::element_as_double(t, static_cast<int64_t>(k)));
+  }
+  values = "[" + values + (shown < n ? ", ...]" : "]");
+  if (t.type() == ElemType::String) return out + " first=" + values;
+  double lo = eval::element_as_double(t, 0), hi = lo, sum = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const double v = eval::element_as_double(t, static_cast<int64_t>(k));
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    sum += v;
+  }
+  return out + " min=" + short_number(lo) + " max=" + short_number(hi) + " mean=" + short_number(sum / static_cast<double>(n)) +
+         " first=" + values;
+}
+
+}  // namespace xexp::tools
+// ======== xexp/tools/compare.hpp
+// Side-by-side comparison of two models run on the same inputs (`xexp compare`, seeds 000 and 001): every
+// initializer, input, intermediate result and output of each run is reduced to a signature (kind, type,
+// shape, a four-letter code of its values, op type) and the two sequences are aligned by an edit distance
+// over those signatures. Names do not count: two exporters never agree on them. Rows read
+//   001 = | INITIA float32  2:16x16              ZAZA                 w  | INITIA float32  2:16x16   ...
+// where `=` pairs identical signatures, `~` pairs different ones, `-` is only in the first model and `+`
+// only in the second.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+
+namespace xexp::tools {
+
+// One result of a run, without its value.
+struct ResultSignature {
+  eval::ResultKind kind = eval::ResultKind::Result;
+  ElemType elem = ElemType::Undefined;
+  std::vector<int64_t> dims;
+  std::string code;     // value_code of the value
+  std::string op_type;  // of the producing node (results only)
+  std::string name;
+
+  // "RESULT float32  3:1x30x16            AAGQ Gather          embedding": fixed-width columns.
+  std::string str() const {
+    auto pad = [](std::string s, std::size_t width) {
+      s.resize(width, ' ');
+      return s;
+    };
+    const std::string rank = dims.empty() ? "  " : std::to_string(dims.size()) + ":";
+    const std::string shape = rank_and_dims(dims).substr(dims.empty() ? 0 : rank.size());
+    return pad(std::string(eval::result_kind_name(kind)), 6) + " " + pad(std::string(elem_type_short_name(elem)), 8) + " " + rank +
+           pad(shape, 18) + " " + code + " " + pad(op_type, 15) + " " + name;
+  }
+};
+
+// Four letters summarizing the values: the flattened tensor (zero padded to a multiple of 4) is cut into
+// four equal parts, each part's sum s gives 'A' + (trunc(s) mod 26), or '?' when s is NaN or |s| >= 1e10.
+// Close values give the same letters, so a rewrite that keeps results keeps their codes.
+inline std::string value_code(const Tensor& t) {
+  constexpr std::size_t kLength = 4;
+  constexpr int64_t kModulo = 26;
+  if (t.type() == ElemType::String) return std::string(kLength, '?');
+  const auto n = static_cast<std::size_t>(t.size());
+  double sums[kLength] = {0, 0, 0, 0};
+  const std::size_t part = n <= kLength ? 1 : (n + kLength - 1) / kLength;
+  auto accumulate = [&](auto&& value) {
+    for (std::size_t k = 0; k < n; ++k) sums[k / part] += value(k);
+  };
+  if (eval::is_half(t.type())) {
+    accumulate([&t](std::size_t k) { return eval::element_as_double(t, static_cast<int64_t>(k)); });
+  } else {
+    eval::visit_type(t.type(), [&](auto tag) {
+      const auto data = t.data<typename decltype(tag)::type>();
+      accumulate([&data](std::size_t k) { return static_cast<double>(data[k]); });
+    });
+  }
+  std::string out;
+  for (double s : sums) {
+    if (!(std::abs(s) < 1e10)) {
+      out += '?';
+      continue;
+    }
+    const int64_t r = ((static_cast<int64_t>(s) % kModulo) + kModulo) % kModulo;  // Python's modulo: never negative
+    out += static_cast<char>('A' + r);
+  }
+  return out;
+}
+
+// Runs `model` on `feeds` and returns the signature of every result in execution order.
+inline std::vector<ResultSignature> run_signatures(const ir::Model& model, const Feeds& feeds) {
+  std::vector<ResultSignature> out;
+  eval::RunOptions options;
+  options.on_result = [&out](const eval::ResultInfo& r) {
+    out.push_back({r.kind, r.value.type(), r.value.dims(), value_code(r.value),
+                   r.kind == eval::ResultKind::Result ? r.op_type.str() : std::string(), std::string(r.name)});
+  };
+  run_model(model, feeds, options);
+  return out;
+}
+
+// The costs of the edit distance (those of the original tool).
+struct AlignmentCosts {
+  double kind = 1000;     // pairing results of different kinds
+  double type = 10;       // different element types (a fifth of it between two float types)
+  double rank = 100;      // different ranks, on top of the difference of element counts
+  double op_type = 10;    // different producing op types
+  double insert = 1000;   // a result only one model has
+  std::size_t max_lag = 50;  // the band: pairs (i, j) with |i - j| <= max(max_lag, |n - m| + 1)
+  std::size_t max_cells = std::size_t{1} << 28;  // refuse alignments needing more DP cells than this
+};
+
+inline double signature_distance(const ResultSignature& a, const ResultSignature& b, const AlignmentCosts& costs = {}) {
+  double d = 0;
+  if (a.kind != b.kind) d += costs.kind;
+  if (a.elem != b.elem) d += (is_float(a.elem) && is_float(b.elem) ? 0.2 : 1.0) * costs.type;
+  if (a.dims != b.dims) {
+    auto count = [](const std::vector<int64_t>& dims) {
+      double c = 1;
+      for (int64_t v : dims) c *= static_cast<double>(v);
+      return c;
+    };
+    d += std::abs(count(a.dims) - count(b.dims));
+    if (a.dims.size() != b.dims.size()) d += costs.rank;
+    else
+      for (std::size_t k = 0; k < a.dims.size(); ++k) d += static_cast<double>(std::abs(a.dims[k] - b.dims[k]));
+  }
+  if (a.code != b.code) {
+    if (a.code.size() != b.code.size()) d += 1e6;
+    else
+      for (std::size_t k = 0; k < a.code.size(); ++k) d += std::abs(int(a.code[k]) - int(b.code[k]));
+  }
+  if (a.op_type != b.op_type) d += costs.op_type;
+  return d;
+}
+
+// One row of the side-by-side table: a result of the first model, of the second, or both.
+struct AlignedRow {
+  std::optional<std::size_t> left, right;
+  char symbol = '=';  // '=' identical signatures, '~' paired but different, '-' left only, '+' right only
+};
+
+// Aligns two sequences by the edit distance of their signatures: O(n * band) time and n * band bytes. The
+// longest common prefix and suffix of identical signatures are paired first, so that identical or nearly
+// identical models align in linear time whatever their length.
+inline std::vector<AlignedRow> align_signatures(const std::vector<ResultSignature>& a, const std::vector<ResultSignature>& b,
+                                                const AlignmentCosts& costs = {}) {
+  const std::size_t n = a.size(), m = b.size();
+  std::size_t head = 0, tail = 0;
+  while (head < n && head < m && signature_distance(a[head], b[head], costs) == 0) ++head;
+  while (tail < n - head && tail < m - head && signature_distance(a[n - 1 - tail], b[m - 1 - tail], costs) == 0) ++tail;
+  const std::size_t rows = n - head - tail, cols = m - head - tail;  // the middle part, aligned by DP
+  const std::size_t lag = std::max(costs.max_lag, (rows > cols ? rows - cols : cols - rows) + 1);
+  const std::size_t width = 2 * lag + 1;
+  if ((rows + 1) > costs.max_cells / width)
+    throw Error("the two runs are too different to be aligned (" + std::to_string(n) + " and " + std::to_string(m) + " results)");
+
+  // Cell (i, j): best cost of aligning the first i middle results of `a` with the first j of `b`; only
+  // cells with |i - j| <= lag exist. `step` keeps how each cell was reached.
+  enum Step : uint8_t { kNone, kPair, kLeftOnly, kRightOnly };
+  std::vector<uint8_t> step((rows + 1) * width, kNone);
+  auto in_band = [&](std::size_t i, std::size_t j) { return j + lag >= i && j <= i + lag; };
+  auto slot = [&](std::size_t i, std::size_t j) { return i * width + (j + lag - i); };
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  std::vector<double> previous(cols + 1, kInf), current(cols + 1, kInf);
+  for (std::size_t i = 0; i <= rows; ++i) {
+    const std::size_t lo = i > lag ? i - lag : 0, hi = std::min(cols, i + lag);
+    for (std::size_t j = lo; j <= hi; ++j) {
+      double best = i == 0 && j == 0 ? 0 : kInf;
+      Step how = kNone;
+      auto consider = [&](double cost, Step s) {
+        if (cost < best) {
+          best = cost;
+          how = s;
+        }
+      };
+      // same preference as the original on ties: pair, then left only, then right only
+      if (i > 0 && j > 0) consider(previous[j - 1] + signature_distance(a[head + i - 1], b[head + j - 1], costs), kPair);
+      if (i > 0 && in_band(i - 1, j)) consider(previous[j] + costs.insert, kLeftOnly);
+      if (j > lo) consider(current[j - 1] + costs.insert, kRightOnly);
+      current[j] = best;
+      step[slot(i, j)] = how;
+    }
+    std::swap(previous, current);  // cells outside the band are never read: no reset needed
+  }
+
+  std::vector<AlignedRow> middle;
+  for (std::size_t i = rows, j = cols; i > 0 || j > 0;) {
+    switch (step[slot(i, j)]) {
+      case kPair: {
+        --i, --j;
+        const bool same = signature_distance(a[head + i], b[head + j], costs) == 0;
+        middle.push_back({head + i, head + j, same ? '=' : '~'});
+        break;
+      }
+      case kLeftOnly: middle.push_back({head + --i, std::nullopt, '-'}); break;
+      case kRightOnly: middle.push_back({std::nullopt, head + --j, '+'}); break;
+      default: throw Error("align_signatures: broken back-trace");  // unreachable: the band holds (rows, cols)
+    }
+  }
+  std::vector<AlignedRow> out;
+  out.reserve(head + middle.size() + tail);
+  for (std::size_t k = 0; k < head; ++k) out.push_back({k, k, '='});
+  out.insert(out.end(), middle.rbegin(), middle.rend());
+  for (std::size_t k = tail; k > 0; --k) out.push_back({n - k, m - k, '='});
+  return out;
+}
+
+struct Comparison {
+  std::vector<ResultSignature> left, right;
+  std::vector<AlignedRow> rows;
+
+  // The table; `column_size` is each side's width (0: wide enough for the longest name, at least 60).
+  std::string str(std::size_t column_size = 0) const {
+    if (column_size == 0) {
+      column_size = 60;
+      for (const auto* side : {&left, &right})
+        for (const ResultSignature& r : *side) column_size = std::max(column_size, r.str().size());
+    }
+    auto cell = [column_size](const std::vector<ResultSignature>& side, const std::optional<std::size_t>& k) {
+      std::string s = k ? side[*k].str() : std::string();
+      s.resize(column_size, ' ');
+      return s;
+    };
+    std::string out;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      std::string line = std::to_string(r + 1);
+      if (line.size() < 3) line.insert(0, 3 - line.size(), '0');
+      line += std::string(" ") + rows[r].symbol + " | " + cell(left, rows[r].left) + " | " + cell(right, rows[r].right);
+      line.erase(line.find_last_not_of(' ') + 1);
+      out += line + "\n";
+    }
+    return out;
+  }
+  std::size_t count(char symbol) const {
+    return static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [symbol](const AlignedRow& r) { return r.symbol == symbol; }));
+  }
+};
+
+// Runs both models on the same inputs, given by position: `feeds` are the first model's, the second gets
+// the same tensors under its own input names.
+inline Comparison compare_models(const ir::Model& first, const ir::Model& second, const Feeds& feeds, const AlignmentCosts& costs = {}) {
+  const std::vector<ir::ValueId> inputs = fed_inputs(*second.graph);
+  if (inputs.size() != feeds.size())
+    throw Error("the models do not take the same inputs: " + std::to_string(feeds.size()) + " and " + std::to_string(inputs.size()));
+  Feeds second_feeds;
+  for (std::size_t k = 0; k < feeds.size(); ++k) second_feeds.emplace_back(second.graph->value(inputs[k]).name, feeds[k].second);
+  Comparison c;
+  c.left = run_signatures(first, feeds);
+  c.right = run_signatures(second, second_feeds);
+  c.rows = align_signatures(c.left, c.right, costs);
+  return c;
+}
+
+}  // namespace xexp::tools
+// ======== xexp/tools/dump.hpp
+// Intermediate results kept in one ONNX file (seed 002): each tensor is the `value` of a Constant node
+// whose output carries the result's name, and every such output is a graph output. Any runtime restores
+// them by running the file; load_intermediates reads them back by name without running anything.
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+
+namespace xexp::tools {
+
+// The model holding `tensors` (name, value), in this order; a name seen twice keeps its first value.
+inline ir::Model intermediates_model(const std::vector<std::pair<std::string, Tensor>>& tensors) {
+  ir::Model model;
+  model.opsets.push_back({.domain = "", .version = 18, .unknown = {}, .presence = 0});
+  model.producer_name = "xexp";
+  ir::Graph& g = *model.graph;
+  g.name = "intermediates";
+  for (const auto& [name, tensor] : tensors) {
+    if (g.has_value(name)) continue;
+    const ir::ValueId out = g.add_value(name);
+    g.value(out).elem = tensor.type();
+    g.value(out).shape = tensor.shape();
+    g.add_node(Symbol("Constant"), {}, {out}, {ir::Attribute::make_tensor(Symbol("value"), tensor)}, name);
+    g.add_output(out);
+  }
+  return model;
+}
+
+inline void save_intermediates(const std::vector<std::pair<std::string, Tensor>>& tensors, const std::string& path) {
+  save_model(intermediates_model(tensors), path);
+}
+
+// The tensors of a file written by save_intermediates, by name.
+inline std::map<std::string, Tensor> load_intermediates(const std::string& path) {
+  const ir::Model model = load_model(path);
+  const ir::Graph& g = *model.graph;
+  std::map<std::string, Tensor> out;
+  for (ir::NodeId nid : g.nodes()) {
+    const ir::Node& n = g.node(nid);
+    const ir::Attribute* value = n.attribute(Symbol("value"));
+    if (!n.domain.empty() || n.op_type.view() != "Constant" || !value || value->tensors.empty() || n.outputs.size() != 1)
+      throw Error("'" + path + "' is not a file of intermediate results: only Constant nodes with a tensor 'value' are expected",
+                  {.node = n.name.empty() ? n.op_type.str() : n.name, .value = {}});
+    out.emplace(g.value(n.outputs[0]).name, value->tensors[0]);
+  }
+  return out;
 }
 
 }  // namespace xexp::tools
