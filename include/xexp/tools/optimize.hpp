@@ -95,7 +95,13 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
       return true;
     };
   }
-  if (!model.functions.empty()) functions::type_function_bodies(model);
+  if (!model.functions.empty()) {
+    try {
+      functions::type_function_bodies(model);
+    } catch (const Error& e) {  // types only help the rules: a model typing cannot follow is still optimized
+      if (options.verbose >= 1) log << "[xexp.optimize] function bodies left untyped: " << e.what() << "\n";
+    }
+  }
   report.rules = rewrite::optimize(model, rules, rewrite_options);
   if (options.constant_folding) report.folded += detail::fold_and_clean(model);
   report.nodes_after = detail::count_nodes(model);
