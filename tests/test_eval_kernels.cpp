@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "xexp/eval.hpp"
 
@@ -148,6 +149,16 @@ TEST(EvalShapeOps, ReshapeTransposeConcatSlice) {
   expect_near(cat, {0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5});
   // x[:, ::-2]
   expect_near(run1("Slice", {x, i64({1}, {-1}), i64({1}, {-100}), i64({1}, {1}), i64({1}, {-2})}), {2, 0, 5, 3});
+}
+
+// A start below -dim with a negative step is clamped to the first element, not before it (ONNX Slice;
+// ONNX Runtime gives the same): [1,2,3,4,5][-10:INT64_MIN:-1] is [1].
+TEST(EvalShapeOps, SliceNegativeStepClampsStartToFirstElement) {
+  const Tensor x = i64({5}, {1, 2, 3, 4, 5});
+  const int64_t lowest = std::numeric_limits<int64_t>::min();
+  const Tensor y = run1("Slice", {x, i64({1}, {-10}), i64({1}, {lowest}), i64({1}, {0}), i64({1}, {-1})});
+  EXPECT_EQ(y.dims(), (std::vector<int64_t>{1}));
+  EXPECT_EQ(values<int64_t>(y), (std::vector<int64_t>{1}));
 }
 
 TEST(EvalShapeOps, GatherSplitExpandTilePad) {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "xexp/infer.hpp"
 
 using namespace xexp;
@@ -213,6 +215,14 @@ TEST(InferShapeOps, TransposeConcatSplitSliceGather) {
   EXPECT_EQ(*f.shape(rev), (Shape{S("a"), 3, 5}));
   ValueId cut = f.one("Slice", {x, f.ints("st3", {0}), f.ints("en3", {2}), f.ints("ax3", {0})});
   EXPECT_EQ(*f.shape(cut), (Shape{Dim(), 3, 10}));
+  // Bounds far outside the dimension and steps of any size (core/slice_range.hpp, as ONNX defines them).
+  constexpr int64_t kLowest = std::numeric_limits<int64_t>::min(), kHighest = std::numeric_limits<int64_t>::max();
+  ValueId first = f.one("Slice", {x, f.ints("st4", {-10}), f.ints("en4", {kLowest}), f.ints("ax4", {2}), f.ints("sp4", {-1})});
+  EXPECT_EQ(*f.shape(first), (Shape{S("a"), 3, 1}));
+  ValueId one_step = f.one("Slice", {x, f.ints("st5", {0}), f.ints("en5", {kHighest}), f.ints("ax5", {2}), f.ints("sp5", {kHighest})});
+  EXPECT_EQ(*f.shape(one_step), (Shape{S("a"), 3, 1}));
+  ValueId none = f.one("Slice", {x, f.ints("st6", {kHighest}), f.ints("en6", {kLowest}), f.ints("ax6", {1}), f.ints("sp6", {1})});
+  EXPECT_EQ(*f.shape(none), (Shape{S("a"), 0, 10}));
   ValueId table = f.input("T", ElemType::Float, Shape{1024, 16});
   ValueId ids = f.input("ids", ElemType::Int64, Shape{1, 30});
   EXPECT_EQ(*f.shape(f.one("Gather", {table, ids})), (Shape{1, 30, 16}));

@@ -4,6 +4,7 @@
 #include "xexp/core/error.hpp"
 #include "xexp/core/float16.hpp"
 #include "xexp/core/shape.hpp"
+#include "xexp/core/slice_range.hpp"
 #include "xexp/core/string_hash.hpp"
 #include "xexp/core/symbol.hpp"
 #include "xexp/core/tensor.hpp"

@@ -12,6 +12,7 @@
 #include "xexp/eval/evaluate_op.hpp"
 #include "xexp/ir/graph.hpp"
 #include "xexp/ir/model.hpp"
+#include "xexp/core/slice_range.hpp"
 
 namespace xexp::eval {
 
@@ -52,11 +53,7 @@ inline std::optional<Tensor> static_shape_of(const ir::Graph& g, const ir::Node&
   const auto r = static_cast<int64_t>(x.shape->size());
   const ir::Attribute* s = n.attribute(Symbol("start"));
   const ir::Attribute* e = n.attribute(Symbol("end"));
-  int64_t start = s ? s->i : 0, end = e ? e->i : r;
-  if (start < 0) start += r;
-  if (end < 0) end += r;
-  start = std::clamp<int64_t>(start, 0, r);
-  end = std::clamp<int64_t>(end, start, r);
+  const auto [start, end] = shape_range(r, s ? s->i : 0, e ? e->i : r);
   std::vector<int64_t> dims;
   for (int64_t d = start; d < end; ++d) {
     if (!(*x.shape)[d].is_static()) return std::nullopt;

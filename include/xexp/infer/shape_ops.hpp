@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "xexp/core/slice_range.hpp"
 #include "xexp/infer/rule_table.hpp"
 
 namespace xexp::infer {
@@ -195,37 +196,6 @@ inline void infer_split(InferContext& c) {
 
 // ---- Slice, Gather -------------------------------------------------------------------------------
 
-// The indices a Slice keeps along a static dimension of size d (ONNX clamping rules).
-inline std::vector<int64_t> slice_indices(int64_t d, int64_t start, int64_t end, int64_t step) {
-  std::vector<int64_t> out;
-  if (step == 0) return out;
-  if (start < 0) start += d;
-  if (end < 0) end += d;
-  if (step > 0) {
-    start = std::clamp<int64_t>(start, 0, d);
-    end = std::clamp<int64_t>(end, 0, d);
-    for (int64_t i = start; i < end; i += step) out.push_back(i);
-  } else {
-    start = std::clamp<int64_t>(start, 0, d - 1);
-    end = std::clamp<int64_t>(end, -1, d - 1);
-    for (int64_t i = start; i > end; i += step) out.push_back(i);
-  }
-  return out;
-}
-
-inline int64_t slice_length(int64_t d, int64_t start, int64_t end, int64_t step) {
-  if (start < 0) start += d;
-  if (end < 0) end += d;
-  if (step > 0) {
-    start = std::clamp<int64_t>(start, 0, d);
-    end = std::clamp<int64_t>(end, 0, d);
-    return end > start ? (end - start + step - 1) / step : 0;
-  }
-  start = std::clamp<int64_t>(start, 0, d - 1);
-  end = std::clamp<int64_t>(end, -1, d - 1);
-  return start > end ? (start - end - step - 1) / -step : 0;
-}
-
 inline void infer_slice(InferContext& c) {
   const bool from_attributes = c.opset() < 10;
   auto starts = from_attributes ? c.attr_ints("starts") : c.ints(1);
@@ -255,7 +225,7 @@ inline void infer_slice(InferContext& c) {
     const int64_t step = steps ? (*steps)[j] : 1, start = (*starts)[j], end = (*ends)[j];
     if (step == 0) c.fail("a step is 0");
     if (in[axis].is_static()) {
-      out[axis] = Dim(slice_length(in[axis].value(), start, end, step));
+      out[axis] = Dim(slice_range(in[axis].value(), start, end, step).count);
     } else {
       // A symbolic dimension survives only a slice that keeps everything.
       const bool everything = step == 1 && start == 0 && end >= kToTheEnd;
@@ -263,7 +233,8 @@ inline void infer_slice(InferContext& c) {
     }
     if (content) {
       Shape picked;
-      for (int64_t i : slice_indices(static_cast<int64_t>(content->size()), start, end, step)) picked.push_back((*content)[i]);
+      const SliceRange kept = slice_range(static_cast<int64_t>(content->size()), start, end, step);
+      for (int64_t k = 0; k < kept.count; ++k) picked.push_back((*content)[static_cast<std::size_t>(kept[k])]);
       content = std::move(picked);
     }
   }
@@ -393,9 +364,8 @@ inline void infer_shape(InferContext& c) {
   if (!c.shape(0)) return c.set_output_rank(0, ElemType::Int64, 1);
   const Shape& in = *c.shape(0);
   const auto r = static_cast<int64_t>(in.size());
-  auto clamp_axis = [r](int64_t a) { return std::clamp<int64_t>(a < 0 ? a + r : a, 0, r); };
-  const int64_t start = clamp_axis(c.attr_int("start", 0)), end = clamp_axis(c.attr_int("end", r));
-  Shape content(in.begin() + start, in.begin() + std::max(start, end));
+  const auto [start, end] = shape_range(r, c.attr_int("start", 0), c.attr_int("end", r));
+  Shape content(in.begin() + start, in.begin() + end);
   c.set_output(0, ElemType::Int64, Shape{static_cast<int64_t>(content.size())});
   c.set_value_shape(0, content);
 }

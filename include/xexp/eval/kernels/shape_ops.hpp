@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "xexp/core/slice_range.hpp"
 #include "xexp/eval/kernel.hpp"
 #include "xexp/eval/tensor_util.hpp"
 
@@ -173,18 +174,9 @@ inline std::vector<Tensor> slice_kernel(const KernelContext& c) {
     const int64_t a = normalize_axis(axes[k], x.rank());
     const int64_t n = x.dims()[a], step = steps[k];
     if (step == 0) c.fail("step is 0");
-    int64_t s = starts[k] < 0 ? starts[k] + n : starts[k];
-    int64_t e = ends[k] < 0 ? ends[k] + n : ends[k];
-    if (step > 0) {
-      s = std::clamp<int64_t>(s, 0, n);
-      e = std::clamp<int64_t>(e, 0, n);
-    } else {
-      s = std::clamp<int64_t>(s, -1, n - 1);
-      e = std::clamp<int64_t>(e, -1, n - 1);
-    }
-    const int64_t count = step > 0 ? std::max<int64_t>(0, (e - s + step - 1) / step) : std::max<int64_t>(0, (s - e - step - 1) / -step);
-    dims[a] = count;
-    maps[a] = iota_map(count, s, step);
+    const SliceRange kept = slice_range(n, starts[k], ends[k], step);
+    dims[a] = kept.count;
+    maps[a] = iota_map(kept.count, kept.start, step);
   }
   return {remap(x, dims, identity_perm(dims.size()), maps)};
 }
@@ -381,11 +373,7 @@ inline std::vector<Tensor> expand_kernel(const KernelContext& c) { return {expan
 inline std::vector<Tensor> shape_kernel(const KernelContext& c) {
   const auto& dims = c.in(0).dims();
   const auto r = static_cast<int64_t>(dims.size());
-  int64_t start = c.attr_int("start", 0), end = c.attr_int("end", r);
-  if (start < 0) start += r;
-  if (end < 0) end += r;
-  start = std::clamp<int64_t>(start, 0, r);
-  end = std::clamp<int64_t>(end, start, r);
+  const auto [start, end] = shape_range(r, c.attr_int("start", 0), c.attr_int("end", r));
   std::vector<int64_t> out(dims.begin() + start, dims.begin() + end);
   return {Tensor::from<int64_t>({static_cast<int64_t>(out.size())}, out)};
 }
