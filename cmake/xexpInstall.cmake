@@ -1,7 +1,7 @@
 # `cmake --install` puts the headers and a package config so that `find_package(xexp)` works.
 include(CMakePackageConfigHelpers)
 install(DIRECTORY include/xexp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS xexp EXPORT xexpTargets)
+install(TARGETS xexp xexp_compiled EXPORT xexpTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT xexpTargets NAMESPACE xexp:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/xexp)
 configure_package_config_file(cmake/xexpConfig.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/xexpConfig.cmake
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/xexp)

@@ -4,13 +4,12 @@
 #include <optional>
 #include <vector>
 
-// Compile time: the kernels are the heaviest part of xexp to compile. A project with many translation
-// units may compile them once: define XEXP_SEPARATE_KERNELS everywhere, and in exactly one source file
-// also define XEXP_KERNELS_IMPLEMENTATION before including xexp: the kernels are then instantiated in
-// that file only (other files still parse them, which is the cheap part). Without either macro (the
-// default) everything stays header-only.
+#include "xexp/core/config.hpp"
 #include "xexp/eval/kernel.hpp"
-
+#include "xexp/eval/tensor_util.hpp"
+// The kernels are the heaviest code of xexp to compile: in compiled mode (core/config.hpp) only
+// src/kernels.cpp sees them.
+#if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_KERNELS)
 #include "xexp/eval/kernels/cast.hpp"
 #include "xexp/eval/kernels/contrib.hpp"
 #include "xexp/eval/kernels/elementwise.hpp"
@@ -18,16 +17,15 @@
 #include "xexp/eval/kernels/nn.hpp"
 #include "xexp/eval/kernels/reduce.hpp"
 #include "xexp/eval/kernels/shape_ops.hpp"
+#endif
 
 namespace xexp::eval {
 
-#if defined(XEXP_SEPARATE_KERNELS) && !defined(XEXP_KERNELS_IMPLEMENTATION)
-const KernelRegistry& default_registry();
-#else
-#ifndef XEXP_SEPARATE_KERNELS
-inline
-#endif
-const KernelRegistry& default_registry() {
+// Every kernel family, registered once.
+XEXP_INLINE const KernelRegistry& default_registry();
+
+#if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_KERNELS)
+XEXP_INLINE const KernelRegistry& default_registry() {
   static const KernelRegistry registry = [] {
     KernelRegistry r;
     kernels::register_elementwise(r);

@@ -287,16 +287,16 @@ class Evaluator {
         result.emplace_back(ElemType::Float, std::vector<int64_t>{0});
         continue;
       }
-      std::vector<const Tensor*> stacked;
-      std::vector<Tensor> expanded;
-      expanded.reserve(parts.size());
+      // Stacked along a new first axis: each part gains a leading 1, then Concat on axis 0.
+      std::vector<std::optional<Tensor>> stacked;
+      stacked.reserve(parts.size());
       for (const Tensor& p : parts) {
         std::vector<int64_t> dims{1};
         dims.insert(dims.end(), p.dims().begin(), p.dims().end());
-        expanded.push_back(p.reshaped(dims));
+        stacked.emplace_back(p.reshaped(dims));
       }
-      for (const Tensor& p : expanded) stacked.push_back(&p);
-      result.push_back(kernels::concat(stacked, 0));
+      result.push_back(evaluate_op(Symbol("Concat"), {}, stacked, {ir::Attribute::make_int("axis", 0)}, 13, 1,
+                                   registry_)[0]);
     }
     return result;
   }

@@ -1,7 +1,11 @@
 #pragma once
 // The rule sets, in the original's list order (the order decides which of two overlapping matches
 // wins). Including this header registers "default" and "onnxruntime" in rewrite::Catalog::global(),
-// so that rewrite::rules_from_string("default+onnxruntime") finds them.
+// so that rewrite::rules_from_string("default+onnxruntime") finds them. In compiled mode
+// (core/config.hpp) only src/rules.cpp instantiates the rules.
+#include "xexp/core/config.hpp"
+#include "xexp/rewrite/rule_set.hpp"
+#if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_RULES)
 #include "xexp/patterns/onnx/cast.hpp"
 #include "xexp/patterns/onnx/cast_cast.hpp"
 #include "xexp/patterns/onnx/cast_cast_binary.hpp"
@@ -67,12 +71,17 @@
 #include "xexp/patterns/ort/skip_layer_normalization.hpp"
 #include "xexp/patterns/ort/skip_simplified_layer_normalization.hpp"
 #include "xexp/patterns/ort/skip_simplified_layer_normalization_mul.hpp"
-#include "xexp/rewrite/rule_set.hpp"
+#endif
 
 namespace xexp::patterns {
 
 // The default set: standard ONNX operators only.
-inline rewrite::RuleSet default_rules() {
+XEXP_INLINE rewrite::RuleSet default_rules();
+// The onnxruntime set: fusions into com.microsoft contrib operators.
+XEXP_INLINE rewrite::RuleSet onnxruntime_rules();
+
+#if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_RULES)
+XEXP_INLINE rewrite::RuleSet default_rules() {
   return {
       cast_rule(),
       cast_cast_binary_rule(),
@@ -132,8 +141,7 @@ inline rewrite::RuleSet default_rules() {
   };
 }
 
-// The onnxruntime set: fusions into com.microsoft contrib operators.
-inline rewrite::RuleSet onnxruntime_rules() {
+XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
   return {
       bias_gelu_rule(),
       gelu_ort_rule(),
@@ -148,6 +156,7 @@ inline rewrite::RuleSet onnxruntime_rules() {
       skip_simplified_layer_normalization_mul_rule(),
   };
 }
+#endif
 
 namespace detail {
 inline const bool registered = [] {
