@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "xexp/ir/cleanup.hpp"
 #include "xexp/ir/graph.hpp"
 
 using namespace xexp;
@@ -73,4 +74,69 @@ TEST(IrGraph, UniqueNames) {
   EXPECT_EQ(g.unique_value_name("t"), "t_1");
   g.add_value("t_1");
   EXPECT_EQ(g.unique_value_name("t"), "t_2");
+}
+
+TEST(IrGraph, IsReadCountsNodesSubgraphsAndOutputs) {
+  Graph g;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2});
+  ValueId a = g.add_value("a"), b = g.add_value("b"), c = g.add_value("c");
+  NodeId neg = g.add_node("Neg", {x}, {a});
+  g.add_node("Abs", {x}, {b});
+  NodeId loop = g.add_node("If", {x}, {c});
+  EXPECT_FALSE(g.value(a).is_read());
+  EXPECT_FALSE(g.any_output_read(neg));
+  g.add_captured_use(loop, a);  // a subgraph of the If reads `a`
+  EXPECT_TRUE(g.value(a).is_read());
+  EXPECT_TRUE(g.any_output_read(neg));
+  g.add_output(b);
+  EXPECT_TRUE(g.value(b).is_read());
+  EXPECT_TRUE(g.value(x).is_read());
+  EXPECT_FALSE(g.value(c).is_read());
+}
+
+TEST(IrCleanup, DuplicatedShapesMergeIntoTheFirstInExecutionOrder) {
+  Graph g;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3});
+  ValueId s1 = g.add_value("s1"), s2 = g.add_value("s2"), s3 = g.add_value("s3"), s4 = g.add_value("s4");
+  ValueId out = g.add_value("out"), kept = g.add_value("kept");
+  NodeId concat = g.add_node("Concat", {s1, s2, s3, s4}, {out}, {Attribute::make_int("axis", 0)});
+  // Created after the Concat but inserted before it: use order is not execution order.
+  g.add_node("Shape", {x}, {s2}, {Attribute::make_int("start", 0)}, "second", {}, concat);
+  g.add_node("Shape", {x}, {s3}, {Attribute::make_int("start", 1)}, "other_bounds", {}, concat);
+  g.add_node("Shape", {x}, {s4}, {}, "third", {}, concat);
+  NodeId first = g.add_node("Shape", {x}, {s1}, {}, "first", {}, g.first_node());
+  g.add_node("Shape", {x}, {kept}, {}, "an_output");
+  g.add_output(out);
+  g.add_output(kept);
+  std::vector<ValueId> touched;
+  // An absent start is start=0: three Shape nodes select the same dimensions; the graph output stays.
+  EXPECT_EQ(remove_duplicated_shapes(g, x, touched), 2u);
+  const Node& c = g.node(concat);
+  EXPECT_EQ(c.inputs, (std::vector<ValueId>{s1, s1, s3, s1}));
+  EXPECT_EQ(g.value(s1).producer, first);
+  EXPECT_EQ(g.node_count(), 4u);
+  EXPECT_EQ(remove_duplicated_shapes(g), 0u);
+}
+
+TEST(IrCleanup, IdentityAndUnusedNodesKeepTheGraphInterface) {
+  Graph g;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2});
+  ValueId a = g.add_value("a"), b = g.add_value("b"), y = g.add_value("Y"), z = g.add_value("Z");
+  ValueId dead1 = g.add_value("dead1"), dead2 = g.add_value("dead2");
+  g.add_node("Identity", {x}, {a});
+  g.add_node("Neg", {a}, {b});
+  g.add_node("Identity", {b}, {y});
+  g.add_node("Identity", {x}, {z});  // X cannot be renamed Z: this one stays
+  g.add_node("Exp", {b}, {dead1});
+  g.add_node("Abs", {dead1}, {dead2});
+  g.add_output(y);
+  g.add_output(z);
+  EXPECT_EQ(remove_identity_nodes(g), 2u);
+  EXPECT_EQ(remove_unused(g), 2u);
+  std::vector<std::string> ops;
+  for (NodeId n : g.nodes()) ops.push_back(g.node(n).op_type.str());
+  EXPECT_EQ(ops, (std::vector<std::string>{"Neg", "Identity"}));
+  EXPECT_EQ(g.value(g.outputs()[0]).name, "Y");
+  EXPECT_EQ(g.node(g.value(g.outputs()[0]).producer).op_type.view(), "Neg");
+  EXPECT_EQ(g.value(g.outputs()[1]).name, "Z");
 }

@@ -1,7 +1,6 @@
 #pragma once
 // The rewrite layer (include/xexp/rewrite/): the rule DSL, rule sets by string and the optimizer driver.
 #include "xexp/rewrite/apply.hpp"
-#include "xexp/rewrite/cleanup.hpp"
 #include "xexp/rewrite/driver.hpp"
 #include "xexp/rewrite/dsl.hpp"
 #include "xexp/rewrite/rule.hpp"

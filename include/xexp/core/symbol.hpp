@@ -94,6 +94,13 @@ class Symbol {
   uint32_t id_ = 0;
 };
 
+// An operator, or a local function, by its domain and name as one integer: the key of every table
+// that dispatches on them (kernels, inference rules, the optimizer's rule roots, schemas, the inliner's
+// functions). A call node's (domain, op_type) and its function's (domain, name) give the same key.
+inline uint64_t op_key(Symbol domain, Symbol op_type) noexcept {
+  return (uint64_t{domain.id()} << 32) | op_type.id();
+}
+
 }  // namespace xexp
 
 template <>

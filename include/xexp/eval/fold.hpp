@@ -127,12 +127,8 @@ inline std::size_t fold_constants(ir::Graph& g, const FoldOptions& options = {})
     if (n.domain.empty() && n.op_type.view() == "Constant") constant_nodes.push_back(nid);
     else if (fold_node(g, nid, options, new_initializers)) ++folded;
   }
-  for (ir::NodeId nid : constant_nodes) {
-    const ir::Node& n = g.node(nid);
-    bool used = false;
-    for (ir::ValueId out : n.outputs) used = used || (out != ir::kNone && (!g.value(out).uses.empty() || g.value(out).is_graph_output()));
-    if (!used) g.remove_node(nid);
-  }
+  for (ir::NodeId nid : constant_nodes)
+    if (!g.any_output_read(nid)) g.remove_node(nid);
   append_initializers(g, new_initializers);
   return folded;
 }

@@ -73,12 +73,12 @@ struct KernelEntry {
 class KernelRegistry {
  public:
   void add(Symbol domain, Symbol op_type, Kernel kernel, bool widen_half = true) {
-    table_[key(domain, op_type)] = {domain, op_type, KernelEntry{std::move(kernel), widen_half}};
+    table_[op_key(domain, op_type)] = {domain, op_type, KernelEntry{std::move(kernel), widen_half}};
   }
   void add(Symbol op_type, Kernel kernel, bool widen_half = true) { add(Symbol(), op_type, std::move(kernel), widen_half); }
   const KernelEntry* find(Symbol domain, Symbol op_type) const {
     if (domain.view() == "ai.onnx") domain = Symbol();
-    auto it = table_.find(key(domain, op_type));
+    auto it = table_.find(op_key(domain, op_type));
     return it == table_.end() ? nullptr : &it->second.entry;
   }
   // Every registered (domain, op_type).
@@ -93,9 +93,6 @@ class KernelRegistry {
     Symbol domain, op_type;
     KernelEntry entry;
   };
-  static uint64_t key(Symbol domain, Symbol op_type) {
-    return (static_cast<uint64_t>(domain.id()) << 32) | op_type.id();
-  }
   std::unordered_map<uint64_t, Row> table_;
 };
 

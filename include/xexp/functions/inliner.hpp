@@ -25,19 +25,14 @@ struct InlineOptions {
   std::function<bool(const ir::Function&)> inline_function;
 };
 
-// The key a call node and a function share: (domain, name) as interned symbol ids.
-inline uint64_t function_key(Symbol domain, Symbol name) {
-  return (static_cast<uint64_t>(domain.id()) << 32) | name.id();
-}
-
 // The model's functions by key, for finding which nodes are calls.
 class FunctionIndex {
  public:
   explicit FunctionIndex(const ir::Model& model) {
-    for (const ir::Function& f : model.functions) by_key_.emplace(function_key(f.domain, f.name), &f);
+    for (const ir::Function& f : model.functions) by_key_.emplace(op_key(f.domain, f.name), &f);
   }
   const ir::Function* called(const ir::Node& n) const {
-    auto it = by_key_.find(function_key(n.domain, n.op_type));
+    auto it = by_key_.find(op_key(n.domain, n.op_type));
     return it == by_key_.end() ? nullptr : it->second;
   }
 

@@ -258,7 +258,7 @@ class ModuleExporter {
     std::vector<ir::ValueId> kept;
     for (ir::ValueId v : work_->initializers()) {
       ir::Value& value = work_->value(v);
-      if (value.uses.empty() && !value.is_graph_output() && !value.is_input) value.alive = false;
+      if (!value.is_read() && !value.is_input) value.alive = false;
       else kept.push_back(v);
     }
     work_->set_initializer_order(std::move(kept));

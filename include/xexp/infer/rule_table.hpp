@@ -23,7 +23,7 @@ class RuleTable {
     for (std::string_view op : op_types) {
       const Symbol o(op);
       if (!d.empty()) {
-        others_[key(d, o)] = rule;
+        others_[op_key(d, o)] = rule;
         continue;
       }
       if (o.id() >= onnx_.size()) onnx_.resize(o.id() + 1, nullptr);
@@ -34,7 +34,7 @@ class RuleTable {
   Rule find(Symbol domain, Symbol op_type) const {
     domain = canonical_domain(domain);
     if (domain.empty()) return op_type.id() < onnx_.size() ? onnx_[op_type.id()] : nullptr;
-    auto it = others_.find(key(domain, op_type));
+    auto it = others_.find(op_key(domain, op_type));
     return it == others_.end() ? nullptr : it->second;
   }
   bool contains(Symbol domain, Symbol op_type) const { return find(domain, op_type) != nullptr; }
@@ -44,7 +44,6 @@ class RuleTable {
     static const Symbol ai_onnx("ai.onnx");
     return domain == ai_onnx ? Symbol() : domain;
   }
-  static uint64_t key(Symbol domain, Symbol op) { return (uint64_t{domain.id()} << 32) | op.id(); }
   // The default domain, where nearly every node is, is a flat array indexed by the op's symbol id.
   std::vector<Rule> onnx_;
   std::unordered_map<uint64_t, Rule> others_;

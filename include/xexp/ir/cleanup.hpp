@@ -1,6 +1,14 @@
 #pragma once
-// Clean-ups on the IR that the builder and the optimizer share.
+// Clean-ups on the IR that the builder and the optimizer share: removal of Identity nodes, of nodes
+// nobody reads and of unused initializers, and merging of Shape nodes reading the same value. Each
+// step exists around given values (the optimizer's driver cleans only what an iteration touched and
+// collects in `touched` the values whose producer or consumers changed, to match them again) and over
+// the whole graph (the builder).
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <utility>
 #include <vector>
 
 #include "xexp/ir/graph.hpp"
@@ -13,7 +21,7 @@ inline std::size_t remove_unused_initializers(Graph& g) {
   std::size_t removed = 0;
   for (ValueId id : g.initializers()) {
     Value& v = g.value(id);
-    if (v.uses.empty() && !v.is_graph_output()) {
+    if (!v.is_read()) {
       v.alive = false;
       ++removed;
     } else {
@@ -21,6 +29,114 @@ inline std::size_t remove_unused_initializers(Graph& g) {
     }
   }
   g.set_initializer_order(std::move(kept));
+  return removed;
+}
+
+// Removes Identity `id`, its consumers reading its input instead, unless its output is a graph output
+// whose name the input cannot take (Graph::can_take_output_name): that Identity is what keeps the
+// graph's interface.
+inline bool remove_identity(Graph& g, NodeId id, std::vector<ValueId>& touched) {
+  const Node& n = g.node(id);
+  if (!n.alive || n.op_type != Symbol("Identity") || !n.domain.empty() || n.inputs.size() != 1 ||
+      n.outputs.size() != 1 || n.inputs[0] == kNone || n.outputs[0] == kNone)
+    return false;
+  const ValueId in = n.inputs[0], out = n.outputs[0];
+  if (g.value(out).is_graph_output() && !g.can_take_output_name(in)) return false;
+  g.replace_all_uses(out, in);
+  g.remove_node(id);
+  touched.push_back(in);
+  return true;
+}
+inline std::size_t remove_identity_nodes(Graph& g) {
+  std::vector<ValueId> touched;
+  std::size_t removed = 0;
+  for (NodeId id : g.nodes()) removed += remove_identity(g, id, touched);
+  return removed;
+}
+
+// Removes the nodes none of whose outputs is read, starting from the producers of `values`, then
+// their producers in turn. Nodes without outputs are kept.
+inline std::size_t remove_unused(Graph& g, const std::vector<ValueId>& values, std::vector<ValueId>& touched) {
+  std::vector<NodeId> work;
+  for (ValueId v : values)
+    if (g.value(v).producer != kNone) work.push_back(g.value(v).producer);
+  std::size_t removed = 0;
+  while (!work.empty()) {
+    NodeId id = work.back();
+    work.pop_back();
+    const Node& n = g.node(id);
+    if (!n.alive || n.outputs.empty() || g.any_output_read(id)) continue;
+    std::vector<ValueId> inputs = n.inputs;
+    g.remove_node(id);
+    ++removed;
+    for (ValueId in : inputs)
+      if (in != kNone) {
+        touched.push_back(in);
+        if (g.value(in).producer != kNone) work.push_back(g.value(in).producer);
+      }
+  }
+  return removed;
+}
+inline std::size_t remove_unused(Graph& g) {
+  std::vector<ValueId> outputs, touched;
+  for (NodeId id : g.nodes())
+    for (ValueId out : g.node(id).outputs)
+      if (out != kNone) outputs.push_back(out);
+  return remove_unused(g, outputs, touched);
+}
+
+namespace detail {
+inline bool is_plain_shape(const Node& n) {
+  return n.alive && n.op_type == Symbol("Shape") && n.domain.empty() && n.inputs.size() == 1 &&
+         n.inputs[0] != kNone && n.outputs.size() == 1 && n.outputs[0] != kNone;
+}
+// Shape's start and end with absent ones at their defaults (0 and "to the end"), so that Shape nodes
+// with equal pairs return the same dimensions.
+inline std::pair<int64_t, int64_t> shape_bounds(const Node& n) {
+  const Attribute* start = n.attribute(Symbol("start"));
+  const Attribute* end = n.attribute(Symbol("end"));
+  return {start ? start->i : 0, end ? end->i : std::numeric_limits<int64_t>::max()};
+}
+}  // namespace detail
+
+// Shape nodes reading `input` with the same start and end: the first in execution order serves the
+// consumers of the others, which are removed (one whose output is a graph output stays).
+inline std::size_t remove_duplicated_shapes(Graph& g, ValueId input, std::vector<ValueId>& touched) {
+  std::size_t shapes = 0;
+  for (const Use& u : g.value(input).uses) shapes += u.slot == 0 && detail::is_plain_shape(g.node(u.node));
+  if (shapes < 2) return 0;
+  // Uses are not in execution order: walk the nodes after the producer until every Shape is seen.
+  std::vector<NodeId> ordered;
+  const NodeId producer = g.value(input).producer;
+  for (NodeId k = producer == kNone ? g.first_node() : g.node(producer).next; k != kNone && ordered.size() < shapes;
+       k = g.node(k).next)
+    if (detail::is_plain_shape(g.node(k)) && g.node(k).inputs[0] == input) ordered.push_back(k);
+  std::vector<std::pair<std::pair<int64_t, int64_t>, ValueId>> first;  // bounds -> the output serving them
+  std::size_t removed = 0;
+  for (NodeId id : ordered) {
+    const ValueId out = g.node(id).outputs[0];
+    const std::pair<int64_t, int64_t> bounds = detail::shape_bounds(g.node(id));
+    auto it = std::find_if(first.begin(), first.end(), [&](const auto& f) { return f.first == bounds; });
+    if (it == first.end()) {
+      first.emplace_back(bounds, out);
+      continue;
+    }
+    if (g.value(out).is_graph_output()) continue;
+    g.replace_all_uses(out, it->second);
+    touched.push_back(it->second);
+    g.remove_node(id);
+    ++removed;
+  }
+  return removed;
+}
+inline std::size_t remove_duplicated_shapes(Graph& g) {
+  std::vector<ValueId> inputs, touched;
+  for (NodeId id : g.nodes())
+    if (detail::is_plain_shape(g.node(id))) inputs.push_back(g.node(id).inputs[0]);
+  std::sort(inputs.begin(), inputs.end());
+  inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
+  std::size_t removed = 0;
+  for (ValueId v : inputs) removed += remove_duplicated_shapes(g, v, touched);
   return removed;
 }
 

@@ -55,6 +55,9 @@ struct Value {
   bool alive = true;
 
   bool is_graph_output() const noexcept { return output_refs > 0; }
+  // Whether anything reads the value: a node (a subgraph reading it from an enclosing graph counts as
+  // a use of the node holding that subgraph, see Graph::add_captured_use) or the graph's outputs.
+  bool is_read() const noexcept { return !uses.empty() || is_graph_output(); }
   bool is_initializer() const noexcept { return initializer.has_value() || !raw_sparse_initializer.empty(); }
   bool has_type() const noexcept { return elem != ElemType::Undefined || !raw_type.empty(); }
   std::optional<std::size_t> rank() const {
@@ -239,6 +242,11 @@ class Graph {
     if (node_names_) node_names_->insert(n.name);
     return id;
   }
+  // Whether anything reads one of the outputs of node `id`.
+  bool any_output_read(NodeId id) const {
+    return std::any_of(nodes_[id].outputs.begin(), nodes_[id].outputs.end(),
+                       [&](ValueId out) { return out != kNone && values_[out].is_read(); });
+  }
   // Declares that node `id` reads `captured` (a value of this graph) from inside one of its subgraphs.
   void add_captured_use(NodeId id, ValueId captured) {
     nodes_[id].captured.push_back(captured);
@@ -256,7 +264,7 @@ class Graph {
     for (ValueId out : n.outputs)
       if (out != kNone) {
         values_[out].producer = kNone;
-        if (values_[out].uses.empty() && !values_[out].is_graph_output()) values_[out].alive = false;
+        if (!values_[out].is_read()) values_[out].alive = false;
       }
     unlink(id);
     n.alive = false;
@@ -286,8 +294,7 @@ class Graph {
   void pop_values(ValueId first) {
     while (values_.size() > first) {
       Value& v = values_.back();
-      if (v.producer != kNone || !v.uses.empty() || v.is_graph_output() || v.is_input || v.is_initializer() ||
-          v.is_captured)
+      if (v.producer != kNone || v.is_read() || v.is_input || v.is_initializer() || v.is_captured)
         throw Error("pop_values: the value is still referenced", {.node = {}, .value = v.name});
       by_name_.erase(v.name);
       values_.pop_back();
@@ -319,13 +326,18 @@ class Graph {
     if (values_[old_value].is_graph_output()) keep_output_name(old_value, new_value);
   }
 
+  // Whether value `id` may be renamed to become a graph output in place of another: only a value a
+  // node of this graph produces and that is none of the graph's inputs, initializers, outputs or
+  // values of an enclosing graph, whose names are the graph's interface.
+  bool can_take_output_name(ValueId id) const {
+    const Value& v = values_[id];
+    return v.producer != kNone && !v.is_graph_output() && !v.is_input && !v.is_initializer() && !v.is_captured;
+  }
+
  private:
   // `old_value` is a graph output being replaced by `new_value`: the output name must not change.
   void keep_output_name(ValueId old_value, ValueId new_value) {
-    const Value& nv = values_[new_value];
-    const bool renamable = nv.producer != kNone && !nv.is_graph_output() && !nv.is_input &&
-                           !nv.is_initializer() && !nv.is_captured;
-    if (renamable) {
+    if (can_take_output_name(new_value)) {
       for (std::size_t k = 0; k < outputs_.size(); ++k)
         if (outputs_[k] == old_value) set_output(k, new_value);
       std::string kept = values_[old_value].name;
@@ -403,8 +415,7 @@ class Graph {
     values.reserve(values_.size());
     for (ValueId id = 0; id < values_.size(); ++id) {
       Value& v = values_[id];
-      bool keep = v.alive && (v.producer != kNone || v.is_input || v.is_initializer() || v.is_captured ||
-                              !v.uses.empty() || v.is_graph_output());
+      bool keep = v.alive && (v.producer != kNone || v.is_input || v.is_initializer() || v.is_captured || v.is_read());
       if (!keep) continue;
       vmap[id] = static_cast<ValueId>(values.size());
       values.push_back(std::move(v));

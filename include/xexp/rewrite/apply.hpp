@@ -17,11 +17,7 @@ struct Applied {
   std::vector<ir::ValueId> touched;    // values whose producer or consumers changed
 };
 
-inline bool is_dead(const ir::Graph& g, ir::NodeId id) {
-  for (ir::ValueId out : g.node(id).outputs)
-    if (out != ir::kNone && (!g.value(out).uses.empty() || g.value(out).is_graph_output())) return false;
-  return true;
-}
+inline bool is_dead(const ir::Graph& g, ir::NodeId id) { return !g.any_output_read(id); }
 
 inline Applied apply_match(ir::Graph& g, const Rule& rule, const Match& m) {
   Applied result;

@@ -24,7 +24,7 @@
 
 #include "xexp/ir/model.hpp"
 #include "xexp/rewrite/apply.hpp"
-#include "xexp/rewrite/cleanup.hpp"
+#include "xexp/ir/cleanup.hpp"
 #include "xexp/rewrite/rule_set.hpp"
 
 namespace xexp::rewrite {
@@ -79,7 +79,7 @@ class GraphOptimizer {
         log_(options.log ? *options.log : std::cerr),
         opset_(find_opset(opsets, "").value_or(kDefaultOpset)) {
     for (std::size_t k = 0; k < rules_.size(); ++k) {
-      for (const OpKey& key : rules_[k]->roots()) by_root_[key_of(key.domain, key.op_type)].push_back(k);
+      for (const OpKey& key : rules_[k]->roots()) by_root_[op_key(key.domain, key.op_type)].push_back(k);
       max_depth_ = std::max(max_depth_, rules_[k]->depth());
       if (std::find(levels_.begin(), levels_.end(), rules_[k]->priority()) == levels_.end())
         levels_.push_back(rules_[k]->priority());
@@ -124,7 +124,7 @@ class GraphOptimizer {
       }
       apply_all(found);
     }
-    remove_unused_initializers(g_);
+    ir::remove_unused_initializers(g_);
     stats_.iterations += static_cast<std::size_t>(it);
     stats_.nodes_after += g_.node_count();
     stats_.seconds += seconds_since(start);
@@ -138,7 +138,6 @@ class GraphOptimizer {
     std::size_t rule;
     Match match;
   };
-  static uint64_t key_of(Symbol domain, Symbol op) { return (uint64_t{domain.id()} << 32) | op.id(); }
 
   std::ostream& say(int level) {
     if (options_.verbose < level) return null_;
@@ -160,7 +159,7 @@ class GraphOptimizer {
     for (ir::NodeId id : g_.nodes()) {
       const bool dirty = is_dirty(id);
       if (dirty) dirty_[id] = 0;
-      auto it = by_root_.find(key_of(g_.node(id).domain, g_.node(id).op_type));
+      auto it = by_root_.find(op_key(g_.node(id).domain, g_.node(id).op_type));
       if (it == by_root_.end()) continue;
       for (std::size_t k : it->second) {
         const int p = rules_[k]->priority();
@@ -308,7 +307,7 @@ class GraphOptimizer {
     timed(stats_.cleanups[2], [&] {
       std::size_t removed = 0;
       for (std::size_t k = 0; k < n; ++k)
-        if (g_.value(touched[k]).alive) removed += remove_duplicated_shapes(g_, touched[k], touched);
+        if (g_.value(touched[k]).alive) removed += ir::remove_duplicated_shapes(g_, touched[k], touched);
       return removed;
     });
     timed(stats_.cleanups[0], [&] {
@@ -319,12 +318,12 @@ class GraphOptimizer {
         for (const ir::Use& u : v.uses) identities.push_back(u.node);
       }
       std::size_t removed = 0;
-      for (ir::NodeId id : identities) removed += remove_identity(g_, id, touched);
+      for (ir::NodeId id : identities) removed += ir::remove_identity(g_, id, touched);
       return removed;
     });
     timed(stats_.cleanups[1], [&] {
       std::vector<ir::ValueId> from = touched;
-      return remove_unused(g_, from, touched);
+      return ir::remove_unused(g_, from, touched);
     });
   }
 

@@ -60,7 +60,7 @@ inline bool is_contained(const Match& m) {
   const ir::Node& root = g.node(m.root());
   for (std::size_t k = 1; k < root.outputs.size(); ++k) {
     ir::ValueId out = root.outputs[k];
-    if (out != ir::kNone && (!g.value(out).uses.empty() || g.value(out).is_graph_output())) return false;
+    if (out != ir::kNone && g.value(out).is_read()) return false;
   }
   for (std::size_t k = 1; k < m.node_count(); ++k) {
     if (m.is_shared(static_cast<int>(k))) continue;

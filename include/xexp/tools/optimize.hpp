@@ -16,7 +16,7 @@
 #include "xexp/functions/type_bodies.hpp"
 #include "xexp/ir/model.hpp"
 #include "xexp/patterns/registry.hpp"
-#include "xexp/rewrite/cleanup.hpp"
+#include "xexp/ir/cleanup.hpp"
 #include "xexp/rewrite/driver.hpp"
 #include "xexp/rewrite/rule_set.hpp"
 
@@ -56,12 +56,8 @@ inline std::vector<std::string> names_of(const ir::Graph& g, const std::vector<i
 inline std::size_t fold_and_clean(ir::Model& model) {
   const std::size_t folded = eval::fold_constants(model);
   if (folded) {
-    ir::Graph& g = *model.graph;
-    std::vector<ir::ValueId> all, touched;
-    for (ir::ValueId id = 0; id < g.value_capacity(); ++id)
-      if (g.value(id).alive) all.push_back(id);
-    rewrite::remove_unused(g, all, touched);
-    rewrite::remove_unused_initializers(g);
+    ir::remove_unused(*model.graph);
+    ir::remove_unused_initializers(*model.graph);
   }
   return folded;
 }
