@@ -1,0 +1,158 @@
+// A guard over the whole rule catalogue: every rule of the registered sets (default, onnxruntime) has
+// a positive case in tests/data/rule_positive_cases.txt, a small model in ONNX's text syntax with the op
+// sequence `xexp optimize` gives it. Each case is written to disk as an exporter writes a model (typed
+// by ONNX's own shape inference, value_info included) and loaded back, then:
+// - optimized as the user does (tools::optimize_model, default+onnxruntime and constant folding), the
+//   rule fires and the op sequence is the expected one;
+// - optimized with the rule left out ("default+onnxruntime-<Rule>"), the graph is another one (op
+//   types and attributes compared), so that no rule's case passes without the rule.
+// One program, one loop over the catalogue: a new rule without a case fails the test by name.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <onnx/defs/parser.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include "support/temp_dir.hpp"
+#include "xexp/onnx.hpp"
+#include "xexp/patterns/registry.hpp"
+#include "xexp/tools/optimize.hpp"
+#include "xexp/tools/printer.hpp"
+
+using namespace xexp;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct PositiveCase {
+  std::string rule, text;
+  std::vector<std::string> expected;  // op types after default+onnxruntime, "domain.Op" outside ONNX
+  std::vector<std::string> subsumers;  // rules that do the same on this case, left out with it
+};
+
+std::vector<std::string> split_words(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  for (std::string word; in >> word;) out.push_back(word);
+  return out;
+}
+
+// "== Rule" starts a case, its model text follows, "-> Op Op ..." gives the expected op types and
+// "-x Rule ..." the subsumers; '#' lines are comments.
+std::vector<PositiveCase> read_cases(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw Error("cannot read " + path.string());
+  std::vector<PositiveCase> out;
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("#")) continue;
+    if (line.starts_with("== ")) out.push_back({line.substr(3), {}, {}, {}});
+    else if (line.starts_with("-> ") && !out.empty()) out.back().expected = split_words(line.substr(3));
+    else if (line.starts_with("-x ") && !out.empty()) out.back().subsumers = split_words(line.substr(3));
+    else if (!out.empty()) out.back().text += line + "\n";
+  }
+  return out;
+}
+
+// The model as an exporter writes it: parsed, typed by ONNX shape inference (with data propagation, as
+// exporters know the shapes they compute), saved.
+void write_model(const std::string& text, const std::string& path) {
+  onnx::ModelProto proto;
+  const auto status = onnx::OnnxParser::Parse(proto, text.c_str());
+  if (!status.IsOK()) throw Error("cannot parse the case: " + status.ErrorMessage());
+  onnx::ShapeInferenceOptions options;
+  options.enable_data_propagation = true;
+  onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
+  std::ofstream out(path, std::ios::binary);
+  if (!proto.SerializeToOstream(&out)) throw Error("cannot write " + path);
+}
+
+std::vector<std::string> op_types(const ir::Graph& g) {
+  std::vector<std::string> out;
+  for (ir::NodeId id : g.nodes()) {
+    const ir::Node& n = g.node(id);
+    out.push_back(n.domain.empty() ? n.op_type.str() : n.domain.str() + "." + n.op_type.str());
+  }
+  return out;
+}
+
+// Op types with their attributes and input counts: what a rule changes, names left out.
+std::string structure(const ir::Graph& g) {
+  std::string out;
+  for (ir::NodeId id : g.nodes()) {
+    const ir::Node& n = g.node(id);
+    out += n.domain.str() + "." + n.op_type.str() + "(" + std::to_string(n.inputs.size()) + ")";
+    for (const ir::Attribute& a : n.attributes) out += " " + a.name.str() + "=" + tools::detail::attribute_value(a);
+    out += "\n";
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& w : words) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+struct Outcome {
+  std::vector<std::string> ops;
+  std::string structure;
+  std::size_t applied = 0;  // times `rule` fired
+};
+
+Outcome optimize(const std::string& path, const std::string& patterns, const std::string& rule) {
+  ir::Model model = load_model(path);
+  std::ostringstream log;
+  const tools::OptimizeModelReport report = tools::optimize_model(model, {.patterns = patterns, .log = &log});
+  const rewrite::RuleStats* stats = report.rules.find(rule);
+  return {op_types(*model.graph), structure(*model.graph), stats ? stats->applied : 0};
+}
+
+}  // namespace
+
+TEST(PatternEveryRule, EachRuleIsNeededByItsPositiveCase) {
+  const std::vector<PositiveCase> cases = read_cases(fs::path(XEXP_SOURCE_DIR) / "tests" / "data" / "rule_positive_cases.txt");
+  std::map<std::string, const PositiveCase*> by_rule;
+  for (const PositiveCase& c : cases) EXPECT_TRUE(by_rule.emplace(c.rule, &c).second) << c.rule << " has two cases";
+
+  std::vector<std::string> registered, without_case;
+  for (const char* set : {"default", "onnxruntime"})
+    for (const rewrite::RulePtr& r : rewrite::rules_from_string(set)) registered.push_back(r->name());
+  xexp::testing::TempDir dir;
+  std::size_t checked = 0;
+  for (const std::string& rule : registered) {
+    auto it = by_rule.find(rule);
+    if (it == by_rule.end()) {
+      without_case.push_back(rule);
+      continue;
+    }
+    SCOPED_TRACE(rule);
+    const PositiveCase& c = *it->second;
+    const std::string path = (dir.path() / (rule + ".onnx")).string();
+    try {
+      write_model(c.text, path);
+      const Outcome with = optimize(path, tools::kDefaultPatterns, rule);
+      std::string without_spec = std::string(tools::kDefaultPatterns) + "-" + rule;
+      for (const std::string& other : c.subsumers) without_spec += "," + other;
+      const Outcome without = optimize(path, without_spec, rule);
+      EXPECT_GT(with.applied, 0u) << rule << " did not fire on its positive case";
+      EXPECT_EQ(joined(with.ops), joined(c.expected)) << rule << ": not the expected graph";
+      EXPECT_NE(without.structure, with.structure)
+          << rule << ": the set without the rule gives the same graph, so the case does not need the rule:\n"
+          << without.structure;
+      ++checked;
+    } catch (const Error& e) {
+      ADD_FAILURE() << rule << ": " << e.what();
+    }
+    by_rule.erase(it);
+  }
+  for (const auto& [rule, c] : by_rule) ADD_FAILURE() << "a case for " << rule << ", which no registered set holds";
+  std::cout << checked << " of " << registered.size() << " registered rules checked against their positive case\n";
+  EXPECT_TRUE(without_case.empty()) << without_case.size() << " registered rules without a positive case: "
+                                    << joined(without_case);
+}
