@@ -1,26 +1,24 @@
 #pragma once
-// GraphBuilder: the seed's xbuilder API in C++. It owns an ir::Model, gives unique names, creates
-// initializers (deduplicating small ones), checks every node it creates and infers its outputs' types
-// and shapes at once, remembers which module scope created each node, and explains itself: every
-// error it raises carries debug_dump(), the state needed to understand the failure.
+// GraphBuilder: experimental-experiment's GraphBuilder API in C++. It owns an ir::Model, gives unique
+// names (builder_names.hpp), creates initializers (deduplicating small ones), checks every node it
+// creates and infers its outputs' types and shapes at once, remembers which module scope created each
+// node, and explains itself: every error it raises carries debug_dump() (debug_dump.hpp), the state
+// needed to understand the failure.
 #include <algorithm>
-#include <cctype>
 #include <cstdint>
-#include <map>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "xexp/builder/builder_names.hpp"
+#include "xexp/builder/debug_dump.hpp"
 #include "xexp/builder/initializer_names.hpp"
 #include "xexp/builder/module_scope.hpp"
 #include "xexp/builder/op_args.hpp"
 #include "xexp/builder/op_shortcuts.hpp"
-#include "xexp/builder/taken_names.hpp"
 #include "xexp/core/error.hpp"
 #include "xexp/core/shape.hpp"
 #include "xexp/core/tensor.hpp"
@@ -72,7 +70,7 @@ class GraphBuilder {
       for (const Dim& d : *shape)
         if (d.is_symbolic() && std::find(dynamic_dims_.begin(), dynamic_dims_.end(), d.symbol()) == dynamic_dims_.end())
           dynamic_dims_.push_back(d.symbol());
-    log_.push_back({Event::Input, id});
+    log_.push_back({BuildEvent::Input, id});
     return name;
   }
 
@@ -104,7 +102,7 @@ class GraphBuilder {
     }
     ir::ValueId id = graph().add_initializer(name, std::move(tensor));
     if (!key.empty()) dedup_[key] = name;
-    log_.push_back({Event::Initializer, id});
+    log_.push_back({BuildEvent::Initializer, id});
     return name;
   }
 
@@ -115,7 +113,7 @@ class GraphBuilder {
                     const Attrs& attributes = {}, std::string name = {}, std::string domain = {}) {
     // Built only when an error is raised: the hot path formats no text.
     auto where = [&] {
-      std::string s = "inputs=" + names_repr(inputs) + ", outputs=" + names_repr(outputs.names);
+      std::string s = "inputs=" + dump_detail::names_repr(inputs) + ", outputs=" + dump_detail::names_repr(outputs.names);
       return s + ", name='" + name + "'";
     };
     if (!domain.empty() && !has_opset(domain))
@@ -146,7 +144,7 @@ class GraphBuilder {
     if (out_names.empty()) {
       out_names.reserve(static_cast<std::size_t>(outputs.count));
       out_ids.reserve(static_cast<std::size_t>(outputs.count));
-      for (int k = 0; k < outputs.count; ++k) out_ids.push_back(add_generated_output(op, k, out_names));
+      for (int k = 0; k < outputs.count; ++k) out_ids.push_back(names_.add_generated_output(g, op, k, out_names));
     } else {
       out_ids.reserve(out_names.size());
       for (const std::string& o : out_names) {
@@ -158,10 +156,10 @@ class GraphBuilder {
         out_ids.push_back(id);
       }
     }
-    name = unique_node_name(name.empty() ? op_type : std::string_view(name));
+    name = names_.node_name(name.empty() ? op_type : std::string_view(name));
     const ir::NodeId n = g.add_node(op, std::move(in_ids), std::move(out_ids), std::move(attrs), name, dom);
     record_module(n);
-    log_.push_back({Event::Node, n});
+    log_.push_back({BuildEvent::Node, n});
     try {
       infer::infer_node(g, n, main_opset(), state_);
     } catch (const Error& e) {
@@ -208,12 +206,8 @@ class GraphBuilder {
 
   // ---- names ----------------------------------------------------------------------------------
   bool has_name(std::string_view name) const { return model_.graph->has_value(name); }
-  // `base` when free, else base2, base3, ... (the seed's scheme). The next suffix to try is remembered
-  // per base, so creating many nodes of one op type stays linear.
-  std::string unique_name(std::string_view base) {
-    if (!has_name(base)) return std::string(base);
-    return next_free(std::string(base), name_suffix_, [this](const std::string& c) { return has_name(c); });
-  }
+  // `base` when free, else base2, base3, ... (builder_names.hpp).
+  std::string unique_name(std::string_view base) { return names_.value_name(graph(), base); }
   ir::ValueId value_id(std::string_view name, std::string_view context = "lookup") const {
     auto id = model_.graph->find(name);
     if (!id) fail("unknown result '" + std::string(name) + "' (" + std::string(context) + ")", std::string(name));
@@ -310,70 +304,22 @@ class GraphBuilder {
   }
 
   // ---- cleanups (node ids stay valid; removed nodes become tombstones) ---------------------------
+  // The optimizer's clean-ups (ir/cleanup.hpp) over the whole graph.
   // Removes nodes whose outputs nobody reads and initializers nobody reads. Returns how many.
   std::size_t remove_unused() {
-    ir::Graph& g = graph();
-    std::size_t removed = 0;
-    std::vector<ir::NodeId> order(g.nodes().begin(), g.nodes().end());
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      const ir::Node& n = g.node(*it);
-      bool used = std::any_of(n.outputs.begin(), n.outputs.end(), [&](ir::ValueId o) {
-        return o != ir::kNone && (!g.value(o).uses.empty() || g.value(o).is_graph_output());
-      });
-      if (!used) {
-        g.remove_node(*it);
-        ++removed;
-      }
-    }
-    removed += ir::remove_unused_initializers(g);
+    const std::size_t removed = ir::remove_unused(graph()) + ir::remove_unused_initializers(graph());
     constant_cache_.clear();
     return removed;
   }
   // Removes Identity nodes; graph input and output names are kept (an Identity from an input or an
   // initializer to an output stays). Returns how many were removed.
   std::size_t remove_identity_nodes() {
-    ir::Graph& g = graph();
-    std::size_t removed = 0;
-    for (ir::NodeId id : g.nodes()) {
-      const ir::Node& n = g.node(id);
-      if (n.op_type.view() != "Identity" || !n.domain.empty() || n.inputs.size() != 1 || n.outputs.size() != 1 ||
-          n.inputs[0] == ir::kNone || n.outputs[0] == ir::kNone)
-        continue;
-      const ir::ValueId in = n.inputs[0], out = n.outputs[0];
-      if (g.value(out).is_graph_output()) {
-        const ir::Value& src = g.value(in);
-        const bool can_take_name =
-            src.producer != ir::kNone && !src.is_graph_output() && !src.is_input && !src.is_initializer() && !src.is_captured;
-        if (!can_take_name) continue;
-      }
-      g.replace_all_uses(out, in);
-      g.remove_node(id);
-      ++removed;
-    }
+    const std::size_t removed = ir::remove_identity_nodes(graph());
     constant_cache_.clear();
     return removed;
   }
   // Shape nodes reading the same value with the same start/end: only the first stays.
-  std::size_t remove_duplicated_shape_nodes() {
-    ir::Graph& g = graph();
-    std::map<std::tuple<ir::ValueId, int64_t, int64_t>, ir::ValueId> first;
-    std::size_t removed = 0;
-    for (ir::NodeId id : g.nodes()) {
-      const ir::Node& n = g.node(id);
-      if (n.op_type.view() != "Shape" || !n.domain.empty() || n.inputs.size() != 1 || n.outputs.size() != 1) continue;
-      auto attr = [&](const char* a, int64_t fallback) {
-        const ir::Attribute* at = n.attribute(a);
-        return at ? at->i : fallback;
-      };
-      auto key = std::make_tuple(n.inputs[0], attr("start", 0), attr("end", INT64_MAX));
-      auto [it, inserted] = first.emplace(key, n.outputs[0]);
-      if (inserted || g.value(n.outputs[0]).is_graph_output()) continue;
-      g.replace_all_uses(n.outputs[0], it->second);
-      g.remove_node(id);
-      ++removed;
-    }
-    return removed;
-  }
+  std::size_t remove_duplicated_shape_nodes() { return ir::remove_duplicated_shapes(graph()); }
 
   // ---- the result -----------------------------------------------------------------------------
   ir::Model& model() noexcept { return model_; }
@@ -400,75 +346,13 @@ class GraphBuilder {
   }
 
   // ---- debugging --------------------------------------------------------------------------------
-  // What the builder knows, in the spirit of the seed's get_debug_msg: counts, dynamic dimensions,
-  // equalities, shape values, types, shapes, ranks, constants, then one line per input, initializer and
-  // node created, a node line reading [<inputs>:<outputs>] with # (type and shape known), U (type and
-  // rank), T (type only), - (nothing) for each.
+  // What the builder knows (debug_dump.hpp says what each part is).
   std::string debug_dump() const {
-    const ir::Graph& g = graph();
-    std::ostringstream out;
-    std::vector<std::pair<std::string, ir::ValueId>> live;
-    for (ir::ValueId id = 0; id < g.value_capacity(); ++id)
-      if (g.value(id).alive) live.emplace_back(g.value(id).name, id);
-    std::sort(live.begin(), live.end());
-    auto counts = [&](const char* what) {
-      out << "[GraphBuilder] Message " << what << ", there are " << g.initializers().size() << " initializers, "
-          << g.node_count() << " nodes, " << g.inputs().size() << " inputs, " << g.outputs().size() << " outputs.\n";
-    };
-    counts("starts");
-    out << "--SHAPE--\ndynamic_objects=\n";
-    for (Symbol s : dynamic_dims_) out << s.str() << " = '" << s.str() << "'\n";
-    out << "constraints=" << state_.constraints.str() << "\n";
-    auto dict = [&](const char* title, auto&& entry) {
-      out << title << "={";
-      bool first = true;
-      for (auto& [name, id] : live) {
-        std::string e = entry(id);
-        if (e.empty()) continue;
-        out << (first ? "" : ",\n ") << "'" << name << "': " << e;
-        first = false;
-      }
-      out << "}\n";
-    };
-    dict("_known_value_shape", [&](ir::ValueId id) {
-      const Shape* s = state_.value_shapes.find(id);
-      return s ? tuple_repr(*s) : std::string();
-    });
-    dict("_known_types", [&](ir::ValueId id) {
-      ElemType t = g.value(id).elem;
-      return t == ElemType::Undefined ? std::string() : std::to_string(static_cast<int>(t));
-    });
-    dict("_known_shapes", [&](ir::ValueId id) {
-      const auto& s = g.value(id).shape;
-      return s && std::none_of(s->begin(), s->end(), [](const Dim& d) { return d.is_unknown(); }) ? tuple_repr(*s) : std::string();
-    });
-    dict("_known_ranks", [&](ir::ValueId id) {
-      const auto& s = g.value(id).shape;
-      return s && std::any_of(s->begin(), s->end(), [](const Dim& d) { return d.is_unknown(); }) ? std::to_string(s->size())
-                                                                                                  : std::string();
-    });
-    out << "_known_constants=[";
-    bool first = true;
-    for (auto& [name, id] : live)
-      if (is_constant_id(id)) {
-        out << (first ? "" : ", ") << "'" << name << "'";
-        first = false;
-      }
-    out << "]\n--ONNX--\n";
-    for (const Event& e : log_) out << event_line(e) << "\n";
-    counts("completed");
-    return out.str();
+    return builder_debug_dump(graph(), state_, dynamic_dims_, log_, [this](ir::ValueId id) { return is_constant_id(id); });
   }
 
  private:
-  enum class EventKind : uint8_t { Input, Initializer, Node };
-  struct Event {
-    using enum EventKind;
-    EventKind kind;
-    uint32_t id;
-  };
   static constexpr uint32_t kNoStack = ir::kNone;
-  using SuffixMap = std::unordered_map<std::string, int, StringHash, std::equal_to<>>;
 
   static ir::OpsetImport opset_import(std::string domain, int64_t version) {
     ir::OpsetImport o;
@@ -484,60 +368,13 @@ class GraphBuilder {
     throw Error(std::move(cause), {.node = std::move(node), .value = std::move(value_name)}, debug_dump());
   }
 
-  // `base` when no node has it (again: a rolled back node frees its name), else base2, base3, ...
-  // whose counter says where to resume. Asking whether a name is free allocates nothing.
-  std::string unique_node_name(std::string_view base) {
-    if (node_names_.insert(base)) return std::string(base);
-    auto counter = node_suffix_.find(base);
-    if (counter == node_suffix_.end()) counter = node_suffix_.emplace(std::string(base), 2).first;
-    std::string candidate;
-    do {
-      candidate = base;
-      candidate += std::to_string(counter->second++);
-    } while (!node_names_.insert(candidate));
-    return candidate;
-  }
-  template <class Taken>
-  static std::string next_free(const std::string& base, SuffixMap& suffixes, Taken&& taken) {
-    int& k = suffixes.try_emplace(base, 2).first->second;
-    std::string candidate;
-    do candidate = base + std::to_string(k++);
-    while (taken(candidate));
-    return candidate;
-  }
-  // Adds output k of a node of type `op` under a generated name, _onx_<op lowercase><k> then with
-  // suffixes 2, 3, ..., appended to `names`. The base of each (op, k) is spelled once; trying a
-  // candidate and taking it is one lookup.
-  ir::ValueId add_generated_output(Symbol op, int k, std::vector<std::string>& names) {
-    auto [it, fresh] = generated_names_.try_emplace((uint64_t{op.id()} << 32) | static_cast<uint32_t>(k));
-    GeneratedName& gen = it->second;
-    ir::Graph& g = graph();
-    if (fresh) {
-      gen.base = "_onx_";
-      for (char ch : op.view()) gen.base += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      gen.base += std::to_string(k);
-      if (ir::ValueId id = g.try_add_value(gen.base); id != ir::kNone) {
-        names.push_back(gen.base);
-        return id;
-      }
-    }
-    std::string candidate;
-    for (;;) {
-      candidate = gen.base;
-      candidate += std::to_string(gen.next++);
-      if (ir::ValueId id = g.try_add_value(candidate); id != ir::kNone) {
-        names.push_back(std::move(candidate));
-        return id;
-      }
-    }
-  }
   // Undoes the node make_node just added and its output values (from `first_value` on).
   void roll_back_node(ir::ValueId first_value) {
     ir::Graph& g = graph();
     const auto n = static_cast<ir::NodeId>(g.node_capacity() - 1);
     for (ir::ValueId out : g.node(n).outputs)
       if (out != ir::kNone) state_.value_shapes.erase(out);
-    node_names_.erase(g.node(n).name);
+    names_.release_node_name(g.node(n).name);
     g.pop_node();
     g.pop_values(first_value);
     log_.pop_back();
@@ -594,7 +431,7 @@ class GraphBuilder {
   // The registry's lookup builds strings and walks nested maps: done once per (domain, op). A
   // domain's opset never changes once declared (add_domain refuses another version).
   const ::onnx::OpSchema* schema_of(Symbol op, Symbol domain, int64_t opset) const {
-    auto [it, fresh] = schemas_.try_emplace((uint64_t{domain.id()} << 32) | op.id(), nullptr);
+    auto [it, fresh] = schemas_.try_emplace(op_key(domain, op), nullptr);
     if (fresh) it->second = find_schema(op.view(), domain.view(), opset);
     return it->second;
   }
@@ -634,100 +471,13 @@ class GraphBuilder {
     return 1;
   }
 
-  // ---- dump helpers -------------------------------------------------------------------------------
-  static std::string names_repr(const std::vector<std::string>& names) {
-    std::string s = "[";
-    for (std::size_t k = 0; k < names.size(); ++k) {
-      s += k ? ", '" : "'";
-      s += names[k];
-      s += '\'';
-    }
-    return s + "]";
-  }
-  // Python tuple style: ('a', 3), (3,), ().
-  static std::string tuple_repr(const Shape& s) {
-    std::string out = "(";
-    for (std::size_t k = 0; k < s.size(); ++k) {
-      if (k) out += ", ";
-      if (s[k].is_symbolic()) out += '\'';
-      out += s[k].str();
-      if (s[k].is_symbolic()) out += '\'';
-    }
-    return out + (s.size() == 1 ? ",)" : ")");
-  }
-  char knowledge(ir::ValueId id) const {
-    if (id == ir::kNone) return ' ';
-    const ir::Value& v = graph().value(id);
-    if (v.elem == ElemType::Undefined) return '-';
-    if (!v.shape) return 'T';
-    return std::any_of(v.shape->begin(), v.shape->end(), [](const Dim& d) { return d.is_unknown(); }) ? 'U' : '#';
-  }
-  std::string event_line(const Event& e) const {
-    const ir::Graph& g = graph();
-    if (e.kind == EventKind::Input) {
-      const ir::Value& v = g.value(e.id);
-      std::string dims;
-      if (v.shape)
-        for (std::size_t k = 0; k < v.shape->size(); ++k) {
-          if (k) dims += 'x';
-          dims += (*v.shape)[k].str();
-        }
-      return "[GraphBuilder.make_tensor_input] " + v.name + "[" + std::to_string(static_cast<int>(v.elem)) + ":" + dims + "]";
-    }
-    if (e.kind == EventKind::Initializer) {
-      const ir::Value& v = g.value(e.id);
-      std::string s = "[GraphBuilder.make_initializer] " + v.name + "[" + std::string(elem_type_short_name(v.elem)) + ":" +
-                      shape_str(v.shape.value_or(Shape{}));
-      if (v.initializer) s += ":" + values_preview(*v.initializer);
-      return s + "]";
-    }
-    const ir::Node& n = g.node(e.id);
-    std::string flags;
-    for (ir::ValueId i : n.inputs) flags += knowledge(i);
-    flags += ':';
-    for (ir::ValueId o : n.outputs) flags += knowledge(o);
-    std::vector<std::string> ins, outs;
-    for (ir::ValueId i : n.inputs) ins.push_back(i == ir::kNone ? "" : g.value(i).name);
-    for (ir::ValueId o : n.outputs) outs.push_back(o == ir::kNone ? "" : g.value(o).name);
-    std::string domain = n.domain.empty() ? "" : n.domain.str() + ".";
-    return "[GraphBuilder.make_node] " + n.name + " [" + flags + " ] " + domain + n.op_type.str() + ":" + names_repr(ins) +
-           "->" + names_repr(outs) + (n.alive ? "" : " (removed)");
-  }
-  // The first values of a tensor, for the dump.
-  static std::string values_preview(const Tensor& t) {
-    constexpr int64_t kShown = 8;
-    std::ostringstream s;
-    s << "[";
-    const int64_t n = std::min<int64_t>(t.size(), kShown);
-    for (int64_t k = 0; k < n; ++k) {
-      if (k) s << ", ";
-      switch (t.type()) {
-        case ElemType::Float: s << t.data<float>()[k]; break;
-        case ElemType::Double: s << t.data<double>()[k]; break;
-        case ElemType::Int64: s << t.data<int64_t>()[k]; break;
-        case ElemType::Int32: s << t.data<int32_t>()[k]; break;
-        case ElemType::Bool: s << (t.data<bool>()[k] ? "True" : "False"); break;
-        default: s << "?"; break;
-      }
-    }
-    if (t.size() > kShown) s << ", ...";
-    s << "]";
-    return s.str();
-  }
-
   ir::Model model_;
   infer::InferState state_;
   std::unordered_map<std::string, std::string> dedup_;  // initializer_dedup_key -> name
-  TakenNames node_names_;
-  SuffixMap name_suffix_, node_suffix_;  // next suffix to try per base
-  struct GeneratedName {
-    std::string base;  // _onx_add0
-    int next = 2;      // the next suffix to try
-  };
-  std::unordered_map<uint64_t, GeneratedName> generated_names_;  // (op symbol, output index) -> its names
+  BuilderNames names_;
   mutable std::unordered_map<uint64_t, const ::onnx::OpSchema*> schemas_;  // (domain, op) -> schema
   std::vector<Symbol> dynamic_dims_;
-  std::vector<Event> log_;
+  std::vector<BuildEvent> log_;
   mutable std::unordered_map<ir::ValueId, bool> constant_cache_;
   std::vector<ModuleStack> stacks_;       // every stack ever open
   std::vector<uint32_t> open_;            // enclosing stacks of the open scopes
