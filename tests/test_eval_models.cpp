@@ -1,9 +1,10 @@
 // The torch-exported models of XEXP_SHARED_DIR/models give torch's outputs through the evaluator, in
-// each of their exported forms, and still after constant folding.
+// each of their exported forms (all must be there), and still after constant folding.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <cstring>
 #include <regex>
 #include <sstream>
@@ -17,6 +18,9 @@ using namespace xexp;
 namespace {
 
 const fs::path kModels = fs::path(XEXP_SHARED_DIR) / "models";
+// ONNX Runtime reproduces torch's outputs within 1.4e-6 (models/README.md); the evaluator must do as
+// well (it does within 8.4e-7), not within a loose bound that would hide a kernel off by a rounding step.
+constexpr double kTorchTolerance = 1.4e-6;
 
 template <class T>
 std::vector<T> read_raw(const fs::path& path) {
@@ -52,8 +56,12 @@ void expect_torch_outputs(const std::string& name, const ir::Model& model) {
   ASSERT_EQ(got.size(), expected.size());
   double worst = 0;
   for (std::size_t k = 0; k < got.size(); ++k) worst = std::max(worst, static_cast<double>(std::abs(got[k] - expected[k])));
-  EXPECT_LE(worst, 1e-4) << name;
+  std::cout << name << ": worst difference to torch " << worst << "\n";
+  EXPECT_LE(worst, kTorchTolerance) << name;
 }
+
+// Every exported form of each model (models/README.md): a missing file fails, it is not skipped.
+const std::vector<std::string> kForms = {".onnx", ".fold.onnx", ".op14dyn.onnx", ".op14dyn.fold.onnx"};
 
 class EvalModels : public ::testing::TestWithParam<std::string> {};
 
@@ -61,17 +69,21 @@ class EvalModels : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EvalModels, ReproduceTorchOutputs) {
   const std::string name = GetParam();
-  for (const char* suffix : {".onnx", ".fold.onnx", ".op16.onnx"}) {
+  std::vector<std::string> forms = kForms;
+  if (name != "llama_L1") forms.push_back(".op16.onnx");  // a Llama block has no LayerNorm to decompose
+  for (const std::string& suffix : forms) {
     const fs::path path = kModels / (name + suffix);
-    if (!fs::exists(path)) continue;
     SCOPED_TRACE(path.filename().string());
+    ASSERT_TRUE(fs::exists(path)) << path << " is missing";
     expect_torch_outputs(name, load_model(path.string()));
   }
 }
 
 TEST_P(EvalModels, FoldingKeepsOutputsAndRemovesNodes) {
   const std::string name = GetParam();
-  ir::Model model = load_model((kModels / (name + ".onnx")).string());
+  const fs::path path = kModels / (name + ".onnx");
+  ASSERT_TRUE(fs::exists(path)) << path << " is missing";
+  ir::Model model = load_model(path.string());
   const std::size_t before = model.graph->node_count();
   const std::size_t folded = eval::fold_constants(model);
   EXPECT_GT(folded, 0u);
