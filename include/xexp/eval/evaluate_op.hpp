@@ -17,6 +17,7 @@
 #include "xexp/eval/kernels/nn.hpp"
 #include "xexp/eval/kernels/reduce.hpp"
 #include "xexp/eval/kernels/shape_ops.hpp"
+#include "xexp/eval/kernels/value_ops.hpp"
 #endif
 
 namespace xexp::eval {
@@ -31,6 +32,7 @@ XEXP_INLINE const KernelRegistry& default_registry() {
     kernels::register_elementwise(r);
     kernels::register_reduce(r);
     kernels::register_shape_ops(r);
+    kernels::register_value_ops(r);
     kernels::register_matmul(r);
     kernels::register_nn(r);
     kernels::register_cast(r);
