@@ -7,12 +7,19 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 JOBS="${JOBS:-$(nproc)}"
 
+# Each phase prints how long it took, so that a CI log shows where its time goes.
+phase_start=$SECONDS
+phase_done() { echo "=== $1 took $((SECONDS - phase_start)) s"; phase_start=$SECONDS; }
+
 bash "$ROOT/scripts/install_deps.sh" --tests
+phase_done "install"
 
 echo "=== build (warnings are errors) and test"
 cmake -S "$ROOT" -B "$ROOT/build/ci" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXEXP_WERROR=ON
 cmake --build "$ROOT/build/ci" -j "$JOBS"
+phase_done "build"
 (cd "$ROOT/build/ci" && ctest --output-on-failure -j "$JOBS")
+phase_done "tests"
 
 echo "=== clang 14, AddressSanitizer + UndefinedBehaviorSanitizer: build and test"
 # The packaging checks build other projects (nothing of xexp's own code runs there) and the slow
@@ -21,6 +28,8 @@ echo "=== clang 14, AddressSanitizer + UndefinedBehaviorSanitizer: build and tes
 cmake -S "$ROOT" -B "$ROOT/build/sanitize" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
       -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DXEXP_WERROR=ON -DXEXP_SANITIZE=ON -DXEXP_BUILD_BENCH=OFF
 cmake --build "$ROOT/build/sanitize" -j "$JOBS"
+phase_done "sanitizer build"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 (cd "$ROOT/build/sanitize" && ctest --output-on-failure -j "$JOBS" -E "${XEXP_SANITIZE_EXCLUDE:-Examples\.|SingleInclude\.|Corpus}")
+phase_done "sanitizer tests"
