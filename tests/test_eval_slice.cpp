@@ -1,12 +1,14 @@
 // Slice's edge cases: the bounds shared by inference and the evaluator (core/slice_range.hpp) against
-// hand-computed values, and the evaluator against ONNX Runtime on one model holding every case, saved
-// to disk and read back: negative and out-of-range starts and ends, INT64_MIN/INT64_MAX, negative and
-// huge steps, empty results, several axes, omitted axes and steps, int32 bounds, an empty dimension.
+// hand-computed values, then the evaluator and the inferred shapes against ONNX Runtime on one model
+// holding every case, saved to disk and read back: negative and out-of-range starts and ends,
+// INT64_MIN/INT64_MAX, negative and huge steps, empty results, several axes, omitted axes and steps,
+// int32 bounds, an empty dimension, and the attribute form of opset 9.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "support/temp_dir.hpp"
 #include "xexp/core/slice_range.hpp"
 #include "xexp/eval/evaluator.hpp"
+#include "xexp/infer/infer.hpp"
 #include "xexp/onnx/load.hpp"
 #include "xexp/onnx/save.hpp"
 
@@ -66,7 +69,7 @@ struct SliceCases {
   ir::Model model;
   int count = 0;
 
-  SliceCases() { model.opsets = {{"", 18, {}}}; }
+  explicit SliceCases(int64_t opset = 18) { model.opsets = {{"", opset, {}}}; }
 
   ir::ValueId constant(const Ints& values, ElemType type) {
     const std::string name = "c" + std::to_string(count) + "_" + std::to_string(model.graph->initializers().size());
@@ -90,16 +93,67 @@ struct SliceCases {
     g.add_output(out);
     ++count;
   }
+  // Opset 1 to 9: starts, ends and axes are attributes, there are no steps.
+  void add_attributes(const std::string& data, const Ints& starts, const Ints& ends, const Ints& axes = {}) {
+    ir::Graph& g = *model.graph;
+    std::vector<ir::Attribute> attributes{ir::Attribute::make_ints("starts", starts), ir::Attribute::make_ints("ends", ends)};
+    if (!axes.empty()) attributes.push_back(ir::Attribute::make_ints("axes", axes));
+    const ir::ValueId out = g.add_value("case" + std::to_string(count));
+    g.value(out).elem = g.value(g.at(data)).elem;
+    g.add_node(Symbol("Slice"), {g.at(data)}, {out}, std::move(attributes), "slice" + std::to_string(count));
+    g.add_output(out);
+    ++count;
+  }
 };
+
+// The inputs every case reads: v = [1, 2, 3, 4, 5], x = 0..23 in shape (2, 3, 4), e of shape (2, 0).
+void add_inputs(ir::Graph& g) {
+  g.add_input("v", ElemType::Int64, Shape{5});
+  g.add_input("x", ElemType::Float, Shape{2, 3, 4});
+  g.add_input("e", ElemType::Float, Shape{2, 0});
+}
+NamedTensors feeds() {
+  std::vector<float> x(24);
+  for (int k = 0; k < 24; ++k) x[k] = static_cast<float>(k);
+  return {{"v", Tensor::from<int64_t>({5}, {1, 2, 3, 4, 5})},
+          {"x", Tensor::from<float>({2, 3, 4}, x)},
+          {"e", Tensor::from<float>({2, 0}, std::vector<float>{})}};
+}
+
+// Saves the cases, reads them back as a user's model, and checks each output three ways: ONNX
+// Runtime's result, the evaluator's (same dims, same bytes) and the shape inference gives (the
+// inputs' shapes are static, so every output shape must be known and equal ONNX Runtime's dims).
+// Returns the evaluator's outputs.
+std::vector<Tensor> expect_same_as_onnxruntime(const SliceCases& cases) {
+  TempDir dir;
+  save_model(cases.model, dir / "slices.onnx");
+  const ir::Model model = load_model(dir / "slices.onnx");
+  const NamedTensors expected = run_onnxruntime(dir / "slices.onnx", feeds());
+  const std::vector<Tensor> got = eval::Evaluator(model).run(feeds());
+  ir::Model inferred = load_model(dir / "slices.onnx");
+  infer::InferState state;
+  infer::infer_graph(*inferred.graph, inferred.opset("").value(), state);
+  EXPECT_EQ(got.size(), expected.size());
+  EXPECT_EQ(got.size(), static_cast<std::size_t>(cases.count));
+  for (std::size_t k = 0; k < std::min(got.size(), expected.size()); ++k) {
+    SCOPED_TRACE(expected[k].first);
+    const Tensor& want = expected[k].second;
+    EXPECT_EQ(got[k].type(), want.type());
+    EXPECT_EQ(got[k].dims(), want.dims());
+    const ir::Value& out = inferred.graph->value(inferred.graph->outputs()[k]);
+    EXPECT_EQ(out.shape, std::optional<Shape>(want.shape()));
+    if (got[k].dims() != want.dims() || got[k].type() != want.type()) continue;
+    const auto a = got[k].bytes(), b = want.bytes();
+    EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end()));
+  }
+  return got;
+}
 
 }  // namespace
 
 TEST(SliceAgainstOnnxRuntime, EdgeCasesGiveTheSameOutputs) {
   SliceCases cases;
-  ir::Graph& g = *cases.model.graph;
-  g.add_input("v", ElemType::Int64, Shape{5});
-  g.add_input("x", ElemType::Float, Shape{2, 3, 4});
-  g.add_input("e", ElemType::Float, Shape{2, 0});
+  add_inputs(*cases.model.graph);
   // One axis: out-of-range and extreme bounds, both step signs.
   cases.add("v", {-10}, {kLowest}, {0}, {-1});  // [1]
   cases.add("v", {-10}, {10}, {0}, {1});
@@ -134,29 +188,22 @@ TEST(SliceAgainstOnnxRuntime, EdgeCasesGiveTheSameOutputs) {
   cases.add("e", {-1}, {kLowest}, {1}, {-1});
   cases.add("e", {0, 0}, {kHighest, kHighest}, {0, 1}, {1, 1});
 
-  TempDir dir;
-  save_model(cases.model, dir / "slices.onnx");
-  const ir::Model model = load_model(dir / "slices.onnx");
-  std::vector<int64_t> x(24);
-  for (int64_t k = 0; k < 24; ++k) x[k] = k;
-  const std::vector<float> xf(x.begin(), x.end());
-  const NamedTensors feeds{{"v", Tensor::from<int64_t>({5}, {1, 2, 3, 4, 5})},
-                           {"x", Tensor::from<float>({2, 3, 4}, xf)},
-                           {"e", Tensor::from<float>({2, 0}, std::vector<float>{})}};
-  const NamedTensors expected = run_onnxruntime(dir / "slices.onnx", feeds);
-  const std::vector<Tensor> got = eval::Evaluator(model).run(feeds);
-  ASSERT_EQ(got.size(), expected.size());
-  ASSERT_EQ(got.size(), static_cast<std::size_t>(cases.count));
-  for (std::size_t k = 0; k < got.size(); ++k) {
-    SCOPED_TRACE(expected[k].first);
-    const Tensor& want = expected[k].second;
-    ASSERT_EQ(got[k].type(), want.type());
-    EXPECT_EQ(got[k].dims(), want.dims());
-    if (got[k].dims() != want.dims()) continue;
-    const auto a = got[k].bytes(), b = want.bytes();
-    EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end()));
-  }
+  const std::vector<Tensor> got = expect_same_as_onnxruntime(cases);
   // The case the evaluator used to get wrong.
+  ASSERT_FALSE(got.empty());
   EXPECT_EQ(got[0].dims(), (Ints{1}));
   EXPECT_EQ(got[0].data<int64_t>()[0], 1);
+}
+
+TEST(SliceAgainstOnnxRuntime, Opset9AttributesGiveTheSameOutputs) {
+  SliceCases cases(9);
+  add_inputs(*cases.model.graph);
+  cases.add_attributes("v", {-10}, {10});
+  cases.add_attributes("v", {kHighest}, {kLowest});
+  cases.add_attributes("v", {-2}, {-1});
+  cases.add_attributes("v", {3}, {1});
+  cases.add_attributes("x", {1, -1}, {kHighest, -4});
+  cases.add_attributes("x", {-1, 0}, {kHighest, 2}, {2, 1});
+  cases.add_attributes("e", {0}, {kHighest}, {1});
+  expect_same_as_onnxruntime(cases);
 }
