@@ -1,9 +1,8 @@
-// The onnxruntime-set rules of this directory on the shared torch models: gpt_erf_L1 (erf Gelu MLP,
-// residual LayerNorms) and llama_L1 (RMSNorm decomposed as Pow/ReduceMean/Add/Sqrt/Div, SiLU MLP). With
-// these rules only, each fusion fires where the model has its pattern, and the optimized model still
-// gives torch's outputs, in xexp's evaluator and in ONNX Runtime. The exporter's float-to-float Casts
-// (between a residual Add and its RMSNorm) are bypassed first, which the default set's Cast rule does;
-// the default set is not used here so that this test checks these rules alone.
+// `xexp optimize` (tools::optimize_model, default+onnxruntime) on the shared torch models exactly as the
+// exporter wrote them, with no value_info: gpt_erf_L1 (erf Gelu MLP, residual LayerNorms) and llama_L1
+// (RMSNorm decomposed as Pow/ReduceMean/Add/Sqrt/Div, SiLU MLP). Each fusion fires where the model has
+// its pattern, the node count reaches what the rules give, and the optimized model gives the original's
+// outputs in xexp's evaluator and in ONNX Runtime, and torch's.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -11,20 +10,11 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include "support/rewrite_helpers.hpp"
 #include "xexp/onnx.hpp"
-#include "xexp/patterns/ort/bias_gelu.hpp"
-#include "xexp/patterns/ort/fast_gelu.hpp"
-#include "xexp/patterns/ort/gelu_erf.hpp"
-#include "xexp/patterns/ort/gelu_ort.hpp"
-#include "xexp/patterns/ort/quick_gelu.hpp"
-#include "xexp/patterns/ort/simplified_layer_normalization.hpp"
-#include "xexp/patterns/ort/simplified_layer_normalization_mul.hpp"
-#include "xexp/patterns/ort/skip_layer_normalization.hpp"
-#include "xexp/patterns/ort/skip_simplified_layer_normalization.hpp"
-#include "xexp/patterns/ort/skip_simplified_layer_normalization_mul.hpp"
-#include "xexp/rewrite/rule_set.hpp"
+#include "xexp/tools/optimize.hpp"
 
 namespace fs = std::filesystem;
 using namespace xexp;
@@ -42,78 +32,83 @@ std::vector<T> read_raw(const fs::path& path) {
   return out;
 }
 
-// This directory's rules in the original's onnxruntime list order.
-rewrite::RuleSet rules() {
-  rewrite::RuleSet set;
-  for (const rewrite::RulePtr& r :
-       {patterns::bias_gelu_rule(), patterns::gelu_ort_rule(), patterns::gelu_erf_rule(), patterns::fast_gelu_rule(),
-        patterns::quick_gelu_rule(), patterns::simplified_layer_normalization_rule(),
-        patterns::simplified_layer_normalization_mul_rule(), patterns::skip_layer_normalization_rule(),
-        patterns::skip_simplified_layer_normalization_rule(), patterns::skip_simplified_layer_normalization_mul_rule()})
-    set.push_back(r);
-  return set;
-}
-
-void bypass_noop_casts(ir::Graph& g) {
-  std::vector<ir::NodeId> casts;
-  for (ir::NodeId id : g.nodes()) {
-    const ir::Node& n = g.node(id);
-    const ir::Attribute* to = n.attribute(Symbol("to"));
-    if (n.op_type == Symbol("Cast") && to && static_cast<ElemType>(to->i) == g.value(n.inputs[0]).elem &&
-        !g.value(n.outputs[0]).is_graph_output())
-      casts.push_back(id);
-  }
-  for (ir::NodeId id : casts) {
-    g.replace_all_uses(g.node(id).outputs[0], g.node(id).inputs[0]);
-    g.remove_node(id);
-  }
-}
-
 std::map<std::string, int> count_ops(const ir::Graph& g) {
   std::map<std::string, int> counts;
   for (const std::string& op : test::op_types(g)) ++counts[op];
   return counts;
 }
 
-// Optimizes NAME.fold.onnx, prints the node counts, checks torch's output in both runtimes.
-std::map<std::string, int> optimized_ops(const std::string& name) {
-  ir::Model model = load_model((kModels / (name + ".fold.onnx")).string());
-  const std::size_t before = model.graph->node_count();
-  infer::InferState state;  // the exporter wrote no value_info: rules read types and shapes
-  infer::infer_graph(*model.graph, model.opset("").value_or(17), state);
-  bypass_noop_casts(*model.graph);
-  rewrite::optimize(model, rules());
-  std::cout << name << ": " << before << " nodes -> " << model.graph->node_count() << "\n";
+struct Optimized {
+  std::map<std::string, int> original_ops, ops;
+  std::size_t nodes = 0;
+  std::map<std::string, std::size_t> applied;  // rule name -> times applied
+};
+
+// Optimizes NAME.fold.onnx as `xexp optimize` does; checks the outputs against the original model's
+// (each runtime against itself, 1e-5: the fusions reorder float operations) and against torch's.
+Optimized optimize_file(const std::string& name) {
+  const std::string original = (kModels / (name + ".fold.onnx")).string();
+  ir::Model model = load_model(original);
+  std::ostringstream log;
+  tools::OptimizeModelOptions options;
+  options.log = &log;
+  const tools::OptimizeModelReport report = tools::optimize_model(model, options);
+  std::cout << name << ": " << report.nodes_before << " nodes -> " << report.nodes_after << "\n";
+
   const Tensor ids = Tensor::from<int64_t>({2, 16}, read_raw<int64_t>(kModels / (name + ".input_ids.bin")));
   const std::vector<float> expected = read_raw<float>(kModels / (name + ".expected.bin"));
   std::vector<int64_t> dims = {2, 16, static_cast<int64_t>(expected.size()) / 32};
   const xexp::testing::NamedTensors feeds = {{"input_ids", ids}};
-  const xexp::testing::NamedTensors want = {{"logits", Tensor::from<float>(dims, expected)}};
-  eval::Evaluator evaluator(model);
-  xexp::testing::expect_all_close({{"logits", evaluator.run(feeds).at(0)}}, want, 1e-4, 1e-4);
+  const xexp::testing::NamedTensors torch = {{"logits", Tensor::from<float>(dims, expected)}};
+  const ir::Model loaded = load_model(original);
+  eval::Evaluator before(loaded), after(model);
+  const xexp::testing::NamedTensors ours = {{"logits", after.run(feeds).at(0)}};
+  xexp::testing::expect_all_close(ours, {{"logits", before.run(feeds).at(0)}}, 1e-5, 1e-5);
+  xexp::testing::expect_all_close(ours, torch, 1e-4, 1e-4);
   xexp::testing::TempDir dir;
   const std::string path = (dir.path() / "optimized.onnx").string();
   save_model(model, path);
-  xexp::testing::expect_all_close(xexp::testing::run_onnxruntime(path, feeds), want, 1e-4, 1e-4);
-  return count_ops(*model.graph);
+  const std::vector<xexp::testing::OrtResult> ort =
+      xexp::testing::run_onnxruntime_batch({{original, feeds}, {path, feeds}});
+  EXPECT_TRUE(ort[0].ok) << ort[0].error;
+  EXPECT_TRUE(ort[1].ok) << ort[1].error;
+  if (ort[0].ok && ort[1].ok) {
+    xexp::testing::expect_all_close(ort[1].outputs, ort[0].outputs, 1e-5, 1e-5);
+    xexp::testing::expect_all_close(ort[1].outputs, torch, 1e-4, 1e-4);
+  }
+  Optimized out{count_ops(*loaded.graph), count_ops(*model.graph), report.nodes_after, {}};
+  for (const rewrite::RuleStats& r : report.rules.rules) out.applied[r.name] += r.applied;
+  return out;
 }
 
 }  // namespace
 
 TEST(PatternOrtModels, GptErfGetsBiasGeluAndSkipLayerNormalizations) {
-  auto ops = optimized_ops("gpt_erf_L1");
+  const Optimized m = optimize_file("gpt_erf_L1");
+  EXPECT_EQ(m.applied.at("GeluErfPattern"), 1u);
+  EXPECT_EQ(m.applied.at("BiasGeluPattern"), 1u);
+  EXPECT_EQ(m.applied.at("SkipLayerNormalizationPattern"), 2u);
+  auto ops = m.ops;
   EXPECT_EQ(ops["com.microsoft.BiasGelu"], 1);
   // The residual Adds before ln_2 and ln_f; ln_1 reads token + position embeddings of different shapes.
   EXPECT_EQ(ops["com.microsoft.SkipLayerNormalization"], 2);
   EXPECT_EQ(ops["LayerNormalization"], 1);
   EXPECT_EQ(ops["Erf"], 0);
+  EXPECT_EQ(m.nodes, 30u);  // 53 nodes written by the exporter
 }
 
 TEST(PatternOrtModels, LlamaGetsRmsNormalizationsAndQuickGelu) {
-  auto ops = optimized_ops("llama_L1");
+  const Optimized m = optimize_file("llama_L1");
+  auto ops = m.ops;
   EXPECT_EQ(ops["SimplifiedLayerNormalization"], 1);  // the input norm: no residual before it
   EXPECT_EQ(ops["com.microsoft.SkipSimplifiedLayerNormalization"], 2);
   EXPECT_EQ(ops["com.microsoft.QuickGelu"], 1);
   EXPECT_EQ(ops["Pow"], 0);
   EXPECT_EQ(ops["Sigmoid"], 0);
+  // The position-ids chain (Constant -> ConstantOfShape -> Mul -> Equal -> Where -> Expand) is folded.
+  for (const char* op : {"ConstantOfShape", "Equal", "Where", "Expand"}) {
+    EXPECT_GT(m.original_ops.at(op), 0) << op;
+    EXPECT_EQ(ops[op], 0) << op;
+  }
+  EXPECT_EQ(m.nodes, 40u);  // 124 nodes written by the exporter, Constant nodes included
 }

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "xexp/infer/model.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/tools/printer.hpp"
 
@@ -23,7 +24,13 @@ inline void add_print_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("!--no-indent", args->options.indent, "Do not indent nodes by data-flow depth");
   cmd->add_flag("!--no-functions", args->options.functions, "Do not print local functions");
-  cmd->callback([args] { std::cout << tools::pretty(load_model(args->model), args->options); });
+  args->options.types = true;
+  cmd->add_flag("!--no-types", args->options.types, "Do not infer and print the type and shape of node outputs");
+  cmd->callback([args] {
+    ir::Model model = load_model(args->model);
+    if (args->options.types) infer::infer_model_types(model);
+    std::cout << tools::pretty(model, args->options);
+  });
 }
 
 }  // namespace xexp::cli

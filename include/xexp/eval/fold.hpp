@@ -2,7 +2,10 @@
 // Constant folding: a node of a foldable op whose inputs are all constant (initializers, Constant node
 // outputs, or results folded earlier in the same pass) is evaluated and becomes an initializer holding
 // its result under its output name, so graph outputs and consumers keep their names. Shape of a value
-// with a static shape becomes a constant whatever the value.
+// with a static shape becomes a constant whatever the value. Foldable: every op of the default domain
+// the evaluator has a kernel for (none of them is random), except DequantizeLinear, left to the
+// runtime's quantized kernels as ONNX Runtime's own folding leaves it.
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -17,10 +20,10 @@
 namespace xexp::eval {
 
 struct FoldOptions {
-  // Ops of the default domain that may be folded.
-  std::unordered_set<std::string> ops{"Transpose", "Cast",    "Reshape", "Concat", "Add",  "Sub",       "Mul",
-                                      "Div",       "Unsqueeze", "Squeeze", "Exp",  "Sqrt", "Reciprocal"};
-  // A node is folded only when each of its outputs has at most this many elements.
+  // When not empty, only these ops of the default domain are folded.
+  std::unordered_set<std::string> ops;
+  // A node is folded only when each of its outputs has at most this many elements (what folding
+  // creates is stored in the model: an Expand or ConstantOfShape may stay cheaper than its result).
   int64_t max_elements = int64_t{1} << 20;
   // Shape(X) becomes a constant when X has a static shape.
   bool fold_static_shape = true;
@@ -43,6 +46,25 @@ inline std::optional<Tensor> constant_value(const ir::Graph& g, ir::ValueId id, 
   } catch (const Error&) {
     return std::nullopt;  // sparse_value and the like: left alone
   }
+}
+
+inline bool foldable_op(const ir::Node& n, const FoldOptions& options) {
+  static const Symbol dequantize("DequantizeLinear");
+  if (!options.ops.empty()) return options.ops.count(n.op_type.str()) > 0;
+  return n.op_type != dequantize && is_supported_op(n.op_type, n.domain);
+}
+
+// Whether an output is already known to exceed the size cap (spares evaluating it).
+inline bool known_too_large(const ir::Graph& g, const ir::Node& n, const FoldOptions& options) {
+  for (ir::ValueId out : n.outputs) {
+    if (out == ir::kNone || !g.value(out).shape) continue;
+    const Shape& shape = *g.value(out).shape;
+    if (!std::all_of(shape.begin(), shape.end(), [](const Dim& d) { return d.is_static(); })) continue;
+    int64_t count = 1;
+    for (const Dim& d : shape) count *= d.value();
+    if (count > options.max_elements) return true;
+  }
+  return false;
 }
 
 // Shape(X)[start:end] when X's shape is static there.
@@ -75,7 +97,7 @@ inline bool fold_node(ir::Graph& g, ir::NodeId nid, const FoldOptions& options,
   if (options.fold_static_shape && n.op_type.view() == "Shape") {
     if (auto t = detail::static_shape_of(g, n)) results.push_back(std::move(*t));
   }
-  if (results.empty() && options.ops.count(n.op_type.str())) {
+  if (results.empty() && detail::foldable_op(n, options) && !detail::known_too_large(g, n, options)) {
     std::vector<std::optional<Tensor>> inputs;
     for (ir::ValueId in : n.inputs) {
       if (in == ir::kNone) {

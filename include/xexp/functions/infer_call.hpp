@@ -7,6 +7,7 @@
 
 #include "xexp/functions/inliner.hpp"
 #include "xexp/infer/infer.hpp"
+#include "xexp/infer/model.hpp"
 #include "xexp/ir/copy.hpp"
 #include "xexp/ir/model.hpp"
 
@@ -62,10 +63,13 @@ inline void infer_graph_through_calls(ir::Graph& g, const FunctionIndex& functio
   }
 }
 
-// Infers the main graph of `model`, calls included.
+// Infers the main graph of `model` (infer::infer_model_types), going through the bodies of the calls.
 inline void infer_model(ir::Model& model) {
-  infer::InferState state;
-  infer_graph_through_calls(*model.graph, FunctionIndex(model), model.opset("").value_or(0), state);
+  const FunctionIndex functions(model);
+  infer::infer_model_types(model, [&functions](ir::Graph& g, ir::NodeId id, int64_t opset, infer::InferState& state) {
+    if (const ir::Function* f = functions.called(g.node(id))) infer_call(g, id, *f, functions, opset, state);
+    else infer::infer_node(g, id, opset, state);
+  });
 }
 
 }  // namespace xexp::functions

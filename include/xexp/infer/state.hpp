@@ -84,7 +84,7 @@ inline const Tensor* graph_constant(const ir::Graph& g, ir::ValueId id) {
   const ir::Node& n = g.node(v.producer);
   if (n.op_type.view() != "Constant" || !n.domain.empty()) return nullptr;
   const ir::Attribute* a = n.attribute("value");
-  return a && a->type == ir::AttrType::Tensor ? &a->tensor() : nullptr;
+  return a && a->type == ir::AttrType::Tensor && !a->tensors.empty() ? &a->tensor() : nullptr;
 }
 
 struct InferState {

@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "xexp/ir/constant_node.hpp"
 #include "xexp/ir/model.hpp"
 #include "xexp/rewrite/apply.hpp"
 #include "xexp/ir/cleanup.hpp"
@@ -390,6 +391,7 @@ inline void print_statistics(std::ostream& out, const OptimizeStats& stats) {
 // Optimizes one graph; `opsets` gains the domains new nodes need.
 inline OptimizeStats optimize_graph(ir::Graph& g, std::vector<ir::OpsetImport>& opsets, const RuleSet& rules,
                                     const OptimizeOptions& options = {}, OptimizeStats stats = {}) {
+  ir::constant_shorthands_to_value(g);  // so that rules read every Constant node's tensor
   detail::GraphOptimizer(g, opsets, rules, options, stats).run();
   return stats;
 }

@@ -26,8 +26,10 @@ inline constexpr int capture_index() {
 template <char Id>
 inline constexpr CaptureMask capture_bit = CaptureMask{1} << capture_index<Id>();
 
-// The tensor behind a value when it is constant: an initializer or the output of a Constant node.
-// An initializer whose external data file is missing is not known: no rule may read it.
+// The tensor behind a value when it is constant: an initializer or the output of a Constant node
+// (its `value`: rewrite::optimize first rewrites the shorthands value_ints, ... as `value`, see
+// ir/constant_node.hpp). An initializer whose external data file is missing is not known: no rule
+// may read it.
 inline const Tensor* constant_tensor(const ir::Graph& g, ir::ValueId id) {
   if (id == ir::kNone) return nullptr;
   const ir::Value& v = g.value(id);
@@ -36,7 +38,7 @@ inline const Tensor* constant_tensor(const ir::Graph& g, ir::ValueId id) {
   const ir::Node& n = g.node(v.producer);
   if (n.op_type != Symbol("Constant") || !n.domain.empty()) return nullptr;
   const ir::Attribute* a = n.attribute(Symbol("value"));
-  return a && a->type == ir::AttrType::Tensor ? &a->tensor() : nullptr;
+  return a && a->type == ir::AttrType::Tensor && !a->tensors.empty() ? &a->tensor() : nullptr;
 }
 
 // What a value capture evaluates to in conditions and replacements.

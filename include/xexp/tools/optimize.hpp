@@ -1,5 +1,6 @@
 #pragma once
-// The optimizer as a user runs it (`xexp optimize`): constant folding, then the rules of a set string
+// The optimizer as a user runs it (`xexp optimize`): Constant nodes become initializers, every value
+// gets its type and shape (infer/model.hpp), constant folding, then the rules of a set string
 // (rewrite::optimize) folding the nodes they create whose inputs are all constant, then constant
 // folding once more for what the rewrites left constant. Graph input and output names never change:
 // the driver keeps them, and optimize_model checks it, so that a caller's feeds and fetches still work.
@@ -14,6 +15,8 @@
 
 #include "xexp/eval/fold.hpp"
 #include "xexp/functions/type_bodies.hpp"
+#include "xexp/infer/model.hpp"
+#include "xexp/ir/constant_node.hpp"
 #include "xexp/ir/model.hpp"
 #include "xexp/patterns/registry.hpp"
 #include "xexp/ir/cleanup.hpp"
@@ -75,9 +78,26 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
 
   OptimizeModelReport report;
   report.nodes_before = detail::count_nodes(model);
+  // Rules and folding then read every constant the same way (ir/constant_node.hpp).
+  ir::constant_nodes_to_initializers(g);
+  for (ir::Function& f : model.functions) ir::constant_shorthands_to_value(*f.body);
+  // Constant chains (position ids, masks) fold before types are inferred: their values then give
+  // static shapes our rules know, where ONNX's inference would be needed on the chain itself.
+  if (options.constant_folding) report.folded += detail::fold_and_clean(model);
+  // Types on load: exporters write none, and most rules read them. A contradiction with the file's
+  // value_info is an error; function bodies that cannot be typed only leave their rules unfired.
+  if (model.functions.empty()) {
+    infer::infer_model_types(model);
+  } else {
+    try {
+      functions::type_function_bodies(model);
+    } catch (const Error& e) {
+      if (options.verbose >= 1) log << "[xexp.optimize] function bodies left untyped: " << e.what() << "\n";
+    }
+  }
   rewrite::OptimizeOptions rewrite_options{.verbose = options.verbose, .log = &log};
   if (options.constant_folding) {
-    report.folded += detail::fold_and_clean(model);
+    report.folded += detail::fold_and_clean(model);  // Shape of values whose shape is now static
     eval::FoldOptions fold_options;
     // Only the main graph: a function body has no initializers to hold the results.
     rewrite_options.fold_constants = [fold_options, &report, main = &g](ir::Graph& graph, ir::NodeId id,
@@ -90,13 +110,6 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
       ++report.folded;
       return true;
     };
-  }
-  if (!model.functions.empty()) {
-    try {
-      functions::type_function_bodies(model);
-    } catch (const Error& e) {  // types only help the rules: a model typing cannot follow is still optimized
-      if (options.verbose >= 1) log << "[xexp.optimize] function bodies left untyped: " << e.what() << "\n";
-    }
   }
   report.rules = rewrite::optimize(model, rules, rewrite_options);
   if (options.constant_folding) report.folded += detail::fold_and_clean(model);

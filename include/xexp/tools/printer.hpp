@@ -29,6 +29,7 @@ struct PrettyOptions {
   int64_t max_init_values = 10;  // initializers with at most this many elements show their values
   bool indent = true;            // indent nodes by data-flow depth
   bool functions = true;         // print local functions after the main graph
+  bool types = false;            // after each node, the type and shape of its outputs
 };
 
 namespace detail {
@@ -256,6 +257,11 @@ class Printer {
     text += ") -> ";
     for (std::size_t k = 0; k < n.outputs.size(); ++k)
       text += (k ? ", " : "") + (n.outputs[k] == ir::kNone ? std::string() : g.value(n.outputs[k]).name);
+    if (options_.types) {
+      text += "  #";
+      for (ir::ValueId out : n.outputs)
+        if (out != ir::kNone) text += value_type(g.value(out));
+    }
     line(indent, text);
     for (const ir::Attribute& a : n.attributes)
       for (const auto& sub : a.graphs) {

@@ -7,20 +7,15 @@
 #include "xexp/core/slice_range.hpp"
 #include "xexp/eval/kernel.hpp"
 #include "xexp/eval/tensor_util.hpp"
+#include "xexp/ir/constant_node.hpp"
 
 namespace xexp::eval::kernels {
 
 inline std::vector<Tensor> identity_kernel(const KernelContext& c) { return {c.in(0)}; }
 
 inline std::vector<Tensor> constant_kernel(const KernelContext& c) {
-  if (const auto* a = c.attr("value")) return {a->tensor()};
-  if (const auto* a = c.attr("value_float")) return {Tensor::scalar<float>(a->f)};
-  if (const auto* a = c.attr("value_floats")) return {Tensor::from<float>({static_cast<int64_t>(a->floats.size())}, a->floats)};
-  if (const auto* a = c.attr("value_int")) return {Tensor::scalar<int64_t>(a->i)};
-  if (const auto* a = c.attr("value_ints")) return {Tensor::from<int64_t>({static_cast<int64_t>(a->ints.size())}, a->ints)};
-  if (const auto* a = c.attr("value_string")) return {Tensor::strings({}, {a->s})};
-  if (const auto* a = c.attr("value_strings")) return {Tensor::strings({static_cast<int64_t>(a->strings.size())}, a->strings)};
-  c.fail("no value attribute (sparse_value is not supported)");
+  if (std::optional<Tensor> t = ir::constant_attribute_value(c.attributes)) return {std::move(*t)};
+  c.fail("no readable value attribute (sparse_value is not supported)");
 }
 
 inline std::vector<int64_t> reshape_dims(const std::vector<int64_t>& in_dims, std::vector<int64_t> shape, bool allowzero) {
