@@ -1,6 +1,6 @@
 // NotNot, NotWhere, Dropout, ConvBiasNull, ClipClip: the exact op sequence after, one negative test per
-// condition, and the same numbers before and after (xexp's evaluator and ONNX Runtime, float32, atol
-// 1e-5; none of these rewrites changes arithmetic).
+// condition, and the same numbers before and after (xexp's evaluator and ONNX Runtime, float32, exactly:
+// none of these rewrites changes arithmetic).
 #include <gtest/gtest.h>
 
 #include "support/rewrite_helpers.hpp"

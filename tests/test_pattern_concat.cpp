@@ -1,5 +1,5 @@
 // SplitConcat, ConcatGather, StaticConcatReshape, ConcatReshape: the exact op sequence after, one negative
-// test per condition, and the same numbers before and after (xexp's evaluator and ONNX Runtime, atol 1e-5;
+// test per condition, and the same numbers before and after (xexp's evaluator and ONNX Runtime, exactly:
 // none of these rewrites changes arithmetic).
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // UnsqueezeOrSqueezeReshape, UnsqueezeReshape: the exact op sequence after, one negative test per
-// condition, and the same numbers before and after (xexp's evaluator and ONNX Runtime, atol 1e-5; no
+// condition, and the same numbers before and after (xexp's evaluator and ONNX Runtime, exactly: no
 // arithmetic changes).
 #include <gtest/gtest.h>
 
