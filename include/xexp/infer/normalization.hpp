@@ -28,14 +28,13 @@ inline void infer_simplified_layer_normalization(InferContext& c) {
 }
 
 // com.microsoft SkipLayerNormalization / SkipSimplifiedLayerNormalization: output, mean, inv_std_var,
-// input_skip_bias_sum (the simplified form has no mean).
+// input_skip_bias_sum, both forms (ONNX Runtime's contrib op schemas list the same four outputs).
 inline void infer_skip_layer_normalization(InferContext& c) {
-  const bool simplified = c.node().op_type.view() == "SkipSimplifiedLayerNormalization";
   const auto stats = statistics_shape(c, -1);
   c.set_output(0, c.type(0), c.shape(0));
   c.set_output(1, ElemType::Float, stats);
-  if (!simplified) c.set_output(2, ElemType::Float, stats);
-  c.set_output(simplified ? 2 : 3, c.type(0), c.shape(0));
+  c.set_output(2, ElemType::Float, stats);
+  c.set_output(3, c.type(0), c.shape(0));
 }
 
 inline void add_normalization_rules(RuleTable& t) {
