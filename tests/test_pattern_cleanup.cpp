@@ -262,7 +262,8 @@ TEST(PatternClipClip, CrossedBoundsGiveTheSameNumbers) {
   test::expect_same_outputs([] { return clip_model({0.5f, {}}, {{}, -0.25f}); }, "ClipClip");
 }
 
-TEST(PatternCleanupDescribe, VariadicNodesPrintThemselves) {
+TEST(PatternCleanupDescribe, OptionalInputsPrintThemselves) {
   EXPECT_EQ(patterns::clip_clip_rule()->describe(),
-            "ClipClip: o=Clip(i=Clip(x, ...), ...) -> Clip(x, o, i)  when clips_merge(o, i)  [P1]");
+            "ClipClip: o=Clip(i=Clip(x, L, H), l, h) -> Clip(x, choose(present(l), l, L), choose(present(h), h, H))  "
+            "when clips_merge(o, i)  [P1]");
 }

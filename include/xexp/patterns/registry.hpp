@@ -1,5 +1,5 @@
 #pragma once
-// The rule sets, in the original's list order (the order decides which of two overlapping matches
+// The rule sets, in experimental-experiment's list order (the order decides which of two overlapping matches
 // wins). Including this header registers "default" and "onnxruntime" in rewrite::Catalog::global(),
 // so that rewrite::rules_from_string("default+onnxruntime") finds them. In compiled mode
 // (core/config.hpp) only src/rules.cpp instantiates the rules.

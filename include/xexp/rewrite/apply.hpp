@@ -47,6 +47,13 @@ inline Applied apply_match(ir::Graph& g, const Rule& rule, const Match& m) {
   }
   result.touched.push_back(old);
   result.touched.push_back(fresh);
+  for (const auto& [from, to] : r.later_replacements()) {  // also(...), a rebuilt node's other outputs
+    g.value(to).elem = g.value(from).elem;
+    g.value(to).shape = g.value(from).shape;
+    g.replace_all_uses(from, to);
+    result.touched.push_back(from);
+    result.touched.push_back(to);
+  }
   for (ir::NodeId id : result.added)
     for (ir::ValueId in : g.node(id).inputs)
       if (in != ir::kNone) result.touched.push_back(in);

@@ -1,14 +1,15 @@
 #pragma once
-// The optimizer driver, with the original's semantics (PATTERNS.md, "How the optimizer runs"):
+// The optimizer driver, with the semantics of experimental-experiment's pattern optimizer (the Python
+// project xexp ports; docs/patterns.md lists the rules):
 // - priority levels are the sorted distinct priorities of the rules; rules above the current level do
 //   not run; the level rises only when an iteration matched nothing, and never falls;
 // - an iteration first collects matches in (rule order, node order), first come first served: a match
 //   touching a node already taken is dropped (and retried next iteration); then applies them all;
 // - clean-ups between iterations: Identity removal, unused nodes, duplicated Shape nodes;
 // - iterations are capped (default max(#nodes, 10) x #levels).
-// Unlike the original, only the first iteration (and the first at a new level, for the rules it adds)
-// scans the whole graph: afterwards a worklist holds the nodes near what changed (new nodes, producers
-// and consumers of replaced values, and their consumers up to the deepest pattern's depth).
+// Unlike the Python optimizer, only the first iteration (and the first at a new level, for the rules it
+// adds) scans the whole graph: afterwards a worklist holds the nodes near what changed (new nodes,
+// producers and consumers of replaced values, and their consumers up to the deepest pattern's depth).
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -17,6 +18,7 @@
 #include <limits>
 #include <map>
 #include <ostream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -34,10 +36,14 @@ namespace xexp::rewrite {
 using FoldHook = std::function<bool(ir::Graph&, ir::NodeId, int64_t opset)>;
 
 struct OptimizeOptions {
-  int verbose = 0;                 // 1: iterations; 2: patterns and STAT lines; 9: overlaps; 10: every match
+  int verbose = 0;                 // 1: iterations; 2: patterns and STAT lines; 9: overlaps; 10: every match;
+                                   // 11: why each rule did not match (as `explain` does for every rule)
   std::ostream* log = nullptr;     // std::cerr when null
   int64_t max_iterations = -1;     // -1: max(#nodes, 10) x #levels
   FoldHook fold_constants = {};    // called on new nodes whose inputs are all constant
+  // A rule name ("LayerNormalization"): for each node where its root op type matched but the rule did
+  // not, the log gets the first condition or sub-pattern that failed (Rule::explain).
+  std::string explain = {};
 };
 
 struct RuleStats {
@@ -88,6 +94,11 @@ class GraphOptimizer {
     std::sort(levels_.begin(), levels_.end());
     if (stats_.rules.empty())
       for (const RulePtr& r : rules_) stats_.rules.push_back({.name = r->pattern_name(), .priority = r->priority()});
+    const std::string& explain = options_.explain;
+    explained_.resize(rules_.size(), 0);
+    for (std::size_t k = 0; k < rules_.size(); ++k)
+      explained_[k] = options_.verbose >= 11 ||
+                      (!explain.empty() && (rules_[k]->name() == explain || rules_[k]->pattern_name() == explain));
     if (stats_.cleanups.empty())
       for (const char* name : {"remove_identity_nodes", "remove_unused", "remove_duplicated_shape"})
         stats_.cleanups.push_back({.name = name});
@@ -170,6 +181,7 @@ class GraphOptimizer {
         const bool ok = rules_[k]->match(g_, id, opset_, m);
         times[k] += seconds_since(t0);
         if (ok) found.push_back({k, m});
+        else if (explained_[k]) [[unlikely]] explain_failure(k, id);
       }
     }
     for (std::size_t k = 0; k < rules_.size(); ++k) {
@@ -202,6 +214,14 @@ class GraphOptimizer {
         if (times[k] >= last_max_time_.second) last_max_time_ = {rules_[k]->pattern_name(), times[k]};
     }
     return kept;
+  }
+
+  // "LayerNormalization @ /h.0/ln_1/Div: is_last_axis(axis, x) failed", once per rule and node.
+  void explain_failure(std::size_t k, ir::NodeId id) {
+    const std::string& name = g_.node(id).name;
+    if (!explained_at_.insert({k, name}).second) return;
+    log_ << rules_[k]->name() << " @ " << (name.empty() ? node_label(id) : name) << ": "
+         << rules_[k]->explain(g_, id, opset_) << "\n";
   }
 
   std::string node_label(ir::NodeId id) const {
@@ -365,6 +385,8 @@ class GraphOptimizer {
   std::vector<int> levels_;
   int max_depth_ = 0;
   std::vector<uint8_t> dirty_, marked_;
+  std::vector<uint8_t> explained_;                           // per rule: explain its failures
+  std::set<std::pair<std::size_t, std::string>> explained_at_;  // (rule, node name) already explained
   std::pair<std::string, double> last_max_time_;
   std::ostream null_{nullptr};  // discards what the verbose level does not show
 };
@@ -375,7 +397,7 @@ inline void print_statistics(std::ostream& out, const OptimizeStats& stats) {
     out << "    STAT " << key << " +" << added << " -" << removed << " #it=" << s.iterations
         << " maxmatch=" << s.max_match << " i=" << instances << " - time=" << time << "\n";
   };
-  std::map<std::string, std::function<void()>> rows;  // sorted by key, as the original prints them
+  std::map<std::string, std::function<void()>> rows;  // sorted by key, as experimental-experiment prints them
   for (const RuleStats& s : stats.rules) {
     rows["match_" + s.name] = [&, s] { line("match_" + s.name, s, 0, 0, s.matched, s.match_seconds); };
     if (s.applied)

@@ -5,16 +5,22 @@
 
 namespace xexp::rewrite::dsl {
 using namespace xexp::rewrite::ops;
+using rewrite::also;
 using rewrite::attr;
 using rewrite::call;
 using rewrite::choose;
 using rewrite::commutative;
 using rewrite::Const;
 using rewrite::dim;
+using rewrite::either;
 using rewrite::dtype;
 using rewrite::Float;
+using rewrite::etc;
+using rewrite::fact;
 using rewrite::fold;
+using rewrite::input;
 using rewrite::Int;
+using rewrite::let;
 using rewrite::match;
 using rewrite::Ints;
 using rewrite::is_constant;
@@ -22,9 +28,12 @@ using rewrite::is_scalar;
 using rewrite::named;
 using rewrite::op;
 using rewrite::opset_at_least;
+using rewrite::output;
+using rewrite::outputs;
 using rewrite::Opt;
 using rewrite::present;
 using rewrite::rank;
+using rewrite::rebuild;
 using rewrite::replace_with;
 using rewrite::Rewriter;
 using rewrite::rule;

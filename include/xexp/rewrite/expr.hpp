@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "xexp/rewrite/fixed_string.hpp"
 #include "xexp/rewrite/match.hpp"
 
 namespace xexp::rewrite {
@@ -40,6 +41,44 @@ inline void print_value(std::string& out, const std::vector<int64_t>& v) {
   }
   out += "]";
 }
+inline void print_value(std::string& out, const Tensor& t) {
+  if (t.type() == ElemType::Int64 && t.size() <= 8) {
+    auto data = t.data<int64_t>();
+    print_value(out, std::vector<int64_t>(data.begin(), data.end()));
+  } else {
+    out += "tensor";
+  }
+}
+
+// ---- capture kinds: one letter names one kind of capture in a pattern ------------------------------
+// Var<'a'> and Int<'a'> would share the slot index of 'a' (values and attributes live in separate
+// arrays, the bound mask has one bit per letter): the second would compare against a slot the first
+// never set. Each pattern piece states the kind of the letters it binds; check_pattern rejects a clash.
+enum class CaptureKind : uint8_t { None, Value, Constant, Optional, Node, Int, Ints, Float, String };
+struct CaptureKinds {
+  CaptureKind kind[kCaptureCount]{};
+  bool clash = false;
+};
+template <class T>
+constexpr CaptureKinds kinds_of() {
+  if constexpr (requires { T::kinds; }) return T::kinds;
+  else return {};
+}
+constexpr CaptureKinds merge_kinds(CaptureKinds a, const CaptureKinds& b) {
+  a.clash = a.clash || b.clash;
+  for (int k = 0; k < kCaptureCount; ++k) {
+    if (b.kind[k] == CaptureKind::None) continue;
+    if (a.kind[k] != CaptureKind::None && a.kind[k] != b.kind[k]) a.clash = true;
+    a.kind[k] = b.kind[k];
+  }
+  return a;
+}
+template <char Id, CaptureKind Kind>
+constexpr CaptureKinds one_kind() {
+  CaptureKinds out;
+  out.kind[capture_index<Id>()] = Kind;
+  return out;
+}
 
 // ---- lists (instead of std::tuple: cheap to instantiate, walked by recursion) -----------------------
 struct Nil {
@@ -56,6 +95,7 @@ struct Cons {
   static constexpr int depth = H::depth > T::depth ? H::depth : T::depth;
   static constexpr int node_count = H::node_count + T::node_count;
   static constexpr std::size_t size = 1 + T::size;
+  static constexpr CaptureKinds kinds = merge_kinds(kinds_of<H>(), kinds_of<T>());
 };
 template <class L, class T>
 constexpr auto append(const L& list, const T& item) {
@@ -139,6 +179,26 @@ constexpr auto call(const char* name, F f, const Args&... args) {
   return Call<F, decltype(list)>{{}, name, f, list};
 }
 
+// ---- named facts ------------------------------------------------------------------------------------
+// A fact is declared once, with its name, and used by that name in any rule:
+//   inline constexpr auto is_last_axis = fact<"is_last_axis">([](int64_t axis, const ValueView& x) {...});
+//   ... .when(is_last_axis(axis, x))           prints "is_last_axis(axis, x)"
+// The printed name comes from the declaration, so it cannot drift from the function that runs. A fact
+// may also compute a value (an axis, a folded tensor), used in conditions and replacements alike.
+template <FixedString Name, class F>
+struct Fact {
+  F f;
+  template <class... Args>
+  constexpr auto operator()(const Args&... args) const {
+    auto list = make_list(lift(args)...);
+    return Call<F, decltype(list)>{{}, Name.data, f, list};
+  }
+};
+template <FixedString Name, class F>
+constexpr Fact<Name, F> fact(F f) {
+  return {f};
+}
+
 // ---- operators --------------------------------------------------------------------------------------
 // Enumerations compare with the integers attributes hold (`dtype(x) == to`).
 template <class T>
@@ -182,6 +242,24 @@ XEXP_REWRITE_COMPARISON(LessEqual, <=)
 XEXP_REWRITE_COMPARISON(Greater, >)
 XEXP_REWRITE_COMPARISON(GreaterEqual, >=)
 #undef XEXP_REWRITE_COMPARISON
+// Arithmetic on what captures evaluate to (attribute values): attr<"transA"> = 1 - trans_a.
+#define XEXP_REWRITE_ARITHMETIC(NAME, OP)                                                        \
+  struct NAME {                                                                                  \
+    static constexpr const char* symbol = " " #OP " ";                                           \
+    template <class A, class B>                                                                  \
+    static auto apply(const A& a, const B& b, const Match& m) {                                  \
+      return normalized(a.eval(m)) OP normalized(b.eval(m));                                     \
+    }                                                                                            \
+  };                                                                                             \
+  template <class A, class B>                                                                    \
+    requires(IsExpr<A> || IsExpr<B>)                                                             \
+  constexpr auto operator OP(const A& a, const B& b) {                                           \
+    return Binary<NAME, Lifted<A>, Lifted<B>>{{}, lift(a), lift(b)};                             \
+  }
+XEXP_REWRITE_ARITHMETIC(Plus, +)
+XEXP_REWRITE_ARITHMETIC(Minus, -)
+XEXP_REWRITE_ARITHMETIC(Times, *)
+#undef XEXP_REWRITE_ARITHMETIC
 
 struct And {
   static constexpr const char* symbol = " && ";
@@ -197,6 +275,25 @@ template <IsExpr A, IsExpr B>
 constexpr auto operator&&(const A& a, const B& b) { return Binary<And, A, B>{{}, a, b}; }
 template <IsExpr A, IsExpr B>
 constexpr auto operator||(const A& a, const B& b) { return Binary<Or, A, B>{{}, a, b}; }
+template <class T>
+inline constexpr bool is_conjunction = false;
+template <class A, class B>
+inline constexpr bool is_conjunction<Binary<And, A, B>> = true;
+
+// Evaluates a condition; when it fails, `why` gets its first false conjunct ("is_last_axis(axis, x)
+// failed"). Only `xexp optimize --explain` comes here: the optimizer calls eval.
+template <CaptureMask Bound, class C>
+bool explain_condition(const C& c, const Match& m, std::string& why) {
+  if constexpr (is_conjunction<C>) return explain_condition<Bound>(c.a, m, why) && explain_condition<Bound>(c.b, m, why);
+  else {
+    if (c.eval(m)) return true;
+    why.clear();
+    c.template print<Bound>(why);
+    why += " failed";
+    return false;
+  }
+}
+
 template <IsExpr A>
 constexpr auto operator!(const A& a) {
   return call("not", [](bool v) { return !v; }, a);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "xexp/ir/graph.hpp"
@@ -52,6 +53,14 @@ struct ValueView {
   friend bool operator==(const ValueView& a, const ValueView& b) { return a.id == b.id; }
 };
 
+// The node producing a value (a named node, a captured value): facts read its inputs from here.
+inline const ir::Node& node_of(const ValueView& v) { return v.graph->node(v.value().producer); }
+// Input `slot` of that node, or kNone when omitted.
+inline ir::ValueId input_of(const ValueView& v, std::size_t slot) {
+  const ir::Node& n = node_of(v);
+  return slot < n.inputs.size() ? n.inputs[slot] : ir::kNone;
+}
+
 class Match {
  public:
   static constexpr int kMaxNodes = 24;
@@ -95,6 +104,21 @@ class Match {
     return keep_alive_.back().get();
   }
 
+  // ---- explaining why a rule did not match (rule.hpp's Rule::explain); off while optimizing --------
+  bool explaining() const { return why_ != nullptr; }
+  // Keeps the reason of the failure that got furthest (most nodes matched; conditions come after every
+  // node): with alternatives and commutative nodes, the earlier attempts fail for less telling reasons.
+  template <class Describe>
+  void failed(int progress, Describe&& describe) {
+    if (!why_ || progress < why_progress_) return;
+    why_progress_ = progress + 1;
+    *why_ = describe();
+  }
+  void explain_into(std::string* why) {
+    why_ = why;
+    why_progress_ = 0;
+  }
+
   int case_index = 0;  // which case of a multi-case rule matched
   std::array<ir::ValueId, kCaptureCount> values;     // value captures, named nodes
   std::array<const ir::Attribute*, kCaptureCount> attributes;  // attribute captures
@@ -106,6 +130,8 @@ class Match {
   uint8_t node_count_ = 0;
   uint32_t shared_ = 0;  // bit k: node k may keep consumers outside the match
   std::vector<std::shared_ptr<const ir::Attribute>> keep_alive_;  // shared: copies of a Match stay valid
+  std::string* why_ = nullptr;
+  int why_progress_ = 0;
 };
 
 }  // namespace xexp::rewrite

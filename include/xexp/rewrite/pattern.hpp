@@ -4,11 +4,17 @@
 //   Int<'t'> Ints<'p'>   attribute captures (also Float, Str; read through schema defaults and opset
 //                        adapters, see attributes.hpp)
 //   op<"MatMul">(a, b, attr<"transA"> = 0)                  a node; `ops.hpp` names the common ones
-//   commutative(Add(x, y))   also tries the swapped inputs   shared(n)   n may have other consumers
+//   op<"Add|Sub|Mul|Div">(a, b)                             one op of a family
+//   op<"Concat">(x, etc)                                    any further inputs (none, one or many)
+//   commutative(Add(x, y))   either order of the inputs      shared(n)   n may have other consumers
 //   named<'d'>(Sub(x, m))    a DAG node: later uses of `d` compare identity
 // The same capture used twice means the same value. Whether a capture is bound is the `Bound` template
 // argument of every matcher: the first occurrence binds, the later ones compare, no runtime flags.
-// Each pattern is also a replacement: a node pattern on the right side builds the node.
+// Matching backtracks: every matcher takes the rest of the match as a continuation, so that a
+// commutative node tries its second order when anything after it fails (a sibling, the condition).
+// Each pattern is also a replacement: a node pattern on the right side builds the node; replacement.hpp
+// has what only a right side says (fold, choose, rebuild, let, several outputs).
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -22,50 +28,94 @@
 
 namespace xexp::rewrite {
 
-// ---- value captures ---------------------------------------------------------------------------------
-enum class CaptureKind { Any, Constant, Optional };
+// How `xexp optimize --explain` names a value: 'name' and where it comes from.
+inline std::string value_label(const ir::Graph& g, ir::ValueId v) {
+  if (v == ir::kNone) return "an omitted input";
+  const ir::Value& value = g.value(v);
+  std::string out = "'" + value.name + "'";
+  if (value.initializer) return out + " (an initializer)";
+  if (value.producer == ir::kNone) return out + " (a graph input)";
+  const ir::Node& n = g.node(value.producer);
+  out += " (";
+  if (value.output_index != 0) out += "output " + std::to_string(value.output_index) + " of ";
+  return out + n.op_type.str() + " '" + n.name + "')";
+}
+template <CaptureMask Bound, class P>
+std::string printed(const P& p) {
+  std::string out;
+  p.template print<Bound>(out);
+  return out;
+}
 
-template <char Id, CaptureKind Kind>
+// ---- value captures ---------------------------------------------------------------------------------
+enum class ValueKind { Any, Constant, Optional };
+
+template <char Id, ValueKind Kind>
 struct ValueCapture : ExprTag {
   static constexpr CaptureMask binds = capture_bit<Id>, uses = capture_bit<Id>;
   static constexpr int depth = 0, node_count = 0;
   static constexpr int index = capture_index<Id>();
-  static constexpr bool optional = Kind == CaptureKind::Optional;
-  static constexpr bool RequireConstant = Kind == CaptureKind::Constant;
+  static constexpr bool optional = Kind == ValueKind::Optional;
+  static constexpr bool RequireConstant = Kind == ValueKind::Constant;
+  static constexpr CaptureKinds kinds = one_kind < Id, Kind == ValueKind::Any ? CaptureKind::Value
+                                                       : Kind == ValueKind::Constant
+                                                           ? CaptureKind::Constant
+                                                           : CaptureKind::Optional > ();
 
-  template <CaptureMask Bound>
-  bool match(ir::ValueId v, Match& m) const {
-    if constexpr (Bound & binds) return m.values[index] == v;
-    else {
-      if (v == ir::kNone && !optional) return false;
+  template <CaptureMask Bound, class K>
+  bool match(ir::ValueId v, Match& m, const K& k) const {
+    if constexpr (Bound & binds) {
+      if (m.values[index] == v) return k();
+      if (m.explaining()) [[unlikely]]
+        m.failed(m.mark(), [&] {
+          return std::string(1, Id) + ": " + value_label(m.graph(), v) + " is not the same value";
+        });
+      return false;
+    } else {
+      if (v == ir::kNone && !optional) {
+        if (m.explaining()) [[unlikely]]
+          m.failed(m.mark(), [&] { return std::string(1, Id) + ": the input is omitted"; });
+        return false;
+      }
       if constexpr (RequireConstant)
-        if (!constant_tensor(m.graph(), v)) return false;
+        if (!constant_tensor(m.graph(), v)) {
+          if (m.explaining()) [[unlikely]]
+            m.failed(m.mark(), [&] {
+              return std::string(1, Id) + ": " + value_label(m.graph(), v) + " is not a constant";
+            });
+          return false;
+        }
       m.values[index] = v;
-      return true;
+      return k();
     }
   }
   // In conditions: a view of the value, or the tensor of a constant.
   decltype(auto) eval(const Match& m) const {
-    if constexpr (RequireConstant) return (*constant_tensor(m.graph(), m.values[index]));
-    else return ValueView{&m.graph(), m.values[index]};
+    if constexpr (RequireConstant)
+      return (*constant_tensor(m.graph(), m.values[index]));
+    else
+      return ValueView{&m.graph(), m.values[index]};
   }
   ir::ValueId build(Rewriter& r) const { return r.match().values[index]; }
   template <CaptureMask>
-  void print(std::string& out) const { out += Id; }
+  void print(std::string& out) const {
+    out += Id;
+  }
 };
 template <char Id>
-using Var = ValueCapture<Id, CaptureKind::Any>;
+using Var = ValueCapture<Id, ValueKind::Any>;
 template <char Id>
-using Const = ValueCapture<Id, CaptureKind::Constant>;
+using Const = ValueCapture<Id, ValueKind::Constant>;
 // An optional input: binds ir::kNone when the node omits it (test it with `present(c)`); a replacement
 // passes it on as it is.
 template <char Id>
-using Opt = ValueCapture<Id, CaptureKind::Optional>;
+using Opt = ValueCapture<Id, ValueKind::Optional>;
 
 // Inputs a node must have: those before the trailing optional ones.
 template <class L>
 constexpr std::size_t required_inputs() {
-  if constexpr (L::size == 0) return 0;
+  if constexpr (L::size == 0)
+    return 0;
   else {
     using Head = decltype(L::head);
     constexpr std::size_t rest = required_inputs<decltype(L::tail)>();
@@ -77,7 +127,20 @@ constexpr std::size_t required_inputs() {
 
 // ---- attribute captures and constraints -------------------------------------------------------------
 inline bool same_attribute_value(const ir::Attribute& a, const ir::Attribute& b) {
-  return a.type == b.type && a.i == b.i && a.f == b.f && a.s == b.s && a.ints == b.ints && a.floats == b.floats;
+  return a.type == b.type && a.i == b.i && a.f == b.f && a.s == b.s && a.ints == b.ints &&
+         a.floats == b.floats;
+}
+
+template <ir::AttrType Type>
+constexpr CaptureKind attribute_kind() {
+  if constexpr (Type == ir::AttrType::Int)
+    return CaptureKind::Int;
+  else if constexpr (Type == ir::AttrType::Ints)
+    return CaptureKind::Ints;
+  else if constexpr (Type == ir::AttrType::Float)
+    return CaptureKind::Float;
+  else
+    return CaptureKind::String;
 }
 
 template <char Id, ir::AttrType Type>
@@ -85,11 +148,13 @@ struct AttrCapture : ExprTag {
   static constexpr CaptureMask binds = capture_bit<Id>, uses = capture_bit<Id>;
   static constexpr int depth = 0, node_count = 0;
   static constexpr int index = capture_index<Id>();
+  static constexpr CaptureKinds kinds = one_kind<Id, attribute_kind<Type>()>();
 
   template <CaptureMask Bound>
   bool match_attribute(const ir::Attribute* a, Match& m) const {
     if (!a || a->type != Type) return false;
-    if constexpr (Bound & binds) return same_attribute_value(*m.attributes[index], *a);
+    if constexpr (Bound & binds)
+      return same_attribute_value(*m.attributes[index], *a);
     else {
       m.attributes[index] = a;
       return true;
@@ -97,13 +162,19 @@ struct AttrCapture : ExprTag {
   }
   decltype(auto) eval(const Match& m) const {
     const ir::Attribute& a = *m.attributes[index];
-    if constexpr (Type == ir::AttrType::Int) return a.i;
-    else if constexpr (Type == ir::AttrType::Float) return a.f;
-    else if constexpr (Type == ir::AttrType::String) return (a.s);
-    else return (a.ints);
+    if constexpr (Type == ir::AttrType::Int)
+      return a.i;
+    else if constexpr (Type == ir::AttrType::Float)
+      return a.f;
+    else if constexpr (Type == ir::AttrType::String)
+      return (a.s);
+    else
+      return (a.ints);
   }
   template <CaptureMask>
-  void print(std::string& out) const { out += Id; }
+  void print(std::string& out) const {
+    out += Id;
+  }
 };
 template <char Id>
 using Int = AttrCapture<Id, ir::AttrType::Int>;
@@ -117,11 +188,15 @@ using Str = AttrCapture<Id, ir::AttrType::String>;
 // An attribute value built by a replacement from whatever an expression evaluates to.
 inline ir::Attribute make_attribute(Symbol name, int64_t v) { return ir::Attribute::make_int(name, v); }
 inline ir::Attribute make_attribute(Symbol name, float v) { return ir::Attribute::make_float(name, v); }
-inline ir::Attribute make_attribute(Symbol name, const std::string& v) { return ir::Attribute::make_string(name, v); }
+inline ir::Attribute make_attribute(Symbol name, const std::string& v) {
+  return ir::Attribute::make_string(name, v);
+}
 inline ir::Attribute make_attribute(Symbol name, const std::vector<int64_t>& v) {
   return ir::Attribute::make_ints(name, v);
 }
-inline ir::Attribute make_attribute(Symbol name, const Tensor& v) { return ir::Attribute::make_tensor(name, v); }
+inline ir::Attribute make_attribute(Symbol name, const Tensor& v) {
+  return ir::Attribute::make_tensor(name, v);
+}
 inline ir::Attribute make_attribute(Symbol name, ElemType v) {
   return ir::Attribute::make_int(name, static_cast<int64_t>(v));
 }
@@ -130,11 +205,16 @@ inline ir::Attribute make_attribute(Symbol name, ElemType v) {
 template <class T>
 bool literal_matches(const ir::Attribute* a, const T& v) {
   if (!a) return false;
-  if constexpr (std::is_same_v<T, int64_t>) return a->type == ir::AttrType::Int && a->i == v;
-  else if constexpr (std::is_same_v<T, float>) return a->type == ir::AttrType::Float && a->f == v;
-  else if constexpr (std::is_same_v<T, std::string>) return a->type == ir::AttrType::String && a->s == v;
-  else if constexpr (std::is_same_v<T, std::vector<int64_t>>) return a->type == ir::AttrType::Ints && a->ints == v;
-  else static_assert(sizeof(T) == 0, "xexp rule: unsupported literal type for an attribute");
+  if constexpr (std::is_same_v<T, int64_t>)
+    return a->type == ir::AttrType::Int && a->i == v;
+  else if constexpr (std::is_same_v<T, float>)
+    return a->type == ir::AttrType::Float && a->f == v;
+  else if constexpr (std::is_same_v<T, std::string>)
+    return a->type == ir::AttrType::String && a->s == v;
+  else if constexpr (std::is_same_v<T, std::vector<int64_t>>)
+    return a->type == ir::AttrType::Ints && a->ints == v;
+  else
+    static_assert(sizeof(T) == 0, "xexp rule: unsupported literal type for an attribute");
 }
 
 template <FixedString Name, class V>
@@ -142,6 +222,7 @@ struct AttrIs {
   V value;
   static constexpr CaptureMask binds = V::binds, uses = V::uses;
   static constexpr int depth = 0, node_count = 0;
+  static constexpr CaptureKinds kinds = kinds_of<V>();
   static Symbol name() {
     static const Symbol s(Name.view());
     return s;
@@ -150,12 +231,18 @@ struct AttrIs {
   bool match(const ir::Node& n, Match& m) const {
     const ir::Attribute* a = read_attribute(m.graph(), n, name(), m.opset(),
                                             [&m](ir::Attribute made) { return m.keep(std::move(made)); });
+    bool ok;
     if constexpr (requires { value.template match_attribute<Bound>(a, m); })
-      return value.template match_attribute<Bound>(a, m);
+      ok = value.template match_attribute<Bound>(a, m);
     else {
       static_assert(V::uses == 0, "xexp rule: an attribute in a pattern is a capture or a literal");
-      return literal_matches(a, value.eval(m));
+      ok = literal_matches(a, value.eval(m));
     }
+    if (!ok && m.explaining()) [[unlikely]]
+      m.failed(m.mark(), [&] {
+        return printed<Bound>(*this) + " does not hold on " + n.op_type.str() + " '" + n.name + "'";
+      });
+    return ok;
   }
   ir::Attribute build(const Match& m) const { return make_attribute(name(), value.eval(m)); }
   template <CaptureMask Bound>
@@ -182,8 +269,12 @@ inline constexpr bool is_attr_is = false;
 template <FixedString Name, class V>
 inline constexpr bool is_attr_is<AttrIs<Name, V>> = true;
 
+// `etc` among a node's inputs: any further inputs, not looked at (Concat's parts, Clip's optional bounds).
+struct Etc {};
+inline constexpr Etc etc{};
+
 // ---- nodes ------------------------------------------------------------------------------------------
-enum NodeFlags : unsigned { kCommutative = 1, kShared = 2 };
+enum NodeFlags : unsigned { kCommutative = 1, kShared = 2, kMoreInputs = 4 };
 
 // Pattern input count vs node input count: trailing omitted inputs do not count, and a trailing input
 // holding a former attribute (opset adapters) is allowed when the pattern reads that attribute.
@@ -197,6 +288,28 @@ bool arity_fits(const ir::Node& n, std::size_t required, std::size_t arity, Name
   return true;
 }
 
+// The op types of a family string ("Squeeze|Unsqueeze"), interned once.
+template <FixedString Ops>
+const std::vector<Symbol>& op_family() {
+  static const std::vector<Symbol> types = [] {
+    std::vector<Symbol> out;
+    std::string_view rest = Ops.view();
+    for (std::size_t bar = rest.find('|'); bar != std::string_view::npos; bar = rest.find('|')) {
+      out.emplace_back(rest.substr(0, bar));
+      rest.remove_prefix(bar + 1);
+    }
+    out.emplace_back(rest);
+    return out;
+  }();
+  return types;
+}
+
+struct OpKey {
+  Symbol domain;
+  Symbol op_type;
+  friend bool operator==(const OpKey&, const OpKey&) = default;
+};
+
 template <FixedString Op, FixedString Domain, unsigned Flags, class Inputs, class Attrs>
 struct NodePattern : ExprTag {
   Inputs inputs;
@@ -205,30 +318,52 @@ struct NodePattern : ExprTag {
   static constexpr CaptureMask uses = Inputs::uses | Attrs::uses;
   static constexpr int depth = 1 + Inputs::depth;
   static constexpr int node_count = 1 + Inputs::node_count;
-  static_assert(!(Flags & kCommutative) || Inputs::size == 2, "xexp rule: only a 2-input node is commutative");
+  static constexpr CaptureKinds kinds = merge_kinds(kinds_of<Inputs>(), kinds_of<Attrs>());
+  static constexpr bool is_family = Op.view().find('|') != std::string_view::npos;
+  static_assert(!(Flags & kCommutative) || (Inputs::size == 2 && !(Flags & kMoreInputs)),
+                "xexp rule: only a 2-input node is commutative");
 
-  static Symbol op_type() {
-    static const Symbol s(Op.view());
-    return s;
-  }
   static Symbol domain() {
     static const Symbol s(Domain.view());
     return s;
   }
-
-  template <CaptureMask Bound>
-  bool match(ir::ValueId v, Match& m) const {
-    if (v == ir::kNone) return false;
-    const ir::Value& value = m.graph().value(v);
-    if (value.producer == ir::kNone || value.output_index != 0) return false;
-    return match_node<Bound>(value.producer, m);
+  static bool has_op_type(Symbol op) {
+    const std::vector<Symbol>& types = op_family<Op>();
+    if constexpr (!is_family)
+      return op == types[0];
+    else
+      return std::find(types.begin(), types.end(), op) != types.end();
   }
-  template <CaptureMask Bound>
-  bool match_node(ir::NodeId id, Match& m) const {
+  // As a root: the driver indexes rules by (domain, op type).
+  static std::vector<OpKey> roots() {
+    std::vector<OpKey> out;
+    for (Symbol op : op_family<Op>()) out.push_back({domain(), op});
+    return out;
+  }
+
+  template <CaptureMask Bound, class K>
+  bool match(ir::ValueId v, Match& m, const K& k) const {
+    if (v != ir::kNone) {
+      const ir::Value& value = m.graph().value(v);
+      if (value.producer != ir::kNone && value.output_index == 0)
+        return match_node<Bound>(value.producer, m, k);
+    }
+    if (m.explaining()) [[unlikely]]
+      m.failed(m.mark(),
+               [&] { return printed<Bound>(*this) + " did not match " + value_label(m.graph(), v); });
+    return false;
+  }
+  template <CaptureMask Bound, class K>
+  bool match_node(ir::NodeId id, Match& m, const K& k) const {
     const ir::Node& n = m.graph().node(id);
-    if (n.op_type != op_type() || n.domain != domain()) return false;
-    if (!arity_fits(n, required_inputs<Inputs>(), Inputs::size, [&](std::size_t slot) { return reads_slot(attrs, n, slot, m.opset()); }))
+    if (!has_op_type(n.op_type) || n.domain != domain() || !fits_arity(n, m)) {
+      if (m.explaining()) [[unlikely]]
+        m.failed(m.mark(), [&] {
+          return printed<Bound>(*this) + " did not match " + n.op_type.str() + " '" + n.name + "' (" +
+                 std::to_string(n.inputs.size()) + " inputs)";
+        });
       return false;
+    }
     const int mark = m.mark();
     if (!m.push_node(id, Flags & kShared)) return false;
     constexpr CaptureMask after_attrs = Bound | Attrs::binds;
@@ -237,25 +372,27 @@ struct NodePattern : ExprTag {
       const auto& a = inputs.head;
       const auto& b = inputs.tail.head;
       constexpr CaptureMask after_a = after_attrs | std::decay_t<decltype(a)>::binds;
-      if (ok && !(a.template match<after_attrs>(n.inputs[0], m) && b.template match<after_a>(n.inputs[1], m))) {
-        m.rewind(mark + 1);
-        ok = a.template match<after_attrs>(n.inputs[1], m) && b.template match<after_a>(n.inputs[0], m);
-      }
+      auto in_order = [&](ir::ValueId first, ir::ValueId second) {
+        return a.template match<after_attrs>(first, m,
+                                             [&] { return b.template match<after_a>(second, m, k); });
+      };
+      const ir::ValueId in0 = input_at(n, 0), in1 = input_at(n, 1);
+      ok = ok && (in_order(in0, in1) || (m.rewind(mark + 1), in_order(in1, in0)));
     } else {
-      ok = ok && match_inputs<after_attrs, 0>(inputs, n, m);
+      ok = ok && match_inputs<after_attrs, 0>(inputs, n, m, k);
     }
     if (!ok) m.rewind(mark);
     return ok;
   }
 
   // As a replacement: builds the node from its built inputs and evaluated attributes.
-  ir::ValueId build(Rewriter& r) const {
-    static_assert(Flags == 0, "xexp rule: commutative/shared only make sense in a pattern");
+  ir::ValueId build(Rewriter& r, std::size_t n_outputs = 1) const {
+    static_assert(Flags == 0 && !is_family, "xexp rule: commutative, shared, etc and op families only match");
     std::vector<ir::ValueId> ins;
     build_inputs(inputs, r, ins);
     std::vector<ir::Attribute> as;
     build_attributes(attrs, r.match(), as);
-    return r.node(op_type(), std::move(ins), std::move(as), domain());
+    return r.node(op_family<Op>()[0], std::move(ins), std::move(as), domain(), n_outputs);
   }
 
   template <CaptureMask Bound>
@@ -269,8 +406,9 @@ struct NodePattern : ExprTag {
     out += Op.view();
     out += "(";
     print_list<Bound | Attrs::binds>(out, inputs);
+    if constexpr (Flags & kMoreInputs) out += Inputs::size > 0 ? ", etc" : "etc";
     if constexpr (Attrs::size > 0) {
-      if constexpr (Inputs::size > 0) out += ", ";
+      if constexpr (Inputs::size > 0 || (Flags & kMoreInputs)) out += ", ";
       print_list<Bound>(out, attrs);
     }
     out += ")";
@@ -279,9 +417,20 @@ struct NodePattern : ExprTag {
   }
 
  private:
+  static ir::ValueId input_at(const ir::Node& n, std::size_t slot) {
+    return slot < n.inputs.size() ? n.inputs[slot] : ir::kNone;
+  }
+  bool fits_arity(const ir::Node& n, const Match& m) const {
+    if constexpr (Flags & kMoreInputs)
+      return n.inputs.size() >= Inputs::size && !n.outputs.empty();
+    else
+      return arity_fits(n, required_inputs<Inputs>(), Inputs::size,
+                        [&](std::size_t slot) { return reads_slot(attrs, n, slot, m.opset()); });
+  }
   template <class L>
   static bool reads_slot(const L& list, const ir::Node& n, std::size_t slot, int64_t opset) {
-    if constexpr (L::size == 0) return false;
+    if constexpr (L::size == 0)
+      return false;
     else
       return input_slot_of_attribute(n.op_type, n.domain, decltype(list.head)::name(), opset) ==
                  static_cast<int>(slot) ||
@@ -289,17 +438,20 @@ struct NodePattern : ExprTag {
   }
   template <CaptureMask Bound, class L>
   static bool match_attributes(const L& list, const ir::Node& n, Match& m) {
-    if constexpr (L::size == 0) return true;
+    if constexpr (L::size == 0)
+      return true;
     else
       return list.head.template match<Bound>(n, m) &&
              match_attributes<Bound | decltype(list.head)::binds>(list.tail, n, m);
   }
-  template <CaptureMask Bound, std::size_t Slot, class L>
-  static bool match_inputs(const L& list, const ir::Node& n, Match& m) {
-    if constexpr (L::size == 0) return true;
+  template <CaptureMask Bound, std::size_t Slot, class L, class K>
+  static bool match_inputs(const L& list, const ir::Node& n, Match& m, const K& k) {
+    if constexpr (L::size == 0)
+      return k();
     else
-      return list.head.template match<Bound>(Slot < n.inputs.size() ? n.inputs[Slot] : ir::kNone, m) &&
-             match_inputs<Bound | decltype(list.head)::binds, Slot + 1>(list.tail, n, m);
+      return list.head.template match<Bound>(input_at(n, Slot), m, [&] {
+        return match_inputs<Bound | decltype(list.head)::binds, Slot + 1>(list.tail, n, m, k);
+      });
   }
   template <class L>
   static void build_inputs(const L& list, Rewriter& r, std::vector<ir::ValueId>& out) {
@@ -321,16 +473,23 @@ template <FixedString Op, FixedString Domain, unsigned Flags, class Inputs, clas
 constexpr auto add_node_args(const NodePattern<Op, Domain, Flags, Inputs, Attrs>& n) {
   return n;
 }
-template <FixedString Op, FixedString Domain, unsigned Flags, class Inputs, class Attrs, class First, class... Rest>
+template <FixedString Op, FixedString Domain, unsigned Flags, class Inputs, class Attrs, class First,
+          class... Rest>
 constexpr auto add_node_args(const NodePattern<Op, Domain, Flags, Inputs, Attrs>& n, const First& first,
                              const Rest&... rest) {
   if constexpr (is_attr_is<First>) {
     auto attrs = append(n.attrs, first);
-    return add_node_args(NodePattern<Op, Domain, Flags, Inputs, decltype(attrs)>{{}, n.inputs, attrs}, rest...);
+    return add_node_args(NodePattern<Op, Domain, Flags, Inputs, decltype(attrs)>{{}, n.inputs, attrs},
+                         rest...);
+  } else if constexpr (std::is_same_v<First, Etc>) {
+    return add_node_args(NodePattern<Op, Domain, Flags | kMoreInputs, Inputs, Attrs>{{}, n.inputs, n.attrs},
+                         rest...);
   } else {
     static_assert(IsExpr<First>, "xexp rule: a node input is a capture, a node pattern or fold(...)");
+    static_assert(!(Flags & kMoreInputs), "xexp rule: `etc` comes after the inputs a pattern names");
     auto inputs = append(n.inputs, first);
-    return add_node_args(NodePattern<Op, Domain, Flags, decltype(inputs), Attrs>{{}, inputs, n.attrs}, rest...);
+    return add_node_args(NodePattern<Op, Domain, Flags, decltype(inputs), Attrs>{{}, inputs, n.attrs},
+                         rest...);
   }
 }
 
@@ -362,15 +521,32 @@ struct Named : ExprTag {
   static constexpr CaptureMask binds = capture_bit<Id> | P::binds, uses = capture_bit<Id>;
   static constexpr int depth = P::depth, node_count = P::node_count;
   static constexpr int index = capture_index<Id>();
+  static constexpr CaptureKinds kinds = merge_kinds(one_kind<Id, CaptureKind::Node>(), kinds_of<P>());
 
-  template <CaptureMask Bound>
-  bool match(ir::ValueId v, Match& m) const {
-    if constexpr (Bound & capture_bit<Id>) return m.values[index] == v;
-    else {
-      if (!pattern.template match<Bound>(v, m)) return false;
-      m.values[index] = v;
-      return true;
+  template <CaptureMask Bound, class K>
+  bool match(ir::ValueId v, Match& m, const K& k) const {
+    if constexpr (Bound & capture_bit<Id>) {
+      if (m.values[index] == v) return k();
+      if (m.explaining()) [[unlikely]]
+        m.failed(m.mark(),
+                 [&] { return std::string(1, Id) + ": " + value_label(m.graph(), v) + " is another node"; });
+      return false;
+    } else {
+      return pattern.template match<Bound>(v, m, [&] {
+        m.values[index] = v;
+        return k();
+      });
     }
+  }
+  // As a root: binds the root's first output.
+  static Symbol domain() { return P::domain(); }
+  static std::vector<OpKey> roots() { return P::roots(); }
+  template <CaptureMask Bound, class K>
+  bool match_node(ir::NodeId id, Match& m, const K& k) const {
+    return pattern.template match_node<Bound>(id, m, [&] {
+      m.values[index] = m.graph().node(id).outputs[0];
+      return k();
+    });
   }
   ValueView eval(const Match& m) const { return {&m.graph(), m.values[index]}; }
   ir::ValueId build(Rewriter& r) const { return r.match().values[index]; }
@@ -384,81 +560,58 @@ struct Named : ExprTag {
   }
 };
 // named<'d'>(Sub(x, mean)): the first use matches the sub-pattern, later uses of the same object must be
-// the very same value (node identity).
+// the very same value (node identity). A condition or a replacement reads the node through it
+// (node_of, rebuild).
 template <char Id, class P>
 constexpr auto named(const P& p) {
   return Named<Id, P>{{}, p};
 }
 
-// ---- replacement-only pieces ------------------------------------------------------------------------
-// fold(expr): a constant computed at rewrite time from the captures, added as an initializer.
-template <class E>
-struct Fold : ExprTag {
-  E expr;
-  static constexpr CaptureMask binds = 0, uses = E::uses;
-  static constexpr int depth = 0, node_count = 0;
-  ir::ValueId build(Rewriter& r) const { return r.initializer(Tensor(expr.eval(r.match()))); }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
-    out += "fold(";
-    expr.template print<Bound>(out);
-    out += ")";
-  }
-};
-template <class E>
-constexpr auto fold(const E& e) {
-  return Fold<Lifted<E>>{{}, lift(e)};
-}
-
-// choose(condition, a, b): builds `a` when the condition holds at rewrite time, else `b`.
-template <class C, class A, class B>
-struct Choose : ExprTag {
-  C condition;
+// ---- alternatives -----------------------------------------------------------------------------------
+// either(a, b): the value matches a, or else b (onnxscript's OrValue): Pow(x, two) or Mul(x, x). What
+// follows may read only the captures both bind (the others are bound by one alternative only).
+template <class A, class B>
+struct Either : ExprTag {
   A a;
   B b;
-  static constexpr CaptureMask binds = 0, uses = C::uses | A::uses | B::uses;
-  static constexpr int depth = 0, node_count = 0;
-  ir::ValueId build(Rewriter& r) const { return condition.eval(r.match()) ? a.build(r) : b.build(r); }
+  static constexpr CaptureMask binds = A::binds & B::binds, uses = A::uses | B::uses;
+  static constexpr int depth = A::depth > B::depth ? A::depth : B::depth;
+  static constexpr int node_count = A::node_count > B::node_count ? A::node_count : B::node_count;
+  static constexpr CaptureKinds kinds = merge_kinds(kinds_of<A>(), kinds_of<B>());
+
+  template <CaptureMask Bound, class K>
+  bool match(ir::ValueId v, Match& m, const K& k) const {
+    const int mark = m.mark();
+    if (a.template match<Bound>(v, m, k)) return true;
+    m.rewind(mark);
+    return b.template match<Bound>(v, m, k);
+  }
+  // As a root: either alternative's root op types.
+  static std::vector<OpKey> roots() {
+    std::vector<OpKey> out = A::roots();
+    for (const OpKey& key : B::roots())
+      if (std::find(out.begin(), out.end(), key) == out.end()) out.push_back(key);
+    return out;
+  }
+  template <CaptureMask Bound, class K>
+  bool match_node(ir::NodeId id, Match& m, const K& k) const {
+    const int mark = m.mark();
+    if (a.template match_node<Bound>(id, m, k)) return true;
+    m.rewind(mark);
+    return b.template match_node<Bound>(id, m, k);
+  }
   template <CaptureMask Bound>
   void print(std::string& out) const {
-    out += "choose(";
-    condition.template print<Bound>(out);
-    out += ", ";
+    out += "either(";
     a.template print<Bound>(out);
     out += ", ";
     b.template print<Bound>(out);
     out += ")";
   }
 };
-template <class C, class A, class B>
-constexpr auto choose(const C& condition, const A& a, const B& b) {
-  return Choose<C, A, B>{{}, condition, a, b};
-}
-
-// replace_with("name", lambda, captures...): the lambda gets the Rewriter and the evaluated captures and
-// returns the value replacing the root's output, or std::nullopt to decline (what it built is undone).
-template <class F, class Args>
-struct LambdaReplacement : ExprTag {
-  const char* name;
-  F f;
-  Args args;
-  static constexpr CaptureMask binds = 0, uses = Args::uses;
-  static constexpr int depth = 0, node_count = 0;
-  std::optional<ir::ValueId> build(Rewriter& r) const {
-    return apply_list([&](auto&&... a) -> std::optional<ir::ValueId> { return f(r, a...); }, args, r.match());
-  }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
-    out += name;
-    out += "(";
-    print_list<Bound>(out, args);
-    out += ")";
-  }
-};
-template <class F, class... Args>
-constexpr auto replace_with(const char* name, F f, const Args&... args) {
-  auto list = make_list(args...);
-  return LambdaReplacement<F, decltype(list)>{{}, name, f, list};
+template <class A, class B>
+constexpr auto either(const A& a, const B& b) {
+  return Either<A, B>{{}, a, b};
 }
 
 }  // namespace xexp::rewrite

@@ -2,7 +2,9 @@
 // Rewriter: what a replacement builds with. New nodes are inserted before the matched root (every value
 // a pattern reads is available there), named `<Rule>Pattern--<root name>`, and their outputs get fresh
 // names from the graph's uniquifier. Attributes that a newer opset moved to inputs are written as
-// constant inputs. New outputs are typed by shape inference. A replacement that declines after building something is rolled back.
+// constant inputs. New outputs are typed by shape inference. A replacement that declines after building
+// something is rolled back.
+#include <array>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -62,6 +64,13 @@ class Rewriter {
     return id;
   }
 
+  // A value built once and reused (rewrite::let): the slot of letter `index`, kNone until built.
+  ir::ValueId& let_slot(int index) { return lets_[index]; }
+  // After the root's replacement, the consumers of `old` read `fresh` (another output of a new node
+  // taking over a matched node's outputs); `fresh` gets `old`'s type, as it computes the same thing.
+  void replace_later(ir::ValueId old, ir::ValueId fresh) { later_.emplace_back(old, fresh); }
+  const std::vector<std::pair<ir::ValueId, ir::ValueId>>& later_replacements() const { return later_; }
+
   const std::vector<ir::NodeId>& added() const { return added_; }
   // Undoes everything built so far (a replacement declined).
   void rollback() {
@@ -72,6 +81,8 @@ class Rewriter {
     std::erase_if(order, [&](ir::ValueId id) { return !graph_.value(id).alive; });
     graph_.set_initializer_order(std::move(order));
     initializers_.clear();
+    later_.clear();
+    lets_.fill(ir::kNone);
   }
 
  private:
@@ -81,6 +92,13 @@ class Rewriter {
   std::string node_base_, value_base_;
   std::vector<ir::NodeId> added_;
   std::vector<ir::ValueId> initializers_;
+  std::vector<std::pair<ir::ValueId, ir::ValueId>> later_;
+  std::array<ir::ValueId, kCaptureCount> lets_ = filled_with_none();
+  static std::array<ir::ValueId, kCaptureCount> filled_with_none() {
+    std::array<ir::ValueId, kCaptureCount> out;
+    out.fill(ir::kNone);
+    return out;
+  }
 };
 
 }  // namespace xexp::rewrite

@@ -17,14 +17,9 @@
 #include <vector>
 
 #include "xexp/rewrite/pattern.hpp"
+#include "xexp/rewrite/replacement.hpp"
 
 namespace xexp::rewrite {
-
-struct OpKey {
-  Symbol domain;
-  Symbol op_type;
-  friend bool operator==(const OpKey&, const OpKey&) = default;
-};
 
 class Rule {
  public:
@@ -33,7 +28,7 @@ class Rule {
 
   // Short name, usable in a set string ("Cast").
   const std::string& name() const { return name_; }
-  // Name in logs and statistics, as the original prints it ("CastPattern").
+  // Name in logs and statistics ("CastPattern"), as experimental-experiment's optimizer prints it.
   std::string pattern_name() const { return name_ + "Pattern"; }
   int priority() const { return priority_; }
 
@@ -43,6 +38,9 @@ class Rule {
   virtual int depth() const = 0;
   // Matches the pattern at `root`, checks containment and the condition. `m` is overwritten.
   virtual bool match(const ir::Graph& g, ir::NodeId root, int64_t opset, Match& m) const = 0;
+  // Why the rule does not match at `root` (the failure that got furthest: a sub-pattern, containment or
+  // the first false condition), or "" when it matches. Slower than match: for --explain only.
+  virtual std::string explain(const ir::Graph& g, ir::NodeId root, int64_t opset) const = 0;
   // Builds the replacement of the root's first output; std::nullopt when it declines.
   virtual std::optional<ir::ValueId> build(Rewriter& r) const = 0;
   // One line: "Cast: Cast(x, to=t) -> x  when (dtype(x) == t)  [P0]".
@@ -82,9 +80,27 @@ struct Case {
   C condition;
   R replacement;
   static constexpr int depth = P::depth;
-  static OpKey root() { return {P::domain(), P::op_type()}; }
+  static std::vector<OpKey> roots() { return P::roots(); }
+  static bool has_root(const OpKey& key) {
+    static const std::vector<OpKey> keys = roots();
+    return std::find(keys.begin(), keys.end(), key) != keys.end();
+  }
+  // Containment and the condition run as the match's last step, so that a failure there makes the
+  // matchers try their other choices (commutative orders, alternatives).
   bool match(ir::NodeId root, Match& m) const {
-    return pattern.template match_node<0>(root, m) && is_contained(m) && condition.eval(m);
+    return pattern.template match_node<0>(root, m, [&] { return is_contained(m) && condition.eval(m); });
+  }
+  bool explain(ir::NodeId root, Match& m) const {
+    return pattern.template match_node<0>(root, m, [&] {
+      if (!is_contained(m)) {
+        m.failed(Match::kMaxNodes, [] { return std::string("a matched node has consumers outside the match"); });
+        return false;
+      }
+      std::string failed;
+      if (explain_condition<P::binds>(condition, m, failed)) return true;
+      m.failed(Match::kMaxNodes + 1, [&] { return failed; });
+      return false;
+    });
   }
   void print(std::string& out) const {
     pattern.template print<0>(out);
@@ -108,6 +124,14 @@ class TypedRule final : public Rule {
     collect_roots(cases_, out);
     return out;
   }
+  std::string explain(const ir::Graph& g, ir::NodeId root, int64_t opset) const override {
+    const ir::Node& n = g.node(root);
+    std::string why;
+    Match m;
+    m.explain_into(&why);
+    if (explain_cases(cases_, OpKey{n.domain, n.op_type}, g, root, opset, m)) return "";
+    return why.empty() ? "the root's op type is not one of the rule's" : why;
+  }
   int depth() const override { return max_depth(cases_); }
   bool match(const ir::Graph& g, ir::NodeId root, int64_t opset, Match& m) const override {
     const ir::Node& n = g.node(root);
@@ -124,8 +148,8 @@ class TypedRule final : public Rule {
   template <class L>
   static void collect_roots(const L& list, std::vector<OpKey>& out) {
     if constexpr (L::size > 0) {
-      OpKey key = decltype(list.head)::root();
-      if (std::find(out.begin(), out.end(), key) == out.end()) out.push_back(key);
+      for (const OpKey& key : decltype(list.head)::roots())
+        if (std::find(out.begin(), out.end(), key) == out.end()) out.push_back(key);
       collect_roots(list.tail, out);
     }
   }
@@ -139,12 +163,23 @@ class TypedRule final : public Rule {
                           int index) {
     if constexpr (L::size == 0) return false;
     else {
-      if (decltype(list.head)::root() == key) {
+      if (decltype(list.head)::has_root(key)) {
         m.reset(g, opset);
         m.case_index = index;
         if (list.head.match(root, m)) return true;
       }
       return match_cases(list.tail, key, g, root, opset, m, index + 1);
+    }
+  }
+  template <class L>
+  static bool explain_cases(const L& list, OpKey key, const ir::Graph& g, ir::NodeId root, int64_t opset, Match& m) {
+    if constexpr (L::size == 0) return false;
+    else {
+      if (decltype(list.head)::has_root(key)) {
+        m.reset(g, opset);
+        if (list.head.explain(root, m)) return true;
+      }
+      return explain_cases(list.tail, key, g, root, opset, m);
     }
   }
   template <class L>
@@ -178,11 +213,17 @@ class RuleDraft {
     return RuleDraft<P, decltype(both)>(name_, priority_, pattern_, both);
   }
   // The replacement: gives a rule (converted to RulePtr) or, inside cases(...), one of its cases.
-  template <class R>
-  auto to(const R& replacement) const {
-    static_assert((R::uses & ~P::binds) == 0,
-                  "xexp rule: the replacement uses a capture that the pattern does not bind");
-    return Finished<R>{name_, priority_, Case<P, C, R>{pattern_, condition_, replacement}};
+  // .to(root, also(v, r)...): besides the root, the consumers of matched values v read what r builds.
+  template <class R, class... Extras>
+  auto to(const R& replacement, const Extras&... extras) const {
+    if constexpr (sizeof...(Extras) == 0) {
+      static_assert((R::uses & ~P::binds) == 0,
+                    "xexp rule: the replacement uses a capture that the pattern does not bind");
+      return Finished<R>{name_, priority_, Case<P, C, R>{pattern_, condition_, replacement}};
+    } else {
+      auto list = make_list(extras...);
+      return to(WithAlso<R, decltype(list)>{{}, replacement, list});
+    }
   }
 
  private:
@@ -210,6 +251,8 @@ class RuleDraft {
 template <class P>
 auto check_pattern(const P& pattern) {
   static_assert(P::node_count >= 1, "xexp rule: the pattern's root must be a node");
+  static_assert(!kinds_of<P>().clash,
+                "xexp rule: one letter names two kinds of capture (say Var<'a'> and Int<'a'>); use another letter");
   static_assert(P::node_count <= Match::kMaxNodes, "xexp rule: the pattern has too many nodes");
   return pattern;
 }

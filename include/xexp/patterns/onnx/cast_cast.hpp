@@ -1,17 +1,19 @@
 #pragma once
-// CastCast: Cast(Cast(x, t2), t3) is one Cast to t3 when the first one loses nothing the second would
-// keep: t2 == t3, or x already has type t2. When x has type t3 and the middle type holds it exactly
-// (f32/f16/bf16 through float or double), both go.
+// CastCast: Cast(Cast(x, to=m), to=t) is one Cast when the middle type loses nothing (m == t, or m is x's
+// own type), or nothing at all when t is x's type and the round trip through m is exact (a float type
+// through float or double).
 #include "xexp/rewrite/dsl.hpp"
 
 namespace xexp::patterns {
 
 namespace detail {
-inline bool exact_round_trip(ElemType from, int64_t through) {
-  const auto mid = static_cast<ElemType>(through);
-  const bool small_float = from == ElemType::Float || from == ElemType::Float16 || from == ElemType::BFloat16;
-  return small_float && (mid == ElemType::Float || mid == ElemType::Double);
-}
+inline constexpr auto exact_round_trip =
+    rewrite::fact<"exact_round_trip">([](ElemType from, int64_t through) {
+      const auto mid = static_cast<ElemType>(through);
+      const bool small_float =
+          from == ElemType::Float || from == ElemType::Float16 || from == ElemType::BFloat16;
+      return small_float && (mid == ElemType::Float || mid == ElemType::Double);
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr cast_cast_rule() {
@@ -21,8 +23,7 @@ inline rewrite::RulePtr cast_cast_rule() {
   Int<'t'> to;
   return rule("CastCast")
       .match(Cast(Cast(x, attr<"to"> = mid), attr<"to"> = to))
-      .when(mid == to || dtype(x) == mid ||
-            (dtype(x) == to && call("exact_round_trip", detail::exact_round_trip, dtype(x), mid)))
+      .when(mid == to || dtype(x) == mid || (dtype(x) == to && detail::exact_round_trip(dtype(x), mid)))
       .to(choose(dtype(x) == to, x, Cast(x, attr<"to"> = to)));
 }
 

@@ -1,46 +1,43 @@
 #pragma once
 // ClipClip: a Clip with only a min followed by a Clip with only a max (or the reverse) is one Clip.
 // Clip(x, lo, hi) computes min(max(x, lo), hi), which is min-then-max for any bounds; max-then-min,
-// max(min(x, hi), lo), differs when lo > hi, so that order needs both bounds constant with lo <= hi
-// (the original did not check it). Opset >= 11 (bounds as inputs).
-#include "xexp/patterns/constant_facts.hpp"
-#include "xexp/patterns/variadic_node.hpp"
+// max(min(x, hi), lo), differs when lo > hi, so that order needs both bounds constant with lo <= hi.
+// Opset >= 11 (bounds as inputs).
+#include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
 
 namespace detail {
-struct ClipBounds {
-  ir::ValueId lo, hi;
-};
-inline ClipBounds clip_bounds(const rewrite::ValueView& clip) { return {input_of(clip, 1), input_of(clip, 2)}; }
-inline bool clips_merge(const rewrite::ValueView& outer, const rewrite::ValueView& inner) {
-  const ClipBounds o = clip_bounds(outer), i = clip_bounds(inner);
-  const bool inner_min_only = i.lo != ir::kNone && i.hi == ir::kNone;
-  const bool inner_max_only = i.lo == ir::kNone && i.hi != ir::kNone;
-  const bool outer_min_only = o.lo != ir::kNone && o.hi == ir::kNone;
-  const bool outer_max_only = o.lo == ir::kNone && o.hi != ir::kNone;
-  if (inner_min_only && outer_max_only) return true;
-  if (!(inner_max_only && outer_min_only)) return false;
-  std::optional<double> lo = scalar_constant(*outer.graph, o.lo), hi = scalar_constant(*outer.graph, i.hi);
-  return lo && hi && *lo <= *hi;
+// Which bounds a Clip gives: 1 only min, 2 only max, 0 both or none.
+inline int only_bound(const ValueView& clip) {
+  const bool lo = rewrite::input_of(clip, 1) != ir::kNone, hi = rewrite::input_of(clip, 2) != ir::kNone;
+  return lo && !hi ? 1 : hi && !lo ? 2 : 0;
 }
+inline constexpr auto clips_merge =
+    rewrite::fact<"clips_merge">([](const ValueView& outer, const ValueView& inner) {
+      if (only_bound(inner) == 1 && only_bound(outer) == 2) return true;
+      if (!(only_bound(inner) == 2 && only_bound(outer) == 1)) return false;
+      std::optional<double> lo = scalar_constant(*outer.graph, rewrite::input_of(outer, 1));
+      std::optional<double> hi = scalar_constant(*outer.graph, rewrite::input_of(inner, 2));
+      return lo && hi && *lo <= *hi;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr clip_clip_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  // variadic: min and max are optional inputs, op<...> cannot match an omitted one in the middle.
-  auto inner = variadic<'i', "Clip">(x);
-  auto outer = variadic<'o', "Clip">(inner);
-  auto merged = [](Rewriter& r, const ValueView& input, const ValueView& o, const ValueView& i) -> std::optional<ir::ValueId> {
-    const detail::ClipBounds a = detail::clip_bounds(o), b = detail::clip_bounds(i);
-    return r.node(Symbol("Clip"), {input.id, a.lo != ir::kNone ? a.lo : b.lo, a.hi != ir::kNone ? a.hi : b.hi});
-  };
+  Opt<'l'> lo;
+  Opt<'h'> hi;
+  Opt<'L'> inner_lo;
+  Opt<'H'> inner_hi;
+  // Clip(x, min, max), either bound omitted: an omitted one binds kNone and stays omitted when rebuilt.
+  auto inner = named<'i'>(op<"Clip">(x, inner_lo, inner_hi));
+  auto outer = named<'o'>(op<"Clip">(inner, lo, hi));
   return rule("ClipClip")
       .priority(1)
       .match(outer)
-      .when(call("clips_merge", detail::clips_merge, outer, inner))
-      .to(replace_with("Clip", merged, x, outer, inner));
+      .when(detail::clips_merge(outer, inner))
+      .to(op<"Clip">(x, choose(present(lo), lo, inner_lo), choose(present(hi), hi, inner_hi)));
 }
 
 }  // namespace xexp::patterns

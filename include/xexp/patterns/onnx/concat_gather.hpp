@@ -1,14 +1,15 @@
 #pragma once
 // ConcatGather: Gather([i]) of a Concat of (1,)-shaped parts (a shape being assembled) is part i.
-#include "xexp/patterns/constant_facts.hpp"
-#include "xexp/patterns/variadic_node.hpp"
+#include <vector>
+
+#include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
 
 namespace detail {
-// The part picked, or kNone when the index or a part does not have shape (1,).
-inline ir::ValueId picked_concat_part(const rewrite::ValueView& concat, const Tensor& index) {
-  const ir::Node& n = node_of(concat);
+// Part i, or kNone when the index or a part does not have shape (1,).
+inline ir::ValueId picked_concat_part(const ValueView& concat, const Tensor& index) {
+  const ir::Node& n = rewrite::node_of(concat);
   if (index.dims() != std::vector<int64_t>{1} || !is_integer_type(index.type())) return ir::kNone;
   for (ir::ValueId part : n.inputs) {
     const std::optional<Shape>& s = concat.graph->value(part).shape;
@@ -19,20 +20,23 @@ inline ir::ValueId picked_concat_part(const rewrite::ValueView& concat, const Te
   if (i < 0) i += count;
   return i >= 0 && i < count ? n.inputs[i] : ir::kNone;
 }
+inline constexpr auto picked_part = rewrite::fact<"picked_part">(picked_concat_part);
 }  // namespace detail
 
 inline rewrite::RulePtr concat_gather_rule() {
   using namespace rewrite::dsl;
   Const<'i'> index;
-  // variadic: a Concat has any number of inputs.
-  auto concat = shared_variadic<'c', "Concat">();
-  auto picked = call("picked_part", detail::picked_concat_part, concat, index);
+  auto concat = named<'c'>(shared(Concat(etc)));
+  auto picked = detail::picked_part(concat, index);
   return rule("ConcatGather")
       .match(op<"Gather">(concat, index, attr<"axis"> = 0))
       .when(picked != ir::kNone)
-      .to(replace_with("part", [](Rewriter&, const ValueView& c, const Tensor& i) -> std::optional<ir::ValueId> {
-        return detail::picked_concat_part(c, i);
-      }, concat, index));
+      .to(replace_with(
+          "part",
+          [](Rewriter&, const ValueView& c, const Tensor& i) -> std::optional<ir::ValueId> {
+            return detail::picked_concat_part(c, i);
+          },
+          concat, index));
 }
 
 }  // namespace xexp::patterns

@@ -16,42 +16,38 @@ inline bool is_shape_derived(const ir::Graph& g, ir::ValueId v) {
   if (!n.domain.empty()) return false;
   if (n.op_type == Symbol("Shape")) return true;
   for (const char* op : {"Gather", "Slice", "Squeeze", "Unsqueeze"})
-    if (n.op_type == Symbol(op)) return !n.inputs.empty() && n.inputs[0] != ir::kNone && is_shape_derived(g, n.inputs[0]);
+    if (n.op_type == Symbol(op))
+      return !n.inputs.empty() && n.inputs[0] != ir::kNone && is_shape_derived(g, n.inputs[0]);
   return false;
 }
 // The index of the last Shape-derived part, or -1 when a part is neither kind or a constant holds -1.
-inline int64_t last_shape_part(const rewrite::ValueView& reshape, const rewrite::ValueView& concat) {
-  if (reshape_allows_zero(reshape)) return -1;
-  const ir::Graph& g = *concat.graph;
-  const ir::Node& n = node_of(concat);
-  int64_t last = -1;
-  for (std::size_t k = 0; k < n.inputs.size(); ++k) {
-    if (std::optional<std::vector<int64_t>> values = int_constant(g, n.inputs[k])) {
-      if (std::find(values->begin(), values->end(), -1) != values->end()) return -1;
-      continue;
-    }
-    if (!is_one_element_int64(g.value(n.inputs[k])) || !is_shape_derived(g, n.inputs[k])) return -1;
-    last = static_cast<int64_t>(k);
-  }
-  return last;
-}
+inline constexpr auto last_shape_part =
+    rewrite::fact<"last_shape_part">([](const ValueView& reshape, const ValueView& concat) -> int64_t {
+      if (reshape_allows_zero(reshape)) return -1;
+      const ir::Graph& g = *concat.graph;
+      const ir::Node& n = rewrite::node_of(concat);
+      int64_t last = -1;
+      for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+        if (std::optional<std::vector<int64_t>> values = int_constant(g, n.inputs[k])) {
+          if (std::find(values->begin(), values->end(), -1) != values->end()) return -1;
+          continue;
+        }
+        if (!is_one_element_int64(g.value(n.inputs[k])) || !is_shape_derived(g, n.inputs[k])) return -1;
+        last = static_cast<int64_t>(k);
+      }
+      return last;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr concat_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  // variadic: see static_concat_reshape.hpp.
-  auto concat = shared_variadic<'c', "Concat">();
-  auto reshape = variadic<'r', "Reshape">(x, concat);
+  auto concat = named<'c'>(shared(Concat(etc)));
+  auto reshape = named<'r'>(Reshape(x, concat));
   return rule("ConcatReshape")
       .match(reshape)
-      .when(call("last_shape_part", detail::last_shape_part, reshape, concat) >= 0)
-      .to(replace_with("reshape_with_minus_one",
-                       [](Rewriter& r, const ValueView& input, const ValueView& re, const ValueView& c)
-                           -> std::optional<ir::ValueId> {
-                         return detail::reshape_with_minus_one(r, input.id, node_of(c).inputs,
-                                                               static_cast<std::size_t>(detail::last_shape_part(re, c)));
-                       },
+      .when(detail::last_shape_part(reshape, concat) >= 0)
+      .to(replace_with("reshape_with_minus_one", detail::reshape_with_minus_one_at(detail::last_shape_part),
                        x, reshape, concat));
 }
 

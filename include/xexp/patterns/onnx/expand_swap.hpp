@@ -9,14 +9,13 @@ namespace xexp::patterns {
 inline rewrite::RulePtr expand_swap_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  auto expand = variadic<'e', "Expand">(x);
-  return for_each_root(ElementwiseUnaryOps{} + OpList<"Pow">{}, rule("ExpandSwap").priority(1),
-                       [&]<rewrite::FixedString Op>() {
-    auto op = variadic<'u', Op>(expand);
-    return match(op)
-        .when(rank(x) >= 0 && call("extra_inputs_are_scalars", detail::extra_inputs_are_scalars, op))
-        .to(replace_with("op_before_layout", detail::op_before_layout, op, expand));
-  });
+  auto expand = named<'e'>(Expand(x, etc));
+  auto unary = named<'u'>(op<kElementwiseUnary | rewrite::FixedString("Pow")>(expand, etc));
+  return rule("ExpandSwap")
+      .priority(1)
+      .match(unary)
+      .when(rank(x) >= 0 && detail::extra_inputs_are_scalars(unary))
+      .to(rebuild(expand, input<0> = rebuild(unary, input<0> = x)));
 }
 
 }  // namespace xexp::patterns

@@ -3,37 +3,35 @@
 //   d = x - ReduceMean(x, axes);  y = d / Sqrt(ReduceMean(Pow(d, 2), axes) + eps)
 // over trailing axes (keepdims=1), becomes LayerNormalization(x, ones, zeros) (opset >= 17). `d` feeds
 // two nodes: a named DAG node. Without the Add, epsilon is 0 (the decomposition's exact value).
+#include <algorithm>
 #include <vector>
 
-#include "xexp/patterns/constant_math.hpp"
-#include "xexp/rewrite/dsl.hpp"
+#include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
 
 namespace detail {
 // The first normalized axis when `axes` are the trailing axes of x, with static dims; else -1.
-inline int64_t trailing_axis(const rewrite::ValueView& x, const std::vector<int64_t>& axes,
-                             const std::vector<int64_t>& axes2) {
-  if (axes != axes2 || axes.empty() || !x.shape()) return -1;
-  const auto rank = static_cast<int64_t>(x.shape()->size());
-  std::vector<int64_t> sorted;
-  for (int64_t a : axes) sorted.push_back(a < 0 ? a + rank : a);
-  std::sort(sorted.begin(), sorted.end());
-  for (std::size_t k = 0; k < sorted.size(); ++k)
-    if (sorted[k] != rank - static_cast<int64_t>(sorted.size() - k) || !(*x.shape())[sorted[k]].is_static())
-      return -1;
-  return sorted.front();
-}
-inline bool is_normalizable_float(ElemType t) {
-  return t == ElemType::Float || t == ElemType::Double || t == ElemType::Float16 || t == ElemType::BFloat16;
-}
+inline constexpr auto trailing_axis = rewrite::fact<"trailing_axis">(
+    [](const ValueView& x, const std::vector<int64_t>& axes, const std::vector<int64_t>& axes2) -> int64_t {
+      if (axes != axes2 || axes.empty() || !x.shape()) return -1;
+      const auto rank = static_cast<int64_t>(x.shape()->size());
+      std::vector<int64_t> sorted;
+      for (int64_t a : axes) sorted.push_back(a < 0 ? a + rank : a);
+      std::sort(sorted.begin(), sorted.end());
+      for (std::size_t k = 0; k < sorted.size(); ++k)
+        if (sorted[k] != rank - static_cast<int64_t>(sorted.size() - k) ||
+            !(*x.shape())[sorted[k]].is_static())
+          return -1;
+      return sorted.front();
+    });
 // Ones (or zeros) of x's type over the normalized trailing dims.
-inline Tensor filled_from(const rewrite::ValueView& x, int64_t axis, double value) {
+inline constexpr auto filled = rewrite::fact<"filled">([](const ValueView& x, int64_t axis, double value) {
   std::vector<int64_t> dims;
-  for (std::size_t k = static_cast<std::size_t>(axis); k < x.shape()->size(); ++k) dims.push_back((*x.shape())[k].value());
+  for (std::size_t k = static_cast<std::size_t>(axis); k < x.shape()->size(); ++k)
+    dims.push_back((*x.shape())[k].value());
   return eval::filled(x.elem(), dims, value);
-}
-inline float scalar_float(const Tensor& t) { return static_cast<float>(eval::scalar_double(t)); }
+});
 }  // namespace detail
 
 inline rewrite::RulePtr layer_normalization_rule() {
@@ -45,19 +43,18 @@ inline rewrite::RulePtr layer_normalization_rule() {
   Const<'e'> eps;
   auto d = named<'d'>(Sub(x, ReduceMean(x, attr<"axes"> = axes, attr<"keepdims"> = 1)));
   auto variance = ReduceMean(Pow(d, two), attr<"axes"> = axes2, attr<"keepdims"> = 1);
-  auto axis = call("trailing_axis", detail::trailing_axis, x, axes, axes2);
-  auto fits = opset_at_least(17) && axis >= 0 && call("is_float", detail::is_normalizable_float, dtype(x)) &&
-              is_scalar(two) && call("all_equal", all_equal, two, 2.0);
+  auto axis = detail::trailing_axis(x, axes, axes2);
+  auto fits =
+      opset_at_least(17) && axis >= 0 && is_normalization_float(x) && is_scalar(two) && all_equal(two, 2.0);
   auto normalized = [&](const auto& epsilon) {
-    return LayerNormalization(x, fold(call("ones", detail::filled_from, x, axis, 1.0)),
-                              fold(call("zeros", detail::filled_from, x, axis, 0.0)), attr<"axis"> = axis,
-                              attr<"epsilon"> = epsilon, attr<"stash_type"> = 1);
+    return LayerNormalization(x, fold(detail::filled(x, axis, 1.0)), fold(detail::filled(x, axis, 0.0)),
+                              attr<"axis"> = axis, attr<"epsilon"> = epsilon, attr<"stash_type"> = 1);
   };
   return rule("LayerNormalization")
       .priority(1)
       .cases(match(Div(d, Sqrt(commutative(Add(variance, eps)))))
                  .when(fits && is_scalar(eps))
-                 .to(normalized(call("scalar", detail::scalar_float, eps))),
+                 .to(normalized(scalar_float(eps))),
              match(Div(d, Sqrt(variance))).when(fits).to(normalized(0.0f)));
 }
 

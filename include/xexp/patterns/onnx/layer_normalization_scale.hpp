@@ -2,19 +2,20 @@
 // LayerNormalizationScale: a constant Mul (or Add) after a LayerNormalization goes into its scale (and
 // bias): LN(x, s, b) * m = LN(x, s*m, b*m) and LN(x, s, b) + c = LN(x, s, b+c), when m and c have the
 // scale's shape. Applied one after the other, LN -> Mul -> Add becomes one LN.
-#include "xexp/patterns/constant_math.hpp"
-#include "xexp/rewrite/dsl.hpp"
+#include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
 
 namespace detail {
-inline bool same_dims(const Tensor& a, const Tensor& b) { return a.dims() == b.dims() && a.type() == b.type(); }
-inline bool constant_or_absent(const rewrite::ValueView& v) { return v.id == ir::kNone || v.constant(); }
-inline Tensor times(const Tensor& a, const Tensor& b) { return compute("Mul", {a, b}); }
-inline Tensor bias_times(const rewrite::ValueView& bias, const Tensor& m) { return times(*bias.constant(), m); }
-inline Tensor bias_plus(const rewrite::ValueView& bias, const Tensor& c) {
+inline constexpr auto constant_or_absent =
+    rewrite::fact<"constant_or_absent">([](const ValueView& v) { return v.id == ir::kNone || v.constant(); });
+// bias (a constant) op c.
+inline constexpr auto bias_times = rewrite::fact<"bias_times">([](const ValueView& bias, const Tensor& c) {
+  return compute("Mul", {*bias.constant(), c});
+});
+inline constexpr auto bias_plus = rewrite::fact<"bias_plus">([](const ValueView& bias, const Tensor& c) {
   return compute("Add", {*bias.constant(), c});
-}
+});
 }  // namespace detail
 
 inline rewrite::RulePtr layer_normalization_scale_rule() {
@@ -23,28 +24,18 @@ inline rewrite::RulePtr layer_normalization_scale_rule() {
   Const<'s'> scale;
   Opt<'b'> bias;
   Const<'m'> c;
-  Int<'a'> axis;
-  Float<'e'> epsilon;
-  Int<'t'> stash;
-  auto ln = LayerNormalization(x, scale, bias, attr<"axis"> = axis, attr<"epsilon"> = epsilon,
-                               attr<"stash_type"> = stash);
-  auto with = [&](const auto& new_scale, const auto& new_bias) {
-    return LayerNormalization(x, new_scale, new_bias, attr<"axis"> = axis, attr<"epsilon"> = epsilon,
-                              attr<"stash_type"> = stash);
-  };
-  auto fits = call("same_dims", detail::same_dims, c, scale) &&
-              call("constant_or_absent", detail::constant_or_absent, bias);
-  auto scaled = fold(call("times", detail::times, scale, c));
+  auto ln = named<'n'>(LayerNormalization(x, scale, bias));
+  auto fits = same_dims_and_type(c, scale) && detail::constant_or_absent(bias);
+  auto scaled = fold(product(scale, c));
   return rule("LayerNormalizationScale")
       .priority(1)
       .cases(match(commutative(Mul(ln, c)))
                  .when(fits)
-                 .to(choose(present(bias), with(scaled, fold(call("bias_times", detail::bias_times, bias, c))),
-                            with(scaled, bias))),
+                 .to(rebuild(ln, input<1> = scaled,
+                             input<2> = choose(present(bias), fold(detail::bias_times(bias, c)), bias))),
              match(commutative(Add(ln, c)))
                  .when(fits)
-                 .to(choose(present(bias), with(scale, fold(call("bias_plus", detail::bias_plus, bias, c))),
-                            with(scale, c))));
+                 .to(rebuild(ln, input<2> = choose(present(bias), fold(detail::bias_plus(bias, c)), c))));
 }
 
 }  // namespace xexp::patterns

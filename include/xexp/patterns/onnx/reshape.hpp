@@ -1,30 +1,29 @@
 #pragma once
 // Reshape and Expand to the shape the input already has do nothing (the input's shape static, the
 // requested shape a constant spelling exactly those dims).
-#include "xexp/patterns/constant_math.hpp"
-#include "xexp/rewrite/dsl.hpp"
+#include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
 
 namespace detail {
-inline bool same_static_dims(const rewrite::ValueView& x, const Tensor& shape) {
-  auto dims = static_dims_of(x);
-  return dims && int64_values(shape) == dims;
-}
+inline constexpr auto same_static_dims =
+    rewrite::fact<"same_static_dims">([](const ValueView& x, const Tensor& shape) {
+      auto dims = static_dims_of(x);
+      return dims && shape.type() == ElemType::Int64 && int_values(shape) == dims;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Const<'s'> s;
-  return rule("Reshape").match(Reshape(x, s)).when(call("same_static_dims", detail::same_static_dims, x, s)).to(x);
+  return rule("Reshape").match(Reshape(x, s)).when(detail::same_static_dims(x, s)).to(x);
 }
-
 inline rewrite::RulePtr expand_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Const<'s'> s;
-  return rule("Expand").match(Expand(x, s)).when(call("same_static_dims", detail::same_static_dims, x, s)).to(x);
+  return rule("Expand").match(Expand(x, s)).when(detail::same_static_dims(x, s)).to(x);
 }
 
 }  // namespace xexp::patterns

@@ -3,16 +3,16 @@
 // intermediate tensor (it holds no 0; -1 still resolves to the same size from the element count).
 #include <algorithm>
 
-#include "xexp/patterns/constant_math.hpp"
-#include "xexp/rewrite/dsl.hpp"
+#include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
 
 namespace detail {
-inline bool copies_no_dim(const Tensor& shape) {
-  auto values = int64_values(shape);
-  return values && std::find(values->begin(), values->end(), 0) == values->end();
-}
+inline constexpr auto copies_no_dim = rewrite::fact<"copies_no_dim">([](const Tensor& shape) {
+  auto values = int_values(shape);
+  return shape.type() == ElemType::Int64 && values &&
+         std::find(values->begin(), values->end(), 0) == values->end();
+});
 }  // namespace detail
 
 inline rewrite::RulePtr reshape_reshape_rule() {
@@ -22,7 +22,7 @@ inline rewrite::RulePtr reshape_reshape_rule() {
   Const<'s'> s;
   return rule("ReshapeReshape")
       .match(Reshape(Reshape(x, first_shape), s))
-      .when(call("copies_no_dim", detail::copies_no_dim, s))
+      .when(detail::copies_no_dim(s))
       .to(Reshape(x, s));
 }
 

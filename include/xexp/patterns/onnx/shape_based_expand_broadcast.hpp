@@ -6,30 +6,20 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-template <rewrite::FixedString... Ops>
-rewrite::RulePtr shape_based_expand_broadcast_cases(OpList<Ops...>) {
+inline rewrite::RulePtr shape_based_expand_broadcast_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'y'> y;
   Var<'s'> s;
   Var<'t'> t;
-  auto rebuilt = [](Rewriter& r, const ValueView& binary, const ValueView& a, const ValueView& b) {
-    return binary_on(r, binary, a.id, b.id);
-  };
-  auto fits = [&](auto binary) { return call("broadcasts_to", broadcasts_to, x, y, binary); };
   auto one_case = [&](auto binary) {
-    return match(binary).when(fits(binary)).to(replace_with("binary_on", rebuilt, binary, x, y));
+    return match(binary).when(detail::broadcasts_to(x, y, binary)).to(rebuild(binary, x, y));
   };
   return rule("ShapeBasedExpandBroadcast")
       .priority(1)
-      .cases(one_case(variadic<'o', Ops>(Expand(x, s), Expand(y, t)))...,
-             one_case(variadic<'o', Ops>(Expand(x, s), y))..., one_case(variadic<'o', Ops>(x, Expand(y, t)))...);
-}
-}  // namespace detail
-
-inline rewrite::RulePtr shape_based_expand_broadcast_rule() {
-  return detail::shape_based_expand_broadcast_cases(detail::BroadcastOps{});
+      .cases(one_case(named<'o'>(op<kBroadcastBinary>(Expand(x, s), Expand(y, t)))),
+             one_case(named<'o'>(op<kBroadcastBinary>(Expand(x, s), y))),
+             one_case(named<'o'>(op<kBroadcastBinary>(x, Expand(y, t)))));
 }
 
 }  // namespace xexp::patterns

@@ -10,19 +10,19 @@ namespace xexp::patterns {
 
 namespace detail {
 // Broadcasting a against b gives fewer elements than `out`: a dimension of out neither operand has.
-inline bool broadcast_is_smaller(const rewrite::ValueView& a, const rewrite::ValueView& b,
-                                 const rewrite::ValueView& out) {
-  if (!a.shape() || !b.shape() || !out.shape()) return false;
-  const Shape &sa = *a.shape(), &sb = *b.shape(), &so = *out.shape();
-  using rewrite::facts::KnownDim;
-  for (std::size_t k = 0; k < so.size(); ++k) {
-    const std::size_t from_end = so.size() - k;
-    const bool in_a = from_end <= sa.size() && KnownDim{sa[sa.size() - from_end]} == KnownDim{so[k]};
-    const bool in_b = from_end <= sb.size() && KnownDim{sb[sb.size() - from_end]} == KnownDim{so[k]};
-    if (!in_a && !in_b && !(KnownDim{so[k]} == 1)) return true;
-  }
-  return false;
-}
+inline constexpr auto broadcast_is_smaller =
+    rewrite::fact<"broadcast_is_smaller">([](const ValueView& a, const ValueView& b, const ValueView& out) {
+      if (!a.shape() || !b.shape() || !out.shape()) return false;
+      const Shape &sa = *a.shape(), &sb = *b.shape(), &so = *out.shape();
+      using rewrite::facts::KnownDim;
+      for (std::size_t k = 0; k < so.size(); ++k) {
+        const std::size_t from_end = so.size() - k;
+        const bool in_a = from_end <= sa.size() && KnownDim{sa[sa.size() - from_end]} == KnownDim{so[k]};
+        const bool in_b = from_end <= sb.size() && KnownDim{sb[sb.size() - from_end]} == KnownDim{so[k]};
+        if (!in_a && !in_b && !(KnownDim{so[k]} == 1)) return true;
+      }
+      return false;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr shape_based_expand_swap_rule() {
@@ -30,22 +30,13 @@ inline rewrite::RulePtr shape_based_expand_swap_rule() {
   Var<'x'> x;
   Var<'y'> y;
   Var<'s'> s;
-  auto expanded = [](Rewriter& r, const ValueView& binary, const ValueView& a, const ValueView& b,
-                     const ValueView& shape) -> std::optional<ir::ValueId> {
-    const ir::ValueId computed = *detail::binary_on(r, binary, a.id, b.id);
-    return r.node(Symbol("Expand"), {computed, shape.id});
-  };
-  auto fits = [&](auto binary) { return call("broadcast_is_smaller", detail::broadcast_is_smaller, x, y, binary); };
-  return for_each_root(
-      detail::BroadcastOps{}, rule("ShapeBasedExpandSwap").priority(1),
-      [&]<rewrite::FixedString Op>() {
-        auto binary = variadic<'o', Op>(Expand(x, s), y);
-        return match(binary).when(fits(binary)).to(replace_with("expand_after", expanded, binary, x, y, s));
-      },
-      [&]<rewrite::FixedString Op>() {
-        auto binary = variadic<'o', Op>(y, Expand(x, s));
-        return match(binary).when(fits(binary)).to(replace_with("expand_after", expanded, binary, y, x, s));
-      });
+  auto left = named<'o'>(op<kBroadcastBinary>(Expand(x, s), y));
+  auto right = named<'o'>(op<kBroadcastBinary>(y, Expand(x, s)));
+  return rule("ShapeBasedExpandSwap")
+      .priority(1)
+      .cases(
+          match(left).when(detail::broadcast_is_smaller(x, y, left)).to(Expand(rebuild(left, x, y), s)),
+          match(right).when(detail::broadcast_is_smaller(x, y, right)).to(Expand(rebuild(right, y, x), s)));
 }
 
 }  // namespace xexp::patterns

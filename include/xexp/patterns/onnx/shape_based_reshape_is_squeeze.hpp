@@ -5,8 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "xexp/patterns/constant_math.hpp"
-#include "xexp/patterns/variadic_node.hpp"
+#include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
 
@@ -16,7 +15,7 @@ struct SqueezeAxes {
   std::vector<int64_t> axes;
 };
 // Aligns the shapes dimension by dimension; nullopt when the Reshape does anything else.
-inline std::optional<SqueezeAxes> reshape_as_squeeze(const rewrite::ValueView& x, const rewrite::ValueView& out) {
+inline std::optional<SqueezeAxes> squeeze_axes_of(const ValueView& x, const ValueView& out) {
   if (!x.shape() || !out.shape() || x.shape()->size() == out.shape()->size()) return std::nullopt;
   const Shape& in = *x.shape();
   const Shape& o = *out.shape();
@@ -37,26 +36,24 @@ inline std::optional<SqueezeAxes> reshape_as_squeeze(const rewrite::ValueView& x
   if (j != shorter.size()) return std::nullopt;
   return result;
 }
-inline std::optional<ir::ValueId> squeeze_instead(rewrite::Rewriter& r, const rewrite::ValueView& x,
-                                                  const rewrite::ValueView& out) {
-  std::optional<SqueezeAxes> s = reshape_as_squeeze(x, out);
-  if (!s) return std::nullopt;
-  return r.node(Symbol(s->unsqueeze ? "Unsqueeze" : "Squeeze"), {x.id, r.initializer(int64_tensor(s->axes))});
-}
+inline constexpr auto reshape_as_squeeze = rewrite::fact<"reshape_as_squeeze">(squeeze_axes_of);
+inline constexpr auto inserts =
+    rewrite::fact<"inserts">([](const std::optional<SqueezeAxes>& s) { return s->unsqueeze; });
+inline constexpr auto axes_of =
+    rewrite::fact<"axes">([](const std::optional<SqueezeAxes>& s) { return int64_tensor(s->axes); });
 }  // namespace detail
 
 inline rewrite::RulePtr shape_based_reshape_is_squeeze_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  auto reshape = variadic<'r', "Reshape">(x);
-  auto fits = call("reshape_as_squeeze", [](const ValueView& in, const ValueView& out) {
-    return detail::reshape_as_squeeze(in, out).has_value();
-  }, x, reshape);
+  Var<'s'> shape;
+  auto reshape = named<'r'>(Reshape(x, shape));
+  auto plan = detail::reshape_as_squeeze(x, reshape);
+  auto axes = fold(detail::axes_of(plan));
   return rule("ShapeBasedReshapeIsSqueeze")
-      .priority(0)
       .match(reshape)
-      .when(opset_at_least(18) && fits)
-      .to(replace_with("squeeze_instead", detail::squeeze_instead, x, reshape));
+      .when(opset_at_least(18) && has_value(plan))
+      .to(choose(detail::inserts(plan), Unsqueeze(x, axes), Squeeze(x, axes)));
 }
 
 }  // namespace xexp::patterns

@@ -1,7 +1,7 @@
 #pragma once
 // SplitConcat: a Concat of all the outputs of a Split, in order and on the same axis, is the Split's
 // input. Rule containment makes sure the Split outputs feed nothing else.
-#include "xexp/patterns/variadic_node.hpp"
+#include "xexp/rewrite/dsl.hpp"
 
 namespace xexp::patterns {
 
@@ -9,11 +9,12 @@ namespace detail {
 inline int64_t axis_in_rank(int64_t axis, const rewrite::ValueView& x) {
   return axis < 0 && x.shape() ? axis + static_cast<int64_t>(x.shape()->size()) : axis;
 }
-inline bool concat_undoes_split(const rewrite::ValueView& concat, const rewrite::ValueView& split, int64_t concat_axis,
-                                int64_t split_axis, const rewrite::ValueView& x) {
-  return node_of(concat).inputs == node_of(split).outputs &&
-         axis_in_rank(concat_axis, x) == axis_in_rank(split_axis, x);
-}
+inline constexpr auto undoes_split =
+    rewrite::fact<"undoes_split">([](const rewrite::ValueView& concat, const rewrite::ValueView& split,
+                                     int64_t concat_axis, int64_t split_axis, const rewrite::ValueView& x) {
+      return rewrite::node_of(concat).inputs == rewrite::node_of(split).outputs &&
+             axis_in_rank(concat_axis, x) == axis_in_rank(split_axis, x);
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr split_concat_rule() {
@@ -21,13 +22,13 @@ inline rewrite::RulePtr split_concat_rule() {
   Var<'x'> x;
   Int<'a'> concat_axis;
   Int<'b'> split_axis;
-  // variadic: both ops have any number of inputs (Concat) or outputs (Split).
-  auto split = variadic<'s', "Split">(x, attr<"axis"> = split_axis);
-  auto concat = variadic<'c', "Concat">(split, attr<"axis"> = concat_axis);
+  // etc: a Concat has any number of inputs, a Split an optional `split` input.
+  auto split = named<'s'>(op<"Split">(x, etc, attr<"axis"> = split_axis));
+  auto concat = named<'c'>(Concat(split, etc, attr<"axis"> = concat_axis));
   return rule("SplitConcat")
       .priority(1)
       .match(concat)
-      .when(call("undoes_split", detail::concat_undoes_split, concat, split, concat_axis, split_axis, x))
+      .when(detail::undoes_split(concat, split, concat_axis, split_axis, x))
       .to(x);
 }
 

@@ -7,9 +7,9 @@
 namespace xexp::patterns {
 
 namespace detail {
-inline bool one_element(const rewrite::ValueView& v) {
+inline constexpr auto one_element = rewrite::fact<"one_element">([](const rewrite::ValueView& v) {
   return v.shape() && is_static(*v.shape()) && element_count(*v.shape()) == 1;
-}
+});
 }  // namespace detail
 
 inline rewrite::RulePtr squeeze_add_rule() {
@@ -23,8 +23,7 @@ inline rewrite::RulePtr squeeze_add_rule() {
   return rule("SqueezeAdd")
       .priority(0)
       .match(Add(left, right))
-      .when(opset_at_least(13) && same_shape(a, b) && call("one_element", detail::one_element, a) &&
-            same_shape(left, right))
+      .when(opset_at_least(13) && same_shape(a, b) && detail::one_element(a) && same_shape(left, right))
       .to(Squeeze(Add(a, b), axes_a));
 }
 

@@ -11,7 +11,8 @@ namespace xexp::patterns {
 
 namespace detail {
 // Sorted axes, negative ones counted from `rank` (nullopt: negative and the rank is unknown).
-inline std::optional<std::vector<int64_t>> normalized_axes(std::vector<int64_t> axes, std::optional<int64_t> rank) {
+inline std::optional<std::vector<int64_t>> normalized_axes(std::vector<int64_t> axes,
+                                                           std::optional<int64_t> rank) {
   for (int64_t& a : axes) {
     if (a >= 0) continue;
     if (!rank) return std::nullopt;
@@ -21,21 +22,21 @@ inline std::optional<std::vector<int64_t>> normalized_axes(std::vector<int64_t> 
   return axes;
 }
 // Squeeze(x, s) then Unsqueeze(., u): both axes lists are in x's rank.
-inline bool squeeze_then_unsqueeze(const rewrite::ValueView& x, const std::vector<int64_t>& s,
-                                   const std::vector<int64_t>& u) {
-  std::optional<int64_t> rank;
-  if (x.shape()) rank = static_cast<int64_t>(x.shape()->size());
-  auto a = normalized_axes(s, rank), b = normalized_axes(u, rank);
-  return a && b && *a == *b;
-}
+inline constexpr auto squeeze_then_unsqueeze = rewrite::fact<"squeeze_then_unsqueeze">(
+    [](const rewrite::ValueView& x, const std::vector<int64_t>& s, const std::vector<int64_t>& u) {
+      std::optional<int64_t> rank;
+      if (x.shape()) rank = static_cast<int64_t>(x.shape()->size());
+      auto a = normalized_axes(s, rank), b = normalized_axes(u, rank);
+      return a && b && *a == *b;
+    });
 // Unsqueeze(x, u) then Squeeze(., s): both axes lists are in the unsqueezed rank.
-inline bool unsqueeze_then_squeeze(const rewrite::ValueView& x, const std::vector<int64_t>& u,
-                                   const std::vector<int64_t>& s) {
-  std::optional<int64_t> rank;
-  if (x.shape()) rank = static_cast<int64_t>(x.shape()->size() + u.size());
-  auto a = normalized_axes(u, rank), b = normalized_axes(s, rank);
-  return a && b && *a == *b;
-}
+inline constexpr auto unsqueeze_then_squeeze = rewrite::fact<"unsqueeze_then_squeeze">(
+    [](const rewrite::ValueView& x, const std::vector<int64_t>& u, const std::vector<int64_t>& s) {
+      std::optional<int64_t> rank;
+      if (x.shape()) rank = static_cast<int64_t>(x.shape()->size() + u.size());
+      auto a = normalized_axes(u, rank), b = normalized_axes(s, rank);
+      return a && b && *a == *b;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr squeeze_unsqueeze_rule() {
@@ -45,10 +46,10 @@ inline rewrite::RulePtr squeeze_unsqueeze_rule() {
   Ints<'u'> u;
   return rule("SqueezeUnsqueeze")
       .cases(match(Unsqueeze(Squeeze(x, attr<"axes"> = s), attr<"axes"> = u))
-                 .when(call("same_axes", detail::squeeze_then_unsqueeze, x, s, u))
+                 .when(detail::squeeze_then_unsqueeze(x, s, u))
                  .to(x),
              match(Squeeze(Unsqueeze(x, attr<"axes"> = u), attr<"axes"> = s))
-                 .when(call("same_axes", detail::unsqueeze_then_squeeze, x, u, s))
+                 .when(detail::unsqueeze_then_squeeze(x, u, s))
                  .to(x));
 }
 

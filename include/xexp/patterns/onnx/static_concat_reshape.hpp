@@ -6,14 +6,13 @@
 #include <optional>
 #include <vector>
 
-#include "xexp/patterns/constant_facts.hpp"
-#include "xexp/patterns/variadic_node.hpp"
+#include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
 
 namespace detail {
-inline bool reshape_allows_zero(const rewrite::ValueView& reshape) {
-  const ir::Attribute* a = node_of(reshape).attribute(Symbol("allowzero"));
+inline bool reshape_allows_zero(const ValueView& reshape) {
+  const ir::Attribute* a = rewrite::node_of(reshape).attribute(Symbol("allowzero"));
   return a && a->i != 0;
 }
 inline bool is_one_element_int64(const ir::Value& v) {
@@ -45,38 +44,41 @@ inline ir::ValueId reshape_with_minus_one(rewrite::Rewriter& r, ir::ValueId x, s
   return r.node(Symbol("Reshape"), {x, shape});
 }
 // The index of the only non-constant part, or -1 (several, none, a -1 among the constants, allowzero).
-inline int64_t only_unknown_part(const rewrite::ValueView& reshape, const rewrite::ValueView& concat) {
-  if (reshape_allows_zero(reshape)) return -1;
-  const ir::Node& n = node_of(concat);
-  int64_t unknown = -1;
-  for (std::size_t k = 0; k < n.inputs.size(); ++k) {
-    if (std::optional<std::vector<int64_t>> values = int_constant(*concat.graph, n.inputs[k])) {
-      if (std::find(values->begin(), values->end(), -1) != values->end()) return -1;
-      continue;
-    }
-    if (unknown >= 0 || !is_one_element_int64(concat.graph->value(n.inputs[k]))) return -1;
-    unknown = static_cast<int64_t>(k);
-  }
-  return unknown;
+inline constexpr auto only_unknown_part =
+    rewrite::fact<"only_unknown_part">([](const ValueView& reshape, const ValueView& concat) -> int64_t {
+      if (reshape_allows_zero(reshape)) return -1;
+      const ir::Node& n = rewrite::node_of(concat);
+      int64_t unknown = -1;
+      for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+        if (std::optional<std::vector<int64_t>> values = int_constant(*concat.graph, n.inputs[k])) {
+          if (std::find(values->begin(), values->end(), -1) != values->end()) return -1;
+          continue;
+        }
+        if (unknown >= 0 || !is_one_element_int64(concat.graph->value(n.inputs[k]))) return -1;
+        unknown = static_cast<int64_t>(k);
+      }
+      return unknown;
+    });
+// Reshape(x, Concat(parts)) with part `which` (a fact on the reshape and the concat) replaced by -1.
+template <class Which>
+auto reshape_with_minus_one_at(Which which) {
+  return [which](rewrite::Rewriter& r, const ValueView& x, const ValueView& reshape,
+                 const ValueView& concat) -> std::optional<ir::ValueId> {
+    return reshape_with_minus_one(r, x.id, rewrite::node_of(concat).inputs,
+                                  static_cast<std::size_t>(which.f(reshape, concat)));
+  };
 }
 }  // namespace detail
 
 inline rewrite::RulePtr static_concat_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  // variadic: a Concat has any number of inputs; the Reshape too so that the lambda reads allowzero,
-  // which attr<...> would not find before opset 14.
-  auto concat = shared_variadic<'c', "Concat">();
-  auto reshape = variadic<'r', "Reshape">(x, concat);
+  auto concat = named<'c'>(shared(Concat(etc)));
+  auto reshape = named<'r'>(Reshape(x, concat));  // named: the facts read its allowzero attribute
   return rule("StaticConcatReshape")
       .match(reshape)
-      .when(call("only_unknown_part", detail::only_unknown_part, reshape, concat) >= 0)
-      .to(replace_with("reshape_with_minus_one",
-                       [](Rewriter& r, const ValueView& input, const ValueView& re, const ValueView& c)
-                           -> std::optional<ir::ValueId> {
-                         return detail::reshape_with_minus_one(r, input.id, node_of(c).inputs,
-                                                               static_cast<std::size_t>(detail::only_unknown_part(re, c)));
-                       },
+      .when(detail::only_unknown_part(reshape, concat) >= 0)
+      .to(replace_with("reshape_with_minus_one", detail::reshape_with_minus_one_at(detail::only_unknown_part),
                        x, reshape, concat));
 }
 

@@ -1,8 +1,7 @@
 #pragma once
 // Sub1Mul: (1 - x) * y is y - x * y (what the fusions of the onnxruntime set look for). Rounding may
 // differ in the last bits. A (1,)-shaped one must not raise the rank of a rank-0 x.
-#include "xexp/patterns/constant_facts.hpp"
-#include "xexp/rewrite/dsl.hpp"
+#include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
 
@@ -11,11 +10,10 @@ inline rewrite::RulePtr sub1_mul_rule() {
   Var<'x'> x;
   Var<'y'> y;
   Const<'o'> one;
-  auto is_one = [](const Tensor& t) { return t.size() == 1 && all_elements_equal(t, 1.0); };
   return rule("Sub1Mul")
       .priority(1)
       .match(commutative(Mul(Sub(one, x), y)))
-      .when(call("is_one", is_one, one) && (rank(one) == 0 || rank(x) >= rank(one)))
+      .when(scalar_is(one, 1.0) && (rank(one) == 0 || rank(x) >= rank(one)))
       .to(Sub(y, Mul(x, y)));
 }
 

@@ -6,9 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "xexp/patterns/constant_facts.hpp"
-#include "xexp/patterns/constant_math.hpp"
-#include "xexp/rewrite/dsl.hpp"
+#include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
 
@@ -34,9 +32,13 @@ inline std::optional<std::vector<int64_t>> trailing_shape_values(const ir::Graph
   if (tail.size() < count) return std::nullopt;
   return std::vector<int64_t>(tail.end() - static_cast<std::ptrdiff_t>(count), tail.end());
 }
-inline bool expands_only_first_axis(const rewrite::ValueView& shape) {
-  return trailing_shape_values(*shape.graph, shape.id, 2) == std::vector<int64_t>{1, 1};
-}
+inline constexpr auto expands_only_first_axis =
+    rewrite::fact<"expands_only_first_axis">([](const ValueView& shape) {
+      return trailing_shape_values(*shape.graph, shape.id, 2) == std::vector<int64_t>{1, 1};
+    });
+inline constexpr auto is_0_1_minus1 = rewrite::fact<"is_0_1_minus1">([](const Tensor& t) {
+  return t.type() == ElemType::Int64 && int_values(t) == std::vector<int64_t>{0, 1, -1};
+});
 }  // namespace detail
 
 inline rewrite::RulePtr swap_expand_reshape_rule() {
@@ -44,12 +46,9 @@ inline rewrite::RulePtr swap_expand_reshape_rule() {
   Var<'w'> w;
   Var<'s'> shape;
   Const<'t'> target;
-  auto is_0_1_minus1 = [](const Tensor& t) { return int64_values(t) == std::vector<int64_t>{0, 1, -1}; };
   return rule("SwapExpandReshape")
-      .priority(0)
       .match(Reshape(Expand(w, shape), target, attr<"allowzero"> = 0))
-      .when(rank(w) == 3 && call("is_0_1_minus1", is_0_1_minus1, target) &&
-            call("expands_only_first_axis", detail::expands_only_first_axis, shape))
+      .when(rank(w) == 3 && detail::is_0_1_minus1(target) && detail::expands_only_first_axis(shape))
       .to(Expand(Reshape(w, target), shape));
 }
 

@@ -6,29 +6,29 @@
 #include <optional>
 #include <vector>
 
-#include "xexp/rewrite/dsl.hpp"
+#include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
 
 namespace detail {
 // perm restricted to the axes that are not inserted, renumbered as X's axes; nullopt when perm moves an
 // inserted axis.
-inline std::optional<std::vector<int64_t>> perm_without_inserted(const std::vector<int64_t>& perm,
-                                                                 std::vector<int64_t> axes) {
-  const auto rank = static_cast<int64_t>(perm.size());
-  for (int64_t& a : axes) {
-    if (a < 0) a += rank;
-    if (a < 0 || a >= rank || perm[a] != a) return std::nullopt;
-  }
-  auto inserted = [&](int64_t k) { return std::find(axes.begin(), axes.end(), k) != axes.end(); };
-  auto input_axis = [&](int64_t k) {
-    return k - std::count_if(axes.begin(), axes.end(), [k](int64_t a) { return a < k; });
-  };
-  std::vector<int64_t> q;
-  for (int64_t k = 0; k < rank; ++k)
-    if (!inserted(k)) q.push_back(input_axis(perm[k]));
-  return q;
-}
+inline constexpr auto perm_without_inserted = rewrite::fact<"perm_without_inserted">(
+    [](const std::vector<int64_t>& perm, std::vector<int64_t> axes) -> std::optional<std::vector<int64_t>> {
+      const auto rank = static_cast<int64_t>(perm.size());
+      for (int64_t& a : axes) {
+        if (a < 0) a += rank;
+        if (a < 0 || a >= rank || perm[a] != a) return std::nullopt;
+      }
+      auto inserted = [&](int64_t k) { return std::find(axes.begin(), axes.end(), k) != axes.end(); };
+      auto input_axis = [&](int64_t k) {
+        return k - std::count_if(axes.begin(), axes.end(), [k](int64_t a) { return a < k; });
+      };
+      std::vector<int64_t> q;
+      for (int64_t k = 0; k < rank; ++k)
+        if (!inserted(k)) q.push_back(input_axis(perm[k]));
+      return q;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr swap_unsqueeze_transpose_rule() {
@@ -36,14 +36,11 @@ inline rewrite::RulePtr swap_unsqueeze_transpose_rule() {
   Var<'x'> x;
   Ints<'a'> axes;
   Ints<'p'> perm;
-  auto q = call("perm_without_inserted", detail::perm_without_inserted, perm, axes);
-  auto has_q = call("has_value", [](const std::optional<std::vector<int64_t>>& v) { return v.has_value(); }, q);
-  auto q_value = call("value", [](const std::optional<std::vector<int64_t>>& v) { return *v; }, q);
+  auto q = detail::perm_without_inserted(perm, axes);
   return rule("SwapUnsqueezeTranspose")
-      .priority(0)
       .match(Transpose(Unsqueeze(x, attr<"axes"> = axes), attr<"perm"> = perm))
-      .when(has_q)
-      .to(Unsqueeze(Transpose(x, attr<"perm"> = q_value), attr<"axes"> = axes));
+      .when(has_value(q))
+      .to(Unsqueeze(Transpose(x, attr<"perm"> = value_of(q)), attr<"axes"> = axes));
 }
 
 }  // namespace xexp::patterns

@@ -10,18 +10,19 @@ namespace xexp::patterns {
 
 namespace detail {
 // perm[axis] (axis may count from the end), or -1 when perm without that axis is not increasing.
-inline int64_t gathered_input_axis(const std::vector<int64_t>& perm, int64_t axis) {
-  const auto rank = static_cast<int64_t>(perm.size());
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) return -1;
-  int64_t previous = -1;
-  for (int64_t k = 0; k < rank; ++k) {
-    if (k == axis) continue;
-    if (perm[k] < previous) return -1;
-    previous = perm[k];
-  }
-  return perm[axis];
-}
+inline constexpr auto gathered_input_axis =
+    rewrite::fact<"gathered_input_axis">([](const std::vector<int64_t>& perm, int64_t axis) -> int64_t {
+      const auto rank = static_cast<int64_t>(perm.size());
+      if (axis < 0) axis += rank;
+      if (axis < 0 || axis >= rank) return -1;
+      int64_t previous = -1;
+      for (int64_t k = 0; k < rank; ++k) {
+        if (k == axis) continue;
+        if (perm[k] < previous) return -1;
+        previous = perm[k];
+      }
+      return perm[axis];
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr transpose_gather_rule() {
@@ -30,9 +31,8 @@ inline rewrite::RulePtr transpose_gather_rule() {
   Var<'i'> index;
   Ints<'p'> perm;
   Int<'a'> axis;
-  auto input_axis = call("gathered_input_axis", detail::gathered_input_axis, perm, axis);
+  auto input_axis = detail::gathered_input_axis(perm, axis);
   return rule("TransposeGather")
-      .priority(0)
       .match(op<"Gather">(Transpose(x, attr<"perm"> = perm), index, attr<"axis"> = axis))
       .when(rank(index) == 0 && input_axis >= 0)
       .to(op<"Gather">(x, index, attr<"axis"> = input_axis));

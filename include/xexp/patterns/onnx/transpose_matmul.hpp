@@ -11,14 +11,12 @@ inline rewrite::RulePtr transpose_matmul_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
   Var<'b'> b;
-  Opt<'c'> c;
   Int<'s'> trans_a;
   Int<'t'> trans_b;
-  Float<'l'> alpha;
-  Float<'e'> beta;
   const std::vector<int64_t> swap{1, 0};
-  auto flip = [](int64_t t) { return 1 - t; };
   auto both_2d = rank(a) == 2 && rank(b) == 2;
+  auto gemm_a = named<'g'>(Gemm(Transpose(a, attr<"perm"> = swap), b, etc, attr<"transA"> = trans_a));
+  auto gemm_b = named<'g'>(Gemm(a, Transpose(b, attr<"perm"> = swap), etc, attr<"transB"> = trans_b));
   return rule("TransposeMatMul")
       .priority(1)
       .cases(match(MatMul(Transpose(a, attr<"perm"> = swap), b))
@@ -27,16 +25,12 @@ inline rewrite::RulePtr transpose_matmul_rule() {
              match(MatMul(a, Transpose(b, attr<"perm"> = swap)))
                  .when(both_2d)
                  .to(Gemm(a, b, attr<"transB"> = 1)),
-             match(Gemm(Transpose(a, attr<"perm"> = swap), b, c, attr<"transA"> = trans_a,
-                        attr<"transB"> = trans_b, attr<"alpha"> = alpha, attr<"beta"> = beta))
+             match(gemm_a)
                  .when(both_2d && !is_constant(a))
-                 .to(Gemm(a, b, c, attr<"transA"> = call("flip", flip, trans_a), attr<"transB"> = trans_b,
-                          attr<"alpha"> = alpha, attr<"beta"> = beta)),
-             match(Gemm(a, Transpose(b, attr<"perm"> = swap), c, attr<"transA"> = trans_a,
-                        attr<"transB"> = trans_b, attr<"alpha"> = alpha, attr<"beta"> = beta))
+                 .to(rebuild(gemm_a, input<0> = a, attr<"transA"> = 1 - trans_a)),
+             match(gemm_b)
                  .when(both_2d && !is_constant(b))
-                 .to(Gemm(a, b, c, attr<"transA"> = trans_a, attr<"transB"> = call("flip", flip, trans_b),
-                          attr<"alpha"> = alpha, attr<"beta"> = beta)));
+                 .to(rebuild(gemm_b, input<1> = b, attr<"transB"> = 1 - trans_b)));
 }
 
 }  // namespace xexp::patterns

@@ -3,23 +3,19 @@
 // identity). The first may have other consumers only when both disappear: otherwise nothing is saved.
 #include <vector>
 
-#include "xexp/rewrite/dsl.hpp"
+#include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
 
 namespace detail {
 // Transpose(Transpose(x, first), second) == Transpose(x, composed): composed[i] = first[second[i]].
-inline std::vector<int64_t> compose_perms(const std::vector<int64_t>& first, const std::vector<int64_t>& second) {
-  std::vector<int64_t> out;
-  for (int64_t axis : second)
-    out.push_back(axis >= 0 && axis < static_cast<int64_t>(first.size()) ? first[axis] : axis);
-  return out;
-}
-inline bool is_identity_perm(const std::vector<int64_t>& perm) {
-  for (std::size_t k = 0; k < perm.size(); ++k)
-    if (perm[k] != static_cast<int64_t>(k)) return false;
-  return true;
-}
+inline constexpr auto compose =
+    rewrite::fact<"compose">([](const std::vector<int64_t>& first, const std::vector<int64_t>& second) {
+      std::vector<int64_t> out;
+      for (int64_t axis : second)
+        out.push_back(axis >= 0 && axis < static_cast<int64_t>(first.size()) ? first[axis] : axis);
+      return out;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr transpose_transpose_rule() {
@@ -28,8 +24,8 @@ inline rewrite::RulePtr transpose_transpose_rule() {
   Ints<'p'> first;
   Ints<'q'> second;
   auto inner = named<'i'>(shared(Transpose(x, attr<"perm"> = first)));
-  auto composed = call("compose", detail::compose_perms, first, second);
-  auto identity = call("is_identity", detail::is_identity_perm, composed);
+  auto composed = detail::compose(first, second);
+  auto identity = is_identity_perm(composed);
   return rule("TransposeTranspose")
       .match(Transpose(inner, attr<"perm"> = second))
       .when(identity || single_use(inner))

@@ -4,10 +4,16 @@
 // is false gives ±inf instead of NaN.
 #include <cmath>
 
-#include "xexp/patterns/constant_facts.hpp"
-#include "xexp/rewrite/dsl.hpp"
+#include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
+
+namespace detail {
+inline constexpr auto zero_and_infinite =
+    rewrite::fact<"zero_and_infinite">([](const Tensor& z, const Tensor& i) {
+      return z.dims() == i.dims() && equal_everywhere(z, 0.0) && std::isinf(eval::element_as_double(i, 0));
+    });
+}  // namespace detail
 
 inline rewrite::RulePtr where_add_rule() {
   using namespace rewrite::dsl;
@@ -15,13 +21,10 @@ inline rewrite::RulePtr where_add_rule() {
   Var<'m'> mask;
   Const<'z'> zero;
   Const<'i'> inf;
-  auto zero_and_infinite = [](const Tensor& z, const Tensor& i) {
-    return z.dims() == i.dims() && all_elements_equal(z, 0.0) && std::isinf(eval::element_as_double(i, 0));
-  };
   return rule("WhereAdd")
       .priority(1)
       .match(commutative(Add(x, op<"Where">(mask, zero, inf))))
-      .when(is_scalar(zero) && is_scalar(inf) && call("zero_and_infinite", zero_and_infinite, zero, inf))
+      .when(is_scalar(zero) && is_scalar(inf) && detail::zero_and_infinite(zero, inf))
       .to(op<"Where">(mask, x, inf));
 }
 

@@ -2,31 +2,23 @@
 // GeluErf (onnxruntime set): the exact Gelu as exporters decompose it,
 //   0.5 * x * (1 + Erf(x / sqrt(2)))
 // with the 0.5 applied last (torch) or first, becomes com.microsoft Gelu(x) (valid at any opset).
-#include "xexp/patterns/activation_constants.hpp"
-#include "xexp/rewrite/dsl.hpp"
+#include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
 
 namespace detail {
-// The two shapes of the decomposition around `x` (a capture, or a named node when BiasGelu matches it
-// on an Add): (x * (Erf(x / s) + o)) * h and (x * h) * (Erf(x / s) + o). The Erf part comes first so
-// that it binds x: a commutative node does not revisit its choice when a sibling fails later, and
-// Mul(x, h) tried first would bind x to the constant of Mul(0.5, x).
+// The decomposition around `x` (a capture, or a named node when BiasGelu matches it on an Add), with
+// the 0.5 applied last, (x * (Erf(x / s) + o)) * h, or first, (x * h) * (Erf(x / s) + o).
 template <class X, class S, class O, class H>
-auto erf_gelu_half_last(const X& x, const S& s, const O& o, const H& h) {
+auto erf_gelu(const X& x, const S& s, const O& o, const H& h) {
   using namespace rewrite::dsl;
-  return commutative(Mul(commutative(Mul(commutative(Add(op<"Erf">(Div(x, s)), o)), x)), h));
-}
-template <class X, class S, class O, class H>
-auto erf_gelu_half_first(const X& x, const S& s, const O& o, const H& h) {
-  using namespace rewrite::dsl;
-  return commutative(Mul(commutative(Add(op<"Erf">(Div(x, s)), o)), commutative(Mul(x, h))));
+  auto one_plus_erf = commutative(Add(op<"Erf">(Div(x, s)), o));
+  return either(commutative(Mul(commutative(Mul(one_plus_erf, x)), h)),
+                commutative(Mul(one_plus_erf, commutative(Mul(x, h)))));
 }
 template <class S, class O, class H>
 auto erf_gelu_constants(const S& s, const O& o, const H& h) {
-  using namespace rewrite::dsl;
-  return call("is_sqrt2", is_sqrt2, s) && call("is_one", [](const ValueView& v) { return scalar_is(v, 1); }, o) &&
-         call("is_half", [](const ValueView& v) { return scalar_is(v, 0.5); }, h);
+  return is_sqrt2(s) && scalar_is(o, 1.0) && scalar_is(h, 0.5);
 }
 }  // namespace detail
 
@@ -36,12 +28,10 @@ inline rewrite::RulePtr gelu_erf_rule() {
   Var<'s'> sqrt2;
   Var<'o'> one;
   Var<'h'> half;
-  auto fits = detail::erf_gelu_constants(sqrt2, one, half) &&
-              call("is_activation_float", detail::is_activation_float, dtype(x));
-  auto gelu = op<"Gelu", "com.microsoft">(x);
-  return rule("GeluErf").priority(0).cases(
-      match(detail::erf_gelu_half_last(x, sqrt2, one, half)).when(fits).to(gelu),
-      match(detail::erf_gelu_half_first(x, sqrt2, one, half)).when(fits).to(gelu));
+  return rule("GeluErf")
+      .match(detail::erf_gelu(x, sqrt2, one, half))
+      .when(detail::erf_gelu_constants(sqrt2, one, half) && is_activation_float(x))
+      .to(op<"Gelu", "com.microsoft">(x));
 }
 
 }  // namespace xexp::patterns

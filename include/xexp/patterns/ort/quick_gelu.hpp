@@ -1,8 +1,7 @@
 #pragma once
 // QuickGelu (onnxruntime set): x * Sigmoid(x) (SiLU, Swish) is com.microsoft QuickGelu(x, alpha=1),
 // which computes x * Sigmoid(alpha * x). The Sigmoid must have no other consumer.
-#include "xexp/patterns/activation_constants.hpp"
-#include "xexp/rewrite/dsl.hpp"
+#include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
 
@@ -12,7 +11,7 @@ inline rewrite::RulePtr quick_gelu_rule() {
   return rule("QuickGelu")
       .priority(1)
       .match(commutative(Mul(x, op<"Sigmoid">(x))))
-      .when(call("is_activation_float", detail::is_activation_float, dtype(x)))
+      .when(is_activation_float(x))
       .to(op<"QuickGelu", "com.microsoft">(x, attr<"alpha"> = 1.0f));
 }
 

@@ -1,0 +1,167 @@
+#pragma once
+// Facts the rules share, declared once with the name rules print (`.when(is_last_axis(axis, x))`), and
+// the plain helpers behind them: element types, constants (integer lists such as shapes and axes,
+// single numbers), shapes, and small computations on constants done with the evaluator's kernels so
+// that every element type is handled as when the model runs. A fact used by one rule only stays in
+// that rule's header.
+#include <cmath>
+#include <cstdint>
+#include <numbers>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#include "xexp/eval/evaluate_op.hpp"
+#include "xexp/eval/tensor_util.hpp"
+#include "xexp/rewrite/dsl.hpp"
+
+namespace xexp::patterns {
+
+using rewrite::fact;
+using rewrite::ValueView;
+
+// ---- element types ----------------------------------------------------------------------------------
+inline bool is_integer_type(ElemType t) { return t == ElemType::Int64 || t == ElemType::Int32; }
+
+// The element types ONNX Runtime has com.microsoft activation kernels for (float everywhere, the half
+// types on GPUs); not double, which its CPU kernels lack.
+inline constexpr auto is_activation_float = fact<"is_activation_float">([](const ValueView& x) {
+  const ElemType t = x.elem();
+  return t == ElemType::Float || t == ElemType::Float16 || t == ElemType::BFloat16;
+});
+// The float types of the normalization operators (type constraint T of LayerNormalization and of
+// ONNX Runtime's [Skip][Simplified]LayerNormalization).
+inline bool is_normalization_type(ElemType t) {
+  return t == ElemType::Float || t == ElemType::Double || t == ElemType::Float16 || t == ElemType::BFloat16;
+}
+inline constexpr auto is_normalization_float =
+    fact<"is_normalization_float">([](const ValueView& x) { return is_normalization_type(x.elem()); });
+inline constexpr auto is_integer =
+    fact<"is_integer">([](const ValueView& x) { return is_integer_type(x.elem()); });
+
+// ---- constants --------------------------------------------------------------------------------------
+// The values of an int32/int64 tensor, or nullopt for another type.
+inline std::optional<std::vector<int64_t>> int_values(const Tensor& t) {
+  if (!is_integer_type(t.type())) return std::nullopt;
+  return eval::as_int64s(t);
+}
+// The values of a constant int32/int64 value, or nullopt when the value is not such a constant.
+inline std::optional<std::vector<int64_t>> int_constant(const ir::Graph& g, ir::ValueId v) {
+  const Tensor* t = rewrite::constant_tensor(g, v);
+  return t ? int_values(*t) : std::nullopt;
+}
+inline std::optional<std::vector<int64_t>> int_constant(const ValueView& v) {
+  return int_constant(*v.graph, v.id);
+}
+
+// The single number held by a constant of one element (shape () or (1,) or (1,1)...), or nullopt.
+inline std::optional<double> scalar_constant(const ir::Graph& g, ir::ValueId v) {
+  const Tensor* t = rewrite::constant_tensor(g, v);
+  if (!t || t->size() != 1 || t->type() == ElemType::String) return std::nullopt;
+  return eval::element_as_double(*t, 0);
+}
+inline std::optional<double> scalar_constant(const ValueView& v) { return scalar_constant(*v.graph, v.id); }
+
+// Every element of a numeric tensor equals `value` (false for an empty tensor).
+inline bool equal_everywhere(const Tensor& t, double value) {
+  if (t.type() == ElemType::String || t.size() == 0) return false;
+  for (int64_t k = 0; k < t.size(); ++k)
+    if (eval::element_as_double(t, k) != value) return false;
+  return true;
+}
+inline constexpr auto all_equal = fact<"all_equal">(equal_everywhere);
+inline constexpr auto all_zero = fact<"all_zero">([](const Tensor& t) { return equal_everywhere(t, 0.0); });
+
+// A constant of one element within `tolerance` of `exact`. Exporters write float32 constants, or
+// constants rounded to float16 in half-precision models (sqrt(2) becomes 1.4140625): the activation
+// fusions accept a tolerance wide enough for those roundings and far narrower than any other formula.
+inline bool scalar_near(const ValueView& v, double exact, double tolerance) {
+  std::optional<double> s = scalar_constant(v);
+  return s && std::abs(*s - exact) <= tolerance;
+}
+// A constant (a value or a Const capture's tensor) of one element equal to `exact`: scalar_is(half, 0.5).
+inline constexpr auto scalar_is = fact<"scalar_is">([](const auto& v, double exact) {
+  if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Tensor>)
+    return v.size() == 1 && v.type() != ElemType::String && eval::element_as_double(v, 0) == exact;
+  else
+    return scalar_near(v, exact, 0);
+});
+// erf Gelu: x / sqrt(2); float16 rounds sqrt(2) to 1.4140625 (1.5e-4 away).
+inline constexpr auto is_sqrt2 =
+    fact<"is_sqrt2">([](const ValueView& v) { return scalar_near(v, std::numbers::sqrt2, 1e-3); });
+// tanh Gelu: sqrt(2/pi) * (x + 0.044715 x^3); float16 writes 0.7978515625 and 0.044708251953125.
+inline constexpr auto is_sqrt_2_over_pi = fact<"is_sqrt_2_over_pi">([](const ValueView& v) {
+  return scalar_near(v, std::numbers::sqrt2 / std::sqrt(std::numbers::pi), 1e-4);
+});
+inline constexpr auto is_gelu_cubic_coefficient =
+    fact<"is_gelu_cubic_coefficient">([](const ValueView& v) { return scalar_near(v, 0.044715, 1e-5); });
+// A constant of one element, any numeric type.
+inline constexpr auto is_scalar_constant = fact<"is_scalar_constant">([](const ValueView& v) {
+  const Tensor* t = v.constant();
+  return t && t->size() == 1 && t->type() != ElemType::String;
+});
+// The number of a one-element constant, as a float attribute (epsilon, alpha).
+inline constexpr auto scalar_float = fact<"scalar_float">([](const auto& v) {
+  if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Tensor>)
+    return static_cast<float>(eval::element_as_double(v, 0));
+  else
+    return static_cast<float>(eval::element_as_double(*v.constant(), 0));
+});
+
+// ---- shapes and axes --------------------------------------------------------------------------------
+// Static dims of a value's shape, or nullopt.
+inline std::optional<std::vector<int64_t>> static_dims_of(const ValueView& v) {
+  if (!v.shape()) return std::nullopt;
+  return static_dims(*v.shape());
+}
+// `axis` (negative counts from the end) is the last axis of x, whose rank is known.
+inline bool last_axis_of(int64_t axis, const ValueView& x) {
+  if (!x.shape()) return false;
+  const auto rank = static_cast<int64_t>(x.shape()->size());
+  return rank > 0 && (axis == -1 || axis == rank - 1);
+}
+inline constexpr auto is_last_axis = fact<"is_last_axis">(last_axis_of);
+inline constexpr auto is_last_axis_only =
+    fact<"is_last_axis_only">([](const std::vector<int64_t>& axes, const ValueView& x) {
+      return axes.size() == 1 && last_axis_of(axes[0], x);
+    });
+// The input ranks ONNX Runtime's Skip*LayerNormalization accept: (tokens, hidden) or (batch, sequence,
+// hidden).
+inline constexpr auto is_rank_2_or_3 = fact<"is_rank_2_or_3">(
+    [](const ValueView& x) { return x.shape() && (x.shape()->size() == 2 || x.shape()->size() == 3); });
+// An optional scale or bias: absent, or a vector as long as x's last dimension.
+inline constexpr auto absent_or_vector_over_last_axis =
+    fact<"absent_or_vector_over_last_axis">([](const ValueView& v, const ValueView& x) {
+      if (v.id == ir::kNone) return true;
+      return v.shape() && v.shape()->size() == 1 && x.shape() && !x.shape()->empty() &&
+             (*v.shape())[0].is_static() && (*v.shape())[0] == x.shape()->back();
+    });
+// Same dims and element type: a constant that multiplies into a scale of that shape.
+inline constexpr auto same_dims_and_type = fact<"same_dims_and_type">(
+    [](const Tensor& a, const Tensor& b) { return a.dims() == b.dims() && a.type() == b.type(); });
+inline bool is_identity_permutation(const std::vector<int64_t>& perm) {
+  for (std::size_t k = 0; k < perm.size(); ++k)
+    if (perm[k] != static_cast<int64_t>(k)) return false;
+  return true;
+}
+inline constexpr auto is_identity_perm = fact<"is_identity_perm">(is_identity_permutation);
+
+// ---- computations on constants ----------------------------------------------------------------------
+// Runs one default-domain op on constants (opset 18 semantics, stable for the ops used here).
+inline Tensor compute(Symbol op_type, std::vector<std::optional<Tensor>> inputs) {
+  return eval::evaluate_op(op_type, {}, inputs, {}, 18, 1).at(0);
+}
+// a * b, broadcast as ONNX Mul does (folded into a scale).
+inline constexpr auto product = fact<"product">([](const Tensor& a, const Tensor& b) {
+  return compute("Mul", {a, b});
+});
+inline Tensor int64_tensor(const std::vector<int64_t>& values) {
+  return Tensor::from<int64_t>({static_cast<int64_t>(values.size())}, values);
+}
+// An optional computed by a fact: present? and its value (a fact returning nullopt declines).
+inline constexpr auto has_value = fact<"has_value">([](const auto& v) { return v.has_value(); });
+inline constexpr auto value_of = fact<"value">([](const auto& v) { return *v; });
+inline constexpr auto as_tensor =
+    fact<"as_tensor">([](const std::optional<std::vector<int64_t>>& v) { return int64_tensor(*v); });
+
+}  // namespace xexp::patterns

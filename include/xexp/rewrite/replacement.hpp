@@ -1,0 +1,349 @@
+#pragma once
+// The right side of a rule: what only a replacement says. A node pattern builds its node; besides:
+//   fold(expr)                     a constant computed from the captures, added as an initializer
+//   choose(cond, a, b)             a when cond holds at rewrite time, else b
+//   rebuild(n, args...)            the matched node n again (op type, domain, attributes, inputs), with
+//                                  the inputs given (all of them, or input<k> = v for one) and the
+//                                  attributes given (attr<"alpha"> = v) changed
+//   let<'f'>(r)                    r built once, however many times the replacement names it
+//   outputs<4>(node)  output<3>(r) a node with several outputs; output k of what r built
+// and, after the replacement in .to(...), also(v, r): the consumers of the matched value v read r
+// (PDLL's `replace root with (a, b)`: a fused node's second output takes over a residual sum).
+// replace_with("name", lambda, captures...) remains for what none of these say.
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "xexp/rewrite/pattern.hpp"
+
+namespace xexp::rewrite {
+
+// fold(expr): a constant computed at rewrite time from the captures, added as an initializer.
+template <class E>
+struct Fold : ExprTag {
+  E expr;
+  static constexpr CaptureMask binds = 0, uses = E::uses;
+  static constexpr int depth = 0, node_count = 0;
+  ir::ValueId build(Rewriter& r) const { return r.initializer(Tensor(expr.eval(r.match()))); }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += "fold(";
+    expr.template print<Bound>(out);
+    out += ")";
+  }
+};
+template <class E>
+constexpr auto fold(const E& e) {
+  return Fold<Lifted<E>>{{}, lift(e)};
+}
+
+// choose(condition, a, b): builds `a` when the condition holds at rewrite time, else `b`.
+template <class C, class A, class B>
+struct Choose : ExprTag {
+  C condition;
+  A a;
+  B b;
+  static constexpr CaptureMask binds = 0, uses = C::uses | A::uses | B::uses;
+  static constexpr int depth = 0, node_count = 0;
+  ir::ValueId build(Rewriter& r) const { return condition.eval(r.match()) ? a.build(r) : b.build(r); }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += "choose(";
+    condition.template print<Bound>(out);
+    out += ", ";
+    a.template print<Bound>(out);
+    out += ", ";
+    b.template print<Bound>(out);
+    out += ")";
+  }
+};
+template <class C, class A, class B>
+constexpr auto choose(const C& condition, const A& a, const B& b) {
+  return Choose<C, A, B>{{}, condition, a, b};
+}
+
+// let<'f'>(r): the first build of `r` is kept under 'f' (a letter of its own, apart from the captures);
+// later uses of the same let give the same value instead of a second node.
+template <char Id, class R>
+struct Let : ExprTag {
+  R replacement;
+  static constexpr CaptureMask binds = 0, uses = R::uses;
+  static constexpr int depth = 0, node_count = 0;
+  ir::ValueId build(Rewriter& r) const {
+    ir::ValueId& slot = r.let_slot(capture_index<Id>());
+    if (slot == ir::kNone) slot = replacement.build(r);
+    return slot;
+  }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    replacement.template print<Bound>(out);
+  }
+};
+template <char Id, class R>
+constexpr auto let(const R& r) {
+  return Let<Id, R>{{}, r};
+}
+
+// outputs<N>(node): the node built with N outputs (com.microsoft fused ops return statistics and sums).
+template <std::size_t N, class P>
+struct Outputs : ExprTag {
+  P node;
+  static constexpr CaptureMask binds = 0, uses = P::uses;
+  static constexpr int depth = 0, node_count = 0;
+  ir::ValueId build(Rewriter& r) const { return node.build(r, N); }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    node.template print<Bound>(out);
+  }
+};
+template <std::size_t N, class P>
+constexpr auto outputs(const P& node) {
+  return Outputs<N, P>{{}, node};
+}
+// output<K>(r): output K of the node whose first output `r` builds (use a let to name that node once).
+template <std::size_t K, class R>
+struct Output : ExprTag {
+  R replacement;
+  static constexpr CaptureMask binds = 0, uses = R::uses;
+  static constexpr int depth = 0, node_count = 0;
+  ir::ValueId build(Rewriter& r) const {
+    const ir::Graph& g = r.graph();
+    return g.node(g.value(replacement.build(r)).producer).outputs.at(K);
+  }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += "output" + std::to_string(K) + "(";
+    replacement.template print<Bound>(out);
+    out += ")";
+  }
+};
+template <std::size_t K, class R>
+constexpr auto output(const R& r) {
+  return Output<K, R>{{}, r};
+}
+
+// ---- rebuilding a matched node ----------------------------------------------------------------------
+// input<k> = v in rebuild(...): input k replaced, the others kept.
+template <std::size_t Slot, class V>
+struct InputIs {
+  V value;
+  static constexpr CaptureMask binds = 0, uses = V::uses;
+  static constexpr int depth = 0, node_count = 0;
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += "input" + std::to_string(Slot) + "=";
+    value.template print<Bound>(out);
+  }
+};
+template <std::size_t Slot>
+struct InputSlot {
+  template <class V>
+  constexpr auto operator=(const V& v) const {  // NOLINT: builds a replacement piece, does not assign
+    return InputIs<Slot, V>{v};
+  }
+};
+template <std::size_t Slot>
+inline constexpr InputSlot<Slot> input{};
+
+template <class T>
+inline constexpr bool is_input_is = false;
+template <std::size_t Slot, class V>
+inline constexpr bool is_input_is<InputIs<Slot, V>> = true;
+
+// rebuild(n, ...): the node producing the value n stands for (a named node, a captured value), built
+// again with the same op type, domain, attributes and inputs, except what the arguments change. It
+// has as many outputs as the old node, and its outputs after the first take over the old ones' consumers
+// (what they compute does not change: only the inputs or attributes the first output depends on do).
+template <class N, class Inputs, class Slots, class Attrs>
+struct Rebuild : ExprTag {
+  N node;
+  Inputs inputs;  // all the inputs, when given
+  Slots slots;    // input<k> = v
+  Attrs attrs;    // attributes added or changed
+  static constexpr CaptureMask binds = 0, uses = N::uses | Inputs::uses | Slots::uses | Attrs::uses;
+  static constexpr int depth = 0, node_count = 0;
+
+  ir::ValueId build(Rewriter& r) const {
+    std::vector<ir::ValueId> given;
+    build_list(inputs, r, given);
+    std::vector<std::pair<std::size_t, ir::ValueId>> changed;
+    build_slots(slots, r, changed);
+    std::vector<ir::Attribute> attributes;
+    collect_attributes(attrs, r.match(), attributes);
+    // Read the old node only now: building the inputs added nodes, which may move it in memory.
+    const ir::Graph& g = r.graph();
+    const ir::Node& old = g.node(g.value(node.build(r)).producer);
+    std::vector<ir::ValueId> ins = Inputs::size > 0 ? given : old.inputs;
+    for (const auto& [slot, v] : changed) {
+      if (ins.size() <= slot) ins.resize(slot + 1, ir::kNone);
+      ins[slot] = v;
+    }
+    std::vector<ir::Attribute> kept;
+    for (const ir::Attribute& a : old.attributes)
+      if (std::none_of(attributes.begin(), attributes.end(),
+                       [&](const ir::Attribute& b) { return b.name == a.name; }))
+        kept.push_back(a);
+    kept.insert(kept.end(), attributes.begin(), attributes.end());
+    const std::vector<ir::ValueId> old_outputs = old.outputs;
+    const Symbol op_type = old.op_type, domain = old.domain;
+    const ir::ValueId first = r.node(op_type, std::move(ins), std::move(kept), domain, old_outputs.size());
+    const std::vector<ir::ValueId>& fresh = r.graph().node(r.graph().value(first).producer).outputs;
+    for (std::size_t k = 1; k < old_outputs.size(); ++k)
+      if (old_outputs[k] != ir::kNone) r.replace_later(old_outputs[k], fresh[k]);
+    return first;
+  }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += "rebuild(";
+    node.template print<Bound>(out);
+    if constexpr (Inputs::size > 0) out += ", ";
+    print_list<Bound>(out, inputs);
+    if constexpr (Slots::size > 0) out += ", ";
+    print_list<Bound>(out, slots);
+    if constexpr (Attrs::size > 0) out += ", ";
+    print_list<Bound>(out, attrs);
+    out += ")";
+  }
+
+ private:
+  template <class L>
+  static void build_list(const L& list, Rewriter& r, std::vector<ir::ValueId>& out) {
+    if constexpr (L::size > 0) {
+      out.push_back(list.head.build(r));
+      build_list(list.tail, r, out);
+    }
+  }
+  template <class L>
+  static void build_slots(const L& list, Rewriter& r, std::vector<std::pair<std::size_t, ir::ValueId>>& out) {
+    if constexpr (L::size > 0) {
+      out.emplace_back(slot_of(list.head), list.head.value.build(r));
+      build_slots(list.tail, r, out);
+    }
+  }
+  template <std::size_t Slot, class V>
+  static constexpr std::size_t slot_of(const InputIs<Slot, V>&) {
+    return Slot;
+  }
+  template <class L>
+  static void collect_attributes(const L& list, const Match& m, std::vector<ir::Attribute>& out) {
+    if constexpr (L::size > 0) {
+      out.push_back(list.head.build(m));
+      collect_attributes(list.tail, m, out);
+    }
+  }
+};
+
+template <class N, class Inputs, class Slots, class Attrs>
+constexpr auto add_rebuild_args(const Rebuild<N, Inputs, Slots, Attrs>& r) {
+  return r;
+}
+template <class N, class Inputs, class Slots, class Attrs, class First, class... Rest>
+constexpr auto add_rebuild_args(const Rebuild<N, Inputs, Slots, Attrs>& r, const First& first,
+                                const Rest&... rest) {
+  if constexpr (is_attr_is<First>) {
+    auto attrs = append(r.attrs, first);
+    return add_rebuild_args(Rebuild<N, Inputs, Slots, decltype(attrs)>{{}, r.node, r.inputs, r.slots, attrs},
+                            rest...);
+  } else if constexpr (is_input_is<First>) {
+    auto slots = append(r.slots, first);
+    return add_rebuild_args(Rebuild<N, Inputs, decltype(slots), Attrs>{{}, r.node, r.inputs, slots, r.attrs},
+                            rest...);
+  } else {
+    static_assert(IsExpr<First>,
+                  "xexp rule: rebuild(n, ...) takes inputs, input<k> = v and attr<\"name\"> = v");
+    auto inputs = append(r.inputs, first);
+    return add_rebuild_args(Rebuild<N, decltype(inputs), Slots, Attrs>{{}, r.node, inputs, r.slots, r.attrs},
+                            rest...);
+  }
+}
+template <class N, class... Args>
+constexpr auto rebuild(const N& node, const Args&... args) {
+  return add_rebuild_args(Rebuild<N, Nil, Nil, Nil>{{}, node, {}, {}, {}}, args...);
+}
+
+// also(v, r) in .to(root, also(...)...): the consumers of the matched value v read what r builds.
+template <class V, class R>
+struct Also {
+  V value;
+  R replacement;
+  static constexpr CaptureMask binds = 0, uses = V::uses | R::uses;
+  static constexpr int depth = 0, node_count = 0;
+  void build(Rewriter& r) const { r.replace_later(value.build(r), replacement.build(r)); }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += "also(";
+    value.template print<Bound>(out);
+    out += " -> ";
+    replacement.template print<Bound>(out);
+    out += ")";
+  }
+};
+template <class V, class R>
+constexpr auto also(const V& v, const R& r) {
+  return Also<V, R>{v, r};
+}
+
+// The replacement of a case: the root's value, then the values `also` replaces.
+template <class R, class Extras>
+struct WithAlso : ExprTag {
+  R root;
+  Extras extras;
+  static constexpr CaptureMask binds = 0, uses = R::uses | Extras::uses;
+  static constexpr int depth = 0, node_count = 0;
+  std::optional<ir::ValueId> build(Rewriter& r) const {
+    std::optional<ir::ValueId> out = root.build(r);
+    if (out) build_extras(extras, r);
+    return out;
+  }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    root.template print<Bound>(out);
+    print_extras<Bound>(extras, out);
+  }
+
+ private:
+  template <class L>
+  static void build_extras(const L& list, Rewriter& r) {
+    if constexpr (L::size > 0) {
+      list.head.build(r);
+      build_extras(list.tail, r);
+    }
+  }
+  template <CaptureMask Bound, class L>
+  static void print_extras(const L& list, std::string& out) {
+    if constexpr (L::size > 0) {
+      out += ", ";
+      list.head.template print<Bound>(out);
+      print_extras<Bound>(list.tail, out);
+    }
+  }
+};
+
+// replace_with("name", lambda, captures...): the lambda gets the Rewriter and the evaluated captures and
+// returns the value replacing the root's output, or std::nullopt to decline (what it built is undone).
+template <class F, class Args>
+struct LambdaReplacement : ExprTag {
+  const char* name;
+  F f;
+  Args args;
+  static constexpr CaptureMask binds = 0, uses = Args::uses;
+  static constexpr int depth = 0, node_count = 0;
+  std::optional<ir::ValueId> build(Rewriter& r) const {
+    return apply_list([&](auto&&... a) -> std::optional<ir::ValueId> { return f(r, a...); }, args, r.match());
+  }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += name;
+    out += "(";
+    print_list<Bound>(out, args);
+    out += ")";
+  }
+};
+template <class F, class... Args>
+constexpr auto replace_with(const char* name, F f, const Args&... args) {
+  auto list = make_list(args...);
+  return LambdaReplacement<F, decltype(list)>{{}, name, f, list};
+}
+
+}  // namespace xexp::rewrite
