@@ -2,16 +2,24 @@
 // Type and shape inference, one node at a time: infer_node looks up the rule of the node's
 // (domain, op type) and lets it fill the outputs' element types and shapes. Ops without a rule
 // leave their outputs as they are. See context.hpp for what happens when facts conflict.
+#include "xexp/core/config.hpp"
+#include "xexp/infer/rule_table.hpp"
+// The rules themselves: in compiled mode (core/config.hpp) only src/infer.cpp compiles them.
+#if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_INFER)
 #include "xexp/infer/elementwise.hpp"
 #include "xexp/infer/matmul.hpp"
 #include "xexp/infer/normalization.hpp"
 #include "xexp/infer/reduce.hpp"
-#include "xexp/infer/rule_table.hpp"
 #include "xexp/infer/shape_ops.hpp"
+#endif
 
 namespace xexp::infer {
 
-inline const RuleTable& rule_table() {
+// Every shape rule, registered once.
+XEXP_INLINE const RuleTable& rule_table();
+
+#if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_INFER)
+XEXP_INLINE const RuleTable& rule_table() {
   static const RuleTable table = [] {
     RuleTable t;
     add_elementwise_rules(t);
@@ -23,6 +31,7 @@ inline const RuleTable& rule_table() {
   }();
   return table;
 }
+#endif
 
 inline bool has_rule(Symbol domain, Symbol op_type) { return rule_table().contains(domain, op_type); }
 
