@@ -1,6 +1,7 @@
-// A rule reading a capture its pattern does not bind is a compile error with a readable message. The
-// compiler is run on tests/compile_fail/unbound_capture.cpp: the valid variant must compile (so this
-// test cannot pass because of a broken command line), the two invalid ones must fail with the message.
+// A rule reading a capture its pattern does not bind, or binding one letter as two kinds of capture, is
+// a compile error with a readable message. The compiler is run on tests/compile_fail/*.cpp: each valid
+// variant must compile (so that a test cannot pass because of a broken command line), the invalid ones
+// must fail with the message.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -9,13 +10,13 @@
 
 namespace {
 
-xexp::testing::CommandResult compile(const std::string& define) {
+xexp::testing::CommandResult compile(const std::string& define, const std::string& file = "unbound_capture.cpp") {
 #if defined(__clang__)
   const std::string compiler = "clang++";
 #else
   const std::string compiler = "g++";
 #endif
-  const std::string source = std::string(XEXP_SOURCE_DIR) + "/tests/compile_fail/unbound_capture.cpp";
+  const std::string source = std::string(XEXP_SOURCE_DIR) + "/tests/compile_fail/" + file;
   return xexp::testing::run_command(compiler + " -std=c++20 -fsyntax-only -DONNX_ML=1 -DONNX_NAMESPACE=onnx -I" +
                                     xexp::testing::shell_quote(std::string(XEXP_SOURCE_DIR) + "/include") + " " +
                                     define + " " + xexp::testing::shell_quote(source));
@@ -41,4 +42,21 @@ TEST(RewriteCompileFail, UnboundCaptureInReplacementIsRejected) {
   EXPECT_NE(r.err.find("xexp rule: the replacement uses a capture that the pattern does not bind"),
             std::string::npos)
       << r.err;
+}
+
+TEST(RewriteCompileFail, ValidCaptureKindsCompile) {
+  auto r = compile("", "capture_kinds.cpp");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST(RewriteCompileFail, OneLetterAsValueAndAttributeIsRejected) {
+  auto r = compile("-DXEXP_VALUE_AND_ATTRIBUTE", "capture_kinds.cpp");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("xexp rule: one letter names two kinds of capture"), std::string::npos) << r.err;
+}
+
+TEST(RewriteCompileFail, OneLetterAsValueAndConstantIsRejected) {
+  auto r = compile("-DXEXP_VALUE_AND_CONSTANT", "capture_kinds.cpp");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("xexp rule: one letter names two kinds of capture"), std::string::npos) << r.err;
 }

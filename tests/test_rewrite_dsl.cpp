@@ -1,0 +1,210 @@
+// The rule DSL's vocabulary on small graphs: named facts (printed by their declared name), commutative
+// nodes that try their other order when anything after them fails, either(...), op families and `etc`,
+// rebuild(...) with changed inputs or attributes, several outputs with also(...), and the explanation
+// of why a rule did not match (Rule::explain, OptimizeOptions::explain).
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "support/rewrite_helpers.hpp"
+#include "xexp/rewrite/dsl.hpp"
+
+using namespace xexp;
+using namespace xexp::ir;
+using namespace xexp::rewrite::dsl;
+using test::node;
+using test::op_types;
+using Ops = std::vector<std::string>;
+
+namespace {
+
+inline constexpr auto is_rank_3 =
+    fact<"is_rank_3">([](const ValueView& v) { return v.shape() && v.shape()->size() == 3; });
+
+rewrite::OptimizeStats run(Model& m, const RulePtr& rule, rewrite::OptimizeOptions options = {}) {
+  return rewrite::optimize(m, {rule}, options);
+}
+const Node& producer(const Graph& g, ValueId v) { return g.node(g.value(v).producer); }
+const Node& output_producer(const Graph& g, std::size_t k = 0) { return producer(g, g.outputs()[k]); }
+
+}  // namespace
+
+// ---- named facts ------------------------------------------------------------------------------------
+TEST(RewriteDsl, AFactPrintsTheNameItWasDeclaredWith) {
+  Var<'x'> x;
+  RulePtr r = rule("NegRank3").match(op<"Relu">(x)).when(is_rank_3(x)).to(x);
+  EXPECT_EQ(r->describe(), "NegRank3: Relu(x) -> x  when is_rank_3(x)  [P0]");
+}
+
+TEST(RewriteDsl, AFactDecidesTheMatch) {
+  Var<'x'> x;
+  RulePtr r = rule("DropRelu").match(op<"Relu">(x)).when(is_rank_3(x)).to(x);
+  for (const xexp::Shape& shape : {xexp::Shape{2, 3, 4}, xexp::Shape{2, 3}}) {
+    Model m = test::model_with_opset(18);
+    Graph& g = *m.graph;
+    g.add_output(node(g, "Neg", {node(g, "Relu", {g.add_input("X", ElemType::Float, shape)})}));
+    run(m, r);
+    EXPECT_EQ(op_types(g), shape.size() == 3 ? (Ops{"Neg"}) : (Ops{"Relu", "Neg"}));
+  }
+}
+
+// ---- commutative nodes backtrack --------------------------------------------------------------------
+// Add(Mul(p, q), q): the first order of the Mul binds a=p, and the Add's second input q then differs
+// from a; the Mul must try a=q, b=p.
+TEST(RewriteDsl, CommutativeTriesItsOtherOrderWhenASiblingFails) {
+  Var<'a'> a;
+  Var<'b'> b;
+  RulePtr r = rule("T").match(Add(commutative(Mul(a, b)), a)).to(Sub(a, b));
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId p = g.add_input("P", ElemType::Float, xexp::Shape{2});
+  ValueId q = g.add_input("Q", ElemType::Float, xexp::Shape{2});
+  g.add_output(node(g, "Add", {node(g, "Mul", {p, q}), q}));
+  run(m, r);
+  ASSERT_EQ(op_types(g), (Ops{"Sub"}));
+  EXPECT_EQ(output_producer(g).inputs, (std::vector<ValueId>{q, p}));
+}
+
+// Mul(C, X) with the constant first: the first order binds x=C, c=X and fails the condition.
+TEST(RewriteDsl, CommutativeTriesItsOtherOrderWhenTheConditionFails) {
+  Var<'x'> x;
+  Var<'c'> c;
+  RulePtr r =
+      rule("T").match(commutative(Mul(x, c))).when(is_constant(c) && !is_constant(x)).to(op<"Neg">(x));
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId xin = g.add_input("X", ElemType::Float, xexp::Shape{2});
+  ValueId cst = g.add_initializer("C", Tensor::from<float>({2}, {1.f, 2.f}));
+  g.add_output(node(g, "Mul", {cst, xin}));
+  run(m, r);
+  ASSERT_EQ(op_types(g), (Ops{"Neg"}));
+  EXPECT_EQ(output_producer(g).inputs, (std::vector<ValueId>{xin}));
+}
+
+// ---- alternatives, op families, any further inputs --------------------------------------------------
+TEST(RewriteDsl, EitherMatchesOneAlternativeOrTheOther) {
+  Var<'x'> x;
+  Var<'p'> two;
+  RulePtr r = rule("Square").match(either(Pow(x, two), Mul(x, x))).to(op<"Square", "test">(x));
+  for (const char* op : {"Pow", "Mul", "Sub"}) {
+    Model m = test::model_with_opset(18);
+    Graph& g = *m.graph;
+    ValueId xin = g.add_input("X", ElemType::Float, xexp::Shape{2});
+    ValueId second =
+        std::string(op) == "Pow" ? g.add_initializer("Two", Tensor::from<float>({}, {2.f})) : xin;
+    g.add_output(node(g, op, {xin, second}));
+    run(m, r);
+    EXPECT_EQ(op_types(g), std::string(op) == "Sub" ? (Ops{"Sub"}) : (Ops{"test.Square"})) << op;
+  }
+}
+
+TEST(RewriteDsl, AnOpFamilyWithAnyFurtherInputs) {
+  Var<'x'> x;
+  auto unary = named<'u'>(op<"Relu|Sigmoid">(Concat(x, etc)));
+  RulePtr r = rule("FirstPart").match(unary).to(rebuild(unary, input<0> = x));
+  EXPECT_EQ(r->roots().size(), 2u);
+  EXPECT_EQ(r->describe(), "FirstPart: u=Relu|Sigmoid(Concat(x, etc)) -> rebuild(u, input0=x)  [P0]");
+  for (const char* op : {"Relu", "Sigmoid", "Tanh"}) {
+    Model m = test::model_with_opset(18);
+    Graph& g = *m.graph;
+    ValueId a = g.add_input("A", ElemType::Float, xexp::Shape{2});
+    ValueId b = g.add_input("B", ElemType::Float, xexp::Shape{2});
+    g.add_output(node(g, op, {node(g, "Concat", {a, b, a}, {Attribute::make_int("axis", 0)})}));
+    run(m, r);
+    if (std::string(op) == "Tanh") {
+      EXPECT_EQ(op_types(g), (Ops{"Concat", "Tanh"}));
+    } else {
+      ASSERT_EQ(op_types(g), (Ops{op}));
+      EXPECT_EQ(output_producer(g).inputs, (std::vector<ValueId>{a}));
+    }
+  }
+}
+
+// ---- rebuild, several outputs -----------------------------------------------------------------------
+TEST(RewriteDsl, RebuildChangesOneAttributeAndKeepsTheOthers) {
+  Float<'a'> alpha;
+  Var<'x'> x;
+  auto leaky = named<'l'>(op<"LeakyRelu">(x, attr<"alpha"> = alpha));
+  RulePtr r =
+      rule("Halve").match(leaky).when(alpha == 0.25f).to(rebuild(leaky, attr<"alpha"> = alpha * 2.0f));
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId xin = g.add_input("X", ElemType::Float, xexp::Shape{2});
+  g.add_output(node(g, "LeakyRelu", {xin},
+                    {Attribute::make_float("alpha", 0.25f), Attribute::make_string("note", "kept")}));
+  run(m, r);
+  const Node& n = output_producer(g);
+  ASSERT_EQ(op_types(g), (Ops{"LeakyRelu"}));
+  ASSERT_NE(n.attribute(Symbol("alpha")), nullptr);
+  EXPECT_EQ(n.attribute(Symbol("alpha"))->f, 0.5f);
+  ASSERT_NE(n.attribute(Symbol("note")), nullptr);
+  EXPECT_EQ(n.attribute(Symbol("note"))->s, "kept");
+}
+
+// Neg(S), Relu(S) with S = A + B: a fused node's first output replaces the Neg, its second the sum.
+TEST(RewriteDsl, AlsoSendsAMatchedValuesConsumersToAnotherOutput) {
+  Var<'a'> a;
+  Var<'b'> b;
+  auto sum = named<'s'>(shared(Add(a, b)));
+  auto fused = let<'f'>(outputs<2>(op<"AddNeg", "test">(a, b)));
+  RulePtr r = rule("AddNeg").match(op<"Neg">(sum)).to(fused, also(sum, output<1>(fused)));
+  EXPECT_EQ(
+      r->describe(),
+      "AddNeg: Neg(s=shared(Add(a, b))) -> test.AddNeg(a, b), also(s -> output1(test.AddNeg(a, b)))  [P0]");
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId ain = g.add_input("A", ElemType::Float, xexp::Shape{2});
+  ValueId bin = g.add_input("B", ElemType::Float, xexp::Shape{2});
+  ValueId s = node(g, "Add", {ain, bin});
+  g.add_output(node(g, "Neg", {s}));
+  g.add_output(node(g, "Relu", {s}));
+  run(m, r);
+  ASSERT_EQ(op_types(g), (Ops{"test.AddNeg", "Relu"}));
+  const Node& fused_node = output_producer(g, 0);
+  EXPECT_EQ(fused_node.outputs.size(), 2u);
+  EXPECT_EQ(output_producer(g, 1).inputs, (std::vector<ValueId>{fused_node.outputs[1]}));
+  EXPECT_EQ(g.value(fused_node.outputs[1]).elem, ElemType::Float);  // the sum's type
+}
+
+// ---- why a rule did not match -----------------------------------------------------------------------
+static Model div_relu_model() {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, xexp::Shape{2, 3});
+  g.add_output(node(g, "Div", {x, node(g, "Relu", {x})}));
+  return m;
+}
+
+TEST(RewriteDsl, ExplainNamesTheSubPatternThatFailed) {
+  Var<'x'> x;
+  Var<'y'> y;
+  RulePtr r = rule("DivSqrt").match(Div(x, Sqrt(y))).to(x);
+  Model m = div_relu_model();
+  const std::string why = r->explain(*m.graph, m.graph->value(m.graph->outputs()[0]).producer, 18);
+  EXPECT_NE(why.find("Sqrt(y) did not match"), std::string::npos) << why;
+  EXPECT_NE(why.find("Relu"), std::string::npos) << why;
+}
+
+TEST(RewriteDsl, ExplainNamesTheFirstConditionThatFailed) {
+  Var<'x'> x;
+  Var<'y'> y;
+  RulePtr r =
+      rule("DivRelu").match(Div(x, op<"Relu">(y))).when(rank(x) == 2 && is_rank_3(y) && is_constant(y)).to(x);
+  Model m = div_relu_model();
+  EXPECT_EQ(r->explain(*m.graph, m.graph->value(m.graph->outputs()[0]).producer, 18), "is_rank_3(y) failed");
+}
+
+TEST(RewriteDsl, TheOptimizerExplainsOneRuleOnRequest) {
+  Var<'x'> x;
+  Var<'y'> y;
+  RulePtr r = rule("DivRelu").match(Div(x, op<"Relu">(y))).when(is_rank_3(y)).to(x);
+  Model m = div_relu_model();
+  const std::string div_name = output_producer(*m.graph).name;
+  std::ostringstream log;
+  run(m, r, {.log = &log, .explain = "DivRelu"});
+  EXPECT_EQ(log.str(), "DivRelu @ " + div_name + ": is_rank_3(y) failed\n");
+  std::ostringstream quiet;
+  Model again = div_relu_model();
+  run(again, r, {.log = &quiet});
+  EXPECT_EQ(quiet.str(), "");
+}
