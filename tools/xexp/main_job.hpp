@@ -2,8 +2,8 @@
 // What `xexp` does without arguments (and `xexp optimize` without a model): build the built-in demo
 // LLM, print it, optimize it (tools::optimize_model), print it again with what each rule did, and write
 // both models to the current directory: xexp_demo.onnx and xexp_demo.optimized.onnx. With
-// modules_as_functions, every torch-like module of the demo becomes a local function (seed 000's
-// "ONNX with submodules") and the optimizer works inside each function.
+// modules_as_functions, every torch-like module of the demo becomes a local function
+// (experimental-experiment's tutorial "ONNX with submodules") and the optimizer works inside each function.
 #include <iostream>
 #include <string>
 

@@ -1,6 +1,6 @@
 #pragma once
-// The small LLM of seed 000 ("LLM from scratch with Pytorch") built with GraphBuilder: two embeddings
-// of the same ids added, one decoder layer (LayerNorm, two causal attention heads, a linear
+// The small LLM of experimental-experiment's tutorial "LLM from scratch with Pytorch" built with
+// GraphBuilder: two embeddings of the same ids added, one decoder layer (LayerNorm, two causal attention heads, a linear
 // projection, residual, LayerNorm, ReLU feed-forward, residual). Weights are deterministic
 // pseudo-random numbers; every torch module is a module scope (path and class name as torch names
 // them) so that the functions layer can export them as local functions. It is a fixture for tests,
@@ -23,7 +23,7 @@ struct DemoLlmOptions {
   int64_t ff_dim = 128;
   int64_t batch = 1;
   int64_t sequence = 30;
-  // LayerNormalization nodes (what the seed's exported model shows) or their decomposition
+  // LayerNormalization nodes (what that tutorial's exported model shows) or their decomposition
   // ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add, which the LayerNormalization pattern fuses.
   bool decomposed_layer_norm = false;
   uint64_t seed = 0;

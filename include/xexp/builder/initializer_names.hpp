@@ -1,5 +1,6 @@
 #pragma once
-// Names the builder gives to initializers and the key it deduplicates small ones by, as the seed does:
+// Names the builder gives to initializers and the key it deduplicates small ones by, as
+// experimental-experiment's GraphBuilder does:
 // init<elem type number>_s<dims joined by x>_<values joined by _, for int64 tensors of at most 5
 // elements>: init1_s3x1_, init7_s2_0_1, init1_s_ (a float scalar), init7_s3_1_30_-1.
 #include <cstdint>

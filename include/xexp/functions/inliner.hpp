@@ -2,7 +2,7 @@
 // The inliner: every call of a local function (a node whose domain and op type name a function of the
 // model) is replaced by the function body, recursively, in the main graph, its subgraphs and the bodies
 // of the functions that are kept. Names follow onnx.inliner.inline_local_functions so that dumps can be
-// compared with the original's: the k-th call site inlined while a graph is processed suffixes the
+// compared with onnx's: the k-th call site inlined while a graph is processed suffixes the
 // body's value and node names with "__k" (`tmp` -> `tmp__1`), then "_<i>" if that name is taken; the
 // call's output names are kept.
 #include <functional>

@@ -1,6 +1,6 @@
 #pragma once
-// Modules exported as local functions (the original's export_modules_as_functions). Every node of a
-// plain graph carries the stack of module scopes it was created in; each module instance becomes a
+// Modules exported as local functions (experimental-experiment's export_modules_as_functions). Every
+// node of a plain graph carries the stack of module scopes it was created in; each module instance becomes a
 // call of a function in domain `aten_local_function` named after the module type, nested modules
 // become calls inside bodies. Weights read inside a module become extra function inputs passed by
 // the caller (after the real inputs, by decreasing size) or, under `external_threshold` bytes,

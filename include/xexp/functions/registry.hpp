@@ -1,6 +1,6 @@
 #pragma once
-// Adding a local function to a model the way the original's add_function does: an identical function
-// already registered under the same name is reused (two nn.Linear of the same size become one
+// Adding a local function to a model the way experimental-experiment's add_function does: an identical
+// function already registered under the same name is reused (two nn.Linear of the same size become one
 // function), a different body under a taken name is renamed <name>_l2l, <name>_l3l, ...
 #include <string>
 #include <utility>

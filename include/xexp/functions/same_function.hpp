@@ -1,6 +1,6 @@
 #pragma once
-// Structural equality of graphs and functions up to a consistent renaming of values (the original's
-// same_function_proto): two module instances whose bodies differ only by value names become one
+// Structural equality of graphs and functions up to a consistent renaming of values
+// (experimental-experiment's same_function_proto): two module instances whose bodies differ only by value names become one
 // function. Node by node, in order: op type, domain, input and output counts, attributes (subgraphs
 // compared the same way), and inputs read through a map grown from the inputs and node outputs.
 #include <algorithm>

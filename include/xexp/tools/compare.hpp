@@ -85,7 +85,7 @@ inline std::vector<ResultSignature> run_signatures(const ir::Model& model, const
   return out;
 }
 
-// The costs of the edit distance (those of the original tool).
+// The costs of the edit distance (those of experimental-experiment's model comparison).
 struct AlignmentCosts {
   double kind = 1000;     // pairing results of different kinds
   double type = 10;       // different element types (a fifth of it between two float types)
@@ -160,7 +160,7 @@ inline std::vector<AlignedRow> align_signatures(const std::vector<ResultSignatur
           how = s;
         }
       };
-      // same preference as the original on ties: pair, then left only, then right only
+      // same preference as experimental-experiment on ties: pair, then left only, then right only
       if (i > 0 && j > 0) consider(previous[j - 1] + signature_distance(a[head + i - 1], b[head + j - 1], costs), kPair);
       if (i > 0 && in_band(i - 1, j)) consider(previous[j] + costs.insert, kLeftOnly);
       if (j > lo) consider(current[j - 1] + costs.insert, kRightOnly);
