@@ -18,7 +18,7 @@ namespace xexp::infer {
 
 // ---- symbolic arithmetic ---------------------------------------------------------------------------
 
-// Sums and products of dimensions, spelled as the original project spells them: "a+b" for Concat of
+// Sums and products of dimensions, spelled as experimental-experiment spells them: "a+b" for Concat of
 // symbolic sizes, "a*b" for Reshape(-1) or Flatten merging symbolic axes. Static terms fold into one
 // trailing constant ("a+3", "a*b*6"); the text is the symbol, so two results built alike are equal.
 // An unknown operand makes the result unknown.

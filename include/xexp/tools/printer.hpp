@@ -1,5 +1,5 @@
 #pragma once
-// A readable text form of a model, in the look of the Python original's pretty_onnx:
+// A readable text form of a model, in the look of experimental-experiment's pretty_onnx:
 //
 //   opset: domain='' version=18
 //   input: name='X' type=dtype('float32') shape=['a', 'b']
@@ -148,7 +148,7 @@ inline std::string attribute_value(const ir::Attribute& a) {
   return "?";
 }
 
-// type=dtype('float32') shape=['a', 3] as the original prints graph inputs and outputs.
+// type=dtype('float32') shape=['a', 3] as experimental-experiment prints graph inputs and outputs.
 inline std::string value_type(const ir::Value& v) {
   std::string out = " type=";
   if (v.elem != ElemType::Undefined) out += "dtype(" + single_quoted(elem_type_short_name(v.elem)) + ")";
