@@ -1,4 +1,5 @@
-"""Exports a stack of L decoder layers (the LLM of seed 000, deeper) with torch's TorchScript exporter.
+"""Exports a stack of L decoder layers (the LLM of experimental-experiment's tutorial "LLM from scratch with
+Pytorch", deeper) with torch's TorchScript exporter.
 
 Dev-time fixture generator for the optimizer benchmarks: the generated files are not committed.
     /usr/bin/python3 bench/gen_decoder.py --layers 32 --out /tmp/xexp_bench/decoder_L32.onnx
