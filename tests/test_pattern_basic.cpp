@@ -1,5 +1,6 @@
 // Cast, TransposeTranspose, MatMulAdd: the exact op sequence after, one negative test per condition,
-// and the same numbers before and after (xexp's evaluator and ONNX Runtime, float32, atol 1e-5).
+// and the same numbers before and after (xexp's evaluator and ONNX Runtime, float32, exactly: MatMulAdd's
+// Gemm adds the bias to the same products, in both runtimes).
 #include <gtest/gtest.h>
 
 #include "support/rewrite_helpers.hpp"
