@@ -1,6 +1,6 @@
 // ReshapeReshapeBinary, ExpandBroadcast, ShapeBasedExpandBroadcast: the exact op sequence after, one
 // negative test per condition, and the same numbers before and after (xexp's evaluator and ONNX Runtime,
-// float32, atol 1e-5). None of these rewrites changes arithmetic.
+// float32, exactly). None of these rewrites changes arithmetic.
 #include <gtest/gtest.h>
 
 #include "support/rewrite_helpers.hpp"

@@ -1,5 +1,5 @@
 // ConcatTwiceUnary: the exact op sequence after, one negative test per condition, and the same numbers
-// before and after (xexp's evaluator and ONNX Runtime, float32, atol 1e-5; the rewrite is exact).
+// before and after (xexp's evaluator and ONNX Runtime, float32, exactly: the rewrite is exact).
 #include <gtest/gtest.h>
 
 #include "support/rewrite_helpers.hpp"
