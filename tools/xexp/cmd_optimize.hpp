@@ -1,5 +1,5 @@
 #pragma once
-// xexp optimize [MODEL] -o OUT [--patterns SPEC] [--verbose N] [--stats] [--no-constant-folding]
+// xexp optimize [MODEL] -o OUT [--patterns SPEC] [--verbose N] [--explain RULE] [--stats] [--no-constant-folding]
 // [--modules-as-functions]: constant folding and the pattern rules (tools::optimize_model). Without
 // MODEL it runs the main job on the demo LLM (main_job.hpp), with the same options.
 #include <iostream>
@@ -20,8 +20,13 @@ inline void add_optimizer_options(CLI::App& cmd, tools::OptimizeModelOptions& op
   cmd.add_option("--patterns", options.patterns,
                  "Rule sets and rules, e.g. default+onnxruntime-Cast (see `xexp patterns`)")
       ->capture_default_str();
-  cmd.add_option("--verbose", options.verbose, "Optimizer log level: 1 iterations, 2 patterns and STAT lines, 10 matches")
+  cmd.add_option("--verbose", options.verbose,
+                 "Optimizer log level: 1 iterations, 2 patterns and STAT lines, 10 matches, 11 why each rule "
+                 "did not match")
       ->capture_default_str();
+  cmd.add_option("--explain", options.explain,
+                 "For each node where RULE's root op type matched but RULE did not: the first condition or "
+                 "sub-pattern that failed");
   cmd.add_flag("--stats", stats, "Print what each rule did");
   cmd.add_flag("--no-constant-folding{false}", options.constant_folding, "Do not fold constant nodes");
 }

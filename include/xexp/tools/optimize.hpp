@@ -31,6 +31,7 @@ struct OptimizeModelOptions {
   std::string patterns = kDefaultPatterns;  // a rewrite::rules_from_string spec
   bool constant_folding = true;
   int verbose = 0;               // rewrite::OptimizeOptions::verbose
+  std::string explain = {};      // rewrite::OptimizeOptions::explain: why this rule did not match, node by node
   std::ostream* log = nullptr;   // std::cerr when null
 };
 
@@ -96,6 +97,7 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
     }
   }
   rewrite::OptimizeOptions rewrite_options{.verbose = options.verbose, .log = &log};
+  rewrite_options.explain = options.explain;
   if (options.constant_folding) {
     report.folded += detail::fold_and_clean(model);  // Shape of values whose shape is now static
     eval::FoldOptions fold_options;

@@ -1,0 +1,49 @@
+// docs/patterns.md is the catalogue `xexp patterns --markdown` prints: a rule added or changed without
+// regenerating it fails here (regenerate: xexp patterns --markdown > docs/patterns.md). And
+// `xexp optimize --explain RULE` tells, node by node, why RULE did not match.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "support/cli.hpp"
+#include "support/temp_dir.hpp"
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST(CliPatternsDoc, TheCommittedCatalogueIsWhatTheRulesPrint) {
+  const xexp::testing::CommandResult r = xexp::testing::run_xexp("patterns --markdown");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("### LayerNormalization (priority 1)"), std::string::npos);
+  EXPECT_EQ(read_file(std::string(XEXP_SOURCE_DIR) + "/docs/patterns.md"), r.out)
+      << "docs/patterns.md is stale: xexp patterns --markdown > docs/patterns.md";
+}
+
+// gpt_erf_L1 (torch, opset 18) has LayerNormalization nodes already: the rule's root op type (Div)
+// matches the attention's scaling, whose numerator is a MatMul, not the centred input.
+TEST(CliExplain, SaysWhyARuleDidNotMatchAtEachNode) {
+  xexp::testing::TempDir dir;
+  const std::string out = (dir.path() / "o.onnx").string();
+  const xexp::testing::CommandResult r =
+      xexp::testing::run_xexp("optimize " + std::string(XEXP_SHARED_DIR) + "/models/gpt_erf_L1.onnx -o " +
+                              out + " --explain LayerNormalization");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(
+                "LayerNormalization @ /h.0/attn/Div: Sub(x, ReduceMean(x, axes=a, keepdims=1)) did not match "
+                "MatMul '/h.0/attn/MatMul'"),
+            std::string::npos)
+      << r.out;
+  const xexp::testing::CommandResult quiet = xexp::testing::run_xexp(
+      "optimize " + std::string(XEXP_SHARED_DIR) + "/models/gpt_erf_L1.onnx -o " + out + "2");
+  EXPECT_EQ(quiet.out.find(" @ "), std::string::npos) << quiet.out;
+}
