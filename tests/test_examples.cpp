@@ -36,9 +36,13 @@ TEST(Examples, FindPackageAfterInstall) {
       run_command("cmake -S " + shell_quote(kSource) + " -B " + shell_quote(dir / "xexp-build") +
                   " -G Ninja -DXEXP_BUILD_TESTS=OFF -DXEXP_BUILD_BENCH=OFF -DXEXP_BUILD_CLI=OFF");
   ASSERT_EQ(configure.exit_code, 0) << configure.out << configure.err;
+  // The compiled mode's static library is part of the package.
+  const CommandResult build = run_command("cmake --build " + shell_quote(dir / "xexp-build") + " -j 2");
+  ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
   const CommandResult install = run_command("cmake --install " + shell_quote(dir / "xexp-build") + " --prefix " + shell_quote(prefix));
   ASSERT_EQ(install.exit_code, 0) << install.out << install.err;
   EXPECT_TRUE(std::filesystem::exists(prefix + "/include/xexp/all.hpp"));
+  EXPECT_TRUE(std::filesystem::exists(prefix + "/lib/libxexp_compiled.a"));
   build_and_run_example("find_package", dir / "example-build", "-DCMAKE_PREFIX_PATH=" + shell_quote(prefix));
 }
 
