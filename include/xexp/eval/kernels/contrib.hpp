@@ -1,10 +1,15 @@
 #pragma once
 // com.microsoft kernels the ORT pattern set produces (FastGelu, BiasGelu, QuickGelu, the Skip*
-// normalizations, RotaryEmbedding, BiasSoftmax, SoftmaxGrad, FusedConv) and ONNX RotaryEmbedding.
+// normalizations, RotaryEmbedding, BiasSoftmax, SoftmaxGrad, FusedConv, FusedGemm) and ONNX
+// RotaryEmbedding.
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <string>
 
 #include "xexp/eval/kernel.hpp"
 #include "xexp/eval/kernels/elementwise.hpp"
+#include "xexp/eval/kernels/matmul.hpp"
 #include "xexp/eval/kernels/nn.hpp"
 #include "xexp/eval/tensor_util.hpp"
 
@@ -91,16 +96,48 @@ inline std::vector<Tensor> softmax_grad_kernel(const KernelContext& c) {
   });
 }
 
+// The activation ONNX Runtime's FusedConv and FusedGemm apply after their Conv or Gemm, computed in
+// place in the output's float type. `alpha` and `beta` are LeakyRelu's slope, HardSigmoid's alpha and
+// beta, Clip's min and max (the order of FusedConv's activation_params).
+inline void apply_fused_activation(const KernelContext& c, Tensor& t, const std::string& activation, float alpha,
+                                   float beta) {
+  std::function<double(double)> f;
+  if (activation == "Relu") f = [](double v) { return v > 0 ? v : 0.0; };
+  else if (activation == "LeakyRelu") f = [alpha](double v) { return v >= 0 ? v : alpha * v; };
+  else if (activation == "Clip") f = [alpha, beta](double v) { return std::min<double>(std::max<double>(v, alpha), beta); };
+  else if (activation == "HardSigmoid") f = [alpha, beta](double v) { return std::max(0.0, std::min(1.0, alpha * v + beta)); };
+  else if (activation == "Sigmoid") f = [](double v) { return v >= 0 ? 1 / (1 + std::exp(-v)) : std::exp(v) / (1 + std::exp(v)); };
+  else if (activation == "Tanh") f = [](double v) { return std::tanh(v); };
+  else c.fail("activation '" + activation + "' is not supported");
+  visit_float_type(t.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (T& v : t.mutable_data<T>()) v = static_cast<T>(f(static_cast<double>(v)));
+  });
+}
+
+// com.microsoft FusedConv: Conv, then `activation` with its parameters in activation_params.
 inline std::vector<Tensor> fused_conv_kernel(const KernelContext& c) {
   const std::string activation = c.attr_string("activation");
   std::vector<Tensor> y = conv_kernel(c);
   if (activation.empty()) return y;
-  if (activation != "Relu") c.fail("activation '" + activation + "' is not supported");
-  Tensor& t = y[0];
-  visit_float_type(t.type(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    for (T& v : t.mutable_data<T>()) v = v > T(0) ? v : T(0);
-  });
+  const std::vector<float> params = c.attr_floats("activation_params");
+  const bool two = activation == "Clip" || activation == "HardSigmoid", one = activation == "LeakyRelu";
+  if (params.size() != (two ? 2u : one ? 1u : 0u))
+    c.fail("activation '" + activation + "' takes " + (two ? "2" : one ? "1" : "no") + " activation_params");
+  apply_fused_activation(c, y[0], activation, params.empty() ? 0.f : params[0], params.size() < 2 ? 0.f : params[1]);
+  return y;
+}
+
+// com.microsoft FusedGemm: Gemm, then `activation` with activation_alpha and activation_beta (ONNX
+// Runtime's defaults when absent: LeakyRelu 0.01, HardSigmoid 0.2 and 0.5).
+inline std::vector<Tensor> fused_gemm_kernel(const KernelContext& c) {
+  const std::string activation = c.attr_string("activation");
+  std::vector<Tensor> y = gemm_kernel(c);
+  if (activation.empty()) return y;
+  if (activation == "Clip") c.fail("activation 'Clip' is not supported by FusedGemm");
+  const bool hard_sigmoid = activation == "HardSigmoid";
+  apply_fused_activation(c, y[0], activation, c.attr_float("activation_alpha", hard_sigmoid ? 0.2f : 0.01f),
+                         c.attr_float("activation_beta", hard_sigmoid ? 0.5f : 0.f));
   return y;
 }
 
@@ -192,6 +229,7 @@ inline void register_contrib(KernelRegistry& r) {
   r.add(ms, "SoftmaxGrad", softmax_grad_kernel);
   r.add(ms, "SoftmaxGrad_13", softmax_grad_kernel);
   r.add(ms, "FusedConv", fused_conv_kernel);
+  r.add(ms, "FusedGemm", fused_gemm_kernel);
   r.add(ms, "RotaryEmbedding", ort_rotary_kernel);
   r.add("RotaryEmbedding", onnx_rotary_kernel);
 }
