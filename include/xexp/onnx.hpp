@@ -9,5 +9,6 @@
 #include "xexp/onnx/proto_storage.hpp"
 #include "xexp/onnx/save.hpp"
 #include "xexp/onnx/schema.hpp"
+#include "xexp/onnx/temporary_file.hpp"
 #include "xexp/onnx/tensor_proto.hpp"
 #include "xexp/onnx/validate.hpp"

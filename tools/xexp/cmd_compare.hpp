@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "input_options.hpp"
+#include "model_files.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/tools/compare.hpp"
 
@@ -18,6 +19,7 @@ inline void add_compare_command(CLI::App& app) {
     std::string first, second;
     InputArgs inputs;
     std::size_t column_size = 0;
+    LoadOptions load;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("compare", "Run two models on the same inputs and align their results side by side");
@@ -25,9 +27,10 @@ inline void add_compare_command(CLI::App& app) {
   cmd->add_option("second", args->second, "Second ONNX model (right column)")->required();
   add_input_options(cmd, args->inputs);
   cmd->add_option("--column-size", args->column_size, "Width of each side (0: fit the longest name)")->capture_default_str();
+  add_load_options(cmd, args->load);
   cmd->callback([args] {
-    const ir::Model first = load_model(args->first);
-    const ir::Model second = load_model(args->second);
+    const ir::Model first = load_model(args->first, args->load);
+    const ir::Model second = load_model(args->second, args->load);
     const tools::Feeds feeds = tools::make_feeds(*first.graph, args->inputs.options());
     std::cout << tools::compare_models(first, second, feeds).str(args->column_size);
   });

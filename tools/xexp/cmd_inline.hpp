@@ -9,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cmd_convert.hpp"
+#include "model_files.hpp"
 #include "xexp/functions/inliner.hpp"
 #include "xexp/onnx.hpp"
 
@@ -19,15 +19,18 @@ inline void add_inline_command(CLI::App& app) {
   struct Args {
     std::string model, output;
     std::vector<std::string> keep;
+    LoadOptions load;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("inline", "Inline the local functions of a model");
   cmd->add_option("model", args->model, "ONNX model file")->required();
   cmd->add_option("-o,--output", args->output, "Where to write the inlined model")->required();
   cmd->add_option("--keep", args->keep, "Names of functions to keep as functions (their calls stay)");
+  add_load_options(cmd, args->load);
   cmd->callback([args] {
     check_not_overwriting(args->model, args->output);
-    ir::Model model = load_model(args->model);
+    ir::Model model = load_model(args->model, args->load);
+    check_not_overwriting(model, args->output);
     for (const std::string& name : args->keep)
       if (std::none_of(model.functions.begin(), model.functions.end(),
                        [&](const ir::Function& f) { return f.name == name; }))

@@ -8,7 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cmd_convert.hpp"
+#include "model_files.hpp"
 #include "main_job.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/tools/optimize.hpp"
@@ -37,6 +37,7 @@ inline void add_optimize_command(CLI::App& app) {
     tools::OptimizeModelOptions options;
     bool stats = false;
     bool modules_as_functions = false;
+    LoadOptions load;
   };
   auto args = std::make_shared<Args>();
   args->options.log = &std::cout;
@@ -47,6 +48,7 @@ inline void add_optimize_command(CLI::App& app) {
   add_optimizer_options(*cmd, args->options, args->stats);
   cmd->add_flag("--modules-as-functions", args->modules_as_functions,
                 "Demo LLM only: export its modules as local functions, optimized one by one");
+  add_load_options(cmd, args->load);
   cmd->callback([args] {
     if (args->model.empty()) {
       if (!args->output.empty())
@@ -60,7 +62,8 @@ inline void add_optimize_command(CLI::App& app) {
     if (args->output.empty()) throw Error("optimize " + args->model + " needs -o OUT");
     rewrite::rules_from_string(args->options.patterns);  // a bad spec fails before the (maybe long) load
     check_not_overwriting(args->model, args->output);
-    ir::Model model = load_model(args->model);
+    ir::Model model = load_model(args->model, args->load);
+    check_not_overwriting(model, args->output);
     const tools::OptimizeModelReport report = tools::optimize_model(model, args->options);
     save_model(std::move(model), args->output);
     if (args->stats) std::cout << tools::format_report(report);

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "model_files.hpp"
 #include "xexp/infer/model.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/tools/printer.hpp"
@@ -16,6 +17,7 @@ inline void add_print_command(CLI::App& app) {
   struct Args {
     std::string model;
     tools::PrettyOptions options;
+    LoadOptions load;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("print", "Print a model as text: inputs, initializers, nodes, outputs, functions");
@@ -26,8 +28,9 @@ inline void add_print_command(CLI::App& app) {
   cmd->add_flag("!--no-functions", args->options.functions, "Do not print local functions");
   args->options.types = true;
   cmd->add_flag("!--no-types", args->options.types, "Do not infer and print the type and shape of node outputs");
+  add_load_options(cmd, args->load);
   cmd->callback([args] {
-    ir::Model model = load_model(args->model);
+    ir::Model model = load_model(args->model, args->load);
     if (args->options.types) infer::infer_model_types(model);
     std::cout << tools::pretty(model, args->options);
   });

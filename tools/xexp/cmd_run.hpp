@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "input_options.hpp"
+#include "model_files.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/tools/dump.hpp"
 #include "xexp/tools/run.hpp"
@@ -28,6 +29,7 @@ inline void add_run_command(CLI::App& app) {
   struct Args {
     std::string model, save_outputs, dump;
     InputArgs inputs;
+    LoadOptions load;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("run", "Run a model with the reference evaluator and summarize its outputs");
@@ -36,8 +38,11 @@ inline void add_run_command(CLI::App& app) {
   cmd->add_option("--save-outputs", args->save_outputs, "Save each output as DIR/<output name>.pb");
   cmd->add_option("--dump-intermediates", args->dump,
                   "Save the inputs and every intermediate result as Constant nodes of one ONNX file");
+  add_load_options(cmd, args->load);
   cmd->callback([args] {
-    const ir::Model model = load_model(args->model);
+    if (!args->dump.empty()) check_not_overwriting(args->model, args->dump);
+    const ir::Model model = load_model(args->model, args->load);
+    if (!args->dump.empty()) check_not_overwriting(model, args->dump);
     const tools::Feeds feeds = tools::make_feeds(*model.graph, args->inputs.options());
     std::vector<std::pair<std::string, Tensor>> intermediates;
     eval::RunOptions options;
@@ -51,8 +56,11 @@ inline void add_run_command(CLI::App& app) {
     for (std::size_t k = 0; k < outputs.size(); ++k) {
       const std::string& name = model.graph->value(names[k]).name;
       std::cout << name << ": " << tools::summarize_tensor(outputs[k]) << "\n";
-      if (!args->save_outputs.empty())
-        save_tensor(outputs[k], name, (std::filesystem::path(args->save_outputs) / (file_name_for(name) + ".pb")).string());
+      if (args->save_outputs.empty()) continue;
+      const std::string path = (std::filesystem::path(args->save_outputs) / (file_name_for(name) + ".pb")).string();
+      check_not_overwriting(args->model, path);
+      for (const std::string& input : args->inputs.files) check_not_overwriting(input, path);
+      save_tensor(outputs[k], name, path);
     }
     if (!args->dump.empty()) {
       tools::save_intermediates(intermediates, args->dump);

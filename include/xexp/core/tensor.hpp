@@ -2,6 +2,7 @@
 // Tensor: an element type, static dims, and shared immutable storage. Storage is polymorphic so that
 // bytes parsed from a model (onnx/), mapped from an external-data file, or computed by a kernel
 // (eval/) all live where they already are: copying a tensor copies a pointer, never the weights.
+#include <algorithm>
 #include <complex>
 #include <cstring>
 #include <memory>
@@ -51,8 +52,16 @@ class StringStorage final : public TensorStorage {
   std::vector<std::string> values_;
 };
 
+// The number of elements of `dims`. A negative dimension, or a count past int64, is an error: a hostile
+// shape must not wrap around into a small allocation that kernels then index past.
 inline int64_t dims_element_count(std::span<const int64_t> dims) {
-  return std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
+  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) return 0;
+  int64_t n = 1;
+  for (int64_t d : dims)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n))
+      throw Error(d < 0 ? "negative dimension " + std::to_string(d)
+                        : std::string("the element count of a shape overflows int64"));
+  return n;
 }
 
 class Tensor {
@@ -144,6 +153,8 @@ class Tensor {
     const int64_t n = dims_element_count(dims);
     if (type == ElemType::UInt4 || type == ElemType::Int4 || type == ElemType::Float4E2M1)
       return static_cast<std::size_t>((n + 1) / 2);
+    if (static_cast<uint64_t>(n) > (uint64_t{1} << 62) / std::max<std::size_t>(elem_size(type), 1))
+      throw Error("a tensor of " + std::to_string(n) + " elements is too large");
     return static_cast<std::size_t>(n) * elem_size(type);
   }
 

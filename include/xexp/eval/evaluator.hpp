@@ -13,6 +13,7 @@
 
 #include "xexp/eval/evaluate_op.hpp"
 #include "xexp/ir/model.hpp"
+#include "xexp/onnx/validate.hpp"
 
 namespace xexp::eval {
 
@@ -46,8 +47,11 @@ struct RunOptions {
 
 class Evaluator {
  public:
+  // Refuses a model whose local functions call themselves (a run would never end).
   explicit Evaluator(const ir::Model& model, const KernelRegistry& registry = default_registry())
-      : model_(model), registry_(registry) {}
+      : model_(model), registry_(registry) {
+    xexp::detail::validate_function_calls(model);
+  }
 
   std::vector<std::string> input_names() const {
     std::vector<std::string> out;
@@ -270,6 +274,13 @@ class Evaluator {
     const int64_t max_trips = inputs.size() > 0 && inputs[0] ? scalar_int(*inputs[0]) : std::numeric_limits<int64_t>::max();
     bool cond = inputs.size() > 1 && inputs[1] ? scalar_double(*inputs[1]) != 0 : true;
     std::vector<std::optional<Tensor>> carried(inputs.begin() + std::min<std::size_t>(2, inputs.size()), inputs.end());
+    if (body.outputs().size() < 1 + carried.size())
+      throw Error("Loop: the body has " + std::to_string(body.outputs().size()) +
+                      " outputs, fewer than the condition and " + std::to_string(carried.size()) +
+                      " loop-carried values",
+                  {.node = node_label(node), .value = {}});
+    if (std::any_of(carried.begin(), carried.end(), [](const auto& t) { return !t; }))
+      throw Error("Loop: a loop-carried input is missing", {.node = node_label(node), .value = {}});
     const std::size_t n_scan = body.outputs().size() - 1 - carried.size();
     std::vector<std::vector<Tensor>> scans(n_scan);
     for (int64_t it = 0; it < max_trips && cond; ++it) {

@@ -166,9 +166,11 @@ inline Tensor filled(ElemType type, std::vector<int64_t> dims, double value) {
   return out;
 }
 
+// axis in [-rank, rank) -> [0, rank); a scalar has no axis (callers index dims()[axis]).
 inline int64_t normalize_axis(int64_t axis, std::size_t rank, const char* what = "axis") {
   const auto r = static_cast<int64_t>(rank);
-  if (axis < -r || axis >= std::max<int64_t>(r, 1)) throw Error(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
+  if (axis < -r || axis >= r)
+    throw Error(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
   return axis < 0 ? axis + r : axis;
 }
 

@@ -16,6 +16,7 @@
 #include "xexp/core/error.hpp"
 #include "xexp/ir/copy.hpp"
 #include "xexp/ir/model.hpp"
+#include "xexp/onnx/validate.hpp"
 
 namespace xexp::functions {
 
@@ -58,9 +59,10 @@ class Inliner {
   Inliner(ir::Model& model, const InlineOptions& options) : model_(model), index_(model) {
     for (const ir::Function& f : model.functions)
       if (!options.inline_function || options.inline_function(f)) inlined_.insert(&f);
-    check_no_recursion();
+    xexp::detail::validate_function_calls(model);  // a function calling itself cannot be inlined
     collect_used();
-    for (const ir::Function* f : used_) check_opsets(*f);
+    for (const ir::Function& f : model_.functions)  // file order, not the set's: the same error every run
+      if (used_.count(&f)) check_opsets(f);
   }
 
   void run() {
@@ -71,9 +73,10 @@ class Inliner {
         int body_counter = 0;
         inline_graph(*f.body, body_counter);
       }
-    for (const ir::Function* f : used_)
-      for (const ir::OpsetImport& o : f->opsets)
-        if (!model_.opset(o.domain)) model_.opsets.push_back(o);
+    for (const ir::Function& f : model_.functions)  // file order: the same bytes every run
+      if (used_.count(&f))
+        for (const ir::OpsetImport& o : f.opsets)
+          if (!model_.opset(o.domain)) model_.opsets.push_back(o);
     std::erase_if(model_.functions, [&](const ir::Function& f) { return inlined_.count(&f) > 0; });
   }
 
@@ -81,25 +84,6 @@ class Inliner {
   const ir::Function* inlinable(const ir::Node& n) const {
     const ir::Function* f = index_.called(n);
     return f && inlined_.count(f) ? f : nullptr;
-  }
-
-  // A function calling itself, directly or not, cannot be inlined: refuse before starting.
-  void check_no_recursion() const {
-    enum class State { Unseen, Open, Done };
-    std::unordered_map<const ir::Function*, State> state;
-    std::function<void(const ir::Function&)> visit = [&](const ir::Function& f) {
-      State& s = state[&f];
-      if (s == State::Done) return;
-      if (s == State::Open)
-        throw Error("the local function calls itself, it cannot be inlined",
-                    {.node = f.domain + "." + f.name, .value = {}});
-      s = State::Open;
-      for_each_node_deep(*f.body, [&](const ir::Node& n) {
-        if (const ir::Function* callee = inlinable(n)) visit(*callee);
-      });
-      state[&f] = State::Done;
-    };
-    for (const ir::Function* f : inlined_) visit(*f);
   }
 
   // Inlines the calls of `g` and of its subgraphs. Nodes copied from a body are visited next, so
@@ -192,17 +176,19 @@ class Inliner {
   }
 
   // The functions whose calls will be inlined: called from the main graph or a kept body, directly
-  // or through other inlined bodies.
+  // or through other inlined bodies (a worklist: call chains can be long).
   void collect_used() {
-    std::function<void(const ir::Graph&)> visit = [&](const ir::Graph& g) {
-      for_each_node_deep(g, [&](const ir::Node& n) {
-        const ir::Function* f = inlinable(n);
-        if (f && used_.insert(f).second) visit(*f->body);
-      });
-    };
-    visit(*model_.graph);
+    std::vector<const ir::Graph*> pending{model_.graph.get()};
     for (const ir::Function& f : model_.functions)
-      if (!inlined_.count(&f)) visit(*f.body);
+      if (!inlined_.count(&f)) pending.push_back(f.body.get());
+    while (!pending.empty()) {
+      const ir::Graph* g = pending.back();
+      pending.pop_back();
+      for_each_node_deep(*g, [&](const ir::Node& n) {
+        const ir::Function* f = inlinable(n);
+        if (f && used_.insert(f).second) pending.push_back(f->body.get());
+      });
+    }
   }
 
   // The inlined nodes need the function's opsets in the model; a version conflict is refused (before

@@ -6,8 +6,10 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <span>
@@ -26,8 +28,11 @@ inline std::string directory_of(const std::string& path) {
 // Resolves external references of the tensors of one model; one mapping per side file.
 class ExternalFiles {
  public:
-  // An empty base_dir leaves every external tensor unavailable (kept as a reference).
-  explicit ExternalFiles(std::string base_dir) : base_dir_(std::move(base_dir)) {}
+  // An empty base_dir leaves every external tensor unavailable (kept as a reference). Unless
+  // `allow_outside`, a location that leaves base_dir (an absolute path, "..", a symbolic link pointing
+  // elsewhere) is refused: a model must not make us read arbitrary files.
+  explicit ExternalFiles(std::string base_dir, bool allow_outside = false)
+      : base_dir_(std::move(base_dir)), allow_outside_(allow_outside) {}
 
   struct Slice {
     std::shared_ptr<const MappedFile> file;  // nullptr when the file does not exist
@@ -43,18 +48,17 @@ class ExternalFiles {
       else if (entry.key() == "length") length = parse_number(p, entry.value()), has_length = true;
     }
     if (location.empty()) throw Error("external data without a location", {.node = {}, .value = p.name()});
-    // A model must not make us read files outside its directory.
-    if (location.front() == '/' || location == ".." || location.starts_with("../") ||
-        location.find("/../") != std::string::npos || location.ends_with("/.."))
-      throw Error("external data location '" + location + "' leaves the model's directory",
-                  {.node = {}, .value = p.name()});
+    if (location.find('\0') != std::string::npos)
+      throw Error("external data location contains a NUL character", {.node = {}, .value = p.name()});
+    if (!allow_outside_ && leaves_directory(location)) throw outside(p, location);
     if (base_dir_.empty()) return {};  // model_from_proto without a directory: references only
     auto [it, inserted] = files_.try_emplace(location);
     auto& file = it->second;
     if (inserted) {
-      const std::string path = base_dir_ + "/" + location;
+      const std::string path = location.front() == '/' ? location : base_dir_ + "/" + location;
       struct stat st {};
       if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return {};  // a model shipped without its weights
+      if (!allow_outside_ && !inside(base_dir_, path)) throw outside(p, location);
       file = MappedFile::open(path);
     }
     if (!file) return {};
@@ -76,7 +80,28 @@ class ExternalFiles {
     }
     return v;
   }
+  static bool leaves_directory(const std::string& location) {
+    return location.front() == '/' || location == ".." || location.starts_with("../") ||
+           location.find("/../") != std::string::npos || location.ends_with("/..");
+  }
+  // Whether `path`, symbolic links resolved, is under `dir` (a link inside the folder may point out of it).
+  static bool inside(const std::string& dir, const std::string& path) {
+    std::error_code ec;
+    const std::filesystem::path base = std::filesystem::canonical(dir, ec);
+    if (ec) return false;
+    const std::filesystem::path target = std::filesystem::canonical(path, ec);
+    if (ec) return false;
+    auto [b, t] = std::mismatch(base.begin(), base.end(), target.begin(), target.end());
+    return b == base.end() && t != target.end();
+  }
+  static Error outside(const ::onnx::TensorProto& p, const std::string& location) {
+    return Error("external data location '" + location +
+                     "' leaves the model's directory (refused unless allowed: LoadOptions::"
+                     "allow_external_outside, xexp --allow-external-outside)",
+                 {.node = {}, .value = p.name()});
+  }
   std::string base_dir_;
+  bool allow_outside_;
   std::map<std::string, std::shared_ptr<const MappedFile>> files_;
 };
 

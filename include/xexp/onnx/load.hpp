@@ -6,7 +6,8 @@
 //
 // Structural errors are found while building and reported as xexp::Error naming node and value: a
 // node reading an undefined name, two nodes writing one value, a duplicate graph input or
-// initializer, a cycle. Nodes that are acyclic but out of order are put in a topological order.
+// initializer, a cycle, a local function calling itself. Nodes that are acyclic but out of order are
+// put in a topological order.
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -21,12 +22,16 @@
 #include "xexp/onnx/mapped_file.hpp"
 #include "xexp/onnx/proto_fields.hpp"
 #include "xexp/onnx/tensor_proto.hpp"
+#include "xexp/onnx/validate.hpp"
 
 namespace xexp {
 
 struct LoadOptions {
   // Directory that external data locations are relative to; load_model sets it to the model's own.
   std::string base_dir;
+  // External data may name files outside base_dir (absolute paths, "..", links pointing out). Off: a
+  // model must not make us read arbitrary files.
+  bool allow_external_outside = false;
 };
 
 namespace detail {
@@ -38,7 +43,7 @@ inline std::string node_label(const ::onnx::NodeProto& n) { return n.name().empt
 
 class ModelReader {
  public:
-  explicit ModelReader(const LoadOptions& options) : external_(options.base_dir) {}
+  explicit ModelReader(const LoadOptions& options) : external_(options.base_dir, options.allow_external_outside) {}
 
   ir::Model read(::onnx::ModelProto& p) {
     ir::Model m;
@@ -59,6 +64,7 @@ class ModelReader {
     for (const auto& t : p.training_info()) t.SerializeToString(&m.raw_training_info.emplace_back());
     m.functions.reserve(static_cast<std::size_t>(p.functions_size()));
     for (auto& f : *p.mutable_functions()) m.functions.push_back(read_function(f));
+    validate_function_calls(m);
     m.unknown = unknown_of(p);
     return m;
   }
@@ -204,8 +210,13 @@ class ModelReader {
       }
       pn.attributes.reserve(static_cast<std::size_t>(np.attribute_size()));
       for (auto& a : *np.mutable_attribute()) {
-        pn.attributes.push_back(read_attribute(
-            a, [&](::onnx::GraphProto& sub) { return read_subgraph(sub, scope); }, &external_));
+        try {
+          pn.attributes.push_back(read_attribute(
+              a, [&](::onnx::GraphProto& sub) { return read_subgraph(sub, scope); }, &external_));
+        } catch (const Error& e) {
+          if (!e.node().empty()) throw;  // from a subgraph: names its own node
+          throw Error("attribute '" + a.name() + "': " + e.cause(), {.node = node_label(np), .value = e.value()});
+        }
       }
       pn.captured = std::move(scope.node_captures);
       scope.node_captures.clear();
@@ -375,7 +386,9 @@ inline ir::Model model_from_proto(::onnx::ModelProto&& proto, const LoadOptions&
 inline ir::Model load_model(const std::string& path, const LoadOptions& options = {}) {
   ::onnx::ModelProto proto;
   if (!detail::parse_model_file(path, proto))
-    throw Error("not an ONNX model: '" + path + "' does not parse as a ModelProto (truncated or another format)");
+    throw Error("not an ONNX model: '" + path +
+                "' does not parse as a ModelProto (truncated, another format, or messages nested deeper than "
+                "protobuf's limit of 100)");
   if (!proto.has_graph() || !proto.has_ir_version())
     throw Error("not an ONNX model: '" + path + "' has no " + (proto.has_graph() ? "ir_version" : "graph"));
   LoadOptions with_dir = options;

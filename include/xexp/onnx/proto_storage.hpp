@@ -68,6 +68,8 @@ class ProtoTensorStorage final : public TensorStorage {
   // Moves the TensorProto out; only for a storage nobody else reads any more (a model being consumed).
   void take_proto(::onnx::TensorProto* out) const { out->Swap(&proto_); }
   bool is_external() const noexcept { return file_ != nullptr || unavailable_; }
+  // The side file the bytes are mapped from (nullptr unless external and found).
+  const MappedFile* mapped_file() const noexcept { return file_.get(); }
   bool is_unavailable() const noexcept { return unavailable_.has_value(); }
   bool available() const override { return !unavailable_; }
   ElemType type() const noexcept { return static_cast<ElemType>(proto_.data_type()); }

@@ -14,6 +14,7 @@
 #include "xexp/onnx/external_data.hpp"
 #include "xexp/onnx/load.hpp"
 #include "xexp/onnx/proto_fields.hpp"
+#include "xexp/onnx/temporary_file.hpp"
 #include "xexp/onnx/tensor_proto.hpp"
 
 namespace xexp {
@@ -161,28 +162,6 @@ class ModelWriter {
   bool take_;
   const SaveOptions& options_;
   ExternalDataWriter* sink_;
-};
-
-// Writes a file next to its final place, then renames it: a reader never sees half a file, and a
-// failure leaves the previous file as it was.
-class TemporaryFile {
- public:
-  explicit TemporaryFile(const std::string& final_path)
-      : final_path_(final_path), path_(final_path + ".tmp" + std::to_string(::getpid())) {}
-  TemporaryFile(const TemporaryFile&) = delete;
-  TemporaryFile& operator=(const TemporaryFile&) = delete;
-  ~TemporaryFile() {
-    if (!committed_) std::remove(path_.c_str());
-  }
-  const std::string& path() const noexcept { return path_; }
-  void commit() {
-    if (std::rename(path_.c_str(), final_path_.c_str()) != 0) throw Error("cannot write '" + final_path_ + "'");
-    committed_ = true;
-  }
-
- private:
-  std::string final_path_, path_;
-  bool committed_ = false;
 };
 
 inline void serialize_to_file(const google::protobuf::MessageLite& m, const std::string& path) {

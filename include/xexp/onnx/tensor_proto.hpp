@@ -12,6 +12,7 @@
 #include "xexp/core/tensor.hpp"
 #include "xexp/onnx/external_data.hpp"
 #include "xexp/onnx/proto_storage.hpp"
+#include "xexp/onnx/temporary_file.hpp"
 
 namespace xexp {
 
@@ -27,6 +28,15 @@ inline Tensor read_tensor(::onnx::TensorProto&& p, ExternalFiles* external) {
     if (d != 0 && elements > (int64_t{1} << 60) / d)  // a corrupt file must not overflow the size
       throw Error("tensor of shape " + shape_str(make_shape(dims)) + " is too large", {.node = {}, .value = p.name()});
     elements *= d;
+  }
+  if (type == ElemType::String) {
+    // Kernels index string_data by element: the count must match (raw_data cannot hold strings).
+    if (p.has_raw_data() || p.data_location() == ::onnx::TensorProto::EXTERNAL)
+      throw Error("a STRING tensor cannot hold raw or external data", {.node = {}, .value = p.name()});
+    if (p.string_data_size() != elements)
+      throw Error("STRING tensor of shape " + shape_str(make_shape(dims)) + " needs " + std::to_string(elements) +
+                      " strings but has " + std::to_string(p.string_data_size()),
+                  {.node = {}, .value = p.name()});
   }
   std::shared_ptr<const ProtoTensorStorage> storage;
   if (p.data_location() == ::onnx::TensorProto::EXTERNAL) {
@@ -109,9 +119,13 @@ inline NamedTensor load_tensor(const std::string& pb_path) {
 }
 
 inline void save_tensor(const Tensor& tensor, const std::string& name, const std::string& path) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !tensor_to_proto(tensor, name).SerializeToOstream(&out) || !out.flush())
-    throw Error("cannot write '" + path + "'");
+  detail::TemporaryFile file(path);
+  {
+    std::ofstream out(file.path(), std::ios::binary | std::ios::trunc);
+    if (!out || !tensor_to_proto(tensor, name).SerializeToOstream(&out) || !out.flush())
+      throw Error("cannot write '" + path + "'");
+  }
+  file.commit();
 }
 
 }  // namespace xexp

@@ -3,6 +3,7 @@
 // built or rewritten in memory; load_model already refuses files that break them). The first broken
 // rule is thrown as xexp::Error naming the node and the value.
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "xexp/ir/model.hpp"
@@ -65,11 +66,70 @@ inline void validate_graph(const ir::Graph& g, const std::string& where) {
     if (!available_before(v, next)) throw Error("graph output is not defined" + in, {.node = {}, .value = g.value(v).name});
 }
 
+// Local functions never call themselves, directly or through other functions (ONNX forbids it): running,
+// typing or inlining such a call would never end. Iterative, so that a long chain of functions calling
+// each other does not exhaust the stack.
+inline void validate_function_calls(const ir::Model& model) {
+  const std::size_t n = model.functions.size();
+  auto key = [](std::string_view domain, std::string_view name) {
+    std::string k(domain);
+    k += '\0';
+    k += name;
+    return k;
+  };
+  auto label = [&](std::size_t f) { return model.functions[f].domain + "." + model.functions[f].name; };
+  std::unordered_map<std::string, std::size_t> index;
+  for (std::size_t f = 0; f < n; ++f)  // a call runs the first function of its key, as find_function finds
+    index.emplace(key(model.functions[f].domain, model.functions[f].name), f);
+
+  std::vector<std::vector<std::size_t>> callees(n);
+  for (std::size_t f = 0; f < n; ++f) {
+    std::vector<const ir::Graph*> graphs{model.functions[f].body.get()};
+    while (!graphs.empty()) {
+      const ir::Graph* g = graphs.back();
+      graphs.pop_back();
+      for (ir::NodeId id : g->nodes()) {
+        const ir::Node& node = g->node(id);
+        if (auto it = index.find(key(node.domain.view(), node.op_type.view())); it != index.end())
+          callees[f].push_back(it->second);
+        for (const ir::Attribute& a : node.attributes)
+          for (const auto& sub : a.graphs)
+            if (sub) graphs.push_back(sub.get());
+      }
+    }
+  }
+  enum : uint8_t { kUnseen, kOnPath, kDone };
+  std::vector<uint8_t> state(n, kUnseen);
+  for (std::size_t root = 0; root < n; ++root) {
+    if (state[root] != kUnseen) continue;
+    std::vector<std::pair<std::size_t, std::size_t>> path{{root, 0}};  // function, next callee to visit
+    state[root] = kOnPath;
+    while (!path.empty()) {
+      auto& [f, next] = path.back();
+      if (next == callees[f].size()) {
+        state[f] = kDone;
+        path.pop_back();
+        continue;
+      }
+      const std::size_t callee = callees[f][next++];
+      if (state[callee] == kOnPath)
+        throw Error(callee == f ? "the local function calls itself"
+                                : "the local function calls itself through '" + label(f) + "'",
+                    {.node = label(callee), .value = {}});
+      if (state[callee] == kUnseen) {
+        state[callee] = kOnPath;
+        path.emplace_back(callee, 0);
+      }
+    }
+  }
+}
+
 }  // namespace detail
 
 inline void validate(const ir::Graph& graph) { detail::validate_graph(graph, ""); }
 
 inline void validate(const ir::Model& model) {
+  detail::validate_function_calls(model);
   validate(*model.graph);
   for (const ir::Function& f : model.functions) detail::validate_graph(*f.body, "function " + f.domain + "." + f.name);
 }

@@ -120,7 +120,12 @@ inline Feeds random_feeds(const ir::Graph& g, const RandomInputOptions& options 
   Feeds feeds;
   for (ir::ValueId id : fed_inputs(g)) {
     const ir::Value& v = g.value(id);
-    feeds.emplace_back(v.name, random_tensor(v.elem, random_input_dims(v, options), rng, options));
+    try {
+      feeds.emplace_back(v.name, random_tensor(v.elem, random_input_dims(v, options), rng, options));
+    } catch (const Error& e) {
+      if (!e.value().empty()) throw;
+      throw Error(e.cause(), {.node = {}, .value = v.name});  // a declared shape or type we cannot make
+    }
   }
   return feeds;
 }

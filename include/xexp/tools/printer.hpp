@@ -10,8 +10,9 @@
 //   ----- function name=Linear domain=local
 //   ...
 //
-// A node is indented one step deeper than the shallowest node it reads from, so chains of dependent
-// nodes drift right while independent ones start again at the left: the data flow shows at a glance.
+// A node is indented one step deeper than the shallowest node it reads from (up to kMaxIndentDepth
+// steps), so chains of dependent nodes drift right while independent ones start again at the left: the
+// data flow shows at a glance.
 // Subgraphs (If/Loop/Scan bodies) are printed under their node, indented further.
 #include <algorithm>
 #include <charconv>
@@ -170,6 +171,10 @@ inline std::string tuple_shape(const std::vector<int64_t>& dims) {
   return out + (dims.size() == 1 ? ",)" : ")");
 }
 
+// Data-flow depth stops growing here: a long chain would otherwise print a number of spaces quadratic in
+// its length (200,000 nodes: 40 GB of text).
+inline constexpr std::size_t kMaxIndentDepth = 40;
+
 class Printer {
  public:
   explicit Printer(const PrettyOptions& options) : options_(options) {}
@@ -224,7 +229,7 @@ class Printer {
       }
       if (!options_.indent) indent = 0;
       for (ir::ValueId o : n.outputs)
-        if (o != ir::kNone) depth[o] = indent + 1;
+        if (o != ir::kNone) depth[o] = std::min(indent + 1, kMaxIndentDepth);
       node(g, n, base + 2 * indent);
     }
     for (ir::ValueId id : g.outputs())

@@ -65,6 +65,9 @@ inline Tensor transpose(const Tensor& x, std::vector<int64_t> perm) {
     std::reverse(perm.begin(), perm.end());
   }
   if (perm.size() != x.rank()) throw Error("Transpose: perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(x.rank()));
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  if (sorted != identity_perm(x.rank())) throw Error("Transpose: perm is not a permutation of the axes");
   std::vector<int64_t> dims(perm.size());
   std::vector<std::vector<int64_t>> maps(perm.size());
   for (std::size_t d = 0; d < perm.size(); ++d) {
@@ -84,6 +87,10 @@ inline Tensor concat(const std::vector<const Tensor*>& parts, int64_t axis_attr)
   dims[axis] = 0;
   for (const Tensor* t : parts) {
     if (t->rank() != first.rank() || t->type() != first.type()) throw Error("Concat: inputs differ in rank or type");
+    for (std::size_t d = 0; d < first.rank(); ++d)
+      if (static_cast<int64_t>(d) != axis && t->dims()[d] != first.dims()[d])
+        throw Error("Concat: inputs of shapes " + shape_str(first.shape()) + " and " + shape_str(t->shape()) +
+                    " differ outside axis " + std::to_string(axis));
     dims[axis] += t->dims()[axis];
   }
   int64_t outer = 1;
