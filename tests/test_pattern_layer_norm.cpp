@@ -1,17 +1,23 @@
 // LayerNormalization (the decomposed ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div chain, axes as an
-// attribute at opset 17 and as an input at 18) and LayerNormalizationScale (Mul and Add after it).
+// attribute at opset 17 and as an input at 18, Mul(d, d) for the square, Mul by Reciprocal for the
+// division, epsilon in a Constant node), LayerNormalizationAnyOpset (the same below opset 17, onnxruntime
+// set) and LayerNormalizationScale (Mul and Add after it).
 // The fused op computes the same formula in one kernel: float32 results agree within atol 1e-5.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "support/rewrite_helpers.hpp"
+#include "xexp/onnx.hpp"
 #include "xexp/patterns/registry.hpp"
+#include "xexp/tools/optimize.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;
 using test::node;
 using test::op_types;
 using test::run_rules;
-using Ops = std::vector<std::string>;
+using OpList = std::vector<std::string>;
 
 struct Decomposed {
   int64_t opset = 18;
@@ -20,6 +26,9 @@ struct Decomposed {
   bool scale_and_bias = false;
   float pow = 2.f;
   bool d_used_outside = false;
+  bool square_by_mul = false;      // Mul(d, d) instead of Pow(d, 2)
+  bool by_reciprocal = false;      // d * Reciprocal(Sqrt(...)) instead of d / Sqrt(...)
+  bool eps_in_constant_node = false;
 };
 
 static ValueId reduce_mean(Graph& g, ValueId x, const std::vector<int64_t>& axes, int64_t opset) {
@@ -35,9 +44,17 @@ static Model decomposed(const Decomposed& c) {
   Graph& g = *m.graph;
   ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3, 8});
   ValueId d = node(g, "Sub", {x, reduce_mean(g, x, c.axes, c.opset)}, {}, "", c.opset);
-  ValueId var = reduce_mean(g, node(g, "Pow", {d, g.add_initializer("two", Tensor::scalar<float>(c.pow))}), c.axes, c.opset);
-  if (c.with_eps) var = node(g, "Add", {var, g.add_initializer("eps", Tensor::scalar<float>(1e-5f))});
-  ValueId y = node(g, "Div", {d, node(g, "Sqrt", {var})});
+  ValueId square = c.square_by_mul ? node(g, "Mul", {d, d})
+                                   : node(g, "Pow", {d, g.add_initializer("two", Tensor::scalar<float>(c.pow))});
+  ValueId var = reduce_mean(g, square, c.axes, c.opset);
+  if (c.with_eps) {
+    ValueId eps = c.eps_in_constant_node
+                      ? node(g, "Constant", {}, {Attribute::make_tensor("value", Tensor::scalar<float>(1e-5f))}, "", c.opset)
+                      : g.add_initializer("eps", Tensor::scalar<float>(1e-5f));
+    var = node(g, "Add", {var, eps});
+  }
+  ValueId root = node(g, "Sqrt", {var});
+  ValueId y = c.by_reciprocal ? node(g, "Mul", {node(g, "Reciprocal", {root}), d}) : node(g, "Div", {d, root});
   if (c.scale_and_bias) {
     std::vector<float> s, b;
     for (int k = 0; k < 8; ++k) {
@@ -56,7 +73,7 @@ TEST(PatternLayerNormalization, ChainBecomesOneNode) {
   for (int64_t opset : {17, 18}) {
     Model m = decomposed({.opset = opset});
     run_rules(m, "LayerNormalization");
-    ASSERT_EQ(op_types(*m.graph), (Ops{"LayerNormalization"})) << opset;
+    ASSERT_EQ(op_types(*m.graph), (OpList{"LayerNormalization"})) << opset;
     const Node& n = m.graph->node(m.graph->first_node());
     EXPECT_EQ(n.attribute(Symbol("axis"))->i, 2);
     EXPECT_EQ(n.attribute(Symbol("epsilon"))->f, 1e-5f);
@@ -66,14 +83,93 @@ TEST(PatternLayerNormalization, ChainBecomesOneNode) {
 TEST(PatternLayerNormalization, WithoutEpsilon) {
   Model m = decomposed({.with_eps = false});
   run_rules(m, "LayerNormalization");
-  ASSERT_EQ(op_types(*m.graph), (Ops{"LayerNormalization"}));
+  ASSERT_EQ(op_types(*m.graph), (OpList{"LayerNormalization"}));
   EXPECT_EQ(m.graph->node(m.graph->first_node()).attribute(Symbol("epsilon"))->f, 0.f);
 }
 
+TEST(PatternLayerNormalization, EverySpelling) {
+  for (bool mul : {false, true})
+    for (bool reciprocal : {false, true})
+      for (bool constant_node : {false, true}) {
+        Model m = decomposed({.square_by_mul = mul, .by_reciprocal = reciprocal, .eps_in_constant_node = constant_node});
+        run_rules(m, "LayerNormalization");
+        ASSERT_EQ(op_types(*m.graph), (OpList{"LayerNormalization"})) << mul << reciprocal << constant_node;
+        EXPECT_EQ(m.graph->node(m.graph->first_node()).attribute(Symbol("epsilon"))->f, 1e-5f);
+      }
+}
+
+// The default set emits standard ONNX only: LayerNormalization exists from opset 17.
 TEST(PatternLayerNormalization, NotBeforeOpset17) {
-  Model m = decomposed({.opset = 16});
-  run_rules(m, "LayerNormalization");
+  for (int64_t opset : {13, 16}) {
+    Model m = decomposed({.opset = opset});
+    run_rules(m, "default");
+    EXPECT_EQ(op_types(*m.graph), (OpList{"ReduceMean", "Sub", "Pow", "ReduceMean", "Add", "Sqrt", "Div"})) << opset;
+  }
+}
+
+// The onnxruntime set fuses below opset 17: ONNX Runtime registers LayerNormalization from opset 1.
+TEST(PatternLayerNormalizationAnyOpset, BelowOpset17) {
+  for (int64_t opset : {13, 16})
+    for (bool reciprocal : {false, true}) {
+      Model m = decomposed({.opset = opset, .square_by_mul = reciprocal, .by_reciprocal = reciprocal});
+      run_rules(m, "LayerNormalizationAnyOpset");
+      ASSERT_EQ(op_types(*m.graph), (OpList{"LayerNormalization"})) << opset;
+      EXPECT_EQ(m.graph->node(m.graph->first_node()).attribute(Symbol("axis"))->i, 2);
+    }
+}
+
+TEST(PatternLayerNormalizationAnyOpset, NotForAnotherPower) {
+  Model m = decomposed({.opset = 16, .pow = 3.f});
+  run_rules(m, "LayerNormalizationAnyOpset");
   EXPECT_EQ(op_types(*m.graph).size(), 7u);
+}
+
+TEST(PatternLayerNormalizationAnyOpset, NotOverLeadingAxes) {
+  Model m = decomposed({.opset = 16, .axes = {1}});
+  run_rules(m, "LayerNormalizationAnyOpset");
+  EXPECT_EQ(op_types(*m.graph).size(), 7u);
+}
+
+TEST(PatternLayerNormalizationAnyOpset, NotWhenTheCenteredValueIsUsedOutside) {
+  Model m = decomposed({.opset = 16, .d_used_outside = true});
+  run_rules(m, "LayerNormalizationAnyOpset");
+  EXPECT_EQ(op_types(*m.graph).size(), 8u);
+}
+
+TEST(PatternLayerNormalizationAnyOpset, SameNumbers) {
+  test::expect_same_outputs([] { return decomposed({.opset = 13, .scale_and_bias = true}); }, "default+onnxruntime",
+                            1e-5);
+  test::expect_same_outputs(
+      [] { return decomposed({.opset = 16, .square_by_mul = true, .by_reciprocal = true, .eps_in_constant_node = true}); },
+      "LayerNormalizationAnyOpset", 1e-5);
+}
+
+// Torch exports at opsets 14 and 16 read from disk, optimized as `xexp optimize` does: every
+// LayerNorm fuses with the onnxruntime set (into LayerNormalization, or SkipLayerNormalization with the
+// residual Add before it), none with the default set (the model's opset lacks LayerNormalization).
+TEST(PatternLayerNormalizationAnyOpset, OnTorchExports) {
+  const std::pair<const char*, std::size_t> models[] = {
+      {"gpt_erf_L1.op16", 3}, {"seed_llm.op16", 2}, {"gpt_erf_L1.op14dyn", 3}, {"seed_llm.op14dyn", 2}};
+  for (const auto& [name, layer_norms] : models) {
+    const std::string path = std::string(XEXP_SHARED_DIR) + "/models/" + name + ".onnx";
+    for (const char* patterns : {"default", "default+onnxruntime"}) {
+      Model model = load_model(path);
+      std::ostringstream log;
+      tools::OptimizeModelOptions options;
+      options.log = &log;
+      options.patterns = patterns;
+      tools::optimize_model(model, options);
+      // SkipLayerNormalization then takes the LayerNormalizations after a residual Add.
+      std::size_t fused = 0, reduce_means = 0;
+      for (const std::string& op : op_types(*model.graph)) {
+        fused += op == "LayerNormalization" || op == "com.microsoft.SkipLayerNormalization";
+        reduce_means += op == "ReduceMean";
+      }
+      const bool ort = std::string(patterns) != "default";
+      EXPECT_EQ(fused, ort ? layer_norms : 0u) << name << " " << patterns;
+      EXPECT_EQ(reduce_means, ort ? 0u : 2 * layer_norms) << name << " " << patterns;
+    }
+  }
 }
 
 TEST(PatternLayerNormalization, NotOverLeadingAxes) {
@@ -97,10 +193,10 @@ TEST(PatternLayerNormalization, NotWhenTheCenteredValueIsUsedOutside) {
 TEST(PatternLayerNormalization, ScaleAndBiasAreFusedToo) {
   Model m = decomposed({.scale_and_bias = true});
   run_rules(m, "LayerNormalization,LayerNormalizationScale");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"LayerNormalization"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"LayerNormalization"}));
 }
 
 TEST(PatternLayerNormalization, SameNumbers) {
-  test::expect_same_outputs([] { return decomposed({.opset = 17, .axes = {2}}); }, "LayerNormalization");
-  test::expect_same_outputs([] { return decomposed({.scale_and_bias = true}); }, "default");
+  test::expect_same_outputs([] { return decomposed({.opset = 17, .axes = {2}}); }, "LayerNormalization", 1e-5);
+  test::expect_same_outputs([] { return decomposed({.scale_and_bias = true}); }, "default", 1e-5);
 }

@@ -1,6 +1,6 @@
 #pragma once
 // Matrix products: MatMul (numpy semantics, 1-D operands, broadcast batch dimensions), Gemm and
-// com.microsoft FusedMatMul (MatMul with optional transpositions of the last two axes).
+// com.microsoft FusedMatMul (MatMul with optional transpositions of the last two axes) and FusedGemm.
 #include <utility>
 
 #include "xexp/infer/rule_table.hpp"
@@ -56,6 +56,7 @@ inline void infer_fused_matmul(InferContext& c) {
 inline void add_matmul_rules(RuleTable& t) {
   t.add({"MatMul"}, infer_matmul);
   t.add({"Gemm"}, infer_gemm);
+  t.add(kMsDomain, {"FusedGemm"}, infer_gemm);  // Gemm, then an elementwise activation
   t.add(kMsDomain, {"FusedMatMul"}, infer_fused_matmul);
 }
 

@@ -100,6 +100,14 @@ inline constexpr auto is_scalar_constant = fact<"is_scalar_constant">([](const V
   const Tensor* t = v.constant();
   return t && t->size() == 1 && t->type() != ElemType::String;
 });
+// The node producing q squares its input: Mul(d, d) (the pattern says both inputs are the same), or
+// Pow(d, p) with p a constant 2 (normalization decompositions spell the square either way).
+inline constexpr auto is_square = fact<"is_square">([](const ValueView& q) {
+  const ir::Node& n = rewrite::node_of(q);
+  if (n.op_type == Symbol("Mul")) return true;
+  std::optional<double> power = scalar_constant(*q.graph, n.inputs[1]);
+  return power && *power == 2.0;
+});
 // The number of a one-element constant, as a float attribute (epsilon, alpha).
 inline constexpr auto scalar_float = fact<"scalar_float">([](const auto& v) {
   if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Tensor>)

@@ -14,12 +14,15 @@
 #include "xexp/patterns/onnx/concat_gather.hpp"
 #include "xexp/patterns/onnx/concat_reshape.hpp"
 #include "xexp/patterns/onnx/concat_twice_unary.hpp"
+#include "xexp/patterns/onnx/conv_add_mul.hpp"
+#include "xexp/patterns/onnx/conv_batch_normalization.hpp"
 #include "xexp/patterns/onnx/conv_bias_null.hpp"
 #include "xexp/patterns/onnx/dropout.hpp"
 #include "xexp/patterns/onnx/expand_broadcast.hpp"
 #include "xexp/patterns/onnx/expand_swap.hpp"
 #include "xexp/patterns/onnx/gelu.hpp"
 #include "xexp/patterns/onnx/gemm_transpose.hpp"
+#include "xexp/patterns/onnx/hard_swish.hpp"
 #include "xexp/patterns/onnx/identity.hpp"
 #include "xexp/patterns/onnx/layer_normalization.hpp"
 #include "xexp/patterns/onnx/layer_normalization_scale.hpp"
@@ -62,9 +65,12 @@
 #include "xexp/patterns/onnx/where_add.hpp"
 #include "xexp/patterns/ort/bias_gelu.hpp"
 #include "xexp/patterns/ort/fast_gelu.hpp"
+#include "xexp/patterns/ort/fused_conv.hpp"
+#include "xexp/patterns/ort/fused_gemm.hpp"
 #include "xexp/patterns/ort/fused_matmul.hpp"
 #include "xexp/patterns/ort/gelu_erf.hpp"
 #include "xexp/patterns/ort/gelu_ort.hpp"
+#include "xexp/patterns/ort/layer_normalization_any_opset.hpp"
 #include "xexp/patterns/ort/quick_gelu.hpp"
 #include "xexp/patterns/ort/simplified_layer_normalization.hpp"
 #include "xexp/patterns/ort/simplified_layer_normalization_mul.hpp"
@@ -92,11 +98,14 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       concat_reshape_rule(),
       concat_twice_unary_rule(),
       conv_bias_null_rule(),
+      conv_batch_normalization_rule(),
+      conv_add_mul_rule(),
       dropout_rule(),
       expand_rule(),
       expand_broadcast_rule(),
       expand_swap_rule(),
       gelu_rule(),
+      hard_swish_rule(),
       identity_rule(),
       layer_normalization_rule(),
       layer_normalization_scale_rule(),
@@ -147,7 +156,10 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       gelu_ort_rule(),
       gelu_erf_rule(),
       fast_gelu_rule(),
+      fused_conv_rule(),
+      fused_gemm_rule(),
       fused_matmul_rule(),
+      layer_normalization_any_opset_rule(),
       quick_gelu_rule(),
       simplified_layer_normalization_rule(),
       simplified_layer_normalization_mul_rule(),

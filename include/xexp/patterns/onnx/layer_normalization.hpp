@@ -1,8 +1,10 @@
 #pragma once
-// LayerNormalization: the decomposition exporters write,
+// LayerNormalization: the decomposition exporters write (torch up to opset 16, paddle2onnx, tf2onnx),
 //   d = x - ReduceMean(x, axes);  y = d / Sqrt(ReduceMean(Pow(d, 2), axes) + eps)
-// over trailing axes (keepdims=1), becomes LayerNormalization(x, ones, zeros) (opset >= 17). `d` feeds
-// two nodes: a named DAG node. Without the Add, epsilon is 0 (the decomposition's exact value).
+// over trailing axes (keepdims=1), becomes LayerNormalization(x, ones, zeros) (opset >= 17). The square
+// may be Mul(d, d), the division a Mul by Reciprocal(Sqrt(...)); epsilon is a Constant node or an
+// initializer. `d` feeds several nodes: a named DAG node. Without the Add, epsilon is 0 (the
+// decomposition's exact value). The onnxruntime set fuses it at any opset (LayerNormalizationAnyOpset).
 #include <algorithm>
 #include <vector>
 
@@ -32,30 +34,35 @@ inline constexpr auto filled = rewrite::fact<"filled">([](const ValueView& x, in
     dims.push_back((*x.shape())[k].value());
   return eval::filled(x.elem(), dims, value);
 });
-}  // namespace detail
 
-inline rewrite::RulePtr layer_normalization_rule() {
+// The rule, fused where `opset_fits` holds: the default set needs LayerNormalization in the model's
+// opset, the onnxruntime set does not.
+template <class OpsetFits>
+rewrite::RulePtr layer_normalization_decomposition(const char* name, OpsetFits opset_fits) {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Ints<'a'> axes;
   Ints<'b'> axes2;
-  Const<'p'> two;
+  Var<'p'> two;
   Const<'e'> eps;
   auto d = named<'d'>(Sub(x, ReduceMean(x, attr<"axes"> = axes, attr<"keepdims"> = 1)));
-  auto variance = ReduceMean(Pow(d, two), attr<"axes"> = axes2, attr<"keepdims"> = 1);
-  auto axis = detail::trailing_axis(x, axes, axes2);
-  auto fits =
-      opset_at_least(17) && axis >= 0 && is_normalization_float(x) && is_scalar(two) && all_equal(two, 2.0);
+  auto square = named<'q'>(either(Pow(d, two), Mul(d, d)));
+  auto variance = ReduceMean(square, attr<"axes"> = axes2, attr<"keepdims"> = 1);
+  auto axis = trailing_axis(x, axes, axes2);
+  auto fits = opset_fits && axis >= 0 && is_normalization_float(x) && is_square(square);
+  auto divided = [&](const auto& root) { return either(Div(d, root), commutative(Mul(d, op<"Reciprocal">(root)))); };
   auto normalized = [&](const auto& epsilon) {
-    return LayerNormalization(x, fold(detail::filled(x, axis, 1.0)), fold(detail::filled(x, axis, 0.0)),
-                              attr<"axis"> = axis, attr<"epsilon"> = epsilon, attr<"stash_type"> = 1);
+    return LayerNormalization(x, fold(filled(x, axis, 1.0)), fold(filled(x, axis, 0.0)), attr<"axis"> = axis,
+                              attr<"epsilon"> = epsilon, attr<"stash_type"> = 1);
   };
-  return rule("LayerNormalization")
-      .priority(1)
-      .cases(match(Div(d, Sqrt(commutative(Add(variance, eps)))))
-                 .when(fits && is_scalar(eps))
-                 .to(normalized(scalar_float(eps))),
-             match(Div(d, Sqrt(variance))).when(fits).to(normalized(0.0f)));
+  return rule(name).priority(1).cases(
+      match(divided(Sqrt(commutative(Add(variance, eps))))).when(fits && is_scalar(eps)).to(normalized(scalar_float(eps))),
+      match(divided(Sqrt(variance))).when(fits).to(normalized(0.0f)));
+}
+}  // namespace detail
+
+inline rewrite::RulePtr layer_normalization_rule() {
+  return detail::layer_normalization_decomposition("LayerNormalization", rewrite::opset_at_least(17));
 }
 
 }  // namespace xexp::patterns

@@ -1,6 +1,7 @@
 #pragma once
 // SimplifiedLayerNormalization (onnxruntime set): the RMS normalization exporters write,
-//   y = x * (1 / Sqrt(ReduceMean(Pow(x, 2), axes=[last], keepdims=1) + eps))   (or Reciprocal(Sqrt))
+//   y = x * (1 / Sqrt(ReduceMean(Pow(x, 2), axes=[last], keepdims=1) + eps))
+// with Mul(x, x) for the square, and Reciprocal(Sqrt(...)) or x / Sqrt(...) for the division,
 // becomes SimplifiedLayerNormalization(x, ones, axis=-1, epsilon=eps, stash_type=1) in the default
 // domain, where ONNX Runtime registers it (at any opset). The reduced axis must be the last one and
 // keepdims 1: otherwise the decomposition is another function. The scale of ones is an
@@ -25,9 +26,9 @@ inline rewrite::RulePtr simplified_layer_normalization_rule() {
   Ints<'a'> axes;
   Var<'e'> eps;
   Var<'o'> one;
-  auto root = Sqrt(commutative(Add(ReduceMean(Pow(x, two), attr<"axes"> = axes, attr<"keepdims"> = 1), eps)));
-  auto fits = is_scalar_constant(two) && scalar_float(two) == 2.0f && is_scalar_constant(eps) &&
-              is_last_axis_only(axes, x) && is_normalization_float(x);
+  auto square = named<'q'>(either(Pow(x, two), Mul(x, x)));
+  auto root = Sqrt(commutative(Add(ReduceMean(square, attr<"axes"> = axes, attr<"keepdims"> = 1), eps)));
+  auto fits = is_square(square) && is_scalar_constant(eps) && is_last_axis_only(axes, x) && is_normalization_float(x);
   auto scale = choose(detail::last_dim_static(x), fold(detail::ones_over_last_axis(x)),
                       op<"ConstantOfShape">(op<"Gather">(op<"Shape">(x), fold(int64_tensor({-1}))),
                                             attr<"value"> = detail::one_of_type(x)));
@@ -35,7 +36,7 @@ inline rewrite::RulePtr simplified_layer_normalization_rule() {
       x, scale, attr<"axis"> = -1, attr<"epsilon"> = scalar_float(eps), attr<"stash_type"> = 1);
   return rule("SimplifiedLayerNormalization")
       .priority(1)
-      .cases(match(commutative(Mul(op<"Reciprocal">(root), x))).when(fits).to(normalized),
+      .cases(match(either(commutative(Mul(op<"Reciprocal">(root), x)), Div(x, root))).when(fits).to(normalized),
              match(commutative(Mul(Div(one, root), x)))
                  .when(fits && is_scalar_constant(one) && scalar_float(one) == 1.0f)
                  .to(normalized));

@@ -1,0 +1,43 @@
+#pragma once
+// HardSwish (opset >= 14): x * HardSigmoid(x, alpha=1/6, beta=0.5), or the Clip form exporters write
+// below opset 14 and keep after an upgrade, x * Clip(x + 3, 0, 6) / 6 (or * 1/6), becomes HardSwish(x),
+// which ONNX defines as x * max(0, min(1, x / 6 + 0.5)).
+#include "xexp/patterns/facts.hpp"
+
+namespace xexp::patterns {
+
+namespace detail {
+inline constexpr auto is_hard_swish_float = rewrite::fact<"is_hard_swish_float">([](const ValueView& x) {
+  const ElemType t = x.elem();
+  return t == ElemType::Float || t == ElemType::Double || t == ElemType::Float16;
+});
+// 1/6 as a float32 attribute (0.16666667) or rounded to float16 (0.1666259765625).
+inline constexpr auto is_one_sixth =
+    rewrite::fact<"is_one_sixth">([](float alpha) { return std::abs(alpha - 1.0 / 6.0) <= 1e-4; });
+inline constexpr auto is_one_sixth_constant =
+    rewrite::fact<"is_one_sixth_constant">([](const ValueView& v) { return scalar_near(v, 1.0 / 6.0, 1e-4); });
+}  // namespace detail
+
+inline rewrite::RulePtr hard_swish_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Float<'a'> alpha;
+  Var<'t'> three;
+  Var<'z'> zero;
+  Var<'s'> six;
+  Var<'d'> divisor;
+  auto clipped = commutative(Mul(x, op<"Clip">(commutative(Add(x, three)), zero, six)));
+  auto clip_fits = opset_at_least(14) && detail::is_hard_swish_float(x) && scalar_is(three, 3.0) &&
+                   scalar_is(zero, 0.0) && scalar_is(six, 6.0);
+  return rule("HardSwish")
+      .priority(1)
+      .cases(match(commutative(Mul(x, op<"HardSigmoid">(x, attr<"alpha"> = alpha, attr<"beta"> = 0.5f))))
+                 .when(opset_at_least(14) && detail::is_hard_swish_float(x) && detail::is_one_sixth(alpha))
+                 .to(op<"HardSwish">(x)),
+             match(Div(clipped, divisor)).when(clip_fits && scalar_is(divisor, 6.0)).to(op<"HardSwish">(x)),
+             match(commutative(Mul(clipped, divisor)))
+                 .when(clip_fits && detail::is_one_sixth_constant(divisor))
+                 .to(op<"HardSwish">(x)));
+}
+
+}  // namespace xexp::patterns

@@ -1,0 +1,29 @@
+#pragma once
+// FusedConv (onnxruntime set): an activation after a Conv, Relu, LeakyRelu, Clip (constant bounds),
+// HardSigmoid, Sigmoid or Tanh, becomes com.microsoft FusedConv(x, W, B, activation=...,
+// activation_params=...), float only (ONNX Runtime's CPU kernel). It runs at the last priority, once the
+// BatchNormalization, bias and scale after the Conv went into its weights.
+#include "xexp/patterns/ort/fused_activation.hpp"
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr fused_conv_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'w'> w;
+  Opt<'b'> b;
+  auto conv = named<'c'>(op<"Conv">(x, w, b));
+  auto act = named<'a'>(op<kFusedActivations>(conv, etc));  // Clip's optional bounds
+  // replace_with: the fused node takes every attribute of the Conv, which a node pattern cannot list
+  // (pads, strides, dilations and kernel_shape have no default to capture when absent).
+  return rule("FusedConv")
+      .priority(3)
+      .match(act)
+      .when(is_float32(x) && is_fusable_activation(act, std::string("FusedConv")))
+      .to(replace_with(
+          "fused_conv",
+          [](rewrite::Rewriter& r, const ValueView& a, const ValueView& c) { return fuse_activation(r, a, c, "FusedConv"); },
+          act, conv));
+}
+
+}  // namespace xexp::patterns

@@ -1,0 +1,209 @@
+// Fusions after a Conv: ConvBatchNormalization (the BatchNormalization of inference folded into the
+// weights and bias) and ConvAddMul (a per-channel Add, Mul or Div by a constant folded into them).
+// Folding reorders float operations: outputs agree within 1e-5.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "support/rewrite_helpers.hpp"
+#include "xexp/onnx.hpp"
+#include "xexp/patterns/registry.hpp"
+#include "xexp/tools/optimize.hpp"
+
+using namespace xexp;
+using namespace xexp::ir;
+using test::node;
+using test::op_types;
+using test::run_rules;
+using OpList = std::vector<std::string>;
+
+namespace {
+
+std::vector<float> ramp(int64_t n, float start, float step) {
+  std::vector<float> out;
+  for (int64_t k = 0; k < n; ++k) out.push_back(start + step * static_cast<float>(k % 7) - 0.01f * static_cast<float>(k));
+  return out;
+}
+
+struct ConvBn {
+  int64_t opset = 13;
+  bool conv_bias = false;
+  int64_t group = 1;
+  bool weights_are_input = false;   // W a graph input, not a constant
+  bool mean_is_input = false;       // the running mean a graph input
+  bool training_mode = false;       // opset >= 14
+  bool conv_used_outside = false;
+};
+
+Model conv_bn(const ConvBn& c) {
+  Model m = test::model_with_opset(c.opset);
+  Graph& g = *m.graph;
+  const int64_t in_channels = 4, out_channels = 4;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{1, in_channels, 6, 6});
+  const std::vector<int64_t> w_dims{out_channels, in_channels / c.group, 3, 3};
+  ValueId w = c.weights_are_input ? g.add_input("W", ElemType::Float, make_shape(w_dims))
+                                  : g.add_initializer("W", Tensor::from<float>(w_dims, ramp(out_channels * in_channels / c.group * 9, -0.4f, 0.13f)));
+  std::vector<ValueId> conv_inputs{x, w};
+  if (c.conv_bias) conv_inputs.push_back(g.add_initializer("B", Tensor::from<float>({out_channels}, ramp(out_channels, -0.2f, 0.15f))));
+  ValueId y = node(g, "Conv", conv_inputs,
+                   {Attribute::make_ints("pads", {1, 1, 1, 1}), Attribute::make_int("group", c.group)}, "", c.opset);
+  ValueId mean = c.mean_is_input ? g.add_input("mean", ElemType::Float, Shape{out_channels})
+                                 : g.add_initializer("mean", Tensor::from<float>({out_channels}, ramp(out_channels, -0.3f, 0.2f)));
+  std::vector<Attribute> bn_attributes{Attribute::make_float("epsilon", 1e-3f)};
+  if (c.training_mode) bn_attributes.push_back(Attribute::make_int("training_mode", 1));
+  ValueId z = node(g, "BatchNormalization",
+                   {y, g.add_initializer("scale", Tensor::from<float>({out_channels}, ramp(out_channels, 0.5f, 0.3f))),
+                    g.add_initializer("bias", Tensor::from<float>({out_channels}, ramp(out_channels, -1.f, 0.4f))), mean,
+                    g.add_initializer("var", Tensor::from<float>({out_channels}, ramp(out_channels, 0.2f, 0.35f)))},
+                   bn_attributes, "", c.opset);
+  g.add_output(z);
+  if (c.conv_used_outside) g.add_output(node(g, "Neg", {y}, {}, "", c.opset));
+  return m;
+}
+
+}  // namespace
+
+TEST(PatternConvBatchNormalization, FoldsIntoTheConv) {
+  for (bool bias : {false, true}) {
+    Model m = conv_bn({.conv_bias = bias});
+    run_rules(m, "ConvBatchNormalization");
+    ASSERT_EQ(op_types(*m.graph), (OpList{"Conv"})) << bias;
+    const Node& conv = m.graph->node(m.graph->first_node());
+    ASSERT_EQ(conv.inputs.size(), 3u);
+    EXPECT_EQ(conv.attribute(Symbol("group"))->i, 1);
+    EXPECT_EQ(conv.attribute(Symbol("pads"))->ints, (std::vector<int64_t>{1, 1, 1, 1}));
+  }
+}
+
+TEST(PatternConvBatchNormalization, NotWithWeightsComputedAtRunTime) {
+  Model m = conv_bn({.weights_are_input = true});
+  run_rules(m, "ConvBatchNormalization");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Conv", "BatchNormalization"}));
+}
+
+TEST(PatternConvBatchNormalization, NotWithStatisticsComputedAtRunTime) {
+  Model m = conv_bn({.mean_is_input = true});
+  run_rules(m, "ConvBatchNormalization");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Conv", "BatchNormalization"}));
+}
+
+TEST(PatternConvBatchNormalization, NotInTrainingMode) {
+  Model m = conv_bn({.opset = 15, .training_mode = true});
+  run_rules(m, "ConvBatchNormalization");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Conv", "BatchNormalization"}));
+}
+
+TEST(PatternConvBatchNormalization, NotWhenTheConvIsReadElsewhere) {
+  Model m = conv_bn({.conv_used_outside = true});
+  run_rules(m, "ConvBatchNormalization");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Conv", "BatchNormalization", "Neg"}));
+}
+
+TEST(PatternConvBatchNormalization, SameNumbers) {
+  test::expect_same_outputs([] { return conv_bn({}); }, "ConvBatchNormalization", 1e-5);
+  test::expect_same_outputs([] { return conv_bn({.conv_bias = true}); }, "ConvBatchNormalization", 1e-5);
+  test::expect_same_outputs([] { return conv_bn({.opset = 9, .group = 4}); }, "default", 1e-5);
+}
+
+// paddle2onnx's PP-OCR classifier (opset 9): a BatchNormalization after each of 35 Convs, statistics in
+// Constant nodes. Read from disk and optimized as `xexp optimize` does: none is left, and ONNX Runtime
+// gives the outputs of the file.
+TEST(PatternConvBatchNormalization, OnPaddleExport) {
+  const std::string path = std::string(XEXP_SHARED_DIR) + "/corpus/real/ch_ppocr_mobile_v2.0_cls_infer.onnx";
+  Model model = load_model(path);
+  std::ostringstream log;
+  tools::OptimizeModelOptions options;
+  options.log = &log;
+  const tools::OptimizeModelReport report = tools::optimize_model(model, options);
+  std::size_t batch_norms = 0;
+  for (const std::string& op : op_types(*model.graph)) batch_norms += op == "BatchNormalization";
+  EXPECT_EQ(batch_norms, 0u);
+  const rewrite::RuleStats* fired = report.rules.find("ConvBatchNormalization");
+  ASSERT_NE(fired, nullptr);
+  EXPECT_EQ(fired->applied, 35u);
+
+  xexp::testing::TempDir dir;
+  const std::string optimized = (dir.path() / "optimized.onnx").string();
+  save_model(model, optimized);
+  const Model original = load_model(path);
+  const xexp::testing::NamedTensors feeds = xexp::testing::random_feeds(*original.graph, {.seed = 5, .default_dim = 1});
+  const std::vector<xexp::testing::OrtResult> ort = xexp::testing::run_onnxruntime_batch({{path, feeds}, {optimized, feeds}});
+  ASSERT_TRUE(ort[0].ok && ort[1].ok) << ort[0].error << ort[1].error;
+  xexp::testing::expect_all_close(ort[1].outputs, ort[0].outputs, 1e-5, 1e-5);
+}
+
+namespace {
+
+struct ConvThen {
+  std::string op = "Add";              // Add, Mul or Div
+  std::vector<int64_t> dims = {3, 1, 1};  // the constant's shape
+  bool conv_bias = true;
+  bool constant_first = false;
+  bool constant_is_input = false;
+  bool zero_in_divisor = false;
+};
+
+Model conv_then(const ConvThen& c) {
+  Model m = test::model_with_opset(13);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 2, 5, 5});
+  std::vector<ValueId> inputs{x, g.add_initializer("W", Tensor::from<float>({3, 2, 3, 3}, ramp(54, -0.4f, 0.13f)))};
+  if (c.conv_bias) inputs.push_back(g.add_initializer("B", Tensor::from<float>({3}, {0.1f, -0.2f, 0.3f})));
+  ValueId y = node(g, "Conv", inputs, {Attribute::make_ints("pads", {1, 1, 1, 1})}, "", 13);
+  int64_t size = 1;
+  for (int64_t d : c.dims) size *= d;
+  std::vector<float> values = ramp(size, 0.5f, 0.25f);
+  if (c.zero_in_divisor) values[0] = 0.f;
+  ValueId k = c.constant_is_input ? g.add_input("K", ElemType::Float, make_shape(c.dims))
+                                  : g.add_initializer("K", Tensor::from<float>(c.dims, values));
+  g.add_output(c.constant_first ? node(g, c.op, {k, y}, {}, "", 13) : node(g, c.op, {y, k}, {}, "", 13));
+  return m;
+}
+
+}  // namespace
+
+TEST(PatternConvAddMul, FoldsIntoTheConv) {
+  for (const char* op : {"Add", "Mul", "Div"})
+    for (const std::vector<int64_t>& dims : {std::vector<int64_t>{3, 1, 1}, {1, 3, 1, 1}, {1}, {}})
+      for (bool bias : {false, true}) {
+        Model m = conv_then({.op = op, .dims = dims, .conv_bias = bias});
+        run_rules(m, "ConvAddMul");
+        ASSERT_EQ(op_types(*m.graph), (OpList{"Conv"})) << op << " rank " << dims.size() << " bias " << bias;
+      }
+  Model m = conv_then({.op = "Mul", .constant_first = true});
+  run_rules(m, "ConvAddMul");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Conv"}));
+}
+
+TEST(PatternConvAddMul, NotAlongAnotherAxis) {
+  for (const std::vector<int64_t>& dims : {std::vector<int64_t>{5}, {3, 5, 1}, {1, 1, 3, 1, 1}}) {
+    Model m = conv_then({.dims = dims});
+    run_rules(m, "ConvAddMul");
+    EXPECT_EQ(op_types(*m.graph), (OpList{"Conv", "Add"})) << dims.size();
+  }
+}
+
+TEST(PatternConvAddMul, NotForAValueComputedAtRunTime) {
+  Model m = conv_then({.op = "Mul", .constant_is_input = true});
+  run_rules(m, "ConvAddMul");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Conv", "Mul"}));
+}
+
+TEST(PatternConvAddMul, NotDividingByZero) {
+  Model m = conv_then({.op = "Div", .zero_in_divisor = true});
+  run_rules(m, "ConvAddMul");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Conv", "Div"}));
+}
+
+TEST(PatternConvAddMul, NotAConstantDividedByTheConv) {
+  Model m = conv_then({.op = "Div", .constant_first = true});
+  run_rules(m, "ConvAddMul");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Conv", "Div"}));
+}
+
+TEST(PatternConvAddMul, SameNumbers) {
+  for (const char* op : {"Add", "Mul", "Div"}) {
+    test::expect_same_outputs([op] { return conv_then({.op = op}); }, "ConvAddMul", 1e-5);
+    test::expect_same_outputs([op] { return conv_then({.op = op, .dims = {}, .conv_bias = false}); }, "ConvAddMul", 1e-5);
+  }
+}

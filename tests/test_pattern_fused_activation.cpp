@@ -1,0 +1,307 @@
+// Activation fusions. HardSwish (default set, opset >= 14): x * HardSigmoid(x) and x * Clip(x + 3, 0, 6) / 6.
+// FusedConv and FusedGemm (onnxruntime set): the activation after a Conv or a Gemm goes into
+// com.microsoft FusedConv / FusedGemm. The fused kernels round differently: outputs agree within 1e-5.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "support/rewrite_helpers.hpp"
+#include "xexp/onnx.hpp"
+#include "xexp/patterns/registry.hpp"
+#include "xexp/tools/optimize.hpp"
+
+using namespace xexp;
+using namespace xexp::ir;
+using test::node;
+using test::op_types;
+using test::run_rules;
+using OpList = std::vector<std::string>;
+
+namespace {
+
+std::vector<float> ramp(int64_t n, float start, float step) {
+  std::vector<float> out;
+  for (int64_t k = 0; k < n; ++k) out.push_back(start + step * static_cast<float>(k % 5) - 0.02f * static_cast<float>(k));
+  return out;
+}
+
+struct After {
+  std::string activation = "Relu";
+  int64_t opset = 13;
+  bool bound_is_input = false;  // Clip's max a graph input (opset >= 11)
+  bool double_type = false;
+  bool base_used_outside = false;
+};
+
+// Clip's bounds: attributes before opset 11, inputs since.
+ValueId activation(Graph& g, ValueId y, const After& c) {
+  std::vector<Attribute> attributes;
+  std::vector<ValueId> inputs{y};
+  if (c.activation == "LeakyRelu") attributes.push_back(Attribute::make_float("alpha", 0.3f));
+  if (c.activation == "HardSigmoid") attributes = {Attribute::make_float("alpha", 0.25f), Attribute::make_float("beta", 0.4f)};
+  if (c.activation == "Clip") {
+    if (c.opset < 11) {
+      attributes = {Attribute::make_float("min", 0.f), Attribute::make_float("max", 0.75f)};
+    } else {
+      inputs.push_back(g.add_initializer("lo", Tensor::scalar<float>(0.f)));
+      inputs.push_back(c.bound_is_input ? g.add_input("hi", ElemType::Float, Shape{})
+                                        : g.add_initializer("hi", Tensor::scalar<float>(0.75f)));
+    }
+  }
+  return node(g, c.activation, inputs, attributes, "", c.opset);
+}
+
+Model conv_then(const After& c) {
+  Model m = test::model_with_opset(c.opset);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", c.double_type ? ElemType::Double : ElemType::Float, Shape{1, 2, 5, 5});
+  ValueId w, b;
+  if (c.double_type) {
+    std::vector<double> wd, bd;
+    for (float v : ramp(3 * 2 * 9, -0.3f, 0.1f)) wd.push_back(v);
+    for (float v : ramp(3, -0.1f, 0.2f)) bd.push_back(v);
+    w = g.add_initializer("W", Tensor::from<double>({3, 2, 3, 3}, wd));
+    b = g.add_initializer("B", Tensor::from<double>({3}, bd));
+  } else {
+    w = g.add_initializer("W", Tensor::from<float>({3, 2, 3, 3}, ramp(3 * 2 * 9, -0.3f, 0.1f)));
+    b = g.add_initializer("B", Tensor::from<float>({3}, ramp(3, -0.1f, 0.2f)));
+  }
+  ValueId y = node(g, "Conv", {x, w, b}, {Attribute::make_ints("strides", {2, 1}), Attribute::make_ints("pads", {1, 0, 1, 0})},
+                   "", c.opset);
+  g.add_output(activation(g, y, c));
+  if (c.base_used_outside) g.add_output(node(g, "Neg", {y}, {}, "", c.opset));
+  return m;
+}
+
+Model gemm_then(const After& c) {
+  Model m = test::model_with_opset(c.opset);
+  Graph& g = *m.graph;
+  ValueId a = g.add_input("A", ElemType::Float, Shape{3, 4});
+  ValueId y = node(g, "Gemm",
+                   {a, g.add_initializer("B", Tensor::from<float>({5, 4}, ramp(20, -0.5f, 0.2f))),
+                    g.add_initializer("C", Tensor::from<float>({5}, ramp(5, -0.2f, 0.1f)))},
+                   {Attribute::make_int("transB", 1), Attribute::make_float("alpha", 0.5f)}, "", c.opset);
+  g.add_output(activation(g, y, c));
+  if (c.base_used_outside) g.add_output(node(g, "Neg", {y}, {}, "", c.opset));
+  return m;
+}
+
+const Attribute* attribute(const Graph& g, const char* name) { return g.node(g.first_node()).attribute(Symbol(name)); }
+
+}  // namespace
+
+TEST(PatternFusedConv, EveryActivation) {
+  for (const char* act : {"Relu", "LeakyRelu", "Clip", "HardSigmoid", "Sigmoid", "Tanh"}) {
+    Model m = conv_then({.activation = act});
+    run_rules(m, "FusedConv");
+    ASSERT_EQ(op_types(*m.graph), (OpList{"com.microsoft.FusedConv"})) << act;
+    EXPECT_EQ(attribute(*m.graph, "activation")->s, act);
+    EXPECT_EQ(attribute(*m.graph, "strides")->ints, (std::vector<int64_t>{2, 1}));
+    EXPECT_EQ(m.graph->node(m.graph->first_node()).inputs.size(), 3u);
+  }
+  Model m = conv_then({.activation = "Clip", .opset = 9});
+  run_rules(m, "FusedConv");
+  ASSERT_EQ(op_types(*m.graph), (OpList{"com.microsoft.FusedConv"}));
+  EXPECT_EQ(attribute(*m.graph, "activation_params")->floats, (std::vector<float>{0.f, 0.75f}));
+  m = conv_then({.activation = "HardSigmoid"});
+  run_rules(m, "FusedConv");
+  EXPECT_EQ(attribute(*m.graph, "activation_params")->floats, (std::vector<float>{0.25f, 0.4f}));
+}
+
+TEST(PatternFusedConv, NotWithAClipBoundComputedAtRunTime) {
+  Model m = conv_then({.activation = "Clip", .bound_is_input = true});
+  run_rules(m, "FusedConv");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Conv", "Clip"}));
+}
+
+TEST(PatternFusedConv, NotForDouble) {
+  Model m = conv_then({.double_type = true});
+  run_rules(m, "FusedConv");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Conv", "Relu"}));
+}
+
+TEST(PatternFusedConv, NotWhenTheConvIsReadElsewhere) {
+  Model m = conv_then({.base_used_outside = true});
+  run_rules(m, "FusedConv");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Conv", "Relu", "Neg"}));
+}
+
+TEST(PatternFusedConv, SameNumbers) {
+  for (const char* act : {"Relu", "LeakyRelu", "Clip", "HardSigmoid", "Sigmoid", "Tanh"})
+    test::expect_same_outputs([act] { return conv_then({.activation = act}); }, "FusedConv", 1e-5);
+  test::expect_same_outputs([] { return conv_then({.activation = "Clip", .opset = 9}); }, "FusedConv", 1e-5);
+}
+
+TEST(PatternFusedGemm, EveryActivationButClip) {
+  for (const char* act : {"Relu", "LeakyRelu", "HardSigmoid", "Sigmoid", "Tanh"}) {
+    Model m = gemm_then({.activation = act});
+    run_rules(m, "FusedGemm");
+    ASSERT_EQ(op_types(*m.graph), (OpList{"com.microsoft.FusedGemm"})) << act;
+    EXPECT_EQ(attribute(*m.graph, "activation")->s, act);
+    EXPECT_EQ(attribute(*m.graph, "alpha")->f, 0.5f);
+    EXPECT_EQ(attribute(*m.graph, "transB")->i, 1);
+  }
+  Model m = gemm_then({.activation = "HardSigmoid"});
+  run_rules(m, "FusedGemm");
+  EXPECT_EQ(attribute(*m.graph, "activation_alpha")->f, 0.25f);
+  EXPECT_EQ(attribute(*m.graph, "activation_beta")->f, 0.4f);
+}
+
+// ONNX Runtime 1.30's FusedGemm has no Clip.
+TEST(PatternFusedGemm, NotForClip) {
+  Model m = gemm_then({.activation = "Clip"});
+  run_rules(m, "FusedGemm");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Gemm", "Clip"}));
+}
+
+TEST(PatternFusedGemm, NotWhenTheGemmIsReadElsewhere) {
+  Model m = gemm_then({.base_used_outside = true});
+  run_rules(m, "FusedGemm");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Gemm", "Relu", "Neg"}));
+}
+
+TEST(PatternFusedGemm, SameNumbers) {
+  for (const char* act : {"Relu", "LeakyRelu", "HardSigmoid", "Sigmoid", "Tanh"})
+    test::expect_same_outputs([act] { return gemm_then({.activation = act}); }, "FusedGemm", 1e-5);
+}
+
+namespace {
+std::size_t count(const Graph& g, const std::string& op) {
+  std::size_t n = 0;
+  for (const std::string& o : op_types(g)) n += o == op;
+  return n;
+}
+// The model optimized as `xexp optimize --patterns default+onnxruntime` does, and ONNX Runtime's outputs
+// of the file and of the optimized model compared.
+Model optimized_and_checked(const std::string& path) {
+  Model model = load_model(path);
+  std::ostringstream log;
+  tools::OptimizeModelOptions options;
+  options.log = &log;
+  options.patterns = "default+onnxruntime";
+  tools::optimize_model(model, options);
+  xexp::testing::TempDir dir;
+  const std::string optimized = (dir.path() / "optimized.onnx").string();
+  save_model(model, optimized);
+  const Model original = load_model(path);
+  const xexp::testing::NamedTensors feeds = xexp::testing::random_feeds(*original.graph, {.seed = 11, .default_dim = 1});
+  const std::vector<xexp::testing::OrtResult> ort = xexp::testing::run_onnxruntime_batch({{path, feeds}, {optimized, feeds}});
+  EXPECT_TRUE(ort[0].ok && ort[1].ok) << ort[0].error << ort[1].error;
+  if (ort[0].ok && ort[1].ok) xexp::testing::expect_all_close(ort[1].outputs, ort[0].outputs, 1e-5, 1e-5);
+  return model;
+}
+}  // namespace
+
+// paddle2onnx's PP-OCR classifier read from disk: every Relu and HardSigmoid after a Conv (once the
+// BatchNormalizations went into the Convs) is fused, none is left after a Conv.
+TEST(PatternFusedConv, OnPaddleExport) {
+  Model model = optimized_and_checked(std::string(XEXP_SHARED_DIR) + "/corpus/real/ch_ppocr_mobile_v2.0_cls_infer.onnx");
+  const Graph& g = *model.graph;
+  EXPECT_GT(count(g, "com.microsoft.FusedConv"), 20u);
+  for (NodeId id : g.nodes()) {
+    const Node& n = g.node(id);
+    if (n.op_type != Symbol("Relu") && n.op_type != Symbol("HardSigmoid")) continue;
+    const NodeId producer = g.value(n.inputs[0]).producer;
+    EXPECT_TRUE(producer == kNone || g.node(producer).op_type != Symbol("Conv")) << n.name;
+  }
+}
+
+// openwakeword (torch 2.8, opset 13) read from disk: its last Gemm + Sigmoid becomes FusedGemm (the
+// Relus follow LayerNorms, fused at opset 13 by LayerNormalizationAnyOpset): 25 nodes become 8, as many
+// as ONNX Runtime's 'extended' level leaves.
+TEST(PatternFusedGemm, OnTorchExport) {
+  Model model = optimized_and_checked(std::string(XEXP_SHARED_DIR) + "/corpus/real/openwakeword_hello_deepa.onnx");
+  EXPECT_EQ(op_types(*model.graph), (OpList{"Flatten", "Gemm", "LayerNormalization", "Relu", "Gemm", "LayerNormalization",
+                                           "Relu", "com.microsoft.FusedGemm"}));
+}
+
+namespace {
+
+struct Swish {
+  int64_t opset = 14;
+  bool clip_form = false;
+  bool by_mul = false;         // * (1/6) instead of / 6
+  float alpha = 1.f / 6.f;     // HardSigmoid's
+  float six = 6.f;             // Clip's max and the divisor
+  bool other_input = false;    // HardSigmoid(y) * x
+};
+
+Model hard_swish(const Swish& c) {
+  Model m = test::model_with_opset(c.opset);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 7});
+  ValueId other = g.add_input("Y", ElemType::Float, Shape{2, 7});
+  ValueId out;
+  if (!c.clip_form) {
+    ValueId h = node(g, "HardSigmoid", {c.other_input ? other : x}, {Attribute::make_float("alpha", c.alpha)}, "", c.opset);
+    out = node(g, "Mul", {h, x}, {}, "", c.opset);
+  } else {
+    ValueId sum = node(g, "Add", {x, g.add_initializer("three", Tensor::scalar<float>(3.f))}, {}, "", c.opset);
+    ValueId clip = node(g, "Clip", {sum, g.add_initializer("zero", Tensor::scalar<float>(0.f)),
+                                    g.add_initializer("six", Tensor::scalar<float>(c.six))}, {}, "", c.opset);
+    ValueId product = node(g, "Mul", {x, clip}, {}, "", c.opset);
+    out = c.by_mul ? node(g, "Mul", {product, g.add_initializer("sixth", Tensor::scalar<float>(1.f / c.six))}, {}, "", c.opset)
+                   : node(g, "Div", {product, g.add_initializer("divisor", Tensor::scalar<float>(c.six))}, {}, "", c.opset);
+  }
+  g.add_output(out);
+  g.add_output(node(g, "Neg", {other}, {}, "", c.opset));
+  return m;
+}
+
+}  // namespace
+
+TEST(PatternHardSwish, EverySpelling) {
+  for (const Swish& c : {Swish{}, Swish{.clip_form = true}, Swish{.clip_form = true, .by_mul = true}}) {
+    Model m = hard_swish(c);
+    run_rules(m, "HardSwish");
+    EXPECT_EQ(op_types(*m.graph), (OpList{"HardSwish", "Neg"})) << c.clip_form << c.by_mul;
+  }
+}
+
+// The default set emits standard ONNX only: HardSwish exists from opset 14.
+TEST(PatternHardSwish, NotBeforeOpset14) {
+  Model m = hard_swish({.opset = 13});
+  run_rules(m, "HardSwish");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"HardSigmoid", "Mul", "Neg"}));
+  m = hard_swish({.opset = 13, .clip_form = true});
+  run_rules(m, "HardSwish");
+  EXPECT_EQ(op_types(*m.graph).size(), 5u);
+}
+
+TEST(PatternHardSwish, NotForAnotherSlope) {
+  Model m = hard_swish({.alpha = 0.2f});
+  run_rules(m, "HardSwish");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"HardSigmoid", "Mul", "Neg"}));
+}
+
+TEST(PatternHardSwish, NotForAnotherBound) {
+  Model m = hard_swish({.clip_form = true, .six = 5.f});
+  run_rules(m, "HardSwish");
+  EXPECT_EQ(op_types(*m.graph).size(), 5u);
+}
+
+TEST(PatternHardSwish, NotOnAnotherValue) {
+  Model m = hard_swish({.other_input = true});
+  run_rules(m, "HardSwish");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"HardSigmoid", "Mul", "Neg"}));
+}
+
+TEST(PatternHardSwish, SameNumbers) {
+  test::expect_same_outputs([] { return hard_swish({}); }, "HardSwish", 1e-6);
+  test::expect_same_outputs([] { return hard_swish({.clip_form = true}); }, "HardSwish", 1e-6);
+  test::expect_same_outputs([] { return hard_swish({.clip_form = true, .by_mul = true}); }, "HardSwish", 1e-6);
+}
+
+// paddle2onnx writes hardswish in the Clip form, here at opset 9, where HardSwish does not exist: read
+// from disk and optimized, the model keeps its 18 Clip forms (the positive case on disk is HardSwish's
+// in tests/data/rule_positive_cases.txt).
+TEST(PatternHardSwish, NotOnPaddleExportAtOpset9) {
+  const std::string path = std::string(XEXP_SHARED_DIR) + "/corpus/real/ch_ppocr_mobile_v2.0_cls_infer.onnx";
+  Model model = load_model(path);
+  std::ostringstream log;
+  tools::OptimizeModelOptions options;
+  options.log = &log;
+  tools::optimize_model(model, options);
+  EXPECT_EQ(count(*model.graph, "HardSwish"), 0u);
+  EXPECT_EQ(count(*model.graph, "Clip"), 18u);
+}
