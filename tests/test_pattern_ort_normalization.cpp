@@ -18,7 +18,7 @@ using namespace xexp::ir;
 using test::node;
 using test::op_types;
 using test::run_rules;
-using Ops = std::vector<std::string>;
+using OpList = std::vector<std::string>;
 
 // The rules are reachable by name before the lead adds them to the onnxruntime set.
 static const bool registered = [] {
@@ -37,12 +37,14 @@ static Tensor ramp(std::vector<int64_t> dims, float start = 0.5f) {
 }
 static const std::string kRmsRules = "SimplifiedLayerNormalization,SkipSimplifiedLayerNormalization";
 
-// ---- RMS normalization (Pow, ReduceMean, Add, Sqrt, Reciprocal or Div(1, .), Mul) ---------------------
+// ---- RMS normalization (Pow or Mul, ReduceMean, Add, Sqrt, Reciprocal or Div(1, .) then Mul, or Div) ----
 struct Rms {
   std::vector<int64_t> axes = {-1};
   int64_t keepdims = 1;
   float pow = 2.f;
   bool reciprocal = false;           // Reciprocal(Sqrt) instead of Div(1, Sqrt), as torch writes it
+  bool square_by_mul = false;        // Mul(x, x) instead of Pow(x, 2)
+  bool divide = false;               // x / Sqrt(...) instead of x * (1 / Sqrt(...))
   bool weight = false;               // then Mul by a constant weight
   std::vector<int64_t> weight_dims = {8};
   bool residual = false;             // normalizes X + Y, whose sum the next residual Add reads too
@@ -57,13 +59,19 @@ static Model rms(const Rms& c) {
   ValueId x = g.add_input("X", ElemType::Float, Shape{c.batch, c.rows, c.last});
   ValueId sum = ir::kNone;
   if (c.residual) x = sum = node(g, "Add", {x, g.add_input("Y", ElemType::Float, c.skip_shape)});
-  ValueId mean = node(g, "ReduceMean", {node(g, "Pow", {x, g.add_initializer("two", Tensor::scalar<float>(c.pow))}),
-                                         test::int64_initializer(g, "axes", c.axes)},
+  ValueId square = c.square_by_mul ? node(g, "Mul", {x, x})
+                                   : node(g, "Pow", {x, g.add_initializer("two", Tensor::scalar<float>(c.pow))});
+  ValueId mean = node(g, "ReduceMean", {square, test::int64_initializer(g, "axes", c.axes)},
                       {Attribute::make_int("keepdims", c.keepdims)});
   ValueId root = node(g, "Sqrt", {node(g, "Add", {mean, g.add_initializer("eps", Tensor::scalar<float>(1e-6f))})});
-  ValueId inv = c.reciprocal ? node(g, "Reciprocal", {root})
-                             : node(g, "Div", {g.add_initializer("one", Tensor::scalar<float>(1.f)), root});
-  ValueId y = node(g, "Mul", {x, inv});
+  ValueId y = ir::kNone;
+  if (c.divide) {
+    y = node(g, "Div", {x, root});
+  } else {
+    ValueId inv = c.reciprocal ? node(g, "Reciprocal", {root})
+                               : node(g, "Div", {g.add_initializer("one", Tensor::scalar<float>(1.f)), root});
+    y = node(g, "Mul", {x, inv});
+  }
   if (c.weight) y = node(g, "Mul", {g.add_initializer("W", ramp(c.weight_dims)), y});
   g.add_output(y);
   if (c.residual) g.add_output(node(g, "Add", {sum, y}));
@@ -74,7 +82,7 @@ TEST(PatternSimplifiedLayerNormalization, ChainBecomesOneNode) {
   for (bool reciprocal : {false, true}) {
     Model m = rms({.reciprocal = reciprocal});
     run_rules(m, "SimplifiedLayerNormalization");
-    ASSERT_EQ(op_types(*m.graph), (Ops{"SimplifiedLayerNormalization"})) << reciprocal;
+    ASSERT_EQ(op_types(*m.graph), (OpList{"SimplifiedLayerNormalization"})) << reciprocal;
     const Node& n = m.graph->node(m.graph->first_node());
     EXPECT_EQ(n.attribute(Symbol("axis"))->i, -1);
     EXPECT_EQ(n.attribute(Symbol("epsilon"))->f, 1e-6f);
@@ -82,10 +90,19 @@ TEST(PatternSimplifiedLayerNormalization, ChainBecomesOneNode) {
   }
 }
 
+TEST(PatternSimplifiedLayerNormalization, EverySpelling) {
+  for (bool mul : {false, true})
+    for (int division : {0, 1, 2}) {
+      Model m = rms({.reciprocal = division == 1, .square_by_mul = mul, .divide = division == 2});
+      run_rules(m, "SimplifiedLayerNormalization");
+      EXPECT_EQ(op_types(*m.graph), (OpList{"SimplifiedLayerNormalization"})) << mul << division;
+    }
+}
+
 TEST(PatternSimplifiedLayerNormalization, DynamicLastDimensionGetsOnesFromTheShape) {
   Model m = rms({.last = Dim::symbolic("hidden")});
   run_rules(m, "SimplifiedLayerNormalization");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Shape", "Gather", "ConstantOfShape", "SimplifiedLayerNormalization"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Shape", "Gather", "ConstantOfShape", "SimplifiedLayerNormalization"}));
 }
 
 TEST(PatternSimplifiedLayerNormalization, NotOverAnotherAxisOrWithoutKeepdims) {
@@ -104,31 +121,33 @@ TEST(PatternSimplifiedLayerNormalization, NotForAnotherPower) {
 }
 
 TEST(PatternSimplifiedLayerNormalization, SameNumbers) {
-  test::expect_same_outputs([] { return rms({}); }, "SimplifiedLayerNormalization");
-  test::expect_same_outputs([] { return rms({.reciprocal = true}); }, "SimplifiedLayerNormalization");
+  test::expect_same_outputs([] { return rms({}); }, "SimplifiedLayerNormalization", 1e-6);
+  test::expect_same_outputs([] { return rms({.reciprocal = true}); }, "SimplifiedLayerNormalization", 1e-6);
+  test::expect_same_outputs([] { return rms({.square_by_mul = true, .divide = true}); }, "SimplifiedLayerNormalization",
+                            1e-6);
 }
 
 TEST(PatternSimplifiedLayerNormalizationMul, WeightGoesIntoTheScale) {
   Model m = rms({.weight = true});
   run_rules(m, "SimplifiedLayerNormalization,SimplifiedLayerNormalizationMul");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"SimplifiedLayerNormalization"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"SimplifiedLayerNormalization"}));
 }
 
 TEST(PatternSimplifiedLayerNormalizationMul, NotForAWeightOfAnotherShape) {
   Model m = rms({.weight = true, .weight_dims = {1}});
   run_rules(m, "SimplifiedLayerNormalization,SimplifiedLayerNormalizationMul");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"SimplifiedLayerNormalization", "Mul"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"SimplifiedLayerNormalization", "Mul"}));
 }
 
 TEST(PatternSimplifiedLayerNormalizationMul, SameNumbers) {
   test::expect_same_outputs([] { return rms({.weight = true}); },
-                            "SimplifiedLayerNormalization,SimplifiedLayerNormalizationMul");
+                            "SimplifiedLayerNormalization,SimplifiedLayerNormalizationMul", 1e-5);
 }
 
 TEST(PatternSkipSimplifiedLayerNormalization, ResidualAddIsAbsorbed) {
   Model m = rms({.residual = true});
   run_rules(m, kRmsRules);
-  ASSERT_EQ(op_types(*m.graph), (Ops{"com.microsoft.SkipSimplifiedLayerNormalization", "Add"}));
+  ASSERT_EQ(op_types(*m.graph), (OpList{"com.microsoft.SkipSimplifiedLayerNormalization", "Add"}));
   const Graph& g = *m.graph;
   const Node& skip = g.node(g.first_node());
   ASSERT_EQ(skip.outputs.size(), 4u);
@@ -141,17 +160,17 @@ TEST(PatternSkipSimplifiedLayerNormalization, ResidualAddIsAbsorbed) {
 TEST(PatternSkipSimplifiedLayerNormalization, NotForABroadcastSkip) {
   Model m = rms({.residual = true, .skip_shape = {3, 8}});
   run_rules(m, kRmsRules);
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Add", "SimplifiedLayerNormalization", "Add"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Add", "SimplifiedLayerNormalization", "Add"}));
 }
 
 TEST(PatternSkipSimplifiedLayerNormalization, SameNumbers) {
-  test::expect_same_outputs([] { return rms({.residual = true}); }, kRmsRules);
+  test::expect_same_outputs([] { return rms({.residual = true}); }, kRmsRules, 1e-5);
 }
 
 TEST(PatternSkipSimplifiedLayerNormalizationMul, WeightGoesIntoGamma) {
   Model m = rms({.weight = true, .residual = true});
   run_rules(m, kRmsRules + ",SkipSimplifiedLayerNormalizationMul");
-  ASSERT_EQ(op_types(*m.graph), (Ops{"com.microsoft.SkipSimplifiedLayerNormalization", "Add"}));
+  ASSERT_EQ(op_types(*m.graph), (OpList{"com.microsoft.SkipSimplifiedLayerNormalization", "Add"}));
   const Graph& g = *m.graph;
   EXPECT_EQ(g.node(g.last_node()).inputs[0], g.node(g.first_node()).outputs[3]);
 }
@@ -161,12 +180,12 @@ TEST(PatternSkipSimplifiedLayerNormalizationMul, NotWhenTheNormalizedOutputHasAn
   Graph& g = *m.graph;
   g.add_output(node(g, "Mul", {g.outputs()[0], g.add_initializer("W", ramp({8}))}));
   run_rules(m, kRmsRules + ",SkipSimplifiedLayerNormalizationMul");
-  EXPECT_EQ(op_types(g), (Ops{"com.microsoft.SkipSimplifiedLayerNormalization", "Add", "Mul"}));
+  EXPECT_EQ(op_types(g), (OpList{"com.microsoft.SkipSimplifiedLayerNormalization", "Add", "Mul"}));
 }
 
 TEST(PatternSkipSimplifiedLayerNormalizationMul, SameNumbers) {
   test::expect_same_outputs([] { return rms({.weight = true, .residual = true}); },
-                            kRmsRules + ",SkipSimplifiedLayerNormalizationMul");
+                            kRmsRules + ",SkipSimplifiedLayerNormalizationMul", 1e-5);
 }
 
 // ---- SkipLayerNormalization -----------------------------------------------------------------------
@@ -195,7 +214,7 @@ TEST(PatternSkipLayerNormalization, AddAndLayerNormalizationBecomeOneNode) {
   for (std::optional<int64_t> axis : {std::optional<int64_t>{}, std::optional<int64_t>{-1}, std::optional<int64_t>{2}}) {
     Model m = skip_layer_norm({.axis = axis});
     run_rules(m, "SkipLayerNormalization");
-    ASSERT_EQ(op_types(*m.graph), (Ops{"com.microsoft.SkipLayerNormalization", "Add"}));
+    ASSERT_EQ(op_types(*m.graph), (OpList{"com.microsoft.SkipLayerNormalization", "Add"}));
     const Graph& g = *m.graph;
     const Node& skip = g.node(g.first_node());
     // LayerNormalization's default epsilon, written: SkipLayerNormalization's own default is 1e-12.
@@ -207,21 +226,21 @@ TEST(PatternSkipLayerNormalization, AddAndLayerNormalizationBecomeOneNode) {
 TEST(PatternSkipLayerNormalization, NotOverAnotherAxis) {
   Model m = skip_layer_norm({.axis = 1});
   run_rules(m, "SkipLayerNormalization");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Add", "LayerNormalization", "Add"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Add", "LayerNormalization", "Add"}));
 }
 
 TEST(PatternSkipLayerNormalization, NotForABroadcastSkipOrRankFour) {
   Model broadcast = skip_layer_norm({.skip_shape = {1, 3, 8}});
   run_rules(broadcast, "SkipLayerNormalization");
-  EXPECT_EQ(op_types(*broadcast.graph), (Ops{"Add", "LayerNormalization", "Add"}));
+  EXPECT_EQ(op_types(*broadcast.graph), (OpList{"Add", "LayerNormalization", "Add"}));
   Model four = skip_layer_norm({.x_shape = {2, 2, 3, 8}, .skip_shape = {2, 2, 3, 8}});
   run_rules(four, "SkipLayerNormalization");
-  EXPECT_EQ(op_types(*four.graph), (Ops{"Add", "LayerNormalization", "Add"}));
+  EXPECT_EQ(op_types(*four.graph), (OpList{"Add", "LayerNormalization", "Add"}));
 }
 
 TEST(PatternSkipLayerNormalization, SameNumbers) {
-  test::expect_same_outputs([] { return skip_layer_norm({}); }, "SkipLayerNormalization");
-  test::expect_same_outputs([] { return skip_layer_norm({.beta = false}); }, "SkipLayerNormalization");
+  test::expect_same_outputs([] { return skip_layer_norm({}); }, "SkipLayerNormalization", 1e-5);
+  test::expect_same_outputs([] { return skip_layer_norm({.beta = false}); }, "SkipLayerNormalization", 1e-5);
   test::expect_same_outputs([] { return skip_layer_norm({.x_shape = {6, 8}, .skip_shape = {6, 8}}); },
-                            "SkipLayerNormalization");
+                            "SkipLayerNormalization", 1e-5);
 }
