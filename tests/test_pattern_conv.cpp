@@ -1,5 +1,6 @@
 // Fusions after a Conv: ConvBatchNormalization (the BatchNormalization of inference folded into the
-// weights and bias) and ConvAddMul (a per-channel Add, Mul or Div by a constant folded into them).
+// weights and bias), ConvAddMul (a per-channel Add, Mul or Div by a constant folded into them) and
+// GemmBatchNormalization (the same BatchNormalization folded into a Gemm's B and C).
 // Folding reorders float operations: outputs agree within 1e-5.
 #include <gtest/gtest.h>
 
@@ -206,4 +207,70 @@ TEST(PatternConvAddMul, SameNumbers) {
     test::expect_same_outputs([op] { return conv_then({.op = op}); }, "ConvAddMul", 1e-5);
     test::expect_same_outputs([op] { return conv_then({.op = op, .dims = {}, .conv_bias = false}); }, "ConvAddMul", 1e-5);
   }
+}
+
+namespace {
+
+struct GemmBn {
+  int64_t trans_b = 0;
+  bool with_c = true;
+  bool b_is_input = false;
+  bool training_mode = false;  // opset 15
+};
+
+Model gemm_bn(const GemmBn& c) {
+  const int64_t opset = c.training_mode ? 15 : 13;
+  Model m = test::model_with_opset(opset);
+  Graph& g = *m.graph;
+  ValueId a = g.add_input("A", ElemType::Float, Shape{2, 4});
+  const std::vector<int64_t> b_dims = c.trans_b ? std::vector<int64_t>{3, 4} : std::vector<int64_t>{4, 3};
+  std::vector<ValueId> inputs{a, c.b_is_input ? g.add_input("B", ElemType::Float, make_shape(b_dims))
+                                              : g.add_initializer("B", Tensor::from<float>(b_dims, ramp(12, -0.5f, 0.3f)))};
+  if (c.with_c) inputs.push_back(g.add_initializer("C", Tensor::from<float>({3}, {0.2f, -0.1f, 0.4f})));
+  ValueId y = node(g, "Gemm", inputs,
+                   {Attribute::make_int("transB", c.trans_b), Attribute::make_float("alpha", 0.5f), Attribute::make_float("beta", 2.f)},
+                   "", opset);
+  std::vector<Attribute> bn_attributes{Attribute::make_float("epsilon", 1e-3f)};
+  if (c.training_mode) bn_attributes.push_back(Attribute::make_int("training_mode", 1));
+  g.add_output(node(g, "BatchNormalization",
+                    {y, g.add_initializer("scale", Tensor::from<float>({3}, {0.5f, 1.5f, -0.75f})),
+                     g.add_initializer("bias", Tensor::from<float>({3}, {0.1f, 0.2f, -0.3f})),
+                     g.add_initializer("mean", Tensor::from<float>({3}, {-0.2f, 0.3f, 0.1f})),
+                     g.add_initializer("var", Tensor::from<float>({3}, {0.5f, 2.f, 1.f}))},
+                    bn_attributes, "", opset));
+  return m;
+}
+
+}  // namespace
+
+TEST(PatternGemmBatchNormalization, FoldsIntoTheGemm) {
+  for (int64_t trans_b : {0, 1})
+    for (bool with_c : {false, true}) {
+      Model m = gemm_bn({.trans_b = trans_b, .with_c = with_c});
+      run_rules(m, "GemmBatchNormalization");
+      ASSERT_EQ(op_types(*m.graph), (OpList{"Gemm"})) << trans_b << with_c;
+      const Node& gemm = m.graph->node(m.graph->first_node());
+      EXPECT_EQ(gemm.attribute(Symbol("transB"))->i, trans_b);
+      EXPECT_EQ(gemm.attribute(Symbol("alpha"))->f, 0.5f);
+      EXPECT_EQ(gemm.attribute(Symbol("beta"))->f, 1.f);
+    }
+}
+
+TEST(PatternGemmBatchNormalization, NotWithWeightsComputedAtRunTime) {
+  Model m = gemm_bn({.b_is_input = true});
+  run_rules(m, "GemmBatchNormalization");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Gemm", "BatchNormalization"}));
+}
+
+TEST(PatternGemmBatchNormalization, NotInTrainingMode) {
+  Model m = gemm_bn({.training_mode = true});
+  run_rules(m, "GemmBatchNormalization");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Gemm", "BatchNormalization"}));
+}
+
+TEST(PatternGemmBatchNormalization, SameNumbers) {
+  for (int64_t trans_b : {0, 1})
+    for (bool with_c : {false, true})
+      test::expect_same_outputs([=] { return gemm_bn({.trans_b = trans_b, .with_c = with_c}); }, "GemmBatchNormalization",
+                                1e-5);
 }

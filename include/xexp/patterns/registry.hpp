@@ -21,6 +21,7 @@
 #include "xexp/patterns/onnx/expand_broadcast.hpp"
 #include "xexp/patterns/onnx/expand_swap.hpp"
 #include "xexp/patterns/onnx/gelu.hpp"
+#include "xexp/patterns/onnx/gemm_batch_normalization.hpp"
 #include "xexp/patterns/onnx/gemm_transpose.hpp"
 #include "xexp/patterns/onnx/hard_swish.hpp"
 #include "xexp/patterns/onnx/identity.hpp"
@@ -117,6 +118,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       reshape_rule(),
       reshape_reshape_binary_rule(),
       matmul_add_rule(),
+      gemm_batch_normalization_rule(),
       gemm_transpose_rule(),
       mul_mul_matmul_rule(),
       shape_based_reshape_is_squeeze_rule(),
