@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 // <sys/mman.h> (onnx/mapped_file.hpp) defines MAP_TYPE, a name ONNX's parser.h declares.
@@ -110,10 +111,43 @@ inline void throw_if_contradiction(const ir::Graph& g, const std::string& messag
               {.node = node, .value = values});
 }
 
+// ONNX's inference functions trust each node to fit its schema (a Scan without its `body` crashes
+// libonnx's): every node, subgraphs included, is checked against its schema first. A model that does
+// not fit gets nothing from ONNX's step; its errors come from our rules and the evaluator.
+inline bool nodes_fit_their_schemas(const ::onnx::ModelProto& proto) {
+  std::unordered_map<std::string, int> versions;
+  for (const auto& opset : proto.opset_import())
+    versions[opset.domain() == "ai.onnx" ? std::string() : opset.domain()] = static_cast<int>(opset.version());
+  std::vector<const ::onnx::GraphProto*> graphs{&proto.graph()};
+  while (!graphs.empty()) {
+    const ::onnx::GraphProto& graph = *graphs.back();
+    graphs.pop_back();
+    for (const ::onnx::NodeProto& node : graph.node()) {
+      for (const ::onnx::AttributeProto& a : node.attribute()) {
+        if (a.has_g()) graphs.push_back(&a.g());
+        for (const ::onnx::GraphProto& g : a.graphs()) graphs.push_back(&g);
+      }
+      const std::string domain = node.domain() == "ai.onnx" ? std::string() : node.domain();
+      const auto version = versions.find(domain);
+      if (version == versions.end()) continue;
+      const ::onnx::OpSchema* schema =
+          ::onnx::OpSchemaRegistry::Schema(node.op_type(), version->second, domain);
+      if (!schema) continue;
+      try {
+        schema->Verify(node);
+      } catch (const std::exception&) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 // Step 2: what ONNX's inference finds for node outputs, merged into `model` as our own rules' results
 // are. Returns whether it added anything.
 inline bool merge_onnx_inference(ir::Model& model, int64_t opset, InferState& state) {
   ::onnx::ModelProto proto = proto_for_onnx_inference(model);
+  if (!nodes_fit_their_schemas(proto)) return false;
   try {
     ::onnx::shape_inference::InferShapes(proto, ::onnx::OpSchemaRegistry::Instance(),
                                          ::onnx::ShapeInferenceOptions(false, 0, true));
