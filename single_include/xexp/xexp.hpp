@@ -363,6 +363,13 @@ class Symbol {
   uint32_t id_ = 0;
 };
 
+// An operator, or a local function, by its domain and name as one integer: the key of every table
+// that dispatches on them (kernels, inference rules, the optimizer's rule roots, schemas, the inliner's
+// functions). A call node's (domain, op_type) and its function's (domain, name) give the same key.
+inline uint64_t op_key(Symbol domain, Symbol op_type) noexcept {
+  return (uint64_t{domain.id()} << 32) | op_type.id();
+}
+
 }  // namespace xexp
 
 template <>
@@ -437,10 +444,65 @@ inline std::string shape_str(const Shape& shape) {
 }
 
 }  // namespace xexp
+// ======== xexp/core/slice_range.hpp
+// Which elements ONNX Slice keeps along one dimension, and which dimensions ONNX Shape's start/end keep.
+// Negative bounds count from the end and out-of-range bounds are clamped, with different limits for a
+// negative step. Inference, the evaluator and constant folding all read bounds through these functions
+// so that they agree on every edge case (INT64_MIN/INT64_MAX bounds, steps of any size, empty results).
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+
+namespace xexp {
+
+// The elements start, start + step, ... (`count` of them) along one dimension.
+struct SliceRange {
+  int64_t start = 0;
+  int64_t count = 0;
+  int64_t step = 1;
+
+  int64_t operator[](int64_t k) const { return start + k * step; }
+  bool operator==(const SliceRange&) const = default;
+};
+
+// ONNX Slice (opset 10+, and the attributes of opset 1) along a dimension of size `dim`: a negative
+// start or end gets `dim` added, then a positive step clamps both to [0, dim], a negative step clamps
+// start to [0, dim - 1] and end to [-1, dim - 1]. A step of 0 is invalid and selects nothing here; the
+// callers report it.
+inline SliceRange slice_range(int64_t dim, int64_t start, int64_t end, int64_t step) {
+  if (dim <= 0 || step == 0) return {0, 0, step};
+  // Adding dim to a negative bound cannot overflow.
+  if (start < 0) start += dim;
+  if (end < 0) end += dim;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+    // Written so that no intermediate overflows, whatever the step (INT64_MAX included).
+    return {start, end > start ? (end - start - 1) / step + 1 : 0, step};
+  }
+  start = std::clamp<int64_t>(start, 0, dim - 1);
+  end = std::clamp<int64_t>(end, -1, dim - 1);
+  // Both operands of the division are negative; negating the step would overflow for INT64_MIN.
+  return {start, start > end ? (end - start + 1) / step + 1 : 0, step};
+}
+
+// ONNX Shape (opset 15) over an input of rank `rank`: the dimensions [first, second) it returns. A
+// negative start or end gets `rank` added, both are clamped to [0, rank], and an end before the start
+// gives nothing.
+inline std::pair<int64_t, int64_t> shape_range(int64_t rank, int64_t start, int64_t end) {
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, start, rank);
+  return {start, end};
+}
+
+}  // namespace xexp
 // ======== xexp/core/tensor.hpp
 // Tensor: an element type, static dims, and shared immutable storage. Storage is polymorphic so that
 // bytes parsed from a model (onnx/), mapped from an external-data file, or computed by a kernel
 // (eval/) all live where they already are: copying a tensor copies a pointer, never the weights.
+#include <algorithm>
 #include <complex>
 #include <cstring>
 #include <memory>
@@ -487,8 +549,16 @@ class StringStorage final : public TensorStorage {
   std::vector<std::string> values_;
 };
 
+// The number of elements of `dims`. A negative dimension, or a count past int64, is an error: a hostile
+// shape must not wrap around into a small allocation that kernels then index past.
 inline int64_t dims_element_count(std::span<const int64_t> dims) {
-  return std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
+  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) return 0;
+  int64_t n = 1;
+  for (int64_t d : dims)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n))
+      throw Error(d < 0 ? "negative dimension " + std::to_string(d)
+                        : std::string("the element count of a shape overflows int64"));
+  return n;
 }
 
 class Tensor {
@@ -580,6 +650,8 @@ class Tensor {
     const int64_t n = dims_element_count(dims);
     if (type == ElemType::UInt4 || type == ElemType::Int4 || type == ElemType::Float4E2M1)
       return static_cast<std::size_t>((n + 1) / 2);
+    if (static_cast<uint64_t>(n) > (uint64_t{1} << 62) / std::max<std::size_t>(elem_size(type), 1))
+      throw Error("a tensor of " + std::to_string(n) + " elements is too large");
     return static_cast<std::size_t>(n) * elem_size(type);
   }
 
@@ -692,8 +764,16 @@ struct Attribute {
 
 }  // namespace xexp::ir
 // ======== xexp/ir/cleanup.hpp
-// Clean-ups on the IR that the builder and the optimizer share.
+// Clean-ups on the IR that the builder and the optimizer share: removal of Identity nodes, of nodes
+// nobody reads and of unused initializers, and merging of Shape nodes reading the same value. Each
+// step exists around given values (the optimizer's driver cleans only what an iteration touched and
+// collects in `touched` the values whose producer or consumers changed, to match them again) and over
+// the whole graph (the builder).
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <utility>
 #include <vector>
 
 // ======== xexp/ir/graph.hpp
@@ -767,6 +847,9 @@ struct Value {
   bool alive = true;
 
   bool is_graph_output() const noexcept { return output_refs > 0; }
+  // Whether anything reads the value: a node (a subgraph reading it from an enclosing graph counts as
+  // a use of the node holding that subgraph, see Graph::add_captured_use) or the graph's outputs.
+  bool is_read() const noexcept { return !uses.empty() || is_graph_output(); }
   bool is_initializer() const noexcept { return initializer.has_value() || !raw_sparse_initializer.empty(); }
   bool has_type() const noexcept { return elem != ElemType::Undefined || !raw_type.empty(); }
   std::optional<std::size_t> rank() const {
@@ -951,6 +1034,11 @@ class Graph {
     if (node_names_) node_names_->insert(n.name);
     return id;
   }
+  // Whether anything reads one of the outputs of node `id`.
+  bool any_output_read(NodeId id) const {
+    return std::any_of(nodes_[id].outputs.begin(), nodes_[id].outputs.end(),
+                       [&](ValueId out) { return out != kNone && values_[out].is_read(); });
+  }
   // Declares that node `id` reads `captured` (a value of this graph) from inside one of its subgraphs.
   void add_captured_use(NodeId id, ValueId captured) {
     nodes_[id].captured.push_back(captured);
@@ -968,7 +1056,7 @@ class Graph {
     for (ValueId out : n.outputs)
       if (out != kNone) {
         values_[out].producer = kNone;
-        if (values_[out].uses.empty() && !values_[out].is_graph_output()) values_[out].alive = false;
+        if (!values_[out].is_read()) values_[out].alive = false;
       }
     unlink(id);
     n.alive = false;
@@ -998,8 +1086,7 @@ class Graph {
   void pop_values(ValueId first) {
     while (values_.size() > first) {
       Value& v = values_.back();
-      if (v.producer != kNone || !v.uses.empty() || v.is_graph_output() || v.is_input || v.is_initializer() ||
-          v.is_captured)
+      if (v.producer != kNone || v.is_read() || v.is_input || v.is_initializer() || v.is_captured)
         throw Error("pop_values: the value is still referenced", {.node = {}, .value = v.name});
       by_name_.erase(v.name);
       values_.pop_back();
@@ -1031,13 +1118,18 @@ class Graph {
     if (values_[old_value].is_graph_output()) keep_output_name(old_value, new_value);
   }
 
+  // Whether value `id` may be renamed to become a graph output in place of another: only a value a
+  // node of this graph produces and that is none of the graph's inputs, initializers, outputs or
+  // values of an enclosing graph, whose names are the graph's interface.
+  bool can_take_output_name(ValueId id) const {
+    const Value& v = values_[id];
+    return v.producer != kNone && !v.is_graph_output() && !v.is_input && !v.is_initializer() && !v.is_captured;
+  }
+
  private:
   // `old_value` is a graph output being replaced by `new_value`: the output name must not change.
   void keep_output_name(ValueId old_value, ValueId new_value) {
-    const Value& nv = values_[new_value];
-    const bool renamable = nv.producer != kNone && !nv.is_graph_output() && !nv.is_input &&
-                           !nv.is_initializer() && !nv.is_captured;
-    if (renamable) {
+    if (can_take_output_name(new_value)) {
       for (std::size_t k = 0; k < outputs_.size(); ++k)
         if (outputs_[k] == old_value) set_output(k, new_value);
       std::string kept = values_[old_value].name;
@@ -1115,8 +1207,7 @@ class Graph {
     values.reserve(values_.size());
     for (ValueId id = 0; id < values_.size(); ++id) {
       Value& v = values_[id];
-      bool keep = v.alive && (v.producer != kNone || v.is_input || v.is_initializer() || v.is_captured ||
-                              !v.uses.empty() || v.is_graph_output());
+      bool keep = v.alive && (v.producer != kNone || v.is_input || v.is_initializer() || v.is_captured || v.is_read());
       if (!keep) continue;
       vmap[id] = static_cast<ValueId>(values.size());
       values.push_back(std::move(v));
@@ -1230,7 +1321,7 @@ inline std::size_t remove_unused_initializers(Graph& g) {
   std::size_t removed = 0;
   for (ValueId id : g.initializers()) {
     Value& v = g.value(id);
-    if (v.uses.empty() && !v.is_graph_output()) {
+    if (!v.is_read()) {
       v.alive = false;
       ++removed;
     } else {
@@ -1238,6 +1329,114 @@ inline std::size_t remove_unused_initializers(Graph& g) {
     }
   }
   g.set_initializer_order(std::move(kept));
+  return removed;
+}
+
+// Removes Identity `id`, its consumers reading its input instead, unless its output is a graph output
+// whose name the input cannot take (Graph::can_take_output_name): that Identity is what keeps the
+// graph's interface.
+inline bool remove_identity(Graph& g, NodeId id, std::vector<ValueId>& touched) {
+  const Node& n = g.node(id);
+  if (!n.alive || n.op_type != Symbol("Identity") || !n.domain.empty() || n.inputs.size() != 1 ||
+      n.outputs.size() != 1 || n.inputs[0] == kNone || n.outputs[0] == kNone)
+    return false;
+  const ValueId in = n.inputs[0], out = n.outputs[0];
+  if (g.value(out).is_graph_output() && !g.can_take_output_name(in)) return false;
+  g.replace_all_uses(out, in);
+  g.remove_node(id);
+  touched.push_back(in);
+  return true;
+}
+inline std::size_t remove_identity_nodes(Graph& g) {
+  std::vector<ValueId> touched;
+  std::size_t removed = 0;
+  for (NodeId id : g.nodes()) removed += remove_identity(g, id, touched);
+  return removed;
+}
+
+// Removes the nodes none of whose outputs is read, starting from the producers of `values`, then
+// their producers in turn. Nodes without outputs are kept.
+inline std::size_t remove_unused(Graph& g, const std::vector<ValueId>& values, std::vector<ValueId>& touched) {
+  std::vector<NodeId> work;
+  for (ValueId v : values)
+    if (g.value(v).producer != kNone) work.push_back(g.value(v).producer);
+  std::size_t removed = 0;
+  while (!work.empty()) {
+    NodeId id = work.back();
+    work.pop_back();
+    const Node& n = g.node(id);
+    if (!n.alive || n.outputs.empty() || g.any_output_read(id)) continue;
+    std::vector<ValueId> inputs = n.inputs;
+    g.remove_node(id);
+    ++removed;
+    for (ValueId in : inputs)
+      if (in != kNone) {
+        touched.push_back(in);
+        if (g.value(in).producer != kNone) work.push_back(g.value(in).producer);
+      }
+  }
+  return removed;
+}
+inline std::size_t remove_unused(Graph& g) {
+  std::vector<ValueId> outputs, touched;
+  for (NodeId id : g.nodes())
+    for (ValueId out : g.node(id).outputs)
+      if (out != kNone) outputs.push_back(out);
+  return remove_unused(g, outputs, touched);
+}
+
+namespace detail {
+inline bool is_plain_shape(const Node& n) {
+  return n.alive && n.op_type == Symbol("Shape") && n.domain.empty() && n.inputs.size() == 1 &&
+         n.inputs[0] != kNone && n.outputs.size() == 1 && n.outputs[0] != kNone;
+}
+// Shape's start and end with absent ones at their defaults (0 and "to the end"), so that Shape nodes
+// with equal pairs return the same dimensions.
+inline std::pair<int64_t, int64_t> shape_bounds(const Node& n) {
+  const Attribute* start = n.attribute(Symbol("start"));
+  const Attribute* end = n.attribute(Symbol("end"));
+  return {start ? start->i : 0, end ? end->i : std::numeric_limits<int64_t>::max()};
+}
+}  // namespace detail
+
+// Shape nodes reading `input` with the same start and end: the first in execution order serves the
+// consumers of the others, which are removed (one whose output is a graph output stays).
+inline std::size_t remove_duplicated_shapes(Graph& g, ValueId input, std::vector<ValueId>& touched) {
+  std::size_t shapes = 0;
+  for (const Use& u : g.value(input).uses) shapes += u.slot == 0 && detail::is_plain_shape(g.node(u.node));
+  if (shapes < 2) return 0;
+  // Uses are not in execution order: walk the nodes after the producer until every Shape is seen.
+  std::vector<NodeId> ordered;
+  const NodeId producer = g.value(input).producer;
+  for (NodeId k = producer == kNone ? g.first_node() : g.node(producer).next; k != kNone && ordered.size() < shapes;
+       k = g.node(k).next)
+    if (detail::is_plain_shape(g.node(k)) && g.node(k).inputs[0] == input) ordered.push_back(k);
+  std::vector<std::pair<std::pair<int64_t, int64_t>, ValueId>> first;  // bounds -> the output serving them
+  std::size_t removed = 0;
+  for (NodeId id : ordered) {
+    const ValueId out = g.node(id).outputs[0];
+    const std::pair<int64_t, int64_t> bounds = detail::shape_bounds(g.node(id));
+    auto it = std::find_if(first.begin(), first.end(), [&](const auto& f) { return f.first == bounds; });
+    if (it == first.end()) {
+      first.emplace_back(bounds, out);
+      continue;
+    }
+    if (g.value(out).is_graph_output()) continue;
+    g.replace_all_uses(out, it->second);
+    touched.push_back(it->second);
+    g.remove_node(id);
+    ++removed;
+  }
+  return removed;
+}
+inline std::size_t remove_duplicated_shapes(Graph& g) {
+  std::vector<ValueId> inputs, touched;
+  for (NodeId id : g.nodes())
+    if (detail::is_plain_shape(g.node(id))) inputs.push_back(g.node(id).inputs[0]);
+  std::sort(inputs.begin(), inputs.end());
+  inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
+  std::size_t removed = 0;
+  for (ValueId v : inputs) removed += remove_duplicated_shapes(g, v, touched);
   return removed;
 }
 
@@ -1629,8 +1828,10 @@ inline void write_value_info(const ir::Value& v, ::onnx::ValueInfoProto* vi) {
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <span>
@@ -1709,8 +1910,11 @@ inline std::string directory_of(const std::string& path) {
 // Resolves external references of the tensors of one model; one mapping per side file.
 class ExternalFiles {
  public:
-  // An empty base_dir leaves every external tensor unavailable (kept as a reference).
-  explicit ExternalFiles(std::string base_dir) : base_dir_(std::move(base_dir)) {}
+  // An empty base_dir leaves every external tensor unavailable (kept as a reference). Unless
+  // `allow_outside`, a location that leaves base_dir (an absolute path, "..", a symbolic link pointing
+  // elsewhere) is refused: a model must not make us read arbitrary files.
+  explicit ExternalFiles(std::string base_dir, bool allow_outside = false)
+      : base_dir_(std::move(base_dir)), allow_outside_(allow_outside) {}
 
   struct Slice {
     std::shared_ptr<const MappedFile> file;  // nullptr when the file does not exist
@@ -1726,18 +1930,17 @@ class ExternalFiles {
       else if (entry.key() == "length") length = parse_number(p, entry.value()), has_length = true;
     }
     if (location.empty()) throw Error("external data without a location", {.node = {}, .value = p.name()});
-    // A model must not make us read files outside its directory.
-    if (location.front() == '/' || location == ".." || location.starts_with("../") ||
-        location.find("/../") != std::string::npos || location.ends_with("/.."))
-      throw Error("external data location '" + location + "' leaves the model's directory",
-                  {.node = {}, .value = p.name()});
+    if (location.find('\0') != std::string::npos)
+      throw Error("external data location contains a NUL character", {.node = {}, .value = p.name()});
+    if (!allow_outside_ && leaves_directory(location)) throw outside(p, location);
     if (base_dir_.empty()) return {};  // model_from_proto without a directory: references only
     auto [it, inserted] = files_.try_emplace(location);
     auto& file = it->second;
     if (inserted) {
-      const std::string path = base_dir_ + "/" + location;
+      const std::string path = location.front() == '/' ? location : base_dir_ + "/" + location;
       struct stat st {};
       if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return {};  // a model shipped without its weights
+      if (!allow_outside_ && !inside(base_dir_, path)) throw outside(p, location);
       file = MappedFile::open(path);
     }
     if (!file) return {};
@@ -1759,7 +1962,28 @@ class ExternalFiles {
     }
     return v;
   }
+  static bool leaves_directory(const std::string& location) {
+    return location.front() == '/' || location == ".." || location.starts_with("../") ||
+           location.find("/../") != std::string::npos || location.ends_with("/..");
+  }
+  // Whether `path`, symbolic links resolved, is under `dir` (a link inside the folder may point out of it).
+  static bool inside(const std::string& dir, const std::string& path) {
+    std::error_code ec;
+    const std::filesystem::path base = std::filesystem::canonical(dir, ec);
+    if (ec) return false;
+    const std::filesystem::path target = std::filesystem::canonical(path, ec);
+    if (ec) return false;
+    auto [b, t] = std::mismatch(base.begin(), base.end(), target.begin(), target.end());
+    return b == base.end() && t != target.end();
+  }
+  static Error outside(const ::onnx::TensorProto& p, const std::string& location) {
+    return Error("external data location '" + location +
+                     "' leaves the model's directory (refused unless allowed: LoadOptions::"
+                     "allow_external_outside, xexp --allow-external-outside)",
+                 {.node = {}, .value = p.name()});
+  }
   std::string base_dir_;
+  bool allow_outside_;
   std::map<std::string, std::shared_ptr<const MappedFile>> files_;
 };
 
@@ -1880,6 +2104,8 @@ class ProtoTensorStorage final : public TensorStorage {
   // Moves the TensorProto out; only for a storage nobody else reads any more (a model being consumed).
   void take_proto(::onnx::TensorProto* out) const { out->Swap(&proto_); }
   bool is_external() const noexcept { return file_ != nullptr || unavailable_; }
+  // The side file the bytes are mapped from (nullptr unless external and found).
+  const MappedFile* mapped_file() const noexcept { return file_.get(); }
   bool is_unavailable() const noexcept { return unavailable_.has_value(); }
   bool available() const override { return !unavailable_; }
   ElemType type() const noexcept { return static_cast<ElemType>(proto_.data_type()); }
@@ -1949,6 +2175,42 @@ class ProtoTensorStorage final : public TensorStorage {
 };
 
 }  // namespace xexp
+// ======== xexp/onnx/temporary_file.hpp
+// TemporaryFile: every file xexp writes (models, external data, tensors) is written next to its final
+// place under a temporary name, then renamed over it: a reader never sees half a file, a failure leaves
+// the previous file as it was, and a file being read (mapped) is never truncated under the reader.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+
+namespace xexp::detail {
+
+class TemporaryFile {
+ public:
+  explicit TemporaryFile(const std::string& final_path)
+      : final_path_(final_path), path_(final_path + ".tmp" + std::to_string(::getpid())) {}
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+  ~TemporaryFile() {
+    if (!committed_) std::remove(path_.c_str());
+  }
+  const std::string& path() const noexcept { return path_; }
+  void commit() {
+    if (std::rename(path_.c_str(), final_path_.c_str()) != 0)
+      throw Error("cannot write '" + final_path_ + "': " + std::strerror(errno));
+    committed_ = true;
+  }
+
+ private:
+  std::string final_path_, path_;
+  bool committed_ = false;
+};
+
+}  // namespace xexp::detail
 
 namespace xexp {
 
@@ -1964,6 +2226,15 @@ inline Tensor read_tensor(::onnx::TensorProto&& p, ExternalFiles* external) {
     if (d != 0 && elements > (int64_t{1} << 60) / d)  // a corrupt file must not overflow the size
       throw Error("tensor of shape " + shape_str(make_shape(dims)) + " is too large", {.node = {}, .value = p.name()});
     elements *= d;
+  }
+  if (type == ElemType::String) {
+    // Kernels index string_data by element: the count must match (raw_data cannot hold strings).
+    if (p.has_raw_data() || p.data_location() == ::onnx::TensorProto::EXTERNAL)
+      throw Error("a STRING tensor cannot hold raw or external data", {.node = {}, .value = p.name()});
+    if (p.string_data_size() != elements)
+      throw Error("STRING tensor of shape " + shape_str(make_shape(dims)) + " needs " + std::to_string(elements) +
+                      " strings but has " + std::to_string(p.string_data_size()),
+                  {.node = {}, .value = p.name()});
   }
   std::shared_ptr<const ProtoTensorStorage> storage;
   if (p.data_location() == ::onnx::TensorProto::EXTERNAL) {
@@ -2046,9 +2317,13 @@ inline NamedTensor load_tensor(const std::string& pb_path) {
 }
 
 inline void save_tensor(const Tensor& tensor, const std::string& name, const std::string& path) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !tensor_to_proto(tensor, name).SerializeToOstream(&out) || !out.flush())
-    throw Error("cannot write '" + path + "'");
+  detail::TemporaryFile file(path);
+  {
+    std::ofstream out(file.path(), std::ios::binary | std::ios::trunc);
+    if (!out || !tensor_to_proto(tensor, name).SerializeToOstream(&out) || !out.flush())
+      throw Error("cannot write '" + path + "'");
+  }
+  file.commit();
 }
 
 }  // namespace xexp
@@ -2155,7 +2430,8 @@ void write_attribute(const ir::Attribute& a, ::onnx::AttributeProto* out, WriteG
 //
 // Structural errors are found while building and reported as xexp::Error naming node and value: a
 // node reading an undefined name, two nodes writing one value, a duplicate graph input or
-// initializer, a cycle. Nodes that are acyclic but out of order are put in a topological order.
+// initializer, a cycle, a local function calling itself. Nodes that are acyclic but out of order are
+// put in a topological order.
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -2165,12 +2441,151 @@ void write_attribute(const ir::Attribute& a, ::onnx::AttributeProto* out, WriteG
 #include <string>
 #include <vector>
 
+// ======== xexp/onnx/validate.hpp
+// validate(): the structural rules a model must follow to be saved and run, checked on the IR (a model
+// built or rewritten in memory; load_model already refuses files that break them). The first broken
+// rule is thrown as xexp::Error naming the node and the value.
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+
+namespace xexp {
+
+namespace detail {
+
+inline std::string node_label(const ir::Node& n) { return n.name.empty() ? std::string(n.op_type.view()) : n.name; }
+
+inline bool visible_in_enclosing(const ir::Graph& g, std::string_view name) {
+  for (const ir::Graph* outer = g.parent; outer; outer = outer->parent)
+    if (outer->has_value(name)) return true;
+  return false;
+}
+
+inline void validate_graph(const ir::Graph& g, const std::string& where) {
+  const std::string in = where.empty() ? "" : " (in " + where + ")";
+  std::vector<uint8_t> seen_input(g.value_capacity(), 0);
+  for (ir::ValueId id : g.inputs()) {
+    if (seen_input[id]) throw Error("duplicate graph input" + in, {.node = {}, .value = g.value(id).name});
+    seen_input[id] = 1;
+  }
+  for (ir::ValueId id : g.captured())
+    if (g.parent && !visible_in_enclosing(g, g.value(id).name))
+      throw Error("captured value is not defined in an enclosing graph" + in, {.node = {}, .value = g.value(id).name});
+
+  // Position of each live node in execution order: a node may read only values made before it.
+  std::vector<uint32_t> position(g.node_capacity(), ir::kNone);
+  uint32_t next = 0;
+  for (ir::NodeId id : g.nodes()) position[id] = next++;
+  auto available_before = [&](ir::ValueId v, uint32_t pos) {
+    const ir::Value& value = g.value(v);
+    if (value.is_input || value.is_initializer() || value.is_captured) return value.alive;
+    return value.alive && value.producer != ir::kNone && position[value.producer] != ir::kNone &&
+           position[value.producer] < pos;
+  };
+
+  for (ir::NodeId id : g.nodes()) {
+    const ir::Node& n = g.node(id);
+    for (ir::ValueId v : n.inputs) {
+      if (v == ir::kNone || available_before(v, position[id])) continue;
+      const ir::Value& value = g.value(v);
+      const bool later = value.producer != ir::kNone && position[value.producer] != ir::kNone;
+      throw Error(later ? "the node reads a value made by a later node (a cycle, or nodes out of order)" + in
+                        : "the node reads an undefined value" + in,
+                  {.node = node_label(n), .value = value.name});
+    }
+    for (ir::ValueId v : n.outputs) {
+      if (v == ir::kNone) continue;
+      const ir::Value& value = g.value(v);
+      if (value.producer != id)
+        throw Error("two nodes write the same value" + in, {.node = node_label(n), .value = value.name});
+    }
+    for (const ir::Attribute& a : n.attributes)
+      for (const auto& sub : a.graphs)
+        if (sub) validate_graph(*sub, node_label(n) + "." + std::string(a.name.view()));
+  }
+  for (ir::ValueId v : g.outputs())
+    if (!available_before(v, next)) throw Error("graph output is not defined" + in, {.node = {}, .value = g.value(v).name});
+}
+
+// Local functions never call themselves, directly or through other functions (ONNX forbids it): running,
+// typing or inlining such a call would never end. Iterative, so that a long chain of functions calling
+// each other does not exhaust the stack.
+inline void validate_function_calls(const ir::Model& model) {
+  const std::size_t n = model.functions.size();
+  auto key = [](std::string_view domain, std::string_view name) {
+    std::string k(domain);
+    k += '\0';
+    k += name;
+    return k;
+  };
+  auto label = [&](std::size_t f) { return model.functions[f].domain + "." + model.functions[f].name; };
+  std::unordered_map<std::string, std::size_t> index;
+  for (std::size_t f = 0; f < n; ++f)  // a call runs the first function of its key, as find_function finds
+    index.emplace(key(model.functions[f].domain, model.functions[f].name), f);
+
+  std::vector<std::vector<std::size_t>> callees(n);
+  for (std::size_t f = 0; f < n; ++f) {
+    std::vector<const ir::Graph*> graphs{model.functions[f].body.get()};
+    while (!graphs.empty()) {
+      const ir::Graph* g = graphs.back();
+      graphs.pop_back();
+      for (ir::NodeId id : g->nodes()) {
+        const ir::Node& node = g->node(id);
+        if (auto it = index.find(key(node.domain.view(), node.op_type.view())); it != index.end())
+          callees[f].push_back(it->second);
+        for (const ir::Attribute& a : node.attributes)
+          for (const auto& sub : a.graphs)
+            if (sub) graphs.push_back(sub.get());
+      }
+    }
+  }
+  enum : uint8_t { kUnseen, kOnPath, kDone };
+  std::vector<uint8_t> state(n, kUnseen);
+  for (std::size_t root = 0; root < n; ++root) {
+    if (state[root] != kUnseen) continue;
+    std::vector<std::pair<std::size_t, std::size_t>> path{{root, 0}};  // function, next callee to visit
+    state[root] = kOnPath;
+    while (!path.empty()) {
+      auto& [f, next] = path.back();
+      if (next == callees[f].size()) {
+        state[f] = kDone;
+        path.pop_back();
+        continue;
+      }
+      const std::size_t callee = callees[f][next++];
+      if (state[callee] == kOnPath)
+        throw Error(callee == f ? "the local function calls itself"
+                                : "the local function calls itself through '" + label(f) + "'",
+                    {.node = label(callee), .value = {}});
+      if (state[callee] == kUnseen) {
+        state[callee] = kOnPath;
+        path.emplace_back(callee, 0);
+      }
+    }
+  }
+}
+
+}  // namespace detail
+
+inline void validate(const ir::Graph& graph) { detail::validate_graph(graph, ""); }
+
+inline void validate(const ir::Model& model) {
+  detail::validate_function_calls(model);
+  validate(*model.graph);
+  for (const ir::Function& f : model.functions) detail::validate_graph(*f.body, "function " + f.domain + "." + f.name);
+}
+
+}  // namespace xexp
 
 namespace xexp {
 
 struct LoadOptions {
   // Directory that external data locations are relative to; load_model sets it to the model's own.
   std::string base_dir;
+  // External data may name files outside base_dir (absolute paths, "..", links pointing out). Off: a
+  // model must not make us read arbitrary files.
+  bool allow_external_outside = false;
 };
 
 namespace detail {
@@ -2182,7 +2597,7 @@ inline std::string node_label(const ::onnx::NodeProto& n) { return n.name().empt
 
 class ModelReader {
  public:
-  explicit ModelReader(const LoadOptions& options) : external_(options.base_dir) {}
+  explicit ModelReader(const LoadOptions& options) : external_(options.base_dir, options.allow_external_outside) {}
 
   ir::Model read(::onnx::ModelProto& p) {
     ir::Model m;
@@ -2203,6 +2618,7 @@ class ModelReader {
     for (const auto& t : p.training_info()) t.SerializeToString(&m.raw_training_info.emplace_back());
     m.functions.reserve(static_cast<std::size_t>(p.functions_size()));
     for (auto& f : *p.mutable_functions()) m.functions.push_back(read_function(f));
+    validate_function_calls(m);
     m.unknown = unknown_of(p);
     return m;
   }
@@ -2348,8 +2764,13 @@ class ModelReader {
       }
       pn.attributes.reserve(static_cast<std::size_t>(np.attribute_size()));
       for (auto& a : *np.mutable_attribute()) {
-        pn.attributes.push_back(read_attribute(
-            a, [&](::onnx::GraphProto& sub) { return read_subgraph(sub, scope); }, &external_));
+        try {
+          pn.attributes.push_back(read_attribute(
+              a, [&](::onnx::GraphProto& sub) { return read_subgraph(sub, scope); }, &external_));
+        } catch (const Error& e) {
+          if (!e.node().empty()) throw;  // from a subgraph: names its own node
+          throw Error("attribute '" + a.name() + "': " + e.cause(), {.node = node_label(np), .value = e.value()});
+        }
       }
       pn.captured = std::move(scope.node_captures);
       scope.node_captures.clear();
@@ -2519,7 +2940,9 @@ inline ir::Model model_from_proto(::onnx::ModelProto&& proto, const LoadOptions&
 inline ir::Model load_model(const std::string& path, const LoadOptions& options = {}) {
   ::onnx::ModelProto proto;
   if (!detail::parse_model_file(path, proto))
-    throw Error("not an ONNX model: '" + path + "' does not parse as a ModelProto (truncated or another format)");
+    throw Error("not an ONNX model: '" + path +
+                "' does not parse as a ModelProto (truncated, another format, or messages nested deeper than "
+                "protobuf's limit of 100)");
   if (!proto.has_graph() || !proto.has_ir_version())
     throw Error("not an ONNX model: '" + path + "' has no " + (proto.has_graph() ? "ir_version" : "graph"));
   LoadOptions with_dir = options;
@@ -2687,28 +3110,6 @@ class ModelWriter {
   ExternalDataWriter* sink_;
 };
 
-// Writes a file next to its final place, then renames it: a reader never sees half a file, and a
-// failure leaves the previous file as it was.
-class TemporaryFile {
- public:
-  explicit TemporaryFile(const std::string& final_path)
-      : final_path_(final_path), path_(final_path + ".tmp" + std::to_string(::getpid())) {}
-  TemporaryFile(const TemporaryFile&) = delete;
-  TemporaryFile& operator=(const TemporaryFile&) = delete;
-  ~TemporaryFile() {
-    if (!committed_) std::remove(path_.c_str());
-  }
-  const std::string& path() const noexcept { return path_; }
-  void commit() {
-    if (std::rename(path_.c_str(), final_path_.c_str()) != 0) throw Error("cannot write '" + final_path_ + "'");
-    committed_ = true;
-  }
-
- private:
-  std::string final_path_, path_;
-  bool committed_ = false;
-};
-
 inline void serialize_to_file(const google::protobuf::MessageLite& m, const std::string& path) {
   if (m.ByteSizeLong() > static_cast<std::size_t>(INT32_MAX))
     throw Error("cannot save '" + path + "': larger than 2 GB (protobuf's limit); use external_data_threshold");
@@ -2871,82 +3272,6 @@ inline int64_t axes_became_input_at(std::string_view op) {
 inline bool attribute_is_input(std::string_view op, std::string_view attribute, int64_t opset) {
   const AttributeBecameInput* e = attribute_became_input(op, attribute);
   return e && opset >= e->since;
-}
-
-}  // namespace xexp
-// ======== xexp/onnx/validate.hpp
-// validate(): the structural rules a model must follow to be saved and run, checked on the IR (a model
-// built or rewritten in memory; load_model already refuses files that break them). The first broken
-// rule is thrown as xexp::Error naming the node and the value.
-#include <string>
-#include <vector>
-
-
-namespace xexp {
-
-namespace detail {
-
-inline std::string node_label(const ir::Node& n) { return n.name.empty() ? std::string(n.op_type.view()) : n.name; }
-
-inline bool visible_in_enclosing(const ir::Graph& g, std::string_view name) {
-  for (const ir::Graph* outer = g.parent; outer; outer = outer->parent)
-    if (outer->has_value(name)) return true;
-  return false;
-}
-
-inline void validate_graph(const ir::Graph& g, const std::string& where) {
-  const std::string in = where.empty() ? "" : " (in " + where + ")";
-  std::vector<uint8_t> seen_input(g.value_capacity(), 0);
-  for (ir::ValueId id : g.inputs()) {
-    if (seen_input[id]) throw Error("duplicate graph input" + in, {.node = {}, .value = g.value(id).name});
-    seen_input[id] = 1;
-  }
-  for (ir::ValueId id : g.captured())
-    if (g.parent && !visible_in_enclosing(g, g.value(id).name))
-      throw Error("captured value is not defined in an enclosing graph" + in, {.node = {}, .value = g.value(id).name});
-
-  // Position of each live node in execution order: a node may read only values made before it.
-  std::vector<uint32_t> position(g.node_capacity(), ir::kNone);
-  uint32_t next = 0;
-  for (ir::NodeId id : g.nodes()) position[id] = next++;
-  auto available_before = [&](ir::ValueId v, uint32_t pos) {
-    const ir::Value& value = g.value(v);
-    if (value.is_input || value.is_initializer() || value.is_captured) return value.alive;
-    return value.alive && value.producer != ir::kNone && position[value.producer] != ir::kNone &&
-           position[value.producer] < pos;
-  };
-
-  for (ir::NodeId id : g.nodes()) {
-    const ir::Node& n = g.node(id);
-    for (ir::ValueId v : n.inputs) {
-      if (v == ir::kNone || available_before(v, position[id])) continue;
-      const ir::Value& value = g.value(v);
-      const bool later = value.producer != ir::kNone && position[value.producer] != ir::kNone;
-      throw Error(later ? "the node reads a value made by a later node (a cycle, or nodes out of order)" + in
-                        : "the node reads an undefined value" + in,
-                  {.node = node_label(n), .value = value.name});
-    }
-    for (ir::ValueId v : n.outputs) {
-      if (v == ir::kNone) continue;
-      const ir::Value& value = g.value(v);
-      if (value.producer != id)
-        throw Error("two nodes write the same value" + in, {.node = node_label(n), .value = value.name});
-    }
-    for (const ir::Attribute& a : n.attributes)
-      for (const auto& sub : a.graphs)
-        if (sub) validate_graph(*sub, node_label(n) + "." + std::string(a.name.view()));
-  }
-  for (ir::ValueId v : g.outputs())
-    if (!available_before(v, next)) throw Error("graph output is not defined" + in, {.node = {}, .value = g.value(v).name});
-}
-
-}  // namespace detail
-
-inline void validate(const ir::Graph& graph) { detail::validate_graph(graph, ""); }
-
-inline void validate(const ir::Model& model) {
-  validate(*model.graph);
-  for (const ir::Function& f : model.functions) detail::validate_graph(*f.body, "function " + f.domain + "." + f.name);
 }
 
 }  // namespace xexp
@@ -3219,7 +3544,7 @@ inline const Tensor* graph_constant(const ir::Graph& g, ir::ValueId id) {
   const ir::Node& n = g.node(v.producer);
   if (n.op_type.view() != "Constant" || !n.domain.empty()) return nullptr;
   const ir::Attribute* a = n.attribute("value");
-  return a && a->type == ir::AttrType::Tensor ? &a->tensor() : nullptr;
+  return a && a->type == ir::AttrType::Tensor && !a->tensors.empty() ? &a->tensor() : nullptr;
 }
 
 struct InferState {
@@ -3404,9 +3729,24 @@ class InferContext {
 // Type and shape inference, one node at a time: infer_node looks up the rule of the node's
 // (domain, op type) and lets it fill the outputs' element types and shapes. Ops without a rule
 // leave their outputs as they are. See context.hpp for what happens when facts conflict.
-// ======== xexp/infer/elementwise.hpp
-// Element-wise rules: unary ops keep type and shape, binary and variadic ops broadcast, comparisons
-// give booleans, Cast changes the type only.
+// ======== xexp/core/config.hpp
+// Header-only or compiled: how xexp's heaviest definitions reach a program.
+//
+// By default xexp is header-only: every translation unit that uses the optimizer compiles the built-in
+// rule sets, the evaluator's kernels, the loader, the inference and the driver again (two minutes of
+// g++ -O2 for a file that includes xexp/all.hpp).
+//
+// Compiled mode, as fmt and spdlog offer it: link the CMake target xexp::compiled (or define
+// XEXP_COMPILED_LIB everywhere and link libxexp_compiled). The headers then only declare those parts,
+// and the library defines them once. Each part of the library is one source file under src/ that defines
+// XEXP_BUILD_<PART> before including xexp, so that exactly one object file holds each definition.
+//
+//   XEXP_INLINE   the linkage of a compiled-once function: inline when header-only, external otherwise.
+#if defined(XEXP_COMPILED_LIB)
+#define XEXP_INLINE
+#else
+#define XEXP_INLINE inline
+#endif
 // ======== xexp/infer/rule_table.hpp
 // Shape rules are plain functions registered per (domain, op type); dispatch is an array read for
 // the default domain, one hash lookup for the others.
@@ -3430,7 +3770,7 @@ class RuleTable {
     for (std::string_view op : op_types) {
       const Symbol o(op);
       if (!d.empty()) {
-        others_[key(d, o)] = rule;
+        others_[op_key(d, o)] = rule;
         continue;
       }
       if (o.id() >= onnx_.size()) onnx_.resize(o.id() + 1, nullptr);
@@ -3441,7 +3781,7 @@ class RuleTable {
   Rule find(Symbol domain, Symbol op_type) const {
     domain = canonical_domain(domain);
     if (domain.empty()) return op_type.id() < onnx_.size() ? onnx_[op_type.id()] : nullptr;
-    auto it = others_.find(key(domain, op_type));
+    auto it = others_.find(op_key(domain, op_type));
     return it == others_.end() ? nullptr : it->second;
   }
   bool contains(Symbol domain, Symbol op_type) const { return find(domain, op_type) != nullptr; }
@@ -3451,13 +3791,17 @@ class RuleTable {
     static const Symbol ai_onnx("ai.onnx");
     return domain == ai_onnx ? Symbol() : domain;
   }
-  static uint64_t key(Symbol domain, Symbol op) { return (uint64_t{domain.id()} << 32) | op.id(); }
   // The default domain, where nearly every node is, is a flat array indexed by the op's symbol id.
   std::vector<Rule> onnx_;
   std::unordered_map<uint64_t, Rule> others_;
 };
 
 }  // namespace xexp::infer
+// The rules themselves: in compiled mode (core/config.hpp) only src/infer.cpp compiles them.
+#if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_INFER)
+// ======== xexp/infer/elementwise.hpp
+// Element-wise rules: unary ops keep type and shape, binary and variadic ops broadcast, comparisons
+// give booleans, Cast changes the type only.
 
 namespace xexp::infer {
 
@@ -3538,7 +3882,7 @@ inline void add_elementwise_rules(RuleTable& t) {
 }  // namespace xexp::infer
 // ======== xexp/infer/matmul.hpp
 // Matrix products: MatMul (numpy semantics, 1-D operands, broadcast batch dimensions), Gemm and
-// com.microsoft FusedMatMul (MatMul with optional transpositions of the last two axes).
+// com.microsoft FusedMatMul (MatMul with optional transpositions of the last two axes) and FusedGemm.
 #include <utility>
 
 
@@ -3593,6 +3937,7 @@ inline void infer_fused_matmul(InferContext& c) {
 inline void add_matmul_rules(RuleTable& t) {
   t.add({"MatMul"}, infer_matmul);
   t.add({"Gemm"}, infer_gemm);
+  t.add(kMsDomain, {"FusedGemm"}, infer_gemm);  // Gemm, then an elementwise activation
   t.add(kMsDomain, {"FusedMatMul"}, infer_fused_matmul);
 }
 
@@ -3626,14 +3971,13 @@ inline void infer_simplified_layer_normalization(InferContext& c) {
 }
 
 // com.microsoft SkipLayerNormalization / SkipSimplifiedLayerNormalization: output, mean, inv_std_var,
-// input_skip_bias_sum (the simplified form has no mean).
+// input_skip_bias_sum, both forms (ONNX Runtime's contrib op schemas list the same four outputs).
 inline void infer_skip_layer_normalization(InferContext& c) {
-  const bool simplified = c.node().op_type.view() == "SkipSimplifiedLayerNormalization";
   const auto stats = statistics_shape(c, -1);
   c.set_output(0, c.type(0), c.shape(0));
   c.set_output(1, ElemType::Float, stats);
-  if (!simplified) c.set_output(2, ElemType::Float, stats);
-  c.set_output(simplified ? 2 : 3, c.type(0), c.shape(0));
+  c.set_output(2, ElemType::Float, stats);
+  c.set_output(3, c.type(0), c.shape(0));
 }
 
 inline void add_normalization_rules(RuleTable& t) {
@@ -3711,7 +4055,7 @@ namespace xexp::infer {
 
 // ---- symbolic arithmetic ---------------------------------------------------------------------------
 
-// Sums and products of dimensions, spelled as the original project spells them: "a+b" for Concat of
+// Sums and products of dimensions, spelled as experimental-experiment spells them: "a+b" for Concat of
 // symbolic sizes, "a*b" for Reshape(-1) or Flatten merging symbolic axes. Static terms fold into one
 // trailing constant ("a+3", "a*b*6"); the text is the symbol, so two results built alike are equal.
 // An unknown operand makes the result unknown.
@@ -3889,37 +4233,6 @@ inline void infer_split(InferContext& c) {
 
 // ---- Slice, Gather -------------------------------------------------------------------------------
 
-// The indices a Slice keeps along a static dimension of size d (ONNX clamping rules).
-inline std::vector<int64_t> slice_indices(int64_t d, int64_t start, int64_t end, int64_t step) {
-  std::vector<int64_t> out;
-  if (step == 0) return out;
-  if (start < 0) start += d;
-  if (end < 0) end += d;
-  if (step > 0) {
-    start = std::clamp<int64_t>(start, 0, d);
-    end = std::clamp<int64_t>(end, 0, d);
-    for (int64_t i = start; i < end; i += step) out.push_back(i);
-  } else {
-    start = std::clamp<int64_t>(start, 0, d - 1);
-    end = std::clamp<int64_t>(end, -1, d - 1);
-    for (int64_t i = start; i > end; i += step) out.push_back(i);
-  }
-  return out;
-}
-
-inline int64_t slice_length(int64_t d, int64_t start, int64_t end, int64_t step) {
-  if (start < 0) start += d;
-  if (end < 0) end += d;
-  if (step > 0) {
-    start = std::clamp<int64_t>(start, 0, d);
-    end = std::clamp<int64_t>(end, 0, d);
-    return end > start ? (end - start + step - 1) / step : 0;
-  }
-  start = std::clamp<int64_t>(start, 0, d - 1);
-  end = std::clamp<int64_t>(end, -1, d - 1);
-  return start > end ? (start - end - step - 1) / -step : 0;
-}
-
 inline void infer_slice(InferContext& c) {
   const bool from_attributes = c.opset() < 10;
   auto starts = from_attributes ? c.attr_ints("starts") : c.ints(1);
@@ -3949,7 +4262,7 @@ inline void infer_slice(InferContext& c) {
     const int64_t step = steps ? (*steps)[j] : 1, start = (*starts)[j], end = (*ends)[j];
     if (step == 0) c.fail("a step is 0");
     if (in[axis].is_static()) {
-      out[axis] = Dim(slice_length(in[axis].value(), start, end, step));
+      out[axis] = Dim(slice_range(in[axis].value(), start, end, step).count);
     } else {
       // A symbolic dimension survives only a slice that keeps everything.
       const bool everything = step == 1 && start == 0 && end >= kToTheEnd;
@@ -3957,7 +4270,8 @@ inline void infer_slice(InferContext& c) {
     }
     if (content) {
       Shape picked;
-      for (int64_t i : slice_indices(static_cast<int64_t>(content->size()), start, end, step)) picked.push_back((*content)[i]);
+      const SliceRange kept = slice_range(static_cast<int64_t>(content->size()), start, end, step);
+      for (int64_t k = 0; k < kept.count; ++k) picked.push_back((*content)[static_cast<std::size_t>(kept[k])]);
       content = std::move(picked);
     }
   }
@@ -4087,9 +4401,8 @@ inline void infer_shape(InferContext& c) {
   if (!c.shape(0)) return c.set_output_rank(0, ElemType::Int64, 1);
   const Shape& in = *c.shape(0);
   const auto r = static_cast<int64_t>(in.size());
-  auto clamp_axis = [r](int64_t a) { return std::clamp<int64_t>(a < 0 ? a + r : a, 0, r); };
-  const int64_t start = clamp_axis(c.attr_int("start", 0)), end = clamp_axis(c.attr_int("end", r));
-  Shape content(in.begin() + start, in.begin() + std::max(start, end));
+  const auto [start, end] = shape_range(r, c.attr_int("start", 0), c.attr_int("end", r));
+  Shape content(in.begin() + start, in.begin() + end);
   c.set_output(0, ElemType::Int64, Shape{static_cast<int64_t>(content.size())});
   c.set_value_shape(0, content);
 }
@@ -4183,10 +4496,15 @@ inline void add_shape_op_rules(RuleTable& t) {
 }
 
 }  // namespace xexp::infer
+#endif
 
 namespace xexp::infer {
 
-inline const RuleTable& rule_table() {
+// Every shape rule, registered once.
+XEXP_INLINE const RuleTable& rule_table();
+
+#if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_INFER)
+XEXP_INLINE const RuleTable& rule_table() {
   static const RuleTable table = [] {
     RuleTable t;
     add_elementwise_rules(t);
@@ -4198,6 +4516,7 @@ inline const RuleTable& rule_table() {
   }();
   return table;
 }
+#endif
 
 inline bool has_rule(Symbol domain, Symbol op_type) { return rule_table().contains(domain, op_type); }
 
@@ -4231,11 +4550,6 @@ inline void infer_graph(ir::Graph& g, int64_t opset, InferState& state) {
 #include <optional>
 #include <vector>
 
-// Compile time: the kernels are the heaviest part of xexp to compile. A project with many translation
-// units may compile them once: define XEXP_SEPARATE_KERNELS everywhere, and in exactly one source file
-// also define XEXP_KERNELS_IMPLEMENTATION before including xexp: the kernels are then instantiated in
-// that file only (other files still parse them, which is the cheap part). Without either macro (the
-// default) everything stays header-only.
 // ======== xexp/eval/kernel.hpp
 // What a reference kernel sees (its inputs, attributes with ONNX defaults, opset) and the registry that
 // maps (domain, op_type) to kernels. Kernels are plain functions so that a family header only has to
@@ -4307,12 +4621,12 @@ struct KernelEntry {
 class KernelRegistry {
  public:
   void add(Symbol domain, Symbol op_type, Kernel kernel, bool widen_half = true) {
-    table_[key(domain, op_type)] = {domain, op_type, KernelEntry{std::move(kernel), widen_half}};
+    table_[op_key(domain, op_type)] = {domain, op_type, KernelEntry{std::move(kernel), widen_half}};
   }
   void add(Symbol op_type, Kernel kernel, bool widen_half = true) { add(Symbol(), op_type, std::move(kernel), widen_half); }
   const KernelEntry* find(Symbol domain, Symbol op_type) const {
     if (domain.view() == "ai.onnx") domain = Symbol();
-    auto it = table_.find(key(domain, op_type));
+    auto it = table_.find(op_key(domain, op_type));
     return it == table_.end() ? nullptr : &it->second.entry;
   }
   // Every registered (domain, op_type).
@@ -4327,19 +4641,10 @@ class KernelRegistry {
     Symbol domain, op_type;
     KernelEntry entry;
   };
-  static uint64_t key(Symbol domain, Symbol op_type) {
-    return (static_cast<uint64_t>(domain.id()) << 32) | op_type.id();
-  }
   std::unordered_map<uint64_t, Row> table_;
 };
 
 }  // namespace xexp::eval
-
-// ======== xexp/eval/kernels/cast.hpp
-// Cast, CastLike and the linear (de)quantization ops. These see float16/bfloat16 as they are: the
-// conversion is their whole job.
-#include <cmath>
-
 // ======== xexp/eval/tensor_util.hpp
 // Building blocks shared by the kernels: dispatch on the element type, conversions between element
 // types, broadcasting, and one data-movement primitive (`remap`) that every layout op reduces to.
@@ -4505,9 +4810,11 @@ inline Tensor filled(ElemType type, std::vector<int64_t> dims, double value) {
   return out;
 }
 
+// axis in [-rank, rank) -> [0, rank); a scalar has no axis (callers index dims()[axis]).
 inline int64_t normalize_axis(int64_t axis, std::size_t rank, const char* what = "axis") {
   const auto r = static_cast<int64_t>(rank);
-  if (axis < -r || axis >= std::max<int64_t>(r, 1)) throw Error(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
+  if (axis < -r || axis >= r)
+    throw Error(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
   return axis < 0 ? axis + r : axis;
 }
 
@@ -4692,6 +4999,14 @@ inline Tensor expand_to(const Tensor& t, const std::vector<int64_t>& dims) {
 }
 
 }  // namespace xexp::eval
+// The kernels are the heaviest code of xexp to compile: in compiled mode (core/config.hpp) only
+// src/kernels.cpp sees them.
+#if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_KERNELS)
+// ======== xexp/eval/kernels/cast.hpp
+// Cast, CastLike and the linear (de)quantization ops. These see float16/bfloat16 as they are: the
+// conversion is their whole job.
+#include <cmath>
+
 
 namespace xexp::eval::kernels {
 
@@ -4760,8 +5075,12 @@ inline void register_cast(KernelRegistry& r) {
 }  // namespace xexp::eval::kernels
 // ======== xexp/eval/kernels/contrib.hpp
 // com.microsoft kernels the ORT pattern set produces (FastGelu, BiasGelu, QuickGelu, the Skip*
-// normalizations, RotaryEmbedding, BiasSoftmax, SoftmaxGrad, FusedConv) and ONNX RotaryEmbedding.
+// normalizations, RotaryEmbedding, BiasSoftmax, SoftmaxGrad, FusedConv, FusedGemm) and ONNX
+// RotaryEmbedding.
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <string>
 
 // ======== xexp/eval/kernels/elementwise.hpp
 // Elementwise kernels: unary math and activations, binary arithmetic and comparisons with numpy
@@ -5136,12 +5455,6 @@ inline void register_elementwise(KernelRegistry& r) {
 #undef XEXP_UNARY_FN
 
 }  // namespace xexp::eval::kernels
-// ======== xexp/eval/kernels/nn.hpp
-// Neural-network kernels: Softmax family, normalizations (LayerNormalization and the RMS variants share
-// one loop), BatchNormalization, InstanceNormalization, Conv (im2col + GEMM) and pooling.
-#include <cmath>
-#include <limits>
-
 // ======== xexp/eval/kernels/matmul.hpp
 // MatMul (numpy batch broadcasting), Gemm and com.microsoft FusedMatMul on one blocked GEMM: operands
 // are made row-major once, then the i-k-j loop runs over cache-sized blocks so that the innermost loop
@@ -5265,6 +5578,12 @@ inline void register_matmul(KernelRegistry& r) {
 }
 
 }  // namespace xexp::eval::kernels
+// ======== xexp/eval/kernels/nn.hpp
+// Neural-network kernels: Softmax family, normalizations (LayerNormalization and the RMS variants share
+// one loop), BatchNormalization, InstanceNormalization, Conv (im2col + GEMM) and pooling.
+#include <cmath>
+#include <limits>
+
 
 namespace xexp::eval::kernels {
 
@@ -5745,16 +6064,48 @@ inline std::vector<Tensor> softmax_grad_kernel(const KernelContext& c) {
   });
 }
 
+// The activation ONNX Runtime's FusedConv and FusedGemm apply after their Conv or Gemm, computed in
+// place in the output's float type. `alpha` and `beta` are LeakyRelu's slope, HardSigmoid's alpha and
+// beta, Clip's min and max (the order of FusedConv's activation_params).
+inline void apply_fused_activation(const KernelContext& c, Tensor& t, const std::string& activation, float alpha,
+                                   float beta) {
+  std::function<double(double)> f;
+  if (activation == "Relu") f = [](double v) { return v > 0 ? v : 0.0; };
+  else if (activation == "LeakyRelu") f = [alpha](double v) { return v >= 0 ? v : alpha * v; };
+  else if (activation == "Clip") f = [alpha, beta](double v) { return std::min<double>(std::max<double>(v, alpha), beta); };
+  else if (activation == "HardSigmoid") f = [alpha, beta](double v) { return std::max(0.0, std::min(1.0, alpha * v + beta)); };
+  else if (activation == "Sigmoid") f = [](double v) { return v >= 0 ? 1 / (1 + std::exp(-v)) : std::exp(v) / (1 + std::exp(v)); };
+  else if (activation == "Tanh") f = [](double v) { return std::tanh(v); };
+  else c.fail("activation '" + activation + "' is not supported");
+  visit_float_type(t.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (T& v : t.mutable_data<T>()) v = static_cast<T>(f(static_cast<double>(v)));
+  });
+}
+
+// com.microsoft FusedConv: Conv, then `activation` with its parameters in activation_params.
 inline std::vector<Tensor> fused_conv_kernel(const KernelContext& c) {
   const std::string activation = c.attr_string("activation");
   std::vector<Tensor> y = conv_kernel(c);
   if (activation.empty()) return y;
-  if (activation != "Relu") c.fail("activation '" + activation + "' is not supported");
-  Tensor& t = y[0];
-  visit_float_type(t.type(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    for (T& v : t.mutable_data<T>()) v = v > T(0) ? v : T(0);
-  });
+  const std::vector<float> params = c.attr_floats("activation_params");
+  const bool two = activation == "Clip" || activation == "HardSigmoid", one = activation == "LeakyRelu";
+  if (params.size() != (two ? 2u : one ? 1u : 0u))
+    c.fail("activation '" + activation + "' takes " + (two ? "2" : one ? "1" : "no") + " activation_params");
+  apply_fused_activation(c, y[0], activation, params.empty() ? 0.f : params[0], params.size() < 2 ? 0.f : params[1]);
+  return y;
+}
+
+// com.microsoft FusedGemm: Gemm, then `activation` with activation_alpha and activation_beta (ONNX
+// Runtime's defaults when absent: LeakyRelu 0.01, HardSigmoid 0.2 and 0.5).
+inline std::vector<Tensor> fused_gemm_kernel(const KernelContext& c) {
+  const std::string activation = c.attr_string("activation");
+  std::vector<Tensor> y = gemm_kernel(c);
+  if (activation.empty()) return y;
+  if (activation == "Clip") c.fail("activation 'Clip' is not supported by FusedGemm");
+  const bool hard_sigmoid = activation == "HardSigmoid";
+  apply_fused_activation(c, y[0], activation, c.attr_float("activation_alpha", hard_sigmoid ? 0.2f : 0.01f),
+                         c.attr_float("activation_beta", hard_sigmoid ? 0.5f : 0.f));
   return y;
 }
 
@@ -5846,6 +6197,7 @@ inline void register_contrib(KernelRegistry& r) {
   r.add(ms, "SoftmaxGrad", softmax_grad_kernel);
   r.add(ms, "SoftmaxGrad_13", softmax_grad_kernel);
   r.add(ms, "FusedConv", fused_conv_kernel);
+  r.add(ms, "FusedGemm", fused_gemm_kernel);
   r.add(ms, "RotaryEmbedding", ort_rotary_kernel);
   r.add("RotaryEmbedding", onnx_rotary_kernel);
 }
@@ -6004,20 +6356,97 @@ inline void register_reduce(KernelRegistry& r) {
 #include <algorithm>
 #include <numeric>
 
+// ======== xexp/ir/constant_node.hpp
+// ONNX's Constant operator holds its tensor in one of several attributes: `value` (a tensor), or the
+// shorthands value_float(s), value_int(s), value_string(s). Readers of constants (rules, folding,
+// inference) look only at `value`, so the shorthands are first rewritten to it; in the main graph a
+// Constant node becomes an initializer (what ONNX Runtime's loader does too), which every reader
+// already knows. Function bodies keep their Constant nodes: a FunctionProto has no initializers.
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+
+namespace xexp::ir {
+
+inline bool is_constant_node(const Node& n) { return n.domain.empty() && n.op_type.view() == "Constant"; }
+
+// The tensor a Constant node with these attributes produces; nullopt for sparse_value, for a value
+// taken from the calling node (ref_attr_name, inside function bodies) and for a malformed node.
+inline std::optional<Tensor> constant_attribute_value(const std::vector<Attribute>& attributes) {
+  if (attributes.size() != 1 || !attributes[0].ref_attr_name.empty()) return std::nullopt;
+  const Attribute& a = attributes[0];
+  const std::string_view name = a.name.view();
+  const auto count = [](const auto& v) { return std::vector<int64_t>{static_cast<int64_t>(v.size())}; };
+  if (name == "value" && a.type == AttrType::Tensor && !a.tensors.empty()) return a.tensor();
+  if (name == "value_float" && a.type == AttrType::Float) return Tensor::scalar<float>(a.f);
+  if (name == "value_floats" && a.type == AttrType::Floats) return Tensor::from<float>(count(a.floats), a.floats);
+  if (name == "value_int" && a.type == AttrType::Int) return Tensor::scalar<int64_t>(a.i);
+  if (name == "value_ints" && a.type == AttrType::Ints) return Tensor::from<int64_t>(count(a.ints), a.ints);
+  if (name == "value_string" && a.type == AttrType::String) return Tensor::strings({}, {a.s});
+  if (name == "value_strings" && a.type == AttrType::Strings) return Tensor::strings(count(a.strings), a.strings);
+  return std::nullopt;
+}
+
+// Rewrites the shorthand attributes of the graph's Constant nodes (value_ints, ...) as `value`;
+// returns how many nodes changed. Subgraphs are left as they are.
+inline std::size_t constant_shorthands_to_value(Graph& g) {
+  static const Symbol value_name("value");
+  std::size_t changed = 0;
+  for (NodeId id : g.nodes()) {
+    Node& n = g.node(id);
+    if (!is_constant_node(n) || n.attributes.size() != 1 || n.attributes[0].name == value_name) continue;
+    if (std::optional<Tensor> t = constant_attribute_value(n.attributes)) {
+      n.attributes = {Attribute::make_tensor(value_name, std::move(*t))};
+      ++changed;
+    }
+  }
+  return changed;
+}
+
+// Turns each Constant node of `g` into an initializer of the same name, appended to the initializer
+// order; returns how many nodes went. A Constant nothing reads is dropped. Kept as nodes: a Constant
+// whose output is a graph output (an initializer listed as an output is not accepted by every runtime)
+// and those constant_attribute_value cannot read.
+inline std::size_t constant_nodes_to_initializers(Graph& g) {
+  std::vector<NodeId> constants;
+  for (NodeId id : g.nodes()) {
+    const Node& n = g.node(id);
+    if (is_constant_node(n) && n.outputs.size() == 1 && n.outputs[0] != kNone && !g.value(n.outputs[0]).is_graph_output())
+      constants.push_back(id);
+  }
+  std::vector<ValueId> added;
+  std::size_t removed = 0;
+  for (NodeId id : constants) {
+    std::optional<Tensor> t = constant_attribute_value(g.node(id).attributes);
+    if (!t) continue;
+    const ValueId out = g.node(id).outputs[0];
+    g.remove_node(id);
+    ++removed;  // an output nothing reads is marked dead here
+    Value& v = g.value(out);
+    if (!v.alive) continue;
+    v.elem = t->type();
+    v.shape = t->shape();
+    v.initializer = std::move(*t);
+    added.push_back(out);
+  }
+  if (!added.empty()) {
+    std::vector<ValueId> order = g.initializers();
+    order.insert(order.end(), added.begin(), added.end());
+    g.set_initializer_order(std::move(order));
+  }
+  return removed;
+}
+
+}  // namespace xexp::ir
 
 namespace xexp::eval::kernels {
 
 inline std::vector<Tensor> identity_kernel(const KernelContext& c) { return {c.in(0)}; }
 
 inline std::vector<Tensor> constant_kernel(const KernelContext& c) {
-  if (const auto* a = c.attr("value")) return {a->tensor()};
-  if (const auto* a = c.attr("value_float")) return {Tensor::scalar<float>(a->f)};
-  if (const auto* a = c.attr("value_floats")) return {Tensor::from<float>({static_cast<int64_t>(a->floats.size())}, a->floats)};
-  if (const auto* a = c.attr("value_int")) return {Tensor::scalar<int64_t>(a->i)};
-  if (const auto* a = c.attr("value_ints")) return {Tensor::from<int64_t>({static_cast<int64_t>(a->ints.size())}, a->ints)};
-  if (const auto* a = c.attr("value_string")) return {Tensor::strings({}, {a->s})};
-  if (const auto* a = c.attr("value_strings")) return {Tensor::strings({static_cast<int64_t>(a->strings.size())}, a->strings)};
-  c.fail("no value attribute (sparse_value is not supported)");
+  if (std::optional<Tensor> t = ir::constant_attribute_value(c.attributes)) return {std::move(*t)};
+  c.fail("no readable value attribute (sparse_value is not supported)");
 }
 
 inline std::vector<int64_t> reshape_dims(const std::vector<int64_t>& in_dims, std::vector<int64_t> shape, bool allowzero) {
@@ -6067,6 +6496,9 @@ inline Tensor transpose(const Tensor& x, std::vector<int64_t> perm) {
     std::reverse(perm.begin(), perm.end());
   }
   if (perm.size() != x.rank()) throw Error("Transpose: perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(x.rank()));
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  if (sorted != identity_perm(x.rank())) throw Error("Transpose: perm is not a permutation of the axes");
   std::vector<int64_t> dims(perm.size());
   std::vector<std::vector<int64_t>> maps(perm.size());
   for (std::size_t d = 0; d < perm.size(); ++d) {
@@ -6086,6 +6518,10 @@ inline Tensor concat(const std::vector<const Tensor*>& parts, int64_t axis_attr)
   dims[axis] = 0;
   for (const Tensor* t : parts) {
     if (t->rank() != first.rank() || t->type() != first.type()) throw Error("Concat: inputs differ in rank or type");
+    for (std::size_t d = 0; d < first.rank(); ++d)
+      if (static_cast<int64_t>(d) != axis && t->dims()[d] != first.dims()[d])
+        throw Error("Concat: inputs of shapes " + shape_str(first.shape()) + " and " + shape_str(t->shape()) +
+                    " differ outside axis " + std::to_string(axis));
     dims[axis] += t->dims()[axis];
   }
   int64_t outer = 1;
@@ -6171,18 +6607,9 @@ inline std::vector<Tensor> slice_kernel(const KernelContext& c) {
     const int64_t a = normalize_axis(axes[k], x.rank());
     const int64_t n = x.dims()[a], step = steps[k];
     if (step == 0) c.fail("step is 0");
-    int64_t s = starts[k] < 0 ? starts[k] + n : starts[k];
-    int64_t e = ends[k] < 0 ? ends[k] + n : ends[k];
-    if (step > 0) {
-      s = std::clamp<int64_t>(s, 0, n);
-      e = std::clamp<int64_t>(e, 0, n);
-    } else {
-      s = std::clamp<int64_t>(s, -1, n - 1);
-      e = std::clamp<int64_t>(e, -1, n - 1);
-    }
-    const int64_t count = step > 0 ? std::max<int64_t>(0, (e - s + step - 1) / step) : std::max<int64_t>(0, (s - e - step - 1) / -step);
-    dims[a] = count;
-    maps[a] = iota_map(count, s, step);
+    const SliceRange kept = slice_range(n, starts[k], ends[k], step);
+    dims[a] = kept.count;
+    maps[a] = iota_map(kept.count, kept.start, step);
   }
   return {remap(x, dims, identity_perm(dims.size()), maps)};
 }
@@ -6379,11 +6806,7 @@ inline std::vector<Tensor> expand_kernel(const KernelContext& c) { return {expan
 inline std::vector<Tensor> shape_kernel(const KernelContext& c) {
   const auto& dims = c.in(0).dims();
   const auto r = static_cast<int64_t>(dims.size());
-  int64_t start = c.attr_int("start", 0), end = c.attr_int("end", r);
-  if (start < 0) start += r;
-  if (end < 0) end += r;
-  start = std::clamp<int64_t>(start, 0, r);
-  end = std::clamp<int64_t>(end, start, r);
+  const auto [start, end] = shape_range(r, c.attr_int("start", 0), c.attr_int("end", r));
   std::vector<int64_t> out(dims.begin() + start, dims.begin() + end);
   return {Tensor::from<int64_t>({static_cast<int64_t>(out.size())}, out)};
 }
@@ -6484,29 +6907,6 @@ inline std::vector<Tensor> trilu_kernel(const KernelContext& c) {
   return {out};
 }
 
-inline std::vector<Tensor> one_hot_kernel(const KernelContext& c) {
-  const Tensor& indices = c.in(0);
-  const int64_t depth = scalar_int(c.in(1));
-  const Tensor& values = c.in(2);
-  const int64_t rank = static_cast<int64_t>(indices.rank()) + 1;
-  const int64_t axis = normalize_axis(c.attr_int("axis", -1), static_cast<std::size_t>(rank));
-  std::vector<int64_t> dims = indices.dims();
-  dims.insert(dims.begin() + axis, depth);
-  int64_t inner = 1;
-  for (std::size_t d = axis; d < indices.rank(); ++d) inner *= indices.dims()[d];
-  const std::vector<int64_t> idx = as_int64s(indices);
-  Tensor out = expand_to(slice_axis(values, 0, 0, 1).reshaped({}), dims);
-  auto dst = out.mutable_bytes();
-  const std::size_t s = elem_size(values.type());
-  for (int64_t k = 0; k < indices.size(); ++k) {
-    int64_t v = idx[k] < 0 ? idx[k] + depth : idx[k];
-    if (v < 0 || v >= depth) continue;
-    const int64_t o = k / inner, i = k % inner;
-    copy_element(dst, (o * depth + v) * inner + i, values.bytes(), 1, s);
-  }
-  return {out};
-}
-
 inline std::vector<Tensor> eye_like_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
   const auto dtype = static_cast<ElemType>(c.attr_int("dtype", static_cast<int64_t>(x.type())));
@@ -6516,92 +6916,6 @@ inline std::vector<Tensor> eye_like_kernel(const KernelContext& c) {
   auto dst = out.mutable_bytes();
   for (int64_t i = 0; i < x.dims()[0]; ++i)
     if (i + k >= 0 && i + k < x.dims()[1]) copy_element(dst, i * x.dims()[1] + i + k, one.bytes(), 0, elem_size(dtype));
-  return {out};
-}
-
-inline std::vector<Tensor> cumsum_kernel(const KernelContext& c) {
-  const Tensor& x = c.in(0);
-  const int64_t axis = normalize_axis(scalar_int(c.in(1)), x.rank());
-  const bool exclusive = c.attr_int("exclusive", 0) != 0, reverse = c.attr_int("reverse", 0) != 0;
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= x.dims()[d];
-  for (std::size_t d = axis + 1; d < x.rank(); ++d) inner *= x.dims()[d];
-  const int64_t n = x.dims()[axis];
-  return visit_type(x.type(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    Tensor out(x.type(), x.dims());
-    auto src = x.data<T>();
-    auto dst = out.mutable_data<T>();
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t i = 0; i < inner; ++i) {
-        T acc = T(0);
-        for (int64_t s = 0; s < n; ++s) {
-          const int64_t j = reverse ? n - 1 - s : s;
-          const int64_t at = (o * n + j) * inner + i;
-          if (exclusive) {
-            dst[at] = acc;
-            acc = static_cast<T>(acc + src[at]);
-          } else {
-            acc = static_cast<T>(acc + src[at]);
-            dst[at] = acc;
-          }
-        }
-      }
-    return std::vector<Tensor>{out};
-  });
-}
-
-inline std::vector<Tensor> topk_kernel(const KernelContext& c) {
-  const Tensor& x = c.in(0);
-  const int64_t k = c.opset < 10 ? c.attr_int("k", 1) : scalar_int(c.in(1));
-  const int64_t axis = normalize_axis(c.attr_int("axis", -1), x.rank());
-  const bool largest = c.attr_int("largest", 1) != 0;
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= x.dims()[d];
-  for (std::size_t d = axis + 1; d < x.rank(); ++d) inner *= x.dims()[d];
-  const int64_t n = x.dims()[axis];
-  if (k > n) c.fail("k is larger than the dimension");
-  std::vector<int64_t> dims = x.dims();
-  dims[axis] = k;
-  Tensor indices(ElemType::Int64, dims);
-  auto idst = indices.mutable_data<int64_t>();
-  Tensor values = visit_type(x.type(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    Tensor out(x.type(), dims);
-    auto src = x.data<T>();
-    auto dst = out.mutable_data<T>();
-    std::vector<int64_t> order(n);
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t i = 0; i < inner; ++i) {
-        std::iota(order.begin(), order.end(), 0);
-        auto at = [&](int64_t j) { return src[(o * n + j) * inner + i]; };
-        std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return largest ? at(a) > at(b) : at(a) < at(b); });
-        for (int64_t j = 0; j < k; ++j) {
-          dst[(o * k + j) * inner + i] = at(order[j]);
-          idst[(o * k + j) * inner + i] = order[j];
-        }
-      }
-    return out;
-  });
-  return {values, indices};
-}
-
-inline std::vector<Tensor> non_zero_kernel(const KernelContext& c) {
-  const Tensor& x = c.in(0);
-  std::vector<int64_t> hits;
-  visit_type(x.type(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    auto src = x.data<T>();
-    for (int64_t k = 0; k < x.size(); ++k)
-      if (src[k] != T(0)) hits.push_back(k);
-  });
-  const auto r = static_cast<int64_t>(std::max<std::size_t>(x.rank(), 1));
-  const auto n = static_cast<int64_t>(hits.size());
-  Tensor out(ElemType::Int64, {x.rank() == 0 ? 0 : r, n});
-  auto dst = out.mutable_data<int64_t>();
-  const std::vector<int64_t> st = strides_of(x.dims());
-  for (int64_t j = 0; j < n; ++j)
-    for (std::size_t d = 0; d < x.rank(); ++d) dst[d * n + j] = (hits[j] / st[d]) % x.dims()[d];
   return {out};
 }
 
@@ -6690,11 +7004,7 @@ inline void register_shape_ops(KernelRegistry& r) {
   r.add("Tile", tile_kernel);
   r.add("Pad", pad_kernel);
   r.add("Trilu", trilu_kernel);
-  r.add("OneHot", one_hot_kernel);
   r.add("EyeLike", eye_like_kernel, false);
-  r.add("CumSum", cumsum_kernel);
-  r.add("TopK", topk_kernel);
-  r.add("NonZero", non_zero_kernel);
   r.add("Compress", compress_kernel);
   r.add("DepthToSpace", depth_to_space_kernel);
   r.add("SpaceToDepth", space_to_depth_kernel);
@@ -6703,21 +7013,148 @@ inline void register_shape_ops(KernelRegistry& r) {
 }
 
 }  // namespace xexp::eval::kernels
+// ======== xexp/eval/kernels/value_ops.hpp
+// Kernels whose result depends on the element values, where the layout kernels (shape_ops.hpp) only
+// move elements: CumSum (running sums), TopK (a sort), NonZero (where the non-zero elements are) and
+// OneHot (positions read from index values).
+#include <algorithm>
+#include <numeric>
+
+
+namespace xexp::eval::kernels {
+
+inline std::vector<Tensor> cumsum_kernel(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const int64_t axis = normalize_axis(scalar_int(c.in(1)), x.rank());
+  const bool exclusive = c.attr_int("exclusive", 0) != 0, reverse = c.attr_int("reverse", 0) != 0;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.dims()[d];
+  for (std::size_t d = axis + 1; d < x.rank(); ++d) inner *= x.dims()[d];
+  const int64_t n = x.dims()[axis];
+  return visit_type(x.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Tensor out(x.type(), x.dims());
+    auto src = x.data<T>();
+    auto dst = out.mutable_data<T>();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        T acc = T(0);
+        for (int64_t s = 0; s < n; ++s) {
+          const int64_t j = reverse ? n - 1 - s : s;
+          const int64_t at = (o * n + j) * inner + i;
+          if (exclusive) {
+            dst[at] = acc;
+            acc = static_cast<T>(acc + src[at]);
+          } else {
+            acc = static_cast<T>(acc + src[at]);
+            dst[at] = acc;
+          }
+        }
+      }
+    return std::vector<Tensor>{out};
+  });
+}
+
+inline std::vector<Tensor> topk_kernel(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const int64_t k = c.opset < 10 ? c.attr_int("k", 1) : scalar_int(c.in(1));
+  const int64_t axis = normalize_axis(c.attr_int("axis", -1), x.rank());
+  const bool largest = c.attr_int("largest", 1) != 0;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.dims()[d];
+  for (std::size_t d = axis + 1; d < x.rank(); ++d) inner *= x.dims()[d];
+  const int64_t n = x.dims()[axis];
+  if (k > n) c.fail("k is larger than the dimension");
+  std::vector<int64_t> dims = x.dims();
+  dims[axis] = k;
+  Tensor indices(ElemType::Int64, dims);
+  auto idst = indices.mutable_data<int64_t>();
+  Tensor values = visit_type(x.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Tensor out(x.type(), dims);
+    auto src = x.data<T>();
+    auto dst = out.mutable_data<T>();
+    std::vector<int64_t> order(n);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        std::iota(order.begin(), order.end(), 0);
+        auto at = [&](int64_t j) { return src[(o * n + j) * inner + i]; };
+        std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return largest ? at(a) > at(b) : at(a) < at(b); });
+        for (int64_t j = 0; j < k; ++j) {
+          dst[(o * k + j) * inner + i] = at(order[j]);
+          idst[(o * k + j) * inner + i] = order[j];
+        }
+      }
+    return out;
+  });
+  return {values, indices};
+}
+
+inline std::vector<Tensor> non_zero_kernel(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  std::vector<int64_t> hits;
+  visit_type(x.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    auto src = x.data<T>();
+    for (int64_t k = 0; k < x.size(); ++k)
+      if (src[k] != T(0)) hits.push_back(k);
+  });
+  const auto r = static_cast<int64_t>(std::max<std::size_t>(x.rank(), 1));
+  const auto n = static_cast<int64_t>(hits.size());
+  Tensor out(ElemType::Int64, {x.rank() == 0 ? 0 : r, n});
+  auto dst = out.mutable_data<int64_t>();
+  const std::vector<int64_t> st = strides_of(x.dims());
+  for (int64_t j = 0; j < n; ++j)
+    for (std::size_t d = 0; d < x.rank(); ++d) dst[d * n + j] = (hits[j] / st[d]) % x.dims()[d];
+  return {out};
+}
+
+inline std::vector<Tensor> one_hot_kernel(const KernelContext& c) {
+  const Tensor& indices = c.in(0);
+  const int64_t depth = scalar_int(c.in(1));
+  const Tensor& values = c.in(2);
+  const int64_t rank = static_cast<int64_t>(indices.rank()) + 1;
+  const int64_t axis = normalize_axis(c.attr_int("axis", -1), static_cast<std::size_t>(rank));
+  std::vector<int64_t> dims = indices.dims();
+  dims.insert(dims.begin() + axis, depth);
+  int64_t inner = 1;
+  for (std::size_t d = axis; d < indices.rank(); ++d) inner *= indices.dims()[d];
+  const std::vector<int64_t> idx = as_int64s(indices);
+  Tensor out = expand_to(slice_axis(values, 0, 0, 1).reshaped({}), dims);
+  auto dst = out.mutable_bytes();
+  const std::size_t s = elem_size(values.type());
+  for (int64_t k = 0; k < indices.size(); ++k) {
+    int64_t v = idx[k] < 0 ? idx[k] + depth : idx[k];
+    if (v < 0 || v >= depth) continue;
+    const int64_t o = k / inner, i = k % inner;
+    copy_element(dst, (o * depth + v) * inner + i, values.bytes(), 1, s);
+  }
+  return {out};
+}
+
+inline void register_value_ops(KernelRegistry& r) {
+  r.add("CumSum", cumsum_kernel);
+  r.add("TopK", topk_kernel);
+  r.add("NonZero", non_zero_kernel);
+  r.add("OneHot", one_hot_kernel);
+}
+
+}  // namespace xexp::eval::kernels
+#endif
 
 namespace xexp::eval {
 
-#if defined(XEXP_SEPARATE_KERNELS) && !defined(XEXP_KERNELS_IMPLEMENTATION)
-const KernelRegistry& default_registry();
-#else
-#ifndef XEXP_SEPARATE_KERNELS
-inline
-#endif
-const KernelRegistry& default_registry() {
+// Every kernel family, registered once.
+XEXP_INLINE const KernelRegistry& default_registry();
+
+#if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_KERNELS)
+XEXP_INLINE const KernelRegistry& default_registry() {
   static const KernelRegistry registry = [] {
     KernelRegistry r;
     kernels::register_elementwise(r);
     kernels::register_reduce(r);
     kernels::register_shape_ops(r);
+    kernels::register_value_ops(r);
     kernels::register_matmul(r);
     kernels::register_nn(r);
     kernels::register_cast(r);
@@ -6814,8 +7251,11 @@ struct RunOptions {
 
 class Evaluator {
  public:
+  // Refuses a model whose local functions call themselves (a run would never end).
   explicit Evaluator(const ir::Model& model, const KernelRegistry& registry = default_registry())
-      : model_(model), registry_(registry) {}
+      : model_(model), registry_(registry) {
+    xexp::detail::validate_function_calls(model);
+  }
 
   std::vector<std::string> input_names() const {
     std::vector<std::string> out;
@@ -7038,6 +7478,13 @@ class Evaluator {
     const int64_t max_trips = inputs.size() > 0 && inputs[0] ? scalar_int(*inputs[0]) : std::numeric_limits<int64_t>::max();
     bool cond = inputs.size() > 1 && inputs[1] ? scalar_double(*inputs[1]) != 0 : true;
     std::vector<std::optional<Tensor>> carried(inputs.begin() + std::min<std::size_t>(2, inputs.size()), inputs.end());
+    if (body.outputs().size() < 1 + carried.size())
+      throw Error("Loop: the body has " + std::to_string(body.outputs().size()) +
+                      " outputs, fewer than the condition and " + std::to_string(carried.size()) +
+                      " loop-carried values",
+                  {.node = node_label(node), .value = {}});
+    if (std::any_of(carried.begin(), carried.end(), [](const auto& t) { return !t; }))
+      throw Error("Loop: a loop-carried input is missing", {.node = node_label(node), .value = {}});
     const std::size_t n_scan = body.outputs().size() - 1 - carried.size();
     std::vector<std::vector<Tensor>> scans(n_scan);
     for (int64_t it = 0; it < max_trips && cond; ++it) {
@@ -7055,16 +7502,16 @@ class Evaluator {
         result.emplace_back(ElemType::Float, std::vector<int64_t>{0});
         continue;
       }
-      std::vector<const Tensor*> stacked;
-      std::vector<Tensor> expanded;
-      expanded.reserve(parts.size());
+      // Stacked along a new first axis: each part gains a leading 1, then Concat on axis 0.
+      std::vector<std::optional<Tensor>> stacked;
+      stacked.reserve(parts.size());
       for (const Tensor& p : parts) {
         std::vector<int64_t> dims{1};
         dims.insert(dims.end(), p.dims().begin(), p.dims().end());
-        expanded.push_back(p.reshaped(dims));
+        stacked.emplace_back(p.reshaped(dims));
       }
-      for (const Tensor& p : expanded) stacked.push_back(&p);
-      result.push_back(kernels::concat(stacked, 0));
+      result.push_back(evaluate_op(Symbol("Concat"), {}, stacked, {ir::Attribute::make_int("axis", 0)}, 13, 1,
+                                   registry_)[0]);
     }
     return result;
   }
@@ -7078,7 +7525,10 @@ class Evaluator {
 // Constant folding: a node of a foldable op whose inputs are all constant (initializers, Constant node
 // outputs, or results folded earlier in the same pass) is evaluated and becomes an initializer holding
 // its result under its output name, so graph outputs and consumers keep their names. Shape of a value
-// with a static shape becomes a constant whatever the value.
+// with a static shape becomes a constant whatever the value. Foldable: every op of the default domain
+// the evaluator has a kernel for (none of them is random), except DequantizeLinear, left to the
+// runtime's quantized kernels as ONNX Runtime's own folding leaves it.
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -7089,10 +7539,10 @@ class Evaluator {
 namespace xexp::eval {
 
 struct FoldOptions {
-  // Ops of the default domain that may be folded.
-  std::unordered_set<std::string> ops{"Transpose", "Cast",    "Reshape", "Concat", "Add",  "Sub",       "Mul",
-                                      "Div",       "Unsqueeze", "Squeeze", "Exp",  "Sqrt", "Reciprocal"};
-  // A node is folded only when each of its outputs has at most this many elements.
+  // When not empty, only these ops of the default domain are folded.
+  std::unordered_set<std::string> ops;
+  // A node is folded only when each of its outputs has at most this many elements (what folding
+  // creates is stored in the model: an Expand or ConstantOfShape may stay cheaper than its result).
   int64_t max_elements = int64_t{1} << 20;
   // Shape(X) becomes a constant when X has a static shape.
   bool fold_static_shape = true;
@@ -7117,6 +7567,25 @@ inline std::optional<Tensor> constant_value(const ir::Graph& g, ir::ValueId id, 
   }
 }
 
+inline bool foldable_op(const ir::Node& n, const FoldOptions& options) {
+  static const Symbol dequantize("DequantizeLinear");
+  if (!options.ops.empty()) return options.ops.count(n.op_type.str()) > 0;
+  return n.op_type != dequantize && is_supported_op(n.op_type, n.domain);
+}
+
+// Whether an output is already known to exceed the size cap (spares evaluating it).
+inline bool known_too_large(const ir::Graph& g, const ir::Node& n, const FoldOptions& options) {
+  for (ir::ValueId out : n.outputs) {
+    if (out == ir::kNone || !g.value(out).shape) continue;
+    const Shape& shape = *g.value(out).shape;
+    if (!std::all_of(shape.begin(), shape.end(), [](const Dim& d) { return d.is_static(); })) continue;
+    int64_t count = 1;
+    for (const Dim& d : shape) count *= d.value();
+    if (count > options.max_elements) return true;
+  }
+  return false;
+}
+
 // Shape(X)[start:end] when X's shape is static there.
 inline std::optional<Tensor> static_shape_of(const ir::Graph& g, const ir::Node& n) {
   if (n.inputs.empty() || n.inputs[0] == ir::kNone) return std::nullopt;
@@ -7125,11 +7594,7 @@ inline std::optional<Tensor> static_shape_of(const ir::Graph& g, const ir::Node&
   const auto r = static_cast<int64_t>(x.shape->size());
   const ir::Attribute* s = n.attribute(Symbol("start"));
   const ir::Attribute* e = n.attribute(Symbol("end"));
-  int64_t start = s ? s->i : 0, end = e ? e->i : r;
-  if (start < 0) start += r;
-  if (end < 0) end += r;
-  start = std::clamp<int64_t>(start, 0, r);
-  end = std::clamp<int64_t>(end, start, r);
+  const auto [start, end] = shape_range(r, s ? s->i : 0, e ? e->i : r);
   std::vector<int64_t> dims;
   for (int64_t d = start; d < end; ++d) {
     if (!(*x.shape)[d].is_static()) return std::nullopt;
@@ -7151,7 +7616,7 @@ inline bool fold_node(ir::Graph& g, ir::NodeId nid, const FoldOptions& options,
   if (options.fold_static_shape && n.op_type.view() == "Shape") {
     if (auto t = detail::static_shape_of(g, n)) results.push_back(std::move(*t));
   }
-  if (results.empty() && options.ops.count(n.op_type.str())) {
+  if (results.empty() && detail::foldable_op(n, options) && !detail::known_too_large(g, n, options)) {
     std::vector<std::optional<Tensor>> inputs;
     for (ir::ValueId in : n.inputs) {
       if (in == ir::kNone) {
@@ -7203,12 +7668,8 @@ inline std::size_t fold_constants(ir::Graph& g, const FoldOptions& options = {})
     if (n.domain.empty() && n.op_type.view() == "Constant") constant_nodes.push_back(nid);
     else if (fold_node(g, nid, options, new_initializers)) ++folded;
   }
-  for (ir::NodeId nid : constant_nodes) {
-    const ir::Node& n = g.node(nid);
-    bool used = false;
-    for (ir::ValueId out : n.outputs) used = used || (out != ir::kNone && (!g.value(out).uses.empty() || g.value(out).is_graph_output()));
-    if (!used) g.remove_node(nid);
-  }
+  for (ir::NodeId nid : constant_nodes)
+    if (!g.any_output_read(nid)) g.remove_node(nid);
   append_initializers(g, new_initializers);
   return folded;
 }
@@ -7222,27 +7683,362 @@ inline std::size_t fold_constants(ir::Model& model, FoldOptions options = {}) {
 }  // namespace xexp::eval
 // ======== xexp/builder.hpp
 // The builder layer (include/xexp/builder/): GraphBuilder (make_tensor_input, make_initializer,
-// make_node, g.op.<Op>(...), module scopes, debug dump) and the demo LLM built with it.
-// ======== xexp/builder/graph_builder.hpp
-// GraphBuilder: the seed's xbuilder API in C++. It owns an ir::Model, gives unique names, creates
-// initializers (deduplicating small ones), checks every node it creates and infers its outputs' types
-// and shapes at once, remembers which module scope created each node, and explains itself: every
-// error it raises carries debug_dump(), the state needed to understand the failure.
-#include <algorithm>
+// make_node, g.op.<Op>(...), module scopes), the names it gives, its debug dump and the demo LLM built
+// with it.
+// ======== xexp/builder/builder_names.hpp
+// The names a GraphBuilder gives, in the scheme experimental-experiment's GraphBuilder uses: a value or
+// node name is `base` when free, else base2, base3, ...; an output nobody named is
+// _onx_<op type in lowercase><output index>, then with the same suffixes. The next suffix to try is
+// remembered per base, so that naming many nodes of one op type stays linear.
 #include <cctype>
 #include <cstdint>
-#include <map>
-#include <optional>
-#include <sstream>
+#include <functional>
 #include <string>
 #include <string_view>
-#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+// ======== xexp/builder/taken_names.hpp
+// TakenNames: the node names a builder has handed out, kept as 64-bit hashes in one open-addressing
+// array: naming a node allocates nothing. Only "is this name free?" is asked, so a hash collision
+// could only make a free name look taken (one more suffix is tried), never give a name twice.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+
+namespace xexp {
+
+class TakenNames {
+ public:
+  // False when the name was already taken.
+  bool insert(std::string_view name) {
+    if (2 * (count_ + 1) > slots_.size()) grow();
+    const uint64_t h = key(name);
+    std::size_t i = h & mask();
+    for (; slots_[i] != kEmpty; i = (i + 1) & mask())
+      if (slots_[i] == h) return false;
+    slots_[i] = h;
+    ++count_;
+    return true;
+  }
+  bool contains(std::string_view name) const {
+    if (slots_.empty()) return false;
+    const uint64_t h = key(name);
+    for (std::size_t i = h & mask(); slots_[i] != kEmpty; i = (i + 1) & mask())
+      if (slots_[i] == h) return true;
+    return false;
+  }
+  // Linear probing without tombstones: the entries after the hole move back where a lookup will
+  // still find them.
+  void erase(std::string_view name) {
+    if (slots_.empty()) return;
+    const uint64_t h = key(name);
+    std::size_t i = h & mask();
+    while (slots_[i] != h) {
+      if (slots_[i] == kEmpty) return;
+      i = (i + 1) & mask();
+    }
+    for (std::size_t j = (i + 1) & mask(); slots_[j] != kEmpty; j = (j + 1) & mask()) {
+      const std::size_t home = slots_[j] & mask();
+      // slots_[j] may fill the hole at i when its home is not in the cyclic range (i, j].
+      if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
+        slots_[i] = slots_[j];
+        i = j;
+      }
+    }
+    slots_[i] = kEmpty;
+    --count_;
+  }
+  std::size_t size() const noexcept { return count_; }
+
+ private:
+  static constexpr uint64_t kEmpty = 0;
+  static uint64_t key(std::string_view name) {
+    const uint64_t h = hash_string(name);
+    return h == kEmpty ? 1 : h;
+  }
+  std::size_t mask() const noexcept { return slots_.size() - 1; }
+  void grow() {
+    std::vector<uint64_t> old = std::move(slots_);
+    slots_.assign(old.empty() ? 64 : 2 * old.size(), kEmpty);
+    for (uint64_t h : old)
+      if (h != kEmpty) {
+        std::size_t i = h & mask();
+        while (slots_[i] != kEmpty) i = (i + 1) & mask();
+        slots_[i] = h;
+      }
+  }
+
+  std::vector<uint64_t> slots_;  // a power of two long, at most half full
+  std::size_t count_ = 0;
+};
+
+}  // namespace xexp
+
+namespace xexp {
+
+class BuilderNames {
+ public:
+  // A name no value of `g` has.
+  std::string value_name(const ir::Graph& g, std::string_view base) {
+    if (!g.has_value(base)) return std::string(base);
+    int& k = value_suffix_.try_emplace(std::string(base), 2).first->second;
+    std::string candidate;
+    do candidate = std::string(base) + std::to_string(k++);
+    while (g.has_value(candidate));
+    return candidate;
+  }
+
+  // A name no node has (again: release_node_name frees the name of a node rolled back). Asking
+  // whether a name is free allocates nothing.
+  std::string node_name(std::string_view base) {
+    if (node_names_.insert(base)) return std::string(base);
+    auto counter = node_suffix_.find(base);
+    if (counter == node_suffix_.end()) counter = node_suffix_.emplace(std::string(base), 2).first;
+    std::string candidate;
+    do {
+      candidate = base;
+      candidate += std::to_string(counter->second++);
+    } while (!node_names_.insert(candidate));
+    return candidate;
+  }
+  void release_node_name(std::string_view name) { node_names_.erase(name); }
+
+  // Adds output k of a node of type `op` to `g` under a generated name, appended to `names`. The base
+  // of each (op, k) is spelled once; trying a candidate and taking it is one lookup.
+  ir::ValueId add_generated_output(ir::Graph& g, Symbol op, int k, std::vector<std::string>& names) {
+    auto [it, fresh] = generated_.try_emplace((uint64_t{op.id()} << 32) | static_cast<uint32_t>(k));
+    GeneratedName& gen = it->second;
+    if (fresh) {
+      gen.base = "_onx_";
+      for (char ch : op.view()) gen.base += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      gen.base += std::to_string(k);
+      if (ir::ValueId id = g.try_add_value(gen.base); id != ir::kNone) {
+        names.push_back(gen.base);
+        return id;
+      }
+    }
+    std::string candidate;
+    for (;;) {
+      candidate = gen.base;
+      candidate += std::to_string(gen.next++);
+      if (ir::ValueId id = g.try_add_value(candidate); id != ir::kNone) {
+        names.push_back(std::move(candidate));
+        return id;
+      }
+    }
+  }
+
+ private:
+  using SuffixMap = std::unordered_map<std::string, int, StringHash, std::equal_to<>>;
+  struct GeneratedName {
+    std::string base;  // _onx_add0
+    int next = 2;      // the next suffix to try
+  };
+
+  TakenNames node_names_;
+  SuffixMap value_suffix_, node_suffix_;  // the next suffix to try per base
+  std::unordered_map<uint64_t, GeneratedName> generated_;  // (op symbol, output index) -> its names
+};
+
+}  // namespace xexp
+// ======== xexp/builder/debug_dump.hpp
+// The text a GraphBuilder attaches to every error it raises, laid out as experimental-experiment's
+// GraphBuilder.get_debug_msg: counts, dynamic dimensions, equalities, shape values, types, shapes,
+// ranks, constants, then one line per input, initializer and node created in order, a node line
+// reading [<inputs>:<outputs>] with # (type and shape known), U (type and rank), T (type only) or -
+// (nothing) for each.
+#include <algorithm>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+
+namespace xexp {
+
+// One thing a builder created, in creation order.
+struct BuildEvent {
+  enum class Kind : uint8_t { Input, Initializer, Node };
+  using enum Kind;
+  Kind kind;
+  uint32_t id;  // a ValueId for an input or an initializer, a NodeId for a node
+};
+
+namespace dump_detail {
+
+// Python list style: ['a', 'b'].
+inline std::string names_repr(const std::vector<std::string>& names) {
+  std::string s = "[";
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    s += k ? ", '" : "'";
+    s += names[k];
+    s += '\'';
+  }
+  return s + "]";
+}
+
+// Python tuple style: ('a', 3), (3,), ().
+inline std::string tuple_repr(const Shape& s) {
+  std::string out = "(";
+  for (std::size_t k = 0; k < s.size(); ++k) {
+    if (k) out += ", ";
+    if (s[k].is_symbolic()) out += '\'';
+    out += s[k].str();
+    if (s[k].is_symbolic()) out += '\'';
+  }
+  return out + (s.size() == 1 ? ",)" : ")");
+}
+
+// The first values of a tensor.
+inline std::string values_preview(const Tensor& t) {
+  constexpr int64_t kShown = 8;
+  std::ostringstream s;
+  s << "[";
+  const int64_t n = std::min<int64_t>(t.size(), kShown);
+  for (int64_t k = 0; k < n; ++k) {
+    if (k) s << ", ";
+    switch (t.type()) {
+      case ElemType::Float: s << t.data<float>()[k]; break;
+      case ElemType::Double: s << t.data<double>()[k]; break;
+      case ElemType::Int64: s << t.data<int64_t>()[k]; break;
+      case ElemType::Int32: s << t.data<int32_t>()[k]; break;
+      case ElemType::Bool: s << (t.data<bool>()[k] ? "True" : "False"); break;
+      default: s << "?"; break;
+    }
+  }
+  if (t.size() > kShown) s << ", ...";
+  s << "]";
+  return s.str();
+}
+
+inline bool has_unknown_dim(const Shape& s) {
+  return std::any_of(s.begin(), s.end(), [](const Dim& d) { return d.is_unknown(); });
+}
+
+inline char knowledge(const ir::Graph& g, ir::ValueId id) {
+  if (id == ir::kNone) return ' ';
+  const ir::Value& v = g.value(id);
+  if (v.elem == ElemType::Undefined) return '-';
+  if (!v.shape) return 'T';
+  return has_unknown_dim(*v.shape) ? 'U' : '#';
+}
+
+inline std::string event_line(const ir::Graph& g, const BuildEvent& e) {
+  if (e.kind == BuildEvent::Input) {
+    const ir::Value& v = g.value(e.id);
+    std::string dims;
+    if (v.shape)
+      for (std::size_t k = 0; k < v.shape->size(); ++k) {
+        if (k) dims += 'x';
+        dims += (*v.shape)[k].str();
+      }
+    return "[GraphBuilder.make_tensor_input] " + v.name + "[" + std::to_string(static_cast<int>(v.elem)) + ":" + dims + "]";
+  }
+  if (e.kind == BuildEvent::Initializer) {
+    const ir::Value& v = g.value(e.id);
+    std::string s = "[GraphBuilder.make_initializer] " + v.name + "[" + std::string(elem_type_short_name(v.elem)) + ":" +
+                    shape_str(v.shape.value_or(Shape{}));
+    if (v.initializer) s += ":" + values_preview(*v.initializer);
+    return s + "]";
+  }
+  const ir::Node& n = g.node(e.id);
+  std::string flags;
+  for (ir::ValueId i : n.inputs) flags += knowledge(g, i);
+  flags += ':';
+  for (ir::ValueId o : n.outputs) flags += knowledge(g, o);
+  std::vector<std::string> ins, outs;
+  for (ir::ValueId i : n.inputs) ins.push_back(i == ir::kNone ? "" : g.value(i).name);
+  for (ir::ValueId o : n.outputs) outs.push_back(o == ir::kNone ? "" : g.value(o).name);
+  std::string domain = n.domain.empty() ? "" : n.domain.str() + ".";
+  return "[GraphBuilder.make_node] " + n.name + " [" + flags + " ] " + domain + n.op_type.str() + ":" + names_repr(ins) +
+         "->" + names_repr(outs) + (n.alive ? "" : " (removed)");
+}
+
+}  // namespace dump_detail
+
+// What a builder knows about graph `g`: `state` holds its shape values and constraints, `dynamic_dims`
+// the symbols its inputs declared, `log` what it created, `is_constant(id)` whether a value is known
+// to be constant.
+template <class IsConstant>
+std::string builder_debug_dump(const ir::Graph& g, const infer::InferState& state, const std::vector<Symbol>& dynamic_dims,
+                               const std::vector<BuildEvent>& log, IsConstant&& is_constant) {
+  using namespace dump_detail;
+  std::ostringstream out;
+  std::vector<std::pair<std::string, ir::ValueId>> live;
+  for (ir::ValueId id = 0; id < g.value_capacity(); ++id)
+    if (g.value(id).alive) live.emplace_back(g.value(id).name, id);
+  std::sort(live.begin(), live.end());
+  auto counts = [&](const char* what) {
+    out << "[GraphBuilder] Message " << what << ", there are " << g.initializers().size() << " initializers, "
+        << g.node_count() << " nodes, " << g.inputs().size() << " inputs, " << g.outputs().size() << " outputs.\n";
+  };
+  counts("starts");
+  out << "--SHAPE--\ndynamic_objects=\n";
+  for (Symbol s : dynamic_dims) out << s.str() << " = '" << s.str() << "'\n";
+  out << "constraints=" << state.constraints.str() << "\n";
+  auto dict = [&](const char* title, auto&& entry) {
+    out << title << "={";
+    bool first = true;
+    for (auto& [name, id] : live) {
+      std::string e = entry(id);
+      if (e.empty()) continue;
+      out << (first ? "" : ",\n ") << "'" << name << "': " << e;
+      first = false;
+    }
+    out << "}\n";
+  };
+  dict("_known_value_shape", [&](ir::ValueId id) {
+    const Shape* s = state.value_shapes.find(id);
+    return s ? tuple_repr(*s) : std::string();
+  });
+  dict("_known_types", [&](ir::ValueId id) {
+    ElemType t = g.value(id).elem;
+    return t == ElemType::Undefined ? std::string() : std::to_string(static_cast<int>(t));
+  });
+  dict("_known_shapes", [&](ir::ValueId id) {
+    const auto& s = g.value(id).shape;
+    return s && !has_unknown_dim(*s) ? tuple_repr(*s) : std::string();
+  });
+  dict("_known_ranks", [&](ir::ValueId id) {
+    const auto& s = g.value(id).shape;
+    return s && has_unknown_dim(*s) ? std::to_string(s->size()) : std::string();
+  });
+  out << "_known_constants=[";
+  bool first = true;
+  for (auto& [name, id] : live)
+    if (is_constant(id)) {
+      out << (first ? "" : ", ") << "'" << name << "'";
+      first = false;
+    }
+  out << "]\n--ONNX--\n";
+  for (const BuildEvent& e : log) out << event_line(g, e) << "\n";
+  counts("completed");
+  return out.str();
+}
+
+}  // namespace xexp
+// ======== xexp/builder/graph_builder.hpp
+// GraphBuilder: experimental-experiment's GraphBuilder API in C++. It owns an ir::Model, gives unique
+// names (builder_names.hpp), creates initializers (deduplicating small ones), checks every node it
+// creates and infers its outputs' types and shapes at once, remembers which module scope created each
+// node, and explains itself: every error it raises carries debug_dump() (debug_dump.hpp), the state
+// needed to understand the failure.
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 // ======== xexp/builder/initializer_names.hpp
-// Names the builder gives to initializers and the key it deduplicates small ones by, as the seed does:
+// Names the builder gives to initializers and the key it deduplicates small ones by, as
+// experimental-experiment's GraphBuilder does:
 // init<elem type number>_s<dims joined by x>_<values joined by _, for int64 tensors of at most 5
 // elements>: init1_s3x1_, init7_s2_0_1, init1_s_ (a float scalar), init7_s3_1_30_-1.
 #include <cstdint>
@@ -7509,84 +8305,6 @@ class Ops : public OpsBase {
 };
 
 }  // namespace xexp
-// ======== xexp/builder/taken_names.hpp
-// TakenNames: the node names a builder has handed out, kept as 64-bit hashes in one open-addressing
-// array: naming a node allocates nothing. Only "is this name free?" is asked, so a hash collision
-// could only make a free name look taken (one more suffix is tried), never give a name twice.
-#include <cstddef>
-#include <cstdint>
-#include <string_view>
-#include <vector>
-
-
-namespace xexp {
-
-class TakenNames {
- public:
-  // False when the name was already taken.
-  bool insert(std::string_view name) {
-    if (2 * (count_ + 1) > slots_.size()) grow();
-    const uint64_t h = key(name);
-    std::size_t i = h & mask();
-    for (; slots_[i] != kEmpty; i = (i + 1) & mask())
-      if (slots_[i] == h) return false;
-    slots_[i] = h;
-    ++count_;
-    return true;
-  }
-  bool contains(std::string_view name) const {
-    if (slots_.empty()) return false;
-    const uint64_t h = key(name);
-    for (std::size_t i = h & mask(); slots_[i] != kEmpty; i = (i + 1) & mask())
-      if (slots_[i] == h) return true;
-    return false;
-  }
-  // Linear probing without tombstones: the entries after the hole move back where a lookup will
-  // still find them.
-  void erase(std::string_view name) {
-    if (slots_.empty()) return;
-    const uint64_t h = key(name);
-    std::size_t i = h & mask();
-    while (slots_[i] != h) {
-      if (slots_[i] == kEmpty) return;
-      i = (i + 1) & mask();
-    }
-    for (std::size_t j = (i + 1) & mask(); slots_[j] != kEmpty; j = (j + 1) & mask()) {
-      const std::size_t home = slots_[j] & mask();
-      // slots_[j] may fill the hole at i when its home is not in the cyclic range (i, j].
-      if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
-        slots_[i] = slots_[j];
-        i = j;
-      }
-    }
-    slots_[i] = kEmpty;
-    --count_;
-  }
-  std::size_t size() const noexcept { return count_; }
-
- private:
-  static constexpr uint64_t kEmpty = 0;
-  static uint64_t key(std::string_view name) {
-    const uint64_t h = hash_string(name);
-    return h == kEmpty ? 1 : h;
-  }
-  std::size_t mask() const noexcept { return slots_.size() - 1; }
-  void grow() {
-    std::vector<uint64_t> old = std::move(slots_);
-    slots_.assign(old.empty() ? 64 : 2 * old.size(), kEmpty);
-    for (uint64_t h : old)
-      if (h != kEmpty) {
-        std::size_t i = h & mask();
-        while (slots_[i] != kEmpty) i = (i + 1) & mask();
-        slots_[i] = h;
-      }
-  }
-
-  std::vector<uint64_t> slots_;  // a power of two long, at most half full
-  std::size_t count_ = 0;
-};
-
-}  // namespace xexp
 
 namespace xexp {
 
@@ -7630,7 +8348,7 @@ class GraphBuilder {
       for (const Dim& d : *shape)
         if (d.is_symbolic() && std::find(dynamic_dims_.begin(), dynamic_dims_.end(), d.symbol()) == dynamic_dims_.end())
           dynamic_dims_.push_back(d.symbol());
-    log_.push_back({Event::Input, id});
+    log_.push_back({BuildEvent::Input, id});
     return name;
   }
 
@@ -7662,7 +8380,7 @@ class GraphBuilder {
     }
     ir::ValueId id = graph().add_initializer(name, std::move(tensor));
     if (!key.empty()) dedup_[key] = name;
-    log_.push_back({Event::Initializer, id});
+    log_.push_back({BuildEvent::Initializer, id});
     return name;
   }
 
@@ -7673,7 +8391,7 @@ class GraphBuilder {
                     const Attrs& attributes = {}, std::string name = {}, std::string domain = {}) {
     // Built only when an error is raised: the hot path formats no text.
     auto where = [&] {
-      std::string s = "inputs=" + names_repr(inputs) + ", outputs=" + names_repr(outputs.names);
+      std::string s = "inputs=" + dump_detail::names_repr(inputs) + ", outputs=" + dump_detail::names_repr(outputs.names);
       return s + ", name='" + name + "'";
     };
     if (!domain.empty() && !has_opset(domain))
@@ -7704,7 +8422,7 @@ class GraphBuilder {
     if (out_names.empty()) {
       out_names.reserve(static_cast<std::size_t>(outputs.count));
       out_ids.reserve(static_cast<std::size_t>(outputs.count));
-      for (int k = 0; k < outputs.count; ++k) out_ids.push_back(add_generated_output(op, k, out_names));
+      for (int k = 0; k < outputs.count; ++k) out_ids.push_back(names_.add_generated_output(g, op, k, out_names));
     } else {
       out_ids.reserve(out_names.size());
       for (const std::string& o : out_names) {
@@ -7716,10 +8434,10 @@ class GraphBuilder {
         out_ids.push_back(id);
       }
     }
-    name = unique_node_name(name.empty() ? op_type : std::string_view(name));
+    name = names_.node_name(name.empty() ? op_type : std::string_view(name));
     const ir::NodeId n = g.add_node(op, std::move(in_ids), std::move(out_ids), std::move(attrs), name, dom);
     record_module(n);
-    log_.push_back({Event::Node, n});
+    log_.push_back({BuildEvent::Node, n});
     try {
       infer::infer_node(g, n, main_opset(), state_);
     } catch (const Error& e) {
@@ -7766,12 +8484,8 @@ class GraphBuilder {
 
   // ---- names ----------------------------------------------------------------------------------
   bool has_name(std::string_view name) const { return model_.graph->has_value(name); }
-  // `base` when free, else base2, base3, ... (the seed's scheme). The next suffix to try is remembered
-  // per base, so creating many nodes of one op type stays linear.
-  std::string unique_name(std::string_view base) {
-    if (!has_name(base)) return std::string(base);
-    return next_free(std::string(base), name_suffix_, [this](const std::string& c) { return has_name(c); });
-  }
+  // `base` when free, else base2, base3, ... (builder_names.hpp).
+  std::string unique_name(std::string_view base) { return names_.value_name(graph(), base); }
   ir::ValueId value_id(std::string_view name, std::string_view context = "lookup") const {
     auto id = model_.graph->find(name);
     if (!id) fail("unknown result '" + std::string(name) + "' (" + std::string(context) + ")", std::string(name));
@@ -7868,70 +8582,22 @@ class GraphBuilder {
   }
 
   // ---- cleanups (node ids stay valid; removed nodes become tombstones) ---------------------------
+  // The optimizer's clean-ups (ir/cleanup.hpp) over the whole graph.
   // Removes nodes whose outputs nobody reads and initializers nobody reads. Returns how many.
   std::size_t remove_unused() {
-    ir::Graph& g = graph();
-    std::size_t removed = 0;
-    std::vector<ir::NodeId> order(g.nodes().begin(), g.nodes().end());
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      const ir::Node& n = g.node(*it);
-      bool used = std::any_of(n.outputs.begin(), n.outputs.end(), [&](ir::ValueId o) {
-        return o != ir::kNone && (!g.value(o).uses.empty() || g.value(o).is_graph_output());
-      });
-      if (!used) {
-        g.remove_node(*it);
-        ++removed;
-      }
-    }
-    removed += ir::remove_unused_initializers(g);
+    const std::size_t removed = ir::remove_unused(graph()) + ir::remove_unused_initializers(graph());
     constant_cache_.clear();
     return removed;
   }
   // Removes Identity nodes; graph input and output names are kept (an Identity from an input or an
   // initializer to an output stays). Returns how many were removed.
   std::size_t remove_identity_nodes() {
-    ir::Graph& g = graph();
-    std::size_t removed = 0;
-    for (ir::NodeId id : g.nodes()) {
-      const ir::Node& n = g.node(id);
-      if (n.op_type.view() != "Identity" || !n.domain.empty() || n.inputs.size() != 1 || n.outputs.size() != 1 ||
-          n.inputs[0] == ir::kNone || n.outputs[0] == ir::kNone)
-        continue;
-      const ir::ValueId in = n.inputs[0], out = n.outputs[0];
-      if (g.value(out).is_graph_output()) {
-        const ir::Value& src = g.value(in);
-        const bool can_take_name =
-            src.producer != ir::kNone && !src.is_graph_output() && !src.is_input && !src.is_initializer() && !src.is_captured;
-        if (!can_take_name) continue;
-      }
-      g.replace_all_uses(out, in);
-      g.remove_node(id);
-      ++removed;
-    }
+    const std::size_t removed = ir::remove_identity_nodes(graph());
     constant_cache_.clear();
     return removed;
   }
   // Shape nodes reading the same value with the same start/end: only the first stays.
-  std::size_t remove_duplicated_shape_nodes() {
-    ir::Graph& g = graph();
-    std::map<std::tuple<ir::ValueId, int64_t, int64_t>, ir::ValueId> first;
-    std::size_t removed = 0;
-    for (ir::NodeId id : g.nodes()) {
-      const ir::Node& n = g.node(id);
-      if (n.op_type.view() != "Shape" || !n.domain.empty() || n.inputs.size() != 1 || n.outputs.size() != 1) continue;
-      auto attr = [&](const char* a, int64_t fallback) {
-        const ir::Attribute* at = n.attribute(a);
-        return at ? at->i : fallback;
-      };
-      auto key = std::make_tuple(n.inputs[0], attr("start", 0), attr("end", INT64_MAX));
-      auto [it, inserted] = first.emplace(key, n.outputs[0]);
-      if (inserted || g.value(n.outputs[0]).is_graph_output()) continue;
-      g.replace_all_uses(n.outputs[0], it->second);
-      g.remove_node(id);
-      ++removed;
-    }
-    return removed;
-  }
+  std::size_t remove_duplicated_shape_nodes() { return ir::remove_duplicated_shapes(graph()); }
 
   // ---- the result -----------------------------------------------------------------------------
   ir::Model& model() noexcept { return model_; }
@@ -7958,75 +8624,13 @@ class GraphBuilder {
   }
 
   // ---- debugging --------------------------------------------------------------------------------
-  // What the builder knows, in the spirit of the seed's get_debug_msg: counts, dynamic dimensions,
-  // equalities, shape values, types, shapes, ranks, constants, then one line per input, initializer and
-  // node created, a node line reading [<inputs>:<outputs>] with # (type and shape known), U (type and
-  // rank), T (type only), - (nothing) for each.
+  // What the builder knows (debug_dump.hpp says what each part is).
   std::string debug_dump() const {
-    const ir::Graph& g = graph();
-    std::ostringstream out;
-    std::vector<std::pair<std::string, ir::ValueId>> live;
-    for (ir::ValueId id = 0; id < g.value_capacity(); ++id)
-      if (g.value(id).alive) live.emplace_back(g.value(id).name, id);
-    std::sort(live.begin(), live.end());
-    auto counts = [&](const char* what) {
-      out << "[GraphBuilder] Message " << what << ", there are " << g.initializers().size() << " initializers, "
-          << g.node_count() << " nodes, " << g.inputs().size() << " inputs, " << g.outputs().size() << " outputs.\n";
-    };
-    counts("starts");
-    out << "--SHAPE--\ndynamic_objects=\n";
-    for (Symbol s : dynamic_dims_) out << s.str() << " = '" << s.str() << "'\n";
-    out << "constraints=" << state_.constraints.str() << "\n";
-    auto dict = [&](const char* title, auto&& entry) {
-      out << title << "={";
-      bool first = true;
-      for (auto& [name, id] : live) {
-        std::string e = entry(id);
-        if (e.empty()) continue;
-        out << (first ? "" : ",\n ") << "'" << name << "': " << e;
-        first = false;
-      }
-      out << "}\n";
-    };
-    dict("_known_value_shape", [&](ir::ValueId id) {
-      const Shape* s = state_.value_shapes.find(id);
-      return s ? tuple_repr(*s) : std::string();
-    });
-    dict("_known_types", [&](ir::ValueId id) {
-      ElemType t = g.value(id).elem;
-      return t == ElemType::Undefined ? std::string() : std::to_string(static_cast<int>(t));
-    });
-    dict("_known_shapes", [&](ir::ValueId id) {
-      const auto& s = g.value(id).shape;
-      return s && std::none_of(s->begin(), s->end(), [](const Dim& d) { return d.is_unknown(); }) ? tuple_repr(*s) : std::string();
-    });
-    dict("_known_ranks", [&](ir::ValueId id) {
-      const auto& s = g.value(id).shape;
-      return s && std::any_of(s->begin(), s->end(), [](const Dim& d) { return d.is_unknown(); }) ? std::to_string(s->size())
-                                                                                                  : std::string();
-    });
-    out << "_known_constants=[";
-    bool first = true;
-    for (auto& [name, id] : live)
-      if (is_constant_id(id)) {
-        out << (first ? "" : ", ") << "'" << name << "'";
-        first = false;
-      }
-    out << "]\n--ONNX--\n";
-    for (const Event& e : log_) out << event_line(e) << "\n";
-    counts("completed");
-    return out.str();
+    return builder_debug_dump(graph(), state_, dynamic_dims_, log_, [this](ir::ValueId id) { return is_constant_id(id); });
   }
 
  private:
-  enum class EventKind : uint8_t { Input, Initializer, Node };
-  struct Event {
-    using enum EventKind;
-    EventKind kind;
-    uint32_t id;
-  };
   static constexpr uint32_t kNoStack = ir::kNone;
-  using SuffixMap = std::unordered_map<std::string, int, StringHash, std::equal_to<>>;
 
   static ir::OpsetImport opset_import(std::string domain, int64_t version) {
     ir::OpsetImport o;
@@ -8042,60 +8646,13 @@ class GraphBuilder {
     throw Error(std::move(cause), {.node = std::move(node), .value = std::move(value_name)}, debug_dump());
   }
 
-  // `base` when no node has it (again: a rolled back node frees its name), else base2, base3, ...
-  // whose counter says where to resume. Asking whether a name is free allocates nothing.
-  std::string unique_node_name(std::string_view base) {
-    if (node_names_.insert(base)) return std::string(base);
-    auto counter = node_suffix_.find(base);
-    if (counter == node_suffix_.end()) counter = node_suffix_.emplace(std::string(base), 2).first;
-    std::string candidate;
-    do {
-      candidate = base;
-      candidate += std::to_string(counter->second++);
-    } while (!node_names_.insert(candidate));
-    return candidate;
-  }
-  template <class Taken>
-  static std::string next_free(const std::string& base, SuffixMap& suffixes, Taken&& taken) {
-    int& k = suffixes.try_emplace(base, 2).first->second;
-    std::string candidate;
-    do candidate = base + std::to_string(k++);
-    while (taken(candidate));
-    return candidate;
-  }
-  // Adds output k of a node of type `op` under a generated name, _onx_<op lowercase><k> then with
-  // suffixes 2, 3, ..., appended to `names`. The base of each (op, k) is spelled once; trying a
-  // candidate and taking it is one lookup.
-  ir::ValueId add_generated_output(Symbol op, int k, std::vector<std::string>& names) {
-    auto [it, fresh] = generated_names_.try_emplace((uint64_t{op.id()} << 32) | static_cast<uint32_t>(k));
-    GeneratedName& gen = it->second;
-    ir::Graph& g = graph();
-    if (fresh) {
-      gen.base = "_onx_";
-      for (char ch : op.view()) gen.base += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      gen.base += std::to_string(k);
-      if (ir::ValueId id = g.try_add_value(gen.base); id != ir::kNone) {
-        names.push_back(gen.base);
-        return id;
-      }
-    }
-    std::string candidate;
-    for (;;) {
-      candidate = gen.base;
-      candidate += std::to_string(gen.next++);
-      if (ir::ValueId id = g.try_add_value(candidate); id != ir::kNone) {
-        names.push_back(std::move(candidate));
-        return id;
-      }
-    }
-  }
   // Undoes the node make_node just added and its output values (from `first_value` on).
   void roll_back_node(ir::ValueId first_value) {
     ir::Graph& g = graph();
     const auto n = static_cast<ir::NodeId>(g.node_capacity() - 1);
     for (ir::ValueId out : g.node(n).outputs)
       if (out != ir::kNone) state_.value_shapes.erase(out);
-    node_names_.erase(g.node(n).name);
+    names_.release_node_name(g.node(n).name);
     g.pop_node();
     g.pop_values(first_value);
     log_.pop_back();
@@ -8152,7 +8709,7 @@ class GraphBuilder {
   // The registry's lookup builds strings and walks nested maps: done once per (domain, op). A
   // domain's opset never changes once declared (add_domain refuses another version).
   const ::onnx::OpSchema* schema_of(Symbol op, Symbol domain, int64_t opset) const {
-    auto [it, fresh] = schemas_.try_emplace((uint64_t{domain.id()} << 32) | op.id(), nullptr);
+    auto [it, fresh] = schemas_.try_emplace(op_key(domain, op), nullptr);
     if (fresh) it->second = find_schema(op.view(), domain.view(), opset);
     return it->second;
   }
@@ -8192,100 +8749,13 @@ class GraphBuilder {
     return 1;
   }
 
-  // ---- dump helpers -------------------------------------------------------------------------------
-  static std::string names_repr(const std::vector<std::string>& names) {
-    std::string s = "[";
-    for (std::size_t k = 0; k < names.size(); ++k) {
-      s += k ? ", '" : "'";
-      s += names[k];
-      s += '\'';
-    }
-    return s + "]";
-  }
-  // Python tuple style: ('a', 3), (3,), ().
-  static std::string tuple_repr(const Shape& s) {
-    std::string out = "(";
-    for (std::size_t k = 0; k < s.size(); ++k) {
-      if (k) out += ", ";
-      if (s[k].is_symbolic()) out += '\'';
-      out += s[k].str();
-      if (s[k].is_symbolic()) out += '\'';
-    }
-    return out + (s.size() == 1 ? ",)" : ")");
-  }
-  char knowledge(ir::ValueId id) const {
-    if (id == ir::kNone) return ' ';
-    const ir::Value& v = graph().value(id);
-    if (v.elem == ElemType::Undefined) return '-';
-    if (!v.shape) return 'T';
-    return std::any_of(v.shape->begin(), v.shape->end(), [](const Dim& d) { return d.is_unknown(); }) ? 'U' : '#';
-  }
-  std::string event_line(const Event& e) const {
-    const ir::Graph& g = graph();
-    if (e.kind == EventKind::Input) {
-      const ir::Value& v = g.value(e.id);
-      std::string dims;
-      if (v.shape)
-        for (std::size_t k = 0; k < v.shape->size(); ++k) {
-          if (k) dims += 'x';
-          dims += (*v.shape)[k].str();
-        }
-      return "[GraphBuilder.make_tensor_input] " + v.name + "[" + std::to_string(static_cast<int>(v.elem)) + ":" + dims + "]";
-    }
-    if (e.kind == EventKind::Initializer) {
-      const ir::Value& v = g.value(e.id);
-      std::string s = "[GraphBuilder.make_initializer] " + v.name + "[" + std::string(elem_type_short_name(v.elem)) + ":" +
-                      shape_str(v.shape.value_or(Shape{}));
-      if (v.initializer) s += ":" + values_preview(*v.initializer);
-      return s + "]";
-    }
-    const ir::Node& n = g.node(e.id);
-    std::string flags;
-    for (ir::ValueId i : n.inputs) flags += knowledge(i);
-    flags += ':';
-    for (ir::ValueId o : n.outputs) flags += knowledge(o);
-    std::vector<std::string> ins, outs;
-    for (ir::ValueId i : n.inputs) ins.push_back(i == ir::kNone ? "" : g.value(i).name);
-    for (ir::ValueId o : n.outputs) outs.push_back(o == ir::kNone ? "" : g.value(o).name);
-    std::string domain = n.domain.empty() ? "" : n.domain.str() + ".";
-    return "[GraphBuilder.make_node] " + n.name + " [" + flags + " ] " + domain + n.op_type.str() + ":" + names_repr(ins) +
-           "->" + names_repr(outs) + (n.alive ? "" : " (removed)");
-  }
-  // The first values of a tensor, for the dump.
-  static std::string values_preview(const Tensor& t) {
-    constexpr int64_t kShown = 8;
-    std::ostringstream s;
-    s << "[";
-    const int64_t n = std::min<int64_t>(t.size(), kShown);
-    for (int64_t k = 0; k < n; ++k) {
-      if (k) s << ", ";
-      switch (t.type()) {
-        case ElemType::Float: s << t.data<float>()[k]; break;
-        case ElemType::Double: s << t.data<double>()[k]; break;
-        case ElemType::Int64: s << t.data<int64_t>()[k]; break;
-        case ElemType::Int32: s << t.data<int32_t>()[k]; break;
-        case ElemType::Bool: s << (t.data<bool>()[k] ? "True" : "False"); break;
-        default: s << "?"; break;
-      }
-    }
-    if (t.size() > kShown) s << ", ...";
-    s << "]";
-    return s.str();
-  }
-
   ir::Model model_;
   infer::InferState state_;
   std::unordered_map<std::string, std::string> dedup_;  // initializer_dedup_key -> name
-  TakenNames node_names_;
-  SuffixMap name_suffix_, node_suffix_;  // next suffix to try per base
-  struct GeneratedName {
-    std::string base;  // _onx_add0
-    int next = 2;      // the next suffix to try
-  };
-  std::unordered_map<uint64_t, GeneratedName> generated_names_;  // (op symbol, output index) -> its names
+  BuilderNames names_;
   mutable std::unordered_map<uint64_t, const ::onnx::OpSchema*> schemas_;  // (domain, op) -> schema
   std::vector<Symbol> dynamic_dims_;
-  std::vector<Event> log_;
+  std::vector<BuildEvent> log_;
   mutable std::unordered_map<ir::ValueId, bool> constant_cache_;
   std::vector<ModuleStack> stacks_;       // every stack ever open
   std::vector<uint32_t> open_;            // enclosing stacks of the open scopes
@@ -8300,8 +8770,8 @@ inline Outputs OpsBase::call(std::string_view op_type, std::vector<Arg> args, co
 
 }  // namespace xexp
 // ======== xexp/builder/demo_llm.hpp
-// The small LLM of seed 000 ("LLM from scratch with Pytorch") built with GraphBuilder: two embeddings
-// of the same ids added, one decoder layer (LayerNorm, two causal attention heads, a linear
+// The small LLM of experimental-experiment's tutorial "LLM from scratch with Pytorch" built with
+// GraphBuilder: two embeddings of the same ids added, one decoder layer (LayerNorm, two causal attention heads, a linear
 // projection, residual, LayerNorm, ReLU feed-forward, residual). Weights are deterministic
 // pseudo-random numbers; every torch module is a module scope (path and class name as torch names
 // them) so that the functions layer can export them as local functions. It is a fixture for tests,
@@ -8323,7 +8793,7 @@ struct DemoLlmOptions {
   int64_t ff_dim = 128;
   int64_t batch = 1;
   int64_t sequence = 30;
-  // LayerNormalization nodes (what the seed's exported model shows) or their decomposition
+  // LayerNormalization nodes (what that tutorial's exported model shows) or their decomposition
   // ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add, which the LayerNormalization pattern fuses.
   bool decomposed_layer_norm = false;
   uint64_t seed = 0;
@@ -8500,11 +8970,17 @@ inline ir::Model build_demo_llm(const DemoLlmOptions& options = {}) {
 //   Int<'t'> Ints<'p'>   attribute captures (also Float, Str; read through schema defaults and opset
 //                        adapters, see attributes.hpp)
 //   op<"MatMul">(a, b, attr<"transA"> = 0)                  a node; `ops.hpp` names the common ones
-//   commutative(Add(x, y))   also tries the swapped inputs   shared(n)   n may have other consumers
+//   op<"Add|Sub|Mul|Div">(a, b)                             one op of a family
+//   op<"Concat">(x, etc)                                    any further inputs (none, one or many)
+//   commutative(Add(x, y))   either order of the inputs      shared(n)   n may have other consumers
 //   named<'d'>(Sub(x, m))    a DAG node: later uses of `d` compare identity
 // The same capture used twice means the same value. Whether a capture is bound is the `Bound` template
 // argument of every matcher: the first occurrence binds, the later ones compare, no runtime flags.
-// Each pattern is also a replacement: a node pattern on the right side builds the node.
+// Matching backtracks: every matcher takes the rest of the match as a continuation, so that a
+// commutative node tries its second order when anything after it fails (a sibling, the condition).
+// Each pattern is also a replacement: a node pattern on the right side builds the node; replacement.hpp
+// has what only a right side says (fold, choose, rebuild, let, several outputs).
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -8530,6 +9006,7 @@ inline ir::Model build_demo_llm(const DemoLlmOptions& options = {}) {
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 
@@ -8548,8 +9025,10 @@ inline constexpr int capture_index() {
 template <char Id>
 inline constexpr CaptureMask capture_bit = CaptureMask{1} << capture_index<Id>();
 
-// The tensor behind a value when it is constant: an initializer or the output of a Constant node.
-// An initializer whose external data file is missing is not known: no rule may read it.
+// The tensor behind a value when it is constant: an initializer or the output of a Constant node
+// (its `value`: rewrite::optimize first rewrites the shorthands value_ints, ... as `value`, see
+// ir/constant_node.hpp). An initializer whose external data file is missing is not known: no rule
+// may read it.
 inline const Tensor* constant_tensor(const ir::Graph& g, ir::ValueId id) {
   if (id == ir::kNone) return nullptr;
   const ir::Value& v = g.value(id);
@@ -8558,7 +9037,7 @@ inline const Tensor* constant_tensor(const ir::Graph& g, ir::ValueId id) {
   const ir::Node& n = g.node(v.producer);
   if (n.op_type != Symbol("Constant") || !n.domain.empty()) return nullptr;
   const ir::Attribute* a = n.attribute(Symbol("value"));
-  return a && a->type == ir::AttrType::Tensor ? &a->tensor() : nullptr;
+  return a && a->type == ir::AttrType::Tensor && !a->tensors.empty() ? &a->tensor() : nullptr;
 }
 
 // What a value capture evaluates to in conditions and replacements.
@@ -8571,6 +9050,14 @@ struct ValueView {
   const Tensor* constant() const { return constant_tensor(*graph, id); }
   friend bool operator==(const ValueView& a, const ValueView& b) { return a.id == b.id; }
 };
+
+// The node producing a value (a named node, a captured value): facts read its inputs from here.
+inline const ir::Node& node_of(const ValueView& v) { return v.graph->node(v.value().producer); }
+// Input `slot` of that node, or kNone when omitted.
+inline ir::ValueId input_of(const ValueView& v, std::size_t slot) {
+  const ir::Node& n = node_of(v);
+  return slot < n.inputs.size() ? n.inputs[slot] : ir::kNone;
+}
 
 class Match {
  public:
@@ -8615,6 +9102,21 @@ class Match {
     return keep_alive_.back().get();
   }
 
+  // ---- explaining why a rule did not match (rule.hpp's Rule::explain); off while optimizing --------
+  bool explaining() const { return why_ != nullptr; }
+  // Keeps the reason of the failure that got furthest (most nodes matched; conditions come after every
+  // node): with alternatives and commutative nodes, the earlier attempts fail for less telling reasons.
+  template <class Describe>
+  void failed(int progress, Describe&& describe) {
+    if (!why_ || progress < why_progress_) return;
+    why_progress_ = progress + 1;
+    *why_ = describe();
+  }
+  void explain_into(std::string* why) {
+    why_ = why;
+    why_progress_ = 0;
+  }
+
   int case_index = 0;  // which case of a multi-case rule matched
   std::array<ir::ValueId, kCaptureCount> values;     // value captures, named nodes
   std::array<const ir::Attribute*, kCaptureCount> attributes;  // attribute captures
@@ -8626,6 +9128,8 @@ class Match {
   uint8_t node_count_ = 0;
   uint32_t shared_ = 0;  // bit k: node k may keep consumers outside the match
   std::vector<std::shared_ptr<const ir::Attribute>> keep_alive_;  // shared: copies of a Match stay valid
+  std::string* why_ = nullptr;
+  int why_progress_ = 0;
 };
 
 }  // namespace xexp::rewrite
@@ -8681,6 +9185,34 @@ const ir::Attribute* read_attribute(const ir::Graph& g, const ir::Node& n, Symbo
 #include <utility>
 #include <vector>
 
+// ======== xexp/rewrite/fixed_string.hpp
+// A string usable as a template argument, so that a pattern's op type, domain and attribute names are
+// part of its type: the matcher compares interned symbols built once, and a rule prints itself.
+// An op family is such a string with '|' between the op types: "Add|Sub|Mul|Div"; `a | b` joins two.
+#include <algorithm>
+#include <cstddef>
+#include <string_view>
+
+namespace xexp::rewrite {
+
+template <std::size_t N>
+struct FixedString {
+  char data[N]{};
+  constexpr FixedString() = default;
+  constexpr FixedString(const char (&text)[N]) { std::copy_n(text, N, data); }  // NOLINT: implicit on purpose
+  constexpr std::string_view view() const { return {data, N - 1}; }
+};
+
+template <std::size_t N, std::size_t M>
+constexpr FixedString<N + M> operator|(const FixedString<N>& a, const FixedString<M>& b) {
+  FixedString<N + M> out;
+  std::copy_n(a.data, N - 1, out.data);
+  out.data[N - 1] = '|';
+  std::copy_n(b.data, M, out.data + N);
+  return out;
+}
+
+}  // namespace xexp::rewrite
 
 namespace xexp::rewrite {
 
@@ -8708,6 +9240,44 @@ inline void print_value(std::string& out, const std::vector<int64_t>& v) {
   }
   out += "]";
 }
+inline void print_value(std::string& out, const Tensor& t) {
+  if (t.type() == ElemType::Int64 && t.size() <= 8) {
+    auto data = t.data<int64_t>();
+    print_value(out, std::vector<int64_t>(data.begin(), data.end()));
+  } else {
+    out += "tensor";
+  }
+}
+
+// ---- capture kinds: one letter names one kind of capture in a pattern ------------------------------
+// Var<'a'> and Int<'a'> would share the slot index of 'a' (values and attributes live in separate
+// arrays, the bound mask has one bit per letter): the second would compare against a slot the first
+// never set. Each pattern piece states the kind of the letters it binds; check_pattern rejects a clash.
+enum class CaptureKind : uint8_t { None, Value, Constant, Optional, Node, Int, Ints, Float, String };
+struct CaptureKinds {
+  CaptureKind kind[kCaptureCount]{};
+  bool clash = false;
+};
+template <class T>
+constexpr CaptureKinds kinds_of() {
+  if constexpr (requires { T::kinds; }) return T::kinds;
+  else return {};
+}
+constexpr CaptureKinds merge_kinds(CaptureKinds a, const CaptureKinds& b) {
+  a.clash = a.clash || b.clash;
+  for (int k = 0; k < kCaptureCount; ++k) {
+    if (b.kind[k] == CaptureKind::None) continue;
+    if (a.kind[k] != CaptureKind::None && a.kind[k] != b.kind[k]) a.clash = true;
+    a.kind[k] = b.kind[k];
+  }
+  return a;
+}
+template <char Id, CaptureKind Kind>
+constexpr CaptureKinds one_kind() {
+  CaptureKinds out;
+  out.kind[capture_index<Id>()] = Kind;
+  return out;
+}
 
 // ---- lists (instead of std::tuple: cheap to instantiate, walked by recursion) -----------------------
 struct Nil {
@@ -8724,6 +9294,7 @@ struct Cons {
   static constexpr int depth = H::depth > T::depth ? H::depth : T::depth;
   static constexpr int node_count = H::node_count + T::node_count;
   static constexpr std::size_t size = 1 + T::size;
+  static constexpr CaptureKinds kinds = merge_kinds(kinds_of<H>(), kinds_of<T>());
 };
 template <class L, class T>
 constexpr auto append(const L& list, const T& item) {
@@ -8807,6 +9378,26 @@ constexpr auto call(const char* name, F f, const Args&... args) {
   return Call<F, decltype(list)>{{}, name, f, list};
 }
 
+// ---- named facts ------------------------------------------------------------------------------------
+// A fact is declared once, with its name, and used by that name in any rule:
+//   inline constexpr auto is_last_axis = fact<"is_last_axis">([](int64_t axis, const ValueView& x) {...});
+//   ... .when(is_last_axis(axis, x))           prints "is_last_axis(axis, x)"
+// The printed name comes from the declaration, so it cannot drift from the function that runs. A fact
+// may also compute a value (an axis, a folded tensor), used in conditions and replacements alike.
+template <FixedString Name, class F>
+struct Fact {
+  F f;
+  template <class... Args>
+  constexpr auto operator()(const Args&... args) const {
+    auto list = make_list(lift(args)...);
+    return Call<F, decltype(list)>{{}, Name.data, f, list};
+  }
+};
+template <FixedString Name, class F>
+constexpr Fact<Name, F> fact(F f) {
+  return {f};
+}
+
 // ---- operators --------------------------------------------------------------------------------------
 // Enumerations compare with the integers attributes hold (`dtype(x) == to`).
 template <class T>
@@ -8850,6 +9441,24 @@ XEXP_REWRITE_COMPARISON(LessEqual, <=)
 XEXP_REWRITE_COMPARISON(Greater, >)
 XEXP_REWRITE_COMPARISON(GreaterEqual, >=)
 #undef XEXP_REWRITE_COMPARISON
+// Arithmetic on what captures evaluate to (attribute values): attr<"transA"> = 1 - trans_a.
+#define XEXP_REWRITE_ARITHMETIC(NAME, OP)                                                        \
+  struct NAME {                                                                                  \
+    static constexpr const char* symbol = " " #OP " ";                                           \
+    template <class A, class B>                                                                  \
+    static auto apply(const A& a, const B& b, const Match& m) {                                  \
+      return normalized(a.eval(m)) OP normalized(b.eval(m));                                     \
+    }                                                                                            \
+  };                                                                                             \
+  template <class A, class B>                                                                    \
+    requires(IsExpr<A> || IsExpr<B>)                                                             \
+  constexpr auto operator OP(const A& a, const B& b) {                                           \
+    return Binary<NAME, Lifted<A>, Lifted<B>>{{}, lift(a), lift(b)};                             \
+  }
+XEXP_REWRITE_ARITHMETIC(Plus, +)
+XEXP_REWRITE_ARITHMETIC(Minus, -)
+XEXP_REWRITE_ARITHMETIC(Times, *)
+#undef XEXP_REWRITE_ARITHMETIC
 
 struct And {
   static constexpr const char* symbol = " && ";
@@ -8865,6 +9474,25 @@ template <IsExpr A, IsExpr B>
 constexpr auto operator&&(const A& a, const B& b) { return Binary<And, A, B>{{}, a, b}; }
 template <IsExpr A, IsExpr B>
 constexpr auto operator||(const A& a, const B& b) { return Binary<Or, A, B>{{}, a, b}; }
+template <class T>
+inline constexpr bool is_conjunction = false;
+template <class A, class B>
+inline constexpr bool is_conjunction<Binary<And, A, B>> = true;
+
+// Evaluates a condition; when it fails, `why` gets its first false conjunct ("is_last_axis(axis, x)
+// failed"). Only `xexp optimize --explain` comes here: the optimizer calls eval.
+template <CaptureMask Bound, class C>
+bool explain_condition(const C& c, const Match& m, std::string& why) {
+  if constexpr (is_conjunction<C>) return explain_condition<Bound>(c.a, m, why) && explain_condition<Bound>(c.b, m, why);
+  else {
+    if (c.eval(m)) return true;
+    why.clear();
+    c.template print<Bound>(why);
+    why += " failed";
+    return false;
+  }
+}
+
 template <IsExpr A>
 constexpr auto operator!(const A& a) {
   return call("not", [](bool v) { return !v; }, a);
@@ -8968,28 +9596,13 @@ constexpr auto is_constant(const E& e) {
 }
 
 }  // namespace xexp::rewrite
-// ======== xexp/rewrite/fixed_string.hpp
-// A string usable as a template argument, so that a pattern's op type, domain and attribute names are
-// part of its type: the matcher compares interned symbols built once, and a rule prints itself.
-#include <algorithm>
-#include <cstddef>
-#include <string_view>
-
-namespace xexp::rewrite {
-
-template <std::size_t N>
-struct FixedString {
-  char data[N]{};
-  constexpr FixedString(const char (&text)[N]) { std::copy_n(text, N, data); }  // NOLINT: implicit on purpose
-  constexpr std::string_view view() const { return {data, N - 1}; }
-};
-
-}  // namespace xexp::rewrite
 // ======== xexp/rewrite/rewriter.hpp
 // Rewriter: what a replacement builds with. New nodes are inserted before the matched root (every value
 // a pattern reads is available there), named `<Rule>Pattern--<root name>`, and their outputs get fresh
 // names from the graph's uniquifier. Attributes that a newer opset moved to inputs are written as
-// constant inputs. New outputs are typed by shape inference. A replacement that declines after building something is rolled back.
+// constant inputs. New outputs are typed by shape inference. A replacement that declines after building
+// something is rolled back.
+#include <array>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -9045,6 +9658,13 @@ class Rewriter {
     return id;
   }
 
+  // A value built once and reused (rewrite::let): the slot of letter `index`, kNone until built.
+  ir::ValueId& let_slot(int index) { return lets_[index]; }
+  // After the root's replacement, the consumers of `old` read `fresh` (another output of a new node
+  // taking over a matched node's outputs); `fresh` gets `old`'s type, as it computes the same thing.
+  void replace_later(ir::ValueId old, ir::ValueId fresh) { later_.emplace_back(old, fresh); }
+  const std::vector<std::pair<ir::ValueId, ir::ValueId>>& later_replacements() const { return later_; }
+
   const std::vector<ir::NodeId>& added() const { return added_; }
   // Undoes everything built so far (a replacement declined).
   void rollback() {
@@ -9055,6 +9675,8 @@ class Rewriter {
     std::erase_if(order, [&](ir::ValueId id) { return !graph_.value(id).alive; });
     graph_.set_initializer_order(std::move(order));
     initializers_.clear();
+    later_.clear();
+    lets_.fill(ir::kNone);
   }
 
  private:
@@ -9064,56 +9686,107 @@ class Rewriter {
   std::string node_base_, value_base_;
   std::vector<ir::NodeId> added_;
   std::vector<ir::ValueId> initializers_;
+  std::vector<std::pair<ir::ValueId, ir::ValueId>> later_;
+  std::array<ir::ValueId, kCaptureCount> lets_ = filled_with_none();
+  static std::array<ir::ValueId, kCaptureCount> filled_with_none() {
+    std::array<ir::ValueId, kCaptureCount> out;
+    out.fill(ir::kNone);
+    return out;
+  }
 };
 
 }  // namespace xexp::rewrite
 
 namespace xexp::rewrite {
 
-// ---- value captures ---------------------------------------------------------------------------------
-enum class CaptureKind { Any, Constant, Optional };
+// How `xexp optimize --explain` names a value: 'name' and where it comes from.
+inline std::string value_label(const ir::Graph& g, ir::ValueId v) {
+  if (v == ir::kNone) return "an omitted input";
+  const ir::Value& value = g.value(v);
+  std::string out = "'" + value.name + "'";
+  if (value.initializer) return out + " (an initializer)";
+  if (value.producer == ir::kNone) return out + " (a graph input)";
+  const ir::Node& n = g.node(value.producer);
+  out += " (";
+  if (value.output_index != 0) out += "output " + std::to_string(value.output_index) + " of ";
+  return out + n.op_type.str() + " '" + n.name + "')";
+}
+template <CaptureMask Bound, class P>
+std::string printed(const P& p) {
+  std::string out;
+  p.template print<Bound>(out);
+  return out;
+}
 
-template <char Id, CaptureKind Kind>
+// ---- value captures ---------------------------------------------------------------------------------
+enum class ValueKind { Any, Constant, Optional };
+
+template <char Id, ValueKind Kind>
 struct ValueCapture : ExprTag {
   static constexpr CaptureMask binds = capture_bit<Id>, uses = capture_bit<Id>;
   static constexpr int depth = 0, node_count = 0;
   static constexpr int index = capture_index<Id>();
-  static constexpr bool optional = Kind == CaptureKind::Optional;
-  static constexpr bool RequireConstant = Kind == CaptureKind::Constant;
+  static constexpr bool optional = Kind == ValueKind::Optional;
+  static constexpr bool RequireConstant = Kind == ValueKind::Constant;
+  static constexpr CaptureKinds kinds = one_kind < Id, Kind == ValueKind::Any ? CaptureKind::Value
+                                                       : Kind == ValueKind::Constant
+                                                           ? CaptureKind::Constant
+                                                           : CaptureKind::Optional > ();
 
-  template <CaptureMask Bound>
-  bool match(ir::ValueId v, Match& m) const {
-    if constexpr (Bound & binds) return m.values[index] == v;
-    else {
-      if (v == ir::kNone && !optional) return false;
+  template <CaptureMask Bound, class K>
+  bool match(ir::ValueId v, Match& m, const K& k) const {
+    if constexpr (Bound & binds) {
+      if (m.values[index] == v) return k();
+      if (m.explaining()) [[unlikely]]
+        m.failed(m.mark(), [&] {
+          return std::string(1, Id) + ": " + value_label(m.graph(), v) + " is not the same value";
+        });
+      return false;
+    } else {
+      if (v == ir::kNone && !optional) {
+        if (m.explaining()) [[unlikely]]
+          m.failed(m.mark(), [&] { return std::string(1, Id) + ": the input is omitted"; });
+        return false;
+      }
       if constexpr (RequireConstant)
-        if (!constant_tensor(m.graph(), v)) return false;
+        if (!constant_tensor(m.graph(), v)) {
+          if (m.explaining()) [[unlikely]]
+            m.failed(m.mark(), [&] {
+              return std::string(1, Id) + ": " + value_label(m.graph(), v) + " is not a constant";
+            });
+          return false;
+        }
       m.values[index] = v;
-      return true;
+      return k();
     }
   }
   // In conditions: a view of the value, or the tensor of a constant.
   decltype(auto) eval(const Match& m) const {
-    if constexpr (RequireConstant) return (*constant_tensor(m.graph(), m.values[index]));
-    else return ValueView{&m.graph(), m.values[index]};
+    if constexpr (RequireConstant)
+      return (*constant_tensor(m.graph(), m.values[index]));
+    else
+      return ValueView{&m.graph(), m.values[index]};
   }
   ir::ValueId build(Rewriter& r) const { return r.match().values[index]; }
   template <CaptureMask>
-  void print(std::string& out) const { out += Id; }
+  void print(std::string& out) const {
+    out += Id;
+  }
 };
 template <char Id>
-using Var = ValueCapture<Id, CaptureKind::Any>;
+using Var = ValueCapture<Id, ValueKind::Any>;
 template <char Id>
-using Const = ValueCapture<Id, CaptureKind::Constant>;
+using Const = ValueCapture<Id, ValueKind::Constant>;
 // An optional input: binds ir::kNone when the node omits it (test it with `present(c)`); a replacement
 // passes it on as it is.
 template <char Id>
-using Opt = ValueCapture<Id, CaptureKind::Optional>;
+using Opt = ValueCapture<Id, ValueKind::Optional>;
 
 // Inputs a node must have: those before the trailing optional ones.
 template <class L>
 constexpr std::size_t required_inputs() {
-  if constexpr (L::size == 0) return 0;
+  if constexpr (L::size == 0)
+    return 0;
   else {
     using Head = decltype(L::head);
     constexpr std::size_t rest = required_inputs<decltype(L::tail)>();
@@ -9125,7 +9798,20 @@ constexpr std::size_t required_inputs() {
 
 // ---- attribute captures and constraints -------------------------------------------------------------
 inline bool same_attribute_value(const ir::Attribute& a, const ir::Attribute& b) {
-  return a.type == b.type && a.i == b.i && a.f == b.f && a.s == b.s && a.ints == b.ints && a.floats == b.floats;
+  return a.type == b.type && a.i == b.i && a.f == b.f && a.s == b.s && a.ints == b.ints &&
+         a.floats == b.floats;
+}
+
+template <ir::AttrType Type>
+constexpr CaptureKind attribute_kind() {
+  if constexpr (Type == ir::AttrType::Int)
+    return CaptureKind::Int;
+  else if constexpr (Type == ir::AttrType::Ints)
+    return CaptureKind::Ints;
+  else if constexpr (Type == ir::AttrType::Float)
+    return CaptureKind::Float;
+  else
+    return CaptureKind::String;
 }
 
 template <char Id, ir::AttrType Type>
@@ -9133,11 +9819,13 @@ struct AttrCapture : ExprTag {
   static constexpr CaptureMask binds = capture_bit<Id>, uses = capture_bit<Id>;
   static constexpr int depth = 0, node_count = 0;
   static constexpr int index = capture_index<Id>();
+  static constexpr CaptureKinds kinds = one_kind<Id, attribute_kind<Type>()>();
 
   template <CaptureMask Bound>
   bool match_attribute(const ir::Attribute* a, Match& m) const {
     if (!a || a->type != Type) return false;
-    if constexpr (Bound & binds) return same_attribute_value(*m.attributes[index], *a);
+    if constexpr (Bound & binds)
+      return same_attribute_value(*m.attributes[index], *a);
     else {
       m.attributes[index] = a;
       return true;
@@ -9145,13 +9833,19 @@ struct AttrCapture : ExprTag {
   }
   decltype(auto) eval(const Match& m) const {
     const ir::Attribute& a = *m.attributes[index];
-    if constexpr (Type == ir::AttrType::Int) return a.i;
-    else if constexpr (Type == ir::AttrType::Float) return a.f;
-    else if constexpr (Type == ir::AttrType::String) return (a.s);
-    else return (a.ints);
+    if constexpr (Type == ir::AttrType::Int)
+      return a.i;
+    else if constexpr (Type == ir::AttrType::Float)
+      return a.f;
+    else if constexpr (Type == ir::AttrType::String)
+      return (a.s);
+    else
+      return (a.ints);
   }
   template <CaptureMask>
-  void print(std::string& out) const { out += Id; }
+  void print(std::string& out) const {
+    out += Id;
+  }
 };
 template <char Id>
 using Int = AttrCapture<Id, ir::AttrType::Int>;
@@ -9165,11 +9859,15 @@ using Str = AttrCapture<Id, ir::AttrType::String>;
 // An attribute value built by a replacement from whatever an expression evaluates to.
 inline ir::Attribute make_attribute(Symbol name, int64_t v) { return ir::Attribute::make_int(name, v); }
 inline ir::Attribute make_attribute(Symbol name, float v) { return ir::Attribute::make_float(name, v); }
-inline ir::Attribute make_attribute(Symbol name, const std::string& v) { return ir::Attribute::make_string(name, v); }
+inline ir::Attribute make_attribute(Symbol name, const std::string& v) {
+  return ir::Attribute::make_string(name, v);
+}
 inline ir::Attribute make_attribute(Symbol name, const std::vector<int64_t>& v) {
   return ir::Attribute::make_ints(name, v);
 }
-inline ir::Attribute make_attribute(Symbol name, const Tensor& v) { return ir::Attribute::make_tensor(name, v); }
+inline ir::Attribute make_attribute(Symbol name, const Tensor& v) {
+  return ir::Attribute::make_tensor(name, v);
+}
 inline ir::Attribute make_attribute(Symbol name, ElemType v) {
   return ir::Attribute::make_int(name, static_cast<int64_t>(v));
 }
@@ -9178,11 +9876,16 @@ inline ir::Attribute make_attribute(Symbol name, ElemType v) {
 template <class T>
 bool literal_matches(const ir::Attribute* a, const T& v) {
   if (!a) return false;
-  if constexpr (std::is_same_v<T, int64_t>) return a->type == ir::AttrType::Int && a->i == v;
-  else if constexpr (std::is_same_v<T, float>) return a->type == ir::AttrType::Float && a->f == v;
-  else if constexpr (std::is_same_v<T, std::string>) return a->type == ir::AttrType::String && a->s == v;
-  else if constexpr (std::is_same_v<T, std::vector<int64_t>>) return a->type == ir::AttrType::Ints && a->ints == v;
-  else static_assert(sizeof(T) == 0, "xexp rule: unsupported literal type for an attribute");
+  if constexpr (std::is_same_v<T, int64_t>)
+    return a->type == ir::AttrType::Int && a->i == v;
+  else if constexpr (std::is_same_v<T, float>)
+    return a->type == ir::AttrType::Float && a->f == v;
+  else if constexpr (std::is_same_v<T, std::string>)
+    return a->type == ir::AttrType::String && a->s == v;
+  else if constexpr (std::is_same_v<T, std::vector<int64_t>>)
+    return a->type == ir::AttrType::Ints && a->ints == v;
+  else
+    static_assert(sizeof(T) == 0, "xexp rule: unsupported literal type for an attribute");
 }
 
 template <FixedString Name, class V>
@@ -9190,6 +9893,7 @@ struct AttrIs {
   V value;
   static constexpr CaptureMask binds = V::binds, uses = V::uses;
   static constexpr int depth = 0, node_count = 0;
+  static constexpr CaptureKinds kinds = kinds_of<V>();
   static Symbol name() {
     static const Symbol s(Name.view());
     return s;
@@ -9198,12 +9902,18 @@ struct AttrIs {
   bool match(const ir::Node& n, Match& m) const {
     const ir::Attribute* a = read_attribute(m.graph(), n, name(), m.opset(),
                                             [&m](ir::Attribute made) { return m.keep(std::move(made)); });
+    bool ok;
     if constexpr (requires { value.template match_attribute<Bound>(a, m); })
-      return value.template match_attribute<Bound>(a, m);
+      ok = value.template match_attribute<Bound>(a, m);
     else {
       static_assert(V::uses == 0, "xexp rule: an attribute in a pattern is a capture or a literal");
-      return literal_matches(a, value.eval(m));
+      ok = literal_matches(a, value.eval(m));
     }
+    if (!ok && m.explaining()) [[unlikely]]
+      m.failed(m.mark(), [&] {
+        return printed<Bound>(*this) + " does not hold on " + n.op_type.str() + " '" + n.name + "'";
+      });
+    return ok;
   }
   ir::Attribute build(const Match& m) const { return make_attribute(name(), value.eval(m)); }
   template <CaptureMask Bound>
@@ -9230,8 +9940,12 @@ inline constexpr bool is_attr_is = false;
 template <FixedString Name, class V>
 inline constexpr bool is_attr_is<AttrIs<Name, V>> = true;
 
+// `etc` among a node's inputs: any further inputs, not looked at (Concat's parts, Clip's optional bounds).
+struct Etc {};
+inline constexpr Etc etc{};
+
 // ---- nodes ------------------------------------------------------------------------------------------
-enum NodeFlags : unsigned { kCommutative = 1, kShared = 2 };
+enum NodeFlags : unsigned { kCommutative = 1, kShared = 2, kMoreInputs = 4 };
 
 // Pattern input count vs node input count: trailing omitted inputs do not count, and a trailing input
 // holding a former attribute (opset adapters) is allowed when the pattern reads that attribute.
@@ -9245,6 +9959,28 @@ bool arity_fits(const ir::Node& n, std::size_t required, std::size_t arity, Name
   return true;
 }
 
+// The op types of a family string ("Squeeze|Unsqueeze"), interned once.
+template <FixedString Ops>
+const std::vector<Symbol>& op_family() {
+  static const std::vector<Symbol> types = [] {
+    std::vector<Symbol> out;
+    std::string_view rest = Ops.view();
+    for (std::size_t bar = rest.find('|'); bar != std::string_view::npos; bar = rest.find('|')) {
+      out.emplace_back(rest.substr(0, bar));
+      rest.remove_prefix(bar + 1);
+    }
+    out.emplace_back(rest);
+    return out;
+  }();
+  return types;
+}
+
+struct OpKey {
+  Symbol domain;
+  Symbol op_type;
+  friend bool operator==(const OpKey&, const OpKey&) = default;
+};
+
 template <FixedString Op, FixedString Domain, unsigned Flags, class Inputs, class Attrs>
 struct NodePattern : ExprTag {
   Inputs inputs;
@@ -9253,30 +9989,52 @@ struct NodePattern : ExprTag {
   static constexpr CaptureMask uses = Inputs::uses | Attrs::uses;
   static constexpr int depth = 1 + Inputs::depth;
   static constexpr int node_count = 1 + Inputs::node_count;
-  static_assert(!(Flags & kCommutative) || Inputs::size == 2, "xexp rule: only a 2-input node is commutative");
+  static constexpr CaptureKinds kinds = merge_kinds(kinds_of<Inputs>(), kinds_of<Attrs>());
+  static constexpr bool is_family = Op.view().find('|') != std::string_view::npos;
+  static_assert(!(Flags & kCommutative) || (Inputs::size == 2 && !(Flags & kMoreInputs)),
+                "xexp rule: only a 2-input node is commutative");
 
-  static Symbol op_type() {
-    static const Symbol s(Op.view());
-    return s;
-  }
   static Symbol domain() {
     static const Symbol s(Domain.view());
     return s;
   }
-
-  template <CaptureMask Bound>
-  bool match(ir::ValueId v, Match& m) const {
-    if (v == ir::kNone) return false;
-    const ir::Value& value = m.graph().value(v);
-    if (value.producer == ir::kNone || value.output_index != 0) return false;
-    return match_node<Bound>(value.producer, m);
+  static bool has_op_type(Symbol op) {
+    const std::vector<Symbol>& types = op_family<Op>();
+    if constexpr (!is_family)
+      return op == types[0];
+    else
+      return std::find(types.begin(), types.end(), op) != types.end();
   }
-  template <CaptureMask Bound>
-  bool match_node(ir::NodeId id, Match& m) const {
+  // As a root: the driver indexes rules by (domain, op type).
+  static std::vector<OpKey> roots() {
+    std::vector<OpKey> out;
+    for (Symbol op : op_family<Op>()) out.push_back({domain(), op});
+    return out;
+  }
+
+  template <CaptureMask Bound, class K>
+  bool match(ir::ValueId v, Match& m, const K& k) const {
+    if (v != ir::kNone) {
+      const ir::Value& value = m.graph().value(v);
+      if (value.producer != ir::kNone && value.output_index == 0)
+        return match_node<Bound>(value.producer, m, k);
+    }
+    if (m.explaining()) [[unlikely]]
+      m.failed(m.mark(),
+               [&] { return printed<Bound>(*this) + " did not match " + value_label(m.graph(), v); });
+    return false;
+  }
+  template <CaptureMask Bound, class K>
+  bool match_node(ir::NodeId id, Match& m, const K& k) const {
     const ir::Node& n = m.graph().node(id);
-    if (n.op_type != op_type() || n.domain != domain()) return false;
-    if (!arity_fits(n, required_inputs<Inputs>(), Inputs::size, [&](std::size_t slot) { return reads_slot(attrs, n, slot, m.opset()); }))
+    if (!has_op_type(n.op_type) || n.domain != domain() || !fits_arity(n, m)) {
+      if (m.explaining()) [[unlikely]]
+        m.failed(m.mark(), [&] {
+          return printed<Bound>(*this) + " did not match " + n.op_type.str() + " '" + n.name + "' (" +
+                 std::to_string(n.inputs.size()) + " inputs)";
+        });
       return false;
+    }
     const int mark = m.mark();
     if (!m.push_node(id, Flags & kShared)) return false;
     constexpr CaptureMask after_attrs = Bound | Attrs::binds;
@@ -9285,25 +10043,27 @@ struct NodePattern : ExprTag {
       const auto& a = inputs.head;
       const auto& b = inputs.tail.head;
       constexpr CaptureMask after_a = after_attrs | std::decay_t<decltype(a)>::binds;
-      if (ok && !(a.template match<after_attrs>(n.inputs[0], m) && b.template match<after_a>(n.inputs[1], m))) {
-        m.rewind(mark + 1);
-        ok = a.template match<after_attrs>(n.inputs[1], m) && b.template match<after_a>(n.inputs[0], m);
-      }
+      auto in_order = [&](ir::ValueId first, ir::ValueId second) {
+        return a.template match<after_attrs>(first, m,
+                                             [&] { return b.template match<after_a>(second, m, k); });
+      };
+      const ir::ValueId in0 = input_at(n, 0), in1 = input_at(n, 1);
+      ok = ok && (in_order(in0, in1) || (m.rewind(mark + 1), in_order(in1, in0)));
     } else {
-      ok = ok && match_inputs<after_attrs, 0>(inputs, n, m);
+      ok = ok && match_inputs<after_attrs, 0>(inputs, n, m, k);
     }
     if (!ok) m.rewind(mark);
     return ok;
   }
 
   // As a replacement: builds the node from its built inputs and evaluated attributes.
-  ir::ValueId build(Rewriter& r) const {
-    static_assert(Flags == 0, "xexp rule: commutative/shared only make sense in a pattern");
+  ir::ValueId build(Rewriter& r, std::size_t n_outputs = 1) const {
+    static_assert(Flags == 0 && !is_family, "xexp rule: commutative, shared, etc and op families only match");
     std::vector<ir::ValueId> ins;
     build_inputs(inputs, r, ins);
     std::vector<ir::Attribute> as;
     build_attributes(attrs, r.match(), as);
-    return r.node(op_type(), std::move(ins), std::move(as), domain());
+    return r.node(op_family<Op>()[0], std::move(ins), std::move(as), domain(), n_outputs);
   }
 
   template <CaptureMask Bound>
@@ -9317,8 +10077,9 @@ struct NodePattern : ExprTag {
     out += Op.view();
     out += "(";
     print_list<Bound | Attrs::binds>(out, inputs);
+    if constexpr (Flags & kMoreInputs) out += Inputs::size > 0 ? ", etc" : "etc";
     if constexpr (Attrs::size > 0) {
-      if constexpr (Inputs::size > 0) out += ", ";
+      if constexpr (Inputs::size > 0 || (Flags & kMoreInputs)) out += ", ";
       print_list<Bound>(out, attrs);
     }
     out += ")";
@@ -9327,9 +10088,20 @@ struct NodePattern : ExprTag {
   }
 
  private:
+  static ir::ValueId input_at(const ir::Node& n, std::size_t slot) {
+    return slot < n.inputs.size() ? n.inputs[slot] : ir::kNone;
+  }
+  bool fits_arity(const ir::Node& n, const Match& m) const {
+    if constexpr (Flags & kMoreInputs)
+      return n.inputs.size() >= Inputs::size && !n.outputs.empty();
+    else
+      return arity_fits(n, required_inputs<Inputs>(), Inputs::size,
+                        [&](std::size_t slot) { return reads_slot(attrs, n, slot, m.opset()); });
+  }
   template <class L>
   static bool reads_slot(const L& list, const ir::Node& n, std::size_t slot, int64_t opset) {
-    if constexpr (L::size == 0) return false;
+    if constexpr (L::size == 0)
+      return false;
     else
       return input_slot_of_attribute(n.op_type, n.domain, decltype(list.head)::name(), opset) ==
                  static_cast<int>(slot) ||
@@ -9337,17 +10109,20 @@ struct NodePattern : ExprTag {
   }
   template <CaptureMask Bound, class L>
   static bool match_attributes(const L& list, const ir::Node& n, Match& m) {
-    if constexpr (L::size == 0) return true;
+    if constexpr (L::size == 0)
+      return true;
     else
       return list.head.template match<Bound>(n, m) &&
              match_attributes<Bound | decltype(list.head)::binds>(list.tail, n, m);
   }
-  template <CaptureMask Bound, std::size_t Slot, class L>
-  static bool match_inputs(const L& list, const ir::Node& n, Match& m) {
-    if constexpr (L::size == 0) return true;
+  template <CaptureMask Bound, std::size_t Slot, class L, class K>
+  static bool match_inputs(const L& list, const ir::Node& n, Match& m, const K& k) {
+    if constexpr (L::size == 0)
+      return k();
     else
-      return list.head.template match<Bound>(Slot < n.inputs.size() ? n.inputs[Slot] : ir::kNone, m) &&
-             match_inputs<Bound | decltype(list.head)::binds, Slot + 1>(list.tail, n, m);
+      return list.head.template match<Bound>(input_at(n, Slot), m, [&] {
+        return match_inputs<Bound | decltype(list.head)::binds, Slot + 1>(list.tail, n, m, k);
+      });
   }
   template <class L>
   static void build_inputs(const L& list, Rewriter& r, std::vector<ir::ValueId>& out) {
@@ -9369,16 +10144,23 @@ template <FixedString Op, FixedString Domain, unsigned Flags, class Inputs, clas
 constexpr auto add_node_args(const NodePattern<Op, Domain, Flags, Inputs, Attrs>& n) {
   return n;
 }
-template <FixedString Op, FixedString Domain, unsigned Flags, class Inputs, class Attrs, class First, class... Rest>
+template <FixedString Op, FixedString Domain, unsigned Flags, class Inputs, class Attrs, class First,
+          class... Rest>
 constexpr auto add_node_args(const NodePattern<Op, Domain, Flags, Inputs, Attrs>& n, const First& first,
                              const Rest&... rest) {
   if constexpr (is_attr_is<First>) {
     auto attrs = append(n.attrs, first);
-    return add_node_args(NodePattern<Op, Domain, Flags, Inputs, decltype(attrs)>{{}, n.inputs, attrs}, rest...);
+    return add_node_args(NodePattern<Op, Domain, Flags, Inputs, decltype(attrs)>{{}, n.inputs, attrs},
+                         rest...);
+  } else if constexpr (std::is_same_v<First, Etc>) {
+    return add_node_args(NodePattern<Op, Domain, Flags | kMoreInputs, Inputs, Attrs>{{}, n.inputs, n.attrs},
+                         rest...);
   } else {
     static_assert(IsExpr<First>, "xexp rule: a node input is a capture, a node pattern or fold(...)");
+    static_assert(!(Flags & kMoreInputs), "xexp rule: `etc` comes after the inputs a pattern names");
     auto inputs = append(n.inputs, first);
-    return add_node_args(NodePattern<Op, Domain, Flags, decltype(inputs), Attrs>{{}, inputs, n.attrs}, rest...);
+    return add_node_args(NodePattern<Op, Domain, Flags, decltype(inputs), Attrs>{{}, inputs, n.attrs},
+                         rest...);
   }
 }
 
@@ -9410,15 +10192,32 @@ struct Named : ExprTag {
   static constexpr CaptureMask binds = capture_bit<Id> | P::binds, uses = capture_bit<Id>;
   static constexpr int depth = P::depth, node_count = P::node_count;
   static constexpr int index = capture_index<Id>();
+  static constexpr CaptureKinds kinds = merge_kinds(one_kind<Id, CaptureKind::Node>(), kinds_of<P>());
 
-  template <CaptureMask Bound>
-  bool match(ir::ValueId v, Match& m) const {
-    if constexpr (Bound & capture_bit<Id>) return m.values[index] == v;
-    else {
-      if (!pattern.template match<Bound>(v, m)) return false;
-      m.values[index] = v;
-      return true;
+  template <CaptureMask Bound, class K>
+  bool match(ir::ValueId v, Match& m, const K& k) const {
+    if constexpr (Bound & capture_bit<Id>) {
+      if (m.values[index] == v) return k();
+      if (m.explaining()) [[unlikely]]
+        m.failed(m.mark(),
+                 [&] { return std::string(1, Id) + ": " + value_label(m.graph(), v) + " is another node"; });
+      return false;
+    } else {
+      return pattern.template match<Bound>(v, m, [&] {
+        m.values[index] = v;
+        return k();
+      });
     }
+  }
+  // As a root: binds the root's first output.
+  static Symbol domain() { return P::domain(); }
+  static std::vector<OpKey> roots() { return P::roots(); }
+  template <CaptureMask Bound, class K>
+  bool match_node(ir::NodeId id, Match& m, const K& k) const {
+    return pattern.template match_node<Bound>(id, m, [&] {
+      m.values[index] = m.graph().node(id).outputs[0];
+      return k();
+    });
   }
   ValueView eval(const Match& m) const { return {&m.graph(), m.values[index]}; }
   ir::ValueId build(Rewriter& r) const { return r.match().values[index]; }
@@ -9432,13 +10231,81 @@ struct Named : ExprTag {
   }
 };
 // named<'d'>(Sub(x, mean)): the first use matches the sub-pattern, later uses of the same object must be
-// the very same value (node identity).
+// the very same value (node identity). A condition or a replacement reads the node through it
+// (node_of, rebuild).
 template <char Id, class P>
 constexpr auto named(const P& p) {
   return Named<Id, P>{{}, p};
 }
 
-// ---- replacement-only pieces ------------------------------------------------------------------------
+// ---- alternatives -----------------------------------------------------------------------------------
+// either(a, b): the value matches a, or else b (onnxscript's OrValue): Pow(x, two) or Mul(x, x). What
+// follows may read only the captures both bind (the others are bound by one alternative only).
+template <class A, class B>
+struct Either : ExprTag {
+  A a;
+  B b;
+  static constexpr CaptureMask binds = A::binds & B::binds, uses = A::uses | B::uses;
+  static constexpr int depth = A::depth > B::depth ? A::depth : B::depth;
+  static constexpr int node_count = A::node_count > B::node_count ? A::node_count : B::node_count;
+  static constexpr CaptureKinds kinds = merge_kinds(kinds_of<A>(), kinds_of<B>());
+
+  template <CaptureMask Bound, class K>
+  bool match(ir::ValueId v, Match& m, const K& k) const {
+    const int mark = m.mark();
+    if (a.template match<Bound>(v, m, k)) return true;
+    m.rewind(mark);
+    return b.template match<Bound>(v, m, k);
+  }
+  // As a root: either alternative's root op types.
+  static std::vector<OpKey> roots() {
+    std::vector<OpKey> out = A::roots();
+    for (const OpKey& key : B::roots())
+      if (std::find(out.begin(), out.end(), key) == out.end()) out.push_back(key);
+    return out;
+  }
+  template <CaptureMask Bound, class K>
+  bool match_node(ir::NodeId id, Match& m, const K& k) const {
+    const int mark = m.mark();
+    if (a.template match_node<Bound>(id, m, k)) return true;
+    m.rewind(mark);
+    return b.template match_node<Bound>(id, m, k);
+  }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += "either(";
+    a.template print<Bound>(out);
+    out += ", ";
+    b.template print<Bound>(out);
+    out += ")";
+  }
+};
+template <class A, class B>
+constexpr auto either(const A& a, const B& b) {
+  return Either<A, B>{{}, a, b};
+}
+
+}  // namespace xexp::rewrite
+// ======== xexp/rewrite/replacement.hpp
+// The right side of a rule: what only a replacement says. A node pattern builds its node; besides:
+//   fold(expr)                     a constant computed from the captures, added as an initializer
+//   choose(cond, a, b)             a when cond holds at rewrite time, else b
+//   rebuild(n, args...)            the matched node n again (op type, domain, attributes, inputs), with
+//                                  the inputs given (all of them, or input<k> = v for one) and the
+//                                  attributes given (attr<"alpha"> = v) changed
+//   let<'f'>(r)                    r built once, however many times the replacement names it
+//   outputs<4>(node)  output<3>(r) a node with several outputs; output k of what r built
+// and, after the replacement in .to(...), also(v, r): the consumers of the matched value v read r
+// (PDLL's `replace root with (a, b)`: a fused node's second output takes over a residual sum).
+// replace_with("name", lambda, captures...) remains for what none of these say.
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+
+namespace xexp::rewrite {
+
 // fold(expr): a constant computed at rewrite time from the captures, added as an initializer.
 template <class E>
 struct Fold : ExprTag {
@@ -9483,6 +10350,263 @@ constexpr auto choose(const C& condition, const A& a, const B& b) {
   return Choose<C, A, B>{{}, condition, a, b};
 }
 
+// let<'f'>(r): the first build of `r` is kept under 'f' (a letter of its own, apart from the captures);
+// later uses of the same let give the same value instead of a second node.
+template <char Id, class R>
+struct Let : ExprTag {
+  R replacement;
+  static constexpr CaptureMask binds = 0, uses = R::uses;
+  static constexpr int depth = 0, node_count = 0;
+  ir::ValueId build(Rewriter& r) const {
+    ir::ValueId& slot = r.let_slot(capture_index<Id>());
+    if (slot == ir::kNone) slot = replacement.build(r);
+    return slot;
+  }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    replacement.template print<Bound>(out);
+  }
+};
+template <char Id, class R>
+constexpr auto let(const R& r) {
+  return Let<Id, R>{{}, r};
+}
+
+// outputs<N>(node): the node built with N outputs (com.microsoft fused ops return statistics and sums).
+template <std::size_t N, class P>
+struct Outputs : ExprTag {
+  P node;
+  static constexpr CaptureMask binds = 0, uses = P::uses;
+  static constexpr int depth = 0, node_count = 0;
+  ir::ValueId build(Rewriter& r) const { return node.build(r, N); }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    node.template print<Bound>(out);
+  }
+};
+template <std::size_t N, class P>
+constexpr auto outputs(const P& node) {
+  return Outputs<N, P>{{}, node};
+}
+// output<K>(r): output K of the node whose first output `r` builds (use a let to name that node once).
+template <std::size_t K, class R>
+struct Output : ExprTag {
+  R replacement;
+  static constexpr CaptureMask binds = 0, uses = R::uses;
+  static constexpr int depth = 0, node_count = 0;
+  ir::ValueId build(Rewriter& r) const {
+    const ir::Graph& g = r.graph();
+    return g.node(g.value(replacement.build(r)).producer).outputs.at(K);
+  }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += "output" + std::to_string(K) + "(";
+    replacement.template print<Bound>(out);
+    out += ")";
+  }
+};
+template <std::size_t K, class R>
+constexpr auto output(const R& r) {
+  return Output<K, R>{{}, r};
+}
+
+// ---- rebuilding a matched node ----------------------------------------------------------------------
+// input<k> = v in rebuild(...): input k replaced, the others kept.
+template <std::size_t Slot, class V>
+struct InputIs {
+  V value;
+  static constexpr CaptureMask binds = 0, uses = V::uses;
+  static constexpr int depth = 0, node_count = 0;
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += "input" + std::to_string(Slot) + "=";
+    value.template print<Bound>(out);
+  }
+};
+template <std::size_t Slot>
+struct InputSlot {
+  template <class V>
+  constexpr auto operator=(const V& v) const {  // NOLINT: builds a replacement piece, does not assign
+    return InputIs<Slot, V>{v};
+  }
+};
+template <std::size_t Slot>
+inline constexpr InputSlot<Slot> input{};
+
+template <class T>
+inline constexpr bool is_input_is = false;
+template <std::size_t Slot, class V>
+inline constexpr bool is_input_is<InputIs<Slot, V>> = true;
+
+// rebuild(n, ...): the node producing the value n stands for (a named node, a captured value), built
+// again with the same op type, domain, attributes and inputs, except what the arguments change. It
+// has as many outputs as the old node, and its outputs after the first take over the old ones' consumers
+// (what they compute does not change: only the inputs or attributes the first output depends on do).
+template <class N, class Inputs, class Slots, class Attrs>
+struct Rebuild : ExprTag {
+  N node;
+  Inputs inputs;  // all the inputs, when given
+  Slots slots;    // input<k> = v
+  Attrs attrs;    // attributes added or changed
+  static constexpr CaptureMask binds = 0, uses = N::uses | Inputs::uses | Slots::uses | Attrs::uses;
+  static constexpr int depth = 0, node_count = 0;
+
+  ir::ValueId build(Rewriter& r) const {
+    std::vector<ir::ValueId> given;
+    build_list(inputs, r, given);
+    std::vector<std::pair<std::size_t, ir::ValueId>> changed;
+    build_slots(slots, r, changed);
+    std::vector<ir::Attribute> attributes;
+    collect_attributes(attrs, r.match(), attributes);
+    // Read the old node only now: building the inputs added nodes, which may move it in memory.
+    const ir::Graph& g = r.graph();
+    const ir::Node& old = g.node(g.value(node.build(r)).producer);
+    std::vector<ir::ValueId> ins = Inputs::size > 0 ? given : old.inputs;
+    for (const auto& [slot, v] : changed) {
+      if (ins.size() <= slot) ins.resize(slot + 1, ir::kNone);
+      ins[slot] = v;
+    }
+    std::vector<ir::Attribute> kept;
+    for (const ir::Attribute& a : old.attributes)
+      if (std::none_of(attributes.begin(), attributes.end(),
+                       [&](const ir::Attribute& b) { return b.name == a.name; }))
+        kept.push_back(a);
+    kept.insert(kept.end(), attributes.begin(), attributes.end());
+    const std::vector<ir::ValueId> old_outputs = old.outputs;
+    const Symbol op_type = old.op_type, domain = old.domain;
+    const ir::ValueId first = r.node(op_type, std::move(ins), std::move(kept), domain, old_outputs.size());
+    const std::vector<ir::ValueId>& fresh = r.graph().node(r.graph().value(first).producer).outputs;
+    for (std::size_t k = 1; k < old_outputs.size(); ++k)
+      if (old_outputs[k] != ir::kNone) r.replace_later(old_outputs[k], fresh[k]);
+    return first;
+  }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += "rebuild(";
+    node.template print<Bound>(out);
+    if constexpr (Inputs::size > 0) out += ", ";
+    print_list<Bound>(out, inputs);
+    if constexpr (Slots::size > 0) out += ", ";
+    print_list<Bound>(out, slots);
+    if constexpr (Attrs::size > 0) out += ", ";
+    print_list<Bound>(out, attrs);
+    out += ")";
+  }
+
+ private:
+  template <class L>
+  static void build_list(const L& list, Rewriter& r, std::vector<ir::ValueId>& out) {
+    if constexpr (L::size > 0) {
+      out.push_back(list.head.build(r));
+      build_list(list.tail, r, out);
+    }
+  }
+  template <class L>
+  static void build_slots(const L& list, Rewriter& r, std::vector<std::pair<std::size_t, ir::ValueId>>& out) {
+    if constexpr (L::size > 0) {
+      out.emplace_back(slot_of(list.head), list.head.value.build(r));
+      build_slots(list.tail, r, out);
+    }
+  }
+  template <std::size_t Slot, class V>
+  static constexpr std::size_t slot_of(const InputIs<Slot, V>&) {
+    return Slot;
+  }
+  template <class L>
+  static void collect_attributes(const L& list, const Match& m, std::vector<ir::Attribute>& out) {
+    if constexpr (L::size > 0) {
+      out.push_back(list.head.build(m));
+      collect_attributes(list.tail, m, out);
+    }
+  }
+};
+
+template <class N, class Inputs, class Slots, class Attrs>
+constexpr auto add_rebuild_args(const Rebuild<N, Inputs, Slots, Attrs>& r) {
+  return r;
+}
+template <class N, class Inputs, class Slots, class Attrs, class First, class... Rest>
+constexpr auto add_rebuild_args(const Rebuild<N, Inputs, Slots, Attrs>& r, const First& first,
+                                const Rest&... rest) {
+  if constexpr (is_attr_is<First>) {
+    auto attrs = append(r.attrs, first);
+    return add_rebuild_args(Rebuild<N, Inputs, Slots, decltype(attrs)>{{}, r.node, r.inputs, r.slots, attrs},
+                            rest...);
+  } else if constexpr (is_input_is<First>) {
+    auto slots = append(r.slots, first);
+    return add_rebuild_args(Rebuild<N, Inputs, decltype(slots), Attrs>{{}, r.node, r.inputs, slots, r.attrs},
+                            rest...);
+  } else {
+    static_assert(IsExpr<First>,
+                  "xexp rule: rebuild(n, ...) takes inputs, input<k> = v and attr<\"name\"> = v");
+    auto inputs = append(r.inputs, first);
+    return add_rebuild_args(Rebuild<N, decltype(inputs), Slots, Attrs>{{}, r.node, inputs, r.slots, r.attrs},
+                            rest...);
+  }
+}
+template <class N, class... Args>
+constexpr auto rebuild(const N& node, const Args&... args) {
+  return add_rebuild_args(Rebuild<N, Nil, Nil, Nil>{{}, node, {}, {}, {}}, args...);
+}
+
+// also(v, r) in .to(root, also(...)...): the consumers of the matched value v read what r builds.
+template <class V, class R>
+struct Also {
+  V value;
+  R replacement;
+  static constexpr CaptureMask binds = 0, uses = V::uses | R::uses;
+  static constexpr int depth = 0, node_count = 0;
+  void build(Rewriter& r) const { r.replace_later(value.build(r), replacement.build(r)); }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += "also(";
+    value.template print<Bound>(out);
+    out += " -> ";
+    replacement.template print<Bound>(out);
+    out += ")";
+  }
+};
+template <class V, class R>
+constexpr auto also(const V& v, const R& r) {
+  return Also<V, R>{v, r};
+}
+
+// The replacement of a case: the root's value, then the values `also` replaces.
+template <class R, class Extras>
+struct WithAlso : ExprTag {
+  R root;
+  Extras extras;
+  static constexpr CaptureMask binds = 0, uses = R::uses | Extras::uses;
+  static constexpr int depth = 0, node_count = 0;
+  std::optional<ir::ValueId> build(Rewriter& r) const {
+    std::optional<ir::ValueId> out = root.build(r);
+    if (out) build_extras(extras, r);
+    return out;
+  }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    root.template print<Bound>(out);
+    print_extras<Bound>(extras, out);
+  }
+
+ private:
+  template <class L>
+  static void build_extras(const L& list, Rewriter& r) {
+    if constexpr (L::size > 0) {
+      list.head.build(r);
+      build_extras(list.tail, r);
+    }
+  }
+  template <CaptureMask Bound, class L>
+  static void print_extras(const L& list, std::string& out) {
+    if constexpr (L::size > 0) {
+      out += ", ";
+      list.head.template print<Bound>(out);
+      print_extras<Bound>(list.tail, out);
+    }
+  }
+};
+
 // replace_with("name", lambda, captures...): the lambda gets the Rewriter and the evaluated captures and
 // returns the value replacing the root's output, or std::nullopt to decline (what it built is undone).
 template <class F, class Args>
@@ -9513,12 +10637,6 @@ constexpr auto replace_with(const char* name, F f, const Args&... args) {
 
 namespace xexp::rewrite {
 
-struct OpKey {
-  Symbol domain;
-  Symbol op_type;
-  friend bool operator==(const OpKey&, const OpKey&) = default;
-};
-
 class Rule {
  public:
   Rule(std::string name, int priority) : name_(std::move(name)), priority_(priority) {}
@@ -9526,7 +10644,7 @@ class Rule {
 
   // Short name, usable in a set string ("Cast").
   const std::string& name() const { return name_; }
-  // Name in logs and statistics, as the original prints it ("CastPattern").
+  // Name in logs and statistics ("CastPattern"), as experimental-experiment's optimizer prints it.
   std::string pattern_name() const { return name_ + "Pattern"; }
   int priority() const { return priority_; }
 
@@ -9536,6 +10654,9 @@ class Rule {
   virtual int depth() const = 0;
   // Matches the pattern at `root`, checks containment and the condition. `m` is overwritten.
   virtual bool match(const ir::Graph& g, ir::NodeId root, int64_t opset, Match& m) const = 0;
+  // Why the rule does not match at `root` (the failure that got furthest: a sub-pattern, containment or
+  // the first false condition), or "" when it matches. Slower than match: for --explain only.
+  virtual std::string explain(const ir::Graph& g, ir::NodeId root, int64_t opset) const = 0;
   // Builds the replacement of the root's first output; std::nullopt when it declines.
   virtual std::optional<ir::ValueId> build(Rewriter& r) const = 0;
   // One line: "Cast: Cast(x, to=t) -> x  when (dtype(x) == t)  [P0]".
@@ -9553,7 +10674,7 @@ inline bool is_contained(const Match& m) {
   const ir::Node& root = g.node(m.root());
   for (std::size_t k = 1; k < root.outputs.size(); ++k) {
     ir::ValueId out = root.outputs[k];
-    if (out != ir::kNone && (!g.value(out).uses.empty() || g.value(out).is_graph_output())) return false;
+    if (out != ir::kNone && g.value(out).is_read()) return false;
   }
   for (std::size_t k = 1; k < m.node_count(); ++k) {
     if (m.is_shared(static_cast<int>(k))) continue;
@@ -9575,9 +10696,27 @@ struct Case {
   C condition;
   R replacement;
   static constexpr int depth = P::depth;
-  static OpKey root() { return {P::domain(), P::op_type()}; }
+  static std::vector<OpKey> roots() { return P::roots(); }
+  static bool has_root(const OpKey& key) {
+    static const std::vector<OpKey> keys = roots();
+    return std::find(keys.begin(), keys.end(), key) != keys.end();
+  }
+  // Containment and the condition run as the match's last step, so that a failure there makes the
+  // matchers try their other choices (commutative orders, alternatives).
   bool match(ir::NodeId root, Match& m) const {
-    return pattern.template match_node<0>(root, m) && is_contained(m) && condition.eval(m);
+    return pattern.template match_node<0>(root, m, [&] { return is_contained(m) && condition.eval(m); });
+  }
+  bool explain(ir::NodeId root, Match& m) const {
+    return pattern.template match_node<0>(root, m, [&] {
+      if (!is_contained(m)) {
+        m.failed(Match::kMaxNodes, [] { return std::string("a matched node has consumers outside the match"); });
+        return false;
+      }
+      std::string failed;
+      if (explain_condition<P::binds>(condition, m, failed)) return true;
+      m.failed(Match::kMaxNodes + 1, [&] { return failed; });
+      return false;
+    });
   }
   void print(std::string& out) const {
     pattern.template print<0>(out);
@@ -9601,6 +10740,14 @@ class TypedRule final : public Rule {
     collect_roots(cases_, out);
     return out;
   }
+  std::string explain(const ir::Graph& g, ir::NodeId root, int64_t opset) const override {
+    const ir::Node& n = g.node(root);
+    std::string why;
+    Match m;
+    m.explain_into(&why);
+    if (explain_cases(cases_, OpKey{n.domain, n.op_type}, g, root, opset, m)) return "";
+    return why.empty() ? "the root's op type is not one of the rule's" : why;
+  }
   int depth() const override { return max_depth(cases_); }
   bool match(const ir::Graph& g, ir::NodeId root, int64_t opset, Match& m) const override {
     const ir::Node& n = g.node(root);
@@ -9617,8 +10764,8 @@ class TypedRule final : public Rule {
   template <class L>
   static void collect_roots(const L& list, std::vector<OpKey>& out) {
     if constexpr (L::size > 0) {
-      OpKey key = decltype(list.head)::root();
-      if (std::find(out.begin(), out.end(), key) == out.end()) out.push_back(key);
+      for (const OpKey& key : decltype(list.head)::roots())
+        if (std::find(out.begin(), out.end(), key) == out.end()) out.push_back(key);
       collect_roots(list.tail, out);
     }
   }
@@ -9632,12 +10779,23 @@ class TypedRule final : public Rule {
                           int index) {
     if constexpr (L::size == 0) return false;
     else {
-      if (decltype(list.head)::root() == key) {
+      if (decltype(list.head)::has_root(key)) {
         m.reset(g, opset);
         m.case_index = index;
         if (list.head.match(root, m)) return true;
       }
       return match_cases(list.tail, key, g, root, opset, m, index + 1);
+    }
+  }
+  template <class L>
+  static bool explain_cases(const L& list, OpKey key, const ir::Graph& g, ir::NodeId root, int64_t opset, Match& m) {
+    if constexpr (L::size == 0) return false;
+    else {
+      if (decltype(list.head)::has_root(key)) {
+        m.reset(g, opset);
+        if (list.head.explain(root, m)) return true;
+      }
+      return explain_cases(list.tail, key, g, root, opset, m);
     }
   }
   template <class L>
@@ -9671,11 +10829,17 @@ class RuleDraft {
     return RuleDraft<P, decltype(both)>(name_, priority_, pattern_, both);
   }
   // The replacement: gives a rule (converted to RulePtr) or, inside cases(...), one of its cases.
-  template <class R>
-  auto to(const R& replacement) const {
-    static_assert((R::uses & ~P::binds) == 0,
-                  "xexp rule: the replacement uses a capture that the pattern does not bind");
-    return Finished<R>{name_, priority_, Case<P, C, R>{pattern_, condition_, replacement}};
+  // .to(root, also(v, r)...): besides the root, the consumers of matched values v read what r builds.
+  template <class R, class... Extras>
+  auto to(const R& replacement, const Extras&... extras) const {
+    if constexpr (sizeof...(Extras) == 0) {
+      static_assert((R::uses & ~P::binds) == 0,
+                    "xexp rule: the replacement uses a capture that the pattern does not bind");
+      return Finished<R>{name_, priority_, Case<P, C, R>{pattern_, condition_, replacement}};
+    } else {
+      auto list = make_list(extras...);
+      return to(WithAlso<R, decltype(list)>{{}, replacement, list});
+    }
   }
 
  private:
@@ -9703,6 +10867,8 @@ class RuleDraft {
 template <class P>
 auto check_pattern(const P& pattern) {
   static_assert(P::node_count >= 1, "xexp rule: the pattern's root must be a node");
+  static_assert(!kinds_of<P>().clash,
+                "xexp rule: one letter names two kinds of capture (say Var<'a'> and Int<'a'>); use another letter");
   static_assert(P::node_count <= Match::kMaxNodes, "xexp rule: the pattern has too many nodes");
   return pattern;
 }
@@ -9747,11 +10913,7 @@ struct Applied {
   std::vector<ir::ValueId> touched;    // values whose producer or consumers changed
 };
 
-inline bool is_dead(const ir::Graph& g, ir::NodeId id) {
-  for (ir::ValueId out : g.node(id).outputs)
-    if (out != ir::kNone && (!g.value(out).uses.empty() || g.value(out).is_graph_output())) return false;
-  return true;
-}
+inline bool is_dead(const ir::Graph& g, ir::NodeId id) { return !g.any_output_read(id); }
 
 inline Applied apply_match(ir::Graph& g, const Rule& rule, const Match& m) {
   Applied result;
@@ -9781,6 +10943,13 @@ inline Applied apply_match(ir::Graph& g, const Rule& rule, const Match& m) {
   }
   result.touched.push_back(old);
   result.touched.push_back(fresh);
+  for (const auto& [from, to] : r.later_replacements()) {  // also(...), a rebuilt node's other outputs
+    g.value(to).elem = g.value(from).elem;
+    g.value(to).shape = g.value(from).shape;
+    g.replace_all_uses(from, to);
+    result.touched.push_back(from);
+    result.touched.push_back(to);
+  }
   for (ir::NodeId id : result.added)
     for (ir::ValueId in : g.node(id).inputs)
       if (in != ir::kNone) result.touched.push_back(in);
@@ -9801,118 +10970,18 @@ inline Applied apply_match(ir::Graph& g, const Rule& rule, const Match& m) {
 }
 
 }  // namespace xexp::rewrite
-// ======== xexp/rewrite/cleanup.hpp
-// The clean-ups the driver runs between iterations, local to the values an iteration touched: Identity
-// removal, removal of nodes nobody reads, and merging of Shape nodes reading the same value. Each
-// reports the values it touched so that the driver knows what to match again.
-#include <vector>
-
-
-namespace xexp::rewrite {
-
-struct CleanupCounts {
-  std::size_t added = 0, removed = 0;
-};
-
-// Removes Identity `id` unless its output is a graph output whose name its input cannot take.
-inline bool remove_identity(ir::Graph& g, ir::NodeId id, std::vector<ir::ValueId>& touched) {
-  const ir::Node& n = g.node(id);
-  if (!n.alive || n.op_type != Symbol("Identity") || !n.domain.empty() || n.inputs.size() != 1 ||
-      n.outputs.size() != 1 || n.inputs[0] == ir::kNone)
-    return false;
-  const ir::ValueId in = n.inputs[0], out = n.outputs[0];
-  const ir::Value& iv = g.value(in);
-  if (g.value(out).is_graph_output() && (iv.producer == ir::kNone || iv.is_graph_output() || iv.is_input ||
-                                         iv.is_initializer() || iv.is_captured))
-    return false;
-  g.replace_all_uses(out, in);
-  g.remove_node(id);
-  touched.push_back(in);
-  return true;
-}
-
-// Removes nodes whose outputs are all unused, starting from the producers of `values`, transitively.
-inline std::size_t remove_unused(ir::Graph& g, const std::vector<ir::ValueId>& values,
-                                 std::vector<ir::ValueId>& touched) {
-  std::vector<ir::NodeId> work;
-  for (ir::ValueId v : values)
-    if (g.value(v).producer != ir::kNone) work.push_back(g.value(v).producer);
-  std::size_t removed = 0;
-  while (!work.empty()) {
-    ir::NodeId id = work.back();
-    work.pop_back();
-    const ir::Node& n = g.node(id);
-    if (!n.alive || n.outputs.empty()) continue;
-    bool dead = true;
-    for (ir::ValueId out : n.outputs)
-      if (out != ir::kNone && (!g.value(out).uses.empty() || g.value(out).is_graph_output())) dead = false;
-    if (!dead) continue;
-    std::vector<ir::ValueId> inputs = n.inputs;
-    g.remove_node(id);
-    ++removed;
-    for (ir::ValueId in : inputs)
-      if (in != ir::kNone) {
-        touched.push_back(in);
-        if (g.value(in).producer != ir::kNone) work.push_back(g.value(in).producer);
-      }
-  }
-  return removed;
-}
-
-// Several Shape nodes with the same input and attributes: the first one serves all consumers.
-inline std::size_t remove_duplicated_shapes(ir::Graph& g, ir::ValueId input, std::vector<ir::ValueId>& touched) {
-  std::vector<ir::NodeId> shapes;
-  for (const ir::Use& u : g.value(input).uses) {
-    const ir::Node& n = g.node(u.node);
-    if (n.op_type == Symbol("Shape") && n.domain.empty() && n.alive && n.outputs.size() == 1) shapes.push_back(u.node);
-  }
-  std::size_t removed = 0;
-  auto same_attributes = [&](const ir::Node& a, const ir::Node& b) {
-    for (Symbol name : {Symbol("start"), Symbol("end")}) {
-      const ir::Attribute *x = a.attribute(name), *y = b.attribute(name);
-      if ((x == nullptr) != (y == nullptr) || (x && x->i != y->i)) return false;
-    }
-    return true;
-  };
-  // Whether `a` runs before `b`; both read `input`, so the walk back from `b` stops at its producer.
-  auto precedes = [&](ir::NodeId a, ir::NodeId b) {
-    for (ir::NodeId k = g.node(b).prev; k != ir::kNone && k != g.value(input).producer; k = g.node(k).prev)
-      if (k == a) return true;
-    return false;
-  };
-  for (std::size_t i = 0; i < shapes.size(); ++i)
-    for (std::size_t j = i + 1; j < shapes.size(); ++j) {
-      if (!g.node(shapes[i]).alive || !g.node(shapes[j]).alive ||
-          !same_attributes(g.node(shapes[i]), g.node(shapes[j])))
-        continue;
-      ir::NodeId first = shapes[i], second = shapes[j];
-      if (!precedes(first, second)) std::swap(first, second);
-      if (g.value(g.node(second).outputs[0]).is_graph_output()) continue;
-      g.replace_all_uses(g.node(second).outputs[0], g.node(first).outputs[0]);
-      touched.push_back(g.node(first).outputs[0]);
-      g.remove_node(second);
-      shapes[i] = first;
-      shapes[j] = second;
-      ++removed;
-    }
-  return removed;
-}
-
-// Unused initializers are dropped at the end of an optimization.
-using ir::remove_unused_initializers;
-
-}  // namespace xexp::rewrite
 // ======== xexp/rewrite/driver.hpp
-// The optimizer driver, with the original's semantics (PATTERNS.md, "How the optimizer runs"):
+// The optimizer driver, with the semantics of experimental-experiment's pattern optimizer (the Python
+// project xexp ports; docs/patterns.md lists the rules):
 // - priority levels are the sorted distinct priorities of the rules; rules above the current level do
 //   not run; the level rises only when an iteration matched nothing, and never falls;
 // - an iteration first collects matches in (rule order, node order), first come first served: a match
 //   touching a node already taken is dropped (and retried next iteration); then applies them all;
 // - clean-ups between iterations: Identity removal, unused nodes, duplicated Shape nodes;
 // - iterations are capped (default max(#nodes, 10) x #levels).
-// Unlike the original, only the first iteration (and the first at a new level, for the rules it adds)
-// scans the whole graph: afterwards a worklist holds the nodes near what changed (new nodes, producers
-// and consumers of replaced values, and their consumers up to the deepest pattern's depth).
+// Unlike the Python optimizer, only the first iteration (and the first at a new level, for the rules it
+// adds) scans the whole graph: afterwards a worklist holds the nodes near what changed (new nodes,
+// producers and consumers of replaced values, and their consumers up to the deepest pattern's depth).
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -9921,6 +10990,7 @@ using ir::remove_unused_initializers;
 #include <limits>
 #include <map>
 #include <ostream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -10021,10 +11091,14 @@ namespace xexp::rewrite {
 using FoldHook = std::function<bool(ir::Graph&, ir::NodeId, int64_t opset)>;
 
 struct OptimizeOptions {
-  int verbose = 0;                 // 1: iterations; 2: patterns and STAT lines; 9: overlaps; 10: every match
+  int verbose = 0;                 // 1: iterations; 2: patterns and STAT lines; 9: overlaps; 10: every match;
+                                   // 11: why each rule did not match (as `explain` does for every rule)
   std::ostream* log = nullptr;     // std::cerr when null
   int64_t max_iterations = -1;     // -1: max(#nodes, 10) x #levels
   FoldHook fold_constants = {};    // called on new nodes whose inputs are all constant
+  // A rule name ("LayerNormalization"): for each node where its root op type matched but the rule did
+  // not, the log gets the first condition or sub-pattern that failed (Rule::explain).
+  std::string explain = {};
 };
 
 struct RuleStats {
@@ -10067,7 +11141,7 @@ class GraphOptimizer {
         log_(options.log ? *options.log : std::cerr),
         opset_(find_opset(opsets, "").value_or(kDefaultOpset)) {
     for (std::size_t k = 0; k < rules_.size(); ++k) {
-      for (const OpKey& key : rules_[k]->roots()) by_root_[key_of(key.domain, key.op_type)].push_back(k);
+      for (const OpKey& key : rules_[k]->roots()) by_root_[op_key(key.domain, key.op_type)].push_back(k);
       max_depth_ = std::max(max_depth_, rules_[k]->depth());
       if (std::find(levels_.begin(), levels_.end(), rules_[k]->priority()) == levels_.end())
         levels_.push_back(rules_[k]->priority());
@@ -10075,6 +11149,11 @@ class GraphOptimizer {
     std::sort(levels_.begin(), levels_.end());
     if (stats_.rules.empty())
       for (const RulePtr& r : rules_) stats_.rules.push_back({.name = r->pattern_name(), .priority = r->priority()});
+    const std::string& explain = options_.explain;
+    explained_.resize(rules_.size(), 0);
+    for (std::size_t k = 0; k < rules_.size(); ++k)
+      explained_[k] = options_.verbose >= 11 ||
+                      (!explain.empty() && (rules_[k]->name() == explain || rules_[k]->pattern_name() == explain));
     if (stats_.cleanups.empty())
       for (const char* name : {"remove_identity_nodes", "remove_unused", "remove_duplicated_shape"})
         stats_.cleanups.push_back({.name = name});
@@ -10112,7 +11191,7 @@ class GraphOptimizer {
       }
       apply_all(found);
     }
-    remove_unused_initializers(g_);
+    ir::remove_unused_initializers(g_);
     stats_.iterations += static_cast<std::size_t>(it);
     stats_.nodes_after += g_.node_count();
     stats_.seconds += seconds_since(start);
@@ -10126,7 +11205,6 @@ class GraphOptimizer {
     std::size_t rule;
     Match match;
   };
-  static uint64_t key_of(Symbol domain, Symbol op) { return (uint64_t{domain.id()} << 32) | op.id(); }
 
   std::ostream& say(int level) {
     if (options_.verbose < level) return null_;
@@ -10148,7 +11226,7 @@ class GraphOptimizer {
     for (ir::NodeId id : g_.nodes()) {
       const bool dirty = is_dirty(id);
       if (dirty) dirty_[id] = 0;
-      auto it = by_root_.find(key_of(g_.node(id).domain, g_.node(id).op_type));
+      auto it = by_root_.find(op_key(g_.node(id).domain, g_.node(id).op_type));
       if (it == by_root_.end()) continue;
       for (std::size_t k : it->second) {
         const int p = rules_[k]->priority();
@@ -10158,6 +11236,7 @@ class GraphOptimizer {
         const bool ok = rules_[k]->match(g_, id, opset_, m);
         times[k] += seconds_since(t0);
         if (ok) found.push_back({k, m});
+        else if (explained_[k]) [[unlikely]] explain_failure(k, id);
       }
     }
     for (std::size_t k = 0; k < rules_.size(); ++k) {
@@ -10190,6 +11269,14 @@ class GraphOptimizer {
         if (times[k] >= last_max_time_.second) last_max_time_ = {rules_[k]->pattern_name(), times[k]};
     }
     return kept;
+  }
+
+  // "LayerNormalization @ /h.0/ln_1/Div: is_last_axis(axis, x) failed", once per rule and node.
+  void explain_failure(std::size_t k, ir::NodeId id) {
+    const std::string& name = g_.node(id).name;
+    if (!explained_at_.insert({k, name}).second) return;
+    log_ << rules_[k]->name() << " @ " << (name.empty() ? node_label(id) : name) << ": "
+         << rules_[k]->explain(g_, id, opset_) << "\n";
   }
 
   std::string node_label(ir::NodeId id) const {
@@ -10296,7 +11383,7 @@ class GraphOptimizer {
     timed(stats_.cleanups[2], [&] {
       std::size_t removed = 0;
       for (std::size_t k = 0; k < n; ++k)
-        if (g_.value(touched[k]).alive) removed += remove_duplicated_shapes(g_, touched[k], touched);
+        if (g_.value(touched[k]).alive) removed += ir::remove_duplicated_shapes(g_, touched[k], touched);
       return removed;
     });
     timed(stats_.cleanups[0], [&] {
@@ -10307,12 +11394,12 @@ class GraphOptimizer {
         for (const ir::Use& u : v.uses) identities.push_back(u.node);
       }
       std::size_t removed = 0;
-      for (ir::NodeId id : identities) removed += remove_identity(g_, id, touched);
+      for (ir::NodeId id : identities) removed += ir::remove_identity(g_, id, touched);
       return removed;
     });
     timed(stats_.cleanups[1], [&] {
       std::vector<ir::ValueId> from = touched;
-      return remove_unused(g_, from, touched);
+      return ir::remove_unused(g_, from, touched);
     });
   }
 
@@ -10353,6 +11440,8 @@ class GraphOptimizer {
   std::vector<int> levels_;
   int max_depth_ = 0;
   std::vector<uint8_t> dirty_, marked_;
+  std::vector<uint8_t> explained_;                           // per rule: explain its failures
+  std::set<std::pair<std::size_t, std::string>> explained_at_;  // (rule, node name) already explained
   std::pair<std::string, double> last_max_time_;
   std::ostream null_{nullptr};  // discards what the verbose level does not show
 };
@@ -10363,7 +11452,7 @@ inline void print_statistics(std::ostream& out, const OptimizeStats& stats) {
     out << "    STAT " << key << " +" << added << " -" << removed << " #it=" << s.iterations
         << " maxmatch=" << s.max_match << " i=" << instances << " - time=" << time << "\n";
   };
-  std::map<std::string, std::function<void()>> rows;  // sorted by key, as the original prints them
+  std::map<std::string, std::function<void()>> rows;  // sorted by key, as experimental-experiment prints them
   for (const RuleStats& s : stats.rules) {
     rows["match_" + s.name] = [&, s] { line("match_" + s.name, s, 0, 0, s.matched, s.match_seconds); };
     if (s.applied)
@@ -10379,6 +11468,7 @@ inline void print_statistics(std::ostream& out, const OptimizeStats& stats) {
 // Optimizes one graph; `opsets` gains the domains new nodes need.
 inline OptimizeStats optimize_graph(ir::Graph& g, std::vector<ir::OpsetImport>& opsets, const RuleSet& rules,
                                     const OptimizeOptions& options = {}, OptimizeStats stats = {}) {
+  ir::constant_shorthands_to_value(g);  // so that rules read every Constant node's tensor
   detail::GraphOptimizer(g, opsets, rules, options, stats).run();
   return stats;
 }
@@ -10432,16 +11522,22 @@ inline constexpr OpMaker<"FusedMatMul", "com.microsoft"> FusedMatMul{};
 
 namespace xexp::rewrite::dsl {
 using namespace xexp::rewrite::ops;
+using rewrite::also;
 using rewrite::attr;
 using rewrite::call;
 using rewrite::choose;
 using rewrite::commutative;
 using rewrite::Const;
 using rewrite::dim;
+using rewrite::either;
 using rewrite::dtype;
 using rewrite::Float;
+using rewrite::etc;
+using rewrite::fact;
 using rewrite::fold;
+using rewrite::input;
 using rewrite::Int;
+using rewrite::let;
 using rewrite::match;
 using rewrite::Ints;
 using rewrite::is_constant;
@@ -10449,9 +11545,12 @@ using rewrite::is_scalar;
 using rewrite::named;
 using rewrite::op;
 using rewrite::opset_at_least;
+using rewrite::output;
+using rewrite::outputs;
 using rewrite::Opt;
 using rewrite::present;
 using rewrite::rank;
+using rewrite::rebuild;
 using rewrite::replace_with;
 using rewrite::Rewriter;
 using rewrite::rule;
@@ -10467,9 +11566,11 @@ using rewrite::Var;
 // The patterns layer (include/xexp/patterns/): the rule library, onnx/ (default set) and ort/
 // (onnxruntime set); registry.hpp lists the sets and registers them for rewrite::rules_from_string.
 // ======== xexp/patterns/registry.hpp
-// The rule sets, in the original's list order (the order decides which of two overlapping matches
+// The rule sets, in experimental-experiment's list order (the order decides which of two overlapping matches
 // wins). Including this header registers "default" and "onnxruntime" in rewrite::Catalog::global(),
-// so that rewrite::rules_from_string("default+onnxruntime") finds them.
+// so that rewrite::rules_from_string("default+onnxruntime") finds them. In compiled mode
+// (core/config.hpp) only src/rules.cpp instantiates the rules.
+#if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_RULES)
 // ======== xexp/patterns/onnx/cast.hpp
 // Cast: a Cast to the type its input already has does nothing.
 
@@ -10484,18 +11585,20 @@ inline rewrite::RulePtr cast_rule() {
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/cast_cast.hpp
-// CastCast: Cast(Cast(x, t2), t3) is one Cast to t3 when the first one loses nothing the second would
-// keep: t2 == t3, or x already has type t2. When x has type t3 and the middle type holds it exactly
-// (f32/f16/bf16 through float or double), both go.
+// CastCast: Cast(Cast(x, to=m), to=t) is one Cast when the middle type loses nothing (m == t, or m is x's
+// own type), or nothing at all when t is x's type and the round trip through m is exact (a float type
+// through float or double).
 
 namespace xexp::patterns {
 
 namespace detail {
-inline bool exact_round_trip(ElemType from, int64_t through) {
-  const auto mid = static_cast<ElemType>(through);
-  const bool small_float = from == ElemType::Float || from == ElemType::Float16 || from == ElemType::BFloat16;
-  return small_float && (mid == ElemType::Float || mid == ElemType::Double);
-}
+inline constexpr auto exact_round_trip =
+    rewrite::fact<"exact_round_trip">([](ElemType from, int64_t through) {
+      const auto mid = static_cast<ElemType>(through);
+      const bool small_float =
+          from == ElemType::Float || from == ElemType::Float16 || from == ElemType::BFloat16;
+      return small_float && (mid == ElemType::Float || mid == ElemType::Double);
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr cast_cast_rule() {
@@ -10505,216 +11608,36 @@ inline rewrite::RulePtr cast_cast_rule() {
   Int<'t'> to;
   return rule("CastCast")
       .match(Cast(Cast(x, attr<"to"> = mid), attr<"to"> = to))
-      .when(mid == to || dtype(x) == mid ||
-            (dtype(x) == to && call("exact_round_trip", detail::exact_round_trip, dtype(x), mid)))
+      .when(mid == to || dtype(x) == mid || (dtype(x) == to && detail::exact_round_trip(dtype(x), mid)))
       .to(choose(dtype(x) == to, x, Cast(x, attr<"to"> = to)));
 }
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/cast_cast_binary.hpp
-// CastCastBinary: Add/Sub/Mul/Div(Cast(a, to=U), Cast(b, to=U)) with a and b of the same float type T at
-// least as precise as U is Cast(Binary(a, b), to=U): one Cast instead of two, and the op rounds once
-// instead of twice (so the result may differ by one ulp of U, closer to the exact value). The original
-// meant to refuse a T less precise than U (computing in float16 what the model computes in float32) and
-// float/int mixes, but compared the input type with itself; both are refused here.
-// ======== xexp/patterns/root_family.hpp
-// Rules whose root may be any of several op types ("any element-wise unary op"): the driver indexes a
-// rule by the op types of its roots and a DSL root names one op type, so the rule gets one case per op
-// type, all built by the same generic lambda.
-//
-//   for_each_root(OpList<"Relu", "Tanh">{}, rule("X").priority(1), [&]<rewrite::FixedString Op>() {
-//     return rewrite::match(variadic<'u', Op>(x)).to(...);
-//   });
+// CastCastBinary: Add/Sub/Mul/Div(Cast(a, to=U), Cast(b, to=U)) with a and b of the same float type T
+// more precise than U is Cast(Binary(a, b), to=U): one Cast instead of two, and the op rounds once
+// instead of twice (so the result may differ by one ulp of U, closer to the exact value). A T less
+// precise than U (computing in float16 what the model computes in float32) and float/int mixes are
+// refused.
+// ======== xexp/patterns/op_families.hpp
+// Op families the rules match as one node pattern: op<kBinaryArithmetic>(a, b) matches any of them, and
+// rebuild(n, ...) makes the op that matched again.
 
 namespace xexp::patterns {
 
-template <rewrite::FixedString... Ops>
-struct OpList {};
-template <rewrite::FixedString... A, rewrite::FixedString... B>
-constexpr OpList<A..., B...> operator+(OpList<A...>, OpList<B...>) {
-  return {};
-}
+inline constexpr rewrite::FixedString kBinaryArithmetic = "Add|Sub|Mul|Div";
 
 // Ops computing each element from the same element of their first input (attributes and scalar extra
 // inputs such as Clip's bounds aside): they commute with any Transpose, Reshape or Expand. Not here:
 // Softmax, LogSoftmax, Hardmax, CumSum (they read an axis), PRelu (its slope broadcasts).
-using ElementwiseUnaryOps =
-    OpList<"Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Cast", "Ceil", "Celu", "Clip", "Cos", "Cosh",
-           "Elu", "Erf", "Exp", "Floor", "Gelu", "HardSigmoid", "HardSwish", "IsInf", "IsNaN", "LeakyRelu", "Log",
-           "Mish", "Neg", "Not", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sign", "Sin", "Sinh", "Softplus",
-           "Softsign", "Sqrt", "Tan", "Tanh", "ThresholdedRelu">;
+inline constexpr rewrite::FixedString kElementwiseUnary =
+    "Abs|Acos|Acosh|Asin|Asinh|Atan|Atanh|Cast|Ceil|Celu|Clip|Cos|Cosh|Elu|Erf|Exp|Floor|Gelu|HardSigmoid|"
+    "HardSwish|IsInf|IsNaN|LeakyRelu|Log|Mish|Neg|Not|Reciprocal|Relu|Round|Selu|Sigmoid|Sign|Sin|Sinh|"
+    "Softplus|Softsign|Sqrt|Tan|Tanh|ThresholdedRelu";
 
-template <rewrite::FixedString... Ops, class MakeCase>
-rewrite::RulePtr for_each_root(OpList<Ops...>, const rewrite::RuleStart& start, MakeCase&& make_case) {
-  return start.cases(make_case.template operator()<Ops>()...);
-}
-// Two cases per op type (an operand on either side): all the first ones, then all the second ones.
-template <rewrite::FixedString... Ops, class MakeFirst, class MakeSecond>
-rewrite::RulePtr for_each_root(OpList<Ops...>, const rewrite::RuleStart& start, MakeFirst&& make_first,
-                               MakeSecond&& make_second) {
-  return start.cases(make_first.template operator()<Ops>()..., make_second.template operator()<Ops>()...);
-}
-
-}  // namespace xexp::patterns
-// ======== xexp/patterns/variadic_node.hpp
-// A node matcher for what the DSL's op<...>(...) cannot say: a node with any number of inputs (Concat,
-// Clip or Dropout with optional inputs) or one of several op types ("Squeeze|Unsqueeze"). It matches
-// its leading inputs against sub-patterns, ignores the others, and binds a capture to the node's output,
-// so that a condition or a replacement reads the whole node from its ValueView (see node_of).
-//
-//   variadic<'c', "Concat">(attr<"axis"> = a)        a Concat, any inputs
-//   variadic<'q', "Squeeze|Unsqueeze">(x)            either op, first input x
-//   shared_variadic<...>(...)                        may have consumers outside the match
-//
-// It follows the DSL's matcher protocol (binds/uses masks, match<Bound>, match_node<Bound> for a root),
-// so it mixes freely with op<...> patterns. A root must name a single op type.
-#include <algorithm>
-#include <string_view>
-#include <vector>
-
-
-namespace xexp::patterns {
-
-template <char Id, rewrite::FixedString Ops, rewrite::FixedString Domain, bool Shared, class Inputs, class Attrs>
-struct VariadicNode : rewrite::ExprTag {
-  Inputs inputs;
-  Attrs attrs;
-  static constexpr rewrite::CaptureMask binds = rewrite::capture_bit<Id> | Inputs::binds | Attrs::binds;
-  static constexpr rewrite::CaptureMask uses = rewrite::capture_bit<Id>;
-  static constexpr int depth = 1 + Inputs::depth;
-  static constexpr int node_count = 1 + Inputs::node_count;
-  static constexpr int index = rewrite::capture_index<Id>();
-
-  static const std::vector<Symbol>& op_types() {
-    static const std::vector<Symbol> types = [] {
-      std::vector<Symbol> out;
-      std::string_view rest = Ops.view();
-      for (std::size_t bar = rest.find('|'); bar != std::string_view::npos; bar = rest.find('|')) {
-        out.emplace_back(rest.substr(0, bar));
-        rest.remove_prefix(bar + 1);
-      }
-      out.emplace_back(rest);
-      return out;
-    }();
-    return types;
-  }
-  // As a root (the driver indexes rules by one op type).
-  static Symbol op_type() {
-    static_assert(Ops.view().find('|') == std::string_view::npos, "xexp rule: a root names a single op type");
-    return op_types()[0];
-  }
-  static Symbol domain() {
-    static const Symbol s(Domain.view());
-    return s;
-  }
-
-  template <rewrite::CaptureMask Bound>
-  bool match(ir::ValueId v, rewrite::Match& m) const {
-    if constexpr (Bound & rewrite::capture_bit<Id>) return m.values[index] == v;
-    else {
-      if (v == ir::kNone) return false;
-      const ir::Value& value = m.graph().value(v);
-      return value.producer != ir::kNone && value.output_index == 0 && match_node<Bound>(value.producer, m);
-    }
-  }
-  template <rewrite::CaptureMask Bound>
-  bool match_node(ir::NodeId id, rewrite::Match& m) const {
-    const ir::Node& n = m.graph().node(id);
-    const auto& types = op_types();
-    if (n.domain != domain() || std::find(types.begin(), types.end(), n.op_type) == types.end()) return false;
-    if (n.inputs.size() < Inputs::size || n.outputs.empty()) return false;
-    const int mark = m.mark();
-    if (!m.push_node(id, Shared)) return false;
-    constexpr rewrite::CaptureMask after_attrs = Bound | Attrs::binds;
-    if (!(match_attributes<Bound>(attrs, n, m) && match_inputs<after_attrs, 0>(inputs, n, m))) {
-      m.rewind(mark);
-      return false;
-    }
-    m.values[index] = n.outputs[0];
-    return true;
-  }
-
-  rewrite::ValueView eval(const rewrite::Match& m) const { return {&m.graph(), m.values[index]}; }
-  ir::ValueId build(rewrite::Rewriter& r) const { return r.match().values[index]; }
-  template <rewrite::CaptureMask Bound>
-  void print(std::string& out) const {
-    out += Id;
-    if constexpr (!(Bound & rewrite::capture_bit<Id>)) {
-      out += "=";
-      if constexpr (Shared) out += "shared(";
-      out += Ops.view();
-      out += "(";
-      rewrite::print_list<Bound | Attrs::binds>(out, inputs);
-      if constexpr (Inputs::size > 0) out += ", ";
-      out += "...";
-      if constexpr (Attrs::size > 0) {
-        out += ", ";
-        rewrite::print_list<Bound>(out, attrs);
-      }
-      out += ")";
-      if constexpr (Shared) out += ")";
-    }
-  }
-
- private:
-  template <rewrite::CaptureMask Bound, class L>
-  static bool match_attributes(const L& list, const ir::Node& n, rewrite::Match& m) {
-    if constexpr (L::size == 0) return true;
-    else
-      return list.head.template match<Bound>(n, m) &&
-             match_attributes<Bound | decltype(list.head)::binds>(list.tail, n, m);
-  }
-  template <rewrite::CaptureMask Bound, std::size_t Slot, class L>
-  static bool match_inputs(const L& list, const ir::Node& n, rewrite::Match& m) {
-    if constexpr (L::size == 0) return true;
-    else
-      return list.head.template match<Bound>(n.inputs[Slot], m) &&
-             match_inputs<Bound | decltype(list.head)::binds, Slot + 1>(list.tail, n, m);
-  }
-};
-
-namespace detail {
-template <char Id, rewrite::FixedString Ops, rewrite::FixedString Domain, bool Shared, class Inputs, class Attrs>
-constexpr auto add_variadic_args(const VariadicNode<Id, Ops, Domain, Shared, Inputs, Attrs>& n) {
-  return n;
-}
-template <char Id, rewrite::FixedString Ops, rewrite::FixedString Domain, bool Shared, class Inputs, class Attrs,
-          class First, class... Rest>
-constexpr auto add_variadic_args(const VariadicNode<Id, Ops, Domain, Shared, Inputs, Attrs>& n, const First& first,
-                                 const Rest&... rest) {
-  if constexpr (rewrite::is_attr_is<First>) {
-    auto attrs = rewrite::append(n.attrs, first);
-    return add_variadic_args(VariadicNode<Id, Ops, Domain, Shared, Inputs, decltype(attrs)>{{}, n.inputs, attrs},
-                             rest...);
-  } else {
-    static_assert(rewrite::IsExpr<First>, "xexp rule: a node input is a capture or a node pattern");
-    auto inputs = rewrite::append(n.inputs, first);
-    return add_variadic_args(VariadicNode<Id, Ops, Domain, Shared, decltype(inputs), Attrs>{{}, inputs, n.attrs},
-                             rest...);
-  }
-}
-template <char Id, rewrite::FixedString Ops, rewrite::FixedString Domain, bool Shared>
-struct VariadicMaker {
-  template <class... Args>
-  constexpr auto operator()(const Args&... args) const {
-    return add_variadic_args(VariadicNode<Id, Ops, Domain, Shared, rewrite::Nil, rewrite::Nil>{}, args...);
-  }
-};
-}  // namespace detail
-
-template <char Id, rewrite::FixedString Ops, rewrite::FixedString Domain = "">
-inline constexpr detail::VariadicMaker<Id, Ops, Domain, false> variadic{};
-template <char Id, rewrite::FixedString Ops, rewrite::FixedString Domain = "">
-inline constexpr detail::VariadicMaker<Id, Ops, Domain, true> shared_variadic{};
-
-// The node producing a value (a variadic capture, a named node): conditions read its inputs from here.
-inline const ir::Node& node_of(const rewrite::ValueView& v) { return v.graph->node(v.value().producer); }
-
-// Input `slot` of that node, or kNone when omitted.
-inline ir::ValueId input_of(const rewrite::ValueView& v, std::size_t slot) {
-  const ir::Node& n = node_of(v);
-  return slot < n.inputs.size() ? n.inputs[slot] : ir::kNone;
-}
+// Binary ops whose inputs broadcast (multidirectional broadcasting in the ONNX specification).
+inline constexpr rewrite::FixedString kBroadcastBinary =
+    "Add|Sub|Mul|Div|Pow|Mod|And|Or|Xor|Equal|Greater|GreaterOrEqual|Less|LessOrEqual";
 
 }  // namespace xexp::patterns
 
@@ -10724,17 +11647,22 @@ namespace detail {
 // 3 double, 2 float, 1 float16 or bfloat16, 0 anything else.
 inline int float_precision(ElemType t) {
   switch (t) {
-    case ElemType::Double: return 3;
-    case ElemType::Float: return 2;
+    case ElemType::Double:
+      return 3;
+    case ElemType::Float:
+      return 2;
     case ElemType::Float16:
-    case ElemType::BFloat16: return 1;
-    default: return 0;
+    case ElemType::BFloat16:
+      return 1;
+    default:
+      return 0;
   }
 }
 // T strictly more precise than U (T == U is CastPattern's job).
-inline bool computes_at_least_as_precisely(ElemType t, ElemType u) {
-  return float_precision(u) > 0 && float_precision(t) > float_precision(u);
-}
+inline constexpr auto more_precise = rewrite::fact<"more_precise">([](ElemType t, int64_t u) {
+  return float_precision(static_cast<ElemType>(u)) > 0 &&
+         float_precision(t) > float_precision(static_cast<ElemType>(u));
+});
 }  // namespace detail
 
 inline rewrite::RulePtr cast_cast_binary_rule() {
@@ -10742,44 +11670,70 @@ inline rewrite::RulePtr cast_cast_binary_rule() {
   Var<'a'> a;
   Var<'b'> b;
   Int<'u'> to;
-  auto left = Cast(a, attr<"to"> = to);
-  auto right = Cast(b, attr<"to"> = to);
-  return for_each_root(OpList<"Add", "Sub", "Mul", "Div">{}, rule("CastCastBinary").priority(1),
-                       [&]<rewrite::FixedString Op>() {
-    return match(op<Op>(left, right))
-        .when(dtype(a) == dtype(b) &&
-              call("more_precise", [](ElemType t, int64_t u) {
-                return detail::computes_at_least_as_precisely(t, static_cast<ElemType>(u));
-              }, dtype(a), to))
-        .to(Cast(op<Op>(a, b), attr<"to"> = to));
-  });
+  auto binary = named<'o'>(op<kBinaryArithmetic>(Cast(a, attr<"to"> = to), Cast(b, attr<"to"> = to)));
+  return rule("CastCastBinary")
+      .priority(1)
+      .match(binary)
+      .when(dtype(a) == dtype(b) && detail::more_precise(dtype(a), to))
+      .to(Cast(rebuild(binary, a, b), attr<"to"> = to));
 }
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/clip_clip.hpp
 // ClipClip: a Clip with only a min followed by a Clip with only a max (or the reverse) is one Clip.
 // Clip(x, lo, hi) computes min(max(x, lo), hi), which is min-then-max for any bounds; max-then-min,
-// max(min(x, hi), lo), differs when lo > hi, so that order needs both bounds constant with lo <= hi
-// (the original did not check it). Opset >= 11 (bounds as inputs).
-// ======== xexp/patterns/constant_facts.hpp
-// What rules read from constant inputs (initializers or Constant outputs): integer lists (shapes, axes,
-// indices) and single numbers (scalars of any numeric type).
+// max(min(x, hi), lo), differs when lo > hi, so that order needs both bounds constant with lo <= hi.
+// Opset >= 11 (bounds as inputs).
+// ======== xexp/patterns/facts.hpp
+// Facts the rules share, declared once with the name rules print (`.when(is_last_axis(axis, x))`), and
+// the plain helpers behind them: element types, constants (integer lists such as shapes and axes,
+// single numbers), shapes, and small computations on constants done with the evaluator's kernels so
+// that every element type is handled as when the model runs. A fact used by one rule only stays in
+// that rule's header.
+#include <cmath>
 #include <cstdint>
+#include <numbers>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 
 namespace xexp::patterns {
 
+using rewrite::fact;
+using rewrite::ValueView;
+
+// ---- element types ----------------------------------------------------------------------------------
 inline bool is_integer_type(ElemType t) { return t == ElemType::Int64 || t == ElemType::Int32; }
 
-// The values of a constant int32/int64 tensor, or nullopt when the value is not such a constant.
+// The element types ONNX Runtime has com.microsoft activation kernels for (float everywhere, the half
+// types on GPUs); not double, which its CPU kernels lack.
+inline constexpr auto is_activation_float = fact<"is_activation_float">([](const ValueView& x) {
+  const ElemType t = x.elem();
+  return t == ElemType::Float || t == ElemType::Float16 || t == ElemType::BFloat16;
+});
+// The float types of the normalization operators (type constraint T of LayerNormalization and of
+// ONNX Runtime's [Skip][Simplified]LayerNormalization).
+inline bool is_normalization_type(ElemType t) {
+  return t == ElemType::Float || t == ElemType::Double || t == ElemType::Float16 || t == ElemType::BFloat16;
+}
+inline constexpr auto is_normalization_float =
+    fact<"is_normalization_float">([](const ValueView& x) { return is_normalization_type(x.elem()); });
+inline constexpr auto is_integer =
+    fact<"is_integer">([](const ValueView& x) { return is_integer_type(x.elem()); });
+
+// ---- constants --------------------------------------------------------------------------------------
+// The values of an int32/int64 tensor, or nullopt for another type.
+inline std::optional<std::vector<int64_t>> int_values(const Tensor& t) {
+  if (!is_integer_type(t.type())) return std::nullopt;
+  return eval::as_int64s(t);
+}
+// The values of a constant int32/int64 value, or nullopt when the value is not such a constant.
 inline std::optional<std::vector<int64_t>> int_constant(const ir::Graph& g, ir::ValueId v) {
   const Tensor* t = rewrite::constant_tensor(g, v);
-  if (!t || !is_integer_type(t->type())) return std::nullopt;
-  return eval::as_int64s(*t);
+  return t ? int_values(*t) : std::nullopt;
 }
-inline std::optional<std::vector<int64_t>> int_constant(const rewrite::ValueView& v) {
+inline std::optional<std::vector<int64_t>> int_constant(const ValueView& v) {
   return int_constant(*v.graph, v.id);
 }
 
@@ -10789,53 +11743,153 @@ inline std::optional<double> scalar_constant(const ir::Graph& g, ir::ValueId v) 
   if (!t || t->size() != 1 || t->type() == ElemType::String) return std::nullopt;
   return eval::element_as_double(*t, 0);
 }
-inline std::optional<double> scalar_constant(const rewrite::ValueView& v) { return scalar_constant(*v.graph, v.id); }
+inline std::optional<double> scalar_constant(const ValueView& v) { return scalar_constant(*v.graph, v.id); }
 
-// Every element equals `value` (true for an empty tensor).
-inline bool all_elements_equal(const Tensor& t, double value) {
-  if (t.type() == ElemType::String) return false;
+// Every element of a numeric tensor equals `value` (false for an empty tensor).
+inline bool equal_everywhere(const Tensor& t, double value) {
+  if (t.type() == ElemType::String || t.size() == 0) return false;
   for (int64_t k = 0; k < t.size(); ++k)
     if (eval::element_as_double(t, k) != value) return false;
   return true;
 }
+inline constexpr auto all_equal = fact<"all_equal">(equal_everywhere);
+inline constexpr auto all_zero = fact<"all_zero">([](const Tensor& t) { return equal_everywhere(t, 0.0); });
+
+// A constant of one element within `tolerance` of `exact`. Exporters write float32 constants, or
+// constants rounded to float16 in half-precision models (sqrt(2) becomes 1.4140625): the activation
+// fusions accept a tolerance wide enough for those roundings and far narrower than any other formula.
+inline bool scalar_near(const ValueView& v, double exact, double tolerance) {
+  std::optional<double> s = scalar_constant(v);
+  return s && std::abs(*s - exact) <= tolerance;
+}
+// A constant (a value or a Const capture's tensor) of one element equal to `exact`: scalar_is(half, 0.5).
+inline constexpr auto scalar_is = fact<"scalar_is">([](const auto& v, double exact) {
+  if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Tensor>)
+    return v.size() == 1 && v.type() != ElemType::String && eval::element_as_double(v, 0) == exact;
+  else
+    return scalar_near(v, exact, 0);
+});
+// erf Gelu: x / sqrt(2); float16 rounds sqrt(2) to 1.4140625 (1.5e-4 away).
+inline constexpr auto is_sqrt2 =
+    fact<"is_sqrt2">([](const ValueView& v) { return scalar_near(v, std::numbers::sqrt2, 1e-3); });
+// tanh Gelu: sqrt(2/pi) * (x + 0.044715 x^3); float16 writes 0.7978515625 and 0.044708251953125.
+inline constexpr auto is_sqrt_2_over_pi = fact<"is_sqrt_2_over_pi">([](const ValueView& v) {
+  return scalar_near(v, std::numbers::sqrt2 / std::sqrt(std::numbers::pi), 1e-4);
+});
+inline constexpr auto is_gelu_cubic_coefficient =
+    fact<"is_gelu_cubic_coefficient">([](const ValueView& v) { return scalar_near(v, 0.044715, 1e-5); });
+// A constant of one element, any numeric type.
+inline constexpr auto is_scalar_constant = fact<"is_scalar_constant">([](const ValueView& v) {
+  const Tensor* t = v.constant();
+  return t && t->size() == 1 && t->type() != ElemType::String;
+});
+// The node producing q squares its input: Mul(d, d) (the pattern says both inputs are the same), or
+// Pow(d, p) with p a constant 2 (normalization decompositions spell the square either way).
+inline constexpr auto is_square = fact<"is_square">([](const ValueView& q) {
+  const ir::Node& n = rewrite::node_of(q);
+  if (n.op_type == Symbol("Mul")) return true;
+  std::optional<double> power = scalar_constant(*q.graph, n.inputs[1]);
+  return power && *power == 2.0;
+});
+// The number of a one-element constant, as a float attribute (epsilon, alpha).
+inline constexpr auto scalar_float = fact<"scalar_float">([](const auto& v) {
+  if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Tensor>)
+    return static_cast<float>(eval::element_as_double(v, 0));
+  else
+    return static_cast<float>(eval::element_as_double(*v.constant(), 0));
+});
+
+// ---- shapes and axes --------------------------------------------------------------------------------
+// Static dims of a value's shape, or nullopt.
+inline std::optional<std::vector<int64_t>> static_dims_of(const ValueView& v) {
+  if (!v.shape()) return std::nullopt;
+  return static_dims(*v.shape());
+}
+// `axis` (negative counts from the end) is the last axis of x, whose rank is known.
+inline bool last_axis_of(int64_t axis, const ValueView& x) {
+  if (!x.shape()) return false;
+  const auto rank = static_cast<int64_t>(x.shape()->size());
+  return rank > 0 && (axis == -1 || axis == rank - 1);
+}
+inline constexpr auto is_last_axis = fact<"is_last_axis">(last_axis_of);
+inline constexpr auto is_last_axis_only =
+    fact<"is_last_axis_only">([](const std::vector<int64_t>& axes, const ValueView& x) {
+      return axes.size() == 1 && last_axis_of(axes[0], x);
+    });
+// The input ranks ONNX Runtime's Skip*LayerNormalization accept: (tokens, hidden) or (batch, sequence,
+// hidden).
+inline constexpr auto is_rank_2_or_3 = fact<"is_rank_2_or_3">(
+    [](const ValueView& x) { return x.shape() && (x.shape()->size() == 2 || x.shape()->size() == 3); });
+// An optional scale or bias: absent, or a vector as long as x's last dimension.
+inline constexpr auto absent_or_vector_over_last_axis =
+    fact<"absent_or_vector_over_last_axis">([](const ValueView& v, const ValueView& x) {
+      if (v.id == ir::kNone) return true;
+      return v.shape() && v.shape()->size() == 1 && x.shape() && !x.shape()->empty() &&
+             (*v.shape())[0].is_static() && (*v.shape())[0] == x.shape()->back();
+    });
+// Same dims and element type: a constant that multiplies into a scale of that shape.
+inline constexpr auto same_dims_and_type = fact<"same_dims_and_type">(
+    [](const Tensor& a, const Tensor& b) { return a.dims() == b.dims() && a.type() == b.type(); });
+inline bool is_identity_permutation(const std::vector<int64_t>& perm) {
+  for (std::size_t k = 0; k < perm.size(); ++k)
+    if (perm[k] != static_cast<int64_t>(k)) return false;
+  return true;
+}
+inline constexpr auto is_identity_perm = fact<"is_identity_perm">(is_identity_permutation);
+
+// ---- computations on constants ----------------------------------------------------------------------
+// Runs one default-domain op on constants (opset 18 semantics, stable for the ops used here).
+inline Tensor compute(Symbol op_type, std::vector<std::optional<Tensor>> inputs) {
+  return eval::evaluate_op(op_type, {}, inputs, {}, 18, 1).at(0);
+}
+// a * b, broadcast as ONNX Mul does (folded into a scale).
+inline constexpr auto product = fact<"product">([](const Tensor& a, const Tensor& b) {
+  return compute("Mul", {a, b});
+});
+inline Tensor int64_tensor(const std::vector<int64_t>& values) {
+  return Tensor::from<int64_t>({static_cast<int64_t>(values.size())}, values);
+}
+// An optional computed by a fact: present? and its value (a fact returning nullopt declines).
+inline constexpr auto has_value = fact<"has_value">([](const auto& v) { return v.has_value(); });
+inline constexpr auto value_of = fact<"value">([](const auto& v) { return *v; });
+inline constexpr auto as_tensor =
+    fact<"as_tensor">([](const std::optional<std::vector<int64_t>>& v) { return int64_tensor(*v); });
 
 }  // namespace xexp::patterns
 
 namespace xexp::patterns {
 
 namespace detail {
-struct ClipBounds {
-  ir::ValueId lo, hi;
-};
-inline ClipBounds clip_bounds(const rewrite::ValueView& clip) { return {input_of(clip, 1), input_of(clip, 2)}; }
-inline bool clips_merge(const rewrite::ValueView& outer, const rewrite::ValueView& inner) {
-  const ClipBounds o = clip_bounds(outer), i = clip_bounds(inner);
-  const bool inner_min_only = i.lo != ir::kNone && i.hi == ir::kNone;
-  const bool inner_max_only = i.lo == ir::kNone && i.hi != ir::kNone;
-  const bool outer_min_only = o.lo != ir::kNone && o.hi == ir::kNone;
-  const bool outer_max_only = o.lo == ir::kNone && o.hi != ir::kNone;
-  if (inner_min_only && outer_max_only) return true;
-  if (!(inner_max_only && outer_min_only)) return false;
-  std::optional<double> lo = scalar_constant(*outer.graph, o.lo), hi = scalar_constant(*outer.graph, i.hi);
-  return lo && hi && *lo <= *hi;
+// Which bounds a Clip gives: 1 only min, 2 only max, 0 both or none.
+inline int only_bound(const ValueView& clip) {
+  const bool lo = rewrite::input_of(clip, 1) != ir::kNone, hi = rewrite::input_of(clip, 2) != ir::kNone;
+  return lo && !hi ? 1 : hi && !lo ? 2 : 0;
 }
+inline constexpr auto clips_merge =
+    rewrite::fact<"clips_merge">([](const ValueView& outer, const ValueView& inner) {
+      if (only_bound(inner) == 1 && only_bound(outer) == 2) return true;
+      if (!(only_bound(inner) == 2 && only_bound(outer) == 1)) return false;
+      std::optional<double> lo = scalar_constant(*outer.graph, rewrite::input_of(outer, 1));
+      std::optional<double> hi = scalar_constant(*outer.graph, rewrite::input_of(inner, 2));
+      return lo && hi && *lo <= *hi;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr clip_clip_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  // variadic: min and max are optional inputs, op<...> cannot match an omitted one in the middle.
-  auto inner = variadic<'i', "Clip">(x);
-  auto outer = variadic<'o', "Clip">(inner);
-  auto merged = [](Rewriter& r, const ValueView& input, const ValueView& o, const ValueView& i) -> std::optional<ir::ValueId> {
-    const detail::ClipBounds a = detail::clip_bounds(o), b = detail::clip_bounds(i);
-    return r.node(Symbol("Clip"), {input.id, a.lo != ir::kNone ? a.lo : b.lo, a.hi != ir::kNone ? a.hi : b.hi});
-  };
+  Opt<'l'> lo;
+  Opt<'h'> hi;
+  Opt<'L'> inner_lo;
+  Opt<'H'> inner_hi;
+  // Clip(x, min, max), either bound omitted: an omitted one binds kNone and stays omitted when rebuilt.
+  auto inner = named<'i'>(op<"Clip">(x, inner_lo, inner_hi));
+  auto outer = named<'o'>(op<"Clip">(inner, lo, hi));
   return rule("ClipClip")
       .priority(1)
       .match(outer)
-      .when(call("clips_merge", detail::clips_merge, outer, inner))
-      .to(replace_with("Clip", merged, x, outer, inner));
+      .when(detail::clips_merge(outer, inner))
+      .to(op<"Clip">(x, choose(present(lo), lo, inner_lo), choose(present(hi), hi, inner_hi)));
 }
 
 }  // namespace xexp::patterns
@@ -10850,10 +11904,10 @@ namespace xexp::patterns {
 
 namespace detail {
 // The Concat inputs that are not known to be empty along `axis`.
-inline std::vector<ir::ValueId> non_empty_parts(const rewrite::ValueView& concat, int64_t axis) {
+inline std::vector<ir::ValueId> non_empty_parts(const ValueView& concat, int64_t axis) {
   const ir::Graph& g = *concat.graph;
   std::vector<ir::ValueId> kept;
-  for (ir::ValueId in : node_of(concat).inputs) {
+  for (ir::ValueId in : rewrite::node_of(concat).inputs) {
     const std::optional<Shape>& s = g.value(in).shape;
     const auto rank = s ? static_cast<int64_t>(s->size()) : 0;
     const int64_t a = axis < 0 ? axis + rank : axis;
@@ -10862,16 +11916,18 @@ inline std::vector<ir::ValueId> non_empty_parts(const rewrite::ValueView& concat
   }
   return kept;
 }
-inline bool drops_some_but_not_all(const rewrite::ValueView& concat, int64_t axis) {
-  const std::size_t kept = non_empty_parts(concat, axis).size();
-  return kept > 0 && kept < node_of(concat).inputs.size();
-}
+inline constexpr auto drops_some_but_not_all =
+    rewrite::fact<"drops_some_but_not_all">([](const ValueView& concat, int64_t axis) {
+      const std::size_t kept = non_empty_parts(concat, axis).size();
+      return kept > 0 && kept < rewrite::node_of(concat).inputs.size();
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr concat_empty_rule() {
   using namespace rewrite::dsl;
   Int<'a'> axis;
-  auto concat = variadic<'c', "Concat">(attr<"axis"> = axis);
+  auto concat = named<'c'>(Concat(etc, attr<"axis"> = axis));
+  // A lambda: the new Concat has as many inputs as remain, which a node pattern cannot say.
   auto without_empty = [](Rewriter& r, const ValueView& c, int64_t a) -> std::optional<ir::ValueId> {
     std::vector<ir::ValueId> kept = detail::non_empty_parts(c, a);
     if (kept.size() == 1) return kept[0];
@@ -10880,20 +11936,22 @@ inline rewrite::RulePtr concat_empty_rule() {
   return rule("ConcatEmpty")
       .priority(1)
       .match(concat)
-      .when(call("drops_some_but_not_all", detail::drops_some_but_not_all, concat, axis))
+      .when(detail::drops_some_but_not_all(concat, axis))
       .to(replace_with("concat_without_empty", without_empty, concat, axis));
 }
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/concat_gather.hpp
 // ConcatGather: Gather([i]) of a Concat of (1,)-shaped parts (a shape being assembled) is part i.
+#include <vector>
+
 
 namespace xexp::patterns {
 
 namespace detail {
-// The part picked, or kNone when the index or a part does not have shape (1,).
-inline ir::ValueId picked_concat_part(const rewrite::ValueView& concat, const Tensor& index) {
-  const ir::Node& n = node_of(concat);
+// Part i, or kNone when the index or a part does not have shape (1,).
+inline ir::ValueId picked_concat_part(const ValueView& concat, const Tensor& index) {
+  const ir::Node& n = rewrite::node_of(concat);
   if (index.dims() != std::vector<int64_t>{1} || !is_integer_type(index.type())) return ir::kNone;
   for (ir::ValueId part : n.inputs) {
     const std::optional<Shape>& s = concat.graph->value(part).shape;
@@ -10904,20 +11962,23 @@ inline ir::ValueId picked_concat_part(const rewrite::ValueView& concat, const Te
   if (i < 0) i += count;
   return i >= 0 && i < count ? n.inputs[i] : ir::kNone;
 }
+inline constexpr auto picked_part = rewrite::fact<"picked_part">(picked_concat_part);
 }  // namespace detail
 
 inline rewrite::RulePtr concat_gather_rule() {
   using namespace rewrite::dsl;
   Const<'i'> index;
-  // variadic: a Concat has any number of inputs.
-  auto concat = shared_variadic<'c', "Concat">();
-  auto picked = call("picked_part", detail::picked_concat_part, concat, index);
+  auto concat = named<'c'>(shared(Concat(etc)));
+  auto picked = detail::picked_part(concat, index);
   return rule("ConcatGather")
       .match(op<"Gather">(concat, index, attr<"axis"> = 0))
       .when(picked != ir::kNone)
-      .to(replace_with("part", [](Rewriter&, const ValueView& c, const Tensor& i) -> std::optional<ir::ValueId> {
-        return detail::picked_concat_part(c, i);
-      }, concat, index));
+      .to(replace_with(
+          "part",
+          [](Rewriter&, const ValueView& c, const Tensor& i) -> std::optional<ir::ValueId> {
+            return detail::picked_concat_part(c, i);
+          },
+          concat, index));
 }
 
 }  // namespace xexp::patterns
@@ -10939,8 +12000,8 @@ inline rewrite::RulePtr concat_gather_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-inline bool reshape_allows_zero(const rewrite::ValueView& reshape) {
-  const ir::Attribute* a = node_of(reshape).attribute(Symbol("allowzero"));
+inline bool reshape_allows_zero(const ValueView& reshape) {
+  const ir::Attribute* a = rewrite::node_of(reshape).attribute(Symbol("allowzero"));
   return a && a->i != 0;
 }
 inline bool is_one_element_int64(const ir::Value& v) {
@@ -10972,38 +12033,41 @@ inline ir::ValueId reshape_with_minus_one(rewrite::Rewriter& r, ir::ValueId x, s
   return r.node(Symbol("Reshape"), {x, shape});
 }
 // The index of the only non-constant part, or -1 (several, none, a -1 among the constants, allowzero).
-inline int64_t only_unknown_part(const rewrite::ValueView& reshape, const rewrite::ValueView& concat) {
-  if (reshape_allows_zero(reshape)) return -1;
-  const ir::Node& n = node_of(concat);
-  int64_t unknown = -1;
-  for (std::size_t k = 0; k < n.inputs.size(); ++k) {
-    if (std::optional<std::vector<int64_t>> values = int_constant(*concat.graph, n.inputs[k])) {
-      if (std::find(values->begin(), values->end(), -1) != values->end()) return -1;
-      continue;
-    }
-    if (unknown >= 0 || !is_one_element_int64(concat.graph->value(n.inputs[k]))) return -1;
-    unknown = static_cast<int64_t>(k);
-  }
-  return unknown;
+inline constexpr auto only_unknown_part =
+    rewrite::fact<"only_unknown_part">([](const ValueView& reshape, const ValueView& concat) -> int64_t {
+      if (reshape_allows_zero(reshape)) return -1;
+      const ir::Node& n = rewrite::node_of(concat);
+      int64_t unknown = -1;
+      for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+        if (std::optional<std::vector<int64_t>> values = int_constant(*concat.graph, n.inputs[k])) {
+          if (std::find(values->begin(), values->end(), -1) != values->end()) return -1;
+          continue;
+        }
+        if (unknown >= 0 || !is_one_element_int64(concat.graph->value(n.inputs[k]))) return -1;
+        unknown = static_cast<int64_t>(k);
+      }
+      return unknown;
+    });
+// Reshape(x, Concat(parts)) with part `which` (a fact on the reshape and the concat) replaced by -1.
+template <class Which>
+auto reshape_with_minus_one_at(Which which) {
+  return [which](rewrite::Rewriter& r, const ValueView& x, const ValueView& reshape,
+                 const ValueView& concat) -> std::optional<ir::ValueId> {
+    return reshape_with_minus_one(r, x.id, rewrite::node_of(concat).inputs,
+                                  static_cast<std::size_t>(which.f(reshape, concat)));
+  };
 }
 }  // namespace detail
 
 inline rewrite::RulePtr static_concat_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  // variadic: a Concat has any number of inputs; the Reshape too so that the lambda reads allowzero,
-  // which attr<...> would not find before opset 14.
-  auto concat = shared_variadic<'c', "Concat">();
-  auto reshape = variadic<'r', "Reshape">(x, concat);
+  auto concat = named<'c'>(shared(Concat(etc)));
+  auto reshape = named<'r'>(Reshape(x, concat));  // named: the facts read its allowzero attribute
   return rule("StaticConcatReshape")
       .match(reshape)
-      .when(call("only_unknown_part", detail::only_unknown_part, reshape, concat) >= 0)
-      .to(replace_with("reshape_with_minus_one",
-                       [](Rewriter& r, const ValueView& input, const ValueView& re, const ValueView& c)
-                           -> std::optional<ir::ValueId> {
-                         return detail::reshape_with_minus_one(r, input.id, node_of(c).inputs,
-                                                               static_cast<std::size_t>(detail::only_unknown_part(re, c)));
-                       },
+      .when(detail::only_unknown_part(reshape, concat) >= 0)
+      .to(replace_with("reshape_with_minus_one", detail::reshape_with_minus_one_at(detail::only_unknown_part),
                        x, reshape, concat));
 }
 
@@ -11019,42 +12083,38 @@ inline bool is_shape_derived(const ir::Graph& g, ir::ValueId v) {
   if (!n.domain.empty()) return false;
   if (n.op_type == Symbol("Shape")) return true;
   for (const char* op : {"Gather", "Slice", "Squeeze", "Unsqueeze"})
-    if (n.op_type == Symbol(op)) return !n.inputs.empty() && n.inputs[0] != ir::kNone && is_shape_derived(g, n.inputs[0]);
+    if (n.op_type == Symbol(op))
+      return !n.inputs.empty() && n.inputs[0] != ir::kNone && is_shape_derived(g, n.inputs[0]);
   return false;
 }
 // The index of the last Shape-derived part, or -1 when a part is neither kind or a constant holds -1.
-inline int64_t last_shape_part(const rewrite::ValueView& reshape, const rewrite::ValueView& concat) {
-  if (reshape_allows_zero(reshape)) return -1;
-  const ir::Graph& g = *concat.graph;
-  const ir::Node& n = node_of(concat);
-  int64_t last = -1;
-  for (std::size_t k = 0; k < n.inputs.size(); ++k) {
-    if (std::optional<std::vector<int64_t>> values = int_constant(g, n.inputs[k])) {
-      if (std::find(values->begin(), values->end(), -1) != values->end()) return -1;
-      continue;
-    }
-    if (!is_one_element_int64(g.value(n.inputs[k])) || !is_shape_derived(g, n.inputs[k])) return -1;
-    last = static_cast<int64_t>(k);
-  }
-  return last;
-}
+inline constexpr auto last_shape_part =
+    rewrite::fact<"last_shape_part">([](const ValueView& reshape, const ValueView& concat) -> int64_t {
+      if (reshape_allows_zero(reshape)) return -1;
+      const ir::Graph& g = *concat.graph;
+      const ir::Node& n = rewrite::node_of(concat);
+      int64_t last = -1;
+      for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+        if (std::optional<std::vector<int64_t>> values = int_constant(g, n.inputs[k])) {
+          if (std::find(values->begin(), values->end(), -1) != values->end()) return -1;
+          continue;
+        }
+        if (!is_one_element_int64(g.value(n.inputs[k])) || !is_shape_derived(g, n.inputs[k])) return -1;
+        last = static_cast<int64_t>(k);
+      }
+      return last;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr concat_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  // variadic: see static_concat_reshape.hpp.
-  auto concat = shared_variadic<'c', "Concat">();
-  auto reshape = variadic<'r', "Reshape">(x, concat);
+  auto concat = named<'c'>(shared(Concat(etc)));
+  auto reshape = named<'r'>(Reshape(x, concat));
   return rule("ConcatReshape")
       .match(reshape)
-      .when(call("last_shape_part", detail::last_shape_part, reshape, concat) >= 0)
-      .to(replace_with("reshape_with_minus_one",
-                       [](Rewriter& r, const ValueView& input, const ValueView& re, const ValueView& c)
-                           -> std::optional<ir::ValueId> {
-                         return detail::reshape_with_minus_one(r, input.id, node_of(c).inputs,
-                                                               static_cast<std::size_t>(detail::last_shape_part(re, c)));
-                       },
+      .when(detail::last_shape_part(reshape, concat) >= 0)
+      .to(replace_with("reshape_with_minus_one", detail::reshape_with_minus_one_at(detail::last_shape_part),
                        x, reshape, concat));
 }
 
@@ -11065,60 +12125,36 @@ inline rewrite::RulePtr concat_reshape_rule() {
 // ======== xexp/patterns/onnx/swap_unary.hpp
 // SwapUnary: an element-wise op after a Transpose or Reshape runs first, on the untransformed input, so
 // that the layout ops meet each other (TransposeTranspose, ReshapeReshape). The op is unary, or Add, Sub,
-// Mul, Div with a second input of shape () or (1,). Only ops that compute each element alone qualify: the
-// original also moved Softmax, LogSoftmax, CumSum and PRelu, which read an axis or broadcast a tensor
-// that the layout change moves (see ElementwiseUnaryOps), and moved a binary op with a (1,) operand past a
-// Reshape to rank 0, which changes the output shape; both ranks must be > 0 here.
-#include <optional>
-
-// ======== xexp/patterns/node_copy.hpp
-// Rebuilding an existing node elsewhere in the graph (same op, domain, attributes and other inputs, a new
-// first input): how rules move an element-wise op across a layout change without listing its inputs.
-#include <vector>
-
-
-namespace xexp::patterns {
-
-inline ir::ValueId copy_node_with_input(rewrite::Rewriter& r, const ir::Node& n, ir::ValueId first_input) {
-  std::vector<ir::ValueId> inputs = n.inputs;
-  inputs[0] = first_input;
-  return r.node(n.op_type, std::move(inputs), n.attributes, n.domain);
-}
-
-}  // namespace xexp::patterns
+// Mul, Div with a second input of shape () or (1,). Only ops that compute each element alone qualify
+// (kElementwiseUnary): Softmax, LogSoftmax, CumSum and PRelu read an axis or broadcast a tensor that the
+// layout change moves. Both ranks must be > 0: a binary op with a (1,) operand moved past a Reshape to
+// rank 0 would change the output shape.
 
 namespace xexp::patterns {
 
 namespace detail {
 // Inputs after the first (Clip's bounds, a binary op's second operand) are scalars, not the moved value.
-inline bool extra_inputs_are_scalars(const rewrite::ValueView& op) {
-  const ir::Node& n = node_of(op);
-  for (std::size_t k = 1; k < n.inputs.size(); ++k) {
-    if (n.inputs[k] == ir::kNone) continue;
-    const ir::Value& v = op.graph->value(n.inputs[k]);
-    if (n.inputs[k] == n.inputs[0] || !v.shape || !rewrite::facts::is_scalar(*v.shape)) return false;
-  }
-  return true;
-}
-// op(layout(x, ...), ...) -> layout(op(x, ...), ...), both nodes rebuilt with their attributes.
-inline std::optional<ir::ValueId> op_before_layout(rewrite::Rewriter& r, const rewrite::ValueView& op,
-                                                   const rewrite::ValueView& layout) {
-  const ir::ValueId computed = copy_node_with_input(r, node_of(op), input_of(layout, 0));
-  return copy_node_with_input(r, node_of(layout), computed);
-}
+inline constexpr auto extra_inputs_are_scalars =
+    rewrite::fact<"extra_inputs_are_scalars">([](const rewrite::ValueView& op) {
+      const ir::Node& n = rewrite::node_of(op);
+      for (std::size_t k = 1; k < n.inputs.size(); ++k) {
+        if (n.inputs[k] == ir::kNone) continue;
+        const ir::Value& v = op.graph->value(n.inputs[k]);
+        if (n.inputs[k] == n.inputs[0] || !v.shape || !rewrite::facts::is_scalar(*v.shape)) return false;
+      }
+      return true;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr swap_unary_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  auto layout = variadic<'t', "Transpose|Reshape">(x);
-  return for_each_root(ElementwiseUnaryOps{} + OpList<"Add", "Sub", "Mul", "Div">{}, rule("SwapUnary").priority(0),
-                       [&]<rewrite::FixedString Op>() {
-    auto op = variadic<'u', Op>(layout);
-    return match(op)
-        .when(rank(x) > 0 && rank(layout) > 0 && call("extra_inputs_are_scalars", detail::extra_inputs_are_scalars, op))
-        .to(replace_with("op_before_layout", detail::op_before_layout, op, layout));
-  });
+  auto layout = named<'t'>(op<"Transpose|Reshape">(x, etc));
+  auto unary = named<'u'>(op<kElementwiseUnary | kBinaryArithmetic>(layout, etc));
+  return rule("SwapUnary")
+      .match(unary)
+      .when(rank(x) > 0 && rank(layout) > 0 && detail::extra_inputs_are_scalars(unary))
+      .to(rebuild(layout, input<0> = rebuild(unary, input<0> = x)));
 }
 
 }  // namespace xexp::patterns
@@ -11129,24 +12165,176 @@ inline rewrite::RulePtr concat_twice_unary_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Int<'a'> axis;
-  auto twice = [](Rewriter& r, const ValueView& op, const ValueView& half, int64_t a) -> std::optional<ir::ValueId> {
-    const ir::ValueId computed = copy_node_with_input(r, node_of(op), half.id);
-    return r.node(Symbol("Concat"), {computed, computed}, {ir::Attribute::make_int(Symbol("axis"), a)});
-  };
-  return for_each_root(ElementwiseUnaryOps{} + OpList<"Add", "Sub", "Mul", "Div">{},
-                       rule("ConcatTwiceUnary").priority(1), [&]<rewrite::FixedString Op>() {
-    auto op = variadic<'u', Op>(Concat(x, x, attr<"axis"> = axis));
-    return match(op)
-        .when(opset_at_least(18) && call("extra_inputs_are_scalars", detail::extra_inputs_are_scalars, op))
-        .to(replace_with("concat_of_op", twice, op, x, axis));
-  });
+  auto unary = named<'u'>(op<kElementwiseUnary | kBinaryArithmetic>(Concat(x, x, attr<"axis"> = axis), etc));
+  auto half = let<'h'>(rebuild(unary, input<0> = x));
+  return rule("ConcatTwiceUnary")
+      .priority(1)
+      .match(unary)
+      .when(opset_at_least(18) && detail::extra_inputs_are_scalars(unary))
+      .to(Concat(half, half, attr<"axis"> = axis));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/conv_add_mul.hpp
+// ConvAddMul: a per-channel constant added to, multiplied with or divided into a Conv's output goes into
+// the Conv's bias and weights (constant weights), as exporters leave a bias or a scale written apart:
+//   Conv(x, W, B) + c = Conv(x, W, B + c)      Conv(x, W, B) * c = Conv(x, W * c, B * c)
+// c being a constant of the weights' type that broadcasts along the channel axis only (one value, or
+// one per output channel, shaped (C, 1, ...) or (1, C, 1, ...)); Div by c multiplies by 1 / c.
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// c's values per output channel of a Conv with weights w (one value repeated, or one per channel), or
+// nullopt when c broadcasts along another axis or has another type.
+inline std::optional<Tensor> per_channel(const Tensor& c, const Tensor& w) {
+  const std::vector<int64_t>& dims = c.dims();
+  const auto rank = static_cast<int64_t>(w.dims().size()), channels = w.dims()[0];
+  if (c.type() != w.type() || !is_normalization_type(c.type()) || static_cast<int64_t>(dims.size()) > rank)
+    return std::nullopt;
+  for (std::size_t k = 0; k < dims.size(); ++k) {
+    const int64_t axis = rank - static_cast<int64_t>(dims.size()) + static_cast<int64_t>(k);
+    if (dims[k] != 1 && !(axis == 1 && dims[k] == channels)) return std::nullopt;
+  }
+  const Tensor flat = compute("Reshape", {c, int64_tensor({-1})});
+  return compute("Expand", {flat, int64_tensor({channels})});
+}
+inline constexpr auto is_per_channel = rewrite::fact<"is_per_channel">(
+    [](const Tensor& c, const Tensor& w) { return per_channel(c, w).has_value(); });
+// The Conv's bias (zeros when absent) op c's channel values.
+inline Tensor conv_bias_with(const ValueView& b, const Tensor& w, const Tensor& c, const char* op) {
+  const Tensor channels = *per_channel(c, w);
+  const Tensor bias = b.id == ir::kNone ? eval::filled(w.type(), {w.dims()[0]}, 0.0) : *b.constant();
+  return compute(op, {bias, channels});
+}
+inline constexpr auto bias_plus_channels = rewrite::fact<"bias_plus_channels">(
+    [](const ValueView& b, const Tensor& w, const Tensor& c) { return conv_bias_with(b, w, c, "Add"); });
+inline constexpr auto bias_times_channels = rewrite::fact<"bias_times_channels">(
+    [](const ValueView& b, const Tensor& w, const Tensor& c) { return conv_bias_with(b, w, c, "Mul"); });
+inline constexpr auto bias_over_channels = rewrite::fact<"bias_over_channels">(
+    [](const ValueView& b, const Tensor& w, const Tensor& c) { return conv_bias_with(b, w, c, "Div"); });
+// W op c's channel values, broadcast over (channels, 1, ..., 1).
+inline Tensor conv_weight_with(const Tensor& w, const Tensor& c, const char* op) {
+  std::vector<int64_t> dims(w.dims().size(), 1);
+  dims[0] = -1;
+  return compute(op, {w, compute("Reshape", {*per_channel(c, w), int64_tensor(dims)})});
+}
+inline constexpr auto weight_times_channels = rewrite::fact<"weight_times_channels">(
+    [](const Tensor& w, const Tensor& c) { return conv_weight_with(w, c, "Mul"); });
+inline constexpr auto weight_over_channels = rewrite::fact<"weight_over_channels">(
+    [](const Tensor& w, const Tensor& c) { return conv_weight_with(w, c, "Div"); });
+// Bias absent or constant: it goes into the new bias.
+inline constexpr auto absent_or_constant =
+    rewrite::fact<"absent_or_constant">([](const ValueView& v) { return v.id == ir::kNone || v.constant(); });
+inline constexpr auto nowhere_zero = rewrite::fact<"nowhere_zero">([](const Tensor& c) {
+  for (int64_t k = 0; k < c.size(); ++k)
+    if (eval::element_as_double(c, k) == 0) return false;
+  return true;
+});
+}  // namespace detail
+
+inline rewrite::RulePtr conv_add_mul_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Const<'w'> w;
+  Opt<'b'> b;
+  Const<'c'> c;
+  // rebuild: the Conv keeps its attributes (pads, strides, group, ...), only its weights change.
+  auto conv = named<'n'>(op<"Conv">(x, w, b));
+  auto fits = rank(w) >= 3 && detail::absent_or_constant(b) && detail::is_per_channel(c, w);
+  return rule("ConvAddMul")
+      .priority(1)
+      .cases(match(commutative(Add(conv, c)))
+                 .when(fits)
+                 .to(rebuild(conv, input<2> = fold(detail::bias_plus_channels(b, w, c)))),
+             match(commutative(Mul(conv, c)))
+                 .when(fits)
+                 .to(rebuild(conv, input<1> = fold(detail::weight_times_channels(w, c)),
+                             input<2> = choose(present(b), fold(detail::bias_times_channels(b, w, c)), b))),
+             match(Div(conv, c))
+                 .when(fits && detail::nowhere_zero(c))
+                 .to(rebuild(conv, input<1> = fold(detail::weight_over_channels(w, c)),
+                             input<2> = choose(present(b), fold(detail::bias_over_channels(b, w, c)), b))));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/conv_batch_normalization.hpp
+// ConvBatchNormalization: a BatchNormalization in inference mode after a Conv with constant weights goes
+// into the Conv's weights and bias, as exporters of convolutional networks (paddle2onnx, torch in eval
+// mode without folding) leave it:
+//   BN(Conv(x, W, B)) = Conv(x, W * f, (B - mean) * f + bias),  f = scale / sqrt(var + epsilon)
+// with f broadcast over the output channels (W's first axis). The folded tensors are computed with the
+// evaluator's kernels in the weights' type, as the model would compute them.
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// BatchNormalization's factor per channel: scale / sqrt(var + epsilon).
+inline Tensor batch_norm_factor(const Tensor& scale, const Tensor& var, float epsilon) {
+  const Tensor eps = eval::filled(var.type(), {}, epsilon);
+  return compute("Div", {scale, compute("Sqrt", {compute("Add", {var, eps})})});
+}
+// Inference mode (training_mode absent or 0), per-channel statistics of the weights' float type, as many
+// as W has output channels, and a bias absent or constant of that shape.
+inline constexpr auto batch_norm_folds_into =
+    rewrite::fact<"batch_norm_folds_into">([](const ValueView& bn, const Tensor& w, const ValueView& b,
+                                              const Tensor& scale, const Tensor& bias, const Tensor& mean,
+                                              const Tensor& var) {
+      if (const ir::Attribute* t = rewrite::node_of(bn).attribute(Symbol("training_mode")); t && t->i != 0)
+        return false;
+      if (!is_normalization_type(w.type()) || w.dims().size() < 2) return false;
+      const std::vector<int64_t> channels{w.dims()[0]};
+      for (const Tensor* t : {&scale, &bias, &mean, &var})
+        if (t->type() != w.type() || t->dims() != channels) return false;
+      if (b.id == ir::kNone) return true;
+      const Tensor* c = b.constant();
+      return c && c->type() == w.type() && c->dims() == channels;
+    });
+// W * f, f reshaped to (channels, 1, ..., 1).
+inline constexpr auto batch_norm_weight = rewrite::fact<"batch_norm_weight">(
+    [](const Tensor& w, const Tensor& scale, const Tensor& var, float epsilon) {
+      std::vector<int64_t> dims(w.dims().size(), 1);
+      dims[0] = -1;
+      return compute("Mul", {w, compute("Reshape", {batch_norm_factor(scale, var, epsilon), int64_tensor(dims)})});
+    });
+// (B - mean) * f + bias, B being 0 when the Conv has no bias.
+inline constexpr auto batch_norm_bias =
+    rewrite::fact<"batch_norm_bias">([](const ValueView& b, const Tensor& scale, const Tensor& bias,
+                                        const Tensor& mean, const Tensor& var, float epsilon) {
+      const Tensor centered = b.id == ir::kNone ? compute("Neg", {mean}) : compute("Sub", {*b.constant(), mean});
+      return compute("Add", {compute("Mul", {centered, batch_norm_factor(scale, var, epsilon)}), bias});
+    });
+}  // namespace detail
+
+inline rewrite::RulePtr conv_batch_normalization_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Const<'w'> w;
+  Opt<'b'> b;
+  Const<'s'> scale;
+  Const<'c'> bias;
+  Const<'m'> mean;
+  Const<'v'> var;
+  Float<'e'> epsilon;
+  // rebuild: the Conv keeps its attributes (pads, strides, group, ...), only its weights change.
+  auto conv = named<'n'>(op<"Conv">(x, w, b));
+  auto bn = named<'B'>(op<"BatchNormalization">(conv, scale, bias, mean, var, attr<"epsilon"> = epsilon));
+  return rule("ConvBatchNormalization")
+      .priority(1)
+      .match(bn)
+      .when(detail::batch_norm_folds_into(bn, w, b, scale, bias, mean, var))
+      .to(rebuild(conv, input<1> = fold(detail::batch_norm_weight(w, scale, var, epsilon)),
+                  input<2> = fold(detail::batch_norm_bias(b, scale, bias, mean, var, epsilon))));
 }
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/conv_bias_null.hpp
 // ConvBiasNull: a Conv whose bias is a constant of zeros computes the same without it.
-#include <vector>
-
 
 namespace xexp::patterns {
 
@@ -11155,49 +12343,38 @@ inline rewrite::RulePtr conv_bias_null_rule() {
   Var<'x'> x;
   Var<'w'> w;
   Const<'b'> b;
-  // A lambda replacement: the new Conv keeps every attribute of the old one, present or not, which
-  // attr<...> captures cannot say (absent attributes without a schema default do not match).
-  auto without_bias = [](Rewriter& r, const ValueView& input, const ValueView& weight) -> std::optional<ir::ValueId> {
-    std::vector<ir::Attribute> attributes = r.graph().node(r.match().root()).attributes;
-    return r.node(Symbol("Conv"), {input.id, weight.id}, std::move(attributes));
-  };
-  return rule("ConvBiasNull")
-      .match(op<"Conv">(x, w, b))
-      .when(call("all_zero", [](const Tensor& t) { return all_elements_equal(t, 0.0); }, b))
-      .to(replace_with("Conv", without_bias, x, w));
+  // rebuild: the new Conv keeps every attribute of the old one, present or not (absent attributes
+  // without a schema default would not match an attr<...> capture).
+  auto conv = named<'c'>(op<"Conv">(x, w, b));
+  return rule("ConvBiasNull").match(conv).when(all_zero(b)).to(rebuild(conv, x, w));
 }
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/dropout.hpp
 // Dropout: in inference mode (no training_mode input, or a constant false one) or with a constant ratio
-// of 0, Dropout returns its input. The mask output must be unused (rule containment checks it). The
-// original read input 2 twice and removed every Dropout, training or not; this one keeps training ones.
-// Opsets 7-11 have no training flag (always inference); opset < 7's is_test attribute is honoured.
+// of 0, Dropout returns its input. The mask output must be unused (rule containment checks it); a
+// Dropout in training mode stays. Opsets 7-11 have no training flag (always inference); opset < 7's is_test
+// attribute is honoured.
 
 namespace xexp::patterns {
 
 namespace detail {
-inline bool dropout_is_identity(const rewrite::ValueView& d) {
-  const ir::Node& n = node_of(d);
+inline constexpr auto dropout_is_identity = rewrite::fact<"dropout_is_identity">([](const ValueView& d) {
+  const ir::Node& n = rewrite::node_of(d);
   if (const ir::Attribute* is_test = n.attribute(Symbol("is_test")); is_test && is_test->i == 0) return false;
-  const ir::ValueId ratio = input_of(d, 1), training = input_of(d, 2);
+  const ir::ValueId ratio = rewrite::input_of(d, 1), training = rewrite::input_of(d, 2);
   if (training == ir::kNone) return true;
   if (std::optional<double> flag = scalar_constant(*d.graph, training); flag && *flag == 0) return true;
   std::optional<double> r = scalar_constant(*d.graph, ratio);
   return r && *r == 0;
-}
+});
 }  // namespace detail
 
 inline rewrite::RulePtr dropout_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  // variadic: ratio and training_mode are optional inputs, op<...> would fix their number.
-  auto dropout = variadic<'d', "Dropout">(x);
-  return rule("Dropout")
-      .priority(1)
-      .match(dropout)
-      .when(call("is_identity", detail::dropout_is_identity, dropout))
-      .to(x);
+  auto dropout = named<'d'>(op<"Dropout">(x, etc));  // ratio and training_mode are optional inputs
+  return rule("Dropout").priority(1).match(dropout).when(detail::dropout_is_identity(dropout)).to(x);
 }
 
 }  // namespace xexp::patterns
@@ -11211,27 +12388,20 @@ inline rewrite::RulePtr dropout_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-using BroadcastOps = OpList<"Add", "Sub", "Mul", "Div", "Pow", "Mod", "And", "Or", "Xor", "Equal", "Greater",
-                            "GreaterOrEqual", "Less", "LessOrEqual">;
 // Broadcasting a against b gives `out` (shapes known, same rank).
-inline bool broadcasts_to(const rewrite::ValueView& a, const rewrite::ValueView& b, const rewrite::ValueView& out) {
-  if (!a.shape() || !b.shape() || !out.shape()) return false;
-  const Shape &sa = *a.shape(), &sb = *b.shape(), &so = *out.shape();
-  if (sa.size() != so.size() || sb.size() != so.size()) return false;
-  using rewrite::facts::KnownDim;
-  for (std::size_t k = 0; k < so.size(); ++k) {
-    const bool a_full = KnownDim{sa[k]} == KnownDim{so[k]}, b_full = KnownDim{sb[k]} == KnownDim{so[k]};
-    const bool a_one = KnownDim{sa[k]} == 1, b_one = KnownDim{sb[k]} == 1;
-    if (!(a_full || a_one) || !(b_full || b_one) || !(a_full || b_full)) return false;
-  }
-  return true;
-}
-// The binary node again on new operands.
-inline std::optional<ir::ValueId> binary_on(rewrite::Rewriter& r, const rewrite::ValueView& binary, ir::ValueId a,
-                                            ir::ValueId b) {
-  const ir::Node& n = node_of(binary);
-  return r.node(n.op_type, {a, b}, n.attributes, n.domain);
-}
+inline constexpr auto broadcasts_to =
+    rewrite::fact<"broadcasts_to">([](const ValueView& a, const ValueView& b, const ValueView& out) {
+      if (!a.shape() || !b.shape() || !out.shape()) return false;
+      const Shape &sa = *a.shape(), &sb = *b.shape(), &so = *out.shape();
+      if (sa.size() != so.size() || sb.size() != so.size()) return false;
+      using rewrite::facts::KnownDim;
+      for (std::size_t k = 0; k < so.size(); ++k) {
+        const bool a_full = KnownDim{sa[k]} == KnownDim{so[k]}, b_full = KnownDim{sb[k]} == KnownDim{so[k]};
+        const bool a_one = KnownDim{sa[k]} == 1, b_one = KnownDim{sb[k]} == 1;
+        if (!(a_full || a_one) || !(b_full || b_one) || !(a_full || b_full)) return false;
+      }
+      return true;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr expand_broadcast_rule() {
@@ -11239,20 +12409,12 @@ inline rewrite::RulePtr expand_broadcast_rule() {
   Var<'x'> x;
   Var<'y'> y;
   Const<'s'> s;
-  auto rebuilt = [](Rewriter& r, const ValueView& binary, const ValueView& a, const ValueView& b) {
-    return detail::binary_on(r, binary, a.id, b.id);
-  };
-  auto fits = [&](auto binary) { return call("broadcasts_to", detail::broadcasts_to, x, y, binary); };
-  return for_each_root(
-      detail::BroadcastOps{}, rule("ExpandBroadcast").priority(1),
-      [&]<rewrite::FixedString Op>() {
-        auto binary = variadic<'o', Op>(Expand(x, s), y);
-        return match(binary).when(fits(binary)).to(replace_with("binary_on", rebuilt, binary, x, y));
-      },
-      [&]<rewrite::FixedString Op>() {
-        auto binary = variadic<'o', Op>(y, Expand(x, s));
-        return match(binary).when(fits(binary)).to(replace_with("binary_on", rebuilt, binary, y, x));
-      });
+  auto left = named<'o'>(op<kBroadcastBinary>(Expand(x, s), y));
+  auto right = named<'o'>(op<kBroadcastBinary>(y, Expand(x, s)));
+  return rule("ExpandBroadcast")
+      .priority(1)
+      .cases(match(left).when(detail::broadcasts_to(x, y, left)).to(rebuild(left, x, y)),
+             match(right).when(detail::broadcasts_to(x, y, right)).to(rebuild(right, y, x)));
 }
 
 }  // namespace xexp::patterns
@@ -11266,57 +12428,20 @@ namespace xexp::patterns {
 inline rewrite::RulePtr expand_swap_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  auto expand = variadic<'e', "Expand">(x);
-  return for_each_root(ElementwiseUnaryOps{} + OpList<"Pow">{}, rule("ExpandSwap").priority(1),
-                       [&]<rewrite::FixedString Op>() {
-    auto op = variadic<'u', Op>(expand);
-    return match(op)
-        .when(rank(x) >= 0 && call("extra_inputs_are_scalars", detail::extra_inputs_are_scalars, op))
-        .to(replace_with("op_before_layout", detail::op_before_layout, op, expand));
-  });
+  auto expand = named<'e'>(Expand(x, etc));
+  auto unary = named<'u'>(op<kElementwiseUnary | rewrite::FixedString("Pow")>(expand, etc));
+  return rule("ExpandSwap")
+      .priority(1)
+      .match(unary)
+      .when(rank(x) >= 0 && detail::extra_inputs_are_scalars(unary))
+      .to(rebuild(expand, input<0> = rebuild(unary, input<0> = x)));
 }
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/gelu.hpp
 // Gelu: the tanh approximation written out, x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))), 8 nodes,
-// is ONNX Gelu(approximate="tanh") (opset >= 20). The original compared the constants exactly with their
-// float16 roundings (0.044708251953125, 0.7978515625), so float32 models never matched; here each
-// constant may be off by a float16 rounding.
-// ======== xexp/patterns/activation_constants.hpp
-// What the activation fusions (Gelu of the default set, the onnxruntime set's) check on the constants
-// of a decomposition.
-// Exporters write float32 constants, or constants rounded to float16 when the model is in half
-// precision (sqrt(2) is then 1.4140625): a constant matches when it holds one number within a tolerance
-// of the exact value, wide enough for those roundings and far narrower than any other formula.
-#include <cmath>
-#include <numbers>
-
-
-namespace xexp::patterns::detail {
-
-// A constant of one element (shape (), (1,), (1,1)...) within `tolerance` of `exact`.
-inline bool scalar_near(const rewrite::ValueView& v, double exact, double tolerance) {
-  const Tensor* t = v.constant();
-  if (!t || t->size() != 1 || t->type() == ElemType::String) return false;
-  return std::abs(eval::element_as_double(*t, 0) - exact) <= tolerance;
-}
-inline bool scalar_is(const rewrite::ValueView& v, double exact) { return scalar_near(v, exact, 0); }
-
-// erf Gelu: x / sqrt(2); float16 rounds sqrt(2) to 1.4140625 (1.5e-4 away).
-inline bool is_sqrt2(const rewrite::ValueView& v) { return scalar_near(v, std::numbers::sqrt2, 1e-3); }
-// tanh Gelu: sqrt(2/pi) * (x + 0.044715 x^3); float16 writes 0.7978515625 and 0.044708251953125.
-inline bool is_sqrt_2_over_pi(const rewrite::ValueView& v) {
-  return scalar_near(v, std::numbers::sqrt2 / std::sqrt(std::numbers::pi), 1e-4);
-}
-inline bool is_gelu_cubic_coefficient(const rewrite::ValueView& v) { return scalar_near(v, 0.044715, 1e-5); }
-
-// The element types ONNX Runtime has com.microsoft activation kernels for (float everywhere, the half
-// types on GPUs); not double, which its CPU kernels lack.
-inline bool is_activation_float(ElemType t) {
-  return t == ElemType::Float || t == ElemType::Float16 || t == ElemType::BFloat16;
-}
-
-}  // namespace xexp::patterns::detail
+// is ONNX Gelu(approximate="tanh") (opset >= 20). Each constant may be the float32 value or its float16
+// rounding (0.044708251953125, 0.7978515625): see facts.hpp.
 
 namespace xexp::patterns {
 
@@ -11330,15 +12455,87 @@ inline rewrite::RulePtr gelu_rule() {
   Var<'e'> half;
   auto inner = commutative(Add(x, commutative(Mul(Pow(x, three), cubic))));
   auto tanh1 = commutative(Add(op<"Tanh">(commutative(Mul(inner, sqrt_2_pi))), one));
-  auto exactly = [](auto v, double expected) { return call("scalar_is", detail::scalar_is, v, expected); };
   return rule("Gelu")
-      .priority(0)
       .match(commutative(Mul(commutative(Mul(x, half)), tanh1)))
-      .when(opset_at_least(20) && exactly(three, 3.0) &&
-            call("is_gelu_cubic_coefficient", detail::is_gelu_cubic_coefficient, cubic) &&
-            call("is_sqrt_2_over_pi", detail::is_sqrt_2_over_pi, sqrt_2_pi) && exactly(one, 1.0) &&
-            exactly(half, 0.5))
+      .when(opset_at_least(20) && scalar_is(three, 3.0) && is_gelu_cubic_coefficient(cubic) &&
+            is_sqrt_2_over_pi(sqrt_2_pi) && scalar_is(one, 1.0) && scalar_is(half, 0.5))
       .to(op<"Gelu">(x, attr<"approximate"> = "tanh"));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/gemm_batch_normalization.hpp
+// GemmBatchNormalization: a BatchNormalization in inference mode after a Gemm with a constant B (its
+// channels are the Gemm's output columns) goes into B and C, as ConvBatchNormalization does for a Conv:
+//   BN(alpha * A @ B + beta * C) = alpha * A @ (B * f) + (beta * C - mean) * f + bias,  f = scale / sqrt(var + eps)
+// The new Gemm keeps alpha, transA and transB, and takes beta = 1 with the folded C (one value per column).
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// B's output columns: its first axis when transB, else its second.
+inline int64_t gemm_columns(const Tensor& b, int64_t trans_b) { return b.dims()[trans_b ? 0 : 1]; }
+// Inference mode, per-column statistics of B's float type, and C absent or constant of one value or one
+// per column.
+inline constexpr auto batch_norm_folds_into_gemm = rewrite::fact<"batch_norm_folds_into_gemm">(
+    [](const ValueView& bn, const Tensor& b, int64_t trans_b, const ValueView& c, const Tensor& scale,
+       const Tensor& bias, const Tensor& mean, const Tensor& var) {
+      if (const ir::Attribute* t = rewrite::node_of(bn).attribute(Symbol("training_mode")); t && t->i != 0)
+        return false;
+      if (!is_normalization_type(b.type()) || b.dims().size() != 2) return false;
+      const std::vector<int64_t> columns{gemm_columns(b, trans_b)};
+      for (const Tensor* t : {&scale, &bias, &mean, &var})
+        if (t->type() != b.type() || t->dims() != columns) return false;
+      if (c.id == ir::kNone) return true;
+      const Tensor* ct = c.constant();
+      return ct && ct->type() == b.type() && (ct->size() == 1 || ct->dims() == columns ||
+                                               ct->dims() == std::vector<int64_t>{1, columns[0]});
+    });
+// B scaled per output column.
+inline constexpr auto batch_norm_gemm_weight = rewrite::fact<"batch_norm_gemm_weight">(
+    [](const Tensor& b, int64_t trans_b, const Tensor& scale, const Tensor& var, float epsilon) {
+      const std::vector<int64_t> dims = trans_b ? std::vector<int64_t>{-1, 1} : std::vector<int64_t>{1, -1};
+      return compute("Mul", {b, compute("Reshape", {batch_norm_factor(scale, var, epsilon), int64_tensor(dims)})});
+    });
+// (beta * C - mean) * f + bias, one value per column (C is 0 when absent).
+inline constexpr auto batch_norm_gemm_bias = rewrite::fact<"batch_norm_gemm_bias">(
+    [](const ValueView& c, float beta, const Tensor& scale, const Tensor& bias, const Tensor& mean,
+       const Tensor& var, float epsilon) {
+      Tensor centered = compute("Neg", {mean});
+      if (c.id != ir::kNone) {
+        const Tensor flat = compute("Reshape", {*c.constant(), int64_tensor({-1})});
+        const Tensor scaled = compute("Mul", {flat, eval::filled(mean.type(), {}, beta)});
+        centered = compute("Sub", {scaled, mean});
+      }
+      return compute("Add", {compute("Mul", {centered, batch_norm_factor(scale, var, epsilon)}), bias});
+    });
+}  // namespace detail
+
+inline rewrite::RulePtr gemm_batch_normalization_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Const<'w'> b;
+  Opt<'c'> c;
+  Float<'l'> alpha;
+  Float<'t'> beta;
+  Int<'A'> trans_a;
+  Int<'B'> trans_b;
+  Const<'s'> scale;
+  Const<'o'> bias;
+  Const<'m'> mean;
+  Const<'v'> var;
+  Float<'e'> epsilon;
+  auto gemm = Gemm(a, b, c, attr<"alpha"> = alpha, attr<"beta"> = beta, attr<"transA"> = trans_a,
+                   attr<"transB"> = trans_b);
+  auto bn = named<'N'>(op<"BatchNormalization">(gemm, scale, bias, mean, var, attr<"epsilon"> = epsilon));
+  return rule("GemmBatchNormalization")
+      .priority(1)
+      .match(bn)
+      .when(detail::batch_norm_folds_into_gemm(bn, b, trans_b, c, scale, bias, mean, var))
+      .to(Gemm(a, fold(detail::batch_norm_gemm_weight(b, trans_b, scale, var, epsilon)),
+               fold(detail::batch_norm_gemm_bias(c, beta, scale, bias, mean, var, epsilon)), attr<"alpha"> = alpha,
+               attr<"beta"> = 1.0f, attr<"transA"> = trans_a, attr<"transB"> = trans_b));
 }
 
 }  // namespace xexp::patterns
@@ -11346,6 +12543,8 @@ inline rewrite::RulePtr gelu_rule() {
 // GemmTranspose: Gemm(X, W) with a constant W and transB=0 becomes Gemm(X, Transpose(W), transB=1), the
 // layout runtimes prefer for weights (torch's Linear stores W that way). The Transpose of a constant is
 // folded by the optimizer's constant-folding hook.
+#include <vector>
+
 
 namespace xexp::patterns {
 
@@ -11358,10 +12557,53 @@ inline rewrite::RulePtr gemm_transpose_rule() {
   Float<'b'> beta;
   return rule("GemmTranspose")
       .priority(1)
-      .match(Gemm(a, w, c, attr<"transA"> = 0, attr<"transB"> = 0, attr<"alpha"> = alpha, attr<"beta"> = beta))
+      .match(
+          Gemm(a, w, c, attr<"transA"> = 0, attr<"transB"> = 0, attr<"alpha"> = alpha, attr<"beta"> = beta))
       .when(rank(w) == 2)
       .to(Gemm(a, Transpose(w, attr<"perm"> = std::vector<int64_t>{1, 0}), c, attr<"transB"> = 1,
                attr<"alpha"> = alpha, attr<"beta"> = beta));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/hard_swish.hpp
+// HardSwish (opset >= 14): x * HardSigmoid(x, alpha=1/6, beta=0.5), or the Clip form exporters write
+// below opset 14 and keep after an upgrade, x * Clip(x + 3, 0, 6) / 6 (or * 1/6), becomes HardSwish(x),
+// which ONNX defines as x * max(0, min(1, x / 6 + 0.5)).
+
+namespace xexp::patterns {
+
+namespace detail {
+inline constexpr auto is_hard_swish_float = rewrite::fact<"is_hard_swish_float">([](const ValueView& x) {
+  const ElemType t = x.elem();
+  return t == ElemType::Float || t == ElemType::Double || t == ElemType::Float16;
+});
+// 1/6 as a float32 attribute (0.16666667) or rounded to float16 (0.1666259765625).
+inline constexpr auto is_one_sixth =
+    rewrite::fact<"is_one_sixth">([](float alpha) { return std::abs(alpha - 1.0 / 6.0) <= 1e-4; });
+inline constexpr auto is_one_sixth_constant =
+    rewrite::fact<"is_one_sixth_constant">([](const ValueView& v) { return scalar_near(v, 1.0 / 6.0, 1e-4); });
+}  // namespace detail
+
+inline rewrite::RulePtr hard_swish_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Float<'a'> alpha;
+  Var<'t'> three;
+  Var<'z'> zero;
+  Var<'s'> six;
+  Var<'d'> divisor;
+  auto clipped = commutative(Mul(x, op<"Clip">(commutative(Add(x, three)), zero, six)));
+  auto clip_fits = opset_at_least(14) && detail::is_hard_swish_float(x) && scalar_is(three, 3.0) &&
+                   scalar_is(zero, 0.0) && scalar_is(six, 6.0);
+  return rule("HardSwish")
+      .priority(1)
+      .cases(match(commutative(Mul(x, op<"HardSigmoid">(x, attr<"alpha"> = alpha, attr<"beta"> = 0.5f))))
+                 .when(opset_at_least(14) && detail::is_hard_swish_float(x) && detail::is_one_sixth(alpha))
+                 .to(op<"HardSwish">(x)),
+             match(Div(clipped, divisor)).when(clip_fits && scalar_is(divisor, 6.0)).to(op<"HardSwish">(x)),
+             match(commutative(Mul(clipped, divisor)))
+                 .when(clip_fits && detail::is_one_sixth_constant(divisor))
+                 .to(op<"HardSwish">(x)));
 }
 
 }  // namespace xexp::patterns
@@ -11369,62 +12611,18 @@ inline rewrite::RulePtr gemm_transpose_rule() {
 // Identity: operations that return their input unchanged: x + 0, x - 0, x * 1, x / 1 (the constant a
 // scalar, or 1-D along the last axis, so that broadcasting cannot change the shape), and a Transpose
 // whose permutation is the identity.
-// ======== xexp/patterns/constant_math.hpp
-// Small computations on constants that rules need at match or rewrite time, done with the evaluator's
-// kernels so that every element type is handled the same way as when the model runs.
-#include <optional>
-#include <vector>
-
-
-namespace xexp::patterns {
-
-// Runs one default-domain op on constants (opset 18 semantics, stable for the ops used here).
-inline Tensor compute(Symbol op_type, std::vector<std::optional<Tensor>> inputs) {
-  return eval::evaluate_op(op_type, {}, inputs, {}, 18, 1).at(0);
-}
-
-// Every element of a numeric tensor equals `value`.
-inline bool all_equal(const Tensor& t, double value) {
-  if (t.type() == ElemType::String || t.size() == 0) return false;
-  for (double v : eval::as_doubles(t))
-    if (v != value) return false;
-  return true;
-}
-
-// The int64 values of a constant, or nullopt when it is not an int64 tensor.
-inline std::optional<std::vector<int64_t>> int64_values(const Tensor& t) {
-  if (t.type() != ElemType::Int64) return std::nullopt;
-  auto data = t.data<int64_t>();
-  return std::vector<int64_t>(data.begin(), data.end());
-}
-
-// Static dims of a value's shape, or nullopt.
-inline std::optional<std::vector<int64_t>> static_dims_of(const rewrite::ValueView& v) {
-  if (!v.shape()) return std::nullopt;
-  return static_dims(*v.shape());
-}
-
-inline Tensor int64_tensor(const std::vector<int64_t>& values) {
-  return Tensor::from<int64_t>({static_cast<int64_t>(values.size())}, values);
-}
-
-}  // namespace xexp::patterns
 
 namespace xexp::patterns {
 
 namespace detail {
 // `c` is `value` everywhere, has x's type, and broadcasting with it keeps x's shape.
-inline bool neutral(const rewrite::ValueView& x, const Tensor& c, double value) {
-  if (!x.shape() || c.type() != x.elem() || !all_equal(c, value)) return false;
-  const auto rank = static_cast<int64_t>(x.shape()->size());
-  if (c.size() == 1) return static_cast<int64_t>(c.rank()) <= rank;
-  return c.rank() == 1 && rank >= 1 && x.shape()->back() == Dim(c.dims()[0]);
-}
-inline bool identity_perm(const std::vector<int64_t>& perm) {
-  for (std::size_t k = 0; k < perm.size(); ++k)
-    if (perm[k] != static_cast<int64_t>(k)) return false;
-  return true;
-}
+inline constexpr auto is_neutral =
+    rewrite::fact<"is_neutral">([](const ValueView& x, const Tensor& c, double value) {
+      if (!x.shape() || c.type() != x.elem() || !equal_everywhere(c, value)) return false;
+      const auto rank = static_cast<int64_t>(x.shape()->size());
+      if (c.size() == 1) return static_cast<int64_t>(c.rank()) <= rank;
+      return c.rank() == 1 && rank >= 1 && x.shape()->back() == Dim(c.dims()[0]);
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr identity_rule() {
@@ -11432,23 +12630,23 @@ inline rewrite::RulePtr identity_rule() {
   Var<'x'> x;
   Const<'c'> c;
   Ints<'p'> perm;
-  auto is_zero = call("is_neutral", detail::neutral, x, c, 0.0);
-  auto is_one = call("is_neutral", detail::neutral, x, c, 1.0);
-  return rule("Identity").cases(match(commutative(Add(x, c))).when(is_zero).to(x),
-                                match(Sub(x, c)).when(is_zero).to(x),
-                                match(commutative(Mul(x, c))).when(is_one).to(x),
-                                match(Div(x, c)).when(is_one).to(x),
-                                match(Transpose(x, attr<"perm"> = perm))
-                                    .when(call("is_identity", detail::identity_perm, perm))
-                                    .to(x));
+  auto is_zero = detail::is_neutral(x, c, 0.0);
+  auto is_one = detail::is_neutral(x, c, 1.0);
+  return rule("Identity")
+      .cases(match(commutative(Add(x, c))).when(is_zero).to(x), match(Sub(x, c)).when(is_zero).to(x),
+             match(commutative(Mul(x, c))).when(is_one).to(x), match(Div(x, c)).when(is_one).to(x),
+             match(Transpose(x, attr<"perm"> = perm)).when(is_identity_perm(perm)).to(x));
 }
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/layer_normalization.hpp
-// LayerNormalization: the decomposition exporters write,
+// LayerNormalization: the decomposition exporters write (torch up to opset 16, paddle2onnx, tf2onnx),
 //   d = x - ReduceMean(x, axes);  y = d / Sqrt(ReduceMean(Pow(d, 2), axes) + eps)
-// over trailing axes (keepdims=1), becomes LayerNormalization(x, ones, zeros) (opset >= 17). `d` feeds
-// two nodes: a named DAG node. Without the Add, epsilon is 0 (the decomposition's exact value).
+// over trailing axes (keepdims=1), becomes LayerNormalization(x, ones, zeros) (opset >= 17). The square
+// may be Mul(d, d), the division a Mul by Reciprocal(Sqrt(...)); epsilon is a Constant node or an
+// initializer. `d` feeds several nodes: a named DAG node. Without the Add, epsilon is 0 (the
+// decomposition's exact value). The onnxruntime set fuses it at any opset (LayerNormalizationAnyOpset).
+#include <algorithm>
 #include <vector>
 
 
@@ -11456,53 +12654,55 @@ namespace xexp::patterns {
 
 namespace detail {
 // The first normalized axis when `axes` are the trailing axes of x, with static dims; else -1.
-inline int64_t trailing_axis(const rewrite::ValueView& x, const std::vector<int64_t>& axes,
-                             const std::vector<int64_t>& axes2) {
-  if (axes != axes2 || axes.empty() || !x.shape()) return -1;
-  const auto rank = static_cast<int64_t>(x.shape()->size());
-  std::vector<int64_t> sorted;
-  for (int64_t a : axes) sorted.push_back(a < 0 ? a + rank : a);
-  std::sort(sorted.begin(), sorted.end());
-  for (std::size_t k = 0; k < sorted.size(); ++k)
-    if (sorted[k] != rank - static_cast<int64_t>(sorted.size() - k) || !(*x.shape())[sorted[k]].is_static())
-      return -1;
-  return sorted.front();
-}
-inline bool is_normalizable_float(ElemType t) {
-  return t == ElemType::Float || t == ElemType::Double || t == ElemType::Float16 || t == ElemType::BFloat16;
-}
+inline constexpr auto trailing_axis = rewrite::fact<"trailing_axis">(
+    [](const ValueView& x, const std::vector<int64_t>& axes, const std::vector<int64_t>& axes2) -> int64_t {
+      if (axes != axes2 || axes.empty() || !x.shape()) return -1;
+      const auto rank = static_cast<int64_t>(x.shape()->size());
+      std::vector<int64_t> sorted;
+      for (int64_t a : axes) sorted.push_back(a < 0 ? a + rank : a);
+      std::sort(sorted.begin(), sorted.end());
+      for (std::size_t k = 0; k < sorted.size(); ++k)
+        if (sorted[k] != rank - static_cast<int64_t>(sorted.size() - k) ||
+            !(*x.shape())[sorted[k]].is_static())
+          return -1;
+      return sorted.front();
+    });
 // Ones (or zeros) of x's type over the normalized trailing dims.
-inline Tensor filled_from(const rewrite::ValueView& x, int64_t axis, double value) {
+inline constexpr auto filled = rewrite::fact<"filled">([](const ValueView& x, int64_t axis, double value) {
   std::vector<int64_t> dims;
-  for (std::size_t k = static_cast<std::size_t>(axis); k < x.shape()->size(); ++k) dims.push_back((*x.shape())[k].value());
+  for (std::size_t k = static_cast<std::size_t>(axis); k < x.shape()->size(); ++k)
+    dims.push_back((*x.shape())[k].value());
   return eval::filled(x.elem(), dims, value);
-}
-inline float scalar_float(const Tensor& t) { return static_cast<float>(eval::scalar_double(t)); }
-}  // namespace detail
+});
 
-inline rewrite::RulePtr layer_normalization_rule() {
+// The rule, fused where `opset_fits` holds: the default set needs LayerNormalization in the model's
+// opset, the onnxruntime set does not.
+template <class OpsetFits>
+rewrite::RulePtr layer_normalization_decomposition(const char* name, OpsetFits opset_fits) {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Ints<'a'> axes;
   Ints<'b'> axes2;
-  Const<'p'> two;
+  Var<'p'> two;
   Const<'e'> eps;
   auto d = named<'d'>(Sub(x, ReduceMean(x, attr<"axes"> = axes, attr<"keepdims"> = 1)));
-  auto variance = ReduceMean(Pow(d, two), attr<"axes"> = axes2, attr<"keepdims"> = 1);
-  auto axis = call("trailing_axis", detail::trailing_axis, x, axes, axes2);
-  auto fits = opset_at_least(17) && axis >= 0 && call("is_float", detail::is_normalizable_float, dtype(x)) &&
-              is_scalar(two) && call("all_equal", all_equal, two, 2.0);
+  auto square = named<'q'>(either(Pow(d, two), Mul(d, d)));
+  auto variance = ReduceMean(square, attr<"axes"> = axes2, attr<"keepdims"> = 1);
+  auto axis = trailing_axis(x, axes, axes2);
+  auto fits = opset_fits && axis >= 0 && is_normalization_float(x) && is_square(square);
+  auto divided = [&](const auto& root) { return either(Div(d, root), commutative(Mul(d, op<"Reciprocal">(root)))); };
   auto normalized = [&](const auto& epsilon) {
-    return LayerNormalization(x, fold(call("ones", detail::filled_from, x, axis, 1.0)),
-                              fold(call("zeros", detail::filled_from, x, axis, 0.0)), attr<"axis"> = axis,
+    return LayerNormalization(x, fold(filled(x, axis, 1.0)), fold(filled(x, axis, 0.0)), attr<"axis"> = axis,
                               attr<"epsilon"> = epsilon, attr<"stash_type"> = 1);
   };
-  return rule("LayerNormalization")
-      .priority(1)
-      .cases(match(Div(d, Sqrt(commutative(Add(variance, eps)))))
-                 .when(fits && is_scalar(eps))
-                 .to(normalized(call("scalar", detail::scalar_float, eps))),
-             match(Div(d, Sqrt(variance))).when(fits).to(normalized(0.0f)));
+  return rule(name).priority(1).cases(
+      match(divided(Sqrt(commutative(Add(variance, eps))))).when(fits && is_scalar(eps)).to(normalized(scalar_float(eps))),
+      match(divided(Sqrt(variance))).when(fits).to(normalized(0.0f)));
+}
+}  // namespace detail
+
+inline rewrite::RulePtr layer_normalization_rule() {
+  return detail::layer_normalization_decomposition("LayerNormalization", rewrite::opset_at_least(17));
 }
 
 }  // namespace xexp::patterns
@@ -11514,13 +12714,15 @@ inline rewrite::RulePtr layer_normalization_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-inline bool same_dims(const Tensor& a, const Tensor& b) { return a.dims() == b.dims() && a.type() == b.type(); }
-inline bool constant_or_absent(const rewrite::ValueView& v) { return v.id == ir::kNone || v.constant(); }
-inline Tensor times(const Tensor& a, const Tensor& b) { return compute("Mul", {a, b}); }
-inline Tensor bias_times(const rewrite::ValueView& bias, const Tensor& m) { return times(*bias.constant(), m); }
-inline Tensor bias_plus(const rewrite::ValueView& bias, const Tensor& c) {
+inline constexpr auto constant_or_absent =
+    rewrite::fact<"constant_or_absent">([](const ValueView& v) { return v.id == ir::kNone || v.constant(); });
+// bias (a constant) op c.
+inline constexpr auto bias_times = rewrite::fact<"bias_times">([](const ValueView& bias, const Tensor& c) {
+  return compute("Mul", {*bias.constant(), c});
+});
+inline constexpr auto bias_plus = rewrite::fact<"bias_plus">([](const ValueView& bias, const Tensor& c) {
   return compute("Add", {*bias.constant(), c});
-}
+});
 }  // namespace detail
 
 inline rewrite::RulePtr layer_normalization_scale_rule() {
@@ -11529,28 +12731,18 @@ inline rewrite::RulePtr layer_normalization_scale_rule() {
   Const<'s'> scale;
   Opt<'b'> bias;
   Const<'m'> c;
-  Int<'a'> axis;
-  Float<'e'> epsilon;
-  Int<'t'> stash;
-  auto ln = LayerNormalization(x, scale, bias, attr<"axis"> = axis, attr<"epsilon"> = epsilon,
-                               attr<"stash_type"> = stash);
-  auto with = [&](const auto& new_scale, const auto& new_bias) {
-    return LayerNormalization(x, new_scale, new_bias, attr<"axis"> = axis, attr<"epsilon"> = epsilon,
-                              attr<"stash_type"> = stash);
-  };
-  auto fits = call("same_dims", detail::same_dims, c, scale) &&
-              call("constant_or_absent", detail::constant_or_absent, bias);
-  auto scaled = fold(call("times", detail::times, scale, c));
+  auto ln = named<'n'>(LayerNormalization(x, scale, bias));
+  auto fits = same_dims_and_type(c, scale) && detail::constant_or_absent(bias);
+  auto scaled = fold(product(scale, c));
   return rule("LayerNormalizationScale")
       .priority(1)
       .cases(match(commutative(Mul(ln, c)))
                  .when(fits)
-                 .to(choose(present(bias), with(scaled, fold(call("bias_times", detail::bias_times, bias, c))),
-                            with(scaled, bias))),
+                 .to(rebuild(ln, input<1> = scaled,
+                             input<2> = choose(present(bias), fold(detail::bias_times(bias, c)), bias))),
              match(commutative(Add(ln, c)))
                  .when(fits)
-                 .to(choose(present(bias), with(scale, fold(call("bias_plus", detail::bias_plus, bias, c))),
-                            with(scale, c))));
+                 .to(rebuild(ln, input<2> = choose(present(bias), fold(detail::bias_plus(bias, c)), c))));
 }
 
 }  // namespace xexp::patterns
@@ -11561,22 +12753,23 @@ inline rewrite::RulePtr layer_normalization_scale_rule() {
 
 namespace xexp::patterns {
 
+namespace detail {
+inline constexpr auto exact_in_float = rewrite::fact<"exact_in_float">([](const Tensor& t) {
+  const double v = eval::element_as_double(t, 0);
+  return static_cast<double>(static_cast<float>(v)) == v;
+});
+}  // namespace detail
+
 inline rewrite::RulePtr leaky_relu_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Const<'z'> zero;
   Const<'s'> slope;
-  auto alpha = [](const Tensor& t) { return static_cast<float>(eval::element_as_double(t, 0)); };
-  auto exact_in_float = [](const Tensor& t) {
-    const double v = eval::element_as_double(t, 0);
-    return static_cast<double>(static_cast<float>(v)) == v;
-  };
   return rule("LeakyRelu")
       .match(op<"Where">(op<"Greater">(x, zero), x, commutative(Mul(x, slope))))
       .when(is_scalar(zero) && is_scalar(slope) && rank(x) >= rank(zero) && rank(x) >= rank(slope) &&
-            call("is_zero", [](const Tensor& t) { return all_elements_equal(t, 0.0); }, zero) &&
-            call("exact_in_float", exact_in_float, slope))
-      .to(op<"LeakyRelu">(x, attr<"alpha"> = call("alpha", alpha, slope)));
+            all_zero(zero) && detail::exact_in_float(slope))
+      .to(op<"LeakyRelu">(x, attr<"alpha"> = scalar_float(slope)));
 }
 
 }  // namespace xexp::patterns
@@ -11589,23 +12782,23 @@ inline rewrite::RulePtr leaky_relu_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-inline bool leading_dims_static(const rewrite::ValueView& a) {
+inline constexpr auto all_dims_static = rewrite::fact<"all_dims_static">([](const ValueView& a) {
   if (!a.shape() || a.shape()->size() < 2) return false;
   for (const Dim& d : *a.shape())
     if (!d.is_static()) return false;
   return true;
-}
+});
 // [-1, K]: the first input flattened to 2-D.
-inline Tensor flat_shape(const rewrite::ValueView& a) {
+inline constexpr auto flat_shape = rewrite::fact<"flat_shape">([](const ValueView& a) {
   return Tensor::from<int64_t>({2}, {-1, a.shape()->back().value()});
-}
+});
 // [d0, ..., d(r-2), -1]: the Gemm result back to the MatMul's rank.
-inline Tensor unflat_shape(const rewrite::ValueView& a) {
+inline constexpr auto unflat_shape = rewrite::fact<"unflat_shape">([](const ValueView& a) {
   std::vector<int64_t> dims;
   for (std::size_t k = 0; k + 1 < a.shape()->size(); ++k) dims.push_back((*a.shape())[k].value());
   dims.push_back(-1);
-  return Tensor::from<int64_t>({static_cast<int64_t>(dims.size())}, dims);
-}
+  return int64_tensor(dims);
+});
 }  // namespace detail
 
 inline rewrite::RulePtr matmul_add_rule() {
@@ -11616,13 +12809,13 @@ inline rewrite::RulePtr matmul_add_rule() {
   auto mm = named<'m'>(MatMul(a, b));
   auto bias_fits = (rank(bias) == 1 || (rank(bias) == 2 && dim(bias, 0) == 1)) && dim(bias, -1) == dim(b, -1);
   auto gemm = Gemm(a, b, bias);
-  auto reshaped = Reshape(Gemm(Reshape(a, fold(call("flat_shape", detail::flat_shape, a))), b, bias),
-                          fold(call("unflat_shape", detail::unflat_shape, a)));
+  auto reshaped =
+      Reshape(Gemm(Reshape(a, fold(detail::flat_shape(a))), b, bias), fold(detail::unflat_shape(a)));
   return rule("MatMulAdd")
       .priority(3)
       .match(commutative(Add(mm, bias)))
       .when(rank(b) == 2 && bias != mm && bias_fits)
-      .when(rank(a) == 2 || (rank(a) > 2 && call("leading_dims_static", detail::leading_dims_static, a)))
+      .when(rank(a) == 2 || (rank(a) > 2 && detail::all_dims_static(a)))
       .to(choose(rank(a) == 2, gemm, reshaped));
 }
 
@@ -11634,20 +12827,24 @@ inline rewrite::RulePtr matmul_add_rule() {
 
 namespace xexp::patterns {
 
+namespace detail {
+// c * d as one scalar of c's type.
+inline constexpr auto scalar_product = rewrite::fact<"scalar_product">([](const Tensor& c, const Tensor& d) {
+  return eval::filled(c.type(), {}, eval::element_as_double(c, 0) * eval::element_as_double(d, 0));
+});
+}  // namespace detail
+
 inline rewrite::RulePtr mul_mul_matmul_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
   Var<'b'> b;
   Const<'c'> c;
   Const<'d'> d;
-  auto product = [](const Tensor& x, const Tensor& y) {
-    return eval::filled(x.type(), {}, eval::element_as_double(x, 0) * eval::element_as_double(y, 0));
-  };
   return rule("MulMulMatMul")
       .priority(1)
       .match(MatMul(commutative(Mul(a, c)), commutative(Mul(b, d))))
       .when(is_scalar(c) && is_scalar(d) && dtype(c) == dtype(d))
-      .to(Mul(MatMul(a, b), fold(call("product", product, c, d))));
+      .to(Mul(MatMul(a, b), fold(detail::scalar_product(c, d))));
 }
 
 }  // namespace xexp::patterns
@@ -11655,22 +12852,22 @@ inline rewrite::RulePtr mul_mul_matmul_rule() {
 // MulMulMulScalar: (X op1 c1) op (Y op2 c2) with op, op1, op2 in {Mul, Div} and c1, c2 constant scalars
 // is (X op Y) * k, k folding the scalars: one scalar multiplication instead of two. The product is
 // reassociated, which changes float rounding (a few ulps).
-#include <optional>
 #include <vector>
 
 
 namespace xexp::patterns {
 
 namespace detail {
-inline bool is_mul(const rewrite::ValueView& v) { return node_of(v).op_type == Symbol("Mul"); }
+inline bool is_mul(const ValueView& v) { return rewrite::node_of(v).op_type == Symbol("Mul"); }
 // The scalar (X op1 c1) op (Y op2 c2) multiplies X op Y by.
-inline Tensor combined_scale(const rewrite::ValueView& outer, const rewrite::ValueView& left, const Tensor& c1,
-                             const rewrite::ValueView& right, const Tensor& c2) {
-  const double a = is_mul(left) ? eval::element_as_double(c1, 0) : 1.0 / eval::element_as_double(c1, 0);
-  const double b = is_mul(right) ? eval::element_as_double(c2, 0) : 1.0 / eval::element_as_double(c2, 0);
-  const std::vector<int64_t>& dims = c1.rank() >= c2.rank() ? c1.dims() : c2.dims();
-  return eval::filled(c1.type(), dims, is_mul(outer) ? a * b : a / b);
-}
+inline constexpr auto combined_scale =
+    rewrite::fact<"combined_scale">([](const ValueView& outer, const ValueView& left, const Tensor& c1,
+                                       const ValueView& right, const Tensor& c2) {
+      const double a = is_mul(left) ? eval::element_as_double(c1, 0) : 1.0 / eval::element_as_double(c1, 0);
+      const double b = is_mul(right) ? eval::element_as_double(c2, 0) : 1.0 / eval::element_as_double(c2, 0);
+      const std::vector<int64_t>& dims = c1.rank() >= c2.rank() ? c1.dims() : c2.dims();
+      return eval::filled(c1.type(), dims, is_mul(outer) ? a * b : a / b);
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr mul_mul_mul_scalar_rule() {
@@ -11679,14 +12876,14 @@ inline rewrite::RulePtr mul_mul_mul_scalar_rule() {
   Var<'y'> y;
   Const<'c'> c1;
   Const<'d'> c2;
-  auto left = variadic<'l', "Mul|Div">(x, c1);
-  auto right = variadic<'r', "Mul|Div">(y, c2);
-  return for_each_root(OpList<"Mul", "Div">{}, rule("MulMulMulScalar").priority(1), [&]<rewrite::FixedString Op>() {
-    auto outer = variadic<'o', Op>(left, right);
-    return match(outer)
-        .when(is_scalar(c1) && is_scalar(c2) && dtype(c1) == dtype(c2) && left != right)
-        .to(Mul(op<Op>(x, y), fold(call("combined_scale", detail::combined_scale, outer, left, c1, right, c2))));
-  });
+  auto left = named<'l'>(op<"Mul|Div">(x, c1));
+  auto right = named<'r'>(op<"Mul|Div">(y, c2));
+  auto outer = named<'o'>(op<"Mul|Div">(left, right));
+  return rule("MulMulMulScalar")
+      .priority(1)
+      .match(outer)
+      .when(is_scalar(c1) && is_scalar(c2) && dtype(c1) == dtype(c2) && left != right)
+      .to(Mul(rebuild(outer, x, y), fold(detail::combined_scale(outer, left, c1, right, c2))));
 }
 
 }  // namespace xexp::patterns
@@ -11730,13 +12927,13 @@ namespace xexp::patterns {
 
 namespace detail {
 // The reduced axes (non-negative), or nullopt when they are not known or when the node reduces nothing.
-inline std::optional<std::vector<int64_t>> reduced_axes(const rewrite::ValueView& reduce, int64_t rank) {
-  const ir::Node& n = node_of(reduce);
+inline std::optional<std::vector<int64_t>> reduced_axes(const ValueView& reduce, int64_t rank) {
+  const ir::Node& n = rewrite::node_of(reduce);
   std::vector<int64_t> axes;
   if (const ir::Attribute* a = n.attribute(Symbol("axes"))) {
     axes = a->ints;
-  } else if (input_of(reduce, 1) != ir::kNone) {
-    std::optional<std::vector<int64_t>> values = int_constant(*reduce.graph, input_of(reduce, 1));
+  } else if (rewrite::input_of(reduce, 1) != ir::kNone) {
+    std::optional<std::vector<int64_t>> values = int_constant(*reduce.graph, rewrite::input_of(reduce, 1));
     if (!values) return std::nullopt;
     axes = *values;
   }
@@ -11751,37 +12948,32 @@ inline std::optional<std::vector<int64_t>> reduced_axes(const rewrite::ValueView
   }
   return axes;
 }
-inline bool reshape_drops_reduced_axes(const rewrite::ValueView& reduce, const rewrite::ValueView& reshaped) {
-  if (!reduce.shape() || !reshaped.shape()) return false;
-  const Shape& kept = *reduce.shape();
-  std::optional<std::vector<int64_t>> axes = reduced_axes(reduce, static_cast<int64_t>(kept.size()));
-  if (!axes) return false;
-  Shape expected;
-  for (std::size_t k = 0; k < kept.size(); ++k)
-    if (std::find(axes->begin(), axes->end(), static_cast<int64_t>(k)) == axes->end()) expected.push_back(kept[k]);
-  return rewrite::facts::same_shape(expected, *reshaped.shape());
-}
-inline std::optional<ir::ValueId> reduce_without_keepdims(rewrite::Rewriter& r, const rewrite::ValueView& reduce) {
-  const ir::Node& n = node_of(reduce);
-  std::vector<ir::Attribute> attributes;
-  for (const ir::Attribute& a : n.attributes)
-    if (a.name != Symbol("keepdims")) attributes.push_back(a);
-  attributes.push_back(ir::Attribute::make_int(Symbol("keepdims"), 0));
-  return r.node(n.op_type, n.inputs, std::move(attributes), n.domain);
-}
+inline constexpr auto reshape_drops_reduced_axes =
+    rewrite::fact<"reshape_drops_reduced_axes">([](const ValueView& reduce, const ValueView& reshaped) {
+      if (!reduce.shape() || !reshaped.shape()) return false;
+      const Shape& kept = *reduce.shape();
+      std::optional<std::vector<int64_t>> axes = reduced_axes(reduce, static_cast<int64_t>(kept.size()));
+      if (!axes) return false;
+      Shape expected;
+      for (std::size_t k = 0; k < kept.size(); ++k)
+        if (std::find(axes->begin(), axes->end(), static_cast<int64_t>(k)) == axes->end())
+          expected.push_back(kept[k]);
+      return rewrite::facts::same_shape(expected, *reshaped.shape());
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr reduce_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'s'> shape;
-  auto reduce = variadic<'r', "ReduceSum|ReduceMean|ReduceMax|ReduceMin|ReduceProd|ReduceL1|ReduceL2|ReduceLogSum|"
-                              "ReduceLogSumExp|ReduceSumSquare">(attr<"keepdims"> = 1);
-  auto reshape = variadic<'o', "Reshape">(reduce, shape);
+  auto reduce =
+      named<'r'>(op<"ReduceSum|ReduceMean|ReduceMax|ReduceMin|ReduceProd|ReduceL1|ReduceL2|ReduceLogSum|"
+                    "ReduceLogSumExp|ReduceSumSquare">(etc, attr<"keepdims"> = 1));
+  auto reshape = named<'o'>(Reshape(reduce, shape));
   return rule("ReduceReshape")
       .priority(1)
       .match(reshape)
-      .when(call("reshape_drops_reduced_axes", detail::reshape_drops_reduced_axes, reduce, reshape))
-      .to(replace_with("reduce_without_keepdims", detail::reduce_without_keepdims, reduce));
+      .when(detail::reshape_drops_reduced_axes(reduce, reshape))
+      .to(rebuild(reduce, attr<"keepdims"> = 0));
 }
 
 }  // namespace xexp::patterns
@@ -11792,24 +12984,24 @@ inline rewrite::RulePtr reduce_reshape_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-inline bool same_static_dims(const rewrite::ValueView& x, const Tensor& shape) {
-  auto dims = static_dims_of(x);
-  return dims && int64_values(shape) == dims;
-}
+inline constexpr auto same_static_dims =
+    rewrite::fact<"same_static_dims">([](const ValueView& x, const Tensor& shape) {
+      auto dims = static_dims_of(x);
+      return dims && shape.type() == ElemType::Int64 && int_values(shape) == dims;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Const<'s'> s;
-  return rule("Reshape").match(Reshape(x, s)).when(call("same_static_dims", detail::same_static_dims, x, s)).to(x);
+  return rule("Reshape").match(Reshape(x, s)).when(detail::same_static_dims(x, s)).to(x);
 }
-
 inline rewrite::RulePtr expand_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Const<'s'> s;
-  return rule("Expand").match(Expand(x, s)).when(call("same_static_dims", detail::same_static_dims, x, s)).to(x);
+  return rule("Expand").match(Expand(x, s)).when(detail::same_static_dims(x, s)).to(x);
 }
 
 }  // namespace xexp::patterns
@@ -11822,10 +13014,11 @@ inline rewrite::RulePtr expand_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-inline bool copies_no_dim(const Tensor& shape) {
-  auto values = int64_values(shape);
-  return values && std::find(values->begin(), values->end(), 0) == values->end();
-}
+inline constexpr auto copies_no_dim = rewrite::fact<"copies_no_dim">([](const Tensor& shape) {
+  auto values = int_values(shape);
+  return shape.type() == ElemType::Int64 && values &&
+         std::find(values->begin(), values->end(), 0) == values->end();
+});
 }  // namespace detail
 
 inline rewrite::RulePtr reshape_reshape_rule() {
@@ -11835,7 +13028,7 @@ inline rewrite::RulePtr reshape_reshape_rule() {
   Const<'s'> s;
   return rule("ReshapeReshape")
       .match(Reshape(Reshape(x, first_shape), s))
-      .when(call("copies_no_dim", detail::copies_no_dim, s))
+      .when(detail::copies_no_dim(s))
       .to(Reshape(x, s));
 }
 
@@ -11847,24 +13040,26 @@ inline rewrite::RulePtr reshape_reshape_rule() {
 
 namespace xexp::patterns {
 
+namespace detail {
+inline constexpr auto same_int64_values =
+    rewrite::fact<"same_int64_values">([](const Tensor& a, const Tensor& b) {
+      return a.type() == ElemType::Int64 && b.type() == ElemType::Int64 && int_values(a) == int_values(b);
+    });
+}  // namespace detail
+
 inline rewrite::RulePtr reshape_reshape_binary_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'y'> y;
   Const<'s'> s;
   Const<'t'> t;
-  auto same_values = [](const Tensor& a, const Tensor& b) {
-    std::optional<std::vector<int64_t>> va = int64_values(a);
-    return va && va == int64_values(b);
-  };
-  auto left = Reshape(x, s, attr<"allowzero"> = 0);
-  auto right = Reshape(y, t, attr<"allowzero"> = 0);
-  return for_each_root(OpList<"Add", "Sub", "Mul", "Div">{}, rule("ReshapeReshapeBinary").priority(1),
-                       [&]<rewrite::FixedString Op>() {
-    return match(op<Op>(left, right))
-        .when(same_shape(x, y) && call("same_values", same_values, s, t))
-        .to(Reshape(op<Op>(x, y), s));
-  });
+  auto binary = named<'o'>(
+      op<kBinaryArithmetic>(Reshape(x, s, attr<"allowzero"> = 0), Reshape(y, t, attr<"allowzero"> = 0)));
+  return rule("ReshapeReshapeBinary")
+      .priority(1)
+      .match(binary)
+      .when(same_shape(x, y) && detail::same_int64_values(s, t))
+      .to(Reshape(rebuild(binary, x, y), s));
 }
 
 }  // namespace xexp::patterns
@@ -11875,30 +13070,20 @@ inline rewrite::RulePtr reshape_reshape_binary_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-template <rewrite::FixedString... Ops>
-rewrite::RulePtr shape_based_expand_broadcast_cases(OpList<Ops...>) {
+inline rewrite::RulePtr shape_based_expand_broadcast_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'y'> y;
   Var<'s'> s;
   Var<'t'> t;
-  auto rebuilt = [](Rewriter& r, const ValueView& binary, const ValueView& a, const ValueView& b) {
-    return binary_on(r, binary, a.id, b.id);
-  };
-  auto fits = [&](auto binary) { return call("broadcasts_to", broadcasts_to, x, y, binary); };
   auto one_case = [&](auto binary) {
-    return match(binary).when(fits(binary)).to(replace_with("binary_on", rebuilt, binary, x, y));
+    return match(binary).when(detail::broadcasts_to(x, y, binary)).to(rebuild(binary, x, y));
   };
   return rule("ShapeBasedExpandBroadcast")
       .priority(1)
-      .cases(one_case(variadic<'o', Ops>(Expand(x, s), Expand(y, t)))...,
-             one_case(variadic<'o', Ops>(Expand(x, s), y))..., one_case(variadic<'o', Ops>(x, Expand(y, t)))...);
-}
-}  // namespace detail
-
-inline rewrite::RulePtr shape_based_expand_broadcast_rule() {
-  return detail::shape_based_expand_broadcast_cases(detail::BroadcastOps{});
+      .cases(one_case(named<'o'>(op<kBroadcastBinary>(Expand(x, s), Expand(y, t)))),
+             one_case(named<'o'>(op<kBroadcastBinary>(Expand(x, s), y))),
+             one_case(named<'o'>(op<kBroadcastBinary>(x, Expand(y, t)))));
 }
 
 }  // namespace xexp::patterns
@@ -11911,22 +13096,22 @@ inline rewrite::RulePtr shape_based_expand_broadcast_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-inline bool matmul_broadcasts_batch(const rewrite::ValueView& a, const rewrite::ValueView& expanded,
-                                    const rewrite::ValueView& b, const rewrite::ValueView& out) {
-  if (!a.shape() || !expanded.shape() || !b.shape() || !out.shape()) return false;
-  const Shape &sa = *a.shape(), &se = *expanded.shape(), &sb = *b.shape(), &so = *out.shape();
-  const std::size_t rank = so.size();
-  if (rank < 3 || sa.size() != rank || se.size() != rank || sb.size() != rank) return false;
-  using rewrite::facts::KnownDim;
-  for (std::size_t k = rank - 2; k < rank; ++k)
-    if (!(KnownDim{sa[k]} == KnownDim{se[k]})) return false;
-  for (std::size_t k = 0; k + 2 < rank; ++k) {
-    const bool a_full = KnownDim{sa[k]} == KnownDim{so[k]}, b_full = KnownDim{sb[k]} == KnownDim{so[k]};
-    const bool a_one = KnownDim{sa[k]} == 1, b_one = KnownDim{sb[k]} == 1;
-    if (!(a_full || a_one) || !(b_full || b_one) || !(a_full || b_full)) return false;
-  }
-  return true;
-}
+inline constexpr auto matmul_broadcasts_batch = rewrite::fact<"matmul_broadcasts_batch">(
+    [](const ValueView& a, const ValueView& expanded, const ValueView& b, const ValueView& out) {
+      if (!a.shape() || !expanded.shape() || !b.shape() || !out.shape()) return false;
+      const Shape &sa = *a.shape(), &se = *expanded.shape(), &sb = *b.shape(), &so = *out.shape();
+      const std::size_t rank = so.size();
+      if (rank < 3 || sa.size() != rank || se.size() != rank || sb.size() != rank) return false;
+      using rewrite::facts::KnownDim;
+      for (std::size_t k = rank - 2; k < rank; ++k)
+        if (!(KnownDim{sa[k]} == KnownDim{se[k]})) return false;
+      for (std::size_t k = 0; k + 2 < rank; ++k) {
+        const bool a_full = KnownDim{sa[k]} == KnownDim{so[k]}, b_full = KnownDim{sb[k]} == KnownDim{so[k]};
+        const bool a_one = KnownDim{sa[k]} == 1, b_one = KnownDim{sb[k]} == 1;
+        if (!(a_full || a_one) || !(b_full || b_one) || !(a_full || b_full)) return false;
+      }
+      return true;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr shape_based_expand_broadcast_matmul_rule() {
@@ -11936,16 +13121,12 @@ inline rewrite::RulePtr shape_based_expand_broadcast_matmul_rule() {
   Var<'s'> s;
   auto left_expand = named<'e'>(Expand(a, s));
   auto right_expand = named<'e'>(Expand(b, s));
-  auto left = variadic<'m', "MatMul">(left_expand, b);
-  auto right = variadic<'m', "MatMul">(a, right_expand);
+  auto left = named<'m'>(MatMul(left_expand, b));
+  auto right = named<'m'>(MatMul(a, right_expand));
   return rule("ShapeBasedExpandBroadcastMatMul")
       .priority(1)
-      .cases(match(left)
-                 .when(call("matmul_broadcasts_batch", detail::matmul_broadcasts_batch, a, left_expand, b, left))
-                 .to(MatMul(a, b)),
-             match(right)
-                 .when(call("matmul_broadcasts_batch", detail::matmul_broadcasts_batch, b, right_expand, a, right))
-                 .to(MatMul(a, b)));
+      .cases(match(left).when(detail::matmul_broadcasts_batch(a, left_expand, b, left)).to(MatMul(a, b)),
+             match(right).when(detail::matmul_broadcasts_batch(b, right_expand, a, right)).to(MatMul(a, b)));
 }
 
 }  // namespace xexp::patterns
@@ -11960,19 +13141,19 @@ namespace xexp::patterns {
 
 namespace detail {
 // Broadcasting a against b gives fewer elements than `out`: a dimension of out neither operand has.
-inline bool broadcast_is_smaller(const rewrite::ValueView& a, const rewrite::ValueView& b,
-                                 const rewrite::ValueView& out) {
-  if (!a.shape() || !b.shape() || !out.shape()) return false;
-  const Shape &sa = *a.shape(), &sb = *b.shape(), &so = *out.shape();
-  using rewrite::facts::KnownDim;
-  for (std::size_t k = 0; k < so.size(); ++k) {
-    const std::size_t from_end = so.size() - k;
-    const bool in_a = from_end <= sa.size() && KnownDim{sa[sa.size() - from_end]} == KnownDim{so[k]};
-    const bool in_b = from_end <= sb.size() && KnownDim{sb[sb.size() - from_end]} == KnownDim{so[k]};
-    if (!in_a && !in_b && !(KnownDim{so[k]} == 1)) return true;
-  }
-  return false;
-}
+inline constexpr auto broadcast_is_smaller =
+    rewrite::fact<"broadcast_is_smaller">([](const ValueView& a, const ValueView& b, const ValueView& out) {
+      if (!a.shape() || !b.shape() || !out.shape()) return false;
+      const Shape &sa = *a.shape(), &sb = *b.shape(), &so = *out.shape();
+      using rewrite::facts::KnownDim;
+      for (std::size_t k = 0; k < so.size(); ++k) {
+        const std::size_t from_end = so.size() - k;
+        const bool in_a = from_end <= sa.size() && KnownDim{sa[sa.size() - from_end]} == KnownDim{so[k]};
+        const bool in_b = from_end <= sb.size() && KnownDim{sb[sb.size() - from_end]} == KnownDim{so[k]};
+        if (!in_a && !in_b && !(KnownDim{so[k]} == 1)) return true;
+      }
+      return false;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr shape_based_expand_swap_rule() {
@@ -11980,22 +13161,13 @@ inline rewrite::RulePtr shape_based_expand_swap_rule() {
   Var<'x'> x;
   Var<'y'> y;
   Var<'s'> s;
-  auto expanded = [](Rewriter& r, const ValueView& binary, const ValueView& a, const ValueView& b,
-                     const ValueView& shape) -> std::optional<ir::ValueId> {
-    const ir::ValueId computed = *detail::binary_on(r, binary, a.id, b.id);
-    return r.node(Symbol("Expand"), {computed, shape.id});
-  };
-  auto fits = [&](auto binary) { return call("broadcast_is_smaller", detail::broadcast_is_smaller, x, y, binary); };
-  return for_each_root(
-      detail::BroadcastOps{}, rule("ShapeBasedExpandSwap").priority(1),
-      [&]<rewrite::FixedString Op>() {
-        auto binary = variadic<'o', Op>(Expand(x, s), y);
-        return match(binary).when(fits(binary)).to(replace_with("expand_after", expanded, binary, x, y, s));
-      },
-      [&]<rewrite::FixedString Op>() {
-        auto binary = variadic<'o', Op>(y, Expand(x, s));
-        return match(binary).when(fits(binary)).to(replace_with("expand_after", expanded, binary, y, x, s));
-      });
+  auto left = named<'o'>(op<kBroadcastBinary>(Expand(x, s), y));
+  auto right = named<'o'>(op<kBroadcastBinary>(y, Expand(x, s)));
+  return rule("ShapeBasedExpandSwap")
+      .priority(1)
+      .cases(
+          match(left).when(detail::broadcast_is_smaller(x, y, left)).to(Expand(rebuild(left, x, y), s)),
+          match(right).when(detail::broadcast_is_smaller(x, y, right)).to(Expand(rebuild(right, y, x), s)));
 }
 
 }  // namespace xexp::patterns
@@ -12008,23 +13180,22 @@ inline rewrite::RulePtr shape_based_expand_swap_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-// The steps input is absent or a constant of ones.
-inline bool unit_steps(const rewrite::ValueView& slice) {
-  const ir::ValueId steps = input_of(slice, 4);
+// The steps input (the fifth) is absent or a constant of ones.
+inline constexpr auto unit_steps = rewrite::fact<"unit_steps">([](const ValueView& slice) {
+  const ir::ValueId steps = rewrite::input_of(slice, 4);
   if (steps == ir::kNone) return true;
   std::optional<std::vector<int64_t>> values = int_constant(*slice.graph, steps);
   return values && std::all_of(values->begin(), values->end(), [](int64_t s) { return s == 1; });
-}
+});
 }  // namespace detail
 
 inline rewrite::RulePtr shape_based_identity_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  auto slice = variadic<'s', "Slice">(x);
+  auto slice = named<'s'>(Slice(x, etc));
   return rule("ShapeBasedIdentity")
-      .priority(0)
       .match(slice)
-      .when(same_shape(x, slice) && call("unit_steps", detail::unit_steps, slice))
+      .when(same_shape(x, slice) && detail::unit_steps(slice))
       .to(x);
 }
 
@@ -12045,7 +13216,7 @@ struct SqueezeAxes {
   std::vector<int64_t> axes;
 };
 // Aligns the shapes dimension by dimension; nullopt when the Reshape does anything else.
-inline std::optional<SqueezeAxes> reshape_as_squeeze(const rewrite::ValueView& x, const rewrite::ValueView& out) {
+inline std::optional<SqueezeAxes> squeeze_axes_of(const ValueView& x, const ValueView& out) {
   if (!x.shape() || !out.shape() || x.shape()->size() == out.shape()->size()) return std::nullopt;
   const Shape& in = *x.shape();
   const Shape& o = *out.shape();
@@ -12066,26 +13237,24 @@ inline std::optional<SqueezeAxes> reshape_as_squeeze(const rewrite::ValueView& x
   if (j != shorter.size()) return std::nullopt;
   return result;
 }
-inline std::optional<ir::ValueId> squeeze_instead(rewrite::Rewriter& r, const rewrite::ValueView& x,
-                                                  const rewrite::ValueView& out) {
-  std::optional<SqueezeAxes> s = reshape_as_squeeze(x, out);
-  if (!s) return std::nullopt;
-  return r.node(Symbol(s->unsqueeze ? "Unsqueeze" : "Squeeze"), {x.id, r.initializer(int64_tensor(s->axes))});
-}
+inline constexpr auto reshape_as_squeeze = rewrite::fact<"reshape_as_squeeze">(squeeze_axes_of);
+inline constexpr auto inserts =
+    rewrite::fact<"inserts">([](const std::optional<SqueezeAxes>& s) { return s->unsqueeze; });
+inline constexpr auto axes_of =
+    rewrite::fact<"axes">([](const std::optional<SqueezeAxes>& s) { return int64_tensor(s->axes); });
 }  // namespace detail
 
 inline rewrite::RulePtr shape_based_reshape_is_squeeze_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  auto reshape = variadic<'r', "Reshape">(x);
-  auto fits = call("reshape_as_squeeze", [](const ValueView& in, const ValueView& out) {
-    return detail::reshape_as_squeeze(in, out).has_value();
-  }, x, reshape);
+  Var<'s'> shape;
+  auto reshape = named<'r'>(Reshape(x, shape));
+  auto plan = detail::reshape_as_squeeze(x, reshape);
+  auto axes = fold(detail::axes_of(plan));
   return rule("ShapeBasedReshapeIsSqueeze")
-      .priority(0)
       .match(reshape)
-      .when(opset_at_least(18) && fits)
-      .to(replace_with("squeeze_instead", detail::squeeze_instead, x, reshape));
+      .when(opset_at_least(18) && has_value(plan))
+      .to(choose(detail::inserts(plan), Unsqueeze(x, axes), Squeeze(x, axes)));
 }
 
 }  // namespace xexp::patterns
@@ -12100,61 +13269,67 @@ inline rewrite::RulePtr shape_based_reshape_is_squeeze_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-inline std::optional<std::vector<int64_t>> static_expand_shape(const rewrite::ValueView& x,
-                                                               const rewrite::ValueView& out) {
-  if (!x.shape() || !out.shape() || x.shape()->size() != out.shape()->size()) return std::nullopt;
-  std::vector<int64_t> target;
-  for (std::size_t k = 0; k < x.shape()->size(); ++k) {
-    const Dim& in = (*x.shape())[k];
-    const Dim& o = (*out.shape())[k];
-    if (rewrite::facts::KnownDim{in} == rewrite::facts::KnownDim{o}) target.push_back(1);
-    else if (o.is_static()) target.push_back(o.value());
-    else return std::nullopt;
-  }
-  return target;
-}
+inline constexpr auto static_expand_shape = rewrite::fact<"static_expand_shape">(
+    [](const ValueView& x, const ValueView& out) -> std::optional<std::vector<int64_t>> {
+      if (!x.shape() || !out.shape() || x.shape()->size() != out.shape()->size()) return std::nullopt;
+      std::vector<int64_t> target;
+      for (std::size_t k = 0; k < x.shape()->size(); ++k) {
+        const Dim& in = (*x.shape())[k];
+        const Dim& o = (*out.shape())[k];
+        if (rewrite::facts::KnownDim{in} == rewrite::facts::KnownDim{o})
+          target.push_back(1);
+        else if (o.is_static())
+          target.push_back(o.value());
+        else
+          return std::nullopt;
+      }
+      return target;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr shape_based_static_expand_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'s'> shape;
-  auto expand = variadic<'e', "Expand">(x, shape);
-  auto target = call("static_expand_shape", detail::static_expand_shape, x, expand);
+  auto expand = named<'e'>(Expand(x, shape));
+  auto target = detail::static_expand_shape(x, expand);
   return rule("ShapeBasedStaticExpand")
-      .priority(0)
       .match(expand)
-      .when(!is_constant(shape) &&
-            call("has_value", [](const std::optional<std::vector<int64_t>>& t) { return t.has_value(); }, target))
-      .to(Expand(x, fold(call("as_tensor", [](const std::optional<std::vector<int64_t>>& t) { return int64_tensor(*t); },
-                              target))));
+      .when(!is_constant(shape) && has_value(target))
+      .to(Expand(x, fold(as_tensor(target))));
 }
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/shaped_based_reshape.hpp
-// ShapedBasedReshape (the original's spelling): Reshape(X, [0, ..., 0, k]) with as many values as X has
-// dimensions and k != 0 keeps every dimension but the last, and the last is then X's own (the element
-// count decides it): the Reshape does nothing. Needs allowzero=0 (0 copies the input dimension).
+// ShapedBasedReshape (experimental-experiment's spelling of the name): Reshape(X, [0, ..., 0, k]) with as
+// many values as X has dimensions and k != 0 keeps every dimension but the last, and the last is then X's own
+// (the element count decides it): the Reshape does nothing. Needs allowzero=0 (0 copies the input dimension).
+#include <optional>
 #include <vector>
 
 
 namespace xexp::patterns {
 
+namespace detail {
+inline constexpr auto keeps_all_but_last =
+    rewrite::fact<"keeps_all_but_last">([](const Tensor& t, int64_t rank) {
+      std::optional<std::vector<int64_t>> v = int_values(t);
+      if (t.type() != ElemType::Int64 || !v || static_cast<int64_t>(v->size()) != rank || v->empty() ||
+          v->back() == 0)
+        return false;
+      for (std::size_t k = 0; k + 1 < v->size(); ++k)
+        if ((*v)[k] != 0) return false;
+      return true;
+    });
+}  // namespace detail
+
 inline rewrite::RulePtr shaped_based_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Const<'s'> shape;
-  auto keeps_all_but_last = [](const Tensor& t, int64_t rank) {
-    std::optional<std::vector<int64_t>> v = int64_values(t);
-    if (!v || static_cast<int64_t>(v->size()) != rank || v->empty() || v->back() == 0) return false;
-    for (std::size_t k = 0; k + 1 < v->size(); ++k)
-      if ((*v)[k] != 0) return false;
-    return true;
-  };
   return rule("ShapedBasedReshape")
-      .priority(0)
       .match(Reshape(x, shape, attr<"allowzero"> = 0))
-      .when(call("keeps_all_but_last", keeps_all_but_last, shape, rank(x)))
+      .when(detail::keeps_all_but_last(shape, rank(x)))
       .to(x);
 }
 
@@ -12171,40 +13346,39 @@ namespace xexp::patterns {
 
 namespace detail {
 // Steps as given, or ones (one per axis) when omitted.
-inline std::optional<std::vector<int64_t>> steps_of(const rewrite::ValueView& steps, const Tensor& axes) {
+inline std::optional<std::vector<int64_t>> steps_of(const ValueView& steps, const Tensor& axes) {
   if (steps.id == ir::kNone) return std::vector<int64_t>(static_cast<std::size_t>(axes.size()), 1);
   const Tensor* t = steps.constant();
-  return t ? int64_values(*t) : std::nullopt;
+  return t && t->type() == ElemType::Int64 ? int_values(*t) : std::nullopt;
 }
-inline bool disjoint_slices(const rewrite::ValueView& x, const Tensor& s1, const Tensor& e1, const Tensor& a1,
-                            const rewrite::ValueView& p1, const Tensor& s2, const Tensor& e2, const Tensor& a2,
-                            const rewrite::ValueView& p2) {
-  for (const Tensor* t : {&s1, &e1, &a1, &s2, &e2, &a2})
-    if (t->type() != ElemType::Int64) return false;
-  if (!steps_of(p1, a1) || !steps_of(p2, a2)) return false;
-  std::set<int64_t> seen;
-  for (const Tensor* axes : {&a1, &a2})
-    for (int64_t a : axes->data<int64_t>()) {
-      if (a < 0) {
-        if (!x.shape()) return false;
-        a += static_cast<int64_t>(x.shape()->size());
-      }
-      if (!seen.insert(a).second) return false;
-    }
-  return true;
-}
-inline Tensor concat_ints(const Tensor& a, const Tensor& b) {
-  std::vector<int64_t> out = *int64_values(a);
-  auto more = b.data<int64_t>();
+inline constexpr auto disjoint = rewrite::fact<"disjoint">(
+    [](const ValueView& x, const Tensor& s1, const Tensor& e1, const Tensor& a1, const ValueView& p1,
+       const Tensor& s2, const Tensor& e2, const Tensor& a2, const ValueView& p2) {
+      for (const Tensor* t : {&s1, &e1, &a1, &s2, &e2, &a2})
+        if (t->type() != ElemType::Int64) return false;
+      if (!steps_of(p1, a1) || !steps_of(p2, a2)) return false;
+      std::set<int64_t> seen;
+      for (const Tensor* axes : {&a1, &a2})
+        for (int64_t a : axes->data<int64_t>()) {
+          if (a < 0) {
+            if (!x.shape()) return false;
+            a += static_cast<int64_t>(x.shape()->size());
+          }
+          if (!seen.insert(a).second) return false;
+        }
+      return true;
+    });
+inline constexpr auto concat = rewrite::fact<"concat">([](const Tensor& a, const Tensor& b) {
+  std::vector<int64_t> out = *int_values(a), more = *int_values(b);
   out.insert(out.end(), more.begin(), more.end());
   return int64_tensor(out);
-}
-inline Tensor concat_steps(const rewrite::ValueView& p1, const Tensor& a1, const rewrite::ValueView& p2,
-                           const Tensor& a2) {
-  std::vector<int64_t> out = *steps_of(p1, a1), more = *steps_of(p2, a2);
-  out.insert(out.end(), more.begin(), more.end());
-  return int64_tensor(out);
-}
+});
+inline constexpr auto concat_steps = rewrite::fact<"concat_steps">(
+    [](const ValueView& p1, const Tensor& a1, const ValueView& p2, const Tensor& a2) {
+      std::vector<int64_t> out = *steps_of(p1, a1), more = *steps_of(p2, a2);
+      out.insert(out.end(), more.begin(), more.end());
+      return int64_tensor(out);
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr slice_slice_rule() {
@@ -12221,10 +13395,9 @@ inline rewrite::RulePtr slice_slice_rule() {
   return rule("SliceSlice")
       .priority(1)
       .match(Slice(Slice(x, s1, e1, a1, p1), s2, e2, a2, p2))
-      .when(opset_at_least(10) && call("disjoint", detail::disjoint_slices, x, s1, e1, a1, p1, s2, e2, a2, p2))
-      .to(Slice(x, fold(call("concat", detail::concat_ints, s1, s2)), fold(call("concat", detail::concat_ints, e1, e2)),
-                fold(call("concat", detail::concat_ints, a1, a2)),
-                fold(call("concat_steps", detail::concat_steps, p1, a1, p2, a2))));
+      .when(opset_at_least(10) && detail::disjoint(x, s1, e1, a1, p1, s2, e2, a2, p2))
+      .to(Slice(x, fold(detail::concat(s1, s2)), fold(detail::concat(e1, e2)), fold(detail::concat(a1, a2)),
+                fold(detail::concat_steps(p1, a1, p2, a2))));
 }
 
 }  // namespace xexp::patterns
@@ -12238,11 +13411,12 @@ namespace detail {
 inline int64_t axis_in_rank(int64_t axis, const rewrite::ValueView& x) {
   return axis < 0 && x.shape() ? axis + static_cast<int64_t>(x.shape()->size()) : axis;
 }
-inline bool concat_undoes_split(const rewrite::ValueView& concat, const rewrite::ValueView& split, int64_t concat_axis,
-                                int64_t split_axis, const rewrite::ValueView& x) {
-  return node_of(concat).inputs == node_of(split).outputs &&
-         axis_in_rank(concat_axis, x) == axis_in_rank(split_axis, x);
-}
+inline constexpr auto undoes_split =
+    rewrite::fact<"undoes_split">([](const rewrite::ValueView& concat, const rewrite::ValueView& split,
+                                     int64_t concat_axis, int64_t split_axis, const rewrite::ValueView& x) {
+      return rewrite::node_of(concat).inputs == rewrite::node_of(split).outputs &&
+             axis_in_rank(concat_axis, x) == axis_in_rank(split_axis, x);
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr split_concat_rule() {
@@ -12250,13 +13424,13 @@ inline rewrite::RulePtr split_concat_rule() {
   Var<'x'> x;
   Int<'a'> concat_axis;
   Int<'b'> split_axis;
-  // variadic: both ops have any number of inputs (Concat) or outputs (Split).
-  auto split = variadic<'s', "Split">(x, attr<"axis"> = split_axis);
-  auto concat = variadic<'c', "Concat">(split, attr<"axis"> = concat_axis);
+  // etc: a Concat has any number of inputs, a Split an optional `split` input.
+  auto split = named<'s'>(op<"Split">(x, etc, attr<"axis"> = split_axis));
+  auto concat = named<'c'>(Concat(split, etc, attr<"axis"> = concat_axis));
   return rule("SplitConcat")
       .priority(1)
       .match(concat)
-      .when(call("undoes_split", detail::concat_undoes_split, concat, split, concat_axis, split_axis, x))
+      .when(detail::undoes_split(concat, split, concat_axis, split_axis, x))
       .to(x);
 }
 
@@ -12269,9 +13443,9 @@ inline rewrite::RulePtr split_concat_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-inline bool one_element(const rewrite::ValueView& v) {
+inline constexpr auto one_element = rewrite::fact<"one_element">([](const rewrite::ValueView& v) {
   return v.shape() && is_static(*v.shape()) && element_count(*v.shape()) == 1;
-}
+});
 }  // namespace detail
 
 inline rewrite::RulePtr squeeze_add_rule() {
@@ -12285,8 +13459,7 @@ inline rewrite::RulePtr squeeze_add_rule() {
   return rule("SqueezeAdd")
       .priority(0)
       .match(Add(left, right))
-      .when(opset_at_least(13) && same_shape(a, b) && call("one_element", detail::one_element, a) &&
-            same_shape(left, right))
+      .when(opset_at_least(13) && same_shape(a, b) && detail::one_element(a) && same_shape(left, right))
       .to(Squeeze(Add(a, b), axes_a));
 }
 
@@ -12295,48 +13468,28 @@ inline rewrite::RulePtr squeeze_add_rule() {
 // SqueezeBinaryUnsqueeze: Unsqueeze(Binary(Squeeze(d), s), [0]) with d of shape (1,) and s of rank 0 is
 // Binary(d, Unsqueeze(s, [0])): the shape round trip disappears and the Unsqueeze of a constant s folds.
 // Binary is Add, Sub, Mul or Div, with the squeezed operand on either side. Opset >= 13.
-#include <optional>
-#include <vector>
-
 
 namespace xexp::patterns {
-
-namespace detail {
-// The binary node again, its squeezed operand replaced by d and the other one unsqueezed on axis 0.
-inline std::optional<ir::ValueId> binary_on_unsqueezed(rewrite::Rewriter& r, const rewrite::ValueView& binary,
-                                                       const rewrite::ValueView& squeezed,
-                                                       const rewrite::ValueView& d) {
-  const ir::Node& n = node_of(binary);
-  const Symbol op = n.op_type;
-  const std::size_t slot = n.inputs[0] == squeezed.id ? 0 : 1;
-  const ir::ValueId other = n.inputs[1 - slot];
-  std::vector<ir::ValueId> inputs(2);
-  inputs[slot] = d.id;
-  inputs[1 - slot] =
-      r.node(Symbol("Unsqueeze"), {other, r.initializer(int64_tensor({0}))});
-  return r.node(op, std::move(inputs));
-}
-}  // namespace detail
 
 inline rewrite::RulePtr squeeze_binary_unsqueeze_rule() {
   using namespace rewrite::dsl;
   Var<'d'> d;
   Var<'s'> s;
   Opt<'q'> squeeze_axes;
-  auto squeezed = named<'z'>(Squeeze(d, squeeze_axes));
-  auto checks = [&](auto binary) {
-    return opset_at_least(13) && rank(d) == 1 && dim(d, 0) == 1 && rank(s) == 0 && rank(binary) == 0;
-  };
-  auto replacement = [&](auto binary) {
-    return replace_with("binary_on_unsqueezed", detail::binary_on_unsqueezed, binary, squeezed, d);
-  };
-  auto first = variadic<'b', "Add|Sub|Mul|Div">(squeezed, s);
-  auto second = variadic<'b', "Add|Sub|Mul|Div">(s, squeezed);
   Ints<'u'> axes;
+  auto squeezed = named<'z'>(Squeeze(d, squeeze_axes));
+  auto first = named<'b'>(op<"Add|Sub|Mul|Div">(squeezed, s));
+  auto second = named<'b'>(op<"Add|Sub|Mul|Div">(s, squeezed));
+  auto fits = [&](auto binary) {
+    return opset_at_least(13) && rank(d) == 1 && dim(d, 0) == 1 && rank(s) == 0 && rank(binary) == 0 &&
+           axes == std::vector<int64_t>{0};
+  };
+  auto unsqueezed = Unsqueeze(s, fold(int64_tensor({0})));
   return rule("SqueezeBinaryUnsqueeze")
-      .priority(0)
-      .cases(match(Unsqueeze(first, attr<"axes"> = axes)).when(checks(first) && axes == std::vector<int64_t>{0}).to(replacement(first)),
-             match(Unsqueeze(second, attr<"axes"> = axes)).when(checks(second) && axes == std::vector<int64_t>{0}).to(replacement(second)));
+      .cases(match(Unsqueeze(first, attr<"axes"> = axes)).when(fits(first)).to(rebuild(first, d, unsqueezed)),
+             match(Unsqueeze(second, attr<"axes"> = axes))
+                 .when(fits(second))
+                 .to(rebuild(second, unsqueezed, d)));
 }
 
 }  // namespace xexp::patterns
@@ -12352,7 +13505,8 @@ namespace xexp::patterns {
 
 namespace detail {
 // Sorted axes, negative ones counted from `rank` (nullopt: negative and the rank is unknown).
-inline std::optional<std::vector<int64_t>> normalized_axes(std::vector<int64_t> axes, std::optional<int64_t> rank) {
+inline std::optional<std::vector<int64_t>> normalized_axes(std::vector<int64_t> axes,
+                                                           std::optional<int64_t> rank) {
   for (int64_t& a : axes) {
     if (a >= 0) continue;
     if (!rank) return std::nullopt;
@@ -12362,21 +13516,21 @@ inline std::optional<std::vector<int64_t>> normalized_axes(std::vector<int64_t> 
   return axes;
 }
 // Squeeze(x, s) then Unsqueeze(., u): both axes lists are in x's rank.
-inline bool squeeze_then_unsqueeze(const rewrite::ValueView& x, const std::vector<int64_t>& s,
-                                   const std::vector<int64_t>& u) {
-  std::optional<int64_t> rank;
-  if (x.shape()) rank = static_cast<int64_t>(x.shape()->size());
-  auto a = normalized_axes(s, rank), b = normalized_axes(u, rank);
-  return a && b && *a == *b;
-}
+inline constexpr auto squeeze_then_unsqueeze = rewrite::fact<"squeeze_then_unsqueeze">(
+    [](const rewrite::ValueView& x, const std::vector<int64_t>& s, const std::vector<int64_t>& u) {
+      std::optional<int64_t> rank;
+      if (x.shape()) rank = static_cast<int64_t>(x.shape()->size());
+      auto a = normalized_axes(s, rank), b = normalized_axes(u, rank);
+      return a && b && *a == *b;
+    });
 // Unsqueeze(x, u) then Squeeze(., s): both axes lists are in the unsqueezed rank.
-inline bool unsqueeze_then_squeeze(const rewrite::ValueView& x, const std::vector<int64_t>& u,
-                                   const std::vector<int64_t>& s) {
-  std::optional<int64_t> rank;
-  if (x.shape()) rank = static_cast<int64_t>(x.shape()->size() + u.size());
-  auto a = normalized_axes(u, rank), b = normalized_axes(s, rank);
-  return a && b && *a == *b;
-}
+inline constexpr auto unsqueeze_then_squeeze = rewrite::fact<"unsqueeze_then_squeeze">(
+    [](const rewrite::ValueView& x, const std::vector<int64_t>& u, const std::vector<int64_t>& s) {
+      std::optional<int64_t> rank;
+      if (x.shape()) rank = static_cast<int64_t>(x.shape()->size() + u.size());
+      auto a = normalized_axes(u, rank), b = normalized_axes(s, rank);
+      return a && b && *a == *b;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr squeeze_unsqueeze_rule() {
@@ -12386,10 +13540,10 @@ inline rewrite::RulePtr squeeze_unsqueeze_rule() {
   Ints<'u'> u;
   return rule("SqueezeUnsqueeze")
       .cases(match(Unsqueeze(Squeeze(x, attr<"axes"> = s), attr<"axes"> = u))
-                 .when(call("same_axes", detail::squeeze_then_unsqueeze, x, s, u))
+                 .when(detail::squeeze_then_unsqueeze(x, s, u))
                  .to(x),
              match(Squeeze(Unsqueeze(x, attr<"axes"> = u), attr<"axes"> = s))
-                 .when(call("same_axes", detail::unsqueeze_then_squeeze, x, u, s))
+                 .when(detail::unsqueeze_then_squeeze(x, u, s))
                  .to(x));
 }
 
@@ -12405,11 +13559,10 @@ inline rewrite::RulePtr sub1_mul_rule() {
   Var<'x'> x;
   Var<'y'> y;
   Const<'o'> one;
-  auto is_one = [](const Tensor& t) { return t.size() == 1 && all_elements_equal(t, 1.0); };
   return rule("Sub1Mul")
       .priority(1)
       .match(commutative(Mul(Sub(one, x), y)))
-      .when(call("is_one", is_one, one) && (rank(one) == 0 || rank(x) >= rank(one)))
+      .when(scalar_is(one, 1.0) && (rank(one) == 0 || rank(x) >= rank(one)))
       .to(Sub(y, Mul(x, y)));
 }
 
@@ -12447,9 +13600,13 @@ inline std::optional<std::vector<int64_t>> trailing_shape_values(const ir::Graph
   if (tail.size() < count) return std::nullopt;
   return std::vector<int64_t>(tail.end() - static_cast<std::ptrdiff_t>(count), tail.end());
 }
-inline bool expands_only_first_axis(const rewrite::ValueView& shape) {
-  return trailing_shape_values(*shape.graph, shape.id, 2) == std::vector<int64_t>{1, 1};
-}
+inline constexpr auto expands_only_first_axis =
+    rewrite::fact<"expands_only_first_axis">([](const ValueView& shape) {
+      return trailing_shape_values(*shape.graph, shape.id, 2) == std::vector<int64_t>{1, 1};
+    });
+inline constexpr auto is_0_1_minus1 = rewrite::fact<"is_0_1_minus1">([](const Tensor& t) {
+  return t.type() == ElemType::Int64 && int_values(t) == std::vector<int64_t>{0, 1, -1};
+});
 }  // namespace detail
 
 inline rewrite::RulePtr swap_expand_reshape_rule() {
@@ -12457,12 +13614,9 @@ inline rewrite::RulePtr swap_expand_reshape_rule() {
   Var<'w'> w;
   Var<'s'> shape;
   Const<'t'> target;
-  auto is_0_1_minus1 = [](const Tensor& t) { return int64_values(t) == std::vector<int64_t>{0, 1, -1}; };
   return rule("SwapExpandReshape")
-      .priority(0)
       .match(Reshape(Expand(w, shape), target, attr<"allowzero"> = 0))
-      .when(rank(w) == 3 && call("is_0_1_minus1", is_0_1_minus1, target) &&
-            call("expands_only_first_axis", detail::expands_only_first_axis, shape))
+      .when(rank(w) == 3 && detail::is_0_1_minus1(target) && detail::expands_only_first_axis(shape))
       .to(Expand(Reshape(w, target), shape));
 }
 
@@ -12470,10 +13624,8 @@ inline rewrite::RulePtr swap_expand_reshape_rule() {
 // ======== xexp/patterns/onnx/swap_range_add_scalar.hpp
 // SwapRangeAddScalar: Range(start, limit, delta) + p with p of shape () or (1,) is
 // Range(start + p, limit + p, delta), so that a constant p folds into the bounds. Integer types only: in
-// floating point, (limit + p) - (start + p) may round to another length than limit - start (the original
-// did not check). A (1,) p is reshaped to a scalar, which Range requires.
-#include <optional>
-
+// floating point, (limit + p) - (start + p) may round to another length than limit - start. A (1,) p
+// is squeezed to a scalar, which Range requires.
 
 namespace xexp::patterns {
 
@@ -12483,19 +13635,12 @@ inline rewrite::RulePtr swap_range_add_scalar_rule() {
   Var<'l'> limit;
   Var<'d'> delta;
   Var<'p'> plus;
-  auto shifted = [](Rewriter& r, const ValueView& s, const ValueView& l, const ValueView& d,
-                    const ValueView& p) -> std::optional<ir::ValueId> {
-    ir::ValueId scalar = p.id;
-    if (p.shape()->size() == 1) scalar = r.node(Symbol("Squeeze"), {p.id, r.initializer(int64_tensor({0}))});
-    const ir::ValueId new_start = r.node(Symbol("Add"), {s.id, scalar});
-    const ir::ValueId new_limit = r.node(Symbol("Add"), {l.id, scalar});
-    return r.node(Symbol("Range"), {new_start, new_limit, d.id});
-  };
+  auto scalar = let<'q'>(choose(rank(plus) == 1, Squeeze(plus, fold(int64_tensor({0}))), plus));
   return rule("SwapRangeAddScalar")
       .priority(1)
       .match(commutative(Add(op<"Range">(start, limit, delta), plus)))
-      .when(is_scalar(plus) && call("is_integer", is_integer_type, dtype(plus)) && dtype(plus) == dtype(start))
-      .to(replace_with("shifted_range", shifted, start, limit, delta, plus));
+      .when(is_scalar(plus) && is_integer(plus) && dtype(plus) == dtype(start))
+      .to(op<"Range">(Add(start, scalar), Add(limit, scalar), delta));
 }
 
 }  // namespace xexp::patterns
@@ -12513,22 +13658,22 @@ namespace xexp::patterns {
 namespace detail {
 // perm restricted to the axes that are not inserted, renumbered as X's axes; nullopt when perm moves an
 // inserted axis.
-inline std::optional<std::vector<int64_t>> perm_without_inserted(const std::vector<int64_t>& perm,
-                                                                 std::vector<int64_t> axes) {
-  const auto rank = static_cast<int64_t>(perm.size());
-  for (int64_t& a : axes) {
-    if (a < 0) a += rank;
-    if (a < 0 || a >= rank || perm[a] != a) return std::nullopt;
-  }
-  auto inserted = [&](int64_t k) { return std::find(axes.begin(), axes.end(), k) != axes.end(); };
-  auto input_axis = [&](int64_t k) {
-    return k - std::count_if(axes.begin(), axes.end(), [k](int64_t a) { return a < k; });
-  };
-  std::vector<int64_t> q;
-  for (int64_t k = 0; k < rank; ++k)
-    if (!inserted(k)) q.push_back(input_axis(perm[k]));
-  return q;
-}
+inline constexpr auto perm_without_inserted = rewrite::fact<"perm_without_inserted">(
+    [](const std::vector<int64_t>& perm, std::vector<int64_t> axes) -> std::optional<std::vector<int64_t>> {
+      const auto rank = static_cast<int64_t>(perm.size());
+      for (int64_t& a : axes) {
+        if (a < 0) a += rank;
+        if (a < 0 || a >= rank || perm[a] != a) return std::nullopt;
+      }
+      auto inserted = [&](int64_t k) { return std::find(axes.begin(), axes.end(), k) != axes.end(); };
+      auto input_axis = [&](int64_t k) {
+        return k - std::count_if(axes.begin(), axes.end(), [k](int64_t a) { return a < k; });
+      };
+      std::vector<int64_t> q;
+      for (int64_t k = 0; k < rank; ++k)
+        if (!inserted(k)) q.push_back(input_axis(perm[k]));
+      return q;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr swap_unsqueeze_transpose_rule() {
@@ -12536,36 +13681,33 @@ inline rewrite::RulePtr swap_unsqueeze_transpose_rule() {
   Var<'x'> x;
   Ints<'a'> axes;
   Ints<'p'> perm;
-  auto q = call("perm_without_inserted", detail::perm_without_inserted, perm, axes);
-  auto has_q = call("has_value", [](const std::optional<std::vector<int64_t>>& v) { return v.has_value(); }, q);
-  auto q_value = call("value", [](const std::optional<std::vector<int64_t>>& v) { return *v; }, q);
+  auto q = detail::perm_without_inserted(perm, axes);
   return rule("SwapUnsqueezeTranspose")
-      .priority(0)
       .match(Transpose(Unsqueeze(x, attr<"axes"> = axes), attr<"perm"> = perm))
-      .when(has_q)
-      .to(Unsqueeze(Transpose(x, attr<"perm"> = q_value), attr<"axes"> = axes));
+      .when(has_value(q))
+      .to(Unsqueeze(Transpose(x, attr<"perm"> = value_of(q)), attr<"axes"> = axes));
 }
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/switch_reshape_activation.hpp
 // SwitchReshapeActivation: MatMul/Gemm -> Reshape or Transpose -> activation becomes MatMul/Gemm ->
 // activation -> Reshape or Transpose, so that the activation sits next to the product (fusions such as
-// FusedMatMul + activation look for that). Only activations computing each element alone: the original
-// also moved Softmax (its axis moves with the layout) and PRelu (its slope broadcasts against the
-// layout), which changes the result.
+// FusedMatMul + activation look for that). Only activations computing each element alone: Softmax
+// (its axis moves with the layout) and PRelu (its slope broadcasts against the layout) would change the
+// result.
 
 namespace xexp::patterns {
 
 inline rewrite::RulePtr switch_reshape_activation_rule() {
   using namespace rewrite::dsl;
-  auto product = variadic<'m', "MatMul|Gemm">();
-  auto layout = variadic<'t', "Transpose|Reshape">(product);
-  using Activations = OpList<"Gelu", "Exp", "Elu", "Relu", "Tan", "Tanh", "Cos", "Cosh", "Sin", "Sinh", "Erf",
-                             "LeakyRelu", "Selu", "Softplus">;
-  return for_each_root(Activations{}, rule("SwitchReshapeActivation").priority(1), [&]<rewrite::FixedString Op>() {
-    auto activation = variadic<'u', Op>(layout);
-    return match(activation).to(replace_with("op_before_layout", detail::op_before_layout, activation, layout));
-  });
+  auto product = named<'m'>(op<"MatMul|Gemm">(etc));
+  auto layout = named<'t'>(op<"Transpose|Reshape">(product, etc));
+  auto activation =
+      named<'u'>(op<"Gelu|Exp|Elu|Relu|Tan|Tanh|Cos|Cosh|Sin|Sinh|Erf|LeakyRelu|Selu|Softplus">(layout, etc));
+  return rule("SwitchReshapeActivation")
+      .priority(1)
+      .match(activation)
+      .to(rebuild(layout, input<0> = rebuild(activation, input<0> = product)));
 }
 
 }  // namespace xexp::patterns
@@ -12581,48 +13723,47 @@ namespace xexp::patterns {
 
 namespace detail {
 // The Reshape target equal to Transpose(x, perm), or nullopt when the Transpose moves data.
-inline std::optional<std::vector<int64_t>> reshape_equal_to_transpose(const rewrite::ValueView& x,
-                                                                      const std::vector<int64_t>& perm) {
-  if (!x.shape() || x.shape()->size() != perm.size()) return std::nullopt;
-  const Shape& dims = *x.shape();
-  auto is_one = [&](int64_t axis) { return dims[axis].is_static() && dims[axis].value() == 1; };
-  int64_t last_kept = -1;
-  for (int64_t axis : perm) {
-    if (axis < 0 || axis >= static_cast<int64_t>(dims.size())) return std::nullopt;
-    if (is_one(axis)) continue;
-    if (axis < last_kept) return std::nullopt;  // two dimensions of size != 1 swap: data moves
-    last_kept = axis;
-  }
-  std::vector<int64_t> target;
-  bool minus_one = false;
-  for (std::size_t k = 0; k < perm.size(); ++k) {
-    const Dim& d = dims[perm[k]];
-    if (perm[k] == static_cast<int64_t>(k)) target.push_back(0);
-    else if (d.is_static() && d.value() > 0) target.push_back(d.value());
-    else if (!minus_one) {
-      target.push_back(-1);
-      minus_one = true;
-    } else {
-      return std::nullopt;
-    }
-  }
-  return target;
-}
+inline constexpr auto reshape_equal_to_transpose = rewrite::fact<"reshape_equal_to_transpose">(
+    [](const ValueView& x, const std::vector<int64_t>& perm) -> std::optional<std::vector<int64_t>> {
+      if (!x.shape() || x.shape()->size() != perm.size()) return std::nullopt;
+      const Shape& dims = *x.shape();
+      auto is_one = [&](int64_t axis) { return dims[axis].is_static() && dims[axis].value() == 1; };
+      int64_t last_kept = -1;
+      for (int64_t axis : perm) {
+        if (axis < 0 || axis >= static_cast<int64_t>(dims.size())) return std::nullopt;
+        if (is_one(axis)) continue;
+        if (axis < last_kept) return std::nullopt;  // two dimensions of size != 1 swap: data moves
+        last_kept = axis;
+      }
+      std::vector<int64_t> target;
+      bool minus_one = false;
+      for (std::size_t k = 0; k < perm.size(); ++k) {
+        const Dim& d = dims[perm[k]];
+        if (perm[k] == static_cast<int64_t>(k))
+          target.push_back(0);
+        else if (d.is_static() && d.value() > 0)
+          target.push_back(d.value());
+        else if (!minus_one) {
+          target.push_back(-1);
+          minus_one = true;
+        } else {
+          return std::nullopt;
+        }
+      }
+      return target;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr transpose_equal_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Ints<'p'> perm;
-  auto target = call("reshape_equal_to_transpose", detail::reshape_equal_to_transpose, x, perm);
-  auto has_target = call("has_value", [](const std::optional<std::vector<int64_t>>& t) { return t.has_value(); },
-                         target);
+  auto target = detail::reshape_equal_to_transpose(x, perm);
   return rule("TransposeEqualReshape")
       .priority(1)
       .match(Transpose(x, attr<"perm"> = perm))
-      .when(has_target)
-      .to(Reshape(x, fold(call("as_tensor", [](const std::optional<std::vector<int64_t>>& t) { return int64_tensor(*t); },
-                               target))));
+      .when(has_value(target))
+      .to(Reshape(x, fold(as_tensor(target))));
 }
 
 }  // namespace xexp::patterns
@@ -12637,18 +13778,19 @@ namespace xexp::patterns {
 
 namespace detail {
 // perm[axis] (axis may count from the end), or -1 when perm without that axis is not increasing.
-inline int64_t gathered_input_axis(const std::vector<int64_t>& perm, int64_t axis) {
-  const auto rank = static_cast<int64_t>(perm.size());
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) return -1;
-  int64_t previous = -1;
-  for (int64_t k = 0; k < rank; ++k) {
-    if (k == axis) continue;
-    if (perm[k] < previous) return -1;
-    previous = perm[k];
-  }
-  return perm[axis];
-}
+inline constexpr auto gathered_input_axis =
+    rewrite::fact<"gathered_input_axis">([](const std::vector<int64_t>& perm, int64_t axis) -> int64_t {
+      const auto rank = static_cast<int64_t>(perm.size());
+      if (axis < 0) axis += rank;
+      if (axis < 0 || axis >= rank) return -1;
+      int64_t previous = -1;
+      for (int64_t k = 0; k < rank; ++k) {
+        if (k == axis) continue;
+        if (perm[k] < previous) return -1;
+        previous = perm[k];
+      }
+      return perm[axis];
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr transpose_gather_rule() {
@@ -12657,9 +13799,8 @@ inline rewrite::RulePtr transpose_gather_rule() {
   Var<'i'> index;
   Ints<'p'> perm;
   Int<'a'> axis;
-  auto input_axis = call("gathered_input_axis", detail::gathered_input_axis, perm, axis);
+  auto input_axis = detail::gathered_input_axis(perm, axis);
   return rule("TransposeGather")
-      .priority(0)
       .match(op<"Gather">(Transpose(x, attr<"perm"> = perm), index, attr<"axis"> = axis))
       .when(rank(index) == 0 && input_axis >= 0)
       .to(op<"Gather">(x, index, attr<"axis"> = input_axis));
@@ -12678,14 +13819,12 @@ inline rewrite::RulePtr transpose_matmul_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
   Var<'b'> b;
-  Opt<'c'> c;
   Int<'s'> trans_a;
   Int<'t'> trans_b;
-  Float<'l'> alpha;
-  Float<'e'> beta;
   const std::vector<int64_t> swap{1, 0};
-  auto flip = [](int64_t t) { return 1 - t; };
   auto both_2d = rank(a) == 2 && rank(b) == 2;
+  auto gemm_a = named<'g'>(Gemm(Transpose(a, attr<"perm"> = swap), b, etc, attr<"transA"> = trans_a));
+  auto gemm_b = named<'g'>(Gemm(a, Transpose(b, attr<"perm"> = swap), etc, attr<"transB"> = trans_b));
   return rule("TransposeMatMul")
       .priority(1)
       .cases(match(MatMul(Transpose(a, attr<"perm"> = swap), b))
@@ -12694,16 +13833,12 @@ inline rewrite::RulePtr transpose_matmul_rule() {
              match(MatMul(a, Transpose(b, attr<"perm"> = swap)))
                  .when(both_2d)
                  .to(Gemm(a, b, attr<"transB"> = 1)),
-             match(Gemm(Transpose(a, attr<"perm"> = swap), b, c, attr<"transA"> = trans_a,
-                        attr<"transB"> = trans_b, attr<"alpha"> = alpha, attr<"beta"> = beta))
+             match(gemm_a)
                  .when(both_2d && !is_constant(a))
-                 .to(Gemm(a, b, c, attr<"transA"> = call("flip", flip, trans_a), attr<"transB"> = trans_b,
-                          attr<"alpha"> = alpha, attr<"beta"> = beta)),
-             match(Gemm(a, Transpose(b, attr<"perm"> = swap), c, attr<"transA"> = trans_a,
-                        attr<"transB"> = trans_b, attr<"alpha"> = alpha, attr<"beta"> = beta))
+                 .to(rebuild(gemm_a, input<0> = a, attr<"transA"> = 1 - trans_a)),
+             match(gemm_b)
                  .when(both_2d && !is_constant(b))
-                 .to(Gemm(a, b, c, attr<"transA"> = trans_a, attr<"transB"> = call("flip", flip, trans_b),
-                          attr<"alpha"> = alpha, attr<"beta"> = beta)));
+                 .to(rebuild(gemm_b, input<1> = b, attr<"transB"> = 1 - trans_b)));
 }
 
 }  // namespace xexp::patterns
@@ -12717,17 +13852,13 @@ namespace xexp::patterns {
 
 namespace detail {
 // Transpose(Transpose(x, first), second) == Transpose(x, composed): composed[i] = first[second[i]].
-inline std::vector<int64_t> compose_perms(const std::vector<int64_t>& first, const std::vector<int64_t>& second) {
-  std::vector<int64_t> out;
-  for (int64_t axis : second)
-    out.push_back(axis >= 0 && axis < static_cast<int64_t>(first.size()) ? first[axis] : axis);
-  return out;
-}
-inline bool is_identity_perm(const std::vector<int64_t>& perm) {
-  for (std::size_t k = 0; k < perm.size(); ++k)
-    if (perm[k] != static_cast<int64_t>(k)) return false;
-  return true;
-}
+inline constexpr auto compose =
+    rewrite::fact<"compose">([](const std::vector<int64_t>& first, const std::vector<int64_t>& second) {
+      std::vector<int64_t> out;
+      for (int64_t axis : second)
+        out.push_back(axis >= 0 && axis < static_cast<int64_t>(first.size()) ? first[axis] : axis);
+      return out;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr transpose_transpose_rule() {
@@ -12736,8 +13867,8 @@ inline rewrite::RulePtr transpose_transpose_rule() {
   Ints<'p'> first;
   Ints<'q'> second;
   auto inner = named<'i'>(shared(Transpose(x, attr<"perm"> = first)));
-  auto composed = call("compose", detail::compose_perms, first, second);
-  auto identity = call("is_identity", detail::is_identity_perm, composed);
+  auto composed = detail::compose(first, second);
+  auto identity = is_identity_perm(composed);
   return rule("TransposeTranspose")
       .match(Transpose(inner, attr<"perm"> = second))
       .when(identity || single_use(inner))
@@ -12749,23 +13880,26 @@ inline rewrite::RulePtr transpose_transpose_rule() {
 // UnsqueezeOrSqueezeReshape: a Reshape to a constant shape after a Squeeze or an Unsqueeze does not need
 // it. Not when the shape holds a 0: it copies a dimension of the (un)squeezed tensor, which moved.
 #include <algorithm>
+#include <vector>
 
 
 namespace xexp::patterns {
+
+namespace detail {
+inline constexpr auto no_zero = rewrite::fact<"no_zero">([](const Tensor& t) {
+  const std::vector<int64_t> dims = eval::as_int64s(t);
+  return std::find(dims.begin(), dims.end(), 0) == dims.end();
+});
+}  // namespace detail
 
 inline rewrite::RulePtr unsqueeze_or_squeeze_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Const<'s'> shape;
-  // variadic: one of two ops, with or without the axes input.
-  auto squeeze = variadic<'q', "Squeeze|Unsqueeze">(x);
-  auto no_zero = [](const Tensor& t) {
-    const std::vector<int64_t> dims = eval::as_int64s(t);
-    return std::find(dims.begin(), dims.end(), 0) == dims.end();
-  };
+  auto squeeze = op<"Squeeze|Unsqueeze">(x, etc);  // with or without the axes input
   return rule("UnsqueezeOrSqueezeReshape")
       .match(Reshape(squeeze, shape))
-      .when(call("no_zero", no_zero, shape))
+      .when(detail::no_zero(shape))
       .to(Reshape(x, shape));
 }
 
@@ -12780,34 +13914,36 @@ inline rewrite::RulePtr unsqueeze_or_squeeze_reshape_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-// The axis k such that the reshaped shape is X's shape with a 1 inserted at k, or -1.
-inline int64_t inserted_axis(const rewrite::ValueView& x, const rewrite::ValueView& reshaped) {
-  if (!x.shape() || !reshaped.shape() || reshaped.shape()->size() != x.shape()->size() + 1) return -1;
-  const Shape& in = *x.shape();
-  const Shape& out = *reshaped.shape();
-  auto same = [](const Dim& a, const Dim& b) { return rewrite::facts::KnownDim{a} == rewrite::facts::KnownDim{b}; };
-  for (std::size_t k = 0; k < out.size(); ++k) {
-    if (!(out[k] == Dim(1))) continue;
-    bool fits = true;
-    for (std::size_t j = 0; j < in.size() && fits; ++j) fits = same(in[j], out[j < k ? j : j + 1]);
-    if (fits) return static_cast<int64_t>(k);
-  }
-  return -1;
-}
+// {k}: the reshaped shape is X's shape with a 1 inserted at axis k; {} when there is no such axis.
+inline constexpr auto inserted_axis =
+    rewrite::fact<"inserted_axis">([](const ValueView& x, const ValueView& reshaped) -> std::vector<int64_t> {
+      if (!x.shape() || !reshaped.shape() || reshaped.shape()->size() != x.shape()->size() + 1) return {};
+      const Shape& in = *x.shape();
+      const Shape& out = *reshaped.shape();
+      auto same = [](const Dim& a, const Dim& b) {
+        return rewrite::facts::KnownDim{a} == rewrite::facts::KnownDim{b};
+      };
+      for (std::size_t k = 0; k < out.size(); ++k) {
+        if (!(out[k] == Dim(1))) continue;
+        bool fits = true;
+        for (std::size_t j = 0; j < in.size() && fits; ++j) fits = same(in[j], out[j < k ? j : j + 1]);
+        if (fits) return {static_cast<int64_t>(k)};
+      }
+      return {};
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr unsqueeze_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Const<'s'> shape;
-  // variadic: the Unsqueeze with or without its axes input; the Reshape to read its output shape.
-  auto unsqueeze = variadic<'u', "Unsqueeze">(x);
-  auto reshape = variadic<'r', "Reshape">(unsqueeze, shape);
-  auto axis = call("inserted_axis", detail::inserted_axis, x, reshape);
+  auto unsqueeze = op<"Unsqueeze">(x, etc);  // with or without its axes input
+  auto reshape = named<'r'>(Reshape(unsqueeze, shape));
+  auto axes = detail::inserted_axis(x, reshape);
   return rule("UnsqueezeReshape")
       .match(reshape)
-      .when(axis >= 0)
-      .to(Unsqueeze(x, attr<"axes"> = call("list", [](int64_t a) { return std::vector<int64_t>{a}; }, axis)));
+      .when(axes != std::vector<int64_t>{})
+      .to(Unsqueeze(x, attr<"axes"> = axes));
 }
 
 }  // namespace xexp::patterns
@@ -12822,27 +13958,27 @@ inline rewrite::RulePtr unsqueeze_reshape_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-inline std::optional<std::vector<int64_t>> merged_unsqueeze_axes(const rewrite::ValueView& x,
-                                                                  const std::vector<int64_t>& first,
-                                                                  const std::vector<int64_t>& second) {
-  const bool negative = std::any_of(first.begin(), first.end(), [](int64_t a) { return a < 0; }) ||
-                        std::any_of(second.begin(), second.end(), [](int64_t a) { return a < 0; });
-  if (negative && !x.shape()) return std::nullopt;
-  const int64_t rank = x.shape() ? static_cast<int64_t>(x.shape()->size()) : 0;
-  const auto n1 = static_cast<int64_t>(first.size()), n2 = static_cast<int64_t>(second.size());
-  std::vector<int64_t> out;
-  for (int64_t a : second) out.push_back(a < 0 ? a + rank + n1 + n2 : a);
-  std::sort(out.begin(), out.end());
-  for (int64_t a : first) {
-    int64_t p = a < 0 ? a + rank + n1 : a;  // position among the axes the second Unsqueeze leaves alone
-    int64_t position = 0;
-    for (;; ++position)
-      if (!std::binary_search(out.begin(), out.end(), position) && p-- == 0) break;
-    out.push_back(position);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+inline constexpr auto merge_axes = rewrite::fact<"merge_axes">(
+    [](const rewrite::ValueView& x, const std::vector<int64_t>& first,
+       const std::vector<int64_t>& second) -> std::optional<std::vector<int64_t>> {
+      const bool negative = std::any_of(first.begin(), first.end(), [](int64_t a) { return a < 0; }) ||
+                            std::any_of(second.begin(), second.end(), [](int64_t a) { return a < 0; });
+      if (negative && !x.shape()) return std::nullopt;
+      const int64_t rank = x.shape() ? static_cast<int64_t>(x.shape()->size()) : 0;
+      const auto n1 = static_cast<int64_t>(first.size()), n2 = static_cast<int64_t>(second.size());
+      std::vector<int64_t> out;
+      for (int64_t a : second) out.push_back(a < 0 ? a + rank + n1 + n2 : a);
+      std::sort(out.begin(), out.end());
+      for (int64_t a : first) {
+        int64_t p = a < 0 ? a + rank + n1 : a;  // position among the axes the second Unsqueeze leaves alone
+        int64_t position = 0;
+        for (;; ++position)
+          if (!std::binary_search(out.begin(), out.end(), position) && p-- == 0) break;
+        out.push_back(position);
+      }
+      std::sort(out.begin(), out.end());
+      return out;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr unsqueeze_unsqueeze_rule() {
@@ -12850,11 +13986,11 @@ inline rewrite::RulePtr unsqueeze_unsqueeze_rule() {
   Var<'x'> x;
   Ints<'a'> first;
   Ints<'b'> second;
-  auto merged = call("merge_axes", detail::merged_unsqueeze_axes, x, first, second);
+  auto merged = detail::merge_axes(x, first, second);
   return rule("UnsqueezeUnsqueeze")
       .match(Unsqueeze(Unsqueeze(x, attr<"axes"> = first), attr<"axes"> = second))
-      .when(call("has_value", [](const auto& axes) { return axes.has_value(); }, merged))
-      .to(Unsqueeze(x, attr<"axes"> = call("value", [](const auto& axes) { return *axes; }, merged)));
+      .when(has_value(merged))
+      .to(Unsqueeze(x, attr<"axes"> = value_of(merged)));
 }
 
 }  // namespace xexp::patterns
@@ -12867,19 +14003,23 @@ inline rewrite::RulePtr unsqueeze_unsqueeze_rule() {
 
 namespace xexp::patterns {
 
+namespace detail {
+inline constexpr auto zero_and_infinite =
+    rewrite::fact<"zero_and_infinite">([](const Tensor& z, const Tensor& i) {
+      return z.dims() == i.dims() && equal_everywhere(z, 0.0) && std::isinf(eval::element_as_double(i, 0));
+    });
+}  // namespace detail
+
 inline rewrite::RulePtr where_add_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'m'> mask;
   Const<'z'> zero;
   Const<'i'> inf;
-  auto zero_and_infinite = [](const Tensor& z, const Tensor& i) {
-    return z.dims() == i.dims() && all_elements_equal(z, 0.0) && std::isinf(eval::element_as_double(i, 0));
-  };
   return rule("WhereAdd")
       .priority(1)
       .match(commutative(Add(x, op<"Where">(mask, zero, inf))))
-      .when(is_scalar(zero) && is_scalar(inf) && call("zero_and_infinite", zero_and_infinite, zero, inf))
+      .when(is_scalar(zero) && is_scalar(inf) && detail::zero_and_infinite(zero, inf))
       .to(op<"Where">(mask, x, inf));
 }
 
@@ -12887,8 +14027,8 @@ inline rewrite::RulePtr where_add_rule() {
 // ======== xexp/patterns/ort/bias_gelu.hpp
 // BiasGelu (onnxruntime set): an exact (erf) Gelu of x + B, B a constant vector over the last axis,
 // becomes com.microsoft BiasGelu(x, B). It matches the decomposition and also the Gelu GeluErf (P0)
-// already made of it, which the original missed: with both rules in a set, GeluErf runs first and the
-// decomposition is gone by the time BiasGelu (P1) is tried.
+// already made of it: with both rules in a set, GeluErf runs first and the decomposition is gone by the
+// time BiasGelu (P1) is tried.
 // ======== xexp/patterns/ort/gelu_erf.hpp
 // GeluErf (onnxruntime set): the exact Gelu as exporters decompose it,
 //   0.5 * x * (1 + Erf(x / sqrt(2)))
@@ -12897,25 +14037,18 @@ inline rewrite::RulePtr where_add_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-// The two shapes of the decomposition around `x` (a capture, or a named node when BiasGelu matches it
-// on an Add): (x * (Erf(x / s) + o)) * h and (x * h) * (Erf(x / s) + o). The Erf part comes first so
-// that it binds x: a commutative node does not revisit its choice when a sibling fails later, and
-// Mul(x, h) tried first would bind x to the constant of Mul(0.5, x).
+// The decomposition around `x` (a capture, or a named node when BiasGelu matches it on an Add), with
+// the 0.5 applied last, (x * (Erf(x / s) + o)) * h, or first, (x * h) * (Erf(x / s) + o).
 template <class X, class S, class O, class H>
-auto erf_gelu_half_last(const X& x, const S& s, const O& o, const H& h) {
+auto erf_gelu(const X& x, const S& s, const O& o, const H& h) {
   using namespace rewrite::dsl;
-  return commutative(Mul(commutative(Mul(commutative(Add(op<"Erf">(Div(x, s)), o)), x)), h));
-}
-template <class X, class S, class O, class H>
-auto erf_gelu_half_first(const X& x, const S& s, const O& o, const H& h) {
-  using namespace rewrite::dsl;
-  return commutative(Mul(commutative(Add(op<"Erf">(Div(x, s)), o)), commutative(Mul(x, h))));
+  auto one_plus_erf = commutative(Add(op<"Erf">(Div(x, s)), o));
+  return either(commutative(Mul(commutative(Mul(one_plus_erf, x)), h)),
+                commutative(Mul(one_plus_erf, commutative(Mul(x, h)))));
 }
 template <class S, class O, class H>
 auto erf_gelu_constants(const S& s, const O& o, const H& h) {
-  using namespace rewrite::dsl;
-  return call("is_sqrt2", is_sqrt2, s) && call("is_one", [](const ValueView& v) { return scalar_is(v, 1); }, o) &&
-         call("is_half", [](const ValueView& v) { return scalar_is(v, 0.5); }, h);
+  return is_sqrt2(s) && scalar_is(o, 1.0) && scalar_is(h, 0.5);
 }
 }  // namespace detail
 
@@ -12925,12 +14058,10 @@ inline rewrite::RulePtr gelu_erf_rule() {
   Var<'s'> sqrt2;
   Var<'o'> one;
   Var<'h'> half;
-  auto fits = detail::erf_gelu_constants(sqrt2, one, half) &&
-              call("is_activation_float", detail::is_activation_float, dtype(x));
-  auto gelu = op<"Gelu", "com.microsoft">(x);
-  return rule("GeluErf").priority(0).cases(
-      match(detail::erf_gelu_half_last(x, sqrt2, one, half)).when(fits).to(gelu),
-      match(detail::erf_gelu_half_first(x, sqrt2, one, half)).when(fits).to(gelu));
+  return rule("GeluErf")
+      .match(detail::erf_gelu(x, sqrt2, one, half))
+      .when(detail::erf_gelu_constants(sqrt2, one, half) && is_activation_float(x))
+      .to(op<"Gelu", "com.microsoft">(x));
 }
 
 }  // namespace xexp::patterns
@@ -12945,22 +14076,24 @@ inline rewrite::RulePtr bias_gelu_rule() {
   Var<'o'> one;
   Var<'h'> half;
   auto sum = named<'a'>(commutative(Add(x, bias)));
-  auto fits = rank(bias) == 1 && dim(bias, 0) == dim(x, -1) &&
-              call("is_activation_float", detail::is_activation_float, dtype(x));
-  auto erf_fits = fits && detail::erf_gelu_constants(sqrt2, one, half);
+  auto fits = rank(bias) == 1 && dim(bias, 0) == dim(x, -1) && is_activation_float(x);
   auto fused = op<"BiasGelu", "com.microsoft">(x, bias);
-  return rule("BiasGelu").priority(1).cases(
-      match(op<"Gelu", "com.microsoft">(sum)).when(fits).to(fused),
-      match(op<"Gelu">(sum, attr<"approximate"> = "none")).when(fits).to(fused),
-      match(detail::erf_gelu_half_last(sum, sqrt2, one, half)).when(erf_fits).to(fused),
-      match(detail::erf_gelu_half_first(sum, sqrt2, one, half)).when(erf_fits).to(fused));
+  return rule("BiasGelu")
+      .priority(1)
+      .cases(match(either(op<"Gelu", "com.microsoft">(sum), op<"Gelu">(sum, attr<"approximate"> = "none")))
+                 .when(fits)
+                 .to(fused),
+             match(detail::erf_gelu(sum, sqrt2, one, half))
+                 .when(fits && detail::erf_gelu_constants(sqrt2, one, half))
+                 .to(fused));
 }
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/ort/fast_gelu.hpp
 // FastGelu (onnxruntime set): a Gelu (com.microsoft, or ONNX Gelu of opset 20) becomes com.microsoft
 // FastGelu, ONNX Runtime's faster kernel. FastGelu is the tanh approximation: on a tanh Gelu it is the
-// same function; on an exact (erf) Gelu it is an approximation, as in the original, off by at most
+// same function; on an exact (erf) Gelu it is an approximation (as experimental-experiment's rule makes
+// it), off by at most
 // 4.8e-4 (|gelu_erf(x) - gelu_tanh(x)| peaks at 4.73e-4 near |x| = 2.7).
 
 namespace xexp::patterns {
@@ -12968,11 +14101,144 @@ namespace xexp::patterns {
 inline rewrite::RulePtr fast_gelu_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  auto fits = call("is_activation_float", detail::is_activation_float, dtype(x));
-  auto fast = op<"FastGelu", "com.microsoft">(x);
-  return rule("FastGelu").priority(1).cases(
-      match(op<"Gelu", "com.microsoft">(x)).when(fits).to(fast),
-      match(op<"Gelu">(x)).when(fits).to(fast));
+  return rule("FastGelu")
+      .priority(1)
+      .match(either(op<"Gelu", "com.microsoft">(x), op<"Gelu">(x)))
+      .when(is_activation_float(x))
+      .to(op<"FastGelu", "com.microsoft">(x));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/fused_conv.hpp
+// FusedConv (onnxruntime set): an activation after a Conv, Relu, LeakyRelu, Clip (constant bounds),
+// HardSigmoid, Sigmoid or Tanh, becomes com.microsoft FusedConv(x, W, B, activation=...,
+// activation_params=...), float only (ONNX Runtime's CPU kernel). It runs at the last priority, once the
+// BatchNormalization, bias and scale after the Conv went into its weights.
+// ======== xexp/patterns/ort/fused_activation.hpp
+// The activations ONNX Runtime's FusedConv and FusedGemm apply after their Conv or Gemm, read from the
+// activation node a rule fuses, with the parameters each one takes (FusedConv's activation_params order:
+// LeakyRelu's alpha; HardSigmoid's alpha, beta; Clip's min, max). ONNX Runtime 1.30's CPU kernels, float
+// only, accept Relu, LeakyRelu, Clip, HardSigmoid, Sigmoid and Tanh after a Conv, the same but Clip after
+// a Gemm.
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+inline constexpr rewrite::FixedString kFusedActivations = "Relu|LeakyRelu|Clip|HardSigmoid|Sigmoid|Tanh";
+
+struct FusedActivation {
+  std::string name;
+  std::vector<float> params;
+};
+
+// The activation computed by the node producing `act`, or nullopt when a Clip bound is not a constant.
+inline std::optional<FusedActivation> fused_activation(const ValueView& act) {
+  const ir::Node& n = rewrite::node_of(act);
+  FusedActivation out{n.op_type.str(), {}};
+  auto attribute = [&](const char* name, float fallback) {
+    const ir::Attribute* a = n.attribute(Symbol(name));
+    return a ? a->f : fallback;
+  };
+  if (out.name == "LeakyRelu") {
+    out.params = {attribute("alpha", 0.01f)};
+  } else if (out.name == "HardSigmoid") {
+    out.params = {attribute("alpha", 0.2f), attribute("beta", 0.5f)};
+  } else if (out.name == "Clip") {
+    // Bounds are attributes before opset 11, optional inputs since.
+    out.params = {attribute("min", std::numeric_limits<float>::lowest()),
+                  attribute("max", std::numeric_limits<float>::max())};
+    for (std::size_t slot : {1u, 2u}) {
+      const ir::ValueId bound = rewrite::input_of(act, slot);
+      if (bound == ir::kNone) continue;
+      const std::optional<double> value = scalar_constant(*act.graph, bound);
+      if (!value) return std::nullopt;
+      out.params[slot - 1] = static_cast<float>(*value);
+    }
+  }
+  return out;
+}
+
+inline constexpr auto is_float32 =
+    rewrite::fact<"is_float32">([](const ValueView& x) { return x.elem() == ElemType::Float; });
+// The activation is one `fused_op` applies: any but Clip for FusedGemm; Clip with constant bounds.
+inline constexpr auto is_fusable_activation =
+    rewrite::fact<"is_fusable_activation">([](const ValueView& act, const std::string& fused_op) {
+      const std::optional<FusedActivation> a = fused_activation(act);
+      return a && !(fused_op == "FusedGemm" && a->name == "Clip");
+    });
+
+// The node `fused_op` (com.microsoft) in place of `act`: the attributes of the node it follows (a Conv's
+// pads, strides, group, ... or a Gemm's alpha, beta, transA, transB, none with a default for all) and
+// the activation's, as `fused_op` spells them.
+inline std::optional<ir::ValueId> fuse_activation(rewrite::Rewriter& r, const ValueView& act, const ValueView& base,
+                                                  const std::string& fused_op) {
+  const std::optional<FusedActivation> a = fused_activation(act);
+  if (!a) return std::nullopt;
+  const ir::Node& node = rewrite::node_of(base);
+  std::vector<ir::Attribute> attributes = node.attributes;
+  const std::vector<ir::ValueId> inputs = node.inputs;
+  attributes.push_back(ir::Attribute::make_string(Symbol("activation"), a->name));
+  if (fused_op == "FusedConv") {
+    if (!a->params.empty()) attributes.push_back(ir::Attribute::make_floats(Symbol("activation_params"), a->params));
+  } else {
+    if (!a->params.empty()) attributes.push_back(ir::Attribute::make_float(Symbol("activation_alpha"), a->params[0]));
+    if (a->params.size() > 1)
+      attributes.push_back(ir::Attribute::make_float(Symbol("activation_beta"), a->params[1]));
+  }
+  return r.node(Symbol(fused_op), inputs, std::move(attributes), Symbol("com.microsoft"));
+}
+
+}  // namespace xexp::patterns
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr fused_conv_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'w'> w;
+  Opt<'b'> b;
+  auto conv = named<'c'>(op<"Conv">(x, w, b));
+  auto act = named<'a'>(op<kFusedActivations>(conv, etc));  // Clip's optional bounds
+  // replace_with: the fused node takes every attribute of the Conv, which a node pattern cannot list
+  // (pads, strides, dilations and kernel_shape have no default to capture when absent).
+  return rule("FusedConv")
+      .priority(3)
+      .match(act)
+      .when(is_float32(x) && is_fusable_activation(act, std::string("FusedConv")))
+      .to(replace_with(
+          "fused_conv",
+          [](rewrite::Rewriter& r, const ValueView& a, const ValueView& c) { return fuse_activation(r, a, c, "FusedConv"); },
+          act, conv));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/fused_gemm.hpp
+// FusedGemm (onnxruntime set): an activation after a Gemm, Relu, LeakyRelu, HardSigmoid, Sigmoid or Tanh,
+// becomes com.microsoft FusedGemm(A, B, C, activation=..., activation_alpha/beta=...), float only. Not
+// Clip: ONNX Runtime 1.30's FusedGemm rejects it ("unknown kernel type").
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr fused_gemm_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Opt<'c'> c;
+  auto gemm = named<'g'>(Gemm(a, b, c));
+  auto act = named<'f'>(op<kFusedActivations>(gemm, etc));
+  // replace_with: the fused node keeps the Gemm's attributes as written and adds the activation's.
+  return rule("FusedGemm")
+      .priority(3)
+      .match(act)
+      .when(is_float32(a) && is_fusable_activation(act, std::string("FusedGemm")))
+      .to(replace_with(
+          "fused_gemm",
+          [](rewrite::Rewriter& r, const ValueView& f, const ValueView& g) { return fuse_activation(r, f, g, "FusedGemm"); },
+          act, gemm));
 }
 
 }  // namespace xexp::patterns
@@ -12987,28 +14253,27 @@ inline rewrite::RulePtr fast_gelu_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-inline bool swaps_last_two(const std::vector<int64_t>& perm) {
+inline constexpr auto swaps_last_two = rewrite::fact<"swaps_last_two">([](const std::vector<int64_t>& perm) {
   const std::size_t r = perm.size();
   if (r < 2) return false;
   for (std::size_t k = 0; k + 2 < r; ++k)
     if (perm[k] != static_cast<int64_t>(k)) return false;
   return perm[r - 2] == static_cast<int64_t>(r - 1) && perm[r - 1] == static_cast<int64_t>(r - 2);
+});
+// The FusedMatMul's alpha (1 when absent) times, or divided by, the scalar s.
+inline double alpha_of(const ValueView& fused) {
+  const ir::Attribute* a = rewrite::node_of(fused).attribute(Symbol("alpha"));
+  return a ? a->f : 1.0;
 }
-// A lambda replacement: it copies every attribute of the matched FusedMatMul (the transBatch* ones
-// included, which a FusedMatMul made elsewhere may carry) and changes only alpha.
-inline std::optional<ir::ValueId> rescaled(rewrite::Rewriter& r, const rewrite::ValueView& fused, const Tensor& s,
-                                           bool divide) {
-  const ir::Node& n = r.graph().node(fused.value().producer);
-  std::vector<ir::Attribute> attributes = n.attributes;
-  const double factor = eval::scalar_double(s);
-  if (divide && factor == 0) return std::nullopt;
-  ir::Attribute* alpha = nullptr;
-  for (ir::Attribute& a : attributes)
-    if (a.name == Symbol("alpha")) alpha = &a;
-  if (!alpha) alpha = &attributes.emplace_back(ir::Attribute::make_float("alpha", 1.0f));
-  alpha->f = static_cast<float>(divide ? alpha->f / factor : alpha->f * factor);
-  return r.node("FusedMatMul", n.inputs, std::move(attributes), "com.microsoft");
-}
+inline constexpr auto alpha_times = rewrite::fact<"alpha_times">([](const ValueView& fused, const Tensor& s) {
+  return static_cast<float>(alpha_of(fused) * eval::scalar_double(s));
+});
+inline constexpr auto alpha_divided_by =
+    rewrite::fact<"alpha_divided_by">([](const ValueView& fused, const Tensor& s) {
+      return static_cast<float>(alpha_of(fused) / eval::scalar_double(s));
+    });
+inline constexpr auto nonzero =
+    rewrite::fact<"nonzero">([](const Tensor& s) { return eval::scalar_double(s) != 0; });
 }  // namespace detail
 
 inline rewrite::RulePtr fused_matmul_rule() {
@@ -13019,29 +14284,30 @@ inline rewrite::RulePtr fused_matmul_rule() {
   Const<'s'> s;
   auto fused = named<'f'>(FusedMatMul(a, b));
   auto ranks = rank(a) >= 2 && rank(b) >= 2 && (rank(a) > 2 || rank(b) > 2);
-  auto last_two = call("swaps_last_two", detail::swaps_last_two, perm);
   auto scalar_of_its_type = is_scalar(s) && dtype(s) == dtype(fused);
-  auto times = [](Rewriter& r, const ValueView& f, const Tensor& t) { return detail::rescaled(r, f, t, false); };
-  auto divided = [](Rewriter& r, const ValueView& f, const Tensor& t) { return detail::rescaled(r, f, t, true); };
+  // rebuild: every attribute of the matched FusedMatMul is kept (transBatch* included), alpha changes.
   return rule("FusedMatMul")
       .priority(2)
       .cases(match(MatMul(Transpose(a, attr<"perm"> = perm), b))
-                 .when(ranks && last_two)
+                 .when(ranks && detail::swaps_last_two(perm))
                  .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 1, attr<"transB"> = 0)),
              match(MatMul(a, Transpose(b, attr<"perm"> = perm)))
-                 .when(ranks && last_two)
+                 .when(ranks && detail::swaps_last_two(perm))
                  .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 0, attr<"transB"> = 1)),
-             match(commutative(Mul(fused, s))).when(scalar_of_its_type).to(replace_with("times_alpha", times, fused, s)),
-             match(Div(fused, s)).when(scalar_of_its_type).to(replace_with("divide_alpha", divided, fused, s)));
+             match(commutative(Mul(fused, s)))
+                 .when(scalar_of_its_type)
+                 .to(rebuild(fused, attr<"alpha"> = detail::alpha_times(fused, s))),
+             match(Div(fused, s))
+                 .when(scalar_of_its_type && detail::nonzero(s))
+                 .to(rebuild(fused, attr<"alpha"> = detail::alpha_divided_by(fused, s))));
 }
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/ort/gelu_ort.hpp
 // GeluOrt (onnxruntime set): the tanh Gelu as exporters decompose it,
 //   0.5 * x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
-// becomes com.microsoft FastGelu(x), which computes exactly that formula. The original produced
-// com.microsoft Gelu with approximate="tanh", an attribute that op does not have (ONNX Runtime refuses
-// the model: com.microsoft Gelu is always the erf form).
+// becomes com.microsoft FastGelu(x), which computes exactly that formula (com.microsoft Gelu is always
+// the erf form: it has no `approximate` attribute, and ONNX Runtime refuses a model that sets one).
 
 namespace xexp::patterns {
 
@@ -13055,17 +14321,24 @@ inline rewrite::RulePtr gelu_ort_rule() {
   Var<'h'> half;
   auto inner = commutative(Mul(commutative(Add(x, commutative(Mul(Pow(x, three), cubic)))), scale));
   auto one_plus_tanh = commutative(Add(op<"Tanh">(inner), one));
-  auto fits = call("is_three", [](const ValueView& v) { return detail::scalar_is(v, 3); }, three) &&
-              call("is_cubic_coefficient", detail::is_gelu_cubic_coefficient, cubic) &&
-              call("is_sqrt_2_over_pi", detail::is_sqrt_2_over_pi, scale) &&
-              call("is_one", [](const ValueView& v) { return detail::scalar_is(v, 1); }, one) &&
-              call("is_half", [](const ValueView& v) { return detail::scalar_is(v, 0.5); }, half) &&
-              call("is_activation_float", detail::is_activation_float, dtype(x));
-  auto fast = op<"FastGelu", "com.microsoft">(x);
-  // The Tanh part first: it binds x (see erf_gelu_half_last).
-  return rule("GeluOrt").priority(0).cases(
-      match(commutative(Mul(one_plus_tanh, commutative(Mul(x, half))))).when(fits).to(fast),
-      match(commutative(Mul(commutative(Mul(one_plus_tanh, x)), half))).when(fits).to(fast));
+  return rule("GeluOrt")
+      .match(either(commutative(Mul(one_plus_tanh, commutative(Mul(x, half)))),
+                    commutative(Mul(commutative(Mul(one_plus_tanh, x)), half))))
+      .when(scalar_is(three, 3.0) && is_gelu_cubic_coefficient(cubic) && is_sqrt_2_over_pi(scale) &&
+            scalar_is(one, 1.0) && scalar_is(half, 0.5) && is_activation_float(x))
+      .to(op<"FastGelu", "com.microsoft">(x));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/layer_normalization_any_opset.hpp
+// LayerNormalizationAnyOpset (onnxruntime set): the LayerNormalization rule's decomposition fused below
+// opset 17 too, into LayerNormalization in the default domain: ONNX Runtime registers that op from
+// opset 1, where ONNX defines it from 17 only, so the default set leaves those models alone.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr layer_normalization_any_opset_rule() {
+  return detail::layer_normalization_decomposition("LayerNormalizationAnyOpset", rewrite::opset_at_least(1));
 }
 
 }  // namespace xexp::patterns
@@ -13081,76 +14354,29 @@ inline rewrite::RulePtr quick_gelu_rule() {
   return rule("QuickGelu")
       .priority(1)
       .match(commutative(Mul(x, op<"Sigmoid">(x))))
-      .when(call("is_activation_float", detail::is_activation_float, dtype(x)))
+      .when(is_activation_float(x))
       .to(op<"QuickGelu", "com.microsoft">(x, attr<"alpha"> = 1.0f));
 }
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/ort/simplified_layer_normalization.hpp
 // SimplifiedLayerNormalization (onnxruntime set): the RMS normalization exporters write,
-//   y = x * (1 / Sqrt(ReduceMean(Pow(x, 2), axes=[last], keepdims=1) + eps))   (or Reciprocal(Sqrt))
+//   y = x * (1 / Sqrt(ReduceMean(Pow(x, 2), axes=[last], keepdims=1) + eps))
+// with Mul(x, x) for the square, and Reciprocal(Sqrt(...)) or x / Sqrt(...) for the division,
 // becomes SimplifiedLayerNormalization(x, ones, axis=-1, epsilon=eps, stash_type=1) in the default
-// domain, where ONNX Runtime registers it (at any opset). Unlike the original, the reduced axis must be
-// the last one and keepdims 1: otherwise the decomposition is another function. The scale of ones is an
+// domain, where ONNX Runtime registers it (at any opset). The reduced axis must be the last one and
+// keepdims 1: otherwise the decomposition is another function. The scale of ones is an
 // initializer when the last dimension is static, else ConstantOfShape(Gather(Shape(x), [-1])).
-// ======== xexp/patterns/ort/normalization_facts.hpp
-// What the normalization fusions of the onnxruntime set check and compute.
-#include <cstdint>
-#include <vector>
-
-
-namespace xexp::patterns::detail {
-
-// Float types the normalization kernels take (type constraint T of their schemas).
-inline bool is_normalization_float(ElemType t) {
-  return t == ElemType::Float || t == ElemType::Double || t == ElemType::Float16 || t == ElemType::BFloat16;
-}
-// `axis` (negative counts from the end) is the last axis of x, whose rank is known.
-inline bool is_last_axis(int64_t axis, const rewrite::ValueView& x) {
-  if (!x.shape()) return false;
-  const auto rank = static_cast<int64_t>(x.shape()->size());
-  return rank > 0 && (axis == -1 || axis == rank - 1);
-}
-inline bool is_last_axis_only(const std::vector<int64_t>& axes, const rewrite::ValueView& x) {
-  return axes.size() == 1 && is_last_axis(axes[0], x);
-}
-// The input ranks Skip*LayerNormalization accepts: (tokens, hidden) or (batch, sequence, hidden).
-inline bool is_rank_2_or_3(const rewrite::ValueView& x) {
-  return x.shape() && (x.shape()->size() == 2 || x.shape()->size() == 3);
-}
-// An optional scale or bias: absent, or a vector as long as x's last dimension.
-inline bool absent_or_vector_over_last_axis(const rewrite::ValueView& v, const rewrite::ValueView& x) {
-  if (v.id == ir::kNone) return true;
-  return v.shape() && v.shape()->size() == 1 && x.shape() && !x.shape()->empty() && (*v.shape())[0].is_static() &&
-         (*v.shape())[0] == x.shape()->back();
-}
-// A constant of one element, as a float attribute (epsilon).
-inline bool is_scalar_constant(const rewrite::ValueView& v) {
-  const Tensor* t = v.constant();
-  return t && t->size() == 1 && t->type() != ElemType::String;
-}
-inline float scalar_value(const rewrite::ValueView& v) {
-  return static_cast<float>(eval::element_as_double(*v.constant(), 0));
-}
-// Same dims and element type: a constant that can be multiplied into a scale of that shape.
-inline bool same_scale_shape(const Tensor& a, const Tensor& b) { return a.dims() == b.dims() && a.type() == b.type(); }
-inline Tensor product(const Tensor& a, const Tensor& b) {
-  return eval::evaluate_op(Symbol("Mul"), {}, {a, b}, {}, 18, 1).at(0);
-}
-
-}  // namespace xexp::patterns::detail
 
 namespace xexp::patterns {
 
 namespace detail {
-inline bool last_dim_static(const rewrite::ValueView& x) {
-  return x.shape() && !x.shape()->empty() && x.shape()->back().is_static();
-}
-inline Tensor ones_over_last_axis(const rewrite::ValueView& x) {
-  return eval::filled(x.elem(), {x.shape()->back().value()}, 1.0);
-}
-inline Tensor one_of_type(const rewrite::ValueView& x) { return eval::filled(x.elem(), {1}, 1.0); }
-inline Tensor last_index() { return Tensor::from<int64_t>({1}, {-1}); }
+inline constexpr auto last_dim_static = rewrite::fact<"last_dim_static">(
+    [](const ValueView& x) { return x.shape() && !x.shape()->empty() && x.shape()->back().is_static(); });
+inline constexpr auto ones_over_last_axis = rewrite::fact<"ones_over_last_axis">(
+    [](const ValueView& x) { return eval::filled(x.elem(), {x.shape()->back().value()}, 1.0); });
+inline constexpr auto one_of_type =
+    rewrite::fact<"one_of_type">([](const ValueView& x) { return eval::filled(x.elem(), {1}, 1.0); });
 }  // namespace detail
 
 inline rewrite::RulePtr simplified_layer_normalization_rule() {
@@ -13160,24 +14386,20 @@ inline rewrite::RulePtr simplified_layer_normalization_rule() {
   Ints<'a'> axes;
   Var<'e'> eps;
   Var<'o'> one;
-  auto root = Sqrt(commutative(Add(ReduceMean(Pow(x, two), attr<"axes"> = axes, attr<"keepdims"> = 1), eps)));
-  auto fits = call("is_two", [](const ValueView& v) { return detail::is_scalar_constant(v) && detail::scalar_value(v) == 2.f; }, two) &&
-              call("is_scalar_constant", detail::is_scalar_constant, eps) &&
-              call("is_last_axis_only", detail::is_last_axis_only, axes, x) &&
-              call("is_normalization_float", detail::is_normalization_float, dtype(x));
-  auto is_one = call("is_one", [](const ValueView& v) { return detail::is_scalar_constant(v) && detail::scalar_value(v) == 1.f; }, one);
-  auto scale = choose(call("last_dim_static", detail::last_dim_static, x),
-                      fold(call("ones", detail::ones_over_last_axis, x)),
-                      op<"ConstantOfShape">(op<"Gather">(op<"Shape">(x), fold(call("last", detail::last_index))),
-                                            attr<"value"> = call("one", detail::one_of_type, x)));
-  auto normalized = op<"SimplifiedLayerNormalization">(x, scale, attr<"axis"> = -1,
-                                                      attr<"epsilon"> = call("epsilon", detail::scalar_value, eps),
-                                                      attr<"stash_type"> = 1);
-  // The inverse first: it binds x through Pow, so that Mul(x, ...) compares instead of guessing.
+  auto square = named<'q'>(either(Pow(x, two), Mul(x, x)));
+  auto root = Sqrt(commutative(Add(ReduceMean(square, attr<"axes"> = axes, attr<"keepdims"> = 1), eps)));
+  auto fits = is_square(square) && is_scalar_constant(eps) && is_last_axis_only(axes, x) && is_normalization_float(x);
+  auto scale = choose(detail::last_dim_static(x), fold(detail::ones_over_last_axis(x)),
+                      op<"ConstantOfShape">(op<"Gather">(op<"Shape">(x), fold(int64_tensor({-1}))),
+                                            attr<"value"> = detail::one_of_type(x)));
+  auto normalized = op<"SimplifiedLayerNormalization">(
+      x, scale, attr<"axis"> = -1, attr<"epsilon"> = scalar_float(eps), attr<"stash_type"> = 1);
   return rule("SimplifiedLayerNormalization")
       .priority(1)
-      .cases(match(commutative(Mul(op<"Reciprocal">(root), x))).when(fits).to(normalized),
-             match(commutative(Mul(Div(one, root), x))).when(fits && is_one).to(normalized));
+      .cases(match(either(commutative(Mul(op<"Reciprocal">(root), x)), Div(x, root))).when(fits).to(normalized),
+             match(commutative(Mul(Div(one, root), x)))
+                 .when(fits && is_scalar_constant(one) && scalar_float(one) == 1.0f)
+                 .to(normalized));
 }
 
 }  // namespace xexp::patterns
@@ -13196,101 +14418,24 @@ inline rewrite::RulePtr simplified_layer_normalization_mul_rule() {
   Int<'a'> axis;
   Float<'e'> epsilon;
   Int<'t'> stash;
-  auto sln = op<"SimplifiedLayerNormalization">(x, scale, attr<"axis"> = axis, attr<"epsilon"> = epsilon,
-                                               attr<"stash_type"> = stash);
+  // The attributes are written on the node (no ONNX schema gives their defaults); rebuild keeps them.
+  auto sln = named<'n'>(op<"SimplifiedLayerNormalization">(
+      x, scale, attr<"axis"> = axis, attr<"epsilon"> = epsilon, attr<"stash_type"> = stash));
   return rule("SimplifiedLayerNormalizationMul")
       .priority(1)
       .match(commutative(Mul(sln, m)))
-      .when(call("same_scale_shape", detail::same_scale_shape, m, scale))
-      .to(op<"SimplifiedLayerNormalization">(x, fold(call("product", detail::product, scale, m)),
-                                            attr<"axis"> = axis, attr<"epsilon"> = epsilon,
-                                            attr<"stash_type"> = stash));
+      .when(same_dims_and_type(m, scale))
+      .to(rebuild(sln, input<1> = fold(product(scale, m))));
 }
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/ort/skip_layer_normalization.hpp
 // SkipLayerNormalization (onnxruntime set): LayerNormalization(a + b, gamma, beta) over the last axis
 // becomes com.microsoft SkipLayerNormalization(a, b, gamma, beta), whose 4th output (the sum) takes
-// over the Add's other consumers (the residual branch of a transformer block). Done right where the
-// original was wrong: a missing `axis` is the ONNX default -1 (the original read it as 0 and skipped),
-// and epsilon is always written (SkipLayerNormalization's own default is 1e-12, LayerNormalization's
-// 1e-5: the original dropped a default epsilon and changed the result). a and b must have the same known
-// shape, of rank 2 or 3; gamma and beta are vectors over the last axis; statistics in float.
-// ======== xexp/patterns/ort/normalization_outputs.hpp
-// Replacements that build a normalization node with several outputs, for the rules whose matched nodes
-// had consumers outside the match: a Skip*Normalization's input_skip_bias_sum output takes over the
-// residual Add's other consumers, and a rebuilt node takes over its predecessor's extra outputs. The
-// DSL's replacements produce one value (the root's), hence these lambdas.
-#include <optional>
-#include <string_view>
-#include <vector>
-
-
-namespace xexp::patterns::detail {
-
-// Consumers of from[k] read to[k] instead, for k >= 1 (the first output is the rule's replacement),
-// and to[k] gets from[k]'s type: the new node computes what the old one did.
-inline void move_extra_outputs(ir::Graph& g, const std::vector<ir::ValueId>& from, const std::vector<ir::ValueId>& to) {
-  for (std::size_t k = 1; k < from.size() && k < to.size(); ++k) {
-    if (from[k] == ir::kNone) continue;
-    g.value(to[k]).elem = g.value(from[k]).elem;
-    g.value(to[k]).shape = g.value(from[k]).shape;
-    g.replace_all_uses(from[k], to[k]);
-  }
-}
-
-inline std::vector<ir::ValueId> outputs_of(const ir::Graph& g, ir::ValueId first) {
-  return g.node(g.value(first).producer).outputs;
-}
-
-// The driver collects an iteration's matches before applying any: an earlier replacement may have
-// moved the consumers of a value this match captured (a residual chain: the sum one fusion absorbs is
-// the input of the next) and removed its producer. Such a match declines; the next iteration finds it
-// again on the new values.
-inline bool all_alive(const ir::Graph& g, const std::vector<ir::ValueId>& values) {
-  for (ir::ValueId v : values)
-    if (v != ir::kNone && !g.value(v).alive) return false;
-  return true;
-}
-
-// com.microsoft Skip[Simplified]LayerNormalization(inputs) with outputs (Y, mean, inv_std_var,
-// input_skip_bias_sum); the consumers of `sum` (the Add the node absorbs) read input_skip_bias_sum.
-// The statistics are float over the leading axes (what ONNX Runtime returns); typed here because the
-// simplified form's sum is the 4th output, not the 3rd.
-inline std::optional<ir::ValueId> skip_normalization(rewrite::Rewriter& r, std::string_view op_type,
-                                                     std::vector<ir::ValueId> inputs, float epsilon, ir::ValueId sum) {
-  ir::Graph& g = r.graph();
-  if (!all_alive(g, inputs) || !all_alive(g, {sum})) return std::nullopt;
-  const ir::ValueId y = r.node(Symbol(op_type), std::move(inputs), {ir::Attribute::make_float("epsilon", epsilon)},
-                               Symbol("com.microsoft"), 4);
-  const std::vector<ir::ValueId> outputs = outputs_of(g, y);
-  std::optional<Shape> stats = g.value(sum).shape;
-  if (stats && !stats->empty()) stats->back() = Dim(1);
-  for (std::size_t k : {1, 2}) {
-    g.value(outputs[k]).elem = ElemType::Float;
-    g.value(outputs[k]).shape = stats;
-  }
-  move_extra_outputs(g, {ir::kNone, sum}, {y, outputs[3]});
-  return y;
-}
-
-// The node producing `v` again, with input `slot` replaced; its extra outputs' consumers follow.
-inline std::optional<ir::ValueId> rebuilt_with_input(rewrite::Rewriter& r, const rewrite::ValueView& v,
-                                                     std::size_t slot, ir::ValueId input) {
-  ir::Graph& g = r.graph();
-  if (!v.value().alive || !all_alive(g, g.node(v.value().producer).inputs)) return std::nullopt;
-  const ir::Node& n = g.node(v.value().producer);
-  std::vector<ir::ValueId> inputs = n.inputs;
-  inputs[slot] = input;
-  const std::vector<ir::ValueId> old_outputs = n.outputs;  // copies: adding a node may move `n`
-  std::vector<ir::Attribute> attributes = n.attributes;
-  const Symbol op_type = n.op_type, domain = n.domain;
-  const ir::ValueId first = r.node(op_type, std::move(inputs), std::move(attributes), domain, old_outputs.size());
-  move_extra_outputs(g, old_outputs, outputs_of(g, first));
-  return first;
-}
-
-}  // namespace xexp::patterns::detail
+// over the Add's other consumers (the residual branch of a transformer block). A missing `axis` is the
+// ONNX default -1, and epsilon is always written (SkipLayerNormalization's own default is 1e-12,
+// LayerNormalization's 1e-5: dropping a default epsilon would change the result). a and b must have the same
+// known shape, of rank 2 or 3; gamma and beta are vectors over the last axis; statistics in float.
 
 namespace xexp::patterns {
 
@@ -13303,23 +14448,19 @@ inline rewrite::RulePtr skip_layer_normalization_rule() {
   Int<'x'> axis;
   Float<'e'> epsilon;
   auto sum = named<'s'>(shared(Add(a, b)));
-  auto fits = same_shape(a, b) && call("is_rank_2_or_3", detail::is_rank_2_or_3, a) &&
-              call("is_last_axis", detail::is_last_axis, axis, a) &&
-              call("is_normalization_float", detail::is_normalization_float, dtype(a)) &&
-              present(gamma) && call("vector_over_last_axis", detail::absent_or_vector_over_last_axis, gamma, a) &&
-              call("absent_or_vector_over_last_axis", detail::absent_or_vector_over_last_axis, beta, a);
-  auto fused = [](Rewriter& r, const ValueView& x, const ValueView& skip, const ValueView& g, const ValueView& bias,
-                  float eps, const ValueView& s) -> std::optional<ir::ValueId> {
-    std::vector<ir::ValueId> inputs = {x.id, skip.id, g.id};
-    if (bias.id != ir::kNone) inputs.push_back(bias.id);
-    return detail::skip_normalization(r, "SkipLayerNormalization", std::move(inputs), eps, s.id);
+  auto skip = [&](const auto&... bias) {
+    return outputs<4>(
+        op<"SkipLayerNormalization", "com.microsoft">(a, b, gamma, bias..., attr<"epsilon"> = epsilon));
   };
+  auto fused = let<'f'>(choose(present(beta), skip(beta), skip()));
   return rule("SkipLayerNormalization")
       .priority(1)
       .match(LayerNormalization(sum, gamma, beta, attr<"axis"> = axis, attr<"epsilon"> = epsilon,
                                 attr<"stash_type"> = 1))
-      .when(fits)
-      .to(replace_with("skip_layer_normalization", fused, a, b, gamma, beta, epsilon, sum));
+      .when(same_shape(a, b) && is_rank_2_or_3(a) && is_last_axis(axis, a) && is_normalization_float(a) &&
+            present(gamma) && absent_or_vector_over_last_axis(gamma, a) &&
+            absent_or_vector_over_last_axis(beta, a))
+      .to(fused, also(sum, output<3>(fused)));
 }
 
 }  // namespace xexp::patterns
@@ -13327,11 +14468,10 @@ inline rewrite::RulePtr skip_layer_normalization_rule() {
 // SkipSimplifiedLayerNormalization (onnxruntime set): SimplifiedLayerNormalization(a + b, gamma) over
 // the last axis, statistics in float (stash_type 1), becomes com.microsoft
 // SkipSimplifiedLayerNormalization(a, b, gamma), outputs (Y, mean, inv_std_var, sum): the sum takes
-// over the Add's other consumers. Done right where the original was wrong: only epsilon is carried (the
-// original copied stash_type, which SkipSimplifiedLayerNormalization does not have, and ONNX Runtime
-// refuses the model). a and b have the same known shape of rank 2 or 3, gamma is a vector over the
-// last axis, and the SimplifiedLayerNormalization's inv_std_var is unused. Its attributes must be
-// written on the node: it has no ONNX schema to read defaults from.
+// over the Add's other consumers. Only epsilon is carried: SkipSimplifiedLayerNormalization has no
+// stash_type, and ONNX Runtime refuses a model that sets one. a and b have the same known shape of rank 2 or
+// 3, gamma is a vector over the last axis, and the SimplifiedLayerNormalization's inv_std_var is unused. Its
+// attributes must be written on the node: it has no ONNX schema to read defaults from.
 
 namespace xexp::patterns {
 
@@ -13343,20 +14483,15 @@ inline rewrite::RulePtr skip_simplified_layer_normalization_rule() {
   Int<'x'> axis;
   Float<'e'> epsilon;
   auto sum = named<'s'>(shared(Add(a, b)));
-  auto fits = same_shape(a, b) && call("is_rank_2_or_3", detail::is_rank_2_or_3, a) &&
-              call("is_last_axis", detail::is_last_axis, axis, a) &&
-              call("is_normalization_float", detail::is_normalization_float, dtype(a)) &&
-              call("vector_over_last_axis", detail::absent_or_vector_over_last_axis, gamma, a);
-  auto fused = [](Rewriter& r, const ValueView& x, const ValueView& skip, const ValueView& g, float eps,
-                  const ValueView& s) -> std::optional<ir::ValueId> {
-    return detail::skip_normalization(r, "SkipSimplifiedLayerNormalization", {x.id, skip.id, g.id}, eps, s.id);
-  };
+  auto fused = let<'f'>(outputs<4>(
+      op<"SkipSimplifiedLayerNormalization", "com.microsoft">(a, b, gamma, attr<"epsilon"> = epsilon)));
   return rule("SkipSimplifiedLayerNormalization")
       .priority(1)
       .match(op<"SimplifiedLayerNormalization">(sum, gamma, attr<"axis"> = axis, attr<"epsilon"> = epsilon,
-                                               attr<"stash_type"> = 1))
-      .when(fits)
-      .to(replace_with("skip_simplified_layer_normalization", fused, a, b, gamma, epsilon, sum));
+                                                attr<"stash_type"> = 1))
+      .when(same_shape(a, b) && is_rank_2_or_3(a) && is_last_axis(axis, a) && is_normalization_float(a) &&
+            absent_or_vector_over_last_axis(gamma, a))
+      .to(fused, also(sum, output<3>(fused)));
 }
 
 }  // namespace xexp::patterns
@@ -13375,22 +14510,25 @@ inline rewrite::RulePtr skip_simplified_layer_normalization_mul_rule() {
   Const<'g'> gamma;
   Const<'m'> m;
   auto skip = named<'n'>(shared(op<"SkipSimplifiedLayerNormalization", "com.microsoft">(a, b, gamma)));
-  auto rescaled = [](Rewriter& r, const ValueView& node, const Tensor& g, const Tensor& c) -> std::optional<ir::ValueId> {
-    return detail::rebuilt_with_input(r, node, 2, r.initializer(detail::product(g, c)));
-  };
   return rule("SkipSimplifiedLayerNormalizationMul")
       .priority(1)
       .match(commutative(Mul(skip, m)))
-      .when(single_use(skip) && call("same_scale_shape", detail::same_scale_shape, m, gamma))
-      .to(replace_with("scaled_gamma", rescaled, skip, gamma, m));
+      .when(single_use(skip) && same_dims_and_type(m, gamma))
+      .to(rebuild(skip, input<2> = fold(product(gamma, m))));
 }
 
 }  // namespace xexp::patterns
+#endif
 
 namespace xexp::patterns {
 
 // The default set: standard ONNX operators only.
-inline rewrite::RuleSet default_rules() {
+XEXP_INLINE rewrite::RuleSet default_rules();
+// The onnxruntime set: fusions into com.microsoft contrib operators.
+XEXP_INLINE rewrite::RuleSet onnxruntime_rules();
+
+#if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_RULES)
+XEXP_INLINE rewrite::RuleSet default_rules() {
   return {
       cast_rule(),
       cast_cast_binary_rule(),
@@ -13401,11 +14539,14 @@ inline rewrite::RuleSet default_rules() {
       concat_reshape_rule(),
       concat_twice_unary_rule(),
       conv_bias_null_rule(),
+      conv_batch_normalization_rule(),
+      conv_add_mul_rule(),
       dropout_rule(),
       expand_rule(),
       expand_broadcast_rule(),
       expand_swap_rule(),
       gelu_rule(),
+      hard_swish_rule(),
       identity_rule(),
       layer_normalization_rule(),
       layer_normalization_scale_rule(),
@@ -13417,6 +14558,7 @@ inline rewrite::RuleSet default_rules() {
       reshape_rule(),
       reshape_reshape_binary_rule(),
       matmul_add_rule(),
+      gemm_batch_normalization_rule(),
       gemm_transpose_rule(),
       mul_mul_matmul_rule(),
       shape_based_reshape_is_squeeze_rule(),
@@ -13450,14 +14592,16 @@ inline rewrite::RuleSet default_rules() {
   };
 }
 
-// The onnxruntime set: fusions into com.microsoft contrib operators.
-inline rewrite::RuleSet onnxruntime_rules() {
+XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
   return {
       bias_gelu_rule(),
       gelu_ort_rule(),
       gelu_erf_rule(),
       fast_gelu_rule(),
+      fused_conv_rule(),
+      fused_gemm_rule(),
       fused_matmul_rule(),
+      layer_normalization_any_opset_rule(),
       quick_gelu_rule(),
       simplified_layer_normalization_rule(),
       simplified_layer_normalization_mul_rule(),
@@ -13466,6 +14610,7 @@ inline rewrite::RuleSet onnxruntime_rules() {
       skip_simplified_layer_normalization_mul_rule(),
   };
 }
+#endif
 
 namespace detail {
 inline const bool registered = [] {
@@ -13489,7 +14634,7 @@ inline const bool registered = [] {
 // The inliner: every call of a local function (a node whose domain and op type name a function of the
 // model) is replaced by the function body, recursively, in the main graph, its subgraphs and the bodies
 // of the functions that are kept. Names follow onnx.inliner.inline_local_functions so that dumps can be
-// compared with the original's: the k-th call site inlined while a graph is processed suffixes the
+// compared with onnx's: the k-th call site inlined while a graph is processed suffixes the
 // body's value and node names with "__k" (`tmp` -> `tmp__1`), then "_<i>" if that name is taken; the
 // call's output names are kept.
 #include <functional>
@@ -13509,19 +14654,14 @@ struct InlineOptions {
   std::function<bool(const ir::Function&)> inline_function;
 };
 
-// The key a call node and a function share: (domain, name) as interned symbol ids.
-inline uint64_t function_key(Symbol domain, Symbol name) {
-  return (static_cast<uint64_t>(domain.id()) << 32) | name.id();
-}
-
 // The model's functions by key, for finding which nodes are calls.
 class FunctionIndex {
  public:
   explicit FunctionIndex(const ir::Model& model) {
-    for (const ir::Function& f : model.functions) by_key_.emplace(function_key(f.domain, f.name), &f);
+    for (const ir::Function& f : model.functions) by_key_.emplace(op_key(f.domain, f.name), &f);
   }
   const ir::Function* called(const ir::Node& n) const {
-    auto it = by_key_.find(function_key(n.domain, n.op_type));
+    auto it = by_key_.find(op_key(n.domain, n.op_type));
     return it == by_key_.end() ? nullptr : it->second;
   }
 
@@ -13547,9 +14687,10 @@ class Inliner {
   Inliner(ir::Model& model, const InlineOptions& options) : model_(model), index_(model) {
     for (const ir::Function& f : model.functions)
       if (!options.inline_function || options.inline_function(f)) inlined_.insert(&f);
-    check_no_recursion();
+    xexp::detail::validate_function_calls(model);  // a function calling itself cannot be inlined
     collect_used();
-    for (const ir::Function* f : used_) check_opsets(*f);
+    for (const ir::Function& f : model_.functions)  // file order, not the set's: the same error every run
+      if (used_.count(&f)) check_opsets(f);
   }
 
   void run() {
@@ -13560,9 +14701,10 @@ class Inliner {
         int body_counter = 0;
         inline_graph(*f.body, body_counter);
       }
-    for (const ir::Function* f : used_)
-      for (const ir::OpsetImport& o : f->opsets)
-        if (!model_.opset(o.domain)) model_.opsets.push_back(o);
+    for (const ir::Function& f : model_.functions)  // file order: the same bytes every run
+      if (used_.count(&f))
+        for (const ir::OpsetImport& o : f.opsets)
+          if (!model_.opset(o.domain)) model_.opsets.push_back(o);
     std::erase_if(model_.functions, [&](const ir::Function& f) { return inlined_.count(&f) > 0; });
   }
 
@@ -13570,25 +14712,6 @@ class Inliner {
   const ir::Function* inlinable(const ir::Node& n) const {
     const ir::Function* f = index_.called(n);
     return f && inlined_.count(f) ? f : nullptr;
-  }
-
-  // A function calling itself, directly or not, cannot be inlined: refuse before starting.
-  void check_no_recursion() const {
-    enum class State { Unseen, Open, Done };
-    std::unordered_map<const ir::Function*, State> state;
-    std::function<void(const ir::Function&)> visit = [&](const ir::Function& f) {
-      State& s = state[&f];
-      if (s == State::Done) return;
-      if (s == State::Open)
-        throw Error("the local function calls itself, it cannot be inlined",
-                    {.node = f.domain + "." + f.name, .value = {}});
-      s = State::Open;
-      for_each_node_deep(*f.body, [&](const ir::Node& n) {
-        if (const ir::Function* callee = inlinable(n)) visit(*callee);
-      });
-      state[&f] = State::Done;
-    };
-    for (const ir::Function* f : inlined_) visit(*f);
   }
 
   // Inlines the calls of `g` and of its subgraphs. Nodes copied from a body are visited next, so
@@ -13681,17 +14804,19 @@ class Inliner {
   }
 
   // The functions whose calls will be inlined: called from the main graph or a kept body, directly
-  // or through other inlined bodies.
+  // or through other inlined bodies (a worklist: call chains can be long).
   void collect_used() {
-    std::function<void(const ir::Graph&)> visit = [&](const ir::Graph& g) {
-      for_each_node_deep(g, [&](const ir::Node& n) {
-        const ir::Function* f = inlinable(n);
-        if (f && used_.insert(f).second) visit(*f->body);
-      });
-    };
-    visit(*model_.graph);
+    std::vector<const ir::Graph*> pending{model_.graph.get()};
     for (const ir::Function& f : model_.functions)
-      if (!inlined_.count(&f)) visit(*f.body);
+      if (!inlined_.count(&f)) pending.push_back(f.body.get());
+    while (!pending.empty()) {
+      const ir::Graph* g = pending.back();
+      pending.pop_back();
+      for_each_node_deep(*g, [&](const ir::Node& n) {
+        const ir::Function* f = inlinable(n);
+        if (f && used_.insert(f).second) pending.push_back(f->body.get());
+      });
+    }
   }
 
   // The inlined nodes need the function's opsets in the model; a version conflict is refused (before
@@ -13721,6 +14846,209 @@ inline void inline_functions(ir::Model& model, const InlineOptions& options = {}
 }
 
 }  // namespace xexp::functions
+// ======== xexp/infer/model.hpp
+// Types on load: infer_model_types gives every value of a model's main graph its element type and
+// shape before anything reads them (exporters write no value_info, and most rules read shapes).
+//   1. our own rules, node by node (infer_node);
+//   2. where they left a type or a shape unknown, ONNX's shape inference (libonnx) over a copy of the
+//      model without its weights, as the fallback for ops we have no rule for;
+//   3. our rules again, so that what ONNX found flows on through the ops only we know (com.microsoft).
+// Symbolic dimensions are kept and propagated. Types already in the file are kept when consistent; a
+// contradiction is an xexp::Error naming the node and the value. Each step visits each node once;
+// step 2 and 3 are skipped when step 1 left nothing unknown and every op has a rule of ours.
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+// <sys/mman.h> (onnx/mapped_file.hpp) defines MAP_TYPE, a name ONNX's parser.h declares.
+#pragma push_macro("MAP_TYPE")
+#undef MAP_TYPE
+#include <onnx/shape_inference/implementation.h>
+#pragma pop_macro("MAP_TYPE")
+
+
+namespace xexp::infer {
+
+// Infers one node (infer_node, or one that also goes through local function calls).
+using NodeInference = std::function<void(ir::Graph&, ir::NodeId, int64_t opset, InferState&)>;
+
+namespace detail {
+
+// Whether every node output has an element type and a shape without unknown dimensions (values of
+// other kinds, sequences or optionals, count as known: neither ours nor ONNX's step adds to them).
+inline bool fully_typed(const ir::Graph& g) {
+  for (ir::NodeId n : g.nodes())
+    for (ir::ValueId out : g.node(n).outputs) {
+      if (out == ir::kNone) continue;
+      const ir::Value& v = g.value(out);
+      if (!v.raw_type.empty()) continue;
+      if (v.elem == ElemType::Undefined || !v.shape) return false;
+      for (const Dim& d : *v.shape)
+        if (d.is_unknown()) return false;
+    }
+  return true;
+}
+
+// Initializers up to this many elements go to ONNX's inference with their values (shapes, axes, ...
+// that its rules read); larger ones go as typed graph inputs, so the weights are never copied.
+inline constexpr int64_t kOnnxConstantElements = 4096;
+
+// The model as ONNX's inference needs it: every typed value given as value_info, weights left out.
+inline ::onnx::ModelProto proto_for_onnx_inference(const ir::Model& model) {
+  ir::Model copy;
+  copy.ir_version = model.ir_version;
+  copy.opsets = model.opsets;
+  copy.graph = ir::clone(*model.graph);
+  for (const ir::Function& f : model.functions) {
+    ir::Function& c = copy.functions.emplace_back();
+    c.name = f.name;
+    c.domain = f.domain;
+    c.attributes = f.attributes;
+    c.attribute_defaults = f.attribute_defaults;
+    c.opsets = f.opsets;
+    c.body = ir::clone(*f.body);
+    c.presence = f.presence;
+  }
+  ir::Graph& g = *copy.graph;
+  std::vector<ir::ValueId> inputs = g.inputs(), small;
+  for (ir::ValueId id : g.initializers()) {
+    ir::Value& v = g.value(id);
+    if (!v.initializer || (v.initializer->available() && v.initializer->size() <= kOnnxConstantElements)) {
+      small.push_back(id);
+      continue;
+    }
+    v.initializer.reset();
+    if (!v.is_input) {
+      v.is_input = true;
+      inputs.push_back(id);
+    }
+  }
+  g.set_inputs(std::move(inputs));
+  g.set_initializer_order(std::move(small));
+  SaveOptions options;
+  options.write_inferred_value_info = true;
+  return model_to_proto(copy, options);
+}
+
+// ONNX's inference stops on a type it infers that contradicts one already known ("(op_type:Relu, node
+// name: relu): [ShapeInferenceError] Inferred shape and existing shape differ ..."): that is the
+// model's value_info contradicting its nodes, reported as our own contradictions are. Any other
+// failure only means ONNX's step has nothing to add (it rejects some models ONNX Runtime runs).
+inline void throw_if_contradiction(const ir::Graph& g, const std::string& message) {
+  if (message.find("Inferred") == std::string::npos || message.find("existing") == std::string::npos) return;
+  std::string node;
+  if (const std::size_t at = message.find("node name: "); at != std::string::npos)
+    node = message.substr(at + 11, message.find(')', at) - at - 11);
+  std::string values;
+  for (ir::NodeId n : g.nodes())
+    if (g.node(n).name == node) {
+      for (ir::ValueId out : g.node(n).outputs)
+        if (out != ir::kNone) values += (values.empty() ? "" : ", ") + g.value(out).name;
+      break;
+    }
+  throw Error("ONNX's shape inference contradicts the types already known: " + message,
+              {.node = node, .value = values});
+}
+
+// ONNX's inference functions trust each node to fit its schema (a Scan without its `body` crashes
+// libonnx's): every node, subgraphs included, is checked against its schema first. A model that does
+// not fit gets nothing from ONNX's step; its errors come from our rules and the evaluator.
+inline bool nodes_fit_their_schemas(const ::onnx::ModelProto& proto) {
+  std::unordered_map<std::string, int> versions;
+  for (const auto& opset : proto.opset_import())
+    versions[opset.domain() == "ai.onnx" ? std::string() : opset.domain()] = static_cast<int>(opset.version());
+  std::vector<const ::onnx::GraphProto*> graphs{&proto.graph()};
+  while (!graphs.empty()) {
+    const ::onnx::GraphProto& graph = *graphs.back();
+    graphs.pop_back();
+    for (const ::onnx::NodeProto& node : graph.node()) {
+      for (const ::onnx::AttributeProto& a : node.attribute()) {
+        if (a.has_g()) graphs.push_back(&a.g());
+        for (const ::onnx::GraphProto& g : a.graphs()) graphs.push_back(&g);
+      }
+      const std::string domain = node.domain() == "ai.onnx" ? std::string() : node.domain();
+      const auto version = versions.find(domain);
+      if (version == versions.end()) continue;
+      const ::onnx::OpSchema* schema =
+          ::onnx::OpSchemaRegistry::Schema(node.op_type(), version->second, domain);
+      if (!schema) continue;
+      try {
+        schema->Verify(node);
+      } catch (const std::exception&) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Step 2: what ONNX's inference finds for node outputs, merged into `model` as our own rules' results
+// are. Returns whether it added anything.
+inline bool merge_onnx_inference(ir::Model& model, int64_t opset, InferState& state) {
+  ::onnx::ModelProto proto = proto_for_onnx_inference(model);
+  if (!nodes_fit_their_schemas(proto)) return false;
+  try {
+    ::onnx::shape_inference::InferShapes(proto, ::onnx::OpSchemaRegistry::Instance(),
+                                         ::onnx::ShapeInferenceOptions(false, 0, true));
+  } catch (const std::exception& e) {
+    throw_if_contradiction(*model.graph, e.what());
+    return false;
+  }
+  ir::Graph& g = *model.graph;
+  bool added = false;
+  auto merge = [&](::onnx::ValueInfoProto& vi) {
+    if (!vi.has_type()) return;
+    const std::optional<ir::ValueId> id = g.find(vi.name());
+    if (!id) return;
+    const ir::Value& v = g.value(*id);
+    if (v.producer == ir::kNone || !v.raw_type.empty()) return;
+    ir::Value found;
+    xexp::detail::read_type(vi.type(), found);
+    if (!found.raw_type.empty()) return;
+    const bool new_type = v.elem == ElemType::Undefined && found.elem != ElemType::Undefined;
+    const bool new_shape = found.shape && (!v.shape || *v.shape != *found.shape);
+    if (!new_type && !new_shape) return;
+    InferContext(g, v.producer, opset, state).set_output(v.output_index, found.elem, std::move(found.shape));
+    added = true;
+  };
+  for (auto& vi : *proto.mutable_graph()->mutable_value_info()) merge(vi);
+  for (auto& vi : *proto.mutable_graph()->mutable_output()) merge(vi);
+  return added;
+}
+
+}  // namespace detail
+
+// Infers the types and shapes of the main graph of `model` (see the top of this file). `infer_one`
+// replaces infer_node for step 1 and 3 (functions/infer_call.hpp passes one going through calls).
+inline void infer_model_types(ir::Model& model, const NodeInference& infer_one = {}) {
+  ir::Graph& g = *model.graph;
+  const int64_t opset = model.opset("").value_or(0);
+  InferState state;
+  auto our_rules = [&] {
+    for (ir::NodeId n : g.nodes()) {
+      if (infer_one) infer_one(g, n, opset, state);
+      else infer_node(g, n, opset, state);
+    }
+  };
+  our_rules();
+  // ONNX's step also runs when some op has no rule of ours, to check the file's types of its outputs.
+  bool every_op_ours = true;
+  for (ir::NodeId n : g.nodes()) {
+    const ir::Node& node = g.node(n);
+    if (!has_rule(node.domain, node.op_type) && !model.find_function(node.domain.view(), node.op_type.view())) {
+      every_op_ours = false;
+      break;
+    }
+  }
+  if (every_op_ours && detail::fully_typed(g)) return;
+  if (detail::merge_onnx_inference(model, opset, state)) our_rules();
+}
+
+}  // namespace xexp::infer
 
 namespace xexp::functions {
 
@@ -13774,16 +15102,19 @@ inline void infer_graph_through_calls(ir::Graph& g, const FunctionIndex& functio
   }
 }
 
-// Infers the main graph of `model`, calls included.
+// Infers the main graph of `model` (infer::infer_model_types), going through the bodies of the calls.
 inline void infer_model(ir::Model& model) {
-  infer::InferState state;
-  infer_graph_through_calls(*model.graph, FunctionIndex(model), model.opset("").value_or(0), state);
+  const FunctionIndex functions(model);
+  infer::infer_model_types(model, [&functions](ir::Graph& g, ir::NodeId id, int64_t opset, infer::InferState& state) {
+    if (const ir::Function* f = functions.called(g.node(id))) infer_call(g, id, *f, functions, opset, state);
+    else infer::infer_node(g, id, opset, state);
+  });
 }
 
 }  // namespace xexp::functions
 // ======== xexp/functions/module_export.hpp
-// Modules exported as local functions (the original's export_modules_as_functions). Every node of a
-// plain graph carries the stack of module scopes it was created in; each module instance becomes a
+// Modules exported as local functions (experimental-experiment's export_modules_as_functions). Every
+// node of a plain graph carries the stack of module scopes it was created in; each module instance becomes a
 // call of a function in domain `aten_local_function` named after the module type, nested modules
 // become calls inside bodies. Weights read inside a module become extra function inputs passed by
 // the caller (after the real inputs, by decreasing size) or, under `external_threshold` bytes,
@@ -13797,15 +15128,15 @@ inline void infer_model(ir::Model& model) {
 #include <vector>
 
 // ======== xexp/functions/registry.hpp
-// Adding a local function to a model the way the original's add_function does: an identical function
-// already registered under the same name is reused (two nn.Linear of the same size become one
+// Adding a local function to a model the way experimental-experiment's add_function does: an identical
+// function already registered under the same name is reused (two nn.Linear of the same size become one
 // function), a different body under a taken name is renamed <name>_l2l, <name>_l3l, ...
 #include <string>
 #include <utility>
 
 // ======== xexp/functions/same_function.hpp
-// Structural equality of graphs and functions up to a consistent renaming of values (the original's
-// same_function_proto): two module instances whose bodies differ only by value names become one
+// Structural equality of graphs and functions up to a consistent renaming of values
+// (experimental-experiment's same_function_proto): two module instances whose bodies differ only by value names become one
 // function. Node by node, in order: op type, domain, input and output counts, attributes (subgraphs
 // compared the same way), and inputs read through a map grown from the inputs and node outputs.
 #include <algorithm>
@@ -14191,7 +15522,7 @@ class ModuleExporter {
     std::vector<ir::ValueId> kept;
     for (ir::ValueId v : work_->initializers()) {
       ir::Value& value = work_->value(v);
-      if (value.uses.empty() && !value.is_graph_output() && !value.is_input) value.alive = false;
+      if (!value.is_read() && !value.is_input) value.alive = false;
       else kept.push_back(v);
     }
     work_->set_initializer_order(std::move(kept));
@@ -14291,7 +15622,7 @@ inline void type_function_bodies(ir::Model& model) {
 // ======== xexp/tools.hpp
 // The tools layer (include/xexp/tools/): see docs/ARCHITECTURE.md.
 // ======== xexp/tools/printer.hpp
-// A readable text form of a model, in the look of the Python original's pretty_onnx:
+// A readable text form of a model, in the look of experimental-experiment's pretty_onnx:
 //
 //   opset: domain='' version=18
 //   input: name='X' type=dtype('float32') shape=['a', 'b']
@@ -14302,8 +15633,9 @@ inline void type_function_bodies(ir::Model& model) {
 //   ----- function name=Linear domain=local
 //   ...
 //
-// A node is indented one step deeper than the shallowest node it reads from, so chains of dependent
-// nodes drift right while independent ones start again at the left: the data flow shows at a glance.
+// A node is indented one step deeper than the shallowest node it reads from (up to kMaxIndentDepth
+// steps), so chains of dependent nodes drift right while independent ones start again at the left: the
+// data flow shows at a glance.
 // Subgraphs (If/Loop/Scan bodies) are printed under their node, indented further.
 #include <algorithm>
 #include <charconv>
@@ -14319,6 +15651,7 @@ struct PrettyOptions {
   int64_t max_init_values = 10;  // initializers with at most this many elements show their values
   bool indent = true;            // indent nodes by data-flow depth
   bool functions = true;         // print local functions after the main graph
+  bool types = false;            // after each node, the type and shape of its outputs
 };
 
 namespace detail {
@@ -14437,7 +15770,7 @@ inline std::string attribute_value(const ir::Attribute& a) {
   return "?";
 }
 
-// type=dtype('float32') shape=['a', 3] as the original prints graph inputs and outputs.
+// type=dtype('float32') shape=['a', 3] as experimental-experiment prints graph inputs and outputs.
 inline std::string value_type(const ir::Value& v) {
   std::string out = " type=";
   if (v.elem != ElemType::Undefined) out += "dtype(" + single_quoted(elem_type_short_name(v.elem)) + ")";
@@ -14458,6 +15791,10 @@ inline std::string tuple_shape(const std::vector<int64_t>& dims) {
   for (std::size_t k = 0; k < dims.size(); ++k) out += (k ? ", " : "") + std::to_string(dims[k]);
   return out + (dims.size() == 1 ? ",)" : ")");
 }
+
+// Data-flow depth stops growing here: a long chain would otherwise print a number of spaces quadratic in
+// its length (200,000 nodes: 40 GB of text).
+inline constexpr std::size_t kMaxIndentDepth = 40;
 
 class Printer {
  public:
@@ -14513,7 +15850,7 @@ class Printer {
       }
       if (!options_.indent) indent = 0;
       for (ir::ValueId o : n.outputs)
-        if (o != ir::kNone) depth[o] = indent + 1;
+        if (o != ir::kNone) depth[o] = std::min(indent + 1, kMaxIndentDepth);
       node(g, n, base + 2 * indent);
     }
     for (ir::ValueId id : g.outputs())
@@ -14546,6 +15883,11 @@ class Printer {
     text += ") -> ";
     for (std::size_t k = 0; k < n.outputs.size(); ++k)
       text += (k ? ", " : "") + (n.outputs[k] == ir::kNone ? std::string() : g.value(n.outputs[k]).name);
+    if (options_.types) {
+      text += "  #";
+      for (ir::ValueId out : n.outputs)
+        if (out != ir::kNone) text += value_type(g.value(out));
+    }
     line(indent, text);
     for (const ir::Attribute& a : n.attributes)
       for (const auto& sub : a.graphs) {
@@ -14570,7 +15912,8 @@ inline std::string pretty(const ir::Graph& graph, const PrettyOptions& options =
 
 }  // namespace xexp::tools
 // ======== xexp/tools/optimize.hpp
-// The optimizer as a user runs it (`xexp optimize`): constant folding, then the rules of a set string
+// The optimizer as a user runs it (`xexp optimize`): Constant nodes become initializers, every value
+// gets its type and shape (infer/model.hpp), constant folding, then the rules of a set string
 // (rewrite::optimize) folding the nodes they create whose inputs are all constant, then constant
 // folding once more for what the rewrites left constant. Graph input and output names never change:
 // the driver keeps them, and optimize_model checks it, so that a caller's feeds and fetches still work.
@@ -14592,6 +15935,7 @@ struct OptimizeModelOptions {
   std::string patterns = kDefaultPatterns;  // a rewrite::rules_from_string spec
   bool constant_folding = true;
   int verbose = 0;               // rewrite::OptimizeOptions::verbose
+  std::string explain = {};      // rewrite::OptimizeOptions::explain: why this rule did not match, node by node
   std::ostream* log = nullptr;   // std::cerr when null
 };
 
@@ -14620,12 +15964,8 @@ inline std::vector<std::string> names_of(const ir::Graph& g, const std::vector<i
 inline std::size_t fold_and_clean(ir::Model& model) {
   const std::size_t folded = eval::fold_constants(model);
   if (folded) {
-    ir::Graph& g = *model.graph;
-    std::vector<ir::ValueId> all, touched;
-    for (ir::ValueId id = 0; id < g.value_capacity(); ++id)
-      if (g.value(id).alive) all.push_back(id);
-    rewrite::remove_unused(g, all, touched);
-    rewrite::remove_unused_initializers(g);
+    ir::remove_unused(*model.graph);
+    ir::remove_unused_initializers(*model.graph);
   }
   return folded;
 }
@@ -14643,9 +15983,27 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
 
   OptimizeModelReport report;
   report.nodes_before = detail::count_nodes(model);
+  // Rules and folding then read every constant the same way (ir/constant_node.hpp).
+  ir::constant_nodes_to_initializers(g);
+  for (ir::Function& f : model.functions) ir::constant_shorthands_to_value(*f.body);
+  // Constant chains (position ids, masks) fold before types are inferred: their values then give
+  // static shapes our rules know, where ONNX's inference would be needed on the chain itself.
+  if (options.constant_folding) report.folded += detail::fold_and_clean(model);
+  // Types on load: exporters write none, and most rules read them. A contradiction with the file's
+  // value_info is an error; function bodies that cannot be typed only leave their rules unfired.
+  if (model.functions.empty()) {
+    infer::infer_model_types(model);
+  } else {
+    try {
+      functions::type_function_bodies(model);
+    } catch (const Error& e) {
+      if (options.verbose >= 1) log << "[xexp.optimize] function bodies left untyped: " << e.what() << "\n";
+    }
+  }
   rewrite::OptimizeOptions rewrite_options{.verbose = options.verbose, .log = &log};
+  rewrite_options.explain = options.explain;
   if (options.constant_folding) {
-    report.folded += detail::fold_and_clean(model);
+    report.folded += detail::fold_and_clean(model);  // Shape of values whose shape is now static
     eval::FoldOptions fold_options;
     // Only the main graph: a function body has no initializers to hold the results.
     rewrite_options.fold_constants = [fold_options, &report, main = &g](ir::Graph& graph, ir::NodeId id,
@@ -14658,13 +16016,6 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
       ++report.folded;
       return true;
     };
-  }
-  if (!model.functions.empty()) {
-    try {
-      functions::type_function_bodies(model);
-    } catch (const Error& e) {  // types only help the rules: a model typing cannot follow is still optimized
-      if (options.verbose >= 1) log << "[xexp.optimize] function bodies left untyped: " << e.what() << "\n";
-    }
   }
   report.rules = rewrite::optimize(model, rules, rewrite_options);
   if (options.constant_folding) report.folded += detail::fold_and_clean(model);
@@ -14819,7 +16170,12 @@ inline Feeds random_feeds(const ir::Graph& g, const RandomInputOptions& options 
   Feeds feeds;
   for (ir::ValueId id : fed_inputs(g)) {
     const ir::Value& v = g.value(id);
-    feeds.emplace_back(v.name, random_tensor(v.elem, random_input_dims(v, options), rng, options));
+    try {
+      feeds.emplace_back(v.name, random_tensor(v.elem, random_input_dims(v, options), rng, options));
+    } catch (const Error& e) {
+      if (!e.value().empty()) throw;
+      throw Error(e.cause(), {.node = {}, .value = v.name});  // a declared shape or type we cannot make
+    }
   }
   return feeds;
 }
@@ -15002,7 +16358,7 @@ inline std::vector<ResultSignature> run_signatures(const ir::Model& model, const
   return out;
 }
 
-// The costs of the edit distance (those of the original tool).
+// The costs of the edit distance (those of experimental-experiment's model comparison).
 struct AlignmentCosts {
   double kind = 1000;     // pairing results of different kinds
   double type = 10;       // different element types (a fifth of it between two float types)
@@ -15077,7 +16433,7 @@ inline std::vector<AlignedRow> align_signatures(const std::vector<ResultSignatur
           how = s;
         }
       };
-      // same preference as the original on ties: pair, then left only, then right only
+      // same preference as experimental-experiment on ties: pair, then left only, then right only
       if (i > 0 && j > 0) consider(previous[j - 1] + signature_distance(a[head + i - 1], b[head + j - 1], costs), kPair);
       if (i > 0 && in_band(i - 1, j)) consider(previous[j] + costs.insert, kLeftOnly);
       if (j > lo) consider(current[j - 1] + costs.insert, kRightOnly);
