@@ -108,8 +108,10 @@ class Match {
   bool explaining() const { return why_ != nullptr; }
   // Keeps the reason of the failure that got furthest (most nodes matched; conditions come after every
   // node): with alternatives and commutative nodes, the earlier attempts fail for less telling reasons.
+  // Out of line, so that the reason's string building is never inlined into the matchers (g++ 12 -O3
+  // warns falsely, -Warray-bounds, on string temporaries there).
   template <class Describe>
-  void failed(int progress, Describe&& describe) {
+  [[gnu::noinline]] void failed(int progress, Describe&& describe) {
     if (!why_ || progress < why_progress_) return;
     why_progress_ = progress + 1;
     *why_ = describe();
