@@ -9106,8 +9106,10 @@ class Match {
   bool explaining() const { return why_ != nullptr; }
   // Keeps the reason of the failure that got furthest (most nodes matched; conditions come after every
   // node): with alternatives and commutative nodes, the earlier attempts fail for less telling reasons.
+  // Out of line, so that the reason's string building is never inlined into the matchers (g++ 12 -O3
+  // warns falsely, -Warray-bounds, on string temporaries there).
   template <class Describe>
-  void failed(int progress, Describe&& describe) {
+  [[gnu::noinline]] void failed(int progress, Describe&& describe) {
     if (!why_ || progress < why_progress_) return;
     why_progress_ = progress + 1;
     *why_ = describe();
@@ -9721,6 +9723,17 @@ std::string printed(const P& p) {
 // ---- value captures ---------------------------------------------------------------------------------
 enum class ValueKind { Any, Constant, Optional };
 
+// Why capture `id` failed, e.g. "x: 'a' (a graph input) is not a constant". Kept out of line: g++ 12
+// -O3 warns falsely (-Warray-bounds) on string temporaries joined inside the deeply inlined matchers.
+[[gnu::noinline]] inline std::string capture_reason(char id, const std::string& label, const char* what) {
+  std::string out(1, id);
+  out += ": ";
+  out += label;
+  if (!label.empty()) out += ' ';
+  out += what;
+  return out;
+}
+
 template <char Id, ValueKind Kind>
 struct ValueCapture : ExprTag {
   static constexpr CaptureMask binds = capture_bit<Id>, uses = capture_bit<Id>;
@@ -9739,20 +9752,20 @@ struct ValueCapture : ExprTag {
       if (m.values[index] == v) return k();
       if (m.explaining()) [[unlikely]]
         m.failed(m.mark(), [&] {
-          return std::string(1, Id) + ": " + value_label(m.graph(), v) + " is not the same value";
+          return capture_reason(Id, value_label(m.graph(), v), "is not the same value");
         });
       return false;
     } else {
       if (v == ir::kNone && !optional) {
         if (m.explaining()) [[unlikely]]
-          m.failed(m.mark(), [&] { return std::string(1, Id) + ": the input is omitted"; });
+          m.failed(m.mark(), [&] { return capture_reason(Id, {}, "the input is omitted"); });
         return false;
       }
       if constexpr (RequireConstant)
         if (!constant_tensor(m.graph(), v)) {
           if (m.explaining()) [[unlikely]]
             m.failed(m.mark(), [&] {
-              return std::string(1, Id) + ": " + value_label(m.graph(), v) + " is not a constant";
+              return capture_reason(Id, value_label(m.graph(), v), "is not a constant");
             });
           return false;
         }
