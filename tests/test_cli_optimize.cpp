@@ -113,7 +113,7 @@ TEST(CliOptimize, MissingOrWrongArgumentsAreOneErrorLine) {
   expect_one_error_line(xexp_cli("optimize " + shell_quote(dir / "absent.onnx") + " -o " + shell_quote(dir / "o.onnx")),
                         "absent.onnx");
   expect_one_error_line(xexp_cli("optimize -o " + shell_quote(dir / "o.onnx"), dir.path().string()), "--output");
-  expect_one_error_line(xexp_cli("optimize " + shell_quote(kSeedLlm) + " -o " + shell_quote(kSeedLlm)), "input model");
+  expect_one_error_line(xexp_cli("optimize " + shell_quote(kSeedLlm) + " -o " + shell_quote(kSeedLlm)), "is an input file");
   expect_one_error_line(xexp_cli("optimize " + shell_quote(kSeedLlm) + " -o x --verbose many"), "--verbose");
 }
 
