@@ -17,8 +17,8 @@ using namespace xexp;
 using namespace xexp::ir;
 using test::node;
 using test::op_types;
+using test::OpList;
 using test::run_rules;
-using Ops = std::vector<std::string>;
 
 static const bool registered = [] {
   for (const rewrite::RulePtr& r : {patterns::mul_mul_matmul_rule(), patterns::sub1_mul_rule(),
@@ -46,7 +46,7 @@ static Model mul_mul_matmul_model(bool constant_scales, bool scale_first) {
 TEST(PatternMulMulMatMul, ScalesMoveAfterTheMatMul) {
   Model m = mul_mul_matmul_model(true, true);
   run_rules(m, "MulMulMatMul");
-  ASSERT_EQ(op_types(*m.graph), (Ops{"MatMul", "Mul"}));
+  ASSERT_EQ(op_types(*m.graph), (OpList{"MatMul", "Mul"}));
   const Graph& g = *m.graph;
   const Node& mul = g.node(g.value(g.outputs()[0]).producer);
   EXPECT_EQ(eval::as_doubles(*rewrite::constant_tensor(g, mul.inputs[1])), (std::vector<double>{1.5}));
@@ -55,7 +55,7 @@ TEST(PatternMulMulMatMul, ScalesMoveAfterTheMatMul) {
 TEST(PatternMulMulMatMul, NotWhenAScaleIsNotConstant) {
   Model m = mul_mul_matmul_model(false, false);
   run_rules(m, "MulMulMatMul");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Mul", "Mul", "MatMul"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Mul", "Mul", "MatMul"}));
 }
 
 TEST(PatternMulMulMatMul, SameNumbers) {
@@ -75,13 +75,13 @@ static Model sub1_mul_model(float one) {
 TEST(PatternSub1Mul, BecomesYMinusXY) {
   Model m = sub1_mul_model(1.0f);
   run_rules(m, "Sub1Mul");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Mul", "Sub"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Mul", "Sub"}));
 }
 
 TEST(PatternSub1Mul, NotWithAnotherConstant) {
   Model m = sub1_mul_model(2.0f);
   run_rules(m, "Sub1Mul");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Sub", "Mul"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Sub", "Mul"}));
 }
 
 TEST(PatternSub1Mul, SameNumbers) { test::expect_same_outputs([] { return sub1_mul_model(1.0f); }, "Sub1Mul", 1e-5); }
@@ -101,7 +101,7 @@ TEST(PatternWhereAdd, TheMaskSelects) {
   for (float inf : {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()}) {
     Model m = where_add_model(0.0f, inf);
     run_rules(m, "WhereAdd");
-    ASSERT_EQ(op_types(*m.graph), (Ops{"Where"}));
+    ASSERT_EQ(op_types(*m.graph), (OpList{"Where"}));
     EXPECT_EQ(m.graph->value(m.graph->node(m.graph->first_node()).inputs[1]).name, "X");
   }
 }
@@ -109,13 +109,13 @@ TEST(PatternWhereAdd, TheMaskSelects) {
 TEST(PatternWhereAdd, NotWhenTheFirstBranchIsNotZero) {
   Model m = where_add_model(1.0f, -std::numeric_limits<float>::infinity());
   run_rules(m, "WhereAdd");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Where", "Add"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Where", "Add"}));
 }
 
 TEST(PatternWhereAdd, NotWhenTheSecondBranchIsFinite) {
   Model m = where_add_model(0.0f, -1e9f);
   run_rules(m, "WhereAdd");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Where", "Add"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Where", "Add"}));
 }
 
 TEST(PatternWhereAdd, SameNumbers) {
@@ -136,20 +136,20 @@ static Model leaky_relu_model(float zero, bool constant_slope) {
 TEST(PatternLeakyRelu, BecomesLeakyRelu) {
   Model m = leaky_relu_model(0.0f, true);
   run_rules(m, "LeakyRelu");
-  ASSERT_EQ(op_types(*m.graph), (Ops{"LeakyRelu"}));
+  ASSERT_EQ(op_types(*m.graph), (OpList{"LeakyRelu"}));
   EXPECT_EQ(m.graph->node(m.graph->first_node()).attribute(Symbol("alpha"))->f, 0.01f);
 }
 
 TEST(PatternLeakyRelu, NotWithAnotherThreshold) {
   Model m = leaky_relu_model(0.5f, true);
   run_rules(m, "LeakyRelu");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Greater", "Mul", "Where"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Greater", "Mul", "Where"}));
 }
 
 TEST(PatternLeakyRelu, NotWithASlopeComputedAtRunTime) {
   Model m = leaky_relu_model(0.0f, false);
   run_rules(m, "LeakyRelu");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Greater", "Mul", "Where"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Greater", "Mul", "Where"}));
 }
 
 TEST(PatternLeakyRelu, SameNumbers) { test::expect_same_outputs([] { return leaky_relu_model(0.0f, true); }, "LeakyRelu"); }

@@ -10,8 +10,8 @@ using namespace xexp;
 using namespace xexp::ir;
 using test::node;
 using test::op_types;
+using test::OpList;
 using test::run_rules;
-using Ops = std::vector<std::string>;
 
 // ---- Cast -----------------------------------------------------------------------------------------
 static Model cast_model(int64_t to) {
@@ -26,13 +26,13 @@ static Model cast_model(int64_t to) {
 TEST(PatternCast, CastToItsOwnTypeDisappears) {
   Model m = cast_model(1);
   run_rules(m, "Cast");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Relu"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Relu"}));
 }
 
 TEST(PatternCast, CastToAnotherTypeStays) {
   Model m = cast_model(10);
   run_rules(m, "Cast");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Cast", "Relu"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Cast", "Relu"}));
 }
 
 TEST(PatternCast, SameNumbers) { test::expect_same_outputs([] { return cast_model(1); }, "Cast"); }
@@ -52,19 +52,19 @@ static Model transpose_model(std::vector<int64_t> p, std::vector<int64_t> q, boo
 TEST(PatternTransposeTranspose, IdentityDisappears) {
   Model m = transpose_model({1, 0, 2}, {1, 0, 2}, false);
   run_rules(m, "TransposeTranspose");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Relu"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Relu"}));
 }
 
 TEST(PatternTransposeTranspose, IdentityDisappearsEvenWhenTheFirstIsShared) {
   Model m = transpose_model({1, 0, 2}, {1, 0, 2}, true);
   run_rules(m, "TransposeTranspose");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Transpose", "Relu", "Neg"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Transpose", "Relu", "Neg"}));
 }
 
 TEST(PatternTransposeTranspose, ComposedIntoOne) {
   Model m = transpose_model({1, 2, 0}, {0, 2, 1}, false);
   run_rules(m, "TransposeTranspose");
-  ASSERT_EQ(op_types(*m.graph), (Ops{"Transpose", "Relu"}));
+  ASSERT_EQ(op_types(*m.graph), (OpList{"Transpose", "Relu"}));
   const Node& t = m.graph->node(m.graph->first_node());
   EXPECT_EQ(t.attribute(Symbol("perm"))->ints, (std::vector<int64_t>{1, 0, 2}));
   EXPECT_EQ(t.name, "TransposeTransposePattern--Transpose_1");
@@ -73,7 +73,7 @@ TEST(PatternTransposeTranspose, ComposedIntoOne) {
 TEST(PatternTransposeTranspose, NotComposedWhenTheFirstIsShared) {
   Model m = transpose_model({1, 2, 0}, {0, 2, 1}, true);
   run_rules(m, "TransposeTranspose");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Transpose", "Transpose", "Relu", "Neg"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Transpose", "Transpose", "Relu", "Neg"}));
 }
 
 TEST(PatternTransposeTranspose, SameNumbers) {
@@ -106,38 +106,38 @@ static Model matmul_add_model(const MatMulAddCase& c) {
 TEST(PatternMatMulAdd, TwoDimensionsBecomeGemm) {
   Model m = matmul_add_model({});
   run_rules(m, "MatMulAdd");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Gemm"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Gemm"}));
   EXPECT_EQ(m.graph->value(m.graph->outputs()[0]).name, "Add");
 }
 
 TEST(PatternMatMulAdd, BiasOnTheLeftToo) {
   Model m = matmul_add_model({.bias_first = true});
   run_rules(m, "MatMulAdd");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Gemm"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Gemm"}));
 }
 
 TEST(PatternMatMulAdd, ThreeDimensionsGetReshapes) {
   Model m = matmul_add_model({.a = {2, 4, 3}});
   run_rules(m, "MatMulAdd");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Reshape", "Gemm", "Reshape"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Reshape", "Gemm", "Reshape"}));
 }
 
 TEST(PatternMatMulAdd, NotWhenTheBiasDoesNotBroadcastAsGemmNeeds) {
   Model m = matmul_add_model({.bias_dims = {4, 5}});
   run_rules(m, "MatMulAdd");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"MatMul", "Add"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"MatMul", "Add"}));
 }
 
 TEST(PatternMatMulAdd, NotWhenTheMatMulHasOtherConsumers) {
   Model m = matmul_add_model({.matmul_used_twice = true});
   run_rules(m, "MatMulAdd");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"MatMul", "Add", "Neg"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"MatMul", "Add", "Neg"}));
 }
 
 TEST(PatternMatMulAdd, NotWhenLeadingDimsAreSymbolic) {
   Model m = matmul_add_model({.a = {Dim::symbolic("batch"), 4, 3}});
   run_rules(m, "MatMulAdd");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"MatMul", "Add"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"MatMul", "Add"}));
 }
 
 TEST(PatternMatMulAdd, SameNumbers) {

@@ -14,8 +14,8 @@ using namespace xexp;
 using namespace xexp::ir;
 using test::node;
 using test::op_types;
+using test::OpList;
 using test::run_rules;
-using Ops = std::vector<std::string>;
 
 static const bool registered = [] {
   for (const rewrite::RulePtr& r : {patterns::not_not_rule(), patterns::not_where_rule(), patterns::dropout_rule(),
@@ -41,13 +41,13 @@ static Model not_not_model(bool inner_used_twice) {
 TEST(PatternNotNot, DoubleNegationDisappears) {
   Model m = not_not_model(false);
   run_rules(m, "NotNot");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Greater", "Where"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Greater", "Where"}));
 }
 
 TEST(PatternNotNot, TheInnerNotStaysWhenSomethingElseReadsIt) {
   Model m = not_not_model(true);
   run_rules(m, "NotNot");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Greater", "Not", "Where", "Cast"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Greater", "Not", "Where", "Cast"}));
 }
 
 TEST(PatternNotNot, SameNumbers) {
@@ -71,7 +71,7 @@ static Model not_where_model(bool not_used_twice) {
 TEST(PatternNotWhere, BranchesAreSwapped) {
   Model m = not_where_model(false);
   run_rules(m, "NotWhere");
-  ASSERT_EQ(op_types(*m.graph), (Ops{"Greater", "Where"}));
+  ASSERT_EQ(op_types(*m.graph), (OpList{"Greater", "Where"}));
   const Graph& g = *m.graph;
   const Node& where = g.node(g.value(g.outputs()[0]).producer);
   EXPECT_EQ(g.value(where.inputs[1]).name, "Y");
@@ -81,7 +81,7 @@ TEST(PatternNotWhere, BranchesAreSwapped) {
 TEST(PatternNotWhere, NotWhenTheNotHasAnotherConsumer) {
   Model m = not_where_model(true);
   run_rules(m, "NotWhere");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Greater", "Not", "Where", "Cast"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Greater", "Not", "Where", "Cast"}));
 }
 
 TEST(PatternNotWhere, SameNumbers) { test::expect_same_outputs([] { return not_where_model(false); }, "NotWhere"); }
@@ -114,20 +114,20 @@ TEST(PatternDropout, InferenceDropoutDisappears) {
                                DropoutCase{.training = false}, DropoutCase{.ratio = 0.0f, .training = true}}) {
     Model m = dropout_model(c);
     run_rules(m, "Dropout");
-    EXPECT_EQ(op_types(*m.graph), (Ops{"Relu"}));
+    EXPECT_EQ(op_types(*m.graph), (OpList{"Relu"}));
   }
 }
 
 TEST(PatternDropout, NotInTrainingMode) {
   Model m = dropout_model({.ratio = 0.5f, .training = true});
   run_rules(m, "Dropout");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Dropout", "Relu"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Dropout", "Relu"}));
 }
 
 TEST(PatternDropout, NotWhenTheMaskIsUsed) {
   Model m = dropout_model({.mask_used = true});
   run_rules(m, "Dropout");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Dropout", "Relu"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Dropout", "Relu"}));
 }
 
 TEST(PatternDropout, SameNumbers) {
@@ -151,7 +151,7 @@ static Model conv_model(float bias_value) {
 TEST(PatternConvBiasNull, ZeroBiasIsDropped) {
   Model m = conv_model(0.0f);
   run_rules(m, "ConvBiasNull");
-  ASSERT_EQ(op_types(*m.graph), (Ops{"Conv"}));
+  ASSERT_EQ(op_types(*m.graph), (OpList{"Conv"}));
   const Node& conv = m.graph->node(m.graph->first_node());
   EXPECT_EQ(conv.inputs.size(), 2u);
   EXPECT_EQ(conv.attribute(Symbol("pads"))->ints, (std::vector<int64_t>{1, 1, 1, 1}));
@@ -205,35 +205,35 @@ static Model clip_model(Bounds first, Bounds second, bool constant_bounds = true
 TEST(PatternClipClip, MinThenMaxMerges) {
   Model m = clip_model({-0.5f, {}}, {{}, 0.25f});
   run_rules(m, "ClipClip");
-  ASSERT_EQ(op_types(*m.graph), (Ops{"Clip"}));
+  ASSERT_EQ(op_types(*m.graph), (OpList{"Clip"}));
   EXPECT_EQ(m.graph->node(m.graph->first_node()).inputs.size(), 3u);
 }
 
 TEST(PatternClipClip, MinThenMaxMergesEvenWithCrossedOrUnknownBounds) {
   Model crossed = clip_model({0.5f, {}}, {{}, -0.25f});
   run_rules(crossed, "ClipClip");
-  EXPECT_EQ(op_types(*crossed.graph), (Ops{"Clip"}));
+  EXPECT_EQ(op_types(*crossed.graph), (OpList{"Clip"}));
   Model dynamic = clip_model({-0.5f, {}}, {{}, 0.25f}, false);
   run_rules(dynamic, "ClipClip");
-  EXPECT_EQ(op_types(*dynamic.graph), (Ops{"Clip"}));
+  EXPECT_EQ(op_types(*dynamic.graph), (OpList{"Clip"}));
 }
 
 TEST(PatternClipClip, MaxThenMinMergesWhenTheBoundsAreOrdered) {
   Model m = clip_model({{}, 0.25f}, {-0.5f, {}});
   run_rules(m, "ClipClip");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Clip"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Clip"}));
 }
 
 TEST(PatternClipClip, MaxThenMinNotWhenTheBoundsCross) {
   Model m = clip_model({{}, -0.25f}, {0.5f, {}});
   run_rules(m, "ClipClip");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Clip", "Clip"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Clip", "Clip"}));
 }
 
 TEST(PatternClipClip, MaxThenMinNotWhenABoundIsNotConstant) {
   Model m = clip_model({{}, 0.25f}, {-0.5f, {}}, false);
   run_rules(m, "ClipClip");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Clip", "Clip"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Clip", "Clip"}));
 }
 
 TEST(PatternClipClip, NotWhenBothSetTheSameBoundOrBoth) {
@@ -241,14 +241,14 @@ TEST(PatternClipClip, NotWhenBothSetTheSameBoundOrBoth) {
                                {{-0.5f, {}}, {-0.25f, 0.25f}}}) {
     Model m = clip_model(first, second);
     run_rules(m, "ClipClip");
-    EXPECT_EQ(op_types(*m.graph), (Ops{"Clip", "Clip"}));
+    EXPECT_EQ(op_types(*m.graph), (OpList{"Clip", "Clip"}));
   }
 }
 
 TEST(PatternClipClip, NotWhenTheFirstClipHasAnotherConsumer) {
   Model m = clip_model({-0.5f, {}}, {{}, 0.25f}, true, true);
   run_rules(m, "ClipClip");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Clip", "Clip", "Neg"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Clip", "Clip", "Neg"}));
 }
 
 TEST(PatternClipClip, SameNumbers) {

@@ -14,8 +14,8 @@ using namespace xexp::ir;
 using test::int64_initializer;
 using test::node;
 using test::op_types;
+using test::OpList;
 using test::run_rules;
-using Ops = std::vector<std::string>;
 
 static const bool registered = [] {
   for (const rewrite::RulePtr& r : {patterns::split_concat_rule(), patterns::concat_gather_rule(),
@@ -46,25 +46,25 @@ static Model split_concat_model(const SplitConcatCase& c) {
 TEST(PatternSplitConcat, ConcatOfTheSplitIsItsInput) {
   Model m = split_concat_model({});
   run_rules(m, "SplitConcat");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Relu"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Relu"}));
 }
 
 TEST(PatternSplitConcat, NotOnAnotherAxis) {
   Model m = split_concat_model({.split_axis = 0, .concat_axis = 1});
   run_rules(m, "SplitConcat");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Split", "Concat", "Relu"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Split", "Concat", "Relu"}));
 }
 
 TEST(PatternSplitConcat, NotInAnotherOrder) {
   Model m = split_concat_model({.reversed = true});
   run_rules(m, "SplitConcat");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Split", "Concat", "Relu"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Split", "Concat", "Relu"}));
 }
 
 TEST(PatternSplitConcat, NotWhenASplitOutputHasAnotherConsumer) {
   Model m = split_concat_model({.output_used_twice = true});
   run_rules(m, "SplitConcat");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Split", "Concat", "Relu", "Neg"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Split", "Concat", "Relu", "Neg"}));
 }
 
 TEST(PatternSplitConcat, SameNumbers) { test::expect_same_outputs([] { return split_concat_model({}); }, "SplitConcat"); }
@@ -93,7 +93,7 @@ TEST(PatternConcatGather, GatherPicksThePart) {
   for (int64_t index : {1, -2}) {
     Model m = concat_gather_model({.index = index});
     run_rules(m, "ConcatGather");
-    ASSERT_EQ(op_types(*m.graph), (Ops{"Neg"}));
+    ASSERT_EQ(op_types(*m.graph), (OpList{"Neg"}));
     EXPECT_EQ(m.graph->value(m.graph->node(m.graph->first_node()).inputs[0]).name, "B");
   }
 }
@@ -101,25 +101,25 @@ TEST(PatternConcatGather, GatherPicksThePart) {
 TEST(PatternConcatGather, TheConcatStaysForItsOtherConsumers) {
   Model m = concat_gather_model({.concat_used_twice = true});
   run_rules(m, "ConcatGather");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Concat", "Neg", "Abs"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Concat", "Neg", "Abs"}));
 }
 
 TEST(PatternConcatGather, NotWithAScalarIndex) {
   Model m = concat_gather_model({.index_dims = {}});
   run_rules(m, "ConcatGather");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Concat", "Gather", "Neg"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Concat", "Gather", "Neg"}));
 }
 
 TEST(PatternConcatGather, NotWhenAPartHasMoreThanOneElement) {
   Model m = concat_gather_model({.second_part = {2}});
   run_rules(m, "ConcatGather");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Concat", "Gather", "Neg"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Concat", "Gather", "Neg"}));
 }
 
 TEST(PatternConcatGather, NotOutOfRange) {
   Model m = concat_gather_model({.index = 3});
   run_rules(m, "ConcatGather");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Concat", "Gather", "Neg"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Concat", "Gather", "Neg"}));
 }
 
 TEST(PatternConcatGather, SameNumbers) {
@@ -163,7 +163,7 @@ TEST(PatternStaticConcatReshape, TheUnknownPartBecomesMinusOne) {
   for (const char* unknown : {"dim1", "input"}) {
     Model m = concat_reshape_model({.parts = {"2", unknown, "4"}});
     run_rules(m, "StaticConcatReshape");
-    ASSERT_EQ(op_types(*m.graph), (Ops{"Reshape"}));
+    ASSERT_EQ(op_types(*m.graph), (OpList{"Reshape"}));
     EXPECT_EQ(constant_shape_of_reshape(m), (std::vector<int64_t>{2, -1, 4}));
   }
 }
@@ -171,19 +171,19 @@ TEST(PatternStaticConcatReshape, TheUnknownPartBecomesMinusOne) {
 TEST(PatternStaticConcatReshape, NotWithTwoUnknownParts) {
   Model m = concat_reshape_model({.parts = {"dim0", "dim1", "4"}});
   run_rules(m, "StaticConcatReshape");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Shape", "Gather", "Gather", "Concat", "Reshape"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Shape", "Gather", "Gather", "Concat", "Reshape"}));
 }
 
 TEST(PatternStaticConcatReshape, NotWhenAConstantIsMinusOne) {
   Model m = concat_reshape_model({.parts = {"-1", "dim1", "4"}});
   run_rules(m, "StaticConcatReshape");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Shape", "Gather", "Concat", "Reshape"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Shape", "Gather", "Concat", "Reshape"}));
 }
 
 TEST(PatternStaticConcatReshape, NotWithAllowZero) {
   Model m = concat_reshape_model({.parts = {"2", "dim1", "4"}, .allowzero = true});
   run_rules(m, "StaticConcatReshape");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Shape", "Gather", "Concat", "Reshape"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Shape", "Gather", "Concat", "Reshape"}));
 }
 
 TEST(PatternStaticConcatReshape, SameNumbers) {
@@ -193,7 +193,7 @@ TEST(PatternStaticConcatReshape, SameNumbers) {
 TEST(PatternConcatReshape, TheLastShapePartBecomesMinusOne) {
   Model m = concat_reshape_model({.parts = {"dim0", "dim1", "4"}});
   run_rules(m, "ConcatReshape");
-  ASSERT_EQ(op_types(*m.graph), (Ops{"Shape", "Gather", "Concat", "Reshape"}));
+  ASSERT_EQ(op_types(*m.graph), (OpList{"Shape", "Gather", "Concat", "Reshape"}));
   const Graph& g = *m.graph;
   const Node& concat = g.node(g.value(g.node(g.value(g.outputs()[0]).producer).inputs[1]).producer);
   ASSERT_EQ(concat.inputs.size(), 3u);
@@ -203,26 +203,26 @@ TEST(PatternConcatReshape, TheLastShapePartBecomesMinusOne) {
 TEST(PatternConcatReshape, ASingleShapePartGivesAConstantShape) {
   Model m = concat_reshape_model({.parts = {"2", "dim1", "4"}});
   run_rules(m, "ConcatReshape");
-  ASSERT_EQ(op_types(*m.graph), (Ops{"Reshape"}));
+  ASSERT_EQ(op_types(*m.graph), (OpList{"Reshape"}));
   EXPECT_EQ(constant_shape_of_reshape(m), (std::vector<int64_t>{2, -1, 4}));
 }
 
 TEST(PatternConcatReshape, NotWhenAPartDoesNotComeFromAShape) {
   Model m = concat_reshape_model({.parts = {"dim0", "input", "4"}});
   run_rules(m, "ConcatReshape");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Shape", "Gather", "Concat", "Reshape"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Shape", "Gather", "Concat", "Reshape"}));
 }
 
 TEST(PatternConcatReshape, NotWhenAConstantIsMinusOne) {
   Model m = concat_reshape_model({.parts = {"dim0", "dim1", "-1"}});
   run_rules(m, "ConcatReshape");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Shape", "Gather", "Gather", "Concat", "Reshape"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Shape", "Gather", "Gather", "Concat", "Reshape"}));
 }
 
 TEST(PatternConcatReshape, NotWithAllowZero) {
   Model m = concat_reshape_model({.parts = {"dim0", "dim1", "4"}, .allowzero = true});
   run_rules(m, "ConcatReshape");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Shape", "Gather", "Gather", "Concat", "Reshape"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Shape", "Gather", "Gather", "Concat", "Reshape"}));
 }
 
 TEST(PatternConcatReshape, SameNumbers) {

@@ -10,8 +10,8 @@ using namespace xexp;
 using namespace xexp::ir;
 using test::node;
 using test::op_types;
+using test::OpList;
 using test::run_rules;
-using Ops = std::vector<std::string>;
 
 static Tensor ramp(std::vector<int64_t> dims) {
   std::vector<float> v;
@@ -35,7 +35,7 @@ static Model gemm(bool constant_weight, int64_t trans_b) {
 TEST(PatternGemmTranspose, ConstantWeightIsTransposed) {
   Model m = gemm(true, 0);
   run_rules(m, "GemmTranspose");
-  ASSERT_EQ(op_types(*m.graph), (Ops{"Transpose", "Gemm"}));
+  ASSERT_EQ(op_types(*m.graph), (OpList{"Transpose", "Gemm"}));
   const Node& n = m.graph->node(m.graph->last_node());
   EXPECT_EQ(n.attribute(Symbol("transB"))->i, 1);
   EXPECT_EQ(n.attribute(Symbol("alpha"))->f, 0.5f);
@@ -44,10 +44,10 @@ TEST(PatternGemmTranspose, ConstantWeightIsTransposed) {
 TEST(PatternGemmTranspose, NotForAVariableWeightOrTransB) {
   Model v = gemm(false, 0);
   run_rules(v, "GemmTranspose");
-  EXPECT_EQ(op_types(*v.graph), (Ops{"Gemm"}));
+  EXPECT_EQ(op_types(*v.graph), (OpList{"Gemm"}));
   Model t = gemm(true, 1);
   run_rules(t, "GemmTranspose");
-  EXPECT_EQ(op_types(*t.graph), (Ops{"Gemm"}));
+  EXPECT_EQ(op_types(*t.graph), (OpList{"Gemm"}));
 }
 
 TEST(PatternGemmTranspose, SameNumbers) { test::expect_same_outputs([] { return gemm(true, 0); }, "GemmTranspose"); }
@@ -71,7 +71,7 @@ static Model transposed_matmul(bool left, bool right, Shape a_shape = {3, 4}) {
 TEST(PatternTransposeMatMul, BothTransposesGoIntoGemm) {
   Model m = transposed_matmul(true, true);
   run_rules(m, "TransposeMatMul");
-  ASSERT_EQ(op_types(*m.graph), (Ops{"Gemm"}));
+  ASSERT_EQ(op_types(*m.graph), (OpList{"Gemm"}));
   const Node& n = m.graph->node(m.graph->first_node());
   EXPECT_EQ(n.attribute(Symbol("transA"))->i, 1);
   EXPECT_EQ(n.attribute(Symbol("transB"))->i, 1);
@@ -80,7 +80,7 @@ TEST(PatternTransposeMatMul, BothTransposesGoIntoGemm) {
 TEST(PatternTransposeMatMul, NotAboveTwoDimensions) {
   Model m = transposed_matmul(true, false, {2, 3, 4});
   run_rules(m, "TransposeMatMul");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Transpose", "MatMul"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Transpose", "MatMul"}));
 }
 
 TEST(PatternTransposeMatMul, SameNumbers) {
@@ -102,7 +102,7 @@ static Model attention_scores(const std::string& scale_op, bool scalar_scale) {
 TEST(PatternFusedMatMul, TransposeAndScaleAreAbsorbed) {
   Model m = attention_scores("Div", true);
   run_rules(m, "onnxruntime");
-  ASSERT_EQ(op_types(*m.graph), (Ops{"com.microsoft.FusedMatMul"}));
+  ASSERT_EQ(op_types(*m.graph), (OpList{"com.microsoft.FusedMatMul"}));
   const Node& n = m.graph->node(m.graph->first_node());
   EXPECT_EQ(n.attribute(Symbol("transB"))->i, 1);
   EXPECT_EQ(n.attribute(Symbol("alpha"))->f, 0.5f);
@@ -112,10 +112,10 @@ TEST(PatternFusedMatMul, TransposeAndScaleAreAbsorbed) {
 TEST(PatternFusedMatMul, NotForANonScalarScaleOrTwoDimensions) {
   Model m = attention_scores("Mul", false);
   run_rules(m, "onnxruntime");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"com.microsoft.FusedMatMul", "Mul"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"com.microsoft.FusedMatMul", "Mul"}));
   Model two = transposed_matmul(false, true, {4, 3});
   run_rules(two, "FusedMatMul");
-  EXPECT_EQ(op_types(*two.graph), (Ops{"Transpose", "MatMul"}));
+  EXPECT_EQ(op_types(*two.graph), (OpList{"Transpose", "MatMul"}));
 }
 
 TEST(PatternFusedMatMul, NotWhenThePermIsNotTheLastTwoAxes) {
@@ -125,7 +125,7 @@ TEST(PatternFusedMatMul, NotWhenThePermIsNotTheLastTwoAxes) {
   ValueId k = g.add_input("K", ElemType::Float, Shape{2, 3, 4});
   g.add_output(node(g, "MatMul", {node(g, "Transpose", {q}, {perm({1, 0, 2})}), node(g, "Transpose", {k}, {perm({0, 2, 1})})}));
   run_rules(m, "FusedMatMul");
-  EXPECT_EQ(op_types(g), (Ops{"Transpose", "com.microsoft.FusedMatMul"}));
+  EXPECT_EQ(op_types(g), (OpList{"Transpose", "com.microsoft.FusedMatMul"}));
 }
 
 TEST(PatternFusedMatMul, SameNumbers) {
@@ -145,5 +145,5 @@ TEST(PatternSets, LinearLayerOfRankThree) {
     return m;
   };
   Model m = test::expect_same_outputs(make, "default+onnxruntime");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Reshape", "Transpose", "Gemm", "Reshape"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Reshape", "Transpose", "Gemm", "Reshape"}));
 }

@@ -12,8 +12,8 @@ using namespace xexp::ir;
 using test::int64_initializer;
 using test::node;
 using test::op_types;
+using test::OpList;
 using test::run_rules;
-using Ops = std::vector<std::string>;
 
 static const bool registered = [] {
   rewrite::Catalog::global().add_rule(patterns::unsqueeze_or_squeeze_reshape_rule());
@@ -47,7 +47,7 @@ TEST(PatternUnsqueezeOrSqueezeReshape, TheReshapeReadsTheInputDirectly) {
        {SqueezeReshapeCase{}, SqueezeReshapeCase{.op = "Squeeze", .x = {2, 1, 3}, .axes = {1}, .shape = {6}}}) {
     Model m = squeeze_reshape_model(c);
     run_rules(m, "UnsqueezeOrSqueezeReshape");
-    ASSERT_EQ(op_types(*m.graph), (Ops{"Reshape", "Relu"}));
+    ASSERT_EQ(op_types(*m.graph), (OpList{"Reshape", "Relu"}));
     EXPECT_EQ(m.graph->value(m.graph->node(m.graph->first_node()).inputs[0]).name, "X");
   }
 }
@@ -55,19 +55,19 @@ TEST(PatternUnsqueezeOrSqueezeReshape, TheReshapeReadsTheInputDirectly) {
 TEST(PatternUnsqueezeOrSqueezeReshape, NotWhenTheShapeCopiesADimension) {
   Model m = squeeze_reshape_model({.shape = {0, -1}});
   run_rules(m, "UnsqueezeOrSqueezeReshape");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Unsqueeze", "Reshape", "Relu"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Unsqueeze", "Reshape", "Relu"}));
 }
 
 TEST(PatternUnsqueezeOrSqueezeReshape, NotWithAShapeComputedAtRunTime) {
   Model m = squeeze_reshape_model({.constant_shape = false});
   run_rules(m, "UnsqueezeOrSqueezeReshape");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Unsqueeze", "Reshape", "Relu"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Unsqueeze", "Reshape", "Relu"}));
 }
 
 TEST(PatternUnsqueezeOrSqueezeReshape, NotWhenTheUnsqueezeHasAnotherConsumer) {
   Model m = squeeze_reshape_model({.first_used_twice = true});
   run_rules(m, "UnsqueezeOrSqueezeReshape");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Unsqueeze", "Reshape", "Relu", "Neg"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Unsqueeze", "Reshape", "Relu", "Neg"}));
 }
 
 TEST(PatternUnsqueezeOrSqueezeReshape, SameNumbers) {
@@ -82,7 +82,7 @@ TEST(PatternUnsqueezeReshape, BecomesOneUnsqueezeAtTheReshapedPlace) {
   for (const std::vector<int64_t>& shape : {std::vector<int64_t>{2, 1, 3}, std::vector<int64_t>{2, -1, 1}}) {
     Model m = squeeze_reshape_model({.shape = shape});
     run_rules(m, "UnsqueezeReshape");
-    ASSERT_EQ(op_types(*m.graph), (Ops{"Unsqueeze", "Relu"}));
+    ASSERT_EQ(op_types(*m.graph), (OpList{"Unsqueeze", "Relu"}));
     const Graph& g = *m.graph;
     const Node& unsqueeze = g.node(g.first_node());
     EXPECT_EQ(g.value(unsqueeze.inputs[0]).name, "X");
@@ -94,19 +94,19 @@ TEST(PatternUnsqueezeReshape, BecomesOneUnsqueezeAtTheReshapedPlace) {
 TEST(PatternUnsqueezeReshape, NotWhenTheReshapeMovesDimensions) {
   Model m = squeeze_reshape_model({.shape = {3, 1, 2}});
   run_rules(m, "UnsqueezeReshape");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Unsqueeze", "Reshape", "Relu"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Unsqueeze", "Reshape", "Relu"}));
 }
 
 TEST(PatternUnsqueezeReshape, NotWhenTheUnsqueezeHasAnotherConsumer) {
   Model m = squeeze_reshape_model({.shape = {2, 1, 3}, .first_used_twice = true});
   run_rules(m, "UnsqueezeReshape");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Unsqueeze", "Reshape", "Relu", "Neg"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Unsqueeze", "Reshape", "Relu", "Neg"}));
 }
 
 TEST(PatternUnsqueezeReshape, NotWithAShapeComputedAtRunTime) {
   Model m = squeeze_reshape_model({.shape = {2, 1, 3}, .constant_shape = false});
   run_rules(m, "UnsqueezeReshape");
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Unsqueeze", "Reshape", "Relu"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Unsqueeze", "Reshape", "Relu"}));
 }
 
 TEST(PatternUnsqueezeReshape, SameNumbers) {

@@ -11,7 +11,7 @@ using namespace xexp;
 using namespace xexp::ir;
 using test::node;
 using test::op_types;
-using Ops = std::vector<std::string>;
+using test::OpList;
 
 static std::vector<std::string> names(const rewrite::RuleSet& rules) {
   std::vector<std::string> out;
@@ -23,8 +23,8 @@ TEST(RewriteSets, ByString) {
   const std::vector<std::string> all = names(patterns::default_rules());
   EXPECT_EQ(names(rewrite::rules_from_string("default")), all);
   EXPECT_TRUE(rewrite::rules_from_string("none").empty());
-  EXPECT_EQ(names(rewrite::rules_from_string("Cast,TransposeTranspose")), (Ops{"Cast", "TransposeTranspose"}));
-  EXPECT_EQ(names(rewrite::rules_from_string("CastPattern")), (Ops{"Cast"}));
+  EXPECT_EQ(names(rewrite::rules_from_string("Cast,TransposeTranspose")), (OpList{"Cast", "TransposeTranspose"}));
+  EXPECT_EQ(names(rewrite::rules_from_string("CastPattern")), (OpList{"Cast"}));
   std::vector<std::string> without = all;
   std::erase(without, "Cast");
   std::erase(without, "TransposeTranspose");
@@ -54,7 +54,7 @@ TEST(RewriteDriver, PriorityRisesOnlyWhenNothingMatched) {
   Model m = cast_matmul_add();
   std::ostringstream log;
   auto stats = test::run_rules(m, "Cast,MatMulAdd", {.verbose = 1, .log = &log});
-  EXPECT_EQ(op_types(*m.graph), (Ops{"Gemm"}));
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Gemm"}));
   const std::string text = log.str();
   const std::string prefix = "[GraphBuilderPatternOptimization.optimize] ";
   EXPECT_NE(text.find(prefix + "start with 3 nodes, 2 initializers, "), std::string::npos) << text;
@@ -78,7 +78,7 @@ TEST(RewriteDriver, FirstComeFirstServedOnOverlap) {
   g.add_output(node(g, "Relu", {v}));
   std::ostringstream log;
   auto stats = test::run_rules(m, "TransposeTranspose", {.verbose = 9, .log = &log});
-  EXPECT_EQ(op_types(g), (Ops{"Transpose", "Relu"}));
+  EXPECT_EQ(op_types(g), (OpList{"Transpose", "Relu"}));
   EXPECT_NE(log.str().find("OVERLAP TransposeTransposePattern at Transpose(Transpose_2)"), std::string::npos)
       << log.str();
   const rewrite::RuleStats& s = *stats.find("TransposeTranspose");
@@ -134,7 +134,7 @@ TEST(RewriteDriver, CleanupRemovesIdentityAndUnusedNodes) {
   node(g, "Neg", {x});  // unused
   g.add_output(node(g, "Sigmoid", {i}));
   auto stats = test::run_rules(m, "none");
-  EXPECT_EQ(op_types(g), (Ops{"Relu", "Sigmoid"}));
+  EXPECT_EQ(op_types(g), (OpList{"Relu", "Sigmoid"}));
   EXPECT_EQ(stats.find("remove_identity_nodes")->removed, 1u);
   EXPECT_EQ(stats.find("remove_unused")->removed, 1u);
 }
@@ -145,7 +145,7 @@ TEST(RewriteDriver, DuplicatedShapesAreMerged) {
   ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3});
   g.add_output(node(g, "Add", {node(g, "Shape", {x}), node(g, "Shape", {x})}));
   test::run_rules(m, "none");
-  EXPECT_EQ(op_types(g), (Ops{"Shape", "Add"}));
+  EXPECT_EQ(op_types(g), (OpList{"Shape", "Add"}));
 }
 
 TEST(RewriteDriver, LocalFunctionsAreOptimizedToo) {
@@ -158,6 +158,6 @@ TEST(RewriteDriver, LocalFunctionsAreOptimizedToo) {
   ValueId x = body.add_input("x", ElemType::Float, Shape{2});
   body.add_output(node(body, "Relu", {node(body, "Cast", {x}, {Attribute::make_int("to", 1)})}));
   auto stats = test::run_rules(m, "default");
-  EXPECT_EQ(op_types(body), (Ops{"Relu"}));
+  EXPECT_EQ(op_types(body), (OpList{"Relu"}));
   EXPECT_EQ(stats.find("Cast")->applied, 2u);
 }

@@ -14,7 +14,7 @@ using namespace xexp::ir;
 using namespace xexp::rewrite::dsl;
 using test::node;
 using test::op_types;
-using Ops = std::vector<std::string>;
+using test::OpList;
 
 namespace {
 
@@ -44,7 +44,7 @@ TEST(RewriteDsl, AFactDecidesTheMatch) {
     Graph& g = *m.graph;
     g.add_output(node(g, "Neg", {node(g, "Relu", {g.add_input("X", ElemType::Float, shape)})}));
     run(m, r);
-    EXPECT_EQ(op_types(g), shape.size() == 3 ? (Ops{"Neg"}) : (Ops{"Relu", "Neg"}));
+    EXPECT_EQ(op_types(g), shape.size() == 3 ? (OpList{"Neg"}) : (OpList{"Relu", "Neg"}));
   }
 }
 
@@ -61,7 +61,7 @@ TEST(RewriteDsl, CommutativeTriesItsOtherOrderWhenASiblingFails) {
   ValueId q = g.add_input("Q", ElemType::Float, xexp::Shape{2});
   g.add_output(node(g, "Add", {node(g, "Mul", {p, q}), q}));
   run(m, r);
-  ASSERT_EQ(op_types(g), (Ops{"Sub"}));
+  ASSERT_EQ(op_types(g), (OpList{"Sub"}));
   EXPECT_EQ(output_producer(g).inputs, (std::vector<ValueId>{q, p}));
 }
 
@@ -77,7 +77,7 @@ TEST(RewriteDsl, CommutativeTriesItsOtherOrderWhenTheConditionFails) {
   ValueId cst = g.add_initializer("C", Tensor::from<float>({2}, {1.f, 2.f}));
   g.add_output(node(g, "Mul", {cst, xin}));
   run(m, r);
-  ASSERT_EQ(op_types(g), (Ops{"Neg"}));
+  ASSERT_EQ(op_types(g), (OpList{"Neg"}));
   EXPECT_EQ(output_producer(g).inputs, (std::vector<ValueId>{xin}));
 }
 
@@ -94,7 +94,7 @@ TEST(RewriteDsl, EitherMatchesOneAlternativeOrTheOther) {
         std::string(op) == "Pow" ? g.add_initializer("Two", Tensor::from<float>({}, {2.f})) : xin;
     g.add_output(node(g, op, {xin, second}));
     run(m, r);
-    EXPECT_EQ(op_types(g), std::string(op) == "Sub" ? (Ops{"Sub"}) : (Ops{"test.Square"})) << op;
+    EXPECT_EQ(op_types(g), std::string(op) == "Sub" ? (OpList{"Sub"}) : (OpList{"test.Square"})) << op;
   }
 }
 
@@ -112,9 +112,9 @@ TEST(RewriteDsl, AnOpFamilyWithAnyFurtherInputs) {
     g.add_output(node(g, op, {node(g, "Concat", {a, b, a}, {Attribute::make_int("axis", 0)})}));
     run(m, r);
     if (std::string(op) == "Tanh") {
-      EXPECT_EQ(op_types(g), (Ops{"Concat", "Tanh"}));
+      EXPECT_EQ(op_types(g), (OpList{"Concat", "Tanh"}));
     } else {
-      ASSERT_EQ(op_types(g), (Ops{op}));
+      ASSERT_EQ(op_types(g), (OpList{op}));
       EXPECT_EQ(output_producer(g).inputs, (std::vector<ValueId>{a}));
     }
   }
@@ -134,7 +134,7 @@ TEST(RewriteDsl, RebuildChangesOneAttributeAndKeepsTheOthers) {
                     {Attribute::make_float("alpha", 0.25f), Attribute::make_string("note", "kept")}));
   run(m, r);
   const Node& n = output_producer(g);
-  ASSERT_EQ(op_types(g), (Ops{"LeakyRelu"}));
+  ASSERT_EQ(op_types(g), (OpList{"LeakyRelu"}));
   ASSERT_NE(n.attribute(Symbol("alpha")), nullptr);
   EXPECT_EQ(n.attribute(Symbol("alpha"))->f, 0.5f);
   ASSERT_NE(n.attribute(Symbol("note")), nullptr);
@@ -159,7 +159,7 @@ TEST(RewriteDsl, AlsoSendsAMatchedValuesConsumersToAnotherOutput) {
   g.add_output(node(g, "Neg", {s}));
   g.add_output(node(g, "Relu", {s}));
   run(m, r);
-  ASSERT_EQ(op_types(g), (Ops{"test.AddNeg", "Relu"}));
+  ASSERT_EQ(op_types(g), (OpList{"test.AddNeg", "Relu"}));
   const Node& fused_node = output_producer(g, 0);
   EXPECT_EQ(fused_node.outputs.size(), 2u);
   EXPECT_EQ(output_producer(g, 1).inputs, (std::vector<ValueId>{fused_node.outputs[1]}));

@@ -41,8 +41,12 @@ inline ir::ValueId int64_initializer(ir::Graph& g, const std::string& name, std:
   return g.add_initializer(name, Tensor::from<int64_t>({n}, values));
 }
 
+// Op types as op_types() lists them, for the expected side of a comparison. Not "Ops": xexp::Ops is the
+// builder's shortcut class, which the tests' `using namespace xexp` brings in.
+using OpList = std::vector<std::string>;
+
 // "Gemm", "com.microsoft.FusedMatMul", ... in execution order.
-inline std::vector<std::string> op_types(const ir::Graph& g) {
+inline OpList op_types(const ir::Graph& g) {
   std::vector<std::string> out;
   for (ir::NodeId id : g.nodes()) {
     const ir::Node& n = g.node(id);
