@@ -2,7 +2,8 @@
 # Installs what is missing, builds everything with warnings as errors and runs every test; then
 # builds the tests again with AddressSanitizer + UndefinedBehaviorSanitizer and runs them there too.
 # The single-include and packaging (find_package / add_subdirectory) checks are ctest tests
-# (test_single_include, test_examples) and run in the first pass.
+# (test_single_include, test_examples) and run in the first pass, as does the Python module's pytest
+# run (Python.Module): a Python extension would need the sanitizers' runtime preloaded into python3.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 JOBS="${JOBS:-$(nproc)}"
@@ -15,7 +16,7 @@ bash "$ROOT/scripts/install_deps.sh" --tests
 phase_done "install"
 
 echo "=== build (warnings are errors) and test"
-cmake -S "$ROOT" -B "$ROOT/build/ci" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXEXP_WERROR=ON
+cmake -S "$ROOT" -B "$ROOT/build/ci" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXEXP_WERROR=ON -DXEXP_BUILD_PYTHON=ON
 cmake --build "$ROOT/build/ci" -j "$JOBS"
 phase_done "build"
 (cd "$ROOT/build/ci" && ctest --output-on-failure -j "$JOBS")

@@ -1,0 +1,93 @@
+"""xexp from Python: the C++ optimizer, inliner, evaluator and comparison on ONNX models.
+
+A model is an onnx.ModelProto, its serialized bytes, or a path (str or os.PathLike) whose external data
+is read from the file's folder. Functions returning a model return an onnx.ModelProto with every tensor
+inline. Every failure of the library raises xexp.Error with the library's message.
+
+    import onnx, xexp
+    optimized = xexp.optimize("model.onnx")            # default+onnxruntime rules
+    onnx.save(optimized, "model.opt.onnx")
+"""
+
+import os
+
+import numpy
+import onnx
+import onnx.numpy_helper
+import onnx.version_converter
+
+from . import _xexp
+from ._xexp import Comparison, Error
+
+__all__ = ["Comparison", "Error", "compare", "inline", "optimize", "patterns", "run"]
+
+DEFAULT_PATTERNS = "default+onnxruntime"
+
+
+def _source(model):
+    """What the C++ side reads: ModelProto bytes, or a path as str."""
+    if isinstance(model, onnx.ModelProto):
+        return model.SerializeToString()
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return bytes(model)
+    if isinstance(model, (str, os.PathLike)):
+        return os.fsdecode(os.fspath(model))
+    raise TypeError(f"expected an onnx.ModelProto, bytes or a path, got {type(model).__name__}")
+
+
+def _model(data):
+    return onnx.ModelProto.FromString(data)
+
+
+def _default_opset(proto):
+    for opset in proto.opset_import:
+        if opset.domain in ("", "ai.onnx"):
+            return opset.version
+    return None
+
+
+def _feeds(feeds):
+    """[(name, TensorProto bytes)] from a dict of numpy arrays (or anything numpy.asarray takes)."""
+    return [(name, onnx.numpy_helper.from_array(numpy.asarray(value), name).SerializeToString())
+            for name, value in feeds.items()]
+
+
+def optimize(model, patterns=DEFAULT_PATTERNS, target_opset=None, verbose=0, constant_folding=True,
+             stats=False):
+    """Folds constants and applies the rules of `patterns` (as `xexp optimize --patterns`).
+
+    target_opset: when given and different from the model's, the model is first converted to this
+    version of the default domain by onnx.version_converter (xexp converts no opsets itself), so that
+    the rules see the opset the result will have. verbose: the optimizer's log level (on stderr).
+    stats=True returns (model, report): node counts, folded nodes, iterations and, per rule and per
+    clean-up step, how often it was tried, matched and applied ("table" holds `--stats`'s table).
+    """
+    source = _source(model)
+    if target_opset is not None:
+        proto = _model(source) if isinstance(source, bytes) else onnx.load(source)
+        if _default_opset(proto) != target_opset:
+            source = onnx.version_converter.convert_version(proto, target_opset).SerializeToString()
+    data, report = _xexp.optimize(source, patterns, verbose, constant_folding)
+    return (_model(data), report) if stats else _model(data)
+
+
+def inline(model):
+    """Replaces every call of a local function by its body and removes the functions."""
+    return _model(_xexp.inline(_source(model)))
+
+
+def patterns():
+    """[(name, set, priority, description)] for every rule of every set, in the order they are tried."""
+    return _xexp.patterns()
+
+
+def run(model, feeds):
+    """Runs `model` on xexp's evaluator: {input name: array} -> {output name: numpy array}."""
+    outputs = _xexp.run(_source(model), _feeds(feeds))
+    return {name: onnx.numpy_helper.to_array(onnx.TensorProto.FromString(data)) for name, data in outputs}
+
+
+def compare(first, second, feeds):
+    """Runs both models on the same inputs (`feeds` names the first model's inputs; the second takes
+    them by position) and aligns their results as `xexp compare` does: str() of the result is the table."""
+    return _xexp.compare(_source(first), _source(second), _feeds(feeds))
