@@ -12,10 +12,11 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 PACKAGES=(build-essential cmake ninja-build libprotobuf-dev protobuf-compiler libonnx-dev librange-v3-dev
           googletest libgtest-dev libbenchmark-dev libcli11-dev libonnx-testdata)
 # --tests: also clang 14 and its sanitizer runtime (the tests' sanitizer pass builds with clang, so that
-# CI compiles xexp with both supported compilers), and what the Python module (XEXP_BUILD_PYTHON) builds
-# and is tested with.
+# CI compiles xexp with both supported compilers), what the Python module (XEXP_BUILD_PYTHON) builds and
+# is tested with, and pkg-config (the Debian package's test builds a program with its .pc files).
 if [ "${1:-}" = "--tests" ]; then
-  PACKAGES+=(clang-14 libclang-rt-14-dev pybind11-dev python3-dev python3-pytest python3-onnx python3-numpy)
+  PACKAGES+=(clang-14 libclang-rt-14-dev pybind11-dev python3-dev python3-pytest python3-onnx python3-numpy
+             pkg-config)
 fi
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds everything with warnings as errors and runs every test; then
 # builds the tests again with AddressSanitizer + UndefinedBehaviorSanitizer and runs them there too.
-# The single-include and packaging (find_package / add_subdirectory) checks are ctest tests
-# (test_single_include, test_examples) and run in the first pass, as does the Python module's pytest
-# run (Python.Module): a Python extension would need the sanitizers' runtime preloaded into python3.
+# The single-include and packaging (find_package, add_subdirectory, the Debian package, FetchContent)
+# checks are ctest tests (test_single_include, test_examples) and run in the first pass, as does the
+# Python module's pytest run (Python.Module): a Python extension would need the sanitizers' runtime
+# preloaded into python3.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 JOBS="${JOBS:-$(nproc)}"
