@@ -92,3 +92,17 @@ TEST_P(EvalModels, FoldingKeepsOutputsAndRemovesNodes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shared, EvalModels, ::testing::Values("seed_llm", "gpt_erf_L1", "llama_L1"));
+
+// The hook `xexp run` shows its progress with: once per node of the main graph, counting up to all of them.
+TEST(EvalProgress, OnNodeCountsEveryNodeOfTheMainGraph) {
+  const ir::Model model = load_model((kModels / "seed_llm.onnx").string());
+  auto [input, dims] = input_spec("seed_llm");
+  Tensor ids = Tensor::from<int64_t>(dims, read_raw<int64_t>(kModels / "seed_llm.input_ids.bin"));
+  std::vector<std::pair<std::size_t, std::size_t>> calls;
+  eval::RunOptions options;
+  options.on_node = [&calls](std::size_t evaluated, std::size_t total) { calls.emplace_back(evaluated, total); };
+  eval::Evaluator(model).run({{input, ids}}, options);
+  const std::size_t n = model.graph->node_count();
+  ASSERT_EQ(calls.size(), n);
+  for (std::size_t k = 0; k < n; ++k) EXPECT_EQ(calls[k], std::make_pair(k + 1, n));
+}

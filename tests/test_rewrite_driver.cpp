@@ -69,6 +69,22 @@ TEST(RewriteDriver, PriorityRisesOnlyWhenNothingMatched) {
   EXPECT_EQ(stats.find("MatMulAdd")->iterations, 2u);
 }
 
+// The hook `xexp optimize` shows its progress with: after every iteration, with the level it ran at.
+TEST(RewriteDriver, ReportsEachIteration) {
+  Model m = cast_matmul_add();
+  std::vector<std::vector<std::size_t>> seen;  // iteration, priority, applied, applied in all, nodes
+  rewrite::OptimizeOptions options;
+  options.on_iteration = [&seen](const rewrite::OptimizeProgress& p) {
+    seen.push_back({p.iteration, static_cast<std::size_t>(p.priority), p.applied, p.applied_total, p.nodes});
+  };
+  test::run_rules(m, "Cast,MatMulAdd", options);
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Gemm"}));
+  // Cast goes at priority 0; nothing more there, so priority 3, where MatMul and Add become Gemm.
+  const std::vector<std::vector<std::size_t>> expected = {
+      {0, 0, 1, 1, 2}, {1, 0, 0, 1, 2}, {2, 3, 1, 2, 1}, {3, 3, 0, 2, 1}};
+  EXPECT_EQ(seen, expected);
+}
+
 TEST(RewriteDriver, FirstComeFirstServedOnOverlap) {
   // Three Transposes (perm [1,0]) in a row: roots T2 and T3 both want T2; T2 comes first.
   Model m = test::model_with_opset(18);

@@ -6,3 +6,4 @@
 #include "xexp/tools/run.hpp"
 #include "xexp/tools/compare.hpp"
 #include "xexp/tools/dump.hpp"
+#include "xexp/tools/dot.hpp"

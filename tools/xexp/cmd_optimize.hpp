@@ -10,6 +10,7 @@
 
 #include "model_files.hpp"
 #include "main_job.hpp"
+#include "progress.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/tools/optimize.hpp"
 
@@ -50,21 +51,31 @@ inline void add_optimize_command(CLI::App& app) {
                 "Demo LLM only: export its modules as local functions, optimized one by one");
   add_load_options(cmd, args->load);
   cmd->callback([args] {
+    // Progress would interleave with the log of --verbose and --explain.
+    ProgressLine progress(args->options.verbose == 0 && args->options.explain.empty());
+    tools::OptimizeModelOptions options = args->options;
+    options.on_iteration = [&progress](const rewrite::OptimizeProgress& p) {
+      progress.update([&p] {
+        return "optimize: iteration " + std::to_string(p.iteration) + " at priority " + std::to_string(p.priority) +
+               ", " + std::to_string(p.applied_total) + " rewrites, " + std::to_string(p.nodes) + " nodes left";
+      });
+    };
     if (args->model.empty()) {
       if (!args->output.empty())
         throw Error("--output needs a MODEL (without one, optimize writes " + std::string(kDemoModelFile) +
                     " and " + kDemoOptimizedFile + ")");
-      run_main_job(args->options, args->modules_as_functions);
+      run_main_job(options, args->modules_as_functions);
       return;
     }
     if (args->modules_as_functions)
       throw Error("--modules-as-functions applies to the built-in demo model only (no MODEL)");
     if (args->output.empty()) throw Error("optimize " + args->model + " needs -o OUT");
-    rewrite::rules_from_string(args->options.patterns);  // a bad spec fails before the (maybe long) load
+    rewrite::rules_from_string(options.patterns);  // a bad spec fails before the (maybe long) load
     check_not_overwriting(args->model, args->output);
     ir::Model model = load_model(args->model, args->load);
     check_not_overwriting(model, args->output);
-    const tools::OptimizeModelReport report = tools::optimize_model(model, args->options);
+    const tools::OptimizeModelReport report = tools::optimize_model(model, options);
+    progress.erase();
     save_model(std::move(model), args->output);
     if (args->stats) std::cout << tools::format_report(report);
     std::cout << args->model << ": " << report.nodes_before << " -> " << report.nodes_after << " nodes, wrote "

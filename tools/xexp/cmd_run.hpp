@@ -12,6 +12,7 @@
 
 #include "input_options.hpp"
 #include "model_files.hpp"
+#include "progress.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/tools/dump.hpp"
 #include "xexp/tools/run.hpp"
@@ -46,11 +47,16 @@ inline void add_run_command(CLI::App& app) {
     const tools::Feeds feeds = tools::make_feeds(*model.graph, args->inputs.options());
     std::vector<std::pair<std::string, Tensor>> intermediates;
     eval::RunOptions options;
+    ProgressLine progress;
+    options.on_node = [&progress](std::size_t evaluated, std::size_t total) {
+      progress.update([&] { return "run: " + std::to_string(evaluated) + "/" + std::to_string(total) + " nodes evaluated"; });
+    };
     if (!args->dump.empty())
       options.on_result = [&intermediates](const eval::ResultInfo& r) {
         if (r.kind == eval::ResultKind::Input || r.kind == eval::ResultKind::Result) intermediates.emplace_back(r.name, r.value);
       };
     const std::vector<Tensor> outputs = tools::run_model(model, feeds, options);
+    progress.erase();
     const std::vector<ir::ValueId>& names = model.graph->outputs();
     if (!args->save_outputs.empty()) std::filesystem::create_directories(args->save_outputs);
     for (std::size_t k = 0; k < outputs.size(); ++k) {

@@ -5,6 +5,7 @@
 #include "cli_errors.hpp"
 #include "cmd_compare.hpp"
 #include "cmd_convert.hpp"
+#include "cmd_dot.hpp"
 #include "cmd_inline.hpp"
 #include "cmd_optimize.hpp"
 #include "cmd_patterns.hpp"
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
   xexp::cli::add_patterns_command(app);
   xexp::cli::add_run_command(app);
   xexp::cli::add_compare_command(app);
+  xexp::cli::add_dot_command(app);
 
   app.callback([&app] {
     if (app.get_subcommands().empty()) xexp::cli::run_main_job();

@@ -41,6 +41,9 @@ struct ResultInfo {
 struct RunOptions {
   // Called for every initializer, input, node output (of the main graph) and graph output, in execution order.
   std::function<void(const ResultInfo&)> on_result;
+  // Called after each node of the main graph with the count evaluated so far and the graph's node
+  // count: progress for a caller that shows it on a long run.
+  std::function<void(std::size_t evaluated, std::size_t total)> on_node;
   // Checks each feed against the declared element type and static dimensions of its input.
   bool check_inputs = true;
 };
@@ -147,6 +150,8 @@ class Evaluator {
       for (ir::ValueId in : g.node(nid).inputs)
         if (in != ir::kNone) ++reads[in];
     }
+    const bool count_nodes = frame.options && frame.options->on_node;
+    std::size_t evaluated = 0;
     for (ir::NodeId nid : g.nodes()) {
       const ir::Node& node = g.node(nid);
       std::vector<std::optional<Tensor>> inputs;
@@ -174,6 +179,7 @@ class Evaluator {
         if (frame.options && frame.options->on_result)
           frame.options->on_result({ResultKind::Result, g.value(out).name, *frame.values[out], node.op_type, node.name});
       }
+      if (count_nodes) frame.options->on_node(++evaluated, g.node_count());
       if (!release) continue;
       for (ir::ValueId in : node.inputs)
         if (in != ir::kNone && --reads[in] == 0 && g.value(in).producer != ir::kNone && !g.value(in).is_graph_output())

@@ -35,6 +35,17 @@ namespace xexp::rewrite {
 // Folds one node whose inputs are all constant into an initializer; returns whether it did.
 using FoldHook = std::function<bool(ir::Graph&, ir::NodeId, int64_t opset)>;
 
+// Where a run stands after one iteration, for a caller that shows progress on a long run (the driver
+// itself writes nothing but its verbose log).
+struct OptimizeProgress {
+  std::size_t iteration = 0;      // in the graph being optimized (the main graph, then each function body)
+  int priority = 0;               // the level the iteration ran at
+  std::size_t applied = 0;        // rewrites this iteration
+  std::size_t applied_total = 0;  // rewrites since the run began, every graph
+  std::size_t nodes = 0;          // nodes left in the graph being optimized
+};
+using ProgressHook = std::function<void(const OptimizeProgress&)>;
+
 struct OptimizeOptions {
   int verbose = 0;                 // 1: iterations; 2: patterns and STAT lines; 9: overlaps; 10: every match;
                                    // 11: why each rule did not match (as `explain` does for every rule)
@@ -44,6 +55,7 @@ struct OptimizeOptions {
   // A rule name ("LayerNormalization"): for each node where its root op type matched but the rule did
   // not, the log gets the first condition or sub-pattern that failed (Rule::explain).
   std::string explain = {};
+  ProgressHook on_iteration = {};  // called after every iteration
 };
 
 struct RuleStats {
@@ -126,6 +138,7 @@ class GraphOptimizer {
       std::vector<Found> found = collect(levels_[level], scan_above);
       scan_above = levels_[level];
       if (found.empty()) {
+        report_progress(it, levels_[level], 0);
         if (level + 1 == levels_.size()) {
           ++it;
           break;
@@ -134,7 +147,7 @@ class GraphOptimizer {
         say(1) << "increase priority to " << levels_[level] << "\n";
         continue;
       }
-      apply_all(found);
+      report_progress(it, levels_[level], apply_all(found));
     }
     ir::remove_unused_initializers(g_);
     stats_.iterations += static_cast<std::size_t>(it);
@@ -229,7 +242,16 @@ class GraphOptimizer {
     return n.op_type.str() + "(" + (n.name.empty() ? std::to_string(id) : n.name) + ")";
   }
 
-  void apply_all(const std::vector<Found>& found) {
+  void report_progress(int64_t it, int priority, std::size_t applied) {
+    if (!options_.on_iteration) return;
+    std::size_t total = 0;
+    for (const RuleStats& s : stats_.rules) total += s.applied;
+    options_.on_iteration({.iteration = static_cast<std::size_t>(it), .priority = priority, .applied = applied,
+                           .applied_total = total, .nodes = g_.node_count()});
+  }
+
+  // Returns the number of rewrites done.
+  std::size_t apply_all(const std::vector<Found>& found) {
     const auto start = Clock::now();
     std::vector<ir::ValueId> touched;
     std::map<std::string, std::size_t> counts;
@@ -268,15 +290,16 @@ class GraphOptimizer {
     }
     cleanup(touched);
     mark_dirty(touched);
+    std::size_t total = 0;
+    for (const auto& [name, n] : counts) total += n;
     if (options_.verbose >= 1) {
       std::ostream& out = say(1);
-      std::size_t total = 0;
-      for (const auto& [name, n] : counts) total += n;
       out << "applies " << total << " matches";
       for (const auto& [name, n] : counts) out << ", " << n << "*" << name;
       out << " - time=" << std::fixed << std::setprecision(3) << seconds_since(start) << " | max_time="
           << last_max_time_.first << ":" << last_max_time_.second << std::defaultfloat << "\n";
     }
+    return total;
   }
 
   bool matches_again(const Found& f, Match& fresh) const {
@@ -423,6 +446,7 @@ inline OptimizeStats optimize(ir::Model& model, const RuleSet& rules, const Opti
   OptimizeStats stats = optimize_graph(*model.graph, model.opsets, rules, options);
   for (ir::Function& f : model.functions) {
     stats = optimize_graph(*f.body, f.opsets, rules, options, std::move(stats));
+    ir::initializers_to_constant_nodes(*f.body);
     for (const ir::OpsetImport& o : f.opsets)
       if (!find_opset(model.opsets, o.domain)) model.opsets.push_back(o);
   }

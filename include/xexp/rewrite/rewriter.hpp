@@ -17,6 +17,16 @@
 
 namespace xexp::rewrite {
 
+// The rule that created a node, read back from the name Rewriter gives it ("FusedMatMul" for
+// "FusedMatMulPattern--/h.0/MatMul"); empty for a node no rule named. When a rule rewrote a node another
+// rule had made, the name starts with the latest rule.
+inline std::string_view rule_of_node_name(std::string_view node_name) {
+  const auto end = node_name.find("Pattern--");
+  if (end == std::string_view::npos || end == 0) return {};
+  const std::string_view rule = node_name.substr(0, end);
+  return rule.find("--") == std::string_view::npos ? rule : std::string_view{};
+}
+
 class Rewriter {
  public:
   Rewriter(ir::Graph& g, const Match& m, std::string_view pattern_name)

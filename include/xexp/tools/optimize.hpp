@@ -33,6 +33,7 @@ struct OptimizeModelOptions {
   int verbose = 0;               // rewrite::OptimizeOptions::verbose
   std::string explain = {};      // rewrite::OptimizeOptions::explain: why this rule did not match, node by node
   std::ostream* log = nullptr;   // std::cerr when null
+  rewrite::ProgressHook on_iteration = {};  // rewrite::OptimizeOptions::on_iteration
 };
 
 struct OptimizeModelReport {
@@ -98,6 +99,7 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   }
   rewrite::OptimizeOptions rewrite_options{.verbose = options.verbose, .log = &log};
   rewrite_options.explain = options.explain;
+  rewrite_options.on_iteration = options.on_iteration;
   if (options.constant_folding) {
     report.folded += detail::fold_and_clean(model);  // Shape of values whose shape is now static
     eval::FoldOptions fold_options;
