@@ -1,11 +1,17 @@
 // docs/patterns.md is the catalogue `xexp patterns --markdown` prints: a rule added or changed without
 // regenerating it fails here (regenerate: xexp patterns --markdown > docs/patterns.md). And
-// `xexp optimize --explain RULE` tells, node by node, why RULE did not match.
+// `xexp optimize --explain RULE` tells, node by node, why RULE did not match. The other pages of docs/
+// stay true too: docs/cli.md names every subcommand and option `xexp <command> --help` lists, and each
+// code block marked `<!-- source: PATH -->` is a verbatim part of that file.
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "support/cli.hpp"
 #include "support/temp_dir.hpp"
@@ -54,4 +60,65 @@ TEST(CliExplain, SaysWhyARuleDidNotMatchAtEachNode) {
                        "MatMul '/h.0/attn/MatMul'"),
             std::string::npos)
       << r.out;
+}
+
+// The subcommands `xexp --help` lists, or the options `xexp <command> --help` lists ("-o", "--output",
+// "--no-types", ...; not --help).
+static std::vector<std::string> help_entries(const std::string& help, const std::string& section) {
+  std::vector<std::string> out;
+  std::istringstream lines(help.substr(help.find("\n" + section + ":\n") + section.size() + 3));
+  for (std::string line; std::getline(lines, line) && !line.empty();) {
+    if (line.rfind("  ", 0) != 0 || line.size() < 3 || line[2] == ' ') continue;  // a description's second line
+    std::string first = line.substr(2, line.find(' ', 2) - 2);
+    if (section == "Subcommands") {
+      out.push_back(first);
+      continue;
+    }
+    std::istringstream names(first.substr(0, first.find('{')));  // --no-indent{false}
+    for (std::string name; std::getline(names, name, ',');)
+      if (name != "-h" && name != "--help") out.push_back(name);
+  }
+  return out;
+}
+
+// `text` has `name` in backquotes, followed by something that is not part of another name.
+static bool mentions(const std::string& text, const std::string& name) {
+  for (std::size_t at = text.find("`" + name); at != std::string::npos; at = text.find("`" + name, at + 1)) {
+    const char next = text[at + 1 + name.size()];
+    if (next != '-' && next != '_' && !std::isalnum(static_cast<unsigned char>(next))) return true;
+  }
+  return false;
+}
+
+TEST(CliDoc, EveryCommandAndOptionIsInTheReference) {
+  const std::string reference = read_file(in_dir(XEXP_SOURCE_DIR, "/docs/cli.md"));
+  ASSERT_FALSE(reference.empty());
+  const xexp::testing::CommandResult top = xexp::testing::run_xexp("--help");
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  const std::vector<std::string> commands = help_entries(top.out, "Subcommands");
+  EXPECT_GE(commands.size(), 8u) << top.out;
+  for (const std::string& command : commands) {
+    EXPECT_NE(reference.find("\n## xexp " + command + "\n"), std::string::npos) << "docs/cli.md lacks ## xexp " << command;
+    const xexp::testing::CommandResult help = xexp::testing::run_xexp(command + " --help");
+    ASSERT_EQ(help.exit_code, 0) << help.err;
+    const std::string section = reference.substr(reference.find("\n## xexp " + command + "\n") + 1);
+    const std::string own = section.substr(0, section.find("\n## ", 1));
+    for (const std::string& option : help_entries(help.out, "Options"))
+      EXPECT_TRUE(mentions(own, option)) << "docs/cli.md, ## xexp " << command << ": no `" << option << "`";
+  }
+}
+
+TEST(Docs, MarkedCodeBlocksAreCopiedFromTheirFiles) {
+  const std::regex block(R"(<!-- source: ([^ ]+) -->\n```[a-z]*\n([\s\S]*?)```)");
+  std::size_t blocks = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(in_dir(XEXP_SOURCE_DIR, "/docs"))) {
+    if (entry.path().extension() != ".md") continue;
+    const std::string page = read_file(entry.path().string());
+    for (std::sregex_iterator it(page.begin(), page.end(), block), end; it != end; ++it, ++blocks) {
+      const std::string source = read_file(in_dir(XEXP_SOURCE_DIR, ("/" + (*it)[1].str()).c_str()));
+      EXPECT_NE(source.find((*it)[2].str()), std::string::npos)
+          << entry.path().filename() << ": the block from " << (*it)[1] << " is no longer in that file:\n" << (*it)[2];
+    }
+  }
+  EXPECT_GE(blocks, 13u);
 }

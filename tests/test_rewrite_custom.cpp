@@ -2,7 +2,10 @@
 // numbers as the unfused model (QuickGelu computes x * sigmoid(x) in one kernel; atol 1e-5 holds).
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "../examples/custom_rule/quick_gelu_rule.hpp"
+#include "../examples/embedding/toy_compiler.hpp"
 #include "support/rewrite_helpers.hpp"
 #include "xexp/patterns/registry.hpp"
 
@@ -49,4 +52,38 @@ TEST_F(RewriteCustom, SameNumbers) {
 TEST_F(RewriteCustom, DescribesItself) {
   EXPECT_EQ(quick_gelu_rule()->describe(),
             "QuickGeluFusion: commutative(Mul(x, Sigmoid(x))) -> com.microsoft.QuickGelu(x, alpha=1)  [P1]");
+}
+
+// The embedding example (docs/embedding.md): a host compiler's graph goes in, the rules run, the result
+// comes back with the rule that made each op, and computes what the graph did. MatMulAdd makes a Gemm,
+// which GemmTranspose rewrites with its weight transposed (a constant, folded).
+TEST(Embedding, ToyGraphInFusedOpsOut) {
+  toy::Graph graph;
+  graph.inputs = {{"X", {4, 3}, {}, false}};
+  graph.weights = {{"W", {3, 2}, {1, 2, 3, 4, 5, 6}, false}, {"B", {2}, {0.5, -0.5}, false}};
+  graph.ops = {{.type = "MatMul", .domain = "", .inputs = {"X", "W"}, .outputs = {"XW"}},
+               {.type = "Add", .domain = "", .inputs = {"XW", "B"}, .outputs = {"Y"}}};
+  graph.outputs = {"Y"};
+  const toy::Optimized result = toy::optimize(graph, "default");
+  ASSERT_EQ(result.graph.ops.size(), 1u);
+  const toy::Op& gemm = result.graph.ops[0];
+  EXPECT_EQ(gemm.type, "Gemm");
+  EXPECT_EQ(gemm.inputs, (std::vector<std::string>{"X", "GemmTransposePattern--Y", "B"}));
+  EXPECT_EQ(gemm.outputs, (std::vector<std::string>{"Y"}));
+  EXPECT_EQ(gemm.ints, (std::map<std::string, int64_t>{{"transB", 1}}));
+  EXPECT_EQ(gemm.made_by, "GemmTranspose");
+  std::vector<std::string> weights;
+  for (const toy::Tensor& w : result.graph.weights) weights.push_back(w.name);
+  EXPECT_EQ(weights, (std::vector<std::string>{"B", "GemmTransposePattern--Y"}));
+  EXPECT_EQ(result.report.nodes_before, 2u);
+  EXPECT_EQ(result.report.nodes_after, 1u);
+  EXPECT_EQ(result.report.rules.find("MatMulAdd")->applied, 1u);
+  EXPECT_EQ(result.report.rules.find("GemmTranspose")->applied, 1u);
+
+  const Tensor x = Tensor::from<float>({4, 3}, {1, -2, 3, 0.5f, 4, -1, 2, 2, 2, -3, 0, 1});
+  const std::vector<Tensor> before = eval::Evaluator(toy::to_xexp(graph)).run({{"X", x}});
+  const std::vector<Tensor> after = eval::Evaluator(toy::to_xexp(result.graph)).run({{"X", x}});
+  ASSERT_EQ(before.size(), 1u);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(eval::as_doubles(after[0]), eval::as_doubles(before[0]));
 }
