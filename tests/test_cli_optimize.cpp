@@ -197,10 +197,3 @@ TEST(CliOptimize, ModulesAsFunctionsKeepsTheFunctionsAndTheNumbers) {
     expect_all_close(run_onnxruntime(path, feeds), expected, 1e-5, 1e-5);
   }
 }
-
-TEST(CliOptimize, ModulesAsFunctionsNeedsTheBuiltInModel) {
-  TempDir dir;
-  expect_one_error_line(
-      xexp_cli("optimize " + shell_quote(kSeedLlm) + " -o " + shell_quote(dir / "o.onnx") + " --modules-as-functions"),
-      "built-in");
-}

@@ -5,4 +5,5 @@
 #include "xexp/functions/module_export.hpp"
 #include "xexp/functions/registry.hpp"
 #include "xexp/functions/same_function.hpp"
+#include "xexp/functions/torch_modules.hpp"
 #include "xexp/functions/type_bodies.hpp"

@@ -2,6 +2,7 @@
 // The tools layer (include/xexp/tools/): see docs/ARCHITECTURE.md.
 #include "xexp/tools/printer.hpp"
 #include "xexp/tools/optimize.hpp"
+#include "xexp/tools/optimize_modules.hpp"
 #include "xexp/tools/inputs.hpp"
 #include "xexp/tools/run.hpp"
 #include "xexp/tools/compare.hpp"

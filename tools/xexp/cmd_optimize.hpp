@@ -1,7 +1,9 @@
 #pragma once
 // xexp optimize [MODEL] -o OUT [--patterns SPEC] [--verbose N] [--explain RULE] [--stats] [--no-constant-folding]
-// [--modules-as-functions]: constant folding and the pattern rules (tools::optimize_model). Without
-// MODEL it runs the main job on the demo LLM (main_job.hpp), with the same options.
+// [--modules-as-functions [--module-depth N]]: constant folding and the pattern rules
+// (tools::optimize_model). With --modules-as-functions, the modules of a torch export become local
+// functions first and each body is optimized on its own (tools/optimize_modules.hpp). Without MODEL it
+// runs the main job on the demo LLM (main_job.hpp), with the same options.
 #include <iostream>
 #include <memory>
 #include <string>
@@ -13,6 +15,7 @@
 #include "progress.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/tools/optimize.hpp"
+#include "xexp/tools/optimize_modules.hpp"
 
 namespace xexp::cli {
 
@@ -38,6 +41,7 @@ inline void add_optimize_command(CLI::App& app) {
     tools::OptimizeModelOptions options;
     bool stats = false;
     bool modules_as_functions = false;
+    std::size_t module_depth = 0;
     LoadOptions load;
   };
   auto args = std::make_shared<Args>();
@@ -48,7 +52,13 @@ inline void add_optimize_command(CLI::App& app) {
   cmd->add_option("-o,--output", args->output, "Where to write the optimized model (required with MODEL)");
   add_optimizer_options(*cmd, args->options, args->stats);
   cmd->add_flag("--modules-as-functions", args->modules_as_functions,
-                "Demo LLM only: export its modules as local functions, optimized one by one");
+                "Each torch module instance (from node names /h.0/attn/... or dynamo's name_scopes metadata) "
+                "becomes a call of a local function in domain aten_local_function, identical bodies shared; "
+                "the bodies are optimized one by one");
+  cmd->add_option("--module-depth", args->module_depth,
+                  "With --modules-as-functions on MODEL: only the N outermost module levels become functions "
+                  "(0: all)")
+      ->capture_default_str();
   add_load_options(cmd, args->load);
   cmd->callback([args] {
     // Progress would interleave with the log of --verbose and --explain.
@@ -67,14 +77,15 @@ inline void add_optimize_command(CLI::App& app) {
       run_main_job(options, args->modules_as_functions);
       return;
     }
-    if (args->modules_as_functions)
-      throw Error("--modules-as-functions applies to the built-in demo model only (no MODEL)");
     if (args->output.empty()) throw Error("optimize " + args->model + " needs -o OUT");
     rewrite::rules_from_string(options.patterns);  // a bad spec fails before the (maybe long) load
     check_not_overwriting(args->model, args->output);
     ir::Model model = load_model(args->model, args->load);
     check_not_overwriting(model, args->output);
-    const tools::OptimizeModelReport report = tools::optimize_model(model, options);
+    const tools::OptimizeModelReport report =
+        args->modules_as_functions
+            ? tools::optimize_modules_as_functions(model, options, {.max_depth = args->module_depth})
+            : tools::optimize_model(model, options);
     progress.erase();
     save_model(std::move(model), args->output);
     if (args->stats) std::cout << tools::format_report(report);

@@ -82,4 +82,27 @@ inline std::size_t constant_nodes_to_initializers(Graph& g) {
   return removed;
 }
 
+// The reverse, for a function body (a FunctionProto has no initializers, yet a rule may add one, such
+// as a LayerNormalization's scale of ones): each dense initializer of `g` becomes a Constant node of the
+// same name at the start of the graph. Returns how many.
+inline std::size_t initializers_to_constant_nodes(Graph& g) {
+  static const Symbol constant_op("Constant"), value_name("value");
+  std::vector<ValueId> sparse;
+  const NodeId first = g.first_node();
+  std::size_t moved = 0;
+  for (ValueId id : g.initializers()) {
+    Value& v = g.value(id);
+    if (!v.initializer) {
+      sparse.push_back(id);
+      continue;
+    }
+    Attribute value = Attribute::make_tensor(value_name, std::move(*v.initializer));
+    v.initializer.reset();
+    g.add_node(constant_op, {}, {id}, {std::move(value)}, g.unique_node_name("init2cst"), {}, first);
+    ++moved;
+  }
+  g.set_initializer_order(std::move(sparse));
+  return moved;
+}
+
 }  // namespace xexp::ir
