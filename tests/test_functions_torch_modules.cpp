@@ -402,3 +402,35 @@ TEST(TorchModules, CliOptimizesAndInlinesBack) {
   EXPECT_EQ(calls_of(load_model(shallow)),
             (std::map<std::string, int>{{"embed_tokens", 1}, {"layers", 1}, {"lm_head", 1}, {"norm", 1}}));
 }
+
+TEST(TorchModules, AttributeNamesTakenByADifferentBodyAreRenamed) {
+  // seed_llm: `decoder.attention` (several heads) holds the heads `decoder.attention.attention.0` and
+  // `.1`: all three are named `attention`. As exported, head 1 reads the scale head 0 computed (the
+  // exporter shared a Pow), so the heads differ: attention, attention_l2l, and the block attention_l3l.
+  // Once constants are folded first (as --modules-as-functions does), both heads are one function.
+  const std::string original = (kTorchModels / "seed_llm.onnx").string();
+  const ir::Model exported = functions::export_torch_modules_as_functions(load_model(original));
+  EXPECT_EQ(callers_of(exported, "attention"), (std::vector<std::string>{"decoder.attention.attention.0"}));
+  EXPECT_EQ(callers_of(exported, "attention_l2l"),
+            (std::vector<std::string>{"decoder.attention.attention.1"}));
+  EXPECT_EQ(callers_of(exported, "attention_l3l"), (std::vector<std::string>{"decoder.attention"}));
+  // `embedding` holds two embeddings (embedding and pe): one body, and the outer module is renamed.
+  EXPECT_EQ(callers_of(exported, "embedding"),
+            (std::vector<std::string>{"embedding.embedding", "embedding.pe"}));
+  EXPECT_EQ(callers_of(exported, "embedding_l2l"), (std::vector<std::string>{"embedding"}));
+
+  ir::Model optimized = load_model(original);
+  std::ostringstream log;
+  tools::OptimizeModelOptions options;
+  options.log = &log;
+  tools::optimize_modules_as_functions(optimized, options);
+  EXPECT_EQ(callers_of(optimized, "attention"),
+            (std::vector<std::string>{"decoder.attention.attention.0", "decoder.attention.attention.1"}));
+  EXPECT_EQ(callers_of(optimized, "attention_l2l"), (std::vector<std::string>{"decoder.attention"}));
+
+  xexp::testing::TempDir dir;
+  const ir::Model flat = load_model(original);
+  expect_same_outputs_in_ort(
+      {original, save_in(dir, exported, "functions.onnx"), save_in(dir, optimized, "optimized.onnx")},
+      xexp::testing::random_feeds(*flat.graph, {.seed = 3}), 1e-5);
+}
