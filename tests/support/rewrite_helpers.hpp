@@ -64,9 +64,11 @@ inline rewrite::OptimizeStats run_rules(ir::Model& m, const std::string& spec, r
 // before and after, ONNX Runtime before and after (the two runtimes round some functions differently,
 // which says nothing about the rewrite). `tolerance` (absolute and relative) is 0 by default: a rewrite
 // that only moves, reshapes or drops values gives the same bits; a fusion that reorders float operations
-// passes the tolerance its arithmetic needs. Returns the optimized model.
+// passes the tolerance its arithmetic needs. `feed_options` gives the seed and the sizes of symbolic
+// dimensions. Returns the optimized model.
 inline ir::Model expect_same_outputs(const std::function<ir::Model()>& make, const std::string& spec,
-                                     double tolerance = 0) {
+                                     double tolerance = 0,
+                                     const testing::RandomFeedOptions& feed_options = {.seed = 7}) {
   ir::Model before = make();
   ir::Model after = make();
   const rewrite::OptimizeStats stats = run_rules(after, spec);
@@ -74,7 +76,7 @@ inline ir::Model expect_same_outputs(const std::function<ir::Model()>& make, con
   for (const rewrite::RuleStats& r : stats.rules) applied += r.applied;
   // Without a rewrite the comparison below compares a model with itself and proves nothing.
   EXPECT_GT(applied, 0u) << "'" << spec << "' did not rewrite the model";
-  const testing::NamedTensors feeds = testing::random_feeds(*before.graph, {.seed = 7});
+  const testing::NamedTensors feeds = testing::random_feeds(*before.graph, feed_options);
   auto named = [](const eval::Evaluator& e, const std::vector<Tensor>& values) {
     testing::NamedTensors out;
     std::vector<std::string> names = e.output_names();

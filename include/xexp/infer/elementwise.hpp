@@ -65,13 +65,12 @@ inline void add_elementwise_rules(RuleTable& t) {
          "RMSNormalization"},
         infer_same_as_first);
   t.add({"Identity"}, infer_identity);
-  t.add({"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Mean", "Mod", "And", "Or", "Xor", "BitwiseAnd",
-         "BitwiseOr", "BitwiseXor"},
+  // Add, Sub, Mul, Div, Equal and Where also compute shape values: shape_ops.hpp registers them.
+  t.add({"Max", "Min", "Sum", "Mean", "Mod", "And", "Or", "Xor", "BitwiseAnd", "BitwiseOr", "BitwiseXor"},
         infer_broadcast);
   t.add({"Pow", "BitShift"}, infer_broadcast_first_type);
-  t.add({"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"}, infer_comparison);
+  t.add({"Less", "Greater", "LessOrEqual", "GreaterOrEqual"}, infer_comparison);
   t.add({"IsNaN", "IsInf"}, infer_to_bool);
-  t.add({"Where"}, infer_where);
   t.add({"Cast"}, infer_cast);
   t.add({"CastLike"}, infer_cast_like);
   t.add({"Dropout"}, infer_dropout);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "xexp/core/slice_range.hpp"
+#include "xexp/infer/elementwise.hpp"
 #include "xexp/infer/rule_table.hpp"
 
 namespace xexp::infer {
@@ -61,6 +62,31 @@ inline Dim product_dims(Shape::const_iterator first, Shape::const_iterator last)
   if (expr.empty() || p == 0) return Dim(p);
   if (p != 1) expr += "*" + std::to_string(p);
   return Dim::symbolic(expr);
+}
+
+// One element of Add, Sub, Mul or Div of shape values (Shape(X)[1] * 4, seq - past): static elements
+// compute as int64 does; a symbol survives the operations that keep it (x + 0, x - 0, x * 1, x / 1),
+// sums and products are spelled as above, and x - x is 0, x / x is 1. Anything else is unknown.
+inline Dim shape_value_arithmetic(std::string_view op, const Dim& a, const Dim& b) {
+  const std::optional<int64_t> x = content_int(a), y = content_int(b);
+  if (x && y) {
+    if (op == "Add") return content_dim(*x + *y);
+    if (op == "Sub") return content_dim(*x - *y);
+    if (op == "Mul") return content_dim(*x * *y);
+    return *y == 0 ? Dim() : content_dim(*x / *y);
+  }
+  if (a.is_unknown() || b.is_unknown()) return {};
+  const bool same_symbol = a.is_symbolic() && a == b;
+  const bool sizes = (!x || *x >= 0) && (!y || *y >= 0);  // no -1 of a Reshape target among them
+  if (op == "Add") return y == 0 ? a : x == 0 ? b : sizes ? sum_dims({a, b}) : Dim();
+  if (op == "Sub") return y == 0 ? a : same_symbol ? Dim(0) : Dim();
+  if (op == "Mul") {
+    if (y == 1 || x == 1) return y == 1 ? a : b;
+    if (x == 0 || y == 0) return Dim(0);
+    const Shape factors{a, b};
+    return sizes ? product_dims(factors.begin(), factors.end()) : Dim();
+  }
+  return y == 1 ? a : same_symbol ? Dim(1) : Dim();
 }
 
 // ---- Reshape ------------------------------------------------------------------------------------
@@ -358,6 +384,79 @@ inline void infer_pad(InferContext& c) {
   c.set_output(0, c.type(0), out);
 }
 
+// ---- computations on shape values ----------------------------------------------------------------
+// Exporters compute shapes with arithmetic (seq - past, hidden / heads) and torch's expand spells
+// Where(Equal(shape, -1), ones, shape). These keep the content of the values they read, element by
+// element (a content of one element broadcasts), so that the Reshape or Expand reading them gets
+// symbolic dimensions. Booleans are held as 0 and 1.
+
+// The contents of inputs `first`..`last` broadcast to a common length, or nullopt.
+inline std::optional<std::vector<Shape>> broadcast_contents(InferContext& c, std::size_t first,
+                                                            std::size_t last) {
+  std::vector<Shape> contents;
+  std::size_t length = 1;
+  for (std::size_t i = first; i <= last; ++i) {
+    auto content = c.value_shape(i);
+    if (!content || content->empty() || static_cast<int64_t>(content->size()) > kMaxShapeContent ||
+        (content->size() != 1 && length != 1 && content->size() != length))
+      return std::nullopt;
+    length = std::max(length, content->size());
+    contents.push_back(std::move(*content));
+  }
+  for (Shape& content : contents)
+    if (content.size() == 1) content.assign(length, content[0]);
+  return contents;
+}
+
+inline void infer_shape_arithmetic(InferContext& c) {
+  infer_broadcast(c);
+  if (!is_integer(c.type(0)) || c.input_count() != 2) return;
+  auto contents = broadcast_contents(c, 0, 1);
+  if (!contents) return;
+  const std::string_view op = c.node().op_type.view();
+  Shape out;
+  for (std::size_t k = 0; k < (*contents)[0].size(); ++k)
+    out.push_back(shape_value_arithmetic(op, (*contents)[0][k], (*contents)[1][k]));
+  c.set_value_shape(0, out);
+}
+
+// Equal: 1 for the same static value or the same symbol, 0 for different static values or a size
+// (never negative) against a negative constant.
+inline void infer_shape_equal(InferContext& c) {
+  infer_comparison(c);
+  if (!is_integer(c.type(0)) || c.input_count() != 2) return;
+  auto contents = broadcast_contents(c, 0, 1);
+  if (!contents) return;
+  Shape out;
+  for (std::size_t k = 0; k < (*contents)[0].size(); ++k) {
+    const Dim& a = (*contents)[0][k];
+    const Dim& b = (*contents)[1][k];
+    const std::optional<int64_t> x = content_int(a), y = content_int(b);
+    if (x && y)
+      out.push_back(Dim(*x == *y ? 1 : 0));
+    else if (a.is_symbolic() && a == b)
+      out.push_back(Dim(1));
+    else if ((x && *x < 0 && !b.is_unknown()) || (y && *y < 0 && !a.is_unknown()))
+      out.push_back(Dim(0));
+    else
+      out.push_back(Dim());
+  }
+  c.set_value_shape(0, out);
+}
+
+inline void infer_shape_where(InferContext& c) {
+  infer_where(c);
+  if (!is_integer(c.type(1)) || c.input_count() != 3) return;
+  auto contents = broadcast_contents(c, 0, 2);
+  if (!contents) return;
+  Shape out;
+  for (std::size_t k = 0; k < (*contents)[0].size(); ++k) {
+    const std::optional<int64_t> condition = content_int((*contents)[0][k]);
+    out.push_back(!condition ? Dim() : *condition ? (*contents)[1][k] : (*contents)[2][k]);
+  }
+  c.set_value_shape(0, out);
+}
+
 // ---- ops that make shapes ------------------------------------------------------------------------
 
 inline void infer_shape(InferContext& c) {
@@ -378,7 +477,15 @@ inline void infer_size(InferContext& c) {
 inline void infer_constant_of_shape(InferContext& c) {
   const ir::Attribute* value = c.attr("value");
   const ElemType type = value && value->type == ir::AttrType::Tensor ? value->tensor().type() : ElemType::Float;
-  if (auto content = c.value_shape(0)) return c.set_output(0, type, *content);
+  if (auto content = c.value_shape(0)) {
+    c.set_output(0, type, *content);
+    // A short vector of integers (torch's ones for expand) holds its values as content too.
+    const std::optional<int64_t> n = content->size() == 1 ? content_int((*content)[0]) : std::nullopt;
+    if (n && *n <= kMaxShapeContent && value && value->type == ir::AttrType::Tensor)
+      if (auto v = tensor_ints(value->tensor()); v && v->size() == 1)
+        c.set_value_shape(0, Shape(*n, content_dim((*v)[0])));
+    return;
+  }
   const auto& target = c.shape(0);
   if (target && target->size() == 1 && target->at(0).is_static())
     return c.set_output_rank(0, type, static_cast<std::size_t>(target->at(0).value()));
@@ -404,12 +511,14 @@ inline void infer_range(InferContext& c) {
   if (start && limit && delta) {
     if (*delta == 0) c.fail("delta is 0");
     n = Dim(std::max<int64_t>(0, static_cast<int64_t>(std::ceil((*limit - *start) / *delta))));
+  } else if (start == 0.0 && delta == 1.0) {
+    // Range(0, Shape(X)[k], 1), position ids: as many elements as the dimension.
+    if (auto bound = c.value_shape(1);
+        bound && bound->size() == 1 && !(*bound)[0].is_unknown() && content_int((*bound)[0]).value_or(0) >= 0)
+      n = (*bound)[0];
   }
   c.set_output(0, c.first_known_type(), Shape{n});
 }
-
-// Constants longer than this are data, not shapes: their content is not tracked.
-inline constexpr int64_t kMaxShapeContent = 64;
 
 inline void infer_constant(InferContext& c) {
   for (const ir::Attribute& a : c.node().attributes) {
@@ -456,6 +565,9 @@ inline void add_shape_op_rules(RuleTable& t) {
   t.add({"ConstantOfShape"}, infer_constant_of_shape);
   t.add({"Range"}, infer_range);
   t.add({"Constant"}, infer_constant);
+  t.add({"Add", "Sub", "Mul", "Div"}, infer_shape_arithmetic);
+  t.add({"Equal"}, infer_shape_equal);
+  t.add({"Where"}, infer_shape_where);
 }
 
 }  // namespace xexp::infer

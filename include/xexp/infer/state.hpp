@@ -44,9 +44,16 @@ inline std::optional<std::vector<int64_t>> content_ints(const Shape& content) {
   return out;
 }
 
-// The values of a 0-D or 1-D int64/int32 tensor.
+// Constants longer than this are data, not shapes: their content is not tracked.
+inline constexpr int64_t kMaxShapeContent = 64;
+
+// The values of a 0-D or 1-D int64/int32 tensor; booleans as 0 and 1 (Where reads a condition so).
 inline std::optional<std::vector<int64_t>> tensor_ints(const Tensor& t) {
   if (t.rank() > 1) return std::nullopt;
+  if (t.type() == ElemType::Bool) {
+    auto d = t.data<bool>();
+    return std::vector<int64_t>(d.begin(), d.end());
+  }
   if (t.type() == ElemType::Int64) {
     auto d = t.data<int64_t>();
     return std::vector<int64_t>(d.begin(), d.end());

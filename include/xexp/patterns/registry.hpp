@@ -37,12 +37,15 @@
 #include "xexp/patterns/onnx/reshape.hpp"
 #include "xexp/patterns/onnx/reshape_reshape.hpp"
 #include "xexp/patterns/onnx/reshape_reshape_binary.hpp"
+#include "xexp/patterns/onnx/shape_based_constant_shape_value.hpp"
 #include "xexp/patterns/onnx/shape_based_expand_broadcast.hpp"
 #include "xexp/patterns/onnx/shape_based_expand_broadcast_matmul.hpp"
 #include "xexp/patterns/onnx/shape_based_expand_swap.hpp"
 #include "xexp/patterns/onnx/shape_based_identity.hpp"
 #include "xexp/patterns/onnx/shape_based_reshape_is_squeeze.hpp"
+#include "xexp/patterns/onnx/shape_based_same_shape_value.hpp"
 #include "xexp/patterns/onnx/shape_based_static_expand.hpp"
+#include "xexp/patterns/onnx/shape_based_static_reshape.hpp"
 #include "xexp/patterns/onnx/shaped_based_reshape.hpp"
 #include "xexp/patterns/onnx/slice_slice.hpp"
 #include "xexp/patterns/onnx/split_concat.hpp"
@@ -123,6 +126,8 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       mul_mul_matmul_rule(),
       shape_based_reshape_is_squeeze_rule(),
       shape_based_static_expand_rule(),
+      shape_based_constant_shape_value_rule(),
+      shape_based_same_shape_value_rule(),
       shape_based_identity_rule(),
       shape_based_expand_broadcast_rule(),
       shape_based_expand_broadcast_matmul_rule(),
@@ -135,6 +140,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       squeeze_binary_unsqueeze_rule(),
       squeeze_unsqueeze_rule(),
       static_concat_reshape_rule(),
+      shape_based_static_reshape_rule(),  // after the Concat rules: where they apply, they do it first
       sub1_mul_rule(),
       swap_expand_reshape_rule(),
       swap_range_add_scalar_rule(),

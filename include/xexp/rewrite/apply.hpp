@@ -19,6 +19,20 @@ struct Applied {
 
 inline bool is_dead(const ir::Graph& g, ir::NodeId id) { return !g.any_output_read(id); }
 
+// The replacement computes what the root did: where inference, node by node, could not tell a
+// dimension of the new value (a symbolic one it knew from the whole computation on load), the root's
+// dimension holds.
+inline void keep_known_dims(const ir::Value& root, ir::Value& fresh) {
+  if (!root.shape || fresh.elem != root.elem) return;
+  if (!fresh.shape) {
+    fresh.shape = root.shape;
+    return;
+  }
+  if (fresh.shape->size() != root.shape->size()) return;
+  for (std::size_t k = 0; k < root.shape->size(); ++k)
+    if ((*fresh.shape)[k].is_unknown()) (*fresh.shape)[k] = (*root.shape)[k];
+}
+
 inline Applied apply_match(ir::Graph& g, const Rule& rule, const Match& m) {
   Applied result;
   Rewriter r(g, m, rule.pattern_name());
@@ -37,6 +51,8 @@ inline Applied apply_match(ir::Graph& g, const Rule& rule, const Match& m) {
   if (built_here && !nv.has_type()) {  // an op inference has no rule for: it computes what the root did
     nv.elem = g.value(old).elem;
     nv.shape = g.value(old).shape;
+  } else if (built_here) {
+    keep_known_dims(g.value(old), nv);
   }
   const bool was_output = g.value(old).is_graph_output();
   g.replace_all_uses(old, fresh);
