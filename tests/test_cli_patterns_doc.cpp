@@ -16,6 +16,8 @@
 #include "support/cli.hpp"
 #include "support/temp_dir.hpp"
 
+using xexp::testing::joined;
+
 namespace {
 
 std::string read_file(const std::string& path) {
@@ -66,7 +68,7 @@ TEST(CliExplain, SaysWhyARuleDidNotMatchAtEachNode) {
 // "--no-types", ...; not --help).
 static std::vector<std::string> help_entries(const std::string& help, const std::string& section) {
   std::vector<std::string> out;
-  std::istringstream lines(help.substr(help.find("\n" + section + ":\n") + section.size() + 3));
+  std::istringstream lines(help.substr(help.find(joined({"\n", section, ":\n"})) + section.size() + 3));
   for (std::string line; std::getline(lines, line) && !line.empty();) {
     if (line.rfind("  ", 0) != 0 || line.size() < 3 || line[2] == ' ') continue;  // a description's second line
     std::string first = line.substr(2, line.find(' ', 2) - 2);
@@ -83,7 +85,8 @@ static std::vector<std::string> help_entries(const std::string& help, const std:
 
 // `text` has `name` in backquotes, followed by something that is not part of another name.
 static bool mentions(const std::string& text, const std::string& name) {
-  for (std::size_t at = text.find("`" + name); at != std::string::npos; at = text.find("`" + name, at + 1)) {
+  const std::string quoted = joined({"`", name});
+  for (std::size_t at = text.find(quoted); at != std::string::npos; at = text.find(quoted, at + 1)) {
     const char next = text[at + 1 + name.size()];
     if (next != '-' && next != '_' && !std::isalnum(static_cast<unsigned char>(next))) return true;
   }
@@ -98,10 +101,11 @@ TEST(CliDoc, EveryCommandAndOptionIsInTheReference) {
   const std::vector<std::string> commands = help_entries(top.out, "Subcommands");
   EXPECT_GE(commands.size(), 8u) << top.out;
   for (const std::string& command : commands) {
-    EXPECT_NE(reference.find("\n## xexp " + command + "\n"), std::string::npos) << "docs/cli.md lacks ## xexp " << command;
-    const xexp::testing::CommandResult help = xexp::testing::run_xexp(command + " --help");
+    const std::string heading = joined({"\n## xexp ", command, "\n"});
+    EXPECT_NE(reference.find(heading), std::string::npos) << "docs/cli.md lacks ## xexp " << command;
+    const xexp::testing::CommandResult help = xexp::testing::run_xexp(joined({command, " --help"}));
     ASSERT_EQ(help.exit_code, 0) << help.err;
-    const std::string section = reference.substr(reference.find("\n## xexp " + command + "\n") + 1);
+    const std::string section = reference.substr(reference.find(heading) + 1);
     const std::string own = section.substr(0, section.find("\n## ", 1));
     for (const std::string& option : help_entries(help.out, "Options"))
       EXPECT_TRUE(mentions(own, option)) << "docs/cli.md, ## xexp " << command << ": no `" << option << "`";
@@ -115,7 +119,7 @@ TEST(Docs, MarkedCodeBlocksAreCopiedFromTheirFiles) {
     if (entry.path().extension() != ".md") continue;
     const std::string page = read_file(entry.path().string());
     for (std::sregex_iterator it(page.begin(), page.end(), block), end; it != end; ++it, ++blocks) {
-      const std::string source = read_file(in_dir(XEXP_SOURCE_DIR, ("/" + (*it)[1].str()).c_str()));
+      const std::string source = read_file(joined({XEXP_SOURCE_DIR, "/", (*it)[1].str()}));
       EXPECT_NE(source.find((*it)[2].str()), std::string::npos)
           << entry.path().filename() << ": the block from " << (*it)[1] << " is no longer in that file:\n" << (*it)[2];
     }

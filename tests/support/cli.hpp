@@ -3,11 +3,21 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 
 #include "support/process.hpp"
 
 namespace xexp::testing {
+
+// Parts appended into one string (command lines, paths): g++ 12 at -O3 warns falsely
+// (-Wstringop-overflow, -Warray-bounds) on chains of "literal" + std::string, an error under -Werror.
+inline std::string joined(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (std::string_view part : parts) out += part;
+  return out;
+}
 
 inline CommandResult run_xexp(const std::string& args, const std::string& working_dir = {}) {
   return run_command(shell_quote(XEXP_CLI) + " " + args, working_dir);

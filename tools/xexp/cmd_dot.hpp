@@ -19,6 +19,7 @@
 #include <CLI/CLI.hpp>
 
 #include "model_files.hpp"
+#include "xexp/functions/type_bodies.hpp"
 #include "xexp/infer/model.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/tools/dot.hpp"
@@ -115,7 +116,9 @@ inline void add_dot_command(CLI::App& app) {
       check_not_overwriting(model, args->output);
       check_not_overwriting(drawn, args->output);
     }
-    if (args->types) infer::infer_model_types(shown);
+    // As `xexp optimize` types a model: function bodies take the types their calls agree on.
+    if (args->types && shown.functions.empty()) infer::infer_model_types(shown);
+    else if (args->types) functions::type_function_bodies(shown);
     args->options.title = title;
     const std::string source = tools::to_dot(shown, args->options);
     if (args->svg) render_svg(source, args->output);

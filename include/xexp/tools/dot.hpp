@@ -48,9 +48,10 @@ inline std::string dot_quoted(std::string_view text) {
   return out + "\"";
 }
 
-// "float32(2,30,16)", "int64(batch,seq)", "float32" (rank unknown), "?" (no type).
+// The type of a typed value (has_type()): "float32(2,30,16)", "int64(batch,seq)", "float32" (rank
+// unknown), "<non-tensor>" (a sequence, a map, ...).
 inline std::string dot_type(const ir::Value& v) {
-  if (v.elem == ElemType::Undefined) return v.raw_type.empty() ? "?" : "<non-tensor>";
+  if (v.elem == ElemType::Undefined) return "<non-tensor>";
   std::string out(elem_type_short_name(v.elem));
   if (v.shape) out += shape_str(*v.shape);
   return out;
@@ -184,19 +185,20 @@ class DotWriter {
       if (in == ir::kNone) continue;
       if (std::optional<Tensor> constant = folded_constant(g, in)) {
         std::string values = dot_constant_values(*constant, options_.max_constant_values);
-        label += "\n" + dot_value_name(g.value(in).name) + " = " +
-                 (values.empty() ? dot_type(g.value(in)) : values);
+        if (values.empty()) values = std::string(elem_type_short_name(constant->type())) + shape_str(constant->shape());
+        label += "\n" + dot_value_name(g.value(in).name) + " = " + values;
         continue;
       }
       const std::string& source = drawn[in];
       if (!source.empty() && std::find(sources.begin(), sources.end(), source) == sources.end())
         sources.push_back(source);
     }
-    // The outputs something reads (a fused normalization's unused statistics would only add lines), or
-    // all of them for a node nothing reads.
+    // The typed outputs something reads (a fused normalization's unused statistics would only add
+    // lines), or all of them for a node nothing reads.
     const bool any_read = g.any_output_read(nid);
     for (ir::ValueId out : n.outputs)
-      if (out != ir::kNone && (!any_read || g.value(out).is_read())) label += "\n-> " + dot_type(g.value(out));
+      if (out != ir::kNone && g.value(out).has_type() && (!any_read || g.value(out).is_read()))
+        label += "\n-> " + dot_type(g.value(out));
     std::string style;
     const std::string_view rule = rewrite::rule_of_node_name(n.name);
     if (options_.before && !rule.empty() && !before_names_.count(n.name)) {
