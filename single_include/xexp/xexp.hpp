@@ -3504,9 +3504,16 @@ inline std::optional<std::vector<int64_t>> content_ints(const Shape& content) {
   return out;
 }
 
-// The values of a 0-D or 1-D int64/int32 tensor.
+// Constants longer than this are data, not shapes: their content is not tracked.
+inline constexpr int64_t kMaxShapeContent = 64;
+
+// The values of a 0-D or 1-D int64/int32 tensor; booleans as 0 and 1 (Where reads a condition so).
 inline std::optional<std::vector<int64_t>> tensor_ints(const Tensor& t) {
   if (t.rank() > 1) return std::nullopt;
+  if (t.type() == ElemType::Bool) {
+    auto d = t.data<bool>();
+    return std::vector<int64_t>(d.begin(), d.end());
+  }
   if (t.type() == ElemType::Int64) {
     auto d = t.data<int64_t>();
     return std::vector<int64_t>(d.begin(), d.end());
@@ -3865,13 +3872,12 @@ inline void add_elementwise_rules(RuleTable& t) {
          "RMSNormalization"},
         infer_same_as_first);
   t.add({"Identity"}, infer_identity);
-  t.add({"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Mean", "Mod", "And", "Or", "Xor", "BitwiseAnd",
-         "BitwiseOr", "BitwiseXor"},
+  // Add, Sub, Mul, Div, Equal and Where also compute shape values: shape_ops.hpp registers them.
+  t.add({"Max", "Min", "Sum", "Mean", "Mod", "And", "Or", "Xor", "BitwiseAnd", "BitwiseOr", "BitwiseXor"},
         infer_broadcast);
   t.add({"Pow", "BitShift"}, infer_broadcast_first_type);
-  t.add({"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"}, infer_comparison);
+  t.add({"Less", "Greater", "LessOrEqual", "GreaterOrEqual"}, infer_comparison);
   t.add({"IsNaN", "IsInf"}, infer_to_bool);
-  t.add({"Where"}, infer_where);
   t.add({"Cast"}, infer_cast);
   t.add({"CastLike"}, infer_cast_like);
   t.add({"Dropout"}, infer_dropout);
@@ -4098,6 +4104,31 @@ inline Dim product_dims(Shape::const_iterator first, Shape::const_iterator last)
   if (expr.empty() || p == 0) return Dim(p);
   if (p != 1) expr += "*" + std::to_string(p);
   return Dim::symbolic(expr);
+}
+
+// One element of Add, Sub, Mul or Div of shape values (Shape(X)[1] * 4, seq - past): static elements
+// compute as int64 does; a symbol survives the operations that keep it (x + 0, x - 0, x * 1, x / 1),
+// sums and products are spelled as above, and x - x is 0, x / x is 1. Anything else is unknown.
+inline Dim shape_value_arithmetic(std::string_view op, const Dim& a, const Dim& b) {
+  const std::optional<int64_t> x = content_int(a), y = content_int(b);
+  if (x && y) {
+    if (op == "Add") return content_dim(*x + *y);
+    if (op == "Sub") return content_dim(*x - *y);
+    if (op == "Mul") return content_dim(*x * *y);
+    return *y == 0 ? Dim() : content_dim(*x / *y);
+  }
+  if (a.is_unknown() || b.is_unknown()) return {};
+  const bool same_symbol = a.is_symbolic() && a == b;
+  const bool sizes = (!x || *x >= 0) && (!y || *y >= 0);  // no -1 of a Reshape target among them
+  if (op == "Add") return y == 0 ? a : x == 0 ? b : sizes ? sum_dims({a, b}) : Dim();
+  if (op == "Sub") return y == 0 ? a : same_symbol ? Dim(0) : Dim();
+  if (op == "Mul") {
+    if (y == 1 || x == 1) return y == 1 ? a : b;
+    if (x == 0 || y == 0) return Dim(0);
+    const Shape factors{a, b};
+    return sizes ? product_dims(factors.begin(), factors.end()) : Dim();
+  }
+  return y == 1 ? a : same_symbol ? Dim(1) : Dim();
 }
 
 // ---- Reshape ------------------------------------------------------------------------------------
@@ -4395,6 +4426,79 @@ inline void infer_pad(InferContext& c) {
   c.set_output(0, c.type(0), out);
 }
 
+// ---- computations on shape values ----------------------------------------------------------------
+// Exporters compute shapes with arithmetic (seq - past, hidden / heads) and torch's expand spells
+// Where(Equal(shape, -1), ones, shape). These keep the content of the values they read, element by
+// element (a content of one element broadcasts), so that the Reshape or Expand reading them gets
+// symbolic dimensions. Booleans are held as 0 and 1.
+
+// The contents of inputs `first`..`last` broadcast to a common length, or nullopt.
+inline std::optional<std::vector<Shape>> broadcast_contents(InferContext& c, std::size_t first,
+                                                            std::size_t last) {
+  std::vector<Shape> contents;
+  std::size_t length = 1;
+  for (std::size_t i = first; i <= last; ++i) {
+    auto content = c.value_shape(i);
+    if (!content || content->empty() || static_cast<int64_t>(content->size()) > kMaxShapeContent ||
+        (content->size() != 1 && length != 1 && content->size() != length))
+      return std::nullopt;
+    length = std::max(length, content->size());
+    contents.push_back(std::move(*content));
+  }
+  for (Shape& content : contents)
+    if (content.size() == 1) content.assign(length, content[0]);
+  return contents;
+}
+
+inline void infer_shape_arithmetic(InferContext& c) {
+  infer_broadcast(c);
+  if (!is_integer(c.type(0)) || c.input_count() != 2) return;
+  auto contents = broadcast_contents(c, 0, 1);
+  if (!contents) return;
+  const std::string_view op = c.node().op_type.view();
+  Shape out;
+  for (std::size_t k = 0; k < (*contents)[0].size(); ++k)
+    out.push_back(shape_value_arithmetic(op, (*contents)[0][k], (*contents)[1][k]));
+  c.set_value_shape(0, out);
+}
+
+// Equal: 1 for the same static value or the same symbol, 0 for different static values or a size
+// (never negative) against a negative constant.
+inline void infer_shape_equal(InferContext& c) {
+  infer_comparison(c);
+  if (!is_integer(c.type(0)) || c.input_count() != 2) return;
+  auto contents = broadcast_contents(c, 0, 1);
+  if (!contents) return;
+  Shape out;
+  for (std::size_t k = 0; k < (*contents)[0].size(); ++k) {
+    const Dim& a = (*contents)[0][k];
+    const Dim& b = (*contents)[1][k];
+    const std::optional<int64_t> x = content_int(a), y = content_int(b);
+    if (x && y)
+      out.push_back(Dim(*x == *y ? 1 : 0));
+    else if (a.is_symbolic() && a == b)
+      out.push_back(Dim(1));
+    else if ((x && *x < 0 && !b.is_unknown()) || (y && *y < 0 && !a.is_unknown()))
+      out.push_back(Dim(0));
+    else
+      out.push_back(Dim());
+  }
+  c.set_value_shape(0, out);
+}
+
+inline void infer_shape_where(InferContext& c) {
+  infer_where(c);
+  if (!is_integer(c.type(1)) || c.input_count() != 3) return;
+  auto contents = broadcast_contents(c, 0, 2);
+  if (!contents) return;
+  Shape out;
+  for (std::size_t k = 0; k < (*contents)[0].size(); ++k) {
+    const std::optional<int64_t> condition = content_int((*contents)[0][k]);
+    out.push_back(!condition ? Dim() : *condition ? (*contents)[1][k] : (*contents)[2][k]);
+  }
+  c.set_value_shape(0, out);
+}
+
 // ---- ops that make shapes ------------------------------------------------------------------------
 
 inline void infer_shape(InferContext& c) {
@@ -4415,7 +4519,15 @@ inline void infer_size(InferContext& c) {
 inline void infer_constant_of_shape(InferContext& c) {
   const ir::Attribute* value = c.attr("value");
   const ElemType type = value && value->type == ir::AttrType::Tensor ? value->tensor().type() : ElemType::Float;
-  if (auto content = c.value_shape(0)) return c.set_output(0, type, *content);
+  if (auto content = c.value_shape(0)) {
+    c.set_output(0, type, *content);
+    // A short vector of integers (torch's ones for expand) holds its values as content too.
+    const std::optional<int64_t> n = content->size() == 1 ? content_int((*content)[0]) : std::nullopt;
+    if (n && *n <= kMaxShapeContent && value && value->type == ir::AttrType::Tensor)
+      if (auto v = tensor_ints(value->tensor()); v && v->size() == 1)
+        c.set_value_shape(0, Shape(*n, content_dim((*v)[0])));
+    return;
+  }
   const auto& target = c.shape(0);
   if (target && target->size() == 1 && target->at(0).is_static())
     return c.set_output_rank(0, type, static_cast<std::size_t>(target->at(0).value()));
@@ -4441,12 +4553,14 @@ inline void infer_range(InferContext& c) {
   if (start && limit && delta) {
     if (*delta == 0) c.fail("delta is 0");
     n = Dim(std::max<int64_t>(0, static_cast<int64_t>(std::ceil((*limit - *start) / *delta))));
+  } else if (start == 0.0 && delta == 1.0) {
+    // Range(0, Shape(X)[k], 1), position ids: as many elements as the dimension.
+    if (auto bound = c.value_shape(1);
+        bound && bound->size() == 1 && !(*bound)[0].is_unknown() && content_int((*bound)[0]).value_or(0) >= 0)
+      n = (*bound)[0];
   }
   c.set_output(0, c.first_known_type(), Shape{n});
 }
-
-// Constants longer than this are data, not shapes: their content is not tracked.
-inline constexpr int64_t kMaxShapeContent = 64;
 
 inline void infer_constant(InferContext& c) {
   for (const ir::Attribute& a : c.node().attributes) {
@@ -4493,6 +4607,9 @@ inline void add_shape_op_rules(RuleTable& t) {
   t.add({"ConstantOfShape"}, infer_constant_of_shape);
   t.add({"Range"}, infer_range);
   t.add({"Constant"}, infer_constant);
+  t.add({"Add", "Sub", "Mul", "Div"}, infer_shape_arithmetic);
+  t.add({"Equal"}, infer_shape_equal);
+  t.add({"Where"}, infer_shape_where);
 }
 
 }  // namespace xexp::infer
@@ -6438,6 +6555,29 @@ inline std::size_t constant_nodes_to_initializers(Graph& g) {
   return removed;
 }
 
+// The reverse, for a function body (a FunctionProto has no initializers, yet a rule may add one, such
+// as a LayerNormalization's scale of ones): each dense initializer of `g` becomes a Constant node of the
+// same name at the start of the graph. Returns how many.
+inline std::size_t initializers_to_constant_nodes(Graph& g) {
+  static const Symbol constant_op("Constant"), value_name("value");
+  std::vector<ValueId> sparse;
+  const NodeId first = g.first_node();
+  std::size_t moved = 0;
+  for (ValueId id : g.initializers()) {
+    Value& v = g.value(id);
+    if (!v.initializer) {
+      sparse.push_back(id);
+      continue;
+    }
+    Attribute value = Attribute::make_tensor(value_name, std::move(*v.initializer));
+    v.initializer.reset();
+    g.add_node(constant_op, {}, {id}, {std::move(value)}, g.unique_node_name("init2cst"), {}, first);
+    ++moved;
+  }
+  g.set_initializer_order(std::move(sparse));
+  return moved;
+}
+
 }  // namespace xexp::ir
 
 namespace xexp::eval::kernels {
@@ -7245,6 +7385,9 @@ struct ResultInfo {
 struct RunOptions {
   // Called for every initializer, input, node output (of the main graph) and graph output, in execution order.
   std::function<void(const ResultInfo&)> on_result;
+  // Called after each node of the main graph with the count evaluated so far and the graph's node
+  // count: progress for a caller that shows it on a long run.
+  std::function<void(std::size_t evaluated, std::size_t total)> on_node;
   // Checks each feed against the declared element type and static dimensions of its input.
   bool check_inputs = true;
 };
@@ -7351,6 +7494,8 @@ class Evaluator {
       for (ir::ValueId in : g.node(nid).inputs)
         if (in != ir::kNone) ++reads[in];
     }
+    const bool count_nodes = frame.options && frame.options->on_node;
+    std::size_t evaluated = 0;
     for (ir::NodeId nid : g.nodes()) {
       const ir::Node& node = g.node(nid);
       std::vector<std::optional<Tensor>> inputs;
@@ -7378,6 +7523,7 @@ class Evaluator {
         if (frame.options && frame.options->on_result)
           frame.options->on_result({ResultKind::Result, g.value(out).name, *frame.values[out], node.op_type, node.name});
       }
+      if (count_nodes) frame.options->on_node(++evaluated, g.node_count());
       if (!release) continue;
       for (ir::ValueId in : node.inputs)
         if (in != ir::kNone && --reads[in] == 0 && g.value(in).producer != ir::kNone && !g.value(in).is_graph_output())
@@ -9613,6 +9759,16 @@ constexpr auto is_constant(const E& e) {
 
 namespace xexp::rewrite {
 
+// The rule that created a node, read back from the name Rewriter gives it ("FusedMatMul" for
+// "FusedMatMulPattern--/h.0/MatMul"); empty for a node no rule named. When a rule rewrote a node another
+// rule had made, the name starts with the latest rule.
+inline std::string_view rule_of_node_name(std::string_view node_name) {
+  const auto end = node_name.find("Pattern--");
+  if (end == std::string_view::npos || end == 0) return {};
+  const std::string_view rule = node_name.substr(0, end);
+  return rule.find("--") == std::string_view::npos ? rule : std::string_view{};
+}
+
 class Rewriter {
  public:
   Rewriter(ir::Graph& g, const Match& m, std::string_view pattern_name)
@@ -10928,6 +11084,20 @@ struct Applied {
 
 inline bool is_dead(const ir::Graph& g, ir::NodeId id) { return !g.any_output_read(id); }
 
+// The replacement computes what the root did: where inference, node by node, could not tell a
+// dimension of the new value (a symbolic one it knew from the whole computation on load), the root's
+// dimension holds.
+inline void keep_known_dims(const ir::Value& root, ir::Value& fresh) {
+  if (!root.shape || fresh.elem != root.elem) return;
+  if (!fresh.shape) {
+    fresh.shape = root.shape;
+    return;
+  }
+  if (fresh.shape->size() != root.shape->size()) return;
+  for (std::size_t k = 0; k < root.shape->size(); ++k)
+    if ((*fresh.shape)[k].is_unknown()) (*fresh.shape)[k] = (*root.shape)[k];
+}
+
 inline Applied apply_match(ir::Graph& g, const Rule& rule, const Match& m) {
   Applied result;
   Rewriter r(g, m, rule.pattern_name());
@@ -10946,6 +11116,8 @@ inline Applied apply_match(ir::Graph& g, const Rule& rule, const Match& m) {
   if (built_here && !nv.has_type()) {  // an op inference has no rule for: it computes what the root did
     nv.elem = g.value(old).elem;
     nv.shape = g.value(old).shape;
+  } else if (built_here) {
+    keep_known_dims(g.value(old), nv);
   }
   const bool was_output = g.value(old).is_graph_output();
   g.replace_all_uses(old, fresh);
@@ -11103,6 +11275,17 @@ namespace xexp::rewrite {
 // Folds one node whose inputs are all constant into an initializer; returns whether it did.
 using FoldHook = std::function<bool(ir::Graph&, ir::NodeId, int64_t opset)>;
 
+// Where a run stands after one iteration, for a caller that shows progress on a long run (the driver
+// itself writes nothing but its verbose log).
+struct OptimizeProgress {
+  std::size_t iteration = 0;      // in the graph being optimized (the main graph, then each function body)
+  int priority = 0;               // the level the iteration ran at
+  std::size_t applied = 0;        // rewrites this iteration
+  std::size_t applied_total = 0;  // rewrites since the run began, every graph
+  std::size_t nodes = 0;          // nodes left in the graph being optimized
+};
+using ProgressHook = std::function<void(const OptimizeProgress&)>;
+
 struct OptimizeOptions {
   int verbose = 0;                 // 1: iterations; 2: patterns and STAT lines; 9: overlaps; 10: every match;
                                    // 11: why each rule did not match (as `explain` does for every rule)
@@ -11112,6 +11295,7 @@ struct OptimizeOptions {
   // A rule name ("LayerNormalization"): for each node where its root op type matched but the rule did
   // not, the log gets the first condition or sub-pattern that failed (Rule::explain).
   std::string explain = {};
+  ProgressHook on_iteration = {};  // called after every iteration
 };
 
 struct RuleStats {
@@ -11194,6 +11378,7 @@ class GraphOptimizer {
       std::vector<Found> found = collect(levels_[level], scan_above);
       scan_above = levels_[level];
       if (found.empty()) {
+        report_progress(it, levels_[level], 0);
         if (level + 1 == levels_.size()) {
           ++it;
           break;
@@ -11202,7 +11387,7 @@ class GraphOptimizer {
         say(1) << "increase priority to " << levels_[level] << "\n";
         continue;
       }
-      apply_all(found);
+      report_progress(it, levels_[level], apply_all(found));
     }
     ir::remove_unused_initializers(g_);
     stats_.iterations += static_cast<std::size_t>(it);
@@ -11297,7 +11482,16 @@ class GraphOptimizer {
     return n.op_type.str() + "(" + (n.name.empty() ? std::to_string(id) : n.name) + ")";
   }
 
-  void apply_all(const std::vector<Found>& found) {
+  void report_progress(int64_t it, int priority, std::size_t applied) {
+    if (!options_.on_iteration) return;
+    std::size_t total = 0;
+    for (const RuleStats& s : stats_.rules) total += s.applied;
+    options_.on_iteration({.iteration = static_cast<std::size_t>(it), .priority = priority, .applied = applied,
+                           .applied_total = total, .nodes = g_.node_count()});
+  }
+
+  // Returns the number of rewrites done.
+  std::size_t apply_all(const std::vector<Found>& found) {
     const auto start = Clock::now();
     std::vector<ir::ValueId> touched;
     std::map<std::string, std::size_t> counts;
@@ -11336,15 +11530,16 @@ class GraphOptimizer {
     }
     cleanup(touched);
     mark_dirty(touched);
+    std::size_t total = 0;
+    for (const auto& [name, n] : counts) total += n;
     if (options_.verbose >= 1) {
       std::ostream& out = say(1);
-      std::size_t total = 0;
-      for (const auto& [name, n] : counts) total += n;
       out << "applies " << total << " matches";
       for (const auto& [name, n] : counts) out << ", " << n << "*" << name;
       out << " - time=" << std::fixed << std::setprecision(3) << seconds_since(start) << " | max_time="
           << last_max_time_.first << ":" << last_max_time_.second << std::defaultfloat << "\n";
     }
+    return total;
   }
 
   bool matches_again(const Found& f, Match& fresh) const {
@@ -11491,6 +11686,7 @@ inline OptimizeStats optimize(ir::Model& model, const RuleSet& rules, const Opti
   OptimizeStats stats = optimize_graph(*model.graph, model.opsets, rules, options);
   for (ir::Function& f : model.functions) {
     stats = optimize_graph(*f.body, f.opsets, rules, options, std::move(stats));
+    ir::initializers_to_constant_nodes(*f.body);
     for (const ir::OpsetImport& o : f.opsets)
       if (!find_opset(model.opsets, o.domain)) model.opsets.push_back(o);
   }
@@ -13076,6 +13272,192 @@ inline rewrite::RulePtr reshape_reshape_binary_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/shape_based_constant_shape_value.hpp
+// ShapeBasedConstantShapeValue: a shape computation whose every element is known (a static dimension
+// picked out of a symbolic shape, seq - seq, Equal(Shape(X), -1) since sizes are never negative)
+// becomes that constant, with the type and shape of the value it replaces. Folding cannot see it:
+// the inputs are not constant, only what the computation keeps of them is.
+#include <optional>
+#include <vector>
+
+// ======== xexp/patterns/shape_values.hpp
+// What a shape value holds (Shape(X)[1:] -> ["seq", 64], seq - seq -> [0]) as the rules see it: the
+// small integer computation feeding a value (Shape, Gather, Slice, Concat, arithmetic, Equal, Where,
+// ...) is copied into a scratch graph and inferred there with the rules inference runs on load
+// (infer/shape_ops.hpp), so that rules and inference agree on every op. It is read again at each
+// question rather than kept from load: rules rewrite the graph, and what was kept would go stale.
+#include <algorithm>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// Nodes copied into the scratch graph at most: shape computations are short chains.
+inline constexpr std::size_t kShapeValueNodes = 24;
+
+// Ops whose result inference can hold as content, when it is a small integer vector; the rules on shape
+// values match them (Shape and Size start a computation: folding already turns their static parts
+// into constants).
+inline constexpr rewrite::FixedString kShapeValueOps =
+    "Gather|Slice|Squeeze|Unsqueeze|Concat|Reshape|Cast|Identity|Add|Sub|Mul|Div|Equal|Where";
+inline bool computes_shape_value(const ir::Node& n) {
+  static const std::vector<Symbol> ops = [] {
+    std::vector<Symbol> out{Symbol("Shape"), Symbol("Size")};
+    const std::string_view all = kShapeValueOps.view();
+    for (std::size_t start = 0; start <= all.size();) {
+      const std::size_t bar = std::min(all.find('|', start), all.size());
+      out.emplace_back(all.substr(start, bar - start));
+      start = bar + 1;
+    }
+    return out;
+  }();
+  return n.domain.empty() && std::find(ops.begin(), ops.end(), n.op_type) != ops.end();
+}
+// A 0-D or 1-D integer or boolean value short enough to be a shape.
+inline bool is_small_vector(const ir::Value& v) {
+  if (!(xexp::is_integer(v.elem) || v.elem == ElemType::Bool) || !v.shape || v.shape->size() > 1)
+    return false;
+  return v.shape->empty() || ((*v.shape)[0].is_static() && (*v.shape)[0].value() <= infer::kMaxShapeContent);
+}
+// The opset a node's spelling implies for what inference reads differently across versions: axes as an
+// attribute (Squeeze and Unsqueeze before 13), starts and ends as attributes (Slice before 10).
+inline int64_t spelled_opset(const ir::Node& n) {
+  return n.attribute(Symbol("axes")) || n.attribute(Symbol("starts")) ? 9 : 18;
+}
+
+class ScratchCopy {
+ public:
+  explicit ScratchCopy(const ir::Graph& g) : g_(g) {}
+
+  // Copies the computation of `v` (or `v` alone, as an input of its type, where the copy stops).
+  std::optional<ir::ValueId> copy(ir::ValueId v) {
+    if (auto it = copied_.find(v); it != copied_.end()) return it->second;
+    const ir::Value& value = g_.value(v);
+    ir::ValueId id;
+    if (const Tensor* t = rewrite::constant_tensor(g_, v); t && is_small_vector(value)) {
+      id = scratch_.add_initializer(value.name, *t);
+    } else if (value.producer != ir::kNone && is_small_vector(value) &&
+               computes_shape_value(g_.node(value.producer))) {
+      const ir::Node& n = g_.node(value.producer);
+      if (order_.size() >= kShapeValueNodes) return std::nullopt;
+      std::vector<ir::ValueId> inputs;
+      for (ir::ValueId in : n.inputs) {
+        if (in == ir::kNone) {
+          inputs.push_back(ir::kNone);
+          continue;
+        }
+        std::optional<ir::ValueId> c =
+            n.op_type == Symbol("Shape") || n.op_type == Symbol("Size") ? leaf(in) : copy(in);
+        if (!c) return std::nullopt;
+        inputs.push_back(*c);
+      }
+      if (auto it = copied_.find(v); it != copied_.end()) return it->second;  // a node with several outputs
+      std::vector<ir::ValueId> outputs;
+      for (ir::ValueId out : n.outputs) {
+        if (out == ir::kNone) {
+          outputs.push_back(ir::kNone);
+          continue;
+        }
+        outputs.push_back(scratch_.add_value(g_.value(out).name));
+        copied_[out] = outputs.back();
+      }
+      order_.push_back(
+          scratch_.add_node(n.op_type, std::move(inputs), std::move(outputs), n.attributes, n.name));
+      spellings_.push_back(spelled_opset(n));
+      return copied_[v];
+    } else {
+      return leaf(v);
+    }
+    copied_[v] = id;
+    return id;
+  }
+
+  // Infers the copied nodes in order; the content of `v`'s copy, or nullopt.
+  std::optional<Shape> content(ir::ValueId copy_of_v) {
+    infer::InferState state;
+    try {
+      for (std::size_t k = 0; k < order_.size(); ++k)
+        infer::infer_node(scratch_, order_[k], spellings_[k], state);
+    } catch (const Error&) {
+      return std::nullopt;  // a computation the runtime would reject: nothing to say about it
+    }
+    if (const Shape* s = state.value_shapes.find(copy_of_v)) return *s;
+    if (const Tensor* t = infer::graph_constant(scratch_, copy_of_v))
+      if (auto v = infer::tensor_ints(*t)) return infer::content_of(*v);
+    return std::nullopt;
+  }
+
+ private:
+  // `v` as an input of the scratch graph, with its type and shape.
+  ir::ValueId leaf(ir::ValueId v) {
+    if (auto it = copied_.find(v); it != copied_.end()) return it->second;
+    const ir::Value& value = g_.value(v);
+    const ir::ValueId id = scratch_.add_input(value.name, value.elem, value.shape);
+    copied_[v] = id;
+    return id;
+  }
+
+  const ir::Graph& g_;
+  ir::Graph scratch_;
+  std::unordered_map<ir::ValueId, ir::ValueId> copied_;
+  std::vector<ir::NodeId> order_;  // the copied nodes, producers first
+  std::vector<int64_t> spellings_;
+};
+}  // namespace detail
+
+// The elements of a small integer (or boolean, as 0 and 1) value as dimensions, static or symbolic,
+// unknown where the computation does not say; nullopt when the value is not such a computation.
+inline std::optional<Shape> shape_value(const ir::Graph& g, ir::ValueId v) {
+  if (v == ir::kNone || !detail::is_small_vector(g.value(v))) return std::nullopt;
+  detail::ScratchCopy scratch(g);
+  std::optional<ir::ValueId> copy = scratch.copy(v);
+  if (!copy) return std::nullopt;
+  return scratch.content(*copy);
+}
+inline std::optional<Shape> shape_value(const ValueView& v) { return shape_value(*v.graph, v.id); }
+
+// The values of a shape value whose elements are all known integers.
+inline std::optional<std::vector<int64_t>> static_shape_value(const ValueView& v) {
+  std::optional<Shape> content = shape_value(v);
+  return content ? infer::content_ints(*content) : std::nullopt;
+}
+
+}  // namespace xexp::patterns
+
+namespace xexp::patterns {
+
+namespace detail {
+inline constexpr auto known_shape_value =
+    rewrite::fact<"known_shape_value">([](const ValueView& v) -> std::optional<Tensor> {
+      // A graph output keeps its producer: its name is the graph's interface, a constant cannot take it.
+      if (v.constant() || v.value().is_graph_output()) return std::nullopt;
+      std::optional<std::vector<int64_t>> values = static_shape_value(v);
+      if (!values) return std::nullopt;
+      std::vector<int64_t> dims;
+      for (const Dim& d : *v.shape()) dims.push_back(d.value());
+      Tensor t = Tensor::from<int64_t>(dims, *values);
+      if (v.elem() == ElemType::Int64) return t;
+      return eval::evaluate_op(Symbol("Cast"), {}, {t},
+                               {ir::Attribute::make_int("to", static_cast<int64_t>(v.elem()))}, 18, 1)
+          .at(0);
+    });
+}  // namespace detail
+
+inline rewrite::RulePtr shape_based_constant_shape_value_rule() {
+  using namespace rewrite::dsl;
+  auto computed = named<'o'>(op<detail::kShapeValueOps>(etc));
+  auto value = detail::known_shape_value(computed);
+  return rule("ShapeBasedConstantShapeValue")
+      .match(computed)
+      .when(has_value(value))
+      .to(fold(value_of(value)));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/shape_based_expand_broadcast.hpp
 // ShapeBasedExpandBroadcast: like ExpandBroadcast, with any Expand shape (computed at run time) and an
 // Expand on one or both sides: Binary(Expand(X, s), Expand(Y, t)) is Binary(X, Y) when broadcasting X
@@ -13271,6 +13653,74 @@ inline rewrite::RulePtr shape_based_reshape_is_squeeze_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/shape_based_same_shape_value.hpp
+// ShapeBasedSameShapeValue: a shape computation that gives back what one of the values it reads (or
+// they read) already holds, element for element, is that value: Unsqueeze(Squeeze(Shape(X)[1:2])),
+// torch's Where(Equal(shape, -1), ones, shape) on a shape that holds no -1, shape * 1. So is one that
+// computes what an earlier node of the same op computes (exporters repeat Unsqueeze(Gather(Shape(X), 1))
+// for every Reshape, Slice and Expand, on X or on any other value of the same sequence length): the
+// later one goes. Earlier means among the kTwinSearch nodes before it, a bound that keeps the search
+// linear in the graph.
+// Same type and shape required; every element known (symbols compare by name).
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+inline constexpr std::size_t kTwinSearch = 256;
+// An input of the node producing `v`, an input of such an input's producer, or the output of an earlier
+// twin, holding the same elements as `v`; kNone when there is none.
+inline constexpr auto same_shape_value_input =
+    rewrite::fact<"same_shape_value_input">([](const ValueView& v) -> ir::ValueId {
+      const ir::Graph& g = *v.graph;
+      if (v.value().is_graph_output()) return ir::kNone;  // its name is the graph's interface
+      std::optional<Shape> content = shape_value(v);
+      if (!content ||
+          std::any_of(content->begin(), content->end(), [](const Dim& d) { return d.is_unknown(); }))
+        return ir::kNone;
+      auto holds_the_same = [&](ir::ValueId in) {
+        if (in == ir::kNone || in == v.id || g.value(in).elem != v.elem() || g.value(in).shape != v.shape())
+          return false;
+        std::optional<Shape> other = shape_value(g, in);
+        return other && *other == *content;
+      };
+      const ir::Node& node = rewrite::node_of(v);
+      for (ir::ValueId in : node.inputs) {
+        if (holds_the_same(in)) return in;
+        if (in == ir::kNone || g.value(in).producer == ir::kNone) continue;
+        for (ir::ValueId deeper : g.node(g.value(in).producer).inputs)
+          if (holds_the_same(deeper)) return deeper;
+      }
+      std::size_t steps = 0;
+      for (ir::NodeId k = node.prev; k != ir::kNone && steps < kTwinSearch; k = g.node(k).prev, ++steps) {
+        const ir::Node& twin = g.node(k);
+        if (twin.op_type == node.op_type && twin.domain == node.domain && twin.outputs.size() == 1 &&
+            holds_the_same(twin.outputs[0]))
+          return twin.outputs[0];
+      }
+      return ir::kNone;
+    });
+}  // namespace detail
+
+inline rewrite::RulePtr shape_based_same_shape_value_rule() {
+  using namespace rewrite::dsl;
+  auto computed = named<'o'>(op<detail::kShapeValueOps>(etc));
+  auto same = detail::same_shape_value_input(computed);
+  // replace_with: the replacement is an existing value the fact found, which no pattern names.
+  return rule("ShapeBasedSameShapeValue")
+      .match(computed)
+      .when(same != ir::kNone)
+      .to(replace_with(
+          "same_shape_value_input",
+          [](Rewriter&, const ValueView& o) -> std::optional<ir::ValueId> {
+            return detail::same_shape_value_input.f(o);
+          },
+          computed));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/shape_based_static_expand.hpp
 // ShapeBasedStaticExpand: Expand(X, computed shape) whose input and output shapes are known enough
 // becomes Expand(X, constant): 1 where the dimension does not change, the static size where it does.
@@ -13310,6 +13760,66 @@ inline rewrite::RulePtr shape_based_static_expand_rule() {
       .match(expand)
       .when(!is_constant(shape) && has_value(target))
       .to(Expand(x, fold(as_tensor(target))));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/shape_based_static_reshape.hpp
+// ShapeBasedStaticReshape: Reshape(X, shape computed by nodes) whose output shape is known becomes
+// Reshape(X, constant), so that the computation of the shape (Shape, Gather, Unsqueeze, Concat...) can go.
+// Each dimension is written as what it is known to be: its static size; 0 when it is the symbol X has at the
+// same position (Reshape copies that dimension; needs allowzero=0); -1 for one dimension neither (Reshape
+// computes it from the element count). Declines with two such dimensions, or a static size 0 without
+// allowzero (0 would copy). experimental-experiment aligns the symbols by an edit distance
+// (ShapeBasedEditDistanceReshape); Reshape's 0 copies by position only, so position is what counts.
+// As with every -1, a zero-sized X makes that dimension ambiguous: Reshape then fails at run time.
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+inline constexpr auto static_reshape_target = rewrite::fact<"static_reshape_target">(
+    [](const ValueView& x, const ValueView& reshape) -> std::optional<std::vector<int64_t>> {
+      // A shape the graph computes; one given as a graph input is the caller's to choose.
+      const ir::ValueId shape = rewrite::input_of(reshape, 1);
+      if (!x.shape() || !reshape.shape() || reshape.graph->value(shape).producer == ir::kNone)
+        return std::nullopt;
+      const bool allowzero = reshape_allows_zero(reshape);
+      const Shape& in = *x.shape();
+      const Shape& out = *reshape.shape();
+      std::vector<int64_t> target;
+      bool minus_one = false;
+      for (std::size_t k = 0; k < out.size(); ++k) {
+        const Dim& d = out[k];
+        if (d.is_static() && (d.value() != 0 || allowzero)) {
+          target.push_back(d.value());
+        } else if (!allowzero && d.is_symbolic() && k < in.size() && in[k] == d) {
+          target.push_back(0);
+        } else if (!minus_one && !d.is_static()) {
+          target.push_back(-1);
+          minus_one = true;
+        } else {
+          return std::nullopt;
+        }
+      }
+      // allowzero=1 forbids a 0 next to a -1.
+      if (allowzero && minus_one && std::find(target.begin(), target.end(), 0) != target.end())
+        return std::nullopt;
+      return target;
+    });
+}  // namespace detail
+
+inline rewrite::RulePtr shape_based_static_reshape_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'s'> shape;
+  auto reshape = named<'r'>(Reshape(x, shape));
+  auto target = detail::static_reshape_target(x, reshape);
+  return rule("ShapeBasedStaticReshape")
+      .match(reshape)
+      .when(!is_constant(shape) && has_value(target))
+      .to(rebuild(reshape, x, fold(as_tensor(target))));
 }
 
 }  // namespace xexp::patterns
@@ -14576,6 +15086,8 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       mul_mul_matmul_rule(),
       shape_based_reshape_is_squeeze_rule(),
       shape_based_static_expand_rule(),
+      shape_based_constant_shape_value_rule(),
+      shape_based_same_shape_value_rule(),
       shape_based_identity_rule(),
       shape_based_expand_broadcast_rule(),
       shape_based_expand_broadcast_matmul_rule(),
@@ -14588,6 +15100,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       squeeze_binary_unsqueeze_rule(),
       squeeze_unsqueeze_rule(),
       static_concat_reshape_rule(),
+      shape_based_static_reshape_rule(),  // after the Concat rules: where they apply, they do it first
       sub1_mul_rule(),
       swap_expand_reshape_rule(),
       swap_range_add_scalar_rule(),
@@ -15144,6 +15657,7 @@ inline void infer_model(ir::Model& model) {
 // Adding a local function to a model the way experimental-experiment's add_function does: an identical
 // function already registered under the same name is reused (two nn.Linear of the same size become one
 // function), a different body under a taken name is renamed <name>_l2l, <name>_l3l, ...
+// (merge_any_name: an identical function under any name is reused.)
 #include <string>
 #include <utility>
 
@@ -15274,11 +15788,17 @@ namespace xexp::functions {
 struct AddFunctionOptions {
   bool merge_allowed = true;   // reuse an identical function with the same name
   bool rename_allowed = true;  // else rename the new one <name>_l<k>l
+  // Reuse an identical function of the same domain whatever its name: when module types are unknown
+  // (a torch export names q_proj and k_proj, not their class), equal bodies still become one function.
+  bool merge_any_name = false;
 };
 
 // The name of the function with this key that holds `f`: the existing identical one, or `f` itself
 // added (renamed when needed). A domain the model does not import yet is imported at version 1.
 inline std::string add_function(ir::Model& model, ir::Function f, const AddFunctionOptions& options = {}) {
+  if (options.merge_any_name)
+    for (const ir::Function& existing : model.functions)
+      if (existing.domain == f.domain && same_function(existing, f)) return existing.name;
   const std::string base = f.name;
   for (int k = 1;; ++k) {
     const std::string candidate = k == 1 ? base : base + "_l" + std::to_string(k) + "l";
@@ -15563,6 +16083,202 @@ inline ir::Model export_modules_as_functions(const ir::Model& plain, const Modul
 inline ir::Model export_modules_as_functions(const GraphBuilder& builder, const FunctionExportOptions& options = {}) {
   return export_modules_as_functions(
       builder.model(), [&](ir::NodeId id) -> const ModuleStack& { return builder.module_stack(id); }, options);
+}
+
+}  // namespace xexp::functions
+// ======== xexp/functions/torch_modules.hpp
+// Modules of any torch export as local functions. Torch's exporters record which module instance each
+// node comes from:
+// - the TorchScript exporter in the node name, one segment per module: `/h.0/attn/c_attn/MatMul` is
+//   op MatMul in module h.0.attn.c_attn, itself inside h.0.attn and h.0 (no class names);
+// - the dynamo exporter in the node's metadata_props: `pkg.torch.onnx.name_scopes` = "['', 'h.0',
+//   'h.0.attn', 'matmul']" (the root module first, the node's own name last) and, level by level,
+//   `pkg.torch.onnx.class_hierarchy` = "['GPT', 'Block', 'torch.nn.modules.linear.Linear', 'aten.mm']".
+// Every module instance, nested ones included, becomes a call of a local function (module_export.hpp),
+// named after its class when the export records it (torch.nn classes by their short name, as
+// experimental-experiment names them), else after its attribute name without list indices (`h.0` ->
+// `h`). Identical bodies are one function whatever their names: without classes, q_proj and k_proj
+// would otherwise never share their Linear body. Nodes without a module path stay in the main graph.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// ======== xexp/onnx/node_metadata.hpp
+// NodeProto.metadata_props (field 9, ONNX >= 1.16): key/value strings exporters attach to a node, such as
+// torch's dynamo exporter recording the module a node came from (`pkg.torch.onnx.name_scopes`). ONNX
+// 1.12 does not know the field: the loader keeps it among the node's unknown fields (Node::unknown),
+// which the writer puts back as they were; this reads it from there.
+#include <onnx/onnx_pb.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+
+namespace xexp {
+
+inline constexpr int kNodeMetadataPropsField = 9;
+
+// The node's metadata_props in file order; empty when it has none.
+inline std::vector<std::pair<std::string, std::string>> node_metadata_props(const ir::Node& n) {
+  std::vector<std::pair<std::string, std::string>> props;
+  if (n.unknown.empty()) return props;
+  google::protobuf::UnknownFieldSet fields;
+  if (!fields.ParseFromString(n.unknown)) return props;
+  for (int k = 0; k < fields.field_count(); ++k) {
+    const google::protobuf::UnknownField& field = fields.field(k);
+    if (field.number() != kNodeMetadataPropsField ||
+        field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+      continue;
+    ::onnx::StringStringEntryProto entry;
+    if (entry.ParseFromString(field.length_delimited())) props.emplace_back(entry.key(), entry.value());
+  }
+  return props;
+}
+
+// The value of the node's metadata entry `key` (the last one when repeated), nullopt when absent.
+inline std::optional<std::string> node_metadata(const ir::Node& n, std::string_view key) {
+  std::optional<std::string> found;
+  for (auto& [k, v] : node_metadata_props(n))
+    if (k == key) found = std::move(v);
+  return found;
+}
+
+}  // namespace xexp
+
+namespace xexp::functions {
+
+inline constexpr std::string_view kTorchNameScopesKey = "pkg.torch.onnx.name_scopes";
+inline constexpr std::string_view kTorchClassHierarchyKey = "pkg.torch.onnx.class_hierarchy";
+
+struct TorchModuleOptions {
+  // Only the outermost `max_depth` levels of modules become functions (0: every level); the nodes of
+  // deeper modules go to their enclosing function.
+  std::size_t max_depth = 0;
+  FunctionExportOptions export_options = {};
+};
+
+namespace detail {
+
+// A Python list of strings as repr() writes it ("['', 'h.0', \"it's\"]"); nullopt for anything else.
+inline std::optional<std::vector<std::string>> parse_python_string_list(std::string_view text) {
+  std::vector<std::string> items;
+  std::size_t i = 0;
+  auto skip_spaces = [&] {
+    while (i < text.size() && text[i] == ' ') ++i;
+  };
+  skip_spaces();
+  if (i == text.size() || text[i++] != '[') return std::nullopt;
+  skip_spaces();
+  if (i < text.size() && text[i] == ']') return items;
+  while (i < text.size()) {
+    const char quote = text[i++];
+    if (quote != '\'' && quote != '"') return std::nullopt;
+    std::string item;
+    while (i < text.size() && text[i] != quote) {
+      if (text[i] == '\\' && i + 1 < text.size()) ++i;
+      item += text[i++];
+    }
+    if (i++ == text.size()) return std::nullopt;
+    items.push_back(std::move(item));
+    skip_spaces();
+    if (i == text.size()) return std::nullopt;
+    if (text[i] == ']') return items;
+    if (text[i++] != ',') return std::nullopt;
+    skip_spaces();
+  }
+  return std::nullopt;
+}
+
+// The last component of a module path without the list indices after it: `h.0` -> `h`,
+// `model.layers.12` -> `layers`, `0` -> `0`.
+inline std::string module_attribute_name(std::string_view path) {
+  auto is_index = [](std::string_view s) {
+    return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  std::string_view rest = path;
+  while (true) {
+    const std::size_t dot = rest.rfind('.');
+    if (dot == std::string_view::npos || !is_index(rest.substr(dot + 1))) break;
+    rest = rest.substr(0, dot);
+  }
+  const std::size_t dot = rest.rfind('.');
+  return std::string(dot == std::string_view::npos ? rest : rest.substr(dot + 1));
+}
+
+// `torch.nn.modules.linear.Linear` -> `Linear`; a user's class keeps its module (`__main__.Block`).
+inline std::string function_name_of_class(std::string_view qualified) {
+  if (!qualified.starts_with("torch.")) return std::string(qualified);
+  const std::size_t dot = qualified.rfind('.');
+  return std::string(qualified.substr(dot + 1));
+}
+
+// From dynamo's metadata; nullopt when the node has none (or it cannot be read).
+inline std::optional<ModuleStack> module_stack_from_metadata(const ir::Node& n) {
+  const std::optional<std::string> scopes_text = node_metadata(n, kTorchNameScopesKey);
+  if (!scopes_text) return std::nullopt;
+  const std::optional<std::vector<std::string>> scopes = parse_python_string_list(*scopes_text);
+  if (!scopes) return std::nullopt;
+  std::optional<std::vector<std::string>> classes;
+  if (const std::optional<std::string> classes_text = node_metadata(n, kTorchClassHierarchyKey))
+    classes = parse_python_string_list(*classes_text);
+  if (classes && classes->size() != scopes->size()) classes.reset();
+  ModuleStack stack;
+  // [0] is the root module (the whole model), the last entry the node itself.
+  for (std::size_t k = 1; k + 1 < scopes->size(); ++k) {
+    const std::string& path = (*scopes)[k];
+    stack.push_back({path, classes ? function_name_of_class((*classes)[k]) : module_attribute_name(path)});
+  }
+  return stack;
+}
+
+// From a TorchScript node name `/a/b.0/c/Op_3`; empty for a name that does not start with '/'.
+inline ModuleStack module_stack_from_name(std::string_view name) {
+  ModuleStack stack;
+  if (!name.starts_with('/')) return stack;
+  std::string path;
+  std::size_t start = 1;
+  for (std::size_t slash = name.find('/', start); slash != std::string_view::npos;
+       slash = name.find('/', start)) {
+    const std::string_view segment = name.substr(start, slash - start);
+    start = slash + 1;
+    if (segment.empty()) continue;
+    if (!path.empty()) path += '.';
+    path += segment;
+    stack.push_back({path, module_attribute_name(segment)});
+  }
+  return stack;
+}
+
+}  // namespace detail
+
+// The modules node `n` of a torch export was created in, outermost first: from its metadata when the
+// dynamo exporter wrote some, else from its TorchScript name. Empty: the model itself.
+inline ModuleStack torch_module_stack(const ir::Node& n, std::size_t max_depth = 0) {
+  std::optional<ModuleStack> stack = detail::module_stack_from_metadata(n);
+  if (!stack) stack = detail::module_stack_from_name(n.name);
+  if (max_depth && stack->size() > max_depth) stack->resize(max_depth);
+  return std::move(*stack);
+}
+
+// `model` (a torch export) with every module instance as a call of a local function in domain
+// aten_local_function (module_export.hpp says how boundaries, weights and nesting are handled). The
+// main graph's Constant nodes first become initializers: the small ones then come back as Constant
+// nodes inside each body that reads them, where the rules see them, and the exporter's constants that
+// carry no module path (TorchScript's `Constant_15`) do not cut a module's nodes in two.
+inline ir::Model export_torch_modules_as_functions(ir::Model model, const TorchModuleOptions& options = {}) {
+  ir::constant_nodes_to_initializers(*model.graph);
+  std::vector<ModuleStack> stacks(model.graph->node_capacity());
+  for (ir::NodeId id : model.graph->nodes())
+    stacks[id] = torch_module_stack(model.graph->node(id), options.max_depth);
+  FunctionExportOptions export_options = options.export_options;
+  export_options.add.merge_any_name = true;
+  return export_modules_as_functions(
+      model, [&](ir::NodeId id) -> const ModuleStack& { return stacks[id]; }, export_options);
 }
 
 }  // namespace xexp::functions
@@ -15950,6 +16666,7 @@ struct OptimizeModelOptions {
   int verbose = 0;               // rewrite::OptimizeOptions::verbose
   std::string explain = {};      // rewrite::OptimizeOptions::explain: why this rule did not match, node by node
   std::ostream* log = nullptr;   // std::cerr when null
+  rewrite::ProgressHook on_iteration = {};  // rewrite::OptimizeOptions::on_iteration
 };
 
 struct OptimizeModelReport {
@@ -16015,6 +16732,7 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   }
   rewrite::OptimizeOptions rewrite_options{.verbose = options.verbose, .log = &log};
   rewrite_options.explain = options.explain;
+  rewrite_options.on_iteration = options.on_iteration;
   if (options.constant_folding) {
     report.folded += detail::fold_and_clean(model);  // Shape of values whose shape is now static
     eval::FoldOptions fold_options;
@@ -16063,6 +16781,40 @@ inline std::string format_report(const OptimizeModelReport& report, bool all_rul
   for (const rewrite::RuleStats& s : report.rules.rules) row(s, std::to_string(s.priority));
   for (const rewrite::RuleStats& s : report.rules.cleanups) row(s, "-");
   return out.str();
+}
+
+}  // namespace xexp::tools
+// ======== xexp/tools/optimize_modules.hpp
+// `xexp optimize MODEL --modules-as-functions`: the modules of a torch export become local functions
+// (functions/torch_modules.hpp), then optimize_model works on the main graph and on each function body
+// on its own. Constants are folded on the flat graph first, types inferred in between as
+// optimize_model does: a function body has no initializers to hold folded results (optimize_model folds
+// only the main graph), so the shape chains an exporter writes inside a module (Constant -> Unsqueeze ->
+// Concat -> Reshape, Shape of a static input) must be constants before they move into a body, where
+// they come back as Constant nodes the rules read.
+
+namespace xexp::tools {
+
+// Optimizes `model` in place, leaving it with its modules as local functions. The report counts the
+// nodes of the flat model before and of the main graph and the bodies after. Throws xexp::Error for an
+// unknown pattern name before touching the model.
+inline OptimizeModelReport optimize_modules_as_functions(ir::Model& model,
+                                                         const OptimizeModelOptions& options = {},
+                                                         const functions::TorchModuleOptions& modules = {}) {
+  rewrite::rules_from_string(options.patterns);
+  const std::size_t flat_nodes = detail::count_nodes(model);
+  std::size_t folded = 0;
+  if (options.constant_folding) {
+    ir::constant_nodes_to_initializers(*model.graph);
+    folded += detail::fold_and_clean(model);
+    infer::infer_model_types(model);
+    folded += detail::fold_and_clean(model);
+  }
+  model = functions::export_torch_modules_as_functions(std::move(model), modules);
+  OptimizeModelReport report = optimize_model(model, options);
+  report.nodes_before = flat_nodes;
+  report.folded += folded;
+  return report;
 }
 
 }  // namespace xexp::tools
@@ -16573,6 +17325,228 @@ inline std::map<std::string, Tensor> load_intermediates(const std::string& path)
     out.emplace(g.value(n.outputs[0]).name, value->tensors[0]);
   }
   return out;
+}
+
+}  // namespace xexp::tools
+// ======== xexp/tools/dot.hpp
+// A model as a Graphviz drawing (`xexp dot`): one box per node with its op type, its domain when not
+// ONNX's, the constants it reads and the type and shape of its outputs; graph inputs and outputs as
+// ellipses. Constants (initializers, and the Constant nodes function bodies keep) are not drawn apart:
+// a model has as many of them as nodes, and an arrow from each would hide the data flow. Their consumer
+// lists them instead, with the values of small ones. Local functions are drawn as clusters.
+//
+// Given the model before optimization (DotOptions::before), the nodes a rule made are filled green and
+// name their rule: the rewriter names every node it creates `<Rule>Pattern--<root>` (rewrite/rewriter.hpp),
+// and a node whose name the model before did not have is one the optimization made.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+
+namespace xexp::tools {
+
+struct DotOptions {
+  int64_t max_constant_values = 8;    // constants with at most this many elements show their values
+  bool functions = true;              // draw local functions as clusters
+  const ir::Model* before = nullptr;  // the model before optimization: mark the nodes a rule made
+  std::string title = {};             // the drawing's caption
+};
+
+namespace detail {
+
+// A string as a Graphviz double-quoted string; "\n" in `text` becomes a line break.
+inline std::string dot_quoted(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+// The type of a typed value (has_type()): "float32(2,30,16)", "int64(batch,seq)", "float32" (rank
+// unknown), "<non-tensor>" (a sequence, a map, ...).
+inline std::string dot_type(const ir::Value& v) {
+  if (v.elem == ElemType::Undefined) return "<non-tensor>";
+  std::string out(elem_type_short_name(v.elem));
+  if (v.shape) out += shape_str(*v.shape);
+  return out;
+}
+
+// "0.5", "[-1, 0]": the values of a small numeric or string constant, empty when it is larger than
+// `max_values` or its data cannot be read.
+inline std::string dot_constant_values(const Tensor& t, int64_t max_values) {
+  if (t.size() > max_values || !t.available()) return {};
+  std::vector<std::string> items;
+  if (t.type() == ElemType::String) {
+    for (const std::string& s : t.string_data()) items.push_back(single_quoted(s));
+  } else if (is_numeric(t.type())) {
+    for (double v : eval::as_doubles(t))
+      items.push_back(is_float(t.type()) ? shortest_float(v, single_precision(t.type()))
+                                         : std::to_string(static_cast<int64_t>(v)));
+  } else {
+    return {};
+  }
+  if (t.rank() == 0 && items.size() == 1) return items[0];
+  std::string out = "[";
+  for (std::size_t k = 0; k < items.size(); ++k) out += (k ? ", " : "") + items[k];
+  return out + "]";
+}
+
+// Long value names (exporters write /decoder/attention/attention.0/query/Transpose_output_0) keep their
+// end, which tells them apart.
+inline std::string dot_value_name(std::string_view name, std::size_t keep = 32) {
+  if (name.size() <= keep) return std::string(name);
+  return "..." + std::string(name.substr(name.size() - (keep - 3)));
+}
+
+inline std::unordered_set<std::string> all_node_names(const ir::Model& model) {
+  std::unordered_set<std::string> names;
+  auto add = [&](const ir::Graph& g) {
+    for (ir::NodeId id : g.nodes()) names.insert(g.node(id).name);
+  };
+  add(*model.graph);
+  for (const ir::Function& f : model.functions) add(*f.body);
+  return names;
+}
+
+class DotWriter {
+ public:
+  DotWriter(const ir::Model& model, const DotOptions& options) : model_(model), options_(options) {
+    if (options.before) before_names_ = all_node_names(*options.before);
+  }
+
+  std::string write() {
+    out_ += "digraph model {\n";
+    out_ += "  graph [rankdir=TB, fontname=\"Helvetica\", fontsize=12, labelloc=t";
+    std::string caption = options_.title;
+    if (options_.before) caption += (caption.empty() ? "" : "\n") + std::string("green: made by a rule, named in the box");
+    if (!caption.empty()) out_ += ", label=" + dot_quoted(caption);
+    out_ += "];\n";
+    out_ += "  node [shape=box, style=\"rounded,filled\", fillcolor=\"#eeeeee\", fontname=\"Helvetica\", fontsize=10];\n";
+    out_ += "  edge [color=\"#555555\"];\n";
+    graph(*model_.graph, "", "  ");
+    if (options_.functions)
+      for (std::size_t k = 0; k < model_.functions.size(); ++k) {
+        const ir::Function& f = model_.functions[k];
+        const std::string prefix = "f" + std::to_string(k) + "_";
+        out_ += "  subgraph " + dot_quoted("cluster_" + prefix) + " {\n";
+        out_ += "    graph [label=" + dot_quoted("function " + f.domain + "." + f.name) +
+                ", style=\"rounded\", color=\"#888888\"];\n";
+        graph(*f.body, prefix, "    ");
+        out_ += "  }\n";
+      }
+    out_ += "}\n";
+    return std::move(out_);
+  }
+
+ private:
+  // A Constant node whose consumers list its value instead of an arrow from it.
+  static bool folded_constant_node(const ir::Graph& g, const ir::Node& n) {
+    return ir::is_constant_node(n) && n.outputs.size() == 1 && n.outputs[0] != ir::kNone &&
+           !g.value(n.outputs[0]).is_graph_output() && ir::constant_attribute_value(n.attributes);
+  }
+
+  // The constant behind a node input, when the drawing folds it into its consumer.
+  static std::optional<Tensor> folded_constant(const ir::Graph& g, ir::ValueId id) {
+    const ir::Value& v = g.value(id);
+    if (v.initializer) return v.initializer;
+    if (v.producer != ir::kNone && folded_constant_node(g, g.node(v.producer)))
+      return ir::constant_attribute_value(g.node(v.producer).attributes);
+    return std::nullopt;
+  }
+
+  bool is_function_call(const ir::Node& n) const {
+    return model_.find_function(n.domain.view(), n.op_type.view()) != nullptr;
+  }
+
+  void graph(const ir::Graph& g, const std::string& prefix, const std::string& indent) {
+    std::vector<std::string> drawn(g.value_capacity());  // the drawing's id of what produces each value
+    for (std::size_t k = 0; k < g.inputs().size(); ++k) {
+      const ir::ValueId id = g.inputs()[k];
+      const ir::Value& v = g.value(id);
+      drawn[id] = prefix + "i" + std::to_string(k);
+      out_ += indent + drawn[id] + " [shape=ellipse, fillcolor=\"#cfe8ff\", label=" +
+              dot_quoted(v.has_type() ? v.name + "\n" + dot_type(v) : v.name) + "];\n";
+    }
+    std::size_t count = 0;
+    for (ir::NodeId nid : g.nodes()) {
+      const ir::Node& n = g.node(nid);
+      if (folded_constant_node(g, n)) continue;
+      const std::string id = prefix + "n" + std::to_string(count++);
+      node(g, nid, id, indent, drawn);
+      for (ir::ValueId out : n.outputs)
+        if (out != ir::kNone) drawn[out] = id;
+    }
+    for (std::size_t k = 0; k < g.outputs().size(); ++k) {
+      const ir::Value& v = g.value(g.outputs()[k]);
+      const std::string id = prefix + "o" + std::to_string(k);
+      std::string label = v.name;
+      if (v.has_type()) label += "\n" + dot_type(v);
+      if (v.initializer)
+        if (std::string values = dot_constant_values(*v.initializer, options_.max_constant_values); !values.empty())
+          label += "\n" + values;
+      out_ += indent + id + " [shape=ellipse, fillcolor=\"#ffe0b3\", label=" + dot_quoted(label) + "];\n";
+      if (!drawn[g.outputs()[k]].empty()) out_ += indent + drawn[g.outputs()[k]] + " -> " + id + ";\n";
+    }
+  }
+
+  void node(const ir::Graph& g, ir::NodeId nid, const std::string& id, const std::string& indent,
+            const std::vector<std::string>& drawn) {
+    const ir::Node& n = g.node(nid);
+    std::string label(n.op_type.view());
+    if (!n.domain.empty()) label += "\n[" + n.domain.str() + "]";
+    std::vector<std::string> sources;  // the drawn producers of its inputs, each once
+    for (ir::ValueId in : n.inputs) {
+      if (in == ir::kNone) continue;
+      if (std::optional<Tensor> constant = folded_constant(g, in)) {
+        std::string values = dot_constant_values(*constant, options_.max_constant_values);
+        if (values.empty()) values = std::string(elem_type_short_name(constant->type())) + shape_str(constant->shape());
+        label += "\n" + dot_value_name(g.value(in).name) + " = " + values;
+        continue;
+      }
+      const std::string& source = drawn[in];
+      if (!source.empty() && std::find(sources.begin(), sources.end(), source) == sources.end())
+        sources.push_back(source);
+    }
+    // The typed outputs something reads (a fused normalization's unused statistics would only add
+    // lines), or all of them for a node nothing reads.
+    const bool any_read = g.any_output_read(nid);
+    for (ir::ValueId out : n.outputs)
+      if (out != ir::kNone && g.value(out).has_type() && (!any_read || g.value(out).is_read()))
+        label += "\n-> " + dot_type(g.value(out));
+    std::string style;
+    const std::string_view rule = rewrite::rule_of_node_name(n.name);
+    if (options_.before && !rule.empty() && !before_names_.count(n.name)) {
+      label += "\nby " + std::string(rule);
+      style = ", fillcolor=\"#c9f0c9\", color=\"#2e8b2e\", penwidth=2";
+    } else if (is_function_call(n)) {
+      style = ", fillcolor=\"#fff5c2\"";
+    }
+    out_ += indent + id + " [label=" + dot_quoted(label) + style + "];\n";
+    for (const std::string& source : sources) out_ += indent + source + " -> " + id + ";\n";
+  }
+
+  const ir::Model& model_;
+  const DotOptions& options_;
+  std::unordered_set<std::string> before_names_;
+  std::string out_;
+};
+
+}  // namespace detail
+
+// The Graphviz source drawing `model` (render it with `dot -Tsvg`).
+inline std::string to_dot(const ir::Model& model, const DotOptions& options = {}) {
+  return detail::DotWriter(model, options).write();
 }
 
 }  // namespace xexp::tools
