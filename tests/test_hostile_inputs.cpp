@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "support/cli.hpp"
+#include "support/onnx_protos.hpp"
 #include "support/temp_dir.hpp"
 #include "xexp/eval/evaluator.hpp"
 #include "xexp/functions/inliner.hpp"
@@ -16,30 +17,12 @@
 #include "xexp/tools/printer.hpp"
 #include "xexp/tools/run.hpp"
 
+using xexp::testing::make_node;
+using xexp::testing::tensor_info;
 using xexp::testing::TempDir;
 using xexp::testing::write_file;
 
 namespace {
-
-::onnx::ValueInfoProto tensor_info(const std::string& name, std::vector<int64_t> dims, int elem_type = 1) {
-  ::onnx::ValueInfoProto vi;
-  vi.set_name(name);
-  auto* tt = vi.mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(elem_type);
-  for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
-  return vi;
-}
-
-::onnx::NodeProto node(const std::string& op, std::vector<std::string> inputs, std::vector<std::string> outputs,
-                       const std::string& domain = "") {
-  ::onnx::NodeProto n;
-  n.set_op_type(op);
-  n.set_name(op + "_" + outputs.at(0));
-  n.set_domain(domain);
-  for (auto& i : inputs) n.add_input(i);
-  for (auto& o : outputs) n.add_output(o);
-  return n;
-}
 
 void set_ints(::onnx::NodeProto& n, const std::string& name, std::vector<int64_t> values) {
   auto* a = n.add_attribute();
@@ -63,9 +46,9 @@ void set_int(::onnx::NodeProto& n, const std::string& name, int64_t value) {
   opset->set_version(18);
   auto* g = m.mutable_graph();
   g->set_name("g");
-  *g->add_input() = tensor_info("X", {2, 3});
-  *g->add_node() = node("Relu", {"X"}, {"Y"});
-  *g->add_output() = tensor_info("Y", {2, 3});
+  *g->add_input() = tensor_info("X", 1, {2, 3});
+  *g->add_node() = make_node("Relu", {"X"}, {"Y"}, "Relu_Y");
+  *g->add_output() = tensor_info("Y", 1, {2, 3});
   return m;
 }
 
@@ -76,7 +59,7 @@ void add_function_calling(::onnx::ModelProto& m, const std::string& name, const 
   f->set_domain("local");
   f->add_input("x");
   f->add_output("y");
-  *f->add_node() = node(callee, {"x"}, {"y"}, "local");
+  *f->add_node() = make_node(callee, {"x"}, {"y"}, callee + "_y", "local");
   auto* o = f->add_opset_import();
   o->set_domain("local");
   o->set_version(1);
@@ -84,8 +67,8 @@ void add_function_calling(::onnx::ModelProto& m, const std::string& name, const 
   auto* mo = m.add_opset_import();
   mo->set_domain("local");
   mo->set_version(1);
-  *m.mutable_graph()->add_node() = node(name, {"X"}, {"R"}, "local");
-  *m.mutable_graph()->add_output() = tensor_info("R", {2, 3});
+  *m.mutable_graph()->add_node() = make_node(name, {"X"}, {"R"}, name + "_R", "local");
+  *m.mutable_graph()->add_output() = tensor_info("R", 1, {2, 3});
 }
 
 ::onnx::TensorProto float_tensor(const std::string& name, std::vector<int64_t> dims, std::size_t bytes) {
@@ -285,7 +268,7 @@ TEST(HostileTensors, StringTensorWithRawDataIsRefused) {
 TEST(HostileTensors, RandomInputWhoseDimsOverflowIsAnError) {
   TempDir dir;
   ::onnx::ModelProto m = base_model();
-  *m.mutable_graph()->mutable_input(0) = tensor_info("X", {(int64_t{1} << 32) + 1, int64_t{1} << 32});
+  *m.mutable_graph()->mutable_input(0) = tensor_info("X", 1, {(int64_t{1} << 32) + 1, int64_t{1} << 32});
   const std::string path = saved(dir, m);
   if (!cli_built()) GTEST_SKIP() << "xexp CLI not built";
   const auto r = xexp::testing::run_xexp("run --random " + xexp::testing::shell_quote(path));
@@ -299,11 +282,11 @@ TEST(HostileKernels, ConcatOfMismatchedShapesIsAnError) {
   // llama_L1 declaring opset 1 crashed `run` and `optimize` here (an out-of-bounds copy).
   TempDir dir;
   ::onnx::ModelProto m = base_model();
-  *m.mutable_graph()->add_input() = tensor_info("Z", {3, 3});
-  ::onnx::NodeProto concat = node("Concat", {"X", "Z"}, {"C"});
+  *m.mutable_graph()->add_input() = tensor_info("Z", 1, {3, 3});
+  ::onnx::NodeProto concat = make_node("Concat", {"X", "Z"}, {"C"}, "Concat_C");
   set_int(concat, "axis", 1);
   *m.mutable_graph()->add_node() = concat;
-  *m.mutable_graph()->add_output() = tensor_info("C", {});
+  *m.mutable_graph()->add_output() = tensor_info("C", 1, {});
   const std::string error = run_error(saved(dir, m), {{"X", zeros({2, 3})}, {"Z", zeros({3, 3})}});
   EXPECT_NE(error.find("node 'Concat_C'"), std::string::npos) << error;
   EXPECT_NE(error.find("differ outside axis 1"), std::string::npos) << error;
@@ -313,10 +296,10 @@ TEST(HostileKernels, ScanWithoutItsBodyIsTypedWithoutOnnxInference) {
   // libonnx's Scan inference dereferences the missing body: `print` and `optimize` crashed in it.
   TempDir dir;
   ::onnx::ModelProto m = base_model();
-  ::onnx::NodeProto scan = node("Scan", {"Y"}, {"S"});
+  ::onnx::NodeProto scan = make_node("Scan", {"Y"}, {"S"}, "Scan_S");
   set_int(scan, "num_scan_inputs", 1);
   *m.mutable_graph()->add_node() = scan;
-  *m.mutable_graph()->add_output() = tensor_info("S", {});
+  *m.mutable_graph()->add_output() = tensor_info("S", 1, {});
   xexp::ir::Model model = xexp::load_model(saved(dir, m));
   xexp::tools::OptimizeModelOptions options;
   options.patterns = "default+onnxruntime";
@@ -328,11 +311,11 @@ TEST(HostileKernels, ScanWithoutItsBodyIsTypedWithoutOnnxInference) {
 TEST(HostileKernels, AxisOfAScalarIsAnError) {
   TempDir dir;
   ::onnx::ModelProto m = base_model();
-  *m.mutable_graph()->add_input() = tensor_info("S", {});
-  ::onnx::NodeProto concat = node("Concat", {"S", "S"}, {"C"});
+  *m.mutable_graph()->add_input() = tensor_info("S", 1, {});
+  ::onnx::NodeProto concat = make_node("Concat", {"S", "S"}, {"C"}, "Concat_C");
   set_int(concat, "axis", 0);
   *m.mutable_graph()->add_node() = concat;
-  *m.mutable_graph()->add_output() = tensor_info("C", {});
+  *m.mutable_graph()->add_output() = tensor_info("C", 1, {});
   const std::string error = run_error(saved(dir, m), {{"X", zeros({2, 3})}, {"S", zeros({})}});
   EXPECT_NE(error.find("out of range for rank 0"), std::string::npos) << error;
 }
@@ -340,10 +323,10 @@ TEST(HostileKernels, AxisOfAScalarIsAnError) {
 TEST(HostileKernels, TransposeWithAPermThatIsNoPermutationIsAnError) {
   TempDir dir;
   ::onnx::ModelProto m = base_model();
-  ::onnx::NodeProto transpose = node("Transpose", {"X"}, {"T"});
+  ::onnx::NodeProto transpose = make_node("Transpose", {"X"}, {"T"}, "Transpose_T");
   set_ints(transpose, "perm", {1, 7});
   *m.mutable_graph()->add_node() = transpose;
-  *m.mutable_graph()->add_output() = tensor_info("T", {});
+  *m.mutable_graph()->add_output() = tensor_info("T", 1, {});
   const std::string error = run_error(saved(dir, m), {{"X", zeros({2, 3})}});
   EXPECT_NE(error.find("not a permutation"), std::string::npos) << error;
 }
@@ -351,19 +334,19 @@ TEST(HostileKernels, TransposeWithAPermThatIsNoPermutationIsAnError) {
 TEST(HostileKernels, LoopBodyWithTooFewOutputsIsAnError) {
   TempDir dir;
   ::onnx::ModelProto m = base_model();
-  ::onnx::NodeProto loop = node("Loop", {"", "", "X"}, {"L"});
+  ::onnx::NodeProto loop = make_node("Loop", {"", "", "X"}, {"L"}, "Loop_L");
   auto* body = loop.add_attribute();
   body->set_name("body");
   body->set_type(::onnx::AttributeProto::GRAPH);
   auto* g = body->mutable_g();
   g->set_name("body");
-  *g->add_input() = tensor_info("i", {}, 7);
-  *g->add_input() = tensor_info("c", {}, 9);
-  *g->add_input() = tensor_info("x", {2, 3});
-  *g->add_node() = node("Identity", {"c"}, {"c_out"});
-  *g->add_output() = tensor_info("c_out", {}, 9);  // the loop-carried x is missing
+  *g->add_input() = tensor_info("i", 7, {});
+  *g->add_input() = tensor_info("c", 9, {});
+  *g->add_input() = tensor_info("x", 1, {2, 3});
+  *g->add_node() = make_node("Identity", {"c"}, {"c_out"}, "Identity_c_out");
+  *g->add_output() = tensor_info("c_out", 9, {});  // the loop-carried x is missing
   *m.mutable_graph()->add_node() = loop;
-  *m.mutable_graph()->add_output() = tensor_info("L", {2, 3});
+  *m.mutable_graph()->add_output() = tensor_info("L", 1, {2, 3});
   const std::string error = run_error(saved(dir, m), {{"X", zeros({2, 3})}});
   EXPECT_NE(error.find("fewer than the condition and 1 loop-carried"), std::string::npos) << error;
 }

@@ -7,12 +7,15 @@
 #include <random>
 #include <string>
 
+#include "support/onnx_protos.hpp"
 #include "support/temp_dir.hpp"
 #include "xexp/core/float16.hpp"
 #include "xexp/onnx.hpp"
 
 using google::protobuf::util::MessageDifferencer;
+using xexp::testing::make_node;
 using xexp::testing::read_file;
+using xexp::testing::tensor_info;
 using xexp::testing::TempDir;
 using xexp::testing::write_file;
 
@@ -25,26 +28,6 @@ static xexp::SaveOptions external(std::size_t threshold, std::string file = {}) 
 }
 
 namespace {
-
-::onnx::ValueInfoProto tensor_info(const std::string& name, int elem_type, std::vector<int64_t> dims) {
-  ::onnx::ValueInfoProto vi;
-  vi.set_name(name);
-  auto* tt = vi.mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(elem_type);
-  for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
-  return vi;
-}
-
-::onnx::NodeProto make_node(const std::string& op, std::vector<std::string> inputs, std::vector<std::string> outputs,
-                            const std::string& name, const std::string& domain = "") {
-  ::onnx::NodeProto n;
-  n.set_op_type(op);
-  n.set_name(name);
-  if (!domain.empty()) n.set_domain(domain);
-  for (auto& i : inputs) n.add_input(i);
-  for (auto& o : outputs) n.add_output(o);
-  return n;
-}
 
 // X -> Relu -> Y, at opset 18.
 ::onnx::ModelProto small_model() {

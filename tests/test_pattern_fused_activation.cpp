@@ -15,7 +15,7 @@ using namespace xexp::ir;
 using test::node;
 using test::op_types;
 using test::run_rules;
-using OpList = std::vector<std::string>;
+using test::OpList;
 
 namespace {
 

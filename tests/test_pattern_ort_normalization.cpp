@@ -18,7 +18,7 @@ using namespace xexp::ir;
 using test::node;
 using test::op_types;
 using test::run_rules;
-using OpList = std::vector<std::string>;
+using test::OpList;
 
 // The rules are reachable by name before the lead adds them to the onnxruntime set.
 static const bool registered = [] {
