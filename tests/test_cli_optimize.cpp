@@ -5,13 +5,17 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "support/compare.hpp"
 #include "support/ort.hpp"
 #include "support/process.hpp"
 #include "support/random_inputs.hpp"
 #include "support/temp_dir.hpp"
+#include "xexp/eval/evaluator.hpp"
 #include "xexp/onnx.hpp"
+#include "xexp/onnx/schema.hpp"
 #include "xexp/patterns.hpp"
 
 using namespace xexp;
@@ -196,4 +200,124 @@ TEST(CliOptimize, ModulesAsFunctionsKeepsTheFunctionsAndTheNumbers) {
     SCOPED_TRACE(path);
     expect_all_close(run_onnxruntime(path, feeds), expected, 1e-5, 1e-5);
   }
+}
+
+// --target-opset on torch exports read from disk as the exporter wrote them (opset 14 with dynamic axes,
+// opset 16): LayerNorm decompositions the `default` set leaves alone below 17 (saying so in one line)
+// become LayerNormalization at 17 and 18, with the same outputs as the file in ONNX Runtime and in our
+// evaluator.
+namespace {
+
+struct OpsetCase {
+  const char* file;
+  std::size_t layer_norms;
+};
+const OpsetCase kOpsetCases[] = {{"gpt_erf_L1.op14dyn.onnx", 3}, {"seed_llm.op16.onnx", 2}};
+
+std::string shared_model(const char* file) { return std::string(XEXP_SHARED_DIR) + "/models/" + file; }
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Whether every default-domain node exists in ONNX at the model's own opset.
+void expect_ops_exist_at_model_opset(const ir::Model& model) {
+  const int64_t opset = model.opset("").value_or(0);
+  for (ir::NodeId id : model.graph->nodes()) {
+    const ir::Node& n = model.graph->node(id);
+    if (n.domain.empty()) {
+      EXPECT_NE(find_schema(n.op_type.view(), "", opset), nullptr) << n.op_type.view() << " at opset " << opset;
+    }
+  }
+}
+
+}  // namespace
+
+TEST(CliOptimize, TargetOpsetUpgradesAndFusesLayerNormalization) {
+  for (const OpsetCase& c : kOpsetCases) {
+    SCOPED_TRACE(c.file);
+    TempDir dir;
+    const std::string original = shared_model(c.file);
+    const int64_t opset = load_model(original).opset("").value();
+    const std::string kept = dir / "kept.onnx", up17 = dir / "up17.onnx", up18 = dir / "up18.onnx";
+
+    // Without the option: the opset stays, no op the opset lacks appears, and one line says what 17 gives.
+    const CommandResult k = xexp_cli("optimize " + shell_quote(original) + " -o " + shell_quote(kept) +
+                                     " --patterns default");
+    ASSERT_EQ(k.exit_code, 0) << k.err;
+    const ir::Model kept_model = load_model(kept);
+    EXPECT_EQ(kept_model.opset(""), opset);
+    EXPECT_EQ(count_op(kept_model, "LayerNormalization"), 0u);
+    expect_ops_exist_at_model_opset(kept_model);
+    EXPECT_NE(k.out.find(std::to_string(c.layer_norms) + " LayerNormalization matches would fuse with --target-opset 17"),
+              std::string::npos)
+        << k.out;
+
+    const CommandResult r17 = xexp_cli("optimize " + shell_quote(original) + " -o " + shell_quote(up17) +
+                                       " --patterns default --target-opset 17");
+    ASSERT_EQ(r17.exit_code, 0) << r17.err;
+    EXPECT_EQ(r17.out.find("LayerNormalization"), std::string::npos) << r17.out;
+    const CommandResult r18 = xexp_cli("optimize " + shell_quote(original) + " -o " + shell_quote(up18) +
+                                       " --patterns default --target-opset 18");
+    ASSERT_EQ(r18.exit_code, 0) << r18.err;
+    const ir::Model m17 = load_model(up17), m18 = load_model(up18);
+    EXPECT_EQ(m17.opset(""), 17);
+    EXPECT_EQ(m18.opset(""), 18);
+    EXPECT_EQ(count_op(m17, "LayerNormalization"), c.layer_norms);
+    EXPECT_EQ(count_op(m18, "LayerNormalization"), c.layer_norms);
+    EXPECT_LT(m17.graph->node_count(), kept_model.graph->node_count());
+    expect_ops_exist_at_model_opset(m17);
+    EXPECT_EQ(count_op(m18, "ReduceMean"), 0u);
+
+    const ir::Model reference = load_model(original);
+    const NamedTensors feeds = random_feeds(*reference.graph, {.seed = 7, .int_high = 100, .symbols = {{"batch", 2}, {"seq", 5}}});
+    const std::vector<OrtResult> ort =
+        run_onnxruntime_batch({{original, feeds}, {kept, feeds}, {up17, feeds}, {up18, feeds}});
+    ASSERT_TRUE(ort[0].ok) << ort[0].error;
+    const NamedTensors& expected = ort[0].outputs;
+    const std::string optimized[] = {kept, up17, up18};
+    for (std::size_t k = 0; k < 3; ++k) {
+      const std::string& path = optimized[k];
+      SCOPED_TRACE(path);
+      ASSERT_TRUE(ort[k + 1].ok) << ort[k + 1].error;
+      expect_all_close(ort[k + 1].outputs, expected, 1e-4, 1e-4);
+      const ir::Model model = load_model(path);  // the evaluator reads it while it runs
+      eval::Evaluator ours(model);
+      const std::vector<Tensor> got = ours.run(feeds);
+      expect_all_close({{"out", got.at(0)}}, {{"out", expected.begin()->second}}, 1e-4, 1e-4);
+    }
+  }
+}
+
+TEST(CliOptimize, UnsupportedOpsetUpgradeIsOneErrorLineAndWritesNothing) {
+  TempDir dir;
+  const std::string original = shared_model("gpt_erf_L1.op14dyn.onnx"), out = dir / "o.onnx";
+  const std::string bytes = file_bytes(original);
+  expect_one_error_line(xexp_cli("optimize " + shell_quote(original) + " -o " + shell_quote(out) + " --target-opset 13"),
+                        "cannot downgrade opset 14 to 13");
+  expect_one_error_line(xexp_cli("optimize " + shell_quote(original) + " -o " + shell_quote(out) + " --target-opset 19"),
+                        "the newest opset supported is 18");
+  EXPECT_FALSE(std::filesystem::exists(out));
+  // The onnxruntime set's fusions, com.microsoft ops and LayerNormalization below opset 17 (ONNX
+  // Runtime's own extension), are nothing ONNX's converter can adapt: the first of them is named.
+  const std::string fused = dir / "fused.onnx";
+  ASSERT_EQ(xexp_cli("optimize " + shell_quote(original) + " -o " + shell_quote(fused)).exit_code, 0);
+  const ir::Model fused_model = load_model(fused);
+  ASSERT_EQ(fused_model.opset(""), 14);
+  std::string first, cause;
+  for (ir::NodeId id : fused_model.graph->nodes()) {
+    const ir::Node& n = fused_model.graph->node(id);
+    if (!first.empty()) break;
+    if (!n.domain.empty()) cause = n.domain.str() + "." + n.op_type.str() + " is outside the default domain";
+    else if (!find_schema(n.op_type.view(), "", 14)) cause = "ONNX knows no operator " + n.op_type.str() + " at opset 14";
+    if (!cause.empty()) first = n.name;
+  }
+  ASSERT_FALSE(first.empty());
+  const std::string fused_bytes = file_bytes(fused);
+  const CommandResult r = xexp_cli("optimize " + shell_quote(fused) + " -o " + shell_quote(out) + " --target-opset 17");
+  expect_one_error_line(r, "node '" + first + "': cannot upgrade opset 14 to 17: " + cause);
+  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_EQ(file_bytes(fused), fused_bytes);
+  EXPECT_EQ(file_bytes(original), bytes);
 }

@@ -1,9 +1,12 @@
 // tools::optimize_model on models read from disk, with nothing typed by the test: the demo LLM written
 // and read back optimizes to exactly what it gives in process (types come on load), and
-// --no-constant-folding still leaves every constant chain in place.
+// --no-constant-folding still leaves every constant chain in place, and target_opset upgrades a torch
+// export before the rules run.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <sstream>
+#include <utility>
 
 #include "support/rewrite_helpers.hpp"
 #include "xexp/builder/demo_llm.hpp"
@@ -73,4 +76,38 @@ TEST(OptimizeExported, NoConstantFoldingLeavesTheConstantChains) {
   std::size_t fused = 0;
   for (const std::string& op : test::op_types(*model.graph)) fused += op == "com.microsoft.SkipSimplifiedLayerNormalization";
   EXPECT_EQ(fused, 2u);
+}
+
+// The library's target_opset: the upgrade, then the rules at the new opset; without it, the report says
+// which rules the upgrade would let fire; a refused upgrade throws and leaves the model as it was.
+TEST(OptimizeExported, TargetOpsetUpgradesBeforeTheRules) {
+  const std::string path = std::string(XEXP_SHARED_DIR) + "/models/gpt_erf_L1.op16.onnx";
+  std::ostringstream log;
+  tools::OptimizeModelOptions options{.patterns = "default", .log = &log};
+  auto layer_norms_waiting = [](const tools::OptimizeModelReport& report) {
+    for (const tools::RuleWaitingForOpset& w : report.waiting)
+      if (w.rule == "LayerNormalization") return std::pair{w.matches, w.opset};
+    return std::pair<std::size_t, int64_t>{0, 0};
+  };
+
+  ir::Model kept = load_model(path);
+  const tools::OptimizeModelReport k = tools::optimize_model(kept, options);
+  EXPECT_EQ(kept.opset(""), 16);
+  EXPECT_EQ(k.rules.find("LayerNormalization")->applied, 0u);
+  EXPECT_EQ(layer_norms_waiting(k), (std::pair<std::size_t, int64_t>{3, 17}));
+
+  ir::Model upgraded = load_model(path);
+  options.target_opset = 17;
+  const tools::OptimizeModelReport u = tools::optimize_model(upgraded, options);
+  EXPECT_EQ(upgraded.opset(""), 17);
+  EXPECT_EQ(u.rules.find("LayerNormalization")->applied, 3u);
+  EXPECT_EQ(layer_norms_waiting(u).first, 0u);
+  EXPECT_EQ(u.nodes_before, k.nodes_before);
+  EXPECT_LT(u.nodes_after, k.nodes_after);
+
+  ir::Model refused = load_model(path);
+  options.target_opset = 15;
+  EXPECT_THROW(tools::optimize_model(refused, options), Error);
+  EXPECT_EQ(refused.opset(""), 16);
+  EXPECT_EQ(test::op_types(*refused.graph), test::op_types(*load_model(path).graph));
 }

@@ -5,6 +5,7 @@
 #include "xexp/onnx/external_data.hpp"
 #include "xexp/onnx/load.hpp"
 #include "xexp/onnx/mapped_file.hpp"
+#include "xexp/onnx/opset_upgrade.hpp"
 #include "xexp/onnx/proto_fields.hpp"
 #include "xexp/onnx/proto_storage.hpp"
 #include "xexp/onnx/save.hpp"

@@ -3,6 +3,7 @@
 #include "xexp/tools/printer.hpp"
 #include "xexp/tools/optimize.hpp"
 #include "xexp/tools/optimize_modules.hpp"
+#include "xexp/tools/rules_waiting_for_opset.hpp"
 #include "xexp/tools/inputs.hpp"
 #include "xexp/tools/run.hpp"
 #include "xexp/tools/compare.hpp"

@@ -1,7 +1,8 @@
 #pragma once
-// xexp optimize [MODEL] -o OUT [--patterns SPEC] [--verbose N] [--explain RULE] [--stats] [--no-constant-folding]
-// [--modules-as-functions [--module-depth N]]: constant folding and the pattern rules
-// (tools::optimize_model). With --modules-as-functions, the modules of a torch export become local
+// xexp optimize [MODEL] -o OUT [--patterns SPEC] [--target-opset N] [--verbose N] [--explain RULE] [--stats]
+// [--no-constant-folding] [--modules-as-functions [--module-depth N]]: the opset upgrade when asked for,
+// constant folding and the pattern rules (tools::optimize_model); a line says which rules a newer opset
+// would let fire. With --modules-as-functions, the modules of a torch export become local
 // functions first and each body is optimized on its own (tools/optimize_modules.hpp). Without MODEL it
 // runs the main job on the demo LLM (main_job.hpp), with the same options.
 #include <iostream>
@@ -31,6 +32,10 @@ inline void add_optimizer_options(CLI::App& cmd, tools::OptimizeModelOptions& op
   cmd.add_option("--explain", options.explain,
                  "For each node where RULE's root op type matched but RULE did not: the first condition or "
                  "sub-pattern that failed");
+  cmd.add_option("--target-opset", options.target_opset,
+                 "Upgrade the default ONNX domain to opset N (up to " + std::to_string(kMaxTargetOpset) +
+                     ") before optimizing; without it the opset never changes")
+      ->check(CLI::PositiveNumber);
   cmd.add_flag("--stats", stats, "Print what each rule did");
   cmd.add_flag("--no-constant-folding{false}", options.constant_folding, "Do not fold constant nodes");
 }
@@ -90,7 +95,8 @@ inline void add_optimize_command(CLI::App& app) {
     save_model(std::move(model), args->output);
     if (args->stats) std::cout << tools::format_report(report);
     std::cout << args->model << ": " << report.nodes_before << " -> " << report.nodes_after << " nodes, wrote "
-              << args->output << "\n";
+              << args->output << "\n"
+              << tools::format_waiting(report.waiting);
   });
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// The optimizer as a user runs it (`xexp optimize`): Constant nodes become initializers, every value
+// The optimizer as a user runs it (`xexp optimize`): the opset upgrade when asked for
+// (onnx/opset_upgrade.hpp), Constant nodes become initializers, every value
 // gets its type and shape (infer/model.hpp), constant folding, then the rules of a set string
 // (rewrite::optimize) folding the nodes they create whose inputs are all constant, then constant
 // folding once more for what the rewrites left constant. Graph input and output names never change:
@@ -18,10 +19,12 @@
 #include "xexp/infer/model.hpp"
 #include "xexp/ir/constant_node.hpp"
 #include "xexp/ir/model.hpp"
+#include "xexp/onnx/opset_upgrade.hpp"
 #include "xexp/patterns/registry.hpp"
 #include "xexp/ir/cleanup.hpp"
 #include "xexp/rewrite/driver.hpp"
 #include "xexp/rewrite/rule_set.hpp"
+#include "xexp/tools/rules_waiting_for_opset.hpp"
 
 namespace xexp::tools {
 
@@ -30,6 +33,7 @@ inline constexpr const char* kDefaultPatterns = "default+onnxruntime";
 struct OptimizeModelOptions {
   std::string patterns = kDefaultPatterns;  // a rewrite::rules_from_string spec
   bool constant_folding = true;
+  int64_t target_opset = 0;      // upgrade the default domain to this opset first (upgrade_opset); 0: keep it
   int verbose = 0;               // rewrite::OptimizeOptions::verbose
   std::string explain = {};      // rewrite::OptimizeOptions::explain: why this rule did not match, node by node
   std::ostream* log = nullptr;   // std::cerr when null
@@ -41,6 +45,7 @@ struct OptimizeModelReport {
   std::size_t folded = 0;                         // nodes replaced by initializers, all steps together
   double seconds = 0;
   rewrite::OptimizeStats rules;                   // what the rules did
+  std::vector<RuleWaitingForOpset> waiting;       // what a newer opset would let the rules do
 };
 
 namespace detail {
@@ -69,17 +74,20 @@ inline std::size_t fold_and_clean(ir::Model& model) {
 
 }  // namespace detail
 
-// Optimizes `model` in place. Throws xexp::Error for an unknown pattern name (before touching the model).
+// Optimizes `model` in place. Throws xexp::Error for an unknown pattern name or a refused opset upgrade
+// (before touching the model).
 inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelOptions& options = {}) {
   const rewrite::RuleSet rules = rewrite::rules_from_string(options.patterns);
   const auto start = std::chrono::steady_clock::now();
   std::ostream& log = options.log ? *options.log : std::cerr;
+  const std::size_t nodes_given = detail::count_nodes(model);
+  if (options.target_opset) upgrade_opset(model, options.target_opset);  // replaces model.graph
   ir::Graph& g = *model.graph;
   const std::vector<std::string> inputs = detail::names_of(g, g.inputs());
   const std::vector<std::string> outputs = detail::names_of(g, g.outputs());
 
   OptimizeModelReport report;
-  report.nodes_before = detail::count_nodes(model);
+  report.nodes_before = nodes_given;
   // Rules and folding then read every constant the same way (ir/constant_node.hpp).
   ir::constant_nodes_to_initializers(g);
   for (ir::Function& f : model.functions) ir::constant_shorthands_to_value(*f.body);
@@ -118,6 +126,7 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   report.rules = rewrite::optimize(model, rules, rewrite_options);
   if (options.constant_folding) report.folded += detail::fold_and_clean(model);
   report.nodes_after = detail::count_nodes(model);
+  report.waiting = rules_waiting_for_opset(model, rules);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (options.verbose >= 1)
     log << "[xexp.optimize] " << report.nodes_before << " -> " << report.nodes_after << " nodes, "

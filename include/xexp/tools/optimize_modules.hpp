@@ -20,6 +20,10 @@ inline OptimizeModelReport optimize_modules_as_functions(ir::Model& model,
                                                          const functions::TorchModuleOptions& modules = {}) {
   rewrite::rules_from_string(options.patterns);
   const std::size_t flat_nodes = detail::count_nodes(model);
+  // The upgrade converts the flat model: it refuses local functions.
+  if (options.target_opset) upgrade_opset(model, options.target_opset);
+  OptimizeModelOptions bodies = options;
+  bodies.target_opset = 0;
   std::size_t folded = 0;
   if (options.constant_folding) {
     ir::constant_nodes_to_initializers(*model.graph);
@@ -28,7 +32,7 @@ inline OptimizeModelReport optimize_modules_as_functions(ir::Model& model,
     folded += detail::fold_and_clean(model);
   }
   model = functions::export_torch_modules_as_functions(std::move(model), modules);
-  OptimizeModelReport report = optimize_model(model, options);
+  OptimizeModelReport report = optimize_model(model, bodies);
   report.nodes_before = flat_nodes;
   report.folded += folded;
   return report;
