@@ -38,6 +38,8 @@ class InferContext {
     static const std::optional<Shape> none;
     return has_input(i) ? input(i).shape : none;
   }
+  // For error messages: the name of input i ("" when absent).
+  std::string input_name(std::size_t i) const { return has_input(i) ? input(i).name : std::string(); }
   std::optional<std::size_t> rank(std::size_t i) const { return has_input(i) ? input(i).rank() : std::nullopt; }
   // The type of the first input whose type is known (ops whose inputs share one type).
   ElemType first_known_type(std::size_t first = 0) const {
@@ -84,6 +86,10 @@ class InferContext {
     const ir::Attribute* a = attr(name);
     return a && a->type == ir::AttrType::Float ? a->f : fallback;
   }
+  std::string_view attr_string(std::string_view name, std::string_view fallback) const {
+    const ir::Attribute* a = attr(name);
+    return a && a->type == ir::AttrType::String ? std::string_view(a->s) : fallback;
+  }
   std::optional<std::vector<int64_t>> attr_ints(std::string_view name) const {
     const ir::Attribute* a = attr(name);
     if (!a || a->type != ir::AttrType::Ints) return std::nullopt;
@@ -128,6 +134,12 @@ class InferContext {
     } catch (const Error& e) {
       fail("inferred shape " + shape_str(*shape) + " but it is already " + shape_str(*v.shape) + ": " + e.cause(), v.name);
     }
+  }
+  // A dimension no input determines (NonZero's count of elements): a symbol named after output k,
+  // so that inferring the node again gives the same symbol.
+  Dim fresh_dim(std::size_t k, std::string_view what) const {
+    if (!has_output(k)) return {};
+    return Dim::symbolic(std::string(what) + "_" + g_.value(node_.outputs[k]).name);
   }
   // Output k is a tensor of known rank and unknown dimensions.
   void set_output_rank(std::size_t k, ElemType type, std::size_t rank) { set_output(k, type, Shape(rank)); }

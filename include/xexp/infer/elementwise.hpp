@@ -61,7 +61,7 @@ inline void add_elementwise_rules(RuleTable& t) {
          "Not", "Softplus", "Softsign", "Selu", "Elu", "Celu", "HardSigmoid", "HardSwish", "LeakyRelu", "Gelu",
          "Mish", "ThresholdedRelu", "Shrink", "Sign", "Clip", "BitwiseNot", "PRelu", "Softmax", "LogSoftmax",
          "Hardmax", "CumSum", "Trilu", "ScatterND", "ScatterElements", "LpNormalization",
-         "MeanVarianceNormalization", "BatchNormalization", "InstanceNormalization", "GroupNormalization",
+         "MeanVarianceNormalization", "InstanceNormalization", "GroupNormalization",
          "RMSNormalization"},
         infer_same_as_first);
   t.add({"Identity"}, infer_identity);

@@ -6,10 +6,14 @@
 #include "xexp/infer/rule_table.hpp"
 // The rules themselves: in compiled mode (core/config.hpp) only src/infer.cpp compiles them.
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_INFER)
+#include "xexp/infer/conv.hpp"
 #include "xexp/infer/elementwise.hpp"
 #include "xexp/infer/matmul.hpp"
 #include "xexp/infer/normalization.hpp"
 #include "xexp/infer/reduce.hpp"
+#include "xexp/infer/resize.hpp"
+#include "xexp/infer/rnn.hpp"
+#include "xexp/infer/selection.hpp"
 #include "xexp/infer/shape_ops.hpp"
 #endif
 
@@ -27,6 +31,10 @@ XEXP_INLINE const RuleTable& rule_table() {
     add_shape_op_rules(t);
     add_reduce_rules(t);
     add_normalization_rules(t);
+    add_conv_rules(t);
+    add_resize_rules(t);
+    add_selection_rules(t);
+    add_rnn_rules(t);
     return t;
   }();
   return table;

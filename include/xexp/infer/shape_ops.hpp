@@ -370,16 +370,33 @@ inline void infer_tile(InferContext& c) {
   c.set_output(0, c.type(0), out);
 }
 
+// Pad: pads holds the begin values then the end values of every axis, or from opset 18 of the axes
+// the input `axes` lists.
 inline void infer_pad(InferContext& c) {
   if (!c.shape(0)) return c.set_output(0, c.type(0));
   const Shape& in = *c.shape(0);
   auto pads = c.opset() < 11 ? c.attr_ints("pads") : c.ints(1);
-  if (!pads || c.has_input(3)) return c.set_output_rank(0, c.type(0), in.size());
-  if (pads->size() != 2 * in.size()) c.fail("pads must have twice as many values as the rank");
+  std::vector<std::size_t> axes(in.size());
+  std::iota(axes.begin(), axes.end(), std::size_t{0});
+  if (c.opset() >= 18 && c.has_input(3)) {
+    const auto given = c.ints(3);
+    if (!given) return c.set_output_rank(0, c.type(0), in.size());
+    axes.clear();
+    for (int64_t a : *given) axes.push_back(c.normalize_axis(a, in.size()));
+  }
+  if (!pads) return c.set_output_rank(0, c.type(0), in.size());
+  const std::size_t n = axes.size();
+  if (pads->size() != 2 * n)
+    c.fail("pads has " + std::to_string(pads->size()) + " values for " + std::to_string(n) + " axes",
+           c.input_name(c.opset() < 11 ? 0 : 1));
   Shape out = in;
-  for (std::size_t k = 0; k < in.size(); ++k) {
-    const int64_t extra = (*pads)[k] + (*pads)[k + in.size()];
-    if (extra != 0) out[k] = in[k].is_static() ? Dim(in[k].value() + extra) : Dim();
+  for (std::size_t j = 0; j < n; ++j) {
+    const std::size_t k = axes[j];
+    const int64_t extra = (*pads)[j] + (*pads)[j + n];
+    if (extra == 0) continue;
+    if (in[k].is_static() && in[k].value() + extra < 0)
+      c.fail("pads remove more than the " + in[k].str() + " elements of axis " + std::to_string(k), c.input_name(0));
+    out[k] = in[k].is_static() ? Dim(in[k].value() + extra) : Dim();
   }
   c.set_output(0, c.type(0), out);
 }

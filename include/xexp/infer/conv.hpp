@@ -1,0 +1,240 @@
+#pragma once
+// Sliding windows: Conv, ConvTranspose, MaxPool, AveragePool, LpPool, the global pools and
+// com.microsoft FusedConv (a Conv followed by an activation). Inputs are (N, C, D1, ..., Dn); the
+// spatial output sizes follow the ONNX operator definitions: auto_pad (SAME_UPPER, SAME_LOWER,
+// VALID, NOTSET), pads, strides, dilations and ceil_mode. A spatial size computed from a symbolic one
+// is unknown, except where the window keeps it as is (stride 1 and padding that makes up for the
+// kernel): a 3x3 Conv with pads 1 keeps "height".
+#include <cmath>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "xexp/infer/rule_table.hpp"
+
+namespace xexp::infer {
+
+// An INTS attribute with one value per spatial axis (`count` of them), or `fallback` repeated.
+inline std::vector<int64_t> per_axis_attr(InferContext& c, std::string_view name, std::size_t count, int64_t fallback) {
+  auto v = c.attr_ints(name);
+  if (!v) return std::vector<int64_t>(count, fallback);
+  if (v->size() != count)
+    c.fail(std::string(name) + " has " + std::to_string(v->size()) + " values for " + std::to_string(count) + " spatial axes");
+  for (int64_t x : *v)
+    if (x < (fallback == 0 ? 0 : 1)) c.fail(std::string(name) + " holds " + std::to_string(x));
+  return *v;
+}
+
+inline std::vector<int64_t> effective_kernel(const std::vector<int64_t>& kernel, const std::vector<int64_t>& dilations) {
+  std::vector<int64_t> eff(kernel.size());
+  for (std::size_t i = 0; i < kernel.size(); ++i) eff[i] = (kernel[i] - 1) * dilations[i] + 1;
+  return eff;
+}
+
+// The pads attribute, or the ones auto_pad implies: SAME_UPPER puts the odd one at the end,
+// SAME_LOWER at the beginning. `total_pad(i)` is the padding SAME needs on axis i (nullopt: the input
+// size it depends on is unknown).
+template <class TotalPad>
+std::vector<int64_t> window_pads(InferContext& c, std::size_t n, TotalPad&& total_pad) {
+  if (c.attr("pads")) return per_axis_attr(c, "pads", 2 * n, 0);
+  std::vector<int64_t> pads(2 * n, 0);
+  const std::string_view auto_pad = c.attr_string("auto_pad", "NOTSET");
+  if (auto_pad == "NOTSET" || auto_pad == "VALID") return pads;
+  if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") c.fail("unknown auto_pad " + std::string(auto_pad));
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::optional<int64_t> total = total_pad(i);
+    if (!total) continue;
+    const int64_t small = *total / 2, big = *total - small;
+    pads[i] = auto_pad == "SAME_UPPER" ? small : big;
+    pads[i + n] = auto_pad == "SAME_UPPER" ? big : small;
+  }
+  return pads;
+}
+
+// The spatial output sizes of Conv and the pools for input `x` (rank >= 2) and this kernel.
+inline Shape window_output_dims(InferContext& c, const Shape& input, const std::vector<int64_t>& kernel) {
+  Shape x = input;
+  for (Dim& d : x) d = c.constraints().canonical(d);  // sizes bound since the input was typed
+  const std::size_t n = x.size() - 2;
+  if (kernel.size() != n)
+    c.fail("the kernel has " + std::to_string(kernel.size()) + " axes, the input " + std::to_string(n) + " spatial axes",
+           c.input_name(0));
+  for (int64_t k : kernel)
+    if (k < 1) c.fail("kernel size " + std::to_string(k));
+  const std::vector<int64_t> strides = per_axis_attr(c, "strides", n, 1);
+  const std::vector<int64_t> eff = effective_kernel(kernel, per_axis_attr(c, "dilations", n, 1));
+  const std::vector<int64_t> pads = window_pads(c, n, [&](std::size_t i) -> std::optional<int64_t> {
+    // Output ceil(size / stride): the padding that takes.
+    int64_t residual = 0;
+    if (strides[i] > 1) {
+      if (!x[2 + i].is_static()) return std::nullopt;
+      residual = x[2 + i].value() % strides[i];
+    }
+    return std::max<int64_t>(0, eff[i] - (residual == 0 ? strides[i] : residual));
+  });
+  const bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
+  Shape out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Dim& in = x[2 + i];
+    const int64_t padding = pads[i] + pads[i + n], s = strides[i];
+    if (!in.is_static()) {
+      out.push_back(s == 1 && padding == eff[i] - 1 ? in : Dim());
+      continue;
+    }
+    const int64_t span = in.value() + padding - eff[i];
+    if (span < 0)
+      c.fail("the kernel spans " + std::to_string(eff[i]) + " on axis " + std::to_string(2 + i) + " of size " +
+                 std::to_string(in.value()) + " padded by " + std::to_string(padding),
+             c.input_name(0));
+    int64_t size = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    // With ceil_mode, a window starting in the end padding is dropped.
+    if (ceil_mode && (size - 1) * s >= in.value() + pads[i]) --size;
+    out.push_back(Dim(size));
+  }
+  return out;
+}
+
+// kernel_shape, or the weight's spatial sizes; nullopt when they are not static.
+inline std::optional<std::vector<int64_t>> kernel_shape(InferContext& c, const Shape& w) {
+  if (auto k = c.attr_ints("kernel_shape")) return k;
+  std::vector<int64_t> kernel;
+  for (std::size_t i = 2; i < w.size(); ++i) {
+    if (!w[i].is_static()) return std::nullopt;
+    kernel.push_back(w[i].value());
+  }
+  return kernel;
+}
+
+// X must be (N, C, D1, ...) to slide a window over it.
+inline const Shape* window_input(InferContext& c) {
+  if (!c.shape(0)) return nullptr;
+  if (c.shape(0)->size() < 3)
+    c.fail("the input has rank " + std::to_string(c.shape(0)->size()) + ", expected (N, C, D1, ...)", c.input_name(0));
+  return &*c.shape(0);
+}
+
+// Conv, com.microsoft FusedConv: (N, M, ...) for a weight (M, C / group, k1, ...).
+inline void infer_conv(InferContext& c) {
+  const ElemType type = c.type(0);
+  const Shape* x = window_input(c);
+  if (!x) return c.set_output(0, type);
+  if (!c.shape(1)) return c.set_output_rank(0, type, x->size());
+  const Shape& w = *c.shape(1);
+  if (w.size() != x->size())
+    c.fail("the weight has rank " + std::to_string(w.size()) + ", the input " + std::to_string(x->size()), c.input_name(1));
+  const int64_t group = c.attr_int("group", 1);
+  if (group < 1) c.fail("group is " + std::to_string(group));
+  // Channels: C = group * (C / group).
+  if (w[1].is_static()) {
+    const Dim channels = c.constraints().canonical((*x)[1]);
+    if (channels.is_static() && channels.value() != w[1].value() * group)
+      c.fail("the input has " + channels.str() + " channels, the weight expects " + std::to_string(w[1].value()) +
+                 " x group " + std::to_string(group),
+             c.input_name(1));
+    c.unify((*x)[1], Dim(w[1].value() * group));
+  }
+  if (c.has_input(2) && c.shape(2)) {
+    const Shape& b = *c.shape(2);
+    if (b.size() != 1 || (b[0].is_static() && w[0].is_static() && b[0].value() != w[0].value()))
+      c.fail("the bias has shape " + shape_str(b) + " for " + w[0].str() + " output channels", c.input_name(2));
+    c.unify(b[0], w[0]);
+  }
+  Shape out{(*x)[0], w[0]};
+  const std::optional<std::vector<int64_t>> kernel = kernel_shape(c, w);
+  if (!kernel) {
+    out.resize(x->size());
+    return c.set_output(0, type, out);
+  }
+  const Shape spatial = window_output_dims(c, *x, *kernel);
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  c.set_output(0, type, out);
+}
+
+// ConvTranspose: (N, group * M / group, ...) for a weight (C, M / group, k1, ...). The output sizes
+// are output_shape when given, else stride * (size - 1) + output_padding + kernel - pads.
+inline void infer_conv_transpose(InferContext& c) {
+  const ElemType type = c.type(0);
+  const Shape* x = window_input(c);
+  if (!x) return c.set_output(0, type);
+  if (!c.shape(1)) return c.set_output_rank(0, type, x->size());
+  const Shape& w = *c.shape(1);
+  const std::size_t n = x->size() - 2;
+  if (w.size() != x->size())
+    c.fail("the weight has rank " + std::to_string(w.size()) + ", the input " + std::to_string(x->size()), c.input_name(1));
+  const int64_t group = c.attr_int("group", 1);
+  if (group < 1) c.fail("group is " + std::to_string(group));
+  const Dim channels = c.constraints().canonical((*x)[1]), weight_channels = c.constraints().canonical(w[0]);
+  if (channels.is_static() && weight_channels.is_static() && channels.value() != weight_channels.value())
+    c.fail("the input has " + channels.str() + " channels, the weight " + weight_channels.str(), c.input_name(1));
+  c.unify((*x)[1], w[0]);
+  Shape out{(*x)[0], w[1].is_static() ? Dim(w[1].value() * group) : group == 1 ? w[1] : Dim()};
+  const std::optional<std::vector<int64_t>> kernel = kernel_shape(c, w);
+  if (!kernel) {
+    out.resize(x->size());
+    return c.set_output(0, type, out);
+  }
+  if (kernel->size() != n) c.fail("the kernel has " + std::to_string(kernel->size()) + " axes for " + std::to_string(n));
+  if (auto output_shape = c.attr_ints("output_shape")) {
+    // Spatial sizes, or (ONNX Runtime accepts it) the whole shape.
+    if (output_shape->size() != n && output_shape->size() != n + 2)
+      c.fail("output_shape has " + std::to_string(output_shape->size()) + " values for " + std::to_string(n) + " spatial axes");
+    out.insert(out.end(), output_shape->end() - static_cast<std::ptrdiff_t>(n), output_shape->end());
+    return c.set_output(0, type, out);
+  }
+  const std::vector<int64_t> strides = per_axis_attr(c, "strides", n, 1);
+  const std::vector<int64_t> eff = effective_kernel(*kernel, per_axis_attr(c, "dilations", n, 1));
+  const std::vector<int64_t> output_padding = per_axis_attr(c, "output_padding", n, 0);
+  const std::vector<int64_t> pads = window_pads(c, n, [&](std::size_t i) -> std::optional<int64_t> {
+    return std::max<int64_t>(0, eff[i] - strides[i]);
+  });
+  for (std::size_t i = 0; i < n; ++i) {
+    const Dim& in = (*x)[2 + i];
+    const int64_t extra = output_padding[i] + eff[i] - pads[i] - pads[i + n];
+    if (!in.is_static()) {
+      out.push_back(strides[i] == 1 && extra == 1 ? in : Dim());
+      continue;
+    }
+    const int64_t size = strides[i] * (in.value() - 1) + extra;
+    if (size < 0) c.fail("output size " + std::to_string(size) + " on axis " + std::to_string(2 + i), c.input_name(0));
+    out.push_back(Dim(size));
+  }
+  c.set_output(0, type, out);
+}
+
+// MaxPool (and its Indices output), AveragePool, LpPool: (N, C, ...), kernel_shape required.
+inline void infer_pool(InferContext& c) {
+  const ElemType type = c.type(0);
+  const Shape* x = window_input(c);
+  if (!x) {
+    c.set_output(0, type);
+    c.set_output(1, ElemType::Int64);
+    return;
+  }
+  auto kernel = c.attr_ints("kernel_shape");
+  if (!kernel) c.fail("kernel_shape is required");
+  Shape out{(*x)[0], (*x)[1]};
+  const Shape spatial = window_output_dims(c, *x, *kernel);
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  c.set_output(0, type, out);
+  c.set_output(1, ElemType::Int64, out);
+}
+
+// GlobalAveragePool, GlobalMaxPool, GlobalLpPool: (N, C, 1, ..., 1).
+inline void infer_global_pool(InferContext& c) {
+  const Shape* x = window_input(c);
+  if (!x) return c.set_output(0, c.type(0));
+  Shape out(x->size(), Dim(1));
+  out[0] = (*x)[0];
+  out[1] = (*x)[1];
+  c.set_output(0, c.type(0), out);
+}
+
+inline void add_conv_rules(RuleTable& t) {
+  t.add({"Conv"}, infer_conv);
+  t.add(kMsDomain, {"FusedConv"}, infer_conv);
+  t.add({"ConvTranspose"}, infer_conv_transpose);
+  t.add({"MaxPool", "AveragePool", "LpPool"}, infer_pool);
+  t.add({"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}, infer_global_pool);
+}
+
+}  // namespace xexp::infer
