@@ -157,11 +157,7 @@ void optimize_and_save(Case& c, ir::Model model) {
 
 void optimize_file(Case& c) { optimize_and_save(c, load_model(c.original)); }
 
-std::size_t node_count(const ir::Model& model) {
-  std::size_t n = model.graph->node_count();
-  for (const ir::Function& f : model.functions) n += f.body->node_count();
-  return n;
-}
+std::size_t node_count(const ir::Model& model) { return tools::count_nodes(model); }
 
 void expect_same_types_and_shapes(const NamedTensors& actual, const NamedTensors& expected) {
   ASSERT_EQ(actual.size(), expected.size());

@@ -29,14 +29,19 @@ struct FoldOptions {
   bool fold_static_shape = true;
   // The default-domain opset the nodes are read with (how attributes such as axes are given).
   int64_t opset = 18;
+  // Whether a node computing a graph output may fold. Off for subgraphs: a body's output that is one of
+  // its initializers is not accepted by every runtime.
+  bool fold_graph_outputs = true;
 };
 
 namespace detail {
 
 // The tensor held by a constant value: an initializer (not an overridable input, nor one whose external
-// data file is missing) or a Constant output.
-inline std::optional<Tensor> constant_value(const ir::Graph& g, ir::ValueId id, int64_t opset) {
-  const ir::Value& v = g.value(id);
+// data file is missing) or a Constant output, in an enclosing graph for a value a subgraph reads there.
+inline std::optional<Tensor> constant_value(const ir::Graph& graph, ir::ValueId id, int64_t opset) {
+  const auto [defining, defined] = ir::definition_of(graph, id);
+  const ir::Graph& g = *defining;
+  const ir::Value& v = g.value(defined);
   if (v.initializer && !v.is_input) return v.initializer->available() ? v.initializer : std::nullopt;
   if (v.producer == ir::kNone) return std::nullopt;
   const ir::Node& n = g.node(v.producer);
@@ -93,6 +98,10 @@ inline bool fold_node(ir::Graph& g, ir::NodeId nid, const FoldOptions& options,
                       std::vector<ir::ValueId>& new_initializers) {
   const ir::Node& n = g.node(nid);
   if (!n.alive || !n.domain.empty() || n.has_subgraphs() || n.op_type.view() == "Constant") return false;
+  if (!options.fold_graph_outputs && std::any_of(n.outputs.begin(), n.outputs.end(), [&](ir::ValueId out) {
+        return out != ir::kNone && g.value(out).is_graph_output();
+      }))
+    return false;
   std::vector<Tensor> results;
   if (options.fold_static_shape && n.op_type.view() == "Shape") {
     if (auto t = detail::static_shape_of(g, n)) results.push_back(std::move(*t));

@@ -1,6 +1,7 @@
 #pragma once
-// Types on load: infer_model_types gives every value of a model's main graph its element type and
-// shape before anything reads them (exporters write no value_info, and most rules read shapes).
+// Types on load: infer_model_types gives every value of a model's main graph and its subgraphs its
+// element type and shape before anything reads them (exporters write no value_info, and most rules
+// read shapes).
 //   1. our own rules, node by node (infer_node);
 //   2. where they left a type or a shape unknown, ONNX's shape inference (libonnx) over a copy of the
 //      model without its weights, as the fallback for ops we have no rule for;
@@ -8,11 +9,14 @@
 // Symbolic dimensions are kept and propagated. Types already in the file are kept when consistent; a
 // contradiction is an xexp::Error naming the node and the value. Each step visits each node once;
 // step 2 and 3 are skipped when step 1 left nothing unknown and every op has a rule of ours.
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -143,19 +147,105 @@ inline bool nodes_fit_their_schemas(const ::onnx::ModelProto& proto) {
   return true;
 }
 
-// Step 2: what ONNX's inference finds for node outputs, merged into `model` as our own rules' results
-// are. Returns whether it added anything.
-inline bool merge_onnx_inference(ir::Model& model, int64_t opset, InferState& state) {
-  ::onnx::ModelProto proto = proto_for_onnx_inference(model);
-  if (!nodes_fit_their_schemas(proto)) return false;
-  try {
-    ::onnx::shape_inference::InferShapes(proto, ::onnx::OpSchemaRegistry::Instance(),
-                                         ::onnx::ShapeInferenceOptions(false, 0, true));
-  } catch (const std::exception& e) {
-    throw_if_contradiction(*model.graph, e.what());
-    return false;
+// A subgraph's own inference state: the dimension equalities known outside hold inside (not the
+// reverse: a branch may not run), and the contents of the shape values it reads from outside.
+inline InferState subgraph_state(const ir::Graph& outer, const InferState& outer_state, const ir::Graph& body) {
+  InferState inner;
+  inner.constraints = outer_state.constraints;
+  inner.constant = outer_state.constant;
+  for (ir::ValueId id : body.captured())
+    if (const std::optional<ir::ValueId> from = outer.find(body.value(id).name))
+      if (const Shape* content = outer_state.value_shapes.find(*from)) inner.value_shapes.set(id, *content);
+  return inner;
+}
+
+// Types of what a subgraph receives, where the file gives none: the enclosing values it reads (their
+// types there), Loop's iteration number and condition, the element type of what Loop and Scan carry,
+// and Scan's slices (the scanned input's shape without the scanned axis).
+inline void type_subgraph_inputs(const ir::Graph& outer, const ir::Node& node, int64_t opset, ir::Graph& body) {
+  for (ir::ValueId id : body.captured()) {
+    ir::Value& v = body.value(id);
+    if (v.has_type()) continue;
+    const auto [defining, defined] = ir::definition_of(body, id);
+    const ir::Value& d = defining->value(defined);
+    v.elem = d.elem;
+    v.shape = d.shape;
+    v.raw_type = d.raw_type;
   }
-  ir::Graph& g = *model.graph;
+  const std::string_view op = node.op_type.view();
+  if (!node.domain.empty() || (op != "Loop" && op != "Scan")) return;
+  const std::vector<ir::ValueId>& inputs = body.inputs();
+  // Scan before opset 9 takes sequence_lens first.
+  const std::size_t offset = op == "Scan" && opset < 9 ? 1 : 0;
+  const ir::Attribute* scanned = node.attribute(Symbol("num_scan_inputs"));
+  const std::size_t scans = scanned ? static_cast<std::size_t>(std::max<int64_t>(scanned->i, 0)) : 0;
+  const std::size_t states = inputs.size() - std::min(inputs.size(), scans);
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    ir::Value& v = body.value(inputs[k]);
+    if (v.has_type()) continue;
+    if (op == "Loop" && k < 2) {
+      v.elem = k == 0 ? ElemType::Int64 : ElemType::Bool;
+      v.shape = Shape{};
+      continue;
+    }
+    const std::size_t slot = k + offset;
+    if (slot >= node.inputs.size() || node.inputs[slot] == ir::kNone) continue;
+    const ir::Value& from = outer.value(node.inputs[slot]);
+    v.elem = from.elem;
+    if (op != "Scan" || k < states || !from.shape || from.shape->empty()) continue;
+    const ir::Attribute* axes = node.attribute(Symbol("scan_input_axes"));
+    const auto rank = static_cast<int64_t>(from.shape->size());
+    int64_t axis = axes && k - states < axes->ints.size() ? axes->ints[k - states] : 0;
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) continue;
+    Shape slice = *from.shape;
+    slice.erase(slice.begin() + axis);
+    v.shape = std::move(slice);
+  }
+}
+
+// An If's outputs take what both branches agree on: the element type, and the dimensions both give.
+inline void type_if_outputs(ir::Graph& g, ir::NodeId n, int64_t opset, InferState& state) {
+  const ir::Node& node = g.node(n);
+  const ir::Attribute* then_branch = node.attribute(Symbol("then_branch"));
+  const ir::Attribute* else_branch = node.attribute(Symbol("else_branch"));
+  if (!then_branch || !else_branch || then_branch->graphs.empty() || else_branch->graphs.empty()) return;
+  const ir::Graph& a = *then_branch->graph();
+  const ir::Graph& b = *else_branch->graph();
+  InferContext context(g, n, opset, state);
+  for (std::size_t k = 0; k < node.outputs.size() && k < a.outputs().size() && k < b.outputs().size(); ++k) {
+    const ir::Value& x = a.value(a.outputs()[k]);
+    const ir::Value& y = b.value(b.outputs()[k]);
+    if (x.elem == ElemType::Undefined || x.elem != y.elem || !x.raw_type.empty() || !y.raw_type.empty()) continue;
+    std::optional<Shape> shape;
+    if (x.shape && y.shape && x.shape->size() == y.shape->size()) {
+      shape = Shape(x.shape->size());
+      for (std::size_t d = 0; d < shape->size(); ++d)
+        if (!(*x.shape)[d].is_unknown() && (*x.shape)[d] == (*y.shape)[d]) (*shape)[d] = (*x.shape)[d];
+    }
+    context.set_output(k, x.elem, std::move(shape));
+  }
+}
+
+// Our rules over `g` in execution order, into each subgraph of a node before the nodes after it.
+inline void infer_with_subgraphs(ir::Graph& g, int64_t opset, InferState& state, const NodeInference& infer_one) {
+  for (ir::NodeId n : g.nodes()) {
+    if (infer_one) infer_one(g, n, opset, state);
+    else infer_node(g, n, opset, state);
+    if (!g.node(n).has_subgraphs()) continue;
+    for (const ir::Attribute& a : g.node(n).attributes)
+      for (const std::shared_ptr<ir::Graph>& body : a.graphs) {
+        type_subgraph_inputs(g, g.node(n), opset, *body);
+        InferState inner = subgraph_state(g, state, *body);
+        infer_with_subgraphs(*body, opset, inner, infer_one);
+      }
+    if (g.node(n).domain.empty() && g.node(n).op_type.view() == "If") type_if_outputs(g, n, opset, state);
+  }
+}
+
+// What ONNX's inference wrote into `gp` (value_info and outputs, subgraphs included) merged into `g`, the
+// graph `gp` was written from (same nodes in the same order). Returns whether it added anything.
+inline bool merge_inferred_types(::onnx::GraphProto& gp, ir::Graph& g, int64_t opset, InferState& state) {
   bool added = false;
   auto merge = [&](::onnx::ValueInfoProto& vi) {
     if (!vi.has_type()) return;
@@ -172,25 +262,54 @@ inline bool merge_onnx_inference(ir::Model& model, int64_t opset, InferState& st
     InferContext(g, v.producer, opset, state).set_output(v.output_index, found.elem, std::move(found.shape));
     added = true;
   };
-  for (auto& vi : *proto.mutable_graph()->mutable_value_info()) merge(vi);
-  for (auto& vi : *proto.mutable_graph()->mutable_output()) merge(vi);
+  for (auto& vi : *gp.mutable_value_info()) merge(vi);
+  for (auto& vi : *gp.mutable_output()) merge(vi);
+  int k = 0;
+  for (ir::NodeId n : g.nodes()) {
+    if (k >= gp.node_size()) break;
+    ::onnx::NodeProto& np = *gp.mutable_node(k++);
+    if (!g.node(n).has_subgraphs()) continue;
+    for (auto& a : *np.mutable_attribute()) {
+      const ir::Attribute* attribute = g.node(n).attribute(Symbol(a.name()));
+      if (!attribute) continue;
+      std::vector<::onnx::GraphProto*> protos;
+      if (a.has_g()) protos.push_back(a.mutable_g());
+      for (auto& sub : *a.mutable_graphs()) protos.push_back(&sub);
+      for (std::size_t i = 0; i < protos.size() && i < attribute->graphs.size(); ++i) {
+        ir::Graph& body = *attribute->graphs[i];
+        InferState inner = subgraph_state(g, state, body);
+        added = merge_inferred_types(*protos[i], body, opset, inner) || added;
+      }
+    }
+  }
   return added;
+}
+
+// Step 2: what ONNX's inference finds for node outputs, merged into `model` as our own rules' results
+// are. Returns whether it added anything.
+inline bool merge_onnx_inference(ir::Model& model, int64_t opset, InferState& state) {
+  ::onnx::ModelProto proto = proto_for_onnx_inference(model);
+  if (!nodes_fit_their_schemas(proto)) return false;
+  try {
+    ::onnx::shape_inference::InferShapes(proto, ::onnx::OpSchemaRegistry::Instance(),
+                                         ::onnx::ShapeInferenceOptions(false, 0, true));
+  } catch (const std::exception& e) {
+    throw_if_contradiction(*model.graph, e.what());
+    return false;
+  }
+  return merge_inferred_types(*proto.mutable_graph(), *model.graph, opset, state);
 }
 
 }  // namespace detail
 
-// Infers the types and shapes of the main graph of `model` (see the top of this file). `infer_one`
+// Infers the types and shapes of the main graph of `model` and of its subgraphs (If, Loop and Scan
+// bodies, nested; see the top of this file). `infer_one`
 // replaces infer_node for step 1 and 3 (functions/infer_call.hpp passes one going through calls).
 inline void infer_model_types(ir::Model& model, const NodeInference& infer_one = {}) {
   ir::Graph& g = *model.graph;
   const int64_t opset = model.opset("").value_or(0);
   InferState state;
-  auto our_rules = [&] {
-    for (ir::NodeId n : g.nodes()) {
-      if (infer_one) infer_one(g, n, opset, state);
-      else infer_node(g, n, opset, state);
-    }
-  };
+  auto our_rules = [&] { detail::infer_with_subgraphs(g, opset, state, infer_one); };
   our_rules();
   // ONNX's step also runs when some op has no rule of ours, to check the file's types of its outputs.
   bool every_op_ours = true;

@@ -83,9 +83,11 @@ class ValueShapes {
 };
 
 // The tensor held by a value when it is an initializer or the output of a Constant node with a
-// `value` attribute; nullptr otherwise.
-inline const Tensor* graph_constant(const ir::Graph& g, ir::ValueId id) {
-  const ir::Value& v = g.value(id);
+// `value` attribute (in an enclosing graph for a value a subgraph reads from there); nullptr otherwise.
+inline const Tensor* graph_constant(const ir::Graph& graph, ir::ValueId id) {
+  const auto [defining, defined] = ir::definition_of(graph, id);
+  const ir::Graph& g = *defining;
+  const ir::Value& v = g.value(defined);
   if (v.initializer) return &*v.initializer;
   if (v.producer == ir::kNone) return nullptr;
   const ir::Node& n = g.node(v.producer);

@@ -3,11 +3,15 @@
 // nobody reads and of unused initializers, and merging of Shape nodes reading the same value. Each
 // step exists around given values (the optimizer's driver cleans only what an iteration touched and
 // collects in `touched` the values whose producer or consumers changed, to match them again) and over
-// the whole graph (the builder).
+// the whole graph (the builder). Last, the release of the enclosing values If, Loop and Scan bodies no
+// longer read.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -138,6 +142,55 @@ inline std::size_t remove_duplicated_shapes(Graph& g) {
   std::size_t removed = 0;
   for (ValueId v : inputs) removed += remove_duplicated_shapes(g, v, touched);
   return removed;
+}
+
+// Calls f(subgraph) for every If, Loop and Scan body under `g`, nested ones included, each before the
+// subgraphs it holds.
+template <class F>
+void for_each_subgraph(Graph& g, F&& f) {
+  for (NodeId id : g.nodes())
+    for (const Attribute& a : g.node(id).attributes)
+      for (const std::shared_ptr<Graph>& sub : a.graphs) {
+        f(*sub);
+        for_each_subgraph(*sub, f);
+      }
+}
+
+// What the subgraphs of `g`'s nodes no longer read from their enclosing graphs (a rewrite or folding
+// inside a body dropped the last reader) stops being captured, innermost first, and the nodes of `g`
+// only those reads kept alive are removed. Returns how many captured values went.
+inline std::size_t release_unread_captured(Graph& g) {
+  std::size_t released = 0, released_here = 0;
+  for (NodeId id : g.nodes()) {
+    if (!g.node(id).has_subgraphs()) continue;
+    std::vector<std::string> dropped;
+    for (const Attribute& a : g.node(id).attributes)
+      for (const std::shared_ptr<Graph>& sub : a.graphs) {
+        released += release_unread_captured(*sub);
+        std::vector<std::string> names = sub->drop_unread_captured();
+        dropped.insert(dropped.end(), names.begin(), names.end());
+      }
+    for (const std::string& name : dropped) {
+      const std::optional<ValueId> outer = g.find(name);
+      const Node& n = g.node(id);
+      if (!outer || std::find(n.captured.begin(), n.captured.end(), *outer) == n.captured.end()) continue;
+      // An If reads a value in both branches: it stays while either still does.
+      const bool still_read = std::any_of(n.attributes.begin(), n.attributes.end(), [&](const Attribute& a) {
+        return std::any_of(a.graphs.begin(), a.graphs.end(), [&](const std::shared_ptr<Graph>& sub) {
+          const std::optional<ValueId> c = sub->find(name);
+          return c && sub->value(*c).is_captured;
+        });
+      });
+      if (still_read) continue;
+      g.remove_captured_use(id, *outer);
+      ++released_here;
+    }
+  }
+  if (released_here) {
+    remove_unused(g);
+    remove_unused_initializers(g);
+  }
+  return released + released_here;
 }
 
 }  // namespace xexp::ir

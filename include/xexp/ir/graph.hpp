@@ -183,13 +183,53 @@ class Graph {
     } while (name_taken(candidate));
     return candidate;
   }
+  // Subgraphs reading the value from an enclosing scope read it under its new name too.
   void rename_value(ValueId id, std::string new_name) {
     Value& v = values_[id];
     if (v.name == new_name) return;
     if (has_value(new_name)) throw Error("the name is already used", {.node = {}, .value = new_name});
     by_name_.erase(v.name);
     by_name_.emplace(new_name, id);
-    v.name = std::move(new_name);
+    const std::string old_name = std::exchange(v.name, std::move(new_name));
+    for (const Use& u : std::vector<Use>(v.uses))
+      if (u.slot == kCapturedSlot) rename_in_subgraphs(u.node, old_name, values_[id].name);
+  }
+  // The enclosing graph's value this subgraph reads as `old_name` is read as `new_name` from now on.
+  // When the subgraph already reads `new_name`, the two captured values become one.
+  void rename_captured(std::string_view old_name, const std::string& new_name) {
+    const std::optional<ValueId> id = find(old_name);
+    if (!id || !values_[*id].is_captured) return;
+    std::optional<ValueId> existing = find(new_name);
+    if (existing && !values_[*existing].alive) {  // released earlier (drop_unread_captured): the name is free
+      by_name_.erase(new_name);
+      existing.reset();
+    }
+    if (!existing) {
+      rename_value(*id, new_name);
+      return;
+    }
+    if (!values_[*existing].is_captured)
+      throw Error("a subgraph defines a value named as the enclosing graph's value it reads",
+                  {.node = {}, .value = new_name});
+    replace_all_uses(*id, *existing);
+    if (values_[*id].is_read()) return;  // listed among the subgraph's outputs: it stays
+    values_[*id].is_captured = false;
+    values_[*id].alive = false;
+    std::erase(captured_, *id);
+  }
+  // Drops the captured values nothing in this subgraph reads any more; returns their names (the node
+  // holding the subgraph no longer needs them from its own graph).
+  std::vector<std::string> drop_unread_captured() {
+    std::vector<std::string> dropped;
+    std::erase_if(captured_, [&](ValueId id) {
+      Value& v = values_[id];
+      if (v.is_read()) return false;
+      dropped.push_back(v.name);
+      v.is_captured = false;
+      v.alive = false;
+      return true;
+    });
+    return dropped;
   }
 
   const std::vector<ValueId>& inputs() const noexcept { return inputs_; }
@@ -251,6 +291,11 @@ class Graph {
   void add_captured_use(NodeId id, ValueId captured) {
     nodes_[id].captured.push_back(captured);
     values_[captured].uses.push_back({id, kCapturedSlot});
+  }
+  // The reverse: no subgraph of node `id` reads `captured` any more.
+  void remove_captured_use(NodeId id, ValueId captured) {
+    std::erase(nodes_[id].captured, captured);
+    erase_use(captured, id, kCapturedSlot);
   }
 
   // Removes a node: its inputs lose a use, its outputs lose their producer (they stay as values
@@ -316,8 +361,12 @@ class Graph {
     values_[old_value].uses.clear();
     for (const Use& u : uses) {
       if (u.slot == kCapturedSlot) {
-        for (ValueId& c : nodes_[u.node].captured)
-          if (c == old_value) c = new_value;
+        std::vector<ValueId>& captured = nodes_[u.node].captured;
+        const bool already = std::find(captured.begin(), captured.end(), new_value) != captured.end();
+        if (already) std::erase(captured, old_value);
+        else std::replace(captured.begin(), captured.end(), old_value, new_value);
+        rename_in_subgraphs(u.node, values_[old_value].name, values_[new_value].name);
+        if (already) continue;
       } else {
         nodes_[u.node].inputs[u.slot] = new_value;
       }
@@ -469,6 +518,10 @@ class Graph {
   }
 
  private:
+  void rename_in_subgraphs(NodeId id, std::string_view old_name, const std::string& new_name) {
+    for (Attribute& a : nodes_[id].attributes)
+      for (const std::shared_ptr<Graph>& sub : a.graphs) sub->rename_captured(old_name, new_name);
+  }
   bool name_taken(std::string_view candidate) const {
     for (const Graph* g = this; g; g = g->parent)
       if (g->has_value(candidate)) return true;
@@ -518,5 +571,18 @@ class Graph {
   std::unordered_map<std::string, uint32_t> suffix_counters_;
   std::optional<std::unordered_multiset<std::string>> node_names_;
 };
+
+// Where value `id` of `g` is defined: for a value a subgraph reads from an enclosing scope, the value of
+// that name there (through every level of nesting); otherwise the value itself.
+inline std::pair<const Graph*, ValueId> definition_of(const Graph& g, ValueId id) {
+  const Graph* at = &g;
+  while (at->value(id).is_captured && at->parent) {
+    const std::optional<ValueId> outer = at->parent->find(at->value(id).name);
+    if (!outer) break;
+    at = at->parent;
+    id = *outer;
+  }
+  return {at, id};
+}
 
 }  // namespace xexp::ir

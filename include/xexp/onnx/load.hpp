@@ -205,7 +205,11 @@ class ModelReader {
           continue;
         }
         auto id = resolve(scope, name);
-        if (!id) throw Error("the node reads an undefined value", {.node = node_label(np), .value = name});
+        if (!id)
+          throw Error(scope.outer ? "the node reads an undefined value (defined neither in its subgraph "
+                                    "nor in an enclosing graph)"
+                                  : "the node reads an undefined value",
+                      {.node = node_label(np), .value = name});
         pn.inputs.push_back(*id);
       }
       pn.attributes.reserve(static_cast<std::size_t>(np.attribute_size()));

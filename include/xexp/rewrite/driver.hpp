@@ -441,9 +441,15 @@ inline OptimizeStats optimize_graph(ir::Graph& g, std::vector<ir::OpsetImport>& 
   return stats;
 }
 
-// Optimizes the main graph, then each local function body on its own. Statistics are summed.
+// Optimizes the main graph, then its If, Loop and Scan bodies (each reading the enclosing values by
+// name, nested bodies after the body holding them), then each local function body on its own.
+// Statistics are summed.
 inline OptimizeStats optimize(ir::Model& model, const RuleSet& rules, const OptimizeOptions& options = {}) {
   OptimizeStats stats = optimize_graph(*model.graph, model.opsets, rules, options);
+  ir::for_each_subgraph(*model.graph, [&](ir::Graph& body) {
+    stats = optimize_graph(body, model.opsets, rules, options, std::move(stats));
+  });
+  ir::release_unread_captured(*model.graph);
   for (ir::Function& f : model.functions) {
     stats = optimize_graph(*f.body, f.opsets, rules, options, std::move(stats));
     ir::initializers_to_constant_nodes(*f.body);

@@ -30,10 +30,12 @@ inline constexpr CaptureMask capture_bit = CaptureMask{1} << capture_index<Id>()
 // The tensor behind a value when it is constant: an initializer or the output of a Constant node
 // (its `value`: rewrite::optimize first rewrites the shorthands value_ints, ... as `value`, see
 // ir/constant_node.hpp). An initializer whose external data file is missing is not known: no rule
-// may read it.
-inline const Tensor* constant_tensor(const ir::Graph& g, ir::ValueId id) {
+// may read it. A subgraph sees the constants of its enclosing graphs.
+inline const Tensor* constant_tensor(const ir::Graph& graph, ir::ValueId id) {
   if (id == ir::kNone) return nullptr;
-  const ir::Value& v = g.value(id);
+  const auto [defining, defined] = ir::definition_of(graph, id);
+  const ir::Graph& g = *defining;
+  const ir::Value& v = g.value(defined);
   if (v.initializer) return v.initializer->available() ? &*v.initializer : nullptr;
   if (v.producer == ir::kNone) return nullptr;
   const ir::Node& n = g.node(v.producer);

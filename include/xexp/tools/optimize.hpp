@@ -41,20 +41,22 @@ struct OptimizeModelOptions {
 };
 
 struct OptimizeModelReport {
-  std::size_t nodes_before = 0, nodes_after = 0;  // main graph and local functions
+  std::size_t nodes_before = 0, nodes_after = 0;  // main graph, its subgraphs and local functions
   std::size_t folded = 0;                         // nodes replaced by initializers, all steps together
   double seconds = 0;
   rewrite::OptimizeStats rules;                   // what the rules did
   std::vector<RuleWaitingForOpset> waiting;       // what a newer opset would let the rules do
 };
 
-namespace detail {
-
+// Nodes of the main graph with its subgraphs, and of the local functions: what the report counts.
 inline std::size_t count_nodes(const ir::Model& model) {
   std::size_t n = model.graph->node_count();
+  ir::for_each_subgraph(*model.graph, [&](const ir::Graph& body) { n += body.node_count(); });
   for (const ir::Function& f : model.functions) n += f.body->node_count();
   return n;
 }
+
+namespace detail {
 
 inline std::vector<std::string> names_of(const ir::Graph& g, const std::vector<ir::ValueId>& ids) {
   std::vector<std::string> names;
@@ -62,14 +64,36 @@ inline std::vector<std::string> names_of(const ir::Graph& g, const std::vector<i
   return names;
 }
 
-// Folds constants over the whole graph, then removes what the folded nodes no longer need.
+// Folds constants over the whole graph and its subgraphs, then removes what the folded nodes no longer
+// need (in the enclosing graphs too, for the values a body no longer reads).
 inline std::size_t fold_and_clean(ir::Model& model) {
-  const std::size_t folded = eval::fold_constants(model);
+  std::size_t folded = eval::fold_constants(model);
   if (folded) {
     ir::remove_unused(*model.graph);
     ir::remove_unused_initializers(*model.graph);
   }
-  return folded;
+  eval::FoldOptions options;
+  options.opset = model.opset("").value_or(options.opset);
+  options.fold_graph_outputs = false;
+  std::size_t in_subgraphs = 0;
+  ir::for_each_subgraph(*model.graph, [&](ir::Graph& body) {
+    const std::size_t n = eval::fold_constants(body, options);
+    if (n) {
+      ir::remove_unused(body);
+      ir::remove_unused_initializers(body);
+    }
+    in_subgraphs += n;
+  });
+  if (in_subgraphs) ir::release_unread_captured(*model.graph);
+  return folded + in_subgraphs;
+}
+
+// Whether `g` is the main graph or one of its subgraphs (those may hold initializers; a function
+// body may not).
+inline bool within(const ir::Graph& g, const ir::Graph& main) {
+  const ir::Graph* root = &g;
+  while (root->parent) root = root->parent;
+  return root == &main;
 }
 
 }  // namespace detail
@@ -80,7 +104,7 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   const rewrite::RuleSet rules = rewrite::rules_from_string(options.patterns);
   const auto start = std::chrono::steady_clock::now();
   std::ostream& log = options.log ? *options.log : std::cerr;
-  const std::size_t nodes_given = detail::count_nodes(model);
+  const std::size_t nodes_given = count_nodes(model);
   if (options.target_opset) upgrade_opset(model, options.target_opset);  // replaces model.graph
   ir::Graph& g = *model.graph;
   const std::vector<std::string> inputs = detail::names_of(g, g.inputs());
@@ -90,6 +114,7 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   report.nodes_before = nodes_given;
   // Rules and folding then read every constant the same way (ir/constant_node.hpp).
   ir::constant_nodes_to_initializers(g);
+  ir::for_each_subgraph(g, [](ir::Graph& body) { ir::constant_nodes_to_initializers(body); });
   for (ir::Function& f : model.functions) ir::constant_shorthands_to_value(*f.body);
   // Constant chains (position ids, masks) fold before types are inferred: their values then give
   // static shapes our rules know, where ONNX's inference would be needed on the chain itself.
@@ -111,11 +136,12 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   if (options.constant_folding) {
     report.folded += detail::fold_and_clean(model);  // Shape of values whose shape is now static
     eval::FoldOptions fold_options;
-    // Only the main graph: a function body has no initializers to hold the results.
+    // Not in function bodies: they have no initializers to hold the results.
     rewrite_options.fold_constants = [fold_options, &report, main = &g](ir::Graph& graph, ir::NodeId id,
                                                                          int64_t opset) mutable {
-      if (&graph != main) return false;
+      if (!detail::within(graph, *main)) return false;
       fold_options.opset = opset;
+      fold_options.fold_graph_outputs = &graph == main;
       std::vector<ir::ValueId> added;
       if (!eval::fold_node(graph, id, fold_options, added)) return false;
       eval::append_initializers(graph, added);
@@ -125,7 +151,7 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   }
   report.rules = rewrite::optimize(model, rules, rewrite_options);
   if (options.constant_folding) report.folded += detail::fold_and_clean(model);
-  report.nodes_after = detail::count_nodes(model);
+  report.nodes_after = count_nodes(model);
   report.waiting = rules_waiting_for_opset(model, rules);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (options.verbose >= 1)

@@ -19,7 +19,7 @@ inline OptimizeModelReport optimize_modules_as_functions(ir::Model& model,
                                                          const OptimizeModelOptions& options = {},
                                                          const functions::TorchModuleOptions& modules = {}) {
   rewrite::rules_from_string(options.patterns);
-  const std::size_t flat_nodes = detail::count_nodes(model);
+  const std::size_t flat_nodes = count_nodes(model);
   // The upgrade converts the flat model: it refuses local functions.
   if (options.target_opset) upgrade_opset(model, options.target_opset);
   OptimizeModelOptions bodies = options;

@@ -1,0 +1,207 @@
+// Optimization inside If and Loop bodies (issue 8 item 3). Models are written in ONNX's text syntax to a
+// file and read back as a user's file is (no inference call here), then optimized by
+// tools::optimize_model: the rules, the folding and the clean-ups run in each body, which reads values of
+// the enclosing graph by name; those values stay while a body reads them and keep the name the body reads
+// them by. Each body's op sequence is checked, and the outputs before and after in xexp's evaluator and
+// in ONNX Runtime (each against itself: the fused Conv rounds differently, hence 1e-5). A body reading a
+// value no graph defines is an error naming the node and the value.
+#include <gtest/gtest.h>
+#include <onnx/defs/parser.h>
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/cli.hpp"
+#include "support/compare.hpp"
+#include "support/ort.hpp"
+#include "support/random_inputs.hpp"
+#include "support/rewrite_helpers.hpp"
+#include "support/temp_dir.hpp"
+#include "xexp/eval/evaluator.hpp"
+#include "xexp/onnx.hpp"
+#include "xexp/tools/optimize.hpp"
+
+using namespace xexp;
+using test::op_types;
+using test::OpList;
+
+namespace {
+
+// "{v0, v1, ...}": n values of a ramp, for the initializers of the text syntax.
+std::string ramp_text(int n, float start, float step) {
+  std::string out = "{";
+  for (int k = 0; k < n; ++k) out += (k ? ", " : "") + std::to_string(start + step * static_cast<float>(k % 7));
+  return out + "}";
+}
+
+// Parses `text` and writes it to `path` untouched: no value_info beyond what the text declares.
+void write_model(const std::string& text, const std::string& path) {
+  ::onnx::ModelProto proto;
+  const auto status = ::onnx::OnnxParser::Parse(proto, text.c_str());
+  if (!status.IsOK()) throw Error("cannot parse the test model: " + status.ErrorMessage());
+  std::string bytes;
+  proto.SerializeToString(&bytes);
+  xexp::testing::write_file(path, bytes);
+}
+
+// The subgraph `attribute` of the only `op` node of `g`.
+const ir::Graph& body_of(const ir::Graph& g, std::string_view op, std::string_view attribute) {
+  for (ir::NodeId id : g.nodes())
+    if (g.node(id).op_type.view() == op)
+      if (const ir::Attribute* a = g.node(id).attribute(Symbol(attribute))) return *a->graph();
+  throw Error("no " + std::string(op) + " node with a " + std::string(attribute));
+}
+
+std::vector<std::string> captured_names(const ir::Graph& body) {
+  std::vector<std::string> names;
+  for (ir::ValueId id : body.captured()) names.push_back(body.value(id).name);
+  return names;
+}
+
+// The model at `path`, optimized as `xexp optimize` does, saved to `optimized`.
+ir::Model optimize_file(const std::string& path, const std::string& optimized) {
+  ir::Model m = load_model(path);
+  tools::optimize_model(m);
+  save_model(m, optimized);
+  return m;
+}
+
+// The same outputs for the files `before` and `after`, in xexp's evaluator and in ONNX Runtime.
+void expect_same_outputs(const std::string& before, const std::string& after, const xexp::testing::NamedTensors& feeds) {
+  auto run = [&](const std::string& path) {
+    const ir::Model m = load_model(path);
+    const eval::Evaluator evaluator(m);
+    const std::vector<Tensor> values = evaluator.run(feeds);
+    xexp::testing::NamedTensors out;
+    for (std::size_t k = 0; k < values.size(); ++k) out.emplace_back(evaluator.output_names()[k], values[k]);
+    return out;
+  };
+  xexp::testing::expect_all_close(run(after), run(before), 1e-5, 1e-5);
+  const std::vector<xexp::testing::OrtResult> ort = xexp::testing::run_onnxruntime_batch({{before, feeds}, {after, feeds}});
+  ASSERT_TRUE(ort[0].ok) << "ONNX Runtime, before: " << ort[0].error;
+  ASSERT_TRUE(ort[1].ok) << "ONNX Runtime, after: " << ort[1].error;
+  xexp::testing::expect_all_close(ort[1].outputs, ort[0].outputs, 1e-5, 1e-5);
+}
+
+// Both branches hold a Conv followed by an activation (FusedConv in the onnxruntime set) on weights of
+// the main graph. The then branch reads A, an Identity of X the main graph's clean-up removes: the
+// branch must read X instead. The else branch reads S, which only it reads, through a Reshape to the
+// Conv's own shape (Shape folds once the body is typed, then the Reshape goes).
+std::string if_model() {
+  return "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+         "branches (float[1,2,5,5] X, bool C) => (float[1,3,5,5] Y)\n"
+         "<float[3,2,3,3] W = " + ramp_text(54, -0.3f, 0.1f) + ", float[3] B = {0.1, -0.2, 0.05}>\n"
+         "{\n"
+         "  A = Identity(X)\n"
+         "  S = Sigmoid(X)\n"
+         "  Y = If(C) <\n"
+         "    then_branch = then_graph () => (float[1,3,5,5] t_out) {\n"
+         "      t_conv = Conv <pads = [1, 1, 1, 1]> (A, W, B)\n"
+         "      t_out = Relu(t_conv)\n"
+         "    },\n"
+         "    else_branch = else_graph () => (float[1,3,5,5] e_out) {\n"
+         "      e_conv = Conv <pads = [1, 1, 1, 1]> (S, W, B)\n"
+         "      e_shape = Shape(e_conv)\n"
+         "      e_same = Reshape(e_conv, e_shape)\n"
+         "      e_out = Sigmoid(e_same)\n"
+         "    }\n"
+         "  >\n"
+         "}\n";
+}
+
+TEST(OptimizeSubgraphs, IfBranchesFuseAndReadTheEnclosingValues) {
+  xexp::testing::TempDir dir;
+  const std::string path = dir / "if.onnx", optimized = dir / "if.opt.onnx";
+  write_model(if_model(), path);
+  const ir::Model m = optimize_file(path, optimized);
+
+  const ir::Graph& g = *m.graph;
+  EXPECT_EQ(op_types(g), (OpList{"Sigmoid", "If"}));
+  const ir::Graph& then_branch = body_of(g, "If", "then_branch");
+  const ir::Graph& else_branch = body_of(g, "If", "else_branch");
+  EXPECT_EQ(op_types(then_branch), (OpList{"com.microsoft.FusedConv"}));
+  EXPECT_EQ(op_types(else_branch), (OpList{"com.microsoft.FusedConv"}));
+  EXPECT_EQ(else_branch.node(else_branch.first_node()).attribute(Symbol("activation"))->s, "Sigmoid");
+  // A became X in the branch with the main graph's Identity gone; S stays, only the else branch reads it.
+  EXPECT_EQ(captured_names(then_branch), (std::vector<std::string>{"X", "W", "B"}));
+  EXPECT_EQ(captured_names(else_branch), (std::vector<std::string>{"S", "W", "B"}));
+  EXPECT_TRUE(g.has_value("S"));
+
+  for (bool condition : {true, false}) {
+    SCOPED_TRACE(condition ? "then branch" : "else branch");
+    xexp::testing::NamedTensors feeds = xexp::testing::random_feeds(*load_model(path).graph, {.seed = 7});
+    feeds[1].second = Tensor::scalar<bool>(condition);
+    expect_same_outputs(path, optimized, feeds);
+  }
+}
+
+// A Loop whose body applies a Conv and a Relu three times, reading its weights from the main graph
+// through an Identity (folded in the body) and its bias directly.
+std::string loop_model() {
+  return "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+         "looped (float[1,2,5,5] X) => (float[1,2,5,5] Y)\n"
+         "<float[2,2,3,3] W = " + ramp_text(36, -0.2f, 0.07f) + ", float[2] B = {0.1, -0.1}, int64 M = {3},"
+         " bool T = {1}>\n"
+         "{\n"
+         "  Y = Loop(M, T, X) <\n"
+         "    body = loop_body (int64 i, bool c, float[1,2,5,5] v) => (bool c_out, float[1,2,5,5] v_out) {\n"
+         "      c_out = Identity(c)\n"
+         "      weights = Identity(W)\n"
+         "      conv = Conv <pads = [1, 1, 1, 1]> (v, weights, B)\n"
+         "      v_out = Relu(conv)\n"
+         "    }\n"
+         "  >\n"
+         "}\n";
+}
+
+TEST(OptimizeSubgraphs, LoopBodyFuses) {
+  xexp::testing::TempDir dir;
+  const std::string path = dir / "loop.onnx", optimized = dir / "loop.opt.onnx";
+  write_model(loop_model(), path);
+  const ir::Model m = optimize_file(path, optimized);
+
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Loop"}));
+  const ir::Graph& body = body_of(*m.graph, "Loop", "body");
+  // c_out stays an Identity: the body's input cannot take the name of its output.
+  EXPECT_EQ(op_types(body), (OpList{"Identity", "com.microsoft.FusedConv"}));
+  // Identity(W) folded into a constant of the body: the body no longer reads W, nor holds the main graph.
+  EXPECT_EQ(captured_names(body), (std::vector<std::string>{"B"}));
+  ASSERT_EQ(body.initializers().size(), 1u);
+  EXPECT_EQ(body.value(body.initializers()[0]).name, "weights");
+  for (ir::ValueId id : m.graph->initializers()) EXPECT_NE(m.graph->value(id).name, "W");
+  expect_same_outputs(path, optimized, xexp::testing::random_feeds(*load_model(path).graph, {.seed = 3}));
+}
+
+// A branch reading `nowhere`: loading refuses it, naming the node and the value; the CLI says so in one
+// line and writes nothing.
+TEST(OptimizeSubgraphs, UnknownOuterValueIsAnError) {
+  xexp::testing::TempDir dir;
+  const std::string path = dir / "bad.onnx", optimized = dir / "bad.opt.onnx";
+  write_model("<ir_version: 8, opset_import: [\"\" : 17]>\n"
+              "bad (float[2] X, bool C) => (float[2] Y) {\n"
+              "  Y = If(C) <\n"
+              "    then_branch = then_graph () => (float[2] t_out) { t_out = Relu(X) },\n"
+              "    else_branch = else_graph () => (float[2] e_out) { e_out = Neg(nowhere) }\n"
+              "  >\n"
+              "}\n",
+              path);
+  // The parser names nodes nothing: the error names the node by its op.
+  try {
+    load_model(path);
+    ADD_FAILURE() << "a body reading an undefined value must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.node(), "Neg");
+    EXPECT_EQ(e.value(), "nowhere");
+    EXPECT_NE(std::string(e.what()).find("enclosing graph"), std::string::npos) << e.what();
+  }
+  const std::string before = xexp::testing::read_file(path);
+  const xexp::testing::CommandResult r = xexp::testing::run_xexp(xexp::testing::joined({"optimize ", path, " -o ", optimized}));
+  xexp::testing::expect_one_error_line(r, "xexp optimize");
+  EXPECT_NE(r.err.find("nowhere"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(optimized));
+  EXPECT_EQ(xexp::testing::read_file(path), before);
+}
+
+}  // namespace
