@@ -19,14 +19,14 @@ namespace {
 
 const Dim kBatch = Dim::symbolic("p2o.DynamicDimension.0");
 
-// X(batch, 3, H, W) -> GlobalAveragePool -> Relu -> Flatten -> Y: nothing typed but the input, as an
-// exporter writes it. We have no rule for GlobalAveragePool; ONNX has.
+// X(batch, 3, H, W) -> GlobalLpPool -> Relu -> Flatten -> Y: nothing typed but the input, as an
+// exporter writes it. We have no rule for GlobalLpPool; ONNX has.
 Model pool_model() {
   Model m = test::model_with_opset(17);
   Graph& g = *m.graph;
   ValueId x = g.add_input("X", ElemType::Float, Shape{kBatch, 3, Dim::symbolic("h"), Dim::symbolic("w")});
   ValueId pooled = g.add_value("pooled"), relu = g.add_value("relu"), y = g.add_value("Y");
-  g.add_node(Symbol("GlobalAveragePool"), {x}, {pooled}, {}, "pool");
+  g.add_node(Symbol("GlobalLpPool"), {x}, {pooled}, {}, "pool");
   g.add_node(Symbol("Relu"), {pooled}, {relu}, {}, "relu");
   g.add_node(Symbol("Flatten"), {relu}, {y}, {Attribute::make_int(Symbol("axis"), 1)}, "flatten");
   g.add_output(y);
@@ -37,7 +37,7 @@ Model pool_model() {
 
 TEST(InferModelTypes, OnnxFillsWhatWeHaveNoRuleForAndOurRulesGoOn) {
   Model m = pool_model();
-  ASSERT_FALSE(infer::has_rule(Symbol(), Symbol("GlobalAveragePool")));
+  ASSERT_FALSE(infer::has_rule(Symbol(), Symbol("GlobalLpPool")));
   infer::infer_model_types(m);
   const Graph& g = *m.graph;
   EXPECT_EQ(g.value(g.at("pooled")).shape, (Shape{kBatch, 3, 1, 1}));

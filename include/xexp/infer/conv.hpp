@@ -219,7 +219,7 @@ inline void infer_pool(InferContext& c) {
   c.set_output(1, ElemType::Int64, out);
 }
 
-// GlobalAveragePool, GlobalMaxPool, GlobalLpPool: (N, C, 1, ..., 1).
+// GlobalAveragePool, GlobalMaxPool: (N, C, 1, ..., 1). (GlobalLpPool is left to ONNX's inference.)
 inline void infer_global_pool(InferContext& c) {
   const Shape* x = window_input(c);
   if (!x) return c.set_output(0, c.type(0));
@@ -234,7 +234,7 @@ inline void add_conv_rules(RuleTable& t) {
   t.add(kMsDomain, {"FusedConv"}, infer_conv);
   t.add({"ConvTranspose"}, infer_conv_transpose);
   t.add({"MaxPool", "AveragePool", "LpPool"}, infer_pool);
-  t.add({"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}, infer_global_pool);
+  t.add({"GlobalAveragePool", "GlobalMaxPool"}, infer_global_pool);
 }
 
 }  // namespace xexp::infer
