@@ -137,6 +137,38 @@ TEST(OptimizeSubgraphs, IfBranchesFuseAndReadTheEnclosingValues) {
   }
 }
 
+// The then branch reads X under two names, X and A = Identity(X): once the main graph's Identity is
+// gone, the branch reads X once and the If lists it once.
+TEST(OptimizeSubgraphs, TwoNamesOfOneEnclosingValueBecomeOne) {
+  xexp::testing::TempDir dir;
+  const std::string path = dir / "names.onnx", optimized = dir / "names.opt.onnx";
+  write_model("<ir_version: 8, opset_import: [\"\" : 17]>\n"
+              "names (float[2,3] X, bool C) => (float[2,3] Y) {\n"
+              "  A = Identity(X)\n"
+              "  Y = If(C) <\n"
+              "    then_branch = then_graph () => (float[2,3] t_out) { t_out = Add(A, X) },\n"
+              "    else_branch = else_graph () => (float[2,3] e_out) { e_out = Neg(A) }\n"
+              "  >\n"
+              "}\n",
+              path);
+  const ir::Model m = optimize_file(path, optimized);
+  const ir::Graph& g = *m.graph;
+  EXPECT_EQ(op_types(g), (OpList{"If"}));
+  const ir::Node& if_node = g.node(g.first_node());
+  EXPECT_EQ(if_node.captured, (std::vector<ir::ValueId>{g.at("X")}));
+  const ir::Graph& then_branch = body_of(g, "If", "then_branch");
+  EXPECT_EQ(captured_names(then_branch), (std::vector<std::string>{"X"}));
+  const ir::Node& add = then_branch.node(then_branch.first_node());
+  EXPECT_EQ(add.inputs, (std::vector<ir::ValueId>{then_branch.at("X"), then_branch.at("X")}));
+  EXPECT_EQ(captured_names(body_of(g, "If", "else_branch")), (std::vector<std::string>{"X"}));
+  for (bool condition : {true, false}) {
+    SCOPED_TRACE(condition ? "then branch" : "else branch");
+    xexp::testing::NamedTensors feeds = xexp::testing::random_feeds(*load_model(path).graph, {.seed = 5});
+    feeds[1].second = Tensor::scalar<bool>(condition);
+    expect_same_outputs(path, optimized, feeds);
+  }
+}
+
 // A Loop whose body applies a Conv and a Relu three times, reading its weights from the main graph
 // through an Identity (folded in the body) and its bias directly.
 std::string loop_model() {
