@@ -32,7 +32,8 @@ namespace {
 // "{v0, v1, ...}": n values of a ramp, for the initializers of the text syntax.
 std::string ramp_text(int n, float start, float step) {
   std::string out = "{";
-  for (int k = 0; k < n; ++k) out += (k ? ", " : "") + std::to_string(start + step * static_cast<float>(k % 7));
+  for (int k = 0; k < n; ++k)
+    out += (k ? ", " : "") + std::to_string(start + step * static_cast<float>(k % 7));
   return out + "}";
 }
 
@@ -69,7 +70,8 @@ ir::Model optimize_file(const std::string& path, const std::string& optimized) {
 }
 
 // The same outputs for the files `before` and `after`, in xexp's evaluator and in ONNX Runtime.
-void expect_same_outputs(const std::string& before, const std::string& after, const xexp::testing::NamedTensors& feeds) {
+void expect_same_outputs(const std::string& before, const std::string& after,
+                         const xexp::testing::NamedTensors& feeds) {
   auto run = [&](const std::string& path) {
     const ir::Model m = load_model(path);
     const eval::Evaluator evaluator(m);
@@ -79,7 +81,8 @@ void expect_same_outputs(const std::string& before, const std::string& after, co
     return out;
   };
   xexp::testing::expect_all_close(run(after), run(before), 1e-5, 1e-5);
-  const std::vector<xexp::testing::OrtResult> ort = xexp::testing::run_onnxruntime_batch({{before, feeds}, {after, feeds}});
+  const std::vector<xexp::testing::OrtResult> ort =
+      xexp::testing::run_onnxruntime_batch({{before, feeds}, {after, feeds}});
   ASSERT_TRUE(ort[0].ok) << "ONNX Runtime, before: " << ort[0].error;
   ASSERT_TRUE(ort[1].ok) << "ONNX Runtime, after: " << ort[1].error;
   xexp::testing::expect_all_close(ort[1].outputs, ort[0].outputs, 1e-5, 1e-5);
@@ -92,7 +95,9 @@ void expect_same_outputs(const std::string& before, const std::string& after, co
 std::string if_model() {
   return "<ir_version: 8, opset_import: [\"\" : 17]>\n"
          "branches (float[1,2,5,5] X, bool C) => (float[1,3,5,5] Y)\n"
-         "<float[3,2,3,3] W = " + ramp_text(54, -0.3f, 0.1f) + ", float[3] B = {0.1, -0.2, 0.05}>\n"
+         "<float[3,2,3,3] W = " +
+         ramp_text(54, -0.3f, 0.1f) +
+         ", float[3] B = {0.1, -0.2, 0.05}>\n"
          "{\n"
          "  A = Identity(X)\n"
          "  S = Sigmoid(X)\n"
@@ -142,15 +147,16 @@ TEST(OptimizeSubgraphs, IfBranchesFuseAndReadTheEnclosingValues) {
 TEST(OptimizeSubgraphs, TwoNamesOfOneEnclosingValueBecomeOne) {
   xexp::testing::TempDir dir;
   const std::string path = dir / "names.onnx", optimized = dir / "names.opt.onnx";
-  write_model("<ir_version: 8, opset_import: [\"\" : 17]>\n"
-              "names (float[2,3] X, bool C) => (float[2,3] Y) {\n"
-              "  A = Identity(X)\n"
-              "  Y = If(C) <\n"
-              "    then_branch = then_graph () => (float[2,3] t_out) { t_out = Add(A, X) },\n"
-              "    else_branch = else_graph () => (float[2,3] e_out) { e_out = Neg(A) }\n"
-              "  >\n"
-              "}\n",
-              path);
+  write_model(
+      "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+      "names (float[2,3] X, bool C) => (float[2,3] Y) {\n"
+      "  A = Identity(X)\n"
+      "  Y = If(C) <\n"
+      "    then_branch = then_graph () => (float[2,3] t_out) { t_out = Add(A, X) },\n"
+      "    else_branch = else_graph () => (float[2,3] e_out) { e_out = Neg(A) }\n"
+      "  >\n"
+      "}\n",
+      path);
   const ir::Model m = optimize_file(path, optimized);
   const ir::Graph& g = *m.graph;
   EXPECT_EQ(op_types(g), (OpList{"If"}));
@@ -174,7 +180,9 @@ TEST(OptimizeSubgraphs, TwoNamesOfOneEnclosingValueBecomeOne) {
 std::string loop_model() {
   return "<ir_version: 8, opset_import: [\"\" : 17]>\n"
          "looped (float[1,2,5,5] X) => (float[1,2,5,5] Y)\n"
-         "<float[2,2,3,3] W = " + ramp_text(36, -0.2f, 0.07f) + ", float[2] B = {0.1, -0.1}, int64 M = {3},"
+         "<float[2,2,3,3] W = " +
+         ramp_text(36, -0.2f, 0.07f) +
+         ", float[2] B = {0.1, -0.1}, int64 M = {3},"
          " bool T = {1}>\n"
          "{\n"
          "  Y = Loop(M, T, X) <\n"
@@ -211,14 +219,15 @@ TEST(OptimizeSubgraphs, LoopBodyFuses) {
 TEST(OptimizeSubgraphs, UnknownOuterValueIsAnError) {
   xexp::testing::TempDir dir;
   const std::string path = dir / "bad.onnx", optimized = dir / "bad.opt.onnx";
-  write_model("<ir_version: 8, opset_import: [\"\" : 17]>\n"
-              "bad (float[2] X, bool C) => (float[2] Y) {\n"
-              "  Y = If(C) <\n"
-              "    then_branch = then_graph () => (float[2] t_out) { t_out = Relu(X) },\n"
-              "    else_branch = else_graph () => (float[2] e_out) { e_out = Neg(nowhere) }\n"
-              "  >\n"
-              "}\n",
-              path);
+  write_model(
+      "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+      "bad (float[2] X, bool C) => (float[2] Y) {\n"
+      "  Y = If(C) <\n"
+      "    then_branch = then_graph () => (float[2] t_out) { t_out = Relu(X) },\n"
+      "    else_branch = else_graph () => (float[2] e_out) { e_out = Neg(nowhere) }\n"
+      "  >\n"
+      "}\n",
+      path);
   // The parser names nodes nothing: the error names the node by its op.
   try {
     load_model(path);
@@ -229,7 +238,8 @@ TEST(OptimizeSubgraphs, UnknownOuterValueIsAnError) {
     EXPECT_NE(std::string(e.what()).find("enclosing graph"), std::string::npos) << e.what();
   }
   const std::string before = xexp::testing::read_file(path);
-  const xexp::testing::CommandResult r = xexp::testing::run_xexp(xexp::testing::joined({"optimize ", path, " -o ", optimized}));
+  const xexp::testing::CommandResult r =
+      xexp::testing::run_xexp(xexp::testing::joined({"optimize ", path, " -o ", optimized}));
   xexp::testing::expect_one_error_line(r, "xexp optimize");
   EXPECT_NE(r.err.find("nowhere"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(optimized));
