@@ -1,15 +1,13 @@
 // The xexp command line tool, run as a user runs it: its output, its exit codes, its one-line errors,
 // and that it never touches its input files.
 #include <gtest/gtest.h>
-
 #include <onnx/onnx_pb.h>
 
-#include <algorithm>
 #include <filesystem>
 
+#include "support/cli.hpp"
 #include "support/compare.hpp"
 #include "support/ort.hpp"
-#include "support/process.hpp"
 #include "support/random_inputs.hpp"
 #include "support/temp_dir.hpp"
 #include "xexp/onnx.hpp"
@@ -20,17 +18,6 @@ using namespace xexp::testing;
 namespace {
 
 const std::string kAddModel = std::string(XEXP_TESTDATA_DIR) + "/node/test_add/model.onnx";
-
-CommandResult xexp_cli(const std::string& args, const std::string& cwd = {}) {
-  return run_command(shell_quote(XEXP_CLI) + " " + args, cwd);
-}
-
-void expect_one_error_line(const CommandResult& r, const std::string& what) {
-  SCOPED_TRACE(what);
-  EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-}
 
 // A one-node-at-a-time model written with the ONNX protobuf classes directly, so that it can be
 // as broken as a test needs.
@@ -64,11 +51,12 @@ struct ProtoModel {
 
 // Runs `args` (with MODEL replaced by the fixture's path) on a file holding `bytes`: must fail with one
 // error line and leave the file as it was.
-void expect_rejected(const std::string& what, const std::string& bytes, const std::string& command = "print") {
+void expect_rejected(const std::string& what, const std::string& bytes,
+                     const std::string& command = "print") {
   TempDir dir;
   const std::string model = dir / "model.onnx";
   write_file(model, bytes);
-  const CommandResult r = xexp_cli(command + " " + shell_quote(model) +
+  const CommandResult r = run_xexp(command + " " + shell_quote(model) +
                                    (command == "convert" ? " -o " + shell_quote(dir / "out.onnx") : ""));
   expect_one_error_line(r, what + " (" + command + ")");
   EXPECT_EQ(read_file(model), bytes) << what << ": the input file was modified";
@@ -77,18 +65,18 @@ void expect_rejected(const std::string& what, const std::string& bytes, const st
 }  // namespace
 
 TEST(Cli, HelpAndVersion) {
-  const CommandResult help = xexp_cli("--help");
+  const CommandResult help = run_xexp("--help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("print"), std::string::npos) << help.out;
   EXPECT_NE(help.out.find("convert"), std::string::npos) << help.out;
-  const CommandResult version = xexp_cli("--version");
+  const CommandResult version = run_xexp("--version");
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_EQ(version.out.rfind("xexp ", 0), 0u) << version.out;
 }
 
 TEST(Cli, PrintsAModel) {
   const std::string before = read_file(kAddModel);
-  const CommandResult r = xexp_cli("print " + shell_quote(kAddModel));
+  const CommandResult r = run_xexp("print " + shell_quote(kAddModel));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("opset: domain='' version=14"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("input: name='x' type=dtype('float32') shape=[3, 4, 5]"), std::string::npos) << r.out;
@@ -100,7 +88,7 @@ TEST(Cli, PrintsAModel) {
 TEST(Cli, ConvertKeepsWhatTheModelComputes) {
   TempDir dir;
   const std::string out = dir / "converted.onnx";
-  const CommandResult r = xexp_cli("convert " + shell_quote(kAddModel) + " -o " + shell_quote(out));
+  const CommandResult r = run_xexp("convert " + shell_quote(kAddModel) + " -o " + shell_quote(out));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const ir::Model model = load_model(out);
   const NamedTensors feeds = random_feeds(*model.graph);
@@ -112,9 +100,10 @@ TEST(Cli, ConvertRefusesToOverwriteItsInput) {
   const std::string model = dir / "model.onnx";
   const std::string bytes = read_file(kAddModel);
   write_file(model, bytes);
-  expect_one_error_line(xexp_cli("convert " + shell_quote(model) + " -o " + shell_quote(model)), "overwrite");
-  expect_one_error_line(xexp_cli("convert " + shell_quote(model) + " -o " + shell_quote(dir.path().string() + "/./model.onnx")),
-                        "overwrite through another path");
+  expect_one_error_line(run_xexp("convert " + shell_quote(model) + " -o " + shell_quote(model)), "overwrite");
+  expect_one_error_line(
+      run_xexp("convert " + shell_quote(model) + " -o " + shell_quote(dir.path().string() + "/./model.onnx")),
+      "overwrite through another path");
   EXPECT_EQ(read_file(model), bytes);
 }
 
@@ -126,20 +115,21 @@ TEST(Cli, BadInputGivesOneErrorLine) {
       {"empty file", ""},
       {"undefined name", ProtoModel().node("Relu", {"missing"}, {"Y"}).output("Y").bytes()},
       {"cycle", ProtoModel().node("Relu", {"b"}, {"a"}).node("Relu", {"a"}, {"b"}).output("a").bytes()},
-      {"two producers", ProtoModel().node("Relu", {"X"}, {"Y"}).node("Neg", {"X"}, {"Y"}).output("Y").bytes()},
+      {"two producers",
+       ProtoModel().node("Relu", {"X"}, {"Y"}).node("Neg", {"X"}, {"Y"}).output("Y").bytes()},
   };
   for (const auto& [what, bytes] : cases) {
     expect_rejected(what, bytes, "print");
     expect_rejected(what, bytes, "convert");
   }
-  expect_one_error_line(xexp_cli("print /nonexistent/model.onnx"), "missing file");
+  expect_one_error_line(run_xexp("print /nonexistent/model.onnx"), "missing file");
 }
 
 TEST(Cli, BadCommandLineGivesOneErrorLine) {
-  expect_one_error_line(xexp_cli("frobnicate"), "unknown command");
-  expect_one_error_line(xexp_cli("print"), "missing model");
-  expect_one_error_line(xexp_cli("convert " + shell_quote(kAddModel)), "missing -o");
-  expect_one_error_line(xexp_cli("print --no-such-option " + shell_quote(kAddModel)), "unknown option");
+  expect_one_error_line(run_xexp("frobnicate"), "unknown command");
+  expect_one_error_line(run_xexp("print"), "missing model");
+  expect_one_error_line(run_xexp("convert " + shell_quote(kAddModel)), "missing -o");
+  expect_one_error_line(run_xexp("print --no-such-option " + shell_quote(kAddModel)), "unknown option");
 }
 
 TEST(Cli, UnknownOpInUnknownDomainPrintsFine) {
@@ -150,14 +140,14 @@ TEST(Cli, UnknownOpInUnknownDomainPrintsFine) {
   opset->set_domain("com.example.unknown");
   opset->set_version(1);
   write_file(dir / "model.onnx", m.bytes());
-  const CommandResult r = xexp_cli("print " + shell_quote(dir / "model.onnx"));
+  const CommandResult r = run_xexp("print " + shell_quote(dir / "model.onnx"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("Frobnicate[com.example.unknown](X) -> Y"), std::string::npos) << r.out;
 }
 
 TEST(Cli, MainJobWritesADemoModelThatOnnxRuntimeRuns) {
   TempDir dir;
-  const CommandResult r = xexp_cli("", dir.path().string());
+  const CommandResult r = run_xexp("", dir.path().string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("output: name="), std::string::npos) << r.out;
   const std::string model_path = dir / "xexp_demo.onnx";

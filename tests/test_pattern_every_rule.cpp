@@ -8,6 +8,8 @@
 //   types and attributes compared), so that no rule's case passes without the rule.
 // One program, one loop over the catalogue: a new rule without a case fails the test by name.
 #include <gtest/gtest.h>
+#include <onnx/defs/parser.h>
+#include <onnx/shape_inference/implementation.h>
 
 #include <fstream>
 #include <map>
@@ -15,9 +17,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <onnx/defs/parser.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include "support/temp_dir.hpp"
 #include "xexp/onnx.hpp"
@@ -32,7 +31,7 @@ namespace {
 
 struct PositiveCase {
   std::string rule, text;
-  std::vector<std::string> expected;  // op types after default+onnxruntime, "domain.Op" outside ONNX
+  std::vector<std::string> expected;   // op types after default+onnxruntime, "domain.Op" outside ONNX
   std::vector<std::string> subsumers;  // rules that do the same on this case, left out with it
 };
 
@@ -51,10 +50,14 @@ std::vector<PositiveCase> read_cases(const fs::path& path) {
   std::vector<PositiveCase> out;
   for (std::string line; std::getline(in, line);) {
     if (line.starts_with("#")) continue;
-    if (line.starts_with("== ")) out.push_back({line.substr(3), {}, {}, {}});
-    else if (line.starts_with("-> ") && !out.empty()) out.back().expected = split_words(line.substr(3));
-    else if (line.starts_with("-x ") && !out.empty()) out.back().subsumers = split_words(line.substr(3));
-    else if (!out.empty()) out.back().text += line + "\n";
+    if (line.starts_with("== "))
+      out.push_back({line.substr(3), {}, {}, {}});
+    else if (line.starts_with("-> ") && !out.empty())
+      out.back().expected = split_words(line.substr(3));
+    else if (line.starts_with("-x ") && !out.empty())
+      out.back().subsumers = split_words(line.substr(3));
+    else if (!out.empty())
+      out.back().text += line + "\n";
   }
   return out;
 }
@@ -87,7 +90,9 @@ std::string structure(const ir::Graph& g) {
   for (ir::NodeId id : g.nodes()) {
     const ir::Node& n = g.node(id);
     out += n.domain.str() + "." + n.op_type.str() + "(" + std::to_string(n.inputs.size()) + ")";
-    for (const ir::Attribute& a : n.attributes) out += " " + a.name.str() + "=" + tools::detail::attribute_value(a);
+    // Appended piece by piece: g++ 12 -O3 warns falsely (stringop-overflow) on " " + std::string.
+    for (const ir::Attribute& a : n.attributes)
+      out.append(" ").append(a.name.str()).append("=").append(tools::detail::attribute_value(a));
     out += "\n";
   }
   return out;
@@ -116,9 +121,11 @@ Outcome optimize(const std::string& path, const std::string& patterns, const std
 }  // namespace
 
 TEST(PatternEveryRule, EachRuleIsNeededByItsPositiveCase) {
-  const std::vector<PositiveCase> cases = read_cases(fs::path(XEXP_SOURCE_DIR) / "tests" / "data" / "rule_positive_cases.txt");
+  const std::vector<PositiveCase> cases =
+      read_cases(fs::path(XEXP_SOURCE_DIR) / "tests" / "data" / "rule_positive_cases.txt");
   std::map<std::string, const PositiveCase*> by_rule;
-  for (const PositiveCase& c : cases) EXPECT_TRUE(by_rule.emplace(c.rule, &c).second) << c.rule << " has two cases";
+  for (const PositiveCase& c : cases)
+    EXPECT_TRUE(by_rule.emplace(c.rule, &c).second) << c.rule << " has two cases";
 
   std::vector<std::string> registered, without_case;
   for (const char* set : {"default", "onnxruntime"})
@@ -151,8 +158,10 @@ TEST(PatternEveryRule, EachRuleIsNeededByItsPositiveCase) {
     }
     by_rule.erase(it);
   }
-  for (const auto& [rule, c] : by_rule) ADD_FAILURE() << "a case for " << rule << ", which no registered set holds";
-  std::cout << checked << " of " << registered.size() << " registered rules checked against their positive case\n";
-  EXPECT_TRUE(without_case.empty()) << without_case.size() << " registered rules without a positive case: "
-                                    << joined(without_case);
+  for (const auto& [rule, c] : by_rule)
+    ADD_FAILURE() << "a case for " << rule << ", which no registered set holds";
+  std::cout << checked << " of " << registered.size()
+            << " registered rules checked against their positive case\n";
+  EXPECT_TRUE(without_case.empty()) << without_case.size()
+                                    << " registered rules without a positive case: " << joined(without_case);
 }

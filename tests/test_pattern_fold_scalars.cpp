@@ -59,7 +59,8 @@ TEST(PatternMulMulMulScalar, ScalarsAreMultipliedOnce) {
   run_rules(div, "MulMulMulScalar");
   ASSERT_EQ(op_types(*div.graph), (OpSeq{"Div", "Mul"}));
   const Graph& dg = *div.graph;
-  EXPECT_FLOAT_EQ(static_cast<float>(eval::element_as_double(*rewrite::constant_tensor(dg, output_producer(dg).inputs[1]), 0)),
+  EXPECT_FLOAT_EQ(static_cast<float>(eval::element_as_double(
+                      *rewrite::constant_tensor(dg, output_producer(dg).inputs[1]), 0)),
                   1.0f / 12.0f);
 }
 
@@ -122,7 +123,7 @@ static Model concat_model(std::vector<Shape> shapes, int64_t axis) {
   Graph& g = *m.graph;
   std::vector<ValueId> parts;
   for (std::size_t k = 0; k < shapes.size(); ++k)
-    parts.push_back(g.add_input("X" + std::to_string(k), ElemType::Float, shapes[k]));
+    parts.push_back(g.add_input(std::string("X") + std::to_string(k), ElemType::Float, shapes[k]));
   g.add_output(node(g, "Concat", parts, {Attribute::make_int("axis", axis)}));
   return m;
 }
@@ -190,8 +191,9 @@ TEST(PatternCastCastBinary, NotWhenTheInputTypesDiffer) {
 }
 
 TEST(PatternCastCastBinary, SameNumbersWithinOneFloat16Ulp) {
-  test::expect_same_outputs([] { return cast_binary_model(ElemType::Float, ElemType::Float16, ElemType::Float); },
-                            "CastCastBinary", 1e-3);
+  test::expect_same_outputs(
+      [] { return cast_binary_model(ElemType::Float, ElemType::Float16, ElemType::Float); }, "CastCastBinary",
+      1e-3);
 }
 
 // ---- SwapRangeAddScalar ---------------------------------------------------------------------------
@@ -202,7 +204,8 @@ static Model range_model(ElemType type, Shape plus_shape) {
     return g.add_initializer(name, eval::filled(type, {}, v));
   };
   ValueId n = g.add_input("N", ElemType::Int64, Shape{1});
-  ValueId limit = node(g, "Cast", {node(g, "Squeeze", {n})}, {Attribute::make_int("to", static_cast<int64_t>(type))});
+  ValueId limit =
+      node(g, "Cast", {node(g, "Squeeze", {n})}, {Attribute::make_int("to", static_cast<int64_t>(type))});
   ValueId range = node(g, "Range", {scalar("start", 2), limit, scalar("delta", 3)});
   std::vector<int64_t> dims = *static_dims(plus_shape);
   g.add_output(node(g, "Add", {range, g.add_initializer("plus", eval::filled(type, dims, 5))}));

@@ -31,4 +31,10 @@ inline void expect_one_error_line(const CommandResult& r, const std::string& wha
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
+// The same, and the line names `mentions` (the value, node or option at fault).
+inline void expect_error_mentioning(const CommandResult& r, const std::string& mentions) {
+  expect_one_error_line(r, mentions);
+  EXPECT_NE(r.err.find(mentions), std::string::npos) << r.err;
+}
+
 }  // namespace xexp::testing
