@@ -768,11 +768,15 @@ struct Attribute {
 // nobody reads and of unused initializers, and merging of Shape nodes reading the same value. Each
 // step exists around given values (the optimizer's driver cleans only what an iteration touched and
 // collects in `touched` the values whose producer or consumers changed, to match them again) and over
-// the whole graph (the builder).
+// the whole graph (the builder). Last, the release of the enclosing values If, Loop and Scan bodies no
+// longer read.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -975,13 +979,53 @@ class Graph {
     } while (name_taken(candidate));
     return candidate;
   }
+  // Subgraphs reading the value from an enclosing scope read it under its new name too.
   void rename_value(ValueId id, std::string new_name) {
     Value& v = values_[id];
     if (v.name == new_name) return;
     if (has_value(new_name)) throw Error("the name is already used", {.node = {}, .value = new_name});
     by_name_.erase(v.name);
     by_name_.emplace(new_name, id);
-    v.name = std::move(new_name);
+    const std::string old_name = std::exchange(v.name, std::move(new_name));
+    for (const Use& u : std::vector<Use>(v.uses))
+      if (u.slot == kCapturedSlot) rename_in_subgraphs(u.node, old_name, values_[id].name);
+  }
+  // The enclosing graph's value this subgraph reads as `old_name` is read as `new_name` from now on.
+  // When the subgraph already reads `new_name`, the two captured values become one.
+  void rename_captured(std::string_view old_name, const std::string& new_name) {
+    const std::optional<ValueId> id = find(old_name);
+    if (!id || !values_[*id].is_captured) return;
+    std::optional<ValueId> existing = find(new_name);
+    if (existing && !values_[*existing].alive) {  // released earlier (drop_unread_captured): the name is free
+      by_name_.erase(new_name);
+      existing.reset();
+    }
+    if (!existing) {
+      rename_value(*id, new_name);
+      return;
+    }
+    if (!values_[*existing].is_captured)
+      throw Error("a subgraph defines a value named as the enclosing graph's value it reads",
+                  {.node = {}, .value = new_name});
+    replace_all_uses(*id, *existing);
+    if (values_[*id].is_read()) return;  // listed among the subgraph's outputs: it stays
+    values_[*id].is_captured = false;
+    values_[*id].alive = false;
+    std::erase(captured_, *id);
+  }
+  // Drops the captured values nothing in this subgraph reads any more; returns their names (the node
+  // holding the subgraph no longer needs them from its own graph).
+  std::vector<std::string> drop_unread_captured() {
+    std::vector<std::string> dropped;
+    std::erase_if(captured_, [&](ValueId id) {
+      Value& v = values_[id];
+      if (v.is_read()) return false;
+      dropped.push_back(v.name);
+      v.is_captured = false;
+      v.alive = false;
+      return true;
+    });
+    return dropped;
   }
 
   const std::vector<ValueId>& inputs() const noexcept { return inputs_; }
@@ -1043,6 +1087,11 @@ class Graph {
   void add_captured_use(NodeId id, ValueId captured) {
     nodes_[id].captured.push_back(captured);
     values_[captured].uses.push_back({id, kCapturedSlot});
+  }
+  // The reverse: no subgraph of node `id` reads `captured` any more.
+  void remove_captured_use(NodeId id, ValueId captured) {
+    std::erase(nodes_[id].captured, captured);
+    erase_use(captured, id, kCapturedSlot);
   }
 
   // Removes a node: its inputs lose a use, its outputs lose their producer (they stay as values
@@ -1108,8 +1157,12 @@ class Graph {
     values_[old_value].uses.clear();
     for (const Use& u : uses) {
       if (u.slot == kCapturedSlot) {
-        for (ValueId& c : nodes_[u.node].captured)
-          if (c == old_value) c = new_value;
+        std::vector<ValueId>& captured = nodes_[u.node].captured;
+        const bool already = std::find(captured.begin(), captured.end(), new_value) != captured.end();
+        if (already) std::erase(captured, old_value);
+        else std::replace(captured.begin(), captured.end(), old_value, new_value);
+        rename_in_subgraphs(u.node, values_[old_value].name, values_[new_value].name);
+        if (already) continue;
       } else {
         nodes_[u.node].inputs[u.slot] = new_value;
       }
@@ -1261,6 +1314,10 @@ class Graph {
   }
 
  private:
+  void rename_in_subgraphs(NodeId id, std::string_view old_name, const std::string& new_name) {
+    for (Attribute& a : nodes_[id].attributes)
+      for (const std::shared_ptr<Graph>& sub : a.graphs) sub->rename_captured(old_name, new_name);
+  }
   bool name_taken(std::string_view candidate) const {
     for (const Graph* g = this; g; g = g->parent)
       if (g->has_value(candidate)) return true;
@@ -1310,6 +1367,19 @@ class Graph {
   std::unordered_map<std::string, uint32_t> suffix_counters_;
   std::optional<std::unordered_multiset<std::string>> node_names_;
 };
+
+// Where value `id` of `g` is defined: for a value a subgraph reads from an enclosing scope, the value of
+// that name there (through every level of nesting); otherwise the value itself.
+inline std::pair<const Graph*, ValueId> definition_of(const Graph& g, ValueId id) {
+  const Graph* at = &g;
+  while (at->value(id).is_captured && at->parent) {
+    const std::optional<ValueId> outer = at->parent->find(at->value(id).name);
+    if (!outer) break;
+    at = at->parent;
+    id = *outer;
+  }
+  return {at, id};
+}
 
 }  // namespace xexp::ir
 
@@ -1438,6 +1508,55 @@ inline std::size_t remove_duplicated_shapes(Graph& g) {
   std::size_t removed = 0;
   for (ValueId v : inputs) removed += remove_duplicated_shapes(g, v, touched);
   return removed;
+}
+
+// Calls f(subgraph) for every If, Loop and Scan body under `g`, nested ones included, each before the
+// subgraphs it holds.
+template <class F>
+void for_each_subgraph(Graph& g, F&& f) {
+  for (NodeId id : g.nodes())
+    for (const Attribute& a : g.node(id).attributes)
+      for (const std::shared_ptr<Graph>& sub : a.graphs) {
+        f(*sub);
+        for_each_subgraph(*sub, f);
+      }
+}
+
+// What the subgraphs of `g`'s nodes no longer read from their enclosing graphs (a rewrite or folding
+// inside a body dropped the last reader) stops being captured, innermost first, and the nodes of `g`
+// only those reads kept alive are removed. Returns how many captured values went.
+inline std::size_t release_unread_captured(Graph& g) {
+  std::size_t released = 0, released_here = 0;
+  for (NodeId id : g.nodes()) {
+    if (!g.node(id).has_subgraphs()) continue;
+    std::vector<std::string> dropped;
+    for (const Attribute& a : g.node(id).attributes)
+      for (const std::shared_ptr<Graph>& sub : a.graphs) {
+        released += release_unread_captured(*sub);
+        std::vector<std::string> names = sub->drop_unread_captured();
+        dropped.insert(dropped.end(), names.begin(), names.end());
+      }
+    for (const std::string& name : dropped) {
+      const std::optional<ValueId> outer = g.find(name);
+      const Node& n = g.node(id);
+      if (!outer || std::find(n.captured.begin(), n.captured.end(), *outer) == n.captured.end()) continue;
+      // An If reads a value in both branches: it stays while either still does.
+      const bool still_read = std::any_of(n.attributes.begin(), n.attributes.end(), [&](const Attribute& a) {
+        return std::any_of(a.graphs.begin(), a.graphs.end(), [&](const std::shared_ptr<Graph>& sub) {
+          const std::optional<ValueId> c = sub->find(name);
+          return c && sub->value(*c).is_captured;
+        });
+      });
+      if (still_read) continue;
+      g.remove_captured_use(id, *outer);
+      ++released_here;
+    }
+  }
+  if (released_here) {
+    remove_unused(g);
+    remove_unused_initializers(g);
+  }
+  return released + released_here;
 }
 
 }  // namespace xexp::ir
@@ -2759,7 +2878,11 @@ class ModelReader {
           continue;
         }
         auto id = resolve(scope, name);
-        if (!id) throw Error("the node reads an undefined value", {.node = node_label(np), .value = name});
+        if (!id)
+          throw Error(scope.outer ? "the node reads an undefined value (defined neither in its subgraph "
+                                    "nor in an enclosing graph)"
+                                  : "the node reads an undefined value",
+                      {.node = node_label(np), .value = name});
         pn.inputs.push_back(*id);
       }
       pn.attributes.reserve(static_cast<std::size_t>(np.attribute_size()));
@@ -2951,6 +3074,28 @@ inline ir::Model load_model(const std::string& path, const LoadOptions& options 
 }
 
 }  // namespace xexp
+// ======== xexp/onnx/opset_upgrade.hpp
+// Opset upgrade of the default ONNX domain (`xexp optimize --target-opset N`): the model is rewritten
+// so that it computes the same at opset N, each version's changes applied in turn (attributes that
+// became inputs, Upsample to Resize, Softmax's new axis meaning, ...).
+//   - up to opset 17, ONNX's own version converter (libonnx, onnx::version_conversion::ConvertVersion)
+//     rewrites the ModelProto;
+//   - from 17 to 18, our adapter moves the `axes` attribute of the Reduce* ops that take it as an input
+//     from 18 (onnx/schema.hpp's table); every other op of opset 18 accepts its opset 17 form as it is.
+// ONNX's converter rewrites only the main graph's default-domain nodes, so a model it would leave half
+// converted is refused: a node of another domain, a subgraph, a local function, an op ONNX's registry
+// does not know at the model's opset. A refusal, a downgrade or a target beyond kMaxTargetOpset is an
+// xexp::Error naming the node, and the model is left as it was.
+#include <algorithm>
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <onnx/version_converter/convert.h>
+
 // ======== xexp/onnx/save.hpp
 // ir::Model -> ModelProto, and save_model. One pass over the IR; tensors that came from a proto are
 // written back as they were read (moved back when the model is given away). The output is
@@ -3275,6 +3420,120 @@ inline bool attribute_is_input(std::string_view op, std::string_view attribute, 
 }
 
 }  // namespace xexp
+
+namespace xexp {
+
+// The newest default-domain opset upgrade_opset reaches.
+inline constexpr int64_t kMaxTargetOpset = 18;
+// The newest ONNX's converter in libonnx 1.12 reaches.
+inline constexpr int64_t kOnnxConverterMaxOpset = 17;
+
+namespace detail {
+
+// The IR version a model at `opset` needs at least (ONNX's versioning table).
+inline int64_t min_ir_version(int64_t opset) {
+  if (opset >= 15) return 8;
+  if (opset >= 12) return 7;
+  if (opset >= 11) return 6;
+  if (opset >= 10) return 5;
+  if (opset >= 9) return 4;
+  return 3;
+}
+
+// Throws when ONNX's converter could not convert every node of `model` from `from`.
+inline void check_convertible(const ir::Model& model, int64_t from, int64_t target) {
+  const std::string upgrade = "cannot upgrade opset " + std::to_string(from) + " to " + std::to_string(target);
+  if (!model.functions.empty())
+    throw Error(upgrade + ": the model has local functions (" + model.functions.front().name +
+                ", ...), which the upgrade does not convert");
+  const ir::Graph& g = *model.graph;
+  for (ir::NodeId id : g.nodes()) {
+    const ir::Node& n = g.node(id);
+    if (!n.domain.empty())
+      throw Error(upgrade + ": " + n.domain.str() + "." + n.op_type.str() +
+                      " is outside the default domain, which ONNX's version converter does not handle",
+                  {.node = node_label(n), .value = {}});
+    if (n.has_subgraphs())
+      throw Error(upgrade + ": " + n.op_type.str() + " holds a subgraph, which the upgrade does not convert",
+                  {.node = node_label(n), .value = {}});
+    if (!find_schema(n.op_type.view(), "", from))
+      throw Error(upgrade + ": ONNX knows no operator " + n.op_type.str() + " at opset " + std::to_string(from),
+                  {.node = node_label(n), .value = {}});
+  }
+}
+
+// The first node whose op type ends ONNX's converter message ("No Adapter For Upsample").
+inline std::string node_named_in(const ir::Graph& g, const std::string& message) {
+  for (ir::NodeId id : g.nodes()) {
+    const std::string op = g.node(id).op_type.str();
+    if (message.size() >= op.size() + 1 && message.ends_with(" " + op)) return node_label(g.node(id));
+  }
+  return {};
+}
+
+// ONNX's converter on `model`, from `from` to `target` (<= 17). The value_info it adds (its own shape
+// inference) is dropped: our inference types the model afterwards, from what the file said.
+inline void convert_with_onnx(ir::Model& model, int64_t from, int64_t target) {
+  ::onnx::ModelProto proto = model_to_proto(std::move(model));
+  std::unordered_set<std::string> declared;
+  for (const ::onnx::ValueInfoProto& vi : proto.graph().value_info()) declared.insert(vi.name());
+  ::onnx::ModelProto converted;
+  try {
+    converted = ::onnx::version_conversion::ConvertVersion(proto, static_cast<int>(target));
+  } catch (const std::exception& e) {
+    model = model_from_proto(std::move(proto));
+    throw Error("cannot upgrade opset " + std::to_string(from) + " to " + std::to_string(target) +
+                    ": ONNX's version converter failed: " + e.what(),
+                {.node = node_named_in(*model.graph, e.what()), .value = {}});
+  }
+  auto* value_info = converted.mutable_graph()->mutable_value_info();
+  value_info->erase(std::remove_if(value_info->begin(), value_info->end(),
+                                   [&](const ::onnx::ValueInfoProto& vi) { return !declared.contains(vi.name()); }),
+                    value_info->end());
+  model = model_from_proto(std::move(converted));
+}
+
+// Opset 17 to 18: Reduce* `axes` attributes become int64 initializers read as input 1.
+inline void reduce_axes_to_inputs(ir::Graph& g) {
+  static const Symbol axes_name("axes");
+  for (ir::NodeId id : g.nodes()) {
+    ir::Node& n = g.node(id);
+    if (!n.domain.empty() || axes_became_input_at(n.op_type.view()) != 18) continue;
+    const ir::Attribute* axes = n.attribute(axes_name);
+    if (!axes) continue;  // no axes: every axis, the same at both opsets
+    std::vector<int64_t> values = axes->ints;
+    std::erase_if(n.attributes, [](const ir::Attribute& a) { return a.name == axes_name; });
+    const auto count = static_cast<int64_t>(values.size());
+    const ir::ValueId input = g.add_initializer(g.unique_value_name(node_label(n) + "_axes"),
+                                                Tensor::from<int64_t>({count}, values));
+    g.node(id).inputs.resize(std::max<std::size_t>(g.node(id).inputs.size(), 2), ir::kNone);
+    g.set_node_input(id, 1, input);
+  }
+}
+
+}  // namespace detail
+
+// Upgrades the default domain of `model` to `target` (see the top of this file). Nothing changes when
+// the model is already at `target`.
+inline void upgrade_opset(ir::Model& model, int64_t target) {
+  const int64_t from = model.opset("").value_or(0);
+  if (from == 0) throw Error("cannot upgrade the opset: the model imports no default-domain opset");
+  if (target < from)
+    throw Error("cannot downgrade opset " + std::to_string(from) + " to " + std::to_string(target) +
+                " (--target-opset only upgrades)");
+  if (target > kMaxTargetOpset)
+    throw Error("cannot upgrade opset " + std::to_string(from) + " to " + std::to_string(target) +
+                ": the newest opset supported is " + std::to_string(kMaxTargetOpset));
+  if (target == from) return;
+  detail::check_convertible(model, from, target);
+  if (from < kOnnxConverterMaxOpset) detail::convert_with_onnx(model, from, std::min(target, kOnnxConverterMaxOpset));
+  if (target > kOnnxConverterMaxOpset) detail::reduce_axes_to_inputs(*model.graph);
+  for (ir::OpsetImport& o : model.opsets)
+    if (o.domain.empty() || o.domain == "ai.onnx") o.version = target;
+  model.ir_version = std::max(model.ir_version, detail::min_ir_version(target));
+}
+
+}  // namespace xexp
 // ======== xexp/infer.hpp
 // The infer layer (include/xexp/infer/): type and shape rules per op, symbolic broadcasting with
 // recorded equalities, and the content of values that hold shapes. Entry point: infer/infer.hpp.
@@ -3543,9 +3802,11 @@ class ValueShapes {
 };
 
 // The tensor held by a value when it is an initializer or the output of a Constant node with a
-// `value` attribute; nullptr otherwise.
-inline const Tensor* graph_constant(const ir::Graph& g, ir::ValueId id) {
-  const ir::Value& v = g.value(id);
+// `value` attribute (in an enclosing graph for a value a subgraph reads from there); nullptr otherwise.
+inline const Tensor* graph_constant(const ir::Graph& graph, ir::ValueId id) {
+  const auto [defining, defined] = ir::definition_of(graph, id);
+  const ir::Graph& g = *defining;
+  const ir::Value& v = g.value(defined);
   if (v.initializer) return &*v.initializer;
   if (v.producer == ir::kNone) return nullptr;
   const ir::Node& n = g.node(v.producer);
@@ -3587,6 +3848,8 @@ class InferContext {
     static const std::optional<Shape> none;
     return has_input(i) ? input(i).shape : none;
   }
+  // For error messages: the name of input i ("" when absent).
+  std::string input_name(std::size_t i) const { return has_input(i) ? input(i).name : std::string(); }
   std::optional<std::size_t> rank(std::size_t i) const { return has_input(i) ? input(i).rank() : std::nullopt; }
   // The type of the first input whose type is known (ops whose inputs share one type).
   ElemType first_known_type(std::size_t first = 0) const {
@@ -3633,6 +3896,10 @@ class InferContext {
     const ir::Attribute* a = attr(name);
     return a && a->type == ir::AttrType::Float ? a->f : fallback;
   }
+  std::string_view attr_string(std::string_view name, std::string_view fallback) const {
+    const ir::Attribute* a = attr(name);
+    return a && a->type == ir::AttrType::String ? std::string_view(a->s) : fallback;
+  }
   std::optional<std::vector<int64_t>> attr_ints(std::string_view name) const {
     const ir::Attribute* a = attr(name);
     if (!a || a->type != ir::AttrType::Ints) return std::nullopt;
@@ -3677,6 +3944,12 @@ class InferContext {
     } catch (const Error& e) {
       fail("inferred shape " + shape_str(*shape) + " but it is already " + shape_str(*v.shape) + ": " + e.cause(), v.name);
     }
+  }
+  // A dimension no input determines (NonZero's count of elements): a symbol named after output k,
+  // so that inferring the node again gives the same symbol.
+  Dim fresh_dim(std::size_t k, std::string_view what) const {
+    if (!has_output(k)) return {};
+    return Dim::symbolic(std::string(what) + "_" + g_.value(node_.outputs[k]).name);
   }
   // Output k is a tensor of known rank and unknown dimensions.
   void set_output_rank(std::size_t k, ElemType type, std::size_t rank) { set_output(k, type, Shape(rank)); }
@@ -3806,6 +4079,245 @@ class RuleTable {
 }  // namespace xexp::infer
 // The rules themselves: in compiled mode (core/config.hpp) only src/infer.cpp compiles them.
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_INFER)
+// ======== xexp/infer/conv.hpp
+// Sliding windows: Conv, ConvTranspose, MaxPool, AveragePool, LpPool, the global pools and
+// com.microsoft FusedConv (a Conv followed by an activation). Inputs are (N, C, D1, ..., Dn); the
+// spatial output sizes follow the ONNX operator definitions: auto_pad (SAME_UPPER, SAME_LOWER,
+// VALID, NOTSET), pads, strides, dilations and ceil_mode. A spatial size computed from a symbolic one
+// is unknown, except where the window keeps it as is (stride 1 and padding that makes up for the
+// kernel): a 3x3 Conv with pads 1 keeps "height".
+#include <cmath>
+#include <string>
+#include <string_view>
+#include <vector>
+
+
+namespace xexp::infer {
+
+// An INTS attribute with one value per spatial axis (`count` of them), or `fallback` repeated.
+inline std::vector<int64_t> per_axis_attr(InferContext& c, std::string_view name, std::size_t count, int64_t fallback) {
+  auto v = c.attr_ints(name);
+  if (!v) return std::vector<int64_t>(count, fallback);
+  if (v->size() != count)
+    c.fail(std::string(name) + " has " + std::to_string(v->size()) + " values for " + std::to_string(count) + " spatial axes");
+  for (int64_t x : *v)
+    if (x < (fallback == 0 ? 0 : 1)) c.fail(std::string(name) + " holds " + std::to_string(x));
+  return *v;
+}
+
+inline std::vector<int64_t> effective_kernel(const std::vector<int64_t>& kernel, const std::vector<int64_t>& dilations) {
+  std::vector<int64_t> eff(kernel.size());
+  for (std::size_t i = 0; i < kernel.size(); ++i) eff[i] = (kernel[i] - 1) * dilations[i] + 1;
+  return eff;
+}
+
+// The pads attribute, or the ones auto_pad implies: SAME_UPPER puts the odd one at the end,
+// SAME_LOWER at the beginning. `total_pad(i)` is the padding SAME needs on axis i (nullopt: the input
+// size it depends on is unknown).
+template <class TotalPad>
+std::vector<int64_t> window_pads(InferContext& c, std::size_t n, TotalPad&& total_pad) {
+  if (c.attr("pads")) return per_axis_attr(c, "pads", 2 * n, 0);
+  std::vector<int64_t> pads(2 * n, 0);
+  const std::string_view auto_pad = c.attr_string("auto_pad", "NOTSET");
+  if (auto_pad == "NOTSET" || auto_pad == "VALID") return pads;
+  if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") c.fail("unknown auto_pad " + std::string(auto_pad));
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::optional<int64_t> total = total_pad(i);
+    if (!total) continue;
+    const int64_t small = *total / 2, big = *total - small;
+    pads[i] = auto_pad == "SAME_UPPER" ? small : big;
+    pads[i + n] = auto_pad == "SAME_UPPER" ? big : small;
+  }
+  return pads;
+}
+
+// The spatial output sizes of Conv and the pools for input `x` (rank >= 2) and this kernel.
+inline Shape window_output_dims(InferContext& c, const Shape& input, const std::vector<int64_t>& kernel) {
+  Shape x = input;
+  for (Dim& d : x) d = c.constraints().canonical(d);  // sizes bound since the input was typed
+  const std::size_t n = x.size() - 2;
+  if (kernel.size() != n)
+    c.fail("the kernel has " + std::to_string(kernel.size()) + " axes, the input " + std::to_string(n) + " spatial axes",
+           c.input_name(0));
+  for (int64_t k : kernel)
+    if (k < 1) c.fail("kernel size " + std::to_string(k));
+  const std::vector<int64_t> strides = per_axis_attr(c, "strides", n, 1);
+  const std::vector<int64_t> eff = effective_kernel(kernel, per_axis_attr(c, "dilations", n, 1));
+  const std::vector<int64_t> pads = window_pads(c, n, [&](std::size_t i) -> std::optional<int64_t> {
+    // Output ceil(size / stride): the padding that takes.
+    int64_t residual = 0;
+    if (strides[i] > 1) {
+      if (!x[2 + i].is_static()) return std::nullopt;
+      residual = x[2 + i].value() % strides[i];
+    }
+    return std::max<int64_t>(0, eff[i] - (residual == 0 ? strides[i] : residual));
+  });
+  const bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
+  Shape out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Dim& in = x[2 + i];
+    const int64_t padding = pads[i] + pads[i + n], s = strides[i];
+    if (!in.is_static()) {
+      out.push_back(s == 1 && padding == eff[i] - 1 ? in : Dim());
+      continue;
+    }
+    const int64_t span = in.value() + padding - eff[i];
+    if (span < 0)
+      c.fail("the kernel spans " + std::to_string(eff[i]) + " on axis " + std::to_string(2 + i) + " of size " +
+                 std::to_string(in.value()) + " padded by " + std::to_string(padding),
+             c.input_name(0));
+    int64_t size = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    // With ceil_mode, a window starting in the end padding is dropped.
+    if (ceil_mode && (size - 1) * s >= in.value() + pads[i]) --size;
+    out.push_back(Dim(size));
+  }
+  return out;
+}
+
+// kernel_shape, or the weight's spatial sizes; nullopt when they are not static.
+inline std::optional<std::vector<int64_t>> kernel_shape(InferContext& c, const Shape& w) {
+  if (auto k = c.attr_ints("kernel_shape")) return k;
+  std::vector<int64_t> kernel;
+  for (std::size_t i = 2; i < w.size(); ++i) {
+    if (!w[i].is_static()) return std::nullopt;
+    kernel.push_back(w[i].value());
+  }
+  return kernel;
+}
+
+// X must be (N, C, D1, ...) to slide a window over it.
+inline const Shape* window_input(InferContext& c) {
+  if (!c.shape(0)) return nullptr;
+  if (c.shape(0)->size() < 3)
+    c.fail("the input has rank " + std::to_string(c.shape(0)->size()) + ", expected (N, C, D1, ...)", c.input_name(0));
+  return &*c.shape(0);
+}
+
+// Conv, com.microsoft FusedConv: (N, M, ...) for a weight (M, C / group, k1, ...).
+inline void infer_conv(InferContext& c) {
+  const ElemType type = c.type(0);
+  const Shape* x = window_input(c);
+  if (!x) return c.set_output(0, type);
+  if (!c.shape(1)) return c.set_output_rank(0, type, x->size());
+  const Shape& w = *c.shape(1);
+  if (w.size() != x->size())
+    c.fail("the weight has rank " + std::to_string(w.size()) + ", the input " + std::to_string(x->size()), c.input_name(1));
+  const int64_t group = c.attr_int("group", 1);
+  if (group < 1) c.fail("group is " + std::to_string(group));
+  // Channels: C = group * (C / group).
+  if (w[1].is_static()) {
+    const Dim channels = c.constraints().canonical((*x)[1]);
+    if (channels.is_static() && channels.value() != w[1].value() * group)
+      c.fail("the input has " + channels.str() + " channels, the weight expects " + std::to_string(w[1].value()) +
+                 " x group " + std::to_string(group),
+             c.input_name(1));
+    c.unify((*x)[1], Dim(w[1].value() * group));
+  }
+  if (c.has_input(2) && c.shape(2)) {
+    const Shape& b = *c.shape(2);
+    if (b.size() != 1 || (b[0].is_static() && w[0].is_static() && b[0].value() != w[0].value()))
+      c.fail("the bias has shape " + shape_str(b) + " for " + w[0].str() + " output channels", c.input_name(2));
+    c.unify(b[0], w[0]);
+  }
+  Shape out{(*x)[0], w[0]};
+  const std::optional<std::vector<int64_t>> kernel = kernel_shape(c, w);
+  if (!kernel) {
+    out.resize(x->size());
+    return c.set_output(0, type, out);
+  }
+  const Shape spatial = window_output_dims(c, *x, *kernel);
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  c.set_output(0, type, out);
+}
+
+// ConvTranspose: (N, group * M / group, ...) for a weight (C, M / group, k1, ...). The output sizes
+// are output_shape when given, else stride * (size - 1) + output_padding + kernel - pads.
+inline void infer_conv_transpose(InferContext& c) {
+  const ElemType type = c.type(0);
+  const Shape* x = window_input(c);
+  if (!x) return c.set_output(0, type);
+  if (!c.shape(1)) return c.set_output_rank(0, type, x->size());
+  const Shape& w = *c.shape(1);
+  const std::size_t n = x->size() - 2;
+  if (w.size() != x->size())
+    c.fail("the weight has rank " + std::to_string(w.size()) + ", the input " + std::to_string(x->size()), c.input_name(1));
+  const int64_t group = c.attr_int("group", 1);
+  if (group < 1) c.fail("group is " + std::to_string(group));
+  const Dim channels = c.constraints().canonical((*x)[1]), weight_channels = c.constraints().canonical(w[0]);
+  if (channels.is_static() && weight_channels.is_static() && channels.value() != weight_channels.value())
+    c.fail("the input has " + channels.str() + " channels, the weight " + weight_channels.str(), c.input_name(1));
+  c.unify((*x)[1], w[0]);
+  Shape out{(*x)[0], w[1].is_static() ? Dim(w[1].value() * group) : group == 1 ? w[1] : Dim()};
+  const std::optional<std::vector<int64_t>> kernel = kernel_shape(c, w);
+  if (!kernel) {
+    out.resize(x->size());
+    return c.set_output(0, type, out);
+  }
+  if (kernel->size() != n) c.fail("the kernel has " + std::to_string(kernel->size()) + " axes for " + std::to_string(n));
+  if (auto output_shape = c.attr_ints("output_shape")) {
+    // Spatial sizes, or (ONNX Runtime accepts it) the whole shape.
+    if (output_shape->size() != n && output_shape->size() != n + 2)
+      c.fail("output_shape has " + std::to_string(output_shape->size()) + " values for " + std::to_string(n) + " spatial axes");
+    out.insert(out.end(), output_shape->end() - static_cast<std::ptrdiff_t>(n), output_shape->end());
+    return c.set_output(0, type, out);
+  }
+  const std::vector<int64_t> strides = per_axis_attr(c, "strides", n, 1);
+  const std::vector<int64_t> eff = effective_kernel(*kernel, per_axis_attr(c, "dilations", n, 1));
+  const std::vector<int64_t> output_padding = per_axis_attr(c, "output_padding", n, 0);
+  const std::vector<int64_t> pads = window_pads(c, n, [&](std::size_t i) -> std::optional<int64_t> {
+    return std::max<int64_t>(0, eff[i] - strides[i]);
+  });
+  for (std::size_t i = 0; i < n; ++i) {
+    const Dim& in = (*x)[2 + i];
+    const int64_t extra = output_padding[i] + eff[i] - pads[i] - pads[i + n];
+    if (!in.is_static()) {
+      out.push_back(strides[i] == 1 && extra == 1 ? in : Dim());
+      continue;
+    }
+    const int64_t size = strides[i] * (in.value() - 1) + extra;
+    if (size < 0) c.fail("output size " + std::to_string(size) + " on axis " + std::to_string(2 + i), c.input_name(0));
+    out.push_back(Dim(size));
+  }
+  c.set_output(0, type, out);
+}
+
+// MaxPool (and its Indices output), AveragePool, LpPool: (N, C, ...), kernel_shape required.
+inline void infer_pool(InferContext& c) {
+  const ElemType type = c.type(0);
+  const Shape* x = window_input(c);
+  if (!x) {
+    c.set_output(0, type);
+    c.set_output(1, ElemType::Int64);
+    return;
+  }
+  auto kernel = c.attr_ints("kernel_shape");
+  if (!kernel) c.fail("kernel_shape is required");
+  Shape out{(*x)[0], (*x)[1]};
+  const Shape spatial = window_output_dims(c, *x, *kernel);
+  out.insert(out.end(), spatial.begin(), spatial.end());
+  c.set_output(0, type, out);
+  c.set_output(1, ElemType::Int64, out);
+}
+
+// GlobalAveragePool, GlobalMaxPool: (N, C, 1, ..., 1). (GlobalLpPool is left to ONNX's inference.)
+inline void infer_global_pool(InferContext& c) {
+  const Shape* x = window_input(c);
+  if (!x) return c.set_output(0, c.type(0));
+  Shape out(x->size(), Dim(1));
+  out[0] = (*x)[0];
+  out[1] = (*x)[1];
+  c.set_output(0, c.type(0), out);
+}
+
+inline void add_conv_rules(RuleTable& t) {
+  t.add({"Conv"}, infer_conv);
+  t.add(kMsDomain, {"FusedConv"}, infer_conv);
+  t.add({"ConvTranspose"}, infer_conv_transpose);
+  t.add({"MaxPool", "AveragePool", "LpPool"}, infer_pool);
+  t.add({"GlobalAveragePool", "GlobalMaxPool"}, infer_global_pool);
+}
+
+}  // namespace xexp::infer
 // ======== xexp/infer/elementwise.hpp
 // Element-wise rules: unary ops keep type and shape, binary and variadic ops broadcast, comparisons
 // give booleans, Cast changes the type only.
@@ -3868,7 +4380,7 @@ inline void add_elementwise_rules(RuleTable& t) {
          "Not", "Softplus", "Softsign", "Selu", "Elu", "Celu", "HardSigmoid", "HardSwish", "LeakyRelu", "Gelu",
          "Mish", "ThresholdedRelu", "Shrink", "Sign", "Clip", "BitwiseNot", "PRelu", "Softmax", "LogSoftmax",
          "Hardmax", "CumSum", "Trilu", "ScatterND", "ScatterElements", "LpNormalization",
-         "MeanVarianceNormalization", "BatchNormalization", "InstanceNormalization", "GroupNormalization",
+         "MeanVarianceNormalization", "InstanceNormalization", "GroupNormalization",
          "RMSNormalization"},
         infer_same_as_first);
   t.add({"Identity"}, infer_identity);
@@ -3949,8 +4461,11 @@ inline void add_matmul_rules(RuleTable& t) {
 
 }  // namespace xexp::infer
 // ======== xexp/infer/normalization.hpp
-// Layer normalizations: the normalized output keeps the input's shape; the saved statistics (mean,
-// inverse standard deviation) keep the leading axes and have 1 on the normalized ones.
+// Normalizations: the normalized output keeps the input's shape. Layer normalizations' saved
+// statistics (mean, inverse standard deviation) keep the leading axes and have 1 on the normalized
+// ones; BatchNormalization's are per channel.
+#include <string>
+
 
 namespace xexp::infer {
 
@@ -3986,7 +4501,30 @@ inline void infer_skip_layer_normalization(InferContext& c) {
   c.set_output(3, c.type(0), c.shape(0));
 }
 
+// BatchNormalization: Y has X's shape (N, C, ...); the statistics in training mode (running mean and
+// variance from opset 14, saved mean and variance before) are (C), typed as the input mean.
+inline void infer_batch_normalization(InferContext& c) {
+  const std::optional<Shape>& x = c.shape(0);
+  if (x && x->empty()) c.fail("the input is a scalar, expected (N, C, ...)", c.input_name(0));
+  Dim channels = !x ? Dim() : x->size() > 1 ? (*x)[1] : Dim(1);
+  // spatial = 0 (before opset 9): statistics per element of (C, D1, ...), not per channel.
+  const bool per_channel = c.attr_int("spatial", 1) != 0;
+  for (std::size_t i = 1; i < 5 && per_channel; ++i) {
+    if (!c.shape(i)) continue;
+    const Shape& s = *c.shape(i);
+    const Dim known = c.constraints().canonical(channels);
+    if (s.size() != 1 || (known.is_static() && s[0].is_static() && s[0] != known))
+      c.fail("shape " + shape_str(s) + " for " + known.str() + " channels", c.input_name(i));
+    channels = c.unify(channels, s[0]);
+  }
+  c.set_output(0, c.type(0), x);
+  const ElemType stats = c.type(3) != ElemType::Undefined ? c.type(3) : c.type(0);
+  for (std::size_t k = 1; k < c.output_count(); ++k)
+    c.set_output(k, stats, per_channel ? std::optional<Shape>(Shape{channels}) : std::nullopt);
+}
+
 inline void add_normalization_rules(RuleTable& t) {
+  t.add({"BatchNormalization"}, infer_batch_normalization);
   t.add({"LayerNormalization"}, infer_layer_normalization);
   t.add({"SimplifiedLayerNormalization"}, infer_simplified_layer_normalization);
   t.add(kMsDomain, {"SimplifiedLayerNormalization"}, infer_simplified_layer_normalization);
@@ -4040,6 +4578,203 @@ inline void add_reduce_rules(RuleTable& t) {
          "ReduceLogSumExp", "ReduceSumSquare"},
         infer_reduce);
   t.add({"ArgMax", "ArgMin"}, infer_arg_reduce);
+}
+
+}  // namespace xexp::infer
+// ======== xexp/infer/resize.hpp
+// Resize (and its opset 10 form): the output size of each resized axis is `sizes` when given, else
+// floor(size * scale). From opset 18, `axes` names the resized axes and keep_aspect_ratio_policy
+// (not_larger, not_smaller) turns `sizes` into one scale for all of them. The coordinate
+// transformation and interpolation modes do not change the shape.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <string_view>
+#include <vector>
+
+
+namespace xexp::infer {
+
+// The elements of a constant float tensor (Resize's scales); nullopt when not constant.
+inline std::optional<std::vector<float>> constant_floats(const Tensor* t) {
+  if (!t || t->type() != ElemType::Float) return std::nullopt;
+  auto d = t->data<float>();
+  return std::vector<float>(d.begin(), d.end());
+}
+
+inline void infer_resize(InferContext& c) {
+  const ElemType type = c.type(0);
+  if (!c.shape(0)) return c.set_output(0, type);
+  const Shape& in = *c.shape(0);
+  const bool opset10 = c.opset() < 11;
+  const std::size_t scales_input = opset10 ? 1 : 2, sizes_input = 3;
+  std::vector<std::size_t> axes(in.size());
+  std::iota(axes.begin(), axes.end(), std::size_t{0});
+  if (auto given = c.opset() >= 18 ? c.attr_ints("axes") : std::nullopt) {
+    axes.clear();
+    for (int64_t a : *given) axes.push_back(c.normalize_axis(a, in.size()));
+  }
+  Shape out = in;
+  auto unknown_axes = [&] {
+    for (std::size_t a : axes) out[a] = Dim();
+    c.set_output(0, type, out);
+  };
+  auto wrong_length = [&](const std::string& what, std::size_t n) {
+    c.fail(what + " has " + std::to_string(n) + " values for " + std::to_string(axes.size()) + " axes",
+           c.input_name(what == "sizes" ? sizes_input : scales_input));
+  };
+  // An empty tensor stands for an absent input.
+  const bool sizes_given = !opset10 && c.has_input(sizes_input) && !(c.shape(sizes_input) && c.shape(sizes_input)->size() == 1 &&
+                                                                      c.shape(sizes_input)->at(0) == Dim(0));
+  if (sizes_given) {
+    const std::optional<Shape> sizes = c.value_shape(sizes_input);
+    if (!sizes) return unknown_axes();
+    if (sizes->empty()) return c.set_output(0, type, in);
+    if (sizes->size() != axes.size()) wrong_length("sizes", sizes->size());
+    const std::string_view policy = c.attr_string("keep_aspect_ratio_policy", "stretch");
+    if (policy == "stretch" || c.opset() < 18) {
+      for (std::size_t j = 0; j < axes.size(); ++j) {
+        if (content_int((*sizes)[j]).value_or(0) < 0) c.fail("negative size " + (*sizes)[j].str(), c.input_name(sizes_input));
+        out[axes[j]] = (*sizes)[j];
+      }
+      return c.set_output(0, type, out);
+    }
+    if (policy != "not_larger" && policy != "not_smaller") c.fail("unknown keep_aspect_ratio_policy " + std::string(policy));
+    // One scale for every axis, the smallest (not_larger) or the largest (not_smaller) ratio.
+    double scale = policy == "not_larger" ? HUGE_VAL : 0;
+    for (std::size_t j = 0; j < axes.size(); ++j) {
+      const std::optional<int64_t> size = content_int((*sizes)[j]);
+      if (!size || !in[axes[j]].is_static()) return unknown_axes();
+      const double ratio = static_cast<double>(*size) / static_cast<double>(in[axes[j]].value());
+      scale = policy == "not_larger" ? std::min(scale, ratio) : std::max(scale, ratio);
+    }
+    for (std::size_t a : axes)
+      out[a] = Dim(static_cast<int64_t>(std::floor(scale * static_cast<double>(in[a].value()) + 0.5)));
+    return c.set_output(0, type, out);
+  }
+  if (!c.has_input(scales_input)) return c.set_output(0, type, in);
+  const std::optional<std::vector<float>> scales = constant_floats(c.constant(scales_input));
+  if (!scales) return unknown_axes();
+  if (scales->empty()) return c.set_output(0, type, in);
+  if (scales->size() != axes.size()) wrong_length("scales", scales->size());
+  for (std::size_t j = 0; j < axes.size(); ++j) {
+    const float scale = (*scales)[j];
+    if (!(scale > 0)) c.fail("scale " + std::to_string(scale) + " is not positive", c.input_name(scales_input));
+    const Dim& d = in[axes[j]];
+    // The product in float, as ONNX computes it.
+    out[axes[j]] = d.is_static() ? Dim(static_cast<int64_t>(std::floor(static_cast<float>(d.value()) * scale)))
+                   : scale == 1.0f ? d
+                                   : Dim();
+  }
+  c.set_output(0, type, out);
+}
+
+inline void add_resize_rules(RuleTable& t) { t.add({"Resize"}, infer_resize); }
+
+}  // namespace xexp::infer
+// ======== xexp/infer/rnn.hpp
+// Recurrent layers: RNN, GRU, LSTM. X is (seq, batch, input) or, with layout 1 (opset 14),
+// (batch, seq, input); W is (directions, gates * hidden, input). Outputs: Y (seq, directions, batch,
+// hidden), Y_h and, for LSTM, Y_c (directions, batch, hidden), batch first with layout 1.
+#include <string>
+#include <string_view>
+
+
+namespace xexp::infer {
+
+inline void infer_recurrent(InferContext& c, int64_t gates) {
+  const ElemType type = c.type(0);
+  const std::string_view direction = c.attr_string("direction", "forward");
+  if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
+    c.fail("unknown direction " + std::string(direction));
+  const Dim directions(direction == "bidirectional" ? 2 : 1);
+  const bool batch_first = c.attr_int("layout", 0) != 0;
+  // hidden_size, else the last axis of R (directions, gates * hidden, hidden).
+  const int64_t hidden_size = c.attr_int("hidden_size", -1);
+  Dim hidden = hidden_size > 0 ? Dim(hidden_size) : c.shape(2) && c.shape(2)->size() == 3 ? (*c.shape(2))[2] : Dim();
+  Dim seq, batch;
+  if (c.shape(0)) {
+    const Shape& x = *c.shape(0);
+    if (x.size() != 3) c.fail("the input has rank " + std::to_string(x.size()) + ", expected 3", c.input_name(0));
+    seq = x[batch_first ? 1 : 0];
+    batch = x[batch_first ? 0 : 1];
+  }
+  for (std::size_t i : {std::size_t{1}, std::size_t{2}}) {
+    if (!c.shape(i)) continue;
+    const Shape& w = *c.shape(i);
+    const std::string what = i == 1 ? "W" : "R";
+    if (w.size() != 3) c.fail(what + " has rank " + std::to_string(w.size()) + ", expected 3", c.input_name(i));
+    const Dim rows = hidden.is_static() ? Dim(gates * hidden.value()) : Dim();
+    const Dim columns = i == 2 ? hidden : c.shape(0) ? (*c.shape(0))[2] : Dim();
+    const Shape expected{directions, rows, columns};
+    for (std::size_t k = 0; k < 3; ++k) {
+      const Dim got = c.constraints().canonical(w[k]), want = c.constraints().canonical(expected[k]);
+      if (got.is_static() && want.is_static() && got != want)
+        c.fail(what + " has shape " + shape_str(w) + ", expected " + shape_str(expected), c.input_name(i));
+      c.unify(w[k], expected[k]);
+    }
+  }
+  c.set_output(0, type, batch_first ? Shape{batch, seq, directions, hidden} : Shape{seq, directions, batch, hidden});
+  const Shape state = batch_first ? Shape{batch, directions, hidden} : Shape{directions, batch, hidden};
+  c.set_output(1, type, state);
+  if (gates == 4) c.set_output(2, type, state);
+}
+
+inline void add_rnn_rules(RuleTable& t) {
+  t.add({"RNN"}, [](InferContext& c) { infer_recurrent(c, 1); });
+  t.add({"GRU"}, [](InferContext& c) { infer_recurrent(c, 3); });
+  t.add({"LSTM"}, [](InferContext& c) { infer_recurrent(c, 4); });
+}
+
+}  // namespace xexp::infer
+// ======== xexp/infer/selection.hpp
+// Ops whose output size depends on what they select: TopK (k elements along an axis, k a constant, a
+// tracked shape value or a symbol) and NonZero (rank x count, the count a symbol of its own).
+#include <string>
+
+
+namespace xexp::infer {
+
+// TopK: Values and Indices (int64) have X's shape with k on `axis`; k is the `k` attribute before
+// opset 10, the one-element input K from then on.
+inline void infer_topk(InferContext& c) {
+  const ElemType type = c.type(0);
+  if (!c.shape(0)) {
+    c.set_output(0, type);
+    c.set_output(1, ElemType::Int64);
+    return;
+  }
+  Shape out = *c.shape(0);
+  if (out.empty()) c.fail("the input is a scalar", c.input_name(0));
+  const std::size_t axis = c.normalize_axis(c.attr_int("axis", -1), out.size());
+  Dim k;
+  if (c.opset() < 10) {
+    k = Dim(c.attr_int("k", -1));
+  } else if (const std::optional<Shape> content = c.value_shape(1)) {
+    if (content->size() != 1) c.fail("K has " + std::to_string(content->size()) + " values, expected 1", c.input_name(1));
+    k = (*content)[0];
+  }
+  const std::optional<int64_t> value = content_int(k);
+  if (value && *value < 0) c.fail("k is " + std::to_string(*value), c.input_name(1));
+  const Dim along = c.constraints().canonical(out[axis]);
+  if (value && along.is_static() && *value > along.value())
+    c.fail("k is " + std::to_string(*value) + " but axis " + std::to_string(axis) + " has " + along.str() + " elements",
+           c.input_name(0));
+  out[axis] = k;
+  c.set_output(0, type, out);
+  c.set_output(1, ElemType::Int64, out);
+}
+
+// NonZero: (rank of X, number of non-zero elements), the number a symbol named after the output.
+inline void infer_nonzero(InferContext& c) {
+  const Dim rank = c.shape(0) ? Dim(static_cast<int64_t>(c.shape(0)->size())) : Dim();
+  c.set_output(0, ElemType::Int64, Shape{rank, c.fresh_dim(0, "NonZero")});
+}
+
+inline void add_selection_rules(RuleTable& t) {
+  t.add({"TopK"}, infer_topk);
+  t.add({"NonZero"}, infer_nonzero);
 }
 
 }  // namespace xexp::infer
@@ -4412,16 +5147,33 @@ inline void infer_tile(InferContext& c) {
   c.set_output(0, c.type(0), out);
 }
 
+// Pad: pads holds the begin values then the end values of every axis, or from opset 18 of the axes
+// the input `axes` lists.
 inline void infer_pad(InferContext& c) {
   if (!c.shape(0)) return c.set_output(0, c.type(0));
   const Shape& in = *c.shape(0);
   auto pads = c.opset() < 11 ? c.attr_ints("pads") : c.ints(1);
-  if (!pads || c.has_input(3)) return c.set_output_rank(0, c.type(0), in.size());
-  if (pads->size() != 2 * in.size()) c.fail("pads must have twice as many values as the rank");
+  std::vector<std::size_t> axes(in.size());
+  std::iota(axes.begin(), axes.end(), std::size_t{0});
+  if (c.opset() >= 18 && c.has_input(3)) {
+    const auto given = c.ints(3);
+    if (!given) return c.set_output_rank(0, c.type(0), in.size());
+    axes.clear();
+    for (int64_t a : *given) axes.push_back(c.normalize_axis(a, in.size()));
+  }
+  if (!pads) return c.set_output_rank(0, c.type(0), in.size());
+  const std::size_t n = axes.size();
+  if (pads->size() != 2 * n)
+    c.fail("pads has " + std::to_string(pads->size()) + " values for " + std::to_string(n) + " axes",
+           c.input_name(c.opset() < 11 ? 0 : 1));
   Shape out = in;
-  for (std::size_t k = 0; k < in.size(); ++k) {
-    const int64_t extra = (*pads)[k] + (*pads)[k + in.size()];
-    if (extra != 0) out[k] = in[k].is_static() ? Dim(in[k].value() + extra) : Dim();
+  for (std::size_t j = 0; j < n; ++j) {
+    const std::size_t k = axes[j];
+    const int64_t extra = (*pads)[j] + (*pads)[j + n];
+    if (extra == 0) continue;
+    if (in[k].is_static() && in[k].value() + extra < 0)
+      c.fail("pads remove more than the " + in[k].str() + " elements of axis " + std::to_string(k), c.input_name(0));
+    out[k] = in[k].is_static() ? Dim(in[k].value() + extra) : Dim();
   }
   c.set_output(0, c.type(0), out);
 }
@@ -4629,6 +5381,10 @@ XEXP_INLINE const RuleTable& rule_table() {
     add_shape_op_rules(t);
     add_reduce_rules(t);
     add_normalization_rules(t);
+    add_conv_rules(t);
+    add_resize_rules(t);
+    add_selection_rules(t);
+    add_rnn_rules(t);
     return t;
   }();
   return table;
@@ -7694,14 +8450,19 @@ struct FoldOptions {
   bool fold_static_shape = true;
   // The default-domain opset the nodes are read with (how attributes such as axes are given).
   int64_t opset = 18;
+  // Whether a node computing a graph output may fold. Off for subgraphs: a body's output that is one of
+  // its initializers is not accepted by every runtime.
+  bool fold_graph_outputs = true;
 };
 
 namespace detail {
 
 // The tensor held by a constant value: an initializer (not an overridable input, nor one whose external
-// data file is missing) or a Constant output.
-inline std::optional<Tensor> constant_value(const ir::Graph& g, ir::ValueId id, int64_t opset) {
-  const ir::Value& v = g.value(id);
+// data file is missing) or a Constant output, in an enclosing graph for a value a subgraph reads there.
+inline std::optional<Tensor> constant_value(const ir::Graph& graph, ir::ValueId id, int64_t opset) {
+  const auto [defining, defined] = ir::definition_of(graph, id);
+  const ir::Graph& g = *defining;
+  const ir::Value& v = g.value(defined);
   if (v.initializer && !v.is_input) return v.initializer->available() ? v.initializer : std::nullopt;
   if (v.producer == ir::kNone) return std::nullopt;
   const ir::Node& n = g.node(v.producer);
@@ -7758,6 +8519,10 @@ inline bool fold_node(ir::Graph& g, ir::NodeId nid, const FoldOptions& options,
                       std::vector<ir::ValueId>& new_initializers) {
   const ir::Node& n = g.node(nid);
   if (!n.alive || !n.domain.empty() || n.has_subgraphs() || n.op_type.view() == "Constant") return false;
+  if (!options.fold_graph_outputs && std::any_of(n.outputs.begin(), n.outputs.end(), [&](ir::ValueId out) {
+        return out != ir::kNone && g.value(out).is_graph_output();
+      }))
+    return false;
   std::vector<Tensor> results;
   if (options.fold_static_shape && n.op_type.view() == "Shape") {
     if (auto t = detail::static_shape_of(g, n)) results.push_back(std::move(*t));
@@ -9174,10 +9939,12 @@ inline constexpr CaptureMask capture_bit = CaptureMask{1} << capture_index<Id>()
 // The tensor behind a value when it is constant: an initializer or the output of a Constant node
 // (its `value`: rewrite::optimize first rewrites the shorthands value_ints, ... as `value`, see
 // ir/constant_node.hpp). An initializer whose external data file is missing is not known: no rule
-// may read it.
-inline const Tensor* constant_tensor(const ir::Graph& g, ir::ValueId id) {
+// may read it. A subgraph sees the constants of its enclosing graphs.
+inline const Tensor* constant_tensor(const ir::Graph& graph, ir::ValueId id) {
   if (id == ir::kNone) return nullptr;
-  const ir::Value& v = g.value(id);
+  const auto [defining, defined] = ir::definition_of(graph, id);
+  const ir::Graph& g = *defining;
+  const ir::Value& v = g.value(defined);
   if (v.initializer) return v.initializer->available() ? &*v.initializer : nullptr;
   if (v.producer == ir::kNone) return nullptr;
   const ir::Node& n = g.node(v.producer);
@@ -11681,9 +12448,15 @@ inline OptimizeStats optimize_graph(ir::Graph& g, std::vector<ir::OpsetImport>& 
   return stats;
 }
 
-// Optimizes the main graph, then each local function body on its own. Statistics are summed.
+// Optimizes the main graph, then its If, Loop and Scan bodies (each reading the enclosing values by
+// name, nested bodies after the body holding them), then each local function body on its own.
+// Statistics are summed.
 inline OptimizeStats optimize(ir::Model& model, const RuleSet& rules, const OptimizeOptions& options = {}) {
   OptimizeStats stats = optimize_graph(*model.graph, model.opsets, rules, options);
+  ir::for_each_subgraph(*model.graph, [&](ir::Graph& body) {
+    stats = optimize_graph(body, model.opsets, rules, options, std::move(stats));
+  });
+  ir::release_unread_captured(*model.graph);
   for (ir::Function& f : model.functions) {
     stats = optimize_graph(*f.body, f.opsets, rules, options, std::move(stats));
     ir::initializers_to_constant_nodes(*f.body);
@@ -15373,8 +16146,9 @@ inline void inline_functions(ir::Model& model, const InlineOptions& options = {}
 
 }  // namespace xexp::functions
 // ======== xexp/infer/model.hpp
-// Types on load: infer_model_types gives every value of a model's main graph its element type and
-// shape before anything reads them (exporters write no value_info, and most rules read shapes).
+// Types on load: infer_model_types gives every value of a model's main graph and its subgraphs its
+// element type and shape before anything reads them (exporters write no value_info, and most rules
+// read shapes).
 //   1. our own rules, node by node (infer_node);
 //   2. where they left a type or a shape unknown, ONNX's shape inference (libonnx) over a copy of the
 //      model without its weights, as the fallback for ops we have no rule for;
@@ -15382,11 +16156,14 @@ inline void inline_functions(ir::Model& model, const InlineOptions& options = {}
 // Symbolic dimensions are kept and propagated. Types already in the file are kept when consistent; a
 // contradiction is an xexp::Error naming the node and the value. Each step visits each node once;
 // step 2 and 3 are skipped when step 1 left nothing unknown and every op has a rule of ours.
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -15512,19 +16289,105 @@ inline bool nodes_fit_their_schemas(const ::onnx::ModelProto& proto) {
   return true;
 }
 
-// Step 2: what ONNX's inference finds for node outputs, merged into `model` as our own rules' results
-// are. Returns whether it added anything.
-inline bool merge_onnx_inference(ir::Model& model, int64_t opset, InferState& state) {
-  ::onnx::ModelProto proto = proto_for_onnx_inference(model);
-  if (!nodes_fit_their_schemas(proto)) return false;
-  try {
-    ::onnx::shape_inference::InferShapes(proto, ::onnx::OpSchemaRegistry::Instance(),
-                                         ::onnx::ShapeInferenceOptions(false, 0, true));
-  } catch (const std::exception& e) {
-    throw_if_contradiction(*model.graph, e.what());
-    return false;
+// A subgraph's own inference state: the dimension equalities known outside hold inside (not the
+// reverse: a branch may not run), and the contents of the shape values it reads from outside.
+inline InferState subgraph_state(const ir::Graph& outer, const InferState& outer_state, const ir::Graph& body) {
+  InferState inner;
+  inner.constraints = outer_state.constraints;
+  inner.constant = outer_state.constant;
+  for (ir::ValueId id : body.captured())
+    if (const std::optional<ir::ValueId> from = outer.find(body.value(id).name))
+      if (const Shape* content = outer_state.value_shapes.find(*from)) inner.value_shapes.set(id, *content);
+  return inner;
+}
+
+// Types of what a subgraph receives, where the file gives none: the enclosing values it reads (their
+// types there), Loop's iteration number and condition, the element type of what Loop and Scan carry,
+// and Scan's slices (the scanned input's shape without the scanned axis).
+inline void type_subgraph_inputs(const ir::Graph& outer, const ir::Node& node, int64_t opset, ir::Graph& body) {
+  for (ir::ValueId id : body.captured()) {
+    ir::Value& v = body.value(id);
+    if (v.has_type()) continue;
+    const auto [defining, defined] = ir::definition_of(body, id);
+    const ir::Value& d = defining->value(defined);
+    v.elem = d.elem;
+    v.shape = d.shape;
+    v.raw_type = d.raw_type;
   }
-  ir::Graph& g = *model.graph;
+  const std::string_view op = node.op_type.view();
+  if (!node.domain.empty() || (op != "Loop" && op != "Scan")) return;
+  const std::vector<ir::ValueId>& inputs = body.inputs();
+  // Scan before opset 9 takes sequence_lens first.
+  const std::size_t offset = op == "Scan" && opset < 9 ? 1 : 0;
+  const ir::Attribute* scanned = node.attribute(Symbol("num_scan_inputs"));
+  const std::size_t scans = scanned ? static_cast<std::size_t>(std::max<int64_t>(scanned->i, 0)) : 0;
+  const std::size_t states = inputs.size() - std::min(inputs.size(), scans);
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    ir::Value& v = body.value(inputs[k]);
+    if (v.has_type()) continue;
+    if (op == "Loop" && k < 2) {
+      v.elem = k == 0 ? ElemType::Int64 : ElemType::Bool;
+      v.shape = Shape{};
+      continue;
+    }
+    const std::size_t slot = k + offset;
+    if (slot >= node.inputs.size() || node.inputs[slot] == ir::kNone) continue;
+    const ir::Value& from = outer.value(node.inputs[slot]);
+    v.elem = from.elem;
+    if (op != "Scan" || k < states || !from.shape || from.shape->empty()) continue;
+    const ir::Attribute* axes = node.attribute(Symbol("scan_input_axes"));
+    const auto rank = static_cast<int64_t>(from.shape->size());
+    int64_t axis = axes && k - states < axes->ints.size() ? axes->ints[k - states] : 0;
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) continue;
+    Shape slice = *from.shape;
+    slice.erase(slice.begin() + axis);
+    v.shape = std::move(slice);
+  }
+}
+
+// An If's outputs take what both branches agree on: the element type, and the dimensions both give.
+inline void type_if_outputs(ir::Graph& g, ir::NodeId n, int64_t opset, InferState& state) {
+  const ir::Node& node = g.node(n);
+  const ir::Attribute* then_branch = node.attribute(Symbol("then_branch"));
+  const ir::Attribute* else_branch = node.attribute(Symbol("else_branch"));
+  if (!then_branch || !else_branch || then_branch->graphs.empty() || else_branch->graphs.empty()) return;
+  const ir::Graph& a = *then_branch->graph();
+  const ir::Graph& b = *else_branch->graph();
+  InferContext context(g, n, opset, state);
+  for (std::size_t k = 0; k < node.outputs.size() && k < a.outputs().size() && k < b.outputs().size(); ++k) {
+    const ir::Value& x = a.value(a.outputs()[k]);
+    const ir::Value& y = b.value(b.outputs()[k]);
+    if (x.elem == ElemType::Undefined || x.elem != y.elem || !x.raw_type.empty() || !y.raw_type.empty()) continue;
+    std::optional<Shape> shape;
+    if (x.shape && y.shape && x.shape->size() == y.shape->size()) {
+      shape = Shape(x.shape->size());
+      for (std::size_t d = 0; d < shape->size(); ++d)
+        if (!(*x.shape)[d].is_unknown() && (*x.shape)[d] == (*y.shape)[d]) (*shape)[d] = (*x.shape)[d];
+    }
+    context.set_output(k, x.elem, std::move(shape));
+  }
+}
+
+// Our rules over `g` in execution order, into each subgraph of a node before the nodes after it.
+inline void infer_with_subgraphs(ir::Graph& g, int64_t opset, InferState& state, const NodeInference& infer_one) {
+  for (ir::NodeId n : g.nodes()) {
+    if (infer_one) infer_one(g, n, opset, state);
+    else infer_node(g, n, opset, state);
+    if (!g.node(n).has_subgraphs()) continue;
+    for (const ir::Attribute& a : g.node(n).attributes)
+      for (const std::shared_ptr<ir::Graph>& body : a.graphs) {
+        type_subgraph_inputs(g, g.node(n), opset, *body);
+        InferState inner = subgraph_state(g, state, *body);
+        infer_with_subgraphs(*body, opset, inner, infer_one);
+      }
+    if (g.node(n).domain.empty() && g.node(n).op_type.view() == "If") type_if_outputs(g, n, opset, state);
+  }
+}
+
+// What ONNX's inference wrote into `gp` (value_info and outputs, subgraphs included) merged into `g`, the
+// graph `gp` was written from (same nodes in the same order). Returns whether it added anything.
+inline bool merge_inferred_types(::onnx::GraphProto& gp, ir::Graph& g, int64_t opset, InferState& state) {
   bool added = false;
   auto merge = [&](::onnx::ValueInfoProto& vi) {
     if (!vi.has_type()) return;
@@ -15541,25 +16404,54 @@ inline bool merge_onnx_inference(ir::Model& model, int64_t opset, InferState& st
     InferContext(g, v.producer, opset, state).set_output(v.output_index, found.elem, std::move(found.shape));
     added = true;
   };
-  for (auto& vi : *proto.mutable_graph()->mutable_value_info()) merge(vi);
-  for (auto& vi : *proto.mutable_graph()->mutable_output()) merge(vi);
+  for (auto& vi : *gp.mutable_value_info()) merge(vi);
+  for (auto& vi : *gp.mutable_output()) merge(vi);
+  int k = 0;
+  for (ir::NodeId n : g.nodes()) {
+    if (k >= gp.node_size()) break;
+    ::onnx::NodeProto& np = *gp.mutable_node(k++);
+    if (!g.node(n).has_subgraphs()) continue;
+    for (auto& a : *np.mutable_attribute()) {
+      const ir::Attribute* attribute = g.node(n).attribute(Symbol(a.name()));
+      if (!attribute) continue;
+      std::vector<::onnx::GraphProto*> protos;
+      if (a.has_g()) protos.push_back(a.mutable_g());
+      for (auto& sub : *a.mutable_graphs()) protos.push_back(&sub);
+      for (std::size_t i = 0; i < protos.size() && i < attribute->graphs.size(); ++i) {
+        ir::Graph& body = *attribute->graphs[i];
+        InferState inner = subgraph_state(g, state, body);
+        added = merge_inferred_types(*protos[i], body, opset, inner) || added;
+      }
+    }
+  }
   return added;
+}
+
+// Step 2: what ONNX's inference finds for node outputs, merged into `model` as our own rules' results
+// are. Returns whether it added anything.
+inline bool merge_onnx_inference(ir::Model& model, int64_t opset, InferState& state) {
+  ::onnx::ModelProto proto = proto_for_onnx_inference(model);
+  if (!nodes_fit_their_schemas(proto)) return false;
+  try {
+    ::onnx::shape_inference::InferShapes(proto, ::onnx::OpSchemaRegistry::Instance(),
+                                         ::onnx::ShapeInferenceOptions(false, 0, true));
+  } catch (const std::exception& e) {
+    throw_if_contradiction(*model.graph, e.what());
+    return false;
+  }
+  return merge_inferred_types(*proto.mutable_graph(), *model.graph, opset, state);
 }
 
 }  // namespace detail
 
-// Infers the types and shapes of the main graph of `model` (see the top of this file). `infer_one`
+// Infers the types and shapes of the main graph of `model` and of its subgraphs (If, Loop and Scan
+// bodies, nested; see the top of this file). `infer_one`
 // replaces infer_node for step 1 and 3 (functions/infer_call.hpp passes one going through calls).
 inline void infer_model_types(ir::Model& model, const NodeInference& infer_one = {}) {
   ir::Graph& g = *model.graph;
   const int64_t opset = model.opset("").value_or(0);
   InferState state;
-  auto our_rules = [&] {
-    for (ir::NodeId n : g.nodes()) {
-      if (infer_one) infer_one(g, n, opset, state);
-      else infer_node(g, n, opset, state);
-    }
-  };
+  auto our_rules = [&] { detail::infer_with_subgraphs(g, opset, state, infer_one); };
   our_rules();
   // ONNX's step also runs when some op has no rule of ours, to check the file's types of its outputs.
   bool every_op_ours = true;
@@ -16641,7 +17533,8 @@ inline std::string pretty(const ir::Graph& graph, const PrettyOptions& options =
 
 }  // namespace xexp::tools
 // ======== xexp/tools/optimize.hpp
-// The optimizer as a user runs it (`xexp optimize`): Constant nodes become initializers, every value
+// The optimizer as a user runs it (`xexp optimize`): the opset upgrade when asked for
+// (onnx/opset_upgrade.hpp), Constant nodes become initializers, every value
 // gets its type and shape (infer/model.hpp), constant folding, then the rules of a set string
 // (rewrite::optimize) folding the nodes they create whose inputs are all constant, then constant
 // folding once more for what the rewrites left constant. Graph input and output names never change:
@@ -16655,6 +17548,75 @@ inline std::string pretty(const ir::Graph& graph, const PrettyOptions& options =
 #include <string>
 #include <vector>
 
+// ======== xexp/tools/rules_waiting_for_opset.hpp
+// Rules that a newer opset would let fire: after optimizing, each rule of the set is matched once more
+// at every node of the main graph, at the opsets above the model's up to kMaxTargetOpset. A node it
+// matches there but not at the model's own opset is a rewrite the opset alone held back (an opset
+// condition, such as LayerNormalization's opset >= 17). Only fusions count, matches of several nodes:
+// a one-node rewrite (ShapeBasedReshapeIsSqueeze's Reshape to Squeeze at 18) is no reason to upgrade.
+// `xexp optimize` turns this into its line
+// "9 LayerNormalization matches would fuse with --target-opset 17".
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+
+namespace xexp::tools {
+
+struct RuleWaitingForOpset {
+  std::string rule;     // short name ("LayerNormalization")
+  std::size_t matches;  // nodes where it would fire
+  int64_t opset;        // the opset all of those matches need
+};
+
+inline std::vector<RuleWaitingForOpset> rules_waiting_for_opset(const ir::Model& model, const rewrite::RuleSet& rules) {
+  const int64_t opset = model.opset("").value_or(0);
+  std::vector<RuleWaitingForOpset> waiting;
+  if (opset == 0 || opset >= kMaxTargetOpset) return waiting;
+  const ir::Graph& g = *model.graph;
+  rewrite::Match m;
+  for (const rewrite::RulePtr& rule : rules) {
+    const std::vector<rewrite::OpKey> roots = rule->roots();
+    RuleWaitingForOpset found{rule->name(), 0, opset};
+    for (ir::NodeId id : g.nodes()) {
+      const ir::Node& n = g.node(id);
+      const bool root = std::any_of(roots.begin(), roots.end(), [&](const rewrite::OpKey& key) {
+        return key.op_type == n.op_type && key.domain == n.domain;
+      });
+      if (!root || rule->match(g, id, opset, m)) continue;
+      for (int64_t newer = opset + 1; newer <= kMaxTargetOpset; ++newer)
+        if (rule->match(g, id, newer, m) && m.node_count() > 1) {
+          ++found.matches;
+          found.opset = std::max(found.opset, newer);
+          break;
+        }
+    }
+    if (found.matches) waiting.push_back(std::move(found));
+  }
+  return waiting;
+}
+
+// "9 LayerNormalization matches would fuse with --target-opset 17, 2 ConcatTwiceUnary with
+// --target-opset 18" (each rule with the opset it needs, lowest first), or "" when none.
+inline std::string format_waiting(std::vector<RuleWaitingForOpset> waiting) {
+  if (waiting.empty()) return {};
+  std::stable_sort(waiting.begin(), waiting.end(),
+                   [](const RuleWaitingForOpset& a, const RuleWaitingForOpset& b) { return a.opset < b.opset; });
+  std::string line;
+  bool first_group = true;
+  for (std::size_t k = 0; k < waiting.size(); ++k) {
+    line += (k ? ", " : "") + std::to_string(waiting[k].matches) + " " + waiting[k].rule;
+    if (k + 1 < waiting.size() && waiting[k + 1].opset == waiting[k].opset) continue;
+    line += (first_group ? " matches would fuse" : "") + std::string(" with --target-opset ") +
+            std::to_string(waiting[k].opset);
+    first_group = false;
+  }
+  return line + "\n";
+}
+
+}  // namespace xexp::tools
 
 namespace xexp::tools {
 
@@ -16663,6 +17625,7 @@ inline constexpr const char* kDefaultPatterns = "default+onnxruntime";
 struct OptimizeModelOptions {
   std::string patterns = kDefaultPatterns;  // a rewrite::rules_from_string spec
   bool constant_folding = true;
+  int64_t target_opset = 0;      // upgrade the default domain to this opset first (upgrade_opset); 0: keep it
   int verbose = 0;               // rewrite::OptimizeOptions::verbose
   std::string explain = {};      // rewrite::OptimizeOptions::explain: why this rule did not match, node by node
   std::ostream* log = nullptr;   // std::cerr when null
@@ -16670,19 +17633,22 @@ struct OptimizeModelOptions {
 };
 
 struct OptimizeModelReport {
-  std::size_t nodes_before = 0, nodes_after = 0;  // main graph and local functions
+  std::size_t nodes_before = 0, nodes_after = 0;  // main graph, its subgraphs and local functions
   std::size_t folded = 0;                         // nodes replaced by initializers, all steps together
   double seconds = 0;
   rewrite::OptimizeStats rules;                   // what the rules did
+  std::vector<RuleWaitingForOpset> waiting;       // what a newer opset would let the rules do
 };
 
-namespace detail {
-
+// Nodes of the main graph with its subgraphs, and of the local functions: what the report counts.
 inline std::size_t count_nodes(const ir::Model& model) {
   std::size_t n = model.graph->node_count();
+  ir::for_each_subgraph(*model.graph, [&](const ir::Graph& body) { n += body.node_count(); });
   for (const ir::Function& f : model.functions) n += f.body->node_count();
   return n;
 }
+
+namespace detail {
 
 inline std::vector<std::string> names_of(const ir::Graph& g, const std::vector<ir::ValueId>& ids) {
   std::vector<std::string> names;
@@ -16690,31 +17656,57 @@ inline std::vector<std::string> names_of(const ir::Graph& g, const std::vector<i
   return names;
 }
 
-// Folds constants over the whole graph, then removes what the folded nodes no longer need.
+// Folds constants over the whole graph and its subgraphs, then removes what the folded nodes no longer
+// need (in the enclosing graphs too, for the values a body no longer reads).
 inline std::size_t fold_and_clean(ir::Model& model) {
-  const std::size_t folded = eval::fold_constants(model);
+  std::size_t folded = eval::fold_constants(model);
   if (folded) {
     ir::remove_unused(*model.graph);
     ir::remove_unused_initializers(*model.graph);
   }
-  return folded;
+  eval::FoldOptions options;
+  options.opset = model.opset("").value_or(options.opset);
+  options.fold_graph_outputs = false;
+  std::size_t in_subgraphs = 0;
+  ir::for_each_subgraph(*model.graph, [&](ir::Graph& body) {
+    const std::size_t n = eval::fold_constants(body, options);
+    if (n) {
+      ir::remove_unused(body);
+      ir::remove_unused_initializers(body);
+    }
+    in_subgraphs += n;
+  });
+  if (in_subgraphs) ir::release_unread_captured(*model.graph);
+  return folded + in_subgraphs;
+}
+
+// Whether `g` is the main graph or one of its subgraphs (those may hold initializers; a function
+// body may not).
+inline bool within(const ir::Graph& g, const ir::Graph& main) {
+  const ir::Graph* root = &g;
+  while (root->parent) root = root->parent;
+  return root == &main;
 }
 
 }  // namespace detail
 
-// Optimizes `model` in place. Throws xexp::Error for an unknown pattern name (before touching the model).
+// Optimizes `model` in place. Throws xexp::Error for an unknown pattern name or a refused opset upgrade
+// (before touching the model).
 inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelOptions& options = {}) {
   const rewrite::RuleSet rules = rewrite::rules_from_string(options.patterns);
   const auto start = std::chrono::steady_clock::now();
   std::ostream& log = options.log ? *options.log : std::cerr;
+  const std::size_t nodes_given = count_nodes(model);
+  if (options.target_opset) upgrade_opset(model, options.target_opset);  // replaces model.graph
   ir::Graph& g = *model.graph;
   const std::vector<std::string> inputs = detail::names_of(g, g.inputs());
   const std::vector<std::string> outputs = detail::names_of(g, g.outputs());
 
   OptimizeModelReport report;
-  report.nodes_before = detail::count_nodes(model);
+  report.nodes_before = nodes_given;
   // Rules and folding then read every constant the same way (ir/constant_node.hpp).
   ir::constant_nodes_to_initializers(g);
+  ir::for_each_subgraph(g, [](ir::Graph& body) { ir::constant_nodes_to_initializers(body); });
   for (ir::Function& f : model.functions) ir::constant_shorthands_to_value(*f.body);
   // Constant chains (position ids, masks) fold before types are inferred: their values then give
   // static shapes our rules know, where ONNX's inference would be needed on the chain itself.
@@ -16736,11 +17728,12 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   if (options.constant_folding) {
     report.folded += detail::fold_and_clean(model);  // Shape of values whose shape is now static
     eval::FoldOptions fold_options;
-    // Only the main graph: a function body has no initializers to hold the results.
+    // Not in function bodies: they have no initializers to hold the results.
     rewrite_options.fold_constants = [fold_options, &report, main = &g](ir::Graph& graph, ir::NodeId id,
                                                                          int64_t opset) mutable {
-      if (&graph != main) return false;
+      if (!detail::within(graph, *main)) return false;
       fold_options.opset = opset;
+      fold_options.fold_graph_outputs = &graph == main;
       std::vector<ir::ValueId> added;
       if (!eval::fold_node(graph, id, fold_options, added)) return false;
       eval::append_initializers(graph, added);
@@ -16750,7 +17743,8 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   }
   report.rules = rewrite::optimize(model, rules, rewrite_options);
   if (options.constant_folding) report.folded += detail::fold_and_clean(model);
-  report.nodes_after = detail::count_nodes(model);
+  report.nodes_after = count_nodes(model);
+  report.waiting = rules_waiting_for_opset(model, rules);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (options.verbose >= 1)
     log << "[xexp.optimize] " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
@@ -16802,7 +17796,11 @@ inline OptimizeModelReport optimize_modules_as_functions(ir::Model& model,
                                                          const OptimizeModelOptions& options = {},
                                                          const functions::TorchModuleOptions& modules = {}) {
   rewrite::rules_from_string(options.patterns);
-  const std::size_t flat_nodes = detail::count_nodes(model);
+  const std::size_t flat_nodes = count_nodes(model);
+  // The upgrade converts the flat model: it refuses local functions.
+  if (options.target_opset) upgrade_opset(model, options.target_opset);
+  OptimizeModelOptions bodies = options;
+  bodies.target_opset = 0;
   std::size_t folded = 0;
   if (options.constant_folding) {
     ir::constant_nodes_to_initializers(*model.graph);
@@ -16811,7 +17809,7 @@ inline OptimizeModelReport optimize_modules_as_functions(ir::Model& model,
     folded += detail::fold_and_clean(model);
   }
   model = functions::export_torch_modules_as_functions(std::move(model), modules);
-  OptimizeModelReport report = optimize_model(model, options);
+  OptimizeModelReport report = optimize_model(model, bodies);
   report.nodes_before = flat_nodes;
   report.folded += folded;
   return report;
