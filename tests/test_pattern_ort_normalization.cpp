@@ -51,12 +51,19 @@ struct Rms {
   Shape skip_shape = {2, 3, 8};
   Dim last = 8;
   int64_t batch = 2, rows = 3;       // 8, 8: without keepdims, the mean (8, 8) still broadcasts
+  // Half precision as HF Llama exports it: X of this type, Cast to float before, Cast to `back` after.
+  ElemType half = ElemType::Float;
+  ElemType back = ElemType::Float16;
+  bool float_reader = false;         // the float X is also a graph output through Neg
 };
 
 static Model rms(const Rms& c) {
   Model m = test::model_with_opset(18);
   Graph& g = *m.graph;
-  ValueId x = g.add_input("X", ElemType::Float, Shape{c.batch, c.rows, c.last});
+  ValueId x = g.add_input("X", c.half, Shape{c.batch, c.rows, c.last});
+  const bool in_half = c.half != ElemType::Float;
+  if (in_half) x = node(g, "Cast", {x}, {Attribute::make_int("to", static_cast<int64_t>(ElemType::Float))});
+  if (c.float_reader) g.add_output(node(g, "Neg", {x}));
   ValueId sum = ir::kNone;
   if (c.residual) x = sum = node(g, "Add", {x, g.add_input("Y", ElemType::Float, c.skip_shape)});
   ValueId square = c.square_by_mul ? node(g, "Mul", {x, x})
@@ -72,7 +79,9 @@ static Model rms(const Rms& c) {
                                : node(g, "Div", {g.add_initializer("one", Tensor::scalar<float>(1.f)), root});
     y = node(g, "Mul", {x, inv});
   }
-  if (c.weight) y = node(g, "Mul", {g.add_initializer("W", ramp(c.weight_dims)), y});
+  if (in_half) y = node(g, "Cast", {y}, {Attribute::make_int("to", static_cast<int64_t>(c.back))});
+  const ElemType weight_type = in_half ? c.back : ElemType::Float;
+  if (c.weight) y = node(g, "Mul", {g.add_initializer("W", eval::cast_tensor(ramp(c.weight_dims), weight_type)), y});
   g.add_output(y);
   if (c.residual) g.add_output(node(g, "Add", {sum, y}));
   return m;
@@ -125,6 +134,50 @@ TEST(PatternSimplifiedLayerNormalization, SameNumbers) {
   test::expect_same_outputs([] { return rms({.reciprocal = true}); }, "SimplifiedLayerNormalization", 1e-6);
   test::expect_same_outputs([] { return rms({.square_by_mul = true, .divide = true}); }, "SimplifiedLayerNormalization",
                             1e-6);
+}
+
+TEST(PatternSimplifiedLayerNormalization, CastPairAroundTheFloatNormGoes) {
+  for (ElemType half : {ElemType::Float16, ElemType::BFloat16}) {
+    Model m = rms({.half = half, .back = half});
+    run_rules(m, "SimplifiedLayerNormalization");
+    ASSERT_EQ(op_types(*m.graph), (OpList{"SimplifiedLayerNormalization"})) << static_cast<int>(half);
+    const Graph& g = *m.graph;
+    const Node& n = g.node(g.first_node());
+    EXPECT_EQ(n.inputs[0], g.inputs()[0]);
+    const Tensor* scale = rewrite::constant_tensor(g, n.inputs[1]);
+    ASSERT_NE(scale, nullptr);
+    EXPECT_EQ(scale->type(), half);
+    EXPECT_EQ(scale->dims(), (std::vector<int64_t>{8}));
+    EXPECT_TRUE(patterns::equal_everywhere(*scale, 1.0));
+    EXPECT_EQ(n.attribute(Symbol("axis"))->i, -1);
+    EXPECT_EQ(n.attribute(Symbol("epsilon"))->f, 1e-6f);
+    EXPECT_EQ(n.attribute(Symbol("stash_type"))->i, 1);
+    EXPECT_EQ(g.value(n.outputs[0]).elem, half);
+  }
+}
+
+TEST(PatternSimplifiedLayerNormalization, CastPairStaysForAnotherTypeBackOrAFloatReader) {
+  Model other = rms({.half = ElemType::Float16, .back = ElemType::Double});
+  run_rules(other, "SimplifiedLayerNormalization");
+  EXPECT_EQ(op_types(*other.graph), (OpList{"Cast", "SimplifiedLayerNormalization", "Cast"}));
+  Model read = rms({.half = ElemType::Float16, .float_reader = true});
+  run_rules(read, "SimplifiedLayerNormalization");
+  EXPECT_EQ(op_types(*read.graph), (OpList{"Cast", "Neg", "SimplifiedLayerNormalization", "Cast"}));
+}
+
+TEST(PatternSimplifiedLayerNormalization, CastPairThenHalfWeightIsOneNode) {
+  Model m = rms({.weight = true, .half = ElemType::Float16});
+  run_rules(m, "SimplifiedLayerNormalization,SimplifiedLayerNormalizationMul");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"SimplifiedLayerNormalization"}));
+}
+
+// The fused op reads float16, normalizes in float (stash_type=1) and rounds once to float16, as the
+// Cast pair does; the only difference is float's own rounding order inside, far below float16's
+// half-ulp (about 5e-4 relative near 1), so one float16 ulp at the outputs' magnitude (~2) is the bound.
+TEST(PatternSimplifiedLayerNormalization, CastPairSameNumbers) {
+  test::expect_same_outputs([] { return rms({.half = ElemType::Float16}); }, "SimplifiedLayerNormalization", 2e-3);
+  test::expect_same_outputs([] { return rms({.weight = true, .half = ElemType::Float16}); },
+                            "SimplifiedLayerNormalization,SimplifiedLayerNormalizationMul", 2e-3);
 }
 
 TEST(PatternSimplifiedLayerNormalizationMul, WeightGoesIntoTheScale) {
