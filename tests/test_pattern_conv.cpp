@@ -1,9 +1,11 @@
 // Fusions after a Conv: ConvBatchNormalization (the BatchNormalization of inference folded into the
-// weights and bias), ConvAddMul (a per-channel Add, Mul or Div by a constant folded into them) and
-// GemmBatchNormalization (the same BatchNormalization folded into a Gemm's B and C).
+// weights and bias), ConvAddMul (a per-channel Add, Mul or Div by a constant folded into them),
+// GemmBatchNormalization (the same BatchNormalization folded into a Gemm's B and C) and
+// MatMulBatchNormalization (into a Gemm replacing a 2-D MatMul).
 // Folding reorders float operations: outputs agree within 1e-5.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "support/rewrite_helpers.hpp"
@@ -273,4 +275,95 @@ TEST(PatternGemmBatchNormalization, SameNumbers) {
     for (bool with_c : {false, true})
       test::expect_same_outputs([=] { return gemm_bn({.trans_b = trans_b, .with_c = with_c}); }, "GemmBatchNormalization",
                                 1e-5);
+}
+
+namespace {
+
+struct MatMulBn {
+  std::vector<int64_t> a_dims{2, 4};
+  bool b_is_input = false;
+  bool training_mode = false;  // opset 15
+  bool matmul_used_outside = false;
+};
+
+const std::vector<float> kMatMulBnScale{0.5f, 1.5f, -0.75f}, kMatMulBnBias{0.1f, 0.2f, -0.3f},
+    kMatMulBnMean{-0.2f, 0.3f, 0.1f}, kMatMulBnVar{0.5f, 2.f, 1.f};
+constexpr float kMatMulBnEpsilon = 1e-3f;
+
+// BatchNormalization(MatMul(A, B)), B [4, 3]: its 3 columns are the channels when A is [N, 4].
+Model matmul_bn(const MatMulBn& c) {
+  const int64_t opset = c.training_mode ? 15 : 13;
+  Model m = test::model_with_opset(opset);
+  Graph& g = *m.graph;
+  ValueId a = g.add_input("A", ElemType::Float, make_shape(c.a_dims));
+  ValueId b = c.b_is_input ? g.add_input("B", ElemType::Float, Shape{4, 3})
+                           : g.add_initializer("B", Tensor::from<float>({4, 3}, ramp(12, -0.5f, 0.3f)));
+  ValueId y = node(g, "MatMul", {a, b}, {}, "", opset);
+  std::vector<Attribute> bn_attributes{Attribute::make_float("epsilon", kMatMulBnEpsilon)};
+  if (c.training_mode) bn_attributes.push_back(Attribute::make_int("training_mode", 1));
+  g.add_output(node(g, "BatchNormalization",
+                    {y, g.add_initializer("scale", Tensor::from<float>({3}, kMatMulBnScale)),
+                     g.add_initializer("bias", Tensor::from<float>({3}, kMatMulBnBias)),
+                     g.add_initializer("mean", Tensor::from<float>({3}, kMatMulBnMean)),
+                     g.add_initializer("var", Tensor::from<float>({3}, kMatMulBnVar))},
+                    bn_attributes, "", opset));
+  if (c.matmul_used_outside) g.add_output(node(g, "Neg", {y}, {}, "", opset));
+  return m;
+}
+
+}  // namespace
+
+TEST(PatternMatMulBatchNormalization, FoldsIntoAGemm) {
+  Model m = matmul_bn({});
+  run_rules(m, "MatMulBatchNormalization");
+  ASSERT_EQ(op_types(*m.graph), (OpList{"Gemm"}));
+  const Graph& g = *m.graph;
+  const Node& gemm = g.node(g.first_node());
+  ASSERT_EQ(gemm.inputs.size(), 3u);
+  EXPECT_EQ(g.value(gemm.inputs[0]).name, "A");
+  // Gemm's defaults: alpha = beta = 1, nothing transposed.
+  for (const char* name : {"alpha", "beta", "transA", "transB"})
+    EXPECT_EQ(gemm.attribute(Symbol(name)), nullptr) << name;
+  const Tensor* weight = rewrite::constant_tensor(g, gemm.inputs[1]);
+  const Tensor* bias = rewrite::constant_tensor(g, gemm.inputs[2]);
+  ASSERT_TRUE(weight && bias);
+  ASSERT_EQ(weight->dims(), (std::vector<int64_t>{4, 3}));
+  ASSERT_EQ(bias->dims(), (std::vector<int64_t>{3}));
+  const std::vector<double> folded_weight = eval::as_doubles(*weight), folded_bias = eval::as_doubles(*bias);
+  const std::vector<float> b = ramp(12, -0.5f, 0.3f);
+  for (std::size_t col = 0; col < 3; ++col) {
+    const double f = kMatMulBnScale[col] / std::sqrt(double{kMatMulBnVar[col]} + kMatMulBnEpsilon);
+    EXPECT_NEAR(folded_bias[col], kMatMulBnBias[col] - kMatMulBnMean[col] * f, 1e-6) << col;
+    for (std::size_t row = 0; row < 4; ++row)
+      EXPECT_NEAR(folded_weight[row * 3 + col], b[row * 3 + col] * f, 1e-6) << row << ',' << col;
+  }
+}
+
+// A [2, 3, 4]: BatchNormalization's channels (axis 1, 3 of them) are A's rows, not B's 3 columns.
+TEST(PatternMatMulBatchNormalization, NotWhenTheProductIsNot2D) {
+  Model m = matmul_bn({.a_dims = {2, 3, 4}});
+  run_rules(m, "MatMulBatchNormalization");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"MatMul", "BatchNormalization"}));
+}
+
+TEST(PatternMatMulBatchNormalization, NotWithWeightsComputedAtRunTime) {
+  Model m = matmul_bn({.b_is_input = true});
+  run_rules(m, "MatMulBatchNormalization");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"MatMul", "BatchNormalization"}));
+}
+
+TEST(PatternMatMulBatchNormalization, NotInTrainingMode) {
+  Model m = matmul_bn({.training_mode = true});
+  run_rules(m, "MatMulBatchNormalization");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"MatMul", "BatchNormalization"}));
+}
+
+TEST(PatternMatMulBatchNormalization, NotWhenTheMatMulIsReadElsewhere) {
+  Model m = matmul_bn({.matmul_used_outside = true});
+  run_rules(m, "MatMulBatchNormalization");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"MatMul", "BatchNormalization", "Neg"}));
+}
+
+TEST(PatternMatMulBatchNormalization, SameNumbers) {
+  test::expect_same_outputs([] { return matmul_bn({}); }, "MatMulBatchNormalization", 1e-5);
 }

@@ -29,6 +29,7 @@
 #include "xexp/patterns/onnx/layer_normalization_scale.hpp"
 #include "xexp/patterns/onnx/leaky_relu.hpp"
 #include "xexp/patterns/onnx/matmul_add.hpp"
+#include "xexp/patterns/onnx/matmul_batch_normalization.hpp"
 #include "xexp/patterns/onnx/mul_mul_matmul.hpp"
 #include "xexp/patterns/onnx/mul_mul_mul_scalar.hpp"
 #include "xexp/patterns/onnx/not_not.hpp"
@@ -122,6 +123,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       reshape_reshape_binary_rule(),
       matmul_add_rule(),
       gemm_batch_normalization_rule(),
+      matmul_batch_normalization_rule(),
       gemm_transpose_rule(),
       mul_mul_matmul_rule(),
       shape_based_reshape_is_squeeze_rule(),
