@@ -13802,6 +13802,50 @@ inline rewrite::RulePtr matmul_add_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/matmul_batch_normalization.hpp
+// MatMulBatchNormalization: a BatchNormalization in inference mode after MatMul(A, B), A of rank 2 and B a
+// constant matrix, is a Gemm without transposition (BatchNormalization's channels, axis 1 of the [N, C]
+// product, are B's columns), folded as GemmBatchNormalization folds it:
+//   BN(A @ B) = Gemm(A, B * f, bias - mean * f),  f = scale / sqrt(var + eps)
+// With A of another rank, axis 1 is not B's columns and nothing changes.
+
+namespace xexp::patterns {
+
+namespace detail {
+// A of rank 2, and the statistics fold into a Gemm with B untransposed and no C.
+inline constexpr auto batch_norm_folds_into_matmul = rewrite::fact<"batch_norm_folds_into_matmul">(
+    [](const ValueView& bn, const ValueView& a, const Tensor& b, const Tensor& scale, const Tensor& bias,
+       const Tensor& mean, const Tensor& var) {
+      return a.shape() && a.shape()->size() == 2 &&
+             batch_norm_folds_into_gemm.f(bn, b, 0, ValueView{a.graph, ir::kNone}, scale, bias, mean, var);
+    });
+// bias - mean * f: ConvBatchNormalization's folded bias for a Conv without one.
+inline constexpr auto batch_norm_matmul_bias = rewrite::fact<"batch_norm_matmul_bias">(
+    [](const Tensor& scale, const Tensor& bias, const Tensor& mean, const Tensor& var, float epsilon) {
+      return batch_norm_bias.f(ValueView{nullptr, ir::kNone}, scale, bias, mean, var, epsilon);
+    });
+}  // namespace detail
+
+inline rewrite::RulePtr matmul_batch_normalization_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Const<'w'> b;
+  Const<'s'> scale;
+  Const<'o'> bias;
+  Const<'m'> mean;
+  Const<'v'> var;
+  Float<'e'> epsilon;
+  auto bn =
+      named<'N'>(op<"BatchNormalization">(MatMul(a, b), scale, bias, mean, var, attr<"epsilon"> = epsilon));
+  return rule("MatMulBatchNormalization")
+      .priority(1)
+      .match(bn)
+      .when(detail::batch_norm_folds_into_matmul(bn, a, b, scale, bias, mean, var))
+      .to(Gemm(a, fold(detail::batch_norm_gemm_weight(b, 0, scale, var, epsilon)),
+               fold(detail::batch_norm_matmul_bias(scale, bias, mean, var, epsilon))));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/mul_mul_matmul.hpp
 // MulMulMatMul: MatMul(Mul(a, c), Mul(b, d)) with scalar constants c and d is MatMul(a, b) * (c*d): one
 // Mul instead of two. The product is rounded once into the constants' type, so the numbers may differ in
@@ -15663,6 +15707,11 @@ inline rewrite::RulePtr quick_gelu_rule() {
 // domain, where ONNX Runtime registers it (at any opset). The reduced axis must be the last one and
 // keepdims 1: otherwise the decomposition is another function. The scale of ones is an
 // initializer when the last dimension is static, else ConstantOfShape(Gather(Shape(x), [-1])).
+// Half-precision exports (HF Llama's RMSNorm) normalize in float between two Casts,
+//   Cast(norm(Cast(x, to=FLOAT)), to=half): once the norm is fused, the Cast pair goes too,
+// SimplifiedLayerNormalization(x, ones of x's type, stash_type=1), which ONNX Runtime computes in
+// float from a half x and rounds once. Only for a static last dimension (the dynamic ones read
+// Shape of the float value, a reader outside the pair) and a scale of ones (no weight in float).
 
 namespace xexp::patterns {
 
@@ -15673,6 +15722,8 @@ inline constexpr auto ones_over_last_axis = rewrite::fact<"ones_over_last_axis">
     [](const ValueView& x) { return eval::filled(x.elem(), {x.shape()->back().value()}, 1.0); });
 inline constexpr auto one_of_type =
     rewrite::fact<"one_of_type">([](const ValueView& x) { return eval::filled(x.elem(), {1}, 1.0); });
+inline constexpr auto is_half_float = rewrite::fact<"is_half_float">(
+    [](const ValueView& x) { return x.elem() == ElemType::Float16 || x.elem() == ElemType::BFloat16; });
 }  // namespace detail
 
 inline rewrite::RulePtr simplified_layer_normalization_rule() {
@@ -15690,12 +15741,25 @@ inline rewrite::RulePtr simplified_layer_normalization_rule() {
                                             attr<"value"> = detail::one_of_type(x)));
   auto normalized = op<"SimplifiedLayerNormalization">(
       x, scale, attr<"axis"> = -1, attr<"epsilon"> = scalar_float(eps), attr<"stash_type"> = 1);
+  Var<'h'> half_x;
+  Const<'s'> ones;
+  Float<'f'> epsilon;
+  Int<'t'> half;
+  constexpr int64_t kFloat = static_cast<int64_t>(ElemType::Float);
+  auto in_float = op<"SimplifiedLayerNormalization">(Cast(half_x, attr<"to"> = kFloat), ones, attr<"axis"> = -1,
+                                                     attr<"epsilon"> = epsilon, attr<"stash_type"> = 1);
   return rule("SimplifiedLayerNormalization")
       .priority(1)
       .cases(match(either(commutative(Mul(op<"Reciprocal">(root), x)), Div(x, root))).when(fits).to(normalized),
              match(commutative(Mul(Div(one, root), x)))
                  .when(fits && is_scalar_constant(one) && scalar_float(one) == 1.0f)
-                 .to(normalized));
+                 .to(normalized),
+             match(Cast(in_float, attr<"to"> = half))
+                 .when(detail::is_half_float(half_x) && dtype(half_x) == half && detail::last_dim_static(half_x) &&
+                       all_equal(ones, 1.0))
+                 .to(op<"SimplifiedLayerNormalization">(half_x, fold(detail::ones_over_last_axis(half_x)),
+                                                        attr<"axis"> = -1, attr<"epsilon"> = epsilon,
+                                                        attr<"stash_type"> = 1)));
 }
 
 }  // namespace xexp::patterns
@@ -15855,6 +15919,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       reshape_reshape_binary_rule(),
       matmul_add_rule(),
       gemm_batch_normalization_rule(),
+      matmul_batch_normalization_rule(),
       gemm_transpose_rule(),
       mul_mul_matmul_rule(),
       shape_based_reshape_is_squeeze_rule(),
