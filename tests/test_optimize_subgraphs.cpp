@@ -9,6 +9,9 @@
 #include <onnx/defs/parser.h>
 
 #include <filesystem>
+#include <optional>
+#include <span>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,11 +40,17 @@ std::string ramp_text(int n, float start, float step) {
   return out + "}";
 }
 
-// Parses `text` and writes it to `path` untouched: no value_info beyond what the text declares.
-void write_model(const std::string& text, const std::string& path) {
+// Parses `text` and writes it to `path` untouched: no value_info beyond what the text declares. The
+// local functions are parsed on their own (ONNX 1.12's model syntax has none).
+void write_model(const std::string& text, const std::string& path,
+                 const std::vector<std::string>& functions = {}) {
   ::onnx::ModelProto proto;
   const auto status = ::onnx::OnnxParser::Parse(proto, text.c_str());
   if (!status.IsOK()) throw Error("cannot parse the test model: " + status.ErrorMessage());
+  for (const std::string& function : functions) {
+    const auto parsed = ::onnx::OnnxParser::Parse(*proto.add_functions(), function.c_str());
+    if (!parsed.IsOK()) throw Error("cannot parse the test function: " + parsed.ErrorMessage());
+  }
   std::string bytes;
   proto.SerializeToString(&bytes);
   xexp::testing::write_file(path, bytes);
@@ -62,9 +71,10 @@ std::vector<std::string> captured_names(const ir::Graph& body) {
 }
 
 // The model at `path`, optimized as `xexp optimize` does, saved to `optimized`.
-ir::Model optimize_file(const std::string& path, const std::string& optimized) {
+ir::Model optimize_file(const std::string& path, const std::string& optimized,
+                        const tools::OptimizeModelOptions& options = {}) {
   ir::Model m = load_model(path);
-  tools::optimize_model(m);
+  tools::optimize_model(m, options);
   save_model(m, optimized);
   return m;
 }
@@ -212,6 +222,145 @@ TEST(OptimizeSubgraphs, LoopBodyFuses) {
   EXPECT_EQ(body.value(body.initializers()[0]).name, "weights");
   for (ir::ValueId id : m.graph->initializers()) EXPECT_NE(m.graph->value(id).name, "W");
   expect_same_outputs(path, optimized, xexp::testing::random_feeds(*load_model(path).graph, {.seed = 3}));
+}
+
+// --target-opset 18 on a model at opset 12 whose If branches and local function use what later opsets
+// changed: Split's `split` and ReduceSum's `axes` become inputs at 13 (ONNX's converter, node by node,
+// inside the branches too), ReduceMax's `axes` at 18 (our adapter, in the function body as a Constant
+// node: a function has no initializers). The function's opset_import follows the model's.
+std::string upgrade_model() {
+  return "<ir_version: 7, opset_import: [\"\" : 12, \"local\" : 1]>\n"
+         "upgrade (float[2,6] X, bool C) => (float[2,3] Y, float[2] Z) {\n"
+         "  Y = If(C) <\n"
+         "    then_branch = then_graph () => (float[2,3] t_out) {\n"
+         "      t_a, t_b = Split <axis = 1, split = [3, 3]> (X)\n"
+         "      t_out = Add(t_a, t_b)\n"
+         "    },\n"
+         "    else_branch = else_graph () => (float[2,3] e_out) {\n"
+         "      e_a, e_b = Split <axis = 1, split = [3, 3]> (X)\n"
+         "      e_m = ReduceSum <axes = [1], keepdims = 1> (e_b)\n"
+         "      e_out = Sub(e_a, e_m)\n"
+         "    }\n"
+         "  >\n"
+         "  Z = local.RowMax(X)\n"
+         "}\n";
+}
+const char* const kRowMax =
+    "<domain: \"local\", opset_import: [\"\" : 12]>\n"
+    "RowMax (x) => (y) {\n"
+    "  m = ReduceMax <axes = [1], keepdims = 0> (x)\n"
+    "  y = Neg(m)\n"
+    "}\n";
+
+// The values of `t`, read as int64.
+std::vector<int64_t> int64_values(const Tensor& t) {
+  const std::span<const int64_t> v = t.data<int64_t>();
+  return {v.begin(), v.end()};
+}
+
+// The constant input `slot` of node `n` of `g`: an initializer, or a Constant node's value.
+std::vector<int64_t> constant_input(const ir::Graph& g, const ir::Node& n, std::size_t slot) {
+  const ir::Value& v = g.value(n.inputs.at(slot));
+  if (v.initializer) return int64_values(*v.initializer);
+  if (v.producer == ir::kNone) throw Error("not a constant", {.node = n.name, .value = v.name});
+  const std::optional<Tensor> t = ir::constant_attribute_value(g.node(v.producer).attributes);
+  if (!t) throw Error("not a constant", {.node = n.name, .value = v.name});
+  return int64_values(*t);
+}
+
+// The only node `op` of `g`.
+const ir::Node& only_node(const ir::Graph& g, std::string_view op) {
+  const ir::Node* found = nullptr;
+  for (ir::NodeId id : g.nodes())
+    if (g.node(id).op_type.view() == op) {
+      if (found) throw Error("two " + std::string(op) + " nodes");
+      found = &g.node(id);
+    }
+  if (!found) throw Error("no " + std::string(op) + " node");
+  return *found;
+}
+
+TEST(OptimizeSubgraphs, TargetOpsetUpgradesBranchesAndFunctionBodies) {
+  xexp::testing::TempDir dir;
+  const std::string path = dir / "up.onnx", optimized = dir / "up.opt.onnx";
+  write_model(upgrade_model(), path, {kRowMax});
+  std::ostringstream log;
+  const ir::Model m =
+      optimize_file(path, optimized, {.patterns = "default", .target_opset = 18, .log = &log});
+
+  EXPECT_EQ(m.opset(""), 18);
+  EXPECT_GE(m.ir_version, 8);
+  const ir::Graph& g = *m.graph;
+  EXPECT_EQ(op_types(g), (OpList{"If", "local.RowMax"}));
+  const ir::Graph& then_branch = body_of(g, "If", "then_branch");
+  const ir::Graph& else_branch = body_of(g, "If", "else_branch");
+  EXPECT_EQ(op_types(then_branch), (OpList{"Split", "Add"}));
+  EXPECT_EQ(op_types(else_branch), (OpList{"Split", "ReduceSum", "Sub"}));
+  for (const ir::Graph* branch : {&then_branch, &else_branch}) {
+    const ir::Node& split = only_node(*branch, "Split");
+    EXPECT_EQ(split.attribute(Symbol("split")), nullptr);
+    EXPECT_EQ(constant_input(*branch, split, 1), (std::vector<int64_t>{3, 3}));
+  }
+  const ir::Node& reduce_sum = only_node(else_branch, "ReduceSum");
+  EXPECT_EQ(reduce_sum.attribute(Symbol("axes")), nullptr);
+  EXPECT_EQ(constant_input(else_branch, reduce_sum, 1), (std::vector<int64_t>{1}));
+
+  ASSERT_EQ(m.functions.size(), 1u);
+  const ir::Function& f = m.functions[0];
+  EXPECT_EQ(ir::find_opset(f.opsets, ""), 18);
+  EXPECT_EQ(op_types(*f.body), (OpList{"Constant", "ReduceMax", "Neg"}));
+  EXPECT_TRUE(f.body->initializers().empty());
+  const ir::Node& reduce_max = only_node(*f.body, "ReduceMax");
+  EXPECT_EQ(reduce_max.attribute(Symbol("axes")), nullptr);
+  EXPECT_EQ(constant_input(*f.body, reduce_max, 1), (std::vector<int64_t>{1}));
+
+  for (bool condition : {true, false}) {
+    SCOPED_TRACE(condition ? "then branch" : "else branch");
+    xexp::testing::NamedTensors feeds = xexp::testing::random_feeds(*load_model(path).graph, {.seed = 11});
+    feeds[1].second = Tensor::scalar<bool>(condition);
+    expect_same_outputs(path, optimized, feeds);
+  }
+}
+
+// What the upgrade cannot convert is one error naming the node, the model left as it was: an op of
+// another domain inside a branch, a function importing a newer opset than the target.
+TEST(OptimizeSubgraphs, TargetOpsetRefusalsNameTheNode) {
+  xexp::testing::TempDir dir;
+  const std::string path = dir / "refused.onnx";
+  write_model(
+      "<ir_version: 7, opset_import: [\"\" : 12, \"com.microsoft\" : 1]>\n"
+      "refused (float[2,3] X, bool C) => (float[2,3] Y) {\n"
+      "  Y = If(C) <\n"
+      "    then_branch = then_graph () => (float[2,3] t_out) { t_out = Relu(X) },\n"
+      "    else_branch = else_graph () => (float[2,3] e_out) { e_out = com.microsoft.Gelu(X) }\n"
+      "  >\n"
+      "}\n",
+      path);
+  ir::Model m = load_model(path);
+  try {
+    upgrade_opset(m, 17);
+    ADD_FAILURE() << "a com.microsoft node in a branch must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.node(), "Gelu");
+    EXPECT_NE(e.cause().find("com.microsoft.Gelu is outside the default domain"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(m.opset(""), 12);
+
+  write_model(upgrade_model(), path,
+              {std::string(kRowMax).replace(std::string(kRowMax).find("12"), 2, "18")});
+  ir::Model newer = load_model(path);
+  try {
+    upgrade_opset(newer, 17);
+    ADD_FAILURE() << "a function at opset 18 cannot go to 17";
+  } catch (const Error& e) {
+    EXPECT_NE(e.cause().find("cannot downgrade opset 18 to 17 in function local.RowMax"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(newer.opset(""), 12);
+  EXPECT_EQ(op_types(body_of(*newer.graph, "If", "then_branch")), (OpList{"Split", "Add"}));
+  EXPECT_NE(only_node(body_of(*newer.graph, "If", "then_branch"), "Split").attribute(Symbol("split")),
+            nullptr);
 }
 
 // A branch reading `nowhere`: loading refuses it, naming the node and the value; the CLI says so in one

@@ -1,26 +1,33 @@
 #pragma once
 // Opset upgrade of the default ONNX domain (`xexp optimize --target-opset N`): the model is rewritten
 // so that it computes the same at opset N, each version's changes applied in turn (attributes that
-// became inputs, Upsample to Resize, Softmax's new axis meaning, ...).
+// became inputs, Upsample to Resize, Softmax's new axis meaning, ...). Converted are the main graph,
+// the If/Loop/Scan bodies at any depth, and the body of each local function importing the default
+// domain (from its own opset; its opset_import follows).
 //   - up to opset 17, ONNX's own version converter (libonnx, onnx::version_conversion::ConvertVersion)
-//     rewrites the ModelProto;
+//     adapts each node whose operator changed, one node at a time: it knows nothing of local functions,
+//     their calls nor of attribute references, which it would mistake or drop in a whole graph. If, Loop
+//     and Scan themselves only widened their types from opset 9 on: they stay, their bodies converted;
 //   - from 17 to 18, our adapter moves the `axes` attribute of the Reduce* ops that take it as an input
 //     from 18 (onnx/schema.hpp's table); every other op of opset 18 accepts its opset 17 form as it is.
-// ONNX's converter rewrites only the main graph's default-domain nodes, so a model it would leave half
-// converted is refused: a node of another domain, a subgraph, a local function, an op ONNX's registry
-// does not know at the model's opset. A refusal, a downgrade or a target beyond kMaxTargetOpset is an
-// xexp::Error naming the node, and the model is left as it was.
+// Refused, with an xexp::Error naming the node and the model left as it was: a downgrade, a target
+// beyond kMaxTargetOpset, a node of another domain than ONNX's that is no call of a local function, an
+// op ONNX's registry does not know at the opset it is at, a changed op inside a function reading one of
+// the function's attributes, and whatever ONNX's converter fails on.
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <optional>
 #include <string>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include <onnx/version_converter/convert.h>
 
 #include "xexp/core/error.hpp"
+#include "xexp/ir/cleanup.hpp"
+#include "xexp/ir/constant_node.hpp"
+#include "xexp/ir/copy.hpp"
 #include "xexp/ir/model.hpp"
 #include "xexp/onnx/load.hpp"
 #include "xexp/onnx/save.hpp"
@@ -46,57 +53,142 @@ inline int64_t min_ir_version(int64_t opset) {
   return 3;
 }
 
-// Throws when ONNX's converter could not convert every node of `model` from `from`.
-inline void check_convertible(const ir::Model& model, int64_t from, int64_t target) {
-  const std::string upgrade = "cannot upgrade opset " + std::to_string(from) + " to " + std::to_string(target);
-  if (!model.functions.empty())
-    throw Error(upgrade + ": the model has local functions (" + model.functions.front().name +
-                ", ...), which the upgrade does not convert");
-  const ir::Graph& g = *model.graph;
-  for (ir::NodeId id : g.nodes()) {
-    const ir::Node& n = g.node(id);
-    if (!n.domain.empty())
-      throw Error(upgrade + ": " + n.domain.str() + "." + n.op_type.str() +
-                      " is outside the default domain, which ONNX's version converter does not handle",
-                  {.node = node_label(n), .value = {}});
-    if (n.has_subgraphs())
-      throw Error(upgrade + ": " + n.op_type.str() + " holds a subgraph, which the upgrade does not convert",
-                  {.node = node_label(n), .value = {}});
-    if (!find_schema(n.op_type.view(), "", from))
-      throw Error(upgrade + ": ONNX knows no operator " + n.op_type.str() + " at opset " + std::to_string(from),
-                  {.node = node_label(n), .value = {}});
-  }
+// A graph the upgrade converts: the main graph, a function body or a subgraph of either, with the
+// default-domain opset its nodes are at.
+struct UpgradeScope {
+  ir::Graph* graph;
+  int64_t from;
+  ir::Function* function;  // the function the graph belongs to; nullptr in the main graph
+};
+
+inline std::string upgrade_failure(const UpgradeScope& s, int64_t target) {
+  std::string text = "cannot upgrade opset " + std::to_string(s.from) + " to " + std::to_string(target);
+  if (s.function) text += " in function " + s.function->domain + "." + s.function->name;
+  return text;
 }
 
-// The first node whose op type ends ONNX's converter message ("No Adapter For Upsample").
-inline std::string node_named_in(const ir::Graph& g, const std::string& message) {
-  for (ir::NodeId id : g.nodes()) {
-    const std::string op = g.node(id).op_type.str();
-    if (message.size() >= op.size() + 1 && message.ends_with(" " + op)) return node_label(g.node(id));
+// Every graph whose nodes move from an older opset to `target`; throws for a function importing a newer
+// default-domain opset than `target` (a downgrade).
+inline std::vector<UpgradeScope> upgrade_scopes(ir::Model& model, int64_t from, int64_t target) {
+  std::vector<UpgradeScope> scopes;
+  auto add = [&](ir::Graph& g, int64_t at, ir::Function* f) {
+    scopes.push_back({&g, at, f});
+    ir::for_each_subgraph(g, [&](ir::Graph& body) { scopes.push_back({&body, at, f}); });
+  };
+  if (from < target) add(*model.graph, from, nullptr);
+  for (ir::Function& f : model.functions) {
+    const std::optional<int64_t> at = ir::find_opset(f.opsets, "");
+    if (!at || *at == target) continue;  // no default-domain node inside, or nothing to change
+    if (*at > target)
+      throw Error("cannot downgrade opset " + std::to_string(*at) + " to " + std::to_string(target) +
+                  " in function " + f.domain + "." + f.name + " (--target-opset only upgrades)");
+    add(*f.body, *at, &f);
   }
-  return {};
+  return scopes;
 }
 
-// ONNX's converter on `model`, from `from` to `target` (<= 17). The value_info it adds (its own shape
-// inference) is dropped: our inference types the model afterwards, from what the file said.
-inline void convert_with_onnx(ir::Model& model, int64_t from, int64_t target) {
-  ::onnx::ModelProto proto = model_to_proto(std::move(model));
-  std::unordered_set<std::string> declared;
-  for (const ::onnx::ValueInfoProto& vi : proto.graph().value_info()) declared.insert(vi.name());
+// Whether ONNX's converter has something to change in node `n` from `from` to `target`: its operator
+// has a newer version in between. If, Loop and Scan are kept (their bodies are scopes of their own).
+inline bool changes_before(const ir::Node& n, int64_t from, int64_t target) {
+  const int64_t onnx_target = std::min(target, kOnnxConverterMaxOpset);
+  if (!n.domain.empty() || n.has_subgraphs() || from >= onnx_target) return false;
+  const ::onnx::OpSchema* schema = find_schema(n.op_type.view(), "", onnx_target);
+  return schema && schema->since_version() > from;
+}
+
+// Whether our opset 18 adapter rewrites `n` (a Reduce* with an `axes` attribute).
+inline bool axes_move_at_18(const ir::Node& n, int64_t from, int64_t target) {
+  static const Symbol axes_name("axes");
+  return from < 18 && target >= 18 && n.domain.empty() && axes_became_input_at(n.op_type.view()) == 18 &&
+         n.attribute(axes_name);
+}
+
+// Throws when node `n` of scope `s` cannot be upgraded to `target`.
+inline void check_upgradable(const ir::Model& model, const UpgradeScope& s, const ir::Node& n,
+                             int64_t target) {
+  const Error::Where at{.node = node_label(n), .value = {}};
+  if (!n.domain.empty()) {
+    if (model.find_function(n.domain.view(), n.op_type.view())) return;  // a call: the body is a scope
+    throw Error(upgrade_failure(s, target) + ": " + n.domain.str() + "." + n.op_type.str() +
+                    " is outside the default domain, which ONNX's version converter does not handle",
+                at);
+  }
+  if (!find_schema(n.op_type.view(), "", s.from))
+    throw Error(upgrade_failure(s, target) + ": ONNX knows no operator " + n.op_type.str() + " at opset " +
+                    std::to_string(s.from),
+                at);
+  if (n.has_subgraphs() && s.from < 9)
+    throw Error(upgrade_failure(s, target) + ": " + n.op_type.str() +
+                    " holds a subgraph, which the upgrade converts from opset 9 only",
+                at);
+  if (changes_before(n, s.from, target) || axes_move_at_18(n, s.from, target))
+    for (const ir::Attribute& a : n.attributes)
+      if (!a.ref_attr_name.empty())
+        throw Error(upgrade_failure(s, target) + ": " + n.op_type.str() + " changes and its attribute " +
+                        a.name.str() + " refers to the function's attribute " + a.ref_attr_name,
+                    at);
+}
+
+// ONNX's converter on node `id` of `g` alone: a model at `from` holding only that node, whose inputs
+// are typed as `g` types them, converted to `target` (<= 17).
+inline ir::Model convert_node_with_onnx(const ir::Graph& g, ir::NodeId id, int64_t from, int64_t target) {
+  ir::Model single;
+  single.ir_version = min_ir_version(from);
+  single.opsets.emplace_back().version = from;
+  ir::Graph& s = *single.graph;
+  s.name = "upgraded_node";
+  const ir::Node& n = g.node(id);
+  ir::ValueMap map(g.value_capacity());
+  for (ir::ValueId in : n.inputs)
+    if (in != ir::kNone && !map[in])
+      map[in] = s.add_input(g.value(in).name, g.value(in).elem, g.value(in).shape);
+  ir::copy_node(g, id, s, map);
+  for (ir::ValueId out : n.outputs)
+    if (out != ir::kNone) s.add_output(*map[out]);
   ::onnx::ModelProto converted;
   try {
-    converted = ::onnx::version_conversion::ConvertVersion(proto, static_cast<int>(target));
+    converted = ::onnx::version_conversion::ConvertVersion(model_to_proto(std::move(single)),
+                                                           static_cast<int>(target));
   } catch (const std::exception& e) {
-    model = model_from_proto(std::move(proto));
     throw Error("cannot upgrade opset " + std::to_string(from) + " to " + std::to_string(target) +
                     ": ONNX's version converter failed: " + e.what(),
-                {.node = node_named_in(*model.graph, e.what()), .value = {}});
+                {.node = node_label(n), .value = {}});
   }
-  auto* value_info = converted.mutable_graph()->mutable_value_info();
-  value_info->erase(std::remove_if(value_info->begin(), value_info->end(),
-                                   [&](const ::onnx::ValueInfoProto& vi) { return !declared.contains(vi.name()); }),
-                    value_info->end());
-  model = model_from_proto(std::move(converted));
+  return model_from_proto(std::move(converted));
+}
+
+// Node `id` of `g` becomes the nodes of `converted` (convert_node_with_onnx's model): its inputs and
+// outputs are the node's values; what the adapters created gets a fresh name after the node, without
+// a type (inference gives it), and their constants become initializers of `g`.
+inline void replace_by_converted(ir::Graph& g, ir::NodeId id, const ir::Model& converted) {
+  const ir::Graph& s = *converted.graph;
+  const std::string label = node_label(g.node(id));
+  ir::ValueMap map(s.value_capacity());
+  for (ir::ValueId init : s.initializers())
+    if (s.value(init).initializer)
+      map[init] = g.add_initializer(g.unique_value_name(label + "_" + s.value(init).name),
+                                    *s.value(init).initializer);
+  for (ir::ValueId in : s.inputs())
+    if (!map[in]) map[in] = g.at(s.value(in).name);
+  const std::vector<ir::ValueId> outputs = g.node(id).outputs;
+  std::size_t k = 0;
+  for (ir::ValueId out : outputs)
+    if (out != ir::kNone) map[s.outputs().at(k++)] = out;
+  const ir::NodeId before = g.node(id).next;
+  g.remove_node(id);
+  const ir::ValueId first_created = static_cast<ir::ValueId>(g.value_capacity());
+  ir::CopyPolicy policy;
+  policy.value_name = [&](ir::Graph& dst, const std::string& name) {
+    return dst.unique_value_name(label + "_" + name);
+  };
+  policy.node_name = [&](ir::Graph& dst, const std::string& name) {
+    return dst.unique_node_name(name.empty() ? label : name);
+  };
+  ir::copy_nodes(s, g, map, before, policy);
+  for (auto v = first_created; v < static_cast<ir::ValueId>(g.value_capacity()); ++v) {
+    g.value(v).elem = ElemType::Undefined;
+    g.value(v).shape.reset();
+  }
 }
 
 // Opset 17 to 18: Reduce* `axes` attributes become int64 initializers read as input 1.
@@ -104,10 +196,8 @@ inline void reduce_axes_to_inputs(ir::Graph& g) {
   static const Symbol axes_name("axes");
   for (ir::NodeId id : g.nodes()) {
     ir::Node& n = g.node(id);
-    if (!n.domain.empty() || axes_became_input_at(n.op_type.view()) != 18) continue;
-    const ir::Attribute* axes = n.attribute(axes_name);
-    if (!axes) continue;  // no axes: every axis, the same at both opsets
-    std::vector<int64_t> values = axes->ints;
+    if (!axes_move_at_18(n, 17, 18)) continue;
+    std::vector<int64_t> values = n.attribute(axes_name)->ints;
     std::erase_if(n.attributes, [](const ir::Attribute& a) { return a.name == axes_name; });
     const auto count = static_cast<int64_t>(values.size());
     const ir::ValueId input = g.add_initializer(g.unique_value_name(node_label(n) + "_axes"),
@@ -130,10 +220,31 @@ inline void upgrade_opset(ir::Model& model, int64_t target) {
   if (target > kMaxTargetOpset)
     throw Error("cannot upgrade opset " + std::to_string(from) + " to " + std::to_string(target) +
                 ": the newest opset supported is " + std::to_string(kMaxTargetOpset));
-  if (target == from) return;
-  detail::check_convertible(model, from, target);
-  if (from < kOnnxConverterMaxOpset) detail::convert_with_onnx(model, from, std::min(target, kOnnxConverterMaxOpset));
-  if (target > kOnnxConverterMaxOpset) detail::reduce_axes_to_inputs(*model.graph);
+  const std::vector<detail::UpgradeScope> scopes = detail::upgrade_scopes(model, from, target);
+  // Everything is checked and converted aside before the model changes, so that a refusal leaves it whole.
+  struct Replacement {
+    ir::Graph* graph;
+    ir::NodeId node;
+    ir::Model converted;
+  };
+  std::vector<Replacement> replacements;
+  for (const detail::UpgradeScope& s : scopes)
+    for (ir::NodeId id : s.graph->nodes()) {
+      detail::check_upgradable(model, s, s.graph->node(id), target);
+      if (detail::changes_before(s.graph->node(id), s.from, target))
+        replacements.push_back(
+            {s.graph, id,
+             detail::convert_node_with_onnx(*s.graph, id, s.from, std::min(target, kOnnxConverterMaxOpset))});
+    }
+  for (const Replacement& r : replacements) detail::replace_by_converted(*r.graph, r.node, r.converted);
+  if (target > kOnnxConverterMaxOpset)
+    for (const detail::UpgradeScope& s : scopes) detail::reduce_axes_to_inputs(*s.graph);
+  for (ir::Function& f : model.functions) {
+    // A function body holds no initializers: the adapters' constants become Constant nodes there.
+    ir::initializers_to_constant_nodes(*f.body);
+    for (ir::OpsetImport& o : f.opsets)
+      if ((o.domain.empty() || o.domain == "ai.onnx") && o.version < target) o.version = target;
+  }
   for (ir::OpsetImport& o : model.opsets)
     if (o.domain.empty() || o.domain == "ai.onnx") o.version = target;
   model.ir_version = std::max(model.ir_version, detail::min_ir_version(target));

@@ -105,7 +105,7 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   const auto start = std::chrono::steady_clock::now();
   std::ostream& log = options.log ? *options.log : std::cerr;
   const std::size_t nodes_given = count_nodes(model);
-  if (options.target_opset) upgrade_opset(model, options.target_opset);  // replaces model.graph
+  if (options.target_opset) upgrade_opset(model, options.target_opset);
   ir::Graph& g = *model.graph;
   const std::vector<std::string> inputs = detail::names_of(g, g.inputs());
   const std::vector<std::string> outputs = detail::names_of(g, g.outputs());

@@ -20,7 +20,7 @@ inline OptimizeModelReport optimize_modules_as_functions(ir::Model& model,
                                                          const functions::TorchModuleOptions& modules = {}) {
   rewrite::rules_from_string(options.patterns);
   const std::size_t flat_nodes = count_nodes(model);
-  // The upgrade converts the flat model: it refuses local functions.
+  // The upgrade converts the flat model, before its modules become functions.
   if (options.target_opset) upgrade_opset(model, options.target_opset);
   OptimizeModelOptions bodies = options;
   bodies.target_opset = 0;
