@@ -363,6 +363,111 @@ TEST(OptimizeSubgraphs, TargetOpsetRefusalsNameTheNode) {
             nullptr);
 }
 
+// An If inside a local function: its branches are optimized as the main graph's are (NotNot in the then
+// branch, the Identity clean-up in the else branch), reading the function's input x from the body.
+TEST(OptimizeSubgraphs, IfInsideAFunctionBodyIsOptimized) {
+  xexp::testing::TempDir dir;
+  const std::string path = dir / "fn_if.onnx", optimized = dir / "fn_if.opt.onnx";
+  write_model(
+      "<ir_version: 8, opset_import: [\"\" : 17, \"local\" : 1]>\n"
+      "fn_if (bool[2,3] X, bool C) => (bool[2,3] Y) {\n"
+      "  Y = local.Pick(C, X)\n"
+      "}\n",
+      path,
+      {"<domain: \"local\", opset_import: [\"\" : 17]>\n"
+       "Pick (c, x) => (y) {\n"
+       "  y = If(c) <\n"
+       "    then_branch = then_graph () => (bool[2,3] t_out) {\n"
+       "      t_a = Not(x)\n"
+       "      t_b = Not(t_a)\n"
+       "      t_out = Xor(t_b, x)\n"
+       "    },\n"
+       "    else_branch = else_graph () => (bool[2,3] e_out) {\n"
+       "      e_i = Identity(x)\n"
+       "      e_out = Not(e_i)\n"
+       "    }\n"
+       "  >\n"
+       "}\n"});
+  const ir::Model m = optimize_file(path, optimized);
+
+  EXPECT_EQ(op_types(*m.graph), (OpList{"local.Pick"}));
+  ASSERT_EQ(m.functions.size(), 1u);
+  const ir::Graph& body = *m.functions[0].body;
+  EXPECT_EQ(op_types(body), (OpList{"If"}));
+  const ir::Graph& then_branch = body_of(body, "If", "then_branch");
+  const ir::Graph& else_branch = body_of(body, "If", "else_branch");
+  EXPECT_EQ(op_types(then_branch), (OpList{"Xor"}));
+  EXPECT_EQ(then_branch.node(then_branch.first_node()).inputs,
+            (std::vector<ir::ValueId>{then_branch.at("x"), then_branch.at("x")}));
+  EXPECT_EQ(op_types(else_branch), (OpList{"Not"}));
+  EXPECT_EQ(else_branch.node(else_branch.first_node()).inputs,
+            (std::vector<ir::ValueId>{else_branch.at("x")}));
+  EXPECT_EQ(captured_names(then_branch), (std::vector<std::string>{"x"}));
+  EXPECT_EQ(captured_names(else_branch), (std::vector<std::string>{"x"}));
+
+  for (bool condition : {true, false}) {
+    SCOPED_TRACE(condition ? "then branch" : "else branch");
+    xexp::testing::NamedTensors feeds = xexp::testing::random_feeds(*load_model(path).graph, {.seed = 13});
+    feeds[1].second = Tensor::scalar<bool>(condition);
+    expect_same_outputs(path, optimized, feeds);
+  }
+}
+
+// Ifs whose condition is a constant: T an initializer, F = Not(T) once folded, C0 a Constant node. Each is
+// replaced by its taken branch, the If nested in Y's then branch too once it reaches the main graph: the
+// branches' nodes compute the If's outputs directly, read S and X from the main graph, and their values
+// take names free there (both Z's and Y's branches name a value tmp). Sigmoid(X), read only by the
+// untaken branches besides Y's, stays for Y's Add.
+std::string constant_if_model() {
+  return "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+         "constant_if (float[2,3] X) => (float[2,3] Y, float[2,3] Z)\n"
+         "<bool T = {1}>\n"
+         "{\n"
+         "  F = Not(T)\n"
+         "  S = Sigmoid(X)\n"
+         "  Y = If(T) <\n"
+         "    then_branch = y_then () => (float[2,3] y_t) {\n"
+         "      inner = If(F) <\n"
+         "        then_branch = in_then () => (float[2,3] i_t) { i_t = Neg(S) },\n"
+         "        else_branch = in_else () => (float[2,3] i_e) { i_e = Relu(X) }\n"
+         "      >\n"
+         "      tmp = Add(inner, S)\n"
+         "      y_t = Mul(tmp, tmp)\n"
+         "    },\n"
+         "    else_branch = y_else () => (float[2,3] y_e) { y_e = Neg(S) }\n"
+         "  >\n"
+         "  C0 = Constant <value = bool {0}> ()\n"
+         "  Z = If(C0) <\n"
+         "    then_branch = z_then () => (float[2,3] z_t) { z_t = Neg(X) },\n"
+         "    else_branch = z_else () => (float[2,3] z_e) {\n"
+         "      tmp = Mul(X, X)\n"
+         "      z_e = Sub(tmp, X)\n"
+         "    }\n"
+         "  >\n"
+         "}\n";
+}
+
+TEST(OptimizeSubgraphs, IfWithAConstantConditionBecomesItsTakenBranch) {
+  xexp::testing::TempDir dir;
+  const std::string path = dir / "constant_if.onnx", optimized = dir / "constant_if.opt.onnx";
+  write_model(constant_if_model(), path);
+  const ir::Model m = optimize_file(path, optimized);
+
+  const ir::Graph& g = *m.graph;
+  EXPECT_EQ(op_types(g), (OpList{"Sigmoid", "Relu", "Add", "Mul", "Mul", "Sub"}));
+  auto producer_of = [&](const char* name) -> const ir::Node& {
+    return g.node(g.value(g.at(name)).producer);
+  };
+  EXPECT_EQ(producer_of("inner").inputs, (std::vector<ir::ValueId>{g.at("X")}));
+  EXPECT_EQ(producer_of("tmp").inputs, (std::vector<ir::ValueId>{g.at("inner"), g.at("S")}));
+  EXPECT_EQ(producer_of("Y").inputs, (std::vector<ir::ValueId>{g.at("tmp"), g.at("tmp")}));
+  EXPECT_EQ(producer_of("tmp_1").inputs, (std::vector<ir::ValueId>{g.at("X"), g.at("X")}));
+  EXPECT_EQ(producer_of("Z").inputs, (std::vector<ir::ValueId>{g.at("tmp_1"), g.at("X")}));
+  EXPECT_TRUE(g.initializers().empty());
+
+  expect_same_outputs(path, optimized, xexp::testing::random_feeds(*load_model(path).graph, {.seed = 17}));
+}
+
 // A branch reading `nowhere`: loading refuses it, naming the node and the value; the CLI says so in one
 // line and writes nothing.
 TEST(OptimizeSubgraphs, UnknownOuterValueIsAnError) {

@@ -441,17 +441,25 @@ inline OptimizeStats optimize_graph(ir::Graph& g, std::vector<ir::OpsetImport>& 
   return stats;
 }
 
-// Optimizes the main graph, then its If, Loop and Scan bodies (each reading the enclosing values by
-// name, nested bodies after the body holding them), then each local function body on its own.
-// Statistics are summed.
-inline OptimizeStats optimize(ir::Model& model, const RuleSet& rules, const OptimizeOptions& options = {}) {
-  OptimizeStats stats = optimize_graph(*model.graph, model.opsets, rules, options);
-  ir::for_each_subgraph(*model.graph, [&](ir::Graph& body) {
-    stats = optimize_graph(body, model.opsets, rules, options, std::move(stats));
+// Optimizes `g`, then its If, Loop and Scan bodies (each reading the enclosing values by name, nested
+// bodies after the body holding them), then releases what the bodies no longer read.
+inline OptimizeStats optimize_with_subgraphs(ir::Graph& g, std::vector<ir::OpsetImport>& opsets,
+                                             const RuleSet& rules, const OptimizeOptions& options,
+                                             OptimizeStats stats) {
+  stats = optimize_graph(g, opsets, rules, options, std::move(stats));
+  ir::for_each_subgraph(g, [&](ir::Graph& body) {
+    stats = optimize_graph(body, opsets, rules, options, std::move(stats));
   });
-  ir::release_unread_captured(*model.graph);
+  ir::release_unread_captured(g);
+  return stats;
+}
+
+// Optimizes the main graph with its subgraphs, then each local function body with its subgraphs on its
+// own. Statistics are summed.
+inline OptimizeStats optimize(ir::Model& model, const RuleSet& rules, const OptimizeOptions& options = {}) {
+  OptimizeStats stats = optimize_with_subgraphs(*model.graph, model.opsets, rules, options, {});
   for (ir::Function& f : model.functions) {
-    stats = optimize_graph(*f.body, f.opsets, rules, options, std::move(stats));
+    stats = optimize_with_subgraphs(*f.body, f.opsets, rules, options, std::move(stats));
     ir::initializers_to_constant_nodes(*f.body);
     for (const ir::OpsetImport& o : f.opsets)
       if (!find_opset(model.opsets, o.domain)) model.opsets.push_back(o);

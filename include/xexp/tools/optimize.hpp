@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "xexp/eval/constant_if.hpp"
 #include "xexp/eval/fold.hpp"
 #include "xexp/functions/type_bodies.hpp"
 #include "xexp/infer/model.hpp"
@@ -85,6 +86,16 @@ inline std::size_t fold_and_clean(ir::Model& model) {
     in_subgraphs += n;
   });
   if (in_subgraphs) ir::release_unread_captured(*model.graph);
+  // An If whose condition folding made (or found) constant becomes its taken branch.
+  if (eval::inline_constant_ifs(*model.graph, options.opset)) {
+    ir::release_unread_captured(*model.graph);
+    ir::remove_unused_initializers(*model.graph);
+  }
+  for (ir::Function& f : model.functions)
+    if (eval::inline_constant_ifs(*f.body, ir::find_opset(f.opsets, "").value_or(options.opset))) {
+      ir::release_unread_captured(*f.body);
+      ir::initializers_to_constant_nodes(*f.body);  // the branch's constants: a function has no initializers
+    }
   return folded + in_subgraphs;
 }
 
