@@ -274,3 +274,101 @@ TEST(EvalRegistry, UnsupportedOpIsAnError) {
     EXPECT_NE(std::string(e.what()).find("unsupported op NoSuchOp"), std::string::npos);
   }
 }
+
+// Found by test_ort_differential (generated cases against ONNX Runtime), one test per fix.
+
+TEST(EvalDifferentialFixes, FlattenMultipliesEachSideOnItsOwn) {
+  // (2, 0, 2) at axis 3: the left side holds the zero, the right side is the empty product 1
+  const Tensor y = run1("Flatten", {f32({2, 0, 2}, {})}, {Attribute::make_int(Symbol("axis"), 3)});
+  EXPECT_EQ(y.dims(), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(run1("Flatten", {f32({0, 3}, {})}, {Attribute::make_int(Symbol("axis"), 1)}).dims(), (std::vector<int64_t>{0, 3}));
+}
+
+TEST(EvalDifferentialFixes, ReduceLogSumExpOfIntegersIsNotTruncatedEarly) {
+  // exp(-1) used to be summed as an int64 (0), giving log(0) = -inf cast to INT32_MIN
+  EXPECT_EQ(values<int32_t>(run1("ReduceLogSumExp", {Tensor::from<int32_t>({}, {-1})})), (std::vector<int32_t>{-1}));
+  EXPECT_EQ(values<uint32_t>(run1("ReduceLogSumExp", {Tensor::from<uint32_t>({}, {11})})), (std::vector<uint32_t>{11}));
+  // and no overflow of exp for large floats: max + log(sum(exp(x - max)))
+  expect_near(run1("ReduceLogSumExp", {f32({2}, {1000, 1000})}), {1000 + std::log(2.0f)}, 1e-3f);
+}
+
+TEST(EvalDifferentialFixes, NoopWithEmptyAxesStillAppliesTheElementFunction) {
+  const std::vector<Attribute> noop{Attribute::make_int(Symbol("noop_with_empty_axes"), 1)};
+  const Tensor x = f32({3}, {-2, 0.5f, 3});
+  expect_near(run1("ReduceSumSquare", {x}, noop), {4, 0.25f, 9});
+  expect_near(run1("ReduceL1", {x}, noop), {2, 0.5f, 3});
+  expect_near(run1("ReduceL2", {x}, noop), {2, 0.5f, 3});
+  expect_near(run1("ReduceSum", {x, i64({0}, {})}, noop), {-2, 0.5f, 3});
+  EXPECT_EQ(run1("ReduceMax", {x}, noop).dims(), (std::vector<int64_t>{3}));
+}
+
+TEST(EvalDifferentialFixes, NormalizationStatisticsAreFloatForEveryInputType) {
+  const Tensor x = eval::cast_tensor(f32({2, 2}, {1, 3, 2, 6}), ElemType::Float16);
+  const Tensor scale = eval::cast_tensor(f32({2}, {1, 1}), ElemType::Float16);
+  const auto ln = run("LayerNormalization", {x, scale}, {}, 3);
+  EXPECT_EQ(ln[0].type(), ElemType::Float16);
+  EXPECT_EQ(ln[1].type(), ElemType::Float);
+  EXPECT_EQ(ln[2].type(), ElemType::Float);
+  expect_near(ln[1], {2, 4});
+  const auto ln64 = run("LayerNormalization", {eval::cast_tensor(x, ElemType::Double), eval::cast_tensor(scale, ElemType::Double)}, {}, 3);
+  EXPECT_EQ(ln64[0].type(), ElemType::Double);
+  EXPECT_EQ(ln64[1].type(), ElemType::Float);
+  const auto skip = run("SkipLayerNormalization", {x, x, scale}, {}, 4, "com.microsoft");
+  EXPECT_EQ(skip[0].type(), ElemType::Float16);
+  EXPECT_EQ(skip[1].type(), ElemType::Float);
+  EXPECT_EQ(skip[2].type(), ElemType::Float);
+  EXPECT_EQ(skip[3].type(), ElemType::Float16);
+  expect_near(eval::cast_tensor(skip[3], ElemType::Float), {2, 6, 4, 12});
+}
+
+TEST(EvalDifferentialFixes, PowKeepsTheBaseTypeWhenOnlyTheExponentIsHalf) {
+  const Tensor half_two = eval::cast_tensor(f32({}, {2}), ElemType::Float16);
+  const Tensor y = run1("Pow", {f32({2}, {3, 0.5f}), half_two});
+  EXPECT_EQ(y.type(), ElemType::Float);
+  expect_near(y, {9, 0.25f});
+  EXPECT_EQ(run1("Pow", {eval::cast_tensor(f32({1}, {3}), ElemType::Float16), f32({}, {2})}).type(), ElemType::Float16);
+  EXPECT_EQ(run1("Where", {Tensor::from<bool>({1}, {true}), half_two, half_two}).type(), ElemType::Float16);
+}
+
+// Where ONNX Runtime 1.30 departs from the ONNX specification, the evaluator follows the specification
+// (test_ort_differential counts these cases as departures and does not compare them).
+
+TEST(EvalOrtDepartures, ReducingAnEmptyAxisGivesOneOrNoDimension) {
+  // ONNX Runtime keeps the empty axis: (3, 0) instead of (3, 1) or (3)
+  EXPECT_EQ(run1("ReduceSum", {f32({3, 0}, {}), i64({1}, {-1})}).dims(), (std::vector<int64_t>{3, 1}));
+  const Tensor y = run1("ReduceSum", {f32({3, 0}, {}), i64({1}, {-1})}, {Attribute::make_int(Symbol("keepdims"), 0)});
+  EXPECT_EQ(y.dims(), (std::vector<int64_t>{3}));
+  expect_near(y, {0, 0, 0});
+  EXPECT_TRUE(std::isnan(values<float>(run1("ReduceMean", {f32({0}, {})}))[0]));
+}
+
+TEST(EvalOrtDepartures, DoubleStaysDoubleInShrinkAndHardSwish) {
+  // ONNX Runtime rounds these through float32
+  const double x = 0.781566312;
+  const Tensor shrunk = run1("Shrink", {Tensor::from<double>({1}, {x})});
+  EXPECT_EQ(values<double>(shrunk)[0], x);
+  const double h = 0.1;
+  EXPECT_DOUBLE_EQ(values<double>(run1("HardSwish", {Tensor::from<double>({1}, {h})}))[0], h * (h / 6 + 0.5));
+}
+
+TEST(EvalOrtDepartures, MatMulOverAnEmptyInnerDimensionIsZero) {
+  // ONNX Runtime's float16 MatMul and com.microsoft FusedMatMul leave such outputs uninitialized
+  const Tensor y = run1("MatMul", {eval::cast_tensor(f32({3, 0}, {}), ElemType::Float16), eval::cast_tensor(f32({0}, {}), ElemType::Float16)});
+  expect_near(eval::cast_tensor(y, ElemType::Float), {0, 0, 0});
+  expect_near(run1("FusedMatMul", {f32({0, 2}, {}), f32({0, 3}, {})}, {Attribute::make_int(Symbol("transA"), 1)}, "com.microsoft"),
+              {0, 0, 0, 0, 0, 0});
+}
+
+TEST(EvalOrtDepartures, ScatterNDMinPropagatesNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor y = run1("ScatterND", {f32({2}, {nan, 1}), i64({2, 1}, {0, 1}), f32({2}, {0, nan})},
+                        {Attribute::make_string(Symbol("reduction"), "min")});
+  EXPECT_TRUE(std::isnan(values<float>(y)[0]));
+  EXPECT_TRUE(std::isnan(values<float>(y)[1]));
+}
+
+TEST(EvalOrtDepartures, NonZeroOfAScalarHasNoRow) {
+  // output shape (rank, count): ONNX Runtime gives (1, count), as numpy's nonzero of a 0-d array
+  EXPECT_EQ(run1("NonZero", {f32({}, {2})}).dims(), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(run1("NonZero", {f32({}, {0})}).dims(), (std::vector<int64_t>{0, 0}));
+}

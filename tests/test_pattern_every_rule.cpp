@@ -8,16 +8,14 @@
 //   types and attributes compared), so that no rule's case passes without the rule.
 // One program, one loop over the catalogue: a new rule without a case fails the test by name.
 #include <gtest/gtest.h>
-#include <onnx/defs/parser.h>
-#include <onnx/shape_inference/implementation.h>
 
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "support/rule_cases.hpp"
 #include "support/temp_dir.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/patterns/registry.hpp"
@@ -25,55 +23,8 @@
 #include "xexp/tools/printer.hpp"
 
 using namespace xexp;
-namespace fs = std::filesystem;
 
 namespace {
-
-struct PositiveCase {
-  std::string rule, text;
-  std::vector<std::string> expected;   // op types after default+onnxruntime, "domain.Op" outside ONNX
-  std::vector<std::string> subsumers;  // rules that do the same on this case, left out with it
-};
-
-std::vector<std::string> split_words(const std::string& line) {
-  std::vector<std::string> out;
-  std::istringstream in(line);
-  for (std::string word; in >> word;) out.push_back(word);
-  return out;
-}
-
-// "== Rule" starts a case, its model text follows, "-> Op Op ..." gives the expected op types and
-// "-x Rule ..." the subsumers; '#' lines are comments.
-std::vector<PositiveCase> read_cases(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot read " + path.string());
-  std::vector<PositiveCase> out;
-  for (std::string line; std::getline(in, line);) {
-    if (line.starts_with("#")) continue;
-    if (line.starts_with("== "))
-      out.push_back({line.substr(3), {}, {}, {}});
-    else if (line.starts_with("-> ") && !out.empty())
-      out.back().expected = split_words(line.substr(3));
-    else if (line.starts_with("-x ") && !out.empty())
-      out.back().subsumers = split_words(line.substr(3));
-    else if (!out.empty())
-      out.back().text += line + "\n";
-  }
-  return out;
-}
-
-// The model as an exporter writes it: parsed, typed by ONNX shape inference (with data propagation, as
-// exporters know the shapes they compute), saved.
-void write_model(const std::string& text, const std::string& path) {
-  onnx::ModelProto proto;
-  const auto status = onnx::OnnxParser::Parse(proto, text.c_str());
-  if (!status.IsOK()) throw Error("cannot parse the case: " + status.ErrorMessage());
-  onnx::ShapeInferenceOptions options;
-  options.enable_data_propagation = true;
-  onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
-  std::ofstream out(path, std::ios::binary);
-  if (!proto.SerializeToOstream(&out)) throw Error("cannot write " + path);
-}
 
 std::vector<std::string> op_types(const ir::Graph& g) {
   std::vector<std::string> out;
@@ -121,10 +72,9 @@ Outcome optimize(const std::string& path, const std::string& patterns, const std
 }  // namespace
 
 TEST(PatternEveryRule, EachRuleIsNeededByItsPositiveCase) {
-  const std::vector<PositiveCase> cases =
-      read_cases(fs::path(XEXP_SOURCE_DIR) / "tests" / "data" / "rule_positive_cases.txt");
-  std::map<std::string, const PositiveCase*> by_rule;
-  for (const PositiveCase& c : cases)
+  const std::vector<xexp::testing::PositiveCase> cases = xexp::testing::read_positive_cases();
+  std::map<std::string, const xexp::testing::PositiveCase*> by_rule;
+  for (const xexp::testing::PositiveCase& c : cases)
     EXPECT_TRUE(by_rule.emplace(c.rule, &c).second) << c.rule << " has two cases";
 
   std::vector<std::string> registered, without_case;
@@ -139,10 +89,10 @@ TEST(PatternEveryRule, EachRuleIsNeededByItsPositiveCase) {
       continue;
     }
     SCOPED_TRACE(rule);
-    const PositiveCase& c = *it->second;
+    const xexp::testing::PositiveCase& c = *it->second;
     const std::string path = (dir.path() / (rule + ".onnx")).string();
     try {
-      write_model(c.text, path);
+      xexp::testing::write_case_model(c.text, path);
       const Outcome with = optimize(path, tools::kDefaultPatterns, rule);
       std::string without_spec = std::string(tools::kDefaultPatterns) + "-" + rule;
       for (const std::string& other : c.subsumers) without_spec += "," + other;

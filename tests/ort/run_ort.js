@@ -190,7 +190,8 @@ async function batch(jobsJson, options) {
     } catch (e) {
       line = { job: k, error: errorMessage(e).replace(/\n/g, ' ') };
     }
-    process.stdout.write(`${JSON.stringify(line)}\n`);
+    // written synchronously: a later job that kills the runtime must not take this line with it
+    fs.writeSync(1, `${JSON.stringify(line)}\n`);
   }
 }
 

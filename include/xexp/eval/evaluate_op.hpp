@@ -52,14 +52,21 @@ inline std::vector<Tensor> evaluate_op(Symbol op_type, Symbol domain, const std:
                                        const KernelRegistry& registry = default_registry()) {
   const KernelEntry* entry = registry.find(domain, op_type);
   if (!entry) throw Error("unsupported op " + (domain.empty() ? std::string() : domain.str() + ".") + op_type.str());
-  // float16/bfloat16 inputs run as float; float outputs go back to the narrow type seen on the inputs
+  // float16/bfloat16 inputs run as float; float outputs go back to the narrow type when the first
+  // floating-point input has it (Pow(float, float16) gives float, Where(bool, float16, ...) float16)
   ElemType narrow = ElemType::Undefined;
   std::vector<std::optional<Tensor>> widened;
   const std::vector<std::optional<Tensor>>* args = &inputs;
   if (entry->widen_half) {
+    bool widen = false;
     for (const auto& t : inputs)
-      if (t && is_half(t->type())) narrow = t->type();
-    if (narrow != ElemType::Undefined) {
+      if (t && is_half(t->type())) widen = true;
+    for (const auto& t : inputs)
+      if (t && is_float(t->type())) {
+        if (is_half(t->type())) narrow = t->type();
+        break;
+      }
+    if (widen) {
       widened.reserve(inputs.size());
       for (const auto& t : inputs)
         widened.push_back(t && is_half(t->type()) ? std::optional<Tensor>(cast_tensor(*t, ElemType::Float)) : t);

@@ -42,17 +42,20 @@ inline std::vector<Tensor> quick_gelu_kernel(const KernelContext& c) {
 // skip, gamma, bias?) -> (output, mean, inv_std_var, input_skip_bias_sum).
 inline Kernel skip_norm_kernel(bool rms) {
   return [rms](const KernelContext& c) -> std::vector<Tensor> {
-    const Tensor& x = c.in(0);
+    // registered without the float16 widening: mean and inv_std_var stay float (normalize_trailing)
+    const ElemType type = c.in(0).type();
+    auto wide = [&](std::size_t k) { return is_half(type) ? cast_tensor(c.in(k), ElemType::Float) : c.in(k); };
     const std::size_t bias_slot = rms ? 3 : 4;
+    const Tensor x = wide(0);
     Tensor sum = visit_float_type(x.type(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       auto add = [](T a, T b) { return a + b; };
-      Tensor s = broadcast_binary<T, T, T>(x, c.in(1), add);
-      return c.has(bias_slot) ? broadcast_binary<T, T, T>(s, c.in(bias_slot), add) : s;
+      Tensor s = broadcast_binary<T, T, T>(x, wide(1), add);
+      return c.has(bias_slot) ? broadcast_binary<T, T, T>(s, wide(bias_slot), add) : s;
     });
     const Tensor* beta = !rms && c.has(3) ? &c.in(3) : nullptr;
     auto r = normalize_trailing(sum, &c.in(2), beta, {-1, c.attr_float("epsilon", 1e-5f), rms});
-    return {r.y, r.mean, r.inv_std, sum};
+    return {cast_tensor(r.y, type), r.mean, r.inv_std, cast_tensor(sum, type)};
   };
 }
 
@@ -223,8 +226,8 @@ inline void register_contrib(KernelRegistry& r) {
   r.add(ms, "FastGelu", fast_gelu_kernel);
   r.add(ms, "BiasGelu", bias_gelu_kernel);
   r.add(ms, "QuickGelu", quick_gelu_kernel);
-  r.add(ms, "SkipLayerNormalization", skip_norm_kernel(false));
-  r.add(ms, "SkipSimplifiedLayerNormalization", skip_norm_kernel(true));
+  r.add(ms, "SkipLayerNormalization", skip_norm_kernel(false), false);
+  r.add(ms, "SkipSimplifiedLayerNormalization", skip_norm_kernel(true), false);
   r.add(ms, "BiasSoftmax", bias_softmax_kernel);
   r.add(ms, "SoftmaxGrad", softmax_grad_kernel);
   r.add(ms, "SoftmaxGrad_13", softmax_grad_kernel);

@@ -66,8 +66,12 @@ struct NormalizationOptions {
 struct NormalizationResult {
   Tensor y, mean, inv_std;
 };
-// Normalizes over the dimensions from `axis` on; scale and bias broadcast to those dimensions.
-inline NormalizationResult normalize_trailing(const Tensor& x, const Tensor* scale, const Tensor* bias, const NormalizationOptions& o) {
+// Normalizes over the dimensions from `axis` on; scale and bias broadcast to those dimensions. Y has
+// x's type; the mean and inverse standard deviation are float, the stash type of LayerNormalization
+// (stash_type = 1) and of ONNX Runtime's normalizations, whatever x's type: these kernels are
+// registered without the float16 widening, which would turn float statistics back to float16.
+inline NormalizationResult normalize_trailing(const Tensor& x_in, const Tensor* scale, const Tensor* bias, const NormalizationOptions& o) {
+  const Tensor x = is_half(x_in.type()) ? cast_tensor(x_in, ElemType::Float) : x_in;
   const int64_t axis = normalize_axis(o.axis, x.rank());
   int64_t outer = 1, n = 1;
   std::vector<int64_t> stat_dims = x.dims(), inner_dims;
@@ -108,6 +112,9 @@ inline NormalizationResult normalize_trailing(const Tensor& x, const Tensor* sca
       }
     }
   });
+  r.y = cast_tensor(r.y, x_in.type());
+  r.mean = cast_tensor(r.mean, ElemType::Float);
+  r.inv_std = cast_tensor(r.inv_std, ElemType::Float);
   return r;
 }
 
@@ -388,9 +395,9 @@ inline void register_nn(KernelRegistry& r) {
   r.add("Softmax", softmax_kernel(SoftmaxKind::Softmax));
   r.add("LogSoftmax", softmax_kernel(SoftmaxKind::LogSoftmax));
   r.add("Hardmax", softmax_kernel(SoftmaxKind::Hardmax));
-  r.add("LayerNormalization", layer_norm_kernel);
-  r.add("SimplifiedLayerNormalization", rms_norm_kernel);
-  r.add("com.microsoft", "SimplifiedLayerNormalization", rms_norm_kernel);
+  r.add("LayerNormalization", layer_norm_kernel, false);
+  r.add("SimplifiedLayerNormalization", rms_norm_kernel, false);
+  r.add("com.microsoft", "SimplifiedLayerNormalization", rms_norm_kernel, false);
   r.add("RMSNormalization", rms_norm_kernel);
   r.add("BatchNormalization", batch_norm_kernel);
   r.add("InstanceNormalization", instance_norm_kernel);

@@ -3,6 +3,8 @@
 // The axes come from the attribute before opset 13 (ReduceSum) or 18 (the others), from input 1 after.
 #include <cmath>
 #include <limits>
+#include <span>
+#include <vector>
 
 #include "xexp/eval/kernel.hpp"
 #include "xexp/eval/tensor_util.hpp"
@@ -15,15 +17,16 @@ struct ReducePlan {
   std::vector<int64_t> out_dims;        // with keepdims applied
   std::vector<int64_t> kept_strides;    // per input dim: stride in the output, 0 when reduced
   int64_t group = 1;                    // input elements per output element
-  bool identity = false;                // noop_with_empty_axes and no axes
 };
 
 inline ReducePlan plan_reduction(const std::vector<int64_t>& dims, std::vector<int64_t> axes, bool keepdims, bool noop_if_empty) {
   ReducePlan p;
   if (axes.empty()) {
+    // noop_with_empty_axes reduces nothing but still applies the element function: ReduceSumSquare
+    // squares, ReduceL1 takes the absolute value, ReduceLogSum the log (as the specification says)
     if (noop_if_empty) {
-      p.identity = true;
       p.out_dims = dims;
+      p.kept_strides = strides_of(dims);
       return p;
     }
     axes = identity_perm(dims.size());
@@ -52,24 +55,45 @@ inline std::vector<int64_t> reduction_axes(const KernelContext& c, int64_t axes_
   return c.attr_ints("axes").value_or(std::vector<int64_t>{});
 }
 
+// log(sum(exp(x))) as max + log(sum(exp(x - max))) in double: exact for one element, no overflow of
+// exp for large inputs, and no truncation of exp(x) to an integer for integer inputs.
+template <class T>
+Tensor log_sum_exp(std::span<const T> src, const std::vector<int64_t>& dims, const ReducePlan& p, Tensor& out) {
+  std::vector<double> top(static_cast<std::size_t>(out.size()), -std::numeric_limits<double>::infinity());
+  std::vector<double> sum(top.size(), 0.0);
+  for_each_strided<1>(dims, {p.kept_strides}, [&](int64_t k, const std::array<int64_t, 1>& o) {
+    const auto v = static_cast<double>(src[k]);
+    double& m = top[static_cast<std::size_t>(o[0])];
+    if (v > m || v != v) m = v;
+  });
+  for_each_strided<1>(dims, {p.kept_strides}, [&](int64_t k, const std::array<int64_t, 1>& o) {
+    const double m = top[static_cast<std::size_t>(o[0])];
+    if (std::isfinite(m)) sum[static_cast<std::size_t>(o[0])] += std::exp(static_cast<double>(src[k]) - m);
+  });
+  auto dst = out.mutable_data<T>();
+  for (std::size_t k = 0; k < top.size(); ++k)
+    dst[k] = convert_value<T>(std::isfinite(top[k]) ? top[k] + std::log(sum[k]) : top[k]);
+  return out;
+}
+
 inline Kernel reduce(ReduceKind kind) {
   return [kind](const KernelContext& c) -> std::vector<Tensor> {
     const Tensor& x = c.in(0);
     const int64_t axes_opset = kind == ReduceKind::Sum ? 13 : 18;
     const ReducePlan p = plan_reduction(x.dims(), reduction_axes(c, axes_opset), c.attr_int("keepdims", 1) != 0,
                                         c.attr_int("noop_with_empty_axes", 0) != 0);
-    if (p.identity) return {x};
     return visit_type(x.type(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
       Tensor out(x.type(), p.out_dims);
+      auto src = x.data<T>();
+      if (kind == ReduceKind::LogSumExp) return std::vector<Tensor>{log_sum_exp<T>(src, x.dims(), p, out)};
       std::vector<Acc> acc(static_cast<std::size_t>(out.size()));
       Acc init = 0;
       if (kind == ReduceKind::Prod) init = 1;
       if (kind == ReduceKind::Max) init = std::is_floating_point_v<T> ? -std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::lowest();
       if (kind == ReduceKind::Min) init = std::is_floating_point_v<T> ? std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::max();
       std::fill(acc.begin(), acc.end(), init);
-      auto src = x.data<T>();
       for_each_strided<1>(x.dims(), {p.kept_strides}, [&](int64_t k, const std::array<int64_t, 1>& o) {
         const Acc v = static_cast<Acc>(src[k]);
         Acc& a = acc[o[0]];
@@ -80,7 +104,7 @@ inline Kernel reduce(ReduceKind kind) {
           case ReduceKind::Prod: a *= v; break;
           case ReduceKind::L1: a += v < 0 ? -v : v; break;
           case ReduceKind::L2: case ReduceKind::SumSquare: a += v * v; break;
-          case ReduceKind::LogSumExp: a += static_cast<Acc>(std::exp(static_cast<double>(v))); break;
+          case ReduceKind::LogSumExp: break;  // log_sum_exp
         }
       });
       auto dst = out.mutable_data<T>();
@@ -89,7 +113,7 @@ inline Kernel reduce(ReduceKind kind) {
         switch (kind) {
           case ReduceKind::Mean: a /= static_cast<double>(p.group); break;
           case ReduceKind::L2: a = std::sqrt(a); break;
-          case ReduceKind::LogSum: case ReduceKind::LogSumExp: a = std::log(a); break;
+          case ReduceKind::LogSum: a = std::log(a); break;
           default: break;
         }
         dst[k] = convert_value<T>(a);

@@ -54,9 +54,10 @@ inline std::vector<Tensor> flatten_kernel(const KernelContext& c) {
   int64_t axis = c.attr_int("axis", 1);
   if (axis < 0) axis += r;
   if (axis < 0 || axis > r) c.fail("axis out of range");
-  int64_t a = 1;
-  for (int64_t d = 0; d < axis; ++d) a *= x.dims()[d];
-  return {x.reshaped({a, a == 0 ? 0 : x.size() / std::max<int64_t>(a, 1)})};
+  // each side is the product of its own dimensions: (2, 0, 2) at axis 3 is (0, 1), not (0, 0)
+  int64_t a = 1, b = 1;
+  for (int64_t d = 0; d < r; ++d) (d < axis ? a : b) *= x.dims()[d];
+  return {x.reshaped({a, b})};
 }
 
 inline Tensor transpose(const Tensor& x, std::vector<int64_t> perm) {
@@ -235,6 +236,17 @@ inline std::vector<Tensor> gather_elements_kernel(const KernelContext& c) {
   return {out};
 }
 
+// The scatter reductions max and min propagate NaN, as np.maximum / np.minimum in ONNX's reference
+// (std::max and std::min keep or drop it depending on the operand order).
+template <class T>
+T nan_or_max(T a, T b) {
+  return (a != a || a > b) ? a : b;
+}
+template <class T>
+T nan_or_min(T a, T b) {
+  return (a != a || a < b) ? a : b;
+}
+
 inline std::vector<Tensor> scatter_elements_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
   const Tensor& indices = c.in(1);
@@ -258,8 +270,8 @@ inline std::vector<Tensor> scatter_elements_kernel(const KernelContext& c) {
       }
       if (reduction == "add") dst[off] = static_cast<T>(dst[off] + upd[k]);
       else if (reduction == "mul") dst[off] = static_cast<T>(dst[off] * upd[k]);
-      else if (reduction == "max") dst[off] = std::max(dst[off], upd[k]);
-      else if (reduction == "min") dst[off] = std::min(dst[off], upd[k]);
+      else if (reduction == "max") dst[off] = nan_or_max(dst[off], upd[k]);
+      else if (reduction == "min") dst[off] = nan_or_min(dst[off], upd[k]);
       else dst[off] = upd[k];
     }
   });
@@ -322,8 +334,8 @@ inline std::vector<Tensor> scatter_nd_kernel(const KernelContext& c) {
         const T u = upd[t * slice + e];
         if (reduction == "add") d = static_cast<T>(d + u);
         else if (reduction == "mul") d = static_cast<T>(d * u);
-        else if (reduction == "max") d = std::max(d, u);
-        else if (reduction == "min") d = std::min(d, u);
+        else if (reduction == "max") d = nan_or_max(d, u);
+        else if (reduction == "min") d = nan_or_min(d, u);
         else d = u;
       }
     }
