@@ -1,11 +1,14 @@
 // tools::optimize_model on models read from disk, with nothing typed by the test: the demo LLM written
 // and read back optimizes to exactly what it gives in process (types come on load), and
-// --no-constant-folding still leaves every constant chain in place, and target_opset upgrades a torch
-// export before the rules run.
+// --no-constant-folding still leaves every constant chain in place, target_opset upgrades a torch
+// export before the rules run, and the dimension symbols ONNX's inference names and ours equate are one.
 #include <gtest/gtest.h>
+#include <onnx/defs/parser.h>
 
 #include <cstdint>
 #include <sstream>
+#include <string>
+#include <vector>
 #include <utility>
 
 #include "support/rewrite_helpers.hpp"
@@ -110,4 +113,58 @@ TEST(OptimizeExported, TargetOpsetUpgradesBeforeTheRules) {
   EXPECT_THROW(tools::optimize_model(refused, options), Error);
   EXPECT_EQ(refused.opset(""), 16);
   EXPECT_EQ(test::op_types(*refused.graph), test::op_types(*load_model(path).graph));
+}
+
+// A stride-2 Conv then a stride-1 Conv on an input of symbolic height and width: our Conv rule cannot
+// write (h + 2 - 3) / 2 + 1, ONNX's inference names the first output's sizes unk__0 and unk__1 and the
+// second's unk__2 and unk__3, and our rules then find the second equal to the first. The optimized
+// model, and the file it is saved to, name them unk__0 and unk__1 throughout.
+TEST(OptimizeExported, SymbolsOnnxNamedAndOurRulesEquatedAreOne) {
+  xexp::testing::TempDir dir;
+  const std::string path = (dir.path() / "convs.onnx").string();
+  const std::string optimized = (dir.path() / "convs.opt.onnx").string();
+  auto ramp = [](int n, float step) {
+    std::string out = "{";
+    for (int k = 0; k < n; ++k) out += (k ? ", " : "") + std::to_string(step * static_cast<float>(k % 5 - 2));
+    return out + "}";
+  };
+  const std::string text = "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+                           "convs (float[batch,3,h,w] X) => (float Y)\n"
+                           "<float[4,3,3,3] W1 = " +
+                           ramp(108, 0.1f) + ", float[4,4,3,3] W2 = " + ramp(144, 0.07f) +
+                           ">\n"
+                           "{\n"
+                           "  c1 = Conv <strides = [2, 2], pads = [1, 1, 1, 1]> (X, W1)\n"
+                           "  c2 = Conv <strides = [1, 1], pads = [1, 1, 1, 1]> (c1, W2)\n"
+                           "  Y = Sigmoid(c2)\n"
+                           "}\n";
+  ::onnx::ModelProto proto;
+  const auto status = ::onnx::OnnxParser::Parse(proto, text.c_str());
+  ASSERT_TRUE(status.IsOK()) << status.ErrorMessage();
+  proto.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();  // no shape
+  std::string bytes;
+  proto.SerializeToString(&bytes);
+  xexp::testing::write_file(path, bytes);
+
+  ir::Model model = load_model(path);
+  optimize_quietly(model);
+  save_model(model, optimized);
+  const ir::Graph& g = *model.graph;
+  EXPECT_EQ(test::op_types(g), (test::OpList{"Conv", "com.microsoft.FusedConv"}));
+  const Shape expected{Dim::symbolic("batch"), 4, Dim::symbolic("unk__0"), Dim::symbolic("unk__1")};
+  EXPECT_EQ(g.value(g.at("c1")).shape, expected);
+  EXPECT_EQ(g.value(g.at("Y")).shape, expected);
+  const ir::Model saved = load_model(optimized);
+  EXPECT_EQ(saved.graph->value(saved.graph->at("Y")).shape, expected);
+
+  const xexp::testing::NamedTensors feeds = xexp::testing::random_feeds(
+      *load_model(path).graph, {.seed = 9, .symbols = {{"batch", 2}, {"h", 9}, {"w", 6}}});
+  const ir::Model original = load_model(path);
+  eval::Evaluator before(original), after(saved);
+  xexp::testing::expect_all_close({{"Y", after.run(feeds).at(0)}}, {{"Y", before.run(feeds).at(0)}}, 1e-5,
+                                  1e-5);
+  const std::vector<xexp::testing::OrtResult> ort =
+      xexp::testing::run_onnxruntime_batch({{path, feeds}, {optimized, feeds}});
+  ASSERT_TRUE(ort[0].ok && ort[1].ok) << ort[0].error << ort[1].error;
+  xexp::testing::expect_all_close(ort[1].outputs, ort[0].outputs, 1e-5, 1e-5);
 }

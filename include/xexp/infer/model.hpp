@@ -5,7 +5,8 @@
 //   1. our own rules, node by node (infer_node);
 //   2. where they left a type or a shape unknown, ONNX's shape inference (libonnx) over a copy of the
 //      model without its weights, as the fallback for ops we have no rule for;
-//   3. our rules again, so that what ONNX found flows on through the ops only we know (com.microsoft).
+//   3. our rules again, so that what ONNX found flows on through the ops only we know (com.microsoft),
+//      then the symbols ONNX named and ours found equal are written back as one name.
 // Symbolic dimensions are kept and propagated. Types already in the file are kept when consistent; a
 // contradiction is an xexp::Error naming the node and the value. Each step visits each node once;
 // step 2 and 3 are skipped when step 1 left nothing unknown and every op has a rule of ours.
@@ -27,6 +28,7 @@
 #pragma pop_macro("MAP_TYPE")
 
 #include "xexp/infer/infer.hpp"
+#include "xexp/ir/cleanup.hpp"
 #include "xexp/ir/copy.hpp"
 #include "xexp/ir/model.hpp"
 #include "xexp/onnx/proto_fields.hpp"
@@ -300,6 +302,21 @@ inline bool merge_onnx_inference(ir::Model& model, int64_t opset, InferState& st
   return merge_inferred_types(*proto.mutable_graph(), *model.graph, opset, state);
 }
 
+// Symbols ONNX named before our rules learned they are equal (a stride-1 Conv after a stride-2 one: ONNX
+// names the first output's height unk__0 and the second's unk__2, ours then finds them the same): every
+// dimension a node of `g` or of its subgraphs computes becomes its class's representative (or its bound
+// size), so that printed and saved shapes name each size once.
+inline void canonicalize_dims(ir::Graph& g, const ShapeConstraints& constraints) {
+  auto canonicalize = [&](ir::Graph& graph) {
+    for (ir::NodeId n : graph.nodes())
+      for (ir::ValueId out : graph.node(n).outputs)
+        if (out != ir::kNone && graph.value(out).shape)
+          for (Dim& d : *graph.value(out).shape) d = constraints.canonical(d);
+  };
+  canonicalize(g);
+  ir::for_each_subgraph(g, canonicalize);
+}
+
 }  // namespace detail
 
 // Infers the types and shapes of the main graph of `model` and of its subgraphs (If, Loop and Scan
@@ -321,7 +338,10 @@ inline void infer_model_types(ir::Model& model, const NodeInference& infer_one =
     }
   }
   if (every_op_ours && detail::fully_typed(g)) return;
-  if (detail::merge_onnx_inference(model, opset, state)) our_rules();
+  if (detail::merge_onnx_inference(model, opset, state)) {
+    our_rules();
+    detail::canonicalize_dims(g, state.constraints);
+  }
 }
 
 }  // namespace xexp::infer
