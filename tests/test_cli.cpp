@@ -157,3 +157,96 @@ TEST(Cli, MainJobWritesADemoModelThatOnnxRuntimeRuns) {
   ASSERT_EQ(outputs.size(), 1u);
   EXPECT_EQ(outputs[0].second.dims(), (std::vector<int64_t>{1, 30, 16}));
 }
+
+namespace {
+
+// Y = X + W, W 4096 floats (16 KB), saved inline.
+std::string save_model_with_weight(const TempDir& dir, const std::string& name) {
+  ir::Model m;
+  m.opsets.push_back({"", 18, {}, 0});
+  ir::Graph& g = *m.graph;
+  const ir::ValueId x = g.add_input("X", ElemType::Float, make_shape({4096}));
+  Tensor w(ElemType::Float, {4096});
+  float k = 0;
+  for (float& v : w.mutable_data<float>()) v = (k += 0.25f);
+  const ir::ValueId wid = g.add_initializer("W", std::move(w));
+  const ir::ValueId y = g.add_value("Y");
+  g.add_node(Symbol("Add"), {x, wid}, {y}, {}, "add");
+  g.value(y).elem = ElemType::Float;
+  g.add_output(y);
+  save_model(m, dir / name);
+  return dir / name;
+}
+
+bool tensor_is_external(const std::string& model_path) {
+  ::onnx::ModelProto p;
+  EXPECT_TRUE(p.ParseFromString(read_file(model_path))) << model_path;
+  return p.graph().initializer(0).data_location() == ::onnx::TensorProto::EXTERNAL;
+}
+
+}  // namespace
+
+TEST(Cli, ExternalDataOptions) {
+  TempDir dir;
+  const std::string in = save_model_with_weight(dir, "in.onnx");
+  auto convert = [&](const std::string& from, const std::string& to, const std::string& options = {}) {
+    const CommandResult r = run_xexp(joined({"convert ", shell_quote(dir / from), " -o ", shell_quote(dir / to), options}));
+    EXPECT_EQ(r.exit_code, 0) << to << ": " << r.err;
+  };
+  convert("in.onnx", "inline.onnx");  // an inline input stays inline
+  EXPECT_FALSE(tensor_is_external(dir / "inline.onnx"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "inline.onnx.data"));
+  convert("in.onnx", "ext.onnx", " --external-data");
+  EXPECT_TRUE(tensor_is_external(dir / "ext.onnx"));
+  const std::string weights = read_file(dir / "ext.onnx.data");
+  EXPECT_EQ(weights.size(), 4096u * 4u);
+  convert("ext.onnx", "follows.onnx");  // an input with external data gives external data
+  EXPECT_TRUE(tensor_is_external(dir / "follows.onnx"));
+  EXPECT_EQ(read_file(dir / "follows.onnx.data"), weights);
+  convert("ext.onnx", "back.onnx", " --no-external-data");
+  EXPECT_FALSE(tensor_is_external(dir / "back.onnx"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "back.onnx.data"));
+  convert("ext.onnx", "above.onnx", " --external-data-threshold 1MB");  // W (16 KB) under it
+  EXPECT_FALSE(tensor_is_external(dir / "above.onnx"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "above.onnx.data"));
+  expect_error_mentioning(run_xexp(joined({"convert ", shell_quote(in), " -o ", shell_quote(dir / "x.onnx"),
+                                           " --external-data --no-external-data"})),
+                          "--no-external-data");
+  const CommandResult optimized =
+      run_xexp(joined({"optimize ", shell_quote(dir / "ext.onnx"), " -o ", shell_quote(dir / "opt.onnx")}));
+  ASSERT_EQ(optimized.exit_code, 0) << optimized.err;
+  EXPECT_TRUE(tensor_is_external(dir / "opt.onnx"));
+  EXPECT_EQ(read_file(dir / "opt.onnx.data"), weights);
+
+  // ONNX Runtime reads what was written: the same numbers from every file.
+  const NamedTensors feeds = random_feeds(*load_model(in).graph);
+  const NamedTensors expected = run_onnxruntime(in, feeds);
+  for (const char* name : {"ext.onnx", "follows.onnx", "back.onnx", "opt.onnx"})
+    expect_all_close(run_onnxruntime(dir / name, feeds), expected, 0, 0);
+}
+
+TEST(Cli, OutputsNeverReplaceInputs) {
+  TempDir dir;
+  // a.onnx keeps its weights in b.onnx.data: saving b.onnx would write b.onnx.data over them.
+  ir::Model m = load_model(save_model_with_weight(dir, "in.onnx"));
+  SaveOptions options;
+  options.external_data = ExternalData::Always;
+  options.external_data_file = "b.onnx.data";
+  save_model(m, dir / "a.onnx", options);
+  const std::string model_bytes = read_file(dir / "a.onnx"), data_bytes = read_file(dir / "b.onnx.data");
+  for (const char* command : {"convert", "optimize", "inline"}) {
+    const std::string a = shell_quote(dir / "a.onnx");
+    for (const char* output : {"a.onnx", "b.onnx", "b.onnx.data"})
+      expect_error_mentioning(run_xexp(joined({command, " ", a, " -o ", shell_quote(dir / output)})),
+                              "is an input file");
+    // Without external data, b.onnx.data is not written: b.onnx may be.
+    const CommandResult r = run_xexp(joined({command, " ", a, " -o ", shell_quote(dir / "b.onnx"), " --no-external-data"}));
+    EXPECT_EQ(r.exit_code, 0) << command << ": " << r.err;
+    EXPECT_FALSE(tensor_is_external(dir / "b.onnx"));
+    std::filesystem::remove(dir / "b.onnx");
+  }
+  EXPECT_EQ(read_file(dir / "a.onnx"), model_bytes);
+  EXPECT_EQ(read_file(dir / "b.onnx.data"), data_bytes);
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))  // nothing half-written left
+    EXPECT_EQ(entry.path().string().find(".tmp"), std::string::npos) << entry.path();
+}

@@ -3,6 +3,7 @@
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -20,8 +21,10 @@ using xexp::testing::TempDir;
 using xexp::testing::write_file;
 
 // SaveOptions, spelled out (designated initializers that skip members warn with -Wextra).
-static xexp::SaveOptions external(std::size_t threshold, std::string file = {}) {
+static xexp::SaveOptions external(std::size_t threshold, std::string file = {},
+                                  xexp::ExternalData mode = xexp::ExternalData::Always) {
   xexp::SaveOptions o;
+  o.external_data = mode;
   o.external_data_threshold = threshold;
   o.external_data_file = std::move(file);
   return o;
@@ -223,7 +226,7 @@ TEST(OnnxExternalData, SaveReloadAndLeaveTheInputUntouched) {
 
   const std::string model_bytes = read_file(dir / "m.onnx"), data_bytes = read_file(dir / "m.onnx.data");
   xexp::save_model(loaded, dir / "copy.onnx", external(4096, "weights.bin"));
-  xexp::save_model(loaded, dir / "inline.onnx");
+  xexp::save_model(loaded, dir / "inline.onnx", external(0, {}, xexp::ExternalData::Never));
   EXPECT_EQ(read_file(dir / "m.onnx"), model_bytes);
   EXPECT_EQ(read_file(dir / "m.onnx.data"), data_bytes);
   EXPECT_TRUE(std::filesystem::exists(dir / "weights.bin"));
@@ -239,6 +242,62 @@ TEST(OnnxExternalData, SaveReloadAndLeaveTheInputUntouched) {
   // Nothing half-written is left behind.
   for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
     EXPECT_EQ(entry.path().string().find(".tmp"), std::string::npos) << entry.path();
+}
+
+TEST(OnnxExternalData, TinyThresholdRoundTripsBitIdentical) {
+  TempDir dir;
+  const xexp::ir::Model built = linear_model();
+  xexp::save_model(built, dir / "m.onnx", external(1));
+  ::onnx::ModelProto written;
+  ASSERT_TRUE(written.ParseFromString(read_file(dir / "m.onnx")));
+  ASSERT_EQ(written.graph().initializer_size(), 2);
+  for (const auto& t : written.graph().initializer()) {
+    EXPECT_EQ(t.data_location(), ::onnx::TensorProto::EXTERNAL) << t.name();
+    EXPECT_FALSE(t.has_raw_data()) << t.name();
+  }
+  // Each tensor's bytes at a 64-aligned offset, zeros between: W (262144 bytes) at 0, B at 262144.
+  const std::string data = read_file(dir / "m.onnx.data");
+  ASSERT_EQ(data.size(), 262144u + 1024u);
+  EXPECT_EQ(0, std::memcmp(data.data(), initializer(built, "W").bytes().data(), 262144));
+  EXPECT_EQ(0, std::memcmp(data.data() + 262144, initializer(built, "B").bytes().data(), 1024));
+
+  // Read back (mapped) and written again (copied file to file): the same bytes, the same side file.
+  const xexp::ir::Model loaded = xexp::load_model(dir / "m.onnx");
+  for (const char* name : {"W", "B"}) {
+    EXPECT_TRUE(initializer(loaded, name).same_content(initializer(built, name))) << name;
+    EXPECT_TRUE(dynamic_cast<const xexp::ProtoTensorStorage&>(*initializer(loaded, name).storage()).is_external());
+  }
+  xexp::save_model(loaded, dir / "again.onnx", external(1));
+  EXPECT_EQ(read_file(dir / "again.onnx.data"), data);
+  // A threshold above B keeps it inline; one above every tensor writes no side file at all.
+  xexp::save_model(loaded, dir / "w_only.onnx", external(2048));
+  EXPECT_EQ(read_file(dir / "w_only.onnx.data"), data.substr(0, 262144));
+  xexp::save_model(loaded, dir / "none.onnx", external(std::size_t{1} << 20));
+  EXPECT_FALSE(std::filesystem::exists(dir / "none.onnx.data"));
+  for (const char* name : {"w_only.onnx", "none.onnx"}) {
+    const xexp::ir::Model again = xexp::load_model(dir / name);
+    EXPECT_TRUE(initializer(again, "W").same_content(initializer(built, "W"))) << name;
+    EXPECT_TRUE(initializer(again, "B").same_content(initializer(built, "B"))) << name;
+  }
+}
+
+TEST(OnnxExternalData, AutomaticWhenTheInputHadExternalData) {
+  TempDir dir;
+  xexp::save_model(linear_model(), dir / "inline.onnx");  // default options, no external data read
+  EXPECT_FALSE(std::filesystem::exists(dir / "inline.onnx.data"));
+  xexp::save_model(xexp::load_model(dir / "inline.onnx"), dir / "still_inline.onnx");
+  EXPECT_FALSE(std::filesystem::exists(dir / "still_inline.onnx.data"));
+  EXPECT_EQ(read_file(dir / "still_inline.onnx"), read_file(dir / "inline.onnx"));
+
+  xexp::save_model(linear_model(), dir / "ext.onnx", external(1024));
+  xexp::save_model(xexp::load_model(dir / "ext.onnx"), dir / "out.onnx");  // default options again
+  EXPECT_EQ(read_file(dir / "out.onnx.data"), read_file(dir / "ext.onnx.data"));
+  ::onnx::ModelProto out;
+  ASSERT_TRUE(out.ParseFromString(read_file(dir / "out.onnx")));
+  for (const auto& t : out.graph().initializer()) {  // W and B (1024 bytes, the default threshold)
+    EXPECT_EQ(t.data_location(), ::onnx::TensorProto::EXTERNAL) << t.name();
+    EXPECT_EQ(t.external_data(0).value(), "out.onnx.data") << t.name();
+  }
 }
 
 TEST(OnnxExternalData, MissingFileKeepsTheReference) {
@@ -258,6 +317,19 @@ TEST(OnnxExternalData, MissingFileKeepsTheReference) {
   EXPECT_EQ(w.name(), "W");
   EXPECT_EQ(w.data_location(), ::onnx::TensorProto::EXTERNAL);
   EXPECT_FALSE(w.has_raw_data());
+  // Saved elsewhere, the reference stays as it was; a new side file of that very name would become it.
+  TempDir other;
+  xexp::save_model(loaded, other / "other.onnx");
+  EXPECT_EQ(xexp::load_model(other / "other.onnx").graph->initializers().size(), 2u);
+  try {
+    xexp::save_model(loaded, other / "m.onnx");
+    ADD_FAILURE() << "a new m.onnx.data would have been read as W's missing data";
+  } catch (const xexp::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'m.onnx.data', which was not found"), std::string::npos) << e.what();
+    EXPECT_EQ(e.value(), "W");
+  }
+  EXPECT_FALSE(std::filesystem::exists(other / "m.onnx"));
+  EXPECT_FALSE(std::filesystem::exists(other / "m.onnx.data"));
 }
 
 TEST(OnnxExternalData, LocationOutsideTheModelDirectoryIsRefused) {
@@ -533,4 +605,14 @@ TEST(OnnxSave, SavingIsDeterministic) {
   xexp::save_model(m, dir / "a.onnx");
   xexp::save_model(m, dir / "b.onnx");
   EXPECT_EQ(read_file(dir / "a.onnx"), read_file(dir / "b.onnx"));
+  // With external data, from memory and from a mapped side file: the location aside, the same bytes.
+  xexp::save_model(m, dir / "c.onnx", external(16, "w.bin"));
+  xexp::save_model(m, dir / "d.onnx", external(16, "w.bin"));
+  EXPECT_EQ(read_file(dir / "c.onnx"), read_file(dir / "d.onnx"));
+  const std::string data = read_file(dir / "w.bin");
+  const xexp::ir::Model loaded = xexp::load_model(dir / "c.onnx");
+  xexp::save_model(loaded, dir / "e.onnx", external(16, "w2.bin"));
+  xexp::save_model(loaded, dir / "f.onnx", external(16, "w2.bin"));
+  EXPECT_EQ(read_file(dir / "e.onnx"), read_file(dir / "f.onnx"));
+  EXPECT_EQ(read_file(dir / "w2.bin"), data);
 }

@@ -20,6 +20,7 @@ inline void add_inline_command(CLI::App& app) {
     std::string model, output;
     std::vector<std::string> keep;
     LoadOptions load;
+    SaveArgs save;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("inline", "Inline the local functions of a model");
@@ -27,10 +28,11 @@ inline void add_inline_command(CLI::App& app) {
   cmd->add_option("-o,--output", args->output, "Where to write the inlined model")->required();
   cmd->add_option("--keep", args->keep, "Names of functions to keep as functions (their calls stay)");
   add_load_options(cmd, args->load);
+  add_save_options(cmd, args->save);
   cmd->callback([args] {
     check_not_overwriting(args->model, args->output);
     ir::Model model = load_model(args->model, args->load);
-    check_not_overwriting(model, args->output);
+    check_not_overwriting(args->model, model, args->output, args->save.options());
     for (const std::string& name : args->keep)
       if (std::none_of(model.functions.begin(), model.functions.end(),
                        [&](const ir::Function& f) { return f.name == name; }))
@@ -43,7 +45,7 @@ inline void add_inline_command(CLI::App& app) {
     functions::inline_functions(model, options);
     std::cout << "inlined: " << functions_before - model.functions.size() << " functions removed, "
               << model.functions.size() << " kept, " << model.graph->node_count() << " nodes\n";
-    save_model(std::move(model), args->output);
+    save_model(std::move(model), args->output, args->save.options());
   });
 }
 

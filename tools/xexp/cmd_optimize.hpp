@@ -48,6 +48,7 @@ inline void add_optimize_command(CLI::App& app) {
     bool modules_as_functions = false;
     std::size_t module_depth = 0;
     LoadOptions load;
+    SaveArgs save;
   };
   auto args = std::make_shared<Args>();
   args->options.log = &std::cout;
@@ -65,6 +66,7 @@ inline void add_optimize_command(CLI::App& app) {
                   "(0: all)")
       ->capture_default_str();
   add_load_options(cmd, args->load);
+  add_save_options(cmd, args->save);
   cmd->callback([args] {
     // Progress would interleave with the log of --verbose and --explain.
     ProgressLine progress(args->options.verbose == 0 && args->options.explain.empty());
@@ -86,13 +88,13 @@ inline void add_optimize_command(CLI::App& app) {
     rewrite::rules_from_string(options.patterns);  // a bad spec fails before the (maybe long) load
     check_not_overwriting(args->model, args->output);
     ir::Model model = load_model(args->model, args->load);
-    check_not_overwriting(model, args->output);
+    check_not_overwriting(args->model, model, args->output, args->save.options());
     const tools::OptimizeModelReport report =
         args->modules_as_functions
             ? tools::optimize_modules_as_functions(model, options, {.max_depth = args->module_depth})
             : tools::optimize_model(model, options);
     progress.erase();
-    save_model(std::move(model), args->output);
+    save_model(std::move(model), args->output, args->save.options());
     if (args->stats) std::cout << tools::format_report(report);
     std::cout << args->model << ": " << report.nodes_before << " -> " << report.nodes_after << " nodes, wrote "
               << args->output << "\n"

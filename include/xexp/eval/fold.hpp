@@ -59,8 +59,22 @@ inline bool foldable_op(const ir::Node& n, const FoldOptions& options) {
   return n.op_type != dequantize && is_supported_op(n.op_type, n.domain);
 }
 
-// Whether an output is already known to exceed the size cap (spares evaluating it).
+// Ops whose output has exactly as many elements as their first input.
+inline bool keeps_element_count(const ir::Node& n) {
+  static const std::unordered_set<std::string> ops = {"Cast",    "CastLike", "Flatten",   "Identity",
+                                                      "Reshape", "Squeeze",  "Transpose", "Unsqueeze"};
+  return ops.count(n.op_type.str()) > 0;
+}
+
+// Whether an output is already known to exceed the size cap (spares evaluating it). Before types are
+// inferred, an output of unknown shape is still known too large when it holds every element of a
+// constant over the cap (Transpose of an lm_head weight: evaluating it would cost its size for nothing).
 inline bool known_too_large(const ir::Graph& g, const ir::Node& n, const FoldOptions& options) {
+  if (keeps_element_count(n) && !n.inputs.empty() && n.inputs[0] != ir::kNone) {
+    const auto [defining, defined] = ir::definition_of(g, n.inputs[0]);
+    const ir::Value& data = defining->value(defined);
+    if (data.initializer && data.initializer->size() > options.max_elements) return true;
+  }
   for (ir::ValueId out : n.outputs) {
     if (out == ir::kNone || !g.value(out).shape) continue;
     const Shape& shape = *g.value(out).shape;

@@ -1,19 +1,23 @@
 #pragma once
 // External data (TensorProto.data_location = EXTERNAL): tensors whose bytes live in a side file, at
 // `offset`, `length` bytes long, the file named by `location` relative to the model's directory.
-// Reading maps each side file once and lets tensors point into it; writing appends bytes to one file.
+// Reading maps each side file once and lets tensors point into it; writing appends bytes to one file,
+// copying mapped tensors file to file.
 #include <onnx/onnx_pb.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "xexp/core/error.hpp"
 #include "xexp/onnx/mapped_file.hpp"
@@ -105,52 +109,64 @@ class ExternalFiles {
   std::map<std::string, std::shared_ptr<const MappedFile>> files_;
 };
 
-// Appends tensor bytes to one side file and points the TensorProto at them.
+// Appends tensor bytes to one side file and points the TensorProto at them. The file is created by the
+// first tensor written: a model none of whose tensors goes out gets no side file.
 class ExternalDataWriter {
  public:
   // `path` is where the bytes go now (a temporary file), `location` what the model will refer to.
-  ExternalDataWriter(const std::string& path, std::string location, std::size_t threshold)
-      : location_(std::move(location)), threshold_(threshold), file_(std::fopen(path.c_str(), "wb")) {
-    if (!file_) throw Error("cannot write '" + path + "'");
-  }
+  ExternalDataWriter(std::string path, std::string location, std::size_t threshold)
+      : path_(std::move(path)), location_(std::move(location)), threshold_(threshold) {}
   ExternalDataWriter(const ExternalDataWriter&) = delete;
   ExternalDataWriter& operator=(const ExternalDataWriter&) = delete;
   ~ExternalDataWriter() {
-    if (file_) std::fclose(file_);
+    if (fd_ >= 0) ::close(fd_);
   }
 
   std::size_t threshold() const noexcept { return threshold_; }
-  void write(std::span<const std::byte> bytes, ::onnx::TensorProto* p) {
+  const std::string& location() const noexcept { return location_; }
+  // `source`: the mapped file `bytes` lie in, if any; they are then copied file to file (MappedFile::copy_to).
+  void write(std::span<const std::byte> bytes, const MappedFile* source, ::onnx::TensorProto* p) {
     constexpr uint64_t kAlignment = 64;  // aligned tensors can be used in place by SIMD kernels
-    static constexpr char zeros[kAlignment] = {};
+    static constexpr std::byte zeros[kAlignment] = {};
+    if (fd_ < 0) {
+      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+      if (fd_ < 0) throw Error("cannot write '" + path_ + "': " + std::strerror(errno));
+    }
     const uint64_t padding = (kAlignment - offset_ % kAlignment) % kAlignment;
-    put(zeros, padding);
-    put(bytes.data(), bytes.size());
+    put({zeros, padding});
+    const std::size_t copied = source ? source->copy_to(fd_, bytes) : 0;
+    put(bytes.subspan(copied));
     p->set_data_location(::onnx::TensorProto::EXTERNAL);
     add_entry(p, "location", location_);
     add_entry(p, "offset", std::to_string(offset_ + padding));
     add_entry(p, "length", std::to_string(bytes.size()));
     offset_ += padding + bytes.size();
   }
-  void close() {
-    const bool ok = std::fflush(file_) == 0 && !std::ferror(file_);
-    std::fclose(file_);
-    file_ = nullptr;
-    if (!ok) throw Error("cannot write external data '" + location_ + "'");
+  // Returns whether the side file was created (some tensor went out).
+  bool close() {
+    if (fd_ < 0) return false;
+    const int fd = std::exchange(fd_, -1);
+    if (::close(fd) != 0) throw Error("cannot write external data '" + location_ + "': " + std::strerror(errno));
+    return true;
   }
 
  private:
-  void put(const void* data, std::size_t n) {
-    if (n && std::fwrite(data, 1, n, file_) != n) throw Error("cannot write external data '" + location_ + "'");
+  void put(std::span<const std::byte> bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw Error("cannot write external data '" + location_ + "': " + std::strerror(errno));
+      bytes = bytes.subspan(static_cast<std::size_t>(n));
+    }
   }
   static void add_entry(::onnx::TensorProto* p, const char* key, std::string value) {
     auto* entry = p->add_external_data();
     entry->set_key(key);
     entry->set_value(std::move(value));
   }
-  std::string location_;
+  std::string path_, location_;
   std::size_t threshold_;
-  std::FILE* file_;
+  int fd_ = -1;
   uint64_t offset_ = 0;
 };
 

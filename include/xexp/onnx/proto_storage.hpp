@@ -71,6 +71,12 @@ class ProtoTensorStorage final : public TensorStorage {
   // The side file the bytes are mapped from (nullptr unless external and found).
   const MappedFile* mapped_file() const noexcept { return file_.get(); }
   bool is_unavailable() const noexcept { return unavailable_.has_value(); }
+  // The side file named by the proto's external_data (empty when not external).
+  std::string external_location() const {
+    for (const auto& entry : proto_.external_data())
+      if (entry.key() == "location") return entry.value();
+    return {};
+  }
   bool available() const override { return !unavailable_; }
   ElemType type() const noexcept { return static_cast<ElemType>(proto_.data_type()); }
   // True when this storage describes a tensor of that type and dims (a reshaped tensor shares the
@@ -122,10 +128,7 @@ class ProtoTensorStorage final : public TensorStorage {
 
  private:
   [[noreturn]] void throw_unavailable() const {
-    std::string location;
-    for (const auto& entry : proto_.external_data())
-      if (entry.key() == "location") location = entry.value();
-    throw Error("the data of this tensor is in '" + location + "', which was not found (missing next to the model, or the model was not loaded from a file)",
+    throw Error("the data of this tensor is in '" + external_location() + "', which was not found (missing next to the model, or the model was not loaded from a file)",
                 {.node = {}, .value = proto_.name()});
   }
 

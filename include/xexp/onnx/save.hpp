@@ -1,7 +1,9 @@
 #pragma once
 // ir::Model -> ModelProto, and save_model. One pass over the IR; tensors that came from a proto are
 // written back as they were read (moved back when the model is given away). The output is
-// deterministic: the same model gives the same bytes.
+// deterministic: the same model gives the same bytes. With external data (SaveOptions::external_data),
+// tensor bytes stream to the side file as the pass reaches them, so the ModelProto stays small whatever
+// the weights weigh; model_to_proto always keeps every tensor inside.
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
 
@@ -19,9 +21,18 @@
 
 namespace xexp {
 
+// Where tensor bytes go when a model is saved to a file.
+enum class ExternalData {
+  Auto,    // a side file when the model read tensors from external data, or when its tensors would pass
+           // protobuf's 2 GB limit inside the model file; inside the model file otherwise
+  Always,  // a side file
+  Never,   // inside the model file (saving fails past 2 GB)
+};
+
 struct SaveOptions {
-  // Tensors of at least this many bytes go to external_data_file; 0 keeps every tensor inline.
-  std::size_t external_data_threshold = 0;
+  ExternalData external_data = ExternalData::Auto;
+  // With external data, tensors of at least this many bytes go to the side file, smaller ones stay inside.
+  std::size_t external_data_threshold = 1024;
   // File name (next to the model) for external data; empty means "<model file name>.data".
   std::string external_data_file;
   // false: only values listed in Graph::value_info() are written as value_info. true: every value
@@ -164,15 +175,64 @@ class ModelWriter {
   ExternalDataWriter* sink_;
 };
 
-inline void serialize_to_file(const google::protobuf::MessageLite& m, const std::string& path) {
+// Writes `m` to `temporary`, which becomes `path` once everything is written.
+inline void serialize_to_file(const google::protobuf::MessageLite& m, const std::string& path, const std::string& temporary) {
   if (m.ByteSizeLong() > static_cast<std::size_t>(INT32_MAX))
-    throw Error("cannot save '" + path + "': larger than 2 GB (protobuf's limit); use external_data_threshold");
-  std::FILE* f = std::fopen(path.c_str(), "wb");
+    throw Error("cannot save '" + path +
+                "': larger than 2 GB (protobuf's limit); save with external data (SaveOptions::external_data, "
+                "xexp --external-data)");
+  std::FILE* f = std::fopen(temporary.c_str(), "wb");
   if (!f) throw Error("cannot write '" + path + "'");
   const bool ok = m.SerializeToFileDescriptor(::fileno(f));
   if (std::fclose(f) != 0 || !ok) throw Error("cannot write '" + path + "'");
 }
 
+// What ExternalData::Auto looks at: the bytes of every tensor of the model (initializers and tensor
+// attributes, in subgraphs and local functions too), and whether one was read from external data.
+struct TensorTotals {
+  uint64_t bytes = 0;
+  bool any_external = false;
+
+  void add(const ir::Graph& g) {
+    for (ir::ValueId id : g.initializers())
+      if (g.value(id).alive && g.value(id).initializer) add(*g.value(id).initializer);
+    for (ir::NodeId n : g.nodes())
+      for (const ir::Attribute& a : g.node(n).attributes) {
+        for (const Tensor& t : a.tensors) add(t);
+        for (const std::shared_ptr<ir::Graph>& sub : a.graphs) add(*sub);
+      }
+  }
+  void add(const Tensor& t) {
+    if (!t.storage()) return;
+    bytes += t.storage()->byte_size();
+    const auto* stored = dynamic_cast<const ProtoTensorStorage*>(t.storage().get());
+    any_external = any_external || (stored && stored->is_external());
+  }
+};
+
+inline bool writes_external_data(const ir::Model& model, const SaveOptions& options) {
+  if (options.external_data != ExternalData::Auto) return options.external_data == ExternalData::Always;
+  // The rest of a model (nodes, names, shapes) stays far below this margin under protobuf's limit.
+  constexpr uint64_t kInlineTensorLimit = uint64_t{INT32_MAX} - (uint64_t{256} << 20);
+  TensorTotals totals;
+  if (model.graph) totals.add(*model.graph);
+  for (const ir::Function& f : model.functions) totals.add(*f.body);
+  return totals.any_external || totals.bytes > kInlineTensorLimit;
+}
+
+}  // namespace detail
+
+// The side file's name (next to `model_path`) that saving with external data writes.
+inline std::string external_data_location(const std::string& model_path, const SaveOptions& options = {}) {
+  std::string location = options.external_data_file.empty()
+                             ? model_path.substr(model_path.find_last_of('/') + 1) + ".data"
+                             : options.external_data_file;
+  if (location.find('/') != std::string::npos)
+    throw Error("external_data_file '" + location + "' must be a file name (it is written next to the model)");
+  return location;
+}
+
+namespace detail {
 }  // namespace detail
 
 inline ::onnx::ModelProto model_to_proto(const ir::Model& model, const SaveOptions& options = {}) {
@@ -191,21 +251,17 @@ namespace detail {
 inline void save_model_impl(const ir::Model& model, bool take, const std::string& path, const SaveOptions& options) {
   TemporaryFile model_file(path);
   ::onnx::ModelProto p;
-  if (options.external_data_threshold > 0) {
-    std::string location = options.external_data_file.empty()
-                               ? path.substr(path.find_last_of('/') + 1) + ".data"
-                               : options.external_data_file;
-    if (location.find('/') != std::string::npos)
-      throw Error("external_data_file '" + location + "' must be a file name (it is written next to the model)");
+  if (writes_external_data(model, options)) {
+    const std::string location = external_data_location(path, options);
     TemporaryFile data_file(directory_of(path) + "/" + location);
     ExternalDataWriter sink(data_file.path(), location, options.external_data_threshold);
     ModelWriter(take, options, &sink).write(model, &p);
-    sink.close();
-    serialize_to_file(p, model_file.path());
-    data_file.commit();
+    const bool written = sink.close();
+    serialize_to_file(p, path, model_file.path());
+    if (written) data_file.commit();
   } else {
     ModelWriter(take, options, nullptr).write(model, &p);
-    serialize_to_file(p, model_file.path());
+    serialize_to_file(p, path, model_file.path());
   }
   model_file.commit();
 }

@@ -66,6 +66,11 @@ inline void write_tensor(const Tensor& t, const std::string* name, ::onnx::Tenso
   const bool unavailable = stored && stored->is_unavailable();
   const bool to_sink = sink && !unavailable && t.type() != ElemType::String && t.storage() &&
                        t.storage()->byte_size() >= sink->threshold();
+  if (unavailable && sink && stored->external_location() == sink->location())
+    throw Error("its data stays in '" + sink->location() +
+                    "', which was not found, and the model's new external data would take that name; save under "
+                    "another name",
+                {.node = {}, .value = name ? *name : stored->proto().name()});
   if (stored && !to_sink && (!stored->is_external() || unavailable) && stored->describes(t.type(), t.dims())) {
     if (take && t.storage().use_count() == 1) stored->take_proto(out);
     else out->CopyFrom(stored->proto());
@@ -82,7 +87,7 @@ inline void write_tensor(const Tensor& t, const std::string* name, ::onnx::Tenso
   if (t.type() == ElemType::String) {
     for (const std::string& s : t.string_data()) out->add_string_data(s);
   } else if (to_sink) {
-    sink->write(t.bytes(), out);
+    sink->write(t.bytes(), stored ? stored->mapped_file() : nullptr, out);
   } else {
     auto b = t.bytes();
     out->set_raw_data(reinterpret_cast<const char*>(b.data()), b.size());
