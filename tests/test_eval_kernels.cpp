@@ -372,3 +372,9 @@ TEST(EvalOrtDepartures, NonZeroOfAScalarHasNoRow) {
   EXPECT_EQ(run1("NonZero", {f32({}, {2})}).dims(), (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(run1("NonZero", {f32({}, {0})}).dims(), (std::vector<int64_t>{0, 0}));
 }
+
+TEST(EvalDifferentialFixes, PadCroppingMoreThanTheDimensionIsAnError) {
+  // pads -1 and -1 on an axis of size 1: a negative size used to reach std::vector (length_error)
+  EXPECT_THROW(run1("Pad", {f32({1, 1}, {2}), i64({4}, {-1, -1, 3, -1})}), Error);
+  EXPECT_EQ(run1("Pad", {f32({1, 2}, {2, 3}), i64({4}, {0, -1, 0, -1})}).dims(), (std::vector<int64_t>{1, 0}));
+}

@@ -39,9 +39,15 @@ struct Case {
   void in(Tensor t) { inputs.emplace_back(std::move(t)); }
   void none() { inputs.emplace_back(); }
   void attr(ir::Attribute a) { attributes.push_back(std::move(a)); }
-  void attr_int(const char* name, int64_t v) { attributes.push_back(ir::Attribute::make_int(Symbol(name), v)); }
-  void attr_float(const char* name, float v) { attributes.push_back(ir::Attribute::make_float(Symbol(name), v)); }
-  void attr_ints(const char* name, Dims v) { attributes.push_back(ir::Attribute::make_ints(Symbol(name), std::move(v))); }
+  void attr_int(const char* name, int64_t v) {
+    attributes.push_back(ir::Attribute::make_int(Symbol(name), v));
+  }
+  void attr_float(const char* name, float v) {
+    attributes.push_back(ir::Attribute::make_float(Symbol(name), v));
+  }
+  void attr_ints(const char* name, Dims v) {
+    attributes.push_back(ir::Attribute::make_ints(Symbol(name), std::move(v)));
+  }
   void attr_string(const char* name, std::string v) {
     attributes.push_back(ir::Attribute::make_string(Symbol(name), std::move(v)));
   }
@@ -79,7 +85,8 @@ class Draw {
   Dims permutation(int64_t n) {
     Dims p(static_cast<std::size_t>(n));
     std::iota(p.begin(), p.end(), 0);
-    for (int64_t k = n - 1; k > 0; --k) std::swap(p[static_cast<std::size_t>(k)], p[static_cast<std::size_t>(pick(0, k))]);
+    for (int64_t k = n - 1; k > 0; --k)
+      std::swap(p[static_cast<std::size_t>(k)], p[static_cast<std::size_t>(pick(0, k))]);
     return p;
   }
   // An axis of a rank-r tensor, negative half of the time.
@@ -91,7 +98,8 @@ class Draw {
   // A floating value: mostly in [-4, 4], sometimes large, sometimes NaN, an infinity or a signed zero.
   double real(bool specials) {
     if (specials && chance(0.08))
-      return one_of<double>({std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+      return one_of<double>({std::numeric_limits<double>::quiet_NaN(),
+                             std::numeric_limits<double>::infinity(),
                              -std::numeric_limits<double>::infinity(), 0.0, -0.0});
     if (chance(0.1)) return uniform(-100, 100);
     return uniform(-4, 4);
@@ -117,16 +125,36 @@ class Draw {
       }
     };
     switch (type) {
-      case ElemType::Float: fill.template operator()<float>(); break;
-      case ElemType::Double: fill.template operator()<double>(); break;
-      case ElemType::Int64: fill.template operator()<int64_t>(); break;
-      case ElemType::Int32: fill.template operator()<int32_t>(); break;
-      case ElemType::Int16: fill.template operator()<int16_t>(); break;
-      case ElemType::Int8: fill.template operator()<int8_t>(); break;
-      case ElemType::UInt64: fill.template operator()<uint64_t>(); break;
-      case ElemType::UInt32: fill.template operator()<uint32_t>(); break;
-      case ElemType::UInt16: fill.template operator()<uint16_t>(); break;
-      case ElemType::UInt8: fill.template operator()<uint8_t>(); break;
+      case ElemType::Float:
+        fill.template operator()<float>();
+        break;
+      case ElemType::Double:
+        fill.template operator()<double>();
+        break;
+      case ElemType::Int64:
+        fill.template operator()<int64_t>();
+        break;
+      case ElemType::Int32:
+        fill.template operator()<int32_t>();
+        break;
+      case ElemType::Int16:
+        fill.template operator()<int16_t>();
+        break;
+      case ElemType::Int8:
+        fill.template operator()<int8_t>();
+        break;
+      case ElemType::UInt64:
+        fill.template operator()<uint64_t>();
+        break;
+      case ElemType::UInt32:
+        fill.template operator()<uint32_t>();
+        break;
+      case ElemType::UInt16:
+        fill.template operator()<uint16_t>();
+        break;
+      case ElemType::UInt8:
+        fill.template operator()<uint8_t>();
+        break;
       case ElemType::Bool: {
         auto out = t.mutable_data<bool>();
         for (std::size_t k = 0; k < n; ++k) out[k] = chance(0.5);
@@ -140,7 +168,8 @@ class Draw {
         }
         break;
       }
-      default: throw Error("no generator for element type " + std::string(elem_type_name(type)));
+      default:
+        throw Error("no generator for element type " + std::string(elem_type_name(type)));
     }
     return t;
   }
@@ -156,7 +185,9 @@ class Draw {
     Tensor t = Tensor::from<int64_t>(dims, v);
     return narrow ? eval::cast_tensor(t, ElemType::Int32) : t;
   }
-  static Tensor ints1(const Dims& v, bool narrow = false) { return ints({static_cast<int64_t>(v.size())}, v, narrow); }
+  static Tensor ints1(const Dims& v, bool narrow = false) {
+    return ints({static_cast<int64_t>(v.size())}, v, narrow);
+  }
   // Indices into a dimension of size d, negative half of the time (d > 0).
   Dims indices(int64_t count, int64_t d) {
     Dims out(static_cast<std::size_t>(count));
@@ -183,8 +214,9 @@ struct OpSpec {
 };
 
 inline std::vector<ElemType> types_onnx_runtime_takes() {
-  return {ElemType::Float,  ElemType::Double, ElemType::Float16, ElemType::Int8,   ElemType::Int16,  ElemType::Int32,
-          ElemType::Int64,  ElemType::UInt8,  ElemType::UInt16,  ElemType::UInt32, ElemType::UInt64, ElemType::Bool};
+  return {ElemType::Float,  ElemType::Double, ElemType::Float16, ElemType::Int8,
+          ElemType::Int16,  ElemType::Int32,  ElemType::Int64,   ElemType::UInt8,
+          ElemType::UInt16, ElemType::UInt32, ElemType::UInt64,  ElemType::Bool};
 }
 
 // The types ONNX's schema allows for `input` of `op` (its first input by default), among the types
@@ -200,7 +232,8 @@ inline std::optional<std::vector<ElemType>> schema_types(const std::string& op, 
   std::vector<ElemType> out;
   for (ElemType t : types_onnx_runtime_takes()) {
     std::string name(elem_type_name(t));
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (std::find(allowed.begin(), allowed.end(), "tensor(" + name + ")") != allowed.end()) out.push_back(t);
   }
   return out;

@@ -80,8 +80,10 @@ inline F reduce(bool extremes, bool sum) {
     const Dims axes = axis_subset(d, static_cast<int64_t>(shape.size()));
     const bool axes_input = c.opset >= 18 || sum;
     if (!axes.empty() || d.chance(0.5)) {
-      if (axes_input) c.in(Draw::ints1(axes));
-      else if (!axes.empty()) c.attr_ints("axes", axes);
+      if (axes_input)
+        c.in(Draw::ints1(axes));
+      else if (!axes.empty())
+        c.attr_ints("axes", axes);
     }
     if (d.chance(0.5)) c.attr_int("keepdims", d.pick(0, 1));
     if (axes_input && d.chance(0.3)) c.attr_int("noop_with_empty_axes", d.pick(0, 1));
@@ -135,7 +137,8 @@ inline Window window(Draw& d, const Dims& in, bool dilate) {
   for (int half = 0; half < 2; ++half)
     for (std::size_t k = 0; k < n; ++k) w.pads.push_back(d.pick(0, w.kernel[k] - 1));
   for (std::size_t k = 0; k < n; ++k)  // the dilated kernel must fit the padded input
-    while (w.dilations[k] > 1 && (w.kernel[k] - 1) * w.dilations[k] + 1 > in[k + 2] + w.pads[k] + w.pads[k + n])
+    while (w.dilations[k] > 1 &&
+           (w.kernel[k] - 1) * w.dilations[k] + 1 > in[k + 2] + w.pads[k] + w.pads[k + n])
       --w.dilations[k];
   return w;
 }
@@ -165,11 +168,15 @@ inline F conv(bool fused) {
     window_attrs(d, c, w, true);
     if (group > 1) c.attr_int("group", group);
     if (fused) {
-      const char* act = d.one_of<const char*>({"Relu", "Tanh", "Sigmoid", "LeakyRelu", "Clip", "HardSigmoid"});
+      const char* act =
+          d.one_of<const char*>({"Relu", "Tanh", "Sigmoid", "LeakyRelu", "Clip", "HardSigmoid"});
       c.attr_string("activation", act);
-      if (std::string(act) == "LeakyRelu") c.attr(ir::Attribute::make_floats(Symbol("activation_params"), {0.1f}));
-      if (std::string(act) == "Clip") c.attr(ir::Attribute::make_floats(Symbol("activation_params"), {-0.5f, 0.75f}));
-      if (std::string(act) == "HardSigmoid") c.attr(ir::Attribute::make_floats(Symbol("activation_params"), {0.3f, 0.4f}));
+      if (std::string(act) == "LeakyRelu")
+        c.attr(ir::Attribute::make_floats(Symbol("activation_params"), {0.1f}));
+      if (std::string(act) == "Clip")
+        c.attr(ir::Attribute::make_floats(Symbol("activation_params"), {-0.5f, 0.75f}));
+      if (std::string(act) == "HardSigmoid")
+        c.attr(ir::Attribute::make_floats(Symbol("activation_params"), {0.3f, 0.4f}));
     }
   };
 }
@@ -187,7 +194,9 @@ inline F pool(bool max) {
 }
 
 inline F global_pool() {
-  return [](Draw& d, ElemType t, Case& c) { c.in(d.values(t, nc_spatial(d, d.pick(1, 3), d.pick(1, 3)), false)); };
+  return [](Draw& d, ElemType t, Case& c) {
+    c.in(d.values(t, nc_spatial(d, d.pick(1, 3), d.pick(1, 3)), false));
+  };
 }
 
 inline void gemm_like(Draw& d, ElemType t, Case& c, bool fused) {
@@ -237,7 +246,8 @@ inline void reshape(Draw& d, ElemType t, Case& c) {
   std::reverse(target.begin(), target.end());
   const bool any_zero = std::find(target.begin(), target.end(), 0) != target.end();
   const bool allowzero = any_zero && d.chance(0.5);
-  if (!target.empty() && !any_zero && d.chance(0.4)) target[static_cast<std::size_t>(d.pick(0, static_cast<int64_t>(target.size()) - 1))] = -1;
+  if (!target.empty() && !any_zero && d.chance(0.4))
+    target[static_cast<std::size_t>(d.pick(0, static_cast<int64_t>(target.size()) - 1))] = -1;
   for (std::size_t k = 0; k < target.size() && k < x.size(); ++k)
     if (!allowzero && target[k] == x[k] && d.chance(0.3)) target[k] = 0;  // copy the input's dimension
   c.in(Draw::ints1(target));
@@ -254,8 +264,11 @@ inline void slice(Draw& d, ElemType t, Case& c) {
   for (int64_t a : d.permutation(r)) {
     if (!d.chance(0.6) && !axes.empty()) continue;
     const int64_t n = x[static_cast<std::size_t>(a)];
-    auto bound = [&] { return d.chance(0.15) ? d.one_of<int64_t>({lo, hi, lo + 1, hi - 1}) : d.pick(-n - 3, n + 3); };
-    int64_t step = d.chance(0.1) ? d.one_of<int64_t>({lo, hi, -hi}) : d.one_of<int64_t>({1, 1, 2, 3, -1, -1, -2, -3});
+    auto bound = [&] {
+      return d.chance(0.15) ? d.one_of<int64_t>({lo, hi, lo + 1, hi - 1}) : d.pick(-n - 3, n + 3);
+    };
+    int64_t step =
+        d.chance(0.1) ? d.one_of<int64_t>({lo, hi, -hi}) : d.one_of<int64_t>({1, 1, 2, 3, -1, -1, -2, -3});
     if (narrow) {
       auto clamp32 = [](int64_t v) { return std::clamp<int64_t>(v, INT32_MIN, INT32_MAX); };
       starts.push_back(clamp32(bound()));
@@ -301,7 +314,8 @@ inline void gather_elements(Draw& d, ElemType t, Case& c) {
   const int64_t axis = d.axis(r);
   const auto ax = static_cast<std::size_t>(axis < 0 ? axis + r : axis);
   Dims ishape = x;
-  for (std::size_t k = 0; k < ishape.size(); ++k) ishape[k] = k == ax ? (x[k] == 0 ? 0 : d.pick(1, 4)) : d.pick(std::min<int64_t>(x[k], 1), x[k]);
+  for (std::size_t k = 0; k < ishape.size(); ++k)
+    ishape[k] = k == ax ? (x[k] == 0 ? 0 : d.pick(1, 4)) : d.pick(std::min<int64_t>(x[k], 1), x[k]);
   c.in(d.values(t, x, true));
   c.in(Draw::ints(ishape, d.indices(static_cast<int64_t>(dims_element_count(ishape)), x[ax]), d.chance(0.3)));
   c.attr_int("axis", axis);
@@ -362,7 +376,8 @@ inline void scatter_nd(Draw& d, ElemType t, Case& c) {
   const Dims perm = d.permutation(cells);
   Dims idx;
   for (int64_t p = 0; p < n; ++p) {
-    int64_t flat = std::string(reduction) == "none" ? perm[static_cast<std::size_t>(p)] : d.pick(0, cells - 1);
+    int64_t flat =
+        std::string(reduction) == "none" ? perm[static_cast<std::size_t>(p)] : d.pick(0, cells - 1);
     Dims tuple(static_cast<std::size_t>(k));
     for (int64_t j = k - 1; j >= 0; --j) {
       const int64_t dim = x[static_cast<std::size_t>(j)];
@@ -417,7 +432,8 @@ inline void split(Draw& d, ElemType t, Case& c) {
     Dims divisors;
     for (int64_t k = 1; k <= std::max<int64_t>(n, 1); ++k)
       if (n % k == 0) divisors.push_back(k);
-    c.outputs = static_cast<std::size_t>(divisors[static_cast<std::size_t>(d.pick(0, static_cast<int64_t>(divisors.size()) - 1))]);
+    c.outputs = static_cast<std::size_t>(
+        divisors[static_cast<std::size_t>(d.pick(0, static_cast<int64_t>(divisors.size()) - 1))]);
   }
 }
 
@@ -432,8 +448,10 @@ inline void squeeze(Draw& d, ElemType t, Case& c) {
   for (int64_t a = 0; a < r; ++a)
     if (x[static_cast<std::size_t>(a)] == 1 && d.chance(0.6)) axes.push_back(d.chance(0.5) ? a - r : a);
   if (axes.empty() && d.chance(0.5)) return;  // squeeze every 1
-  if (c.opset >= 13) c.in(Draw::ints1(axes));
-  else c.attr_ints("axes", axes);
+  if (c.opset >= 13)
+    c.in(Draw::ints1(axes));
+  else
+    c.attr_ints("axes", axes);
 }
 
 inline void unsqueeze(Draw& d, ElemType t, Case& c) {
@@ -447,8 +465,10 @@ inline void unsqueeze(Draw& d, ElemType t, Case& c) {
     axes.push_back(d.chance(0.5) ? a - out_rank : a);
   }
   c.in(d.values(t, x, true));
-  if (c.opset >= 13) c.in(Draw::ints1(axes));
-  else c.attr_ints("axes", axes);
+  if (c.opset >= 13)
+    c.in(Draw::ints1(axes));
+  else
+    c.attr_ints("axes", axes);
 }
 
 inline void expand(Draw& d, ElemType t, Case& c) {
@@ -457,8 +477,10 @@ inline void expand(Draw& d, ElemType t, Case& c) {
     if (d.chance(0.4)) v = 1;
   Dims target = x;
   for (int64_t& v : target)
-    if (v == 1 && d.chance(0.6)) v = d.pick(0, 3);
-    else if (d.chance(0.3)) v = 1;  // a 1 in the shape keeps the input's dimension
+    if (v == 1 && d.chance(0.6))
+      v = d.pick(0, 3);
+    else if (d.chance(0.3))
+      v = 1;  // a 1 in the shape keeps the input's dimension
   for (int64_t extra = d.pick(0, 2); extra > 0; --extra) target.insert(target.begin(), d.pick(1, 3));
   if (d.chance(0.2) && !target.empty()) target.erase(target.begin());
   c.in(d.values(t, x, true));
@@ -486,8 +508,10 @@ inline void pad(Draw& d, ElemType t, Case& c) {
   }
   c.in(d.values(t, x, true));
   c.in(Draw::ints1(pads));
-  if (std::string(mode) == "constant" && d.chance(0.6)) c.in(d.values(t, {}, true));
-  else if (with_axes) c.none();
+  if (std::string(mode) == "constant" && d.chance(0.6))
+    c.in(d.values(t, {}, true));
+  else if (with_axes)
+    c.none();
   if (with_axes) c.in(Draw::ints1(axes));
   c.attr_string("mode", mode);
 }
@@ -543,8 +567,10 @@ inline F cast(bool like) {
       }
     }
     c.in(x);
-    if (like) c.in(d.values(to, {d.pick(0, 2)}, false));
-    else c.attr_int("to", static_cast<int64_t>(to));
+    if (like)
+      c.in(d.values(to, {d.pick(0, 2)}, false));
+    else
+      c.attr_int("to", static_cast<int64_t>(to));
   };
 }
 
@@ -554,7 +580,9 @@ inline F quantize(bool dequantize) {
     const Dims x = d.shape(0, 3);
     const bool per_axis = !x.empty() && d.chance(0.4);
     const int64_t axis = per_axis ? d.axis(static_cast<int64_t>(x.size())) : 1;
-    const Dims pshape = per_axis ? Dims{x[static_cast<std::size_t>(axis < 0 ? axis + static_cast<int64_t>(x.size()) : axis)]} : Dims{};
+    const Dims pshape =
+        per_axis ? Dims{x[static_cast<std::size_t>(axis < 0 ? axis + static_cast<int64_t>(x.size()) : axis)]}
+                 : Dims{};
     const ElemType q = dequantize ? t : d.one_of<ElemType>({ElemType::UInt8, ElemType::Int8});
     if (dequantize) {
       c.in(d.values(t, x, true));
@@ -600,8 +628,10 @@ inline void skip_layer_norm(Draw& d, ElemType t, Case& c, bool simplified) {
   c.in(d.values(t, {h}, false, false));
   const bool beta = !simplified && d.chance(0.6), bias = d.chance(0.5);
   if (!simplified) {
-    if (beta) c.in(d.values(t, {h}, false, false));
-    else if (bias) c.none();
+    if (beta)
+      c.in(d.values(t, {h}, false, false));
+    else if (bias)
+      c.none();
   }
   if (bias) c.in(d.values(t, {h}, false, false));
   if (d.chance(0.5)) c.attr_float("epsilon", 1e-3f);
@@ -637,28 +667,34 @@ inline void rotary(Draw& d, ElemType t, Case& c, bool contrib) {
 inline std::vector<OpSpec> evaluator_op_specs() {
   using namespace ops_detail;
   std::vector<OpSpec> specs;
-  auto add = [&](std::string op, std::string op_class, Match match, F make, std::vector<ElemType> fallback = kFloats,
-                 std::string domain = "", int64_t per_type = 4, std::size_t typed_input = 0) {
+  auto add = [&](std::string op, std::string op_class, Match match, F make,
+                 std::vector<ElemType> fallback = kFloats, std::string domain = "", int64_t per_type = 4,
+                 std::size_t typed_input = 0) {
     std::vector<ElemType> types = schema_types(op, domain, 17, typed_input).value_or(fallback);
-    specs.push_back({std::move(op), std::move(domain), std::move(op_class), match, per_type, std::move(types), std::move(make)});
+    specs.push_back({std::move(op), std::move(domain), std::move(op_class), match, per_type, std::move(types),
+                     std::move(make)});
   };
   const std::string ms = "com.microsoft";
   auto alpha = [](const char* name, std::vector<double> v) {
     return [=](Draw& d, Case& c) {
-      if (d.chance(0.7)) c.attr_float(name, static_cast<float>(v[static_cast<std::size_t>(d.pick(0, static_cast<int64_t>(v.size()) - 1))]));
+      if (d.chance(0.7))
+        c.attr_float(name, static_cast<float>(
+                               v[static_cast<std::size_t>(d.pick(0, static_cast<int64_t>(v.size()) - 1))]));
     };
   };
   // Exact elementwise ops (no rounding of their own).
   for (const char* op : {"Sign", "Floor", "Ceil", "Round", "Relu", "IsNaN", "Identity", "Not"})
     add(op, "unary-exact", Match::Exact, unary(true));
-  for (const char* op : {"Abs", "Neg", "Reciprocal", "Sqrt"}) add(op, "unary-exact", Match::Exact, unary(false));
+  for (const char* op : {"Abs", "Neg", "Reciprocal", "Sqrt"})
+    add(op, "unary-exact", Match::Exact, unary(false));
   add("IsInf", "unary-exact", Match::Exact, unary(false, [](Draw& d, Case& c) {
         if (d.chance(0.5)) c.attr_int("detect_negative", d.pick(0, 1));
         if (d.chance(0.5)) c.attr_int("detect_positive", d.pick(0, 1));
       }));
   // Transcendental and activation functions.
-  for (const char* op : {"Exp", "Log", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
-                         "Tanh", "Erf", "Sigmoid", "Softplus", "Softsign", "Mish", "HardSwish"})
+  for (const char* op :
+       {"Exp",   "Log",   "Sin",   "Cos",  "Tan", "Asin",    "Acos",     "Atan",     "Sinh", "Cosh",
+        "Asinh", "Acosh", "Atanh", "Tanh", "Erf", "Sigmoid", "Softplus", "Softsign", "Mish", "HardSwish"})
     add(op, "unary-math", Match::Close, unary(false));
   add("LeakyRelu", "unary-math", Match::Close, unary(false, alpha("alpha", {0.01, 0.2, -0.5})));
   add("Elu", "unary-math", Match::Close, unary(false, alpha("alpha", {0.5, 2.0})));
@@ -683,16 +719,22 @@ inline std::vector<OpSpec> evaluator_op_specs() {
   });
   add("Gelu", "contrib", Match::Close, unary(false), kFloats, ms);
   add("QuickGelu", "contrib", Match::Close, unary(false, alpha("alpha", {1.702, 1.0})), kFloats, ms);
-  add("FastGelu", "contrib", Match::Close, [](Draw& d, ElemType t, Case& c) {
+  add(
+      "FastGelu", "contrib", Match::Close,
+      [](Draw& d, ElemType t, Case& c) {
         const Dims x = d.shape(1, 3);
         c.in(d.values(t, x, false));
         if (d.chance(0.5)) c.in(d.values(t, {x.back()}, false));
-      }, kFloats, ms);
-  add("BiasGelu", "contrib", Match::Close, [](Draw& d, ElemType t, Case& c) {
+      },
+      kFloats, ms);
+  add(
+      "BiasGelu", "contrib", Match::Close,
+      [](Draw& d, ElemType t, Case& c) {
         const Dims x = d.shape(1, 3, 4, 0.0);
         c.in(d.values(t, x, false));
         c.in(d.values(t, {x.back()}, false));
-      }, kFloats, ms);
+      },
+      kFloats, ms);
   add("Dropout", "unary-exact", Match::Exact, [](Draw& d, ElemType t, Case& c) {
     c.in(d.values(t, d.shape(0, 4), false));
     if (d.chance(0.4)) c.in(Tensor::scalar<float>(0.25f));
@@ -716,7 +758,10 @@ inline std::vector<OpSpec> evaluator_op_specs() {
     const std::vector<ElemType> exps = schema_types("Pow", "", 17, 1).value_or(kFloat);
     const ElemType e = exps[static_cast<std::size_t>(d.pick(0, static_cast<int64_t>(exps.size()) - 1))];
     Tensor y = eval::cast_tensor(*c.inputs[1], ElemType::Double);
-    for (double& v : y.mutable_data<double>()) v = std::isfinite(v) ? std::fmod(std::trunc(v), 4.0) + (is_float(t) && is_float(e) && d.chance(0.3) ? 0.5 : 0.0) : v;
+    for (double& v : y.mutable_data<double>())
+      v = std::isfinite(v)
+              ? std::fmod(std::trunc(v), 4.0) + (is_float(t) && is_float(e) && d.chance(0.3) ? 0.5 : 0.0)
+              : v;
     if (is_integer(t))  // no overflow, no negative power of an integer
       for (double& v : y.mutable_data<double>()) v = std::abs(v);
     c.inputs[1] = eval::cast_tensor(y, e);
@@ -731,22 +776,28 @@ inline std::vector<OpSpec> evaluator_op_specs() {
   });
   for (const char* op : {"Sum", "Mean"}) add(op, "variadic", Match::Close, variadic(false));
   for (const char* op : {"Max", "Min"}) add(op, "variadic", Match::Exact, variadic(true));
-  add("Where", "variadic", Match::Exact, [](Draw& d, ElemType t, Case& c) {
-    const Dims a = d.shape(0, 4);
-    c.in(d.values(ElemType::Bool, d.partner(a)));
-    c.in(d.values(t, d.chance(0.5) ? a : d.partner(a), true));
-    c.in(d.values(t, d.partner(a), true));
-  }, kFloats, "", 4, 1);
+  add(
+      "Where", "variadic", Match::Exact,
+      [](Draw& d, ElemType t, Case& c) {
+        const Dims a = d.shape(0, 4);
+        c.in(d.values(ElemType::Bool, d.partner(a)));
+        c.in(d.values(t, d.chance(0.5) ? a : d.partner(a), true));
+        c.in(d.values(t, d.partner(a), true));
+      },
+      kFloats, "", 4, 1);
   add("Clip", "variadic", Match::Exact, [](Draw& d, ElemType t, Case& c) {
     c.in(d.values(t, d.shape(0, 4), true));
     const int64_t which = d.pick(0, 3);
-    if (which & 1) c.in(d.values(t, {}, true, false));
-    else if (which & 2) c.none();
+    if (which & 1)
+      c.in(d.values(t, {}, true, false));
+    else if (which & 2)
+      c.none();
     if (which & 2) c.in(d.values(t, {}, true, false));
   });
   // Reductions.
   add("ReduceSum", "reduce", Match::Close, reduce(false, true));
-  for (const char* op : {"ReduceMean", "ReduceProd", "ReduceLogSumExp", "ReduceSumSquare", "ReduceL1", "ReduceL2"})
+  for (const char* op :
+       {"ReduceMean", "ReduceProd", "ReduceLogSumExp", "ReduceSumSquare", "ReduceL1", "ReduceL2"})
     add(op, "reduce", Match::Close, reduce(false, false));
   add("ReduceLogSum", "reduce", Match::Close, [](Draw& d, ElemType t, Case& c) {
     reduce(false, false)(d, t, c);
@@ -801,8 +852,12 @@ inline std::vector<OpSpec> evaluator_op_specs() {
   // Matrix products.
   add("MatMul", "matmul", Match::Close, [](Draw& d, ElemType t, Case& c) { matmul_operands(d, t, c, 1); });
   add("Gemm", "matmul", Match::Close, [](Draw& d, ElemType t, Case& c) { gemm_like(d, t, c, false); });
-  add("FusedGemm", "contrib", Match::Close, [](Draw& d, ElemType t, Case& c) { gemm_like(d, t, c, true); }, kFloat, ms);
-  add("FusedMatMul", "contrib", Match::Close, [](Draw& d, ElemType t, Case& c) {
+  add(
+      "FusedGemm", "contrib", Match::Close, [](Draw& d, ElemType t, Case& c) { gemm_like(d, t, c, true); },
+      kFloat, ms);
+  add(
+      "FusedMatMul", "contrib", Match::Close,
+      [](Draw& d, ElemType t, Case& c) {
         matmul_operands(d, t, c, 2);
         if (d.chance(0.5)) c.attr_float("alpha", 0.5f);
         // transposing swaps the last two dimensions of an operand: draw the operand so it fits
@@ -813,7 +868,8 @@ inline std::vector<OpSpec> evaluator_op_specs() {
           a = d.values(t, ad, false, false);
           c.attr_int("transA", 1);
         }
-      }, kFloats, ms);
+      },
+      kFloats, ms);
   // Shape and data-movement ops.
   add("Reshape", "shape", Match::Exact, reshape);
   add("Flatten", "shape", Match::Exact, [](Draw& d, ElemType t, Case& c) {
@@ -848,10 +904,13 @@ inline std::vector<OpSpec> evaluator_op_specs() {
     if (d.chance(0.5)) c.attr_int("end", d.pick(-r - 2, r + 2));
   });
   add("Size", "shape", Match::Exact, [](Draw& d, ElemType t, Case& c) { c.in(d.values(t, d.shape(0, 4))); });
-  add("ConstantOfShape", "shape", Match::Exact, [](Draw& d, ElemType t, Case& c) {
-    c.in(Draw::ints1(d.shape(0, 3)));
-    if (d.chance(0.8)) c.attr(ir::Attribute::make_tensor(Symbol("value"), d.values(t, {1}, true)));
-  }, types_onnx_runtime_takes(), "", 2);
+  add(
+      "ConstantOfShape", "shape", Match::Exact,
+      [](Draw& d, ElemType t, Case& c) {
+        c.in(Draw::ints1(d.shape(0, 3)));
+        if (d.chance(0.8)) c.attr(ir::Attribute::make_tensor(Symbol("value"), d.values(t, {1}, true)));
+      },
+      types_onnx_runtime_takes(), "", 2);
   add("Range", "shape", Match::Close, [](Draw& d, ElemType t, Case& c) {
     const double start = static_cast<double>(d.pick(-5, 5)), delta = d.one_of<double>({1, 2, -1, -3, 0.5});
     const double limit = start + delta * static_cast<double>(d.pick(-1, 6)) + (is_float(t) ? 0.25 : 0.0);
@@ -884,7 +943,8 @@ inline std::vector<OpSpec> evaluator_op_specs() {
     const auto r = static_cast<int64_t>(x.size());
     const bool with_axis = d.chance(0.7);
     const int64_t axis = d.axis(r);
-    const int64_t n = with_axis ? x[static_cast<std::size_t>(axis < 0 ? axis + r : axis)] : static_cast<int64_t>(dims_element_count(x));
+    const int64_t n = with_axis ? x[static_cast<std::size_t>(axis < 0 ? axis + r : axis)]
+                                : static_cast<int64_t>(dims_element_count(x));
     c.in(d.values(t, x, true));
     c.in(d.values(ElemType::Bool, {d.pick(0, n)}));
     if (with_axis) c.attr_int("axis", axis);
@@ -914,35 +974,55 @@ inline std::vector<OpSpec> evaluator_op_specs() {
     }
   });
   add("TopK", "value", Match::Exact, topk);
-  add("NonZero", "value", Match::Exact, [](Draw& d, ElemType t, Case& c) { c.in(d.values(t, d.shape(0, 3), true)); });
+  add("NonZero", "value", Match::Exact,
+      [](Draw& d, ElemType t, Case& c) { c.in(d.values(t, d.shape(0, 3), true)); });
   add("OneHot", "value", Match::Exact, one_hot, kFloats, "", 4, 2);
   add("Cast", "cast", Match::Exact, cast(false), types_onnx_runtime_takes(), "", 12);
   add("CastLike", "cast", Match::Exact, cast(true), types_onnx_runtime_takes(), "", 12);
   add("QuantizeLinear", "cast", Match::Exact, quantize(false), kFloat);
-  add("DequantizeLinear", "cast", Match::Close, quantize(true), {ElemType::UInt8, ElemType::Int8, ElemType::Int32});
+  add("DequantizeLinear", "cast", Match::Close, quantize(true),
+      {ElemType::UInt8, ElemType::Int8, ElemType::Int32});
   // com.microsoft contrib ops.
-  add("SkipLayerNormalization", "contrib", Match::Close, [](Draw& d, ElemType t, Case& c) { skip_layer_norm(d, t, c, false); }, kFloats, ms);
-  add("SkipSimplifiedLayerNormalization", "contrib", Match::Close, [](Draw& d, ElemType t, Case& c) { skip_layer_norm(d, t, c, true); }, kFloats, ms);
-  add("BiasSoftmax", "contrib", Match::Close, [](Draw& d, ElemType t, Case& c) {
+  add(
+      "SkipLayerNormalization", "contrib", Match::Close,
+      [](Draw& d, ElemType t, Case& c) { skip_layer_norm(d, t, c, false); }, kFloats, ms);
+  add(
+      "SkipSimplifiedLayerNormalization", "contrib", Match::Close,
+      [](Draw& d, ElemType t, Case& c) { skip_layer_norm(d, t, c, true); }, kFloats, ms);
+  add(
+      "BiasSoftmax", "contrib", Match::Close,
+      [](Draw& d, ElemType t, Case& c) {
         const Dims x = d.shape(2, 4, 4, 0.0);
         c.in(d.values(t, x, false, false));
         Dims bias = x;
         bias[0] = 1;
         c.in(d.values(t, bias, false, false));
         c.attr_int("axis", -1);
-      }, kFloats, ms);
-  for (const char* op : {"SoftmaxGrad", "SoftmaxGrad_13"})  // training ops: ONNX Runtime's inference build lacks them
-    add(op, "contrib", Match::Close, [](Draw& d, ElemType t, Case& c) {
+      },
+      kFloats, ms);
+  for (const char* op :
+       {"SoftmaxGrad", "SoftmaxGrad_13"})  // training ops: ONNX Runtime's inference build lacks them
+    add(
+        op, "contrib", Match::Close,
+        [](Draw& d, ElemType t, Case& c) {
           const Dims x = d.shape(1, 3, 4, 0.0);
           c.in(d.values(t, x, false, false));
           c.in(d.values(t, x, false, false));
           c.attr_int("axis", d.axis(static_cast<int64_t>(x.size())));
-        }, kFloat, ms, 2);
-  add("RotaryEmbedding", "contrib", Match::Close, [](Draw& d, ElemType t, Case& c) { rotary(d, t, c, true); }, kFloats, ms);
-  add("RotaryEmbedding", "nn", Match::Close, [](Draw& d, ElemType t, Case& c) { rotary(d, t, c, false); }, kFloats);
-  add("Constant", "shape", Match::Exact, [](Draw& d, ElemType t, Case& c) {
-    c.attr(ir::Attribute::make_tensor(Symbol("value"), d.values(t, d.shape(0, 3), true)));
-  }, types_onnx_runtime_takes(), "", 1);
+        },
+        kFloat, ms, 2);
+  add(
+      "RotaryEmbedding", "contrib", Match::Close, [](Draw& d, ElemType t, Case& c) { rotary(d, t, c, true); },
+      kFloats, ms);
+  add(
+      "RotaryEmbedding", "nn", Match::Close, [](Draw& d, ElemType t, Case& c) { rotary(d, t, c, false); },
+      kFloats);
+  add(
+      "Constant", "shape", Match::Exact,
+      [](Draw& d, ElemType t, Case& c) {
+        c.attr(ir::Attribute::make_tensor(Symbol("value"), d.values(t, d.shape(0, 3), true)));
+      },
+      types_onnx_runtime_takes(), "", 1);
   return specs;
 }
 

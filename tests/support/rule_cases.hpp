@@ -54,7 +54,8 @@ inline std::vector<PositiveCase> read_positive_cases(const std::filesystem::path
 }
 
 inline std::vector<PositiveCase> read_positive_cases() {
-  return read_positive_cases(std::filesystem::path(XEXP_SOURCE_DIR) / "tests" / "data" / "rule_positive_cases.txt");
+  return read_positive_cases(std::filesystem::path(XEXP_SOURCE_DIR) / "tests" / "data" /
+                             "rule_positive_cases.txt");
 }
 
 // The model as an exporter writes it: parsed, typed by ONNX shape inference (with data propagation, as

@@ -453,6 +453,9 @@ inline std::vector<Tensor> pad_kernel(const KernelContext& c) {
   for (std::size_t d = 0; d < r; ++d) {
     const int64_t n = x.dims()[d];
     dims[d] = n + before[d] + after[d];
+    if (dims[d] < 0)  // negative pads crop; they cannot take more than the dimension holds
+      c.fail("pads " + std::to_string(before[d]) + " and " + std::to_string(after[d]) + " leave axis " +
+             std::to_string(d) + " of size " + std::to_string(n) + " with a negative size");
     maps[d].resize(dims[d]);
     for (int64_t i = 0; i < dims[d]; ++i) {
       int64_t j = i - before[d];
