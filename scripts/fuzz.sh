@@ -1,40 +1,63 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harnesses of tests/fuzz with clang-14 (ASan + UBSan) and runs each for SECONDS,
-# seeded from ONNX's backend test models and the shared models. Crashes land in build/fuzz/crashes/<action>/;
-# each one found becomes a regression test (tests/test_hostile_inputs.cpp). Not part of CI (yet).
+# Runs the libFuzzer harness of tests/fuzz (fuzz_model, clang 14 with ASan + UBSan) for SECONDS per action,
+# seeded from ONNX's backend test models and the small shared models. CI runs it for a short time on its
+# sanitizer build (scripts/run_tests.sh); for a long run, call it by hand. Crashes, sanitizer reports,
+# leaks, hangs (an input running over 60 s) and out-of-memory inputs land in BUILD/fuzz/crashes/<action>/
+# and make the script exit 1; each one found becomes a regression test (tests/test_hostile_inputs.cpp).
+# Reproduce one with
+#   XEXP_FUZZ_ACTION=<action> BUILD/tests/fuzz/fuzz_model <crash file>
 #
 #   scripts/fuzz.sh SECONDS [ACTION ...]     actions: load print optimize inline run (default: all)
+# XEXP_FUZZ_FLAGS: more libFuzzer flags (e.g. "-fork=1 -ignore_crashes=1" to go on after a crash).
+# XEXP_FUZZ_BUILD=DIR: a build configured with -DXEXP_SANITIZE=ON -DXEXP_BUILD_FUZZERS=ON and built (CI's
+# build/sanitize); without it, build/fuzz is configured and built with only the library and the harness.
 set -euo pipefail
 seconds=${1:?usage: scripts/fuzz.sh SECONDS [ACTION ...]}
 shift
 actions=("$@")
 [ ${#actions[@]} -eq 0 ] && actions=(load print optimize inline run)
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=$root/build/fuzz
 shared=$root/../shared
-
-CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DXEXP_BUILD_FUZZERS=ON -DXEXP_BUILD_TESTS=OFF \
-  -DXEXP_BUILD_BENCH=OFF -DXEXP_BUILD_CLI=OFF > "$build.configure.log"
-cmake --build "$build" -j1 --target $(printf 'fuzz_%s ' "${actions[@]}")
+build=${XEXP_FUZZ_BUILD:-}
+if [ -z "$build" ]; then
+  build=$root/build/fuzz
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DXEXP_SANITIZE=ON -DXEXP_BUILD_FUZZERS=ON \
+    -DXEXP_BUILD_TESTS=OFF -DXEXP_BUILD_BENCH=OFF -DXEXP_BUILD_CLI=OFF > "$build.configure.log"
+  cmake --build "$build" -j "${JOBS:-1}" --target fuzz_model
+fi
+work=$build/fuzz
 
 # Seeds: small models only (libFuzzer mutates whole inputs; big ones make every execution slow).
-seeds=$build/seeds
+seeds=$work/seeds
 if [ ! -d "$seeds" ]; then
   mkdir -p "$seeds"
   for f in /usr/share/libonnx-testdata/data/node/*/model.onnx; do
-    cp "$f" "$seeds/$(basename "$(dirname "$f")").onnx"
+    [ -f "$f" ] && cp "$f" "$seeds/$(basename "$(dirname "$f")").onnx"
   done
-  find "$shared" -name '*.onnx' -size -1M -exec cp {} "$seeds/" \; 2>/dev/null || true
+  if [ -d "$shared" ]; then find "$shared" -name '*.onnx' -size -1024k -exec cp {} "$seeds/" \; ; fi
 fi
 
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+failed=()
 for action in "${actions[@]}"; do
-  corpus=$build/corpus/$action
-  crashes=$build/crashes/$action
+  corpus=$work/corpus/$action
+  crashes=$work/crashes/$action
+  log=$work/$action.log
   mkdir -p "$corpus" "$crashes"
-  echo "== fuzz_$action for ${seconds}s"
-  "$build/tests/fuzz/fuzz_$action" "$corpus" "$seeds" -max_total_time="$seconds" -timeout=20 \
-    -rss_limit_mb=4096 -max_len=1048576 -artifact_prefix="$crashes/" -print_final_stats=1 2>&1 |
-    grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)' || true
-  echo "crashes: $(find "$crashes" -type f | wc -l) in $crashes"
+  echo "== fuzz_model $action for ${seconds}s"
+  status=0
+  XEXP_FUZZ_ACTION=$action "$build/tests/fuzz/fuzz_model" "$corpus" "$seeds" -max_total_time="$seconds" \
+    -timeout=60 -rss_limit_mb=2048 -max_len=1048576 -artifact_prefix="$crashes/" -print_final_stats=1 \
+    ${XEXP_FUZZ_FLAGS:-} > "$log" 2>&1 || status=$?
+  grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb)|INITED|^Done' "$log" || true
+  if [ "$status" -ne 0 ]; then
+    failed+=("$action")
+    grep -v -E '^#[0-9]+' "$log" | tail -n 60
+    echo "fuzz_model $action FAILED (exit $status); its inputs are in $crashes"
+  fi
 done
+if [ ${#failed[@]} -ne 0 ]; then
+  echo "fuzzing found crashes in: ${failed[*]}"
+  exit 1
+fi

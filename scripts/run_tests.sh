@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds everything with warnings as errors and runs every test; then
-# builds the tests again with AddressSanitizer + UndefinedBehaviorSanitizer and runs them there too.
+# builds the tests again with AddressSanitizer + UndefinedBehaviorSanitizer and runs them there too;
+# last, the libFuzzer harness built in that sanitizer build runs each action for a short time
+# (scripts/fuzz.sh; XEXP_CI_FUZZ_SECONDS per action).
 # The single-include and packaging (find_package, add_subdirectory, the Debian package, FetchContent)
 # checks are ctest tests (test_single_include, test_examples) and run in the first pass, as does the
 # Python module's pytest run (Python.Module): a Python extension would need the sanitizers' runtime
@@ -28,10 +30,15 @@ echo "=== clang 14, AddressSanitizer + UndefinedBehaviorSanitizer: build and tes
 # corpus sweeps are covered by the first pass: both are left out under the sanitizers.
 # -O1 -g1: quick to compile, still fast enough to run, and line numbers in the sanitizers' reports.
 cmake -S "$ROOT" -B "$ROOT/build/sanitize" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
-      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DXEXP_WERROR=ON -DXEXP_SANITIZE=ON -DXEXP_BUILD_BENCH=OFF
+      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DXEXP_WERROR=ON -DXEXP_SANITIZE=ON -DXEXP_BUILD_BENCH=OFF \
+      -DXEXP_BUILD_FUZZERS=ON
 cmake --build "$ROOT/build/sanitize" -j "$JOBS"
 phase_done "sanitizer build"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 (cd "$ROOT/build/sanitize" && ctest --output-on-failure -j "$JOBS" -E "${XEXP_SANITIZE_EXCLUDE:-Examples\.|SingleInclude\.|Corpus}")
 phase_done "sanitizer tests"
+
+echo "=== fuzzing (tests/fuzz/fuzz_model, built above): each action for ${XEXP_CI_FUZZ_SECONDS:-30} s, failing on any crash"
+XEXP_FUZZ_BUILD="$ROOT/build/sanitize" JOBS="$JOBS" bash "$ROOT/scripts/fuzz.sh" "${XEXP_CI_FUZZ_SECONDS:-30}"
+phase_done "fuzzing"

@@ -3,7 +3,9 @@
 // give an xexp::Error naming its cause, and on the command line one "error:" line and exit code 1.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,24 @@ void set_int(::onnx::NodeProto& n, const std::string& name, int64_t value) {
   a->set_name(name);
   a->set_type(::onnx::AttributeProto::INT);
   a->set_i(value);
+}
+::onnx::GraphProto& add_graph(::onnx::NodeProto& n, const std::string& name) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::GRAPH);
+  a->mutable_g()->set_name(name);
+  return *a->mutable_g();
+}
+
+// Loop(M = none, cond, x) -> L, whose body (iteration, cond, x) starts with its inputs: the caller adds the rest.
+::onnx::GraphProto& add_loop(::onnx::ModelProto& m, const std::string& cond, const std::string& name) {
+  ::onnx::NodeProto& loop = *m.mutable_graph()->add_node() = make_node("Loop", {"", cond, "X"}, {"L"}, name);
+  ::onnx::GraphProto& body = add_graph(loop, "body");
+  *body.add_input() = tensor_info("i", 7, {});
+  *body.add_input() = tensor_info("c", 9, {});
+  *body.add_input() = tensor_info("x", 1, {2, 3});
+  *m.mutable_graph()->add_output() = tensor_info("L", 1, {2, 3});
+  return body;
 }
 
 // X: float[2, 3] -> Relu -> Y, opset 18, plus whatever the case adds.
@@ -77,6 +97,15 @@ void add_function_calling(::onnx::ModelProto& m, const std::string& name, const 
   t.set_data_type(1);
   for (int64_t d : dims) t.add_dims(d);
   t.set_raw_data(std::string(bytes, '\0'));
+  return t;
+}
+
+::onnx::TensorProto int64_tensor(const std::string& name, std::vector<int64_t> dims, std::vector<int64_t> values) {
+  ::onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(7);
+  for (int64_t d : dims) t.add_dims(d);
+  for (int64_t v : values) t.add_int64_data(v);
   return t;
 }
 
@@ -246,6 +275,7 @@ TEST(HostileTensors, ByteSizeNotMatchingDimsAndTypeIsRefused) {
   const std::string error = load_error(saved(dir, m));
   EXPECT_NE(error.find("value 'W'"), std::string::npos) << error;
   EXPECT_NE(error.find("needs 24 bytes but has 7"), std::string::npos) << error;
+  expect_cli_errors(saved(dir, m), "needs 24 bytes but has 7", dir);
 }
 
 TEST(HostileTensors, StringTensorWithRawDataIsRefused) {
@@ -334,21 +364,212 @@ TEST(HostileKernels, TransposeWithAPermThatIsNoPermutationIsAnError) {
 TEST(HostileKernels, LoopBodyWithTooFewOutputsIsAnError) {
   TempDir dir;
   ::onnx::ModelProto m = base_model();
-  ::onnx::NodeProto loop = make_node("Loop", {"", "", "X"}, {"L"}, "Loop_L");
-  auto* body = loop.add_attribute();
-  body->set_name("body");
-  body->set_type(::onnx::AttributeProto::GRAPH);
-  auto* g = body->mutable_g();
-  g->set_name("body");
-  *g->add_input() = tensor_info("i", 7, {});
-  *g->add_input() = tensor_info("c", 9, {});
-  *g->add_input() = tensor_info("x", 1, {2, 3});
-  *g->add_node() = make_node("Identity", {"c"}, {"c_out"}, "Identity_c_out");
-  *g->add_output() = tensor_info("c_out", 9, {});  // the loop-carried x is missing
-  *m.mutable_graph()->add_node() = loop;
-  *m.mutable_graph()->add_output() = tensor_info("L", 1, {2, 3});
+  ::onnx::GraphProto& body = add_loop(m, "", "Loop_L");
+  *body.add_node() = make_node("Identity", {"c"}, {"c_out"}, "Identity_c_out");
+  *body.add_output() = tensor_info("c_out", 9, {});  // the loop-carried x is missing
   const std::string error = run_error(saved(dir, m), {{"X", zeros({2, 3})}});
   EXPECT_NE(error.find("fewer than the condition and 1 loop-carried"), std::string::npos) << error;
+}
+
+// Found by fuzzing (tests/fuzz, `run` on ONNX's backend models with random indices): indices outside the
+// data read and wrote out of bounds.
+TEST(HostileKernels, IndicesOutsideTheDataAreAnError) {
+  struct Case {
+    std::string op;
+    std::vector<int64_t> index_dims, index_values, update_dims;
+    std::string cause;
+  };
+  const std::vector<Case> cases = {
+      {"GatherElements", {3, 1}, {0, 1, 1}, {}, "indices of shape (3,1) do not fit data of shape (2,3) outside axis 1"},
+      {"ScatterElements", {1, 3}, {5, 0, 0}, {1, 3}, "index 5 is out of range [-2, 2)"},
+      {"ScatterElements", {1, 3}, {0, 0, 0}, {1, 2}, "updates of shape (1,2) differ from indices of shape (1,3)"},
+      {"GatherND", {1, 2}, {0, 7}, {}, "index 7 is out of range [-3, 3)"},
+      {"GatherND", {1, 3}, {0, 0, 0}, {}, "do not address data of shape (2,3)"},
+      {"ScatterND", {1, 1}, {4}, {1, 3}, "index 4 is out of range [-2, 2)"},
+      {"ScatterND", {1, 1}, {1}, {1, 2}, "updates of shape (1,2) where indices and data ask for (1,3)"},
+      {"ReverseSequence", {3}, {5, 1, 1}, {}, "sequence length 5 outside [0, 2]"},
+  };
+  TempDir dir;
+  for (const Case& k : cases) {
+    ::onnx::ModelProto m = base_model();
+    *m.mutable_graph()->add_initializer() = int64_tensor("I", k.index_dims, k.index_values);
+    std::vector<std::string> inputs{"X", "I"};
+    if (!k.update_dims.empty()) {
+      int64_t n = 1;
+      for (int64_t d : k.update_dims) n *= d;
+      *m.mutable_graph()->add_initializer() = float_tensor("U", k.update_dims, static_cast<std::size_t>(n) * 4);
+      inputs.push_back("U");
+    }
+    ::onnx::NodeProto node = make_node(k.op, inputs, {"O"}, k.op + "_O");
+    if (k.op == "GatherElements") set_int(node, "axis", 1);
+    *m.mutable_graph()->add_node() = node;
+    *m.mutable_graph()->add_output() = tensor_info("O", 1, {});
+    const std::string error = run_error(saved(dir, m), {{"X", zeros({2, 3})}});
+    EXPECT_NE(error.find("node '" + k.op + "_O'"), std::string::npos) << error;
+    EXPECT_NE(error.find(k.cause), std::string::npos) << k.op << ": " << error;
+  }
+}
+
+// Found by fuzzing (`run`, ONNX's EyeLike test model with its input's rank changed): EyeLike read a second
+// dimension that was not there.
+TEST(HostileKernels, EyeLikeOfAVectorIsAnError) {
+  TempDir dir;
+  ::onnx::ModelProto m = base_model();
+  *m.mutable_graph()->add_input() = tensor_info("V", 1, {3});
+  *m.mutable_graph()->add_node() = make_node("EyeLike", {"V"}, {"E"}, "EyeLike_E");
+  *m.mutable_graph()->add_output() = tensor_info("E", 1, {});
+  const std::string error = run_error(saved(dir, m), {{"X", zeros({2, 3})}, {"V", zeros({3})}});
+  EXPECT_NE(error.find("node 'EyeLike_E'"), std::string::npos) << error;
+  EXPECT_NE(error.find("the input must be 2-D, it has rank 1"), std::string::npos) << error;
+}
+
+// Found by fuzzing (`print`): integers past 2^63 went through a double and back (undefined behaviour,
+// and wrong digits).
+TEST(HostilePrinting, IntegersAtTheEndsOfTheirRangePrintExactly) {
+  TempDir dir;
+  ::onnx::ModelProto m = base_model();
+  *m.mutable_graph()->add_initializer() =
+      int64_tensor("Ends", {2}, {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()});
+  ::onnx::TensorProto u;
+  u.set_name("U");
+  u.set_data_type(13);  // UINT64
+  u.add_dims(1);
+  u.add_uint64_data(std::numeric_limits<uint64_t>::max());
+  *m.mutable_graph()->add_initializer() = u;
+  ::onnx::NodeProto fill = make_node("ConstantOfShape", {"Shape"}, {"F"}, "ConstantOfShape_F");
+  auto* value = fill.add_attribute();
+  value->set_name("value");
+  value->set_type(::onnx::AttributeProto::TENSOR);
+  *value->mutable_t() = int64_tensor("v", {1}, {std::numeric_limits<int64_t>::max()});
+  *m.mutable_graph()->add_initializer() = int64_tensor("Shape", {1}, {2});
+  *m.mutable_graph()->add_node() = fill;
+  *m.mutable_graph()->add_output() = tensor_info("F", 7, {2});
+  const std::string text = xexp::tools::pretty(xexp::load_model(saved(dir, m)), {.max_init_values = 10});
+  EXPECT_NE(text.find("9223372036854775807, -9223372036854775808"), std::string::npos) << text;
+  EXPECT_NE(text.find("18446744073709551615"), std::string::npos) << text;
+  EXPECT_NE(text.find("value=[922337203"), std::string::npos) << text;
+}
+
+// ---- loops that never end ---------------------------------------------------------------------------
+
+TEST(HostileLoops, LoopWhoseConditionNeverTurnsFalseStopsAtTheIterationLimit) {
+  // No trip count, and the body hands its condition (a constant true) back unchanged.
+  TempDir dir;
+  ::onnx::ModelProto m = base_model();
+  ::onnx::TensorProto yes;
+  yes.set_name("Yes");
+  yes.set_data_type(9);
+  yes.set_raw_data(std::string(1, '\1'));
+  *m.mutable_graph()->add_initializer() = yes;
+  ::onnx::GraphProto& body = add_loop(m, "Yes", "Loop_forever");
+  *body.add_node() = make_node("Identity", {"c"}, {"c_out"}, "Identity_c_out");
+  *body.add_node() = make_node("Relu", {"x"}, {"x_out"}, "Relu_x_out");
+  *body.add_output() = tensor_info("c_out", 9, {});
+  *body.add_output() = tensor_info("x_out", 1, {2, 3});
+  const std::string path = saved(dir, m);
+
+  const xexp::ir::Model model = xexp::load_model(path);
+  xexp::eval::RunOptions options;
+  options.max_loop_iterations = 100;
+  try {
+    xexp::tools::run_model(model, {{"X", zeros({2, 3})}}, options);
+    ADD_FAILURE() << "the loop ran to an end";
+  } catch (const xexp::Error& e) {
+    EXPECT_EQ(e.node(), "Loop_forever");
+    EXPECT_NE(std::string(e.what()).find("stopped at the limit of 100 iterations"), std::string::npos) << e.what();
+  }
+  if (!cli_built()) GTEST_SKIP() << "xexp CLI not built";
+  const std::string in = xexp::testing::shell_quote(path);
+  const auto r = xexp::testing::run_xexp("run --random --max-loop-iterations 50 " + in);
+  xexp::testing::expect_one_error_line(r, "run --max-loop-iterations 50");
+  EXPECT_NE(r.err.find("Loop_forever"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("limit of 50 iterations"), std::string::npos) << r.err;
+  // Folding never runs a Loop (its inputs here are all known): optimize ends and keeps it.
+  const std::string out = dir / "out.onnx";
+  const auto optimized = xexp::testing::run_xexp("optimize " + in + " -o " + xexp::testing::shell_quote(out));
+  ASSERT_EQ(optimized.exit_code, 0) << optimized.err;
+  EXPECT_NE(xexp::tools::pretty(xexp::load_model(out)).find("Loop("), std::string::npos);
+}
+
+// ---- ops older than their opset, subgraphs nested too deep ------------------------------------------
+
+TEST(HostileOpsets, OpUsedBeforeTheOpsetThatDefinesItIsRefusedOnLoad) {
+  // LayerNormalization (ONNX opset 17) in a model importing opset 1 crashed `optimize`.
+  TempDir dir;
+  ::onnx::ModelProto m = base_model();
+  m.mutable_opset_import(0)->set_version(1);
+  *m.mutable_graph()->add_initializer() = float_tensor("S", {3}, 12);
+  *m.mutable_graph()->add_node() = make_node("LayerNormalization", {"Y", "S"}, {"N"}, "LayerNorm_N");
+  *m.mutable_graph()->add_output() = tensor_info("N", 1, {2, 3});
+  const std::string path = saved(dir, m);
+  const std::string error = load_error(path);
+  EXPECT_NE(error.find("node 'LayerNorm_N'"), std::string::npos) << error;
+  EXPECT_NE(error.find("LayerNormalization does not exist at opset 1 of the default domain (ONNX defines it from "
+                       "opset 17)"),
+            std::string::npos)
+      << error;
+  expect_cli_errors(path, "does not exist at opset 1", dir);
+
+  // Inside an If branch and a local function body, which imports its own opset.
+  m.mutable_opset_import(0)->set_version(16);
+  m.mutable_graph()->mutable_node(1)->set_op_type("If");
+  m.mutable_graph()->mutable_node(1)->clear_input();
+  m.mutable_graph()->mutable_node(1)->add_input("C");
+  *m.mutable_graph()->add_input() = tensor_info("C", 9, {});
+  for (const std::string branch : {"then_branch", "else_branch"}) {
+    ::onnx::GraphProto& g = add_graph(*m.mutable_graph()->mutable_node(1), branch);
+    *g.add_node() = make_node("LayerNormalization", {"Y", "S"}, {"N_" + branch}, "LayerNorm_" + branch);
+    *g.add_output() = tensor_info("N_" + branch, 1, {2, 3});
+  }
+  const std::string in_branch = load_error(saved(dir, m));
+  EXPECT_NE(in_branch.find("node 'LayerNorm_"), std::string::npos) << in_branch;
+  EXPECT_NE(in_branch.find("does not exist at opset 16"), std::string::npos) << in_branch;
+  m.mutable_opset_import(0)->set_version(17);
+  EXPECT_EQ(load_error(saved(dir, m)), "(loaded)");
+  add_function_calling(m, "f", "LayerNormalization", true);
+  m.mutable_functions(0)->mutable_node(0)->set_domain("");
+  m.mutable_functions(0)->mutable_opset_import(0)->set_domain("");
+  m.mutable_functions(0)->mutable_opset_import(0)->set_version(16);
+  const std::string in_function = load_error(saved(dir, m));
+  EXPECT_NE(in_function.find("does not exist at opset 16"), std::string::npos) << in_function;
+}
+
+namespace {
+
+// If nodes nested `depth` deep, the innermost then-branch computing Relu(X).
+::onnx::ModelProto nested_ifs(int depth) {
+  ::onnx::ModelProto m = base_model();
+  *m.mutable_graph()->add_input() = tensor_info("C", 9, {});
+  m.mutable_graph()->mutable_input(1)->mutable_type()->mutable_tensor_type()->mutable_shape();  // a scalar
+  ::onnx::GraphProto* g = m.mutable_graph();
+  for (int k = 0; k < depth; ++k) {
+    const std::string out = "Z" + std::to_string(k);
+    ::onnx::NodeProto& n = *g->add_node() = make_node("If", {"C"}, {out}, "If_" + out);
+    *g->add_output() = tensor_info(out, 1, {2, 3});
+    ::onnx::GraphProto& other = add_graph(n, "else_branch");
+    *other.add_node() = make_node("Identity", {"X"}, {out + "_else"}, "Identity_" + out);
+    *other.add_output() = tensor_info(out + "_else", 1, {2, 3});
+    g = &add_graph(n, "then_branch");
+  }
+  *g->add_node() = make_node("Relu", {"X"}, {"R"}, "Relu_R");
+  *g->add_output() = tensor_info("R", 1, {2, 3});
+  return m;
+}
+
+}  // namespace
+
+TEST(HostileNesting, SubgraphsNestedHundredsDeepAreOneError) {
+  TempDir dir;
+  const std::string path = saved(dir, nested_ifs(300));
+  EXPECT_NE(load_error(path).find("nested deeper than protobuf's limit of 100"), std::string::npos) << load_error(path);
+  expect_cli_errors(path, "nested deeper than protobuf's limit", dir);
+  // As deep as protobuf reads (3 messages a level), every command works.
+  const std::string deep = saved(dir, nested_ifs(30), "deep.onnx");
+  const auto r = xexp::testing::run_xexp("run --random " + xexp::testing::shell_quote(deep));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto optimized = xexp::testing::run_xexp("optimize " + xexp::testing::shell_quote(deep) + " -o " +
+                                                 xexp::testing::shell_quote(dir / "out.onnx"));
+  EXPECT_EQ(optimized.exit_code, 0) << optimized.err;
 }
 
 // ---- nothing quadratic -----------------------------------------------------------------------------

@@ -1,14 +1,18 @@
-// libFuzzer harness (issue 11): the bytes are a serialized ModelProto; XEXP_FUZZ_ACTION picks what is done
-// with the model once it is loaded. Any xexp::Error (or other std::exception, which the CLI reports as one
+// libFuzzer harness (issue 11): the bytes are a serialized ModelProto; the environment variable
+// XEXP_FUZZ_ACTION picks what is done with the model once it is loaded (one program for all actions, so that
+// CI builds one small program more). Any xexp::Error (or other std::exception, which the CLI reports as one
 // error line too) is an accepted outcome; a crash, a sanitizer report, a leak or a hang is a bug.
 //   load:     load, then save to a proto (the round trip every command does)
 //   print:    infer types, then print (xexp print)
 //   optimize: the default rules with constant folding (xexp optimize)
 //   inline:   inline every local function, then save (xexp inline)
 //   run:      the evaluator on small random inputs (xexp run --random)
-// Built by -DXEXP_BUILD_FUZZERS=ON with clang; run by scripts/fuzz.sh.
+// Built by -DXEXP_BUILD_FUZZERS=ON -DXEXP_SANITIZE=ON with clang; run by scripts/fuzz.sh.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <sstream>
 #include <string_view>
@@ -21,15 +25,9 @@
 #include "xexp/tools/printer.hpp"
 #include "xexp/tools/run.hpp"
 
-#ifndef XEXP_FUZZ_ACTION
-#error "define XEXP_FUZZ_ACTION as load, print, optimize, inline or run"
-#endif
-#define XEXP_FUZZ_STRINGIFY2(x) #x
-#define XEXP_FUZZ_STRINGIFY(x) XEXP_FUZZ_STRINGIFY2(x)
-
 namespace {
 
-constexpr std::string_view kAction = XEXP_FUZZ_STRINGIFY(XEXP_FUZZ_ACTION);
+std::string_view kAction;  // set once by LLVMFuzzerInitialize
 
 // Random inputs are capped: a model may declare inputs of any size, which is not what is being tested.
 bool small_inputs(const xexp::ir::Graph& g) {
@@ -65,11 +63,22 @@ void act(xexp::ir::Model& model) {
     xexp::tools::InputOptions inputs;
     inputs.random = true;
     inputs.random_options.default_dim = 2;
-    xexp::tools::run_model(model, xexp::tools::make_feeds(*model.graph, inputs));
+    xexp::eval::RunOptions options;
+    options.max_loop_iterations = 1000;  // the limit is what is tested, not how long a loop may run
+    xexp::tools::run_model(model, xexp::tools::make_feeds(*model.graph, inputs), options);
   }
 }
 
 }  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  const char* action = std::getenv("XEXP_FUZZ_ACTION");
+  kAction = action ? action : "";
+  for (std::string_view known : {"load", "print", "optimize", "inline", "run"})
+    if (kAction == known) return 0;
+  std::fprintf(stderr, "set XEXP_FUZZ_ACTION to load, print, optimize, inline or run\n");
+  std::exit(2);
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ::onnx::ModelProto proto;

@@ -29,6 +29,7 @@ inline std::string file_name_for(std::string name) {
 inline void add_run_command(CLI::App& app) {
   struct Args {
     std::string model, save_outputs, dump;
+    int64_t max_loop_iterations = eval::RunOptions{}.max_loop_iterations;
     InputArgs inputs;
     LoadOptions load;
   };
@@ -39,6 +40,10 @@ inline void add_run_command(CLI::App& app) {
   cmd->add_option("--save-outputs", args->save_outputs, "Save each output as DIR/<output name>.pb");
   cmd->add_option("--dump-intermediates", args->dump,
                   "Save the inputs and every intermediate result as Constant nodes of one ONNX file");
+  cmd->add_option("--max-loop-iterations", args->max_loop_iterations,
+                  "Iterations one Loop node may run before the run stops with an error")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   add_load_options(cmd, args->load);
   cmd->callback([args] {
     if (!args->dump.empty()) check_not_overwriting(args->model, args->dump);
@@ -47,6 +52,7 @@ inline void add_run_command(CLI::App& app) {
     const tools::Feeds feeds = tools::make_feeds(*model.graph, args->inputs.options());
     std::vector<std::pair<std::string, Tensor>> intermediates;
     eval::RunOptions options;
+    options.max_loop_iterations = args->max_loop_iterations;
     ProgressLine progress;
     options.on_node = [&progress](std::size_t evaluated, std::size_t total) {
       progress.update([&] { return "run: " + std::to_string(evaluated) + "/" + std::to_string(total) + " nodes evaluated"; });

@@ -46,6 +46,9 @@ struct RunOptions {
   std::function<void(std::size_t evaluated, std::size_t total)> on_node;
   // Checks each feed against the declared element type and static dimensions of its input.
   bool check_inputs = true;
+  // Iterations one Loop node may run (each run of a nested Loop counts on its own): a Loop whose
+  // condition never turns false, or whose trip count is huge, is an error naming it rather than a hang.
+  int64_t max_loop_iterations = 1'000'000;
 };
 
 class Evaluator {
@@ -71,7 +74,7 @@ class Evaluator {
   // Runs the main graph; returns its outputs in declaration order.
   std::vector<Tensor> run(const std::vector<std::pair<std::string, Tensor>>& feeds, const RunOptions& options = {}) const {
     const ir::Graph& g = *model_.graph;
-    Frame frame{g, nullptr, {}, model_.opsets, nullptr, &options};
+    Frame frame{g, nullptr, {}, model_.opsets, nullptr, &options, options.max_loop_iterations};
     frame.values.resize(g.value_capacity());
     for (ir::ValueId id : g.initializers()) {
       const ir::Value& v = g.value(id);
@@ -113,6 +116,7 @@ class Evaluator {
     // function's defaults.
     const std::vector<ir::Attribute>* call_attributes = nullptr;
     const RunOptions* options = nullptr;  // set for the main graph only
+    int64_t max_loop_iterations;          // RunOptions', handed down to every subgraph and function body
 
     const Tensor* lookup(std::string_view name) const {
       for (const Frame* f = this; f; f = f->parent)
@@ -234,7 +238,7 @@ class Evaluator {
   std::vector<Tensor> run_body(const Frame& parent, const ir::Graph& body, const std::vector<std::optional<Tensor>>& inputs,
                                const std::vector<ir::OpsetImport>& opsets,
                                const std::vector<ir::Attribute>* call_attributes) const {
-    Frame frame{body, call_attributes ? nullptr : &parent, {}, opsets, call_attributes, nullptr};
+    Frame frame{body, call_attributes ? nullptr : &parent, {}, opsets, call_attributes, nullptr, parent.max_loop_iterations};
     frame.values.resize(body.value_capacity());
     for (ir::ValueId id : body.initializers())
       if (body.value(id).initializer) frame.values[id] = *body.value(id).initializer;
@@ -290,6 +294,11 @@ class Evaluator {
     const std::size_t n_scan = body.outputs().size() - 1 - carried.size();
     std::vector<std::vector<Tensor>> scans(n_scan);
     for (int64_t it = 0; it < max_trips && cond; ++it) {
+      if (it == frame.max_loop_iterations)
+        throw Error("Loop: stopped at the limit of " + std::to_string(it) +
+                        " iterations (RunOptions::max_loop_iterations, xexp run --max-loop-iterations): neither "
+                        "its trip count nor its condition ended it",
+                    {.node = node_label(node), .value = {}});
       std::vector<std::optional<Tensor>> args{Tensor::scalar<int64_t>(it), Tensor::scalar<bool>(cond)};
       args.insert(args.end(), carried.begin(), carried.end());
       std::vector<Tensor> out = run_body(frame, body, args, frame.opsets, nullptr);

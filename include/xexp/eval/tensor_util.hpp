@@ -58,10 +58,34 @@ inline double element_as_double(const Tensor& t, int64_t k) {
   if (t.type() == ElemType::BFloat16) return bfloat16_to_float(t.data<uint16_t>()[k]);
   return visit_type(t.type(), [&](auto tag) { return static_cast<double>(t.data<typename decltype(tag)::type>()[k]); });
 }
+// A double as an int64, truncated toward zero; out of range saturates and NaN gives 0 (a plain cast of
+// either is undefined behaviour, and a hostile model can hold any value).
+inline int64_t double_to_int64(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
+  if (v < -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+// Element k as an int64: exact for the integer types (through a double, int64 values past 2^53 would round),
+// saturated for a uint64 past int64's range and for the float types.
+inline int64_t element_as_int64(const Tensor& t, int64_t k) {
+  switch (t.type()) {
+    case ElemType::Int64: return t.data<int64_t>()[k];
+    case ElemType::UInt64: return static_cast<int64_t>(std::min<uint64_t>(t.data<uint64_t>()[k], std::numeric_limits<int64_t>::max()));
+    case ElemType::Int32: return t.data<int32_t>()[k];
+    case ElemType::UInt32: return t.data<uint32_t>()[k];
+    default: return double_to_int64(element_as_double(t, k));
+  }
+}
+// Element k of an integer or bool tensor written out exactly (a uint64 past int64's range included).
+inline std::string integer_element_text(const Tensor& t, int64_t k) {
+  if (t.type() == ElemType::UInt64) return std::to_string(t.data<uint64_t>()[k]);
+  return std::to_string(element_as_int64(t, k));
+}
 inline std::vector<int64_t> as_int64s(const Tensor& t) {
   if (t.type() == ElemType::Int64) return {t.data<int64_t>().begin(), t.data<int64_t>().end()};
   std::vector<int64_t> out(static_cast<std::size_t>(t.size()));
-  for (int64_t k = 0; k < t.size(); ++k) out[k] = static_cast<int64_t>(element_as_double(t, k));
+  for (int64_t k = 0; k < t.size(); ++k) out[k] = element_as_int64(t, k);
   return out;
 }
 inline std::vector<double> as_doubles(const Tensor& t) {
@@ -71,7 +95,7 @@ inline std::vector<double> as_doubles(const Tensor& t) {
 }
 inline int64_t scalar_int(const Tensor& t) {
   if (t.size() < 1) throw Error("a scalar was expected, got an empty tensor");
-  return static_cast<int64_t>(element_as_double(t, 0));
+  return element_as_int64(t, 0);
 }
 inline double scalar_double(const Tensor& t) {
   if (t.size() < 1) throw Error("a scalar was expected, got an empty tensor");
@@ -124,7 +148,7 @@ inline Tensor cast_tensor(const Tensor& in, ElemType to) {
     std::vector<std::string> out(static_cast<std::size_t>(n));
     for (int64_t k = 0; k < n; ++k) {
       if (in.type() == ElemType::Bool) out[k] = in.data<bool>()[k] ? "1" : "0";
-      else if (is_integer(in.type())) out[k] = std::to_string(static_cast<int64_t>(element_as_double(in, k)));
+      else if (is_integer(in.type())) out[k] = integer_element_text(in, k);
       else out[k] = format_number(element_as_double(in, k), in.type() != ElemType::Double);
     }
     return Tensor::strings(in.dims(), std::move(out));

@@ -23,6 +23,7 @@
 #include "xexp/onnx/proto_fields.hpp"
 #include "xexp/onnx/tensor_proto.hpp"
 #include "xexp/onnx/validate.hpp"
+#include "xexp/onnx/validate_opsets.hpp"
 
 namespace xexp {
 
@@ -65,6 +66,7 @@ class ModelReader {
     m.functions.reserve(static_cast<std::size_t>(p.functions_size()));
     for (auto& f : *p.mutable_functions()) m.functions.push_back(read_function(f));
     validate_function_calls(m);
+    validate_op_opsets(m);
     m.unknown = unknown_of(p);
     return m;
   }

@@ -65,9 +65,9 @@ inline std::string dot_constant_values(const Tensor& t, int64_t max_values) {
   if (t.type() == ElemType::String) {
     for (const std::string& s : t.string_data()) items.push_back(single_quoted(s));
   } else if (is_numeric(t.type())) {
-    for (double v : eval::as_doubles(t))
-      items.push_back(is_float(t.type()) ? shortest_float(v, single_precision(t.type()))
-                                         : std::to_string(static_cast<int64_t>(v)));
+    for (int64_t k = 0; k < t.size(); ++k)
+      items.push_back(is_float(t.type()) ? shortest_float(eval::element_as_double(t, k), single_precision(t.type()))
+                                         : eval::integer_element_text(t, k));
   } else {
     return {};
   }

@@ -77,11 +77,12 @@ inline std::string numpy_repr(const Tensor& t) {
   const ElemType type = t.type();
   const std::vector<double> values = eval::as_doubles(t);
   std::vector<std::string> heads, tails;  // text before and from the '.'
-  for (double v : values) {
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    const double v = values[k];
     std::string s;
     if (type == ElemType::Bool) s = v != 0 ? "True" : "False";
     else if (is_float(type)) s = shortest_float(v, single_precision(type));
-    else s = std::to_string(static_cast<int64_t>(v));
+    else s = eval::integer_element_text(t, static_cast<int64_t>(k));
     if (is_float(type) && looks_integral(s) && std::isfinite(v)) s += ".";
     const auto dot = is_float(type) ? s.find('.') : std::string::npos;
     heads.push_back(dot == std::string::npos ? s : s.substr(0, dot));
@@ -108,15 +109,15 @@ inline std::string numpy_repr(const Tensor& t) {
 // A tensor attribute as Python prints a list of its values, cut after ten characters: [1.0, 1.0,...
 inline std::string tensor_attribute(const Tensor& t) {
   if (!is_numeric(t.type())) return "<" + std::string(elem_type_short_name(t.type())) + " tensor>";
-  std::vector<double> values;  // the first few: enough to fill ten characters
-  for (int64_t k = 0; k < std::min<int64_t>(t.size(), 8); ++k) values.push_back(element_as_double(t, k));
-  auto item = [&](double v) {
-    return is_float(t.type()) ? python_float(v, single_precision(t.type())) : std::to_string(static_cast<int64_t>(v));
+  const int64_t shown = std::min<int64_t>(t.size(), 8);  // the first few: enough to fill ten characters
+  auto item = [&](int64_t k) {
+    return is_float(t.type()) ? python_float(element_as_double(t, k), single_precision(t.type()))
+                              : eval::integer_element_text(t, k);
   };
-  if (t.rank() == 0 && values.size() == 1) return item(values[0]);
+  if (t.rank() == 0 && shown == 1) return item(0);
   std::string list = "[";
-  for (std::size_t k = 0; k < values.size(); ++k) list += (k ? ", " : "") + item(values[k]);
-  if (static_cast<int64_t>(values.size()) == t.size()) list += "]";
+  for (int64_t k = 0; k < shown; ++k) list += (k ? ", " : "") + item(k);
+  if (shown == t.size()) list += "]";
   return truncated(list, 10);
 }
 

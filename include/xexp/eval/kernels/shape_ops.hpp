@@ -184,16 +184,32 @@ inline std::vector<Tensor> slice_kernel(const KernelContext& c) {
   return {remap(x, dims, identity_perm(dims.size()), maps)};
 }
 
+// An index into a dimension of size n, a negative one counted from the end; outside [-n, n) is an error.
+inline int64_t checked_index(const KernelContext& c, int64_t i, int64_t n) {
+  if (i < -n || i >= n) c.fail("index " + std::to_string(i) + " is out of range [" + std::to_string(-n) + ", " + std::to_string(n) + ")");
+  return i < 0 ? i + n : i;
+}
+inline std::vector<int64_t> checked_indices(const KernelContext& c, const Tensor& indices, int64_t n) {
+  std::vector<int64_t> idx = as_int64s(indices);
+  for (int64_t& i : idx) i = checked_index(c, i, n);
+  return idx;
+}
+
+// GatherElements and ScatterElements: indices of the data's rank, no larger than it outside `axis`.
+inline void check_element_indices(const KernelContext& c, const Tensor& x, const Tensor& indices, int64_t axis) {
+  bool fits = indices.rank() == x.rank();
+  for (std::size_t d = 0; fits && d < x.rank(); ++d)
+    fits = static_cast<int64_t>(d) == axis || indices.dims()[d] <= x.dims()[d];
+  if (!fits)
+    c.fail("indices of shape " + shape_str(indices.shape()) + " do not fit data of shape " + shape_str(x.shape()) +
+           " outside axis " + std::to_string(axis));
+}
+
 inline std::vector<Tensor> gather_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
   const Tensor& indices = c.in(1);
   const int64_t axis = normalize_axis(c.attr_int("axis", 0), x.rank());
-  std::vector<int64_t> idx = as_int64s(indices);
-  const int64_t n = x.dims()[axis];
-  for (int64_t& i : idx) {
-    if (i < -n || i >= n) c.fail("index " + std::to_string(i) + " is out of range [" + std::to_string(-n) + ", " + std::to_string(n) + ")");
-    if (i < 0) i += n;
-  }
+  const std::vector<int64_t> idx = checked_indices(c, indices, x.dims()[axis]);
   std::vector<int64_t> flat_dims = x.dims();
   flat_dims[axis] = static_cast<int64_t>(idx.size());
   std::vector<std::vector<int64_t>> maps(x.rank());
@@ -216,6 +232,7 @@ inline std::vector<Tensor> gather_elements_kernel(const KernelContext& c) {
   const Tensor& indices = c.in(1);
   const int64_t axis = normalize_axis(c.attr_int("axis", 0), x.rank());
   const std::vector<int64_t> idx = as_int64s(indices);
+  check_element_indices(c, x, indices, axis);
   const std::vector<int64_t> xs = strides_of(x.dims()), is = strides_of(indices.dims());
   Tensor out(x.type(), indices.dims());
   auto dst = out.mutable_bytes();
@@ -253,7 +270,10 @@ inline std::vector<Tensor> scatter_elements_kernel(const KernelContext& c) {
   const Tensor& updates = c.in(2);
   const int64_t axis = normalize_axis(c.attr_int("axis", 0), x.rank());
   const std::string reduction = c.attr_string("reduction", "none");
-  const std::vector<int64_t> idx = as_int64s(indices);
+  check_element_indices(c, x, indices, axis);
+  if (updates.dims() != indices.dims())
+    c.fail("updates of shape " + shape_str(updates.shape()) + " differ from indices of shape " + shape_str(indices.shape()));
+  const std::vector<int64_t> idx = checked_indices(c, indices, x.dims()[axis]);
   const std::vector<int64_t> xs = strides_of(x.dims()), is = strides_of(indices.dims());
   Tensor out = x;
   visit_type(x.type(), [&](auto tag) {
@@ -283,7 +303,12 @@ inline std::vector<Tensor> gather_nd_kernel(const KernelContext& c) {
   const Tensor& indices = c.in(1);
   const int64_t b = c.attr_int("batch_dims", 0);
   const std::vector<int64_t> idx = as_int64s(indices);
-  const int64_t m = indices.dims().back();
+  const int64_t m = indices.rank() ? indices.dims().back() : 0;
+  const auto data_rank = static_cast<int64_t>(x.rank());
+  if (b < 0 || b >= std::min<int64_t>(data_rank, static_cast<int64_t>(indices.rank())) || m < 1 || m > data_rank - b ||
+      !std::equal(x.dims().begin(), x.dims().begin() + b, indices.dims().begin()))
+    c.fail("indices of shape " + shape_str(indices.shape()) + " with batch_dims=" + std::to_string(b) +
+           " do not address data of shape " + shape_str(x.shape()));
   std::vector<int64_t> dims(indices.dims().begin(), indices.dims().end() - 1);
   for (std::size_t d = b + m; d < x.rank(); ++d) dims.push_back(x.dims()[d]);
   int64_t batch = 1, slice = 1, batch_block = 1;
@@ -301,7 +326,7 @@ inline std::vector<Tensor> gather_nd_kernel(const KernelContext& c) {
       int64_t off = bi * batch_block;
       for (int64_t j = 0; j < m; ++j) {
         int64_t v = idx[(bi * tuples + t) * m + j];
-        if (v < 0) v += x.dims()[b + j];
+        v = checked_index(c, v, x.dims()[b + j]);
         off += v * xs[b + j];
       }
       std::memcpy(dst.data() + pos * s, x.bytes().data() + off * s, slice * s);
@@ -316,7 +341,14 @@ inline std::vector<Tensor> scatter_nd_kernel(const KernelContext& c) {
   const Tensor& updates = c.in(2);
   const std::string reduction = c.attr_string("reduction", "none");
   const std::vector<int64_t> idx = as_int64s(indices);
-  const int64_t m = indices.dims().back();
+  const int64_t m = indices.rank() ? indices.dims().back() : 0;
+  if (m < 1 || m > static_cast<int64_t>(x.rank()))
+    c.fail("indices of shape " + shape_str(indices.shape()) + " do not address data of shape " + shape_str(x.shape()));
+  std::vector<int64_t> expected(indices.dims().begin(), indices.dims().end() - 1);  // updates' shape
+  expected.insert(expected.end(), x.dims().begin() + m, x.dims().end());
+  if (updates.dims() != expected)
+    c.fail("updates of shape " + shape_str(updates.shape()) + " where indices and data ask for " +
+           shape_str(make_shape(expected)));
   const std::vector<int64_t> xs = strides_of(x.dims());
   int64_t slice = 1;
   for (std::size_t d = m; d < x.rank(); ++d) slice *= x.dims()[d];
@@ -328,7 +360,7 @@ inline std::vector<Tensor> scatter_nd_kernel(const KernelContext& c) {
     const int64_t tuples = indices.size() / std::max<int64_t>(m, 1);
     for (int64_t t = 0; t < tuples; ++t) {
       int64_t off = 0;
-      for (int64_t j = 0; j < m; ++j) off += (idx[t * m + j] < 0 ? idx[t * m + j] + x.dims()[j] : idx[t * m + j]) * xs[j];
+      for (int64_t j = 0; j < m; ++j) off += checked_index(c, idx[t * m + j], x.dims()[j]) * xs[j];
       for (int64_t e = 0; e < slice; ++e) {
         T& d = dst[off + e];
         const T u = upd[t * slice + e];
@@ -495,6 +527,7 @@ inline std::vector<Tensor> eye_like_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
   const auto dtype = static_cast<ElemType>(c.attr_int("dtype", static_cast<int64_t>(x.type())));
   const int64_t k = c.attr_int("k", 0);
+  if (x.rank() != 2) c.fail("the input must be 2-D, it has rank " + std::to_string(x.rank()));
   Tensor out = filled(dtype, x.dims(), 0);
   const Tensor one = filled(dtype, {1}, 1);
   auto dst = out.mutable_bytes();
@@ -541,6 +574,13 @@ inline std::vector<Tensor> reverse_sequence_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
   const std::vector<int64_t> lens = as_int64s(c.in(1));
   const int64_t batch_axis = c.attr_int("batch_axis", 1), time_axis = c.attr_int("time_axis", 0);
+  if (x.rank() < 2 || batch_axis + time_axis != 1 || (batch_axis != 0 && batch_axis != 1))
+    c.fail("batch_axis and time_axis must be 0 and 1 in some order, on data of rank 2 or more");
+  if (static_cast<int64_t>(lens.size()) != x.dims()[batch_axis])
+    c.fail(std::to_string(lens.size()) + " sequence lengths for a batch of " + std::to_string(x.dims()[batch_axis]));
+  for (int64_t n : lens)
+    if (n < 0 || n > x.dims()[time_axis])
+      c.fail("sequence length " + std::to_string(n) + " outside [0, " + std::to_string(x.dims()[time_axis]) + "]");
   const std::vector<int64_t> st = strides_of(x.dims());
   Tensor out = x;
   auto dst = out.mutable_bytes();
