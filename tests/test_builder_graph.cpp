@@ -255,7 +255,7 @@ TEST(BuilderCleanups, RemoveIdentityNodesKeepsIoNames) {
   EXPECT_EQ(gr.value(gr.node(gr.value(gr.outputs()[0]).producer).inputs[0]).name, "X");
 }
 
-TEST(BuilderCleanups, RemoveDuplicatedShapeNodes) {
+TEST(BuilderCleanups, RemoveDuplicatedNodes) {
   GraphBuilder g;
   g.make_tensor_input("X", ElemType::Float, Shape{S("a"), 4});
   std::string s1 = g.op.Shape("X");
@@ -264,7 +264,7 @@ TEST(BuilderCleanups, RemoveDuplicatedShapeNodes) {
   g.op.Concat(s1, s2, s3, {{"axis", 0}}, {.outputs = {"Y"}});
   g.make_tensor_output("Y");
   EXPECT_EQ(*g.value_shape("Y"), (Shape{S("a"), 4, S("a"), 4, 4}));
-  EXPECT_EQ(g.remove_duplicated_shape_nodes(), 1u);
+  EXPECT_EQ(g.remove_duplicated_nodes(), 1u);
   const ir::Graph& gr = g.graph();
   const ir::Node& concat = gr.node(gr.value(gr.outputs()[0]).producer);
   EXPECT_EQ(concat.inputs[0], concat.inputs[1]);

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "xexp/ir/cleanup.hpp"
+#include "xexp/ir/duplicates.hpp"
 #include "xexp/ir/graph.hpp"
 
 using namespace xexp;
@@ -110,12 +111,65 @@ TEST(IrCleanup, DuplicatedShapesMergeIntoTheFirstInExecutionOrder) {
   g.add_output(kept);
   std::vector<ValueId> touched;
   // An absent start is start=0: three Shape nodes select the same dimensions; the graph output stays.
-  EXPECT_EQ(remove_duplicated_shapes(g, x, touched), 2u);
+  EXPECT_EQ(remove_duplicated_nodes(g, x, touched), 2u);
   const Node& c = g.node(concat);
   EXPECT_EQ(c.inputs, (std::vector<ValueId>{s1, s1, s3, s1}));
   EXPECT_EQ(g.value(s1).producer, first);
   EXPECT_EQ(g.node_count(), 4u);
-  EXPECT_EQ(remove_duplicated_shapes(g), 0u);
+  EXPECT_EQ(remove_duplicated_nodes(g), 0u);
+}
+
+// Two layers sharing a weight, each transposing it and casting the result, then one differing only by
+// an attribute, one random op and one of another domain: one pass keeps one Transpose and one Cast.
+TEST(IrCleanup, DuplicatedChainsMergeWholeInOnePass) {
+  Graph g;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 2});
+  ValueId w = g.add_initializer("W", Tensor::from<float>({2, 2}, {1, 2, 3, 4}));
+  std::vector<ValueId> y;
+  for (const char* layer : {"a", "b"}) {
+    const std::string l = layer;
+    ValueId t = g.add_value("t" + l), c = g.add_value("c" + l), m = g.add_value("m" + l);
+    g.add_node("Transpose", {w}, {t}, {Attribute::make_ints("perm", {1, 0})});
+    g.add_node("Cast", {t}, {c}, {Attribute::make_int("to", 10)});
+    g.add_node("MatMul", {x, c}, {m});
+    y.push_back(m);
+  }
+  ValueId other = g.add_value("other"), r1 = g.add_value("r1"), r2 = g.add_value("r2");
+  ValueId d1 = g.add_value("d1"), d2 = g.add_value("d2");
+  g.add_node("Cast", {g.at("ta")}, {other}, {Attribute::make_int("to", 1)});
+  g.add_node("RandomUniformLike", {x}, {r1});
+  g.add_node("RandomUniformLike", {x}, {r2});
+  g.add_node("Relu", {x}, {d1}, {}, "", Symbol("custom"));
+  g.add_node("Relu", {x}, {d2}, {}, "", Symbol("custom"));
+  for (ValueId v : {y[0], y[1], other, r1, r2, d1, d2}) g.add_output(v);
+  // The second MatMul computes the first's product too, but it is a graph output: it stays.
+  EXPECT_EQ(remove_duplicated_nodes(g), 2u);
+  const Node& second = g.node(g.value(y[1]).producer);
+  EXPECT_EQ(second.inputs[1], g.node(g.value(y[0]).producer).inputs[1]);
+  EXPECT_EQ(g.node_count(), 9u);
+}
+
+TEST(IrCleanup, EqualSmallInitializersMergeButNotInputsOrOutputs) {
+  Graph g;
+  ValueId x = g.add_input("X", ElemType::Int64, Shape{2});
+  const Tensor axes = Tensor::from<int64_t>({1}, {0});
+  ValueId a = g.add_initializer("a", axes), b = g.add_initializer("b", axes);
+  ValueId other_type = g.add_initializer("c", Tensor::from<int32_t>({1}, {0}));
+  ValueId fed = g.add_initializer("fed", axes);
+  g.value(fed).is_input = true;
+  g.set_inputs({x, fed});
+  ValueId shown = g.add_initializer("shown", axes);
+  std::vector<ValueId> outs;
+  for (ValueId v : {a, b, other_type, fed}) {
+    outs.push_back(g.add_value("u" + g.value(v).name));
+    g.add_node("Unsqueeze", {x, v}, {outs.back()});
+    g.add_output(outs.back());
+  }
+  g.add_output(shown);
+  EXPECT_EQ(merge_equal_initializers(g), 1u);
+  EXPECT_EQ(g.node(g.value(outs[1]).producer).inputs[1], a);
+  EXPECT_EQ(g.initializers(), (std::vector<ValueId>{a, other_type, fed, shown}));
+  EXPECT_FALSE(g.value(b).alive);
 }
 
 TEST(IrCleanup, IdentityAndUnusedNodesKeepTheGraphInterface) {

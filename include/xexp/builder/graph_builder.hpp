@@ -24,6 +24,7 @@
 #include "xexp/core/tensor.hpp"
 #include "xexp/infer/infer.hpp"
 #include "xexp/ir/cleanup.hpp"
+#include "xexp/ir/duplicates.hpp"
 #include "xexp/ir/model.hpp"
 #include "xexp/onnx/save.hpp"
 #include "xexp/onnx/schema.hpp"
@@ -90,7 +91,7 @@ class GraphBuilder {
   std::string make_initializer(std::string name, Tensor tensor) {
     std::string key;
     if (name.empty()) {
-      key = initializer_dedup_key(tensor);
+      key = ir::initializer_dedup_key(tensor);
       if (!key.empty())
         if (auto it = dedup_.find(key); it != dedup_.end()) {
           auto id = graph().find(it->second);
@@ -318,8 +319,8 @@ class GraphBuilder {
     constant_cache_.clear();
     return removed;
   }
-  // Shape nodes reading the same value with the same start/end: only the first stays.
-  std::size_t remove_duplicated_shape_nodes() { return ir::remove_duplicated_shapes(graph()); }
+  // Nodes computing the same thing (op, inputs, attributes): only the first stays.
+  std::size_t remove_duplicated_nodes() { return ir::remove_duplicated_nodes(graph()); }
 
   // ---- the result -----------------------------------------------------------------------------
   ir::Model& model() noexcept { return model_; }
@@ -473,7 +474,7 @@ class GraphBuilder {
 
   ir::Model model_;
   infer::InferState state_;
-  std::unordered_map<std::string, std::string> dedup_;  // initializer_dedup_key -> name
+  std::unordered_map<std::string, std::string> dedup_;  // ir::initializer_dedup_key -> name
   BuilderNames names_;
   mutable std::unordered_map<uint64_t, const ::onnx::OpSchema*> schemas_;  // (domain, op) -> schema
   std::vector<Symbol> dynamic_dims_;

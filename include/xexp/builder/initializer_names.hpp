@@ -1,17 +1,14 @@
 #pragma once
-// Names the builder gives to initializers and the key it deduplicates small ones by, as
-// experimental-experiment's GraphBuilder does:
+// Names the builder gives to initializers, as experimental-experiment's GraphBuilder does:
 // init<elem type number>_s<dims joined by x>_<values joined by _, for int64 tensors of at most 5
-// elements>: init1_s3x1_, init7_s2_0_1, init1_s_ (a float scalar), init7_s3_1_30_-1.
+// elements>: init1_s3x1_, init7_s2_0_1, init1_s_ (a float scalar), init7_s3_1_30_-1. Small ones are
+// deduplicated by ir::initializer_dedup_key.
 #include <cstdint>
 #include <string>
 
 #include "xexp/core/tensor.hpp"
 
 namespace xexp {
-
-// Tensors with fewer elements than this are deduplicated by type, shape and bytes.
-inline constexpr int64_t kDedupMaxElements = 1024;
 
 inline std::string initializer_base_name(const Tensor& t) {
   std::string name = "init" + std::to_string(static_cast<int>(t.type())) + "_s";
@@ -28,18 +25,6 @@ inline std::string initializer_base_name(const Tensor& t) {
     }
   }
   return name;
-}
-
-// Type, dims and bytes in one string: equal keys mean interchangeable initializers. Empty for tensors
-// that are not deduplicated (large ones, strings).
-inline std::string initializer_dedup_key(const Tensor& t) {
-  if (t.size() >= kDedupMaxElements || t.type() == ElemType::String || t.empty()) return {};
-  std::string key = std::to_string(static_cast<int>(t.type())) + ":";
-  for (int64_t d : t.dims()) key += std::to_string(d) + ",";
-  key += ":";
-  auto bytes = t.bytes();
-  key.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  return key;
 }
 
 }  // namespace xexp

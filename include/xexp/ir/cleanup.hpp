@@ -1,6 +1,6 @@
 #pragma once
 // Clean-ups on the IR that the builder and the optimizer share: removal of Identity nodes, of nodes
-// nobody reads and of unused initializers, and merging of Shape nodes reading the same value. Each
+// nobody reads and of unused initializers (merging duplicated nodes is ir/duplicates.hpp). Each
 // step exists around given values (the optimizer's driver cleans only what an iteration touched and
 // collects in `touched` the values whose producer or consumers changed, to match them again) and over
 // the whole graph (the builder). Last, the release of the enclosing values If, Loop and Scan bodies no
@@ -8,11 +8,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "xexp/ir/graph.hpp"
@@ -87,61 +85,6 @@ inline std::size_t remove_unused(Graph& g) {
     for (ValueId out : g.node(id).outputs)
       if (out != kNone) outputs.push_back(out);
   return remove_unused(g, outputs, touched);
-}
-
-namespace detail {
-inline bool is_plain_shape(const Node& n) {
-  return n.alive && n.op_type == Symbol("Shape") && n.domain.empty() && n.inputs.size() == 1 &&
-         n.inputs[0] != kNone && n.outputs.size() == 1 && n.outputs[0] != kNone;
-}
-// Shape's start and end with absent ones at their defaults (0 and "to the end"), so that Shape nodes
-// with equal pairs return the same dimensions.
-inline std::pair<int64_t, int64_t> shape_bounds(const Node& n) {
-  const Attribute* start = n.attribute(Symbol("start"));
-  const Attribute* end = n.attribute(Symbol("end"));
-  return {start ? start->i : 0, end ? end->i : std::numeric_limits<int64_t>::max()};
-}
-}  // namespace detail
-
-// Shape nodes reading `input` with the same start and end: the first in execution order serves the
-// consumers of the others, which are removed (one whose output is a graph output stays).
-inline std::size_t remove_duplicated_shapes(Graph& g, ValueId input, std::vector<ValueId>& touched) {
-  std::size_t shapes = 0;
-  for (const Use& u : g.value(input).uses) shapes += u.slot == 0 && detail::is_plain_shape(g.node(u.node));
-  if (shapes < 2) return 0;
-  // Uses are not in execution order: walk the nodes after the producer until every Shape is seen.
-  std::vector<NodeId> ordered;
-  const NodeId producer = g.value(input).producer;
-  for (NodeId k = producer == kNone ? g.first_node() : g.node(producer).next; k != kNone && ordered.size() < shapes;
-       k = g.node(k).next)
-    if (detail::is_plain_shape(g.node(k)) && g.node(k).inputs[0] == input) ordered.push_back(k);
-  std::vector<std::pair<std::pair<int64_t, int64_t>, ValueId>> first;  // bounds -> the output serving them
-  std::size_t removed = 0;
-  for (NodeId id : ordered) {
-    const ValueId out = g.node(id).outputs[0];
-    const std::pair<int64_t, int64_t> bounds = detail::shape_bounds(g.node(id));
-    auto it = std::find_if(first.begin(), first.end(), [&](const auto& f) { return f.first == bounds; });
-    if (it == first.end()) {
-      first.emplace_back(bounds, out);
-      continue;
-    }
-    if (g.value(out).is_graph_output()) continue;
-    g.replace_all_uses(out, it->second);
-    touched.push_back(it->second);
-    g.remove_node(id);
-    ++removed;
-  }
-  return removed;
-}
-inline std::size_t remove_duplicated_shapes(Graph& g) {
-  std::vector<ValueId> inputs, touched;
-  for (NodeId id : g.nodes())
-    if (detail::is_plain_shape(g.node(id))) inputs.push_back(g.node(id).inputs[0]);
-  std::sort(inputs.begin(), inputs.end());
-  inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
-  std::size_t removed = 0;
-  for (ValueId v : inputs) removed += remove_duplicated_shapes(g, v, touched);
-  return removed;
 }
 
 // Calls f(subgraph) for every If, Loop and Scan body under `g`, nested ones included, each before the

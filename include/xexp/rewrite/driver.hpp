@@ -28,6 +28,7 @@
 #include "xexp/ir/model.hpp"
 #include "xexp/rewrite/apply.hpp"
 #include "xexp/ir/cleanup.hpp"
+#include "xexp/ir/duplicates.hpp"
 #include "xexp/rewrite/rule_set.hpp"
 
 namespace xexp::rewrite {
@@ -75,7 +76,7 @@ struct OptimizeStats {
   std::size_t nodes_before = 0, nodes_after = 0;
   double seconds = 0;
   std::vector<RuleStats> rules;     // one per rule of the set, in set order (summed over graphs)
-  std::vector<RuleStats> cleanups;  // remove_identity_nodes, remove_unused, remove_duplicated_shape
+  std::vector<RuleStats> cleanups;  // remove_identity_nodes, remove_unused, remove_duplicated_nodes
   const RuleStats* find(std::string_view short_or_pattern_name) const {
     for (const RuleStats& r : rules)
       if (r.name == short_or_pattern_name || r.name == std::string(short_or_pattern_name) + "Pattern") return &r;
@@ -112,7 +113,7 @@ class GraphOptimizer {
       explained_[k] = options_.verbose >= 11 ||
                       (!explain.empty() && (rules_[k]->name() == explain || rules_[k]->pattern_name() == explain));
     if (stats_.cleanups.empty())
-      for (const char* name : {"remove_identity_nodes", "remove_unused", "remove_duplicated_shape"})
+      for (const char* name : {"remove_identity_nodes", "remove_unused", "remove_duplicated_nodes"})
         stats_.cleanups.push_back({.name = name});
   }
 
@@ -325,7 +326,21 @@ class GraphOptimizer {
     if (options_.fold_constants(g_, id, opset_)) touched.insert(touched.end(), outputs.begin(), outputs.end());
   }
 
+  // Runs a clean-up step returning how many nodes it removed, into its statistics.
+  template <class Step>
+  void timed(RuleStats& s, Step&& step) {
+    const auto t0 = Clock::now();
+    const std::size_t removed = step();
+    s.removed += removed;
+    s.applied += removed;
+    ++s.iterations;
+    s.apply_seconds += seconds_since(t0);
+  }
+
   void initial_cleanup() {
+    // Duplicates first, in one pass in execution order: around every value, remove_duplicated_nodes
+    // would walk the graph from each value's producer.
+    timed(stats_.cleanups[2], [&] { return ir::remove_duplicated_nodes(g_); });
     std::vector<ir::ValueId> touched;
     for (ir::NodeId id : g_.nodes())
       for (ir::ValueId out : g_.node(id).outputs)
@@ -339,19 +354,12 @@ class GraphOptimizer {
   void cleanup(std::vector<ir::ValueId>& touched) {
     std::sort(touched.begin(), touched.end());
     touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-    const std::size_t n = touched.size();
-    auto timed = [&](RuleStats& s, auto&& step) {
-      const auto t0 = Clock::now();
-      const std::size_t removed = step();
-      s.removed += removed;
-      s.applied += removed;
-      ++s.iterations;
-      s.apply_seconds += seconds_since(t0);
-    };
+    // A merge appends the kept outputs to `touched`: their consumers are checked in turn, so that a
+    // duplicated chain merges whole.
     timed(stats_.cleanups[2], [&] {
       std::size_t removed = 0;
-      for (std::size_t k = 0; k < n; ++k)
-        if (g_.value(touched[k]).alive) removed += ir::remove_duplicated_shapes(g_, touched[k], touched);
+      for (std::size_t k = 0; k < touched.size(); ++k)
+        if (g_.value(touched[k]).alive) removed += ir::remove_duplicated_nodes(g_, touched[k], touched);
       return removed;
     });
     timed(stats_.cleanups[0], [&] {

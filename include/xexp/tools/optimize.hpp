@@ -23,6 +23,7 @@
 #include "xexp/onnx/opset_upgrade.hpp"
 #include "xexp/patterns/registry.hpp"
 #include "xexp/ir/cleanup.hpp"
+#include "xexp/ir/duplicates.hpp"
 #include "xexp/rewrite/driver.hpp"
 #include "xexp/rewrite/rule_set.hpp"
 #include "xexp/tools/rules_waiting_for_opset.hpp"
@@ -44,6 +45,7 @@ struct OptimizeModelOptions {
 struct OptimizeModelReport {
   std::size_t nodes_before = 0, nodes_after = 0;  // main graph, its subgraphs and local functions
   std::size_t folded = 0;                         // nodes replaced by initializers, all steps together
+  std::size_t merged = 0;                         // duplicated nodes and initializers merged before folding
   double seconds = 0;
   rewrite::OptimizeStats rules;                   // what the rules did
   std::vector<RuleWaitingForOpset> waiting;       // what a newer opset would let the rules do
@@ -99,6 +101,14 @@ inline std::size_t fold_and_clean(ir::Model& model) {
   return folded + in_subgraphs;
 }
 
+// Equal small initializers become one, then what is computed twice from the same values is computed
+// once (ir/duplicates.hpp). Before folding: it would store a copy per duplicate (a weight every layer
+// shares, transposed once per layer). Returns how many nodes and initializers went.
+inline std::size_t merge_duplicates(ir::Graph& g) {
+  const std::size_t initializers = ir::merge_equal_initializers(g);
+  return initializers + ir::remove_duplicated_nodes(g);
+}
+
 // Whether `g` is the main graph or one of its subgraphs (those may hold initializers; a function
 // body may not).
 inline bool within(const ir::Graph& g, const ir::Graph& main) {
@@ -127,6 +137,8 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   ir::constant_nodes_to_initializers(g);
   ir::for_each_subgraph(g, [](ir::Graph& body) { ir::constant_nodes_to_initializers(body); });
   for (ir::Function& f : model.functions) ir::constant_shorthands_to_value(*f.body);
+  report.merged += detail::merge_duplicates(g);
+  ir::for_each_subgraph(g, [&](ir::Graph& body) { report.merged += detail::merge_duplicates(body); });
   // Constant chains (position ids, masks) fold before types are inferred: their values then give
   // static shapes our rules know, where ONNX's inference would be needed on the chain itself.
   if (options.constant_folding) report.folded += detail::fold_and_clean(model);
@@ -179,7 +191,7 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
 inline std::string format_report(const OptimizeModelReport& report, bool all_rules = false) {
   std::ostringstream out;
   out << "optimized: " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
-      << report.folded << " folded, " << report.rules.iterations << " iterations, " << std::fixed
+      << report.folded << " folded, " << report.merged << " merged, " << report.rules.iterations << " iterations, " << std::fixed
       << std::setprecision(3) << report.seconds * 1e3 << " ms\n";
   out << "  " << std::left << std::setw(36) << "rule" << std::right << std::setw(3) << "P" << std::setw(9)
       << "tried" << std::setw(9) << "matched" << std::setw(9) << "applied" << std::setw(8) << "+nodes"
