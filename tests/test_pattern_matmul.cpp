@@ -128,9 +128,38 @@ TEST(PatternFusedMatMul, NotWhenThePermIsNotTheLastTwoAxes) {
   EXPECT_EQ(op_types(g), (OpList{"Transpose", "com.microsoft.FusedMatMul"}));
 }
 
+// Two layers sharing one transposed weight (the same Transpose once duplicates are merged): each MatMul
+// takes it into transB, and the Transpose goes with its last consumer; a Transpose something else reads
+// stays for it.
+static Model shared_transposed_weight(bool read_elsewhere) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3, 4});
+  ValueId w = g.add_input("W", ElemType::Float, Shape{4, 4});
+  ValueId t = node(g, "Transpose", {w}, {perm({1, 0})});
+  g.add_output(node(g, "MatMul", {node(g, "MatMul", {x, t}), t}));
+  if (read_elsewhere) g.add_output(node(g, "Relu", {t}));
+  return m;
+}
+
+TEST(PatternFusedMatMul, ATransposeSeveralMatMulsShareGoesIntoEach) {
+  Model m = shared_transposed_weight(false);
+  run_rules(m, "FusedMatMul");
+  ASSERT_EQ(op_types(*m.graph), (OpList{"com.microsoft.FusedMatMul", "com.microsoft.FusedMatMul"}));
+  for (NodeId id : m.graph->nodes()) {
+    EXPECT_EQ(m.graph->value(m.graph->node(id).inputs[1]).name, "W");
+    EXPECT_EQ(m.graph->node(id).attribute(Symbol("transB"))->i, 1);
+  }
+  Model kept = shared_transposed_weight(true);
+  run_rules(kept, "FusedMatMul");
+  EXPECT_EQ(op_types(*kept.graph),
+            (OpList{"Transpose", "com.microsoft.FusedMatMul", "com.microsoft.FusedMatMul", "Relu"}));
+}
+
 TEST(PatternFusedMatMul, SameNumbers) {
   test::expect_same_outputs([] { return attention_scores("Div", true); }, "onnxruntime");
   test::expect_same_outputs([] { return attention_scores("Mul", true); }, "onnxruntime");
+  test::expect_same_outputs([] { return shared_transposed_weight(false); }, "FusedMatMul");
 }
 
 // ---- the whole default+onnxruntime set on a linear layer of rank 3 -------------------------------

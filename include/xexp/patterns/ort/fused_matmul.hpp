@@ -2,7 +2,9 @@
 // FusedMatMul (onnxruntime set): com.microsoft FusedMatMul computes alpha * op(A) @ op(B), op swapping
 // the last two axes when transA/transB is set. A Transpose of the last two axes feeding a MatMul goes
 // into transA or transB (not for two 2-D inputs: TransposeMatMul makes a Gemm of those), and a scalar
-// Mul or Div after a FusedMatMul goes into alpha.
+// Mul or Div after a FusedMatMul goes into alpha. The Transpose may have other consumers: a weight
+// every layer shares is transposed once, and each layer's MatMul takes it into transB; the Transpose
+// goes with its last consumer.
 #include <vector>
 
 #include "xexp/patterns/facts.hpp"
@@ -45,10 +47,10 @@ inline rewrite::RulePtr fused_matmul_rule() {
   // rebuild: every attribute of the matched FusedMatMul is kept (transBatch* included), alpha changes.
   return rule("FusedMatMul")
       .priority(2)
-      .cases(match(MatMul(Transpose(a, attr<"perm"> = perm), b))
+      .cases(match(MatMul(shared(Transpose(a, attr<"perm"> = perm)), b))
                  .when(ranks && detail::swaps_last_two(perm))
                  .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 1, attr<"transB"> = 0)),
-             match(MatMul(a, Transpose(b, attr<"perm"> = perm)))
+             match(MatMul(a, shared(Transpose(b, attr<"perm"> = perm))))
                  .when(ranks && detail::swaps_last_two(perm))
                  .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 0, attr<"transB"> = 1)),
              match(commutative(Mul(fused, s)))
