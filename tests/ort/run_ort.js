@@ -16,6 +16,7 @@
 //       JOBS.json: [{"model": "M.onnx", "inputs": "INPUTS.json", "out": "OUT_DIR"}, ...]: the same as
 //       `run` for each job in one process (no start-up cost per model). Prints one JSON line per job in
 //       order, {"job": K, "ok": true} or {"job": K, "error": "..."}, and goes on after a failing job.
+//       A job with "saveOptimized": "PATH" also writes the model ORT optimized (at level L) there.
 //   node run_ort.js version
 //
 // L is one of disabled (default: tests check xexp's optimizations, not ORT's), basic, extended, all.
@@ -185,7 +186,7 @@ async function batch(jobsJson, options) {
     const job = jobs[k];
     let line;
     try {
-      await run(job.model, job.inputs, job.out, options);
+      await run(job.model, job.inputs, job.out, { ...options, saveOptimized: job.saveOptimized || '' });
       line = { job: k, ok: true };
     } catch (e) {
       line = { job: k, error: errorMessage(e).replace(/\n/g, ' ') };

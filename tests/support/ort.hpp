@@ -119,6 +119,7 @@ inline NamedTensors run_onnxruntime(const std::string& model_path, const NamedTe
 struct OrtJob {
   std::string model;
   NamedTensors feeds;
+  std::string save_optimized = {};  // where ORT writes the model it optimized (optimizedModelFilePath), if set
 };
 
 struct OrtResult {
@@ -141,7 +142,9 @@ inline std::vector<OrtResult> run_onnxruntime_batch(const std::vector<OrtJob>& j
       const auto job_dir = dir.path() / std::to_string(k);
       if (k > next) manifest += ",\n";
       manifest += "{\"model\":" + json_quote(jobs[k].model) + ",\"inputs\":" + json_quote((job_dir / "inputs.json").string()) +
-                  ",\"out\":" + json_quote((job_dir / "outputs").string()) + "}";
+                  ",\"out\":" + json_quote((job_dir / "outputs").string());
+      if (!jobs[k].save_optimized.empty()) manifest += ",\"saveOptimized\":" + json_quote(jobs[k].save_optimized);
+      manifest += "}";
     }
     write_file(dir.path() / "jobs.json", manifest + "\n]\n");
     const CommandResult r = run_command(ort_command("batch " + shell_quote(dir / "jobs.json"), options));

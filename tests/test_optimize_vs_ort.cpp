@@ -1,0 +1,106 @@
+// The yardstick of the optimizer: on every model of ../shared/models and ../shared/corpus/real, read as
+// the exporter wrote it, `xexp optimize` (default+onnxruntime) leaves no more nodes than ONNX Runtime's
+// 'extended' level, whose optimized model the runtime writes itself (optimizedModelFilePath). Nodes of
+// subgraphs count, Constant nodes do not (ONNX Runtime turns them into initializers). The optimized file
+// gives the original's outputs in ONNX Runtime (its own optimizations disabled). The name holds
+// "Corpus": the sanitizer pass of scripts/run_tests.sh leaves this sweep out.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/compare.hpp"
+#include "support/ort.hpp"
+#include "support/random_inputs.hpp"
+#include "support/temp_dir.hpp"
+#include "xexp/ir/constant_node.hpp"
+#include "xexp/onnx.hpp"
+#include "xexp/tools/optimize.hpp"
+
+using namespace xexp;
+using namespace xexp::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Nodes of the graph and its subgraphs, Constant nodes left out.
+std::size_t nodes_without_constants(const ir::Graph& g) {
+  std::size_t n = 0;
+  for (ir::NodeId id : g.nodes()) {
+    const ir::Node& node = g.node(id);
+    n += !ir::is_constant_node(node);
+    for (const ir::Attribute& a : node.attributes)
+      for (const auto& body : a.graphs) n += nodes_without_constants(*body);
+  }
+  return n;
+}
+
+// Inputs of a size the models accept: paddle's OCR models want image sides that survive their
+// downsampling, silero's VAD a 16 kHz chunk of 512 samples (its other rate takes the other branch).
+NamedTensors feeds_for(const fs::path& model_path, const ir::Graph& g) {
+  tools::RandomInputOptions options{.seed = 5, .default_dim = 2};
+  const std::string name = model_path.filename().string();
+  if (name.starts_with("ch_")) {
+    options.symbols = {{"p2o.DynamicDimension.0", 1}, {"p2o.DynamicDimension.1", 64}, {"p2o.DynamicDimension.2", 64}};
+    if (name.starts_with("ch_ppocr_mobile")) options.symbols["p2o.DynamicDimension.2"] = 192;
+    if (name.starts_with("ch_PP-OCRv4_rec")) options.symbols["p2o.DynamicDimension.1"] = 320;
+    if (name.starts_with("ch_ppocr_mobile")) options.symbols["p2o.DynamicDimension.1"] = 48;
+  }
+  if (name.starts_with("silero")) options.symbols = {{"batch", 1}, {"sequence", 512}};
+  NamedTensors feeds = random_feeds(g, options);
+  for (auto& [input, tensor] : feeds)
+    if (name.starts_with("silero") && input == "sr") tensor = Tensor::scalar<int64_t>(16000);
+  return feeds;
+}
+
+}  // namespace
+
+TEST(CorpusVsOnnxRuntime, NoMoreNodesThanItsExtendedLevelAndTheSameOutputs) {
+  std::vector<fs::path> models;
+  for (const char* dir : {"models", "corpus/real"})
+    for (const auto& entry : fs::directory_iterator(fs::path(XEXP_SHARED_DIR) / dir))
+      if (entry.path().extension() == ".onnx") models.push_back(entry.path());
+  std::sort(models.begin(), models.end());
+  ASSERT_EQ(models.size(), 19u);
+
+  TempDir dir;
+  std::vector<OrtJob> by_ort, original, optimized;
+  std::vector<std::size_t> xexp_nodes;
+  for (std::size_t k = 0; k < models.size(); ++k) {
+    ir::Model model = load_model(models[k].string());
+    const NamedTensors feeds = feeds_for(models[k], *model.graph);
+    std::ostringstream log;
+    tools::optimize_model(model, {.log = &log});
+    xexp_nodes.push_back(nodes_without_constants(*model.graph));
+    const std::string out = (dir.path() / (std::to_string(k) + ".xexp.onnx")).string();
+    save_model(model, out);
+    by_ort.push_back({models[k].string(), feeds, (dir.path() / (std::to_string(k) + ".ort.onnx")).string()});
+    original.push_back({models[k].string(), feeds});
+    optimized.push_back({out, feeds});
+  }
+  const std::vector<OrtResult> extended = run_onnxruntime_batch(by_ort, {.optimization_level = "extended"});
+  std::vector<OrtJob> both = original;
+  both.insert(both.end(), optimized.begin(), optimized.end());
+  const std::vector<OrtResult> outputs = run_onnxruntime_batch(both);
+
+  std::size_t total_xexp = 0, total_ort = 0;
+  std::cout << "model  xexp  ORT-extended\n";
+  for (std::size_t k = 0; k < models.size(); ++k) {
+    SCOPED_TRACE(models[k].filename().string());
+    ASSERT_TRUE(extended[k].ok) << extended[k].error;
+    const std::size_t ort_nodes = nodes_without_constants(*load_model(by_ort[k].save_optimized).graph);
+    std::cout << models[k].filename().string() << "  " << xexp_nodes[k] << "  " << ort_nodes << "\n";
+    EXPECT_LE(xexp_nodes[k], ort_nodes);
+    total_xexp += xexp_nodes[k];
+    total_ort += ort_nodes;
+    const OrtResult& before = outputs[k];
+    const OrtResult& after = outputs[models.size() + k];
+    ASSERT_TRUE(before.ok && after.ok) << before.error << after.error;
+    expect_all_close(after.outputs, before.outputs, 1e-4, 1e-4);
+  }
+  std::cout << "total  " << total_xexp << "  " << total_ort << "\n";
+}
