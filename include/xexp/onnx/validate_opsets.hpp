@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -13,6 +14,10 @@
 #include "xexp/onnx/schema.hpp"
 
 namespace xexp::detail {
+
+// Ops ONNX Runtime registers in the default domain from opset 1, before ONNX defines them: the
+// onnxruntime rule set writes them at the model's opset, and ONNX Runtime's own optimized models hold them.
+inline bool runtime_defines_at_any_opset(std::string_view op_type) { return op_type == "LayerNormalization"; }
 
 // Throws naming the first node of the default domain, in the main graph, a subgraph or a local function
 // body, whose op begins at a later opset than the one imported where it sits. Iterative: subgraphs may nest
@@ -31,7 +36,8 @@ inline void validate_op_opsets(const ir::Model& model) {
       for (const ir::Attribute& a : node.attributes)
         for (const auto& sub : a.graphs) graphs.emplace_back(sub.get(), opsets);
       if (!opset || !(node.domain.empty() || node.domain.view() == "ai.onnx") ||
-          model.find_function(node.domain.view(), node.op_type.view()))
+          model.find_function(node.domain.view(), node.op_type.view()) ||
+          runtime_defines_at_any_opset(node.op_type.view()))
         continue;
       const ::onnx::OpSchema* first = find_schema(node.op_type.view(), "", std::numeric_limits<int>::max());
       if (!first) continue;
