@@ -765,7 +765,7 @@ struct Attribute {
 }  // namespace xexp::ir
 // ======== xexp/ir/cleanup.hpp
 // Clean-ups on the IR that the builder and the optimizer share: removal of Identity nodes, of nodes
-// nobody reads and of unused initializers, and merging of Shape nodes reading the same value. Each
+// nobody reads and of unused initializers (merging duplicated nodes is ir/duplicates.hpp). Each
 // step exists around given values (the optimizer's driver cleans only what an iteration touched and
 // collects in `touched` the values whose producer or consumers changed, to match them again) and over
 // the whole graph (the builder). Last, the release of the enclosing values If, Loop and Scan bodies no
@@ -773,11 +773,9 @@ struct Attribute {
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 // ======== xexp/ir/graph.hpp
@@ -1455,61 +1453,6 @@ inline std::size_t remove_unused(Graph& g) {
   return remove_unused(g, outputs, touched);
 }
 
-namespace detail {
-inline bool is_plain_shape(const Node& n) {
-  return n.alive && n.op_type == Symbol("Shape") && n.domain.empty() && n.inputs.size() == 1 &&
-         n.inputs[0] != kNone && n.outputs.size() == 1 && n.outputs[0] != kNone;
-}
-// Shape's start and end with absent ones at their defaults (0 and "to the end"), so that Shape nodes
-// with equal pairs return the same dimensions.
-inline std::pair<int64_t, int64_t> shape_bounds(const Node& n) {
-  const Attribute* start = n.attribute(Symbol("start"));
-  const Attribute* end = n.attribute(Symbol("end"));
-  return {start ? start->i : 0, end ? end->i : std::numeric_limits<int64_t>::max()};
-}
-}  // namespace detail
-
-// Shape nodes reading `input` with the same start and end: the first in execution order serves the
-// consumers of the others, which are removed (one whose output is a graph output stays).
-inline std::size_t remove_duplicated_shapes(Graph& g, ValueId input, std::vector<ValueId>& touched) {
-  std::size_t shapes = 0;
-  for (const Use& u : g.value(input).uses) shapes += u.slot == 0 && detail::is_plain_shape(g.node(u.node));
-  if (shapes < 2) return 0;
-  // Uses are not in execution order: walk the nodes after the producer until every Shape is seen.
-  std::vector<NodeId> ordered;
-  const NodeId producer = g.value(input).producer;
-  for (NodeId k = producer == kNone ? g.first_node() : g.node(producer).next; k != kNone && ordered.size() < shapes;
-       k = g.node(k).next)
-    if (detail::is_plain_shape(g.node(k)) && g.node(k).inputs[0] == input) ordered.push_back(k);
-  std::vector<std::pair<std::pair<int64_t, int64_t>, ValueId>> first;  // bounds -> the output serving them
-  std::size_t removed = 0;
-  for (NodeId id : ordered) {
-    const ValueId out = g.node(id).outputs[0];
-    const std::pair<int64_t, int64_t> bounds = detail::shape_bounds(g.node(id));
-    auto it = std::find_if(first.begin(), first.end(), [&](const auto& f) { return f.first == bounds; });
-    if (it == first.end()) {
-      first.emplace_back(bounds, out);
-      continue;
-    }
-    if (g.value(out).is_graph_output()) continue;
-    g.replace_all_uses(out, it->second);
-    touched.push_back(it->second);
-    g.remove_node(id);
-    ++removed;
-  }
-  return removed;
-}
-inline std::size_t remove_duplicated_shapes(Graph& g) {
-  std::vector<ValueId> inputs, touched;
-  for (NodeId id : g.nodes())
-    if (detail::is_plain_shape(g.node(id))) inputs.push_back(g.node(id).inputs[0]);
-  std::sort(inputs.begin(), inputs.end());
-  inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
-  std::size_t removed = 0;
-  for (ValueId v : inputs) removed += remove_duplicated_shapes(g, v, touched);
-  return removed;
-}
-
 // Calls f(subgraph) for every If, Loop and Scan body under `g`, nested ones included, each before the
 // subgraphs it holds.
 template <class F>
@@ -1557,6 +1500,210 @@ inline std::size_t release_unread_captured(Graph& g) {
     remove_unused_initializers(g);
   }
   return released + released_here;
+}
+
+}  // namespace xexp::ir
+// ======== xexp/ir/duplicates.hpp
+// Doing the same work once: equal small initializers become one, and nodes computing the same thing
+// (same op, same inputs, same attributes) become one, the first in execution order serving the
+// consumers of the others. Exports repeat both everywhere: a Constant [0] per Unsqueeze, the same
+// Shape/Gather chain in every layer, a weight shared by every layer transposed once per layer (folding
+// each of those stores a copy of the weight). Merging a node makes its consumers read the same values,
+// so whole duplicated chains merge, in one pass over the graph or, for the optimizer's driver, around
+// the values a rewrite touched.
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+
+namespace xexp::ir {
+
+// Tensors with fewer elements than this are deduplicated by type, shape and bytes.
+inline constexpr int64_t kDedupMaxElements = 1024;
+
+// Type, dims and bytes in one string: equal keys mean interchangeable initializers. Empty for tensors
+// that are not deduplicated (large ones, strings, values that cannot be read).
+inline std::string initializer_dedup_key(const Tensor& t) {
+  if (t.size() >= kDedupMaxElements || t.type() == ElemType::String || t.empty() || !t.available()) return {};
+  std::string key = std::to_string(static_cast<int>(t.type())) + ":";
+  for (int64_t d : t.dims()) key += std::to_string(d) + ",";
+  key += ":";
+  auto bytes = t.bytes();
+  key.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  return key;
+}
+
+// Consumers of a small initializer read the first initializer equal to it instead; the others go.
+// Graph inputs (a caller may feed them) and graph outputs keep their own. Returns how many went.
+inline std::size_t merge_equal_initializers(Graph& g) {
+  std::unordered_map<std::string, ValueId> first;
+  std::vector<ValueId> kept;
+  std::size_t merged = 0;
+  for (ValueId id : g.initializers()) {
+    Value& v = g.value(id);
+    std::string key = v.is_input || v.is_graph_output() || !v.initializer ? std::string()
+                                                                          : initializer_dedup_key(*v.initializer);
+    if (!key.empty()) {
+      auto [it, inserted] = first.emplace(std::move(key), id);
+      if (!inserted) {
+        g.replace_all_uses(id, it->second);
+        g.value(id).alive = false;
+        ++merged;
+        continue;
+      }
+    }
+    kept.push_back(id);
+  }
+  if (merged) g.set_initializer_order(std::move(kept));
+  return merged;
+}
+
+namespace detail {
+
+// Ops whose two calls on the same inputs may give different values: never merged.
+inline bool is_random_op(Symbol op) {
+  static const Symbol random[] = {"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
+                                  "Multinomial",  "Bernoulli",        "Dropout"};
+  return std::find(std::begin(random), std::end(random), op) != std::end(random);
+}
+
+// Nodes that may be merged: ONNX's own deterministic ops (another domain's op may keep state), with
+// outputs, without subgraphs.
+inline bool mergeable(const Node& n) {
+  return n.alive && (n.domain.empty() || n.domain == "ai.onnx") && !n.outputs.empty() && !n.has_subgraphs() &&
+         !is_random_op(n.op_type);
+}
+
+inline bool same_tensor(const Tensor& a, const Tensor& b) {
+  if (a.type() != b.type() || a.dims() != b.dims() || a.empty() != b.empty()) return false;
+  if (a.empty()) return true;
+  if (!a.available() || !b.available()) return false;
+  if (a.type() == ElemType::String) return a.string_data() == b.string_data();
+  const auto x = a.bytes(), y = b.bytes();
+  return std::equal(x.begin(), x.end(), y.begin(), y.end());
+}
+
+// Floats compare by their bits: a NaN attribute equals itself, 0.0 and -0.0 differ.
+inline bool same_floats(const std::vector<float>& a, const std::vector<float>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](float x, float y) { return std::bit_cast<uint32_t>(x) == std::bit_cast<uint32_t>(y); });
+}
+
+inline bool same_attribute(const Attribute& a, const Attribute& b) {
+  return a.name == b.name && a.type == b.type && a.i == b.i &&
+         std::bit_cast<uint32_t>(a.f) == std::bit_cast<uint32_t>(b.f) && a.s == b.s && a.ints == b.ints &&
+         same_floats(a.floats, b.floats) && a.strings == b.strings && a.graphs.empty() && b.graphs.empty() &&
+         std::equal(a.tensors.begin(), a.tensors.end(), b.tensors.begin(), b.tensors.end(), same_tensor) &&
+         a.ref_attr_name == b.ref_attr_name && a.raw == b.raw && a.unknown == b.unknown;
+}
+
+// Shape's start and end with absent ones at their defaults (0 and "to the end"), so that Shape nodes
+// with equal pairs return the same dimensions.
+inline std::pair<int64_t, int64_t> shape_bounds(const Node& n) {
+  const Attribute* start = n.attribute(Symbol("start"));
+  const Attribute* end = n.attribute(Symbol("end"));
+  return {start ? start->i : 0, end ? end->i : std::numeric_limits<int64_t>::max()};
+}
+
+inline bool same_attributes(const Node& a, const Node& b) {
+  if (a.op_type == Symbol("Shape")) return shape_bounds(a) == shape_bounds(b);
+  if (a.attributes.size() != b.attributes.size()) return false;
+  // Exporters may write the same attributes in another order.
+  return std::all_of(a.attributes.begin(), a.attributes.end(), [&](const Attribute& x) {
+    const Attribute* y = b.attribute(x.name);
+    return y && same_attribute(x, *y);
+  });
+}
+
+// Whether `b` computes what `a` does: same op, the same inputs in the same slots, the same attributes,
+// and the same outputs present.
+inline bool same_computation(const Node& a, const Node& b) {
+  if (a.op_type != b.op_type || a.domain != b.domain || a.inputs != b.inputs || a.outputs.size() != b.outputs.size())
+    return false;
+  for (std::size_t k = 0; k < a.outputs.size(); ++k)
+    if ((a.outputs[k] == kNone) != (b.outputs[k] == kNone)) return false;
+  return same_attributes(a, b);
+}
+
+// Equal for nodes same_computation may accept: op, domain and inputs.
+inline std::size_t computation_hash(const Node& n) {
+  std::size_t h = (std::size_t{n.op_type.id()} << 20) ^ n.domain.id();
+  for (ValueId in : n.inputs) h = h * 1000003u ^ (std::size_t{in} + 1);
+  return h;
+}
+
+// `duplicate`'s consumers read `kept`'s outputs and `duplicate` goes, unless one of its outputs is a
+// graph output (merging would need an Identity to keep the name: nothing gained).
+inline bool merge_node(Graph& g, NodeId duplicate, NodeId kept, std::vector<ValueId>& touched) {
+  const std::vector<ValueId> outputs = g.node(duplicate).outputs;
+  if (std::any_of(outputs.begin(), outputs.end(), [&](ValueId v) { return v != kNone && g.value(v).is_graph_output(); }))
+    return false;
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    if (outputs[k] == kNone) continue;
+    const ValueId into = g.node(kept).outputs[k];
+    g.replace_all_uses(outputs[k], into);
+    touched.push_back(into);
+  }
+  g.remove_node(duplicate);
+  return true;
+}
+
+}  // namespace detail
+
+// The consumers of `input` that compute the same thing: the first in execution order serves the
+// consumers of the others, which are removed. The merged nodes' outputs are appended to `touched`
+// (their consumers may now be duplicates in turn). Returns how many nodes went.
+inline std::size_t remove_duplicated_nodes(Graph& g, ValueId input, std::vector<ValueId>& touched) {
+  std::unordered_map<std::size_t, std::vector<NodeId>> by_hash;
+  for (const Use& u : g.value(input).uses)
+    if (u.slot != kCapturedSlot && detail::mergeable(g.node(u.node))) {
+      std::vector<NodeId>& bucket = by_hash[detail::computation_hash(g.node(u.node))];
+      if (std::find(bucket.begin(), bucket.end(), u.node) == bucket.end()) bucket.push_back(u.node);
+    }
+  std::vector<NodeId> candidates;
+  for (const auto& [h, bucket] : by_hash)
+    if (bucket.size() > 1) candidates.insert(candidates.end(), bucket.begin(), bucket.end());
+  if (candidates.empty()) return 0;
+  // Uses are not in execution order: walk the nodes after the producer until every candidate is seen.
+  std::sort(candidates.begin(), candidates.end());
+  std::vector<NodeId> ordered;
+  const NodeId producer = g.value(input).producer;
+  for (NodeId k = producer == kNone ? g.first_node() : g.node(producer).next;
+       k != kNone && ordered.size() < candidates.size(); k = g.node(k).next)
+    if (std::binary_search(candidates.begin(), candidates.end(), k)) ordered.push_back(k);
+  std::unordered_map<std::size_t, std::vector<NodeId>> first;  // hash -> nodes kept so far
+  std::size_t removed = 0;
+  for (NodeId id : ordered) {
+    std::vector<NodeId>& kept = first[detail::computation_hash(g.node(id))];
+    auto same = std::find_if(kept.begin(), kept.end(),
+                             [&](NodeId k) { return detail::same_computation(g.node(k), g.node(id)); });
+    if (same == kept.end()) kept.push_back(id);
+    else removed += detail::merge_node(g, id, *same, touched);
+  }
+  return removed;
+}
+
+// The same over the whole graph, in one pass in execution order (a merge makes the next duplicates of a
+// chain read the same inputs before they are reached). Returns how many nodes went.
+inline std::size_t remove_duplicated_nodes(Graph& g) {
+  std::unordered_map<std::size_t, std::vector<NodeId>> first;
+  std::vector<ValueId> touched;
+  std::size_t removed = 0;
+  for (NodeId id : g.nodes()) {
+    if (!detail::mergeable(g.node(id))) continue;
+    std::vector<NodeId>& kept = first[detail::computation_hash(g.node(id))];
+    auto same = std::find_if(kept.begin(), kept.end(),
+                             [&](NodeId k) { return detail::same_computation(g.node(k), g.node(id)); });
+    if (same == kept.end()) kept.push_back(id);
+    else removed += detail::merge_node(g, id, *same, touched);
+  }
+  return removed;
 }
 
 }  // namespace xexp::ir
@@ -1942,23 +2089,28 @@ inline void write_value_info(const ir::Value& v, ::onnx::ValueInfoProto* vi) {
 // ======== xexp/onnx/external_data.hpp
 // External data (TensorProto.data_location = EXTERNAL): tensors whose bytes live in a side file, at
 // `offset`, `length` bytes long, the file named by `location` relative to the model's directory.
-// Reading maps each side file once and lets tensors point into it; writing appends bytes to one file.
+// Reading maps each side file once and lets tensors point into it; writing appends bytes to one file,
+// copying mapped tensors file to file.
 #include <onnx/onnx_pb.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 
 // ======== xexp/onnx/mapped_file.hpp
 // A read-only memory mapping of a whole file. Model files are parsed straight from the mapping and
-// external-data tensors keep pointing into it, so weights are neither read twice nor copied.
+// external-data tensors keep pointing into it, so weights are neither read twice nor copied; saving
+// copies them file to file in the kernel (copy_to), so they are not read into the process either.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -1995,8 +2147,9 @@ class MappedFile {
         throw Error("cannot map '" + path + "': " + std::strerror(err));
       }
     }
-    ::close(fd);  // the mapping stays valid after the descriptor is closed
-    return std::shared_ptr<const MappedFile>(new MappedFile(path, static_cast<const std::byte*>(data), size));
+    ::close(fd);  // the mapping stays valid after the descriptor is closed (no descriptor per side file kept)
+    return std::shared_ptr<const MappedFile>(
+        new MappedFile(path, static_cast<const std::byte*>(data), size, st.st_dev, st.st_ino));
   }
 
   MappedFile(const MappedFile&) = delete;
@@ -2009,12 +2162,36 @@ class MappedFile {
   std::size_t size() const noexcept { return size_; }
   const std::string& path() const noexcept { return path_; }
 
+  // Appends `range` (a part of bytes()) to the file open as `out_fd` with copy_file_range: the kernel
+  // copies between the files (page cache to page cache, or a reflink), the pages are never mapped into
+  // this process. Returns how many bytes were copied, from the start of `range`; the caller writes the
+  // rest itself (0 when the path now names another file, or across file systems on some kernels).
+  std::size_t copy_to(int out_fd, std::span<const std::byte> range) const {
+    if (range.empty() || range.data() < data_ || range.data() + range.size() > data_ + size_) return 0;
+    const int in = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (in < 0) return 0;
+    struct stat st {};
+    std::size_t copied = 0;
+    if (::fstat(in, &st) == 0 && st.st_dev == device_ && st.st_ino == inode_) {
+      loff_t from = range.data() - data_;
+      while (copied < range.size()) {
+        const ssize_t n = ::copy_file_range(in, &from, out_fd, nullptr, range.size() - copied, 0);
+        if (n <= 0) break;
+        copied += static_cast<std::size_t>(n);
+      }
+    }
+    ::close(in);
+    return copied;
+  }
+
  private:
-  MappedFile(std::string path, const std::byte* data, std::size_t size)
-      : path_(std::move(path)), data_(data), size_(size) {}
+  MappedFile(std::string path, const std::byte* data, std::size_t size, dev_t device, ino_t inode)
+      : path_(std::move(path)), data_(data), size_(size), device_(device), inode_(inode) {}
   std::string path_;
   const std::byte* data_;
   std::size_t size_;
+  dev_t device_;  // which file was mapped: its path may name another one by the time it is copied
+  ino_t inode_;
 };
 
 }  // namespace xexp
@@ -2106,52 +2283,64 @@ class ExternalFiles {
   std::map<std::string, std::shared_ptr<const MappedFile>> files_;
 };
 
-// Appends tensor bytes to one side file and points the TensorProto at them.
+// Appends tensor bytes to one side file and points the TensorProto at them. The file is created by the
+// first tensor written: a model none of whose tensors goes out gets no side file.
 class ExternalDataWriter {
  public:
   // `path` is where the bytes go now (a temporary file), `location` what the model will refer to.
-  ExternalDataWriter(const std::string& path, std::string location, std::size_t threshold)
-      : location_(std::move(location)), threshold_(threshold), file_(std::fopen(path.c_str(), "wb")) {
-    if (!file_) throw Error("cannot write '" + path + "'");
-  }
+  ExternalDataWriter(std::string path, std::string location, std::size_t threshold)
+      : path_(std::move(path)), location_(std::move(location)), threshold_(threshold) {}
   ExternalDataWriter(const ExternalDataWriter&) = delete;
   ExternalDataWriter& operator=(const ExternalDataWriter&) = delete;
   ~ExternalDataWriter() {
-    if (file_) std::fclose(file_);
+    if (fd_ >= 0) ::close(fd_);
   }
 
   std::size_t threshold() const noexcept { return threshold_; }
-  void write(std::span<const std::byte> bytes, ::onnx::TensorProto* p) {
+  const std::string& location() const noexcept { return location_; }
+  // `source`: the mapped file `bytes` lie in, if any; they are then copied file to file (MappedFile::copy_to).
+  void write(std::span<const std::byte> bytes, const MappedFile* source, ::onnx::TensorProto* p) {
     constexpr uint64_t kAlignment = 64;  // aligned tensors can be used in place by SIMD kernels
-    static constexpr char zeros[kAlignment] = {};
+    static constexpr std::byte zeros[kAlignment] = {};
+    if (fd_ < 0) {
+      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+      if (fd_ < 0) throw Error("cannot write '" + path_ + "': " + std::strerror(errno));
+    }
     const uint64_t padding = (kAlignment - offset_ % kAlignment) % kAlignment;
-    put(zeros, padding);
-    put(bytes.data(), bytes.size());
+    put({zeros, padding});
+    const std::size_t copied = source ? source->copy_to(fd_, bytes) : 0;
+    put(bytes.subspan(copied));
     p->set_data_location(::onnx::TensorProto::EXTERNAL);
     add_entry(p, "location", location_);
     add_entry(p, "offset", std::to_string(offset_ + padding));
     add_entry(p, "length", std::to_string(bytes.size()));
     offset_ += padding + bytes.size();
   }
-  void close() {
-    const bool ok = std::fflush(file_) == 0 && !std::ferror(file_);
-    std::fclose(file_);
-    file_ = nullptr;
-    if (!ok) throw Error("cannot write external data '" + location_ + "'");
+  // Returns whether the side file was created (some tensor went out).
+  bool close() {
+    if (fd_ < 0) return false;
+    const int fd = std::exchange(fd_, -1);
+    if (::close(fd) != 0) throw Error("cannot write external data '" + location_ + "': " + std::strerror(errno));
+    return true;
   }
 
  private:
-  void put(const void* data, std::size_t n) {
-    if (n && std::fwrite(data, 1, n, file_) != n) throw Error("cannot write external data '" + location_ + "'");
+  void put(std::span<const std::byte> bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw Error("cannot write external data '" + location_ + "': " + std::strerror(errno));
+      bytes = bytes.subspan(static_cast<std::size_t>(n));
+    }
   }
   static void add_entry(::onnx::TensorProto* p, const char* key, std::string value) {
     auto* entry = p->add_external_data();
     entry->set_key(key);
     entry->set_value(std::move(value));
   }
-  std::string location_;
+  std::string path_, location_;
   std::size_t threshold_;
-  std::FILE* file_;
+  int fd_ = -1;
   uint64_t offset_ = 0;
 };
 
@@ -2226,6 +2415,12 @@ class ProtoTensorStorage final : public TensorStorage {
   // The side file the bytes are mapped from (nullptr unless external and found).
   const MappedFile* mapped_file() const noexcept { return file_.get(); }
   bool is_unavailable() const noexcept { return unavailable_.has_value(); }
+  // The side file named by the proto's external_data (empty when not external).
+  std::string external_location() const {
+    for (const auto& entry : proto_.external_data())
+      if (entry.key() == "location") return entry.value();
+    return {};
+  }
   bool available() const override { return !unavailable_; }
   ElemType type() const noexcept { return static_cast<ElemType>(proto_.data_type()); }
   // True when this storage describes a tensor of that type and dims (a reshaped tensor shares the
@@ -2277,10 +2472,7 @@ class ProtoTensorStorage final : public TensorStorage {
 
  private:
   [[noreturn]] void throw_unavailable() const {
-    std::string location;
-    for (const auto& entry : proto_.external_data())
-      if (entry.key() == "location") location = entry.value();
-    throw Error("the data of this tensor is in '" + location + "', which was not found (missing next to the model, or the model was not loaded from a file)",
+    throw Error("the data of this tensor is in '" + external_location() + "', which was not found (missing next to the model, or the model was not loaded from a file)",
                 {.node = {}, .value = proto_.name()});
   }
 
@@ -2383,6 +2575,11 @@ inline void write_tensor(const Tensor& t, const std::string* name, ::onnx::Tenso
   const bool unavailable = stored && stored->is_unavailable();
   const bool to_sink = sink && !unavailable && t.type() != ElemType::String && t.storage() &&
                        t.storage()->byte_size() >= sink->threshold();
+  if (unavailable && sink && stored->external_location() == sink->location())
+    throw Error("its data stays in '" + sink->location() +
+                    "', which was not found, and the model's new external data would take that name; save under "
+                    "another name",
+                {.node = {}, .value = name ? *name : stored->proto().name()});
   if (stored && !to_sink && (!stored->is_external() || unavailable) && stored->describes(t.type(), t.dims())) {
     if (take && t.storage().use_count() == 1) stored->take_proto(out);
     else out->CopyFrom(stored->proto());
@@ -2399,7 +2596,7 @@ inline void write_tensor(const Tensor& t, const std::string* name, ::onnx::Tenso
   if (t.type() == ElemType::String) {
     for (const std::string& s : t.string_data()) out->add_string_data(s);
   } else if (to_sink) {
-    sink->write(t.bytes(), out);
+    sink->write(t.bytes(), stored ? stored->mapped_file() : nullptr, out);
   } else {
     auto b = t.bytes();
     out->set_raw_data(reinterpret_cast<const char*>(b.data()), b.size());
@@ -2696,6 +2893,166 @@ inline void validate(const ir::Model& model) {
 }
 
 }  // namespace xexp
+// ======== xexp/onnx/validate_opsets.hpp
+// Ops used at an opset older than ONNX's first definition of them (LayerNormalization in a model importing
+// opset 1): ONNX has no such op there, so typing, folding or running the node would follow a definition
+// the model never asked for. Ops the registry does not know at all (ONNX 1.12's registry stops at opset
+// 17) are left to the layers that meet them.
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+// ======== xexp/onnx/schema.hpp
+// Schema facts from ONNX's own registry (libonnx): which schema an (op, domain, opset) resolves to,
+// attribute defaults (a rule comparing attributes must treat an absent `keepdims` as 1), and the
+// attributes that later opsets turned into inputs (ReduceMean axes at 18, Squeeze axes at 13, ...).
+// The registry of ONNX 1.12 stops at opset 17: asked about opset 18 it answers with the last version
+// it has, so the attribute-to-input table below is written out rather than derived from it.
+#include <onnx/defs/schema.h>
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+
+namespace xexp {
+
+// The schema in force for `op` in `domain` at `opset` (the latest version <= opset), or nullptr for
+// an op the registry does not know (custom domains, com.microsoft ops it was not built with).
+inline const ::onnx::OpSchema* find_schema(std::string_view op, std::string_view domain, int64_t opset) {
+  const std::string d = domain == "ai.onnx" ? std::string() : std::string(domain);
+  return ::onnx::OpSchemaRegistry::Schema(std::string(op), static_cast<int>(opset), d);
+}
+
+// The default value of an attribute, as the schema in force declares it; nullopt when the op is
+// unknown, the attribute is unknown, or it is required/has no default.
+inline std::optional<ir::Attribute> attribute_default(std::string_view op, std::string_view domain, int64_t opset,
+                                                      std::string_view attr_name) {
+  const ::onnx::OpSchema* schema = find_schema(op, domain, opset);
+  if (!schema) return std::nullopt;
+  // Converted once per (schema, attribute): patterns ask for the same defaults over and over.
+  static std::mutex mutex;
+  static std::map<std::pair<const ::onnx::OpSchema*, std::string>, std::optional<ir::Attribute>, std::less<>> cache;
+  std::lock_guard lock(mutex);
+  auto key = std::make_pair(schema, std::string(attr_name));
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  std::optional<ir::Attribute> result;
+  const auto& attrs = schema->attributes();
+  if (auto it = attrs.find(key.second); it != attrs.end() && it->second.default_value.has_type() &&
+                                        it->second.default_value.type() != ::onnx::AttributeProto::UNDEFINED) {
+    ::onnx::AttributeProto copy = it->second.default_value;
+    copy.set_name(key.second);
+    result = detail::read_attribute(
+        copy, [](::onnx::GraphProto&) -> std::shared_ptr<ir::Graph> { return nullptr; }, nullptr);
+    result->raw.clear();  // defaults are plain values; the schema's proto needs no round trip
+  }
+  cache.emplace(std::move(key), result);
+  return result;
+}
+
+// An attribute of an ONNX-domain op that became an input (at `input_index`) from opset `since`.
+struct AttributeBecameInput {
+  std::string_view op;
+  std::string_view attribute;
+  int64_t since;
+  int input_index;
+};
+
+inline std::span<const AttributeBecameInput> attributes_that_became_inputs() {
+  static constexpr AttributeBecameInput table[] = {
+      {"Reshape", "shape", 5, 1},
+      {"Upsample", "scales", 9, 1},  // Resize (opset 10) has had scales as an input from the start
+      {"Slice", "starts", 10, 1},
+      {"Slice", "ends", 10, 2},
+      {"Slice", "axes", 10, 3},
+      {"TopK", "k", 10, 1},
+      {"Pad", "pads", 11, 1},
+      {"Pad", "value", 11, 2},
+      {"Clip", "min", 11, 1},
+      {"Clip", "max", 11, 2},
+      {"Dropout", "ratio", 12, 1},
+      {"ReduceSum", "axes", 13, 1},
+      {"Squeeze", "axes", 13, 1},
+      {"Unsqueeze", "axes", 13, 1},
+      {"Split", "split", 13, 1},  // and from 18 the `num_outputs` attribute may replace it
+      {"ReduceL1", "axes", 18, 1},
+      {"ReduceL2", "axes", 18, 1},
+      {"ReduceLogSum", "axes", 18, 1},
+      {"ReduceLogSumExp", "axes", 18, 1},
+      {"ReduceMax", "axes", 18, 1},
+      {"ReduceMean", "axes", 18, 1},
+      {"ReduceMin", "axes", 18, 1},
+      {"ReduceProd", "axes", 18, 1},
+      {"ReduceSumSquare", "axes", 18, 1},
+  };
+  return table;
+}
+
+inline const AttributeBecameInput* attribute_became_input(std::string_view op, std::string_view attribute) {
+  for (const AttributeBecameInput& e : attributes_that_became_inputs())
+    if (e.op == op && e.attribute == attribute) return &e;
+  return nullptr;
+}
+
+// The opset from which `op` takes its axes as an input; 0 when it never did (or has no axes).
+inline int64_t axes_became_input_at(std::string_view op) {
+  const AttributeBecameInput* e = attribute_became_input(op, "axes");
+  return e ? e->since : 0;
+}
+
+// True when `op` at `opset` reads `attribute` from an input rather than from an attribute.
+inline bool attribute_is_input(std::string_view op, std::string_view attribute, int64_t opset) {
+  const AttributeBecameInput* e = attribute_became_input(op, attribute);
+  return e && opset >= e->since;
+}
+
+}  // namespace xexp
+
+namespace xexp::detail {
+
+// Ops ONNX Runtime registers in the default domain from opset 1, before ONNX defines them: the
+// onnxruntime rule set writes them at the model's opset, and ONNX Runtime's own optimized models hold them.
+inline bool runtime_defines_at_any_opset(std::string_view op_type) { return op_type == "LayerNormalization"; }
+
+// Throws naming the first node of the default domain, in the main graph, a subgraph or a local function
+// body, whose op begins at a later opset than the one imported where it sits. Iterative: subgraphs may nest
+// deep.
+inline void validate_op_opsets(const ir::Model& model) {
+  std::vector<std::pair<const ir::Graph*, const std::vector<ir::OpsetImport>*>> graphs{{model.graph.get(), &model.opsets}};
+  for (const ir::Function& f : model.functions)
+    graphs.emplace_back(f.body.get(), f.opsets.empty() ? &model.opsets : &f.opsets);
+  while (!graphs.empty()) {
+    const auto [g, opsets] = graphs.back();
+    graphs.pop_back();
+    if (!g) continue;
+    const std::optional<int64_t> opset = ir::find_opset(*opsets, "");
+    for (ir::NodeId id : g->nodes()) {
+      const ir::Node& node = g->node(id);
+      for (const ir::Attribute& a : node.attributes)
+        for (const auto& sub : a.graphs) graphs.emplace_back(sub.get(), opsets);
+      if (!opset || !(node.domain.empty() || node.domain.view() == "ai.onnx") ||
+          model.find_function(node.domain.view(), node.op_type.view()) ||
+          runtime_defines_at_any_opset(node.op_type.view()))
+        continue;
+      const ::onnx::OpSchema* first = find_schema(node.op_type.view(), "", std::numeric_limits<int>::max());
+      if (!first) continue;
+      while (const ::onnx::OpSchema* older = find_schema(node.op_type.view(), "", first->SinceVersion() - 1)) first = older;
+      if (*opset >= first->SinceVersion()) continue;
+      throw Error(node.op_type.str() + " does not exist at opset " + std::to_string(*opset) +
+                      " of the default domain (ONNX defines it from opset " + std::to_string(first->SinceVersion()) + ")",
+                  {.node = node.name.empty() ? node.op_type.str() : node.name, .value = {}});
+    }
+  }
+}
+
+}  // namespace xexp::detail
 
 namespace xexp {
 
@@ -2738,6 +3095,7 @@ class ModelReader {
     m.functions.reserve(static_cast<std::size_t>(p.functions_size()));
     for (auto& f : *p.mutable_functions()) m.functions.push_back(read_function(f));
     validate_function_calls(m);
+    validate_op_opsets(m);
     m.unknown = unknown_of(p);
     return m;
   }
@@ -3077,29 +3435,141 @@ inline ir::Model load_model(const std::string& path, const LoadOptions& options 
 // ======== xexp/onnx/opset_upgrade.hpp
 // Opset upgrade of the default ONNX domain (`xexp optimize --target-opset N`): the model is rewritten
 // so that it computes the same at opset N, each version's changes applied in turn (attributes that
-// became inputs, Upsample to Resize, Softmax's new axis meaning, ...).
+// became inputs, Upsample to Resize, Softmax's new axis meaning, ...). Converted are the main graph,
+// the If/Loop/Scan bodies at any depth, and the body of each local function importing the default
+// domain (from its own opset; its opset_import follows).
 //   - up to opset 17, ONNX's own version converter (libonnx, onnx::version_conversion::ConvertVersion)
-//     rewrites the ModelProto;
+//     adapts each node whose operator changed, one node at a time: it knows nothing of local functions,
+//     their calls nor of attribute references, which it would mistake or drop in a whole graph. If, Loop
+//     and Scan themselves only widened their types from opset 9 on: they stay, their bodies converted;
 //   - from 17 to 18, our adapter moves the `axes` attribute of the Reduce* ops that take it as an input
 //     from 18 (onnx/schema.hpp's table); every other op of opset 18 accepts its opset 17 form as it is.
-// ONNX's converter rewrites only the main graph's default-domain nodes, so a model it would leave half
-// converted is refused: a node of another domain, a subgraph, a local function, an op ONNX's registry
-// does not know at the model's opset. A refusal, a downgrade or a target beyond kMaxTargetOpset is an
-// xexp::Error naming the node, and the model is left as it was.
+// Refused, with an xexp::Error naming the node and the model left as it was: a downgrade, a target
+// beyond kMaxTargetOpset, a node of another domain than ONNX's that is no call of a local function, an
+// op ONNX's registry does not know at the opset it is at, a changed op inside a function reading one of
+// the function's attributes, and whatever ONNX's converter fails on.
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <optional>
 #include <string>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include <onnx/version_converter/convert.h>
 
+// ======== xexp/ir/constant_node.hpp
+// ONNX's Constant operator holds its tensor in one of several attributes: `value` (a tensor), or the
+// shorthands value_float(s), value_int(s), value_string(s). Readers of constants (rules, folding,
+// inference) look only at `value`, so the shorthands are first rewritten to it; in the main graph a
+// Constant node becomes an initializer (what ONNX Runtime's loader does too), which every reader
+// already knows. Function bodies keep their Constant nodes: a FunctionProto has no initializers.
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+
+namespace xexp::ir {
+
+inline bool is_constant_node(const Node& n) { return n.domain.empty() && n.op_type.view() == "Constant"; }
+
+// The tensor a Constant node with these attributes produces; nullopt for sparse_value, for a value
+// taken from the calling node (ref_attr_name, inside function bodies) and for a malformed node.
+inline std::optional<Tensor> constant_attribute_value(const std::vector<Attribute>& attributes) {
+  if (attributes.size() != 1 || !attributes[0].ref_attr_name.empty()) return std::nullopt;
+  const Attribute& a = attributes[0];
+  const std::string_view name = a.name.view();
+  const auto count = [](const auto& v) { return std::vector<int64_t>{static_cast<int64_t>(v.size())}; };
+  if (name == "value" && a.type == AttrType::Tensor && !a.tensors.empty()) return a.tensor();
+  if (name == "value_float" && a.type == AttrType::Float) return Tensor::scalar<float>(a.f);
+  if (name == "value_floats" && a.type == AttrType::Floats) return Tensor::from<float>(count(a.floats), a.floats);
+  if (name == "value_int" && a.type == AttrType::Int) return Tensor::scalar<int64_t>(a.i);
+  if (name == "value_ints" && a.type == AttrType::Ints) return Tensor::from<int64_t>(count(a.ints), a.ints);
+  if (name == "value_string" && a.type == AttrType::String) return Tensor::strings({}, {a.s});
+  if (name == "value_strings" && a.type == AttrType::Strings) return Tensor::strings(count(a.strings), a.strings);
+  return std::nullopt;
+}
+
+// Rewrites the shorthand attributes of the graph's Constant nodes (value_ints, ...) as `value`;
+// returns how many nodes changed. Subgraphs are left as they are.
+inline std::size_t constant_shorthands_to_value(Graph& g) {
+  static const Symbol value_name("value");
+  std::size_t changed = 0;
+  for (NodeId id : g.nodes()) {
+    Node& n = g.node(id);
+    if (!is_constant_node(n) || n.attributes.size() != 1 || n.attributes[0].name == value_name) continue;
+    if (std::optional<Tensor> t = constant_attribute_value(n.attributes)) {
+      n.attributes = {Attribute::make_tensor(value_name, std::move(*t))};
+      ++changed;
+    }
+  }
+  return changed;
+}
+
+// Turns each Constant node of `g` into an initializer of the same name, appended to the initializer
+// order; returns how many nodes went. A Constant nothing reads is dropped. Kept as nodes: a Constant
+// whose output is a graph output (an initializer listed as an output is not accepted by every runtime)
+// and those constant_attribute_value cannot read.
+inline std::size_t constant_nodes_to_initializers(Graph& g) {
+  std::vector<NodeId> constants;
+  for (NodeId id : g.nodes()) {
+    const Node& n = g.node(id);
+    if (is_constant_node(n) && n.outputs.size() == 1 && n.outputs[0] != kNone && !g.value(n.outputs[0]).is_graph_output())
+      constants.push_back(id);
+  }
+  std::vector<ValueId> added;
+  std::size_t removed = 0;
+  for (NodeId id : constants) {
+    std::optional<Tensor> t = constant_attribute_value(g.node(id).attributes);
+    if (!t) continue;
+    const ValueId out = g.node(id).outputs[0];
+    g.remove_node(id);
+    ++removed;  // an output nothing reads is marked dead here
+    Value& v = g.value(out);
+    if (!v.alive) continue;
+    v.elem = t->type();
+    v.shape = t->shape();
+    v.initializer = std::move(*t);
+    added.push_back(out);
+  }
+  if (!added.empty()) {
+    std::vector<ValueId> order = g.initializers();
+    order.insert(order.end(), added.begin(), added.end());
+    g.set_initializer_order(std::move(order));
+  }
+  return removed;
+}
+
+// The reverse, for a function body (a FunctionProto has no initializers, yet a rule may add one, such
+// as a LayerNormalization's scale of ones): each dense initializer of `g` becomes a Constant node of the
+// same name at the start of the graph. Returns how many.
+inline std::size_t initializers_to_constant_nodes(Graph& g) {
+  static const Symbol constant_op("Constant"), value_name("value");
+  std::vector<ValueId> sparse;
+  const NodeId first = g.first_node();
+  std::size_t moved = 0;
+  for (ValueId id : g.initializers()) {
+    Value& v = g.value(id);
+    if (!v.initializer) {
+      sparse.push_back(id);
+      continue;
+    }
+    Attribute value = Attribute::make_tensor(value_name, std::move(*v.initializer));
+    v.initializer.reset();
+    g.add_node(constant_op, {}, {id}, {std::move(value)}, g.unique_node_name("init2cst"), {}, first);
+    ++moved;
+  }
+  g.set_initializer_order(std::move(sparse));
+  return moved;
+}
+
+}  // namespace xexp::ir
 // ======== xexp/onnx/save.hpp
 // ir::Model -> ModelProto, and save_model. One pass over the IR; tensors that came from a proto are
 // written back as they were read (moved back when the model is given away). The output is
-// deterministic: the same model gives the same bytes.
+// deterministic: the same model gives the same bytes. With external data (SaveOptions::external_data),
+// tensor bytes stream to the side file as the pass reaches them, so the ModelProto stays small whatever
+// the weights weigh; model_to_proto always keeps every tensor inside.
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
 
@@ -3110,9 +3580,18 @@ inline ir::Model load_model(const std::string& path, const LoadOptions& options 
 
 namespace xexp {
 
+// Where tensor bytes go when a model is saved to a file.
+enum class ExternalData {
+  Auto,    // a side file when the model read tensors from external data, or when its tensors would pass
+           // protobuf's 2 GB limit inside the model file; inside the model file otherwise
+  Always,  // a side file
+  Never,   // inside the model file (saving fails past 2 GB)
+};
+
 struct SaveOptions {
-  // Tensors of at least this many bytes go to external_data_file; 0 keeps every tensor inline.
-  std::size_t external_data_threshold = 0;
+  ExternalData external_data = ExternalData::Auto;
+  // With external data, tensors of at least this many bytes go to the side file, smaller ones stay inside.
+  std::size_t external_data_threshold = 1024;
   // File name (next to the model) for external data; empty means "<model file name>.data".
   std::string external_data_file;
   // false: only values listed in Graph::value_info() are written as value_info. true: every value
@@ -3255,15 +3734,64 @@ class ModelWriter {
   ExternalDataWriter* sink_;
 };
 
-inline void serialize_to_file(const google::protobuf::MessageLite& m, const std::string& path) {
+// Writes `m` to `temporary`, which becomes `path` once everything is written.
+inline void serialize_to_file(const google::protobuf::MessageLite& m, const std::string& path, const std::string& temporary) {
   if (m.ByteSizeLong() > static_cast<std::size_t>(INT32_MAX))
-    throw Error("cannot save '" + path + "': larger than 2 GB (protobuf's limit); use external_data_threshold");
-  std::FILE* f = std::fopen(path.c_str(), "wb");
+    throw Error("cannot save '" + path +
+                "': larger than 2 GB (protobuf's limit); save with external data (SaveOptions::external_data, "
+                "xexp --external-data)");
+  std::FILE* f = std::fopen(temporary.c_str(), "wb");
   if (!f) throw Error("cannot write '" + path + "'");
   const bool ok = m.SerializeToFileDescriptor(::fileno(f));
   if (std::fclose(f) != 0 || !ok) throw Error("cannot write '" + path + "'");
 }
 
+// What ExternalData::Auto looks at: the bytes of every tensor of the model (initializers and tensor
+// attributes, in subgraphs and local functions too), and whether one was read from external data.
+struct TensorTotals {
+  uint64_t bytes = 0;
+  bool any_external = false;
+
+  void add(const ir::Graph& g) {
+    for (ir::ValueId id : g.initializers())
+      if (g.value(id).alive && g.value(id).initializer) add(*g.value(id).initializer);
+    for (ir::NodeId n : g.nodes())
+      for (const ir::Attribute& a : g.node(n).attributes) {
+        for (const Tensor& t : a.tensors) add(t);
+        for (const std::shared_ptr<ir::Graph>& sub : a.graphs) add(*sub);
+      }
+  }
+  void add(const Tensor& t) {
+    if (!t.storage()) return;
+    bytes += t.storage()->byte_size();
+    const auto* stored = dynamic_cast<const ProtoTensorStorage*>(t.storage().get());
+    any_external = any_external || (stored && stored->is_external());
+  }
+};
+
+inline bool writes_external_data(const ir::Model& model, const SaveOptions& options) {
+  if (options.external_data != ExternalData::Auto) return options.external_data == ExternalData::Always;
+  // The rest of a model (nodes, names, shapes) stays far below this margin under protobuf's limit.
+  constexpr uint64_t kInlineTensorLimit = uint64_t{INT32_MAX} - (uint64_t{256} << 20);
+  TensorTotals totals;
+  if (model.graph) totals.add(*model.graph);
+  for (const ir::Function& f : model.functions) totals.add(*f.body);
+  return totals.any_external || totals.bytes > kInlineTensorLimit;
+}
+
+}  // namespace detail
+
+// The side file's name (next to `model_path`) that saving with external data writes.
+inline std::string external_data_location(const std::string& model_path, const SaveOptions& options = {}) {
+  std::string location = options.external_data_file.empty()
+                             ? model_path.substr(model_path.find_last_of('/') + 1) + ".data"
+                             : options.external_data_file;
+  if (location.find('/') != std::string::npos)
+    throw Error("external_data_file '" + location + "' must be a file name (it is written next to the model)");
+  return location;
+}
+
+namespace detail {
 }  // namespace detail
 
 inline ::onnx::ModelProto model_to_proto(const ir::Model& model, const SaveOptions& options = {}) {
@@ -3282,21 +3810,17 @@ namespace detail {
 inline void save_model_impl(const ir::Model& model, bool take, const std::string& path, const SaveOptions& options) {
   TemporaryFile model_file(path);
   ::onnx::ModelProto p;
-  if (options.external_data_threshold > 0) {
-    std::string location = options.external_data_file.empty()
-                               ? path.substr(path.find_last_of('/') + 1) + ".data"
-                               : options.external_data_file;
-    if (location.find('/') != std::string::npos)
-      throw Error("external_data_file '" + location + "' must be a file name (it is written next to the model)");
+  if (writes_external_data(model, options)) {
+    const std::string location = external_data_location(path, options);
     TemporaryFile data_file(directory_of(path) + "/" + location);
     ExternalDataWriter sink(data_file.path(), location, options.external_data_threshold);
     ModelWriter(take, options, &sink).write(model, &p);
-    sink.close();
-    serialize_to_file(p, model_file.path());
-    data_file.commit();
+    const bool written = sink.close();
+    serialize_to_file(p, path, model_file.path());
+    if (written) data_file.commit();
   } else {
     ModelWriter(take, options, nullptr).write(model, &p);
-    serialize_to_file(p, model_file.path());
+    serialize_to_file(p, path, model_file.path());
   }
   model_file.commit();
 }
@@ -3308,115 +3832,6 @@ inline void save_model(const ir::Model& model, const std::string& path, const Sa
 // Gives the model away: weights move into the file without a second copy in memory.
 inline void save_model(ir::Model&& model, const std::string& path, const SaveOptions& options = {}) {
   detail::save_model_impl(model, true, path, options);
-}
-
-}  // namespace xexp
-// ======== xexp/onnx/schema.hpp
-// Schema facts from ONNX's own registry (libonnx): which schema an (op, domain, opset) resolves to,
-// attribute defaults (a rule comparing attributes must treat an absent `keepdims` as 1), and the
-// attributes that later opsets turned into inputs (ReduceMean axes at 18, Squeeze axes at 13, ...).
-// The registry of ONNX 1.12 stops at opset 17: asked about opset 18 it answers with the last version
-// it has, so the attribute-to-input table below is written out rather than derived from it.
-#include <onnx/defs/schema.h>
-
-#include <map>
-#include <mutex>
-#include <optional>
-#include <span>
-#include <string>
-#include <string_view>
-#include <tuple>
-
-
-namespace xexp {
-
-// The schema in force for `op` in `domain` at `opset` (the latest version <= opset), or nullptr for
-// an op the registry does not know (custom domains, com.microsoft ops it was not built with).
-inline const ::onnx::OpSchema* find_schema(std::string_view op, std::string_view domain, int64_t opset) {
-  const std::string d = domain == "ai.onnx" ? std::string() : std::string(domain);
-  return ::onnx::OpSchemaRegistry::Schema(std::string(op), static_cast<int>(opset), d);
-}
-
-// The default value of an attribute, as the schema in force declares it; nullopt when the op is
-// unknown, the attribute is unknown, or it is required/has no default.
-inline std::optional<ir::Attribute> attribute_default(std::string_view op, std::string_view domain, int64_t opset,
-                                                      std::string_view attr_name) {
-  const ::onnx::OpSchema* schema = find_schema(op, domain, opset);
-  if (!schema) return std::nullopt;
-  // Converted once per (schema, attribute): patterns ask for the same defaults over and over.
-  static std::mutex mutex;
-  static std::map<std::pair<const ::onnx::OpSchema*, std::string>, std::optional<ir::Attribute>, std::less<>> cache;
-  std::lock_guard lock(mutex);
-  auto key = std::make_pair(schema, std::string(attr_name));
-  if (auto it = cache.find(key); it != cache.end()) return it->second;
-  std::optional<ir::Attribute> result;
-  const auto& attrs = schema->attributes();
-  if (auto it = attrs.find(key.second); it != attrs.end() && it->second.default_value.has_type() &&
-                                        it->second.default_value.type() != ::onnx::AttributeProto::UNDEFINED) {
-    ::onnx::AttributeProto copy = it->second.default_value;
-    copy.set_name(key.second);
-    result = detail::read_attribute(
-        copy, [](::onnx::GraphProto&) -> std::shared_ptr<ir::Graph> { return nullptr; }, nullptr);
-    result->raw.clear();  // defaults are plain values; the schema's proto needs no round trip
-  }
-  cache.emplace(std::move(key), result);
-  return result;
-}
-
-// An attribute of an ONNX-domain op that became an input (at `input_index`) from opset `since`.
-struct AttributeBecameInput {
-  std::string_view op;
-  std::string_view attribute;
-  int64_t since;
-  int input_index;
-};
-
-inline std::span<const AttributeBecameInput> attributes_that_became_inputs() {
-  static constexpr AttributeBecameInput table[] = {
-      {"Reshape", "shape", 5, 1},
-      {"Upsample", "scales", 9, 1},  // Resize (opset 10) has had scales as an input from the start
-      {"Slice", "starts", 10, 1},
-      {"Slice", "ends", 10, 2},
-      {"Slice", "axes", 10, 3},
-      {"TopK", "k", 10, 1},
-      {"Pad", "pads", 11, 1},
-      {"Pad", "value", 11, 2},
-      {"Clip", "min", 11, 1},
-      {"Clip", "max", 11, 2},
-      {"Dropout", "ratio", 12, 1},
-      {"ReduceSum", "axes", 13, 1},
-      {"Squeeze", "axes", 13, 1},
-      {"Unsqueeze", "axes", 13, 1},
-      {"Split", "split", 13, 1},  // and from 18 the `num_outputs` attribute may replace it
-      {"ReduceL1", "axes", 18, 1},
-      {"ReduceL2", "axes", 18, 1},
-      {"ReduceLogSum", "axes", 18, 1},
-      {"ReduceLogSumExp", "axes", 18, 1},
-      {"ReduceMax", "axes", 18, 1},
-      {"ReduceMean", "axes", 18, 1},
-      {"ReduceMin", "axes", 18, 1},
-      {"ReduceProd", "axes", 18, 1},
-      {"ReduceSumSquare", "axes", 18, 1},
-  };
-  return table;
-}
-
-inline const AttributeBecameInput* attribute_became_input(std::string_view op, std::string_view attribute) {
-  for (const AttributeBecameInput& e : attributes_that_became_inputs())
-    if (e.op == op && e.attribute == attribute) return &e;
-  return nullptr;
-}
-
-// The opset from which `op` takes its axes as an input; 0 when it never did (or has no axes).
-inline int64_t axes_became_input_at(std::string_view op) {
-  const AttributeBecameInput* e = attribute_became_input(op, "axes");
-  return e ? e->since : 0;
-}
-
-// True when `op` at `opset` reads `attribute` from an input rather than from an attribute.
-inline bool attribute_is_input(std::string_view op, std::string_view attribute, int64_t opset) {
-  const AttributeBecameInput* e = attribute_became_input(op, attribute);
-  return e && opset >= e->since;
 }
 
 }  // namespace xexp
@@ -3440,57 +3855,142 @@ inline int64_t min_ir_version(int64_t opset) {
   return 3;
 }
 
-// Throws when ONNX's converter could not convert every node of `model` from `from`.
-inline void check_convertible(const ir::Model& model, int64_t from, int64_t target) {
-  const std::string upgrade = "cannot upgrade opset " + std::to_string(from) + " to " + std::to_string(target);
-  if (!model.functions.empty())
-    throw Error(upgrade + ": the model has local functions (" + model.functions.front().name +
-                ", ...), which the upgrade does not convert");
-  const ir::Graph& g = *model.graph;
-  for (ir::NodeId id : g.nodes()) {
-    const ir::Node& n = g.node(id);
-    if (!n.domain.empty())
-      throw Error(upgrade + ": " + n.domain.str() + "." + n.op_type.str() +
-                      " is outside the default domain, which ONNX's version converter does not handle",
-                  {.node = node_label(n), .value = {}});
-    if (n.has_subgraphs())
-      throw Error(upgrade + ": " + n.op_type.str() + " holds a subgraph, which the upgrade does not convert",
-                  {.node = node_label(n), .value = {}});
-    if (!find_schema(n.op_type.view(), "", from))
-      throw Error(upgrade + ": ONNX knows no operator " + n.op_type.str() + " at opset " + std::to_string(from),
-                  {.node = node_label(n), .value = {}});
-  }
+// A graph the upgrade converts: the main graph, a function body or a subgraph of either, with the
+// default-domain opset its nodes are at.
+struct UpgradeScope {
+  ir::Graph* graph;
+  int64_t from;
+  ir::Function* function;  // the function the graph belongs to; nullptr in the main graph
+};
+
+inline std::string upgrade_failure(const UpgradeScope& s, int64_t target) {
+  std::string text = "cannot upgrade opset " + std::to_string(s.from) + " to " + std::to_string(target);
+  if (s.function) text += " in function " + s.function->domain + "." + s.function->name;
+  return text;
 }
 
-// The first node whose op type ends ONNX's converter message ("No Adapter For Upsample").
-inline std::string node_named_in(const ir::Graph& g, const std::string& message) {
-  for (ir::NodeId id : g.nodes()) {
-    const std::string op = g.node(id).op_type.str();
-    if (message.size() >= op.size() + 1 && message.ends_with(" " + op)) return node_label(g.node(id));
+// Every graph whose nodes move from an older opset to `target`; throws for a function importing a newer
+// default-domain opset than `target` (a downgrade).
+inline std::vector<UpgradeScope> upgrade_scopes(ir::Model& model, int64_t from, int64_t target) {
+  std::vector<UpgradeScope> scopes;
+  auto add = [&](ir::Graph& g, int64_t at, ir::Function* f) {
+    scopes.push_back({&g, at, f});
+    ir::for_each_subgraph(g, [&](ir::Graph& body) { scopes.push_back({&body, at, f}); });
+  };
+  if (from < target) add(*model.graph, from, nullptr);
+  for (ir::Function& f : model.functions) {
+    const std::optional<int64_t> at = ir::find_opset(f.opsets, "");
+    if (!at || *at == target) continue;  // no default-domain node inside, or nothing to change
+    if (*at > target)
+      throw Error("cannot downgrade opset " + std::to_string(*at) + " to " + std::to_string(target) +
+                  " in function " + f.domain + "." + f.name + " (--target-opset only upgrades)");
+    add(*f.body, *at, &f);
   }
-  return {};
+  return scopes;
 }
 
-// ONNX's converter on `model`, from `from` to `target` (<= 17). The value_info it adds (its own shape
-// inference) is dropped: our inference types the model afterwards, from what the file said.
-inline void convert_with_onnx(ir::Model& model, int64_t from, int64_t target) {
-  ::onnx::ModelProto proto = model_to_proto(std::move(model));
-  std::unordered_set<std::string> declared;
-  for (const ::onnx::ValueInfoProto& vi : proto.graph().value_info()) declared.insert(vi.name());
+// Whether ONNX's converter has something to change in node `n` from `from` to `target`: its operator
+// has a newer version in between. If, Loop and Scan are kept (their bodies are scopes of their own).
+inline bool changes_before(const ir::Node& n, int64_t from, int64_t target) {
+  const int64_t onnx_target = std::min(target, kOnnxConverterMaxOpset);
+  if (!n.domain.empty() || n.has_subgraphs() || from >= onnx_target) return false;
+  const ::onnx::OpSchema* schema = find_schema(n.op_type.view(), "", onnx_target);
+  return schema && schema->since_version() > from;
+}
+
+// Whether our opset 18 adapter rewrites `n` (a Reduce* with an `axes` attribute).
+inline bool axes_move_at_18(const ir::Node& n, int64_t from, int64_t target) {
+  static const Symbol axes_name("axes");
+  return from < 18 && target >= 18 && n.domain.empty() && axes_became_input_at(n.op_type.view()) == 18 &&
+         n.attribute(axes_name);
+}
+
+// Throws when node `n` of scope `s` cannot be upgraded to `target`.
+inline void check_upgradable(const ir::Model& model, const UpgradeScope& s, const ir::Node& n,
+                             int64_t target) {
+  const Error::Where at{.node = node_label(n), .value = {}};
+  if (!n.domain.empty()) {
+    if (model.find_function(n.domain.view(), n.op_type.view())) return;  // a call: the body is a scope
+    throw Error(upgrade_failure(s, target) + ": " + n.domain.str() + "." + n.op_type.str() +
+                    " is outside the default domain, which ONNX's version converter does not handle",
+                at);
+  }
+  if (!find_schema(n.op_type.view(), "", s.from))
+    throw Error(upgrade_failure(s, target) + ": ONNX knows no operator " + n.op_type.str() + " at opset " +
+                    std::to_string(s.from),
+                at);
+  if (n.has_subgraphs() && s.from < 9)
+    throw Error(upgrade_failure(s, target) + ": " + n.op_type.str() +
+                    " holds a subgraph, which the upgrade converts from opset 9 only",
+                at);
+  if (changes_before(n, s.from, target) || axes_move_at_18(n, s.from, target))
+    for (const ir::Attribute& a : n.attributes)
+      if (!a.ref_attr_name.empty())
+        throw Error(upgrade_failure(s, target) + ": " + n.op_type.str() + " changes and its attribute " +
+                        a.name.str() + " refers to the function's attribute " + a.ref_attr_name,
+                    at);
+}
+
+// ONNX's converter on node `id` of `g` alone: a model at `from` holding only that node, whose inputs
+// are typed as `g` types them, converted to `target` (<= 17).
+inline ir::Model convert_node_with_onnx(const ir::Graph& g, ir::NodeId id, int64_t from, int64_t target) {
+  ir::Model single;
+  single.ir_version = min_ir_version(from);
+  single.opsets.emplace_back().version = from;
+  ir::Graph& s = *single.graph;
+  s.name = "upgraded_node";
+  const ir::Node& n = g.node(id);
+  ir::ValueMap map(g.value_capacity());
+  for (ir::ValueId in : n.inputs)
+    if (in != ir::kNone && !map[in])
+      map[in] = s.add_input(g.value(in).name, g.value(in).elem, g.value(in).shape);
+  ir::copy_node(g, id, s, map);
+  for (ir::ValueId out : n.outputs)
+    if (out != ir::kNone) s.add_output(*map[out]);
   ::onnx::ModelProto converted;
   try {
-    converted = ::onnx::version_conversion::ConvertVersion(proto, static_cast<int>(target));
+    converted = ::onnx::version_conversion::ConvertVersion(model_to_proto(std::move(single)),
+                                                           static_cast<int>(target));
   } catch (const std::exception& e) {
-    model = model_from_proto(std::move(proto));
     throw Error("cannot upgrade opset " + std::to_string(from) + " to " + std::to_string(target) +
                     ": ONNX's version converter failed: " + e.what(),
-                {.node = node_named_in(*model.graph, e.what()), .value = {}});
+                {.node = node_label(n), .value = {}});
   }
-  auto* value_info = converted.mutable_graph()->mutable_value_info();
-  value_info->erase(std::remove_if(value_info->begin(), value_info->end(),
-                                   [&](const ::onnx::ValueInfoProto& vi) { return !declared.contains(vi.name()); }),
-                    value_info->end());
-  model = model_from_proto(std::move(converted));
+  return model_from_proto(std::move(converted));
+}
+
+// Node `id` of `g` becomes the nodes of `converted` (convert_node_with_onnx's model): its inputs and
+// outputs are the node's values; what the adapters created gets a fresh name after the node, without
+// a type (inference gives it), and their constants become initializers of `g`.
+inline void replace_by_converted(ir::Graph& g, ir::NodeId id, const ir::Model& converted) {
+  const ir::Graph& s = *converted.graph;
+  const std::string label = node_label(g.node(id));
+  ir::ValueMap map(s.value_capacity());
+  for (ir::ValueId init : s.initializers())
+    if (s.value(init).initializer)
+      map[init] = g.add_initializer(g.unique_value_name(label + "_" + s.value(init).name),
+                                    *s.value(init).initializer);
+  for (ir::ValueId in : s.inputs())
+    if (!map[in]) map[in] = g.at(s.value(in).name);
+  const std::vector<ir::ValueId> outputs = g.node(id).outputs;
+  std::size_t k = 0;
+  for (ir::ValueId out : outputs)
+    if (out != ir::kNone) map[s.outputs().at(k++)] = out;
+  const ir::NodeId before = g.node(id).next;
+  g.remove_node(id);
+  const ir::ValueId first_created = static_cast<ir::ValueId>(g.value_capacity());
+  ir::CopyPolicy policy;
+  policy.value_name = [&](ir::Graph& dst, const std::string& name) {
+    return dst.unique_value_name(label + "_" + name);
+  };
+  policy.node_name = [&](ir::Graph& dst, const std::string& name) {
+    return dst.unique_node_name(name.empty() ? label : name);
+  };
+  ir::copy_nodes(s, g, map, before, policy);
+  for (auto v = first_created; v < static_cast<ir::ValueId>(g.value_capacity()); ++v) {
+    g.value(v).elem = ElemType::Undefined;
+    g.value(v).shape.reset();
+  }
 }
 
 // Opset 17 to 18: Reduce* `axes` attributes become int64 initializers read as input 1.
@@ -3498,10 +3998,8 @@ inline void reduce_axes_to_inputs(ir::Graph& g) {
   static const Symbol axes_name("axes");
   for (ir::NodeId id : g.nodes()) {
     ir::Node& n = g.node(id);
-    if (!n.domain.empty() || axes_became_input_at(n.op_type.view()) != 18) continue;
-    const ir::Attribute* axes = n.attribute(axes_name);
-    if (!axes) continue;  // no axes: every axis, the same at both opsets
-    std::vector<int64_t> values = axes->ints;
+    if (!axes_move_at_18(n, 17, 18)) continue;
+    std::vector<int64_t> values = n.attribute(axes_name)->ints;
     std::erase_if(n.attributes, [](const ir::Attribute& a) { return a.name == axes_name; });
     const auto count = static_cast<int64_t>(values.size());
     const ir::ValueId input = g.add_initializer(g.unique_value_name(node_label(n) + "_axes"),
@@ -3524,10 +4022,31 @@ inline void upgrade_opset(ir::Model& model, int64_t target) {
   if (target > kMaxTargetOpset)
     throw Error("cannot upgrade opset " + std::to_string(from) + " to " + std::to_string(target) +
                 ": the newest opset supported is " + std::to_string(kMaxTargetOpset));
-  if (target == from) return;
-  detail::check_convertible(model, from, target);
-  if (from < kOnnxConverterMaxOpset) detail::convert_with_onnx(model, from, std::min(target, kOnnxConverterMaxOpset));
-  if (target > kOnnxConverterMaxOpset) detail::reduce_axes_to_inputs(*model.graph);
+  const std::vector<detail::UpgradeScope> scopes = detail::upgrade_scopes(model, from, target);
+  // Everything is checked and converted aside before the model changes, so that a refusal leaves it whole.
+  struct Replacement {
+    ir::Graph* graph;
+    ir::NodeId node;
+    ir::Model converted;
+  };
+  std::vector<Replacement> replacements;
+  for (const detail::UpgradeScope& s : scopes)
+    for (ir::NodeId id : s.graph->nodes()) {
+      detail::check_upgradable(model, s, s.graph->node(id), target);
+      if (detail::changes_before(s.graph->node(id), s.from, target))
+        replacements.push_back(
+            {s.graph, id,
+             detail::convert_node_with_onnx(*s.graph, id, s.from, std::min(target, kOnnxConverterMaxOpset))});
+    }
+  for (const Replacement& r : replacements) detail::replace_by_converted(*r.graph, r.node, r.converted);
+  if (target > kOnnxConverterMaxOpset)
+    for (const detail::UpgradeScope& s : scopes) detail::reduce_axes_to_inputs(*s.graph);
+  for (ir::Function& f : model.functions) {
+    // A function body holds no initializers: the adapters' constants become Constant nodes there.
+    ir::initializers_to_constant_nodes(*f.body);
+    for (ir::OpsetImport& o : f.opsets)
+      if ((o.domain.empty() || o.domain == "ai.onnx") && o.version < target) o.version = target;
+  }
   for (ir::OpsetImport& o : model.opsets)
     if (o.domain.empty() || o.domain == "ai.onnx") o.version = target;
   model.ir_version = std::max(model.ir_version, detail::min_ir_version(target));
@@ -5416,7 +5935,8 @@ inline void infer_graph(ir::Graph& g, int64_t opset, InferState& state) {
 
 }  // namespace xexp::infer
 // ======== xexp/eval.hpp
-// The eval layer (include/xexp/eval/): reference kernels, evaluate_op, the Evaluator and constant folding.
+// The eval layer (include/xexp/eval/): reference kernels, evaluate_op, the Evaluator, constant folding
+// and the replacement of an If on a constant condition by its taken branch.
 // ======== xexp/eval/evaluate_op.hpp
 // evaluate_op: runs one operator on constant inputs. Used by constant folding, the rewrite DSL's
 // fold(...) and the Evaluator. The default registry holds every kernel family.
@@ -5575,10 +6095,34 @@ inline double element_as_double(const Tensor& t, int64_t k) {
   if (t.type() == ElemType::BFloat16) return bfloat16_to_float(t.data<uint16_t>()[k]);
   return visit_type(t.type(), [&](auto tag) { return static_cast<double>(t.data<typename decltype(tag)::type>()[k]); });
 }
+// A double as an int64, truncated toward zero; out of range saturates and NaN gives 0 (a plain cast of
+// either is undefined behaviour, and a hostile model can hold any value).
+inline int64_t double_to_int64(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
+  if (v < -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+// Element k as an int64: exact for the integer types (through a double, int64 values past 2^53 would round),
+// saturated for a uint64 past int64's range and for the float types.
+inline int64_t element_as_int64(const Tensor& t, int64_t k) {
+  switch (t.type()) {
+    case ElemType::Int64: return t.data<int64_t>()[k];
+    case ElemType::UInt64: return static_cast<int64_t>(std::min<uint64_t>(t.data<uint64_t>()[k], std::numeric_limits<int64_t>::max()));
+    case ElemType::Int32: return t.data<int32_t>()[k];
+    case ElemType::UInt32: return t.data<uint32_t>()[k];
+    default: return double_to_int64(element_as_double(t, k));
+  }
+}
+// Element k of an integer or bool tensor written out exactly (a uint64 past int64's range included).
+inline std::string integer_element_text(const Tensor& t, int64_t k) {
+  if (t.type() == ElemType::UInt64) return std::to_string(t.data<uint64_t>()[k]);
+  return std::to_string(element_as_int64(t, k));
+}
 inline std::vector<int64_t> as_int64s(const Tensor& t) {
   if (t.type() == ElemType::Int64) return {t.data<int64_t>().begin(), t.data<int64_t>().end()};
   std::vector<int64_t> out(static_cast<std::size_t>(t.size()));
-  for (int64_t k = 0; k < t.size(); ++k) out[k] = static_cast<int64_t>(element_as_double(t, k));
+  for (int64_t k = 0; k < t.size(); ++k) out[k] = element_as_int64(t, k);
   return out;
 }
 inline std::vector<double> as_doubles(const Tensor& t) {
@@ -5588,7 +6132,7 @@ inline std::vector<double> as_doubles(const Tensor& t) {
 }
 inline int64_t scalar_int(const Tensor& t) {
   if (t.size() < 1) throw Error("a scalar was expected, got an empty tensor");
-  return static_cast<int64_t>(element_as_double(t, 0));
+  return element_as_int64(t, 0);
 }
 inline double scalar_double(const Tensor& t) {
   if (t.size() < 1) throw Error("a scalar was expected, got an empty tensor");
@@ -5641,7 +6185,7 @@ inline Tensor cast_tensor(const Tensor& in, ElemType to) {
     std::vector<std::string> out(static_cast<std::size_t>(n));
     for (int64_t k = 0; k < n; ++k) {
       if (in.type() == ElemType::Bool) out[k] = in.data<bool>()[k] ? "1" : "0";
-      else if (is_integer(in.type())) out[k] = std::to_string(static_cast<int64_t>(element_as_double(in, k)));
+      else if (is_integer(in.type())) out[k] = integer_element_text(in, k);
       else out[k] = format_number(element_as_double(in, k), in.type() != ElemType::Double);
     }
     return Tensor::strings(in.dims(), std::move(out));
@@ -6516,8 +7060,12 @@ struct NormalizationOptions {
 struct NormalizationResult {
   Tensor y, mean, inv_std;
 };
-// Normalizes over the dimensions from `axis` on; scale and bias broadcast to those dimensions.
-inline NormalizationResult normalize_trailing(const Tensor& x, const Tensor* scale, const Tensor* bias, const NormalizationOptions& o) {
+// Normalizes over the dimensions from `axis` on; scale and bias broadcast to those dimensions. Y has
+// x's type; the mean and inverse standard deviation are float, the stash type of LayerNormalization
+// (stash_type = 1) and of ONNX Runtime's normalizations, whatever x's type: these kernels are
+// registered without the float16 widening, which would turn float statistics back to float16.
+inline NormalizationResult normalize_trailing(const Tensor& x_in, const Tensor* scale, const Tensor* bias, const NormalizationOptions& o) {
+  const Tensor x = is_half(x_in.type()) ? cast_tensor(x_in, ElemType::Float) : x_in;
   const int64_t axis = normalize_axis(o.axis, x.rank());
   int64_t outer = 1, n = 1;
   std::vector<int64_t> stat_dims = x.dims(), inner_dims;
@@ -6558,6 +7106,9 @@ inline NormalizationResult normalize_trailing(const Tensor& x, const Tensor* sca
       }
     }
   });
+  r.y = cast_tensor(r.y, x_in.type());
+  r.mean = cast_tensor(r.mean, ElemType::Float);
+  r.inv_std = cast_tensor(r.inv_std, ElemType::Float);
   return r;
 }
 
@@ -6838,9 +7389,9 @@ inline void register_nn(KernelRegistry& r) {
   r.add("Softmax", softmax_kernel(SoftmaxKind::Softmax));
   r.add("LogSoftmax", softmax_kernel(SoftmaxKind::LogSoftmax));
   r.add("Hardmax", softmax_kernel(SoftmaxKind::Hardmax));
-  r.add("LayerNormalization", layer_norm_kernel);
-  r.add("SimplifiedLayerNormalization", rms_norm_kernel);
-  r.add("com.microsoft", "SimplifiedLayerNormalization", rms_norm_kernel);
+  r.add("LayerNormalization", layer_norm_kernel, false);
+  r.add("SimplifiedLayerNormalization", rms_norm_kernel, false);
+  r.add("com.microsoft", "SimplifiedLayerNormalization", rms_norm_kernel, false);
   r.add("RMSNormalization", rms_norm_kernel);
   r.add("BatchNormalization", batch_norm_kernel);
   r.add("InstanceNormalization", instance_norm_kernel);
@@ -6883,17 +7434,20 @@ inline std::vector<Tensor> quick_gelu_kernel(const KernelContext& c) {
 // skip, gamma, bias?) -> (output, mean, inv_std_var, input_skip_bias_sum).
 inline Kernel skip_norm_kernel(bool rms) {
   return [rms](const KernelContext& c) -> std::vector<Tensor> {
-    const Tensor& x = c.in(0);
+    // registered without the float16 widening: mean and inv_std_var stay float (normalize_trailing)
+    const ElemType type = c.in(0).type();
+    auto wide = [&](std::size_t k) { return is_half(type) ? cast_tensor(c.in(k), ElemType::Float) : c.in(k); };
     const std::size_t bias_slot = rms ? 3 : 4;
+    const Tensor x = wide(0);
     Tensor sum = visit_float_type(x.type(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       auto add = [](T a, T b) { return a + b; };
-      Tensor s = broadcast_binary<T, T, T>(x, c.in(1), add);
-      return c.has(bias_slot) ? broadcast_binary<T, T, T>(s, c.in(bias_slot), add) : s;
+      Tensor s = broadcast_binary<T, T, T>(x, wide(1), add);
+      return c.has(bias_slot) ? broadcast_binary<T, T, T>(s, wide(bias_slot), add) : s;
     });
     const Tensor* beta = !rms && c.has(3) ? &c.in(3) : nullptr;
     auto r = normalize_trailing(sum, &c.in(2), beta, {-1, c.attr_float("epsilon", 1e-5f), rms});
-    return {r.y, r.mean, r.inv_std, sum};
+    return {cast_tensor(r.y, type), r.mean, r.inv_std, cast_tensor(sum, type)};
   };
 }
 
@@ -7064,8 +7618,8 @@ inline void register_contrib(KernelRegistry& r) {
   r.add(ms, "FastGelu", fast_gelu_kernel);
   r.add(ms, "BiasGelu", bias_gelu_kernel);
   r.add(ms, "QuickGelu", quick_gelu_kernel);
-  r.add(ms, "SkipLayerNormalization", skip_norm_kernel(false));
-  r.add(ms, "SkipSimplifiedLayerNormalization", skip_norm_kernel(true));
+  r.add(ms, "SkipLayerNormalization", skip_norm_kernel(false), false);
+  r.add(ms, "SkipSimplifiedLayerNormalization", skip_norm_kernel(true), false);
   r.add(ms, "BiasSoftmax", bias_softmax_kernel);
   r.add(ms, "SoftmaxGrad", softmax_grad_kernel);
   r.add(ms, "SoftmaxGrad_13", softmax_grad_kernel);
@@ -7081,6 +7635,8 @@ inline void register_contrib(KernelRegistry& r) {
 // The axes come from the attribute before opset 13 (ReduceSum) or 18 (the others), from input 1 after.
 #include <cmath>
 #include <limits>
+#include <span>
+#include <vector>
 
 
 namespace xexp::eval::kernels {
@@ -7091,15 +7647,16 @@ struct ReducePlan {
   std::vector<int64_t> out_dims;        // with keepdims applied
   std::vector<int64_t> kept_strides;    // per input dim: stride in the output, 0 when reduced
   int64_t group = 1;                    // input elements per output element
-  bool identity = false;                // noop_with_empty_axes and no axes
 };
 
 inline ReducePlan plan_reduction(const std::vector<int64_t>& dims, std::vector<int64_t> axes, bool keepdims, bool noop_if_empty) {
   ReducePlan p;
   if (axes.empty()) {
+    // noop_with_empty_axes reduces nothing but still applies the element function: ReduceSumSquare
+    // squares, ReduceL1 takes the absolute value, ReduceLogSum the log (as the specification says)
     if (noop_if_empty) {
-      p.identity = true;
       p.out_dims = dims;
+      p.kept_strides = strides_of(dims);
       return p;
     }
     axes = identity_perm(dims.size());
@@ -7128,24 +7685,45 @@ inline std::vector<int64_t> reduction_axes(const KernelContext& c, int64_t axes_
   return c.attr_ints("axes").value_or(std::vector<int64_t>{});
 }
 
+// log(sum(exp(x))) as max + log(sum(exp(x - max))) in double: exact for one element, no overflow of
+// exp for large inputs, and no truncation of exp(x) to an integer for integer inputs.
+template <class T>
+Tensor log_sum_exp(std::span<const T> src, const std::vector<int64_t>& dims, const ReducePlan& p, Tensor& out) {
+  std::vector<double> top(static_cast<std::size_t>(out.size()), -std::numeric_limits<double>::infinity());
+  std::vector<double> sum(top.size(), 0.0);
+  for_each_strided<1>(dims, {p.kept_strides}, [&](int64_t k, const std::array<int64_t, 1>& o) {
+    const auto v = static_cast<double>(src[k]);
+    double& m = top[static_cast<std::size_t>(o[0])];
+    if (v > m || v != v) m = v;
+  });
+  for_each_strided<1>(dims, {p.kept_strides}, [&](int64_t k, const std::array<int64_t, 1>& o) {
+    const double m = top[static_cast<std::size_t>(o[0])];
+    if (std::isfinite(m)) sum[static_cast<std::size_t>(o[0])] += std::exp(static_cast<double>(src[k]) - m);
+  });
+  auto dst = out.mutable_data<T>();
+  for (std::size_t k = 0; k < top.size(); ++k)
+    dst[k] = convert_value<T>(std::isfinite(top[k]) ? top[k] + std::log(sum[k]) : top[k]);
+  return out;
+}
+
 inline Kernel reduce(ReduceKind kind) {
   return [kind](const KernelContext& c) -> std::vector<Tensor> {
     const Tensor& x = c.in(0);
     const int64_t axes_opset = kind == ReduceKind::Sum ? 13 : 18;
     const ReducePlan p = plan_reduction(x.dims(), reduction_axes(c, axes_opset), c.attr_int("keepdims", 1) != 0,
                                         c.attr_int("noop_with_empty_axes", 0) != 0);
-    if (p.identity) return {x};
     return visit_type(x.type(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
       Tensor out(x.type(), p.out_dims);
+      auto src = x.data<T>();
+      if (kind == ReduceKind::LogSumExp) return std::vector<Tensor>{log_sum_exp<T>(src, x.dims(), p, out)};
       std::vector<Acc> acc(static_cast<std::size_t>(out.size()));
       Acc init = 0;
       if (kind == ReduceKind::Prod) init = 1;
       if (kind == ReduceKind::Max) init = std::is_floating_point_v<T> ? -std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::lowest();
       if (kind == ReduceKind::Min) init = std::is_floating_point_v<T> ? std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::max();
       std::fill(acc.begin(), acc.end(), init);
-      auto src = x.data<T>();
       for_each_strided<1>(x.dims(), {p.kept_strides}, [&](int64_t k, const std::array<int64_t, 1>& o) {
         const Acc v = static_cast<Acc>(src[k]);
         Acc& a = acc[o[0]];
@@ -7156,7 +7734,7 @@ inline Kernel reduce(ReduceKind kind) {
           case ReduceKind::Prod: a *= v; break;
           case ReduceKind::L1: a += v < 0 ? -v : v; break;
           case ReduceKind::L2: case ReduceKind::SumSquare: a += v * v; break;
-          case ReduceKind::LogSumExp: a += static_cast<Acc>(std::exp(static_cast<double>(v))); break;
+          case ReduceKind::LogSumExp: break;  // log_sum_exp
         }
       });
       auto dst = out.mutable_data<T>();
@@ -7165,7 +7743,7 @@ inline Kernel reduce(ReduceKind kind) {
         switch (kind) {
           case ReduceKind::Mean: a /= static_cast<double>(p.group); break;
           case ReduceKind::L2: a = std::sqrt(a); break;
-          case ReduceKind::LogSum: case ReduceKind::LogSumExp: a = std::log(a); break;
+          case ReduceKind::LogSum: a = std::log(a); break;
           default: break;
         }
         dst[k] = convert_value<T>(a);
@@ -7229,112 +7807,6 @@ inline void register_reduce(KernelRegistry& r) {
 #include <algorithm>
 #include <numeric>
 
-// ======== xexp/ir/constant_node.hpp
-// ONNX's Constant operator holds its tensor in one of several attributes: `value` (a tensor), or the
-// shorthands value_float(s), value_int(s), value_string(s). Readers of constants (rules, folding,
-// inference) look only at `value`, so the shorthands are first rewritten to it; in the main graph a
-// Constant node becomes an initializer (what ONNX Runtime's loader does too), which every reader
-// already knows. Function bodies keep their Constant nodes: a FunctionProto has no initializers.
-#include <cstddef>
-#include <optional>
-#include <vector>
-
-
-namespace xexp::ir {
-
-inline bool is_constant_node(const Node& n) { return n.domain.empty() && n.op_type.view() == "Constant"; }
-
-// The tensor a Constant node with these attributes produces; nullopt for sparse_value, for a value
-// taken from the calling node (ref_attr_name, inside function bodies) and for a malformed node.
-inline std::optional<Tensor> constant_attribute_value(const std::vector<Attribute>& attributes) {
-  if (attributes.size() != 1 || !attributes[0].ref_attr_name.empty()) return std::nullopt;
-  const Attribute& a = attributes[0];
-  const std::string_view name = a.name.view();
-  const auto count = [](const auto& v) { return std::vector<int64_t>{static_cast<int64_t>(v.size())}; };
-  if (name == "value" && a.type == AttrType::Tensor && !a.tensors.empty()) return a.tensor();
-  if (name == "value_float" && a.type == AttrType::Float) return Tensor::scalar<float>(a.f);
-  if (name == "value_floats" && a.type == AttrType::Floats) return Tensor::from<float>(count(a.floats), a.floats);
-  if (name == "value_int" && a.type == AttrType::Int) return Tensor::scalar<int64_t>(a.i);
-  if (name == "value_ints" && a.type == AttrType::Ints) return Tensor::from<int64_t>(count(a.ints), a.ints);
-  if (name == "value_string" && a.type == AttrType::String) return Tensor::strings({}, {a.s});
-  if (name == "value_strings" && a.type == AttrType::Strings) return Tensor::strings(count(a.strings), a.strings);
-  return std::nullopt;
-}
-
-// Rewrites the shorthand attributes of the graph's Constant nodes (value_ints, ...) as `value`;
-// returns how many nodes changed. Subgraphs are left as they are.
-inline std::size_t constant_shorthands_to_value(Graph& g) {
-  static const Symbol value_name("value");
-  std::size_t changed = 0;
-  for (NodeId id : g.nodes()) {
-    Node& n = g.node(id);
-    if (!is_constant_node(n) || n.attributes.size() != 1 || n.attributes[0].name == value_name) continue;
-    if (std::optional<Tensor> t = constant_attribute_value(n.attributes)) {
-      n.attributes = {Attribute::make_tensor(value_name, std::move(*t))};
-      ++changed;
-    }
-  }
-  return changed;
-}
-
-// Turns each Constant node of `g` into an initializer of the same name, appended to the initializer
-// order; returns how many nodes went. A Constant nothing reads is dropped. Kept as nodes: a Constant
-// whose output is a graph output (an initializer listed as an output is not accepted by every runtime)
-// and those constant_attribute_value cannot read.
-inline std::size_t constant_nodes_to_initializers(Graph& g) {
-  std::vector<NodeId> constants;
-  for (NodeId id : g.nodes()) {
-    const Node& n = g.node(id);
-    if (is_constant_node(n) && n.outputs.size() == 1 && n.outputs[0] != kNone && !g.value(n.outputs[0]).is_graph_output())
-      constants.push_back(id);
-  }
-  std::vector<ValueId> added;
-  std::size_t removed = 0;
-  for (NodeId id : constants) {
-    std::optional<Tensor> t = constant_attribute_value(g.node(id).attributes);
-    if (!t) continue;
-    const ValueId out = g.node(id).outputs[0];
-    g.remove_node(id);
-    ++removed;  // an output nothing reads is marked dead here
-    Value& v = g.value(out);
-    if (!v.alive) continue;
-    v.elem = t->type();
-    v.shape = t->shape();
-    v.initializer = std::move(*t);
-    added.push_back(out);
-  }
-  if (!added.empty()) {
-    std::vector<ValueId> order = g.initializers();
-    order.insert(order.end(), added.begin(), added.end());
-    g.set_initializer_order(std::move(order));
-  }
-  return removed;
-}
-
-// The reverse, for a function body (a FunctionProto has no initializers, yet a rule may add one, such
-// as a LayerNormalization's scale of ones): each dense initializer of `g` becomes a Constant node of the
-// same name at the start of the graph. Returns how many.
-inline std::size_t initializers_to_constant_nodes(Graph& g) {
-  static const Symbol constant_op("Constant"), value_name("value");
-  std::vector<ValueId> sparse;
-  const NodeId first = g.first_node();
-  std::size_t moved = 0;
-  for (ValueId id : g.initializers()) {
-    Value& v = g.value(id);
-    if (!v.initializer) {
-      sparse.push_back(id);
-      continue;
-    }
-    Attribute value = Attribute::make_tensor(value_name, std::move(*v.initializer));
-    v.initializer.reset();
-    g.add_node(constant_op, {}, {id}, {std::move(value)}, g.unique_node_name("init2cst"), {}, first);
-    ++moved;
-  }
-  g.set_initializer_order(std::move(sparse));
-  return moved;
-}
-
-}  // namespace xexp::ir
 
 namespace xexp::eval::kernels {
 
@@ -7381,9 +7853,10 @@ inline std::vector<Tensor> flatten_kernel(const KernelContext& c) {
   int64_t axis = c.attr_int("axis", 1);
   if (axis < 0) axis += r;
   if (axis < 0 || axis > r) c.fail("axis out of range");
-  int64_t a = 1;
-  for (int64_t d = 0; d < axis; ++d) a *= x.dims()[d];
-  return {x.reshaped({a, a == 0 ? 0 : x.size() / std::max<int64_t>(a, 1)})};
+  // each side is the product of its own dimensions: (2, 0, 2) at axis 3 is (0, 1), not (0, 0)
+  int64_t a = 1, b = 1;
+  for (int64_t d = 0; d < r; ++d) (d < axis ? a : b) *= x.dims()[d];
+  return {x.reshaped({a, b})};
 }
 
 inline Tensor transpose(const Tensor& x, std::vector<int64_t> perm) {
@@ -7510,16 +7983,32 @@ inline std::vector<Tensor> slice_kernel(const KernelContext& c) {
   return {remap(x, dims, identity_perm(dims.size()), maps)};
 }
 
+// An index into a dimension of size n, a negative one counted from the end; outside [-n, n) is an error.
+inline int64_t checked_index(const KernelContext& c, int64_t i, int64_t n) {
+  if (i < -n || i >= n) c.fail("index " + std::to_string(i) + " is out of range [" + std::to_string(-n) + ", " + std::to_string(n) + ")");
+  return i < 0 ? i + n : i;
+}
+inline std::vector<int64_t> checked_indices(const KernelContext& c, const Tensor& indices, int64_t n) {
+  std::vector<int64_t> idx = as_int64s(indices);
+  for (int64_t& i : idx) i = checked_index(c, i, n);
+  return idx;
+}
+
+// GatherElements and ScatterElements: indices of the data's rank, no larger than it outside `axis`.
+inline void check_element_indices(const KernelContext& c, const Tensor& x, const Tensor& indices, int64_t axis) {
+  bool fits = indices.rank() == x.rank();
+  for (std::size_t d = 0; fits && d < x.rank(); ++d)
+    fits = static_cast<int64_t>(d) == axis || indices.dims()[d] <= x.dims()[d];
+  if (!fits)
+    c.fail("indices of shape " + shape_str(indices.shape()) + " do not fit data of shape " + shape_str(x.shape()) +
+           " outside axis " + std::to_string(axis));
+}
+
 inline std::vector<Tensor> gather_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
   const Tensor& indices = c.in(1);
   const int64_t axis = normalize_axis(c.attr_int("axis", 0), x.rank());
-  std::vector<int64_t> idx = as_int64s(indices);
-  const int64_t n = x.dims()[axis];
-  for (int64_t& i : idx) {
-    if (i < -n || i >= n) c.fail("index " + std::to_string(i) + " is out of range [" + std::to_string(-n) + ", " + std::to_string(n) + ")");
-    if (i < 0) i += n;
-  }
+  const std::vector<int64_t> idx = checked_indices(c, indices, x.dims()[axis]);
   std::vector<int64_t> flat_dims = x.dims();
   flat_dims[axis] = static_cast<int64_t>(idx.size());
   std::vector<std::vector<int64_t>> maps(x.rank());
@@ -7542,6 +8031,7 @@ inline std::vector<Tensor> gather_elements_kernel(const KernelContext& c) {
   const Tensor& indices = c.in(1);
   const int64_t axis = normalize_axis(c.attr_int("axis", 0), x.rank());
   const std::vector<int64_t> idx = as_int64s(indices);
+  check_element_indices(c, x, indices, axis);
   const std::vector<int64_t> xs = strides_of(x.dims()), is = strides_of(indices.dims());
   Tensor out(x.type(), indices.dims());
   auto dst = out.mutable_bytes();
@@ -7562,13 +8052,27 @@ inline std::vector<Tensor> gather_elements_kernel(const KernelContext& c) {
   return {out};
 }
 
+// The scatter reductions max and min propagate NaN, as np.maximum / np.minimum in ONNX's reference
+// (std::max and std::min keep or drop it depending on the operand order).
+template <class T>
+T nan_or_max(T a, T b) {
+  return (a != a || a > b) ? a : b;
+}
+template <class T>
+T nan_or_min(T a, T b) {
+  return (a != a || a < b) ? a : b;
+}
+
 inline std::vector<Tensor> scatter_elements_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
   const Tensor& indices = c.in(1);
   const Tensor& updates = c.in(2);
   const int64_t axis = normalize_axis(c.attr_int("axis", 0), x.rank());
   const std::string reduction = c.attr_string("reduction", "none");
-  const std::vector<int64_t> idx = as_int64s(indices);
+  check_element_indices(c, x, indices, axis);
+  if (updates.dims() != indices.dims())
+    c.fail("updates of shape " + shape_str(updates.shape()) + " differ from indices of shape " + shape_str(indices.shape()));
+  const std::vector<int64_t> idx = checked_indices(c, indices, x.dims()[axis]);
   const std::vector<int64_t> xs = strides_of(x.dims()), is = strides_of(indices.dims());
   Tensor out = x;
   visit_type(x.type(), [&](auto tag) {
@@ -7585,8 +8089,8 @@ inline std::vector<Tensor> scatter_elements_kernel(const KernelContext& c) {
       }
       if (reduction == "add") dst[off] = static_cast<T>(dst[off] + upd[k]);
       else if (reduction == "mul") dst[off] = static_cast<T>(dst[off] * upd[k]);
-      else if (reduction == "max") dst[off] = std::max(dst[off], upd[k]);
-      else if (reduction == "min") dst[off] = std::min(dst[off], upd[k]);
+      else if (reduction == "max") dst[off] = nan_or_max(dst[off], upd[k]);
+      else if (reduction == "min") dst[off] = nan_or_min(dst[off], upd[k]);
       else dst[off] = upd[k];
     }
   });
@@ -7598,7 +8102,12 @@ inline std::vector<Tensor> gather_nd_kernel(const KernelContext& c) {
   const Tensor& indices = c.in(1);
   const int64_t b = c.attr_int("batch_dims", 0);
   const std::vector<int64_t> idx = as_int64s(indices);
-  const int64_t m = indices.dims().back();
+  const int64_t m = indices.rank() ? indices.dims().back() : 0;
+  const auto data_rank = static_cast<int64_t>(x.rank());
+  if (b < 0 || b >= std::min<int64_t>(data_rank, static_cast<int64_t>(indices.rank())) || m < 1 || m > data_rank - b ||
+      !std::equal(x.dims().begin(), x.dims().begin() + b, indices.dims().begin()))
+    c.fail("indices of shape " + shape_str(indices.shape()) + " with batch_dims=" + std::to_string(b) +
+           " do not address data of shape " + shape_str(x.shape()));
   std::vector<int64_t> dims(indices.dims().begin(), indices.dims().end() - 1);
   for (std::size_t d = b + m; d < x.rank(); ++d) dims.push_back(x.dims()[d]);
   int64_t batch = 1, slice = 1, batch_block = 1;
@@ -7616,7 +8125,7 @@ inline std::vector<Tensor> gather_nd_kernel(const KernelContext& c) {
       int64_t off = bi * batch_block;
       for (int64_t j = 0; j < m; ++j) {
         int64_t v = idx[(bi * tuples + t) * m + j];
-        if (v < 0) v += x.dims()[b + j];
+        v = checked_index(c, v, x.dims()[b + j]);
         off += v * xs[b + j];
       }
       std::memcpy(dst.data() + pos * s, x.bytes().data() + off * s, slice * s);
@@ -7631,7 +8140,14 @@ inline std::vector<Tensor> scatter_nd_kernel(const KernelContext& c) {
   const Tensor& updates = c.in(2);
   const std::string reduction = c.attr_string("reduction", "none");
   const std::vector<int64_t> idx = as_int64s(indices);
-  const int64_t m = indices.dims().back();
+  const int64_t m = indices.rank() ? indices.dims().back() : 0;
+  if (m < 1 || m > static_cast<int64_t>(x.rank()))
+    c.fail("indices of shape " + shape_str(indices.shape()) + " do not address data of shape " + shape_str(x.shape()));
+  std::vector<int64_t> expected(indices.dims().begin(), indices.dims().end() - 1);  // updates' shape
+  expected.insert(expected.end(), x.dims().begin() + m, x.dims().end());
+  if (updates.dims() != expected)
+    c.fail("updates of shape " + shape_str(updates.shape()) + " where indices and data ask for " +
+           shape_str(make_shape(expected)));
   const std::vector<int64_t> xs = strides_of(x.dims());
   int64_t slice = 1;
   for (std::size_t d = m; d < x.rank(); ++d) slice *= x.dims()[d];
@@ -7643,14 +8159,14 @@ inline std::vector<Tensor> scatter_nd_kernel(const KernelContext& c) {
     const int64_t tuples = indices.size() / std::max<int64_t>(m, 1);
     for (int64_t t = 0; t < tuples; ++t) {
       int64_t off = 0;
-      for (int64_t j = 0; j < m; ++j) off += (idx[t * m + j] < 0 ? idx[t * m + j] + x.dims()[j] : idx[t * m + j]) * xs[j];
+      for (int64_t j = 0; j < m; ++j) off += checked_index(c, idx[t * m + j], x.dims()[j]) * xs[j];
       for (int64_t e = 0; e < slice; ++e) {
         T& d = dst[off + e];
         const T u = upd[t * slice + e];
         if (reduction == "add") d = static_cast<T>(d + u);
         else if (reduction == "mul") d = static_cast<T>(d * u);
-        else if (reduction == "max") d = std::max(d, u);
-        else if (reduction == "min") d = std::min(d, u);
+        else if (reduction == "max") d = nan_or_max(d, u);
+        else if (reduction == "min") d = nan_or_min(d, u);
         else d = u;
       }
     }
@@ -7768,6 +8284,9 @@ inline std::vector<Tensor> pad_kernel(const KernelContext& c) {
   for (std::size_t d = 0; d < r; ++d) {
     const int64_t n = x.dims()[d];
     dims[d] = n + before[d] + after[d];
+    if (dims[d] < 0)  // negative pads crop; they cannot take more than the dimension holds
+      c.fail("pads " + std::to_string(before[d]) + " and " + std::to_string(after[d]) + " leave axis " +
+             std::to_string(d) + " of size " + std::to_string(n) + " with a negative size");
     maps[d].resize(dims[d]);
     for (int64_t i = 0; i < dims[d]; ++i) {
       int64_t j = i - before[d];
@@ -7807,6 +8326,7 @@ inline std::vector<Tensor> eye_like_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
   const auto dtype = static_cast<ElemType>(c.attr_int("dtype", static_cast<int64_t>(x.type())));
   const int64_t k = c.attr_int("k", 0);
+  if (x.rank() != 2) c.fail("the input must be 2-D, it has rank " + std::to_string(x.rank()));
   Tensor out = filled(dtype, x.dims(), 0);
   const Tensor one = filled(dtype, {1}, 1);
   auto dst = out.mutable_bytes();
@@ -7853,6 +8373,13 @@ inline std::vector<Tensor> reverse_sequence_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
   const std::vector<int64_t> lens = as_int64s(c.in(1));
   const int64_t batch_axis = c.attr_int("batch_axis", 1), time_axis = c.attr_int("time_axis", 0);
+  if (x.rank() < 2 || batch_axis + time_axis != 1 || (batch_axis != 0 && batch_axis != 1))
+    c.fail("batch_axis and time_axis must be 0 and 1 in some order, on data of rank 2 or more");
+  if (static_cast<int64_t>(lens.size()) != x.dims()[batch_axis])
+    c.fail(std::to_string(lens.size()) + " sequence lengths for a batch of " + std::to_string(x.dims()[batch_axis]));
+  for (int64_t n : lens)
+    if (n < 0 || n > x.dims()[time_axis])
+      c.fail("sequence length " + std::to_string(n) + " outside [0, " + std::to_string(x.dims()[time_axis]) + "]");
   const std::vector<int64_t> st = strides_of(x.dims());
   Tensor out = x;
   auto dst = out.mutable_bytes();
@@ -8070,14 +8597,21 @@ inline std::vector<Tensor> evaluate_op(Symbol op_type, Symbol domain, const std:
                                        const KernelRegistry& registry = default_registry()) {
   const KernelEntry* entry = registry.find(domain, op_type);
   if (!entry) throw Error("unsupported op " + (domain.empty() ? std::string() : domain.str() + ".") + op_type.str());
-  // float16/bfloat16 inputs run as float; float outputs go back to the narrow type seen on the inputs
+  // float16/bfloat16 inputs run as float; float outputs go back to the narrow type when the first
+  // floating-point input has it (Pow(float, float16) gives float, Where(bool, float16, ...) float16)
   ElemType narrow = ElemType::Undefined;
   std::vector<std::optional<Tensor>> widened;
   const std::vector<std::optional<Tensor>>* args = &inputs;
   if (entry->widen_half) {
+    bool widen = false;
     for (const auto& t : inputs)
-      if (t && is_half(t->type())) narrow = t->type();
-    if (narrow != ElemType::Undefined) {
+      if (t && is_half(t->type())) widen = true;
+    for (const auto& t : inputs)
+      if (t && is_float(t->type())) {
+        if (is_half(t->type())) narrow = t->type();
+        break;
+      }
+    if (widen) {
       widened.reserve(inputs.size());
       for (const auto& t : inputs)
         widened.push_back(t && is_half(t->type()) ? std::optional<Tensor>(cast_tensor(*t, ElemType::Float)) : t);
@@ -8146,6 +8680,9 @@ struct RunOptions {
   std::function<void(std::size_t evaluated, std::size_t total)> on_node;
   // Checks each feed against the declared element type and static dimensions of its input.
   bool check_inputs = true;
+  // Iterations one Loop node may run (each run of a nested Loop counts on its own): a Loop whose
+  // condition never turns false, or whose trip count is huge, is an error naming it rather than a hang.
+  int64_t max_loop_iterations = 1'000'000;
 };
 
 class Evaluator {
@@ -8171,7 +8708,7 @@ class Evaluator {
   // Runs the main graph; returns its outputs in declaration order.
   std::vector<Tensor> run(const std::vector<std::pair<std::string, Tensor>>& feeds, const RunOptions& options = {}) const {
     const ir::Graph& g = *model_.graph;
-    Frame frame{g, nullptr, {}, model_.opsets, nullptr, &options};
+    Frame frame{g, nullptr, {}, model_.opsets, nullptr, &options, options.max_loop_iterations};
     frame.values.resize(g.value_capacity());
     for (ir::ValueId id : g.initializers()) {
       const ir::Value& v = g.value(id);
@@ -8213,6 +8750,7 @@ class Evaluator {
     // function's defaults.
     const std::vector<ir::Attribute>* call_attributes = nullptr;
     const RunOptions* options = nullptr;  // set for the main graph only
+    int64_t max_loop_iterations;          // RunOptions', handed down to every subgraph and function body
 
     const Tensor* lookup(std::string_view name) const {
       for (const Frame* f = this; f; f = f->parent)
@@ -8334,7 +8872,7 @@ class Evaluator {
   std::vector<Tensor> run_body(const Frame& parent, const ir::Graph& body, const std::vector<std::optional<Tensor>>& inputs,
                                const std::vector<ir::OpsetImport>& opsets,
                                const std::vector<ir::Attribute>* call_attributes) const {
-    Frame frame{body, call_attributes ? nullptr : &parent, {}, opsets, call_attributes, nullptr};
+    Frame frame{body, call_attributes ? nullptr : &parent, {}, opsets, call_attributes, nullptr, parent.max_loop_iterations};
     frame.values.resize(body.value_capacity());
     for (ir::ValueId id : body.initializers())
       if (body.value(id).initializer) frame.values[id] = *body.value(id).initializer;
@@ -8390,6 +8928,11 @@ class Evaluator {
     const std::size_t n_scan = body.outputs().size() - 1 - carried.size();
     std::vector<std::vector<Tensor>> scans(n_scan);
     for (int64_t it = 0; it < max_trips && cond; ++it) {
+      if (it == frame.max_loop_iterations)
+        throw Error("Loop: stopped at the limit of " + std::to_string(it) +
+                        " iterations (RunOptions::max_loop_iterations, xexp run --max-loop-iterations): neither "
+                        "its trip count nor its condition ended it",
+                    {.node = node_label(node), .value = {}});
       std::vector<std::optional<Tensor>> args{Tensor::scalar<int64_t>(it), Tensor::scalar<bool>(cond)};
       args.insert(args.end(), carried.begin(), carried.end());
       std::vector<Tensor> out = run_body(frame, body, args, frame.opsets, nullptr);
@@ -8480,8 +9023,22 @@ inline bool foldable_op(const ir::Node& n, const FoldOptions& options) {
   return n.op_type != dequantize && is_supported_op(n.op_type, n.domain);
 }
 
-// Whether an output is already known to exceed the size cap (spares evaluating it).
+// Ops whose output has exactly as many elements as their first input.
+inline bool keeps_element_count(const ir::Node& n) {
+  static const std::unordered_set<std::string> ops = {"Cast",    "CastLike", "Flatten",   "Identity",
+                                                      "Reshape", "Squeeze",  "Transpose", "Unsqueeze"};
+  return ops.count(n.op_type.str()) > 0;
+}
+
+// Whether an output is already known to exceed the size cap (spares evaluating it). Before types are
+// inferred, an output of unknown shape is still known too large when it holds every element of a
+// constant over the cap (Transpose of an lm_head weight: evaluating it would cost its size for nothing).
 inline bool known_too_large(const ir::Graph& g, const ir::Node& n, const FoldOptions& options) {
+  if (keeps_element_count(n) && !n.inputs.empty() && n.inputs[0] != ir::kNone) {
+    const auto [defining, defined] = ir::definition_of(g, n.inputs[0]);
+    const ir::Value& data = defining->value(defined);
+    if (data.initializer && data.initializer->size() > options.max_elements) return true;
+  }
   for (ir::ValueId out : n.outputs) {
     if (out == ir::kNone || !g.value(out).shape) continue;
     const Shape& shape = *g.value(out).shape;
@@ -8589,6 +9146,111 @@ inline std::size_t fold_constants(ir::Graph& g, const FoldOptions& options = {})
 inline std::size_t fold_constants(ir::Model& model, FoldOptions options = {}) {
   if (auto v = model.opset("")) options.opset = *v;
   return fold_constants(*model.graph, options);
+}
+
+}  // namespace xexp::eval
+// ======== xexp/eval/constant_if.hpp
+// An If whose condition is a constant (an initializer, a Constant node, or a value folding made one)
+// always runs the same branch: that branch's nodes move into the graph holding the If, under names free
+// there, the branch's outputs become the If's outputs, and what the branch read from the enclosing
+// scopes is read directly. The other branch goes, with whatever only it read. Ifs inside the moved
+// branch, and Ifs in every subgraph, are treated the same way.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+
+namespace xexp::eval {
+
+namespace detail {
+
+// The branch If node `n` always runs: nullopt unless its condition is a constant boolean of one element.
+inline std::optional<bool> constant_condition(const ir::Graph& g, const ir::Node& n, int64_t opset) {
+  if (n.inputs.size() != 1 || n.inputs[0] == ir::kNone) return std::nullopt;
+  const std::optional<Tensor> condition = constant_value(g, n.inputs[0], opset);
+  if (!condition || condition->type() != ElemType::Bool || condition->size() != 1) return std::nullopt;
+  return condition->data<bool>()[0];
+}
+
+// Replaces If node `id` of `g` by its `taken` branch (see the top of this file). False, with nothing
+// changed, for a branch reading a value `g` cannot name or holding a sparse initializer.
+inline bool inline_branch(ir::Graph& g, ir::NodeId id, bool taken) {
+  static const Symbol then_branch("then_branch"), else_branch("else_branch"), identity("Identity");
+  const ir::Attribute* attribute = g.node(id).attribute(taken ? then_branch : else_branch);
+  if (!attribute || attribute->graphs.size() != 1) return false;
+  const std::shared_ptr<ir::Graph> owner = attribute->graphs[0];  // the If goes before its branch is copied
+  const ir::Graph& branch = *owner;
+  const std::vector<ir::ValueId> outputs = g.node(id).outputs;
+  if (branch.outputs().size() != outputs.size()) return false;
+  ir::ValueMap map(branch.value_capacity());
+  for (ir::ValueId c : branch.captured()) {
+    const std::optional<ir::ValueId> outer = g.find(branch.value(c).name);
+    if (!outer) return false;
+    map[c] = *outer;
+  }
+  for (ir::ValueId init : branch.initializers())
+    if (!branch.value(init).initializer) return false;
+
+  std::vector<ir::ValueId> released = g.node(id).captured;  // what only the If read may go with it
+  released.push_back(g.node(id).inputs[0]);
+  const ir::NodeId before = g.node(id).next;
+  g.remove_node(id);
+  for (ir::ValueId init : branch.initializers())
+    map[init] =
+        g.add_initializer(g.unique_value_name(branch.value(init).name), *branch.value(init).initializer);
+  // A branch output a node of the branch computes is computed into the If's output directly; the
+  // others (an enclosing value, a constant, a value listed twice) go through an Identity.
+  std::vector<std::pair<ir::ValueId, ir::ValueId>> identities;
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    const ir::ValueId from = branch.outputs()[k], to = outputs[k];
+    if (to == ir::kNone || !g.value(to).alive) continue;
+    if (branch.value(from).producer != ir::kNone && !map[from])
+      map[from] = to;
+    else
+      identities.emplace_back(from, to);
+  }
+  ir::CopyPolicy policy;
+  policy.value_name = [](ir::Graph& dst, const std::string& name) { return dst.unique_value_name(name); };
+  policy.node_name = [](ir::Graph& dst, const std::string& name) {
+    return name.empty() ? name : dst.unique_node_name(name);
+  };
+  ir::copy_nodes(branch, g, map, before, policy);
+  for (const auto& [from, to] : identities)
+    g.add_node(identity, {*map[from]}, {to}, {}, g.unique_node_name(g.value(to).name + "_taken"), {}, before);
+  std::vector<ir::ValueId> touched;
+  ir::remove_unused(g, released, touched);
+  return true;
+}
+
+}  // namespace detail
+
+// Replaces every If of `g` and of its subgraphs whose condition is a constant by its taken branch;
+// returns how many went. The values enclosing graphs no longer need are left to
+// ir::release_unread_captured, the initializers to ir::remove_unused_initializers.
+inline std::size_t inline_constant_ifs(ir::Graph& g, int64_t opset) {
+  static const Symbol if_op("If");
+  std::size_t inlined = 0;
+  // A moved branch may hold Ifs of its own, now in `g`: look again until none is left.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (ir::NodeId id : g.nodes()) {
+      const ir::Node& n = g.node(id);
+      if (n.op_type != if_op || !n.domain.empty()) continue;
+      const std::optional<bool> taken = detail::constant_condition(g, n, opset);
+      if (taken && detail::inline_branch(g, id, *taken)) {
+        ++inlined;
+        changed = true;
+      }
+    }
+  }
+  for (ir::NodeId id : g.nodes())
+    for (const ir::Attribute& a : g.node(id).attributes)
+      for (const std::shared_ptr<ir::Graph>& sub : a.graphs) inlined += inline_constant_ifs(*sub, opset);
+  return inlined;
 }
 
 }  // namespace xexp::eval
@@ -8948,18 +9610,15 @@ std::string builder_debug_dump(const ir::Graph& g, const infer::InferState& stat
 #include <vector>
 
 // ======== xexp/builder/initializer_names.hpp
-// Names the builder gives to initializers and the key it deduplicates small ones by, as
-// experimental-experiment's GraphBuilder does:
+// Names the builder gives to initializers, as experimental-experiment's GraphBuilder does:
 // init<elem type number>_s<dims joined by x>_<values joined by _, for int64 tensors of at most 5
-// elements>: init1_s3x1_, init7_s2_0_1, init1_s_ (a float scalar), init7_s3_1_30_-1.
+// elements>: init1_s3x1_, init7_s2_0_1, init1_s_ (a float scalar), init7_s3_1_30_-1. Small ones are
+// deduplicated by ir::initializer_dedup_key.
 #include <cstdint>
 #include <string>
 
 
 namespace xexp {
-
-// Tensors with fewer elements than this are deduplicated by type, shape and bytes.
-inline constexpr int64_t kDedupMaxElements = 1024;
 
 inline std::string initializer_base_name(const Tensor& t) {
   std::string name = "init" + std::to_string(static_cast<int>(t.type())) + "_s";
@@ -8976,18 +9635,6 @@ inline std::string initializer_base_name(const Tensor& t) {
     }
   }
   return name;
-}
-
-// Type, dims and bytes in one string: equal keys mean interchangeable initializers. Empty for tensors
-// that are not deduplicated (large ones, strings).
-inline std::string initializer_dedup_key(const Tensor& t) {
-  if (t.size() >= kDedupMaxElements || t.type() == ElemType::String || t.empty()) return {};
-  std::string key = std::to_string(static_cast<int>(t.type())) + ":";
-  for (int64_t d : t.dims()) key += std::to_string(d) + ",";
-  key += ":";
-  auto bytes = t.bytes();
-  key.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  return key;
 }
 
 }  // namespace xexp
@@ -9279,7 +9926,7 @@ class GraphBuilder {
   std::string make_initializer(std::string name, Tensor tensor) {
     std::string key;
     if (name.empty()) {
-      key = initializer_dedup_key(tensor);
+      key = ir::initializer_dedup_key(tensor);
       if (!key.empty())
         if (auto it = dedup_.find(key); it != dedup_.end()) {
           auto id = graph().find(it->second);
@@ -9507,8 +10154,8 @@ class GraphBuilder {
     constant_cache_.clear();
     return removed;
   }
-  // Shape nodes reading the same value with the same start/end: only the first stays.
-  std::size_t remove_duplicated_shape_nodes() { return ir::remove_duplicated_shapes(graph()); }
+  // Nodes computing the same thing (op, inputs, attributes): only the first stays.
+  std::size_t remove_duplicated_nodes() { return ir::remove_duplicated_nodes(graph()); }
 
   // ---- the result -----------------------------------------------------------------------------
   ir::Model& model() noexcept { return model_; }
@@ -9662,7 +10309,7 @@ class GraphBuilder {
 
   ir::Model model_;
   infer::InferState state_;
-  std::unordered_map<std::string, std::string> dedup_;  // initializer_dedup_key -> name
+  std::unordered_map<std::string, std::string> dedup_;  // ir::initializer_dedup_key -> name
   BuilderNames names_;
   mutable std::unordered_map<uint64_t, const ::onnx::OpSchema*> schemas_;  // (domain, op) -> schema
   std::vector<Symbol> dynamic_dims_;
@@ -12082,7 +12729,7 @@ struct OptimizeStats {
   std::size_t nodes_before = 0, nodes_after = 0;
   double seconds = 0;
   std::vector<RuleStats> rules;     // one per rule of the set, in set order (summed over graphs)
-  std::vector<RuleStats> cleanups;  // remove_identity_nodes, remove_unused, remove_duplicated_shape
+  std::vector<RuleStats> cleanups;  // remove_identity_nodes, remove_unused, remove_duplicated_nodes
   const RuleStats* find(std::string_view short_or_pattern_name) const {
     for (const RuleStats& r : rules)
       if (r.name == short_or_pattern_name || r.name == std::string(short_or_pattern_name) + "Pattern") return &r;
@@ -12119,7 +12766,7 @@ class GraphOptimizer {
       explained_[k] = options_.verbose >= 11 ||
                       (!explain.empty() && (rules_[k]->name() == explain || rules_[k]->pattern_name() == explain));
     if (stats_.cleanups.empty())
-      for (const char* name : {"remove_identity_nodes", "remove_unused", "remove_duplicated_shape"})
+      for (const char* name : {"remove_identity_nodes", "remove_unused", "remove_duplicated_nodes"})
         stats_.cleanups.push_back({.name = name});
   }
 
@@ -12332,7 +12979,21 @@ class GraphOptimizer {
     if (options_.fold_constants(g_, id, opset_)) touched.insert(touched.end(), outputs.begin(), outputs.end());
   }
 
+  // Runs a clean-up step returning how many nodes it removed, into its statistics.
+  template <class Step>
+  void timed(RuleStats& s, Step&& step) {
+    const auto t0 = Clock::now();
+    const std::size_t removed = step();
+    s.removed += removed;
+    s.applied += removed;
+    ++s.iterations;
+    s.apply_seconds += seconds_since(t0);
+  }
+
   void initial_cleanup() {
+    // Duplicates first, in one pass in execution order: around every value, remove_duplicated_nodes
+    // would walk the graph from each value's producer.
+    timed(stats_.cleanups[2], [&] { return ir::remove_duplicated_nodes(g_); });
     std::vector<ir::ValueId> touched;
     for (ir::NodeId id : g_.nodes())
       for (ir::ValueId out : g_.node(id).outputs)
@@ -12346,19 +13007,12 @@ class GraphOptimizer {
   void cleanup(std::vector<ir::ValueId>& touched) {
     std::sort(touched.begin(), touched.end());
     touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-    const std::size_t n = touched.size();
-    auto timed = [&](RuleStats& s, auto&& step) {
-      const auto t0 = Clock::now();
-      const std::size_t removed = step();
-      s.removed += removed;
-      s.applied += removed;
-      ++s.iterations;
-      s.apply_seconds += seconds_since(t0);
-    };
+    // A merge appends the kept outputs to `touched`: their consumers are checked in turn, so that a
+    // duplicated chain merges whole.
     timed(stats_.cleanups[2], [&] {
       std::size_t removed = 0;
-      for (std::size_t k = 0; k < n; ++k)
-        if (g_.value(touched[k]).alive) removed += ir::remove_duplicated_shapes(g_, touched[k], touched);
+      for (std::size_t k = 0; k < touched.size(); ++k)
+        if (g_.value(touched[k]).alive) removed += ir::remove_duplicated_nodes(g_, touched[k], touched);
       return removed;
     });
     timed(stats_.cleanups[0], [&] {
@@ -12448,17 +13102,25 @@ inline OptimizeStats optimize_graph(ir::Graph& g, std::vector<ir::OpsetImport>& 
   return stats;
 }
 
-// Optimizes the main graph, then its If, Loop and Scan bodies (each reading the enclosing values by
-// name, nested bodies after the body holding them), then each local function body on its own.
-// Statistics are summed.
-inline OptimizeStats optimize(ir::Model& model, const RuleSet& rules, const OptimizeOptions& options = {}) {
-  OptimizeStats stats = optimize_graph(*model.graph, model.opsets, rules, options);
-  ir::for_each_subgraph(*model.graph, [&](ir::Graph& body) {
-    stats = optimize_graph(body, model.opsets, rules, options, std::move(stats));
+// Optimizes `g`, then its If, Loop and Scan bodies (each reading the enclosing values by name, nested
+// bodies after the body holding them), then releases what the bodies no longer read.
+inline OptimizeStats optimize_with_subgraphs(ir::Graph& g, std::vector<ir::OpsetImport>& opsets,
+                                             const RuleSet& rules, const OptimizeOptions& options,
+                                             OptimizeStats stats) {
+  stats = optimize_graph(g, opsets, rules, options, std::move(stats));
+  ir::for_each_subgraph(g, [&](ir::Graph& body) {
+    stats = optimize_graph(body, opsets, rules, options, std::move(stats));
   });
-  ir::release_unread_captured(*model.graph);
+  ir::release_unread_captured(g);
+  return stats;
+}
+
+// Optimizes the main graph with its subgraphs, then each local function body with its subgraphs on its
+// own. Statistics are summed.
+inline OptimizeStats optimize(ir::Model& model, const RuleSet& rules, const OptimizeOptions& options = {}) {
+  OptimizeStats stats = optimize_with_subgraphs(*model.graph, model.opsets, rules, options, {});
   for (ir::Function& f : model.functions) {
-    stats = optimize_graph(*f.body, f.opsets, rules, options, std::move(stats));
+    stats = optimize_with_subgraphs(*f.body, f.opsets, rules, options, std::move(stats));
     ir::initializers_to_constant_nodes(*f.body);
     for (const ir::OpsetImport& o : f.opsets)
       if (!find_opset(model.opsets, o.domain)) model.opsets.push_back(o);
@@ -15586,7 +16248,9 @@ inline rewrite::RulePtr fused_gemm_rule() {
 // FusedMatMul (onnxruntime set): com.microsoft FusedMatMul computes alpha * op(A) @ op(B), op swapping
 // the last two axes when transA/transB is set. A Transpose of the last two axes feeding a MatMul goes
 // into transA or transB (not for two 2-D inputs: TransposeMatMul makes a Gemm of those), and a scalar
-// Mul or Div after a FusedMatMul goes into alpha.
+// Mul or Div after a FusedMatMul goes into alpha. The Transpose may have other consumers: a weight
+// every layer shares is transposed once, and each layer's MatMul takes it into transB; the Transpose
+// goes with its last consumer.
 #include <vector>
 
 
@@ -15628,10 +16292,10 @@ inline rewrite::RulePtr fused_matmul_rule() {
   // rebuild: every attribute of the matched FusedMatMul is kept (transBatch* included), alpha changes.
   return rule("FusedMatMul")
       .priority(2)
-      .cases(match(MatMul(Transpose(a, attr<"perm"> = perm), b))
+      .cases(match(MatMul(shared(Transpose(a, attr<"perm"> = perm)), b))
                  .when(ranks && detail::swaps_last_two(perm))
                  .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 1, attr<"transB"> = 0)),
-             match(MatMul(a, Transpose(b, attr<"perm"> = perm)))
+             match(MatMul(a, shared(Transpose(b, attr<"perm"> = perm))))
                  .when(ranks && detail::swaps_last_two(perm))
                  .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 0, attr<"transB"> = 1)),
              match(commutative(Mul(fused, s)))
@@ -16217,7 +16881,8 @@ inline void inline_functions(ir::Model& model, const InlineOptions& options = {}
 //   1. our own rules, node by node (infer_node);
 //   2. where they left a type or a shape unknown, ONNX's shape inference (libonnx) over a copy of the
 //      model without its weights, as the fallback for ops we have no rule for;
-//   3. our rules again, so that what ONNX found flows on through the ops only we know (com.microsoft).
+//   3. our rules again, so that what ONNX found flows on through the ops only we know (com.microsoft),
+//      then the symbols ONNX named and ours found equal are written back as one name.
 // Symbolic dimensions are kept and propagated. Types already in the file are kept when consistent; a
 // contradiction is an xexp::Error naming the node and the value. Each step visits each node once;
 // step 2 and 3 are skipped when step 1 left nothing unknown and every op has a rule of ours.
@@ -16507,6 +17172,21 @@ inline bool merge_onnx_inference(ir::Model& model, int64_t opset, InferState& st
   return merge_inferred_types(*proto.mutable_graph(), *model.graph, opset, state);
 }
 
+// Symbols ONNX named before our rules learned they are equal (a stride-1 Conv after a stride-2 one: ONNX
+// names the first output's height unk__0 and the second's unk__2, ours then finds them the same): every
+// dimension a node of `g` or of its subgraphs computes becomes its class's representative (or its bound
+// size), so that printed and saved shapes name each size once.
+inline void canonicalize_dims(ir::Graph& g, const ShapeConstraints& constraints) {
+  auto canonicalize = [&](ir::Graph& graph) {
+    for (ir::NodeId n : graph.nodes())
+      for (ir::ValueId out : graph.node(n).outputs)
+        if (out != ir::kNone && graph.value(out).shape)
+          for (Dim& d : *graph.value(out).shape) d = constraints.canonical(d);
+  };
+  canonicalize(g);
+  ir::for_each_subgraph(g, canonicalize);
+}
+
 }  // namespace detail
 
 // Infers the types and shapes of the main graph of `model` and of its subgraphs (If, Loop and Scan
@@ -16528,7 +17208,10 @@ inline void infer_model_types(ir::Model& model, const NodeInference& infer_one =
     }
   }
   if (every_op_ours && detail::fully_typed(g)) return;
-  if (detail::merge_onnx_inference(model, opset, state)) our_rules();
+  if (detail::merge_onnx_inference(model, opset, state)) {
+    our_rules();
+    detail::canonicalize_dims(g, state.constraints);
+  }
 }
 
 }  // namespace xexp::infer
@@ -17384,11 +18067,12 @@ inline std::string numpy_repr(const Tensor& t) {
   const ElemType type = t.type();
   const std::vector<double> values = eval::as_doubles(t);
   std::vector<std::string> heads, tails;  // text before and from the '.'
-  for (double v : values) {
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    const double v = values[k];
     std::string s;
     if (type == ElemType::Bool) s = v != 0 ? "True" : "False";
     else if (is_float(type)) s = shortest_float(v, single_precision(type));
-    else s = std::to_string(static_cast<int64_t>(v));
+    else s = eval::integer_element_text(t, static_cast<int64_t>(k));
     if (is_float(type) && looks_integral(s) && std::isfinite(v)) s += ".";
     const auto dot = is_float(type) ? s.find('.') : std::string::npos;
     heads.push_back(dot == std::string::npos ? s : s.substr(0, dot));
@@ -17415,15 +18099,15 @@ inline std::string numpy_repr(const Tensor& t) {
 // A tensor attribute as Python prints a list of its values, cut after ten characters: [1.0, 1.0,...
 inline std::string tensor_attribute(const Tensor& t) {
   if (!is_numeric(t.type())) return "<" + std::string(elem_type_short_name(t.type())) + " tensor>";
-  std::vector<double> values;  // the first few: enough to fill ten characters
-  for (int64_t k = 0; k < std::min<int64_t>(t.size(), 8); ++k) values.push_back(element_as_double(t, k));
-  auto item = [&](double v) {
-    return is_float(t.type()) ? python_float(v, single_precision(t.type())) : std::to_string(static_cast<int64_t>(v));
+  const int64_t shown = std::min<int64_t>(t.size(), 8);  // the first few: enough to fill ten characters
+  auto item = [&](int64_t k) {
+    return is_float(t.type()) ? python_float(element_as_double(t, k), single_precision(t.type()))
+                              : eval::integer_element_text(t, k);
   };
-  if (t.rank() == 0 && values.size() == 1) return item(values[0]);
+  if (t.rank() == 0 && shown == 1) return item(0);
   std::string list = "[";
-  for (std::size_t k = 0; k < values.size(); ++k) list += (k ? ", " : "") + item(values[k]);
-  if (static_cast<int64_t>(values.size()) == t.size()) list += "]";
+  for (int64_t k = 0; k < shown; ++k) list += (k ? ", " : "") + item(k);
+  if (shown == t.size()) list += "]";
   return truncated(list, 10);
 }
 
@@ -17700,6 +18384,7 @@ struct OptimizeModelOptions {
 struct OptimizeModelReport {
   std::size_t nodes_before = 0, nodes_after = 0;  // main graph, its subgraphs and local functions
   std::size_t folded = 0;                         // nodes replaced by initializers, all steps together
+  std::size_t merged = 0;                         // duplicated nodes and initializers merged before folding
   double seconds = 0;
   rewrite::OptimizeStats rules;                   // what the rules did
   std::vector<RuleWaitingForOpset> waiting;       // what a newer opset would let the rules do
@@ -17742,7 +18427,25 @@ inline std::size_t fold_and_clean(ir::Model& model) {
     in_subgraphs += n;
   });
   if (in_subgraphs) ir::release_unread_captured(*model.graph);
+  // An If whose condition folding made (or found) constant becomes its taken branch.
+  if (eval::inline_constant_ifs(*model.graph, options.opset)) {
+    ir::release_unread_captured(*model.graph);
+    ir::remove_unused_initializers(*model.graph);
+  }
+  for (ir::Function& f : model.functions)
+    if (eval::inline_constant_ifs(*f.body, ir::find_opset(f.opsets, "").value_or(options.opset))) {
+      ir::release_unread_captured(*f.body);
+      ir::initializers_to_constant_nodes(*f.body);  // the branch's constants: a function has no initializers
+    }
   return folded + in_subgraphs;
+}
+
+// Equal small initializers become one, then what is computed twice from the same values is computed
+// once (ir/duplicates.hpp). Before folding: it would store a copy per duplicate (a weight every layer
+// shares, transposed once per layer). Returns how many nodes and initializers went.
+inline std::size_t merge_duplicates(ir::Graph& g) {
+  const std::size_t initializers = ir::merge_equal_initializers(g);
+  return initializers + ir::remove_duplicated_nodes(g);
 }
 
 // Whether `g` is the main graph or one of its subgraphs (those may hold initializers; a function
@@ -17762,7 +18465,7 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   const auto start = std::chrono::steady_clock::now();
   std::ostream& log = options.log ? *options.log : std::cerr;
   const std::size_t nodes_given = count_nodes(model);
-  if (options.target_opset) upgrade_opset(model, options.target_opset);  // replaces model.graph
+  if (options.target_opset) upgrade_opset(model, options.target_opset);
   ir::Graph& g = *model.graph;
   const std::vector<std::string> inputs = detail::names_of(g, g.inputs());
   const std::vector<std::string> outputs = detail::names_of(g, g.outputs());
@@ -17773,6 +18476,8 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   ir::constant_nodes_to_initializers(g);
   ir::for_each_subgraph(g, [](ir::Graph& body) { ir::constant_nodes_to_initializers(body); });
   for (ir::Function& f : model.functions) ir::constant_shorthands_to_value(*f.body);
+  report.merged += detail::merge_duplicates(g);
+  ir::for_each_subgraph(g, [&](ir::Graph& body) { report.merged += detail::merge_duplicates(body); });
   // Constant chains (position ids, masks) fold before types are inferred: their values then give
   // static shapes our rules know, where ONNX's inference would be needed on the chain itself.
   if (options.constant_folding) report.folded += detail::fold_and_clean(model);
@@ -17825,7 +18530,7 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
 inline std::string format_report(const OptimizeModelReport& report, bool all_rules = false) {
   std::ostringstream out;
   out << "optimized: " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
-      << report.folded << " folded, " << report.rules.iterations << " iterations, " << std::fixed
+      << report.folded << " folded, " << report.merged << " merged, " << report.rules.iterations << " iterations, " << std::fixed
       << std::setprecision(3) << report.seconds * 1e3 << " ms\n";
   out << "  " << std::left << std::setw(36) << "rule" << std::right << std::setw(3) << "P" << std::setw(9)
       << "tried" << std::setw(9) << "matched" << std::setw(9) << "applied" << std::setw(8) << "+nodes"
@@ -17862,7 +18567,7 @@ inline OptimizeModelReport optimize_modules_as_functions(ir::Model& model,
                                                          const functions::TorchModuleOptions& modules = {}) {
   rewrite::rules_from_string(options.patterns);
   const std::size_t flat_nodes = count_nodes(model);
-  // The upgrade converts the flat model: it refuses local functions.
+  // The upgrade converts the flat model, before its modules become functions.
   if (options.target_opset) upgrade_opset(model, options.target_opset);
   OptimizeModelOptions bodies = options;
   bodies.target_opset = 0;
@@ -18453,9 +19158,9 @@ inline std::string dot_constant_values(const Tensor& t, int64_t max_values) {
   if (t.type() == ElemType::String) {
     for (const std::string& s : t.string_data()) items.push_back(single_quoted(s));
   } else if (is_numeric(t.type())) {
-    for (double v : eval::as_doubles(t))
-      items.push_back(is_float(t.type()) ? shortest_float(v, single_precision(t.type()))
-                                         : std::to_string(static_cast<int64_t>(v)));
+    for (int64_t k = 0; k < t.size(); ++k)
+      items.push_back(is_float(t.type()) ? shortest_float(eval::element_as_double(t, k), single_precision(t.type()))
+                                         : eval::integer_element_text(t, k));
   } else {
     return {};
   }
