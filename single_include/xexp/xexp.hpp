@@ -1654,6 +1654,24 @@ inline bool merge_node(Graph& g, NodeId duplicate, NodeId kept, std::vector<Valu
   return true;
 }
 
+// The nodes kept so far, visited in execution order, by computation_hash.
+class KeptNodes {
+ public:
+  // Merges `id` into the kept node computing the same thing and returns 1; otherwise keeps it and
+  // returns 0 (0 too, keeping nothing, when merge_node refuses: a graph output stays as it is).
+  std::size_t merge_or_keep(Graph& g, NodeId id, std::vector<ValueId>& touched) {
+    std::vector<NodeId>& bucket = by_hash_[computation_hash(g.node(id))];
+    auto same = std::find_if(bucket.begin(), bucket.end(),
+                             [&](NodeId k) { return same_computation(g.node(k), g.node(id)); });
+    if (same != bucket.end()) return merge_node(g, id, *same, touched);
+    bucket.push_back(id);
+    return 0;
+  }
+
+ private:
+  std::unordered_map<std::size_t, std::vector<NodeId>> by_hash_;
+};
+
 }  // namespace detail
 
 // The consumers of `input` that compute the same thing: the first in execution order serves the
@@ -1677,32 +1695,20 @@ inline std::size_t remove_duplicated_nodes(Graph& g, ValueId input, std::vector<
   for (NodeId k = producer == kNone ? g.first_node() : g.node(producer).next;
        k != kNone && ordered.size() < candidates.size(); k = g.node(k).next)
     if (std::binary_search(candidates.begin(), candidates.end(), k)) ordered.push_back(k);
-  std::unordered_map<std::size_t, std::vector<NodeId>> first;  // hash -> nodes kept so far
+  detail::KeptNodes kept;
   std::size_t removed = 0;
-  for (NodeId id : ordered) {
-    std::vector<NodeId>& kept = first[detail::computation_hash(g.node(id))];
-    auto same = std::find_if(kept.begin(), kept.end(),
-                             [&](NodeId k) { return detail::same_computation(g.node(k), g.node(id)); });
-    if (same == kept.end()) kept.push_back(id);
-    else removed += detail::merge_node(g, id, *same, touched);
-  }
+  for (NodeId id : ordered) removed += kept.merge_or_keep(g, id, touched);
   return removed;
 }
 
 // The same over the whole graph, in one pass in execution order (a merge makes the next duplicates of a
 // chain read the same inputs before they are reached). Returns how many nodes went.
 inline std::size_t remove_duplicated_nodes(Graph& g) {
-  std::unordered_map<std::size_t, std::vector<NodeId>> first;
+  detail::KeptNodes kept;
   std::vector<ValueId> touched;
   std::size_t removed = 0;
-  for (NodeId id : g.nodes()) {
-    if (!detail::mergeable(g.node(id))) continue;
-    std::vector<NodeId>& kept = first[detail::computation_hash(g.node(id))];
-    auto same = std::find_if(kept.begin(), kept.end(),
-                             [&](NodeId k) { return detail::same_computation(g.node(k), g.node(id)); });
-    if (same == kept.end()) kept.push_back(id);
-    else removed += detail::merge_node(g, id, *same, touched);
-  }
+  for (NodeId id : g.nodes())
+    if (detail::mergeable(g.node(id))) removed += kept.merge_or_keep(g, id, touched);
   return removed;
 }
 
