@@ -94,16 +94,30 @@ inline Kernel reduce(ReduceKind kind) {
       if (kind == ReduceKind::Max) init = std::is_floating_point_v<T> ? -std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::lowest();
       if (kind == ReduceKind::Min) init = std::is_floating_point_v<T> ? std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::max();
       std::fill(acc.begin(), acc.end(), init);
+      // Integer sums and products wrap, as fixed-width arithmetic does in the runtimes (a signed overflow
+      // is undefined in C++): computed in uint64_t, whose conversion back to int64_t is defined.
+      auto add = [](Acc a, Acc b) -> Acc {
+        if constexpr (std::is_integral_v<Acc>) return static_cast<Acc>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+        else return a + b;
+      };
+      auto mul = [](Acc a, Acc b) -> Acc {
+        if constexpr (std::is_integral_v<Acc>) return static_cast<Acc>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+        else return a * b;
+      };
+      auto abs = [](Acc v) -> Acc {
+        if constexpr (std::is_integral_v<Acc>) return v < 0 ? static_cast<Acc>(uint64_t{0} - static_cast<uint64_t>(v)) : v;
+        else return v < 0 ? -v : v;
+      };
       for_each_strided<1>(x.dims(), {p.kept_strides}, [&](int64_t k, const std::array<int64_t, 1>& o) {
         const Acc v = static_cast<Acc>(src[k]);
         Acc& a = acc[o[0]];
         switch (kind) {
-          case ReduceKind::Sum: case ReduceKind::Mean: case ReduceKind::LogSum: a += v; break;
+          case ReduceKind::Sum: case ReduceKind::Mean: case ReduceKind::LogSum: a = add(a, v); break;
           case ReduceKind::Max: a = (v > a || v != v) ? v : a; break;
           case ReduceKind::Min: a = (v < a || v != v) ? v : a; break;
-          case ReduceKind::Prod: a *= v; break;
-          case ReduceKind::L1: a += v < 0 ? -v : v; break;
-          case ReduceKind::L2: case ReduceKind::SumSquare: a += v * v; break;
+          case ReduceKind::Prod: a = mul(a, v); break;
+          case ReduceKind::L1: a = add(a, abs(v)); break;
+          case ReduceKind::L2: case ReduceKind::SumSquare: a = add(a, mul(v, v)); break;
           case ReduceKind::LogSumExp: break;  // log_sum_exp
         }
       });
