@@ -6305,6 +6305,19 @@ void for_each_strided(const std::vector<int64_t>& dims, const std::array<std::ve
   }
 }
 
+// a + b and a * b as the runtimes compute them: integers wrap (computed in uint64_t, since a signed
+// overflow, or int promotion of small types, is undefined in C++), other types as they are.
+template <class T>
+T wrapping_add(T a, T b) {
+  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  else return static_cast<T>(a + b);
+}
+template <class T>
+T wrapping_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+  else return static_cast<T>(a * b);
+}
+
 // out[k] = f(a[.], b[.]) with broadcasting.
 template <class R, class A, class B, class F>
 Tensor broadcast_binary(const Tensor& a, const Tensor& b, F&& f) {
@@ -7730,16 +7743,9 @@ inline Kernel reduce(ReduceKind kind) {
       if (kind == ReduceKind::Max) init = std::is_floating_point_v<T> ? -std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::lowest();
       if (kind == ReduceKind::Min) init = std::is_floating_point_v<T> ? std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::max();
       std::fill(acc.begin(), acc.end(), init);
-      // Integer sums and products wrap, as fixed-width arithmetic does in the runtimes (a signed overflow
-      // is undefined in C++): computed in uint64_t, whose conversion back to int64_t is defined.
-      auto add = [](Acc a, Acc b) -> Acc {
-        if constexpr (std::is_integral_v<Acc>) return static_cast<Acc>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-        else return a + b;
-      };
-      auto mul = [](Acc a, Acc b) -> Acc {
-        if constexpr (std::is_integral_v<Acc>) return static_cast<Acc>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-        else return a * b;
-      };
+      // Integer sums and products wrap, as fixed-width arithmetic does in the runtimes.
+      auto add = [](Acc a, Acc b) { return wrapping_add(a, b); };
+      auto mul = [](Acc a, Acc b) { return wrapping_mul(a, b); };
       auto abs = [](Acc v) -> Acc {
         if constexpr (std::is_integral_v<Acc>) return v < 0 ? static_cast<Acc>(uint64_t{0} - static_cast<uint64_t>(v)) : v;
         else return v < 0 ? -v : v;
@@ -8107,8 +8113,8 @@ inline std::vector<Tensor> scatter_elements_kernel(const KernelContext& c) {
         if (static_cast<int64_t>(d) == axis) coord = idx[k] < 0 ? idx[k] + x.dims()[d] : idx[k];
         off += coord * xs[d];
       }
-      if (reduction == "add") dst[off] = static_cast<T>(dst[off] + upd[k]);
-      else if (reduction == "mul") dst[off] = static_cast<T>(dst[off] * upd[k]);
+      if (reduction == "add") dst[off] = wrapping_add(dst[off], upd[k]);
+      else if (reduction == "mul") dst[off] = wrapping_mul(dst[off], upd[k]);
       else if (reduction == "max") dst[off] = nan_or_max(dst[off], upd[k]);
       else if (reduction == "min") dst[off] = nan_or_min(dst[off], upd[k]);
       else dst[off] = upd[k];
@@ -8183,8 +8189,8 @@ inline std::vector<Tensor> scatter_nd_kernel(const KernelContext& c) {
       for (int64_t e = 0; e < slice; ++e) {
         T& d = dst[off + e];
         const T u = upd[t * slice + e];
-        if (reduction == "add") d = static_cast<T>(d + u);
-        else if (reduction == "mul") d = static_cast<T>(d * u);
+        if (reduction == "add") d = wrapping_add(d, u);
+        else if (reduction == "mul") d = wrapping_mul(d, u);
         else if (reduction == "max") d = nan_or_max(d, u);
         else if (reduction == "min") d = nan_or_min(d, u);
         else d = u;

@@ -262,6 +262,19 @@ void for_each_strided(const std::vector<int64_t>& dims, const std::array<std::ve
   }
 }
 
+// a + b and a * b as the runtimes compute them: integers wrap (computed in uint64_t, since a signed
+// overflow, or int promotion of small types, is undefined in C++), other types as they are.
+template <class T>
+T wrapping_add(T a, T b) {
+  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  else return static_cast<T>(a + b);
+}
+template <class T>
+T wrapping_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+  else return static_cast<T>(a * b);
+}
+
 // out[k] = f(a[.], b[.]) with broadcasting.
 template <class R, class A, class B, class F>
 Tensor broadcast_binary(const Tensor& a, const Tensor& b, F&& f) {

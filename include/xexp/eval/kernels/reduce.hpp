@@ -94,16 +94,9 @@ inline Kernel reduce(ReduceKind kind) {
       if (kind == ReduceKind::Max) init = std::is_floating_point_v<T> ? -std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::lowest();
       if (kind == ReduceKind::Min) init = std::is_floating_point_v<T> ? std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::max();
       std::fill(acc.begin(), acc.end(), init);
-      // Integer sums and products wrap, as fixed-width arithmetic does in the runtimes (a signed overflow
-      // is undefined in C++): computed in uint64_t, whose conversion back to int64_t is defined.
-      auto add = [](Acc a, Acc b) -> Acc {
-        if constexpr (std::is_integral_v<Acc>) return static_cast<Acc>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-        else return a + b;
-      };
-      auto mul = [](Acc a, Acc b) -> Acc {
-        if constexpr (std::is_integral_v<Acc>) return static_cast<Acc>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-        else return a * b;
-      };
+      // Integer sums and products wrap, as fixed-width arithmetic does in the runtimes.
+      auto add = [](Acc a, Acc b) { return wrapping_add(a, b); };
+      auto mul = [](Acc a, Acc b) { return wrapping_mul(a, b); };
       auto abs = [](Acc v) -> Acc {
         if constexpr (std::is_integral_v<Acc>) return v < 0 ? static_cast<Acc>(uint64_t{0} - static_cast<uint64_t>(v)) : v;
         else return v < 0 ? -v : v;

@@ -288,8 +288,8 @@ inline std::vector<Tensor> scatter_elements_kernel(const KernelContext& c) {
         if (static_cast<int64_t>(d) == axis) coord = idx[k] < 0 ? idx[k] + x.dims()[d] : idx[k];
         off += coord * xs[d];
       }
-      if (reduction == "add") dst[off] = static_cast<T>(dst[off] + upd[k]);
-      else if (reduction == "mul") dst[off] = static_cast<T>(dst[off] * upd[k]);
+      if (reduction == "add") dst[off] = wrapping_add(dst[off], upd[k]);
+      else if (reduction == "mul") dst[off] = wrapping_mul(dst[off], upd[k]);
       else if (reduction == "max") dst[off] = nan_or_max(dst[off], upd[k]);
       else if (reduction == "min") dst[off] = nan_or_min(dst[off], upd[k]);
       else dst[off] = upd[k];
@@ -364,8 +364,8 @@ inline std::vector<Tensor> scatter_nd_kernel(const KernelContext& c) {
       for (int64_t e = 0; e < slice; ++e) {
         T& d = dst[off + e];
         const T u = upd[t * slice + e];
-        if (reduction == "add") d = static_cast<T>(d + u);
-        else if (reduction == "mul") d = static_cast<T>(d * u);
+        if (reduction == "add") d = wrapping_add(d, u);
+        else if (reduction == "mul") d = wrapping_mul(d, u);
         else if (reduction == "max") d = nan_or_max(d, u);
         else if (reduction == "min") d = nan_or_min(d, u);
         else d = u;
