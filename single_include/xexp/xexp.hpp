@@ -7744,8 +7744,6 @@ inline Kernel reduce(ReduceKind kind) {
       if (kind == ReduceKind::Min) init = std::is_floating_point_v<T> ? std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::max();
       std::fill(acc.begin(), acc.end(), init);
       // Integer sums and products wrap, as fixed-width arithmetic does in the runtimes.
-      auto add = [](Acc a, Acc b) { return wrapping_add(a, b); };
-      auto mul = [](Acc a, Acc b) { return wrapping_mul(a, b); };
       auto abs = [](Acc v) -> Acc {
         if constexpr (std::is_integral_v<Acc>) return v < 0 ? static_cast<Acc>(uint64_t{0} - static_cast<uint64_t>(v)) : v;
         else return v < 0 ? -v : v;
@@ -7754,12 +7752,12 @@ inline Kernel reduce(ReduceKind kind) {
         const Acc v = static_cast<Acc>(src[k]);
         Acc& a = acc[o[0]];
         switch (kind) {
-          case ReduceKind::Sum: case ReduceKind::Mean: case ReduceKind::LogSum: a = add(a, v); break;
+          case ReduceKind::Sum: case ReduceKind::Mean: case ReduceKind::LogSum: a = wrapping_add(a, v); break;
           case ReduceKind::Max: a = (v > a || v != v) ? v : a; break;
           case ReduceKind::Min: a = (v < a || v != v) ? v : a; break;
-          case ReduceKind::Prod: a = mul(a, v); break;
-          case ReduceKind::L1: a = add(a, abs(v)); break;
-          case ReduceKind::L2: case ReduceKind::SumSquare: a = add(a, mul(v, v)); break;
+          case ReduceKind::Prod: a = wrapping_mul(a, v); break;
+          case ReduceKind::L1: a = wrapping_add(a, abs(v)); break;
+          case ReduceKind::L2: case ReduceKind::SumSquare: a = wrapping_add(a, wrapping_mul(v, v)); break;
           case ReduceKind::LogSumExp: break;  // log_sum_exp
         }
       });
@@ -8110,7 +8108,7 @@ inline std::vector<Tensor> scatter_elements_kernel(const KernelContext& c) {
       for (std::size_t d = 0; d < indices.rank(); ++d) {
         int64_t coord = rest / is[d];
         rest %= is[d];
-        if (static_cast<int64_t>(d) == axis) coord = idx[k] < 0 ? idx[k] + x.dims()[d] : idx[k];
+        if (static_cast<int64_t>(d) == axis) coord = idx[k];  // checked_indices made it non-negative
         off += coord * xs[d];
       }
       if (reduction == "add") dst[off] = wrapping_add(dst[off], upd[k]);
@@ -9001,6 +8999,7 @@ class Evaluator {
 // runtime's quantized kernels as ONNX Runtime's own folding leaves it.
 #include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -9051,9 +9050,8 @@ inline bool foldable_op(const ir::Node& n, const FoldOptions& options) {
 
 // Ops whose output has exactly as many elements as their first input.
 inline bool keeps_element_count(const ir::Node& n) {
-  static const std::unordered_set<std::string> ops = {"Cast",    "CastLike", "Flatten",   "Identity",
-                                                      "Reshape", "Squeeze",  "Transpose", "Unsqueeze"};
-  return ops.count(n.op_type.str()) > 0;
+  static const Symbol ops[] = {"Cast", "CastLike", "Flatten", "Identity", "Reshape", "Squeeze", "Transpose", "Unsqueeze"};
+  return std::find(std::begin(ops), std::end(ops), n.op_type) != std::end(ops);
 }
 
 // Whether an output is already known to exceed the size cap (spares evaluating it). Before types are
@@ -9252,30 +9250,34 @@ inline bool inline_branch(ir::Graph& g, ir::NodeId id, bool taken) {
   return true;
 }
 
+// The Ifs of `g` itself (not of its subgraphs) with a constant condition; returns how many went. A
+// moved branch may hold Ifs of its own, now in `g`: it looks again until none is left.
+inline std::size_t inline_constant_ifs_here(ir::Graph& g, int64_t opset) {
+  static const Symbol if_op("If");
+  std::size_t inlined = 0;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (ir::NodeId id : g.nodes()) {
+      const ir::Node& n = g.node(id);
+      if (n.op_type != if_op || !n.domain.empty()) continue;
+      const std::optional<bool> taken = constant_condition(g, n, opset);
+      if (taken && inline_branch(g, id, *taken)) {
+        ++inlined;
+        changed = true;
+      }
+    }
+  }
+  return inlined;
+}
+
 }  // namespace detail
 
 // Replaces every If of `g` and of its subgraphs whose condition is a constant by its taken branch;
 // returns how many went. The values enclosing graphs no longer need are left to
 // ir::release_unread_captured, the initializers to ir::remove_unused_initializers.
 inline std::size_t inline_constant_ifs(ir::Graph& g, int64_t opset) {
-  static const Symbol if_op("If");
-  std::size_t inlined = 0;
-  // A moved branch may hold Ifs of its own, now in `g`: look again until none is left.
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (ir::NodeId id : g.nodes()) {
-      const ir::Node& n = g.node(id);
-      if (n.op_type != if_op || !n.domain.empty()) continue;
-      const std::optional<bool> taken = detail::constant_condition(g, n, opset);
-      if (taken && detail::inline_branch(g, id, *taken)) {
-        ++inlined;
-        changed = true;
-      }
-    }
-  }
-  for (ir::NodeId id : g.nodes())
-    for (const ir::Attribute& a : g.node(id).attributes)
-      for (const std::shared_ptr<ir::Graph>& sub : a.graphs) inlined += inline_constant_ifs(*sub, opset);
+  std::size_t inlined = detail::inline_constant_ifs_here(g, opset);
+  ir::for_each_subgraph(g, [&](ir::Graph& body) { inlined += detail::inline_constant_ifs_here(body, opset); });
   return inlined;
 }
 

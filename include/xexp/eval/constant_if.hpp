@@ -79,30 +79,34 @@ inline bool inline_branch(ir::Graph& g, ir::NodeId id, bool taken) {
   return true;
 }
 
+// The Ifs of `g` itself (not of its subgraphs) with a constant condition; returns how many went. A
+// moved branch may hold Ifs of its own, now in `g`: it looks again until none is left.
+inline std::size_t inline_constant_ifs_here(ir::Graph& g, int64_t opset) {
+  static const Symbol if_op("If");
+  std::size_t inlined = 0;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (ir::NodeId id : g.nodes()) {
+      const ir::Node& n = g.node(id);
+      if (n.op_type != if_op || !n.domain.empty()) continue;
+      const std::optional<bool> taken = constant_condition(g, n, opset);
+      if (taken && inline_branch(g, id, *taken)) {
+        ++inlined;
+        changed = true;
+      }
+    }
+  }
+  return inlined;
+}
+
 }  // namespace detail
 
 // Replaces every If of `g` and of its subgraphs whose condition is a constant by its taken branch;
 // returns how many went. The values enclosing graphs no longer need are left to
 // ir::release_unread_captured, the initializers to ir::remove_unused_initializers.
 inline std::size_t inline_constant_ifs(ir::Graph& g, int64_t opset) {
-  static const Symbol if_op("If");
-  std::size_t inlined = 0;
-  // A moved branch may hold Ifs of its own, now in `g`: look again until none is left.
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (ir::NodeId id : g.nodes()) {
-      const ir::Node& n = g.node(id);
-      if (n.op_type != if_op || !n.domain.empty()) continue;
-      const std::optional<bool> taken = detail::constant_condition(g, n, opset);
-      if (taken && detail::inline_branch(g, id, *taken)) {
-        ++inlined;
-        changed = true;
-      }
-    }
-  }
-  for (ir::NodeId id : g.nodes())
-    for (const ir::Attribute& a : g.node(id).attributes)
-      for (const std::shared_ptr<ir::Graph>& sub : a.graphs) inlined += inline_constant_ifs(*sub, opset);
+  std::size_t inlined = detail::inline_constant_ifs_here(g, opset);
+  ir::for_each_subgraph(g, [&](ir::Graph& body) { inlined += detail::inline_constant_ifs_here(body, opset); });
   return inlined;
 }
 

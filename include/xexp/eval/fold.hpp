@@ -7,6 +7,7 @@
 // runtime's quantized kernels as ONNX Runtime's own folding leaves it.
 #include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -61,9 +62,8 @@ inline bool foldable_op(const ir::Node& n, const FoldOptions& options) {
 
 // Ops whose output has exactly as many elements as their first input.
 inline bool keeps_element_count(const ir::Node& n) {
-  static const std::unordered_set<std::string> ops = {"Cast",    "CastLike", "Flatten",   "Identity",
-                                                      "Reshape", "Squeeze",  "Transpose", "Unsqueeze"};
-  return ops.count(n.op_type.str()) > 0;
+  static const Symbol ops[] = {"Cast", "CastLike", "Flatten", "Identity", "Reshape", "Squeeze", "Transpose", "Unsqueeze"};
+  return std::find(std::begin(ops), std::end(ops), n.op_type) != std::end(ops);
 }
 
 // Whether an output is already known to exceed the size cap (spares evaluating it). Before types are

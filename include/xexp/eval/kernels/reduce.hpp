@@ -95,8 +95,6 @@ inline Kernel reduce(ReduceKind kind) {
       if (kind == ReduceKind::Min) init = std::is_floating_point_v<T> ? std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::max();
       std::fill(acc.begin(), acc.end(), init);
       // Integer sums and products wrap, as fixed-width arithmetic does in the runtimes.
-      auto add = [](Acc a, Acc b) { return wrapping_add(a, b); };
-      auto mul = [](Acc a, Acc b) { return wrapping_mul(a, b); };
       auto abs = [](Acc v) -> Acc {
         if constexpr (std::is_integral_v<Acc>) return v < 0 ? static_cast<Acc>(uint64_t{0} - static_cast<uint64_t>(v)) : v;
         else return v < 0 ? -v : v;
@@ -105,12 +103,12 @@ inline Kernel reduce(ReduceKind kind) {
         const Acc v = static_cast<Acc>(src[k]);
         Acc& a = acc[o[0]];
         switch (kind) {
-          case ReduceKind::Sum: case ReduceKind::Mean: case ReduceKind::LogSum: a = add(a, v); break;
+          case ReduceKind::Sum: case ReduceKind::Mean: case ReduceKind::LogSum: a = wrapping_add(a, v); break;
           case ReduceKind::Max: a = (v > a || v != v) ? v : a; break;
           case ReduceKind::Min: a = (v < a || v != v) ? v : a; break;
-          case ReduceKind::Prod: a = mul(a, v); break;
-          case ReduceKind::L1: a = add(a, abs(v)); break;
-          case ReduceKind::L2: case ReduceKind::SumSquare: a = add(a, mul(v, v)); break;
+          case ReduceKind::Prod: a = wrapping_mul(a, v); break;
+          case ReduceKind::L1: a = wrapping_add(a, abs(v)); break;
+          case ReduceKind::L2: case ReduceKind::SumSquare: a = wrapping_add(a, wrapping_mul(v, v)); break;
           case ReduceKind::LogSumExp: break;  // log_sum_exp
         }
       });

@@ -285,7 +285,7 @@ inline std::vector<Tensor> scatter_elements_kernel(const KernelContext& c) {
       for (std::size_t d = 0; d < indices.rank(); ++d) {
         int64_t coord = rest / is[d];
         rest %= is[d];
-        if (static_cast<int64_t>(d) == axis) coord = idx[k] < 0 ? idx[k] + x.dims()[d] : idx[k];
+        if (static_cast<int64_t>(d) == axis) coord = idx[k];  // checked_indices made it non-negative
         off += coord * xs[d];
       }
       if (reduction == "add") dst[off] = wrapping_add(dst[off], upd[k]);
