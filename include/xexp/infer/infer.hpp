@@ -6,6 +6,7 @@
 #include "xexp/infer/rule_table.hpp"
 // The rules themselves: in compiled mode (core/config.hpp) only src/infer.cpp compiles them.
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_INFER)
+#include "xexp/infer/attention.hpp"
 #include "xexp/infer/conv.hpp"
 #include "xexp/infer/elementwise.hpp"
 #include "xexp/infer/matmul.hpp"
@@ -35,6 +36,7 @@ XEXP_INLINE const RuleTable& rule_table() {
     add_resize_rules(t);
     add_selection_rules(t);
     add_rnn_rules(t);
+    add_attention_rules(t);
     return t;
   }();
   return table;

@@ -76,6 +76,7 @@
 #include "xexp/patterns/ort/gelu_erf.hpp"
 #include "xexp/patterns/ort/gelu_ort.hpp"
 #include "xexp/patterns/ort/layer_normalization_any_opset.hpp"
+#include "xexp/patterns/ort/multi_head_attention.hpp"
 #include "xexp/patterns/ort/quick_gelu.hpp"
 #include "xexp/patterns/ort/simplified_layer_normalization.hpp"
 #include "xexp/patterns/ort/simplified_layer_normalization_mul.hpp"
@@ -170,6 +171,8 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       fused_gemm_rule(),
       fused_matmul_rule(),
       layer_normalization_any_opset_rule(),
+      multi_head_attention_rule(),
+      multi_head_attention_key_value_3d_rule(),
       quick_gelu_rule(),
       simplified_layer_normalization_rule(),
       simplified_layer_normalization_mul_rule(),

@@ -26,6 +26,7 @@ using rewrite::Ints;
 using rewrite::is_constant;
 using rewrite::is_scalar;
 using rewrite::named;
+using rewrite::omitted;
 using rewrite::op;
 using rewrite::opset_at_least;
 using rewrite::output;

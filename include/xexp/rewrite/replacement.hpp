@@ -7,6 +7,7 @@
 //                                  attributes given (attr<"alpha"> = v) changed
 //   let<'f'>(r)                    r built once, however many times the replacement names it
 //   outputs<4>(node)  output<3>(r) a node with several outputs; output k of what r built
+//   omitted                        an optional input the built node leaves out ('' in the model)
 // and, after the replacement in .to(...), also(v, r): the consumers of the matched value v read r
 // (PDLL's `replace root with (a, b)`: a fused node's second output takes over a residual sum).
 // replace_with("name", lambda, captures...) remains for what none of these say.
@@ -37,6 +38,19 @@ template <class E>
 constexpr auto fold(const E& e) {
   return Fold<Lifted<E>>{{}, lift(e)};
 }
+
+// omitted: an optional input left out of the node a replacement builds, where a later input is given
+// (MultiHeadAttention(q, k, v, omitted, omitted, attention_bias)).
+struct Omitted : ExprTag {
+  static constexpr CaptureMask binds = 0, uses = 0;
+  static constexpr int depth = 0, node_count = 0;
+  ir::ValueId build(Rewriter&) const { return ir::kNone; }
+  template <CaptureMask>
+  void print(std::string& out) const {
+    out += "''";
+  }
+};
+inline constexpr Omitted omitted{};
 
 // choose(condition, a, b): builds `a` when the condition holds at rewrite time, else `b`.
 template <class C, class A, class B>

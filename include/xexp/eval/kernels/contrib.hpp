@@ -1,7 +1,7 @@
 #pragma once
 // com.microsoft kernels the ORT pattern set produces (FastGelu, BiasGelu, QuickGelu, the Skip*
-// normalizations, RotaryEmbedding, BiasSoftmax, SoftmaxGrad, FusedConv, FusedGemm) and ONNX
-// RotaryEmbedding.
+// normalizations, RotaryEmbedding, MultiHeadAttention, BiasSoftmax, SoftmaxGrad, FusedConv, FusedGemm)
+// and ONNX RotaryEmbedding.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -11,6 +11,7 @@
 #include "xexp/eval/kernels/elementwise.hpp"
 #include "xexp/eval/kernels/matmul.hpp"
 #include "xexp/eval/kernels/nn.hpp"
+#include "xexp/eval/kernels/shape_ops.hpp"
 #include "xexp/eval/tensor_util.hpp"
 
 namespace xexp::eval::kernels {
@@ -221,6 +222,49 @@ inline std::vector<Tensor> onnx_rotary_kernel(const KernelContext& c) {
   return {apply_rotary(x, l, {}, cos_cache, c.in(2), rotary_dim, c.attr_int("interleaved", 0) != 0, true)};
 }
 
+// com.microsoft MultiHeadAttention(query, key, value, bias?, key_padding_mask?, attention_bias?):
+// per head, Softmax(scale * Q K^T + attention_bias) V, scale 1/sqrt(head_size) when absent or 0. The query
+// is (batch, sequence, heads * head_size); key and value are 3-D like it or (batch, heads, total,
+// head_size); attention_bias is (batch|1, heads|1, sequence, total). Packed QKV, the projection bias,
+// the key padding mask and the past state are refused.
+inline std::vector<Tensor> multi_head_attention_kernel(const KernelContext& c) {
+  const int64_t heads = c.attr_int("num_heads", 0);
+  if (heads <= 0) c.fail("num_heads must be positive");
+  for (std::size_t k : {3, 4, 6, 7, 8, 9})
+    if (c.has(k)) c.fail("input " + std::to_string(k) + " (bias, key_padding_mask or past state) is not supported");
+  if (!c.has(1) || !c.has(2)) c.fail("key and value are required (packed QKV is not supported)");
+  if (c.in(0).rank() != 3) c.fail("the query is " + shape_str(c.in(0).shape()) + ", expected (batch, sequence, hidden)");
+  // (batch, heads, length, head_size)
+  auto split = [&](const Tensor& x, const char* what) {
+    if (x.rank() == 4 && x.dims()[1] == heads) return x;
+    if (x.rank() != 3 || x.dims()[2] % heads != 0)
+      c.fail(std::string(what) + " " + shape_str(x.shape()) + " is neither 3-D with a hidden size divisible by " +
+             std::to_string(heads) + " heads nor (batch, " + std::to_string(heads) + ", length, head_size)");
+    return transpose(x.reshaped({x.dims()[0], x.dims()[1], heads, x.dims()[2] / heads}), {0, 2, 1, 3});
+  };
+  const Tensor q = split(c.in(0), "the query"), k = split(c.in(1), "the key"), v = split(c.in(2), "the value");
+  const int64_t head_size = q.dims()[3];
+  if (k.dims()[0] != q.dims()[0] || v.dims()[0] != q.dims()[0] || k.dims()[3] != head_size || v.dims()[2] != k.dims()[2])
+    c.fail("query " + shape_str(c.in(0).shape()) + ", key " + shape_str(c.in(1).shape()) + " and value " +
+           shape_str(c.in(2).shape()) + " do not match");
+  const float given = c.attr_float("scale", 0.f);
+  const double scale = given != 0.f ? given : 1 / std::sqrt(static_cast<double>(head_size));
+  Tensor scores = batched_matmul(q, k, false, true, scale);
+  if (c.has(5)) {
+    if (c.in(5).rank() != 4) c.fail("attention_bias " + shape_str(c.in(5).shape()) + " is not 4-D");
+    scores = visit_float_type(scores.type(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      return broadcast_binary<T, T, T>(scores, c.in(5), [](T a, T b) { return a + b; });
+    });
+    if (scores.dims() != std::vector<int64_t>{q.dims()[0], heads, q.dims()[2], k.dims()[2]})
+      c.fail("attention_bias " + shape_str(c.in(5).shape()) + " does not broadcast to the scores");
+  }
+  const int64_t total = k.dims()[2];
+  const Tensor weights = softmax(scores, total > 0 ? scores.size() / total : 0, total, 1, SoftmaxKind::Softmax);
+  const Tensor y = transpose(batched_matmul(weights, v, false, false, 1.0), {0, 2, 1, 3});
+  return {y.reshaped({y.dims()[0], y.dims()[1], heads * v.dims()[3]})};
+}
+
 inline void register_contrib(KernelRegistry& r) {
   const Symbol ms("com.microsoft");
   r.add(ms, "FastGelu", fast_gelu_kernel);
@@ -234,6 +278,7 @@ inline void register_contrib(KernelRegistry& r) {
   r.add(ms, "FusedConv", fused_conv_kernel);
   r.add(ms, "FusedGemm", fused_gemm_kernel);
   r.add(ms, "RotaryEmbedding", ort_rotary_kernel);
+  r.add(ms, "MultiHeadAttention", multi_head_attention_kernel);
   r.add("RotaryEmbedding", onnx_rotary_kernel);
 }
 

@@ -1,0 +1,323 @@
+// onnxruntime set, attention: MultiHeadAttention and MultiHeadAttentionKeyValue3D. Small graphs for each
+// spelling exporters write (additive or Where mask, GPT-2's Transpose(0,2,3,1) of the keys, FusedMatMul
+// scores, one head on 3-D values): exact structure after the rewrite, one negative per condition, same
+// outputs in xexp's evaluator and ONNX Runtime. Then the user's path on the shared torch models, read as
+// exported: the attention blocks become MultiHeadAttention and ONNX Runtime gives the original's outputs.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "support/rewrite_helpers.hpp"
+#include "xexp/onnx.hpp"
+#include "xexp/patterns/ort/multi_head_attention.hpp"
+#include "xexp/tools/optimize.hpp"
+
+using namespace xexp;
+using namespace xexp::ir;
+using test::node;
+using test::op_types;
+using test::OpList;
+
+namespace {
+
+constexpr int64_t kBatch = 2, kSeq = 4, kHeads = 2, kHeadSize = 3, kHidden = kHeads * kHeadSize;
+const std::string kAll = "default+onnxruntime";
+const std::string kMha = "com.microsoft.MultiHeadAttention";
+
+enum class Keys { Transposed, Gpt2, FusedMatMul };
+enum class Mask { None, AddConstant, AddInput, WhereScoresFirst, WhereFillFirst };
+
+struct Attention {
+  Keys keys = Keys::Transposed;
+  Mask mask = Mask::AddConstant;
+  bool multiply = false;                          // Mul by 1/sqrt(head_size) instead of Div by sqrt(head_size)
+  std::vector<int64_t> scale_dims = {};           // the scale constant's dims: one element unless changed
+  int64_t softmax_axis = -1;
+  float fill = -std::numeric_limits<float>::infinity();  // the Where mask's value for masked positions
+  bool mask_a_whole_row = false;                  // the Where mask hides every position of row 0
+  bool scores_read_twice = false;                 // the scores are a graph output too
+  bool query_offset = false;                      // Q + P after the heads split: Q is no Transpose(Reshape)
+};
+
+Tensor floats(std::vector<int64_t> dims, float start, float step) {
+  std::vector<float> v;
+  for (int64_t k = 0; k < dims_element_count(dims); ++k) v.push_back(start + step * static_cast<float>(k % 11));
+  return Tensor::from<float>(std::move(dims), v);
+}
+// Causal: position (i, j) kept when j <= i, true where kept (or where hidden); (sequence, total) for 3-D
+// scores, else (1, 1, sequence, total).
+Tensor causal(bool four_d, bool whole_row, bool true_where_hidden) {
+  std::vector<bool> flags;
+  for (int64_t i = 0; i < kSeq; ++i)
+    for (int64_t j = 0; j < kSeq; ++j) flags.push_back((j <= i && !(whole_row && i == 0)) != true_where_hidden);
+  std::vector<int64_t> dims = four_d ? std::vector<int64_t>{1, 1, kSeq, kSeq} : std::vector<int64_t>{kSeq, kSeq};
+  return Tensor::from<bool>(dims, flags);
+}
+
+Attribute perm(std::vector<int64_t> p) { return Attribute::make_ints("perm", std::move(p)); }
+
+// Q, K, V (batch, sequence, hidden) split into heads, attention, heads merged back.
+Model attention(const Attention& c) {
+  Model m = test::model_with_opset(18);
+  m.opsets.push_back({"com.microsoft", 1, {}});
+  Graph& g = *m.graph;
+  const Shape three_d{kBatch, kSeq, kHidden};
+  ValueId split_shape = test::int64_initializer(g, "split", {kBatch, kSeq, kHeads, kHeadSize});
+  auto heads = [&](const char* name, std::vector<int64_t> p) {
+    return node(g, "Transpose", {node(g, "Reshape", {g.add_input(name, ElemType::Float, three_d), split_shape})},
+                {perm(std::move(p))});
+  };
+  ValueId q = heads("Q", {0, 2, 1, 3});
+  if (c.query_offset) q = node(g, "Add", {q, g.add_input("P", ElemType::Float, Shape{kBatch, kHeads, kSeq, kHeadSize})});
+  ValueId scores;
+  if (c.keys == Keys::FusedMatMul) {
+    scores = node(g, "FusedMatMul", {q, heads("K", {0, 2, 1, 3})},
+                  {Attribute::make_int("transA", 0), Attribute::make_int("transB", 1),
+                   Attribute::make_float("alpha", 0.5f)},
+                  "com.microsoft");
+  } else {
+    ValueId keys_t = c.keys == Keys::Gpt2 ? heads("K", {0, 2, 3, 1})
+                                          : node(g, "Transpose", {heads("K", {0, 2, 1, 3})}, {perm({0, 1, 3, 2})});
+    ValueId product = node(g, "MatMul", {q, keys_t});
+    const float root = std::sqrt(static_cast<float>(kHeadSize));
+    ValueId scale = g.add_initializer("scale", floats(c.scale_dims, c.multiply ? 1 / root : root, 0.25f));
+    scores = node(g, c.multiply ? "Mul" : "Div", {product, scale});
+  }
+  if (c.scores_read_twice) g.add_output(scores);
+  ValueId masked = scores;
+  switch (c.mask) {
+    case Mask::None:
+      break;
+    case Mask::AddConstant:
+      masked = node(g, "Add", {scores, g.add_initializer("mask", floats({kBatch, 1, kSeq, kSeq}, -1.f, 0.3f))});
+      break;
+    case Mask::AddInput:
+      masked = node(g, "Add", {g.add_input("M", ElemType::Float, Shape{1, kHeads, kSeq, kSeq}), scores});
+      break;
+    case Mask::WhereScoresFirst:
+    case Mask::WhereFillFirst: {
+      const bool scores_first = c.mask == Mask::WhereScoresFirst;
+      ValueId flags = g.add_initializer("flags", causal(true, c.mask_a_whole_row, !scores_first));
+      ValueId fill = g.add_initializer("fill", Tensor::scalar<float>(c.fill));
+      masked = scores_first ? node(g, "Where", {flags, scores, fill}) : node(g, "Where", {flags, fill, scores});
+      break;
+    }
+  }
+  ValueId weights = node(g, "Softmax", {masked}, {Attribute::make_int("axis", c.softmax_axis)});
+  ValueId y = node(g, "MatMul", {weights, heads("V", {0, 2, 1, 3})});
+  y = node(g, "Transpose", {y}, {perm({0, 2, 1, 3})});
+  g.add_output(node(g, "Reshape", {y, test::int64_initializer(g, "merged", {kBatch, kSeq, kHidden})}));
+  return m;
+}
+
+// One head on 3-D values, as a per-head module writes it: FusedMatMul scores, Where(mask, -inf, scores).
+Model single_head() {
+  Model m = test::model_with_opset(18);
+  m.opsets.push_back({"com.microsoft", 1, {}});
+  Graph& g = *m.graph;
+  const Shape three_d{1, kSeq, kHeadSize};
+  ValueId q = g.add_input("Q", ElemType::Float, three_d), k = g.add_input("K", ElemType::Float, three_d);
+  ValueId scores = node(g, "FusedMatMul", {q, k},
+                        {Attribute::make_int("transA", 0), Attribute::make_int("transB", 1),
+                         Attribute::make_float("alpha", 0.5f)},
+                        "com.microsoft");
+  ValueId hidden = g.add_initializer("hidden", causal(false, false, true));
+  ValueId masked = node(g, "Where", {hidden, g.add_initializer("fill", Tensor::scalar<float>(-1e9f)), scores});
+  ValueId weights = node(g, "Softmax", {masked}, {Attribute::make_int("axis", -1)});
+  g.add_output(node(g, "MatMul", {weights, g.add_input("V", ElemType::Float, three_d)}));
+  return m;
+}
+
+const Node& only_attention(const Graph& g) {
+  for (NodeId id : g.nodes())
+    if (g.node(id).op_type == Symbol("MultiHeadAttention")) return g.node(id);
+  throw Error("no MultiHeadAttention");
+}
+int nodes_of_type(const Graph& g, const char* op_type) {
+  int n = 0;
+  for (NodeId id : g.nodes()) n += g.node(id).op_type == Symbol(op_type);
+  return n;
+}
+std::string input_name(const Graph& g, const Node& n, std::size_t slot) {
+  return slot < n.inputs.size() && n.inputs[slot] != kNone ? g.value(n.inputs[slot]).name : "";
+}
+
+}  // namespace
+
+TEST(PatternMultiHeadAttention, AdditiveMaskBecomesOneNodeOnThe3DProjections) {
+  Model m = attention({});
+  test::run_rules(m, kAll);
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{kMha}));
+  const Node& n = only_attention(g);
+  ASSERT_EQ(n.inputs.size(), 6u);
+  EXPECT_EQ(input_name(g, n, 0), "Q");
+  EXPECT_EQ(input_name(g, n, 1), "K");
+  EXPECT_EQ(input_name(g, n, 2), "V");
+  EXPECT_EQ(n.inputs[3], kNone);
+  EXPECT_EQ(n.inputs[4], kNone);
+  const Tensor* bias = rewrite::constant_tensor(g, n.inputs[5]);
+  ASSERT_NE(bias, nullptr);
+  EXPECT_EQ(bias->dims(), (std::vector<int64_t>{kBatch, 1, kSeq, kSeq}));
+  EXPECT_EQ(n.attribute(Symbol("num_heads"))->i, kHeads);
+  EXPECT_FLOAT_EQ(n.attribute(Symbol("scale"))->f, 1 / std::sqrt(3.f));
+  EXPECT_EQ(m.opset("com.microsoft"), 1);
+}
+
+TEST(PatternMultiHeadAttention, EverySpelling) {
+  struct Case {
+    Attention attention;
+    std::vector<int64_t> bias_dims;  // empty: no bias input
+    float scale;
+  };
+  const float inv_root = 1 / std::sqrt(3.f);
+  const std::vector<int64_t> causal_dims = {1, 1, kSeq, kSeq};
+  for (const Case& c : std::vector<Case>{
+           {{.keys = Keys::Gpt2, .mask = Mask::WhereScoresFirst}, causal_dims, inv_root},
+           {{.keys = Keys::FusedMatMul, .mask = Mask::WhereFillFirst, .fill = -1e4f}, causal_dims, 0.5f},
+           {{.mask = Mask::AddInput, .multiply = true}, {1, kHeads, kSeq, kSeq}, inv_root},
+           {{.mask = Mask::None, .scale_dims = {1, 1, 1, 1}}, {}, inv_root},
+           {{.keys = Keys::Gpt2, .mask = Mask::None}, {}, inv_root}}) {
+    Model m = attention(c.attention);
+    test::run_rules(m, kAll);
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{kMha}));
+    const Node& n = only_attention(g);
+    EXPECT_EQ(input_name(g, n, 1), "K");
+    EXPECT_EQ(input_name(g, n, 2), "V");
+    EXPECT_NEAR(n.attribute(Symbol("scale"))->f, c.scale, 1e-6);
+    if (c.bias_dims.empty()) {
+      EXPECT_EQ(n.inputs.size(), 3u);
+    } else {
+      ASSERT_EQ(n.inputs.size(), 6u);
+      EXPECT_EQ(g.value(n.inputs[5]).shape, make_shape(c.bias_dims));
+    }
+  }
+}
+
+TEST(PatternMultiHeadAttention, WhereMaskFoldsIntoZerosAndTheFill) {
+  Model m = attention({.keys = Keys::Gpt2, .mask = Mask::WhereScoresFirst, .fill = -1e9f});
+  test::run_rules(m, kAll);
+  const Graph& g = *m.graph;
+  const Tensor* bias = rewrite::constant_tensor(g, only_attention(g).inputs[5]);
+  ASSERT_NE(bias, nullptr);
+  const auto values = bias->data<float>();
+  for (int64_t i = 0; i < kSeq; ++i)
+    for (int64_t j = 0; j < kSeq; ++j) EXPECT_EQ(values[i * kSeq + j], j <= i ? 0.f : -1e9f) << i << "," << j;
+}
+
+TEST(PatternMultiHeadAttention, QueryComputedAfterTheSplitGoesBackTo3D) {
+  Model m = attention({.query_offset = true});
+  test::run_rules(m, kAll);
+  const Graph& g = *m.graph;
+  EXPECT_EQ(op_types(g), (OpList{"Reshape", "Transpose", "Add", "Transpose", "Reshape", kMha}));
+  const Node& n = only_attention(g);
+  EXPECT_EQ(input_name(g, n, 1), "K");
+  EXPECT_EQ(input_name(g, n, 2), "V");
+}
+
+TEST(PatternMultiHeadAttention, OneHeadOn3DValues) {
+  Model m = single_head();
+  test::run_rules(m, kAll);
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{kMha}));
+  const Node& n = only_attention(g);
+  EXPECT_EQ(input_name(g, n, 0), "Q");
+  EXPECT_EQ(n.attribute(Symbol("num_heads"))->i, 1);
+  EXPECT_FLOAT_EQ(n.attribute(Symbol("scale"))->f, 0.5f);
+  EXPECT_EQ(g.value(n.inputs[5]).shape, Shape({1, 1, kSeq, kSeq}));
+}
+
+TEST(PatternMultiHeadAttention, NotOverAnotherSoftmaxAxis) {
+  Model m = attention({.softmax_axis = 2});
+  test::run_rules(m, kAll);
+  EXPECT_EQ(nodes_of_type(*m.graph, "MultiHeadAttention"), 0);
+  EXPECT_EQ(nodes_of_type(*m.graph, "Softmax"), 1);
+}
+
+TEST(PatternMultiHeadAttention, NotForAScalePerHead) {
+  Model m = attention({.scale_dims = {1, kHeads, 1, 1}});
+  test::run_rules(m, kAll);
+  EXPECT_EQ(nodes_of_type(*m.graph, "MultiHeadAttention"), 0);
+}
+
+TEST(PatternMultiHeadAttention, NotWhenTheScoresAreReadElsewhere) {
+  Model m = attention({.scores_read_twice = true});
+  test::run_rules(m, kAll);
+  EXPECT_EQ(nodes_of_type(*m.graph, "MultiHeadAttention"), 0);
+}
+
+TEST(PatternMultiHeadAttention, NotForAWhereMaskThatIsNotLargeNegativeOrHidesAWholeRow) {
+  for (const Attention& c : {Attention{.mask = Mask::WhereScoresFirst, .fill = -10.f},
+                             Attention{.mask = Mask::WhereScoresFirst, .mask_a_whole_row = true}}) {
+    Model m = attention(c);
+    test::run_rules(m, kAll);
+    EXPECT_EQ(nodes_of_type(*m.graph, "MultiHeadAttention"), 0);
+  }
+}
+
+TEST(PatternMultiHeadAttention, SameNumbers) {
+  for (const Attention& c :
+       {Attention{}, Attention{.keys = Keys::Gpt2, .mask = Mask::WhereScoresFirst},
+        Attention{.keys = Keys::FusedMatMul, .mask = Mask::WhereFillFirst, .fill = -1e9f},
+        Attention{.mask = Mask::AddInput, .multiply = true}, Attention{.mask = Mask::None, .query_offset = true}})
+    test::expect_same_outputs([&] { return attention(c); }, kAll, 1e-5);
+  test::expect_same_outputs(single_head, kAll, 1e-5);
+}
+
+TEST(PatternMultiHeadAttention, DescribesItself) {
+  const std::string text = patterns::multi_head_attention_key_value_3d_rule()->describe();
+  EXPECT_NE(text.find("-> rebuild(R, input1=k, input2=v)"), std::string::npos) << text;
+}
+
+// ---- the user's path: `xexp optimize` on the shared torch models, read as exported -------------------
+namespace {
+
+const std::filesystem::path kModels = std::filesystem::path(XEXP_SHARED_DIR) / "models";
+
+std::vector<int64_t> read_ids(const std::string& name) {
+  std::ifstream in(kModels / (name + ".input_ids.bin"), std::ios::binary);
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<int64_t> out(bytes.size() / sizeof(int64_t));
+  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(int64_t));
+  return out;
+}
+
+// Optimizes FILE as `xexp optimize` does, checks that ONNX Runtime and xexp's evaluator give the
+// original's outputs, and returns the number of MultiHeadAttention nodes.
+int attention_nodes_after_optimizing(const std::string& name, const std::string& file) {
+  const std::string original = (kModels / file).string();
+  Model model = load_model(original);
+  tools::optimize_model(model, {});
+  const std::vector<int64_t> ids = read_ids(name);
+  const Shape& shape = *model.graph->value(model.graph->inputs().at(0)).shape;
+  const int64_t batch = static_cast<int64_t>(ids.size()) / shape[1].value();
+  const xexp::testing::NamedTensors feeds = {{"input_ids", Tensor::from<int64_t>({batch, shape[1].value()}, ids)}};
+  const Model loaded = load_model(original);
+  eval::Evaluator before(loaded), after(model);
+  xexp::testing::expect_all_close({{"logits", after.run(feeds).at(0)}}, {{"logits", before.run(feeds).at(0)}}, 1e-5,
+                                  1e-5);
+  xexp::testing::TempDir dir;
+  const std::string path = (dir.path() / "optimized.onnx").string();
+  save_model(model, path);
+  const std::vector<xexp::testing::OrtResult> ort =
+      xexp::testing::run_onnxruntime_batch({{original, feeds}, {path, feeds}});
+  EXPECT_TRUE(ort[0].ok) << ort[0].error;
+  EXPECT_TRUE(ort[1].ok) << ort[1].error;
+  if (ort[0].ok && ort[1].ok) xexp::testing::expect_all_close(ort[1].outputs, ort[0].outputs, 1e-5, 1e-5);
+  return nodes_of_type(*model.graph, "MultiHeadAttention");
+}
+
+}  // namespace
+
+TEST(PatternMultiHeadAttentionModels, EveryAttentionBlockOfTheTorchExportsIsFused) {
+  EXPECT_EQ(attention_nodes_after_optimizing("llama_L1", "llama_L1.fold.onnx"), 1);
+  EXPECT_EQ(attention_nodes_after_optimizing("gpt_erf_L1", "gpt_erf_L1.fold.onnx"), 1);
+  EXPECT_EQ(attention_nodes_after_optimizing("seed_llm", "seed_llm.fold.onnx"), 2);  // two modules of one head
+}
