@@ -77,6 +77,7 @@
 #include "xexp/patterns/ort/gelu_ort.hpp"
 #include "xexp/patterns/ort/layer_normalization_any_opset.hpp"
 #include "xexp/patterns/ort/quick_gelu.hpp"
+#include "xexp/patterns/ort/rotary_embedding.hpp"
 #include "xexp/patterns/ort/simplified_layer_normalization.hpp"
 #include "xexp/patterns/ort/simplified_layer_normalization_mul.hpp"
 #include "xexp/patterns/ort/skip_layer_normalization.hpp"
@@ -163,6 +164,8 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
 XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
   return {
       bias_gelu_rule(),
+      contrib_rotary_embedding_rule(),
+      contrib_rotary_embedding_3d_rule(),
       gelu_ort_rule(),
       gelu_erf_rule(),
       fast_gelu_rule(),
