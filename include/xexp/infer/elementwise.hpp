@@ -62,7 +62,7 @@ inline void add_elementwise_rules(RuleTable& t) {
          "Mish", "ThresholdedRelu", "Shrink", "Sign", "Clip", "BitwiseNot", "PRelu", "Softmax", "LogSoftmax",
          "Hardmax", "CumSum", "Trilu", "ScatterND", "ScatterElements", "LpNormalization",
          "MeanVarianceNormalization", "InstanceNormalization", "GroupNormalization",
-         "RMSNormalization"},
+         "RMSNormalization", "RotaryEmbedding"},
         infer_same_as_first);
   t.add({"Identity"}, infer_identity);
   // Add, Sub, Mul, Div, Equal and Where also compute shape values: shape_ops.hpp registers them.
@@ -74,7 +74,7 @@ inline void add_elementwise_rules(RuleTable& t) {
   t.add({"Cast"}, infer_cast);
   t.add({"CastLike"}, infer_cast_like);
   t.add({"Dropout"}, infer_dropout);
-  t.add(kMsDomain, {"Gelu", "FastGelu", "QuickGelu"}, infer_same_as_first);
+  t.add(kMsDomain, {"Gelu", "FastGelu", "QuickGelu", "RotaryEmbedding"}, infer_same_as_first);
   t.add(kMsDomain, {"BiasGelu"}, infer_broadcast);
 }
 

@@ -78,6 +78,7 @@
 #include "xexp/patterns/ort/layer_normalization_any_opset.hpp"
 #include "xexp/patterns/ort/multi_head_attention.hpp"
 #include "xexp/patterns/ort/quick_gelu.hpp"
+#include "xexp/patterns/ort/rotary_embedding.hpp"
 #include "xexp/patterns/ort/simplified_layer_normalization.hpp"
 #include "xexp/patterns/ort/simplified_layer_normalization_mul.hpp"
 #include "xexp/patterns/ort/skip_layer_normalization.hpp"
@@ -164,6 +165,8 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
 XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
   return {
       bias_gelu_rule(),
+      contrib_rotary_embedding_rule(),
+      contrib_rotary_embedding_3d_rule(),
       gelu_ort_rule(),
       gelu_erf_rule(),
       fast_gelu_rule(),

@@ -151,10 +151,14 @@ struct RotaryLayout {
   int64_t batch, seq, heads, head_size;
   bool heads_first;  // (batch, heads, seq, head_size)
 };
-inline Tensor apply_rotary(const Tensor& x, const RotaryLayout& l, const std::function<int64_t(int64_t, int64_t)>& position,
-                           const Tensor& cos_cache, const Tensor& sin_cache, int64_t rotary_dim, bool interleaved,
+inline Tensor apply_rotary(const KernelContext& c, const Tensor& x, const RotaryLayout& l,
+                           const std::function<int64_t(int64_t, int64_t)>& position, const Tensor& cos_cache,
+                           const Tensor& sin_cache, int64_t rotary_dim, bool interleaved,
                            bool cache_per_position /* cache indexed by (b, s) directly */) {
   const int64_t half = rotary_dim / 2;
+  if (half <= 0 || rotary_dim > l.head_size || cos_cache.size() % half != 0 || sin_cache.dims() != cos_cache.dims())
+    c.fail("cos_cache and sin_cache must have the same shape (rows, rotary_embedding_dim / 2)");
+  const int64_t rows = cos_cache.size() / half;
   return visit_float_type(x.type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     Tensor out(x.type(), x.dims());
@@ -166,6 +170,8 @@ inline Tensor apply_rotary(const Tensor& x, const RotaryLayout& l, const std::fu
     for (int64_t b = 0; b < l.batch; ++b)
       for (int64_t s = 0; s < l.seq; ++s) {
         const int64_t row = cache_per_position ? (b * l.seq + s) : position(b, s);
+        if (row < 0 || row >= rows)
+          c.fail("position " + std::to_string(row) + " is outside the " + std::to_string(rows) + " rows of cos_cache");
         for (int64_t h = 0; h < l.heads; ++h) {
           const int64_t base = (l.heads_first ? ((b * l.heads + h) * l.seq + s) : ((b * l.seq + s) * l.heads + h)) * l.head_size;
           for (int64_t j = 0; j < l.head_size; ++j) dst[base + j] = src[base + j];
@@ -186,40 +192,46 @@ inline std::vector<Tensor> ort_rotary_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
   const std::vector<int64_t> pos = as_int64s(c.in(1));
   const Tensor& cos_cache = c.in(2);
+  if ((x.rank() != 3 && x.rank() != 4) || cos_cache.rank() != 2)
+    c.fail("input must be 3-D or 4-D and cos_cache 2-D");
   int64_t heads = c.attr_int("num_heads", 0);
   RotaryLayout l{};
-  l.batch = x.dims()[0];
   if (x.rank() == 4) {
     l = {x.dims()[0], x.dims()[2], x.dims()[1], x.dims()[3], true};
   } else {
     const int64_t rot = c.attr_int("rotary_embedding_dim", 0);
-    if (heads == 0) heads = x.dims()[2] / (rot > 0 ? rot : 2 * cos_cache.dims()[1]);
+    if (heads == 0 && rot == 0 && cos_cache.dims()[1] > 0) heads = x.dims()[2] / (2 * cos_cache.dims()[1]);
+    if (heads <= 0 || x.dims()[2] % heads != 0) c.fail("num_heads must divide the hidden size");
     l = {x.dims()[0], x.dims()[1], heads, x.dims()[2] / heads, false};
   }
   const int64_t rotary_dim = c.attr_int("rotary_embedding_dim", 0) > 0 ? c.attr_int("rotary_embedding_dim", 0) : 2 * cos_cache.dims()[1];
+  if (pos.size() != 1 && static_cast<int64_t>(pos.size()) != l.batch * l.seq)
+    c.fail("position_ids must have one element (an offset) or shape (batch, sequence)");
   auto position = [&](int64_t b, int64_t s) { return pos.size() == 1 ? pos[0] + s : pos[b * l.seq + s]; };
-  return {apply_rotary(x, l, position, cos_cache, c.in(3), rotary_dim, c.attr_int("interleaved", 0) != 0, false)};
+  return {apply_rotary(c, x, l, position, cos_cache, c.in(3), rotary_dim, c.attr_int("interleaved", 0) != 0, false)};
 }
 
 // ONNX RotaryEmbedding (opset 23): (X, cos_cache, sin_cache, position_ids?); 4-D X is (B, N, S, H).
 inline std::vector<Tensor> onnx_rotary_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
   const Tensor& cos_cache = c.in(1);
+  if (x.rank() != 3 && x.rank() != 4) c.fail("input must be 3-D or 4-D");
   RotaryLayout l{};
   if (x.rank() == 4) {
     l = {x.dims()[0], x.dims()[2], x.dims()[1], x.dims()[3], true};
   } else {
     const int64_t heads = c.attr_int("num_heads", 0);
-    if (heads <= 0) c.fail("num_heads is required for 3-D inputs");
+    if (heads <= 0 || x.dims()[2] % heads != 0) c.fail("num_heads is required for 3-D inputs and must divide the hidden size");
     l = {x.dims()[0], x.dims()[1], heads, x.dims()[2] / heads, false};
   }
   const int64_t rotary_dim = c.attr_int("rotary_embedding_dim", 0) > 0 ? c.attr_int("rotary_embedding_dim", 0) : l.head_size;
   if (c.has(3)) {
     const std::vector<int64_t> pos = as_int64s(c.in(3));
+    if (static_cast<int64_t>(pos.size()) != l.batch * l.seq) c.fail("position_ids must have shape (batch, sequence)");
     auto position = [&](int64_t b, int64_t s) { return pos[b * l.seq + s]; };
-    return {apply_rotary(x, l, position, cos_cache, c.in(2), rotary_dim, c.attr_int("interleaved", 0) != 0, false)};
+    return {apply_rotary(c, x, l, position, cos_cache, c.in(2), rotary_dim, c.attr_int("interleaved", 0) != 0, false)};
   }
-  return {apply_rotary(x, l, {}, cos_cache, c.in(2), rotary_dim, c.attr_int("interleaved", 0) != 0, true)};
+  return {apply_rotary(c, x, l, {}, cos_cache, c.in(2), rotary_dim, c.attr_int("interleaved", 0) != 0, true)};
 }
 
 // com.microsoft MultiHeadAttention(query, key, value, bias?, key_padding_mask?, attention_bias?):

@@ -1,0 +1,255 @@
+#pragma once
+// Rotary embeddings in the "rotate half" form exporters write for Llama-like models (onnxruntime set):
+//   X * cos + Concat(-X2, X1, axis=-1) * sin
+// where X1 and X2 are the first and second halves of the last axis of X (two Slices or one Split), X is
+// (batch, heads, seq, head_size) and cos, sin are broadcast over the heads with equal halves on their last
+// axis. ContribRotaryEmbedding makes it com.microsoft RotaryEmbedding(X, position_ids, cos_cache,
+// sin_cache), the caches (rows, head_size / 2) holding the first halves. cos and sin are either
+//  - constants (a static export once folded): the caches are their rows and position_ids the offset 0
+//    (one row per position; a cos differing between batches gets a row per (batch, position));
+//  - Unsqueeze(Gather(table, position_ids), axes=[1]) with a constant table, possibly Slice'd from row 0
+//    first (a dynamic export): that changes no gathered row, so the caches come from the whole table.
+// ONNX Runtime 1.30 reads a 4-D input as (batch, heads, seq, head_size) and int64 position_ids of shape
+// (batch, seq), or of one element as an offset added to each sequence index.
+// ContribRotaryEmbedding3D then moves the rotation before the Reshape + Transpose(0, 2, 1, 3) splitting
+// the heads of a (batch, seq, hidden) value: RotaryEmbedding with num_heads rotates that value as well,
+// and an attention fusion sees q and k as Transpose(Reshape(3-D)) again.
+#include <cstring>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "xexp/core/slice_range.hpp"
+#include "xexp/patterns/facts.hpp"
+#include "xexp/patterns/onnx/shape_based_identity.hpp"
+
+namespace xexp::patterns {
+
+namespace detail {
+
+// The integers of attribute `name`, or of constant input `slot` when the attribute is absent (the
+// opsets that moved it to an input), or nullopt.
+inline std::optional<std::vector<int64_t>> ints_attribute_or_input(const ir::Graph& g, const ir::Node& n,
+                                                                   const char* name, std::size_t slot) {
+  if (const ir::Attribute* a = n.attribute(Symbol(name))) return a->ints;
+  if (slot < n.inputs.size() && n.inputs[slot] != ir::kNone) return int_constant(g, n.inputs[slot]);
+  return std::nullopt;
+}
+
+// [first, last) of x's last axis held by `part`: a Slice of x on that axis with step 1 (the opset 10
+// form with constant inputs), or an output of a Split of x on that axis. nullopt for anything else.
+inline std::optional<std::pair<int64_t, int64_t>> last_axis_part(const ValueView& part, const ValueView& x) {
+  const ir::Value& v = part.value();
+  if (v.producer == ir::kNone || !x.shape() || x.shape()->empty() || !x.shape()->back().is_static())
+    return std::nullopt;
+  const ir::Graph& g = *part.graph;
+  const ir::Node& n = g.node(v.producer);
+  if (!n.domain.empty() || n.inputs.empty() || n.inputs[0] != x.id) return std::nullopt;
+  const int64_t size = x.shape()->back().value(), rank = static_cast<int64_t>(x.shape()->size());
+  auto is_last = [&](int64_t axis) { return axis == -1 || axis == rank - 1; };
+  if (n.op_type == Symbol("Slice")) {
+    if (n.inputs.size() < 4) return std::nullopt;
+    const auto starts = int_constant(g, n.inputs[1]), ends = int_constant(g, n.inputs[2]),
+               axes = int_constant(g, n.inputs[3]);
+    if (!starts || !ends || !axes || starts->size() != 1 || ends->size() != 1 || axes->size() != 1 ||
+        !is_last((*axes)[0]) || !unit_steps.f(part))
+      return std::nullopt;
+    const SliceRange range = slice_range(size, (*starts)[0], (*ends)[0], 1);
+    return std::pair{range.start, range.start + range.count};
+  }
+  if (n.op_type != Symbol("Split")) return std::nullopt;
+  const ir::Attribute* axis = n.attribute(Symbol("axis"));
+  if (!is_last(axis ? axis->i : 0)) return std::nullopt;
+  std::optional<std::vector<int64_t>> sizes = ints_attribute_or_input(g, n, "split", 1);
+  if (!sizes) {  // equal parts
+    const auto parts = static_cast<int64_t>(n.outputs.size());
+    if (size % parts != 0) return std::nullopt;
+    sizes = std::vector<int64_t>(n.outputs.size(), size / parts);
+  }
+  if (sizes->size() != n.outputs.size()) return std::nullopt;
+  int64_t first = 0;
+  for (std::size_t k = 0; k < v.output_index; ++k) first += (*sizes)[k];
+  return std::pair{first, first + (*sizes)[v.output_index]};
+}
+
+// x is (batch, heads, seq, head_size) with an even head_size, `first` and `second` its two halves.
+inline constexpr auto is_rotate_half =
+    rewrite::fact<"is_rotate_half">([](const ValueView& x, const ValueView& first, const ValueView& second) {
+      if (!x.shape() || x.shape()->size() != 4 || !x.shape()->back().is_static()) return false;
+      const int64_t size = x.shape()->back().value();
+      if (size == 0 || size % 2 != 0) return false;
+      return last_axis_part(first, x) == std::pair<int64_t, int64_t>{0, size / 2} &&
+             last_axis_part(second, x) == std::pair<int64_t, int64_t>{size / 2, size};
+    });
+
+// Where a cos (or sin) value comes from: rows of a table (rows, head_size) whose halves are equal, and the
+// row of each (batch, seq) position, a graph value or a constant.
+struct RotaryCache {
+  Tensor rows;
+  ir::ValueId positions = ir::kNone;
+  Tensor fixed_positions;  // when positions is kNone
+};
+
+// The two halves of every row of `rows` (rows, size) are equal, bit for bit (a table of a large model
+// has millions of values: compared as bytes, the check stays cheap).
+inline bool halves_equal(const Tensor& rows) {
+  const std::size_t half = static_cast<std::size_t>(rows.dims()[1] / 2) * elem_size(rows.type());
+  const std::span<const std::byte> bytes = rows.bytes();
+  for (std::size_t row = 0; row < bytes.size(); row += 2 * half)
+    if (std::memcmp(bytes.data() + row, bytes.data() + row + half, half) != 0) return false;
+  return true;
+}
+// What RotaryEmbedding reads: the first half of every row.
+inline Tensor first_halves(const Tensor& rows) {
+  return compute("Slice", {rows, int64_tensor({0}), int64_tensor({rows.dims()[1] / 2}), int64_tensor({1})});
+}
+
+// cos or sin as a constant (..., rows, head_size): a leading dimension other than 1 must be the batch.
+inline std::optional<RotaryCache> constant_rotary_cache(const Tensor& t, const ValueView& x) {
+  const Shape& xs = *x.shape();
+  const rewrite::facts::KnownDim batch{xs[0]}, seq{xs[2]};
+  const std::vector<int64_t>& d = t.dims();
+  const int64_t size = xs[3].value();
+  if (d.size() < 2 || d.size() > 4 || d.back() != size) return std::nullopt;
+  const int64_t rows = d[d.size() - 2];
+  int64_t groups = 1;
+  for (std::size_t k = 0; k + 2 < d.size(); ++k) {
+    if (k == 0 && d.size() == 4) groups = d[0];
+    else if (d[k] != 1) return std::nullopt;
+  }
+  // One row per position: a single row broadcast over a longer sequence is no table lookup.
+  if (!(seq == rows) && !(xs[2].is_symbolic() && rows > 1)) return std::nullopt;
+  if (groups > 1 && !(batch == groups)) return std::nullopt;
+  const Tensor all = t.reshaped({groups * rows, size});
+  if (!halves_equal(all)) return std::nullopt;
+  const std::span<const std::byte> bytes = all.bytes();
+  const std::size_t group = bytes.size() / static_cast<std::size_t>(groups);
+  bool same_groups = true;
+  for (std::size_t first = group; first < bytes.size() && same_groups; first += group)
+    same_groups = std::memcmp(bytes.data(), bytes.data() + first, group) == 0;
+  if (same_groups)
+    return RotaryCache{compute("Slice", {all, int64_tensor({0}), int64_tensor({rows}), int64_tensor({0})}), ir::kNone,
+                       int64_tensor({0})};
+  if (!(seq == rows)) return std::nullopt;
+  const std::vector<int64_t> ids = eval::iota_map(groups * rows);
+  return RotaryCache{all, ir::kNone,
+                     Tensor::from<int64_t>({groups, rows}, ids)};
+}
+
+// cos or sin gathered from a constant table by position ids: Unsqueeze(Gather(table, ids), axes=[1]).
+inline std::optional<RotaryCache> gathered_rotary_cache(const ValueView& c, const ValueView& x) {
+  const ir::Graph& g = *c.graph;
+  auto producer = [&](ir::ValueId v, const char* op) -> const ir::Node* {
+    const ir::Value& value = g.value(v);
+    if (value.producer == ir::kNone || value.output_index != 0) return nullptr;
+    const ir::Node& n = g.node(value.producer);
+    return n.op_type == Symbol(op) && n.domain.empty() && !n.inputs.empty() ? &n : nullptr;
+  };
+  const ir::Node* unsqueeze = producer(c.id, "Unsqueeze");
+  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1}) return std::nullopt;
+  const ir::Node* gather = producer(unsqueeze->inputs[0], "Gather");
+  if (!gather || gather->inputs.size() != 2) return std::nullopt;
+  const ir::Attribute* axis = gather->attribute(Symbol("axis"));
+  if (axis && axis->i != 0) return std::nullopt;
+  const ir::Value& ids = g.value(gather->inputs[1]);
+  const Shape& xs = *x.shape();
+  using rewrite::facts::KnownDim;
+  if (ids.elem != ElemType::Int64 || !ids.shape || ids.shape->size() != 2 ||
+      !(KnownDim{(*ids.shape)[0]} == KnownDim{xs[0]}) || !(KnownDim{(*ids.shape)[1]} == KnownDim{xs[2]}))
+    return std::nullopt;
+  ir::ValueId table = gather->inputs[0];
+  if (const ir::Node* slice = producer(table, "Slice")) {  // rows [0, end) of the table
+    if (slice->inputs.size() < 4) return std::nullopt;
+    if (int_constant(g, slice->inputs[1]) != std::vector<int64_t>{0} ||
+        int_constant(g, slice->inputs[3]) != std::vector<int64_t>{0} || !unit_steps.f(ValueView{&g, table}))
+      return std::nullopt;
+    table = slice->inputs[0];
+  }
+  const Tensor* t = rewrite::constant_tensor(g, table);
+  const int64_t size = xs[3].value();
+  if (!t || t->rank() != 2 || t->dims()[1] != size || !halves_equal(*t)) return std::nullopt;
+  return RotaryCache{*t, gather->inputs[1], Tensor()};
+}
+
+inline std::optional<RotaryCache> rotary_cache(const ValueView& c, const ValueView& x) {
+  if (c.elem() != x.elem()) return std::nullopt;
+  if (const Tensor* t = c.constant()) return constant_rotary_cache(*t, x);
+  return gathered_rotary_cache(c, x);
+}
+
+// cos and sin read as caches by the same positions (x is checked by is_rotate_half first).
+inline constexpr auto has_rotary_caches =
+    rewrite::fact<"has_rotary_caches">([](const ValueView& x, const ValueView& cos, const ValueView& sin) {
+      const ElemType t = x.elem();
+      if (t != ElemType::Float && t != ElemType::Float16) return false;  // ONNX Runtime's CPU kernels
+      const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
+      return c && s && c->positions == s->positions && c->rows.dims() == s->rows.dims() &&
+             (c->positions != ir::kNone || c->fixed_positions.dims() == s->fixed_positions.dims());
+    });
+
+inline std::optional<ir::ValueId> build_rotary(rewrite::Rewriter& r, const ValueView& x, const ValueView& cos,
+                                               const ValueView& sin) {
+  const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
+  if (!c || !s) return std::nullopt;
+  const ir::ValueId positions = c->positions != ir::kNone ? c->positions : r.initializer(c->fixed_positions);
+  return r.node(Symbol("RotaryEmbedding"),
+                {x.id, positions, r.initializer(first_halves(c->rows)), r.initializer(first_halves(s->rows))},
+                {ir::Attribute::make_int(Symbol("interleaved"), 0)}, Symbol("com.microsoft"));
+}
+
+// The number of heads a Reshape of a (batch, seq, hidden) value to (batch, seq, heads, head_size) makes.
+inline std::optional<int64_t> heads_split(const ValueView& x3d, const ValueView& reshaped) {
+  if (!x3d.shape() || !reshaped.shape() || x3d.shape()->size() != 3 || reshaped.shape()->size() != 4)
+    return std::nullopt;
+  const Shape &in = *x3d.shape(), &out = *reshaped.shape();
+  using rewrite::facts::KnownDim;
+  if (!(KnownDim{in[0]} == KnownDim{out[0]}) || !(KnownDim{in[1]} == KnownDim{out[1]}) || !in[2].is_static() ||
+      !out[2].is_static() || !out[3].is_static() || in[2].value() != out[2].value() * out[3].value())
+    return std::nullopt;
+  return out[2].value();
+}
+inline constexpr auto splits_heads = rewrite::fact<"splits_heads">(
+    [](const ValueView& x3d, const ValueView& reshaped) { return heads_split(x3d, reshaped).has_value(); });
+inline constexpr auto heads_of = rewrite::fact<"heads_of">(
+    [](const ValueView& x3d, const ValueView& reshaped) { return *heads_split(x3d, reshaped); });
+
+}  // namespace detail
+
+inline rewrite::RulePtr contrib_rotary_embedding_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'c'> cos;
+  Var<'s'> sin;
+  Var<'l'> first;
+  Var<'h'> second;
+  Int<'a'> axis;
+  auto rotated = Concat(op<"Neg">(second), first, attr<"axis"> = axis);
+  return rule("ContribRotaryEmbedding")
+      .priority(1)
+      .match(commutative(Add(commutative(Mul(x, cos)), commutative(Mul(rotated, sin)))))
+      .when(detail::is_rotate_half(x, first, second) && is_last_axis(axis, x) &&
+            detail::has_rotary_caches(x, cos, sin))
+      .to(replace_with("rotary_embedding", detail::build_rotary, x, cos, sin));
+}
+
+inline rewrite::RulePtr contrib_rotary_embedding_3d_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'r'> shape;
+  Var<'p'> positions;
+  Var<'c'> cos;
+  Var<'s'> sin;
+  const std::vector<int64_t> heads_first{0, 2, 1, 3};
+  auto reshaped = named<'m'>(Reshape(x, shape));
+  auto rotary =
+      named<'e'>(op<"RotaryEmbedding", "com.microsoft">(Transpose(reshaped, attr<"perm"> = heads_first), positions, cos, sin));
+  return rule("ContribRotaryEmbedding3D")
+      .priority(1)
+      .match(rotary)
+      .when(detail::splits_heads(x, reshaped))
+      .to(Transpose(Reshape(rebuild(rotary, input<0> = x, attr<"num_heads"> = detail::heads_of(x, reshaped)), shape),
+                    attr<"perm"> = heads_first));
+}
+
+}  // namespace xexp::patterns

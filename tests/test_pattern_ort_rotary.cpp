@@ -1,0 +1,261 @@
+// onnxruntime set, rotary embeddings: ContribRotaryEmbedding (X * cos + Concat(-X2, X1) * sin becomes
+// com.microsoft RotaryEmbedding) and ContribRotaryEmbedding3D (the rotation moved before the Reshape +
+// Transpose that split the heads). Exact structure after the rewrite for each spelling (Slice or Split
+// halves, constant cos/sin, cos/sin gathered from a table by position ids), the near misses that must not
+// fire, the same outputs in xexp's evaluator and ONNX Runtime, and `xexp optimize` on the Llama exports.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "support/rewrite_helpers.hpp"
+#include "xexp/onnx.hpp"
+#include "xexp/tools/optimize.hpp"
+
+using namespace xexp;
+using test::node;
+using test::op_types;
+using test::OpList;
+using test::run_rules;
+
+namespace {
+
+const std::string kRotaryRules = "ContribRotaryEmbedding,ContribRotaryEmbedding3D";
+
+enum class Halves { Slices, Split };
+enum class CosSin { Constant, ConstantPerBatch, Gathered, GatheredFromSlicedTable };
+
+struct RotaryCase {
+  Halves halves = Halves::Slices;
+  CosSin cos_sin = CosSin::Constant;
+  bool from_3d = false;          // X = Transpose(Reshape(x3d, (batch, seq, heads, head)), 0, 2, 1, 3)
+  int64_t head = 8;
+  bool unequal_cos_halves = false;
+  bool swapped_without_neg = false;  // Concat(X2, X1): no Neg
+  bool neg_on_first_half = false;    // Concat(-X1, X2): the other rotation
+};
+constexpr int64_t kBatch = 2, kHeads = 3, kSeq = 5, kTableRows = 12;
+
+// Angles for (rows, head / 2) frequencies, repeated on both halves of the last axis as rotate-half
+// models do; `unequal` perturbs the second half.
+Tensor angle_table(int64_t rows, int64_t head, bool is_sin, bool unequal) {
+  std::vector<float> v;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < head; ++k) {
+      const float angle = 0.3f * static_cast<float>(r + 1) / static_cast<float>(1 + k % (head / 2));
+      const float extra = unequal && k >= head / 2 ? 0.25f : 0.f;
+      v.push_back((is_sin ? std::sin(angle) : std::cos(angle)) + extra);
+    }
+  return Tensor::from<float>({rows, head}, v);
+}
+
+ir::ValueId cos_or_sin(ir::Graph& g, const RotaryCase& c, bool is_sin, ir::ValueId positions) {
+  const std::string name = is_sin ? "sin" : "cos";
+  const bool unequal = c.unequal_cos_halves && !is_sin;
+  switch (c.cos_sin) {
+    case CosSin::Constant:
+      return g.add_initializer(name, angle_table(kSeq, c.head, is_sin, unequal).reshaped({1, 1, kSeq, c.head}));
+    case CosSin::ConstantPerBatch:  // the second batch reads rows kSeq to 2 kSeq - 1
+      return g.add_initializer(name, angle_table(kBatch * kSeq, c.head, is_sin, unequal)
+                                         .reshaped({kBatch, 1, kSeq, c.head}));
+    case CosSin::Gathered:
+    case CosSin::GatheredFromSlicedTable: {
+      ir::ValueId table = g.add_initializer(name + "_table", angle_table(kTableRows, c.head, is_sin, unequal));
+      if (c.cos_sin == CosSin::GatheredFromSlicedTable)
+        table = node(g, "Slice", {table, test::int64_initializer(g, name + "_start", {0}),
+                                  test::int64_initializer(g, name + "_end", {10}),
+                                  test::int64_initializer(g, name + "_axis", {0})});
+      const ir::ValueId rows = node(g, "Gather", {table, positions});
+      return node(g, "Unsqueeze", {rows, test::int64_initializer(g, name + "_heads_axis", {1})});
+    }
+  }
+  return ir::kNone;
+}
+
+ir::Model rotary_model(const RotaryCase& c) {
+  ir::Model m = test::model_with_opset(18);
+  ir::Graph& g = *m.graph;
+  ir::ValueId x;
+  if (c.from_3d) {
+    const ir::ValueId x3d = g.add_input("x3d", ElemType::Float, Shape{kBatch, kSeq, kHeads * c.head});
+    const ir::ValueId split = node(g, "Reshape", {x3d, test::int64_initializer(g, "heads", {0, 0, kHeads, c.head})});
+    x = node(g, "Transpose", {split}, {ir::Attribute::make_ints(Symbol("perm"), {0, 2, 1, 3})});
+  } else {
+    x = g.add_input("X", ElemType::Float, Shape{kBatch, kHeads, kSeq, c.head});
+  }
+  const bool gathered = c.cos_sin == CosSin::Gathered || c.cos_sin == CosSin::GatheredFromSlicedTable;
+  const ir::ValueId positions = gathered ? g.add_input("positions", ElemType::Int64, Shape{kBatch, kSeq}) : ir::kNone;
+  const int64_t half = c.head / 2;
+  ir::ValueId first, second;
+  if (c.halves == Halves::Slices) {
+    const ir::ValueId axis = test::int64_initializer(g, "last", {-1});
+    first = node(g, "Slice", {x, test::int64_initializer(g, "zero", {0}), test::int64_initializer(g, "half", {half}), axis});
+    second = node(g, "Slice", {x, test::int64_initializer(g, "half_start", {half}),
+                               test::int64_initializer(g, "end", {std::numeric_limits<int64_t>::max()}), axis});
+  } else {
+    first = g.add_value("first");
+    second = g.add_value("second");
+    const ir::NodeId split = g.add_node(Symbol("Split"), {x, test::int64_initializer(g, "sizes", {half, c.head - half})},
+                                        {first, second}, {ir::Attribute::make_int(Symbol("axis"), 3)}, "split");
+    infer::infer_node(g, split, 18);
+  }
+  ir::ValueId rotated;
+  const ir::Attribute last_axis = ir::Attribute::make_int(Symbol("axis"), -1);
+  if (c.swapped_without_neg)
+    rotated = node(g, "Concat", {second, first}, {last_axis});
+  else if (c.neg_on_first_half)
+    rotated = node(g, "Concat", {node(g, "Neg", {first}), second}, {last_axis});
+  else
+    rotated = node(g, "Concat", {node(g, "Neg", {second}), first}, {last_axis});
+  const ir::ValueId cos = cos_or_sin(g, c, false, positions), sin = cos_or_sin(g, c, true, positions);
+  g.add_output(node(g, "Add", {node(g, "Mul", {x, cos}), node(g, "Mul", {rotated, sin})}));
+  return m;
+}
+
+const ir::Node& only_node(const ir::Graph& g, const std::string& op_type) {
+  for (ir::NodeId id : g.nodes())
+    if (g.node(id).op_type == Symbol(op_type)) return g.node(id);
+  throw Error("no " + op_type + " node");
+}
+const Tensor& constant_input(const ir::Graph& g, const ir::Node& n, std::size_t slot) {
+  const Tensor* t = rewrite::constant_tensor(g, n.inputs.at(slot));
+  if (!t) throw Error("input " + std::to_string(slot) + " of " + n.name + " is not a constant");
+  return *t;
+}
+
+// Fuses the case, checks the op sequence, the caches (first halves of the table rows) and the outputs.
+ir::Model expect_fused(const RotaryCase& c, const OpList& expected) {
+  ir::Model m = rotary_model(c);
+  run_rules(m, kRotaryRules);
+  EXPECT_EQ(op_types(*m.graph), expected);
+  EXPECT_EQ(m.opset("com.microsoft"), 1);
+  const ir::Node& rotary = only_node(*m.graph, "RotaryEmbedding");
+  const Tensor& cos_cache = constant_input(*m.graph, rotary, 2);
+  EXPECT_EQ(cos_cache.dims()[1], c.head / 2);
+  const Tensor table = angle_table(cos_cache.dims()[0], c.head, false, false);
+  for (int64_t r = 0; r < cos_cache.dims()[0]; ++r)
+    EXPECT_EQ(cos_cache.data<float>()[r * (c.head / 2)], table.data<float>()[r * c.head]) << "row " << r;
+  // RotaryEmbedding rounds as the decomposition does, but its products are not fused the same way.
+  test::expect_same_outputs([&] { return rotary_model(c); }, kRotaryRules, 1e-6);
+  return m;
+}
+
+}  // namespace
+
+TEST(PatternOrtRotary, SliceHalvesConstantCachesBecomeRotaryEmbeddingAtOffsetZero) {
+  const ir::Model m = expect_fused({}, {"com.microsoft.RotaryEmbedding"});
+  const ir::Node& rotary = only_node(*m.graph, "RotaryEmbedding");
+  EXPECT_EQ(rotary.inputs[0], m.graph->inputs()[0]);
+  const Tensor& positions = constant_input(*m.graph, rotary, 1);
+  EXPECT_EQ(positions.dims(), (std::vector<int64_t>{1}));
+  EXPECT_EQ(positions.data<int64_t>()[0], 0);
+  EXPECT_EQ(constant_input(*m.graph, rotary, 2).dims(), (std::vector<int64_t>{kSeq, 4}));
+  EXPECT_EQ(rotary.attribute(Symbol("interleaved"))->i, 0);
+}
+
+TEST(PatternOrtRotary, SplitHalvesOfAThreeDInputRotateBeforeTheHeadsSplit) {
+  const ir::Model m = expect_fused({.halves = Halves::Split, .from_3d = true},
+                                   {"com.microsoft.RotaryEmbedding", "Reshape", "Transpose"});
+  const ir::Node& rotary = only_node(*m.graph, "RotaryEmbedding");
+  EXPECT_EQ(rotary.inputs[0], m.graph->inputs()[0]);  // the (batch, seq, hidden) input itself
+  EXPECT_EQ(rotary.attribute(Symbol("num_heads"))->i, kHeads);
+  EXPECT_EQ(only_node(*m.graph, "Transpose").attribute(Symbol("perm"))->ints, (std::vector<int64_t>{0, 2, 1, 3}));
+}
+
+TEST(PatternOrtRotary, CachesGatheredByPositionIdsKeepThePositionIds) {
+  for (CosSin cos_sin : {CosSin::Gathered, CosSin::GatheredFromSlicedTable}) {
+    const ir::Model m = expect_fused({.cos_sin = cos_sin}, {"com.microsoft.RotaryEmbedding"});
+    const ir::Node& rotary = only_node(*m.graph, "RotaryEmbedding");
+    EXPECT_EQ(m.graph->value(rotary.inputs[1]).name, "positions");
+    // The whole table: slicing rows [0, 10) first changes no gathered row.
+    EXPECT_EQ(constant_input(*m.graph, rotary, 2).dims(), (std::vector<int64_t>{kTableRows, 4}));
+  }
+}
+
+TEST(PatternOrtRotary, ConstantCachesDifferingByBatchGetOneRowPerPosition) {
+  const ir::Model m = expect_fused({.cos_sin = CosSin::ConstantPerBatch}, {"com.microsoft.RotaryEmbedding"});
+  const ir::Node& rotary = only_node(*m.graph, "RotaryEmbedding");
+  const Tensor& positions = constant_input(*m.graph, rotary, 1);
+  EXPECT_EQ(positions.dims(), (std::vector<int64_t>{kBatch, kSeq}));
+  EXPECT_EQ(positions.data<int64_t>()[kSeq + 1], kSeq + 1);
+  EXPECT_EQ(constant_input(*m.graph, rotary, 2).dims(), (std::vector<int64_t>{kBatch * kSeq, 4}));
+}
+
+TEST(PatternOrtRotary, NotWhenItIsNoRotateHalf) {
+  const std::vector<std::pair<std::string, RotaryCase>> misses = {
+      {"halves swapped without Neg", {.swapped_without_neg = true}},
+      {"Neg on the first half", {.neg_on_first_half = true}},
+      {"cos halves not equal", {.unequal_cos_halves = true}},
+      {"odd head size", {.head = 7}},
+      {"odd head size, gathered caches", {.cos_sin = CosSin::Gathered, .head = 7}},
+  };
+  for (const auto& [what, c] : misses) {
+    ir::Model m = rotary_model(c);
+    const OpList before = op_types(*m.graph);
+    run_rules(m, kRotaryRules);
+    EXPECT_EQ(op_types(*m.graph), before) << what;
+  }
+}
+
+// ---- the user's path: `xexp optimize` on the Llama exports as written -------------------------------
+namespace {
+
+const std::filesystem::path kModels = std::filesystem::path(XEXP_SHARED_DIR) / "models";
+
+std::vector<int64_t> read_ids(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<int64_t> out(bytes.size() / sizeof(int64_t));
+  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(int64_t));
+  return out;
+}
+
+// Optimizes the file, checks its rotary blocks became `rotaries` RotaryEmbedding nodes on 3-D q and k,
+// and that the optimized model gives the original's logits in xexp's evaluator and ONNX Runtime.
+void expect_rotaries(const std::string& file, int rotaries) {
+  SCOPED_TRACE(file);
+  const std::string original = (kModels / file).string();
+  ir::Model model = load_model(original);
+  tools::optimize_model(model, {});
+  std::map<std::string, int> ops;
+  for (const std::string& op : op_types(*model.graph)) ++ops[op];
+  EXPECT_EQ(ops["com.microsoft.RotaryEmbedding"], rotaries);
+  EXPECT_EQ(ops["Neg"], 0);
+  for (ir::NodeId id : model.graph->nodes()) {
+    const ir::Node& n = model.graph->node(id);
+    if (n.op_type == Symbol("RotaryEmbedding")) {
+      EXPECT_EQ(model.graph->value(n.inputs[0]).shape->size(), 3u);
+    }
+  }
+  const Tensor ids = Tensor::from<int64_t>({2, 16}, read_ids(kModels / "llama_L1.input_ids.bin"));
+  const xexp::testing::NamedTensors feeds = {{"input_ids", ids}};
+  const ir::Model loaded = load_model(original);
+  eval::Evaluator before(loaded), after(model);
+  xexp::testing::expect_all_close({{"logits", after.run(feeds).at(0)}}, {{"logits", before.run(feeds).at(0)}}, 1e-5,
+                                  1e-5);
+  xexp::testing::TempDir dir;
+  const std::string path = (dir.path() / "optimized.onnx").string();
+  save_model(model, path);
+  const std::vector<xexp::testing::OrtResult> ort =
+      xexp::testing::run_onnxruntime_batch({{original, feeds}, {path, feeds}});
+  ASSERT_TRUE(ort[0].ok) << ort[0].error;
+  ASSERT_TRUE(ort[1].ok) << ort[1].error;
+  xexp::testing::expect_all_close(ort[1].outputs, ort[0].outputs, 1e-5, 1e-5);
+}
+
+}  // namespace
+
+TEST(PatternOrtRotary, LlamaStaticExportGetsOneRotaryEmbeddingForQAndOneForK) {
+  expect_rotaries("llama_L1.fold.onnx", 2);
+}
+
+TEST(PatternOrtRotary, LlamaDynamicExportGetsOneRotaryEmbeddingForQAndOneForK) {
+  expect_rotaries("llama_L1.op14dyn.onnx", 2);
+}
