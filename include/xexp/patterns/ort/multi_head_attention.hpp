@@ -21,15 +21,11 @@
 #include <optional>
 #include <vector>
 
-#include "xexp/patterns/facts.hpp"
+#include "xexp/patterns/ort/heads_layout.hpp"
 
 namespace xexp::patterns {
 
 namespace detail {
-
-// Transpose's perm between (batch, sequence, heads, head_size) and (batch, heads, sequence, head_size).
-// A function, not a global: the rules are built during static initialization.
-inline std::vector<int64_t> heads_swap() { return {0, 2, 1, 3}; }
 
 inline bool has_op(const ir::Node& n, const char* op) { return n.op_type == Symbol(op); }
 
@@ -157,14 +153,6 @@ inline constexpr auto passes_as_bias =
       return one_or(0) && one_or(1) && dim_of(m, 2) == dim_of(s, 2) && dim_of(m, 3) == dim_of(s, 3);
     });
 
-// x (batch, sequence, heads * head_size) split into x_heads (batch, heads, sequence, head_size).
-inline constexpr auto splits_heads = rewrite::fact<"splits_heads">([](const ValueView& x, const ValueView& x_heads) {
-  if (!has_rank(x, 3) || !has_rank(x_heads, 4)) return false;
-  const int64_t heads = static_dim(x_heads, 1), head_size = static_dim(x_heads, 3);
-  return heads > 0 && head_size > 0 && dim_of(x, 0) == dim_of(x_heads, 0) && dim_of(x, 1) == dim_of(x_heads, 2) &&
-         dim_of(x, 2) == heads * head_size;
-});
-
 }  // namespace detail
 
 inline rewrite::RulePtr multi_head_attention_rule() {
@@ -236,13 +224,15 @@ inline rewrite::RulePtr multi_head_attention_key_value_3d_rule() {
   Var<'v'> v;
   Var<'a'> key_shape;
   Var<'b'> value_shape;
-  auto keys = named<'K'>(Transpose(Reshape(k, key_shape), attr<"perm"> = detail::heads_swap()));
-  auto values = named<'V'>(Transpose(Reshape(v, value_shape), attr<"perm"> = detail::heads_swap()));
+  auto key_split = named<'A'>(Reshape(k, key_shape));
+  auto value_split = named<'B'>(Reshape(v, value_shape));
+  auto keys = Transpose(key_split, attr<"perm"> = detail::heads_swap());
+  auto values = Transpose(value_split, attr<"perm"> = detail::heads_swap());
   auto attention = named<'R'>(op<"MultiHeadAttention", "com.microsoft">(query, keys, values, etc));
   return rule("MultiHeadAttentionKeyValue3D")
       .priority(2)
       .match(attention)
-      .when(detail::splits_heads(k, keys) && detail::splits_heads(v, values))
+      .when(detail::splits_heads(k, key_split) && detail::splits_heads(v, value_split))
       .to(rebuild(attention, input<1> = k, input<2> = v));
 }
 

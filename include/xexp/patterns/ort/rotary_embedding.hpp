@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "xexp/core/slice_range.hpp"
-#include "xexp/patterns/facts.hpp"
+#include "xexp/patterns/ort/heads_layout.hpp"
 #include "xexp/patterns/onnx/shape_based_identity.hpp"
 
 namespace xexp::patterns {
@@ -198,22 +198,6 @@ inline std::optional<ir::ValueId> build_rotary(rewrite::Rewriter& r, const Value
                 {ir::Attribute::make_int(Symbol("interleaved"), 0)}, Symbol("com.microsoft"));
 }
 
-// The number of heads a Reshape of a (batch, seq, hidden) value to (batch, seq, heads, head_size) makes.
-inline std::optional<int64_t> heads_split(const ValueView& x3d, const ValueView& reshaped) {
-  if (!x3d.shape() || !reshaped.shape() || x3d.shape()->size() != 3 || reshaped.shape()->size() != 4)
-    return std::nullopt;
-  const Shape &in = *x3d.shape(), &out = *reshaped.shape();
-  using rewrite::facts::KnownDim;
-  if (!(KnownDim{in[0]} == KnownDim{out[0]}) || !(KnownDim{in[1]} == KnownDim{out[1]}) || !in[2].is_static() ||
-      !out[2].is_static() || !out[3].is_static() || in[2].value() != out[2].value() * out[3].value())
-    return std::nullopt;
-  return out[2].value();
-}
-inline constexpr auto splits_heads = rewrite::fact<"splits_heads">(
-    [](const ValueView& x3d, const ValueView& reshaped) { return heads_split(x3d, reshaped).has_value(); });
-inline constexpr auto heads_of = rewrite::fact<"heads_of">(
-    [](const ValueView& x3d, const ValueView& reshaped) { return *heads_split(x3d, reshaped); });
-
 }  // namespace detail
 
 inline rewrite::RulePtr contrib_rotary_embedding_rule() {
@@ -240,7 +224,7 @@ inline rewrite::RulePtr contrib_rotary_embedding_3d_rule() {
   Var<'p'> positions;
   Var<'c'> cos;
   Var<'s'> sin;
-  const std::vector<int64_t> heads_first{0, 2, 1, 3};
+  const std::vector<int64_t> heads_first = detail::heads_swap();
   auto reshaped = named<'m'>(Reshape(x, shape));
   auto rotary =
       named<'e'>(op<"RotaryEmbedding", "com.microsoft">(Transpose(reshaped, attr<"perm"> = heads_first), positions, cos, sin));
@@ -248,7 +232,7 @@ inline rewrite::RulePtr contrib_rotary_embedding_3d_rule() {
       .priority(1)
       .match(rotary)
       .when(detail::splits_heads(x, reshaped))
-      .to(Transpose(Reshape(rebuild(rotary, input<0> = x, attr<"num_heads"> = detail::heads_of(x, reshaped)), shape),
+      .to(Transpose(Reshape(rebuild(rotary, input<0> = x, attr<"num_heads"> = detail::split_heads_count(x, reshaped)), shape),
                     attr<"perm"> = heads_first));
 }
 
