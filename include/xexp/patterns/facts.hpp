@@ -153,6 +153,14 @@ inline bool is_identity_permutation(const std::vector<int64_t>& perm) {
   return true;
 }
 inline constexpr auto is_identity_perm = fact<"is_identity_perm">(is_identity_permutation);
+// A permutation that swaps the last two axes and keeps the others (a matrix transposition).
+inline constexpr auto swaps_last_two = fact<"swaps_last_two">([](const std::vector<int64_t>& perm) {
+  const std::size_t r = perm.size();
+  if (r < 2) return false;
+  for (std::size_t k = 0; k + 2 < r; ++k)
+    if (perm[k] != static_cast<int64_t>(k)) return false;
+  return perm[r - 2] == static_cast<int64_t>(r - 1) && perm[r - 1] == static_cast<int64_t>(r - 2);
+});
 
 // ---- computations on constants ----------------------------------------------------------------------
 // Runs one default-domain op on constants (opset 18 semantics, stable for the ops used here).

@@ -73,15 +73,22 @@
 #include "xexp/patterns/ort/fused_conv.hpp"
 #include "xexp/patterns/ort/fused_gemm.hpp"
 #include "xexp/patterns/ort/fused_matmul.hpp"
+#include "xexp/patterns/ort/fused_matmul_transpose.hpp"
+#include "xexp/patterns/ort/fused_matmul_x2.hpp"
 #include "xexp/patterns/ort/gelu_erf.hpp"
 #include "xexp/patterns/ort/gelu_ort.hpp"
 #include "xexp/patterns/ort/layer_normalization_any_opset.hpp"
+#include "xexp/patterns/ort/missing_cos_sin.hpp"
+#include "xexp/patterns/ort/missing_reduce_max.hpp"
 #include "xexp/patterns/ort/quick_gelu.hpp"
+#include "xexp/patterns/ort/reshape_gemm.hpp"
+#include "xexp/patterns/ort/reshape_gemm_reshape.hpp"
 #include "xexp/patterns/ort/simplified_layer_normalization.hpp"
 #include "xexp/patterns/ort/simplified_layer_normalization_mul.hpp"
 #include "xexp/patterns/ort/skip_layer_normalization.hpp"
 #include "xexp/patterns/ort/skip_simplified_layer_normalization.hpp"
 #include "xexp/patterns/ort/skip_simplified_layer_normalization_mul.hpp"
+#include "xexp/patterns/ort/transpose_fused_matmul_b.hpp"
 #endif
 
 namespace xexp::patterns {
@@ -169,13 +176,20 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       fused_conv_rule(),
       fused_gemm_rule(),
       fused_matmul_rule(),
+      fused_matmul_x2_rule(),
+      fused_matmul_transpose_rule(),
       layer_normalization_any_opset_rule(),
+      missing_cos_sin_rule(),
+      missing_reduce_max_rule(),
       quick_gelu_rule(),
+      reshape_gemm_reshape_rule(),  // before ReshapeGemm: where both apply, three nodes become one
+      reshape_gemm_rule(),
       simplified_layer_normalization_rule(),
       simplified_layer_normalization_mul_rule(),
       skip_layer_normalization_rule(),
       skip_simplified_layer_normalization_rule(),
       skip_simplified_layer_normalization_mul_rule(),
+      transpose_fused_matmul_b_rule(),
   };
 }
 #endif
