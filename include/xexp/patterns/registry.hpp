@@ -39,6 +39,7 @@
 #include "xexp/patterns/onnx/reduce_arg_top_k.hpp"
 #include "xexp/patterns/onnx/reduce_reshape.hpp"
 #include "xexp/patterns/onnx/reshape.hpp"
+#include "xexp/patterns/onnx/reshape2_of3.hpp"
 #include "xexp/patterns/onnx/reshape_matmul_reshape.hpp"
 #include "xexp/patterns/onnx/reshape_reshape.hpp"
 #include "xexp/patterns/onnx/reshape_reshape_binary.hpp"
@@ -141,6 +142,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       reduce_reshape_rule(),
       reshape_rule(),
       reshape_matmul_reshape_rule(),
+      reshape2_of3_rule(),
       reshape_reshape_binary_rule(),
       matmul_add_rule(),
       gemm_batch_normalization_rule(),
