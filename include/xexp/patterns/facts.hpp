@@ -4,6 +4,7 @@
 // single numbers), shapes, and small computations on constants done with the evaluator's kernels so
 // that every element type is handled as when the model runs. A fact used by one rule only stays in
 // that rule's header.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <numbers>
@@ -153,6 +154,26 @@ inline bool is_identity_permutation(const std::vector<int64_t>& perm) {
   return true;
 }
 inline constexpr auto is_identity_perm = fact<"is_identity_perm">(is_identity_permutation);
+// A permutation that swaps the last two axes and keeps the others (a matrix transposition).
+inline constexpr auto swaps_last_two = fact<"swaps_last_two">([](const std::vector<int64_t>& perm) {
+  const std::size_t r = perm.size();
+  if (r < 2) return false;
+  for (std::size_t k = 0; k + 2 < r; ++k)
+    if (perm[k] != static_cast<int64_t>(k)) return false;
+  return perm[r - 2] == static_cast<int64_t>(r - 1) && perm[r - 1] == static_cast<int64_t>(r - 2);
+});
+
+// ---- execution order --------------------------------------------------------------------------------
+// Rules that rewrite several readers of one value x at once (a Split for its Slices, a TopK for a
+// ReduceMax and an ArgMax) root themselves at the first of those readers and insert the new node there,
+// before every reader of the values it replaces. `root` comes before every node of `others`: no node
+// of them lies between x's producer (the graph start for an input) and the root.
+inline bool first_in_order(const ir::Graph& g, ir::NodeId root, ir::ValueId x, const std::vector<ir::NodeId>& others) {
+  const ir::NodeId stop = g.value(x).producer;
+  for (ir::NodeId k = g.node(root).prev; k != ir::kNone && k != stop; k = g.node(k).prev)
+    if (std::find(others.begin(), others.end(), k) != others.end()) return false;
+  return true;
+}
 
 // ---- computations on constants ----------------------------------------------------------------------
 // Runs one default-domain op on constants (opset 18 semantics, stable for the ops used here).

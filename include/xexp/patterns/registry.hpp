@@ -6,9 +6,11 @@
 #include "xexp/core/config.hpp"
 #include "xexp/rewrite/rule_set.hpp"
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_RULES)
+#include "xexp/patterns/onnx/batch_normalization.hpp"
 #include "xexp/patterns/onnx/cast.hpp"
 #include "xexp/patterns/onnx/cast_cast.hpp"
 #include "xexp/patterns/onnx/cast_cast_binary.hpp"
+#include "xexp/patterns/onnx/cast_layer_normalization_cast.hpp"
 #include "xexp/patterns/onnx/clip_clip.hpp"
 #include "xexp/patterns/onnx/concat_empty.hpp"
 #include "xexp/patterns/onnx/concat_gather.hpp"
@@ -34,21 +36,27 @@
 #include "xexp/patterns/onnx/mul_mul_mul_scalar.hpp"
 #include "xexp/patterns/onnx/not_not.hpp"
 #include "xexp/patterns/onnx/not_where.hpp"
+#include "xexp/patterns/onnx/reduce_arg_top_k.hpp"
 #include "xexp/patterns/onnx/reduce_reshape.hpp"
 #include "xexp/patterns/onnx/reshape.hpp"
+#include "xexp/patterns/onnx/reshape2_of3.hpp"
+#include "xexp/patterns/onnx/reshape_matmul_reshape.hpp"
 #include "xexp/patterns/onnx/reshape_reshape.hpp"
 #include "xexp/patterns/onnx/reshape_reshape_binary.hpp"
+#include "xexp/patterns/onnx/sequence_construct_at.hpp"
 #include "xexp/patterns/onnx/shape_based_constant_shape_value.hpp"
 #include "xexp/patterns/onnx/shape_based_expand_broadcast.hpp"
 #include "xexp/patterns/onnx/shape_based_expand_broadcast_matmul.hpp"
 #include "xexp/patterns/onnx/shape_based_expand_swap.hpp"
 #include "xexp/patterns/onnx/shape_based_identity.hpp"
+#include "xexp/patterns/onnx/shape_based_matmul_to_mul.hpp"
 #include "xexp/patterns/onnx/shape_based_reshape_is_squeeze.hpp"
 #include "xexp/patterns/onnx/shape_based_same_shape_value.hpp"
 #include "xexp/patterns/onnx/shape_based_static_expand.hpp"
 #include "xexp/patterns/onnx/shape_based_static_reshape.hpp"
 #include "xexp/patterns/onnx/shaped_based_reshape.hpp"
 #include "xexp/patterns/onnx/slice_slice.hpp"
+#include "xexp/patterns/onnx/slices_split.hpp"
 #include "xexp/patterns/onnx/split_concat.hpp"
 #include "xexp/patterns/onnx/squeeze_add.hpp"
 #include "xexp/patterns/onnx/squeeze_binary_unsqueeze.hpp"
@@ -59,11 +67,14 @@
 #include "xexp/patterns/onnx/swap_range_add_scalar.hpp"
 #include "xexp/patterns/onnx/swap_unary.hpp"
 #include "xexp/patterns/onnx/swap_unsqueeze_transpose.hpp"
+#include "xexp/patterns/onnx/switch_order_binary.hpp"
 #include "xexp/patterns/onnx/switch_reshape_activation.hpp"
 #include "xexp/patterns/onnx/transpose_equal_reshape.hpp"
 #include "xexp/patterns/onnx/transpose_gather.hpp"
 #include "xexp/patterns/onnx/transpose_matmul.hpp"
+#include "xexp/patterns/onnx/transpose_reshape_matmul.hpp"
 #include "xexp/patterns/onnx/transpose_transpose.hpp"
+#include "xexp/patterns/onnx/unsqueeze_equal.hpp"
 #include "xexp/patterns/onnx/unsqueeze_or_squeeze_reshape.hpp"
 #include "xexp/patterns/onnx/unsqueeze_reshape.hpp"
 #include "xexp/patterns/onnx/unsqueeze_unsqueeze.hpp"
@@ -73,17 +84,24 @@
 #include "xexp/patterns/ort/fused_conv.hpp"
 #include "xexp/patterns/ort/fused_gemm.hpp"
 #include "xexp/patterns/ort/fused_matmul.hpp"
+#include "xexp/patterns/ort/fused_matmul_transpose.hpp"
+#include "xexp/patterns/ort/fused_matmul_x2.hpp"
 #include "xexp/patterns/ort/gelu_erf.hpp"
 #include "xexp/patterns/ort/gelu_ort.hpp"
 #include "xexp/patterns/ort/layer_normalization_any_opset.hpp"
+#include "xexp/patterns/ort/missing_cos_sin.hpp"
+#include "xexp/patterns/ort/missing_reduce_max.hpp"
 #include "xexp/patterns/ort/multi_head_attention.hpp"
 #include "xexp/patterns/ort/quick_gelu.hpp"
+#include "xexp/patterns/ort/reshape_gemm.hpp"
+#include "xexp/patterns/ort/reshape_gemm_reshape.hpp"
 #include "xexp/patterns/ort/rotary_embedding.hpp"
 #include "xexp/patterns/ort/simplified_layer_normalization.hpp"
 #include "xexp/patterns/ort/simplified_layer_normalization_mul.hpp"
 #include "xexp/patterns/ort/skip_layer_normalization.hpp"
 #include "xexp/patterns/ort/skip_simplified_layer_normalization.hpp"
 #include "xexp/patterns/ort/skip_simplified_layer_normalization_mul.hpp"
+#include "xexp/patterns/ort/transpose_fused_matmul_b.hpp"
 #endif
 
 namespace xexp::patterns {
@@ -96,6 +114,8 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules();
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_RULES)
 XEXP_INLINE rewrite::RuleSet default_rules() {
   return {
+      batch_normalization_rule(),
+      cast_layer_normalization_cast_rule(),
       cast_rule(),
       cast_cast_binary_rule(),
       cast_cast_rule(),
@@ -120,8 +140,11 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       mul_mul_mul_scalar_rule(),
       not_not_rule(),
       not_where_rule(),
+      reduce_arg_top_k_rule(),
       reduce_reshape_rule(),
       reshape_rule(),
+      reshape_matmul_reshape_rule(),
+      reshape2_of3_rule(),
       reshape_reshape_binary_rule(),
       matmul_add_rule(),
       gemm_batch_normalization_rule(),
@@ -136,9 +159,12 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       shape_based_expand_broadcast_rule(),
       shape_based_expand_broadcast_matmul_rule(),
       shape_based_expand_swap_rule(),
+      shape_based_matmul_to_mul_rule(),
       shaped_based_reshape_rule(),
       reshape_reshape_rule(),
+      sequence_construct_at_rule(),
       slice_slice_rule(),
+      slices_split_rule(),
       split_concat_rule(),
       squeeze_add_rule(),
       squeeze_binary_unsqueeze_rule(),
@@ -150,11 +176,14 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       swap_range_add_scalar_rule(),
       swap_unary_rule(),
       swap_unsqueeze_transpose_rule(),
+      switch_order_binary_rule(),
       switch_reshape_activation_rule(),
       transpose_equal_reshape_rule(),
       transpose_gather_rule(),
       transpose_matmul_rule(),
+      transpose_reshape_matmul_rule(),
       transpose_transpose_rule(),
+      unsqueeze_equal_rule(),
       unsqueeze_or_squeeze_reshape_rule(),
       unsqueeze_reshape_rule(),
       unsqueeze_unsqueeze_rule(),
@@ -173,15 +202,22 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       fused_conv_rule(),
       fused_gemm_rule(),
       fused_matmul_rule(),
+      fused_matmul_x2_rule(),
+      fused_matmul_transpose_rule(),
       layer_normalization_any_opset_rule(),
+      missing_cos_sin_rule(),
+      missing_reduce_max_rule(),
       multi_head_attention_rule(),
       multi_head_attention_key_value_3d_rule(),
       quick_gelu_rule(),
+      reshape_gemm_reshape_rule(),  // before ReshapeGemm: where both apply, three nodes become one
+      reshape_gemm_rule(),
       simplified_layer_normalization_rule(),
       simplified_layer_normalization_mul_rule(),
       skip_layer_normalization_rule(),
       skip_simplified_layer_normalization_rule(),
       skip_simplified_layer_normalization_mul_rule(),
+      transpose_fused_matmul_b_rule(),
   };
 }
 #endif

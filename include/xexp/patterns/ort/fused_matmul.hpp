@@ -12,13 +12,6 @@
 namespace xexp::patterns {
 
 namespace detail {
-inline constexpr auto swaps_last_two = rewrite::fact<"swaps_last_two">([](const std::vector<int64_t>& perm) {
-  const std::size_t r = perm.size();
-  if (r < 2) return false;
-  for (std::size_t k = 0; k + 2 < r; ++k)
-    if (perm[k] != static_cast<int64_t>(k)) return false;
-  return perm[r - 2] == static_cast<int64_t>(r - 1) && perm[r - 1] == static_cast<int64_t>(r - 2);
-});
 // The FusedMatMul's alpha (1 when absent) times, or divided by, the scalar s.
 inline double alpha_of(const ValueView& fused) {
   const ir::Attribute* a = rewrite::node_of(fused).attribute(Symbol("alpha"));
@@ -48,10 +41,10 @@ inline rewrite::RulePtr fused_matmul_rule() {
   return rule("FusedMatMul")
       .priority(2)
       .cases(match(MatMul(shared(Transpose(a, attr<"perm"> = perm)), b))
-                 .when(ranks && detail::swaps_last_two(perm))
+                 .when(ranks && swaps_last_two(perm))
                  .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 1, attr<"transB"> = 0)),
              match(MatMul(a, shared(Transpose(b, attr<"perm"> = perm))))
-                 .when(ranks && detail::swaps_last_two(perm))
+                 .when(ranks && swaps_last_two(perm))
                  .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 0, attr<"transB"> = 1)),
              match(commutative(Mul(fused, s)))
                  .when(scalar_of_its_type)

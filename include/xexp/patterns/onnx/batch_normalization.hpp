@@ -1,0 +1,33 @@
+#pragma once
+// BatchNormalization: in inference mode, with constant scale 1, bias 0, mean 0, variance 1 and epsilon
+// 0, BatchNormalization gives its input back: (x - 0) / sqrt(1 + 0) * 1 + 0. Its other outputs (the
+// running statistics of training mode) must be unused, which matching requires of every root.
+#include "xexp/patterns/facts.hpp"
+
+namespace xexp::patterns {
+
+namespace detail {
+// training_mode absent (before opset 14, or the default) or 0.
+inline constexpr auto inference_mode = rewrite::fact<"inference_mode">([](const ValueView& bn) {
+  const ir::Attribute* a = rewrite::node_of(bn).attribute(Symbol("training_mode"));
+  return !a || a->i == 0;
+});
+}  // namespace detail
+
+inline rewrite::RulePtr batch_normalization_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Const<'s'> scale;
+  Const<'b'> bias;
+  Const<'m'> mean;
+  Const<'v'> var;
+  Float<'e'> epsilon;
+  auto bn = named<'n'>(op<"BatchNormalization">(x, scale, bias, mean, var, attr<"epsilon"> = epsilon));
+  return rule("BatchNormalization")
+      .match(bn)
+      .when(epsilon == 0.0f && detail::inference_mode(bn) && all_equal(scale, 1.0) && all_zero(bias) && all_zero(mean) &&
+            all_equal(var, 1.0))
+      .to(x);
+}
+
+}  // namespace xexp::patterns

@@ -1,0 +1,527 @@
+// default set: BatchNormalization, CastLayerNormalizationCast, ReduceArgTopK, Reshape2Of3, ReshapeMatMulReshape,
+// SequenceConstructAt, ShapeBasedMatMulToMul, SlicesSplit, SwitchOrderBinary, TransposeReshapeMatMul,
+// UnsqueezeEqual. Positive (exact structure after), a negative per condition,
+// and the same outputs before and after in xexp's evaluator and ONNX Runtime.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "support/rewrite_helpers.hpp"
+#include "xexp/patterns/registry.hpp"
+
+using namespace xexp;
+using namespace xexp::ir;
+using test::node;
+using test::op_types;
+using test::OpList;
+using test::run_rules;
+
+namespace {
+
+Tensor ramp(std::vector<int64_t> dims, float start = 0.5f) {
+  std::vector<float> v;
+  for (int64_t k = 0; k < dims_element_count(dims); ++k) v.push_back(start + 0.1f * static_cast<float>(k % 7));
+  return Tensor::from<float>(std::move(dims), v);
+}
+Tensor filled(std::vector<int64_t> dims, float value) {
+  return Tensor::from<float>(dims, std::vector<float>(static_cast<std::size_t>(dims_element_count(dims)), value));
+}
+Attribute int_attr(const char* name, int64_t v) { return Attribute::make_int(name, v); }
+const Node& producer(const Graph& g, ValueId v) { return g.node(g.value(v).producer); }
+const std::string& input_name(const Graph& g, const Node& n, std::size_t k) { return g.value(n.inputs[k]).name; }
+std::vector<int64_t> constant_ints(const Graph& g, ValueId v) { return eval::as_int64s(*rewrite::constant_tensor(g, v)); }
+
+// ---- BatchNormalization ---------------------------------------------------------------------------
+struct Bn {
+  float epsilon = 0.0f;
+  float variance = 1.0f;
+  bool training = false;
+};
+Model batch_norm(const Bn& c) {
+  Model m = test::model_with_opset(15);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3, 4});
+  std::vector<Attribute> attributes{Attribute::make_float("epsilon", c.epsilon)};
+  if (c.training) attributes.push_back(int_attr("training_mode", 1));
+  ValueId y = node(g, "BatchNormalization",
+                   {x, g.add_initializer("scale", filled({3}, 1)), g.add_initializer("bias", filled({3}, 0)),
+                    g.add_initializer("mean", filled({3}, 0)), g.add_initializer("var", filled({3}, c.variance))},
+                   std::move(attributes), "", 15);
+  g.add_output(node(g, "Relu", {y}));
+  return m;
+}
+
+TEST(PatternBatchNormalization, IdentityParametersGoAway) {
+  Model m = batch_norm({});
+  run_rules(m, "BatchNormalization");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"Relu"}));
+  EXPECT_EQ(input_name(g, g.node(g.first_node()), 0), "X");
+}
+
+TEST(PatternBatchNormalization, NotWithEpsilonAVarianceOrTrainingMode) {
+  for (const Bn& c : {Bn{.epsilon = 1e-5f}, Bn{.variance = 2.0f}, Bn{.training = true}}) {
+    Model m = batch_norm(c);
+    run_rules(m, "BatchNormalization");
+    EXPECT_EQ(op_types(*m.graph), (OpList{"BatchNormalization", "Relu"})) << c.epsilon << " " << c.variance;
+  }
+}
+
+TEST(PatternBatchNormalization, SameNumbers) {
+  test::expect_same_outputs([] { return batch_norm({}); }, "BatchNormalization");
+}
+
+// ---- CastLayerNormalizationCast -------------------------------------------------------------------
+struct CastNorm {
+  ElemType type = ElemType::Float16;
+  ElemType back = ElemType::Float16;
+  bool bias = true;
+  const char* op = "LayerNormalization";
+};
+Model cast_norm(const CastNorm& c) {
+  Model m = test::model_with_opset(17);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", c.type, Shape{2, 4, 8});
+  ValueId wide = node(g, "Cast", {x}, {int_attr("to", static_cast<int64_t>(ElemType::Float))}, "", 17);
+  std::vector<ValueId> ins{wide, g.add_initializer("scale", ramp({8}))};
+  if (c.bias) ins.push_back(g.add_initializer("bias", ramp({8}, -0.25f)));
+  ValueId y = node(g, c.op, ins,
+                   {int_attr("axis", -1), Attribute::make_float("epsilon", 1e-5f), int_attr("stash_type", 1)}, "", 17);
+  g.add_output(node(g, "Cast", {y}, {int_attr("to", static_cast<int64_t>(c.back))}, "", 17));
+  return m;
+}
+
+TEST(PatternCastLayerNormalizationCast, NormalizesTheHalfInputDirectly) {
+  for (const CastNorm& c : {CastNorm{}, CastNorm{.bias = false, .op = "SimplifiedLayerNormalization"}}) {
+    Model m = cast_norm(c);
+    run_rules(m, "CastLayerNormalizationCast");
+    const Graph& g = *m.graph;
+    OpList expected(c.bias ? 2 : 1, "Cast");  // the scale and bias, constants folded by `xexp optimize`
+    expected.push_back(c.op);
+    ASSERT_EQ(op_types(g), expected) << c.op;
+    const Node& n = producer(g, g.outputs()[0]);
+    EXPECT_EQ(input_name(g, n, 0), "X");
+    EXPECT_EQ(g.value(n.inputs[1]).elem, ElemType::Float16);
+    EXPECT_EQ(n.attribute(Symbol("stash_type"))->i, 1);
+    EXPECT_EQ(g.value(g.outputs()[0]).elem, ElemType::Float16);
+  }
+}
+
+TEST(PatternCastLayerNormalizationCast, NotToAnotherTypeNorForBfloat16) {
+  Model other = cast_norm({.back = ElemType::Double});
+  run_rules(other, "CastLayerNormalizationCast");
+  EXPECT_EQ(op_types(*other.graph), (OpList{"Cast", "LayerNormalization", "Cast"}));
+  Model bf16 = cast_norm({.type = ElemType::BFloat16, .back = ElemType::BFloat16});
+  run_rules(bf16, "CastLayerNormalizationCast");
+  EXPECT_EQ(op_types(*bf16.graph), (OpList{"Cast", "LayerNormalization", "Cast"}));
+}
+
+TEST(PatternCastLayerNormalizationCast, SameNumbers) {
+  // The scale and bias are rounded to float16 before they apply: a few float16 ulps.
+  test::expect_same_outputs([] { return cast_norm({}); }, "CastLayerNormalizationCast", 1e-2);
+}
+
+// ---- ReshapeMatMulReshape -------------------------------------------------------------------------
+Model flattened_product(Shape b_shape = {2, 3, 5, 7}) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId a = g.add_input("A", ElemType::Float, Shape{2, 3, 4, 5});
+  ValueId b = g.add_input("B", ElemType::Float, std::move(b_shape));
+  ValueId ra = node(g, "Reshape", {a, test::int64_initializer(g, "sa", {6, 4, 5})});
+  ValueId rb = node(g, "Reshape", {b, test::int64_initializer(g, "sb", {6, 5, 7})});
+  ValueId product = node(g, "MatMul", {ra, rb});
+  g.add_output(node(g, "Reshape", {product, test::int64_initializer(g, "sy", {2, 3, 4, 7})}));
+  return m;
+}
+
+TEST(PatternReshapeMatMulReshape, OneBatchedMatMul) {
+  Model m = flattened_product();
+  run_rules(m, "ReshapeMatMulReshape");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"MatMul"}));
+  const Node& n = g.node(g.first_node());
+  EXPECT_EQ(input_name(g, n, 0), "A");
+  EXPECT_EQ(input_name(g, n, 1), "B");
+  EXPECT_EQ(*g.value(g.outputs()[0]).shape, (Shape{2, 3, 4, 7}));
+}
+
+TEST(PatternReshapeMatMulReshape, NotWhenTheLeadingAxesDiffer) {
+  Model m = flattened_product({3, 2, 5, 7});
+  run_rules(m, "ReshapeMatMulReshape");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Reshape", "Reshape", "MatMul", "Reshape"}));
+}
+
+TEST(PatternReshapeMatMulReshape, SameNumbers) {
+  test::expect_same_outputs([] { return flattened_product(); }, "ReshapeMatMulReshape");
+}
+
+// ---- SequenceConstructAt --------------------------------------------------------------------------
+Model sequence(bool constant_index) {
+  Model m = test::model_with_opset(17);
+  Graph& g = *m.graph;
+  ValueId a = g.add_input("A", ElemType::Float, Shape{2, 3});
+  ValueId b = g.add_input("B", ElemType::Float, Shape{3});
+  ValueId s = node(g, "SequenceConstruct", {a, b});
+  ValueId first = constant_index ? g.add_initializer("zero", Tensor::scalar<int64_t>(0))
+                                 : g.add_input("I", ElemType::Int64, Shape{});
+  g.add_output(node(g, "Relu", {node(g, "SequenceAt", {s, first})}));
+  g.add_output(node(g, "Neg", {node(g, "SequenceAt", {s, g.add_initializer("last", Tensor::scalar<int64_t>(-1))})}));
+  return m;
+}
+
+TEST(PatternSequenceConstructAt, EachElementIsReadDirectly) {
+  Model m = sequence(true);
+  run_rules(m, "SequenceConstructAt");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"Relu", "Neg"}));
+  EXPECT_EQ(input_name(g, producer(g, g.outputs()[0]), 0), "A");
+  EXPECT_EQ(input_name(g, producer(g, g.outputs()[1]), 0), "B");
+}
+
+TEST(PatternSequenceConstructAt, NotAtAComputedPosition) {
+  Model m = sequence(false);
+  run_rules(m, "SequenceConstructAt");
+  // The constant position is read directly; the sequence stays for the other one.
+  EXPECT_EQ(op_types(*m.graph), (OpList{"SequenceConstruct", "SequenceAt", "Relu", "Neg"}));
+}
+
+// The evaluator has no sequence kernels: ONNX Runtime runs both models, the evaluator the rewritten one.
+TEST(PatternSequenceConstructAt, SameNumbers) {
+  Model before = sequence(true);
+  Model after = sequence(true);
+  run_rules(after, "SequenceConstructAt");
+  ASSERT_EQ(op_types(*after.graph), (OpList{"Relu", "Neg"}));
+  const xexp::testing::NamedTensors feeds = xexp::testing::random_feeds(*before.graph, {.seed = 7});
+  xexp::testing::TempDir dir;
+  const std::string before_path = (dir.path() / "before.onnx").string(), after_path = (dir.path() / "after.onnx").string();
+  save_model(before, before_path);
+  save_model(after, after_path);
+  const std::vector<xexp::testing::OrtResult> ort =
+      xexp::testing::run_onnxruntime_batch({{before_path, feeds}, {after_path, feeds}});
+  ASSERT_TRUE(ort[0].ok) << ort[0].error;
+  ASSERT_TRUE(ort[1].ok) << ort[1].error;
+  xexp::testing::expect_all_close(ort[1].outputs, ort[0].outputs, 0, 0);
+  eval::Evaluator evaluator(after);
+  const std::vector<Tensor> outputs = evaluator.run(feeds);
+  xexp::testing::NamedTensors named;
+  for (std::size_t k = 0; k < outputs.size(); ++k) named.emplace_back(evaluator.output_names()[k], outputs[k]);
+  xexp::testing::expect_all_close(named, ort[0].outputs, 0, 0);
+}
+
+// ---- SwitchOrderBinary ----------------------------------------------------------------------------
+Model chain(const char* first, const char* second, Shape c_shape = {16}) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{4, 8, 16});
+  ValueId b = g.add_input("B", ElemType::Float, Shape{16});
+  ValueId c = g.add_input("C", ElemType::Float, std::move(c_shape));
+  g.add_output(node(g, second, {c, node(g, first, {x, b})}));
+  return m;
+}
+
+TEST(PatternSwitchOrderBinary, TheSmallOperandsFirst) {
+  for (const char* op : {"Add", "Mul"}) {
+    Model m = chain(op, op);
+    run_rules(m, "SwitchOrderBinary");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{op, op})) << op;
+    const Node& inner = g.node(g.first_node());
+    EXPECT_EQ(input_name(g, inner, 0), "B");
+    EXPECT_EQ(input_name(g, inner, 1), "C");
+    EXPECT_EQ(*g.value(inner.outputs[0]).shape, (Shape{16}));
+    EXPECT_EQ(input_name(g, g.node(g.last_node()), 0), "X");
+  }
+}
+
+TEST(PatternSwitchOrderBinary, NotWhenNothingShrinksOrTheOpsDiffer) {
+  Model same = chain("Add", "Add", {4, 8, 16});
+  run_rules(same, "SwitchOrderBinary");
+  EXPECT_EQ(input_name(*same.graph, same.graph->node(same.graph->first_node()), 0), "X");
+  Model mixed = chain("Add", "Mul");
+  run_rules(mixed, "SwitchOrderBinary");
+  EXPECT_EQ(op_types(*mixed.graph), (OpList{"Add", "Mul"}));
+  EXPECT_EQ(input_name(*mixed.graph, mixed.graph->node(mixed.graph->first_node()), 0), "X");
+}
+
+TEST(PatternSwitchOrderBinary, SameNumbers) {
+  // Reassociated float sums and products round differently by a few ulps.
+  test::expect_same_outputs([] { return chain("Add", "Add"); }, "SwitchOrderBinary", 1e-5);
+  test::expect_same_outputs([] { return chain("Mul", "Mul"); }, "SwitchOrderBinary", 1e-5);
+}
+
+// ---- TransposeReshapeMatMul -----------------------------------------------------------------------
+Model transposed_regrouped(std::vector<int64_t> shape = {6, 5, 4}, bool second = true) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId y = g.add_input("Y", ElemType::Float, Shape{2, 3, 4, 5});
+  ValueId t = node(g, "Transpose", {y}, {Attribute::make_ints("perm", {0, 1, 3, 2})});
+  ValueId r = node(g, "Reshape", {t, test::int64_initializer(g, "s", shape)});
+  const bool regroups = shape.size() == 3;
+  if (second) {
+    ValueId x = g.add_input("X", ElemType::Float, regroups ? Shape{6, 3, 5} : Shape{3, 6});
+    g.add_output(node(g, "MatMul", {x, r}));
+  } else {
+    ValueId x = g.add_input("X", ElemType::Float, Shape{6, 4, 3});
+    g.add_output(node(g, "MatMul", {r, x}));
+  }
+  return m;
+}
+
+TEST(PatternTransposeReshapeMatMul, TheTransposeMovesNextToTheMatMul) {
+  for (bool second : {true, false}) {
+    Model m = transposed_regrouped({6, 5, 4}, second);
+    run_rules(m, "TransposeReshapeMatMul");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"Reshape", "Transpose", "MatMul"})) << second;
+    const Node& reshape = g.node(g.first_node());
+    EXPECT_EQ(input_name(g, reshape, 0), "Y");
+    EXPECT_EQ(constant_ints(g, reshape.inputs[1]), (std::vector<int64_t>{6, 4, 5}));
+    const Node& transpose = producer(g, producer(g, g.outputs()[0]).inputs[second ? 1 : 0]);
+    EXPECT_EQ(transpose.attribute(Symbol("perm"))->ints, (std::vector<int64_t>{0, 2, 1}));
+  }
+}
+
+TEST(PatternTransposeReshapeMatMul, NotWhenTheReshapeMixesTheMatrixAxes) {
+  Model m = transposed_regrouped({6, 20});
+  run_rules(m, "TransposeReshapeMatMul");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Transpose", "Reshape", "MatMul"}));
+}
+
+TEST(PatternTransposeReshapeMatMul, SameNumbers) {
+  for (bool second : {true, false})
+    test::expect_same_outputs([second] { return transposed_regrouped({6, 5, 4}, second); }, "TransposeReshapeMatMul");
+}
+
+// ---- ShapeBasedMatMulToMul ------------------------------------------------------------------------
+Model outer_product(Shape x_shape = {2, 4, 1}, Shape y_shape = {2, 1, 5}) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, std::move(x_shape));
+  ValueId y = g.add_input("Y", ElemType::Float, std::move(y_shape));
+  g.add_output(node(g, "MatMul", {x, y}));
+  return m;
+}
+
+TEST(PatternShapeBasedMatMulToMul, OuterProductIsAMul) {
+  Model m = outer_product();
+  run_rules(m, "ShapeBasedMatMulToMul");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"Mul"}));
+  EXPECT_EQ(input_name(g, g.node(g.first_node()), 0), "X");
+  EXPECT_EQ(*g.value(g.outputs()[0]).shape, (Shape{2, 4, 5}));
+}
+
+TEST(PatternShapeBasedMatMulToMul, NotWhenTheSumHasSeveralTermsOrTheyAreUnknown) {
+  Model two = outer_product({2, 4, 2}, {2, 2, 5});
+  run_rules(two, "ShapeBasedMatMulToMul");
+  EXPECT_EQ(op_types(*two.graph), (OpList{"MatMul"}));
+  Model symbolic = outer_product({2, 4, Dim::symbolic("k")}, {2, Dim::symbolic("k"), 5});
+  run_rules(symbolic, "ShapeBasedMatMulToMul");
+  EXPECT_EQ(op_types(*symbolic.graph), (OpList{"MatMul"}));
+}
+
+TEST(PatternShapeBasedMatMulToMul, SameNumbers) {
+  test::expect_same_outputs([] { return outer_product(); }, "ShapeBasedMatMulToMul");
+}
+
+// ---- ReduceArgTopK --------------------------------------------------------------------------------
+struct BestOf {
+  bool largest = true;
+  bool arg_first = false;       // the ArgMax/ArgMin comes first in execution order
+  int64_t keepdims = 1;
+  int64_t arg_axis = 1;
+  int64_t select_last_index = 0;
+};
+Model best_of(const BestOf& c) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{3, 5});
+  auto reduce = [&] {
+    return node(g, c.largest ? "ReduceMax" : "ReduceMin", {x, test::int64_initializer(g, "axes", {1})},
+                {int_attr("keepdims", c.keepdims)});
+  };
+  auto arg = [&] {
+    return node(g, c.largest ? "ArgMax" : "ArgMin", {x},
+                {int_attr("axis", c.arg_axis), int_attr("keepdims", c.keepdims),
+                 int_attr("select_last_index", c.select_last_index)});
+  };
+  ValueId best = ir::kNone, index = ir::kNone;
+  if (c.arg_first) {
+    index = arg();
+    best = reduce();
+  } else {
+    best = reduce();
+    index = arg();
+  }
+  g.add_output(node(g, "Neg", {best}));
+  g.add_output(node(g, "Neg", {index}));
+  return m;
+}
+
+TEST(PatternReduceArgTopK, BestAndIndexFromOneTopK) {
+  for (const BestOf& c : {BestOf{}, BestOf{.largest = false, .arg_first = true}}) {
+    Model m = best_of(c);
+    run_rules(m, "ReduceArgTopK");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"TopK", "Neg", "Neg"})) << c.largest;
+    const Node& top = g.node(g.first_node());
+    EXPECT_EQ(top.attribute(Symbol("axis"))->i, 1);
+    EXPECT_EQ(top.attribute(Symbol("largest"))->i, c.largest ? 1 : 0);
+    EXPECT_EQ(constant_ints(g, top.inputs[1]), (std::vector<int64_t>{1}));
+    EXPECT_EQ(producer(g, g.outputs()[0]).inputs[0], top.outputs[0]);
+    EXPECT_EQ(producer(g, g.outputs()[1]).inputs[0], top.outputs[1]);
+  }
+}
+
+TEST(PatternReduceArgTopK, NotWithoutKeepdimsOnAnotherAxisOrWithTheLastIndex) {
+  for (const BestOf& c : {BestOf{.keepdims = 0}, BestOf{.arg_axis = 0}, BestOf{.select_last_index = 1}}) {
+    Model m = best_of(c);
+    run_rules(m, "ReduceArgTopK");
+    EXPECT_EQ(op_types(*m.graph), (OpList{"ReduceMax", "ArgMax", "Neg", "Neg"})) << c.keepdims << c.arg_axis;
+  }
+}
+
+TEST(PatternReduceArgTopK, SameNumbers) {
+  test::expect_same_outputs([] { return best_of({}); }, "ReduceArgTopK");
+  test::expect_same_outputs([] { return best_of({.largest = false, .arg_first = true}); }, "ReduceArgTopK");
+}
+
+// ---- SlicesSplit ----------------------------------------------------------------------------------
+struct Cut {
+  int64_t start, end, step = 1;
+};
+Model sliced(const std::vector<Cut>& cuts, int64_t axis = 1) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 8});
+  int k = 0;
+  for (const Cut& c : cuts) {
+    const std::string n = std::to_string(k++);
+    ValueId piece = node(g, "Slice",
+                         {x, test::int64_initializer(g, "start" + n, {c.start}), test::int64_initializer(g, "end" + n, {c.end}),
+                          test::int64_initializer(g, "axis" + n, {axis}), test::int64_initializer(g, "step" + n, {c.step})});
+    g.add_output(node(g, "Neg", {piece}));
+  }
+  return m;
+}
+constexpr int64_t kEnd = std::numeric_limits<int64_t>::max();
+
+TEST(PatternSlicesSplit, PiecesCoveringTheAxisAreOneSplit) {
+  for (int64_t axis : {1, -1}) {
+    // In execution order: the middle piece, the last one (to the end), the first one.
+    Model m = sliced({{2, 5}, {5, kEnd}, {0, 2}}, axis);
+    run_rules(m, "SlicesSplit");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"Split", "Neg", "Neg", "Neg"})) << axis;
+    const Node& split = g.node(g.first_node());
+    EXPECT_EQ(split.attribute(Symbol("axis"))->i, 1);
+    EXPECT_EQ(constant_ints(g, split.inputs[1]), (std::vector<int64_t>{2, 3, 3}));
+    EXPECT_EQ(producer(g, g.outputs()[0]).inputs[0], split.outputs[1]);
+    EXPECT_EQ(producer(g, g.outputs()[1]).inputs[0], split.outputs[2]);
+    EXPECT_EQ(producer(g, g.outputs()[2]).inputs[0], split.outputs[0]);
+  }
+}
+
+TEST(PatternSlicesSplit, NotWithAGapAnOverlapOrAStep) {
+  for (const std::vector<Cut>& cuts : {std::vector<Cut>{{0, 3}, {4, 8}}, std::vector<Cut>{{0, 5}, {3, 8}},
+                                       std::vector<Cut>{{0, 4}, {4, 8, 2}}}) {
+    Model m = sliced(cuts);
+    run_rules(m, "SlicesSplit");
+    EXPECT_EQ(op_types(*m.graph), (OpList{"Slice", "Neg", "Slice", "Neg"}));
+  }
+}
+
+TEST(PatternSlicesSplit, SameNumbers) {
+  test::expect_same_outputs([] { return sliced({{2, 5}, {5, kEnd}, {0, 2}}); }, "SlicesSplit");
+}
+
+// ---- UnsqueezeEqual -------------------------------------------------------------------------------
+struct Mask {
+  std::vector<int64_t> equal_axes{1};
+  bool twin_first = true;
+  bool third_reader = false;
+};
+Model mask(const Mask& c) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Int64, Shape{2, 5});
+  auto twin = [&] { return node(g, "Unsqueeze", {x, test::int64_initializer(g, "axes", {1})}); };
+  ValueId u = c.twin_first ? twin() : ir::kNone;
+  ValueId equal = node(g, "Equal", {x, g.add_initializer("pad", Tensor::scalar<int64_t>(0))});
+  g.add_output(node(g, "Unsqueeze", {equal, test::int64_initializer(g, "equal_axes", c.equal_axes)}));
+  if (!c.twin_first) u = twin();
+  g.add_output(u);
+  if (c.third_reader) g.add_output(node(g, "Neg", {x}));
+  return m;
+}
+
+TEST(PatternUnsqueezeEqual, TheUnsqueezeServesBoth) {
+  Model m = mask({});
+  run_rules(m, "UnsqueezeEqual");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"Unsqueeze", "Equal"}));
+  EXPECT_EQ(g.node(g.last_node()).inputs[0], g.node(g.first_node()).outputs[0]);
+  EXPECT_EQ(*g.value(g.outputs()[0]).shape, (Shape{2, 1, 5}));
+}
+
+TEST(PatternUnsqueezeEqual, NotOnOtherAxesWithAThirdReaderOrAfterTheMask) {
+  for (const Mask& c : {Mask{.equal_axes = {0}}, Mask{.third_reader = true}, Mask{.twin_first = false}}) {
+    Model m = mask(c);
+    run_rules(m, "UnsqueezeEqual");
+    EXPECT_EQ(op_types(*m.graph).size(), c.third_reader ? 4u : 3u) << c.twin_first;
+  }
+}
+
+TEST(PatternUnsqueezeEqual, SameNumbers) {
+  test::expect_same_outputs([] { return mask({}); }, "UnsqueezeEqual");
+}
+
+// ---- Reshape2Of3 ----------------------------------------------------------------------------------
+struct Around {
+  bool x_first = true;
+  Shape y_shape = {6, 4};
+  std::vector<int64_t> back = {2, 3, 4};
+};
+Model reshaped_around(const Around& c) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3, 4});
+  ValueId y = g.add_input("Y", ElemType::Float, c.y_shape);
+  ValueId rx = node(g, "Reshape", {x, test::int64_initializer(g, "s", {6, 4})});
+  ValueId sum = c.x_first ? node(g, "Sub", {rx, y}) : node(g, "Sub", {y, rx});
+  g.add_output(node(g, "Reshape", {sum, test::int64_initializer(g, "t", c.back)}));
+  return m;
+}
+
+TEST(PatternReshape2Of3, TheBinaryWorksInTheOriginalShape) {
+  for (bool x_first : {true, false}) {
+    Model m = reshaped_around({.x_first = x_first});
+    run_rules(m, "Reshape2Of3");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"Reshape", "Sub"})) << x_first;
+    const Node& reshape = g.node(g.first_node());
+    EXPECT_EQ(input_name(g, reshape, 0), "Y");
+    EXPECT_EQ(constant_ints(g, reshape.inputs[1]), (std::vector<int64_t>{2, 3, 4}));
+    const Node& sub = g.node(g.last_node());
+    EXPECT_EQ(input_name(g, sub, x_first ? 0 : 1), "X");
+    EXPECT_EQ(*g.value(g.outputs()[0]).shape, (Shape{2, 3, 4}));
+  }
+}
+
+TEST(PatternReshape2Of3, NotWhenTheOtherSideBroadcastsOrTheShapeIsNotGivenBack) {
+  for (const Around& c : {Around{.y_shape = {4}}, Around{.back = {3, 2, 4}}}) {
+    Model m = reshaped_around(c);
+    run_rules(m, "Reshape2Of3");
+    EXPECT_EQ(op_types(*m.graph), (OpList{"Reshape", "Sub", "Reshape"}));
+  }
+}
+
+TEST(PatternReshape2Of3, SameNumbers) {
+  for (bool x_first : {true, false})
+    test::expect_same_outputs([x_first] { return reshaped_around({.x_first = x_first}); }, "Reshape2Of3");
+}
+
+}  // namespace

@@ -1,0 +1,375 @@
+// onnxruntime set: FusedMatMulx2, FusedMatMulTranspose, TransposeFusedMatMulB, ReshapeGemm,
+// ReshapeGemmReshape, MissingCosSin, MissingReduceMax. Positive (exact structure after), a negative per
+// condition, and the same outputs before and after in xexp's evaluator and ONNX Runtime. The Missing*
+// rules exist because ONNX Runtime cannot run the model before: there the rewritten model runs in ONNX
+// Runtime and matches the evaluator on the original.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "support/rewrite_helpers.hpp"
+#include "xexp/patterns/registry.hpp"
+
+using namespace xexp;
+using namespace xexp::ir;
+using test::node;
+using test::op_types;
+using test::OpList;
+using test::run_rules;
+
+namespace {
+
+Tensor ramp(std::vector<int64_t> dims) {
+  std::vector<float> v;
+  for (int64_t k = 0; k < dims_element_count(dims); ++k) v.push_back(0.1f * static_cast<float>(k % 7) - 0.3f);
+  return Tensor::from<float>(std::move(dims), v);
+}
+Attribute perm(std::vector<int64_t> p) { return Attribute::make_ints("perm", std::move(p)); }
+Attribute int_attr(const char* name, int64_t v) { return Attribute::make_int(name, v); }
+Attribute float_attr(const char* name, float v) { return Attribute::make_float(name, v); }
+ValueId fused_matmul(Graph& g, ValueId a, ValueId b, std::vector<Attribute> attributes) {
+  return node(g, "FusedMatMul", {a, b}, std::move(attributes), "com.microsoft");
+}
+const Node& producer(const Graph& g, ValueId v) { return g.node(g.value(v).producer); }
+const Node& only_node(const Graph& g, const std::string& op_type) {
+  for (NodeId id : g.nodes())
+    if (g.node(id).op_type == Symbol(op_type)) return g.node(id);
+  throw Error("no " + op_type + " node");
+}
+int64_t int_of(const Node& n, const char* name, int64_t fallback = 0) {
+  const Attribute* a = n.attribute(Symbol(name));
+  return a ? a->i : fallback;
+}
+float float_of(const Node& n, const char* name) {
+  const Attribute* a = n.attribute(Symbol(name));
+  return a ? a->f : 1.0f;
+}
+Model with_ms(Model m) {
+  m.opsets.push_back({"com.microsoft", 1, {}});
+  return m;
+}
+
+// ---- FusedMatMulx2 --------------------------------------------------------------------------------
+struct Scaled {
+  const char* scale_op = "Mul";   // Mul(Q, s) or Div(Q, s)
+  bool fused_consumer = false;    // the second product is already a FusedMatMul(alpha=2, transB=1)
+  bool other_reader = false;      // the scaled tensor also feeds a Relu
+  std::vector<int64_t> s_dims{};  // the scale's shape: a scalar unless given
+};
+Model scaled_products(const Scaled& c) {
+  Model m = with_ms(test::model_with_opset(18));
+  Graph& g = *m.graph;
+  ValueId q = g.add_input("Q", ElemType::Float, Shape{2, 3, 4, 8});
+  ValueId k1 = g.add_input("K1", ElemType::Float, Shape{2, 3, 8, 4});
+  ValueId k2 = g.add_input("K2", ElemType::Float, Shape{2, 3, 4, 8});
+  Tensor s = c.s_dims.empty() ? Tensor::scalar<float>(0.25f) : ramp(c.s_dims);
+  ValueId scaled = node(g, c.scale_op, {q, g.add_initializer("s", s)});
+  g.add_output(node(g, "MatMul", {scaled, k1}));
+  if (c.fused_consumer)
+    g.add_output(fused_matmul(g, scaled, k2, {float_attr("alpha", 2.0f), int_attr("transB", 1)}));
+  else
+    g.add_output(node(g, "MatMul", {k1, scaled}));  // (2,3,8,4) @ (2,3,4,8)
+  if (c.other_reader) g.add_output(node(g, "Relu", {scaled}));
+  return m;
+}
+
+TEST(PatternFusedMatMulx2, BothProductsTakeTheScale) {
+  Model m = scaled_products({});
+  run_rules(m, "FusedMatMulx2");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"com.microsoft.FusedMatMul", "com.microsoft.FusedMatMul"}));
+  const Node& first = producer(g, g.outputs()[0]);
+  const Node& second = producer(g, g.outputs()[1]);
+  EXPECT_EQ(g.value(first.inputs[0]).name, "Q");
+  EXPECT_EQ(g.value(second.inputs[1]).name, "Q");
+  EXPECT_EQ(float_of(first, "alpha"), 0.25f);
+  EXPECT_EQ(float_of(second, "alpha"), 0.25f);
+}
+
+TEST(PatternFusedMatMulx2, DivAndAnExistingFusedMatMul) {
+  Model m = scaled_products({.scale_op = "Div", .fused_consumer = true});
+  run_rules(m, "FusedMatMulx2");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"com.microsoft.FusedMatMul", "com.microsoft.FusedMatMul"}));
+  const Node& fused = producer(g, g.outputs()[1]);
+  EXPECT_EQ(float_of(producer(g, g.outputs()[0]), "alpha"), 4.0f);
+  EXPECT_EQ(float_of(fused, "alpha"), 8.0f);  // 2 / 0.25
+  EXPECT_EQ(int_of(fused, "transB"), 1);
+  EXPECT_EQ(g.value(fused.inputs[0]).name, "Q");
+}
+
+TEST(PatternFusedMatMulx2, NotWhenTheScaledTensorHasAnotherReaderOrTheScaleIsATensor) {
+  Model other = scaled_products({.other_reader = true});
+  run_rules(other, "FusedMatMulx2");
+  EXPECT_EQ(op_types(*other.graph), (OpList{"Mul", "MatMul", "MatMul", "Relu"}));
+  Model tensor = scaled_products({.s_dims = {8}});
+  run_rules(tensor, "FusedMatMulx2");
+  EXPECT_EQ(op_types(*tensor.graph), (OpList{"Mul", "MatMul", "MatMul"}));
+}
+
+TEST(PatternFusedMatMulx2, SameNumbers) {
+  test::expect_same_outputs([] { return scaled_products({}); }, "FusedMatMulx2", 1e-6);
+  test::expect_same_outputs([] { return scaled_products({.scale_op = "Div", .fused_consumer = true}); },
+                            "FusedMatMulx2", 1e-6);
+}
+
+// ---- FusedMatMulTranspose -------------------------------------------------------------------------
+Model transposed_product(bool fused, std::vector<int64_t> p = {0, 2, 1}, bool product_read = false) {
+  Model m = with_ms(test::model_with_opset(18));
+  Graph& g = *m.graph;
+  ValueId a = g.add_input("A", ElemType::Float, Shape{2, 3, 4});
+  ValueId b = g.add_input("B", ElemType::Float, fused ? Shape{2, 5, 4} : Shape{2, 4, 5});
+  ValueId product = fused ? fused_matmul(g, a, b, {float_attr("alpha", 0.5f), int_attr("transB", 1)})
+                          : node(g, "MatMul", {a, b});
+  g.add_output(node(g, "Transpose", {product}, {perm(std::move(p))}));
+  if (product_read) g.add_output(product);
+  return m;
+}
+
+TEST(PatternFusedMatMulTranspose, TheTransposeBecomesFlags) {
+  for (bool fused : {false, true}) {
+    Model m = transposed_product(fused);
+    run_rules(m, "FusedMatMulTranspose");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"com.microsoft.FusedMatMul"})) << fused;
+    const Node& n = g.node(g.first_node());
+    EXPECT_EQ(g.value(n.inputs[0]).name, "B");
+    EXPECT_EQ(g.value(n.inputs[1]).name, "A");
+    // (A @ B)' = B' @ A'; (A @ B')' = B @ A'.
+    EXPECT_EQ(int_of(n, "transA"), fused ? 0 : 1);
+    EXPECT_EQ(int_of(n, "transB"), 1);
+    EXPECT_EQ(float_of(n, "alpha"), fused ? 0.5f : 1.0f);
+  }
+}
+
+TEST(PatternFusedMatMulTranspose, NotForAnotherPermutationOrAProductReadElsewhere) {
+  Model batch = transposed_product(false, {1, 0, 2});
+  run_rules(batch, "FusedMatMulTranspose");
+  EXPECT_EQ(op_types(*batch.graph), (OpList{"MatMul", "Transpose"}));
+  Model read = transposed_product(false, {0, 2, 1}, true);
+  run_rules(read, "FusedMatMulTranspose");
+  EXPECT_EQ(op_types(*read.graph), (OpList{"MatMul", "Transpose"}));
+}
+
+TEST(PatternFusedMatMulTranspose, SameNumbers) {
+  for (bool fused : {false, true})
+    test::expect_same_outputs([fused] { return transposed_product(fused); }, "FusedMatMulTranspose", 1e-6);
+}
+
+// ---- TransposeFusedMatMulB ------------------------------------------------------------------------
+Model keys_transposed(bool fused, std::vector<int64_t> p = {0, 2, 3, 1}, Shape keys = {2, 5, 3, 8}) {
+  Model m = with_ms(test::model_with_opset(18));
+  Graph& g = *m.graph;
+  ValueId q = g.add_input("Q", ElemType::Float, Shape{2, 3, 4, 8});
+  ValueId k = g.add_input("K", ElemType::Float, keys);  // (batch, sequence, heads, size)
+  ValueId kt = node(g, "Transpose", {k}, {perm(std::move(p))});
+  g.add_output(fused ? fused_matmul(g, q, kt, {float_attr("alpha", 0.5f)}) : node(g, "MatMul", {q, kt}));
+  return m;
+}
+
+TEST(PatternTransposeFusedMatMulB, KeysTransposedByRows) {
+  for (bool fused : {false, true}) {
+    Model m = keys_transposed(fused);
+    run_rules(m, "TransposeFusedMatMulB");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"Transpose", "com.microsoft.FusedMatMul"})) << fused;
+    EXPECT_EQ(only_node(g, "Transpose").attribute(Symbol("perm"))->ints, (std::vector<int64_t>{0, 2, 1, 3}));
+    const Node& n = only_node(g, "FusedMatMul");
+    EXPECT_EQ(int_of(n, "transB"), 1);
+    EXPECT_EQ(float_of(n, "alpha"), fused ? 0.5f : 1.0f);
+  }
+}
+
+TEST(PatternTransposeFusedMatMulB, NotForAnotherPermutation) {
+  Model m = keys_transposed(false, {0, 1, 3, 2}, {2, 3, 5, 8});
+  run_rules(m, "TransposeFusedMatMulB");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Transpose", "MatMul"}));
+}
+
+TEST(PatternTransposeFusedMatMulB, SameNumbers) {
+  for (bool fused : {false, true})
+    test::expect_same_outputs([fused] { return keys_transposed(fused); }, "TransposeFusedMatMulB", 1e-6);
+}
+
+// ---- ReshapeGemm and ReshapeGemmReshape ---------------------------------------------------------
+struct Linear {
+  std::vector<int64_t> flat{-1, 8};   // the first Reshape's shape
+  std::vector<int64_t> back{};        // the last Reshape's shape, none when empty
+  int64_t trans_b = 0;
+  bool bias = false;
+};
+Model linear(const Linear& c) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId a = g.add_input("A", ElemType::Float, Shape{2, 3, 8});
+  const int64_t k = c.flat[1];
+  ValueId w = g.add_initializer("W", ramp(c.trans_b ? std::vector<int64_t>{5, k} : std::vector<int64_t>{k, 5}));
+  std::vector<ValueId> ins{node(g, "Reshape", {a, test::int64_initializer(g, "flat", c.flat)}), w};
+  if (c.bias) ins.push_back(g.add_initializer("C", ramp({5})));
+  ValueId y = node(g, "Gemm", ins, {int_attr("transB", c.trans_b), float_attr("alpha", 0.5f)});
+  if (!c.back.empty()) y = node(g, "Reshape", {y, test::int64_initializer(g, "back", c.back)});
+  g.add_output(y);
+  return m;
+}
+
+TEST(PatternReshapeGemm, ProductOnTheUnflattenedTensor) {
+  for (int64_t trans_b : {0, 1}) {
+    Model m = linear({.trans_b = trans_b});
+    run_rules(m, "ReshapeGemm");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"com.microsoft.FusedMatMul", "Reshape"})) << trans_b;
+    const Node& n = g.node(g.first_node());
+    EXPECT_EQ(g.value(n.inputs[0]).name, "A");
+    EXPECT_EQ(int_of(n, "transB"), trans_b);
+    EXPECT_EQ(float_of(n, "alpha"), 0.5f);
+    const Node& reshape = g.node(g.last_node());
+    EXPECT_EQ(eval::as_int64s(*rewrite::constant_tensor(g, reshape.inputs[1])), (std::vector<int64_t>{-1, 5}));
+    EXPECT_EQ(*g.value(g.outputs()[0]).shape, (Shape{6, 5}));
+  }
+}
+
+TEST(PatternReshapeGemm, NotWithABiasOrAFlatteningThatMixesAxes) {
+  Model bias = linear({.bias = true});
+  run_rules(bias, "ReshapeGemm");
+  EXPECT_EQ(op_types(*bias.graph), (OpList{"Reshape", "Gemm"}));
+  Model mixed = linear({.flat = {-1, 4}});
+  run_rules(mixed, "ReshapeGemm");
+  EXPECT_EQ(op_types(*mixed.graph), (OpList{"Reshape", "Gemm"}));
+}
+
+TEST(PatternReshapeGemmReshape, ThreeNodesBecomeOne) {
+  for (std::vector<int64_t> back : {std::vector<int64_t>{2, 3, 5}, std::vector<int64_t>{2, -1, 5}}) {
+    Model m = linear({.back = back, .trans_b = 1});
+    run_rules(m, "ReshapeGemmReshape");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"com.microsoft.FusedMatMul"}));
+    const Node& n = g.node(g.first_node());
+    EXPECT_EQ(g.value(n.inputs[0]).name, "A");
+    EXPECT_EQ(int_of(n, "transB"), 1);
+    EXPECT_EQ(float_of(n, "alpha"), 0.5f);
+  }
+}
+
+TEST(PatternReshapeGemmReshape, NotWhenTheLastReshapeRegroupsTheRows) {
+  Model m = linear({.back = {3, 2, 5}});
+  run_rules(m, "ReshapeGemmReshape");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Reshape", "Gemm", "Reshape"}));
+}
+
+TEST(PatternReshapeGemm, SameNumbers) {
+  test::expect_same_outputs([] { return linear({.trans_b = 1}); }, "ReshapeGemm", 1e-6);
+  test::expect_same_outputs([] { return linear({.back = {2, 3, 5}}); }, "ReshapeGemmReshape", 1e-6);
+}
+
+// ---- MissingCosSin and MissingReduceMax ---------------------------------------------------------
+// `boundary`: the graph reads and writes float around the tested type (the test runner feeds no
+// bfloat16), as a model computing in bfloat16 inside does.
+ValueId typed_input(Graph& g, ElemType type, Shape shape, bool boundary, int64_t opset) {
+  if (!boundary) return g.add_input("X", type, std::move(shape));
+  ValueId x = g.add_input("X", ElemType::Float, std::move(shape));
+  return node(g, "Cast", {x}, {int_attr("to", static_cast<int64_t>(type))}, "", opset);
+}
+void add_typed_output(Graph& g, ValueId y, bool boundary, int64_t opset) {
+  g.add_output(boundary ? node(g, "Cast", {y}, {int_attr("to", static_cast<int64_t>(ElemType::Float))}, "", opset) : y);
+}
+Model unary(const std::string& op, ElemType type, bool boundary = false) {
+  const int64_t opset = 22;
+  Model m = test::model_with_opset(opset);
+  Graph& g = *m.graph;
+  add_typed_output(g, node(g, op, {typed_input(g, type, Shape{2, 5}, boundary, opset)}, {}, "", opset), boundary, opset);
+  return m;
+}
+Model reduction(const std::string& op, ElemType type, bool boundary = false) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = typed_input(g, type, Shape{3, 4}, boundary, 18);
+  add_typed_output(g, node(g, op, {x, test::int64_initializer(g, "axes", {1})}, {int_attr("keepdims", 0)}), boundary, 18);
+  return m;
+}
+
+// ONNX Runtime refuses the original (no kernel for the type) and runs the rewritten model, whose
+// outputs are the evaluator's on the original; the evaluator gives the same before and after.
+void expect_runs_in_onnxruntime(const std::function<Model()>& make, const std::string& rule, double tolerance) {
+  Model before = make();
+  Model after = make();
+  run_rules(after, rule);
+  const xexp::testing::NamedTensors feeds =
+      xexp::testing::random_feeds(*before.graph, {.seed = 7, .float_low = 0.5, .float_high = 3.0, .int_low = 0, .int_high = 1000});
+  eval::Evaluator eval_before(before), eval_after(after);
+  const std::vector<Tensor> expected = eval_before.run(feeds), rewritten = eval_after.run(feeds);
+  xexp::testing::NamedTensors expected_named, rewritten_named;
+  for (std::size_t k = 0; k < expected.size(); ++k) {
+    expected_named.emplace_back(eval_before.output_names()[k], expected[k]);
+    rewritten_named.emplace_back(eval_after.output_names()[k], rewritten[k]);
+  }
+  xexp::testing::expect_all_close(rewritten_named, expected_named, tolerance, tolerance);
+  xexp::testing::TempDir dir;
+  const std::string before_path = (dir.path() / "before.onnx").string(), after_path = (dir.path() / "after.onnx").string();
+  save_model(before, before_path);
+  save_model(after, after_path);
+  const std::vector<xexp::testing::OrtResult> ort =
+      xexp::testing::run_onnxruntime_batch({{before_path, feeds}, {after_path, feeds}});
+  EXPECT_FALSE(ort[0].ok) << "ONNX Runtime now runs the original: " << rule << " may be unneeded";
+  ASSERT_TRUE(ort[1].ok) << ort[1].error;
+  xexp::testing::expect_all_close(ort[1].outputs, expected_named, tolerance, tolerance);
+}
+
+TEST(PatternMissingCosSin, Bfloat16RunsInFloat) {
+  for (const char* op : {"Cos", "Sin", "Log"}) {
+    Model m = unary(op, ElemType::BFloat16);
+    run_rules(m, "MissingCosSin");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"Cast", op, "Cast"})) << op;
+    EXPECT_EQ(int_of(g.node(g.first_node()), "to"), static_cast<int64_t>(ElemType::Float));
+    EXPECT_EQ(int_of(g.node(g.last_node()), "to"), static_cast<int64_t>(ElemType::BFloat16));
+    EXPECT_EQ(g.value(g.outputs()[0]).elem, ElemType::BFloat16);
+  }
+}
+
+TEST(PatternMissingCosSin, NotForTypesOnnxRuntimeRuns) {
+  for (ElemType type : {ElemType::Float16, ElemType::Float, ElemType::Double}) {
+    Model m = unary("Sin", type);
+    run_rules(m, "MissingCosSin");
+    EXPECT_EQ(op_types(*m.graph), (OpList{"Sin"})) << elem_type_name(type);
+  }
+}
+
+TEST(PatternMissingCosSin, SameNumbersAndOnnxRuntimeRunsIt) {
+  for (const char* op : {"Cos", "Sin", "Log"})
+    expect_runs_in_onnxruntime([op] { return unary(op, ElemType::BFloat16, true); }, "MissingCosSin", 0);
+}
+
+TEST(PatternMissingReduceMax, SelectsInAWiderType) {
+  struct Case {
+    const char* op;
+    ElemType type, wide;
+  };
+  for (const Case& c : {Case{"ReduceMax", ElemType::BFloat16, ElemType::Float},
+                        Case{"ReduceMin", ElemType::UInt32, ElemType::Int64}}) {
+    Model m = reduction(c.op, c.type);
+    run_rules(m, "MissingReduceMax");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"Cast", c.op, "Cast"})) << c.op;
+    EXPECT_EQ(int_of(g.node(g.first_node()), "to"), static_cast<int64_t>(c.wide));
+    EXPECT_EQ(int_of(only_node(g, c.op), "keepdims", 1), 0);
+    EXPECT_EQ(*g.value(g.outputs()[0]).shape, (Shape{3}));
+    EXPECT_EQ(g.value(g.outputs()[0]).elem, c.type);
+  }
+}
+
+TEST(PatternMissingReduceMax, NotForTypesOnnxRuntimeRunsOrWithoutAWiderType) {
+  for (ElemType type : {ElemType::Float16, ElemType::Float, ElemType::Int32, ElemType::UInt64}) {
+    Model m = reduction("ReduceMax", type);
+    run_rules(m, "MissingReduceMax");
+    EXPECT_EQ(op_types(*m.graph), (OpList{"ReduceMax"})) << elem_type_name(type);
+  }
+}
+
+TEST(PatternMissingReduceMax, SameNumbersAndOnnxRuntimeRunsIt) {
+  expect_runs_in_onnxruntime([] { return reduction("ReduceMax", ElemType::BFloat16, true); }, "MissingReduceMax", 0);
+  expect_runs_in_onnxruntime([] { return reduction("ReduceMin", ElemType::UInt32); }, "MissingReduceMax", 0);
+}
+
+}  // namespace
