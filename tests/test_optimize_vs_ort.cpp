@@ -87,7 +87,7 @@ TEST(CorpusVsOnnxRuntime, NoMoreNodesThanItsExtendedLevelAndTheSameOutputs) {
   both.insert(both.end(), optimized.begin(), optimized.end());
   const std::vector<OrtResult> outputs = run_onnxruntime_batch(both);
 
-  std::size_t total_xexp = 0, total_ort = 0;
+  std::size_t total_xexp = 0, total_ort = 0, transformers_xexp = 0, transformers_ort = 0;
   std::cout << "model  xexp  ORT-extended\n";
   for (std::size_t k = 0; k < models.size(); ++k) {
     SCOPED_TRACE(models[k].filename().string());
@@ -97,10 +97,18 @@ TEST(CorpusVsOnnxRuntime, NoMoreNodesThanItsExtendedLevelAndTheSameOutputs) {
     EXPECT_LE(xexp_nodes[k], ort_nodes);
     total_xexp += xexp_nodes[k];
     total_ort += ort_nodes;
+    if (models[k].parent_path().filename() == "models") {  // the torch transformers
+      transformers_xexp += xexp_nodes[k];
+      transformers_ort += ort_nodes;
+    }
     const OrtResult& before = outputs[k];
     const OrtResult& after = outputs[models.size() + k];
     ASSERT_TRUE(before.ok && after.ok) << before.error << after.error;
     expect_all_close(after.outputs, before.outputs, 1e-4, 1e-4);
   }
   std::cout << "total  " << total_xexp << "  " << total_ort << "\n";
+  // Issue 9's goal: the fused attention, rotary and normalization ops leave at most 0.6 times the nodes
+  // ONNX Runtime's own optimizer leaves on the transformers.
+  std::cout << "transformers  " << transformers_xexp << "  " << transformers_ort << "\n";
+  EXPECT_LE(transformers_xexp * 10, transformers_ort * 6);
 }
