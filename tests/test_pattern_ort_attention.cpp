@@ -36,18 +36,19 @@ enum class Mask { None, AddConstant, AddInput, WhereScoresFirst, WhereFillFirst 
 struct Attention {
   Keys keys = Keys::Transposed;
   Mask mask = Mask::AddConstant;
-  bool multiply = false;                          // Mul by 1/sqrt(head_size) instead of Div by sqrt(head_size)
-  std::vector<int64_t> scale_dims = {};           // the scale constant's dims: one element unless changed
+  bool multiply = false;                 // Mul by 1/sqrt(head_size) instead of Div by sqrt(head_size)
+  std::vector<int64_t> scale_dims = {};  // the scale constant's dims: one element unless changed
   int64_t softmax_axis = -1;
   float fill = -std::numeric_limits<float>::infinity();  // the Where mask's value for masked positions
-  bool mask_a_whole_row = false;                  // the Where mask hides every position of row 0
-  bool scores_read_twice = false;                 // the scores are a graph output too
-  bool query_offset = false;                      // Q + P after the heads split: Q is no Transpose(Reshape)
+  bool mask_a_whole_row = false;                         // the Where mask hides every position of row 0
+  bool scores_read_twice = false;                        // the scores are a graph output too
+  bool query_offset = false;  // Q + P after the heads split: Q is no Transpose(Reshape)
 };
 
 Tensor floats(std::vector<int64_t> dims, float start, float step) {
   std::vector<float> v;
-  for (int64_t k = 0; k < dims_element_count(dims); ++k) v.push_back(start + step * static_cast<float>(k % 11));
+  for (int64_t k = 0; k < dims_element_count(dims); ++k)
+    v.push_back(start + step * static_cast<float>(k % 11));
   return Tensor::from<float>(std::move(dims), v);
 }
 // Causal: position (i, j) kept when j <= i, true where kept (or where hidden); (sequence, total) for 3-D
@@ -55,8 +56,10 @@ Tensor floats(std::vector<int64_t> dims, float start, float step) {
 Tensor causal(bool four_d, bool whole_row, bool true_where_hidden) {
   std::vector<bool> flags;
   for (int64_t i = 0; i < kSeq; ++i)
-    for (int64_t j = 0; j < kSeq; ++j) flags.push_back((j <= i && !(whole_row && i == 0)) != true_where_hidden);
-  std::vector<int64_t> dims = four_d ? std::vector<int64_t>{1, 1, kSeq, kSeq} : std::vector<int64_t>{kSeq, kSeq};
+    for (int64_t j = 0; j < kSeq; ++j)
+      flags.push_back((j <= i && !(whole_row && i == 0)) != true_where_hidden);
+  std::vector<int64_t> dims =
+      four_d ? std::vector<int64_t>{1, 1, kSeq, kSeq} : std::vector<int64_t>{kSeq, kSeq};
   return Tensor::from<bool>(dims, flags);
 }
 
@@ -70,11 +73,13 @@ Model attention(const Attention& c) {
   const Shape three_d{kBatch, kSeq, kHidden};
   ValueId split_shape = test::int64_initializer(g, "split", {kBatch, kSeq, kHeads, kHeadSize});
   auto heads = [&](const char* name, std::vector<int64_t> p) {
-    return node(g, "Transpose", {node(g, "Reshape", {g.add_input(name, ElemType::Float, three_d), split_shape})},
+    return node(g, "Transpose",
+                {node(g, "Reshape", {g.add_input(name, ElemType::Float, three_d), split_shape})},
                 {perm(std::move(p))});
   };
   ValueId q = heads("Q", {0, 2, 1, 3});
-  if (c.query_offset) q = node(g, "Add", {q, g.add_input("P", ElemType::Float, Shape{kBatch, kHeads, kSeq, kHeadSize})});
+  if (c.query_offset)
+    q = node(g, "Add", {q, g.add_input("P", ElemType::Float, Shape{kBatch, kHeads, kSeq, kHeadSize})});
   ValueId scores;
   if (c.keys == Keys::FusedMatMul) {
     scores = node(g, "FusedMatMul", {q, heads("K", {0, 2, 1, 3})},
@@ -82,8 +87,9 @@ Model attention(const Attention& c) {
                    Attribute::make_float("alpha", 0.5f)},
                   "com.microsoft");
   } else {
-    ValueId keys_t = c.keys == Keys::Gpt2 ? heads("K", {0, 2, 3, 1})
-                                          : node(g, "Transpose", {heads("K", {0, 2, 1, 3})}, {perm({0, 1, 3, 2})});
+    ValueId keys_t = c.keys == Keys::Gpt2
+                         ? heads("K", {0, 2, 3, 1})
+                         : node(g, "Transpose", {heads("K", {0, 2, 1, 3})}, {perm({0, 1, 3, 2})});
     ValueId product = node(g, "MatMul", {q, keys_t});
     const float root = std::sqrt(static_cast<float>(kHeadSize));
     ValueId scale = g.add_initializer("scale", floats(c.scale_dims, c.multiply ? 1 / root : root, 0.25f));
@@ -95,7 +101,8 @@ Model attention(const Attention& c) {
     case Mask::None:
       break;
     case Mask::AddConstant:
-      masked = node(g, "Add", {scores, g.add_initializer("mask", floats({kBatch, 1, kSeq, kSeq}, -1.f, 0.3f))});
+      masked =
+          node(g, "Add", {scores, g.add_initializer("mask", floats({kBatch, 1, kSeq, kSeq}, -1.f, 0.3f))});
       break;
     case Mask::AddInput:
       masked = node(g, "Add", {g.add_input("M", ElemType::Float, Shape{1, kHeads, kSeq, kSeq}), scores});
@@ -105,7 +112,8 @@ Model attention(const Attention& c) {
       const bool scores_first = c.mask == Mask::WhereScoresFirst;
       ValueId flags = g.add_initializer("flags", causal(true, c.mask_a_whole_row, !scores_first));
       ValueId fill = g.add_initializer("fill", Tensor::scalar<float>(c.fill));
-      masked = scores_first ? node(g, "Where", {flags, scores, fill}) : node(g, "Where", {flags, fill, scores});
+      masked =
+          scores_first ? node(g, "Where", {flags, scores, fill}) : node(g, "Where", {flags, fill, scores});
       break;
     }
   }
@@ -128,7 +136,8 @@ Model single_head() {
                          Attribute::make_float("alpha", 0.5f)},
                         "com.microsoft");
   ValueId hidden = g.add_initializer("hidden", causal(false, false, true));
-  ValueId masked = node(g, "Where", {hidden, g.add_initializer("fill", Tensor::scalar<float>(-1e9f)), scores});
+  ValueId masked =
+      node(g, "Where", {hidden, g.add_initializer("fill", Tensor::scalar<float>(-1e9f)), scores});
   ValueId weights = node(g, "Softmax", {masked}, {Attribute::make_int("axis", -1)});
   g.add_output(node(g, "MatMul", {weights, g.add_input("V", ElemType::Float, three_d)}));
   return m;
@@ -266,7 +275,8 @@ TEST(PatternMultiHeadAttention, SameNumbers) {
   for (const Attention& c :
        {Attention{}, Attention{.keys = Keys::Gpt2, .mask = Mask::WhereScoresFirst},
         Attention{.keys = Keys::FusedMatMul, .mask = Mask::WhereFillFirst, .fill = -1e9f},
-        Attention{.mask = Mask::AddInput, .multiply = true}, Attention{.mask = Mask::None, .query_offset = true}})
+        Attention{.mask = Mask::AddInput, .multiply = true},
+        Attention{.mask = Mask::None, .query_offset = true}})
     test::expect_same_outputs([&] { return attention(c); }, kAll, 1e-5);
   test::expect_same_outputs(single_head, kAll, 1e-5);
 }
@@ -298,11 +308,12 @@ int attention_nodes_after_optimizing(const std::string& name, const std::string&
   const std::vector<int64_t> ids = read_ids(name);
   const Shape& shape = *model.graph->value(model.graph->inputs().at(0)).shape;
   const int64_t batch = static_cast<int64_t>(ids.size()) / shape[1].value();
-  const xexp::testing::NamedTensors feeds = {{"input_ids", Tensor::from<int64_t>({batch, shape[1].value()}, ids)}};
+  const xexp::testing::NamedTensors feeds = {
+      {"input_ids", Tensor::from<int64_t>({batch, shape[1].value()}, ids)}};
   const Model loaded = load_model(original);
   eval::Evaluator before(loaded), after(model);
-  xexp::testing::expect_all_close({{"logits", after.run(feeds).at(0)}}, {{"logits", before.run(feeds).at(0)}}, 1e-5,
-                                  1e-5);
+  xexp::testing::expect_all_close({{"logits", after.run(feeds).at(0)}}, {{"logits", before.run(feeds).at(0)}},
+                                  1e-5, 1e-5);
   xexp::testing::TempDir dir;
   const std::string path = (dir.path() / "optimized.onnx").string();
   save_model(model, path);
@@ -319,5 +330,6 @@ int attention_nodes_after_optimizing(const std::string& name, const std::string&
 TEST(PatternMultiHeadAttentionModels, EveryAttentionBlockOfTheTorchExportsIsFused) {
   EXPECT_EQ(attention_nodes_after_optimizing("llama_L1", "llama_L1.fold.onnx"), 1);
   EXPECT_EQ(attention_nodes_after_optimizing("gpt_erf_L1", "gpt_erf_L1.fold.onnx"), 1);
-  EXPECT_EQ(attention_nodes_after_optimizing("seed_llm", "seed_llm.fold.onnx"), 2);  // two modules of one head
+  EXPECT_EQ(attention_nodes_after_optimizing("seed_llm", "seed_llm.fold.onnx"),
+            2);  // two modules of one head
 }

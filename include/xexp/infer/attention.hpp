@@ -13,14 +13,18 @@ inline void infer_multi_head_attention(InferContext& c) {
   if (query && query->size() == 3 && value) {
     const int64_t heads = c.attr_int("num_heads", 0);
     Dim hidden;
-    if (value->size() == 3) hidden = (*value)[2];
-    else if (value->size() == 4 && (*value)[3].is_static() && heads > 0) hidden = Dim(heads * (*value)[3].value());
+    if (value->size() == 3)
+      hidden = (*value)[2];
+    else if (value->size() == 4 && (*value)[3].is_static() && heads > 0)
+      hidden = Dim(heads * (*value)[3].value());
     out = Shape{(*query)[0], (*query)[1], hidden};
   }
   c.set_output(0, c.type(0), out);
   for (std::size_t k = 1; k < c.output_count(); ++k) c.set_output(k, c.type(0), std::nullopt);
 }
 
-inline void add_attention_rules(RuleTable& t) { t.add(kMsDomain, {"MultiHeadAttention"}, infer_multi_head_attention); }
+inline void add_attention_rules(RuleTable& t) {
+  t.add(kMsDomain, {"MultiHeadAttention"}, infer_multi_head_attention);
+}
 
 }  // namespace xexp::infer

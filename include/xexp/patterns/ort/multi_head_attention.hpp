@@ -79,18 +79,20 @@ inline constexpr auto heads_fit = rewrite::fact<"heads_fit">(
       const bool bsnh = keys_in_bsnh.f(q_k);
       const KnownDim batch = dim_of(q, 0), total = dim_of(k, bsnh ? 1 : 2);
       return dim_of(k, 0) == batch && dim_of(k, bsnh ? 2 : 1) == heads && dim_of(k, 3) == head_size &&
-             dim_of(v, 0) == batch && dim_of(v, 1) == heads && dim_of(v, 2) == total && dim_of(y, 0) == batch &&
-             dim_of(y, 1) == dim_of(q, 2) && dim_of(y, 2) == heads * v_head_size;
+             dim_of(v, 0) == batch && dim_of(v, 1) == heads && dim_of(v, 2) == total &&
+             dim_of(y, 0) == batch && dim_of(y, 1) == dim_of(q, 2) && dim_of(y, 2) == heads * v_head_size;
     });
 // Single head: q (batch, sequence, size), k (batch, total, size), v (batch, total, v_size).
 inline constexpr auto single_head_fits =
     rewrite::fact<"single_head_fits">([](const ValueView& q, const ValueView& k, const ValueView& v) {
-      if (!has_rank(q, 3) || !has_rank(k, 3) || !has_rank(v, 3) || static_dim(q, 2) <= 0 || static_dim(v, 2) <= 0)
+      if (!has_rank(q, 3) || !has_rank(k, 3) || !has_rank(v, 3) || static_dim(q, 2) <= 0 ||
+          static_dim(v, 2) <= 0)
         return false;
       return dim_of(k, 0) == dim_of(q, 0) && dim_of(v, 0) == dim_of(q, 0) && dim_of(k, 2) == dim_of(q, 2) &&
              dim_of(v, 1) == dim_of(k, 1);
     });
-inline constexpr auto heads_of = rewrite::fact<"heads_of">([](const ValueView& q) { return static_dim(q, 1); });
+inline constexpr auto heads_of =
+    rewrite::fact<"heads_of">([](const ValueView& q) { return static_dim(q, 1); });
 // The Reshape target that merges q's heads once transposed to (batch, sequence, heads, head_size): static
 // where q's sizes are, so that ReshapeReshape folds it into the Reshape that split the heads; 0 (copy)
 // for a dynamic batch or sequence.
@@ -105,7 +107,8 @@ inline constexpr auto merged_heads_shape = rewrite::fact<"merged_heads_shape">([
 inline std::optional<Tensor> folded_bias(const ValueView& masked, const ValueView& s) {
   const ir::Graph& g = *s.graph;
   const ir::Node& n = node_of(masked);
-  if (!s.shape() || !masked.shape() || !rewrite::facts::same_shape(*s.shape(), *masked.shape())) return std::nullopt;
+  if (!s.shape() || !masked.shape() || !rewrite::facts::same_shape(*s.shape(), *masked.shape()))
+    return std::nullopt;
   const std::size_t rank = s.shape()->size();
   if ((rank != 3 && rank != 4) || static_dim(s, -2 + static_cast<int64_t>(rank)) <= 0 ||
       static_dim(s, -1 + static_cast<int64_t>(rank)) <= 0)
@@ -148,7 +151,8 @@ inline constexpr auto attention_bias = rewrite::fact<"attention_bias">(folded_bi
 // A mask added as it is: a (batch|1, heads|1, sequence, total) value of the scores' type.
 inline constexpr auto passes_as_bias =
     rewrite::fact<"passes_as_bias">([](const ValueView& masked, const ValueView& m, const ValueView& s) {
-      if (!has_op(node_of(masked), "Add") || !has_rank(m, 4) || !has_rank(s, 4) || m.elem() != s.elem()) return false;
+      if (!has_op(node_of(masked), "Add") || !has_rank(m, 4) || !has_rank(s, 4) || m.elem() != s.elem())
+        return false;
       auto one_or = [&](int64_t axis) { return dim_of(m, axis) == 1 || dim_of(m, axis) == dim_of(s, axis); };
       return one_or(0) && one_or(1) && dim_of(m, 2) == dim_of(s, 2) && dim_of(m, 3) == dim_of(s, 3);
     });
@@ -172,7 +176,8 @@ inline rewrite::RulePtr multi_head_attention_rule() {
   auto q_k = named<'Q'>(either(either(MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 1, 3, 2})),
                                       MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 2, 3, 1}))),
                                keys_transposed));
-  auto q_k_single = named<'Q'>(either(MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 2, 1})), keys_transposed));
+  auto q_k_single =
+      named<'Q'>(either(MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 2, 1})), keys_transposed));
   auto scaled = [&](const auto& product) {
     return named<'S'>(either(either(Div(product, s), commutative(Mul(product, s))), product));
   };
@@ -199,20 +204,23 @@ inline rewrite::RulePtr multi_head_attention_rule() {
   auto key = choose(detail::keys_in_bsnh(q_k), Transpose(k, attr<"perm"> = merge), k);
   return rule("MultiHeadAttention")
       .priority(2)
-      .cases(match(heads_merged(mask))
-                 .when(is_last_axis(axis, mask) && fits && (has_value(bias) || detail::passes_as_bias(mask, m, scores)))
-                 .to(attention(query, key, v, omitted, omitted, choose(has_value(bias), fold(value_of(bias)), m),
-                               attr<"num_heads"> = detail::heads_of(q), attr<"scale"> = value_of(scale))),
-             match(heads)
-                 .when(is_last_axis(axis, scores) && fits)
-                 .to(attention(query, key, v, attr<"num_heads"> = detail::heads_of(q), attr<"scale"> = value_of(scale))),
-             match(single_head(mask_single))
-                 .when(is_last_axis(axis, mask_single) && fits_single && has_value(bias))
-                 .to(attention(q, k, v, omitted, omitted, fold(value_of(bias)), attr<"num_heads"> = 1,
-                               attr<"scale"> = value_of(scale))),
-             match(single_head(scores_single))
-                 .when(is_last_axis(axis, scores_single) && fits_single)
-                 .to(attention(q, k, v, attr<"num_heads"> = 1, attr<"scale"> = value_of(scale))));
+      .cases(
+          match(heads_merged(mask))
+              .when(is_last_axis(axis, mask) && fits &&
+                    (has_value(bias) || detail::passes_as_bias(mask, m, scores)))
+              .to(attention(query, key, v, omitted, omitted, choose(has_value(bias), fold(value_of(bias)), m),
+                            attr<"num_heads"> = detail::heads_of(q), attr<"scale"> = value_of(scale))),
+          match(heads)
+              .when(is_last_axis(axis, scores) && fits)
+              .to(attention(query, key, v, attr<"num_heads"> = detail::heads_of(q),
+                            attr<"scale"> = value_of(scale))),
+          match(single_head(mask_single))
+              .when(is_last_axis(axis, mask_single) && fits_single && has_value(bias))
+              .to(attention(q, k, v, omitted, omitted, fold(value_of(bias)), attr<"num_heads"> = 1,
+                            attr<"scale"> = value_of(scale))),
+          match(single_head(scores_single))
+              .when(is_last_axis(axis, scores_single) && fits_single)
+              .to(attention(q, k, v, attr<"num_heads"> = 1, attr<"scale"> = value_of(scale))));
 }
 
 // MultiHeadAttention with key and value in (batch, heads, total, head_size), each split from a 3-D
