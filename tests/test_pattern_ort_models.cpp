@@ -110,5 +110,7 @@ TEST(PatternOrtModels, LlamaGetsRmsNormalizationsAndQuickGelu) {
     EXPECT_GT(m.original_ops.at(op), 0) << op;
     EXPECT_EQ(ops[op], 0) << op;
   }
-  EXPECT_EQ(m.nodes, 40u);  // 124 nodes written by the exporter, Constant nodes included
+  EXPECT_EQ(ops["com.microsoft.RotaryEmbedding"], 2);  // q and k
+  EXPECT_EQ(ops["Neg"], 0);
+  EXPECT_EQ(m.nodes, 29u);  // 124 nodes written by the exporter, Constant nodes included
 }
