@@ -110,5 +110,8 @@ TEST(PatternOrtModels, LlamaGetsRmsNormalizationsAndQuickGelu) {
     EXPECT_GT(m.original_ops.at(op), 0) << op;
     EXPECT_EQ(ops[op], 0) << op;
   }
-  EXPECT_EQ(m.nodes, 37u);  // 124 written by the exporter, Constants included; attention is one node
+  EXPECT_EQ(ops["com.microsoft.RotaryEmbedding"], 2);  // q and k
+  EXPECT_EQ(ops["Neg"], 0);
+  EXPECT_EQ(ops["com.microsoft.MultiHeadAttention"], 1);
+  EXPECT_EQ(m.nodes, 17u);  // 124 written by the exporter, Constants included; attention is one node
 }

@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,7 +32,8 @@ namespace {
 const std::string kRotaryRules = "ContribRotaryEmbedding,ContribRotaryEmbedding3D";
 
 enum class Halves { Slices, Split };
-enum class CosSin { Constant, ConstantPerBatch, Gathered, GatheredFromSlicedTable };
+// GatheredForAllBatches: position ids of shape (1, seq), read by every batch.
+enum class CosSin { Constant, ConstantPerBatch, Gathered, GatheredFromSlicedTable, GatheredForAllBatches, Computed };
 
 struct RotaryCase {
   Halves halves = Halves::Slices;
@@ -66,7 +69,8 @@ ir::ValueId cos_or_sin(ir::Graph& g, const RotaryCase& c, bool is_sin, ir::Value
       return g.add_initializer(name, angle_table(kBatch * kSeq, c.head, is_sin, unequal)
                                          .reshaped({kBatch, 1, kSeq, c.head}));
     case CosSin::Gathered:
-    case CosSin::GatheredFromSlicedTable: {
+    case CosSin::GatheredFromSlicedTable:
+    case CosSin::GatheredForAllBatches: {
       ir::ValueId table = g.add_initializer(name + "_table", angle_table(kTableRows, c.head, is_sin, unequal));
       if (c.cos_sin == CosSin::GatheredFromSlicedTable)
         table = node(g, "Slice", {table, test::int64_initializer(g, name + "_start", {0}),
@@ -74,6 +78,14 @@ ir::ValueId cos_or_sin(ir::Graph& g, const RotaryCase& c, bool is_sin, ir::Value
                                   test::int64_initializer(g, name + "_axis", {0})});
       const ir::ValueId rows = node(g, "Gather", {table, positions});
       return node(g, "Unsqueeze", {rows, test::int64_initializer(g, name + "_heads_axis", {1})});
+    }
+    case CosSin::Computed: {  // Unsqueeze(Cos(Concat(angles, angles)) * scale) as newer Llama code writes it
+      const std::optional<ir::ValueId> found = g.find("angles");
+      const ir::ValueId angles = found ? *found : g.add_input("angles", ElemType::Float, Shape{1, kSeq, c.head / 2});
+      const ir::ValueId both = node(g, "Concat", {angles, angles}, {ir::Attribute::make_int(Symbol("axis"), -1)});
+      const ir::ValueId scaled = node(g, "Mul", {node(g, is_sin ? "Sin" : "Cos", {both}),
+                                                 g.add_initializer(name + "_scale", Tensor::from<float>({}, {1.25f}))});
+      return node(g, "Unsqueeze", {scaled, test::int64_initializer(g, name + "_heads_axis", {1})});
     }
   }
   return ir::kNone;
@@ -90,8 +102,11 @@ ir::Model rotary_model(const RotaryCase& c) {
   } else {
     x = g.add_input("X", ElemType::Float, Shape{kBatch, kHeads, kSeq, c.head});
   }
-  const bool gathered = c.cos_sin == CosSin::Gathered || c.cos_sin == CosSin::GatheredFromSlicedTable;
-  const ir::ValueId positions = gathered ? g.add_input("positions", ElemType::Int64, Shape{kBatch, kSeq}) : ir::kNone;
+  const bool gathered = c.cos_sin == CosSin::Gathered || c.cos_sin == CosSin::GatheredFromSlicedTable ||
+                        c.cos_sin == CosSin::GatheredForAllBatches;
+  const int64_t positions_batch = c.cos_sin == CosSin::GatheredForAllBatches ? 1 : kBatch;
+  const ir::ValueId positions =
+      gathered ? g.add_input("positions", ElemType::Int64, Shape{positions_batch, kSeq}) : ir::kNone;
   const int64_t half = c.head / 2;
   ir::ValueId first, second;
   if (c.halves == Halves::Slices) {
@@ -179,6 +194,13 @@ TEST(PatternOrtRotary, CachesGatheredByPositionIdsKeepThePositionIds) {
   }
 }
 
+TEST(PatternOrtRotary, PositionIdsSharedByTheBatchAreExpandedToIt) {
+  const ir::Model m = expect_fused({.cos_sin = CosSin::GatheredForAllBatches}, {"Expand", "com.microsoft.RotaryEmbedding"});
+  const ir::Node& expand = only_node(*m.graph, "Expand");
+  EXPECT_EQ(m.graph->value(expand.inputs[0]).name, "positions");
+  EXPECT_EQ(m.graph->value(expand.outputs[0]).shape, (Shape{kBatch, kSeq}));
+}
+
 TEST(PatternOrtRotary, ConstantCachesDifferingByBatchGetOneRowPerPosition) {
   const ir::Model m = expect_fused({.cos_sin = CosSin::ConstantPerBatch}, {"com.microsoft.RotaryEmbedding"});
   const ir::Node& rotary = only_node(*m.graph, "RotaryEmbedding");
@@ -186,6 +208,20 @@ TEST(PatternOrtRotary, ConstantCachesDifferingByBatchGetOneRowPerPosition) {
   EXPECT_EQ(positions.dims(), (std::vector<int64_t>{kBatch, kSeq}));
   EXPECT_EQ(positions.data<int64_t>()[kSeq + 1], kSeq + 1);
   EXPECT_EQ(constant_input(*m.graph, rotary, 2).dims(), (std::vector<int64_t>{kBatch * kSeq, 4}));
+}
+
+TEST(PatternOrtRotary, ComputedCachesBecomeCosAndSinOfTheAnglesAsRows) {
+  ir::Model m = rotary_model({.cos_sin = CosSin::Computed, .from_3d = true});
+  run_rules(m, kRotaryRules);
+  OpList ops = op_types(*m.graph);
+  std::sort(ops.begin(), ops.end());
+  EXPECT_EQ(ops, (OpList{"Cos", "Mul", "Mul", "Reshape", "Reshape", "Reshape", "Sin", "Transpose",
+                         "com.microsoft.RotaryEmbedding"}));
+  const ir::Node& rotary = only_node(*m.graph, "RotaryEmbedding");
+  EXPECT_EQ(constant_input(*m.graph, rotary, 1).dims(), (std::vector<int64_t>{1}));  // offset 0
+  EXPECT_EQ(m.graph->value(rotary.inputs[2]).shape, (Shape{kSeq, 4}));
+  test::expect_same_outputs([] { return rotary_model({.cos_sin = CosSin::Computed, .from_3d = true}); }, kRotaryRules,
+                            1e-6);
 }
 
 TEST(PatternOrtRotary, NotWhenItIsNoRotateHalf) {

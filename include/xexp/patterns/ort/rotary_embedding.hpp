@@ -9,6 +9,10 @@
 //    (one row per position; a cos differing between batches gets a row per (batch, position));
 //  - Unsqueeze(Gather(table, position_ids), axes=[1]) with a constant table, possibly Slice'd from row 0
 //    first (a dynamic export): that changes no gathered row, so the caches come from the whole table.
+//  - Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar], axes=[1]) and Sin alike (newer Llama and
+//    Phi code computes them from the position ids): the caches are Cos(angles) and Sin(angles) reshaped
+//    to rows, read from offset 0 when the angles have a batch of 1, one row per (batch, position) for a
+//    static batch.
 // ONNX Runtime 1.30 reads a 4-D input as (batch, heads, seq, head_size) and int64 position_ids of shape
 // (batch, seq), or of one element as an offset added to each sequence index.
 // ContribRotaryEmbedding3D then moves the rotation before the Reshape + Transpose(0, 2, 1, 3) splitting
@@ -83,13 +87,26 @@ inline constexpr auto is_rotate_half =
              last_axis_part(second, x) == std::pair<int64_t, int64_t>{size / 2, size};
     });
 
-// Where a cos (or sin) value comes from: rows of a table (rows, head_size) whose halves are equal, and the
-// row of each (batch, seq) position, a graph value or a constant.
+// Where a cos (or sin) value comes from, and the row of each (batch, seq) position in it, a graph value or
+// a constant. Either rows of a constant table (rows, head_size) whose halves are equal, or computed:
+// `function`(angles) [* scale], angles (batch or 1, seq, head_size / 2) repeated on both halves.
 struct RotaryCache {
   Tensor rows;
   ir::ValueId positions = ir::kNone;
+  int64_t positions_batch = 0;  // > 0: positions has a batch of 1, expanded to this static batch
   Tensor fixed_positions;  // when positions is kNone
+  ir::ValueId angles = ir::kNone;
+  Symbol function = {};
+  ir::ValueId scale = ir::kNone;
 };
+
+// The node of op `op` (default domain) producing v as its first output, or nullptr.
+inline const ir::Node* producer_of(const ir::Graph& g, ir::ValueId v, const char* op) {
+  const ir::Value& value = g.value(v);
+  if (value.producer == ir::kNone || value.output_index != 0) return nullptr;
+  const ir::Node& n = g.node(value.producer);
+  return n.op_type == Symbol(op) && n.domain.empty() && !n.inputs.empty() ? &n : nullptr;
+}
 
 // The two halves of every row of `rows` (rows, size) are equal, bit for bit (a table of a large model
 // has millions of values: compared as bytes, the check stays cheap).
@@ -130,25 +147,18 @@ inline std::optional<RotaryCache> constant_rotary_cache(const Tensor& t, const V
     same_groups = std::memcmp(bytes.data(), bytes.data() + first, group) == 0;
   if (same_groups)
     return RotaryCache{compute("Slice", {all, int64_tensor({0}), int64_tensor({rows}), int64_tensor({0})}), ir::kNone,
-                       int64_tensor({0})};
+                       0, int64_tensor({0})};
   if (!(seq == rows)) return std::nullopt;
   const std::vector<int64_t> ids = eval::iota_map(groups * rows);
-  return RotaryCache{all, ir::kNone,
-                     Tensor::from<int64_t>({groups, rows}, ids)};
+  return RotaryCache{all, ir::kNone, 0, Tensor::from<int64_t>({groups, rows}, ids)};
 }
 
 // cos or sin gathered from a constant table by position ids: Unsqueeze(Gather(table, ids), axes=[1]).
 inline std::optional<RotaryCache> gathered_rotary_cache(const ValueView& c, const ValueView& x) {
   const ir::Graph& g = *c.graph;
-  auto producer = [&](ir::ValueId v, const char* op) -> const ir::Node* {
-    const ir::Value& value = g.value(v);
-    if (value.producer == ir::kNone || value.output_index != 0) return nullptr;
-    const ir::Node& n = g.node(value.producer);
-    return n.op_type == Symbol(op) && n.domain.empty() && !n.inputs.empty() ? &n : nullptr;
-  };
-  const ir::Node* unsqueeze = producer(c.id, "Unsqueeze");
+  const ir::Node* unsqueeze = producer_of(g, c.id, "Unsqueeze");
   if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1}) return std::nullopt;
-  const ir::Node* gather = producer(unsqueeze->inputs[0], "Gather");
+  const ir::Node* gather = producer_of(g, unsqueeze->inputs[0], "Gather");
   if (!gather || gather->inputs.size() != 2) return std::nullopt;
   const ir::Attribute* axis = gather->attribute(Symbol("axis"));
   if (axis && axis->i != 0) return std::nullopt;
@@ -156,10 +166,16 @@ inline std::optional<RotaryCache> gathered_rotary_cache(const ValueView& c, cons
   const Shape& xs = *x.shape();
   using rewrite::facts::KnownDim;
   if (ids.elem != ElemType::Int64 || !ids.shape || ids.shape->size() != 2 ||
-      !(KnownDim{(*ids.shape)[0]} == KnownDim{xs[0]}) || !(KnownDim{(*ids.shape)[1]} == KnownDim{xs[2]}))
+      !(KnownDim{(*ids.shape)[1]} == KnownDim{xs[2]}))
     return std::nullopt;
+  // ONNX Runtime wants (batch, seq) position ids: ids shared by a static batch are expanded to it.
+  int64_t positions_batch = 0;
+  if (!(KnownDim{(*ids.shape)[0]} == KnownDim{xs[0]})) {
+    if (!((*ids.shape)[0] == Dim(1)) || !xs[0].is_static()) return std::nullopt;
+    positions_batch = xs[0].value();
+  }
   ir::ValueId table = gather->inputs[0];
-  if (const ir::Node* slice = producer(table, "Slice")) {  // rows [0, end) of the table
+  if (const ir::Node* slice = producer_of(g, table, "Slice")) {  // rows [0, end) of the table
     if (slice->inputs.size() < 4) return std::nullopt;
     if (int_constant(g, slice->inputs[1]) != std::vector<int64_t>{0} ||
         int_constant(g, slice->inputs[3]) != std::vector<int64_t>{0} || !unit_steps.f(ValueView{&g, table}))
@@ -169,13 +185,63 @@ inline std::optional<RotaryCache> gathered_rotary_cache(const ValueView& c, cons
   const Tensor* t = rewrite::constant_tensor(g, table);
   const int64_t size = xs[3].value();
   if (!t || t->rank() != 2 || t->dims()[1] != size || !halves_equal(*t)) return std::nullopt;
-  return RotaryCache{*t, gather->inputs[1], Tensor()};
+  return RotaryCache{*t, gather->inputs[1], positions_batch, Tensor()};
+}
+
+// cos or sin computed from angles (exports of newer Llama and Phi code):
+// Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar constant], axes=[1]), Sin alike. The angles
+// of one batch (1, seq, head_size / 2) are rows read from offset 0; those of a static batch, one row per
+// (batch, position).
+inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, const ValueView& x) {
+  const ir::Graph& g = *c.graph;
+  const ir::Node* unsqueeze = producer_of(g, c.id, "Unsqueeze");
+  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1}) return std::nullopt;
+  ir::ValueId value = unsqueeze->inputs[0], scale = ir::kNone;
+  if (const ir::Node* mul = producer_of(g, value, "Mul"); mul && mul->inputs.size() == 2) {
+    for (int k : {0, 1}) {
+      const Tensor* t = rewrite::constant_tensor(g, mul->inputs[k]);
+      if (t && t->size() == 1 && t->type() == x.elem()) {
+        scale = mul->inputs[k];
+        value = mul->inputs[1 - k];
+      }
+    }
+    if (scale == ir::kNone) return std::nullopt;
+  }
+  const ir::Node* function = producer_of(g, value, "Cos");
+  if (!function) function = producer_of(g, value, "Sin");
+  if (!function) return std::nullopt;
+  const ir::Node* concat = producer_of(g, function->inputs[0], "Concat");
+  if (!concat || concat->inputs.size() != 2 || concat->inputs[0] != concat->inputs[1]) return std::nullopt;
+  const ir::Value& angles = g.value(concat->inputs[0]);
+  const Shape& xs = *x.shape();
+  using rewrite::facts::KnownDim;
+  if (!angles.shape || angles.shape->size() != 3 || !(KnownDim{(*angles.shape)[1]} == KnownDim{xs[2]}) ||
+      !(KnownDim{(*angles.shape)[2]} == xs[3].value() / 2) || angles.elem != x.elem())
+    return std::nullopt;
+  const ir::Attribute* axis = concat->attribute(Symbol("axis"));
+  if (!axis || (axis->i != -1 && axis->i != 2)) return std::nullopt;
+  RotaryCache out{Tensor(), ir::kNone, 0, int64_tensor({0}), concat->inputs[0], function->op_type, scale};
+  const Dim batch = (*angles.shape)[0];
+  if (batch == Dim(1)) return out;
+  if (!batch.is_static() || !xs[0].is_static() || batch.value() != xs[0].value() || !xs[2].is_static())
+    return std::nullopt;
+  out.fixed_positions = Tensor::from<int64_t>({batch.value(), xs[2].value()}, eval::iota_map(batch.value() * xs[2].value()));
+  return out;
 }
 
 inline std::optional<RotaryCache> rotary_cache(const ValueView& c, const ValueView& x) {
   if (c.elem() != x.elem()) return std::nullopt;
   if (const Tensor* t = c.constant()) return constant_rotary_cache(*t, x);
-  return gathered_rotary_cache(c, x);
+  if (std::optional<RotaryCache> gathered = gathered_rotary_cache(c, x)) return gathered;
+  return computed_rotary_cache(c, x);
+}
+
+// The cache input of RotaryEmbedding: the first halves of the table rows, or the computed rows.
+inline ir::ValueId build_cache(rewrite::Rewriter& r, const RotaryCache& c, int64_t head_size) {
+  if (c.angles == ir::kNone) return r.initializer(first_halves(c.rows));
+  ir::ValueId rows = r.node(c.function, {c.angles});
+  if (c.scale != ir::kNone) rows = r.node(Symbol("Mul"), {rows, c.scale});
+  return r.node(Symbol("Reshape"), {rows, r.initializer(int64_tensor({-1, head_size / 2}))});
 }
 
 // cos and sin read as caches by the same positions (x is checked by is_rotate_half first).
@@ -184,7 +250,7 @@ inline constexpr auto has_rotary_caches =
       const ElemType t = x.elem();
       if (t != ElemType::Float && t != ElemType::Float16) return false;  // ONNX Runtime's CPU kernels
       const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
-      return c && s && c->positions == s->positions && c->rows.dims() == s->rows.dims() &&
+      return c && s && c->positions == s->positions && c->positions_batch == s->positions_batch && c->rows.dims() == s->rows.dims() && c->angles == s->angles &&
              (c->positions != ir::kNone || c->fixed_positions.dims() == s->fixed_positions.dims());
     });
 
@@ -192,9 +258,11 @@ inline std::optional<ir::ValueId> build_rotary(rewrite::Rewriter& r, const Value
                                                const ValueView& sin) {
   const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
   if (!c || !s) return std::nullopt;
-  const ir::ValueId positions = c->positions != ir::kNone ? c->positions : r.initializer(c->fixed_positions);
-  return r.node(Symbol("RotaryEmbedding"),
-                {x.id, positions, r.initializer(first_halves(c->rows)), r.initializer(first_halves(s->rows))},
+  ir::ValueId positions = c->positions != ir::kNone ? c->positions : r.initializer(c->fixed_positions);
+  if (c->positions_batch > 0)
+    positions = r.node(Symbol("Expand"), {positions, r.initializer(int64_tensor({c->positions_batch, 1}))});
+  const int64_t head_size = x.shape()->back().value();
+  return r.node(Symbol("RotaryEmbedding"), {x.id, positions, build_cache(r, *c, head_size), build_cache(r, *s, head_size)},
                 {ir::Attribute::make_int(Symbol("interleaved"), 0)}, Symbol("com.microsoft"));
 }
 
