@@ -430,6 +430,12 @@ TEST(EvalOrtDepartures, GemmOverAnEmptyInnerDimensionIsBetaTimesC) {
   expect_near(y, {2.5f, 2.5f, 2.5f, 2.5f});
 }
 
+TEST(EvalOrtDepartures, ReducingAnEmptyOrScalarInputOverAnAxisOutOfRangeIsAnError) {
+  // axes are in [-rank, rank - 1]; ONNX Runtime computes these
+  EXPECT_THROW(run1("ReduceSum", {f32({4, 0, 3}, {}), i64({1}, {3})}), Error);
+  EXPECT_THROW(run1("ReduceMin", {f32({}, {2}), i64({1}, {0})}), Error);
+}
+
 TEST(EvalDifferentialFixes, NaNPropagatesThroughSignReluCeluAndHardSigmoid) {
   // numpy's sign, maximum and minimum, which the reference implementation uses, give NaN for NaN; the
   // evaluator gave 0 (Sign, Relu, Celu) and 1 (HardSigmoid)
