@@ -384,6 +384,23 @@ TEST(HostileKernels, ConvIntegerAndQLinearConvThatDoNotFitTheirInputAreErrorsBef
     xexp::testing::expect_one_error_line(r, "print");
     EXPECT_NE(r.err.find(mutant.cause), std::string::npos) << r.err;
   }
+  // The rules type what fits: ConvInteger's third input is X's zero point (a scalar), not a bias.
+  TempDir dir;
+  ::onnx::ModelProto m = base_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", 2, {1, 1, 4, 4});
+  *g->add_input() = tensor_info("w", 2, {2, 1, 3, 3});
+  ::onnx::ValueInfoProto zero = tensor_info("x_zero", 2, {});
+  zero.mutable_type()->mutable_tensor_type()->mutable_shape();  // a scalar
+  *g->add_input() = zero;
+  *g->add_node() = make_node("ConvInteger", {"x", "w", "x_zero"}, {"c"}, "Conv_c");
+  *g->add_output() = tensor_info("c", 6, {});
+  xexp::ir::Model model = xexp::load_model(saved(dir, m));
+  xexp::infer::infer_model_types(model);
+  const xexp::ir::Value& c = model.graph->value(*model.graph->find("c"));
+  EXPECT_EQ(c.elem, xexp::ElemType::Int32);
+  ASSERT_TRUE(c.shape.has_value());
+  EXPECT_EQ(xexp::shape_str(*c.shape), "(1,2,2,2)");
 }
 
 TEST(HostileKernels, AxisOfAScalarIsAnError) {

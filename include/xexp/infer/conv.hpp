@@ -6,6 +6,7 @@
 // is unknown, except where the window keeps it as is (stride 1 and padding that makes up for the
 // kernel): a 3x3 Conv with pads 1 keeps "height".
 #include <cmath>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -114,8 +115,8 @@ inline const Shape* window_input(InferContext& c) {
 }
 
 // Conv and its quantized forms: (N, M, ...) for X (input 0) and a weight (M, C / group, k1, ...) (input
-// `w_index`), with the bias at `b_index` when the node has one.
-inline void infer_conv_like(InferContext& c, std::size_t w_index, std::size_t b_index, ElemType type) {
+// `w_index`), with the bias at `b_index` when the op has one.
+inline void infer_conv_like(InferContext& c, std::size_t w_index, std::optional<std::size_t> b_index, ElemType type) {
   const Shape* x = window_input(c);
   if (!x) return c.set_output(0, type);
   if (!c.shape(w_index)) return c.set_output_rank(0, type, x->size());
@@ -134,10 +135,10 @@ inline void infer_conv_like(InferContext& c, std::size_t w_index, std::size_t b_
              c.input_name(w_index));
     c.unify((*x)[1], Dim(w[1].value() * group));
   }
-  if (c.has_input(b_index) && c.shape(b_index)) {
-    const Shape& b = *c.shape(b_index);
+  if (b_index && c.has_input(*b_index) && c.shape(*b_index)) {
+    const Shape& b = *c.shape(*b_index);
     if (b.size() != 1 || (b[0].is_static() && w[0].is_static() && b[0].value() != w[0].value()))
-      c.fail("the bias has shape " + shape_str(b) + " for " + w[0].str() + " output channels", c.input_name(b_index));
+      c.fail("the bias has shape " + shape_str(b) + " for " + w[0].str() + " output channels", c.input_name(*b_index));
     c.unify(b[0], w[0]);
   }
   Shape out{(*x)[0], w[0]};
@@ -153,10 +154,10 @@ inline void infer_conv_like(InferContext& c, std::size_t w_index, std::size_t b_
 
 // Conv, com.microsoft FusedConv: X, W, B.
 inline void infer_conv(InferContext& c) { infer_conv_like(c, 1, 2, c.type(0)); }
-// ConvInteger: X, W, zero points; int32 out. QLinearConv: X, its scale and zero point, W, its scale and
+// ConvInteger: X, W, zero points, no bias; int32 out. QLinearConv: X, its scale and zero point, W, its scale and
 // zero point, Y's scale and zero point (Y's type), B. Ours run before ONNX's inference, whose shared
 // Conv rule reads past its vectors on a weight whose rank is not the input's.
-inline void infer_conv_integer(InferContext& c) { infer_conv_like(c, 1, 2, ElemType::Int32); }
+inline void infer_conv_integer(InferContext& c) { infer_conv_like(c, 1, std::nullopt, ElemType::Int32); }
 inline void infer_qlinear_conv(InferContext& c) { infer_conv_like(c, 3, 8, c.type(7)); }
 
 // ConvTranspose: (N, group * M / group, ...) for a weight (C, M / group, k1, ...). The output sizes
