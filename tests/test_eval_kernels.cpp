@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <numbers>
 
 #include "xexp/eval.hpp"
 
@@ -371,6 +372,107 @@ TEST(EvalOrtDepartures, NonZeroOfAScalarHasNoRow) {
   // output shape (rank, count): ONNX Runtime gives (1, count), as numpy's nonzero of a 0-d array
   EXPECT_EQ(run1("NonZero", {f32({}, {2})}).dims(), (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(run1("NonZero", {f32({}, {0})}).dims(), (std::vector<int64_t>{0, 0}));
+}
+
+TEST(EvalOrtDepartures, GeluTanhInDoubleUsesTheExactConstants) {
+  // ONNX Runtime's float64 result uses sqrt(2/pi) and 0.044715 rounded to float32
+  const double x = -1.6858612;
+  const double exact = 0.5 * x * (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (x + 0.044715 * x * x * x)));
+  const Tensor y = run1("Gelu", {Tensor::from<double>({1}, {x})}, {Attribute::make_string(Symbol("approximate"), "tanh")},
+                        "", 20);
+  EXPECT_NEAR(values<double>(y)[0], exact, 1e-15);
+}
+
+TEST(EvalOrtDepartures, ReduceLogSumExpIsLogSumExpTruncatedOrNaN) {
+  // ONNX Runtime: 3 for log(exp(4)), 7 for [8, 7], +inf for [+inf, NaN]
+  EXPECT_EQ(values<int64_t>(run1("ReduceLogSumExp", {i64({1}, {4})}))[0], 4);
+  EXPECT_EQ(values<int64_t>(run1("ReduceLogSumExp", {i64({2}, {8, 7})}))[0], 8);  // log(e^8 + e^7) = 8.31
+  EXPECT_EQ(values<int64_t>(run1("ReduceLogSumExp", {i64({2}, {-2, -5})}))[0], -1);  // -1.95, toward zero
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(values<float>(run1("ReduceLogSumExp", {f32({2}, {inf, nan})}))[0]));
+}
+
+TEST(EvalOrtDepartures, ReduceMaxAndReduceMinPropagateNaN) {
+  // ONNX Runtime drops the NaN of [3.99, NaN, 1.14]
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const char* op : {"ReduceMax", "ReduceMin"}) {
+    EXPECT_TRUE(std::isnan(values<float>(run1(op, {f32({3}, {3.99f, nan, 1.14f})}))[0])) << op;
+    EXPECT_TRUE(std::isnan(values<float>(run1(op, {f32({2}, {nan, 1})}))[0])) << op;
+  }
+}
+
+TEST(EvalOrtDepartures, LogSoftmaxOfARowHoldingNaNIsNaN) {
+  // ONNX Runtime's float64 kernel gives 46.05 for the 30.78 of this row
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Tensor y = run1("LogSoftmax", {Tensor::from<double>({1, 4}, {30.78, -1.12, 0.23, nan})});
+  for (double v : values<double>(y)) EXPECT_TRUE(std::isnan(v)) << v;
+}
+
+TEST(EvalOrtDepartures, MaxPoolWithDilationsAndSamePaddingIsCeilOfInputOverStride) {
+  // kernel 3 dilated by 2 spans 5: SAME_UPPER pads 4 and keeps the 4 positions; ONNX Runtime pads 2, gives 2
+  const Tensor y = run1("MaxPool", {f32({1, 1, 4}, {1, 5, 2, 3})},
+                        {Attribute::make_ints(Symbol("kernel_shape"), {3}), Attribute::make_ints(Symbol("dilations"), {2}),
+                         Attribute::make_string(Symbol("auto_pad"), "SAME_UPPER")});
+  EXPECT_EQ(y.dims(), (std::vector<int64_t>{1, 1, 4}));
+  expect_near(y, {2, 5, 2, 5});
+}
+
+TEST(EvalOrtDepartures, GlobalMaxPoolOfMinusInfinityIsMinusInfinity) {
+  // ONNX Runtime gives float's lowest, -3.4e38
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(values<float>(run1("GlobalMaxPool", {f32({1, 2, 1, 1}, {-1.5f, -inf})})), (std::vector<float>{-1.5f, -inf}));
+}
+
+TEST(EvalOrtDepartures, GemmOverAnEmptyInnerDimensionIsBetaTimesC) {
+  // A (4, 0) x B (0, 1): alpha * A * B is zero, Y = beta * C; ONNX Runtime returns C
+  const Tensor y = run1("Gemm", {f32({4, 0}, {}), f32({0, 1}, {}), f32({1}, {1.25f})},
+                        {Attribute::make_float(Symbol("alpha"), 1.5f), Attribute::make_float(Symbol("beta"), 2.0f)});
+  expect_near(y, {2.5f, 2.5f, 2.5f, 2.5f});
+}
+
+TEST(EvalOrtDepartures, ReducingAnEmptyOrScalarInputOverAnAxisOutOfRangeIsAnError) {
+  // axes are in [-rank, rank - 1]; ONNX Runtime computes these
+  EXPECT_THROW(run1("ReduceSum", {f32({4, 0, 3}, {}), i64({1}, {3})}), Error);
+  EXPECT_THROW(run1("ReduceMin", {f32({}, {2}), i64({1}, {0})}), Error);
+}
+
+TEST(EvalDifferentialFixes, NaNPropagatesThroughSignReluCeluAndHardSigmoid) {
+  // numpy's sign, maximum and minimum, which the reference implementation uses, give NaN for NaN; the
+  // evaluator gave 0 (Sign, Relu, Celu) and 1 (HardSigmoid)
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const char* op : {"Sign", "Relu", "Celu", "HardSigmoid"}) {
+    const auto y = values<float>(run1(op, {f32({3}, {nan, -2, 3})}));
+    EXPECT_TRUE(std::isnan(y[0])) << op;
+    EXPECT_FALSE(std::isnan(y[1]) || std::isnan(y[2])) << op;
+  }
+  EXPECT_TRUE(std::isnan(values<double>(run1("Relu", {Tensor::from<double>({1}, {std::nan("")})}))[0]));
+  // float16 too (ONNX Runtime's float16 Sign departs: 0)
+  const Tensor half_nan = eval::cast_tensor(f32({1}, {nan}), ElemType::Float16);
+  EXPECT_TRUE(std::isnan(eval::element_as_double(run1("Sign", {half_nan}), 0)));
+  EXPECT_EQ(values<float>(run1("Sign", {f32({3}, {-0.0f, 0.0f, -2})})), (std::vector<float>{0, 0, -1}));
+}
+
+TEST(EvalDifferentialFixes, MaxPoolAndGlobalMaxPoolPropagateNaN) {
+  // as numpy's max over each window; the evaluator skipped NaN (std::max keeps its first operand)
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const auto pooled = run("MaxPool", {f32({1, 1, 4}, {-3, nan, 1, 2})}, {Attribute::make_ints(Symbol("kernel_shape"), {2})}, 2);
+  const auto y = values<float>(pooled[0]);
+  ASSERT_EQ(y.size(), 3u);
+  EXPECT_TRUE(std::isnan(y[0]) && std::isnan(y[1]));
+  EXPECT_EQ(y[2], 2);
+  EXPECT_EQ(values<int64_t>(pooled[1]), (std::vector<int64_t>{1, 1, 3}));  // where the NaN is
+  EXPECT_TRUE(std::isnan(values<float>(run1("GlobalMaxPool", {f32({1, 1, 3}, {2, nan, 1})}))[0]));
+}
+
+TEST(EvalDifferentialFixes, ClipOfFloat16WithoutABoundStopsAtFloat16sLimits) {
+  // an absent min is the type's lowest value: -65504 for float16 (clipping in float gave -inf)
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor x = eval::cast_tensor(f32({3}, {-inf, 1, inf}), ElemType::Float16);
+  const Tensor hi = eval::cast_tensor(f32({}, {-1.25f}), ElemType::Float16);
+  const Tensor y = run1("Clip", {x, std::nullopt, hi});
+  EXPECT_EQ(y.type(), ElemType::Float16);
+  expect_near(eval::cast_tensor(y, ElemType::Float), {-65504, -1.25f, -1.25f});
+  expect_near(eval::cast_tensor(run1("Clip", {x}), ElemType::Float), {-65504, 1, 65504});
 }
 
 TEST(EvalDifferentialFixes, PadCroppingMoreThanTheDimensionIsAnError) {

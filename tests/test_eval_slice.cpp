@@ -55,6 +55,13 @@ TEST(SliceRange, ClampsAsOnnxDefines) {
   EXPECT_EQ(slice_range(5, 0, 5, 0).count, 0);
 }
 
+TEST(SliceRange, EndAtIntMaxWithANegativeStepSelectsNothing) {
+  // The specification clamps such an end to dim - 1, at or after any start. ONNX Runtime 1.30 slices back
+  // to the beginning instead ([1, 0] for the first): test_ort_differential counts it as a departure.
+  EXPECT_EQ(slice_range(4, 1, kHighest, -1).count, 0);
+  EXPECT_EQ(slice_range(4, 3, std::numeric_limits<int32_t>::max(), -2).count, 0);
+}
+
 TEST(SliceRange, ShapeStartEnd) {
   EXPECT_EQ(shape_range(4, 0, 4), (std::pair<int64_t, int64_t>{0, 4}));
   EXPECT_EQ(shape_range(4, -1, 4), (std::pair<int64_t, int64_t>{3, 4}));

@@ -15,6 +15,7 @@
 #include "support/temp_dir.hpp"
 #include "xexp/eval/evaluator.hpp"
 #include "xexp/functions/inliner.hpp"
+#include "xexp/infer/model.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/tools/optimize.hpp"
 #include "xexp/tools/printer.hpp"
@@ -337,6 +338,69 @@ TEST(HostileKernels, ScanWithoutItsBodyIsTypedWithoutOnnxInference) {
   EXPECT_NO_THROW(xexp::tools::optimize_model(model, options));
   EXPECT_NE(xexp::tools::pretty(model).find("Scan(Y, num_scan_inputs=1) -> S"), std::string::npos)
       << xexp::tools::pretty(model);
+}
+
+TEST(HostileKernels, ConvIntegerAndQLinearConvThatDoNotFitTheirInputAreErrorsBeforeOnnxInference) {
+  // libonnx's Conv inference, which ConvInteger and QLinearConv share, reads past its vectors on a weight
+  // whose rank is not the input's (`print` crashed in it on a mutated ConvInteger) and divides by a stride
+  // of 0. Our rules see both first.
+  struct Mutant {
+    std::string op;
+    std::vector<int64_t> w_dims, strides;
+    std::string cause;
+  };
+  const std::vector<Mutant> mutants = {
+      {"ConvInteger", {1, 1, 2, 2}, {}, "the weight has rank 4, the input 3"},
+      {"QLinearConv", {1, 1, 2, 2}, {}, "the weight has rank 4, the input 3"},
+      {"ConvInteger", {1, 1, 2}, {0}, "strides holds 0"},
+  };
+  for (const Mutant& mutant : mutants) {
+    TempDir dir;
+    ::onnx::ModelProto m = base_model();
+    auto* g = m.mutable_graph();
+    *g->add_input() = tensor_info("x", 2, {1, 1, 3});
+    *g->add_input() = tensor_info("w", 2, mutant.w_dims);
+    for (const char* scale : {"x_scale", "w_scale", "y_scale"}) *g->add_input() = tensor_info(scale, 1, {});
+    for (const char* zero : {"x_zero", "w_zero", "y_zero"}) *g->add_input() = tensor_info(zero, 2, {});
+    ::onnx::NodeProto conv =
+        mutant.op == "ConvInteger"
+            ? make_node("ConvInteger", {"x", "w", "x_zero"}, {"c"}, "Conv_c")
+            : make_node("QLinearConv", {"x", "x_scale", "x_zero", "w", "w_scale", "w_zero", "y_scale", "y_zero"},
+                        {"c"}, "Conv_c");
+    if (!mutant.strides.empty()) set_ints(conv, "strides", mutant.strides);
+    *g->add_node() = conv;
+    *g->add_output() = tensor_info("c", mutant.op == "ConvInteger" ? 6 : 2, {});
+    const std::string path = saved(dir, m);
+    xexp::ir::Model model = xexp::load_model(path);
+    try {
+      xexp::infer::infer_model_types(model);
+      ADD_FAILURE() << mutant.op << " " << mutant.cause << ": typed without an error";
+    } catch (const xexp::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(mutant.cause), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("Conv_c"), std::string::npos) << e.what();
+    }
+    if (!cli_built()) continue;
+    const auto r = xexp::testing::run_xexp("print " + xexp::testing::shell_quote(path));
+    xexp::testing::expect_one_error_line(r, "print");
+    EXPECT_NE(r.err.find(mutant.cause), std::string::npos) << r.err;
+  }
+  // The rules type what fits: ConvInteger's third input is X's zero point (a scalar), not a bias.
+  TempDir dir;
+  ::onnx::ModelProto m = base_model();
+  auto* g = m.mutable_graph();
+  *g->add_input() = tensor_info("x", 2, {1, 1, 4, 4});
+  *g->add_input() = tensor_info("w", 2, {2, 1, 3, 3});
+  ::onnx::ValueInfoProto zero = tensor_info("x_zero", 2, {});
+  zero.mutable_type()->mutable_tensor_type()->mutable_shape();  // a scalar
+  *g->add_input() = zero;
+  *g->add_node() = make_node("ConvInteger", {"x", "w", "x_zero"}, {"c"}, "Conv_c");
+  *g->add_output() = tensor_info("c", 6, {});
+  xexp::ir::Model model = xexp::load_model(saved(dir, m));
+  xexp::infer::infer_model_types(model);
+  const xexp::ir::Value& c = model.graph->value(*model.graph->find("c"));
+  EXPECT_EQ(c.elem, xexp::ElemType::Int32);
+  ASSERT_TRUE(c.shape.has_value());
+  EXPECT_EQ(xexp::shape_str(*c.shape), "(1,2,2,2)");
 }
 
 TEST(HostileKernels, AxisOfAScalarIsAnError) {

@@ -347,6 +347,34 @@ TEST(OnnxExternalData, LocationOutsideTheModelDirectoryIsRefused) {
   EXPECT_NE(load_error(dir / "evil.onnx").find("leaves the model's directory"), std::string::npos);
 }
 
+TEST(OnnxExternalData, NeverPastTwoGigabytesFailsBeforeCopyingTheWeights) {
+  // 2.4 GB of weights in a sparse file: mapped, never read, as long as saving refuses before copying them
+  // into the ModelProto (which would take the time and memory of 2.4 GB).
+  TempDir dir;
+  ::onnx::ModelProto m = small_model();
+  auto* w = m.mutable_graph()->add_initializer();
+  w->set_name("W");
+  w->set_data_type(1);
+  w->add_dims(600'000'000);
+  w->set_data_location(::onnx::TensorProto::EXTERNAL);
+  auto* location = w->add_external_data();
+  location->set_key("location");
+  location->set_value("big.data");
+  write_file(dir / "big.onnx", m.SerializeAsString());
+  write_file(dir / "big.data", "");
+  std::filesystem::resize_file(dir / "big.data", 2'400'000'000u);
+  const xexp::ir::Model loaded = xexp::load_model(dir / "big.onnx");
+  try {
+    xexp::save_model(loaded, dir / "inline.onnx", external(1024, {}, xexp::ExternalData::Never));
+    ADD_FAILURE() << "saving 2.4 GB of tensors inside the model file must fail";
+  } catch (const xexp::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("without external data: its tensors hold 2400000000 bytes"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "inline.onnx"));
+}
+
 // ---- bad files ----------------------------------------------------------------------------------
 
 TEST(OnnxBadInput, FilesThatAreNotModels) {

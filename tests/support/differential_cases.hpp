@@ -53,7 +53,9 @@ struct Case {
   }
 };
 
-// Random draws on splitmix64 (identical on every platform, unlike std's distributions).
+// Random draws on splitmix64 (identical on every platform, unlike std's distributions). Two draws never
+// go in the arguments of one call: their order there is the compiler's (g++ right to left, clang left
+// to right), and the cases must not depend on which compiler built the test.
 class Draw {
  public:
   explicit Draw(uint64_t seed) : rng_(seed) {}

@@ -183,7 +183,8 @@ inline F conv(bool fused) {
 
 inline F pool(bool max) {
   return [=](Draw& d, ElemType t, Case& c) {
-    const Dims x = nc_spatial(d, d.pick(1, 2), d.pick(1, 2));
+    const int64_t channels = d.pick(1, 2), spatial = d.pick(1, 2);
+    const Dims x = nc_spatial(d, spatial, channels);
     const Window w = window(d, x, max);
     c.in(d.values(t, x, max, max));
     window_attrs(d, c, w, max);
@@ -195,7 +196,8 @@ inline F pool(bool max) {
 
 inline F global_pool() {
   return [](Draw& d, ElemType t, Case& c) {
-    c.in(d.values(t, nc_spatial(d, d.pick(1, 3), d.pick(1, 3)), false));
+    const int64_t channels = d.pick(1, 3), spatial = d.pick(1, 3);
+    c.in(d.values(t, nc_spatial(d, spatial, channels), false));
   };
 }
 
@@ -304,7 +306,8 @@ inline void gather(Draw& d, ElemType t, Case& c) {
   const int64_t n = x[static_cast<std::size_t>(axis < 0 ? axis + r : axis)];
   c.in(d.values(t, x, true));
   const Dims ishape = n == 0 ? Dims{0} : d.shape(0, 2, 3, 0.05);
-  c.in(Draw::ints(ishape, d.indices(static_cast<int64_t>(dims_element_count(ishape)), n), d.chance(0.3)));
+  const bool narrow = d.chance(0.3);
+  c.in(Draw::ints(ishape, d.indices(static_cast<int64_t>(dims_element_count(ishape)), n), narrow));
   c.attr_int("axis", axis);
 }
 
@@ -317,7 +320,8 @@ inline void gather_elements(Draw& d, ElemType t, Case& c) {
   for (std::size_t k = 0; k < ishape.size(); ++k)
     ishape[k] = k == ax ? (x[k] == 0 ? 0 : d.pick(1, 4)) : d.pick(std::min<int64_t>(x[k], 1), x[k]);
   c.in(d.values(t, x, true));
-  c.in(Draw::ints(ishape, d.indices(static_cast<int64_t>(dims_element_count(ishape)), x[ax]), d.chance(0.3)));
+  const bool narrow = d.chance(0.3);
+  c.in(Draw::ints(ishape, d.indices(static_cast<int64_t>(dims_element_count(ishape)), x[ax]), narrow));
   c.attr_int("axis", axis);
 }
 
@@ -544,7 +548,8 @@ inline void one_hot(Draw& d, ElemType t, Case& c) {
 inline void cumsum(Draw& d, ElemType t, Case& c) {
   const Dims x = d.shape(1, 3);
   c.in(d.values(t, x, false));
-  c.in(Draw::ints({}, {d.axis(static_cast<int64_t>(x.size()))}, d.chance(0.3)));
+  const bool narrow = d.chance(0.3);
+  c.in(Draw::ints({}, {d.axis(static_cast<int64_t>(x.size()))}, narrow));
   if (d.chance(0.5)) c.attr_int("exclusive", 1);
   if (d.chance(0.5)) c.attr_int("reverse", 1);
 }
@@ -820,7 +825,8 @@ inline std::vector<OpSpec> evaluator_op_specs() {
     c.opset = 23;
   });
   add("BatchNormalization", "nn", Match::Close, [](Draw& d, ElemType t, Case& c) {
-    const Dims x = nc_spatial(d, d.pick(0, 2), d.pick(1, 3));
+    const int64_t channels = d.pick(1, 3), spatial = d.pick(0, 2);
+    const Dims x = nc_spatial(d, spatial, channels);
     const Dims ch{x[1]};
     c.opset = 15;
     c.in(d.values(t, x, false, false));
@@ -831,13 +837,15 @@ inline std::vector<OpSpec> evaluator_op_specs() {
     if (d.chance(0.5)) c.attr_float("epsilon", 1e-2f);
   });
   add("InstanceNormalization", "nn", Match::Close, [](Draw& d, ElemType t, Case& c) {
-    const Dims x = nc_spatial(d, d.pick(1, 2), d.pick(1, 3));
+    const int64_t channels = d.pick(1, 3), spatial = d.pick(1, 2);
+    const Dims x = nc_spatial(d, spatial, channels);
     c.in(d.values(t, x, false, false));
     c.in(d.values(t, {x[1]}, false, false));
     c.in(d.values(t, {x[1]}, false, false));
   });
   add("LRN", "nn", Match::Close, [](Draw& d, ElemType t, Case& c) {
-    c.in(d.values(t, nc_spatial(d, d.pick(1, 2), d.pick(1, 5)), false, false));
+    const int64_t channels = d.pick(1, 5), spatial = d.pick(1, 2);
+    c.in(d.values(t, nc_spatial(d, spatial, channels), false, false));
     c.attr_int("size", d.one_of<int64_t>({1, 3, 5}));
     if (d.chance(0.5)) c.attr_float("alpha", 0.01f);
     if (d.chance(0.5)) c.attr_float("beta", 0.5f);

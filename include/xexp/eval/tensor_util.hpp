@@ -52,6 +52,17 @@ decltype(auto) visit_float_type(ElemType t, F&& f) {
 
 inline bool is_half(ElemType t) noexcept { return t == ElemType::Float16 || t == ElemType::BFloat16; }
 
+// Maximum and minimum as numpy's maximum and minimum, which the ONNX reference implementation uses: a NaN
+// operand gives NaN (std::max and std::min give their first operand whenever the comparison fails).
+template <class T>
+T nan_max(T a, T b) {
+  return (a != a || a > b) ? a : b;
+}
+template <class T>
+T nan_min(T a, T b) {
+  return (a != a || a < b) ? a : b;
+}
+
 // Element k of any numeric tensor as a double / int64 (for reading shapes, indices and scalars).
 inline double element_as_double(const Tensor& t, int64_t k) {
   if (t.type() == ElemType::Float16) return half_to_float(t.data<uint16_t>()[k]);

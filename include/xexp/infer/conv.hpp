@@ -1,11 +1,12 @@
 #pragma once
-// Sliding windows: Conv, ConvTranspose, MaxPool, AveragePool, LpPool, the global pools and
-// com.microsoft FusedConv (a Conv followed by an activation). Inputs are (N, C, D1, ..., Dn); the
+// Sliding windows: Conv, ConvInteger, QLinearConv, ConvTranspose, MaxPool, AveragePool, LpPool, the
+// global pools and com.microsoft FusedConv (a Conv followed by an activation). Inputs are (N, C, D1, ..., Dn); the
 // spatial output sizes follow the ONNX operator definitions: auto_pad (SAME_UPPER, SAME_LOWER,
 // VALID, NOTSET), pads, strides, dilations and ceil_mode. A spatial size computed from a symbolic one
 // is unknown, except where the window keeps it as is (stride 1 and padding that makes up for the
 // kernel): a 3x3 Conv with pads 1 keeps "height".
 #include <cmath>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -113,15 +114,16 @@ inline const Shape* window_input(InferContext& c) {
   return &*c.shape(0);
 }
 
-// Conv, com.microsoft FusedConv: (N, M, ...) for a weight (M, C / group, k1, ...).
-inline void infer_conv(InferContext& c) {
-  const ElemType type = c.type(0);
+// Conv and its quantized forms: (N, M, ...) for X (input 0) and a weight (M, C / group, k1, ...) (input
+// `w_index`), with the bias at `b_index` when the op has one.
+inline void infer_conv_like(InferContext& c, std::size_t w_index, std::optional<std::size_t> b_index, ElemType type) {
   const Shape* x = window_input(c);
   if (!x) return c.set_output(0, type);
-  if (!c.shape(1)) return c.set_output_rank(0, type, x->size());
-  const Shape& w = *c.shape(1);
+  if (!c.shape(w_index)) return c.set_output_rank(0, type, x->size());
+  const Shape& w = *c.shape(w_index);
   if (w.size() != x->size())
-    c.fail("the weight has rank " + std::to_string(w.size()) + ", the input " + std::to_string(x->size()), c.input_name(1));
+    c.fail("the weight has rank " + std::to_string(w.size()) + ", the input " + std::to_string(x->size()),
+           c.input_name(w_index));
   const int64_t group = c.attr_int("group", 1);
   if (group < 1) c.fail("group is " + std::to_string(group));
   // Channels: C = group * (C / group).
@@ -130,13 +132,13 @@ inline void infer_conv(InferContext& c) {
     if (channels.is_static() && channels.value() != w[1].value() * group)
       c.fail("the input has " + channels.str() + " channels, the weight expects " + std::to_string(w[1].value()) +
                  " x group " + std::to_string(group),
-             c.input_name(1));
+             c.input_name(w_index));
     c.unify((*x)[1], Dim(w[1].value() * group));
   }
-  if (c.has_input(2) && c.shape(2)) {
-    const Shape& b = *c.shape(2);
+  if (b_index && c.has_input(*b_index) && c.shape(*b_index)) {
+    const Shape& b = *c.shape(*b_index);
     if (b.size() != 1 || (b[0].is_static() && w[0].is_static() && b[0].value() != w[0].value()))
-      c.fail("the bias has shape " + shape_str(b) + " for " + w[0].str() + " output channels", c.input_name(2));
+      c.fail("the bias has shape " + shape_str(b) + " for " + w[0].str() + " output channels", c.input_name(*b_index));
     c.unify(b[0], w[0]);
   }
   Shape out{(*x)[0], w[0]};
@@ -149,6 +151,14 @@ inline void infer_conv(InferContext& c) {
   out.insert(out.end(), spatial.begin(), spatial.end());
   c.set_output(0, type, out);
 }
+
+// Conv, com.microsoft FusedConv: X, W, B.
+inline void infer_conv(InferContext& c) { infer_conv_like(c, 1, 2, c.type(0)); }
+// ConvInteger: X, W, zero points, no bias; int32 out. QLinearConv: X, its scale and zero point, W, its scale and
+// zero point, Y's scale and zero point (Y's type), B. Ours run before ONNX's inference, whose shared
+// Conv rule reads past its vectors on a weight whose rank is not the input's.
+inline void infer_conv_integer(InferContext& c) { infer_conv_like(c, 1, std::nullopt, ElemType::Int32); }
+inline void infer_qlinear_conv(InferContext& c) { infer_conv_like(c, 3, 8, c.type(7)); }
 
 // ConvTranspose: (N, group * M / group, ...) for a weight (C, M / group, k1, ...). The output sizes
 // are output_shape when given, else stride * (size - 1) + output_padding + kernel - pads.
@@ -231,6 +241,8 @@ inline void infer_global_pool(InferContext& c) {
 
 inline void add_conv_rules(RuleTable& t) {
   t.add({"Conv"}, infer_conv);
+  t.add({"ConvInteger"}, infer_conv_integer);
+  t.add({"QLinearConv"}, infer_qlinear_conv);
   t.add(kMsDomain, {"FusedConv"}, infer_conv);
   t.add({"ConvTranspose"}, infer_conv_transpose);
   t.add({"MaxPool", "AveragePool", "LpPool"}, infer_pool);

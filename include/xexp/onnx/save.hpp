@@ -210,13 +210,29 @@ struct TensorTotals {
   }
 };
 
+inline TensorTotals tensor_totals(const ir::Model& model) {
+  TensorTotals totals;
+  if (model.graph) totals.add(*model.graph);
+  for (const ir::Function& f : model.functions) totals.add(*f.body);
+  return totals;
+}
+
+// ExternalData::Never on tensors that alone pass protobuf's limit: refused before the ModelProto
+// holding a copy of every weight is built (serialize_to_file would refuse it only then).
+inline void check_fits_inline(const ir::Model& model, const SaveOptions& options, const std::string& path) {
+  if (options.external_data != ExternalData::Never) return;
+  const uint64_t bytes = tensor_totals(model).bytes;
+  if (bytes > uint64_t{INT32_MAX})
+    throw Error("cannot save '" + path + "' without external data: its tensors hold " + std::to_string(bytes) +
+                " bytes, more than protobuf's 2 GB limit; save with external data (SaveOptions::external_data, "
+                "xexp --external-data)");
+}
+
 inline bool writes_external_data(const ir::Model& model, const SaveOptions& options) {
   if (options.external_data != ExternalData::Auto) return options.external_data == ExternalData::Always;
   // The rest of a model (nodes, names, shapes) stays far below this margin under protobuf's limit.
   constexpr uint64_t kInlineTensorLimit = uint64_t{INT32_MAX} - (uint64_t{256} << 20);
-  TensorTotals totals;
-  if (model.graph) totals.add(*model.graph);
-  for (const ir::Function& f : model.functions) totals.add(*f.body);
+  const TensorTotals totals = tensor_totals(model);
   return totals.any_external || totals.bytes > kInlineTensorLimit;
 }
 
@@ -249,6 +265,7 @@ inline ::onnx::ModelProto model_to_proto(ir::Model&& model, const SaveOptions& o
 
 namespace detail {
 inline void save_model_impl(const ir::Model& model, bool take, const std::string& path, const SaveOptions& options) {
+  check_fits_inline(model, options, path);
   TemporaryFile model_file(path);
   ::onnx::ModelProto p;
   if (writes_external_data(model, options)) {

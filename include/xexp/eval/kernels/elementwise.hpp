@@ -151,28 +151,39 @@ inline std::vector<Tensor> where_kernel(const KernelContext& c) {
   });
 }
 
+// min(max(x, lo), hi), as ONNX defines it: crossed bounds (lo > hi) give hi. An absent bound is the
+// input type's lowest or highest value, float16's and bfloat16's included (an -inf float16 becomes
+// -65504): those two are clipped in float between their own limits, not float's.
 inline std::vector<Tensor> clip_kernel(const KernelContext& c) {
-  const Tensor& x = c.in(0);
-  return visit_type(x.type(), [&](auto tag) {
+  const ElemType type = c.in(0).type();
+  auto widened = [&](std::size_t k) { return is_half(type) ? cast_tensor(c.in(k), ElemType::Float) : c.in(k); };
+  const Tensor x = widened(0);
+  Tensor out = visit_type(x.type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+    if constexpr (std::is_same_v<T, float>) {
+      if (is_half(type)) {
+        hi = type == ElemType::Float16 ? half_to_float(0x7bff) : bfloat16_to_float(0x7f7f);
+        lo = -hi;
+      }
+    }
     if (c.opset < 11) {
       lo = static_cast<T>(c.attr_float("min", static_cast<float>(lo)));
       hi = static_cast<T>(c.attr_float("max", static_cast<float>(hi)));
     } else {
-      if (c.has(1)) lo = c.in(1).template data<T>()[0];
-      if (c.has(2)) hi = c.in(2).template data<T>()[0];
+      if (c.has(1)) lo = widened(1).template data<T>()[0];
+      if (c.has(2)) hi = widened(2).template data<T>()[0];
     }
-    Tensor out(x.type(), x.dims());
+    Tensor clipped(x.type(), x.dims());
     auto src = x.data<T>();
-    auto dst = out.mutable_data<T>();
-    // min(max(x, lo), hi), as ONNX defines it: crossed bounds (lo > hi) give hi.
+    auto dst = clipped.mutable_data<T>();
     for (int64_t k = 0; k < x.size(); ++k) {
       const T raised = src[k] < lo ? lo : src[k];
       dst[k] = raised > hi ? hi : raised;
     }
-    return std::vector<Tensor>{out};
+    return clipped;
   });
+  return {is_half(type) ? cast_tensor(out, type) : out};
 }
 
 inline std::vector<Tensor> not_kernel(const KernelContext& c) {
@@ -214,10 +225,11 @@ inline std::vector<Tensor> is_nan_kernel(const KernelContext& c) {
   return {out};
 }
 
+// The sign of NaN is NaN, as numpy's sign (the reference implementation's) gives.
 template <class T>
 T sign_of(T x) {
   if constexpr (std::is_unsigned_v<T>) return x > T(0) ? T(1) : T(0);
-  else return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
+  else return x > T(0) ? T(1) : (x < T(0) ? T(-1) : (x == T(0) ? T(0) : x));
 }
 
 inline double gelu_erf(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
@@ -268,7 +280,7 @@ inline void register_elementwise(KernelRegistry& r) {
   r.add("Relu", unary<false>([](const KernelContext&, auto tag) {
           return [](auto x) {
             using T = typename decltype(tag)::type;
-            return x > T(0) ? x : T(0);
+            return nan_max(x, T(0));
           };
         }));
   r.add("LeakyRelu", unary([](const KernelContext& c, auto) {
@@ -281,7 +293,7 @@ inline void register_elementwise(KernelRegistry& r) {
         }));
   r.add("Celu", unary([](const KernelContext& c, auto) {
           const double alpha = c.attr_float("alpha", 1.0f);
-          return [alpha](auto x) { return std::max(0.0, double(x)) + std::min(0.0, alpha * (std::exp(x / alpha) - 1)); };
+          return [alpha](auto x) { return nan_max(0.0, double(x)) + nan_min(0.0, alpha * (std::exp(x / alpha) - 1)); };
         }));
   r.add("Selu", unary([](const KernelContext& c, auto) {
           const double alpha = c.attr_float("alpha", 1.67326319217681884765625f);
@@ -294,7 +306,7 @@ inline void register_elementwise(KernelRegistry& r) {
         }));
   r.add("HardSigmoid", unary([](const KernelContext& c, auto) {
           const double alpha = c.attr_float("alpha", 0.2f), beta = c.attr_float("beta", 0.5f);
-          return [alpha, beta](auto x) { return std::max(0.0, std::min(1.0, alpha * x + beta)); };
+          return [alpha, beta](auto x) { return nan_max(0.0, nan_min(1.0, alpha * x + beta)); };
         }));
   r.add("Shrink", unary<false>([](const KernelContext& c, auto) {
           const double lambd = c.attr_float("lambd", 0.5f), bias = c.attr_float("bias", 0.0f);
@@ -361,10 +373,10 @@ inline void register_elementwise(KernelRegistry& r) {
   r.add("GreaterOrEqual", compare([](auto x, auto y) { return x >= y; }));
   r.add("Sum", variadic([](auto x, auto y) { return x + y; }));
   r.add("Mean", variadic([](auto x, auto y) { return x + y; }, true));
-  r.add("Max", variadic([](auto x, auto y) { return (x != x || x > y) ? x : y; }));  // NaN propagates
-  r.add("Min", variadic([](auto x, auto y) { return (x != x || x < y) ? x : y; }));
+  r.add("Max", variadic([](auto x, auto y) { return nan_max(x, y); }));
+  r.add("Min", variadic([](auto x, auto y) { return nan_min(x, y); }));
   r.add("Where", where_kernel);
-  r.add("Clip", clip_kernel);
+  r.add("Clip", clip_kernel, false);
   r.add("PRelu", prelu_kernel);
   r.add("IsInf", is_inf_kernel);
   r.add("IsNaN", is_nan_kernel);

@@ -330,7 +330,8 @@ inline Kernel pool_kernel(bool is_max) {
           if (at < 0) return;
           const double v = static_cast<double>(plane[at]);
           if (is_max) {
-            if (arg[o] < 0 || v > acc[o]) acc[o] = v, arg[o] = at;
+            // NaN propagates (numpy's max over the window); the first NaN stays
+            if (arg[o] < 0 || v > acc[o] || (v != v && acc[o] == acc[o])) acc[o] = v, arg[o] = at;
           } else {
             acc[o] += v;
             if (!count_pad) count[o] += 1;
@@ -362,7 +363,7 @@ inline Kernel global_pool_kernel(bool is_max) {
       auto dst = out.mutable_data<T>();
       for (int64_t p = 0; p < planes; ++p) {
         double acc = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
-        for (int64_t j = 0; j < n; ++j) acc = is_max ? std::max<double>(acc, src[p * n + j]) : acc + src[p * n + j];
+        for (int64_t j = 0; j < n; ++j) acc = is_max ? nan_max<double>(acc, src[p * n + j]) : acc + src[p * n + j];
         dst[p] = static_cast<T>(is_max ? acc : acc / static_cast<double>(n));
       }
       return std::vector<Tensor>{out};

@@ -104,8 +104,8 @@ inline Kernel reduce(ReduceKind kind) {
         Acc& a = acc[o[0]];
         switch (kind) {
           case ReduceKind::Sum: case ReduceKind::Mean: case ReduceKind::LogSum: a = wrapping_add(a, v); break;
-          case ReduceKind::Max: a = (v > a || v != v) ? v : a; break;
-          case ReduceKind::Min: a = (v < a || v != v) ? v : a; break;
+          case ReduceKind::Max: a = nan_max(v, a); break;
+          case ReduceKind::Min: a = nan_min(v, a); break;
           case ReduceKind::Prod: a = wrapping_mul(a, v); break;
           case ReduceKind::L1: a = wrapping_add(a, abs(v)); break;
           case ReduceKind::L2: case ReduceKind::SumSquare: a = wrapping_add(a, wrapping_mul(v, v)); break;
