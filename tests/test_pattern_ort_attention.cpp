@@ -36,8 +36,9 @@ enum class Mask { None, AddConstant, AddInput, WhereScoresFirst, WhereFillFirst 
 struct Attention {
   Keys keys = Keys::Transposed;
   Mask mask = Mask::AddConstant;
-  bool multiply = false;                 // Mul by 1/sqrt(head_size) instead of Div by sqrt(head_size)
-  std::vector<int64_t> scale_dims = {};  // the scale constant's dims: one element unless changed
+  bool multiply = false;        // Mul by 1/sqrt(head_size) instead of Div by sqrt(head_size)
+  int64_t scale_rank = 0;       // the scale constant holds one element of this rank
+  bool scale_per_head = false;  // (1, heads, 1, 1) scales instead
   int64_t softmax_axis = -1;
   float fill = -std::numeric_limits<float>::infinity();  // the Where mask's value for masked positions
   bool mask_a_whole_row = false;                         // the Where mask hides every position of row 0
@@ -92,7 +93,10 @@ Model attention(const Attention& c) {
                          : node(g, "Transpose", {heads("K", {0, 2, 1, 3})}, {perm({0, 1, 3, 2})});
     ValueId product = node(g, "MatMul", {q, keys_t});
     const float root = std::sqrt(static_cast<float>(kHeadSize));
-    ValueId scale = g.add_initializer("scale", floats(c.scale_dims, c.multiply ? 1 / root : root, 0.25f));
+    ValueId scale =
+        g.add_initializer("scale", floats(c.scale_per_head ? std::vector<int64_t>{1, kHeads, 1, 1}
+                                                           : std::vector<int64_t>(c.scale_rank, 1),
+                                          c.multiply ? 1 / root : root, 0.25f));
     scores = node(g, c.multiply ? "Mul" : "Div", {product, scale});
   }
   if (c.scores_read_twice) g.add_output(scores);
@@ -182,17 +186,16 @@ TEST(PatternMultiHeadAttention, AdditiveMaskBecomesOneNodeOnThe3DProjections) {
 TEST(PatternMultiHeadAttention, EverySpelling) {
   struct Case {
     Attention attention;
-    std::vector<int64_t> bias_dims;  // empty: no bias input
+    int64_t bias_heads;  // the bias is (1, bias_heads, sequence, total); 0: no bias input
     float scale;
   };
   const float inv_root = 1 / std::sqrt(3.f);
-  const std::vector<int64_t> causal_dims = {1, 1, kSeq, kSeq};
-  for (const Case& c : std::vector<Case>{
-           {{.keys = Keys::Gpt2, .mask = Mask::WhereScoresFirst}, causal_dims, inv_root},
-           {{.keys = Keys::FusedMatMul, .mask = Mask::WhereFillFirst, .fill = -1e4f}, causal_dims, 0.5f},
-           {{.mask = Mask::AddInput, .multiply = true}, {1, kHeads, kSeq, kSeq}, inv_root},
-           {{.mask = Mask::None, .scale_dims = {1, 1, 1, 1}}, {}, inv_root},
-           {{.keys = Keys::Gpt2, .mask = Mask::None}, {}, inv_root}}) {
+  for (const Case& c :
+       std::vector<Case>{{{.keys = Keys::Gpt2, .mask = Mask::WhereScoresFirst}, 1, inv_root},
+                         {{.keys = Keys::FusedMatMul, .mask = Mask::WhereFillFirst, .fill = -1e4f}, 1, 0.5f},
+                         {{.mask = Mask::AddInput, .multiply = true}, kHeads, inv_root},
+                         {{.mask = Mask::None, .scale_rank = 4}, 0, inv_root},
+                         {{.keys = Keys::Gpt2, .mask = Mask::None}, 0, inv_root}}) {
     Model m = attention(c.attention);
     test::run_rules(m, kAll);
     const Graph& g = *m.graph;
@@ -201,11 +204,11 @@ TEST(PatternMultiHeadAttention, EverySpelling) {
     EXPECT_EQ(input_name(g, n, 1), "K");
     EXPECT_EQ(input_name(g, n, 2), "V");
     EXPECT_NEAR(n.attribute(Symbol("scale"))->f, c.scale, 1e-6);
-    if (c.bias_dims.empty()) {
+    if (c.bias_heads == 0) {
       EXPECT_EQ(n.inputs.size(), 3u);
     } else {
       ASSERT_EQ(n.inputs.size(), 6u);
-      EXPECT_EQ(g.value(n.inputs[5]).shape, make_shape(c.bias_dims));
+      EXPECT_EQ(g.value(n.inputs[5]).shape, Shape({1, c.bias_heads, kSeq, kSeq}));
     }
   }
 }
@@ -251,7 +254,7 @@ TEST(PatternMultiHeadAttention, NotOverAnotherSoftmaxAxis) {
 }
 
 TEST(PatternMultiHeadAttention, NotForAScalePerHead) {
-  Model m = attention({.scale_dims = {1, kHeads, 1, 1}});
+  Model m = attention({.scale_per_head = true});
   test::run_rules(m, kAll);
   EXPECT_EQ(nodes_of_type(*m.graph, "MultiHeadAttention"), 0);
 }
