@@ -3775,13 +3775,29 @@ struct TensorTotals {
   }
 };
 
+inline TensorTotals tensor_totals(const ir::Model& model) {
+  TensorTotals totals;
+  if (model.graph) totals.add(*model.graph);
+  for (const ir::Function& f : model.functions) totals.add(*f.body);
+  return totals;
+}
+
+// ExternalData::Never on tensors that alone pass protobuf's limit: refused before the ModelProto
+// holding a copy of every weight is built (serialize_to_file would refuse it only then).
+inline void check_fits_inline(const ir::Model& model, const SaveOptions& options, const std::string& path) {
+  if (options.external_data != ExternalData::Never) return;
+  const uint64_t bytes = tensor_totals(model).bytes;
+  if (bytes > uint64_t{INT32_MAX})
+    throw Error("cannot save '" + path + "' without external data: its tensors hold " + std::to_string(bytes) +
+                " bytes, more than protobuf's 2 GB limit; save with external data (SaveOptions::external_data, "
+                "xexp --external-data)");
+}
+
 inline bool writes_external_data(const ir::Model& model, const SaveOptions& options) {
   if (options.external_data != ExternalData::Auto) return options.external_data == ExternalData::Always;
   // The rest of a model (nodes, names, shapes) stays far below this margin under protobuf's limit.
   constexpr uint64_t kInlineTensorLimit = uint64_t{INT32_MAX} - (uint64_t{256} << 20);
-  TensorTotals totals;
-  if (model.graph) totals.add(*model.graph);
-  for (const ir::Function& f : model.functions) totals.add(*f.body);
+  const TensorTotals totals = tensor_totals(model);
   return totals.any_external || totals.bytes > kInlineTensorLimit;
 }
 
@@ -3814,6 +3830,7 @@ inline ::onnx::ModelProto model_to_proto(ir::Model&& model, const SaveOptions& o
 
 namespace detail {
 inline void save_model_impl(const ir::Model& model, bool take, const std::string& path, const SaveOptions& options) {
+  check_fits_inline(model, options, path);
   TemporaryFile model_file(path);
   ::onnx::ModelProto p;
   if (writes_external_data(model, options)) {
@@ -4604,14 +4621,44 @@ class RuleTable {
 }  // namespace xexp::infer
 // The rules themselves: in compiled mode (core/config.hpp) only src/infer.cpp compiles them.
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_INFER)
+// ======== xexp/infer/attention.hpp
+// Attention: com.microsoft MultiHeadAttention gives (batch, sequence, v_hidden) from its query (batch,
+// sequence, hidden) and its value, 3-D (batch, total, v_hidden) or (batch, num_heads, total,
+// v_head_size). The optional outputs (present key and value, scores) keep the query's type.
+
+namespace xexp::infer {
+
+inline void infer_multi_head_attention(InferContext& c) {
+  std::optional<Shape> out;
+  const std::optional<Shape>& query = c.shape(0);
+  const std::optional<Shape>& value = c.shape(2);
+  if (query && query->size() == 3 && value) {
+    const int64_t heads = c.attr_int("num_heads", 0);
+    Dim hidden;
+    if (value->size() == 3)
+      hidden = (*value)[2];
+    else if (value->size() == 4 && (*value)[3].is_static() && heads > 0)
+      hidden = Dim(heads * (*value)[3].value());
+    out = Shape{(*query)[0], (*query)[1], hidden};
+  }
+  c.set_output(0, c.type(0), out);
+  for (std::size_t k = 1; k < c.output_count(); ++k) c.set_output(k, c.type(0), std::nullopt);
+}
+
+inline void add_attention_rules(RuleTable& t) {
+  t.add(kMsDomain, {"MultiHeadAttention"}, infer_multi_head_attention);
+}
+
+}  // namespace xexp::infer
 // ======== xexp/infer/conv.hpp
-// Sliding windows: Conv, ConvTranspose, MaxPool, AveragePool, LpPool, the global pools and
-// com.microsoft FusedConv (a Conv followed by an activation). Inputs are (N, C, D1, ..., Dn); the
+// Sliding windows: Conv, ConvInteger, QLinearConv, ConvTranspose, MaxPool, AveragePool, LpPool, the
+// global pools and com.microsoft FusedConv (a Conv followed by an activation). Inputs are (N, C, D1, ..., Dn); the
 // spatial output sizes follow the ONNX operator definitions: auto_pad (SAME_UPPER, SAME_LOWER,
 // VALID, NOTSET), pads, strides, dilations and ceil_mode. A spatial size computed from a symbolic one
 // is unknown, except where the window keeps it as is (stride 1 and padding that makes up for the
 // kernel): a 3x3 Conv with pads 1 keeps "height".
 #include <cmath>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -4718,15 +4765,16 @@ inline const Shape* window_input(InferContext& c) {
   return &*c.shape(0);
 }
 
-// Conv, com.microsoft FusedConv: (N, M, ...) for a weight (M, C / group, k1, ...).
-inline void infer_conv(InferContext& c) {
-  const ElemType type = c.type(0);
+// Conv and its quantized forms: (N, M, ...) for X (input 0) and a weight (M, C / group, k1, ...) (input
+// `w_index`), with the bias at `b_index` when the op has one.
+inline void infer_conv_like(InferContext& c, std::size_t w_index, std::optional<std::size_t> b_index, ElemType type) {
   const Shape* x = window_input(c);
   if (!x) return c.set_output(0, type);
-  if (!c.shape(1)) return c.set_output_rank(0, type, x->size());
-  const Shape& w = *c.shape(1);
+  if (!c.shape(w_index)) return c.set_output_rank(0, type, x->size());
+  const Shape& w = *c.shape(w_index);
   if (w.size() != x->size())
-    c.fail("the weight has rank " + std::to_string(w.size()) + ", the input " + std::to_string(x->size()), c.input_name(1));
+    c.fail("the weight has rank " + std::to_string(w.size()) + ", the input " + std::to_string(x->size()),
+           c.input_name(w_index));
   const int64_t group = c.attr_int("group", 1);
   if (group < 1) c.fail("group is " + std::to_string(group));
   // Channels: C = group * (C / group).
@@ -4735,13 +4783,13 @@ inline void infer_conv(InferContext& c) {
     if (channels.is_static() && channels.value() != w[1].value() * group)
       c.fail("the input has " + channels.str() + " channels, the weight expects " + std::to_string(w[1].value()) +
                  " x group " + std::to_string(group),
-             c.input_name(1));
+             c.input_name(w_index));
     c.unify((*x)[1], Dim(w[1].value() * group));
   }
-  if (c.has_input(2) && c.shape(2)) {
-    const Shape& b = *c.shape(2);
+  if (b_index && c.has_input(*b_index) && c.shape(*b_index)) {
+    const Shape& b = *c.shape(*b_index);
     if (b.size() != 1 || (b[0].is_static() && w[0].is_static() && b[0].value() != w[0].value()))
-      c.fail("the bias has shape " + shape_str(b) + " for " + w[0].str() + " output channels", c.input_name(2));
+      c.fail("the bias has shape " + shape_str(b) + " for " + w[0].str() + " output channels", c.input_name(*b_index));
     c.unify(b[0], w[0]);
   }
   Shape out{(*x)[0], w[0]};
@@ -4754,6 +4802,14 @@ inline void infer_conv(InferContext& c) {
   out.insert(out.end(), spatial.begin(), spatial.end());
   c.set_output(0, type, out);
 }
+
+// Conv, com.microsoft FusedConv: X, W, B.
+inline void infer_conv(InferContext& c) { infer_conv_like(c, 1, 2, c.type(0)); }
+// ConvInteger: X, W, zero points, no bias; int32 out. QLinearConv: X, its scale and zero point, W, its scale and
+// zero point, Y's scale and zero point (Y's type), B. Ours run before ONNX's inference, whose shared
+// Conv rule reads past its vectors on a weight whose rank is not the input's.
+inline void infer_conv_integer(InferContext& c) { infer_conv_like(c, 1, std::nullopt, ElemType::Int32); }
+inline void infer_qlinear_conv(InferContext& c) { infer_conv_like(c, 3, 8, c.type(7)); }
 
 // ConvTranspose: (N, group * M / group, ...) for a weight (C, M / group, k1, ...). The output sizes
 // are output_shape when given, else stride * (size - 1) + output_padding + kernel - pads.
@@ -4836,6 +4892,8 @@ inline void infer_global_pool(InferContext& c) {
 
 inline void add_conv_rules(RuleTable& t) {
   t.add({"Conv"}, infer_conv);
+  t.add({"ConvInteger"}, infer_conv_integer);
+  t.add({"QLinearConv"}, infer_qlinear_conv);
   t.add(kMsDomain, {"FusedConv"}, infer_conv);
   t.add({"ConvTranspose"}, infer_conv_transpose);
   t.add({"MaxPool", "AveragePool", "LpPool"}, infer_pool);
@@ -4906,7 +4964,7 @@ inline void add_elementwise_rules(RuleTable& t) {
          "Mish", "ThresholdedRelu", "Shrink", "Sign", "Clip", "BitwiseNot", "PRelu", "Softmax", "LogSoftmax",
          "Hardmax", "CumSum", "Trilu", "ScatterND", "ScatterElements", "LpNormalization",
          "MeanVarianceNormalization", "InstanceNormalization", "GroupNormalization",
-         "RMSNormalization"},
+         "RMSNormalization", "RotaryEmbedding"},
         infer_same_as_first);
   t.add({"Identity"}, infer_identity);
   // Add, Sub, Mul, Div, Equal and Where also compute shape values: shape_ops.hpp registers them.
@@ -4918,7 +4976,7 @@ inline void add_elementwise_rules(RuleTable& t) {
   t.add({"Cast"}, infer_cast);
   t.add({"CastLike"}, infer_cast_like);
   t.add({"Dropout"}, infer_dropout);
-  t.add(kMsDomain, {"Gelu", "FastGelu", "QuickGelu"}, infer_same_as_first);
+  t.add(kMsDomain, {"Gelu", "FastGelu", "QuickGelu", "RotaryEmbedding"}, infer_same_as_first);
   t.add(kMsDomain, {"BiasGelu"}, infer_broadcast);
 }
 
@@ -5910,6 +5968,7 @@ XEXP_INLINE const RuleTable& rule_table() {
     add_resize_rules(t);
     add_selection_rules(t);
     add_rnn_rules(t);
+    add_attention_rules(t);
     return t;
   }();
   return table;
@@ -6094,6 +6153,17 @@ decltype(auto) visit_float_type(ElemType t, F&& f) {
 }
 
 inline bool is_half(ElemType t) noexcept { return t == ElemType::Float16 || t == ElemType::BFloat16; }
+
+// Maximum and minimum as numpy's maximum and minimum, which the ONNX reference implementation uses: a NaN
+// operand gives NaN (std::max and std::min give their first operand whenever the comparison fails).
+template <class T>
+T nan_max(T a, T b) {
+  return (a != a || a > b) ? a : b;
+}
+template <class T>
+T nan_min(T a, T b) {
+  return (a != a || a < b) ? a : b;
+}
 
 // Element k of any numeric tensor as a double / int64 (for reading shapes, indices and scalars).
 inline double element_as_double(const Tensor& t, int64_t k) {
@@ -6511,8 +6581,8 @@ inline void register_cast(KernelRegistry& r) {
 }  // namespace xexp::eval::kernels
 // ======== xexp/eval/kernels/contrib.hpp
 // com.microsoft kernels the ORT pattern set produces (FastGelu, BiasGelu, QuickGelu, the Skip*
-// normalizations, RotaryEmbedding, BiasSoftmax, SoftmaxGrad, FusedConv, FusedGemm) and ONNX
-// RotaryEmbedding.
+// normalizations, RotaryEmbedding, MultiHeadAttention, BiasSoftmax, SoftmaxGrad, FusedConv, FusedGemm)
+// and ONNX RotaryEmbedding.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -6669,28 +6739,39 @@ inline std::vector<Tensor> where_kernel(const KernelContext& c) {
   });
 }
 
+// min(max(x, lo), hi), as ONNX defines it: crossed bounds (lo > hi) give hi. An absent bound is the
+// input type's lowest or highest value, float16's and bfloat16's included (an -inf float16 becomes
+// -65504): those two are clipped in float between their own limits, not float's.
 inline std::vector<Tensor> clip_kernel(const KernelContext& c) {
-  const Tensor& x = c.in(0);
-  return visit_type(x.type(), [&](auto tag) {
+  const ElemType type = c.in(0).type();
+  auto widened = [&](std::size_t k) { return is_half(type) ? cast_tensor(c.in(k), ElemType::Float) : c.in(k); };
+  const Tensor x = widened(0);
+  Tensor out = visit_type(x.type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+    if constexpr (std::is_same_v<T, float>) {
+      if (is_half(type)) {
+        hi = type == ElemType::Float16 ? half_to_float(0x7bff) : bfloat16_to_float(0x7f7f);
+        lo = -hi;
+      }
+    }
     if (c.opset < 11) {
       lo = static_cast<T>(c.attr_float("min", static_cast<float>(lo)));
       hi = static_cast<T>(c.attr_float("max", static_cast<float>(hi)));
     } else {
-      if (c.has(1)) lo = c.in(1).template data<T>()[0];
-      if (c.has(2)) hi = c.in(2).template data<T>()[0];
+      if (c.has(1)) lo = widened(1).template data<T>()[0];
+      if (c.has(2)) hi = widened(2).template data<T>()[0];
     }
-    Tensor out(x.type(), x.dims());
+    Tensor clipped(x.type(), x.dims());
     auto src = x.data<T>();
-    auto dst = out.mutable_data<T>();
-    // min(max(x, lo), hi), as ONNX defines it: crossed bounds (lo > hi) give hi.
+    auto dst = clipped.mutable_data<T>();
     for (int64_t k = 0; k < x.size(); ++k) {
       const T raised = src[k] < lo ? lo : src[k];
       dst[k] = raised > hi ? hi : raised;
     }
-    return std::vector<Tensor>{out};
+    return clipped;
   });
+  return {is_half(type) ? cast_tensor(out, type) : out};
 }
 
 inline std::vector<Tensor> not_kernel(const KernelContext& c) {
@@ -6732,10 +6813,11 @@ inline std::vector<Tensor> is_nan_kernel(const KernelContext& c) {
   return {out};
 }
 
+// The sign of NaN is NaN, as numpy's sign (the reference implementation's) gives.
 template <class T>
 T sign_of(T x) {
   if constexpr (std::is_unsigned_v<T>) return x > T(0) ? T(1) : T(0);
-  else return x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
+  else return x > T(0) ? T(1) : (x < T(0) ? T(-1) : (x == T(0) ? T(0) : x));
 }
 
 inline double gelu_erf(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
@@ -6786,7 +6868,7 @@ inline void register_elementwise(KernelRegistry& r) {
   r.add("Relu", unary<false>([](const KernelContext&, auto tag) {
           return [](auto x) {
             using T = typename decltype(tag)::type;
-            return x > T(0) ? x : T(0);
+            return nan_max(x, T(0));
           };
         }));
   r.add("LeakyRelu", unary([](const KernelContext& c, auto) {
@@ -6799,7 +6881,7 @@ inline void register_elementwise(KernelRegistry& r) {
         }));
   r.add("Celu", unary([](const KernelContext& c, auto) {
           const double alpha = c.attr_float("alpha", 1.0f);
-          return [alpha](auto x) { return std::max(0.0, double(x)) + std::min(0.0, alpha * (std::exp(x / alpha) - 1)); };
+          return [alpha](auto x) { return nan_max(0.0, double(x)) + nan_min(0.0, alpha * (std::exp(x / alpha) - 1)); };
         }));
   r.add("Selu", unary([](const KernelContext& c, auto) {
           const double alpha = c.attr_float("alpha", 1.67326319217681884765625f);
@@ -6812,7 +6894,7 @@ inline void register_elementwise(KernelRegistry& r) {
         }));
   r.add("HardSigmoid", unary([](const KernelContext& c, auto) {
           const double alpha = c.attr_float("alpha", 0.2f), beta = c.attr_float("beta", 0.5f);
-          return [alpha, beta](auto x) { return std::max(0.0, std::min(1.0, alpha * x + beta)); };
+          return [alpha, beta](auto x) { return nan_max(0.0, nan_min(1.0, alpha * x + beta)); };
         }));
   r.add("Shrink", unary<false>([](const KernelContext& c, auto) {
           const double lambd = c.attr_float("lambd", 0.5f), bias = c.attr_float("bias", 0.0f);
@@ -6879,10 +6961,10 @@ inline void register_elementwise(KernelRegistry& r) {
   r.add("GreaterOrEqual", compare([](auto x, auto y) { return x >= y; }));
   r.add("Sum", variadic([](auto x, auto y) { return x + y; }));
   r.add("Mean", variadic([](auto x, auto y) { return x + y; }, true));
-  r.add("Max", variadic([](auto x, auto y) { return (x != x || x > y) ? x : y; }));  // NaN propagates
-  r.add("Min", variadic([](auto x, auto y) { return (x != x || x < y) ? x : y; }));
+  r.add("Max", variadic([](auto x, auto y) { return nan_max(x, y); }));
+  r.add("Min", variadic([](auto x, auto y) { return nan_min(x, y); }));
   r.add("Where", where_kernel);
-  r.add("Clip", clip_kernel);
+  r.add("Clip", clip_kernel, false);
   r.add("PRelu", prelu_kernel);
   r.add("IsInf", is_inf_kernel);
   r.add("IsNaN", is_nan_kernel);
@@ -7343,7 +7425,8 @@ inline Kernel pool_kernel(bool is_max) {
           if (at < 0) return;
           const double v = static_cast<double>(plane[at]);
           if (is_max) {
-            if (arg[o] < 0 || v > acc[o]) acc[o] = v, arg[o] = at;
+            // NaN propagates (numpy's max over the window); the first NaN stays
+            if (arg[o] < 0 || v > acc[o] || (v != v && acc[o] == acc[o])) acc[o] = v, arg[o] = at;
           } else {
             acc[o] += v;
             if (!count_pad) count[o] += 1;
@@ -7375,7 +7458,7 @@ inline Kernel global_pool_kernel(bool is_max) {
       auto dst = out.mutable_data<T>();
       for (int64_t p = 0; p < planes; ++p) {
         double acc = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
-        for (int64_t j = 0; j < n; ++j) acc = is_max ? std::max<double>(acc, src[p * n + j]) : acc + src[p * n + j];
+        for (int64_t j = 0; j < n; ++j) acc = is_max ? nan_max<double>(acc, src[p * n + j]) : acc + src[p * n + j];
         dst[p] = static_cast<T>(is_max ? acc : acc / static_cast<double>(n));
       }
       return std::vector<Tensor>{out};
@@ -7420,408 +7503,6 @@ inline void register_nn(KernelRegistry& r) {
   r.add("GlobalMaxPool", global_pool_kernel(true));
   r.add("GlobalAveragePool", global_pool_kernel(false));
   r.add("LRN", lrn_kernel);
-}
-
-}  // namespace xexp::eval::kernels
-
-namespace xexp::eval::kernels {
-
-// x (+ bias broadcast), then f elementwise, in the input's float type.
-template <class F>
-Tensor bias_then(const Tensor& x, const Tensor* bias, F f) {
-  return visit_float_type(x.type(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    Tensor sum = bias ? broadcast_binary<T, T, T>(x, *bias, [](T a, T b) { return a + b; }) : x;
-    Tensor out(x.type(), sum.dims());
-    auto src = sum.data<T>();
-    auto dst = out.mutable_data<T>();
-    for (int64_t k = 0; k < sum.size(); ++k) dst[k] = static_cast<T>(f(static_cast<double>(src[k])));
-    return out;
-  });
-}
-
-inline std::vector<Tensor> fast_gelu_kernel(const KernelContext& c) {
-  return {bias_then(c.in(0), c.has(1) ? &c.in(1) : nullptr, gelu_tanh)};
-}
-inline std::vector<Tensor> bias_gelu_kernel(const KernelContext& c) { return {bias_then(c.in(0), &c.in(1), gelu_erf)}; }
-inline std::vector<Tensor> quick_gelu_kernel(const KernelContext& c) {
-  const double alpha = c.attr_float("alpha", 1.702f);
-  return {bias_then(c.in(0), nullptr, [alpha](double x) { return x / (1 + std::exp(-alpha * x)); })};
-}
-
-// SkipLayerNormalization(input, skip, gamma, beta?, bias?) and SkipSimplifiedLayerNormalization(input,
-// skip, gamma, bias?) -> (output, mean, inv_std_var, input_skip_bias_sum).
-inline Kernel skip_norm_kernel(bool rms) {
-  return [rms](const KernelContext& c) -> std::vector<Tensor> {
-    // registered without the float16 widening: mean and inv_std_var stay float (normalize_trailing)
-    const ElemType type = c.in(0).type();
-    auto wide = [&](std::size_t k) { return is_half(type) ? cast_tensor(c.in(k), ElemType::Float) : c.in(k); };
-    const std::size_t bias_slot = rms ? 3 : 4;
-    const Tensor x = wide(0);
-    Tensor sum = visit_float_type(x.type(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      auto add = [](T a, T b) { return a + b; };
-      Tensor s = broadcast_binary<T, T, T>(x, wide(1), add);
-      return c.has(bias_slot) ? broadcast_binary<T, T, T>(s, wide(bias_slot), add) : s;
-    });
-    const Tensor* beta = !rms && c.has(3) ? &c.in(3) : nullptr;
-    auto r = normalize_trailing(sum, &c.in(2), beta, {-1, c.attr_float("epsilon", 1e-5f), rms});
-    return {cast_tensor(r.y, type), r.mean, r.inv_std, cast_tensor(sum, type)};
-  };
-}
-
-inline std::vector<Tensor> bias_softmax_kernel(const KernelContext& c) {
-  const Tensor sum = visit_float_type(c.in(0).type(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    return broadcast_binary<T, T, T>(c.in(0), c.in(1), [](T a, T b) { return a + b; });
-  });
-  const int64_t axis = normalize_axis(c.attr_int("axis", -1), sum.rank());
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= sum.dims()[d];
-  for (std::size_t d = axis + 1; d < sum.rank(); ++d) inner *= sum.dims()[d];
-  return {softmax(sum, outer, sum.dims()[axis], inner, SoftmaxKind::Softmax)};
-}
-
-// dX = Y * (dY - sum(dY * Y, axis)).
-inline std::vector<Tensor> softmax_grad_kernel(const KernelContext& c) {
-  const Tensor& dy = c.in(0);
-  const Tensor& y = c.in(1);
-  const int64_t axis = normalize_axis(c.attr_int("axis", -1), y.rank());
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= y.dims()[d];
-  for (std::size_t d = axis + 1; d < y.rank(); ++d) inner *= y.dims()[d];
-  const int64_t n = y.dims()[axis];
-  return visit_float_type(y.type(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    Tensor out(y.type(), y.dims());
-    auto g = dy.data<T>();
-    auto p = y.data<T>();
-    auto dst = out.mutable_data<T>();
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t i = 0; i < inner; ++i) {
-        double dot = 0;
-        for (int64_t j = 0; j < n; ++j) dot += double(g[(o * n + j) * inner + i]) * p[(o * n + j) * inner + i];
-        for (int64_t j = 0; j < n; ++j) {
-          const int64_t at = (o * n + j) * inner + i;
-          dst[at] = static_cast<T>(p[at] * (g[at] - dot));
-        }
-      }
-    return std::vector<Tensor>{out};
-  });
-}
-
-// The activation ONNX Runtime's FusedConv and FusedGemm apply after their Conv or Gemm, computed in
-// place in the output's float type. `alpha` and `beta` are LeakyRelu's slope, HardSigmoid's alpha and
-// beta, Clip's min and max (the order of FusedConv's activation_params).
-inline void apply_fused_activation(const KernelContext& c, Tensor& t, const std::string& activation, float alpha,
-                                   float beta) {
-  std::function<double(double)> f;
-  if (activation == "Relu") f = [](double v) { return v > 0 ? v : 0.0; };
-  else if (activation == "LeakyRelu") f = [alpha](double v) { return v >= 0 ? v : alpha * v; };
-  else if (activation == "Clip") f = [alpha, beta](double v) { return std::min<double>(std::max<double>(v, alpha), beta); };
-  else if (activation == "HardSigmoid") f = [alpha, beta](double v) { return std::max(0.0, std::min(1.0, alpha * v + beta)); };
-  else if (activation == "Sigmoid") f = [](double v) { return v >= 0 ? 1 / (1 + std::exp(-v)) : std::exp(v) / (1 + std::exp(v)); };
-  else if (activation == "Tanh") f = [](double v) { return std::tanh(v); };
-  else c.fail("activation '" + activation + "' is not supported");
-  visit_float_type(t.type(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    for (T& v : t.mutable_data<T>()) v = static_cast<T>(f(static_cast<double>(v)));
-  });
-}
-
-// com.microsoft FusedConv: Conv, then `activation` with its parameters in activation_params.
-inline std::vector<Tensor> fused_conv_kernel(const KernelContext& c) {
-  const std::string activation = c.attr_string("activation");
-  std::vector<Tensor> y = conv_kernel(c);
-  if (activation.empty()) return y;
-  const std::vector<float> params = c.attr_floats("activation_params");
-  const bool two = activation == "Clip" || activation == "HardSigmoid", one = activation == "LeakyRelu";
-  if (params.size() != (two ? 2u : one ? 1u : 0u))
-    c.fail("activation '" + activation + "' takes " + (two ? "2" : one ? "1" : "no") + " activation_params");
-  apply_fused_activation(c, y[0], activation, params.empty() ? 0.f : params[0], params.size() < 2 ? 0.f : params[1]);
-  return y;
-}
-
-// com.microsoft FusedGemm: Gemm, then `activation` with activation_alpha and activation_beta (ONNX
-// Runtime's defaults when absent: LeakyRelu 0.01, HardSigmoid 0.2 and 0.5).
-inline std::vector<Tensor> fused_gemm_kernel(const KernelContext& c) {
-  const std::string activation = c.attr_string("activation");
-  std::vector<Tensor> y = gemm_kernel(c);
-  if (activation.empty()) return y;
-  if (activation == "Clip") c.fail("activation 'Clip' is not supported by FusedGemm");
-  const bool hard_sigmoid = activation == "HardSigmoid";
-  apply_fused_activation(c, y[0], activation, c.attr_float("activation_alpha", hard_sigmoid ? 0.2f : 0.01f),
-                         c.attr_float("activation_beta", hard_sigmoid ? 0.5f : 0.f));
-  return y;
-}
-
-// Rotary embedding on x viewed as (batch, seq, heads, head_size) or (batch, heads, seq, head_size).
-// cos/sin rows are picked by position (batch, seq) and hold rotary_dim / 2 values.
-struct RotaryLayout {
-  int64_t batch, seq, heads, head_size;
-  bool heads_first;  // (batch, heads, seq, head_size)
-};
-inline Tensor apply_rotary(const Tensor& x, const RotaryLayout& l, const std::function<int64_t(int64_t, int64_t)>& position,
-                           const Tensor& cos_cache, const Tensor& sin_cache, int64_t rotary_dim, bool interleaved,
-                           bool cache_per_position /* cache indexed by (b, s) directly */) {
-  const int64_t half = rotary_dim / 2;
-  return visit_float_type(x.type(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    Tensor out(x.type(), x.dims());
-    auto src = x.data<T>();
-    auto dst = out.mutable_data<T>();
-    const Tensor cf = cast_tensor(cos_cache, x.type()), sf = cast_tensor(sin_cache, x.type());
-    auto cs = cf.data<T>();
-    auto sn = sf.data<T>();
-    for (int64_t b = 0; b < l.batch; ++b)
-      for (int64_t s = 0; s < l.seq; ++s) {
-        const int64_t row = cache_per_position ? (b * l.seq + s) : position(b, s);
-        for (int64_t h = 0; h < l.heads; ++h) {
-          const int64_t base = (l.heads_first ? ((b * l.heads + h) * l.seq + s) : ((b * l.seq + s) * l.heads + h)) * l.head_size;
-          for (int64_t j = 0; j < l.head_size; ++j) dst[base + j] = src[base + j];
-          for (int64_t i = 0; i < half; ++i) {
-            const T co = cs[row * half + i], si = sn[row * half + i];
-            const int64_t a = interleaved ? 2 * i : i, e = interleaved ? 2 * i + 1 : i + half;
-            dst[base + a] = src[base + a] * co - src[base + e] * si;
-            dst[base + e] = src[base + e] * co + src[base + a] * si;
-          }
-        }
-      }
-    return out;
-  });
-}
-
-// com.microsoft RotaryEmbedding(input, position_ids, cos_cache, sin_cache).
-inline std::vector<Tensor> ort_rotary_kernel(const KernelContext& c) {
-  const Tensor& x = c.in(0);
-  const std::vector<int64_t> pos = as_int64s(c.in(1));
-  const Tensor& cos_cache = c.in(2);
-  int64_t heads = c.attr_int("num_heads", 0);
-  RotaryLayout l{};
-  l.batch = x.dims()[0];
-  if (x.rank() == 4) {
-    l = {x.dims()[0], x.dims()[2], x.dims()[1], x.dims()[3], true};
-  } else {
-    const int64_t rot = c.attr_int("rotary_embedding_dim", 0);
-    if (heads == 0) heads = x.dims()[2] / (rot > 0 ? rot : 2 * cos_cache.dims()[1]);
-    l = {x.dims()[0], x.dims()[1], heads, x.dims()[2] / heads, false};
-  }
-  const int64_t rotary_dim = c.attr_int("rotary_embedding_dim", 0) > 0 ? c.attr_int("rotary_embedding_dim", 0) : 2 * cos_cache.dims()[1];
-  auto position = [&](int64_t b, int64_t s) { return pos.size() == 1 ? pos[0] + s : pos[b * l.seq + s]; };
-  return {apply_rotary(x, l, position, cos_cache, c.in(3), rotary_dim, c.attr_int("interleaved", 0) != 0, false)};
-}
-
-// ONNX RotaryEmbedding (opset 23): (X, cos_cache, sin_cache, position_ids?); 4-D X is (B, N, S, H).
-inline std::vector<Tensor> onnx_rotary_kernel(const KernelContext& c) {
-  const Tensor& x = c.in(0);
-  const Tensor& cos_cache = c.in(1);
-  RotaryLayout l{};
-  if (x.rank() == 4) {
-    l = {x.dims()[0], x.dims()[2], x.dims()[1], x.dims()[3], true};
-  } else {
-    const int64_t heads = c.attr_int("num_heads", 0);
-    if (heads <= 0) c.fail("num_heads is required for 3-D inputs");
-    l = {x.dims()[0], x.dims()[1], heads, x.dims()[2] / heads, false};
-  }
-  const int64_t rotary_dim = c.attr_int("rotary_embedding_dim", 0) > 0 ? c.attr_int("rotary_embedding_dim", 0) : l.head_size;
-  if (c.has(3)) {
-    const std::vector<int64_t> pos = as_int64s(c.in(3));
-    auto position = [&](int64_t b, int64_t s) { return pos[b * l.seq + s]; };
-    return {apply_rotary(x, l, position, cos_cache, c.in(2), rotary_dim, c.attr_int("interleaved", 0) != 0, false)};
-  }
-  return {apply_rotary(x, l, {}, cos_cache, c.in(2), rotary_dim, c.attr_int("interleaved", 0) != 0, true)};
-}
-
-inline void register_contrib(KernelRegistry& r) {
-  const Symbol ms("com.microsoft");
-  r.add(ms, "FastGelu", fast_gelu_kernel);
-  r.add(ms, "BiasGelu", bias_gelu_kernel);
-  r.add(ms, "QuickGelu", quick_gelu_kernel);
-  r.add(ms, "SkipLayerNormalization", skip_norm_kernel(false), false);
-  r.add(ms, "SkipSimplifiedLayerNormalization", skip_norm_kernel(true), false);
-  r.add(ms, "BiasSoftmax", bias_softmax_kernel);
-  r.add(ms, "SoftmaxGrad", softmax_grad_kernel);
-  r.add(ms, "SoftmaxGrad_13", softmax_grad_kernel);
-  r.add(ms, "FusedConv", fused_conv_kernel);
-  r.add(ms, "FusedGemm", fused_gemm_kernel);
-  r.add(ms, "RotaryEmbedding", ort_rotary_kernel);
-  r.add("RotaryEmbedding", onnx_rotary_kernel);
-}
-
-}  // namespace xexp::eval::kernels
-// ======== xexp/eval/kernels/reduce.hpp
-// Reductions (ReduceSum ... ReduceLogSumExp) with keepdims and noop_with_empty_axes, ArgMax, ArgMin.
-// The axes come from the attribute before opset 13 (ReduceSum) or 18 (the others), from input 1 after.
-#include <cmath>
-#include <limits>
-#include <span>
-#include <vector>
-
-
-namespace xexp::eval::kernels {
-
-enum class ReduceKind { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
-
-struct ReducePlan {
-  std::vector<int64_t> out_dims;        // with keepdims applied
-  std::vector<int64_t> kept_strides;    // per input dim: stride in the output, 0 when reduced
-  int64_t group = 1;                    // input elements per output element
-};
-
-inline ReducePlan plan_reduction(const std::vector<int64_t>& dims, std::vector<int64_t> axes, bool keepdims, bool noop_if_empty) {
-  ReducePlan p;
-  if (axes.empty()) {
-    // noop_with_empty_axes reduces nothing but still applies the element function: ReduceSumSquare
-    // squares, ReduceL1 takes the absolute value, ReduceLogSum the log (as the specification says)
-    if (noop_if_empty) {
-      p.out_dims = dims;
-      p.kept_strides = strides_of(dims);
-      return p;
-    }
-    axes = identity_perm(dims.size());
-  }
-  std::vector<bool> reduced(dims.size(), false);
-  for (int64_t a : axes) reduced[normalize_axis(a, dims.size())] = true;
-  std::vector<int64_t> kept_dims;  // output dims without the reduced ones, in order
-  for (std::size_t d = 0; d < dims.size(); ++d) {
-    if (reduced[d]) {
-      p.group *= dims[d];
-      if (keepdims) p.out_dims.push_back(1);
-    } else {
-      kept_dims.push_back(dims[d]);
-      p.out_dims.push_back(dims[d]);
-    }
-  }
-  const std::vector<int64_t> ks = strides_of(kept_dims);
-  p.kept_strides.assign(dims.size(), 0);
-  for (std::size_t d = 0, j = 0; d < dims.size(); ++d)
-    if (!reduced[d]) p.kept_strides[d] = ks[j++];
-  return p;
-}
-
-inline std::vector<int64_t> reduction_axes(const KernelContext& c, int64_t axes_input_opset) {
-  if (c.opset >= axes_input_opset) return c.has(1) ? as_int64s(c.in(1)) : std::vector<int64_t>{};
-  return c.attr_ints("axes").value_or(std::vector<int64_t>{});
-}
-
-// log(sum(exp(x))) as max + log(sum(exp(x - max))) in double: exact for one element, no overflow of
-// exp for large inputs, and no truncation of exp(x) to an integer for integer inputs.
-template <class T>
-Tensor log_sum_exp(std::span<const T> src, const std::vector<int64_t>& dims, const ReducePlan& p, Tensor& out) {
-  std::vector<double> top(static_cast<std::size_t>(out.size()), -std::numeric_limits<double>::infinity());
-  std::vector<double> sum(top.size(), 0.0);
-  for_each_strided<1>(dims, {p.kept_strides}, [&](int64_t k, const std::array<int64_t, 1>& o) {
-    const auto v = static_cast<double>(src[k]);
-    double& m = top[static_cast<std::size_t>(o[0])];
-    if (v > m || v != v) m = v;
-  });
-  for_each_strided<1>(dims, {p.kept_strides}, [&](int64_t k, const std::array<int64_t, 1>& o) {
-    const double m = top[static_cast<std::size_t>(o[0])];
-    if (std::isfinite(m)) sum[static_cast<std::size_t>(o[0])] += std::exp(static_cast<double>(src[k]) - m);
-  });
-  auto dst = out.mutable_data<T>();
-  for (std::size_t k = 0; k < top.size(); ++k)
-    dst[k] = convert_value<T>(std::isfinite(top[k]) ? top[k] + std::log(sum[k]) : top[k]);
-  return out;
-}
-
-inline Kernel reduce(ReduceKind kind) {
-  return [kind](const KernelContext& c) -> std::vector<Tensor> {
-    const Tensor& x = c.in(0);
-    const int64_t axes_opset = kind == ReduceKind::Sum ? 13 : 18;
-    const ReducePlan p = plan_reduction(x.dims(), reduction_axes(c, axes_opset), c.attr_int("keepdims", 1) != 0,
-                                        c.attr_int("noop_with_empty_axes", 0) != 0);
-    return visit_type(x.type(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
-      Tensor out(x.type(), p.out_dims);
-      auto src = x.data<T>();
-      if (kind == ReduceKind::LogSumExp) return std::vector<Tensor>{log_sum_exp<T>(src, x.dims(), p, out)};
-      std::vector<Acc> acc(static_cast<std::size_t>(out.size()));
-      Acc init = 0;
-      if (kind == ReduceKind::Prod) init = 1;
-      if (kind == ReduceKind::Max) init = std::is_floating_point_v<T> ? -std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::lowest();
-      if (kind == ReduceKind::Min) init = std::is_floating_point_v<T> ? std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::max();
-      std::fill(acc.begin(), acc.end(), init);
-      // Integer sums and products wrap, as fixed-width arithmetic does in the runtimes.
-      auto abs = [](Acc v) -> Acc {
-        if constexpr (std::is_integral_v<Acc>) return v < 0 ? static_cast<Acc>(uint64_t{0} - static_cast<uint64_t>(v)) : v;
-        else return v < 0 ? -v : v;
-      };
-      for_each_strided<1>(x.dims(), {p.kept_strides}, [&](int64_t k, const std::array<int64_t, 1>& o) {
-        const Acc v = static_cast<Acc>(src[k]);
-        Acc& a = acc[o[0]];
-        switch (kind) {
-          case ReduceKind::Sum: case ReduceKind::Mean: case ReduceKind::LogSum: a = wrapping_add(a, v); break;
-          case ReduceKind::Max: a = (v > a || v != v) ? v : a; break;
-          case ReduceKind::Min: a = (v < a || v != v) ? v : a; break;
-          case ReduceKind::Prod: a = wrapping_mul(a, v); break;
-          case ReduceKind::L1: a = wrapping_add(a, abs(v)); break;
-          case ReduceKind::L2: case ReduceKind::SumSquare: a = wrapping_add(a, wrapping_mul(v, v)); break;
-          case ReduceKind::LogSumExp: break;  // log_sum_exp
-        }
-      });
-      auto dst = out.mutable_data<T>();
-      for (int64_t k = 0; k < out.size(); ++k) {
-        double a = static_cast<double>(acc[k]);
-        switch (kind) {
-          case ReduceKind::Mean: a /= static_cast<double>(p.group); break;
-          case ReduceKind::L2: a = std::sqrt(a); break;
-          case ReduceKind::LogSum: a = std::log(a); break;
-          default: break;
-        }
-        dst[k] = convert_value<T>(a);
-      }
-      return std::vector<Tensor>{out};
-    });
-  };
-}
-
-inline Kernel arg_reduce(bool is_max) {
-  return [is_max](const KernelContext& c) -> std::vector<Tensor> {
-    const Tensor& x = c.in(0);
-    const int64_t axis = normalize_axis(c.attr_int("axis", 0), x.rank());
-    const bool keepdims = c.attr_int("keepdims", 1) != 0, last = c.attr_int("select_last_index", 0) != 0;
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < axis; ++d) outer *= x.dims()[d];
-    for (std::size_t d = axis + 1; d < x.rank(); ++d) inner *= x.dims()[d];
-    const int64_t n = x.dims()[axis];
-    std::vector<int64_t> dims = x.dims();
-    if (keepdims) dims[axis] = 1;
-    else dims.erase(dims.begin() + axis);
-    Tensor out(ElemType::Int64, dims);
-    auto dst = out.mutable_data<int64_t>();
-    visit_type(x.type(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      auto src = x.data<T>();
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t i = 0; i < inner; ++i) {
-          int64_t best = 0;
-          for (int64_t j = 1; j < n; ++j) {
-            const T v = src[(o * n + j) * inner + i], b = src[(o * n + best) * inner + i];
-            const bool better = is_max ? (last ? v >= b : v > b) : (last ? v <= b : v < b);
-            if (better) best = j;
-          }
-          dst[o * inner + i] = best;
-        }
-    });
-    return {out};
-  };
-}
-
-inline void register_reduce(KernelRegistry& r) {
-  r.add("ReduceSum", reduce(ReduceKind::Sum));
-  r.add("ReduceMean", reduce(ReduceKind::Mean));
-  r.add("ReduceMax", reduce(ReduceKind::Max));
-  r.add("ReduceMin", reduce(ReduceKind::Min));
-  r.add("ReduceProd", reduce(ReduceKind::Prod));
-  r.add("ReduceL1", reduce(ReduceKind::L1));
-  r.add("ReduceL2", reduce(ReduceKind::L2));
-  r.add("ReduceLogSum", reduce(ReduceKind::LogSum));
-  r.add("ReduceLogSumExp", reduce(ReduceKind::LogSumExp));
-  r.add("ReduceSumSquare", reduce(ReduceKind::SumSquare));
-  r.add("ArgMax", arg_reduce(true));
-  r.add("ArgMin", arg_reduce(false));
 }
 
 }  // namespace xexp::eval::kernels
@@ -8457,6 +8138,464 @@ inline void register_shape_ops(KernelRegistry& r) {
   r.add("SpaceToDepth", space_to_depth_kernel);
   r.add("ReverseSequence", reverse_sequence_kernel);
   r.add("Dropout", dropout_kernel);
+}
+
+}  // namespace xexp::eval::kernels
+
+namespace xexp::eval::kernels {
+
+// x (+ bias broadcast), then f elementwise, in the input's float type.
+template <class F>
+Tensor bias_then(const Tensor& x, const Tensor* bias, F f) {
+  return visit_float_type(x.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Tensor sum = bias ? broadcast_binary<T, T, T>(x, *bias, [](T a, T b) { return a + b; }) : x;
+    Tensor out(x.type(), sum.dims());
+    auto src = sum.data<T>();
+    auto dst = out.mutable_data<T>();
+    for (int64_t k = 0; k < sum.size(); ++k) dst[k] = static_cast<T>(f(static_cast<double>(src[k])));
+    return out;
+  });
+}
+
+inline std::vector<Tensor> fast_gelu_kernel(const KernelContext& c) {
+  return {bias_then(c.in(0), c.has(1) ? &c.in(1) : nullptr, gelu_tanh)};
+}
+inline std::vector<Tensor> bias_gelu_kernel(const KernelContext& c) { return {bias_then(c.in(0), &c.in(1), gelu_erf)}; }
+inline std::vector<Tensor> quick_gelu_kernel(const KernelContext& c) {
+  const double alpha = c.attr_float("alpha", 1.702f);
+  return {bias_then(c.in(0), nullptr, [alpha](double x) { return x / (1 + std::exp(-alpha * x)); })};
+}
+
+// SkipLayerNormalization(input, skip, gamma, beta?, bias?) and SkipSimplifiedLayerNormalization(input,
+// skip, gamma, bias?) -> (output, mean, inv_std_var, input_skip_bias_sum).
+inline Kernel skip_norm_kernel(bool rms) {
+  return [rms](const KernelContext& c) -> std::vector<Tensor> {
+    // registered without the float16 widening: mean and inv_std_var stay float (normalize_trailing)
+    const ElemType type = c.in(0).type();
+    auto wide = [&](std::size_t k) { return is_half(type) ? cast_tensor(c.in(k), ElemType::Float) : c.in(k); };
+    const std::size_t bias_slot = rms ? 3 : 4;
+    const Tensor x = wide(0);
+    Tensor sum = visit_float_type(x.type(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      auto add = [](T a, T b) { return a + b; };
+      Tensor s = broadcast_binary<T, T, T>(x, wide(1), add);
+      return c.has(bias_slot) ? broadcast_binary<T, T, T>(s, wide(bias_slot), add) : s;
+    });
+    const Tensor* beta = !rms && c.has(3) ? &c.in(3) : nullptr;
+    auto r = normalize_trailing(sum, &c.in(2), beta, {-1, c.attr_float("epsilon", 1e-5f), rms});
+    return {cast_tensor(r.y, type), r.mean, r.inv_std, cast_tensor(sum, type)};
+  };
+}
+
+inline std::vector<Tensor> bias_softmax_kernel(const KernelContext& c) {
+  const Tensor sum = visit_float_type(c.in(0).type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return broadcast_binary<T, T, T>(c.in(0), c.in(1), [](T a, T b) { return a + b; });
+  });
+  const int64_t axis = normalize_axis(c.attr_int("axis", -1), sum.rank());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= sum.dims()[d];
+  for (std::size_t d = axis + 1; d < sum.rank(); ++d) inner *= sum.dims()[d];
+  return {softmax(sum, outer, sum.dims()[axis], inner, SoftmaxKind::Softmax)};
+}
+
+// dX = Y * (dY - sum(dY * Y, axis)).
+inline std::vector<Tensor> softmax_grad_kernel(const KernelContext& c) {
+  const Tensor& dy = c.in(0);
+  const Tensor& y = c.in(1);
+  const int64_t axis = normalize_axis(c.attr_int("axis", -1), y.rank());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= y.dims()[d];
+  for (std::size_t d = axis + 1; d < y.rank(); ++d) inner *= y.dims()[d];
+  const int64_t n = y.dims()[axis];
+  return visit_float_type(y.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Tensor out(y.type(), y.dims());
+    auto g = dy.data<T>();
+    auto p = y.data<T>();
+    auto dst = out.mutable_data<T>();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        double dot = 0;
+        for (int64_t j = 0; j < n; ++j) dot += double(g[(o * n + j) * inner + i]) * p[(o * n + j) * inner + i];
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t at = (o * n + j) * inner + i;
+          dst[at] = static_cast<T>(p[at] * (g[at] - dot));
+        }
+      }
+    return std::vector<Tensor>{out};
+  });
+}
+
+// The activation ONNX Runtime's FusedConv and FusedGemm apply after their Conv or Gemm, computed in
+// place in the output's float type. `alpha` and `beta` are LeakyRelu's slope, HardSigmoid's alpha and
+// beta, Clip's min and max (the order of FusedConv's activation_params).
+inline void apply_fused_activation(const KernelContext& c, Tensor& t, const std::string& activation, float alpha,
+                                   float beta) {
+  std::function<double(double)> f;
+  if (activation == "Relu") f = [](double v) { return v > 0 ? v : 0.0; };
+  else if (activation == "LeakyRelu") f = [alpha](double v) { return v >= 0 ? v : alpha * v; };
+  else if (activation == "Clip") f = [alpha, beta](double v) { return std::min<double>(std::max<double>(v, alpha), beta); };
+  else if (activation == "HardSigmoid") f = [alpha, beta](double v) { return std::max(0.0, std::min(1.0, alpha * v + beta)); };
+  else if (activation == "Sigmoid") f = [](double v) { return v >= 0 ? 1 / (1 + std::exp(-v)) : std::exp(v) / (1 + std::exp(v)); };
+  else if (activation == "Tanh") f = [](double v) { return std::tanh(v); };
+  else c.fail("activation '" + activation + "' is not supported");
+  visit_float_type(t.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (T& v : t.mutable_data<T>()) v = static_cast<T>(f(static_cast<double>(v)));
+  });
+}
+
+// com.microsoft FusedConv: Conv, then `activation` with its parameters in activation_params.
+inline std::vector<Tensor> fused_conv_kernel(const KernelContext& c) {
+  const std::string activation = c.attr_string("activation");
+  std::vector<Tensor> y = conv_kernel(c);
+  if (activation.empty()) return y;
+  const std::vector<float> params = c.attr_floats("activation_params");
+  const bool two = activation == "Clip" || activation == "HardSigmoid", one = activation == "LeakyRelu";
+  if (params.size() != (two ? 2u : one ? 1u : 0u))
+    c.fail("activation '" + activation + "' takes " + (two ? "2" : one ? "1" : "no") + " activation_params");
+  apply_fused_activation(c, y[0], activation, params.empty() ? 0.f : params[0], params.size() < 2 ? 0.f : params[1]);
+  return y;
+}
+
+// com.microsoft FusedGemm: Gemm, then `activation` with activation_alpha and activation_beta (ONNX
+// Runtime's defaults when absent: LeakyRelu 0.01, HardSigmoid 0.2 and 0.5).
+inline std::vector<Tensor> fused_gemm_kernel(const KernelContext& c) {
+  const std::string activation = c.attr_string("activation");
+  std::vector<Tensor> y = gemm_kernel(c);
+  if (activation.empty()) return y;
+  if (activation == "Clip") c.fail("activation 'Clip' is not supported by FusedGemm");
+  const bool hard_sigmoid = activation == "HardSigmoid";
+  apply_fused_activation(c, y[0], activation, c.attr_float("activation_alpha", hard_sigmoid ? 0.2f : 0.01f),
+                         c.attr_float("activation_beta", hard_sigmoid ? 0.5f : 0.f));
+  return y;
+}
+
+// Rotary embedding on x viewed as (batch, seq, heads, head_size) or (batch, heads, seq, head_size).
+// cos/sin rows are picked by position (batch, seq) and hold rotary_dim / 2 values.
+struct RotaryLayout {
+  int64_t batch, seq, heads, head_size;
+  bool heads_first;  // (batch, heads, seq, head_size)
+};
+inline Tensor apply_rotary(const KernelContext& c, const Tensor& x, const RotaryLayout& l,
+                           const std::function<int64_t(int64_t, int64_t)>& position, const Tensor& cos_cache,
+                           const Tensor& sin_cache, int64_t rotary_dim, bool interleaved,
+                           bool cache_per_position /* cache indexed by (b, s) directly */) {
+  const int64_t half = rotary_dim / 2;
+  if (half <= 0 || rotary_dim > l.head_size || cos_cache.size() % half != 0 || sin_cache.dims() != cos_cache.dims())
+    c.fail("cos_cache and sin_cache must have the same shape (rows, rotary_embedding_dim / 2)");
+  const int64_t rows = cos_cache.size() / half;
+  return visit_float_type(x.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Tensor out(x.type(), x.dims());
+    auto src = x.data<T>();
+    auto dst = out.mutable_data<T>();
+    const Tensor cf = cast_tensor(cos_cache, x.type()), sf = cast_tensor(sin_cache, x.type());
+    auto cs = cf.data<T>();
+    auto sn = sf.data<T>();
+    for (int64_t b = 0; b < l.batch; ++b)
+      for (int64_t s = 0; s < l.seq; ++s) {
+        const int64_t row = cache_per_position ? (b * l.seq + s) : position(b, s);
+        if (row < 0 || row >= rows)
+          c.fail("position " + std::to_string(row) + " is outside the " + std::to_string(rows) + " rows of cos_cache");
+        for (int64_t h = 0; h < l.heads; ++h) {
+          const int64_t base = (l.heads_first ? ((b * l.heads + h) * l.seq + s) : ((b * l.seq + s) * l.heads + h)) * l.head_size;
+          for (int64_t j = 0; j < l.head_size; ++j) dst[base + j] = src[base + j];
+          for (int64_t i = 0; i < half; ++i) {
+            const T co = cs[row * half + i], si = sn[row * half + i];
+            const int64_t a = interleaved ? 2 * i : i, e = interleaved ? 2 * i + 1 : i + half;
+            dst[base + a] = src[base + a] * co - src[base + e] * si;
+            dst[base + e] = src[base + e] * co + src[base + a] * si;
+          }
+        }
+      }
+    return out;
+  });
+}
+
+// com.microsoft RotaryEmbedding(input, position_ids, cos_cache, sin_cache).
+inline std::vector<Tensor> ort_rotary_kernel(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const std::vector<int64_t> pos = as_int64s(c.in(1));
+  const Tensor& cos_cache = c.in(2);
+  if ((x.rank() != 3 && x.rank() != 4) || cos_cache.rank() != 2)
+    c.fail("input must be 3-D or 4-D and cos_cache 2-D");
+  int64_t heads = c.attr_int("num_heads", 0);
+  RotaryLayout l{};
+  if (x.rank() == 4) {
+    l = {x.dims()[0], x.dims()[2], x.dims()[1], x.dims()[3], true};
+  } else {
+    const int64_t rot = c.attr_int("rotary_embedding_dim", 0);
+    if (heads == 0 && rot == 0 && cos_cache.dims()[1] > 0) heads = x.dims()[2] / (2 * cos_cache.dims()[1]);
+    if (heads <= 0 || x.dims()[2] % heads != 0) c.fail("num_heads must divide the hidden size");
+    l = {x.dims()[0], x.dims()[1], heads, x.dims()[2] / heads, false};
+  }
+  const int64_t rotary_dim = c.attr_int("rotary_embedding_dim", 0) > 0 ? c.attr_int("rotary_embedding_dim", 0) : 2 * cos_cache.dims()[1];
+  if (pos.size() != 1 && static_cast<int64_t>(pos.size()) != l.batch * l.seq)
+    c.fail("position_ids must have one element (an offset) or shape (batch, sequence)");
+  auto position = [&](int64_t b, int64_t s) { return pos.size() == 1 ? pos[0] + s : pos[b * l.seq + s]; };
+  return {apply_rotary(c, x, l, position, cos_cache, c.in(3), rotary_dim, c.attr_int("interleaved", 0) != 0, false)};
+}
+
+// ONNX RotaryEmbedding (opset 23): (X, cos_cache, sin_cache, position_ids?); 4-D X is (B, N, S, H).
+inline std::vector<Tensor> onnx_rotary_kernel(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const Tensor& cos_cache = c.in(1);
+  if (x.rank() != 3 && x.rank() != 4) c.fail("input must be 3-D or 4-D");
+  RotaryLayout l{};
+  if (x.rank() == 4) {
+    l = {x.dims()[0], x.dims()[2], x.dims()[1], x.dims()[3], true};
+  } else {
+    const int64_t heads = c.attr_int("num_heads", 0);
+    if (heads <= 0 || x.dims()[2] % heads != 0) c.fail("num_heads is required for 3-D inputs and must divide the hidden size");
+    l = {x.dims()[0], x.dims()[1], heads, x.dims()[2] / heads, false};
+  }
+  const int64_t rotary_dim = c.attr_int("rotary_embedding_dim", 0) > 0 ? c.attr_int("rotary_embedding_dim", 0) : l.head_size;
+  if (c.has(3)) {
+    const std::vector<int64_t> pos = as_int64s(c.in(3));
+    if (static_cast<int64_t>(pos.size()) != l.batch * l.seq) c.fail("position_ids must have shape (batch, sequence)");
+    auto position = [&](int64_t b, int64_t s) { return pos[b * l.seq + s]; };
+    return {apply_rotary(c, x, l, position, cos_cache, c.in(2), rotary_dim, c.attr_int("interleaved", 0) != 0, false)};
+  }
+  return {apply_rotary(c, x, l, {}, cos_cache, c.in(2), rotary_dim, c.attr_int("interleaved", 0) != 0, true)};
+}
+
+// com.microsoft MultiHeadAttention(query, key, value, bias?, key_padding_mask?, attention_bias?):
+// per head, Softmax(scale * Q K^T + attention_bias) V, scale 1/sqrt(head_size) when absent or 0. The query
+// is (batch, sequence, heads * head_size); key and value are 3-D like it or (batch, heads, total,
+// head_size); attention_bias is (batch|1, heads|1, sequence, total). Packed QKV, the projection bias,
+// the key padding mask and the past state are refused.
+inline std::vector<Tensor> multi_head_attention_kernel(const KernelContext& c) {
+  const int64_t heads = c.attr_int("num_heads", 0);
+  if (heads <= 0) c.fail("num_heads must be positive");
+  for (std::size_t k : {3, 4, 6, 7, 8, 9})
+    if (c.has(k)) c.fail("input " + std::to_string(k) + " (bias, key_padding_mask or past state) is not supported");
+  if (!c.has(1) || !c.has(2)) c.fail("key and value are required (packed QKV is not supported)");
+  if (c.in(0).rank() != 3) c.fail("the query is " + shape_str(c.in(0).shape()) + ", expected (batch, sequence, hidden)");
+  // (batch, heads, length, head_size)
+  auto split = [&](const Tensor& x, const char* what) {
+    if (x.rank() == 4 && x.dims()[1] == heads) return x;
+    if (x.rank() != 3 || x.dims()[2] % heads != 0)
+      c.fail(std::string(what) + " " + shape_str(x.shape()) + " is neither 3-D with a hidden size divisible by " +
+             std::to_string(heads) + " heads nor (batch, " + std::to_string(heads) + ", length, head_size)");
+    return transpose(x.reshaped({x.dims()[0], x.dims()[1], heads, x.dims()[2] / heads}), {0, 2, 1, 3});
+  };
+  const Tensor q = split(c.in(0), "the query"), k = split(c.in(1), "the key"), v = split(c.in(2), "the value");
+  const int64_t head_size = q.dims()[3];
+  if (k.dims()[0] != q.dims()[0] || v.dims()[0] != q.dims()[0] || k.dims()[3] != head_size || v.dims()[2] != k.dims()[2])
+    c.fail("query " + shape_str(c.in(0).shape()) + ", key " + shape_str(c.in(1).shape()) + " and value " +
+           shape_str(c.in(2).shape()) + " do not match");
+  const float given = c.attr_float("scale", 0.f);
+  const double scale = given != 0.f ? given : 1 / std::sqrt(static_cast<double>(head_size));
+  Tensor scores = batched_matmul(q, k, false, true, scale);
+  if (c.has(5)) {
+    if (c.in(5).rank() != 4) c.fail("attention_bias " + shape_str(c.in(5).shape()) + " is not 4-D");
+    scores = visit_float_type(scores.type(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      return broadcast_binary<T, T, T>(scores, c.in(5), [](T a, T b) { return a + b; });
+    });
+    if (scores.dims() != std::vector<int64_t>{q.dims()[0], heads, q.dims()[2], k.dims()[2]})
+      c.fail("attention_bias " + shape_str(c.in(5).shape()) + " does not broadcast to the scores");
+  }
+  const int64_t total = k.dims()[2];
+  const Tensor weights = softmax(scores, total > 0 ? scores.size() / total : 0, total, 1, SoftmaxKind::Softmax);
+  const Tensor y = transpose(batched_matmul(weights, v, false, false, 1.0), {0, 2, 1, 3});
+  return {y.reshaped({y.dims()[0], y.dims()[1], heads * v.dims()[3]})};
+}
+
+inline void register_contrib(KernelRegistry& r) {
+  const Symbol ms("com.microsoft");
+  r.add(ms, "FastGelu", fast_gelu_kernel);
+  r.add(ms, "BiasGelu", bias_gelu_kernel);
+  r.add(ms, "QuickGelu", quick_gelu_kernel);
+  r.add(ms, "SkipLayerNormalization", skip_norm_kernel(false), false);
+  r.add(ms, "SkipSimplifiedLayerNormalization", skip_norm_kernel(true), false);
+  r.add(ms, "BiasSoftmax", bias_softmax_kernel);
+  r.add(ms, "SoftmaxGrad", softmax_grad_kernel);
+  r.add(ms, "SoftmaxGrad_13", softmax_grad_kernel);
+  r.add(ms, "FusedConv", fused_conv_kernel);
+  r.add(ms, "FusedGemm", fused_gemm_kernel);
+  r.add(ms, "RotaryEmbedding", ort_rotary_kernel);
+  r.add(ms, "MultiHeadAttention", multi_head_attention_kernel);
+  r.add("RotaryEmbedding", onnx_rotary_kernel);
+}
+
+}  // namespace xexp::eval::kernels
+// ======== xexp/eval/kernels/reduce.hpp
+// Reductions (ReduceSum ... ReduceLogSumExp) with keepdims and noop_with_empty_axes, ArgMax, ArgMin.
+// The axes come from the attribute before opset 13 (ReduceSum) or 18 (the others), from input 1 after.
+#include <cmath>
+#include <limits>
+#include <span>
+#include <vector>
+
+
+namespace xexp::eval::kernels {
+
+enum class ReduceKind { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
+
+struct ReducePlan {
+  std::vector<int64_t> out_dims;        // with keepdims applied
+  std::vector<int64_t> kept_strides;    // per input dim: stride in the output, 0 when reduced
+  int64_t group = 1;                    // input elements per output element
+};
+
+inline ReducePlan plan_reduction(const std::vector<int64_t>& dims, std::vector<int64_t> axes, bool keepdims, bool noop_if_empty) {
+  ReducePlan p;
+  if (axes.empty()) {
+    // noop_with_empty_axes reduces nothing but still applies the element function: ReduceSumSquare
+    // squares, ReduceL1 takes the absolute value, ReduceLogSum the log (as the specification says)
+    if (noop_if_empty) {
+      p.out_dims = dims;
+      p.kept_strides = strides_of(dims);
+      return p;
+    }
+    axes = identity_perm(dims.size());
+  }
+  std::vector<bool> reduced(dims.size(), false);
+  for (int64_t a : axes) reduced[normalize_axis(a, dims.size())] = true;
+  std::vector<int64_t> kept_dims;  // output dims without the reduced ones, in order
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    if (reduced[d]) {
+      p.group *= dims[d];
+      if (keepdims) p.out_dims.push_back(1);
+    } else {
+      kept_dims.push_back(dims[d]);
+      p.out_dims.push_back(dims[d]);
+    }
+  }
+  const std::vector<int64_t> ks = strides_of(kept_dims);
+  p.kept_strides.assign(dims.size(), 0);
+  for (std::size_t d = 0, j = 0; d < dims.size(); ++d)
+    if (!reduced[d]) p.kept_strides[d] = ks[j++];
+  return p;
+}
+
+inline std::vector<int64_t> reduction_axes(const KernelContext& c, int64_t axes_input_opset) {
+  if (c.opset >= axes_input_opset) return c.has(1) ? as_int64s(c.in(1)) : std::vector<int64_t>{};
+  return c.attr_ints("axes").value_or(std::vector<int64_t>{});
+}
+
+// log(sum(exp(x))) as max + log(sum(exp(x - max))) in double: exact for one element, no overflow of
+// exp for large inputs, and no truncation of exp(x) to an integer for integer inputs.
+template <class T>
+Tensor log_sum_exp(std::span<const T> src, const std::vector<int64_t>& dims, const ReducePlan& p, Tensor& out) {
+  std::vector<double> top(static_cast<std::size_t>(out.size()), -std::numeric_limits<double>::infinity());
+  std::vector<double> sum(top.size(), 0.0);
+  for_each_strided<1>(dims, {p.kept_strides}, [&](int64_t k, const std::array<int64_t, 1>& o) {
+    const auto v = static_cast<double>(src[k]);
+    double& m = top[static_cast<std::size_t>(o[0])];
+    if (v > m || v != v) m = v;
+  });
+  for_each_strided<1>(dims, {p.kept_strides}, [&](int64_t k, const std::array<int64_t, 1>& o) {
+    const double m = top[static_cast<std::size_t>(o[0])];
+    if (std::isfinite(m)) sum[static_cast<std::size_t>(o[0])] += std::exp(static_cast<double>(src[k]) - m);
+  });
+  auto dst = out.mutable_data<T>();
+  for (std::size_t k = 0; k < top.size(); ++k)
+    dst[k] = convert_value<T>(std::isfinite(top[k]) ? top[k] + std::log(sum[k]) : top[k]);
+  return out;
+}
+
+inline Kernel reduce(ReduceKind kind) {
+  return [kind](const KernelContext& c) -> std::vector<Tensor> {
+    const Tensor& x = c.in(0);
+    const int64_t axes_opset = kind == ReduceKind::Sum ? 13 : 18;
+    const ReducePlan p = plan_reduction(x.dims(), reduction_axes(c, axes_opset), c.attr_int("keepdims", 1) != 0,
+                                        c.attr_int("noop_with_empty_axes", 0) != 0);
+    return visit_type(x.type(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+      Tensor out(x.type(), p.out_dims);
+      auto src = x.data<T>();
+      if (kind == ReduceKind::LogSumExp) return std::vector<Tensor>{log_sum_exp<T>(src, x.dims(), p, out)};
+      std::vector<Acc> acc(static_cast<std::size_t>(out.size()));
+      Acc init = 0;
+      if (kind == ReduceKind::Prod) init = 1;
+      if (kind == ReduceKind::Max) init = std::is_floating_point_v<T> ? -std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::lowest();
+      if (kind == ReduceKind::Min) init = std::is_floating_point_v<T> ? std::numeric_limits<Acc>::infinity() : std::numeric_limits<Acc>::max();
+      std::fill(acc.begin(), acc.end(), init);
+      // Integer sums and products wrap, as fixed-width arithmetic does in the runtimes.
+      auto abs = [](Acc v) -> Acc {
+        if constexpr (std::is_integral_v<Acc>) return v < 0 ? static_cast<Acc>(uint64_t{0} - static_cast<uint64_t>(v)) : v;
+        else return v < 0 ? -v : v;
+      };
+      for_each_strided<1>(x.dims(), {p.kept_strides}, [&](int64_t k, const std::array<int64_t, 1>& o) {
+        const Acc v = static_cast<Acc>(src[k]);
+        Acc& a = acc[o[0]];
+        switch (kind) {
+          case ReduceKind::Sum: case ReduceKind::Mean: case ReduceKind::LogSum: a = wrapping_add(a, v); break;
+          case ReduceKind::Max: a = nan_max(v, a); break;
+          case ReduceKind::Min: a = nan_min(v, a); break;
+          case ReduceKind::Prod: a = wrapping_mul(a, v); break;
+          case ReduceKind::L1: a = wrapping_add(a, abs(v)); break;
+          case ReduceKind::L2: case ReduceKind::SumSquare: a = wrapping_add(a, wrapping_mul(v, v)); break;
+          case ReduceKind::LogSumExp: break;  // log_sum_exp
+        }
+      });
+      auto dst = out.mutable_data<T>();
+      for (int64_t k = 0; k < out.size(); ++k) {
+        double a = static_cast<double>(acc[k]);
+        switch (kind) {
+          case ReduceKind::Mean: a /= static_cast<double>(p.group); break;
+          case ReduceKind::L2: a = std::sqrt(a); break;
+          case ReduceKind::LogSum: a = std::log(a); break;
+          default: break;
+        }
+        dst[k] = convert_value<T>(a);
+      }
+      return std::vector<Tensor>{out};
+    });
+  };
+}
+
+inline Kernel arg_reduce(bool is_max) {
+  return [is_max](const KernelContext& c) -> std::vector<Tensor> {
+    const Tensor& x = c.in(0);
+    const int64_t axis = normalize_axis(c.attr_int("axis", 0), x.rank());
+    const bool keepdims = c.attr_int("keepdims", 1) != 0, last = c.attr_int("select_last_index", 0) != 0;
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= x.dims()[d];
+    for (std::size_t d = axis + 1; d < x.rank(); ++d) inner *= x.dims()[d];
+    const int64_t n = x.dims()[axis];
+    std::vector<int64_t> dims = x.dims();
+    if (keepdims) dims[axis] = 1;
+    else dims.erase(dims.begin() + axis);
+    Tensor out(ElemType::Int64, dims);
+    auto dst = out.mutable_data<int64_t>();
+    visit_type(x.type(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      auto src = x.data<T>();
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+          int64_t best = 0;
+          for (int64_t j = 1; j < n; ++j) {
+            const T v = src[(o * n + j) * inner + i], b = src[(o * n + best) * inner + i];
+            const bool better = is_max ? (last ? v >= b : v > b) : (last ? v <= b : v < b);
+            if (better) best = j;
+          }
+          dst[o * inner + i] = best;
+        }
+    });
+    return {out};
+  };
+}
+
+inline void register_reduce(KernelRegistry& r) {
+  r.add("ReduceSum", reduce(ReduceKind::Sum));
+  r.add("ReduceMean", reduce(ReduceKind::Mean));
+  r.add("ReduceMax", reduce(ReduceKind::Max));
+  r.add("ReduceMin", reduce(ReduceKind::Min));
+  r.add("ReduceProd", reduce(ReduceKind::Prod));
+  r.add("ReduceL1", reduce(ReduceKind::L1));
+  r.add("ReduceL2", reduce(ReduceKind::L2));
+  r.add("ReduceLogSum", reduce(ReduceKind::LogSum));
+  r.add("ReduceLogSumExp", reduce(ReduceKind::LogSumExp));
+  r.add("ReduceSumSquare", reduce(ReduceKind::SumSquare));
+  r.add("ArgMax", arg_reduce(true));
+  r.add("ArgMin", arg_reduce(false));
 }
 
 }  // namespace xexp::eval::kernels
@@ -11906,6 +12045,7 @@ constexpr auto either(const A& a, const B& b) {
 //                                  attributes given (attr<"alpha"> = v) changed
 //   let<'f'>(r)                    r built once, however many times the replacement names it
 //   outputs<4>(node)  output<3>(r) a node with several outputs; output k of what r built
+//   omitted                        an optional input the built node leaves out ('' in the model)
 // and, after the replacement in .to(...), also(v, r): the consumers of the matched value v read r
 // (PDLL's `replace root with (a, b)`: a fused node's second output takes over a residual sum).
 // replace_with("name", lambda, captures...) remains for what none of these say.
@@ -11935,6 +12075,19 @@ template <class E>
 constexpr auto fold(const E& e) {
   return Fold<Lifted<E>>{{}, lift(e)};
 }
+
+// omitted: an optional input left out of the node a replacement builds, where a later input is given
+// (MultiHeadAttention(q, k, v, omitted, omitted, attention_bias)).
+struct Omitted : ExprTag {
+  static constexpr CaptureMask binds = 0, uses = 0;
+  static constexpr int depth = 0, node_count = 0;
+  ir::ValueId build(Rewriter&) const { return ir::kNone; }
+  template <CaptureMask>
+  void print(std::string& out) const {
+    out += "''";
+  }
+};
+inline constexpr Omitted omitted{};
 
 // choose(condition, a, b): builds `a` when the condition holds at rewrite time, else `b`.
 template <class C, class A, class B>
@@ -13215,6 +13368,7 @@ using rewrite::Ints;
 using rewrite::is_constant;
 using rewrite::is_scalar;
 using rewrite::named;
+using rewrite::omitted;
 using rewrite::op;
 using rewrite::opset_at_least;
 using rewrite::output;
@@ -13243,125 +13397,17 @@ using rewrite::Var;
 // so that rewrite::rules_from_string("default+onnxruntime") finds them. In compiled mode
 // (core/config.hpp) only src/rules.cpp instantiates the rules.
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_RULES)
-// ======== xexp/patterns/onnx/cast.hpp
-// Cast: a Cast to the type its input already has does nothing.
-
-namespace xexp::patterns {
-
-inline rewrite::RulePtr cast_rule() {
-  using namespace rewrite::dsl;
-  Var<'x'> x;
-  Int<'t'> to;
-  return rule("Cast").match(Cast(x, attr<"to"> = to)).when(dtype(x) == to).to(x);
-}
-
-}  // namespace xexp::patterns
-// ======== xexp/patterns/onnx/cast_cast.hpp
-// CastCast: Cast(Cast(x, to=m), to=t) is one Cast when the middle type loses nothing (m == t, or m is x's
-// own type), or nothing at all when t is x's type and the round trip through m is exact (a float type
-// through float or double).
-
-namespace xexp::patterns {
-
-namespace detail {
-inline constexpr auto exact_round_trip =
-    rewrite::fact<"exact_round_trip">([](ElemType from, int64_t through) {
-      const auto mid = static_cast<ElemType>(through);
-      const bool small_float =
-          from == ElemType::Float || from == ElemType::Float16 || from == ElemType::BFloat16;
-      return small_float && (mid == ElemType::Float || mid == ElemType::Double);
-    });
-}  // namespace detail
-
-inline rewrite::RulePtr cast_cast_rule() {
-  using namespace rewrite::dsl;
-  Var<'x'> x;
-  Int<'m'> mid;
-  Int<'t'> to;
-  return rule("CastCast")
-      .match(Cast(Cast(x, attr<"to"> = mid), attr<"to"> = to))
-      .when(mid == to || dtype(x) == mid || (dtype(x) == to && detail::exact_round_trip(dtype(x), mid)))
-      .to(choose(dtype(x) == to, x, Cast(x, attr<"to"> = to)));
-}
-
-}  // namespace xexp::patterns
-// ======== xexp/patterns/onnx/cast_cast_binary.hpp
-// CastCastBinary: Add/Sub/Mul/Div(Cast(a, to=U), Cast(b, to=U)) with a and b of the same float type T
-// more precise than U is Cast(Binary(a, b), to=U): one Cast instead of two, and the op rounds once
-// instead of twice (so the result may differ by one ulp of U, closer to the exact value). A T less
-// precise than U (computing in float16 what the model computes in float32) and float/int mixes are
-// refused.
-// ======== xexp/patterns/op_families.hpp
-// Op families the rules match as one node pattern: op<kBinaryArithmetic>(a, b) matches any of them, and
-// rebuild(n, ...) makes the op that matched again.
-
-namespace xexp::patterns {
-
-inline constexpr rewrite::FixedString kBinaryArithmetic = "Add|Sub|Mul|Div";
-
-// Ops computing each element from the same element of their first input (attributes and scalar extra
-// inputs such as Clip's bounds aside): they commute with any Transpose, Reshape or Expand. Not here:
-// Softmax, LogSoftmax, Hardmax, CumSum (they read an axis), PRelu (its slope broadcasts).
-inline constexpr rewrite::FixedString kElementwiseUnary =
-    "Abs|Acos|Acosh|Asin|Asinh|Atan|Atanh|Cast|Ceil|Celu|Clip|Cos|Cosh|Elu|Erf|Exp|Floor|Gelu|HardSigmoid|"
-    "HardSwish|IsInf|IsNaN|LeakyRelu|Log|Mish|Neg|Not|Reciprocal|Relu|Round|Selu|Sigmoid|Sign|Sin|Sinh|"
-    "Softplus|Softsign|Sqrt|Tan|Tanh|ThresholdedRelu";
-
-// Binary ops whose inputs broadcast (multidirectional broadcasting in the ONNX specification).
-inline constexpr rewrite::FixedString kBroadcastBinary =
-    "Add|Sub|Mul|Div|Pow|Mod|And|Or|Xor|Equal|Greater|GreaterOrEqual|Less|LessOrEqual";
-
-}  // namespace xexp::patterns
-
-namespace xexp::patterns {
-
-namespace detail {
-// 3 double, 2 float, 1 float16 or bfloat16, 0 anything else.
-inline int float_precision(ElemType t) {
-  switch (t) {
-    case ElemType::Double:
-      return 3;
-    case ElemType::Float:
-      return 2;
-    case ElemType::Float16:
-    case ElemType::BFloat16:
-      return 1;
-    default:
-      return 0;
-  }
-}
-// T strictly more precise than U (T == U is CastPattern's job).
-inline constexpr auto more_precise = rewrite::fact<"more_precise">([](ElemType t, int64_t u) {
-  return float_precision(static_cast<ElemType>(u)) > 0 &&
-         float_precision(t) > float_precision(static_cast<ElemType>(u));
-});
-}  // namespace detail
-
-inline rewrite::RulePtr cast_cast_binary_rule() {
-  using namespace rewrite::dsl;
-  Var<'a'> a;
-  Var<'b'> b;
-  Int<'u'> to;
-  auto binary = named<'o'>(op<kBinaryArithmetic>(Cast(a, attr<"to"> = to), Cast(b, attr<"to"> = to)));
-  return rule("CastCastBinary")
-      .priority(1)
-      .match(binary)
-      .when(dtype(a) == dtype(b) && detail::more_precise(dtype(a), to))
-      .to(Cast(rebuild(binary, a, b), attr<"to"> = to));
-}
-
-}  // namespace xexp::patterns
-// ======== xexp/patterns/onnx/clip_clip.hpp
-// ClipClip: a Clip with only a min followed by a Clip with only a max (or the reverse) is one Clip.
-// Clip(x, lo, hi) computes min(max(x, lo), hi), which is min-then-max for any bounds; max-then-min,
-// max(min(x, hi), lo), differs when lo > hi, so that order needs both bounds constant with lo <= hi.
-// Opset >= 11 (bounds as inputs).
+// ======== xexp/patterns/onnx/batch_normalization.hpp
+// BatchNormalization: in inference mode, with constant scale 1, bias 0, mean 0, variance 1 and epsilon
+// 0, BatchNormalization gives its input back: (x - 0) / sqrt(1 + 0) * 1 + 0. Its other outputs (the
+// running statistics of training mode) must be unused, which matching requires of every root.
 // ======== xexp/patterns/facts.hpp
 // Facts the rules share, declared once with the name rules print (`.when(is_last_axis(axis, x))`), and
 // the plain helpers behind them: element types, constants (integer lists such as shapes and axes,
 // single numbers), shapes, and small computations on constants done with the evaluator's kernels so
 // that every element type is handled as when the model runs. A fact used by one rule only stays in
 // that rule's header.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <numbers>
@@ -13508,6 +13554,26 @@ inline bool is_identity_permutation(const std::vector<int64_t>& perm) {
   return true;
 }
 inline constexpr auto is_identity_perm = fact<"is_identity_perm">(is_identity_permutation);
+// A permutation that swaps the last two axes and keeps the others (a matrix transposition).
+inline constexpr auto swaps_last_two = fact<"swaps_last_two">([](const std::vector<int64_t>& perm) {
+  const std::size_t r = perm.size();
+  if (r < 2) return false;
+  for (std::size_t k = 0; k + 2 < r; ++k)
+    if (perm[k] != static_cast<int64_t>(k)) return false;
+  return perm[r - 2] == static_cast<int64_t>(r - 1) && perm[r - 1] == static_cast<int64_t>(r - 2);
+});
+
+// ---- execution order --------------------------------------------------------------------------------
+// Rules that rewrite several readers of one value x at once (a Split for its Slices, a TopK for a
+// ReduceMax and an ArgMax) root themselves at the first of those readers and insert the new node there,
+// before every reader of the values it replaces. `root` comes before every node of `others`: no node
+// of them lies between x's producer (the graph start for an input) and the root.
+inline bool first_in_order(const ir::Graph& g, ir::NodeId root, ir::ValueId x, const std::vector<ir::NodeId>& others) {
+  const ir::NodeId stop = g.value(x).producer;
+  for (ir::NodeId k = g.node(root).prev; k != ir::kNone && k != stop; k = g.node(k).prev)
+    if (std::find(others.begin(), others.end(), k) != others.end()) return false;
+  return true;
+}
 
 // ---- computations on constants ----------------------------------------------------------------------
 // Runs one default-domain op on constants (opset 18 semantics, stable for the ops used here).
@@ -13528,6 +13594,183 @@ inline constexpr auto as_tensor =
     fact<"as_tensor">([](const std::optional<std::vector<int64_t>>& v) { return int64_tensor(*v); });
 
 }  // namespace xexp::patterns
+
+namespace xexp::patterns {
+
+namespace detail {
+// training_mode absent (before opset 14, or the default) or 0.
+inline constexpr auto inference_mode = rewrite::fact<"inference_mode">([](const ValueView& bn) {
+  const ir::Attribute* a = rewrite::node_of(bn).attribute(Symbol("training_mode"));
+  return !a || a->i == 0;
+});
+}  // namespace detail
+
+inline rewrite::RulePtr batch_normalization_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Const<'s'> scale;
+  Const<'b'> bias;
+  Const<'m'> mean;
+  Const<'v'> var;
+  Float<'e'> epsilon;
+  auto bn = named<'n'>(op<"BatchNormalization">(x, scale, bias, mean, var, attr<"epsilon"> = epsilon));
+  return rule("BatchNormalization")
+      .match(bn)
+      .when(epsilon == 0.0f && detail::inference_mode(bn) && all_equal(scale, 1.0) && all_zero(bias) && all_zero(mean) &&
+            all_equal(var, 1.0))
+      .to(x);
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/cast.hpp
+// Cast: a Cast to the type its input already has does nothing.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr cast_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Int<'t'> to;
+  return rule("Cast").match(Cast(x, attr<"to"> = to)).when(dtype(x) == to).to(x);
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/cast_cast.hpp
+// CastCast: Cast(Cast(x, to=m), to=t) is one Cast when the middle type loses nothing (m == t, or m is x's
+// own type), or nothing at all when t is x's type and the round trip through m is exact (a float type
+// through float or double).
+
+namespace xexp::patterns {
+
+namespace detail {
+inline constexpr auto exact_round_trip =
+    rewrite::fact<"exact_round_trip">([](ElemType from, int64_t through) {
+      const auto mid = static_cast<ElemType>(through);
+      const bool small_float =
+          from == ElemType::Float || from == ElemType::Float16 || from == ElemType::BFloat16;
+      return small_float && (mid == ElemType::Float || mid == ElemType::Double);
+    });
+}  // namespace detail
+
+inline rewrite::RulePtr cast_cast_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Int<'m'> mid;
+  Int<'t'> to;
+  return rule("CastCast")
+      .match(Cast(Cast(x, attr<"to"> = mid), attr<"to"> = to))
+      .when(mid == to || dtype(x) == mid || (dtype(x) == to && detail::exact_round_trip(dtype(x), mid)))
+      .to(choose(dtype(x) == to, x, Cast(x, attr<"to"> = to)));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/cast_cast_binary.hpp
+// CastCastBinary: Add/Sub/Mul/Div(Cast(a, to=U), Cast(b, to=U)) with a and b of the same float type T
+// more precise than U is Cast(Binary(a, b), to=U): one Cast instead of two, and the op rounds once
+// instead of twice (so the result may differ by one ulp of U, closer to the exact value). A T less
+// precise than U (computing in float16 what the model computes in float32) and float/int mixes are
+// refused.
+// ======== xexp/patterns/op_families.hpp
+// Op families the rules match as one node pattern: op<kBinaryArithmetic>(a, b) matches any of them, and
+// rebuild(n, ...) makes the op that matched again.
+
+namespace xexp::patterns {
+
+inline constexpr rewrite::FixedString kBinaryArithmetic = "Add|Sub|Mul|Div";
+
+// Ops computing each element from the same element of their first input (attributes and scalar extra
+// inputs such as Clip's bounds aside): they commute with any Transpose, Reshape or Expand. Not here:
+// Softmax, LogSoftmax, Hardmax, CumSum (they read an axis), PRelu (its slope broadcasts).
+inline constexpr rewrite::FixedString kElementwiseUnary =
+    "Abs|Acos|Acosh|Asin|Asinh|Atan|Atanh|Cast|Ceil|Celu|Clip|Cos|Cosh|Elu|Erf|Exp|Floor|Gelu|HardSigmoid|"
+    "HardSwish|IsInf|IsNaN|LeakyRelu|Log|Mish|Neg|Not|Reciprocal|Relu|Round|Selu|Sigmoid|Sign|Sin|Sinh|"
+    "Softplus|Softsign|Sqrt|Tan|Tanh|ThresholdedRelu";
+
+// Binary ops whose inputs broadcast (multidirectional broadcasting in the ONNX specification).
+inline constexpr rewrite::FixedString kBroadcastBinary =
+    "Add|Sub|Mul|Div|Pow|Mod|And|Or|Xor|Equal|Greater|GreaterOrEqual|Less|LessOrEqual";
+
+}  // namespace xexp::patterns
+
+namespace xexp::patterns {
+
+namespace detail {
+// 3 double, 2 float, 1 float16 or bfloat16, 0 anything else.
+inline int float_precision(ElemType t) {
+  switch (t) {
+    case ElemType::Double:
+      return 3;
+    case ElemType::Float:
+      return 2;
+    case ElemType::Float16:
+    case ElemType::BFloat16:
+      return 1;
+    default:
+      return 0;
+  }
+}
+// T strictly more precise than U (T == U is CastPattern's job).
+inline constexpr auto more_precise = rewrite::fact<"more_precise">([](ElemType t, int64_t u) {
+  return float_precision(static_cast<ElemType>(u)) > 0 &&
+         float_precision(t) > float_precision(static_cast<ElemType>(u));
+});
+}  // namespace detail
+
+inline rewrite::RulePtr cast_cast_binary_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Int<'u'> to;
+  auto binary = named<'o'>(op<kBinaryArithmetic>(Cast(a, attr<"to"> = to), Cast(b, attr<"to"> = to)));
+  return rule("CastCastBinary")
+      .priority(1)
+      .match(binary)
+      .when(dtype(a) == dtype(b) && detail::more_precise(dtype(a), to))
+      .to(Cast(rebuild(binary, a, b), attr<"to"> = to));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/cast_layer_normalization_cast.hpp
+// CastLayerNormalizationCast: half-precision models normalize in float: Cast(X, float) ->
+// LayerNormalization -> Cast back to X's type. LayerNormalization computes its statistics in stash_type
+// (float) whatever its input type, so it can take X directly, with its scale and bias cast to X's type
+// (constants, folded), and the two Casts of the activations go. Also ONNX Runtime's
+// SimplifiedLayerNormalization (default domain, same inputs and stash_type). float16 and double only:
+// ONNX Runtime 1.30's CPU kernels have no bfloat16 for either.
+
+namespace xexp::patterns {
+
+namespace detail {
+inline constexpr rewrite::FixedString kStashedNormalizations = "LayerNormalization|SimplifiedLayerNormalization";
+inline constexpr auto is_half_or_double = rewrite::fact<"is_half_or_double">(
+    [](const ValueView& x) { return x.elem() == ElemType::Float16 || x.elem() == ElemType::Double; });
+}  // namespace detail
+
+inline rewrite::RulePtr cast_layer_normalization_cast_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'s'> scale;
+  Var<'b'> bias;
+  Int<'t'> stash;
+  Int<'u'> back;
+  auto with_bias = named<'n'>(op<detail::kStashedNormalizations>(Cast(x, attr<"to"> = stash), scale, bias, attr<"stash_type"> = stash));
+  auto without_bias = named<'n'>(op<detail::kStashedNormalizations>(Cast(x, attr<"to"> = stash), scale, attr<"stash_type"> = stash));
+  auto condition = detail::is_half_or_double(x) && dtype(x) == back && stash == int64_t{1};
+  auto cast_scale = Cast(scale, attr<"to"> = dtype(x));
+  return rule("CastLayerNormalizationCast")
+      .priority(1)
+      .cases(match(Cast(with_bias, attr<"to"> = back))
+                 .when(condition)
+                 .to(rebuild(with_bias, x, cast_scale, Cast(bias, attr<"to"> = dtype(x)))),
+             match(Cast(without_bias, attr<"to"> = back)).when(condition).to(rebuild(without_bias, x, cast_scale)));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/clip_clip.hpp
+// ClipClip: a Clip with only a min followed by a Clip with only a max (or the reverse) is one Clip.
+// Clip(x, lo, hi) computes min(max(x, lo), hi), which is min-then-max for any bounds; max-then-min,
+// max(min(x, hi), lo), differs when lo > hi, so that order needs both bounds constant with lo <= hi.
+// Opset >= 11 (bounds as inputs).
 
 namespace xexp::patterns {
 
@@ -14630,6 +14873,114 @@ inline rewrite::RulePtr not_where_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/reduce_arg_top_k.hpp
+// ReduceArgTopK: ReduceMax(X) and ArgMax(X) over the same axis (the best score and its index) are the two
+// outputs of TopK(X, k=1) (largest=1; ReduceMin and ArgMin: largest=0): one pass instead of two. TopK
+// puts the lower index first among equal values, as ArgMax without select_last_index does. Both with
+// keepdims=1: without it each output would need a Squeeze, more nodes than before.
+// The TopK goes where the first of the two is, so that the readers of both come after it.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// The pair to the reduction or arg node producing `v`: its op type, and the axis both must share.
+struct ArgReducePair {
+  Symbol reduce, arg;
+  int64_t largest;
+};
+inline std::optional<ArgReducePair> arg_reduce_pair(Symbol op) {
+  if (op == Symbol("ReduceMax") || op == Symbol("ArgMax")) return ArgReducePair{Symbol("ReduceMax"), Symbol("ArgMax"), 1};
+  if (op == Symbol("ReduceMin") || op == Symbol("ArgMin")) return ArgReducePair{Symbol("ReduceMin"), Symbol("ArgMin"), 0};
+  return std::nullopt;
+}
+inline int64_t int_attribute(const ir::Node& n, const char* name, int64_t fallback) {
+  const ir::Attribute* a = n.attribute(Symbol(name));
+  return a ? a->i : fallback;
+}
+// The one axis (made non-negative) n reduces with keepdims=1, or nullopt.
+inline std::optional<int64_t> kept_axis(const ir::Graph& g, const ir::Node& n, int64_t rank) {
+  if (int_attribute(n, "keepdims", 1) != 1) return std::nullopt;
+  int64_t axis;
+  if (n.op_type == Symbol("ArgMax") || n.op_type == Symbol("ArgMin")) {
+    if (int_attribute(n, "select_last_index", 0) != 0) return std::nullopt;
+    axis = int_attribute(n, "axis", 0);
+  } else {
+    std::optional<std::vector<int64_t>> axes;
+    if (const ir::Attribute* a = n.attribute(Symbol("axes")))
+      axes = a->ints;
+    else if (n.inputs.size() > 1 && n.inputs[1] != ir::kNone)
+      axes = int_constant(g, n.inputs[1]);
+    if (!axes || axes->size() != 1 || int_attribute(n, "noop_with_empty_axes", 0) != 0) return std::nullopt;
+    axis = (*axes)[0];
+  }
+  if (axis < 0) axis += rank;
+  return axis >= 0 && axis < rank ? std::optional<int64_t>(axis) : std::nullopt;
+}
+// The partner of `root` (same X, same axis, the other op of the pair), when root comes first in the
+// execution order; kNone otherwise.
+inline ir::NodeId top_k_partner(const ValueView& root) {
+  const ir::Graph& g = *root.graph;
+  const ir::NodeId root_id = root.value().producer;
+  const ir::Node& n = g.node(root_id);
+  const std::optional<ArgReducePair> pair = arg_reduce_pair(n.op_type);
+  const ir::ValueId x = n.inputs[0];
+  const std::optional<Shape>& shape = g.value(x).shape;
+  if (!pair || !shape) return ir::kNone;
+  const auto rank = static_cast<int64_t>(shape->size());
+  const std::optional<int64_t> axis = kept_axis(g, n, rank);
+  if (!axis) return ir::kNone;
+  const Symbol wanted = n.op_type == pair->reduce ? pair->arg : pair->reduce;
+  ir::NodeId partner = ir::kNone;
+  for (const ir::Use& u : g.value(x).uses) {
+    const ir::Node& other = g.node(u.node);
+    if (u.node != root_id && u.slot == 0 && other.op_type == wanted && other.domain.empty() &&
+        kept_axis(g, other, rank) == axis && !g.value(other.outputs[0]).is_graph_output()) {
+      partner = u.node;
+      break;
+    }
+  }
+  return partner != ir::kNone && first_in_order(g, root_id, x, {partner}) ? partner : ir::kNone;
+}
+inline constexpr auto has_later_partner =
+    rewrite::fact<"has_later_partner">([](const ValueView& root) { return top_k_partner(root) != ir::kNone; });
+
+inline std::optional<ir::ValueId> fuse_into_top_k(rewrite::Rewriter& r, const ValueView& root) {
+  const ir::NodeId partner = top_k_partner(root);
+  if (partner == ir::kNone) return std::nullopt;
+  const ir::Graph& g = r.graph();
+  const ir::Node& n = g.node(root.value().producer);
+  const ir::ValueId x = n.inputs[0];
+  const int64_t axis = *kept_axis(g, n, static_cast<int64_t>(g.value(x).shape->size()));
+  const ArgReducePair pair = *arg_reduce_pair(n.op_type);
+  const bool root_is_reduce = n.op_type == pair.reduce;
+  const ir::ValueId partner_out = g.node(partner).outputs[0];
+  const ir::ValueId values = r.node(Symbol("TopK"), {x, r.initializer(int64_tensor({1}))},
+                                    {ir::Attribute::make_int(Symbol("axis"), axis),
+                                     ir::Attribute::make_int(Symbol("largest"), pair.largest),
+                                     ir::Attribute::make_int(Symbol("sorted"), 1)},
+                                    {}, 2);
+  const ir::ValueId indices = r.graph().node(r.graph().value(values).producer).outputs[1];
+  r.replace_later(partner_out, root_is_reduce ? indices : values);
+  return root_is_reduce ? values : indices;
+}
+}  // namespace detail
+
+inline rewrite::RulePtr reduce_arg_top_k_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  auto root = named<'r'>(op<"ReduceMax|ReduceMin|ArgMax|ArgMin">(x, etc));
+  return rule("ReduceArgTopK")
+      .priority(1)
+      .match(root)
+      .when(opset_at_least(11) && detail::has_later_partner(root))
+      .to(replace_with("top_k", detail::fuse_into_top_k, root));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/reduce_reshape.hpp
 // ReduceReshape: Reduce*(X, keepdims=1) followed by a Reshape that only drops the reduced axes is
 // Reduce*(X, keepdims=0). Checked on shapes: the Reshape's output is the reduction's output without the
@@ -14721,6 +15072,92 @@ inline rewrite::RulePtr expand_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/reshape2_of3.hpp
+// Reshape2Of3: Reshape(Binary(Reshape(X, s), Y), t) where nothing broadcasts (Y and the inner Reshape of
+// X have the binary's shape) and t gives X's shape back: the binary can work in X's shape, on X and
+// Reshape(Y, t), so that of three Reshapes around the binary one is left. Binary is Add, Sub, Mul or
+// Div, X on either side.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr reshape2_of3_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'y'> y;
+  Var<'s'> s;
+  Var<'t'> t;
+  auto rx = named<'r'>(Reshape(x, s));
+  auto x_first = named<'b'>(op<kBinaryArithmetic>(rx, y));
+  auto x_second = named<'b'>(op<kBinaryArithmetic>(y, rx));
+  auto out_first = named<'o'>(Reshape(x_first, t));
+  auto out_second = named<'o'>(Reshape(x_second, t));
+  auto no_broadcast = same_shape(rx, y) && same_shape(x_first, y);
+  auto no_broadcast2 = same_shape(rx, y) && same_shape(x_second, y);
+  return rule("Reshape2Of3")
+      .priority(1)
+      .cases(match(out_first)
+                 .when(no_broadcast && same_shape(out_first, x))
+                 .to(rebuild(x_first, x, Reshape(y, t))),
+             match(out_second)
+                 .when(no_broadcast2 && same_shape(out_second, x))
+                 .to(rebuild(x_second, Reshape(y, t), x)));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/reshape_matmul_reshape.hpp
+// ReshapeMatMulReshape: exporters multiply batched matrices as 3-D: Reshape both (..., m, k) and
+// (..., k, n) inputs to (batch, m, k) and (batch, k, n), MatMul, Reshape the result back to
+// (..., m, n). MatMul broadcasts over any leading axes, so with the same leading axes on both inputs
+// the one MatMul on the original tensors computes it: four nodes become one.
+
+namespace xexp::patterns {
+
+namespace detail {
+using rewrite::facts::KnownDim;
+// The dims of s from `from` on equal those of t from `to` on, known (symbols compare by name).
+inline bool same_dims_from(const Shape& s, std::size_t from, const Shape& t, std::size_t to) {
+  if (s.size() - from != t.size() - to) return false;
+  for (std::size_t k = 0; from + k < s.size(); ++k)
+    if (!(KnownDim{s[from + k]} == KnownDim{t[to + k]})) return false;
+  return true;
+}
+// a (..., m, k) and b (..., k, n) of the same rank >= 3 and the same leading axes; ra and rb their 3-D
+// Reshapes keeping the matrices; out, the product reshaped, is (..., m, n).
+inline constexpr auto flattened_batch_product = rewrite::fact<"flattened_batch_product">(
+    [](const ValueView& a, const ValueView& ra, const ValueView& b, const ValueView& rb, const ValueView& out) {
+      for (const ValueView* v : {&a, &ra, &b, &rb, &out})
+        if (!v->shape()) return false;
+      const Shape &sa = *a.shape(), &sb = *b.shape(), &so = *out.shape();
+      const std::size_t r = sa.size();
+      if (r < 3 || sb.size() != r || so.size() != r || ra.shape()->size() != 3 || rb.shape()->size() != 3)
+        return false;
+      const Shape batch_a(sa.begin(), sa.end() - 2), batch_b(sb.begin(), sb.end() - 2);
+      Shape expected = batch_a;
+      expected.push_back(sa[r - 2]);
+      expected.push_back(sb[r - 1]);
+      return same_dims_from(batch_a, 0, batch_b, 0) && same_dims_from(sa, r - 2, *ra.shape(), 1) &&
+             same_dims_from(sb, r - 2, *rb.shape(), 1) && same_dims_from(so, 0, expected, 0);
+    });
+}  // namespace detail
+
+inline rewrite::RulePtr reshape_matmul_reshape_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Var<'s'> s;
+  Var<'t'> t;
+  Var<'u'> u;
+  auto ra = named<'r'>(Reshape(a, s));
+  auto rb = named<'q'>(Reshape(b, t));
+  auto out = named<'o'>(Reshape(MatMul(ra, rb), u));
+  return rule("ReshapeMatMulReshape")
+      .priority(1)
+      .match(out)
+      .when(detail::flattened_batch_product(a, ra, b, rb, out))
+      .to(MatMul(a, b));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/reshape_reshape.hpp
 // ReshapeReshape: Reshape(Reshape(x, s1), s2) is Reshape(x, s2) when s2 copies no dimension from the
 // intermediate tensor (it holds no 0; -1 still resolves to the same size from the element count).
@@ -14776,6 +15213,45 @@ inline rewrite::RulePtr reshape_reshape_binary_rule() {
       .match(binary)
       .when(same_shape(x, y) && detail::same_int64_values(s, t))
       .to(Reshape(rebuild(binary, x, y), s));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/sequence_construct_at.hpp
+// SequenceConstructAt: SequenceAt(SequenceConstruct(x0, ..., xn-1), i) with a constant i is x_i: the
+// sequence, built only to be taken apart again (a tuple through an exporter), goes with its last reader.
+#include <optional>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// Element i (negative counts from the end) of the SequenceConstruct, or kNone when i is out of range or
+// not one integer.
+inline ir::ValueId constructed_element(const ValueView& sequence, const Tensor& index) {
+  const ir::Node& n = rewrite::node_of(sequence);
+  const std::optional<std::vector<int64_t>> i = int_values(index);
+  if (!i || i->size() != 1) return ir::kNone;
+  const auto count = static_cast<int64_t>(n.inputs.size());
+  const int64_t k = (*i)[0] < 0 ? (*i)[0] + count : (*i)[0];
+  return k >= 0 && k < count ? n.inputs[k] : ir::kNone;
+}
+inline constexpr auto element_at = rewrite::fact<"element_at">(constructed_element);
+}  // namespace detail
+
+inline rewrite::RulePtr sequence_construct_at_rule() {
+  using namespace rewrite::dsl;
+  Const<'i'> index;
+  auto sequence = named<'q'>(shared(op<"SequenceConstruct">(etc)));
+  return rule("SequenceConstructAt")
+      .priority(1)
+      .match(op<"SequenceAt">(sequence, index))
+      .when(detail::element_at(sequence, index) != ir::kNone)
+      .to(replace_with(
+          "element",
+          [](rewrite::Rewriter&, const ValueView& s, const Tensor& i) -> std::optional<ir::ValueId> {
+            return detail::constructed_element(s, i);
+          },
+          sequence, index));
 }
 
 }  // namespace xexp::patterns
@@ -15099,6 +15575,25 @@ inline rewrite::RulePtr shape_based_identity_rule() {
       .match(slice)
       .when(same_shape(x, slice) && detail::unit_steps(slice))
       .to(x);
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/shape_based_matmul_to_mul.hpp
+// ShapeBasedMatMulToMul: MatMul(X, Y) with X (..., m, 1) and Y (..., 1, n) sums over one term: it is the
+// outer product X * Y, which Mul computes by broadcasting (the leading axes broadcast as MatMul's do),
+// without a matrix kernel. Both ranks 2 or more; the two size-1 axes known.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr shape_based_matmul_to_mul_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'y'> y;
+  return rule("ShapeBasedMatMulToMul")
+      .priority(1)
+      .match(MatMul(x, y))
+      .when(rank(x) >= 2 && rank(y) >= 2 && dim(x, -1) == 1 && dim(y, -2) == 1)
+      .to(Mul(x, y));
 }
 
 }  // namespace xexp::patterns
@@ -15431,6 +15926,124 @@ inline rewrite::RulePtr slice_slice_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/slices_split.hpp
+// SlicesSplit: Slices of one tensor along one axis (step 1) that cut it into consecutive pieces covering
+// the whole axis (the halves of a rotary embedding, q/k/v out of a fused projection) are one Split with
+// those sizes: one node instead of one per piece, and one pass over the tensor.
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+struct SlicePiece {
+  ir::NodeId node;
+  int64_t start, count;
+};
+// Where Slice `n` cuts axis `axis` of x (dim elements): one axis, step 1, constant bounds; nullopt
+// otherwise.
+inline std::optional<SlicePiece> slice_piece(const ir::Graph& g, ir::NodeId id, int64_t rank, int64_t dim,
+                                             int64_t axis) {
+  const ir::Node& n = g.node(id);
+  if (n.op_type != Symbol("Slice") || !n.domain.empty() || n.inputs.size() < 3) return std::nullopt;
+  auto input = [&](std::size_t k) { return k < n.inputs.size() ? n.inputs[k] : ir::kNone; };
+  const std::optional<std::vector<int64_t>> starts = int_constant(g, input(1)), ends = int_constant(g, input(2));
+  if (!starts || !ends || starts->size() != 1 || ends->size() != 1) return std::nullopt;
+  std::optional<std::vector<int64_t>> axes = std::vector<int64_t>{0}, steps = std::vector<int64_t>{1};
+  if (input(3) != ir::kNone) axes = int_constant(g, input(3));
+  if (input(4) != ir::kNone) steps = int_constant(g, input(4));
+  if (!axes || !steps || axes->size() != 1 || steps->size() != 1 || (*steps)[0] != 1) return std::nullopt;
+  const int64_t a = (*axes)[0] < 0 ? (*axes)[0] + rank : (*axes)[0];
+  if (a != axis) return std::nullopt;
+  const SliceRange range = slice_range(dim, (*starts)[0], (*ends)[0], 1);
+  return SlicePiece{id, range.start, range.count};
+}
+// The Slices of x cutting the root's axis, sorted by start, when they tile the whole axis and the root is
+// the first of them in execution order; empty otherwise.
+struct Tiling {
+  int64_t axis = 0;
+  std::vector<SlicePiece> pieces;
+};
+inline Tiling tiling_slices(const ValueView& root) {
+  const ir::Graph& g = *root.graph;
+  const ir::NodeId root_id = root.value().producer;
+  const ir::ValueId x = g.node(root_id).inputs[0];
+  const std::optional<Shape>& shape = g.value(x).shape;
+  if (!shape) return {};
+  const auto rank = static_cast<int64_t>(shape->size());
+  // The root's axis: read with a dim of 1, any axis is accepted at this point.
+  const ir::Node& n = g.node(root_id);
+  std::optional<std::vector<int64_t>> axes =
+      n.inputs.size() > 3 && n.inputs[3] != ir::kNone ? int_constant(g, n.inputs[3]) : std::vector<int64_t>{0};
+  if (!axes || axes->size() != 1) return {};
+  const int64_t axis = (*axes)[0] < 0 ? (*axes)[0] + rank : (*axes)[0];
+  if (axis < 0 || axis >= rank || !(*shape)[axis].is_static()) return {};
+  const int64_t dim = (*shape)[axis].value();
+  Tiling out{axis, {}};
+  std::vector<ir::NodeId> others;
+  for (const ir::Use& u : g.value(x).uses) {
+    if (u.slot != 0) continue;
+    std::optional<SlicePiece> piece = slice_piece(g, u.node, rank, dim, axis);
+    if (!piece) continue;
+    if (u.node != root_id) {
+      if (g.value(g.node(u.node).outputs[0]).is_graph_output()) return {};
+      others.push_back(u.node);
+    }
+    out.pieces.push_back(*piece);
+  }
+  const bool root_is_a_piece = std::any_of(out.pieces.begin(), out.pieces.end(),
+                                           [&](const SlicePiece& p) { return p.node == root_id; });
+  if (out.pieces.size() < 2 || !root_is_a_piece) return {};
+  std::sort(out.pieces.begin(), out.pieces.end(),
+            [](const SlicePiece& a, const SlicePiece& b) { return a.start < b.start; });
+  int64_t next = 0;
+  for (const SlicePiece& p : out.pieces) {
+    if (p.start != next || p.count <= 0) return {};
+    next += p.count;
+  }
+  if (next != dim || !first_in_order(g, root_id, x, others)) return {};
+  return out;
+}
+inline constexpr auto tiles_the_axis =
+    rewrite::fact<"tiles_the_axis">([](const ValueView& root) { return !tiling_slices(root).pieces.empty(); });
+
+inline std::optional<ir::ValueId> split_into_pieces(rewrite::Rewriter& r, const ValueView& root) {
+  const Tiling tiling = tiling_slices(root);
+  if (tiling.pieces.empty()) return std::nullopt;
+  const ir::NodeId root_id = root.value().producer;
+  const ir::ValueId x = r.graph().node(root_id).inputs[0];
+  std::vector<int64_t> sizes;
+  for (const SlicePiece& p : tiling.pieces) sizes.push_back(p.count);
+  const ir::ValueId first = r.node(Symbol("Split"), {x},
+                                   {ir::Attribute::make_int(Symbol("axis"), tiling.axis),
+                                    ir::Attribute::make_ints(Symbol("split"), sizes)},
+                                   {}, tiling.pieces.size());
+  const std::vector<ir::ValueId> outs = r.graph().node(r.graph().value(first).producer).outputs;
+  ir::ValueId replaced = ir::kNone;
+  for (std::size_t k = 0; k < tiling.pieces.size(); ++k) {
+    const ir::ValueId piece = r.graph().node(tiling.pieces[k].node).outputs[0];
+    if (tiling.pieces[k].node == root_id) replaced = outs[k];
+    else r.replace_later(piece, outs[k]);
+  }
+  return replaced;
+}
+}  // namespace detail
+
+inline rewrite::RulePtr slices_split_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  auto root = named<'r'>(Slice(x, etc));
+  return rule("SlicesSplit")
+      .priority(1)
+      .match(root)
+      .when(opset_at_least(10) && detail::tiles_the_axis(root))
+      .to(replace_with("split", detail::split_into_pieces, root));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/split_concat.hpp
 // SplitConcat: a Concat of all the outputs of a Split, in order and on the same axis, is the Split's
 // input. Rule containment makes sure the Split outputs feed nothing else.
@@ -15719,6 +16332,51 @@ inline rewrite::RulePtr swap_unsqueeze_transpose_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/switch_order_binary.hpp
+// SwitchOrderBinary: (a op b) op c, op Add or Mul, computes a full-size intermediate when a is large and
+// b, c small (a bias then a scale constant, a mask then a second mask): a op (b op c) computes the small
+// one instead. Reassociated when the new inner result has fewer elements (static shapes), which also
+// makes each rewrite shrink it, so that rewrites stop. Floating point sums round differently by ulps.
+#include <cstdint>
+#include <optional>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// Elements of the broadcast of two static shapes, or nullopt.
+inline std::optional<int64_t> broadcast_size(const ValueView& a, const ValueView& b) {
+  if (!a.shape() || !b.shape() || !is_static(*a.shape()) || !is_static(*b.shape())) return std::nullopt;
+  infer::ShapeConstraints constraints;
+  try {
+    return element_count(infer::broadcast_shapes(*a.shape(), *b.shape(), constraints));
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+inline constexpr auto smaller_pair_first = rewrite::fact<"smaller_pair_first">(
+    [](const ValueView& a, const ValueView& b, const ValueView& c) {
+      const std::optional<int64_t> now = broadcast_size(a, b), then = broadcast_size(b, c);
+      return now && then && *then < *now;
+    });
+}  // namespace detail
+
+inline rewrite::RulePtr switch_order_binary_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Var<'c'> c;
+  return rule("SwitchOrderBinary")
+      .priority(1)
+      .cases(match(commutative(Add(commutative(Add(a, b)), c)))
+                 .when(detail::smaller_pair_first(a, b, c))
+                 .to(Add(a, Add(b, c))),
+             match(commutative(Mul(commutative(Mul(a, b)), c)))
+                 .when(detail::smaller_pair_first(a, b, c))
+                 .to(Mul(a, Mul(b, c))));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/switch_reshape_activation.hpp
 // SwitchReshapeActivation: MatMul/Gemm -> Reshape or Transpose -> activation becomes MatMul/Gemm ->
 // activation -> Reshape or Transpose, so that the activation sits next to the product (fusions such as
@@ -15872,6 +16530,61 @@ inline rewrite::RulePtr transpose_matmul_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/transpose_reshape_matmul.hpp
+// TransposeReshapeMatMul: MatMul(X, Reshape(Transpose(Y, last two axes swapped), S)) where S only
+// regroups the leading axes is MatMul(X, Transpose(Reshape(Y, S'), last two swapped)) with S' = S with
+// its last two entries swapped: as many nodes, and the Transpose now sits right on the MatMul, where
+// TransposeMatMul (2-D, Gemm) or FusedMatMul (onnxruntime set) takes it into a flag. Same for the first
+// input.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// The constant shape keeps t's last two axes (static and positive) and has rank 2 or more.
+inline constexpr auto keeps_last_two_axes =
+    rewrite::fact<"keeps_last_two_axes">([](const ValueView& t, const Tensor& shape) {
+      const std::optional<std::vector<int64_t>> s = int_values(shape);
+      if (!s || s->size() < 2 || !t.shape() || t.shape()->size() < 2) return false;
+      const Shape& d = *t.shape();
+      const Dim rows = d[d.size() - 2], cols = d.back();
+      return rows.is_static() && cols.is_static() && rows.value() > 0 && cols.value() > 0 &&
+             (*s)[s->size() - 2] == rows.value() && s->back() == cols.value();
+    });
+inline constexpr auto last_two_swapped = rewrite::fact<"last_two_swapped">([](const Tensor& shape) {
+  std::vector<int64_t> s = *int_values(shape);
+  std::swap(s[s.size() - 2], s[s.size() - 1]);
+  return int64_tensor(s);
+});
+inline constexpr auto matrix_transpose_perm = rewrite::fact<"matrix_transpose_perm">([](const Tensor& shape) {
+  std::vector<int64_t> perm;
+  for (int64_t k = 0; k < shape.size(); ++k) perm.push_back(k);
+  std::swap(perm[perm.size() - 2], perm[perm.size() - 1]);
+  return perm;
+});
+}  // namespace detail
+
+inline rewrite::RulePtr transpose_reshape_matmul_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'y'> y;
+  Ints<'p'> perm;
+  Const<'s'> shape;
+  auto transposed = named<'t'>(Transpose(y, attr<"perm"> = perm));
+  auto regrouped = Reshape(transposed, shape, attr<"allowzero"> = 0);
+  auto moved = Transpose(Reshape(y, fold(detail::last_two_swapped(shape))),
+                         attr<"perm"> = detail::matrix_transpose_perm(shape));
+  auto condition = swaps_last_two(perm) && detail::keeps_last_two_axes(transposed, shape);
+  return rule("TransposeReshapeMatMul")
+      .priority(1)
+      .cases(match(MatMul(x, regrouped)).when(condition).to(MatMul(x, moved)),
+             match(MatMul(regrouped, x)).when(condition).to(MatMul(moved, x)));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/transpose_transpose.hpp
 // TransposeTranspose: two Transposes in a row are one (or none when the composed permutation is the
 // identity). The first may have other consumers only when both disappear: otherwise nothing is saved.
@@ -15903,6 +16616,60 @@ inline rewrite::RulePtr transpose_transpose_rule() {
       .match(Transpose(inner, attr<"perm"> = second))
       .when(identity || single_use(inner))
       .to(choose(identity, x, Transpose(x, attr<"perm"> = composed)));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/unsqueeze_equal.hpp
+// UnsqueezeEqual: x read by an Unsqueeze and by Equal(x, scalar) whose result is unsqueezed on the same
+// axes (a mask built next to the ids it masks) is Equal(Unsqueeze(x), scalar): the Unsqueeze already
+// there serves both, one node less. Applied when that Unsqueeze comes first in execution order, where
+// the new Equal can read it.
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// The axes of an Unsqueeze: its attribute before opset 13, its constant input since; nullopt otherwise.
+inline std::optional<std::vector<int64_t>> unsqueeze_axes(const ir::Graph& g, const ir::Node& n) {
+  if (const ir::Attribute* a = n.attribute(Symbol("axes"))) return a->ints;
+  return n.inputs.size() > 1 ? int_constant(g, n.inputs[1]) : std::nullopt;
+}
+// The other reader of x (x has two), an Unsqueeze on the same axes as `root`, when it comes before root.
+inline ir::ValueId earlier_twin_unsqueeze(const ValueView& root, const ValueView& x) {
+  const ir::Graph& g = *root.graph;
+  const ir::NodeId root_id = root.value().producer;
+  const std::optional<std::vector<int64_t>> axes = unsqueeze_axes(g, g.node(root_id));
+  if (!axes || x.value().uses.size() != 2 || x.value().is_graph_output()) return ir::kNone;
+  for (const ir::Use& u : x.value().uses) {
+    const ir::Node& n = g.node(u.node);
+    if (n.op_type != Symbol("Unsqueeze") || !n.domain.empty() || u.slot != 0 || unsqueeze_axes(g, n) != axes)
+      continue;
+    return first_in_order(g, root_id, x.id, {u.node}) ? ir::kNone : n.outputs[0];
+  }
+  return ir::kNone;
+}
+inline constexpr auto twin_unsqueeze = rewrite::fact<"twin_unsqueeze">(earlier_twin_unsqueeze);
+}  // namespace detail
+
+inline rewrite::RulePtr unsqueeze_equal_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'c'> c;
+  auto root = named<'r'>(Unsqueeze(op<"Equal">(x, c), etc));
+  return rule("UnsqueezeEqual")
+      .priority(1)
+      .match(root)
+      .when(is_constant(c) && is_scalar(c) && rank(x) >= rank(c) && detail::twin_unsqueeze(root, x) != ir::kNone)
+      .to(replace_with(
+          "equal_on_twin",
+          [](rewrite::Rewriter& r, const ValueView& u, const ValueView& v, const ValueView& scalar) -> std::optional<ir::ValueId> {
+            const ir::ValueId twin = detail::earlier_twin_unsqueeze(u, v);
+            if (twin == ir::kNone) return std::nullopt;
+            return r.node(Symbol("Equal"), {twin, scalar.id});
+          },
+          root, x, c));
 }
 
 }  // namespace xexp::patterns
@@ -16285,13 +17052,6 @@ inline rewrite::RulePtr fused_gemm_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-inline constexpr auto swaps_last_two = rewrite::fact<"swaps_last_two">([](const std::vector<int64_t>& perm) {
-  const std::size_t r = perm.size();
-  if (r < 2) return false;
-  for (std::size_t k = 0; k + 2 < r; ++k)
-    if (perm[k] != static_cast<int64_t>(k)) return false;
-  return perm[r - 2] == static_cast<int64_t>(r - 1) && perm[r - 1] == static_cast<int64_t>(r - 2);
-});
 // The FusedMatMul's alpha (1 when absent) times, or divided by, the scalar s.
 inline double alpha_of(const ValueView& fused) {
   const ir::Attribute* a = rewrite::node_of(fused).attribute(Symbol("alpha"));
@@ -16321,10 +17081,10 @@ inline rewrite::RulePtr fused_matmul_rule() {
   return rule("FusedMatMul")
       .priority(2)
       .cases(match(MatMul(shared(Transpose(a, attr<"perm"> = perm)), b))
-                 .when(ranks && detail::swaps_last_two(perm))
+                 .when(ranks && swaps_last_two(perm))
                  .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 1, attr<"transB"> = 0)),
              match(MatMul(a, shared(Transpose(b, attr<"perm"> = perm))))
-                 .when(ranks && detail::swaps_last_two(perm))
+                 .when(ranks && swaps_last_two(perm))
                  .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 0, attr<"transB"> = 1)),
              match(commutative(Mul(fused, s)))
                  .when(scalar_of_its_type)
@@ -16332,6 +17092,116 @@ inline rewrite::RulePtr fused_matmul_rule() {
              match(Div(fused, s))
                  .when(scalar_of_its_type && detail::nonzero(s))
                  .to(rebuild(fused, attr<"alpha"> = detail::alpha_divided_by(fused, s))));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/fused_matmul_transpose.hpp
+// FusedMatMulTranspose (onnxruntime set): Transpose(A @ B) swapping the last two axes is B' @ A', which
+// com.microsoft FusedMatMul computes from A and B with its transA/transB flags: the Transpose goes. A
+// FusedMatMul already transposing an input flips that flag (op(A)' is A when transA is set).
+#include <cstdint>
+
+// ======== xexp/patterns/ort/fused_matmul_x2.hpp
+// FusedMatMulx2 (onnxruntime set): a tensor scaled by a scalar, Mul(x, s) or Div(x, s), read only by
+// MatMuls and com.microsoft FusedMatMuls (attention scales q and k before their product, a shared input
+// feeds several products): each product takes the factor into its alpha and reads x itself. One rewrite
+// per product; the scaling node goes with its last consumer, so no rewrite adds a node. A product
+// reading the scaled tensor twice takes the factor twice, one rewrite per input.
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// Every reader of the scaled value is a MatMul or a FusedMatMul, and it is no graph output.
+inline constexpr auto read_only_by_products = rewrite::fact<"read_only_by_products">([](const ValueView& v) {
+  if (v.value().is_graph_output() || v.value().uses.empty()) return false;
+  for (const ir::Use& u : v.value().uses) {
+    const ir::Node& n = v.graph->node(u.node);
+    const bool product = (n.domain.empty() && n.op_type == Symbol("MatMul")) ||
+                         (n.domain == Symbol("com.microsoft") && n.op_type == Symbol("FusedMatMul"));
+    if (!product) return false;
+  }
+  return true;
+});
+// The factor the scaling node applies: s for Mul, 1/s for Div.
+inline double scaling_factor(const ValueView& scaled, const Tensor& s) {
+  const double v = eval::scalar_double(s);
+  return rewrite::node_of(scaled).op_type == Symbol("Div") ? 1.0 / v : v;
+}
+inline constexpr auto factor_of = rewrite::fact<"factor_of">(
+    [](const ValueView& scaled, const Tensor& s) { return static_cast<float>(scaling_factor(scaled, s)); });
+inline constexpr auto alpha_scaled_by =
+    rewrite::fact<"alpha_scaled_by">([](const ValueView& fused, const ValueView& scaled, const Tensor& s) {
+      return static_cast<float>(alpha_of(fused) * scaling_factor(scaled, s));
+    });
+// The FusedMatMul leaves the batch axes in place (transBatchA/B absent or 0).
+inline constexpr auto no_batch_transpose = rewrite::fact<"no_batch_transpose">([](const ValueView& fused) {
+  const ir::Node& n = rewrite::node_of(fused);
+  for (const char* name : {"transBatchA", "transBatchB"})
+    if (const ir::Attribute* a = n.attribute(Symbol(name)); a && a->i != 0) return false;
+  return true;
+});
+}  // namespace detail
+
+inline rewrite::RulePtr fused_matmul_x2_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'a'> a;
+  Var<'b'> b;
+  Const<'c'> c;
+  auto scaled = named<'s'>(either(shared(commutative(Mul(x, c))), shared(Div(x, c))));
+  auto fused_scaled_a = named<'f'>(FusedMatMul(scaled, b));
+  auto fused_scaled_b = named<'f'>(FusedMatMul(a, scaled));
+  auto scalar = is_scalar(c) && dtype(c) == dtype(x) && detail::nonzero(c) && dtype(x) == ElemType::Float &&
+                detail::read_only_by_products(scaled);
+  auto factor = detail::factor_of(scaled, c);
+  return rule("FusedMatMulx2")
+      .priority(3)
+      .cases(match(MatMul(scaled, b))
+                 .when(scalar && rank(x) >= 2 && rank(b) >= 2)
+                 .to(FusedMatMul(x, b, attr<"alpha"> = factor, attr<"transA"> = 0, attr<"transB"> = 0)),
+             match(MatMul(a, scaled))
+                 .when(scalar && rank(a) >= 2 && rank(x) >= 2)
+                 .to(FusedMatMul(a, x, attr<"alpha"> = factor, attr<"transA"> = 0, attr<"transB"> = 0)),
+             match(fused_scaled_a)
+                 .when(scalar && detail::no_batch_transpose(fused_scaled_a))
+                 .to(rebuild(fused_scaled_a, input<0> = x,
+                             attr<"alpha"> = detail::alpha_scaled_by(fused_scaled_a, scaled, c))),
+             match(fused_scaled_b)
+                 .when(scalar && detail::no_batch_transpose(fused_scaled_b))
+                 .to(rebuild(fused_scaled_b, input<1> = x,
+                             attr<"alpha"> = detail::alpha_scaled_by(fused_scaled_b, scaled, c))));
+}
+
+}  // namespace xexp::patterns
+
+namespace xexp::patterns {
+
+namespace detail {
+// 1 - flag: the FusedMatMul flag of the transposed product.
+inline constexpr auto flipped_flag = rewrite::fact<"flipped_flag">([](const ValueView& fused, const std::string& name) {
+  const ir::Attribute* a = rewrite::node_of(fused).attribute(Symbol(name));
+  return static_cast<int64_t>(a && a->i != 0 ? 0 : 1);
+});
+}  // namespace detail
+
+inline rewrite::RulePtr fused_matmul_transpose_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Ints<'p'> perm;
+  auto fused = named<'f'>(FusedMatMul(a, b));
+  auto ranks = rank(a) >= 2 && rank(b) >= 2 && dtype(a) == ElemType::Float;
+  return rule("FusedMatMulTranspose")
+      .priority(3)
+      .cases(match(Transpose(MatMul(a, b), attr<"perm"> = perm))
+                 .when(ranks && swaps_last_two(perm))
+                 .to(FusedMatMul(b, a, attr<"alpha"> = 1.0f, attr<"transA"> = 1, attr<"transB"> = 1)),
+             match(Transpose(fused, attr<"perm"> = perm))
+                 .when(ranks && swaps_last_two(perm) && detail::no_batch_transpose(fused))
+                 .to(rebuild(fused, b, a, attr<"transA"> = detail::flipped_flag(fused, std::string("transB")),
+                             attr<"transB"> = detail::flipped_flag(fused, std::string("transA")))));
 }
 
 }  // namespace xexp::patterns
@@ -16374,6 +17244,343 @@ inline rewrite::RulePtr layer_normalization_any_opset_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/ort/missing_cos_sin.hpp
+// MissingCosSin (onnxruntime set): ONNX Runtime 1.30's CPU provider has no bfloat16 kernel for Cos, Sin
+// or Log (ONNX allows the type since opsets 22 and 13), so a session refuses such a model. The op runs
+// in float between two Casts: bfloat16 widens to float exactly, and the result rounds back once.
+// float16 needs nothing: ONNX Runtime inserts those Casts itself.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr missing_cos_sin_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  auto unary = named<'u'>(op<"Cos|Sin|Log">(x));
+  return rule("MissingCosSin")
+      .priority(1)
+      .match(unary)
+      .when(dtype(x) == ElemType::BFloat16)
+      .to(Cast(rebuild(unary, input<0> = Cast(x, attr<"to"> = ElemType::Float)), attr<"to"> = dtype(x)));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/missing_reduce_max.hpp
+// MissingReduceMax (onnxruntime set): ONNX Runtime 1.30's CPU provider has no ReduceMax or ReduceMin
+// kernel for bfloat16, uint32 or uint64, types ONNX allows. A maximum selects one of its inputs, so the
+// reduction runs exactly in a wider type between two Casts: float for bfloat16, int64 for uint32.
+// uint64 has no wider type and stays.
+#include <optional>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// The type holding every value of x's type, in which ONNX Runtime's CPU kernels select; nullopt when
+// they have x's type or none fits.
+inline std::optional<ElemType> exact_selection_type(ElemType t) {
+  if (t == ElemType::BFloat16) return ElemType::Float;
+  if (t == ElemType::UInt32) return ElemType::Int64;
+  return std::nullopt;
+}
+inline constexpr auto lacks_selection_kernel = rewrite::fact<"lacks_selection_kernel">(
+    [](const ValueView& x) { return exact_selection_type(x.elem()).has_value(); });
+inline constexpr auto selection_type =
+    rewrite::fact<"selection_type">([](const ValueView& x) { return *exact_selection_type(x.elem()); });
+}  // namespace detail
+
+inline rewrite::RulePtr missing_reduce_max_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  auto reduce = named<'r'>(op<"ReduceMax|ReduceMin">(x, etc));
+  return rule("MissingReduceMax")
+      .priority(1)
+      .match(reduce)
+      .when(detail::lacks_selection_kernel(x))
+      .to(Cast(rebuild(reduce, input<0> = Cast(x, attr<"to"> = detail::selection_type(x))),
+               attr<"to"> = dtype(x)));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/multi_head_attention.hpp
+// MultiHeadAttention (onnxruntime set): scaled dot-product attention as exporters write it,
+//   scores = Q K^T * scale (+ mask);  Y = Softmax(scores over the last axis) V
+// with Q, K, V in (batch, heads, sequence, head_size) and Y's heads merged back by Transpose(0,2,1,3)
+// and a Reshape to (batch, sequence, heads * head_size), becomes com.microsoft
+// MultiHeadAttention(query, key, value, '', '', attention_bias, num_heads, scale). Spellings:
+// - K^T: Transpose(K, 0,1,3,2), GPT-2's Transpose(K', 0,2,3,1) of keys in (batch, sequence, heads,
+//   head_size), or FusedMatMul(Q, K, transB=1), whose alpha joins the scale;
+// - the scale: a Div or Mul by a one-element constant, or none;
+// - the mask: none, an Add of a constant or of a (batch|1, heads|1, sequence, total) value, or
+//   Where(constant bool, scores, fill) / Where(constant bool, fill, scores) folded into an additive
+//   constant. That needs a fill of -1e4 or less (exp underflows: masked weights are 0 either way) and no
+//   fully masked row (Where gives those a uniform row, the sum does not).
+// MultiHeadAttention takes the query as (batch, sequence, hidden): Q goes back to it through Transpose and
+// Reshape, which the default rules cancel against the Reshape and Transpose that split the heads. Key
+// and value stay in (batch, heads, sequence, head_size), a layout MultiHeadAttention accepts for both;
+// MultiHeadAttentionKeyValue3D then reads them from the 3-D values they were split from, when they were.
+// Single-head attention on 3-D Q, K, V (batch, sequence, size) becomes MultiHeadAttention with one head.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+// ======== xexp/patterns/ort/heads_layout.hpp
+// How exporters split attention heads, which the attention and rotary rules match and rebuild: a
+// (batch, sequence, heads * head_size) value is reshaped to (batch, sequence, heads, head_size), then
+// transposed by (0,2,1,3) to (batch, heads, sequence, head_size). ONNX Runtime's MultiHeadAttention and
+// RotaryEmbedding read the 3-D value and a num_heads attribute instead.
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns::detail {
+
+// Transpose's perm between (batch, sequence, heads, head_size) and (batch, heads, sequence, head_size).
+// A function, not a global: the rules are built during static initialization.
+inline std::vector<int64_t> heads_swap() { return {0, 2, 1, 3}; }
+
+// The number of heads a Reshape of x3d (batch, sequence, hidden) to (batch, sequence, heads, head_size)
+// makes, or nullopt when `reshaped` is not such a split (or its heads and head size are not static).
+inline std::optional<int64_t> heads_split(const ValueView& x3d, const ValueView& reshaped) {
+  if (!x3d.shape() || !reshaped.shape() || x3d.shape()->size() != 3 || reshaped.shape()->size() != 4)
+    return std::nullopt;
+  const Shape &in = *x3d.shape(), &out = *reshaped.shape();
+  using rewrite::facts::KnownDim;
+  if (!(KnownDim{in[0]} == KnownDim{out[0]}) || !(KnownDim{in[1]} == KnownDim{out[1]}) || !in[2].is_static() ||
+      !out[2].is_static() || !out[3].is_static() || out[2].value() <= 0 ||
+      in[2].value() != out[2].value() * out[3].value())
+    return std::nullopt;
+  return out[2].value();
+}
+inline constexpr auto splits_heads = rewrite::fact<"splits_heads">(
+    [](const ValueView& x3d, const ValueView& reshaped) { return heads_split(x3d, reshaped).has_value(); });
+inline constexpr auto split_heads_count = rewrite::fact<"split_heads_count">(
+    [](const ValueView& x3d, const ValueView& reshaped) { return *heads_split(x3d, reshaped); });
+
+}  // namespace xexp::patterns::detail
+
+namespace xexp::patterns {
+
+namespace detail {
+
+inline bool has_op(const ir::Node& n, const char* op) { return n.op_type == Symbol(op); }
+
+// The factor that scales Q K^T in the scores s (q_k is the product): FusedMatMul's alpha, times or divided
+// by one-element constants; nullopt for anything else (a per-head scale, a batched transposition).
+inline std::optional<float> scale_between(const ValueView& s, const ValueView& q_k) {
+  const ir::Graph& g = *s.graph;
+  const ir::Node& product = node_of(q_k);
+  double scale = 1;
+  if (has_op(product, "FusedMatMul")) {
+    for (const char* name : {"transBatchA", "transBatchB"})
+      if (const ir::Attribute* a = product.attribute(Symbol(name)); a && a->i != 0) return std::nullopt;
+    const ir::Attribute* alpha = product.attribute(Symbol("alpha"));
+    scale = alpha ? alpha->f : 1.0;
+  }
+  if (s.id == q_k.id) return static_cast<float>(scale);
+  const ir::Node& n = node_of(s);
+  const ir::ValueId other = n.inputs[0] == q_k.id ? n.inputs[1] : n.inputs[0];
+  const std::optional<double> c = scalar_constant(g, other);
+  if (!c || *c == 0 || !std::isfinite(*c)) return std::nullopt;
+  return static_cast<float>(has_op(n, "Div") ? scale / *c : scale * *c);
+}
+inline constexpr auto attention_scale = rewrite::fact<"attention_scale">(scale_between);
+
+// K^T is GPT-2's Transpose(K', 0,2,3,1): the captured keys are in (batch, sequence, heads, head_size).
+inline constexpr auto keys_in_bsnh = rewrite::fact<"keys_in_bsnh">([](const ValueView& q_k) {
+  const ir::Node& product = node_of(q_k);
+  if (!has_op(product, "MatMul")) return false;
+  const ir::Node& transpose = q_k.graph->node(q_k.graph->value(product.inputs[1]).producer);
+  const ir::Attribute* perm = transpose.attribute(Symbol("perm"));
+  return perm && perm->ints == std::vector<int64_t>{0, 2, 3, 1};
+});
+
+using rewrite::facts::KnownDim;
+inline KnownDim dim_of(const ValueView& v, int64_t axis) { return rewrite::facts::dim(*v.shape(), axis); }
+inline bool has_rank(const ValueView& v, std::size_t rank) { return v.shape() && v.shape()->size() == rank; }
+inline int64_t static_dim(const ValueView& v, int64_t axis) {
+  const Dim d = (*v.shape())[static_cast<std::size_t>(axis)];
+  return d.is_static() ? d.value() : -1;
+}
+
+// q (batch, heads, sequence, head_size), keys (batch, heads, total, head_size) or, keys_in_bsnh,
+// (batch, total, heads, head_size), v (batch, heads, total, v_head_size) and the result y (batch,
+// sequence, heads * v_head_size): same batch everywhere (MultiHeadAttention does not broadcast it),
+// heads and head sizes known.
+inline constexpr auto heads_fit = rewrite::fact<"heads_fit">(
+    [](const ValueView& q, const ValueView& k, const ValueView& v, const ValueView& q_k, const ValueView& y) {
+      if (!has_rank(q, 4) || !has_rank(k, 4) || !has_rank(v, 4) || !has_rank(y, 3)) return false;
+      const int64_t heads = static_dim(q, 1), head_size = static_dim(q, 3), v_head_size = static_dim(v, 3);
+      if (heads <= 0 || head_size <= 0 || v_head_size <= 0) return false;
+      const bool bsnh = keys_in_bsnh.f(q_k);
+      const KnownDim batch = dim_of(q, 0), total = dim_of(k, bsnh ? 1 : 2);
+      return dim_of(k, 0) == batch && dim_of(k, bsnh ? 2 : 1) == heads && dim_of(k, 3) == head_size &&
+             dim_of(v, 0) == batch && dim_of(v, 1) == heads && dim_of(v, 2) == total &&
+             dim_of(y, 0) == batch && dim_of(y, 1) == dim_of(q, 2) && dim_of(y, 2) == heads * v_head_size;
+    });
+// Single head: q (batch, sequence, size), k (batch, total, size), v (batch, total, v_size).
+inline constexpr auto single_head_fits =
+    rewrite::fact<"single_head_fits">([](const ValueView& q, const ValueView& k, const ValueView& v) {
+      if (!has_rank(q, 3) || !has_rank(k, 3) || !has_rank(v, 3) || static_dim(q, 2) <= 0 ||
+          static_dim(v, 2) <= 0)
+        return false;
+      return dim_of(k, 0) == dim_of(q, 0) && dim_of(v, 0) == dim_of(q, 0) && dim_of(k, 2) == dim_of(q, 2) &&
+             dim_of(v, 1) == dim_of(k, 1);
+    });
+inline constexpr auto heads_of =
+    rewrite::fact<"heads_of">([](const ValueView& q) { return static_dim(q, 1); });
+// The Reshape target that merges q's heads once transposed to (batch, sequence, heads, head_size): static
+// where q's sizes are, so that ReshapeReshape folds it into the Reshape that split the heads; 0 (copy)
+// for a dynamic batch or sequence.
+inline constexpr auto merged_heads_shape = rewrite::fact<"merged_heads_shape">([](const ValueView& q) {
+  return int64_tensor({std::max<int64_t>(static_dim(q, 0), 0), std::max<int64_t>(static_dim(q, 2), 0),
+                       static_dim(q, 1) * static_dim(q, 3)});
+});
+
+// The additive attention_bias, (batch|1, heads|1, sequence, total), that the mask of the scores s
+// amounts to in masked (an Add or a Where whose inputs the rule checked constant), or nullopt when there
+// is none: a mask that does not fold, a fill above -1e4, a fully masked row, unknown sizes.
+inline std::optional<Tensor> folded_bias(const ValueView& masked, const ValueView& s) {
+  const ir::Graph& g = *s.graph;
+  const ir::Node& n = node_of(masked);
+  if (!s.shape() || !masked.shape() || !rewrite::facts::same_shape(*s.shape(), *masked.shape()))
+    return std::nullopt;
+  const std::size_t rank = s.shape()->size();
+  if ((rank != 3 && rank != 4) || static_dim(s, -2 + static_cast<int64_t>(rank)) <= 0 ||
+      static_dim(s, -1 + static_cast<int64_t>(rank)) <= 0)
+    return std::nullopt;
+  Tensor bias;
+  if (has_op(n, "Add")) {
+    const Tensor* m = rewrite::constant_tensor(g, n.inputs[0] == s.id ? n.inputs[1] : n.inputs[0]);
+    if (!m || m->type() != s.elem()) return std::nullopt;
+    bias = *m;
+  } else {
+    const Tensor* condition = rewrite::constant_tensor(g, n.inputs[0]);
+    const bool keeps_where_true = n.inputs[1] == s.id;
+    const std::optional<double> fill = scalar_constant(g, n.inputs[keeps_where_true ? 2 : 1]);
+    if (!condition || condition->type() != ElemType::Bool || !fill || *fill > -1e4) return std::nullopt;
+    const Tensor zero = eval::filled(s.elem(), {}, 0.0), filler = eval::filled(s.elem(), {}, *fill);
+    bias = compute("Where", {*condition, keeps_where_true ? zero : filler, keeps_where_true ? filler : zero});
+  }
+  if (bias.rank() > rank) return std::nullopt;
+  // Left-padded to the scores' rank, broadcast over (sequence, total); the leading axes are 1 or the
+  // scores' (the Add or the Where gives the scores' shape).
+  std::vector<int64_t> padded(rank - bias.rank(), 1);
+  padded.insert(padded.end(), bias.dims().begin(), bias.dims().end());
+  std::vector<int64_t> dims = padded;
+  dims[rank - 2] = static_dim(s, static_cast<int64_t>(rank) - 2);
+  dims[rank - 1] = static_dim(s, static_cast<int64_t>(rank) - 1);
+  bias = eval::expand_to(bias.reshaped(padded), dims);
+  if (!has_op(n, "Add")) {
+    const int64_t total = dims.back();
+    for (int64_t row = 0; row < bias.size(); row += total) {
+      bool kept = false;
+      for (int64_t k = row; k < row + total && !kept; ++k) kept = eval::element_as_double(bias, k) == 0;
+      if (!kept) return std::nullopt;
+    }
+  }
+  if (rank == 3) bias = bias.reshaped({dims[0], 1, dims[1], dims[2]});
+  return bias;
+}
+inline constexpr auto attention_bias = rewrite::fact<"attention_bias">(folded_bias);
+
+// A mask added as it is: a (batch|1, heads|1, sequence, total) value of the scores' type.
+inline constexpr auto passes_as_bias =
+    rewrite::fact<"passes_as_bias">([](const ValueView& masked, const ValueView& m, const ValueView& s) {
+      if (!has_op(node_of(masked), "Add") || !has_rank(m, 4) || !has_rank(s, 4) || m.elem() != s.elem())
+        return false;
+      auto one_or = [&](int64_t axis) { return dim_of(m, axis) == 1 || dim_of(m, axis) == dim_of(s, axis); };
+      return one_or(0) && one_or(1) && dim_of(m, 2) == dim_of(s, 2) && dim_of(m, 3) == dim_of(s, 3);
+    });
+
+}  // namespace detail
+
+inline rewrite::RulePtr multi_head_attention_rule() {
+  using namespace rewrite::dsl;
+  using Perm = std::vector<int64_t>;
+  Var<'q'> q;
+  Var<'k'> k;
+  Var<'v'> v;
+  Var<'s'> s;
+  Var<'m'> m;
+  Var<'c'> condition;
+  Var<'h'> shape;
+  Int<'x'> axis;
+  constexpr auto attention = op<"MultiHeadAttention", "com.microsoft">;
+  const Perm merge = detail::heads_swap();
+  auto keys_transposed = FusedMatMul(q, k, attr<"transA"> = 0, attr<"transB"> = 1);
+  auto q_k = named<'Q'>(either(either(MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 1, 3, 2})),
+                                      MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 2, 3, 1}))),
+                               keys_transposed));
+  auto q_k_single =
+      named<'Q'>(either(MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 2, 1})), keys_transposed));
+  auto scaled = [&](const auto& product) {
+    return named<'S'>(either(either(Div(product, s), commutative(Mul(product, s))), product));
+  };
+  auto masked = [&](const auto& scores) {
+    return named<'M'>(either(either(commutative(Add(scores, m)), op<"Where">(condition, scores, m)),
+                             op<"Where">(condition, m, scores)));
+  };
+  auto weighted = [&](const auto& scores) { return MatMul(op<"Softmax">(scores, attr<"axis"> = axis), v); };
+  auto heads_merged = [&](const auto& scores) {
+    return named<'R'>(Reshape(Transpose(weighted(scores), attr<"perm"> = merge), shape));
+  };
+  auto single_head = [&](const auto& scores) { return named<'R'>(weighted(scores)); };
+
+  auto scores = scaled(q_k);
+  auto scores_single = scaled(q_k_single);
+  auto mask = masked(scores);
+  auto mask_single = masked(scores_single);
+  auto scale = detail::attention_scale(scores, q_k);
+  auto bias = detail::attention_bias(mask, scores);
+  auto heads = heads_merged(scores);
+  auto fits = is_activation_float(q) && has_value(scale) && detail::heads_fit(q, k, v, q_k, heads);
+  auto fits_single = is_activation_float(q) && has_value(scale) && detail::single_head_fits(q, k, v);
+  auto query = Reshape(Transpose(q, attr<"perm"> = merge), fold(detail::merged_heads_shape(q)));
+  auto key = choose(detail::keys_in_bsnh(q_k), Transpose(k, attr<"perm"> = merge), k);
+  return rule("MultiHeadAttention")
+      .priority(2)
+      .cases(
+          match(heads_merged(mask))
+              .when(is_last_axis(axis, mask) && fits &&
+                    (has_value(bias) || detail::passes_as_bias(mask, m, scores)))
+              .to(attention(query, key, v, omitted, omitted, choose(has_value(bias), fold(value_of(bias)), m),
+                            attr<"num_heads"> = detail::heads_of(q), attr<"scale"> = value_of(scale))),
+          match(heads)
+              .when(is_last_axis(axis, scores) && fits)
+              .to(attention(query, key, v, attr<"num_heads"> = detail::heads_of(q),
+                            attr<"scale"> = value_of(scale))),
+          match(single_head(mask_single))
+              .when(is_last_axis(axis, mask_single) && fits_single && has_value(bias))
+              .to(attention(q, k, v, omitted, omitted, fold(value_of(bias)), attr<"num_heads"> = 1,
+                            attr<"scale"> = value_of(scale))),
+          match(single_head(scores_single))
+              .when(is_last_axis(axis, scores_single) && fits_single)
+              .to(attention(q, k, v, attr<"num_heads"> = 1, attr<"scale"> = value_of(scale))));
+}
+
+// MultiHeadAttention with key and value in (batch, heads, total, head_size), each split from a 3-D
+// (batch, total, heads * head_size) value by Reshape and Transpose(0,2,1,3), reads the 3-D values.
+inline rewrite::RulePtr multi_head_attention_key_value_3d_rule() {
+  using namespace rewrite::dsl;
+  Var<'q'> query;
+  Var<'k'> k;
+  Var<'v'> v;
+  Var<'a'> key_shape;
+  Var<'b'> value_shape;
+  auto key_split = named<'A'>(Reshape(k, key_shape));
+  auto value_split = named<'B'>(Reshape(v, value_shape));
+  auto keys = Transpose(key_split, attr<"perm"> = detail::heads_swap());
+  auto values = Transpose(value_split, attr<"perm"> = detail::heads_swap());
+  auto attention = named<'R'>(op<"MultiHeadAttention", "com.microsoft">(query, keys, values, etc));
+  return rule("MultiHeadAttentionKeyValue3D")
+      .priority(2)
+      .match(attention)
+      .when(detail::splits_heads(k, key_split) && detail::splits_heads(v, value_split))
+      .to(rebuild(attention, input<1> = k, input<2> = v));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/ort/quick_gelu.hpp
 // QuickGelu (onnxruntime set): x * Sigmoid(x) (SiLU, Swish) is com.microsoft QuickGelu(x, alpha=1),
 // which computes x * Sigmoid(alpha * x). The Sigmoid must have no other consumer.
@@ -16388,6 +17595,407 @@ inline rewrite::RulePtr quick_gelu_rule() {
       .match(commutative(Mul(x, op<"Sigmoid">(x))))
       .when(is_activation_float(x))
       .to(op<"QuickGelu", "com.microsoft">(x, attr<"alpha"> = 1.0f));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/reshape_gemm.hpp
+// ReshapeGemm (onnxruntime set): Gemm(Reshape(A, [-1, k]), B) flattens A's leading axes to multiply by
+// a matrix; com.microsoft FusedMatMul multiplies A itself (batched over the leading axes, alpha and
+// transB kept), and one Reshape to [-1, n] gives the Gemm's 2-D result. As many nodes; the Reshape is
+// now after the product, where ReshapeGemmReshape and ReshapeReshape can remove it.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// The Reshape's constant shape flattens every axis of `a` but the last: [-1, k], or [N, k] with N the
+// product of a's leading axes, k a's last axis (static), and a of rank 3 or more.
+inline constexpr auto flattens_leading_axes =
+    rewrite::fact<"flattens_leading_axes">([](const ValueView& a, const Tensor& shape) {
+      const std::optional<std::vector<int64_t>> s = int_values(shape);
+      if (!s || s->size() != 2 || !a.shape() || a.shape()->size() < 3) return false;
+      const Dim last = a.shape()->back();
+      if (!last.is_static() || (*s)[1] != last.value()) return false;
+      if ((*s)[0] == -1) return true;
+      int64_t leading = 1;
+      for (std::size_t k = 0; k + 1 < a.shape()->size(); ++k) {
+        if (!(*a.shape())[k].is_static()) return false;
+        leading *= (*a.shape())[k].value();
+      }
+      return (*s)[0] == leading;
+    });
+// n, the Gemm's output columns: B's dim 1, or 0 when transB is set; nullopt when not static.
+inline std::optional<int64_t> gemm_columns(const ValueView& b, int64_t trans_b) {
+  if (!b.shape() || b.shape()->size() != 2) return std::nullopt;
+  const Dim d = (*b.shape())[trans_b ? 0 : 1];
+  return d.is_static() ? std::optional<int64_t>(d.value()) : std::nullopt;
+}
+inline constexpr auto has_static_columns = rewrite::fact<"has_static_columns">(
+    [](const ValueView& b, int64_t trans_b) { return gemm_columns(b, trans_b).has_value(); });
+inline constexpr auto rows_of_columns = rewrite::fact<"rows_of_columns">(
+    [](const ValueView& b, int64_t trans_b) { return int64_tensor({-1, *gemm_columns(b, trans_b)}); });
+}  // namespace detail
+
+inline rewrite::RulePtr reshape_gemm_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Const<'s'> shape;
+  Int<'t'> trans_b;
+  Float<'l'> alpha;
+  return rule("ReshapeGemm")
+      .priority(3)
+      .match(Gemm(Reshape(a, shape), b, attr<"transA"> = 0, attr<"transB"> = trans_b, attr<"alpha"> = alpha))
+      .when(dtype(a) == ElemType::Float && detail::flattens_leading_axes(a, shape) &&
+            detail::has_static_columns(b, trans_b))
+      .to(Reshape(FusedMatMul(a, b, attr<"alpha"> = alpha, attr<"transA"> = 0, attr<"transB"> = trans_b),
+                  fold(detail::rows_of_columns(b, trans_b))));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/reshape_gemm_reshape.hpp
+// ReshapeGemmReshape (onnxruntime set): Reshape(Gemm(Reshape(A, [-1, k]), B), S) where S gives back A's
+// leading axes is com.microsoft FusedMatMul(A, B) alone (alpha and transB kept): a Linear layer applied
+// to a 3-D or 4-D tensor as exporters flatten it. Three nodes become one.
+
+namespace xexp::patterns {
+
+namespace detail {
+// `out` (the last Reshape's result, shape known) has a's leading axes and the product's last axis.
+inline constexpr auto restores_leading_axes =
+    rewrite::fact<"restores_leading_axes">([](const ValueView& out, const ValueView& a, const ValueView& gemm) {
+      if (!out.shape() || !a.shape() || !gemm.shape() || out.shape()->size() != a.shape()->size()) return false;
+      const std::size_t r = a.shape()->size();
+      for (std::size_t k = 0; k + 1 < r; ++k)
+        if (!(rewrite::facts::KnownDim{(*out.shape())[k]} == rewrite::facts::KnownDim{(*a.shape())[k]})) return false;
+      return rewrite::facts::KnownDim{out.shape()->back()} == rewrite::facts::KnownDim{gemm.shape()->back()};
+    });
+}  // namespace detail
+
+inline rewrite::RulePtr reshape_gemm_reshape_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Const<'s'> shape;
+  Var<'S'> back;
+  Int<'t'> trans_b;
+  Float<'l'> alpha;
+  auto gemm = named<'g'>(
+      Gemm(Reshape(a, shape), b, attr<"transA"> = 0, attr<"transB"> = trans_b, attr<"alpha"> = alpha));
+  auto out = named<'o'>(Reshape(gemm, back));
+  return rule("ReshapeGemmReshape")
+      .priority(3)
+      .match(out)
+      .when(dtype(a) == ElemType::Float && detail::flattens_leading_axes(a, shape) &&
+            detail::restores_leading_axes(out, a, gemm))
+      .to(FusedMatMul(a, b, attr<"alpha"> = alpha, attr<"transA"> = 0, attr<"transB"> = trans_b));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/rotary_embedding.hpp
+// Rotary embeddings in the "rotate half" form exporters write for Llama-like models (onnxruntime set):
+//   X * cos + Concat(-X2, X1, axis=-1) * sin
+// where X1 and X2 are the first and second halves of the last axis of X (two Slices or one Split), X is
+// (batch, heads, seq, head_size) and cos, sin are broadcast over the heads with equal halves on their last
+// axis. ContribRotaryEmbedding makes it com.microsoft RotaryEmbedding(X, position_ids, cos_cache,
+// sin_cache), the caches (rows, head_size / 2) holding the first halves. cos and sin are either
+//  - constants (a static export once folded): the caches are their rows and position_ids the offset 0
+//    (one row per position; a cos differing between batches gets a row per (batch, position));
+//  - Unsqueeze(Gather(table, position_ids), axes=[1]) with a constant table, possibly Slice'd from row 0
+//    first (a dynamic export): that changes no gathered row, so the caches come from the whole table.
+//  - Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar], axes=[1]) and Sin alike (newer Llama and
+//    Phi code computes them from the position ids): the caches are Cos(angles) and Sin(angles) reshaped
+//    to rows, read from offset 0 when the angles have a batch of 1, one row per (batch, position) for a
+//    static batch.
+// ONNX Runtime 1.30 reads a 4-D input as (batch, heads, seq, head_size) and int64 position_ids of shape
+// (batch, seq), or of one element as an offset added to each sequence index.
+// ContribRotaryEmbedding3D then moves the rotation before the Reshape + Transpose(0, 2, 1, 3) splitting
+// the heads of a (batch, seq, hidden) value: RotaryEmbedding with num_heads rotates that value as well,
+// and an attention fusion sees q and k as Transpose(Reshape(3-D)) again.
+#include <cstring>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+
+// The integers of attribute `name`, or of constant input `slot` when the attribute is absent (the
+// opsets that moved it to an input), or nullopt.
+inline std::optional<std::vector<int64_t>> ints_attribute_or_input(const ir::Graph& g, const ir::Node& n,
+                                                                   const char* name, std::size_t slot) {
+  if (const ir::Attribute* a = n.attribute(Symbol(name))) return a->ints;
+  if (slot < n.inputs.size() && n.inputs[slot] != ir::kNone) return int_constant(g, n.inputs[slot]);
+  return std::nullopt;
+}
+
+// [first, last) of x's last axis held by `part`: a Slice of x on that axis with step 1 (the opset 10
+// form with constant inputs), or an output of a Split of x on that axis. nullopt for anything else.
+inline std::optional<std::pair<int64_t, int64_t>> last_axis_part(const ValueView& part, const ValueView& x) {
+  const ir::Value& v = part.value();
+  if (v.producer == ir::kNone || !x.shape() || x.shape()->empty() || !x.shape()->back().is_static())
+    return std::nullopt;
+  const ir::Graph& g = *part.graph;
+  const ir::Node& n = g.node(v.producer);
+  if (!n.domain.empty() || n.inputs.empty() || n.inputs[0] != x.id) return std::nullopt;
+  const int64_t size = x.shape()->back().value(), rank = static_cast<int64_t>(x.shape()->size());
+  auto is_last = [&](int64_t axis) { return axis == -1 || axis == rank - 1; };
+  if (n.op_type == Symbol("Slice")) {
+    if (n.inputs.size() < 4) return std::nullopt;
+    const auto starts = int_constant(g, n.inputs[1]), ends = int_constant(g, n.inputs[2]),
+               axes = int_constant(g, n.inputs[3]);
+    if (!starts || !ends || !axes || starts->size() != 1 || ends->size() != 1 || axes->size() != 1 ||
+        !is_last((*axes)[0]) || !unit_steps.f(part))
+      return std::nullopt;
+    const SliceRange range = slice_range(size, (*starts)[0], (*ends)[0], 1);
+    return std::pair{range.start, range.start + range.count};
+  }
+  if (n.op_type != Symbol("Split")) return std::nullopt;
+  const ir::Attribute* axis = n.attribute(Symbol("axis"));
+  if (!is_last(axis ? axis->i : 0)) return std::nullopt;
+  std::optional<std::vector<int64_t>> sizes = ints_attribute_or_input(g, n, "split", 1);
+  if (!sizes) {  // equal parts
+    const auto parts = static_cast<int64_t>(n.outputs.size());
+    if (size % parts != 0) return std::nullopt;
+    sizes = std::vector<int64_t>(n.outputs.size(), size / parts);
+  }
+  if (sizes->size() != n.outputs.size()) return std::nullopt;
+  int64_t first = 0;
+  for (std::size_t k = 0; k < v.output_index; ++k) first += (*sizes)[k];
+  return std::pair{first, first + (*sizes)[v.output_index]};
+}
+
+// x is (batch, heads, seq, head_size) with an even head_size, `first` and `second` its two halves.
+inline constexpr auto is_rotate_half =
+    rewrite::fact<"is_rotate_half">([](const ValueView& x, const ValueView& first, const ValueView& second) {
+      if (!x.shape() || x.shape()->size() != 4 || !x.shape()->back().is_static()) return false;
+      const int64_t size = x.shape()->back().value();
+      if (size == 0 || size % 2 != 0) return false;
+      return last_axis_part(first, x) == std::pair<int64_t, int64_t>{0, size / 2} &&
+             last_axis_part(second, x) == std::pair<int64_t, int64_t>{size / 2, size};
+    });
+
+// Where a cos (or sin) value comes from, and the row of each (batch, seq) position in it, a graph value or
+// a constant. Either rows of a constant table (rows, head_size) whose halves are equal, or computed:
+// `function`(angles) [* scale], angles (batch or 1, seq, head_size / 2) repeated on both halves.
+struct RotaryCache {
+  Tensor rows;
+  ir::ValueId positions = ir::kNone;
+  int64_t positions_batch = 0;  // > 0: positions has a batch of 1, expanded to this static batch
+  Tensor fixed_positions;  // when positions is kNone
+  ir::ValueId angles = ir::kNone;
+  Symbol function = {};
+  ir::ValueId scale = ir::kNone;
+};
+
+// The node of op `op` (default domain) producing v as its first output, or nullptr.
+inline const ir::Node* producer_of(const ir::Graph& g, ir::ValueId v, const char* op) {
+  const ir::Value& value = g.value(v);
+  if (value.producer == ir::kNone || value.output_index != 0) return nullptr;
+  const ir::Node& n = g.node(value.producer);
+  return n.op_type == Symbol(op) && n.domain.empty() && !n.inputs.empty() ? &n : nullptr;
+}
+
+// The two halves of every row of `rows` (rows, size) are equal, bit for bit (a table of a large model
+// has millions of values: compared as bytes, the check stays cheap).
+inline bool halves_equal(const Tensor& rows) {
+  const std::size_t half = static_cast<std::size_t>(rows.dims()[1] / 2) * elem_size(rows.type());
+  const std::span<const std::byte> bytes = rows.bytes();
+  for (std::size_t row = 0; row < bytes.size(); row += 2 * half)
+    if (std::memcmp(bytes.data() + row, bytes.data() + row + half, half) != 0) return false;
+  return true;
+}
+// What RotaryEmbedding reads: the first half of every row.
+inline Tensor first_halves(const Tensor& rows) {
+  return compute("Slice", {rows, int64_tensor({0}), int64_tensor({rows.dims()[1] / 2}), int64_tensor({1})});
+}
+
+// cos or sin as a constant (..., rows, head_size): a leading dimension other than 1 must be the batch.
+inline std::optional<RotaryCache> constant_rotary_cache(const Tensor& t, const ValueView& x) {
+  const Shape& xs = *x.shape();
+  const rewrite::facts::KnownDim batch{xs[0]}, seq{xs[2]};
+  const std::vector<int64_t>& d = t.dims();
+  const int64_t size = xs[3].value();
+  if (d.size() < 2 || d.size() > 4 || d.back() != size) return std::nullopt;
+  const int64_t rows = d[d.size() - 2];
+  int64_t groups = 1;
+  for (std::size_t k = 0; k + 2 < d.size(); ++k) {
+    if (k == 0 && d.size() == 4) groups = d[0];
+    else if (d[k] != 1) return std::nullopt;
+  }
+  // One row per position: a single row broadcast over a longer sequence is no table lookup.
+  if (!(seq == rows) && !(xs[2].is_symbolic() && rows > 1)) return std::nullopt;
+  if (groups > 1 && !(batch == groups)) return std::nullopt;
+  const Tensor all = t.reshaped({groups * rows, size});
+  if (!halves_equal(all)) return std::nullopt;
+  const std::span<const std::byte> bytes = all.bytes();
+  const std::size_t group = bytes.size() / static_cast<std::size_t>(groups);
+  bool same_groups = true;
+  for (std::size_t first = group; first < bytes.size() && same_groups; first += group)
+    same_groups = std::memcmp(bytes.data(), bytes.data() + first, group) == 0;
+  if (same_groups)
+    return RotaryCache{compute("Slice", {all, int64_tensor({0}), int64_tensor({rows}), int64_tensor({0})}), ir::kNone,
+                       0, int64_tensor({0})};
+  if (!(seq == rows)) return std::nullopt;
+  const std::vector<int64_t> ids = eval::iota_map(groups * rows);
+  return RotaryCache{all, ir::kNone, 0, Tensor::from<int64_t>({groups, rows}, ids)};
+}
+
+// cos or sin gathered from a constant table by position ids: Unsqueeze(Gather(table, ids), axes=[1]).
+inline std::optional<RotaryCache> gathered_rotary_cache(const ValueView& c, const ValueView& x) {
+  const ir::Graph& g = *c.graph;
+  const ir::Node* unsqueeze = producer_of(g, c.id, "Unsqueeze");
+  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1}) return std::nullopt;
+  const ir::Node* gather = producer_of(g, unsqueeze->inputs[0], "Gather");
+  if (!gather || gather->inputs.size() != 2) return std::nullopt;
+  const ir::Attribute* axis = gather->attribute(Symbol("axis"));
+  if (axis && axis->i != 0) return std::nullopt;
+  const ir::Value& ids = g.value(gather->inputs[1]);
+  const Shape& xs = *x.shape();
+  using rewrite::facts::KnownDim;
+  if (ids.elem != ElemType::Int64 || !ids.shape || ids.shape->size() != 2 ||
+      !(KnownDim{(*ids.shape)[1]} == KnownDim{xs[2]}))
+    return std::nullopt;
+  // ONNX Runtime wants (batch, seq) position ids: ids shared by a static batch are expanded to it.
+  int64_t positions_batch = 0;
+  if (!(KnownDim{(*ids.shape)[0]} == KnownDim{xs[0]})) {
+    if (!((*ids.shape)[0] == Dim(1)) || !xs[0].is_static()) return std::nullopt;
+    positions_batch = xs[0].value();
+  }
+  ir::ValueId table = gather->inputs[0];
+  if (const ir::Node* slice = producer_of(g, table, "Slice")) {  // rows [0, end) of the table
+    if (slice->inputs.size() < 4) return std::nullopt;
+    if (int_constant(g, slice->inputs[1]) != std::vector<int64_t>{0} ||
+        int_constant(g, slice->inputs[3]) != std::vector<int64_t>{0} || !unit_steps.f(ValueView{&g, table}))
+      return std::nullopt;
+    table = slice->inputs[0];
+  }
+  const Tensor* t = rewrite::constant_tensor(g, table);
+  const int64_t size = xs[3].value();
+  if (!t || t->rank() != 2 || t->dims()[1] != size || !halves_equal(*t)) return std::nullopt;
+  return RotaryCache{*t, gather->inputs[1], positions_batch, Tensor()};
+}
+
+// cos or sin computed from angles (exports of newer Llama and Phi code):
+// Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar constant], axes=[1]), Sin alike. The angles
+// of one batch (1, seq, head_size / 2) are rows read from offset 0; those of a static batch, one row per
+// (batch, position).
+inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, const ValueView& x) {
+  const ir::Graph& g = *c.graph;
+  const ir::Node* unsqueeze = producer_of(g, c.id, "Unsqueeze");
+  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1}) return std::nullopt;
+  ir::ValueId value = unsqueeze->inputs[0], scale = ir::kNone;
+  if (const ir::Node* mul = producer_of(g, value, "Mul"); mul && mul->inputs.size() == 2) {
+    for (int k : {0, 1}) {
+      const Tensor* t = rewrite::constant_tensor(g, mul->inputs[k]);
+      if (t && t->size() == 1 && t->type() == x.elem()) {
+        scale = mul->inputs[k];
+        value = mul->inputs[1 - k];
+      }
+    }
+    if (scale == ir::kNone) return std::nullopt;
+  }
+  const ir::Node* function = producer_of(g, value, "Cos");
+  if (!function) function = producer_of(g, value, "Sin");
+  if (!function) return std::nullopt;
+  const ir::Node* concat = producer_of(g, function->inputs[0], "Concat");
+  if (!concat || concat->inputs.size() != 2 || concat->inputs[0] != concat->inputs[1]) return std::nullopt;
+  const ir::Value& angles = g.value(concat->inputs[0]);
+  const Shape& xs = *x.shape();
+  using rewrite::facts::KnownDim;
+  if (!angles.shape || angles.shape->size() != 3 || !(KnownDim{(*angles.shape)[1]} == KnownDim{xs[2]}) ||
+      !(KnownDim{(*angles.shape)[2]} == xs[3].value() / 2) || angles.elem != x.elem())
+    return std::nullopt;
+  const ir::Attribute* axis = concat->attribute(Symbol("axis"));
+  if (!axis || (axis->i != -1 && axis->i != 2)) return std::nullopt;
+  RotaryCache out{Tensor(), ir::kNone, 0, int64_tensor({0}), concat->inputs[0], function->op_type, scale};
+  const Dim batch = (*angles.shape)[0];
+  if (batch == Dim(1)) return out;
+  if (!batch.is_static() || !xs[0].is_static() || batch.value() != xs[0].value() || !xs[2].is_static())
+    return std::nullopt;
+  out.fixed_positions = Tensor::from<int64_t>({batch.value(), xs[2].value()}, eval::iota_map(batch.value() * xs[2].value()));
+  return out;
+}
+
+inline std::optional<RotaryCache> rotary_cache(const ValueView& c, const ValueView& x) {
+  if (c.elem() != x.elem()) return std::nullopt;
+  if (const Tensor* t = c.constant()) return constant_rotary_cache(*t, x);
+  if (std::optional<RotaryCache> gathered = gathered_rotary_cache(c, x)) return gathered;
+  return computed_rotary_cache(c, x);
+}
+
+// The cache input of RotaryEmbedding: the first halves of the table rows, or the computed rows.
+inline ir::ValueId build_cache(rewrite::Rewriter& r, const RotaryCache& c, int64_t head_size) {
+  if (c.angles == ir::kNone) return r.initializer(first_halves(c.rows));
+  ir::ValueId rows = r.node(c.function, {c.angles});
+  if (c.scale != ir::kNone) rows = r.node(Symbol("Mul"), {rows, c.scale});
+  return r.node(Symbol("Reshape"), {rows, r.initializer(int64_tensor({-1, head_size / 2}))});
+}
+
+// cos and sin read as caches by the same positions (x is checked by is_rotate_half first).
+inline constexpr auto has_rotary_caches =
+    rewrite::fact<"has_rotary_caches">([](const ValueView& x, const ValueView& cos, const ValueView& sin) {
+      const ElemType t = x.elem();
+      if (t != ElemType::Float && t != ElemType::Float16) return false;  // ONNX Runtime's CPU kernels
+      const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
+      return c && s && c->positions == s->positions && c->positions_batch == s->positions_batch && c->rows.dims() == s->rows.dims() && c->angles == s->angles &&
+             (c->positions != ir::kNone || c->fixed_positions.dims() == s->fixed_positions.dims());
+    });
+
+inline std::optional<ir::ValueId> build_rotary(rewrite::Rewriter& r, const ValueView& x, const ValueView& cos,
+                                               const ValueView& sin) {
+  const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
+  if (!c || !s) return std::nullopt;
+  ir::ValueId positions = c->positions != ir::kNone ? c->positions : r.initializer(c->fixed_positions);
+  if (c->positions_batch > 0)
+    positions = r.node(Symbol("Expand"), {positions, r.initializer(int64_tensor({c->positions_batch, 1}))});
+  const int64_t head_size = x.shape()->back().value();
+  return r.node(Symbol("RotaryEmbedding"), {x.id, positions, build_cache(r, *c, head_size), build_cache(r, *s, head_size)},
+                {ir::Attribute::make_int(Symbol("interleaved"), 0)}, Symbol("com.microsoft"));
+}
+
+}  // namespace detail
+
+inline rewrite::RulePtr contrib_rotary_embedding_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'c'> cos;
+  Var<'s'> sin;
+  Var<'l'> first;
+  Var<'h'> second;
+  Int<'a'> axis;
+  auto rotated = Concat(op<"Neg">(second), first, attr<"axis"> = axis);
+  return rule("ContribRotaryEmbedding")
+      .priority(1)
+      .match(commutative(Add(commutative(Mul(x, cos)), commutative(Mul(rotated, sin)))))
+      .when(detail::is_rotate_half(x, first, second) && is_last_axis(axis, x) &&
+            detail::has_rotary_caches(x, cos, sin))
+      .to(replace_with("rotary_embedding", detail::build_rotary, x, cos, sin));
+}
+
+inline rewrite::RulePtr contrib_rotary_embedding_3d_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'r'> shape;
+  Var<'p'> positions;
+  Var<'c'> cos;
+  Var<'s'> sin;
+  const std::vector<int64_t> heads_first = detail::heads_swap();
+  auto reshaped = named<'m'>(Reshape(x, shape));
+  auto rotary =
+      named<'e'>(op<"RotaryEmbedding", "com.microsoft">(Transpose(reshaped, attr<"perm"> = heads_first), positions, cos, sin));
+  return rule("ContribRotaryEmbedding3D")
+      .priority(1)
+      .match(rotary)
+      .when(detail::splits_heads(x, reshaped))
+      .to(Transpose(Reshape(rebuild(rotary, input<0> = x, attr<"num_heads"> = detail::split_heads_count(x, reshaped)), shape),
+                    attr<"perm"> = heads_first));
 }
 
 }  // namespace xexp::patterns
@@ -16570,6 +18178,44 @@ inline rewrite::RulePtr skip_simplified_layer_normalization_mul_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/ort/transpose_fused_matmul_b.hpp
+// TransposeFusedMatMulB (onnxruntime set): attention computes Q @ K' with K' = Transpose(K, [0,2,3,1])
+// from a (batch, sequence, heads, size) K. The same product is Transpose(K, [0,2,1,3]), the layout the
+// values V also take, read by com.microsoft FusedMatMul with transB=1: as many nodes, and a Transpose
+// that moves whole rows instead of single elements.
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+inline constexpr auto is_flag_off = rewrite::fact<"is_flag_off">([](const ValueView& fused, const std::string& name) {
+  const ir::Attribute* a = rewrite::node_of(fused).attribute(Symbol(name));
+  return !a || a->i == 0;
+});
+}  // namespace detail
+
+inline rewrite::RulePtr transpose_fused_matmul_b_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  const std::vector<int64_t> to_heads_last{0, 2, 3, 1}, to_heads_first{0, 2, 1, 3};
+  auto keys = Transpose(b, attr<"perm"> = to_heads_last);
+  auto fused = named<'f'>(FusedMatMul(a, keys));
+  auto types = rank(a) >= 2 && dtype(a) == ElemType::Float;
+  return rule("TransposeFusedMatMulB")
+      .priority(3)
+      .cases(match(MatMul(a, keys))
+                 .when(types)
+                 .to(FusedMatMul(a, Transpose(b, attr<"perm"> = to_heads_first), attr<"alpha"> = 1.0f,
+                                 attr<"transA"> = 0, attr<"transB"> = 1)),
+             match(fused)
+                 .when(types && detail::is_flag_off(fused, std::string("transB")) &&
+                       detail::no_batch_transpose(fused))
+                 .to(rebuild(fused, input<1> = Transpose(b, attr<"perm"> = to_heads_first), attr<"transB"> = 1)));
+}
+
+}  // namespace xexp::patterns
 #endif
 
 namespace xexp::patterns {
@@ -16582,6 +18228,8 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules();
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_RULES)
 XEXP_INLINE rewrite::RuleSet default_rules() {
   return {
+      batch_normalization_rule(),
+      cast_layer_normalization_cast_rule(),
       cast_rule(),
       cast_cast_binary_rule(),
       cast_cast_rule(),
@@ -16606,8 +18254,11 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       mul_mul_mul_scalar_rule(),
       not_not_rule(),
       not_where_rule(),
+      reduce_arg_top_k_rule(),
       reduce_reshape_rule(),
       reshape_rule(),
+      reshape_matmul_reshape_rule(),
+      reshape2_of3_rule(),
       reshape_reshape_binary_rule(),
       matmul_add_rule(),
       gemm_batch_normalization_rule(),
@@ -16622,9 +18273,12 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       shape_based_expand_broadcast_rule(),
       shape_based_expand_broadcast_matmul_rule(),
       shape_based_expand_swap_rule(),
+      shape_based_matmul_to_mul_rule(),
       shaped_based_reshape_rule(),
       reshape_reshape_rule(),
+      sequence_construct_at_rule(),
       slice_slice_rule(),
+      slices_split_rule(),
       split_concat_rule(),
       squeeze_add_rule(),
       squeeze_binary_unsqueeze_rule(),
@@ -16636,11 +18290,14 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       swap_range_add_scalar_rule(),
       swap_unary_rule(),
       swap_unsqueeze_transpose_rule(),
+      switch_order_binary_rule(),
       switch_reshape_activation_rule(),
       transpose_equal_reshape_rule(),
       transpose_gather_rule(),
       transpose_matmul_rule(),
+      transpose_reshape_matmul_rule(),
       transpose_transpose_rule(),
+      unsqueeze_equal_rule(),
       unsqueeze_or_squeeze_reshape_rule(),
       unsqueeze_reshape_rule(),
       unsqueeze_unsqueeze_rule(),
@@ -16651,19 +18308,30 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
 XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
   return {
       bias_gelu_rule(),
+      contrib_rotary_embedding_rule(),
+      contrib_rotary_embedding_3d_rule(),
       gelu_ort_rule(),
       gelu_erf_rule(),
       fast_gelu_rule(),
       fused_conv_rule(),
       fused_gemm_rule(),
       fused_matmul_rule(),
+      fused_matmul_x2_rule(),
+      fused_matmul_transpose_rule(),
       layer_normalization_any_opset_rule(),
+      missing_cos_sin_rule(),
+      missing_reduce_max_rule(),
+      multi_head_attention_rule(),
+      multi_head_attention_key_value_3d_rule(),
       quick_gelu_rule(),
+      reshape_gemm_reshape_rule(),  // before ReshapeGemm: where both apply, three nodes become one
+      reshape_gemm_rule(),
       simplified_layer_normalization_rule(),
       simplified_layer_normalization_mul_rule(),
       skip_layer_normalization_rule(),
       skip_simplified_layer_normalization_rule(),
       skip_simplified_layer_normalization_mul_rule(),
+      transpose_fused_matmul_b_rule(),
   };
 }
 #endif
