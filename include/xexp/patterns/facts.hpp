@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "xexp/core/slice_range.hpp"
 #include "xexp/eval/evaluate_op.hpp"
 #include "xexp/eval/tensor_util.hpp"
 #include "xexp/rewrite/dsl.hpp"
@@ -53,6 +54,45 @@ inline std::optional<std::vector<int64_t>> int_constant(const ir::Graph& g, ir::
 }
 inline std::optional<std::vector<int64_t>> int_constant(const ValueView& v) {
   return int_constant(*v.graph, v.id);
+}
+
+// ---- attributes -------------------------------------------------------------------------------------
+// Attribute `name` of n as an integer, `fallback` when n does not set it (contrib ops have no ONNX schema
+// to read defaults from, and rules read flags such as transA or training_mode this way).
+inline int64_t int_attribute(const ir::Node& n, const char* name, int64_t fallback) {
+  const ir::Attribute* a = n.attribute(Symbol(name));
+  return a ? a->i : fallback;
+}
+// The integers an op takes as attribute `name` in older opsets and as constant input `slot` in newer
+// ones (Unsqueeze's and Reduce*'s axes, Split's sizes), or nullopt when neither gives constants.
+inline std::optional<std::vector<int64_t>> ints_attribute_or_input(const ir::Graph& g, const ir::Node& n,
+                                                                   const char* name, std::size_t slot) {
+  if (const ir::Attribute* a = n.attribute(Symbol(name))) return a->ints;
+  if (slot < n.inputs.size() && n.inputs[slot] != ir::kNone) return int_constant(g, n.inputs[slot]);
+  return std::nullopt;
+}
+// Where Slice node `id` cuts axis `axis` of its input (rank `rank`, `dim` elements on that axis): one
+// axis, step 1, constant bounds (the opset 10 form); nullopt otherwise.
+struct SlicePiece {
+  ir::NodeId node;
+  int64_t start, count;
+};
+inline std::optional<SlicePiece> slice_piece(const ir::Graph& g, ir::NodeId id, int64_t rank, int64_t dim,
+                                             int64_t axis) {
+  const ir::Node& n = g.node(id);
+  if (n.op_type != Symbol("Slice") || !n.domain.empty() || n.inputs.size() < 3) return std::nullopt;
+  auto input = [&](std::size_t k) { return k < n.inputs.size() ? n.inputs[k] : ir::kNone; };
+  const std::optional<std::vector<int64_t>> starts = int_constant(g, input(1)),
+                                            ends = int_constant(g, input(2));
+  if (!starts || !ends || starts->size() != 1 || ends->size() != 1) return std::nullopt;
+  std::optional<std::vector<int64_t>> axes = std::vector<int64_t>{0}, steps = std::vector<int64_t>{1};
+  if (input(3) != ir::kNone) axes = int_constant(g, input(3));
+  if (input(4) != ir::kNone) steps = int_constant(g, input(4));
+  if (!axes || !steps || axes->size() != 1 || steps->size() != 1 || (*steps)[0] != 1) return std::nullopt;
+  const int64_t a = (*axes)[0] < 0 ? (*axes)[0] + rank : (*axes)[0];
+  if (a != axis) return std::nullopt;
+  const SliceRange range = slice_range(dim, (*starts)[0], (*ends)[0], 1);
+  return SlicePiece{id, range.start, range.count};
 }
 
 // The single number held by a constant of one element (shape () or (1,) or (1,1)...), or nullopt.
@@ -168,7 +208,8 @@ inline constexpr auto swaps_last_two = fact<"swaps_last_two">([](const std::vect
 // ReduceMax and an ArgMax) root themselves at the first of those readers and insert the new node there,
 // before every reader of the values it replaces. `root` comes before every node of `others`: no node
 // of them lies between x's producer (the graph start for an input) and the root.
-inline bool first_in_order(const ir::Graph& g, ir::NodeId root, ir::ValueId x, const std::vector<ir::NodeId>& others) {
+inline bool first_in_order(const ir::Graph& g, ir::NodeId root, ir::ValueId x,
+                           const std::vector<ir::NodeId>& others) {
   const ir::NodeId stop = g.value(x).producer;
   for (ir::NodeId k = g.node(root).prev; k != ir::kNone && k != stop; k = g.node(k).prev)
     if (std::find(others.begin(), others.end(), k) != others.end()) return false;

@@ -253,17 +253,6 @@ inline std::vector<Tensor> gather_elements_kernel(const KernelContext& c) {
   return {out};
 }
 
-// The scatter reductions max and min propagate NaN, as np.maximum / np.minimum in ONNX's reference
-// (std::max and std::min keep or drop it depending on the operand order).
-template <class T>
-T nan_or_max(T a, T b) {
-  return (a != a || a > b) ? a : b;
-}
-template <class T>
-T nan_or_min(T a, T b) {
-  return (a != a || a < b) ? a : b;
-}
-
 inline std::vector<Tensor> scatter_elements_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
   const Tensor& indices = c.in(1);
@@ -290,8 +279,8 @@ inline std::vector<Tensor> scatter_elements_kernel(const KernelContext& c) {
       }
       if (reduction == "add") dst[off] = wrapping_add(dst[off], upd[k]);
       else if (reduction == "mul") dst[off] = wrapping_mul(dst[off], upd[k]);
-      else if (reduction == "max") dst[off] = nan_or_max(dst[off], upd[k]);
-      else if (reduction == "min") dst[off] = nan_or_min(dst[off], upd[k]);
+      else if (reduction == "max") dst[off] = nan_max(dst[off], upd[k]);
+      else if (reduction == "min") dst[off] = nan_min(dst[off], upd[k]);
       else dst[off] = upd[k];
     }
   });
@@ -366,8 +355,8 @@ inline std::vector<Tensor> scatter_nd_kernel(const KernelContext& c) {
         const T u = upd[t * slice + e];
         if (reduction == "add") d = wrapping_add(d, u);
         else if (reduction == "mul") d = wrapping_mul(d, u);
-        else if (reduction == "max") d = nan_or_max(d, u);
-        else if (reduction == "min") d = nan_or_min(d, u);
+        else if (reduction == "max") d = nan_max(d, u);
+        else if (reduction == "min") d = nan_min(d, u);
         else d = u;
       }
     }

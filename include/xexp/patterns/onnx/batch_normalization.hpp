@@ -8,10 +8,8 @@ namespace xexp::patterns {
 
 namespace detail {
 // training_mode absent (before opset 14, or the default) or 0.
-inline constexpr auto inference_mode = rewrite::fact<"inference_mode">([](const ValueView& bn) {
-  const ir::Attribute* a = rewrite::node_of(bn).attribute(Symbol("training_mode"));
-  return !a || a->i == 0;
-});
+inline constexpr auto inference_mode = rewrite::fact<"inference_mode">(
+    [](const ValueView& bn) { return int_attribute(rewrite::node_of(bn), "training_mode", 0) == 0; });
 }  // namespace detail
 
 inline rewrite::RulePtr batch_normalization_rule() {
@@ -25,8 +23,8 @@ inline rewrite::RulePtr batch_normalization_rule() {
   auto bn = named<'n'>(op<"BatchNormalization">(x, scale, bias, mean, var, attr<"epsilon"> = epsilon));
   return rule("BatchNormalization")
       .match(bn)
-      .when(epsilon == 0.0f && detail::inference_mode(bn) && all_equal(scale, 1.0) && all_zero(bias) && all_zero(mean) &&
-            all_equal(var, 1.0))
+      .when(epsilon == 0.0f && detail::inference_mode(bn) && all_equal(scale, 1.0) && all_zero(bias) &&
+            all_zero(mean) && all_equal(var, 1.0))
       .to(x);
 }
 

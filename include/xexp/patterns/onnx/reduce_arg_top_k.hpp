@@ -19,13 +19,11 @@ struct ArgReducePair {
   int64_t largest;
 };
 inline std::optional<ArgReducePair> arg_reduce_pair(Symbol op) {
-  if (op == Symbol("ReduceMax") || op == Symbol("ArgMax")) return ArgReducePair{Symbol("ReduceMax"), Symbol("ArgMax"), 1};
-  if (op == Symbol("ReduceMin") || op == Symbol("ArgMin")) return ArgReducePair{Symbol("ReduceMin"), Symbol("ArgMin"), 0};
+  if (op == Symbol("ReduceMax") || op == Symbol("ArgMax"))
+    return ArgReducePair{Symbol("ReduceMax"), Symbol("ArgMax"), 1};
+  if (op == Symbol("ReduceMin") || op == Symbol("ArgMin"))
+    return ArgReducePair{Symbol("ReduceMin"), Symbol("ArgMin"), 0};
   return std::nullopt;
-}
-inline int64_t int_attribute(const ir::Node& n, const char* name, int64_t fallback) {
-  const ir::Attribute* a = n.attribute(Symbol(name));
-  return a ? a->i : fallback;
 }
 // The one axis (made non-negative) n reduces with keepdims=1, or nullopt.
 inline std::optional<int64_t> kept_axis(const ir::Graph& g, const ir::Node& n, int64_t rank) {
@@ -35,11 +33,7 @@ inline std::optional<int64_t> kept_axis(const ir::Graph& g, const ir::Node& n, i
     if (int_attribute(n, "select_last_index", 0) != 0) return std::nullopt;
     axis = int_attribute(n, "axis", 0);
   } else {
-    std::optional<std::vector<int64_t>> axes;
-    if (const ir::Attribute* a = n.attribute(Symbol("axes")))
-      axes = a->ints;
-    else if (n.inputs.size() > 1 && n.inputs[1] != ir::kNone)
-      axes = int_constant(g, n.inputs[1]);
+    const std::optional<std::vector<int64_t>> axes = ints_attribute_or_input(g, n, "axes", 1);
     if (!axes || axes->size() != 1 || int_attribute(n, "noop_with_empty_axes", 0) != 0) return std::nullopt;
     axis = (*axes)[0];
   }
@@ -71,8 +65,8 @@ inline ir::NodeId top_k_partner(const ValueView& root) {
   }
   return partner != ir::kNone && first_in_order(g, root_id, x, {partner}) ? partner : ir::kNone;
 }
-inline constexpr auto has_later_partner =
-    rewrite::fact<"has_later_partner">([](const ValueView& root) { return top_k_partner(root) != ir::kNone; });
+inline constexpr auto has_later_partner = rewrite::fact<"has_later_partner">(
+    [](const ValueView& root) { return top_k_partner(root) != ir::kNone; });
 
 inline std::optional<ir::ValueId> fuse_into_top_k(rewrite::Rewriter& r, const ValueView& root) {
   const ir::NodeId partner = top_k_partner(root);

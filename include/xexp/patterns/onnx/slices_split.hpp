@@ -7,34 +7,11 @@
 #include <optional>
 #include <vector>
 
-#include "xexp/core/slice_range.hpp"
 #include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
 
 namespace detail {
-struct SlicePiece {
-  ir::NodeId node;
-  int64_t start, count;
-};
-// Where Slice `n` cuts axis `axis` of x (dim elements): one axis, step 1, constant bounds; nullopt
-// otherwise.
-inline std::optional<SlicePiece> slice_piece(const ir::Graph& g, ir::NodeId id, int64_t rank, int64_t dim,
-                                             int64_t axis) {
-  const ir::Node& n = g.node(id);
-  if (n.op_type != Symbol("Slice") || !n.domain.empty() || n.inputs.size() < 3) return std::nullopt;
-  auto input = [&](std::size_t k) { return k < n.inputs.size() ? n.inputs[k] : ir::kNone; };
-  const std::optional<std::vector<int64_t>> starts = int_constant(g, input(1)), ends = int_constant(g, input(2));
-  if (!starts || !ends || starts->size() != 1 || ends->size() != 1) return std::nullopt;
-  std::optional<std::vector<int64_t>> axes = std::vector<int64_t>{0}, steps = std::vector<int64_t>{1};
-  if (input(3) != ir::kNone) axes = int_constant(g, input(3));
-  if (input(4) != ir::kNone) steps = int_constant(g, input(4));
-  if (!axes || !steps || axes->size() != 1 || steps->size() != 1 || (*steps)[0] != 1) return std::nullopt;
-  const int64_t a = (*axes)[0] < 0 ? (*axes)[0] + rank : (*axes)[0];
-  if (a != axis) return std::nullopt;
-  const SliceRange range = slice_range(dim, (*starts)[0], (*ends)[0], 1);
-  return SlicePiece{id, range.start, range.count};
-}
 // The Slices of x cutting the root's axis, sorted by start, when they tile the whole axis and the root is
 // the first of them in execution order; empty otherwise.
 struct Tiling {
@@ -50,8 +27,9 @@ inline Tiling tiling_slices(const ValueView& root) {
   const auto rank = static_cast<int64_t>(shape->size());
   // The root's axis: read with a dim of 1, any axis is accepted at this point.
   const ir::Node& n = g.node(root_id);
-  std::optional<std::vector<int64_t>> axes =
-      n.inputs.size() > 3 && n.inputs[3] != ir::kNone ? int_constant(g, n.inputs[3]) : std::vector<int64_t>{0};
+  std::optional<std::vector<int64_t>> axes = n.inputs.size() > 3 && n.inputs[3] != ir::kNone
+                                                 ? int_constant(g, n.inputs[3])
+                                                 : std::vector<int64_t>{0};
   if (!axes || axes->size() != 1) return {};
   const int64_t axis = (*axes)[0] < 0 ? (*axes)[0] + rank : (*axes)[0];
   if (axis < 0 || axis >= rank || !(*shape)[axis].is_static()) return {};
@@ -81,8 +59,8 @@ inline Tiling tiling_slices(const ValueView& root) {
   if (next != dim || !first_in_order(g, root_id, x, others)) return {};
   return out;
 }
-inline constexpr auto tiles_the_axis =
-    rewrite::fact<"tiles_the_axis">([](const ValueView& root) { return !tiling_slices(root).pieces.empty(); });
+inline constexpr auto tiles_the_axis = rewrite::fact<"tiles_the_axis">(
+    [](const ValueView& root) { return !tiling_slices(root).pieces.empty(); });
 
 inline std::optional<ir::ValueId> split_into_pieces(rewrite::Rewriter& r, const ValueView& root) {
   const Tiling tiling = tiling_slices(root);
@@ -99,8 +77,10 @@ inline std::optional<ir::ValueId> split_into_pieces(rewrite::Rewriter& r, const 
   ir::ValueId replaced = ir::kNone;
   for (std::size_t k = 0; k < tiling.pieces.size(); ++k) {
     const ir::ValueId piece = r.graph().node(tiling.pieces[k].node).outputs[0];
-    if (tiling.pieces[k].node == root_id) replaced = outs[k];
-    else r.replace_later(piece, outs[k]);
+    if (tiling.pieces[k].node == root_id)
+      replaced = outs[k];
+    else
+      r.replace_later(piece, outs[k]);
   }
   return replaced;
 }

@@ -11,20 +11,16 @@
 namespace xexp::patterns {
 
 namespace detail {
-// The axes of an Unsqueeze: its attribute before opset 13, its constant input since; nullopt otherwise.
-inline std::optional<std::vector<int64_t>> unsqueeze_axes(const ir::Graph& g, const ir::Node& n) {
-  if (const ir::Attribute* a = n.attribute(Symbol("axes"))) return a->ints;
-  return n.inputs.size() > 1 ? int_constant(g, n.inputs[1]) : std::nullopt;
-}
 // The other reader of x (x has two), an Unsqueeze on the same axes as `root`, when it comes before root.
 inline ir::ValueId earlier_twin_unsqueeze(const ValueView& root, const ValueView& x) {
   const ir::Graph& g = *root.graph;
   const ir::NodeId root_id = root.value().producer;
-  const std::optional<std::vector<int64_t>> axes = unsqueeze_axes(g, g.node(root_id));
+  const std::optional<std::vector<int64_t>> axes = ints_attribute_or_input(g, g.node(root_id), "axes", 1);
   if (!axes || x.value().uses.size() != 2 || x.value().is_graph_output()) return ir::kNone;
   for (const ir::Use& u : x.value().uses) {
     const ir::Node& n = g.node(u.node);
-    if (n.op_type != Symbol("Unsqueeze") || !n.domain.empty() || u.slot != 0 || unsqueeze_axes(g, n) != axes)
+    if (n.op_type != Symbol("Unsqueeze") || !n.domain.empty() || u.slot != 0 ||
+        ints_attribute_or_input(g, n, "axes", 1) != axes)
       continue;
     return first_in_order(g, root_id, x.id, {u.node}) ? ir::kNone : n.outputs[0];
   }
@@ -41,10 +37,12 @@ inline rewrite::RulePtr unsqueeze_equal_rule() {
   return rule("UnsqueezeEqual")
       .priority(1)
       .match(root)
-      .when(is_constant(c) && is_scalar(c) && rank(x) >= rank(c) && detail::twin_unsqueeze(root, x) != ir::kNone)
+      .when(is_constant(c) && is_scalar(c) && rank(x) >= rank(c) &&
+            detail::twin_unsqueeze(root, x) != ir::kNone)
       .to(replace_with(
           "equal_on_twin",
-          [](rewrite::Rewriter& r, const ValueView& u, const ValueView& v, const ValueView& scalar) -> std::optional<ir::ValueId> {
+          [](rewrite::Rewriter& r, const ValueView& u, const ValueView& v,
+             const ValueView& scalar) -> std::optional<ir::ValueId> {
             const ir::ValueId twin = detail::earlier_twin_unsqueeze(u, v);
             if (twin == ir::kNone) return std::nullopt;
             return r.node(Symbol("Equal"), {twin, scalar.id});

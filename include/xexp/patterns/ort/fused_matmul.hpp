@@ -24,6 +24,10 @@ inline constexpr auto alpha_divided_by =
     rewrite::fact<"alpha_divided_by">([](const ValueView& fused, const Tensor& s) {
       return static_cast<float>(alpha_of(fused) / eval::scalar_double(s));
     });
+// FusedMatMul leaves the batch axes in place (transBatchA and transBatchB absent or 0).
+inline bool keeps_batch_axes(const ir::Node& fused) {
+  return int_attribute(fused, "transBatchA", 0) == 0 && int_attribute(fused, "transBatchB", 0) == 0;
+}
 inline constexpr auto nonzero =
     rewrite::fact<"nonzero">([](const Tensor& s) { return eval::scalar_double(s) != 0; });
 }  // namespace detail

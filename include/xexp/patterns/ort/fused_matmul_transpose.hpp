@@ -11,10 +11,10 @@ namespace xexp::patterns {
 
 namespace detail {
 // 1 - flag: the FusedMatMul flag of the transposed product.
-inline constexpr auto flipped_flag = rewrite::fact<"flipped_flag">([](const ValueView& fused, const std::string& name) {
-  const ir::Attribute* a = rewrite::node_of(fused).attribute(Symbol(name));
-  return static_cast<int64_t>(a && a->i != 0 ? 0 : 1);
-});
+inline constexpr auto flipped_flag =
+    rewrite::fact<"flipped_flag">([](const ValueView& fused, const std::string& name) {
+      return static_cast<int64_t>(int_attribute(rewrite::node_of(fused), name.c_str(), 0) != 0 ? 0 : 1);
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr fused_matmul_transpose_rule() {

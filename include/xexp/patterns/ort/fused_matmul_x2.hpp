@@ -34,12 +34,8 @@ inline constexpr auto alpha_scaled_by =
       return static_cast<float>(alpha_of(fused) * scaling_factor(scaled, s));
     });
 // The FusedMatMul leaves the batch axes in place (transBatchA/B absent or 0).
-inline constexpr auto no_batch_transpose = rewrite::fact<"no_batch_transpose">([](const ValueView& fused) {
-  const ir::Node& n = rewrite::node_of(fused);
-  for (const char* name : {"transBatchA", "transBatchB"})
-    if (const ir::Attribute* a = n.attribute(Symbol(name)); a && a->i != 0) return false;
-  return true;
-});
+inline constexpr auto no_batch_transpose = rewrite::fact<"no_batch_transpose">(
+    [](const ValueView& fused) { return keeps_batch_axes(rewrite::node_of(fused)); });
 }  // namespace detail
 
 inline rewrite::RulePtr fused_matmul_x2_rule() {

@@ -21,6 +21,7 @@
 #include <optional>
 #include <vector>
 
+#include "xexp/patterns/ort/fused_matmul.hpp"
 #include "xexp/patterns/ort/heads_layout.hpp"
 
 namespace xexp::patterns {
@@ -36,10 +37,8 @@ inline std::optional<float> scale_between(const ValueView& s, const ValueView& q
   const ir::Node& product = node_of(q_k);
   double scale = 1;
   if (has_op(product, "FusedMatMul")) {
-    for (const char* name : {"transBatchA", "transBatchB"})
-      if (const ir::Attribute* a = product.attribute(Symbol(name)); a && a->i != 0) return std::nullopt;
-    const ir::Attribute* alpha = product.attribute(Symbol("alpha"));
-    scale = alpha ? alpha->f : 1.0;
+    if (!keeps_batch_axes(product)) return std::nullopt;
+    scale = alpha_of(q_k);
   }
   if (s.id == q_k.id) return static_cast<float>(scale);
   const ir::Node& n = node_of(s);

@@ -24,25 +24,15 @@
 #include <utility>
 #include <vector>
 
-#include "xexp/core/slice_range.hpp"
-#include "xexp/patterns/ort/heads_layout.hpp"
 #include "xexp/patterns/onnx/shape_based_identity.hpp"
+#include "xexp/patterns/ort/heads_layout.hpp"
 
 namespace xexp::patterns {
 
 namespace detail {
 
-// The integers of attribute `name`, or of constant input `slot` when the attribute is absent (the
-// opsets that moved it to an input), or nullopt.
-inline std::optional<std::vector<int64_t>> ints_attribute_or_input(const ir::Graph& g, const ir::Node& n,
-                                                                   const char* name, std::size_t slot) {
-  if (const ir::Attribute* a = n.attribute(Symbol(name))) return a->ints;
-  if (slot < n.inputs.size() && n.inputs[slot] != ir::kNone) return int_constant(g, n.inputs[slot]);
-  return std::nullopt;
-}
-
-// [first, last) of x's last axis held by `part`: a Slice of x on that axis with step 1 (the opset 10
-// form with constant inputs), or an output of a Split of x on that axis. nullopt for anything else.
+// [first, last) of x's last axis held by `part`: a Slice of x on that axis (slice_piece), or an output of
+// a Split of x on that axis. nullopt for anything else.
 inline std::optional<std::pair<int64_t, int64_t>> last_axis_part(const ValueView& part, const ValueView& x) {
   const ir::Value& v = part.value();
   if (v.producer == ir::kNone || !x.shape() || x.shape()->empty() || !x.shape()->back().is_static())
@@ -51,20 +41,14 @@ inline std::optional<std::pair<int64_t, int64_t>> last_axis_part(const ValueView
   const ir::Node& n = g.node(v.producer);
   if (!n.domain.empty() || n.inputs.empty() || n.inputs[0] != x.id) return std::nullopt;
   const int64_t size = x.shape()->back().value(), rank = static_cast<int64_t>(x.shape()->size());
-  auto is_last = [&](int64_t axis) { return axis == -1 || axis == rank - 1; };
   if (n.op_type == Symbol("Slice")) {
-    if (n.inputs.size() < 4) return std::nullopt;
-    const auto starts = int_constant(g, n.inputs[1]), ends = int_constant(g, n.inputs[2]),
-               axes = int_constant(g, n.inputs[3]);
-    if (!starts || !ends || !axes || starts->size() != 1 || ends->size() != 1 || axes->size() != 1 ||
-        !is_last((*axes)[0]) || !unit_steps.f(part))
-      return std::nullopt;
-    const SliceRange range = slice_range(size, (*starts)[0], (*ends)[0], 1);
-    return std::pair{range.start, range.start + range.count};
+    const std::optional<SlicePiece> piece = slice_piece(g, v.producer, rank, size, rank - 1);
+    if (!piece) return std::nullopt;
+    return std::pair{piece->start, piece->start + piece->count};
   }
   if (n.op_type != Symbol("Split")) return std::nullopt;
-  const ir::Attribute* axis = n.attribute(Symbol("axis"));
-  if (!is_last(axis ? axis->i : 0)) return std::nullopt;
+  const int64_t axis = int_attribute(n, "axis", 0);
+  if (axis != -1 && axis != rank - 1) return std::nullopt;
   std::optional<std::vector<int64_t>> sizes = ints_attribute_or_input(g, n, "split", 1);
   if (!sizes) {  // equal parts
     const auto parts = static_cast<int64_t>(n.outputs.size());
@@ -94,7 +78,7 @@ struct RotaryCache {
   Tensor rows;
   ir::ValueId positions = ir::kNone;
   int64_t positions_batch = 0;  // > 0: positions has a batch of 1, expanded to this static batch
-  Tensor fixed_positions;  // when positions is kNone
+  Tensor fixed_positions;       // when positions is kNone
   ir::ValueId angles = ir::kNone;
   Symbol function = {};
   ir::ValueId scale = ir::kNone;
@@ -132,8 +116,10 @@ inline std::optional<RotaryCache> constant_rotary_cache(const Tensor& t, const V
   const int64_t rows = d[d.size() - 2];
   int64_t groups = 1;
   for (std::size_t k = 0; k + 2 < d.size(); ++k) {
-    if (k == 0 && d.size() == 4) groups = d[0];
-    else if (d[k] != 1) return std::nullopt;
+    if (k == 0 && d.size() == 4)
+      groups = d[0];
+    else if (d[k] != 1)
+      return std::nullopt;
   }
   // One row per position: a single row broadcast over a longer sequence is no table lookup.
   if (!(seq == rows) && !(xs[2].is_symbolic() && rows > 1)) return std::nullopt;
@@ -146,8 +132,8 @@ inline std::optional<RotaryCache> constant_rotary_cache(const Tensor& t, const V
   for (std::size_t first = group; first < bytes.size() && same_groups; first += group)
     same_groups = std::memcmp(bytes.data(), bytes.data() + first, group) == 0;
   if (same_groups)
-    return RotaryCache{compute("Slice", {all, int64_tensor({0}), int64_tensor({rows}), int64_tensor({0})}), ir::kNone,
-                       0, int64_tensor({0})};
+    return RotaryCache{compute("Slice", {all, int64_tensor({0}), int64_tensor({rows}), int64_tensor({0})}),
+                       ir::kNone, 0, int64_tensor({0})};
   if (!(seq == rows)) return std::nullopt;
   const std::vector<int64_t> ids = eval::iota_map(groups * rows);
   return RotaryCache{all, ir::kNone, 0, Tensor::from<int64_t>({groups, rows}, ids)};
@@ -157,7 +143,8 @@ inline std::optional<RotaryCache> constant_rotary_cache(const Tensor& t, const V
 inline std::optional<RotaryCache> gathered_rotary_cache(const ValueView& c, const ValueView& x) {
   const ir::Graph& g = *c.graph;
   const ir::Node* unsqueeze = producer_of(g, c.id, "Unsqueeze");
-  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1}) return std::nullopt;
+  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1})
+    return std::nullopt;
   const ir::Node* gather = producer_of(g, unsqueeze->inputs[0], "Gather");
   if (!gather || gather->inputs.size() != 2) return std::nullopt;
   const ir::Attribute* axis = gather->attribute(Symbol("axis"));
@@ -195,7 +182,8 @@ inline std::optional<RotaryCache> gathered_rotary_cache(const ValueView& c, cons
 inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, const ValueView& x) {
   const ir::Graph& g = *c.graph;
   const ir::Node* unsqueeze = producer_of(g, c.id, "Unsqueeze");
-  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1}) return std::nullopt;
+  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1})
+    return std::nullopt;
   ir::ValueId value = unsqueeze->inputs[0], scale = ir::kNone;
   if (const ir::Node* mul = producer_of(g, value, "Mul"); mul && mul->inputs.size() == 2) {
     for (int k : {0, 1}) {
@@ -225,7 +213,8 @@ inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, cons
   if (batch == Dim(1)) return out;
   if (!batch.is_static() || !xs[0].is_static() || batch.value() != xs[0].value() || !xs[2].is_static())
     return std::nullopt;
-  out.fixed_positions = Tensor::from<int64_t>({batch.value(), xs[2].value()}, eval::iota_map(batch.value() * xs[2].value()));
+  out.fixed_positions =
+      Tensor::from<int64_t>({batch.value(), xs[2].value()}, eval::iota_map(batch.value() * xs[2].value()));
   return out;
 }
 
@@ -250,7 +239,8 @@ inline constexpr auto has_rotary_caches =
       const ElemType t = x.elem();
       if (t != ElemType::Float && t != ElemType::Float16) return false;  // ONNX Runtime's CPU kernels
       const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
-      return c && s && c->positions == s->positions && c->positions_batch == s->positions_batch && c->rows.dims() == s->rows.dims() && c->angles == s->angles &&
+      return c && s && c->positions == s->positions && c->positions_batch == s->positions_batch &&
+             c->rows.dims() == s->rows.dims() && c->angles == s->angles &&
              (c->positions != ir::kNone || c->fixed_positions.dims() == s->fixed_positions.dims());
     });
 
@@ -262,7 +252,8 @@ inline std::optional<ir::ValueId> build_rotary(rewrite::Rewriter& r, const Value
   if (c->positions_batch > 0)
     positions = r.node(Symbol("Expand"), {positions, r.initializer(int64_tensor({c->positions_batch, 1}))});
   const int64_t head_size = x.shape()->back().value();
-  return r.node(Symbol("RotaryEmbedding"), {x.id, positions, build_cache(r, *c, head_size), build_cache(r, *s, head_size)},
+  return r.node(Symbol("RotaryEmbedding"),
+                {x.id, positions, build_cache(r, *c, head_size), build_cache(r, *s, head_size)},
                 {ir::Attribute::make_int(Symbol("interleaved"), 0)}, Symbol("com.microsoft"));
 }
 
@@ -294,14 +285,16 @@ inline rewrite::RulePtr contrib_rotary_embedding_3d_rule() {
   Var<'s'> sin;
   const std::vector<int64_t> heads_first = detail::heads_swap();
   auto reshaped = named<'m'>(Reshape(x, shape));
-  auto rotary =
-      named<'e'>(op<"RotaryEmbedding", "com.microsoft">(Transpose(reshaped, attr<"perm"> = heads_first), positions, cos, sin));
+  auto rotary = named<'e'>(op<"RotaryEmbedding", "com.microsoft">(
+      Transpose(reshaped, attr<"perm"> = heads_first), positions, cos, sin));
   return rule("ContribRotaryEmbedding3D")
       .priority(1)
       .match(rotary)
       .when(detail::splits_heads(x, reshaped))
-      .to(Transpose(Reshape(rebuild(rotary, input<0> = x, attr<"num_heads"> = detail::split_heads_count(x, reshaped)), shape),
-                    attr<"perm"> = heads_first));
+      .to(Transpose(
+          Reshape(rebuild(rotary, input<0> = x, attr<"num_heads"> = detail::split_heads_count(x, reshaped)),
+                  shape),
+          attr<"perm"> = heads_first));
 }
 
 }  // namespace xexp::patterns

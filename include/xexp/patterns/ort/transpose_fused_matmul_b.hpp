@@ -11,10 +11,10 @@
 namespace xexp::patterns {
 
 namespace detail {
-inline constexpr auto is_flag_off = rewrite::fact<"is_flag_off">([](const ValueView& fused, const std::string& name) {
-  const ir::Attribute* a = rewrite::node_of(fused).attribute(Symbol(name));
-  return !a || a->i == 0;
-});
+inline constexpr auto is_flag_off =
+    rewrite::fact<"is_flag_off">([](const ValueView& fused, const std::string& name) {
+      return int_attribute(rewrite::node_of(fused), name.c_str(), 0) == 0;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr transpose_fused_matmul_b_rule() {
@@ -34,7 +34,8 @@ inline rewrite::RulePtr transpose_fused_matmul_b_rule() {
              match(fused)
                  .when(types && detail::is_flag_off(fused, std::string("transB")) &&
                        detail::no_batch_transpose(fused))
-                 .to(rebuild(fused, input<1> = Transpose(b, attr<"perm"> = to_heads_first), attr<"transB"> = 1)));
+                 .to(rebuild(fused, input<1> = Transpose(b, attr<"perm"> = to_heads_first),
+                             attr<"transB"> = 1)));
 }
 
 }  // namespace xexp::patterns
