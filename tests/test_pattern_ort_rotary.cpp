@@ -43,6 +43,7 @@ struct RotaryCase {
   bool unequal_cos_halves = false;
   bool swapped_without_neg = false;  // Concat(X2, X1): no Neg
   bool neg_on_first_half = false;    // Concat(-X1, X2): the other rotation
+  bool split_sizes_at_run_time = false;  // the Split's sizes are a model input, not a constant
 };
 constexpr int64_t kBatch = 2, kHeads = 3, kSeq = 5, kTableRows = 12;
 
@@ -117,7 +118,9 @@ ir::Model rotary_model(const RotaryCase& c) {
   } else {
     first = g.add_value("first");
     second = g.add_value("second");
-    const ir::NodeId split = g.add_node(Symbol("Split"), {x, test::int64_initializer(g, "sizes", {half, c.head - half})},
+    const ir::ValueId sizes = c.split_sizes_at_run_time ? g.add_input("sizes", ElemType::Int64, Shape{2})
+                                                        : test::int64_initializer(g, "sizes", {half, c.head - half});
+    const ir::NodeId split = g.add_node(Symbol("Split"), {x, sizes},
                                         {first, second}, {ir::Attribute::make_int(Symbol("axis"), 3)}, "split");
     infer::infer_node(g, split, 18);
   }
@@ -231,6 +234,7 @@ TEST(PatternOrtRotary, NotWhenItIsNoRotateHalf) {
       {"cos halves not equal", {.unequal_cos_halves = true}},
       {"odd head size", {.head = 7}},
       {"odd head size, gathered caches", {.cos_sin = CosSin::Gathered, .head = 7}},
+      {"Split sizes known only when the model runs", {.halves = Halves::Split, .split_sizes_at_run_time = true}},
   };
   for (const auto& [what, c] : misses) {
     ir::Model m = rotary_model(c);
