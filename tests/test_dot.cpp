@@ -213,13 +213,13 @@ TEST(Dot, OptimizedSeedLlmMarksWhatEachRuleMade) {
     ASSERT_NE(by, std::string::npos) << label;
     const std::string rule = label.substr(by + 5, label.find('"', by) - by - 5);
     EXPECT_NO_THROW(xexp::rewrite::rules_from_string(rule)) << rule;
-    if (node.op_type.view() == "SkipLayerNormalization" || node.op_type.view() == "FusedMatMul") {
+    if (node.op_type.view() == "SkipLayerNormalization" || node.op_type.view() == "MultiHeadAttention") {
       EXPECT_EQ(rule, node.op_type.str());
     }
   }
   EXPECT_GE(new_nodes, 4);
   EXPECT_EQ(d.marked_rules["SkipLayerNormalization"], 2);  // each LayerNormalization reads an Add
-  EXPECT_EQ(d.marked_rules["FusedMatMul"], 2);             // one per attention head: Q @ K^T scaled
+  EXPECT_EQ(d.marked_rules["MultiHeadAttention"], 2);      // one per attention head
 }
 
 TEST(CliDot, WritesTheDrawingAndRendersSvg) {

@@ -233,14 +233,14 @@ INSTANTIATE_TEST_SUITE_P(
                                   {{"act_fn", "com.microsoft.QuickGelu"},
                                    {"input_layernorm", "SimplifiedLayerNormalization"},
                                    {"norm", "SimplifiedLayerNormalization"},
-                                   {"self_attn", "com.microsoft.FusedMatMul"}},
+                                   {"self_attn", "com.microsoft.MultiHeadAttention"}},
                                   1e-5},
                       TorchExport{"llama_L1.op14dyn",
                                   kLlamaCalls,
                                   kLlamaCalls,
                                   {{"act_fn", "com.microsoft.QuickGelu"},
                                    {"input_layernorm", "SimplifiedLayerNormalization"},
-                                   {"self_attn", "com.microsoft.FusedMatMul"}},
+                                   {"self_attn", "com.microsoft.MultiHeadAttention"}},
                                   1e-5}),
     [](const ::testing::TestParamInfo<TorchExport>& info) {
       std::string name = info.param.model;

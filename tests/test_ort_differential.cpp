@@ -504,7 +504,7 @@ TEST(OrtDifferential, EvaluatorAgreesWithOnnxRuntimeOnGeneratedCases) {
   if (scale != 1) return;
   // The cases compared per op class at scale 1 (agreed + both refused), pinned.
   const std::map<std::string, int64_t> pinned = {
-      {"binary", 500},     {"cast", 304}, {"contrib", 74},  {"conv", 47},   {"gather", 280},
+      {"binary", 500},     {"cast", 304}, {"contrib", 82},  {"conv", 47},   {"gather", 280},
       {"matmul", 32},      {"nn", 102},   {"reduce", 260},  {"shape", 832}, {"unary-exact", 282},
       {"unary-math", 340}, {"value", 54}, {"variadic", 152}};
   std::map<std::string, int64_t> compared;
@@ -582,6 +582,8 @@ TEST(OrtDifferential, OptimizedPositiveCasesGiveOnnxRuntimesOutputsOnRandomInput
             << " compared, original refused by ONNX Runtime:\n";
   for (const auto& [reason, n] : refused) std::cout << "  " << n << "  " << reason << "\n";
   if (scale == 1) {
-    EXPECT_EQ(compared, 230);  // of 231 pairs: StaticConcatReshape's integer inputs make no valid shape once
+    // of 297 pairs: StaticConcatReshape's integer inputs make no valid shape once; MissingCosSin and
+    // MissingReduceMax exist for the bfloat16 kernels ONNX Runtime lacks, so their originals never run.
+    EXPECT_EQ(compared, 290);
   }
 }

@@ -665,6 +665,23 @@ inline void rotary(Draw& d, ElemType t, Case& c, bool contrib) {
   if (packed) c.attr_int("num_heads", heads);
 }
 
+// com.microsoft MultiHeadAttention: 3-D query, 3-D or 4-D (batch, heads, total, head_size) key and value,
+// an attention bias broadcast over batch or heads or none, the scale given or left to 1/sqrt(head_size).
+inline void multi_head_attention(Draw& d, ElemType t, Case& c) {
+  const int64_t b = d.pick(1, 2), s = d.pick(1, 3), total = d.pick(1, 4), heads = d.pick(1, 2), size = d.pick(1, 3);
+  c.in(d.values(t, {b, s, heads * size}, false, false));
+  const bool four_d = d.chance(0.5);
+  for (int k = 0; k < 2; ++k)
+    c.in(d.values(t, four_d ? Dims{b, heads, total, size} : Dims{b, total, heads * size}, false, false));
+  if (d.chance(0.6)) {
+    c.none();  // bias
+    c.none();  // key_padding_mask
+    c.in(d.values(t, {d.chance(0.5) ? b : 1, d.chance(0.5) ? heads : 1, s, total}, false, false));
+  }
+  c.attr_int("num_heads", heads);
+  if (d.chance(0.5)) c.attr_float("scale", 0.25f);
+}
+
 }  // namespace ops_detail
 
 // Every op the evaluator registers, with its case generator. The element types come from ONNX's
@@ -1025,6 +1042,7 @@ inline std::vector<OpSpec> evaluator_op_specs() {
   add(
       "RotaryEmbedding", "nn", Match::Close, [](Draw& d, ElemType t, Case& c) { rotary(d, t, c, false); },
       kFloats);
+  add("MultiHeadAttention", "contrib", Match::Close, multi_head_attention, {ElemType::Float, ElemType::Float16}, ms);
   add(
       "Constant", "shape", Match::Exact,
       [](Draw& d, ElemType t, Case& c) {
