@@ -248,9 +248,6 @@ inline std::string external_data_location(const std::string& model_path, const S
   return location;
 }
 
-namespace detail {
-}  // namespace detail
-
 inline ::onnx::ModelProto model_to_proto(const ir::Model& model, const SaveOptions& options = {}) {
   ::onnx::ModelProto p;
   detail::ModelWriter(false, options, nullptr).write(model, &p);

@@ -64,12 +64,14 @@ inline int64_t int_attribute(const ir::Node& n, const char* name, int64_t fallba
   return a ? a->i : fallback;
 }
 // The integers an op takes as attribute `name` in older opsets and as constant input `slot` in newer
-// ones (Unsqueeze's and Reduce*'s axes, Split's sizes), or nullopt when neither gives constants.
-inline std::optional<std::vector<int64_t>> ints_attribute_or_input(const ir::Graph& g, const ir::Node& n,
-                                                                   const char* name, std::size_t slot) {
+// ones (Unsqueeze's and Reduce*'s axes, Split's sizes); `absent` when n sets neither (pass the op's
+// default to accept it), nullopt when the input is computed at run time.
+inline std::optional<std::vector<int64_t>> ints_attribute_or_input(
+    const ir::Graph& g, const ir::Node& n, const char* name, std::size_t slot,
+    std::optional<std::vector<int64_t>> absent = std::nullopt) {
   if (const ir::Attribute* a = n.attribute(Symbol(name))) return a->ints;
   if (slot < n.inputs.size() && n.inputs[slot] != ir::kNone) return int_constant(g, n.inputs[slot]);
-  return std::nullopt;
+  return absent;
 }
 // Where Slice node `id` cuts axis `axis` of its input (rank `rank`, `dim` elements on that axis): one
 // axis, step 1, constant bounds (the opset 10 form); nullopt otherwise.

@@ -14,17 +14,12 @@ namespace detail {
 // The reduced axes (non-negative), or nullopt when they are not known or when the node reduces nothing.
 inline std::optional<std::vector<int64_t>> reduced_axes(const ValueView& reduce, int64_t rank) {
   const ir::Node& n = rewrite::node_of(reduce);
-  std::vector<int64_t> axes;
-  if (const ir::Attribute* a = n.attribute(Symbol("axes"))) {
-    axes = a->ints;
-  } else if (rewrite::input_of(reduce, 1) != ir::kNone) {
-    std::optional<std::vector<int64_t>> values = int_constant(*reduce.graph, rewrite::input_of(reduce, 1));
-    if (!values) return std::nullopt;
-    axes = *values;
-  }
+  std::optional<std::vector<int64_t>> read =
+      ints_attribute_or_input(*reduce.graph, n, "axes", 1, std::vector<int64_t>{});
+  if (!read) return std::nullopt;
+  std::vector<int64_t> axes = std::move(*read);
   if (axes.empty()) {
-    const ir::Attribute* noop = n.attribute(Symbol("noop_with_empty_axes"));
-    if (noop && noop->i != 0) return std::nullopt;
+    if (int_attribute(n, "noop_with_empty_axes", 0) != 0) return std::nullopt;
     for (int64_t k = 0; k < rank; ++k) axes.push_back(k);
   }
   for (int64_t& axis : axes) {

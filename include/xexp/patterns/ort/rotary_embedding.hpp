@@ -49,10 +49,10 @@ inline std::optional<std::pair<int64_t, int64_t>> last_axis_part(const ValueView
   if (n.op_type != Symbol("Split")) return std::nullopt;
   const int64_t axis = int_attribute(n, "axis", 0);
   if (axis != -1 && axis != rank - 1) return std::nullopt;
-  std::optional<std::vector<int64_t>> sizes = ints_attribute_or_input(g, n, "split", 1);
-  const bool sizes_given = n.attribute(Symbol("split")) || (n.inputs.size() > 1 && n.inputs[1] != ir::kNone);
-  if (!sizes && sizes_given) return std::nullopt;  // sizes computed when the model runs
-  if (!sizes) {  // equal parts
+  std::optional<std::vector<int64_t>> sizes =
+      ints_attribute_or_input(g, n, "split", 1, std::vector<int64_t>{});
+  if (!sizes) return std::nullopt;  // sizes computed when the model runs
+  if (sizes->empty()) {             // equal parts
     const auto parts = static_cast<int64_t>(n.outputs.size());
     if (size % parts != 0) return std::nullopt;
     sizes = std::vector<int64_t>(n.outputs.size(), size / parts);
