@@ -582,6 +582,8 @@ TEST(OrtDifferential, OptimizedPositiveCasesGiveOnnxRuntimesOutputsOnRandomInput
             << " compared, original refused by ONNX Runtime:\n";
   for (const auto& [reason, n] : refused) std::cout << "  " << n << "  " << reason << "\n";
   if (scale == 1) {
-    EXPECT_EQ(compared, 230);  // of 231 pairs: StaticConcatReshape's integer inputs make no valid shape once
+    // Of 309 pairs: MissingCosSin's and MissingReduceMax's bfloat16 inputs are more than the runner feeds,
+    // and StaticConcatReshape's integer inputs make no valid shape once.
+    EXPECT_EQ(compared, 302);
   }
 }
