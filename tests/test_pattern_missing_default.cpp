@@ -1,15 +1,19 @@
-// default set: BatchNormalization, CastLayerNormalizationCast, ReduceArgTopK, Reshape2Of3, ReshapeMatMulReshape,
-// SequenceConstructAt, ShapeBasedMatMulToMul, SlicesSplit, SwitchOrderBinary, TransposeReshapeMatMul,
-// UnsqueezeEqual. Positive (exact structure after), a negative per condition,
-// and the same outputs before and after in xexp's evaluator and ONNX Runtime.
+// default set: BatchNormalization, CastLayerNormalizationCast, CastOpCast, MatMulReshape2Of3, ReduceArgTopK,
+// ReduceSumNormalize, Reshape2Of3, ReshapeMatMulReshape, SequenceConstructAt, ShapeBasedMatMulToMul,
+// SlicesSplit, SwitchOrderBinary, TransposeReshapeMatMul, TransposeReshapeTranspose, UnsqueezeEqual.
+// Positive (exact structure after), a negative per condition, and the same outputs before and after in
+// xexp's evaluator and ONNX Runtime.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "support/rewrite_helpers.hpp"
+#include "support/rule_cases.hpp"
+#include "xexp/onnx/load.hpp"
 #include "xexp/patterns/registry.hpp"
 
 using namespace xexp;
@@ -522,6 +526,297 @@ TEST(PatternReshape2Of3, NotWhenTheOtherSideBroadcastsOrTheShapeIsNotGivenBack) 
 TEST(PatternReshape2Of3, SameNumbers) {
   for (bool x_first : {true, false})
     test::expect_same_outputs([x_first] { return reshaped_around({.x_first = x_first}); }, "Reshape2Of3");
+}
+
+// ---- models as an exporter writes them ------------------------------------------------------------
+// The model of an ONNX text, typed by ONNX's shape inference (value_info included), saved and read back.
+Model exported(const std::string& text) {
+  xexp::testing::TempDir dir;
+  const std::string path = (dir.path() / "model.onnx").string();
+  xexp::testing::write_case_model(text, path);
+  return load_model(path);
+}
+std::vector<int64_t> perm_of(const Node& n) { return n.attribute(Symbol("perm"))->ints; }
+// The ONNX text name of a float element type given as its number ("10": "float16").
+std::string float_type_name(const std::string& to) {
+  return to == "1" ? "float" : to == "10" ? "float16" : to == "11" ? "double" : "bfloat16";
+}
+// "int64[3]" for the values "6,4,5".
+std::string int64_type(const std::string& values) {
+  return "int64[" + std::to_string(std::count(values.begin(), values.end(), ',') + 1) + "]";
+}
+
+// ---- TransposeReshapeTranspose --------------------------------------------------------------------
+// Transpose(X, p1) -> Reshape(shape) -> Transpose(p2), Y of dims `y`; `shape` is an initializer unless
+// `shape_input`, and the Reshape's result is also a graph output with `middle_output`.
+struct Moves {
+  std::string x = "2,6,4,5", p1 = "0,2,3,1", shape = "2,4,5,3,2", p2 = "0,2,3,4,1", y = "2,5,3,2,4";
+  bool shape_input = false, middle_output = false;
+};
+std::string moves_text(const Moves& c) {
+  const std::string shape_type = int64_type(c.shape);
+  std::string inputs = "float[" + c.x + "] X" + (c.shape_input ? ", " + shape_type + " S" : "");
+  std::string outputs = "float[" + c.y + "] Y" + (c.middle_output ? ", float[" + c.shape + "] R" : "");
+  std::string initializers = c.shape_input ? "" : "<" + shape_type + " S = {" + c.shape + "}>";
+  return "<ir_version: 8, opset_import: [\"\" : 18]>\ng (" + inputs + ") => (" + outputs + ") " +
+         initializers + " {\n  T = Transpose<perm=[" + c.p1 +
+         "]>(X)\n  R = Reshape(T, S)\n  Y = Transpose<perm=[" + c.p2 + "]>(R)\n}\n";
+}
+
+TEST(PatternTransposeReshapeTranspose, SplitAxesAreSplitBeforeOneTranspose) {
+  Model m = exported(moves_text({}));
+  run_rules(m, "TransposeReshapeTranspose");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"Reshape", "Transpose"}));
+  const Node& reshape = g.node(g.first_node());
+  EXPECT_EQ(input_name(g, reshape, 0), "X");
+  EXPECT_EQ(constant_ints(g, reshape.inputs[1]), (std::vector<int64_t>{2, 3, 2, 4, 5}));
+  EXPECT_EQ(perm_of(g.node(g.last_node())), (std::vector<int64_t>{0, 4, 1, 2, 3}));
+  EXPECT_EQ(g.value(g.outputs()[0]).name, "Y");
+}
+
+TEST(PatternTransposeReshapeTranspose, MergedAxesAreMergedAfterOneTranspose) {
+  Model m = exported(
+      moves_text({.x = "2,3,4,5", .p1 = "0,2,1,3", .shape = "2,4,15", .p2 = "0,2,1", .y = "2,15,4"}));
+  run_rules(m, "TransposeReshapeTranspose");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"Transpose", "Reshape"}));
+  const Node& transpose = g.node(g.first_node());
+  EXPECT_EQ(input_name(g, transpose, 0), "X");
+  EXPECT_EQ(perm_of(transpose), (std::vector<int64_t>{0, 1, 3, 2}));
+  EXPECT_EQ(constant_ints(g, g.node(g.last_node()).inputs[1]), (std::vector<int64_t>{2, 15, 4}));
+}
+
+TEST(PatternTransposeReshapeTranspose, NotWhenTheReshapeRegroupsMovesNothingKnownOrIsRead) {
+  const std::vector<Moves> refused{
+      {.x = "2,3,4,5", .p1 = "0,2,1,3", .shape = "2,6,10", .p2 = "0,2,1", .y = "2,10,6"},  // 4x3 -> 6x2 mixes
+      {.shape_input = true},                                                               // shape unknown
+      {.shape = "2,4,5,3,-1"},                                                             // -1 to resolve
+      {.x = "N,6,4,5", .shape = "2,4,5,3,2"},                                              // dynamic dim
+      {.middle_output = true},                                                             // Reshape read
+  };
+  for (const Moves& c : refused) {
+    Model m = exported(moves_text(c));
+    run_rules(m, "TransposeReshapeTranspose");
+    EXPECT_EQ(op_types(*m.graph), (OpList{"Transpose", "Reshape", "Transpose"})) << moves_text(c);
+  }
+}
+
+TEST(PatternTransposeReshapeTranspose, SameNumbers) {
+  test::expect_same_outputs([] { return exported(moves_text({})); }, "TransposeReshapeTranspose");
+  test::expect_same_outputs(
+      [] {
+        return exported(
+            moves_text({.x = "2,3,4,5", .p1 = "0,2,1,3", .shape = "2,4,15", .p2 = "0,2,1", .y = "2,15,4"}));
+      },
+      "TransposeReshapeTranspose");
+}
+
+// ---- MatMulReshape2Of3 ----------------------------------------------------------------------------
+// A (2,3,4,5) viewed as (6,4,5) times `b` (B as it is, or viewed as (6,5,7) from `b_view_from`), the
+// product (6,4,7) viewed back as `back` (or left as it is when empty).
+struct Regrouped {
+  std::string b = "6,5,7", b_view_from = "", back = "2,3,4,7";
+};
+std::string regrouped_text(const Regrouped& c) {
+  const bool b_viewed = !c.b_view_from.empty(), back = !c.back.empty();
+  std::string text =
+      "<ir_version: 8, opset_import: [\"\" : 18]>\ng (float[2,3,4,5] A, float[" +
+      (b_viewed ? c.b_view_from : c.b) + "] B) => (float[" + (back ? c.back : "6,4,7") +
+      "] Y) <int64[3] SA = {6,4,5}" + (b_viewed ? ", " + int64_type(c.b) + " SB = {" + c.b + "}" : "") +
+      (back ? ", " + int64_type(c.back) + " SY = {" + c.back + "}" : "") + "> {\n  RA = Reshape(A, SA)\n";
+  const std::string rb = b_viewed ? "RB" : "B";
+  if (b_viewed) text += "  RB = Reshape(B, SB)\n";
+  text +=
+      back ? "  M = MatMul(RA, " + rb + ")\n  Y = Reshape(M, SY)\n}\n" : "  Y = MatMul(RA, " + rb + ")\n}\n";
+  return text;
+}
+
+TEST(PatternMatMulReshape2Of3, TheLeftInputAndTheResultKeepTheirLayout) {
+  // B of (6,5,7) goes to A's layout; a matrix B broadcasts as it is.
+  for (const std::string b : {"6,5,7", "5,7"}) {
+    Model m = exported(regrouped_text({.b = b}));
+    run_rules(m, "MatMulReshape2Of3");
+    const Graph& g = *m.graph;
+    const bool matrix = b == "5,7";
+    ASSERT_EQ(op_types(g), matrix ? (OpList{"MatMul"}) : (OpList{"Reshape", "MatMul"})) << b;
+    const Node& product = producer(g, g.outputs()[0]);
+    EXPECT_EQ(input_name(g, product, 0), "A");
+    if (!matrix) {
+      const Node& reshape = producer(g, product.inputs[1]);
+      EXPECT_EQ(input_name(g, reshape, 0), "B");
+      EXPECT_EQ(constant_ints(g, reshape.inputs[1]), (std::vector<int64_t>{2, 3, 5, 7}));
+    }
+    EXPECT_EQ(*g.value(g.outputs()[0]).shape, (Shape{2, 3, 4, 7}));
+  }
+}
+
+TEST(PatternMatMulReshape2Of3, BothInputsKeepTheirLayoutAndTheResultIsViewed) {
+  Model m = exported(regrouped_text({.b_view_from = "2,3,5,7", .back = ""}));
+  run_rules(m, "MatMulReshape2Of3");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"MatMul", "Reshape"}));
+  const Node& product = g.node(g.first_node());
+  EXPECT_EQ(input_name(g, product, 0), "A");
+  EXPECT_EQ(input_name(g, product, 1), "B");
+  const Node& reshape = g.node(g.last_node());
+  EXPECT_EQ(constant_ints(g, reshape.inputs[1]), (std::vector<int64_t>{6, 4, 7}));
+  EXPECT_EQ(g.value(g.outputs()[0]).name, "Y");
+}
+
+TEST(PatternMatMulReshape2Of3, NotWhenTheMatricesChangeOrTheBatchesDiffer) {
+  const std::vector<Regrouped> refused{
+      {.back = "6,28"},                                      // the result's matrices regrouped
+      {.b = "1,5,7"},                                        // B broadcasts over the batch
+      {.b = "6,5,7", .b_view_from = "3,2,5,7", .back = ""},  // the inputs' batches differ
+      {.b = "6,5,7", .b_view_from = "2,3,35", .back = ""},   // B's matrices regrouped
+  };
+  for (const Regrouped& c : refused) {
+    Model m = exported(regrouped_text(c));
+    const OpList before = op_types(*m.graph);
+    run_rules(m, "MatMulReshape2Of3");
+    EXPECT_EQ(op_types(*m.graph), before) << regrouped_text(c);
+  }
+}
+
+TEST(PatternMatMulReshape2Of3, SameNumbers) {
+  for (const Regrouped& c :
+       {Regrouped{}, Regrouped{.b = "5,7"}, Regrouped{.b_view_from = "2,3,5,7", .back = ""}})
+    test::expect_same_outputs([c] { return exported(regrouped_text(c)); }, "MatMulReshape2Of3");
+}
+
+// ---- CastOpCast -----------------------------------------------------------------------------------
+// Cast(op(Cast(X, to=wide), other), to=back); `other` is Cast(Z, to=wide) or Z itself.
+struct CastAround {
+  std::string op = "Add", x = "float16", z = "float16", wide = "1", back = "10";
+  bool z_cast = true, z_first = false, unary = false, x_read_twice = false;
+};
+std::string cast_around_text(const CastAround& c) {
+  const std::string back_type = float_type_name(c.back);
+  std::string text = "<ir_version: 8, opset_import: [\"\" : 18]>\ng (" + c.x + "[2,3] X, " + c.z +
+                     "[2,3] Z) => (" + back_type + "[2,3] Y" + (c.x_read_twice ? ", float[2,3] W" : "") +
+                     ") {\n  CX = Cast<to=" + c.wide + ">(X)\n";
+  std::string other = "Z";
+  if (c.z_cast) {
+    text += "  CZ = Cast<to=" + c.wide + ">(Z)\n";
+    other = "CZ";
+  }
+  if (c.unary)
+    text += "  S = " + c.op + "(CX)\n";
+  else
+    text += "  S = " + c.op + "(" + (c.z_first ? other + ", CX" : "CX, " + other) + ")\n";
+  if (c.x_read_twice) text += "  W = Relu(CX)\n";
+  return text + "  Y = Cast<to=" + c.back + ">(S)\n}\n";
+}
+
+TEST(PatternCastOpCast, TheOpWorksInTheOuterType) {
+  for (const std::string op : {"Add", "Sub", "Mul", "Div"}) {
+    Model m = exported(cast_around_text({.op = op}));
+    run_rules(m, "CastOpCast");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{op})) << op;
+    const Node& n = g.node(g.first_node());
+    EXPECT_EQ(input_name(g, n, 0), "X");
+    EXPECT_EQ(input_name(g, n, 1), "Z");
+    EXPECT_EQ(g.value(g.outputs()[0]).elem, ElemType::Float16);
+  }
+}
+
+TEST(PatternCastOpCast, AnInputWithoutCastIsCastToTheOuterType) {
+  for (bool z_first : {false, true}) {
+    Model m = exported(cast_around_text({.z = "float", .z_cast = false, .z_first = z_first}));
+    run_rules(m, "CastOpCast");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"Cast", "Add"})) << z_first;
+    const Node& cast = g.node(g.first_node());
+    EXPECT_EQ(input_name(g, cast, 0), "Z");
+    EXPECT_EQ(cast.attribute(Symbol("to"))->i, static_cast<int64_t>(ElemType::Float16));
+    EXPECT_EQ(input_name(g, g.node(g.last_node()), z_first ? 1 : 0), "X");
+  }
+}
+
+TEST(PatternCastOpCast, UnaryOpsKeepTheirAttributes) {
+  Model m = exported(cast_around_text({.op = "Softmax<axis=0>", .z_cast = false, .unary = true}));
+  run_rules(m, "CastOpCast");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"Softmax"}));
+  const Node& softmax = g.node(g.last_node());
+  EXPECT_EQ(input_name(g, softmax, 0), "X");
+  EXPECT_EQ(softmax.attribute(Symbol("axis"))->i, 0);
+}
+
+TEST(PatternCastOpCast, NotForAnotherTypeBfloat16IntegersOrAnInputReadTwice) {
+  const std::vector<CastAround> refused{
+      {.back = "11"},                                          // back to double, not X's type
+      {.x = "bfloat16", .z = "bfloat16", .back = "16"},        // no CPU kernel in bfloat16
+      {.x = "float", .z = "float", .wide = "7", .back = "1"},  // computed in int64
+      {.z = "float", .z_cast = false, .x_read_twice = true},   // the widened X is read again
+      {.op = "Pow"},                                           // not an op of the family
+  };
+  for (const CastAround& c : refused) {
+    Model m = exported(cast_around_text(c));
+    const OpList before = op_types(*m.graph);
+    run_rules(m, "CastOpCast");
+    EXPECT_EQ(op_types(*m.graph), before) << cast_around_text(c);
+  }
+}
+
+TEST(PatternCastOpCast, SameNumbers) {
+  // float16 + float16 computed in float and rounded once is float16's own correctly rounded sum: exact.
+  test::expect_same_outputs([] { return exported(cast_around_text({})); }, "CastOpCast");
+  // Z rounded to float16 first, Sigmoid in float16: an ulp or two of float16.
+  test::expect_same_outputs([] { return exported(cast_around_text({.z = "float", .z_cast = false})); },
+                            "CastOpCast", 2e-3);
+  test::expect_same_outputs(
+      [] { return exported(cast_around_text({.op = "Sigmoid", .z_cast = false, .unary = true})); },
+      "CastOpCast", 2e-3);
+}
+
+// ---- ReduceSumNormalize ---------------------------------------------------------------------------
+// Cast(X - ReduceSum(Cast(X)) * Y, to=back) computed in float.
+struct Normalized {
+  std::string x = "float16", back = "10";
+  bool y_first = false, sub_swapped = false;
+};
+std::string normalized_text(const Normalized& c) {
+  const std::string back_type = float_type_name(c.back);
+  return "<ir_version: 8, opset_import: [\"\" : 18]>\ng (" + c.x + "[2,4] X, float[2,1] Y) => (" + back_type +
+         "[2,4] Z) <int64[1] axes = {1}> {\n  W = Cast<to=1>(X)\n  R = ReduceSum<keepdims=1>(W, axes)\n  M = "
+         "Mul(" +
+         (c.y_first ? "Y, R" : "R, Y") + ")\n  S = Sub(" + (c.sub_swapped ? "M, W" : "W, M") +
+         ")\n  Z = Cast<to=" + c.back + ">(S)\n}\n";
+}
+
+TEST(PatternReduceSumNormalize, ComputedInTheInputType) {
+  for (bool y_first : {false, true}) {
+    Model m = exported(normalized_text({.y_first = y_first}));
+    run_rules(m, "ReduceSumNormalize");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"ReduceSum", "Cast", "Mul", "Sub"})) << y_first;
+    const Node& sum = g.node(g.first_node());
+    EXPECT_EQ(input_name(g, sum, 0), "X");
+    EXPECT_EQ(constant_ints(g, sum.inputs[1]), (std::vector<int64_t>{1}));
+    EXPECT_EQ(sum.attribute(Symbol("keepdims"))->i, 1);
+    const Node& cast = producer(g, producer(g, g.node(g.last_node()).inputs[1]).inputs[1]);
+    EXPECT_EQ(input_name(g, cast, 0), "Y");
+    EXPECT_EQ(cast.attribute(Symbol("to"))->i, static_cast<int64_t>(ElemType::Float16));
+    EXPECT_EQ(input_name(g, g.node(g.last_node()), 0), "X");
+    EXPECT_EQ(g.value(g.outputs()[0]).elem, ElemType::Float16);
+  }
+}
+
+TEST(PatternReduceSumNormalize, NotForAnotherTypeBfloat16OrTheOtherDifference) {
+  for (const Normalized& c : {Normalized{.back = "1"}, Normalized{.x = "bfloat16", .back = "16"},
+                              Normalized{.sub_swapped = true}}) {
+    Model m = exported(normalized_text(c));
+    run_rules(m, "ReduceSumNormalize");
+    EXPECT_EQ(op_types(*m.graph), (OpList{"Cast", "ReduceSum", "Mul", "Sub", "Cast"})) << normalized_text(c);
+  }
+}
+
+TEST(PatternReduceSumNormalize, SameNumbers) {
+  // Summed and multiplied in float16: a few ulps of float16 on values below 10.
+  test::expect_same_outputs([] { return exported(normalized_text({})); }, "ReduceSumNormalize", 1e-2);
 }
 
 }  // namespace

@@ -40,6 +40,11 @@ inline constexpr auto is_normalization_float =
     fact<"is_normalization_float">([](const ValueView& x) { return is_normalization_type(x.elem()); });
 inline constexpr auto is_integer =
     fact<"is_integer">([](const ValueView& x) { return is_integer_type(x.elem()); });
+// The float types ONNX Runtime 1.30's CPU kernels cover for arithmetic, activations and reductions:
+// not bfloat16 (Add, Softmax, ReduceSum... have no bfloat16 kernel there).
+inline bool is_cpu_float_type(ElemType t) {
+  return t == ElemType::Float || t == ElemType::Double || t == ElemType::Float16;
+}
 
 // ---- constants --------------------------------------------------------------------------------------
 // The values of an int32/int64 tensor, or nullopt for another type.

@@ -11,6 +11,7 @@
 #include "xexp/patterns/onnx/cast_cast.hpp"
 #include "xexp/patterns/onnx/cast_cast_binary.hpp"
 #include "xexp/patterns/onnx/cast_layer_normalization_cast.hpp"
+#include "xexp/patterns/onnx/cast_op_cast.hpp"
 #include "xexp/patterns/onnx/clip_clip.hpp"
 #include "xexp/patterns/onnx/concat_empty.hpp"
 #include "xexp/patterns/onnx/concat_gather.hpp"
@@ -32,12 +33,14 @@
 #include "xexp/patterns/onnx/leaky_relu.hpp"
 #include "xexp/patterns/onnx/matmul_add.hpp"
 #include "xexp/patterns/onnx/matmul_batch_normalization.hpp"
+#include "xexp/patterns/onnx/matmul_reshape2_of3.hpp"
 #include "xexp/patterns/onnx/mul_mul_matmul.hpp"
 #include "xexp/patterns/onnx/mul_mul_mul_scalar.hpp"
 #include "xexp/patterns/onnx/not_not.hpp"
 #include "xexp/patterns/onnx/not_where.hpp"
 #include "xexp/patterns/onnx/reduce_arg_top_k.hpp"
 #include "xexp/patterns/onnx/reduce_reshape.hpp"
+#include "xexp/patterns/onnx/reduce_sum_normalize.hpp"
 #include "xexp/patterns/onnx/reshape.hpp"
 #include "xexp/patterns/onnx/reshape2_of3.hpp"
 #include "xexp/patterns/onnx/reshape_matmul_reshape.hpp"
@@ -73,6 +76,7 @@
 #include "xexp/patterns/onnx/transpose_gather.hpp"
 #include "xexp/patterns/onnx/transpose_matmul.hpp"
 #include "xexp/patterns/onnx/transpose_reshape_matmul.hpp"
+#include "xexp/patterns/onnx/transpose_reshape_transpose.hpp"
 #include "xexp/patterns/onnx/transpose_transpose.hpp"
 #include "xexp/patterns/onnx/unsqueeze_equal.hpp"
 #include "xexp/patterns/onnx/unsqueeze_or_squeeze_reshape.hpp"
@@ -119,6 +123,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       cast_rule(),
       cast_cast_binary_rule(),
       cast_cast_rule(),
+      cast_op_cast_rule(),
       clip_clip_rule(),
       concat_empty_rule(),
       concat_gather_rule(),
@@ -142,6 +147,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       not_where_rule(),
       reduce_arg_top_k_rule(),
       reduce_reshape_rule(),
+      reduce_sum_normalize_rule(),
       reshape_rule(),
       reshape_matmul_reshape_rule(),
       reshape2_of3_rule(),
@@ -150,6 +156,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       gemm_batch_normalization_rule(),
       matmul_batch_normalization_rule(),
       gemm_transpose_rule(),
+      matmul_reshape2_of3_rule(),
       mul_mul_matmul_rule(),
       shape_based_reshape_is_squeeze_rule(),
       shape_based_static_expand_rule(),
@@ -182,6 +189,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       transpose_gather_rule(),
       transpose_matmul_rule(),
       transpose_reshape_matmul_rule(),
+      transpose_reshape_transpose_rule(),
       transpose_transpose_rule(),
       unsqueeze_equal_rule(),
       unsqueeze_or_squeeze_reshape_rule(),
