@@ -102,8 +102,9 @@ TEST(CorpusVsOnnxRuntime, NoMoreNodesThanItsExtendedLevelAndTheSameOutputs) {
     const std::size_t ort_nodes = nodes_without_constants(*load_model(by_ort[k].save_optimized).graph);
     std::cout << models[k].filename().string() << "  " << xexp_nodes[k] << "  " << ort_nodes << "\n";
     EXPECT_LE(xexp_nodes[k], ort_nodes);
-    if (const auto it = pinned.find(models[k].filename().string()); it != pinned.end())
+    if (const auto it = pinned.find(models[k].filename().string()); it != pinned.end()) {
       EXPECT_EQ(xexp_nodes[k], it->second);
+    }
     total_xexp += xexp_nodes[k];
     total_ort += ort_nodes;
     if (models[k].parent_path().filename() == "models") {  // the torch transformers
