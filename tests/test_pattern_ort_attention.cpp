@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,9 @@ const std::string kAll = "default+onnxruntime";
 const std::string kMha = "com.microsoft.MultiHeadAttention";
 
 enum class Keys { Transposed, Gpt2, FusedMatMul };
-enum class Mask { None, AddConstant, AddInput, WhereScoresFirst, WhereFillFirst };
+// WhereCut*: GPT-2's causal mask in a dynamic export, Slice(Slice(table, 0..seq, axis 2), 0..seq, axis 3) of
+// a constant (1, 1, kTable, kTable) table with seq read from Q's shape at run time.
+enum class Mask { None, AddConstant, AddInput, WhereScoresFirst, WhereFillFirst, WhereCutScoresFirst, WhereCutFillFirst };
 
 struct Attention {
   Keys keys = Keys::Transposed;
@@ -44,7 +47,12 @@ struct Attention {
   bool mask_a_whole_row = false;                         // the Where mask hides every position of row 0
   bool scores_read_twice = false;                        // the scores are a graph output too
   bool query_offset = false;  // Q + P after the heads split: Q is no Transpose(Reshape)
+  bool cut_at_batch = false;  // WhereCut*: the cut ends at the batch size, not at seq
 };
+constexpr int64_t kTable = 8;
+bool cut_at_run_time(const Attention& c) {
+  return c.mask == Mask::WhereCutScoresFirst || c.mask == Mask::WhereCutFillFirst;
+}
 
 Tensor floats(std::vector<int64_t> dims, float start, float step) {
   std::vector<float> v;
@@ -54,25 +62,28 @@ Tensor floats(std::vector<int64_t> dims, float start, float step) {
 }
 // Causal: position (i, j) kept when j <= i, true where kept (or where hidden); (sequence, total) for 3-D
 // scores, else (1, 1, sequence, total).
-Tensor causal(bool four_d, bool whole_row, bool true_where_hidden) {
+Tensor causal(bool four_d, bool whole_row, bool true_where_hidden, int64_t size = kSeq) {
   std::vector<bool> flags;
-  for (int64_t i = 0; i < kSeq; ++i)
-    for (int64_t j = 0; j < kSeq; ++j)
+  for (int64_t i = 0; i < size; ++i)
+    for (int64_t j = 0; j < size; ++j)
       flags.push_back((j <= i && !(whole_row && i == 0)) != true_where_hidden);
   std::vector<int64_t> dims =
-      four_d ? std::vector<int64_t>{1, 1, kSeq, kSeq} : std::vector<int64_t>{kSeq, kSeq};
+      four_d ? std::vector<int64_t>{1, 1, size, size} : std::vector<int64_t>{size, size};
   return Tensor::from<bool>(dims, flags);
 }
 
 Attribute perm(std::vector<int64_t> p) { return Attribute::make_ints("perm", std::move(p)); }
 
-// Q, K, V (batch, sequence, hidden) split into heads, attention, heads merged back.
+// Q, K, V (batch, sequence, hidden) split into heads, attention, heads merged back. The sequence is the
+// symbol "seq" for a mask cut at run time.
 Model attention(const Attention& c) {
   Model m = test::model_with_opset(18);
   m.opsets.push_back({"com.microsoft", 1, {}});
   Graph& g = *m.graph;
-  const Shape three_d{kBatch, kSeq, kHidden};
-  ValueId split_shape = test::int64_initializer(g, "split", {kBatch, kSeq, kHeads, kHeadSize});
+  const bool dynamic = cut_at_run_time(c);
+  const Shape three_d{kBatch, dynamic ? Dim::symbolic("seq") : Dim(kSeq), kHidden};
+  ValueId split_shape = test::int64_initializer(
+      g, "split", dynamic ? std::vector<int64_t>{0, 0, kHeads, kHeadSize} : std::vector<int64_t>{kBatch, kSeq, kHeads, kHeadSize});
   auto heads = [&](const char* name, std::vector<int64_t> p) {
     return node(g, "Transpose",
                 {node(g, "Reshape", {g.add_input(name, ElemType::Float, three_d), split_shape})},
@@ -120,26 +131,58 @@ Model attention(const Attention& c) {
           scores_first ? node(g, "Where", {flags, scores, fill}) : node(g, "Where", {flags, fill, scores});
       break;
     }
+    case Mask::WhereCutScoresFirst:
+    case Mask::WhereCutFillFirst: {
+      const bool scores_first = c.mask == Mask::WhereCutScoresFirst;
+      const ValueId zero = test::int64_initializer(g, "zero", {0});
+      const ValueId end =
+          node(g, "Slice", {node(g, "Shape", {*g.find("Q")}), test::int64_initializer(g, "seq_axis", {c.cut_at_batch ? 0 : 1}),
+                            test::int64_initializer(g, "seq_axis_end", {c.cut_at_batch ? 1 : 2})});
+      ValueId flags = g.add_initializer("flags", causal(true, c.mask_a_whole_row, !scores_first, kTable));
+      flags = node(g, "Slice", {flags, zero, end, test::int64_initializer(g, "rows", {2})});
+      flags = node(g, "Slice", {flags, zero, end, test::int64_initializer(g, "columns", {3})});
+      ValueId fill = g.add_initializer("fill", Tensor::scalar<float>(c.fill));
+      masked =
+          scores_first ? node(g, "Where", {flags, scores, fill}) : node(g, "Where", {flags, fill, scores});
+      break;
+    }
   }
   ValueId weights = node(g, "Softmax", {masked}, {Attribute::make_int("axis", c.softmax_axis)});
   ValueId y = node(g, "MatMul", {weights, heads("V", {0, 2, 1, 3})});
   y = node(g, "Transpose", {y}, {perm({0, 2, 1, 3})});
-  g.add_output(node(g, "Reshape", {y, test::int64_initializer(g, "merged", {kBatch, kSeq, kHidden})}));
+  g.add_output(node(g, "Reshape", {y, test::int64_initializer(g, "merged", {dynamic ? 0 : kBatch, dynamic ? 0 : kSeq, kHidden})}));
   return m;
 }
 
 // One head on 3-D values, as a per-head module writes it: FusedMatMul scores, Where(mask, -inf, scores).
-Model single_head() {
+// With `hidden_where_cut_equals` (a dynamic export of such a module), the mask is
+// Equal(Slice(Slice(tril, 0..seq, 0), 0..seq, 1), hidden_where_cut_equals) of a constant float table of
+// ones on and below the diagonal, seq read from Q's shape at run time.
+Model single_head(std::optional<float> hidden_where_cut_equals = std::nullopt) {
   Model m = test::model_with_opset(18);
   m.opsets.push_back({"com.microsoft", 1, {}});
   Graph& g = *m.graph;
-  const Shape three_d{1, kSeq, kHeadSize};
+  const Shape three_d{1, hidden_where_cut_equals ? Dim::symbolic("seq") : Dim(kSeq), kHeadSize};
   ValueId q = g.add_input("Q", ElemType::Float, three_d), k = g.add_input("K", ElemType::Float, three_d);
   ValueId scores = node(g, "FusedMatMul", {q, k},
                         {Attribute::make_int("transA", 0), Attribute::make_int("transB", 1),
                          Attribute::make_float("alpha", 0.5f)},
                         "com.microsoft");
-  ValueId hidden = g.add_initializer("hidden", causal(false, false, true));
+  ValueId hidden;
+  if (hidden_where_cut_equals) {
+    std::vector<float> ones_below;
+    for (int64_t i = 0; i < kTable; ++i)
+      for (int64_t j = 0; j < kTable; ++j) ones_below.push_back(j <= i ? 1.f : 0.f);
+    const ValueId zero = test::int64_initializer(g, "zero", {0});
+    const ValueId end = node(g, "Slice", {node(g, "Shape", {q}), test::int64_initializer(g, "seq_axis", {1}),
+                                          test::int64_initializer(g, "seq_axis_end", {2})});
+    ValueId cut = g.add_initializer("tril", Tensor::from<float>({kTable, kTable}, ones_below));
+    cut = node(g, "Slice", {cut, zero, end, test::int64_initializer(g, "rows", {0})});
+    cut = node(g, "Slice", {cut, zero, end, test::int64_initializer(g, "columns", {1})});
+    hidden = node(g, "Equal", {cut, g.add_initializer("compared", Tensor::scalar<float>(*hidden_where_cut_equals))});
+  } else {
+    hidden = g.add_initializer("hidden", causal(false, false, true));
+  }
   ValueId masked =
       node(g, "Where", {hidden, g.add_initializer("fill", Tensor::scalar<float>(-1e9f)), scores});
   ValueId weights = node(g, "Softmax", {masked}, {Attribute::make_int("axis", -1)});
@@ -274,6 +317,61 @@ TEST(PatternMultiHeadAttention, NotForAWhereMaskThatIsNotLargeNegativeOrHidesAWh
   }
 }
 
+TEST(PatternMultiHeadAttention, CausalMaskCutAtRunTimeBecomesAWhereBias) {
+  for (Mask mask : {Mask::WhereCutScoresFirst, Mask::WhereCutFillFirst}) {
+    const bool scores_first = mask == Mask::WhereCutScoresFirst;
+    Model m = attention({.keys = Keys::Gpt2, .mask = mask, .fill = std::numeric_limits<float>::lowest()});
+    test::run_rules(m, kAll);
+    const Graph& g = *m.graph;
+    EXPECT_EQ(op_types(g), (OpList{"Shape", "Slice", "Slice", "Slice", "Where", kMha}));
+    const Node& n = only_attention(g);
+    EXPECT_EQ(input_name(g, n, 0), "Q");
+    EXPECT_EQ(input_name(g, n, 1), "K");
+    EXPECT_EQ(input_name(g, n, 2), "V");
+    // attention_bias = Where(mask, 0, fill), or Where(hidden, fill, 0).
+    const Node& bias = g.node(g.value(n.inputs.at(5)).producer);
+    ASSERT_EQ(bias.op_type, Symbol("Where"));
+    EXPECT_EQ(g.node(g.value(bias.inputs[0]).producer).op_type, Symbol("Slice"));  // the mask cut at run time
+    const Tensor* zero = rewrite::constant_tensor(g, bias.inputs[scores_first ? 1 : 2]);
+    ASSERT_NE(zero, nullptr);
+    EXPECT_EQ(zero->size(), 1);
+    EXPECT_EQ(zero->data<float>()[0], 0.f);
+    EXPECT_EQ(input_name(g, bias, scores_first ? 2 : 1), "fill");
+    test::expect_same_outputs([&] { return attention({.keys = Keys::Gpt2, .mask = mask}); }, kAll, 1e-5,
+                              {.seed = 7, .symbols = {{"seq", kSeq}}});
+  }
+}
+
+TEST(PatternMultiHeadAttention, OneHeadWithAMaskComparedAfterItsRunTimeCut) {
+  Model m = single_head(0.f);
+  test::run_rules(m, kAll);
+  const Graph& g = *m.graph;
+  EXPECT_EQ(op_types(g), (OpList{"Shape", "Slice", "Slice", "Slice", "Equal", "Where", kMha}));
+  const Node& n = only_attention(g);
+  EXPECT_EQ(n.attribute(Symbol("num_heads"))->i, 1);
+  const Node& bias = g.node(g.value(n.inputs.at(5)).producer);
+  EXPECT_EQ(input_name(g, bias, 1), "fill");
+  const Tensor* zero = rewrite::constant_tensor(g, bias.inputs[2]);
+  ASSERT_NE(zero, nullptr);
+  EXPECT_EQ(zero->dims(), (std::vector<int64_t>{1, 1, 1, 1}));  // the bias is 4-D
+  test::expect_same_outputs([] { return single_head(0.f); }, kAll, 1e-5, {.seed = 7, .symbols = {{"seq", kSeq}}});
+  // Equal(cut, 1) hides the diagonal and what is below: row 0 is fully masked.
+  Model hides_row = single_head(1.f);
+  test::run_rules(hides_row, kAll);
+  EXPECT_EQ(nodes_of_type(*hides_row.graph, "MultiHeadAttention"), 0);
+}
+
+TEST(PatternMultiHeadAttention, NotForAMaskCutAtRunTimeThatHidesAWholeRowOrIsNoSquareCutOrFillsAbove1e4) {
+  for (const Attention& c : {Attention{.mask = Mask::WhereCutScoresFirst, .mask_a_whole_row = true},
+                             Attention{.mask = Mask::WhereCutScoresFirst, .cut_at_batch = true},
+                             Attention{.mask = Mask::WhereCutFillFirst, .fill = -10.f}}) {
+    Model m = attention(c);
+    test::run_rules(m, kAll);
+    EXPECT_EQ(nodes_of_type(*m.graph, "MultiHeadAttention"), 0);
+    EXPECT_EQ(nodes_of_type(*m.graph, "Softmax"), 1);
+  }
+}
+
 TEST(PatternMultiHeadAttention, SameNumbers) {
   for (const Attention& c :
        {Attention{}, Attention{.keys = Keys::Gpt2, .mask = Mask::WhereScoresFirst},
@@ -281,7 +379,7 @@ TEST(PatternMultiHeadAttention, SameNumbers) {
         Attention{.mask = Mask::AddInput, .multiply = true},
         Attention{.mask = Mask::None, .query_offset = true}})
     test::expect_same_outputs([&] { return attention(c); }, kAll, 1e-5);
-  test::expect_same_outputs(single_head, kAll, 1e-5);
+  test::expect_same_outputs([] { return single_head(); }, kAll, 1e-5);
 }
 
 TEST(PatternMultiHeadAttention, DescribesItself) {
@@ -309,10 +407,11 @@ int attention_nodes_after_optimizing(const std::string& name, const std::string&
   Model model = load_model(original);
   tools::optimize_model(model, {});
   const std::vector<int64_t> ids = read_ids(name);
-  const Shape& shape = *model.graph->value(model.graph->inputs().at(0)).shape;
-  const int64_t batch = static_cast<int64_t>(ids.size()) / shape[1].value();
-  const xexp::testing::NamedTensors feeds = {
-      {"input_ids", Tensor::from<int64_t>({batch, shape[1].value()}, ids)}};
+  // The ids were drawn for the static export, whose input shape says their sequence length.
+  const Model static_export = load_model((kModels / (name + ".fold.onnx")).string());
+  const int64_t sequence = (*static_export.graph->value(static_export.graph->inputs().at(0)).shape)[1].value();
+  const int64_t batch = static_cast<int64_t>(ids.size()) / sequence;
+  const xexp::testing::NamedTensors feeds = {{"input_ids", Tensor::from<int64_t>({batch, sequence}, ids)}};
   const Model loaded = load_model(original);
   eval::Evaluator before(loaded), after(model);
   xexp::testing::expect_all_close({{"logits", after.run(feeds).at(0)}}, {{"logits", before.run(feeds).at(0)}},
@@ -335,4 +434,11 @@ TEST(PatternMultiHeadAttentionModels, EveryAttentionBlockOfTheTorchExportsIsFuse
   EXPECT_EQ(attention_nodes_after_optimizing("gpt_erf_L1", "gpt_erf_L1.fold.onnx"), 1);
   EXPECT_EQ(attention_nodes_after_optimizing("seed_llm", "seed_llm.fold.onnx"),
             2);  // two modules of one head
+}
+
+// The dynamic-axis exports: causal masks cut from a constant table at run time.
+TEST(PatternMultiHeadAttentionModels, EveryAttentionBlockOfTheDynamicExportsIsFused) {
+  EXPECT_EQ(attention_nodes_after_optimizing("llama_L1", "llama_L1.op14dyn.onnx"), 1);
+  EXPECT_EQ(attention_nodes_after_optimizing("gpt_erf_L1", "gpt_erf_L1.op14dyn.onnx"), 1);
+  EXPECT_EQ(attention_nodes_after_optimizing("seed_llm", "seed_llm.op14dyn.onnx"), 2);
 }

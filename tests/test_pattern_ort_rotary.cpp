@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "support/rewrite_helpers.hpp"
+#include "xexp/infer/model.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/tools/optimize.hpp"
 
@@ -44,6 +45,9 @@ struct RotaryCase {
   bool swapped_without_neg = false;  // Concat(X2, X1): no Neg
   bool neg_on_first_half = false;    // Concat(-X1, X2): the other rotation
   bool split_sizes_at_run_time = false;  // the Split's sizes are a model input, not a constant
+  // Gathered caches in a dynamic export: X's seq is symbolic and the position ids are
+  // Expand(Unsqueeze(Range(counted_from, seq, 1), 0), (batch, seq)) computed from X's shape.
+  std::optional<int64_t> counted_from = std::nullopt;
 };
 constexpr int64_t kBatch = 2, kHeads = 3, kSeq = 5, kTableRows = 12;
 
@@ -101,13 +105,25 @@ ir::Model rotary_model(const RotaryCase& c) {
     const ir::ValueId split = node(g, "Reshape", {x3d, test::int64_initializer(g, "heads", {0, 0, kHeads, c.head})});
     x = node(g, "Transpose", {split}, {ir::Attribute::make_ints(Symbol("perm"), {0, 2, 1, 3})});
   } else {
-    x = g.add_input("X", ElemType::Float, Shape{kBatch, kHeads, kSeq, c.head});
+    x = g.add_input("X", ElemType::Float, Shape{kBatch, kHeads, c.counted_from ? Dim::symbolic("seq") : Dim(kSeq), c.head});
   }
   const bool gathered = c.cos_sin == CosSin::Gathered || c.cos_sin == CosSin::GatheredFromSlicedTable ||
                         c.cos_sin == CosSin::GatheredForAllBatches;
   const int64_t positions_batch = c.cos_sin == CosSin::GatheredForAllBatches ? 1 : kBatch;
-  const ir::ValueId positions =
-      gathered ? g.add_input("positions", ElemType::Int64, Shape{positions_batch, kSeq}) : ir::kNone;
+  ir::ValueId positions =
+      gathered && !c.counted_from ? g.add_input("positions", ElemType::Int64, Shape{positions_batch, kSeq}) : ir::kNone;
+  if (c.counted_from) {
+    const ir::ValueId shape = node(g, "Shape", {x});
+    const ir::ValueId axis0 = test::int64_initializer(g, "axis0", {0});
+    const ir::ValueId seq = node(g, "Gather", {shape, g.add_initializer("seq_axis", Tensor::scalar<int64_t>(2))});
+    const ir::ValueId counted = node(g, "Range", {g.add_initializer("start", Tensor::scalar<int64_t>(*c.counted_from)), seq,
+                                                  g.add_initializer("step", Tensor::scalar<int64_t>(1))});
+    const ir::ValueId batch_and_seq =
+        node(g, "Concat", {node(g, "Slice", {shape, axis0, test::int64_initializer(g, "one", {1})}),
+                           node(g, "Unsqueeze", {seq, axis0})},
+             {ir::Attribute::make_int(Symbol("axis"), 0)});
+    positions = node(g, "Expand", {node(g, "Unsqueeze", {counted, axis0}), batch_and_seq});
+  }
   const int64_t half = c.head / 2;
   ir::ValueId first, second;
   if (c.halves == Halves::Slices) {
@@ -227,6 +243,31 @@ TEST(PatternOrtRotary, ComputedCachesBecomeCosAndSinOfTheAnglesAsRows) {
                             1e-6);
 }
 
+// What `xexp optimize --patterns <the rotary rules>` does: types inferred first, as on a loaded model.
+ir::Model counted_positions_model(int64_t from) {
+  ir::Model m = rotary_model({.cos_sin = CosSin::Gathered, .counted_from = from});
+  infer::infer_model_types(m);
+  return m;
+}
+
+TEST(PatternOrtRotary, PositionIdsCountingFromZeroBecomeTheOffsetZero) {
+  ir::Model m = counted_positions_model(0);
+  run_rules(m, kRotaryRules);
+  EXPECT_EQ(op_types(*m.graph), (OpList{"com.microsoft.RotaryEmbedding"}));  // the shape chain went with them
+  const Tensor& positions = constant_input(*m.graph, only_node(*m.graph, "RotaryEmbedding"), 1);
+  EXPECT_EQ(positions.dims(), (std::vector<int64_t>{1}));
+  EXPECT_EQ(positions.data<int64_t>()[0], 0);
+  test::expect_same_outputs([] { return counted_positions_model(0); }, kRotaryRules, 1e-6,
+                            {.seed = 7, .symbols = {{"seq", kSeq}}});
+}
+
+TEST(PatternOrtRotary, PositionIdsCountingFromOneStayPositionIds) {
+  ir::Model m = counted_positions_model(1);
+  run_rules(m, kRotaryRules);
+  const ir::Node& rotary = only_node(*m.graph, "RotaryEmbedding");
+  EXPECT_EQ(m.graph->node(m.graph->value(rotary.inputs[1]).producer).op_type, Symbol("Expand"));
+}
+
 TEST(PatternOrtRotary, NotWhenItIsNoRotateHalf) {
   const std::vector<std::pair<std::string, RotaryCase>> misses = {
       {"halves swapped without Neg", {.swapped_without_neg = true}},
@@ -268,6 +309,7 @@ void expect_rotaries(const std::string& file, int rotaries) {
   for (const std::string& op : op_types(*model.graph)) ++ops[op];
   EXPECT_EQ(ops["com.microsoft.RotaryEmbedding"], rotaries);
   EXPECT_EQ(ops["Neg"], 0);
+  EXPECT_EQ(ops["Range"], 0);  // position ids counting from 0 are the offset 0
   for (ir::NodeId id : model.graph->nodes()) {
     const ir::Node& n = model.graph->node(id);
     if (n.op_type == Symbol("RotaryEmbedding")) {

@@ -60,14 +60,21 @@ TEST(PatternShapedBasedReshape, NotWithAnotherRank) {
   EXPECT_EQ(op_types(*m.graph), (OpSeq{"Reshape", "Relu"}));
 }
 
-TEST(PatternShapedBasedReshape, NotWhenALeadingValueIsNotZero) {
-  Model m = zeros_reshape_model({0, 3, -1});
+TEST(PatternShapedBasedReshape, LeadingValuesMayBeTheStaticDimensionsThemselves) {
+  Model m = zeros_reshape_model({0, 3, -1});  // X (batch, 3, 4)
+  run_rules(m, "ShapedBasedReshape");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Relu"}));
+}
+
+TEST(PatternShapedBasedReshape, NotWhenALeadingValueIsNeitherZeroNorTheDimension) {
+  Model m = zeros_reshape_model({0, 2, -1});
   run_rules(m, "ShapedBasedReshape");
   EXPECT_EQ(op_types(*m.graph), (OpSeq{"Reshape", "Relu"}));
 }
 
 TEST(PatternShapedBasedReshape, SameNumbers) {
   test::expect_same_outputs([] { return zeros_reshape_model({0, 0, -1}, 2); }, "ShapedBasedReshape");
+  test::expect_same_outputs([] { return zeros_reshape_model({2, 3, -1}, 2); }, "ShapedBasedReshape");
 }
 
 // ---- ShapeBasedIdentity ---------------------------------------------------------------------------

@@ -153,6 +153,32 @@ TEST(PatternReshapeReshape, SameNumbers) {
   test::expect_same_outputs([] { return reshape_reshape({4, -1}); }, "ReshapeReshape");
 }
 
+// A dynamic export splits the heads of X (batch, seq, 4) and merges them back with 0s copying dims.
+static Model reshape_reshape_copying(std::vector<int64_t> first, std::vector<int64_t> second) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{Dim::symbolic("batch"), Dim::symbolic("seq"), 4});
+  ValueId r1 = node(g, "Reshape", {x, int64_initializer(g, "s1", std::move(first))});
+  g.add_output(node(g, "Reshape", {r1, int64_initializer(g, "s2", std::move(second))}));
+  return m;
+}
+
+TEST(PatternReshapeReshape, ZerosCopyingTheDimsOfTheFirstInputToo) {
+  Model m = reshape_reshape_copying({0, 0, 2, 2}, {0, 0, 4});
+  run_rules(m, "ReshapeReshape");
+  ASSERT_EQ(op_types(*m.graph), (OpList{"Reshape"}));
+  const Node& n = m.graph->node(*m.graph->nodes().begin());
+  EXPECT_EQ(n.inputs[0], m.graph->inputs()[0]);
+  test::expect_same_outputs([] { return reshape_reshape_copying({0, 0, 2, 2}, {0, 0, 4}); }, "ReshapeReshape", 0,
+                            {.seed = 7, .symbols = {{"batch", 2}, {"seq", 3}}});
+}
+
+TEST(PatternReshapeReshape, NotWhenAZeroCopiesAnIntermediateDimOfAnotherSize) {
+  Model m = reshape_reshape_copying({-1, 4}, {0, 2, 2});  // copies batch * seq, not batch
+  run_rules(m, "ReshapeReshape");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Reshape", "Reshape"}));
+}
+
 // ---- UnsqueezeUnsqueeze, SqueezeUnsqueeze (axes as attributes at 11, as inputs at 18) -------------
 static ValueId axes_node(Graph& g, const std::string& op, ValueId x, std::vector<int64_t> a, int64_t opset) {
   if (opset >= 13) {

@@ -102,6 +102,14 @@ inline std::optional<SlicePiece> slice_piece(const ir::Graph& g, ir::NodeId id, 
   return SlicePiece{id, range.start, range.count};
 }
 
+// The node of op `op` (default domain) producing v as its first output, or nullptr.
+inline const ir::Node* producer_of(const ir::Graph& g, ir::ValueId v, const char* op) {
+  const ir::Value& value = g.value(v);
+  if (value.producer == ir::kNone || value.output_index != 0) return nullptr;
+  const ir::Node& n = g.node(value.producer);
+  return n.op_type == Symbol(op) && n.domain.empty() && !n.inputs.empty() ? &n : nullptr;
+}
+
 // The single number held by a constant of one element (shape () or (1,) or (1,1)...), or nullopt.
 inline std::optional<double> scalar_constant(const ir::Graph& g, ir::ValueId v) {
   const Tensor* t = rewrite::constant_tensor(g, v);

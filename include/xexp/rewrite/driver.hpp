@@ -289,6 +289,7 @@ class GraphOptimizer {
         fold_if_constant(id, touched);
       }
     }
+    fold_constant_readers(touched);
     cleanup(touched);
     mark_dirty(touched);
     std::size_t total = 0;
@@ -324,6 +325,19 @@ class GraphOptimizer {
       if (in != ir::kNone && !constant_tensor(g_, in)) return;
     std::vector<ir::ValueId> outputs = n.outputs;
     if (options_.fold_constants(g_, id, opset_)) touched.insert(touched.end(), outputs.begin(), outputs.end());
+  }
+
+  // A rewrite that made a value constant (a shape value become an initializer) makes constant the nodes
+  // that read only constants after it: they fold now, so that the rules of this run read their values
+  // (a scale 1 / sqrt(head_size) computed from a Shape) and not only the folding after the run.
+  void fold_constant_readers(std::vector<ir::ValueId>& touched) {
+    if (!options_.fold_constants) return;
+    for (std::size_t k = 0; k < touched.size(); ++k) {  // grows with what folds
+      const ir::ValueId v = touched[k];
+      if (v == ir::kNone || !g_.value(v).alive || !constant_tensor(g_, v)) continue;
+      for (const ir::Use& u : std::vector<ir::Use>(g_.value(v).uses))
+        if (u.slot != ir::kCapturedSlot && g_.node(u.node).alive) fold_if_constant(u.node, touched);
+    }
   }
 
   // Runs a clean-up step returning how many nodes it removed, into its statistics.

@@ -1,7 +1,8 @@
 #pragma once
-// ShapedBasedReshape (experimental-experiment's spelling of the name): Reshape(X, [0, ..., 0, k]) with as
-// many values as X has dimensions and k != 0 keeps every dimension but the last, and the last is then X's own
-// (the element count decides it): the Reshape does nothing. Needs allowzero=0 (0 copies the input dimension).
+// ShapedBasedReshape (experimental-experiment's spelling of the name): Reshape(X, [d0, ..., k]) with as
+// many values as X has dimensions, each di but the last 0 or X's static dimension i, and k != 0 keeps every
+// dimension but the last, and the last is then X's own (the element count decides it): the Reshape does
+// nothing ([0, 0, 64] or [2, 0, 64] on X (2, seq, 64)). Needs allowzero=0 (0 copies the input dimension).
 #include <optional>
 #include <vector>
 
@@ -11,13 +12,14 @@ namespace xexp::patterns {
 
 namespace detail {
 inline constexpr auto keeps_all_but_last =
-    rewrite::fact<"keeps_all_but_last">([](const Tensor& t, int64_t rank) {
+    rewrite::fact<"keeps_all_but_last">([](const Tensor& t, const ValueView& x) {
       std::optional<std::vector<int64_t>> v = int_values(t);
-      if (t.type() != ElemType::Int64 || !v || static_cast<int64_t>(v->size()) != rank || v->empty() ||
+      if (t.type() != ElemType::Int64 || !v || !x.shape() || v->size() != x.shape()->size() || v->empty() ||
           v->back() == 0)
         return false;
       for (std::size_t k = 0; k + 1 < v->size(); ++k)
-        if ((*v)[k] != 0) return false;
+        if ((*v)[k] != 0 && !(rewrite::facts::dim(*x.shape(), static_cast<int64_t>(k)) == (*v)[k]))
+          return false;
       return true;
     });
 }  // namespace detail
@@ -28,7 +30,7 @@ inline rewrite::RulePtr shaped_based_reshape_rule() {
   Const<'s'> shape;
   return rule("ShapedBasedReshape")
       .match(Reshape(x, shape, attr<"allowzero"> = 0))
-      .when(detail::keeps_all_but_last(shape, rank(x)))
+      .when(detail::keeps_all_but_last(shape, x))
       .to(x);
 }
 

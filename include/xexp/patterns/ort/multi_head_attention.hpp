@@ -10,7 +10,8 @@
 // - the mask: none, an Add of a constant or of a (batch|1, heads|1, sequence, total) value, or
 //   Where(constant bool, scores, fill) / Where(constant bool, fill, scores) folded into an additive
 //   constant. That needs a fill of -1e4 or less (exp underflows: masked weights are 0 either way) and no
-//   fully masked row (Where gives those a uniform row, the sum does not).
+//   fully masked row (Where gives those a uniform row, the sum does not); or the Where of a causal mask
+//   sliced at run time from a constant table, whose bias is Where(mask, 0, fill) (runtime_mask_fits).
 // MultiHeadAttention takes the query as (batch, sequence, hidden): Q goes back to it through Transpose and
 // Reshape, which the default rules cancel against the Reshape and Transpose that split the heads. Key
 // and value stay in (batch, heads, sequence, head_size), a layout MultiHeadAttention accepts for both;
@@ -23,6 +24,7 @@
 
 #include "xexp/patterns/ort/fused_matmul.hpp"
 #include "xexp/patterns/ort/heads_layout.hpp"
+#include "xexp/patterns/shape_values.hpp"
 
 namespace xexp::patterns {
 
@@ -147,6 +149,86 @@ inline std::optional<Tensor> folded_bias(const ValueView& masked, const ValueVie
 }
 inline constexpr auto attention_bias = rewrite::fact<"attention_bias">(folded_bias);
 
+// Where(mask, scores, fill) (or Where(mask, fill, scores)) with a mask computed at run time as dynamic
+// exports write causal masks: Slice(Slice(table, 0..seq, rows), 0..seq, columns) of a constant table
+// (1, ..., rows, columns), possibly compared to a constant after (Equal(cut, 0)). The attention_bias is then
+// Where(mask, 0, fill) (or Where(mask, fill, 0)) with a zero of shape (1, 1, 1, 1), so that the bias is 4-D
+// for 3-D scores too. Exact when:
+// - each of the last two axes is cut once from 0 with step 1 at an end holding the scores' dim on that
+//   axis (or not cut, the table's dim being the scores'), the table longer than 1 there: the cut is then
+//   min(dim, rows), which the original broadcasts against the scores only when it is the dim itself, so
+//   the bias is (1, 1, sequence, total) whenever the original runs;
+// - the scores are square (sequence and total the same dim) and each row i of the table keeps some column
+//   j <= i: every row of a leading square cut keeps a score, so no row is fully masked (Where gives such
+//   a row uniform weights, the sum does not);
+// - the fill is -1e4 or less (masked weights are 0 either way).
+inline bool runtime_mask_fits(const ValueView& masked, const ValueView& s) {
+  const ir::Graph& g = *s.graph;
+  const ir::Node& n = node_of(masked);
+  if (!s.shape() || !masked.shape() || !rewrite::facts::same_shape(*s.shape(), *masked.shape())) return false;
+  const auto rank = static_cast<int64_t>(s.shape()->size());
+  if ((rank != 3 && rank != 4) || !(dim_of(s, -2) == dim_of(s, -1))) return false;
+  const bool keeps_where_true = n.inputs[1] == s.id;
+  const std::optional<double> fill = scalar_constant(g, n.inputs[keeps_where_true ? 2 : 1]);
+  if (!fill || *fill > -1e4 || g.value(n.inputs[0]).elem != ElemType::Bool) return false;
+  ir::ValueId v = n.inputs[0];
+  const Tensor* compared_to = nullptr;  // the mask is Equal(cut, compared_to)
+  if (const ir::Node* equal = producer_of(g, v, "Equal"); equal && equal->inputs.size() == 2) {
+    compared_to = rewrite::constant_tensor(g, equal->inputs[1]);
+    if (!compared_to || compared_to->size() != 1) return false;
+    v = equal->inputs[0];
+  }
+  const auto mask_rank = static_cast<int64_t>(g.value(v).shape ? g.value(v).shape->size() : 0);
+  if (mask_rank < 2 || mask_rank > rank) return false;
+  std::optional<ir::ValueId> ends[2];  // where the rows and the columns are cut
+  const Tensor* cut = nullptr;
+  for (int cuts = 0; !(cut = rewrite::constant_tensor(g, v)); ++cuts) {
+    const ir::Node* slice = producer_of(g, v, "Slice");
+    if (!slice || cuts == 2 || slice->inputs.size() < 4) return false;
+    const std::optional<std::vector<int64_t>> starts = int_constant(g, slice->inputs[1]),
+                                              axes = int_constant(g, slice->inputs[3]);
+    const std::optional<std::vector<int64_t>> steps =
+        slice->inputs.size() > 4 && slice->inputs[4] != ir::kNone ? int_constant(g, slice->inputs[4])
+                                                                  : std::vector<int64_t>{1};
+    if (!starts || !axes || !steps || *starts != std::vector<int64_t>{0} || axes->size() != 1 ||
+        *steps != std::vector<int64_t>{1})
+      return false;
+    const int64_t axis = (*axes)[0] < 0 ? (*axes)[0] : (*axes)[0] - mask_rank;  // -2 rows, -1 columns
+    if ((axis != -2 && axis != -1) || ends[axis + 2]) return false;
+    ends[axis + 2] = slice->inputs[2];
+    v = slice->inputs[0];
+  }
+  const Tensor table = compared_to ? compute("Equal", {*cut, *compared_to}) : *cut;
+  if (table.type() != ElemType::Bool || static_cast<int64_t>(table.rank()) != mask_rank) return false;
+  const std::vector<int64_t>& dims = table.dims();
+  if (std::any_of(dims.begin(), dims.end() - 2, [](int64_t d) { return d != 1; })) return false;
+  for (int64_t axis : {-2, -1}) {
+    const int64_t length = dims[dims.size() + static_cast<std::size_t>(axis)];
+    if (!ends[axis + 2]) {
+      if (!(dim_of(s, axis) == length)) return false;
+      continue;
+    }
+    const std::optional<Shape> end = shape_value(g, *ends[axis + 2]);
+    if (length <= 1 || !end || end->size() != 1 || !(KnownDim{(*end)[0]} == dim_of(s, axis))) return false;
+  }
+  const int64_t rows = dims[dims.size() - 2], columns = dims.back();
+  for (int64_t row = 0; row < rows; ++row) {
+    bool kept = false;
+    for (int64_t column = 0; column <= std::min(row, columns - 1) && !kept; ++column)
+      kept = (eval::element_as_double(table, row * columns + column) != 0) == keeps_where_true;
+    if (!kept) return false;
+  }
+  return true;
+}
+inline constexpr auto runtime_mask = rewrite::fact<"runtime_mask">(runtime_mask_fits);
+// The Where keeps the scores where its condition holds: Where(mask, scores, fill).
+inline constexpr auto keeps_scores_where_true = rewrite::fact<"keeps_scores_where_true">(
+    [](const ValueView& masked, const ValueView& s) { return node_of(masked).inputs[1] == s.id; });
+// A zero of the scores' type, (1, 1, 1, 1): Where broadcasts the bias to 4-D with it.
+inline constexpr auto zero_bias = rewrite::fact<"zero_bias">([](const ValueView& s) {
+  return eval::filled(s.elem(), {1, 1, 1, 1}, 0.0);
+});
+
 // A mask added as it is: a (batch|1, heads|1, sequence, total) value of the scores' type.
 inline constexpr auto passes_as_bias =
     rewrite::fact<"passes_as_bias">([](const ValueView& masked, const ValueView& m, const ValueView& s) {
@@ -184,6 +266,15 @@ inline rewrite::RulePtr multi_head_attention_rule() {
     return named<'M'>(either(either(commutative(Add(scores, m)), op<"Where">(condition, scores, m)),
                              op<"Where">(condition, m, scores)));
   };
+  auto masked_by_where = [&](const auto& scores) {
+    return named<'M'>(either(op<"Where">(condition, scores, m), op<"Where">(condition, m, scores)));
+  };
+  // attention_bias = Where(mask, 0, fill) or Where(mask, fill, 0), for a mask cut at run time.
+  auto where_bias = [&](const auto& mask, const auto& scores) {
+    return choose(detail::keeps_scores_where_true(mask, scores),
+                  op<"Where">(condition, fold(detail::zero_bias(scores)), m),
+                  op<"Where">(condition, m, fold(detail::zero_bias(scores))));
+  };
   auto weighted = [&](const auto& scores) { return MatMul(op<"Softmax">(scores, attr<"axis"> = axis), v); };
   auto heads_merged = [&](const auto& scores) {
     return named<'R'>(Reshape(Transpose(weighted(scores), attr<"perm"> = merge), shape));
@@ -194,6 +285,8 @@ inline rewrite::RulePtr multi_head_attention_rule() {
   auto scores_single = scaled(q_k_single);
   auto mask = masked(scores);
   auto mask_single = masked(scores_single);
+  auto cut_mask = masked_by_where(scores);
+  auto cut_mask_single = masked_by_where(scores_single);
   auto scale = detail::attention_scale(scores, q_k);
   auto bias = detail::attention_bias(mask, scores);
   auto heads = heads_merged(scores);
@@ -209,6 +302,10 @@ inline rewrite::RulePtr multi_head_attention_rule() {
                     (has_value(bias) || detail::passes_as_bias(mask, m, scores)))
               .to(attention(query, key, v, omitted, omitted, choose(has_value(bias), fold(value_of(bias)), m),
                             attr<"num_heads"> = detail::heads_of(q), attr<"scale"> = value_of(scale))),
+          match(heads_merged(cut_mask))
+              .when(is_last_axis(axis, cut_mask) && fits && detail::runtime_mask(cut_mask, scores))
+              .to(attention(query, key, v, omitted, omitted, where_bias(cut_mask, scores),
+                            attr<"num_heads"> = detail::heads_of(q), attr<"scale"> = value_of(scale))),
           match(heads)
               .when(is_last_axis(axis, scores) && fits)
               .to(attention(query, key, v, attr<"num_heads"> = detail::heads_of(q),
@@ -217,6 +314,11 @@ inline rewrite::RulePtr multi_head_attention_rule() {
               .when(is_last_axis(axis, mask_single) && fits_single && has_value(bias))
               .to(attention(q, k, v, omitted, omitted, fold(value_of(bias)), attr<"num_heads"> = 1,
                             attr<"scale"> = value_of(scale))),
+          match(single_head(cut_mask_single))
+              .when(is_last_axis(axis, cut_mask_single) && fits_single &&
+                    detail::runtime_mask(cut_mask_single, scores_single))
+              .to(attention(q, k, v, omitted, omitted, where_bias(cut_mask_single, scores_single),
+                            attr<"num_heads"> = 1, attr<"scale"> = value_of(scale))),
           match(single_head(scores_single))
               .when(is_last_axis(axis, scores_single) && fits_single)
               .to(attention(q, k, v, attr<"num_heads"> = 1, attr<"scale"> = value_of(scale))));

@@ -8,7 +8,8 @@
 //  - constants (a static export once folded): the caches are their rows and position_ids the offset 0
 //    (one row per position; a cos differing between batches gets a row per (batch, position));
 //  - Unsqueeze(Gather(table, position_ids), axes=[1]) with a constant table, possibly Slice'd from row 0
-//    first (a dynamic export): that changes no gathered row, so the caches come from the whole table.
+//    first (a dynamic export): that changes no gathered row, so the caches come from the whole table;
+//    position ids counting 0 to seq - 1 (a Range from 0) become the offset 0;
 //  - Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar], axes=[1]) and Sin alike (newer Llama and
 //    Phi code computes them from the position ids): the caches are Cos(angles) and Sin(angles) reshaped
 //    to rows, read from offset 0 when the angles have a batch of 1, one row per (batch, position) for a
@@ -85,14 +86,6 @@ struct RotaryCache {
   Symbol function = {};
   ir::ValueId scale = ir::kNone;
 };
-
-// The node of op `op` (default domain) producing v as its first output, or nullptr.
-inline const ir::Node* producer_of(const ir::Graph& g, ir::ValueId v, const char* op) {
-  const ir::Value& value = g.value(v);
-  if (value.producer == ir::kNone || value.output_index != 0) return nullptr;
-  const ir::Node& n = g.node(value.producer);
-  return n.op_type == Symbol(op) && n.domain.empty() && !n.inputs.empty() ? &n : nullptr;
-}
 
 // The two halves of every row of `rows` (rows, size) are equal, bit for bit (a table of a large model
 // has millions of values: compared as bytes, the check stays cheap).
@@ -246,12 +239,37 @@ inline constexpr auto has_rotary_caches =
              (c->positions != ir::kNone || c->fixed_positions.dims() == s->fixed_positions.dims());
     });
 
+// Position ids 0, 1, ..., seq - 1 on every row, as dynamic exports compute them from the input's shape:
+// [Expand(]Unsqueeze(Range(0, end, 1), axes=[0])[, shape)] with the Range as long as x's sequence (x is
+// (batch, heads, seq, head_size)). RotaryEmbedding reads them as the one-element offset 0, and the
+// Shape -> Gather -> Range -> Unsqueeze -> Concat -> Expand chain goes away.
+inline bool counts_sequence_from_zero(const ValueView& x, ir::ValueId positions) {
+  const ir::Graph& g = *x.graph;
+  const ir::Value& p = g.value(positions);
+  if (!p.shape || p.shape->size() != 2) return false;
+  ir::ValueId v = positions;
+  if (const ir::Node* expand = producer_of(g, v, "Expand")) v = expand->inputs[0];
+  const ir::Node* unsqueeze = producer_of(g, v, "Unsqueeze");
+  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{0})
+    return false;
+  const ir::Node* range = producer_of(g, unsqueeze->inputs[0], "Range");
+  if (!range || range->inputs.size() != 3 || scalar_constant(g, range->inputs[0]) != 0.0 ||
+      scalar_constant(g, range->inputs[2]) != 1.0)
+    return false;
+  const ir::Value& counted = g.value(range->outputs[0]);
+  using rewrite::facts::KnownDim;
+  return counted.shape && counted.shape->size() == 1 &&
+         KnownDim{(*counted.shape)[0]} == rewrite::facts::dim(*x.shape(), 2);
+}
+
 inline std::optional<ir::ValueId> build_rotary(rewrite::Rewriter& r, const ValueView& x, const ValueView& cos,
                                                const ValueView& sin) {
   const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
   if (!c || !s) return std::nullopt;
   ir::ValueId positions = c->positions != ir::kNone ? c->positions : r.initializer(c->fixed_positions);
-  if (c->positions_batch > 0)
+  if (c->positions != ir::kNone && counts_sequence_from_zero(x, c->positions))
+    positions = r.initializer(int64_tensor({0}));
+  else if (c->positions_batch > 0)
     positions = r.node(Symbol("Expand"), {positions, r.initializer(int64_tensor({c->positions_batch, 1}))});
   const int64_t head_size = x.shape()->back().value();
   return r.node(Symbol("RotaryEmbedding"),
