@@ -3813,9 +3813,6 @@ inline std::string external_data_location(const std::string& model_path, const S
   return location;
 }
 
-namespace detail {
-}  // namespace detail
-
 inline ::onnx::ModelProto model_to_proto(const ir::Model& model, const SaveOptions& options = {}) {
   ::onnx::ModelProto p;
   detail::ModelWriter(false, options, nullptr).write(model, &p);
@@ -7757,17 +7754,6 @@ inline std::vector<Tensor> gather_elements_kernel(const KernelContext& c) {
   return {out};
 }
 
-// The scatter reductions max and min propagate NaN, as np.maximum / np.minimum in ONNX's reference
-// (std::max and std::min keep or drop it depending on the operand order).
-template <class T>
-T nan_or_max(T a, T b) {
-  return (a != a || a > b) ? a : b;
-}
-template <class T>
-T nan_or_min(T a, T b) {
-  return (a != a || a < b) ? a : b;
-}
-
 inline std::vector<Tensor> scatter_elements_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
   const Tensor& indices = c.in(1);
@@ -7794,8 +7780,8 @@ inline std::vector<Tensor> scatter_elements_kernel(const KernelContext& c) {
       }
       if (reduction == "add") dst[off] = wrapping_add(dst[off], upd[k]);
       else if (reduction == "mul") dst[off] = wrapping_mul(dst[off], upd[k]);
-      else if (reduction == "max") dst[off] = nan_or_max(dst[off], upd[k]);
-      else if (reduction == "min") dst[off] = nan_or_min(dst[off], upd[k]);
+      else if (reduction == "max") dst[off] = nan_max(dst[off], upd[k]);
+      else if (reduction == "min") dst[off] = nan_min(dst[off], upd[k]);
       else dst[off] = upd[k];
     }
   });
@@ -7870,8 +7856,8 @@ inline std::vector<Tensor> scatter_nd_kernel(const KernelContext& c) {
         const T u = upd[t * slice + e];
         if (reduction == "add") d = wrapping_add(d, u);
         else if (reduction == "mul") d = wrapping_mul(d, u);
-        else if (reduction == "max") d = nan_or_max(d, u);
-        else if (reduction == "min") d = nan_or_min(d, u);
+        else if (reduction == "max") d = nan_max(d, u);
+        else if (reduction == "min") d = nan_min(d, u);
         else d = u;
       }
     }
@@ -13123,6 +13109,7 @@ class GraphOptimizer {
         fold_if_constant(id, touched);
       }
     }
+    fold_constant_readers(touched);
     cleanup(touched);
     mark_dirty(touched);
     std::size_t total = 0;
@@ -13158,6 +13145,19 @@ class GraphOptimizer {
       if (in != ir::kNone && !constant_tensor(g_, in)) return;
     std::vector<ir::ValueId> outputs = n.outputs;
     if (options_.fold_constants(g_, id, opset_)) touched.insert(touched.end(), outputs.begin(), outputs.end());
+  }
+
+  // A rewrite that made a value constant (a shape value become an initializer) makes constant the nodes
+  // that read only constants after it: they fold now, so that the rules of this run read their values
+  // (a scale 1 / sqrt(head_size) computed from a Shape) and not only the folding after the run.
+  void fold_constant_readers(std::vector<ir::ValueId>& touched) {
+    if (!options_.fold_constants) return;
+    for (std::size_t k = 0; k < touched.size(); ++k) {  // grows with what folds
+      const ir::ValueId v = touched[k];
+      if (v == ir::kNone || !g_.value(v).alive || !constant_tensor(g_, v)) continue;
+      for (const ir::Use& u : std::vector<ir::Use>(g_.value(v).uses))
+        if (u.slot != ir::kCapturedSlot && g_.node(u.node).alive) fold_if_constant(u.node, touched);
+    }
   }
 
   // Runs a clean-up step returning how many nodes it removed, into its statistics.
@@ -13439,6 +13439,11 @@ inline constexpr auto is_normalization_float =
     fact<"is_normalization_float">([](const ValueView& x) { return is_normalization_type(x.elem()); });
 inline constexpr auto is_integer =
     fact<"is_integer">([](const ValueView& x) { return is_integer_type(x.elem()); });
+// The float types ONNX Runtime 1.30's CPU kernels cover for arithmetic, activations and reductions:
+// not bfloat16 (Add, Softmax, ReduceSum... have no bfloat16 kernel there).
+inline bool is_cpu_float_type(ElemType t) {
+  return t == ElemType::Float || t == ElemType::Double || t == ElemType::Float16;
+}
 
 // ---- constants --------------------------------------------------------------------------------------
 // The values of an int32/int64 tensor, or nullopt for another type.
@@ -13453,6 +13458,55 @@ inline std::optional<std::vector<int64_t>> int_constant(const ir::Graph& g, ir::
 }
 inline std::optional<std::vector<int64_t>> int_constant(const ValueView& v) {
   return int_constant(*v.graph, v.id);
+}
+
+// ---- attributes -------------------------------------------------------------------------------------
+// Attribute `name` of n as an integer, `fallback` when n does not set it (contrib ops have no ONNX schema
+// to read defaults from, and rules read flags such as transA or training_mode this way).
+inline int64_t int_attribute(const ir::Node& n, const char* name, int64_t fallback) {
+  const ir::Attribute* a = n.attribute(Symbol(name));
+  return a ? a->i : fallback;
+}
+// The integers an op takes as attribute `name` in older opsets and as constant input `slot` in newer
+// ones (Unsqueeze's and Reduce*'s axes, Split's sizes); `absent` when n sets neither (pass the op's
+// default to accept it), nullopt when the input is computed at run time.
+inline std::optional<std::vector<int64_t>> ints_attribute_or_input(
+    const ir::Graph& g, const ir::Node& n, const char* name, std::size_t slot,
+    std::optional<std::vector<int64_t>> absent = std::nullopt) {
+  if (const ir::Attribute* a = n.attribute(Symbol(name))) return a->ints;
+  if (slot < n.inputs.size() && n.inputs[slot] != ir::kNone) return int_constant(g, n.inputs[slot]);
+  return absent;
+}
+// Where Slice node `id` cuts axis `axis` of its input (rank `rank`, `dim` elements on that axis): one
+// axis, step 1, constant bounds (the opset 10 form); nullopt otherwise.
+struct SlicePiece {
+  ir::NodeId node;
+  int64_t start, count;
+};
+inline std::optional<SlicePiece> slice_piece(const ir::Graph& g, ir::NodeId id, int64_t rank, int64_t dim,
+                                             int64_t axis) {
+  const ir::Node& n = g.node(id);
+  if (n.op_type != Symbol("Slice") || !n.domain.empty() || n.inputs.size() < 3) return std::nullopt;
+  auto input = [&](std::size_t k) { return k < n.inputs.size() ? n.inputs[k] : ir::kNone; };
+  const std::optional<std::vector<int64_t>> starts = int_constant(g, input(1)),
+                                            ends = int_constant(g, input(2));
+  if (!starts || !ends || starts->size() != 1 || ends->size() != 1) return std::nullopt;
+  std::optional<std::vector<int64_t>> axes = std::vector<int64_t>{0}, steps = std::vector<int64_t>{1};
+  if (input(3) != ir::kNone) axes = int_constant(g, input(3));
+  if (input(4) != ir::kNone) steps = int_constant(g, input(4));
+  if (!axes || !steps || axes->size() != 1 || steps->size() != 1 || (*steps)[0] != 1) return std::nullopt;
+  const int64_t a = (*axes)[0] < 0 ? (*axes)[0] + rank : (*axes)[0];
+  if (a != axis) return std::nullopt;
+  const SliceRange range = slice_range(dim, (*starts)[0], (*ends)[0], 1);
+  return SlicePiece{id, range.start, range.count};
+}
+
+// The node of op `op` (default domain) producing v as its first output, or nullptr.
+inline const ir::Node* producer_of(const ir::Graph& g, ir::ValueId v, const char* op) {
+  const ir::Value& value = g.value(v);
+  if (value.producer == ir::kNone || value.output_index != 0) return nullptr;
+  const ir::Node& n = g.node(value.producer);
+  return n.op_type == Symbol(op) && n.domain.empty() && !n.inputs.empty() ? &n : nullptr;
 }
 
 // The single number held by a constant of one element (shape () or (1,) or (1,1)...), or nullopt.
@@ -13568,7 +13622,8 @@ inline constexpr auto swaps_last_two = fact<"swaps_last_two">([](const std::vect
 // ReduceMax and an ArgMax) root themselves at the first of those readers and insert the new node there,
 // before every reader of the values it replaces. `root` comes before every node of `others`: no node
 // of them lies between x's producer (the graph start for an input) and the root.
-inline bool first_in_order(const ir::Graph& g, ir::NodeId root, ir::ValueId x, const std::vector<ir::NodeId>& others) {
+inline bool first_in_order(const ir::Graph& g, ir::NodeId root, ir::ValueId x,
+                           const std::vector<ir::NodeId>& others) {
   const ir::NodeId stop = g.value(x).producer;
   for (ir::NodeId k = g.node(root).prev; k != ir::kNone && k != stop; k = g.node(k).prev)
     if (std::find(others.begin(), others.end(), k) != others.end()) return false;
@@ -13599,10 +13654,8 @@ namespace xexp::patterns {
 
 namespace detail {
 // training_mode absent (before opset 14, or the default) or 0.
-inline constexpr auto inference_mode = rewrite::fact<"inference_mode">([](const ValueView& bn) {
-  const ir::Attribute* a = rewrite::node_of(bn).attribute(Symbol("training_mode"));
-  return !a || a->i == 0;
-});
+inline constexpr auto inference_mode = rewrite::fact<"inference_mode">(
+    [](const ValueView& bn) { return int_attribute(rewrite::node_of(bn), "training_mode", 0) == 0; });
 }  // namespace detail
 
 inline rewrite::RulePtr batch_normalization_rule() {
@@ -13616,8 +13669,8 @@ inline rewrite::RulePtr batch_normalization_rule() {
   auto bn = named<'n'>(op<"BatchNormalization">(x, scale, bias, mean, var, attr<"epsilon"> = epsilon));
   return rule("BatchNormalization")
       .match(bn)
-      .when(epsilon == 0.0f && detail::inference_mode(bn) && all_equal(scale, 1.0) && all_zero(bias) && all_zero(mean) &&
-            all_equal(var, 1.0))
+      .when(epsilon == 0.0f && detail::inference_mode(bn) && all_equal(scale, 1.0) && all_zero(bias) &&
+            all_zero(mean) && all_equal(var, 1.0))
       .to(x);
 }
 
@@ -13763,6 +13816,51 @@ inline rewrite::RulePtr cast_layer_normalization_cast_rule() {
                  .when(condition)
                  .to(rebuild(with_bias, x, cast_scale, Cast(bias, attr<"to"> = dtype(x)))),
              match(Cast(without_bias, attr<"to"> = back)).when(condition).to(rebuild(without_bias, x, cast_scale)));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/cast_op_cast.hpp
+// CastOpCast: Cast(op(Cast(X, to=T), ...), to=U) with X already of type U computes op in T only to
+// round back to U: op can work in U directly, on X, with the op's other inputs cast to U (constants,
+// folded). op is Add, Sub, Mul, Div, Neg, Sigmoid or Softmax. The two Casts around X go, one may come
+// on the other input. T and U float types, U one ONNX Runtime's CPU kernels cover (not bfloat16).
+// Computing in U rounds differently: float16 results may differ by an ulp.
+
+namespace xexp::patterns {
+
+namespace detail {
+// x of the float type U (`back`) the result is cast to, computed in another float type by `op`.
+inline constexpr auto float_round_trip =
+    rewrite::fact<"float_round_trip">([](const ValueView& x, const ValueView& op, int64_t back) {
+      return static_cast<int64_t>(x.elem()) == back && is_cpu_float_type(x.elem()) &&
+             float_precision(op.elem()) > 0 && op.elem() != x.elem();
+    });
+}  // namespace detail
+
+inline rewrite::RulePtr cast_op_cast_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'y'> y;
+  Int<'u'> back;
+  auto both = named<'o'>(op<kBinaryArithmetic>(Cast(x), Cast(y)));
+  auto left = named<'o'>(op<kBinaryArithmetic>(Cast(x), y));
+  auto right = named<'o'>(op<kBinaryArithmetic>(y, Cast(x)));
+  auto unary = named<'o'>(op<"Neg|Sigmoid|Softmax">(Cast(x)));
+  auto y_in_u = Cast(y, attr<"to"> = back);
+  return rule("CastOpCast")
+      .priority(1)
+      .cases(match(Cast(both, attr<"to"> = back))
+                 .when(detail::float_round_trip(x, both, back) && dtype(y) == back)
+                 .to(rebuild(both, x, y)),
+             match(Cast(left, attr<"to"> = back))
+                 .when(detail::float_round_trip(x, left, back))
+                 .to(rebuild(left, x, y_in_u)),
+             match(Cast(right, attr<"to"> = back))
+                 .when(detail::float_round_trip(x, right, back))
+                 .to(rebuild(right, y_in_u, x)),
+             match(Cast(unary, attr<"to"> = back))
+                 .when(detail::float_round_trip(x, unary, back))
+                 .to(rebuild(unary, x)));
 }
 
 }  // namespace xexp::patterns
@@ -14779,6 +14877,106 @@ inline rewrite::RulePtr matmul_batch_normalization_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/matmul_reshape2_of3.hpp
+// MatMulReshape2Of3: exporters regroup the batch axes of matrices around a MatMul ((2,3,m,k) viewed as
+// (6,m,k) and back). When two of the three Reshapes (left input, right input, result) are there and
+// each keeps the matrices (last two dims), the MatMul can work in the other batch layout:
+// - both inputs regrouped alike: MatMul on the tensors as they were, one Reshape of the result;
+// - one input and the result regrouped: MatMul on that input as it was, the other input reshaped to
+//   its batch layout (not at all when it is a matrix MatMul broadcasts).
+// Static shapes, no batch broadcasting between the inputs. Only data moves: the same bits.
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+inline std::vector<int64_t> batch_dims(const std::vector<int64_t>& dims) {
+  return {dims.begin(), dims.end() - 2};
+}
+// The Reshape of x into r only regroups the batch axes: static shapes, the last two dims kept.
+inline constexpr auto keeps_matrices =
+    rewrite::fact<"keeps_matrices">([](const ValueView& x, const ValueView& r) {
+      const std::optional<std::vector<int64_t>> dx = static_dims_of(x), dr = static_dims_of(r);
+      return dx && dr && dx->size() >= 2 && dr->size() >= 2 &&
+             std::equal(dx->end() - 2, dx->end(), dr->end() - 2);
+    });
+// a and b have static shapes with the same batch axes (MatMul broadcasts nothing between them).
+inline bool same_batch_dims(const ValueView& a, const ValueView& b) {
+  const std::optional<std::vector<int64_t>> da = static_dims_of(a), db = static_dims_of(b);
+  return da && db && da->size() >= 2 && db->size() == da->size() && batch_dims(*da) == batch_dims(*db);
+}
+inline constexpr auto same_batch = rewrite::fact<"same_batch">(same_batch_dims);
+// y is a static matrix, or has the batch axes of the regrouped other input r.
+inline constexpr auto matrix_or_same_batch =
+    rewrite::fact<"matrix_or_same_batch">([](const ValueView& y, const ValueView& r) {
+      const std::optional<std::vector<int64_t>> dy = static_dims_of(y);
+      return (dy && dy->size() == 2) || same_batch_dims(y, r);
+    });
+// out is what MatMul(left, right) gives in the batch layout of `layout`: its batch dims, then the rows
+// of left and the columns of right.
+inline constexpr auto is_product_in_layout_of = rewrite::fact<"is_product_in_layout_of">(
+    [](const ValueView& out, const ValueView& layout, const ValueView& left, const ValueView& right) {
+      const std::optional<std::vector<int64_t>> dout = static_dims_of(out), dlayout = static_dims_of(layout),
+                                                dleft = static_dims_of(left), dright = static_dims_of(right);
+      if (!dout || !dlayout || !dleft || !dright || dlayout->size() < 2 || dleft->size() < 2 ||
+          dright->size() < 2)
+        return false;
+      std::vector<int64_t> expected = batch_dims(*dlayout);
+      expected.push_back((*dleft)[dleft->size() - 2]);
+      expected.push_back(dright->back());
+      return *dout == expected;
+    });
+// y (..., p, q) reshaped to the batch axes of x: x's batch dims followed by p, q.
+inline constexpr auto in_batch_layout_of =
+    rewrite::fact<"in_batch_layout_of">([](const ValueView& y, const ValueView& x) {
+      std::vector<int64_t> shape = batch_dims(*static_dims_of(x));
+      const std::vector<int64_t> dy = *static_dims_of(y);
+      shape.insert(shape.end(), dy.end() - 2, dy.end());
+      return int64_tensor(shape);
+    });
+inline constexpr auto static_shape_of =
+    rewrite::fact<"static_shape_of">([](const ValueView& v) { return int64_tensor(*static_dims_of(v)); });
+inline constexpr auto has_static_shape =
+    rewrite::fact<"has_static_shape">([](const ValueView& v) { return static_dims_of(v).has_value(); });
+}  // namespace detail
+
+inline rewrite::RulePtr matmul_reshape2_of3_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Var<'x'> x;
+  Var<'s'> s;
+  Var<'t'> t;
+  Var<'u'> u;
+  auto ra = named<'r'>(Reshape(a, s));
+  auto rb = named<'q'>(Reshape(b, t));
+  auto product = named<'m'>(MatMul(ra, rb));
+  auto left_out = named<'o'>(Reshape(MatMul(ra, x), u));
+  auto right_out = named<'p'>(Reshape(MatMul(x, rb), u));
+  // x in the batch layout of the input kept as it was (a matrix broadcasts as it is).
+  auto x_for_a = choose(rank(x) == 2, x, Reshape(x, fold(detail::in_batch_layout_of(x, a))));
+  auto x_for_b = choose(rank(x) == 2, x, Reshape(x, fold(detail::in_batch_layout_of(x, b))));
+  return rule("MatMulReshape2Of3")
+      .priority(1)
+      .cases(match(product)
+                 .when(detail::keeps_matrices(a, ra) && detail::keeps_matrices(b, rb) &&
+                       detail::same_batch(a, b) && detail::has_static_shape(product))
+                 .to(Reshape(MatMul(a, b), fold(detail::static_shape_of(product)))),
+             match(left_out)
+                 .when(detail::keeps_matrices(a, ra) && detail::matrix_or_same_batch(x, ra) &&
+                       detail::is_product_in_layout_of(left_out, a, a, x))
+                 .to(MatMul(a, x_for_a)),
+             match(right_out)
+                 .when(detail::keeps_matrices(b, rb) && detail::matrix_or_same_batch(x, rb) &&
+                       detail::is_product_in_layout_of(right_out, b, x, b))
+                 .to(MatMul(x_for_b, b)));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/mul_mul_matmul.hpp
 // MulMulMatMul: MatMul(Mul(a, c), Mul(b, d)) with scalar constants c and d is MatMul(a, b) * (c*d): one
 // Mul instead of two. The product is rounded once into the constants' type, so the numbers may differ in
@@ -14893,13 +15091,11 @@ struct ArgReducePair {
   int64_t largest;
 };
 inline std::optional<ArgReducePair> arg_reduce_pair(Symbol op) {
-  if (op == Symbol("ReduceMax") || op == Symbol("ArgMax")) return ArgReducePair{Symbol("ReduceMax"), Symbol("ArgMax"), 1};
-  if (op == Symbol("ReduceMin") || op == Symbol("ArgMin")) return ArgReducePair{Symbol("ReduceMin"), Symbol("ArgMin"), 0};
+  if (op == Symbol("ReduceMax") || op == Symbol("ArgMax"))
+    return ArgReducePair{Symbol("ReduceMax"), Symbol("ArgMax"), 1};
+  if (op == Symbol("ReduceMin") || op == Symbol("ArgMin"))
+    return ArgReducePair{Symbol("ReduceMin"), Symbol("ArgMin"), 0};
   return std::nullopt;
-}
-inline int64_t int_attribute(const ir::Node& n, const char* name, int64_t fallback) {
-  const ir::Attribute* a = n.attribute(Symbol(name));
-  return a ? a->i : fallback;
 }
 // The one axis (made non-negative) n reduces with keepdims=1, or nullopt.
 inline std::optional<int64_t> kept_axis(const ir::Graph& g, const ir::Node& n, int64_t rank) {
@@ -14909,11 +15105,7 @@ inline std::optional<int64_t> kept_axis(const ir::Graph& g, const ir::Node& n, i
     if (int_attribute(n, "select_last_index", 0) != 0) return std::nullopt;
     axis = int_attribute(n, "axis", 0);
   } else {
-    std::optional<std::vector<int64_t>> axes;
-    if (const ir::Attribute* a = n.attribute(Symbol("axes")))
-      axes = a->ints;
-    else if (n.inputs.size() > 1 && n.inputs[1] != ir::kNone)
-      axes = int_constant(g, n.inputs[1]);
+    const std::optional<std::vector<int64_t>> axes = ints_attribute_or_input(g, n, "axes", 1);
     if (!axes || axes->size() != 1 || int_attribute(n, "noop_with_empty_axes", 0) != 0) return std::nullopt;
     axis = (*axes)[0];
   }
@@ -14945,8 +15137,8 @@ inline ir::NodeId top_k_partner(const ValueView& root) {
   }
   return partner != ir::kNone && first_in_order(g, root_id, x, {partner}) ? partner : ir::kNone;
 }
-inline constexpr auto has_later_partner =
-    rewrite::fact<"has_later_partner">([](const ValueView& root) { return top_k_partner(root) != ir::kNone; });
+inline constexpr auto has_later_partner = rewrite::fact<"has_later_partner">(
+    [](const ValueView& root) { return top_k_partner(root) != ir::kNone; });
 
 inline std::optional<ir::ValueId> fuse_into_top_k(rewrite::Rewriter& r, const ValueView& root) {
   const ir::NodeId partner = top_k_partner(root);
@@ -14996,17 +15188,12 @@ namespace detail {
 // The reduced axes (non-negative), or nullopt when they are not known or when the node reduces nothing.
 inline std::optional<std::vector<int64_t>> reduced_axes(const ValueView& reduce, int64_t rank) {
   const ir::Node& n = rewrite::node_of(reduce);
-  std::vector<int64_t> axes;
-  if (const ir::Attribute* a = n.attribute(Symbol("axes"))) {
-    axes = a->ints;
-  } else if (rewrite::input_of(reduce, 1) != ir::kNone) {
-    std::optional<std::vector<int64_t>> values = int_constant(*reduce.graph, rewrite::input_of(reduce, 1));
-    if (!values) return std::nullopt;
-    axes = *values;
-  }
+  std::optional<std::vector<int64_t>> read =
+      ints_attribute_or_input(*reduce.graph, n, "axes", 1, std::vector<int64_t>{});
+  if (!read) return std::nullopt;
+  std::vector<int64_t> axes = std::move(*read);
   if (axes.empty()) {
-    const ir::Attribute* noop = n.attribute(Symbol("noop_with_empty_axes"));
-    if (noop && noop->i != 0) return std::nullopt;
+    if (int_attribute(n, "noop_with_empty_axes", 0) != 0) return std::nullopt;
     for (int64_t k = 0; k < rank; ++k) axes.push_back(k);
   }
   for (int64_t& axis : axes) {
@@ -15041,6 +15228,40 @@ inline rewrite::RulePtr reduce_reshape_rule() {
       .match(reshape)
       .when(detail::reshape_drops_reduced_axes(reduce, reshape))
       .to(rebuild(reduce, attr<"keepdims"> = 0));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/reduce_sum_normalize.hpp
+// ReduceSumNormalize: half-precision backward graphs (Softmax's gradient) widen X to compute
+// X - ReduceSum(X) * Y in float and cast the result back to X's type: Cast(X, to=T) -> ReduceSum,
+// Mul by Y, Sub from the widened X -> Cast(to=X's type). Computed in X's type instead, on X with Y cast
+// down: the two Casts of X's size go, one Cast of Y comes (a constant or a smaller tensor in practice).
+// X of a float type ONNX Runtime's CPU kernels cover (float16, double; not bfloat16). Computing in
+// X's type rounds differently: float16 results may differ by a few ulps.
+
+namespace xexp::patterns {
+
+namespace detail {
+// x is widened to the float type of `wide` and the result cast back to x's type (`back`).
+inline constexpr auto widened_and_back =
+    rewrite::fact<"widened_and_back">([](const ValueView& x, const ValueView& wide, int64_t back) {
+      return static_cast<int64_t>(x.elem()) == back && is_cpu_float_type(x.elem()) &&
+             float_precision(wide.elem()) > float_precision(x.elem());
+    });
+}  // namespace detail
+
+inline rewrite::RulePtr reduce_sum_normalize_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'y'> y;
+  Int<'u'> back;
+  auto wide = named<'w'>(Cast(x));
+  auto sum = named<'r'>(op<"ReduceSum">(wide, etc));
+  return rule("ReduceSumNormalize")
+      .priority(1)
+      .match(Cast(Sub(wide, commutative(Mul(sum, y))), attr<"to"> = back))
+      .when(detail::widened_and_back(x, wide, back))
+      .to(Sub(x, Mul(rebuild(sum, input<0> = x), Cast(y, attr<"to"> = back))));
 }
 
 }  // namespace xexp::patterns
@@ -15159,19 +15380,33 @@ inline rewrite::RulePtr reshape_matmul_reshape_rule() {
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/reshape_reshape.hpp
-// ReshapeReshape: Reshape(Reshape(x, s1), s2) is Reshape(x, s2) when s2 copies no dimension from the
-// intermediate tensor (it holds no 0; -1 still resolves to the same size from the element count).
+// ReshapeReshape: Reshape(Reshape(x, s1), s2) is Reshape(x, s2) when every dimension s2 copies from the
+// intermediate tensor (a 0 at position i) is x's dimension i as well (same size or same symbol), as in
+// Reshape(Reshape(x, [0, 0, 4, 16]), [0, 0, 64]) after a dynamic export; -1 still resolves to the same
+// size from the element count. With allowzero=1 a 0 is an empty dimension, not a copy: only s2 without 0.
 #include <algorithm>
 
 
 namespace xexp::patterns {
 
 namespace detail {
-inline constexpr auto copies_no_dim = rewrite::fact<"copies_no_dim">([](const Tensor& shape) {
-  auto values = int_values(shape);
-  return shape.type() == ElemType::Int64 && values &&
-         std::find(values->begin(), values->end(), 0) == values->end();
-});
+inline constexpr auto copies_only_dims_of_x = rewrite::fact<"copies_only_dims_of_x">(
+    [](const Tensor& shape, const ValueView& reshaped, const ValueView& outer, const ValueView& x) {
+      const auto values = int_values(shape);
+      if (shape.type() != ElemType::Int64 || !values) return false;
+      if (std::find(values->begin(), values->end(), 0) == values->end()) return true;
+      if (int_attribute(rewrite::node_of(outer), "allowzero", 0) != 0 || !reshaped.shape() || !x.shape())
+        return false;
+      using rewrite::facts::dim;
+      using rewrite::facts::KnownDim;
+      for (std::size_t i = 0; i < values->size(); ++i) {
+        const auto axis = static_cast<int64_t>(i);
+        if ((*values)[i] == 0 &&
+            (i >= x.shape()->size() || !(dim(*reshaped.shape(), axis) == dim(*x.shape(), axis))))
+          return false;
+      }
+      return true;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr reshape_reshape_rule() {
@@ -15179,9 +15414,11 @@ inline rewrite::RulePtr reshape_reshape_rule() {
   Var<'x'> x;
   Var<'f'> first_shape;
   Const<'s'> s;
+  auto reshaped = named<'m'>(Reshape(x, first_shape));
+  auto outer = named<'o'>(Reshape(reshaped, s));
   return rule("ReshapeReshape")
-      .match(Reshape(Reshape(x, first_shape), s))
-      .when(detail::copies_no_dim(s))
+      .match(outer)
+      .when(detail::copies_only_dims_of_x(s, reshaped, outer, x))
       .to(Reshape(x, s));
 }
 
@@ -15826,9 +16063,10 @@ inline rewrite::RulePtr shape_based_static_reshape_rule() {
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/shaped_based_reshape.hpp
-// ShapedBasedReshape (experimental-experiment's spelling of the name): Reshape(X, [0, ..., 0, k]) with as
-// many values as X has dimensions and k != 0 keeps every dimension but the last, and the last is then X's own
-// (the element count decides it): the Reshape does nothing. Needs allowzero=0 (0 copies the input dimension).
+// ShapedBasedReshape (experimental-experiment's spelling of the name): Reshape(X, [d0, ..., k]) with as
+// many values as X has dimensions, each di but the last 0 or X's static dimension i, and k != 0 keeps every
+// dimension but the last, and the last is then X's own (the element count decides it): the Reshape does
+// nothing ([0, 0, 64] or [2, 0, 64] on X (2, seq, 64)). Needs allowzero=0 (0 copies the input dimension).
 #include <optional>
 #include <vector>
 
@@ -15837,13 +16075,14 @@ namespace xexp::patterns {
 
 namespace detail {
 inline constexpr auto keeps_all_but_last =
-    rewrite::fact<"keeps_all_but_last">([](const Tensor& t, int64_t rank) {
+    rewrite::fact<"keeps_all_but_last">([](const Tensor& t, const ValueView& x) {
       std::optional<std::vector<int64_t>> v = int_values(t);
-      if (t.type() != ElemType::Int64 || !v || static_cast<int64_t>(v->size()) != rank || v->empty() ||
+      if (t.type() != ElemType::Int64 || !v || !x.shape() || v->size() != x.shape()->size() || v->empty() ||
           v->back() == 0)
         return false;
       for (std::size_t k = 0; k + 1 < v->size(); ++k)
-        if ((*v)[k] != 0) return false;
+        if ((*v)[k] != 0 && !(rewrite::facts::dim(*x.shape(), static_cast<int64_t>(k)) == (*v)[k]))
+          return false;
       return true;
     });
 }  // namespace detail
@@ -15854,7 +16093,7 @@ inline rewrite::RulePtr shaped_based_reshape_rule() {
   Const<'s'> shape;
   return rule("ShapedBasedReshape")
       .match(Reshape(x, shape, attr<"allowzero"> = 0))
-      .when(detail::keeps_all_but_last(shape, rank(x)))
+      .when(detail::keeps_all_but_last(shape, x))
       .to(x);
 }
 
@@ -15939,28 +16178,6 @@ inline rewrite::RulePtr slice_slice_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-struct SlicePiece {
-  ir::NodeId node;
-  int64_t start, count;
-};
-// Where Slice `n` cuts axis `axis` of x (dim elements): one axis, step 1, constant bounds; nullopt
-// otherwise.
-inline std::optional<SlicePiece> slice_piece(const ir::Graph& g, ir::NodeId id, int64_t rank, int64_t dim,
-                                             int64_t axis) {
-  const ir::Node& n = g.node(id);
-  if (n.op_type != Symbol("Slice") || !n.domain.empty() || n.inputs.size() < 3) return std::nullopt;
-  auto input = [&](std::size_t k) { return k < n.inputs.size() ? n.inputs[k] : ir::kNone; };
-  const std::optional<std::vector<int64_t>> starts = int_constant(g, input(1)), ends = int_constant(g, input(2));
-  if (!starts || !ends || starts->size() != 1 || ends->size() != 1) return std::nullopt;
-  std::optional<std::vector<int64_t>> axes = std::vector<int64_t>{0}, steps = std::vector<int64_t>{1};
-  if (input(3) != ir::kNone) axes = int_constant(g, input(3));
-  if (input(4) != ir::kNone) steps = int_constant(g, input(4));
-  if (!axes || !steps || axes->size() != 1 || steps->size() != 1 || (*steps)[0] != 1) return std::nullopt;
-  const int64_t a = (*axes)[0] < 0 ? (*axes)[0] + rank : (*axes)[0];
-  if (a != axis) return std::nullopt;
-  const SliceRange range = slice_range(dim, (*starts)[0], (*ends)[0], 1);
-  return SlicePiece{id, range.start, range.count};
-}
 // The Slices of x cutting the root's axis, sorted by start, when they tile the whole axis and the root is
 // the first of them in execution order; empty otherwise.
 struct Tiling {
@@ -15976,8 +16193,9 @@ inline Tiling tiling_slices(const ValueView& root) {
   const auto rank = static_cast<int64_t>(shape->size());
   // The root's axis: read with a dim of 1, any axis is accepted at this point.
   const ir::Node& n = g.node(root_id);
-  std::optional<std::vector<int64_t>> axes =
-      n.inputs.size() > 3 && n.inputs[3] != ir::kNone ? int_constant(g, n.inputs[3]) : std::vector<int64_t>{0};
+  std::optional<std::vector<int64_t>> axes = n.inputs.size() > 3 && n.inputs[3] != ir::kNone
+                                                 ? int_constant(g, n.inputs[3])
+                                                 : std::vector<int64_t>{0};
   if (!axes || axes->size() != 1) return {};
   const int64_t axis = (*axes)[0] < 0 ? (*axes)[0] + rank : (*axes)[0];
   if (axis < 0 || axis >= rank || !(*shape)[axis].is_static()) return {};
@@ -16007,8 +16225,8 @@ inline Tiling tiling_slices(const ValueView& root) {
   if (next != dim || !first_in_order(g, root_id, x, others)) return {};
   return out;
 }
-inline constexpr auto tiles_the_axis =
-    rewrite::fact<"tiles_the_axis">([](const ValueView& root) { return !tiling_slices(root).pieces.empty(); });
+inline constexpr auto tiles_the_axis = rewrite::fact<"tiles_the_axis">(
+    [](const ValueView& root) { return !tiling_slices(root).pieces.empty(); });
 
 inline std::optional<ir::ValueId> split_into_pieces(rewrite::Rewriter& r, const ValueView& root) {
   const Tiling tiling = tiling_slices(root);
@@ -16025,8 +16243,10 @@ inline std::optional<ir::ValueId> split_into_pieces(rewrite::Rewriter& r, const 
   ir::ValueId replaced = ir::kNone;
   for (std::size_t k = 0; k < tiling.pieces.size(); ++k) {
     const ir::ValueId piece = r.graph().node(tiling.pieces[k].node).outputs[0];
-    if (tiling.pieces[k].node == root_id) replaced = outs[k];
-    else r.replace_later(piece, outs[k]);
+    if (tiling.pieces[k].node == root_id)
+      replaced = outs[k];
+    else
+      r.replace_later(piece, outs[k]);
   }
   return replaced;
 }
@@ -16585,6 +16805,140 @@ inline rewrite::RulePtr transpose_reshape_matmul_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/transpose_reshape_transpose.hpp
+// TransposeReshapeTranspose: Transpose(Reshape(Transpose(X, p1), shape), p2), where the Reshape only
+// merges runs of adjacent axes (or only splits axes), is one Transpose and one Reshape: the merged runs
+// (or split axes) move with the permutations as blocks. Vision exports write it around patch grids
+// (B,C,H,W -> B,H,W,C -> B,h,p,w,p,C -> B,h,w,p,p,C). Static dims, a constant shape without 0 or -1.
+// Only data moves: the outputs are the same bits.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// Runs of axes [first, last) of the Reshape's input and of its output holding the same elements.
+struct AxisRun {
+  std::size_t in_first, in_last, out_first, out_last;
+};
+// Aligns the dims before and after a Reshape into runs of the same size, each run one axis on at least
+// one side (a merge or a split); nullopt when a run regroups several axes into several others.
+inline std::optional<std::vector<AxisRun>> align_axis_runs(const std::vector<int64_t>& in,
+                                                           const std::vector<int64_t>& out) {
+  std::vector<AxisRun> runs;
+  std::size_t i = 0, j = 0;
+  while (i < in.size() && j < out.size()) {
+    AxisRun run{i, i + 1, j, j + 1};
+    int64_t a = in[i], b = out[j];
+    while (a != b) {
+      if (a < b) {
+        if (run.in_last == in.size()) return std::nullopt;
+        a *= in[run.in_last++];
+      } else {
+        if (run.out_last == out.size()) return std::nullopt;
+        b *= out[run.out_last++];
+      }
+    }
+    if (run.in_last - run.in_first > 1 && run.out_last - run.out_first > 1) return std::nullopt;
+    runs.push_back(run);
+    i = run.in_last;
+    j = run.out_last;
+  }
+  if (i != in.size() || j != out.size()) return std::nullopt;
+  return runs;
+}
+inline std::vector<int64_t> inverse_permutation(const std::vector<int64_t>& perm) {
+  std::vector<int64_t> inverse(perm.size());
+  for (std::size_t k = 0; k < perm.size(); ++k)
+    inverse[static_cast<std::size_t>(perm[k])] = static_cast<int64_t>(k);
+  return inverse;
+}
+inline bool is_permutation_of_rank(const std::vector<int64_t>& perm, std::size_t rank) {
+  if (perm.size() != rank) return false;
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<std::size_t>(p)]) return false;
+    seen[static_cast<std::size_t>(p)] = true;
+  }
+  return true;
+}
+// The two nodes replacing the three: Reshape(Transpose(X, perm), shape) when the Reshape merges, or
+// Transpose(Reshape(X, shape), perm) when it splits.
+struct TransposeReshapePlan {
+  bool reshape_first;
+  std::vector<int64_t> shape, perm;
+};
+inline std::optional<TransposeReshapePlan> plan_transpose_reshape(const ValueView& moved,
+                                                                  const std::vector<int64_t>& p1,
+                                                                  const Tensor& shape_tensor,
+                                                                  const std::vector<int64_t>& p2) {
+  const std::optional<std::vector<int64_t>> dims = static_dims_of(moved), shape = int_values(shape_tensor);
+  if (!dims || !shape || !is_permutation_of_rank(p1, dims->size()) ||
+      !is_permutation_of_rank(p2, shape->size()))
+    return std::nullopt;
+  for (const std::vector<int64_t>* d : {&*dims, &*shape})
+    for (int64_t v : *d)
+      if (v <= 0) return std::nullopt;
+  const std::optional<std::vector<AxisRun>> runs = align_axis_runs(*dims, *shape);
+  if (!runs) return std::nullopt;
+  TransposeReshapePlan plan;
+  if (runs->size() == shape->size()) {
+    // Merges: output axis k of the result is the merged run p2[k]; take its input axes in that order,
+    // through p1 back to X's axes, then merge.
+    plan.reshape_first = false;
+    for (int64_t k : p2) {
+      const AxisRun& r = (*runs)[static_cast<std::size_t>(k)];
+      for (std::size_t a = r.in_first; a < r.in_last; ++a) plan.perm.push_back(p1[a]);
+      plan.shape.push_back((*shape)[static_cast<std::size_t>(k)]);
+    }
+    return plan;
+  }
+  if (runs->size() != dims->size()) return std::nullopt;
+  // Splits: split each axis b of X as the Reshape splits the axis it becomes (inverse of p1), then
+  // place the pieces where the Reshape and p2 put them.
+  plan.reshape_first = true;
+  std::vector<int64_t> piece_of;  // which Reshape output axis each axis of the split X holds
+  for (int64_t a : inverse_permutation(p1)) {
+    const AxisRun& r = (*runs)[static_cast<std::size_t>(a)];
+    for (std::size_t o = r.out_first; o < r.out_last; ++o) {
+      piece_of.push_back(static_cast<int64_t>(o));
+      plan.shape.push_back((*shape)[o]);
+    }
+  }
+  const std::vector<int64_t> where = inverse_permutation(piece_of);
+  for (int64_t k : p2) plan.perm.push_back(where[static_cast<std::size_t>(k)]);
+  return plan;
+}
+inline constexpr auto transpose_reshape_plan =
+    rewrite::fact<"transpose_reshape_plan">(plan_transpose_reshape);
+inline constexpr auto reshapes_first = rewrite::fact<"reshapes_first">(
+    [](const std::optional<TransposeReshapePlan>& p) { return p->reshape_first; });
+inline constexpr auto plan_shape = rewrite::fact<"plan_shape">(
+    [](const std::optional<TransposeReshapePlan>& p) { return int64_tensor(p->shape); });
+inline constexpr auto plan_perm =
+    rewrite::fact<"plan_perm">([](const std::optional<TransposeReshapePlan>& p) { return p->perm; });
+}  // namespace detail
+
+inline rewrite::RulePtr transpose_reshape_transpose_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Ints<'p'> p1;
+  Ints<'q'> p2;
+  Const<'s'> shape;
+  auto moved = named<'t'>(Transpose(x, attr<"perm"> = p1));
+  auto plan = detail::transpose_reshape_plan(moved, p1, shape, p2);
+  auto new_shape = fold(detail::plan_shape(plan));
+  auto perm = attr<"perm"> = detail::plan_perm(plan);
+  return rule("TransposeReshapeTranspose")
+      .match(Transpose(Reshape(moved, shape), attr<"perm"> = p2))
+      .when(has_value(plan))
+      .to(choose(detail::reshapes_first(plan), Transpose(Reshape(x, new_shape), perm),
+                 Reshape(Transpose(x, perm), new_shape)));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/transpose_transpose.hpp
 // TransposeTranspose: two Transposes in a row are one (or none when the composed permutation is the
 // identity). The first may have other consumers only when both disappear: otherwise nothing is saved.
@@ -16631,20 +16985,16 @@ inline rewrite::RulePtr transpose_transpose_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-// The axes of an Unsqueeze: its attribute before opset 13, its constant input since; nullopt otherwise.
-inline std::optional<std::vector<int64_t>> unsqueeze_axes(const ir::Graph& g, const ir::Node& n) {
-  if (const ir::Attribute* a = n.attribute(Symbol("axes"))) return a->ints;
-  return n.inputs.size() > 1 ? int_constant(g, n.inputs[1]) : std::nullopt;
-}
 // The other reader of x (x has two), an Unsqueeze on the same axes as `root`, when it comes before root.
 inline ir::ValueId earlier_twin_unsqueeze(const ValueView& root, const ValueView& x) {
   const ir::Graph& g = *root.graph;
   const ir::NodeId root_id = root.value().producer;
-  const std::optional<std::vector<int64_t>> axes = unsqueeze_axes(g, g.node(root_id));
+  const std::optional<std::vector<int64_t>> axes = ints_attribute_or_input(g, g.node(root_id), "axes", 1);
   if (!axes || x.value().uses.size() != 2 || x.value().is_graph_output()) return ir::kNone;
   for (const ir::Use& u : x.value().uses) {
     const ir::Node& n = g.node(u.node);
-    if (n.op_type != Symbol("Unsqueeze") || !n.domain.empty() || u.slot != 0 || unsqueeze_axes(g, n) != axes)
+    if (n.op_type != Symbol("Unsqueeze") || !n.domain.empty() || u.slot != 0 ||
+        ints_attribute_or_input(g, n, "axes", 1) != axes)
       continue;
     return first_in_order(g, root_id, x.id, {u.node}) ? ir::kNone : n.outputs[0];
   }
@@ -16661,10 +17011,12 @@ inline rewrite::RulePtr unsqueeze_equal_rule() {
   return rule("UnsqueezeEqual")
       .priority(1)
       .match(root)
-      .when(is_constant(c) && is_scalar(c) && rank(x) >= rank(c) && detail::twin_unsqueeze(root, x) != ir::kNone)
+      .when(is_constant(c) && is_scalar(c) && rank(x) >= rank(c) &&
+            detail::twin_unsqueeze(root, x) != ir::kNone)
       .to(replace_with(
           "equal_on_twin",
-          [](rewrite::Rewriter& r, const ValueView& u, const ValueView& v, const ValueView& scalar) -> std::optional<ir::ValueId> {
+          [](rewrite::Rewriter& r, const ValueView& u, const ValueView& v,
+             const ValueView& scalar) -> std::optional<ir::ValueId> {
             const ir::ValueId twin = detail::earlier_twin_unsqueeze(u, v);
             if (twin == ir::kNone) return std::nullopt;
             return r.node(Symbol("Equal"), {twin, scalar.id});
@@ -17064,6 +17416,10 @@ inline constexpr auto alpha_divided_by =
     rewrite::fact<"alpha_divided_by">([](const ValueView& fused, const Tensor& s) {
       return static_cast<float>(alpha_of(fused) / eval::scalar_double(s));
     });
+// FusedMatMul leaves the batch axes in place (transBatchA and transBatchB absent or 0).
+inline bool keeps_batch_axes(const ir::Node& fused) {
+  return int_attribute(fused, "transBatchA", 0) == 0 && int_attribute(fused, "transBatchB", 0) == 0;
+}
 inline constexpr auto nonzero =
     rewrite::fact<"nonzero">([](const Tensor& s) { return eval::scalar_double(s) != 0; });
 }  // namespace detail
@@ -17136,12 +17492,8 @@ inline constexpr auto alpha_scaled_by =
       return static_cast<float>(alpha_of(fused) * scaling_factor(scaled, s));
     });
 // The FusedMatMul leaves the batch axes in place (transBatchA/B absent or 0).
-inline constexpr auto no_batch_transpose = rewrite::fact<"no_batch_transpose">([](const ValueView& fused) {
-  const ir::Node& n = rewrite::node_of(fused);
-  for (const char* name : {"transBatchA", "transBatchB"})
-    if (const ir::Attribute* a = n.attribute(Symbol(name)); a && a->i != 0) return false;
-  return true;
-});
+inline constexpr auto no_batch_transpose = rewrite::fact<"no_batch_transpose">(
+    [](const ValueView& fused) { return keeps_batch_axes(rewrite::node_of(fused)); });
 }  // namespace detail
 
 inline rewrite::RulePtr fused_matmul_x2_rule() {
@@ -17180,10 +17532,10 @@ namespace xexp::patterns {
 
 namespace detail {
 // 1 - flag: the FusedMatMul flag of the transposed product.
-inline constexpr auto flipped_flag = rewrite::fact<"flipped_flag">([](const ValueView& fused, const std::string& name) {
-  const ir::Attribute* a = rewrite::node_of(fused).attribute(Symbol(name));
-  return static_cast<int64_t>(a && a->i != 0 ? 0 : 1);
-});
+inline constexpr auto flipped_flag =
+    rewrite::fact<"flipped_flag">([](const ValueView& fused, const std::string& name) {
+      return static_cast<int64_t>(int_attribute(rewrite::node_of(fused), name.c_str(), 0) != 0 ? 0 : 1);
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr fused_matmul_transpose_rule() {
@@ -17313,7 +17665,8 @@ inline rewrite::RulePtr missing_reduce_max_rule() {
 // - the mask: none, an Add of a constant or of a (batch|1, heads|1, sequence, total) value, or
 //   Where(constant bool, scores, fill) / Where(constant bool, fill, scores) folded into an additive
 //   constant. That needs a fill of -1e4 or less (exp underflows: masked weights are 0 either way) and no
-//   fully masked row (Where gives those a uniform row, the sum does not).
+//   fully masked row (Where gives those a uniform row, the sum does not); or the Where of a causal mask
+//   sliced at run time from a constant table, whose bias is Where(mask, 0, fill) (runtime_mask_fits).
 // MultiHeadAttention takes the query as (batch, sequence, hidden): Q goes back to it through Transpose and
 // Reshape, which the default rules cancel against the Reshape and Transpose that split the heads. Key
 // and value stay in (batch, heads, sequence, head_size), a layout MultiHeadAttention accepts for both;
@@ -17372,10 +17725,8 @@ inline std::optional<float> scale_between(const ValueView& s, const ValueView& q
   const ir::Node& product = node_of(q_k);
   double scale = 1;
   if (has_op(product, "FusedMatMul")) {
-    for (const char* name : {"transBatchA", "transBatchB"})
-      if (const ir::Attribute* a = product.attribute(Symbol(name)); a && a->i != 0) return std::nullopt;
-    const ir::Attribute* alpha = product.attribute(Symbol("alpha"));
-    scale = alpha ? alpha->f : 1.0;
+    if (!keeps_batch_axes(product)) return std::nullopt;
+    scale = alpha_of(q_k);
   }
   if (s.id == q_k.id) return static_cast<float>(scale);
   const ir::Node& n = node_of(s);
@@ -17484,6 +17835,86 @@ inline std::optional<Tensor> folded_bias(const ValueView& masked, const ValueVie
 }
 inline constexpr auto attention_bias = rewrite::fact<"attention_bias">(folded_bias);
 
+// Where(mask, scores, fill) (or Where(mask, fill, scores)) with a mask computed at run time as dynamic
+// exports write causal masks: Slice(Slice(table, 0..seq, rows), 0..seq, columns) of a constant table
+// (1, ..., rows, columns), possibly compared to a constant after (Equal(cut, 0)). The attention_bias is then
+// Where(mask, 0, fill) (or Where(mask, fill, 0)) with a zero of shape (1, 1, 1, 1), so that the bias is 4-D
+// for 3-D scores too. Exact when:
+// - each of the last two axes is cut once from 0 with step 1 at an end holding the scores' dim on that
+//   axis (or not cut, the table's dim being the scores'), the table longer than 1 there: the cut is then
+//   min(dim, rows), which the original broadcasts against the scores only when it is the dim itself, so
+//   the bias is (1, 1, sequence, total) whenever the original runs;
+// - the scores are square (sequence and total the same dim) and each row i of the table keeps some column
+//   j <= i: every row of a leading square cut keeps a score, so no row is fully masked (Where gives such
+//   a row uniform weights, the sum does not);
+// - the fill is -1e4 or less (masked weights are 0 either way).
+inline bool runtime_mask_fits(const ValueView& masked, const ValueView& s) {
+  const ir::Graph& g = *s.graph;
+  const ir::Node& n = node_of(masked);
+  if (!s.shape() || !masked.shape() || !rewrite::facts::same_shape(*s.shape(), *masked.shape())) return false;
+  const auto rank = static_cast<int64_t>(s.shape()->size());
+  if ((rank != 3 && rank != 4) || !(dim_of(s, -2) == dim_of(s, -1))) return false;
+  const bool keeps_where_true = n.inputs[1] == s.id;
+  const std::optional<double> fill = scalar_constant(g, n.inputs[keeps_where_true ? 2 : 1]);
+  if (!fill || *fill > -1e4 || g.value(n.inputs[0]).elem != ElemType::Bool) return false;
+  ir::ValueId v = n.inputs[0];
+  const Tensor* compared_to = nullptr;  // the mask is Equal(cut, compared_to)
+  if (const ir::Node* equal = producer_of(g, v, "Equal"); equal && equal->inputs.size() == 2) {
+    compared_to = rewrite::constant_tensor(g, equal->inputs[1]);
+    if (!compared_to || compared_to->size() != 1) return false;
+    v = equal->inputs[0];
+  }
+  const auto mask_rank = static_cast<int64_t>(g.value(v).shape ? g.value(v).shape->size() : 0);
+  if (mask_rank < 2 || mask_rank > rank) return false;
+  std::optional<ir::ValueId> ends[2];  // where the rows and the columns are cut
+  const Tensor* cut = nullptr;
+  for (int cuts = 0; !(cut = rewrite::constant_tensor(g, v)); ++cuts) {
+    const ir::Node* slice = producer_of(g, v, "Slice");
+    if (!slice || cuts == 2 || slice->inputs.size() < 4) return false;
+    const std::optional<std::vector<int64_t>> starts = int_constant(g, slice->inputs[1]),
+                                              axes = int_constant(g, slice->inputs[3]);
+    const std::optional<std::vector<int64_t>> steps =
+        slice->inputs.size() > 4 && slice->inputs[4] != ir::kNone ? int_constant(g, slice->inputs[4])
+                                                                  : std::vector<int64_t>{1};
+    if (!starts || !axes || !steps || *starts != std::vector<int64_t>{0} || axes->size() != 1 ||
+        *steps != std::vector<int64_t>{1})
+      return false;
+    const int64_t axis = (*axes)[0] < 0 ? (*axes)[0] : (*axes)[0] - mask_rank;  // -2 rows, -1 columns
+    if ((axis != -2 && axis != -1) || ends[axis + 2]) return false;
+    ends[axis + 2] = slice->inputs[2];
+    v = slice->inputs[0];
+  }
+  const Tensor table = compared_to ? compute("Equal", {*cut, *compared_to}) : *cut;
+  if (table.type() != ElemType::Bool || static_cast<int64_t>(table.rank()) != mask_rank) return false;
+  const std::vector<int64_t>& dims = table.dims();
+  if (std::any_of(dims.begin(), dims.end() - 2, [](int64_t d) { return d != 1; })) return false;
+  for (int64_t axis : {-2, -1}) {
+    const int64_t length = dims[dims.size() + static_cast<std::size_t>(axis)];
+    if (!ends[axis + 2]) {
+      if (!(dim_of(s, axis) == length)) return false;
+      continue;
+    }
+    const std::optional<Shape> end = shape_value(g, *ends[axis + 2]);
+    if (length <= 1 || !end || end->size() != 1 || !(KnownDim{(*end)[0]} == dim_of(s, axis))) return false;
+  }
+  const int64_t rows = dims[dims.size() - 2], columns = dims.back();
+  for (int64_t row = 0; row < rows; ++row) {
+    bool kept = false;
+    for (int64_t column = 0; column <= std::min(row, columns - 1) && !kept; ++column)
+      kept = (eval::element_as_double(table, row * columns + column) != 0) == keeps_where_true;
+    if (!kept) return false;
+  }
+  return true;
+}
+inline constexpr auto runtime_mask = rewrite::fact<"runtime_mask">(runtime_mask_fits);
+// The Where keeps the scores where its condition holds: Where(mask, scores, fill).
+inline constexpr auto keeps_scores_where_true = rewrite::fact<"keeps_scores_where_true">(
+    [](const ValueView& masked, const ValueView& s) { return node_of(masked).inputs[1] == s.id; });
+// A zero of the scores' type, (1, 1, 1, 1): Where broadcasts the bias to 4-D with it.
+inline constexpr auto zero_bias = rewrite::fact<"zero_bias">([](const ValueView& s) {
+  return eval::filled(s.elem(), {1, 1, 1, 1}, 0.0);
+});
+
 // A mask added as it is: a (batch|1, heads|1, sequence, total) value of the scores' type.
 inline constexpr auto passes_as_bias =
     rewrite::fact<"passes_as_bias">([](const ValueView& masked, const ValueView& m, const ValueView& s) {
@@ -17521,6 +17952,15 @@ inline rewrite::RulePtr multi_head_attention_rule() {
     return named<'M'>(either(either(commutative(Add(scores, m)), op<"Where">(condition, scores, m)),
                              op<"Where">(condition, m, scores)));
   };
+  auto masked_by_where = [&](const auto& scores) {
+    return named<'M'>(either(op<"Where">(condition, scores, m), op<"Where">(condition, m, scores)));
+  };
+  // attention_bias = Where(mask, 0, fill) or Where(mask, fill, 0), for a mask cut at run time.
+  auto where_bias = [&](const auto& mask, const auto& scores) {
+    return choose(detail::keeps_scores_where_true(mask, scores),
+                  op<"Where">(condition, fold(detail::zero_bias(scores)), m),
+                  op<"Where">(condition, m, fold(detail::zero_bias(scores))));
+  };
   auto weighted = [&](const auto& scores) { return MatMul(op<"Softmax">(scores, attr<"axis"> = axis), v); };
   auto heads_merged = [&](const auto& scores) {
     return named<'R'>(Reshape(Transpose(weighted(scores), attr<"perm"> = merge), shape));
@@ -17531,6 +17971,8 @@ inline rewrite::RulePtr multi_head_attention_rule() {
   auto scores_single = scaled(q_k_single);
   auto mask = masked(scores);
   auto mask_single = masked(scores_single);
+  auto cut_mask = masked_by_where(scores);
+  auto cut_mask_single = masked_by_where(scores_single);
   auto scale = detail::attention_scale(scores, q_k);
   auto bias = detail::attention_bias(mask, scores);
   auto heads = heads_merged(scores);
@@ -17546,6 +17988,10 @@ inline rewrite::RulePtr multi_head_attention_rule() {
                     (has_value(bias) || detail::passes_as_bias(mask, m, scores)))
               .to(attention(query, key, v, omitted, omitted, choose(has_value(bias), fold(value_of(bias)), m),
                             attr<"num_heads"> = detail::heads_of(q), attr<"scale"> = value_of(scale))),
+          match(heads_merged(cut_mask))
+              .when(is_last_axis(axis, cut_mask) && fits && detail::runtime_mask(cut_mask, scores))
+              .to(attention(query, key, v, omitted, omitted, where_bias(cut_mask, scores),
+                            attr<"num_heads"> = detail::heads_of(q), attr<"scale"> = value_of(scale))),
           match(heads)
               .when(is_last_axis(axis, scores) && fits)
               .to(attention(query, key, v, attr<"num_heads"> = detail::heads_of(q),
@@ -17554,6 +18000,11 @@ inline rewrite::RulePtr multi_head_attention_rule() {
               .when(is_last_axis(axis, mask_single) && fits_single && has_value(bias))
               .to(attention(q, k, v, omitted, omitted, fold(value_of(bias)), attr<"num_heads"> = 1,
                             attr<"scale"> = value_of(scale))),
+          match(single_head(cut_mask_single))
+              .when(is_last_axis(axis, cut_mask_single) && fits_single &&
+                    detail::runtime_mask(cut_mask_single, scores_single))
+              .to(attention(q, k, v, omitted, omitted, where_bias(cut_mask_single, scores_single),
+                            attr<"num_heads"> = 1, attr<"scale"> = value_of(scale))),
           match(single_head(scores_single))
               .when(is_last_axis(axis, scores_single) && fits_single)
               .to(attention(q, k, v, attr<"num_heads"> = 1, attr<"scale"> = value_of(scale))));
@@ -17705,7 +18156,8 @@ inline rewrite::RulePtr reshape_gemm_reshape_rule() {
 //  - constants (a static export once folded): the caches are their rows and position_ids the offset 0
 //    (one row per position; a cos differing between batches gets a row per (batch, position));
 //  - Unsqueeze(Gather(table, position_ids), axes=[1]) with a constant table, possibly Slice'd from row 0
-//    first (a dynamic export): that changes no gathered row, so the caches come from the whole table.
+//    first (a dynamic export): that changes no gathered row, so the caches come from the whole table;
+//    position ids counting 0 to seq - 1 (a Range from 0) become the offset 0;
 //  - Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar], axes=[1]) and Sin alike (newer Llama and
 //    Phi code computes them from the position ids): the caches are Cos(angles) and Sin(angles) reshaped
 //    to rows, read from offset 0 when the angles have a batch of 1, one row per (batch, position) for a
@@ -17726,17 +18178,8 @@ namespace xexp::patterns {
 
 namespace detail {
 
-// The integers of attribute `name`, or of constant input `slot` when the attribute is absent (the
-// opsets that moved it to an input), or nullopt.
-inline std::optional<std::vector<int64_t>> ints_attribute_or_input(const ir::Graph& g, const ir::Node& n,
-                                                                   const char* name, std::size_t slot) {
-  if (const ir::Attribute* a = n.attribute(Symbol(name))) return a->ints;
-  if (slot < n.inputs.size() && n.inputs[slot] != ir::kNone) return int_constant(g, n.inputs[slot]);
-  return std::nullopt;
-}
-
-// [first, last) of x's last axis held by `part`: a Slice of x on that axis with step 1 (the opset 10
-// form with constant inputs), or an output of a Split of x on that axis. nullopt for anything else.
+// [first, last) of x's last axis held by `part`: a Slice of x on that axis (slice_piece), or an output of
+// a Split of x on that axis. nullopt for anything else.
 inline std::optional<std::pair<int64_t, int64_t>> last_axis_part(const ValueView& part, const ValueView& x) {
   const ir::Value& v = part.value();
   if (v.producer == ir::kNone || !x.shape() || x.shape()->empty() || !x.shape()->back().is_static())
@@ -17745,22 +18188,18 @@ inline std::optional<std::pair<int64_t, int64_t>> last_axis_part(const ValueView
   const ir::Node& n = g.node(v.producer);
   if (!n.domain.empty() || n.inputs.empty() || n.inputs[0] != x.id) return std::nullopt;
   const int64_t size = x.shape()->back().value(), rank = static_cast<int64_t>(x.shape()->size());
-  auto is_last = [&](int64_t axis) { return axis == -1 || axis == rank - 1; };
   if (n.op_type == Symbol("Slice")) {
-    if (n.inputs.size() < 4) return std::nullopt;
-    const auto starts = int_constant(g, n.inputs[1]), ends = int_constant(g, n.inputs[2]),
-               axes = int_constant(g, n.inputs[3]);
-    if (!starts || !ends || !axes || starts->size() != 1 || ends->size() != 1 || axes->size() != 1 ||
-        !is_last((*axes)[0]) || !unit_steps.f(part))
-      return std::nullopt;
-    const SliceRange range = slice_range(size, (*starts)[0], (*ends)[0], 1);
-    return std::pair{range.start, range.start + range.count};
+    const std::optional<SlicePiece> piece = slice_piece(g, v.producer, rank, size, rank - 1);
+    if (!piece) return std::nullopt;
+    return std::pair{piece->start, piece->start + piece->count};
   }
   if (n.op_type != Symbol("Split")) return std::nullopt;
-  const ir::Attribute* axis = n.attribute(Symbol("axis"));
-  if (!is_last(axis ? axis->i : 0)) return std::nullopt;
-  std::optional<std::vector<int64_t>> sizes = ints_attribute_or_input(g, n, "split", 1);
-  if (!sizes) {  // equal parts
+  const int64_t axis = int_attribute(n, "axis", 0);
+  if (axis != -1 && axis != rank - 1) return std::nullopt;
+  std::optional<std::vector<int64_t>> sizes =
+      ints_attribute_or_input(g, n, "split", 1, std::vector<int64_t>{});
+  if (!sizes) return std::nullopt;  // sizes computed when the model runs
+  if (sizes->empty()) {             // equal parts
     const auto parts = static_cast<int64_t>(n.outputs.size());
     if (size % parts != 0) return std::nullopt;
     sizes = std::vector<int64_t>(n.outputs.size(), size / parts);
@@ -17788,19 +18227,11 @@ struct RotaryCache {
   Tensor rows;
   ir::ValueId positions = ir::kNone;
   int64_t positions_batch = 0;  // > 0: positions has a batch of 1, expanded to this static batch
-  Tensor fixed_positions;  // when positions is kNone
+  Tensor fixed_positions;       // when positions is kNone
   ir::ValueId angles = ir::kNone;
   Symbol function = {};
   ir::ValueId scale = ir::kNone;
 };
-
-// The node of op `op` (default domain) producing v as its first output, or nullptr.
-inline const ir::Node* producer_of(const ir::Graph& g, ir::ValueId v, const char* op) {
-  const ir::Value& value = g.value(v);
-  if (value.producer == ir::kNone || value.output_index != 0) return nullptr;
-  const ir::Node& n = g.node(value.producer);
-  return n.op_type == Symbol(op) && n.domain.empty() && !n.inputs.empty() ? &n : nullptr;
-}
 
 // The two halves of every row of `rows` (rows, size) are equal, bit for bit (a table of a large model
 // has millions of values: compared as bytes, the check stays cheap).
@@ -17826,8 +18257,10 @@ inline std::optional<RotaryCache> constant_rotary_cache(const Tensor& t, const V
   const int64_t rows = d[d.size() - 2];
   int64_t groups = 1;
   for (std::size_t k = 0; k + 2 < d.size(); ++k) {
-    if (k == 0 && d.size() == 4) groups = d[0];
-    else if (d[k] != 1) return std::nullopt;
+    if (k == 0 && d.size() == 4)
+      groups = d[0];
+    else if (d[k] != 1)
+      return std::nullopt;
   }
   // One row per position: a single row broadcast over a longer sequence is no table lookup.
   if (!(seq == rows) && !(xs[2].is_symbolic() && rows > 1)) return std::nullopt;
@@ -17840,8 +18273,8 @@ inline std::optional<RotaryCache> constant_rotary_cache(const Tensor& t, const V
   for (std::size_t first = group; first < bytes.size() && same_groups; first += group)
     same_groups = std::memcmp(bytes.data(), bytes.data() + first, group) == 0;
   if (same_groups)
-    return RotaryCache{compute("Slice", {all, int64_tensor({0}), int64_tensor({rows}), int64_tensor({0})}), ir::kNone,
-                       0, int64_tensor({0})};
+    return RotaryCache{compute("Slice", {all, int64_tensor({0}), int64_tensor({rows}), int64_tensor({0})}),
+                       ir::kNone, 0, int64_tensor({0})};
   if (!(seq == rows)) return std::nullopt;
   const std::vector<int64_t> ids = eval::iota_map(groups * rows);
   return RotaryCache{all, ir::kNone, 0, Tensor::from<int64_t>({groups, rows}, ids)};
@@ -17851,7 +18284,8 @@ inline std::optional<RotaryCache> constant_rotary_cache(const Tensor& t, const V
 inline std::optional<RotaryCache> gathered_rotary_cache(const ValueView& c, const ValueView& x) {
   const ir::Graph& g = *c.graph;
   const ir::Node* unsqueeze = producer_of(g, c.id, "Unsqueeze");
-  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1}) return std::nullopt;
+  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1})
+    return std::nullopt;
   const ir::Node* gather = producer_of(g, unsqueeze->inputs[0], "Gather");
   if (!gather || gather->inputs.size() != 2) return std::nullopt;
   const ir::Attribute* axis = gather->attribute(Symbol("axis"));
@@ -17889,7 +18323,8 @@ inline std::optional<RotaryCache> gathered_rotary_cache(const ValueView& c, cons
 inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, const ValueView& x) {
   const ir::Graph& g = *c.graph;
   const ir::Node* unsqueeze = producer_of(g, c.id, "Unsqueeze");
-  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1}) return std::nullopt;
+  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1})
+    return std::nullopt;
   ir::ValueId value = unsqueeze->inputs[0], scale = ir::kNone;
   if (const ir::Node* mul = producer_of(g, value, "Mul"); mul && mul->inputs.size() == 2) {
     for (int k : {0, 1}) {
@@ -17919,7 +18354,8 @@ inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, cons
   if (batch == Dim(1)) return out;
   if (!batch.is_static() || !xs[0].is_static() || batch.value() != xs[0].value() || !xs[2].is_static())
     return std::nullopt;
-  out.fixed_positions = Tensor::from<int64_t>({batch.value(), xs[2].value()}, eval::iota_map(batch.value() * xs[2].value()));
+  out.fixed_positions =
+      Tensor::from<int64_t>({batch.value(), xs[2].value()}, eval::iota_map(batch.value() * xs[2].value()));
   return out;
 }
 
@@ -17944,19 +18380,46 @@ inline constexpr auto has_rotary_caches =
       const ElemType t = x.elem();
       if (t != ElemType::Float && t != ElemType::Float16) return false;  // ONNX Runtime's CPU kernels
       const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
-      return c && s && c->positions == s->positions && c->positions_batch == s->positions_batch && c->rows.dims() == s->rows.dims() && c->angles == s->angles &&
+      return c && s && c->positions == s->positions && c->positions_batch == s->positions_batch &&
+             c->rows.dims() == s->rows.dims() && c->angles == s->angles &&
              (c->positions != ir::kNone || c->fixed_positions.dims() == s->fixed_positions.dims());
     });
+
+// Position ids 0, 1, ..., seq - 1 on every row, as dynamic exports compute them from the input's shape:
+// [Expand(]Unsqueeze(Range(0, end, 1), axes=[0])[, shape)] with the Range as long as x's sequence (x is
+// (batch, heads, seq, head_size)). RotaryEmbedding reads them as the one-element offset 0, and the
+// Shape -> Gather -> Range -> Unsqueeze -> Concat -> Expand chain goes away.
+inline bool counts_sequence_from_zero(const ValueView& x, ir::ValueId positions) {
+  const ir::Graph& g = *x.graph;
+  const ir::Value& p = g.value(positions);
+  if (!p.shape || p.shape->size() != 2) return false;
+  ir::ValueId v = positions;
+  if (const ir::Node* expand = producer_of(g, v, "Expand")) v = expand->inputs[0];
+  const ir::Node* unsqueeze = producer_of(g, v, "Unsqueeze");
+  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{0})
+    return false;
+  const ir::Node* range = producer_of(g, unsqueeze->inputs[0], "Range");
+  if (!range || range->inputs.size() != 3 || scalar_constant(g, range->inputs[0]) != 0.0 ||
+      scalar_constant(g, range->inputs[2]) != 1.0)
+    return false;
+  const ir::Value& counted = g.value(range->outputs[0]);
+  using rewrite::facts::KnownDim;
+  return counted.shape && counted.shape->size() == 1 &&
+         KnownDim{(*counted.shape)[0]} == rewrite::facts::dim(*x.shape(), 2);
+}
 
 inline std::optional<ir::ValueId> build_rotary(rewrite::Rewriter& r, const ValueView& x, const ValueView& cos,
                                                const ValueView& sin) {
   const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
   if (!c || !s) return std::nullopt;
   ir::ValueId positions = c->positions != ir::kNone ? c->positions : r.initializer(c->fixed_positions);
-  if (c->positions_batch > 0)
+  if (c->positions != ir::kNone && counts_sequence_from_zero(x, c->positions))
+    positions = r.initializer(int64_tensor({0}));
+  else if (c->positions_batch > 0)
     positions = r.node(Symbol("Expand"), {positions, r.initializer(int64_tensor({c->positions_batch, 1}))});
   const int64_t head_size = x.shape()->back().value();
-  return r.node(Symbol("RotaryEmbedding"), {x.id, positions, build_cache(r, *c, head_size), build_cache(r, *s, head_size)},
+  return r.node(Symbol("RotaryEmbedding"),
+                {x.id, positions, build_cache(r, *c, head_size), build_cache(r, *s, head_size)},
                 {ir::Attribute::make_int(Symbol("interleaved"), 0)}, Symbol("com.microsoft"));
 }
 
@@ -17988,14 +18451,16 @@ inline rewrite::RulePtr contrib_rotary_embedding_3d_rule() {
   Var<'s'> sin;
   const std::vector<int64_t> heads_first = detail::heads_swap();
   auto reshaped = named<'m'>(Reshape(x, shape));
-  auto rotary =
-      named<'e'>(op<"RotaryEmbedding", "com.microsoft">(Transpose(reshaped, attr<"perm"> = heads_first), positions, cos, sin));
+  auto rotary = named<'e'>(op<"RotaryEmbedding", "com.microsoft">(
+      Transpose(reshaped, attr<"perm"> = heads_first), positions, cos, sin));
   return rule("ContribRotaryEmbedding3D")
       .priority(1)
       .match(rotary)
       .when(detail::splits_heads(x, reshaped))
-      .to(Transpose(Reshape(rebuild(rotary, input<0> = x, attr<"num_heads"> = detail::split_heads_count(x, reshaped)), shape),
-                    attr<"perm"> = heads_first));
+      .to(Transpose(
+          Reshape(rebuild(rotary, input<0> = x, attr<"num_heads"> = detail::split_heads_count(x, reshaped)),
+                  shape),
+          attr<"perm"> = heads_first));
 }
 
 }  // namespace xexp::patterns
@@ -18189,10 +18654,10 @@ inline rewrite::RulePtr skip_simplified_layer_normalization_mul_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-inline constexpr auto is_flag_off = rewrite::fact<"is_flag_off">([](const ValueView& fused, const std::string& name) {
-  const ir::Attribute* a = rewrite::node_of(fused).attribute(Symbol(name));
-  return !a || a->i == 0;
-});
+inline constexpr auto is_flag_off =
+    rewrite::fact<"is_flag_off">([](const ValueView& fused, const std::string& name) {
+      return int_attribute(rewrite::node_of(fused), name.c_str(), 0) == 0;
+    });
 }  // namespace detail
 
 inline rewrite::RulePtr transpose_fused_matmul_b_rule() {
@@ -18212,7 +18677,8 @@ inline rewrite::RulePtr transpose_fused_matmul_b_rule() {
              match(fused)
                  .when(types && detail::is_flag_off(fused, std::string("transB")) &&
                        detail::no_batch_transpose(fused))
-                 .to(rebuild(fused, input<1> = Transpose(b, attr<"perm"> = to_heads_first), attr<"transB"> = 1)));
+                 .to(rebuild(fused, input<1> = Transpose(b, attr<"perm"> = to_heads_first),
+                             attr<"transB"> = 1)));
 }
 
 }  // namespace xexp::patterns
@@ -18233,6 +18699,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       cast_rule(),
       cast_cast_binary_rule(),
       cast_cast_rule(),
+      cast_op_cast_rule(),
       clip_clip_rule(),
       concat_empty_rule(),
       concat_gather_rule(),
@@ -18256,6 +18723,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       not_where_rule(),
       reduce_arg_top_k_rule(),
       reduce_reshape_rule(),
+      reduce_sum_normalize_rule(),
       reshape_rule(),
       reshape_matmul_reshape_rule(),
       reshape2_of3_rule(),
@@ -18264,6 +18732,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       gemm_batch_normalization_rule(),
       matmul_batch_normalization_rule(),
       gemm_transpose_rule(),
+      matmul_reshape2_of3_rule(),
       mul_mul_matmul_rule(),
       shape_based_reshape_is_squeeze_rule(),
       shape_based_static_expand_rule(),
@@ -18296,6 +18765,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       transpose_gather_rule(),
       transpose_matmul_rule(),
       transpose_reshape_matmul_rule(),
+      transpose_reshape_transpose_rule(),
       transpose_transpose_rule(),
       unsqueeze_equal_rule(),
       unsqueeze_or_squeeze_reshape_rule(),
