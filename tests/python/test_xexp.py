@@ -62,8 +62,8 @@ def test_optimize_llama_fuses_and_keeps_the_outputs_in_onnxruntime(tmp_path):
     assert report["nodes_before"] == 212 and len(optimized.graph.node) == report["nodes_after"] < 60
     applied = {name for name, rule in report["rules"].items() if rule["applied"]}
     assert {"SimplifiedLayerNormalizationPattern", "SkipSimplifiedLayerNormalizationPattern",
-            "FusedMatMulPattern"} <= applied
-    assert {"SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization", "FusedMatMul"} <= set(op_types(optimized))
+            "MultiHeadAttentionPattern"} <= applied
+    assert {"SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization", "MultiHeadAttention"} <= set(op_types(optimized))
     assert "SkipSimplifiedLayerNormalizationPattern" in report["table"]
 
     onnx.save(optimized, tmp_path / "llama.opt.onnx")
