@@ -18,7 +18,6 @@ inline constexpr auto copies_only_dims_of_x = rewrite::fact<"copies_only_dims_of
       if (int_attribute(rewrite::node_of(outer), "allowzero", 0) != 0 || !reshaped.shape() || !x.shape())
         return false;
       using rewrite::facts::dim;
-      using rewrite::facts::KnownDim;
       for (std::size_t i = 0; i < values->size(); ++i) {
         const auto axis = static_cast<int64_t>(i);
         if ((*values)[i] == 0 &&
