@@ -412,18 +412,7 @@ int attention_nodes_after_optimizing(const std::string& name, const std::string&
   const int64_t sequence = (*static_export.graph->value(static_export.graph->inputs().at(0)).shape)[1].value();
   const int64_t batch = static_cast<int64_t>(ids.size()) / sequence;
   const xexp::testing::NamedTensors feeds = {{"input_ids", Tensor::from<int64_t>({batch, sequence}, ids)}};
-  const Model loaded = load_model(original);
-  eval::Evaluator before(loaded), after(model);
-  xexp::testing::expect_all_close({{"logits", after.run(feeds).at(0)}}, {{"logits", before.run(feeds).at(0)}},
-                                  1e-5, 1e-5);
-  xexp::testing::TempDir dir;
-  const std::string path = (dir.path() / "optimized.onnx").string();
-  save_model(model, path);
-  const std::vector<xexp::testing::OrtResult> ort =
-      xexp::testing::run_onnxruntime_batch({{original, feeds}, {path, feeds}});
-  EXPECT_TRUE(ort[0].ok) << ort[0].error;
-  EXPECT_TRUE(ort[1].ok) << ort[1].error;
-  if (ort[0].ok && ort[1].ok) xexp::testing::expect_all_close(ort[1].outputs, ort[0].outputs, 1e-5, 1e-5);
+  test::expect_outputs_of_file(original, model, feeds, 1e-5);
   return nodes_of_type(*model.graph, "MultiHeadAttention");
 }
 

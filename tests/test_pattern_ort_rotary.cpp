@@ -318,18 +318,7 @@ void expect_rotaries(const std::string& file, int rotaries) {
   }
   const Tensor ids = Tensor::from<int64_t>({2, 16}, read_ids(kModels / "llama_L1.input_ids.bin"));
   const xexp::testing::NamedTensors feeds = {{"input_ids", ids}};
-  const ir::Model loaded = load_model(original);
-  eval::Evaluator before(loaded), after(model);
-  xexp::testing::expect_all_close({{"logits", after.run(feeds).at(0)}}, {{"logits", before.run(feeds).at(0)}}, 1e-5,
-                                  1e-5);
-  xexp::testing::TempDir dir;
-  const std::string path = (dir.path() / "optimized.onnx").string();
-  save_model(model, path);
-  const std::vector<xexp::testing::OrtResult> ort =
-      xexp::testing::run_onnxruntime_batch({{original, feeds}, {path, feeds}});
-  ASSERT_TRUE(ort[0].ok) << ort[0].error;
-  ASSERT_TRUE(ort[1].ok) << ort[1].error;
-  xexp::testing::expect_all_close(ort[1].outputs, ort[0].outputs, 1e-5, 1e-5);
+  test::expect_outputs_of_file(original, model, feeds, 1e-5);
 }
 
 }  // namespace

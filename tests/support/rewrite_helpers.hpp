@@ -1,11 +1,11 @@
 #pragma once
 // Small helpers for rule tests: build a graph node by node (typed by shape inference), list the op
 // sequence after an optimization, run a set string over a model.
+#include <gtest/gtest.h>
+
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "support/compare.hpp"
 #include "support/ort.hpp"
@@ -13,8 +13,9 @@
 #include "support/temp_dir.hpp"
 #include "xexp/eval/evaluator.hpp"
 #include "xexp/infer/infer.hpp"
-#include "xexp/onnx/save.hpp"
 #include "xexp/ir/model.hpp"
+#include "xexp/onnx/load.hpp"
+#include "xexp/onnx/save.hpp"
 #include "xexp/rewrite/driver.hpp"
 
 namespace xexp::test {
@@ -55,17 +56,57 @@ inline OpList op_types(const ir::Graph& g) {
   return out;
 }
 
-inline rewrite::OptimizeStats run_rules(ir::Model& m, const std::string& spec, rewrite::OptimizeOptions options = {}) {
+inline rewrite::OptimizeStats run_rules(ir::Model& m, const std::string& spec,
+                                        rewrite::OptimizeOptions options = {}) {
   return rewrite::optimize(m, rewrite::rules_from_string(spec), options);
 }
 
+// What a model after a rewrite gave: in xexp's evaluator, and in ONNX Runtime (empty when it failed).
+struct OutputsAfter {
+  testing::NamedTensors evaluator, onnxruntime;
+};
+
+// Checks that `after` gives on `feeds` the outputs of `before` (saved at `before_path`), each runtime
+// against itself: xexp's evaluator before and after, ONNX Runtime before and after (the two runtimes
+// round some functions differently, which says nothing about the rewrite), within `tolerance` (absolute
+// and relative). Returns what `after` gave, for further checks (against torch's outputs).
+inline OutputsAfter expect_outputs_of(const ir::Model& before, const std::string& before_path,
+                                      const ir::Model& after, const testing::NamedTensors& feeds,
+                                      double tolerance) {
+  auto named = [](const eval::Evaluator& e, const std::vector<Tensor>& values) {
+    testing::NamedTensors out;
+    std::vector<std::string> names = e.output_names();
+    for (std::size_t k = 0; k < values.size(); ++k) out.emplace_back(names[k], values[k]);
+    return out;
+  };
+  eval::Evaluator eval_before(before), eval_after(after);
+  OutputsAfter result{named(eval_after, eval_after.run(feeds)), {}};
+  testing::expect_all_close(result.evaluator, named(eval_before, eval_before.run(feeds)), tolerance,
+                            tolerance);
+  testing::TempDir dir;
+  const std::string after_path = (dir.path() / "after.onnx").string();
+  save_model(after, after_path);
+  const std::vector<testing::OrtResult> ort =
+      testing::run_onnxruntime_batch({{before_path, feeds}, {after_path, feeds}});
+  EXPECT_TRUE(ort[0].ok) << "ONNX Runtime, before: " << ort[0].error;
+  EXPECT_TRUE(ort[1].ok) << "ONNX Runtime, after: " << ort[1].error;
+  if (ort[0].ok && ort[1].ok) {
+    testing::expect_all_close(ort[1].outputs, ort[0].outputs, tolerance, tolerance);
+    result.onnxruntime = ort[1].outputs;
+  }
+  return result;
+}
+// The same for a model file as an exporter wrote it, read from disk for the evaluator.
+inline OutputsAfter expect_outputs_of_file(const std::string& original, const ir::Model& after,
+                                           const testing::NamedTensors& feeds, double tolerance) {
+  return expect_outputs_of(load_model(original), original, after, feeds, tolerance);
+}
+
 // Builds the model twice, optimizes the second with `spec`, and checks that the rules changed it and
-// that on random inputs it gives the outputs of the first, each runtime against itself: xexp's evaluator
-// before and after, ONNX Runtime before and after (the two runtimes round some functions differently,
-// which says nothing about the rewrite). `tolerance` (absolute and relative) is 0 by default: a rewrite
-// that only moves, reshapes or drops values gives the same bits; a fusion that reorders float operations
-// passes the tolerance its arithmetic needs. `feed_options` gives the seed and the sizes of symbolic
-// dimensions. Returns the optimized model.
+// that on random inputs it gives the outputs of the first (expect_outputs_of). `tolerance` (absolute and
+// relative) is 0 by default: a rewrite that only moves, reshapes or drops values gives the same bits; a
+// fusion that reorders float operations passes the tolerance its arithmetic needs. `feed_options` gives the
+// seed and the sizes of symbolic dimensions. Returns the optimized model.
 inline ir::Model expect_same_outputs(const std::function<ir::Model()>& make, const std::string& spec,
                                      double tolerance = 0,
                                      const testing::RandomFeedOptions& feed_options = {.seed = 7}) {
@@ -77,24 +118,10 @@ inline ir::Model expect_same_outputs(const std::function<ir::Model()>& make, con
   // Without a rewrite the comparison below compares a model with itself and proves nothing.
   EXPECT_GT(applied, 0u) << "'" << spec << "' did not rewrite the model";
   const testing::NamedTensors feeds = testing::random_feeds(*before.graph, feed_options);
-  auto named = [](const eval::Evaluator& e, const std::vector<Tensor>& values) {
-    testing::NamedTensors out;
-    std::vector<std::string> names = e.output_names();
-    for (std::size_t k = 0; k < values.size(); ++k) out.emplace_back(names[k], values[k]);
-    return out;
-  };
-  eval::Evaluator eval_before(before), eval_after(after);
-  testing::expect_all_close(named(eval_after, eval_after.run(feeds)), named(eval_before, eval_before.run(feeds)),
-                            tolerance, tolerance);
   testing::TempDir dir;
-  const std::string before_path = (dir.path() / "before.onnx").string(), after_path = (dir.path() / "after.onnx").string();
+  const std::string before_path = (dir.path() / "before.onnx").string();
   save_model(before, before_path);
-  save_model(after, after_path);
-  const std::vector<testing::OrtResult> ort =
-      testing::run_onnxruntime_batch({{before_path, feeds}, {after_path, feeds}});
-  EXPECT_TRUE(ort[0].ok) << "ONNX Runtime, before: " << ort[0].error;
-  EXPECT_TRUE(ort[1].ok) << "ONNX Runtime, after: " << ort[1].error;
-  if (ort[0].ok && ort[1].ok) testing::expect_all_close(ort[1].outputs, ort[0].outputs, tolerance, tolerance);
+  expect_outputs_of(before, before_path, after, feeds, tolerance);
   return after;
 }
 
