@@ -8,10 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "support/rewrite_helpers.hpp"
-#include "xexp/patterns/onnx/leaky_relu.hpp"
-#include "xexp/patterns/onnx/mul_mul_matmul.hpp"
-#include "xexp/patterns/onnx/sub1_mul.hpp"
-#include "xexp/patterns/onnx/where_add.hpp"
+#include "xexp/patterns/registry.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;
@@ -19,13 +16,6 @@ using test::node;
 using test::op_types;
 using test::OpList;
 using test::run_rules;
-
-static const bool registered = [] {
-  for (const rewrite::RulePtr& r : {patterns::mul_mul_matmul_rule(), patterns::sub1_mul_rule(),
-                                    patterns::where_add_rule(), patterns::leaky_relu_rule()})
-    rewrite::Catalog::global().add_rule(r);
-  return true;
-}();
 
 static ValueId scalar(Graph& g, const std::string& name, float v, bool constant = true) {
   return constant ? g.add_initializer(name, Tensor::scalar<float>(v)) : g.add_input(name, ElemType::Float, Shape{});

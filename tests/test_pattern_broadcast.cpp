@@ -4,8 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "support/rewrite_helpers.hpp"
-#include "xexp/patterns/onnx/reshape_reshape_binary.hpp"
-#include "xexp/patterns/onnx/shape_based_expand_broadcast.hpp"
+#include "xexp/patterns/registry.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;
@@ -14,13 +13,6 @@ using test::node;
 using test::op_types;
 using test::run_rules;
 using OpSeq = std::vector<std::string>;
-
-static const bool registered = [] {
-  for (const rewrite::RulePtr& r : {patterns::reshape_reshape_binary_rule(), patterns::expand_broadcast_rule(),
-                                    patterns::shape_based_expand_broadcast_rule()})
-    rewrite::Catalog::global().add_rule(r);
-  return true;
-}();
 
 static const Node& output_producer(const Graph& g) { return g.node(g.value(g.outputs()[0]).producer); }
 

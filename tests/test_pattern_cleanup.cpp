@@ -4,11 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "support/rewrite_helpers.hpp"
-#include "xexp/patterns/onnx/clip_clip.hpp"
-#include "xexp/patterns/onnx/conv_bias_null.hpp"
-#include "xexp/patterns/onnx/dropout.hpp"
-#include "xexp/patterns/onnx/not_not.hpp"
-#include "xexp/patterns/onnx/not_where.hpp"
+#include "xexp/patterns/registry.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;
@@ -16,13 +12,6 @@ using test::node;
 using test::op_types;
 using test::OpList;
 using test::run_rules;
-
-static const bool registered = [] {
-  for (const rewrite::RulePtr& r : {patterns::not_not_rule(), patterns::not_where_rule(), patterns::dropout_rule(),
-                                    patterns::conv_bias_null_rule(), patterns::clip_clip_rule()})
-    rewrite::Catalog::global().add_rule(r);
-  return true;
-}();
 
 // ---- NotNot ---------------------------------------------------------------------------------------
 static Model not_not_model(bool inner_used_twice) {
@@ -263,7 +252,7 @@ TEST(PatternClipClip, CrossedBoundsGiveTheSameNumbers) {
 }
 
 TEST(PatternCleanupDescribe, OptionalInputsPrintThemselves) {
-  EXPECT_EQ(patterns::clip_clip_rule()->describe(),
+  EXPECT_EQ(rewrite::rules_from_string("ClipClip").front()->describe(),
             "ClipClip: o=Clip(i=Clip(x, L, H), l, h) -> Clip(x, choose(present(l), l, L), choose(present(h), h, H))  "
             "when clips_merge(o, i)  [P1]");
 }

@@ -4,10 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "support/rewrite_helpers.hpp"
-#include "xexp/patterns/onnx/concat_gather.hpp"
-#include "xexp/patterns/onnx/concat_reshape.hpp"
-#include "xexp/patterns/onnx/split_concat.hpp"
-#include "xexp/patterns/onnx/static_concat_reshape.hpp"
+#include "xexp/patterns/registry.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;
@@ -16,13 +13,6 @@ using test::node;
 using test::op_types;
 using test::OpList;
 using test::run_rules;
-
-static const bool registered = [] {
-  for (const rewrite::RulePtr& r : {patterns::split_concat_rule(), patterns::concat_gather_rule(),
-                                    patterns::static_concat_reshape_rule(), patterns::concat_reshape_rule()})
-    rewrite::Catalog::global().add_rule(r);
-  return true;
-}();
 
 // ---- SplitConcat ----------------------------------------------------------------------------------
 struct SplitConcatCase {

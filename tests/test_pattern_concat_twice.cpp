@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "support/rewrite_helpers.hpp"
-#include "xexp/patterns/onnx/concat_twice_unary.hpp"
+#include "xexp/patterns/registry.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;
@@ -11,11 +11,6 @@ using test::node;
 using test::op_types;
 using test::run_rules;
 using OpSeq = std::vector<std::string>;
-
-static const bool registered = [] {
-  rewrite::Catalog::global().add_rule(patterns::concat_twice_unary_rule());
-  return true;
-}();
 
 // U(Concat(X, second, axis=1)) with U = op (Mul by a (1,) constant when op is "Mul").
 static Model concat_twice_model(const std::string& op, bool same_halves = true, int64_t opset = 18) {

@@ -6,11 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "support/rewrite_helpers.hpp"
-#include "xexp/patterns/onnx/cast_cast_binary.hpp"
-#include "xexp/patterns/onnx/concat_empty.hpp"
-#include "xexp/patterns/onnx/expand_swap.hpp"
-#include "xexp/patterns/onnx/mul_mul_mul_scalar.hpp"
-#include "xexp/patterns/onnx/swap_range_add_scalar.hpp"
+#include "xexp/patterns/registry.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;
@@ -19,14 +15,6 @@ using test::node;
 using test::op_types;
 using test::run_rules;
 using OpSeq = std::vector<std::string>;
-
-static const bool registered = [] {
-  for (const rewrite::RulePtr& r :
-       {patterns::mul_mul_mul_scalar_rule(), patterns::expand_swap_rule(), patterns::concat_empty_rule(),
-        patterns::cast_cast_binary_rule(), patterns::swap_range_add_scalar_rule()})
-    rewrite::Catalog::global().add_rule(r);
-  return true;
-}();
 
 static const Node& output_producer(const Graph& g) { return g.node(g.value(g.outputs()[0]).producer); }
 

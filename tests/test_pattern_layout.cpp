@@ -4,11 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "support/rewrite_helpers.hpp"
-#include "xexp/patterns/onnx/reduce_reshape.hpp"
-#include "xexp/patterns/onnx/squeeze_add.hpp"
-#include "xexp/patterns/onnx/squeeze_binary_unsqueeze.hpp"
-#include "xexp/patterns/onnx/swap_expand_reshape.hpp"
-#include "xexp/patterns/onnx/transpose_equal_reshape.hpp"
+#include "xexp/patterns/registry.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;
@@ -17,14 +13,6 @@ using test::node;
 using test::op_types;
 using test::run_rules;
 using OpSeq = std::vector<std::string>;
-
-static const bool registered = [] {
-  for (const rewrite::RulePtr& r :
-       {patterns::squeeze_add_rule(), patterns::squeeze_binary_unsqueeze_rule(), patterns::reduce_reshape_rule(),
-        patterns::transpose_equal_reshape_rule(), patterns::swap_expand_reshape_rule()})
-    rewrite::Catalog::global().add_rule(r);
-  return true;
-}();
 
 static const Node& output_producer(const Graph& g) { return g.node(g.value(g.outputs()[0]).producer); }
 static std::vector<int64_t> constant_input(const Graph& g, const Node& n, std::size_t slot) {

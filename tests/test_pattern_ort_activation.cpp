@@ -6,11 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "support/rewrite_helpers.hpp"
-#include "xexp/patterns/ort/bias_gelu.hpp"
-#include "xexp/patterns/ort/fast_gelu.hpp"
-#include "xexp/patterns/ort/gelu_erf.hpp"
-#include "xexp/patterns/ort/gelu_ort.hpp"
-#include "xexp/patterns/ort/quick_gelu.hpp"
+#include "xexp/patterns/registry.hpp"
 #include "xexp/rewrite/rule_set.hpp"
 
 using namespace xexp;
@@ -19,14 +15,6 @@ using test::node;
 using test::op_types;
 using test::OpList;
 using test::run_rules;
-
-// The rules are reachable by name before the lead adds them to the onnxruntime set.
-static const bool registered = [] {
-  for (const rewrite::RulePtr& r : {patterns::gelu_erf_rule(), patterns::bias_gelu_rule(), patterns::fast_gelu_rule(),
-                                    patterns::quick_gelu_rule(), patterns::gelu_ort_rule()})
-    rewrite::Catalog::global().add_rule(r);
-  return true;
-}();
 
 static ValueId scalar(Graph& g, float v) { return g.add_initializer(g.unique_value_name("c"), Tensor::scalar<float>(v)); }
 

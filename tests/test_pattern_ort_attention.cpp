@@ -16,7 +16,7 @@
 
 #include "support/rewrite_helpers.hpp"
 #include "xexp/onnx.hpp"
-#include "xexp/patterns/ort/multi_head_attention.hpp"
+#include "xexp/patterns/registry.hpp"
 #include "xexp/tools/optimize.hpp"
 
 using namespace xexp;
@@ -383,7 +383,7 @@ TEST(PatternMultiHeadAttention, SameNumbers) {
 }
 
 TEST(PatternMultiHeadAttention, DescribesItself) {
-  const std::string text = patterns::multi_head_attention_key_value_3d_rule()->describe();
+  const std::string text = rewrite::rules_from_string("MultiHeadAttentionKeyValue3D").front()->describe();
   EXPECT_NE(text.find("-> rebuild(R, input1=k, input2=v)"), std::string::npos) << text;
 }
 

@@ -6,11 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "support/rewrite_helpers.hpp"
-#include "xexp/patterns/ort/simplified_layer_normalization.hpp"
-#include "xexp/patterns/ort/simplified_layer_normalization_mul.hpp"
-#include "xexp/patterns/ort/skip_layer_normalization.hpp"
-#include "xexp/patterns/ort/skip_simplified_layer_normalization.hpp"
-#include "xexp/patterns/ort/skip_simplified_layer_normalization_mul.hpp"
+#include "xexp/patterns/facts.hpp"
+#include "xexp/patterns/registry.hpp"
 #include "xexp/rewrite/rule_set.hpp"
 
 using namespace xexp;
@@ -19,16 +16,6 @@ using test::node;
 using test::op_types;
 using test::run_rules;
 using test::OpList;
-
-// The rules are reachable by name before the lead adds them to the onnxruntime set.
-static const bool registered = [] {
-  for (const rewrite::RulePtr& r :
-       {patterns::simplified_layer_normalization_rule(), patterns::simplified_layer_normalization_mul_rule(),
-        patterns::skip_layer_normalization_rule(), patterns::skip_simplified_layer_normalization_rule(),
-        patterns::skip_simplified_layer_normalization_mul_rule()})
-    rewrite::Catalog::global().add_rule(r);
-  return true;
-}();
 
 static Tensor ramp(std::vector<int64_t> dims, float start = 0.5f) {
   std::vector<float> v;

@@ -7,10 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "support/rewrite_helpers.hpp"
-#include "xexp/patterns/onnx/shape_based_identity.hpp"
-#include "xexp/patterns/onnx/shape_based_reshape_is_squeeze.hpp"
-#include "xexp/patterns/onnx/shape_based_static_expand.hpp"
-#include "xexp/patterns/onnx/shaped_based_reshape.hpp"
+#include "xexp/patterns/registry.hpp"
 #include "xexp/infer/model.hpp"
 #include "xexp/tools/optimize.hpp"
 
@@ -21,14 +18,6 @@ using test::node;
 using test::op_types;
 using test::run_rules;
 using OpSeq = std::vector<std::string>;
-
-static const bool registered = [] {
-  for (const rewrite::RulePtr& r :
-       {patterns::shaped_based_reshape_rule(), patterns::shape_based_identity_rule(),
-        patterns::shape_based_static_expand_rule(), patterns::shape_based_reshape_is_squeeze_rule()})
-    rewrite::Catalog::global().add_rule(r);
-  return true;
-}();
 
 static const Dim kBatch = Dim::symbolic("batch");
 static const Node& output_producer(const Graph& g) { return g.node(g.value(g.outputs()[0]).producer); }

@@ -11,22 +11,14 @@
 #include "support/rewrite_helpers.hpp"
 #include "xexp/infer/model.hpp"
 #include "xexp/onnx/load.hpp"
-#include "xexp/patterns/onnx/shape_based_constant_shape_value.hpp"
-#include "xexp/patterns/onnx/shape_based_same_shape_value.hpp"
-#include "xexp/patterns/onnx/shape_based_static_reshape.hpp"
+#include "xexp/patterns/registry.hpp"
+#include "xexp/patterns/shape_values.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;
 using test::op_types;
 using test::OpList;
 using test::run_rules;
-
-static const bool registered = [] {
-  rewrite::Catalog::global().add_rule(patterns::shape_based_static_reshape_rule());
-  rewrite::Catalog::global().add_rule(patterns::shape_based_constant_shape_value_rule());
-  rewrite::Catalog::global().add_rule(patterns::shape_based_same_shape_value_rule());
-  return true;
-}();
 
 namespace {
 

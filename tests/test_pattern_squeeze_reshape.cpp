@@ -4,8 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "support/rewrite_helpers.hpp"
-#include "xexp/patterns/onnx/unsqueeze_or_squeeze_reshape.hpp"
-#include "xexp/patterns/onnx/unsqueeze_reshape.hpp"
+#include "xexp/patterns/registry.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;
@@ -14,12 +13,6 @@ using test::node;
 using test::op_types;
 using test::OpList;
 using test::run_rules;
-
-static const bool registered = [] {
-  rewrite::Catalog::global().add_rule(patterns::unsqueeze_or_squeeze_reshape_rule());
-  rewrite::Catalog::global().add_rule(patterns::unsqueeze_reshape_rule());
-  return true;
-}();
 
 // X -> op(axes) -> Reshape(shape) -> Relu; `first_used_twice` adds a Neg reading the first output.
 struct SqueezeReshapeCase {

@@ -8,10 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "support/rewrite_helpers.hpp"
-#include "xexp/patterns/onnx/gelu.hpp"
-#include "xexp/patterns/onnx/swap_unary.hpp"
-#include "xexp/patterns/onnx/switch_reshape_activation.hpp"
-#include "xexp/patterns/onnx/transpose_gather.hpp"
+#include "xexp/patterns/registry.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;
@@ -19,13 +16,6 @@ using test::node;
 using test::op_types;
 using test::run_rules;
 using OpSeq = std::vector<std::string>;
-
-static const bool registered = [] {
-  for (const rewrite::RulePtr& r : {patterns::swap_unary_rule(), patterns::gelu_rule(),
-                                    patterns::switch_reshape_activation_rule(), patterns::transpose_gather_rule()})
-    rewrite::Catalog::global().add_rule(r);
-  return true;
-}();
 
 static Attribute perm(std::vector<int64_t> p) { return Attribute::make_ints("perm", std::move(p)); }
 static const Node& output_producer(const Graph& g, std::size_t k = 0) {
