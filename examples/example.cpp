@@ -1,7 +1,7 @@
 // The program the packaging examples build: it uses xexp the way a project depending on it would,
 // through its public headers and a CMake target. It builds Y = X @ W + B, prints it, saves it, loads it
 // back and checks that nothing was lost. It includes only what it uses: <xexp/all.hpp> header-only
-// compiles every rule and kernel (minutes; test_single_include checks that it does).
+// compiles every rule and kernel (minutes; SingleInclude.CompilesAlone checks that it does).
 #include <xexp/ir.hpp>
 #include <xexp/onnx.hpp>
 #include <xexp/tools/printer.hpp>

@@ -2,7 +2,7 @@
 # Writes single_include/xexp/xexp.hpp (or the file given as $1): every header of include/xexp in
 # dependency order, starting from xexp/all.hpp, each `#include "xexp/..."` replaced by that header's
 # text the first time it is met and dropped afterwards. System includes are kept where they are.
-# tests/test_single_include.cpp fails when the committed file is out of date.
+# The test SingleInclude.IsUpToDate (tests/test_examples.cpp) fails when the committed file is out of date.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${1:-$ROOT/single_include/xexp/xexp.hpp}"

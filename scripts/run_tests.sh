@@ -4,7 +4,7 @@
 # last, the libFuzzer harness built in that sanitizer build runs each action for a short time
 # (scripts/fuzz.sh; XEXP_CI_FUZZ_SECONDS per action).
 # The single-include and packaging (find_package, add_subdirectory, the Debian package, FetchContent)
-# checks are ctest tests (test_single_include, test_examples) and run in the first pass, as does the
+# checks are ctest tests (SingleInclude.*, Examples.*) and run in the first pass, as does the
 # Python module's pytest run (Python.Module): a Python extension would need the sanitizers' runtime
 # preloaded into python3.
 set -euo pipefail

@@ -1,6 +1,7 @@
 // The packaging examples build and run against xexp as users get it: installed with `cmake --install`
 // or from the Debian package (`cpack -G DEB`) and found with find_package or pkg-config, vendored with
-// add_subdirectory, or fetched with FetchContent.
+// add_subdirectory, or fetched with FetchContent; and the single header, as scripts/make_single_include.sh
+// makes it (that it compiles alone is the ctest SingleInclude.CompilesAlone, tests/single_include_alone.cpp).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -125,4 +126,17 @@ TEST(Examples, FetchContent) {
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_NE(run.out.find("-> logits"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("\n212 nodes\n"), std::string::npos) << run.out;
+}
+
+// single_include/xexp/xexp.hpp must be what scripts/make_single_include.sh makes from include/xexp today.
+TEST(SingleInclude, IsUpToDate) {
+  TempDir dir;
+  const std::string fresh = dir / "xexp.hpp";
+  const CommandResult make =
+      run_command("bash " + shell_quote(kSource + "/scripts/make_single_include.sh") + " " + shell_quote(fresh));
+  ASSERT_EQ(make.exit_code, 0) << make.out << make.err;
+  const std::string expected = read_file(fresh);
+  ASSERT_FALSE(expected.empty());
+  EXPECT_TRUE(read_file(kSource + "/single_include/xexp/xexp.hpp") == expected)
+      << "single_include/xexp/xexp.hpp is out of date: run scripts/make_single_include.sh and commit the result";
 }
