@@ -1,2 +1,1 @@
-// Owner of the tests' precompiled header (see tests/CMakeLists.txt); it runs no test.
-int main() { return 0; }
+// Owner of the tests' precompiled header (see tests/CMakeLists.txt); it holds no code.
