@@ -184,18 +184,11 @@ inline bool runtime_mask_fits(const ValueView& masked, const ValueView& s) {
   const Tensor* cut = nullptr;
   for (int cuts = 0; !(cut = rewrite::constant_tensor(g, v)); ++cuts) {
     const ir::Node* slice = producer_of(g, v, "Slice");
-    if (!slice || cuts == 2 || slice->inputs.size() < 4) return false;
-    const std::optional<std::vector<int64_t>> starts = int_constant(g, slice->inputs[1]),
-                                              axes = int_constant(g, slice->inputs[3]);
-    const std::optional<std::vector<int64_t>> steps =
-        slice->inputs.size() > 4 && slice->inputs[4] != ir::kNone ? int_constant(g, slice->inputs[4])
-                                                                  : std::vector<int64_t>{1};
-    if (!starts || !axes || !steps || *starts != std::vector<int64_t>{0} || axes->size() != 1 ||
-        *steps != std::vector<int64_t>{1})
-      return false;
-    const int64_t axis = (*axes)[0] < 0 ? (*axes)[0] : (*axes)[0] - mask_rank;  // -2 rows, -1 columns
+    const std::optional<AxisCut> c = slice ? axis_cut(g, *slice) : std::nullopt;
+    if (!c || cuts == 2 || c->start != 0 || c->step != 1) return false;
+    const int64_t axis = c->axis < 0 ? c->axis : c->axis - mask_rank;  // -2 rows, -1 columns
     if ((axis != -2 && axis != -1) || ends[axis + 2]) return false;
-    ends[axis + 2] = slice->inputs[2];
+    ends[axis + 2] = c->end;
     v = slice->inputs[0];
   }
   const Tensor table = compared_to ? compute("Equal", {*cut, *compared_to}) : *cut;
