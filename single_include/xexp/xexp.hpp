@@ -13477,27 +13477,37 @@ inline std::optional<std::vector<int64_t>> ints_attribute_or_input(
   if (slot < n.inputs.size() && n.inputs[slot] != ir::kNone) return int_constant(g, n.inputs[slot]);
   return absent;
 }
+// A Slice (the opset 10 form) cutting one axis, with a constant start, axis and step (absent: axis 0,
+// step 1); its end may be computed at run time (a causal mask cut to the sequence length).
+struct AxisCut {
+  int64_t start, axis, step;
+  ir::ValueId end;
+};
+inline std::optional<AxisCut> axis_cut(const ir::Graph& g, const ir::Node& n) {
+  if (n.op_type != Symbol("Slice") || !n.domain.empty() || n.inputs.size() < 3) return std::nullopt;
+  auto input = [&](std::size_t k) { return k < n.inputs.size() ? n.inputs[k] : ir::kNone; };
+  const std::optional<std::vector<int64_t>> starts = int_constant(g, input(1));
+  std::optional<std::vector<int64_t>> axes = std::vector<int64_t>{0}, steps = std::vector<int64_t>{1};
+  if (input(3) != ir::kNone) axes = int_constant(g, input(3));
+  if (input(4) != ir::kNone) steps = int_constant(g, input(4));
+  if (!starts || !axes || !steps || starts->size() != 1 || axes->size() != 1 || steps->size() != 1)
+    return std::nullopt;
+  return AxisCut{(*starts)[0], (*axes)[0], (*steps)[0], input(2)};
+}
+
 // Where Slice node `id` cuts axis `axis` of its input (rank `rank`, `dim` elements on that axis): one
-// axis, step 1, constant bounds (the opset 10 form); nullopt otherwise.
+// axis, step 1, constant bounds; nullopt otherwise.
 struct SlicePiece {
   ir::NodeId node;
   int64_t start, count;
 };
 inline std::optional<SlicePiece> slice_piece(const ir::Graph& g, ir::NodeId id, int64_t rank, int64_t dim,
                                              int64_t axis) {
-  const ir::Node& n = g.node(id);
-  if (n.op_type != Symbol("Slice") || !n.domain.empty() || n.inputs.size() < 3) return std::nullopt;
-  auto input = [&](std::size_t k) { return k < n.inputs.size() ? n.inputs[k] : ir::kNone; };
-  const std::optional<std::vector<int64_t>> starts = int_constant(g, input(1)),
-                                            ends = int_constant(g, input(2));
-  if (!starts || !ends || starts->size() != 1 || ends->size() != 1) return std::nullopt;
-  std::optional<std::vector<int64_t>> axes = std::vector<int64_t>{0}, steps = std::vector<int64_t>{1};
-  if (input(3) != ir::kNone) axes = int_constant(g, input(3));
-  if (input(4) != ir::kNone) steps = int_constant(g, input(4));
-  if (!axes || !steps || axes->size() != 1 || steps->size() != 1 || (*steps)[0] != 1) return std::nullopt;
-  const int64_t a = (*axes)[0] < 0 ? (*axes)[0] + rank : (*axes)[0];
-  if (a != axis) return std::nullopt;
-  const SliceRange range = slice_range(dim, (*starts)[0], (*ends)[0], 1);
+  const std::optional<AxisCut> cut = axis_cut(g, g.node(id));
+  if (!cut || cut->step != 1 || (cut->axis < 0 ? cut->axis + rank : cut->axis) != axis) return std::nullopt;
+  const std::optional<std::vector<int64_t>> end = int_constant(g, cut->end);
+  if (!end || end->size() != 1) return std::nullopt;
+  const SliceRange range = slice_range(dim, cut->start, (*end)[0], 1);
   return SlicePiece{id, range.start, range.count};
 }
 
@@ -17869,18 +17879,11 @@ inline bool runtime_mask_fits(const ValueView& masked, const ValueView& s) {
   const Tensor* cut = nullptr;
   for (int cuts = 0; !(cut = rewrite::constant_tensor(g, v)); ++cuts) {
     const ir::Node* slice = producer_of(g, v, "Slice");
-    if (!slice || cuts == 2 || slice->inputs.size() < 4) return false;
-    const std::optional<std::vector<int64_t>> starts = int_constant(g, slice->inputs[1]),
-                                              axes = int_constant(g, slice->inputs[3]);
-    const std::optional<std::vector<int64_t>> steps =
-        slice->inputs.size() > 4 && slice->inputs[4] != ir::kNone ? int_constant(g, slice->inputs[4])
-                                                                  : std::vector<int64_t>{1};
-    if (!starts || !axes || !steps || *starts != std::vector<int64_t>{0} || axes->size() != 1 ||
-        *steps != std::vector<int64_t>{1})
-      return false;
-    const int64_t axis = (*axes)[0] < 0 ? (*axes)[0] : (*axes)[0] - mask_rank;  // -2 rows, -1 columns
+    const std::optional<AxisCut> c = slice ? axis_cut(g, *slice) : std::nullopt;
+    if (!c || cuts == 2 || c->start != 0 || c->step != 1) return false;
+    const int64_t axis = c->axis < 0 ? c->axis : c->axis - mask_rank;  // -2 rows, -1 columns
     if ((axis != -2 && axis != -1) || ends[axis + 2]) return false;
-    ends[axis + 2] = slice->inputs[2];
+    ends[axis + 2] = c->end;
     v = slice->inputs[0];
   }
   const Tensor table = compared_to ? compute("Equal", {*cut, *compared_to}) : *cut;
