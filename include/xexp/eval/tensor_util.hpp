@@ -167,7 +167,7 @@ inline Tensor cast_tensor(const Tensor& in, ElemType to) {
   Tensor out(to, in.dims());
   // Each loop below reads one typed span: the evaluator widens every float16 and bfloat16 operand to
   // float and back around each node, and a per-element dispatch on the type cost more than the
-  // conversion itself (half of a float16 model's run time).
+  // conversion itself (a third of a float16 model's run time).
   if (is_half(to)) {
     auto dst = out.mutable_data<uint16_t>();
     auto narrow = [&](auto value_of) {
