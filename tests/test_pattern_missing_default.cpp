@@ -502,6 +502,17 @@ TEST(PatternGathersSplit, OneGatherPerElementIsASplitAndSqueezes) {
   }
 }
 
+// A Gather of a computed index first in order is no piece of the Split: the Split comes before the
+// first constant one, and the computed one stays.
+TEST(PatternGathersSplit, AComputedGatherBeforeThemStays) {
+  Model m = unbound({.picks = {{1, 1, true}, {0}, {1}, {2}}});
+  run_rules(m, "GathersSplit");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g),
+            (OpList{"Gather", "Neg", "Split", "Squeeze", "Squeeze", "Squeeze", "Neg", "Neg", "Neg"}));
+  EXPECT_EQ(input_name(g, g.node(g.first_node()), 1), "I0");
+}
+
 TEST(PatternGathersSplit, NotWithAMissingOrComputedIndexADynamicAxisOrAnotherAxis) {
   const Unbind declined[] = {
       {.picks = {{0}, {2}}},                       // element 1 missing

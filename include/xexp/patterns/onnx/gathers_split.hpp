@@ -55,9 +55,10 @@ inline Unbinding unbinding_gathers(const ValueView& root) {
       others.push_back(u.node);
     }
   }
+  const bool root_is_one = gathered_element(g, root_id, rank, dim, axis) >= 0;
   for (ir::NodeId id : out.by_index)
     if (id == ir::kNone) return {};
-  if (!first_in_order(g, root_id, x, others)) return {};
+  if (!root_is_one || !first_in_order(g, root_id, x, others)) return {};
   return out;
 }
 inline constexpr auto unbinds_the_axis = rewrite::fact<"unbinds_the_axis">(
