@@ -115,6 +115,28 @@ TEST(OptimizeExported, TargetOpsetUpgradesBeforeTheRules) {
   EXPECT_EQ(test::op_types(*refused.graph), test::op_types(*load_model(path).graph));
 }
 
+// seed_llm's second attention reads the first one's 256x256 mask table through an Identity: folding it
+// stores a second copy, which the optimizer merges back into the first (its readers then merge too).
+// The optimized model gives the exported one's outputs.
+TEST(OptimizeExported, EqualLargeTablesAreStoredOnce) {
+  const std::string path = std::string(XEXP_SHARED_DIR) + "/models/seed_llm.op14dyn.onnx";
+  auto mask_tables = [](const ir::Graph& g) {
+    std::vector<std::string> names;
+    for (ir::ValueId id : g.initializers())
+      if (g.value(id).initializer->dims() == std::vector<int64_t>{256, 256}) names.push_back(g.value(id).name);
+    return names;
+  };
+  ir::Model model = load_model(path);
+  ASSERT_EQ(mask_tables(*model.graph), (std::vector<std::string>{"decoder.attention.attention.0.mask"}));
+  const tools::OptimizeModelReport report = optimize_quietly(model);
+  EXPECT_EQ(mask_tables(*model.graph), (std::vector<std::string>{"decoder.attention.attention.0.mask"}));
+  EXPECT_EQ(report.nodes_before, 114u);
+  EXPECT_LE(report.nodes_after, 28u);  // 38 with two tables: the Slices cutting them merge too
+  const xexp::testing::NamedTensors feeds =
+      xexp::testing::random_feeds(*model.graph, {.seed = 5, .default_dim = 2});
+  test::expect_outputs_of_file(path, model, feeds, 1e-5);
+}
+
 // A stride-2 Conv then a stride-1 Conv on an input of symbolic height and width: our Conv rule cannot
 // write (h + 2 - 3) / 2 + 1, ONNX's inference names the first output's sizes unk__0 and unk__1 and the
 // second's unk__2 and unk__3, and our rules then find the second equal to the first. The optimized

@@ -1,6 +1,7 @@
-// default set: BatchNormalization, CastLayerNormalizationCast, CastOpCast, MatMulReshape2Of3, ReduceArgTopK,
-// ReduceSumNormalize, Reshape2Of3, ReshapeMatMulReshape, SequenceConstructAt, ShapeBasedMatMulToMul,
-// SlicesSplit, SwitchOrderBinary, TransposeReshapeMatMul, TransposeReshapeTranspose, UnsqueezeEqual.
+// default set: BatchNormalization, CastLayerNormalizationCast, CastOpCast, GathersSplit, MatMulReshape2Of3,
+// ReduceArgTopK, ReduceSumNormalize, Reshape2Of3, ReshapeMatMulReshape, SequenceConstructAt,
+// ShapeBasedMatMulToMul, SlicesSplit, SwitchOrderBinary, TransposeReshapeMatMul, TransposeReshapeTranspose,
+// UnsqueezeEqual.
 // Positive (exact structure after), a negative per condition, and the same outputs before and after in
 // xexp's evaluator and ONNX Runtime.
 #include <gtest/gtest.h>
@@ -440,6 +441,96 @@ TEST(PatternSlicesSplit, NotWithAGapAnOverlapOrAStep) {
 
 TEST(PatternSlicesSplit, SameNumbers) {
   test::expect_same_outputs([] { return sliced({{2, 5}, {5, kEnd}, {0, 2}}); }, "SlicesSplit");
+}
+
+// ---- GathersSplit ---------------------------------------------------------------------------------
+struct Picked {
+  int64_t index;
+  int64_t axis = 1;
+  bool computed = false;  // the index is a graph input, not a constant
+};
+struct Unbind {
+  std::vector<Picked> picks{{2}, {0}, {-2}};
+  bool dynamic_axis = false;
+  int64_t opset = 18;
+};
+// Gathers of X (3x3x4, or ?x3x4... with a symbolic dim on axis 1) in the order of `picks`, each negated.
+Model unbound(const Unbind& c) {
+  Model m = test::model_with_opset(c.opset);
+  Graph& g = *m.graph;
+  const Dim middle = c.dynamic_axis ? Dim::symbolic("n") : Dim(3);
+  ValueId x = g.add_input("X", ElemType::Float, Shape{3, middle, 4});
+  int k = 0;
+  for (const Picked& p : c.picks) {
+    const std::string n = std::to_string(k++);
+    ValueId index = p.computed ? g.add_input("I" + n, ElemType::Int64, Shape{})
+                               : g.add_initializer("i" + n, Tensor::from<int64_t>({}, {p.index}));
+    ValueId piece = node(g, "Gather", {x, index}, {int_attr("axis", p.axis)}, "", c.opset);
+    g.add_output(node(g, "Neg", {piece}, {}, "", c.opset));
+  }
+  return m;
+}
+
+TEST(PatternGathersSplit, OneGatherPerElementIsASplitAndSqueezes) {
+  for (int64_t opset : {18, 13, 11}) {
+    Model m = unbound({.opset = opset});
+    run_rules(m, "GathersSplit");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"Split", "Squeeze", "Squeeze", "Squeeze", "Neg", "Neg", "Neg"})) << opset;
+    const Node& split = g.node(g.first_node());
+    EXPECT_EQ(input_name(g, split, 0), "X");
+    EXPECT_EQ(split.attribute(Symbol("axis"))->i, 1);
+    ASSERT_EQ(split.outputs.size(), 3u);
+    if (opset >= 18) {
+      EXPECT_EQ(split.attribute(Symbol("num_outputs"))->i, 3);
+      EXPECT_EQ(split.inputs.size(), 1u);
+    } else if (opset >= 13) {
+      EXPECT_EQ(constant_ints(g, split.inputs[1]), (std::vector<int64_t>{1, 1, 1}));
+    } else {
+      EXPECT_EQ(split.attribute(Symbol("split"))->ints, (std::vector<int64_t>{1, 1, 1}));
+    }
+    // Output k negates gather k: indices 2, 0 and -2 (element 1).
+    const std::vector<std::size_t> piece_of_output{2, 0, 1};
+    for (std::size_t k = 0; k < 3; ++k) {
+      const Node& squeeze = producer(g, producer(g, g.outputs()[k]).inputs[0]);
+      ASSERT_EQ(squeeze.op_type, Symbol("Squeeze"));
+      EXPECT_EQ(squeeze.inputs[0], split.outputs[piece_of_output[k]]) << k;
+      const std::vector<int64_t> axes =
+          opset >= 13 ? constant_ints(g, squeeze.inputs[1]) : squeeze.attribute(Symbol("axes"))->ints;
+      EXPECT_EQ(axes, (std::vector<int64_t>{1}));
+    }
+  }
+}
+
+// A Gather of a computed index first in order is no piece of the Split: the Split comes before the
+// first constant one, and the computed one stays.
+TEST(PatternGathersSplit, AComputedGatherBeforeThemStays) {
+  Model m = unbound({.picks = {{1, 1, true}, {0}, {1}, {2}}});
+  run_rules(m, "GathersSplit");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g),
+            (OpList{"Gather", "Neg", "Split", "Squeeze", "Squeeze", "Squeeze", "Neg", "Neg", "Neg"}));
+  EXPECT_EQ(input_name(g, g.node(g.first_node()), 1), "I0");
+}
+
+TEST(PatternGathersSplit, NotWithAMissingOrComputedIndexADynamicAxisOrAnotherAxis) {
+  const Unbind declined[] = {
+      {.picks = {{0}, {2}}},                       // element 1 missing
+      {.picks = {{0}, {1}, {1}, {2}}},             // element 1 twice
+      {.picks = {{0}, {1}, {2, 1, true}}},         // an index computed at run time
+      {.dynamic_axis = true},                      // the axis length unknown
+      {.picks = {{0}, {1}, {2, 0}}},               // a Gather along another axis
+  };
+  for (const Unbind& c : declined) {
+    Model m = unbound(c);
+    run_rules(m, "GathersSplit");
+    for (const std::string& op : op_types(*m.graph)) EXPECT_TRUE(op == "Gather" || op == "Neg") << op;
+  }
+}
+
+TEST(PatternGathersSplit, SameNumbers) {
+  for (int64_t opset : {18, 13, 11})
+    test::expect_same_outputs([opset] { return unbound({.opset = opset}); }, "GathersSplit");
 }
 
 // ---- UnsqueezeEqual -------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 #pragma once
-// Doing the same work once: equal small initializers become one, and nodes computing the same thing
+// Doing the same work once: equal initializers become one, and nodes computing the same thing
 // (same op, same inputs, same attributes) become one, the first in execution order serving the
 // consumers of the others. Exports repeat both everywhere: a Constant [0] per Unsqueeze, the same
 // Shape/Gather chain in every layer, a weight shared by every layer transposed once per layer (folding
@@ -10,8 +10,10 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -36,24 +38,62 @@ inline std::string initializer_dedup_key(const Tensor& t) {
   return key;
 }
 
-// Consumers of a small initializer read the first initializer equal to it instead; the others go.
-// Graph inputs (a caller may feed them) and graph outputs keep their own. Returns how many went.
+namespace detail {
+inline bool same_tensor(const Tensor& a, const Tensor& b) {
+  if (a.type() != b.type() || a.dims() != b.dims() || a.empty() != b.empty()) return false;
+  if (a.empty()) return true;
+  if (!a.available() || !b.available()) return false;
+  if (a.type() == ElemType::String) return a.string_data() == b.string_data();
+  const auto x = a.bytes(), y = b.bytes();
+  return std::equal(x.begin(), x.end(), y.begin(), y.end());
+}
+// Element type and dims: tensors with different layouts are never equal, whatever their bytes.
+inline std::string tensor_layout(const Tensor& t) {
+  std::string key = std::to_string(static_cast<int>(t.type())) + ":";
+  for (int64_t d : t.dims()) key += std::to_string(d) + ",";
+  return key;
+}
+inline std::size_t bytes_hash(const Tensor& t) {
+  const auto bytes = t.bytes();
+  return std::hash<std::string_view>{}(
+      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+}
+}  // namespace detail
+
+// Consumers of an initializer read the first initializer equal to it (element type, dims and bytes, of
+// any size: exporters store the same mask table or weight twice) instead; the others go. Graph inputs (a
+// caller may feed them) and graph outputs keep their own. Only tensors sharing their layout with another
+// are hashed, and bytes are compared only on equal hashes: time linear in their bytes. Returns how many
+// went.
 inline std::size_t merge_equal_initializers(Graph& g) {
-  std::unordered_map<std::string, ValueId> first;
+  auto candidate = [&](ValueId id) -> const Tensor* {
+    const Value& v = g.value(id);
+    if (v.is_input || v.is_graph_output() || !v.initializer) return nullptr;
+    const Tensor& t = *v.initializer;
+    return t.empty() || !t.available() || t.type() == ElemType::String ? nullptr : &t;
+  };
+  std::unordered_map<std::string, std::size_t> per_layout;
+  for (ValueId id : g.initializers())
+    if (const Tensor* t = candidate(id)) ++per_layout[detail::tensor_layout(*t)];
+  std::unordered_map<std::size_t, std::vector<ValueId>> first_by_hash;
   std::vector<ValueId> kept;
   std::size_t merged = 0;
   for (ValueId id : g.initializers()) {
-    Value& v = g.value(id);
-    std::string key = v.is_input || v.is_graph_output() || !v.initializer ? std::string()
-                                                                          : initializer_dedup_key(*v.initializer);
-    if (!key.empty()) {
-      auto [it, inserted] = first.emplace(std::move(key), id);
-      if (!inserted) {
-        g.replace_all_uses(id, it->second);
+    const Tensor* t = candidate(id);
+    const std::string layout = t ? detail::tensor_layout(*t) : std::string();
+    if (t && per_layout[layout] > 1) {
+      std::vector<ValueId>& same_hash =
+          first_by_hash[std::hash<std::string>{}(layout) * 1000003u ^ detail::bytes_hash(*t)];
+      const auto equal = std::find_if(same_hash.begin(), same_hash.end(), [&](ValueId k) {
+        return detail::same_tensor(*g.value(k).initializer, *t);
+      });
+      if (equal != same_hash.end()) {
+        g.replace_all_uses(id, *equal);
         g.value(id).alive = false;
         ++merged;
         continue;
       }
+      same_hash.push_back(id);
     }
     kept.push_back(id);
   }
@@ -75,15 +115,6 @@ inline bool is_random_op(Symbol op) {
 inline bool mergeable(const Node& n) {
   return n.alive && (n.domain.empty() || n.domain == "ai.onnx") && !n.outputs.empty() && !n.has_subgraphs() &&
          !is_random_op(n.op_type);
-}
-
-inline bool same_tensor(const Tensor& a, const Tensor& b) {
-  if (a.type() != b.type() || a.dims() != b.dims() || a.empty() != b.empty()) return false;
-  if (a.empty()) return true;
-  if (!a.available() || !b.available()) return false;
-  if (a.type() == ElemType::String) return a.string_data() == b.string_data();
-  const auto x = a.bytes(), y = b.bytes();
-  return std::equal(x.begin(), x.end(), y.begin(), y.end());
 }
 
 // Floats compare by their bits: a NaN attribute equals itself, 0.0 and -0.0 differ.

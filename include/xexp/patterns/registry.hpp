@@ -23,6 +23,7 @@
 #include "xexp/patterns/onnx/dropout.hpp"
 #include "xexp/patterns/onnx/expand_broadcast.hpp"
 #include "xexp/patterns/onnx/expand_swap.hpp"
+#include "xexp/patterns/onnx/gathers_split.hpp"
 #include "xexp/patterns/onnx/gelu.hpp"
 #include "xexp/patterns/onnx/gemm_batch_normalization.hpp"
 #include "xexp/patterns/onnx/gemm_transpose.hpp"
@@ -136,6 +137,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       expand_rule(),
       expand_broadcast_rule(),
       expand_swap_rule(),
+      gathers_split_rule(),
       gelu_rule(),
       hard_swish_rule(),
       identity_rule(),

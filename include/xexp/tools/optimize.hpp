@@ -45,7 +45,7 @@ struct OptimizeModelOptions {
 struct OptimizeModelReport {
   std::size_t nodes_before = 0, nodes_after = 0;  // main graph, its subgraphs and local functions
   std::size_t folded = 0;                         // nodes replaced by initializers, all steps together
-  std::size_t merged = 0;                         // duplicated nodes and initializers merged before folding
+  std::size_t merged = 0;                         // duplicated nodes and initializers merged
   double seconds = 0;
   rewrite::OptimizeStats rules;                   // what the rules did
   std::vector<RuleWaitingForOpset> waiting;       // what a newer opset would let the rules do
@@ -101,12 +101,15 @@ inline std::size_t fold_and_clean(ir::Model& model) {
   return folded + in_subgraphs;
 }
 
-// Equal small initializers become one, then what is computed twice from the same values is computed
-// once (ir/duplicates.hpp). Before folding: it would store a copy per duplicate (a weight every layer
-// shares, transposed once per layer). Returns how many nodes and initializers went.
+// Equal initializers become one, then what is computed twice from the same values is computed once
+// (ir/duplicates.hpp), in `g` and its subgraphs. Before folding: it would store a copy per duplicate (a
+// weight every layer shares, transposed once per layer). Returns how many nodes and initializers went.
 inline std::size_t merge_duplicates(ir::Graph& g) {
-  const std::size_t initializers = ir::merge_equal_initializers(g);
-  return initializers + ir::remove_duplicated_nodes(g);
+  std::size_t merged = ir::merge_equal_initializers(g) + ir::remove_duplicated_nodes(g);
+  ir::for_each_subgraph(g, [&](ir::Graph& body) {
+    merged += ir::merge_equal_initializers(body) + ir::remove_duplicated_nodes(body);
+  });
+  return merged;
 }
 
 // Whether `g` is the main graph or one of its subgraphs (those may hold initializers; a function
@@ -138,7 +141,6 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   ir::for_each_subgraph(g, [](ir::Graph& body) { ir::constant_nodes_to_initializers(body); });
   for (ir::Function& f : model.functions) ir::constant_shorthands_to_value(*f.body);
   report.merged += detail::merge_duplicates(g);
-  ir::for_each_subgraph(g, [&](ir::Graph& body) { report.merged += detail::merge_duplicates(body); });
   // Constant chains (position ids, masks) fold before types are inferred: their values then give
   // static shapes our rules know, where ONNX's inference would be needed on the chain itself.
   if (options.constant_folding) report.folded += detail::fold_and_clean(model);
@@ -174,6 +176,8 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   }
   report.rules = rewrite::optimize(model, rules, rewrite_options);
   if (options.constant_folding) report.folded += detail::fold_and_clean(model);
+  // Folding copies constants (Identity(mask) is a second mask table) and rules make new ones.
+  report.merged += detail::merge_duplicates(g);
   report.nodes_after = count_nodes(model);
   report.waiting = rules_waiting_for_opset(model, rules);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
