@@ -1504,7 +1504,7 @@ inline std::size_t release_unread_captured(Graph& g) {
 
 }  // namespace xexp::ir
 // ======== xexp/ir/duplicates.hpp
-// Doing the same work once: equal small initializers become one, and nodes computing the same thing
+// Doing the same work once: equal initializers become one, and nodes computing the same thing
 // (same op, same inputs, same attributes) become one, the first in execution order serving the
 // consumers of the others. Exports repeat both everywhere: a Constant [0] per Unsqueeze, the same
 // Shape/Gather chain in every layer, a weight shared by every layer transposed once per layer (folding
@@ -1515,8 +1515,10 @@ inline std::size_t release_unread_captured(Graph& g) {
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -1539,24 +1541,62 @@ inline std::string initializer_dedup_key(const Tensor& t) {
   return key;
 }
 
-// Consumers of a small initializer read the first initializer equal to it instead; the others go.
-// Graph inputs (a caller may feed them) and graph outputs keep their own. Returns how many went.
+namespace detail {
+inline bool same_tensor(const Tensor& a, const Tensor& b) {
+  if (a.type() != b.type() || a.dims() != b.dims() || a.empty() != b.empty()) return false;
+  if (a.empty()) return true;
+  if (!a.available() || !b.available()) return false;
+  if (a.type() == ElemType::String) return a.string_data() == b.string_data();
+  const auto x = a.bytes(), y = b.bytes();
+  return std::equal(x.begin(), x.end(), y.begin(), y.end());
+}
+// Element type and dims: tensors with different layouts are never equal, whatever their bytes.
+inline std::string tensor_layout(const Tensor& t) {
+  std::string key = std::to_string(static_cast<int>(t.type())) + ":";
+  for (int64_t d : t.dims()) key += std::to_string(d) + ",";
+  return key;
+}
+inline std::size_t bytes_hash(const Tensor& t) {
+  const auto bytes = t.bytes();
+  return std::hash<std::string_view>{}(
+      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+}
+}  // namespace detail
+
+// Consumers of an initializer read the first initializer equal to it (element type, dims and bytes, of
+// any size: exporters store the same mask table or weight twice) instead; the others go. Graph inputs (a
+// caller may feed them) and graph outputs keep their own. Only tensors sharing their layout with another
+// are hashed, and bytes are compared only on equal hashes: time linear in their bytes. Returns how many
+// went.
 inline std::size_t merge_equal_initializers(Graph& g) {
-  std::unordered_map<std::string, ValueId> first;
+  auto candidate = [&](ValueId id) -> const Tensor* {
+    const Value& v = g.value(id);
+    if (v.is_input || v.is_graph_output() || !v.initializer) return nullptr;
+    const Tensor& t = *v.initializer;
+    return t.empty() || !t.available() || t.type() == ElemType::String ? nullptr : &t;
+  };
+  std::unordered_map<std::string, std::size_t> per_layout;
+  for (ValueId id : g.initializers())
+    if (const Tensor* t = candidate(id)) ++per_layout[detail::tensor_layout(*t)];
+  std::unordered_map<std::size_t, std::vector<ValueId>> first_by_hash;
   std::vector<ValueId> kept;
   std::size_t merged = 0;
   for (ValueId id : g.initializers()) {
-    Value& v = g.value(id);
-    std::string key = v.is_input || v.is_graph_output() || !v.initializer ? std::string()
-                                                                          : initializer_dedup_key(*v.initializer);
-    if (!key.empty()) {
-      auto [it, inserted] = first.emplace(std::move(key), id);
-      if (!inserted) {
-        g.replace_all_uses(id, it->second);
+    const Tensor* t = candidate(id);
+    const std::string layout = t ? detail::tensor_layout(*t) : std::string();
+    if (t && per_layout[layout] > 1) {
+      std::vector<ValueId>& same_hash =
+          first_by_hash[std::hash<std::string>{}(layout) * 1000003u ^ detail::bytes_hash(*t)];
+      const auto equal = std::find_if(same_hash.begin(), same_hash.end(), [&](ValueId k) {
+        return detail::same_tensor(*g.value(k).initializer, *t);
+      });
+      if (equal != same_hash.end()) {
+        g.replace_all_uses(id, *equal);
         g.value(id).alive = false;
         ++merged;
         continue;
       }
+      same_hash.push_back(id);
     }
     kept.push_back(id);
   }
@@ -1578,15 +1618,6 @@ inline bool is_random_op(Symbol op) {
 inline bool mergeable(const Node& n) {
   return n.alive && (n.domain.empty() || n.domain == "ai.onnx") && !n.outputs.empty() && !n.has_subgraphs() &&
          !is_random_op(n.op_type);
-}
-
-inline bool same_tensor(const Tensor& a, const Tensor& b) {
-  if (a.type() != b.type() || a.dims() != b.dims() || a.empty() != b.empty()) return false;
-  if (a.empty()) return true;
-  if (!a.available() || !b.available()) return false;
-  if (a.type() == ElemType::String) return a.string_data() == b.string_data();
-  const auto x = a.bytes(), y = b.bytes();
-  return std::equal(x.begin(), x.end(), y.begin(), y.end());
 }
 
 // Floats compare by their bits: a NaN attribute equals itself, 0.0 and -0.0 differ.
@@ -6264,11 +6295,26 @@ inline Tensor cast_tensor(const Tensor& in, ElemType to) {
     return Tensor::strings(in.dims(), std::move(out));
   }
   Tensor out(to, in.dims());
+  // Each loop below reads one typed span: the evaluator widens every float16 and bfloat16 operand to
+  // float and back around each node, and a per-element dispatch on the type cost more than the
+  // conversion itself (a third of a float16 model's run time).
   if (is_half(to)) {
     auto dst = out.mutable_data<uint16_t>();
-    for (int64_t k = 0; k < n; ++k) {
-      const double v = in.type() == ElemType::String ? parse_number(in.string_data()[k]) : element_as_double(in, k);
-      dst[k] = to == ElemType::Float16 ? float_to_half(static_cast<float>(v)) : float_to_bfloat16(static_cast<float>(v));
+    auto narrow = [&](auto value_of) {
+      if (to == ElemType::Float16)
+        for (int64_t k = 0; k < n; ++k) dst[k] = float_to_half(static_cast<float>(value_of(k)));
+      else
+        for (int64_t k = 0; k < n; ++k) dst[k] = float_to_bfloat16(static_cast<float>(value_of(k)));
+    };
+    if (in.type() == ElemType::String) {
+      narrow([&](int64_t k) { return parse_number(in.string_data()[k]); });
+    } else if (is_half(in.type())) {
+      const Tensor wide = cast_tensor(in, ElemType::Float);
+      narrow([src = wide.data<float>()](int64_t k) { return src[k]; });
+    } else {
+      visit_type(in.type(), [&](auto in_tag) {
+        narrow([src = in.data<typename decltype(in_tag)::type>()](int64_t k) { return static_cast<double>(src[k]); });
+      });
     }
     return out;
   }
@@ -6277,8 +6323,12 @@ inline Tensor cast_tensor(const Tensor& in, ElemType to) {
     auto dst = out.mutable_data<To>();
     if (in.type() == ElemType::String) {
       for (int64_t k = 0; k < n; ++k) dst[k] = convert_value<To>(parse_number(in.string_data()[k]));
-    } else if (is_half(in.type())) {
-      for (int64_t k = 0; k < n; ++k) dst[k] = convert_value<To>(static_cast<float>(element_as_double(in, k)));
+    } else if (in.type() == ElemType::Float16) {
+      auto src = in.data<uint16_t>();
+      for (int64_t k = 0; k < n; ++k) dst[k] = convert_value<To>(half_to_float(src[k]));
+    } else if (in.type() == ElemType::BFloat16) {
+      auto src = in.data<uint16_t>();
+      for (int64_t k = 0; k < n; ++k) dst[k] = convert_value<To>(bfloat16_to_float(src[k]));
     } else {
       visit_type(in.type(), [&](auto in_tag) {
         auto src = in.data<typename decltype(in_tag)::type>();
@@ -14461,6 +14511,115 @@ inline rewrite::RulePtr expand_swap_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/gathers_split.hpp
+// GathersSplit: Gathers of one tensor with scalar constant indices along one static axis, one per index
+// 0..dim-1 (the unbind of q, k and v out of a fused projection), are one Split into pieces of 1 and a
+// Squeeze of the axis on each piece: one pass over the tensor instead of one per Gather.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// The Gathers of x along the root's axis, indexed by the element they read, when there is exactly one
+// per element of that axis and the root is the first of them in execution order; empty otherwise.
+struct Unbinding {
+  int64_t axis = 0;
+  std::vector<ir::NodeId> by_index;
+};
+// The element Gather node `id` reads along axis `axis` of its input (rank `rank`, `dim` elements on that
+// axis): a scalar constant index, negative ones counted from the end; -1 for any other node.
+inline int64_t gathered_element(const ir::Graph& g, ir::NodeId id, int64_t rank, int64_t dim, int64_t axis) {
+  const ir::Node& n = g.node(id);
+  if (n.op_type != Symbol("Gather") || !n.domain.empty() || n.inputs.size() != 2) return -1;
+  const int64_t a = int_attribute(n, "axis", 0);
+  if ((a < 0 ? a + rank : a) != axis) return -1;
+  const Tensor* index = rewrite::constant_tensor(g, n.inputs[1]);
+  if (!index || !index->dims().empty() || !is_integer_type(index->type())) return -1;
+  const int64_t i = eval::as_int64s(*index)[0];
+  const int64_t element = i < 0 ? i + dim : i;
+  return element >= 0 && element < dim ? element : -1;
+}
+inline Unbinding unbinding_gathers(const ValueView& root) {
+  const ir::Graph& g = *root.graph;
+  const ir::NodeId root_id = root.value().producer;
+  const ir::ValueId x = g.node(root_id).inputs[0];
+  const std::optional<Shape>& shape = g.value(x).shape;
+  if (!shape) return {};
+  const auto rank = static_cast<int64_t>(shape->size());
+  const int64_t root_axis = int_attribute(g.node(root_id), "axis", 0);
+  const int64_t axis = root_axis < 0 ? root_axis + rank : root_axis;
+  if (axis < 0 || axis >= rank || !(*shape)[axis].is_static() || (*shape)[axis].value() < 2) return {};
+  const int64_t dim = (*shape)[axis].value();
+  Unbinding out{axis, std::vector<ir::NodeId>(static_cast<std::size_t>(dim), ir::kNone)};
+  std::vector<ir::NodeId> others;
+  for (const ir::Use& u : g.value(x).uses) {
+    if (u.slot != 0) continue;
+    const int64_t element = gathered_element(g, u.node, rank, dim, axis);
+    if (element < 0) continue;
+    ir::NodeId& slot = out.by_index[static_cast<std::size_t>(element)];
+    if (slot != ir::kNone) return {};  // two Gathers of one element: a Split would give it once
+    slot = u.node;
+    if (u.node != root_id) {
+      if (g.value(g.node(u.node).outputs[0]).is_graph_output()) return {};
+      others.push_back(u.node);
+    }
+  }
+  const bool root_is_one = gathered_element(g, root_id, rank, dim, axis) >= 0;
+  for (ir::NodeId id : out.by_index)
+    if (id == ir::kNone) return {};
+  if (!root_is_one || !first_in_order(g, root_id, x, others)) return {};
+  return out;
+}
+inline constexpr auto unbinds_the_axis = rewrite::fact<"unbinds_the_axis">(
+    [](const ValueView& root) { return !unbinding_gathers(root).by_index.empty(); });
+
+inline std::optional<ir::ValueId> split_and_squeeze(rewrite::Rewriter& r, const ValueView& root) {
+  const Unbinding unbinding = unbinding_gathers(root);
+  if (unbinding.by_index.empty()) return std::nullopt;
+  const ir::NodeId root_id = root.value().producer;
+  const ir::ValueId x = r.graph().node(root_id).inputs[0];
+  const std::size_t dim = unbinding.by_index.size();
+  // Split takes num_outputs from opset 18 on; before, the sizes (an attribute, an input from opset 13).
+  const ir::Attribute pieces =
+      r.opset() >= 18 ? ir::Attribute::make_int(Symbol("num_outputs"), static_cast<int64_t>(dim))
+                      : ir::Attribute::make_ints(Symbol("split"), std::vector<int64_t>(dim, 1));
+  const ir::ValueId first =
+      r.node(Symbol("Split"), {x}, {ir::Attribute::make_int(Symbol("axis"), unbinding.axis), pieces}, {}, dim);
+  const std::vector<ir::ValueId> outs = r.graph().node(r.graph().value(first).producer).outputs;
+  // Squeeze's axes: one initializer shared by every Squeeze where they are an input (opset 13 on).
+  const bool axes_as_input = r.opset() >= 13;
+  const ir::ValueId axes = axes_as_input ? r.initializer(int64_tensor({unbinding.axis})) : ir::kNone;
+  ir::ValueId replaced = ir::kNone;
+  for (std::size_t k = 0; k < dim; ++k) {
+    const ir::ValueId squeezed =
+        axes_as_input ? r.node(Symbol("Squeeze"), {outs[k], axes})
+                      : r.node(Symbol("Squeeze"), {outs[k]},
+                               {ir::Attribute::make_ints(Symbol("axes"), {unbinding.axis})});
+    const ir::NodeId gather = unbinding.by_index[k];
+    if (gather == root_id)
+      replaced = squeezed;
+    else
+      r.replace_later(r.graph().node(gather).outputs[0], squeezed);
+  }
+  return replaced;
+}
+}  // namespace detail
+
+inline rewrite::RulePtr gathers_split_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  auto root = named<'r'>(op<"Gather">(x, etc));
+  return rule("GathersSplit")
+      .priority(1)
+      .match(root)
+      .when(detail::unbinds_the_axis(root))
+      .to(replace_with("split", detail::split_and_squeeze, root));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/gelu.hpp
 // Gelu: the tanh approximation written out, x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))), 8 nodes,
 // is ONNX Gelu(approximate="tanh") (opset >= 20). Each constant may be the float32 value or its float16
@@ -18714,6 +18873,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       expand_rule(),
       expand_broadcast_rule(),
       expand_swap_rule(),
+      gathers_split_rule(),
       gelu_rule(),
       hard_swish_rule(),
       identity_rule(),
@@ -20552,7 +20712,7 @@ struct OptimizeModelOptions {
 struct OptimizeModelReport {
   std::size_t nodes_before = 0, nodes_after = 0;  // main graph, its subgraphs and local functions
   std::size_t folded = 0;                         // nodes replaced by initializers, all steps together
-  std::size_t merged = 0;                         // duplicated nodes and initializers merged before folding
+  std::size_t merged = 0;                         // duplicated nodes and initializers merged
   double seconds = 0;
   rewrite::OptimizeStats rules;                   // what the rules did
   std::vector<RuleWaitingForOpset> waiting;       // what a newer opset would let the rules do
@@ -20608,12 +20768,15 @@ inline std::size_t fold_and_clean(ir::Model& model) {
   return folded + in_subgraphs;
 }
 
-// Equal small initializers become one, then what is computed twice from the same values is computed
-// once (ir/duplicates.hpp). Before folding: it would store a copy per duplicate (a weight every layer
-// shares, transposed once per layer). Returns how many nodes and initializers went.
+// Equal initializers become one, then what is computed twice from the same values is computed once
+// (ir/duplicates.hpp), in `g` and its subgraphs. Before folding: it would store a copy per duplicate (a
+// weight every layer shares, transposed once per layer). Returns how many nodes and initializers went.
 inline std::size_t merge_duplicates(ir::Graph& g) {
-  const std::size_t initializers = ir::merge_equal_initializers(g);
-  return initializers + ir::remove_duplicated_nodes(g);
+  std::size_t merged = ir::merge_equal_initializers(g) + ir::remove_duplicated_nodes(g);
+  ir::for_each_subgraph(g, [&](ir::Graph& body) {
+    merged += ir::merge_equal_initializers(body) + ir::remove_duplicated_nodes(body);
+  });
+  return merged;
 }
 
 // Whether `g` is the main graph or one of its subgraphs (those may hold initializers; a function
@@ -20645,7 +20808,6 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   ir::for_each_subgraph(g, [](ir::Graph& body) { ir::constant_nodes_to_initializers(body); });
   for (ir::Function& f : model.functions) ir::constant_shorthands_to_value(*f.body);
   report.merged += detail::merge_duplicates(g);
-  ir::for_each_subgraph(g, [&](ir::Graph& body) { report.merged += detail::merge_duplicates(body); });
   // Constant chains (position ids, masks) fold before types are inferred: their values then give
   // static shapes our rules know, where ONNX's inference would be needed on the chain itself.
   if (options.constant_folding) report.folded += detail::fold_and_clean(model);
@@ -20681,6 +20843,8 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   }
   report.rules = rewrite::optimize(model, rules, rewrite_options);
   if (options.constant_folding) report.folded += detail::fold_and_clean(model);
+  // Folding copies constants (Identity(mask) is a second mask table) and rules make new ones.
+  report.merged += detail::merge_duplicates(g);
   report.nodes_after = count_nodes(model);
   report.waiting = rules_waiting_for_opset(model, rules);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
