@@ -26,13 +26,18 @@ namespace xexp::ir {
 // Tensors with fewer elements than this are deduplicated by type, shape and bytes.
 inline constexpr int64_t kDedupMaxElements = 1024;
 
+// Element type and dims: tensors with different layouts are never equal, whatever their bytes.
+inline std::string tensor_layout(const Tensor& t) {
+  std::string key = std::to_string(static_cast<int>(t.type())) + ":";
+  for (int64_t d : t.dims()) key += std::to_string(d) + ",";
+  return key;
+}
+
 // Type, dims and bytes in one string: equal keys mean interchangeable initializers. Empty for tensors
 // that are not deduplicated (large ones, strings, values that cannot be read).
 inline std::string initializer_dedup_key(const Tensor& t) {
   if (t.size() >= kDedupMaxElements || t.type() == ElemType::String || t.empty() || !t.available()) return {};
-  std::string key = std::to_string(static_cast<int>(t.type())) + ":";
-  for (int64_t d : t.dims()) key += std::to_string(d) + ",";
-  key += ":";
+  std::string key = tensor_layout(t) + ":";
   auto bytes = t.bytes();
   key.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   return key;
@@ -46,12 +51,6 @@ inline bool same_tensor(const Tensor& a, const Tensor& b) {
   if (a.type() == ElemType::String) return a.string_data() == b.string_data();
   const auto x = a.bytes(), y = b.bytes();
   return std::equal(x.begin(), x.end(), y.begin(), y.end());
-}
-// Element type and dims: tensors with different layouts are never equal, whatever their bytes.
-inline std::string tensor_layout(const Tensor& t) {
-  std::string key = std::to_string(static_cast<int>(t.type())) + ":";
-  for (int64_t d : t.dims()) key += std::to_string(d) + ",";
-  return key;
 }
 inline std::size_t bytes_hash(const Tensor& t) {
   const auto bytes = t.bytes();
@@ -74,13 +73,13 @@ inline std::size_t merge_equal_initializers(Graph& g) {
   };
   std::unordered_map<std::string, std::size_t> per_layout;
   for (ValueId id : g.initializers())
-    if (const Tensor* t = candidate(id)) ++per_layout[detail::tensor_layout(*t)];
+    if (const Tensor* t = candidate(id)) ++per_layout[tensor_layout(*t)];
   std::unordered_map<std::size_t, std::vector<ValueId>> first_by_hash;
   std::vector<ValueId> kept;
   std::size_t merged = 0;
   for (ValueId id : g.initializers()) {
     const Tensor* t = candidate(id);
-    const std::string layout = t ? detail::tensor_layout(*t) : std::string();
+    const std::string layout = t ? tensor_layout(*t) : std::string();
     if (t && per_layout[layout] > 1) {
       std::vector<ValueId>& same_hash =
           first_by_hash[std::hash<std::string>{}(layout) * 1000003u ^ detail::bytes_hash(*t)];
