@@ -71,20 +71,22 @@ inline std::size_t merge_equal_initializers(Graph& g) {
     const Tensor& t = *v.initializer;
     return t.empty() || !t.available() || t.type() == ElemType::String ? nullptr : &t;
   };
+  const std::vector<ValueId> order = g.initializers();
+  std::vector<std::string> layouts(order.size());  // empty for the initializers that are not candidates
   std::unordered_map<std::string, std::size_t> per_layout;
-  for (ValueId id : g.initializers())
-    if (const Tensor* t = candidate(id)) ++per_layout[tensor_layout(*t)];
-  std::unordered_map<std::size_t, std::vector<ValueId>> first_by_hash;
+  for (std::size_t k = 0; k < order.size(); ++k)
+    if (const Tensor* t = candidate(order[k])) ++per_layout[layouts[k] = tensor_layout(*t)];
+  // Per layout, per hash of the bytes: the first initializer of each content met.
+  std::unordered_map<std::string, std::unordered_map<std::size_t, std::vector<ValueId>>> first_seen;
   std::vector<ValueId> kept;
   std::size_t merged = 0;
-  for (ValueId id : g.initializers()) {
-    const Tensor* t = candidate(id);
-    const std::string layout = t ? tensor_layout(*t) : std::string();
-    if (t && per_layout[layout] > 1) {
-      std::vector<ValueId>& same_hash =
-          first_by_hash[std::hash<std::string>{}(layout) * 1000003u ^ detail::bytes_hash(*t)];
-      const auto equal = std::find_if(same_hash.begin(), same_hash.end(), [&](ValueId k) {
-        return detail::same_tensor(*g.value(k).initializer, *t);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const ValueId id = order[k];
+    if (!layouts[k].empty() && per_layout[layouts[k]] > 1) {
+      const Tensor& t = *g.value(id).initializer;
+      std::vector<ValueId>& same_hash = first_seen[layouts[k]][detail::bytes_hash(t)];
+      const auto equal = std::find_if(same_hash.begin(), same_hash.end(), [&](ValueId other) {
+        return detail::same_tensor(*g.value(other).initializer, t);
       });
       if (equal != same_hash.end()) {
         g.replace_all_uses(id, *equal);

@@ -240,6 +240,39 @@ inline bool first_in_order(const ir::Graph& g, ir::NodeId root, ir::ValueId x,
     if (std::find(others.begin(), others.end(), k) != others.end()) return false;
   return true;
 }
+// The readers of the root's first input x, at their first input, that `accepts` takes (it may record what it
+// read of each): the root among them with at least one other, no other's first output a graph output (it
+// would stay), the root first in order. Empty when one of these fails. SlicesSplit and GathersSplit start
+// from it and end with replace_readers.
+template <class Accept>
+std::vector<ir::NodeId> sibling_readers(const ir::Graph& g, ir::NodeId root, Accept&& accepts) {
+  const ir::ValueId x = g.node(root).inputs[0];
+  std::vector<ir::NodeId> readers;
+  std::vector<ir::NodeId> others;
+  for (const ir::Use& u : g.value(x).uses) {
+    if (u.slot != 0 || !accepts(u.node)) continue;
+    if (u.node != root) {
+      if (g.value(g.node(u.node).outputs[0]).is_graph_output()) return {};
+      others.push_back(u.node);
+    }
+    readers.push_back(u.node);
+  }
+  if (others.empty() || others.size() == readers.size() || !first_in_order(g, root, x, others)) return {};
+  return readers;
+}
+// Each reader's first output becomes fresh[k] (after the match, as the driver wants); the root's
+// counterpart is returned for the driver to put in place of the root.
+inline ir::ValueId replace_readers(rewrite::Rewriter& r, ir::NodeId root, const std::vector<ir::NodeId>& readers,
+                                   const std::vector<ir::ValueId>& fresh) {
+  ir::ValueId root_replacement = ir::kNone;
+  for (std::size_t k = 0; k < readers.size(); ++k) {
+    if (readers[k] == root)
+      root_replacement = fresh[k];
+    else
+      r.replace_later(r.graph().node(readers[k]).outputs[0], fresh[k]);
+  }
+  return root_replacement;
+}
 
 // ---- computations on constants ----------------------------------------------------------------------
 // Runs one default-domain op on constants (opset 18 semantics, stable for the ops used here).

@@ -42,23 +42,18 @@ inline Unbinding unbinding_gathers(const ValueView& root) {
   if (axis < 0 || axis >= rank || !(*shape)[axis].is_static() || (*shape)[axis].value() < 2) return {};
   const int64_t dim = (*shape)[axis].value();
   Unbinding out{axis, std::vector<ir::NodeId>(static_cast<std::size_t>(dim), ir::kNone)};
-  std::vector<ir::NodeId> others;
-  for (const ir::Use& u : g.value(x).uses) {
-    if (u.slot != 0) continue;
-    const int64_t element = gathered_element(g, u.node, rank, dim, axis);
-    if (element < 0) continue;
+  bool repeated = false;  // two Gathers of one element: a Split would give it once
+  const std::vector<ir::NodeId> readers = sibling_readers(g, root_id, [&](ir::NodeId id) {
+    const int64_t element = gathered_element(g, id, rank, dim, axis);
+    if (element < 0) return false;
     ir::NodeId& slot = out.by_index[static_cast<std::size_t>(element)];
-    if (slot != ir::kNone) return {};  // two Gathers of one element: a Split would give it once
-    slot = u.node;
-    if (u.node != root_id) {
-      if (g.value(g.node(u.node).outputs[0]).is_graph_output()) return {};
-      others.push_back(u.node);
-    }
-  }
-  const bool root_is_one = gathered_element(g, root_id, rank, dim, axis) >= 0;
+    repeated = repeated || slot != ir::kNone;
+    slot = id;
+    return true;
+  });
+  if (readers.empty() || repeated) return {};
   for (ir::NodeId id : out.by_index)
     if (id == ir::kNone) return {};
-  if (!root_is_one || !first_in_order(g, root_id, x, others)) return {};
   return out;
 }
 inline constexpr auto unbinds_the_axis = rewrite::fact<"unbinds_the_axis">(
@@ -80,19 +75,12 @@ inline std::optional<ir::ValueId> split_and_squeeze(rewrite::Rewriter& r, const 
   // Squeeze's axes: one initializer shared by every Squeeze where they are an input (opset 13 on).
   const bool axes_as_input = r.opset() >= 13;
   const ir::ValueId axes = axes_as_input ? r.initializer(int64_tensor({unbinding.axis})) : ir::kNone;
-  ir::ValueId replaced = ir::kNone;
-  for (std::size_t k = 0; k < dim; ++k) {
-    const ir::ValueId squeezed =
-        axes_as_input ? r.node(Symbol("Squeeze"), {outs[k], axes})
-                      : r.node(Symbol("Squeeze"), {outs[k]},
-                               {ir::Attribute::make_ints(Symbol("axes"), {unbinding.axis})});
-    const ir::NodeId gather = unbinding.by_index[k];
-    if (gather == root_id)
-      replaced = squeezed;
-    else
-      r.replace_later(r.graph().node(gather).outputs[0], squeezed);
-  }
-  return replaced;
+  std::vector<ir::ValueId> squeezed;
+  for (std::size_t k = 0; k < dim; ++k)
+    squeezed.push_back(axes_as_input ? r.node(Symbol("Squeeze"), {outs[k], axes})
+                                     : r.node(Symbol("Squeeze"), {outs[k]},
+                                              {ir::Attribute::make_ints(Symbol("axes"), {unbinding.axis})}));
+  return replace_readers(r, root_id, unbinding.by_index, squeezed);
 }
 }  // namespace detail
 

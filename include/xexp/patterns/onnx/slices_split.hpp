@@ -35,20 +35,12 @@ inline Tiling tiling_slices(const ValueView& root) {
   if (axis < 0 || axis >= rank || !(*shape)[axis].is_static()) return {};
   const int64_t dim = (*shape)[axis].value();
   Tiling out{axis, {}};
-  std::vector<ir::NodeId> others;
-  for (const ir::Use& u : g.value(x).uses) {
-    if (u.slot != 0) continue;
-    std::optional<SlicePiece> piece = slice_piece(g, u.node, rank, dim, axis);
-    if (!piece) continue;
-    if (u.node != root_id) {
-      if (g.value(g.node(u.node).outputs[0]).is_graph_output()) return {};
-      others.push_back(u.node);
-    }
-    out.pieces.push_back(*piece);
-  }
-  const bool root_is_a_piece = std::any_of(out.pieces.begin(), out.pieces.end(),
-                                           [&](const SlicePiece& p) { return p.node == root_id; });
-  if (out.pieces.size() < 2 || !root_is_a_piece) return {};
+  const std::vector<ir::NodeId> readers = sibling_readers(g, root_id, [&](ir::NodeId id) {
+    std::optional<SlicePiece> piece = slice_piece(g, id, rank, dim, axis);
+    if (piece) out.pieces.push_back(*piece);
+    return piece.has_value();
+  });
+  if (readers.empty()) return {};
   std::sort(out.pieces.begin(), out.pieces.end(),
             [](const SlicePiece& a, const SlicePiece& b) { return a.start < b.start; });
   int64_t next = 0;
@@ -56,7 +48,7 @@ inline Tiling tiling_slices(const ValueView& root) {
     if (p.start != next || p.count <= 0) return {};
     next += p.count;
   }
-  if (next != dim || !first_in_order(g, root_id, x, others)) return {};
+  if (next != dim) return {};
   return out;
 }
 inline constexpr auto tiles_the_axis = rewrite::fact<"tiles_the_axis">(
@@ -74,15 +66,9 @@ inline std::optional<ir::ValueId> split_into_pieces(rewrite::Rewriter& r, const 
                                     ir::Attribute::make_ints(Symbol("split"), sizes)},
                                    {}, tiling.pieces.size());
   const std::vector<ir::ValueId> outs = r.graph().node(r.graph().value(first).producer).outputs;
-  ir::ValueId replaced = ir::kNone;
-  for (std::size_t k = 0; k < tiling.pieces.size(); ++k) {
-    const ir::ValueId piece = r.graph().node(tiling.pieces[k].node).outputs[0];
-    if (tiling.pieces[k].node == root_id)
-      replaced = outs[k];
-    else
-      r.replace_later(piece, outs[k]);
-  }
-  return replaced;
+  std::vector<ir::NodeId> readers;
+  for (const SlicePiece& p : tiling.pieces) readers.push_back(p.node);
+  return replace_readers(r, root_id, readers, outs);
 }
 }  // namespace detail
 
