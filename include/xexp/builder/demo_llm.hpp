@@ -27,6 +27,9 @@ struct DemoLlmOptions {
   // ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add, which the LayerNormalization pattern fuses.
   bool decomposed_layer_norm = false;
   uint64_t seed = 0;
+  // Decoder layers: the tutorial has one (module "decoder"); more are stacked as a torch ModuleList names
+  // them ("decoders.0", "decoders.1", ...), a model of any size for the optimizer's scaling benchmark.
+  int64_t layers = 1;
 };
 
 namespace detail {
@@ -56,7 +59,11 @@ class DemoLlmBuilder {
   std::string build() {
     g_.make_tensor_input("input_ids", ElemType::Int64, Shape{o_.batch, o_.sequence});
     std::string x = embedding("input_ids");
-    decoder(x, "output_0");
+    for (int64_t k = 0; k < o_.layers; ++k) {
+      decoder_ = o_.layers == 1 ? "decoder" : "decoders." + std::to_string(k);
+      const bool last = k + 1 == o_.layers;
+      x = decoder(x, last ? std::vector<std::string>{"output_0"} : std::vector<std::string>{});
+    }
     return g_.make_tensor_output("output_0", ElemType::Float, Shape{o_.batch, o_.sequence, o_.embedding_dim});
   }
 
@@ -71,10 +78,11 @@ class DemoLlmBuilder {
     return g_.op.Gather(table, ids);
   }
 
-  void decoder(const std::string& x, const std::string& output) {
-    auto scope = g_.module("decoder", "__main__.DecoderLayer");
-    std::string attention = g_.op.Add(multi_attention(layer_norm("decoder.norm_1", x)), x);
-    g_.op.Add(feed_forward(layer_norm("decoder.norm_2", attention)), attention, {}, {.outputs = {output}});
+  std::string decoder(const std::string& x, std::vector<std::string> output) {
+    auto scope = g_.module(decoder_, "__main__.DecoderLayer");
+    std::string attention = g_.op.Add(multi_attention(layer_norm(decoder_ + ".norm_1", x)), x);
+    return g_.op.Add(feed_forward(layer_norm(decoder_ + ".norm_2", attention)), attention, {},
+                     {.outputs = std::move(output)});
   }
 
   std::string layer_norm(const std::string& path, const std::string& x) {
@@ -126,28 +134,29 @@ class DemoLlmBuilder {
   }
 
   std::string multi_attention(const std::string& x) {
-    auto scope = g_.module("decoder.attention", "__main__.MultiAttentionBlock");
+    auto scope = g_.module(decoder_ + ".attention", "__main__.MultiAttentionBlock");
     std::vector<Arg> heads;
     for (int64_t h = 0; h < o_.num_heads; ++h)
-      heads.emplace_back(attention_head("decoder.attention.attention." + std::to_string(h), x));
+      heads.emplace_back(attention_head(decoder_ + ".attention.attention." + std::to_string(h), x));
     std::string cat = g_.op.Concat(std::move(heads), {{"axis", -1}});
-    return linear("decoder.attention.linear", cat, o_.embedding_dim * o_.num_heads, o_.embedding_dim, true);
+    return linear(decoder_ + ".attention.linear", cat, o_.embedding_dim * o_.num_heads, o_.embedding_dim, true);
   }
 
   std::string feed_forward(const std::string& x) {
-    auto scope = g_.module("decoder.feed_forward", "__main__.FeedForward");
-    std::string hidden = linear("decoder.feed_forward.linear_1", x, o_.embedding_dim, o_.ff_dim, true);
+    auto scope = g_.module(decoder_ + ".feed_forward", "__main__.FeedForward");
+    std::string hidden = linear(decoder_ + ".feed_forward.linear_1", x, o_.embedding_dim, o_.ff_dim, true);
     std::string activated;
     {
-      auto relu = g_.module("decoder.feed_forward.relu", "ReLU");
+      auto relu = g_.module(decoder_ + ".feed_forward.relu", "ReLU");
       activated = g_.op.Relu(hidden);
     }
-    return linear("decoder.feed_forward.linear_2", activated, o_.ff_dim, o_.embedding_dim, true);
+    return linear(decoder_ + ".feed_forward.linear_2", activated, o_.ff_dim, o_.embedding_dim, true);
   }
 
   GraphBuilder& g_;
   const DemoLlmOptions& o_;
   DemoRng rng_;
+  std::string decoder_;  // the module path of the decoder layer being built
 };
 
 }  // namespace detail
