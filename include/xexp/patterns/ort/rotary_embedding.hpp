@@ -273,10 +273,11 @@ inline bool counts_sequence_from_zero(const ValueView& x, ir::ValueId positions)
 // Position ids 0, 1, ..., batch * seq - 1 as (batch, seq), the rows of caches computed from angles
 // (batch, seq, head_size / 2): Reshape(Range(0, batch * seq, 1), Shape(angles)[:2]).
 inline ir::ValueId counted_rows(rewrite::Rewriter& r, ir::ValueId angles) {
-  const ir::ValueId two = r.initializer(int64_tensor({2}));
+  // Shape's start and end came with opset 15: a Slice of the whole shape before.
   const ir::ValueId dims =
       r.opset() >= 15 ? r.node(Symbol("Shape"), {angles}, {ir::Attribute::make_int(Symbol("end"), 2)})
-                      : r.node(Symbol("Slice"), {r.node(Symbol("Shape"), {angles}), r.initializer(int64_tensor({0})), two});
+                      : r.node(Symbol("Slice"), {r.node(Symbol("Shape"), {angles}),
+                                                 r.initializer(int64_tensor({0})), r.initializer(int64_tensor({2}))});
   const ir::ValueId count =
       r.node(Symbol("ReduceProd"), {dims}, {ir::Attribute::make_int(Symbol("keepdims"), 0)});
   const ir::ValueId ids = r.node(Symbol("Range"), {r.initializer(Tensor::scalar<int64_t>(0)), count,
