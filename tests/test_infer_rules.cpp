@@ -254,6 +254,8 @@ TEST(InferShapeOps, SymbolicSumsAndProducts) {
   EXPECT_EQ(*f.shape(f.one("Flatten", {x}, {Attribute::make_int("axis", 2)})), (Shape{S("a*b"), 24}));
   // a sum inside a product keeps its parentheses
   EXPECT_EQ(*f.shape(f.one("Flatten", {ab}, {Attribute::make_int("axis", 2)})), (Shape{S("(a+b)*4"), 1}));
+  // ... and none alone: (a+b, 4) reshaped to (-1, 4) is still a+b, not "(a+b)"
+  EXPECT_EQ(*f.shape(f.one("Reshape", {ab, f.ints("r5", {-1, 4})})), (Shape{S("a+b"), 4}));
   // a symbol bound to a size folds into the constant
   f.state.constraints.bind(Symbol("b"), 2);
   EXPECT_EQ(*f.shape(f.one("Concat", {a, b}, {axis0})), (Shape{S("a+2"), 4}));

@@ -190,6 +190,43 @@ Model single_head(std::optional<float> hidden_where_cut_equals = std::nullopt) {
   return m;
 }
 
+// Phi-3's spelling, a decoder reading a key-value cache: the rotated Q (here Q + P after the heads split),
+// keys and values concatenated after the past ones on the sequence axis (the present cache, graph outputs
+// too), FusedMatMul scores, and an additive mask (batch, 1, seq, total) sliced at run time, whose total
+// is the file's own symbol, not the "past+seq" inference gives the scores. With `mask_per_row` false the
+// mask has one row broadcast over the sequence, which MultiHeadAttention's attention_bias cannot be.
+Model with_past(bool mask_per_row = true) {
+  Model m = test::model_with_opset(18);
+  m.opsets.push_back({"com.microsoft", 1, {}});
+  Graph& g = *m.graph;
+  const Dim seq = Dim::symbolic("seq");
+  const Shape three_d{kBatch, seq, kHidden}, past{kBatch, kHeads, Dim::symbolic("past"), kHeadSize};
+  const ValueId split_shape = test::int64_initializer(g, "split", {0, 0, kHeads, kHeadSize});
+  auto heads = [&](const char* name) {
+    return node(g, "Transpose", {node(g, "Reshape", {g.add_input(name, ElemType::Float, three_d), split_shape})},
+                {perm({0, 2, 1, 3})});
+  };
+  auto after_past = [&](const char* past_name, const char* name) {
+    const ValueId all = node(g, "Concat", {g.add_input(past_name, ElemType::Float, past), heads(name)},
+                             {Attribute::make_int("axis", -2)});
+    g.add_output(all);
+    return all;
+  };
+  const ValueId q =
+      node(g, "Add", {heads("Q"), g.add_input("P", ElemType::Float, Shape{kBatch, kHeads, seq, kHeadSize})});
+  const ValueId keys = after_past("past_K", "K"), values = after_past("past_V", "V");
+  const ValueId scores = node(g, "FusedMatMul", {q, keys},
+                              {Attribute::make_int("transA", 0), Attribute::make_int("transB", 1),
+                               Attribute::make_float("alpha", 0.5f)},
+                              "com.microsoft");
+  const Shape mask{kBatch, 1, mask_per_row ? seq : Dim(1), Dim::symbolic("total")};
+  const ValueId masked = node(g, "Add", {scores, g.add_input("M", ElemType::Float, mask)});
+  ValueId y = node(g, "MatMul", {node(g, "Softmax", {masked}, {Attribute::make_int("axis", -1)}), values});
+  y = node(g, "Transpose", {y}, {perm({0, 2, 1, 3})});
+  g.add_output(node(g, "Reshape", {y, test::int64_initializer(g, "merged", {0, 0, kHidden})}));
+  return m;
+}
+
 const Node& only_attention(const Graph& g) {
   for (NodeId id : g.nodes())
     if (g.node(id).op_type == Symbol("MultiHeadAttention")) return g.node(id);
@@ -380,6 +417,28 @@ TEST(PatternMultiHeadAttention, SameNumbers) {
         Attention{.mask = Mask::None, .query_offset = true}})
     test::expect_same_outputs([&] { return attention(c); }, kAll, 1e-5);
   test::expect_same_outputs([] { return single_head(); }, kAll, 1e-5);
+}
+
+TEST(PatternMultiHeadAttention, KeysAfterAPastCacheWithAMaskSlicedToTheTotalLength) {
+  Model m = with_past();
+  test::run_rules(m, kAll);
+  const Graph& g = *m.graph;
+  EXPECT_EQ(op_types(g), (OpList{"Reshape", "Transpose", "Add", "Reshape", "Transpose", "Concat", "Reshape",
+                                 "Transpose", "Concat", "Transpose", "Reshape", kMha}));
+  const Node& n = only_attention(g);
+  // Key and value stay the concatenated (batch, heads, total, head_size) caches; the mask passes as it is.
+  EXPECT_EQ(g.node(g.value(n.inputs[1]).producer).op_type, Symbol("Concat"));
+  EXPECT_EQ(g.node(g.value(n.inputs[2]).producer).op_type, Symbol("Concat"));
+  EXPECT_EQ(input_name(g, n, 5), "M");
+  EXPECT_EQ(n.attribute(Symbol("num_heads"))->i, kHeads);
+  EXPECT_FLOAT_EQ(n.attribute(Symbol("scale"))->f, 0.5f);
+  test::expect_same_outputs([] { return with_past(); }, kAll, 1e-5,
+                            {.seed = 7, .symbols = {{"seq", kSeq}, {"past", 3}, {"total", kSeq + 3}}});
+  // One mask row for every position: no attention_bias.
+  Model one_row = with_past(false);
+  test::run_rules(one_row, kAll);
+  EXPECT_EQ(nodes_of_type(*one_row.graph, "MultiHeadAttention"), 0);
+  EXPECT_EQ(nodes_of_type(*one_row.graph, "Softmax"), 1);
 }
 
 TEST(PatternMultiHeadAttention, DescribesItself) {

@@ -48,6 +48,7 @@ struct RotaryCase {
   // Gathered caches in a dynamic export: X's seq is symbolic and the position ids are
   // Expand(Unsqueeze(Range(counted_from, seq, 1), 0), (batch, seq)) computed from X's shape.
   std::optional<int64_t> counted_from = std::nullopt;
+  bool dynamic_batch = false;  // x3d and the Computed angles have the symbolic batch "batch" (Phi-3's)
 };
 constexpr int64_t kBatch = 2, kHeads = 3, kSeq = 5, kTableRows = 12;
 
@@ -86,7 +87,10 @@ ir::ValueId cos_or_sin(ir::Graph& g, const RotaryCase& c, bool is_sin, ir::Value
     }
     case CosSin::Computed: {  // Unsqueeze(Cos(Concat(angles, angles)) * scale) as newer Llama code writes it
       const std::optional<ir::ValueId> found = g.find("angles");
-      const ir::ValueId angles = found ? *found : g.add_input("angles", ElemType::Float, Shape{1, kSeq, c.head / 2});
+      const ir::ValueId angles =
+          found ? *found
+                : g.add_input("angles", ElemType::Float,
+                              Shape{c.dynamic_batch ? Dim::symbolic("batch") : Dim(1), kSeq, c.head / 2});
       const ir::ValueId both = node(g, "Concat", {angles, angles}, {ir::Attribute::make_int(Symbol("axis"), -1)});
       const ir::ValueId scaled = node(g, "Mul", {node(g, is_sin ? "Sin" : "Cos", {both}),
                                                  g.add_initializer(name + "_scale", Tensor::from<float>({}, {1.25f}))});
@@ -101,7 +105,8 @@ ir::Model rotary_model(const RotaryCase& c) {
   ir::Graph& g = *m.graph;
   ir::ValueId x;
   if (c.from_3d) {
-    const ir::ValueId x3d = g.add_input("x3d", ElemType::Float, Shape{kBatch, kSeq, kHeads * c.head});
+    const ir::ValueId x3d = g.add_input(
+        "x3d", ElemType::Float, Shape{c.dynamic_batch ? Dim::symbolic("batch") : Dim(kBatch), kSeq, kHeads * c.head});
     const ir::ValueId split = node(g, "Reshape", {x3d, test::int64_initializer(g, "heads", {0, 0, kHeads, c.head})});
     x = node(g, "Transpose", {split}, {ir::Attribute::make_ints(Symbol("perm"), {0, 2, 1, 3})});
   } else {
@@ -241,6 +246,25 @@ TEST(PatternOrtRotary, ComputedCachesBecomeCosAndSinOfTheAnglesAsRows) {
   EXPECT_EQ(m.graph->value(rotary.inputs[2]).shape, (Shape{kSeq, 4}));
   test::expect_same_outputs([] { return rotary_model({.cos_sin = CosSin::Computed, .from_3d = true}); }, kRotaryRules,
                             1e-6);
+}
+
+// Angles of a dynamic batch (Phi-3's, computed from its position ids): one cache row per (batch, position),
+// the position ids 0 .. batch * seq - 1 counted when the model runs.
+TEST(PatternOrtRotary, ComputedCachesOfADynamicBatchGetRowsCountedAtRunTime) {
+  const RotaryCase c{.cos_sin = CosSin::Computed, .from_3d = true, .dynamic_batch = true};
+  ir::Model m = rotary_model(c);
+  run_rules(m, kRotaryRules);
+  OpList ops = op_types(*m.graph);
+  std::sort(ops.begin(), ops.end());
+  EXPECT_EQ(ops, (OpList{"Cos", "Mul", "Mul", "Range", "ReduceProd", "Reshape", "Reshape", "Reshape", "Reshape",
+                         "Shape", "Sin", "Transpose", "com.microsoft.RotaryEmbedding"}));
+  const ir::Graph& g = *m.graph;
+  const ir::Node& rotary = only_node(g, "RotaryEmbedding");
+  const ir::Node& positions = g.node(g.value(rotary.inputs[1]).producer);
+  ASSERT_EQ(positions.op_type, Symbol("Reshape"));  // Reshape(Range(0, batch * seq), (batch, seq))
+  EXPECT_EQ(g.node(g.value(positions.inputs[0]).producer).op_type, Symbol("Range"));
+  test::expect_same_outputs([c] { return rotary_model(c); }, kRotaryRules, 1e-6,
+                            {.seed = 7, .symbols = {{"batch", kBatch}}});
 }
 
 // What `xexp optimize --patterns <the rotary rules>` does: types inferred first, as on a loaded model.

@@ -43,12 +43,16 @@ inline Dim sum_dims(const std::vector<Dim>& dims) {
 inline Dim product_dims(Shape::const_iterator first, Shape::const_iterator last) {
   int64_t p = 1;
   std::string expr;
+  const Dim* only = nullptr;  // the symbolic factor when there is one: "a+b" times 1 stays "a+b"
+  int symbols = 0;
   for (auto it = first; it != last; ++it) {
     if (it->is_unknown()) return {};
     if (it->is_static()) {
       p *= it->value();
       continue;
     }
+    only = &*it;
+    ++symbols;
     const std::string_view factor = it->symbol().view();
     if (!expr.empty()) expr += '*';
     if (factor.find('+') == std::string_view::npos) {
@@ -60,6 +64,7 @@ inline Dim product_dims(Shape::const_iterator first, Shape::const_iterator last)
     }
   }
   if (expr.empty() || p == 0) return Dim(p);
+  if (symbols == 1 && p == 1) return *only;
   if (p != 1) expr += "*" + std::to_string(p);
   return Dim::symbolic(expr);
 }

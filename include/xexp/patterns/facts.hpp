@@ -199,6 +199,13 @@ inline constexpr auto is_last_axis_only =
     fact<"is_last_axis_only">([](const std::vector<int64_t>& axes, const ValueView& x) {
       return axes.size() == 1 && last_axis_of(axes[0], x);
     });
+// Two dimensions an elementwise op broadcasts against each other are one size: the same size or symbol,
+// or two symbols, which infer/broadcast.hpp takes as equal (exporters do not broadcast a dynamic
+// dimension of 1). That pairs different spellings of one size: "cache+seq" and "(cache+seq)", or a
+// symbol of the file's value_info ("cache_length+seq_length") and ours ("0+cache_length+cache+seq").
+inline bool broadcast_pairs(const Dim& a, const Dim& b) {
+  return (!a.is_unknown() && a == b) || (a.is_symbolic() && b.is_symbolic());
+}
 // The input ranks ONNX Runtime's Skip*LayerNormalization accept: (tokens, hidden) or (batch, sequence,
 // hidden).
 inline constexpr auto is_rank_2_or_3 = fact<"is_rank_2_or_3">(

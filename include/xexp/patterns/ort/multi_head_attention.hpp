@@ -222,13 +222,16 @@ inline constexpr auto zero_bias = rewrite::fact<"zero_bias">([](const ValueView&
   return eval::filled(s.elem(), {1, 1, 1, 1}, 0.0);
 });
 
-// A mask added as it is: a (batch|1, heads|1, sequence, total) value of the scores' type.
+// A mask added as it is: a (batch|1, heads|1, sequence, total) value of the scores' type. Its sequence and
+// total are the scores' as the Add pairs them (broadcast_pairs): a mask sliced at run time to the total
+// length (Phi-3's) has its own symbols for them.
 inline constexpr auto passes_as_bias =
     rewrite::fact<"passes_as_bias">([](const ValueView& masked, const ValueView& m, const ValueView& s) {
       if (!has_op(node_of(masked), "Add") || !has_rank(m, 4) || !has_rank(s, 4) || m.elem() != s.elem())
         return false;
       auto one_or = [&](int64_t axis) { return dim_of(m, axis) == 1 || dim_of(m, axis) == dim_of(s, axis); };
-      return one_or(0) && one_or(1) && dim_of(m, 2) == dim_of(s, 2) && dim_of(m, 3) == dim_of(s, 3);
+      auto paired = [&](std::size_t axis) { return broadcast_pairs((*m.shape())[axis], (*s.shape())[axis]); };
+      return one_or(0) && one_or(1) && paired(2) && paired(3);
     });
 
 }  // namespace detail

@@ -13,7 +13,7 @@
 //  - Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar], axes=[1]) and Sin alike (newer Llama and
 //    Phi code computes them from the position ids): the caches are Cos(angles) and Sin(angles) reshaped
 //    to rows, read from offset 0 when the angles have a batch of 1, one row per (batch, position) for a
-//    static batch.
+//    static batch, counted when the model runs for a dynamic one (Phi-3's).
 // ONNX Runtime 1.30 reads a 4-D input as (batch, heads, seq, head_size) and int64 position_ids of shape
 // (batch, seq), or of one element as an offset added to each sequence index.
 // ContribRotaryEmbedding3D then moves the rotation before the Reshape + Transpose(0, 2, 1, 3) splitting
@@ -85,6 +85,7 @@ struct RotaryCache {
   ir::ValueId angles = ir::kNone;
   Symbol function = {};
   ir::ValueId scale = ir::kNone;
+  bool counted_at_run_time = false;  // row b * seq + s for position (b, s) of angles with a dynamic batch
 };
 
 // The two halves of every row of `rows` (rows, size) are equal, bit for bit (a table of a large model
@@ -172,8 +173,9 @@ inline std::optional<RotaryCache> gathered_rotary_cache(const ValueView& c, cons
 
 // cos or sin computed from angles (exports of newer Llama and Phi code):
 // Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar constant], axes=[1]), Sin alike. The angles
-// of one batch (1, seq, head_size / 2) are rows read from offset 0; those of a static batch, one row per
-// (batch, position).
+// of one batch (1, seq, head_size / 2) are rows read from offset 0; those of a static or dynamic batch,
+// one row per (batch, position). The Mul by x broadcasts the batch and sequence of cos against x's: they
+// are x's where both are symbols (broadcast_pairs).
 inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, const ValueView& x) {
   const ir::Graph& g = *c.graph;
   const ir::Node* unsqueeze = producer_of(g, c.id, "Unsqueeze");
@@ -198,7 +200,7 @@ inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, cons
   const ir::Value& angles = g.value(concat->inputs[0]);
   const Shape& xs = *x.shape();
   using rewrite::facts::KnownDim;
-  if (!angles.shape || angles.shape->size() != 3 || !(KnownDim{(*angles.shape)[1]} == KnownDim{xs[2]}) ||
+  if (!angles.shape || angles.shape->size() != 3 || !broadcast_pairs((*angles.shape)[1], xs[2]) ||
       !(KnownDim{(*angles.shape)[2]} == xs[3].value() / 2) || angles.elem != x.elem())
     return std::nullopt;
   const ir::Attribute* axis = concat->attribute(Symbol("axis"));
@@ -206,6 +208,11 @@ inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, cons
   RotaryCache out{Tensor(), ir::kNone, 0, int64_tensor({0}), concat->inputs[0], function->op_type, scale};
   const Dim batch = (*angles.shape)[0];
   if (batch == Dim(1)) return out;
+  if (batch.is_symbolic() && broadcast_pairs(batch, xs[0])) {
+    out.fixed_positions = Tensor();
+    out.counted_at_run_time = true;
+    return out;
+  }
   if (!batch.is_static() || !xs[0].is_static() || batch.value() != xs[0].value() || !xs[2].is_static())
     return std::nullopt;
   out.fixed_positions =
@@ -236,6 +243,7 @@ inline constexpr auto has_rotary_caches =
       const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
       return c && s && c->positions == s->positions && c->positions_batch == s->positions_batch &&
              c->rows.dims() == s->rows.dims() && c->angles == s->angles &&
+             c->counted_at_run_time == s->counted_at_run_time &&
              (c->positions != ir::kNone || c->fixed_positions.dims() == s->fixed_positions.dims());
     });
 
@@ -262,11 +270,28 @@ inline bool counts_sequence_from_zero(const ValueView& x, ir::ValueId positions)
          KnownDim{(*counted.shape)[0]} == rewrite::facts::dim(*x.shape(), 2);
 }
 
+// Position ids 0, 1, ..., batch * seq - 1 as (batch, seq), the rows of caches computed from angles
+// (batch, seq, head_size / 2): Reshape(Range(0, batch * seq, 1), Shape(angles)[:2]).
+inline ir::ValueId counted_rows(rewrite::Rewriter& r, ir::ValueId angles) {
+  // Shape's start and end came with opset 15: a Slice of the whole shape before.
+  const ir::ValueId dims =
+      r.opset() >= 15 ? r.node(Symbol("Shape"), {angles}, {ir::Attribute::make_int(Symbol("end"), 2)})
+                      : r.node(Symbol("Slice"), {r.node(Symbol("Shape"), {angles}),
+                                                 r.initializer(int64_tensor({0})), r.initializer(int64_tensor({2}))});
+  const ir::ValueId count =
+      r.node(Symbol("ReduceProd"), {dims}, {ir::Attribute::make_int(Symbol("keepdims"), 0)});
+  const ir::ValueId ids = r.node(Symbol("Range"), {r.initializer(Tensor::scalar<int64_t>(0)), count,
+                                                   r.initializer(Tensor::scalar<int64_t>(1))});
+  return r.node(Symbol("Reshape"), {ids, dims});
+}
+
 inline std::optional<ir::ValueId> build_rotary(rewrite::Rewriter& r, const ValueView& x, const ValueView& cos,
                                                const ValueView& sin) {
   const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
   if (!c || !s) return std::nullopt;
-  ir::ValueId positions = c->positions != ir::kNone ? c->positions : r.initializer(c->fixed_positions);
+  ir::ValueId positions = c->positions != ir::kNone ? c->positions
+                          : c->counted_at_run_time   ? counted_rows(r, c->angles)
+                                                     : r.initializer(c->fixed_positions);
   if (c->positions != ir::kNone && counts_sequence_from_zero(x, c->positions))
     positions = r.initializer(int64_tensor({0}));
   else if (c->positions_batch > 0)
