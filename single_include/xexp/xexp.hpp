@@ -1574,20 +1574,22 @@ inline std::size_t merge_equal_initializers(Graph& g) {
     const Tensor& t = *v.initializer;
     return t.empty() || !t.available() || t.type() == ElemType::String ? nullptr : &t;
   };
+  const std::vector<ValueId> order = g.initializers();
+  std::vector<std::string> layouts(order.size());  // empty for the initializers that are not candidates
   std::unordered_map<std::string, std::size_t> per_layout;
-  for (ValueId id : g.initializers())
-    if (const Tensor* t = candidate(id)) ++per_layout[tensor_layout(*t)];
-  std::unordered_map<std::size_t, std::vector<ValueId>> first_by_hash;
+  for (std::size_t k = 0; k < order.size(); ++k)
+    if (const Tensor* t = candidate(order[k])) ++per_layout[layouts[k] = tensor_layout(*t)];
+  // Per layout, per hash of the bytes: the first initializer of each content met.
+  std::unordered_map<std::string, std::unordered_map<std::size_t, std::vector<ValueId>>> first_seen;
   std::vector<ValueId> kept;
   std::size_t merged = 0;
-  for (ValueId id : g.initializers()) {
-    const Tensor* t = candidate(id);
-    const std::string layout = t ? tensor_layout(*t) : std::string();
-    if (t && per_layout[layout] > 1) {
-      std::vector<ValueId>& same_hash =
-          first_by_hash[std::hash<std::string>{}(layout) * 1000003u ^ detail::bytes_hash(*t)];
-      const auto equal = std::find_if(same_hash.begin(), same_hash.end(), [&](ValueId k) {
-        return detail::same_tensor(*g.value(k).initializer, *t);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const ValueId id = order[k];
+    if (!layouts[k].empty() && per_layout[layouts[k]] > 1) {
+      const Tensor& t = *g.value(id).initializer;
+      std::vector<ValueId>& same_hash = first_seen[layouts[k]][detail::bytes_hash(t)];
+      const auto equal = std::find_if(same_hash.begin(), same_hash.end(), [&](ValueId other) {
+        return detail::same_tensor(*g.value(other).initializer, t);
       });
       if (equal != same_hash.end()) {
         g.replace_all_uses(id, *equal);
@@ -5430,12 +5432,16 @@ inline Dim sum_dims(const std::vector<Dim>& dims) {
 inline Dim product_dims(Shape::const_iterator first, Shape::const_iterator last) {
   int64_t p = 1;
   std::string expr;
+  const Dim* only = nullptr;  // the symbolic factor when there is one: "a+b" times 1 stays "a+b"
+  int symbols = 0;
   for (auto it = first; it != last; ++it) {
     if (it->is_unknown()) return {};
     if (it->is_static()) {
       p *= it->value();
       continue;
     }
+    only = &*it;
+    ++symbols;
     const std::string_view factor = it->symbol().view();
     if (!expr.empty()) expr += '*';
     if (factor.find('+') == std::string_view::npos) {
@@ -5447,6 +5453,7 @@ inline Dim product_dims(Shape::const_iterator first, Shape::const_iterator last)
     }
   }
   if (expr.empty() || p == 0) return Dim(p);
+  if (symbols == 1 && p == 1) return *only;
   if (p != 1) expr += "*" + std::to_string(p);
   return Dim::symbolic(expr);
 }
@@ -10557,6 +10564,9 @@ struct DemoLlmOptions {
   // ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add, which the LayerNormalization pattern fuses.
   bool decomposed_layer_norm = false;
   uint64_t seed = 0;
+  // Decoder layers: the tutorial has one (module "decoder"); more are stacked as a torch ModuleList names
+  // them ("decoders.0", "decoders.1", ...), a model of any size for the optimizer's scaling benchmark.
+  int64_t layers = 1;
 };
 
 namespace detail {
@@ -10586,7 +10596,11 @@ class DemoLlmBuilder {
   std::string build() {
     g_.make_tensor_input("input_ids", ElemType::Int64, Shape{o_.batch, o_.sequence});
     std::string x = embedding("input_ids");
-    decoder(x, "output_0");
+    for (int64_t k = 0; k < o_.layers; ++k) {
+      decoder_ = o_.layers == 1 ? "decoder" : "decoders." + std::to_string(k);
+      const bool last = k + 1 == o_.layers;
+      x = decoder(x, last ? std::vector<std::string>{"output_0"} : std::vector<std::string>{});
+    }
     return g_.make_tensor_output("output_0", ElemType::Float, Shape{o_.batch, o_.sequence, o_.embedding_dim});
   }
 
@@ -10601,10 +10615,11 @@ class DemoLlmBuilder {
     return g_.op.Gather(table, ids);
   }
 
-  void decoder(const std::string& x, const std::string& output) {
-    auto scope = g_.module("decoder", "__main__.DecoderLayer");
-    std::string attention = g_.op.Add(multi_attention(layer_norm("decoder.norm_1", x)), x);
-    g_.op.Add(feed_forward(layer_norm("decoder.norm_2", attention)), attention, {}, {.outputs = {output}});
+  std::string decoder(const std::string& x, std::vector<std::string> output) {
+    auto scope = g_.module(decoder_, "__main__.DecoderLayer");
+    std::string attention = g_.op.Add(multi_attention(layer_norm(decoder_ + ".norm_1", x)), x);
+    return g_.op.Add(feed_forward(layer_norm(decoder_ + ".norm_2", attention)), attention, {},
+                     {.outputs = std::move(output)});
   }
 
   std::string layer_norm(const std::string& path, const std::string& x) {
@@ -10656,28 +10671,29 @@ class DemoLlmBuilder {
   }
 
   std::string multi_attention(const std::string& x) {
-    auto scope = g_.module("decoder.attention", "__main__.MultiAttentionBlock");
+    auto scope = g_.module(decoder_ + ".attention", "__main__.MultiAttentionBlock");
     std::vector<Arg> heads;
     for (int64_t h = 0; h < o_.num_heads; ++h)
-      heads.emplace_back(attention_head("decoder.attention.attention." + std::to_string(h), x));
+      heads.emplace_back(attention_head(decoder_ + ".attention.attention." + std::to_string(h), x));
     std::string cat = g_.op.Concat(std::move(heads), {{"axis", -1}});
-    return linear("decoder.attention.linear", cat, o_.embedding_dim * o_.num_heads, o_.embedding_dim, true);
+    return linear(decoder_ + ".attention.linear", cat, o_.embedding_dim * o_.num_heads, o_.embedding_dim, true);
   }
 
   std::string feed_forward(const std::string& x) {
-    auto scope = g_.module("decoder.feed_forward", "__main__.FeedForward");
-    std::string hidden = linear("decoder.feed_forward.linear_1", x, o_.embedding_dim, o_.ff_dim, true);
+    auto scope = g_.module(decoder_ + ".feed_forward", "__main__.FeedForward");
+    std::string hidden = linear(decoder_ + ".feed_forward.linear_1", x, o_.embedding_dim, o_.ff_dim, true);
     std::string activated;
     {
-      auto relu = g_.module("decoder.feed_forward.relu", "ReLU");
+      auto relu = g_.module(decoder_ + ".feed_forward.relu", "ReLU");
       activated = g_.op.Relu(hidden);
     }
-    return linear("decoder.feed_forward.linear_2", activated, o_.ff_dim, o_.embedding_dim, true);
+    return linear(decoder_ + ".feed_forward.linear_2", activated, o_.ff_dim, o_.embedding_dim, true);
   }
 
   GraphBuilder& g_;
   const DemoLlmOptions& o_;
   DemoRng rng_;
+  std::string decoder_;  // the module path of the decoder layer being built
 };
 
 }  // namespace detail
@@ -13647,6 +13663,13 @@ inline constexpr auto is_last_axis_only =
     fact<"is_last_axis_only">([](const std::vector<int64_t>& axes, const ValueView& x) {
       return axes.size() == 1 && last_axis_of(axes[0], x);
     });
+// Two dimensions an elementwise op broadcasts against each other are one size: the same size or symbol,
+// or two symbols, which infer/broadcast.hpp takes as equal (exporters do not broadcast a dynamic
+// dimension of 1). That pairs different spellings of one size: "cache+seq" and "(cache+seq)", or a
+// symbol of the file's value_info ("cache_length+seq_length") and ours ("0+cache_length+cache+seq").
+inline bool broadcast_pairs(const Dim& a, const Dim& b) {
+  return (!a.is_unknown() && a == b) || (a.is_symbolic() && b.is_symbolic());
+}
 // The input ranks ONNX Runtime's Skip*LayerNormalization accept: (tokens, hidden) or (batch, sequence,
 // hidden).
 inline constexpr auto is_rank_2_or_3 = fact<"is_rank_2_or_3">(
@@ -13687,6 +13710,39 @@ inline bool first_in_order(const ir::Graph& g, ir::NodeId root, ir::ValueId x,
   for (ir::NodeId k = g.node(root).prev; k != ir::kNone && k != stop; k = g.node(k).prev)
     if (std::find(others.begin(), others.end(), k) != others.end()) return false;
   return true;
+}
+// The readers of the root's first input x, at their first input, that `accepts` takes (it may record what it
+// read of each): the root among them with at least one other, no other's first output a graph output (it
+// would stay), the root first in order. Empty when one of these fails. SlicesSplit and GathersSplit start
+// from it and end with replace_readers.
+template <class Accept>
+std::vector<ir::NodeId> sibling_readers(const ir::Graph& g, ir::NodeId root, Accept&& accepts) {
+  const ir::ValueId x = g.node(root).inputs[0];
+  std::vector<ir::NodeId> readers;
+  std::vector<ir::NodeId> others;
+  for (const ir::Use& u : g.value(x).uses) {
+    if (u.slot != 0 || !accepts(u.node)) continue;
+    if (u.node != root) {
+      if (g.value(g.node(u.node).outputs[0]).is_graph_output()) return {};
+      others.push_back(u.node);
+    }
+    readers.push_back(u.node);
+  }
+  if (others.empty() || others.size() == readers.size() || !first_in_order(g, root, x, others)) return {};
+  return readers;
+}
+// Each reader's first output becomes fresh[k] (after the match, as the driver wants); the root's
+// counterpart is returned for the driver to put in place of the root.
+inline ir::ValueId replace_readers(rewrite::Rewriter& r, ir::NodeId root, const std::vector<ir::NodeId>& readers,
+                                   const std::vector<ir::ValueId>& fresh) {
+  ir::ValueId root_replacement = ir::kNone;
+  for (std::size_t k = 0; k < readers.size(); ++k) {
+    if (readers[k] == root)
+      root_replacement = fresh[k];
+    else
+      r.replace_later(r.graph().node(readers[k]).outputs[0], fresh[k]);
+  }
+  return root_replacement;
 }
 
 // ---- computations on constants ----------------------------------------------------------------------
@@ -14553,23 +14609,18 @@ inline Unbinding unbinding_gathers(const ValueView& root) {
   if (axis < 0 || axis >= rank || !(*shape)[axis].is_static() || (*shape)[axis].value() < 2) return {};
   const int64_t dim = (*shape)[axis].value();
   Unbinding out{axis, std::vector<ir::NodeId>(static_cast<std::size_t>(dim), ir::kNone)};
-  std::vector<ir::NodeId> others;
-  for (const ir::Use& u : g.value(x).uses) {
-    if (u.slot != 0) continue;
-    const int64_t element = gathered_element(g, u.node, rank, dim, axis);
-    if (element < 0) continue;
+  bool repeated = false;  // two Gathers of one element: a Split would give it once
+  const std::vector<ir::NodeId> readers = sibling_readers(g, root_id, [&](ir::NodeId id) {
+    const int64_t element = gathered_element(g, id, rank, dim, axis);
+    if (element < 0) return false;
     ir::NodeId& slot = out.by_index[static_cast<std::size_t>(element)];
-    if (slot != ir::kNone) return {};  // two Gathers of one element: a Split would give it once
-    slot = u.node;
-    if (u.node != root_id) {
-      if (g.value(g.node(u.node).outputs[0]).is_graph_output()) return {};
-      others.push_back(u.node);
-    }
-  }
-  const bool root_is_one = gathered_element(g, root_id, rank, dim, axis) >= 0;
+    repeated = repeated || slot != ir::kNone;
+    slot = id;
+    return true;
+  });
+  if (readers.empty() || repeated) return {};
   for (ir::NodeId id : out.by_index)
     if (id == ir::kNone) return {};
-  if (!root_is_one || !first_in_order(g, root_id, x, others)) return {};
   return out;
 }
 inline constexpr auto unbinds_the_axis = rewrite::fact<"unbinds_the_axis">(
@@ -14591,19 +14642,12 @@ inline std::optional<ir::ValueId> split_and_squeeze(rewrite::Rewriter& r, const 
   // Squeeze's axes: one initializer shared by every Squeeze where they are an input (opset 13 on).
   const bool axes_as_input = r.opset() >= 13;
   const ir::ValueId axes = axes_as_input ? r.initializer(int64_tensor({unbinding.axis})) : ir::kNone;
-  ir::ValueId replaced = ir::kNone;
-  for (std::size_t k = 0; k < dim; ++k) {
-    const ir::ValueId squeezed =
-        axes_as_input ? r.node(Symbol("Squeeze"), {outs[k], axes})
-                      : r.node(Symbol("Squeeze"), {outs[k]},
-                               {ir::Attribute::make_ints(Symbol("axes"), {unbinding.axis})});
-    const ir::NodeId gather = unbinding.by_index[k];
-    if (gather == root_id)
-      replaced = squeezed;
-    else
-      r.replace_later(r.graph().node(gather).outputs[0], squeezed);
-  }
-  return replaced;
+  std::vector<ir::ValueId> squeezed;
+  for (std::size_t k = 0; k < dim; ++k)
+    squeezed.push_back(axes_as_input ? r.node(Symbol("Squeeze"), {outs[k], axes})
+                                     : r.node(Symbol("Squeeze"), {outs[k]},
+                                              {ir::Attribute::make_ints(Symbol("axes"), {unbinding.axis})}));
+  return replace_readers(r, root_id, unbinding.by_index, squeezed);
 }
 }  // namespace detail
 
@@ -16368,20 +16412,12 @@ inline Tiling tiling_slices(const ValueView& root) {
   if (axis < 0 || axis >= rank || !(*shape)[axis].is_static()) return {};
   const int64_t dim = (*shape)[axis].value();
   Tiling out{axis, {}};
-  std::vector<ir::NodeId> others;
-  for (const ir::Use& u : g.value(x).uses) {
-    if (u.slot != 0) continue;
-    std::optional<SlicePiece> piece = slice_piece(g, u.node, rank, dim, axis);
-    if (!piece) continue;
-    if (u.node != root_id) {
-      if (g.value(g.node(u.node).outputs[0]).is_graph_output()) return {};
-      others.push_back(u.node);
-    }
-    out.pieces.push_back(*piece);
-  }
-  const bool root_is_a_piece = std::any_of(out.pieces.begin(), out.pieces.end(),
-                                           [&](const SlicePiece& p) { return p.node == root_id; });
-  if (out.pieces.size() < 2 || !root_is_a_piece) return {};
+  const std::vector<ir::NodeId> readers = sibling_readers(g, root_id, [&](ir::NodeId id) {
+    std::optional<SlicePiece> piece = slice_piece(g, id, rank, dim, axis);
+    if (piece) out.pieces.push_back(*piece);
+    return piece.has_value();
+  });
+  if (readers.empty()) return {};
   std::sort(out.pieces.begin(), out.pieces.end(),
             [](const SlicePiece& a, const SlicePiece& b) { return a.start < b.start; });
   int64_t next = 0;
@@ -16389,7 +16425,7 @@ inline Tiling tiling_slices(const ValueView& root) {
     if (p.start != next || p.count <= 0) return {};
     next += p.count;
   }
-  if (next != dim || !first_in_order(g, root_id, x, others)) return {};
+  if (next != dim) return {};
   return out;
 }
 inline constexpr auto tiles_the_axis = rewrite::fact<"tiles_the_axis">(
@@ -16407,15 +16443,9 @@ inline std::optional<ir::ValueId> split_into_pieces(rewrite::Rewriter& r, const 
                                     ir::Attribute::make_ints(Symbol("split"), sizes)},
                                    {}, tiling.pieces.size());
   const std::vector<ir::ValueId> outs = r.graph().node(r.graph().value(first).producer).outputs;
-  ir::ValueId replaced = ir::kNone;
-  for (std::size_t k = 0; k < tiling.pieces.size(); ++k) {
-    const ir::ValueId piece = r.graph().node(tiling.pieces[k].node).outputs[0];
-    if (tiling.pieces[k].node == root_id)
-      replaced = outs[k];
-    else
-      r.replace_later(piece, outs[k]);
-  }
-  return replaced;
+  std::vector<ir::NodeId> readers;
+  for (const SlicePiece& p : tiling.pieces) readers.push_back(p.node);
+  return replace_readers(r, root_id, readers, outs);
 }
 }  // namespace detail
 
@@ -18075,13 +18105,16 @@ inline constexpr auto zero_bias = rewrite::fact<"zero_bias">([](const ValueView&
   return eval::filled(s.elem(), {1, 1, 1, 1}, 0.0);
 });
 
-// A mask added as it is: a (batch|1, heads|1, sequence, total) value of the scores' type.
+// A mask added as it is: a (batch|1, heads|1, sequence, total) value of the scores' type. Its sequence and
+// total are the scores' as the Add pairs them (broadcast_pairs): a mask sliced at run time to the total
+// length (Phi-3's) has its own symbols for them.
 inline constexpr auto passes_as_bias =
     rewrite::fact<"passes_as_bias">([](const ValueView& masked, const ValueView& m, const ValueView& s) {
       if (!has_op(node_of(masked), "Add") || !has_rank(m, 4) || !has_rank(s, 4) || m.elem() != s.elem())
         return false;
       auto one_or = [&](int64_t axis) { return dim_of(m, axis) == 1 || dim_of(m, axis) == dim_of(s, axis); };
-      return one_or(0) && one_or(1) && dim_of(m, 2) == dim_of(s, 2) && dim_of(m, 3) == dim_of(s, 3);
+      auto paired = [&](std::size_t axis) { return broadcast_pairs((*m.shape())[axis], (*s.shape())[axis]); };
+      return one_or(0) && one_or(1) && paired(2) && paired(3);
     });
 
 }  // namespace detail
@@ -18321,7 +18354,7 @@ inline rewrite::RulePtr reshape_gemm_reshape_rule() {
 //  - Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar], axes=[1]) and Sin alike (newer Llama and
 //    Phi code computes them from the position ids): the caches are Cos(angles) and Sin(angles) reshaped
 //    to rows, read from offset 0 when the angles have a batch of 1, one row per (batch, position) for a
-//    static batch.
+//    static batch, counted when the model runs for a dynamic one (Phi-3's).
 // ONNX Runtime 1.30 reads a 4-D input as (batch, heads, seq, head_size) and int64 position_ids of shape
 // (batch, seq), or of one element as an offset added to each sequence index.
 // ContribRotaryEmbedding3D then moves the rotation before the Reshape + Transpose(0, 2, 1, 3) splitting
@@ -18391,6 +18424,7 @@ struct RotaryCache {
   ir::ValueId angles = ir::kNone;
   Symbol function = {};
   ir::ValueId scale = ir::kNone;
+  bool counted_at_run_time = false;  // row b * seq + s for position (b, s) of angles with a dynamic batch
 };
 
 // The two halves of every row of `rows` (rows, size) are equal, bit for bit (a table of a large model
@@ -18478,8 +18512,9 @@ inline std::optional<RotaryCache> gathered_rotary_cache(const ValueView& c, cons
 
 // cos or sin computed from angles (exports of newer Llama and Phi code):
 // Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar constant], axes=[1]), Sin alike. The angles
-// of one batch (1, seq, head_size / 2) are rows read from offset 0; those of a static batch, one row per
-// (batch, position).
+// of one batch (1, seq, head_size / 2) are rows read from offset 0; those of a static or dynamic batch,
+// one row per (batch, position). The Mul by x broadcasts the batch and sequence of cos against x's: they
+// are x's where both are symbols (broadcast_pairs).
 inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, const ValueView& x) {
   const ir::Graph& g = *c.graph;
   const ir::Node* unsqueeze = producer_of(g, c.id, "Unsqueeze");
@@ -18504,7 +18539,7 @@ inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, cons
   const ir::Value& angles = g.value(concat->inputs[0]);
   const Shape& xs = *x.shape();
   using rewrite::facts::KnownDim;
-  if (!angles.shape || angles.shape->size() != 3 || !(KnownDim{(*angles.shape)[1]} == KnownDim{xs[2]}) ||
+  if (!angles.shape || angles.shape->size() != 3 || !broadcast_pairs((*angles.shape)[1], xs[2]) ||
       !(KnownDim{(*angles.shape)[2]} == xs[3].value() / 2) || angles.elem != x.elem())
     return std::nullopt;
   const ir::Attribute* axis = concat->attribute(Symbol("axis"));
@@ -18512,6 +18547,11 @@ inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, cons
   RotaryCache out{Tensor(), ir::kNone, 0, int64_tensor({0}), concat->inputs[0], function->op_type, scale};
   const Dim batch = (*angles.shape)[0];
   if (batch == Dim(1)) return out;
+  if (batch.is_symbolic() && broadcast_pairs(batch, xs[0])) {
+    out.fixed_positions = Tensor();
+    out.counted_at_run_time = true;
+    return out;
+  }
   if (!batch.is_static() || !xs[0].is_static() || batch.value() != xs[0].value() || !xs[2].is_static())
     return std::nullopt;
   out.fixed_positions =
@@ -18542,6 +18582,7 @@ inline constexpr auto has_rotary_caches =
       const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
       return c && s && c->positions == s->positions && c->positions_batch == s->positions_batch &&
              c->rows.dims() == s->rows.dims() && c->angles == s->angles &&
+             c->counted_at_run_time == s->counted_at_run_time &&
              (c->positions != ir::kNone || c->fixed_positions.dims() == s->fixed_positions.dims());
     });
 
@@ -18568,11 +18609,28 @@ inline bool counts_sequence_from_zero(const ValueView& x, ir::ValueId positions)
          KnownDim{(*counted.shape)[0]} == rewrite::facts::dim(*x.shape(), 2);
 }
 
+// Position ids 0, 1, ..., batch * seq - 1 as (batch, seq), the rows of caches computed from angles
+// (batch, seq, head_size / 2): Reshape(Range(0, batch * seq, 1), Shape(angles)[:2]).
+inline ir::ValueId counted_rows(rewrite::Rewriter& r, ir::ValueId angles) {
+  // Shape's start and end came with opset 15: a Slice of the whole shape before.
+  const ir::ValueId dims =
+      r.opset() >= 15 ? r.node(Symbol("Shape"), {angles}, {ir::Attribute::make_int(Symbol("end"), 2)})
+                      : r.node(Symbol("Slice"), {r.node(Symbol("Shape"), {angles}),
+                                                 r.initializer(int64_tensor({0})), r.initializer(int64_tensor({2}))});
+  const ir::ValueId count =
+      r.node(Symbol("ReduceProd"), {dims}, {ir::Attribute::make_int(Symbol("keepdims"), 0)});
+  const ir::ValueId ids = r.node(Symbol("Range"), {r.initializer(Tensor::scalar<int64_t>(0)), count,
+                                                   r.initializer(Tensor::scalar<int64_t>(1))});
+  return r.node(Symbol("Reshape"), {ids, dims});
+}
+
 inline std::optional<ir::ValueId> build_rotary(rewrite::Rewriter& r, const ValueView& x, const ValueView& cos,
                                                const ValueView& sin) {
   const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
   if (!c || !s) return std::nullopt;
-  ir::ValueId positions = c->positions != ir::kNone ? c->positions : r.initializer(c->fixed_positions);
+  ir::ValueId positions = c->positions != ir::kNone ? c->positions
+                          : c->counted_at_run_time   ? counted_rows(r, c->angles)
+                                                     : r.initializer(c->fixed_positions);
   if (c->positions != ir::kNone && counts_sequence_from_zero(x, c->positions))
     positions = r.initializer(int64_tensor({0}));
   else if (c->positions_batch > 0)
