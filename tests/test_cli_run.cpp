@@ -5,7 +5,9 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -110,6 +112,23 @@ TEST(CliRun, RandomInputsAreDeterministicAndSizeSymbolicDims) {
   EXPECT_EQ(by_default.out.rfind("Y: float32 2:2x3 min=", 0), 0u) << by_default.out;
   // Relu of values in [-1, 1)
   EXPECT_NE(by_default.out.find("min=0 "), std::string::npos) << by_default.out;
+}
+
+// Random indices stay within the axis a Gather reads with them: ids drawn in [0, 10) made these runs fail
+// ("index 8 is out of range [-4, 4)") instead of testing the model.
+TEST(CliRun, RandomIndicesStayWithinTheAxisTheyGather) {
+  for (const std::string test : {"test_gather_0", "test_gather_1"}) {  // data (5, 4, 3, 2), axis 0 and 1
+    SCOPED_TRACE(test);
+    TempDir dir;
+    const CommandResult r = run_xexp("run " + q(kNode + test + "/model.onnx") +
+                                     " --random --seed 3 --dump-intermediates " + q(dir / "d.onnx"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::map<std::string, Tensor> dumped = tools::load_intermediates(dir / "d.onnx");
+    ASSERT_EQ(dumped.count("indices"), 1u);
+    const int64_t size = test == "test_gather_0" ? 5 : 4;
+    const auto values = dumped.at("indices").data<int64_t>();
+    EXPECT_TRUE(std::all_of(values.begin(), values.end(), [&](int64_t i) { return i >= 0 && i < size; }));
+  }
 }
 
 TEST(CliRun, ErrorsAreOneLineNamingNodeAndReason) {

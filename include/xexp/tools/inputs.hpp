@@ -1,8 +1,10 @@
 #pragma once
 // The inputs of a run (`xexp run`, `xexp compare`, benchmarks): TensorProto files given in the order of
 // the graph's inputs (the ONNX backend test format), and deterministic random tensors for the inputs no
-// file gives, sized from their declared shapes. The same seed gives the same bytes on every machine: the
-// generator and the conversions are spelled out here, not left to <random>'s distributions.
+// file gives, sized from their declared shapes, indices within what they index. The same seed gives the
+// same bytes on every machine: the generator and the conversions are spelled out here, not left to
+// <random>'s distributions.
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -114,19 +116,48 @@ inline std::vector<int64_t> random_input_dims(const ir::Value& v, const RandomIn
   return dims;
 }
 
+// The size of the axis a Gather reads with integer input `id` as its indices, the smallest over such
+// Gathers where it is known; 0 when none reads it. Token type ids index a table of two rows: drawn in the
+// usual [0, 10) they would make the run fail instead of testing the model.
+inline int64_t gathered_size(const ir::Graph& g, ir::ValueId id) {
+  int64_t size = 0;
+  for (const ir::Use& u : g.value(id).uses) {
+    const ir::Node& n = g.node(u.node);
+    if (u.slot != 1 || n.op_type != Symbol("Gather") || !(n.domain.empty() || n.domain == "ai.onnx"))
+      continue;
+    const ir::Value& data = g.value(n.inputs[0]);
+    if (!data.shape) continue;
+    const auto rank = static_cast<int64_t>(data.shape->size());
+    const ir::Attribute* attribute = n.attribute(Symbol("axis"));
+    const int64_t axis = !attribute ? 0 : attribute->i < 0 ? attribute->i + rank : attribute->i;
+    if (axis < 0 || axis >= rank || !(*data.shape)[axis].is_static()) continue;
+    const int64_t rows = (*data.shape)[axis].value();
+    size = size == 0 ? rows : std::min(size, rows);
+  }
+  return size;
+}
+
+// A random value for input `id`: sized from its declared shape, integers below the size of what a Gather
+// indexes with them (gathered_size). Errors name the input.
+inline Tensor random_input(const ir::Graph& g, ir::ValueId id, SplitMix64& rng, RandomInputOptions options) {
+  const ir::Value& v = g.value(id);
+  try {
+    if (v.elem == ElemType::Int64 || v.elem == ElemType::Int32)
+      if (const int64_t size = gathered_size(g, id); size > options.int_low && size < options.int_high)
+        options.int_high = size;
+    return random_tensor(v.elem, random_input_dims(v, options), rng, options);
+  } catch (const Error& e) {
+    if (!e.value().empty()) throw;
+    throw Error(e.cause(), {.node = {}, .value = v.name});  // a declared shape or type we cannot make
+  }
+}
+
 // One random tensor per fed input, in input order.
 inline Feeds random_feeds(const ir::Graph& g, const RandomInputOptions& options = {}) {
   SplitMix64 rng(options.seed);
   Feeds feeds;
-  for (ir::ValueId id : fed_inputs(g)) {
-    const ir::Value& v = g.value(id);
-    try {
-      feeds.emplace_back(v.name, random_tensor(v.elem, random_input_dims(v, options), rng, options));
-    } catch (const Error& e) {
-      if (!e.value().empty()) throw;
-      throw Error(e.cause(), {.node = {}, .value = v.name});  // a declared shape or type we cannot make
-    }
-  }
+  for (ir::ValueId id : fed_inputs(g))
+    feeds.emplace_back(g.value(id).name, random_input(g, id, rng, options));
   return feeds;
 }
 
@@ -151,7 +182,7 @@ inline Feeds make_feeds(const ir::Graph& g, const InputOptions& options) {
     if (!options.random)
       throw Error("no value was given for this input (give an input file or ask for random inputs)",
                   {.node = first_reader(g, inputs[k]), .value = v.name});
-    feeds.emplace_back(v.name, random_tensor(v.elem, random_input_dims(v, options.random_options), rng, options.random_options));
+    feeds.emplace_back(v.name, random_input(g, inputs[k], rng, options.random_options));
   }
   return feeds;
 }
