@@ -14,9 +14,11 @@
 
 #include "support/cli.hpp"
 #include "support/compare.hpp"
+#include "support/rewrite_helpers.hpp"
 #include "support/temp_dir.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/tools/dump.hpp"
+#include "xexp/tools/inputs.hpp"
 
 using namespace xexp;
 using namespace xexp::testing;
@@ -129,6 +131,21 @@ TEST(CliRun, RandomIndicesStayWithinTheAxisTheyGather) {
     const auto values = dumped.at("indices").data<int64_t>();
     EXPECT_TRUE(std::all_of(values.begin(), values.end(), [&](int64_t i) { return i >= 0 && i < size; }));
   }
+}
+
+// ALBERT's token type ids reach their table of two rows through an Expand: the bound follows them there.
+TEST(CliRun, RandomIndicesStayWithinTheTableTheyReachThroughAnExpand) {
+  ir::Model m = test::model_with_opset(18);
+  ir::Graph& g = *m.graph;
+  const ir::ValueId ids = g.add_input("ids", ElemType::Int64, Shape{1, 64});
+  const ir::ValueId table = g.add_initializer("table", Tensor::from<float>({2, 3}, {0, 1, 2, 3, 4, 5}));
+  const ir::ValueId shape = g.add_initializer("shape", Tensor::from<int64_t>({2}, {4, 64}));
+  g.add_output(test::node(g, "Gather", {table, test::node(g, "Expand", {ids, shape})}));
+  const tools::Feeds feeds = tools::random_feeds(g, {.seed = 3});
+  ASSERT_EQ(feeds.size(), 1u);
+  const auto values = feeds[0].second.data<int64_t>();
+  EXPECT_TRUE(std::all_of(values.begin(), values.end(), [](int64_t i) { return i == 0 || i == 1; }));
+  EXPECT_TRUE(std::any_of(values.begin(), values.end(), [](int64_t i) { return i == 1; }));
 }
 
 TEST(CliRun, ErrorsAreOneLineNamingNodeAndReason) {

@@ -66,7 +66,9 @@ TEST(PatternIdentity, NeutralConstantsDisappear) {
   const std::vector<Case> cases = {{"Add", Tensor::scalar<float>(0), true},
                                    {"Sub", Tensor::from<float>({3}, {0, 0, 0}), false},
                                    {"Mul", Tensor::from<float>({1}, {1}), true},
-                                   {"Div", Tensor::scalar<float>(1), false}};
+                                   {"Div", Tensor::scalar<float>(1), false},
+                                   // ALBERT's attention mask: -0 per row, broadcast over the columns
+                                   {"Add", Tensor::from<float>({2, 1}, {-0.f, -0.f}), false}};
   for (const Case& c : cases) {
     Model m = binary_with_constant(c.op, c.c, c.first);
     run_rules(m, "Identity");

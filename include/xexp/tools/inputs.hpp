@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -116,23 +118,44 @@ inline std::vector<int64_t> random_input_dims(const ir::Value& v, const RandomIn
   return dims;
 }
 
-// The size of the axis a Gather reads with integer input `id` as its indices, the smallest over such
-// Gathers where it is known; 0 when none reads it. Token type ids index a table of two rows: drawn in the
-// usual [0, 10) they would make the run fail instead of testing the model.
+// Ops that pass integer values on without computing new ones (copies, reshapes, broadcasts, slices,
+// concatenations): what reads their output still reads the input's values.
+inline bool passes_values_on(const ir::Node& n) {
+  static const std::set<std::string_view> ops{"Cast",    "Concat", "Expand",  "Flatten",   "Identity",
+                                              "Reshape", "Slice",  "Squeeze", "Transpose", "Unsqueeze"};
+  return (n.domain.empty() || n.domain == "ai.onnx") && ops.count(n.op_type.view()) > 0;
+}
+
+// The size of the axis a Gather reads with integer input `id` as its indices, directly or through ops
+// that pass values on (ALBERT's token type ids reach their table through an Expand), the smallest over
+// such Gathers where it is known; 0 when none reads it. Token type ids index a table of two rows: drawn
+// in the usual [0, 10) they would make the run fail instead of testing the model.
 inline int64_t gathered_size(const ir::Graph& g, ir::ValueId id) {
   int64_t size = 0;
-  for (const ir::Use& u : g.value(id).uses) {
-    const ir::Node& n = g.node(u.node);
-    if (u.slot != 1 || n.op_type != Symbol("Gather") || !(n.domain.empty() || n.domain == "ai.onnx"))
-      continue;
-    const ir::Value& data = g.value(n.inputs[0]);
-    if (!data.shape) continue;
-    const auto rank = static_cast<int64_t>(data.shape->size());
-    const ir::Attribute* attribute = n.attribute(Symbol("axis"));
-    const int64_t axis = !attribute ? 0 : attribute->i < 0 ? attribute->i + rank : attribute->i;
-    if (axis < 0 || axis >= rank || !(*data.shape)[axis].is_static()) continue;
-    const int64_t rows = (*data.shape)[axis].value();
-    size = size == 0 ? rows : std::min(size, rows);
+  std::vector<ir::ValueId> todo{id};
+  std::set<ir::ValueId> seen{id};
+  while (!todo.empty()) {
+    const ir::ValueId value = todo.back();
+    todo.pop_back();
+    for (const ir::Use& u : g.value(value).uses) {
+      const ir::Node& n = g.node(u.node);
+      // The first input of most of them carries the values, any input of a Concat does.
+      if (passes_values_on(n) && (u.slot == 0 || n.op_type.view() == "Concat")) {
+        for (ir::ValueId out : n.outputs)
+          if (out != ir::kNone && seen.insert(out).second) todo.push_back(out);
+        continue;
+      }
+      if (u.slot != 1 || n.op_type != Symbol("Gather") || !(n.domain.empty() || n.domain == "ai.onnx"))
+        continue;
+      const ir::Value& data = g.value(n.inputs[0]);
+      if (!data.shape) continue;
+      const auto rank = static_cast<int64_t>(data.shape->size());
+      const ir::Attribute* attribute = n.attribute(Symbol("axis"));
+      const int64_t axis = !attribute ? 0 : attribute->i < 0 ? attribute->i + rank : attribute->i;
+      if (axis < 0 || axis >= rank || !(*data.shape)[axis].is_static()) continue;
+      const int64_t rows = (*data.shape)[axis].value();
+      size = size == 0 ? rows : std::min(size, rows);
+    }
   }
   return size;
 }

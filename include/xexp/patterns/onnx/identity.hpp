@@ -1,19 +1,21 @@
 #pragma once
-// Identity: operations that return their input unchanged: x + 0, x - 0, x * 1, x / 1 (the constant a
-// scalar, or 1-D along the last axis, so that broadcasting cannot change the shape), and a Transpose
-// whose permutation is the identity.
+// Identity: operations that return their input unchanged: x + 0, x - 0, x * 1, x / 1 (the constant of
+// any shape that broadcasting against x leaves x's: ALBERT's additive attention mask, made of a mask of
+// ones, is a (batch, 1, 1, total) tensor of -0), and a Transpose whose permutation is the identity.
 #include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
 
 namespace detail {
-// `c` is `value` everywhere, has x's type, and broadcasting with it keeps x's shape.
+// `c` is `value` everywhere, has x's type, and broadcasting with it keeps x's shape: no more axes than
+// x, each of them 1 or x's size there.
 inline constexpr auto is_neutral =
     rewrite::fact<"is_neutral">([](const ValueView& x, const Tensor& c, double value) {
-      if (!x.shape() || c.type() != x.elem() || !equal_everywhere(c, value)) return false;
-      const auto rank = static_cast<int64_t>(x.shape()->size());
-      if (c.size() == 1) return static_cast<int64_t>(c.rank()) <= rank;
-      return c.rank() == 1 && rank >= 1 && x.shape()->back() == Dim(c.dims()[0]);
+      if (!x.shape() || c.type() != x.elem() || c.rank() > x.shape()->size()) return false;
+      const std::size_t offset = x.shape()->size() - c.rank();
+      for (std::size_t k = 0; k < c.rank(); ++k)
+        if (c.dims()[k] != 1 && (*x.shape())[offset + k] != Dim(c.dims()[k])) return false;
+      return equal_everywhere(c, value);
     });
 }  // namespace detail
 
