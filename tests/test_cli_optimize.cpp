@@ -303,8 +303,8 @@ TEST(CliOptimize, UnsupportedOpsetUpgradeIsOneErrorLineAndWritesNothing) {
       run_xexp("optimize " + shell_quote(original) + " -o " + shell_quote(out) + " --target-opset 13"),
       "cannot downgrade opset 14 to 13");
   expect_error_mentioning(
-      run_xexp("optimize " + shell_quote(original) + " -o " + shell_quote(out) + " --target-opset 19"),
-      "the newest opset supported is 18");
+      run_xexp("optimize " + shell_quote(original) + " -o " + shell_quote(out) + " --target-opset 24"),
+      "the newest opset supported is 23");
   EXPECT_FALSE(std::filesystem::exists(out));
   // The onnxruntime set's fusions, com.microsoft ops and LayerNormalization below opset 17 (ONNX
   // Runtime's own extension), are nothing ONNX's converter can adapt: the first of them is named.
