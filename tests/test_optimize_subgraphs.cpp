@@ -365,8 +365,9 @@ TEST(OptimizeSubgraphs, TargetOpsetRefusalsNameTheNode) {
 
 // Past opset 18 (libonnx's converter stops at 17): DFT's axis becomes its third input at 20, written
 // out when absent (its default went from 1 to -2), GridSample's modes take their new names at 20;
-// ONNX Runtime gives the same outputs before and after (our evaluator has neither op). GroupNormalization,
-// whose scale and bias changed meaning at 21, is refused by name.
+// ONNX Runtime gives the same outputs before and after (our evaluator has neither op). Ops added after
+// 17 (Gelu, Mish), which libonnx does not know, go up as they are. GroupNormalization, whose scale and
+// bias changed meaning at 21, is refused by name.
 TEST(OptimizeSubgraphs, TargetOpset23AdaptsDftAndGridSample) {
   xexp::testing::TempDir dir;
   const std::string path = dir / "op17.onnx", upgraded = dir / "op23.onnx";
@@ -411,6 +412,26 @@ TEST(OptimizeSubgraphs, TargetOpset23AdaptsDftAndGridSample) {
   ASSERT_TRUE(ort[0].ok) << "ONNX Runtime, opset 17: " << ort[0].error;
   ASSERT_TRUE(ort[1].ok) << "ONNX Runtime, opset 23: " << ort[1].error;
   xexp::testing::expect_all_close(ort[1].outputs, ort[0].outputs, 1e-5, 1e-5);
+
+  // Ops ONNX added after 17, unknown to libonnx, are upgraded from the opset that has them.
+  write_model(
+      "<ir_version: 9, opset_import: [\"\" : 20]>\n"
+      "op20 (float[2,3] X) => (float[2,3] Y) {\n"
+      "  G = Gelu<approximate=\"tanh\">(X)\n"
+      "  Y = Mish(G)\n"
+      "}\n",
+      path);
+  ir::Model newer = load_model(path);
+  upgrade_opset(newer, 23);
+  EXPECT_EQ(newer.opset(""), 23);
+  EXPECT_EQ(op_types(*newer.graph), (OpList{"Gelu", "Mish"}));
+  save_model(newer, upgraded);
+  feeds = xexp::testing::random_feeds(*load_model(path).graph, {.seed = 5});
+  const std::vector<xexp::testing::OrtResult> ort20 =
+      xexp::testing::run_onnxruntime_batch({{path, feeds}, {upgraded, feeds}});
+  ASSERT_TRUE(ort20[0].ok) << "ONNX Runtime, opset 20: " << ort20[0].error;
+  ASSERT_TRUE(ort20[1].ok) << "ONNX Runtime, opset 23: " << ort20[1].error;
+  xexp::testing::expect_all_close(ort20[1].outputs, ort20[0].outputs, 1e-6, 1e-6);
 
   write_model(
       "<ir_version: 8, opset_import: [\"\" : 18]>\n"

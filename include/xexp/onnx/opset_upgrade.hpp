@@ -15,7 +15,8 @@
 //     as it is: they only gained types, attributes or modes whose defaults keep the old meaning.
 // Refused, with an xexp::Error naming the node and the model left as it was: a downgrade, a target
 // beyond kMaxTargetOpset, a node of another domain than ONNX's that is no call of a local function, an
-// op ONNX's registry does not know at the opset it is at, GroupNormalization across opset 21 (its scale
+// op ONNX does not define at the opset it is at (its registry in libonnx, a table of the ops added from
+// 18 to 23 that it lacks), GroupNormalization across opset 21 (its scale
 // and bias go from one value per group to one per channel), a changed op inside a function reading one
 // of the function's attributes, and whatever ONNX's converter fails on.
 #include <algorithm>
@@ -23,6 +24,7 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -130,6 +132,34 @@ inline bool adapted_after_converter(const ir::Node& n, int64_t from, int64_t tar
   return (e && moving_value(n, *e)) || grid_sample_modes_renamed(n, from, target);
 }
 
+// The opset that added `op` to the default domain when it is one of those added from 18 to 23, which
+// libonnx 1.12 does not know; 0 for any other op. Each kept its form up to 23, but GroupNormalization.
+inline int64_t added_after_converter(std::string_view op) {
+  static constexpr std::pair<std::string_view, int64_t> added[] = {
+      {"BitwiseAnd", 18},
+      {"BitwiseNot", 18},
+      {"BitwiseOr", 18},
+      {"BitwiseXor", 18},
+      {"CenterCropPad", 18},
+      {"Col2Im", 18},
+      {"GroupNormalization", 18},
+      {"Mish", 18},
+      {"DeformConv", 19},
+      {"AffineGrid", 20},
+      {"Gelu", 20},
+      {"ImageDecoder", 20},
+      {"RegexFullMatch", 20},
+      {"StringConcat", 20},
+      {"StringSplit", 20},
+      {"Attention", 23},
+      {"RMSNormalization", 23},
+      {"RotaryEmbedding", 23},
+  };
+  for (const auto& [name, since] : added)
+    if (name == op) return since;
+  return 0;
+}
+
 // Throws when node `n` of scope `s` cannot be upgraded to `target`.
 inline void check_upgradable(const ir::Model& model, const UpgradeScope& s, const ir::Node& n,
                              int64_t target) {
@@ -145,7 +175,8 @@ inline void check_upgradable(const ir::Model& model, const UpgradeScope& s, cons
                     ": GroupNormalization's scale and bias hold one value per group before opset 21 and one "
                     "per channel from it, which the upgrade does not adapt",
                 at);
-  if (!find_schema(n.op_type.view(), "", s.from))
+  const int64_t added = added_after_converter(n.op_type.view());
+  if (added ? added > s.from : !find_schema(n.op_type.view(), "", s.from))
     throw Error(upgrade_failure(s, target) + ": ONNX knows no operator " + n.op_type.str() + " at opset " +
                     std::to_string(s.from),
                 at);
