@@ -295,6 +295,52 @@ TEST(CliOptimize, TargetOpsetUpgradesAndFusesLayerNormalization) {
   }
 }
 
+// --target-opset 23 on the Llama export read from disk (opset 17): its three RMSNorms become ONNX's
+// RMSNormalization (the default set, ahead of the onnxruntime set's SimplifiedLayerNormalization, which
+// they are without the option), and its rotations ONNX's RotaryEmbedding, with the same outputs as the
+// file in ONNX Runtime and in our evaluator.
+TEST(CliOptimize, TargetOpset23WritesOnnxRmsNormalization) {
+  TempDir dir;
+  const std::string original = shared_model("llama_L1.onnx"), kept = dir / "kept.onnx",
+                    up23 = dir / "up23.onnx";
+  const CommandResult k = run_xexp("optimize " + shell_quote(original) + " -o " + shell_quote(kept));
+  ASSERT_EQ(k.exit_code, 0) << k.err;
+  const CommandResult r =
+      run_xexp("optimize " + shell_quote(original) + " -o " + shell_quote(up23) + " --target-opset 23");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const ir::Model kept_model = load_model(kept), m23 = load_model(up23);
+  EXPECT_EQ(kept_model.opset(""), 17);
+  EXPECT_EQ(m23.opset(""), 23);
+  EXPECT_EQ(m23.ir_version, 11);
+  // Below 23 two of the norms also absorb their residual Add (com.microsoft SkipSimplifiedLayerNormalization,
+  // which reads no RMSNormalization): at 23 those Adds stay.
+  const std::size_t norms = count_op(kept_model, "SimplifiedLayerNormalization") +
+                            count_op(kept_model, "SkipSimplifiedLayerNormalization");
+  EXPECT_EQ(norms, 3u);
+  EXPECT_EQ(count_op(kept_model, "RMSNormalization"), 0u);
+  EXPECT_EQ(count_op(m23, "RMSNormalization"), norms);
+  EXPECT_EQ(count_op(m23, "SimplifiedLayerNormalization"), 0u);
+  EXPECT_EQ(count_op(m23, "ReduceMean"), 0u);
+  EXPECT_EQ(count_op(m23, "RotaryEmbedding"), 2u);
+  EXPECT_EQ(count_op(m23, "Neg"), 0u);
+  for (ir::NodeId id : m23.graph->nodes()) {
+    const ir::Node& n = m23.graph->node(id);
+    if (n.op_type.view() == "RMSNormalization" || n.op_type.view() == "RotaryEmbedding") {
+      EXPECT_TRUE(n.domain.empty()) << n.domain.view() << "." << n.op_type.view();
+    }
+  }
+
+  const ir::Model reference = load_model(original);
+  const NamedTensors feeds = random_feeds(*reference.graph, {.seed = 7, .int_high = 100});
+  const std::vector<OrtResult> ort = run_onnxruntime_batch({{original, feeds}, {up23, feeds}});
+  ASSERT_TRUE(ort[0].ok) << ort[0].error;
+  ASSERT_TRUE(ort[1].ok) << ort[1].error;
+  expect_all_close(ort[1].outputs, ort[0].outputs, 1e-4, 1e-4);
+  eval::Evaluator ours(m23);
+  const std::vector<Tensor> got = ours.run(feeds);
+  expect_all_close({{"out", got.at(0)}}, {{"out", ort[0].outputs.begin()->second}}, 1e-4, 1e-4);
+}
+
 TEST(CliOptimize, UnsupportedOpsetUpgradeIsOneErrorLineAndWritesNothing) {
   TempDir dir;
   const std::string original = shared_model("gpt_erf_L1.op14dyn.onnx"), out = dir / "o.onnx";
@@ -303,8 +349,8 @@ TEST(CliOptimize, UnsupportedOpsetUpgradeIsOneErrorLineAndWritesNothing) {
       run_xexp("optimize " + shell_quote(original) + " -o " + shell_quote(out) + " --target-opset 13"),
       "cannot downgrade opset 14 to 13");
   expect_error_mentioning(
-      run_xexp("optimize " + shell_quote(original) + " -o " + shell_quote(out) + " --target-opset 19"),
-      "the newest opset supported is 18");
+      run_xexp("optimize " + shell_quote(original) + " -o " + shell_quote(out) + " --target-opset 24"),
+      "the newest opset supported is 23");
   EXPECT_FALSE(std::filesystem::exists(out));
   // The onnxruntime set's fusions, com.microsoft ops and LayerNormalization below opset 17 (ONNX
   // Runtime's own extension), are nothing ONNX's converter can adapt: the first of them is named.

@@ -363,6 +363,95 @@ TEST(OptimizeSubgraphs, TargetOpsetRefusalsNameTheNode) {
             nullptr);
 }
 
+// Past opset 18 (libonnx's converter stops at 17): DFT's axis becomes its third input at 20, written
+// out when absent (its default went from 1 to -2), GridSample's modes take their new names at 20;
+// ONNX Runtime gives the same outputs before and after (our evaluator has neither op). Ops added after
+// 17 (Gelu, Mish), which libonnx does not know, go up as they are. GroupNormalization, whose scale and
+// bias changed meaning at 21, is refused by name.
+TEST(OptimizeSubgraphs, TargetOpset23AdaptsDftAndGridSample) {
+  xexp::testing::TempDir dir;
+  const std::string path = dir / "op17.onnx", upgraded = dir / "op23.onnx";
+  write_model(
+      "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+      "op17 (float[2,8,6,1] X, float[1,2,3,4] I, float[1,3,2,2] G) => (float[2,8,6,2] A, float[2,8,6,2] B,"
+      " float[1,2,3,2] C, float[1,2,3,2] D) {\n"
+      "  A = DFT<axis=2>(X)\n"
+      "  B = DFT(X)\n"
+      "  C = GridSample<mode=\"bilinear\">(I, G)\n"
+      "  D = GridSample<mode=\"nearest\", align_corners=1>(I, G)\n"
+      "}\n",
+      path);
+  ir::Model m = load_model(path);
+  upgrade_opset(m, 23);
+  EXPECT_EQ(m.opset(""), 23);
+  EXPECT_EQ(m.ir_version, 11);
+  const ir::Graph& g = *m.graph;
+  EXPECT_EQ(op_types(g), (OpList{"DFT", "DFT", "GridSample", "GridSample"}));
+  std::vector<int64_t> axes;
+  std::vector<std::string> modes;
+  for (ir::NodeId id : g.nodes()) {
+    const ir::Node& n = g.node(id);
+    if (n.op_type.view() == "GridSample") {
+      modes.push_back(n.attribute(Symbol("mode"))->s);
+      continue;
+    }
+    EXPECT_EQ(n.attribute(Symbol("axis")), nullptr);
+    ASSERT_EQ(n.inputs.size(), 3u);
+    EXPECT_EQ(n.inputs[1], ir::kNone);
+    const Tensor* axis = rewrite::constant_tensor(g, n.inputs[2]);
+    ASSERT_NE(axis, nullptr);
+    EXPECT_EQ(axis->rank(), 0u);
+    axes.push_back(eval::as_int64s(*axis).at(0));
+  }
+  EXPECT_EQ(axes, (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(modes, (std::vector<std::string>{"linear", "nearest"}));
+  save_model(m, upgraded);
+  xexp::testing::NamedTensors feeds = xexp::testing::random_feeds(*load_model(path).graph, {.seed = 5});
+  const std::vector<xexp::testing::OrtResult> ort =
+      xexp::testing::run_onnxruntime_batch({{path, feeds}, {upgraded, feeds}});
+  ASSERT_TRUE(ort[0].ok) << "ONNX Runtime, opset 17: " << ort[0].error;
+  ASSERT_TRUE(ort[1].ok) << "ONNX Runtime, opset 23: " << ort[1].error;
+  xexp::testing::expect_all_close(ort[1].outputs, ort[0].outputs, 1e-5, 1e-5);
+
+  // Ops ONNX added after 17, unknown to libonnx, are upgraded from the opset that has them.
+  write_model(
+      "<ir_version: 9, opset_import: [\"\" : 20]>\n"
+      "op20 (float[2,3] X) => (float[2,3] Y) {\n"
+      "  G = Gelu<approximate=\"tanh\">(X)\n"
+      "  Y = Mish(G)\n"
+      "}\n",
+      path);
+  ir::Model newer = load_model(path);
+  upgrade_opset(newer, 23);
+  EXPECT_EQ(newer.opset(""), 23);
+  EXPECT_EQ(op_types(*newer.graph), (OpList{"Gelu", "Mish"}));
+  save_model(newer, upgraded);
+  feeds = xexp::testing::random_feeds(*load_model(path).graph, {.seed = 5});
+  const std::vector<xexp::testing::OrtResult> ort20 =
+      xexp::testing::run_onnxruntime_batch({{path, feeds}, {upgraded, feeds}});
+  ASSERT_TRUE(ort20[0].ok) << "ONNX Runtime, opset 20: " << ort20[0].error;
+  ASSERT_TRUE(ort20[1].ok) << "ONNX Runtime, opset 23: " << ort20[1].error;
+  xexp::testing::expect_all_close(ort20[1].outputs, ort20[0].outputs, 1e-6, 1e-6);
+
+  write_model(
+      "<ir_version: 8, opset_import: [\"\" : 18]>\n"
+      "op18 (float[1,4,3] X, float[2] S, float[2] B) => (float[1,4,3] Y) {\n"
+      "  Y = GroupNormalization<num_groups=2>(X, S, B)\n"
+      "}\n",
+      path);
+  ir::Model group = load_model(path);
+  try {
+    upgrade_opset(group, 21);
+    ADD_FAILURE() << "GroupNormalization cannot cross opset 21";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.node(), "GroupNormalization");
+    EXPECT_NE(e.cause().find("cannot upgrade opset 18 to 21: GroupNormalization's scale and bias"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(group.opset(""), 18);
+}
+
 // An If inside a local function: its branches are optimized as the main graph's are (NotNot in the then
 // branch, the Identity clean-up in the else branch), reading the function's input x from the body.
 TEST(OptimizeSubgraphs, IfInsideAFunctionBodyIsOptimized) {

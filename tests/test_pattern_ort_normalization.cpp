@@ -1,5 +1,6 @@
 // onnxruntime set, normalizations: SimplifiedLayerNormalization, SimplifiedLayerNormalizationMul,
-// SkipLayerNormalization, SkipSimplifiedLayerNormalization, SkipSimplifiedLayerNormalizationMul.
+// SkipLayerNormalization, SkipSimplifiedLayerNormalization, SkipSimplifiedLayerNormalizationMul; and
+// the default set's RMSNormalization and RMSNormalizationMul (opset 23), the same decompositions.
 // Positive (exact op sequence after), one negative per condition, and same outputs in xexp's evaluator
 // and ONNX Runtime. The fused kernels compute the same formulas (in float, like the float32
 // decompositions): results agree within atol 1e-5.
@@ -42,10 +43,11 @@ struct Rms {
   ElemType half = ElemType::Float;
   ElemType back = ElemType::Float16;
   bool float_reader = false;         // the float X is also a graph output through Neg
+  int64_t opset = 18;
 };
 
 static Model rms(const Rms& c) {
-  Model m = test::model_with_opset(18);
+  Model m = test::model_with_opset(c.opset);
   Graph& g = *m.graph;
   ValueId x = g.add_input("X", c.half, Shape{c.batch, c.rows, c.last});
   const bool in_half = c.half != ElemType::Float;
@@ -182,6 +184,85 @@ TEST(PatternSimplifiedLayerNormalizationMul, NotForAWeightOfAnotherShape) {
 TEST(PatternSimplifiedLayerNormalizationMul, SameNumbers) {
   test::expect_same_outputs([] { return rms({.weight = true}); },
                             "SimplifiedLayerNormalization,SimplifiedLayerNormalizationMul", 1e-5);
+}
+
+// ---- RMSNormalization (default set, opset >= 23) ---------------------------------------------------
+TEST(PatternRMSNormalization, EverySpellingBecomesOneNodeAtOpset23) {
+  for (bool mul : {false, true})
+    for (int division : {0, 1, 2}) {
+      Model m =
+          rms({.reciprocal = division == 1, .square_by_mul = mul, .divide = division == 2, .opset = 23});
+      run_rules(m, "RMSNormalization");
+      ASSERT_EQ(op_types(*m.graph), (OpList{"RMSNormalization"})) << mul << division;
+      const Graph& g = *m.graph;
+      const Node& n = g.node(g.first_node());
+      EXPECT_EQ(n.inputs[0], g.inputs()[0]);
+      const Tensor* scale = rewrite::constant_tensor(g, n.inputs[1]);
+      ASSERT_NE(scale, nullptr);
+      EXPECT_EQ(scale->dims(), (std::vector<int64_t>{8}));
+      EXPECT_TRUE(patterns::equal_everywhere(*scale, 1.0));
+      EXPECT_EQ(n.attribute(Symbol("axis"))->i, -1);
+      EXPECT_EQ(n.attribute(Symbol("epsilon"))->f, 1e-6f);
+      EXPECT_EQ(n.attribute(Symbol("stash_type"))->i, 1);
+    }
+}
+
+TEST(PatternRMSNormalization, NotBelowOpset23NorOverAnotherAxis) {
+  Model old = rms({.opset = 22});
+  run_rules(old, "RMSNormalization");
+  EXPECT_EQ(op_types(*old.graph).size(), 6u);
+  Model axis = rms({.axes = {1}, .opset = 23});
+  run_rules(axis, "RMSNormalization");
+  EXPECT_EQ(op_types(*axis.graph).size(), 6u);
+}
+
+// With both sets, as `xexp optimize` runs them: ONNX's op from 23 (the default set comes first at the
+// same priority), ONNX Runtime's below, and the weight goes into either's scale.
+TEST(PatternRMSNormalization, DefaultSetWinsOverSimplifiedLayerNormalizationFrom23) {
+  for (int64_t opset : {22, 23}) {
+    Model m = rms({.weight = true, .opset = opset});
+    run_rules(m, "default+onnxruntime");
+    EXPECT_EQ(op_types(*m.graph), (OpList{opset >= 23 ? "RMSNormalization" : "SimplifiedLayerNormalization"}))
+        << opset;
+  }
+}
+
+TEST(PatternRMSNormalization, CastPairAroundTheFloatNormGoes) {
+  Model m = rms({.half = ElemType::Float16, .back = ElemType::Float16, .opset = 23});
+  run_rules(m, "RMSNormalization");
+  ASSERT_EQ(op_types(*m.graph), (OpList{"RMSNormalization"}));
+  const Graph& g = *m.graph;
+  EXPECT_EQ(g.node(g.first_node()).inputs[0], g.inputs()[0]);
+  EXPECT_EQ(g.value(g.node(g.first_node()).outputs[0]).elem, ElemType::Float16);
+}
+
+TEST(PatternRMSNormalization, SameNumbers) {
+  test::expect_same_outputs([] { return rms({.opset = 23}); }, "RMSNormalization", 1e-6);
+  test::expect_same_outputs([] { return rms({.square_by_mul = true, .divide = true, .opset = 23}); },
+                            "RMSNormalization", 1e-6);
+  test::expect_same_outputs([] { return rms({.half = ElemType::Float16, .opset = 23}); }, "RMSNormalization",
+                            2e-3);
+}
+
+TEST(PatternRMSNormalizationMul, WeightGoesIntoTheScale) {
+  Model m = rms({.weight = true, .opset = 23});
+  run_rules(m, "RMSNormalization,RMSNormalizationMul");
+  ASSERT_EQ(op_types(*m.graph), (OpList{"RMSNormalization"}));
+  const Graph& g = *m.graph;
+  const Tensor* scale = rewrite::constant_tensor(g, g.node(g.first_node()).inputs[1]);
+  ASSERT_NE(scale, nullptr);
+  EXPECT_EQ(eval::as_doubles(*scale), eval::as_doubles(ramp({8})));
+}
+
+TEST(PatternRMSNormalizationMul, NotForAWeightOfAnotherShape) {
+  Model m = rms({.weight = true, .weight_dims = {1}, .opset = 23});
+  run_rules(m, "RMSNormalization,RMSNormalizationMul");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"RMSNormalization", "Mul"}));
+}
+
+TEST(PatternRMSNormalizationMul, SameNumbers) {
+  test::expect_same_outputs([] { return rms({.weight = true, .opset = 23}); },
+                            "RMSNormalization,RMSNormalizationMul", 1e-5);
 }
 
 TEST(PatternSkipSimplifiedLayerNormalization, ResidualAddIsAbsorbed) {

@@ -1,6 +1,7 @@
 // onnxruntime set, rotary embeddings: ContribRotaryEmbedding (X * cos + Concat(-X2, X1) * sin becomes
 // com.microsoft RotaryEmbedding) and ContribRotaryEmbedding3D (the rotation moved before the Reshape +
-// Transpose that split the heads). Exact structure after the rewrite for each spelling (Slice or Split
+// Transpose that split the heads); the default set's RotaryEmbedding (ONNX's op, opset 23), the same
+// match. Exact structure after the rewrite for each spelling (Slice or Split
 // halves, constant cos/sin, cos/sin gathered from a table by position ids), the near misses that must not
 // fire, the same outputs in xexp's evaluator and ONNX Runtime, and `xexp optimize` on the Llama exports.
 #include <gtest/gtest.h>
@@ -49,6 +50,7 @@ struct RotaryCase {
   // Expand(Unsqueeze(Range(counted_from, seq, 1), 0), (batch, seq)) computed from X's shape.
   std::optional<int64_t> counted_from = std::nullopt;
   bool dynamic_batch = false;  // x3d and the Computed angles have the symbolic batch "batch" (Phi-3's)
+  int64_t opset = 18;
 };
 constexpr int64_t kBatch = 2, kHeads = 3, kSeq = 5, kTableRows = 12;
 
@@ -101,7 +103,7 @@ ir::ValueId cos_or_sin(ir::Graph& g, const RotaryCase& c, bool is_sin, ir::Value
 }
 
 ir::Model rotary_model(const RotaryCase& c) {
-  ir::Model m = test::model_with_opset(18);
+  ir::Model m = test::model_with_opset(c.opset);
   ir::Graph& g = *m.graph;
   ir::ValueId x;
   if (c.from_3d) {
@@ -307,6 +309,82 @@ TEST(PatternOrtRotary, NotWhenItIsNoRotateHalf) {
     run_rules(m, kRotaryRules);
     EXPECT_EQ(op_types(*m.graph), before) << what;
   }
+}
+
+// ---- RotaryEmbedding: ONNX's op (default set, opset >= 23) ------------------------------------------
+TEST(PatternOnnxRotary, ConstantCachesBecomeRotaryEmbeddingWithPositionIdsFromRowZero) {
+  ir::Model m = rotary_model({.opset = 23});
+  run_rules(m, "RotaryEmbedding");
+  ASSERT_EQ(op_types(*m.graph), (OpList{"RotaryEmbedding"}));
+  const ir::Graph& g = *m.graph;
+  const ir::Node& rotary = only_node(g, "RotaryEmbedding");
+  ASSERT_EQ(rotary.inputs.size(), 4u);
+  EXPECT_EQ(rotary.inputs[0], g.inputs()[0]);
+  EXPECT_EQ(constant_input(g, rotary, 1).dims(), (std::vector<int64_t>{kSeq, 4}));
+  EXPECT_EQ(constant_input(g, rotary, 2).dims(), (std::vector<int64_t>{kSeq, 4}));
+  const Tensor& positions = constant_input(g, rotary, 3);
+  EXPECT_EQ(positions.dims(), (std::vector<int64_t>{kBatch, kSeq}));
+  EXPECT_EQ(eval::as_int64s(positions), (std::vector<int64_t>{0, 1, 2, 3, 4, 0, 1, 2, 3, 4}));
+  EXPECT_EQ(rotary.attribute(Symbol("interleaved"))->i, 0);
+  EXPECT_EQ(m.opset("com.microsoft"), std::nullopt);
+}
+
+TEST(PatternOnnxRotary, GatheredCachesKeepThePositionIds) {
+  ir::Model m = rotary_model({.cos_sin = CosSin::Gathered, .opset = 23});
+  run_rules(m, "RotaryEmbedding");
+  ASSERT_EQ(op_types(*m.graph), (OpList{"RotaryEmbedding"}));
+  const ir::Node& rotary = only_node(*m.graph, "RotaryEmbedding");
+  EXPECT_EQ(m.graph->value(rotary.inputs[3]).name, "positions");
+  EXPECT_EQ(constant_input(*m.graph, rotary, 1).dims(), (std::vector<int64_t>{kTableRows, 4}));
+}
+
+TEST(PatternOnnxRotary, NotBelowOpset23NorForAnotherRotation) {
+  for (const RotaryCase& c :
+       {RotaryCase{.opset = 22}, RotaryCase{.swapped_without_neg = true, .opset = 23}}) {
+    ir::Model m = rotary_model(c);
+    const OpList before = op_types(*m.graph);
+    run_rules(m, "RotaryEmbedding");
+    EXPECT_EQ(op_types(*m.graph), before) << c.opset;
+  }
+}
+
+TEST(PatternOnnxRotary, ThreeDInputRotatesBeforeTheHeadsSplit) {
+  ir::Model m = rotary_model({.halves = Halves::Split, .from_3d = true, .opset = 23});
+  run_rules(m, "RotaryEmbedding,RotaryEmbedding3D");
+  ASSERT_EQ(op_types(*m.graph), (OpList{"RotaryEmbedding", "Reshape", "Transpose"}));
+  const ir::Node& rotary = only_node(*m.graph, "RotaryEmbedding");
+  EXPECT_EQ(rotary.inputs[0], m.graph->inputs()[0]);  // the (batch, seq, hidden) input itself
+  EXPECT_EQ(rotary.attribute(Symbol("num_heads"))->i, kHeads);
+  EXPECT_EQ(constant_input(*m.graph, rotary, 3).dims(), (std::vector<int64_t>{kBatch, kSeq}));
+  test::expect_same_outputs(
+      [] { return rotary_model({.halves = Halves::Split, .from_3d = true, .opset = 23}); },
+      "RotaryEmbedding,RotaryEmbedding3D", 1e-6);
+  ir::Model four_d = rotary_model({.halves = Halves::Split, .opset = 23});  // no heads split to move before
+  run_rules(four_d, "RotaryEmbedding,RotaryEmbedding3D");
+  EXPECT_EQ(op_types(*four_d.graph), (OpList{"RotaryEmbedding"}));
+}
+
+// With both sets, as `xexp optimize` runs them: ONNX's op from 23, com.microsoft's below.
+TEST(PatternOnnxRotary, DefaultSetWinsOverContribRotaryEmbeddingFrom23) {
+  for (int64_t opset : {22, 23}) {
+    ir::Model m = rotary_model({.cos_sin = CosSin::Gathered, .opset = opset});
+    run_rules(m, "default+onnxruntime");
+    EXPECT_EQ(op_types(*m.graph), (OpList{opset >= 23 ? "RotaryEmbedding" : "com.microsoft.RotaryEmbedding"}))
+        << opset;
+  }
+}
+
+TEST(PatternOnnxRotary, SameNumbers) {
+  for (const RotaryCase& c :
+       {RotaryCase{.opset = 23}, RotaryCase{.cos_sin = CosSin::GatheredForAllBatches, .opset = 23},
+        RotaryCase{.cos_sin = CosSin::ConstantPerBatch, .opset = 23},
+        RotaryCase{.cos_sin = CosSin::Computed, .from_3d = true, .opset = 23}}) {
+    SCOPED_TRACE(static_cast<int>(c.cos_sin));
+    test::expect_same_outputs([&] { return rotary_model(c); }, "RotaryEmbedding", 1e-6);
+  }
+  const RotaryCase dynamic{.cos_sin = CosSin::Computed, .from_3d = true, .dynamic_batch = true, .opset = 23};
+  test::expect_same_outputs([&] { return rotary_model(dynamic); }, "RotaryEmbedding", 1e-6,
+                            {.seed = 7, .symbols = {{"batch", kBatch}}});
 }
 
 // ---- the user's path: `xexp optimize` on the Llama exports as written -------------------------------

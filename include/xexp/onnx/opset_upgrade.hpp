@@ -8,17 +8,23 @@
 //     adapts each node whose operator changed, one node at a time: it knows nothing of local functions,
 //     their calls nor of attribute references, which it would mistake or drop in a whole graph. If, Loop
 //     and Scan themselves only widened their types from opset 9 on: they stay, their bodies converted;
-//   - from 17 to 18, our adapter moves the `axes` attribute of the Reduce* ops that take it as an input
-//     from 18 (onnx/schema.hpp's table); every other op of opset 18 accepts its opset 17 form as it is.
+//   - from 17 on, our adapters (libonnx 1.12 knows no newer opset): the attributes that became inputs
+//     (onnx/schema.hpp's table: the Reduce* `axes` at 18, DFT's `axis` at 20, written out with the old
+//     default when absent, as DFT's 1 differs from the new -2) and GridSample's modes, renamed at 20
+//     (bilinear to linear, bicubic to cubic). Every other op of opsets 19 to 23 accepts its older form
+//     as it is: they only gained types, attributes or modes whose defaults keep the old meaning.
 // Refused, with an xexp::Error naming the node and the model left as it was: a downgrade, a target
 // beyond kMaxTargetOpset, a node of another domain than ONNX's that is no call of a local function, an
-// op ONNX's registry does not know at the opset it is at, a changed op inside a function reading one of
-// the function's attributes, and whatever ONNX's converter fails on.
+// op ONNX does not define at the opset it is at (its registry in libonnx, a table of the ops added from
+// 18 to 23 that it lacks), GroupNormalization across opset 21 (its scale
+// and bias go from one value per group to one per channel), a changed op inside a function reading one
+// of the function's attributes, and whatever ONNX's converter fails on.
 #include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,7 +43,7 @@
 namespace xexp {
 
 // The newest default-domain opset upgrade_opset reaches.
-inline constexpr int64_t kMaxTargetOpset = 18;
+inline constexpr int64_t kMaxTargetOpset = 23;
 // The newest ONNX's converter in libonnx 1.12 reaches.
 inline constexpr int64_t kOnnxConverterMaxOpset = 17;
 
@@ -45,6 +51,9 @@ namespace detail {
 
 // The IR version a model at `opset` needs at least (ONNX's versioning table).
 inline int64_t min_ir_version(int64_t opset) {
+  if (opset >= 23) return 11;
+  if (opset >= 21) return 10;
+  if (opset >= 19) return 9;
   if (opset >= 15) return 8;
   if (opset >= 12) return 7;
   if (opset >= 11) return 6;
@@ -96,11 +105,59 @@ inline bool changes_before(const ir::Node& n, int64_t from, int64_t target) {
   return schema && schema->since_version() > from;
 }
 
-// Whether our opset 18 adapter rewrites `n` (a Reduce* with an `axes` attribute).
-inline bool axes_move_at_18(const ir::Node& n, int64_t from, int64_t target) {
-  static const Symbol axes_name("axes");
-  return from < 18 && target >= 18 && n.domain.empty() && axes_became_input_at(n.op_type.view()) == 18 &&
-         n.attribute(axes_name);
+// The attribute of `n` that becomes an input between `from` and `target` at an opset after
+// kOnnxConverterMaxOpset, our adapters' part; nullptr when none does.
+inline const AttributeBecameInput* attribute_moving(const ir::Node& n, int64_t from, int64_t target) {
+  if (!n.domain.empty()) return nullptr;
+  for (const AttributeBecameInput& e : attributes_that_became_inputs())
+    if (e.op == n.op_type.view() && e.since > std::max(from, kOnnxConverterMaxOpset) && e.since <= target)
+      return &e;
+  return nullptr;
+}
+
+// The value attribute_moving's attribute had in `n`: its own, else the default of the version before
+// the move; nullopt when it has neither (an absent `axes` reduces every axis, before and after).
+inline std::optional<ir::Attribute> moving_value(const ir::Node& n, const AttributeBecameInput& e) {
+  if (const ir::Attribute* a = n.attribute(Symbol(e.attribute))) return *a;
+  return attribute_default(e.op, "", e.since - 1, e.attribute);
+}
+
+inline bool grid_sample_modes_renamed(const ir::Node& n, int64_t from, int64_t target) {
+  return n.domain.empty() && n.op_type.view() == "GridSample" && from < 20 && target >= 20;
+}
+
+// Whether our adapters rewrite `n` (from 17 on).
+inline bool adapted_after_converter(const ir::Node& n, int64_t from, int64_t target) {
+  const AttributeBecameInput* e = attribute_moving(n, from, target);
+  return (e && moving_value(n, *e)) || grid_sample_modes_renamed(n, from, target);
+}
+
+// The opset that added `op` to the default domain when it is one of those added from 18 to 23, which
+// libonnx 1.12 does not know; 0 for any other op. Each kept its form up to 23, but GroupNormalization.
+inline int64_t added_after_converter(std::string_view op) {
+  static constexpr std::pair<std::string_view, int64_t> added[] = {
+      {"BitwiseAnd", 18},
+      {"BitwiseNot", 18},
+      {"BitwiseOr", 18},
+      {"BitwiseXor", 18},
+      {"CenterCropPad", 18},
+      {"Col2Im", 18},
+      {"GroupNormalization", 18},
+      {"Mish", 18},
+      {"DeformConv", 19},
+      {"AffineGrid", 20},
+      {"Gelu", 20},
+      {"ImageDecoder", 20},
+      {"RegexFullMatch", 20},
+      {"StringConcat", 20},
+      {"StringSplit", 20},
+      {"Attention", 23},
+      {"RMSNormalization", 23},
+      {"RotaryEmbedding", 23},
+  };
+  for (const auto& [name, since] : added)
+    if (name == op) return since;
+  return 0;
 }
 
 // Throws when node `n` of scope `s` cannot be upgraded to `target`.
@@ -113,7 +170,13 @@ inline void check_upgradable(const ir::Model& model, const UpgradeScope& s, cons
                     " is outside the default domain, which ONNX's version converter does not handle",
                 at);
   }
-  if (!find_schema(n.op_type.view(), "", s.from))
+  if (n.op_type.view() == "GroupNormalization" && s.from < 21 && target >= 21)
+    throw Error(upgrade_failure(s, target) +
+                    ": GroupNormalization's scale and bias hold one value per group before opset 21 and one "
+                    "per channel from it, which the upgrade does not adapt",
+                at);
+  const int64_t added = added_after_converter(n.op_type.view());
+  if (added ? added > s.from : !find_schema(n.op_type.view(), "", s.from))
     throw Error(upgrade_failure(s, target) + ": ONNX knows no operator " + n.op_type.str() + " at opset " +
                     std::to_string(s.from),
                 at);
@@ -121,7 +184,7 @@ inline void check_upgradable(const ir::Model& model, const UpgradeScope& s, cons
     throw Error(upgrade_failure(s, target) + ": " + n.op_type.str() +
                     " holds a subgraph, which the upgrade converts from opset 9 only",
                 at);
-  if (changes_before(n, s.from, target) || axes_move_at_18(n, s.from, target))
+  if (changes_before(n, s.from, target) || adapted_after_converter(n, s.from, target))
     for (const ir::Attribute& a : n.attributes)
       if (!a.ref_attr_name.empty())
         throw Error(upgrade_failure(s, target) + ": " + n.op_type.str() + " changes and its attribute " +
@@ -191,19 +254,30 @@ inline void replace_by_converted(ir::Graph& g, ir::NodeId id, const ir::Model& c
   }
 }
 
-// Opset 17 to 18: Reduce* `axes` attributes become int64 initializers read as input 1.
-inline void reduce_axes_to_inputs(ir::Graph& g) {
-  static const Symbol axes_name("axes");
+// Our adapters on graph `g` of a scope upgraded from `from` to `target` (> kOnnxConverterMaxOpset), once
+// ONNX's converter has brought its nodes to that opset: moved attributes become int64 initializers (a
+// list for a list attribute, a scalar for an int) read as their input, GridSample's modes get their new
+// names.
+inline void adapt_after_converter(ir::Graph& g, int64_t from, int64_t target) {
+  static const Symbol mode_name("mode");
   for (ir::NodeId id : g.nodes()) {
     ir::Node& n = g.node(id);
-    if (!axes_move_at_18(n, 17, 18)) continue;
-    std::vector<int64_t> values = n.attribute(axes_name)->ints;
-    std::erase_if(n.attributes, [](const ir::Attribute& a) { return a.name == axes_name; });
-    const auto count = static_cast<int64_t>(values.size());
-    const ir::ValueId input = g.add_initializer(g.unique_value_name(node_label(n) + "_axes"),
-                                                Tensor::from<int64_t>({count}, values));
-    g.node(id).inputs.resize(std::max<std::size_t>(g.node(id).inputs.size(), 2), ir::kNone);
-    g.set_node_input(id, 1, input);
+    if (grid_sample_modes_renamed(n, from, target))
+      if (ir::Attribute* mode = n.attribute(mode_name))
+        mode->s = mode->s == "bilinear" ? "linear" : mode->s == "bicubic" ? "cubic" : mode->s;
+    const AttributeBecameInput* e = attribute_moving(n, from, target);
+    const std::optional<ir::Attribute> value = e ? moving_value(n, *e) : std::nullopt;
+    if (!value) continue;
+    const Symbol name(e->attribute);
+    std::erase_if(n.attributes, [&](const ir::Attribute& a) { return a.name == name; });
+    const auto count = static_cast<int64_t>(value->ints.size());
+    const ir::ValueId input =
+        g.add_initializer(g.unique_value_name(node_label(n) + "_" + std::string(e->attribute)),
+                          value->type == ir::AttrType::Ints ? Tensor::from<int64_t>({count}, value->ints)
+                                                            : Tensor::scalar<int64_t>(value->i));
+    const auto index = static_cast<std::size_t>(e->input_index);
+    g.node(id).inputs.resize(std::max(g.node(id).inputs.size(), index + 1), ir::kNone);
+    g.set_node_input(id, e->input_index, input);
   }
 }
 
@@ -238,7 +312,7 @@ inline void upgrade_opset(ir::Model& model, int64_t target) {
     }
   for (const Replacement& r : replacements) detail::replace_by_converted(*r.graph, r.node, r.converted);
   if (target > kOnnxConverterMaxOpset)
-    for (const detail::UpgradeScope& s : scopes) detail::reduce_axes_to_inputs(*s.graph);
+    for (const detail::UpgradeScope& s : scopes) detail::adapt_after_converter(*s.graph, s.from, target);
   for (ir::Function& f : model.functions) {
     // A function body holds no initializers: the adapters' constants become Constant nodes there.
     ir::initializers_to_constant_nodes(*f.body);

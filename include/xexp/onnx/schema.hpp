@@ -2,8 +2,9 @@
 // Schema facts from ONNX's own registry (libonnx): which schema an (op, domain, opset) resolves to,
 // attribute defaults (a rule comparing attributes must treat an absent `keepdims` as 1), and the
 // attributes that later opsets turned into inputs (ReduceMean axes at 18, Squeeze axes at 13, ...).
-// The registry of ONNX 1.12 stops at opset 17: asked about opset 18 it answers with the last version
-// it has, so the attribute-to-input table below is written out rather than derived from it.
+// The registry of ONNX 1.12 stops at opset 17: asked about a newer opset it answers with the last version
+// it has (and knows no op added after 17), so the attribute-to-input table below is written out rather
+// than derived from it.
 #include <onnx/defs/schema.h>
 
 #include <map>
@@ -86,6 +87,7 @@ inline std::span<const AttributeBecameInput> attributes_that_became_inputs() {
       {"ReduceMin", "axes", 18, 1},
       {"ReduceProd", "axes", 18, 1},
       {"ReduceSumSquare", "axes", 18, 1},
+      {"DFT", "axis", 20, 2},  // a scalar input, whose default (-2) is not the attribute's (1)
   };
   return table;
 }

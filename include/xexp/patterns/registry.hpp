@@ -47,6 +47,10 @@
 #include "xexp/patterns/onnx/reshape_matmul_reshape.hpp"
 #include "xexp/patterns/onnx/reshape_reshape.hpp"
 #include "xexp/patterns/onnx/reshape_reshape_binary.hpp"
+#include "xexp/patterns/onnx/rms_normalization.hpp"
+#include "xexp/patterns/onnx/rms_normalization_mul.hpp"
+#include "xexp/patterns/onnx/rotary_embedding.hpp"
+#include "xexp/patterns/onnx/rotary_embedding_3d.hpp"
 #include "xexp/patterns/onnx/sequence_construct_at.hpp"
 #include "xexp/patterns/onnx/shape_based_constant_shape_value.hpp"
 #include "xexp/patterns/onnx/shape_based_expand_broadcast.hpp"
@@ -150,6 +154,10 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       reduce_arg_top_k_rule(),
       reduce_reshape_rule(),
       reduce_sum_normalize_rule(),
+      rms_normalization_rule(),
+      rms_normalization_mul_rule(),
+      rotary_embedding_rule(),
+      rotary_embedding_3d_rule(),
       reshape_rule(),
       reshape_matmul_reshape_rule(),
       reshape2_of3_rule(),

@@ -1,65 +1,14 @@
 #pragma once
-// SimplifiedLayerNormalization (onnxruntime set): the RMS normalization exporters write,
-//   y = x * (1 / Sqrt(ReduceMean(Pow(x, 2), axes=[last], keepdims=1) + eps))
-// with Mul(x, x) for the square, and Reciprocal(Sqrt(...)) or x / Sqrt(...) for the division,
-// becomes SimplifiedLayerNormalization(x, ones, axis=-1, epsilon=eps, stash_type=1) in the default
-// domain, where ONNX Runtime registers it (at any opset). The reduced axis must be the last one and
-// keepdims 1: otherwise the decomposition is another function. The scale of ones is an
-// initializer when the last dimension is static, else ConstantOfShape(Gather(Shape(x), [-1])).
-// Half-precision exports (HF Llama's RMSNorm) normalize in float between two Casts,
-//   Cast(norm(Cast(x, to=FLOAT)), to=half): once the norm is fused, the Cast pair goes too,
-// SimplifiedLayerNormalization(x, ones of x's type, stash_type=1), which ONNX Runtime computes in
-// float from a half x and rounds once. Only for a static last dimension (the dynamic ones read
-// Shape of the float value, a reader outside the pair) and a scale of ones (no weight in float).
-#include "xexp/patterns/facts.hpp"
+// SimplifiedLayerNormalization (onnxruntime set): the RMSNormalization rule's decomposition fused into
+// ONNX Runtime's SimplifiedLayerNormalization(x, ones, axis=-1, epsilon=eps, stash_type=1) in the
+// default domain, where ONNX Runtime registers it at any opset (ONNX defines RMSNormalization from 23).
+#include "xexp/patterns/onnx/rms_normalization.hpp"
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto last_dim_static = rewrite::fact<"last_dim_static">(
-    [](const ValueView& x) { return x.shape() && !x.shape()->empty() && x.shape()->back().is_static(); });
-inline constexpr auto ones_over_last_axis = rewrite::fact<"ones_over_last_axis">(
-    [](const ValueView& x) { return eval::filled(x.elem(), {x.shape()->back().value()}, 1.0); });
-inline constexpr auto one_of_type =
-    rewrite::fact<"one_of_type">([](const ValueView& x) { return eval::filled(x.elem(), {1}, 1.0); });
-inline constexpr auto is_half_float = rewrite::fact<"is_half_float">(
-    [](const ValueView& x) { return x.elem() == ElemType::Float16 || x.elem() == ElemType::BFloat16; });
-}  // namespace detail
-
 inline rewrite::RulePtr simplified_layer_normalization_rule() {
-  using namespace rewrite::dsl;
-  Var<'x'> x;
-  Var<'p'> two;
-  Ints<'a'> axes;
-  Var<'e'> eps;
-  Var<'o'> one;
-  auto square = named<'q'>(either(Pow(x, two), Mul(x, x)));
-  auto root = Sqrt(commutative(Add(ReduceMean(square, attr<"axes"> = axes, attr<"keepdims"> = 1), eps)));
-  auto fits = is_square(square) && is_scalar_constant(eps) && is_last_axis_only(axes, x) && is_normalization_float(x);
-  auto scale = choose(detail::last_dim_static(x), fold(detail::ones_over_last_axis(x)),
-                      op<"ConstantOfShape">(op<"Gather">(op<"Shape">(x), fold(int64_tensor({-1}))),
-                                            attr<"value"> = detail::one_of_type(x)));
-  auto normalized = op<"SimplifiedLayerNormalization">(
-      x, scale, attr<"axis"> = -1, attr<"epsilon"> = scalar_float(eps), attr<"stash_type"> = 1);
-  Var<'h'> half_x;
-  Const<'s'> ones;
-  Float<'f'> epsilon;
-  Int<'t'> half;
-  constexpr int64_t kFloat = static_cast<int64_t>(ElemType::Float);
-  auto in_float = op<"SimplifiedLayerNormalization">(Cast(half_x, attr<"to"> = kFloat), ones, attr<"axis"> = -1,
-                                                     attr<"epsilon"> = epsilon, attr<"stash_type"> = 1);
-  return rule("SimplifiedLayerNormalization")
-      .priority(1)
-      .cases(match(either(commutative(Mul(op<"Reciprocal">(root), x)), Div(x, root))).when(fits).to(normalized),
-             match(commutative(Mul(Div(one, root), x)))
-                 .when(fits && is_scalar_constant(one) && scalar_float(one) == 1.0f)
-                 .to(normalized),
-             match(Cast(in_float, attr<"to"> = half))
-                 .when(detail::is_half_float(half_x) && dtype(half_x) == half && detail::last_dim_static(half_x) &&
-                       all_equal(ones, 1.0))
-                 .to(op<"SimplifiedLayerNormalization">(half_x, fold(detail::ones_over_last_axis(half_x)),
-                                                        attr<"axis"> = -1, attr<"epsilon"> = epsilon,
-                                                        attr<"stash_type"> = 1)));
+  return detail::rms_normalization_decomposition<"SimplifiedLayerNormalization">(
+      "SimplifiedLayerNormalization", rewrite::opset_at_least(1));
 }
 
 }  // namespace xexp::patterns

@@ -1,0 +1,72 @@
+#pragma once
+// RMSNormalization (opset >= 23): the RMS normalization exporters write,
+//   y = x * (1 / Sqrt(ReduceMean(Pow(x, 2), axes=[last], keepdims=1) + eps))
+// with Mul(x, x) for the square, and Reciprocal(Sqrt(...)) or x / Sqrt(...) for the division,
+// becomes RMSNormalization(x, ones, axis=-1, epsilon=eps, stash_type=1). The reduced axis must be the
+// last one and keepdims 1: otherwise the decomposition is another function. The scale of ones is an
+// initializer when the last dimension is static, else ConstantOfShape(Gather(Shape(x), [-1])).
+// Half-precision exports (HF Llama's RMSNorm) normalize in float between two Casts,
+//   Cast(norm(Cast(x, to=FLOAT)), to=half): once the norm is fused, the Cast pair goes too,
+// norm(x, ones of x's type, stash_type=1), computed in float from a half x and rounded once. Only for a
+// static last dimension (the dynamic ones read Shape of the float value, a reader outside the pair)
+// and a scale of ones (no weight in float).
+// The onnxruntime set's SimplifiedLayerNormalization is the same rule writing ONNX Runtime's op at any
+// opset; listed after this one, at opset 23 it finds the norms already fused.
+#include "xexp/patterns/facts.hpp"
+
+namespace xexp::patterns {
+
+namespace detail {
+inline constexpr auto last_dim_static = rewrite::fact<"last_dim_static">(
+    [](const ValueView& x) { return x.shape() && !x.shape()->empty() && x.shape()->back().is_static(); });
+inline constexpr auto ones_over_last_axis = rewrite::fact<"ones_over_last_axis">(
+    [](const ValueView& x) { return eval::filled(x.elem(), {x.shape()->back().value()}, 1.0); });
+inline constexpr auto one_of_type =
+    rewrite::fact<"one_of_type">([](const ValueView& x) { return eval::filled(x.elem(), {1}, 1.0); });
+inline constexpr auto is_half_float = rewrite::fact<"is_half_float">(
+    [](const ValueView& x) { return x.elem() == ElemType::Float16 || x.elem() == ElemType::BFloat16; });
+
+// The rule `name`, writing `Op` (in the default domain) where `opset_fits` holds.
+template <rewrite::FixedString Op, class OpsetFits>
+rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits opset_fits) {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'p'> two;
+  Ints<'a'> axes;
+  Var<'e'> eps;
+  Var<'o'> one;
+  auto square = named<'q'>(either(Pow(x, two), Mul(x, x)));
+  auto root = Sqrt(commutative(Add(ReduceMean(square, attr<"axes"> = axes, attr<"keepdims"> = 1), eps)));
+  auto fits = opset_fits && is_square(square) && is_scalar_constant(eps) && is_last_axis_only(axes, x) &&
+              is_normalization_float(x);
+  auto scale = choose(last_dim_static(x), fold(ones_over_last_axis(x)),
+                      op<"ConstantOfShape">(op<"Gather">(op<"Shape">(x), fold(int64_tensor({-1}))),
+                                            attr<"value"> = one_of_type(x)));
+  auto normalized =
+      op<Op>(x, scale, attr<"axis"> = -1, attr<"epsilon"> = scalar_float(eps), attr<"stash_type"> = 1);
+  Var<'h'> half_x;
+  Const<'s'> ones;
+  Float<'f'> epsilon;
+  Int<'t'> half;
+  constexpr int64_t kFloat = static_cast<int64_t>(ElemType::Float);
+  auto in_float = op<Op>(Cast(half_x, attr<"to"> = kFloat), ones, attr<"axis"> = -1,
+                         attr<"epsilon"> = epsilon, attr<"stash_type"> = 1);
+  return rule(name).priority(1).cases(
+      match(either(commutative(Mul(op<"Reciprocal">(root), x)), Div(x, root))).when(fits).to(normalized),
+      match(commutative(Mul(Div(one, root), x)))
+          .when(fits && is_scalar_constant(one) && scalar_float(one) == 1.0f)
+          .to(normalized),
+      match(Cast(in_float, attr<"to"> = half))
+          .when(is_half_float(half_x) && dtype(half_x) == half && last_dim_static(half_x) &&
+                all_equal(ones, 1.0))
+          .to(op<Op>(half_x, fold(ones_over_last_axis(half_x)), attr<"axis"> = -1, attr<"epsilon"> = epsilon,
+                     attr<"stash_type"> = 1)));
+}
+}  // namespace detail
+
+inline rewrite::RulePtr rms_normalization_rule() {
+  return detail::rms_normalization_decomposition<"RMSNormalization">("RMSNormalization",
+                                                                     rewrite::opset_at_least(23));
+}
+
+}  // namespace xexp::patterns
