@@ -1,11 +1,15 @@
-// Reference kernels, one family at a time, against hand-computed values.
+// Reference kernels, one family at a time, against hand-computed values (normalizations also against
+// ONNX Runtime).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <numbers>
 
+#include "support/compare.hpp"
+#include "support/temp_dir.hpp"
 #include "xexp/eval.hpp"
+#include "xexp/onnx/save.hpp"
 
 using namespace xexp;
 using eval::evaluate_op;
@@ -479,4 +483,148 @@ TEST(EvalDifferentialFixes, PadCroppingMoreThanTheDimensionIsAnError) {
   // pads -1 and -1 on an axis of size 1: a negative size used to reach std::vector (length_error)
   EXPECT_THROW(run1("Pad", {f32({1, 1}, {2}), i64({4}, {-1, -1, 3, -1})}), Error);
   EXPECT_EQ(run1("Pad", {f32({1, 2}, {2, 3}), i64({4}, {0, -1, 0, -1})}).dims(), (std::vector<int64_t>{1, 0}));
+}
+
+// ---- normalizations against their definitions and ONNX Runtime 1.30 ----------------------------------
+
+namespace {
+
+using xexp::testing::NamedTensors;
+
+// A model of one normalization node, named "norm", reading graph inputs X, scale (and B when `bias`);
+// its outputs have the types `out_types` lists.
+ir::Model norm_model(const char* op, const char* domain, int64_t opset, ElemType x_type, ElemType scale_type,
+                     std::vector<Attribute> attrs, std::vector<ElemType> out_types, bool bias = false) {
+  ir::Model m;
+  m.opsets.push_back({"", opset, {}});
+  if (*domain) m.opsets.push_back({domain, 1, {}});
+  ir::Graph& g = *m.graph;
+  std::vector<ir::ValueId> inputs{g.add_input("X", x_type, std::nullopt),
+                                  g.add_input("scale", scale_type, std::nullopt)};
+  if (bias) inputs.push_back(g.add_input("B", scale_type, std::nullopt));
+  std::vector<ir::ValueId> outputs;
+  for (std::size_t k = 0; k < out_types.size(); ++k) {
+    outputs.push_back(g.add_value("out" + std::to_string(k)));
+    g.value(outputs.back()).elem = out_types[k];
+  }
+  g.add_node(Symbol(op), inputs, outputs, std::move(attrs), "norm", Symbol(domain));
+  for (ir::ValueId out : outputs) g.add_output(out);
+  return m;
+}
+// Deterministic values of `type` in about [-2, 2] (scales in about [0.5, 1.5] when `positive`).
+Tensor wavy(ElemType type, std::vector<int64_t> dims, bool positive = false) {
+  std::vector<float> v(static_cast<std::size_t>(dims_element_count(dims)));
+  for (std::size_t k = 0; k < v.size(); ++k)
+    v[k] = positive ? 1 + 0.5f * std::cos(1.3f * static_cast<float>(k))
+                    : 2 * std::sin(0.7f * static_cast<float>(k) + 0.3f);
+  return eval::cast_tensor(f32(std::move(dims), v), type);
+}
+// The model's outputs from the evaluator and from ONNX Runtime, by name.
+std::pair<NamedTensors, NamedTensors> evaluator_and_onnxruntime(const ir::Model& m,
+                                                                const NamedTensors& feeds) {
+  xexp::testing::TempDir dir;
+  const std::string path = (dir.path() / "norm.onnx").string();
+  save_model(m, path);
+  const eval::Evaluator evaluator(m);
+  const std::vector<Tensor> values = evaluator.run(feeds);
+  NamedTensors ours;
+  for (std::size_t k = 0; k < values.size(); ++k) ours.emplace_back(evaluator.output_names()[k], values[k]);
+  return {ours, xexp::testing::run_onnxruntime(path, feeds)};
+}
+
+}  // namespace
+
+// float: both compute in float and agree to rounding. float16: the function bodies round the normalized
+// value to float16 before scaling (and shifting), ONNX Runtime's kernels scale in float and round once,
+// so the two differ by float16 roundings (relative 2^-11 each), no more. ONNX Runtime 1.30 registers
+// SimplifiedLayerNormalization in the default domain only, not in com.microsoft.
+TEST(EvalNormalizationVsOrt, RMSNormalizationLayerNormalizationAndSimplified) {
+  const std::vector<int64_t> dims{2, 3, 8};
+  for (ElemType t : {ElemType::Float, ElemType::Float16}) {
+    SCOPED_TRACE(elem_type_name(t));
+    const double tol = t == ElemType::Float ? 1e-5 : 2e-3;
+    const NamedTensors feeds{{"X", wavy(t, dims)}, {"scale", wavy(t, {8}, true)}};
+    const NamedTensors ln_feeds{feeds[0], feeds[1], {"B", wavy(t, {8})}};
+    const NamedTensors over_two{{"X", feeds[0].second}, {"scale", wavy(t, {3, 8}, true)}};
+    const auto axis = [](int64_t a) { return std::vector<Attribute>{Attribute::make_int("axis", a)}; };
+    const auto expect_agree = [&](const ir::Model& m, const NamedTensors& f) {
+      SCOPED_TRACE(m.graph->node(0).op_type.str() + " in domain '" + m.graph->node(0).domain.str() + "'");
+      const auto [ours, ort] = evaluator_and_onnxruntime(m, f);
+      xexp::testing::expect_all_close(ours, ort, tol, tol);
+    };
+    expect_agree(norm_model("RMSNormalization", "", 23, t, t, {}, {t}), feeds);
+    expect_agree(norm_model("RMSNormalization", "", 23, t, t, axis(-2), {t}), over_two);
+    expect_agree(norm_model("LayerNormalization", "", 17, t, t, {}, {t, ElemType::Float, ElemType::Float}, true),
+                 ln_feeds);
+    expect_agree(norm_model("SimplifiedLayerNormalization", "", 18, t, t, {}, {t, ElemType::Float}), feeds);
+  }
+}
+
+// Where the float16 results differ: X = (0.25, 1) normalizes 0.25 to 0.35355 (float16 0.35352), and
+// 0.35352 * 1.1406 rounds to 0.39136 where 0.35355 * 1.1406 rounds to 0.39111 (ONNX Runtime).
+TEST(EvalOrtDepartures, Float16RMSNormalizationRoundsTheNormalizedValueBeforeScaling) {
+  const ElemType h = ElemType::Float16;
+  const NamedTensors feeds{{"X", eval::cast_tensor(f32({1, 2}, {0.25f, 1}), h)},
+                           {"scale", eval::cast_tensor(f32({2}, {1.140625f, 1}), h)}};
+  const auto [ours, ort] =
+      evaluator_and_onnxruntime(norm_model("RMSNormalization", "", 23, h, h, {}, {h}), feeds);
+  EXPECT_EQ(eval::cast_tensor(ours[0].second, ElemType::Float).data<float>()[0], 0.391357421875f);
+  EXPECT_EQ(eval::cast_tensor(ort[0].second, ElemType::Float).data<float>()[0], 0.39111328125f);
+}
+
+// stash_type 1 (the default) computes stage one in float whatever X's type: a double X is rounded to
+// float, normalized in float, and the result cast back to double. ONNX Runtime ignores stash_type and
+// computes a double X in double, which the evaluator gives for stash_type 11 only.
+TEST(EvalOrtDepartures, DoubleNormalizationsComputeInTheStashType) {
+  const ElemType d = ElemType::Double;
+  const NamedTensors feeds{{"X", Tensor::from<double>({1, 2}, {0.1, 0.7})},
+                           {"scale", Tensor::from<double>({2}, {1.0, 3.0})}};
+  const auto [ours, ort] =
+      evaluator_and_onnxruntime(norm_model("RMSNormalization", "", 23, d, d, {}, {d}), feeds);
+  const float x0 = 0.1f, x1 = 0.7f;
+  const float rms = std::sqrt((x0 * x0 + x1 * x1) / 2 + 1e-5f);
+  EXPECT_EQ(values<double>(ours[0].second), (std::vector<double>{double(x0 / rms), double(x1 / rms) * 3}));
+  const auto in_double = run1("RMSNormalization", {feeds[0].second, feeds[1].second},
+                              {Attribute::make_int("stash_type", static_cast<int64_t>(d))}, "", 23);
+  const double rms64 = std::sqrt((0.1 * 0.1 + 0.7 * 0.7) / 2 + double(1e-5f));
+  xexp::testing::expect_close(in_double, Tensor::from<double>({1, 2}, {0.1 / rms64, 0.7 / rms64 * 3}), 1e-15,
+                        1e-15);
+  xexp::testing::expect_close(ort[0].second, in_double, 1e-15, 1e-15);
+  EXPECT_NE(values<double>(ours[0].second), values<double>(in_double));
+  // LayerNormalization's stage one is in float too: within float's precision of ONNX Runtime's double
+  const NamedTensors ln_feeds{feeds[0], feeds[1], {"B", Tensor::from<double>({2}, {0.5, -0.5})}};
+  const auto [ln, ln_ort] = evaluator_and_onnxruntime(
+      norm_model("LayerNormalization", "", 17, d, d, {}, {d, ElemType::Float, ElemType::Float}, true), ln_feeds);
+  xexp::testing::expect_all_close(ln, ln_ort, 1e-6, 1e-6);
+  EXPECT_NE(values<double>(ln[0].second), values<double>(ln_ort[0].second));
+}
+
+// Y has scale's type (V), which RMSNormalization-23 lets differ from X's (T); ONNX Runtime 1.30 has no
+// kernel for different types.
+TEST(EvalNormalization, RMSNormalizationOutputHasTheScaleType) {
+  const Tensor x = f32({1, 2}, {3, 4});
+  const Tensor y = run1("RMSNormalization", {x, eval::cast_tensor(f32({2}, {1, 2}), ElemType::Float16)},
+                        {Attribute::make_float("epsilon", 0.0f)}, "", 23);
+  EXPECT_EQ(y.type(), ElemType::Float16);
+  const float rms = std::sqrt(12.5f);
+  expect_near(eval::cast_tensor(y, ElemType::Float), {3 / rms, 8 / rms}, 1e-3f);
+  EXPECT_EQ(run1("RMSNormalization", {eval::cast_tensor(x, ElemType::Float16), f32({2}, {1, 2})}, {}, "", 23)
+                .type(),
+            ElemType::Float);
+}
+
+TEST(EvalNormalization, AnAxisOutOfRangeIsAnErrorNamingTheNode) {
+  const ElemType f = ElemType::Float;
+  for (const char* op : {"RMSNormalization", "LayerNormalization", "SimplifiedLayerNormalization"}) {
+    SCOPED_TRACE(op);
+    const ir::Model m = norm_model(op, "", 23, f, f, {Attribute::make_int("axis", 3)}, {f});
+    try {
+      eval::Evaluator(m).run({{"X", f32({2, 2}, {1, 2, 3, 4})}, {"scale", f32({2}, {1, 1})}});
+      ADD_FAILURE() << "expected an error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.node(), "norm");
+      EXPECT_NE(std::string(e.what()).find("axis 3 is out of range for rank 2"), std::string::npos)
+          << e.what();
+    }
+  }
 }

@@ -55,8 +55,10 @@ inline Kernel skip_norm_kernel(bool rms) {
       return c.has(bias_slot) ? broadcast_binary<T, T, T>(s, wide(bias_slot), add) : s;
     });
     const Tensor* beta = !rms && c.has(3) ? &c.in(3) : nullptr;
-    auto r = normalize_trailing(sum, &c.in(2), beta, {-1, c.attr_float("epsilon", 1e-5f), rms});
-    return {cast_tensor(r.y, type), r.mean, r.inv_std, cast_tensor(sum, type)};
+    auto r = normalize_trailing(sum, &c.in(2), beta,
+                                {.epsilon = c.attr_float("epsilon", 1e-5f), .rms = rms, .stash = sum.type()});
+    return {cast_tensor(r.y, type), cast_tensor(r.mean, ElemType::Float),
+            cast_tensor(r.inv_std, ElemType::Float), cast_tensor(sum, type)};
   };
 }
 

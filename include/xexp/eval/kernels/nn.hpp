@@ -1,7 +1,9 @@
 #pragma once
 // Neural-network kernels: Softmax family, normalizations (LayerNormalization and the RMS variants share
 // one loop), BatchNormalization, InstanceNormalization, Conv (im2col + GEMM) and pooling.
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 
 #include "xexp/eval/kernel.hpp"
@@ -61,74 +63,133 @@ inline Kernel softmax_kernel(SoftmaxKind kind) {
 struct NormalizationOptions {
   int64_t axis = -1;
   double epsilon = 1e-5;
-  bool rms = false;  // no mean subtraction (SimplifiedLayerNormalization, RMSNormalization)
+  bool rms = false;                    // no mean subtraction (SimplifiedLayerNormalization, RMSNormalization)
+  ElemType stash = ElemType::Float;    // stage one's precision: the statistics and the normalized value
+  ElemType out = ElemType::Undefined;  // Y's type; Undefined: x's
+  // ONNX's function bodies cast the normalized value to this type (X's), then scale and shift in Y's
+  // type; Undefined: scaled and shifted in the stash type and rounded once to Y's (ONNX Runtime's kernels).
+  ElemType normalized_as = ElemType::Undefined;
 };
 struct NormalizationResult {
-  Tensor y, mean, inv_std;
+  Tensor y, mean, inv_std;  // mean and inv_std in the stash type
 };
-// Normalizes over the dimensions from `axis` on; scale and bias broadcast to those dimensions. Y has
-// x's type; the mean and inverse standard deviation are float, the stash type of LayerNormalization
-// (stash_type = 1) and of ONNX Runtime's normalizations, whatever x's type: these kernels are
-// registered without the float16 widening, which would turn float statistics back to float16.
+// A value rounded as `type` stores it. Each step below is computed in double and rounded so: for +, -,
+// *, / and sqrt that is the correctly rounded result in float, float16 or bfloat16 (double has more
+// than twice their precision), the arithmetic the function bodies prescribe.
+using Rounding = double (*)(double);
+inline Rounding rounding_to(ElemType type) {
+  switch (type) {
+    case ElemType::Float:
+      return [](double v) { return static_cast<double>(static_cast<float>(v)); };
+    case ElemType::Float16:
+      return
+          [](double v) { return static_cast<double>(half_to_float(float_to_half(static_cast<float>(v)))); };
+    case ElemType::BFloat16:
+      return [](double v) {
+        return static_cast<double>(bfloat16_to_float(float_to_bfloat16(static_cast<float>(v))));
+      };
+    case ElemType::Double:
+      return [](double v) { return v; };
+    default:
+      throw Error("stash type " + std::string(elem_type_name(type)) + " is not a floating-point type");
+  }
+}
+// Normalizes over the dimensions from `axis` on; scale and bias broadcast to those dimensions. Sums are
+// accumulated in double and each mean rounded once to the stash type. The variance is the mean squared
+// deviation, as LayerNormalization's summary writes it: its function body's E[x^2] - E[x]^2 is the
+// same value, computed with cancellation.
 inline NormalizationResult normalize_trailing(const Tensor& x_in, const Tensor* scale, const Tensor* bias, const NormalizationOptions& o) {
-  const Tensor x = is_half(x_in.type()) ? cast_tensor(x_in, ElemType::Float) : x_in;
-  const int64_t axis = normalize_axis(o.axis, x.rank());
+  const int64_t axis = normalize_axis(o.axis, x_in.rank());
   int64_t outer = 1, n = 1;
-  std::vector<int64_t> stat_dims = x.dims(), inner_dims;
-  for (int64_t d = 0; d < static_cast<int64_t>(x.rank()); ++d) {
-    if (d < axis) outer *= x.dims()[d];
+  std::vector<int64_t> stat_dims = x_in.dims(), inner_dims;
+  for (int64_t d = 0; d < static_cast<int64_t>(x_in.rank()); ++d) {
+    if (d < axis)
+      outer *= x_in.dims()[d];
     else {
-      n *= x.dims()[d];
-      inner_dims.push_back(x.dims()[d]);
+      n *= x_in.dims()[d];
+      inner_dims.push_back(x_in.dims()[d]);
       stat_dims[d] = 1;
     }
   }
-  NormalizationResult r;
-  visit_float_type(x.type(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    r.y = Tensor(x.type(), x.dims());
-    r.mean = Tensor(x.type(), stat_dims);
-    r.inv_std = Tensor(x.type(), stat_dims);
-    const Tensor s = scale ? cast_tensor(expand_to(*scale, inner_dims), x.type()) : Tensor();
-    const Tensor b = bias ? cast_tensor(expand_to(*bias, inner_dims), x.type()) : Tensor();
-    auto src = x.data<T>();
-    auto dst = r.y.mutable_data<T>();
-    auto mean_out = r.mean.mutable_data<T>();
-    auto inv_out = r.inv_std.mutable_data<T>();
-    for (int64_t g = 0; g < outer; ++g) {
-      const T* row = src.data() + g * n;
-      double mean = 0, sq = 0;
-      for (int64_t j = 0; j < n; ++j) mean += row[j];
-      mean = o.rms ? 0.0 : mean / static_cast<double>(n);
-      for (int64_t j = 0; j < n; ++j) sq += (row[j] - mean) * (row[j] - mean);
-      const double inv = 1.0 / std::sqrt(sq / static_cast<double>(n) + o.epsilon);
-      mean_out[g] = static_cast<T>(mean);
-      inv_out[g] = static_cast<T>(inv);
-      for (int64_t j = 0; j < n; ++j) {
-        double v = (row[j] - mean) * inv;
-        if (scale) v *= s.data<T>()[j];
-        if (bias) v += b.data<T>()[j];
-        dst[g * n + j] = static_cast<T>(v);
-      }
+  const ElemType out = o.out == ElemType::Undefined ? x_in.type() : o.out;
+  const Rounding u = rounding_to(o.stash);
+  const Rounding second = rounding_to(o.normalized_as == ElemType::Undefined ? o.stash : out);
+  const Rounding cast_normalized = o.normalized_as == ElemType::Undefined ? u : rounding_to(o.normalized_as);
+  auto doubles = [&](const Tensor* t) {
+    return t ? cast_tensor(expand_to(*t, inner_dims), ElemType::Double) : Tensor(ElemType::Double, {0});
+  };
+  const Tensor x_double = cast_tensor(x_in, ElemType::Double), scale_double = doubles(scale),
+               bias_double = doubles(bias);
+  auto x = x_double.data<double>();
+  auto s = scale_double.data<double>(), b = bias_double.data<double>();
+  const double eps = u(static_cast<float>(o.epsilon));  // Cast(FloatEpsilon, stash_type)
+  std::vector<double> y(x.size()), means(outer), inv_stds(outer), xu(n);
+  for (int64_t g = 0; g < outer; ++g) {
+    double mean = 0, sq = 0;
+    for (int64_t j = 0; j < n; ++j) mean += xu[j] = u(x[g * n + j]);  // Cast(X, stash_type)
+    mean = o.rms ? 0.0 : u(mean / static_cast<double>(n));
+    for (int64_t j = 0; j < n; ++j) sq += u(u(xu[j] - mean) * u(xu[j] - mean));
+    const double std_dev = u(std::sqrt(u(u(sq / static_cast<double>(n)) + eps)));
+    means[g] = mean;
+    inv_stds[g] = u(1.0 / std_dev);
+    for (int64_t j = 0; j < n; ++j) {
+      double v = cast_normalized(u(u(xu[j] - mean) / std_dev));
+      if (scale) v = second(v * s[j]);
+      if (bias) v = second(v + b[j]);
+      y[g * n + j] = v;
     }
-  });
-  r.y = cast_tensor(r.y, x_in.type());
-  r.mean = cast_tensor(r.mean, ElemType::Float);
-  r.inv_std = cast_tensor(r.inv_std, ElemType::Float);
-  return r;
+  }
+  auto tensor = [](std::vector<int64_t> dims, const std::vector<double>& v, ElemType type) {
+    return cast_tensor(Tensor::from<double>(std::move(dims), v), type);
+  };
+  return {tensor(x_in.dims(), y, out), tensor(stat_dims, means, o.stash),
+          tensor(stat_dims, inv_stds, o.stash)};
 }
 
+// The stash type attribute: `allowed` lists the types the op's definition accepts.
+inline ElemType stash_type(const KernelContext& c, std::initializer_list<ElemType> allowed) {
+  const auto type = static_cast<ElemType>(c.attr_int("stash_type", static_cast<int64_t>(ElemType::Float)));
+  if (std::find(allowed.begin(), allowed.end(), type) == allowed.end())
+    throw Error("stash_type " + std::to_string(static_cast<int64_t>(type)) + " is not allowed");
+  return type;
+}
+
+// LayerNormalization-17's function body: stage one in stash_type (float or bfloat16), Normalized cast
+// to X's type, then scaled and shifted in X's type; Mean and InvStdDev have the stash type.
 inline std::vector<Tensor> layer_norm_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
-  NormalizationOptions o{c.attr_int("axis", -1), c.attr_float("epsilon", 1e-5f), false};
+  const NormalizationOptions o{.axis = c.attr_int("axis", -1),
+                               .epsilon = c.attr_float("epsilon", 1e-5f),
+                               .stash = stash_type(c, {ElemType::Float, ElemType::BFloat16}),
+                               .normalized_as = x.type()};
   auto r = normalize_trailing(x, c.has(1) ? &c.in(1) : nullptr, c.has(2) ? &c.in(2) : nullptr, o);
   return {r.y, r.mean, r.inv_std};
 }
-// SimplifiedLayerNormalization (ORT, default and com.microsoft domains) and ONNX RMSNormalization.
+// RMSNormalization-23's function body: stage one in stash_type, Normalized cast to X's type, then
+// multiplied by scale; Y has scale's type (V).
 inline std::vector<Tensor> rms_norm_kernel(const KernelContext& c) {
-  NormalizationOptions o{c.attr_int("axis", -1), c.attr_float("epsilon", 1e-5f), true};
-  auto r = normalize_trailing(c.in(0), c.has(1) ? &c.in(1) : nullptr, nullptr, o);
-  return {r.y, r.inv_std};
+  const Tensor& x = c.in(0);
+  const NormalizationOptions o{
+      .axis = c.attr_int("axis", -1),
+      .epsilon = c.attr_float("epsilon", 1e-5f),
+      .rms = true,
+      .stash = stash_type(c, {ElemType::Float, ElemType::BFloat16, ElemType::Float16, ElemType::Double}),
+      .out = c.in(1).type(),
+      .normalized_as = x.type()};
+  return {normalize_trailing(x, &c.in(1), nullptr, o).y};
+}
+// ONNX Runtime's SimplifiedLayerNormalization (its contrib schema, in the default domain; the evaluator
+// also reads it in com.microsoft) has no function body; its kernel computes in float (in double for a
+// double X) and scales before the one rounding to Y's type, scale's (V); inv_std_var has stash_type.
+inline std::vector<Tensor> simplified_layer_norm_kernel(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const NormalizationOptions o{.axis = c.attr_int("axis", -1),
+                               .epsilon = c.attr_float("epsilon", 1e-5f),
+                               .rms = true,
+                               .stash = x.type() == ElemType::Double ? ElemType::Double : ElemType::Float,
+                               .out = c.in(1).type()};
+  auto r = normalize_trailing(x, &c.in(1), nullptr, o);
+  return {r.y, cast_tensor(r.inv_std, stash_type(c, {ElemType::Float, ElemType::Double}))};
 }
 
 // Inference mode normalizes with the running statistics; training mode with the batch's own, and also
@@ -180,7 +241,7 @@ inline std::vector<Tensor> instance_norm_kernel(const KernelContext& c) {
   const int64_t n = x.dims()[0], ch = x.dims()[1];
   // normalize each (n, c) slice over its spatial dims, then apply the per-channel scale and bias
   auto r = normalize_trailing(x.reshaped({n * ch, x.size() / std::max<int64_t>(n * ch, 1)}), nullptr, nullptr,
-                              {1, c.attr_float("epsilon", 1e-5f), false});
+                              {.axis = 1, .epsilon = c.attr_float("epsilon", 1e-5f), .stash = x.type()});
   std::vector<int64_t> cdims(x.rank(), 1);
   cdims[1] = ch;
   const Tensor scale = c.in(1).reshaped(cdims), bias = c.in(2).reshaped(cdims);
@@ -396,10 +457,11 @@ inline void register_nn(KernelRegistry& r) {
   r.add("Softmax", softmax_kernel(SoftmaxKind::Softmax));
   r.add("LogSoftmax", softmax_kernel(SoftmaxKind::LogSoftmax));
   r.add("Hardmax", softmax_kernel(SoftmaxKind::Hardmax));
+  // without the float16 widening: each computes in its own precision and types its outputs
   r.add("LayerNormalization", layer_norm_kernel, false);
-  r.add("SimplifiedLayerNormalization", rms_norm_kernel, false);
-  r.add("com.microsoft", "SimplifiedLayerNormalization", rms_norm_kernel, false);
-  r.add("RMSNormalization", rms_norm_kernel);
+  r.add("SimplifiedLayerNormalization", simplified_layer_norm_kernel, false);
+  r.add("com.microsoft", "SimplifiedLayerNormalization", simplified_layer_norm_kernel, false);
+  r.add("RMSNormalization", rms_norm_kernel, false);
   r.add("BatchNormalization", batch_norm_kernel);
   r.add("InstanceNormalization", instance_norm_kernel);
   r.add("Conv", conv_kernel);
