@@ -96,6 +96,7 @@
 #include "xexp/patterns/ort/layer_normalization_any_opset.hpp"
 #include "xexp/patterns/ort/missing_cos_sin.hpp"
 #include "xexp/patterns/ort/missing_reduce_max.hpp"
+#include "xexp/patterns/ort/missing_top_k.hpp"
 #include "xexp/patterns/ort/multi_head_attention.hpp"
 #include "xexp/patterns/ort/quick_gelu.hpp"
 #include "xexp/patterns/ort/reshape_gemm.hpp"
@@ -217,6 +218,7 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       layer_normalization_any_opset_rule(),
       missing_cos_sin_rule(),
       missing_reduce_max_rule(),
+      missing_top_k_rule(),
       multi_head_attention_rule(),
       multi_head_attention_key_value_3d_rule(),
       quick_gelu_rule(),
