@@ -1,4 +1,4 @@
-// onnxruntime set: FusedMatMulx2, FusedMatMulTranspose, TransposeFusedMatMulB, ReshapeGemm,
+// onnxruntime set: FusedMatMulx2, FusedMatMulDiv, FusedMatMulTranspose, TransposeFusedMatMulB, ReshapeGemm,
 // ReshapeGemmReshape, MissingCosSin, MissingReduceMax, MissingTopK. Positive (exact structure after), a
 // negative per condition, and the same outputs before and after in xexp's evaluator and ONNX Runtime. The
 // Missing* rules exist because ONNX Runtime cannot run the model before: there the rewritten model runs in
@@ -113,6 +113,61 @@ TEST(PatternFusedMatMulx2, SameNumbers) {
   test::expect_same_outputs([] { return scaled_products({}); }, "FusedMatMulx2", 1e-6);
   test::expect_same_outputs([] { return scaled_products({.scale_op = "Div", .fused_consumer = true}); },
                             "FusedMatMulx2", 1e-6);
+}
+
+// ---- FusedMatMulDiv -------------------------------------------------------------------------------
+struct ScaledProduct {
+  const char* scale_op = "Div";   // Div(MatMul(A, B), s) or Mul
+  bool scale_first = false;       // Mul(s, MatMul(A, B))
+  std::vector<int64_t> s_dims{};  // the scale's shape: a scalar unless given
+  bool product_read = false;      // the product is also a graph output
+};
+Model scaled_product(const ScaledProduct& c) {
+  Model m = with_ms(test::model_with_opset(18));
+  Graph& g = *m.graph;
+  ValueId a = g.add_input("A", ElemType::Float, Shape{2, 3, 4});
+  ValueId b = g.add_input("B", ElemType::Float, Shape{2, 4, 5});
+  ValueId product = node(g, "MatMul", {a, b});
+  ValueId s = g.add_initializer("s", c.s_dims.empty() ? Tensor::scalar<float>(4.0f) : ramp(c.s_dims));
+  g.add_output(node(g, c.scale_op,
+                    c.scale_first ? std::vector<ValueId>{s, product} : std::vector<ValueId>{product, s}));
+  if (c.product_read) g.add_output(product);
+  return m;
+}
+
+TEST(PatternFusedMatMulDiv, TheScaleBecomesAlpha) {
+  struct Case {
+    ScaledProduct model;
+    float alpha;
+  };
+  for (const Case& c : {Case{{}, 0.25f}, Case{{.scale_op = "Mul"}, 4.0f},
+                        Case{{.scale_op = "Mul", .scale_first = true}, 4.0f}}) {
+    Model m = scaled_product(c.model);
+    run_rules(m, "FusedMatMulDiv");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"com.microsoft.FusedMatMul"})) << c.model.scale_op;
+    const Node& n = g.node(g.first_node());
+    EXPECT_EQ(g.value(n.inputs[0]).name, "A");
+    EXPECT_EQ(g.value(n.inputs[1]).name, "B");
+    EXPECT_EQ(float_of(n, "alpha"), c.alpha);
+    EXPECT_EQ(int_of(n, "transA"), 0);
+    EXPECT_EQ(int_of(n, "transB"), 0);
+  }
+}
+
+TEST(PatternFusedMatMulDiv, NotForATensorScaleOrAProductReadElsewhere) {
+  Model tensor = scaled_product({.s_dims = {5}});
+  run_rules(tensor, "FusedMatMulDiv");
+  EXPECT_EQ(op_types(*tensor.graph), (OpList{"MatMul", "Div"}));
+  Model read = scaled_product({.product_read = true});
+  run_rules(read, "FusedMatMulDiv");
+  EXPECT_EQ(op_types(*read.graph), (OpList{"MatMul", "Div"}));
+}
+
+TEST(PatternFusedMatMulDiv, SameNumbers) {
+  test::expect_same_outputs([] { return scaled_product({}); }, "FusedMatMulDiv", 1e-6);
+  test::expect_same_outputs([] { return scaled_product({.scale_op = "Mul", .scale_first = true}); },
+                            "FusedMatMulDiv", 1e-6);
 }
 
 // ---- FusedMatMulTranspose -------------------------------------------------------------------------

@@ -89,6 +89,7 @@
 #include "xexp/patterns/ort/fused_conv.hpp"
 #include "xexp/patterns/ort/fused_gemm.hpp"
 #include "xexp/patterns/ort/fused_matmul.hpp"
+#include "xexp/patterns/ort/fused_matmul_div.hpp"
 #include "xexp/patterns/ort/fused_matmul_transpose.hpp"
 #include "xexp/patterns/ort/fused_matmul_x2.hpp"
 #include "xexp/patterns/ort/gelu_erf.hpp"
@@ -214,6 +215,7 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       fused_gemm_rule(),
       fused_matmul_rule(),
       fused_matmul_x2_rule(),
+      fused_matmul_div_rule(),
       fused_matmul_transpose_rule(),
       layer_normalization_any_opset_rule(),
       missing_cos_sin_rule(),
