@@ -48,6 +48,7 @@
 #include "xexp/patterns/onnx/reshape_reshape.hpp"
 #include "xexp/patterns/onnx/reshape_reshape_binary.hpp"
 #include "xexp/patterns/onnx/sequence_construct_at.hpp"
+#include "xexp/patterns/onnx/shape_based_concat_expand.hpp"
 #include "xexp/patterns/onnx/shape_based_constant_shape_value.hpp"
 #include "xexp/patterns/onnx/shape_based_expand_broadcast.hpp"
 #include "xexp/patterns/onnx/shape_based_expand_broadcast_matmul.hpp"
@@ -164,6 +165,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       mul_mul_matmul_rule(),
       shape_based_reshape_is_squeeze_rule(),
       shape_based_static_expand_rule(),
+      shape_based_concat_expand_rule(),
       shape_based_constant_shape_value_rule(),
       shape_based_same_shape_value_rule(),
       shape_based_identity_rule(),
