@@ -1,5 +1,5 @@
 // ShapedBasedReshape, ShapeBasedIdentity, ShapeBasedStaticExpand, ShapeBasedReshapeIsSqueeze,
-// ShapeBasedConcatExpand: the exact op
+// ShapeBasedConcatExpand, ShapeBasedExpandCastWhereSwap: the exact op
 // sequence after, one negative test per condition, and the same numbers before and after (xexp's
 // evaluator and ONNX Runtime, float32, atol 1e-5). None of these rewrites changes arithmetic.
 #include <limits>
@@ -251,4 +251,48 @@ TEST(PatternShapeBasedConcatExpand, SameNumbers) {
         return m;
       },
       "ShapeBasedConcatExpand");
+}
+
+// ---- ShapeBasedExpandCastWhereSwap ----------------------------------------------------------------
+// Where(Cast(E, to=bool), E, C) or Where(Cast(E), C, E), E = Expand(X (1, 4), [3, 4]).
+static Model expand_cast_where_model(Shape c_shape, bool x_then = true, bool expand_read = false) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{1, 4});
+  ValueId c = g.add_input("C", ElemType::Float, std::move(c_shape));
+  ValueId e = node(g, "Expand", {x, int64_initializer(g, "shape", {3, 4})});
+  ValueId mask = node(g, "Cast", {e}, {Attribute::make_int("to", static_cast<int64_t>(ElemType::Bool))});
+  g.add_output(
+      node(g, "Where", x_then ? std::vector<ValueId>{mask, e, c} : std::vector<ValueId>{mask, c, e}));
+  if (expand_read) g.add_output(e);
+  return m;
+}
+
+TEST(PatternShapeBasedExpandCastWhereSwap, TheWhereRunsBeforeTheExpand) {
+  for (bool x_then : {true, false}) {
+    Model m = expand_cast_where_model({}, x_then);
+    run_rules(m, "ShapeBasedExpandCastWhereSwap");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpSeq{"Cast", "Where", "Expand"})) << x_then;
+    const Node& where = g.node(g.value(output_producer(g).inputs[0]).producer);
+    EXPECT_EQ(g.value(where.inputs[x_then ? 1 : 2]).name, "X");
+    EXPECT_EQ(g.value(where.inputs[x_then ? 2 : 1]).name, "C");
+    EXPECT_EQ(g.value(g.node(g.first_node()).inputs[0]).name, "X");
+    EXPECT_EQ(g.value(g.outputs()[0]).shape, (Shape{3, 4}));
+  }
+}
+
+TEST(PatternShapeBasedExpandCastWhereSwap, NotWhenCIsAsLargeOrTheExpandIsReadElsewhere) {
+  Model large = expand_cast_where_model({3, 4});
+  run_rules(large, "ShapeBasedExpandCastWhereSwap");
+  EXPECT_EQ(op_types(*large.graph), (OpSeq{"Expand", "Cast", "Where"}));
+  Model read = expand_cast_where_model({}, true, true);
+  run_rules(read, "ShapeBasedExpandCastWhereSwap");
+  EXPECT_EQ(op_types(*read.graph), (OpSeq{"Expand", "Cast", "Where"}));
+}
+
+TEST(PatternShapeBasedExpandCastWhereSwap, SameNumbers) {
+  for (bool x_then : {true, false})
+    test::expect_same_outputs([x_then] { return expand_cast_where_model({1}, x_then); },
+                              "ShapeBasedExpandCastWhereSwap");
 }

@@ -52,6 +52,7 @@
 #include "xexp/patterns/onnx/shape_based_constant_shape_value.hpp"
 #include "xexp/patterns/onnx/shape_based_expand_broadcast.hpp"
 #include "xexp/patterns/onnx/shape_based_expand_broadcast_matmul.hpp"
+#include "xexp/patterns/onnx/shape_based_expand_cast_where_swap.hpp"
 #include "xexp/patterns/onnx/shape_based_expand_swap.hpp"
 #include "xexp/patterns/onnx/shape_based_identity.hpp"
 #include "xexp/patterns/onnx/shape_based_matmul_to_mul.hpp"
@@ -171,6 +172,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       shape_based_identity_rule(),
       shape_based_expand_broadcast_rule(),
       shape_based_expand_broadcast_matmul_rule(),
+      shape_based_expand_cast_where_swap_rule(),
       shape_based_expand_swap_rule(),
       shape_based_matmul_to_mul_rule(),
       shaped_based_reshape_rule(),
