@@ -1,9 +1,8 @@
-// default set: BatchNormalization, CastLayerNormalizationCast, CastOpCast, GathersSplit, MatMulReshape2Of3,
-// ReduceArgTopK, ReduceSumNormalize, Reshape2Of3, ReshapeMatMulReshape, SequenceConstructAt,
-// ShapeBasedMatMulToMul, SlicesSplit, SwitchOrderBinary, TransposeReshapeMatMul, TransposeReshapeTranspose,
-// UnsqueezeEqual.
-// Positive (exact structure after), a negative per condition, and the same outputs before and after in
-// xexp's evaluator and ONNX Runtime.
+// default set: BatchNormalization, BatchNormalizationTraining, CastLayerNormalizationCast, CastOpCast,
+// GathersSplit, MatMulReshape2Of3, ReduceArgTopK, ReduceSumNormalize, Reshape2Of3, ReshapeMatMulReshape,
+// SequenceConstructAt, ShapeBasedMatMulToMul, SlicesSplit, SwitchOrderBinary,
+// TransposeReshapeMatMul, TransposeReshapeTranspose, UnsqueezeEqual. Positive (exact structure after), a
+// negative per condition, and the same outputs before and after in xexp's evaluator and ONNX Runtime.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -77,6 +76,61 @@ TEST(PatternBatchNormalization, NotWithEpsilonAVarianceOrTrainingMode) {
 
 TEST(PatternBatchNormalization, SameNumbers) {
   test::expect_same_outputs([] { return batch_norm({}); }, "BatchNormalization");
+}
+
+// ---- BatchNormalizationTraining -------------------------------------------------------------------
+// BatchNormalization(X (2, 3, 4), training_mode) with varied scale and bias, at `opset`: Y is the graph
+// output, the running statistics (which ONNX requires in training mode) are unused.
+Model training_batch_norm(int64_t training_mode = 1, int64_t opset = 18,
+                          ElemType scale_type = ElemType::Float) {
+  Model m = test::model_with_opset(opset);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3, 4});
+  ValueId scale = g.add_initializer("scale", eval::cast_tensor(ramp({3}), scale_type));
+  ValueId bias = g.add_initializer("bias", eval::cast_tensor(ramp({3}, -0.2f), scale_type));
+  ValueId y = g.add_value("Y"), running_mean = g.add_value("running_mean"),
+          running_var = g.add_value("running_var");
+  NodeId bn = g.add_node(
+      Symbol("BatchNormalization"),
+      {x, scale, bias, g.add_initializer("mean", filled({3}, 0)), g.add_initializer("var", filled({3}, 1))},
+      training_mode ? std::vector<ValueId>{y, running_mean, running_var} : std::vector<ValueId>{y},
+      {int_attr("training_mode", training_mode)}, "bn");
+  infer::infer_node(g, bn, opset);
+  g.add_output(y);
+  return m;
+}
+
+TEST(PatternBatchNormalizationTraining, TheBatchStatisticsWrittenOut) {
+  for (int64_t opset : {15, 18}) {
+    Model m = training_batch_norm(1, opset);
+    run_rules(m, "BatchNormalizationTraining");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"ReduceMean", "Sub", "Mul", "ReduceMean", "Add", "Sqrt", "Div", "Reshape",
+                                   "Mul", "Reshape", "Add"}))
+        << opset;
+    const Node& mean = g.node(g.first_node());
+    EXPECT_EQ(input_name(g, mean, 0), "X");
+    if (opset >= 18)
+      EXPECT_EQ(constant_ints(g, mean.inputs[1]), (std::vector<int64_t>{0, 2}));
+    else
+      EXPECT_EQ(mean.attribute(Symbol("axes"))->ints, (std::vector<int64_t>{0, 2}));
+    const Node& scale = producer(g, producer(g, g.outputs()[0]).inputs[1]);
+    EXPECT_EQ(constant_ints(g, scale.inputs[1]), (std::vector<int64_t>{1, -1, 1}));
+    EXPECT_EQ(*g.value(g.outputs()[0]).shape, (Shape{2, 3, 4}));
+  }
+}
+
+TEST(PatternBatchNormalizationTraining, NotInInferenceModeOrWithScalesOfAnotherType) {
+  Model inference = training_batch_norm(0);
+  run_rules(inference, "BatchNormalizationTraining");
+  EXPECT_EQ(op_types(*inference.graph), (OpList{"BatchNormalization"}));
+  Model other = training_batch_norm(1, 18, ElemType::Double);
+  run_rules(other, "BatchNormalizationTraining");
+  EXPECT_EQ(op_types(*other.graph), (OpList{"BatchNormalization"}));
+}
+
+TEST(PatternBatchNormalizationTraining, SameNumbers) {
+  test::expect_same_outputs([] { return training_batch_norm(); }, "BatchNormalizationTraining", 1e-5);
 }
 
 // ---- CastLayerNormalizationCast -------------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include "xexp/rewrite/rule_set.hpp"
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_RULES)
 #include "xexp/patterns/onnx/batch_normalization.hpp"
+#include "xexp/patterns/onnx/batch_normalization_training.hpp"
 #include "xexp/patterns/onnx/cast.hpp"
 #include "xexp/patterns/onnx/cast_cast.hpp"
 #include "xexp/patterns/onnx/cast_cast_binary.hpp"
@@ -124,6 +125,7 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules();
 XEXP_INLINE rewrite::RuleSet default_rules() {
   return {
       batch_normalization_rule(),
+      batch_normalization_training_rule(),
       cast_layer_normalization_cast_rule(),
       cast_rule(),
       cast_cast_binary_rule(),
