@@ -1,6 +1,6 @@
 // default set: BatchNormalization, BatchNormalizationTraining, CastLayerNormalizationCast, CastOpCast,
 // GathersSplit, MatMulReshape2Of3, ReduceArgTopK, ReduceSumNormalize, Reshape2Of3, ReshapeMatMulReshape,
-// SequenceConstructAt, ShapeBasedMatMulToMul, SlicesSplit, SwitchOrderBinary,
+// RotaryConcatPart, SequenceConstructAt, ShapeBasedMatMulToMul, SlicesSplit, SwitchOrderBinary,
 // TransposeReshapeMatMul, TransposeReshapeTranspose, UnsqueezeEqual. Positive (exact structure after), a
 // negative per condition, and the same outputs before and after in xexp's evaluator and ONNX Runtime.
 #include <gtest/gtest.h>
@@ -131,6 +131,54 @@ TEST(PatternBatchNormalizationTraining, NotInInferenceModeOrWithScalesOfAnotherT
 
 TEST(PatternBatchNormalizationTraining, SameNumbers) {
   test::expect_same_outputs([] { return training_batch_norm(); }, "BatchNormalizationTraining", 1e-5);
+}
+
+// ---- RotaryConcatPart -----------------------------------------------------------------------------
+// Add(Concat(Neg(X[:, 4:]), Z), Concat(W, X[:, :right_cut])) on X (2, 8), Z and W ConstantOfShape
+// filled with `fill`: rotate_half as exporters pad its halves.
+Model padded_halves(float fill = 0.0f, int64_t right_cut = 4) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 8});
+  const ValueId one = test::int64_initializer(g, "one", {1});
+  auto slice = [&](int64_t start, int64_t end) {
+    const std::string at = std::to_string(start);
+    return node(g, "Slice",
+                {x, test::int64_initializer(g, "start" + at, {start}),
+                 test::int64_initializer(g, "end" + at, {end}), one});
+  };
+  auto zeros = [&](const std::string& side, int64_t width) {
+    return node(g, "ConstantOfShape", {test::int64_initializer(g, side + "_shape", {2, width})},
+                {Attribute::make_tensor("value", Tensor::from<float>({1}, {fill}))});
+  };
+  const Attribute axis = int_attr("axis", 1);
+  ValueId left = node(g, "Concat", {node(g, "Neg", {slice(4, 8)}), zeros("left", 4)}, {axis});
+  ValueId right = node(g, "Concat", {zeros("right", 8 - right_cut), slice(0, right_cut)}, {axis});
+  g.add_output(node(g, "Add", {left, right}));
+  return m;
+}
+
+TEST(PatternRotaryConcatPart, TheHalvesWithoutTheirPadding) {
+  Model m = padded_halves();
+  run_rules(m, "RotaryConcatPart");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"Slice", "Neg", "Slice", "Concat"}));
+  const Node& concat = producer(g, g.outputs()[0]);
+  EXPECT_EQ(producer(g, concat.inputs[0]).op_type, Symbol("Neg"));
+  EXPECT_EQ(producer(g, concat.inputs[1]).op_type, Symbol("Slice"));
+  EXPECT_EQ(concat.attribute(Symbol("axis"))->i, 1);
+}
+
+TEST(PatternRotaryConcatPart, NotWithAPaddingOfOnesOrHalvesThatDoNotLineUp) {
+  for (const auto& [fill, cut] : {std::pair<float, int64_t>{1.0f, 4}, std::pair<float, int64_t>{0.0f, 3}}) {
+    Model m = padded_halves(fill, cut);
+    run_rules(m, "RotaryConcatPart");
+    EXPECT_EQ(op_types(*m.graph).back(), "Add") << fill << " " << cut;
+  }
+}
+
+TEST(PatternRotaryConcatPart, SameNumbers) {
+  test::expect_same_outputs([] { return padded_halves(); }, "RotaryConcatPart");
 }
 
 // ---- CastLayerNormalizationCast -------------------------------------------------------------------

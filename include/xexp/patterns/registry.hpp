@@ -48,6 +48,7 @@
 #include "xexp/patterns/onnx/reshape_matmul_reshape.hpp"
 #include "xexp/patterns/onnx/reshape_reshape.hpp"
 #include "xexp/patterns/onnx/reshape_reshape_binary.hpp"
+#include "xexp/patterns/onnx/rotary_concat_part.hpp"
 #include "xexp/patterns/onnx/sequence_construct_at.hpp"
 #include "xexp/patterns/onnx/shape_based_concat_expand.hpp"
 #include "xexp/patterns/onnx/shape_based_constant_shape_value.hpp"
@@ -206,6 +207,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       unsqueeze_reshape_rule(),
       unsqueeze_unsqueeze_rule(),
       where_add_rule(),
+      rotary_concat_part_rule(),
   };
 }
 
