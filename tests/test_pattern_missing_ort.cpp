@@ -121,6 +121,7 @@ struct ScaledProduct {
   bool scale_first = false;       // Mul(s, MatMul(A, B))
   std::vector<int64_t> s_dims{};  // the scale's shape: a scalar unless given
   bool product_read = false;      // the product is also a graph output
+  float s = 4.0f;
 };
 Model scaled_product(const ScaledProduct& c) {
   Model m = with_ms(test::model_with_opset(18));
@@ -128,7 +129,7 @@ Model scaled_product(const ScaledProduct& c) {
   ValueId a = g.add_input("A", ElemType::Float, Shape{2, 3, 4});
   ValueId b = g.add_input("B", ElemType::Float, Shape{2, 4, 5});
   ValueId product = node(g, "MatMul", {a, b});
-  ValueId s = g.add_initializer("s", c.s_dims.empty() ? Tensor::scalar<float>(4.0f) : ramp(c.s_dims));
+  ValueId s = g.add_initializer("s", c.s_dims.empty() ? Tensor::scalar<float>(c.s) : ramp(c.s_dims));
   g.add_output(node(g, c.scale_op,
                     c.scale_first ? std::vector<ValueId>{s, product} : std::vector<ValueId>{product, s}));
   if (c.product_read) g.add_output(product);
@@ -155,6 +156,15 @@ TEST(PatternFusedMatMulDiv, TheScaleBecomesAlpha) {
   }
 }
 
+TEST(PatternFusedMatMulDiv, NotForADivisorWhoseReciprocalRounds) {
+  Model m = scaled_product({.s = 3.0f});
+  run_rules(m, "FusedMatMulDiv");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"MatMul", "Div"}));
+  Model mul = scaled_product({.scale_op = "Mul", .s = 3.0f});  // a Mul rounds as alpha does
+  run_rules(mul, "FusedMatMulDiv");
+  EXPECT_EQ(op_types(*mul.graph), (OpList{"com.microsoft.FusedMatMul"}));
+}
+
 TEST(PatternFusedMatMulDiv, NotForATensorScaleOrAProductReadElsewhere) {
   Model tensor = scaled_product({.s_dims = {5}});
   run_rules(tensor, "FusedMatMulDiv");
@@ -165,9 +175,10 @@ TEST(PatternFusedMatMulDiv, NotForATensorScaleOrAProductReadElsewhere) {
 }
 
 TEST(PatternFusedMatMulDiv, SameNumbers) {
-  test::expect_same_outputs([] { return scaled_product({}); }, "FusedMatMulDiv", 1e-6);
-  test::expect_same_outputs([] { return scaled_product({.scale_op = "Mul", .scale_first = true}); },
-                            "FusedMatMulDiv", 1e-6);
+  // The same bits: tolerance 0.
+  test::expect_same_outputs([] { return scaled_product({}); }, "FusedMatMulDiv");
+  test::expect_same_outputs(
+      [] { return scaled_product({.scale_op = "Mul", .scale_first = true, .s = 3.0f}); }, "FusedMatMulDiv");
 }
 
 // ---- FusedMatMulTranspose -------------------------------------------------------------------------
