@@ -1,9 +1,8 @@
-// default set: BatchNormalization, CastLayerNormalizationCast, CastOpCast, GathersSplit, MatMulReshape2Of3,
-// ReduceArgTopK, ReduceSumNormalize, Reshape2Of3, ReshapeMatMulReshape, SequenceConstructAt,
-// ShapeBasedMatMulToMul, SlicesSplit, SwitchOrderBinary, TransposeReshapeMatMul, TransposeReshapeTranspose,
-// UnsqueezeEqual.
-// Positive (exact structure after), a negative per condition, and the same outputs before and after in
-// xexp's evaluator and ONNX Runtime.
+// default set: BatchNormalization, BatchNormalizationTraining, CastLayerNormalizationCast, CastOpCast,
+// GathersSplit, MatMulReshape2Of3, ReduceArgTopK, ReduceSumNormalize, Reshape2Of3, ReshapeMatMulReshape,
+// RotaryConcatPart, SequenceConstructAt, ShapeBasedMatMulToMul, SlicesSplit, SwitchOrderBinary,
+// TransposeReshapeMatMul, TransposeReshapeTranspose, UnsqueezeEqual. Positive (exact structure after), a
+// negative per condition, and the same outputs before and after in xexp's evaluator and ONNX Runtime.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -77,6 +76,109 @@ TEST(PatternBatchNormalization, NotWithEpsilonAVarianceOrTrainingMode) {
 
 TEST(PatternBatchNormalization, SameNumbers) {
   test::expect_same_outputs([] { return batch_norm({}); }, "BatchNormalization");
+}
+
+// ---- BatchNormalizationTraining -------------------------------------------------------------------
+// BatchNormalization(X (2, 3, 4), training_mode) with varied scale and bias, at `opset`: Y is the graph
+// output, the running statistics (which ONNX requires in training mode) are unused.
+Model training_batch_norm(int64_t training_mode = 1, int64_t opset = 18,
+                          ElemType scale_type = ElemType::Float) {
+  Model m = test::model_with_opset(opset);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3, 4});
+  ValueId scale = g.add_initializer("scale", eval::cast_tensor(ramp({3}), scale_type));
+  ValueId bias = g.add_initializer("bias", eval::cast_tensor(ramp({3}, -0.2f), scale_type));
+  ValueId y = g.add_value("Y"), running_mean = g.add_value("running_mean"),
+          running_var = g.add_value("running_var");
+  NodeId bn = g.add_node(
+      Symbol("BatchNormalization"),
+      {x, scale, bias, g.add_initializer("mean", filled({3}, 0)), g.add_initializer("var", filled({3}, 1))},
+      training_mode ? std::vector<ValueId>{y, running_mean, running_var} : std::vector<ValueId>{y},
+      {int_attr("training_mode", training_mode)}, "bn");
+  infer::infer_node(g, bn, opset);
+  g.add_output(y);
+  return m;
+}
+
+TEST(PatternBatchNormalizationTraining, TheBatchStatisticsWrittenOut) {
+  for (int64_t opset : {15, 18}) {
+    Model m = training_batch_norm(1, opset);
+    run_rules(m, "BatchNormalizationTraining");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"ReduceMean", "Sub", "Mul", "ReduceMean", "Add", "Sqrt", "Div", "Reshape",
+                                   "Mul", "Reshape", "Add"}))
+        << opset;
+    const Node& mean = g.node(g.first_node());
+    EXPECT_EQ(input_name(g, mean, 0), "X");
+    if (opset >= 18)
+      EXPECT_EQ(constant_ints(g, mean.inputs[1]), (std::vector<int64_t>{0, 2}));
+    else
+      EXPECT_EQ(mean.attribute(Symbol("axes"))->ints, (std::vector<int64_t>{0, 2}));
+    const Node& scale = producer(g, producer(g, g.outputs()[0]).inputs[1]);
+    EXPECT_EQ(constant_ints(g, scale.inputs[1]), (std::vector<int64_t>{1, -1, 1}));
+    EXPECT_EQ(*g.value(g.outputs()[0]).shape, (Shape{2, 3, 4}));
+  }
+}
+
+TEST(PatternBatchNormalizationTraining, NotInInferenceModeOrWithScalesOfAnotherType) {
+  Model inference = training_batch_norm(0);
+  run_rules(inference, "BatchNormalizationTraining");
+  EXPECT_EQ(op_types(*inference.graph), (OpList{"BatchNormalization"}));
+  Model other = training_batch_norm(1, 18, ElemType::Double);
+  run_rules(other, "BatchNormalizationTraining");
+  EXPECT_EQ(op_types(*other.graph), (OpList{"BatchNormalization"}));
+}
+
+TEST(PatternBatchNormalizationTraining, SameNumbers) {
+  test::expect_same_outputs([] { return training_batch_norm(); }, "BatchNormalizationTraining", 1e-5);
+}
+
+// ---- RotaryConcatPart -----------------------------------------------------------------------------
+// Add(Concat(Neg(X[:, 4:]), Z), Concat(W, X[:, :right_cut])) on X (2, 8), Z and W ConstantOfShape
+// filled with `fill`: rotate_half as exporters pad its halves.
+Model padded_halves(float fill = 0.0f, int64_t right_cut = 4) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 8});
+  const ValueId one = test::int64_initializer(g, "one", {1});
+  auto slice = [&](int64_t start, int64_t end) {
+    const std::string at = std::to_string(start);
+    return node(g, "Slice",
+                {x, test::int64_initializer(g, "start" + at, {start}),
+                 test::int64_initializer(g, "end" + at, {end}), one});
+  };
+  auto zeros = [&](const std::string& side, int64_t width) {
+    return node(g, "ConstantOfShape", {test::int64_initializer(g, side + "_shape", {2, width})},
+                {Attribute::make_tensor("value", Tensor::from<float>({1}, {fill}))});
+  };
+  const Attribute axis = int_attr("axis", 1);
+  ValueId left = node(g, "Concat", {node(g, "Neg", {slice(4, 8)}), zeros("left", 4)}, {axis});
+  ValueId right = node(g, "Concat", {zeros("right", 8 - right_cut), slice(0, right_cut)}, {axis});
+  g.add_output(node(g, "Add", {left, right}));
+  return m;
+}
+
+TEST(PatternRotaryConcatPart, TheHalvesWithoutTheirPadding) {
+  Model m = padded_halves();
+  run_rules(m, "RotaryConcatPart");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"Slice", "Neg", "Slice", "Concat"}));
+  const Node& concat = producer(g, g.outputs()[0]);
+  EXPECT_EQ(producer(g, concat.inputs[0]).op_type, Symbol("Neg"));
+  EXPECT_EQ(producer(g, concat.inputs[1]).op_type, Symbol("Slice"));
+  EXPECT_EQ(concat.attribute(Symbol("axis"))->i, 1);
+}
+
+TEST(PatternRotaryConcatPart, NotWithAPaddingOfOnesOrHalvesThatDoNotLineUp) {
+  for (const auto& [fill, cut] : {std::pair<float, int64_t>{1.0f, 4}, std::pair<float, int64_t>{0.0f, 3}}) {
+    Model m = padded_halves(fill, cut);
+    run_rules(m, "RotaryConcatPart");
+    EXPECT_EQ(op_types(*m.graph).back(), "Add") << fill << " " << cut;
+  }
+}
+
+TEST(PatternRotaryConcatPart, SameNumbers) {
+  test::expect_same_outputs([] { return padded_halves(); }, "RotaryConcatPart");
 }
 
 // ---- CastLayerNormalizationCast -------------------------------------------------------------------

@@ -1,8 +1,8 @@
-// onnxruntime set: FusedMatMulx2, FusedMatMulTranspose, TransposeFusedMatMulB, ReshapeGemm,
-// ReshapeGemmReshape, MissingCosSin, MissingReduceMax. Positive (exact structure after), a negative per
-// condition, and the same outputs before and after in xexp's evaluator and ONNX Runtime. The Missing*
-// rules exist because ONNX Runtime cannot run the model before: there the rewritten model runs in ONNX
-// Runtime and matches the evaluator on the original.
+// onnxruntime set: FusedMatMulx2, FusedMatMulDiv, FusedMatMulTranspose, TransposeFusedMatMulB, ReshapeGemm,
+// ReshapeGemmReshape, MissingCosSin, MissingReduceMax, MissingTopK. Positive (exact structure after), a
+// negative per condition, and the same outputs before and after in xexp's evaluator and ONNX Runtime. The
+// Missing* rules exist because ONNX Runtime cannot run the model before: there the rewritten model runs in
+// ONNX Runtime and matches the evaluator on the original.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -113,6 +113,72 @@ TEST(PatternFusedMatMulx2, SameNumbers) {
   test::expect_same_outputs([] { return scaled_products({}); }, "FusedMatMulx2", 1e-6);
   test::expect_same_outputs([] { return scaled_products({.scale_op = "Div", .fused_consumer = true}); },
                             "FusedMatMulx2", 1e-6);
+}
+
+// ---- FusedMatMulDiv -------------------------------------------------------------------------------
+struct ScaledProduct {
+  const char* scale_op = "Div";   // Div(MatMul(A, B), s) or Mul
+  bool scale_first = false;       // Mul(s, MatMul(A, B))
+  std::vector<int64_t> s_dims{};  // the scale's shape: a scalar unless given
+  bool product_read = false;      // the product is also a graph output
+  float s = 4.0f;
+};
+Model scaled_product(const ScaledProduct& c) {
+  Model m = with_ms(test::model_with_opset(18));
+  Graph& g = *m.graph;
+  ValueId a = g.add_input("A", ElemType::Float, Shape{2, 3, 4});
+  ValueId b = g.add_input("B", ElemType::Float, Shape{2, 4, 5});
+  ValueId product = node(g, "MatMul", {a, b});
+  ValueId s = g.add_initializer("s", c.s_dims.empty() ? Tensor::scalar<float>(c.s) : ramp(c.s_dims));
+  g.add_output(node(g, c.scale_op,
+                    c.scale_first ? std::vector<ValueId>{s, product} : std::vector<ValueId>{product, s}));
+  if (c.product_read) g.add_output(product);
+  return m;
+}
+
+TEST(PatternFusedMatMulDiv, TheScaleBecomesAlpha) {
+  struct Case {
+    ScaledProduct model;
+    float alpha;
+  };
+  for (const Case& c : {Case{{}, 0.25f}, Case{{.scale_op = "Mul"}, 4.0f},
+                        Case{{.scale_op = "Mul", .scale_first = true}, 4.0f}}) {
+    Model m = scaled_product(c.model);
+    run_rules(m, "FusedMatMulDiv");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"com.microsoft.FusedMatMul"})) << c.model.scale_op;
+    const Node& n = g.node(g.first_node());
+    EXPECT_EQ(g.value(n.inputs[0]).name, "A");
+    EXPECT_EQ(g.value(n.inputs[1]).name, "B");
+    EXPECT_EQ(float_of(n, "alpha"), c.alpha);
+    EXPECT_EQ(int_of(n, "transA"), 0);
+    EXPECT_EQ(int_of(n, "transB"), 0);
+  }
+}
+
+TEST(PatternFusedMatMulDiv, NotForADivisorWhoseReciprocalRounds) {
+  Model m = scaled_product({.s = 3.0f});
+  run_rules(m, "FusedMatMulDiv");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"MatMul", "Div"}));
+  Model mul = scaled_product({.scale_op = "Mul", .s = 3.0f});  // a Mul rounds as alpha does
+  run_rules(mul, "FusedMatMulDiv");
+  EXPECT_EQ(op_types(*mul.graph), (OpList{"com.microsoft.FusedMatMul"}));
+}
+
+TEST(PatternFusedMatMulDiv, NotForATensorScaleOrAProductReadElsewhere) {
+  Model tensor = scaled_product({.s_dims = {5}});
+  run_rules(tensor, "FusedMatMulDiv");
+  EXPECT_EQ(op_types(*tensor.graph), (OpList{"MatMul", "Div"}));
+  Model read = scaled_product({.product_read = true});
+  run_rules(read, "FusedMatMulDiv");
+  EXPECT_EQ(op_types(*read.graph), (OpList{"MatMul", "Div"}));
+}
+
+TEST(PatternFusedMatMulDiv, SameNumbers) {
+  // The same bits: tolerance 0.
+  test::expect_same_outputs([] { return scaled_product({}); }, "FusedMatMulDiv");
+  test::expect_same_outputs(
+      [] { return scaled_product({.scale_op = "Mul", .scale_first = true, .s = 3.0f}); }, "FusedMatMulDiv");
 }
 
 // ---- FusedMatMulTranspose -------------------------------------------------------------------------
@@ -289,33 +355,6 @@ Model reduction(const std::string& op, ElemType type, bool boundary = false) {
   return m;
 }
 
-// ONNX Runtime refuses the original (no kernel for the type) and runs the rewritten model, whose
-// outputs are the evaluator's on the original; the evaluator gives the same before and after.
-void expect_runs_in_onnxruntime(const std::function<Model()>& make, const std::string& rule, double tolerance) {
-  Model before = make();
-  Model after = make();
-  run_rules(after, rule);
-  const xexp::testing::NamedTensors feeds =
-      xexp::testing::random_feeds(*before.graph, {.seed = 7, .float_low = 0.5, .float_high = 3.0, .int_low = 0, .int_high = 1000});
-  eval::Evaluator eval_before(before), eval_after(after);
-  const std::vector<Tensor> expected = eval_before.run(feeds), rewritten = eval_after.run(feeds);
-  xexp::testing::NamedTensors expected_named, rewritten_named;
-  for (std::size_t k = 0; k < expected.size(); ++k) {
-    expected_named.emplace_back(eval_before.output_names()[k], expected[k]);
-    rewritten_named.emplace_back(eval_after.output_names()[k], rewritten[k]);
-  }
-  xexp::testing::expect_all_close(rewritten_named, expected_named, tolerance, tolerance);
-  xexp::testing::TempDir dir;
-  const std::string before_path = (dir.path() / "before.onnx").string(), after_path = (dir.path() / "after.onnx").string();
-  save_model(before, before_path);
-  save_model(after, after_path);
-  const std::vector<xexp::testing::OrtResult> ort =
-      xexp::testing::run_onnxruntime_batch({{before_path, feeds}, {after_path, feeds}});
-  EXPECT_FALSE(ort[0].ok) << "ONNX Runtime now runs the original: " << rule << " may be unneeded";
-  ASSERT_TRUE(ort[1].ok) << ort[1].error;
-  xexp::testing::expect_all_close(ort[1].outputs, expected_named, tolerance, tolerance);
-}
-
 TEST(PatternMissingCosSin, Bfloat16RunsInFloat) {
   for (const char* op : {"Cos", "Sin", "Log"}) {
     Model m = unary(op, ElemType::BFloat16);
@@ -338,7 +377,8 @@ TEST(PatternMissingCosSin, NotForTypesOnnxRuntimeRuns) {
 
 TEST(PatternMissingCosSin, SameNumbersAndOnnxRuntimeRunsIt) {
   for (const char* op : {"Cos", "Sin", "Log"})
-    expect_runs_in_onnxruntime([op] { return unary(op, ElemType::BFloat16, true); }, "MissingCosSin", 0);
+    test::expect_runs_in_onnxruntime([op] { return unary(op, ElemType::BFloat16, true); }, "MissingCosSin",
+                                     0);
 }
 
 TEST(PatternMissingReduceMax, SelectsInAWiderType) {
@@ -367,9 +407,60 @@ TEST(PatternMissingReduceMax, NotForTypesOnnxRuntimeRunsOrWithoutAWiderType) {
   }
 }
 
+// TopK(X, [2], axis=1) on X (3, 5): values (cast back to float at the boundary) and indices.
+Model top_k(ElemType type, bool boundary = false) {
+  const int64_t opset = 24;  // bfloat16 TopK is ONNX from opset 24
+  Model m = test::model_with_opset(opset);
+  Graph& g = *m.graph;
+  ValueId x = typed_input(g, type, Shape{3, 5}, boundary, opset);
+  ValueId values = g.add_value("values"), indices = g.add_value("indices");
+  NodeId top = g.add_node(Symbol("TopK"), {x, test::int64_initializer(g, "k", {2})}, {values, indices},
+                          {int_attr("axis", 1)}, "top");
+  infer::infer_node(g, top, opset);
+  add_typed_output(g, values, boundary, opset);
+  g.add_output(indices);
+  return m;
+}
+
+TEST(PatternMissingTopK, SelectsInAWiderTypeAndKeepsTheIndices) {
+  struct Case {
+    ElemType type, wide;
+  };
+  for (const Case& c : {Case{ElemType::BFloat16, ElemType::Float}, Case{ElemType::UInt16, ElemType::Int32},
+                        Case{ElemType::UInt32, ElemType::Int64}}) {
+    Model m = top_k(c.type);
+    run_rules(m, "MissingTopK");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"Cast", "TopK", "Cast"})) << elem_type_name(c.type);
+    EXPECT_EQ(int_of(g.node(g.first_node()), "to"), static_cast<int64_t>(c.wide));
+    const Node& top = only_node(g, "TopK");
+    EXPECT_EQ(int_of(top, "axis"), 1);
+    EXPECT_EQ(g.value(g.outputs()[0]).elem, c.type);
+    EXPECT_EQ(g.value(g.outputs()[1]).producer, g.value(top.outputs[1]).producer);
+    EXPECT_EQ(*g.value(g.outputs()[1]).shape, (Shape{3, 2}));
+  }
+}
+
+TEST(PatternMissingTopK, NotForTypesOnnxRuntimeRunsOrWithoutAWiderType) {
+  for (ElemType type :
+       {ElemType::Float16, ElemType::Float, ElemType::UInt8, ElemType::Int16, ElemType::UInt64}) {
+    Model m = top_k(type);
+    run_rules(m, "MissingTopK");
+    EXPECT_EQ(op_types(*m.graph), (OpList{"TopK"})) << elem_type_name(type);
+  }
+}
+
+TEST(PatternMissingTopK, SameNumbersAndOnnxRuntimeRunsIt) {
+  test::expect_runs_in_onnxruntime([] { return top_k(ElemType::BFloat16, true); }, "MissingTopK", 0);
+  test::expect_runs_in_onnxruntime([] { return top_k(ElemType::UInt16); }, "MissingTopK", 0);
+  test::expect_runs_in_onnxruntime([] { return top_k(ElemType::UInt32); }, "MissingTopK", 0);
+}
+
 TEST(PatternMissingReduceMax, SameNumbersAndOnnxRuntimeRunsIt) {
-  expect_runs_in_onnxruntime([] { return reduction("ReduceMax", ElemType::BFloat16, true); }, "MissingReduceMax", 0);
-  expect_runs_in_onnxruntime([] { return reduction("ReduceMin", ElemType::UInt32); }, "MissingReduceMax", 0);
+  test::expect_runs_in_onnxruntime([] { return reduction("ReduceMax", ElemType::BFloat16, true); },
+                                   "MissingReduceMax", 0);
+  test::expect_runs_in_onnxruntime([] { return reduction("ReduceMin", ElemType::UInt32); },
+                                   "MissingReduceMax", 0);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// ShapedBasedReshape, ShapeBasedIdentity, ShapeBasedStaticExpand, ShapeBasedReshapeIsSqueeze: the exact op
+// ShapedBasedReshape, ShapeBasedIdentity, ShapeBasedStaticExpand, ShapeBasedReshapeIsSqueeze,
+// ShapeBasedConcatExpand, ShapeBasedExpandCastWhereSwap: the exact op
 // sequence after, one negative test per condition, and the same numbers before and after (xexp's
 // evaluator and ONNX Runtime, float32, atol 1e-5). None of these rewrites changes arithmetic.
 #include <limits>
@@ -203,4 +204,95 @@ TEST(PatternShapeBasedReshapeIsSqueeze, NotBeforeOpset18) {
 TEST(PatternShapeBasedReshapeIsSqueeze, SameNumbers) {
   test::expect_same_outputs([] { return reshape_model({2, 4}, {0, 1, 4, 1}); }, "ShapeBasedReshapeIsSqueeze");
   test::expect_same_outputs([] { return reshape_model({1, 3, 1, 4}, {3, 4}); }, "ShapeBasedReshapeIsSqueeze");
+}
+
+// ---- ShapeBasedConcatExpand -----------------------------------------------------------------------
+// Expand(X, Concat(Shape(A), Shape(B))) with only X, A and B typed, as an exporter writes it: X (rows, 1)
+// and A (rows) give the same first dimension, B (n) the second.
+static Model concat_expand_model(Shape x_shape, Dim rows, Dim n) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, x_shape);
+  ValueId a = g.add_input("A", ElemType::Float, Shape{rows});
+  ValueId b = g.add_input("B", ElemType::Float, Shape{n});
+  ValueId sa = g.add_value("sa"), sb = g.add_value("sb"), shape = g.add_value("shape"),
+          out = g.add_value("out");
+  g.add_node(Symbol("Shape"), {a}, {sa});
+  g.add_node(Symbol("Shape"), {b}, {sb});
+  g.add_node(Symbol("Concat"), {sa, sb}, {shape}, {Attribute::make_int("axis", 0)});
+  g.add_node(Symbol("Expand"), {x, shape}, {out});
+  g.add_output(out);
+  return m;
+}
+
+TEST(PatternShapeBasedConcatExpand, OnlyTheChangingPartStays) {
+  const Dim n = Dim::symbolic("n");
+  Model m = concat_expand_model({kBatch, 1}, kBatch, n);
+  optimize_as_loaded(m, "ShapeBasedConcatExpand");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpSeq{"Shape", "Concat", "Expand"}));
+  const Node& concat = g.node(g.value(output_producer(g).inputs[1]).producer);
+  EXPECT_EQ(eval::as_int64s(*rewrite::constant_tensor(g, concat.inputs[0])), (std::vector<int64_t>{1}));
+  EXPECT_EQ(g.value(concat.inputs[1]).name, "sb");
+  EXPECT_EQ(g.value(g.outputs()[0]).shape, (Shape{kBatch, n}));
+}
+
+TEST(PatternShapeBasedConcatExpand, NotWhenTwoDimensionsChange) {
+  Model m = concat_expand_model({1, 1}, kBatch, Dim::symbolic("n"));
+  optimize_as_loaded(m, "ShapeBasedConcatExpand");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Shape", "Shape", "Concat", "Expand"}));
+}
+
+TEST(PatternShapeBasedConcatExpand, SameNumbers) {
+  test::expect_same_outputs(
+      [] {
+        Model m = concat_expand_model({2, 1}, 2, 3);
+        infer::infer_model_types(m);
+        return m;
+      },
+      "ShapeBasedConcatExpand");
+}
+
+// ---- ShapeBasedExpandCastWhereSwap ----------------------------------------------------------------
+// Where(Cast(E, to=bool), E, C) or Where(Cast(E), C, E), E = Expand(X (1, 4), [3, 4]).
+static Model expand_cast_where_model(Shape c_shape, bool x_then = true, bool expand_read = false) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{1, 4});
+  ValueId c = g.add_input("C", ElemType::Float, std::move(c_shape));
+  ValueId e = node(g, "Expand", {x, int64_initializer(g, "shape", {3, 4})});
+  ValueId mask = node(g, "Cast", {e}, {Attribute::make_int("to", static_cast<int64_t>(ElemType::Bool))});
+  g.add_output(
+      node(g, "Where", x_then ? std::vector<ValueId>{mask, e, c} : std::vector<ValueId>{mask, c, e}));
+  if (expand_read) g.add_output(e);
+  return m;
+}
+
+TEST(PatternShapeBasedExpandCastWhereSwap, TheWhereRunsBeforeTheExpand) {
+  for (bool x_then : {true, false}) {
+    Model m = expand_cast_where_model({}, x_then);
+    run_rules(m, "ShapeBasedExpandCastWhereSwap");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpSeq{"Cast", "Where", "Expand"})) << x_then;
+    const Node& where = g.node(g.value(output_producer(g).inputs[0]).producer);
+    EXPECT_EQ(g.value(where.inputs[x_then ? 1 : 2]).name, "X");
+    EXPECT_EQ(g.value(where.inputs[x_then ? 2 : 1]).name, "C");
+    EXPECT_EQ(g.value(g.node(g.first_node()).inputs[0]).name, "X");
+    EXPECT_EQ(g.value(g.outputs()[0]).shape, (Shape{3, 4}));
+  }
+}
+
+TEST(PatternShapeBasedExpandCastWhereSwap, NotWhenCIsAsLargeOrTheExpandIsReadElsewhere) {
+  Model large = expand_cast_where_model({3, 4});
+  run_rules(large, "ShapeBasedExpandCastWhereSwap");
+  EXPECT_EQ(op_types(*large.graph), (OpSeq{"Expand", "Cast", "Where"}));
+  Model read = expand_cast_where_model({}, true, true);
+  run_rules(read, "ShapeBasedExpandCastWhereSwap");
+  EXPECT_EQ(op_types(*read.graph), (OpSeq{"Expand", "Cast", "Where"}));
+}
+
+TEST(PatternShapeBasedExpandCastWhereSwap, SameNumbers) {
+  for (bool x_then : {true, false})
+    test::expect_same_outputs([x_then] { return expand_cast_where_model({1}, x_then); },
+                              "ShapeBasedExpandCastWhereSwap");
 }

@@ -102,6 +102,36 @@ inline OutputsAfter expect_outputs_of_file(const std::string& original, const ir
   return expect_outputs_of(load_model(original), original, after, feeds, tolerance);
 }
 
+// For a rule that makes a model ONNX Runtime refuses (a kernel its CPU build lacks) runnable: ONNX
+// Runtime refuses the original and runs the rewritten model, whose outputs are the evaluator's on the
+// original; the evaluator gives the same before and after.
+inline void expect_runs_in_onnxruntime(const std::function<ir::Model()>& make, const std::string& spec,
+                                       double tolerance) {
+  ir::Model before = make();
+  ir::Model after = make();
+  run_rules(after, spec);
+  const testing::NamedTensors feeds = testing::random_feeds(
+      *before.graph, {.seed = 7, .float_low = 0.5, .float_high = 3.0, .int_low = 0, .int_high = 1000});
+  eval::Evaluator eval_before(before), eval_after(after);
+  const std::vector<Tensor> expected = eval_before.run(feeds), rewritten = eval_after.run(feeds);
+  testing::NamedTensors expected_named, rewritten_named;
+  for (std::size_t k = 0; k < expected.size(); ++k) {
+    expected_named.emplace_back(eval_before.output_names()[k], expected[k]);
+    rewritten_named.emplace_back(eval_after.output_names()[k], rewritten[k]);
+  }
+  testing::expect_all_close(rewritten_named, expected_named, tolerance, tolerance);
+  testing::TempDir dir;
+  const std::string before_path = (dir.path() / "before.onnx").string();
+  const std::string after_path = (dir.path() / "after.onnx").string();
+  save_model(before, before_path);
+  save_model(after, after_path);
+  const std::vector<testing::OrtResult> ort =
+      testing::run_onnxruntime_batch({{before_path, feeds}, {after_path, feeds}});
+  EXPECT_FALSE(ort[0].ok) << "ONNX Runtime now runs the original: " << spec << " may be unneeded";
+  ASSERT_TRUE(ort[1].ok) << ort[1].error;
+  testing::expect_all_close(ort[1].outputs, expected_named, tolerance, tolerance);
+}
+
 // Builds the model twice, optimizes the second with `spec`, and checks that the rules changed it and
 // that on random inputs it gives the outputs of the first (expect_outputs_of). `tolerance` (absolute and
 // relative) is 0 by default: a rewrite that only moves, reshapes or drops values gives the same bits; a

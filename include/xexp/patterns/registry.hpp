@@ -7,6 +7,7 @@
 #include "xexp/rewrite/rule_set.hpp"
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_RULES)
 #include "xexp/patterns/onnx/batch_normalization.hpp"
+#include "xexp/patterns/onnx/batch_normalization_training.hpp"
 #include "xexp/patterns/onnx/cast.hpp"
 #include "xexp/patterns/onnx/cast_cast.hpp"
 #include "xexp/patterns/onnx/cast_cast_binary.hpp"
@@ -49,12 +50,15 @@
 #include "xexp/patterns/onnx/reshape_reshape_binary.hpp"
 #include "xexp/patterns/onnx/rms_normalization.hpp"
 #include "xexp/patterns/onnx/rms_normalization_mul.hpp"
+#include "xexp/patterns/onnx/rotary_concat_part.hpp"
 #include "xexp/patterns/onnx/rotary_embedding.hpp"
 #include "xexp/patterns/onnx/rotary_embedding_3d.hpp"
 #include "xexp/patterns/onnx/sequence_construct_at.hpp"
+#include "xexp/patterns/onnx/shape_based_concat_expand.hpp"
 #include "xexp/patterns/onnx/shape_based_constant_shape_value.hpp"
 #include "xexp/patterns/onnx/shape_based_expand_broadcast.hpp"
 #include "xexp/patterns/onnx/shape_based_expand_broadcast_matmul.hpp"
+#include "xexp/patterns/onnx/shape_based_expand_cast_where_swap.hpp"
 #include "xexp/patterns/onnx/shape_based_expand_swap.hpp"
 #include "xexp/patterns/onnx/shape_based_identity.hpp"
 #include "xexp/patterns/onnx/shape_based_matmul_to_mul.hpp"
@@ -93,6 +97,7 @@
 #include "xexp/patterns/ort/fused_conv.hpp"
 #include "xexp/patterns/ort/fused_gemm.hpp"
 #include "xexp/patterns/ort/fused_matmul.hpp"
+#include "xexp/patterns/ort/fused_matmul_div.hpp"
 #include "xexp/patterns/ort/fused_matmul_transpose.hpp"
 #include "xexp/patterns/ort/fused_matmul_x2.hpp"
 #include "xexp/patterns/ort/gelu_erf.hpp"
@@ -100,6 +105,7 @@
 #include "xexp/patterns/ort/layer_normalization_any_opset.hpp"
 #include "xexp/patterns/ort/missing_cos_sin.hpp"
 #include "xexp/patterns/ort/missing_reduce_max.hpp"
+#include "xexp/patterns/ort/missing_top_k.hpp"
 #include "xexp/patterns/ort/multi_head_attention.hpp"
 #include "xexp/patterns/ort/quick_gelu.hpp"
 #include "xexp/patterns/ort/reshape_gemm.hpp"
@@ -124,6 +130,7 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules();
 XEXP_INLINE rewrite::RuleSet default_rules() {
   return {
       batch_normalization_rule(),
+      batch_normalization_training_rule(),
       cast_layer_normalization_cast_rule(),
       cast_rule(),
       cast_cast_binary_rule(),
@@ -170,11 +177,13 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       mul_mul_matmul_rule(),
       shape_based_reshape_is_squeeze_rule(),
       shape_based_static_expand_rule(),
+      shape_based_concat_expand_rule(),
       shape_based_constant_shape_value_rule(),
       shape_based_same_shape_value_rule(),
       shape_based_identity_rule(),
       shape_based_expand_broadcast_rule(),
       shape_based_expand_broadcast_matmul_rule(),
+      shape_based_expand_cast_where_swap_rule(),
       shape_based_expand_swap_rule(),
       shape_based_matmul_to_mul_rule(),
       shaped_based_reshape_rule(),
@@ -206,6 +215,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       unsqueeze_reshape_rule(),
       unsqueeze_unsqueeze_rule(),
       where_add_rule(),
+      rotary_concat_part_rule(),
   };
 }
 
@@ -221,10 +231,12 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       fused_gemm_rule(),
       fused_matmul_rule(),
       fused_matmul_x2_rule(),
+      fused_matmul_div_rule(),
       fused_matmul_transpose_rule(),
       layer_normalization_any_opset_rule(),
       missing_cos_sin_rule(),
       missing_reduce_max_rule(),
+      missing_top_k_rule(),
       multi_head_attention_rule(),
       multi_head_attention_key_value_3d_rule(),
       quick_gelu_rule(),

@@ -8,7 +8,8 @@
 // `when` and `to` check at compile time that they only read captures the pattern binds. Matching is
 // contained by default: the outputs of matched interior nodes must be used only inside the match and
 // must not be graph outputs (`shared(...)` lifts this for one node, which is then kept if still used),
-// and the root's outputs beyond the first must be unused.
+// and the root's outputs beyond the first must be unused (a `shared` root lifts this: a rebuild of it
+// takes those readers over, or else it stays).
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -56,7 +57,7 @@ using RulePtr = std::shared_ptr<const Rule>;
 inline bool is_contained(const Match& m) {
   const ir::Graph& g = m.graph();
   const ir::Node& root = g.node(m.root());
-  for (std::size_t k = 1; k < root.outputs.size(); ++k) {
+  for (std::size_t k = 1; k < root.outputs.size() && !m.is_shared(0); ++k) {
     ir::ValueId out = root.outputs[k];
     if (out != ir::kNone && g.value(out).is_read()) return false;
   }

@@ -10,10 +10,12 @@
 namespace xexp::patterns {
 
 namespace detail {
-// The type holding every value of x's type, in which ONNX Runtime's CPU kernels select; nullopt when
-// they have x's type or none fits.
+// The type holding every value of x's type in the same order, in which ONNX Runtime's CPU kernels
+// select (ReduceMax, ReduceMin, TopK); nullopt when they have x's type or none fits. ONNX allows uint16
+// in TopK only.
 inline std::optional<ElemType> exact_selection_type(ElemType t) {
   if (t == ElemType::BFloat16) return ElemType::Float;
+  if (t == ElemType::UInt16) return ElemType::Int32;
   if (t == ElemType::UInt32) return ElemType::Int64;
   return std::nullopt;
 }
