@@ -2947,8 +2947,9 @@ inline void validate(const ir::Model& model) {
 // Schema facts from ONNX's own registry (libonnx): which schema an (op, domain, opset) resolves to,
 // attribute defaults (a rule comparing attributes must treat an absent `keepdims` as 1), and the
 // attributes that later opsets turned into inputs (ReduceMean axes at 18, Squeeze axes at 13, ...).
-// The registry of ONNX 1.12 stops at opset 17: asked about opset 18 it answers with the last version
-// it has, so the attribute-to-input table below is written out rather than derived from it.
+// The registry of ONNX 1.12 stops at opset 17: asked about a newer opset it answers with the last version
+// it has (and knows no op added after 17), so the attribute-to-input table below is written out rather
+// than derived from it.
 #include <onnx/defs/schema.h>
 
 #include <map>
@@ -3029,6 +3030,7 @@ inline std::span<const AttributeBecameInput> attributes_that_became_inputs() {
       {"ReduceMin", "axes", 18, 1},
       {"ReduceProd", "axes", 18, 1},
       {"ReduceSumSquare", "axes", 18, 1},
+      {"DFT", "axis", 20, 2},  // a scalar input, whose default (-2) is not the attribute's (1)
   };
   return table;
 }
@@ -3480,17 +3482,23 @@ inline ir::Model load_model(const std::string& path, const LoadOptions& options 
 //     adapts each node whose operator changed, one node at a time: it knows nothing of local functions,
 //     their calls nor of attribute references, which it would mistake or drop in a whole graph. If, Loop
 //     and Scan themselves only widened their types from opset 9 on: they stay, their bodies converted;
-//   - from 17 to 18, our adapter moves the `axes` attribute of the Reduce* ops that take it as an input
-//     from 18 (onnx/schema.hpp's table); every other op of opset 18 accepts its opset 17 form as it is.
+//   - from 17 on, our adapters (libonnx 1.12 knows no newer opset): the attributes that became inputs
+//     (onnx/schema.hpp's table: the Reduce* `axes` at 18, DFT's `axis` at 20, written out with the old
+//     default when absent, as DFT's 1 differs from the new -2) and GridSample's modes, renamed at 20
+//     (bilinear to linear, bicubic to cubic). Every other op of opsets 19 to 23 accepts its older form
+//     as it is: they only gained types, attributes or modes whose defaults keep the old meaning.
 // Refused, with an xexp::Error naming the node and the model left as it was: a downgrade, a target
 // beyond kMaxTargetOpset, a node of another domain than ONNX's that is no call of a local function, an
-// op ONNX's registry does not know at the opset it is at, a changed op inside a function reading one of
-// the function's attributes, and whatever ONNX's converter fails on.
+// op ONNX does not define at the opset it is at (its registry in libonnx, a table of the ops added from
+// 18 to 23 that it lacks), GroupNormalization across opset 21 (its scale
+// and bias go from one value per group to one per channel), a changed op inside a function reading one
+// of the function's attributes, and whatever ONNX's converter fails on.
 #include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -3891,7 +3899,7 @@ inline void save_model(ir::Model&& model, const std::string& path, const SaveOpt
 namespace xexp {
 
 // The newest default-domain opset upgrade_opset reaches.
-inline constexpr int64_t kMaxTargetOpset = 18;
+inline constexpr int64_t kMaxTargetOpset = 23;
 // The newest ONNX's converter in libonnx 1.12 reaches.
 inline constexpr int64_t kOnnxConverterMaxOpset = 17;
 
@@ -3899,6 +3907,9 @@ namespace detail {
 
 // The IR version a model at `opset` needs at least (ONNX's versioning table).
 inline int64_t min_ir_version(int64_t opset) {
+  if (opset >= 23) return 11;
+  if (opset >= 21) return 10;
+  if (opset >= 19) return 9;
   if (opset >= 15) return 8;
   if (opset >= 12) return 7;
   if (opset >= 11) return 6;
@@ -3950,11 +3961,59 @@ inline bool changes_before(const ir::Node& n, int64_t from, int64_t target) {
   return schema && schema->since_version() > from;
 }
 
-// Whether our opset 18 adapter rewrites `n` (a Reduce* with an `axes` attribute).
-inline bool axes_move_at_18(const ir::Node& n, int64_t from, int64_t target) {
-  static const Symbol axes_name("axes");
-  return from < 18 && target >= 18 && n.domain.empty() && axes_became_input_at(n.op_type.view()) == 18 &&
-         n.attribute(axes_name);
+// The attribute of `n` that becomes an input between `from` and `target` at an opset after
+// kOnnxConverterMaxOpset, our adapters' part; nullptr when none does.
+inline const AttributeBecameInput* attribute_moving(const ir::Node& n, int64_t from, int64_t target) {
+  if (!n.domain.empty()) return nullptr;
+  for (const AttributeBecameInput& e : attributes_that_became_inputs())
+    if (e.op == n.op_type.view() && e.since > std::max(from, kOnnxConverterMaxOpset) && e.since <= target)
+      return &e;
+  return nullptr;
+}
+
+// The value attribute_moving's attribute had in `n`: its own, else the default of the version before
+// the move; nullopt when it has neither (an absent `axes` reduces every axis, before and after).
+inline std::optional<ir::Attribute> moving_value(const ir::Node& n, const AttributeBecameInput& e) {
+  if (const ir::Attribute* a = n.attribute(Symbol(e.attribute))) return *a;
+  return attribute_default(e.op, "", e.since - 1, e.attribute);
+}
+
+inline bool grid_sample_modes_renamed(const ir::Node& n, int64_t from, int64_t target) {
+  return n.domain.empty() && n.op_type.view() == "GridSample" && from < 20 && target >= 20;
+}
+
+// Whether our adapters rewrite `n` (from 17 on).
+inline bool adapted_after_converter(const ir::Node& n, int64_t from, int64_t target) {
+  const AttributeBecameInput* e = attribute_moving(n, from, target);
+  return (e && moving_value(n, *e)) || grid_sample_modes_renamed(n, from, target);
+}
+
+// The opset that added `op` to the default domain when it is one of those added from 18 to 23, which
+// libonnx 1.12 does not know; 0 for any other op. Each kept its form up to 23, but GroupNormalization.
+inline int64_t added_after_converter(std::string_view op) {
+  static constexpr std::pair<std::string_view, int64_t> added[] = {
+      {"BitwiseAnd", 18},
+      {"BitwiseNot", 18},
+      {"BitwiseOr", 18},
+      {"BitwiseXor", 18},
+      {"CenterCropPad", 18},
+      {"Col2Im", 18},
+      {"GroupNormalization", 18},
+      {"Mish", 18},
+      {"DeformConv", 19},
+      {"AffineGrid", 20},
+      {"Gelu", 20},
+      {"ImageDecoder", 20},
+      {"RegexFullMatch", 20},
+      {"StringConcat", 20},
+      {"StringSplit", 20},
+      {"Attention", 23},
+      {"RMSNormalization", 23},
+      {"RotaryEmbedding", 23},
+  };
+  for (const auto& [name, since] : added)
+    if (name == op) return since;
+  return 0;
 }
 
 // Throws when node `n` of scope `s` cannot be upgraded to `target`.
@@ -3967,7 +4026,13 @@ inline void check_upgradable(const ir::Model& model, const UpgradeScope& s, cons
                     " is outside the default domain, which ONNX's version converter does not handle",
                 at);
   }
-  if (!find_schema(n.op_type.view(), "", s.from))
+  if (n.op_type.view() == "GroupNormalization" && s.from < 21 && target >= 21)
+    throw Error(upgrade_failure(s, target) +
+                    ": GroupNormalization's scale and bias hold one value per group before opset 21 and one "
+                    "per channel from it, which the upgrade does not adapt",
+                at);
+  const int64_t added = added_after_converter(n.op_type.view());
+  if (added ? added > s.from : !find_schema(n.op_type.view(), "", s.from))
     throw Error(upgrade_failure(s, target) + ": ONNX knows no operator " + n.op_type.str() + " at opset " +
                     std::to_string(s.from),
                 at);
@@ -3975,7 +4040,7 @@ inline void check_upgradable(const ir::Model& model, const UpgradeScope& s, cons
     throw Error(upgrade_failure(s, target) + ": " + n.op_type.str() +
                     " holds a subgraph, which the upgrade converts from opset 9 only",
                 at);
-  if (changes_before(n, s.from, target) || axes_move_at_18(n, s.from, target))
+  if (changes_before(n, s.from, target) || adapted_after_converter(n, s.from, target))
     for (const ir::Attribute& a : n.attributes)
       if (!a.ref_attr_name.empty())
         throw Error(upgrade_failure(s, target) + ": " + n.op_type.str() + " changes and its attribute " +
@@ -4045,19 +4110,30 @@ inline void replace_by_converted(ir::Graph& g, ir::NodeId id, const ir::Model& c
   }
 }
 
-// Opset 17 to 18: Reduce* `axes` attributes become int64 initializers read as input 1.
-inline void reduce_axes_to_inputs(ir::Graph& g) {
-  static const Symbol axes_name("axes");
+// Our adapters on graph `g` of a scope upgraded from `from` to `target` (> kOnnxConverterMaxOpset), once
+// ONNX's converter has brought its nodes to that opset: moved attributes become int64 initializers (a
+// list for a list attribute, a scalar for an int) read as their input, GridSample's modes get their new
+// names.
+inline void adapt_after_converter(ir::Graph& g, int64_t from, int64_t target) {
+  static const Symbol mode_name("mode");
   for (ir::NodeId id : g.nodes()) {
     ir::Node& n = g.node(id);
-    if (!axes_move_at_18(n, 17, 18)) continue;
-    std::vector<int64_t> values = n.attribute(axes_name)->ints;
-    std::erase_if(n.attributes, [](const ir::Attribute& a) { return a.name == axes_name; });
-    const auto count = static_cast<int64_t>(values.size());
-    const ir::ValueId input = g.add_initializer(g.unique_value_name(node_label(n) + "_axes"),
-                                                Tensor::from<int64_t>({count}, values));
-    g.node(id).inputs.resize(std::max<std::size_t>(g.node(id).inputs.size(), 2), ir::kNone);
-    g.set_node_input(id, 1, input);
+    if (grid_sample_modes_renamed(n, from, target))
+      if (ir::Attribute* mode = n.attribute(mode_name))
+        mode->s = mode->s == "bilinear" ? "linear" : mode->s == "bicubic" ? "cubic" : mode->s;
+    const AttributeBecameInput* e = attribute_moving(n, from, target);
+    const std::optional<ir::Attribute> value = e ? moving_value(n, *e) : std::nullopt;
+    if (!value) continue;
+    const Symbol name(e->attribute);
+    std::erase_if(n.attributes, [&](const ir::Attribute& a) { return a.name == name; });
+    const auto count = static_cast<int64_t>(value->ints.size());
+    const ir::ValueId input =
+        g.add_initializer(g.unique_value_name(node_label(n) + "_" + std::string(e->attribute)),
+                          value->type == ir::AttrType::Ints ? Tensor::from<int64_t>({count}, value->ints)
+                                                            : Tensor::scalar<int64_t>(value->i));
+    const auto index = static_cast<std::size_t>(e->input_index);
+    g.node(id).inputs.resize(std::max(g.node(id).inputs.size(), index + 1), ir::kNone);
+    g.set_node_input(id, e->input_index, input);
   }
 }
 
@@ -4092,7 +4168,7 @@ inline void upgrade_opset(ir::Model& model, int64_t target) {
     }
   for (const Replacement& r : replacements) detail::replace_by_converted(*r.graph, r.node, r.converted);
   if (target > kOnnxConverterMaxOpset)
-    for (const detail::UpgradeScope& s : scopes) detail::reduce_axes_to_inputs(*s.graph);
+    for (const detail::UpgradeScope& s : scopes) detail::adapt_after_converter(*s.graph, s.from, target);
   for (ir::Function& f : model.functions) {
     // A function body holds no initializers: the adapters' constants become Constant nodes there.
     ir::initializers_to_constant_nodes(*f.body);
@@ -7152,7 +7228,9 @@ inline void register_matmul(KernelRegistry& r) {
 // ======== xexp/eval/kernels/nn.hpp
 // Neural-network kernels: Softmax family, normalizations (LayerNormalization and the RMS variants share
 // one loop), BatchNormalization, InstanceNormalization, Conv (im2col + GEMM) and pooling.
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 
 
@@ -7209,74 +7287,133 @@ inline Kernel softmax_kernel(SoftmaxKind kind) {
 struct NormalizationOptions {
   int64_t axis = -1;
   double epsilon = 1e-5;
-  bool rms = false;  // no mean subtraction (SimplifiedLayerNormalization, RMSNormalization)
+  bool rms = false;                    // no mean subtraction (SimplifiedLayerNormalization, RMSNormalization)
+  ElemType stash = ElemType::Float;    // stage one's precision: the statistics and the normalized value
+  ElemType out = ElemType::Undefined;  // Y's type; Undefined: x's
+  // ONNX's function bodies cast the normalized value to this type (X's), then scale and shift in Y's
+  // type; Undefined: scaled and shifted in the stash type and rounded once to Y's (ONNX Runtime's kernels).
+  ElemType normalized_as = ElemType::Undefined;
 };
 struct NormalizationResult {
-  Tensor y, mean, inv_std;
+  Tensor y, mean, inv_std;  // mean and inv_std in the stash type
 };
-// Normalizes over the dimensions from `axis` on; scale and bias broadcast to those dimensions. Y has
-// x's type; the mean and inverse standard deviation are float, the stash type of LayerNormalization
-// (stash_type = 1) and of ONNX Runtime's normalizations, whatever x's type: these kernels are
-// registered without the float16 widening, which would turn float statistics back to float16.
+// A value rounded as `type` stores it. Each step below is computed in double and rounded so: for +, -,
+// *, / and sqrt that is the correctly rounded result in float, float16 or bfloat16 (double has more
+// than twice their precision), the arithmetic the function bodies prescribe.
+using Rounding = double (*)(double);
+inline Rounding rounding_to(ElemType type) {
+  switch (type) {
+    case ElemType::Float:
+      return [](double v) { return static_cast<double>(static_cast<float>(v)); };
+    case ElemType::Float16:
+      return
+          [](double v) { return static_cast<double>(half_to_float(float_to_half(static_cast<float>(v)))); };
+    case ElemType::BFloat16:
+      return [](double v) {
+        return static_cast<double>(bfloat16_to_float(float_to_bfloat16(static_cast<float>(v))));
+      };
+    case ElemType::Double:
+      return [](double v) { return v; };
+    default:
+      throw Error("stash type " + std::string(elem_type_name(type)) + " is not a floating-point type");
+  }
+}
+// Normalizes over the dimensions from `axis` on; scale and bias broadcast to those dimensions. Sums are
+// accumulated in double and each mean rounded once to the stash type. The variance is the mean squared
+// deviation, as LayerNormalization's summary writes it: its function body's E[x^2] - E[x]^2 is the
+// same value, computed with cancellation.
 inline NormalizationResult normalize_trailing(const Tensor& x_in, const Tensor* scale, const Tensor* bias, const NormalizationOptions& o) {
-  const Tensor x = is_half(x_in.type()) ? cast_tensor(x_in, ElemType::Float) : x_in;
-  const int64_t axis = normalize_axis(o.axis, x.rank());
+  const int64_t axis = normalize_axis(o.axis, x_in.rank());
   int64_t outer = 1, n = 1;
-  std::vector<int64_t> stat_dims = x.dims(), inner_dims;
-  for (int64_t d = 0; d < static_cast<int64_t>(x.rank()); ++d) {
-    if (d < axis) outer *= x.dims()[d];
+  std::vector<int64_t> stat_dims = x_in.dims(), inner_dims;
+  for (int64_t d = 0; d < static_cast<int64_t>(x_in.rank()); ++d) {
+    if (d < axis)
+      outer *= x_in.dims()[d];
     else {
-      n *= x.dims()[d];
-      inner_dims.push_back(x.dims()[d]);
+      n *= x_in.dims()[d];
+      inner_dims.push_back(x_in.dims()[d]);
       stat_dims[d] = 1;
     }
   }
-  NormalizationResult r;
-  visit_float_type(x.type(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    r.y = Tensor(x.type(), x.dims());
-    r.mean = Tensor(x.type(), stat_dims);
-    r.inv_std = Tensor(x.type(), stat_dims);
-    const Tensor s = scale ? cast_tensor(expand_to(*scale, inner_dims), x.type()) : Tensor();
-    const Tensor b = bias ? cast_tensor(expand_to(*bias, inner_dims), x.type()) : Tensor();
-    auto src = x.data<T>();
-    auto dst = r.y.mutable_data<T>();
-    auto mean_out = r.mean.mutable_data<T>();
-    auto inv_out = r.inv_std.mutable_data<T>();
-    for (int64_t g = 0; g < outer; ++g) {
-      const T* row = src.data() + g * n;
-      double mean = 0, sq = 0;
-      for (int64_t j = 0; j < n; ++j) mean += row[j];
-      mean = o.rms ? 0.0 : mean / static_cast<double>(n);
-      for (int64_t j = 0; j < n; ++j) sq += (row[j] - mean) * (row[j] - mean);
-      const double inv = 1.0 / std::sqrt(sq / static_cast<double>(n) + o.epsilon);
-      mean_out[g] = static_cast<T>(mean);
-      inv_out[g] = static_cast<T>(inv);
-      for (int64_t j = 0; j < n; ++j) {
-        double v = (row[j] - mean) * inv;
-        if (scale) v *= s.data<T>()[j];
-        if (bias) v += b.data<T>()[j];
-        dst[g * n + j] = static_cast<T>(v);
-      }
+  const ElemType out = o.out == ElemType::Undefined ? x_in.type() : o.out;
+  const Rounding u = rounding_to(o.stash);
+  const Rounding second = rounding_to(o.normalized_as == ElemType::Undefined ? o.stash : out);
+  const Rounding cast_normalized = o.normalized_as == ElemType::Undefined ? u : rounding_to(o.normalized_as);
+  auto doubles = [&](const Tensor* t) {
+    return t ? cast_tensor(expand_to(*t, inner_dims), ElemType::Double) : Tensor(ElemType::Double, {0});
+  };
+  const Tensor x_double = cast_tensor(x_in, ElemType::Double), scale_double = doubles(scale),
+               bias_double = doubles(bias);
+  auto x = x_double.data<double>();
+  auto s = scale_double.data<double>(), b = bias_double.data<double>();
+  const double eps = u(static_cast<float>(o.epsilon));  // Cast(FloatEpsilon, stash_type)
+  std::vector<double> y(x.size()), means(outer), inv_stds(outer), xu(n);
+  for (int64_t g = 0; g < outer; ++g) {
+    double mean = 0, sq = 0;
+    for (int64_t j = 0; j < n; ++j) mean += xu[j] = u(x[g * n + j]);  // Cast(X, stash_type)
+    mean = o.rms ? 0.0 : u(mean / static_cast<double>(n));
+    for (int64_t j = 0; j < n; ++j) sq += u(u(xu[j] - mean) * u(xu[j] - mean));
+    const double std_dev = u(std::sqrt(u(u(sq / static_cast<double>(n)) + eps)));
+    means[g] = mean;
+    inv_stds[g] = u(1.0 / std_dev);
+    for (int64_t j = 0; j < n; ++j) {
+      double v = cast_normalized(u(u(xu[j] - mean) / std_dev));
+      if (scale) v = second(v * s[j]);
+      if (bias) v = second(v + b[j]);
+      y[g * n + j] = v;
     }
-  });
-  r.y = cast_tensor(r.y, x_in.type());
-  r.mean = cast_tensor(r.mean, ElemType::Float);
-  r.inv_std = cast_tensor(r.inv_std, ElemType::Float);
-  return r;
+  }
+  auto tensor = [](std::vector<int64_t> dims, const std::vector<double>& v, ElemType type) {
+    return cast_tensor(Tensor::from<double>(std::move(dims), v), type);
+  };
+  return {tensor(x_in.dims(), y, out), tensor(stat_dims, means, o.stash),
+          tensor(stat_dims, inv_stds, o.stash)};
 }
 
+// The stash type attribute: `allowed` lists the types the op's definition accepts.
+inline ElemType stash_type(const KernelContext& c, std::initializer_list<ElemType> allowed) {
+  const auto type = static_cast<ElemType>(c.attr_int("stash_type", static_cast<int64_t>(ElemType::Float)));
+  if (std::find(allowed.begin(), allowed.end(), type) == allowed.end())
+    throw Error("stash_type " + std::to_string(static_cast<int64_t>(type)) + " is not allowed");
+  return type;
+}
+
+// LayerNormalization-17's function body: stage one in stash_type (float or bfloat16), Normalized cast
+// to X's type, then scaled and shifted in X's type; Mean and InvStdDev have the stash type.
 inline std::vector<Tensor> layer_norm_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
-  NormalizationOptions o{c.attr_int("axis", -1), c.attr_float("epsilon", 1e-5f), false};
+  const NormalizationOptions o{.axis = c.attr_int("axis", -1),
+                               .epsilon = c.attr_float("epsilon", 1e-5f),
+                               .stash = stash_type(c, {ElemType::Float, ElemType::BFloat16}),
+                               .normalized_as = x.type()};
   auto r = normalize_trailing(x, c.has(1) ? &c.in(1) : nullptr, c.has(2) ? &c.in(2) : nullptr, o);
   return {r.y, r.mean, r.inv_std};
 }
-// SimplifiedLayerNormalization (ORT, default and com.microsoft domains) and ONNX RMSNormalization.
+// RMSNormalization-23's function body: stage one in stash_type, Normalized cast to X's type, then
+// multiplied by scale; Y has scale's type (V).
 inline std::vector<Tensor> rms_norm_kernel(const KernelContext& c) {
-  NormalizationOptions o{c.attr_int("axis", -1), c.attr_float("epsilon", 1e-5f), true};
-  auto r = normalize_trailing(c.in(0), c.has(1) ? &c.in(1) : nullptr, nullptr, o);
-  return {r.y, r.inv_std};
+  const Tensor& x = c.in(0);
+  const NormalizationOptions o{
+      .axis = c.attr_int("axis", -1),
+      .epsilon = c.attr_float("epsilon", 1e-5f),
+      .rms = true,
+      .stash = stash_type(c, {ElemType::Float, ElemType::BFloat16, ElemType::Float16, ElemType::Double}),
+      .out = c.in(1).type(),
+      .normalized_as = x.type()};
+  return {normalize_trailing(x, &c.in(1), nullptr, o).y};
+}
+// ONNX Runtime's SimplifiedLayerNormalization (its contrib schema, in the default domain; the evaluator
+// also reads it in com.microsoft) has no function body; its kernel computes in float (in double for a
+// double X) and scales before the one rounding to Y's type, scale's (V); inv_std_var has stash_type.
+inline std::vector<Tensor> simplified_layer_norm_kernel(const KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const NormalizationOptions o{.axis = c.attr_int("axis", -1),
+                               .epsilon = c.attr_float("epsilon", 1e-5f),
+                               .rms = true,
+                               .stash = x.type() == ElemType::Double ? ElemType::Double : ElemType::Float,
+                               .out = c.in(1).type()};
+  auto r = normalize_trailing(x, &c.in(1), nullptr, o);
+  return {r.y, cast_tensor(r.inv_std, stash_type(c, {ElemType::Float, ElemType::Double}))};
 }
 
 // Inference mode normalizes with the running statistics; training mode with the batch's own, and also
@@ -7328,7 +7465,7 @@ inline std::vector<Tensor> instance_norm_kernel(const KernelContext& c) {
   const int64_t n = x.dims()[0], ch = x.dims()[1];
   // normalize each (n, c) slice over its spatial dims, then apply the per-channel scale and bias
   auto r = normalize_trailing(x.reshaped({n * ch, x.size() / std::max<int64_t>(n * ch, 1)}), nullptr, nullptr,
-                              {1, c.attr_float("epsilon", 1e-5f), false});
+                              {.axis = 1, .epsilon = c.attr_float("epsilon", 1e-5f), .stash = x.type()});
   std::vector<int64_t> cdims(x.rank(), 1);
   cdims[1] = ch;
   const Tensor scale = c.in(1).reshaped(cdims), bias = c.in(2).reshaped(cdims);
@@ -7544,10 +7681,11 @@ inline void register_nn(KernelRegistry& r) {
   r.add("Softmax", softmax_kernel(SoftmaxKind::Softmax));
   r.add("LogSoftmax", softmax_kernel(SoftmaxKind::LogSoftmax));
   r.add("Hardmax", softmax_kernel(SoftmaxKind::Hardmax));
+  // without the float16 widening: each computes in its own precision and types its outputs
   r.add("LayerNormalization", layer_norm_kernel, false);
-  r.add("SimplifiedLayerNormalization", rms_norm_kernel, false);
-  r.add("com.microsoft", "SimplifiedLayerNormalization", rms_norm_kernel, false);
-  r.add("RMSNormalization", rms_norm_kernel);
+  r.add("SimplifiedLayerNormalization", simplified_layer_norm_kernel, false);
+  r.add("com.microsoft", "SimplifiedLayerNormalization", simplified_layer_norm_kernel, false);
+  r.add("RMSNormalization", rms_norm_kernel, false);
   r.add("BatchNormalization", batch_norm_kernel);
   r.add("InstanceNormalization", instance_norm_kernel);
   r.add("Conv", conv_kernel);
@@ -8225,8 +8363,10 @@ inline Kernel skip_norm_kernel(bool rms) {
       return c.has(bias_slot) ? broadcast_binary<T, T, T>(s, wide(bias_slot), add) : s;
     });
     const Tensor* beta = !rms && c.has(3) ? &c.in(3) : nullptr;
-    auto r = normalize_trailing(sum, &c.in(2), beta, {-1, c.attr_float("epsilon", 1e-5f), rms});
-    return {cast_tensor(r.y, type), r.mean, r.inv_std, cast_tensor(sum, type)};
+    auto r = normalize_trailing(sum, &c.in(2), beta,
+                                {.epsilon = c.attr_float("epsilon", 1e-5f), .rms = rms, .stash = sum.type()});
+    return {cast_tensor(r.y, type), cast_tensor(r.mean, ElemType::Float),
+            cast_tensor(r.inv_std, ElemType::Float), cast_tensor(sum, type)};
   };
 }
 
@@ -10732,7 +10872,8 @@ inline ir::Model build_demo_llm(const DemoLlmOptions& options = {}) {
 // `when` and `to` check at compile time that they only read captures the pattern binds. Matching is
 // contained by default: the outputs of matched interior nodes must be used only inside the match and
 // must not be graph outputs (`shared(...)` lifts this for one node, which is then kept if still used),
-// and the root's outputs beyond the first must be unused.
+// and the root's outputs beyond the first must be unused (a `shared` root lifts this: a rebuild of it
+// takes those readers over, or else it stays).
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -12487,7 +12628,7 @@ using RulePtr = std::shared_ptr<const Rule>;
 inline bool is_contained(const Match& m) {
   const ir::Graph& g = m.graph();
   const ir::Node& root = g.node(m.root());
-  for (std::size_t k = 1; k < root.outputs.size(); ++k) {
+  for (std::size_t k = 1; k < root.outputs.size() && !m.is_shared(0); ++k) {
     ir::ValueId out = root.outputs[k];
     if (out != ir::kNone && g.value(out).is_read()) return false;
   }
@@ -13790,6 +13931,61 @@ inline rewrite::RulePtr batch_normalization_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/batch_normalization_training.hpp
+// BatchNormalizationTraining: BatchNormalization in training mode normalizes with the batch's own
+// statistics, mean and (biased) variance over every axis but the channels (axis 1):
+//   Y = (X - mean) / sqrt(var + epsilon) * scale + bias, scale and bias reshaped to (1, C, 1, ...).
+// Written out in standard ops, it runs where training mode does not (experimental-experiment added the
+// rule when ONNX Runtime lacked it; 1.30's CPU provider has it, and both give the same numbers). The
+// running statistics (outputs 1 and 2, which ONNX requires in training mode) must be unused, as
+// matching requires of every root; scale and bias of X's type (opset 15 allows another).
+// experimental-experiment also rewrites inference mode when momentum is 1, where ONNX normalizes with
+// the given running statistics instead: not here.
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// Every axis of x but the channels: what the statistics reduce.
+inline constexpr auto all_but_channels = rewrite::fact<"all_but_channels">([](const ValueView& x) {
+  std::vector<int64_t> axes{0};
+  for (int64_t k = 2; k < static_cast<int64_t>(x.shape()->size()); ++k) axes.push_back(k);
+  return axes;
+});
+// (1, -1, 1, ...) of x's rank: a per-channel vector made to broadcast against x.
+inline constexpr auto per_channel_shape = rewrite::fact<"per_channel_shape">([](const ValueView& x) {
+  std::vector<int64_t> shape(x.shape()->size(), 1);
+  shape[1] = -1;
+  return int64_tensor(shape);
+});
+inline constexpr auto scalar_of_type = rewrite::fact<"scalar_of_type">([](float value, const ValueView& x) {
+  return eval::cast_tensor(Tensor::scalar<float>(value), x.elem());
+});
+}  // namespace detail
+
+inline rewrite::RulePtr batch_normalization_training_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'s'> scale;
+  Var<'b'> bias;
+  Var<'m'> mean;
+  Var<'v'> var;
+  Float<'e'> epsilon;
+  auto bn = op<"BatchNormalization">(x, scale, bias, mean, var, attr<"epsilon"> = epsilon,
+                                     attr<"training_mode"> = 1);
+  auto axes = detail::all_but_channels(x);
+  auto centered = let<'d'>(Sub(x, ReduceMean(x, attr<"axes"> = axes, attr<"keepdims"> = 1)));
+  auto variance = ReduceMean(Mul(centered, centered), attr<"axes"> = axes, attr<"keepdims"> = 1);
+  auto deviation = Sqrt(Add(variance, fold(detail::scalar_of_type(epsilon, x))));
+  auto per_channel = [&](const auto& v) { return Reshape(v, fold(detail::per_channel_shape(x))); };
+  return rule("BatchNormalizationTraining")
+      .match(bn)
+      .when(rank(x) >= 2 && dtype(scale) == dtype(x) && dtype(bias) == dtype(x))
+      .to(Add(Mul(Div(centered, deviation), per_channel(scale)), per_channel(bias)));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/cast.hpp
 // Cast: a Cast to the type its input already has does nothing.
 
@@ -14833,20 +15029,22 @@ inline rewrite::RulePtr hard_swish_rule() {
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/identity.hpp
-// Identity: operations that return their input unchanged: x + 0, x - 0, x * 1, x / 1 (the constant a
-// scalar, or 1-D along the last axis, so that broadcasting cannot change the shape), and a Transpose
-// whose permutation is the identity.
+// Identity: operations that return their input unchanged: x + 0, x - 0, x * 1, x / 1 (the constant of
+// any shape that broadcasting against x leaves x's: ALBERT's additive attention mask, made of a mask of
+// ones, is a (batch, 1, 1, total) tensor of -0), and a Transpose whose permutation is the identity.
 
 namespace xexp::patterns {
 
 namespace detail {
-// `c` is `value` everywhere, has x's type, and broadcasting with it keeps x's shape.
+// `c` is `value` everywhere, has x's type, and broadcasting with it keeps x's shape: no more axes than
+// x, each of them 1 or x's size there.
 inline constexpr auto is_neutral =
     rewrite::fact<"is_neutral">([](const ValueView& x, const Tensor& c, double value) {
-      if (!x.shape() || c.type() != x.elem() || !equal_everywhere(c, value)) return false;
-      const auto rank = static_cast<int64_t>(x.shape()->size());
-      if (c.size() == 1) return static_cast<int64_t>(c.rank()) <= rank;
-      return c.rank() == 1 && rank >= 1 && x.shape()->back() == Dim(c.dims()[0]);
+      if (!x.shape() || c.type() != x.elem() || c.rank() > x.shape()->size()) return false;
+      const std::size_t offset = x.shape()->size() - c.rank();
+      for (std::size_t k = 0; k < c.rank(); ++k)
+        if (c.dims()[k] != 1 && (*x.shape())[offset + k] != Dim(c.dims()[k])) return false;
+      return equal_everywhere(c, value);
     });
 }  // namespace detail
 
@@ -15664,6 +15862,598 @@ inline rewrite::RulePtr reshape_reshape_binary_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/rms_normalization.hpp
+// RMSNormalization (opset >= 23): the RMS normalization exporters write,
+//   y = x * (1 / Sqrt(ReduceMean(Pow(x, 2), axes=[last], keepdims=1) + eps))
+// with Mul(x, x) for the square, and Reciprocal(Sqrt(...)) or x / Sqrt(...) for the division,
+// becomes RMSNormalization(x, ones, axis=-1, epsilon=eps, stash_type=1). The reduced axis must be the
+// last one and keepdims 1: otherwise the decomposition is another function. The scale of ones is an
+// initializer when the last dimension is static, else ConstantOfShape(Gather(Shape(x), [-1])).
+// Half-precision exports (HF Llama's RMSNorm) normalize in float between two Casts,
+//   Cast(norm(Cast(x, to=FLOAT)), to=half): once the norm is fused, the Cast pair goes too,
+// norm(x, ones of x's type, stash_type=1), computed in float from a half x and rounded once. Only for a
+// static last dimension (the dynamic ones read Shape of the float value, a reader outside the pair)
+// and a scale of ones (no weight in float).
+// The onnxruntime set's SimplifiedLayerNormalization is the same rule writing ONNX Runtime's op at any
+// opset; listed after this one, at opset 23 it finds the norms already fused.
+
+namespace xexp::patterns {
+
+namespace detail {
+inline constexpr auto last_dim_static = rewrite::fact<"last_dim_static">(
+    [](const ValueView& x) { return x.shape() && !x.shape()->empty() && x.shape()->back().is_static(); });
+inline constexpr auto ones_over_last_axis = rewrite::fact<"ones_over_last_axis">(
+    [](const ValueView& x) { return eval::filled(x.elem(), {x.shape()->back().value()}, 1.0); });
+inline constexpr auto one_of_type =
+    rewrite::fact<"one_of_type">([](const ValueView& x) { return eval::filled(x.elem(), {1}, 1.0); });
+inline constexpr auto is_half_float = rewrite::fact<"is_half_float">(
+    [](const ValueView& x) { return x.elem() == ElemType::Float16 || x.elem() == ElemType::BFloat16; });
+
+// The rule `name`, writing `Op` (in the default domain) where `opset_fits` holds.
+template <rewrite::FixedString Op, class OpsetFits>
+rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits opset_fits) {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'p'> two;
+  Ints<'a'> axes;
+  Var<'e'> eps;
+  Var<'o'> one;
+  auto square = named<'q'>(either(Pow(x, two), Mul(x, x)));
+  auto root = Sqrt(commutative(Add(ReduceMean(square, attr<"axes"> = axes, attr<"keepdims"> = 1), eps)));
+  auto fits = opset_fits && is_square(square) && is_scalar_constant(eps) && is_last_axis_only(axes, x) &&
+              is_normalization_float(x);
+  auto scale = choose(last_dim_static(x), fold(ones_over_last_axis(x)),
+                      op<"ConstantOfShape">(op<"Gather">(op<"Shape">(x), fold(int64_tensor({-1}))),
+                                            attr<"value"> = one_of_type(x)));
+  auto normalized =
+      op<Op>(x, scale, attr<"axis"> = -1, attr<"epsilon"> = scalar_float(eps), attr<"stash_type"> = 1);
+  Var<'h'> half_x;
+  Const<'s'> ones;
+  Float<'f'> epsilon;
+  Int<'t'> half;
+  constexpr int64_t kFloat = static_cast<int64_t>(ElemType::Float);
+  auto in_float = op<Op>(Cast(half_x, attr<"to"> = kFloat), ones, attr<"axis"> = -1,
+                         attr<"epsilon"> = epsilon, attr<"stash_type"> = 1);
+  return rule(name).priority(1).cases(
+      match(either(commutative(Mul(op<"Reciprocal">(root), x)), Div(x, root))).when(fits).to(normalized),
+      match(commutative(Mul(Div(one, root), x)))
+          .when(fits && is_scalar_constant(one) && scalar_float(one) == 1.0f)
+          .to(normalized),
+      match(Cast(in_float, attr<"to"> = half))
+          .when(is_half_float(half_x) && dtype(half_x) == half && last_dim_static(half_x) &&
+                all_equal(ones, 1.0))
+          .to(op<Op>(half_x, fold(ones_over_last_axis(half_x)), attr<"axis"> = -1, attr<"epsilon"> = epsilon,
+                     attr<"stash_type"> = 1)));
+}
+}  // namespace detail
+
+inline rewrite::RulePtr rms_normalization_rule() {
+  return detail::rms_normalization_decomposition<"RMSNormalization">("RMSNormalization",
+                                                                     rewrite::opset_at_least(23));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/rms_normalization_mul.hpp
+// RMSNormalizationMul (opset >= 23): a constant Mul after an RMSNormalization goes into its scale,
+// RMSNormalization(x, s) * m = RMSNormalization(x, s * m), when m has the scale's shape and type (the
+// weight of an RMSNorm layer, after RMSNormalization made the ones). The onnxruntime set's
+// SimplifiedLayerNormalizationMul is the same rule on ONNX Runtime's op.
+
+namespace xexp::patterns {
+
+namespace detail {
+// The rule `name` on `Op`, where `opset_fits` holds.
+template <rewrite::FixedString Op, class OpsetFits>
+rewrite::RulePtr rms_normalization_scale_mul(const char* name, OpsetFits opset_fits) {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Const<'s'> scale;
+  Const<'m'> m;
+  Int<'a'> axis;
+  Float<'e'> epsilon;
+  Int<'t'> stash;
+  // The attributes are written on the node (libonnx 1.12 gives no defaults for either op); rebuild keeps
+  // them.
+  auto norm = named<'n'>(
+      op<Op>(x, scale, attr<"axis"> = axis, attr<"epsilon"> = epsilon, attr<"stash_type"> = stash));
+  return rule(name)
+      .priority(1)
+      .match(commutative(Mul(norm, m)))
+      .when(opset_fits && same_dims_and_type(m, scale))
+      .to(rebuild(norm, input<1> = fold(product(scale, m))));
+}
+}  // namespace detail
+
+inline rewrite::RulePtr rms_normalization_mul_rule() {
+  return detail::rms_normalization_scale_mul<"RMSNormalization">("RMSNormalizationMul",
+                                                                 rewrite::opset_at_least(23));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/rotary_concat_part.hpp
+// RotaryConcatPart: Add(Concat(A, Z), Concat(W, B)) where Z and W are zeros lined up against B and A
+// (same shapes, same axis) is Concat(A, B): each half adds zeros to the other. Exporters write the
+// rotary embedding's rotate_half this way, from Slices of X, one of them negated, padded with
+// ConstantOfShape zeros; the padding and the Add go. No broadcasting: A and W, Z and B have the same
+// known shapes, so the Add's output is the Concat's.
+
+namespace xexp::patterns {
+
+namespace detail {
+// All zeros: a constant, or ConstantOfShape of zero (its default value).
+inline constexpr auto is_zeros = rewrite::fact<"is_zeros">([](const ValueView& v) {
+  if (const Tensor* t = rewrite::constant_tensor(*v.graph, v.id)) return equal_everywhere(*t, 0.0);
+  const ir::Node* fill = producer_of(*v.graph, v.id, "ConstantOfShape");
+  if (!fill) return false;
+  const ir::Attribute* value = fill->attribute(Symbol("value"));
+  return !value || (!value->tensors.empty() && equal_everywhere(value->tensors[0], 0.0));
+});
+}  // namespace detail
+
+inline rewrite::RulePtr rotary_concat_part_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Var<'z'> z;
+  Var<'w'> w;
+  Int<'x'> axis;
+  return rule("RotaryConcatPart")
+      .priority(1)
+      .match(commutative(Add(Concat(a, z, attr<"axis"> = axis), Concat(w, b, attr<"axis"> = axis))))
+      .when(detail::is_zeros(z) && detail::is_zeros(w) && same_shape(a, w) && same_shape(z, b))
+      .to(Concat(a, b, attr<"axis"> = axis));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/rotary_embedding.hpp
+// RotaryEmbedding (opset >= 23): rotary embeddings in the "rotate half" form exporters write for
+// Llama-like models,
+//   X * cos + Concat(-X2, X1, axis=-1) * sin
+// where X1 and X2 are the first and second halves of the last axis of X (two Slices or one Split), X is
+// (batch, heads, seq, head_size) and cos, sin are broadcast over the heads with equal halves on their last
+// axis, become ONNX's RotaryEmbedding(X, cos_cache, sin_cache, position_ids), the caches
+// (rows, head_size / 2) holding the first halves and position_ids (batch, seq) picking a row for each
+// position. cos and sin are either
+//  - constants (a static export once folded): the caches are their rows, read from row 0 (one row per
+//    position; a cos differing between batches gets a row per (batch, position));
+//  - Unsqueeze(Gather(table, position_ids), axes=[1]) with a constant table, possibly Slice'd from row 0
+//    first (a dynamic export): that changes no gathered row, so the caches come from the whole table;
+//  - Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar], axes=[1]) and Sin alike (newer Llama and
+//    Phi code computes them from the position ids): the caches are Cos(angles) and Sin(angles) reshaped
+//    to rows, read from row 0 when the angles have a batch of 1, one row per (batch, position) for a
+//    static batch, counted when the model runs for a dynamic one (Phi-3's).
+// Rows read from row 0 need a static batch and sequence here (ONNX's op has no offset form): the ids
+// are a constant. The onnxruntime set's ContribRotaryEmbedding is the same rule writing com.microsoft
+// RotaryEmbedding at any opset; listed after this one, at opset 23 it finds the rotations already fused.
+#include <cstring>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+// ======== xexp/patterns/onnx/shape_based_identity.hpp
+// ShapeBasedIdentity: a Slice with unit steps whose output has its input's shape (known dimensions,
+// symbols compared by name) selects everything: it is the identity.
+#include <algorithm>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// The steps input (the fifth) is absent or a constant of ones.
+inline constexpr auto unit_steps = rewrite::fact<"unit_steps">([](const ValueView& slice) {
+  const ir::ValueId steps = rewrite::input_of(slice, 4);
+  if (steps == ir::kNone) return true;
+  std::optional<std::vector<int64_t>> values = int_constant(*slice.graph, steps);
+  return values && std::all_of(values->begin(), values->end(), [](int64_t s) { return s == 1; });
+});
+}  // namespace detail
+
+inline rewrite::RulePtr shape_based_identity_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  auto slice = named<'s'>(Slice(x, etc));
+  return rule("ShapeBasedIdentity")
+      .match(slice)
+      .when(same_shape(x, slice) && detail::unit_steps(slice))
+      .to(x);
+}
+
+}  // namespace xexp::patterns
+
+namespace xexp::patterns {
+
+namespace detail {
+
+// [first, last) of x's last axis held by `part`: a Slice of x on that axis (slice_piece), or an output of
+// a Split of x on that axis. nullopt for anything else.
+inline std::optional<std::pair<int64_t, int64_t>> last_axis_part(const ValueView& part, const ValueView& x) {
+  const ir::Value& v = part.value();
+  if (v.producer == ir::kNone || !x.shape() || x.shape()->empty() || !x.shape()->back().is_static())
+    return std::nullopt;
+  const ir::Graph& g = *part.graph;
+  const ir::Node& n = g.node(v.producer);
+  if (!n.domain.empty() || n.inputs.empty() || n.inputs[0] != x.id) return std::nullopt;
+  const int64_t size = x.shape()->back().value(), rank = static_cast<int64_t>(x.shape()->size());
+  if (n.op_type == Symbol("Slice")) {
+    const std::optional<SlicePiece> piece = slice_piece(g, v.producer, rank, size, rank - 1);
+    if (!piece) return std::nullopt;
+    return std::pair{piece->start, piece->start + piece->count};
+  }
+  if (n.op_type != Symbol("Split")) return std::nullopt;
+  const int64_t axis = int_attribute(n, "axis", 0);
+  if (axis != -1 && axis != rank - 1) return std::nullopt;
+  std::optional<std::vector<int64_t>> sizes =
+      ints_attribute_or_input(g, n, "split", 1, std::vector<int64_t>{});
+  if (!sizes) return std::nullopt;  // sizes computed when the model runs
+  if (sizes->empty()) {             // equal parts
+    const auto parts = static_cast<int64_t>(n.outputs.size());
+    if (size % parts != 0) return std::nullopt;
+    sizes = std::vector<int64_t>(n.outputs.size(), size / parts);
+  }
+  if (sizes->size() != n.outputs.size()) return std::nullopt;
+  int64_t first = 0;
+  for (std::size_t k = 0; k < v.output_index; ++k) first += (*sizes)[k];
+  return std::pair{first, first + (*sizes)[v.output_index]};
+}
+
+// x is (batch, heads, seq, head_size) with an even head_size, `first` and `second` its two halves.
+inline constexpr auto is_rotate_half =
+    rewrite::fact<"is_rotate_half">([](const ValueView& x, const ValueView& first, const ValueView& second) {
+      if (!x.shape() || x.shape()->size() != 4 || !x.shape()->back().is_static()) return false;
+      const int64_t size = x.shape()->back().value();
+      if (size == 0 || size % 2 != 0) return false;
+      return last_axis_part(first, x) == std::pair<int64_t, int64_t>{0, size / 2} &&
+             last_axis_part(second, x) == std::pair<int64_t, int64_t>{size / 2, size};
+    });
+
+// Where a cos (or sin) value comes from, and the row of each (batch, seq) position in it, a graph value or
+// a constant. Either rows of a constant table (rows, head_size) whose halves are equal, or computed:
+// `function`(angles) [* scale], angles (batch or 1, seq, head_size / 2) repeated on both halves.
+struct RotaryCache {
+  Tensor rows;
+  ir::ValueId positions = ir::kNone;
+  int64_t positions_batch = 0;  // > 0: positions has a batch of 1, expanded to this static batch
+  Tensor fixed_positions;       // when positions is kNone
+  ir::ValueId angles = ir::kNone;
+  Symbol function = {};
+  ir::ValueId scale = ir::kNone;
+  bool counted_at_run_time = false;  // row b * seq + s for position (b, s) of angles with a dynamic batch
+};
+
+// The two halves of every row of `rows` (rows, size) are equal, bit for bit (a table of a large model
+// has millions of values: compared as bytes, the check stays cheap).
+inline bool halves_equal(const Tensor& rows) {
+  const std::size_t half = static_cast<std::size_t>(rows.dims()[1] / 2) * elem_size(rows.type());
+  const std::span<const std::byte> bytes = rows.bytes();
+  for (std::size_t row = 0; row < bytes.size(); row += 2 * half)
+    if (std::memcmp(bytes.data() + row, bytes.data() + row + half, half) != 0) return false;
+  return true;
+}
+// What RotaryEmbedding reads: the first half of every row.
+inline Tensor first_halves(const Tensor& rows) {
+  return compute("Slice", {rows, int64_tensor({0}), int64_tensor({rows.dims()[1] / 2}), int64_tensor({1})});
+}
+
+// cos or sin as a constant (..., rows, head_size): a leading dimension other than 1 must be the batch.
+inline std::optional<RotaryCache> constant_rotary_cache(const Tensor& t, const ValueView& x) {
+  const Shape& xs = *x.shape();
+  const rewrite::facts::KnownDim batch{xs[0]}, seq{xs[2]};
+  const std::vector<int64_t>& d = t.dims();
+  const int64_t size = xs[3].value();
+  if (d.size() < 2 || d.size() > 4 || d.back() != size) return std::nullopt;
+  const int64_t rows = d[d.size() - 2];
+  int64_t groups = 1;
+  for (std::size_t k = 0; k + 2 < d.size(); ++k) {
+    if (k == 0 && d.size() == 4)
+      groups = d[0];
+    else if (d[k] != 1)
+      return std::nullopt;
+  }
+  // One row per position: a single row broadcast over a longer sequence is no table lookup.
+  if (!(seq == rows) && !(xs[2].is_symbolic() && rows > 1)) return std::nullopt;
+  if (groups > 1 && !(batch == groups)) return std::nullopt;
+  const Tensor all = t.reshaped({groups * rows, size});
+  if (!halves_equal(all)) return std::nullopt;
+  const std::span<const std::byte> bytes = all.bytes();
+  const std::size_t group = bytes.size() / static_cast<std::size_t>(groups);
+  bool same_groups = true;
+  for (std::size_t first = group; first < bytes.size() && same_groups; first += group)
+    same_groups = std::memcmp(bytes.data(), bytes.data() + first, group) == 0;
+  if (same_groups)
+    return RotaryCache{compute("Slice", {all, int64_tensor({0}), int64_tensor({rows}), int64_tensor({0})}),
+                       ir::kNone, 0, int64_tensor({0})};
+  if (!(seq == rows)) return std::nullopt;
+  const std::vector<int64_t> ids = eval::iota_map(groups * rows);
+  return RotaryCache{all, ir::kNone, 0, Tensor::from<int64_t>({groups, rows}, ids)};
+}
+
+// cos or sin gathered from a constant table by position ids: Unsqueeze(Gather(table, ids), axes=[1]).
+inline std::optional<RotaryCache> gathered_rotary_cache(const ValueView& c, const ValueView& x) {
+  const ir::Graph& g = *c.graph;
+  const ir::Node* unsqueeze = producer_of(g, c.id, "Unsqueeze");
+  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1})
+    return std::nullopt;
+  const ir::Node* gather = producer_of(g, unsqueeze->inputs[0], "Gather");
+  if (!gather || gather->inputs.size() != 2) return std::nullopt;
+  const ir::Attribute* axis = gather->attribute(Symbol("axis"));
+  if (axis && axis->i != 0) return std::nullopt;
+  const ir::Value& ids = g.value(gather->inputs[1]);
+  const Shape& xs = *x.shape();
+  using rewrite::facts::KnownDim;
+  if (ids.elem != ElemType::Int64 || !ids.shape || ids.shape->size() != 2 ||
+      !(KnownDim{(*ids.shape)[1]} == KnownDim{xs[2]}))
+    return std::nullopt;
+  // ONNX Runtime wants (batch, seq) position ids: ids shared by a static batch are expanded to it.
+  int64_t positions_batch = 0;
+  if (!(KnownDim{(*ids.shape)[0]} == KnownDim{xs[0]})) {
+    if (!((*ids.shape)[0] == Dim(1)) || !xs[0].is_static()) return std::nullopt;
+    positions_batch = xs[0].value();
+  }
+  ir::ValueId table = gather->inputs[0];
+  if (const ir::Node* slice = producer_of(g, table, "Slice")) {  // rows [0, end) of the table
+    if (slice->inputs.size() < 4) return std::nullopt;
+    if (int_constant(g, slice->inputs[1]) != std::vector<int64_t>{0} ||
+        int_constant(g, slice->inputs[3]) != std::vector<int64_t>{0} || !unit_steps.f(ValueView{&g, table}))
+      return std::nullopt;
+    table = slice->inputs[0];
+  }
+  const Tensor* t = rewrite::constant_tensor(g, table);
+  const int64_t size = xs[3].value();
+  if (!t || t->rank() != 2 || t->dims()[1] != size || !halves_equal(*t)) return std::nullopt;
+  return RotaryCache{*t, gather->inputs[1], positions_batch, Tensor()};
+}
+
+// cos or sin computed from angles (exports of newer Llama and Phi code):
+// Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar constant], axes=[1]), Sin alike. The angles
+// of one batch (1, seq, head_size / 2) are rows read from offset 0; those of a static or dynamic batch,
+// one row per (batch, position). The Mul by x broadcasts the batch and sequence of cos against x's: they
+// are x's where both are symbols (broadcast_pairs).
+inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, const ValueView& x) {
+  const ir::Graph& g = *c.graph;
+  const ir::Node* unsqueeze = producer_of(g, c.id, "Unsqueeze");
+  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1})
+    return std::nullopt;
+  ir::ValueId value = unsqueeze->inputs[0], scale = ir::kNone;
+  if (const ir::Node* mul = producer_of(g, value, "Mul"); mul && mul->inputs.size() == 2) {
+    for (int k : {0, 1}) {
+      const Tensor* t = rewrite::constant_tensor(g, mul->inputs[k]);
+      if (t && t->size() == 1 && t->type() == x.elem()) {
+        scale = mul->inputs[k];
+        value = mul->inputs[1 - k];
+      }
+    }
+    if (scale == ir::kNone) return std::nullopt;
+  }
+  const ir::Node* function = producer_of(g, value, "Cos");
+  if (!function) function = producer_of(g, value, "Sin");
+  if (!function) return std::nullopt;
+  const ir::Node* concat = producer_of(g, function->inputs[0], "Concat");
+  if (!concat || concat->inputs.size() != 2 || concat->inputs[0] != concat->inputs[1]) return std::nullopt;
+  const ir::Value& angles = g.value(concat->inputs[0]);
+  const Shape& xs = *x.shape();
+  using rewrite::facts::KnownDim;
+  if (!angles.shape || angles.shape->size() != 3 || !broadcast_pairs((*angles.shape)[1], xs[2]) ||
+      !(KnownDim{(*angles.shape)[2]} == xs[3].value() / 2) || angles.elem != x.elem())
+    return std::nullopt;
+  const ir::Attribute* axis = concat->attribute(Symbol("axis"));
+  if (!axis || (axis->i != -1 && axis->i != 2)) return std::nullopt;
+  RotaryCache out{Tensor(), ir::kNone, 0, int64_tensor({0}), concat->inputs[0], function->op_type, scale};
+  const Dim batch = (*angles.shape)[0];
+  if (batch == Dim(1)) return out;
+  if (batch.is_symbolic() && broadcast_pairs(batch, xs[0])) {
+    out.fixed_positions = Tensor();
+    out.counted_at_run_time = true;
+    return out;
+  }
+  if (!batch.is_static() || !xs[0].is_static() || batch.value() != xs[0].value() || !xs[2].is_static())
+    return std::nullopt;
+  out.fixed_positions =
+      Tensor::from<int64_t>({batch.value(), xs[2].value()}, eval::iota_map(batch.value() * xs[2].value()));
+  return out;
+}
+
+inline std::optional<RotaryCache> rotary_cache(const ValueView& c, const ValueView& x) {
+  if (c.elem() != x.elem()) return std::nullopt;
+  if (const Tensor* t = c.constant()) return constant_rotary_cache(*t, x);
+  if (std::optional<RotaryCache> gathered = gathered_rotary_cache(c, x)) return gathered;
+  return computed_rotary_cache(c, x);
+}
+
+// The cache input of RotaryEmbedding: the first halves of the table rows, or the computed rows.
+inline ir::ValueId build_cache(rewrite::Rewriter& r, const RotaryCache& c, int64_t head_size) {
+  if (c.angles == ir::kNone) return r.initializer(first_halves(c.rows));
+  ir::ValueId rows = r.node(c.function, {c.angles});
+  if (c.scale != ir::kNone) rows = r.node(Symbol("Mul"), {rows, c.scale});
+  return r.node(Symbol("Reshape"), {rows, r.initializer(int64_tensor({-1, head_size / 2}))});
+}
+
+// cos and sin read as caches by the same positions (x is checked by is_rotate_half first).
+inline constexpr auto has_rotary_caches =
+    rewrite::fact<"has_rotary_caches">([](const ValueView& x, const ValueView& cos, const ValueView& sin) {
+      const ElemType t = x.elem();
+      if (t != ElemType::Float && t != ElemType::Float16) return false;  // ONNX Runtime's CPU kernels
+      const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
+      return c && s && c->positions == s->positions && c->positions_batch == s->positions_batch &&
+             c->rows.dims() == s->rows.dims() && c->angles == s->angles &&
+             c->counted_at_run_time == s->counted_at_run_time &&
+             (c->positions != ir::kNone || c->fixed_positions.dims() == s->fixed_positions.dims());
+    });
+
+// Position ids 0, 1, ..., seq - 1 on every row, as dynamic exports compute them from the input's shape:
+// [Expand(]Unsqueeze(Range(0, end, 1), axes=[0])[, shape)] with the Range as long as x's sequence (x is
+// (batch, heads, seq, head_size)). RotaryEmbedding reads them as the one-element offset 0, and the
+// Shape -> Gather -> Range -> Unsqueeze -> Concat -> Expand chain goes away.
+inline bool counts_sequence_from_zero(const ValueView& x, ir::ValueId positions) {
+  const ir::Graph& g = *x.graph;
+  const ir::Value& p = g.value(positions);
+  if (!p.shape || p.shape->size() != 2) return false;
+  ir::ValueId v = positions;
+  if (const ir::Node* expand = producer_of(g, v, "Expand")) v = expand->inputs[0];
+  const ir::Node* unsqueeze = producer_of(g, v, "Unsqueeze");
+  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{0})
+    return false;
+  const ir::Node* range = producer_of(g, unsqueeze->inputs[0], "Range");
+  if (!range || range->inputs.size() != 3 || scalar_constant(g, range->inputs[0]) != 0.0 ||
+      scalar_constant(g, range->inputs[2]) != 1.0)
+    return false;
+  const ir::Value& counted = g.value(range->outputs[0]);
+  using rewrite::facts::KnownDim;
+  return counted.shape && counted.shape->size() == 1 &&
+         KnownDim{(*counted.shape)[0]} == rewrite::facts::dim(*x.shape(), 2);
+}
+
+// Position ids 0, 1, ..., batch * seq - 1 as (batch, seq), the rows of caches computed from angles
+// (batch, seq, head_size / 2): Reshape(Range(0, batch * seq, 1), Shape(angles)[:2]).
+inline ir::ValueId counted_rows(rewrite::Rewriter& r, ir::ValueId angles) {
+  // Shape's start and end came with opset 15: a Slice of the whole shape before.
+  const ir::ValueId dims =
+      r.opset() >= 15 ? r.node(Symbol("Shape"), {angles}, {ir::Attribute::make_int(Symbol("end"), 2)})
+                      : r.node(Symbol("Slice"), {r.node(Symbol("Shape"), {angles}),
+                                                 r.initializer(int64_tensor({0})), r.initializer(int64_tensor({2}))});
+  const ir::ValueId count =
+      r.node(Symbol("ReduceProd"), {dims}, {ir::Attribute::make_int(Symbol("keepdims"), 0)});
+  const ir::ValueId ids = r.node(Symbol("Range"), {r.initializer(Tensor::scalar<int64_t>(0)), count,
+                                                   r.initializer(Tensor::scalar<int64_t>(1))});
+  return r.node(Symbol("Reshape"), {ids, dims});
+}
+
+// The position ids of RotaryEmbedding for x: the ids cos and sin were gathered by (expanded to a static
+// batch when shared by it), one row per (batch, position) counted when the model runs, or constant. With
+// `offset`, ids counting 0 to seq - 1 become the one-element offset 0 (com.microsoft's op reads that form);
+// without, a constant offset becomes (batch, seq) ids, for a static batch and sequence only (ONNX's op
+// reads no offset): nullopt otherwise.
+inline std::optional<ir::ValueId> rotary_positions(rewrite::Rewriter& r, const ValueView& x,
+                                                   const RotaryCache& c, bool offset) {
+  if (c.positions != ir::kNone) {
+    if (offset && counts_sequence_from_zero(x, c.positions)) return r.initializer(int64_tensor({0}));
+    if (c.positions_batch == 0) return c.positions;
+    return r.node(Symbol("Expand"), {c.positions, r.initializer(int64_tensor({c.positions_batch, 1}))});
+  }
+  if (c.counted_at_run_time) return counted_rows(r, c.angles);
+  if (offset || c.fixed_positions.rank() == 2) return r.initializer(c.fixed_positions);
+  const Shape& xs = *x.shape();
+  if (!xs[0].is_static() || !xs[2].is_static()) return std::nullopt;
+  const int64_t batch = xs[0].value(), seq = xs[2].value(), start = eval::as_int64s(c.fixed_positions).at(0);
+  std::vector<int64_t> ids;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t s = 0; s < seq; ++s) ids.push_back(start + s);
+  return r.initializer(Tensor::from<int64_t>({batch, seq}, ids));
+}
+
+inline std::optional<ir::ValueId> build_onnx_rotary(rewrite::Rewriter& r, const ValueView& x,
+                                                    const ValueView& cos, const ValueView& sin) {
+  const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
+  if (!c || !s) return std::nullopt;
+  const std::optional<ir::ValueId> positions = rotary_positions(r, x, *c, false);
+  if (!positions) return std::nullopt;
+  const int64_t head_size = x.shape()->back().value();
+  return r.node(Symbol("RotaryEmbedding"),
+                {x.id, build_cache(r, *c, head_size), build_cache(r, *s, head_size), *positions},
+                {ir::Attribute::make_int(Symbol("interleaved"), 0)});
+}
+
+// The rule `name`: the rotate-half form, where `opset_fits` holds, replaced by `build`'s RotaryEmbedding.
+template <class OpsetFits, class Build>
+rewrite::RulePtr rotate_half_rule(const char* name, OpsetFits opset_fits, Build build) {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'c'> cos;
+  Var<'s'> sin;
+  Var<'l'> first;
+  Var<'h'> second;
+  Int<'a'> axis;
+  auto rotated = Concat(op<"Neg">(second), first, attr<"axis"> = axis);
+  return rule(name)
+      .priority(1)
+      .match(commutative(Add(commutative(Mul(x, cos)), commutative(Mul(rotated, sin)))))
+      .when(opset_fits && is_rotate_half(x, first, second) && is_last_axis(axis, x) &&
+            has_rotary_caches(x, cos, sin))
+      .to(replace_with("rotary_embedding", build, x, cos, sin));
+}
+
+}  // namespace detail
+
+inline rewrite::RulePtr rotary_embedding_rule() {
+  return detail::rotate_half_rule("RotaryEmbedding", rewrite::opset_at_least(23), detail::build_onnx_rotary);
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/rotary_embedding_3d.hpp
+// RotaryEmbedding3D (opset >= 23): the rotation of RotaryEmbedding moved before the Reshape +
+// Transpose(0, 2, 1, 3) splitting the heads of a (batch, seq, hidden) value: ONNX's RotaryEmbedding
+// with num_heads rotates that value as well, and an attention fusion sees q and k as
+// Transpose(Reshape(3-D)) again. The onnxruntime set's ContribRotaryEmbedding3D is the same rule on
+// com.microsoft RotaryEmbedding.
+#include <vector>
+
+// ======== xexp/patterns/ort/heads_layout.hpp
+// How exporters split attention heads, which the attention and rotary rules match and rebuild: a
+// (batch, sequence, heads * head_size) value is reshaped to (batch, sequence, heads, head_size), then
+// transposed by (0,2,1,3) to (batch, heads, sequence, head_size). ONNX Runtime's MultiHeadAttention and
+// RotaryEmbedding read the 3-D value and a num_heads attribute instead.
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns::detail {
+
+// Transpose's perm between (batch, sequence, heads, head_size) and (batch, heads, sequence, head_size).
+// A function, not a global: the rules are built during static initialization.
+inline std::vector<int64_t> heads_swap() { return {0, 2, 1, 3}; }
+
+// The number of heads a Reshape of x3d (batch, sequence, hidden) to (batch, sequence, heads, head_size)
+// makes, or nullopt when `reshaped` is not such a split (or its heads and head size are not static).
+inline std::optional<int64_t> heads_split(const ValueView& x3d, const ValueView& reshaped) {
+  if (!x3d.shape() || !reshaped.shape() || x3d.shape()->size() != 3 || reshaped.shape()->size() != 4)
+    return std::nullopt;
+  const Shape &in = *x3d.shape(), &out = *reshaped.shape();
+  using rewrite::facts::KnownDim;
+  if (!(KnownDim{in[0]} == KnownDim{out[0]}) || !(KnownDim{in[1]} == KnownDim{out[1]}) || !in[2].is_static() ||
+      !out[2].is_static() || !out[3].is_static() || out[2].value() <= 0 ||
+      in[2].value() != out[2].value() * out[3].value())
+    return std::nullopt;
+  return out[2].value();
+}
+inline constexpr auto splits_heads = rewrite::fact<"splits_heads">(
+    [](const ValueView& x3d, const ValueView& reshaped) { return heads_split(x3d, reshaped).has_value(); });
+inline constexpr auto split_heads_count = rewrite::fact<"split_heads_count">(
+    [](const ValueView& x3d, const ValueView& reshaped) { return *heads_split(x3d, reshaped); });
+
+}  // namespace xexp::patterns::detail
+
+namespace xexp::patterns {
+
+namespace detail {
+// The rule `name` on RotaryEmbedding of `Domain`, where `opset_fits` holds. Only the rotated input
+// moves: the others (caches and positions, in either op's order) stay as they are.
+template <rewrite::FixedString Domain, class OpsetFits>
+rewrite::RulePtr rotary_before_heads_split(const char* name, OpsetFits opset_fits) {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'r'> shape;
+  Var<'p'> a;
+  Var<'c'> b;
+  Var<'s'> c;
+  const std::vector<int64_t> heads_first = heads_swap();
+  auto reshaped = named<'m'>(Reshape(x, shape));
+  auto rotary =
+      named<'e'>(op<"RotaryEmbedding", Domain>(Transpose(reshaped, attr<"perm"> = heads_first), a, b, c));
+  return rule(name)
+      .priority(1)
+      .match(rotary)
+      .when(opset_fits && splits_heads(x, reshaped))
+      .to(Transpose(
+          Reshape(rebuild(rotary, input<0> = x, attr<"num_heads"> = split_heads_count(x, reshaped)), shape),
+          attr<"perm"> = heads_first));
+}
+}  // namespace detail
+
+inline rewrite::RulePtr rotary_embedding_3d_rule() {
+  return detail::rotary_before_heads_split<"">("RotaryEmbedding3D", rewrite::opset_at_least(23));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/sequence_construct_at.hpp
 // SequenceConstructAt: SequenceAt(SequenceConstruct(x0, ..., xn-1), i) with a constant i is x_i: the
 // sequence, built only to be taken apart again (a tuple through an exporter), goes with its last reader.
@@ -15700,6 +16490,72 @@ inline rewrite::RulePtr sequence_construct_at_rule() {
             return detail::constructed_element(s, i);
           },
           sequence, index));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/shape_based_concat_expand.hpp
+// ShapeBasedConcatExpand: Expand(X, Concat(d0, ..., dn-1)), a shape assembled from one 1-element part
+// per axis, whose output differs from X on one axis k only (the others known equal, symbolic or not):
+// Expand keeps X's dimension where it is given 1, so every part but dk becomes the constant 1 and what
+// computed them (Shape, Gather, ...) can go. ShapeBasedStaticExpand does it when the new dimension is
+// static; this one keeps a dynamic dk.
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// The one axis where the Expand's output may differ from x, when the shape is a Concat of one
+// 1-element part per axis of the same rank and some other part is not already the constant 1.
+inline std::optional<std::size_t> only_changing_part(const ValueView& x, const ValueView& expand,
+                                                     const ValueView& concat) {
+  const ir::Node& c = rewrite::node_of(concat);
+  if (!x.shape() || !expand.shape() || x.shape()->size() != expand.shape()->size() ||
+      c.inputs.size() != x.shape()->size())
+    return std::nullopt;
+  std::optional<std::size_t> changing;
+  for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+    const std::optional<Shape>& part = concat.graph->value(c.inputs[k]).shape;
+    if (!part || part->size() != 1 || !(rewrite::facts::KnownDim{(*part)[0]} == 1)) return std::nullopt;
+    if (rewrite::facts::KnownDim{(*x.shape())[k]} == rewrite::facts::KnownDim{(*expand.shape())[k]}) continue;
+    if (changing) return std::nullopt;
+    changing = k;
+  }
+  if (!changing) return std::nullopt;
+  for (std::size_t k = 0; k < c.inputs.size(); ++k)
+    if (k != *changing && int_constant(*concat.graph, c.inputs[k]) != std::vector<int64_t>{1})
+      return changing;
+  return std::nullopt;
+}
+inline constexpr auto has_one_changing_part = rewrite::fact<"has_one_changing_part">(
+    [](const ValueView& x, const ValueView& expand, const ValueView& concat) {
+      return only_changing_part(x, expand, concat).has_value();
+    });
+}  // namespace detail
+
+inline rewrite::RulePtr shape_based_concat_expand_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  auto concat = named<'c'>(Concat(etc));
+  auto expand = named<'e'>(Expand(x, concat));
+  // A lambda: the new Concat has as many inputs as the old one, which a node pattern cannot say.
+  auto ones_but_changing = [](Rewriter& r, const ValueView& x, const ValueView& e,
+                              const ValueView& c) -> std::optional<ir::ValueId> {
+    const std::size_t changing = *detail::only_changing_part(x, e, c);
+    std::vector<ir::ValueId> parts = rewrite::node_of(c).inputs;
+    const ir::ValueId one = r.initializer(int64_tensor({1}));
+    for (std::size_t k = 0; k < parts.size(); ++k)
+      if (k != changing) parts[k] = one;
+    const ir::ValueId shape =
+        r.node(Symbol("Concat"), std::move(parts), {ir::Attribute::make_int(Symbol("axis"), 0)});
+    return r.node(Symbol("Expand"), {x.id, shape});
+  };
+  return rule("ShapeBasedConcatExpand")
+      .priority(1)
+      .match(expand)
+      .when(detail::has_one_changing_part(x, expand, concat))
+      .to(replace_with("ones_but_changing", ones_but_changing, x, expand, concat));
 }
 
 }  // namespace xexp::patterns
@@ -15956,6 +16812,12 @@ inline rewrite::RulePtr shape_based_expand_broadcast_matmul_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/shape_based_expand_cast_where_swap.hpp
+// ShapeBasedExpandCastWhereSwap: Where(Cast(E), E, c) with E = Expand(X, s), a mask made of a tensor
+// and the tensor itself, is Expand(Where(Cast(X), X, c), s): element-wise ops and Expand commute,
+// broadcasting being associative, so the Where runs on the broadcast of X and c only. Worth it when
+// that broadcast is smaller than the output (as ShapeBasedExpandSwap). E feeds only the Cast and the
+// Where, on either branch.
 // ======== xexp/patterns/onnx/shape_based_expand_swap.hpp
 // ShapeBasedExpandSwap: Binary(Expand(X, s), Y) is Expand(Binary(X, Y), s) (broadcasting is
 // associative, and an Expand only fills dimensions of size 1, so X and Y broadcast together). Worth it
@@ -15997,32 +16859,28 @@ inline rewrite::RulePtr shape_based_expand_swap_rule() {
 }
 
 }  // namespace xexp::patterns
-// ======== xexp/patterns/onnx/shape_based_identity.hpp
-// ShapeBasedIdentity: a Slice with unit steps whose output has its input's shape (known dimensions,
-// symbols compared by name) selects everything: it is the identity.
-#include <algorithm>
-
 
 namespace xexp::patterns {
 
-namespace detail {
-// The steps input (the fifth) is absent or a constant of ones.
-inline constexpr auto unit_steps = rewrite::fact<"unit_steps">([](const ValueView& slice) {
-  const ir::ValueId steps = rewrite::input_of(slice, 4);
-  if (steps == ir::kNone) return true;
-  std::optional<std::vector<int64_t>> values = int_constant(*slice.graph, steps);
-  return values && std::all_of(values->begin(), values->end(), [](int64_t s) { return s == 1; });
-});
-}  // namespace detail
-
-inline rewrite::RulePtr shape_based_identity_rule() {
+inline rewrite::RulePtr shape_based_expand_cast_where_swap_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  auto slice = named<'s'>(Slice(x, etc));
-  return rule("ShapeBasedIdentity")
-      .match(slice)
-      .when(same_shape(x, slice) && detail::unit_steps(slice))
-      .to(x);
+  Var<'s'> s;
+  Var<'c'> c;
+  Int<'t'> to;
+  auto expand = named<'e'>(Expand(x, s));
+  auto mask = Cast(expand, attr<"to"> = to);
+  auto then_x = named<'w'>(op<"Where">(mask, expand, c));
+  auto else_x = named<'w'>(op<"Where">(mask, c, expand));
+  auto x_mask = Cast(x, attr<"to"> = to);
+  return rule("ShapeBasedExpandCastWhereSwap")
+      .priority(1)
+      .cases(match(then_x)
+                 .when(detail::broadcast_is_smaller(x, c, then_x))
+                 .to(Expand(op<"Where">(x_mask, x, c), s)),
+             match(else_x)
+                 .when(detail::broadcast_is_smaller(x, c, else_x))
+                 .to(Expand(op<"Where">(x_mask, c, x), s)));
 }
 
 }  // namespace xexp::patterns
@@ -17648,6 +18506,51 @@ inline rewrite::RulePtr fused_matmul_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/ort/fused_matmul_div.hpp
+// FusedMatMulDiv (onnxruntime set): MatMul(a, b) scaled by a scalar, Mul(product, s) or Div(product, s)
+// (attention's scores over sqrt(d) when no Transpose made the product a FusedMatMul first), is
+// com.microsoft FusedMatMul(a, b, alpha = s or 1/s): one pass instead of two. FusedMatMul already takes
+// the scalar after a FusedMatMul. float only: ONNX Runtime's CPU FusedMatMul has no other kernel.
+// The same bits as before: alpha multiplies the float accumulation once, as Mul does; a Div only by a
+// power of two, whose reciprocal is exact. Another 1/s rounds, and x * (1/s) then differs from x / s by
+// an ulp, which a training graph's gradients amplify past 1e-4 (experimental-experiment's corpus model
+// ut_xbuilder_data_dort-c-custom__0, s = sqrt(512)). Priority 3, not experimental-experiment's 2: the
+// scores Div(MatMul(q, k'), s) are MultiHeadAttention's to fuse first (at 2, FusedMatMulDiv took them and
+// ../shared/models' gpt_erf_L1 kept 29 nodes instead of 19).
+#include <cmath>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+inline constexpr auto is_power_of_two = rewrite::fact<"is_power_of_two">([](const Tensor& s) {
+  const double v = std::fabs(eval::scalar_double(s));
+  int exponent = 0;
+  return std::isfinite(static_cast<float>(1.0 / v)) && std::frexp(v, &exponent) == 0.5;
+});
+}  // namespace detail
+
+inline rewrite::RulePtr fused_matmul_div_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Const<'s'> s;
+  auto product = named<'m'>(MatMul(a, b));
+  auto fits = rank(a) >= 2 && rank(b) >= 2 && dtype(a) == ElemType::Float && is_scalar(s) &&
+              dtype(s) == ElemType::Float;
+  auto fused = [&](const auto& alpha) {
+    return FusedMatMul(a, b, attr<"alpha"> = alpha, attr<"transA"> = 0, attr<"transB"> = 0);
+  };
+  // alpha_times and alpha_divided_by read the product's alpha: 1 on a MatMul.
+  return rule("FusedMatMulDiv")
+      .priority(3)
+      .cases(match(commutative(Mul(product, s))).when(fits).to(fused(detail::alpha_times(product, s))),
+             match(Div(product, s))
+                 .when(fits && detail::is_power_of_two(s))
+                 .to(fused(detail::alpha_divided_by(product, s))));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/ort/fused_matmul_transpose.hpp
 // FusedMatMulTranspose (onnxruntime set): Transpose(A @ B) swapping the last two axes is B' @ A', which
 // com.microsoft FusedMatMul computes from A and B with its transA/transB flags: the Transpose goes. A
@@ -17824,10 +18727,12 @@ inline rewrite::RulePtr missing_cos_sin_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-// The type holding every value of x's type, in which ONNX Runtime's CPU kernels select; nullopt when
-// they have x's type or none fits.
+// The type holding every value of x's type in the same order, in which ONNX Runtime's CPU kernels
+// select (ReduceMax, ReduceMin, TopK); nullopt when they have x's type or none fits. ONNX allows uint16
+// in TopK only.
 inline std::optional<ElemType> exact_selection_type(ElemType t) {
   if (t == ElemType::BFloat16) return ElemType::Float;
+  if (t == ElemType::UInt16) return ElemType::Int32;
   if (t == ElemType::UInt32) return ElemType::Int64;
   return std::nullopt;
 }
@@ -17846,6 +18751,30 @@ inline rewrite::RulePtr missing_reduce_max_rule() {
       .match(reduce)
       .when(detail::lacks_selection_kernel(x))
       .to(Cast(rebuild(reduce, input<0> = Cast(x, attr<"to"> = detail::selection_type(x))),
+               attr<"to"> = dtype(x)));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/missing_top_k.hpp
+// MissingTopK (onnxruntime set): ONNX Runtime 1.30's CPU provider has TopK kernels for float, double,
+// int8, int16, int32, int64 and uint8 only, so a session refuses TopK on bfloat16 (ONNX allows it from
+// opset 24), uint16 or uint32. The TopK runs in a wider type holding every value in the same order
+// (float, int32, int64): the same elements come first, ties keep their order, so the indices do not
+// change, and the values round back exactly. uint64 has no wider type and stays; float16 needs nothing:
+// ONNX Runtime inserts those Casts itself. The TopK is shared: its indices output is read too, and the
+// new TopK's takes it over.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr missing_top_k_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  auto top = named<'t'>(shared(op<"TopK">(x, etc)));
+  return rule("MissingTopK")
+      .priority(1)
+      .match(top)
+      .when(detail::lacks_selection_kernel(x))
+      .to(Cast(rebuild(top, input<0> = Cast(x, attr<"to"> = detail::selection_type(x))),
                attr<"to"> = dtype(x)));
 }
 
@@ -17874,40 +18803,6 @@ inline rewrite::RulePtr missing_reduce_max_rule() {
 #include <optional>
 #include <vector>
 
-// ======== xexp/patterns/ort/heads_layout.hpp
-// How exporters split attention heads, which the attention and rotary rules match and rebuild: a
-// (batch, sequence, heads * head_size) value is reshaped to (batch, sequence, heads, head_size), then
-// transposed by (0,2,1,3) to (batch, heads, sequence, head_size). ONNX Runtime's MultiHeadAttention and
-// RotaryEmbedding read the 3-D value and a num_heads attribute instead.
-#include <optional>
-#include <vector>
-
-
-namespace xexp::patterns::detail {
-
-// Transpose's perm between (batch, sequence, heads, head_size) and (batch, heads, sequence, head_size).
-// A function, not a global: the rules are built during static initialization.
-inline std::vector<int64_t> heads_swap() { return {0, 2, 1, 3}; }
-
-// The number of heads a Reshape of x3d (batch, sequence, hidden) to (batch, sequence, heads, head_size)
-// makes, or nullopt when `reshaped` is not such a split (or its heads and head size are not static).
-inline std::optional<int64_t> heads_split(const ValueView& x3d, const ValueView& reshaped) {
-  if (!x3d.shape() || !reshaped.shape() || x3d.shape()->size() != 3 || reshaped.shape()->size() != 4)
-    return std::nullopt;
-  const Shape &in = *x3d.shape(), &out = *reshaped.shape();
-  using rewrite::facts::KnownDim;
-  if (!(KnownDim{in[0]} == KnownDim{out[0]}) || !(KnownDim{in[1]} == KnownDim{out[1]}) || !in[2].is_static() ||
-      !out[2].is_static() || !out[3].is_static() || out[2].value() <= 0 ||
-      in[2].value() != out[2].value() * out[3].value())
-    return std::nullopt;
-  return out[2].value();
-}
-inline constexpr auto splits_heads = rewrite::fact<"splits_heads">(
-    [](const ValueView& x3d, const ValueView& reshaped) { return heads_split(x3d, reshaped).has_value(); });
-inline constexpr auto split_heads_count = rewrite::fact<"split_heads_count">(
-    [](const ValueView& x3d, const ValueView& reshaped) { return *heads_split(x3d, reshaped); });
-
-}  // namespace xexp::patterns::detail
 
 namespace xexp::patterns {
 
@@ -18340,435 +19235,65 @@ inline rewrite::RulePtr reshape_gemm_reshape_rule() {
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/ort/rotary_embedding.hpp
-// Rotary embeddings in the "rotate half" form exporters write for Llama-like models (onnxruntime set):
-//   X * cos + Concat(-X2, X1, axis=-1) * sin
-// where X1 and X2 are the first and second halves of the last axis of X (two Slices or one Split), X is
-// (batch, heads, seq, head_size) and cos, sin are broadcast over the heads with equal halves on their last
-// axis. ContribRotaryEmbedding makes it com.microsoft RotaryEmbedding(X, position_ids, cos_cache,
-// sin_cache), the caches (rows, head_size / 2) holding the first halves. cos and sin are either
-//  - constants (a static export once folded): the caches are their rows and position_ids the offset 0
-//    (one row per position; a cos differing between batches gets a row per (batch, position));
-//  - Unsqueeze(Gather(table, position_ids), axes=[1]) with a constant table, possibly Slice'd from row 0
-//    first (a dynamic export): that changes no gathered row, so the caches come from the whole table;
-//    position ids counting 0 to seq - 1 (a Range from 0) become the offset 0;
-//  - Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar], axes=[1]) and Sin alike (newer Llama and
-//    Phi code computes them from the position ids): the caches are Cos(angles) and Sin(angles) reshaped
-//    to rows, read from offset 0 when the angles have a batch of 1, one row per (batch, position) for a
-//    static batch, counted when the model runs for a dynamic one (Phi-3's).
-// ONNX Runtime 1.30 reads a 4-D input as (batch, heads, seq, head_size) and int64 position_ids of shape
+// ContribRotaryEmbedding (onnxruntime set): the RotaryEmbedding rule's rotate-half form (see
+// onnx/rotary_embedding.hpp for what it matches) becomes com.microsoft RotaryEmbedding(X, position_ids,
+// cos_cache, sin_cache) at any opset, the caches (rows, head_size / 2) holding the first halves. Position
+// ids counting 0 to seq - 1 become the offset 0: ONNX Runtime 1.30 reads int64 position_ids of shape
 // (batch, seq), or of one element as an offset added to each sequence index.
 // ContribRotaryEmbedding3D then moves the rotation before the Reshape + Transpose(0, 2, 1, 3) splitting
-// the heads of a (batch, seq, hidden) value: RotaryEmbedding with num_heads rotates that value as well,
-// and an attention fusion sees q and k as Transpose(Reshape(3-D)) again.
-#include <cstring>
-#include <optional>
-#include <span>
-#include <utility>
-#include <vector>
-
+// the heads of a (batch, seq, hidden) value (the RotaryEmbedding3D rule on com.microsoft's op).
 
 namespace xexp::patterns {
 
 namespace detail {
 
-// [first, last) of x's last axis held by `part`: a Slice of x on that axis (slice_piece), or an output of
-// a Split of x on that axis. nullopt for anything else.
-inline std::optional<std::pair<int64_t, int64_t>> last_axis_part(const ValueView& part, const ValueView& x) {
-  const ir::Value& v = part.value();
-  if (v.producer == ir::kNone || !x.shape() || x.shape()->empty() || !x.shape()->back().is_static())
-    return std::nullopt;
-  const ir::Graph& g = *part.graph;
-  const ir::Node& n = g.node(v.producer);
-  if (!n.domain.empty() || n.inputs.empty() || n.inputs[0] != x.id) return std::nullopt;
-  const int64_t size = x.shape()->back().value(), rank = static_cast<int64_t>(x.shape()->size());
-  if (n.op_type == Symbol("Slice")) {
-    const std::optional<SlicePiece> piece = slice_piece(g, v.producer, rank, size, rank - 1);
-    if (!piece) return std::nullopt;
-    return std::pair{piece->start, piece->start + piece->count};
-  }
-  if (n.op_type != Symbol("Split")) return std::nullopt;
-  const int64_t axis = int_attribute(n, "axis", 0);
-  if (axis != -1 && axis != rank - 1) return std::nullopt;
-  std::optional<std::vector<int64_t>> sizes =
-      ints_attribute_or_input(g, n, "split", 1, std::vector<int64_t>{});
-  if (!sizes) return std::nullopt;  // sizes computed when the model runs
-  if (sizes->empty()) {             // equal parts
-    const auto parts = static_cast<int64_t>(n.outputs.size());
-    if (size % parts != 0) return std::nullopt;
-    sizes = std::vector<int64_t>(n.outputs.size(), size / parts);
-  }
-  if (sizes->size() != n.outputs.size()) return std::nullopt;
-  int64_t first = 0;
-  for (std::size_t k = 0; k < v.output_index; ++k) first += (*sizes)[k];
-  return std::pair{first, first + (*sizes)[v.output_index]};
-}
-
-// x is (batch, heads, seq, head_size) with an even head_size, `first` and `second` its two halves.
-inline constexpr auto is_rotate_half =
-    rewrite::fact<"is_rotate_half">([](const ValueView& x, const ValueView& first, const ValueView& second) {
-      if (!x.shape() || x.shape()->size() != 4 || !x.shape()->back().is_static()) return false;
-      const int64_t size = x.shape()->back().value();
-      if (size == 0 || size % 2 != 0) return false;
-      return last_axis_part(first, x) == std::pair<int64_t, int64_t>{0, size / 2} &&
-             last_axis_part(second, x) == std::pair<int64_t, int64_t>{size / 2, size};
-    });
-
-// Where a cos (or sin) value comes from, and the row of each (batch, seq) position in it, a graph value or
-// a constant. Either rows of a constant table (rows, head_size) whose halves are equal, or computed:
-// `function`(angles) [* scale], angles (batch or 1, seq, head_size / 2) repeated on both halves.
-struct RotaryCache {
-  Tensor rows;
-  ir::ValueId positions = ir::kNone;
-  int64_t positions_batch = 0;  // > 0: positions has a batch of 1, expanded to this static batch
-  Tensor fixed_positions;       // when positions is kNone
-  ir::ValueId angles = ir::kNone;
-  Symbol function = {};
-  ir::ValueId scale = ir::kNone;
-  bool counted_at_run_time = false;  // row b * seq + s for position (b, s) of angles with a dynamic batch
-};
-
-// The two halves of every row of `rows` (rows, size) are equal, bit for bit (a table of a large model
-// has millions of values: compared as bytes, the check stays cheap).
-inline bool halves_equal(const Tensor& rows) {
-  const std::size_t half = static_cast<std::size_t>(rows.dims()[1] / 2) * elem_size(rows.type());
-  const std::span<const std::byte> bytes = rows.bytes();
-  for (std::size_t row = 0; row < bytes.size(); row += 2 * half)
-    if (std::memcmp(bytes.data() + row, bytes.data() + row + half, half) != 0) return false;
-  return true;
-}
-// What RotaryEmbedding reads: the first half of every row.
-inline Tensor first_halves(const Tensor& rows) {
-  return compute("Slice", {rows, int64_tensor({0}), int64_tensor({rows.dims()[1] / 2}), int64_tensor({1})});
-}
-
-// cos or sin as a constant (..., rows, head_size): a leading dimension other than 1 must be the batch.
-inline std::optional<RotaryCache> constant_rotary_cache(const Tensor& t, const ValueView& x) {
-  const Shape& xs = *x.shape();
-  const rewrite::facts::KnownDim batch{xs[0]}, seq{xs[2]};
-  const std::vector<int64_t>& d = t.dims();
-  const int64_t size = xs[3].value();
-  if (d.size() < 2 || d.size() > 4 || d.back() != size) return std::nullopt;
-  const int64_t rows = d[d.size() - 2];
-  int64_t groups = 1;
-  for (std::size_t k = 0; k + 2 < d.size(); ++k) {
-    if (k == 0 && d.size() == 4)
-      groups = d[0];
-    else if (d[k] != 1)
-      return std::nullopt;
-  }
-  // One row per position: a single row broadcast over a longer sequence is no table lookup.
-  if (!(seq == rows) && !(xs[2].is_symbolic() && rows > 1)) return std::nullopt;
-  if (groups > 1 && !(batch == groups)) return std::nullopt;
-  const Tensor all = t.reshaped({groups * rows, size});
-  if (!halves_equal(all)) return std::nullopt;
-  const std::span<const std::byte> bytes = all.bytes();
-  const std::size_t group = bytes.size() / static_cast<std::size_t>(groups);
-  bool same_groups = true;
-  for (std::size_t first = group; first < bytes.size() && same_groups; first += group)
-    same_groups = std::memcmp(bytes.data(), bytes.data() + first, group) == 0;
-  if (same_groups)
-    return RotaryCache{compute("Slice", {all, int64_tensor({0}), int64_tensor({rows}), int64_tensor({0})}),
-                       ir::kNone, 0, int64_tensor({0})};
-  if (!(seq == rows)) return std::nullopt;
-  const std::vector<int64_t> ids = eval::iota_map(groups * rows);
-  return RotaryCache{all, ir::kNone, 0, Tensor::from<int64_t>({groups, rows}, ids)};
-}
-
-// cos or sin gathered from a constant table by position ids: Unsqueeze(Gather(table, ids), axes=[1]).
-inline std::optional<RotaryCache> gathered_rotary_cache(const ValueView& c, const ValueView& x) {
-  const ir::Graph& g = *c.graph;
-  const ir::Node* unsqueeze = producer_of(g, c.id, "Unsqueeze");
-  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1})
-    return std::nullopt;
-  const ir::Node* gather = producer_of(g, unsqueeze->inputs[0], "Gather");
-  if (!gather || gather->inputs.size() != 2) return std::nullopt;
-  const ir::Attribute* axis = gather->attribute(Symbol("axis"));
-  if (axis && axis->i != 0) return std::nullopt;
-  const ir::Value& ids = g.value(gather->inputs[1]);
-  const Shape& xs = *x.shape();
-  using rewrite::facts::KnownDim;
-  if (ids.elem != ElemType::Int64 || !ids.shape || ids.shape->size() != 2 ||
-      !(KnownDim{(*ids.shape)[1]} == KnownDim{xs[2]}))
-    return std::nullopt;
-  // ONNX Runtime wants (batch, seq) position ids: ids shared by a static batch are expanded to it.
-  int64_t positions_batch = 0;
-  if (!(KnownDim{(*ids.shape)[0]} == KnownDim{xs[0]})) {
-    if (!((*ids.shape)[0] == Dim(1)) || !xs[0].is_static()) return std::nullopt;
-    positions_batch = xs[0].value();
-  }
-  ir::ValueId table = gather->inputs[0];
-  if (const ir::Node* slice = producer_of(g, table, "Slice")) {  // rows [0, end) of the table
-    if (slice->inputs.size() < 4) return std::nullopt;
-    if (int_constant(g, slice->inputs[1]) != std::vector<int64_t>{0} ||
-        int_constant(g, slice->inputs[3]) != std::vector<int64_t>{0} || !unit_steps.f(ValueView{&g, table}))
-      return std::nullopt;
-    table = slice->inputs[0];
-  }
-  const Tensor* t = rewrite::constant_tensor(g, table);
-  const int64_t size = xs[3].value();
-  if (!t || t->rank() != 2 || t->dims()[1] != size || !halves_equal(*t)) return std::nullopt;
-  return RotaryCache{*t, gather->inputs[1], positions_batch, Tensor()};
-}
-
-// cos or sin computed from angles (exports of newer Llama and Phi code):
-// Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar constant], axes=[1]), Sin alike. The angles
-// of one batch (1, seq, head_size / 2) are rows read from offset 0; those of a static or dynamic batch,
-// one row per (batch, position). The Mul by x broadcasts the batch and sequence of cos against x's: they
-// are x's where both are symbols (broadcast_pairs).
-inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, const ValueView& x) {
-  const ir::Graph& g = *c.graph;
-  const ir::Node* unsqueeze = producer_of(g, c.id, "Unsqueeze");
-  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1})
-    return std::nullopt;
-  ir::ValueId value = unsqueeze->inputs[0], scale = ir::kNone;
-  if (const ir::Node* mul = producer_of(g, value, "Mul"); mul && mul->inputs.size() == 2) {
-    for (int k : {0, 1}) {
-      const Tensor* t = rewrite::constant_tensor(g, mul->inputs[k]);
-      if (t && t->size() == 1 && t->type() == x.elem()) {
-        scale = mul->inputs[k];
-        value = mul->inputs[1 - k];
-      }
-    }
-    if (scale == ir::kNone) return std::nullopt;
-  }
-  const ir::Node* function = producer_of(g, value, "Cos");
-  if (!function) function = producer_of(g, value, "Sin");
-  if (!function) return std::nullopt;
-  const ir::Node* concat = producer_of(g, function->inputs[0], "Concat");
-  if (!concat || concat->inputs.size() != 2 || concat->inputs[0] != concat->inputs[1]) return std::nullopt;
-  const ir::Value& angles = g.value(concat->inputs[0]);
-  const Shape& xs = *x.shape();
-  using rewrite::facts::KnownDim;
-  if (!angles.shape || angles.shape->size() != 3 || !broadcast_pairs((*angles.shape)[1], xs[2]) ||
-      !(KnownDim{(*angles.shape)[2]} == xs[3].value() / 2) || angles.elem != x.elem())
-    return std::nullopt;
-  const ir::Attribute* axis = concat->attribute(Symbol("axis"));
-  if (!axis || (axis->i != -1 && axis->i != 2)) return std::nullopt;
-  RotaryCache out{Tensor(), ir::kNone, 0, int64_tensor({0}), concat->inputs[0], function->op_type, scale};
-  const Dim batch = (*angles.shape)[0];
-  if (batch == Dim(1)) return out;
-  if (batch.is_symbolic() && broadcast_pairs(batch, xs[0])) {
-    out.fixed_positions = Tensor();
-    out.counted_at_run_time = true;
-    return out;
-  }
-  if (!batch.is_static() || !xs[0].is_static() || batch.value() != xs[0].value() || !xs[2].is_static())
-    return std::nullopt;
-  out.fixed_positions =
-      Tensor::from<int64_t>({batch.value(), xs[2].value()}, eval::iota_map(batch.value() * xs[2].value()));
-  return out;
-}
-
-inline std::optional<RotaryCache> rotary_cache(const ValueView& c, const ValueView& x) {
-  if (c.elem() != x.elem()) return std::nullopt;
-  if (const Tensor* t = c.constant()) return constant_rotary_cache(*t, x);
-  if (std::optional<RotaryCache> gathered = gathered_rotary_cache(c, x)) return gathered;
-  return computed_rotary_cache(c, x);
-}
-
-// The cache input of RotaryEmbedding: the first halves of the table rows, or the computed rows.
-inline ir::ValueId build_cache(rewrite::Rewriter& r, const RotaryCache& c, int64_t head_size) {
-  if (c.angles == ir::kNone) return r.initializer(first_halves(c.rows));
-  ir::ValueId rows = r.node(c.function, {c.angles});
-  if (c.scale != ir::kNone) rows = r.node(Symbol("Mul"), {rows, c.scale});
-  return r.node(Symbol("Reshape"), {rows, r.initializer(int64_tensor({-1, head_size / 2}))});
-}
-
-// cos and sin read as caches by the same positions (x is checked by is_rotate_half first).
-inline constexpr auto has_rotary_caches =
-    rewrite::fact<"has_rotary_caches">([](const ValueView& x, const ValueView& cos, const ValueView& sin) {
-      const ElemType t = x.elem();
-      if (t != ElemType::Float && t != ElemType::Float16) return false;  // ONNX Runtime's CPU kernels
-      const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
-      return c && s && c->positions == s->positions && c->positions_batch == s->positions_batch &&
-             c->rows.dims() == s->rows.dims() && c->angles == s->angles &&
-             c->counted_at_run_time == s->counted_at_run_time &&
-             (c->positions != ir::kNone || c->fixed_positions.dims() == s->fixed_positions.dims());
-    });
-
-// Position ids 0, 1, ..., seq - 1 on every row, as dynamic exports compute them from the input's shape:
-// [Expand(]Unsqueeze(Range(0, end, 1), axes=[0])[, shape)] with the Range as long as x's sequence (x is
-// (batch, heads, seq, head_size)). RotaryEmbedding reads them as the one-element offset 0, and the
-// Shape -> Gather -> Range -> Unsqueeze -> Concat -> Expand chain goes away.
-inline bool counts_sequence_from_zero(const ValueView& x, ir::ValueId positions) {
-  const ir::Graph& g = *x.graph;
-  const ir::Value& p = g.value(positions);
-  if (!p.shape || p.shape->size() != 2) return false;
-  ir::ValueId v = positions;
-  if (const ir::Node* expand = producer_of(g, v, "Expand")) v = expand->inputs[0];
-  const ir::Node* unsqueeze = producer_of(g, v, "Unsqueeze");
-  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{0})
-    return false;
-  const ir::Node* range = producer_of(g, unsqueeze->inputs[0], "Range");
-  if (!range || range->inputs.size() != 3 || scalar_constant(g, range->inputs[0]) != 0.0 ||
-      scalar_constant(g, range->inputs[2]) != 1.0)
-    return false;
-  const ir::Value& counted = g.value(range->outputs[0]);
-  using rewrite::facts::KnownDim;
-  return counted.shape && counted.shape->size() == 1 &&
-         KnownDim{(*counted.shape)[0]} == rewrite::facts::dim(*x.shape(), 2);
-}
-
-// Position ids 0, 1, ..., batch * seq - 1 as (batch, seq), the rows of caches computed from angles
-// (batch, seq, head_size / 2): Reshape(Range(0, batch * seq, 1), Shape(angles)[:2]).
-inline ir::ValueId counted_rows(rewrite::Rewriter& r, ir::ValueId angles) {
-  // Shape's start and end came with opset 15: a Slice of the whole shape before.
-  const ir::ValueId dims =
-      r.opset() >= 15 ? r.node(Symbol("Shape"), {angles}, {ir::Attribute::make_int(Symbol("end"), 2)})
-                      : r.node(Symbol("Slice"), {r.node(Symbol("Shape"), {angles}),
-                                                 r.initializer(int64_tensor({0})), r.initializer(int64_tensor({2}))});
-  const ir::ValueId count =
-      r.node(Symbol("ReduceProd"), {dims}, {ir::Attribute::make_int(Symbol("keepdims"), 0)});
-  const ir::ValueId ids = r.node(Symbol("Range"), {r.initializer(Tensor::scalar<int64_t>(0)), count,
-                                                   r.initializer(Tensor::scalar<int64_t>(1))});
-  return r.node(Symbol("Reshape"), {ids, dims});
-}
-
-inline std::optional<ir::ValueId> build_rotary(rewrite::Rewriter& r, const ValueView& x, const ValueView& cos,
-                                               const ValueView& sin) {
+inline std::optional<ir::ValueId> build_contrib_rotary(rewrite::Rewriter& r, const ValueView& x,
+                                                       const ValueView& cos, const ValueView& sin) {
   const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
   if (!c || !s) return std::nullopt;
-  ir::ValueId positions = c->positions != ir::kNone ? c->positions
-                          : c->counted_at_run_time   ? counted_rows(r, c->angles)
-                                                     : r.initializer(c->fixed_positions);
-  if (c->positions != ir::kNone && counts_sequence_from_zero(x, c->positions))
-    positions = r.initializer(int64_tensor({0}));
-  else if (c->positions_batch > 0)
-    positions = r.node(Symbol("Expand"), {positions, r.initializer(int64_tensor({c->positions_batch, 1}))});
   const int64_t head_size = x.shape()->back().value();
-  return r.node(Symbol("RotaryEmbedding"),
-                {x.id, positions, build_cache(r, *c, head_size), build_cache(r, *s, head_size)},
-                {ir::Attribute::make_int(Symbol("interleaved"), 0)}, Symbol("com.microsoft"));
+  return r.node(
+      Symbol("RotaryEmbedding"),
+      {x.id, *rotary_positions(r, x, *c, true), build_cache(r, *c, head_size), build_cache(r, *s, head_size)},
+      {ir::Attribute::make_int(Symbol("interleaved"), 0)}, Symbol("com.microsoft"));
 }
 
 }  // namespace detail
 
 inline rewrite::RulePtr contrib_rotary_embedding_rule() {
-  using namespace rewrite::dsl;
-  Var<'x'> x;
-  Var<'c'> cos;
-  Var<'s'> sin;
-  Var<'l'> first;
-  Var<'h'> second;
-  Int<'a'> axis;
-  auto rotated = Concat(op<"Neg">(second), first, attr<"axis"> = axis);
-  return rule("ContribRotaryEmbedding")
-      .priority(1)
-      .match(commutative(Add(commutative(Mul(x, cos)), commutative(Mul(rotated, sin)))))
-      .when(detail::is_rotate_half(x, first, second) && is_last_axis(axis, x) &&
-            detail::has_rotary_caches(x, cos, sin))
-      .to(replace_with("rotary_embedding", detail::build_rotary, x, cos, sin));
+  return detail::rotate_half_rule("ContribRotaryEmbedding", rewrite::opset_at_least(1),
+                                  detail::build_contrib_rotary);
 }
 
 inline rewrite::RulePtr contrib_rotary_embedding_3d_rule() {
-  using namespace rewrite::dsl;
-  Var<'x'> x;
-  Var<'r'> shape;
-  Var<'p'> positions;
-  Var<'c'> cos;
-  Var<'s'> sin;
-  const std::vector<int64_t> heads_first = detail::heads_swap();
-  auto reshaped = named<'m'>(Reshape(x, shape));
-  auto rotary = named<'e'>(op<"RotaryEmbedding", "com.microsoft">(
-      Transpose(reshaped, attr<"perm"> = heads_first), positions, cos, sin));
-  return rule("ContribRotaryEmbedding3D")
-      .priority(1)
-      .match(rotary)
-      .when(detail::splits_heads(x, reshaped))
-      .to(Transpose(
-          Reshape(rebuild(rotary, input<0> = x, attr<"num_heads"> = detail::split_heads_count(x, reshaped)),
-                  shape),
-          attr<"perm"> = heads_first));
+  return detail::rotary_before_heads_split<"com.microsoft">("ContribRotaryEmbedding3D",
+                                                            rewrite::opset_at_least(1));
 }
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/ort/simplified_layer_normalization.hpp
-// SimplifiedLayerNormalization (onnxruntime set): the RMS normalization exporters write,
-//   y = x * (1 / Sqrt(ReduceMean(Pow(x, 2), axes=[last], keepdims=1) + eps))
-// with Mul(x, x) for the square, and Reciprocal(Sqrt(...)) or x / Sqrt(...) for the division,
-// becomes SimplifiedLayerNormalization(x, ones, axis=-1, epsilon=eps, stash_type=1) in the default
-// domain, where ONNX Runtime registers it (at any opset). The reduced axis must be the last one and
-// keepdims 1: otherwise the decomposition is another function. The scale of ones is an
-// initializer when the last dimension is static, else ConstantOfShape(Gather(Shape(x), [-1])).
-// Half-precision exports (HF Llama's RMSNorm) normalize in float between two Casts,
-//   Cast(norm(Cast(x, to=FLOAT)), to=half): once the norm is fused, the Cast pair goes too,
-// SimplifiedLayerNormalization(x, ones of x's type, stash_type=1), which ONNX Runtime computes in
-// float from a half x and rounds once. Only for a static last dimension (the dynamic ones read
-// Shape of the float value, a reader outside the pair) and a scale of ones (no weight in float).
+// SimplifiedLayerNormalization (onnxruntime set): the RMSNormalization rule's decomposition fused into
+// ONNX Runtime's SimplifiedLayerNormalization(x, ones, axis=-1, epsilon=eps, stash_type=1) in the
+// default domain, where ONNX Runtime registers it at any opset (ONNX defines RMSNormalization from 23).
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto last_dim_static = rewrite::fact<"last_dim_static">(
-    [](const ValueView& x) { return x.shape() && !x.shape()->empty() && x.shape()->back().is_static(); });
-inline constexpr auto ones_over_last_axis = rewrite::fact<"ones_over_last_axis">(
-    [](const ValueView& x) { return eval::filled(x.elem(), {x.shape()->back().value()}, 1.0); });
-inline constexpr auto one_of_type =
-    rewrite::fact<"one_of_type">([](const ValueView& x) { return eval::filled(x.elem(), {1}, 1.0); });
-inline constexpr auto is_half_float = rewrite::fact<"is_half_float">(
-    [](const ValueView& x) { return x.elem() == ElemType::Float16 || x.elem() == ElemType::BFloat16; });
-}  // namespace detail
-
 inline rewrite::RulePtr simplified_layer_normalization_rule() {
-  using namespace rewrite::dsl;
-  Var<'x'> x;
-  Var<'p'> two;
-  Ints<'a'> axes;
-  Var<'e'> eps;
-  Var<'o'> one;
-  auto square = named<'q'>(either(Pow(x, two), Mul(x, x)));
-  auto root = Sqrt(commutative(Add(ReduceMean(square, attr<"axes"> = axes, attr<"keepdims"> = 1), eps)));
-  auto fits = is_square(square) && is_scalar_constant(eps) && is_last_axis_only(axes, x) && is_normalization_float(x);
-  auto scale = choose(detail::last_dim_static(x), fold(detail::ones_over_last_axis(x)),
-                      op<"ConstantOfShape">(op<"Gather">(op<"Shape">(x), fold(int64_tensor({-1}))),
-                                            attr<"value"> = detail::one_of_type(x)));
-  auto normalized = op<"SimplifiedLayerNormalization">(
-      x, scale, attr<"axis"> = -1, attr<"epsilon"> = scalar_float(eps), attr<"stash_type"> = 1);
-  Var<'h'> half_x;
-  Const<'s'> ones;
-  Float<'f'> epsilon;
-  Int<'t'> half;
-  constexpr int64_t kFloat = static_cast<int64_t>(ElemType::Float);
-  auto in_float = op<"SimplifiedLayerNormalization">(Cast(half_x, attr<"to"> = kFloat), ones, attr<"axis"> = -1,
-                                                     attr<"epsilon"> = epsilon, attr<"stash_type"> = 1);
-  return rule("SimplifiedLayerNormalization")
-      .priority(1)
-      .cases(match(either(commutative(Mul(op<"Reciprocal">(root), x)), Div(x, root))).when(fits).to(normalized),
-             match(commutative(Mul(Div(one, root), x)))
-                 .when(fits && is_scalar_constant(one) && scalar_float(one) == 1.0f)
-                 .to(normalized),
-             match(Cast(in_float, attr<"to"> = half))
-                 .when(detail::is_half_float(half_x) && dtype(half_x) == half && detail::last_dim_static(half_x) &&
-                       all_equal(ones, 1.0))
-                 .to(op<"SimplifiedLayerNormalization">(half_x, fold(detail::ones_over_last_axis(half_x)),
-                                                        attr<"axis"> = -1, attr<"epsilon"> = epsilon,
-                                                        attr<"stash_type"> = 1)));
+  return detail::rms_normalization_decomposition<"SimplifiedLayerNormalization">(
+      "SimplifiedLayerNormalization", rewrite::opset_at_least(1));
 }
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/ort/simplified_layer_normalization_mul.hpp
-// SimplifiedLayerNormalizationMul (onnxruntime set): a constant Mul after a SimplifiedLayerNormalization
-// goes into its scale, SLN(x, s) * m = SLN(x, s * m), when m has the scale's shape and type (the weight
-// of an RMSNorm layer, after SimplifiedLayerNormalization made the ones).
+// SimplifiedLayerNormalizationMul (onnxruntime set): the RMSNormalizationMul rule on ONNX Runtime's
+// SimplifiedLayerNormalization, at any opset: a constant Mul after it goes into its scale,
+// SLN(x, s) * m = SLN(x, s * m), when m has the scale's shape and type.
 
 namespace xexp::patterns {
 
 inline rewrite::RulePtr simplified_layer_normalization_mul_rule() {
-  using namespace rewrite::dsl;
-  Var<'x'> x;
-  Const<'s'> scale;
-  Const<'m'> m;
-  Int<'a'> axis;
-  Float<'e'> epsilon;
-  Int<'t'> stash;
-  // The attributes are written on the node (no ONNX schema gives their defaults); rebuild keeps them.
-  auto sln = named<'n'>(op<"SimplifiedLayerNormalization">(
-      x, scale, attr<"axis"> = axis, attr<"epsilon"> = epsilon, attr<"stash_type"> = stash));
-  return rule("SimplifiedLayerNormalizationMul")
-      .priority(1)
-      .match(commutative(Mul(sln, m)))
-      .when(same_dims_and_type(m, scale))
-      .to(rebuild(sln, input<1> = fold(product(scale, m))));
+  return detail::rms_normalization_scale_mul<"SimplifiedLayerNormalization">(
+      "SimplifiedLayerNormalizationMul", rewrite::opset_at_least(1));
 }
 
 }  // namespace xexp::patterns
@@ -18913,6 +19438,7 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules();
 XEXP_INLINE rewrite::RuleSet default_rules() {
   return {
       batch_normalization_rule(),
+      batch_normalization_training_rule(),
       cast_layer_normalization_cast_rule(),
       cast_rule(),
       cast_cast_binary_rule(),
@@ -18943,6 +19469,10 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       reduce_arg_top_k_rule(),
       reduce_reshape_rule(),
       reduce_sum_normalize_rule(),
+      rms_normalization_rule(),
+      rms_normalization_mul_rule(),
+      rotary_embedding_rule(),
+      rotary_embedding_3d_rule(),
       reshape_rule(),
       reshape_matmul_reshape_rule(),
       reshape2_of3_rule(),
@@ -18955,11 +19485,13 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       mul_mul_matmul_rule(),
       shape_based_reshape_is_squeeze_rule(),
       shape_based_static_expand_rule(),
+      shape_based_concat_expand_rule(),
       shape_based_constant_shape_value_rule(),
       shape_based_same_shape_value_rule(),
       shape_based_identity_rule(),
       shape_based_expand_broadcast_rule(),
       shape_based_expand_broadcast_matmul_rule(),
+      shape_based_expand_cast_where_swap_rule(),
       shape_based_expand_swap_rule(),
       shape_based_matmul_to_mul_rule(),
       shaped_based_reshape_rule(),
@@ -18991,6 +19523,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       unsqueeze_reshape_rule(),
       unsqueeze_unsqueeze_rule(),
       where_add_rule(),
+      rotary_concat_part_rule(),
   };
 }
 
@@ -19006,10 +19539,12 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       fused_gemm_rule(),
       fused_matmul_rule(),
       fused_matmul_x2_rule(),
+      fused_matmul_div_rule(),
       fused_matmul_transpose_rule(),
       layer_normalization_any_opset_rule(),
       missing_cos_sin_rule(),
       missing_reduce_max_rule(),
+      missing_top_k_rule(),
       multi_head_attention_rule(),
       multi_head_attention_key_value_3d_rule(),
       quick_gelu_rule(),
@@ -20985,7 +21520,9 @@ inline OptimizeModelReport optimize_modules_as_functions(ir::Model& model,
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -21088,23 +21625,44 @@ inline std::vector<int64_t> random_input_dims(const ir::Value& v, const RandomIn
   return dims;
 }
 
-// The size of the axis a Gather reads with integer input `id` as its indices, the smallest over such
-// Gathers where it is known; 0 when none reads it. Token type ids index a table of two rows: drawn in the
-// usual [0, 10) they would make the run fail instead of testing the model.
+// Ops that pass integer values on without computing new ones (copies, reshapes, broadcasts, slices,
+// concatenations): what reads their output still reads the input's values.
+inline bool passes_values_on(const ir::Node& n) {
+  static const std::set<std::string_view> ops{"Cast",    "Concat", "Expand",  "Flatten",   "Identity",
+                                              "Reshape", "Slice",  "Squeeze", "Transpose", "Unsqueeze"};
+  return (n.domain.empty() || n.domain == "ai.onnx") && ops.count(n.op_type.view()) > 0;
+}
+
+// The size of the axis a Gather reads with integer input `id` as its indices, directly or through ops
+// that pass values on (ALBERT's token type ids reach their table through an Expand), the smallest over
+// such Gathers where it is known; 0 when none reads it. Token type ids index a table of two rows: drawn
+// in the usual [0, 10) they would make the run fail instead of testing the model.
 inline int64_t gathered_size(const ir::Graph& g, ir::ValueId id) {
   int64_t size = 0;
-  for (const ir::Use& u : g.value(id).uses) {
-    const ir::Node& n = g.node(u.node);
-    if (u.slot != 1 || n.op_type != Symbol("Gather") || !(n.domain.empty() || n.domain == "ai.onnx"))
-      continue;
-    const ir::Value& data = g.value(n.inputs[0]);
-    if (!data.shape) continue;
-    const auto rank = static_cast<int64_t>(data.shape->size());
-    const ir::Attribute* attribute = n.attribute(Symbol("axis"));
-    const int64_t axis = !attribute ? 0 : attribute->i < 0 ? attribute->i + rank : attribute->i;
-    if (axis < 0 || axis >= rank || !(*data.shape)[axis].is_static()) continue;
-    const int64_t rows = (*data.shape)[axis].value();
-    size = size == 0 ? rows : std::min(size, rows);
+  std::vector<ir::ValueId> todo{id};
+  std::set<ir::ValueId> seen{id};
+  while (!todo.empty()) {
+    const ir::ValueId value = todo.back();
+    todo.pop_back();
+    for (const ir::Use& u : g.value(value).uses) {
+      const ir::Node& n = g.node(u.node);
+      // The first input of most of them carries the values, any input of a Concat does.
+      if (passes_values_on(n) && (u.slot == 0 || n.op_type.view() == "Concat")) {
+        for (ir::ValueId out : n.outputs)
+          if (out != ir::kNone && seen.insert(out).second) todo.push_back(out);
+        continue;
+      }
+      if (u.slot != 1 || n.op_type != Symbol("Gather") || !(n.domain.empty() || n.domain == "ai.onnx"))
+        continue;
+      const ir::Value& data = g.value(n.inputs[0]);
+      if (!data.shape) continue;
+      const auto rank = static_cast<int64_t>(data.shape->size());
+      const ir::Attribute* attribute = n.attribute(Symbol("axis"));
+      const int64_t axis = !attribute ? 0 : attribute->i < 0 ? attribute->i + rank : attribute->i;
+      if (axis < 0 || axis >= rank || !(*data.shape)[axis].is_static()) continue;
+      const int64_t rows = (*data.shape)[axis].value();
+      size = size == 0 ? rows : std::min(size, rows);
+    }
   }
   return size;
 }
