@@ -16,7 +16,8 @@
 //       JOBS.json: [{"model": "M.onnx", "inputs": "INPUTS.json", "out": "OUT_DIR"}, ...]: the same as
 //       `run` for each job in one process (no start-up cost per model). Prints one JSON line per job in
 //       order, {"job": K, "ok": true} or {"job": K, "error": "..."}, and goes on after a failing job.
-//       A job with "saveOptimized": "PATH" also writes the model ORT optimized (at level L) there.
+//       A job with "saveOptimized": "PATH" also writes the model ORT optimized (at level L) there; one
+//       with "after": J (an earlier job's index) runs only if job J ran, else gets an error line.
 //   node run_ort.js version
 //
 // L is one of disabled (default: tests check xexp's optimizations, not ORT's), basic, extended, all.
@@ -182,13 +183,16 @@ function errorMessage(e) {
 async function batch(jobsJson, options) {
   const jobs = readJson(jobsJson);
   if (!Array.isArray(jobs)) fail(`${jobsJson} must hold a JSON array`);
+  const failed = new Set();
   for (let k = 0; k < jobs.length; ++k) {
     const job = jobs[k];
     let line;
     try {
+      if (job.after !== undefined && failed.has(job.after)) fail(`not run: job ${job.after}, which it follows, failed`);
       await run(job.model, job.inputs, job.out, { ...options, saveOptimized: job.saveOptimized || '' });
       line = { job: k, ok: true };
     } catch (e) {
+      failed.add(k);
       line = { job: k, error: errorMessage(e).replace(/\n/g, ' ') };
     }
     // written synchronously: a later job that kills the runtime must not take this line with it

@@ -2,6 +2,7 @@
 // Runs a model with ONNX Runtime (CPU) through tests/ort/run_ort.js, so that tests can check xexp's
 // results and rewrites against the reference runtime. Installed by scripts/install_deps.sh; when it is
 // missing, run_onnxruntime throws (tests fail, they never skip silently).
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -120,6 +121,9 @@ struct OrtJob {
   std::string model;
   NamedTensors feeds;
   std::string save_optimized = {};  // where ORT writes the model it optimized (optimizedModelFilePath), if set
+  // The index of an earlier job that must run for this one to be worth running (the original of a model
+  // whose optimized form follows it): when that one fails, this one is skipped with an error.
+  std::optional<std::size_t> after = std::nullopt;
 };
 
 struct OrtResult {
@@ -144,6 +148,9 @@ inline std::vector<OrtResult> run_onnxruntime_batch(const std::vector<OrtJob>& j
       manifest += "{\"model\":" + json_quote(jobs[k].model) + ",\"inputs\":" + json_quote((job_dir / "inputs.json").string()) +
                   ",\"out\":" + json_quote((job_dir / "outputs").string());
       if (!jobs[k].save_optimized.empty()) manifest += ",\"saveOptimized\":" + json_quote(jobs[k].save_optimized);
+      // A job before `next` ran in a process that crashed since: this one runs regardless.
+      if (jobs[k].after && *jobs[k].after >= next && *jobs[k].after < k)
+        manifest += ",\"after\":" + std::to_string(*jobs[k].after - next);
       manifest += "}";
     }
     write_file(dir.path() / "jobs.json", manifest + "\n]\n");
