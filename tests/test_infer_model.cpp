@@ -1,6 +1,7 @@
 // Types on load (infer/model.hpp) and Constant nodes read as constants (ir/constant_node.hpp): our
 // rules first, ONNX's shape inference for ops we have no rule for, ours again after it; symbolic
-// dimensions kept; value_info kept when consistent and a clear error when not; every shorthand of
+// dimensions kept; value_info kept when consistent, a declared shape the nodes contradict replaced (as
+// ONNX Runtime does), a clear error for any other contradiction; every shorthand of
 // Constant (value_int, value_floats, ...) read as a tensor by folding and by the rules.
 #include <gtest/gtest.h>
 
@@ -55,10 +56,23 @@ TEST(InferModelTypes, ConsistentValueInfoIsKept) {
   EXPECT_EQ(g.value(g.at("Y")).shape, (Shape{kBatch, 3}));
 }
 
-TEST(InferModelTypes, ContradictingValueInfoIsAnErrorNamingNodeAndValue) {
+TEST(InferModelTypes, AContradictingDeclaredShapeGivesWayAndIsReported) {
+  // As in ONNX Runtime: the shape the node computes is kept, the file's is named in the report.
   Model m = pool_model();
   Graph& g = *m.graph;
   g.value(g.at("Y")).shape = Shape{kBatch, 4};  // Flatten gives (batch, 3)
+  const std::vector<std::string> replaced = infer::infer_model_types(m);
+  EXPECT_EQ(g.value(g.at("Y")).shape, (Shape{kBatch, 3}));
+  ASSERT_EQ(replaced.size(), 1u);
+  EXPECT_NE(replaced[0].find("value 'Y': declared (p2o.DynamicDimension.0,4), node 'flatten' computes"),
+            std::string::npos)
+      << replaced[0];
+}
+
+TEST(InferModelTypes, AContradictingDeclaredElementTypeIsAnErrorNamingNodeAndValue) {
+  Model m = pool_model();
+  Graph& g = *m.graph;
+  g.value(g.at("Y")).elem = ElemType::Int64;  // Flatten of float gives float
   try {
     infer::infer_model_types(m);
     FAIL() << "no error";
@@ -68,17 +82,14 @@ TEST(InferModelTypes, ContradictingValueInfoIsAnErrorNamingNodeAndValue) {
   }
 }
 
-TEST(InferModelTypes, OnnxContradictingValueInfoIsAnError) {
+TEST(InferModelTypes, OnnxReplacesAContradictingDeclaredShapeForWhatWeHaveNoRuleFor) {
   Model m = pool_model();
   Graph& g = *m.graph;
   g.value(g.at("pooled")).shape = Shape{kBatch, 3, 2, 1};  // a global pool keeps 1 x 1
-  try {
-    infer::infer_model_types(m);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.node(), "pool");
-    EXPECT_EQ(e.value(), "pooled");
-  }
+  const std::vector<std::string> replaced = infer::infer_model_types(m);
+  EXPECT_EQ(g.value(g.at("pooled")).shape, (Shape{kBatch, 3, 1, 1}));
+  EXPECT_EQ(g.value(g.at("Y")).shape, (Shape{kBatch, 3}));
+  EXPECT_EQ(replaced.size(), 1u);
 }
 
 TEST(InferModelTypes, ThroughLocalFunctionCallsToo) {
@@ -189,4 +200,39 @@ TEST(ConstantNodes, DequantizeLinearIsLeftToTheRuntime) {
   g.add_output(y);
   EXPECT_EQ(eval::fold_constants(g), 0u);
   EXPECT_EQ(g.node_count(), 1u);
+}
+
+TEST(InferModelTypes, ALossDeclaredWithItsScoresShapeGetsTheScalarItComputes) {
+  // ALBERT's export declares its SoftmaxCrossEntropyLoss (reduction 'mean', a scalar) with the scores'
+  // shape, on the loss and on the Identity after it; ONNX Runtime runs it with the shapes the nodes
+  // compute. The loss goes through ONNX's inference (no rule of ours), the Identity through ours.
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId scores = g.add_input("scores", ElemType::Float, Shape{6, 10});
+  ValueId labels = g.add_input("labels", ElemType::Int64, Shape{6});
+  ValueId loss = g.add_value("loss"), out = g.add_value("out"), relu = g.add_value("relu");
+  g.add_node("SoftmaxCrossEntropyLoss", {scores, labels}, {loss}, {Attribute::make_string("reduction", "mean")}, "sce");
+  g.add_node("Identity", {loss}, {out}, {}, "id");
+  g.add_node("Relu", {scores}, {relu}, {}, "relu");
+  for (ValueId declared : {loss, out}) {
+    g.value(declared).elem = ElemType::Float;
+    g.value(declared).shape = Shape{6, 10};
+  }
+  g.value(relu).elem = ElemType::Float;
+  g.value(relu).shape = Shape{6, 11};
+  g.add_output(out);
+  g.add_output(relu);
+  EXPECT_EQ(infer::infer_model_types(m).size(), 3u);
+  EXPECT_EQ(*g.value(loss).shape, Shape{});
+  EXPECT_EQ(*g.value(out).shape, Shape{});
+  EXPECT_EQ(*g.value(relu).shape, (Shape{6, 10}));
+  // A declared element type the node contradicts is still an error naming the node and the value.
+  g.value(relu).elem = ElemType::Double;
+  try {
+    infer::infer_model_types(m);
+    ADD_FAILURE() << "a Relu of float declared double was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.node(), "relu");
+    EXPECT_EQ(e.value(), "relu");
+  }
 }

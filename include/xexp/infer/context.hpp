@@ -5,7 +5,8 @@
 // Conflict policy: inference never silently overwrites. An output type or shape already known is kept;
 // inferred facts only fill its unknown dimensions, bind its symbols (symbol vs static) or record
 // symbol equalities (symbol vs symbol). A contradiction (different element types, ranks, or static
-// sizes) throws xexp::Error naming the node and the value: it means the graph is wrong.
+// sizes) throws xexp::Error naming the node and the value: it means the graph is wrong. One exception:
+// a shape the file declared on load (InferState::declared_shapes) gives way to what the node computes.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -132,6 +133,12 @@ class InferContext {
     try {
       constraints().merge(*v.shape, *shape);
     } catch (const Error& e) {
+      if (state_.shape_declared(node_.outputs[k])) {
+        state_.replaced_declarations.push_back("value '" + v.name + "': declared " + shape_str(*v.shape) +
+                                                ", node '" + node_.name + "' computes " + shape_str(*shape));
+        v.shape = std::move(shape);
+        return;
+      }
       fail("inferred shape " + shape_str(*shape) + " but it is already " + shape_str(*v.shape) + ": " + e.cause(), v.name);
     }
   }

@@ -7,8 +7,10 @@
 //      model without its weights, as the fallback for ops we have no rule for;
 //   3. our rules again, so that what ONNX found flows on through the ops only we know (com.microsoft),
 //      then the symbols ONNX named and ours found equal are written back as one name.
-// Symbolic dimensions are kept and propagated. Types already in the file are kept when consistent; a
-// contradiction is an xexp::Error naming the node and the value. Each step visits each node once;
+// Symbolic dimensions are kept and propagated. Types already in the file are kept when consistent. A
+// shape the file declares for a node output and the node contradicts is the exporter's mistake: the
+// node's shape replaces it, as ONNX Runtime does (InferState::declared_shapes). Any other contradiction
+// (element types, nodes that disagree with each other) is an xexp::Error naming the node and the value. Each step visits each node once;
 // step 2 and 3 are skipped when step 1 left nothing unknown and every op has a rule of ours.
 #include <algorithm>
 #include <cstdint>
@@ -61,7 +63,9 @@ inline bool fully_typed(const ir::Graph& g) {
 inline constexpr int64_t kOnnxConstantElements = 4096;
 
 // The model as ONNX's inference needs it: every typed value given as value_info, weights left out.
-inline ::onnx::ModelProto proto_for_onnx_inference(const ir::Model& model) {
+// Outputs of ONNX's own ops keep only the element type where the file declared their shape: ONNX's
+// inference computes it, and would stop on a wrong declaration instead of replacing it.
+inline ::onnx::ModelProto proto_for_onnx_inference(const ir::Model& model, const InferState& state) {
   ir::Model copy;
   copy.ir_version = model.ir_version;
   copy.opsets = model.opsets;
@@ -77,6 +81,11 @@ inline ::onnx::ModelProto proto_for_onnx_inference(const ir::Model& model) {
     c.presence = f.presence;
   }
   ir::Graph& g = *copy.graph;
+  for (ir::NodeId n : model.graph->nodes()) {
+    if (!model.graph->node(n).domain.empty()) continue;
+    for (ir::ValueId out : model.graph->node(n).outputs)
+      if (out != ir::kNone && state.shape_declared(out)) g.value(g.at(model.graph->value(out).name)).shape.reset();
+  }
   std::vector<ir::ValueId> inputs = g.inputs(), small;
   for (ir::ValueId id : g.initializers()) {
     ir::Value& v = g.value(id);
@@ -290,7 +299,7 @@ inline bool merge_inferred_types(::onnx::GraphProto& gp, ir::Graph& g, int64_t o
 // Step 2: what ONNX's inference finds for node outputs, merged into `model` as our own rules' results
 // are. Returns whether it added anything.
 inline bool merge_onnx_inference(ir::Model& model, int64_t opset, InferState& state) {
-  ::onnx::ModelProto proto = proto_for_onnx_inference(model);
+  ::onnx::ModelProto proto = proto_for_onnx_inference(model, state);
   if (!nodes_fit_their_schemas(proto)) return false;
   try {
     ::onnx::shape_inference::InferShapes(proto, ::onnx::OpSchemaRegistry::Instance(),
@@ -322,10 +331,15 @@ inline void canonicalize_dims(ir::Graph& g, const ShapeConstraints& constraints)
 // Infers the types and shapes of the main graph of `model` and of its subgraphs (If, Loop and Scan
 // bodies, nested; see the top of this file). `infer_one`
 // replaces infer_node for step 1 and 3 (functions/infer_call.hpp passes one going through calls).
-inline void infer_model_types(ir::Model& model, const NodeInference& infer_one = {}) {
+// Returns the declared shapes that gave way to the nodes' (InferState::replaced_declarations).
+inline std::vector<std::string> infer_model_types(ir::Model& model, const NodeInference& infer_one = {}) {
   ir::Graph& g = *model.graph;
   const int64_t opset = model.opset("").value_or(0);
   InferState state;
+  state.declared_shapes.resize(g.value_capacity());
+  for (ir::NodeId n : g.nodes())
+    for (ir::ValueId out : g.node(n).outputs)
+      if (out != ir::kNone && g.value(out).shape) state.declared_shapes[out] = true;
   auto our_rules = [&] { detail::infer_with_subgraphs(g, opset, state, infer_one); };
   our_rules();
   // ONNX's step also runs when some op has no rule of ours, to check the file's types of its outputs.
@@ -337,11 +351,12 @@ inline void infer_model_types(ir::Model& model, const NodeInference& infer_one =
       break;
     }
   }
-  if (every_op_ours && detail::fully_typed(g)) return;
+  if (every_op_ours && detail::fully_typed(g)) return std::move(state.replaced_declarations);
   if (detail::merge_onnx_inference(model, opset, state)) {
     our_rules();
     detail::canonicalize_dims(g, state.constraints);
   }
+  return std::move(state.replaced_declarations);
 }
 
 }  // namespace xexp::infer

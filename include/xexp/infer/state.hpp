@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "xexp/core/shape.hpp"
 #include "xexp/core/tensor.hpp"
@@ -102,10 +103,18 @@ struct InferState {
   // Reads a constant tensor; empty means graph_constant. The builder plugs in its own (it also knows
   // constants folded by the evaluator).
   std::function<const Tensor*(const ir::Graph&, ir::ValueId)> constant;
+  // Node outputs whose shape the file declared (value_info, graph outputs), by ValueId, when types are
+  // inferred on load: exporters write some wrong (a SoftmaxCrossEntropyLoss with reduction 'mean'
+  // declared as its scores' shape), and ONNX Runtime keeps what the node computes with a warning. So
+  // does set_output for these values; a contradiction anywhere else is still an error.
+  std::vector<bool> declared_shapes;
+  // One line per declaration that gave way: "value 'loss': declared (6,10), node 'sce' computes ()".
+  std::vector<std::string> replaced_declarations;
 
   const Tensor* constant_of(const ir::Graph& g, ir::ValueId id) const {
     return constant ? constant(g, id) : graph_constant(g, id);
   }
+  bool shape_declared(ir::ValueId id) const { return id < declared_shapes.size() && declared_shapes[id]; }
 };
 
 }  // namespace xexp::infer

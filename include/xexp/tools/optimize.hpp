@@ -144,10 +144,12 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   // Constant chains (position ids, masks) fold before types are inferred: their values then give
   // static shapes our rules know, where ONNX's inference would be needed on the chain itself.
   if (options.constant_folding) report.folded += detail::fold_and_clean(model);
-  // Types on load: exporters write none, and most rules read them. A contradiction with the file's
-  // value_info is an error; function bodies that cannot be typed only leave their rules unfired.
+  // Types on load: exporters write none, and most rules read them. A declared shape the nodes contradict
+  // gives way to theirs (infer/model.hpp); function bodies that cannot be typed only leave their rules
+  // unfired.
   if (model.functions.empty()) {
-    infer::infer_model_types(model);
+    for (const std::string& replaced : infer::infer_model_types(model))
+      if (options.verbose >= 1) log << "[xexp.optimize] " << replaced << " (the node's shape is kept)\n";
   } else {
     try {
       functions::type_function_bodies(model);
