@@ -303,9 +303,10 @@ inline std::vector<Tensor> multi_head_attention_kernel(const KernelContext& c) {
 // (batch, length, hidden) split by q_num_heads and kv_num_heads (ONNX Runtime 1.30 refuses a mix). past_key
 // and past_value (batch, kv_num_heads, past, head_size) go before K and V, which gives the present ones.
 // attn_mask broadcasts to (batch, q_num_heads, sequence, total), additive or boolean (true attends);
-// is_causal hides key j from query i when j > i + past, as ONNX Runtime 1.30 aligns it. Each K and V head
-// serves q_num_heads / kv_num_heads query heads in a row. qk_matmul_output is scale * Q K^T (mode 0);
-// softcap and the other modes are refused.
+// is_causal hides key j from query i when j > i + past (ONNX Runtime 1.30 too, but for one query after a
+// past and more than one new key, which it lets read every key). Each K and V head serves q_num_heads /
+// kv_num_heads query heads in a row. qk_matmul_output is scale * Q K^T (mode 0); softcap and the other
+// modes are refused.
 inline std::vector<Tensor> attention_kernel(const KernelContext& c) {
   if (c.attr_float("softcap", 0.f) != 0.f) c.fail("softcap is not supported");
   if (c.attr_int("qk_matmul_output_mode", 0) != 0)
