@@ -327,6 +327,13 @@ TEST(CliOptimize, TargetOpset23WritesOnnxRmsNormalization) {
   EXPECT_EQ(count_op(kept_model, "MultiHeadAttention"), 1u);
   EXPECT_EQ(count_op(m23, "MultiHeadAttention"), 0u);
   EXPECT_EQ(count_op(m23, "Attention"), 1u);
+  for (ir::NodeId id : m23.graph->nodes()) {  // its causal mask is is_causal
+    const ir::Node& n = m23.graph->node(id);
+    if (n.op_type.view() != "Attention") continue;
+    EXPECT_EQ(n.inputs.size(), 3u);
+    ASSERT_NE(n.attribute(Symbol("is_causal")), nullptr);
+    EXPECT_EQ(n.attribute(Symbol("is_causal"))->i, 1);
+  }
   // One node reads the rotated 3-D Q and K and the 3-D V: the heads' splits and merge are gone.
   EXPECT_EQ(count_op(m23, "Softmax") + count_op(m23, "Transpose") + count_op(m23, "Reshape"), 0u);
   EXPECT_EQ(m23.graph->node_count(), 19u);

@@ -469,16 +469,21 @@ TEST(PatternAttention, AdditiveMaskBecomesOneNodeOnThe3DProjectionsAtOpset23) {
   EXPECT_EQ(g.value(n.outputs[0]).shape, Shape({kBatch, kSeq, kHidden}));
 }
 
+// The causal Where masks become is_causal (ONNX Runtime hides with -inf: exp(-1e4) underflows the same).
 TEST(PatternAttention, EverySpelling) {
   const float inv_root = 1 / std::sqrt(3.f);
   struct Case {
     Attention attention;
     int64_t mask_heads;  // the mask is (1, mask_heads, sequence, total); 0: no mask input
     float scale;
+    bool causal = false;
   };
   for (const Case& c : std::vector<Case>{
-           {{.keys = Keys::Gpt2, .mask = Mask::WhereScoresFirst, .opset = 23}, 1, inv_root},
-           {{.keys = Keys::FusedMatMul, .mask = Mask::WhereFillFirst, .fill = -1e4f, .opset = 23}, 1, 0.5f},
+           {{.keys = Keys::Gpt2, .mask = Mask::WhereScoresFirst, .opset = 23}, 0, inv_root, true},
+           {{.keys = Keys::FusedMatMul, .mask = Mask::WhereFillFirst, .fill = -1e4f, .opset = 23},
+            0,
+            0.5f,
+            true},
            {{.mask = Mask::AddInput, .multiply = true, .opset = 23}, kHeads, inv_root},
            {{.mask = Mask::None, .scale_rank = 4, .opset = 23}, 0, inv_root},
            {{.keys = Keys::Gpt2, .mask = Mask::None, .opset = 24}, 0, inv_root}}) {
@@ -491,6 +496,7 @@ TEST(PatternAttention, EverySpelling) {
     EXPECT_EQ(input_name(g, n, 1), "K");
     EXPECT_EQ(input_name(g, n, 2), "V");
     EXPECT_NEAR(n.attribute(Symbol("scale"))->f, c.scale, 1e-6);
+    EXPECT_EQ(n.attribute(Symbol("is_causal")) != nullptr, c.causal);
     if (c.mask_heads == 0) {
       EXPECT_EQ(n.inputs.size(), 3u);
     } else {
@@ -500,6 +506,19 @@ TEST(PatternAttention, EverySpelling) {
   }
 }
 
+TEST(PatternAttention, AWhereMaskOtherThanCausalStaysAMask) {
+  Model m = attention({.mask = Mask::WhereScoresFirst, .opset = 23});
+  // Every row keeps a key, row 2 not key 0.
+  m.graph->value(*m.graph->find("flags")).initializer =
+      Tensor::from<bool>({1, 1, kSeq, kSeq}, {true, false, false, false, true, true, false, false, false,
+                                              true, true, false, true, false, true, true});
+  test::run_rules(m, "default");
+  ASSERT_EQ(op_types(*m.graph), (OpList{"Attention"}));
+  const Node& n = only_attention(*m.graph, "Attention");
+  EXPECT_EQ(n.attribute(Symbol("is_causal")), nullptr);
+  EXPECT_EQ(m.graph->value(n.inputs.at(3)).shape, Shape({1, 1, kSeq, kSeq}));
+}
+
 TEST(PatternAttention, OneHeadAndRunTimeMasksAndPastKeys) {
   Model one = single_head(std::nullopt, 23);
   test::run_rules(one, "default");
@@ -507,10 +526,18 @@ TEST(PatternAttention, OneHeadAndRunTimeMasksAndPastKeys) {
   const Node& n = only_attention(*one.graph, "Attention");
   EXPECT_EQ(n.attribute(Symbol("q_num_heads"))->i, 1);
   EXPECT_EQ(n.attribute(Symbol("kv_num_heads"))->i, 1);
-  EXPECT_EQ(one.graph->value(n.inputs.at(3)).shape, Shape({1, 1, kSeq, kSeq}));
-  Model cut = attention({.keys = Keys::Gpt2, .mask = Mask::WhereCutScoresFirst, .opset = 23});
-  test::run_rules(cut, "default");
-  EXPECT_EQ(op_types(*cut.graph), (OpList{"Shape", "Slice", "Slice", "Slice", "Where", "Attention"}));
+  EXPECT_EQ(n.attribute(Symbol("is_causal"))->i, 1);
+  EXPECT_EQ(n.inputs.size(), 3u);
+  // A causal mask cut from its table at run time: the cut goes too.
+  for (Mask mask : {Mask::WhereCutScoresFirst, Mask::WhereCutFillFirst}) {
+    Model cut = attention({.keys = Keys::Gpt2, .mask = mask, .opset = 23});
+    test::run_rules(cut, "default");
+    ASSERT_EQ(op_types(*cut.graph), (OpList{"Attention"}));
+    EXPECT_EQ(only_attention(*cut.graph, "Attention").attribute(Symbol("is_causal"))->i, 1);
+  }
+  Model cut_once = single_head(0.f, 23);
+  test::run_rules(cut_once, "default");
+  EXPECT_EQ(op_types(*cut_once.graph), (OpList{"Attention"}));
   // Key and value concatenated after the past ones are 4-D: they go back to 3-D for the 3-D form.
   Model past = with_past(true, 23);
   test::run_rules(past, "default");
@@ -544,6 +571,8 @@ TEST(PatternAttention, SameNumbers) {
         Attention{.mask = Mask::None, .query_offset = true, .opset = 23}})
     test::expect_same_outputs([&] { return attention(c); }, "default", 1e-5);
   test::expect_same_outputs([] { return single_head(std::nullopt, 23); }, "default", 1e-5);
+  test::expect_same_outputs([] { return single_head(0.f, 23); }, "default", 1e-5,
+                            {.seed = 7, .symbols = {{"seq", kSeq}}});
   test::expect_same_outputs(
       [] { return attention({.keys = Keys::Gpt2, .mask = Mask::WhereCutFillFirst, .opset = 23}); }, "default",
       1e-5, {.seed = 7, .symbols = {{"seq", kSeq}}});
@@ -564,12 +593,14 @@ std::vector<int64_t> read_ids(const std::string& name) {
   return out;
 }
 
-// Optimizes FILE as `xexp optimize` does, checks that ONNX Runtime and xexp's evaluator give the
-// original's outputs, and returns the number of MultiHeadAttention nodes.
-int attention_nodes_after_optimizing(const std::string& name, const std::string& file) {
+// Optimizes FILE as `xexp optimize` does (upgraded to `target_opset` first, unless 0), checks that ONNX
+// Runtime and xexp's evaluator give the original's outputs, and returns the number of `op_type` nodes
+// (Attention: those reading no mask, is_causal).
+int attention_nodes_after_optimizing(const std::string& name, const std::string& file,
+                                     int64_t target_opset = 0, const char* op_type = "MultiHeadAttention") {
   const std::string original = (kModels / file).string();
   Model model = load_model(original);
-  tools::optimize_model(model, {});
+  tools::optimize_model(model, {.target_opset = target_opset});
   const std::vector<int64_t> ids = read_ids(name);
   // The ids were drawn for the static export, whose input shape says their sequence length.
   const Model static_export = load_model((kModels / (name + ".fold.onnx")).string());
@@ -577,7 +608,14 @@ int attention_nodes_after_optimizing(const std::string& name, const std::string&
   const int64_t batch = static_cast<int64_t>(ids.size()) / sequence;
   const xexp::testing::NamedTensors feeds = {{"input_ids", Tensor::from<int64_t>({batch, sequence}, ids)}};
   test::expect_outputs_of_file(original, model, feeds, 1e-5);
-  return nodes_of_type(*model.graph, "MultiHeadAttention");
+  int n = 0;
+  for (NodeId id : model.graph->nodes()) {
+    const Node& found = model.graph->node(id);
+    const Attribute* causal = found.attribute(Symbol("is_causal"));
+    n += found.op_type == Symbol(op_type) &&
+         (found.op_type != Symbol("Attention") || (causal && causal->i == 1 && found.inputs.size() == 3));
+  }
+  return n;
 }
 
 }  // namespace
@@ -594,4 +632,10 @@ TEST(PatternMultiHeadAttentionModels, EveryAttentionBlockOfTheDynamicExportsIsFu
   EXPECT_EQ(attention_nodes_after_optimizing("llama_L1", "llama_L1.op14dyn.onnx"), 1);
   EXPECT_EQ(attention_nodes_after_optimizing("gpt_erf_L1", "gpt_erf_L1.op14dyn.onnx"), 1);
   EXPECT_EQ(attention_nodes_after_optimizing("seed_llm", "seed_llm.op14dyn.onnx"), 2);
+}
+
+// At opset 23 ONNX's Attention, whose is_causal replaces the causal masks and their cuts at run time.
+TEST(PatternMultiHeadAttentionModels, AtOpset23TheDynamicExportsGetCausalAttention) {
+  EXPECT_EQ(attention_nodes_after_optimizing("gpt_erf_L1", "gpt_erf_L1.op14dyn.onnx", 23, "Attention"), 1);
+  EXPECT_EQ(attention_nodes_after_optimizing("seed_llm", "seed_llm.op14dyn.onnx", 23, "Attention"), 2);
 }

@@ -13,7 +13,8 @@
 //   constant. That needs a fill of -1e4 or less (exp underflows: masked weights are 0 either way) and no
 //   fully masked row (Where gives those a uniform row, the sum does not); or the Where of a causal mask
 //   sliced at run time from a constant table, whose additive mask is Where(mask, 0, fill)
-//   (runtime_mask_fits).
+//   (runtime_mask_fits). A mask that hides exactly the keys after each query (square scores) becomes
+//   is_causal=1 instead, the cut at run time going too (causal_bias, causal_cut).
 // The 3-D form takes Q, K and V as (batch, sequence, hidden) (ONNX Runtime 1.30 refuses a mix of 3-D and
 // 4-D): each goes back to it through Transpose and Reshape, which the default rules cancel against the
 // Reshape and Transpose that split the heads, so that one node replaces the splits, the attention and
@@ -176,61 +177,94 @@ inline constexpr auto attention_bias = rewrite::fact<"attention_bias">(folded_bi
 //   j <= i: every row of a leading square cut keeps a score, so no row is fully masked (Where gives such
 //   a row uniform weights, the sum does not);
 // - the fill is -1e4 or less (masked weights are 0 either way).
-inline bool runtime_mask_fits(const ValueView& masked, const ValueView& s) {
+// The constant bool table such a mask is cut from when it fits, else nullopt.
+inline std::optional<Tensor> runtime_mask_table(const ValueView& masked, const ValueView& s) {
   const ir::Graph& g = *s.graph;
   const ir::Node& n = node_of(masked);
-  if (!s.shape() || !masked.shape() || !rewrite::facts::same_shape(*s.shape(), *masked.shape())) return false;
+  if (!s.shape() || !masked.shape() || !rewrite::facts::same_shape(*s.shape(), *masked.shape()))
+    return std::nullopt;
   const auto rank = static_cast<int64_t>(s.shape()->size());
-  if ((rank != 3 && rank != 4) || !(dim_of(s, -2) == dim_of(s, -1))) return false;
+  if ((rank != 3 && rank != 4) || !(dim_of(s, -2) == dim_of(s, -1))) return std::nullopt;
   const bool keeps_where_true = n.inputs[1] == s.id;
   const std::optional<double> fill = scalar_constant(g, n.inputs[keeps_where_true ? 2 : 1]);
-  if (!fill || *fill > -1e4 || g.value(n.inputs[0]).elem != ElemType::Bool) return false;
+  if (!fill || *fill > -1e4 || g.value(n.inputs[0]).elem != ElemType::Bool) return std::nullopt;
   ir::ValueId v = n.inputs[0];
   const Tensor* compared_to = nullptr;  // the mask is Equal(cut, compared_to)
   if (const ir::Node* equal = producer_of(g, v, "Equal"); equal && equal->inputs.size() == 2) {
     compared_to = rewrite::constant_tensor(g, equal->inputs[1]);
-    if (!compared_to || compared_to->size() != 1) return false;
+    if (!compared_to || compared_to->size() != 1) return std::nullopt;
     v = equal->inputs[0];
   }
   const auto mask_rank = static_cast<int64_t>(g.value(v).shape ? g.value(v).shape->size() : 0);
-  if (mask_rank < 2 || mask_rank > rank) return false;
+  if (mask_rank < 2 || mask_rank > rank) return std::nullopt;
   std::optional<ir::ValueId> ends[2];  // where the rows and the columns are cut
   const Tensor* cut = nullptr;
   for (int cuts = 0; !(cut = rewrite::constant_tensor(g, v)); ++cuts) {
     const ir::Node* slice = producer_of(g, v, "Slice");
     const std::optional<AxisCut> c = slice ? axis_cut(g, *slice) : std::nullopt;
-    if (!c || cuts == 2 || c->start != 0 || c->step != 1) return false;
+    if (!c || cuts == 2 || c->start != 0 || c->step != 1) return std::nullopt;
     const int64_t axis = c->axis < 0 ? c->axis : c->axis - mask_rank;  // -2 rows, -1 columns
-    if ((axis != -2 && axis != -1) || ends[axis + 2]) return false;
+    if ((axis != -2 && axis != -1) || ends[axis + 2]) return std::nullopt;
     ends[axis + 2] = c->end;
     v = slice->inputs[0];
   }
   const Tensor table = compared_to ? compute("Equal", {*cut, *compared_to}) : *cut;
-  if (table.type() != ElemType::Bool || static_cast<int64_t>(table.rank()) != mask_rank) return false;
+  if (table.type() != ElemType::Bool || static_cast<int64_t>(table.rank()) != mask_rank) return std::nullopt;
   const std::vector<int64_t>& dims = table.dims();
-  if (std::any_of(dims.begin(), dims.end() - 2, [](int64_t d) { return d != 1; })) return false;
+  if (std::any_of(dims.begin(), dims.end() - 2, [](int64_t d) { return d != 1; })) return std::nullopt;
   for (int64_t axis : {-2, -1}) {
     const int64_t length = dims[dims.size() + static_cast<std::size_t>(axis)];
     if (!ends[axis + 2]) {
-      if (!(dim_of(s, axis) == length)) return false;
+      if (!(dim_of(s, axis) == length)) return std::nullopt;
       continue;
     }
     const std::optional<Shape> end = shape_value(g, *ends[axis + 2]);
-    if (length <= 1 || !end || end->size() != 1 || !(KnownDim{(*end)[0]} == dim_of(s, axis))) return false;
+    if (length <= 1 || !end || end->size() != 1 || !(KnownDim{(*end)[0]} == dim_of(s, axis)))
+      return std::nullopt;
   }
   const int64_t rows = dims[dims.size() - 2], columns = dims.back();
   for (int64_t row = 0; row < rows; ++row) {
     bool kept = false;
     for (int64_t column = 0; column <= std::min(row, columns - 1) && !kept; ++column)
       kept = (eval::element_as_double(table, row * columns + column) != 0) == keeps_where_true;
-    if (!kept) return false;
+    if (!kept) return std::nullopt;
   }
-  return true;
+  return table;
+}
+inline bool runtime_mask_fits(const ValueView& masked, const ValueView& s) {
+  return runtime_mask_table(masked, s).has_value();
 }
 inline constexpr auto runtime_mask = rewrite::fact<"runtime_mask">(runtime_mask_fits);
 // The Where keeps the scores where its condition holds: Where(mask, scores, fill).
 inline constexpr auto keeps_scores_where_true = rewrite::fact<"keeps_scores_where_true">(
     [](const ValueView& masked, const ValueView& s) { return node_of(masked).inputs[1] == s.id; });
+// Attention's is_causal (no past: key j hidden from query i when j > i) says what a mask of square scores
+// says when it hides exactly those keys, the same way in every batch and head: an additive bias
+// (attention_bias) of 0 and values of -1e4 or less (exp underflows as for -inf), or a mask cut at run
+// time from a table (runtime_mask) whose leading square (where any cut of it lies) is lower triangular.
+inline constexpr auto causal_bias =
+    rewrite::fact<"causal_bias">([](const ValueView& masked, const ValueView& s) {
+      const std::optional<Tensor> bias = folded_bias(masked, s);
+      if (!bias || bias->dims()[2] != bias->dims()[3]) return false;
+      const int64_t n = bias->dims()[3];
+      for (int64_t k = 0; k < bias->size(); ++k) {
+        const double x = eval::element_as_double(*bias, k);
+        if (k % n <= (k / n) % n ? x != 0 : x > -1e4) return false;
+      }
+      return true;
+    });
+inline constexpr auto causal_cut =
+    rewrite::fact<"causal_cut">([](const ValueView& masked, const ValueView& s) {
+      const std::optional<Tensor> table = runtime_mask_table(masked, s);
+      if (!table) return false;
+      const bool keeps_where_true = node_of(masked).inputs[1] == s.id;
+      const int64_t columns = table->dims().back(), n = std::min(table->dims()[table->rank() - 2], columns);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          if (((eval::element_as_double(*table, i * columns + j) != 0) == keeps_where_true) != (j <= i))
+            return false;
+      return true;
+    });
 // A zero of the scores' type, (1, 1, 1, 1): Where broadcasts the bias to 4-D with it.
 inline constexpr auto zero_bias = rewrite::fact<"zero_bias">([](const ValueView& s) {
   return eval::filled(s.elem(), {1, 1, 1, 1}, 0.0);
@@ -248,11 +282,11 @@ inline constexpr auto passes_as_bias =
       return one_or(0) && one_or(1) && paired(2) && paired(3);
     });
 
-
-// The rule `name`, where `opset_fits` holds. Write::heads(q, k, v, q_k, scale, mask...) writes the
+// The rule `name`, where `opset_fits` holds. Write::heads(q, k, v, q_k, scale[, mask, causal]) writes the
 // attention of q, k, v split in heads (k in (batch, sequence, heads, head_size) when keys_in_bsnh(q_k)),
-// merged to (batch, sequence, hidden); Write::single(q, k, v, scale, mask...) that of one head on 3-D
-// values. The mask, when there is one, is additive, (batch|1, heads|1, sequence, total).
+// merged to (batch, sequence, hidden); Write::single(q, k, v, scale[, mask, causal]) that of one head on
+// 3-D values. The mask is additive, (batch|1, heads|1, sequence, total); `causal` tells whether it is
+// exactly causal (causal_bias, causal_cut).
 template <class Write, class OpsetFits>
 rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_fits) {
   using namespace rewrite::dsl;
@@ -308,38 +342,63 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   return rule(name).priority(2).cases(
       match(heads_merged(mask))
           .when(is_last_axis(axis, mask) && fits && (has_value(bias) || passes_as_bias(mask, m, scores)))
-          .to(Write::heads(q, k, v, q_k, factor, choose(has_value(bias), fold(value_of(bias)), m))),
+          .to(Write::heads(q, k, v, q_k, factor, choose(has_value(bias), fold(value_of(bias)), m),
+                           causal_bias(mask, scores))),
       match(heads_merged(cut_mask))
           .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_mask, scores))
-          .to(Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores))),
+          .to(Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores), causal_cut(cut_mask, scores))),
       match(heads).when(is_last_axis(axis, scores) && fits).to(Write::heads(q, k, v, q_k, factor)),
       match(single_head(mask_single))
           .when(is_last_axis(axis, mask_single) && fits_single && has_value(bias))
-          .to(Write::single(q, k, v, factor, fold(value_of(bias)))),
+          .to(Write::single(q, k, v, factor, fold(value_of(bias)), causal_bias(mask_single, scores_single))),
       match(single_head(cut_mask_single))
           .when(is_last_axis(axis, cut_mask_single) && fits_single &&
                 runtime_mask(cut_mask_single, scores_single))
-          .to(Write::single(q, k, v, factor, where_bias(cut_mask_single, scores_single))),
+          .to(Write::single(q, k, v, factor, where_bias(cut_mask_single, scores_single),
+                            causal_cut(cut_mask_single, scores_single))),
       match(single_head(scores_single))
           .when(is_last_axis(axis, scores_single) && fits_single)
           .to(Write::single(q, k, v, factor)));
 }
 
-// ONNX's Attention in its 3-D form: Q, K and V all 3-D, the heads merged.
+// ONNX's Attention in its 3-D form: Q, K and V all 3-D, the heads merged; is_causal for a causal mask.
 struct WriteOnnxAttention {
-  template <class Q, class K, class V, class QK, class Scale, class... Mask>
-  static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale,
-                    const Mask&... mask) {
+  template <class Q, class K, class V, class Heads, class Scale, class... More>
+  static auto node(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
+                   const More&... more) {
     using namespace rewrite::dsl;
-    auto key = choose(keys_in_bsnh(q_k), Reshape(k, fold(merged_bsnh_shape(k))), merge_heads(k));
-    return op<"Attention">(merge_heads(q), key, merge_heads(v), mask..., attr<"q_num_heads"> = heads_of(q),
-                           attr<"kv_num_heads"> = heads_of(q), attr<"scale"> = scale);
-  }
-  template <class Q, class K, class V, class Scale, class... Mask>
-  static auto single(const Q& q, const K& k, const V& v, const Scale& scale, const Mask&... mask) {
-    using namespace rewrite::dsl;
-    return op<"Attention">(q, k, v, mask..., attr<"q_num_heads"> = 1, attr<"kv_num_heads"> = 1,
+    return op<"Attention">(q, k, v, more..., attr<"q_num_heads"> = heads, attr<"kv_num_heads"> = heads,
                            attr<"scale"> = scale);
+  }
+  template <class Q, class K, class V, class Heads, class Scale, class Mask, class Causal>
+  static auto masked(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
+                     const Mask& mask, const Causal& causal) {
+    using namespace rewrite::dsl;
+    return choose(causal, node(q, k, v, heads, scale, attr<"is_causal"> = 1),
+                  node(q, k, v, heads, scale, mask));
+  }
+  template <class K, class QK>
+  static auto key(const K& k, const QK& q_k) {
+    using namespace rewrite::dsl;
+    return choose(keys_in_bsnh(q_k), Reshape(k, fold(merged_bsnh_shape(k))), merge_heads(k));
+  }
+  template <class Q, class K, class V, class QK, class Scale>
+  static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
+    return node(merge_heads(q), key(k, q_k), merge_heads(v), heads_of(q), scale);
+  }
+  template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal>
+  static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask& mask,
+                    const Causal& causal) {
+    return masked(merge_heads(q), key(k, q_k), merge_heads(v), heads_of(q), scale, mask, causal);
+  }
+  template <class Q, class K, class V, class Scale>
+  static auto single(const Q& q, const K& k, const V& v, const Scale& scale) {
+    return node(q, k, v, 1, scale);
+  }
+  template <class Q, class K, class V, class Scale, class Mask, class Causal>
+  static auto single(const Q& q, const K& k, const V& v, const Scale& scale, const Mask& mask,
+                     const Causal& causal) {
+    return masked(q, k, v, 1, scale, mask, causal);
   }
 };
 

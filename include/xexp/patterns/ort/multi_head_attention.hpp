@@ -28,16 +28,29 @@ struct WriteMultiHeadAttention {
     else
       return attention(q, k, v, omitted, omitted, mask..., attr<"num_heads"> = heads, attr<"scale"> = scale);
   }
-  template <class Q, class K, class V, class QK, class Scale, class... Mask>
-  static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale,
-                    const Mask&... mask) {
+  template <class K, class QK>
+  static auto key(const K& k, const QK& q_k) {
     using namespace rewrite::dsl;
-    auto key = choose(keys_in_bsnh(q_k), Transpose(k, attr<"perm"> = heads_swap()), k);
-    return node(merge_heads(q), key, v, heads_of(q), scale, mask...);
+    return choose(keys_in_bsnh(q_k), Transpose(k, attr<"perm"> = heads_swap()), k);
   }
-  template <class Q, class K, class V, class Scale, class... Mask>
-  static auto single(const Q& q, const K& k, const V& v, const Scale& scale, const Mask&... mask) {
-    return node(q, k, v, 1, scale, mask...);
+  template <class Q, class K, class V, class QK, class Scale>
+  static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
+    return node(merge_heads(q), key(k, q_k), v, heads_of(q), scale);
+  }
+  // A causal mask stays attention_bias.
+  template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal>
+  static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask& mask,
+                    const Causal&) {
+    return node(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask);
+  }
+  template <class Q, class K, class V, class Scale>
+  static auto single(const Q& q, const K& k, const V& v, const Scale& scale) {
+    return node(q, k, v, 1, scale);
+  }
+  template <class Q, class K, class V, class Scale, class Mask, class Causal>
+  static auto single(const Q& q, const K& k, const V& v, const Scale& scale, const Mask& mask,
+                     const Causal&) {
+    return node(q, k, v, 1, scale, mask);
   }
 };
 
