@@ -297,8 +297,9 @@ TEST(CliOptimize, TargetOpsetUpgradesAndFusesLayerNormalization) {
 
 // --target-opset 23 on the Llama export read from disk (opset 17): its three RMSNorms become ONNX's
 // RMSNormalization (the default set, ahead of the onnxruntime set's SimplifiedLayerNormalization, which
-// they are without the option), and its rotations ONNX's RotaryEmbedding, with the same outputs as the
-// file in ONNX Runtime and in our evaluator.
+// they are without the option), its rotations ONNX's RotaryEmbedding and its attention ONNX's Attention
+// (MultiHeadAttention without the option), with the same outputs as the file in ONNX Runtime and in our
+// evaluator.
 TEST(CliOptimize, TargetOpset23WritesOnnxRmsNormalization) {
   TempDir dir;
   const std::string original = shared_model("llama_L1.onnx"), kept = dir / "kept.onnx",
@@ -323,9 +324,23 @@ TEST(CliOptimize, TargetOpset23WritesOnnxRmsNormalization) {
   EXPECT_EQ(count_op(m23, "ReduceMean"), 0u);
   EXPECT_EQ(count_op(m23, "RotaryEmbedding"), 2u);
   EXPECT_EQ(count_op(m23, "Neg"), 0u);
+  EXPECT_EQ(count_op(kept_model, "MultiHeadAttention"), 1u);
+  EXPECT_EQ(count_op(m23, "MultiHeadAttention"), 0u);
+  EXPECT_EQ(count_op(m23, "Attention"), 1u);
+  for (ir::NodeId id : m23.graph->nodes()) {  // its causal mask is is_causal
+    const ir::Node& n = m23.graph->node(id);
+    if (n.op_type.view() != "Attention") continue;
+    EXPECT_EQ(n.inputs.size(), 3u);
+    ASSERT_NE(n.attribute(Symbol("is_causal")), nullptr);
+    EXPECT_EQ(n.attribute(Symbol("is_causal"))->i, 1);
+  }
+  // One node reads the rotated 3-D Q and K and the 3-D V: the heads' splits and merge are gone.
+  EXPECT_EQ(count_op(m23, "Softmax") + count_op(m23, "Transpose") + count_op(m23, "Reshape"), 0u);
+  EXPECT_EQ(m23.graph->node_count(), 19u);
   for (ir::NodeId id : m23.graph->nodes()) {
     const ir::Node& n = m23.graph->node(id);
-    if (n.op_type.view() == "RMSNormalization" || n.op_type.view() == "RotaryEmbedding") {
+    if (n.op_type.view() == "RMSNormalization" || n.op_type.view() == "RotaryEmbedding" ||
+        n.op_type.view() == "Attention") {
       EXPECT_TRUE(n.domain.empty()) << n.domain.view() << "." << n.op_type.view();
     }
   }

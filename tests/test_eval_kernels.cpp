@@ -3,8 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numbers>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "support/compare.hpp"
 #include "support/temp_dir.hpp"
@@ -625,6 +629,107 @@ TEST(EvalNormalization, AnAxisOutOfRangeIsAnErrorNamingTheNode) {
       EXPECT_EQ(e.node(), "norm");
       EXPECT_NE(std::string(e.what()).find("axis 3 is out of range for rank 2"), std::string::npos)
           << e.what();
+    }
+  }
+}
+
+// ---- ONNX Attention (opset 23) against ONNX Runtime 1.30 ---------------------------------------------
+
+namespace {
+
+// One Attention node named "attention" reading the feeds (an empty name omits an input), with
+// `outputs` outputs.
+ir::Model attention_model(const NamedTensors& feeds, const std::vector<std::string>& inputs,
+                          std::vector<Attribute> attrs, std::size_t outputs = 1) {
+  ir::Model m;
+  m.opsets.push_back({"", 23, {}});
+  ir::Graph& g = *m.graph;
+  std::vector<ir::ValueId> ins;
+  for (const std::string& name : inputs) {
+    if (name.empty()) {
+      ins.push_back(ir::kNone);
+      continue;
+    }
+    for (const auto& [feed, t] : feeds)
+      if (feed == name) ins.push_back(g.add_input(name, t.type(), t.shape()));
+  }
+  std::vector<ir::ValueId> outs;
+  for (std::size_t k = 0; k < outputs; ++k) {
+    outs.push_back(g.add_value("out" + std::to_string(k)));
+    g.value(outs.back()).elem = feeds.front().second.type();
+  }
+  g.add_node(Symbol("Attention"), ins, outs, std::move(attrs), "attention");
+  for (ir::ValueId out : outs) g.add_output(out);
+  return m;
+}
+Tensor flags(std::vector<int64_t> dims, const std::function<bool(int64_t)>& f) {
+  std::vector<bool> v;
+  for (int64_t k = 0; k < dims_element_count(dims); ++k) v.push_back(f(k));
+  return Tensor::from<bool>(std::move(dims), v);
+}
+
+}  // namespace
+
+TEST(EvalAttentionVsOrt, FourDThreeDMasksCausalPastAndGroupedHeads) {
+  const ElemType f = ElemType::Float;
+  const auto heads = [](int64_t q, int64_t kv) {
+    return std::vector<Attribute>{Attribute::make_int("q_num_heads", q),
+                                  Attribute::make_int("kv_num_heads", kv)};
+  };
+  const auto with = [](std::vector<Attribute> a, Attribute more) {
+    a.push_back(std::move(more));
+    return a;
+  };
+  const NamedTensors four_d{
+      {"Q", wavy(f, {2, 3, 4, 8})}, {"K", wavy(f, {2, 3, 6, 8}, true)}, {"V", wavy(f, {2, 3, 6, 5})}};
+  // 3-D: 3 heads of 4 for Q and K, of 2 for V; the mask keeps at least one key of every row.
+  NamedTensors three_d{{"Q", wavy(f, {2, 4, 12})},
+                       {"K", wavy(f, {2, 6, 12}, true)},
+                       {"V", wavy(f, {2, 6, 6})},
+                       {"M", wavy(f, {1, 1, 4, 6})}};
+  NamedTensors bool_mask = three_d;
+  bool_mask[3].second = flags({2, 1, 4, 6}, [](int64_t k) { return k % 6 == 0 || k % 4 != 1; });
+  NamedTensors past = four_d;
+  past.emplace_back("PK", wavy(f, {2, 3, 2, 8}));
+  past.emplace_back("PV", wavy(f, {2, 3, 2, 5}, true));
+  const NamedTensors grouped{
+      {"Q", wavy(f, {1, 4, 3, 8})}, {"K", wavy(f, {1, 2, 3, 8}, true)}, {"V", wavy(f, {1, 2, 3, 8})}};
+  const auto expect_agree = [&](const ir::Model& m, const NamedTensors& feeds) {
+    const auto [ours, ort] = evaluator_and_onnxruntime(m, feeds);
+    xexp::testing::expect_all_close(ours, ort, 1e-5, 1e-5);
+  };
+  expect_agree(attention_model(four_d, {"Q", "K", "V"}, {}), four_d);
+  expect_agree(attention_model(four_d, {"Q", "K", "V"}, {Attribute::make_float("scale", 0.3f)}), four_d);
+  expect_agree(attention_model(three_d, {"Q", "K", "V", "M"}, heads(3, 3)), three_d);
+  expect_agree(attention_model(bool_mask, {"Q", "K", "V", "M"}, heads(3, 3)), bool_mask);
+  // A causal 4 x 6: query i reads keys 0..i (ONNX Runtime aligns it at the top left without a past).
+  expect_agree(attention_model(four_d, {"Q", "K", "V"}, {Attribute::make_int("is_causal", 1)}), four_d);
+  expect_agree(
+      attention_model(three_d, {"Q", "K", "V", "M"}, with(heads(3, 3), Attribute::make_int("is_causal", 1))),
+      three_d);
+  // After 2 past positions, query i reads keys 0..i + 2; present_key and present_value, then the scores.
+  expect_agree(
+      attention_model(past, {"Q", "K", "V", "", "PK", "PV"}, {Attribute::make_int("is_causal", 1)}, 4), past);
+  expect_agree(attention_model(grouped, {"Q", "K", "V"}, {}), grouped);
+}
+
+TEST(EvalAttention, RefusesSoftcapAndMixedRanksNamingTheNode) {
+  const ElemType f = ElemType::Float;
+  const NamedTensors four_d{
+      {"Q", wavy(f, {1, 2, 3, 4})}, {"K", wavy(f, {1, 2, 3, 4})}, {"V", wavy(f, {1, 2, 3, 4})}};
+  NamedTensors mixed = four_d;
+  mixed[0].second = wavy(f, {1, 3, 8});
+  for (const auto& [feeds, attrs, cause] :
+       std::vector<std::tuple<NamedTensors, std::vector<Attribute>, std::string>>{
+           {four_d, {Attribute::make_float("softcap", 2.f)}, "softcap is not supported"},
+           {four_d, {Attribute::make_int("qk_matmul_output_mode", 1)}, "qk_matmul_output_mode"},
+           {mixed, {}, "are not all 3-D or all 4-D"}}) {
+    try {
+      eval::Evaluator(attention_model(feeds, {"Q", "K", "V"}, attrs)).run(feeds);
+      ADD_FAILURE() << "expected an error: " << cause;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.node(), "attention");
+      EXPECT_NE(std::string(e.what()).find(cause), std::string::npos) << e.what();
     }
   }
 }

@@ -199,6 +199,18 @@ const std::vector<Departure>& departures() {
        [](const diff::Case& c) { return has_nan(c); }},
       {"LogSoftmax", "gives finite values for a float64 row holding NaN (the specification's result is NaN)",
        [](const diff::Case& c) { return input_is(c, 0, ElemType::Double) && has_nan(c); }},
+      {"Attention",
+       "masks nothing under is_causal when one query follows a past and more than one new key (the "
+       "specification hides from it the keys after position past)",
+       [](const diff::Case& c) {
+         const auto length = [&](std::size_t k) {
+           return c.inputs[k]->dims()[c.inputs[k]->rank() == 4 ? 2 : 1];
+         };
+         const bool causal =
+             std::any_of(c.attributes.begin(), c.attributes.end(),
+                         [](const ir::Attribute& a) { return a.name == Symbol("is_causal") && a.i != 0; });
+         return causal && c.inputs.size() > 4 && c.inputs[4] && length(0) == 1 && length(1) > 1;
+       }},
       {"MaxPool",
        "sizes auto_pad SAME outputs with the undilated kernel when dilations > 1 (the specification: "
        "ceil(input / stride))",
@@ -509,7 +521,7 @@ TEST(OrtDifferential, EvaluatorAgreesWithOnnxRuntimeOnGeneratedCases) {
   // The cases compared per op class at scale 1 (agreed + both refused), pinned.
   const std::map<std::string, int64_t> pinned = {
       {"binary", 500},     {"cast", 304}, {"contrib", 82},  {"conv", 47},   {"gather", 280},
-      {"matmul", 32},      {"nn", 94},    {"reduce", 260},  {"shape", 832}, {"unary-exact", 282},
+      {"matmul", 32},      {"nn", 101},   {"reduce", 260},  {"shape", 832}, {"unary-exact", 282},
       {"unary-math", 340}, {"value", 54}, {"variadic", 152}};
   std::map<std::string, int64_t> compared;
   for (const auto& [name, c] : r.classes) compared[name] = c.agreed + c.both_refused;
@@ -586,8 +598,8 @@ TEST(OrtDifferential, OptimizedPositiveCasesGiveOnnxRuntimesOutputsOnRandomInput
             << " compared, original refused by ONNX Runtime:\n";
   for (const auto& [reason, n] : refused) std::cout << "  " << n << "  " << reason << "\n";
   if (scale == 1) {
-    // Of 342 pairs: StaticConcatReshape's integer inputs make no valid shape once; MissingCosSin,
+    // Of 345 pairs: StaticConcatReshape's integer inputs make no valid shape once; MissingCosSin,
     // MissingReduceMax and MissingTopK exist for kernels ONNX Runtime lacks: their originals never run.
-    EXPECT_EQ(compared, 332);
+    EXPECT_EQ(compared, 335);
   }
 }

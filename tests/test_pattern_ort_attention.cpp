@@ -1,8 +1,9 @@
-// onnxruntime set, attention: MultiHeadAttention and MultiHeadAttentionKeyValue3D. Small graphs for each
-// spelling exporters write (additive or Where mask, GPT-2's Transpose(0,2,3,1) of the keys, FusedMatMul
-// scores, one head on 3-D values): exact structure after the rewrite, one negative per condition, same
-// outputs in xexp's evaluator and ONNX Runtime. Then the user's path on the shared torch models, read as
-// exported: the attention blocks become MultiHeadAttention and ONNX Runtime gives the original's outputs.
+// onnxruntime set, attention: MultiHeadAttention and MultiHeadAttentionKeyValue3D; and the default set's
+// Attention (opset 23), the same match. Small graphs for each spelling exporters write (additive or Where
+// mask, GPT-2's Transpose(0,2,3,1) of the keys, FusedMatMul scores, one head on 3-D values): exact
+// structure after the rewrite, one negative per condition, same outputs in xexp's evaluator and ONNX
+// Runtime. Then the user's path on the shared torch models, read as exported: the attention blocks become
+// MultiHeadAttention and ONNX Runtime gives the original's outputs.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -48,6 +49,7 @@ struct Attention {
   bool scores_read_twice = false;                        // the scores are a graph output too
   bool query_offset = false;  // Q + P after the heads split: Q is no Transpose(Reshape)
   bool cut_at_batch = false;  // WhereCut*: the cut ends at the batch size, not at seq
+  int64_t opset = 18;
 };
 constexpr int64_t kTable = 8;
 bool cut_at_run_time(const Attention& c) {
@@ -77,7 +79,7 @@ Attribute perm(std::vector<int64_t> p) { return Attribute::make_ints("perm", std
 // Q, K, V (batch, sequence, hidden) split into heads, attention, heads merged back. The sequence is the
 // symbol "seq" for a mask cut at run time.
 Model attention(const Attention& c) {
-  Model m = test::model_with_opset(18);
+  Model m = test::model_with_opset(c.opset);
   m.opsets.push_back({"com.microsoft", 1, {}});
   Graph& g = *m.graph;
   const bool dynamic = cut_at_run_time(c);
@@ -158,8 +160,8 @@ Model attention(const Attention& c) {
 // With `hidden_where_cut_equals` (a dynamic export of such a module), the mask is
 // Equal(Slice(Slice(tril, 0..seq, 0), 0..seq, 1), hidden_where_cut_equals) of a constant float table of
 // ones on and below the diagonal, seq read from Q's shape at run time.
-Model single_head(std::optional<float> hidden_where_cut_equals = std::nullopt) {
-  Model m = test::model_with_opset(18);
+Model single_head(std::optional<float> hidden_where_cut_equals = std::nullopt, int64_t opset = 18) {
+  Model m = test::model_with_opset(opset);
   m.opsets.push_back({"com.microsoft", 1, {}});
   Graph& g = *m.graph;
   const Shape three_d{1, hidden_where_cut_equals ? Dim::symbolic("seq") : Dim(kSeq), kHeadSize};
@@ -195,8 +197,8 @@ Model single_head(std::optional<float> hidden_where_cut_equals = std::nullopt) {
 // too), FusedMatMul scores, and an additive mask (batch, 1, seq, total) sliced at run time, whose total
 // is the file's own symbol, not the "past+seq" inference gives the scores. With `mask_per_row` false the
 // mask has one row broadcast over the sequence, which MultiHeadAttention's attention_bias cannot be.
-Model with_past(bool mask_per_row = true) {
-  Model m = test::model_with_opset(18);
+Model with_past(bool mask_per_row = true, int64_t opset = 18) {
+  Model m = test::model_with_opset(opset);
   m.opsets.push_back({"com.microsoft", 1, {}});
   Graph& g = *m.graph;
   const Dim seq = Dim::symbolic("seq");
@@ -227,10 +229,10 @@ Model with_past(bool mask_per_row = true) {
   return m;
 }
 
-const Node& only_attention(const Graph& g) {
+const Node& only_attention(const Graph& g, const char* op_type = "MultiHeadAttention") {
   for (NodeId id : g.nodes())
-    if (g.node(id).op_type == Symbol("MultiHeadAttention")) return g.node(id);
-  throw Error("no MultiHeadAttention");
+    if (g.node(id).op_type == Symbol(op_type)) return g.node(id);
+  throw Error(std::string("no ") + op_type);
 }
 int nodes_of_type(const Graph& g, const char* op_type) {
   int n = 0;
@@ -446,6 +448,138 @@ TEST(PatternMultiHeadAttention, DescribesItself) {
   EXPECT_NE(text.find("-> rebuild(R, input1=k, input2=v)"), std::string::npos) << text;
 }
 
+// ---- Attention (default set, opset >= 23) ----------------------------------------------------------
+TEST(PatternAttention, AdditiveMaskBecomesOneNodeOnThe3DProjectionsAtOpset23) {
+  Model m = attention({.opset = 23});
+  test::run_rules(m, "default");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"Attention"}));
+  const Node& n = only_attention(g, "Attention");
+  EXPECT_TRUE(n.domain.empty());
+  ASSERT_EQ(n.inputs.size(), 4u);
+  EXPECT_EQ(input_name(g, n, 0), "Q");
+  EXPECT_EQ(input_name(g, n, 1), "K");
+  EXPECT_EQ(input_name(g, n, 2), "V");
+  const Tensor* mask = rewrite::constant_tensor(g, n.inputs[3]);
+  ASSERT_NE(mask, nullptr);
+  EXPECT_EQ(mask->dims(), (std::vector<int64_t>{kBatch, 1, kSeq, kSeq}));
+  EXPECT_EQ(n.attribute(Symbol("q_num_heads"))->i, kHeads);
+  EXPECT_EQ(n.attribute(Symbol("kv_num_heads"))->i, kHeads);
+  EXPECT_FLOAT_EQ(n.attribute(Symbol("scale"))->f, 1 / std::sqrt(3.f));
+  EXPECT_EQ(g.value(n.outputs[0]).shape, Shape({kBatch, kSeq, kHidden}));
+}
+
+// The causal Where masks become is_causal (ONNX Runtime hides with -inf: exp(-1e4) underflows the same).
+TEST(PatternAttention, EverySpelling) {
+  const float inv_root = 1 / std::sqrt(3.f);
+  struct Case {
+    Attention attention;
+    int64_t mask_heads;  // the mask is (1, mask_heads, sequence, total); 0: no mask input
+    float scale;
+    bool causal = false;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{.keys = Keys::Gpt2, .mask = Mask::WhereScoresFirst, .opset = 23}, 0, inv_root, true},
+           {{.keys = Keys::FusedMatMul, .mask = Mask::WhereFillFirst, .fill = -1e4f, .opset = 23},
+            0,
+            0.5f,
+            true},
+           {{.mask = Mask::AddInput, .multiply = true, .opset = 23}, kHeads, inv_root},
+           {{.mask = Mask::None, .scale_rank = 4, .opset = 23}, 0, inv_root},
+           {{.keys = Keys::Gpt2, .mask = Mask::None, .opset = 24}, 0, inv_root}}) {
+    Model m = attention(c.attention);
+    test::run_rules(m, "default");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"Attention"}));
+    const Node& n = only_attention(g, "Attention");
+    EXPECT_EQ(input_name(g, n, 0), "Q");
+    EXPECT_EQ(input_name(g, n, 1), "K");
+    EXPECT_EQ(input_name(g, n, 2), "V");
+    EXPECT_NEAR(n.attribute(Symbol("scale"))->f, c.scale, 1e-6);
+    EXPECT_EQ(n.attribute(Symbol("is_causal")) != nullptr, c.causal);
+    if (c.mask_heads == 0) {
+      EXPECT_EQ(n.inputs.size(), 3u);
+    } else {
+      ASSERT_EQ(n.inputs.size(), 4u);
+      EXPECT_EQ(g.value(n.inputs[3]).shape, Shape({1, c.mask_heads, kSeq, kSeq}));
+    }
+  }
+}
+
+TEST(PatternAttention, AWhereMaskOtherThanCausalStaysAMask) {
+  Model m = attention({.mask = Mask::WhereScoresFirst, .opset = 23});
+  // Every row keeps a key, row 2 not key 0.
+  m.graph->value(*m.graph->find("flags")).initializer =
+      Tensor::from<bool>({1, 1, kSeq, kSeq}, {true, false, false, false, true, true, false, false, false,
+                                              true, true, false, true, false, true, true});
+  test::run_rules(m, "default");
+  ASSERT_EQ(op_types(*m.graph), (OpList{"Attention"}));
+  const Node& n = only_attention(*m.graph, "Attention");
+  EXPECT_EQ(n.attribute(Symbol("is_causal")), nullptr);
+  EXPECT_EQ(m.graph->value(n.inputs.at(3)).shape, Shape({1, 1, kSeq, kSeq}));
+}
+
+TEST(PatternAttention, OneHeadAndRunTimeMasksAndPastKeys) {
+  Model one = single_head(std::nullopt, 23);
+  test::run_rules(one, "default");
+  ASSERT_EQ(op_types(*one.graph), (OpList{"Attention"}));
+  const Node& n = only_attention(*one.graph, "Attention");
+  EXPECT_EQ(n.attribute(Symbol("q_num_heads"))->i, 1);
+  EXPECT_EQ(n.attribute(Symbol("kv_num_heads"))->i, 1);
+  EXPECT_EQ(n.attribute(Symbol("is_causal"))->i, 1);
+  EXPECT_EQ(n.inputs.size(), 3u);
+  // A causal mask cut from its table at run time: the cut goes too.
+  for (Mask mask : {Mask::WhereCutScoresFirst, Mask::WhereCutFillFirst}) {
+    Model cut = attention({.keys = Keys::Gpt2, .mask = mask, .opset = 23});
+    test::run_rules(cut, "default");
+    ASSERT_EQ(op_types(*cut.graph), (OpList{"Attention"}));
+    EXPECT_EQ(only_attention(*cut.graph, "Attention").attribute(Symbol("is_causal"))->i, 1);
+  }
+  Model cut_once = single_head(0.f, 23);
+  test::run_rules(cut_once, "default");
+  EXPECT_EQ(op_types(*cut_once.graph), (OpList{"Attention"}));
+  // Key and value concatenated after the past ones are 4-D: they go back to 3-D for the 3-D form.
+  Model past = with_past(true, 23);
+  test::run_rules(past, "default");
+  EXPECT_EQ(op_types(*past.graph), (OpList{"Reshape", "Transpose", "Add", "Reshape", "Transpose", "Concat",
+                                           "Reshape", "Transpose", "Concat", "Transpose", "Reshape",
+                                           "Transpose", "Reshape", "Transpose", "Reshape", "Attention"}));
+  EXPECT_EQ(input_name(*past.graph, only_attention(*past.graph, "Attention"), 3), "M");
+}
+
+TEST(PatternAttention, NotBelowOpset23) {
+  Model m = attention({.opset = 22});
+  test::run_rules(m, "default");
+  EXPECT_EQ(nodes_of_type(*m.graph, "Attention"), 0);
+  EXPECT_EQ(nodes_of_type(*m.graph, "Softmax"), 1);
+}
+
+// With both sets, the default set's Attention comes first from opset 23; MultiHeadAttention below.
+TEST(PatternAttention, DefaultAndOnnxruntimeGiveAttentionAt23AndMultiHeadAttentionAt22) {
+  Model at23 = attention({.opset = 23});
+  test::run_rules(at23, kAll);
+  EXPECT_EQ(op_types(*at23.graph), (OpList{"Attention"}));
+  Model at22 = attention({.opset = 22});
+  test::run_rules(at22, kAll);
+  EXPECT_EQ(op_types(*at22.graph), (OpList{kMha}));
+}
+
+TEST(PatternAttention, SameNumbers) {
+  for (const Attention& c :
+       {Attention{.opset = 23}, Attention{.keys = Keys::Gpt2, .mask = Mask::WhereScoresFirst, .opset = 23},
+        Attention{.mask = Mask::AddInput, .multiply = true, .opset = 23},
+        Attention{.mask = Mask::None, .query_offset = true, .opset = 23}})
+    test::expect_same_outputs([&] { return attention(c); }, "default", 1e-5);
+  test::expect_same_outputs([] { return single_head(std::nullopt, 23); }, "default", 1e-5);
+  test::expect_same_outputs([] { return single_head(0.f, 23); }, "default", 1e-5,
+                            {.seed = 7, .symbols = {{"seq", kSeq}}});
+  test::expect_same_outputs(
+      [] { return attention({.keys = Keys::Gpt2, .mask = Mask::WhereCutFillFirst, .opset = 23}); }, "default",
+      1e-5, {.seed = 7, .symbols = {{"seq", kSeq}}});
+  test::expect_same_outputs([] { return with_past(true, 23); }, kAll, 1e-5,
+                            {.seed = 7, .symbols = {{"seq", kSeq}, {"past", 3}, {"total", kSeq + 3}}});
+}
+
 // ---- the user's path: `xexp optimize` on the shared torch models, read as exported -------------------
 namespace {
 
@@ -459,12 +593,14 @@ std::vector<int64_t> read_ids(const std::string& name) {
   return out;
 }
 
-// Optimizes FILE as `xexp optimize` does, checks that ONNX Runtime and xexp's evaluator give the
-// original's outputs, and returns the number of MultiHeadAttention nodes.
-int attention_nodes_after_optimizing(const std::string& name, const std::string& file) {
+// Optimizes FILE as `xexp optimize` does (upgraded to `target_opset` first, unless 0), checks that ONNX
+// Runtime and xexp's evaluator give the original's outputs, and returns the number of `op_type` nodes
+// (Attention: those reading no mask, is_causal).
+int attention_nodes_after_optimizing(const std::string& name, const std::string& file,
+                                     int64_t target_opset = 0, const char* op_type = "MultiHeadAttention") {
   const std::string original = (kModels / file).string();
   Model model = load_model(original);
-  tools::optimize_model(model, {});
+  tools::optimize_model(model, {.target_opset = target_opset});
   const std::vector<int64_t> ids = read_ids(name);
   // The ids were drawn for the static export, whose input shape says their sequence length.
   const Model static_export = load_model((kModels / (name + ".fold.onnx")).string());
@@ -472,7 +608,14 @@ int attention_nodes_after_optimizing(const std::string& name, const std::string&
   const int64_t batch = static_cast<int64_t>(ids.size()) / sequence;
   const xexp::testing::NamedTensors feeds = {{"input_ids", Tensor::from<int64_t>({batch, sequence}, ids)}};
   test::expect_outputs_of_file(original, model, feeds, 1e-5);
-  return nodes_of_type(*model.graph, "MultiHeadAttention");
+  int n = 0;
+  for (NodeId id : model.graph->nodes()) {
+    const Node& found = model.graph->node(id);
+    const Attribute* causal = found.attribute(Symbol("is_causal"));
+    n += found.op_type == Symbol(op_type) &&
+         (found.op_type != Symbol("Attention") || (causal && causal->i == 1 && found.inputs.size() == 3));
+  }
+  return n;
 }
 
 }  // namespace
@@ -489,4 +632,10 @@ TEST(PatternMultiHeadAttentionModels, EveryAttentionBlockOfTheDynamicExportsIsFu
   EXPECT_EQ(attention_nodes_after_optimizing("llama_L1", "llama_L1.op14dyn.onnx"), 1);
   EXPECT_EQ(attention_nodes_after_optimizing("gpt_erf_L1", "gpt_erf_L1.op14dyn.onnx"), 1);
   EXPECT_EQ(attention_nodes_after_optimizing("seed_llm", "seed_llm.op14dyn.onnx"), 2);
+}
+
+// At opset 23 ONNX's Attention, whose is_causal replaces the causal masks and their cuts at run time.
+TEST(PatternMultiHeadAttentionModels, AtOpset23TheDynamicExportsGetCausalAttention) {
+  EXPECT_EQ(attention_nodes_after_optimizing("gpt_erf_L1", "gpt_erf_L1.op14dyn.onnx", 23, "Attention"), 1);
+  EXPECT_EQ(attention_nodes_after_optimizing("seed_llm", "seed_llm.op14dyn.onnx", 23, "Attention"), 2);
 }

@@ -682,6 +682,48 @@ inline void multi_head_attention(Draw& d, ElemType t, Case& c) {
   if (d.chance(0.5)) c.attr_float("scale", 0.25f);
 }
 
+// ONNX Attention (opset 23): Q, K, V all 4-D or all 3-D (q_num_heads, kv_num_heads), K and V heads
+// shared by groups of query heads, an additive or boolean mask (which keeps key 0 of every row) or none,
+// is_causal, past_key and past_value with the present outputs, the scale given or left to
+// 1/sqrt(head_size).
+inline void attention(Draw& d, ElemType t, Case& c) {
+  c.opset = 23;
+  const int64_t b = d.pick(1, 2), s = d.pick(1, 3), length = d.pick(1, 4), kv_heads = d.pick(1, 2);
+  const int64_t q_heads = kv_heads * d.pick(1, 2), size = d.pick(1, 3), v_size = d.pick(1, 3);
+  const bool three_d = d.chance(0.5);
+  const auto layout = [&](int64_t heads, int64_t n, int64_t h) {
+    return three_d ? Dims{b, n, heads * h} : Dims{b, heads, n, h};
+  };
+  c.in(d.values(t, layout(q_heads, s, size), false, false));
+  c.in(d.values(t, layout(kv_heads, length, size), false, false));
+  c.in(d.values(t, layout(kv_heads, length, v_size), false, false));
+  const int64_t past = d.chance(0.4) ? d.pick(1, 2) : 0, total = length + past;
+  const int64_t mask = d.pick(0, 2);  // none, additive, boolean
+  const int64_t mask_batch = d.chance(0.5) ? b : 1, mask_heads = d.chance(0.5) ? q_heads : 1;
+  const Dims mask_dims{mask_batch, mask_heads, s, total};
+  if (mask == 1) {
+    c.in(d.values(t, mask_dims, false, false));
+  } else if (mask == 2) {
+    std::vector<bool> keep;
+    for (int64_t k = 0; k < dims_element_count(mask_dims); ++k)
+      keep.push_back(k % total == 0 || d.chance(0.6));
+    c.in(Tensor::from<bool>(mask_dims, keep));
+  } else if (past > 0) {
+    c.none();
+  }
+  if (past > 0) {
+    c.in(d.values(t, {b, kv_heads, past, size}, false, false));
+    c.in(d.values(t, {b, kv_heads, past, v_size}, false, false));
+    c.outputs = 3;
+  }
+  if (three_d) {
+    c.attr_int("q_num_heads", q_heads);
+    c.attr_int("kv_num_heads", kv_heads);
+  }
+  if (d.chance(0.3)) c.attr_int("is_causal", 1);
+  if (d.chance(0.5)) c.attr_float("scale", 0.25f);
+}
+
 }  // namespace ops_detail
 
 // Every op the evaluator registers, with its case generator. The element types come from ONNX's
@@ -1043,6 +1085,7 @@ inline std::vector<OpSpec> evaluator_op_specs() {
       "RotaryEmbedding", "nn", Match::Close, [](Draw& d, ElemType t, Case& c) { rotary(d, t, c, false); },
       kFloats);
   add("MultiHeadAttention", "contrib", Match::Close, multi_head_attention, {ElemType::Float, ElemType::Float16}, ms);
+  add("Attention", "nn", Match::Close, attention, {ElemType::Float, ElemType::Float16});
   add(
       "Constant", "shape", Match::Exact,
       [](Draw& d, ElemType t, Case& c) {

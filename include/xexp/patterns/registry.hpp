@@ -6,6 +6,7 @@
 #include "xexp/core/config.hpp"
 #include "xexp/rewrite/rule_set.hpp"
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_RULES)
+#include "xexp/patterns/onnx/attention.hpp"
 #include "xexp/patterns/onnx/batch_normalization.hpp"
 #include "xexp/patterns/onnx/batch_normalization_training.hpp"
 #include "xexp/patterns/onnx/cast.hpp"
@@ -129,6 +130,7 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules();
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_RULES)
 XEXP_INLINE rewrite::RuleSet default_rules() {
   return {
+      attention_rule(),
       batch_normalization_rule(),
       batch_normalization_training_rule(),
       cast_layer_normalization_cast_rule(),

@@ -1,10 +1,12 @@
 #pragma once
 // com.microsoft kernels the ORT pattern set produces (FastGelu, BiasGelu, QuickGelu, the Skip*
 // normalizations, RotaryEmbedding, MultiHeadAttention, BiasSoftmax, SoftmaxGrad, FusedConv, FusedGemm)
-// and ONNX RotaryEmbedding.
+// and ONNX RotaryEmbedding and Attention.
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
+#include <optional>
 #include <string>
 
 #include "xexp/eval/kernel.hpp"
@@ -236,6 +238,42 @@ inline std::vector<Tensor> onnx_rotary_kernel(const KernelContext& c) {
   return {apply_rotary(c, x, l, {}, cos_cache, c.in(2), rotary_dim, c.attr_int("interleaved", 0) != 0, true)};
 }
 
+// x as (batch, heads, length, head_size): 4-D with that many heads as it is, 3-D (batch, length, heads *
+// head_size) split.
+inline Tensor split_heads(const KernelContext& c, const Tensor& x, int64_t heads, const std::string& what) {
+  if (x.rank() == 4 && x.dims()[1] == heads) return x;
+  if (x.rank() != 3 || x.dims()[2] % heads != 0)
+    c.fail(what + " " + shape_str(x.shape()) + " is neither 3-D with a hidden size divisible by " +
+           std::to_string(heads) + " heads nor (batch, " + std::to_string(heads) + ", length, head_size)");
+  return transpose(x.reshaped({x.dims()[0], x.dims()[1], heads, x.dims()[2] / heads}), {0, 2, 1, 3});
+}
+// (batch, heads, sequence, head_size) to (batch, sequence, heads * head_size).
+inline Tensor merge_heads(const Tensor& y) {
+  const Tensor t = transpose(y, {0, 2, 1, 3});
+  return t.reshaped({t.dims()[0], t.dims()[1], t.dims()[2] * t.dims()[3]});
+}
+
+// Softmax(scale * Q K^T + bias) V per head, for q (batch, heads, sequence, head_size), k (batch, heads,
+// total, head_size), v (batch, heads, total, v_head_size) and a bias (`what`) broadcast to the scores;
+// `scores`, when given, gets scale * Q K^T.
+inline Tensor attend(const KernelContext& c, const Tensor& q, const Tensor& k, const Tensor& v, double scale,
+                     const Tensor* bias, const char* what, Tensor* scores = nullptr) {
+  Tensor s = batched_matmul(q, k, false, true, scale);
+  if (scores) *scores = s;
+  if (bias) {
+    if (bias->type() != s.type()) c.fail(std::string(what) + " is not of the query's type");
+    s = visit_float_type(s.type(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      return broadcast_binary<T, T, T>(s, *bias, [](T a, T b) { return a + b; });
+    });
+    if (s.dims() != std::vector<int64_t>{q.dims()[0], q.dims()[1], q.dims()[2], k.dims()[2]})
+      c.fail(std::string(what) + " " + shape_str(bias->shape()) + " does not broadcast to the scores");
+  }
+  const int64_t total = k.dims()[2];
+  const Tensor weights = softmax(s, total > 0 ? s.size() / total : 0, total, 1, SoftmaxKind::Softmax);
+  return batched_matmul(weights, v, false, false, 1.0);
+}
+
 // com.microsoft MultiHeadAttention(query, key, value, bias?, key_padding_mask?, attention_bias?):
 // per head, Softmax(scale * Q K^T + attention_bias) V, scale 1/sqrt(head_size) when absent or 0. The query
 // is (batch, sequence, heads * head_size); key and value are 3-D like it or (batch, heads, total,
@@ -248,35 +286,94 @@ inline std::vector<Tensor> multi_head_attention_kernel(const KernelContext& c) {
     if (c.has(k)) c.fail("input " + std::to_string(k) + " (bias, key_padding_mask or past state) is not supported");
   if (!c.has(1) || !c.has(2)) c.fail("key and value are required (packed QKV is not supported)");
   if (c.in(0).rank() != 3) c.fail("the query is " + shape_str(c.in(0).shape()) + ", expected (batch, sequence, hidden)");
-  // (batch, heads, length, head_size)
-  auto split = [&](const Tensor& x, const char* what) {
-    if (x.rank() == 4 && x.dims()[1] == heads) return x;
-    if (x.rank() != 3 || x.dims()[2] % heads != 0)
-      c.fail(std::string(what) + " " + shape_str(x.shape()) + " is neither 3-D with a hidden size divisible by " +
-             std::to_string(heads) + " heads nor (batch, " + std::to_string(heads) + ", length, head_size)");
-    return transpose(x.reshaped({x.dims()[0], x.dims()[1], heads, x.dims()[2] / heads}), {0, 2, 1, 3});
-  };
-  const Tensor q = split(c.in(0), "the query"), k = split(c.in(1), "the key"), v = split(c.in(2), "the value");
+  const Tensor q = split_heads(c, c.in(0), heads, "the query"), k = split_heads(c, c.in(1), heads, "the key"),
+               v = split_heads(c, c.in(2), heads, "the value");
   const int64_t head_size = q.dims()[3];
   if (k.dims()[0] != q.dims()[0] || v.dims()[0] != q.dims()[0] || k.dims()[3] != head_size || v.dims()[2] != k.dims()[2])
     c.fail("query " + shape_str(c.in(0).shape()) + ", key " + shape_str(c.in(1).shape()) + " and value " +
            shape_str(c.in(2).shape()) + " do not match");
   const float given = c.attr_float("scale", 0.f);
   const double scale = given != 0.f ? given : 1 / std::sqrt(static_cast<double>(head_size));
-  Tensor scores = batched_matmul(q, k, false, true, scale);
-  if (c.has(5)) {
-    if (c.in(5).rank() != 4) c.fail("attention_bias " + shape_str(c.in(5).shape()) + " is not 4-D");
-    scores = visit_float_type(scores.type(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      return broadcast_binary<T, T, T>(scores, c.in(5), [](T a, T b) { return a + b; });
-    });
-    if (scores.dims() != std::vector<int64_t>{q.dims()[0], heads, q.dims()[2], k.dims()[2]})
-      c.fail("attention_bias " + shape_str(c.in(5).shape()) + " does not broadcast to the scores");
+  if (c.has(5) && c.in(5).rank() != 4) c.fail("attention_bias " + shape_str(c.in(5).shape()) + " is not 4-D");
+  return {merge_heads(attend(c, q, k, v, scale, c.has(5) ? &c.in(5) : nullptr, "attention_bias"))};
+}
+
+// ONNX Attention (opset 23)(Q, K, V, attn_mask?, past_key?, past_value?) -> (Y, present_key?,
+// present_value?, qk_matmul_output?): Q, K, V all 4-D (batch, heads, length, head_size), or all 3-D
+// (batch, length, hidden) split by q_num_heads and kv_num_heads (ONNX Runtime 1.30 refuses a mix). past_key
+// and past_value (batch, kv_num_heads, past, head_size) go before K and V, which gives the present ones.
+// attn_mask broadcasts to (batch, q_num_heads, sequence, total), additive or boolean (true attends);
+// is_causal hides key j from query i when j > i + past (ONNX Runtime 1.30 too, but for one query after a
+// past and more than one new key, which it lets read every key). Each K and V head serves q_num_heads /
+// kv_num_heads query heads in a row. qk_matmul_output is scale * Q K^T (mode 0); softcap and the other
+// modes are refused.
+inline std::vector<Tensor> attention_kernel(const KernelContext& c) {
+  if (c.attr_float("softcap", 0.f) != 0.f) c.fail("softcap is not supported");
+  if (c.attr_int("qk_matmul_output_mode", 0) != 0)
+    c.fail("qk_matmul_output_mode other than 0 is not supported");
+  const std::size_t rank = c.in(0).rank();
+  if ((rank != 3 && rank != 4) || c.in(1).rank() != rank || c.in(2).rank() != rank)
+    c.fail("Q " + shape_str(c.in(0).shape()) + ", K " + shape_str(c.in(1).shape()) + " and V " +
+           shape_str(c.in(2).shape()) + " are not all 3-D or all 4-D");
+  Tensor q = c.in(0), k = c.in(1), v = c.in(2);
+  if (rank == 3) {
+    const int64_t q_heads = c.attr_int("q_num_heads", 0), kv_heads = c.attr_int("kv_num_heads", 0);
+    if (q_heads <= 0 || kv_heads <= 0) c.fail("3-D inputs need positive q_num_heads and kv_num_heads");
+    q = split_heads(c, q, q_heads, "Q");
+    k = split_heads(c, k, kv_heads, "K");
+    v = split_heads(c, v, kv_heads, "V");
   }
-  const int64_t total = k.dims()[2];
-  const Tensor weights = softmax(scores, total > 0 ? scores.size() / total : 0, total, 1, SoftmaxKind::Softmax);
-  const Tensor y = transpose(batched_matmul(weights, v, false, false, 1.0), {0, 2, 1, 3});
-  return {y.reshaped({y.dims()[0], y.dims()[1], heads * v.dims()[3]})};
+  if (c.has(4) != c.has(5)) c.fail("past_key and past_value go together");
+  if (c.has(4)) {
+    k = concat({&c.in(4), &k}, 2);
+    v = concat({&c.in(5), &v}, 2);
+  }
+  const int64_t q_heads = q.dims()[1], kv_heads = k.dims()[1], sequence = q.dims()[2], total = k.dims()[2];
+  if (k.dims()[0] != q.dims()[0] || v.dims()[0] != q.dims()[0] || k.dims()[3] != q.dims()[3] ||
+      v.dims()[1] != kv_heads || v.dims()[2] != total || kv_heads <= 0 || q_heads % kv_heads != 0)
+    c.fail("Q " + shape_str(c.in(0).shape()) + ", K " + shape_str(c.in(1).shape()) + " and V " +
+           shape_str(c.in(2).shape()) + " (after the past ones) do not match");
+  auto repeated = [&](const Tensor& x) {
+    if (kv_heads == q_heads) return x;
+    const std::vector<int64_t>& d = x.dims();
+    return expand_to(x.reshaped({d[0], d[1], 1, d[2], d[3]}), {d[0], d[1], q_heads / kv_heads, d[2], d[3]})
+        .reshaped({d[0], q_heads, d[2], d[3]});
+  };
+  const ElemType type = q.type();
+  std::optional<Tensor> bias;
+  if (c.has(3)) {
+    const Tensor& mask = c.in(3);
+    bias = mask;
+    if (mask.type() == ElemType::Bool) {
+      bias = Tensor(type, mask.dims());
+      visit_float_type(type, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        auto dst = bias->mutable_data<T>();
+        for (int64_t i = 0; i < mask.size(); ++i)
+          dst[i] = element_as_double(mask, i) != 0 ? T(0) : -std::numeric_limits<T>::infinity();
+      });
+    }
+  }
+  if (c.attr_int("is_causal", 0) != 0) {
+    const int64_t past = c.has(4) ? c.in(4).dims()[2] : 0;
+    Tensor causal(type, {sequence, total});
+    visit_float_type(type, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      auto dst = causal.mutable_data<T>();
+      for (int64_t i = 0; i < sequence; ++i)
+        for (int64_t j = 0; j < total; ++j)
+          dst[i * total + j] = j > i + past ? -std::numeric_limits<T>::infinity() : T(0);
+      if (bias) causal = broadcast_binary<T, T, T>(*bias, causal, [](T a, T b) { return a + b; });
+    });
+    bias = causal;
+  }
+  const float given = c.attr_float("scale", 0.f);
+  const double scale = given != 0.f ? given : 1 / std::sqrt(static_cast<double>(q.dims()[3]));
+  Tensor scores;
+  Tensor y = attend(c, q, repeated(k), repeated(v), scale, bias ? &*bias : nullptr, "attn_mask", &scores);
+  std::vector<Tensor> out{rank == 3 ? merge_heads(y) : y, k, v, scores};
+  out.resize(std::min(out.size(), c.n_outputs));
+  return out;
 }
 
 inline void register_contrib(KernelRegistry& r) {
@@ -294,6 +391,7 @@ inline void register_contrib(KernelRegistry& r) {
   r.add(ms, "RotaryEmbedding", ort_rotary_kernel);
   r.add(ms, "MultiHeadAttention", multi_head_attention_kernel);
   r.add("RotaryEmbedding", onnx_rotary_kernel);
+  r.add("Attention", attention_kernel);
 }
 
 }  // namespace xexp::eval::kernels

@@ -1,323 +1,64 @@
 #pragma once
-// MultiHeadAttention (onnxruntime set): scaled dot-product attention as exporters write it,
-//   scores = Q K^T * scale (+ mask);  Y = Softmax(scores over the last axis) V
-// with Q, K, V in (batch, heads, sequence, head_size) and Y's heads merged back by Transpose(0,2,1,3)
-// and a Reshape to (batch, sequence, heads * head_size), becomes com.microsoft
-// MultiHeadAttention(query, key, value, '', '', attention_bias, num_heads, scale). Spellings:
-// - K^T: Transpose(K, 0,1,3,2), GPT-2's Transpose(K', 0,2,3,1) of keys in (batch, sequence, heads,
-//   head_size), or FusedMatMul(Q, K, transB=1), whose alpha joins the scale;
-// - the scale: a Div or Mul by a one-element constant, or none;
-// - the mask: none, an Add of a constant or of a (batch|1, heads|1, sequence, total) value, or
-//   Where(constant bool, scores, fill) / Where(constant bool, fill, scores) folded into an additive
-//   constant. That needs a fill of -1e4 or less (exp underflows: masked weights are 0 either way) and no
-//   fully masked row (Where gives those a uniform row, the sum does not); or the Where of a causal mask
-//   sliced at run time from a constant table, whose bias is Where(mask, 0, fill) (runtime_mask_fits).
-// MultiHeadAttention takes the query as (batch, sequence, hidden): Q goes back to it through Transpose and
-// Reshape, which the default rules cancel against the Reshape and Transpose that split the heads. Key
-// and value stay in (batch, heads, sequence, head_size), a layout MultiHeadAttention accepts for both;
-// MultiHeadAttentionKeyValue3D then reads them from the 3-D values they were split from, when they were.
-// Single-head attention on 3-D Q, K, V (batch, sequence, size) becomes MultiHeadAttention with one head.
-#include <algorithm>
-#include <cmath>
-#include <optional>
+// MultiHeadAttention (onnxruntime set): the Attention rule's scaled dot-product attention (see
+// onnx/attention.hpp for what it matches) becomes com.microsoft MultiHeadAttention(query, key, value, '',
+// '', attention_bias, num_heads, scale) at any opset. MultiHeadAttention takes the query as (batch,
+// sequence, hidden): Q goes back to it through Transpose and Reshape, which the default rules cancel
+// against the Reshape and Transpose that split the heads. Key and value stay in (batch, heads, sequence,
+// head_size), a layout MultiHeadAttention accepts for both; MultiHeadAttentionKeyValue3D then reads them
+// from the 3-D values they were split from, when they were. Single-head attention on 3-D Q, K, V (batch,
+// sequence, size) becomes MultiHeadAttention with one head.
 #include <vector>
 
-#include "xexp/patterns/ort/fused_matmul.hpp"
-#include "xexp/patterns/ort/heads_layout.hpp"
-#include "xexp/patterns/shape_values.hpp"
+#include "xexp/patterns/onnx/attention.hpp"
 
 namespace xexp::patterns {
 
 namespace detail {
 
-inline bool has_op(const ir::Node& n, const char* op) { return n.op_type == Symbol(op); }
-
-// The factor that scales Q K^T in the scores s (q_k is the product): FusedMatMul's alpha, times or divided
-// by one-element constants; nullopt for anything else (a per-head scale, a batched transposition).
-inline std::optional<float> scale_between(const ValueView& s, const ValueView& q_k) {
-  const ir::Graph& g = *s.graph;
-  const ir::Node& product = node_of(q_k);
-  double scale = 1;
-  if (has_op(product, "FusedMatMul")) {
-    if (!keeps_batch_axes(product)) return std::nullopt;
-    scale = alpha_of(q_k);
+// com.microsoft MultiHeadAttention: the query 3-D, key and value as they are (keys in (batch, heads,
+// total, head_size)), the additive mask as attention_bias.
+struct WriteMultiHeadAttention {
+  template <class Q, class K, class V, class Heads, class Scale, class... Mask>
+  static auto node(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
+                   const Mask&... mask) {
+    using namespace rewrite::dsl;
+    constexpr auto attention = op<"MultiHeadAttention", "com.microsoft">;
+    if constexpr (sizeof...(Mask) == 0)
+      return attention(q, k, v, attr<"num_heads"> = heads, attr<"scale"> = scale);
+    else
+      return attention(q, k, v, omitted, omitted, mask..., attr<"num_heads"> = heads, attr<"scale"> = scale);
   }
-  if (s.id == q_k.id) return static_cast<float>(scale);
-  const ir::Node& n = node_of(s);
-  const ir::ValueId other = n.inputs[0] == q_k.id ? n.inputs[1] : n.inputs[0];
-  const std::optional<double> c = scalar_constant(g, other);
-  if (!c || *c == 0 || !std::isfinite(*c)) return std::nullopt;
-  return static_cast<float>(has_op(n, "Div") ? scale / *c : scale * *c);
-}
-inline constexpr auto attention_scale = rewrite::fact<"attention_scale">(scale_between);
-
-// K^T is GPT-2's Transpose(K', 0,2,3,1): the captured keys are in (batch, sequence, heads, head_size).
-inline constexpr auto keys_in_bsnh = rewrite::fact<"keys_in_bsnh">([](const ValueView& q_k) {
-  const ir::Node& product = node_of(q_k);
-  if (!has_op(product, "MatMul")) return false;
-  const ir::Node& transpose = q_k.graph->node(q_k.graph->value(product.inputs[1]).producer);
-  const ir::Attribute* perm = transpose.attribute(Symbol("perm"));
-  return perm && perm->ints == std::vector<int64_t>{0, 2, 3, 1};
-});
-
-using rewrite::facts::KnownDim;
-inline KnownDim dim_of(const ValueView& v, int64_t axis) { return rewrite::facts::dim(*v.shape(), axis); }
-inline bool has_rank(const ValueView& v, std::size_t rank) { return v.shape() && v.shape()->size() == rank; }
-inline int64_t static_dim(const ValueView& v, int64_t axis) {
-  const Dim d = (*v.shape())[static_cast<std::size_t>(axis)];
-  return d.is_static() ? d.value() : -1;
-}
-
-// q (batch, heads, sequence, head_size), keys (batch, heads, total, head_size) or, keys_in_bsnh,
-// (batch, total, heads, head_size), v (batch, heads, total, v_head_size) and the result y (batch,
-// sequence, heads * v_head_size): same batch everywhere (MultiHeadAttention does not broadcast it),
-// heads and head sizes known.
-inline constexpr auto heads_fit = rewrite::fact<"heads_fit">(
-    [](const ValueView& q, const ValueView& k, const ValueView& v, const ValueView& q_k, const ValueView& y) {
-      if (!has_rank(q, 4) || !has_rank(k, 4) || !has_rank(v, 4) || !has_rank(y, 3)) return false;
-      const int64_t heads = static_dim(q, 1), head_size = static_dim(q, 3), v_head_size = static_dim(v, 3);
-      if (heads <= 0 || head_size <= 0 || v_head_size <= 0) return false;
-      const bool bsnh = keys_in_bsnh.f(q_k);
-      const KnownDim batch = dim_of(q, 0), total = dim_of(k, bsnh ? 1 : 2);
-      return dim_of(k, 0) == batch && dim_of(k, bsnh ? 2 : 1) == heads && dim_of(k, 3) == head_size &&
-             dim_of(v, 0) == batch && dim_of(v, 1) == heads && dim_of(v, 2) == total &&
-             dim_of(y, 0) == batch && dim_of(y, 1) == dim_of(q, 2) && dim_of(y, 2) == heads * v_head_size;
-    });
-// Single head: q (batch, sequence, size), k (batch, total, size), v (batch, total, v_size).
-inline constexpr auto single_head_fits =
-    rewrite::fact<"single_head_fits">([](const ValueView& q, const ValueView& k, const ValueView& v) {
-      if (!has_rank(q, 3) || !has_rank(k, 3) || !has_rank(v, 3) || static_dim(q, 2) <= 0 ||
-          static_dim(v, 2) <= 0)
-        return false;
-      return dim_of(k, 0) == dim_of(q, 0) && dim_of(v, 0) == dim_of(q, 0) && dim_of(k, 2) == dim_of(q, 2) &&
-             dim_of(v, 1) == dim_of(k, 1);
-    });
-inline constexpr auto heads_of =
-    rewrite::fact<"heads_of">([](const ValueView& q) { return static_dim(q, 1); });
-// The Reshape target that merges q's heads once transposed to (batch, sequence, heads, head_size): static
-// where q's sizes are, so that ReshapeReshape folds it into the Reshape that split the heads; 0 (copy)
-// for a dynamic batch or sequence.
-inline constexpr auto merged_heads_shape = rewrite::fact<"merged_heads_shape">([](const ValueView& q) {
-  return int64_tensor({std::max<int64_t>(static_dim(q, 0), 0), std::max<int64_t>(static_dim(q, 2), 0),
-                       static_dim(q, 1) * static_dim(q, 3)});
-});
-
-// The additive attention_bias, (batch|1, heads|1, sequence, total), that the mask of the scores s
-// amounts to in masked (an Add or a Where whose inputs the rule checked constant), or nullopt when there
-// is none: a mask that does not fold, a fill above -1e4, a fully masked row, unknown sizes.
-inline std::optional<Tensor> folded_bias(const ValueView& masked, const ValueView& s) {
-  const ir::Graph& g = *s.graph;
-  const ir::Node& n = node_of(masked);
-  if (!s.shape() || !masked.shape() || !rewrite::facts::same_shape(*s.shape(), *masked.shape()))
-    return std::nullopt;
-  const std::size_t rank = s.shape()->size();
-  if ((rank != 3 && rank != 4) || static_dim(s, -2 + static_cast<int64_t>(rank)) <= 0 ||
-      static_dim(s, -1 + static_cast<int64_t>(rank)) <= 0)
-    return std::nullopt;
-  Tensor bias;
-  if (has_op(n, "Add")) {
-    const Tensor* m = rewrite::constant_tensor(g, n.inputs[0] == s.id ? n.inputs[1] : n.inputs[0]);
-    if (!m || m->type() != s.elem()) return std::nullopt;
-    bias = *m;
-  } else {
-    const Tensor* condition = rewrite::constant_tensor(g, n.inputs[0]);
-    const bool keeps_where_true = n.inputs[1] == s.id;
-    const std::optional<double> fill = scalar_constant(g, n.inputs[keeps_where_true ? 2 : 1]);
-    if (!condition || condition->type() != ElemType::Bool || !fill || *fill > -1e4) return std::nullopt;
-    const Tensor zero = eval::filled(s.elem(), {}, 0.0), filler = eval::filled(s.elem(), {}, *fill);
-    bias = compute("Where", {*condition, keeps_where_true ? zero : filler, keeps_where_true ? filler : zero});
+  template <class K, class QK>
+  static auto key(const K& k, const QK& q_k) {
+    using namespace rewrite::dsl;
+    return choose(keys_in_bsnh(q_k), Transpose(k, attr<"perm"> = heads_swap()), k);
   }
-  if (bias.rank() > rank) return std::nullopt;
-  // Left-padded to the scores' rank, broadcast over (sequence, total); the leading axes are 1 or the
-  // scores' (the Add or the Where gives the scores' shape).
-  std::vector<int64_t> padded(rank - bias.rank(), 1);
-  padded.insert(padded.end(), bias.dims().begin(), bias.dims().end());
-  std::vector<int64_t> dims = padded;
-  dims[rank - 2] = static_dim(s, static_cast<int64_t>(rank) - 2);
-  dims[rank - 1] = static_dim(s, static_cast<int64_t>(rank) - 1);
-  bias = eval::expand_to(bias.reshaped(padded), dims);
-  if (!has_op(n, "Add")) {
-    const int64_t total = dims.back();
-    for (int64_t row = 0; row < bias.size(); row += total) {
-      bool kept = false;
-      for (int64_t k = row; k < row + total && !kept; ++k) kept = eval::element_as_double(bias, k) == 0;
-      if (!kept) return std::nullopt;
-    }
+  template <class Q, class K, class V, class QK, class Scale>
+  static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
+    return node(merge_heads(q), key(k, q_k), v, heads_of(q), scale);
   }
-  if (rank == 3) bias = bias.reshaped({dims[0], 1, dims[1], dims[2]});
-  return bias;
-}
-inline constexpr auto attention_bias = rewrite::fact<"attention_bias">(folded_bias);
-
-// Where(mask, scores, fill) (or Where(mask, fill, scores)) with a mask computed at run time as dynamic
-// exports write causal masks: Slice(Slice(table, 0..seq, rows), 0..seq, columns) of a constant table
-// (1, ..., rows, columns), possibly compared to a constant after (Equal(cut, 0)). The attention_bias is then
-// Where(mask, 0, fill) (or Where(mask, fill, 0)) with a zero of shape (1, 1, 1, 1), so that the bias is 4-D
-// for 3-D scores too. Exact when:
-// - each of the last two axes is cut once from 0 with step 1 at an end holding the scores' dim on that
-//   axis (or not cut, the table's dim being the scores'), the table longer than 1 there: the cut is then
-//   min(dim, rows), which the original broadcasts against the scores only when it is the dim itself, so
-//   the bias is (1, 1, sequence, total) whenever the original runs;
-// - the scores are square (sequence and total the same dim) and each row i of the table keeps some column
-//   j <= i: every row of a leading square cut keeps a score, so no row is fully masked (Where gives such
-//   a row uniform weights, the sum does not);
-// - the fill is -1e4 or less (masked weights are 0 either way).
-inline bool runtime_mask_fits(const ValueView& masked, const ValueView& s) {
-  const ir::Graph& g = *s.graph;
-  const ir::Node& n = node_of(masked);
-  if (!s.shape() || !masked.shape() || !rewrite::facts::same_shape(*s.shape(), *masked.shape())) return false;
-  const auto rank = static_cast<int64_t>(s.shape()->size());
-  if ((rank != 3 && rank != 4) || !(dim_of(s, -2) == dim_of(s, -1))) return false;
-  const bool keeps_where_true = n.inputs[1] == s.id;
-  const std::optional<double> fill = scalar_constant(g, n.inputs[keeps_where_true ? 2 : 1]);
-  if (!fill || *fill > -1e4 || g.value(n.inputs[0]).elem != ElemType::Bool) return false;
-  ir::ValueId v = n.inputs[0];
-  const Tensor* compared_to = nullptr;  // the mask is Equal(cut, compared_to)
-  if (const ir::Node* equal = producer_of(g, v, "Equal"); equal && equal->inputs.size() == 2) {
-    compared_to = rewrite::constant_tensor(g, equal->inputs[1]);
-    if (!compared_to || compared_to->size() != 1) return false;
-    v = equal->inputs[0];
+  // A causal mask stays attention_bias.
+  template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal>
+  static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask& mask,
+                    const Causal&) {
+    return node(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask);
   }
-  const auto mask_rank = static_cast<int64_t>(g.value(v).shape ? g.value(v).shape->size() : 0);
-  if (mask_rank < 2 || mask_rank > rank) return false;
-  std::optional<ir::ValueId> ends[2];  // where the rows and the columns are cut
-  const Tensor* cut = nullptr;
-  for (int cuts = 0; !(cut = rewrite::constant_tensor(g, v)); ++cuts) {
-    const ir::Node* slice = producer_of(g, v, "Slice");
-    const std::optional<AxisCut> c = slice ? axis_cut(g, *slice) : std::nullopt;
-    if (!c || cuts == 2 || c->start != 0 || c->step != 1) return false;
-    const int64_t axis = c->axis < 0 ? c->axis : c->axis - mask_rank;  // -2 rows, -1 columns
-    if ((axis != -2 && axis != -1) || ends[axis + 2]) return false;
-    ends[axis + 2] = c->end;
-    v = slice->inputs[0];
+  template <class Q, class K, class V, class Scale>
+  static auto single(const Q& q, const K& k, const V& v, const Scale& scale) {
+    return node(q, k, v, 1, scale);
   }
-  const Tensor table = compared_to ? compute("Equal", {*cut, *compared_to}) : *cut;
-  if (table.type() != ElemType::Bool || static_cast<int64_t>(table.rank()) != mask_rank) return false;
-  const std::vector<int64_t>& dims = table.dims();
-  if (std::any_of(dims.begin(), dims.end() - 2, [](int64_t d) { return d != 1; })) return false;
-  for (int64_t axis : {-2, -1}) {
-    const int64_t length = dims[dims.size() + static_cast<std::size_t>(axis)];
-    if (!ends[axis + 2]) {
-      if (!(dim_of(s, axis) == length)) return false;
-      continue;
-    }
-    const std::optional<Shape> end = shape_value(g, *ends[axis + 2]);
-    if (length <= 1 || !end || end->size() != 1 || !(KnownDim{(*end)[0]} == dim_of(s, axis))) return false;
+  template <class Q, class K, class V, class Scale, class Mask, class Causal>
+  static auto single(const Q& q, const K& k, const V& v, const Scale& scale, const Mask& mask,
+                     const Causal&) {
+    return node(q, k, v, 1, scale, mask);
   }
-  const int64_t rows = dims[dims.size() - 2], columns = dims.back();
-  for (int64_t row = 0; row < rows; ++row) {
-    bool kept = false;
-    for (int64_t column = 0; column <= std::min(row, columns - 1) && !kept; ++column)
-      kept = (eval::element_as_double(table, row * columns + column) != 0) == keeps_where_true;
-    if (!kept) return false;
-  }
-  return true;
-}
-inline constexpr auto runtime_mask = rewrite::fact<"runtime_mask">(runtime_mask_fits);
-// The Where keeps the scores where its condition holds: Where(mask, scores, fill).
-inline constexpr auto keeps_scores_where_true = rewrite::fact<"keeps_scores_where_true">(
-    [](const ValueView& masked, const ValueView& s) { return node_of(masked).inputs[1] == s.id; });
-// A zero of the scores' type, (1, 1, 1, 1): Where broadcasts the bias to 4-D with it.
-inline constexpr auto zero_bias = rewrite::fact<"zero_bias">([](const ValueView& s) {
-  return eval::filled(s.elem(), {1, 1, 1, 1}, 0.0);
-});
-
-// A mask added as it is: a (batch|1, heads|1, sequence, total) value of the scores' type. Its sequence and
-// total are the scores' as the Add pairs them (broadcast_pairs): a mask sliced at run time to the total
-// length (Phi-3's) has its own symbols for them.
-inline constexpr auto passes_as_bias =
-    rewrite::fact<"passes_as_bias">([](const ValueView& masked, const ValueView& m, const ValueView& s) {
-      if (!has_op(node_of(masked), "Add") || !has_rank(m, 4) || !has_rank(s, 4) || m.elem() != s.elem())
-        return false;
-      auto one_or = [&](int64_t axis) { return dim_of(m, axis) == 1 || dim_of(m, axis) == dim_of(s, axis); };
-      auto paired = [&](std::size_t axis) { return broadcast_pairs((*m.shape())[axis], (*s.shape())[axis]); };
-      return one_or(0) && one_or(1) && paired(2) && paired(3);
-    });
+};
 
 }  // namespace detail
 
 inline rewrite::RulePtr multi_head_attention_rule() {
-  using namespace rewrite::dsl;
-  using Perm = std::vector<int64_t>;
-  Var<'q'> q;
-  Var<'k'> k;
-  Var<'v'> v;
-  Var<'s'> s;
-  Var<'m'> m;
-  Var<'c'> condition;
-  Var<'h'> shape;
-  Int<'x'> axis;
-  constexpr auto attention = op<"MultiHeadAttention", "com.microsoft">;
-  const Perm merge = detail::heads_swap();
-  auto keys_transposed = FusedMatMul(q, k, attr<"transA"> = 0, attr<"transB"> = 1);
-  auto q_k = named<'Q'>(either(either(MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 1, 3, 2})),
-                                      MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 2, 3, 1}))),
-                               keys_transposed));
-  auto q_k_single =
-      named<'Q'>(either(MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 2, 1})), keys_transposed));
-  auto scaled = [&](const auto& product) {
-    return named<'S'>(either(either(Div(product, s), commutative(Mul(product, s))), product));
-  };
-  auto masked = [&](const auto& scores) {
-    return named<'M'>(either(either(commutative(Add(scores, m)), op<"Where">(condition, scores, m)),
-                             op<"Where">(condition, m, scores)));
-  };
-  auto masked_by_where = [&](const auto& scores) {
-    return named<'M'>(either(op<"Where">(condition, scores, m), op<"Where">(condition, m, scores)));
-  };
-  // attention_bias = Where(mask, 0, fill) or Where(mask, fill, 0), for a mask cut at run time.
-  auto where_bias = [&](const auto& mask, const auto& scores) {
-    return choose(detail::keeps_scores_where_true(mask, scores),
-                  op<"Where">(condition, fold(detail::zero_bias(scores)), m),
-                  op<"Where">(condition, m, fold(detail::zero_bias(scores))));
-  };
-  auto weighted = [&](const auto& scores) { return MatMul(op<"Softmax">(scores, attr<"axis"> = axis), v); };
-  auto heads_merged = [&](const auto& scores) {
-    return named<'R'>(Reshape(Transpose(weighted(scores), attr<"perm"> = merge), shape));
-  };
-  auto single_head = [&](const auto& scores) { return named<'R'>(weighted(scores)); };
-
-  auto scores = scaled(q_k);
-  auto scores_single = scaled(q_k_single);
-  auto mask = masked(scores);
-  auto mask_single = masked(scores_single);
-  auto cut_mask = masked_by_where(scores);
-  auto cut_mask_single = masked_by_where(scores_single);
-  auto scale = detail::attention_scale(scores, q_k);
-  auto bias = detail::attention_bias(mask, scores);
-  auto heads = heads_merged(scores);
-  auto fits = is_activation_float(q) && has_value(scale) && detail::heads_fit(q, k, v, q_k, heads);
-  auto fits_single = is_activation_float(q) && has_value(scale) && detail::single_head_fits(q, k, v);
-  auto query = Reshape(Transpose(q, attr<"perm"> = merge), fold(detail::merged_heads_shape(q)));
-  auto key = choose(detail::keys_in_bsnh(q_k), Transpose(k, attr<"perm"> = merge), k);
-  return rule("MultiHeadAttention")
-      .priority(2)
-      .cases(
-          match(heads_merged(mask))
-              .when(is_last_axis(axis, mask) && fits &&
-                    (has_value(bias) || detail::passes_as_bias(mask, m, scores)))
-              .to(attention(query, key, v, omitted, omitted, choose(has_value(bias), fold(value_of(bias)), m),
-                            attr<"num_heads"> = detail::heads_of(q), attr<"scale"> = value_of(scale))),
-          match(heads_merged(cut_mask))
-              .when(is_last_axis(axis, cut_mask) && fits && detail::runtime_mask(cut_mask, scores))
-              .to(attention(query, key, v, omitted, omitted, where_bias(cut_mask, scores),
-                            attr<"num_heads"> = detail::heads_of(q), attr<"scale"> = value_of(scale))),
-          match(heads)
-              .when(is_last_axis(axis, scores) && fits)
-              .to(attention(query, key, v, attr<"num_heads"> = detail::heads_of(q),
-                            attr<"scale"> = value_of(scale))),
-          match(single_head(mask_single))
-              .when(is_last_axis(axis, mask_single) && fits_single && has_value(bias))
-              .to(attention(q, k, v, omitted, omitted, fold(value_of(bias)), attr<"num_heads"> = 1,
-                            attr<"scale"> = value_of(scale))),
-          match(single_head(cut_mask_single))
-              .when(is_last_axis(axis, cut_mask_single) && fits_single &&
-                    detail::runtime_mask(cut_mask_single, scores_single))
-              .to(attention(q, k, v, omitted, omitted, where_bias(cut_mask_single, scores_single),
-                            attr<"num_heads"> = 1, attr<"scale"> = value_of(scale))),
-          match(single_head(scores_single))
-              .when(is_last_axis(axis, scores_single) && fits_single)
-              .to(attention(q, k, v, attr<"num_heads"> = 1, attr<"scale"> = value_of(scale))));
+  return detail::scaled_dot_product_attention<detail::WriteMultiHeadAttention>("MultiHeadAttention",
+                                                                               rewrite::opset_at_least(1));
 }
 
 // MultiHeadAttention with key and value in (batch, heads, total, head_size), each split from a 3-D

@@ -1,0 +1,412 @@
+#pragma once
+// Attention (opset >= 23): scaled dot-product attention as exporters write it,
+//   scores = Q K^T * scale (+ mask);  Y = Softmax(scores over the last axis) V
+// with Q, K, V in (batch, heads, sequence, head_size) and Y's heads merged back by Transpose(0,2,1,3)
+// and a Reshape to (batch, sequence, heads * head_size), becomes ONNX's Attention in its 3-D form,
+// Attention(query, key, value, attn_mask, q_num_heads=heads, kv_num_heads=heads, scale), which gives Y
+// merged. Spellings:
+// - K^T: Transpose(K, 0,1,3,2), GPT-2's Transpose(K', 0,2,3,1) of keys in (batch, sequence, heads,
+//   head_size), or FusedMatMul(Q, K, transB=1), whose alpha joins the scale;
+// - the scale: a Div or Mul by a one-element constant, or none;
+// - the mask: none, an Add of a constant or of a (batch|1, heads|1, sequence, total) value, or
+//   Where(constant bool, scores, fill) / Where(constant bool, fill, scores) folded into an additive
+//   constant. That needs a fill of -1e4 or less (exp underflows: masked weights are 0 either way) and no
+//   fully masked row (Where gives those a uniform row, the sum does not); or the Where of a causal mask
+//   sliced at run time from a constant table, whose additive mask is Where(mask, 0, fill)
+//   (runtime_mask_fits). A mask that hides exactly the keys after each query (square scores) becomes
+//   is_causal=1 instead, the cut at run time going too (causal_bias, causal_cut).
+// The 3-D form takes Q, K and V as (batch, sequence, hidden) (ONNX Runtime 1.30 refuses a mix of 3-D and
+// 4-D): each goes back to it through Transpose and Reshape, which the default rules cancel against the
+// Reshape and Transpose that split the heads, so that one node replaces the splits, the attention and
+// the merge. Single-head attention on 3-D Q, K, V (batch, sequence, size) becomes Attention with one head.
+// The onnxruntime set's MultiHeadAttention is the same rule writing com.microsoft MultiHeadAttention at
+// any opset; listed after this one, at opset 23 it finds the attention already fused.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "xexp/patterns/ort/fused_matmul.hpp"
+#include "xexp/patterns/ort/heads_layout.hpp"
+#include "xexp/patterns/shape_values.hpp"
+
+namespace xexp::patterns {
+
+namespace detail {
+
+inline bool has_op(const ir::Node& n, const char* op) { return n.op_type == Symbol(op); }
+
+// The factor that scales Q K^T in the scores s (q_k is the product): FusedMatMul's alpha, times or divided
+// by one-element constants; nullopt for anything else (a per-head scale, a batched transposition).
+inline std::optional<float> scale_between(const ValueView& s, const ValueView& q_k) {
+  const ir::Graph& g = *s.graph;
+  const ir::Node& product = node_of(q_k);
+  double scale = 1;
+  if (has_op(product, "FusedMatMul")) {
+    if (!keeps_batch_axes(product)) return std::nullopt;
+    scale = alpha_of(q_k);
+  }
+  if (s.id == q_k.id) return static_cast<float>(scale);
+  const ir::Node& n = node_of(s);
+  const ir::ValueId other = n.inputs[0] == q_k.id ? n.inputs[1] : n.inputs[0];
+  const std::optional<double> c = scalar_constant(g, other);
+  if (!c || *c == 0 || !std::isfinite(*c)) return std::nullopt;
+  return static_cast<float>(has_op(n, "Div") ? scale / *c : scale * *c);
+}
+inline constexpr auto attention_scale = rewrite::fact<"attention_scale">(scale_between);
+
+// K^T is GPT-2's Transpose(K', 0,2,3,1): the captured keys are in (batch, sequence, heads, head_size).
+inline constexpr auto keys_in_bsnh = rewrite::fact<"keys_in_bsnh">([](const ValueView& q_k) {
+  const ir::Node& product = node_of(q_k);
+  if (!has_op(product, "MatMul")) return false;
+  const ir::Node& transpose = q_k.graph->node(q_k.graph->value(product.inputs[1]).producer);
+  const ir::Attribute* perm = transpose.attribute(Symbol("perm"));
+  return perm && perm->ints == std::vector<int64_t>{0, 2, 3, 1};
+});
+
+using rewrite::facts::KnownDim;
+inline KnownDim dim_of(const ValueView& v, int64_t axis) { return rewrite::facts::dim(*v.shape(), axis); }
+inline bool has_rank(const ValueView& v, std::size_t rank) { return v.shape() && v.shape()->size() == rank; }
+inline int64_t static_dim(const ValueView& v, int64_t axis) {
+  const Dim d = (*v.shape())[static_cast<std::size_t>(axis)];
+  return d.is_static() ? d.value() : -1;
+}
+
+// q (batch, heads, sequence, head_size), keys (batch, heads, total, head_size) or, keys_in_bsnh,
+// (batch, total, heads, head_size), v (batch, heads, total, v_head_size) and the result y (batch,
+// sequence, heads * v_head_size): same batch everywhere (MultiHeadAttention does not broadcast it),
+// heads and head sizes known.
+inline constexpr auto heads_fit = rewrite::fact<"heads_fit">(
+    [](const ValueView& q, const ValueView& k, const ValueView& v, const ValueView& q_k, const ValueView& y) {
+      if (!has_rank(q, 4) || !has_rank(k, 4) || !has_rank(v, 4) || !has_rank(y, 3)) return false;
+      const int64_t heads = static_dim(q, 1), head_size = static_dim(q, 3), v_head_size = static_dim(v, 3);
+      if (heads <= 0 || head_size <= 0 || v_head_size <= 0) return false;
+      const bool bsnh = keys_in_bsnh.f(q_k);
+      const KnownDim batch = dim_of(q, 0), total = dim_of(k, bsnh ? 1 : 2);
+      return dim_of(k, 0) == batch && dim_of(k, bsnh ? 2 : 1) == heads && dim_of(k, 3) == head_size &&
+             dim_of(v, 0) == batch && dim_of(v, 1) == heads && dim_of(v, 2) == total &&
+             dim_of(y, 0) == batch && dim_of(y, 1) == dim_of(q, 2) && dim_of(y, 2) == heads * v_head_size;
+    });
+// Single head: q (batch, sequence, size), k (batch, total, size), v (batch, total, v_size).
+inline constexpr auto single_head_fits =
+    rewrite::fact<"single_head_fits">([](const ValueView& q, const ValueView& k, const ValueView& v) {
+      if (!has_rank(q, 3) || !has_rank(k, 3) || !has_rank(v, 3) || static_dim(q, 2) <= 0 ||
+          static_dim(v, 2) <= 0)
+        return false;
+      return dim_of(k, 0) == dim_of(q, 0) && dim_of(v, 0) == dim_of(q, 0) && dim_of(k, 2) == dim_of(q, 2) &&
+             dim_of(v, 1) == dim_of(k, 1);
+    });
+inline constexpr auto heads_of =
+    rewrite::fact<"heads_of">([](const ValueView& q) { return static_dim(q, 1); });
+// The Reshape target that merges q's heads once transposed to (batch, sequence, heads, head_size): static
+// where q's sizes are, so that ReshapeReshape folds it into the Reshape that split the heads; 0 (copy)
+// for a dynamic batch or sequence.
+inline constexpr auto merged_heads_shape = rewrite::fact<"merged_heads_shape">([](const ValueView& q) {
+  return int64_tensor({std::max<int64_t>(static_dim(q, 0), 0), std::max<int64_t>(static_dim(q, 2), 0),
+                       static_dim(q, 1) * static_dim(q, 3)});
+});
+// The same target for keys already in (batch, sequence, heads, head_size) (keys_in_bsnh).
+inline constexpr auto merged_bsnh_shape = rewrite::fact<"merged_bsnh_shape">([](const ValueView& k) {
+  return int64_tensor({std::max<int64_t>(static_dim(k, 0), 0), std::max<int64_t>(static_dim(k, 1), 0),
+                       static_dim(k, 2) * static_dim(k, 3)});
+});
+// x (batch, heads, sequence, head_size) back to (batch, sequence, heads * head_size).
+template <class X>
+auto merge_heads(const X& x) {
+  using namespace rewrite::dsl;
+  return Reshape(Transpose(x, attr<"perm"> = heads_swap()), fold(merged_heads_shape(x)));
+}
+
+// The additive attention_bias, (batch|1, heads|1, sequence, total), that the mask of the scores s
+// amounts to in masked (an Add or a Where whose inputs the rule checked constant), or nullopt when there
+// is none: a mask that does not fold, a fill above -1e4, a fully masked row, unknown sizes.
+inline std::optional<Tensor> folded_bias(const ValueView& masked, const ValueView& s) {
+  const ir::Graph& g = *s.graph;
+  const ir::Node& n = node_of(masked);
+  if (!s.shape() || !masked.shape() || !rewrite::facts::same_shape(*s.shape(), *masked.shape()))
+    return std::nullopt;
+  const std::size_t rank = s.shape()->size();
+  if ((rank != 3 && rank != 4) || static_dim(s, -2 + static_cast<int64_t>(rank)) <= 0 ||
+      static_dim(s, -1 + static_cast<int64_t>(rank)) <= 0)
+    return std::nullopt;
+  Tensor bias;
+  if (has_op(n, "Add")) {
+    const Tensor* m = rewrite::constant_tensor(g, n.inputs[0] == s.id ? n.inputs[1] : n.inputs[0]);
+    if (!m || m->type() != s.elem()) return std::nullopt;
+    bias = *m;
+  } else {
+    const Tensor* condition = rewrite::constant_tensor(g, n.inputs[0]);
+    const bool keeps_where_true = n.inputs[1] == s.id;
+    const std::optional<double> fill = scalar_constant(g, n.inputs[keeps_where_true ? 2 : 1]);
+    if (!condition || condition->type() != ElemType::Bool || !fill || *fill > -1e4) return std::nullopt;
+    const Tensor zero = eval::filled(s.elem(), {}, 0.0), filler = eval::filled(s.elem(), {}, *fill);
+    bias = compute("Where", {*condition, keeps_where_true ? zero : filler, keeps_where_true ? filler : zero});
+  }
+  if (bias.rank() > rank) return std::nullopt;
+  // Left-padded to the scores' rank, broadcast over (sequence, total); the leading axes are 1 or the
+  // scores' (the Add or the Where gives the scores' shape).
+  std::vector<int64_t> padded(rank - bias.rank(), 1);
+  padded.insert(padded.end(), bias.dims().begin(), bias.dims().end());
+  std::vector<int64_t> dims = padded;
+  dims[rank - 2] = static_dim(s, static_cast<int64_t>(rank) - 2);
+  dims[rank - 1] = static_dim(s, static_cast<int64_t>(rank) - 1);
+  bias = eval::expand_to(bias.reshaped(padded), dims);
+  if (!has_op(n, "Add")) {
+    const int64_t total = dims.back();
+    for (int64_t row = 0; row < bias.size(); row += total) {
+      bool kept = false;
+      for (int64_t k = row; k < row + total && !kept; ++k) kept = eval::element_as_double(bias, k) == 0;
+      if (!kept) return std::nullopt;
+    }
+  }
+  if (rank == 3) bias = bias.reshaped({dims[0], 1, dims[1], dims[2]});
+  return bias;
+}
+inline constexpr auto attention_bias = rewrite::fact<"attention_bias">(folded_bias);
+
+// Where(mask, scores, fill) (or Where(mask, fill, scores)) with a mask computed at run time as dynamic
+// exports write causal masks: Slice(Slice(table, 0..seq, rows), 0..seq, columns) of a constant table
+// (1, ..., rows, columns), possibly compared to a constant after (Equal(cut, 0)). The attention_bias is then
+// Where(mask, 0, fill) (or Where(mask, fill, 0)) with a zero of shape (1, 1, 1, 1), so that the bias is 4-D
+// for 3-D scores too. Exact when:
+// - each of the last two axes is cut once from 0 with step 1 at an end holding the scores' dim on that
+//   axis (or not cut, the table's dim being the scores'), the table longer than 1 there: the cut is then
+//   min(dim, rows), which the original broadcasts against the scores only when it is the dim itself, so
+//   the bias is (1, 1, sequence, total) whenever the original runs;
+// - the scores are square (sequence and total the same dim) and each row i of the table keeps some column
+//   j <= i: every row of a leading square cut keeps a score, so no row is fully masked (Where gives such
+//   a row uniform weights, the sum does not);
+// - the fill is -1e4 or less (masked weights are 0 either way).
+// The constant bool table such a mask is cut from when it fits, else nullopt.
+inline std::optional<Tensor> runtime_mask_table(const ValueView& masked, const ValueView& s) {
+  const ir::Graph& g = *s.graph;
+  const ir::Node& n = node_of(masked);
+  if (!s.shape() || !masked.shape() || !rewrite::facts::same_shape(*s.shape(), *masked.shape()))
+    return std::nullopt;
+  const auto rank = static_cast<int64_t>(s.shape()->size());
+  if ((rank != 3 && rank != 4) || !(dim_of(s, -2) == dim_of(s, -1))) return std::nullopt;
+  const bool keeps_where_true = n.inputs[1] == s.id;
+  const std::optional<double> fill = scalar_constant(g, n.inputs[keeps_where_true ? 2 : 1]);
+  if (!fill || *fill > -1e4 || g.value(n.inputs[0]).elem != ElemType::Bool) return std::nullopt;
+  ir::ValueId v = n.inputs[0];
+  const Tensor* compared_to = nullptr;  // the mask is Equal(cut, compared_to)
+  if (const ir::Node* equal = producer_of(g, v, "Equal"); equal && equal->inputs.size() == 2) {
+    compared_to = rewrite::constant_tensor(g, equal->inputs[1]);
+    if (!compared_to || compared_to->size() != 1) return std::nullopt;
+    v = equal->inputs[0];
+  }
+  const auto mask_rank = static_cast<int64_t>(g.value(v).shape ? g.value(v).shape->size() : 0);
+  if (mask_rank < 2 || mask_rank > rank) return std::nullopt;
+  std::optional<ir::ValueId> ends[2];  // where the rows and the columns are cut
+  const Tensor* cut = nullptr;
+  for (int cuts = 0; !(cut = rewrite::constant_tensor(g, v)); ++cuts) {
+    const ir::Node* slice = producer_of(g, v, "Slice");
+    const std::optional<AxisCut> c = slice ? axis_cut(g, *slice) : std::nullopt;
+    if (!c || cuts == 2 || c->start != 0 || c->step != 1) return std::nullopt;
+    const int64_t axis = c->axis < 0 ? c->axis : c->axis - mask_rank;  // -2 rows, -1 columns
+    if ((axis != -2 && axis != -1) || ends[axis + 2]) return std::nullopt;
+    ends[axis + 2] = c->end;
+    v = slice->inputs[0];
+  }
+  const Tensor table = compared_to ? compute("Equal", {*cut, *compared_to}) : *cut;
+  if (table.type() != ElemType::Bool || static_cast<int64_t>(table.rank()) != mask_rank) return std::nullopt;
+  const std::vector<int64_t>& dims = table.dims();
+  if (std::any_of(dims.begin(), dims.end() - 2, [](int64_t d) { return d != 1; })) return std::nullopt;
+  for (int64_t axis : {-2, -1}) {
+    const int64_t length = dims[dims.size() + static_cast<std::size_t>(axis)];
+    if (!ends[axis + 2]) {
+      if (!(dim_of(s, axis) == length)) return std::nullopt;
+      continue;
+    }
+    const std::optional<Shape> end = shape_value(g, *ends[axis + 2]);
+    if (length <= 1 || !end || end->size() != 1 || !(KnownDim{(*end)[0]} == dim_of(s, axis)))
+      return std::nullopt;
+  }
+  const int64_t rows = dims[dims.size() - 2], columns = dims.back();
+  for (int64_t row = 0; row < rows; ++row) {
+    bool kept = false;
+    for (int64_t column = 0; column <= std::min(row, columns - 1) && !kept; ++column)
+      kept = (eval::element_as_double(table, row * columns + column) != 0) == keeps_where_true;
+    if (!kept) return std::nullopt;
+  }
+  return table;
+}
+inline bool runtime_mask_fits(const ValueView& masked, const ValueView& s) {
+  return runtime_mask_table(masked, s).has_value();
+}
+inline constexpr auto runtime_mask = rewrite::fact<"runtime_mask">(runtime_mask_fits);
+// The Where keeps the scores where its condition holds: Where(mask, scores, fill).
+inline constexpr auto keeps_scores_where_true = rewrite::fact<"keeps_scores_where_true">(
+    [](const ValueView& masked, const ValueView& s) { return node_of(masked).inputs[1] == s.id; });
+// Attention's is_causal (no past: key j hidden from query i when j > i) says what a mask of square scores
+// says when it hides exactly those keys, the same way in every batch and head: an additive bias
+// (attention_bias) of 0 and values of -1e4 or less (exp underflows as for -inf), or a mask cut at run
+// time from a table (runtime_mask) whose leading square (where any cut of it lies) is lower triangular.
+inline constexpr auto causal_bias =
+    rewrite::fact<"causal_bias">([](const ValueView& masked, const ValueView& s) {
+      const std::optional<Tensor> bias = folded_bias(masked, s);
+      if (!bias || bias->dims()[2] != bias->dims()[3]) return false;
+      const int64_t n = bias->dims()[3];
+      for (int64_t k = 0; k < bias->size(); ++k) {
+        const double x = eval::element_as_double(*bias, k);
+        if (k % n <= (k / n) % n ? x != 0 : x > -1e4) return false;
+      }
+      return true;
+    });
+inline constexpr auto causal_cut =
+    rewrite::fact<"causal_cut">([](const ValueView& masked, const ValueView& s) {
+      const std::optional<Tensor> table = runtime_mask_table(masked, s);
+      if (!table) return false;
+      const bool keeps_where_true = node_of(masked).inputs[1] == s.id;
+      const int64_t columns = table->dims().back(), n = std::min(table->dims()[table->rank() - 2], columns);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          if (((eval::element_as_double(*table, i * columns + j) != 0) == keeps_where_true) != (j <= i))
+            return false;
+      return true;
+    });
+// A zero of the scores' type, (1, 1, 1, 1): Where broadcasts the bias to 4-D with it.
+inline constexpr auto zero_bias = rewrite::fact<"zero_bias">([](const ValueView& s) {
+  return eval::filled(s.elem(), {1, 1, 1, 1}, 0.0);
+});
+
+// A mask added as it is: a (batch|1, heads|1, sequence, total) value of the scores' type. Its sequence and
+// total are the scores' as the Add pairs them (broadcast_pairs): a mask sliced at run time to the total
+// length (Phi-3's) has its own symbols for them.
+inline constexpr auto passes_as_bias =
+    rewrite::fact<"passes_as_bias">([](const ValueView& masked, const ValueView& m, const ValueView& s) {
+      if (!has_op(node_of(masked), "Add") || !has_rank(m, 4) || !has_rank(s, 4) || m.elem() != s.elem())
+        return false;
+      auto one_or = [&](int64_t axis) { return dim_of(m, axis) == 1 || dim_of(m, axis) == dim_of(s, axis); };
+      auto paired = [&](std::size_t axis) { return broadcast_pairs((*m.shape())[axis], (*s.shape())[axis]); };
+      return one_or(0) && one_or(1) && paired(2) && paired(3);
+    });
+
+// The rule `name`, where `opset_fits` holds. Write::heads(q, k, v, q_k, scale[, mask, causal]) writes the
+// attention of q, k, v split in heads (k in (batch, sequence, heads, head_size) when keys_in_bsnh(q_k)),
+// merged to (batch, sequence, hidden); Write::single(q, k, v, scale[, mask, causal]) that of one head on
+// 3-D values. The mask is additive, (batch|1, heads|1, sequence, total); `causal` tells whether it is
+// exactly causal (causal_bias, causal_cut).
+template <class Write, class OpsetFits>
+rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_fits) {
+  using namespace rewrite::dsl;
+  using Perm = std::vector<int64_t>;
+  Var<'q'> q;
+  Var<'k'> k;
+  Var<'v'> v;
+  Var<'s'> s;
+  Var<'m'> m;
+  Var<'c'> condition;
+  Var<'h'> shape;
+  Int<'x'> axis;
+  const Perm merge = heads_swap();
+  auto keys_transposed = FusedMatMul(q, k, attr<"transA"> = 0, attr<"transB"> = 1);
+  auto q_k = named<'Q'>(either(either(MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 1, 3, 2})),
+                                      MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 2, 3, 1}))),
+                               keys_transposed));
+  auto q_k_single =
+      named<'Q'>(either(MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 2, 1})), keys_transposed));
+  auto scaled = [&](const auto& product) {
+    return named<'S'>(either(either(Div(product, s), commutative(Mul(product, s))), product));
+  };
+  auto masked = [&](const auto& scores) {
+    return named<'M'>(either(either(commutative(Add(scores, m)), op<"Where">(condition, scores, m)),
+                             op<"Where">(condition, m, scores)));
+  };
+  auto masked_by_where = [&](const auto& scores) {
+    return named<'M'>(either(op<"Where">(condition, scores, m), op<"Where">(condition, m, scores)));
+  };
+  // The additive mask Where(mask, 0, fill) or Where(mask, fill, 0), for a mask cut at run time.
+  auto where_bias = [&](const auto& mask, const auto& scores) {
+    return choose(keeps_scores_where_true(mask, scores), op<"Where">(condition, fold(zero_bias(scores)), m),
+                  op<"Where">(condition, m, fold(zero_bias(scores))));
+  };
+  auto weighted = [&](const auto& scores) { return MatMul(op<"Softmax">(scores, attr<"axis"> = axis), v); };
+  auto heads_merged = [&](const auto& scores) {
+    return named<'R'>(Reshape(Transpose(weighted(scores), attr<"perm"> = merge), shape));
+  };
+  auto single_head = [&](const auto& scores) { return named<'R'>(weighted(scores)); };
+
+  auto scores = scaled(q_k);
+  auto scores_single = scaled(q_k_single);
+  auto mask = masked(scores);
+  auto mask_single = masked(scores_single);
+  auto cut_mask = masked_by_where(scores);
+  auto cut_mask_single = masked_by_where(scores_single);
+  auto scale = attention_scale(scores, q_k);
+  auto bias = attention_bias(mask, scores);
+  auto heads = heads_merged(scores);
+  auto fits = opset_fits && is_activation_float(q) && has_value(scale) && heads_fit(q, k, v, q_k, heads);
+  auto fits_single = opset_fits && is_activation_float(q) && has_value(scale) && single_head_fits(q, k, v);
+  auto factor = value_of(scale);
+  return rule(name).priority(2).cases(
+      match(heads_merged(mask))
+          .when(is_last_axis(axis, mask) && fits && (has_value(bias) || passes_as_bias(mask, m, scores)))
+          .to(Write::heads(q, k, v, q_k, factor, choose(has_value(bias), fold(value_of(bias)), m),
+                           causal_bias(mask, scores))),
+      match(heads_merged(cut_mask))
+          .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_mask, scores))
+          .to(Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores), causal_cut(cut_mask, scores))),
+      match(heads).when(is_last_axis(axis, scores) && fits).to(Write::heads(q, k, v, q_k, factor)),
+      match(single_head(mask_single))
+          .when(is_last_axis(axis, mask_single) && fits_single && has_value(bias))
+          .to(Write::single(q, k, v, factor, fold(value_of(bias)), causal_bias(mask_single, scores_single))),
+      match(single_head(cut_mask_single))
+          .when(is_last_axis(axis, cut_mask_single) && fits_single &&
+                runtime_mask(cut_mask_single, scores_single))
+          .to(Write::single(q, k, v, factor, where_bias(cut_mask_single, scores_single),
+                            causal_cut(cut_mask_single, scores_single))),
+      match(single_head(scores_single))
+          .when(is_last_axis(axis, scores_single) && fits_single)
+          .to(Write::single(q, k, v, factor)));
+}
+
+// ONNX's Attention in its 3-D form: Q, K and V all 3-D, the heads merged; is_causal for a causal mask.
+struct WriteOnnxAttention {
+  template <class Q, class K, class V, class Heads, class Scale, class... More>
+  static auto node(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
+                   const More&... more) {
+    using namespace rewrite::dsl;
+    return op<"Attention">(q, k, v, more..., attr<"q_num_heads"> = heads, attr<"kv_num_heads"> = heads,
+                           attr<"scale"> = scale);
+  }
+  template <class Q, class K, class V, class Heads, class Scale, class Mask, class Causal>
+  static auto masked(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
+                     const Mask& mask, const Causal& causal) {
+    using namespace rewrite::dsl;
+    return choose(causal, node(q, k, v, heads, scale, attr<"is_causal"> = 1),
+                  node(q, k, v, heads, scale, mask));
+  }
+  template <class K, class QK>
+  static auto key(const K& k, const QK& q_k) {
+    using namespace rewrite::dsl;
+    return choose(keys_in_bsnh(q_k), Reshape(k, fold(merged_bsnh_shape(k))), merge_heads(k));
+  }
+  template <class Q, class K, class V, class QK, class Scale>
+  static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
+    return node(merge_heads(q), key(k, q_k), merge_heads(v), heads_of(q), scale);
+  }
+  template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal>
+  static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask& mask,
+                    const Causal& causal) {
+    return masked(merge_heads(q), key(k, q_k), merge_heads(v), heads_of(q), scale, mask, causal);
+  }
+  template <class Q, class K, class V, class Scale>
+  static auto single(const Q& q, const K& k, const V& v, const Scale& scale) {
+    return node(q, k, v, 1, scale);
+  }
+  template <class Q, class K, class V, class Scale, class Mask, class Causal>
+  static auto single(const Q& q, const K& k, const V& v, const Scale& scale, const Mask& mask,
+                     const Causal& causal) {
+    return masked(q, k, v, 1, scale, mask, causal);
+  }
+};
+
+}  // namespace detail
+
+inline rewrite::RulePtr attention_rule() {
+  return detail::scaled_dot_product_attention<detail::WriteOnnxAttention>("Attention",
+                                                                          rewrite::opset_at_least(23));
+}
+
+}  // namespace xexp::patterns
