@@ -211,7 +211,8 @@ TEST(InferModelTypes, ALossDeclaredWithItsScoresShapeGetsTheScalarItComputes) {
   ValueId scores = g.add_input("scores", ElemType::Float, Shape{6, 10});
   ValueId labels = g.add_input("labels", ElemType::Int64, Shape{6});
   ValueId loss = g.add_value("loss"), out = g.add_value("out"), relu = g.add_value("relu");
-  g.add_node("SoftmaxCrossEntropyLoss", {scores, labels}, {loss}, {Attribute::make_string("reduction", "mean")}, "sce");
+  g.add_node("SoftmaxCrossEntropyLoss", {scores, labels}, {loss},
+             {Attribute::make_string("reduction", "mean")}, "sce");
   g.add_node("Identity", {loss}, {out}, {}, "id");
   g.add_node("Relu", {scores}, {relu}, {}, "relu");
   for (ValueId declared : {loss, out}) {

@@ -369,7 +369,8 @@ std::optional<std::string> with_no_op_casts_as_identity(const Case& c) {
     edited = true;
   }
   if (!edited) return std::nullopt;
-  const fs::path path = fs::path(c.optimized).parent_path() / ("casts_as_identity." + fs::path(c.original).filename().string());
+  const fs::path path =
+      fs::path(c.optimized).parent_path() / ("casts_as_identity." + fs::path(c.original).filename().string());
   save_model(model, path);
   return path.string();
 }
@@ -417,7 +418,8 @@ Sweep run_and_compare(const std::vector<Case>& cases, WhenOrtCannotRun fallback 
         if (!evaluator_error) continue;
         why = "ONNX Runtime: " + why + "; xexp's evaluator: " + evaluator_error->substr(0, 160);
       }
-      const std::optional<std::string> edited = c.casts_as_identity ? std::nullopt : with_no_op_casts_as_identity(c);
+      const std::optional<std::string> edited =
+          c.casts_as_identity ? std::nullopt : with_no_op_casts_as_identity(c);
       if (!edited) {
         sweep.not_run.push_back(c.name + ": " + why);
         continue;

@@ -6,7 +6,7 @@
 // inferred facts only fill its unknown dimensions, bind its symbols (symbol vs static) or record
 // symbol equalities (symbol vs symbol). A contradiction (different element types, ranks, or static
 // sizes) throws xexp::Error naming the node and the value: it means the graph is wrong. One exception:
-// a shape the file declared on load (InferState::declared_shapes) gives way to what the node computes.
+// on load, a shape already known gives way to what the node computes (InferState::node_shapes_win).
 #include <optional>
 #include <string>
 #include <string_view>
@@ -133,9 +133,10 @@ class InferContext {
     try {
       constraints().merge(*v.shape, *shape);
     } catch (const Error& e) {
-      if (state_.shape_declared(node_.outputs[k])) {
-        state_.replaced_declarations.push_back("value '" + v.name + "': declared " + shape_str(*v.shape) +
-                                                ", node '" + node_.name + "' computes " + shape_str(*shape));
+      if (state_.node_shapes_win) {
+        if (state_.shape_declared(node_.outputs[k]))
+          state_.replaced_declarations.push_back("value '" + v.name + "': declared " + shape_str(*v.shape) +
+                                                 ", node '" + node_.name + "' computes " + shape_str(*shape));
         v.shape = std::move(shape);
         return;
       }

@@ -9,9 +9,10 @@
 //      then the symbols ONNX named and ours found equal are written back as one name.
 // Symbolic dimensions are kept and propagated. Types already in the file are kept when consistent. A
 // shape the file declares for a node output and the node contradicts is the exporter's mistake: the
-// node's shape replaces it, as ONNX Runtime does (InferState::declared_shapes). Any other contradiction
-// (element types, nodes that disagree with each other) is an xexp::Error naming the node and the value. Each step visits each node once;
-// step 2 and 3 are skipped when step 1 left nothing unknown and every op has a rule of ours.
+// node's shape replaces it, as ONNX Runtime does (InferState::node_shapes_win). Any other contradiction
+// (element types, a node its inputs contradict) is an xexp::Error naming the node and the value. Each
+// step visits each node once; step 2 and 3 are skipped when step 1 left nothing unknown and every op
+// has a rule of ours.
 #include <algorithm>
 #include <cstdint>
 #include <exception>
@@ -84,7 +85,8 @@ inline ::onnx::ModelProto proto_for_onnx_inference(const ir::Model& model, const
   for (ir::NodeId n : model.graph->nodes()) {
     if (!model.graph->node(n).domain.empty()) continue;
     for (ir::ValueId out : model.graph->node(n).outputs)
-      if (out != ir::kNone && state.shape_declared(out)) g.value(g.at(model.graph->value(out).name)).shape.reset();
+      if (out != ir::kNone && state.shape_declared(out))
+        g.value(g.at(model.graph->value(out).name)).shape.reset();
   }
   std::vector<ir::ValueId> inputs = g.inputs(), small;
   for (ir::ValueId id : g.initializers()) {
@@ -336,6 +338,7 @@ inline std::vector<std::string> infer_model_types(ir::Model& model, const NodeIn
   ir::Graph& g = *model.graph;
   const int64_t opset = model.opset("").value_or(0);
   InferState state;
+  state.node_shapes_win = true;
   state.declared_shapes.resize(g.value_capacity());
   for (ir::NodeId n : g.nodes())
     for (ir::ValueId out : g.node(n).outputs)

@@ -103,10 +103,13 @@ struct InferState {
   // Reads a constant tensor; empty means graph_constant. The builder plugs in its own (it also knows
   // constants folded by the evaluator).
   std::function<const Tensor*(const ir::Graph&, ir::ValueId)> constant;
-  // Node outputs whose shape the file declared (value_info, graph outputs), by ValueId, when types are
-  // inferred on load: exporters write some wrong (a SoftmaxCrossEntropyLoss with reduction 'mean'
-  // declared as its scores' shape), and ONNX Runtime keeps what the node computes with a warning. So
-  // does set_output for these values; a contradiction anywhere else is still an error.
+  // Types on load (infer_model_types): a node output's shape already known gives way to the one its
+  // node computes. Exporters declare some wrong (a SoftmaxCrossEntropyLoss with reduction 'mean'
+  // declared as its scores' shape), and ONNX Runtime keeps what the node computes with a warning; the
+  // values computed from such a declaration before it was replaced give way too. Element types and
+  // nodes that contradict their inputs are still errors.
+  bool node_shapes_win = false;
+  // The node outputs whose shape the file declared, by ValueId: a replaced one is reported.
   std::vector<bool> declared_shapes;
   // One line per declaration that gave way: "value 'loss': declared (6,10), node 'sce' computes ()".
   std::vector<std::string> replaced_declarations;
