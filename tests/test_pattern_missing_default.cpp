@@ -1,7 +1,7 @@
 // default set: BatchNormalization, BatchNormalizationTraining, CastLayerNormalizationCast, CastOpCast,
 // GathersSplit, MatMulReshape2Of3, ReduceArgTopK, ReduceSumNormalize, Reshape2Of3, ReshapeMatMulReshape,
-// RotaryConcatPart, SequenceConstructAt, ShapeBasedMatMulToMul, SlicesSplit, SwitchOrderBinary,
-// TransposeReshapeMatMul, TransposeReshapeTranspose, UnsqueezeEqual. Positive (exact structure after), a
+// RotaryConcatPart, SequenceConstructAt, SequenceConstructConcat, ShapeBasedMatMulToMul, SlicesSplit,
+// SwitchOrderBinary, TransposeReshapeMatMul, TransposeReshapeTranspose, UnsqueezeEqual. Positive (exact structure after), a
 // negative per condition, and the same outputs before and after in xexp's evaluator and ONNX Runtime.
 #include <gtest/gtest.h>
 
@@ -295,12 +295,9 @@ TEST(PatternSequenceConstructAt, NotAtAComputedPosition) {
   EXPECT_EQ(op_types(*m.graph), (OpList{"SequenceConstruct", "SequenceAt", "Relu", "Neg"}));
 }
 
-// The evaluator has no sequence kernels: ONNX Runtime runs both models, the evaluator the rewritten one.
-TEST(PatternSequenceConstructAt, SameNumbers) {
-  Model before = sequence(true);
-  Model after = sequence(true);
-  run_rules(after, "SequenceConstructAt");
-  ASSERT_EQ(op_types(*after.graph), (OpList{"Relu", "Neg"}));
+// The evaluator has no sequence kernels: ONNX Runtime runs both models, the evaluator the rewritten one;
+// all three give the same bits (the rewrites move values, they compute nothing).
+void expect_same_bits_without_the_sequence(const Model& before, const Model& after) {
   const xexp::testing::NamedTensors feeds = xexp::testing::random_feeds(*before.graph, {.seed = 7});
   xexp::testing::TempDir dir;
   const std::string before_path = (dir.path() / "before.onnx").string(), after_path = (dir.path() / "after.onnx").string();
@@ -316,6 +313,58 @@ TEST(PatternSequenceConstructAt, SameNumbers) {
   xexp::testing::NamedTensors named;
   for (std::size_t k = 0; k < outputs.size(); ++k) named.emplace_back(evaluator.output_names()[k], outputs[k]);
   xexp::testing::expect_all_close(named, ort[0].outputs, 0, 0);
+}
+
+TEST(PatternSequenceConstructAt, SameNumbers) {
+  Model before = sequence(true);
+  Model after = sequence(true);
+  run_rules(after, "SequenceConstructAt");
+  ASSERT_EQ(op_types(*after.graph), (OpList{"Relu", "Neg"}));
+  expect_same_bits_without_the_sequence(before, after);
+}
+
+// ---- SequenceConstructConcat ----------------------------------------------------------------------
+// Y = ConcatFromSequence(SequenceConstruct(A, B, A), axis, new_axis), as onnxscript writes torch.cat.
+Model concat_from_sequence(int64_t axis, int64_t new_axis = 0) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId a = g.add_input("A", ElemType::Float, Shape{2, 3});
+  ValueId b = g.add_input("B", ElemType::Float, Shape{2, 3});
+  ValueId s = node(g, "SequenceConstruct", {a, b, a});
+  std::vector<Attribute> attributes{int_attr("axis", axis)};
+  if (new_axis) attributes.push_back(int_attr("new_axis", new_axis));
+  g.add_output(node(g, "ConcatFromSequence", {s}, std::move(attributes)));
+  return m;
+}
+
+TEST(PatternSequenceConstructConcat, IsAConcatOfTheElements) {
+  Model m = concat_from_sequence(-1);
+  run_rules(m, "SequenceConstructConcat");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"Concat"}));
+  const Node& concat = producer(g, g.outputs()[0]);
+  ASSERT_EQ(concat.inputs.size(), 3u);
+  EXPECT_EQ(input_name(g, producer(g, g.outputs()[0]), 0), "A");
+  EXPECT_EQ(input_name(g, producer(g, g.outputs()[0]), 1), "B");
+  EXPECT_EQ(input_name(g, producer(g, g.outputs()[0]), 2), "A");
+  EXPECT_EQ(concat.attribute(Symbol("axis"))->i, -1);
+  EXPECT_EQ(*g.value(g.outputs()[0]).shape, (Shape{2, 9}));
+}
+
+TEST(PatternSequenceConstructConcat, NotForAStack) {
+  Model m = concat_from_sequence(0, 1);
+  run_rules(m, "SequenceConstructConcat");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"SequenceConstruct", "ConcatFromSequence"}));
+}
+
+TEST(PatternSequenceConstructConcat, SameNumbers) {
+  for (int64_t axis : {0, 1, -2}) {
+    SCOPED_TRACE(axis);
+    Model after = concat_from_sequence(axis);
+    run_rules(after, "SequenceConstructConcat");
+    ASSERT_EQ(op_types(*after.graph), (OpList{"Concat"}));
+    expect_same_bits_without_the_sequence(concat_from_sequence(axis), after);
+  }
 }
 
 // ---- SwitchOrderBinary ----------------------------------------------------------------------------

@@ -55,6 +55,7 @@
 #include "xexp/patterns/onnx/rotary_embedding.hpp"
 #include "xexp/patterns/onnx/rotary_embedding_3d.hpp"
 #include "xexp/patterns/onnx/sequence_construct_at.hpp"
+#include "xexp/patterns/onnx/sequence_construct_concat.hpp"
 #include "xexp/patterns/onnx/shape_based_concat_expand.hpp"
 #include "xexp/patterns/onnx/shape_based_constant_shape_value.hpp"
 #include "xexp/patterns/onnx/shape_based_expand_broadcast.hpp"
@@ -191,6 +192,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       shaped_based_reshape_rule(),
       reshape_reshape_rule(),
       sequence_construct_at_rule(),
+      sequence_construct_concat_rule(),
       slice_slice_rule(),
       slices_split_rule(),
       split_concat_rule(),
