@@ -392,3 +392,61 @@ TEST(CliOptimize, UnsupportedOpsetUpgradeIsOneErrorLineAndWritesNothing) {
   EXPECT_EQ(file_bytes(fused), fused_bytes);
   EXPECT_EQ(file_bytes(original), bytes);
 }
+
+// The onnxscript export of a Llama forward pass read from disk (torch 2.x dynamo, opset 18): each ATen op
+// is a call of one of 18 torch_lib functions (aten_view = Cast + Reshape, aten_t = If on the rank, ...),
+// which no rule can see through. `xexp optimize` inlines them first: their Ifs on a known rank fold, the
+// Reshapes and Transposes merge, the MatMul + Add become Gemm, the sequences built for torch.cat become
+// Concat, and fewer nodes remain than ONNX Runtime's 'extended' level leaves (65), with the file's
+// outputs in ONNX Runtime and in our evaluator.
+// --inline-functions none keeps the calls, as before.
+TEST(CliOptimize, OnnxscriptTorchLibFunctionsAreInlinedBeforeTheRules) {
+  const std::string original =
+      std::string(XEXP_SHARED_DIR) + "/corpus/experimental-experiment/ut_issues_onnxscript_data_llama_forward.onnx";
+  TempDir dir;
+  const std::string inlined = dir / "inlined.onnx", kept = dir / "kept.onnx";
+  const CommandResult r = run_xexp("optimize " + shell_quote(original) + " -o " + shell_quote(inlined) + " --stats");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("316 -> 59 nodes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("18 functions inlined"), std::string::npos) << r.out;
+  for (const char* rule :
+       {"TransposeMatMulPattern", "SlicesSplitPattern", "ReshapeReshapePattern", "SequenceConstructConcatPattern"})
+    EXPECT_NE(r.out.find(rule), std::string::npos) << rule << " fired\n" << r.out;
+  const ir::Model m = load_model(inlined);
+  EXPECT_TRUE(m.functions.empty());
+  EXPECT_EQ(m.graph->node_count(), 59u);
+  for (ir::NodeId id : m.graph->nodes()) EXPECT_EQ(m.graph->node(id).domain.view(), "");
+  EXPECT_EQ(count_op(m, "Gemm"), 4u);
+  EXPECT_EQ(count_op(m, "If"), 0u);
+  EXPECT_EQ(count_op(m, "ConcatFromSequence"), 0u);  // torch.cat as aten_cat wrote it
+
+  const CommandResult none =
+      run_xexp("optimize " + shell_quote(original) + " -o " + shell_quote(kept) + " --inline-functions none");
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_EQ(none.out.find("inlined"), std::string::npos) << none.out;
+  EXPECT_EQ(load_model(kept).functions.size(), 18u);
+
+  const ir::Model reference = load_model(original);
+  const NamedTensors feeds = random_feeds(*reference.graph, {.seed = 3});
+  const std::vector<OrtResult> ort = run_onnxruntime_batch({{original, feeds}, {inlined, feeds}, {kept, feeds}});
+  ASSERT_TRUE(ort[0].ok) << ort[0].error;
+  for (std::size_t k = 1; k < ort.size(); ++k) {
+    ASSERT_TRUE(ort[k].ok) << ort[k].error;
+    expect_all_close(ort[k].outputs, ort[0].outputs, 1e-5, 1e-5);
+  }
+  eval::Evaluator ours(m);
+  const std::vector<Tensor> got = ours.run(feeds);
+  ASSERT_EQ(got.size(), m.graph->outputs().size());
+  NamedTensors named;
+  for (std::size_t k = 0; k < got.size(); ++k) named.emplace_back(m.graph->value(m.graph->outputs()[k]).name, got[k]);
+  expect_all_close(named, ort[0].outputs, 1e-5, 1e-5);
+}
+
+TEST(CliOptimize, InlineFunctionsTakesOnlyItsThreeModes) {
+  TempDir dir;
+  const CommandResult r =
+      run_xexp("optimize " + shell_quote(kSeedLlm) + " -o " + shell_quote(dir / "o.onnx") + " --inline-functions some");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("error: --inline-functions: some not in {op-libraries,all,none}"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "o.onnx"));
+}

@@ -1,10 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "xexp/eval/evaluator.hpp"
 #include "xexp/functions/inliner.hpp"
 #include "xexp/ir/copy.hpp"
+#include "xexp/tools/optimize.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;
@@ -307,6 +310,83 @@ TEST(FunctionsInliner, BadInputsThrow) {
     EXPECT_THROW(inline_functions(m), Error);
     EXPECT_EQ(m.graph->node_count(), 1u);  // refused before anything changed
   }
+}
+
+// What optimize_model inlines: Y = Block(aten_neg(X)), aten_neg a torch_lib function (Neg), Block a
+// module's function (Relu). By default only the op library's call goes; `All` inlines both, `None`
+// neither; the numbers stay. A torch_lib function whose opset clashes with the model's stays a function
+// by default, and is the user's error when all are asked for.
+namespace {
+
+Model torch_lib_and_module(int64_t torch_lib_opset = 18) {
+  Model m;
+  m.opsets = {{"", 18, {}}, {"pkg.onnxscript.torch_lib", 1, {}}, {"aten_local_function", 1, {}}};
+  m.graph->add_input("X", ElemType::Float, Shape{2, 3});
+  Function& neg = add_function(m, "aten_neg", {"self"});
+  neg.domain = "pkg.onnxscript.torch_lib";
+  neg.opsets = {{"", torch_lib_opset, {}}};
+  node(*neg.body, "Neg", {"self"}, {"result"}, "n0");
+  outputs(*neg.body, {"result"});
+  Function& block = add_function(m, "Block", {"x"});
+  block.domain = "aten_local_function";
+  node(*block.body, "Relu", {"x"}, {"y"}, "relu");
+  outputs(*block.body, {"y"});
+  node(*m.graph, "aten_neg", {"X"}, {"neg"}, "neg_call", "pkg.onnxscript.torch_lib");
+  node(*m.graph, "Block", {"neg"}, {"Y"}, "block_call", "aten_local_function");
+  outputs(*m.graph, {"Y"});
+  return m;
+}
+
+std::vector<std::string> function_names(const Model& m) {
+  std::vector<std::string> names;
+  for (const Function& f : m.functions) names.push_back(f.name);
+  return names;
+}
+
+}  // namespace
+
+TEST(FunctionsInliner, OptimizeInlinesOpLibraryFunctionsAndKeepsModules) {
+  const Tensor x = Tensor::from<float>({2, 3}, {-1, 2, -3, 4, -5, 6});
+  const std::vector<float> expected{1, 0, 3, 0, 5, 0};
+  struct Mode {
+    tools::InlineFunctions mode;
+    std::vector<std::string> functions_left, graph;
+  };
+  const Mode modes[] = {
+      {tools::InlineFunctions::OpLibraries, {"Block"}, {"n0__1: Neg(X)->neg", "block_call: Block(neg)->Y"}},
+      {tools::InlineFunctions::All, {}, {"n0__1: Neg(X)->neg", "relu__2: Relu(neg)->Y"}},
+      {tools::InlineFunctions::None,
+       {"aten_neg", "Block"},
+       {"neg_call: aten_neg(X)->neg", "block_call: Block(neg)->Y"}},
+  };
+  for (const Mode& mode : modes) {
+    Model m = torch_lib_and_module();
+    std::ostringstream log;
+    const tools::OptimizeModelReport report =
+        tools::optimize_model(m, {.patterns = "none", .inline_functions = mode.mode, .log = &log});
+    EXPECT_EQ(function_names(m), mode.functions_left);
+    EXPECT_EQ(listing(*m.graph), mode.graph);
+    EXPECT_EQ(report.inlined, 2 - mode.functions_left.size());
+    eval::Evaluator ours(m);
+    const std::vector<Tensor> got = ours.run({{"X", x}});
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(std::vector<float>(got[0].data<float>().begin(), got[0].data<float>().end()), expected);
+  }
+}
+
+TEST(FunctionsInliner, OptimizeKeepsOpLibraryFunctionsWhoseOpsetClashes) {
+  Model m = torch_lib_and_module(17);
+  std::ostringstream log;
+  tools::optimize_model(m, {.patterns = "none", .verbose = 1, .log = &log});
+  EXPECT_EQ(function_names(m), (std::vector<std::string>{"aten_neg", "Block"}));
+  EXPECT_NE(log.str().find("op-library functions kept: node 'pkg.onnxscript.torch_lib.aten_neg': the function "
+                           "imports opset ai.onnx version 17, the model version 18"),
+            std::string::npos)
+      << log.str();
+  Model all = torch_lib_and_module(17);
+  EXPECT_THROW(tools::optimize_model(all, {.patterns = "none", .inline_functions = tools::InlineFunctions::All,
+                                           .log = &log}),
+               Error);
 }
 
 TEST(IrCopy, CloneIsDeepAndKeepsNames) {

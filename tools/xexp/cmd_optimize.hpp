@@ -1,6 +1,7 @@
 #pragma once
 // xexp optimize [MODEL] -o OUT [--patterns SPEC] [--target-opset N] [--verbose N] [--explain RULE] [--stats]
-// [--no-constant-folding] [--modules-as-functions [--module-depth N]]: the opset upgrade when asked for,
+// [--no-constant-folding] [--inline-functions MODE] [--modules-as-functions [--module-depth N]]: the
+// calls of op-library functions inlined (or all, or none), the opset upgrade when asked for,
 // constant folding and the pattern rules (tools::optimize_model); a line says which rules a newer opset
 // would let fire. With --modules-as-functions, the modules of a torch export become local
 // functions first and each body is optimized on its own (tools/optimize_modules.hpp). Without MODEL it
@@ -36,6 +37,18 @@ inline void add_optimizer_options(CLI::App& cmd, tools::OptimizeModelOptions& op
                  "Upgrade the default ONNX domain to opset N (up to " + std::to_string(kMaxTargetOpset) +
                      ") before optimizing; without it the opset never changes")
       ->check(CLI::PositiveNumber);
+  cmd.add_option_function<std::string>(
+         "--inline-functions",
+         [&options](const std::string& mode) {
+           options.inline_functions = mode == "all"    ? tools::InlineFunctions::All
+                                      : mode == "none" ? tools::InlineFunctions::None
+                                                       : tools::InlineFunctions::OpLibraries;
+         },
+         "Local functions to inline before the rules: op-libraries (an exporter's single-op functions, such as "
+         "onnxscript's torch_lib), all or none; the others stay functions, each body optimized on its own")
+      ->check(CLI::IsMember({"op-libraries", "all", "none"}))
+      ->type_name("MODE")
+      ->default_str("op-libraries");
   cmd.add_flag("--stats", stats, "Print what each rule did");
   cmd.add_flag("--no-constant-folding{false}", options.constant_folding, "Do not fold constant nodes");
 }

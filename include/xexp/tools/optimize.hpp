@@ -1,10 +1,12 @@
 #pragma once
-// The optimizer as a user runs it (`xexp optimize`): the opset upgrade when asked for
-// (onnx/opset_upgrade.hpp), Constant nodes become initializers, every value
+// The optimizer as a user runs it (`xexp optimize`): the calls of op-library functions are inlined
+// (functions/op_library.hpp), the opset upgrade when asked for (onnx/opset_upgrade.hpp), Constant nodes
+// become initializers, every value
 // gets its type and shape (infer/model.hpp), constant folding, then the rules of a set string
 // (rewrite::optimize) folding the nodes they create whose inputs are all constant, then constant
 // folding once more for what the rewrites left constant. Graph input and output names never change:
 // the driver keeps them, and optimize_model checks it, so that a caller's feeds and fetches still work.
+#include <algorithm>
 #include <cstddef>
 #include <chrono>
 #include <iomanip>
@@ -16,6 +18,8 @@
 
 #include "xexp/eval/constant_if.hpp"
 #include "xexp/eval/fold.hpp"
+#include "xexp/functions/inliner.hpp"
+#include "xexp/functions/op_library.hpp"
 #include "xexp/functions/type_bodies.hpp"
 #include "xexp/infer/model.hpp"
 #include "xexp/ir/constant_node.hpp"
@@ -32,10 +36,19 @@ namespace xexp::tools {
 
 inline constexpr const char* kDefaultPatterns = "default+onnxruntime";
 
+// Which local functions optimize_model inlines before the rules run (the others stay functions, each
+// body optimized on its own).
+enum class InlineFunctions {
+  OpLibraries,  // an exporter's single-op functions (functions::is_op_library_function)
+  All,
+  None,
+};
+
 struct OptimizeModelOptions {
   std::string patterns = kDefaultPatterns;  // a rewrite::rules_from_string spec
   bool constant_folding = true;
   int64_t target_opset = 0;      // upgrade the default domain to this opset first (upgrade_opset); 0: keep it
+  InlineFunctions inline_functions = InlineFunctions::OpLibraries;
   int verbose = 0;               // rewrite::OptimizeOptions::verbose
   std::string explain = {};      // rewrite::OptimizeOptions::explain: why this rule did not match, node by node
   std::ostream* log = nullptr;   // std::cerr when null
@@ -46,6 +59,7 @@ struct OptimizeModelReport {
   std::size_t nodes_before = 0, nodes_after = 0;  // main graph, its subgraphs and local functions
   std::size_t folded = 0;                         // nodes replaced by initializers, all steps together
   std::size_t merged = 0;                         // duplicated nodes and initializers merged
+  std::size_t inlined = 0;                        // local functions inlined (InlineFunctions)
   double seconds = 0;
   rewrite::OptimizeStats rules;                   // what the rules did
   std::vector<RuleWaitingForOpset> waiting;       // what a newer opset would let the rules do
@@ -104,6 +118,25 @@ inline std::size_t fold_and_clean(ir::Model& model) {
 // Equal initializers become one, then what is computed twice from the same values is computed once
 // (ir/duplicates.hpp), in `g` and its subgraphs. Before folding: it would store a copy per duplicate (a
 // weight every layer shares, transposed once per layer). Returns how many nodes and initializers went.
+// Inlines the functions `mode` selects; returns how many went. The default mode leaves them as they are
+// when their opsets clash with the model's (the inliner refuses before changing anything); asked for
+// all, the clash is the user's error.
+inline std::size_t inline_functions(ir::Model& model, InlineFunctions mode, int verbose, std::ostream& log) {
+  const auto selected = [mode](const ir::Function& f) {
+    return mode == InlineFunctions::All || (mode == InlineFunctions::OpLibraries && functions::is_op_library_function(f));
+  };
+  if (std::none_of(model.functions.begin(), model.functions.end(), selected)) return 0;
+  const std::size_t before = model.functions.size();
+  try {
+    functions::inline_functions(model, {.inline_function = selected});
+  } catch (const Error& e) {
+    if (mode == InlineFunctions::All) throw;
+    if (verbose >= 1) log << "[xexp.optimize] op-library functions kept: " << e.what() << "\n";
+    return 0;
+  }
+  return before - model.functions.size();
+}
+
 inline std::size_t merge_duplicates(ir::Graph& g) {
   std::size_t merged = ir::merge_equal_initializers(g) + ir::remove_duplicated_nodes(g);
   ir::for_each_subgraph(g, [&](ir::Graph& body) {
@@ -129,13 +162,15 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   const auto start = std::chrono::steady_clock::now();
   std::ostream& log = options.log ? *options.log : std::cerr;
   const std::size_t nodes_given = count_nodes(model);
+  OptimizeModelReport report;
+  report.nodes_before = nodes_given;
+  // Before the upgrade: the bodies import the opset of the file.
+  report.inlined = detail::inline_functions(model, options.inline_functions, options.verbose, log);
   if (options.target_opset) upgrade_opset(model, options.target_opset);
   ir::Graph& g = *model.graph;
   const std::vector<std::string> inputs = detail::names_of(g, g.inputs());
   const std::vector<std::string> outputs = detail::names_of(g, g.outputs());
 
-  OptimizeModelReport report;
-  report.nodes_before = nodes_given;
   // Rules and folding then read every constant the same way (ir/constant_node.hpp).
   ir::constant_nodes_to_initializers(g);
   ir::for_each_subgraph(g, [](ir::Graph& body) { ir::constant_nodes_to_initializers(body); });
@@ -197,8 +232,10 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
 inline std::string format_report(const OptimizeModelReport& report, bool all_rules = false) {
   std::ostringstream out;
   out << "optimized: " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
-      << report.folded << " folded, " << report.merged << " merged, " << report.rules.iterations << " iterations, " << std::fixed
-      << std::setprecision(3) << report.seconds * 1e3 << " ms\n";
+      << report.folded << " folded, " << report.merged << " merged, ";
+  if (report.inlined) out << report.inlined << " functions inlined, ";
+  out << report.rules.iterations << " iterations, " << std::fixed << std::setprecision(3) << report.seconds * 1e3
+      << " ms\n";
   out << "  " << std::left << std::setw(36) << "rule" << std::right << std::setw(3) << "P" << std::setw(9)
       << "tried" << std::setw(9) << "matched" << std::setw(9) << "applied" << std::setw(8) << "+nodes"
       << std::setw(8) << "-nodes" << std::setw(11) << "time(ms)" << "\n";
