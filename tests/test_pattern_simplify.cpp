@@ -129,6 +129,35 @@ TEST(PatternReshapeExpand, NotToAnotherShape) {
   EXPECT_EQ(op_types(*e.graph), (OpList{"Expand", "Relu"}));
 }
 
+// X (batch, 3) expanded to (1, 3) or to (1, 1) keeps its shape, symbols compared by name: nothing to do,
+// whatever batch is at run time; to (1, 4) it grows.
+static Model expand_symbolic(std::vector<int64_t> target) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{Dim::symbolic("batch"), 3});
+  g.add_output(node(g, "Relu", {node(g, "Expand", {x, int64_initializer(g, "shape", std::move(target))})}));
+  return m;
+}
+
+TEST(PatternReshapeExpand, AnExpandKeepingASymbolicShapeDisappears) {
+  for (std::vector<int64_t> target : {std::vector<int64_t>{1, 3}, std::vector<int64_t>{1, 1}, std::vector<int64_t>{3}}) {
+    Model m = expand_symbolic(target);
+    run_rules(m, "Expand");
+    ASSERT_EQ(op_types(*m.graph), (OpList{"Relu"}));
+    EXPECT_EQ(m.graph->value(m.graph->node(m.graph->first_node()).inputs[0]).name, "X");
+  }
+  Model grows = test::model_with_opset(18);
+  Graph& g = *grows.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{Dim::symbolic("batch"), 1});
+  g.add_output(node(g, "Relu", {node(g, "Expand", {x, int64_initializer(g, "shape", {1, 3})})}));
+  run_rules(grows, "Expand");
+  EXPECT_EQ(op_types(*grows.graph), (OpList{"Expand", "Relu"}));
+}
+
+TEST(PatternReshapeExpand, SameNumbersForASymbolicShape) {
+  test::expect_same_outputs([] { return expand_symbolic({1, 3}); }, "Expand", 0, {.seed = 3, .symbols = {{"batch", 4}}});
+}
+
 // ---- ReshapeReshape -------------------------------------------------------------------------------
 static Model reshape_reshape(std::vector<int64_t> second) {
   Model m = test::model_with_opset(18);

@@ -1,6 +1,8 @@
 #pragma once
 // Reshape and Expand to the shape the input already has do nothing (the input's shape static, the
-// requested shape a constant spelling exactly those dims).
+// requested shape a constant spelling exactly those dims). An Expand whose output has its input's shape,
+// symbols compared by name, does nothing either (broadcasting never shrinks): dynamic exports expand to
+// (1, heads, sequence, head_size) a value already (batch, heads, sequence, head_size).
 #include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
@@ -23,7 +25,10 @@ inline rewrite::RulePtr expand_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Const<'s'> s;
-  return rule("Expand").match(Expand(x, s)).when(detail::same_static_dims(x, s)).to(x);
+  Var<'t'> t;
+  auto expand = named<'e'>(Expand(x, t));
+  return rule("Expand").cases(match(Expand(x, s)).when(detail::same_static_dims(x, s)).to(x),
+                              match(expand).when(same_shape(x, expand)).to(x));
 }
 
 }  // namespace xexp::patterns
