@@ -265,6 +265,46 @@ TEST(PatternReshapeMatMulReshape, SameNumbers) {
   test::expect_same_outputs([] { return flattened_product(); }, "ReshapeMatMulReshape");
 }
 
+// The product as com.microsoft FusedMatMul(RA, RB, transB=1, alpha=0.5), B (2, 3, 7, 5): dynamic exports
+// reach it when the onnxruntime set fused the keys' Transpose before the Reshapes went.
+Model flattened_fused_product(int64_t trans_batch_b = 0) {
+  Model m = test::model_with_opset(18);
+  m.opsets.push_back({"com.microsoft", 1, {}});
+  Graph& g = *m.graph;
+  ValueId a = g.add_input("A", ElemType::Float, Shape{2, 3, 4, 5});
+  ValueId b = g.add_input("B", ElemType::Float, Shape{2, 3, 7, 5});
+  ValueId ra = node(g, "Reshape", {a, test::int64_initializer(g, "sa", {6, 4, 5})});
+  ValueId rb = node(g, "Reshape", {b, test::int64_initializer(g, "sb", {6, 7, 5})});
+  std::vector<Attribute> attributes{int_attr("transB", 1), Attribute::make_float("alpha", 0.5f)};
+  if (trans_batch_b) attributes.push_back(int_attr("transBatchB", trans_batch_b));
+  ValueId product = node(g, "FusedMatMul", {ra, rb}, std::move(attributes), "com.microsoft");
+  g.add_output(node(g, "Reshape", {product, test::int64_initializer(g, "sy", {2, 3, 4, 7})}));
+  return m;
+}
+
+TEST(PatternReshapeMatMulReshape, OneBatchedFusedMatMulWithItsAttributes) {
+  Model m = flattened_fused_product();
+  run_rules(m, "ReshapeMatMulReshape");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"com.microsoft.FusedMatMul"}));
+  const Node& n = g.node(g.first_node());
+  EXPECT_EQ(input_name(g, n, 0), "A");
+  EXPECT_EQ(input_name(g, n, 1), "B");
+  EXPECT_EQ(n.attribute(Symbol("transB"))->i, 1);
+  EXPECT_EQ(n.attribute(Symbol("alpha"))->f, 0.5f);
+  EXPECT_EQ(*g.value(g.outputs()[0]).shape, (Shape{2, 3, 4, 7}));
+}
+
+TEST(PatternReshapeMatMulReshape, NotWhenTheFusedMatMulTransposesABatch) {
+  Model m = flattened_fused_product(1);
+  run_rules(m, "ReshapeMatMulReshape");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Reshape", "Reshape", "com.microsoft.FusedMatMul", "Reshape"}));
+}
+
+TEST(PatternReshapeMatMulReshape, SameNumbersWithFusedMatMul) {
+  test::expect_same_outputs([] { return flattened_fused_product(); }, "ReshapeMatMulReshape");
+}
+
 // ---- SequenceConstructAt --------------------------------------------------------------------------
 Model sequence(bool constant_index) {
   Model m = test::model_with_opset(17);
