@@ -49,6 +49,7 @@ struct Attention {
   bool scores_read_twice = false;                        // the scores are a graph output too
   bool query_offset = false;  // Q + P after the heads split: Q is no Transpose(Reshape)
   bool cut_at_batch = false;  // WhereCut*: the cut ends at the batch size, not at seq
+  int64_t row_size = 0;  // > 0: the heads merge into 2-D rows of this size (kHidden: as a 2-D Linear reads them)
   int64_t opset = 18;
 };
 constexpr int64_t kTable = 8;
@@ -152,7 +153,9 @@ Model attention(const Attention& c) {
   ValueId weights = node(g, "Softmax", {masked}, {Attribute::make_int("axis", c.softmax_axis)});
   ValueId y = node(g, "MatMul", {weights, heads("V", {0, 2, 1, 3})});
   y = node(g, "Transpose", {y}, {perm({0, 2, 1, 3})});
-  g.add_output(node(g, "Reshape", {y, test::int64_initializer(g, "merged", {dynamic ? 0 : kBatch, dynamic ? 0 : kSeq, kHidden})}));
+  const std::vector<int64_t> merged = c.row_size ? std::vector<int64_t>{kBatch * kSeq * kHidden / c.row_size, c.row_size}
+                                                    : std::vector<int64_t>{dynamic ? 0 : kBatch, dynamic ? 0 : kSeq, kHidden};
+  g.add_output(node(g, "Reshape", {y, test::int64_initializer(g, "merged", merged)}));
   return m;
 }
 
@@ -263,6 +266,30 @@ TEST(PatternMultiHeadAttention, AdditiveMaskBecomesOneNodeOnThe3DProjections) {
   EXPECT_EQ(n.attribute(Symbol("num_heads"))->i, kHeads);
   EXPECT_FLOAT_EQ(n.attribute(Symbol("scale"))->f, 1 / std::sqrt(3.f));
   EXPECT_EQ(m.opset("com.microsoft"), 1);
+}
+
+// Heads merged into (batch * sequence, hidden) rows: the attention's (batch, sequence, hidden) result is
+// reshaped to (-1, hidden), for MultiHeadAttention and, at opset 23, for ONNX's Attention.
+TEST(PatternMultiHeadAttention, HeadsMergedIntoRowsGetAReshapeAfterTheAttention) {
+  for (const auto& [opset, op] : {std::pair<int64_t, std::string>{18, kMha}, {23, "Attention"}}) {
+    Model m = attention({.row_size = kHidden, .opset = opset});
+    test::run_rules(m, kAll);
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{op, "Reshape"}));
+    const Node& reshape = g.node(g.value(g.outputs()[0]).producer);
+    EXPECT_EQ(g.node(g.value(reshape.inputs[0]).producer).op_type.str(), op.substr(op.rfind('.') + 1));
+    const Tensor* target = rewrite::constant_tensor(g, reshape.inputs[1]);
+    ASSERT_NE(target, nullptr);
+    EXPECT_EQ(std::vector<int64_t>(target->data<int64_t>().begin(), target->data<int64_t>().end()),
+              (std::vector<int64_t>{-1, kHidden}));
+    EXPECT_EQ(*g.value(g.outputs()[0]).shape, (Shape{kBatch * kSeq, kHidden}));
+  }
+}
+
+TEST(PatternMultiHeadAttention, NotWhenTheRowsAreNotWholeHeads) {
+  Model m = attention({.row_size = kHeadSize});
+  test::run_rules(m, kAll);
+  EXPECT_EQ(nodes_of_type(*m.graph, "MultiHeadAttention"), 0);
 }
 
 TEST(PatternMultiHeadAttention, EverySpelling) {
@@ -416,7 +443,7 @@ TEST(PatternMultiHeadAttention, SameNumbers) {
        {Attention{}, Attention{.keys = Keys::Gpt2, .mask = Mask::WhereScoresFirst},
         Attention{.keys = Keys::FusedMatMul, .mask = Mask::WhereFillFirst, .fill = -1e9f},
         Attention{.mask = Mask::AddInput, .multiply = true},
-        Attention{.mask = Mask::None, .query_offset = true}})
+        Attention{.mask = Mask::None, .query_offset = true}, Attention{.row_size = kHidden}})
     test::expect_same_outputs([&] { return attention(c); }, kAll, 1e-5);
   test::expect_same_outputs([] { return single_head(); }, kAll, 1e-5);
 }
@@ -568,7 +595,8 @@ TEST(PatternAttention, SameNumbers) {
   for (const Attention& c :
        {Attention{.opset = 23}, Attention{.keys = Keys::Gpt2, .mask = Mask::WhereScoresFirst, .opset = 23},
         Attention{.mask = Mask::AddInput, .multiply = true, .opset = 23},
-        Attention{.mask = Mask::None, .query_offset = true, .opset = 23}})
+        Attention{.mask = Mask::None, .query_offset = true, .opset = 23},
+        Attention{.row_size = kHidden, .opset = 23}})
     test::expect_same_outputs([&] { return attention(c); }, "default", 1e-5);
   test::expect_same_outputs([] { return single_head(std::nullopt, 23); }, "default", 1e-5);
   test::expect_same_outputs([] { return single_head(0.f, 23); }, "default", 1e-5,

@@ -4,7 +4,7 @@
 // with Q, K, V in (batch, heads, sequence, head_size) and Y's heads merged back by Transpose(0,2,1,3)
 // and a Reshape to (batch, sequence, heads * head_size), becomes ONNX's Attention in its 3-D form,
 // Attention(query, key, value, attn_mask, q_num_heads=heads, kv_num_heads=heads, scale), which gives Y
-// merged. Spellings:
+// merged (and reshaped to (batch * sequence, hidden) where the heads merge into rows). Spellings:
 // - K^T: Transpose(K, 0,1,3,2), GPT-2's Transpose(K', 0,2,3,1) of keys in (batch, sequence, heads,
 //   head_size), or FusedMatMul(Q, K, transB=1), whose alpha joins the scale;
 // - the scale: a Div or Mul by a one-element constant, or none;
@@ -72,20 +72,31 @@ inline int64_t static_dim(const ValueView& v, int64_t axis) {
   return d.is_static() ? d.value() : -1;
 }
 
+// The heads merged into rows, y (batch * sequence, heads * v_head_size), as a Linear on 2-D rows reads
+// them: the attention's (batch, sequence, hidden) result is then reshaped to (-1, hidden) (rows_shape).
+// Its second dimension fixes the first, the element count being the same.
+inline bool merges_into_rows(const ValueView& y) { return has_rank(y, 2); }
+inline constexpr auto flattens_rows = rewrite::fact<"flattens_rows">(merges_into_rows);
+inline constexpr auto rows_shape = rewrite::fact<"rows_shape">(
+    [](const ValueView& y) { return int64_tensor({-1, static_dim(y, 1)}); });
+
 // q (batch, heads, sequence, head_size), keys (batch, heads, total, head_size) or, keys_in_bsnh,
 // (batch, total, heads, head_size), v (batch, heads, total, v_head_size) and the result y (batch,
-// sequence, heads * v_head_size): same batch everywhere (MultiHeadAttention does not broadcast it),
-// heads and head sizes known.
+// sequence, heads * v_head_size), or its rows (merges_into_rows): same batch everywhere
+// (MultiHeadAttention does not broadcast it), heads and head sizes known.
 inline constexpr auto heads_fit = rewrite::fact<"heads_fit">(
     [](const ValueView& q, const ValueView& k, const ValueView& v, const ValueView& q_k, const ValueView& y) {
-      if (!has_rank(q, 4) || !has_rank(k, 4) || !has_rank(v, 4) || !has_rank(y, 3)) return false;
+      if (!has_rank(q, 4) || !has_rank(k, 4) || !has_rank(v, 4) || !(has_rank(y, 3) || merges_into_rows(y)))
+        return false;
       const int64_t heads = static_dim(q, 1), head_size = static_dim(q, 3), v_head_size = static_dim(v, 3);
       if (heads <= 0 || head_size <= 0 || v_head_size <= 0) return false;
       const bool bsnh = keys_in_bsnh.f(q_k);
       const KnownDim batch = dim_of(q, 0), total = dim_of(k, bsnh ? 1 : 2);
+      const bool merged = merges_into_rows(y) ? dim_of(y, 1) == heads * v_head_size
+                                              : dim_of(y, 0) == batch && dim_of(y, 1) == dim_of(q, 2) &&
+                                                    dim_of(y, 2) == heads * v_head_size;
       return dim_of(k, 0) == batch && dim_of(k, bsnh ? 2 : 1) == heads && dim_of(k, 3) == head_size &&
-             dim_of(v, 0) == batch && dim_of(v, 1) == heads && dim_of(v, 2) == total &&
-             dim_of(y, 0) == batch && dim_of(y, 1) == dim_of(q, 2) && dim_of(y, 2) == heads * v_head_size;
+             dim_of(v, 0) == batch && dim_of(v, 1) == heads && dim_of(v, 2) == total && merged;
     });
 // Single head: q (batch, sequence, size), k (batch, total, size), v (batch, total, v_size).
 inline constexpr auto single_head_fits =
@@ -337,17 +348,21 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   auto bias = attention_bias(mask, scores);
   auto heads = heads_merged(scores);
   auto fits = opset_fits && is_activation_float(q) && has_value(scale) && heads_fit(q, k, v, q_k, heads);
+  auto rows_or_not = [&](const auto& attention) {
+    return choose(flattens_rows(heads), Reshape(attention, fold(rows_shape(heads))), attention);
+  };
   auto fits_single = opset_fits && is_activation_float(q) && has_value(scale) && single_head_fits(q, k, v);
   auto factor = value_of(scale);
   return rule(name).priority(2).cases(
       match(heads_merged(mask))
           .when(is_last_axis(axis, mask) && fits && (has_value(bias) || passes_as_bias(mask, m, scores)))
-          .to(Write::heads(q, k, v, q_k, factor, choose(has_value(bias), fold(value_of(bias)), m),
-                           causal_bias(mask, scores))),
+          .to(rows_or_not(Write::heads(q, k, v, q_k, factor, choose(has_value(bias), fold(value_of(bias)), m),
+                                       causal_bias(mask, scores)))),
       match(heads_merged(cut_mask))
           .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_mask, scores))
-          .to(Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores), causal_cut(cut_mask, scores))),
-      match(heads).when(is_last_axis(axis, scores) && fits).to(Write::heads(q, k, v, q_k, factor)),
+          .to(rows_or_not(
+              Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores), causal_cut(cut_mask, scores)))),
+      match(heads).when(is_last_axis(axis, scores) && fits).to(rows_or_not(Write::heads(q, k, v, q_k, factor))),
       match(single_head(mask_single))
           .when(is_last_axis(axis, mask_single) && fits_single && has_value(bias))
           .to(Write::single(q, k, v, factor, fold(value_of(bias)), causal_bias(mask_single, scores_single))),
