@@ -103,6 +103,40 @@ TEST(PatternIdentity, IdentityTranspose) {
   EXPECT_EQ(op_types(g), (OpList{"Relu"}));
 }
 
+// ---- CastLike --------------------------------------------------------------------------------------
+// Y = CastLike(X, H): H float16, int64, float8 or of a type nobody knows.
+static Model cast_like(ElemType like) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3});
+  g.add_output(node(g, "CastLike", {x, g.add_input("H", like, Shape{2, 3})}));
+  return m;
+}
+
+TEST(PatternCastLike, IsACastToTheTypeOfItsSecondInput) {
+  Model m = cast_like(ElemType::Float16);
+  run_rules(m, "CastLike");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"Cast"}));
+  const Node& cast = g.node(g.first_node());
+  EXPECT_EQ(g.value(cast.inputs[0]).name, "X");
+  ASSERT_EQ(cast.inputs.size(), 1u);
+  EXPECT_EQ(cast.attribute(Symbol("to"))->i, static_cast<int64_t>(ElemType::Float16));
+}
+
+TEST(PatternCastLike, NotForAnUnknownOrFloat8Type) {
+  for (ElemType like : {ElemType::Undefined, ElemType::Float8E4M3FN}) {
+    Model m = cast_like(like);
+    run_rules(m, "CastLike");
+    EXPECT_EQ(op_types(*m.graph), (OpList{"CastLike"}));
+  }
+}
+
+TEST(PatternCastLike, SameNumbers) {
+  test::expect_same_outputs([] { return cast_like(ElemType::Float16); }, "CastLike");
+  test::expect_same_outputs([] { return cast_like(ElemType::Int64); }, "CastLike");
+}
+
 // ---- Reshape, Expand ------------------------------------------------------------------------------
 static Model shaped(const std::string& op, std::vector<int64_t> target) {
   Model m = test::model_with_opset(18);

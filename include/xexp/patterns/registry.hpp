@@ -11,6 +11,7 @@
 #include "xexp/patterns/onnx/batch_normalization_training.hpp"
 #include "xexp/patterns/onnx/cast.hpp"
 #include "xexp/patterns/onnx/cast_cast.hpp"
+#include "xexp/patterns/onnx/cast_like.hpp"
 #include "xexp/patterns/onnx/cast_cast_binary.hpp"
 #include "xexp/patterns/onnx/cast_layer_normalization_cast.hpp"
 #include "xexp/patterns/onnx/cast_op_cast.hpp"
@@ -138,6 +139,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       cast_rule(),
       cast_cast_binary_rule(),
       cast_cast_rule(),
+      cast_like_rule(),
       cast_op_cast_rule(),
       clip_clip_rule(),
       concat_empty_rule(),
