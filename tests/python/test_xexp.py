@@ -74,6 +74,16 @@ def test_optimize_llama_fuses_and_keeps_the_outputs_in_onnxruntime(tmp_path):
         numpy.testing.assert_allclose(after[name], value, atol=1e-4)
 
 
+def test_optimize_inlines_torch_lib_functions_unless_told_not_to():
+    path = SOURCE.parent / "shared" / "corpus" / "experimental-experiment" / "ut_issues_onnxscript_data_llama_forward.onnx"
+    inlined, report = xexp.optimize(str(path), stats=True)
+    assert report["inlined"] == 18 and not inlined.functions and len(inlined.graph.node) == 43
+    kept, report = xexp.optimize(str(path), stats=True, inline_functions="none")
+    assert report["inlined"] == 0 and len(kept.functions) == 18
+    with pytest.raises(xexp.Error, match="'some' is none of op-libraries, all, none"):
+        xexp.optimize(str(path), inline_functions="some")
+
+
 def test_optimize_takes_a_proto_bytes_or_a_path_and_leaves_its_input_alone():
     path, _, _ = exported("gpt_erf_L1")
     proto = onnx.load(path)

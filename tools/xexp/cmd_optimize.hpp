@@ -39,11 +39,7 @@ inline void add_optimizer_options(CLI::App& cmd, tools::OptimizeModelOptions& op
       ->check(CLI::PositiveNumber);
   cmd.add_option_function<std::string>(
          "--inline-functions",
-         [&options](const std::string& mode) {
-           options.inline_functions = mode == "all"    ? tools::InlineFunctions::All
-                                      : mode == "none" ? tools::InlineFunctions::None
-                                                       : tools::InlineFunctions::OpLibraries;
-         },
+         [&options](const std::string& mode) { options.inline_functions = tools::inline_functions_from_string(mode); },
          "Local functions to inline before the rules: op-libraries (an exporter's single-op functions, such as "
          "onnxscript's torch_lib), all or none; the others stay functions, each body optimized on its own")
       ->check(CLI::IsMember({"op-libraries", "all", "none"}))

@@ -1,8 +1,8 @@
 #pragma once
 // The optimizer as a user runs it (`xexp optimize`): the calls of op-library functions are inlined
 // (functions/op_library.hpp), the opset upgrade when asked for (onnx/opset_upgrade.hpp), Constant nodes
-// become initializers, every value
-// gets its type and shape (infer/model.hpp), constant folding, then the rules of a set string
+// become initializers, every value gets its type and shape (infer/model.hpp), constant folding, then
+// the rules of a set string
 // (rewrite::optimize) folding the nodes they create whose inputs are all constant, then constant
 // folding once more for what the rewrites left constant. Graph input and output names never change:
 // the driver keeps them, and optimize_model checks it, so that a caller's feeds and fetches still work.
@@ -14,6 +14,7 @@
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "xexp/eval/constant_if.hpp"
@@ -43,6 +44,14 @@ enum class InlineFunctions {
   All,
   None,
 };
+
+// "op-libraries", "all" or "none", as `xexp optimize --inline-functions` and Python's optimize take it.
+inline InlineFunctions inline_functions_from_string(std::string_view mode) {
+  if (mode == "op-libraries") return InlineFunctions::OpLibraries;
+  if (mode == "all") return InlineFunctions::All;
+  if (mode == "none") return InlineFunctions::None;
+  throw Error("inline functions: '" + std::string(mode) + "' is none of op-libraries, all, none");
+}
 
 struct OptimizeModelOptions {
   std::string patterns = kDefaultPatterns;  // a rewrite::rules_from_string spec
@@ -115,12 +124,9 @@ inline std::size_t fold_and_clean(ir::Model& model) {
   return folded + in_subgraphs;
 }
 
-// Equal initializers become one, then what is computed twice from the same values is computed once
-// (ir/duplicates.hpp), in `g` and its subgraphs. Before folding: it would store a copy per duplicate (a
-// weight every layer shares, transposed once per layer). Returns how many nodes and initializers went.
-// Inlines the functions `mode` selects; returns how many went. The default mode leaves them as they are
-// when their opsets clash with the model's (the inliner refuses before changing anything); asked for
-// all, the clash is the user's error.
+// Inlines the functions `mode` selects; returns how many went. OpLibraries leaves them as they are when
+// their opsets clash with the model's (the inliner refuses before changing anything); asked for all,
+// the clash is the user's error.
 inline std::size_t inline_functions(ir::Model& model, InlineFunctions mode, int verbose, std::ostream& log) {
   const auto selected = [mode](const ir::Function& f) {
     return mode == InlineFunctions::All || (mode == InlineFunctions::OpLibraries && functions::is_op_library_function(f));
@@ -137,6 +143,9 @@ inline std::size_t inline_functions(ir::Model& model, InlineFunctions mode, int 
   return before - model.functions.size();
 }
 
+// Equal initializers become one, then what is computed twice from the same values is computed once
+// (ir/duplicates.hpp), in `g` and its subgraphs. Before folding: it would store a copy per duplicate (a
+// weight every layer shares, transposed once per layer). Returns how many nodes and initializers went.
 inline std::size_t merge_duplicates(ir::Graph& g) {
   std::size_t merged = ir::merge_equal_initializers(g) + ir::remove_duplicated_nodes(g);
   ir::for_each_subgraph(g, [&](ir::Graph& body) {
