@@ -4362,7 +4362,8 @@ inline Shape broadcast_shapes(const Shape& a, const Shape& b, ShapeConstraints& 
 // Conflict policy: inference never silently overwrites. An output type or shape already known is kept;
 // inferred facts only fill its unknown dimensions, bind its symbols (symbol vs static) or record
 // symbol equalities (symbol vs symbol). A contradiction (different element types, ranks, or static
-// sizes) throws xexp::Error naming the node and the value: it means the graph is wrong.
+// sizes) throws xexp::Error naming the node and the value: it means the graph is wrong. One exception:
+// on load, a shape already known gives way to what the node computes (InferState::node_shapes_win).
 #include <optional>
 #include <string>
 #include <string_view>
@@ -4377,6 +4378,7 @@ inline Shape broadcast_shapes(const Shape& a, const Shape& b, ShapeConstraints& 
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 
 namespace xexp::infer {
@@ -4468,10 +4470,21 @@ struct InferState {
   // Reads a constant tensor; empty means graph_constant. The builder plugs in its own (it also knows
   // constants folded by the evaluator).
   std::function<const Tensor*(const ir::Graph&, ir::ValueId)> constant;
+  // Types on load (infer_model_types): a node output's shape already known gives way to the one its
+  // node computes. Exporters declare some wrong (a SoftmaxCrossEntropyLoss with reduction 'mean'
+  // declared as its scores' shape), and ONNX Runtime keeps what the node computes with a warning; the
+  // values computed from such a declaration before it was replaced give way too. Element types and
+  // nodes that contradict their inputs are still errors.
+  bool node_shapes_win = false;
+  // The node outputs whose shape the file declared, by ValueId: a replaced one is reported.
+  std::vector<bool> declared_shapes;
+  // One line per declaration that gave way: "value 'loss': declared (6,10), node 'sce' computes ()".
+  std::vector<std::string> replaced_declarations;
 
   const Tensor* constant_of(const ir::Graph& g, ir::ValueId id) const {
     return constant ? constant(g, id) : graph_constant(g, id);
   }
+  bool shape_declared(ir::ValueId id) const { return id < declared_shapes.size() && declared_shapes[id]; }
 };
 
 }  // namespace xexp::infer
@@ -4589,6 +4602,13 @@ class InferContext {
     try {
       constraints().merge(*v.shape, *shape);
     } catch (const Error& e) {
+      if (state_.node_shapes_win) {
+        if (state_.shape_declared(node_.outputs[k]))
+          state_.replaced_declarations.push_back("value '" + v.name + "': declared " + shape_str(*v.shape) +
+                                                 ", node '" + node_.name + "' computes " + shape_str(*shape));
+        v.shape = std::move(shape);
+        return;
+      }
       fail("inferred shape " + shape_str(*shape) + " but it is already " + shape_str(*v.shape) + ": " + e.cause(), v.name);
     }
   }
@@ -4729,7 +4749,9 @@ class RuleTable {
 // ======== xexp/infer/attention.hpp
 // Attention: com.microsoft MultiHeadAttention gives (batch, sequence, v_hidden) from its query (batch,
 // sequence, hidden) and its value, 3-D (batch, total, v_hidden) or (batch, num_heads, total,
-// v_head_size). The optional outputs (present key and value, scores) keep the query's type.
+// v_head_size). ONNX's Attention (opset 23) gives (batch, q_num_heads, sequence, v_head_size) from 4-D
+// Q, K, V and (batch, sequence, q_num_heads * v_head_size) from 3-D ones, v_head_size being V's hidden
+// size over kv_num_heads. The optional outputs (present key and value, scores) keep the query's type.
 
 namespace xexp::infer {
 
@@ -4750,8 +4772,26 @@ inline void infer_multi_head_attention(InferContext& c) {
   for (std::size_t k = 1; k < c.output_count(); ++k) c.set_output(k, c.type(0), std::nullopt);
 }
 
+inline void infer_attention(InferContext& c) {
+  std::optional<Shape> out;
+  const std::optional<Shape>& query = c.shape(0);
+  const std::optional<Shape>& value = c.shape(2);
+  if (query && value && query->size() == 4 && value->size() == 4) {
+    out = Shape{(*query)[0], (*query)[1], (*query)[2], (*value)[3]};
+  } else if (query && value && query->size() == 3 && value->size() == 3) {
+    const int64_t q_heads = c.attr_int("q_num_heads", 0), kv_heads = c.attr_int("kv_num_heads", 0);
+    Dim hidden;
+    if ((*value)[2].is_static() && q_heads > 0 && kv_heads > 0 && (*value)[2].value() % kv_heads == 0)
+      hidden = Dim((*value)[2].value() / kv_heads * q_heads);
+    out = Shape{(*query)[0], (*query)[1], hidden};
+  }
+  c.set_output(0, c.type(0), out);
+  for (std::size_t k = 1; k < c.output_count(); ++k) c.set_output(k, c.type(0), std::nullopt);
+}
+
 inline void add_attention_rules(RuleTable& t) {
   t.add(kMsDomain, {"MultiHeadAttention"}, infer_multi_head_attention);
+  t.add({"Attention"}, infer_attention);
 }
 
 }  // namespace xexp::infer
@@ -6711,10 +6751,12 @@ inline void register_cast(KernelRegistry& r) {
 // ======== xexp/eval/kernels/contrib.hpp
 // com.microsoft kernels the ORT pattern set produces (FastGelu, BiasGelu, QuickGelu, the Skip*
 // normalizations, RotaryEmbedding, MultiHeadAttention, BiasSoftmax, SoftmaxGrad, FusedConv, FusedGemm)
-// and ONNX RotaryEmbedding.
+// and ONNX RotaryEmbedding and Attention.
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
+#include <optional>
 #include <string>
 
 // ======== xexp/eval/kernels/elementwise.hpp
@@ -8544,6 +8586,42 @@ inline std::vector<Tensor> onnx_rotary_kernel(const KernelContext& c) {
   return {apply_rotary(c, x, l, {}, cos_cache, c.in(2), rotary_dim, c.attr_int("interleaved", 0) != 0, true)};
 }
 
+// x as (batch, heads, length, head_size): 4-D with that many heads as it is, 3-D (batch, length, heads *
+// head_size) split.
+inline Tensor split_heads(const KernelContext& c, const Tensor& x, int64_t heads, const std::string& what) {
+  if (x.rank() == 4 && x.dims()[1] == heads) return x;
+  if (x.rank() != 3 || x.dims()[2] % heads != 0)
+    c.fail(what + " " + shape_str(x.shape()) + " is neither 3-D with a hidden size divisible by " +
+           std::to_string(heads) + " heads nor (batch, " + std::to_string(heads) + ", length, head_size)");
+  return transpose(x.reshaped({x.dims()[0], x.dims()[1], heads, x.dims()[2] / heads}), {0, 2, 1, 3});
+}
+// (batch, heads, sequence, head_size) to (batch, sequence, heads * head_size).
+inline Tensor merge_heads(const Tensor& y) {
+  const Tensor t = transpose(y, {0, 2, 1, 3});
+  return t.reshaped({t.dims()[0], t.dims()[1], t.dims()[2] * t.dims()[3]});
+}
+
+// Softmax(scale * Q K^T + bias) V per head, for q (batch, heads, sequence, head_size), k (batch, heads,
+// total, head_size), v (batch, heads, total, v_head_size) and a bias (`what`) broadcast to the scores;
+// `scores`, when given, gets scale * Q K^T.
+inline Tensor attend(const KernelContext& c, const Tensor& q, const Tensor& k, const Tensor& v, double scale,
+                     const Tensor* bias, const char* what, Tensor* scores = nullptr) {
+  Tensor s = batched_matmul(q, k, false, true, scale);
+  if (scores) *scores = s;
+  if (bias) {
+    if (bias->type() != s.type()) c.fail(std::string(what) + " is not of the query's type");
+    s = visit_float_type(s.type(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      return broadcast_binary<T, T, T>(s, *bias, [](T a, T b) { return a + b; });
+    });
+    if (s.dims() != std::vector<int64_t>{q.dims()[0], q.dims()[1], q.dims()[2], k.dims()[2]})
+      c.fail(std::string(what) + " " + shape_str(bias->shape()) + " does not broadcast to the scores");
+  }
+  const int64_t total = k.dims()[2];
+  const Tensor weights = softmax(s, total > 0 ? s.size() / total : 0, total, 1, SoftmaxKind::Softmax);
+  return batched_matmul(weights, v, false, false, 1.0);
+}
+
 // com.microsoft MultiHeadAttention(query, key, value, bias?, key_padding_mask?, attention_bias?):
 // per head, Softmax(scale * Q K^T + attention_bias) V, scale 1/sqrt(head_size) when absent or 0. The query
 // is (batch, sequence, heads * head_size); key and value are 3-D like it or (batch, heads, total,
@@ -8556,35 +8634,94 @@ inline std::vector<Tensor> multi_head_attention_kernel(const KernelContext& c) {
     if (c.has(k)) c.fail("input " + std::to_string(k) + " (bias, key_padding_mask or past state) is not supported");
   if (!c.has(1) || !c.has(2)) c.fail("key and value are required (packed QKV is not supported)");
   if (c.in(0).rank() != 3) c.fail("the query is " + shape_str(c.in(0).shape()) + ", expected (batch, sequence, hidden)");
-  // (batch, heads, length, head_size)
-  auto split = [&](const Tensor& x, const char* what) {
-    if (x.rank() == 4 && x.dims()[1] == heads) return x;
-    if (x.rank() != 3 || x.dims()[2] % heads != 0)
-      c.fail(std::string(what) + " " + shape_str(x.shape()) + " is neither 3-D with a hidden size divisible by " +
-             std::to_string(heads) + " heads nor (batch, " + std::to_string(heads) + ", length, head_size)");
-    return transpose(x.reshaped({x.dims()[0], x.dims()[1], heads, x.dims()[2] / heads}), {0, 2, 1, 3});
-  };
-  const Tensor q = split(c.in(0), "the query"), k = split(c.in(1), "the key"), v = split(c.in(2), "the value");
+  const Tensor q = split_heads(c, c.in(0), heads, "the query"), k = split_heads(c, c.in(1), heads, "the key"),
+               v = split_heads(c, c.in(2), heads, "the value");
   const int64_t head_size = q.dims()[3];
   if (k.dims()[0] != q.dims()[0] || v.dims()[0] != q.dims()[0] || k.dims()[3] != head_size || v.dims()[2] != k.dims()[2])
     c.fail("query " + shape_str(c.in(0).shape()) + ", key " + shape_str(c.in(1).shape()) + " and value " +
            shape_str(c.in(2).shape()) + " do not match");
   const float given = c.attr_float("scale", 0.f);
   const double scale = given != 0.f ? given : 1 / std::sqrt(static_cast<double>(head_size));
-  Tensor scores = batched_matmul(q, k, false, true, scale);
-  if (c.has(5)) {
-    if (c.in(5).rank() != 4) c.fail("attention_bias " + shape_str(c.in(5).shape()) + " is not 4-D");
-    scores = visit_float_type(scores.type(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      return broadcast_binary<T, T, T>(scores, c.in(5), [](T a, T b) { return a + b; });
-    });
-    if (scores.dims() != std::vector<int64_t>{q.dims()[0], heads, q.dims()[2], k.dims()[2]})
-      c.fail("attention_bias " + shape_str(c.in(5).shape()) + " does not broadcast to the scores");
+  if (c.has(5) && c.in(5).rank() != 4) c.fail("attention_bias " + shape_str(c.in(5).shape()) + " is not 4-D");
+  return {merge_heads(attend(c, q, k, v, scale, c.has(5) ? &c.in(5) : nullptr, "attention_bias"))};
+}
+
+// ONNX Attention (opset 23)(Q, K, V, attn_mask?, past_key?, past_value?) -> (Y, present_key?,
+// present_value?, qk_matmul_output?): Q, K, V all 4-D (batch, heads, length, head_size), or all 3-D
+// (batch, length, hidden) split by q_num_heads and kv_num_heads (ONNX Runtime 1.30 refuses a mix). past_key
+// and past_value (batch, kv_num_heads, past, head_size) go before K and V, which gives the present ones.
+// attn_mask broadcasts to (batch, q_num_heads, sequence, total), additive or boolean (true attends);
+// is_causal hides key j from query i when j > i + past (ONNX Runtime 1.30 too, but for one query after a
+// past and more than one new key, which it lets read every key). Each K and V head serves q_num_heads /
+// kv_num_heads query heads in a row. qk_matmul_output is scale * Q K^T (mode 0); softcap and the other
+// modes are refused.
+inline std::vector<Tensor> attention_kernel(const KernelContext& c) {
+  if (c.attr_float("softcap", 0.f) != 0.f) c.fail("softcap is not supported");
+  if (c.attr_int("qk_matmul_output_mode", 0) != 0)
+    c.fail("qk_matmul_output_mode other than 0 is not supported");
+  const std::size_t rank = c.in(0).rank();
+  if ((rank != 3 && rank != 4) || c.in(1).rank() != rank || c.in(2).rank() != rank)
+    c.fail("Q " + shape_str(c.in(0).shape()) + ", K " + shape_str(c.in(1).shape()) + " and V " +
+           shape_str(c.in(2).shape()) + " are not all 3-D or all 4-D");
+  Tensor q = c.in(0), k = c.in(1), v = c.in(2);
+  if (rank == 3) {
+    const int64_t q_heads = c.attr_int("q_num_heads", 0), kv_heads = c.attr_int("kv_num_heads", 0);
+    if (q_heads <= 0 || kv_heads <= 0) c.fail("3-D inputs need positive q_num_heads and kv_num_heads");
+    q = split_heads(c, q, q_heads, "Q");
+    k = split_heads(c, k, kv_heads, "K");
+    v = split_heads(c, v, kv_heads, "V");
   }
-  const int64_t total = k.dims()[2];
-  const Tensor weights = softmax(scores, total > 0 ? scores.size() / total : 0, total, 1, SoftmaxKind::Softmax);
-  const Tensor y = transpose(batched_matmul(weights, v, false, false, 1.0), {0, 2, 1, 3});
-  return {y.reshaped({y.dims()[0], y.dims()[1], heads * v.dims()[3]})};
+  if (c.has(4) != c.has(5)) c.fail("past_key and past_value go together");
+  if (c.has(4)) {
+    k = concat({&c.in(4), &k}, 2);
+    v = concat({&c.in(5), &v}, 2);
+  }
+  const int64_t q_heads = q.dims()[1], kv_heads = k.dims()[1], sequence = q.dims()[2], total = k.dims()[2];
+  if (k.dims()[0] != q.dims()[0] || v.dims()[0] != q.dims()[0] || k.dims()[3] != q.dims()[3] ||
+      v.dims()[1] != kv_heads || v.dims()[2] != total || kv_heads <= 0 || q_heads % kv_heads != 0)
+    c.fail("Q " + shape_str(c.in(0).shape()) + ", K " + shape_str(c.in(1).shape()) + " and V " +
+           shape_str(c.in(2).shape()) + " (after the past ones) do not match");
+  auto repeated = [&](const Tensor& x) {
+    if (kv_heads == q_heads) return x;
+    const std::vector<int64_t>& d = x.dims();
+    return expand_to(x.reshaped({d[0], d[1], 1, d[2], d[3]}), {d[0], d[1], q_heads / kv_heads, d[2], d[3]})
+        .reshaped({d[0], q_heads, d[2], d[3]});
+  };
+  const ElemType type = q.type();
+  std::optional<Tensor> bias;
+  if (c.has(3)) {
+    const Tensor& mask = c.in(3);
+    bias = mask;
+    if (mask.type() == ElemType::Bool) {
+      bias = Tensor(type, mask.dims());
+      visit_float_type(type, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        auto dst = bias->mutable_data<T>();
+        for (int64_t i = 0; i < mask.size(); ++i)
+          dst[i] = element_as_double(mask, i) != 0 ? T(0) : -std::numeric_limits<T>::infinity();
+      });
+    }
+  }
+  if (c.attr_int("is_causal", 0) != 0) {
+    const int64_t past = c.has(4) ? c.in(4).dims()[2] : 0;
+    Tensor causal(type, {sequence, total});
+    visit_float_type(type, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      auto dst = causal.mutable_data<T>();
+      for (int64_t i = 0; i < sequence; ++i)
+        for (int64_t j = 0; j < total; ++j)
+          dst[i * total + j] = j > i + past ? -std::numeric_limits<T>::infinity() : T(0);
+      if (bias) causal = broadcast_binary<T, T, T>(*bias, causal, [](T a, T b) { return a + b; });
+    });
+    bias = causal;
+  }
+  const float given = c.attr_float("scale", 0.f);
+  const double scale = given != 0.f ? given : 1 / std::sqrt(static_cast<double>(q.dims()[3]));
+  Tensor scores;
+  Tensor y = attend(c, q, repeated(k), repeated(v), scale, bias ? &*bias : nullptr, "attn_mask", &scores);
+  std::vector<Tensor> out{rank == 3 ? merge_heads(y) : y, k, v, scores};
+  out.resize(std::min(out.size(), c.n_outputs));
+  return out;
 }
 
 inline void register_contrib(KernelRegistry& r) {
@@ -8602,6 +8739,7 @@ inline void register_contrib(KernelRegistry& r) {
   r.add(ms, "RotaryEmbedding", ort_rotary_kernel);
   r.add(ms, "MultiHeadAttention", multi_head_attention_kernel);
   r.add("RotaryEmbedding", onnx_rotary_kernel);
+  r.add("Attention", attention_kernel);
 }
 
 }  // namespace xexp::eval::kernels
@@ -13603,10 +13741,43 @@ using rewrite::Var;
 // so that rewrite::rules_from_string("default+onnxruntime") finds them. In compiled mode
 // (core/config.hpp) only src/rules.cpp instantiates the rules.
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_RULES)
-// ======== xexp/patterns/onnx/batch_normalization.hpp
-// BatchNormalization: in inference mode, with constant scale 1, bias 0, mean 0, variance 1 and epsilon
-// 0, BatchNormalization gives its input back: (x - 0) / sqrt(1 + 0) * 1 + 0. Its other outputs (the
-// running statistics of training mode) must be unused, which matching requires of every root.
+// ======== xexp/patterns/onnx/attention.hpp
+// Attention (opset >= 23): scaled dot-product attention as exporters write it,
+//   scores = Q K^T * scale (+ mask);  Y = Softmax(scores over the last axis) V
+// with Q, K, V in (batch, heads, sequence, head_size) and Y's heads merged back by Transpose(0,2,1,3)
+// and a Reshape to (batch, sequence, heads * head_size), becomes ONNX's Attention in its 3-D form,
+// Attention(query, key, value, attn_mask, q_num_heads=heads, kv_num_heads=heads, scale), which gives Y
+// merged (and reshaped to (batch * sequence, hidden) where the heads merge into rows). Spellings:
+// - K^T: Transpose(K, 0,1,3,2), GPT-2's Transpose(K', 0,2,3,1) of keys in (batch, sequence, heads,
+//   head_size), or FusedMatMul(Q, K, transB=1), whose alpha joins the scale;
+// - the scale: a Div or Mul by a one-element constant, or none;
+// - the mask: none, an Add of a constant or of a (batch|1, heads|1, sequence, total) value, or
+//   Where(constant bool, scores, fill) / Where(constant bool, fill, scores) folded into an additive
+//   constant. That needs a fill of -1e4 or less (exp underflows: masked weights are 0 either way) and no
+//   fully masked row (Where gives those a uniform row, the sum does not); or the Where of a causal mask
+//   sliced at run time from a constant table, whose additive mask is Where(mask, 0, fill)
+//   (runtime_mask_fits). A mask that hides exactly the keys after each query (square scores) becomes
+//   is_causal=1 instead, the cut at run time going too (causal_bias, causal_cut).
+// The 3-D form takes Q, K and V as (batch, sequence, hidden) (ONNX Runtime 1.30 refuses a mix of 3-D and
+// 4-D): each goes back to it through Transpose and Reshape, which the default rules cancel against the
+// Reshape and Transpose that split the heads, so that one node replaces the splits, the attention and
+// the merge. Single-head attention on 3-D Q, K, V (batch, sequence, size) becomes Attention with one head.
+// The onnxruntime set's MultiHeadAttention is the same rule writing com.microsoft MultiHeadAttention at
+// any opset; listed after this one, at opset 23 it finds the attention already fused.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+// ======== xexp/patterns/ort/fused_matmul.hpp
+// FusedMatMul (onnxruntime set): com.microsoft FusedMatMul computes alpha * op(A) @ op(B), op swapping
+// the last two axes when transA/transB is set. A Transpose of the last two axes feeding a MatMul goes
+// into transA or transB (not for two 2-D inputs: TransposeMatMul makes a Gemm of those), and a scalar
+// Mul or Div after a FusedMatMul goes into alpha. The Transpose may have other consumers: a weight
+// every layer shares is transposed once, and each layer's MatMul takes it into transB; the Transpose
+// goes with its last consumer.
+#include <vector>
+
 // ======== xexp/patterns/facts.hpp
 // Facts the rules share, declared once with the name rules print (`.when(is_last_axis(axis, x))`), and
 // the plain helpers behind them: element types, constants (integer lists such as shapes and axes,
@@ -13909,6 +14080,638 @@ inline constexpr auto as_tensor =
 namespace xexp::patterns {
 
 namespace detail {
+// The FusedMatMul's alpha (1 when absent) times, or divided by, the scalar s.
+inline double alpha_of(const ValueView& fused) {
+  const ir::Attribute* a = rewrite::node_of(fused).attribute(Symbol("alpha"));
+  return a ? a->f : 1.0;
+}
+inline constexpr auto alpha_times = rewrite::fact<"alpha_times">([](const ValueView& fused, const Tensor& s) {
+  return static_cast<float>(alpha_of(fused) * eval::scalar_double(s));
+});
+inline constexpr auto alpha_divided_by =
+    rewrite::fact<"alpha_divided_by">([](const ValueView& fused, const Tensor& s) {
+      return static_cast<float>(alpha_of(fused) / eval::scalar_double(s));
+    });
+// FusedMatMul leaves the batch axes in place (transBatchA and transBatchB absent or 0).
+inline bool keeps_batch_axes(const ir::Node& fused) {
+  return int_attribute(fused, "transBatchA", 0) == 0 && int_attribute(fused, "transBatchB", 0) == 0;
+}
+inline constexpr auto nonzero =
+    rewrite::fact<"nonzero">([](const Tensor& s) { return eval::scalar_double(s) != 0; });
+}  // namespace detail
+
+inline rewrite::RulePtr fused_matmul_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Ints<'p'> perm;
+  Const<'s'> s;
+  auto fused = named<'f'>(FusedMatMul(a, b));
+  auto ranks = rank(a) >= 2 && rank(b) >= 2 && (rank(a) > 2 || rank(b) > 2);
+  auto scalar_of_its_type = is_scalar(s) && dtype(s) == dtype(fused);
+  // rebuild: every attribute of the matched FusedMatMul is kept (transBatch* included), alpha changes.
+  return rule("FusedMatMul")
+      .priority(2)
+      .cases(match(MatMul(shared(Transpose(a, attr<"perm"> = perm)), b))
+                 .when(ranks && swaps_last_two(perm))
+                 .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 1, attr<"transB"> = 0)),
+             match(MatMul(a, shared(Transpose(b, attr<"perm"> = perm))))
+                 .when(ranks && swaps_last_two(perm))
+                 .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 0, attr<"transB"> = 1)),
+             match(commutative(Mul(fused, s)))
+                 .when(scalar_of_its_type)
+                 .to(rebuild(fused, attr<"alpha"> = detail::alpha_times(fused, s))),
+             match(Div(fused, s))
+                 .when(scalar_of_its_type && detail::nonzero(s))
+                 .to(rebuild(fused, attr<"alpha"> = detail::alpha_divided_by(fused, s))));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/heads_layout.hpp
+// How exporters split attention heads, which the attention and rotary rules match and rebuild: a
+// (batch, sequence, heads * head_size) value is reshaped to (batch, sequence, heads, head_size), then
+// transposed by (0,2,1,3) to (batch, heads, sequence, head_size). ONNX Runtime's MultiHeadAttention and
+// RotaryEmbedding read the 3-D value and a num_heads attribute instead.
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns::detail {
+
+// Transpose's perm between (batch, sequence, heads, head_size) and (batch, heads, sequence, head_size).
+// A function, not a global: the rules are built during static initialization.
+inline std::vector<int64_t> heads_swap() { return {0, 2, 1, 3}; }
+
+// The number of heads a Reshape of x3d (batch, sequence, hidden) to (batch, sequence, heads, head_size)
+// makes, or nullopt when `reshaped` is not such a split (or its heads and head size are not static).
+inline std::optional<int64_t> heads_split(const ValueView& x3d, const ValueView& reshaped) {
+  if (!x3d.shape() || !reshaped.shape() || x3d.shape()->size() != 3 || reshaped.shape()->size() != 4)
+    return std::nullopt;
+  const Shape &in = *x3d.shape(), &out = *reshaped.shape();
+  using rewrite::facts::KnownDim;
+  if (!(KnownDim{in[0]} == KnownDim{out[0]}) || !(KnownDim{in[1]} == KnownDim{out[1]}) || !in[2].is_static() ||
+      !out[2].is_static() || !out[3].is_static() || out[2].value() <= 0 ||
+      in[2].value() != out[2].value() * out[3].value())
+    return std::nullopt;
+  return out[2].value();
+}
+inline constexpr auto splits_heads = rewrite::fact<"splits_heads">(
+    [](const ValueView& x3d, const ValueView& reshaped) { return heads_split(x3d, reshaped).has_value(); });
+inline constexpr auto split_heads_count = rewrite::fact<"split_heads_count">(
+    [](const ValueView& x3d, const ValueView& reshaped) { return *heads_split(x3d, reshaped); });
+
+}  // namespace xexp::patterns::detail
+// ======== xexp/patterns/shape_values.hpp
+// What a shape value holds (Shape(X)[1:] -> ["seq", 64], seq - seq -> [0]) as the rules see it: the
+// small integer computation feeding a value (Shape, Gather, Slice, Concat, arithmetic, Equal, Where,
+// ...) is copied into a scratch graph and inferred there with the rules inference runs on load
+// (infer/shape_ops.hpp), so that rules and inference agree on every op. It is read again at each
+// question rather than kept from load: rules rewrite the graph, and what was kept would go stale.
+#include <algorithm>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// Nodes copied into the scratch graph at most: shape computations are short chains.
+inline constexpr std::size_t kShapeValueNodes = 24;
+
+// Ops whose result inference can hold as content, when it is a small integer vector; the rules on shape
+// values match them (Shape and Size start a computation: folding already turns their static parts
+// into constants).
+inline constexpr rewrite::FixedString kShapeValueOps =
+    "Gather|Slice|Squeeze|Unsqueeze|Concat|Reshape|Cast|Identity|Add|Sub|Mul|Div|Equal|Where";
+inline bool computes_shape_value(const ir::Node& n) {
+  static const std::vector<Symbol> ops = [] {
+    std::vector<Symbol> out{Symbol("Shape"), Symbol("Size")};
+    const std::string_view all = kShapeValueOps.view();
+    for (std::size_t start = 0; start <= all.size();) {
+      const std::size_t bar = std::min(all.find('|', start), all.size());
+      out.emplace_back(all.substr(start, bar - start));
+      start = bar + 1;
+    }
+    return out;
+  }();
+  return n.domain.empty() && std::find(ops.begin(), ops.end(), n.op_type) != ops.end();
+}
+// A 0-D or 1-D integer or boolean value short enough to be a shape.
+inline bool is_small_vector(const ir::Value& v) {
+  if (!(xexp::is_integer(v.elem) || v.elem == ElemType::Bool) || !v.shape || v.shape->size() > 1)
+    return false;
+  return v.shape->empty() || ((*v.shape)[0].is_static() && (*v.shape)[0].value() <= infer::kMaxShapeContent);
+}
+// The opset a node's spelling implies for what inference reads differently across versions: axes as an
+// attribute (Squeeze and Unsqueeze before 13), starts and ends as attributes (Slice before 10).
+inline int64_t spelled_opset(const ir::Node& n) {
+  return n.attribute(Symbol("axes")) || n.attribute(Symbol("starts")) ? 9 : 18;
+}
+
+class ScratchCopy {
+ public:
+  explicit ScratchCopy(const ir::Graph& g) : g_(g) {}
+
+  // Copies the computation of `v` (or `v` alone, as an input of its type, where the copy stops).
+  std::optional<ir::ValueId> copy(ir::ValueId v) {
+    if (auto it = copied_.find(v); it != copied_.end()) return it->second;
+    const ir::Value& value = g_.value(v);
+    ir::ValueId id;
+    if (const Tensor* t = rewrite::constant_tensor(g_, v); t && is_small_vector(value)) {
+      id = scratch_.add_initializer(value.name, *t);
+    } else if (value.producer != ir::kNone && is_small_vector(value) &&
+               computes_shape_value(g_.node(value.producer))) {
+      const ir::Node& n = g_.node(value.producer);
+      if (order_.size() >= kShapeValueNodes) return std::nullopt;
+      std::vector<ir::ValueId> inputs;
+      for (ir::ValueId in : n.inputs) {
+        if (in == ir::kNone) {
+          inputs.push_back(ir::kNone);
+          continue;
+        }
+        std::optional<ir::ValueId> c =
+            n.op_type == Symbol("Shape") || n.op_type == Symbol("Size") ? leaf(in) : copy(in);
+        if (!c) return std::nullopt;
+        inputs.push_back(*c);
+      }
+      if (auto it = copied_.find(v); it != copied_.end()) return it->second;  // a node with several outputs
+      std::vector<ir::ValueId> outputs;
+      for (ir::ValueId out : n.outputs) {
+        if (out == ir::kNone) {
+          outputs.push_back(ir::kNone);
+          continue;
+        }
+        outputs.push_back(scratch_.add_value(g_.value(out).name));
+        copied_[out] = outputs.back();
+      }
+      order_.push_back(
+          scratch_.add_node(n.op_type, std::move(inputs), std::move(outputs), n.attributes, n.name));
+      spellings_.push_back(spelled_opset(n));
+      return copied_[v];
+    } else {
+      return leaf(v);
+    }
+    copied_[v] = id;
+    return id;
+  }
+
+  // Infers the copied nodes in order; the content of `v`'s copy, or nullopt.
+  std::optional<Shape> content(ir::ValueId copy_of_v) {
+    infer::InferState state;
+    try {
+      for (std::size_t k = 0; k < order_.size(); ++k)
+        infer::infer_node(scratch_, order_[k], spellings_[k], state);
+    } catch (const Error&) {
+      return std::nullopt;  // a computation the runtime would reject: nothing to say about it
+    }
+    if (const Shape* s = state.value_shapes.find(copy_of_v)) return *s;
+    if (const Tensor* t = infer::graph_constant(scratch_, copy_of_v))
+      if (auto v = infer::tensor_ints(*t)) return infer::content_of(*v);
+    return std::nullopt;
+  }
+
+ private:
+  // `v` as an input of the scratch graph, with its type and shape.
+  ir::ValueId leaf(ir::ValueId v) {
+    if (auto it = copied_.find(v); it != copied_.end()) return it->second;
+    const ir::Value& value = g_.value(v);
+    const ir::ValueId id = scratch_.add_input(value.name, value.elem, value.shape);
+    copied_[v] = id;
+    return id;
+  }
+
+  const ir::Graph& g_;
+  ir::Graph scratch_;
+  std::unordered_map<ir::ValueId, ir::ValueId> copied_;
+  std::vector<ir::NodeId> order_;  // the copied nodes, producers first
+  std::vector<int64_t> spellings_;
+};
+}  // namespace detail
+
+// The elements of a small integer (or boolean, as 0 and 1) value as dimensions, static or symbolic,
+// unknown where the computation does not say; nullopt when the value is not such a computation.
+inline std::optional<Shape> shape_value(const ir::Graph& g, ir::ValueId v) {
+  if (v == ir::kNone || !detail::is_small_vector(g.value(v))) return std::nullopt;
+  detail::ScratchCopy scratch(g);
+  std::optional<ir::ValueId> copy = scratch.copy(v);
+  if (!copy) return std::nullopt;
+  return scratch.content(*copy);
+}
+inline std::optional<Shape> shape_value(const ValueView& v) { return shape_value(*v.graph, v.id); }
+
+// The values of a shape value whose elements are all known integers.
+inline std::optional<std::vector<int64_t>> static_shape_value(const ValueView& v) {
+  std::optional<Shape> content = shape_value(v);
+  return content ? infer::content_ints(*content) : std::nullopt;
+}
+
+}  // namespace xexp::patterns
+
+namespace xexp::patterns {
+
+namespace detail {
+
+inline bool has_op(const ir::Node& n, const char* op) { return n.op_type == Symbol(op); }
+
+// The factor that scales Q K^T in the scores s (q_k is the product): FusedMatMul's alpha, times or divided
+// by one-element constants; nullopt for anything else (a per-head scale, a batched transposition).
+inline std::optional<float> scale_between(const ValueView& s, const ValueView& q_k) {
+  const ir::Graph& g = *s.graph;
+  const ir::Node& product = node_of(q_k);
+  double scale = 1;
+  if (has_op(product, "FusedMatMul")) {
+    if (!keeps_batch_axes(product)) return std::nullopt;
+    scale = alpha_of(q_k);
+  }
+  if (s.id == q_k.id) return static_cast<float>(scale);
+  const ir::Node& n = node_of(s);
+  const ir::ValueId other = n.inputs[0] == q_k.id ? n.inputs[1] : n.inputs[0];
+  const std::optional<double> c = scalar_constant(g, other);
+  if (!c || *c == 0 || !std::isfinite(*c)) return std::nullopt;
+  return static_cast<float>(has_op(n, "Div") ? scale / *c : scale * *c);
+}
+inline constexpr auto attention_scale = rewrite::fact<"attention_scale">(scale_between);
+
+// K^T is GPT-2's Transpose(K', 0,2,3,1): the captured keys are in (batch, sequence, heads, head_size).
+inline constexpr auto keys_in_bsnh = rewrite::fact<"keys_in_bsnh">([](const ValueView& q_k) {
+  const ir::Node& product = node_of(q_k);
+  if (!has_op(product, "MatMul")) return false;
+  const ir::Node& transpose = q_k.graph->node(q_k.graph->value(product.inputs[1]).producer);
+  const ir::Attribute* perm = transpose.attribute(Symbol("perm"));
+  return perm && perm->ints == std::vector<int64_t>{0, 2, 3, 1};
+});
+
+using rewrite::facts::KnownDim;
+inline KnownDim dim_of(const ValueView& v, int64_t axis) { return rewrite::facts::dim(*v.shape(), axis); }
+inline bool has_rank(const ValueView& v, std::size_t rank) { return v.shape() && v.shape()->size() == rank; }
+inline int64_t static_dim(const ValueView& v, int64_t axis) {
+  const Dim d = (*v.shape())[static_cast<std::size_t>(axis)];
+  return d.is_static() ? d.value() : -1;
+}
+
+// The heads merged into rows, y (batch * sequence, heads * v_head_size), as a Linear on 2-D rows reads
+// them: the attention's (batch, sequence, hidden) result is then reshaped to (-1, hidden) (rows_shape).
+// Its second dimension fixes the first, the element count being the same.
+inline bool merges_into_rows(const ValueView& y) { return has_rank(y, 2); }
+inline constexpr auto flattens_rows = rewrite::fact<"flattens_rows">(merges_into_rows);
+inline constexpr auto rows_shape = rewrite::fact<"rows_shape">(
+    [](const ValueView& y) { return int64_tensor({-1, static_dim(y, 1)}); });
+
+// q (batch, heads, sequence, head_size), keys (batch, heads, total, head_size) or, keys_in_bsnh,
+// (batch, total, heads, head_size), v (batch, heads, total, v_head_size) and the result y (batch,
+// sequence, heads * v_head_size), or its rows (merges_into_rows): same batch everywhere
+// (MultiHeadAttention does not broadcast it), heads and head sizes known.
+inline constexpr auto heads_fit = rewrite::fact<"heads_fit">(
+    [](const ValueView& q, const ValueView& k, const ValueView& v, const ValueView& q_k, const ValueView& y) {
+      if (!has_rank(q, 4) || !has_rank(k, 4) || !has_rank(v, 4) || !(has_rank(y, 3) || merges_into_rows(y)))
+        return false;
+      const int64_t heads = static_dim(q, 1), head_size = static_dim(q, 3), v_head_size = static_dim(v, 3);
+      if (heads <= 0 || head_size <= 0 || v_head_size <= 0) return false;
+      const bool bsnh = keys_in_bsnh.f(q_k);
+      const KnownDim batch = dim_of(q, 0), total = dim_of(k, bsnh ? 1 : 2);
+      const bool merged = merges_into_rows(y) ? dim_of(y, 1) == heads * v_head_size
+                                              : dim_of(y, 0) == batch && dim_of(y, 1) == dim_of(q, 2) &&
+                                                    dim_of(y, 2) == heads * v_head_size;
+      return dim_of(k, 0) == batch && dim_of(k, bsnh ? 2 : 1) == heads && dim_of(k, 3) == head_size &&
+             dim_of(v, 0) == batch && dim_of(v, 1) == heads && dim_of(v, 2) == total && merged;
+    });
+// Single head: q (batch, sequence, size), k (batch, total, size), v (batch, total, v_size).
+inline constexpr auto single_head_fits =
+    rewrite::fact<"single_head_fits">([](const ValueView& q, const ValueView& k, const ValueView& v) {
+      if (!has_rank(q, 3) || !has_rank(k, 3) || !has_rank(v, 3) || static_dim(q, 2) <= 0 ||
+          static_dim(v, 2) <= 0)
+        return false;
+      return dim_of(k, 0) == dim_of(q, 0) && dim_of(v, 0) == dim_of(q, 0) && dim_of(k, 2) == dim_of(q, 2) &&
+             dim_of(v, 1) == dim_of(k, 1);
+    });
+inline constexpr auto heads_of =
+    rewrite::fact<"heads_of">([](const ValueView& q) { return static_dim(q, 1); });
+// The Reshape target that merges q's heads once transposed to (batch, sequence, heads, head_size): static
+// where q's sizes are, so that ReshapeReshape folds it into the Reshape that split the heads; 0 (copy)
+// for a dynamic batch or sequence.
+inline constexpr auto merged_heads_shape = rewrite::fact<"merged_heads_shape">([](const ValueView& q) {
+  return int64_tensor({std::max<int64_t>(static_dim(q, 0), 0), std::max<int64_t>(static_dim(q, 2), 0),
+                       static_dim(q, 1) * static_dim(q, 3)});
+});
+// The same target for keys already in (batch, sequence, heads, head_size) (keys_in_bsnh).
+inline constexpr auto merged_bsnh_shape = rewrite::fact<"merged_bsnh_shape">([](const ValueView& k) {
+  return int64_tensor({std::max<int64_t>(static_dim(k, 0), 0), std::max<int64_t>(static_dim(k, 1), 0),
+                       static_dim(k, 2) * static_dim(k, 3)});
+});
+// x (batch, heads, sequence, head_size) back to (batch, sequence, heads * head_size).
+template <class X>
+auto merge_heads(const X& x) {
+  using namespace rewrite::dsl;
+  return Reshape(Transpose(x, attr<"perm"> = heads_swap()), fold(merged_heads_shape(x)));
+}
+
+// The additive attention_bias, (batch|1, heads|1, sequence, total), that the mask of the scores s
+// amounts to in masked (an Add or a Where whose inputs the rule checked constant), or nullopt when there
+// is none: a mask that does not fold, a fill above -1e4, a fully masked row, unknown sizes.
+inline std::optional<Tensor> folded_bias(const ValueView& masked, const ValueView& s) {
+  const ir::Graph& g = *s.graph;
+  const ir::Node& n = node_of(masked);
+  if (!s.shape() || !masked.shape() || !rewrite::facts::same_shape(*s.shape(), *masked.shape()))
+    return std::nullopt;
+  const std::size_t rank = s.shape()->size();
+  if ((rank != 3 && rank != 4) || static_dim(s, -2 + static_cast<int64_t>(rank)) <= 0 ||
+      static_dim(s, -1 + static_cast<int64_t>(rank)) <= 0)
+    return std::nullopt;
+  Tensor bias;
+  if (has_op(n, "Add")) {
+    const Tensor* m = rewrite::constant_tensor(g, n.inputs[0] == s.id ? n.inputs[1] : n.inputs[0]);
+    if (!m || m->type() != s.elem()) return std::nullopt;
+    bias = *m;
+  } else {
+    const Tensor* condition = rewrite::constant_tensor(g, n.inputs[0]);
+    const bool keeps_where_true = n.inputs[1] == s.id;
+    const std::optional<double> fill = scalar_constant(g, n.inputs[keeps_where_true ? 2 : 1]);
+    if (!condition || condition->type() != ElemType::Bool || !fill || *fill > -1e4) return std::nullopt;
+    const Tensor zero = eval::filled(s.elem(), {}, 0.0), filler = eval::filled(s.elem(), {}, *fill);
+    bias = compute("Where", {*condition, keeps_where_true ? zero : filler, keeps_where_true ? filler : zero});
+  }
+  if (bias.rank() > rank) return std::nullopt;
+  // Left-padded to the scores' rank, broadcast over (sequence, total); the leading axes are 1 or the
+  // scores' (the Add or the Where gives the scores' shape).
+  std::vector<int64_t> padded(rank - bias.rank(), 1);
+  padded.insert(padded.end(), bias.dims().begin(), bias.dims().end());
+  std::vector<int64_t> dims = padded;
+  dims[rank - 2] = static_dim(s, static_cast<int64_t>(rank) - 2);
+  dims[rank - 1] = static_dim(s, static_cast<int64_t>(rank) - 1);
+  bias = eval::expand_to(bias.reshaped(padded), dims);
+  if (!has_op(n, "Add")) {
+    const int64_t total = dims.back();
+    for (int64_t row = 0; row < bias.size(); row += total) {
+      bool kept = false;
+      for (int64_t k = row; k < row + total && !kept; ++k) kept = eval::element_as_double(bias, k) == 0;
+      if (!kept) return std::nullopt;
+    }
+  }
+  if (rank == 3) bias = bias.reshaped({dims[0], 1, dims[1], dims[2]});
+  return bias;
+}
+inline constexpr auto attention_bias = rewrite::fact<"attention_bias">(folded_bias);
+
+// Where(mask, scores, fill) (or Where(mask, fill, scores)) with a mask computed at run time as dynamic
+// exports write causal masks: Slice(Slice(table, 0..seq, rows), 0..seq, columns) of a constant table
+// (1, ..., rows, columns), possibly compared to a constant after (Equal(cut, 0)). The attention_bias is then
+// Where(mask, 0, fill) (or Where(mask, fill, 0)) with a zero of shape (1, 1, 1, 1), so that the bias is 4-D
+// for 3-D scores too. Exact when:
+// - each of the last two axes is cut once from 0 with step 1 at an end holding the scores' dim on that
+//   axis (or not cut, the table's dim being the scores'), the table longer than 1 there: the cut is then
+//   min(dim, rows), which the original broadcasts against the scores only when it is the dim itself, so
+//   the bias is (1, 1, sequence, total) whenever the original runs;
+// - the scores are square (sequence and total the same dim) and each row i of the table keeps some column
+//   j <= i: every row of a leading square cut keeps a score, so no row is fully masked (Where gives such
+//   a row uniform weights, the sum does not);
+// - the fill is -1e4 or less (masked weights are 0 either way).
+// The constant bool table such a mask is cut from when it fits, else nullopt.
+inline std::optional<Tensor> runtime_mask_table(const ValueView& masked, const ValueView& s) {
+  const ir::Graph& g = *s.graph;
+  const ir::Node& n = node_of(masked);
+  if (!s.shape() || !masked.shape() || !rewrite::facts::same_shape(*s.shape(), *masked.shape()))
+    return std::nullopt;
+  const auto rank = static_cast<int64_t>(s.shape()->size());
+  if ((rank != 3 && rank != 4) || !(dim_of(s, -2) == dim_of(s, -1))) return std::nullopt;
+  const bool keeps_where_true = n.inputs[1] == s.id;
+  const std::optional<double> fill = scalar_constant(g, n.inputs[keeps_where_true ? 2 : 1]);
+  if (!fill || *fill > -1e4 || g.value(n.inputs[0]).elem != ElemType::Bool) return std::nullopt;
+  ir::ValueId v = n.inputs[0];
+  const Tensor* compared_to = nullptr;  // the mask is Equal(cut, compared_to)
+  if (const ir::Node* equal = producer_of(g, v, "Equal"); equal && equal->inputs.size() == 2) {
+    compared_to = rewrite::constant_tensor(g, equal->inputs[1]);
+    if (!compared_to || compared_to->size() != 1) return std::nullopt;
+    v = equal->inputs[0];
+  }
+  const auto mask_rank = static_cast<int64_t>(g.value(v).shape ? g.value(v).shape->size() : 0);
+  if (mask_rank < 2 || mask_rank > rank) return std::nullopt;
+  std::optional<ir::ValueId> ends[2];  // where the rows and the columns are cut
+  const Tensor* cut = nullptr;
+  for (int cuts = 0; !(cut = rewrite::constant_tensor(g, v)); ++cuts) {
+    const ir::Node* slice = producer_of(g, v, "Slice");
+    const std::optional<AxisCut> c = slice ? axis_cut(g, *slice) : std::nullopt;
+    if (!c || cuts == 2 || c->start != 0 || c->step != 1) return std::nullopt;
+    const int64_t axis = c->axis < 0 ? c->axis : c->axis - mask_rank;  // -2 rows, -1 columns
+    if ((axis != -2 && axis != -1) || ends[axis + 2]) return std::nullopt;
+    ends[axis + 2] = c->end;
+    v = slice->inputs[0];
+  }
+  const Tensor table = compared_to ? compute("Equal", {*cut, *compared_to}) : *cut;
+  if (table.type() != ElemType::Bool || static_cast<int64_t>(table.rank()) != mask_rank) return std::nullopt;
+  const std::vector<int64_t>& dims = table.dims();
+  if (std::any_of(dims.begin(), dims.end() - 2, [](int64_t d) { return d != 1; })) return std::nullopt;
+  for (int64_t axis : {-2, -1}) {
+    const int64_t length = dims[dims.size() + static_cast<std::size_t>(axis)];
+    if (!ends[axis + 2]) {
+      if (!(dim_of(s, axis) == length)) return std::nullopt;
+      continue;
+    }
+    const std::optional<Shape> end = shape_value(g, *ends[axis + 2]);
+    if (length <= 1 || !end || end->size() != 1 || !(KnownDim{(*end)[0]} == dim_of(s, axis)))
+      return std::nullopt;
+  }
+  const int64_t rows = dims[dims.size() - 2], columns = dims.back();
+  for (int64_t row = 0; row < rows; ++row) {
+    bool kept = false;
+    for (int64_t column = 0; column <= std::min(row, columns - 1) && !kept; ++column)
+      kept = (eval::element_as_double(table, row * columns + column) != 0) == keeps_where_true;
+    if (!kept) return std::nullopt;
+  }
+  return table;
+}
+inline bool runtime_mask_fits(const ValueView& masked, const ValueView& s) {
+  return runtime_mask_table(masked, s).has_value();
+}
+inline constexpr auto runtime_mask = rewrite::fact<"runtime_mask">(runtime_mask_fits);
+// The Where keeps the scores where its condition holds: Where(mask, scores, fill).
+inline constexpr auto keeps_scores_where_true = rewrite::fact<"keeps_scores_where_true">(
+    [](const ValueView& masked, const ValueView& s) { return node_of(masked).inputs[1] == s.id; });
+// Attention's is_causal (no past: key j hidden from query i when j > i) says what a mask of square scores
+// says when it hides exactly those keys, the same way in every batch and head: an additive bias
+// (attention_bias) of 0 and values of -1e4 or less (exp underflows as for -inf), or a mask cut at run
+// time from a table (runtime_mask) whose leading square (where any cut of it lies) is lower triangular.
+inline constexpr auto causal_bias =
+    rewrite::fact<"causal_bias">([](const ValueView& masked, const ValueView& s) {
+      const std::optional<Tensor> bias = folded_bias(masked, s);
+      if (!bias || bias->dims()[2] != bias->dims()[3]) return false;
+      const int64_t n = bias->dims()[3];
+      for (int64_t k = 0; k < bias->size(); ++k) {
+        const double x = eval::element_as_double(*bias, k);
+        if (k % n <= (k / n) % n ? x != 0 : x > -1e4) return false;
+      }
+      return true;
+    });
+inline constexpr auto causal_cut =
+    rewrite::fact<"causal_cut">([](const ValueView& masked, const ValueView& s) {
+      const std::optional<Tensor> table = runtime_mask_table(masked, s);
+      if (!table) return false;
+      const bool keeps_where_true = node_of(masked).inputs[1] == s.id;
+      const int64_t columns = table->dims().back(), n = std::min(table->dims()[table->rank() - 2], columns);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          if (((eval::element_as_double(*table, i * columns + j) != 0) == keeps_where_true) != (j <= i))
+            return false;
+      return true;
+    });
+// A zero of the scores' type, (1, 1, 1, 1): Where broadcasts the bias to 4-D with it.
+inline constexpr auto zero_bias = rewrite::fact<"zero_bias">([](const ValueView& s) {
+  return eval::filled(s.elem(), {1, 1, 1, 1}, 0.0);
+});
+
+// A mask added as it is: a (batch|1, heads|1, sequence, total) value of the scores' type. Its sequence and
+// total are the scores' as the Add pairs them (broadcast_pairs): a mask sliced at run time to the total
+// length (Phi-3's) has its own symbols for them.
+inline constexpr auto passes_as_bias =
+    rewrite::fact<"passes_as_bias">([](const ValueView& masked, const ValueView& m, const ValueView& s) {
+      if (!has_op(node_of(masked), "Add") || !has_rank(m, 4) || !has_rank(s, 4) || m.elem() != s.elem())
+        return false;
+      auto one_or = [&](int64_t axis) { return dim_of(m, axis) == 1 || dim_of(m, axis) == dim_of(s, axis); };
+      auto paired = [&](std::size_t axis) { return broadcast_pairs((*m.shape())[axis], (*s.shape())[axis]); };
+      return one_or(0) && one_or(1) && paired(2) && paired(3);
+    });
+
+// The rule `name`, where `opset_fits` holds. Write::heads(q, k, v, q_k, scale[, mask, causal]) writes the
+// attention of q, k, v split in heads (k in (batch, sequence, heads, head_size) when keys_in_bsnh(q_k)),
+// merged to (batch, sequence, hidden); Write::single(q, k, v, scale[, mask, causal]) that of one head on
+// 3-D values. The mask is additive, (batch|1, heads|1, sequence, total); `causal` tells whether it is
+// exactly causal (causal_bias, causal_cut).
+template <class Write, class OpsetFits>
+rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_fits) {
+  using namespace rewrite::dsl;
+  using Perm = std::vector<int64_t>;
+  Var<'q'> q;
+  Var<'k'> k;
+  Var<'v'> v;
+  Var<'s'> s;
+  Var<'m'> m;
+  Var<'c'> condition;
+  Var<'h'> shape;
+  Int<'x'> axis;
+  const Perm merge = heads_swap();
+  auto keys_transposed = FusedMatMul(q, k, attr<"transA"> = 0, attr<"transB"> = 1);
+  auto q_k = named<'Q'>(either(either(MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 1, 3, 2})),
+                                      MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 2, 3, 1}))),
+                               keys_transposed));
+  auto q_k_single =
+      named<'Q'>(either(MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 2, 1})), keys_transposed));
+  auto scaled = [&](const auto& product) {
+    return named<'S'>(either(either(Div(product, s), commutative(Mul(product, s))), product));
+  };
+  auto masked = [&](const auto& scores) {
+    return named<'M'>(either(either(commutative(Add(scores, m)), op<"Where">(condition, scores, m)),
+                             op<"Where">(condition, m, scores)));
+  };
+  auto masked_by_where = [&](const auto& scores) {
+    return named<'M'>(either(op<"Where">(condition, scores, m), op<"Where">(condition, m, scores)));
+  };
+  // The additive mask Where(mask, 0, fill) or Where(mask, fill, 0), for a mask cut at run time.
+  auto where_bias = [&](const auto& mask, const auto& scores) {
+    return choose(keeps_scores_where_true(mask, scores), op<"Where">(condition, fold(zero_bias(scores)), m),
+                  op<"Where">(condition, m, fold(zero_bias(scores))));
+  };
+  auto weighted = [&](const auto& scores) { return MatMul(op<"Softmax">(scores, attr<"axis"> = axis), v); };
+  auto heads_merged = [&](const auto& scores) {
+    return named<'R'>(Reshape(Transpose(weighted(scores), attr<"perm"> = merge), shape));
+  };
+  auto single_head = [&](const auto& scores) { return named<'R'>(weighted(scores)); };
+
+  auto scores = scaled(q_k);
+  auto scores_single = scaled(q_k_single);
+  auto mask = masked(scores);
+  auto mask_single = masked(scores_single);
+  auto cut_mask = masked_by_where(scores);
+  auto cut_mask_single = masked_by_where(scores_single);
+  auto scale = attention_scale(scores, q_k);
+  auto bias = attention_bias(mask, scores);
+  auto heads = heads_merged(scores);
+  auto fits = opset_fits && is_activation_float(q) && has_value(scale) && heads_fit(q, k, v, q_k, heads);
+  auto rows_or_not = [&](const auto& attention) {
+    return choose(flattens_rows(heads), Reshape(attention, fold(rows_shape(heads))), attention);
+  };
+  auto fits_single = opset_fits && is_activation_float(q) && has_value(scale) && single_head_fits(q, k, v);
+  auto factor = value_of(scale);
+  return rule(name).priority(2).cases(
+      match(heads_merged(mask))
+          .when(is_last_axis(axis, mask) && fits && (has_value(bias) || passes_as_bias(mask, m, scores)))
+          .to(rows_or_not(Write::heads(q, k, v, q_k, factor, choose(has_value(bias), fold(value_of(bias)), m),
+                                       causal_bias(mask, scores)))),
+      match(heads_merged(cut_mask))
+          .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_mask, scores))
+          .to(rows_or_not(
+              Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores), causal_cut(cut_mask, scores)))),
+      match(heads).when(is_last_axis(axis, scores) && fits).to(rows_or_not(Write::heads(q, k, v, q_k, factor))),
+      match(single_head(mask_single))
+          .when(is_last_axis(axis, mask_single) && fits_single && has_value(bias))
+          .to(Write::single(q, k, v, factor, fold(value_of(bias)), causal_bias(mask_single, scores_single))),
+      match(single_head(cut_mask_single))
+          .when(is_last_axis(axis, cut_mask_single) && fits_single &&
+                runtime_mask(cut_mask_single, scores_single))
+          .to(Write::single(q, k, v, factor, where_bias(cut_mask_single, scores_single),
+                            causal_cut(cut_mask_single, scores_single))),
+      match(single_head(scores_single))
+          .when(is_last_axis(axis, scores_single) && fits_single)
+          .to(Write::single(q, k, v, factor)));
+}
+
+// ONNX's Attention in its 3-D form: Q, K and V all 3-D, the heads merged; is_causal for a causal mask.
+struct WriteOnnxAttention {
+  template <class Q, class K, class V, class Heads, class Scale, class... More>
+  static auto node(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
+                   const More&... more) {
+    using namespace rewrite::dsl;
+    return op<"Attention">(q, k, v, more..., attr<"q_num_heads"> = heads, attr<"kv_num_heads"> = heads,
+                           attr<"scale"> = scale);
+  }
+  template <class Q, class K, class V, class Heads, class Scale, class Mask, class Causal>
+  static auto masked(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
+                     const Mask& mask, const Causal& causal) {
+    using namespace rewrite::dsl;
+    return choose(causal, node(q, k, v, heads, scale, attr<"is_causal"> = 1),
+                  node(q, k, v, heads, scale, mask));
+  }
+  template <class K, class QK>
+  static auto key(const K& k, const QK& q_k) {
+    using namespace rewrite::dsl;
+    return choose(keys_in_bsnh(q_k), Reshape(k, fold(merged_bsnh_shape(k))), merge_heads(k));
+  }
+  template <class Q, class K, class V, class QK, class Scale>
+  static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
+    return node(merge_heads(q), key(k, q_k), merge_heads(v), heads_of(q), scale);
+  }
+  template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal>
+  static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask& mask,
+                    const Causal& causal) {
+    return masked(merge_heads(q), key(k, q_k), merge_heads(v), heads_of(q), scale, mask, causal);
+  }
+  template <class Q, class K, class V, class Scale>
+  static auto single(const Q& q, const K& k, const V& v, const Scale& scale) {
+    return node(q, k, v, 1, scale);
+  }
+  template <class Q, class K, class V, class Scale, class Mask, class Causal>
+  static auto single(const Q& q, const K& k, const V& v, const Scale& scale, const Mask& mask,
+                     const Causal& causal) {
+    return masked(q, k, v, 1, scale, mask, causal);
+  }
+};
+
+}  // namespace detail
+
+inline rewrite::RulePtr attention_rule() {
+  return detail::scaled_dot_product_attention<detail::WriteOnnxAttention>("Attention",
+                                                                          rewrite::opset_at_least(23));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/batch_normalization.hpp
+// BatchNormalization: in inference mode, with constant scale 1, bias 0, mean 0, variance 1 and epsilon
+// 0, BatchNormalization gives its input back: (x - 0) / sqrt(1 + 0) * 1 + 0. Its other outputs (the
+// running statistics of training mode) must be unused, which matching requires of every root.
+
+namespace xexp::patterns {
+
+namespace detail {
 // training_mode absent (before opset 14, or the default) or 0.
 inline constexpr auto inference_mode = rewrite::fact<"inference_mode">(
     [](const ValueView& bn) { return int_attribute(rewrite::node_of(bn), "training_mode", 0) == 0; });
@@ -14025,6 +14828,36 @@ inline rewrite::RulePtr cast_cast_rule() {
       .match(Cast(Cast(x, attr<"to"> = mid), attr<"to"> = to))
       .when(mid == to || dtype(x) == mid || (dtype(x) == to && detail::exact_round_trip(dtype(x), mid)))
       .to(choose(dtype(x) == to, x, Cast(x, attr<"to"> = to)));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/cast_like.hpp
+// CastLike: CastLike(x, like) is Cast(x, to=like's element type) once that type is known. onnxscript's
+// torch_lib writes CastLike(alpha, other) in every aten_add and aten_sub: as a Cast of a constant it
+// folds, and the Mul by alpha = 1 after it goes (Identity). Not to the float8 types, where CastLike's
+// `saturate` (opset 19) would have to follow.
+#include <cstdint>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+inline constexpr auto known_cast_target = rewrite::fact<"known_cast_target">([](const ValueView& like) {
+  const auto t = static_cast<int32_t>(like.elem());
+  return t != static_cast<int32_t>(ElemType::Undefined) && t < 17;  // 17..20: the float8 types
+});
+inline constexpr auto element_type_of =
+    rewrite::fact<"element_type_of">([](const ValueView& like) { return static_cast<int64_t>(like.elem()); });
+}  // namespace detail
+
+inline rewrite::RulePtr cast_like_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'l'> like;
+  return rule("CastLike")
+      .match(op<"CastLike">(x, like))
+      .when(detail::known_cast_target(like))
+      .to(Cast(x, attr<"to"> = detail::element_type_of(like)));
 }
 
 }  // namespace xexp::patterns
@@ -15677,7 +16510,9 @@ inline rewrite::RulePtr reduce_sum_normalize_rule() {
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/reshape.hpp
 // Reshape and Expand to the shape the input already has do nothing (the input's shape static, the
-// requested shape a constant spelling exactly those dims).
+// requested shape a constant spelling exactly those dims). An Expand whose output has its input's shape,
+// symbols compared by name, does nothing either (broadcasting never shrinks): dynamic exports expand to
+// (1, heads, sequence, head_size) a value already (batch, heads, sequence, head_size).
 
 namespace xexp::patterns {
 
@@ -15699,7 +16534,10 @@ inline rewrite::RulePtr expand_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Const<'s'> s;
-  return rule("Expand").match(Expand(x, s)).when(detail::same_static_dims(x, s)).to(x);
+  Var<'t'> t;
+  auto expand = named<'e'>(Expand(x, t));
+  return rule("Expand").cases(match(Expand(x, s)).when(detail::same_static_dims(x, s)).to(x),
+                              match(expand).when(same_shape(x, expand)).to(x));
 }
 
 }  // namespace xexp::patterns
@@ -15739,7 +16577,9 @@ inline rewrite::RulePtr reshape2_of3_rule() {
 // ReshapeMatMulReshape: exporters multiply batched matrices as 3-D: Reshape both (..., m, k) and
 // (..., k, n) inputs to (batch, m, k) and (batch, k, n), MatMul, Reshape the result back to
 // (..., m, n). MatMul broadcasts over any leading axes, so with the same leading axes on both inputs
-// the one MatMul on the original tensors computes it: four nodes become one.
+// the one MatMul on the original tensors computes it: four nodes become one. The same holds for
+// com.microsoft FusedMatMul leaving the batch axes in place (its transA and transB transpose the
+// matrices only): dynamic exports reach it when the onnxruntime set fused the keys' Transpose first.
 
 namespace xexp::patterns {
 
@@ -15752,20 +16592,26 @@ inline bool same_dims_from(const Shape& s, std::size_t from, const Shape& t, std
     if (!(KnownDim{s[from + k]} == KnownDim{t[to + k]})) return false;
   return true;
 }
-// a (..., m, k) and b (..., k, n) of the same rank >= 3 and the same leading axes; ra and rb their 3-D
-// Reshapes keeping the matrices; out, the product reshaped, is (..., m, n).
+// a (..., m, k) and b (..., k, n) of the same rank >= 3 and the same leading axes (matrices transposed
+// as the FusedMatMul says); ra and rb their 3-D Reshapes keeping the matrices; out, the product
+// reshaped, is (..., m, n).
 inline constexpr auto flattened_batch_product = rewrite::fact<"flattened_batch_product">(
-    [](const ValueView& a, const ValueView& ra, const ValueView& b, const ValueView& rb, const ValueView& out) {
+    [](const ValueView& a, const ValueView& ra, const ValueView& b, const ValueView& rb, const ValueView& product,
+       const ValueView& out) {
       for (const ValueView* v : {&a, &ra, &b, &rb, &out})
         if (!v->shape()) return false;
+      const ir::Node& n = rewrite::node_of(product);
+      const bool fused = n.op_type == Symbol("FusedMatMul");
+      if (fused && !keeps_batch_axes(n)) return false;
+      const bool trans_a = fused && int_attribute(n, "transA", 0), trans_b = fused && int_attribute(n, "transB", 0);
       const Shape &sa = *a.shape(), &sb = *b.shape(), &so = *out.shape();
       const std::size_t r = sa.size();
       if (r < 3 || sb.size() != r || so.size() != r || ra.shape()->size() != 3 || rb.shape()->size() != 3)
         return false;
       const Shape batch_a(sa.begin(), sa.end() - 2), batch_b(sb.begin(), sb.end() - 2);
       Shape expected = batch_a;
-      expected.push_back(sa[r - 2]);
-      expected.push_back(sb[r - 1]);
+      expected.push_back(sa[r - (trans_a ? 1 : 2)]);
+      expected.push_back(sb[r - (trans_b ? 2 : 1)]);
       return same_dims_from(batch_a, 0, batch_b, 0) && same_dims_from(sa, r - 2, *ra.shape(), 1) &&
              same_dims_from(sb, r - 2, *rb.shape(), 1) && same_dims_from(so, 0, expected, 0);
     });
@@ -15780,12 +16626,13 @@ inline rewrite::RulePtr reshape_matmul_reshape_rule() {
   Var<'u'> u;
   auto ra = named<'r'>(Reshape(a, s));
   auto rb = named<'q'>(Reshape(b, t));
-  auto out = named<'o'>(Reshape(MatMul(ra, rb), u));
+  auto product = named<'p'>(either(MatMul(ra, rb), FusedMatMul(ra, rb)));
+  auto out = named<'o'>(Reshape(product, u));
   return rule("ReshapeMatMulReshape")
       .priority(1)
       .match(out)
-      .when(detail::flattened_batch_product(a, ra, b, rb, out))
-      .to(MatMul(a, b));
+      .when(detail::flattened_batch_product(a, ra, b, rb, product, out))
+      .to(rebuild(product, input<0> = a, input<1> = b));
 }
 
 }  // namespace xexp::patterns
@@ -16387,40 +17234,6 @@ inline rewrite::RulePtr rotary_embedding_rule() {
 // com.microsoft RotaryEmbedding.
 #include <vector>
 
-// ======== xexp/patterns/ort/heads_layout.hpp
-// How exporters split attention heads, which the attention and rotary rules match and rebuild: a
-// (batch, sequence, heads * head_size) value is reshaped to (batch, sequence, heads, head_size), then
-// transposed by (0,2,1,3) to (batch, heads, sequence, head_size). ONNX Runtime's MultiHeadAttention and
-// RotaryEmbedding read the 3-D value and a num_heads attribute instead.
-#include <optional>
-#include <vector>
-
-
-namespace xexp::patterns::detail {
-
-// Transpose's perm between (batch, sequence, heads, head_size) and (batch, heads, sequence, head_size).
-// A function, not a global: the rules are built during static initialization.
-inline std::vector<int64_t> heads_swap() { return {0, 2, 1, 3}; }
-
-// The number of heads a Reshape of x3d (batch, sequence, hidden) to (batch, sequence, heads, head_size)
-// makes, or nullopt when `reshaped` is not such a split (or its heads and head size are not static).
-inline std::optional<int64_t> heads_split(const ValueView& x3d, const ValueView& reshaped) {
-  if (!x3d.shape() || !reshaped.shape() || x3d.shape()->size() != 3 || reshaped.shape()->size() != 4)
-    return std::nullopt;
-  const Shape &in = *x3d.shape(), &out = *reshaped.shape();
-  using rewrite::facts::KnownDim;
-  if (!(KnownDim{in[0]} == KnownDim{out[0]}) || !(KnownDim{in[1]} == KnownDim{out[1]}) || !in[2].is_static() ||
-      !out[2].is_static() || !out[3].is_static() || out[2].value() <= 0 ||
-      in[2].value() != out[2].value() * out[3].value())
-    return std::nullopt;
-  return out[2].value();
-}
-inline constexpr auto splits_heads = rewrite::fact<"splits_heads">(
-    [](const ValueView& x3d, const ValueView& reshaped) { return heads_split(x3d, reshaped).has_value(); });
-inline constexpr auto split_heads_count = rewrite::fact<"split_heads_count">(
-    [](const ValueView& x3d, const ValueView& reshaped) { return *heads_split(x3d, reshaped); });
-
-}  // namespace xexp::patterns::detail
 
 namespace xexp::patterns {
 
@@ -16490,6 +17303,33 @@ inline rewrite::RulePtr sequence_construct_at_rule() {
             return detail::constructed_element(s, i);
           },
           sequence, index));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/sequence_construct_concat.hpp
+// SequenceConstructConcat: ConcatFromSequence(SequenceConstruct(x0, ..., xn-1), axis) with new_axis 0 is
+// Concat(x0, ..., xn-1, axis): exporters write torch.cat this way (onnxscript's aten_cat), and a sequence
+// built only to be concatenated is two nodes for one. The SequenceConstruct goes with its last reader.
+// With new_axis 1 (torch.stack) the Concat would need an Unsqueeze per input: more nodes, left alone.
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr sequence_construct_concat_rule() {
+  using namespace rewrite::dsl;
+  Int<'a'> axis;
+  auto sequence = named<'q'>(shared(op<"SequenceConstruct">(etc)));
+  // A lambda: the Concat has as many inputs as the sequence, which a node pattern cannot say.
+  auto concat = [](Rewriter& r, const ValueView& s, int64_t a) -> std::optional<ir::ValueId> {
+    std::vector<ir::ValueId> parts = rewrite::node_of(s).inputs;
+    return r.node(Symbol("Concat"), std::move(parts), {ir::Attribute::make_int(Symbol("axis"), a)});
+  };
+  return rule("SequenceConstructConcat")
+      .priority(1)
+      .match(op<"ConcatFromSequence">(sequence, attr<"axis"> = axis, attr<"new_axis"> = 0))
+      .to(replace_with("concat", concat, sequence, axis));
 }
 
 }  // namespace xexp::patterns
@@ -16567,153 +17407,6 @@ inline rewrite::RulePtr shape_based_concat_expand_rule() {
 #include <optional>
 #include <vector>
 
-// ======== xexp/patterns/shape_values.hpp
-// What a shape value holds (Shape(X)[1:] -> ["seq", 64], seq - seq -> [0]) as the rules see it: the
-// small integer computation feeding a value (Shape, Gather, Slice, Concat, arithmetic, Equal, Where,
-// ...) is copied into a scratch graph and inferred there with the rules inference runs on load
-// (infer/shape_ops.hpp), so that rules and inference agree on every op. It is read again at each
-// question rather than kept from load: rules rewrite the graph, and what was kept would go stale.
-#include <algorithm>
-#include <optional>
-#include <string_view>
-#include <unordered_map>
-#include <vector>
-
-
-namespace xexp::patterns {
-
-namespace detail {
-// Nodes copied into the scratch graph at most: shape computations are short chains.
-inline constexpr std::size_t kShapeValueNodes = 24;
-
-// Ops whose result inference can hold as content, when it is a small integer vector; the rules on shape
-// values match them (Shape and Size start a computation: folding already turns their static parts
-// into constants).
-inline constexpr rewrite::FixedString kShapeValueOps =
-    "Gather|Slice|Squeeze|Unsqueeze|Concat|Reshape|Cast|Identity|Add|Sub|Mul|Div|Equal|Where";
-inline bool computes_shape_value(const ir::Node& n) {
-  static const std::vector<Symbol> ops = [] {
-    std::vector<Symbol> out{Symbol("Shape"), Symbol("Size")};
-    const std::string_view all = kShapeValueOps.view();
-    for (std::size_t start = 0; start <= all.size();) {
-      const std::size_t bar = std::min(all.find('|', start), all.size());
-      out.emplace_back(all.substr(start, bar - start));
-      start = bar + 1;
-    }
-    return out;
-  }();
-  return n.domain.empty() && std::find(ops.begin(), ops.end(), n.op_type) != ops.end();
-}
-// A 0-D or 1-D integer or boolean value short enough to be a shape.
-inline bool is_small_vector(const ir::Value& v) {
-  if (!(xexp::is_integer(v.elem) || v.elem == ElemType::Bool) || !v.shape || v.shape->size() > 1)
-    return false;
-  return v.shape->empty() || ((*v.shape)[0].is_static() && (*v.shape)[0].value() <= infer::kMaxShapeContent);
-}
-// The opset a node's spelling implies for what inference reads differently across versions: axes as an
-// attribute (Squeeze and Unsqueeze before 13), starts and ends as attributes (Slice before 10).
-inline int64_t spelled_opset(const ir::Node& n) {
-  return n.attribute(Symbol("axes")) || n.attribute(Symbol("starts")) ? 9 : 18;
-}
-
-class ScratchCopy {
- public:
-  explicit ScratchCopy(const ir::Graph& g) : g_(g) {}
-
-  // Copies the computation of `v` (or `v` alone, as an input of its type, where the copy stops).
-  std::optional<ir::ValueId> copy(ir::ValueId v) {
-    if (auto it = copied_.find(v); it != copied_.end()) return it->second;
-    const ir::Value& value = g_.value(v);
-    ir::ValueId id;
-    if (const Tensor* t = rewrite::constant_tensor(g_, v); t && is_small_vector(value)) {
-      id = scratch_.add_initializer(value.name, *t);
-    } else if (value.producer != ir::kNone && is_small_vector(value) &&
-               computes_shape_value(g_.node(value.producer))) {
-      const ir::Node& n = g_.node(value.producer);
-      if (order_.size() >= kShapeValueNodes) return std::nullopt;
-      std::vector<ir::ValueId> inputs;
-      for (ir::ValueId in : n.inputs) {
-        if (in == ir::kNone) {
-          inputs.push_back(ir::kNone);
-          continue;
-        }
-        std::optional<ir::ValueId> c =
-            n.op_type == Symbol("Shape") || n.op_type == Symbol("Size") ? leaf(in) : copy(in);
-        if (!c) return std::nullopt;
-        inputs.push_back(*c);
-      }
-      if (auto it = copied_.find(v); it != copied_.end()) return it->second;  // a node with several outputs
-      std::vector<ir::ValueId> outputs;
-      for (ir::ValueId out : n.outputs) {
-        if (out == ir::kNone) {
-          outputs.push_back(ir::kNone);
-          continue;
-        }
-        outputs.push_back(scratch_.add_value(g_.value(out).name));
-        copied_[out] = outputs.back();
-      }
-      order_.push_back(
-          scratch_.add_node(n.op_type, std::move(inputs), std::move(outputs), n.attributes, n.name));
-      spellings_.push_back(spelled_opset(n));
-      return copied_[v];
-    } else {
-      return leaf(v);
-    }
-    copied_[v] = id;
-    return id;
-  }
-
-  // Infers the copied nodes in order; the content of `v`'s copy, or nullopt.
-  std::optional<Shape> content(ir::ValueId copy_of_v) {
-    infer::InferState state;
-    try {
-      for (std::size_t k = 0; k < order_.size(); ++k)
-        infer::infer_node(scratch_, order_[k], spellings_[k], state);
-    } catch (const Error&) {
-      return std::nullopt;  // a computation the runtime would reject: nothing to say about it
-    }
-    if (const Shape* s = state.value_shapes.find(copy_of_v)) return *s;
-    if (const Tensor* t = infer::graph_constant(scratch_, copy_of_v))
-      if (auto v = infer::tensor_ints(*t)) return infer::content_of(*v);
-    return std::nullopt;
-  }
-
- private:
-  // `v` as an input of the scratch graph, with its type and shape.
-  ir::ValueId leaf(ir::ValueId v) {
-    if (auto it = copied_.find(v); it != copied_.end()) return it->second;
-    const ir::Value& value = g_.value(v);
-    const ir::ValueId id = scratch_.add_input(value.name, value.elem, value.shape);
-    copied_[v] = id;
-    return id;
-  }
-
-  const ir::Graph& g_;
-  ir::Graph scratch_;
-  std::unordered_map<ir::ValueId, ir::ValueId> copied_;
-  std::vector<ir::NodeId> order_;  // the copied nodes, producers first
-  std::vector<int64_t> spellings_;
-};
-}  // namespace detail
-
-// The elements of a small integer (or boolean, as 0 and 1) value as dimensions, static or symbolic,
-// unknown where the computation does not say; nullopt when the value is not such a computation.
-inline std::optional<Shape> shape_value(const ir::Graph& g, ir::ValueId v) {
-  if (v == ir::kNone || !detail::is_small_vector(g.value(v))) return std::nullopt;
-  detail::ScratchCopy scratch(g);
-  std::optional<ir::ValueId> copy = scratch.copy(v);
-  if (!copy) return std::nullopt;
-  return scratch.content(*copy);
-}
-inline std::optional<Shape> shape_value(const ValueView& v) { return shape_value(*v.graph, v.id); }
-
-// The values of a shape value whose elements are all known integers.
-inline std::optional<std::vector<int64_t>> static_shape_value(const ValueView& v) {
-  std::optional<Shape> content = shape_value(v);
-  return content ? infer::content_ints(*content) : std::nullopt;
-}
-
-}  // namespace xexp::patterns
 
 namespace xexp::patterns {
 
@@ -18446,66 +19139,6 @@ inline rewrite::RulePtr fused_gemm_rule() {
 }
 
 }  // namespace xexp::patterns
-// ======== xexp/patterns/ort/fused_matmul.hpp
-// FusedMatMul (onnxruntime set): com.microsoft FusedMatMul computes alpha * op(A) @ op(B), op swapping
-// the last two axes when transA/transB is set. A Transpose of the last two axes feeding a MatMul goes
-// into transA or transB (not for two 2-D inputs: TransposeMatMul makes a Gemm of those), and a scalar
-// Mul or Div after a FusedMatMul goes into alpha. The Transpose may have other consumers: a weight
-// every layer shares is transposed once, and each layer's MatMul takes it into transB; the Transpose
-// goes with its last consumer.
-#include <vector>
-
-
-namespace xexp::patterns {
-
-namespace detail {
-// The FusedMatMul's alpha (1 when absent) times, or divided by, the scalar s.
-inline double alpha_of(const ValueView& fused) {
-  const ir::Attribute* a = rewrite::node_of(fused).attribute(Symbol("alpha"));
-  return a ? a->f : 1.0;
-}
-inline constexpr auto alpha_times = rewrite::fact<"alpha_times">([](const ValueView& fused, const Tensor& s) {
-  return static_cast<float>(alpha_of(fused) * eval::scalar_double(s));
-});
-inline constexpr auto alpha_divided_by =
-    rewrite::fact<"alpha_divided_by">([](const ValueView& fused, const Tensor& s) {
-      return static_cast<float>(alpha_of(fused) / eval::scalar_double(s));
-    });
-// FusedMatMul leaves the batch axes in place (transBatchA and transBatchB absent or 0).
-inline bool keeps_batch_axes(const ir::Node& fused) {
-  return int_attribute(fused, "transBatchA", 0) == 0 && int_attribute(fused, "transBatchB", 0) == 0;
-}
-inline constexpr auto nonzero =
-    rewrite::fact<"nonzero">([](const Tensor& s) { return eval::scalar_double(s) != 0; });
-}  // namespace detail
-
-inline rewrite::RulePtr fused_matmul_rule() {
-  using namespace rewrite::dsl;
-  Var<'a'> a;
-  Var<'b'> b;
-  Ints<'p'> perm;
-  Const<'s'> s;
-  auto fused = named<'f'>(FusedMatMul(a, b));
-  auto ranks = rank(a) >= 2 && rank(b) >= 2 && (rank(a) > 2 || rank(b) > 2);
-  auto scalar_of_its_type = is_scalar(s) && dtype(s) == dtype(fused);
-  // rebuild: every attribute of the matched FusedMatMul is kept (transBatch* included), alpha changes.
-  return rule("FusedMatMul")
-      .priority(2)
-      .cases(match(MatMul(shared(Transpose(a, attr<"perm"> = perm)), b))
-                 .when(ranks && swaps_last_two(perm))
-                 .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 1, attr<"transB"> = 0)),
-             match(MatMul(a, shared(Transpose(b, attr<"perm"> = perm))))
-                 .when(ranks && swaps_last_two(perm))
-                 .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 0, attr<"transB"> = 1)),
-             match(commutative(Mul(fused, s)))
-                 .when(scalar_of_its_type)
-                 .to(rebuild(fused, attr<"alpha"> = detail::alpha_times(fused, s))),
-             match(Div(fused, s))
-                 .when(scalar_of_its_type && detail::nonzero(s))
-                 .to(rebuild(fused, attr<"alpha"> = detail::alpha_divided_by(fused, s))));
-}
-
-}  // namespace xexp::patterns
 // ======== xexp/patterns/ort/fused_matmul_div.hpp
 // FusedMatMulDiv (onnxruntime set): MatMul(a, b) scaled by a scalar, Mul(product, s) or Div(product, s)
 // (attention's scores over sqrt(d) when no Transpose made the product a FusedMatMul first), is
@@ -18780,27 +19413,14 @@ inline rewrite::RulePtr missing_top_k_rule() {
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/ort/multi_head_attention.hpp
-// MultiHeadAttention (onnxruntime set): scaled dot-product attention as exporters write it,
-//   scores = Q K^T * scale (+ mask);  Y = Softmax(scores over the last axis) V
-// with Q, K, V in (batch, heads, sequence, head_size) and Y's heads merged back by Transpose(0,2,1,3)
-// and a Reshape to (batch, sequence, heads * head_size), becomes com.microsoft
-// MultiHeadAttention(query, key, value, '', '', attention_bias, num_heads, scale). Spellings:
-// - K^T: Transpose(K, 0,1,3,2), GPT-2's Transpose(K', 0,2,3,1) of keys in (batch, sequence, heads,
-//   head_size), or FusedMatMul(Q, K, transB=1), whose alpha joins the scale;
-// - the scale: a Div or Mul by a one-element constant, or none;
-// - the mask: none, an Add of a constant or of a (batch|1, heads|1, sequence, total) value, or
-//   Where(constant bool, scores, fill) / Where(constant bool, fill, scores) folded into an additive
-//   constant. That needs a fill of -1e4 or less (exp underflows: masked weights are 0 either way) and no
-//   fully masked row (Where gives those a uniform row, the sum does not); or the Where of a causal mask
-//   sliced at run time from a constant table, whose bias is Where(mask, 0, fill) (runtime_mask_fits).
-// MultiHeadAttention takes the query as (batch, sequence, hidden): Q goes back to it through Transpose and
-// Reshape, which the default rules cancel against the Reshape and Transpose that split the heads. Key
-// and value stay in (batch, heads, sequence, head_size), a layout MultiHeadAttention accepts for both;
-// MultiHeadAttentionKeyValue3D then reads them from the 3-D values they were split from, when they were.
-// Single-head attention on 3-D Q, K, V (batch, sequence, size) becomes MultiHeadAttention with one head.
-#include <algorithm>
-#include <cmath>
-#include <optional>
+// MultiHeadAttention (onnxruntime set): the Attention rule's scaled dot-product attention (see
+// onnx/attention.hpp for what it matches) becomes com.microsoft MultiHeadAttention(query, key, value, '',
+// '', attention_bias, num_heads, scale) at any opset. MultiHeadAttention takes the query as (batch,
+// sequence, hidden): Q goes back to it through Transpose and Reshape, which the default rules cancel
+// against the Reshape and Transpose that split the heads. Key and value stay in (batch, heads, sequence,
+// head_size), a layout MultiHeadAttention accepts for both; MultiHeadAttentionKeyValue3D then reads them
+// from the 3-D values they were split from, when they were. Single-head attention on 3-D Q, K, V (batch,
+// sequence, size) becomes MultiHeadAttention with one head.
 #include <vector>
 
 
@@ -18808,294 +19428,50 @@ namespace xexp::patterns {
 
 namespace detail {
 
-inline bool has_op(const ir::Node& n, const char* op) { return n.op_type == Symbol(op); }
-
-// The factor that scales Q K^T in the scores s (q_k is the product): FusedMatMul's alpha, times or divided
-// by one-element constants; nullopt for anything else (a per-head scale, a batched transposition).
-inline std::optional<float> scale_between(const ValueView& s, const ValueView& q_k) {
-  const ir::Graph& g = *s.graph;
-  const ir::Node& product = node_of(q_k);
-  double scale = 1;
-  if (has_op(product, "FusedMatMul")) {
-    if (!keeps_batch_axes(product)) return std::nullopt;
-    scale = alpha_of(q_k);
+// com.microsoft MultiHeadAttention: the query 3-D, key and value as they are (keys in (batch, heads,
+// total, head_size)), the additive mask as attention_bias.
+struct WriteMultiHeadAttention {
+  template <class Q, class K, class V, class Heads, class Scale, class... Mask>
+  static auto node(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
+                   const Mask&... mask) {
+    using namespace rewrite::dsl;
+    constexpr auto attention = op<"MultiHeadAttention", "com.microsoft">;
+    if constexpr (sizeof...(Mask) == 0)
+      return attention(q, k, v, attr<"num_heads"> = heads, attr<"scale"> = scale);
+    else
+      return attention(q, k, v, omitted, omitted, mask..., attr<"num_heads"> = heads, attr<"scale"> = scale);
   }
-  if (s.id == q_k.id) return static_cast<float>(scale);
-  const ir::Node& n = node_of(s);
-  const ir::ValueId other = n.inputs[0] == q_k.id ? n.inputs[1] : n.inputs[0];
-  const std::optional<double> c = scalar_constant(g, other);
-  if (!c || *c == 0 || !std::isfinite(*c)) return std::nullopt;
-  return static_cast<float>(has_op(n, "Div") ? scale / *c : scale * *c);
-}
-inline constexpr auto attention_scale = rewrite::fact<"attention_scale">(scale_between);
-
-// K^T is GPT-2's Transpose(K', 0,2,3,1): the captured keys are in (batch, sequence, heads, head_size).
-inline constexpr auto keys_in_bsnh = rewrite::fact<"keys_in_bsnh">([](const ValueView& q_k) {
-  const ir::Node& product = node_of(q_k);
-  if (!has_op(product, "MatMul")) return false;
-  const ir::Node& transpose = q_k.graph->node(q_k.graph->value(product.inputs[1]).producer);
-  const ir::Attribute* perm = transpose.attribute(Symbol("perm"));
-  return perm && perm->ints == std::vector<int64_t>{0, 2, 3, 1};
-});
-
-using rewrite::facts::KnownDim;
-inline KnownDim dim_of(const ValueView& v, int64_t axis) { return rewrite::facts::dim(*v.shape(), axis); }
-inline bool has_rank(const ValueView& v, std::size_t rank) { return v.shape() && v.shape()->size() == rank; }
-inline int64_t static_dim(const ValueView& v, int64_t axis) {
-  const Dim d = (*v.shape())[static_cast<std::size_t>(axis)];
-  return d.is_static() ? d.value() : -1;
-}
-
-// q (batch, heads, sequence, head_size), keys (batch, heads, total, head_size) or, keys_in_bsnh,
-// (batch, total, heads, head_size), v (batch, heads, total, v_head_size) and the result y (batch,
-// sequence, heads * v_head_size): same batch everywhere (MultiHeadAttention does not broadcast it),
-// heads and head sizes known.
-inline constexpr auto heads_fit = rewrite::fact<"heads_fit">(
-    [](const ValueView& q, const ValueView& k, const ValueView& v, const ValueView& q_k, const ValueView& y) {
-      if (!has_rank(q, 4) || !has_rank(k, 4) || !has_rank(v, 4) || !has_rank(y, 3)) return false;
-      const int64_t heads = static_dim(q, 1), head_size = static_dim(q, 3), v_head_size = static_dim(v, 3);
-      if (heads <= 0 || head_size <= 0 || v_head_size <= 0) return false;
-      const bool bsnh = keys_in_bsnh.f(q_k);
-      const KnownDim batch = dim_of(q, 0), total = dim_of(k, bsnh ? 1 : 2);
-      return dim_of(k, 0) == batch && dim_of(k, bsnh ? 2 : 1) == heads && dim_of(k, 3) == head_size &&
-             dim_of(v, 0) == batch && dim_of(v, 1) == heads && dim_of(v, 2) == total &&
-             dim_of(y, 0) == batch && dim_of(y, 1) == dim_of(q, 2) && dim_of(y, 2) == heads * v_head_size;
-    });
-// Single head: q (batch, sequence, size), k (batch, total, size), v (batch, total, v_size).
-inline constexpr auto single_head_fits =
-    rewrite::fact<"single_head_fits">([](const ValueView& q, const ValueView& k, const ValueView& v) {
-      if (!has_rank(q, 3) || !has_rank(k, 3) || !has_rank(v, 3) || static_dim(q, 2) <= 0 ||
-          static_dim(v, 2) <= 0)
-        return false;
-      return dim_of(k, 0) == dim_of(q, 0) && dim_of(v, 0) == dim_of(q, 0) && dim_of(k, 2) == dim_of(q, 2) &&
-             dim_of(v, 1) == dim_of(k, 1);
-    });
-inline constexpr auto heads_of =
-    rewrite::fact<"heads_of">([](const ValueView& q) { return static_dim(q, 1); });
-// The Reshape target that merges q's heads once transposed to (batch, sequence, heads, head_size): static
-// where q's sizes are, so that ReshapeReshape folds it into the Reshape that split the heads; 0 (copy)
-// for a dynamic batch or sequence.
-inline constexpr auto merged_heads_shape = rewrite::fact<"merged_heads_shape">([](const ValueView& q) {
-  return int64_tensor({std::max<int64_t>(static_dim(q, 0), 0), std::max<int64_t>(static_dim(q, 2), 0),
-                       static_dim(q, 1) * static_dim(q, 3)});
-});
-
-// The additive attention_bias, (batch|1, heads|1, sequence, total), that the mask of the scores s
-// amounts to in masked (an Add or a Where whose inputs the rule checked constant), or nullopt when there
-// is none: a mask that does not fold, a fill above -1e4, a fully masked row, unknown sizes.
-inline std::optional<Tensor> folded_bias(const ValueView& masked, const ValueView& s) {
-  const ir::Graph& g = *s.graph;
-  const ir::Node& n = node_of(masked);
-  if (!s.shape() || !masked.shape() || !rewrite::facts::same_shape(*s.shape(), *masked.shape()))
-    return std::nullopt;
-  const std::size_t rank = s.shape()->size();
-  if ((rank != 3 && rank != 4) || static_dim(s, -2 + static_cast<int64_t>(rank)) <= 0 ||
-      static_dim(s, -1 + static_cast<int64_t>(rank)) <= 0)
-    return std::nullopt;
-  Tensor bias;
-  if (has_op(n, "Add")) {
-    const Tensor* m = rewrite::constant_tensor(g, n.inputs[0] == s.id ? n.inputs[1] : n.inputs[0]);
-    if (!m || m->type() != s.elem()) return std::nullopt;
-    bias = *m;
-  } else {
-    const Tensor* condition = rewrite::constant_tensor(g, n.inputs[0]);
-    const bool keeps_where_true = n.inputs[1] == s.id;
-    const std::optional<double> fill = scalar_constant(g, n.inputs[keeps_where_true ? 2 : 1]);
-    if (!condition || condition->type() != ElemType::Bool || !fill || *fill > -1e4) return std::nullopt;
-    const Tensor zero = eval::filled(s.elem(), {}, 0.0), filler = eval::filled(s.elem(), {}, *fill);
-    bias = compute("Where", {*condition, keeps_where_true ? zero : filler, keeps_where_true ? filler : zero});
+  template <class K, class QK>
+  static auto key(const K& k, const QK& q_k) {
+    using namespace rewrite::dsl;
+    return choose(keys_in_bsnh(q_k), Transpose(k, attr<"perm"> = heads_swap()), k);
   }
-  if (bias.rank() > rank) return std::nullopt;
-  // Left-padded to the scores' rank, broadcast over (sequence, total); the leading axes are 1 or the
-  // scores' (the Add or the Where gives the scores' shape).
-  std::vector<int64_t> padded(rank - bias.rank(), 1);
-  padded.insert(padded.end(), bias.dims().begin(), bias.dims().end());
-  std::vector<int64_t> dims = padded;
-  dims[rank - 2] = static_dim(s, static_cast<int64_t>(rank) - 2);
-  dims[rank - 1] = static_dim(s, static_cast<int64_t>(rank) - 1);
-  bias = eval::expand_to(bias.reshaped(padded), dims);
-  if (!has_op(n, "Add")) {
-    const int64_t total = dims.back();
-    for (int64_t row = 0; row < bias.size(); row += total) {
-      bool kept = false;
-      for (int64_t k = row; k < row + total && !kept; ++k) kept = eval::element_as_double(bias, k) == 0;
-      if (!kept) return std::nullopt;
-    }
+  template <class Q, class K, class V, class QK, class Scale>
+  static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
+    return node(merge_heads(q), key(k, q_k), v, heads_of(q), scale);
   }
-  if (rank == 3) bias = bias.reshaped({dims[0], 1, dims[1], dims[2]});
-  return bias;
-}
-inline constexpr auto attention_bias = rewrite::fact<"attention_bias">(folded_bias);
-
-// Where(mask, scores, fill) (or Where(mask, fill, scores)) with a mask computed at run time as dynamic
-// exports write causal masks: Slice(Slice(table, 0..seq, rows), 0..seq, columns) of a constant table
-// (1, ..., rows, columns), possibly compared to a constant after (Equal(cut, 0)). The attention_bias is then
-// Where(mask, 0, fill) (or Where(mask, fill, 0)) with a zero of shape (1, 1, 1, 1), so that the bias is 4-D
-// for 3-D scores too. Exact when:
-// - each of the last two axes is cut once from 0 with step 1 at an end holding the scores' dim on that
-//   axis (or not cut, the table's dim being the scores'), the table longer than 1 there: the cut is then
-//   min(dim, rows), which the original broadcasts against the scores only when it is the dim itself, so
-//   the bias is (1, 1, sequence, total) whenever the original runs;
-// - the scores are square (sequence and total the same dim) and each row i of the table keeps some column
-//   j <= i: every row of a leading square cut keeps a score, so no row is fully masked (Where gives such
-//   a row uniform weights, the sum does not);
-// - the fill is -1e4 or less (masked weights are 0 either way).
-inline bool runtime_mask_fits(const ValueView& masked, const ValueView& s) {
-  const ir::Graph& g = *s.graph;
-  const ir::Node& n = node_of(masked);
-  if (!s.shape() || !masked.shape() || !rewrite::facts::same_shape(*s.shape(), *masked.shape())) return false;
-  const auto rank = static_cast<int64_t>(s.shape()->size());
-  if ((rank != 3 && rank != 4) || !(dim_of(s, -2) == dim_of(s, -1))) return false;
-  const bool keeps_where_true = n.inputs[1] == s.id;
-  const std::optional<double> fill = scalar_constant(g, n.inputs[keeps_where_true ? 2 : 1]);
-  if (!fill || *fill > -1e4 || g.value(n.inputs[0]).elem != ElemType::Bool) return false;
-  ir::ValueId v = n.inputs[0];
-  const Tensor* compared_to = nullptr;  // the mask is Equal(cut, compared_to)
-  if (const ir::Node* equal = producer_of(g, v, "Equal"); equal && equal->inputs.size() == 2) {
-    compared_to = rewrite::constant_tensor(g, equal->inputs[1]);
-    if (!compared_to || compared_to->size() != 1) return false;
-    v = equal->inputs[0];
+  // A causal mask stays attention_bias.
+  template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal>
+  static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask& mask,
+                    const Causal&) {
+    return node(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask);
   }
-  const auto mask_rank = static_cast<int64_t>(g.value(v).shape ? g.value(v).shape->size() : 0);
-  if (mask_rank < 2 || mask_rank > rank) return false;
-  std::optional<ir::ValueId> ends[2];  // where the rows and the columns are cut
-  const Tensor* cut = nullptr;
-  for (int cuts = 0; !(cut = rewrite::constant_tensor(g, v)); ++cuts) {
-    const ir::Node* slice = producer_of(g, v, "Slice");
-    const std::optional<AxisCut> c = slice ? axis_cut(g, *slice) : std::nullopt;
-    if (!c || cuts == 2 || c->start != 0 || c->step != 1) return false;
-    const int64_t axis = c->axis < 0 ? c->axis : c->axis - mask_rank;  // -2 rows, -1 columns
-    if ((axis != -2 && axis != -1) || ends[axis + 2]) return false;
-    ends[axis + 2] = c->end;
-    v = slice->inputs[0];
+  template <class Q, class K, class V, class Scale>
+  static auto single(const Q& q, const K& k, const V& v, const Scale& scale) {
+    return node(q, k, v, 1, scale);
   }
-  const Tensor table = compared_to ? compute("Equal", {*cut, *compared_to}) : *cut;
-  if (table.type() != ElemType::Bool || static_cast<int64_t>(table.rank()) != mask_rank) return false;
-  const std::vector<int64_t>& dims = table.dims();
-  if (std::any_of(dims.begin(), dims.end() - 2, [](int64_t d) { return d != 1; })) return false;
-  for (int64_t axis : {-2, -1}) {
-    const int64_t length = dims[dims.size() + static_cast<std::size_t>(axis)];
-    if (!ends[axis + 2]) {
-      if (!(dim_of(s, axis) == length)) return false;
-      continue;
-    }
-    const std::optional<Shape> end = shape_value(g, *ends[axis + 2]);
-    if (length <= 1 || !end || end->size() != 1 || !(KnownDim{(*end)[0]} == dim_of(s, axis))) return false;
+  template <class Q, class K, class V, class Scale, class Mask, class Causal>
+  static auto single(const Q& q, const K& k, const V& v, const Scale& scale, const Mask& mask,
+                     const Causal&) {
+    return node(q, k, v, 1, scale, mask);
   }
-  const int64_t rows = dims[dims.size() - 2], columns = dims.back();
-  for (int64_t row = 0; row < rows; ++row) {
-    bool kept = false;
-    for (int64_t column = 0; column <= std::min(row, columns - 1) && !kept; ++column)
-      kept = (eval::element_as_double(table, row * columns + column) != 0) == keeps_where_true;
-    if (!kept) return false;
-  }
-  return true;
-}
-inline constexpr auto runtime_mask = rewrite::fact<"runtime_mask">(runtime_mask_fits);
-// The Where keeps the scores where its condition holds: Where(mask, scores, fill).
-inline constexpr auto keeps_scores_where_true = rewrite::fact<"keeps_scores_where_true">(
-    [](const ValueView& masked, const ValueView& s) { return node_of(masked).inputs[1] == s.id; });
-// A zero of the scores' type, (1, 1, 1, 1): Where broadcasts the bias to 4-D with it.
-inline constexpr auto zero_bias = rewrite::fact<"zero_bias">([](const ValueView& s) {
-  return eval::filled(s.elem(), {1, 1, 1, 1}, 0.0);
-});
-
-// A mask added as it is: a (batch|1, heads|1, sequence, total) value of the scores' type. Its sequence and
-// total are the scores' as the Add pairs them (broadcast_pairs): a mask sliced at run time to the total
-// length (Phi-3's) has its own symbols for them.
-inline constexpr auto passes_as_bias =
-    rewrite::fact<"passes_as_bias">([](const ValueView& masked, const ValueView& m, const ValueView& s) {
-      if (!has_op(node_of(masked), "Add") || !has_rank(m, 4) || !has_rank(s, 4) || m.elem() != s.elem())
-        return false;
-      auto one_or = [&](int64_t axis) { return dim_of(m, axis) == 1 || dim_of(m, axis) == dim_of(s, axis); };
-      auto paired = [&](std::size_t axis) { return broadcast_pairs((*m.shape())[axis], (*s.shape())[axis]); };
-      return one_or(0) && one_or(1) && paired(2) && paired(3);
-    });
+};
 
 }  // namespace detail
 
 inline rewrite::RulePtr multi_head_attention_rule() {
-  using namespace rewrite::dsl;
-  using Perm = std::vector<int64_t>;
-  Var<'q'> q;
-  Var<'k'> k;
-  Var<'v'> v;
-  Var<'s'> s;
-  Var<'m'> m;
-  Var<'c'> condition;
-  Var<'h'> shape;
-  Int<'x'> axis;
-  constexpr auto attention = op<"MultiHeadAttention", "com.microsoft">;
-  const Perm merge = detail::heads_swap();
-  auto keys_transposed = FusedMatMul(q, k, attr<"transA"> = 0, attr<"transB"> = 1);
-  auto q_k = named<'Q'>(either(either(MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 1, 3, 2})),
-                                      MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 2, 3, 1}))),
-                               keys_transposed));
-  auto q_k_single =
-      named<'Q'>(either(MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 2, 1})), keys_transposed));
-  auto scaled = [&](const auto& product) {
-    return named<'S'>(either(either(Div(product, s), commutative(Mul(product, s))), product));
-  };
-  auto masked = [&](const auto& scores) {
-    return named<'M'>(either(either(commutative(Add(scores, m)), op<"Where">(condition, scores, m)),
-                             op<"Where">(condition, m, scores)));
-  };
-  auto masked_by_where = [&](const auto& scores) {
-    return named<'M'>(either(op<"Where">(condition, scores, m), op<"Where">(condition, m, scores)));
-  };
-  // attention_bias = Where(mask, 0, fill) or Where(mask, fill, 0), for a mask cut at run time.
-  auto where_bias = [&](const auto& mask, const auto& scores) {
-    return choose(detail::keeps_scores_where_true(mask, scores),
-                  op<"Where">(condition, fold(detail::zero_bias(scores)), m),
-                  op<"Where">(condition, m, fold(detail::zero_bias(scores))));
-  };
-  auto weighted = [&](const auto& scores) { return MatMul(op<"Softmax">(scores, attr<"axis"> = axis), v); };
-  auto heads_merged = [&](const auto& scores) {
-    return named<'R'>(Reshape(Transpose(weighted(scores), attr<"perm"> = merge), shape));
-  };
-  auto single_head = [&](const auto& scores) { return named<'R'>(weighted(scores)); };
-
-  auto scores = scaled(q_k);
-  auto scores_single = scaled(q_k_single);
-  auto mask = masked(scores);
-  auto mask_single = masked(scores_single);
-  auto cut_mask = masked_by_where(scores);
-  auto cut_mask_single = masked_by_where(scores_single);
-  auto scale = detail::attention_scale(scores, q_k);
-  auto bias = detail::attention_bias(mask, scores);
-  auto heads = heads_merged(scores);
-  auto fits = is_activation_float(q) && has_value(scale) && detail::heads_fit(q, k, v, q_k, heads);
-  auto fits_single = is_activation_float(q) && has_value(scale) && detail::single_head_fits(q, k, v);
-  auto query = Reshape(Transpose(q, attr<"perm"> = merge), fold(detail::merged_heads_shape(q)));
-  auto key = choose(detail::keys_in_bsnh(q_k), Transpose(k, attr<"perm"> = merge), k);
-  return rule("MultiHeadAttention")
-      .priority(2)
-      .cases(
-          match(heads_merged(mask))
-              .when(is_last_axis(axis, mask) && fits &&
-                    (has_value(bias) || detail::passes_as_bias(mask, m, scores)))
-              .to(attention(query, key, v, omitted, omitted, choose(has_value(bias), fold(value_of(bias)), m),
-                            attr<"num_heads"> = detail::heads_of(q), attr<"scale"> = value_of(scale))),
-          match(heads_merged(cut_mask))
-              .when(is_last_axis(axis, cut_mask) && fits && detail::runtime_mask(cut_mask, scores))
-              .to(attention(query, key, v, omitted, omitted, where_bias(cut_mask, scores),
-                            attr<"num_heads"> = detail::heads_of(q), attr<"scale"> = value_of(scale))),
-          match(heads)
-              .when(is_last_axis(axis, scores) && fits)
-              .to(attention(query, key, v, attr<"num_heads"> = detail::heads_of(q),
-                            attr<"scale"> = value_of(scale))),
-          match(single_head(mask_single))
-              .when(is_last_axis(axis, mask_single) && fits_single && has_value(bias))
-              .to(attention(q, k, v, omitted, omitted, fold(value_of(bias)), attr<"num_heads"> = 1,
-                            attr<"scale"> = value_of(scale))),
-          match(single_head(cut_mask_single))
-              .when(is_last_axis(axis, cut_mask_single) && fits_single &&
-                    detail::runtime_mask(cut_mask_single, scores_single))
-              .to(attention(q, k, v, omitted, omitted, where_bias(cut_mask_single, scores_single),
-                            attr<"num_heads"> = 1, attr<"scale"> = value_of(scale))),
-          match(single_head(scores_single))
-              .when(is_last_axis(axis, scores_single) && fits_single)
-              .to(attention(q, k, v, attr<"num_heads"> = 1, attr<"scale"> = value_of(scale))));
+  return detail::scaled_dot_product_attention<detail::WriteMultiHeadAttention>("MultiHeadAttention",
+                                                                               rewrite::opset_at_least(1));
 }
 
 // MultiHeadAttention with key and value in (batch, heads, total, head_size), each split from a 3-D
@@ -19437,12 +19813,14 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules();
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_RULES)
 XEXP_INLINE rewrite::RuleSet default_rules() {
   return {
+      attention_rule(),
       batch_normalization_rule(),
       batch_normalization_training_rule(),
       cast_layer_normalization_cast_rule(),
       cast_rule(),
       cast_cast_binary_rule(),
       cast_cast_rule(),
+      cast_like_rule(),
       cast_op_cast_rule(),
       clip_clip_rule(),
       concat_empty_rule(),
@@ -19497,6 +19875,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       shaped_based_reshape_rule(),
       reshape_reshape_rule(),
       sequence_construct_at_rule(),
+      sequence_construct_concat_rule(),
       slice_slice_rule(),
       slices_split_rule(),
       split_concat_rule(),
@@ -19803,9 +20182,12 @@ inline void inline_functions(ir::Model& model, const InlineOptions& options = {}
 //      model without its weights, as the fallback for ops we have no rule for;
 //   3. our rules again, so that what ONNX found flows on through the ops only we know (com.microsoft),
 //      then the symbols ONNX named and ours found equal are written back as one name.
-// Symbolic dimensions are kept and propagated. Types already in the file are kept when consistent; a
-// contradiction is an xexp::Error naming the node and the value. Each step visits each node once;
-// step 2 and 3 are skipped when step 1 left nothing unknown and every op has a rule of ours.
+// Symbolic dimensions are kept and propagated. Types already in the file are kept when consistent. A
+// shape the file declares for a node output and the node contradicts is the exporter's mistake: the
+// node's shape replaces it, as ONNX Runtime does (InferState::node_shapes_win). Any other contradiction
+// (element types, a node its inputs contradict) is an xexp::Error naming the node and the value. Each
+// step visits each node once; step 2 and 3 are skipped when step 1 left nothing unknown and every op
+// has a rule of ours.
 #include <algorithm>
 #include <cstdint>
 #include <exception>
@@ -19851,7 +20233,9 @@ inline bool fully_typed(const ir::Graph& g) {
 inline constexpr int64_t kOnnxConstantElements = 4096;
 
 // The model as ONNX's inference needs it: every typed value given as value_info, weights left out.
-inline ::onnx::ModelProto proto_for_onnx_inference(const ir::Model& model) {
+// Outputs of ONNX's own ops keep only the element type where the file declared their shape: ONNX's
+// inference computes it, and would stop on a wrong declaration instead of replacing it.
+inline ::onnx::ModelProto proto_for_onnx_inference(const ir::Model& model, const InferState& state) {
   ir::Model copy;
   copy.ir_version = model.ir_version;
   copy.opsets = model.opsets;
@@ -19867,6 +20251,12 @@ inline ::onnx::ModelProto proto_for_onnx_inference(const ir::Model& model) {
     c.presence = f.presence;
   }
   ir::Graph& g = *copy.graph;
+  for (ir::NodeId n : model.graph->nodes()) {
+    if (!model.graph->node(n).domain.empty()) continue;
+    for (ir::ValueId out : model.graph->node(n).outputs)
+      if (out != ir::kNone && state.shape_declared(out))
+        g.value(g.at(model.graph->value(out).name)).shape.reset();
+  }
   std::vector<ir::ValueId> inputs = g.inputs(), small;
   for (ir::ValueId id : g.initializers()) {
     ir::Value& v = g.value(id);
@@ -20080,7 +20470,7 @@ inline bool merge_inferred_types(::onnx::GraphProto& gp, ir::Graph& g, int64_t o
 // Step 2: what ONNX's inference finds for node outputs, merged into `model` as our own rules' results
 // are. Returns whether it added anything.
 inline bool merge_onnx_inference(ir::Model& model, int64_t opset, InferState& state) {
-  ::onnx::ModelProto proto = proto_for_onnx_inference(model);
+  ::onnx::ModelProto proto = proto_for_onnx_inference(model, state);
   if (!nodes_fit_their_schemas(proto)) return false;
   try {
     ::onnx::shape_inference::InferShapes(proto, ::onnx::OpSchemaRegistry::Instance(),
@@ -20112,10 +20502,16 @@ inline void canonicalize_dims(ir::Graph& g, const ShapeConstraints& constraints)
 // Infers the types and shapes of the main graph of `model` and of its subgraphs (If, Loop and Scan
 // bodies, nested; see the top of this file). `infer_one`
 // replaces infer_node for step 1 and 3 (functions/infer_call.hpp passes one going through calls).
-inline void infer_model_types(ir::Model& model, const NodeInference& infer_one = {}) {
+// Returns the declared shapes that gave way to the nodes' (InferState::replaced_declarations).
+inline std::vector<std::string> infer_model_types(ir::Model& model, const NodeInference& infer_one = {}) {
   ir::Graph& g = *model.graph;
   const int64_t opset = model.opset("").value_or(0);
   InferState state;
+  state.node_shapes_win = true;
+  state.declared_shapes.resize(g.value_capacity());
+  for (ir::NodeId n : g.nodes())
+    for (ir::ValueId out : g.node(n).outputs)
+      if (out != ir::kNone && g.value(out).shape) state.declared_shapes[out] = true;
   auto our_rules = [&] { detail::infer_with_subgraphs(g, opset, state, infer_one); };
   our_rules();
   // ONNX's step also runs when some op has no rule of ours, to check the file's types of its outputs.
@@ -20127,11 +20523,12 @@ inline void infer_model_types(ir::Model& model, const NodeInference& infer_one =
       break;
     }
   }
-  if (every_op_ours && detail::fully_typed(g)) return;
+  if (every_op_ours && detail::fully_typed(g)) return std::move(state.replaced_declarations);
   if (detail::merge_onnx_inference(model, opset, state)) {
     our_rules();
     detail::canonicalize_dims(g, state.constraints);
   }
+  return std::move(state.replaced_declarations);
 }
 
 }  // namespace xexp::infer
@@ -21202,12 +21599,14 @@ inline std::string pretty(const ir::Graph& graph, const PrettyOptions& options =
 
 }  // namespace xexp::tools
 // ======== xexp/tools/optimize.hpp
-// The optimizer as a user runs it (`xexp optimize`): the opset upgrade when asked for
-// (onnx/opset_upgrade.hpp), Constant nodes become initializers, every value
-// gets its type and shape (infer/model.hpp), constant folding, then the rules of a set string
+// The optimizer as a user runs it (`xexp optimize`): the calls of op-library functions are inlined
+// (functions/op_library.hpp), the opset upgrade when asked for (onnx/opset_upgrade.hpp), Constant nodes
+// become initializers, every value gets its type and shape (infer/model.hpp), constant folding, then
+// the rules of a set string
 // (rewrite::optimize) folding the nodes they create whose inputs are all constant, then constant
 // folding once more for what the rewrites left constant. Graph input and output names never change:
 // the driver keeps them, and optimize_model checks it, so that a caller's feeds and fetches still work.
+#include <algorithm>
 #include <cstddef>
 #include <chrono>
 #include <iomanip>
@@ -21215,8 +21614,28 @@ inline std::string pretty(const ir::Graph& graph, const PrettyOptions& options =
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
+// ======== xexp/functions/op_library.hpp
+// Functions an exporter writes for single operators of its own op library, not for the model's
+// modules: onnxscript's torch_lib (domains pkg.onnxscript.torch_lib and pkg.onnxscript.torch_lib.common),
+// which torch's dynamo exporter can leave in the file, one ATen op each (aten_view is Cast + Reshape,
+// aten_t an If on the rank, aten_softmax_no_dtype an If on IsScalar). The rules cannot
+// see through a call, so the optimizer inlines them first, as ONNX Runtime does when it loads the model.
+// Functions of modules (experimental-experiment's aten_local_function, xexp's own) and the `aten`
+// functions experimental-experiment keeps when asked to (aten_as_function) are the user's structure:
+// they stay functions.
+#include <string_view>
+
+
+namespace xexp::functions {
+
+inline bool is_op_library_function(const ir::Function& f) {
+  return std::string_view(f.domain).starts_with("pkg.onnxscript.torch_lib");
+}
+
+}  // namespace xexp::functions
 // ======== xexp/tools/rules_waiting_for_opset.hpp
 // Rules that a newer opset would let fire: after optimizing, each rule of the set is matched once more
 // at every node of the main graph, at the opsets above the model's up to kMaxTargetOpset. A node it
@@ -21291,10 +21710,27 @@ namespace xexp::tools {
 
 inline constexpr const char* kDefaultPatterns = "default+onnxruntime";
 
+// Which local functions optimize_model inlines before the rules run (the others stay functions, each
+// body optimized on its own).
+enum class InlineFunctions {
+  OpLibraries,  // an exporter's single-op functions (functions::is_op_library_function)
+  All,
+  None,
+};
+
+// "op-libraries", "all" or "none", as `xexp optimize --inline-functions` and Python's optimize take it.
+inline InlineFunctions inline_functions_from_string(std::string_view mode) {
+  if (mode == "op-libraries") return InlineFunctions::OpLibraries;
+  if (mode == "all") return InlineFunctions::All;
+  if (mode == "none") return InlineFunctions::None;
+  throw Error("inline functions: '" + std::string(mode) + "' is none of op-libraries, all, none");
+}
+
 struct OptimizeModelOptions {
   std::string patterns = kDefaultPatterns;  // a rewrite::rules_from_string spec
   bool constant_folding = true;
   int64_t target_opset = 0;      // upgrade the default domain to this opset first (upgrade_opset); 0: keep it
+  InlineFunctions inline_functions = InlineFunctions::OpLibraries;
   int verbose = 0;               // rewrite::OptimizeOptions::verbose
   std::string explain = {};      // rewrite::OptimizeOptions::explain: why this rule did not match, node by node
   std::ostream* log = nullptr;   // std::cerr when null
@@ -21305,6 +21741,7 @@ struct OptimizeModelReport {
   std::size_t nodes_before = 0, nodes_after = 0;  // main graph, its subgraphs and local functions
   std::size_t folded = 0;                         // nodes replaced by initializers, all steps together
   std::size_t merged = 0;                         // duplicated nodes and initializers merged
+  std::size_t inlined = 0;                        // local functions inlined (InlineFunctions)
   double seconds = 0;
   rewrite::OptimizeStats rules;                   // what the rules did
   std::vector<RuleWaitingForOpset> waiting;       // what a newer opset would let the rules do
@@ -21360,6 +21797,25 @@ inline std::size_t fold_and_clean(ir::Model& model) {
   return folded + in_subgraphs;
 }
 
+// Inlines the functions `mode` selects; returns how many went. OpLibraries leaves them as they are when
+// their opsets clash with the model's (the inliner refuses before changing anything); asked for all,
+// the clash is the user's error.
+inline std::size_t inline_functions(ir::Model& model, InlineFunctions mode, int verbose, std::ostream& log) {
+  const auto selected = [mode](const ir::Function& f) {
+    return mode == InlineFunctions::All || (mode == InlineFunctions::OpLibraries && functions::is_op_library_function(f));
+  };
+  if (std::none_of(model.functions.begin(), model.functions.end(), selected)) return 0;
+  const std::size_t before = model.functions.size();
+  try {
+    functions::inline_functions(model, {.inline_function = selected});
+  } catch (const Error& e) {
+    if (mode == InlineFunctions::All) throw;
+    if (verbose >= 1) log << "[xexp.optimize] op-library functions kept: " << e.what() << "\n";
+    return 0;
+  }
+  return before - model.functions.size();
+}
+
 // Equal initializers become one, then what is computed twice from the same values is computed once
 // (ir/duplicates.hpp), in `g` and its subgraphs. Before folding: it would store a copy per duplicate (a
 // weight every layer shares, transposed once per layer). Returns how many nodes and initializers went.
@@ -21388,13 +21844,15 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   const auto start = std::chrono::steady_clock::now();
   std::ostream& log = options.log ? *options.log : std::cerr;
   const std::size_t nodes_given = count_nodes(model);
+  OptimizeModelReport report;
+  report.nodes_before = nodes_given;
+  // Before the upgrade: the bodies import the opset of the file.
+  report.inlined = detail::inline_functions(model, options.inline_functions, options.verbose, log);
   if (options.target_opset) upgrade_opset(model, options.target_opset);
   ir::Graph& g = *model.graph;
   const std::vector<std::string> inputs = detail::names_of(g, g.inputs());
   const std::vector<std::string> outputs = detail::names_of(g, g.outputs());
 
-  OptimizeModelReport report;
-  report.nodes_before = nodes_given;
   // Rules and folding then read every constant the same way (ir/constant_node.hpp).
   ir::constant_nodes_to_initializers(g);
   ir::for_each_subgraph(g, [](ir::Graph& body) { ir::constant_nodes_to_initializers(body); });
@@ -21403,10 +21861,12 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   // Constant chains (position ids, masks) fold before types are inferred: their values then give
   // static shapes our rules know, where ONNX's inference would be needed on the chain itself.
   if (options.constant_folding) report.folded += detail::fold_and_clean(model);
-  // Types on load: exporters write none, and most rules read them. A contradiction with the file's
-  // value_info is an error; function bodies that cannot be typed only leave their rules unfired.
+  // Types on load: exporters write none, and most rules read them. A declared shape the nodes contradict
+  // gives way to theirs (infer/model.hpp); function bodies that cannot be typed only leave their rules
+  // unfired.
   if (model.functions.empty()) {
-    infer::infer_model_types(model);
+    for (const std::string& replaced : infer::infer_model_types(model))
+      if (options.verbose >= 1) log << "[xexp.optimize] " << replaced << " (the node's shape is kept)\n";
   } else {
     try {
       functions::type_function_bodies(model);
@@ -21454,8 +21914,10 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
 inline std::string format_report(const OptimizeModelReport& report, bool all_rules = false) {
   std::ostringstream out;
   out << "optimized: " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
-      << report.folded << " folded, " << report.merged << " merged, " << report.rules.iterations << " iterations, " << std::fixed
-      << std::setprecision(3) << report.seconds * 1e3 << " ms\n";
+      << report.folded << " folded, " << report.merged << " merged, ";
+  if (report.inlined) out << report.inlined << " functions inlined, ";
+  out << report.rules.iterations << " iterations, " << std::fixed << std::setprecision(3) << report.seconds * 1e3
+      << " ms\n";
   out << "  " << std::left << std::setw(36) << "rule" << std::right << std::setw(3) << "P" << std::setw(9)
       << "tried" << std::setw(9) << "matched" << std::setw(9) << "applied" << std::setw(8) << "+nodes"
       << std::setw(8) << "-nodes" << std::setw(11) << "time(ms)" << "\n";
