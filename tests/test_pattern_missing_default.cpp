@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -232,14 +233,19 @@ TEST(PatternCastLayerNormalizationCast, SameNumbers) {
 }
 
 // ---- ReshapeMatMulReshape -------------------------------------------------------------------------
-Model flattened_product(Shape b_shape = {2, 3, 5, 7}) {
+// Y = Reshape(op(Reshape(A, (6, 4, 5)), Reshape(B, (6, b2, b3))), (2, 3, 4, 7)); op a MatMul or, with the
+// attributes given, a com.microsoft FusedMatMul (dynamic exports reach it when the onnxruntime set fused
+// the keys' Transpose before the Reshapes went).
+Model flattened_product(Shape b_shape = {2, 3, 5, 7}, std::optional<std::vector<Attribute>> fused = std::nullopt) {
   Model m = test::model_with_opset(18);
   Graph& g = *m.graph;
   ValueId a = g.add_input("A", ElemType::Float, Shape{2, 3, 4, 5});
+  const std::vector<int64_t> rb_shape{6, b_shape[2].value(), b_shape[3].value()};
   ValueId b = g.add_input("B", ElemType::Float, std::move(b_shape));
   ValueId ra = node(g, "Reshape", {a, test::int64_initializer(g, "sa", {6, 4, 5})});
-  ValueId rb = node(g, "Reshape", {b, test::int64_initializer(g, "sb", {6, 5, 7})});
-  ValueId product = node(g, "MatMul", {ra, rb});
+  ValueId rb = node(g, "Reshape", {b, test::int64_initializer(g, "sb", rb_shape)});
+  if (fused) m.opsets.push_back({"com.microsoft", 1, {}});
+  ValueId product = fused ? node(g, "FusedMatMul", {ra, rb}, *fused, "com.microsoft") : node(g, "MatMul", {ra, rb});
   g.add_output(node(g, "Reshape", {product, test::int64_initializer(g, "sy", {2, 3, 4, 7})}));
   return m;
 }
@@ -265,21 +271,11 @@ TEST(PatternReshapeMatMulReshape, SameNumbers) {
   test::expect_same_outputs([] { return flattened_product(); }, "ReshapeMatMulReshape");
 }
 
-// The product as com.microsoft FusedMatMul(RA, RB, transB=1, alpha=0.5), B (2, 3, 7, 5): dynamic exports
-// reach it when the onnxruntime set fused the keys' Transpose before the Reshapes went.
+// FusedMatMul(RA, RB, transB=1, alpha=0.5) with B (2, 3, 7, 5), or transposing a batch too.
 Model flattened_fused_product(int64_t trans_batch_b = 0) {
-  Model m = test::model_with_opset(18);
-  m.opsets.push_back({"com.microsoft", 1, {}});
-  Graph& g = *m.graph;
-  ValueId a = g.add_input("A", ElemType::Float, Shape{2, 3, 4, 5});
-  ValueId b = g.add_input("B", ElemType::Float, Shape{2, 3, 7, 5});
-  ValueId ra = node(g, "Reshape", {a, test::int64_initializer(g, "sa", {6, 4, 5})});
-  ValueId rb = node(g, "Reshape", {b, test::int64_initializer(g, "sb", {6, 7, 5})});
   std::vector<Attribute> attributes{int_attr("transB", 1), Attribute::make_float("alpha", 0.5f)};
   if (trans_batch_b) attributes.push_back(int_attr("transBatchB", trans_batch_b));
-  ValueId product = node(g, "FusedMatMul", {ra, rb}, std::move(attributes), "com.microsoft");
-  g.add_output(node(g, "Reshape", {product, test::int64_initializer(g, "sy", {2, 3, 4, 7})}));
-  return m;
+  return flattened_product({2, 3, 7, 5}, attributes);
 }
 
 TEST(PatternReshapeMatMulReshape, OneBatchedFusedMatMulWithItsAttributes) {
