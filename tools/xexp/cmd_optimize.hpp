@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -37,12 +38,14 @@ inline void add_optimizer_options(CLI::App& cmd, tools::OptimizeModelOptions& op
                  "Upgrade the default ONNX domain to opset N (up to " + std::to_string(kMaxTargetOpset) +
                      ") before optimizing; without it the opset never changes")
       ->check(CLI::PositiveNumber);
+  std::vector<std::string> modes;
+  for (const auto& entry : tools::kInlineFunctionsModes) modes.emplace_back(entry.first);
   cmd.add_option_function<std::string>(
          "--inline-functions",
          [&options](const std::string& mode) { options.inline_functions = tools::inline_functions_from_string(mode); },
          "Local functions to inline before the rules: op-libraries (an exporter's single-op functions, such as "
          "onnxscript's torch_lib), all or none; the others stay functions, each body optimized on its own")
-      ->check(CLI::IsMember({"op-libraries", "all", "none"}))
+      ->check(CLI::IsMember(modes))
       ->type_name("MODE")
       ->default_str("op-libraries");
   cmd.add_flag("--stats", stats, "Print what each rule did");

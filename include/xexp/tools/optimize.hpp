@@ -7,6 +7,7 @@
 // folding once more for what the rewrites left constant. Graph input and output names never change:
 // the driver keeps them, and optimize_model checks it, so that a caller's feeds and fetches still work.
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <chrono>
 #include <iomanip>
@@ -15,6 +16,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "xexp/eval/constant_if.hpp"
@@ -45,12 +47,17 @@ enum class InlineFunctions {
   None,
 };
 
-// "op-libraries", "all" or "none", as `xexp optimize --inline-functions` and Python's optimize take it.
+// The modes by name, as `xexp optimize --inline-functions` and Python's optimize take them.
+inline constexpr std::array<std::pair<std::string_view, InlineFunctions>, 3> kInlineFunctionsModes{{
+    {"op-libraries", InlineFunctions::OpLibraries}, {"all", InlineFunctions::All}, {"none", InlineFunctions::None}}};
+
 inline InlineFunctions inline_functions_from_string(std::string_view mode) {
-  if (mode == "op-libraries") return InlineFunctions::OpLibraries;
-  if (mode == "all") return InlineFunctions::All;
-  if (mode == "none") return InlineFunctions::None;
-  throw Error("inline functions: '" + std::string(mode) + "' is none of op-libraries, all, none");
+  std::string names;
+  for (const auto& [name, value] : kInlineFunctionsModes) {
+    if (name == mode) return value;
+    names += (names.empty() ? "" : ", ") + std::string(name);
+  }
+  throw Error("inline functions: '" + std::string(mode) + "' is none of " + names);
 }
 
 struct OptimizeModelOptions {
