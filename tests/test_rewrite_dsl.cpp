@@ -185,6 +185,15 @@ TEST(RewriteDsl, ExplainNamesTheSubPatternThatFailed) {
   EXPECT_NE(why.find("Relu"), std::string::npos) << why;
 }
 
+TEST(RewriteDsl, ExplainElidesArgumentsNestedMoreThanTwoCallsDeep) {
+  Var<'x'> x;
+  Var<'y'> y;
+  RulePtr r = rule("DivSqrtExp").match(Div(x, Sqrt(op<"Exp">(op<"Neg">(y))))).to(x);
+  Model m = div_relu_model();
+  const std::string why = r->explain(*m.graph, m.graph->value(m.graph->outputs()[0]).producer, 18);
+  EXPECT_EQ(why.substr(0, why.find(" did not match")), "Sqrt(Exp(Neg(...)))") << why;
+}
+
 TEST(RewriteDsl, ExplainNamesTheFirstConditionThatFailed) {
   Var<'x'> x;
   Var<'y'> y;
