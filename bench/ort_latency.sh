@@ -4,7 +4,8 @@
 #   XEXP=build/bench/tools/xexp/xexp [PATTERNS=SPEC] bench/ort_latency.sh [MODEL.onnx ...]
 #
 # For each model (default: every model of ../shared/models, whose NAME.json names its input files), it runs
-# `xexp optimize --patterns SPEC` (default: default+onnxruntime), then measures with tests/ort/run_ort.js on one thread, in the
+# `xexp optimize --patterns SPEC` (default: default+onnxruntime_cpu, the rule sets for ONNX Runtime's CPU
+# provider: this measures CPU latency), then measures with tests/ort/run_ort.js on one thread, in the
 # same run and on the same inputs:
 #   ort_all   the original model, ONNX Runtime's optimizations at level 'all';
 #   xexp      the optimized model, ONNX Runtime's optimizations disabled.
@@ -20,7 +21,7 @@ shared=${XEXP_SHARED_DIR:-$here/../shared}
 repeat=${REPEAT:-300}
 warmup=${WARMUP:-20}
 rounds=${ROUNDS:-3}
-patterns=${PATTERNS:-default+onnxruntime}
+patterns=${PATTERNS:-default+onnxruntime_cpu}
 runner=$here/tests/ort/run_ort.js
 [[ -x $xexp ]] || { echo "error: no xexp binary at $xexp (set XEXP)" >&2; exit 1; }
 
@@ -62,7 +63,7 @@ for model in "${models[@]}"; do
   inputs=$work/$name.inputs.json
   inputs_for "$model" > "$inputs"
   optimized=$work/$name.xexp.onnx
-  summary=$("$xexp" optimize "$model" -o "$optimized" --patterns "$patterns")
+  summary=$("$xexp" optimize "$model" -o "$optimized" --patterns "$patterns" | grep " nodes, wrote ")
   before=$(sed -E 's/.*: ([0-9]+) -> ([0-9]+) nodes.*/\1/' <<< "$summary")
   after=$(sed -E 's/.*: ([0-9]+) -> ([0-9]+) nodes.*/\2/' <<< "$summary")
   best_ort='' best_xexp='' worst_ort='' worst_xexp=''

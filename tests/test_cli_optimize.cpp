@@ -92,6 +92,28 @@ TEST(CliOptimize, VerboseLogsTheIterations) {
   EXPECT_NE(r.out.find("[GraphBuilderPatternOptimization.optimize] iteration 0"), std::string::npos) << r.out;
 }
 
+// seed_llm's two attentions have one head each, and its LayerNorms follow residual Adds: the onnxruntime
+// set fuses both, the named spec onnxruntime_cpu leaves them to the nodes ONNX Runtime's CPU provider runs
+// faster (bench/README.md), with the same outputs.
+TEST(CliOptimize, OnnxRuntimeCpuSpecLeavesTheFusionsTheCpuRunsSlower) {
+  TempDir dir;
+  const std::string all = dir / "all.onnx", cpu = dir / "cpu.onnx";
+  ASSERT_EQ(run_xexp("optimize " + shell_quote(kSeedLlm) + " -o " + shell_quote(all)).exit_code, 0);
+  const CommandResult r = run_xexp("optimize " + shell_quote(kSeedLlm) + " -o " + shell_quote(cpu) +
+                                   " --patterns default+onnxruntime_cpu");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const ir::Model fused = load_model(all), for_cpu = load_model(cpu);
+  EXPECT_EQ(count_op(fused, "MultiHeadAttention"), 2u);
+  EXPECT_EQ(count_op(fused, "SkipLayerNormalization"), 2u);
+  EXPECT_EQ(count_op(for_cpu, "MultiHeadAttention"), 0u);
+  EXPECT_EQ(count_op(for_cpu, "SkipLayerNormalization"), 0u);
+  EXPECT_EQ(count_op(for_cpu, "Softmax"), 2u);
+  EXPECT_EQ(count_op(for_cpu, "LayerNormalization"), 2u);
+  EXPECT_EQ(count_op(for_cpu, "FusedMatMul"), 2u);  // the scores keep the onnxruntime set's other fusions
+  const NamedTensors feeds = random_feeds(*load_model(kSeedLlm).graph, {.seed = 3, .int_high = 100});
+  expect_all_close(run_onnxruntime(cpu, feeds), run_onnxruntime(kSeedLlm, feeds), 1e-5, 1e-5);
+}
+
 TEST(CliOptimize, BadPatternSpecIsOneErrorLineAndWritesNothing) {
   TempDir dir;
   const std::string out = dir / "o.onnx";
@@ -135,6 +157,7 @@ TEST(CliOptimize, PatternsListsEveryRuleWithItsSetAndDescription) {
     }
   }
   EXPECT_GE(std::count(r.out.begin(), r.out.end(), '\n'), static_cast<std::ptrdiff_t>(lines));
+  EXPECT_NE(r.out.find("\nonnxruntime_cpu = onnxruntime-SkipLayerNormalization,"), std::string::npos) << r.out;
   const CommandResult one = run_xexp("patterns Cast");
   ASSERT_EQ(one.exit_code, 0) << one.err;
   EXPECT_EQ(one.out.rfind("Cast ", 0), 0u) << one.out;

@@ -33,6 +33,22 @@ TEST(RewriteSets, ByString) {
             all.size() + patterns::onnxruntime_rules().size());
 }
 
+TEST(RewriteSets, NamedSpecStandsForItsSpec) {
+  std::vector<std::string> cpu = names(patterns::onnxruntime_rules());
+  for (const char* slower : {"SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
+                             "SkipSimplifiedLayerNormalizationMul", "MultiHeadAttentionOneHead"})
+    EXPECT_EQ(std::erase(cpu, slower), 1u) << slower;
+  EXPECT_EQ(names(rewrite::rules_from_string("onnxruntime_cpu")), cpu);
+  EXPECT_EQ(names(rewrite::rules_from_string("default+onnxruntime_cpu-FusedMatMul")).size(),
+            patterns::default_rules().size() + cpu.size() - 1);
+
+  rewrite::Catalog catalog;
+  catalog.add_set("mine", rewrite::rules_from_string("Cast,TransposeTranspose"));
+  catalog.add_named_spec("lean", "mine-Cast");
+  EXPECT_EQ(names(rewrite::rules_from_string("lean", catalog)), (OpList{"TransposeTranspose"}));
+  EXPECT_EQ(catalog.named_specs(), (std::vector<std::pair<std::string, std::string>>{{"lean", "mine-Cast"}}));
+}
+
 TEST(RewriteSets, UnknownNameIsAnError) {
   EXPECT_THROW(rewrite::rules_from_string("default+NoSuchRule"), Error);
   EXPECT_THROW(rewrite::rules_from_string("default+"), Error);

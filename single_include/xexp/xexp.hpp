@@ -13126,7 +13126,8 @@ inline Applied apply_match(ir::Graph& g, const Rule& rule, const Match& m) {
 // name; the patterns layer fills the global catalog, users add their own rules to it (or to their own
 // catalog). Syntax: names separated by '+' or ','; '-' starts the list of rules to remove, which ','
 // continues ("default+onnxruntime-Cast,TransposeTranspose"); "none" is the empty set; a single rule is
-// named without the "Pattern" suffix (with it is accepted too). Order is kept: it decides overlaps.
+// named without the "Pattern" suffix (with it is accepted too); a named spec stands for the spec it names
+// ("onnxruntime_cpu"). Order is kept: it decides overlaps.
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -13138,6 +13139,9 @@ inline Applied apply_match(ir::Graph& g, const Rule& rule, const Match& m) {
 namespace xexp::rewrite {
 
 using RuleSet = std::vector<RulePtr>;
+
+class Catalog;
+RuleSet rules_from_string(std::string_view spec, const Catalog& catalog);
 
 class Catalog {
  public:
@@ -13156,17 +13160,31 @@ class Catalog {
     std::string name = r->name();
     rules_.insert_or_assign(std::move(name), std::move(r));
   }
+  // Names a spec over this catalog's sets and rules, e.g. a set without the rules a provider runs slower.
+  void add_named_spec(std::string name, std::string spec) {
+    std::lock_guard lock(mutex_);
+    named_specs_.insert_or_assign(std::move(name), std::move(spec));
+  }
+  std::vector<std::pair<std::string, std::string>> named_specs() const {
+    std::lock_guard lock(mutex_);
+    return {named_specs_.begin(), named_specs_.end()};
+  }
   std::vector<std::string> set_names() const {
     std::lock_guard lock(mutex_);
     std::vector<std::string> out;
     for (const auto& [name, rules] : sets_) out.push_back(name);
     return out;
   }
-  // One name: a set, "none", or a rule. Unknown names throw.
+  // One name: a set, "none", a named spec or a rule. Unknown names throw.
   RuleSet resolve(std::string_view name) const {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     if (name == "none") return {};
     if (auto it = sets_.find(name); it != sets_.end()) return it->second;
+    if (auto it = named_specs_.find(name); it != named_specs_.end()) {
+      const std::string spec = it->second;
+      lock.unlock();  // the spec resolves its own names
+      return rules_from_string(spec, *this);
+    }
     std::string_view short_name = name;
     if (short_name.size() > 7 && short_name.ends_with("Pattern")) short_name.remove_suffix(7);
     if (auto it = rules_.find(short_name); it != rules_.end()) return {it->second};
@@ -13177,9 +13195,10 @@ class Catalog {
   mutable std::mutex mutex_;
   std::map<std::string, RuleSet, std::less<>> sets_;
   std::map<std::string, RulePtr, std::less<>> rules_;
+  std::map<std::string, std::string, std::less<>> named_specs_;
 };
 
-inline RuleSet rules_from_string(std::string_view spec, const Catalog& catalog = Catalog::global()) {
+inline RuleSet rules_from_string(std::string_view spec, const Catalog& catalog) {
   RuleSet positive, negative;
   bool removing = false;
   std::size_t start = 0;
@@ -13207,6 +13226,7 @@ inline RuleSet rules_from_string(std::string_view spec, const Catalog& catalog =
   });
   return positive;
 }
+inline RuleSet rules_from_string(std::string_view spec) { return rules_from_string(spec, Catalog::global()); }
 
 }  // namespace xexp::rewrite
 
@@ -13752,8 +13772,8 @@ using rewrite::Var;
 // (onnxruntime set); registry.hpp lists the sets and registers them for rewrite::rules_from_string.
 // ======== xexp/patterns/registry.hpp
 // The rule sets, in experimental-experiment's list order (the order decides which of two overlapping matches
-// wins). Including this header registers "default" and "onnxruntime" in rewrite::Catalog::global(),
-// so that rewrite::rules_from_string("default+onnxruntime") finds them. In compiled mode
+// wins). Including this header registers "default", "onnxruntime" and the named spec "onnxruntime_cpu" in
+// rewrite::Catalog::global(), so that rewrite::rules_from_string("default+onnxruntime") finds them. In compiled mode
 // (core/config.hpp) only src/rules.cpp instantiates the rules.
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_RULES)
 // ======== xexp/patterns/onnx/attention.hpp
@@ -13776,7 +13796,8 @@ using rewrite::Var;
 // The 3-D form takes Q, K and V as (batch, sequence, hidden) (ONNX Runtime 1.30 refuses a mix of 3-D and
 // 4-D): each goes back to it through Transpose and Reshape, which the default rules cancel against the
 // Reshape and Transpose that split the heads, so that one node replaces the splits, the attention and
-// the merge. Single-head attention on 3-D Q, K, V (batch, sequence, size) becomes Attention with one head.
+// the merge. Single-head attention on 3-D Q, K, V (batch, sequence, size) becomes Attention with one head
+// (AttentionOneHead).
 // The onnxruntime set's MultiHeadAttention is the same rule writing com.microsoft MultiHeadAttention at
 // any opset; listed after this one, at opset 23 it finds the attention already fused.
 #include <algorithm>
@@ -14587,12 +14608,17 @@ inline constexpr auto passes_as_bias =
       return one_or(0) && one_or(1) && paired(2) && paired(3);
     });
 
+// Which attentions a rule fuses: heads split from and merged back to (batch, sequence, hidden) values, or
+// one head on 3-D values. They are two rules because a single head gains least from fusing: ONNX Runtime
+// 1.30's CPU MultiHeadAttention of one head is slower than the four nodes it replaces (bench/README.md).
+enum class AttentionHeads { Split, One };
+
 // The rule `name`, where `opset_fits` holds. Write::heads(q, k, v, q_k, scale[, mask, causal]) writes the
 // attention of q, k, v split in heads (k in (batch, sequence, heads, head_size) when keys_in_bsnh(q_k)),
 // merged to (batch, sequence, hidden); Write::single(q, k, v, scale[, mask, causal]) that of one head on
 // 3-D values. The mask is additive, (batch|1, heads|1, sequence, total); `causal` tells whether it is
 // exactly causal (causal_bias, causal_cut).
-template <class Write, class OpsetFits>
+template <class Write, AttentionHeads Heads, class OpsetFits>
 rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_fits) {
   using namespace rewrite::dsl;
   using Perm = std::vector<int64_t>;
@@ -14602,15 +14628,8 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   Var<'s'> s;
   Var<'m'> m;
   Var<'c'> condition;
-  Var<'h'> shape;
   Int<'x'> axis;
-  const Perm merge = heads_swap();
   auto keys_transposed = FusedMatMul(q, k, attr<"transA"> = 0, attr<"transB"> = 1);
-  auto q_k = named<'Q'>(either(either(MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 1, 3, 2})),
-                                      MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 2, 3, 1}))),
-                               keys_transposed));
-  auto q_k_single =
-      named<'Q'>(either(MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 2, 1})), keys_transposed));
   auto scaled = [&](const auto& product) {
     return named<'S'>(either(either(Div(product, s), commutative(Mul(product, s))), product));
   };
@@ -14627,47 +14646,59 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
                   op<"Where">(condition, m, fold(zero_bias(scores))));
   };
   auto weighted = [&](const auto& scores) { return MatMul(op<"Softmax">(scores, attr<"axis"> = axis), v); };
-  auto heads_merged = [&](const auto& scores) {
-    return named<'R'>(Reshape(Transpose(weighted(scores), attr<"perm"> = merge), shape));
-  };
-  auto single_head = [&](const auto& scores) { return named<'R'>(weighted(scores)); };
 
+  // Q K^T: of Q, K split in heads (4-D, GPT-2's keys in (batch, sequence, heads, head_size) too), or 3-D.
+  auto q_k = [&] {
+    if constexpr (Heads == AttentionHeads::Split)
+      return named<'Q'>(either(either(MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 1, 3, 2})),
+                                      MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 2, 3, 1}))),
+                               keys_transposed));
+    else
+      return named<'Q'>(either(MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 2, 1})), keys_transposed));
+  }();
   auto scores = scaled(q_k);
-  auto scores_single = scaled(q_k_single);
   auto mask = masked(scores);
-  auto mask_single = masked(scores_single);
   auto cut_mask = masked_by_where(scores);
-  auto cut_mask_single = masked_by_where(scores_single);
   auto scale = attention_scale(scores, q_k);
   auto bias = attention_bias(mask, scores);
-  auto heads = heads_merged(scores);
-  auto fits = opset_fits && is_activation_float(q) && has_value(scale) && heads_fit(q, k, v, q_k, heads);
-  auto rows_or_not = [&](const auto& attention) {
-    return choose(flattens_rows(heads), Reshape(attention, fold(rows_shape(heads))), attention);
-  };
-  auto fits_single = opset_fits && is_activation_float(q) && has_value(scale) && single_head_fits(q, k, v);
   auto factor = value_of(scale);
-  return rule(name).priority(2).cases(
-      match(heads_merged(mask))
-          .when(is_last_axis(axis, mask) && fits && (has_value(bias) || passes_as_bias(mask, m, scores)))
-          .to(rows_or_not(Write::heads(q, k, v, q_k, factor, choose(has_value(bias), fold(value_of(bias)), m),
-                                       causal_bias(mask, scores)))),
-      match(heads_merged(cut_mask))
-          .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_mask, scores))
-          .to(rows_or_not(
-              Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores), causal_cut(cut_mask, scores)))),
-      match(heads).when(is_last_axis(axis, scores) && fits).to(rows_or_not(Write::heads(q, k, v, q_k, factor))),
-      match(single_head(mask_single))
-          .when(is_last_axis(axis, mask_single) && fits_single && has_value(bias))
-          .to(Write::single(q, k, v, factor, fold(value_of(bias)), causal_bias(mask_single, scores_single))),
-      match(single_head(cut_mask_single))
-          .when(is_last_axis(axis, cut_mask_single) && fits_single &&
-                runtime_mask(cut_mask_single, scores_single))
-          .to(Write::single(q, k, v, factor, where_bias(cut_mask_single, scores_single),
-                            causal_cut(cut_mask_single, scores_single))),
-      match(single_head(scores_single))
-          .when(is_last_axis(axis, scores_single) && fits_single)
-          .to(Write::single(q, k, v, factor)));
+  auto fits_any = opset_fits && is_activation_float(q) && has_value(scale);
+
+  if constexpr (Heads == AttentionHeads::Split) {
+    Var<'h'> shape;
+    auto heads_merged = [&](const auto& scores) {
+      return named<'R'>(Reshape(Transpose(weighted(scores), attr<"perm"> = heads_swap()), shape));
+    };
+    auto heads = heads_merged(scores);
+    auto fits = fits_any && heads_fit(q, k, v, q_k, heads);
+    auto rows_or_not = [&](const auto& attention) {
+      return choose(flattens_rows(heads), Reshape(attention, fold(rows_shape(heads))), attention);
+    };
+    return rule(name).priority(2).cases(
+        match(heads_merged(mask))
+            .when(is_last_axis(axis, mask) && fits && (has_value(bias) || passes_as_bias(mask, m, scores)))
+            .to(rows_or_not(Write::heads(q, k, v, q_k, factor,
+                                         choose(has_value(bias), fold(value_of(bias)), m),
+                                         causal_bias(mask, scores)))),
+        match(heads_merged(cut_mask))
+            .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_mask, scores))
+            .to(rows_or_not(Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores),
+                                         causal_cut(cut_mask, scores)))),
+        match(heads)
+            .when(is_last_axis(axis, scores) && fits)
+            .to(rows_or_not(Write::heads(q, k, v, q_k, factor))));
+  } else {
+    auto one_head = [&](const auto& scores) { return named<'R'>(weighted(scores)); };
+    auto fits = fits_any && single_head_fits(q, k, v);
+    return rule(name).priority(2).cases(
+        match(one_head(mask))
+            .when(is_last_axis(axis, mask) && fits && has_value(bias))
+            .to(Write::single(q, k, v, factor, fold(value_of(bias)), causal_bias(mask, scores))),
+        match(one_head(cut_mask))
+            .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_mask, scores))
+            .to(Write::single(q, k, v, factor, where_bias(cut_mask, scores), causal_cut(cut_mask, scores))),
+        match(one_head(scores)).when(is_last_axis(axis, scores) && fits).to(Write::single(q, k, v, factor)));
+  }
 }
 
 // ONNX's Attention in its 3-D form: Q, K and V all 3-D, the heads merged; is_causal for a causal mask.
@@ -14714,8 +14745,14 @@ struct WriteOnnxAttention {
 }  // namespace detail
 
 inline rewrite::RulePtr attention_rule() {
-  return detail::scaled_dot_product_attention<detail::WriteOnnxAttention>("Attention",
-                                                                          rewrite::opset_at_least(23));
+  return detail::scaled_dot_product_attention<detail::WriteOnnxAttention, detail::AttentionHeads::Split>(
+      "Attention", rewrite::opset_at_least(23));
+}
+
+// AttentionOneHead: the same for one head on 3-D Q, K, V (batch, sequence, size), Attention with one head.
+inline rewrite::RulePtr attention_one_head_rule() {
+  return detail::scaled_dot_product_attention<detail::WriteOnnxAttention, detail::AttentionHeads::One>(
+      "AttentionOneHead", rewrite::opset_at_least(23));
 }
 
 }  // namespace xexp::patterns
@@ -19435,7 +19472,8 @@ inline rewrite::RulePtr missing_top_k_rule() {
 // against the Reshape and Transpose that split the heads. Key and value stay in (batch, heads, sequence,
 // head_size), a layout MultiHeadAttention accepts for both; MultiHeadAttentionKeyValue3D then reads them
 // from the 3-D values they were split from, when they were. Single-head attention on 3-D Q, K, V (batch,
-// sequence, size) becomes MultiHeadAttention with one head.
+// sequence, size) becomes MultiHeadAttention with one head (MultiHeadAttentionOneHead, left out of the
+// onnxruntime_cpu set: on ONNX Runtime 1.30's CPU provider it runs slower than the nodes it replaces).
 #include <vector>
 
 
@@ -19485,8 +19523,13 @@ struct WriteMultiHeadAttention {
 }  // namespace detail
 
 inline rewrite::RulePtr multi_head_attention_rule() {
-  return detail::scaled_dot_product_attention<detail::WriteMultiHeadAttention>("MultiHeadAttention",
-                                                                               rewrite::opset_at_least(1));
+  return detail::scaled_dot_product_attention<detail::WriteMultiHeadAttention, detail::AttentionHeads::Split>(
+      "MultiHeadAttention", rewrite::opset_at_least(1));
+}
+
+inline rewrite::RulePtr multi_head_attention_one_head_rule() {
+  return detail::scaled_dot_product_attention<detail::WriteMultiHeadAttention, detail::AttentionHeads::One>(
+      "MultiHeadAttentionOneHead", rewrite::opset_at_least(1));
 }
 
 // MultiHeadAttention with key and value in (batch, heads, total, head_size), each split from a 3-D
@@ -19831,6 +19874,7 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules();
 XEXP_INLINE rewrite::RuleSet default_rules() {
   return {
       attention_rule(),
+      attention_one_head_rule(),
       batch_normalization_rule(),
       batch_normalization_training_rule(),
       cast_layer_normalization_cast_rule(),
@@ -19942,6 +19986,7 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       missing_reduce_max_rule(),
       missing_top_k_rule(),
       multi_head_attention_rule(),
+      multi_head_attention_one_head_rule(),
       multi_head_attention_key_value_3d_rule(),
       quick_gelu_rule(),
       reshape_gemm_reshape_rule(),  // before ReshapeGemm: where both apply, three nodes become one
@@ -19956,10 +20001,20 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
 }
 #endif
 
+// "onnxruntime_cpu": the onnxruntime set for ONNX Runtime's CPU provider, without the fusions that ONNX
+// Runtime 1.30's CPU kernels run slower than the nodes they replace (timings in bench/README.md). Its
+// Skip(Simplified)LayerNormalization kernels loop over each row with a division per element, and
+// MultiHeadAttention gains nothing on a single head. Those fusions still fit other providers, and leave
+// fewer nodes.
+inline constexpr const char* kOnnxRuntimeCpuSpec =
+    "onnxruntime-SkipLayerNormalization,SkipSimplifiedLayerNormalization,SkipSimplifiedLayerNormalizationMul,"
+    "MultiHeadAttentionOneHead";
+
 namespace detail {
 inline const bool registered = [] {
   rewrite::Catalog::global().add_set("default", default_rules());
   rewrite::Catalog::global().add_set("onnxruntime", onnxruntime_rules());
+  rewrite::Catalog::global().add_named_spec("onnxruntime_cpu", kOnnxRuntimeCpuSpec);
   return true;
 }();
 }  // namespace detail

@@ -1,7 +1,8 @@
 #pragma once
 // xexp patterns [SPEC] [--markdown]: the rules of every registered set (or of SPEC), one line each: the
 // set, the priority and the rule's own description (Rule::describe), in the order the optimizer tries
-// them; --markdown prints the same as the catalogue docs/patterns.md.
+// them, then the named specs and what they stand for; --markdown prints the same as the catalogue
+// docs/patterns.md.
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -49,6 +50,9 @@ inline void add_patterns_command(CLI::App& app) {
       return;
     }
     for (const std::string& set : catalog.set_names()) print(std::cout, set, catalog.resolve(set));
+    if (*markdown) std::cout << "## Named specs\n\n";
+    for (const auto& [name, named] : catalog.named_specs())
+      std::cout << (*markdown ? "- `" + name + "`: `" + named + "`\n" : name + " = " + named + "\n");
   });
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // The rule sets, in experimental-experiment's list order (the order decides which of two overlapping matches
-// wins). Including this header registers "default" and "onnxruntime" in rewrite::Catalog::global(),
-// so that rewrite::rules_from_string("default+onnxruntime") finds them. In compiled mode
+// wins). Including this header registers "default", "onnxruntime" and the named spec "onnxruntime_cpu" in
+// rewrite::Catalog::global(), so that rewrite::rules_from_string("default+onnxruntime") finds them. In compiled mode
 // (core/config.hpp) only src/rules.cpp instantiates the rules.
 #include "xexp/core/config.hpp"
 #include "xexp/rewrite/rule_set.hpp"
@@ -133,6 +133,7 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules();
 XEXP_INLINE rewrite::RuleSet default_rules() {
   return {
       attention_rule(),
+      attention_one_head_rule(),
       batch_normalization_rule(),
       batch_normalization_training_rule(),
       cast_layer_normalization_cast_rule(),
@@ -244,6 +245,7 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       missing_reduce_max_rule(),
       missing_top_k_rule(),
       multi_head_attention_rule(),
+      multi_head_attention_one_head_rule(),
       multi_head_attention_key_value_3d_rule(),
       quick_gelu_rule(),
       reshape_gemm_reshape_rule(),  // before ReshapeGemm: where both apply, three nodes become one
@@ -258,10 +260,20 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
 }
 #endif
 
+// "onnxruntime_cpu": the onnxruntime set for ONNX Runtime's CPU provider, without the fusions that ONNX
+// Runtime 1.30's CPU kernels run slower than the nodes they replace (timings in bench/README.md). Its
+// Skip(Simplified)LayerNormalization kernels loop over each row with a division per element, and
+// MultiHeadAttention gains nothing on a single head. Those fusions still fit other providers, and leave
+// fewer nodes.
+inline constexpr const char* kOnnxRuntimeCpuSpec =
+    "onnxruntime-SkipLayerNormalization,SkipSimplifiedLayerNormalization,SkipSimplifiedLayerNormalizationMul,"
+    "MultiHeadAttentionOneHead";
+
 namespace detail {
 inline const bool registered = [] {
   rewrite::Catalog::global().add_set("default", default_rules());
   rewrite::Catalog::global().add_set("onnxruntime", onnxruntime_rules());
+  rewrite::Catalog::global().add_named_spec("onnxruntime_cpu", kOnnxRuntimeCpuSpec);
   return true;
 }();
 }  // namespace detail

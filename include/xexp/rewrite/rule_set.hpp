@@ -3,7 +3,8 @@
 // name; the patterns layer fills the global catalog, users add their own rules to it (or to their own
 // catalog). Syntax: names separated by '+' or ','; '-' starts the list of rules to remove, which ','
 // continues ("default+onnxruntime-Cast,TransposeTranspose"); "none" is the empty set; a single rule is
-// named without the "Pattern" suffix (with it is accepted too). Order is kept: it decides overlaps.
+// named without the "Pattern" suffix (with it is accepted too); a named spec stands for the spec it names
+// ("onnxruntime_cpu"). Order is kept: it decides overlaps.
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -17,6 +18,9 @@
 namespace xexp::rewrite {
 
 using RuleSet = std::vector<RulePtr>;
+
+class Catalog;
+RuleSet rules_from_string(std::string_view spec, const Catalog& catalog);
 
 class Catalog {
  public:
@@ -35,17 +39,31 @@ class Catalog {
     std::string name = r->name();
     rules_.insert_or_assign(std::move(name), std::move(r));
   }
+  // Names a spec over this catalog's sets and rules, e.g. a set without the rules a provider runs slower.
+  void add_named_spec(std::string name, std::string spec) {
+    std::lock_guard lock(mutex_);
+    named_specs_.insert_or_assign(std::move(name), std::move(spec));
+  }
+  std::vector<std::pair<std::string, std::string>> named_specs() const {
+    std::lock_guard lock(mutex_);
+    return {named_specs_.begin(), named_specs_.end()};
+  }
   std::vector<std::string> set_names() const {
     std::lock_guard lock(mutex_);
     std::vector<std::string> out;
     for (const auto& [name, rules] : sets_) out.push_back(name);
     return out;
   }
-  // One name: a set, "none", or a rule. Unknown names throw.
+  // One name: a set, "none", a named spec or a rule. Unknown names throw.
   RuleSet resolve(std::string_view name) const {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     if (name == "none") return {};
     if (auto it = sets_.find(name); it != sets_.end()) return it->second;
+    if (auto it = named_specs_.find(name); it != named_specs_.end()) {
+      const std::string spec = it->second;
+      lock.unlock();  // the spec resolves its own names
+      return rules_from_string(spec, *this);
+    }
     std::string_view short_name = name;
     if (short_name.size() > 7 && short_name.ends_with("Pattern")) short_name.remove_suffix(7);
     if (auto it = rules_.find(short_name); it != rules_.end()) return {it->second};
@@ -56,9 +74,10 @@ class Catalog {
   mutable std::mutex mutex_;
   std::map<std::string, RuleSet, std::less<>> sets_;
   std::map<std::string, RulePtr, std::less<>> rules_;
+  std::map<std::string, std::string, std::less<>> named_specs_;
 };
 
-inline RuleSet rules_from_string(std::string_view spec, const Catalog& catalog = Catalog::global()) {
+inline RuleSet rules_from_string(std::string_view spec, const Catalog& catalog) {
   RuleSet positive, negative;
   bool removing = false;
   std::size_t start = 0;
@@ -86,5 +105,6 @@ inline RuleSet rules_from_string(std::string_view spec, const Catalog& catalog =
   });
   return positive;
 }
+inline RuleSet rules_from_string(std::string_view spec) { return rules_from_string(spec, Catalog::global()); }
 
 }  // namespace xexp::rewrite

@@ -18,7 +18,8 @@
 // The 3-D form takes Q, K and V as (batch, sequence, hidden) (ONNX Runtime 1.30 refuses a mix of 3-D and
 // 4-D): each goes back to it through Transpose and Reshape, which the default rules cancel against the
 // Reshape and Transpose that split the heads, so that one node replaces the splits, the attention and
-// the merge. Single-head attention on 3-D Q, K, V (batch, sequence, size) becomes Attention with one head.
+// the merge. Single-head attention on 3-D Q, K, V (batch, sequence, size) becomes Attention with one head
+// (AttentionOneHead).
 // The onnxruntime set's MultiHeadAttention is the same rule writing com.microsoft MultiHeadAttention at
 // any opset; listed after this one, at opset 23 it finds the attention already fused.
 #include <algorithm>
@@ -293,12 +294,17 @@ inline constexpr auto passes_as_bias =
       return one_or(0) && one_or(1) && paired(2) && paired(3);
     });
 
+// Which attentions a rule fuses: heads split from and merged back to (batch, sequence, hidden) values, or
+// one head on 3-D values. They are two rules because a single head gains least from fusing: ONNX Runtime
+// 1.30's CPU MultiHeadAttention of one head is slower than the four nodes it replaces (bench/README.md).
+enum class AttentionHeads { Split, One };
+
 // The rule `name`, where `opset_fits` holds. Write::heads(q, k, v, q_k, scale[, mask, causal]) writes the
 // attention of q, k, v split in heads (k in (batch, sequence, heads, head_size) when keys_in_bsnh(q_k)),
 // merged to (batch, sequence, hidden); Write::single(q, k, v, scale[, mask, causal]) that of one head on
 // 3-D values. The mask is additive, (batch|1, heads|1, sequence, total); `causal` tells whether it is
 // exactly causal (causal_bias, causal_cut).
-template <class Write, class OpsetFits>
+template <class Write, AttentionHeads Heads, class OpsetFits>
 rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_fits) {
   using namespace rewrite::dsl;
   using Perm = std::vector<int64_t>;
@@ -308,15 +314,8 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   Var<'s'> s;
   Var<'m'> m;
   Var<'c'> condition;
-  Var<'h'> shape;
   Int<'x'> axis;
-  const Perm merge = heads_swap();
   auto keys_transposed = FusedMatMul(q, k, attr<"transA"> = 0, attr<"transB"> = 1);
-  auto q_k = named<'Q'>(either(either(MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 1, 3, 2})),
-                                      MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 2, 3, 1}))),
-                               keys_transposed));
-  auto q_k_single =
-      named<'Q'>(either(MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 2, 1})), keys_transposed));
   auto scaled = [&](const auto& product) {
     return named<'S'>(either(either(Div(product, s), commutative(Mul(product, s))), product));
   };
@@ -333,47 +332,59 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
                   op<"Where">(condition, m, fold(zero_bias(scores))));
   };
   auto weighted = [&](const auto& scores) { return MatMul(op<"Softmax">(scores, attr<"axis"> = axis), v); };
-  auto heads_merged = [&](const auto& scores) {
-    return named<'R'>(Reshape(Transpose(weighted(scores), attr<"perm"> = merge), shape));
-  };
-  auto single_head = [&](const auto& scores) { return named<'R'>(weighted(scores)); };
 
+  // Q K^T: of Q, K split in heads (4-D, GPT-2's keys in (batch, sequence, heads, head_size) too), or 3-D.
+  auto q_k = [&] {
+    if constexpr (Heads == AttentionHeads::Split)
+      return named<'Q'>(either(either(MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 1, 3, 2})),
+                                      MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 2, 3, 1}))),
+                               keys_transposed));
+    else
+      return named<'Q'>(either(MatMul(q, Transpose(k, attr<"perm"> = Perm{0, 2, 1})), keys_transposed));
+  }();
   auto scores = scaled(q_k);
-  auto scores_single = scaled(q_k_single);
   auto mask = masked(scores);
-  auto mask_single = masked(scores_single);
   auto cut_mask = masked_by_where(scores);
-  auto cut_mask_single = masked_by_where(scores_single);
   auto scale = attention_scale(scores, q_k);
   auto bias = attention_bias(mask, scores);
-  auto heads = heads_merged(scores);
-  auto fits = opset_fits && is_activation_float(q) && has_value(scale) && heads_fit(q, k, v, q_k, heads);
-  auto rows_or_not = [&](const auto& attention) {
-    return choose(flattens_rows(heads), Reshape(attention, fold(rows_shape(heads))), attention);
-  };
-  auto fits_single = opset_fits && is_activation_float(q) && has_value(scale) && single_head_fits(q, k, v);
   auto factor = value_of(scale);
-  return rule(name).priority(2).cases(
-      match(heads_merged(mask))
-          .when(is_last_axis(axis, mask) && fits && (has_value(bias) || passes_as_bias(mask, m, scores)))
-          .to(rows_or_not(Write::heads(q, k, v, q_k, factor, choose(has_value(bias), fold(value_of(bias)), m),
-                                       causal_bias(mask, scores)))),
-      match(heads_merged(cut_mask))
-          .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_mask, scores))
-          .to(rows_or_not(
-              Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores), causal_cut(cut_mask, scores)))),
-      match(heads).when(is_last_axis(axis, scores) && fits).to(rows_or_not(Write::heads(q, k, v, q_k, factor))),
-      match(single_head(mask_single))
-          .when(is_last_axis(axis, mask_single) && fits_single && has_value(bias))
-          .to(Write::single(q, k, v, factor, fold(value_of(bias)), causal_bias(mask_single, scores_single))),
-      match(single_head(cut_mask_single))
-          .when(is_last_axis(axis, cut_mask_single) && fits_single &&
-                runtime_mask(cut_mask_single, scores_single))
-          .to(Write::single(q, k, v, factor, where_bias(cut_mask_single, scores_single),
-                            causal_cut(cut_mask_single, scores_single))),
-      match(single_head(scores_single))
-          .when(is_last_axis(axis, scores_single) && fits_single)
-          .to(Write::single(q, k, v, factor)));
+  auto fits_any = opset_fits && is_activation_float(q) && has_value(scale);
+
+  if constexpr (Heads == AttentionHeads::Split) {
+    Var<'h'> shape;
+    auto heads_merged = [&](const auto& scores) {
+      return named<'R'>(Reshape(Transpose(weighted(scores), attr<"perm"> = heads_swap()), shape));
+    };
+    auto heads = heads_merged(scores);
+    auto fits = fits_any && heads_fit(q, k, v, q_k, heads);
+    auto rows_or_not = [&](const auto& attention) {
+      return choose(flattens_rows(heads), Reshape(attention, fold(rows_shape(heads))), attention);
+    };
+    return rule(name).priority(2).cases(
+        match(heads_merged(mask))
+            .when(is_last_axis(axis, mask) && fits && (has_value(bias) || passes_as_bias(mask, m, scores)))
+            .to(rows_or_not(Write::heads(q, k, v, q_k, factor,
+                                         choose(has_value(bias), fold(value_of(bias)), m),
+                                         causal_bias(mask, scores)))),
+        match(heads_merged(cut_mask))
+            .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_mask, scores))
+            .to(rows_or_not(Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores),
+                                         causal_cut(cut_mask, scores)))),
+        match(heads)
+            .when(is_last_axis(axis, scores) && fits)
+            .to(rows_or_not(Write::heads(q, k, v, q_k, factor))));
+  } else {
+    auto one_head = [&](const auto& scores) { return named<'R'>(weighted(scores)); };
+    auto fits = fits_any && single_head_fits(q, k, v);
+    return rule(name).priority(2).cases(
+        match(one_head(mask))
+            .when(is_last_axis(axis, mask) && fits && has_value(bias))
+            .to(Write::single(q, k, v, factor, fold(value_of(bias)), causal_bias(mask, scores))),
+        match(one_head(cut_mask))
+            .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_mask, scores))
+            .to(Write::single(q, k, v, factor, where_bias(cut_mask, scores), causal_cut(cut_mask, scores))),
+        match(one_head(scores)).when(is_last_axis(axis, scores) && fits).to(Write::single(q, k, v, factor)));
+  }
 }
 
 // ONNX's Attention in its 3-D form: Q, K and V all 3-D, the heads merged; is_causal for a causal mask.
@@ -420,8 +431,14 @@ struct WriteOnnxAttention {
 }  // namespace detail
 
 inline rewrite::RulePtr attention_rule() {
-  return detail::scaled_dot_product_attention<detail::WriteOnnxAttention>("Attention",
-                                                                          rewrite::opset_at_least(23));
+  return detail::scaled_dot_product_attention<detail::WriteOnnxAttention, detail::AttentionHeads::Split>(
+      "Attention", rewrite::opset_at_least(23));
+}
+
+// AttentionOneHead: the same for one head on 3-D Q, K, V (batch, sequence, size), Attention with one head.
+inline rewrite::RulePtr attention_one_head_rule() {
+  return detail::scaled_dot_product_attention<detail::WriteOnnxAttention, detail::AttentionHeads::One>(
+      "AttentionOneHead", rewrite::opset_at_least(23));
 }
 
 }  // namespace xexp::patterns
