@@ -92,8 +92,8 @@ TEST(CorpusVsOnnxRuntime, NoMoreNodesThanItsExtendedLevelAndTheSameOutputs) {
   // (a Range from 0) and split/merged heads (Reshapes copying dims with 0) fold as in the static exports.
   const std::map<std::string, std::size_t> pinned = {
       {"gpt_erf_L1.op14dyn.onnx", 25},      {"gpt_erf_L1.op14dyn.fold.onnx", 25},
-      {"llama_L1.op14dyn.onnx", 22},        {"llama_L1.op14dyn.fold.onnx", 22},
-      {"seed_llm.op14dyn.onnx", 28},        {"seed_llm.op14dyn.fold.onnx", 28}};
+      {"llama_L1.op14dyn.onnx", 21},        {"llama_L1.op14dyn.fold.onnx", 21},
+      {"seed_llm.op14dyn.onnx", 24},        {"seed_llm.op14dyn.fold.onnx", 24}};
   std::size_t total_xexp = 0, total_ort = 0, transformers_xexp = 0, transformers_ort = 0;
   std::cout << "model  xexp  ORT-extended\n";
   for (std::size_t k = 0; k < models.size(); ++k) {
@@ -108,6 +108,7 @@ TEST(CorpusVsOnnxRuntime, NoMoreNodesThanItsExtendedLevelAndTheSameOutputs) {
     total_xexp += xexp_nodes[k];
     total_ort += ort_nodes;
     if (models[k].parent_path().filename() == "models") {  // the torch transformers
+      EXPECT_LE(xexp_nodes[k] * 10, ort_nodes * 6) << "above 0.6 times ONNX Runtime's nodes";
       transformers_xexp += xexp_nodes[k];
       transformers_ort += ort_nodes;
     }
@@ -118,7 +119,7 @@ TEST(CorpusVsOnnxRuntime, NoMoreNodesThanItsExtendedLevelAndTheSameOutputs) {
   }
   std::cout << "total  " << total_xexp << "  " << total_ort << "\n";
   // Issue 9's goal: the fused attention, rotary and normalization ops leave at most 0.6 times the nodes
-  // ONNX Runtime's own optimizer leaves on the transformers.
+  // ONNX Runtime's own optimizer leaves on the transformers, each of them and all together.
   std::cout << "transformers  " << transformers_xexp << "  " << transformers_ort << "\n";
   EXPECT_LE(transformers_xexp * 10, transformers_ort * 6);
 }

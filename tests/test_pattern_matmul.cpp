@@ -1,4 +1,5 @@
-// GemmTranspose, TransposeMatMul and (onnxruntime set) FusedMatMul: positive, negatives, same numbers.
+// GemmTranspose, TransposeMatMul, MatMulSharedInput and (onnxruntime set) FusedMatMul: positive, negatives,
+// same numbers.
 // Same numbers compared exactly: FusedMatMul with alpha multiplies once instead of twice, which gives
 // the same bits on these inputs in both runtimes.
 #include <gtest/gtest.h>
@@ -175,4 +176,96 @@ TEST(PatternSets, LinearLayerOfRankThree) {
   };
   Model m = test::expect_same_outputs(make, "default+onnxruntime");
   EXPECT_EQ(op_types(*m.graph), (OpList{"Reshape", "Transpose", "Gemm", "Reshape"}));
+}
+
+// ---- MatMulSharedInput ----------------------------------------------------------------------------
+// X (2, 5, 4) times `count` weights of 4 rows (q, k, v of one hidden state), each product read by a Relu.
+// `shared_weight`: the second weight is also read by a Neg; `variable_last`: the last weight is a graph
+// input; `gemm`: X is (10, 4) and the products are Gemm(X, W^T, bias, transB=1), as a Linear on 2-D rows.
+struct SharedInput {
+  std::size_t count = 3;
+  bool shared_weight = false;
+  bool variable_last = false;
+  bool gemm = false;
+};
+static Model shared_input(const SharedInput& c = {}) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, c.gemm ? Shape{10, 4} : Shape{2, 5, 4});
+  const std::vector<int64_t> columns = {3, 6, 2, 5};
+  for (std::size_t k = 0; k < c.count; ++k) {
+    const std::string name = "W" + std::to_string(k);
+    const std::vector<int64_t> dims = c.gemm ? std::vector<int64_t>{columns[k], 4} : std::vector<int64_t>{4, columns[k]};
+    ValueId w = k + 1 == c.count && c.variable_last ? g.add_input(name, ElemType::Float, make_shape(dims))
+                                                    : g.add_initializer(name, ramp(dims));
+    ValueId y = c.gemm ? node(g, "Gemm", {x, w, g.add_initializer("B" + std::to_string(k), ramp({columns[k]}))},
+                              {Attribute::make_int("transB", 1)})
+                       : node(g, "MatMul", {x, w});
+    g.add_output(node(g, "Relu", {y}));
+    if (k == 1 && c.shared_weight) g.add_output(node(g, "Neg", {w}));
+  }
+  return m;
+}
+
+// The Split after the product that the first output's Relu reads.
+static const Node& split_of_first(const Graph& g) {
+  return g.node(g.value(g.node(g.value(g.outputs()[0]).producer).inputs[0]).producer);
+}
+static std::vector<int64_t> ints_of(const Graph& g, ValueId v) {
+  const Tensor* t = rewrite::constant_tensor(g, v);
+  if (!t) return {};
+  const auto values = t->data<int64_t>();
+  return {values.begin(), values.end()};
+}
+
+TEST(PatternMatMulSharedInput, ProductsOfOneInputBecomeOneMatMulAndASplit) {
+  Model m = shared_input();
+  run_rules(m, "MatMulSharedInput");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"MatMul", "Split", "Relu", "Relu", "Relu"}));
+  const Node& split = split_of_first(g);
+  ASSERT_EQ(split.op_type, Symbol("Split"));
+  const Node& product = g.node(g.value(split.inputs[0]).producer);
+  EXPECT_EQ(g.value(product.inputs[0]).name, "X");
+  const Tensor* joined = rewrite::constant_tensor(g, product.inputs[1]);
+  ASSERT_NE(joined, nullptr);
+  EXPECT_EQ(joined->dims(), (std::vector<int64_t>{4, 11}));
+  EXPECT_EQ(split.attribute(Symbol("axis"))->i, -1);
+  EXPECT_EQ(ints_of(g, split.inputs[1]), (std::vector<int64_t>{3, 6, 2}));
+  for (std::size_t k = 0; k < 3; ++k)  // each Relu reads its own piece, in the weights' order
+    EXPECT_EQ(g.node(g.value(g.outputs()[k]).producer).inputs[0], split.outputs[k]);
+  EXPECT_EQ(g.value(split.outputs[1]).shape, Shape({2, 5, 6}));
+}
+
+TEST(PatternMatMulSharedInput, GemmsJoinTheirTransposedWeightsAndTheirBiases) {
+  Model m = shared_input({.gemm = true});
+  run_rules(m, "MatMulSharedInput");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"Gemm", "Split", "Relu", "Relu", "Relu"}));
+  const Node& split = split_of_first(g);
+  const Node& product = g.node(g.value(split.inputs[0]).producer);
+  EXPECT_EQ(product.attribute(Symbol("transB"))->i, 1);
+  EXPECT_EQ(rewrite::constant_tensor(g, product.inputs[1])->dims(), (std::vector<int64_t>{11, 4}));
+  EXPECT_EQ(rewrite::constant_tensor(g, product.inputs[2])->dims(), (std::vector<int64_t>{11}));
+  EXPECT_EQ(ints_of(g, split.inputs[1]), (std::vector<int64_t>{3, 6, 2}));
+}
+
+TEST(PatternMatMulSharedInput, LeavesTwoProductsAWeightReadElsewhereOrNotConstant) {
+  const std::pair<SharedInput, OpList> left[] = {
+      {{.count = 2}, {"MatMul", "Relu", "MatMul", "Relu"}},
+      {{.shared_weight = true}, {"MatMul", "Relu", "MatMul", "Relu", "Neg", "MatMul", "Relu"}},
+      {{.variable_last = true}, {"MatMul", "Relu", "MatMul", "Relu", "MatMul", "Relu"}}};
+  for (const auto& [c, ops] : left) {
+    Model m = shared_input(c);
+    run_rules(m, "MatMulSharedInput");
+    EXPECT_EQ(op_types(*m.graph), ops);
+  }
+  Model fourth_variable = shared_input({.count = 4, .variable_last = true});
+  run_rules(fourth_variable, "MatMulSharedInput");
+  EXPECT_EQ(op_types(*fourth_variable.graph), (OpList{"MatMul", "Split", "Relu", "Relu", "Relu", "MatMul", "Relu"}));
+}
+
+TEST(PatternMatMulSharedInput, SameNumbers) {
+  for (const SharedInput& c : {SharedInput{}, SharedInput{.gemm = true}, SharedInput{.count = 4, .variable_last = true}})
+    test::expect_same_outputs([&] { return shared_input(c); }, "MatMulSharedInput", 1e-6);
 }

@@ -38,6 +38,7 @@
 #include "xexp/patterns/onnx/matmul_add.hpp"
 #include "xexp/patterns/onnx/matmul_batch_normalization.hpp"
 #include "xexp/patterns/onnx/matmul_reshape2_of3.hpp"
+#include "xexp/patterns/onnx/matmul_shared_input.hpp"
 #include "xexp/patterns/onnx/mul_mul_matmul.hpp"
 #include "xexp/patterns/onnx/mul_mul_mul_scalar.hpp"
 #include "xexp/patterns/onnx/not_not.hpp"
@@ -181,6 +182,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       gemm_transpose_rule(),
       matmul_reshape2_of3_rule(),
       mul_mul_matmul_rule(),
+      matmul_shared_input_rule(),
       shape_based_reshape_is_squeeze_rule(),
       shape_based_static_expand_rule(),
       shape_based_concat_expand_rule(),
