@@ -195,12 +195,14 @@ static Model shared_input(const SharedInput& c = {}) {
   const std::vector<int64_t> columns = {3, 6, 2, 5};
   for (std::size_t k = 0; k < c.count; ++k) {
     const std::string name = "W" + std::to_string(k);
-    const std::vector<int64_t> dims = c.gemm ? std::vector<int64_t>{columns[k], 4} : std::vector<int64_t>{4, columns[k]};
+    const std::vector<int64_t> dims =
+        c.gemm ? std::vector<int64_t>{columns[k], 4} : std::vector<int64_t>{4, columns[k]};
     ValueId w = k + 1 == c.count && c.variable_last ? g.add_input(name, ElemType::Float, make_shape(dims))
                                                     : g.add_initializer(name, ramp(dims));
-    ValueId y = c.gemm ? node(g, "Gemm", {x, w, g.add_initializer("B" + std::to_string(k), ramp({columns[k]}))},
-                              {Attribute::make_int("transB", 1)})
-                       : node(g, "MatMul", {x, w});
+    ValueId y = c.gemm
+                    ? node(g, "Gemm", {x, w, g.add_initializer("B" + std::to_string(k), ramp({columns[k]}))},
+                           {Attribute::make_int("transB", 1)})
+                    : node(g, "MatMul", {x, w});
     g.add_output(node(g, "Relu", {y}));
     if (k == 1 && c.shared_weight) g.add_output(node(g, "Neg", {w}));
   }
@@ -262,10 +264,12 @@ TEST(PatternMatMulSharedInput, LeavesTwoProductsAWeightReadElsewhereOrNotConstan
   }
   Model fourth_variable = shared_input({.count = 4, .variable_last = true});
   run_rules(fourth_variable, "MatMulSharedInput");
-  EXPECT_EQ(op_types(*fourth_variable.graph), (OpList{"MatMul", "Split", "Relu", "Relu", "Relu", "MatMul", "Relu"}));
+  EXPECT_EQ(op_types(*fourth_variable.graph),
+            (OpList{"MatMul", "Split", "Relu", "Relu", "Relu", "MatMul", "Relu"}));
 }
 
 TEST(PatternMatMulSharedInput, SameNumbers) {
-  for (const SharedInput& c : {SharedInput{}, SharedInput{.gemm = true}, SharedInput{.count = 4, .variable_last = true}})
+  for (const SharedInput& c :
+       {SharedInput{}, SharedInput{.gemm = true}, SharedInput{.count = 4, .variable_last = true}})
     test::expect_same_outputs([&] { return shared_input(c); }, "MatMulSharedInput", 1e-6);
 }

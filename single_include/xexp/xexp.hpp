@@ -13161,6 +13161,7 @@ class Catalog {
     rules_.insert_or_assign(std::move(name), std::move(r));
   }
   // Names a spec over this catalog's sets and rules, e.g. a set without the rules a provider runs slower.
+  // The spec must not name itself, directly or through another named spec.
   void add_named_spec(std::string name, std::string spec) {
     std::lock_guard lock(mutex_);
     named_specs_.insert_or_assign(std::move(name), std::move(spec));
@@ -13226,7 +13227,9 @@ inline RuleSet rules_from_string(std::string_view spec, const Catalog& catalog) 
   });
   return positive;
 }
-inline RuleSet rules_from_string(std::string_view spec) { return rules_from_string(spec, Catalog::global()); }
+inline RuleSet rules_from_string(std::string_view spec) {
+  return rules_from_string(spec, Catalog::global());
+}
 
 }  // namespace xexp::rewrite
 
@@ -13773,8 +13776,8 @@ using rewrite::Var;
 // ======== xexp/patterns/registry.hpp
 // The rule sets, in experimental-experiment's list order (the order decides which of two overlapping matches
 // wins). Including this header registers "default", "onnxruntime" and the named spec "onnxruntime_cpu" in
-// rewrite::Catalog::global(), so that rewrite::rules_from_string("default+onnxruntime") finds them. In compiled mode
-// (core/config.hpp) only src/rules.cpp instantiates the rules.
+// rewrite::Catalog::global(), so that rewrite::rules_from_string("default+onnxruntime") finds them. In
+// compiled mode (core/config.hpp) only src/rules.cpp instantiates the rules.
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_RULES)
 // ======== xexp/patterns/onnx/attention.hpp
 // Attention (opset >= 23): scaled dot-product attention as exporters write it,
@@ -16277,11 +16280,11 @@ inline rewrite::RulePtr matmul_reshape2_of3_rule() {
 // query, key and value projections of one hidden state) are one product by those weights side by side,
 // whose columns a Split hands back: two nodes instead of three or more, the layout of ONNX Runtime's
 // packed QKV weights. ONNX Runtime 1.30's CPU provider runs both forms in the same time (bench/README.md).
-// Two products (an MLP's gate and up) are left: as many nodes, and the Split's copy. The products are MatMuls by 2-D weights, or Gemms as exporters write a
-// Linear on 2-D rows (transA=0, alpha=1, the same transB, each with a 1-D bias or none), whose biases
-// join too. Each weight and bias must be read by its product only, so that no copy of it stays. The rule
-// runs last (priority 4): the fusions that read a projection as MatMul then Add, Mul or Transpose have
-// fused first.
+// Two products (an MLP's gate and up) are left: as many nodes, and the Split's copy. The products are
+// MatMuls by 2-D weights, or Gemms as exporters write a Linear on 2-D rows (transA=0, alpha=1, the same
+// transB, each with a 1-D bias or none), whose biases join too. Each weight and bias must be read by its
+// product only, so that no copy of it stays. The rule runs last (priority 4): the fusions that read a
+// projection as MatMul then Add, Mul or Transpose have fused first.
 #include <optional>
 #include <vector>
 
@@ -16368,7 +16371,8 @@ inline constexpr auto products_share_the_input = rewrite::fact<"products_share_t
 inline Tensor concatenated(const std::vector<const Tensor*>& parts, int64_t axis) {
   std::vector<std::optional<Tensor>> inputs;
   for (const Tensor* t : parts) inputs.emplace_back(*t);
-  return eval::evaluate_op(Symbol("Concat"), {}, inputs, {ir::Attribute::make_int(Symbol("axis"), axis)}, 18, 1)
+  return eval::evaluate_op(Symbol("Concat"), {}, inputs, {ir::Attribute::make_int(Symbol("axis"), axis)}, 18,
+                           1)
       .at(0);
 }
 
@@ -16388,10 +16392,10 @@ inline std::optional<ir::ValueId> one_product_split(rewrite::Rewriter& r, const 
   std::vector<ir::ValueId> inputs{x, r.initializer(concatenated(weights, shared.kind.trans_b ? 0 : 1))};
   if (shared.kind.biased) inputs.push_back(r.initializer(concatenated(biases, 0)));
   const ir::ValueId product = r.node(shared.kind.op, std::move(inputs), std::move(attributes));
-  const ir::ValueId first = r.node(Symbol("Split"), {product},
-                                   {ir::Attribute::make_int(Symbol("axis"), -1),
-                                    ir::Attribute::make_ints(Symbol("split"), columns)},
-                                   {}, columns.size());
+  const ir::ValueId first = r.node(
+      Symbol("Split"), {product},
+      {ir::Attribute::make_int(Symbol("axis"), -1), ir::Attribute::make_ints(Symbol("split"), columns)}, {},
+      columns.size());
   return replace_readers(r, root_id, shared.readers, r.graph().node(r.graph().value(first).producer).outputs);
 }
 }  // namespace detail

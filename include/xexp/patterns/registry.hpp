@@ -1,8 +1,8 @@
 #pragma once
 // The rule sets, in experimental-experiment's list order (the order decides which of two overlapping matches
 // wins). Including this header registers "default", "onnxruntime" and the named spec "onnxruntime_cpu" in
-// rewrite::Catalog::global(), so that rewrite::rules_from_string("default+onnxruntime") finds them. In compiled mode
-// (core/config.hpp) only src/rules.cpp instantiates the rules.
+// rewrite::Catalog::global(), so that rewrite::rules_from_string("default+onnxruntime") finds them. In
+// compiled mode (core/config.hpp) only src/rules.cpp instantiates the rules.
 #include "xexp/core/config.hpp"
 #include "xexp/rewrite/rule_set.hpp"
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_RULES)

@@ -40,6 +40,7 @@ class Catalog {
     rules_.insert_or_assign(std::move(name), std::move(r));
   }
   // Names a spec over this catalog's sets and rules, e.g. a set without the rules a provider runs slower.
+  // The spec must not name itself, directly or through another named spec.
   void add_named_spec(std::string name, std::string spec) {
     std::lock_guard lock(mutex_);
     named_specs_.insert_or_assign(std::move(name), std::move(spec));
@@ -105,6 +106,8 @@ inline RuleSet rules_from_string(std::string_view spec, const Catalog& catalog) 
   });
   return positive;
 }
-inline RuleSet rules_from_string(std::string_view spec) { return rules_from_string(spec, Catalog::global()); }
+inline RuleSet rules_from_string(std::string_view spec) {
+  return rules_from_string(spec, Catalog::global());
+}
 
 }  // namespace xexp::rewrite
