@@ -82,12 +82,14 @@ inline SharedInputProducts shared_input_products(const ValueView& root) {
   if (!root_product) return {};
   SharedInputProducts out;
   out.kind = root_product->second;
+  // sibling_readers lists the readers it accepts in the order it asks: products[k] is readers[k]'s.
   out.readers = sibling_readers(g, root_id, [&](ir::NodeId id) {
     const auto p = product_of(g, id);
-    return p && p->second == out.kind;
+    if (!p || !(p->second == out.kind)) return false;
+    out.products.push_back(p->first);
+    return true;
   });
   if (out.readers.size() < 3) return {};
-  for (ir::NodeId id : out.readers) out.products.push_back(product_of(g, id)->first);
   return out;
 }
 inline constexpr auto products_share_the_input = rewrite::fact<"products_share_the_input">(
