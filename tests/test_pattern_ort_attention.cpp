@@ -35,7 +35,17 @@ const std::string kMha = "com.microsoft.MultiHeadAttention";
 enum class Keys { Transposed, Gpt2, FusedMatMul };
 // WhereCut*: GPT-2's causal mask in a dynamic export, Slice(Slice(table, 0..seq, axis 2), 0..seq, axis 3) of
 // a constant (1, 1, kTable, kTable) table with seq read from Q's shape at run time.
-enum class Mask { None, AddConstant, AddInput, WhereScoresFirst, WhereFillFirst, WhereCutScoresFirst, WhereCutFillFirst };
+// AddCut: the same cut of an additive (kTable, kTable) table, -inf above the diagonal and 0 elsewhere.
+enum class Mask {
+  None,
+  AddConstant,
+  AddInput,
+  WhereScoresFirst,
+  WhereFillFirst,
+  WhereCutScoresFirst,
+  WhereCutFillFirst,
+  AddCut
+};
 
 struct Attention {
   Keys keys = Keys::Transposed;
@@ -51,10 +61,13 @@ struct Attention {
   bool cut_at_batch = false;  // WhereCut*: the cut ends at the batch size, not at seq
   int64_t row_size = 0;  // > 0: the heads merge into 2-D rows of this size (kHidden: as a 2-D Linear reads them)
   int64_t opset = 18;
+  // > 0: K and V have this many heads, repeated to kHeads as HF's repeat_kv writes it (Unsqueeze at axis 2,
+  // Expand of the new axis, Reshape merging it). Not with GPT-2's keys.
+  int64_t kv_heads = 0;
 };
 constexpr int64_t kTable = 8;
 bool cut_at_run_time(const Attention& c) {
-  return c.mask == Mask::WhereCutScoresFirst || c.mask == Mask::WhereCutFillFirst;
+  return c.mask == Mask::WhereCutScoresFirst || c.mask == Mask::WhereCutFillFirst || c.mask == Mask::AddCut;
 }
 
 Tensor floats(std::vector<int64_t> dims, float start, float step) {
@@ -88,9 +101,23 @@ Model attention(const Attention& c) {
   ValueId split_shape = test::int64_initializer(
       g, "split", dynamic ? std::vector<int64_t>{0, 0, kHeads, kHeadSize} : std::vector<int64_t>{kBatch, kSeq, kHeads, kHeadSize});
   auto heads = [&](const char* name, std::vector<int64_t> p) {
-    return node(g, "Transpose",
-                {node(g, "Reshape", {g.add_input(name, ElemType::Float, three_d), split_shape})},
-                {perm(std::move(p))});
+    const bool grouped = c.kv_heads > 0 && name != std::string("Q");
+    if (!grouped)
+      return node(g, "Transpose",
+                  {node(g, "Reshape", {g.add_input(name, ElemType::Float, three_d), split_shape})},
+                  {perm(std::move(p))});
+    const int64_t group = kHeads / c.kv_heads;
+    const ValueId x = g.add_input(name, ElemType::Float, Shape{kBatch, kSeq, c.kv_heads * kHeadSize});
+    ValueId few = node(g, "Reshape", {x, test::int64_initializer(g, std::string(name) + "_split",
+                                                                  {kBatch, kSeq, c.kv_heads, kHeadSize})});
+    few = node(g, "Transpose", {few}, {perm({0, 2, 1, 3})});
+    const std::string prefix(name);
+    const ValueId unsqueezed = node(g, "Unsqueeze", {few, test::int64_initializer(g, prefix + "_axis", {2})});
+    const ValueId expanded =
+        node(g, "Expand", {unsqueezed, test::int64_initializer(g, prefix + "_to", {kBatch, 1, group, 1, 1})});
+    // (batch, heads, sequence, head_size): not for GPT-2's keys
+    return node(g, "Reshape",
+                {expanded, test::int64_initializer(g, prefix + "_heads", {kBatch, kHeads, -1, kHeadSize})});
   };
   ValueId q = heads("Q", {0, 2, 1, 3});
   if (c.query_offset)
@@ -135,18 +162,25 @@ Model attention(const Attention& c) {
       break;
     }
     case Mask::WhereCutScoresFirst:
-    case Mask::WhereCutFillFirst: {
-      const bool scores_first = c.mask == Mask::WhereCutScoresFirst;
+    case Mask::WhereCutFillFirst:
+    case Mask::AddCut: {
+      const bool scores_first = c.mask != Mask::WhereCutFillFirst, added = c.mask == Mask::AddCut;
       const ValueId zero = test::int64_initializer(g, "zero", {0});
       const ValueId end =
           node(g, "Slice", {node(g, "Shape", {*g.find("Q")}), test::int64_initializer(g, "seq_axis", {c.cut_at_batch ? 0 : 1}),
                             test::int64_initializer(g, "seq_axis_end", {c.cut_at_batch ? 1 : 2})});
-      ValueId flags = g.add_initializer("flags", causal(true, c.mask_a_whole_row, !scores_first, kTable));
-      flags = node(g, "Slice", {flags, zero, end, test::int64_initializer(g, "rows", {2})});
-      flags = node(g, "Slice", {flags, zero, end, test::int64_initializer(g, "columns", {3})});
+      const Tensor table = causal(!added, c.mask_a_whole_row, !scores_first, kTable);
+      std::vector<float> additive;
+      for (int64_t k = 0; k < table.size(); ++k)
+        additive.push_back(eval::element_as_double(table, k) != 0 ? 0.f : c.fill);
+      ValueId flags =
+          g.add_initializer("flags", added ? Tensor::from<float>({kTable, kTable}, additive) : table);
+      flags = node(g, "Slice", {flags, zero, end, test::int64_initializer(g, "rows", {added ? 0 : 2})});
+      flags = node(g, "Slice", {flags, zero, end, test::int64_initializer(g, "columns", {added ? 1 : 3})});
       ValueId fill = g.add_initializer("fill", Tensor::scalar<float>(c.fill));
-      masked =
-          scores_first ? node(g, "Where", {flags, scores, fill}) : node(g, "Where", {flags, fill, scores});
+      masked = added          ? node(g, "Add", {scores, flags})
+               : scores_first ? node(g, "Where", {flags, scores, fill})
+                              : node(g, "Where", {flags, fill, scores});
       break;
     }
   }
@@ -408,6 +442,32 @@ TEST(PatternMultiHeadAttention, CausalMaskCutAtRunTimeBecomesAWhereBias) {
   }
 }
 
+// An additive causal table (-inf above the diagonal) cut at run time, as a dynamic export of
+// `scores + causal[:s, :s]` writes it: MultiHeadAttention's attention_bias is the cut made 4-D; Attention
+// at opset 23 is causal and the cut goes.
+TEST(PatternMultiHeadAttention, AdditiveMaskCutAtRunTimeIsTheBias) {
+  Model m = attention({.mask = Mask::AddCut});
+  test::run_rules(m, kAll);
+  const Graph& g = *m.graph;
+  ASSERT_EQ(nodes_of_type(g, "MultiHeadAttention"), 1);
+  const Node& n = only_attention(g);
+  const Node& bias = g.node(g.value(n.inputs.at(5)).producer);
+  EXPECT_EQ(bias.op_type, Symbol("Unsqueeze"));
+  EXPECT_EQ(g.node(g.value(bias.inputs[0]).producer).op_type, Symbol("Slice"));
+  test::expect_same_outputs([] { return attention({.mask = Mask::AddCut}); }, kAll, 1e-5,
+                            {.seed = 7, .symbols = {{"seq", kSeq}}});
+  Model at23 = attention({.mask = Mask::AddCut, .opset = 23});
+  test::run_rules(at23, "default");
+  ASSERT_EQ(op_types(*at23.graph), (OpList{"Attention"}));
+  EXPECT_EQ(only_attention(*at23.graph, "Attention").attribute(Symbol("is_causal"))->i, 1);
+  test::expect_same_outputs([] { return attention({.mask = Mask::AddCut, .opset = 23}); }, "default", 1e-5,
+                            {.seed = 7, .symbols = {{"seq", kSeq}}});
+  // A cut ending at the batch size, not the sequence length, is no bias of the scores' sizes.
+  Model batch = attention({.mask = Mask::AddCut, .cut_at_batch = true});
+  test::run_rules(batch, kAll);
+  EXPECT_EQ(nodes_of_type(*batch.graph, "MultiHeadAttention"), 0);
+}
+
 TEST(PatternMultiHeadAttention, OneHeadWithAMaskComparedAfterItsRunTimeCut) {
   Model m = single_head(0.f);
   test::run_rules(m, kAll);
@@ -574,6 +634,21 @@ TEST(PatternAttention, OneHeadAndRunTimeMasksAndPastKeys) {
   EXPECT_EQ(input_name(*past.graph, only_attention(*past.graph, "Attention"), 3), "M");
 }
 
+// Multi-query attention, K and V of one head repeated for the two query heads: the clean-up rules turn
+// the repeat into Unsqueeze(K, [1, 2]), Expand and Squeeze before the attention fuses, which then reads
+// the repeated K and V (Attention with kv_num_heads = q_num_heads, MultiHeadAttention). Grouped keys of
+// more than one head, read before their repeat, are the Llama export's below.
+TEST(PatternAttention, MultiQueryAttentionReadsTheRepeatedKeysAndValues) {
+  Model at23 = attention({.opset = 23, .kv_heads = 1});
+  test::run_rules(at23, "default");
+  EXPECT_EQ(nodes_of_type(*at23.graph, "Expand"), 2);
+  EXPECT_EQ(only_attention(*at23.graph, "Attention").attribute(Symbol("kv_num_heads"))->i, kHeads);
+  Model at22 = attention({.opset = 22, .kv_heads = 1});
+  test::run_rules(at22, kAll);
+  EXPECT_EQ(nodes_of_type(*at22.graph, "MultiHeadAttention"), 1);
+  EXPECT_EQ(nodes_of_type(*at22.graph, "Expand"), 2);
+}
+
 TEST(PatternAttention, NotBelowOpset23) {
   Model m = attention({.opset = 22});
   test::run_rules(m, "default");
@@ -596,8 +671,10 @@ TEST(PatternAttention, SameNumbers) {
        {Attention{.opset = 23}, Attention{.keys = Keys::Gpt2, .mask = Mask::WhereScoresFirst, .opset = 23},
         Attention{.mask = Mask::AddInput, .multiply = true, .opset = 23},
         Attention{.mask = Mask::None, .query_offset = true, .opset = 23},
-        Attention{.row_size = kHidden, .opset = 23}})
+        Attention{.row_size = kHidden, .opset = 23}, Attention{.opset = 23, .kv_heads = 1},
+        Attention{.keys = Keys::FusedMatMul, .mask = Mask::None, .opset = 23, .kv_heads = 1}})
     test::expect_same_outputs([&] { return attention(c); }, "default", 1e-5);
+  test::expect_same_outputs([] { return attention({.opset = 22, .kv_heads = 1}); }, kAll, 1e-5);
   test::expect_same_outputs([] { return single_head(std::nullopt, 23); }, "default", 1e-5);
   test::expect_same_outputs([] { return single_head(0.f, 23); }, "default", 1e-5,
                             {.seed = 7, .symbols = {{"seq", kSeq}}});
@@ -613,29 +690,38 @@ namespace {
 
 const std::filesystem::path kModels = std::filesystem::path(XEXP_SHARED_DIR) / "models";
 
-std::vector<int64_t> read_ids(const std::string& name) {
-  std::ifstream in(kModels / (name + ".input_ids.bin"), std::ios::binary);
+// Our own export of a Llama block with grouped-query attention (tests/data/models/make_llama_gqa.py).
+const std::filesystem::path kOurModels = std::filesystem::path(XEXP_SOURCE_DIR) / "tests" / "data" / "models";
+
+std::vector<int64_t> read_ids(const std::filesystem::path& dir, const std::string& name) {
+  std::ifstream in(dir / (name + ".input_ids.bin"), std::ios::binary);
   const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<int64_t> out(bytes.size() / sizeof(int64_t));
   std::memcpy(out.data(), bytes.data(), out.size() * sizeof(int64_t));
   return out;
 }
 
-// Optimizes FILE as `xexp optimize` does (upgraded to `target_opset` first, unless 0), checks that ONNX
-// Runtime and xexp's evaluator give the original's outputs, and returns the number of `op_type` nodes
-// (Attention: those reading no mask, is_causal).
-int attention_nodes_after_optimizing(const std::string& name, const std::string& file,
-                                     int64_t target_opset = 0, const char* op_type = "MultiHeadAttention") {
-  const std::string original = (kModels / file).string();
+// Optimizes FILE of `dir` as `xexp optimize` does (upgraded to `target_opset` first, unless 0), checks
+// that ONNX Runtime and xexp's evaluator give the original's outputs, and returns the optimized model.
+Model optimized_checked(const std::string& name, const std::string& file, int64_t target_opset = 0,
+                        const std::filesystem::path& dir = kModels) {
+  const std::string original = (dir / file).string();
   Model model = load_model(original);
   tools::optimize_model(model, {.target_opset = target_opset});
-  const std::vector<int64_t> ids = read_ids(name);
+  const std::vector<int64_t> ids = read_ids(dir, name);
   // The ids were drawn for the static export, whose input shape says their sequence length.
-  const Model static_export = load_model((kModels / (name + ".fold.onnx")).string());
+  const Model static_export = load_model((dir / (name + ".fold.onnx")).string());
   const int64_t sequence = (*static_export.graph->value(static_export.graph->inputs().at(0)).shape)[1].value();
   const int64_t batch = static_cast<int64_t>(ids.size()) / sequence;
   const xexp::testing::NamedTensors feeds = {{"input_ids", Tensor::from<int64_t>({batch, sequence}, ids)}};
   test::expect_outputs_of_file(original, model, feeds, 1e-5);
+  return model;
+}
+
+// The number of `op_type` nodes in FILE optimized (Attention: those reading no mask, is_causal).
+int attention_nodes_after_optimizing(const std::string& name, const std::string& file,
+                                     int64_t target_opset = 0, const char* op_type = "MultiHeadAttention") {
+  const Model model = optimized_checked(name, file, target_opset);
   int n = 0;
   for (NodeId id : model.graph->nodes()) {
     const Node& found = model.graph->node(id);
@@ -666,4 +752,40 @@ TEST(PatternMultiHeadAttentionModels, EveryAttentionBlockOfTheDynamicExportsIsFu
 TEST(PatternMultiHeadAttentionModels, AtOpset23TheDynamicExportsGetCausalAttention) {
   EXPECT_EQ(attention_nodes_after_optimizing("gpt_erf_L1", "gpt_erf_L1.op14dyn.onnx", 23, "Attention"), 1);
   EXPECT_EQ(attention_nodes_after_optimizing("seed_llm", "seed_llm.op14dyn.onnx", 23, "Attention"), 2);
+}
+
+// Grouped-query attention as torch exports it: at opset 23 one causal Attention reads the keys and values
+// of the two kv heads before their repeat, which goes; MultiHeadAttention below reads them repeated. In the
+// dynamic export the causal mask is an additive table cut at run time, and so are the cos and sin caches.
+TEST(PatternMultiHeadAttentionModels, GroupedQueryAttentionOfALlamaExport) {
+  for (const char* file : {"llama_gqa_L1.fold.onnx", "llama_gqa_L1.op14dyn.onnx"}) {
+    SCOPED_TRACE(file);
+    const Model at23 = optimized_checked("llama_gqa_L1", file, 23, kOurModels);
+    ASSERT_EQ(nodes_of_type(*at23.graph, "Attention"), 1);
+    const Node& n = only_attention(*at23.graph, "Attention");
+    EXPECT_EQ(n.attribute(Symbol("q_num_heads"))->i, 4);
+    EXPECT_EQ(n.attribute(Symbol("kv_num_heads"))->i, 2);
+    EXPECT_EQ(n.attribute(Symbol("is_causal"))->i, 1);
+    EXPECT_EQ(n.inputs.size(), 3u);
+    EXPECT_EQ(nodes_of_type(*at23.graph, "Expand"), 0);
+    EXPECT_EQ(nodes_of_type(*at23.graph, "RotaryEmbedding"), 2);
+    const Model below = optimized_checked("llama_gqa_L1", file, 0, kOurModels);
+    EXPECT_EQ(nodes_of_type(*below.graph, "MultiHeadAttention"), 1);
+    EXPECT_EQ(nodes_of_type(*below.graph, "RotaryEmbedding"), 2);
+    for (const Model* m : {&at23, &below}) {
+      EXPECT_EQ(nodes_of_type(*m->graph, "Softmax"), 0);
+      EXPECT_EQ(nodes_of_type(*m->graph, "Neg"), 0);
+    }
+  }
+  const Model at23 = optimized_checked("llama_gqa_L1", "llama_gqa_L1.fold.onnx", 23, kOurModels);
+  // The evaluator's grouped Attention gives torch's logits.
+  std::ifstream in(kOurModels / "llama_gqa_L1.expected.bin", std::ios::binary);
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<float> expected(bytes.size() / sizeof(float));
+  std::memcpy(expected.data(), bytes.data(), expected.size() * sizeof(float));
+  const std::vector<Tensor> logits = eval::Evaluator(at23).run(
+      {{"input_ids", Tensor::from<int64_t>({2, 16}, read_ids(kOurModels, "llama_gqa_L1"))}});
+  ASSERT_EQ(logits.at(0).size(), static_cast<int64_t>(expected.size()));
+  for (std::size_t k = 0; k < expected.size(); ++k)
+    ASSERT_NEAR(logits[0].data<float>()[k], expected[k], 1e-5) << k;
 }

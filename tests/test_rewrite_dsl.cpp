@@ -1,7 +1,7 @@
 // The rule DSL's vocabulary on small graphs: named facts (printed by their declared name), commutative
 // nodes that try their other order when anything after them fails, either(...), op families and `etc`,
-// rebuild(...) with changed inputs or attributes, several outputs with also(...), and the explanation
-// of why a rule did not match (Rule::explain, OptimizeOptions::explain).
+// rebuild(...) with changed inputs or attributes, several outputs with also(...), found(...), and the
+// explanation of why a rule did not match (Rule::explain, OptimizeOptions::explain).
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -78,6 +78,29 @@ TEST(RewriteDsl, CommutativeTriesItsOtherOrderWhenTheConditionFails) {
   g.add_output(node(g, "Mul", {cst, xin}));
   run(m, r);
   ASSERT_EQ(op_types(g), (OpList{"Neg"}));
+  EXPECT_EQ(output_producer(g).inputs, (std::vector<ValueId>{xin}));
+}
+
+// ---- found(...): a value the pattern does not spell ---------------------------------------------------
+// The input of a chain of Identity nodes of any length, which no fixed pattern spells.
+inline constexpr auto before_identities = fact<"before_identities">([](const ValueView& v) {
+  const Graph& g = *v.graph;
+  ValueId id = v.id;
+  while (g.value(id).producer != kNone && g.node(g.value(id).producer).op_type == Symbol("Identity"))
+    id = g.node(g.value(id).producer).inputs[0];
+  return ValueView{v.graph, id};
+});
+
+TEST(RewriteDsl, FoundReadsAValueAFactFinds) {
+  Var<'x'> x;
+  RulePtr r = rule("ReluBeforeIdentities").match(op<"Relu">(x)).to(op<"Relu">(found(before_identities(x))));
+  EXPECT_EQ(r->describe(), "ReluBeforeIdentities: Relu(x) -> Relu(found(before_identities(x)))  [P0]");
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  const ValueId xin = g.add_input("X", ElemType::Float, xexp::Shape{2});
+  g.add_output(node(g, "Relu", {node(g, "Identity", {node(g, "Identity", {node(g, "Identity", {xin})})})}));
+  run(m, r);
+  ASSERT_EQ(op_types(g), (OpList{"Relu"}));
   EXPECT_EQ(output_producer(g).inputs, (std::vector<ValueId>{xin}));
 }
 

@@ -18,6 +18,7 @@ using rewrite::Float;
 using rewrite::etc;
 using rewrite::fact;
 using rewrite::fold;
+using rewrite::found;
 using rewrite::input;
 using rewrite::Int;
 using rewrite::let;

@@ -1,6 +1,7 @@
 #pragma once
 // The right side of a rule: what only a replacement says. A node pattern builds its node; besides:
 //   fold(expr)                     a constant computed from the captures, added as an initializer
+//   found(expr)                    a value already in the graph that a fact finds from the captures
 //   choose(cond, a, b)             a when cond holds at rewrite time, else b
 //   rebuild(n, args...)            the matched node n again (op type, domain, attributes, inputs), with
 //                                  the inputs given (all of them, or input<k> = v for one) and the
@@ -37,6 +38,28 @@ struct Fold : ExprTag {
 template <class E>
 constexpr auto fold(const E& e) {
   return Fold<Lifted<E>>{{}, lift(e)};
+}
+
+// found(expr): a value already in the graph, found by a fact from the captures, where the pattern cannot
+// spell the path to it (the keys before a repeat of their heads that only some models write). Also an
+// expression: facts read it like a capture.
+template <class E>
+struct Found : ExprTag {
+  E expr;
+  static constexpr CaptureMask binds = 0, uses = E::uses;
+  static constexpr int depth = 0, node_count = 0;
+  ValueView eval(const Match& m) const { return expr.eval(m); }
+  ir::ValueId build(Rewriter& r) const { return eval(r.match()).id; }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += "found(";
+    expr.template print<Bound>(out);
+    out += ")";
+  }
+};
+template <class E>
+constexpr auto found(const E& e) {
+  return Found<Lifted<E>>{{}, lift(e)};
 }
 
 // omitted: an optional input left out of the node a replacement builds, where a later input is given
