@@ -34,8 +34,18 @@ namespace {
 const std::string kRotaryRules = "ContribRotaryEmbedding,ContribRotaryEmbedding3D";
 
 enum class Halves { Slices, Split };
-// GatheredForAllBatches: position ids of shape (1, seq), read by every batch.
-enum class CosSin { Constant, ConstantPerBatch, Gathered, GatheredFromSlicedTable, GatheredForAllBatches, Computed };
+// GatheredForAllBatches: position ids of shape (1, seq), read by every batch. CutToSequence: a dynamic
+// export of cos_cached[:seq], Unsqueeze(Slice(table, 0, seq, axes=[0]), [0, 1]) with seq read from X's
+// shape at run time (X's seq is then the symbol "seq").
+enum class CosSin {
+  Constant,
+  ConstantPerBatch,
+  Gathered,
+  GatheredFromSlicedTable,
+  GatheredForAllBatches,
+  Computed,
+  CutToSequence
+};
 
 struct RotaryCase {
   Halves halves = Halves::Slices;
@@ -87,6 +97,16 @@ ir::ValueId cos_or_sin(ir::Graph& g, const RotaryCase& c, bool is_sin, ir::Value
       const ir::ValueId rows = node(g, "Gather", {table, positions});
       return node(g, "Unsqueeze", {rows, test::int64_initializer(g, name + "_heads_axis", {1})});
     }
+    case CosSin::CutToSequence: {
+      const ir::ValueId shape = node(g, "Shape", {*g.find("X")});
+      const ir::ValueId seq = node(g, "Slice", {shape, test::int64_initializer(g, name + "_two", {2}),
+                                                test::int64_initializer(g, name + "_three", {3})});
+      const ir::ValueId zero = test::int64_initializer(g, name + "_zero", {0});
+      const ir::ValueId table =
+          g.add_initializer(name + "_table", angle_table(kTableRows, c.head, is_sin, unequal));
+      const ir::ValueId rows = node(g, "Slice", {table, zero, seq, zero});
+      return node(g, "Unsqueeze", {rows, test::int64_initializer(g, name + "_axes", {0, 1})});
+    }
     case CosSin::Computed: {  // Unsqueeze(Cos(Concat(angles, angles)) * scale) as newer Llama code writes it
       const std::optional<ir::ValueId> found = g.find("angles");
       const ir::ValueId angles =
@@ -112,7 +132,9 @@ ir::Model rotary_model(const RotaryCase& c) {
     const ir::ValueId split = node(g, "Reshape", {x3d, test::int64_initializer(g, "heads", {0, 0, kHeads, c.head})});
     x = node(g, "Transpose", {split}, {ir::Attribute::make_ints(Symbol("perm"), {0, 2, 1, 3})});
   } else {
-    x = g.add_input("X", ElemType::Float, Shape{kBatch, kHeads, c.counted_from ? Dim::symbolic("seq") : Dim(kSeq), c.head});
+    const bool dynamic_seq = c.counted_from || c.cos_sin == CosSin::CutToSequence;
+    x = g.add_input("X", ElemType::Float,
+                    Shape{kBatch, kHeads, dynamic_seq ? Dim::symbolic("seq") : Dim(kSeq), c.head});
   }
   const bool gathered = c.cos_sin == CosSin::Gathered || c.cos_sin == CosSin::GatheredFromSlicedTable ||
                         c.cos_sin == CosSin::GatheredForAllBatches;
@@ -285,6 +307,28 @@ TEST(PatternOrtRotary, PositionIdsCountingFromZeroBecomeTheOffsetZero) {
   EXPECT_EQ(positions.data<int64_t>()[0], 0);
   test::expect_same_outputs([] { return counted_positions_model(0); }, kRotaryRules, 1e-6,
                             {.seed = 7, .symbols = {{"seq", kSeq}}});
+}
+
+// The table cut at run time to the sequence length: the whole table is the cache, read from offset 0.
+// ONNX's RotaryEmbedding (opset 23) has no offset form: with both sets it declines when matching, so that
+// com.microsoft's is written.
+TEST(PatternOrtRotary, CachesCutToTheSequenceAtRunTimeAreReadFromOffsetZero) {
+  auto cut = [](int64_t opset) {
+    ir::Model m = rotary_model({.cos_sin = CosSin::CutToSequence, .opset = opset});
+    infer::infer_model_types(m);
+    return m;
+  };
+  ir::Model m = cut(18);
+  run_rules(m, kRotaryRules);
+  EXPECT_EQ(op_types(*m.graph), (OpList{"com.microsoft.RotaryEmbedding"}));  // the cut went with them
+  const ir::Node& rotary = only_node(*m.graph, "RotaryEmbedding");
+  EXPECT_EQ(constant_input(*m.graph, rotary, 1).dims(), (std::vector<int64_t>{1}));
+  EXPECT_EQ(constant_input(*m.graph, rotary, 1).data<int64_t>()[0], 0);
+  EXPECT_EQ(constant_input(*m.graph, rotary, 2).dims(), (std::vector<int64_t>{kTableRows, 4}));
+  test::expect_same_outputs([&] { return cut(18); }, kRotaryRules, 1e-6, {.seed = 7, .symbols = {{"seq", kSeq}}});
+  ir::Model at23 = cut(23);
+  run_rules(at23, "default+onnxruntime");
+  EXPECT_EQ(op_types(*at23.graph), (OpList{"com.microsoft.RotaryEmbedding"}));
 }
 
 TEST(PatternOrtRotary, PositionIdsCountingFromOneStayPositionIds) {

@@ -12384,6 +12384,7 @@ constexpr auto either(const A& a, const B& b) {
 // ======== xexp/rewrite/replacement.hpp
 // The right side of a rule: what only a replacement says. A node pattern builds its node; besides:
 //   fold(expr)                     a constant computed from the captures, added as an initializer
+//   found(expr)                    a value already in the graph that a fact finds from the captures
 //   choose(cond, a, b)             a when cond holds at rewrite time, else b
 //   rebuild(n, args...)            the matched node n again (op type, domain, attributes, inputs), with
 //                                  the inputs given (all of them, or input<k> = v for one) and the
@@ -12419,6 +12420,28 @@ struct Fold : ExprTag {
 template <class E>
 constexpr auto fold(const E& e) {
   return Fold<Lifted<E>>{{}, lift(e)};
+}
+
+// found(expr): a value already in the graph, found by a fact from the captures, where the pattern cannot
+// spell the path to it (the keys before a repeat of their heads that only some models write). Also an
+// expression: facts read it like a capture.
+template <class E>
+struct Found : ExprTag {
+  E expr;
+  static constexpr CaptureMask binds = 0, uses = E::uses;
+  static constexpr int depth = 0, node_count = 0;
+  ValueView eval(const Match& m) const { return expr.eval(m); }
+  ir::ValueId build(Rewriter& r) const { return eval(r.match()).id; }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += "found(";
+    expr.template print<Bound>(out);
+    out += ")";
+  }
+};
+template <class E>
+constexpr auto found(const E& e) {
+  return Found<Lifted<E>>{{}, lift(e)};
 }
 
 // omitted: an optional input left out of the node a replacement builds, where a later input is given
@@ -13742,6 +13765,7 @@ using rewrite::Float;
 using rewrite::etc;
 using rewrite::fact;
 using rewrite::fold;
+using rewrite::found;
 using rewrite::input;
 using rewrite::Int;
 using rewrite::let;
@@ -13794,17 +13818,22 @@ using rewrite::Var;
 //   constant. That needs a fill of -1e4 or less (exp underflows: masked weights are 0 either way) and no
 //   fully masked row (Where gives those a uniform row, the sum does not); or the Where of a causal mask
 //   sliced at run time from a constant table, whose additive mask is Where(mask, 0, fill)
-//   (runtime_mask_fits). A mask that hides exactly the keys after each query (square scores) becomes
-//   is_causal=1 instead, the cut at run time going too (causal_bias, causal_cut).
+//   (runtime_mask_fits), or the Add of an additive table sliced so (runtime_bias). A mask that hides
+//   exactly the keys after each query (square scores) becomes is_causal=1 instead, the cut at run time
+//   going too (causal_bias, causal_cut).
 // The 3-D form takes Q, K and V as (batch, sequence, hidden) (ONNX Runtime 1.30 refuses a mix of 3-D and
 // 4-D): each goes back to it through Transpose and Reshape, which the default rules cancel against the
 // Reshape and Transpose that split the heads, so that one node replaces the splits, the attention and
 // the merge. Single-head attention on 3-D Q, K, V (batch, sequence, size) becomes Attention with one head
 // (AttentionOneHead).
+// Grouped-query attention, keys and values of fewer heads repeated before the scores (repeated_heads),
+// gives Attention those keys and values before the repeat, with kv_num_heads.
 // The onnxruntime set's MultiHeadAttention is the same rule writing com.microsoft MultiHeadAttention at
-// any opset; listed after this one, at opset 23 it finds the attention already fused.
+// any opset (grouped keys and values stay repeated: it has no kv heads); listed after this one, at
+// opset 23 it finds the attention already fused.
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <optional>
 #include <vector>
 
@@ -14439,6 +14468,56 @@ inline constexpr auto merged_bsnh_shape = rewrite::fact<"merged_bsnh_shape">([](
   return int64_tensor({std::max<int64_t>(static_dim(k, 0), 0), std::max<int64_t>(static_dim(k, 1), 0),
                        static_dim(k, 2) * static_dim(k, 3)});
 });
+// Grouped-query attention: kv_heads key and value heads, each serving heads / kv_heads query heads in a
+// row, repeated as HF's repeat_kv writes it, x[:, :, None].expand(...).reshape(...):
+//   Reshape(Expand(Unsqueeze(x, 2), shape), target)
+// of x (batch, kv_heads, total, head_size) to (batch, heads, total, head_size), heads = kv_heads * group.
+// The shapes prove it, whatever the exporter computed shape and target with: the Expand gives (batch,
+// kv_heads, group, total, head_size), so it broadcasts the new axis only, and a Reshape of that to (batch,
+// heads, total, head_size) can only merge kv_heads and group (the dims checked equal, static or
+// symbolic).
+struct RepeatedHeads {
+  ir::ValueId source;
+  int64_t kv_heads;
+};
+inline std::optional<RepeatedHeads> repeated_heads(const ir::Graph& g, ir::ValueId x) {
+  const ir::Node* reshape = producer_of(g, x, "Reshape");
+  const ir::Node* expand = reshape ? producer_of(g, reshape->inputs[0], "Expand") : nullptr;
+  const ir::Node* unsqueeze = expand ? producer_of(g, expand->inputs[0], "Unsqueeze") : nullptr;
+  if (!unsqueeze) return std::nullopt;
+  const std::optional<std::vector<int64_t>> axes = ints_attribute_or_input(g, *unsqueeze, "axes", 1);
+  const std::optional<Shape>&source = g.value(unsqueeze->inputs[0]).shape,
+                         &expanded = g.value(reshape->inputs[0]).shape, &merged = g.value(x).shape;
+  if (!axes || (*axes != std::vector<int64_t>{2} && *axes != std::vector<int64_t>{-3}) || !source ||
+      source->size() != 4 || !expanded || expanded->size() != 5 || !merged || merged->size() != 4)
+    return std::nullopt;
+  const Shape &s = *source, &e = *expanded, &m = *merged;
+  auto same = [](const Dim& a, const Dim& b) { return KnownDim{a} == KnownDim{b}; };
+  const Dim kv_heads = s[1], group = e[2];
+  if (!kv_heads.is_static() || !group.is_static() || group.value() <= 0 || !same(e[0], s[0]) ||
+      !same(e[1], s[1]) || !same(e[3], s[2]) || !same(e[4], s[3]) || !same(m[0], s[0]) ||
+      !same(m[1], Dim(kv_heads.value() * group.value())) || !same(m[2], s[2]) || !same(m[3], s[3]))
+    return std::nullopt;
+  return RepeatedHeads{unsqueeze->inputs[0], kv_heads.value()};
+}
+// The kv_heads of keys k and values v repeated alike (repeated_heads), not in GPT-2's layout; nullopt
+// when they are not (then every query head has its own key and value head).
+inline constexpr auto grouped_kv_heads = rewrite::fact<"grouped_kv_heads">(
+    [](const ValueView& k, const ValueView& v, const ValueView& q_k) -> std::optional<int64_t> {
+      const std::optional<RepeatedHeads> keys = repeated_heads(*k.graph, k.id);
+      const std::optional<RepeatedHeads> values = repeated_heads(*v.graph, v.id);
+      if (!keys || !values || keys->kv_heads != values->kv_heads || keys_in_bsnh.f(q_k)) return std::nullopt;
+      return keys->kv_heads;
+    });
+// x before the repeat of its heads.
+inline constexpr auto before_repeat = rewrite::fact<"before_repeat">(
+    [](const ValueView& x) { return ValueView{x.graph, repeated_heads(*x.graph, x.id)->source}; });
+// kv_num_heads: the grouped keys' kv_heads, else q's heads.
+inline constexpr auto kv_heads_of = rewrite::fact<"kv_heads_of">(
+    [](const ValueView& q, const ValueView& k, const ValueView& v, const ValueView& q_k) {
+      return grouped_kv_heads.f(k, v, q_k).value_or(static_dim(q, 1));
+    });
+
 // x (batch, heads, sequence, head_size) back to (batch, sequence, heads * head_size).
 template <class X>
 auto merge_heads(const X& x) {
@@ -14506,7 +14585,9 @@ inline constexpr auto attention_bias = rewrite::fact<"attention_bias">(folded_bi
 //   j <= i: every row of a leading square cut keeps a score, so no row is fully masked (Where gives such
 //   a row uniform weights, the sum does not);
 // - the fill is -1e4 or less (masked weights are 0 either way).
-// The constant bool table such a mask is cut from when it fits, else nullopt.
+// Add(scores, cut) of an additive table (of the scores' type) cut the same way is the bias itself, made
+// 4-D (bias_4d); a row the table hides whole gives NaN with or without the fusion.
+// The constant table such a mask is cut from when it fits, else nullopt.
 inline std::optional<Tensor> runtime_mask_table(const ValueView& masked, const ValueView& s) {
   const ir::Graph& g = *s.graph;
   const ir::Node& n = node_of(masked);
@@ -14514,10 +14595,13 @@ inline std::optional<Tensor> runtime_mask_table(const ValueView& masked, const V
     return std::nullopt;
   const auto rank = static_cast<int64_t>(s.shape()->size());
   if ((rank != 3 && rank != 4) || !(dim_of(s, -2) == dim_of(s, -1))) return std::nullopt;
-  const bool keeps_where_true = n.inputs[1] == s.id;
-  const std::optional<double> fill = scalar_constant(g, n.inputs[keeps_where_true ? 2 : 1]);
-  if (!fill || *fill > -1e4 || g.value(n.inputs[0]).elem != ElemType::Bool) return std::nullopt;
-  ir::ValueId v = n.inputs[0];
+  const bool added = has_op(n, "Add"), keeps_where_true = n.inputs[1] == s.id;
+  ir::ValueId v = n.inputs[0] == s.id ? n.inputs[1] : n.inputs[0];
+  if (!added) {
+    const std::optional<double> fill = scalar_constant(g, n.inputs[keeps_where_true ? 2 : 1]);
+    if (!fill || *fill > -1e4 || g.value(n.inputs[0]).elem != ElemType::Bool) return std::nullopt;
+    v = n.inputs[0];
+  }
   const Tensor* compared_to = nullptr;  // the mask is Equal(cut, compared_to)
   if (const ir::Node* equal = producer_of(g, v, "Equal"); equal && equal->inputs.size() == 2) {
     compared_to = rewrite::constant_tensor(g, equal->inputs[1]);
@@ -14538,7 +14622,8 @@ inline std::optional<Tensor> runtime_mask_table(const ValueView& masked, const V
     v = slice->inputs[0];
   }
   const Tensor table = compared_to ? compute("Equal", {*cut, *compared_to}) : *cut;
-  if (table.type() != ElemType::Bool || static_cast<int64_t>(table.rank()) != mask_rank) return std::nullopt;
+  if (table.type() != (added ? s.elem() : ElemType::Bool) || static_cast<int64_t>(table.rank()) != mask_rank)
+    return std::nullopt;
   const std::vector<int64_t>& dims = table.dims();
   if (std::any_of(dims.begin(), dims.end() - 2, [](int64_t d) { return d != 1; })) return std::nullopt;
   for (int64_t axis : {-2, -1}) {
@@ -14552,13 +14637,30 @@ inline std::optional<Tensor> runtime_mask_table(const ValueView& masked, const V
       return std::nullopt;
   }
   const int64_t rows = dims[dims.size() - 2], columns = dims.back();
-  for (int64_t row = 0; row < rows; ++row) {
+  for (int64_t row = 0; row < rows && !added; ++row) {
     bool kept = false;
     for (int64_t column = 0; column <= std::min(row, columns - 1) && !kept; ++column)
       kept = (eval::element_as_double(table, row * columns + column) != 0) == keeps_where_true;
     if (!kept) return std::nullopt;
   }
   return table;
+}
+// An additive mask cut at run time (runtime_mask_table of an Add).
+inline constexpr auto runtime_bias =
+    rewrite::fact<"runtime_bias">([](const ValueView& masked, const ValueView& s) {
+      return has_op(node_of(masked), "Add") && runtime_mask_table(masked, s).has_value();
+    });
+inline constexpr auto is_4d = rewrite::fact<"is_4d">([](const ValueView& x) { return has_rank(x, 4); });
+// The leading axes that make x 4-D.
+inline constexpr auto axes_to_4d = rewrite::fact<"axes_to_4d">([](const ValueView& x) {
+  std::vector<int64_t> axes(4 - x.shape()->size());
+  std::iota(axes.begin(), axes.end(), 0);
+  return axes;
+});
+template <class X>
+auto bias_4d(const X& x) {
+  using namespace rewrite::dsl;
+  return choose(is_4d(x), x, Unsqueeze(x, attr<"axes"> = axes_to_4d(x)));
 }
 inline bool runtime_mask_fits(const ValueView& masked, const ValueView& s) {
   return runtime_mask_table(masked, s).has_value();
@@ -14586,12 +14688,14 @@ inline constexpr auto causal_cut =
     rewrite::fact<"causal_cut">([](const ValueView& masked, const ValueView& s) {
       const std::optional<Tensor> table = runtime_mask_table(masked, s);
       if (!table) return false;
-      const bool keeps_where_true = node_of(masked).inputs[1] == s.id;
+      const bool added = has_op(node_of(masked), "Add"), keeps_where_true = node_of(masked).inputs[1] == s.id;
       const int64_t columns = table->dims().back(), n = std::min(table->dims()[table->rank() - 2], columns);
       for (int64_t i = 0; i < n; ++i)
-        for (int64_t j = 0; j < n; ++j)
-          if (((eval::element_as_double(*table, i * columns + j) != 0) == keeps_where_true) != (j <= i))
-            return false;
+        for (int64_t j = 0; j < n; ++j) {
+          const double x = eval::element_as_double(*table, i * columns + j);
+          const bool kept = added ? x == 0 : (x != 0) == keeps_where_true, hidden = added ? x <= -1e4 : !kept;
+          if (j <= i ? !kept : !hidden) return false;
+        }
       return true;
     });
 // A zero of the scores' type, (1, 1, 1, 1): Where broadcasts the bias to 4-D with it.
@@ -14679,10 +14783,13 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
     };
     return rule(name).priority(2).cases(
         match(heads_merged(mask))
-            .when(is_last_axis(axis, mask) && fits && (has_value(bias) || passes_as_bias(mask, m, scores)))
-            .to(rows_or_not(Write::heads(q, k, v, q_k, factor,
-                                         choose(has_value(bias), fold(value_of(bias)), m),
-                                         causal_bias(mask, scores)))),
+            .when(is_last_axis(axis, mask) && fits &&
+                  (has_value(bias) || passes_as_bias(mask, m, scores) || runtime_bias(mask, scores)))
+            .to(rows_or_not(Write::heads(
+                q, k, v, q_k, factor,
+                choose(has_value(bias), fold(value_of(bias)),
+                       choose(runtime_bias(mask, scores), bias_4d(m), m)),
+                causal_bias(mask, scores) || causal_cut(mask, scores)))),
         match(heads_merged(cut_mask))
             .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_mask, scores))
             .to(rows_or_not(Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores),
@@ -14706,42 +14813,53 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
 
 // ONNX's Attention in its 3-D form: Q, K and V all 3-D, the heads merged; is_causal for a causal mask.
 struct WriteOnnxAttention {
-  template <class Q, class K, class V, class Heads, class Scale, class... More>
-  static auto node(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
-                   const More&... more) {
+  template <class Q, class K, class V, class Heads, class KvHeads, class Scale, class... More>
+  static auto node(const Q& q, const K& k, const V& v, const Heads& heads, const KvHeads& kv_heads,
+                   const Scale& scale, const More&... more) {
     using namespace rewrite::dsl;
-    return op<"Attention">(q, k, v, more..., attr<"q_num_heads"> = heads, attr<"kv_num_heads"> = heads,
+    return op<"Attention">(q, k, v, more..., attr<"q_num_heads"> = heads, attr<"kv_num_heads"> = kv_heads,
                            attr<"scale"> = scale);
   }
-  template <class Q, class K, class V, class Heads, class Scale, class Mask, class Causal>
-  static auto masked(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
-                     const Mask& mask, const Causal& causal) {
+  template <class Q, class K, class V, class Heads, class KvHeads, class Scale, class Mask, class Causal>
+  static auto masked(const Q& q, const K& k, const V& v, const Heads& heads, const KvHeads& kv_heads,
+                     const Scale& scale, const Mask& mask, const Causal& causal) {
     using namespace rewrite::dsl;
-    return choose(causal, node(q, k, v, heads, scale, attr<"is_causal"> = 1),
-                  node(q, k, v, heads, scale, mask));
+    return choose(causal, node(q, k, v, heads, kv_heads, scale, attr<"is_causal"> = 1),
+                  node(q, k, v, heads, kv_heads, scale, mask));
   }
-  template <class K, class QK>
-  static auto key(const K& k, const QK& q_k) {
+  // Keys and values go back to 3-D; grouped ones (grouped_kv_heads) from before their repeat, which the
+  // node does itself (kv_num_heads).
+  template <class K, class V, class QK>
+  static auto key(const K& k, const V& v, const QK& q_k) {
     using namespace rewrite::dsl;
-    return choose(keys_in_bsnh(q_k), Reshape(k, fold(merged_bsnh_shape(k))), merge_heads(k));
+    return choose(has_value(grouped_kv_heads(k, v, q_k)), merge_heads(found(before_repeat(k))),
+                  choose(keys_in_bsnh(q_k), Reshape(k, fold(merged_bsnh_shape(k))), merge_heads(k)));
+  }
+  template <class K, class V, class QK>
+  static auto value(const K& k, const V& v, const QK& q_k) {
+    using namespace rewrite::dsl;
+    return choose(has_value(grouped_kv_heads(k, v, q_k)), merge_heads(found(before_repeat(v))),
+                  merge_heads(v));
   }
   template <class Q, class K, class V, class QK, class Scale>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
-    return node(merge_heads(q), key(k, q_k), merge_heads(v), heads_of(q), scale);
+    return node(merge_heads(q), key(k, v, q_k), value(k, v, q_k), heads_of(q), kv_heads_of(q, k, v, q_k),
+                scale);
   }
   template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask& mask,
                     const Causal& causal) {
-    return masked(merge_heads(q), key(k, q_k), merge_heads(v), heads_of(q), scale, mask, causal);
+    return masked(merge_heads(q), key(k, v, q_k), value(k, v, q_k), heads_of(q), kv_heads_of(q, k, v, q_k),
+                  scale, mask, causal);
   }
   template <class Q, class K, class V, class Scale>
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale) {
-    return node(q, k, v, 1, scale);
+    return node(q, k, v, 1, 1, scale);
   }
   template <class Q, class K, class V, class Scale, class Mask, class Causal>
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale, const Mask& mask,
                      const Causal& causal) {
-    return masked(q, k, v, 1, scale, mask, causal);
+    return masked(q, k, v, 1, 1, scale, mask, causal);
   }
 };
 
@@ -17060,6 +17178,8 @@ inline rewrite::RulePtr rotary_concat_part_rule() {
 //    position; a cos differing between batches gets a row per (batch, position));
 //  - Unsqueeze(Gather(table, position_ids), axes=[1]) with a constant table, possibly Slice'd from row 0
 //    first (a dynamic export): that changes no gathered row, so the caches come from the whole table;
+//  - Unsqueeze(Slice(table, 0, seq, axes=[0]), axes=[0, 1]) of a constant table, cut at run time to the
+//    sequence length (a dynamic export of cos_cached[:seq]): rows read from row 0 of the whole table;
 //  - Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar], axes=[1]) and Sin alike (newer Llama and
 //    Phi code computes them from the position ids): the caches are Cos(angles) and Sin(angles) reshaped
 //    to rows, read from row 0 when the angles have a batch of 1, one row per (batch, position) for a
@@ -17246,6 +17366,27 @@ inline std::optional<RotaryCache> gathered_rotary_cache(const ValueView& c, cons
   return RotaryCache{*t, gather->inputs[1], positions_batch, Tensor()};
 }
 
+// cos or sin cut at run time from row 0 of a constant table (rows, head_size) to x's sequence length:
+// Unsqueeze(Slice(table, 0, seq, axes=[0]), axes=[0, 1]). The table must have more than one row: a cut of
+// one row would broadcast over the sequence, the same row for every position.
+inline std::optional<RotaryCache> cut_rotary_cache(const ValueView& c, const ValueView& x) {
+  const ir::Graph& g = *c.graph;
+  const ir::Node* unsqueeze = producer_of(g, c.id, "Unsqueeze");
+  const ir::Node* slice = unsqueeze ? producer_of(g, unsqueeze->inputs[0], "Slice") : nullptr;
+  const std::optional<AxisCut> cut = slice ? axis_cut(g, *slice) : std::nullopt;
+  if (!cut || cut->start != 0 || cut->step != 1 || (cut->axis != 0 && cut->axis != -2) ||
+      ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{0, 1})
+    return std::nullopt;
+  const Tensor* table = rewrite::constant_tensor(g, slice->inputs[0]);
+  const std::optional<Shape> end = shape_value(g, cut->end);
+  const Shape& xs = *x.shape();
+  using rewrite::facts::KnownDim;
+  if (!table || table->rank() != 2 || table->dims()[0] <= 1 || table->dims()[1] != xs[3].value() ||
+      !end || end->size() != 1 || !(KnownDim{(*end)[0]} == KnownDim{xs[2]}) || !halves_equal(*table))
+    return std::nullopt;
+  return RotaryCache{*table, ir::kNone, 0, int64_tensor({0})};
+}
+
 // cos or sin computed from angles (exports of newer Llama and Phi code):
 // Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar constant], axes=[1]), Sin alike. The angles
 // of one batch (1, seq, head_size / 2) are rows read from offset 0; those of a static or dynamic batch,
@@ -17299,6 +17440,7 @@ inline std::optional<RotaryCache> rotary_cache(const ValueView& c, const ValueVi
   if (c.elem() != x.elem()) return std::nullopt;
   if (const Tensor* t = c.constant()) return constant_rotary_cache(*t, x);
   if (std::optional<RotaryCache> gathered = gathered_rotary_cache(c, x)) return gathered;
+  if (std::optional<RotaryCache> cut = cut_rotary_cache(c, x)) return cut;
   return computed_rotary_cache(c, x);
 }
 
@@ -17383,6 +17525,18 @@ inline std::optional<ir::ValueId> rotary_positions(rewrite::Rewriter& r, const V
   return r.initializer(Tensor::from<int64_t>({batch, seq}, ids));
 }
 
+// ONNX's RotaryEmbedding has no offset form: rows read from a fixed offset need a static batch and
+// sequence, whose ids rotary_positions writes. Decided when matching, not by the build declining, so
+// that the onnxruntime set's rule, which has the offset form, gets the match.
+inline constexpr auto has_onnx_positions =
+    rewrite::fact<"has_onnx_positions">([](const ValueView& x, const ValueView& cos) {
+      if (!x.shape() || x.shape()->size() != 4 || !x.shape()->back().is_static()) return false;
+      const std::optional<RotaryCache> c = rotary_cache(cos, x);
+      const Shape& xs = *x.shape();
+      return c && (c->positions != ir::kNone || c->counted_at_run_time || c->fixed_positions.rank() == 2 ||
+                   (xs[0].is_static() && xs[2].is_static()));
+    });
+
 inline std::optional<ir::ValueId> build_onnx_rotary(rewrite::Rewriter& r, const ValueView& x,
                                                     const ValueView& cos, const ValueView& sin) {
   const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
@@ -17417,7 +17571,11 @@ rewrite::RulePtr rotate_half_rule(const char* name, OpsetFits opset_fits, Build 
 }  // namespace detail
 
 inline rewrite::RulePtr rotary_embedding_rule() {
-  return detail::rotate_half_rule("RotaryEmbedding", rewrite::opset_at_least(23), detail::build_onnx_rotary);
+  rewrite::Var<'x'> x;
+  rewrite::Var<'c'> cos;
+  return detail::rotate_half_rule("RotaryEmbedding",
+                                  rewrite::opset_at_least(23) && detail::has_onnx_positions(x, cos),
+                                  detail::build_onnx_rotary);
 }
 
 }  // namespace xexp::patterns

@@ -11,6 +11,8 @@
 //    position; a cos differing between batches gets a row per (batch, position));
 //  - Unsqueeze(Gather(table, position_ids), axes=[1]) with a constant table, possibly Slice'd from row 0
 //    first (a dynamic export): that changes no gathered row, so the caches come from the whole table;
+//  - Unsqueeze(Slice(table, 0, seq, axes=[0]), axes=[0, 1]) of a constant table, cut at run time to the
+//    sequence length (a dynamic export of cos_cached[:seq]): rows read from row 0 of the whole table;
 //  - Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar], axes=[1]) and Sin alike (newer Llama and
 //    Phi code computes them from the position ids): the caches are Cos(angles) and Sin(angles) reshaped
 //    to rows, read from row 0 when the angles have a batch of 1, one row per (batch, position) for a
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "xexp/patterns/onnx/shape_based_identity.hpp"
+#include "xexp/patterns/shape_values.hpp"
 
 namespace xexp::patterns {
 
@@ -169,6 +172,27 @@ inline std::optional<RotaryCache> gathered_rotary_cache(const ValueView& c, cons
   return RotaryCache{*t, gather->inputs[1], positions_batch, Tensor()};
 }
 
+// cos or sin cut at run time from row 0 of a constant table (rows, head_size) to x's sequence length:
+// Unsqueeze(Slice(table, 0, seq, axes=[0]), axes=[0, 1]). The table must have more than one row: a cut of
+// one row would broadcast over the sequence, the same row for every position.
+inline std::optional<RotaryCache> cut_rotary_cache(const ValueView& c, const ValueView& x) {
+  const ir::Graph& g = *c.graph;
+  const ir::Node* unsqueeze = producer_of(g, c.id, "Unsqueeze");
+  const ir::Node* slice = unsqueeze ? producer_of(g, unsqueeze->inputs[0], "Slice") : nullptr;
+  const std::optional<AxisCut> cut = slice ? axis_cut(g, *slice) : std::nullopt;
+  if (!cut || cut->start != 0 || cut->step != 1 || (cut->axis != 0 && cut->axis != -2) ||
+      ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{0, 1})
+    return std::nullopt;
+  const Tensor* table = rewrite::constant_tensor(g, slice->inputs[0]);
+  const std::optional<Shape> end = shape_value(g, cut->end);
+  const Shape& xs = *x.shape();
+  using rewrite::facts::KnownDim;
+  if (!table || table->rank() != 2 || table->dims()[0] <= 1 || table->dims()[1] != xs[3].value() ||
+      !end || end->size() != 1 || !(KnownDim{(*end)[0]} == KnownDim{xs[2]}) || !halves_equal(*table))
+    return std::nullopt;
+  return RotaryCache{*table, ir::kNone, 0, int64_tensor({0})};
+}
+
 // cos or sin computed from angles (exports of newer Llama and Phi code):
 // Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar constant], axes=[1]), Sin alike. The angles
 // of one batch (1, seq, head_size / 2) are rows read from offset 0; those of a static or dynamic batch,
@@ -222,6 +246,7 @@ inline std::optional<RotaryCache> rotary_cache(const ValueView& c, const ValueVi
   if (c.elem() != x.elem()) return std::nullopt;
   if (const Tensor* t = c.constant()) return constant_rotary_cache(*t, x);
   if (std::optional<RotaryCache> gathered = gathered_rotary_cache(c, x)) return gathered;
+  if (std::optional<RotaryCache> cut = cut_rotary_cache(c, x)) return cut;
   return computed_rotary_cache(c, x);
 }
 
@@ -306,6 +331,18 @@ inline std::optional<ir::ValueId> rotary_positions(rewrite::Rewriter& r, const V
   return r.initializer(Tensor::from<int64_t>({batch, seq}, ids));
 }
 
+// ONNX's RotaryEmbedding has no offset form: rows read from a fixed offset need a static batch and
+// sequence, whose ids rotary_positions writes. Decided when matching, not by the build declining, so
+// that the onnxruntime set's rule, which has the offset form, gets the match.
+inline constexpr auto has_onnx_positions =
+    rewrite::fact<"has_onnx_positions">([](const ValueView& x, const ValueView& cos) {
+      if (!x.shape() || x.shape()->size() != 4 || !x.shape()->back().is_static()) return false;
+      const std::optional<RotaryCache> c = rotary_cache(cos, x);
+      const Shape& xs = *x.shape();
+      return c && (c->positions != ir::kNone || c->counted_at_run_time || c->fixed_positions.rank() == 2 ||
+                   (xs[0].is_static() && xs[2].is_static()));
+    });
+
 inline std::optional<ir::ValueId> build_onnx_rotary(rewrite::Rewriter& r, const ValueView& x,
                                                     const ValueView& cos, const ValueView& sin) {
   const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
@@ -340,7 +377,11 @@ rewrite::RulePtr rotate_half_rule(const char* name, OpsetFits opset_fits, Build 
 }  // namespace detail
 
 inline rewrite::RulePtr rotary_embedding_rule() {
-  return detail::rotate_half_rule("RotaryEmbedding", rewrite::opset_at_least(23), detail::build_onnx_rotary);
+  rewrite::Var<'x'> x;
+  rewrite::Var<'c'> cos;
+  return detail::rotate_half_rule("RotaryEmbedding",
+                                  rewrite::opset_at_least(23) && detail::has_onnx_positions(x, cos),
+                                  detail::build_onnx_rotary);
 }
 
 }  // namespace xexp::patterns
