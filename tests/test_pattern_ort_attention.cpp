@@ -108,8 +108,9 @@ Model attention(const Attention& c) {
                   {perm(std::move(p))});
     const int64_t group = kHeads / c.kv_heads;
     const ValueId x = g.add_input(name, ElemType::Float, Shape{kBatch, kSeq, c.kv_heads * kHeadSize});
-    ValueId few = node(g, "Reshape", {x, test::int64_initializer(g, std::string(name) + "_split",
-                                                                  {kBatch, kSeq, c.kv_heads, kHeadSize})});
+    ValueId few = node(
+        g, "Reshape",
+        {x, test::int64_initializer(g, std::string(name) + "_split", {kBatch, kSeq, c.kv_heads, kHeadSize})});
     few = node(g, "Transpose", {few}, {perm({0, 2, 1, 3})});
     const std::string prefix(name);
     const ValueId unsqueezed = node(g, "Unsqueeze", {few, test::int64_initializer(g, prefix + "_axis", {2})});

@@ -14486,8 +14486,9 @@ inline std::optional<RepeatedHeads> repeated_heads(const ir::Graph& g, ir::Value
   const ir::Node* unsqueeze = expand ? producer_of(g, expand->inputs[0], "Unsqueeze") : nullptr;
   if (!unsqueeze) return std::nullopt;
   const std::optional<std::vector<int64_t>> axes = ints_attribute_or_input(g, *unsqueeze, "axes", 1);
-  const std::optional<Shape>&source = g.value(unsqueeze->inputs[0]).shape,
-                         &expanded = g.value(reshape->inputs[0]).shape, &merged = g.value(x).shape;
+  const std::optional<Shape>& source = g.value(unsqueeze->inputs[0]).shape;
+  const std::optional<Shape>& expanded = g.value(reshape->inputs[0]).shape;
+  const std::optional<Shape>& merged = g.value(x).shape;
   if (!axes || (*axes != std::vector<int64_t>{2} && *axes != std::vector<int64_t>{-3}) || !source ||
       source->size() != 4 || !expanded || expanded->size() != 5 || !merged || merged->size() != 4)
     return std::nullopt;
@@ -14510,8 +14511,9 @@ inline constexpr auto grouped_kv_heads = rewrite::fact<"grouped_kv_heads">(
       return keys->kv_heads;
     });
 // x before the repeat of its heads.
-inline constexpr auto before_repeat = rewrite::fact<"before_repeat">(
-    [](const ValueView& x) { return ValueView{x.graph, repeated_heads(*x.graph, x.id)->source}; });
+inline constexpr auto before_repeat = rewrite::fact<"before_repeat">([](const ValueView& x) {
+  return ValueView{x.graph, repeated_heads(*x.graph, x.id)->source};
+});
 // kv_num_heads: the grouped keys' kv_heads, else q's heads.
 inline constexpr auto kv_heads_of = rewrite::fact<"kv_heads_of">(
     [](const ValueView& q, const ValueView& k, const ValueView& v, const ValueView& q_k) {
@@ -14785,11 +14787,10 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
         match(heads_merged(mask))
             .when(is_last_axis(axis, mask) && fits &&
                   (has_value(bias) || passes_as_bias(mask, m, scores) || runtime_bias(mask, scores)))
-            .to(rows_or_not(Write::heads(
-                q, k, v, q_k, factor,
-                choose(has_value(bias), fold(value_of(bias)),
-                       choose(runtime_bias(mask, scores), bias_4d(m), m)),
-                causal_bias(mask, scores) || causal_cut(mask, scores)))),
+            .to(rows_or_not(Write::heads(q, k, v, q_k, factor,
+                                         choose(has_value(bias), fold(value_of(bias)),
+                                                choose(runtime_bias(mask, scores), bias_4d(m), m)),
+                                         causal_bias(mask, scores) || causal_cut(mask, scores)))),
         match(heads_merged(cut_mask))
             .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_mask, scores))
             .to(rows_or_not(Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores),
@@ -17381,8 +17382,8 @@ inline std::optional<RotaryCache> cut_rotary_cache(const ValueView& c, const Val
   const std::optional<Shape> end = shape_value(g, cut->end);
   const Shape& xs = *x.shape();
   using rewrite::facts::KnownDim;
-  if (!table || table->rank() != 2 || table->dims()[0] <= 1 || table->dims()[1] != xs[3].value() ||
-      !end || end->size() != 1 || !(KnownDim{(*end)[0]} == KnownDim{xs[2]}) || !halves_equal(*table))
+  if (!table || table->rank() != 2 || table->dims()[0] <= 1 || table->dims()[1] != xs[3].value() || !end ||
+      end->size() != 1 || !(KnownDim{(*end)[0]} == KnownDim{xs[2]}) || !halves_equal(*table))
     return std::nullopt;
   return RotaryCache{*table, ir::kNone, 0, int64_tensor({0})};
 }

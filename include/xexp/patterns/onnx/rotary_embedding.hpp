@@ -187,8 +187,8 @@ inline std::optional<RotaryCache> cut_rotary_cache(const ValueView& c, const Val
   const std::optional<Shape> end = shape_value(g, cut->end);
   const Shape& xs = *x.shape();
   using rewrite::facts::KnownDim;
-  if (!table || table->rank() != 2 || table->dims()[0] <= 1 || table->dims()[1] != xs[3].value() ||
-      !end || end->size() != 1 || !(KnownDim{(*end)[0]} == KnownDim{xs[2]}) || !halves_equal(*table))
+  if (!table || table->rank() != 2 || table->dims()[0] <= 1 || table->dims()[1] != xs[3].value() || !end ||
+      end->size() != 1 || !(KnownDim{(*end)[0]} == KnownDim{xs[2]}) || !halves_equal(*table))
     return std::nullopt;
   return RotaryCache{*table, ir::kNone, 0, int64_tensor({0})};
 }
