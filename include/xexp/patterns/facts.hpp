@@ -283,8 +283,9 @@ inline ir::ValueId replace_readers(rewrite::Rewriter& r, ir::NodeId root, const 
 
 // ---- computations on constants ----------------------------------------------------------------------
 // Runs one default-domain op on constants (opset 18 semantics, stable for the ops used here).
-inline Tensor compute(Symbol op_type, std::vector<std::optional<Tensor>> inputs) {
-  return eval::evaluate_op(op_type, {}, inputs, {}, 18, 1).at(0);
+inline Tensor compute(Symbol op_type, std::vector<std::optional<Tensor>> inputs,
+                      const std::vector<ir::Attribute>& attributes = {}) {
+  return eval::evaluate_op(op_type, {}, inputs, attributes, 18, 1).at(0);
 }
 // a * b, broadcast as ONNX Mul does (folded into a scale).
 inline constexpr auto product = fact<"product">([](const Tensor& a, const Tensor& b) {

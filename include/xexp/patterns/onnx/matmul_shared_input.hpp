@@ -9,9 +9,9 @@
 // product only, so that no copy of it stays. The rule runs last (priority 4): the fusions that read a
 // projection as MatMul then Add, Mul or Transpose have fused first.
 #include <optional>
+#include <utility>
 #include <vector>
 
-#include "xexp/eval/evaluate_op.hpp"
 #include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
@@ -98,9 +98,7 @@ inline constexpr auto products_share_the_input = rewrite::fact<"products_share_t
 inline Tensor concatenated(const std::vector<const Tensor*>& parts, int64_t axis) {
   std::vector<std::optional<Tensor>> inputs;
   for (const Tensor* t : parts) inputs.emplace_back(*t);
-  return eval::evaluate_op(Symbol("Concat"), {}, inputs, {ir::Attribute::make_int(Symbol("axis"), axis)}, 18,
-                           1)
-      .at(0);
+  return compute("Concat", std::move(inputs), {ir::Attribute::make_int(Symbol("axis"), axis)});
 }
 
 inline std::optional<ir::ValueId> one_product_split(rewrite::Rewriter& r, const ValueView& root) {
