@@ -14127,8 +14127,9 @@ inline ir::ValueId replace_readers(rewrite::Rewriter& r, ir::NodeId root, const 
 
 // ---- computations on constants ----------------------------------------------------------------------
 // Runs one default-domain op on constants (opset 18 semantics, stable for the ops used here).
-inline Tensor compute(Symbol op_type, std::vector<std::optional<Tensor>> inputs) {
-  return eval::evaluate_op(op_type, {}, inputs, {}, 18, 1).at(0);
+inline Tensor compute(Symbol op_type, std::vector<std::optional<Tensor>> inputs,
+                      const std::vector<ir::Attribute>& attributes = {}) {
+  return eval::evaluate_op(op_type, {}, inputs, attributes, 18, 1).at(0);
 }
 // a * b, broadcast as ONNX Mul does (folded into a scale).
 inline constexpr auto product = fact<"product">([](const Tensor& a, const Tensor& b) {
@@ -14598,12 +14599,12 @@ inline std::optional<Tensor> runtime_mask_table(const ValueView& masked, const V
   const auto rank = static_cast<int64_t>(s.shape()->size());
   if ((rank != 3 && rank != 4) || !(dim_of(s, -2) == dim_of(s, -1))) return std::nullopt;
   const bool added = has_op(n, "Add"), keeps_where_true = n.inputs[1] == s.id;
-  ir::ValueId v = n.inputs[0] == s.id ? n.inputs[1] : n.inputs[0];
   if (!added) {
     const std::optional<double> fill = scalar_constant(g, n.inputs[keeps_where_true ? 2 : 1]);
     if (!fill || *fill > -1e4 || g.value(n.inputs[0]).elem != ElemType::Bool) return std::nullopt;
-    v = n.inputs[0];
   }
+  // The mask: the Add's other input, the Where's condition.
+  ir::ValueId v = added && n.inputs[0] == s.id ? n.inputs[1] : n.inputs[0];
   const Tensor* compared_to = nullptr;  // the mask is Equal(cut, compared_to)
   if (const ir::Node* equal = producer_of(g, v, "Equal"); equal && equal->inputs.size() == 2) {
     compared_to = rewrite::constant_tensor(g, equal->inputs[1]);
@@ -16405,6 +16406,7 @@ inline rewrite::RulePtr matmul_reshape2_of3_rule() {
 // product only, so that no copy of it stays. The rule runs last (priority 4): the fusions that read a
 // projection as MatMul then Add, Mul or Transpose have fused first.
 #include <optional>
+#include <utility>
 #include <vector>
 
 
@@ -16492,9 +16494,7 @@ inline constexpr auto products_share_the_input = rewrite::fact<"products_share_t
 inline Tensor concatenated(const std::vector<const Tensor*>& parts, int64_t axis) {
   std::vector<std::optional<Tensor>> inputs;
   for (const Tensor* t : parts) inputs.emplace_back(*t);
-  return eval::evaluate_op(Symbol("Concat"), {}, inputs, {ir::Attribute::make_int(Symbol("axis"), axis)}, 18,
-                           1)
-      .at(0);
+  return compute("Concat", std::move(inputs), {ir::Attribute::make_int(Symbol("axis"), axis)});
 }
 
 inline std::optional<ir::ValueId> one_product_split(rewrite::Rewriter& r, const ValueView& root) {

@@ -257,12 +257,12 @@ inline std::optional<Tensor> runtime_mask_table(const ValueView& masked, const V
   const auto rank = static_cast<int64_t>(s.shape()->size());
   if ((rank != 3 && rank != 4) || !(dim_of(s, -2) == dim_of(s, -1))) return std::nullopt;
   const bool added = has_op(n, "Add"), keeps_where_true = n.inputs[1] == s.id;
-  ir::ValueId v = n.inputs[0] == s.id ? n.inputs[1] : n.inputs[0];
   if (!added) {
     const std::optional<double> fill = scalar_constant(g, n.inputs[keeps_where_true ? 2 : 1]);
     if (!fill || *fill > -1e4 || g.value(n.inputs[0]).elem != ElemType::Bool) return std::nullopt;
-    v = n.inputs[0];
   }
+  // The mask: the Add's other input, the Where's condition.
+  ir::ValueId v = added && n.inputs[0] == s.id ? n.inputs[1] : n.inputs[0];
   const Tensor* compared_to = nullptr;  // the mask is Equal(cut, compared_to)
   if (const ir::Node* equal = producer_of(g, v, "Equal"); equal && equal->inputs.size() == 2) {
     compared_to = rewrite::constant_tensor(g, equal->inputs[1]);
