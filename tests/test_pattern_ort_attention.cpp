@@ -756,8 +756,9 @@ TEST(PatternMultiHeadAttentionModels, AtOpset23TheDynamicExportsGetCausalAttenti
 }
 
 // Grouped-query attention as torch exports it: at opset 23 one causal Attention reads the keys and values
-// of the two kv heads before their repeat, which goes; MultiHeadAttention below reads them repeated. In the
-// dynamic export the causal mask is an additive table cut at run time, and so are the cos and sin caches.
+// of the two kv heads before their repeat, which goes; below, com.microsoft GroupQueryAttention does, given
+// the sequence lengths. In the dynamic export the causal mask is an additive table cut at run time, and so
+// are the cos and sin caches.
 TEST(PatternMultiHeadAttentionModels, GroupedQueryAttentionOfALlamaExport) {
   // Torch's logits, for the ids both exports read.
   std::ifstream in(kOurModels / "llama_gqa_L1.expected.bin", std::ios::binary);
@@ -782,11 +783,33 @@ TEST(PatternMultiHeadAttentionModels, GroupedQueryAttentionOfALlamaExport) {
     for (std::size_t k = 0; k < expected.size(); ++k)
       ASSERT_NEAR(logits[0].data<float>()[k], expected[k], 1e-5) << k;
     const Model below = optimized_checked("llama_gqa_L1", file, 0, kOurModels);
-    EXPECT_EQ(nodes_of_type(*below.graph, "MultiHeadAttention"), 1);
+    EXPECT_EQ(nodes_of_type(*below.graph, "MultiHeadAttention"), 0);
+    const Node& gqa = only_attention(*below.graph, "GroupQueryAttention");
+    EXPECT_EQ(gqa.attribute(Symbol("num_heads"))->i, 4);
+    EXPECT_EQ(gqa.attribute(Symbol("kv_num_heads"))->i, 2);
+    EXPECT_EQ(gqa.inputs.size(), 7u);
+    // The keys are the rotary's 3-D output and the values the projection's, read before any repeat.
+    EXPECT_EQ(below.graph->node(below.graph->value(gqa.inputs[1]).producer).op_type, Symbol("RotaryEmbedding"));
+    EXPECT_EQ(below.graph->node(below.graph->value(gqa.inputs[2]).producer).op_type, Symbol("Split"));
     EXPECT_EQ(nodes_of_type(*below.graph, "RotaryEmbedding"), 2);
+    for (const char* gone : {"Unsqueeze", "Reshape", "Transpose", "Where", "Slice"})
+      EXPECT_EQ(nodes_of_type(*below.graph, gone), 0) << gone;
+    // The lengths fold for the static export; the dynamic one computes them from the query's shape.
+    const bool dynamic = std::string(file).find("dyn") != std::string::npos;
+    EXPECT_EQ(rewrite::constant_tensor(*below.graph, gqa.inputs[5]) != nullptr, !dynamic);
+    EXPECT_EQ(nodes_of_type(*below.graph, "Shape"), dynamic ? 1 : 0);
+    const std::vector<Tensor> below_logits = eval::Evaluator(below).run({{"input_ids", ids}});
+    for (std::size_t k = 0; k < expected.size(); ++k)
+      ASSERT_NEAR(below_logits[0].data<float>()[k], expected[k], 1e-5) << k;
     for (const Model* m : {&at23, &below}) {
       EXPECT_EQ(nodes_of_type(*m->graph, "Softmax"), 0);
       EXPECT_EQ(nodes_of_type(*m->graph, "Neg"), 0);
+    }
+    if (dynamic) {
+      // Other batch and sequence sizes: the lengths follow (ONNX Runtime and the evaluator, before and after).
+      const std::vector<int64_t> short_ids{5, 17, 3, 99, 250, 8, 1, 42, 7, 600, 11, 2, 90, 64, 31};
+      test::expect_outputs_of_file((kOurModels / file).string(), below,
+                                   {{"input_ids", Tensor::from<int64_t>({3, 5}, short_ids)}}, 1e-5);
     }
   }
 }

@@ -4772,6 +4772,19 @@ inline void infer_multi_head_attention(InferContext& c) {
   for (std::size_t k = 1; k < c.output_count(); ++k) c.set_output(k, c.type(0), std::nullopt);
 }
 
+// GroupQueryAttention: the output has the query's shape; present_key and present_value are (batch,
+// kv_num_heads, total, head_size), total being the sequence when there is no past.
+inline void infer_group_query_attention(InferContext& c) {
+  const std::optional<Shape>& query = c.shape(0);
+  const std::optional<Shape>& key = c.shape(1);
+  c.set_output(0, c.type(0), query && query->size() == 3 ? query : std::nullopt);
+  std::optional<Shape> present;
+  const int64_t kv_heads = c.attr_int("kv_num_heads", 0);
+  if (key && key->size() == 3 && (*key)[2].is_static() && kv_heads > 0 && !c.has_input(3))
+    present = Shape{(*key)[0], Dim(kv_heads), (*key)[1], Dim((*key)[2].value() / kv_heads)};
+  for (std::size_t k = 1; k < c.output_count(); ++k) c.set_output(k, c.type(0), present);
+}
+
 inline void infer_attention(InferContext& c) {
   std::optional<Shape> out;
   const std::optional<Shape>& query = c.shape(0);
@@ -4791,6 +4804,7 @@ inline void infer_attention(InferContext& c) {
 
 inline void add_attention_rules(RuleTable& t) {
   t.add(kMsDomain, {"MultiHeadAttention"}, infer_multi_head_attention);
+  t.add(kMsDomain, {"GroupQueryAttention"}, infer_group_query_attention);
   t.add({"Attention"}, infer_attention);
 }
 
@@ -6750,8 +6764,8 @@ inline void register_cast(KernelRegistry& r) {
 }  // namespace xexp::eval::kernels
 // ======== xexp/eval/kernels/contrib.hpp
 // com.microsoft kernels the ORT pattern set produces (FastGelu, BiasGelu, QuickGelu, the Skip*
-// normalizations, RotaryEmbedding, MultiHeadAttention, BiasSoftmax, SoftmaxGrad, FusedConv, FusedGemm)
-// and ONNX RotaryEmbedding and Attention.
+// normalizations, RotaryEmbedding, MultiHeadAttention, GroupQueryAttention, BiasSoftmax, SoftmaxGrad,
+// FusedConv, FusedGemm) and ONNX RotaryEmbedding and Attention.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -8622,6 +8636,12 @@ inline Tensor attend(const KernelContext& c, const Tensor& q, const Tensor& k, c
   return batched_matmul(weights, v, false, false, 1.0);
 }
 
+// The attention scale: the attribute `scale`, 1/sqrt(head_size) when absent or 0.
+inline double softmax_scale(const KernelContext& c, int64_t head_size) {
+  const float given = c.attr_float("scale", 0.f);
+  return given != 0.f ? given : 1 / std::sqrt(static_cast<double>(head_size));
+}
+
 // com.microsoft MultiHeadAttention(query, key, value, bias?, key_padding_mask?, attention_bias?):
 // per head, Softmax(scale * Q K^T + attention_bias) V, scale 1/sqrt(head_size) when absent or 0. The query
 // is (batch, sequence, heads * head_size); key and value are 3-D like it or (batch, heads, total,
@@ -8640,10 +8660,39 @@ inline std::vector<Tensor> multi_head_attention_kernel(const KernelContext& c) {
   if (k.dims()[0] != q.dims()[0] || v.dims()[0] != q.dims()[0] || k.dims()[3] != head_size || v.dims()[2] != k.dims()[2])
     c.fail("query " + shape_str(c.in(0).shape()) + ", key " + shape_str(c.in(1).shape()) + " and value " +
            shape_str(c.in(2).shape()) + " do not match");
-  const float given = c.attr_float("scale", 0.f);
-  const double scale = given != 0.f ? given : 1 / std::sqrt(static_cast<double>(head_size));
+  const double scale = softmax_scale(c, head_size);
   if (c.has(5) && c.in(5).rank() != 4) c.fail("attention_bias " + shape_str(c.in(5).shape()) + " is not 4-D");
   return {merge_heads(attend(c, q, k, v, scale, c.has(5) ? &c.in(5) : nullptr, "attention_bias"))};
+}
+
+// Softmax(scale * Q K^T + bias) V for q (batch, q_heads, sequence, head_size), k and v (batch, kv_heads,
+// total, head_size) whose heads each serve q_heads / kv_heads query heads in a row; a `causal_past` also
+// hides key j from query i when j > i + causal_past. bias is additive and broadcasts to the scores, which
+// `scores` gets when given.
+inline Tensor grouped_attend(const KernelContext& c, const Tensor& q, const Tensor& k, const Tensor& v,
+                             std::optional<Tensor> bias, std::optional<int64_t> causal_past, double scale,
+                             const char* what, Tensor* scores = nullptr) {
+  const int64_t q_heads = q.dims()[1], kv_heads = k.dims()[1], sequence = q.dims()[2], total = k.dims()[2];
+  auto repeated = [&](const Tensor& x) {
+    if (kv_heads == q_heads) return x;
+    const std::vector<int64_t>& d = x.dims();
+    return expand_to(x.reshaped({d[0], d[1], 1, d[2], d[3]}), {d[0], d[1], q_heads / kv_heads, d[2], d[3]})
+        .reshaped({d[0], q_heads, d[2], d[3]});
+  };
+  if (causal_past) {
+    const int64_t past = *causal_past;
+    Tensor mask(q.type(), {sequence, total});
+    visit_float_type(q.type(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      auto dst = mask.mutable_data<T>();
+      for (int64_t i = 0; i < sequence; ++i)
+        for (int64_t j = 0; j < total; ++j)
+          dst[i * total + j] = j > i + past ? -std::numeric_limits<T>::infinity() : T(0);
+      if (bias) mask = broadcast_binary<T, T, T>(*bias, mask, [](T a, T b) { return a + b; });
+    });
+    bias = mask;
+  }
+  return attend(c, q, repeated(k), repeated(v), scale, bias ? &*bias : nullptr, what, scores);
 }
 
 // ONNX Attention (opset 23)(Q, K, V, attn_mask?, past_key?, past_value?) -> (Y, present_key?,
@@ -8676,25 +8725,18 @@ inline std::vector<Tensor> attention_kernel(const KernelContext& c) {
     k = concat({&c.in(4), &k}, 2);
     v = concat({&c.in(5), &v}, 2);
   }
-  const int64_t q_heads = q.dims()[1], kv_heads = k.dims()[1], sequence = q.dims()[2], total = k.dims()[2];
+  const int64_t q_heads = q.dims()[1], kv_heads = k.dims()[1], total = k.dims()[2];
   if (k.dims()[0] != q.dims()[0] || v.dims()[0] != q.dims()[0] || k.dims()[3] != q.dims()[3] ||
       v.dims()[1] != kv_heads || v.dims()[2] != total || kv_heads <= 0 || q_heads % kv_heads != 0)
     c.fail("Q " + shape_str(c.in(0).shape()) + ", K " + shape_str(c.in(1).shape()) + " and V " +
            shape_str(c.in(2).shape()) + " (after the past ones) do not match");
-  auto repeated = [&](const Tensor& x) {
-    if (kv_heads == q_heads) return x;
-    const std::vector<int64_t>& d = x.dims();
-    return expand_to(x.reshaped({d[0], d[1], 1, d[2], d[3]}), {d[0], d[1], q_heads / kv_heads, d[2], d[3]})
-        .reshaped({d[0], q_heads, d[2], d[3]});
-  };
-  const ElemType type = q.type();
   std::optional<Tensor> bias;
   if (c.has(3)) {
     const Tensor& mask = c.in(3);
     bias = mask;
     if (mask.type() == ElemType::Bool) {
-      bias = Tensor(type, mask.dims());
-      visit_float_type(type, [&](auto tag) {
+      bias = Tensor(q.type(), mask.dims());
+      visit_float_type(q.type(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         auto dst = bias->mutable_data<T>();
         for (int64_t i = 0; i < mask.size(); ++i)
@@ -8702,26 +8744,56 @@ inline std::vector<Tensor> attention_kernel(const KernelContext& c) {
       });
     }
   }
-  if (c.attr_int("is_causal", 0) != 0) {
-    const int64_t past = c.has(4) ? c.in(4).dims()[2] : 0;
-    Tensor causal(type, {sequence, total});
-    visit_float_type(type, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      auto dst = causal.mutable_data<T>();
-      for (int64_t i = 0; i < sequence; ++i)
-        for (int64_t j = 0; j < total; ++j)
-          dst[i * total + j] = j > i + past ? -std::numeric_limits<T>::infinity() : T(0);
-      if (bias) causal = broadcast_binary<T, T, T>(*bias, causal, [](T a, T b) { return a + b; });
-    });
-    bias = causal;
-  }
-  const float given = c.attr_float("scale", 0.f);
-  const double scale = given != 0.f ? given : 1 / std::sqrt(static_cast<double>(q.dims()[3]));
   Tensor scores;
-  Tensor y = attend(c, q, repeated(k), repeated(v), scale, bias ? &*bias : nullptr, "attn_mask", &scores);
+  std::optional<int64_t> causal_past;
+  if (c.attr_int("is_causal", 0) != 0) causal_past = c.has(4) ? c.in(4).dims()[2] : 0;
+  Tensor y = grouped_attend(c, q, k, v, bias, causal_past, softmax_scale(c, q.dims()[3]), "attn_mask", &scores);
   std::vector<Tensor> out{rank == 3 ? merge_heads(y) : y, k, v, scores};
   out.resize(std::min(out.size(), c.n_outputs));
   return out;
+}
+
+// com.microsoft GroupQueryAttention(query, key, value, past_key?, past_value?, seqlens_k,
+// total_sequence_length, ...) -> (output, present_key, present_value): causal attention of the query
+// (batch, sequence, num_heads * head_size) on key and value (batch, sequence, kv_num_heads * head_size),
+// each key and value head serving num_heads / kv_num_heads query heads in a row; present_key and
+// present_value are key and value as (batch, kv_num_heads, sequence, head_size). Only a first prompt of
+// whole sequences, what the onnxruntime set writes: no past, total_sequence_length the sequence and
+// seqlens_k the sequence - 1 everywhere. Packed QKV, rotary, local windows, softcap and the later optional
+// inputs are refused.
+inline std::vector<Tensor> group_query_attention_kernel(const KernelContext& c) {
+  const int64_t heads = c.attr_int("num_heads", 0), kv_heads = c.attr_int("kv_num_heads", 0);
+  if (heads <= 0 || kv_heads <= 0 || heads % kv_heads != 0)
+    c.fail("num_heads must be a positive multiple of a positive kv_num_heads");
+  if (!c.has(1) || !c.has(2)) c.fail("key and value are required (packed QKV is not supported)");
+  for (std::size_t k : {3, 4, 7, 8, 9, 10, 11})
+    if (c.has(k)) c.fail("input " + std::to_string(k) + " (past state, rotary caches, ...) is not supported");
+  if (c.attr_int("do_rotary", 0) != 0 || c.attr_int("local_window_size", -1) != -1 ||
+      c.attr_float("softcap", 0.f) != 0.f || c.attr_int("smooth_softmax", 0) != 0)
+    c.fail("do_rotary, local_window_size, softcap and smooth_softmax are not supported");
+  if (c.in(0).rank() != 3 || c.in(1).rank() != 3 || c.in(2).rank() != 3)
+    c.fail("query, key and value must be 3-D (batch, sequence, hidden)");
+  const Tensor q = split_heads(c, c.in(0), heads, "the query"),
+               k = split_heads(c, c.in(1), kv_heads, "the key"),
+               v = split_heads(c, c.in(2), kv_heads, "the value");
+  const int64_t batch = q.dims()[0], sequence = q.dims()[2];
+  if (k.dims()[0] != batch || k.dims()[2] != sequence || k.dims()[3] != q.dims()[3] || v.dims()[0] != batch ||
+      v.dims()[2] != sequence)
+    c.fail("query " + shape_str(c.in(0).shape()) + ", key " + shape_str(c.in(1).shape()) + " and value " +
+           shape_str(c.in(2).shape()) + " do not match");
+  const Tensor &seqlens = c.in(5), &total = c.in(6);
+  if (seqlens.type() != ElemType::Int32 || seqlens.size() != batch || total.type() != ElemType::Int32 ||
+      total.size() != 1)
+    c.fail("seqlens_k must be int32 (batch) and total_sequence_length one int32");
+  bool whole = element_as_double(total, 0) == static_cast<double>(sequence);
+  for (int64_t b = 0; b < batch && whole; ++b)
+    whole = element_as_double(seqlens, b) == static_cast<double>(sequence - 1);
+  if (!whole)
+    c.fail(
+        "only whole sequences without a past are supported (seqlens_k = total_sequence_length - 1 = sequence "
+        "- 1)");
+  const Tensor y = grouped_attend(c, q, k, v, std::nullopt, 0, softmax_scale(c, q.dims()[3]), "");
+  return {merge_heads(y), k, v};
 }
 
 inline void register_contrib(KernelRegistry& r) {
@@ -8738,6 +8810,7 @@ inline void register_contrib(KernelRegistry& r) {
   r.add(ms, "FusedGemm", fused_gemm_kernel);
   r.add(ms, "RotaryEmbedding", ort_rotary_kernel);
   r.add(ms, "MultiHeadAttention", multi_head_attention_kernel);
+  r.add(ms, "GroupQueryAttention", group_query_attention_kernel);
   r.add("RotaryEmbedding", onnx_rotary_kernel);
   r.add("Attention", attention_kernel);
 }
@@ -13829,8 +13902,8 @@ using rewrite::Var;
 // Grouped-query attention, keys and values of fewer heads repeated before the scores (repeated_heads),
 // gives Attention those keys and values before the repeat, with kv_num_heads.
 // The onnxruntime set's MultiHeadAttention is the same rule writing com.microsoft MultiHeadAttention at
-// any opset (grouped keys and values stay repeated: it has no kv heads); listed after this one, at
-// opset 23 it finds the attention already fused.
+// any opset (GroupQueryAttention for grouped keys and values under a causal mask, which it reads before
+// their repeat); listed after this one, at opset 23 it finds the attention already fused.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -19773,15 +19846,21 @@ inline rewrite::RulePtr missing_top_k_rule() {
 // sequence, hidden): Q goes back to it through Transpose and Reshape, which the default rules cancel
 // against the Reshape and Transpose that split the heads. Key and value stay in (batch, heads, sequence,
 // head_size), a layout MultiHeadAttention accepts for both; MultiHeadAttentionKeyValue3D then reads them
-// from the 3-D values they were split from, when they were. Single-head attention on 3-D Q, K, V (batch,
-// sequence, size) becomes MultiHeadAttention with one head (MultiHeadAttentionOneHead, left out of the
-// onnxruntime_cpu set: on ONNX Runtime 1.30's CPU provider it runs slower than the nodes it replaces).
+// from the 3-D values they were split from, when they were. Grouped-query attention under a causal mask
+// becomes com.microsoft GroupQueryAttention instead, reading keys and values before their repeat.
+// Single-head attention on 3-D Q, K, V (batch, sequence, size) becomes MultiHeadAttention with one head
+// (MultiHeadAttentionOneHead, left out of the onnxruntime_cpu set: on ONNX Runtime 1.30's CPU provider it
+// runs slower than the nodes it replaces).
 #include <vector>
 
 
 namespace xexp::patterns {
 
 namespace detail {
+
+// GroupQueryAttention's head size: a multiple of 8 (ONNX Runtime refuses any other).
+inline constexpr auto gqa_head_size =
+    rewrite::fact<"gqa_head_size">([](const ValueView& q) { return static_dim(q, 3) % 8 == 0; });
 
 // com.microsoft MultiHeadAttention: the query 3-D, key and value as they are (keys in (batch, heads,
 // total, head_size)), the additive mask as attention_bias.
@@ -19805,11 +19884,33 @@ struct WriteMultiHeadAttention {
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
     return node(merge_heads(q), key(k, q_k), v, heads_of(q), scale);
   }
-  // A causal mask stays attention_bias.
+  // Keys and values repeated from fewer heads (grouped_kv_heads) under a causal mask: GroupQueryAttention
+  // reads them before the repeat (kv_num_heads) and masks causally itself from the lengths it is given,
+  // every sequence whole: total_sequence_length = sequence, seqlens_k = sequence - 1 for each batch (int32,
+  // from the query's Shape at run time; they fold for static sizes, and SameShapeValue shares them between
+  // layers otherwise). Its present key and value outputs are unused. Any other causal mask stays
+  // attention_bias.
   template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask& mask,
-                    const Causal&) {
-    return node(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask);
+                    const Causal& causal) {
+    using namespace rewrite::dsl;
+    return choose(causal && has_value(grouped_kv_heads(k, v, q_k)) && gqa_head_size(q),
+                  group_query_attention(q, k, v, q_k, scale),
+                  node(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask));
+  }
+  template <class Q, class K, class V, class QK, class Scale>
+  static auto group_query_attention(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
+    using namespace rewrite::dsl;
+    constexpr int64_t kInt32 = static_cast<int64_t>(ElemType::Int32);
+    auto query = let<'Y'>(merge_heads(q));
+    auto sizes = let<'Z'>(op<"Shape">(query));  // (batch, sequence, hidden)
+    auto total = let<'T'>(Cast(op<"Gather">(sizes, fold(int64_tensor({1}))), attr<"to"> = kInt32));
+    auto seqlens = Expand(Sub(total, fold(Tensor::from<int32_t>({1}, {1}))),
+                          op<"Gather">(sizes, fold(int64_tensor({0}))));
+    return outputs<3>(op<"GroupQueryAttention", "com.microsoft">(
+        query, WriteOnnxAttention::key(k, v, q_k), WriteOnnxAttention::value(k, v, q_k), omitted, omitted,
+        seqlens, total, attr<"num_heads"> = heads_of(q), attr<"kv_num_heads"> = kv_heads_of(q, k, v, q_k),
+        attr<"scale"> = scale));
   }
   template <class Q, class K, class V, class Scale>
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale) {

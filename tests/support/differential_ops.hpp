@@ -682,6 +682,26 @@ inline void multi_head_attention(Draw& d, ElemType t, Case& c) {
   if (d.chance(0.5)) c.attr_float("scale", 0.25f);
 }
 
+// com.microsoft GroupQueryAttention as the onnxruntime set writes it: 3-D query, key and value of whole
+// sequences (no past), key and value heads shared by groups of query heads, head sizes of 8 or 16 (ONNX
+// Runtime takes multiples of 8), seqlens_k the sequence - 1 and total_sequence_length the sequence, the
+// scale given or left to 1/sqrt(head_size); the present key and value are outputs too (required).
+inline void group_query_attention(Draw& d, ElemType t, Case& c) {
+  const int64_t b = d.pick(1, 2), s = d.pick(1, 4), kv_heads = d.pick(1, 2), heads = kv_heads * d.pick(1, 2);
+  const int64_t size = 8 * d.pick(1, 2);
+  c.in(d.values(t, {b, s, heads * size}, false, false));
+  c.in(d.values(t, {b, s, kv_heads * size}, false, false));
+  c.in(d.values(t, {b, s, kv_heads * size}, false, false));
+  c.none();  // past_key
+  c.none();  // past_value
+  c.in(Draw::ints({b}, Dims(static_cast<std::size_t>(b), s - 1), true));
+  c.in(eval::cast_tensor(Tensor::scalar<int64_t>(s), ElemType::Int32));
+  c.attr_int("num_heads", heads);
+  c.attr_int("kv_num_heads", kv_heads);
+  if (d.chance(0.5)) c.attr_float("scale", 0.25f);
+  c.outputs = 3;
+}
+
 // ONNX Attention (opset 23): Q, K, V all 4-D or all 3-D (q_num_heads, kv_num_heads), K and V heads
 // shared by groups of query heads, an additive or boolean mask (which keeps key 0 of every row) or none,
 // is_causal, past_key and past_value with the present outputs, the scale given or left to
@@ -1085,6 +1105,8 @@ inline std::vector<OpSpec> evaluator_op_specs() {
       "RotaryEmbedding", "nn", Match::Close, [](Draw& d, ElemType t, Case& c) { rotary(d, t, c, false); },
       kFloats);
   add("MultiHeadAttention", "contrib", Match::Close, multi_head_attention, {ElemType::Float, ElemType::Float16}, ms);
+  add("GroupQueryAttention", "contrib", Match::Close, group_query_attention, {ElemType::Float, ElemType::Float16},
+      ms);
   add("Attention", "nn", Match::Close, attention, {ElemType::Float, ElemType::Float16});
   add(
       "Constant", "shape", Match::Exact,

@@ -25,6 +25,19 @@ inline void infer_multi_head_attention(InferContext& c) {
   for (std::size_t k = 1; k < c.output_count(); ++k) c.set_output(k, c.type(0), std::nullopt);
 }
 
+// GroupQueryAttention: the output has the query's shape; present_key and present_value are (batch,
+// kv_num_heads, total, head_size), total being the sequence when there is no past.
+inline void infer_group_query_attention(InferContext& c) {
+  const std::optional<Shape>& query = c.shape(0);
+  const std::optional<Shape>& key = c.shape(1);
+  c.set_output(0, c.type(0), query && query->size() == 3 ? query : std::nullopt);
+  std::optional<Shape> present;
+  const int64_t kv_heads = c.attr_int("kv_num_heads", 0);
+  if (key && key->size() == 3 && (*key)[2].is_static() && kv_heads > 0 && !c.has_input(3))
+    present = Shape{(*key)[0], Dim(kv_heads), (*key)[1], Dim((*key)[2].value() / kv_heads)};
+  for (std::size_t k = 1; k < c.output_count(); ++k) c.set_output(k, c.type(0), present);
+}
+
 inline void infer_attention(InferContext& c) {
   std::optional<Shape> out;
   const std::optional<Shape>& query = c.shape(0);
@@ -44,6 +57,7 @@ inline void infer_attention(InferContext& c) {
 
 inline void add_attention_rules(RuleTable& t) {
   t.add(kMsDomain, {"MultiHeadAttention"}, infer_multi_head_attention);
+  t.add(kMsDomain, {"GroupQueryAttention"}, infer_group_query_attention);
   t.add({"Attention"}, infer_attention);
 }
 

@@ -24,8 +24,8 @@
 // Grouped-query attention, keys and values of fewer heads repeated before the scores (repeated_heads),
 // gives Attention those keys and values before the repeat, with kv_num_heads.
 // The onnxruntime set's MultiHeadAttention is the same rule writing com.microsoft MultiHeadAttention at
-// any opset (grouped keys and values stay repeated: it has no kv heads); listed after this one, at
-// opset 23 it finds the attention already fused.
+// any opset (GroupQueryAttention for grouped keys and values under a causal mask, which it reads before
+// their repeat); listed after this one, at opset 23 it finds the attention already fused.
 #include <algorithm>
 #include <cmath>
 #include <numeric>

@@ -5,9 +5,11 @@
 // sequence, hidden): Q goes back to it through Transpose and Reshape, which the default rules cancel
 // against the Reshape and Transpose that split the heads. Key and value stay in (batch, heads, sequence,
 // head_size), a layout MultiHeadAttention accepts for both; MultiHeadAttentionKeyValue3D then reads them
-// from the 3-D values they were split from, when they were. Single-head attention on 3-D Q, K, V (batch,
-// sequence, size) becomes MultiHeadAttention with one head (MultiHeadAttentionOneHead, left out of the
-// onnxruntime_cpu set: on ONNX Runtime 1.30's CPU provider it runs slower than the nodes it replaces).
+// from the 3-D values they were split from, when they were. Grouped-query attention under a causal mask
+// becomes com.microsoft GroupQueryAttention instead, reading keys and values before their repeat.
+// Single-head attention on 3-D Q, K, V (batch, sequence, size) becomes MultiHeadAttention with one head
+// (MultiHeadAttentionOneHead, left out of the onnxruntime_cpu set: on ONNX Runtime 1.30's CPU provider it
+// runs slower than the nodes it replaces).
 #include <vector>
 
 #include "xexp/patterns/onnx/attention.hpp"
@@ -15,6 +17,10 @@
 namespace xexp::patterns {
 
 namespace detail {
+
+// GroupQueryAttention's head size: a multiple of 8 (ONNX Runtime refuses any other).
+inline constexpr auto gqa_head_size =
+    rewrite::fact<"gqa_head_size">([](const ValueView& q) { return static_dim(q, 3) % 8 == 0; });
 
 // com.microsoft MultiHeadAttention: the query 3-D, key and value as they are (keys in (batch, heads,
 // total, head_size)), the additive mask as attention_bias.
@@ -38,11 +44,33 @@ struct WriteMultiHeadAttention {
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
     return node(merge_heads(q), key(k, q_k), v, heads_of(q), scale);
   }
-  // A causal mask stays attention_bias.
+  // Keys and values repeated from fewer heads (grouped_kv_heads) under a causal mask: GroupQueryAttention
+  // reads them before the repeat (kv_num_heads) and masks causally itself from the lengths it is given,
+  // every sequence whole: total_sequence_length = sequence, seqlens_k = sequence - 1 for each batch (int32,
+  // from the query's Shape at run time; they fold for static sizes, and SameShapeValue shares them between
+  // layers otherwise). Its present key and value outputs are unused. Any other causal mask stays
+  // attention_bias.
   template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask& mask,
-                    const Causal&) {
-    return node(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask);
+                    const Causal& causal) {
+    using namespace rewrite::dsl;
+    return choose(causal && has_value(grouped_kv_heads(k, v, q_k)) && gqa_head_size(q),
+                  group_query_attention(q, k, v, q_k, scale),
+                  node(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask));
+  }
+  template <class Q, class K, class V, class QK, class Scale>
+  static auto group_query_attention(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
+    using namespace rewrite::dsl;
+    constexpr int64_t kInt32 = static_cast<int64_t>(ElemType::Int32);
+    auto query = let<'Y'>(merge_heads(q));
+    auto sizes = let<'Z'>(op<"Shape">(query));  // (batch, sequence, hidden)
+    auto total = let<'T'>(Cast(op<"Gather">(sizes, fold(int64_tensor({1}))), attr<"to"> = kInt32));
+    auto seqlens = Expand(Sub(total, fold(Tensor::from<int32_t>({1}, {1}))),
+                          op<"Gather">(sizes, fold(int64_tensor({0}))));
+    return outputs<3>(op<"GroupQueryAttention", "com.microsoft">(
+        query, WriteOnnxAttention::key(k, v, q_k), WriteOnnxAttention::value(k, v, q_k), omitted, omitted,
+        seqlens, total, attr<"num_heads"> = heads_of(q), attr<"kv_num_heads"> = kv_heads_of(q, k, v, q_k),
+        attr<"scale"> = scale));
   }
   template <class Q, class K, class V, class Scale>
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale) {
