@@ -56,9 +56,11 @@ struct Attention {
   int64_t softmax_axis = -1;
   float fill = -std::numeric_limits<float>::infinity();  // the Where mask's value for masked positions
   bool mask_a_whole_row = false;                         // the Where mask hides every position of row 0
+  bool window = false;  // the mask also hides the keys more than one position before the query: not causal
   bool scores_read_twice = false;                        // the scores are a graph output too
   bool query_offset = false;  // Q + P after the heads split: Q is no Transpose(Reshape)
   bool cut_at_batch = false;  // WhereCut*: the cut ends at the batch size, not at seq
+  bool cut_unsqueezed = false;  // AddCut: Unsqueeze(cut, [0, 1]) as Llama's causal_mask[None, None] writes it
   int64_t row_size = 0;  // > 0: the heads merge into 2-D rows of this size (kHidden: as a 2-D Linear reads them)
   int64_t opset = 18;
   // > 0: K and V have this many heads, repeated to kHeads as HF's repeat_kv writes it (Unsqueeze at axis 2,
@@ -76,13 +78,13 @@ Tensor floats(std::vector<int64_t> dims, float start, float step) {
     v.push_back(start + step * static_cast<float>(k % 11));
   return Tensor::from<float>(std::move(dims), v);
 }
-// Causal: position (i, j) kept when j <= i, true where kept (or where hidden); (sequence, total) for 3-D
-// scores, else (1, 1, sequence, total).
-Tensor causal(bool four_d, bool whole_row, bool true_where_hidden, int64_t size = kSeq) {
+// Causal: position (i, j) kept when j <= i (and i - 1 <= j in a window of 2), true where kept (or where
+// hidden); (sequence, total) for 3-D scores, else (1, 1, sequence, total).
+Tensor causal(bool four_d, bool whole_row, bool true_where_hidden, int64_t size = kSeq, bool window = false) {
   std::vector<bool> flags;
   for (int64_t i = 0; i < size; ++i)
     for (int64_t j = 0; j < size; ++j)
-      flags.push_back((j <= i && !(whole_row && i == 0)) != true_where_hidden);
+      flags.push_back((j <= i && !(whole_row && i == 0) && !(window && j < i - 1)) != true_where_hidden);
   std::vector<int64_t> dims =
       four_d ? std::vector<int64_t>{1, 1, size, size} : std::vector<int64_t>{size, size};
   return Tensor::from<bool>(dims, flags);
@@ -156,7 +158,7 @@ Model attention(const Attention& c) {
     case Mask::WhereScoresFirst:
     case Mask::WhereFillFirst: {
       const bool scores_first = c.mask == Mask::WhereScoresFirst;
-      ValueId flags = g.add_initializer("flags", causal(true, c.mask_a_whole_row, !scores_first));
+      ValueId flags = g.add_initializer("flags", causal(true, c.mask_a_whole_row, !scores_first, kSeq, c.window));
       ValueId fill = g.add_initializer("fill", Tensor::scalar<float>(c.fill));
       masked =
           scores_first ? node(g, "Where", {flags, scores, fill}) : node(g, "Where", {flags, fill, scores});
@@ -170,7 +172,7 @@ Model attention(const Attention& c) {
       const ValueId end =
           node(g, "Slice", {node(g, "Shape", {*g.find("Q")}), test::int64_initializer(g, "seq_axis", {c.cut_at_batch ? 0 : 1}),
                             test::int64_initializer(g, "seq_axis_end", {c.cut_at_batch ? 1 : 2})});
-      const Tensor table = causal(!added, c.mask_a_whole_row, !scores_first, kTable);
+      const Tensor table = causal(!added, c.mask_a_whole_row, !scores_first, kTable, c.window);
       std::vector<float> additive;
       for (int64_t k = 0; k < table.size(); ++k)
         additive.push_back(eval::element_as_double(table, k) != 0 ? 0.f : c.fill);
@@ -178,6 +180,7 @@ Model attention(const Attention& c) {
           g.add_initializer("flags", added ? Tensor::from<float>({kTable, kTable}, additive) : table);
       flags = node(g, "Slice", {flags, zero, end, test::int64_initializer(g, "rows", {added ? 0 : 2})});
       flags = node(g, "Slice", {flags, zero, end, test::int64_initializer(g, "columns", {added ? 1 : 3})});
+      if (c.cut_unsqueezed) flags = node(g, "Unsqueeze", {flags, test::int64_initializer(g, "leading", {0, 1})});
       ValueId fill = g.add_initializer("fill", Tensor::scalar<float>(c.fill));
       masked = added          ? node(g, "Add", {scores, flags})
                : scores_first ? node(g, "Where", {flags, scores, fill})
@@ -198,7 +201,8 @@ Model attention(const Attention& c) {
 // With `hidden_where_cut_equals` (a dynamic export of such a module), the mask is
 // Equal(Slice(Slice(tril, 0..seq, 0), 0..seq, 1), hidden_where_cut_equals) of a constant float table of
 // ones on and below the diagonal, seq read from Q's shape at run time.
-Model single_head(std::optional<float> hidden_where_cut_equals = std::nullopt, int64_t opset = 18) {
+Model single_head(std::optional<float> hidden_where_cut_equals = std::nullopt, int64_t opset = 18,
+                  bool window = false) {
   Model m = test::model_with_opset(opset);
   m.opsets.push_back({"com.microsoft", 1, {}});
   Graph& g = *m.graph;
@@ -212,7 +216,7 @@ Model single_head(std::optional<float> hidden_where_cut_equals = std::nullopt, i
   if (hidden_where_cut_equals) {
     std::vector<float> ones_below;
     for (int64_t i = 0; i < kTable; ++i)
-      for (int64_t j = 0; j < kTable; ++j) ones_below.push_back(j <= i ? 1.f : 0.f);
+      for (int64_t j = 0; j < kTable; ++j) ones_below.push_back(j <= i && !(window && j < i - 1) ? 1.f : 0.f);
     const ValueId zero = test::int64_initializer(g, "zero", {0});
     const ValueId end = node(g, "Slice", {node(g, "Shape", {q}), test::int64_initializer(g, "seq_axis", {1}),
                                           test::int64_initializer(g, "seq_axis_end", {2})});
@@ -332,14 +336,16 @@ TEST(PatternMultiHeadAttention, EverySpelling) {
     Attention attention;
     int64_t bias_heads;  // the bias is (1, bias_heads, sequence, total); 0: no bias input
     float scale;
+    bool unidirectional = false;  // a causal mask: no bias input either
   };
   const float inv_root = 1 / std::sqrt(3.f);
-  for (const Case& c :
-       std::vector<Case>{{{.keys = Keys::Gpt2, .mask = Mask::WhereScoresFirst}, 1, inv_root},
-                         {{.keys = Keys::FusedMatMul, .mask = Mask::WhereFillFirst, .fill = -1e4f}, 1, 0.5f},
-                         {{.mask = Mask::AddInput, .multiply = true}, kHeads, inv_root},
-                         {{.mask = Mask::None, .scale_rank = 4}, 0, inv_root},
-                         {{.keys = Keys::Gpt2, .mask = Mask::None}, 0, inv_root}}) {
+  for (const Case& c : std::vector<Case>{
+           {{.keys = Keys::Gpt2, .mask = Mask::WhereScoresFirst}, 0, inv_root, true},
+           {{.keys = Keys::FusedMatMul, .mask = Mask::WhereFillFirst, .fill = -1e4f}, 0, 0.5f, true},
+           {{.keys = Keys::Gpt2, .mask = Mask::WhereScoresFirst, .window = true}, 1, inv_root},
+           {{.mask = Mask::AddInput, .multiply = true}, kHeads, inv_root},
+           {{.mask = Mask::None, .scale_rank = 4}, 0, inv_root},
+           {{.keys = Keys::Gpt2, .mask = Mask::None}, 0, inv_root}}) {
     Model m = attention(c.attention);
     test::run_rules(m, kAll);
     const Graph& g = *m.graph;
@@ -348,6 +354,7 @@ TEST(PatternMultiHeadAttention, EverySpelling) {
     EXPECT_EQ(input_name(g, n, 1), "K");
     EXPECT_EQ(input_name(g, n, 2), "V");
     EXPECT_NEAR(n.attribute(Symbol("scale"))->f, c.scale, 1e-6);
+    EXPECT_EQ(n.attribute(Symbol("unidirectional")) != nullptr, c.unidirectional);
     if (c.bias_heads == 0) {
       EXPECT_EQ(n.inputs.size(), 3u);
     } else {
@@ -357,15 +364,39 @@ TEST(PatternMultiHeadAttention, EverySpelling) {
   }
 }
 
+// A Where mask that is not causal (a window of two keys) folds into an additive attention_bias.
 TEST(PatternMultiHeadAttention, WhereMaskFoldsIntoZerosAndTheFill) {
-  Model m = attention({.keys = Keys::Gpt2, .mask = Mask::WhereScoresFirst, .fill = -1e9f});
+  Model m = attention({.keys = Keys::Gpt2, .mask = Mask::WhereScoresFirst, .fill = -1e9f, .window = true});
   test::run_rules(m, kAll);
   const Graph& g = *m.graph;
-  const Tensor* bias = rewrite::constant_tensor(g, only_attention(g).inputs[5]);
+  const Tensor* bias = rewrite::constant_tensor(g, only_attention(g).inputs.at(5));
   ASSERT_NE(bias, nullptr);
   const auto values = bias->data<float>();
   for (int64_t i = 0; i < kSeq; ++i)
-    for (int64_t j = 0; j < kSeq; ++j) EXPECT_EQ(values[i * kSeq + j], j <= i ? 0.f : -1e9f) << i << "," << j;
+    for (int64_t j = 0; j < kSeq; ++j)
+      EXPECT_EQ(values[i * kSeq + j], j <= i && j >= i - 1 ? 0.f : -1e9f) << i << "," << j;
+}
+
+// A causal mask, constant or cut at run time, additive or Where, of several heads or one: unidirectional=1
+// and no attention_bias (nor the cut), the same outputs.
+TEST(PatternMultiHeadAttention, CausalMasksBecomeUnidirectional) {
+  const std::vector<std::function<Model()>> models = {
+      [] { return attention({.keys = Keys::Gpt2, .mask = Mask::WhereScoresFirst}); },
+      [] { return attention({.mask = Mask::AddCut}); },
+      [] { return attention({.mask = Mask::AddCut, .cut_unsqueezed = true}); },
+      [] { return attention({.mask = Mask::WhereCutFillFirst, .fill = -1e4f}); },
+      [] { return single_head(); },
+      [] { return single_head(0.f); }};
+  for (const auto& make : models) {
+    Model m = make();
+    test::run_rules(m, kAll);
+    ASSERT_EQ(op_types(*m.graph), (OpList{kMha}));
+    const Node& n = only_attention(*m.graph);
+    ASSERT_NE(n.attribute(Symbol("unidirectional")), nullptr);
+    EXPECT_EQ(n.attribute(Symbol("unidirectional"))->i, 1);
+    EXPECT_EQ(n.inputs.size(), 3u);
+    test::expect_same_outputs(make, kAll, 1e-5, {.seed = 7, .symbols = {{"seq", kSeq}}});
+  }
 }
 
 TEST(PatternMultiHeadAttention, QueryComputedAfterTheSplitGoesBackTo3D) {
@@ -387,7 +418,7 @@ TEST(PatternMultiHeadAttention, OneHeadOn3DValues) {
   EXPECT_EQ(input_name(g, n, 0), "Q");
   EXPECT_EQ(n.attribute(Symbol("num_heads"))->i, 1);
   EXPECT_FLOAT_EQ(n.attribute(Symbol("scale"))->f, 0.5f);
-  EXPECT_EQ(g.value(n.inputs[5]).shape, Shape({1, 1, kSeq, kSeq}));
+  EXPECT_EQ(n.attribute(Symbol("unidirectional"))->i, 1);  // the causal mask
 }
 
 TEST(PatternMultiHeadAttention, NotOverAnotherSoftmaxAxis) {
@@ -418,10 +449,12 @@ TEST(PatternMultiHeadAttention, NotForAWhereMaskThatIsNotLargeNegativeOrHidesAWh
   }
 }
 
-TEST(PatternMultiHeadAttention, CausalMaskCutAtRunTimeBecomesAWhereBias) {
+// A mask cut at run time that is not causal (a window of two keys) becomes a Where bias.
+TEST(PatternMultiHeadAttention, MaskCutAtRunTimeBecomesAWhereBias) {
   for (Mask mask : {Mask::WhereCutScoresFirst, Mask::WhereCutFillFirst}) {
     const bool scores_first = mask == Mask::WhereCutScoresFirst;
-    Model m = attention({.keys = Keys::Gpt2, .mask = mask, .fill = std::numeric_limits<float>::lowest()});
+    Model m = attention(
+        {.keys = Keys::Gpt2, .mask = mask, .fill = std::numeric_limits<float>::lowest(), .window = true});
     test::run_rules(m, kAll);
     const Graph& g = *m.graph;
     EXPECT_EQ(op_types(g), (OpList{"Shape", "Slice", "Slice", "Slice", "Where", kMha}));
@@ -438,16 +471,16 @@ TEST(PatternMultiHeadAttention, CausalMaskCutAtRunTimeBecomesAWhereBias) {
     EXPECT_EQ(zero->size(), 1);
     EXPECT_EQ(zero->data<float>()[0], 0.f);
     EXPECT_EQ(input_name(g, bias, scores_first ? 2 : 1), "fill");
-    test::expect_same_outputs([&] { return attention({.keys = Keys::Gpt2, .mask = mask}); }, kAll, 1e-5,
-                              {.seed = 7, .symbols = {{"seq", kSeq}}});
+    test::expect_same_outputs([&] { return attention({.keys = Keys::Gpt2, .mask = mask, .window = true}); },
+                              kAll, 1e-5, {.seed = 7, .symbols = {{"seq", kSeq}}});
   }
 }
 
-// An additive causal table (-inf above the diagonal) cut at run time, as a dynamic export of
-// `scores + causal[:s, :s]` writes it: MultiHeadAttention's attention_bias is the cut made 4-D; Attention
-// at opset 23 is causal and the cut goes.
+// An additive table (-inf where hidden) cut at run time, as a dynamic export of `scores + table[:s, :s]`
+// writes it: MultiHeadAttention's attention_bias is the cut made 4-D (a causal table is unidirectional,
+// CausalMasksBecomeUnidirectional); Attention at opset 23 is causal for a causal table and the cut goes.
 TEST(PatternMultiHeadAttention, AdditiveMaskCutAtRunTimeIsTheBias) {
-  Model m = attention({.mask = Mask::AddCut});
+  Model m = attention({.mask = Mask::AddCut, .window = true});
   test::run_rules(m, kAll);
   const Graph& g = *m.graph;
   ASSERT_EQ(nodes_of_type(g, "MultiHeadAttention"), 1);
@@ -455,7 +488,7 @@ TEST(PatternMultiHeadAttention, AdditiveMaskCutAtRunTimeIsTheBias) {
   const Node& bias = g.node(g.value(n.inputs.at(5)).producer);
   EXPECT_EQ(bias.op_type, Symbol("Unsqueeze"));
   EXPECT_EQ(g.node(g.value(bias.inputs[0]).producer).op_type, Symbol("Slice"));
-  test::expect_same_outputs([] { return attention({.mask = Mask::AddCut}); }, kAll, 1e-5,
+  test::expect_same_outputs([] { return attention({.mask = Mask::AddCut, .window = true}); }, kAll, 1e-5,
                             {.seed = 7, .symbols = {{"seq", kSeq}}});
   Model at23 = attention({.mask = Mask::AddCut, .opset = 23});
   test::run_rules(at23, "default");
@@ -464,13 +497,15 @@ TEST(PatternMultiHeadAttention, AdditiveMaskCutAtRunTimeIsTheBias) {
   test::expect_same_outputs([] { return attention({.mask = Mask::AddCut, .opset = 23}); }, "default", 1e-5,
                             {.seed = 7, .symbols = {{"seq", kSeq}}});
   // A cut ending at the batch size, not the sequence length, is no bias of the scores' sizes.
-  Model batch = attention({.mask = Mask::AddCut, .cut_at_batch = true});
+  Model batch = attention({.mask = Mask::AddCut, .window = true, .cut_at_batch = true});
   test::run_rules(batch, kAll);
   EXPECT_EQ(nodes_of_type(*batch.graph, "MultiHeadAttention"), 0);
 }
 
+// Not causal (a window of two keys): a Where bias, 4-D for the 3-D scores. A causal one is unidirectional
+// (CausalMasksBecomeUnidirectional).
 TEST(PatternMultiHeadAttention, OneHeadWithAMaskComparedAfterItsRunTimeCut) {
-  Model m = single_head(0.f);
+  Model m = single_head(0.f, 18, true);
   test::run_rules(m, kAll);
   const Graph& g = *m.graph;
   EXPECT_EQ(op_types(g), (OpList{"Shape", "Slice", "Slice", "Slice", "Equal", "Where", kMha}));
@@ -481,7 +516,8 @@ TEST(PatternMultiHeadAttention, OneHeadWithAMaskComparedAfterItsRunTimeCut) {
   const Tensor* zero = rewrite::constant_tensor(g, bias.inputs[2]);
   ASSERT_NE(zero, nullptr);
   EXPECT_EQ(zero->dims(), (std::vector<int64_t>{1, 1, 1, 1}));  // the bias is 4-D
-  test::expect_same_outputs([] { return single_head(0.f); }, kAll, 1e-5, {.seed = 7, .symbols = {{"seq", kSeq}}});
+  test::expect_same_outputs([] { return single_head(0.f, 18, true); }, kAll, 1e-5,
+                            {.seed = 7, .symbols = {{"seq", kSeq}}});
   // Equal(cut, 1) hides the diagonal and what is below: row 0 is fully masked.
   Model hides_row = single_head(1.f);
   test::run_rules(hides_row, kAll);

@@ -8636,35 +8636,6 @@ inline Tensor attend(const KernelContext& c, const Tensor& q, const Tensor& k, c
   return batched_matmul(weights, v, false, false, 1.0);
 }
 
-// The attention scale: the attribute `scale`, 1/sqrt(head_size) when absent or 0.
-inline double softmax_scale(const KernelContext& c, int64_t head_size) {
-  const float given = c.attr_float("scale", 0.f);
-  return given != 0.f ? given : 1 / std::sqrt(static_cast<double>(head_size));
-}
-
-// com.microsoft MultiHeadAttention(query, key, value, bias?, key_padding_mask?, attention_bias?):
-// per head, Softmax(scale * Q K^T + attention_bias) V, scale 1/sqrt(head_size) when absent or 0. The query
-// is (batch, sequence, heads * head_size); key and value are 3-D like it or (batch, heads, total,
-// head_size); attention_bias is (batch|1, heads|1, sequence, total). Packed QKV, the projection bias,
-// the key padding mask and the past state are refused.
-inline std::vector<Tensor> multi_head_attention_kernel(const KernelContext& c) {
-  const int64_t heads = c.attr_int("num_heads", 0);
-  if (heads <= 0) c.fail("num_heads must be positive");
-  for (std::size_t k : {3, 4, 6, 7, 8, 9})
-    if (c.has(k)) c.fail("input " + std::to_string(k) + " (bias, key_padding_mask or past state) is not supported");
-  if (!c.has(1) || !c.has(2)) c.fail("key and value are required (packed QKV is not supported)");
-  if (c.in(0).rank() != 3) c.fail("the query is " + shape_str(c.in(0).shape()) + ", expected (batch, sequence, hidden)");
-  const Tensor q = split_heads(c, c.in(0), heads, "the query"), k = split_heads(c, c.in(1), heads, "the key"),
-               v = split_heads(c, c.in(2), heads, "the value");
-  const int64_t head_size = q.dims()[3];
-  if (k.dims()[0] != q.dims()[0] || v.dims()[0] != q.dims()[0] || k.dims()[3] != head_size || v.dims()[2] != k.dims()[2])
-    c.fail("query " + shape_str(c.in(0).shape()) + ", key " + shape_str(c.in(1).shape()) + " and value " +
-           shape_str(c.in(2).shape()) + " do not match");
-  const double scale = softmax_scale(c, head_size);
-  if (c.has(5) && c.in(5).rank() != 4) c.fail("attention_bias " + shape_str(c.in(5).shape()) + " is not 4-D");
-  return {merge_heads(attend(c, q, k, v, scale, c.has(5) ? &c.in(5) : nullptr, "attention_bias"))};
-}
-
 // Softmax(scale * Q K^T + bias) V for q (batch, q_heads, sequence, head_size), k and v (batch, kv_heads,
 // total, head_size) whose heads each serve q_heads / kv_heads query heads in a row; a `causal_past` also
 // hides key j from query i when j > i + causal_past. bias is additive and broadcasts to the scores, which
@@ -8693,6 +8664,40 @@ inline Tensor grouped_attend(const KernelContext& c, const Tensor& q, const Tens
     bias = mask;
   }
   return attend(c, q, repeated(k), repeated(v), scale, bias ? &*bias : nullptr, what, scores);
+}
+
+// The attention scale: the attribute `scale`, 1/sqrt(head_size) when absent or 0.
+inline double softmax_scale(const KernelContext& c, int64_t head_size) {
+  const float given = c.attr_float("scale", 0.f);
+  return given != 0.f ? given : 1 / std::sqrt(static_cast<double>(head_size));
+}
+
+// com.microsoft MultiHeadAttention(query, key, value, bias?, key_padding_mask?, attention_bias?):
+// per head, Softmax(scale * Q K^T + attention_bias) V, scale 1/sqrt(head_size) when absent or 0, key j
+// hidden from query i when j > i with unidirectional=1. The query is (batch, sequence, heads *
+// head_size); key and value are 3-D like it or (batch, heads, total, head_size); attention_bias is
+// (batch|1, heads|1, sequence, total). Packed QKV, the projection bias, the key padding mask and the past
+// state are refused.
+inline std::vector<Tensor> multi_head_attention_kernel(const KernelContext& c) {
+  const int64_t heads = c.attr_int("num_heads", 0);
+  if (heads <= 0) c.fail("num_heads must be positive");
+  for (std::size_t k : {3, 4, 6, 7, 8, 9})
+    if (c.has(k)) c.fail("input " + std::to_string(k) + " (bias, key_padding_mask or past state) is not supported");
+  if (!c.has(1) || !c.has(2)) c.fail("key and value are required (packed QKV is not supported)");
+  if (c.in(0).rank() != 3) c.fail("the query is " + shape_str(c.in(0).shape()) + ", expected (batch, sequence, hidden)");
+  const Tensor q = split_heads(c, c.in(0), heads, "the query"), k = split_heads(c, c.in(1), heads, "the key"),
+               v = split_heads(c, c.in(2), heads, "the value");
+  const int64_t head_size = q.dims()[3];
+  if (k.dims()[0] != q.dims()[0] || v.dims()[0] != q.dims()[0] || k.dims()[3] != head_size || v.dims()[2] != k.dims()[2])
+    c.fail("query " + shape_str(c.in(0).shape()) + ", key " + shape_str(c.in(1).shape()) + " and value " +
+           shape_str(c.in(2).shape()) + " do not match");
+  const double scale = softmax_scale(c, head_size);
+  if (c.has(5) && c.in(5).rank() != 4) c.fail("attention_bias " + shape_str(c.in(5).shape()) + " is not 4-D");
+  std::optional<Tensor> bias;
+  if (c.has(5)) bias = c.in(5);
+  const std::optional<int64_t> causal_past =
+      c.attr_int("unidirectional", 0) != 0 ? std::optional<int64_t>(0) : std::nullopt;
+  return {merge_heads(grouped_attend(c, q, k, v, bias, causal_past, scale, "attention_bias"))};
 }
 
 // ONNX Attention (opset 23)(Q, K, V, attn_mask?, past_key?, past_value?) -> (Y, present_key?,
@@ -19842,7 +19847,8 @@ inline rewrite::RulePtr missing_top_k_rule() {
 // ======== xexp/patterns/ort/multi_head_attention.hpp
 // MultiHeadAttention (onnxruntime set): the Attention rule's scaled dot-product attention (see
 // onnx/attention.hpp for what it matches) becomes com.microsoft MultiHeadAttention(query, key, value, '',
-// '', attention_bias, num_heads, scale) at any opset. MultiHeadAttention takes the query as (batch,
+// '', attention_bias, num_heads, scale) at any opset, or MultiHeadAttention(query, key, value, num_heads,
+// scale, unidirectional=1) when the mask is exactly causal. MultiHeadAttention takes the query as (batch,
 // sequence, hidden): Q goes back to it through Transpose and Reshape, which the default rules cancel
 // against the Reshape and Transpose that split the heads. Key and value stay in (batch, heads, sequence,
 // head_size), a layout MultiHeadAttention accepts for both; MultiHeadAttentionKeyValue3D then reads them
@@ -19863,17 +19869,21 @@ inline constexpr auto gqa_head_size =
     rewrite::fact<"gqa_head_size">([](const ValueView& q) { return static_dim(q, 3) % 8 == 0; });
 
 // com.microsoft MultiHeadAttention: the query 3-D, key and value as they are (keys in (batch, heads,
-// total, head_size)), the additive mask as attention_bias.
+// total, head_size)), the additive mask as attention_bias, or unidirectional=1 for a causal one.
 struct WriteMultiHeadAttention {
-  template <class Q, class K, class V, class Heads, class Scale, class... Mask>
+  template <class Q, class K, class V, class Heads, class Scale, class... More>
   static auto node(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
-                   const Mask&... mask) {
+                   const More&... more) {
     using namespace rewrite::dsl;
-    constexpr auto attention = op<"MultiHeadAttention", "com.microsoft">;
-    if constexpr (sizeof...(Mask) == 0)
-      return attention(q, k, v, attr<"num_heads"> = heads, attr<"scale"> = scale);
-    else
-      return attention(q, k, v, omitted, omitted, mask..., attr<"num_heads"> = heads, attr<"scale"> = scale);
+    return op<"MultiHeadAttention", "com.microsoft">(q, k, v, more..., attr<"num_heads"> = heads,
+                                                     attr<"scale"> = scale);
+  }
+  template <class Q, class K, class V, class Heads, class Scale, class Mask, class Causal>
+  static auto masked(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
+                     const Mask& mask, const Causal& causal) {
+    using namespace rewrite::dsl;
+    return choose(causal, node(q, k, v, heads, scale, attr<"unidirectional"> = 1),
+                  node(q, k, v, heads, scale, omitted, omitted, mask));
   }
   template <class K, class QK>
   static auto key(const K& k, const QK& q_k) {
@@ -19888,15 +19898,14 @@ struct WriteMultiHeadAttention {
   // reads them before the repeat (kv_num_heads) and masks causally itself from the lengths it is given,
   // every sequence whole: total_sequence_length = sequence, seqlens_k = sequence - 1 for each batch (int32,
   // from the query's Shape at run time; they fold for static sizes, and SameShapeValue shares them between
-  // layers otherwise). Its present key and value outputs are unused. Any other causal mask stays
-  // attention_bias.
+  // layers otherwise). Its present key and value outputs are unused.
   template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask& mask,
                     const Causal& causal) {
     using namespace rewrite::dsl;
     return choose(causal && has_value(grouped_kv_heads(k, v, q_k)) && gqa_head_size(q),
                   group_query_attention(q, k, v, q_k, scale),
-                  node(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask));
+                  masked(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask, causal));
   }
   template <class Q, class K, class V, class QK, class Scale>
   static auto group_query_attention(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
@@ -19918,8 +19927,8 @@ struct WriteMultiHeadAttention {
   }
   template <class Q, class K, class V, class Scale, class Mask, class Causal>
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale, const Mask& mask,
-                     const Causal&) {
-    return node(q, k, v, 1, scale, mask);
+                     const Causal& causal) {
+    return masked(q, k, v, 1, scale, mask, causal);
   }
 };
 

@@ -666,7 +666,8 @@ inline void rotary(Draw& d, ElemType t, Case& c, bool contrib) {
 }
 
 // com.microsoft MultiHeadAttention: 3-D query, 3-D or 4-D (batch, heads, total, head_size) key and value,
-// an attention bias broadcast over batch or heads or none, the scale given or left to 1/sqrt(head_size).
+// an attention bias broadcast over batch or heads or none, the scale given or left to 1/sqrt(head_size),
+// unidirectional or not.
 inline void multi_head_attention(Draw& d, ElemType t, Case& c) {
   const int64_t b = d.pick(1, 2), s = d.pick(1, 3), total = d.pick(1, 4), heads = d.pick(1, 2), size = d.pick(1, 3);
   c.in(d.values(t, {b, s, heads * size}, false, false));
@@ -680,6 +681,7 @@ inline void multi_head_attention(Draw& d, ElemType t, Case& c) {
   }
   c.attr_int("num_heads", heads);
   if (d.chance(0.5)) c.attr_float("scale", 0.25f);
+  if (d.chance(0.3)) c.attr_int("unidirectional", 1);
 }
 
 // com.microsoft GroupQueryAttention as the onnxruntime set writes it: 3-D query, key and value of whole

@@ -235,7 +235,8 @@ inline constexpr auto attention_bias = rewrite::fact<"attention_bias">(folded_bi
 
 // Where(mask, scores, fill) (or Where(mask, fill, scores)) with a mask computed at run time as dynamic
 // exports write causal masks: Slice(Slice(table, 0..seq, rows), 0..seq, columns) of a constant table
-// (1, ..., rows, columns), possibly compared to a constant after (Equal(cut, 0)). The attention_bias is then
+// (1, ..., rows, columns), possibly compared to a constant after (Equal(cut, 0)), possibly given leading
+// axes after (Unsqueeze(cut, [0, 1])). The attention_bias is then
 // Where(mask, 0, fill) (or Where(mask, fill, 0)) with a zero of shape (1, 1, 1, 1), so that the bias is 4-D
 // for 3-D scores too. Exact when:
 // - each of the last two axes is cut once from 0 with step 1 at an end holding the scores' dim on that
@@ -261,8 +262,20 @@ inline std::optional<Tensor> runtime_mask_table(const ValueView& masked, const V
     const std::optional<double> fill = scalar_constant(g, n.inputs[keeps_where_true ? 2 : 1]);
     if (!fill || *fill > -1e4 || g.value(n.inputs[0]).elem != ElemType::Bool) return std::nullopt;
   }
-  // The mask: the Add's other input, the Where's condition.
+  // The mask: the Add's other input, the Where's condition; a 2-D cut given its leading axes by an
+  // Unsqueeze (Llama's causal_mask[None, None, :s, :s]) broadcasts as the cut itself.
   ir::ValueId v = added && n.inputs[0] == s.id ? n.inputs[1] : n.inputs[0];
+  if (const ir::Node* unsqueeze = producer_of(g, v, "Unsqueeze")) {
+    std::optional<std::vector<int64_t>> axes = ints_attribute_or_input(g, *unsqueeze, "axes", 1);
+    const std::optional<Shape>& out = g.value(v).shape;
+    if (axes && out) {
+      for (int64_t& a : *axes) a = a < 0 ? a + static_cast<int64_t>(out->size()) : a;
+      std::sort(axes->begin(), axes->end());
+      std::vector<int64_t> leading(axes->size());
+      std::iota(leading.begin(), leading.end(), 0);
+      if (*axes == leading) v = unsqueeze->inputs[0];
+    }
+  }
   const Tensor* compared_to = nullptr;  // the mask is Equal(cut, compared_to)
   if (const ir::Node* equal = producer_of(g, v, "Equal"); equal && equal->inputs.size() == 2) {
     compared_to = rewrite::constant_tensor(g, equal->inputs[1]);

@@ -1,7 +1,8 @@
 #pragma once
 // MultiHeadAttention (onnxruntime set): the Attention rule's scaled dot-product attention (see
 // onnx/attention.hpp for what it matches) becomes com.microsoft MultiHeadAttention(query, key, value, '',
-// '', attention_bias, num_heads, scale) at any opset. MultiHeadAttention takes the query as (batch,
+// '', attention_bias, num_heads, scale) at any opset, or MultiHeadAttention(query, key, value, num_heads,
+// scale, unidirectional=1) when the mask is exactly causal. MultiHeadAttention takes the query as (batch,
 // sequence, hidden): Q goes back to it through Transpose and Reshape, which the default rules cancel
 // against the Reshape and Transpose that split the heads. Key and value stay in (batch, heads, sequence,
 // head_size), a layout MultiHeadAttention accepts for both; MultiHeadAttentionKeyValue3D then reads them
@@ -23,17 +24,21 @@ inline constexpr auto gqa_head_size =
     rewrite::fact<"gqa_head_size">([](const ValueView& q) { return static_dim(q, 3) % 8 == 0; });
 
 // com.microsoft MultiHeadAttention: the query 3-D, key and value as they are (keys in (batch, heads,
-// total, head_size)), the additive mask as attention_bias.
+// total, head_size)), the additive mask as attention_bias, or unidirectional=1 for a causal one.
 struct WriteMultiHeadAttention {
-  template <class Q, class K, class V, class Heads, class Scale, class... Mask>
+  template <class Q, class K, class V, class Heads, class Scale, class... More>
   static auto node(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
-                   const Mask&... mask) {
+                   const More&... more) {
     using namespace rewrite::dsl;
-    constexpr auto attention = op<"MultiHeadAttention", "com.microsoft">;
-    if constexpr (sizeof...(Mask) == 0)
-      return attention(q, k, v, attr<"num_heads"> = heads, attr<"scale"> = scale);
-    else
-      return attention(q, k, v, omitted, omitted, mask..., attr<"num_heads"> = heads, attr<"scale"> = scale);
+    return op<"MultiHeadAttention", "com.microsoft">(q, k, v, more..., attr<"num_heads"> = heads,
+                                                     attr<"scale"> = scale);
+  }
+  template <class Q, class K, class V, class Heads, class Scale, class Mask, class Causal>
+  static auto masked(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
+                     const Mask& mask, const Causal& causal) {
+    using namespace rewrite::dsl;
+    return choose(causal, node(q, k, v, heads, scale, attr<"unidirectional"> = 1),
+                  node(q, k, v, heads, scale, omitted, omitted, mask));
   }
   template <class K, class QK>
   static auto key(const K& k, const QK& q_k) {
@@ -48,15 +53,14 @@ struct WriteMultiHeadAttention {
   // reads them before the repeat (kv_num_heads) and masks causally itself from the lengths it is given,
   // every sequence whole: total_sequence_length = sequence, seqlens_k = sequence - 1 for each batch (int32,
   // from the query's Shape at run time; they fold for static sizes, and SameShapeValue shares them between
-  // layers otherwise). Its present key and value outputs are unused. Any other causal mask stays
-  // attention_bias.
+  // layers otherwise). Its present key and value outputs are unused.
   template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask& mask,
                     const Causal& causal) {
     using namespace rewrite::dsl;
     return choose(causal && has_value(grouped_kv_heads(k, v, q_k)) && gqa_head_size(q),
                   group_query_attention(q, k, v, q_k, scale),
-                  node(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask));
+                  masked(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask, causal));
   }
   template <class Q, class K, class V, class QK, class Scale>
   static auto group_query_attention(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
@@ -78,8 +82,8 @@ struct WriteMultiHeadAttention {
   }
   template <class Q, class K, class V, class Scale, class Mask, class Causal>
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale, const Mask& mask,
-                     const Causal&) {
-    return node(q, k, v, 1, scale, mask);
+                     const Causal& causal) {
+    return masked(q, k, v, 1, scale, mask, causal);
   }
 };
 
