@@ -229,6 +229,12 @@ TEST(InferShapeOps, ShapeGatherConcatReshapeKeepsSymbols) {
   EXPECT_EQ(*f.shape(reshaped), (Shape{S("batch"), S("seq"), 2, 8}));
   ValueId flat = f.one("Reshape", {x, f.one("Concat", {batch, f.ints("m1", {-1})}, {Attribute::make_int("axis", 0)})});
   EXPECT_EQ(*f.shape(flat), (Shape{S("batch"), S("seq*16")}));
+  // A shape split in pieces (GathersSplit writes Split(Shape(X))): each piece holds its elements.
+  const std::vector<ValueId> pieces = f.node("Split", {shape, f.ints("sizes", {1, 2})}, 2);
+  EXPECT_EQ(*f.state.value_shapes.find(pieces[0]), (Shape{S("batch")}));
+  EXPECT_EQ(*f.state.value_shapes.find(pieces[1]), (Shape{S("seq"), 16}));
+  EXPECT_EQ(*f.shape(f.one("Reshape", {x, f.one("Concat", {pieces[0], pieces[1]}, {Attribute::make_int("axis", 0)})})),
+            (Shape{S("batch"), S("seq"), 16}));
   ValueId expanded = f.one("Expand", {f.input("B", ElemType::Float, Shape{1, 1, 16}), shape});
   EXPECT_EQ(*f.shape(expanded), (Shape{S("batch"), S("seq"), 16}));
   ValueId cos = f.one("ConstantOfShape", {f.one("Cast", {shape}, {Attribute::make_int("to", 7)})});

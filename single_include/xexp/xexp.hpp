@@ -5737,10 +5737,18 @@ inline void infer_split(InferContext& c) {
     sizes.emplace();
     for (int64_t k = 0; k < chunks; ++k) sizes->push_back(std::max<int64_t>(0, std::min(chunk, d - k * chunk)));
   }
+  // A shape value split into pieces (GathersSplit's Split(Shape(X))): each piece holds its elements.
+  const std::optional<Shape> content = in.size() == 1 && sizes ? c.value_shape(0) : std::nullopt;
+  std::size_t first = 0;
   for (std::size_t k = 0; k < n; ++k) {
     Shape out = in;
     out[axis] = sizes ? Dim((*sizes)[k]) : Dim();
     c.set_output(k, c.type(0), out);
+    const int64_t size = sizes ? (*sizes)[k] : -1;
+    if (!content || size < 0 || first + static_cast<std::size_t>(size) > content->size()) continue;
+    const auto begin = content->begin() + static_cast<std::ptrdiff_t>(first);
+    c.set_value_shape(k, Shape(begin, begin + size));
+    first += static_cast<std::size_t>(size);
   }
 }
 
@@ -14310,8 +14318,8 @@ inline constexpr auto split_heads_count = rewrite::fact<"split_heads_count">(
 }  // namespace xexp::patterns::detail
 // ======== xexp/patterns/shape_values.hpp
 // What a shape value holds (Shape(X)[1:] -> ["seq", 64], seq - seq -> [0]) as the rules see it: the
-// small integer computation feeding a value (Shape, Gather, Slice, Concat, arithmetic, Equal, Where,
-// ...) is copied into a scratch graph and inferred there with the rules inference runs on load
+// small integer computation feeding a value (Shape, Gather, Slice, Split, Concat, arithmetic, Equal,
+// Where, ...) is copied into a scratch graph and inferred there with the rules inference runs on load
 // (infer/shape_ops.hpp), so that rules and inference agree on every op. It is read again at each
 // question rather than kept from load: rules rewrite the graph, and what was kept would go stale.
 #include <algorithm>
@@ -14331,7 +14339,7 @@ inline constexpr std::size_t kShapeValueNodes = 24;
 // values match them (Shape and Size start a computation: folding already turns their static parts
 // into constants).
 inline constexpr rewrite::FixedString kShapeValueOps =
-    "Gather|Slice|Squeeze|Unsqueeze|Concat|Reshape|Cast|Identity|Add|Sub|Mul|Div|Equal|Where";
+    "Gather|Slice|Split|Squeeze|Unsqueeze|Concat|Reshape|Cast|Identity|Add|Sub|Mul|Div|Equal|Where";
 inline bool computes_shape_value(const ir::Node& n) {
   static const std::vector<Symbol> ops = [] {
     std::vector<Symbol> out{Symbol("Shape"), Symbol("Size")};
@@ -14655,7 +14663,8 @@ inline constexpr auto attention_bias = rewrite::fact<"attention_bias">(folded_bi
 
 // Where(mask, scores, fill) (or Where(mask, fill, scores)) with a mask computed at run time as dynamic
 // exports write causal masks: Slice(Slice(table, 0..seq, rows), 0..seq, columns) of a constant table
-// (1, ..., rows, columns), possibly compared to a constant after (Equal(cut, 0)). The attention_bias is then
+// (1, ..., rows, columns), possibly compared to a constant after (Equal(cut, 0)), possibly given leading
+// axes after (Unsqueeze(cut, [0, 1])). The attention_bias is then
 // Where(mask, 0, fill) (or Where(mask, fill, 0)) with a zero of shape (1, 1, 1, 1), so that the bias is 4-D
 // for 3-D scores too. Exact when:
 // - each of the last two axes is cut once from 0 with step 1 at an end holding the scores' dim on that
@@ -14681,8 +14690,20 @@ inline std::optional<Tensor> runtime_mask_table(const ValueView& masked, const V
     const std::optional<double> fill = scalar_constant(g, n.inputs[keeps_where_true ? 2 : 1]);
     if (!fill || *fill > -1e4 || g.value(n.inputs[0]).elem != ElemType::Bool) return std::nullopt;
   }
-  // The mask: the Add's other input, the Where's condition.
+  // The mask: the Add's other input, the Where's condition; a 2-D cut given its leading axes by an
+  // Unsqueeze (Llama's causal_mask[None, None, :s, :s]) broadcasts as the cut itself.
   ir::ValueId v = added && n.inputs[0] == s.id ? n.inputs[1] : n.inputs[0];
+  if (const ir::Node* unsqueeze = producer_of(g, v, "Unsqueeze")) {
+    std::optional<std::vector<int64_t>> axes = ints_attribute_or_input(g, *unsqueeze, "axes", 1);
+    const std::optional<Shape>& out = g.value(v).shape;
+    if (axes && out) {
+      for (int64_t& a : *axes) a = a < 0 ? a + static_cast<int64_t>(out->size()) : a;
+      std::sort(axes->begin(), axes->end());
+      std::vector<int64_t> leading(axes->size());
+      std::iota(leading.begin(), leading.end(), 0);
+      if (*axes == leading) v = unsqueeze->inputs[0];
+    }
+  }
   const Tensor* compared_to = nullptr;  // the mask is Equal(cut, compared_to)
   if (const ir::Node* equal = producer_of(g, v, "Equal"); equal && equal->inputs.size() == 2) {
     compared_to = rewrite::constant_tensor(g, equal->inputs[1]);

@@ -218,10 +218,18 @@ inline void infer_split(InferContext& c) {
     sizes.emplace();
     for (int64_t k = 0; k < chunks; ++k) sizes->push_back(std::max<int64_t>(0, std::min(chunk, d - k * chunk)));
   }
+  // A shape value split into pieces (GathersSplit's Split(Shape(X))): each piece holds its elements.
+  const std::optional<Shape> content = in.size() == 1 && sizes ? c.value_shape(0) : std::nullopt;
+  std::size_t first = 0;
   for (std::size_t k = 0; k < n; ++k) {
     Shape out = in;
     out[axis] = sizes ? Dim((*sizes)[k]) : Dim();
     c.set_output(k, c.type(0), out);
+    const int64_t size = sizes ? (*sizes)[k] : -1;
+    if (!content || size < 0 || first + static_cast<std::size_t>(size) > content->size()) continue;
+    const auto begin = content->begin() + static_cast<std::ptrdiff_t>(first);
+    c.set_value_shape(k, Shape(begin, begin + size));
+    first += static_cast<std::size_t>(size);
   }
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // What a shape value holds (Shape(X)[1:] -> ["seq", 64], seq - seq -> [0]) as the rules see it: the
-// small integer computation feeding a value (Shape, Gather, Slice, Concat, arithmetic, Equal, Where,
-// ...) is copied into a scratch graph and inferred there with the rules inference runs on load
+// small integer computation feeding a value (Shape, Gather, Slice, Split, Concat, arithmetic, Equal,
+// Where, ...) is copied into a scratch graph and inferred there with the rules inference runs on load
 // (infer/shape_ops.hpp), so that rules and inference agree on every op. It is read again at each
 // question rather than kept from load: rules rewrite the graph, and what was kept would go stale.
 #include <algorithm>
@@ -23,7 +23,7 @@ inline constexpr std::size_t kShapeValueNodes = 24;
 // values match them (Shape and Size start a computation: folding already turns their static parts
 // into constants).
 inline constexpr rewrite::FixedString kShapeValueOps =
-    "Gather|Slice|Squeeze|Unsqueeze|Concat|Reshape|Cast|Identity|Add|Sub|Mul|Div|Equal|Where";
+    "Gather|Slice|Split|Squeeze|Unsqueeze|Concat|Reshape|Cast|Identity|Add|Sub|Mul|Div|Equal|Where";
 inline bool computes_shape_value(const ir::Node& n) {
   static const std::vector<Symbol> ops = [] {
     std::vector<Symbol> out{Symbol("Shape"), Symbol("Size")};
