@@ -14008,6 +14008,17 @@ inline std::optional<std::vector<int64_t>> ints_attribute_or_input(
   if (slot < n.inputs.size() && n.inputs[slot] != ir::kNone) return int_constant(g, n.inputs[slot]);
   return absent;
 }
+// Sorted axes, negative ones counted from `rank` (nullopt: negative and the rank is unknown).
+inline std::optional<std::vector<int64_t>> normalized_axes(std::vector<int64_t> axes,
+                                                           std::optional<int64_t> rank) {
+  for (int64_t& a : axes) {
+    if (a >= 0) continue;
+    if (!rank) return std::nullopt;
+    a += *rank;
+  }
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
 // A Slice (the opset 10 form) cutting one axis, with a constant start, axis and step (absent: axis 0,
 // step 1); its end may be computed at run time (a causal mask cut to the sequence length).
 struct AxisCut {
@@ -14694,15 +14705,12 @@ inline std::optional<Tensor> runtime_mask_table(const ValueView& masked, const V
   // Unsqueeze (Llama's causal_mask[None, None, :s, :s]) broadcasts as the cut itself.
   ir::ValueId v = added && n.inputs[0] == s.id ? n.inputs[1] : n.inputs[0];
   if (const ir::Node* unsqueeze = producer_of(g, v, "Unsqueeze")) {
-    std::optional<std::vector<int64_t>> axes = ints_attribute_or_input(g, *unsqueeze, "axes", 1);
-    const std::optional<Shape>& out = g.value(v).shape;
-    if (axes && out) {
-      for (int64_t& a : *axes) a = a < 0 ? a + static_cast<int64_t>(out->size()) : a;
-      std::sort(axes->begin(), axes->end());
-      std::vector<int64_t> leading(axes->size());
-      std::iota(leading.begin(), leading.end(), 0);
-      if (*axes == leading) v = unsqueeze->inputs[0];
-    }
+    const std::optional<std::vector<int64_t>> given = ints_attribute_or_input(g, *unsqueeze, "axes", 1);
+    const std::optional<std::vector<int64_t>> axes =
+        given ? normalized_axes(*given, g.value(v).rank()) : std::nullopt;
+    std::vector<int64_t> leading(axes ? axes->size() : 0);
+    std::iota(leading.begin(), leading.end(), 0);
+    if (axes && *axes == leading) v = unsqueeze->inputs[0];
   }
   const Tensor* compared_to = nullptr;  // the mask is Equal(cut, compared_to)
   if (const ir::Node* equal = producer_of(g, v, "Equal"); equal && equal->inputs.size() == 2) {
@@ -18568,17 +18576,6 @@ inline rewrite::RulePtr squeeze_binary_unsqueeze_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-// Sorted axes, negative ones counted from `rank` (nullopt: negative and the rank is unknown).
-inline std::optional<std::vector<int64_t>> normalized_axes(std::vector<int64_t> axes,
-                                                           std::optional<int64_t> rank) {
-  for (int64_t& a : axes) {
-    if (a >= 0) continue;
-    if (!rank) return std::nullopt;
-    a += *rank;
-  }
-  std::sort(axes.begin(), axes.end());
-  return axes;
-}
 // Squeeze(x, s) then Unsqueeze(., u): both axes lists are in x's rank.
 inline constexpr auto squeeze_then_unsqueeze = rewrite::fact<"squeeze_then_unsqueeze">(
     [](const rewrite::ValueView& x, const std::vector<int64_t>& s, const std::vector<int64_t>& u) {

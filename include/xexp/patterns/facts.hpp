@@ -78,6 +78,17 @@ inline std::optional<std::vector<int64_t>> ints_attribute_or_input(
   if (slot < n.inputs.size() && n.inputs[slot] != ir::kNone) return int_constant(g, n.inputs[slot]);
   return absent;
 }
+// Sorted axes, negative ones counted from `rank` (nullopt: negative and the rank is unknown).
+inline std::optional<std::vector<int64_t>> normalized_axes(std::vector<int64_t> axes,
+                                                           std::optional<int64_t> rank) {
+  for (int64_t& a : axes) {
+    if (a >= 0) continue;
+    if (!rank) return std::nullopt;
+    a += *rank;
+  }
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
 // A Slice (the opset 10 form) cutting one axis, with a constant start, axis and step (absent: axis 0,
 // step 1); its end may be computed at run time (a causal mask cut to the sequence length).
 struct AxisCut {

@@ -5,22 +5,11 @@
 #include <optional>
 #include <vector>
 
-#include "xexp/rewrite/dsl.hpp"
+#include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
 
 namespace detail {
-// Sorted axes, negative ones counted from `rank` (nullopt: negative and the rank is unknown).
-inline std::optional<std::vector<int64_t>> normalized_axes(std::vector<int64_t> axes,
-                                                           std::optional<int64_t> rank) {
-  for (int64_t& a : axes) {
-    if (a >= 0) continue;
-    if (!rank) return std::nullopt;
-    a += *rank;
-  }
-  std::sort(axes.begin(), axes.end());
-  return axes;
-}
 // Squeeze(x, s) then Unsqueeze(., u): both axes lists are in x's rank.
 inline constexpr auto squeeze_then_unsqueeze = rewrite::fact<"squeeze_then_unsqueeze">(
     [](const rewrite::ValueView& x, const std::vector<int64_t>& s, const std::vector<int64_t>& u) {
