@@ -755,16 +755,17 @@ Model optimized_checked(const std::string& name, const std::string& file, int64_
   return model;
 }
 
-// The number of `op_type` nodes in FILE optimized (Attention: those reading no mask, is_causal).
+// The number of `op_type` nodes in FILE optimized that read no mask and are causal (Attention's is_causal,
+// MultiHeadAttention's unidirectional): every attention of these decoders is.
 int attention_nodes_after_optimizing(const std::string& name, const std::string& file,
                                      int64_t target_opset = 0, const char* op_type = "MultiHeadAttention") {
   const Model model = optimized_checked(name, file, target_opset);
   int n = 0;
   for (NodeId id : model.graph->nodes()) {
     const Node& found = model.graph->node(id);
-    const Attribute* causal = found.attribute(Symbol("is_causal"));
-    n += found.op_type == Symbol(op_type) &&
-         (found.op_type != Symbol("Attention") || (causal && causal->i == 1 && found.inputs.size() == 3));
+    const Attribute* causal =
+        found.attribute(Symbol(found.op_type == Symbol("Attention") ? "is_causal" : "unidirectional"));
+    n += found.op_type == Symbol(op_type) && causal && causal->i == 1 && found.inputs.size() == 3;
   }
   return n;
 }
