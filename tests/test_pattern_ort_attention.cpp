@@ -36,6 +36,8 @@ enum class Keys { Transposed, Gpt2, FusedMatMul };
 // WhereCut*: GPT-2's causal mask in a dynamic export, Slice(Slice(table, 0..seq, axis 2), 0..seq, axis 3) of
 // a constant (1, 1, kTable, kTable) table with seq read from Q's shape at run time.
 // AddCut: the same cut of an additive (kTable, kTable) table, -inf above the diagonal and 0 elsewhere.
+// AddComputed: the additive mask computed from constants as HF's torch exports write it, never folded:
+// Trilu(ConstantOfShape(fill), k=1) made 4-D and expanded to the batch read from Q's shape at run time.
 enum class Mask {
   None,
   AddConstant,
@@ -44,7 +46,8 @@ enum class Mask {
   WhereFillFirst,
   WhereCutScoresFirst,
   WhereCutFillFirst,
-  AddCut
+  AddCut,
+  AddComputed
 };
 
 struct Attention {
@@ -61,6 +64,7 @@ struct Attention {
   bool query_offset = false;  // Q + P after the heads split: Q is no Transpose(Reshape)
   bool cut_at_batch = false;  // WhereCut*: the cut ends at the batch size, not at seq
   bool cut_unsqueezed = false;  // AddCut: Unsqueeze(cut, [0, 1]) as Llama's causal_mask[None, None] writes it
+  bool computed_2d = false;  // AddComputed: the (sequence, total) mask added as it is (torch's decomposed SDPA)
   int64_t row_size = 0;  // > 0: the heads merge into 2-D rows of this size (kHidden: as a 2-D Linear reads them)
   int64_t opset = 18;
   // > 0: K and V have this many heads, repeated to kHeads as HF's repeat_kv writes it (Unsqueeze at axis 2,
@@ -185,6 +189,27 @@ Model attention(const Attention& c) {
       masked = added          ? node(g, "Add", {scores, flags})
                : scores_first ? node(g, "Where", {flags, scores, fill})
                               : node(g, "Where", {flags, fill, scores});
+      break;
+    }
+    case Mask::AddComputed: {
+      const ValueId full =
+          node(g, "ConstantOfShape", {test::int64_initializer(g, "square", {kSeq, kSeq})},
+               {Attribute::make_tensor("value", Tensor::from<float>({1}, {c.fill}))});
+      auto triangle = [&](const char* name, int64_t k, int64_t upper) {
+        const ValueId diagonal = g.add_initializer(name, Tensor::scalar<int64_t>(k));
+        return node(g, "Trilu", {full, diagonal}, {Attribute::make_int("upper", upper)});
+      };
+      ValueId mask = triangle("above", 1, 1);  // the keys after each query
+      if (c.window) mask = node(g, "Add", {mask, triangle("before", -2, 0)});  // and those before i - 1
+      if (!c.computed_2d) {
+        mask = node(g, "Unsqueeze", {mask, test::int64_initializer(g, "leading", {0, 1})});
+        const ValueId batch = node(g, "Slice", {node(g, "Shape", {*g.find("Q")}), test::int64_initializer(g, "zero", {0}),
+                                                test::int64_initializer(g, "one", {1})});
+        const ValueId to = node(g, "Concat", {batch, test::int64_initializer(g, "ones", {1, 1, 1})},
+                                {Attribute::make_int("axis", 0)});
+        mask = node(g, "Expand", {mask, to});
+      }
+      masked = node(g, "Add", {scores, mask});
       break;
     }
   }
@@ -384,6 +409,8 @@ TEST(PatternMultiHeadAttention, CausalMasksBecomeUnidirectional) {
       [] { return attention({.keys = Keys::Gpt2, .mask = Mask::WhereScoresFirst}); },
       [] { return attention({.mask = Mask::AddCut}); },
       [] { return attention({.mask = Mask::AddCut, .cut_unsqueezed = true}); },
+      [] { return attention({.mask = Mask::AddComputed}); },
+      [] { return attention({.mask = Mask::AddComputed, .computed_2d = true}); },
       [] { return attention({.mask = Mask::WhereCutFillFirst, .fill = -1e4f}); },
       [] { return single_head(); },
       [] { return single_head(0.f); }};
@@ -500,6 +527,28 @@ TEST(PatternMultiHeadAttention, AdditiveMaskCutAtRunTimeIsTheBias) {
   Model batch = attention({.mask = Mask::AddCut, .window = true, .cut_at_batch = true});
   test::run_rules(batch, kAll);
   EXPECT_EQ(nodes_of_type(*batch.graph, "MultiHeadAttention"), 0);
+}
+
+// A mask computed from constants and not folded (HF's torch exports), read by evaluating it
+// (computed_constant): causal, it goes (CausalMasksBecomeUnidirectional, and Attention's is_causal at opset
+// 23); with a window of two keys it is no causal mask and stays the attention_bias, computed as it was.
+TEST(PatternMultiHeadAttention, MaskComputedFromConstantsIsReadWithoutFolding) {
+  Model m = attention({.mask = Mask::AddComputed, .window = true});
+  test::run_rules(m, kAll);
+  const Graph& g = *m.graph;
+  ASSERT_EQ(nodes_of_type(g, "MultiHeadAttention"), 1);
+  const Node& n = only_attention(g);
+  ASSERT_EQ(n.inputs.size(), 6u);
+  EXPECT_EQ(rewrite::constant_tensor(g, n.inputs[5]), nullptr) << "the mask is not folded";
+  EXPECT_EQ(nodes_of_type(g, "Trilu"), 2);
+  test::expect_same_outputs([] { return attention({.mask = Mask::AddComputed, .window = true}); }, kAll, 1e-5,
+                            {.seed = 7});
+  Model at23 = attention({.mask = Mask::AddComputed, .opset = 23});
+  test::run_rules(at23, "default");
+  ASSERT_EQ(op_types(*at23.graph), (OpList{"Attention"}));
+  EXPECT_EQ(only_attention(*at23.graph, "Attention").attribute(Symbol("is_causal"))->i, 1);
+  test::expect_same_outputs([] { return attention({.mask = Mask::AddComputed, .opset = 23}); }, "default", 1e-5,
+                            {.seed = 7});
 }
 
 // Not causal (a window of two keys): a Where bias, 4-D for the 3-D scores. A causal one is unidirectional
@@ -790,6 +839,29 @@ TEST(PatternMultiHeadAttentionModels, EveryAttentionBlockOfTheDynamicExportsIsFu
 TEST(PatternMultiHeadAttentionModels, AtOpset23TheDynamicExportsGetCausalAttention) {
   EXPECT_EQ(attention_nodes_after_optimizing("gpt_erf_L1", "gpt_erf_L1.op14dyn.onnx", 23, "Attention"), 1);
   EXPECT_EQ(attention_nodes_after_optimizing("seed_llm", "seed_llm.op14dyn.onnx", 23, "Attention"), 2);
+}
+
+// The experimental-experiment corpus's Llama exports compute their causal mask from constants
+// (ConstantOfShape, Trilu, Greater of two aranges; expanded to the batch read at run time in the dynamic
+// one): a 1024 x 1025 table, above what folding stores. It is evaluated, found causal, and goes.
+TEST(PatternMultiHeadAttentionModels, CausalMaskComputedFromConstantsInTheCorpusLlamaExports) {
+  const std::filesystem::path dir = std::filesystem::path(XEXP_SHARED_DIR) / "corpus" / "experimental-experiment";
+  for (const char* file : {"ut_xoptim_data_llama_export_static.onnx", "ut_xoptim_data_llama_export_dynamic.onnx"}) {
+    SCOPED_TRACE(file);
+    const std::string original = (dir / file).string();
+    Model model = load_model(original);
+    tools::optimize_model(model, {});
+    const Graph& g = *model.graph;
+    ASSERT_EQ(nodes_of_type(g, "MultiHeadAttention"), 1);
+    const Node& n = only_attention(g);
+    EXPECT_EQ(n.inputs.size(), 3u);
+    ASSERT_NE(n.attribute(Symbol("unidirectional")), nullptr);
+    EXPECT_EQ(n.attribute(Symbol("unidirectional"))->i, 1);
+    for (const char* op : {"ConstantOfShape", "Trilu", "Greater", "Expand"}) EXPECT_EQ(nodes_of_type(g, op), 0) << op;
+    std::vector<int64_t> ids(2 * 1024);  // two sequences of 1024 ids, below the vocabulary's 1024
+    for (std::size_t k = 0; k < ids.size(); ++k) ids[k] = static_cast<int64_t>(k * 37 % 1024);
+    test::expect_outputs_of_file(original, model, {{"input_ids", Tensor::from<int64_t>({2, 1024}, ids)}}, 1e-5);
+  }
 }
 
 // Grouped-query attention as torch exports it: at opset 23 one causal Attention reads the keys and values

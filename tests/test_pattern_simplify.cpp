@@ -188,8 +188,30 @@ TEST(PatternReshapeExpand, AnExpandKeepingASymbolicShapeDisappears) {
   EXPECT_EQ(op_types(*grows.graph), (OpList{"Expand", "Relu"}));
 }
 
+// X (batch*seq, 16) reshaped to (-1, 16), as dynamic exports flatten rows again after a Gemm: the output
+// is X's shape, symbols compared by name, so the Reshape does nothing; to (-1, 8) it does something.
+static Model reshape_symbolic(std::vector<int64_t> target) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{Dim::symbolic("batch*seq"), 16});
+  g.add_output(node(g, "Relu", {node(g, "Reshape", {x, int64_initializer(g, "shape", std::move(target))})}));
+  return m;
+}
+
+TEST(PatternReshapeExpand, AReshapeKeepingASymbolicShapeDisappears) {
+  Model m = reshape_symbolic({-1, 16});
+  run_rules(m, "Reshape");
+  ASSERT_EQ(op_types(*m.graph), (OpList{"Relu"}));
+  EXPECT_EQ(m.graph->value(m.graph->node(m.graph->first_node()).inputs[0]).name, "X");
+  Model other = reshape_symbolic({-1, 8});
+  run_rules(other, "Reshape");
+  EXPECT_EQ(op_types(*other.graph), (OpList{"Reshape", "Relu"}));
+}
+
 TEST(PatternReshapeExpand, SameNumbersForASymbolicShape) {
   test::expect_same_outputs([] { return expand_symbolic({1, 3}); }, "Expand", 0, {.seed = 3, .symbols = {{"batch", 4}}});
+  test::expect_same_outputs([] { return reshape_symbolic({-1, 16}); }, "Reshape", 0,
+                            {.seed = 3, .symbols = {{"batch*seq", 6}}});
 }
 
 // ---- ReshapeReshape -------------------------------------------------------------------------------

@@ -566,10 +566,10 @@ class Tensor {
   Tensor() = default;
   // A zero-filled tensor owning its bytes.
   Tensor(ElemType type, std::vector<int64_t> dims)
-      : type_(type), dims_(std::move(dims)),
+      : type_(type), dims_(std::move(dims)), size_(dims_element_count(dims_)),
         storage_(std::make_shared<OwnedStorage>(byte_count(type_, dims_))) {}
   Tensor(ElemType type, std::vector<int64_t> dims, std::shared_ptr<const TensorStorage> storage)
-      : type_(type), dims_(std::move(dims)), storage_(std::move(storage)) {
+      : type_(type), dims_(std::move(dims)), size_(dims_element_count(dims_)), storage_(std::move(storage)) {
     if (type_ != ElemType::String && elem_size(type_) != 0 && storage_ &&
         storage_->byte_size() != byte_count(type_, dims_))
       throw Error("tensor of type " + std::string(elem_type_name(type_)) + " and shape " +
@@ -600,7 +600,7 @@ class Tensor {
   const std::vector<int64_t>& dims() const noexcept { return dims_; }
   Shape shape() const { return make_shape(dims_); }
   std::size_t rank() const noexcept { return dims_.size(); }
-  int64_t size() const { return dims_element_count(dims_); }
+  int64_t size() const noexcept { return size_; }
   bool empty() const noexcept { return storage_ == nullptr; }
   std::span<const std::byte> bytes() const { return storage_ ? storage_->bytes() : std::span<const std::byte>(); }
   const std::shared_ptr<const TensorStorage>& storage() const noexcept { return storage_; }
@@ -666,6 +666,7 @@ class Tensor {
   }
   ElemType type_ = ElemType::Undefined;
   std::vector<int64_t> dims_;
+  int64_t size_ = 1;  // the element count of dims_, kept: kernels read it in their loop conditions
   std::shared_ptr<const TensorStorage> storage_;
 };
 
@@ -6490,7 +6491,8 @@ inline Tensor filled(ElemType type, std::vector<int64_t> dims, double value) {
   Tensor out(type, std::move(dims));
   const std::size_t s = elem_size(type);
   auto dst = out.mutable_bytes();
-  for (std::size_t k = 0; k < dst.size(); k += s) std::memcpy(dst.data() + k, one.bytes().data(), s);
+  const std::byte* value_bytes = one.bytes().data();
+  for (std::size_t k = 0; k < dst.size(); k += s) std::memcpy(dst.data() + k, value_bytes, s);
   return out;
 }
 
@@ -8263,10 +8265,14 @@ inline std::vector<Tensor> trilu_kernel(const KernelContext& c) {
   Tensor out(x.type(), x.dims());
   auto dst = out.mutable_bytes();
   const std::size_t s = elem_size(x.type());
-  for (int64_t e = 0; e < x.size(); ++e) {
-    const int64_t j = e % cols, i = (e / cols) % rows;
-    const bool keep = upper ? j - i >= k : j - i <= k;
-    if (keep) copy_element(dst, e, x.bytes(), e, s);
+  const std::span<const std::byte> src = x.bytes();
+  // Row i keeps the columns j >= i + k (upper) or j <= i + k (lower): one run per row.
+  for (int64_t row = 0, count = rows * cols == 0 ? 0 : x.size() / cols; row < count; ++row) {
+    const int64_t i = row % rows;
+    const int64_t first = upper ? std::clamp<int64_t>(i + k, 0, cols) : 0;
+    const int64_t last = upper ? cols : std::clamp<int64_t>(i + k + 1, 0, cols);
+    const auto at = static_cast<std::size_t>(row * cols + first) * s;
+    if (first < last) std::memcpy(dst.data() + at, src.data() + at, static_cast<std::size_t>(last - first) * s);
   }
   return {out};
 }
@@ -13906,7 +13912,8 @@ using rewrite::Var;
 //   sliced at run time from a constant table, whose additive mask is Where(mask, 0, fill)
 //   (runtime_mask_fits), or the Add of an additive table sliced so (runtime_bias). A mask that hides
 //   exactly the keys after each query (square scores) becomes is_causal=1 instead, the cut at run time
-//   going too (causal_bias, causal_cut).
+//   going too (causal_bias, causal_cut); so does such a mask computed from constants alone, of any rank,
+//   that folding leaves because its table is large (evaluated to be read, computed_constant).
 // The 3-D form takes Q, K and V as (batch, sequence, hidden) (ONNX Runtime 1.30 refuses a mix of 3-D and
 // 4-D): each goes back to it through Transpose and Reshape, which the default rules cancel against the
 // Reshape and Transpose that split the heads, so that one node replaces the splits, the attention and
@@ -13923,13 +13930,25 @@ using rewrite::Var;
 #include <optional>
 #include <vector>
 
-// ======== xexp/patterns/ort/fused_matmul.hpp
-// FusedMatMul (onnxruntime set): com.microsoft FusedMatMul computes alpha * op(A) @ op(B), op swapping
-// the last two axes when transA/transB is set. A Transpose of the last two axes feeding a MatMul goes
-// into transA or transB (not for two 2-D inputs: TransposeMatMul makes a Gemm of those), and a scalar
-// Mul or Div after a FusedMatMul goes into alpha. The Transpose may have other consumers: a weight
-// every layer shares is transposed once, and each layer's MatMul takes it into transB; the Transpose
-// goes with its last consumer.
+// ======== xexp/patterns/computed_constant.hpp
+// What a value computed from constants alone holds, for the rules that only need to read it. Exporters
+// build causal masks this way (ConstantOfShape, Trilu, a comparison of two aranges, Expand to the
+// batch): folding leaves them when the table is larger than what it stores in the model, and the Expand
+// to the batch is not even constant in a dynamic export. Evaluating such a cone here, without writing it,
+// lets a rule prove the mask causal and drop it.
+//
+// The result is known up to broadcasting: it broadcasts (right aligned) to the value, which is all an
+// additive mask needs. So an Expand, whose target may be computed at run time, is read as its input;
+// elementwise ops and comparisons broadcast such results as they would the values; a Slice cuts only the
+// axes the result holds (a cut of equal elements holds equal elements); an Unsqueeze of leading axes does
+// nothing. ConstantOfShape, Range, Reshape and Trilu read their inputs whole. The ops are those whose
+// semantics no opset changed (evaluated at opset 18). Anything else, a cone over kMaxComputedNodes nodes
+// or a tensor over kMaxComputedElements elements gives nullopt.
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 // ======== xexp/patterns/facts.hpp
@@ -14242,6 +14261,164 @@ inline constexpr auto as_tensor =
     fact<"as_tensor">([](const std::optional<std::vector<int64_t>>& v) { return int64_tensor(*v); });
 
 }  // namespace xexp::patterns
+
+namespace xexp::patterns {
+
+namespace detail {
+
+inline constexpr int kMaxComputedNodes = 16;
+inline constexpr int64_t kMaxComputedElements = int64_t{1} << 23;
+
+// Ops read whole, element for element as the evaluator runs them at opset 18.
+inline bool computes_same_in_every_opset(const ir::Node& n) {
+  static constexpr std::string_view ops[] = {
+      "Add",  "And",     "Cast",  "ConstantOfShape", "Div", "Equal", "Greater", "GreaterOrEqual", "Less",
+      "LessOrEqual", "Mul", "Neg", "Not", "Or", "Range", "Reshape", "Sub", "Trilu", "Where"};
+  return n.domain.empty() && std::find(std::begin(ops), std::end(ops), n.op_type.view()) != std::end(ops);
+}
+
+// Whether op n would make more than kMaxComputedElements elements of these inputs (checked before
+// running it: a broadcast or a ConstantOfShape may ask for far more than its inputs hold).
+inline bool over_limit(const ir::Node& n, const std::vector<std::optional<Tensor>>& inputs) {
+  const std::string_view op = n.op_type.view();
+  auto within = [](int64_t count, int64_t d) { return d >= 0 && (d == 0 || count <= kMaxComputedElements / d); };
+  int64_t count = 1;
+  const std::size_t needed = op == "Range" ? 3 : 1;  // inputs that may not be omitted
+  if (inputs.size() < needed) return true;  // an empty or a missing input is left to the runtime
+  for (std::size_t k = 0; k < inputs.size(); ++k)
+    if (inputs[k] ? inputs[k]->size() == 0 : k < needed) return true;
+  if (op == "ConstantOfShape") {
+    for (int64_t d : eval::as_int64s(*inputs[0]))
+      if (!within(count, d) || (count *= d) > kMaxComputedElements) return true;
+    return false;
+  }
+  if (op == "Range") {
+    const double start = eval::element_as_double(*inputs[0], 0), limit = eval::element_as_double(*inputs[1], 0),
+                 delta = eval::element_as_double(*inputs[2], 0);
+    return delta == 0 || !(std::ceil((limit - start) / delta) <= static_cast<double>(kMaxComputedElements));
+  }
+  std::vector<int64_t> dims;  // the inputs broadcast (Reshape and Trilu keep their first input's count)
+  for (const std::optional<Tensor>& t : inputs) {
+    if (!t) continue;
+    const std::vector<int64_t>& d = t->dims();
+    if (d.size() > dims.size()) dims.insert(dims.begin(), d.size() - dims.size(), 1);
+    for (std::size_t k = 0; k < d.size(); ++k) {
+      int64_t& to = dims[dims.size() - d.size() + k];
+      to = to == 1 ? d[k] : to;
+    }
+    if (op == "Reshape" || op == "Trilu") break;
+  }
+  for (int64_t d : dims)
+    if (!within(count, d) || (count *= d) > kMaxComputedElements) return true;
+  return false;
+}
+
+// Slice(b, ...) where b broadcasts to the Slice's input, of rank `rank`: the cut axes where b holds
+// more than one element are cut in b, the others stay broadcast.
+inline std::optional<Tensor> slice_broadcast(const ir::Graph& g, const ir::Node& n, const Tensor& b,
+                                             int64_t rank) {
+  auto input = [&](std::size_t k) { return k < n.inputs.size() ? n.inputs[k] : ir::kNone; };
+  const auto starts = int_constant(g, input(1)), ends = int_constant(g, input(2));
+  std::optional<std::vector<int64_t>> axes, steps;
+  if (!starts || !ends || starts->size() != ends->size()) return std::nullopt;
+  if (input(3) == ir::kNone) {
+    axes.emplace(starts->size());
+    std::iota(axes->begin(), axes->end(), 0);
+  } else {
+    axes = int_constant(g, input(3));
+  }
+  steps = input(4) == ir::kNone ? std::vector<int64_t>(starts->size(), 1) : int_constant(g, input(4));
+  if (!axes || !steps || axes->size() != starts->size() || steps->size() != starts->size()) return std::nullopt;
+  const auto shift = rank - static_cast<int64_t>(b.rank());  // b's axis k is the value's axis k + shift
+  std::vector<int64_t> kept_starts, kept_ends, kept_axes, kept_steps;
+  for (std::size_t k = 0; k < axes->size(); ++k) {
+    const int64_t axis = (*axes)[k] < 0 ? (*axes)[k] + rank : (*axes)[k];
+    if (axis < 0 || axis >= rank) return std::nullopt;
+    if (axis < shift || b.dims()[static_cast<std::size_t>(axis - shift)] == 1) continue;
+    kept_starts.push_back((*starts)[k]);
+    kept_ends.push_back((*ends)[k]);
+    kept_axes.push_back(axis - shift);
+    kept_steps.push_back((*steps)[k]);
+  }
+  if (kept_axes.empty()) return b;
+  return compute(Symbol("Slice"), {b, int64_tensor(kept_starts), int64_tensor(kept_ends),
+                                   int64_tensor(kept_axes), int64_tensor(kept_steps)});
+}
+
+inline std::optional<Tensor> computed_up_to_broadcast(const ir::Graph& g, ir::ValueId v, int& budget);
+
+// The value v holds, whole (its shape is the inferred static shape), or nullopt.
+inline std::optional<Tensor> computed_whole(const ir::Graph& g, ir::ValueId v, int& budget) {
+  std::optional<Tensor> t = computed_up_to_broadcast(g, v, budget);
+  const std::optional<Shape>& shape = g.value(v).shape;
+  if (!t || !shape || t->rank() != shape->size()) return std::nullopt;
+  for (std::size_t k = 0; k < shape->size(); ++k)
+    if (!((*shape)[k] == Dim(t->dims()[k]))) return std::nullopt;
+  return t;
+}
+
+inline std::optional<Tensor> computed_up_to_broadcast(const ir::Graph& g, ir::ValueId v, int& budget) {
+  if (v == ir::kNone) return std::nullopt;
+  if (const Tensor* t = rewrite::constant_tensor(g, v)) return *t;
+  const ir::Value& value = g.value(v);
+  if (value.producer == ir::kNone || value.output_index != 0 || --budget < 0) return std::nullopt;
+  const ir::Node& n = g.node(value.producer);
+  if (!n.domain.empty() || n.inputs.empty()) return std::nullopt;
+  const std::string_view op = n.op_type.view();
+  if (op == "Expand") return computed_up_to_broadcast(g, n.inputs[0], budget);
+  if (op == "Slice" || op == "Unsqueeze") {
+    const std::optional<Shape>& shape = g.value(n.inputs[0]).shape;
+    std::optional<Tensor> b = computed_up_to_broadcast(g, n.inputs[0], budget);
+    if (!b || !shape || b->rank() > shape->size()) return std::nullopt;
+    const auto rank = static_cast<int64_t>(shape->size());
+    if (op == "Slice") return slice_broadcast(g, n, *b, rank);
+    const std::optional<std::vector<int64_t>> given = ints_attribute_or_input(g, n, "axes", 1);
+    const std::optional<std::vector<int64_t>> axes =
+        given ? normalized_axes(*given, rank + static_cast<int64_t>(given->size())) : std::nullopt;
+    if (!axes) return std::nullopt;
+    // b of the input's rank takes the new axes where they go; a smaller b only leading ones, as it is.
+    if (static_cast<int64_t>(b->rank()) == rank) return compute(Symbol("Unsqueeze"), {*b, int64_tensor(*axes)});
+    for (std::size_t k = 0; k < axes->size(); ++k)
+      if ((*axes)[k] != static_cast<int64_t>(k)) return std::nullopt;
+    return b;
+  }
+  if (!computes_same_in_every_opset(n)) return std::nullopt;
+  const bool broadcasts = op != "ConstantOfShape" && op != "Range" && op != "Reshape" && op != "Trilu";
+  std::vector<std::optional<Tensor>> inputs;
+  for (ir::ValueId in : n.inputs) {
+    if (in == ir::kNone) {
+      inputs.emplace_back();
+      continue;
+    }
+    inputs.push_back(broadcasts ? computed_up_to_broadcast(g, in, budget) : computed_whole(g, in, budget));
+    if (!inputs.back()) return std::nullopt;
+  }
+  try {
+    if (over_limit(n, inputs)) return std::nullopt;
+    return eval::evaluate_op(n.op_type, {}, inputs, n.attributes, 18, 1).at(0);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace detail
+
+// What v holds, up to broadcasting (see above), when it is computed from constants alone.
+inline std::optional<Tensor> computed_constant(const ir::Graph& g, ir::ValueId v) {
+  int budget = detail::kMaxComputedNodes;
+  return detail::computed_up_to_broadcast(g, v, budget);
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/fused_matmul.hpp
+// FusedMatMul (onnxruntime set): com.microsoft FusedMatMul computes alpha * op(A) @ op(B), op swapping
+// the last two axes when transA/transB is set. A Transpose of the last two axes feeding a MatMul goes
+// into transA or transB (not for two 2-D inputs: TransposeMatMul makes a Gemm of those), and a scalar
+// Mul or Div after a FusedMatMul goes into alpha. The Transpose may have other consumers: a weight
+// every layer shares is transposed once, and each layer's MatMul takes it into transB; the Transpose
+// goes with its last consumer.
+#include <vector>
+
 
 namespace xexp::patterns {
 
@@ -14627,8 +14804,10 @@ auto merge_heads(const X& x) {
 
 // The additive attention_bias, (batch|1, heads|1, sequence, total), that the mask of the scores s
 // amounts to in masked (an Add or a Where whose inputs the rule checked constant), or nullopt when there
-// is none: a mask that does not fold, a fill above -1e4, a fully masked row, unknown sizes.
-inline std::optional<Tensor> folded_bias(const ValueView& masked, const ValueView& s) {
+// is none: a mask that does not fold, a fill above -1e4, a fully masked row, unknown sizes. With
+// `computed`, a mask computed from constants alone (computed_constant) is read too: for facts that read
+// it without writing it, as a causal mask is dropped, not stored.
+inline std::optional<Tensor> folded_bias(const ValueView& masked, const ValueView& s, bool computed = false) {
   const ir::Graph& g = *s.graph;
   const ir::Node& n = node_of(masked);
   if (!s.shape() || !masked.shape() || !rewrite::facts::same_shape(*s.shape(), *masked.shape()))
@@ -14637,13 +14816,17 @@ inline std::optional<Tensor> folded_bias(const ValueView& masked, const ValueVie
   if ((rank != 3 && rank != 4) || static_dim(s, -2 + static_cast<int64_t>(rank)) <= 0 ||
       static_dim(s, -1 + static_cast<int64_t>(rank)) <= 0)
     return std::nullopt;
+  auto read = [&](ir::ValueId v) -> std::optional<Tensor> {
+    if (const Tensor* t = rewrite::constant_tensor(g, v)) return *t;
+    return computed ? computed_constant(g, v) : std::nullopt;
+  };
   Tensor bias;
   if (has_op(n, "Add")) {
-    const Tensor* m = rewrite::constant_tensor(g, n.inputs[0] == s.id ? n.inputs[1] : n.inputs[0]);
+    const std::optional<Tensor> m = read(n.inputs[0] == s.id ? n.inputs[1] : n.inputs[0]);
     if (!m || m->type() != s.elem()) return std::nullopt;
     bias = *m;
   } else {
-    const Tensor* condition = rewrite::constant_tensor(g, n.inputs[0]);
+    const std::optional<Tensor> condition = read(n.inputs[0]);
     const bool keeps_where_true = n.inputs[1] == s.id;
     const std::optional<double> fill = scalar_constant(g, n.inputs[keeps_where_true ? 2 : 1]);
     if (!condition || condition->type() != ElemType::Bool || !fill || *fill > -1e4) return std::nullopt;
@@ -14670,7 +14853,8 @@ inline std::optional<Tensor> folded_bias(const ValueView& masked, const ValueVie
   if (rank == 3) bias = bias.reshaped({dims[0], 1, dims[1], dims[2]});
   return bias;
 }
-inline constexpr auto attention_bias = rewrite::fact<"attention_bias">(folded_bias);
+inline constexpr auto attention_bias = rewrite::fact<"attention_bias">(
+    [](const ValueView& masked, const ValueView& s) { return folded_bias(masked, s); });
 
 // Where(mask, scores, fill) (or Where(mask, fill, scores)) with a mask computed at run time as dynamic
 // exports write causal masks: Slice(Slice(table, 0..seq, rows), 0..seq, columns) of a constant table
@@ -14785,12 +14969,15 @@ inline constexpr auto keeps_scores_where_true = rewrite::fact<"keeps_scores_wher
 // time from a table (runtime_mask) whose leading square (where any cut of it lies) is lower triangular.
 inline constexpr auto causal_bias =
     rewrite::fact<"causal_bias">([](const ValueView& masked, const ValueView& s) {
-      const std::optional<Tensor> bias = folded_bias(masked, s);
+      const std::optional<Tensor> bias = folded_bias(masked, s, true);
       if (!bias || bias->dims()[2] != bias->dims()[3]) return false;
       const int64_t n = bias->dims()[3];
-      for (int64_t k = 0; k < bias->size(); ++k) {
-        const double x = eval::element_as_double(*bias, k);
-        if (k % n <= (k / n) % n ? x != 0 : x > -1e4) return false;
+      const Tensor values = eval::cast_tensor(*bias, ElemType::Double);  // read once, typed
+      const std::span<const double> x_at = values.data<double>();
+      for (std::size_t k = 0; k < x_at.size(); ++k) {
+        const double x = x_at[k];
+        const auto column = static_cast<int64_t>(k) % n, row = static_cast<int64_t>(k) / n % n;
+        if (column <= row ? x != 0 : x > -1e4) return false;
       }
       return true;
     });
@@ -14894,7 +15081,8 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
     return rule(name).priority(2).cases(
         match(heads_merged(mask))
             .when(is_last_axis(axis, mask) && fits &&
-                  (has_value(bias) || passes_as_bias(mask, m, scores) || runtime_bias(mask, scores)))
+                  (has_value(bias) || passes_as_bias(mask, m, scores) || runtime_bias(mask, scores) ||
+                   causal_bias(mask, scores)))
             .to(rows_or_not(Write::heads(q, k, v, q_k, factor,
                                          choose(has_value(bias), fold(value_of(bias)),
                                                 choose(runtime_bias(mask, scores), bias_4d(m), m)),
@@ -14911,7 +15099,7 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
     auto fits = fits_any && single_head_fits(q, k, v);
     return rule(name).priority(2).cases(
         match(one_head(mask))
-            .when(is_last_axis(axis, mask) && fits && has_value(bias))
+            .when(is_last_axis(axis, mask) && fits && (has_value(bias) || causal_bias(mask, scores)))
             .to(Write::single(q, k, v, factor, fold(value_of(bias)), causal_bias(mask, scores))),
         match(one_head(cut_mask))
             .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_mask, scores))
@@ -16931,9 +17119,10 @@ inline rewrite::RulePtr reduce_sum_normalize_rule() {
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/reshape.hpp
 // Reshape and Expand to the shape the input already has do nothing (the input's shape static, the
-// requested shape a constant spelling exactly those dims). An Expand whose output has its input's shape,
-// symbols compared by name, does nothing either (broadcasting never shrinks): dynamic exports expand to
-// (1, heads, sequence, head_size) a value already (batch, heads, sequence, head_size).
+// requested shape a constant spelling exactly those dims). Nor does one whose output has its input's
+// shape, symbols compared by name: dynamic exports expand to (1, heads, sequence, head_size) a value
+// already (batch, heads, sequence, head_size) (broadcasting never shrinks), and reshape to (-1, hidden)
+// a value already (batch*sequence, hidden) (a Reshape keeps the order of the elements).
 
 namespace xexp::patterns {
 
@@ -16949,7 +17138,10 @@ inline rewrite::RulePtr reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Const<'s'> s;
-  return rule("Reshape").match(Reshape(x, s)).when(detail::same_static_dims(x, s)).to(x);
+  Var<'t'> t;
+  auto reshape = named<'r'>(Reshape(x, t));
+  return rule("Reshape").cases(match(Reshape(x, s)).when(detail::same_static_dims(x, s)).to(x),
+                               match(reshape).when(same_shape(x, reshape)).to(x));
 }
 inline rewrite::RulePtr expand_rule() {
   using namespace rewrite::dsl;
@@ -19899,9 +20091,18 @@ struct WriteMultiHeadAttention {
   template <class Q, class K, class V, class Heads, class Scale, class Mask, class Causal>
   static auto masked(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
                      const Mask& mask, const Causal& causal) {
+    return choose(causal, unidirectional(q, k, v, heads, scale), biased(q, k, v, heads, scale, mask));
+  }
+  template <class Q, class K, class V, class Heads, class Scale>
+  static auto unidirectional(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale) {
     using namespace rewrite::dsl;
-    return choose(causal, node(q, k, v, heads, scale, attr<"unidirectional"> = 1),
-                  node(q, k, v, heads, scale, omitted, omitted, mask));
+    return node(q, k, v, heads, scale, attr<"unidirectional"> = 1);
+  }
+  template <class Q, class K, class V, class Heads, class Scale, class Mask>
+  static auto biased(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
+                     const Mask& mask) {
+    using namespace rewrite::dsl;
+    return node(q, k, v, heads, scale, omitted, omitted, mask);
   }
   template <class K, class QK>
   static auto key(const K& k, const QK& q_k) {
@@ -19916,14 +20117,17 @@ struct WriteMultiHeadAttention {
   // reads them before the repeat (kv_num_heads) and masks causally itself from the lengths it is given,
   // every sequence whole: total_sequence_length = sequence, seqlens_k = sequence - 1 for each batch (int32,
   // from the query's Shape at run time; they fold for static sizes, and SameShapeValue shares them between
-  // layers otherwise). Its present key and value outputs are unused.
+  // layers otherwise). Its present key and value outputs are unused. `causal` is asked once: it may
+  // evaluate a mask computed from constants (computed_constant).
   template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask& mask,
                     const Causal& causal) {
     using namespace rewrite::dsl;
-    return choose(causal && has_value(grouped_kv_heads(k, v, q_k)) && gqa_head_size(q),
-                  group_query_attention(q, k, v, q_k, scale),
-                  masked(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask, causal));
+    return choose(causal,
+                  choose(has_value(grouped_kv_heads(k, v, q_k)) && gqa_head_size(q),
+                         group_query_attention(q, k, v, q_k, scale),
+                         unidirectional(merge_heads(q), key(k, q_k), v, heads_of(q), scale)),
+                  biased(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask));
   }
   template <class Q, class K, class V, class QK, class Scale>
   static auto group_query_attention(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {

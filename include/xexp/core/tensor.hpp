@@ -69,10 +69,10 @@ class Tensor {
   Tensor() = default;
   // A zero-filled tensor owning its bytes.
   Tensor(ElemType type, std::vector<int64_t> dims)
-      : type_(type), dims_(std::move(dims)),
+      : type_(type), dims_(std::move(dims)), size_(dims_element_count(dims_)),
         storage_(std::make_shared<OwnedStorage>(byte_count(type_, dims_))) {}
   Tensor(ElemType type, std::vector<int64_t> dims, std::shared_ptr<const TensorStorage> storage)
-      : type_(type), dims_(std::move(dims)), storage_(std::move(storage)) {
+      : type_(type), dims_(std::move(dims)), size_(dims_element_count(dims_)), storage_(std::move(storage)) {
     if (type_ != ElemType::String && elem_size(type_) != 0 && storage_ &&
         storage_->byte_size() != byte_count(type_, dims_))
       throw Error("tensor of type " + std::string(elem_type_name(type_)) + " and shape " +
@@ -103,7 +103,7 @@ class Tensor {
   const std::vector<int64_t>& dims() const noexcept { return dims_; }
   Shape shape() const { return make_shape(dims_); }
   std::size_t rank() const noexcept { return dims_.size(); }
-  int64_t size() const { return dims_element_count(dims_); }
+  int64_t size() const noexcept { return size_; }
   bool empty() const noexcept { return storage_ == nullptr; }
   std::span<const std::byte> bytes() const { return storage_ ? storage_->bytes() : std::span<const std::byte>(); }
   const std::shared_ptr<const TensorStorage>& storage() const noexcept { return storage_; }
@@ -169,6 +169,7 @@ class Tensor {
   }
   ElemType type_ = ElemType::Undefined;
   std::vector<int64_t> dims_;
+  int64_t size_ = 1;  // the element count of dims_, kept: kernels read it in their loop conditions
   std::shared_ptr<const TensorStorage> storage_;
 };
 

@@ -216,7 +216,8 @@ inline Tensor filled(ElemType type, std::vector<int64_t> dims, double value) {
   Tensor out(type, std::move(dims));
   const std::size_t s = elem_size(type);
   auto dst = out.mutable_bytes();
-  for (std::size_t k = 0; k < dst.size(); k += s) std::memcpy(dst.data() + k, one.bytes().data(), s);
+  const std::byte* value_bytes = one.bytes().data();
+  for (std::size_t k = 0; k < dst.size(); k += s) std::memcpy(dst.data() + k, value_bytes, s);
   return out;
 }
 

@@ -504,10 +504,14 @@ inline std::vector<Tensor> trilu_kernel(const KernelContext& c) {
   Tensor out(x.type(), x.dims());
   auto dst = out.mutable_bytes();
   const std::size_t s = elem_size(x.type());
-  for (int64_t e = 0; e < x.size(); ++e) {
-    const int64_t j = e % cols, i = (e / cols) % rows;
-    const bool keep = upper ? j - i >= k : j - i <= k;
-    if (keep) copy_element(dst, e, x.bytes(), e, s);
+  const std::span<const std::byte> src = x.bytes();
+  // Row i keeps the columns j >= i + k (upper) or j <= i + k (lower): one run per row.
+  for (int64_t row = 0, count = rows * cols == 0 ? 0 : x.size() / cols; row < count; ++row) {
+    const int64_t i = row % rows;
+    const int64_t first = upper ? std::clamp<int64_t>(i + k, 0, cols) : 0;
+    const int64_t last = upper ? cols : std::clamp<int64_t>(i + k + 1, 0, cols);
+    const auto at = static_cast<std::size_t>(row * cols + first) * s;
+    if (first < last) std::memcpy(dst.data() + at, src.data() + at, static_cast<std::size_t>(last - first) * s);
   }
   return {out};
 }

@@ -15,7 +15,8 @@
 //   sliced at run time from a constant table, whose additive mask is Where(mask, 0, fill)
 //   (runtime_mask_fits), or the Add of an additive table sliced so (runtime_bias). A mask that hides
 //   exactly the keys after each query (square scores) becomes is_causal=1 instead, the cut at run time
-//   going too (causal_bias, causal_cut).
+//   going too (causal_bias, causal_cut); so does such a mask computed from constants alone, of any rank,
+//   that folding leaves because its table is large (evaluated to be read, computed_constant).
 // The 3-D form takes Q, K and V as (batch, sequence, hidden) (ONNX Runtime 1.30 refuses a mix of 3-D and
 // 4-D): each goes back to it through Transpose and Reshape, which the default rules cancel against the
 // Reshape and Transpose that split the heads, so that one node replaces the splits, the attention and
@@ -32,6 +33,7 @@
 #include <optional>
 #include <vector>
 
+#include "xexp/patterns/computed_constant.hpp"
 #include "xexp/patterns/ort/fused_matmul.hpp"
 #include "xexp/patterns/ort/heads_layout.hpp"
 #include "xexp/patterns/shape_values.hpp"
@@ -188,8 +190,10 @@ auto merge_heads(const X& x) {
 
 // The additive attention_bias, (batch|1, heads|1, sequence, total), that the mask of the scores s
 // amounts to in masked (an Add or a Where whose inputs the rule checked constant), or nullopt when there
-// is none: a mask that does not fold, a fill above -1e4, a fully masked row, unknown sizes.
-inline std::optional<Tensor> folded_bias(const ValueView& masked, const ValueView& s) {
+// is none: a mask that does not fold, a fill above -1e4, a fully masked row, unknown sizes. With
+// `computed`, a mask computed from constants alone (computed_constant) is read too: for facts that read
+// it without writing it, as a causal mask is dropped, not stored.
+inline std::optional<Tensor> folded_bias(const ValueView& masked, const ValueView& s, bool computed = false) {
   const ir::Graph& g = *s.graph;
   const ir::Node& n = node_of(masked);
   if (!s.shape() || !masked.shape() || !rewrite::facts::same_shape(*s.shape(), *masked.shape()))
@@ -198,13 +202,17 @@ inline std::optional<Tensor> folded_bias(const ValueView& masked, const ValueVie
   if ((rank != 3 && rank != 4) || static_dim(s, -2 + static_cast<int64_t>(rank)) <= 0 ||
       static_dim(s, -1 + static_cast<int64_t>(rank)) <= 0)
     return std::nullopt;
+  auto read = [&](ir::ValueId v) -> std::optional<Tensor> {
+    if (const Tensor* t = rewrite::constant_tensor(g, v)) return *t;
+    return computed ? computed_constant(g, v) : std::nullopt;
+  };
   Tensor bias;
   if (has_op(n, "Add")) {
-    const Tensor* m = rewrite::constant_tensor(g, n.inputs[0] == s.id ? n.inputs[1] : n.inputs[0]);
+    const std::optional<Tensor> m = read(n.inputs[0] == s.id ? n.inputs[1] : n.inputs[0]);
     if (!m || m->type() != s.elem()) return std::nullopt;
     bias = *m;
   } else {
-    const Tensor* condition = rewrite::constant_tensor(g, n.inputs[0]);
+    const std::optional<Tensor> condition = read(n.inputs[0]);
     const bool keeps_where_true = n.inputs[1] == s.id;
     const std::optional<double> fill = scalar_constant(g, n.inputs[keeps_where_true ? 2 : 1]);
     if (!condition || condition->type() != ElemType::Bool || !fill || *fill > -1e4) return std::nullopt;
@@ -231,7 +239,8 @@ inline std::optional<Tensor> folded_bias(const ValueView& masked, const ValueVie
   if (rank == 3) bias = bias.reshaped({dims[0], 1, dims[1], dims[2]});
   return bias;
 }
-inline constexpr auto attention_bias = rewrite::fact<"attention_bias">(folded_bias);
+inline constexpr auto attention_bias = rewrite::fact<"attention_bias">(
+    [](const ValueView& masked, const ValueView& s) { return folded_bias(masked, s); });
 
 // Where(mask, scores, fill) (or Where(mask, fill, scores)) with a mask computed at run time as dynamic
 // exports write causal masks: Slice(Slice(table, 0..seq, rows), 0..seq, columns) of a constant table
@@ -346,12 +355,15 @@ inline constexpr auto keeps_scores_where_true = rewrite::fact<"keeps_scores_wher
 // time from a table (runtime_mask) whose leading square (where any cut of it lies) is lower triangular.
 inline constexpr auto causal_bias =
     rewrite::fact<"causal_bias">([](const ValueView& masked, const ValueView& s) {
-      const std::optional<Tensor> bias = folded_bias(masked, s);
+      const std::optional<Tensor> bias = folded_bias(masked, s, true);
       if (!bias || bias->dims()[2] != bias->dims()[3]) return false;
       const int64_t n = bias->dims()[3];
-      for (int64_t k = 0; k < bias->size(); ++k) {
-        const double x = eval::element_as_double(*bias, k);
-        if (k % n <= (k / n) % n ? x != 0 : x > -1e4) return false;
+      const Tensor values = eval::cast_tensor(*bias, ElemType::Double);  // read once, typed
+      const std::span<const double> x_at = values.data<double>();
+      for (std::size_t k = 0; k < x_at.size(); ++k) {
+        const double x = x_at[k];
+        const auto column = static_cast<int64_t>(k) % n, row = static_cast<int64_t>(k) / n % n;
+        if (column <= row ? x != 0 : x > -1e4) return false;
       }
       return true;
     });
@@ -455,7 +467,8 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
     return rule(name).priority(2).cases(
         match(heads_merged(mask))
             .when(is_last_axis(axis, mask) && fits &&
-                  (has_value(bias) || passes_as_bias(mask, m, scores) || runtime_bias(mask, scores)))
+                  (has_value(bias) || passes_as_bias(mask, m, scores) || runtime_bias(mask, scores) ||
+                   causal_bias(mask, scores)))
             .to(rows_or_not(Write::heads(q, k, v, q_k, factor,
                                          choose(has_value(bias), fold(value_of(bias)),
                                                 choose(runtime_bias(mask, scores), bias_4d(m), m)),
@@ -472,7 +485,7 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
     auto fits = fits_any && single_head_fits(q, k, v);
     return rule(name).priority(2).cases(
         match(one_head(mask))
-            .when(is_last_axis(axis, mask) && fits && has_value(bias))
+            .when(is_last_axis(axis, mask) && fits && (has_value(bias) || causal_bias(mask, scores)))
             .to(Write::single(q, k, v, factor, fold(value_of(bias)), causal_bias(mask, scores))),
         match(one_head(cut_mask))
             .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_mask, scores))

@@ -36,9 +36,18 @@ struct WriteMultiHeadAttention {
   template <class Q, class K, class V, class Heads, class Scale, class Mask, class Causal>
   static auto masked(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
                      const Mask& mask, const Causal& causal) {
+    return choose(causal, unidirectional(q, k, v, heads, scale), biased(q, k, v, heads, scale, mask));
+  }
+  template <class Q, class K, class V, class Heads, class Scale>
+  static auto unidirectional(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale) {
     using namespace rewrite::dsl;
-    return choose(causal, node(q, k, v, heads, scale, attr<"unidirectional"> = 1),
-                  node(q, k, v, heads, scale, omitted, omitted, mask));
+    return node(q, k, v, heads, scale, attr<"unidirectional"> = 1);
+  }
+  template <class Q, class K, class V, class Heads, class Scale, class Mask>
+  static auto biased(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
+                     const Mask& mask) {
+    using namespace rewrite::dsl;
+    return node(q, k, v, heads, scale, omitted, omitted, mask);
   }
   template <class K, class QK>
   static auto key(const K& k, const QK& q_k) {
@@ -53,14 +62,17 @@ struct WriteMultiHeadAttention {
   // reads them before the repeat (kv_num_heads) and masks causally itself from the lengths it is given,
   // every sequence whole: total_sequence_length = sequence, seqlens_k = sequence - 1 for each batch (int32,
   // from the query's Shape at run time; they fold for static sizes, and SameShapeValue shares them between
-  // layers otherwise). Its present key and value outputs are unused.
+  // layers otherwise). Its present key and value outputs are unused. `causal` is asked once: it may
+  // evaluate a mask computed from constants (computed_constant).
   template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask& mask,
                     const Causal& causal) {
     using namespace rewrite::dsl;
-    return choose(causal && has_value(grouped_kv_heads(k, v, q_k)) && gqa_head_size(q),
-                  group_query_attention(q, k, v, q_k, scale),
-                  masked(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask, causal));
+    return choose(causal,
+                  choose(has_value(grouped_kv_heads(k, v, q_k)) && gqa_head_size(q),
+                         group_query_attention(q, k, v, q_k, scale),
+                         unidirectional(merge_heads(q), key(k, q_k), v, heads_of(q), scale)),
+                  biased(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask));
   }
   template <class Q, class K, class V, class QK, class Scale>
   static auto group_query_attention(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
