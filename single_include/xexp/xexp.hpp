@@ -14971,14 +14971,12 @@ inline constexpr auto causal_bias =
     rewrite::fact<"causal_bias">([](const ValueView& masked, const ValueView& s) {
       const std::optional<Tensor> bias = folded_bias(masked, s, true);
       if (!bias || bias->dims()[2] != bias->dims()[3]) return false;
-      const int64_t n = bias->dims()[3];
-      const Tensor values = eval::cast_tensor(*bias, ElemType::Double);  // read once, typed
-      const std::span<const double> x_at = values.data<double>();
-      for (std::size_t k = 0; k < x_at.size(); ++k) {
-        const double x = x_at[k];
-        const auto column = static_cast<int64_t>(k) % n, row = static_cast<int64_t>(k) / n % n;
-        if (column <= row ? x != 0 : x > -1e4) return false;
-      }
+      const auto n = static_cast<std::size_t>(bias->dims()[3]);
+      const Tensor values = eval::cast_tensor(*bias, ElemType::Float);  // read once, typed (float: no copy)
+      const std::span<const float> x = values.data<float>();
+      for (std::size_t start = 0, row = 0; start < x.size(); start += n, row = (row + 1) % n)
+        for (std::size_t column = 0; column < n; ++column)
+          if (column <= row ? x[start + column] != 0 : x[start + column] > -1e4f) return false;
       return true;
     });
 inline constexpr auto causal_cut =
