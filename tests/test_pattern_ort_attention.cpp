@@ -310,6 +310,17 @@ std::string input_name(const Graph& g, const Node& n, std::size_t slot) {
   return slot < n.inputs.size() && n.inputs[slot] != kNone ? g.value(n.inputs[slot]).name : "";
 }
 
+// At opset 23 the default set writes one causal Attention (is_causal=1) for a causal `mask`, whose nodes go,
+// and the original's outputs.
+void expect_causal_attention_at_23(Mask mask) {
+  const auto make = [mask] { return attention({.mask = mask, .opset = 23}); };
+  Model m = make();
+  test::run_rules(m, "default");
+  ASSERT_EQ(op_types(*m.graph), (OpList{"Attention"}));
+  EXPECT_EQ(only_attention(*m.graph, "Attention").attribute(Symbol("is_causal"))->i, 1);
+  test::expect_same_outputs(make, "default", 1e-5, {.seed = 7, .symbols = {{"seq", kSeq}}});
+}
+
 }  // namespace
 
 TEST(PatternMultiHeadAttention, AdditiveMaskBecomesOneNodeOnThe3DProjections) {
@@ -517,12 +528,7 @@ TEST(PatternMultiHeadAttention, AdditiveMaskCutAtRunTimeIsTheBias) {
   EXPECT_EQ(g.node(g.value(bias.inputs[0]).producer).op_type, Symbol("Slice"));
   test::expect_same_outputs([] { return attention({.mask = Mask::AddCut, .window = true}); }, kAll, 1e-5,
                             {.seed = 7, .symbols = {{"seq", kSeq}}});
-  Model at23 = attention({.mask = Mask::AddCut, .opset = 23});
-  test::run_rules(at23, "default");
-  ASSERT_EQ(op_types(*at23.graph), (OpList{"Attention"}));
-  EXPECT_EQ(only_attention(*at23.graph, "Attention").attribute(Symbol("is_causal"))->i, 1);
-  test::expect_same_outputs([] { return attention({.mask = Mask::AddCut, .opset = 23}); }, "default", 1e-5,
-                            {.seed = 7, .symbols = {{"seq", kSeq}}});
+  expect_causal_attention_at_23(Mask::AddCut);
   // A cut ending at the batch size, not the sequence length, is no bias of the scores' sizes.
   Model batch = attention({.mask = Mask::AddCut, .window = true, .cut_at_batch = true});
   test::run_rules(batch, kAll);
@@ -543,12 +549,7 @@ TEST(PatternMultiHeadAttention, MaskComputedFromConstantsIsReadWithoutFolding) {
   EXPECT_EQ(nodes_of_type(g, "Trilu"), 2);
   test::expect_same_outputs([] { return attention({.mask = Mask::AddComputed, .window = true}); }, kAll, 1e-5,
                             {.seed = 7});
-  Model at23 = attention({.mask = Mask::AddComputed, .opset = 23});
-  test::run_rules(at23, "default");
-  ASSERT_EQ(op_types(*at23.graph), (OpList{"Attention"}));
-  EXPECT_EQ(only_attention(*at23.graph, "Attention").attribute(Symbol("is_causal"))->i, 1);
-  test::expect_same_outputs([] { return attention({.mask = Mask::AddComputed, .opset = 23}); }, "default", 1e-5,
-                            {.seed = 7});
+  expect_causal_attention_at_23(Mask::AddComputed);
 }
 
 // Not causal (a window of two keys): a Where bias, 4-D for the 3-D scores. A causal one is unidirectional

@@ -163,14 +163,19 @@ TEST(PatternReshapeExpand, NotToAnotherShape) {
   EXPECT_EQ(op_types(*e.graph), (OpList{"Expand", "Relu"}));
 }
 
-// X (batch, 3) expanded to (1, 3) or to (1, 1) keeps its shape, symbols compared by name: nothing to do,
-// whatever batch is at run time; to (1, 4) it grows.
-static Model expand_symbolic(std::vector<int64_t> target) {
+// Relu(op(X, target)) on X of a symbolic shape.
+static Model symbolic(const char* op, Shape x_shape, std::vector<int64_t> target) {
   Model m = test::model_with_opset(18);
   Graph& g = *m.graph;
-  ValueId x = g.add_input("X", ElemType::Float, Shape{Dim::symbolic("batch"), 3});
-  g.add_output(node(g, "Relu", {node(g, "Expand", {x, int64_initializer(g, "shape", std::move(target))})}));
+  ValueId x = g.add_input("X", ElemType::Float, std::move(x_shape));
+  g.add_output(node(g, "Relu", {node(g, op, {x, int64_initializer(g, "shape", std::move(target))})}));
   return m;
+}
+
+// X (batch, 3) expanded to (1, 3) or to (1, 1) keeps its shape, symbols compared by name: nothing to do,
+// whatever batch is at run time; X (batch, 1) expanded to (1, 3) grows.
+static Model expand_symbolic(std::vector<int64_t> target, int64_t columns = 3) {
+  return symbolic("Expand", Shape{Dim::symbolic("batch"), columns}, std::move(target));
 }
 
 TEST(PatternReshapeExpand, AnExpandKeepingASymbolicShapeDisappears) {
@@ -180,10 +185,7 @@ TEST(PatternReshapeExpand, AnExpandKeepingASymbolicShapeDisappears) {
     ASSERT_EQ(op_types(*m.graph), (OpList{"Relu"}));
     EXPECT_EQ(m.graph->value(m.graph->node(m.graph->first_node()).inputs[0]).name, "X");
   }
-  Model grows = test::model_with_opset(18);
-  Graph& g = *grows.graph;
-  ValueId x = g.add_input("X", ElemType::Float, Shape{Dim::symbolic("batch"), 1});
-  g.add_output(node(g, "Relu", {node(g, "Expand", {x, int64_initializer(g, "shape", {1, 3})})}));
+  Model grows = expand_symbolic({1, 3}, 1);
   run_rules(grows, "Expand");
   EXPECT_EQ(op_types(*grows.graph), (OpList{"Expand", "Relu"}));
 }
@@ -191,11 +193,7 @@ TEST(PatternReshapeExpand, AnExpandKeepingASymbolicShapeDisappears) {
 // X (batch*seq, 16) reshaped to (-1, 16), as dynamic exports flatten rows again after a Gemm: the output
 // is X's shape, symbols compared by name, so the Reshape does nothing; to (-1, 8) it does something.
 static Model reshape_symbolic(std::vector<int64_t> target) {
-  Model m = test::model_with_opset(18);
-  Graph& g = *m.graph;
-  ValueId x = g.add_input("X", ElemType::Float, Shape{Dim::symbolic("batch*seq"), 16});
-  g.add_output(node(g, "Relu", {node(g, "Reshape", {x, int64_initializer(g, "shape", std::move(target))})}));
-  return m;
+  return symbolic("Reshape", Shape{Dim::symbolic("batch*seq"), 16}, std::move(target));
 }
 
 TEST(PatternReshapeExpand, AReshapeKeepingASymbolicShapeDisappears) {

@@ -13944,8 +13944,10 @@ using rewrite::Var;
 // nothing. ConstantOfShape, Range, Reshape and Trilu read their inputs whole. The ops are those whose
 // semantics no opset changed (evaluated at opset 18). Anything else, a cone over kMaxComputedNodes nodes
 // or a tensor over kMaxComputedElements elements gives nullopt.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <numeric>
 #include <optional>
 #include <string_view>
@@ -14269,7 +14271,8 @@ namespace detail {
 inline constexpr int kMaxComputedNodes = 16;
 inline constexpr int64_t kMaxComputedElements = int64_t{1} << 23;
 
-// Ops read whole, element for element as the evaluator runs them at opset 18.
+// The ops read besides Expand, Slice and Unsqueeze: no opset changed what they compute, so they are
+// evaluated at opset 18 whatever the model's.
 inline bool computes_same_in_every_opset(const ir::Node& n) {
   static constexpr std::string_view ops[] = {
       "Add",  "And",     "Cast",  "ConstantOfShape", "Div", "Equal", "Greater", "GreaterOrEqual", "Less",
@@ -14393,12 +14396,8 @@ inline std::optional<Tensor> computed_up_to_broadcast(const ir::Graph& g, ir::Va
     inputs.push_back(broadcasts ? computed_up_to_broadcast(g, in, budget) : computed_whole(g, in, budget));
     if (!inputs.back()) return std::nullopt;
   }
-  try {
-    if (over_limit(n, inputs)) return std::nullopt;
-    return eval::evaluate_op(n.op_type, {}, inputs, n.attributes, 18, 1).at(0);
-  } catch (const Error&) {
-    return std::nullopt;
-  }
+  if (over_limit(n, inputs)) return std::nullopt;
+  return eval::evaluate_op(n.op_type, {}, inputs, n.attributes, 18, 1).at(0);
 }
 
 }  // namespace detail
@@ -14406,7 +14405,11 @@ inline std::optional<Tensor> computed_up_to_broadcast(const ir::Graph& g, ir::Va
 // What v holds, up to broadcasting (see above), when it is computed from constants alone.
 inline std::optional<Tensor> computed_constant(const ir::Graph& g, ir::ValueId v) {
   int budget = detail::kMaxComputedNodes;
-  return detail::computed_up_to_broadcast(g, v, budget);
+  try {
+    return detail::computed_up_to_broadcast(g, v, budget);
+  } catch (const Error&) {
+    return std::nullopt;  // inputs a kernel refuses: left to the runtime, which will say so
+  }
 }
 
 }  // namespace xexp::patterns
