@@ -14040,6 +14040,21 @@ inline std::optional<std::vector<int64_t>> normalized_axes(std::vector<int64_t> 
   std::sort(axes.begin(), axes.end());
   return axes;
 }
+// The axes Unsqueeze node n adds, sorted and counted in its output's rank; nullopt when computed at run
+// time or negative in an unknown rank.
+inline std::optional<std::vector<int64_t>> unsqueezed_axes(const ir::Graph& g, const ir::Node& n) {
+  const std::optional<std::vector<int64_t>> given = ints_attribute_or_input(g, n, "axes", 1);
+  if (!given) return std::nullopt;
+  const ir::Value& in = g.value(n.inputs[0]);
+  return normalized_axes(*given, in.shape ? std::optional<int64_t>(static_cast<int64_t>(in.shape->size() + given->size()))
+                                          : std::nullopt);
+}
+// Sorted axes 0, 1, ..., k - 1: an Unsqueeze of them adds leading axes, which broadcasting adds anyway.
+inline bool are_leading_axes(const std::vector<int64_t>& sorted_axes) {
+  for (std::size_t k = 0; k < sorted_axes.size(); ++k)
+    if (sorted_axes[k] != static_cast<int64_t>(k)) return false;
+  return true;
+}
 // A Slice (the opset 10 form) cutting one axis, with a constant start, axis and step (absent: axis 0,
 // step 1); its end may be computed at run time (a causal mask cut to the sequence length).
 struct AxisCut {
@@ -14375,15 +14390,11 @@ inline std::optional<Tensor> computed_up_to_broadcast(const ir::Graph& g, ir::Va
     if (!b || !shape || b->rank() > shape->size()) return std::nullopt;
     const auto rank = static_cast<int64_t>(shape->size());
     if (op == "Slice") return slice_broadcast(g, n, *b, rank);
-    const std::optional<std::vector<int64_t>> given = ints_attribute_or_input(g, n, "axes", 1);
-    const std::optional<std::vector<int64_t>> axes =
-        given ? normalized_axes(*given, rank + static_cast<int64_t>(given->size())) : std::nullopt;
+    const std::optional<std::vector<int64_t>> axes = unsqueezed_axes(g, n);
     if (!axes) return std::nullopt;
     // b of the input's rank takes the new axes where they go; a smaller b only leading ones, as it is.
     if (static_cast<int64_t>(b->rank()) == rank) return compute(Symbol("Unsqueeze"), {*b, int64_tensor(*axes)});
-    for (std::size_t k = 0; k < axes->size(); ++k)
-      if ((*axes)[k] != static_cast<int64_t>(k)) return std::nullopt;
-    return b;
+    return are_leading_axes(*axes) ? b : std::optional<Tensor>();
   }
   if (!computes_same_in_every_opset(n)) return std::nullopt;
   const bool broadcasts = op != "ConstantOfShape" && op != "Range" && op != "Reshape" && op != "Trilu";
@@ -14892,12 +14903,8 @@ inline std::optional<Tensor> runtime_mask_table(const ValueView& masked, const V
   // Unsqueeze (Llama's causal_mask[None, None, :s, :s]) broadcasts as the cut itself.
   ir::ValueId v = added && n.inputs[0] == s.id ? n.inputs[1] : n.inputs[0];
   if (const ir::Node* unsqueeze = producer_of(g, v, "Unsqueeze")) {
-    const std::optional<std::vector<int64_t>> given = ints_attribute_or_input(g, *unsqueeze, "axes", 1);
-    const std::optional<std::vector<int64_t>> axes =
-        given ? normalized_axes(*given, g.value(v).rank()) : std::nullopt;
-    std::vector<int64_t> leading(axes ? axes->size() : 0);
-    std::iota(leading.begin(), leading.end(), 0);
-    if (axes && *axes == leading) v = unsqueeze->inputs[0];
+    const std::optional<std::vector<int64_t>> axes = unsqueezed_axes(g, *unsqueeze);
+    if (axes && are_leading_axes(*axes)) v = unsqueeze->inputs[0];
   }
   const Tensor* compared_to = nullptr;  // the mask is Equal(cut, compared_to)
   if (const ir::Node* equal = producer_of(g, v, "Equal"); equal && equal->inputs.size() == 2) {

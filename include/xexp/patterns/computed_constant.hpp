@@ -134,15 +134,11 @@ inline std::optional<Tensor> computed_up_to_broadcast(const ir::Graph& g, ir::Va
     if (!b || !shape || b->rank() > shape->size()) return std::nullopt;
     const auto rank = static_cast<int64_t>(shape->size());
     if (op == "Slice") return slice_broadcast(g, n, *b, rank);
-    const std::optional<std::vector<int64_t>> given = ints_attribute_or_input(g, n, "axes", 1);
-    const std::optional<std::vector<int64_t>> axes =
-        given ? normalized_axes(*given, rank + static_cast<int64_t>(given->size())) : std::nullopt;
+    const std::optional<std::vector<int64_t>> axes = unsqueezed_axes(g, n);
     if (!axes) return std::nullopt;
     // b of the input's rank takes the new axes where they go; a smaller b only leading ones, as it is.
     if (static_cast<int64_t>(b->rank()) == rank) return compute(Symbol("Unsqueeze"), {*b, int64_tensor(*axes)});
-    for (std::size_t k = 0; k < axes->size(); ++k)
-      if ((*axes)[k] != static_cast<int64_t>(k)) return std::nullopt;
-    return b;
+    return are_leading_axes(*axes) ? b : std::optional<Tensor>();
   }
   if (!computes_same_in_every_opset(n)) return std::nullopt;
   const bool broadcasts = op != "ConstantOfShape" && op != "Range" && op != "Reshape" && op != "Trilu";

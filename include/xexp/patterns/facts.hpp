@@ -89,6 +89,21 @@ inline std::optional<std::vector<int64_t>> normalized_axes(std::vector<int64_t> 
   std::sort(axes.begin(), axes.end());
   return axes;
 }
+// The axes Unsqueeze node n adds, sorted and counted in its output's rank; nullopt when computed at run
+// time or negative in an unknown rank.
+inline std::optional<std::vector<int64_t>> unsqueezed_axes(const ir::Graph& g, const ir::Node& n) {
+  const std::optional<std::vector<int64_t>> given = ints_attribute_or_input(g, n, "axes", 1);
+  if (!given) return std::nullopt;
+  const ir::Value& in = g.value(n.inputs[0]);
+  return normalized_axes(*given, in.shape ? std::optional<int64_t>(static_cast<int64_t>(in.shape->size() + given->size()))
+                                          : std::nullopt);
+}
+// Sorted axes 0, 1, ..., k - 1: an Unsqueeze of them adds leading axes, which broadcasting adds anyway.
+inline bool are_leading_axes(const std::vector<int64_t>& sorted_axes) {
+  for (std::size_t k = 0; k < sorted_axes.size(); ++k)
+    if (sorted_axes[k] != static_cast<int64_t>(k)) return false;
+  return true;
+}
 // A Slice (the opset 10 form) cutting one axis, with a constant start, axis and step (absent: axis 0,
 // step 1); its end may be computed at run time (a causal mask cut to the sequence length).
 struct AxisCut {

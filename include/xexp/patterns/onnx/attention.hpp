@@ -275,12 +275,8 @@ inline std::optional<Tensor> runtime_mask_table(const ValueView& masked, const V
   // Unsqueeze (Llama's causal_mask[None, None, :s, :s]) broadcasts as the cut itself.
   ir::ValueId v = added && n.inputs[0] == s.id ? n.inputs[1] : n.inputs[0];
   if (const ir::Node* unsqueeze = producer_of(g, v, "Unsqueeze")) {
-    const std::optional<std::vector<int64_t>> given = ints_attribute_or_input(g, *unsqueeze, "axes", 1);
-    const std::optional<std::vector<int64_t>> axes =
-        given ? normalized_axes(*given, g.value(v).rank()) : std::nullopt;
-    std::vector<int64_t> leading(axes ? axes->size() : 0);
-    std::iota(leading.begin(), leading.end(), 0);
-    if (axes && *axes == leading) v = unsqueeze->inputs[0];
+    const std::optional<std::vector<int64_t>> axes = unsqueezed_axes(g, *unsqueeze);
+    if (axes && are_leading_axes(*axes)) v = unsqueeze->inputs[0];
   }
   const Tensor* compared_to = nullptr;  // the mask is Equal(cut, compared_to)
   if (const ir::Node* equal = producer_of(g, v, "Equal"); equal && equal->inputs.size() == 2) {
