@@ -713,6 +713,31 @@ TEST(EvalAttentionVsOrt, FourDThreeDMasksCausalPastAndGroupedHeads) {
   expect_agree(attention_model(grouped, {"Q", "K", "V"}, {}), grouped);
 }
 
+// A query whose keys are all masked, by a boolean or an additive -inf mask, gets 0 (the opset-23 errata,
+// as torch's SDPA), not the NaN of a Softmax over -inf.
+TEST(EvalAttentionVsOrt, AQueryWhoseKeysAreAllMaskedGetsZero) {
+  const ElemType f = ElemType::Float;
+  const auto hidden = [](int64_t k) { return k / 6 == 1; };  // batch 0, query 1
+  NamedTensors by_flags{{"Q", wavy(f, {2, 4, 12})},
+                        {"K", wavy(f, {2, 6, 12}, true)},
+                        {"V", wavy(f, {2, 6, 6})},
+                        {"M", flags({2, 1, 4, 6}, [&](int64_t k) { return !hidden(k); })}};
+  NamedTensors additive = by_flags;
+  std::vector<float> bias(2 * 4 * 6, 0.f);
+  for (int64_t k = 0; k < 2 * 4 * 6; ++k)
+    if (hidden(k)) bias[k] = -std::numeric_limits<float>::infinity();
+  additive[3].second = Tensor::from<float>({2, 1, 4, 6}, bias);
+  for (const NamedTensors& feeds : {by_flags, additive}) {
+    const ir::Model m =
+        attention_model(feeds, {"Q", "K", "V", "M"},
+                        {Attribute::make_int("q_num_heads", 3), Attribute::make_int("kv_num_heads", 3)});
+    const auto [ours, ort] = evaluator_and_onnxruntime(m, feeds);
+    xexp::testing::expect_all_close(ours, ort, 1e-5, 1e-5);
+    const auto y = ours.at(0).second.data<float>();  // (2, 4, 6): query 1 of batch 0 is y[6..11]
+    for (int64_t d = 0; d < 6; ++d) EXPECT_EQ(y[6 + d], 0.f) << d;
+  }
+}
+
 TEST(EvalAttention, RefusesSoftcapAndMixedRanksNamingTheNode) {
   const ElemType f = ElemType::Float;
   const NamedTensors four_d{

@@ -65,6 +65,9 @@ struct Attention {
   bool cut_at_batch = false;  // WhereCut*: the cut ends at the batch size, not at seq
   bool cut_unsqueezed = false;  // AddCut: Unsqueeze(cut, [0, 1]) as Llama's causal_mask[None, None] writes it
   bool computed_2d = false;  // AddComputed: the (sequence, total) mask added as it is (torch's decomposed SDPA)
+  // torch's safe softmax: the weights are Where(IsNaN(Softmax), safe_fill, Softmax) (onnxscript's SDPA)
+  bool safe_softmax = false;
+  float safe_fill = 0.f;
   int64_t row_size = 0;  // > 0: the heads merge into 2-D rows of this size (kHidden: as a 2-D Linear reads them)
   int64_t opset = 18;
   // > 0: K and V have this many heads, repeated to kHeads as HF's repeat_kv writes it (Unsqueeze at axis 2,
@@ -214,6 +217,10 @@ Model attention(const Attention& c) {
     }
   }
   ValueId weights = node(g, "Softmax", {masked}, {Attribute::make_int("axis", c.softmax_axis)});
+  if (c.safe_softmax)
+    weights = node(g, "Where",
+                   {node(g, "IsNaN", {weights}),
+                    g.add_initializer("safe_fill", Tensor::scalar<float>(c.safe_fill)), weights});
   ValueId y = node(g, "MatMul", {weights, heads("V", {0, 2, 1, 3})});
   y = node(g, "Transpose", {y}, {perm({0, 2, 1, 3})});
   const std::vector<int64_t> merged = c.row_size ? std::vector<int64_t>{kBatch * kSeq * kHidden / c.row_size, c.row_size}
@@ -435,6 +442,57 @@ TEST(PatternMultiHeadAttention, CausalMasksBecomeUnidirectional) {
     EXPECT_EQ(n.inputs.size(), 3u);
     test::expect_same_outputs(make, kAll, 1e-5, {.seed = 7, .symbols = {{"seq", kSeq}}});
   }
+}
+
+// torch's safe softmax, Where(IsNaN(Softmax), 0, Softmax), gives 0 to the query rows a mask hides
+// entirely. MultiHeadAttention leaves those rows NaN, so Where(IsNaN(y), 0, y) follows it; ONNX's Attention
+// (opset 23) gives them 0 itself and stands alone. Same outputs for a mask that hides a whole row.
+TEST(PatternMultiHeadAttention, SafeSoftmaxZeroesTheRowsAMaskHidesEntirely) {
+  for (const int64_t opset : {18, 23}) {
+    const std::string spec = opset == 23 ? "default" : kAll;
+    const auto make = [opset] {
+      return attention({.mask = Mask::AddInput, .safe_softmax = true, .opset = opset});
+    };
+    Model m = make();
+    test::run_rules(m, spec);
+    const Graph& g = *m.graph;
+    if (opset == 23) {
+      ASSERT_EQ(op_types(g), (OpList{"Attention"}));
+    } else {
+      ASSERT_EQ(op_types(g), (OpList{kMha, "IsNaN", "Where"}));
+      const Node& zeroed = g.node(g.value(g.outputs()[0]).producer);
+      const ValueId y = only_attention(g).outputs[0];
+      EXPECT_EQ(g.node(g.value(zeroed.inputs[0]).producer).inputs[0], y);
+      EXPECT_EQ(patterns::scalar_constant(g, zeroed.inputs[1]), 0.0);
+      EXPECT_EQ(zeroed.inputs[2], y);
+    }
+    Model before = make();
+    xexp::testing::NamedTensors feeds = xexp::testing::random_feeds(*before.graph, {.seed = 7});
+    for (auto& [name, value] : feeds)
+      if (name == "M")  // query 1 of head 0 sees no key
+        for (int64_t j = 0; j < kSeq; ++j)
+          value.mutable_data<float>()[kSeq + j] = -std::numeric_limits<float>::infinity();
+    xexp::testing::TempDir dir;
+    const std::string before_path = (dir.path() / "before.onnx").string();
+    save_model(before, before_path);
+    const test::OutputsAfter after = test::expect_outputs_of(before, before_path, m, feeds, 1e-5);
+    // The hidden row gives 0 (batch 0, query 1, head 0's columns), not NaN.
+    const auto y = after.evaluator.at(0).second.data<float>();
+    for (int64_t d = 0; d < kHeadSize; ++d) EXPECT_EQ(y[kHidden + d], 0.f) << d;
+  }
+}
+
+// A causal mask hides no whole row: the safe softmax adds nothing to a unidirectional MultiHeadAttention.
+// A guard that fills anything but 0 is no safe softmax: no fusion.
+TEST(PatternMultiHeadAttention, SafeSoftmaxUnderACausalMaskIsTheAttentionAlone) {
+  Model m = attention({.keys = Keys::Gpt2, .mask = Mask::WhereScoresFirst, .safe_softmax = true});
+  test::run_rules(m, kAll);
+  ASSERT_EQ(op_types(*m.graph), (OpList{kMha}));
+  EXPECT_EQ(only_attention(*m.graph).attribute(Symbol("unidirectional"))->i, 1);
+  Model other = attention({.mask = Mask::AddInput, .safe_softmax = true, .safe_fill = 1.f});
+  test::run_rules(other, kAll);
+  EXPECT_EQ(nodes_of_type(*other.graph, "MultiHeadAttention"), 0);
+  EXPECT_EQ(nodes_of_type(*other.graph, "Softmax"), 1);
 }
 
 TEST(PatternMultiHeadAttention, QueryComputedAfterTheSplitGoesBackTo3D) {
@@ -722,14 +780,19 @@ TEST(PatternAttention, OneHeadAndRunTimeMasksAndPastKeys) {
 }
 
 // Multi-query attention, K and V of one head repeated for the two query heads: the clean-up rules turn
-// the repeat into Unsqueeze(K, [1, 2]), Expand and Squeeze before the attention fuses, which then reads
-// the repeated K and V (Attention with kv_num_heads = q_num_heads, MultiHeadAttention). Grouped keys of
-// more than one head, read before their repeat, are the Llama export's below.
-TEST(PatternAttention, MultiQueryAttentionReadsTheRepeatedKeysAndValues) {
+// the repeat into Squeeze(Expand(Unsqueeze(K, [1, 2])), [1]) before the attention fuses. Attention reads
+// the 3-D K and V of one head (kv_num_heads = 1) and the repeat goes; MultiHeadAttention, which has no
+// kv_num_heads, reads the repeated K and V. Grouped keys of more than one head, read before their
+// repeat, are the Llama export's below.
+TEST(PatternAttention, MultiQueryAttentionReadsTheKeysAndValuesOfOneHead) {
   Model at23 = attention({.opset = 23, .kv_heads = 1});
   test::run_rules(at23, "default");
-  EXPECT_EQ(nodes_of_type(*at23.graph, "Expand"), 2);
-  EXPECT_EQ(only_attention(*at23.graph, "Attention").attribute(Symbol("kv_num_heads"))->i, kHeads);
+  ASSERT_EQ(op_types(*at23.graph), (OpList{"Attention"}));
+  const Node& n = only_attention(*at23.graph, "Attention");
+  EXPECT_EQ(n.attribute(Symbol("kv_num_heads"))->i, 1);
+  EXPECT_EQ(n.attribute(Symbol("q_num_heads"))->i, kHeads);
+  EXPECT_EQ(input_name(*at23.graph, n, 1), "K");
+  EXPECT_EQ(input_name(*at23.graph, n, 2), "V");
   Model at22 = attention({.opset = 22, .kv_heads = 1});
   test::run_rules(at22, kAll);
   EXPECT_EQ(nodes_of_type(*at22.graph, "MultiHeadAttention"), 1);
@@ -862,6 +925,32 @@ TEST(PatternMultiHeadAttentionModels, CausalMaskComputedFromConstantsInTheCorpus
     std::vector<int64_t> ids(2 * 1024);  // two sequences of 1024 ids, below the vocabulary's 1024
     for (std::size_t k = 0; k < ids.size(); ++k) ids[k] = static_cast<int64_t>(k * 37 % 1024);
     test::expect_outputs_of_file(original, model, {{"input_ids", Tensor::from<int64_t>({2, 1024}, ids)}}, 1e-5);
+  }
+}
+
+// Phi-4-mini as experimental-experiment exports it: each attention is a call of the local function
+// aten.aten_scaled_dot_product_attention_default (its aten_as_function option), whose body ends in
+// torch's safe softmax. `xexp optimize` inlines the call (an ATen op, as onnxscript's torch_lib functions)
+// and each attention becomes one MultiHeadAttention and the Where(IsNaN) that zeroes the rows the padding
+// mask hides; at opset 23, one ONNX Attention. The corpus sweep
+// (test_optimize_corpus) compares the outputs on random weights and masks.
+TEST(PatternMultiHeadAttentionModels, SafeSoftmaxAttentionOfPhi4CalledAsALocalFunction) {
+  const std::string original =
+      (std::filesystem::path(XEXP_SHARED_DIR) / "corpus" / "experimental-experiment" /
+       "ut_xoptim_data_microsoft_Phi-4-mini-reasoning-custom-default-f32-cpu.onnx")
+          .string();
+  for (const int64_t opset : {0, 23}) {
+    SCOPED_TRACE(opset);
+    Model model = load_model(original);
+    ASSERT_EQ(model.functions.size(), 1u);
+    tools::OptimizeModelOptions options;
+    if (opset) options.target_opset = opset;
+    tools::optimize_model(model, options);
+    const Graph& g = *model.graph;
+    EXPECT_TRUE(model.functions.empty());
+    EXPECT_EQ(nodes_of_type(g, "Softmax"), 0);
+    EXPECT_EQ(nodes_of_type(g, opset ? "Attention" : "MultiHeadAttention"), 2);
+    EXPECT_EQ(nodes_of_type(g, "IsNaN"), opset ? 0 : 2);
   }
 }
 

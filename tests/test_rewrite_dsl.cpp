@@ -1,7 +1,7 @@
 // The rule DSL's vocabulary on small graphs: named facts (printed by their declared name), commutative
-// nodes that try their other order when anything after them fails, either(...), op families and `etc`,
-// rebuild(...) with changed inputs or attributes, several outputs with also(...), found(...), and the
-// explanation of why a rule did not match (Rule::explain, OptimizeOptions::explain).
+// nodes that try their other order when anything after them fails, either(...), through(...), op families
+// and `etc`, rebuild(...) with changed inputs or attributes, several outputs with also(...), found(...),
+// and the explanation of why a rule did not match (Rule::explain, OptimizeOptions::explain).
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -118,6 +118,39 @@ TEST(RewriteDsl, EitherMatchesOneAlternativeOrTheOther) {
     g.add_output(node(g, op, {xin, second}));
     run(m, r);
     EXPECT_EQ(op_types(g), std::string(op) == "Sub" ? (OpList{"Sub"}) : (OpList{"test.Square"})) << op;
+  }
+}
+
+// through<"what", skip>(p): p, or p inside the wrapper `skip` finds (here a Sign, standing for a wrapper
+// of any shape); the wrapper's nodes join the match and go with it. A wrapper whose inside is no p, or
+// whose inside has a consumer outside the match, makes no match.
+namespace {
+rewrite::Skipped skip_sign(const Graph& g, ValueId v) {
+  const Node& n = g.node(g.value(v).producer);
+  if (n.op_type != Symbol("Sign")) return {};
+  return {n.inputs[0], {g.value(v).producer}, 1};
+}
+}  // namespace
+TEST(RewriteDsl, ThroughReadsPastAWrapperItsFunctionFinds) {
+  Var<'x'> x;
+  RulePtr r =
+      rule("ReluOfNeg").match(op<"Relu">(through<"sign", skip_sign>(op<"Neg">(x)))).to(op<"Abs">(x));
+  EXPECT_EQ(r->describe(), "ReluOfNeg: Relu(through(sign, Neg(x))) -> Abs(x)  [P0]");
+  for (const char* inside : {"Neg", "Sign of Neg", "Sign of Exp", "Sign of Neg read twice"}) {
+    Model m = test::model_with_opset(18);
+    Graph& g = *m.graph;
+    const ValueId xin = g.add_input("X", ElemType::Float, xexp::Shape{2});
+    const std::string what = inside;
+    ValueId v = node(g, what == "Sign of Exp" ? "Exp" : "Neg", {xin});
+    if (what == "Sign of Neg read twice") g.add_output(v);
+    if (what != "Neg") v = node(g, "Sign", {v});
+    g.add_output(node(g, "Relu", {v}));
+    run(m, r);
+    const bool fused = what == "Neg" || what == "Sign of Neg";
+    EXPECT_EQ(op_types(g).back(), fused ? "Abs" : "Relu") << inside;
+    if (fused) {
+      EXPECT_EQ(op_types(g), (OpList{"Abs"})) << inside;
+    }
   }
 }
 

@@ -8629,11 +8629,15 @@ inline Tensor merge_heads(const Tensor& y) {
   return t.reshaped({t.dims()[0], t.dims()[1], t.dims()[2] * t.dims()[3]});
 }
 
+// What a query row whose keys are all masked (-inf) gets: NaN from the Softmax (com.microsoft's
+// attention ops in ONNX Runtime 1.30) or 0 (ONNX's Attention, its opset-23 errata, as torch's SDPA).
+enum class MaskedRows { NaN, Zero };
+
 // Softmax(scale * Q K^T + bias) V per head, for q (batch, heads, sequence, head_size), k (batch, heads,
 // total, head_size), v (batch, heads, total, v_head_size) and a bias (`what`) broadcast to the scores;
 // `scores`, when given, gets scale * Q K^T.
 inline Tensor attend(const KernelContext& c, const Tensor& q, const Tensor& k, const Tensor& v, double scale,
-                     const Tensor* bias, const char* what, Tensor* scores = nullptr) {
+                     const Tensor* bias, const char* what, MaskedRows masked_rows, Tensor* scores = nullptr) {
   Tensor s = batched_matmul(q, k, false, true, scale);
   if (scores) *scores = s;
   if (bias) {
@@ -8645,8 +8649,19 @@ inline Tensor attend(const KernelContext& c, const Tensor& q, const Tensor& k, c
     if (s.dims() != std::vector<int64_t>{q.dims()[0], q.dims()[1], q.dims()[2], k.dims()[2]})
       c.fail(std::string(what) + " " + shape_str(bias->shape()) + " does not broadcast to the scores");
   }
-  const int64_t total = k.dims()[2];
-  const Tensor weights = softmax(s, total > 0 ? s.size() / total : 0, total, 1, SoftmaxKind::Softmax);
+  const int64_t total = k.dims()[2], rows = total > 0 ? s.size() / total : 0;
+  Tensor weights = softmax(s, rows, total, 1, SoftmaxKind::Softmax);
+  if (masked_rows == MaskedRows::Zero)
+    visit_float_type(s.type(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      auto in = s.data<T>();
+      auto out = weights.mutable_data<T>();
+      for (int64_t r = 0; r < rows; ++r) {
+        auto row = in.subspan(static_cast<std::size_t>(r * total), static_cast<std::size_t>(total));
+        if (std::all_of(row.begin(), row.end(), [](T x) { return x == -std::numeric_limits<T>::infinity(); }))
+          std::fill_n(out.begin() + r * total, total, T(0));
+      }
+    });
   return batched_matmul(weights, v, false, false, 1.0);
 }
 
@@ -8656,7 +8671,7 @@ inline Tensor attend(const KernelContext& c, const Tensor& q, const Tensor& k, c
 // `scores` gets when given.
 inline Tensor grouped_attend(const KernelContext& c, const Tensor& q, const Tensor& k, const Tensor& v,
                              std::optional<Tensor> bias, std::optional<int64_t> causal_past, double scale,
-                             const char* what, Tensor* scores = nullptr) {
+                             const char* what, MaskedRows masked_rows, Tensor* scores = nullptr) {
   const int64_t q_heads = q.dims()[1], kv_heads = k.dims()[1], sequence = q.dims()[2], total = k.dims()[2];
   auto repeated = [&](const Tensor& x) {
     if (kv_heads == q_heads) return x;
@@ -8677,7 +8692,7 @@ inline Tensor grouped_attend(const KernelContext& c, const Tensor& q, const Tens
     });
     bias = mask;
   }
-  return attend(c, q, repeated(k), repeated(v), scale, bias ? &*bias : nullptr, what, scores);
+  return attend(c, q, repeated(k), repeated(v), scale, bias ? &*bias : nullptr, what, masked_rows, scores);
 }
 
 // The attention scale: the attribute `scale`, 1/sqrt(head_size) when absent or 0.
@@ -8711,7 +8726,8 @@ inline std::vector<Tensor> multi_head_attention_kernel(const KernelContext& c) {
   if (c.has(5)) bias = c.in(5);
   const std::optional<int64_t> causal_past =
       c.attr_int("unidirectional", 0) != 0 ? std::optional<int64_t>(0) : std::nullopt;
-  return {merge_heads(grouped_attend(c, q, k, v, bias, causal_past, scale, "attention_bias"))};
+  return {
+      merge_heads(grouped_attend(c, q, k, v, bias, causal_past, scale, "attention_bias", MaskedRows::NaN))};
 }
 
 // ONNX Attention (opset 23)(Q, K, V, attn_mask?, past_key?, past_value?) -> (Y, present_key?,
@@ -8721,8 +8737,8 @@ inline std::vector<Tensor> multi_head_attention_kernel(const KernelContext& c) {
 // attn_mask broadcasts to (batch, q_num_heads, sequence, total), additive or boolean (true attends);
 // is_causal hides key j from query i when j > i + past (ONNX Runtime 1.30 too, but for one query after a
 // past and more than one new key, which it lets read every key). Each K and V head serves q_num_heads /
-// kv_num_heads query heads in a row. qk_matmul_output is scale * Q K^T (mode 0); softcap and the other
-// modes are refused.
+// kv_num_heads query heads in a row. A query whose keys are all masked gets 0 (MaskedRows::Zero).
+// qk_matmul_output is scale * Q K^T (mode 0); softcap and the other modes are refused.
 inline std::vector<Tensor> attention_kernel(const KernelContext& c) {
   if (c.attr_float("softcap", 0.f) != 0.f) c.fail("softcap is not supported");
   if (c.attr_int("qk_matmul_output_mode", 0) != 0)
@@ -8766,7 +8782,8 @@ inline std::vector<Tensor> attention_kernel(const KernelContext& c) {
   Tensor scores;
   std::optional<int64_t> causal_past;
   if (c.attr_int("is_causal", 0) != 0) causal_past = c.has(4) ? c.in(4).dims()[2] : 0;
-  Tensor y = grouped_attend(c, q, k, v, bias, causal_past, softmax_scale(c, q.dims()[3]), "attn_mask", &scores);
+  Tensor y = grouped_attend(c, q, k, v, bias, causal_past, softmax_scale(c, q.dims()[3]), "attn_mask",
+                            MaskedRows::Zero, &scores);
   std::vector<Tensor> out{rank == 3 ? merge_heads(y) : y, k, v, scores};
   out.resize(std::min(out.size(), c.n_outputs));
   return out;
@@ -8811,7 +8828,8 @@ inline std::vector<Tensor> group_query_attention_kernel(const KernelContext& c) 
     c.fail(
         "only whole sequences without a past are supported (seqlens_k = total_sequence_length - 1 = sequence "
         "- 1)");
-  const Tensor y = grouped_attend(c, q, k, v, std::nullopt, 0, softmax_scale(c, q.dims()[3]), "");
+  const Tensor y =
+      grouped_attend(c, q, k, v, std::nullopt, 0, softmax_scale(c, q.dims()[3]), "", MaskedRows::NaN);
   return {merge_heads(y), k, v};
 }
 
@@ -11121,6 +11139,7 @@ inline ir::Model build_demo_llm(const DemoLlmOptions& options = {}) {
 //   op<"Concat">(x, etc)                                    any further inputs (none, one or many)
 //   commutative(Add(x, y))   either order of the inputs      shared(n)   n may have other consumers
 //   named<'d'>(Sub(x, m))    a DAG node: later uses of `d` compare identity
+//   through<"what", skip>(p) p, or p inside a wrapper `skip` finds in the graph
 // The same capture used twice means the same value. Whether a capture is bound is the `Bound` template
 // argument of every matcher: the first occurrence binds, the later ones compare, no runtime flags.
 // Matching backtracks: every matcher takes the rest of the match as a continuation, so that a
@@ -12470,6 +12489,50 @@ struct Either : ExprTag {
 template <class A, class B>
 constexpr auto either(const A& a, const B& b) {
   return Either<A, B>{{}, a, b};
+}
+
+// ---- reading past a wrapper -------------------------------------------------------------------------
+// What through's `Skip` finds at a value: the value inside a wrapper the rule reads past and the
+// wrapper's nodes, or no inner value when there is no such wrapper.
+struct Skipped {
+  ir::ValueId inner = ir::kNone;
+  std::array<ir::NodeId, 4> nodes{};
+  int count = 0;
+};
+// through<"what", skip>(p): the value matches p, or `skip` (a function of the graph and the value) finds
+// a wrapper around a value that matches p; the wrapper's nodes join the match, so that they go with it.
+// Unlike either(p, Wrapper(p)), p is compiled once: the wrapper binds no capture (a condition reads it
+// from the graph), and a large p (an attention's scores) costs its compile time once.
+template <FixedString What, auto Skip, class P>
+struct Through : ExprTag {
+  P pattern;
+  static constexpr CaptureMask binds = P::binds, uses = P::uses;
+  static constexpr int depth = P::depth, node_count = P::node_count;
+  static constexpr CaptureKinds kinds = kinds_of<P>();
+
+  template <CaptureMask Bound, class K>
+  bool match(ir::ValueId v, Match& m, const K& k) const {
+    const Skipped wrapper = Skip(m.graph(), v);
+    if (wrapper.inner == ir::kNone) return pattern.template match<Bound>(v, m, k);
+    const int mark = m.mark();
+    bool ok = true;
+    for (int i = 0; i < wrapper.count && ok; ++i) ok = m.push_node(wrapper.nodes[i], false);
+    ok = ok && pattern.template match<Bound>(wrapper.inner, m, k);
+    if (!ok) m.rewind(mark);
+    return ok;
+  }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += "through(";
+    out += What.view();
+    out += ", ";
+    pattern.template print<Bound>(out);
+    out += ")";
+  }
+};
+template <FixedString What, auto Skip, class P>
+constexpr auto through(const P& p) {
+  return Through<What, Skip, P>{{}, p};
 }
 
 }  // namespace xexp::rewrite
@@ -13881,8 +13944,10 @@ using rewrite::rule;
 using rewrite::RulePtr;
 using rewrite::same_shape;
 using rewrite::shared;
+using rewrite::Skipped;
 using rewrite::single_use;
 using rewrite::Str;
+using rewrite::through;
 using rewrite::ValueView;
 using rewrite::Var;
 }  // namespace xexp::rewrite::dsl
@@ -13898,6 +13963,7 @@ using rewrite::Var;
 // ======== xexp/patterns/onnx/attention.hpp
 // Attention (opset >= 23): scaled dot-product attention as exporters write it,
 //   scores = Q K^T * scale (+ mask);  Y = Softmax(scores over the last axis) V
+// (or torch's safe softmax, Where(IsNaN(Softmax), 0, Softmax), which zeroes fully masked rows)
 // with Q, K, V in (batch, heads, sequence, head_size) and Y's heads merged back by Transpose(0,2,1,3)
 // and a Reshape to (batch, sequence, heads * head_size), becomes ONNX's Attention in its 3-D form,
 // Attention(query, key, value, attn_mask, q_num_heads=heads, kv_num_heads=heads, scale), which gives Y
@@ -14764,12 +14830,31 @@ inline constexpr auto merged_bsnh_shape = rewrite::fact<"merged_bsnh_shape">([](
 // The shapes prove it, whatever the exporter computed shape and target with: the Expand gives (batch,
 // kv_heads, group, total, head_size), so it broadcasts the new axis only, and a Reshape of that to (batch,
 // heads, total, head_size) can only merge kv_heads and group (the dims checked equal, static or
-// symbolic).
+// symbolic). One head (multi-query attention) comes out of the clean-up rules as
+//   Squeeze(Expand(Unsqueeze(x, [1, 2]), shape), [1])
+// of x (batch, total, head_size), already the 3-D value the fused nodes read (`three_d`).
 struct RepeatedHeads {
   ir::ValueId source;
   int64_t kv_heads;
+  bool three_d = false;
 };
+inline std::optional<RepeatedHeads> one_head_repeated(const ir::Graph& g, ir::ValueId x) {
+  const ir::Node* squeeze = producer_of(g, x, "Squeeze");
+  const ir::Node* expand = squeeze ? producer_of(g, squeeze->inputs[0], "Expand") : nullptr;
+  const ir::Node* unsqueeze = expand ? producer_of(g, expand->inputs[0], "Unsqueeze") : nullptr;
+  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1, 2} ||
+      ints_attribute_or_input(g, *squeeze, "axes", 1) != std::vector<int64_t>{1})
+    return std::nullopt;
+  const std::optional<Shape>& source = g.value(unsqueeze->inputs[0]).shape;
+  const std::optional<Shape>& expanded = g.value(expand->outputs[0]).shape;
+  if (!source || source->size() != 3 || !expanded || expanded->size() != 5) return std::nullopt;
+  const Shape &s = *source, &e = *expanded;
+  auto same = [](const Dim& a, const Dim& b) { return KnownDim{a} == KnownDim{b}; };
+  if (!same(e[0], s[0]) || !same(e[1], Dim(1)) || !same(e[3], s[1]) || !same(e[4], s[2])) return std::nullopt;
+  return RepeatedHeads{unsqueeze->inputs[0], 1, true};
+}
 inline std::optional<RepeatedHeads> repeated_heads(const ir::Graph& g, ir::ValueId x) {
+  if (std::optional<RepeatedHeads> one = one_head_repeated(g, x)) return one;
   const ir::Node* reshape = producer_of(g, x, "Reshape");
   const ir::Node* expand = reshape ? producer_of(g, reshape->inputs[0], "Expand") : nullptr;
   const ir::Node* unsqueeze = expand ? producer_of(g, expand->inputs[0], "Unsqueeze") : nullptr;
@@ -14799,10 +14884,12 @@ inline constexpr auto grouped_kv_heads = rewrite::fact<"grouped_kv_heads">(
       if (!keys || !values || keys->kv_heads != values->kv_heads || keys_in_bsnh.f(q_k)) return std::nullopt;
       return keys->kv_heads;
     });
-// x before the repeat of its heads.
+// x before the repeat of its heads, and whether that is 3-D already (one head).
 inline constexpr auto before_repeat = rewrite::fact<"before_repeat">([](const ValueView& x) {
   return ValueView{x.graph, repeated_heads(*x.graph, x.id)->source};
 });
+inline constexpr auto repeats_3d =
+    rewrite::fact<"repeats_3d">([](const ValueView& x) { return repeated_heads(*x.graph, x.id)->three_d; });
 // kv_num_heads: the grouped keys' kv_heads, else q's heads.
 inline constexpr auto kv_heads_of = rewrite::fact<"kv_heads_of">(
     [](const ValueView& q, const ValueView& k, const ValueView& v, const ValueView& q_k) {
@@ -15007,6 +15094,25 @@ inline constexpr auto causal_cut =
 inline constexpr auto zero_bias = rewrite::fact<"zero_bias">([](const ValueView& s) {
   return eval::filled(s.elem(), {1, 1, 1, 1}, 0.0);
 });
+inline constexpr auto scalar_zero =
+    rewrite::fact<"scalar_zero">([](const ValueView& s) { return eval::filled(s.elem(), {}, 0.0); });
+
+// torch's safe softmax, Where(IsNaN(P), 0, P) around the Softmax P, zeroes the rows a mask hides
+// entirely (0/0 in the Softmax) instead of leaving them NaN. The rule reads through it (rewrite::through);
+// ONNX's Attention gives such rows 0 itself (the opset-23 errata, ONNX Runtime 1.30), MultiHeadAttention
+// leaves them NaN, so its writer zeroes them after it (nan_guarded).
+inline rewrite::Skipped safe_softmax_guard(const ir::Graph& g, ir::ValueId v) {
+  const ir::Node* where = producer_of(g, v, "Where");
+  if (!where || where->inputs.size() != 3) return {};
+  const ir::NodeId is_nan_id = g.value(where->inputs[0]).producer;
+  const ir::Node* is_nan = producer_of(g, where->inputs[0], "IsNaN");
+  if (!is_nan || is_nan->inputs[0] != where->inputs[2] || scalar_constant(g, where->inputs[1]) != 0.0)
+    return {};
+  return {where->inputs[2], {g.value(v).producer, is_nan_id}, 2};
+}
+// W = MatMul(weights, v) reads its weights through the safe softmax.
+inline constexpr auto nan_guarded = rewrite::fact<"nan_guarded">(
+    [](const ValueView& w) { return safe_softmax_guard(*w.graph, node_of(w).inputs[0]).inner != ir::kNone; });
 
 // A mask added as it is: a (batch|1, heads|1, sequence, total) value of the scores' type. Its sequence and
 // total are the scores' as the Add pairs them (broadcast_pairs): a mask sliced at run time to the total
@@ -15025,11 +15131,12 @@ inline constexpr auto passes_as_bias =
 // 1.30's CPU MultiHeadAttention of one head is slower than the four nodes it replaces (bench/README.md).
 enum class AttentionHeads { Split, One };
 
-// The rule `name`, where `opset_fits` holds. Write::heads(q, k, v, q_k, scale[, mask, causal]) writes the
-// attention of q, k, v split in heads (k in (batch, sequence, heads, head_size) when keys_in_bsnh(q_k)),
-// merged to (batch, sequence, hidden); Write::single(q, k, v, scale[, mask, causal]) that of one head on
-// 3-D values. The mask is additive, (batch|1, heads|1, sequence, total); `causal` tells whether it is
-// exactly causal (causal_bias, causal_cut).
+// The rule `name`, where `opset_fits` holds. Write::heads(q, k, v, q_k, scale[, mask, causal, guarded])
+// writes the attention of q, k, v split in heads (k in (batch, sequence, heads, head_size) when
+// keys_in_bsnh(q_k)), merged to (batch, sequence, hidden); Write::single(q, k, v, scale[, mask, causal,
+// guarded]) that of one head on 3-D values. The mask is additive, (batch|1, heads|1, sequence, total);
+// `causal` tells whether it is exactly causal (causal_bias, causal_cut), `guarded` whether fully masked
+// rows must give 0 (nan_guarded).
 template <class Write, AttentionHeads Heads, class OpsetFits>
 rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_fits) {
   using namespace rewrite::dsl;
@@ -15057,7 +15164,11 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
     return choose(keeps_scores_where_true(mask, scores), op<"Where">(condition, fold(zero_bias(scores)), m),
                   op<"Where">(condition, m, fold(zero_bias(scores))));
   };
-  auto weighted = [&](const auto& scores) { return MatMul(op<"Softmax">(scores, attr<"axis"> = axis), v); };
+  // W = MatMul(weights, v), the weights a Softmax, or torch's safe softmax around it (nan_guarded).
+  auto weighted = [&](const auto& scores) {
+    return named<'W'>(
+        MatMul(through<"safe_softmax", safe_softmax_guard>(op<"Softmax">(scores, attr<"axis"> = axis)), v));
+  };
 
   // Q K^T: of Q, K split in heads (4-D, GPT-2's keys in (batch, sequence, heads, head_size) too), or 3-D.
   auto q_k = [&] {
@@ -15071,6 +15182,9 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   auto scores = scaled(q_k);
   auto mask = masked(scores);
   auto cut_mask = masked_by_where(scores);
+  auto by_mask = weighted(mask);
+  auto by_cut_mask = weighted(cut_mask);
+  auto unmasked = weighted(scores);
   auto scale = attention_scale(scores, q_k);
   auto bias = attention_bias(mask, scores);
   auto factor = value_of(scale);
@@ -15078,41 +15192,43 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
 
   if constexpr (Heads == AttentionHeads::Split) {
     Var<'h'> shape;
-    auto heads_merged = [&](const auto& scores) {
-      return named<'R'>(Reshape(Transpose(weighted(scores), attr<"perm"> = heads_swap()), shape));
+    auto heads_merged = [&](const auto& product) {
+      return named<'R'>(Reshape(Transpose(product, attr<"perm"> = heads_swap()), shape));
     };
-    auto heads = heads_merged(scores);
+    auto heads = heads_merged(unmasked);
     auto fits = fits_any && heads_fit(q, k, v, q_k, heads);
     auto rows_or_not = [&](const auto& attention) {
       return choose(flattens_rows(heads), Reshape(attention, fold(rows_shape(heads))), attention);
     };
     return rule(name).priority(2).cases(
-        match(heads_merged(mask))
+        match(heads_merged(by_mask))
             .when(is_last_axis(axis, mask) && fits &&
                   (has_value(bias) || passes_as_bias(mask, m, scores) || runtime_bias(mask, scores) ||
                    causal_bias(mask, scores)))
             .to(rows_or_not(Write::heads(q, k, v, q_k, factor,
                                          choose(has_value(bias), fold(value_of(bias)),
                                                 choose(runtime_bias(mask, scores), bias_4d(m), m)),
-                                         causal_bias(mask, scores) || causal_cut(mask, scores)))),
-        match(heads_merged(cut_mask))
+                                         causal_bias(mask, scores) || causal_cut(mask, scores),
+                                         nan_guarded(by_mask)))),
+        match(heads_merged(by_cut_mask))
             .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_mask, scores))
             .to(rows_or_not(Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores),
-                                         causal_cut(cut_mask, scores)))),
+                                         causal_cut(cut_mask, scores), nan_guarded(by_cut_mask)))),
         match(heads)
             .when(is_last_axis(axis, scores) && fits)
             .to(rows_or_not(Write::heads(q, k, v, q_k, factor))));
   } else {
-    auto one_head = [&](const auto& scores) { return named<'R'>(weighted(scores)); };
     auto fits = fits_any && single_head_fits(q, k, v);
     return rule(name).priority(2).cases(
-        match(one_head(mask))
+        match(by_mask)
             .when(is_last_axis(axis, mask) && fits && (has_value(bias) || causal_bias(mask, scores)))
-            .to(Write::single(q, k, v, factor, fold(value_of(bias)), causal_bias(mask, scores))),
-        match(one_head(cut_mask))
+            .to(Write::single(q, k, v, factor, fold(value_of(bias)), causal_bias(mask, scores),
+                              nan_guarded(by_mask))),
+        match(by_cut_mask)
             .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_mask, scores))
-            .to(Write::single(q, k, v, factor, where_bias(cut_mask, scores), causal_cut(cut_mask, scores))),
-        match(one_head(scores)).when(is_last_axis(axis, scores) && fits).to(Write::single(q, k, v, factor)));
+            .to(Write::single(q, k, v, factor, where_bias(cut_mask, scores), causal_cut(cut_mask, scores),
+                              nan_guarded(by_cut_mask))),
+        match(unmasked).when(is_last_axis(axis, scores) && fits).to(Write::single(q, k, v, factor)));
   }
 }
 
@@ -15134,26 +15250,31 @@ struct WriteOnnxAttention {
   }
   // Keys and values go back to 3-D; grouped ones (grouped_kv_heads) from before their repeat, which the
   // node does itself (kv_num_heads).
+  template <class X>
+  static auto unrepeated(const X& x) {
+    using namespace rewrite::dsl;
+    return choose(repeats_3d(x), found(before_repeat(x)), merge_heads(found(before_repeat(x))));
+  }
   template <class K, class V, class QK>
   static auto key(const K& k, const V& v, const QK& q_k) {
     using namespace rewrite::dsl;
-    return choose(has_value(grouped_kv_heads(k, v, q_k)), merge_heads(found(before_repeat(k))),
+    return choose(has_value(grouped_kv_heads(k, v, q_k)), unrepeated(k),
                   choose(keys_in_bsnh(q_k), Reshape(k, fold(merged_bsnh_shape(k))), merge_heads(k)));
   }
   template <class K, class V, class QK>
   static auto value(const K& k, const V& v, const QK& q_k) {
     using namespace rewrite::dsl;
-    return choose(has_value(grouped_kv_heads(k, v, q_k)), merge_heads(found(before_repeat(v))),
-                  merge_heads(v));
+    return choose(has_value(grouped_kv_heads(k, v, q_k)), unrepeated(v), merge_heads(v));
   }
   template <class Q, class K, class V, class QK, class Scale>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
     return node(merge_heads(q), key(k, v, q_k), value(k, v, q_k), heads_of(q), kv_heads_of(q, k, v, q_k),
                 scale);
   }
-  template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal>
+  // Attention gives fully masked rows 0 itself: `guarded` asks nothing more.
+  template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal, class Guarded>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask& mask,
-                    const Causal& causal) {
+                    const Causal& causal, const Guarded&) {
     return masked(merge_heads(q), key(k, v, q_k), value(k, v, q_k), heads_of(q), kv_heads_of(q, k, v, q_k),
                   scale, mask, causal);
   }
@@ -15161,9 +15282,9 @@ struct WriteOnnxAttention {
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale) {
     return node(q, k, v, 1, 1, scale);
   }
-  template <class Q, class K, class V, class Scale, class Mask, class Causal>
+  template <class Q, class K, class V, class Scale, class Mask, class Causal, class Guarded>
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale, const Mask& mask,
-                     const Causal& causal) {
+                     const Causal& causal, const Guarded&) {
     return masked(q, k, v, 1, 1, scale, mask, causal);
   }
 };
@@ -20087,7 +20208,9 @@ inline constexpr auto gqa_head_size =
     rewrite::fact<"gqa_head_size">([](const ValueView& q) { return static_dim(q, 3) % 8 == 0; });
 
 // com.microsoft MultiHeadAttention: the query 3-D, key and value as they are (keys in (batch, heads,
-// total, head_size)), the additive mask as attention_bias, or unidirectional=1 for a causal one.
+// total, head_size)), the additive mask as attention_bias, or unidirectional=1 for a causal one. It leaves
+// fully masked rows NaN: after torch's safe softmax (`guarded`) Where(IsNaN(y), 0, y) zeroes them. A
+// causal mask hides no whole row.
 struct WriteMultiHeadAttention {
   template <class Q, class K, class V, class Heads, class Scale, class... More>
   static auto node(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
@@ -20096,21 +20219,23 @@ struct WriteMultiHeadAttention {
     return op<"MultiHeadAttention", "com.microsoft">(q, k, v, more..., attr<"num_heads"> = heads,
                                                      attr<"scale"> = scale);
   }
-  template <class Q, class K, class V, class Heads, class Scale, class Mask, class Causal>
+  template <class Q, class K, class V, class Heads, class Scale, class Mask, class Causal, class Guarded>
   static auto masked(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
-                     const Mask& mask, const Causal& causal) {
-    return choose(causal, unidirectional(q, k, v, heads, scale), biased(q, k, v, heads, scale, mask));
+                     const Mask& mask, const Causal& causal, const Guarded& guarded) {
+    return choose(causal, unidirectional(q, k, v, heads, scale),
+                  biased(q, k, v, heads, scale, mask, guarded));
   }
   template <class Q, class K, class V, class Heads, class Scale>
   static auto unidirectional(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale) {
     using namespace rewrite::dsl;
     return node(q, k, v, heads, scale, attr<"unidirectional"> = 1);
   }
-  template <class Q, class K, class V, class Heads, class Scale, class Mask>
+  template <class Q, class K, class V, class Heads, class Scale, class Mask, class Guarded>
   static auto biased(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
-                     const Mask& mask) {
+                     const Mask& mask, const Guarded& guarded) {
     using namespace rewrite::dsl;
-    return node(q, k, v, heads, scale, omitted, omitted, mask);
+    auto y = node(q, k, v, heads, scale, omitted, omitted, mask);
+    return choose(guarded, op<"Where">(op<"IsNaN">(let<'G'>(y)), fold(scalar_zero(v)), let<'G'>(y)), y);
   }
   template <class K, class QK>
   static auto key(const K& k, const QK& q_k) {
@@ -20127,15 +20252,15 @@ struct WriteMultiHeadAttention {
   // from the query's Shape at run time; they fold for static sizes, and SameShapeValue shares them between
   // layers otherwise). Its present key and value outputs are unused. `causal` is asked once: it may
   // evaluate a mask computed from constants (computed_constant).
-  template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal>
+  template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal, class Guarded>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask& mask,
-                    const Causal& causal) {
+                    const Causal& causal, const Guarded& guarded) {
     using namespace rewrite::dsl;
     return choose(causal,
                   choose(has_value(grouped_kv_heads(k, v, q_k)) && gqa_head_size(q),
                          group_query_attention(q, k, v, q_k, scale),
                          unidirectional(merge_heads(q), key(k, q_k), v, heads_of(q), scale)),
-                  biased(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask));
+                  biased(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask, guarded));
   }
   template <class Q, class K, class V, class QK, class Scale>
   static auto group_query_attention(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
@@ -20155,10 +20280,10 @@ struct WriteMultiHeadAttention {
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale) {
     return node(q, k, v, 1, scale);
   }
-  template <class Q, class K, class V, class Scale, class Mask, class Causal>
+  template <class Q, class K, class V, class Scale, class Mask, class Causal, class Guarded>
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale, const Mask& mask,
-                     const Causal& causal) {
-    return masked(q, k, v, 1, scale, mask, causal);
+                     const Causal& causal, const Guarded& guarded) {
+    return masked(q, k, v, 1, scale, mask, causal, guarded);
   }
 };
 
@@ -22338,18 +22463,21 @@ inline std::string pretty(const ir::Graph& graph, const PrettyOptions& options =
 // Functions an exporter writes for single operators of its own op library, not for the model's
 // modules: onnxscript's torch_lib (domains pkg.onnxscript.torch_lib and pkg.onnxscript.torch_lib.common),
 // which torch's dynamo exporter can leave in the file, one ATen op each (aten_view is Cast + Reshape,
-// aten_t an If on the rank, aten_softmax_no_dtype an If on IsScalar). The rules cannot
-// see through a call, so the optimizer inlines them first, as ONNX Runtime does when it loads the model.
-// Functions of modules (experimental-experiment's aten_local_function, xexp's own) and the `aten`
-// functions experimental-experiment keeps when asked to (aten_as_function) are the user's structure:
-// they stay functions.
+// aten_t an If on the rank, aten_softmax_no_dtype an If on IsScalar), and experimental-experiment's
+// domain `aten` (its aten_as_function option), one ATen op each too (Phi-4's
+// aten_scaled_dot_product_attention_default: the attention, which no rule fuses through a call). The
+// rules cannot see through a call, so the optimizer inlines them first, as ONNX Runtime does when it
+// loads the model. Functions of modules (experimental-experiment's aten_local_function, xexp's own) are
+// the user's structure: they stay functions.
 #include <string_view>
 
 
 namespace xexp::functions {
 
 inline bool is_op_library_function(const ir::Function& f) {
-  return std::string_view(f.domain).starts_with("pkg.onnxscript.torch_lib");
+  const std::string_view domain = f.domain;
+  return domain.starts_with("pkg.onnxscript.torch_lib") ||
+         (domain == "aten" && std::string_view(f.name).starts_with("aten_"));
 }
 
 }  // namespace xexp::functions

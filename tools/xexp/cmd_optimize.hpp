@@ -43,8 +43,9 @@ inline void add_optimizer_options(CLI::App& cmd, tools::OptimizeModelOptions& op
   cmd.add_option_function<std::string>(
          "--inline-functions",
          [&options](const std::string& mode) { options.inline_functions = tools::inline_functions_from_string(mode); },
-         "Local functions to inline before the rules: op-libraries (an exporter's single-op functions, such as "
-         "onnxscript's torch_lib), all or none; the others stay functions, each body optimized on its own")
+         "Local functions to inline before the rules: op-libraries (an exporter's single-op functions: "
+         "onnxscript's torch_lib, experimental-experiment's aten domain), all or none; the others stay "
+         "functions, each body optimized on its own")
       ->check(CLI::IsMember(modes))
       ->type_name("MODE")
       ->default_str("op-libraries");

@@ -42,8 +42,10 @@ using rewrite::rule;
 using rewrite::RulePtr;
 using rewrite::same_shape;
 using rewrite::shared;
+using rewrite::Skipped;
 using rewrite::single_use;
 using rewrite::Str;
+using rewrite::through;
 using rewrite::ValueView;
 using rewrite::Var;
 }  // namespace xexp::rewrite::dsl

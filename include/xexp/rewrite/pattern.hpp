@@ -8,6 +8,7 @@
 //   op<"Concat">(x, etc)                                    any further inputs (none, one or many)
 //   commutative(Add(x, y))   either order of the inputs      shared(n)   n may have other consumers
 //   named<'d'>(Sub(x, m))    a DAG node: later uses of `d` compare identity
+//   through<"what", skip>(p) p, or p inside a wrapper `skip` finds in the graph
 // The same capture used twice means the same value. Whether a capture is bound is the `Bound` template
 // argument of every matcher: the first occurrence binds, the later ones compare, no runtime flags.
 // Matching backtracks: every matcher takes the rest of the match as a continuation, so that a
@@ -638,6 +639,50 @@ struct Either : ExprTag {
 template <class A, class B>
 constexpr auto either(const A& a, const B& b) {
   return Either<A, B>{{}, a, b};
+}
+
+// ---- reading past a wrapper -------------------------------------------------------------------------
+// What through's `Skip` finds at a value: the value inside a wrapper the rule reads past and the
+// wrapper's nodes, or no inner value when there is no such wrapper.
+struct Skipped {
+  ir::ValueId inner = ir::kNone;
+  std::array<ir::NodeId, 4> nodes{};
+  int count = 0;
+};
+// through<"what", skip>(p): the value matches p, or `skip` (a function of the graph and the value) finds
+// a wrapper around a value that matches p; the wrapper's nodes join the match, so that they go with it.
+// Unlike either(p, Wrapper(p)), p is compiled once: the wrapper binds no capture (a condition reads it
+// from the graph), and a large p (an attention's scores) costs its compile time once.
+template <FixedString What, auto Skip, class P>
+struct Through : ExprTag {
+  P pattern;
+  static constexpr CaptureMask binds = P::binds, uses = P::uses;
+  static constexpr int depth = P::depth, node_count = P::node_count;
+  static constexpr CaptureKinds kinds = kinds_of<P>();
+
+  template <CaptureMask Bound, class K>
+  bool match(ir::ValueId v, Match& m, const K& k) const {
+    const Skipped wrapper = Skip(m.graph(), v);
+    if (wrapper.inner == ir::kNone) return pattern.template match<Bound>(v, m, k);
+    const int mark = m.mark();
+    bool ok = true;
+    for (int i = 0; i < wrapper.count && ok; ++i) ok = m.push_node(wrapper.nodes[i], false);
+    ok = ok && pattern.template match<Bound>(wrapper.inner, m, k);
+    if (!ok) m.rewind(mark);
+    return ok;
+  }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += "through(";
+    out += What.view();
+    out += ", ";
+    pattern.template print<Bound>(out);
+    out += ")";
+  }
+};
+template <FixedString What, auto Skip, class P>
+constexpr auto through(const P& p) {
+  return Through<What, Skip, P>{{}, p};
 }
 
 }  // namespace xexp::rewrite

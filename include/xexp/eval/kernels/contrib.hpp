@@ -253,11 +253,15 @@ inline Tensor merge_heads(const Tensor& y) {
   return t.reshaped({t.dims()[0], t.dims()[1], t.dims()[2] * t.dims()[3]});
 }
 
+// What a query row whose keys are all masked (-inf) gets: NaN from the Softmax (com.microsoft's
+// attention ops in ONNX Runtime 1.30) or 0 (ONNX's Attention, its opset-23 errata, as torch's SDPA).
+enum class MaskedRows { NaN, Zero };
+
 // Softmax(scale * Q K^T + bias) V per head, for q (batch, heads, sequence, head_size), k (batch, heads,
 // total, head_size), v (batch, heads, total, v_head_size) and a bias (`what`) broadcast to the scores;
 // `scores`, when given, gets scale * Q K^T.
 inline Tensor attend(const KernelContext& c, const Tensor& q, const Tensor& k, const Tensor& v, double scale,
-                     const Tensor* bias, const char* what, Tensor* scores = nullptr) {
+                     const Tensor* bias, const char* what, MaskedRows masked_rows, Tensor* scores = nullptr) {
   Tensor s = batched_matmul(q, k, false, true, scale);
   if (scores) *scores = s;
   if (bias) {
@@ -269,8 +273,19 @@ inline Tensor attend(const KernelContext& c, const Tensor& q, const Tensor& k, c
     if (s.dims() != std::vector<int64_t>{q.dims()[0], q.dims()[1], q.dims()[2], k.dims()[2]})
       c.fail(std::string(what) + " " + shape_str(bias->shape()) + " does not broadcast to the scores");
   }
-  const int64_t total = k.dims()[2];
-  const Tensor weights = softmax(s, total > 0 ? s.size() / total : 0, total, 1, SoftmaxKind::Softmax);
+  const int64_t total = k.dims()[2], rows = total > 0 ? s.size() / total : 0;
+  Tensor weights = softmax(s, rows, total, 1, SoftmaxKind::Softmax);
+  if (masked_rows == MaskedRows::Zero)
+    visit_float_type(s.type(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      auto in = s.data<T>();
+      auto out = weights.mutable_data<T>();
+      for (int64_t r = 0; r < rows; ++r) {
+        auto row = in.subspan(static_cast<std::size_t>(r * total), static_cast<std::size_t>(total));
+        if (std::all_of(row.begin(), row.end(), [](T x) { return x == -std::numeric_limits<T>::infinity(); }))
+          std::fill_n(out.begin() + r * total, total, T(0));
+      }
+    });
   return batched_matmul(weights, v, false, false, 1.0);
 }
 
@@ -280,7 +295,7 @@ inline Tensor attend(const KernelContext& c, const Tensor& q, const Tensor& k, c
 // `scores` gets when given.
 inline Tensor grouped_attend(const KernelContext& c, const Tensor& q, const Tensor& k, const Tensor& v,
                              std::optional<Tensor> bias, std::optional<int64_t> causal_past, double scale,
-                             const char* what, Tensor* scores = nullptr) {
+                             const char* what, MaskedRows masked_rows, Tensor* scores = nullptr) {
   const int64_t q_heads = q.dims()[1], kv_heads = k.dims()[1], sequence = q.dims()[2], total = k.dims()[2];
   auto repeated = [&](const Tensor& x) {
     if (kv_heads == q_heads) return x;
@@ -301,7 +316,7 @@ inline Tensor grouped_attend(const KernelContext& c, const Tensor& q, const Tens
     });
     bias = mask;
   }
-  return attend(c, q, repeated(k), repeated(v), scale, bias ? &*bias : nullptr, what, scores);
+  return attend(c, q, repeated(k), repeated(v), scale, bias ? &*bias : nullptr, what, masked_rows, scores);
 }
 
 // The attention scale: the attribute `scale`, 1/sqrt(head_size) when absent or 0.
@@ -335,7 +350,8 @@ inline std::vector<Tensor> multi_head_attention_kernel(const KernelContext& c) {
   if (c.has(5)) bias = c.in(5);
   const std::optional<int64_t> causal_past =
       c.attr_int("unidirectional", 0) != 0 ? std::optional<int64_t>(0) : std::nullopt;
-  return {merge_heads(grouped_attend(c, q, k, v, bias, causal_past, scale, "attention_bias"))};
+  return {
+      merge_heads(grouped_attend(c, q, k, v, bias, causal_past, scale, "attention_bias", MaskedRows::NaN))};
 }
 
 // ONNX Attention (opset 23)(Q, K, V, attn_mask?, past_key?, past_value?) -> (Y, present_key?,
@@ -345,8 +361,8 @@ inline std::vector<Tensor> multi_head_attention_kernel(const KernelContext& c) {
 // attn_mask broadcasts to (batch, q_num_heads, sequence, total), additive or boolean (true attends);
 // is_causal hides key j from query i when j > i + past (ONNX Runtime 1.30 too, but for one query after a
 // past and more than one new key, which it lets read every key). Each K and V head serves q_num_heads /
-// kv_num_heads query heads in a row. qk_matmul_output is scale * Q K^T (mode 0); softcap and the other
-// modes are refused.
+// kv_num_heads query heads in a row. A query whose keys are all masked gets 0 (MaskedRows::Zero).
+// qk_matmul_output is scale * Q K^T (mode 0); softcap and the other modes are refused.
 inline std::vector<Tensor> attention_kernel(const KernelContext& c) {
   if (c.attr_float("softcap", 0.f) != 0.f) c.fail("softcap is not supported");
   if (c.attr_int("qk_matmul_output_mode", 0) != 0)
@@ -390,7 +406,8 @@ inline std::vector<Tensor> attention_kernel(const KernelContext& c) {
   Tensor scores;
   std::optional<int64_t> causal_past;
   if (c.attr_int("is_causal", 0) != 0) causal_past = c.has(4) ? c.in(4).dims()[2] : 0;
-  Tensor y = grouped_attend(c, q, k, v, bias, causal_past, softmax_scale(c, q.dims()[3]), "attn_mask", &scores);
+  Tensor y = grouped_attend(c, q, k, v, bias, causal_past, softmax_scale(c, q.dims()[3]), "attn_mask",
+                            MaskedRows::Zero, &scores);
   std::vector<Tensor> out{rank == 3 ? merge_heads(y) : y, k, v, scores};
   out.resize(std::min(out.size(), c.n_outputs));
   return out;
@@ -435,7 +452,8 @@ inline std::vector<Tensor> group_query_attention_kernel(const KernelContext& c) 
     c.fail(
         "only whole sequences without a past are supported (seqlens_k = total_sequence_length - 1 = sequence "
         "- 1)");
-  const Tensor y = grouped_attend(c, q, k, v, std::nullopt, 0, softmax_scale(c, q.dims()[3]), "");
+  const Tensor y =
+      grouped_attend(c, q, k, v, std::nullopt, 0, softmax_scale(c, q.dims()[3]), "", MaskedRows::NaN);
   return {merge_heads(y), k, v};
 }
 

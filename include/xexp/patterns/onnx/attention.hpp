@@ -1,6 +1,7 @@
 #pragma once
 // Attention (opset >= 23): scaled dot-product attention as exporters write it,
 //   scores = Q K^T * scale (+ mask);  Y = Softmax(scores over the last axis) V
+// (or torch's safe softmax, Where(IsNaN(Softmax), 0, Softmax), which zeroes fully masked rows)
 // with Q, K, V in (batch, heads, sequence, head_size) and Y's heads merged back by Transpose(0,2,1,3)
 // and a Reshape to (batch, sequence, heads * head_size), becomes ONNX's Attention in its 3-D form,
 // Attention(query, key, value, attn_mask, q_num_heads=heads, kv_num_heads=heads, scale), which gives Y
@@ -136,12 +137,31 @@ inline constexpr auto merged_bsnh_shape = rewrite::fact<"merged_bsnh_shape">([](
 // The shapes prove it, whatever the exporter computed shape and target with: the Expand gives (batch,
 // kv_heads, group, total, head_size), so it broadcasts the new axis only, and a Reshape of that to (batch,
 // heads, total, head_size) can only merge kv_heads and group (the dims checked equal, static or
-// symbolic).
+// symbolic). One head (multi-query attention) comes out of the clean-up rules as
+//   Squeeze(Expand(Unsqueeze(x, [1, 2]), shape), [1])
+// of x (batch, total, head_size), already the 3-D value the fused nodes read (`three_d`).
 struct RepeatedHeads {
   ir::ValueId source;
   int64_t kv_heads;
+  bool three_d = false;
 };
+inline std::optional<RepeatedHeads> one_head_repeated(const ir::Graph& g, ir::ValueId x) {
+  const ir::Node* squeeze = producer_of(g, x, "Squeeze");
+  const ir::Node* expand = squeeze ? producer_of(g, squeeze->inputs[0], "Expand") : nullptr;
+  const ir::Node* unsqueeze = expand ? producer_of(g, expand->inputs[0], "Unsqueeze") : nullptr;
+  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1, 2} ||
+      ints_attribute_or_input(g, *squeeze, "axes", 1) != std::vector<int64_t>{1})
+    return std::nullopt;
+  const std::optional<Shape>& source = g.value(unsqueeze->inputs[0]).shape;
+  const std::optional<Shape>& expanded = g.value(expand->outputs[0]).shape;
+  if (!source || source->size() != 3 || !expanded || expanded->size() != 5) return std::nullopt;
+  const Shape &s = *source, &e = *expanded;
+  auto same = [](const Dim& a, const Dim& b) { return KnownDim{a} == KnownDim{b}; };
+  if (!same(e[0], s[0]) || !same(e[1], Dim(1)) || !same(e[3], s[1]) || !same(e[4], s[2])) return std::nullopt;
+  return RepeatedHeads{unsqueeze->inputs[0], 1, true};
+}
 inline std::optional<RepeatedHeads> repeated_heads(const ir::Graph& g, ir::ValueId x) {
+  if (std::optional<RepeatedHeads> one = one_head_repeated(g, x)) return one;
   const ir::Node* reshape = producer_of(g, x, "Reshape");
   const ir::Node* expand = reshape ? producer_of(g, reshape->inputs[0], "Expand") : nullptr;
   const ir::Node* unsqueeze = expand ? producer_of(g, expand->inputs[0], "Unsqueeze") : nullptr;
@@ -171,10 +191,12 @@ inline constexpr auto grouped_kv_heads = rewrite::fact<"grouped_kv_heads">(
       if (!keys || !values || keys->kv_heads != values->kv_heads || keys_in_bsnh.f(q_k)) return std::nullopt;
       return keys->kv_heads;
     });
-// x before the repeat of its heads.
+// x before the repeat of its heads, and whether that is 3-D already (one head).
 inline constexpr auto before_repeat = rewrite::fact<"before_repeat">([](const ValueView& x) {
   return ValueView{x.graph, repeated_heads(*x.graph, x.id)->source};
 });
+inline constexpr auto repeats_3d =
+    rewrite::fact<"repeats_3d">([](const ValueView& x) { return repeated_heads(*x.graph, x.id)->three_d; });
 // kv_num_heads: the grouped keys' kv_heads, else q's heads.
 inline constexpr auto kv_heads_of = rewrite::fact<"kv_heads_of">(
     [](const ValueView& q, const ValueView& k, const ValueView& v, const ValueView& q_k) {
@@ -379,6 +401,25 @@ inline constexpr auto causal_cut =
 inline constexpr auto zero_bias = rewrite::fact<"zero_bias">([](const ValueView& s) {
   return eval::filled(s.elem(), {1, 1, 1, 1}, 0.0);
 });
+inline constexpr auto scalar_zero =
+    rewrite::fact<"scalar_zero">([](const ValueView& s) { return eval::filled(s.elem(), {}, 0.0); });
+
+// torch's safe softmax, Where(IsNaN(P), 0, P) around the Softmax P, zeroes the rows a mask hides
+// entirely (0/0 in the Softmax) instead of leaving them NaN. The rule reads through it (rewrite::through);
+// ONNX's Attention gives such rows 0 itself (the opset-23 errata, ONNX Runtime 1.30), MultiHeadAttention
+// leaves them NaN, so its writer zeroes them after it (nan_guarded).
+inline rewrite::Skipped safe_softmax_guard(const ir::Graph& g, ir::ValueId v) {
+  const ir::Node* where = producer_of(g, v, "Where");
+  if (!where || where->inputs.size() != 3) return {};
+  const ir::NodeId is_nan_id = g.value(where->inputs[0]).producer;
+  const ir::Node* is_nan = producer_of(g, where->inputs[0], "IsNaN");
+  if (!is_nan || is_nan->inputs[0] != where->inputs[2] || scalar_constant(g, where->inputs[1]) != 0.0)
+    return {};
+  return {where->inputs[2], {g.value(v).producer, is_nan_id}, 2};
+}
+// W = MatMul(weights, v) reads its weights through the safe softmax.
+inline constexpr auto nan_guarded = rewrite::fact<"nan_guarded">(
+    [](const ValueView& w) { return safe_softmax_guard(*w.graph, node_of(w).inputs[0]).inner != ir::kNone; });
 
 // A mask added as it is: a (batch|1, heads|1, sequence, total) value of the scores' type. Its sequence and
 // total are the scores' as the Add pairs them (broadcast_pairs): a mask sliced at run time to the total
@@ -397,11 +438,12 @@ inline constexpr auto passes_as_bias =
 // 1.30's CPU MultiHeadAttention of one head is slower than the four nodes it replaces (bench/README.md).
 enum class AttentionHeads { Split, One };
 
-// The rule `name`, where `opset_fits` holds. Write::heads(q, k, v, q_k, scale[, mask, causal]) writes the
-// attention of q, k, v split in heads (k in (batch, sequence, heads, head_size) when keys_in_bsnh(q_k)),
-// merged to (batch, sequence, hidden); Write::single(q, k, v, scale[, mask, causal]) that of one head on
-// 3-D values. The mask is additive, (batch|1, heads|1, sequence, total); `causal` tells whether it is
-// exactly causal (causal_bias, causal_cut).
+// The rule `name`, where `opset_fits` holds. Write::heads(q, k, v, q_k, scale[, mask, causal, guarded])
+// writes the attention of q, k, v split in heads (k in (batch, sequence, heads, head_size) when
+// keys_in_bsnh(q_k)), merged to (batch, sequence, hidden); Write::single(q, k, v, scale[, mask, causal,
+// guarded]) that of one head on 3-D values. The mask is additive, (batch|1, heads|1, sequence, total);
+// `causal` tells whether it is exactly causal (causal_bias, causal_cut), `guarded` whether fully masked
+// rows must give 0 (nan_guarded).
 template <class Write, AttentionHeads Heads, class OpsetFits>
 rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_fits) {
   using namespace rewrite::dsl;
@@ -429,7 +471,11 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
     return choose(keeps_scores_where_true(mask, scores), op<"Where">(condition, fold(zero_bias(scores)), m),
                   op<"Where">(condition, m, fold(zero_bias(scores))));
   };
-  auto weighted = [&](const auto& scores) { return MatMul(op<"Softmax">(scores, attr<"axis"> = axis), v); };
+  // W = MatMul(weights, v), the weights a Softmax, or torch's safe softmax around it (nan_guarded).
+  auto weighted = [&](const auto& scores) {
+    return named<'W'>(
+        MatMul(through<"safe_softmax", safe_softmax_guard>(op<"Softmax">(scores, attr<"axis"> = axis)), v));
+  };
 
   // Q K^T: of Q, K split in heads (4-D, GPT-2's keys in (batch, sequence, heads, head_size) too), or 3-D.
   auto q_k = [&] {
@@ -443,6 +489,9 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   auto scores = scaled(q_k);
   auto mask = masked(scores);
   auto cut_mask = masked_by_where(scores);
+  auto by_mask = weighted(mask);
+  auto by_cut_mask = weighted(cut_mask);
+  auto unmasked = weighted(scores);
   auto scale = attention_scale(scores, q_k);
   auto bias = attention_bias(mask, scores);
   auto factor = value_of(scale);
@@ -450,41 +499,43 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
 
   if constexpr (Heads == AttentionHeads::Split) {
     Var<'h'> shape;
-    auto heads_merged = [&](const auto& scores) {
-      return named<'R'>(Reshape(Transpose(weighted(scores), attr<"perm"> = heads_swap()), shape));
+    auto heads_merged = [&](const auto& product) {
+      return named<'R'>(Reshape(Transpose(product, attr<"perm"> = heads_swap()), shape));
     };
-    auto heads = heads_merged(scores);
+    auto heads = heads_merged(unmasked);
     auto fits = fits_any && heads_fit(q, k, v, q_k, heads);
     auto rows_or_not = [&](const auto& attention) {
       return choose(flattens_rows(heads), Reshape(attention, fold(rows_shape(heads))), attention);
     };
     return rule(name).priority(2).cases(
-        match(heads_merged(mask))
+        match(heads_merged(by_mask))
             .when(is_last_axis(axis, mask) && fits &&
                   (has_value(bias) || passes_as_bias(mask, m, scores) || runtime_bias(mask, scores) ||
                    causal_bias(mask, scores)))
             .to(rows_or_not(Write::heads(q, k, v, q_k, factor,
                                          choose(has_value(bias), fold(value_of(bias)),
                                                 choose(runtime_bias(mask, scores), bias_4d(m), m)),
-                                         causal_bias(mask, scores) || causal_cut(mask, scores)))),
-        match(heads_merged(cut_mask))
+                                         causal_bias(mask, scores) || causal_cut(mask, scores),
+                                         nan_guarded(by_mask)))),
+        match(heads_merged(by_cut_mask))
             .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_mask, scores))
             .to(rows_or_not(Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores),
-                                         causal_cut(cut_mask, scores)))),
+                                         causal_cut(cut_mask, scores), nan_guarded(by_cut_mask)))),
         match(heads)
             .when(is_last_axis(axis, scores) && fits)
             .to(rows_or_not(Write::heads(q, k, v, q_k, factor))));
   } else {
-    auto one_head = [&](const auto& scores) { return named<'R'>(weighted(scores)); };
     auto fits = fits_any && single_head_fits(q, k, v);
     return rule(name).priority(2).cases(
-        match(one_head(mask))
+        match(by_mask)
             .when(is_last_axis(axis, mask) && fits && (has_value(bias) || causal_bias(mask, scores)))
-            .to(Write::single(q, k, v, factor, fold(value_of(bias)), causal_bias(mask, scores))),
-        match(one_head(cut_mask))
+            .to(Write::single(q, k, v, factor, fold(value_of(bias)), causal_bias(mask, scores),
+                              nan_guarded(by_mask))),
+        match(by_cut_mask)
             .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_mask, scores))
-            .to(Write::single(q, k, v, factor, where_bias(cut_mask, scores), causal_cut(cut_mask, scores))),
-        match(one_head(scores)).when(is_last_axis(axis, scores) && fits).to(Write::single(q, k, v, factor)));
+            .to(Write::single(q, k, v, factor, where_bias(cut_mask, scores), causal_cut(cut_mask, scores),
+                              nan_guarded(by_cut_mask))),
+        match(unmasked).when(is_last_axis(axis, scores) && fits).to(Write::single(q, k, v, factor)));
   }
 }
 
@@ -506,26 +557,31 @@ struct WriteOnnxAttention {
   }
   // Keys and values go back to 3-D; grouped ones (grouped_kv_heads) from before their repeat, which the
   // node does itself (kv_num_heads).
+  template <class X>
+  static auto unrepeated(const X& x) {
+    using namespace rewrite::dsl;
+    return choose(repeats_3d(x), found(before_repeat(x)), merge_heads(found(before_repeat(x))));
+  }
   template <class K, class V, class QK>
   static auto key(const K& k, const V& v, const QK& q_k) {
     using namespace rewrite::dsl;
-    return choose(has_value(grouped_kv_heads(k, v, q_k)), merge_heads(found(before_repeat(k))),
+    return choose(has_value(grouped_kv_heads(k, v, q_k)), unrepeated(k),
                   choose(keys_in_bsnh(q_k), Reshape(k, fold(merged_bsnh_shape(k))), merge_heads(k)));
   }
   template <class K, class V, class QK>
   static auto value(const K& k, const V& v, const QK& q_k) {
     using namespace rewrite::dsl;
-    return choose(has_value(grouped_kv_heads(k, v, q_k)), merge_heads(found(before_repeat(v))),
-                  merge_heads(v));
+    return choose(has_value(grouped_kv_heads(k, v, q_k)), unrepeated(v), merge_heads(v));
   }
   template <class Q, class K, class V, class QK, class Scale>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
     return node(merge_heads(q), key(k, v, q_k), value(k, v, q_k), heads_of(q), kv_heads_of(q, k, v, q_k),
                 scale);
   }
-  template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal>
+  // Attention gives fully masked rows 0 itself: `guarded` asks nothing more.
+  template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal, class Guarded>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask& mask,
-                    const Causal& causal) {
+                    const Causal& causal, const Guarded&) {
     return masked(merge_heads(q), key(k, v, q_k), value(k, v, q_k), heads_of(q), kv_heads_of(q, k, v, q_k),
                   scale, mask, causal);
   }
@@ -533,9 +589,9 @@ struct WriteOnnxAttention {
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale) {
     return node(q, k, v, 1, 1, scale);
   }
-  template <class Q, class K, class V, class Scale, class Mask, class Causal>
+  template <class Q, class K, class V, class Scale, class Mask, class Causal, class Guarded>
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale, const Mask& mask,
-                     const Causal& causal) {
+                     const Causal& causal, const Guarded&) {
     return masked(q, k, v, 1, 1, scale, mask, causal);
   }
 };

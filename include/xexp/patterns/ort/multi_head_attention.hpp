@@ -24,7 +24,9 @@ inline constexpr auto gqa_head_size =
     rewrite::fact<"gqa_head_size">([](const ValueView& q) { return static_dim(q, 3) % 8 == 0; });
 
 // com.microsoft MultiHeadAttention: the query 3-D, key and value as they are (keys in (batch, heads,
-// total, head_size)), the additive mask as attention_bias, or unidirectional=1 for a causal one.
+// total, head_size)), the additive mask as attention_bias, or unidirectional=1 for a causal one. It leaves
+// fully masked rows NaN: after torch's safe softmax (`guarded`) Where(IsNaN(y), 0, y) zeroes them. A
+// causal mask hides no whole row.
 struct WriteMultiHeadAttention {
   template <class Q, class K, class V, class Heads, class Scale, class... More>
   static auto node(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
@@ -33,21 +35,23 @@ struct WriteMultiHeadAttention {
     return op<"MultiHeadAttention", "com.microsoft">(q, k, v, more..., attr<"num_heads"> = heads,
                                                      attr<"scale"> = scale);
   }
-  template <class Q, class K, class V, class Heads, class Scale, class Mask, class Causal>
+  template <class Q, class K, class V, class Heads, class Scale, class Mask, class Causal, class Guarded>
   static auto masked(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
-                     const Mask& mask, const Causal& causal) {
-    return choose(causal, unidirectional(q, k, v, heads, scale), biased(q, k, v, heads, scale, mask));
+                     const Mask& mask, const Causal& causal, const Guarded& guarded) {
+    return choose(causal, unidirectional(q, k, v, heads, scale),
+                  biased(q, k, v, heads, scale, mask, guarded));
   }
   template <class Q, class K, class V, class Heads, class Scale>
   static auto unidirectional(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale) {
     using namespace rewrite::dsl;
     return node(q, k, v, heads, scale, attr<"unidirectional"> = 1);
   }
-  template <class Q, class K, class V, class Heads, class Scale, class Mask>
+  template <class Q, class K, class V, class Heads, class Scale, class Mask, class Guarded>
   static auto biased(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
-                     const Mask& mask) {
+                     const Mask& mask, const Guarded& guarded) {
     using namespace rewrite::dsl;
-    return node(q, k, v, heads, scale, omitted, omitted, mask);
+    auto y = node(q, k, v, heads, scale, omitted, omitted, mask);
+    return choose(guarded, op<"Where">(op<"IsNaN">(let<'G'>(y)), fold(scalar_zero(v)), let<'G'>(y)), y);
   }
   template <class K, class QK>
   static auto key(const K& k, const QK& q_k) {
@@ -64,15 +68,15 @@ struct WriteMultiHeadAttention {
   // from the query's Shape at run time; they fold for static sizes, and SameShapeValue shares them between
   // layers otherwise). Its present key and value outputs are unused. `causal` is asked once: it may
   // evaluate a mask computed from constants (computed_constant).
-  template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal>
+  template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal, class Guarded>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask& mask,
-                    const Causal& causal) {
+                    const Causal& causal, const Guarded& guarded) {
     using namespace rewrite::dsl;
     return choose(causal,
                   choose(has_value(grouped_kv_heads(k, v, q_k)) && gqa_head_size(q),
                          group_query_attention(q, k, v, q_k, scale),
                          unidirectional(merge_heads(q), key(k, q_k), v, heads_of(q), scale)),
-                  biased(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask));
+                  biased(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask, guarded));
   }
   template <class Q, class K, class V, class QK, class Scale>
   static auto group_query_attention(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
@@ -92,10 +96,10 @@ struct WriteMultiHeadAttention {
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale) {
     return node(q, k, v, 1, scale);
   }
-  template <class Q, class K, class V, class Scale, class Mask, class Causal>
+  template <class Q, class K, class V, class Scale, class Mask, class Causal, class Guarded>
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale, const Mask& mask,
-                     const Causal& causal) {
-    return masked(q, k, v, 1, scale, mask, causal);
+                     const Causal& causal, const Guarded& guarded) {
+    return masked(q, k, v, 1, scale, mask, causal, guarded);
   }
 };
 
