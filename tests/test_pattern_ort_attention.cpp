@@ -932,8 +932,8 @@ TEST(PatternMultiHeadAttentionModels, CausalMaskComputedFromConstantsInTheCorpus
 // aten.aten_scaled_dot_product_attention_default (its aten_as_function option), whose body ends in
 // torch's safe softmax. `xexp optimize` inlines the call (an ATen op, as onnxscript's torch_lib functions)
 // and each attention becomes one MultiHeadAttention and the Where(IsNaN) that zeroes the rows the padding
-// mask hides; at opset 23, one ONNX Attention. The corpus sweep
-// (test_optimize_corpus) compares the outputs on random weights and masks.
+// mask hides; at opset 23, one ONNX Attention. Its partial rotations become single RotaryEmbedding nodes.
+// The corpus sweep (test_optimize_corpus) compares the outputs on random weights and masks.
 TEST(PatternMultiHeadAttentionModels, SafeSoftmaxAttentionOfPhi4CalledAsALocalFunction) {
   const std::string original =
       (std::filesystem::path(XEXP_SHARED_DIR) / "corpus" / "experimental-experiment" /
@@ -951,6 +951,16 @@ TEST(PatternMultiHeadAttentionModels, SafeSoftmaxAttentionOfPhi4CalledAsALocalFu
     EXPECT_EQ(nodes_of_type(g, "Softmax"), 0);
     EXPECT_EQ(nodes_of_type(g, opset ? "Attention" : "MultiHeadAttention"), 2);
     EXPECT_EQ(nodes_of_type(g, "IsNaN"), opset ? 0 : 2);
+    // Each rotation of 96 of the 128 dims of a head is one node (RotaryEmbeddingPartial).
+    int rotations = 0;
+    for (NodeId id : g.nodes()) {
+      const Node& n = g.node(id);
+      if (n.op_type != Symbol("RotaryEmbedding")) continue;
+      ++rotations;
+      EXPECT_EQ(n.attribute(Symbol("rotary_embedding_dim"))->i, 96);
+      EXPECT_NE(g.value(n.inputs[0]).shape->back(), Dim(96));  // whole heads, not their first 96 dims
+    }
+    EXPECT_EQ(rotations, 4);
   }
 }
 

@@ -18049,6 +18049,84 @@ inline rewrite::RulePtr rotary_embedding_3d_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/rotary_embedding_partial.hpp
+// RotaryEmbeddingPartial (opset >= 23): a rotation of the first r values of each head, written as
+//   Concat(RotaryEmbedding(a, ...), b) of a, b = Split(x, [r, rest]) over x's last axis
+// (Phi-3 and Phi-4 rotate 96 of their 128 head dims), is RotaryEmbedding(x, ..., rotary_embedding_dim=r),
+// which leaves the other values of each head as they are. x is (batch, heads, sequence, head_size): the
+// 4-D layout both RotaryEmbedding ops read. The onnxruntime set's ContribRotaryEmbeddingPartial is the
+// same rule on com.microsoft RotaryEmbedding, which wants num_heads with rotary_embedding_dim (ONNX
+// Runtime 1.30 refuses the node without it): x's heads.
+#include <optional>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// a and b as the two outputs of one Split of x over its last axis, x 4-D, its heads and a's size on that
+// axis static: x, else nullopt.
+inline std::optional<ir::ValueId> split_source(const ValueView& a, const ValueView& b) {
+  const ir::Graph& g = *a.graph;
+  const ir::Value &first = a.value(), &second = b.value();
+  if (first.producer == ir::kNone || first.producer != second.producer || first.output_index != 0 ||
+      second.output_index != 1)
+    return std::nullopt;
+  const ir::Node& split = g.node(first.producer);
+  if (split.op_type != Symbol("Split") || !split.domain.empty() || split.outputs.size() != 2) return std::nullopt;
+  const ir::ValueId x = split.inputs[0];
+  const std::optional<Shape>& shape = g.value(x).shape;
+  const ir::Attribute* axis = split.attribute(Symbol("axis"));
+  if (!shape || shape->size() != 4 || !(*shape)[1].is_static() || !a.shape() || !(*a.shape())[3].is_static() ||
+      !last_axis_of(axis ? axis->i : 0, ValueView{&g, x}))
+    return std::nullopt;
+  return x;
+}
+inline constexpr auto splits_last_axis = rewrite::fact<"splits_last_axis">(
+    [](const ValueView& a, const ValueView& b) { return split_source(a, b).has_value(); });
+inline constexpr auto split_input =
+    rewrite::fact<"split_input">([](const ValueView& a, const ValueView& b) {
+      return ValueView{a.graph, *split_source(a, b)};
+    });
+inline constexpr auto last_dim =
+    rewrite::fact<"last_dim">([](const ValueView& a) { return (*a.shape())[3].value(); });
+inline constexpr auto heads_dim =
+    rewrite::fact<"heads_dim">([](const ValueView& a) { return (*a.shape())[1].value(); });
+// The whole head rotated so far: no rotary_embedding_dim yet.
+inline constexpr auto rotates_whole_heads = rewrite::fact<"rotates_whole_heads">([](const ValueView& r) {
+  const ir::Node& n = node_of(r);
+  const ir::Attribute* dim = n.attribute(Symbol("rotary_embedding_dim"));
+  return !dim || dim->i == 0;
+});
+
+// The rule `name` on RotaryEmbedding of `Domain`, where `opset_fits` holds; com.microsoft's also gets
+// num_heads.
+template <rewrite::FixedString Domain, class OpsetFits>
+rewrite::RulePtr partial_rotary(const char* name, OpsetFits opset_fits) {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Int<'x'> axis;
+  auto rotary = named<'e'>(op<"RotaryEmbedding", Domain>(a, etc));
+  auto rebuilt = [&] {
+    if constexpr (Domain.view().empty())
+      return rebuild(rotary, input<0> = found(split_input(a, b)), attr<"rotary_embedding_dim"> = last_dim(a));
+    else
+      return rebuild(rotary, input<0> = found(split_input(a, b)), attr<"rotary_embedding_dim"> = last_dim(a),
+                     attr<"num_heads"> = heads_dim(a));
+  };
+  return rule(name)
+      .priority(1)
+      .match(Concat(rotary, b, attr<"axis"> = axis))
+      .when(opset_fits && is_last_axis(axis, b) && splits_last_axis(a, b) && rotates_whole_heads(rotary))
+      .to(rebuilt());
+}
+}  // namespace detail
+
+inline rewrite::RulePtr rotary_embedding_partial_rule() {
+  return detail::partial_rotary<"">("RotaryEmbeddingPartial", rewrite::opset_at_least(23));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/sequence_construct_at.hpp
 // SequenceConstructAt: SequenceAt(SequenceConstruct(x0, ..., xn-1), i) with a constant i is x_i: the
 // sequence, built only to be taken apart again (a tuple through an exporter), goes with its last reader.
@@ -20443,6 +20521,8 @@ inline rewrite::RulePtr reshape_gemm_reshape_rule() {
 // (batch, seq), or of one element as an offset added to each sequence index.
 // ContribRotaryEmbedding3D then moves the rotation before the Reshape + Transpose(0, 2, 1, 3) splitting
 // the heads of a (batch, seq, hidden) value (the RotaryEmbedding3D rule on com.microsoft's op).
+// ContribRotaryEmbeddingPartial makes a rotation of part of each head, Split + rotation + Concat, one
+// node (rotary_embedding_dim, see onnx/rotary_embedding_partial.hpp).
 
 namespace xexp::patterns {
 
@@ -20469,6 +20549,10 @@ inline rewrite::RulePtr contrib_rotary_embedding_rule() {
 inline rewrite::RulePtr contrib_rotary_embedding_3d_rule() {
   return detail::rotary_before_heads_split<"com.microsoft">("ContribRotaryEmbedding3D",
                                                             rewrite::opset_at_least(1));
+}
+
+inline rewrite::RulePtr contrib_rotary_embedding_partial_rule() {
+  return detail::partial_rotary<"com.microsoft">("ContribRotaryEmbeddingPartial", rewrite::opset_at_least(1));
 }
 
 }  // namespace xexp::patterns
@@ -20679,6 +20763,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       rms_normalization_mul_rule(),
       rotary_embedding_rule(),
       rotary_embedding_3d_rule(),
+      rotary_embedding_partial_rule(),
       reshape_rule(),
       reshape_matmul_reshape_rule(),
       reshape2_of3_rule(),
@@ -20740,6 +20825,7 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       bias_gelu_rule(),
       contrib_rotary_embedding_rule(),
       contrib_rotary_embedding_3d_rule(),
+      contrib_rotary_embedding_partial_rule(),
       gelu_ort_rule(),
       gelu_erf_rule(),
       fast_gelu_rule(),

@@ -56,6 +56,7 @@
 #include "xexp/patterns/onnx/rotary_concat_part.hpp"
 #include "xexp/patterns/onnx/rotary_embedding.hpp"
 #include "xexp/patterns/onnx/rotary_embedding_3d.hpp"
+#include "xexp/patterns/onnx/rotary_embedding_partial.hpp"
 #include "xexp/patterns/onnx/sequence_construct_at.hpp"
 #include "xexp/patterns/onnx/sequence_construct_concat.hpp"
 #include "xexp/patterns/onnx/shape_based_concat_expand.hpp"
@@ -172,6 +173,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       rms_normalization_mul_rule(),
       rotary_embedding_rule(),
       rotary_embedding_3d_rule(),
+      rotary_embedding_partial_rule(),
       reshape_rule(),
       reshape_matmul_reshape_rule(),
       reshape2_of3_rule(),
@@ -233,6 +235,7 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       bias_gelu_rule(),
       contrib_rotary_embedding_rule(),
       contrib_rotary_embedding_3d_rule(),
+      contrib_rotary_embedding_partial_rule(),
       gelu_ort_rule(),
       gelu_erf_rule(),
       fast_gelu_rule(),

@@ -6,8 +6,11 @@
 // (batch, seq), or of one element as an offset added to each sequence index.
 // ContribRotaryEmbedding3D then moves the rotation before the Reshape + Transpose(0, 2, 1, 3) splitting
 // the heads of a (batch, seq, hidden) value (the RotaryEmbedding3D rule on com.microsoft's op).
+// ContribRotaryEmbeddingPartial makes a rotation of part of each head, Split + rotation + Concat, one
+// node (rotary_embedding_dim, see onnx/rotary_embedding_partial.hpp).
 #include "xexp/patterns/onnx/rotary_embedding.hpp"
 #include "xexp/patterns/onnx/rotary_embedding_3d.hpp"
+#include "xexp/patterns/onnx/rotary_embedding_partial.hpp"
 
 namespace xexp::patterns {
 
@@ -34,6 +37,10 @@ inline rewrite::RulePtr contrib_rotary_embedding_rule() {
 inline rewrite::RulePtr contrib_rotary_embedding_3d_rule() {
   return detail::rotary_before_heads_split<"com.microsoft">("ContribRotaryEmbedding3D",
                                                             rewrite::opset_at_least(1));
+}
+
+inline rewrite::RulePtr contrib_rotary_embedding_partial_rule() {
+  return detail::partial_rotary<"com.microsoft">("ContribRotaryEmbeddingPartial", rewrite::opset_at_least(1));
 }
 
 }  // namespace xexp::patterns
