@@ -22,7 +22,9 @@ inline std::optional<ir::ValueId> split_source(const ValueView& a, const ValueVi
       second.output_index != 1)
     return std::nullopt;
   const ir::Node& split = g.node(first.producer);
-  if (split.op_type != Symbol("Split") || !split.domain.empty() || split.outputs.size() != 2) return std::nullopt;
+  if (split.op_type != Symbol("Split") || !split.domain.empty() || split.outputs.size() != 2 ||
+      split.inputs.empty())
+    return std::nullopt;
   const ir::ValueId x = split.inputs[0];
   const std::optional<Shape>& shape = g.value(x).shape;
   const ir::Attribute* axis = split.attribute(Symbol("axis"));
