@@ -145,19 +145,20 @@ struct RepeatedHeads {
   int64_t kv_heads;
   bool three_d = false;
 };
+inline bool same_dim(const Dim& a, const Dim& b) { return KnownDim{a} == KnownDim{b}; }
 inline std::optional<RepeatedHeads> one_head_repeated(const ir::Graph& g, ir::ValueId x) {
   const ir::Node* squeeze = producer_of(g, x, "Squeeze");
   const ir::Node* expand = squeeze ? producer_of(g, squeeze->inputs[0], "Expand") : nullptr;
   const ir::Node* unsqueeze = expand ? producer_of(g, expand->inputs[0], "Unsqueeze") : nullptr;
-  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1, 2} ||
+  if (!unsqueeze || unsqueezed_axes(g, *unsqueeze) != std::vector<int64_t>{1, 2} ||
       ints_attribute_or_input(g, *squeeze, "axes", 1) != std::vector<int64_t>{1})
     return std::nullopt;
   const std::optional<Shape>& source = g.value(unsqueeze->inputs[0]).shape;
   const std::optional<Shape>& expanded = g.value(expand->outputs[0]).shape;
   if (!source || source->size() != 3 || !expanded || expanded->size() != 5) return std::nullopt;
   const Shape &s = *source, &e = *expanded;
-  auto same = [](const Dim& a, const Dim& b) { return KnownDim{a} == KnownDim{b}; };
-  if (!same(e[0], s[0]) || !same(e[1], Dim(1)) || !same(e[3], s[1]) || !same(e[4], s[2])) return std::nullopt;
+  if (!same_dim(e[0], s[0]) || !same_dim(e[1], Dim(1)) || !same_dim(e[3], s[1]) || !same_dim(e[4], s[2]))
+    return std::nullopt;
   return RepeatedHeads{unsqueeze->inputs[0], 1, true};
 }
 inline std::optional<RepeatedHeads> repeated_heads(const ir::Graph& g, ir::ValueId x) {
@@ -166,19 +167,18 @@ inline std::optional<RepeatedHeads> repeated_heads(const ir::Graph& g, ir::Value
   const ir::Node* expand = reshape ? producer_of(g, reshape->inputs[0], "Expand") : nullptr;
   const ir::Node* unsqueeze = expand ? producer_of(g, expand->inputs[0], "Unsqueeze") : nullptr;
   if (!unsqueeze) return std::nullopt;
-  const std::optional<std::vector<int64_t>> axes = ints_attribute_or_input(g, *unsqueeze, "axes", 1);
   const std::optional<Shape>& source = g.value(unsqueeze->inputs[0]).shape;
   const std::optional<Shape>& expanded = g.value(reshape->inputs[0]).shape;
   const std::optional<Shape>& merged = g.value(x).shape;
-  if (!axes || (*axes != std::vector<int64_t>{2} && *axes != std::vector<int64_t>{-3}) || !source ||
-      source->size() != 4 || !expanded || expanded->size() != 5 || !merged || merged->size() != 4)
+  if (unsqueezed_axes(g, *unsqueeze) != std::vector<int64_t>{2} || !source || source->size() != 4 ||
+      !expanded || expanded->size() != 5 || !merged || merged->size() != 4)
     return std::nullopt;
   const Shape &s = *source, &e = *expanded, &m = *merged;
-  auto same = [](const Dim& a, const Dim& b) { return KnownDim{a} == KnownDim{b}; };
   const Dim kv_heads = s[1], group = e[2];
-  if (!kv_heads.is_static() || !group.is_static() || group.value() <= 0 || !same(e[0], s[0]) ||
-      !same(e[1], s[1]) || !same(e[3], s[2]) || !same(e[4], s[3]) || !same(m[0], s[0]) ||
-      !same(m[1], Dim(kv_heads.value() * group.value())) || !same(m[2], s[2]) || !same(m[3], s[3]))
+  if (!kv_heads.is_static() || !group.is_static() || group.value() <= 0 || !same_dim(e[0], s[0]) ||
+      !same_dim(e[1], s[1]) || !same_dim(e[3], s[2]) || !same_dim(e[4], s[3]) || !same_dim(m[0], s[0]) ||
+      !same_dim(m[1], Dim(kv_heads.value() * group.value())) || !same_dim(m[2], s[2]) ||
+      !same_dim(m[3], s[3]))
     return std::nullopt;
   return RepeatedHeads{unsqueeze->inputs[0], kv_heads.value()};
 }
