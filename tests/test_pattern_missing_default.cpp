@@ -182,6 +182,91 @@ TEST(PatternRotaryConcatPart, SameNumbers) {
   test::expect_same_outputs([] { return padded_halves(); }, "RotaryConcatPart");
 }
 
+// The backward of rotate_half as autograd writes it: each half of G (2, 3, 8) written into zeros over the
+// last axis, added. `spelling` picks how:
+//   "elements"  ScatterElements(Z, I, part, axis=2), I a constant counting along the axis (the second one
+//               an Expand of a row [4, 5, 6, 7], as the export leaves it)
+//   "nd"        Transpose(ScatterND(Transpose(Z, p), R, Transpose(part, p)), p), p = [2, 1, 0], R = [[0],
+//               [1], ...]: onnxscript's slice_scatter
+// `second_start` moves the second part (4 lines the parts up), `reduction` is the scatters' own.
+Model scattered_halves(const std::string& spelling, int64_t second_start = 4,
+                       const std::string& reduction = "none") {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("G", ElemType::Float, Shape{2, 3, 8});
+  const ValueId one = test::int64_initializer(g, "one", {1});
+  const ValueId last = test::int64_initializer(g, "last", {2});
+  auto slice = [&](int64_t start, int64_t end) {
+    const std::string at = std::to_string(start);
+    return node(g, "Slice",
+                {x, test::int64_initializer(g, "start" + at, {start}),
+                 test::int64_initializer(g, "end" + at, {end}), last, one});
+  };
+  const ValueId zeros = node(g, "ConstantOfShape", {test::int64_initializer(g, "shape", {2, 3, 8})});
+  const std::vector<Attribute> how{Attribute::make_string("reduction", reduction)};
+  auto counting = [](int64_t start, int64_t count) {
+    std::vector<int64_t> v;
+    for (int64_t k = 0; k < count; ++k) v.push_back(start + k);
+    return v;
+  };
+  auto scatter = [&](ValueId part, int64_t start) -> ValueId {
+    const std::string at = std::to_string(start);
+    if (spelling == "elements") {
+      std::vector<Attribute> attrs = how;
+      attrs.push_back(int_attr("axis", 2));
+      std::vector<int64_t> whole;
+      for (int k = 0; k < 6; ++k)
+        for (int64_t i : counting(start, 4)) whole.push_back(i);
+      const ValueId indices = start == 0
+                                  ? g.add_initializer("I" + at, Tensor::from<int64_t>({2, 3, 4}, whole))
+                                  : node(g, "Expand",
+                                         {test::int64_initializer(g, "row" + at, counting(start, 4)),
+                                          test::int64_initializer(g, "to" + at, {2, 3, 4})});
+      return node(g, "ScatterElements", {zeros, indices, part}, attrs);
+    }
+    const std::vector<Attribute> perm{Attribute::make_ints("perm", {2, 1, 0})};
+    std::vector<int64_t> rows = counting(start, 4);
+    const ValueId r = g.add_initializer("R" + at, Tensor::from<int64_t>({4, 1}, rows));
+    const ValueId written = node(
+        g, "ScatterND", {node(g, "Transpose", {zeros}, perm), r, node(g, "Transpose", {part}, perm)}, how);
+    return node(g, "Transpose", {written}, perm);
+  };
+  g.add_output(
+      node(g, "Add", {scatter(slice(0, 4), second_start), scatter(node(g, "Neg", {slice(4, 8)}), 0)}));
+  return m;
+}
+
+TEST(PatternRotaryConcatPart, TheHalvesOutOfTheirScatters) {
+  for (const char* spelling : {"elements", "nd"}) {
+    Model m = scattered_halves(spelling);
+    run_rules(m, "RotaryConcatPart");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"Slice", "Slice", "Neg", "Concat"})) << spelling;
+    const Node& concat = producer(g, g.outputs()[0]);
+    EXPECT_EQ(producer(g, concat.inputs[0]).op_type, Symbol("Neg")) << spelling;
+    EXPECT_EQ(producer(g, concat.inputs[1]).op_type, Symbol("Slice")) << spelling;
+    EXPECT_EQ(concat.attribute(Symbol("axis"))->i, 2) << spelling;
+  }
+}
+
+TEST(PatternRotaryConcatPart, NotWhenTheScattersOverlapOrAdd) {
+  for (const char* spelling : {"elements", "nd"}) {
+    for (const auto& [start, reduction] : {std::pair<int64_t, std::string>{3, "none"}, {4, "add"}}) {
+      Model m = scattered_halves(spelling, start, reduction);
+      run_rules(m, "RotaryConcatPart");
+      const OpList ops = op_types(*m.graph);
+      EXPECT_EQ(ops.back(), "Add") << spelling << " " << start << " " << reduction;
+      EXPECT_EQ(std::count(ops.begin(), ops.end(), "Concat"), 0)
+          << spelling << " " << start << " " << reduction;
+    }
+  }
+}
+
+TEST(PatternRotaryConcatPart, SameNumbersOutOfTheScatters) {
+  for (const char* spelling : {"elements", "nd"})
+    test::expect_same_outputs([&] { return scattered_halves(spelling); }, "RotaryConcatPart");
+}
+
 // ---- CastLayerNormalizationCast -------------------------------------------------------------------
 struct CastNorm {
   ElemType type = ElemType::Float16;

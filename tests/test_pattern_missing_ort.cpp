@@ -1,8 +1,8 @@
 // onnxruntime set: FusedMatMulx2, FusedMatMulDiv, FusedMatMulTranspose, TransposeFusedMatMulB, ReshapeGemm,
-// ReshapeGemmReshape, MissingCosSin, MissingReduceMax, MissingTopK. Positive (exact structure after), a
-// negative per condition, and the same outputs before and after in xexp's evaluator and ONNX Runtime. The
-// Missing* rules exist because ONNX Runtime cannot run the model before: there the rewritten model runs in
-// ONNX Runtime and matches the evaluator on the original.
+// ReshapeGemmReshape, MissingCosSin, MissingRange, MissingReduceMax, MissingTopK. Positive (exact structure
+// after), a negative per condition, and the same outputs before and after in xexp's evaluator and ONNX
+// Runtime. The Missing* rules exist because ONNX Runtime cannot run the model before: there the rewritten
+// model runs in ONNX Runtime and matches the evaluator on the original.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -461,6 +461,58 @@ TEST(PatternMissingReduceMax, SameNumbersAndOnnxRuntimeRunsIt) {
                                    "MissingReduceMax", 0);
   test::expect_runs_in_onnxruntime([] { return reduction("ReduceMin", ElemType::UInt32); },
                                    "MissingReduceMax", 0);
+}
+
+// ---- MissingRange ---------------------------------------------------------------------------------
+// Range(start, limit, delta) on `type`, all three inputs; with `boundary`, start is a float input cast to
+// the type, limit 9 and delta 1 constants cast to it (the test runner feeds no bfloat16, and a random
+// step could make an empty or endless range).
+Model range(ElemType type, bool boundary = false) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  const Attribute to = int_attr("to", static_cast<int64_t>(type));
+  auto cast_of = [&](const std::string& name, float value) {
+    return node(g, "Cast", {g.add_initializer(name, Tensor::from<float>({}, {value}))}, {to});
+  };
+  if (!boundary) {
+    g.add_output(node(g, "Range",
+                      {g.add_input("start", type, Shape{}), g.add_input("limit", type, Shape{}),
+                       g.add_input("delta", type, Shape{})}));
+    return m;
+  }
+  ValueId start = node(g, "Cast", {g.add_input("start", ElemType::Float, Shape{})}, {to});
+  add_typed_output(g, node(g, "Range", {start, cast_of("limit", 9.0f), cast_of("delta", 1.0f)}), true, 18);
+  return m;
+}
+
+TEST(PatternMissingRange, RunsInATypeOnnxAllows) {
+  for (const auto& [type, wide] : {std::pair{ElemType::Float16, ElemType::Float},
+                                   {ElemType::BFloat16, ElemType::Float},
+                                   {ElemType::UInt8, ElemType::Int32},
+                                   {ElemType::UInt32, ElemType::Int64}}) {
+    Model m = range(type);
+    run_rules(m, "MissingRange");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"Cast", "Cast", "Cast", "Range", "Cast"})) << elem_type_name(type);
+    const Node& r = only_node(g, "Range");
+    for (ValueId input : r.inputs) EXPECT_EQ(g.value(input).elem, wide) << elem_type_name(type);
+    EXPECT_EQ(int_of(g.node(g.last_node()), "to"), static_cast<int64_t>(type));
+    EXPECT_EQ(g.value(g.outputs()[0]).elem, type);
+  }
+}
+
+TEST(PatternMissingRange, NotForTypesOnnxAllowsOrWithoutAWiderType) {
+  for (ElemType type : {ElemType::Float, ElemType::Double, ElemType::Int16, ElemType::Int32, ElemType::Int64,
+                        ElemType::UInt64}) {
+    Model m = range(type);
+    run_rules(m, "MissingRange");
+    EXPECT_EQ(op_types(*m.graph), (OpList{"Range"})) << elem_type_name(type);
+  }
+}
+
+TEST(PatternMissingRange, SameNumbersAndOnnxRuntimeRunsIt) {
+  for (ElemType type : {ElemType::Float16, ElemType::BFloat16, ElemType::UInt8})
+    test::expect_runs_in_onnxruntime([type] { return range(type, true); }, "MissingRange", 0);
 }
 
 }  // namespace

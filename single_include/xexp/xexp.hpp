@@ -5826,6 +5826,23 @@ inline void infer_gather(InferContext& c) {
 
 inline void infer_gather_elements(InferContext& c) { c.set_output(0, c.type(0), c.shape(1)); }
 
+// GatherND: each index row (indices' last axis, k values) picks a slice of data past its batch_dims
+// leading axes: indices.shape[:-1] + data.shape[batch_dims + k:]. torch's cos/sin caches read by position
+// are exported this way.
+inline void infer_gather_nd(InferContext& c) {
+  if (!c.shape(0) || !c.shape(1) || c.shape(1)->empty() || !c.shape(1)->back().is_static())
+    return c.set_output(0, c.type(0));
+  const Shape &data = *c.shape(0), &indices = *c.shape(1);
+  const int64_t batch_dims = c.attr_int("batch_dims", 0), k = indices.back().value();
+  if (batch_dims < 0 || batch_dims + k > static_cast<int64_t>(data.size()) ||
+      batch_dims >= static_cast<int64_t>(indices.size()))
+    c.fail("index rows of " + std::to_string(k) + " values after " + std::to_string(batch_dims) +
+           " batch axes do not fit data of rank " + std::to_string(data.size()));
+  Shape out(indices.begin(), indices.end() - 1);
+  out.insert(out.end(), data.begin() + batch_dims + k, data.end());
+  c.set_output(0, c.type(0), out);
+}
+
 // ---- Squeeze, Unsqueeze, Expand, Flatten, Tile, Pad ------------------------------------------------
 
 inline void infer_squeeze(InferContext& c) {
@@ -6104,6 +6121,7 @@ inline void add_shape_op_rules(RuleTable& t) {
   t.add({"Slice"}, infer_slice);
   t.add({"Gather"}, infer_gather);
   t.add({"GatherElements"}, infer_gather_elements);
+  t.add({"GatherND"}, infer_gather_nd);
   t.add({"Squeeze"}, infer_squeeze);
   t.add({"Unsqueeze"}, infer_unsqueeze);
   t.add({"Expand"}, infer_expand);
@@ -14269,6 +14287,21 @@ inline bool is_identity_permutation(const std::vector<int64_t>& perm) {
   return true;
 }
 inline constexpr auto is_identity_perm = fact<"is_identity_perm">(is_identity_permutation);
+inline std::vector<int64_t> inverse_permutation(const std::vector<int64_t>& perm) {
+  std::vector<int64_t> inverse(perm.size());
+  for (std::size_t k = 0; k < perm.size(); ++k)
+    inverse[static_cast<std::size_t>(perm[k])] = static_cast<int64_t>(k);
+  return inverse;
+}
+inline bool is_permutation_of_rank(const std::vector<int64_t>& perm, std::size_t rank) {
+  if (perm.size() != rank) return false;
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<std::size_t>(p)]) return false;
+    seen[static_cast<std::size_t>(p)] = true;
+  }
+  return true;
+}
 // A permutation that swaps the last two axes and keeps the others (a matrix transposition).
 inline constexpr auto swaps_last_two = fact<"swaps_last_two">([](const std::vector<int64_t>& perm) {
   const std::size_t r = perm.size();
@@ -17560,37 +17593,211 @@ inline rewrite::RulePtr rms_normalization_mul_rule() {
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/rotary_concat_part.hpp
-// RotaryConcatPart: Add(Concat(A, Z), Concat(W, B)) where Z and W are zeros lined up against B and A
-// (same shapes, same axis) is Concat(A, B): each half adds zeros to the other. Exporters write the
-// rotary embedding's rotate_half this way, from Slices of X, one of them negated, padded with
-// ConstantOfShape zeros; the padding and the Add go. No broadcasting: A and W, Z and B have the same
-// known shapes, so the Add's output is the Concat's.
+// RotaryConcatPart: Add(S, T) where S holds A followed by zeros and T zeros followed by B, over one axis,
+// is Concat(A, B): each side adds zeros to the other. Exporters write the rotary embedding's rotate_half
+// this way, and autograd its backward (the gradient of a Slice is the slice written into zeros). Three
+// spellings of "A written into zeros" are read (zero_padded):
+//   Concat(A, Z) / Concat(Z, A)                         Z zeros (a forward rotate_half)
+//   ScatterElements(Z, I, A, axis)                      I = start, start+1, ... along the axis (torch's
+//                                                       slice_scatter / Slice backward)
+//   Transpose(ScatterND(Transpose(Z, p), R, Transpose(A, p)), inverse(p))
+//                                                       R = [[start], [start+1], ...]: the same scatter
+//                                                       on axis p[0], as onnxscript writes it
+// The padding, the scatters and the Add go. No broadcasting: S and T have the same known shape, the parts
+// line up against each other's zeros and cover the axis together.
+#include <algorithm>
+#include <optional>
+#include <span>
+#include <vector>
+
 
 namespace xexp::patterns {
 
 namespace detail {
-// All zeros: a constant, or ConstantOfShape of zero (its default value).
-inline constexpr auto is_zeros = rewrite::fact<"is_zeros">([](const ValueView& v) {
-  if (const Tensor* t = rewrite::constant_tensor(*v.graph, v.id)) return equal_everywhere(*t, 0.0);
-  const ir::Node* fill = producer_of(*v.graph, v.id, "ConstantOfShape");
+// All zeros: a constant, ConstantOfShape of zero (its default value), or a Transpose of zeros.
+inline bool is_zero_value(const ir::Graph& g, ir::ValueId v) {
+  if (v == ir::kNone) return false;
+  if (const Tensor* t = rewrite::constant_tensor(g, v)) return equal_everywhere(*t, 0.0);
+  if (const ir::Node* transpose = producer_of(g, v, "Transpose"))
+    return is_zero_value(g, transpose->inputs[0]);
+  const ir::Node* fill = producer_of(g, v, "ConstantOfShape");
   if (!fill) return false;
   const ir::Attribute* value = fill->attribute(Symbol("value"));
   return !value || (!value->tensors.empty() && equal_everywhere(value->tensors[0], 0.0));
+}
+
+// Indices that count start, start + 1, ... along axis `axis` of their tensor, `count` values, and repeat
+// that everywhere else; an axis the tensor does not have (broadcast) holds one value. Read in two steps:
+// where they start (their first value), and, once everything else lines up, whether they count (every
+// value: an index tensor expanded to a whole activation is large).
+struct Counting {
+  const Tensor* indices = nullptr;
+  int64_t axis = 0, count = 0;
+};
+inline std::optional<int64_t> first_index(const Counting& c) {
+  const Tensor& t = *c.indices;
+  const auto rank = static_cast<int64_t>(t.dims().size());
+  if (!is_integer_type(t.type()) || t.size() == 0 || c.axis >= rank ||
+      (c.axis < 0 ? c.count != 1 : t.dims()[c.axis] != c.count))
+    return std::nullopt;
+  return eval::element_as_int64(t, 0);
+}
+inline bool counts(const Counting& c) {
+  const Tensor& t = *c.indices;
+  int64_t inner = 1;
+  for (auto k = static_cast<std::size_t>(std::max<int64_t>(c.axis + 1, 0)); k < t.dims().size(); ++k)
+    inner *= t.dims()[k];
+  const int64_t start = eval::element_as_int64(t, 0);
+  auto expected = [&](int64_t k) { return start + (k / inner) % c.count; };
+  if (t.type() == ElemType::Int64) {
+    const std::span<const int64_t> values = t.data<int64_t>();
+    for (std::size_t k = 0; k < values.size(); ++k)
+      if (values[k] != expected(static_cast<int64_t>(k))) return false;
+    return true;
+  }
+  for (int64_t k = 0; k < t.size(); ++k)
+    if (eval::element_as_int64(t, k) != expected(k)) return false;
+  return true;
+}
+
+// The indices of a ScatterElements over axis `axis` of rank `rank` with `count` updates along it, as a
+// constant or an Expand of one.
+inline std::optional<Counting> scatter_indices(const ir::Graph& g, ir::ValueId indices, int64_t axis,
+                                               int64_t rank, int64_t count) {
+  ir::ValueId source = indices;
+  if (const ir::Node* expand = producer_of(g, indices, "Expand")) source = expand->inputs[0];
+  const Tensor* t = rewrite::constant_tensor(g, source);
+  if (!t) return std::nullopt;
+  return Counting{t, axis - (rank - static_cast<int64_t>(t->dims().size())), count};
+}
+
+// `part` written into zeros over `axis`, `before` zeros ahead of it and `after` behind it on that axis;
+// for a scatter, the indices to check.
+struct ZeroPadded {
+  ir::ValueId part = ir::kNone;
+  int64_t axis = 0;
+  Dim before, after;
+  std::optional<Counting> indices;
+};
+
+inline std::optional<ZeroPadded> concat_padding(const ir::Graph& g, const ir::Node& concat) {
+  const std::optional<Shape>& shape = g.value(concat.outputs[0]).shape;
+  const ir::Attribute* axis = concat.attribute(Symbol("axis"));
+  if (concat.inputs.size() != 2 || !shape || !axis || concat.inputs[1] == ir::kNone) return std::nullopt;
+  const auto rank = static_cast<int64_t>(shape->size());
+  const int64_t a = axis->i < 0 ? axis->i + rank : axis->i;
+  auto width = [&](ir::ValueId v) {
+    const std::optional<Shape>& s = g.value(v).shape;
+    return s && static_cast<int64_t>(s->size()) == rank ? (*s)[a] : Dim();
+  };
+  const ir::ValueId x = concat.inputs[0], y = concat.inputs[1];
+  if (is_zero_value(g, y)) return ZeroPadded{x, a, Dim(0), width(y), std::nullopt};
+  if (is_zero_value(g, x)) return ZeroPadded{y, a, width(x), Dim(0), std::nullopt};
+  return std::nullopt;
+}
+
+// A scatter of `part` by `indices` on axis `axis` of zeros shaped `shape` (static on that axis).
+inline std::optional<ZeroPadded> scattered(ir::ValueId part, int64_t axis, const Shape& shape,
+                                           const std::optional<Counting>& indices) {
+  const std::optional<int64_t> start = indices ? first_index(*indices) : std::nullopt;
+  if (!start || !shape[axis].is_static() || *start < 0 || *start + indices->count > shape[axis].value())
+    return std::nullopt;
+  return ZeroPadded{part, axis, Dim(*start), Dim(shape[axis].value() - *start - indices->count), indices};
+}
+
+inline bool replaces_each_element(const ir::Node& scatter) {
+  const ir::Attribute* reduction = scatter.attribute(Symbol("reduction"));
+  return !reduction || reduction->s == "none";
+}
+
+inline std::optional<ZeroPadded> scatter_elements_padding(const ir::Graph& g, const ir::Node& scatter) {
+  if (scatter.inputs.size() != 3 || !replaces_each_element(scatter) || !is_zero_value(g, scatter.inputs[0]))
+    return std::nullopt;
+  const std::optional<Shape>&zeros = g.value(scatter.inputs[0]).shape,
+        &part = g.value(scatter.inputs[2]).shape;
+  if (!zeros || !part || zeros->size() != part->size()) return std::nullopt;
+  const auto rank = static_cast<int64_t>(zeros->size());
+  const int64_t given = int_attribute(scatter, "axis", 0), axis = given < 0 ? given + rank : given;
+  if (axis < 0 || axis >= rank || !(*part)[axis].is_static()) return std::nullopt;
+  return scattered(scatter.inputs[2], axis, *zeros,
+                   scatter_indices(g, scatter.inputs[1], axis, rank, (*part)[axis].value()));
+}
+
+// ScatterND(D, R, U) on D's first axis, read in the layout of `zeros` where D = Transpose(zeros, perm)
+// and U = Transpose(part, perm) (perm empty: D and U as they are).
+inline std::optional<ZeroPadded> scatter_nd_padding(const ir::Graph& g, const ir::Node& scatter,
+                                                    const std::vector<int64_t>& perm) {
+  if (scatter.inputs.size() != 3 || !replaces_each_element(scatter)) return std::nullopt;
+  ir::ValueId zeros = scatter.inputs[0], part = scatter.inputs[2];
+  if (!perm.empty()) {
+    const ir::Node *data = producer_of(g, zeros, "Transpose"), *updates = producer_of(g, part, "Transpose");
+    const ir::Attribute *p = data ? data->attribute(Symbol("perm")) : nullptr,
+                        *q = updates ? updates->attribute(Symbol("perm")) : nullptr;
+    if (!p || !q || p->ints != perm || q->ints != perm) return std::nullopt;
+    zeros = data->inputs[0];
+    part = updates->inputs[0];
+  }
+  const Tensor* rows = rewrite::constant_tensor(g, scatter.inputs[1]);
+  const std::optional<Shape>& shape = g.value(zeros).shape;
+  if (!rows || rows->dims().size() != 2 || rows->dims()[1] != 1 || !shape || !is_zero_value(g, zeros))
+    return std::nullopt;
+  return scattered(part, perm.empty() ? 0 : perm[0], *shape, Counting{rows, 0, rows->dims()[0]});
+}
+
+inline std::optional<ZeroPadded> zero_padded(const ir::Graph& g, ir::ValueId v) {
+  const ir::Value& value = g.value(v);
+  if (value.producer == ir::kNone || value.output_index != 0) return std::nullopt;
+  const ir::Node& n = g.node(value.producer);
+  if (!n.domain.empty() || n.inputs.empty() || n.inputs[0] == ir::kNone) return std::nullopt;
+  if (n.op_type == Symbol("Concat")) return concat_padding(g, n);
+  if (n.op_type == Symbol("ScatterElements")) return scatter_elements_padding(g, n);
+  if (n.op_type == Symbol("ScatterND")) return scatter_nd_padding(g, n, {});
+  const ir::Node* scatter =
+      n.op_type == Symbol("Transpose") ? producer_of(g, n.inputs[0], "ScatterND") : nullptr;
+  const ir::Attribute* perm = n.attribute(Symbol("perm"));
+  if (!scatter || !perm || !is_permutation_of_rank(perm->ints, perm->ints.size())) return std::nullopt;
+  return scatter_nd_padding(g, *scatter, inverse_permutation(perm->ints));
+}
+
+// s pads its part with zeros behind it, t ahead of its own, each run of zeros as wide as the other
+// part; s and t have one shape, which both parts have off the axis.
+inline bool pads_each_other(const ValueView& s, const ValueView& t) {
+  const ir::Graph& g = *s.graph;
+  const std::optional<ZeroPadded> a = zero_padded(g, s.id), b = zero_padded(g, t.id);
+  if (!a || !b || a->axis != b->axis || !s.shape() || !t.shape() ||
+      !rewrite::facts::same_shape(*s.shape(), *t.shape()))
+    return false;
+  const Shape& shape = *s.shape();
+  const std::optional<Shape>&first = g.value(a->part).shape, &second = g.value(b->part).shape;
+  if (!first || !second || first->size() != shape.size() || second->size() != shape.size()) return false;
+  using rewrite::facts::KnownDim;
+  for (std::size_t k = 0; k < shape.size(); ++k)
+    if (static_cast<int64_t>(k) != a->axis &&
+        (!(KnownDim{(*first)[k]} == KnownDim{shape[k]}) || !(KnownDim{(*second)[k]} == KnownDim{shape[k]})))
+      return false;
+  return KnownDim{a->before} == 0 && KnownDim{b->after} == 0 &&
+         KnownDim{a->after} == KnownDim{(*second)[a->axis]} &&
+         KnownDim{b->before} == KnownDim{(*first)[a->axis]} && (!a->indices || counts(*a->indices)) &&
+         (!b->indices || counts(*b->indices));
+}
+inline constexpr auto pad_each_other = rewrite::fact<"pad_each_other">(pads_each_other);
+inline constexpr auto padded_part = rewrite::fact<"padded_part">([](const ValueView& v) {
+  return ValueView{v.graph, zero_padded(*v.graph, v.id)->part};
 });
+inline constexpr auto padded_axis =
+    rewrite::fact<"padded_axis">([](const ValueView& v) { return zero_padded(*v.graph, v.id)->axis; });
 }  // namespace detail
 
 inline rewrite::RulePtr rotary_concat_part_rule() {
   using namespace rewrite::dsl;
-  Var<'a'> a;
-  Var<'b'> b;
-  Var<'z'> z;
-  Var<'w'> w;
-  Int<'x'> axis;
+  Var<'s'> s;
+  Var<'t'> t;
   return rule("RotaryConcatPart")
       .priority(1)
-      .match(commutative(Add(Concat(a, z, attr<"axis"> = axis), Concat(w, b, attr<"axis"> = axis))))
-      .when(detail::is_zeros(z) && detail::is_zeros(w) && same_shape(a, w) && same_shape(z, b))
-      .to(Concat(a, b, attr<"axis"> = axis));
+      .match(commutative(Add(s, t)))
+      .when(detail::pad_each_other(s, t))
+      .to(Concat(found(detail::padded_part(s)), found(detail::padded_part(t)),
+                 attr<"axis"> = detail::padded_axis(s)));
 }
 
 }  // namespace xexp::patterns
@@ -19448,21 +19655,6 @@ inline std::optional<std::vector<AxisRun>> align_axis_runs(const std::vector<int
   if (i != in.size() || j != out.size()) return std::nullopt;
   return runs;
 }
-inline std::vector<int64_t> inverse_permutation(const std::vector<int64_t>& perm) {
-  std::vector<int64_t> inverse(perm.size());
-  for (std::size_t k = 0; k < perm.size(); ++k)
-    inverse[static_cast<std::size_t>(perm[k])] = static_cast<int64_t>(k);
-  return inverse;
-}
-inline bool is_permutation_of_rank(const std::vector<int64_t>& perm, std::size_t rank) {
-  if (perm.size() != rank) return false;
-  std::vector<bool> seen(rank, false);
-  for (int64_t p : perm) {
-    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<std::size_t>(p)]) return false;
-    seen[static_cast<std::size_t>(p)] = true;
-  }
-  return true;
-}
 // The two nodes replacing the three: Reshape(Transpose(X, perm), shape) when the Reshape merges, or
 // Transpose(Reshape(X, shape), perm) when it splits.
 struct TransposeReshapePlan {
@@ -20200,6 +20392,54 @@ inline rewrite::RulePtr missing_cos_sin_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/ort/missing_range.hpp
+// MissingRange (onnxruntime set): ONNX's Range takes float, double, int16, int32 and int64 only, and
+// ONNX Runtime 1.30 refuses a model whose Range an exporter wrote on another type (float16, bfloat16,
+// int8, uint8, ...: "Type Error"). The Range runs in a type holding every value of the original one
+// between two Casts: float for the 16-bit floats (each element start + k * delta rounds back once),
+// int32 or int64 for the small integers. uint64 has no wider type and stays.
+#include <optional>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// The type a Range on t runs in, or nullopt when ONNX allows t (or no type holds it).
+inline std::optional<ElemType> range_type_for(ElemType t) {
+  switch (t) {
+    case ElemType::Float16:
+    case ElemType::BFloat16:
+      return ElemType::Float;
+    case ElemType::Int8:
+    case ElemType::UInt8:
+    case ElemType::UInt16:
+      return ElemType::Int32;
+    case ElemType::UInt32:
+      return ElemType::Int64;
+    default:
+      return std::nullopt;
+  }
+}
+inline constexpr auto lacks_range_kernel = rewrite::fact<"lacks_range_kernel">(
+    [](const ValueView& x) { return range_type_for(x.elem()).has_value(); });
+inline constexpr auto range_type =
+    rewrite::fact<"range_type">([](const ValueView& x) { return *range_type_for(x.elem()); });
+}  // namespace detail
+
+inline rewrite::RulePtr missing_range_rule() {
+  using namespace rewrite::dsl;
+  Var<'s'> start;
+  Var<'l'> limit;
+  Var<'d'> delta;
+  auto wide = [&](auto x) { return Cast(x, attr<"to"> = detail::range_type(start)); };
+  return rule("MissingRange")
+      .priority(1)
+      .match(op<"Range">(start, limit, delta))
+      .when(detail::lacks_range_kernel(start))
+      .to(Cast(op<"Range">(wide(start), wide(limit), wide(delta)), attr<"to"> = dtype(start)));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/ort/missing_reduce_max.hpp
 // MissingReduceMax (onnxruntime set): ONNX Runtime 1.30's CPU provider has no ReduceMax or ReduceMin
 // kernel for bfloat16, uint32 or uint64, types ONNX allows. A maximum selects one of its inputs, so the
@@ -20839,6 +21079,7 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       fused_matmul_transpose_rule(),
       layer_normalization_any_opset_rule(),
       missing_cos_sin_rule(),
+      missing_range_rule(),
       missing_reduce_max_rule(),
       missing_top_k_rule(),
       multi_head_attention_rule(),

@@ -252,6 +252,21 @@ inline bool is_identity_permutation(const std::vector<int64_t>& perm) {
   return true;
 }
 inline constexpr auto is_identity_perm = fact<"is_identity_perm">(is_identity_permutation);
+inline std::vector<int64_t> inverse_permutation(const std::vector<int64_t>& perm) {
+  std::vector<int64_t> inverse(perm.size());
+  for (std::size_t k = 0; k < perm.size(); ++k)
+    inverse[static_cast<std::size_t>(perm[k])] = static_cast<int64_t>(k);
+  return inverse;
+}
+inline bool is_permutation_of_rank(const std::vector<int64_t>& perm, std::size_t rank) {
+  if (perm.size() != rank) return false;
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<std::size_t>(p)]) return false;
+    seen[static_cast<std::size_t>(p)] = true;
+  }
+  return true;
+}
 // A permutation that swaps the last two axes and keeps the others (a matrix transposition).
 inline constexpr auto swaps_last_two = fact<"swaps_last_two">([](const std::vector<int64_t>& perm) {
   const std::size_t r = perm.size();

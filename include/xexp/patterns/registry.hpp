@@ -109,6 +109,7 @@
 #include "xexp/patterns/ort/gelu_ort.hpp"
 #include "xexp/patterns/ort/layer_normalization_any_opset.hpp"
 #include "xexp/patterns/ort/missing_cos_sin.hpp"
+#include "xexp/patterns/ort/missing_range.hpp"
 #include "xexp/patterns/ort/missing_reduce_max.hpp"
 #include "xexp/patterns/ort/missing_top_k.hpp"
 #include "xexp/patterns/ort/multi_head_attention.hpp"
@@ -247,6 +248,7 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       fused_matmul_transpose_rule(),
       layer_normalization_any_opset_rule(),
       missing_cos_sin_rule(),
+      missing_range_rule(),
       missing_reduce_max_rule(),
       missing_top_k_rule(),
       multi_head_attention_rule(),

@@ -43,21 +43,6 @@ inline std::optional<std::vector<AxisRun>> align_axis_runs(const std::vector<int
   if (i != in.size() || j != out.size()) return std::nullopt;
   return runs;
 }
-inline std::vector<int64_t> inverse_permutation(const std::vector<int64_t>& perm) {
-  std::vector<int64_t> inverse(perm.size());
-  for (std::size_t k = 0; k < perm.size(); ++k)
-    inverse[static_cast<std::size_t>(perm[k])] = static_cast<int64_t>(k);
-  return inverse;
-}
-inline bool is_permutation_of_rank(const std::vector<int64_t>& perm, std::size_t rank) {
-  if (perm.size() != rank) return false;
-  std::vector<bool> seen(rank, false);
-  for (int64_t p : perm) {
-    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<std::size_t>(p)]) return false;
-    seen[static_cast<std::size_t>(p)] = true;
-  }
-  return true;
-}
 // The two nodes replacing the three: Reshape(Transpose(X, perm), shape) when the Reshape merges, or
 // Transpose(Reshape(X, shape), perm) when it splits.
 struct TransposeReshapePlan {
