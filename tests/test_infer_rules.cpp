@@ -315,6 +315,29 @@ TEST(InferShapeOps, TransposeConcatSplitSliceGather) {
   EXPECT_EQ(*f.shape(f.one("Gather", {x, ids}, {Attribute::make_int("axis", 1)})), (Shape{S("a"), 1, 30, 10}));
 }
 
+TEST(InferShapeOps, GatherNDRowsPickSlicesPastTheBatchAxes) {
+  Fixture f;
+  // A cos cache (1024, 128) read by position: rows of one index pick whole lines.
+  ValueId cache = f.input("cache", ElemType::Float16, Shape{1024, 128});
+  ValueId positions = f.input("positions", ElemType::Int64, Shape{S("b"), S("s"), 1});
+  const ValueId lines = f.one("GatherND", {cache, positions});
+  EXPECT_EQ(f.type(lines), ElemType::Float16);
+  EXPECT_EQ(*f.shape(lines), (Shape{S("b"), S("s"), 128}));
+  // Rows of two indices after one batch axis: single elements.
+  ValueId data = f.input("data", ElemType::Float, Shape{S("b"), 4, 5});
+  ValueId pairs = f.input("pairs", ElemType::Int64, Shape{S("b"), 3, 2});
+  EXPECT_EQ(*f.shape(f.one("GatherND", {data, pairs}, {Attribute::make_int("batch_dims", 1)})),
+            (Shape{S("b"), 3}));
+  // Rows longer than data's rank: an error.
+  ValueId triples = f.input("triples", ElemType::Int64, Shape{2, 3});
+  EXPECT_THROW(f.one("GatherND", {cache, triples}), Error);
+  // Rows of unknown length: the type only.
+  ValueId open = f.input("open", ElemType::Int64, Shape{2, S("k")});
+  const ValueId unknown = f.one("GatherND", {cache, open});
+  EXPECT_EQ(f.type(unknown), ElemType::Float16);
+  EXPECT_FALSE(f.shape(unknown).has_value());
+}
+
 TEST(InferShapeOps, SqueezeUnsqueezeByOpset) {
   Fixture f;
   f.opset = 11;

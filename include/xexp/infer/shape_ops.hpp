@@ -306,6 +306,23 @@ inline void infer_gather(InferContext& c) {
 
 inline void infer_gather_elements(InferContext& c) { c.set_output(0, c.type(0), c.shape(1)); }
 
+// GatherND: each index row (indices' last axis, k values) picks a slice of data past its batch_dims
+// leading axes: indices.shape[:-1] + data.shape[batch_dims + k:]. torch's cos/sin caches read by position
+// are exported this way.
+inline void infer_gather_nd(InferContext& c) {
+  if (!c.shape(0) || !c.shape(1) || c.shape(1)->empty() || !c.shape(1)->back().is_static())
+    return c.set_output(0, c.type(0));
+  const Shape &data = *c.shape(0), &indices = *c.shape(1);
+  const int64_t batch_dims = c.attr_int("batch_dims", 0), k = indices.back().value();
+  if (batch_dims < 0 || batch_dims + k > static_cast<int64_t>(data.size()) ||
+      batch_dims >= static_cast<int64_t>(indices.size()))
+    c.fail("index rows of " + std::to_string(k) + " values after " + std::to_string(batch_dims) +
+           " batch axes do not fit data of rank " + std::to_string(data.size()));
+  Shape out(indices.begin(), indices.end() - 1);
+  out.insert(out.end(), data.begin() + batch_dims + k, data.end());
+  c.set_output(0, c.type(0), out);
+}
+
 // ---- Squeeze, Unsqueeze, Expand, Flatten, Tile, Pad ------------------------------------------------
 
 inline void infer_squeeze(InferContext& c) {
@@ -584,6 +601,7 @@ inline void add_shape_op_rules(RuleTable& t) {
   t.add({"Slice"}, infer_slice);
   t.add({"Gather"}, infer_gather);
   t.add({"GatherElements"}, infer_gather_elements);
+  t.add({"GatherND"}, infer_gather_nd);
   t.add({"Squeeze"}, infer_squeeze);
   t.add({"Unsqueeze"}, infer_unsqueeze);
   t.add({"Expand"}, infer_expand);
