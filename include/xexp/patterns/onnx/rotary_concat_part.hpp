@@ -54,17 +54,20 @@ inline bool counts(const Counting& c) {
   int64_t inner = 1;
   for (auto k = static_cast<std::size_t>(std::max<int64_t>(c.axis + 1, 0)); k < t.dims().size(); ++k)
     inner *= t.dims()[k];
-  const int64_t start = eval::element_as_int64(t, 0);
-  auto expected = [&](int64_t k) { return start + (k / inner) % c.count; };
+  const int64_t start = eval::element_as_int64(t, 0), size = t.size();
+  // Blocks of `inner` equal values, start to start + count - 1, repeated: no division per element.
+  auto check = [&](auto value_at) {
+    for (int64_t k = 0; k < size;)
+      for (int64_t j = 0; j < c.count; ++j)
+        for (int64_t i = 0; i < inner; ++i, ++k)
+          if (value_at(k) != start + j) return false;
+    return true;
+  };
   if (t.type() == ElemType::Int64) {
     const std::span<const int64_t> values = t.data<int64_t>();
-    for (std::size_t k = 0; k < values.size(); ++k)
-      if (values[k] != expected(static_cast<int64_t>(k))) return false;
-    return true;
+    return check([&](int64_t k) { return values[static_cast<std::size_t>(k)]; });
   }
-  for (int64_t k = 0; k < t.size(); ++k)
-    if (eval::element_as_int64(t, k) != expected(k)) return false;
-  return true;
+  return check([&](int64_t k) { return eval::element_as_int64(t, k); });
 }
 
 // The indices of a ScatterElements over axis `axis` of rank `rank` with `count` updates along it, as a
