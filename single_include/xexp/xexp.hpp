@@ -14173,12 +14173,19 @@ inline std::optional<SlicePiece> slice_piece(const ir::Graph& g, ir::NodeId id, 
   return SlicePiece{id, range.start, range.count};
 }
 
-// The node of op `op` (default domain) producing v as its first output, or nullptr.
+// The node of op `op` (default domain) producing v as its first output, or nullptr (also for an omitted
+// input, kNone).
 inline const ir::Node* producer_of(const ir::Graph& g, ir::ValueId v, const char* op) {
+  if (v == ir::kNone) return nullptr;
   const ir::Value& value = g.value(v);
   if (value.producer == ir::kNone || value.output_index != 0) return nullptr;
   const ir::Node& n = g.node(value.producer);
   return n.op_type == Symbol(op) && n.domain.empty() && !n.inputs.empty() ? &n : nullptr;
+}
+
+// Two dimensions known to be equal: the same size or the same symbol, never two unknown ones.
+inline bool same_dim(const Dim& a, const Dim& b) {
+  return rewrite::facts::KnownDim{a} == rewrite::facts::KnownDim{b};
 }
 
 // The single number held by a constant of one element (shape () or (1,) or (1,1)...), or nullopt.
@@ -14871,7 +14878,6 @@ struct RepeatedHeads {
   int64_t kv_heads;
   bool three_d = false;
 };
-inline bool same_dim(const Dim& a, const Dim& b) { return KnownDim{a} == KnownDim{b}; }
 inline std::optional<RepeatedHeads> one_head_repeated(const ir::Graph& g, ir::ValueId x) {
   const ir::Node* squeeze = producer_of(g, x, "Squeeze");
   const ir::Node* expand = squeeze ? producer_of(g, squeeze->inputs[0], "Expand") : nullptr;
@@ -15135,7 +15141,7 @@ inline constexpr auto scalar_zero =
 // ONNX's Attention gives such rows 0 itself (the opset-23 errata, ONNX Runtime 1.30), MultiHeadAttention
 // leaves them NaN, so its writer zeroes them after it (nan_guarded).
 inline rewrite::Skipped safe_softmax_guard(const ir::Graph& g, ir::ValueId v) {
-  const ir::Node* where = v == ir::kNone ? nullptr : producer_of(g, v, "Where");
+  const ir::Node* where = producer_of(g, v, "Where");
   if (!where || where->inputs.size() != 3) return {};
   const ir::NodeId is_nan_id = g.value(where->inputs[0]).producer;
   const ir::Node* is_nan = producer_of(g, where->inputs[0], "IsNaN");
@@ -17616,7 +17622,6 @@ namespace xexp::patterns {
 namespace detail {
 // All zeros: a constant, ConstantOfShape of zero (its default value), or a Transpose of zeros.
 inline bool is_zero_value(const ir::Graph& g, ir::ValueId v) {
-  if (v == ir::kNone) return false;
   if (const Tensor* t = rewrite::constant_tensor(g, v)) return equal_everywhere(*t, 0.0);
   if (const ir::Node* transpose = producer_of(g, v, "Transpose"))
     return is_zero_value(g, transpose->inputs[0]);
@@ -17773,15 +17778,13 @@ inline bool pads_each_other(const ValueView& s, const ValueView& t) {
   const Shape& shape = *s.shape();
   const std::optional<Shape>&first = g.value(a->part).shape, &second = g.value(b->part).shape;
   if (!first || !second || first->size() != shape.size() || second->size() != shape.size()) return false;
-  using rewrite::facts::KnownDim;
   for (std::size_t k = 0; k < shape.size(); ++k)
     if (static_cast<int64_t>(k) != a->axis &&
-        (!(KnownDim{(*first)[k]} == KnownDim{shape[k]}) || !(KnownDim{(*second)[k]} == KnownDim{shape[k]})))
+        (!same_dim((*first)[k], shape[k]) || !same_dim((*second)[k], shape[k])))
       return false;
-  return KnownDim{a->before} == 0 && KnownDim{b->after} == 0 &&
-         KnownDim{a->after} == KnownDim{(*second)[a->axis]} &&
-         KnownDim{b->before} == KnownDim{(*first)[a->axis]} && (!a->indices || counts(*a->indices)) &&
-         (!b->indices || counts(*b->indices));
+  return same_dim(a->before, Dim(0)) && same_dim(b->after, Dim(0)) &&
+         same_dim(a->after, (*second)[a->axis]) && same_dim(b->before, (*first)[a->axis]) &&
+         (!a->indices || counts(*a->indices)) && (!b->indices || counts(*b->indices));
 }
 inline constexpr auto pad_each_other = rewrite::fact<"pad_each_other">(pads_each_other);
 inline constexpr auto padded_part = rewrite::fact<"padded_part">([](const ValueView& v) {

@@ -138,12 +138,19 @@ inline std::optional<SlicePiece> slice_piece(const ir::Graph& g, ir::NodeId id, 
   return SlicePiece{id, range.start, range.count};
 }
 
-// The node of op `op` (default domain) producing v as its first output, or nullptr.
+// The node of op `op` (default domain) producing v as its first output, or nullptr (also for an omitted
+// input, kNone).
 inline const ir::Node* producer_of(const ir::Graph& g, ir::ValueId v, const char* op) {
+  if (v == ir::kNone) return nullptr;
   const ir::Value& value = g.value(v);
   if (value.producer == ir::kNone || value.output_index != 0) return nullptr;
   const ir::Node& n = g.node(value.producer);
   return n.op_type == Symbol(op) && n.domain.empty() && !n.inputs.empty() ? &n : nullptr;
+}
+
+// Two dimensions known to be equal: the same size or the same symbol, never two unknown ones.
+inline bool same_dim(const Dim& a, const Dim& b) {
+  return rewrite::facts::KnownDim{a} == rewrite::facts::KnownDim{b};
 }
 
 // The single number held by a constant of one element (shape () or (1,) or (1,1)...), or nullopt.

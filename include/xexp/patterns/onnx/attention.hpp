@@ -145,7 +145,6 @@ struct RepeatedHeads {
   int64_t kv_heads;
   bool three_d = false;
 };
-inline bool same_dim(const Dim& a, const Dim& b) { return KnownDim{a} == KnownDim{b}; }
 inline std::optional<RepeatedHeads> one_head_repeated(const ir::Graph& g, ir::ValueId x) {
   const ir::Node* squeeze = producer_of(g, x, "Squeeze");
   const ir::Node* expand = squeeze ? producer_of(g, squeeze->inputs[0], "Expand") : nullptr;
@@ -409,7 +408,7 @@ inline constexpr auto scalar_zero =
 // ONNX's Attention gives such rows 0 itself (the opset-23 errata, ONNX Runtime 1.30), MultiHeadAttention
 // leaves them NaN, so its writer zeroes them after it (nan_guarded).
 inline rewrite::Skipped safe_softmax_guard(const ir::Graph& g, ir::ValueId v) {
-  const ir::Node* where = v == ir::kNone ? nullptr : producer_of(g, v, "Where");
+  const ir::Node* where = producer_of(g, v, "Where");
   if (!where || where->inputs.size() != 3) return {};
   const ir::NodeId is_nan_id = g.value(where->inputs[0]).producer;
   const ir::Node* is_nan = producer_of(g, where->inputs[0], "IsNaN");

@@ -23,7 +23,6 @@ namespace xexp::patterns {
 namespace detail {
 // All zeros: a constant, ConstantOfShape of zero (its default value), or a Transpose of zeros.
 inline bool is_zero_value(const ir::Graph& g, ir::ValueId v) {
-  if (v == ir::kNone) return false;
   if (const Tensor* t = rewrite::constant_tensor(g, v)) return equal_everywhere(*t, 0.0);
   if (const ir::Node* transpose = producer_of(g, v, "Transpose"))
     return is_zero_value(g, transpose->inputs[0]);
@@ -180,15 +179,13 @@ inline bool pads_each_other(const ValueView& s, const ValueView& t) {
   const Shape& shape = *s.shape();
   const std::optional<Shape>&first = g.value(a->part).shape, &second = g.value(b->part).shape;
   if (!first || !second || first->size() != shape.size() || second->size() != shape.size()) return false;
-  using rewrite::facts::KnownDim;
   for (std::size_t k = 0; k < shape.size(); ++k)
     if (static_cast<int64_t>(k) != a->axis &&
-        (!(KnownDim{(*first)[k]} == KnownDim{shape[k]}) || !(KnownDim{(*second)[k]} == KnownDim{shape[k]})))
+        (!same_dim((*first)[k], shape[k]) || !same_dim((*second)[k], shape[k])))
       return false;
-  return KnownDim{a->before} == 0 && KnownDim{b->after} == 0 &&
-         KnownDim{a->after} == KnownDim{(*second)[a->axis]} &&
-         KnownDim{b->before} == KnownDim{(*first)[a->axis]} && (!a->indices || counts(*a->indices)) &&
-         (!b->indices || counts(*b->indices));
+  return same_dim(a->before, Dim(0)) && same_dim(b->after, Dim(0)) &&
+         same_dim(a->after, (*second)[a->axis]) && same_dim(b->before, (*first)[a->axis]) &&
+         (!a->indices || counts(*a->indices)) && (!b->indices || counts(*b->indices));
 }
 inline constexpr auto pad_each_other = rewrite::fact<"pad_each_other">(pads_each_other);
 inline constexpr auto padded_part = rewrite::fact<"padded_part">([](const ValueView& v) {
