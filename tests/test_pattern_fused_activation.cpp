@@ -193,7 +193,8 @@ Model optimized_and_checked(const std::string& path) {
 }  // namespace
 
 // paddle2onnx's PP-OCR classifier read from disk: every Relu and HardSigmoid after a Conv (once the
-// BatchNormalizations went into the Convs) is fused, none is left after a Conv.
+// BatchNormalizations went into the Convs) is fused, none is left after a Conv, except the hardswishes'
+// x * HardSigmoid(x), whose x the Mul reads too.
 TEST(PatternFusedConv, OnPaddleExport) {
   Model model = optimized_and_checked(std::string(XEXP_SHARED_DIR) + "/corpus/real/ch_ppocr_mobile_v2.0_cls_infer.onnx");
   const Graph& g = *model.graph;
@@ -202,7 +203,8 @@ TEST(PatternFusedConv, OnPaddleExport) {
     const Node& n = g.node(id);
     if (n.op_type != Symbol("Relu") && n.op_type != Symbol("HardSigmoid")) continue;
     const NodeId producer = g.value(n.inputs[0]).producer;
-    EXPECT_TRUE(producer == kNone || g.node(producer).op_type != Symbol("Conv")) << n.name;
+    const bool hard_swish = g.value(n.inputs[0]).uses.size() == 2 && n.op_type == Symbol("HardSigmoid");
+    EXPECT_TRUE(producer == kNone || g.node(producer).op_type != Symbol("Conv") || hard_swish) << n.name;
   }
 }
 
@@ -221,6 +223,7 @@ struct Swish {
   int64_t opset = 14;
   bool clip_form = false;
   bool by_mul = false;         // * (1/6) instead of / 6
+  bool clip_attributes = false;  // Clip(x, min=0, max=six), as below opset 11
   float alpha = 1.f / 6.f;     // HardSigmoid's
   float six = 6.f;             // Clip's max and the divisor
   bool other_input = false;    // HardSigmoid(y) * x
@@ -237,8 +240,14 @@ Model hard_swish(const Swish& c) {
     out = node(g, "Mul", {h, x}, {}, "", c.opset);
   } else {
     ValueId sum = node(g, "Add", {x, g.add_initializer("three", Tensor::scalar<float>(3.f))}, {}, "", c.opset);
-    ValueId clip = node(g, "Clip", {sum, g.add_initializer("zero", Tensor::scalar<float>(0.f)),
-                                    g.add_initializer("six", Tensor::scalar<float>(c.six))}, {}, "", c.opset);
+    ValueId clip =
+        c.clip_attributes
+            ? node(g, "Clip", {sum}, {Attribute::make_float("min", 0.f), Attribute::make_float("max", c.six)},
+                   "", c.opset)
+            : node(g, "Clip",
+                   {sum, g.add_initializer("zero", Tensor::scalar<float>(0.f)),
+                    g.add_initializer("six", Tensor::scalar<float>(c.six))},
+                   {}, "", c.opset);
     ValueId product = node(g, "Mul", {x, clip}, {}, "", c.opset);
     out = c.by_mul ? node(g, "Mul", {product, g.add_initializer("sixth", Tensor::scalar<float>(1.f / c.six))}, {}, "", c.opset)
                    : node(g, "Div", {product, g.add_initializer("divisor", Tensor::scalar<float>(c.six))}, {}, "", c.opset);
@@ -258,12 +267,28 @@ TEST(PatternHardSwish, EverySpelling) {
   }
 }
 
-// The default set emits standard ONNX only: HardSwish exists from opset 14.
-TEST(PatternHardSwish, NotBeforeOpset14) {
+// The default set emits standard ONNX only: HardSwish exists from opset 14. Before it, the Clip form
+// becomes x * HardSigmoid(x, 1/6, 0.5), which stays.
+TEST(PatternHardSwish, BeforeOpset14TheClipFormBecomesHardSigmoid) {
   Model m = hard_swish({.opset = 13});
   run_rules(m, "HardSwish");
   EXPECT_EQ(op_types(*m.graph), (OpList{"HardSigmoid", "Mul", "Neg"}));
-  m = hard_swish({.opset = 13, .clip_form = true});
+  for (const Swish& c :
+       {Swish{.opset = 13, .clip_form = true}, Swish{.opset = 13, .clip_form = true, .by_mul = true},
+        Swish{.opset = 9, .clip_form = true, .clip_attributes = true}}) {
+    m = hard_swish(c);
+    run_rules(m, "HardSwish");
+    ASSERT_EQ(op_types(*m.graph), (OpList{"HardSigmoid", "Mul", "Neg"})) << c.opset << c.by_mul;
+    const Graph& g = *m.graph;
+    const ir::Node& mul = g.node(g.value(g.outputs()[0]).producer);
+    ASSERT_EQ(mul.inputs.size(), 2u);
+    EXPECT_EQ(mul.inputs[0], g.inputs()[0]);
+    const ir::Node& sigmoid = g.node(g.value(mul.inputs[1]).producer);
+    EXPECT_EQ(sigmoid.inputs, (std::vector<ValueId>{g.inputs()[0]}));
+    EXPECT_FLOAT_EQ(sigmoid.attribute(Symbol("alpha"))->f, 1.f / 6.f);
+    EXPECT_FLOAT_EQ(sigmoid.attribute(Symbol("beta"))->f, 0.5f);
+  }
+  m = hard_swish({.opset = 9, .clip_form = true, .clip_attributes = true, .six = 5.f});
   run_rules(m, "HardSwish");
   EXPECT_EQ(op_types(*m.graph).size(), 5u);
 }
@@ -290,12 +315,15 @@ TEST(PatternHardSwish, SameNumbers) {
   test::expect_same_outputs([] { return hard_swish({}); }, "HardSwish", 1e-6);
   test::expect_same_outputs([] { return hard_swish({.clip_form = true}); }, "HardSwish", 1e-6);
   test::expect_same_outputs([] { return hard_swish({.clip_form = true, .by_mul = true}); }, "HardSwish", 1e-6);
+  test::expect_same_outputs([] { return hard_swish({.opset = 13, .clip_form = true}); }, "HardSwish", 1e-6);
+  test::expect_same_outputs(
+      [] { return hard_swish({.opset = 9, .clip_form = true, .clip_attributes = true}); }, "HardSwish", 1e-6);
 }
 
 // paddle2onnx writes hardswish in the Clip form, here at opset 9, where HardSwish does not exist: read
-// from disk and optimized, the model keeps its 18 Clip forms (the positive case on disk is HardSwish's
-// in tests/data/rule_positive_cases.txt).
-TEST(PatternHardSwish, NotOnPaddleExportAtOpset9) {
+// from disk and optimized, its 18 Clip forms become x * HardSigmoid(x) (the model's own 9 HardSigmoids
+// go into FusedConv).
+TEST(PatternHardSwish, PaddleExportAtOpset9GetsHardSigmoids) {
   const std::string path = std::string(XEXP_SHARED_DIR) + "/corpus/real/ch_ppocr_mobile_v2.0_cls_infer.onnx";
   Model model = load_model(path);
   std::ostringstream log;
@@ -303,5 +331,6 @@ TEST(PatternHardSwish, NotOnPaddleExportAtOpset9) {
   options.log = &log;
   tools::optimize_model(model, options);
   EXPECT_EQ(count(*model.graph, "HardSwish"), 0u);
-  EXPECT_EQ(count(*model.graph, "Clip"), 18u);
+  EXPECT_EQ(count(*model.graph, "Clip"), 0u);
+  EXPECT_EQ(count(*model.graph, "HardSigmoid"), 18u);
 }

@@ -1,7 +1,11 @@
 #pragma once
-// HardSwish (opset >= 14): x * HardSigmoid(x, alpha=1/6, beta=0.5), or the Clip form exporters write
-// below opset 14 and keep after an upgrade, x * Clip(x + 3, 0, 6) / 6 (or * 1/6), becomes HardSwish(x),
-// which ONNX defines as x * max(0, min(1, x / 6 + 0.5)).
+// HardSwish: x * HardSigmoid(x, alpha=1/6, beta=0.5), or the Clip form exporters write below opset 14
+// and keep after an upgrade, x * Clip(x + 3, 0, 6) / 6 (or * 1/6; Clip's bounds as inputs, or as
+// attributes below opset 11), becomes HardSwish(x), which ONNX defines as x * max(0, min(1, x / 6 + 0.5)),
+// from opset 14. Before it, the Clip form (paddle2onnx writes it at opsets 9 and 11) becomes
+// x * HardSigmoid(x, 1/6, 0.5): standard ONNX there, half the nodes.
+#include <utility>
+
 #include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
@@ -26,18 +30,28 @@ inline rewrite::RulePtr hard_swish_rule() {
   Var<'z'> zero;
   Var<'s'> six;
   Var<'d'> divisor;
-  auto clipped = commutative(Mul(x, op<"Clip">(commutative(Add(x, three)), zero, six)));
-  auto clip_fits = opset_at_least(14) && detail::is_hard_swish_float(x) && scalar_is(three, 3.0) &&
-                   scalar_is(zero, 0.0) && scalar_is(six, 6.0);
+  auto sum = commutative(Add(x, three));
+  auto fits = opset_at_least(6) && detail::is_hard_swish_float(x) && scalar_is(three, 3.0);
+  auto clip_by_inputs = commutative(Mul(x, op<"Clip">(sum, zero, six)));
+  auto inputs_fit = fits && scalar_is(zero, 0.0) && scalar_is(six, 6.0);
+  auto clip_by_attributes = commutative(Mul(x, op<"Clip">(sum, attr<"min"> = 0.0f, attr<"max"> = 6.0f)));
+  // Below opset 14 ONNX has no HardSwish: x * HardSigmoid(x, 1/6, 0.5), two nodes of the four.
+  auto hard_swish = choose(opset_at_least(14), op<"HardSwish">(x),
+                           Mul(x, op<"HardSigmoid">(x, attr<"alpha"> = 1.0f / 6.0f, attr<"beta"> = 0.5f)));
+  auto divided_by_six = [&](auto clipped, auto clip_fits) {  // (x * clip) / 6 or (x * clip) * (1/6)
+    return std::pair{match(Div(clipped, divisor)).when(clip_fits && scalar_is(divisor, 6.0)).to(hard_swish),
+                     match(commutative(Mul(clipped, divisor)))
+                         .when(clip_fits && detail::is_one_sixth_constant(divisor))
+                         .to(hard_swish)};
+  };
+  auto [inputs_divided, inputs_multiplied] = divided_by_six(clip_by_inputs, inputs_fit);
+  auto [attributes_divided, attributes_multiplied] = divided_by_six(clip_by_attributes, fits);
   return rule("HardSwish")
       .priority(1)
       .cases(match(commutative(Mul(x, op<"HardSigmoid">(x, attr<"alpha"> = alpha, attr<"beta"> = 0.5f))))
                  .when(opset_at_least(14) && detail::is_hard_swish_float(x) && detail::is_one_sixth(alpha))
                  .to(op<"HardSwish">(x)),
-             match(Div(clipped, divisor)).when(clip_fits && scalar_is(divisor, 6.0)).to(op<"HardSwish">(x)),
-             match(commutative(Mul(clipped, divisor)))
-                 .when(clip_fits && detail::is_one_sixth_constant(divisor))
-                 .to(op<"HardSwish">(x)));
+             inputs_divided, inputs_multiplied, attributes_divided, attributes_multiplied);
 }
 
 }  // namespace xexp::patterns
