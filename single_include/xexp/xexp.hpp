@@ -17011,6 +17011,82 @@ inline rewrite::RulePtr matmul_shared_input_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/mul_add_conv.hpp
+// MulAddConv: a Conv with constant weights reading its input scaled and shifted by one value each goes
+// without them, as PP-LCNet's learnable affine blocks (paddle2onnx, PP-OCRv4) leave x * s + t before
+// their Convs:
+//   Conv(x * s, W, B) = Conv(x, W * s, B)
+//   Conv(x * s + t, W, B) = Conv(x, W * s, B + t * sum(W))   (sum over input channels and kernel)
+// The shift only into a Conv without padding: a padded Conv reads zeros around x * s + t, where the
+// folded one would add t * W. s and t hold one value of the weights' type; the folded tensors are
+// computed with the evaluator's kernels in that type.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// A constant weight of a float type with an input channel axis, and a constant (or absent) bias.
+inline constexpr auto conv_folds = rewrite::fact<"conv_folds">([](const Tensor& w, const ValueView& b) {
+  if (!is_normalization_type(w.type()) || w.dims().size() < 3) return false;
+  if (b.id == ir::kNone) return true;
+  const Tensor* c = b.constant();
+  return c && c->type() == w.type() && c->dims() == std::vector<int64_t>{w.dims()[0]};
+});
+// One value of w's type, a scalar or a vector: one of higher rank could broadcast x to another rank.
+inline constexpr auto one_value_like = rewrite::fact<"one_value_like">([](const Tensor& s, const Tensor& w) {
+  return s.size() == 1 && s.dims().size() <= 1 && s.type() == w.type();
+});
+// pads absent or all zero, auto_pad absent, NOTSET or VALID.
+inline constexpr auto unpadded = rewrite::fact<"unpadded">([](const ValueView& conv) {
+  const ir::Node& n = rewrite::node_of(conv);
+  if (const ir::Attribute* a = n.attribute(Symbol("auto_pad"));
+      a && a->s != "NOTSET" && a->s != "VALID" && !a->s.empty())
+    return false;
+  const ir::Attribute* pads = n.attribute(Symbol("pads"));
+  return !pads || std::all_of(pads->ints.begin(), pads->ints.end(), [](int64_t p) { return p == 0; });
+});
+inline Tensor one_value(const Tensor& s) { return compute("Reshape", {s, int64_tensor({})}); }
+inline constexpr auto scaled_weight = rewrite::fact<"scaled_weight">([](const Tensor& w, const Tensor& s) {
+  return compute("Mul", {w, one_value(s)});
+});
+// B + t * sum(W), per output channel, B being 0 when the Conv has none.
+inline constexpr auto shifted_bias = rewrite::fact<"shifted_bias">([](const ValueView& b, const Tensor& w,
+                                                                      const Tensor& t) {
+  std::vector<int64_t> axes;
+  for (int64_t k = 1; k < static_cast<int64_t>(w.dims().size()); ++k) axes.push_back(k);
+  const Tensor sums = compute("ReduceSum", {w, int64_tensor(axes)}, {ir::Attribute::make_int("keepdims", 0)});
+  const Tensor shift = compute("Mul", {sums, one_value(t)});
+  return b.id == ir::kNone ? shift : compute("Add", {*b.constant(), shift});
+});
+}  // namespace detail
+
+inline rewrite::RulePtr mul_add_conv_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Const<'s'> s;
+  Const<'t'> t;
+  Const<'w'> w;
+  Opt<'b'> b;
+  auto scaled = commutative(Mul(x, s));
+  auto shifted_conv = named<'n'>(op<"Conv">(commutative(Add(scaled, t)), w, b));
+  auto scaled_conv = named<'n'>(op<"Conv">(scaled, w, b));
+  auto fits = detail::conv_folds(w, b) && detail::one_value_like(s, w);
+  // rebuild: the Conv keeps its attributes (strides, group, ...), only its input and weights change.
+  return rule("MulAddConv")
+      .priority(1)
+      .cases(match(shifted_conv)
+                 .when(fits && detail::one_value_like(t, w) && detail::unpadded(shifted_conv))
+                 .to(rebuild(shifted_conv, input<0> = x, input<1> = fold(detail::scaled_weight(w, s)),
+                             input<2> = fold(detail::shifted_bias(b, w, t)))),
+             match(scaled_conv)
+                 .when(fits)
+                 .to(rebuild(scaled_conv, input<0> = x, input<1> = fold(detail::scaled_weight(w, s)))));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/mul_mul_matmul.hpp
 // MulMulMatMul: MatMul(Mul(a, c), Mul(b, d)) with scalar constants c and d is MatMul(a, b) * (c*d): one
 // Mul instead of two. The product is rounded once into the constants' type, so the numbers may differ in
@@ -21004,6 +21080,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       conv_bias_null_rule(),
       conv_batch_normalization_rule(),
       conv_add_mul_rule(),
+      mul_add_conv_rule(),
       dropout_rule(),
       expand_rule(),
       expand_broadcast_rule(),

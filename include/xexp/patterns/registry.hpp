@@ -39,6 +39,7 @@
 #include "xexp/patterns/onnx/matmul_batch_normalization.hpp"
 #include "xexp/patterns/onnx/matmul_reshape2_of3.hpp"
 #include "xexp/patterns/onnx/matmul_shared_input.hpp"
+#include "xexp/patterns/onnx/mul_add_conv.hpp"
 #include "xexp/patterns/onnx/mul_mul_matmul.hpp"
 #include "xexp/patterns/onnx/mul_mul_mul_scalar.hpp"
 #include "xexp/patterns/onnx/not_not.hpp"
@@ -153,6 +154,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       conv_bias_null_rule(),
       conv_batch_normalization_rule(),
       conv_add_mul_rule(),
+      mul_add_conv_rule(),
       dropout_rule(),
       expand_rule(),
       expand_broadcast_rule(),
