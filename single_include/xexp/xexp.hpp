@@ -14234,6 +14234,9 @@ inline constexpr auto is_scalar_constant = fact<"is_scalar_constant">([](const V
   const Tensor* t = v.constant();
   return t && t->size() == 1 && t->type() != ElemType::String;
 });
+// An optional input omitted or constant (a Conv's bias that a rule folds a constant into).
+inline constexpr auto absent_or_constant =
+    fact<"absent_or_constant">([](const ValueView& v) { return v.id == ir::kNone || v.constant(); });
 // The node producing q squares its input: Mul(d, d) (the pattern says both inputs are the same), or
 // Pow(d, p) with p a constant 2 (normalization decompositions spell the square either way).
 inline constexpr auto is_square = fact<"is_square">([](const ValueView& q) {
@@ -16021,9 +16024,6 @@ inline constexpr auto weight_times_channels = rewrite::fact<"weight_times_channe
     [](const Tensor& w, const Tensor& c) { return conv_weight_with(w, c, "Mul"); });
 inline constexpr auto weight_over_channels = rewrite::fact<"weight_over_channels">(
     [](const Tensor& w, const Tensor& c) { return conv_weight_with(w, c, "Div"); });
-// Bias absent or constant: it goes into the new bias.
-inline constexpr auto absent_or_constant =
-    rewrite::fact<"absent_or_constant">([](const ValueView& v) { return v.id == ir::kNone || v.constant(); });
 inline constexpr auto nowhere_zero = rewrite::fact<"nowhere_zero">([](const Tensor& c) {
   for (int64_t k = 0; k < c.size(); ++k)
     if (eval::element_as_double(c, k) == 0) return false;
@@ -16039,7 +16039,7 @@ inline rewrite::RulePtr conv_add_mul_rule() {
   Const<'c'> c;
   // rebuild: the Conv keeps its attributes (pads, strides, group, ...), only its weights change.
   auto conv = named<'n'>(op<"Conv">(x, w, b));
-  auto fits = rank(w) >= 3 && detail::absent_or_constant(b) && detail::is_per_channel(c, w);
+  auto fits = rank(w) >= 3 && absent_or_constant(b) && detail::is_per_channel(c, w);
   return rule("ConvAddMul")
       .priority(1)
       .cases(match(commutative(Add(conv, c)))
@@ -17028,13 +17028,6 @@ inline rewrite::RulePtr matmul_shared_input_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-// A constant weight of a float type with an input channel axis, and a constant (or absent) bias.
-inline constexpr auto conv_folds = rewrite::fact<"conv_folds">([](const Tensor& w, const ValueView& b) {
-  if (!is_normalization_type(w.type()) || w.dims().size() < 3) return false;
-  if (b.id == ir::kNone) return true;
-  const Tensor* c = b.constant();
-  return c && c->type() == w.type() && c->dims() == std::vector<int64_t>{w.dims()[0]};
-});
 // One value of w's type, a scalar or a vector: one of higher rank could broadcast x to another rank.
 inline constexpr auto one_value_like = rewrite::fact<"one_value_like">([](const Tensor& s, const Tensor& w) {
   return s.size() == 1 && s.dims().size() <= 1 && s.type() == w.type();
@@ -17048,9 +17041,8 @@ inline constexpr auto unpadded = rewrite::fact<"unpadded">([](const ValueView& c
   const ir::Attribute* pads = n.attribute(Symbol("pads"));
   return !pads || std::all_of(pads->ints.begin(), pads->ints.end(), [](int64_t p) { return p == 0; });
 });
-inline Tensor one_value(const Tensor& s) { return compute("Reshape", {s, int64_tensor({})}); }
 inline constexpr auto scaled_weight = rewrite::fact<"scaled_weight">([](const Tensor& w, const Tensor& s) {
-  return compute("Mul", {w, one_value(s)});
+  return compute("Mul", {w, s});
 });
 // B + t * sum(W), per output channel, B being 0 when the Conv has none.
 inline constexpr auto shifted_bias = rewrite::fact<"shifted_bias">([](const ValueView& b, const Tensor& w,
@@ -17058,7 +17050,7 @@ inline constexpr auto shifted_bias = rewrite::fact<"shifted_bias">([](const Valu
   std::vector<int64_t> axes;
   for (int64_t k = 1; k < static_cast<int64_t>(w.dims().size()); ++k) axes.push_back(k);
   const Tensor sums = compute("ReduceSum", {w, int64_tensor(axes)}, {ir::Attribute::make_int("keepdims", 0)});
-  const Tensor shift = compute("Mul", {sums, one_value(t)});
+  const Tensor shift = compute("Mul", {sums, t});
   return b.id == ir::kNone ? shift : compute("Add", {*b.constant(), shift});
 });
 }  // namespace detail
@@ -17073,7 +17065,7 @@ inline rewrite::RulePtr mul_add_conv_rule() {
   auto scaled = commutative(Mul(x, s));
   auto shifted_conv = named<'n'>(op<"Conv">(commutative(Add(scaled, t)), w, b));
   auto scaled_conv = named<'n'>(op<"Conv">(scaled, w, b));
-  auto fits = detail::conv_folds(w, b) && detail::one_value_like(s, w);
+  auto fits = rank(w) >= 3 && absent_or_constant(b) && detail::one_value_like(s, w);
   // rebuild: the Conv keeps its attributes (strides, group, ...), only its input and weights change.
   return rule("MulAddConv")
       .priority(1)

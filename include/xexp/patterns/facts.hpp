@@ -199,6 +199,9 @@ inline constexpr auto is_scalar_constant = fact<"is_scalar_constant">([](const V
   const Tensor* t = v.constant();
   return t && t->size() == 1 && t->type() != ElemType::String;
 });
+// An optional input omitted or constant (a Conv's bias that a rule folds a constant into).
+inline constexpr auto absent_or_constant =
+    fact<"absent_or_constant">([](const ValueView& v) { return v.id == ir::kNone || v.constant(); });
 // The node producing q squares its input: Mul(d, d) (the pattern says both inputs are the same), or
 // Pow(d, p) with p a constant 2 (normalization decompositions spell the square either way).
 inline constexpr auto is_square = fact<"is_square">([](const ValueView& q) {

@@ -50,9 +50,6 @@ inline constexpr auto weight_times_channels = rewrite::fact<"weight_times_channe
     [](const Tensor& w, const Tensor& c) { return conv_weight_with(w, c, "Mul"); });
 inline constexpr auto weight_over_channels = rewrite::fact<"weight_over_channels">(
     [](const Tensor& w, const Tensor& c) { return conv_weight_with(w, c, "Div"); });
-// Bias absent or constant: it goes into the new bias.
-inline constexpr auto absent_or_constant =
-    rewrite::fact<"absent_or_constant">([](const ValueView& v) { return v.id == ir::kNone || v.constant(); });
 inline constexpr auto nowhere_zero = rewrite::fact<"nowhere_zero">([](const Tensor& c) {
   for (int64_t k = 0; k < c.size(); ++k)
     if (eval::element_as_double(c, k) == 0) return false;
@@ -68,7 +65,7 @@ inline rewrite::RulePtr conv_add_mul_rule() {
   Const<'c'> c;
   // rebuild: the Conv keeps its attributes (pads, strides, group, ...), only its weights change.
   auto conv = named<'n'>(op<"Conv">(x, w, b));
-  auto fits = rank(w) >= 3 && detail::absent_or_constant(b) && detail::is_per_channel(c, w);
+  auto fits = rank(w) >= 3 && absent_or_constant(b) && detail::is_per_channel(c, w);
   return rule("ConvAddMul")
       .priority(1)
       .cases(match(commutative(Add(conv, c)))

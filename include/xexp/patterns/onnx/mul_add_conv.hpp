@@ -16,13 +16,6 @@
 namespace xexp::patterns {
 
 namespace detail {
-// A constant weight of a float type with an input channel axis, and a constant (or absent) bias.
-inline constexpr auto conv_folds = rewrite::fact<"conv_folds">([](const Tensor& w, const ValueView& b) {
-  if (!is_normalization_type(w.type()) || w.dims().size() < 3) return false;
-  if (b.id == ir::kNone) return true;
-  const Tensor* c = b.constant();
-  return c && c->type() == w.type() && c->dims() == std::vector<int64_t>{w.dims()[0]};
-});
 // One value of w's type, a scalar or a vector: one of higher rank could broadcast x to another rank.
 inline constexpr auto one_value_like = rewrite::fact<"one_value_like">([](const Tensor& s, const Tensor& w) {
   return s.size() == 1 && s.dims().size() <= 1 && s.type() == w.type();
@@ -36,9 +29,8 @@ inline constexpr auto unpadded = rewrite::fact<"unpadded">([](const ValueView& c
   const ir::Attribute* pads = n.attribute(Symbol("pads"));
   return !pads || std::all_of(pads->ints.begin(), pads->ints.end(), [](int64_t p) { return p == 0; });
 });
-inline Tensor one_value(const Tensor& s) { return compute("Reshape", {s, int64_tensor({})}); }
 inline constexpr auto scaled_weight = rewrite::fact<"scaled_weight">([](const Tensor& w, const Tensor& s) {
-  return compute("Mul", {w, one_value(s)});
+  return compute("Mul", {w, s});
 });
 // B + t * sum(W), per output channel, B being 0 when the Conv has none.
 inline constexpr auto shifted_bias = rewrite::fact<"shifted_bias">([](const ValueView& b, const Tensor& w,
@@ -46,7 +38,7 @@ inline constexpr auto shifted_bias = rewrite::fact<"shifted_bias">([](const Valu
   std::vector<int64_t> axes;
   for (int64_t k = 1; k < static_cast<int64_t>(w.dims().size()); ++k) axes.push_back(k);
   const Tensor sums = compute("ReduceSum", {w, int64_tensor(axes)}, {ir::Attribute::make_int("keepdims", 0)});
-  const Tensor shift = compute("Mul", {sums, one_value(t)});
+  const Tensor shift = compute("Mul", {sums, t});
   return b.id == ir::kNone ? shift : compute("Add", {*b.constant(), shift});
 });
 }  // namespace detail
@@ -61,7 +53,7 @@ inline rewrite::RulePtr mul_add_conv_rule() {
   auto scaled = commutative(Mul(x, s));
   auto shifted_conv = named<'n'>(op<"Conv">(commutative(Add(scaled, t)), w, b));
   auto scaled_conv = named<'n'>(op<"Conv">(scaled, w, b));
-  auto fits = detail::conv_folds(w, b) && detail::one_value_like(s, w);
+  auto fits = rank(w) >= 3 && absent_or_constant(b) && detail::one_value_like(s, w);
   // rebuild: the Conv keeps its attributes (strides, group, ...), only its input and weights change.
   return rule("MulAddConv")
       .priority(1)
