@@ -2,6 +2,8 @@
 // Runs a model with ONNX Runtime (CPU) through tests/ort/run_ort.js, so that tests can check xexp's
 // results and rewrites against the reference runtime. Installed by scripts/install_deps.sh; when it is
 // missing, run_onnxruntime throws (tests fail, they never skip silently).
+#include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -71,16 +73,27 @@ inline std::string ort_manifest_entry(const std::string& name, const Tensor& t, 
   return entry + "\"path\":" + json_quote(file) + "}";
 }
 
-// Writes `feeds` into `dir` as run_ort.js reads them: dir/inputs.json and one raw file per tensor.
-inline std::string write_ort_feeds(const std::filesystem::path& dir, const NamedTensors& feeds) {
+// The files already holding a tensor's bytes, by the tensor's storage (copies of a Tensor share it): a
+// batch writes the feeds its jobs share once: an original and its optimized model read the same tensors,
+// up to 2 GB of them in the original project's full-size sweep (which wrote 40 GB of files in all).
+using WrittenFeeds = std::map<std::pair<const std::byte*, std::size_t>, std::string>;
+
+// Writes `feeds` into `dir` as run_ort.js reads them: dir/inputs.json and one raw file per tensor, or a
+// file of `written` when it holds the tensor already.
+inline std::string write_ort_feeds(const std::filesystem::path& dir, const NamedTensors& feeds,
+                                   WrittenFeeds& written) {
   std::filesystem::create_directories(dir);
   std::string manifest = "[\n";
   for (std::size_t k = 0; k < feeds.size(); ++k) {
     const auto& [name, tensor] = feeds[k];
-    const std::string file = "input_" + std::to_string(k) + ".bin";
+    std::string file = "input_" + std::to_string(k) + ".bin";
     if (tensor.type() != ElemType::String) {
-      auto bytes = tensor.bytes();
-      write_file(dir / file, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+      const auto bytes = tensor.bytes();
+      const auto [same, first] = written.try_emplace({bytes.data(), bytes.size()}, (dir / file).string());
+      if (first)
+        write_file(dir / file, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+      else
+        file = same->second;
     }
     if (k) manifest += ",\n";
     manifest += ort_manifest_entry(name, tensor, file);
@@ -88,6 +101,12 @@ inline std::string write_ort_feeds(const std::filesystem::path& dir, const Named
   const auto path = dir / "inputs.json";
   write_file(path, manifest + "\n]\n");
   return path.string();
+}
+
+// Same, for one job.
+inline std::string write_ort_feeds(const std::filesystem::path& dir, const NamedTensors& feeds) {
+  WrittenFeeds written;
+  return write_ort_feeds(dir, feeds, written);
 }
 
 // The outputs run_ort.js wrote into `out_dir`, in the model's output order.
@@ -138,7 +157,9 @@ struct OrtResult {
 inline std::vector<OrtResult> run_onnxruntime_batch(const std::vector<OrtJob>& jobs, const OrtOptions& options = {}) {
   TempDir dir;
   std::vector<OrtResult> results(jobs.size());
-  for (std::size_t k = 0; k < jobs.size(); ++k) write_ort_feeds(dir.path() / std::to_string(k), jobs[k].feeds);
+  WrittenFeeds written;
+  for (std::size_t k = 0; k < jobs.size(); ++k)
+    write_ort_feeds(dir.path() / std::to_string(k), jobs[k].feeds, written);
   std::size_t next = 0;
   while (next < jobs.size()) {
     std::string manifest = "[\n";
