@@ -199,9 +199,13 @@ inline constexpr auto is_scalar_constant = fact<"is_scalar_constant">([](const V
   const Tensor* t = v.constant();
   return t && t->size() == 1 && t->type() != ElemType::String;
 });
-// An optional input omitted or constant (a Conv's bias that a rule folds a constant into).
-inline constexpr auto absent_or_constant =
-    fact<"absent_or_constant">([](const ValueView& v) { return v.id == ir::kNone || v.constant(); });
+// A Conv's bias that a rule can fold constants into, with weights w: omitted, or a constant of w's type
+// holding one value per output channel, as a valid Conv has (another one is left for the runtime to report).
+inline constexpr auto conv_bias_folds = fact<"conv_bias_folds">([](const ValueView& b, const Tensor& w) {
+  if (b.id == ir::kNone) return true;
+  const Tensor* c = b.constant();
+  return c && !w.dims().empty() && c->type() == w.type() && c->dims() == std::vector<int64_t>{w.dims()[0]};
+});
 // The node producing q squares its input: Mul(d, d) (the pattern says both inputs are the same), or
 // Pow(d, p) with p a constant 2 (normalization decompositions spell the square either way).
 inline constexpr auto is_square = fact<"is_square">([](const ValueView& q) {

@@ -65,7 +65,7 @@ inline rewrite::RulePtr conv_add_mul_rule() {
   Const<'c'> c;
   // rebuild: the Conv keeps its attributes (pads, strides, group, ...), only its weights change.
   auto conv = named<'n'>(op<"Conv">(x, w, b));
-  auto fits = rank(w) >= 3 && absent_or_constant(b) && detail::is_per_channel(c, w);
+  auto fits = rank(w) >= 3 && conv_bias_folds(b, w) && detail::is_per_channel(c, w);
   return rule("ConvAddMul")
       .priority(1)
       .cases(match(commutative(Add(conv, c)))
