@@ -8,6 +8,7 @@
 #   XEXP_FUZZ_ACTION=<action> BUILD/tests/fuzz/fuzz_model <crash file>
 #
 #   scripts/fuzz.sh SECONDS [ACTION ...]     actions: load print optimize inline run (default: all)
+# JOBS: how many actions fuzz at once (default 1).
 # XEXP_FUZZ_FLAGS: more libFuzzer flags (e.g. "-fork=1 -ignore_crashes=1" to go on after a crash).
 # XEXP_FUZZ_BUILD=DIR: a build configured with -DXEXP_SANITIZE=ON -DXEXP_BUILD_FUZZERS=ON and built (CI's
 # build/sanitize); without it, build/fuzz is configured and built with only the library and the harness.
@@ -39,22 +40,31 @@ if [ ! -d "$seeds" ]; then
 fi
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+# The actions run side by side, JOBS at a time (each fuzzer is one process on one core); their reports
+# follow in the actions' order.
+fuzz_action() {
+  local action=$1 crashes=$work/crashes/$1 status=0
+  mkdir -p "$work/corpus/$action" "$crashes"
+  XEXP_FUZZ_ACTION=$action "$build/tests/fuzz/fuzz_model" "$work/corpus/$action" "$seeds" -max_total_time="$seconds" \
+    -timeout=60 -rss_limit_mb=2048 -max_len=1048576 -artifact_prefix="$crashes/" -print_final_stats=1 \
+    ${XEXP_FUZZ_FLAGS:-} > "$work/$action.log" 2>&1 || status=$?
+  echo "$status" > "$work/$action.status"
+}
+for action in "${actions[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "${JOBS:-1}" ]; do wait -n || true; done
+  fuzz_action "$action" &
+done
+wait
 failed=()
 for action in "${actions[@]}"; do
-  corpus=$work/corpus/$action
-  crashes=$work/crashes/$action
   log=$work/$action.log
-  mkdir -p "$corpus" "$crashes"
+  status=$(cat "$work/$action.status")
   echo "== fuzz_model $action for ${seconds}s"
-  status=0
-  XEXP_FUZZ_ACTION=$action "$build/tests/fuzz/fuzz_model" "$corpus" "$seeds" -max_total_time="$seconds" \
-    -timeout=60 -rss_limit_mb=2048 -max_len=1048576 -artifact_prefix="$crashes/" -print_final_stats=1 \
-    ${XEXP_FUZZ_FLAGS:-} > "$log" 2>&1 || status=$?
   grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb)|INITED|^Done' "$log" || true
   if [ "$status" -ne 0 ]; then
     failed+=("$action")
     grep -v -E '^#[0-9]+' "$log" | tail -n 60
-    echo "fuzz_model $action FAILED (exit $status); its inputs are in $crashes"
+    echo "fuzz_model $action FAILED (exit $status); its inputs are in $work/crashes/$action"
   fi
 done
 if [ ${#failed[@]} -ne 0 ]; then
