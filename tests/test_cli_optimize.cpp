@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include "support/cli.hpp"
 #include "support/compare.hpp"
@@ -241,11 +239,6 @@ const OpsetCase kOpsetCases[] = {{"gpt_erf_L1.op14dyn.onnx", 3}, {"seed_llm.op16
 
 std::string shared_model(const char* file) { return std::string(XEXP_SHARED_DIR) + "/models/" + file; }
 
-std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // Whether every default-domain node exists in ONNX at the model's own opset.
 void expect_ops_exist_at_model_opset(const ir::Model& model) {
   const int64_t opset = model.opset("").value_or(0);
@@ -382,7 +375,7 @@ TEST(CliOptimize, TargetOpset23WritesOnnxRmsNormalization) {
 TEST(CliOptimize, UnsupportedOpsetUpgradeIsOneErrorLineAndWritesNothing) {
   TempDir dir;
   const std::string original = shared_model("gpt_erf_L1.op14dyn.onnx"), out = dir / "o.onnx";
-  const std::string bytes = file_bytes(original);
+  const std::string bytes = read_file(original);
   expect_error_mentioning(
       run_xexp("optimize " + shell_quote(original) + " -o " + shell_quote(out) + " --target-opset 13"),
       "cannot downgrade opset 14 to 13");
@@ -407,13 +400,13 @@ TEST(CliOptimize, UnsupportedOpsetUpgradeIsOneErrorLineAndWritesNothing) {
     if (!cause.empty()) first = n.name;
   }
   ASSERT_FALSE(first.empty());
-  const std::string fused_bytes = file_bytes(fused);
+  const std::string fused_bytes = read_file(fused);
   const CommandResult r =
       run_xexp("optimize " + shell_quote(fused) + " -o " + shell_quote(out) + " --target-opset 17");
   expect_error_mentioning(r, "node '" + first + "': cannot upgrade opset 14 to 17: " + cause);
   EXPECT_FALSE(std::filesystem::exists(out));
-  EXPECT_EQ(file_bytes(fused), fused_bytes);
-  EXPECT_EQ(file_bytes(original), bytes);
+  EXPECT_EQ(read_file(fused), fused_bytes);
+  EXPECT_EQ(read_file(original), bytes);
 }
 
 // The onnxscript export of a Llama forward pass read from disk (torch 2.x dynamo, opset 18): each ATen op

@@ -3,12 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <cstring>
 #include <regex>
 #include <sstream>
 
+#include "support/temp_dir.hpp"
 #include "xexp/eval.hpp"
 #include "xexp/onnx.hpp"
 
@@ -22,19 +21,9 @@ const fs::path kModels = fs::path(XEXP_SHARED_DIR) / "models";
 // well (it does within 8.4e-7), not within a loose bound that would hide a kernel off by a rounding step.
 constexpr double kTorchTolerance = 1.4e-6;
 
-template <class T>
-std::vector<T> read_raw(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<T> out(bytes.size() / sizeof(T));
-  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
-  return out;
-}
-
 // The input's name and shape from NAME.json (first "name" and "shape" of the inputs list).
 std::pair<std::string, std::vector<int64_t>> input_spec(const std::string& name) {
-  std::ifstream in(kModels / (name + ".json"));
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = xexp::testing::read_file(kModels / (name + ".json"));
   std::smatch m;
   if (!std::regex_search(text, m, std::regex(R"re("inputs":\s*\[\{"name":\s*"([^"]+)"[^\]]*"shape":\s*\[([0-9, ]*)\])re")))
     throw std::runtime_error("cannot read " + name + ".json");
@@ -46,8 +35,10 @@ std::pair<std::string, std::vector<int64_t>> input_spec(const std::string& name)
 
 void expect_torch_outputs(const std::string& name, const ir::Model& model) {
   auto [input, dims] = input_spec(name);
-  Tensor ids = Tensor::from<int64_t>(dims, read_raw<int64_t>(kModels / (name + ".input_ids.bin")));
-  const std::vector<float> expected = read_raw<float>(kModels / (name + ".expected.bin"));
+  Tensor ids = Tensor::from<int64_t>(
+      dims, xexp::testing::read_file<std::vector<int64_t>>(kModels / (name + ".input_ids.bin")));
+  const std::vector<float> expected =
+      xexp::testing::read_file<std::vector<float>>(kModels / (name + ".expected.bin"));
   eval::Evaluator evaluator(model);
   std::vector<Tensor> out = evaluator.run({{input, ids}});
   ASSERT_FALSE(out.empty());
@@ -97,7 +88,8 @@ INSTANTIATE_TEST_SUITE_P(Shared, EvalModels, ::testing::Values("seed_llm", "gpt_
 TEST(EvalProgress, OnNodeCountsEveryNodeOfTheMainGraph) {
   const ir::Model model = load_model((kModels / "seed_llm.onnx").string());
   auto [input, dims] = input_spec("seed_llm");
-  Tensor ids = Tensor::from<int64_t>(dims, read_raw<int64_t>(kModels / "seed_llm.input_ids.bin"));
+  Tensor ids = Tensor::from<int64_t>(
+      dims, xexp::testing::read_file<std::vector<int64_t>>(kModels / "seed_llm.input_ids.bin"));
   std::vector<std::pair<std::size_t, std::size_t>> calls;
   eval::RunOptions options;
   options.on_node = [&calls](std::size_t evaluated, std::size_t total) { calls.emplace_back(evaluated, total); };

@@ -8,9 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -34,11 +32,8 @@ namespace {
 const std::filesystem::path kTorchModels = std::filesystem::path(XEXP_SHARED_DIR) / "models";
 
 xexp::testing::NamedTensors input_ids_of(const std::string& name) {
-  std::ifstream in(kTorchModels / (name + ".input_ids.bin"), std::ios::binary);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<int64_t> ids(bytes.size() / sizeof(int64_t));
-  std::memcpy(ids.data(), bytes.data(), ids.size() * sizeof(int64_t));
-  return {{"input_ids", Tensor::from<int64_t>({2, 16}, ids)}};
+  return {{"input_ids", Tensor::from<int64_t>({2, 16}, xexp::testing::read_file<std::vector<int64_t>>(
+                                                           kTorchModels / (name + ".input_ids.bin")))}};
 }
 
 // Local function name -> number of calls, in the main graph and in the bodies.

@@ -45,6 +45,25 @@ TEST(IrGraph, ReplaceGraphOutputKeepsItsName) {
   EXPECT_EQ(g.value(g.at("Y")).producer, 0u);
 }
 
+// A graph cut down to one of its values: the outputs it had are no longer outputs, and what only they
+// needed goes with remove_unused.
+TEST(IrGraph, SetOutputsCutsTheGraphDownToTheValuesGiven) {
+  Graph g;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2});
+  ValueId t = g.add_value("t");
+  g.add_node("Neg", {x}, {t});
+  ValueId y = g.add_value("Y");
+  g.add_node("Relu", {t}, {y});
+  g.add_output(y);
+  g.set_outputs({t});
+  EXPECT_EQ(g.outputs(), (std::vector<ValueId>{t}));
+  EXPECT_TRUE(g.value(t).is_graph_output());
+  EXPECT_FALSE(g.value(y).is_graph_output());
+  EXPECT_EQ(remove_unused(g), 1u);
+  ASSERT_EQ(g.node_count(), 1u);
+  EXPECT_EQ(g.node(*g.nodes().begin()).op_type.view(), "Neg");
+}
+
 TEST(IrGraph, ReplaceOutputByInputInsertsIdentity) {
   Graph g;
   ValueId x = g.add_input("X", ElemType::Float, Shape{2});

@@ -6,10 +6,7 @@
 // MultiHeadAttention and ONNX Runtime gives the original's outputs.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <optional>
 #include <string>
@@ -844,11 +841,7 @@ const std::filesystem::path kModels = std::filesystem::path(XEXP_SHARED_DIR) / "
 const std::filesystem::path kOurModels = std::filesystem::path(XEXP_SOURCE_DIR) / "tests" / "data" / "models";
 
 std::vector<int64_t> read_ids(const std::filesystem::path& dir, const std::string& name) {
-  std::ifstream in(dir / (name + ".input_ids.bin"), std::ios::binary);
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<int64_t> out(bytes.size() / sizeof(int64_t));
-  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(int64_t));
-  return out;
+  return xexp::testing::read_file<std::vector<int64_t>>(dir / (name + ".input_ids.bin"));
 }
 
 // Optimizes FILE of `dir` as `xexp optimize` does (upgraded to `target_opset` first, unless 0), checks
@@ -970,10 +963,8 @@ TEST(PatternMultiHeadAttentionModels, SafeSoftmaxAttentionOfPhi4CalledAsALocalFu
 // are the cos and sin caches.
 TEST(PatternMultiHeadAttentionModels, GroupedQueryAttentionOfALlamaExport) {
   // Torch's logits, for the ids both exports read.
-  std::ifstream in(kOurModels / "llama_gqa_L1.expected.bin", std::ios::binary);
-  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<float> expected(bytes.size() / sizeof(float));
-  std::memcpy(expected.data(), bytes.data(), expected.size() * sizeof(float));
+  const std::vector<float> expected =
+      xexp::testing::read_file<std::vector<float>>(kOurModels / "llama_gqa_L1.expected.bin");
   const Tensor ids = Tensor::from<int64_t>({2, 16}, read_ids(kOurModels, "llama_gqa_L1"));
   for (const char* file : {"llama_gqa_L1.fold.onnx", "llama_gqa_L1.op14dyn.onnx"}) {
     SCOPED_TRACE(file);

@@ -5,9 +5,7 @@
 // outputs in xexp's evaluator and in ONNX Runtime, and torch's.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -22,15 +20,6 @@ using namespace xexp;
 namespace {
 
 const fs::path kModels = fs::path(XEXP_SHARED_DIR) / "models";
-
-template <class T>
-std::vector<T> read_raw(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<T> out(bytes.size() / sizeof(T));
-  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
-  return out;
-}
 
 std::map<std::string, int> count_ops(const ir::Graph& g) {
   std::map<std::string, int> counts;
@@ -55,8 +44,10 @@ Optimized optimize_file(const std::string& name) {
   const tools::OptimizeModelReport report = tools::optimize_model(model, options);
   std::cout << name << ": " << report.nodes_before << " nodes -> " << report.nodes_after << "\n";
 
-  const Tensor ids = Tensor::from<int64_t>({2, 16}, read_raw<int64_t>(kModels / (name + ".input_ids.bin")));
-  const std::vector<float> expected = read_raw<float>(kModels / (name + ".expected.bin"));
+  const Tensor ids = Tensor::from<int64_t>(
+      {2, 16}, xexp::testing::read_file<std::vector<int64_t>>(kModels / (name + ".input_ids.bin")));
+  const std::vector<float> expected =
+      xexp::testing::read_file<std::vector<float>>(kModels / (name + ".expected.bin"));
   std::vector<int64_t> dims = {2, 16, static_cast<int64_t>(expected.size()) / 32};
   const xexp::testing::NamedTensors feeds = {{"input_ids", ids}};
   const xexp::testing::NamedTensors torch = {{"logits", Tensor::from<float>(dims, expected)}};

@@ -6,12 +6,9 @@
 // fire, the same outputs in xexp's evaluator and ONNX Runtime, and `xexp optimize` on the Llama exports.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <algorithm>
-#include <cstring>
+#include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -436,14 +433,6 @@ namespace {
 
 const std::filesystem::path kModels = std::filesystem::path(XEXP_SHARED_DIR) / "models";
 
-std::vector<int64_t> read_ids(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<int64_t> out(bytes.size() / sizeof(int64_t));
-  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(int64_t));
-  return out;
-}
-
 // Optimizes the file, checks its rotary blocks became `rotaries` RotaryEmbedding nodes on 3-D q and k,
 // and that the optimized model gives the original's logits in xexp's evaluator and ONNX Runtime.
 void expect_rotaries(const std::string& file, int rotaries) {
@@ -462,7 +451,8 @@ void expect_rotaries(const std::string& file, int rotaries) {
       EXPECT_EQ(model.graph->value(n.inputs[0]).shape->size(), 3u);
     }
   }
-  const Tensor ids = Tensor::from<int64_t>({2, 16}, read_ids(kModels / "llama_L1.input_ids.bin"));
+  const Tensor ids = Tensor::from<int64_t>(
+      {2, 16}, xexp::testing::read_file<std::vector<int64_t>>(kModels / "llama_L1.input_ids.bin"));
   const xexp::testing::NamedTensors feeds = {{"input_ids", ids}};
   test::expect_outputs_of_file(original, model, feeds, 1e-5);
 }

@@ -120,8 +120,10 @@ function makeFeed(entry, baseDir) {
   } catch (e) {
     fail(`input '${entry.name}': cannot read ${file}: ${e.message}`);
   }
-  // Copy into a fresh, aligned buffer: a Buffer may start at any offset of a shared pool.
-  const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+  // A small Buffer may start at any offset of a shared pool: copy it into an aligned buffer of its own. A
+  // large one has its own buffer already (copying GBs of weights fed as inputs was much of a sweep's time).
+  const own = bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.byteLength;
+  const buffer = own ? bytes.buffer : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
   const count = dims.reduce((a, b) => a * b, 1);
   const expected = typeName === 'uint4' || typeName === 'int4' ? Math.ceil(count / 2) : count * ArrayType.BYTES_PER_ELEMENT;
   if (buffer.byteLength !== expected)
@@ -137,11 +139,23 @@ async function createSession(model, options) {
   }
 }
 
-function readFeeds(inputsJson) {
+// cache (optional): file, type and shape -> tensor, for the feeds a batch's jobs share (an optimized model
+// is fed the original's files); it keeps what this call read, for the next job.
+function readFeeds(inputsJson, cache) {
   const manifest = readJson(inputsJson);
   if (!Array.isArray(manifest)) fail(`${inputsJson} must hold a JSON array`);
   const feeds = {};
-  for (const entry of manifest) feeds[entry.name] = makeFeed(entry, path.dirname(inputsJson));
+  const read = new Map();
+  for (const entry of manifest) {
+    const file = entry.path === undefined ? undefined : path.resolve(path.dirname(inputsJson), entry.path);
+    const key = file && `${file} ${entry.type} [${entry.dims}]`;
+    feeds[entry.name] = (key && cache && cache.get(key)) || makeFeed(entry, path.dirname(inputsJson));
+    if (key) read.set(key, feeds[entry.name]);
+  }
+  if (cache) {
+    cache.clear();
+    for (const [key, tensor] of read) cache.set(key, tensor);
+  }
   return feeds;
 }
 
@@ -153,8 +167,8 @@ async function runSession(session, model, feeds) {
   }
 }
 
-async function run(model, inputsJson, outDir, options) {
-  const feeds = readFeeds(inputsJson);
+async function run(model, inputsJson, outDir, options, feedCache) {
+  const feeds = readFeeds(inputsJson, feedCache);
   const session = await createSession(model, options);
   const results = await runSession(session, model, feeds);
   fs.mkdirSync(outDir, { recursive: true });
@@ -184,12 +198,13 @@ async function batch(jobsJson, options) {
   const jobs = readJson(jobsJson);
   if (!Array.isArray(jobs)) fail(`${jobsJson} must hold a JSON array`);
   const failed = new Set();
+  const feedCache = new Map();
   for (let k = 0; k < jobs.length; ++k) {
     const job = jobs[k];
     let line;
     try {
       if (job.after !== undefined && failed.has(job.after)) fail(`not run: job ${job.after}, which it follows, failed`);
-      await run(job.model, job.inputs, job.out, { ...options, saveOptimized: job.saveOptimized || '' });
+      await run(job.model, job.inputs, job.out, { ...options, saveOptimized: job.saveOptimized || '' }, feedCache);
       line = { job: k, ok: true };
     } catch (e) {
       failed.add(k);

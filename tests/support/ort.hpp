@@ -47,10 +47,7 @@ inline Tensor read_ort_tensor(const Json& entry, const std::filesystem::path& di
     for (const Json& s : entry["strings"].array()) values.push_back(s.str());
     return Tensor::strings(std::move(dims), std::move(values));
   }
-  const std::string bytes = read_file(dir / entry["path"].str());
-  auto storage = std::make_shared<OwnedStorage>(
-      std::vector<std::byte>(reinterpret_cast<const std::byte*>(bytes.data()),
-                             reinterpret_cast<const std::byte*>(bytes.data()) + bytes.size()));
+  auto storage = std::make_shared<OwnedStorage>(read_file<std::vector<std::byte>>(dir / entry["path"].str()));
   return Tensor(type, std::move(dims), std::move(storage));
 }
 

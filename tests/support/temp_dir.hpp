@@ -1,13 +1,12 @@
 #pragma once
 // A fresh directory under the system temp dir, removed with everything in it when the object dies.
+#include <unistd.h>
+
 #include <atomic>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <random>
 #include <string>
-
-#include <unistd.h>
 
 #include "xexp/core/error.hpp"
 
@@ -41,10 +40,22 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-inline std::string read_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
+// A whole file, as text or as an array of T (the raw little-endian tensors the shared models ship), in one
+// read: an istreambuf_iterator goes a character at a time, and the corpus sweeps read GBs.
+template <class Buffer = std::string>
+Buffer read_file(const std::filesystem::path& file) {
+  using T = typename Buffer::value_type;
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
   if (!in) throw Error("cannot read " + file.string());
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  const auto bytes = static_cast<std::size_t>(in.tellg());
+  if (bytes % sizeof(T) != 0)
+    throw Error(file.string() + ": " + std::to_string(bytes) + " bytes, not whole elements of " +
+                std::to_string(sizeof(T)) + " bytes");
+  Buffer out(bytes / sizeof(T), T{});
+  in.seekg(0);
+  in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(bytes));
+  if (!in) throw Error("cannot read " + file.string());
+  return out;
 }
 
 inline void write_file(const std::filesystem::path& file, std::string_view bytes) {

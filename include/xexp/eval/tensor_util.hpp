@@ -2,10 +2,11 @@
 // Building blocks shared by the kernels: dispatch on the element type, conversions between element
 // types, broadcasting, and one data-movement primitive (`remap`) that every layout op reduces to.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <charconv>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -99,9 +100,21 @@ inline std::vector<int64_t> as_int64s(const Tensor& t) {
   for (int64_t k = 0; k < t.size(); ++k) out[k] = element_as_int64(t, k);
   return out;
 }
+// Elements [begin, begin + out.size()) of any numeric tensor as doubles: one dispatch on the type for the
+// whole range, where element_as_double dispatches per element (too slow for comparing GBs of outputs).
+inline void copy_as_doubles(const Tensor& t, int64_t begin, std::span<double> out) {
+  const auto widen = [&](auto values, auto to_double) {
+    for (std::size_t k = 0; k < out.size(); ++k) out[k] = to_double(values[begin + static_cast<int64_t>(k)]);
+  };
+  if (t.type() == ElemType::Float16) return widen(t.data<uint16_t>(), half_to_float);
+  if (t.type() == ElemType::BFloat16) return widen(t.data<uint16_t>(), bfloat16_to_float);
+  visit_type(t.type(), [&](auto tag) {
+    widen(t.data<typename decltype(tag)::type>(), [](auto v) { return static_cast<double>(v); });
+  });
+}
 inline std::vector<double> as_doubles(const Tensor& t) {
   std::vector<double> out(static_cast<std::size_t>(t.size()));
-  for (int64_t k = 0; k < t.size(); ++k) out[k] = element_as_double(t, k);
+  copy_as_doubles(t, 0, out);
   return out;
 }
 inline int64_t scalar_int(const Tensor& t) {

@@ -244,6 +244,12 @@ class Graph {
     outputs_[index] = id;
     ++values_[id].output_refs;
   }
+  // The graph's outputs become `ids`, in that order (a graph cut down to some of its values).
+  void set_outputs(std::vector<ValueId> ids) {
+    for (ValueId id : outputs_) --values_[id].output_refs;
+    outputs_ = std::move(ids);
+    for (ValueId id : outputs_) ++values_[id].output_refs;
+  }
   void set_inputs(std::vector<ValueId> ids) { inputs_ = std::move(ids); }
   void set_initializer_order(std::vector<ValueId> ids) { initializers_ = std::move(ids); }
 
