@@ -6,28 +6,20 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "support/temp_dir.hpp"
 #include "xexp/onnx.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 // Returns an empty string when the round trip is exact, else what differs.
 std::string round_trip_difference(const fs::path& path) {
   ::onnx::ModelProto p0;
-  if (!p0.ParseFromString(read_bytes(path))) return "protobuf cannot parse the file";
+  if (!p0.ParseFromString(xexp::testing::read_file(path))) return "protobuf cannot parse the file";
   ::onnx::ModelProto p1;
   if (!p1.ParseFromString(xexp::model_to_proto(xexp::load_model(path.string())).SerializeAsString()))
     return "cannot parse what xexp wrote";

@@ -533,12 +533,10 @@ void print_not_run(const std::string& corpus, const Sweep& sweep, std::size_t to
   for (const std::string& line : sweep.not_run) std::cout << "  " << line << "\n";
 }
 
-Tensor raw_tensor(const std::string& dtype, std::vector<int64_t> dims, const std::string& bytes) {
+// A shared model's input, from its raw file (Tensor::from checks its size against the shape).
+Tensor raw_tensor(const std::string& dtype, std::vector<int64_t> dims, const fs::path& file) {
   if (dtype != "int64") throw Error("the shared models' inputs are int64, not " + dtype);
-  Tensor t(ElemType::Int64, std::move(dims));
-  if (static_cast<std::size_t>(t.size()) * 8 != bytes.size()) throw Error("input file size does not match its shape");
-  std::copy(bytes.begin(), bytes.end(), reinterpret_cast<char*>(t.mutable_data<int64_t>().data()));
-  return t;
+  return Tensor::from<int64_t>(std::move(dims), read_file<std::vector<int64_t>>(file));
 }
 
 }  // namespace
@@ -559,7 +557,8 @@ TEST(OptimizeCorpus, SharedTorchModelsGiveTheSameOutputsInOnnxRuntime) {
     for (const Json& input : spec["inputs"].array()) {
       std::vector<int64_t> dims;
       for (const Json& d : input["shape"].array()) dims.push_back(static_cast<int64_t>(d.number()));
-      c.feeds.emplace_back(input["name"].str(), raw_tensor(input["dtype"].str(), dims, read_file(dir / input["file"].str())));
+      c.feeds.emplace_back(input["name"].str(),
+                           raw_tensor(input["dtype"].str(), dims, dir / input["file"].str()));
     }
     ASSERT_NO_THROW(optimize_file(c)) << c.name;
     rows.push_back(golden_row(c));
