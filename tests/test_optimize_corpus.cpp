@@ -112,6 +112,7 @@ struct Case {
   };
   std::optional<Unexposed> unexposed;
   bool casts_as_identity = false;  // the original ONNX Runtime runs is the file with no-op Casts as Identity
+  bool ill_conditioned = false;    // float32 outputs judged against their typical magnitude (kIllConditioned)
 };
 
 std::vector<fs::path> sorted_files(const fs::path& dir, const std::string& extension) {
@@ -200,6 +201,16 @@ void expect_same_types_and_shapes(const NamedTensors& actual, const NamedTensors
   }
 }
 
+// Float32 models whose outputs cancel, so that an ulp anywhere moves an element near zero far beyond kRtol:
+// their float32 outputs are judged against the tensor's typical magnitude, as the half-precision ones
+// are, within kIllConditionedTolerance. dort-c-custom__0 (a Llama layer whose weights are fed as random
+// inputs) sums residuals whose RMS is 1461 into values near zero: computing one of its RMS norms as
+// x / Sqrt(...) instead of x * Reciprocal(Sqrt(...)), a change of an ulp, moves its output_37 by 1.2e-3
+// relative to 1 + |value| in ONNX Runtime, and its fused SimplifiedLayerNormalization by 9.5e-4. Against
+// the RMS, the sweep's worst element (output_36) is 2.3e-4 off.
+const std::set<std::string> kIllConditioned = {"ut_xbuilder_data_dort-c-custom__0.onnx"};
+constexpr double kIllConditionedTolerance = 1e-3;
+
 // Float16 keeps 11 bits of the magnitudes a result was summed from, not of the result: a MatMul over
 // 1024 terms rounds each partial sum, so an element near zero carries the rounding of terms around the
 // tensor's typical size. The tensor's root mean square (at least 1) stands for that size.
@@ -247,13 +258,16 @@ void expect_half_close(const Tensor& a, const Tensor& e, const std::string& what
 
 // Outputs computed through half precision by expect_half_close, the others at kAtol/kRtol.
 void expect_same_numbers(const NamedTensors& actual, const NamedTensors& expected,
-                         const std::set<std::string>& through_half) {
+                         const std::set<std::string>& through_half, bool ill_conditioned) {
   ASSERT_EQ(actual.size(), expected.size());
   for (std::size_t k = 0; k < actual.size(); ++k) {
     const Tensor &a = actual[k].second, &e = expected[k].second;
     EXPECT_EQ(actual[k].first, expected[k].first);
     if (!is_float(e.type()) || (!is_half(e.type()) && !through_half.count(expected[k].first))) {
-      expect_close(a, e, kAtol, kRtol, "output " + expected[k].first);
+      if (ill_conditioned)
+        expect_close(a, e, kIllConditionedTolerance * typical_magnitude(e), 0, "output " + expected[k].first);
+      else
+        expect_close(a, e, kAtol, kRtol, "output " + expected[k].first);
       continue;
     }
     ASSERT_EQ(a.type(), e.type()) << expected[k].first;
@@ -284,7 +298,7 @@ NamedTensors optimized_feeds(const Case& c) {
 
 void expect_same_outputs(const Case& c, const NamedTensors& optimized, const NamedTensors& original) {
   if (c.shapes_only) expect_same_types_and_shapes(optimized, original);
-  else expect_same_numbers(optimized, original, c.through_half);
+  else expect_same_numbers(optimized, original, c.through_half, c.ill_conditioned);
 }
 
 // xexp's evaluator's outputs of the model saved at `path`, named.
@@ -904,6 +918,7 @@ OriginalCorpusSweep sweep_original_corpus(ModelSizes sizes, FullSizePart part = 
       result.no_feeds.push_back(c.name + ": not judged, " + why->second + " (see kNotJudgedHere)");
       continue;
     }
+    c.ill_conditioned = kIllConditioned.count(c.name) > 0;
     try {
       // The numbers: both models as saved, the missing weights fed with the inputs.
       ir::Model optimized = load_model(c.optimized);

@@ -110,6 +110,7 @@ struct ReduceCase {
   int64_t keepdims = 1;
   std::vector<int64_t> target = {2, 4};
   bool reduce_used_twice = false;
+  bool squeeze = false;  // Squeeze(reduced, axes=[1]) instead of the Reshape
 };
 static Model reduce_model(const ReduceCase& c) {
   Model m = test::model_with_opset(18);
@@ -117,7 +118,8 @@ static Model reduce_model(const ReduceCase& c) {
   ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3, 4});
   ValueId reduced = node(g, "ReduceSum", {x, int64_initializer(g, "axes", {-2})},
                          {Attribute::make_int("keepdims", c.keepdims)});
-  g.add_output(node(g, "Reshape", {reduced, int64_initializer(g, "shape", c.target)}));
+  g.add_output(c.squeeze ? node(g, "Squeeze", {reduced, int64_initializer(g, "squeezed", {1})})
+                         : node(g, "Reshape", {reduced, int64_initializer(g, "shape", c.target)}));
   if (c.reduce_used_twice) g.add_output(node(g, "Neg", {reduced}));
   return m;
 }
@@ -128,6 +130,18 @@ TEST(PatternReduceReshape, TheReductionDropsTheAxis) {
   ASSERT_EQ(op_types(*m.graph), (OpSeq{"ReduceSum"}));
   EXPECT_EQ(output_producer(*m.graph).attribute(Symbol("keepdims"))->i, 0);
   EXPECT_EQ(m.graph->value(m.graph->outputs()[0]).shape, (Shape{2, 4}));
+}
+
+// As ShapeBasedReshapeIsSqueeze leaves it: the Reshape became a Squeeze first.
+TEST(PatternReduceReshape, TheReductionDropsTheAxisASqueezeDrops) {
+  Model m = reduce_model({.squeeze = true});
+  run_rules(m, "ReduceReshape");
+  ASSERT_EQ(op_types(*m.graph), (OpSeq{"ReduceSum"}));
+  EXPECT_EQ(output_producer(*m.graph).attribute(Symbol("keepdims"))->i, 0);
+  EXPECT_EQ(m.graph->value(m.graph->outputs()[0]).shape, (Shape{2, 4}));
+  Model both = reduce_model({});
+  run_rules(both, "ShapeBasedReshapeIsSqueeze,ReduceReshape");
+  EXPECT_EQ(op_types(*both.graph), (OpSeq{"ReduceSum"}));
 }
 
 TEST(PatternReduceReshape, NotWhenTheReshapeMergesAxes) {
@@ -146,9 +160,15 @@ TEST(PatternReduceReshape, NotWhenTheReductionIsUsedTwice) {
   Model m = reduce_model({.reduce_used_twice = true});
   run_rules(m, "ReduceReshape");
   EXPECT_EQ(op_types(*m.graph), (OpSeq{"ReduceSum", "Reshape", "Neg"}));
+  Model squeezed = reduce_model({.reduce_used_twice = true, .squeeze = true});
+  run_rules(squeezed, "ReduceReshape");
+  EXPECT_EQ(op_types(*squeezed.graph), (OpSeq{"ReduceSum", "Squeeze", "Neg"}));
 }
 
-TEST(PatternReduceReshape, SameNumbers) { test::expect_same_outputs([] { return reduce_model({}); }, "ReduceReshape"); }
+TEST(PatternReduceReshape, SameNumbers) {
+  test::expect_same_outputs([] { return reduce_model({}); }, "ReduceReshape");
+  test::expect_same_outputs([] { return reduce_model({.squeeze = true}); }, "ReduceReshape");
+}
 
 // ---- TransposeEqualReshape ------------------------------------------------------------------------
 static Model transpose_model(Shape shape, std::vector<int64_t> perm) {

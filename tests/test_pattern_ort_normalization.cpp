@@ -34,6 +34,7 @@ struct Rms {
   bool square_by_mul = false;        // Mul(x, x) instead of Pow(x, 2)
   bool divide = false;               // x / Sqrt(...) instead of x * (1 / Sqrt(...))
   bool weight = false;               // then Mul by a constant weight
+  bool inv_std_output = false;       // the Reciprocal is also a graph output, kept for a backward graph
   std::vector<int64_t> weight_dims = {8};
   bool residual = false;             // normalizes X + Y, whose sum the next residual Add reads too
   Shape skip_shape = {2, 3, 8};
@@ -67,6 +68,7 @@ static Model rms(const Rms& c) {
     ValueId inv = c.reciprocal ? node(g, "Reciprocal", {root})
                                : node(g, "Div", {g.add_initializer("one", Tensor::scalar<float>(1.f)), root});
     y = node(g, "Mul", {x, inv});
+    if (c.inv_std_output) g.add_output(inv);
   }
   if (in_half) y = node(g, "Cast", {y}, {Attribute::make_int("to", static_cast<int64_t>(c.back))});
   const ElemType weight_type = in_half ? c.back : ElemType::Float;
@@ -123,6 +125,35 @@ TEST(PatternSimplifiedLayerNormalization, SameNumbers) {
   test::expect_same_outputs([] { return rms({.reciprocal = true}); }, "SimplifiedLayerNormalization", 1e-6);
   test::expect_same_outputs([] { return rms({.square_by_mul = true, .divide = true}); }, "SimplifiedLayerNormalization",
                             1e-6);
+}
+
+// A training forward graph keeps 1 / Sqrt(...) as an output for its backward (the original project's
+// dort-c-custom__0, llama_forward): SimplifiedLayerNormalization's inv_std_var takes its place, under its
+// name and in its position among the outputs.
+TEST(PatternSimplifiedLayerNormalization, ReciprocalKeptForTheBackwardBecomesInvStdVar) {
+  Model m = rms({.reciprocal = true, .inv_std_output = true});
+  const std::string inv_name = m.graph->value(m.graph->outputs()[0]).name;
+  run_rules(m, "SimplifiedLayerNormalization");
+  ASSERT_EQ(op_types(*m.graph), (OpList{"SimplifiedLayerNormalization"}));
+  const Graph& g = *m.graph;
+  const Node& n = g.node(g.first_node());
+  ASSERT_EQ(n.outputs.size(), 2u);
+  EXPECT_EQ(g.outputs(), (std::vector<ValueId>{n.outputs[1], n.outputs[0]}));
+  EXPECT_EQ(g.value(n.outputs[1]).name, inv_name);
+  EXPECT_EQ(g.value(n.outputs[1]).elem, ElemType::Float);
+  EXPECT_EQ(g.value(n.outputs[1]).shape, (Shape{2, 3, 1}));
+}
+
+// RMSNormalization (opset 23) returns Y alone: the Reciprocal read elsewhere keeps the decomposition.
+TEST(PatternRMSNormalization, NotWhenTheReciprocalIsReadElsewhere) {
+  Model m = rms({.reciprocal = true, .inv_std_output = true, .opset = 23});
+  run_rules(m, "RMSNormalization");
+  EXPECT_EQ(op_types(*m.graph).size(), 6u);
+}
+
+TEST(PatternSimplifiedLayerNormalization, InvStdVarSameNumbers) {
+  test::expect_same_outputs([] { return rms({.reciprocal = true, .inv_std_output = true}); },
+                            "SimplifiedLayerNormalization", 1e-6);
 }
 
 TEST(PatternSimplifiedLayerNormalization, CastPairAroundTheFloatNormGoes) {

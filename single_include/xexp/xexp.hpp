@@ -17301,7 +17301,9 @@ inline rewrite::RulePtr reduce_arg_top_k_rule() {
 // ======== xexp/patterns/onnx/reduce_reshape.hpp
 // ReduceReshape: Reduce*(X, keepdims=1) followed by a Reshape that only drops the reduced axes is
 // Reduce*(X, keepdims=0). Checked on shapes: the Reshape's output is the reduction's output without the
-// reduced axes (known dims only).
+// reduced axes (known dims only). The same for a Squeeze: ShapeBasedReshapeIsSqueeze, at priority 0,
+// turns such a Reshape into one first (a training graph's bias gradients, ReduceSum over batch and
+// sequence then back to the bias's shape).
 #include <algorithm>
 #include <optional>
 #include <vector>
@@ -17327,8 +17329,8 @@ inline std::optional<std::vector<int64_t>> reduced_axes(const ValueView& reduce,
   }
   return axes;
 }
-inline constexpr auto reshape_drops_reduced_axes =
-    rewrite::fact<"reshape_drops_reduced_axes">([](const ValueView& reduce, const ValueView& reshaped) {
+inline constexpr auto drops_reduced_axes =
+    rewrite::fact<"drops_reduced_axes">([](const ValueView& reduce, const ValueView& reshaped) {
       if (!reduce.shape() || !reshaped.shape()) return false;
       const Shape& kept = *reduce.shape();
       std::optional<std::vector<int64_t>> axes = reduced_axes(reduce, static_cast<int64_t>(kept.size()));
@@ -17343,15 +17345,14 @@ inline constexpr auto reshape_drops_reduced_axes =
 
 inline rewrite::RulePtr reduce_reshape_rule() {
   using namespace rewrite::dsl;
-  Var<'s'> shape;
   auto reduce =
       named<'r'>(op<"ReduceSum|ReduceMean|ReduceMax|ReduceMin|ReduceProd|ReduceL1|ReduceL2|ReduceLogSum|"
                     "ReduceLogSumExp|ReduceSumSquare">(etc, attr<"keepdims"> = 1));
-  auto reshape = named<'o'>(Reshape(reduce, shape));
+  auto reshape = named<'o'>(op<"Reshape|Squeeze">(reduce, etc));
   return rule("ReduceReshape")
       .priority(1)
       .match(reshape)
-      .when(detail::reshape_drops_reduced_axes(reduce, reshape))
+      .when(detail::drops_reduced_axes(reduce, reshape))
       .to(rebuild(reduce, attr<"keepdims"> = 0));
 }
 
@@ -17608,7 +17609,10 @@ inline rewrite::RulePtr reshape_reshape_binary_rule() {
 // static last dimension (the dynamic ones read Shape of the float value, a reader outside the pair)
 // and a scale of ones (no weight in float).
 // The onnxruntime set's SimplifiedLayerNormalization is the same rule writing ONNX Runtime's op at any
-// opset; listed after this one, at opset 23 it finds the norms already fused.
+// opset; listed after this one, at opset 23 it finds the norms already fused. ONNX Runtime's op also
+// returns inv_std_var, 1 / Sqrt(...) in float: where a training forward graph keeps the Reciprocal for
+// its backward (a graph output), that output takes the Reciprocal's place. RMSNormalization returns Y
+// alone.
 
 namespace xexp::patterns {
 
@@ -17647,16 +17651,28 @@ rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits ops
   constexpr int64_t kFloat = static_cast<int64_t>(ElemType::Float);
   auto in_float = op<Op>(Cast(half_x, attr<"to"> = kFloat), ones, attr<"axis"> = -1,
                          attr<"epsilon"> = epsilon, attr<"stash_type"> = 1);
-  return rule(name).priority(1).cases(
-      match(either(commutative(Mul(op<"Reciprocal">(root), x)), Div(x, root))).when(fits).to(normalized),
-      match(commutative(Mul(Div(one, root), x)))
-          .when(fits && is_scalar_constant(one) && scalar_float(one) == 1.0f)
-          .to(normalized),
-      match(Cast(in_float, attr<"to"> = half))
-          .when(is_half_float(half_x) && dtype(half_x) == half && last_dim_static(half_x) &&
-                all_equal(ones, 1.0))
-          .to(op<Op>(half_x, fold(ones_over_last_axis(half_x)), attr<"axis"> = -1, attr<"epsilon"> = epsilon,
-                     attr<"stash_type"> = 1)));
+  auto rule_with = [&](const auto&... more_cases) -> rewrite::RulePtr {
+    return rule(name).priority(1).cases(
+        match(either(commutative(Mul(op<"Reciprocal">(root), x)), Div(x, root))).when(fits).to(normalized),
+        match(commutative(Mul(Div(one, root), x)))
+            .when(fits && is_scalar_constant(one) && scalar_float(one) == 1.0f)
+            .to(normalized),
+        match(Cast(in_float, attr<"to"> = half))
+            .when(is_half_float(half_x) && dtype(half_x) == half && last_dim_static(half_x) &&
+                  all_equal(ones, 1.0))
+            .to(op<Op>(half_x, fold(ones_over_last_axis(half_x)), attr<"axis"> = -1,
+                       attr<"epsilon"> = epsilon, attr<"stash_type"> = 1)),
+        more_cases...);
+  };
+  if constexpr (Op.view() == "RMSNormalization") {
+    return rule_with();
+  } else {  // the Reciprocal read elsewhere becomes inv_std_var, float like x (stash_type 1)
+    auto inv_std = named<'r'>(shared(op<"Reciprocal">(root)));
+    auto with_inv_std = let<'n'>(outputs<2>(normalized));
+    return rule_with(match(commutative(Mul(inv_std, x)))
+                         .when(fits && dtype(x) == kFloat)
+                         .to(with_inv_std, also(inv_std, output<1>(with_inv_std))));
+  }
 }
 }  // namespace detail
 

@@ -1,7 +1,9 @@
 #pragma once
 // ReduceReshape: Reduce*(X, keepdims=1) followed by a Reshape that only drops the reduced axes is
 // Reduce*(X, keepdims=0). Checked on shapes: the Reshape's output is the reduction's output without the
-// reduced axes (known dims only).
+// reduced axes (known dims only). The same for a Squeeze: ShapeBasedReshapeIsSqueeze, at priority 0,
+// turns such a Reshape into one first (a training graph's bias gradients, ReduceSum over batch and
+// sequence then back to the bias's shape).
 #include <algorithm>
 #include <optional>
 #include <vector>
@@ -28,8 +30,8 @@ inline std::optional<std::vector<int64_t>> reduced_axes(const ValueView& reduce,
   }
   return axes;
 }
-inline constexpr auto reshape_drops_reduced_axes =
-    rewrite::fact<"reshape_drops_reduced_axes">([](const ValueView& reduce, const ValueView& reshaped) {
+inline constexpr auto drops_reduced_axes =
+    rewrite::fact<"drops_reduced_axes">([](const ValueView& reduce, const ValueView& reshaped) {
       if (!reduce.shape() || !reshaped.shape()) return false;
       const Shape& kept = *reduce.shape();
       std::optional<std::vector<int64_t>> axes = reduced_axes(reduce, static_cast<int64_t>(kept.size()));
@@ -44,15 +46,14 @@ inline constexpr auto reshape_drops_reduced_axes =
 
 inline rewrite::RulePtr reduce_reshape_rule() {
   using namespace rewrite::dsl;
-  Var<'s'> shape;
   auto reduce =
       named<'r'>(op<"ReduceSum|ReduceMean|ReduceMax|ReduceMin|ReduceProd|ReduceL1|ReduceL2|ReduceLogSum|"
                     "ReduceLogSumExp|ReduceSumSquare">(etc, attr<"keepdims"> = 1));
-  auto reshape = named<'o'>(Reshape(reduce, shape));
+  auto reshape = named<'o'>(op<"Reshape|Squeeze">(reduce, etc));
   return rule("ReduceReshape")
       .priority(1)
       .match(reshape)
-      .when(detail::reshape_drops_reduced_axes(reduce, reshape))
+      .when(detail::drops_reduced_axes(reduce, reshape))
       .to(rebuild(reduce, attr<"keepdims"> = 0));
 }
 

@@ -11,7 +11,10 @@
 // static last dimension (the dynamic ones read Shape of the float value, a reader outside the pair)
 // and a scale of ones (no weight in float).
 // The onnxruntime set's SimplifiedLayerNormalization is the same rule writing ONNX Runtime's op at any
-// opset; listed after this one, at opset 23 it finds the norms already fused.
+// opset; listed after this one, at opset 23 it finds the norms already fused. ONNX Runtime's op also
+// returns inv_std_var, 1 / Sqrt(...) in float: where a training forward graph keeps the Reciprocal for
+// its backward (a graph output), that output takes the Reciprocal's place. RMSNormalization returns Y
+// alone.
 #include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
@@ -51,16 +54,28 @@ rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits ops
   constexpr int64_t kFloat = static_cast<int64_t>(ElemType::Float);
   auto in_float = op<Op>(Cast(half_x, attr<"to"> = kFloat), ones, attr<"axis"> = -1,
                          attr<"epsilon"> = epsilon, attr<"stash_type"> = 1);
-  return rule(name).priority(1).cases(
-      match(either(commutative(Mul(op<"Reciprocal">(root), x)), Div(x, root))).when(fits).to(normalized),
-      match(commutative(Mul(Div(one, root), x)))
-          .when(fits && is_scalar_constant(one) && scalar_float(one) == 1.0f)
-          .to(normalized),
-      match(Cast(in_float, attr<"to"> = half))
-          .when(is_half_float(half_x) && dtype(half_x) == half && last_dim_static(half_x) &&
-                all_equal(ones, 1.0))
-          .to(op<Op>(half_x, fold(ones_over_last_axis(half_x)), attr<"axis"> = -1, attr<"epsilon"> = epsilon,
-                     attr<"stash_type"> = 1)));
+  auto rule_with = [&](const auto&... more_cases) -> rewrite::RulePtr {
+    return rule(name).priority(1).cases(
+        match(either(commutative(Mul(op<"Reciprocal">(root), x)), Div(x, root))).when(fits).to(normalized),
+        match(commutative(Mul(Div(one, root), x)))
+            .when(fits && is_scalar_constant(one) && scalar_float(one) == 1.0f)
+            .to(normalized),
+        match(Cast(in_float, attr<"to"> = half))
+            .when(is_half_float(half_x) && dtype(half_x) == half && last_dim_static(half_x) &&
+                  all_equal(ones, 1.0))
+            .to(op<Op>(half_x, fold(ones_over_last_axis(half_x)), attr<"axis"> = -1,
+                       attr<"epsilon"> = epsilon, attr<"stash_type"> = 1)),
+        more_cases...);
+  };
+  if constexpr (Op.view() == "RMSNormalization") {
+    return rule_with();
+  } else {  // the Reciprocal read elsewhere becomes inv_std_var, float like x (stash_type 1)
+    auto inv_std = named<'r'>(shared(op<"Reciprocal">(root)));
+    auto with_inv_std = let<'n'>(outputs<2>(normalized));
+    return rule_with(match(commutative(Mul(inv_std, x)))
+                         .when(fits && dtype(x) == kFloat)
+                         .to(with_inv_std, also(inv_std, output<1>(with_inv_std))));
+  }
 }
 }  // namespace detail
 
