@@ -44,34 +44,36 @@ struct Rms {
   ElemType half = ElemType::Float;
   ElemType back = ElemType::Float16;
   bool float_reader = false;         // the float X is also a graph output through Neg
+  ElemType compute = ElemType::Float;  // X's type and the constants', without the half Casts
   int64_t opset = 18;
 };
 
 static Model rms(const Rms& c) {
   Model m = test::model_with_opset(c.opset);
   Graph& g = *m.graph;
-  ValueId x = g.add_input("X", c.half, Shape{c.batch, c.rows, c.last});
   const bool in_half = c.half != ElemType::Float;
+  ValueId x = g.add_input("X", in_half ? c.half : c.compute, Shape{c.batch, c.rows, c.last});
+  auto scalar = [&](const char* name, float v) {
+    return g.add_initializer(name, eval::cast_tensor(Tensor::scalar<float>(v), c.compute));
+  };
   if (in_half) x = node(g, "Cast", {x}, {Attribute::make_int("to", static_cast<int64_t>(ElemType::Float))});
   if (c.float_reader) g.add_output(node(g, "Neg", {x}));
   ValueId sum = ir::kNone;
-  if (c.residual) x = sum = node(g, "Add", {x, g.add_input("Y", ElemType::Float, c.skip_shape)});
-  ValueId square = c.square_by_mul ? node(g, "Mul", {x, x})
-                                   : node(g, "Pow", {x, g.add_initializer("two", Tensor::scalar<float>(c.pow))});
+  if (c.residual) x = sum = node(g, "Add", {x, g.add_input("Y", c.compute, c.skip_shape)});
+  ValueId square = c.square_by_mul ? node(g, "Mul", {x, x}) : node(g, "Pow", {x, scalar("two", c.pow)});
   ValueId mean = node(g, "ReduceMean", {square, test::int64_initializer(g, "axes", c.axes)},
                       {Attribute::make_int("keepdims", c.keepdims)});
-  ValueId root = node(g, "Sqrt", {node(g, "Add", {mean, g.add_initializer("eps", Tensor::scalar<float>(1e-6f))})});
+  ValueId root = node(g, "Sqrt", {node(g, "Add", {mean, scalar("eps", 1e-6f)})});
   ValueId y = ir::kNone;
   if (c.divide) {
     y = node(g, "Div", {x, root});
   } else {
-    ValueId inv = c.reciprocal ? node(g, "Reciprocal", {root})
-                               : node(g, "Div", {g.add_initializer("one", Tensor::scalar<float>(1.f)), root});
+    ValueId inv = c.reciprocal ? node(g, "Reciprocal", {root}) : node(g, "Div", {scalar("one", 1.f), root});
     y = node(g, "Mul", {x, inv});
     if (c.inv_std_output) g.add_output(inv);
   }
   if (in_half) y = node(g, "Cast", {y}, {Attribute::make_int("to", static_cast<int64_t>(c.back))});
-  const ElemType weight_type = in_half ? c.back : ElemType::Float;
+  const ElemType weight_type = in_half ? c.back : c.compute;
   if (c.weight) y = node(g, "Mul", {g.add_initializer("W", eval::cast_tensor(ramp(c.weight_dims), weight_type)), y});
   g.add_output(y);
   if (c.residual) g.add_output(node(g, "Add", {sum, y}));
@@ -142,6 +144,17 @@ TEST(PatternSimplifiedLayerNormalization, ReciprocalKeptForTheBackwardBecomesInv
   EXPECT_EQ(g.value(n.outputs[1]).name, inv_name);
   EXPECT_EQ(g.value(n.outputs[1]).elem, ElemType::Float);
   EXPECT_EQ(g.value(n.outputs[1]).shape, (Shape{2, 3, 1}));
+}
+
+// inv_std_var is float (stash_type 1): a double Reciprocal read elsewhere keeps the decomposition, which
+// fuses without that reader.
+TEST(PatternSimplifiedLayerNormalization, ReciprocalReadElsewhereStaysInDouble) {
+  Model kept = rms({.reciprocal = true, .inv_std_output = true, .compute = ElemType::Double});
+  run_rules(kept, "SimplifiedLayerNormalization");
+  EXPECT_EQ(op_types(*kept.graph).size(), 6u);
+  Model fused = rms({.reciprocal = true, .compute = ElemType::Double});
+  run_rules(fused, "SimplifiedLayerNormalization");
+  EXPECT_EQ(op_types(*fused.graph), (OpList{"SimplifiedLayerNormalization"}));
 }
 
 // RMSNormalization (opset 23) returns Y alone: the Reciprocal read elsewhere keeps the decomposition.

@@ -1,6 +1,9 @@
 #pragma once
-// Sub1Mul: (1 - x) * y is y - x * y (what the fusions of the onnxruntime set look for). Rounding may
-// differ in the last bits. A (1,)-shaped one must not raise the rank of a rank-0 x.
+// Sub1Mul: (1 - x) * y is y - x * y (what the fusions of the onnxruntime set look for). The rounding
+// differs by an ulp of y, not of the result: where x is close to 1, y - x * y cancels, and an element
+// far smaller than y may lose most of its digits (torch's SiLU backward, y * (1 - sigmoid(y)), moved
+// elements of a training graph's gradients by up to 31 % of 1 + |value|, 8e-5 of their output's RMS).
+// A (1,)-shaped one must not raise the rank of a rank-0 x.
 #include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
