@@ -256,7 +256,8 @@ void expect_half_close(const Tensor& a, const Tensor& e, const std::string& what
       << what << ": " << outliers << " of " << a.size() << " elements beyond " << kHalfTolerance;
 }
 
-// Outputs computed through half precision by expect_half_close, the others at kAtol/kRtol.
+// Outputs computed through half precision by expect_half_close, the others at kAtol/kRtol, or against
+// their typical magnitude for the models of kIllConditioned.
 void expect_same_numbers(const NamedTensors& actual, const NamedTensors& expected,
                          const std::set<std::string>& through_half, bool ill_conditioned) {
   ASSERT_EQ(actual.size(), expected.size());
