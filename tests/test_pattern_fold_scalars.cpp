@@ -22,16 +22,36 @@ static const Node& output_producer(const Graph& g) { return g.node(g.value(g.out
 struct MmmCase {
   std::string outer = "Mul", left = "Mul", right = "Div";
   bool constant = true;
+  bool integers = false;
 };
 static Model mmm_model(const MmmCase& c) {
   Model m = test::model_with_opset(18);
   Graph& g = *m.graph;
-  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3});
-  ValueId y = g.add_input("Y", ElemType::Float, Shape{2, 3});
-  ValueId c1 = g.add_initializer("c1", Tensor::scalar<float>(3.0f));
-  ValueId c2 = c.constant ? g.add_initializer("c2", Tensor::from<float>({1}, {4.0f}))
-                          : g.add_input("c2", ElemType::Float, Shape{1});
+  const ElemType t = c.integers ? ElemType::Int64 : ElemType::Float;
+  ValueId x = g.add_input("X", t, Shape{2, 3});
+  ValueId y = g.add_input("Y", t, Shape{2, 3});
+  ValueId c1 = g.add_initializer("c1", c.integers ? Tensor::scalar<int64_t>(3) : Tensor::scalar<float>(3.0f));
+  ValueId c2 = !c.constant  ? g.add_input("c2", t, Shape{1})
+               : c.integers ? g.add_initializer("c2", Tensor::from<int64_t>({1}, {4}))
+                            : g.add_initializer("c2", Tensor::from<float>({1}, {4.0f}));
   g.add_output(node(g, c.outer, {node(g, c.left, {x, c1}), node(g, c.right, {y, c2})}));
+  return m;
+}
+// The chain ((X inner 3) * Y) outer 4, as RMSNorm backward writes X * -0.5 * rstd^3 / n; `shared_inner`
+// makes X inner 3 a second output.
+struct ChainCase {
+  std::string inner = "Mul", outer = "Div";
+  bool shared_inner = false;
+};
+static Model chain_model(const ChainCase& c) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3, 1});
+  ValueId y = g.add_input("Y", ElemType::Float, Shape{2, 3, 1});
+  ValueId inner = node(g, c.inner, {x, g.add_initializer("c1", Tensor::scalar<float>(3.0f))});
+  g.add_output(
+      node(g, c.outer, {node(g, "Mul", {y, inner}), g.add_initializer("c2", Tensor::scalar<float>(4.0f))}));
+  if (c.shared_inner) g.add_output(inner);
   return m;
 }
 
@@ -58,11 +78,52 @@ TEST(PatternMulMulMulScalar, NotWithANonConstantScalar) {
   EXPECT_EQ(op_types(*m.graph), (OpSeq{"Mul", "Div", "Mul"}));
 }
 
+TEST(PatternMulMulMulScalar, IntegerDivisionsStay) {
+  // x / 3 * (y * 4) is not x * y * (4 / 3) in integers; products alone reassociate exactly.
+  Model div = mmm_model({.left = "Div", .right = "Mul", .integers = true});
+  run_rules(div, "MulMulMulScalar");
+  EXPECT_EQ(op_types(*div.graph), (OpSeq{"Div", "Mul", "Mul"}));
+  Model mul = mmm_model({.right = "Mul", .integers = true});
+  run_rules(mul, "MulMulMulScalar");
+  ASSERT_EQ(op_types(*mul.graph), (OpSeq{"Mul", "Mul"}));
+  const Graph& g = *mul.graph;
+  EXPECT_EQ(eval::as_int64s(*rewrite::constant_tensor(g, output_producer(g).inputs[1])),
+            (std::vector<int64_t>{12}));
+}
+
+TEST(PatternMulMulMulScalar, ChainMultipliesOnce) {
+  Model m = chain_model({});
+  run_rules(m, "MulMulMulScalar");
+  ASSERT_EQ(op_types(*m.graph), (OpSeq{"Mul", "Mul"}));
+  const Graph& g = *m.graph;
+  const Node& scale = output_producer(g);
+  const Node& product = g.node(g.value(scale.inputs[0]).producer);
+  EXPECT_EQ(product.inputs, (std::vector<ValueId>{g.at("X"), g.at("Y")}));
+  const Tensor& k = *rewrite::constant_tensor(g, scale.inputs[1]);
+  EXPECT_EQ(k.rank(), 0u);
+  EXPECT_FLOAT_EQ(static_cast<float>(eval::element_as_double(k, 0)), 0.75f);
+  Model div = chain_model({.inner = "Div", .outer = "Mul"});
+  run_rules(div, "MulMulMulScalar");
+  ASSERT_EQ(op_types(*div.graph), (OpSeq{"Mul", "Mul"}));
+  EXPECT_FLOAT_EQ(static_cast<float>(eval::element_as_double(
+                      *rewrite::constant_tensor(*div.graph, output_producer(*div.graph).inputs[1]), 0)),
+                  4.0f / 3.0f);
+}
+
+TEST(PatternMulMulMulScalar, NotWhenTheChainIsReadInside) {
+  Model m = chain_model({.shared_inner = true});
+  run_rules(m, "MulMulMulScalar");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Mul", "Mul", "Div"}));
+}
+
 TEST(PatternMulMulMulScalar, SameNumbers) {
   // Reassociated products differ in the last bits.
   test::expect_same_outputs([] { return mmm_model({}); }, "MulMulMulScalar", 1e-5);
   test::expect_same_outputs([] { return mmm_model({.outer = "Div", .left = "Div", .right = "Mul"}); },
                             "MulMulMulScalar", 1e-5);
+  test::expect_same_outputs([] { return chain_model({}); }, "MulMulMulScalar", 1e-5);
+  test::expect_same_outputs([] { return chain_model({.inner = "Div", .outer = "Mul"}); }, "MulMulMulScalar",
+                            1e-5);
 }
 
 // ---- ExpandSwap -----------------------------------------------------------------------------------

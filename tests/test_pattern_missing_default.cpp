@@ -1048,6 +1048,58 @@ TEST(PatternMatMulReshape2Of3, SameNumbers) {
     test::expect_same_outputs([c] { return exported(regrouped_text(c)); }, "MatMulReshape2Of3");
 }
 
+// A of `type` and dims `a` flattened into rows by `flat`, times W, the product given the shape `back`;
+// `rows_read_twice` makes the rows a second output, as a weight gradient reads them in a training graph.
+struct Rows {
+  std::string type = "float", a = "2,3,8", flat = "6,8", w = "8,5", back = "2,3,5";
+  bool rows_read_twice = false;
+};
+std::string rows_text(const Rows& c) {
+  return "<ir_version: 8, opset_import: [\"\" : 18]>\ng (" + c.type + "[" + c.a + "] A, " + c.type + "[" +
+         c.w + "] W) => (" + c.type + "[" + c.back + "] Y" +
+         (c.rows_read_twice ? ", " + c.type + "[" + c.flat + "] V" : "") + ") <" + int64_type(c.flat) +
+         " SA = {" + c.flat + "}, " + int64_type(c.back) + " SY = {" + c.back +
+         "}> {\n  V = Reshape(A, SA)\n  M = MatMul(V, W)\n  Y = Reshape(M, SY)\n}\n";
+}
+
+TEST(PatternMatMulReshape2Of3, FlattenedRowsAndTheirProductGivenBackTheirAxes) {
+  for (const std::string type : {"float", "float16"}) {
+    Model m = exported(rows_text({.type = type}));
+    run_rules(m, "MatMulReshape2Of3");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"MatMul"})) << type;
+    const Node& product = g.node(g.first_node());
+    EXPECT_EQ(input_name(g, product, 0), "A");
+    EXPECT_EQ(input_name(g, product, 1), "W");
+    EXPECT_EQ(g.value(g.outputs()[0]).name, "Y");
+    EXPECT_EQ(*g.value(g.outputs()[0]).shape, (Shape{2, 3, 5}));
+  }
+  Model shared = exported(rows_text({.rows_read_twice = true}));
+  run_rules(shared, "MatMulReshape2Of3");
+  const Graph& g = *shared.graph;
+  ASSERT_EQ(op_types(g), (OpList{"Reshape", "MatMul"}));
+  EXPECT_EQ(input_name(g, g.node(g.last_node()), 0), "A");
+  EXPECT_EQ(g.value(g.outputs()[1]).producer, g.first_node());
+}
+
+TEST(PatternMatMulReshape2Of3, NotWhenTheRowsMixAxesOrTheProductIsRegrouped) {
+  const std::vector<Rows> refused{
+      {.a = "2,4,4", .flat = "4,8", .w = "8,4", .back = "2,4,4"},  // each row is two rows of A
+      {.back = "3,2,5"},                                           // the product's rows regrouped
+      {.w = "1,8,5"},                                              // W is no matrix
+  };
+  for (const Rows& c : refused) {
+    Model m = exported(rows_text(c));
+    run_rules(m, "MatMulReshape2Of3");
+    EXPECT_EQ(op_types(*m.graph), (OpList{"Reshape", "MatMul", "Reshape"})) << rows_text(c);
+  }
+}
+
+TEST(PatternMatMulReshape2Of3, FlattenedRowsKeepTheirNumbers) {
+  for (const Rows& c : {Rows{}, Rows{.type = "float16"}, Rows{.rows_read_twice = true}})
+    test::expect_same_outputs([c] { return exported(rows_text(c)); }, "MatMulReshape2Of3");
+}
+
 // ---- CastOpCast -----------------------------------------------------------------------------------
 // Cast(op(Cast(X, to=wide), other), to=back); `other` is Cast(Z, to=wide) or Z itself.
 struct CastAround {

@@ -265,6 +265,7 @@ struct Linear {
   std::vector<int64_t> back{};        // the last Reshape's shape, none when empty
   int64_t trans_b = 0;
   bool bias = false;
+  bool flat_read_twice = false;  // the flattened A is a second output (a weight gradient reads it)
 };
 Model linear(const Linear& c) {
   Model m = test::model_with_opset(18);
@@ -273,6 +274,7 @@ Model linear(const Linear& c) {
   const int64_t k = c.flat[1];
   ValueId w = g.add_initializer("W", ramp(c.trans_b ? std::vector<int64_t>{5, k} : std::vector<int64_t>{k, 5}));
   std::vector<ValueId> ins{node(g, "Reshape", {a, test::int64_initializer(g, "flat", c.flat)}), w};
+  if (c.flat_read_twice) g.add_output(ins[0]);
   if (c.bias) ins.push_back(g.add_initializer("C", ramp({5})));
   ValueId y = node(g, "Gemm", ins, {int_attr("transB", c.trans_b), float_attr("alpha", 0.5f)});
   if (!c.back.empty()) y = node(g, "Reshape", {y, test::int64_initializer(g, "back", c.back)});
@@ -318,6 +320,16 @@ TEST(PatternReshapeGemmReshape, ThreeNodesBecomeOne) {
   }
 }
 
+TEST(PatternReshapeGemmReshape, TheFlattenedInputStaysWhenReadElsewhere) {
+  Model m = linear({.back = {2, 3, 5}, .flat_read_twice = true});
+  run_rules(m, "ReshapeGemmReshape");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"Reshape", "com.microsoft.FusedMatMul"}));
+  EXPECT_EQ(g.value(g.node(g.last_node()).inputs[0]).name, "A");
+  EXPECT_EQ(g.value(g.outputs()[0]).producer, g.first_node());  // the flattened A, added first
+  EXPECT_EQ(g.value(g.outputs()[1]).producer, g.last_node());
+}
+
 TEST(PatternReshapeGemmReshape, NotWhenTheLastReshapeRegroupsTheRows) {
   Model m = linear({.back = {3, 2, 5}});
   run_rules(m, "ReshapeGemmReshape");
@@ -327,6 +339,11 @@ TEST(PatternReshapeGemmReshape, NotWhenTheLastReshapeRegroupsTheRows) {
 TEST(PatternReshapeGemm, SameNumbers) {
   test::expect_same_outputs([] { return linear({.trans_b = 1}); }, "ReshapeGemm", 1e-6);
   test::expect_same_outputs([] { return linear({.back = {2, 3, 5}}); }, "ReshapeGemmReshape", 1e-6);
+  test::expect_same_outputs(
+      [] {
+        return linear({.back = {2, 3, 5}, .flat_read_twice = true});
+      },
+      "ReshapeGemmReshape", 1e-6);
 }
 
 // ---- MissingCosSin and MissingReduceMax ---------------------------------------------------------

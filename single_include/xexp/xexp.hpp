@@ -14248,6 +14248,11 @@ inline constexpr auto is_sqrt_2_over_pi = fact<"is_sqrt_2_over_pi">([](const Val
 });
 inline constexpr auto is_gelu_cubic_coefficient =
     fact<"is_gelu_cubic_coefficient">([](const ValueView& v) { return scalar_near(v, 0.044715, 1e-5); });
+// The factor a Mul or Div by the scalar s applies: s for Mul, 1/s for Div.
+inline double scaling_factor(const ValueView& scaled, const Tensor& s) {
+  const double v = eval::scalar_double(s);
+  return rewrite::node_of(scaled).op_type == Symbol("Div") ? 1.0 / v : v;
+}
 // A constant of one element, any numeric type.
 inline constexpr auto is_scalar_constant = fact<"is_scalar_constant">([](const ValueView& v) {
   const Tensor* t = v.constant();
@@ -14343,6 +14348,23 @@ inline constexpr auto swaps_last_two = fact<"swaps_last_two">([](const std::vect
     if (perm[k] != static_cast<int64_t>(k)) return false;
   return perm[r - 2] == static_cast<int64_t>(r - 1) && perm[r - 1] == static_cast<int64_t>(r - 2);
 });
+
+// r, a 2-D Reshape of a (rank 3 or more), keeps a's last axis: a's leading axes flattened into rows.
+inline constexpr auto flattens_rows = fact<"flattens_rows">([](const ValueView& a, const ValueView& r) {
+  using rewrite::facts::dim;
+  return a.shape() && r.shape() && a.shape()->size() >= 3 && r.shape()->size() == 2 &&
+         dim(*r.shape(), 1) == dim(*a.shape(), -1);
+});
+// `out` has a's leading axes and the product's last axis: the rows of the product given back a's shape.
+inline constexpr auto restores_leading_axes =
+    fact<"restores_leading_axes">([](const ValueView& out, const ValueView& a, const ValueView& product) {
+      using rewrite::facts::KnownDim;
+      if (!out.shape() || !a.shape() || !product.shape() || out.shape()->size() != a.shape()->size())
+        return false;
+      for (std::size_t k = 0; k + 1 < a.shape()->size(); ++k)
+        if (!(KnownDim{(*out.shape())[k]} == KnownDim{(*a.shape())[k]})) return false;
+      return KnownDim{out.shape()->back()} == KnownDim{product.shape()->back()};
+    });
 
 // ---- execution order --------------------------------------------------------------------------------
 // Rules that rewrite several readers of one value x at once (a Split for its Slices, a TopK for a
@@ -16797,12 +16819,16 @@ inline rewrite::RulePtr matmul_batch_normalization_rule() {
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/matmul_reshape2_of3.hpp
 // MatMulReshape2Of3: exporters regroup the batch axes of matrices around a MatMul ((2,3,m,k) viewed as
-// (6,m,k) and back). When two of the three Reshapes (left input, right input, result) are there and
-// each keeps the matrices (last two dims), the MatMul can work in the other batch layout:
+// (6,m,k) and back). When two of the three Reshapes (left input, right input, result) are there, the
+// MatMul can work on the tensors as they were. With static shapes, each Reshape keeping the matrices (last
+// two dims) and no batch broadcasting between the inputs:
 // - both inputs regrouped alike: MatMul on the tensors as they were, one Reshape of the result;
 // - one input and the result regrouped: MatMul on that input as it was, the other input reshaped to
 //   its batch layout (not at all when it is a matrix MatMul broadcasts).
-// Static shapes, no batch broadcasting between the inputs. Only data moves: the same bits.
+// And, with shapes known by size or symbol: the left input's leading axes flattened into rows ((2,3,k) as
+// (6,k)), multiplied by a matrix, the result given them back: MatMul on the input as it was. The
+// flattening Reshape stays when something else reads it, as the weight's gradient does in training graphs.
+// Only data moves: the same bits.
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -16876,6 +16902,9 @@ inline rewrite::RulePtr matmul_reshape2_of3_rule() {
   auto left_out = named<'o'>(Reshape(MatMul(ra, x), u));
   auto right_out = named<'p'>(Reshape(MatMul(x, rb), u));
   // x in the batch layout of the input kept as it was (a matrix broadcasts as it is).
+  auto rows = named<'f'>(shared(Reshape(a, s)));
+  auto rows_product = named<'n'>(MatMul(rows, x));
+  auto rows_out = named<'o'>(Reshape(rows_product, u));
   auto x_for_a = choose(rank(x) == 2, x, Reshape(x, fold(detail::in_batch_layout_of(x, a))));
   auto x_for_b = choose(rank(x) == 2, x, Reshape(x, fold(detail::in_batch_layout_of(x, b))));
   return rule("MatMulReshape2Of3")
@@ -16891,7 +16920,11 @@ inline rewrite::RulePtr matmul_reshape2_of3_rule() {
              match(right_out)
                  .when(detail::keeps_matrices(b, rb) && detail::matrix_or_same_batch(x, rb) &&
                        detail::is_product_in_layout_of(right_out, b, x, b))
-                 .to(MatMul(x_for_b, b)));
+                 .to(MatMul(x_for_b, b)),
+             match(rows_out)
+                 .when(rank(x) == 2 && flattens_rows(a, rows) &&
+                       restores_leading_axes(rows_out, a, rows_product))
+                 .to(MatMul(a, x)));
 }
 
 }  // namespace xexp::patterns
@@ -17132,8 +17165,10 @@ inline rewrite::RulePtr mul_mul_matmul_rule() {
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/mul_mul_mul_scalar.hpp
 // MulMulMulScalar: (X op1 c1) op (Y op2 c2) with op, op1, op2 in {Mul, Div} and c1, c2 constant scalars
-// is (X op Y) * k, k folding the scalars: one scalar multiplication instead of two. The product is
-// reassociated, which changes float rounding (a few ulps).
+// is (X op Y) * k, k folding the scalars: one scalar multiplication instead of two. So is the chain
+// ((X op1 c1) * Y) op2 c2, which training graphs leave in each RMSNorm backward (X * -0.5 * rstd³ / n):
+// it becomes (X * Y) * k. The product is reassociated, which changes float rounding (a few ulps). A Div
+// only folds in float types: integer division truncates, so x / 3 * 4 is not x * (4 / 3).
 #include <vector>
 
 
@@ -17141,14 +17176,26 @@ namespace xexp::patterns {
 
 namespace detail {
 inline bool is_mul(const ValueView& v) { return rewrite::node_of(v).op_type == Symbol("Mul"); }
+// The scalar k, shaped as the larger of c1 and c2 so that the result keeps its rank.
+inline Tensor folded_scalar(const Tensor& c1, const Tensor& c2, double k) {
+  return eval::filled(c1.type(), c1.rank() >= c2.rank() ? c1.dims() : c2.dims(), k);
+}
 // The scalar (X op1 c1) op (Y op2 c2) multiplies X op Y by.
 inline constexpr auto combined_scale =
     rewrite::fact<"combined_scale">([](const ValueView& outer, const ValueView& left, const Tensor& c1,
                                        const ValueView& right, const Tensor& c2) {
-      const double a = is_mul(left) ? eval::element_as_double(c1, 0) : 1.0 / eval::element_as_double(c1, 0);
-      const double b = is_mul(right) ? eval::element_as_double(c2, 0) : 1.0 / eval::element_as_double(c2, 0);
-      const std::vector<int64_t>& dims = c1.rank() >= c2.rank() ? c1.dims() : c2.dims();
-      return eval::filled(c1.type(), dims, is_mul(outer) ? a * b : a / b);
+      const double a = scaling_factor(left, c1), b = scaling_factor(right, c2);
+      return folded_scalar(c1, c2, is_mul(outer) ? a * b : a / b);
+    });
+// The scalar ((X op1 c1) * Y) op2 c2 multiplies X * Y by.
+inline constexpr auto chained_scale = rewrite::fact<"chained_scale">(
+    [](const ValueView& inner, const Tensor& c1, const ValueView& outer, const Tensor& c2) {
+      return folded_scalar(c1, c2, scaling_factor(inner, c1) * scaling_factor(outer, c2));
+    });
+// The nodes are all Mul, or the type is a float one.
+inline constexpr auto folds_divisions =
+    rewrite::fact<"folds_divisions">([](const ValueView& a, const ValueView& b, const ValueView& c) {
+      return is_float(a.elem()) || (is_mul(a) && is_mul(b) && is_mul(c));
     });
 }  // namespace detail
 
@@ -17161,11 +17208,17 @@ inline rewrite::RulePtr mul_mul_mul_scalar_rule() {
   auto left = named<'l'>(op<"Mul|Div">(x, c1));
   auto right = named<'r'>(op<"Mul|Div">(y, c2));
   auto outer = named<'o'>(op<"Mul|Div">(left, right));
+  auto middle = named<'m'>(commutative(Mul(left, y)));
+  auto chain = named<'o'>(op<"Mul|Div">(middle, c2));
+  auto scalars = is_scalar(c1) && is_scalar(c2) && dtype(c1) == dtype(c2);
   return rule("MulMulMulScalar")
       .priority(1)
-      .match(outer)
-      .when(is_scalar(c1) && is_scalar(c2) && dtype(c1) == dtype(c2) && left != right)
-      .to(Mul(rebuild(outer, x, y), fold(detail::combined_scale(outer, left, c1, right, c2))));
+      .cases(match(outer)
+                 .when(scalars && left != right && detail::folds_divisions(outer, left, right))
+                 .to(Mul(rebuild(outer, x, y), fold(detail::combined_scale(outer, left, c1, right, c2)))),
+             match(chain)
+                 .when(scalars && detail::folds_divisions(chain, left, middle))
+                 .to(Mul(rebuild(middle, x, y), fold(detail::chained_scale(left, c1, chain, c2)))));
 }
 
 }  // namespace xexp::patterns
@@ -20386,11 +20439,6 @@ inline constexpr auto read_only_by_products = rewrite::fact<"read_only_by_produc
   }
   return true;
 });
-// The factor the scaling node applies: s for Mul, 1/s for Div.
-inline double scaling_factor(const ValueView& scaled, const Tensor& s) {
-  const double v = eval::scalar_double(s);
-  return rewrite::node_of(scaled).op_type == Symbol("Div") ? 1.0 / v : v;
-}
 inline constexpr auto factor_of = rewrite::fact<"factor_of">(
     [](const ValueView& scaled, const Tensor& s) { return static_cast<float>(scaling_factor(scaled, s)); });
 inline constexpr auto alpha_scaled_by =
@@ -20849,21 +20897,10 @@ inline rewrite::RulePtr reshape_gemm_rule() {
 // ======== xexp/patterns/ort/reshape_gemm_reshape.hpp
 // ReshapeGemmReshape (onnxruntime set): Reshape(Gemm(Reshape(A, [-1, k]), B), S) where S gives back A's
 // leading axes is com.microsoft FusedMatMul(A, B) alone (alpha and transB kept): a Linear layer applied
-// to a 3-D or 4-D tensor as exporters flatten it. Three nodes become one.
+// to a 3-D or 4-D tensor as exporters flatten it. Three nodes become one; one Reshape stays when something
+// else reads the flattened A (training graphs multiply it by the output's gradient too).
 
 namespace xexp::patterns {
-
-namespace detail {
-// `out` (the last Reshape's result, shape known) has a's leading axes and the product's last axis.
-inline constexpr auto restores_leading_axes =
-    rewrite::fact<"restores_leading_axes">([](const ValueView& out, const ValueView& a, const ValueView& gemm) {
-      if (!out.shape() || !a.shape() || !gemm.shape() || out.shape()->size() != a.shape()->size()) return false;
-      const std::size_t r = a.shape()->size();
-      for (std::size_t k = 0; k + 1 < r; ++k)
-        if (!(rewrite::facts::KnownDim{(*out.shape())[k]} == rewrite::facts::KnownDim{(*a.shape())[k]})) return false;
-      return rewrite::facts::KnownDim{out.shape()->back()} == rewrite::facts::KnownDim{gemm.shape()->back()};
-    });
-}  // namespace detail
 
 inline rewrite::RulePtr reshape_gemm_reshape_rule() {
   using namespace rewrite::dsl;
@@ -20873,14 +20910,14 @@ inline rewrite::RulePtr reshape_gemm_reshape_rule() {
   Var<'S'> back;
   Int<'t'> trans_b;
   Float<'l'> alpha;
-  auto gemm = named<'g'>(
-      Gemm(Reshape(a, shape), b, attr<"transA"> = 0, attr<"transB"> = trans_b, attr<"alpha"> = alpha));
+  auto gemm = named<'g'>(Gemm(shared(Reshape(a, shape)), b, attr<"transA"> = 0, attr<"transB"> = trans_b,
+                              attr<"alpha"> = alpha));
   auto out = named<'o'>(Reshape(gemm, back));
   return rule("ReshapeGemmReshape")
       .priority(3)
       .match(out)
       .when(dtype(a) == ElemType::Float && detail::flattens_leading_axes(a, shape) &&
-            detail::restores_leading_axes(out, a, gemm))
+            restores_leading_axes(out, a, gemm))
       .to(FusedMatMul(a, b, attr<"alpha"> = alpha, attr<"transA"> = 0, attr<"transB"> = trans_b));
 }
 

@@ -194,6 +194,11 @@ inline constexpr auto is_sqrt_2_over_pi = fact<"is_sqrt_2_over_pi">([](const Val
 });
 inline constexpr auto is_gelu_cubic_coefficient =
     fact<"is_gelu_cubic_coefficient">([](const ValueView& v) { return scalar_near(v, 0.044715, 1e-5); });
+// The factor a Mul or Div by the scalar s applies: s for Mul, 1/s for Div.
+inline double scaling_factor(const ValueView& scaled, const Tensor& s) {
+  const double v = eval::scalar_double(s);
+  return rewrite::node_of(scaled).op_type == Symbol("Div") ? 1.0 / v : v;
+}
 // A constant of one element, any numeric type.
 inline constexpr auto is_scalar_constant = fact<"is_scalar_constant">([](const ValueView& v) {
   const Tensor* t = v.constant();
@@ -289,6 +294,23 @@ inline constexpr auto swaps_last_two = fact<"swaps_last_two">([](const std::vect
     if (perm[k] != static_cast<int64_t>(k)) return false;
   return perm[r - 2] == static_cast<int64_t>(r - 1) && perm[r - 1] == static_cast<int64_t>(r - 2);
 });
+
+// r, a 2-D Reshape of a (rank 3 or more), keeps a's last axis: a's leading axes flattened into rows.
+inline constexpr auto flattens_rows = fact<"flattens_rows">([](const ValueView& a, const ValueView& r) {
+  using rewrite::facts::dim;
+  return a.shape() && r.shape() && a.shape()->size() >= 3 && r.shape()->size() == 2 &&
+         dim(*r.shape(), 1) == dim(*a.shape(), -1);
+});
+// `out` has a's leading axes and the product's last axis: the rows of the product given back a's shape.
+inline constexpr auto restores_leading_axes =
+    fact<"restores_leading_axes">([](const ValueView& out, const ValueView& a, const ValueView& product) {
+      using rewrite::facts::KnownDim;
+      if (!out.shape() || !a.shape() || !product.shape() || out.shape()->size() != a.shape()->size())
+        return false;
+      for (std::size_t k = 0; k + 1 < a.shape()->size(); ++k)
+        if (!(KnownDim{(*out.shape())[k]} == KnownDim{(*a.shape())[k]})) return false;
+      return KnownDim{out.shape()->back()} == KnownDim{product.shape()->back()};
+    });
 
 // ---- execution order --------------------------------------------------------------------------------
 // Rules that rewrite several readers of one value x at once (a Split for its Slices, a TopK for a

@@ -1,11 +1,15 @@
 #pragma once
 // MatMulReshape2Of3: exporters regroup the batch axes of matrices around a MatMul ((2,3,m,k) viewed as
-// (6,m,k) and back). When two of the three Reshapes (left input, right input, result) are there and
-// each keeps the matrices (last two dims), the MatMul can work in the other batch layout:
+// (6,m,k) and back). When two of the three Reshapes (left input, right input, result) are there, the
+// MatMul can work on the tensors as they were. With static shapes, each Reshape keeping the matrices (last
+// two dims) and no batch broadcasting between the inputs:
 // - both inputs regrouped alike: MatMul on the tensors as they were, one Reshape of the result;
 // - one input and the result regrouped: MatMul on that input as it was, the other input reshaped to
 //   its batch layout (not at all when it is a matrix MatMul broadcasts).
-// Static shapes, no batch broadcasting between the inputs. Only data moves: the same bits.
+// And, with shapes known by size or symbol: the left input's leading axes flattened into rows ((2,3,k) as
+// (6,k)), multiplied by a matrix, the result given them back: MatMul on the input as it was. The
+// flattening Reshape stays when something else reads it, as the weight's gradient does in training graphs.
+// Only data moves: the same bits.
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -80,6 +84,9 @@ inline rewrite::RulePtr matmul_reshape2_of3_rule() {
   auto left_out = named<'o'>(Reshape(MatMul(ra, x), u));
   auto right_out = named<'p'>(Reshape(MatMul(x, rb), u));
   // x in the batch layout of the input kept as it was (a matrix broadcasts as it is).
+  auto rows = named<'f'>(shared(Reshape(a, s)));
+  auto rows_product = named<'n'>(MatMul(rows, x));
+  auto rows_out = named<'o'>(Reshape(rows_product, u));
   auto x_for_a = choose(rank(x) == 2, x, Reshape(x, fold(detail::in_batch_layout_of(x, a))));
   auto x_for_b = choose(rank(x) == 2, x, Reshape(x, fold(detail::in_batch_layout_of(x, b))));
   return rule("MatMulReshape2Of3")
@@ -95,7 +102,11 @@ inline rewrite::RulePtr matmul_reshape2_of3_rule() {
              match(right_out)
                  .when(detail::keeps_matrices(b, rb) && detail::matrix_or_same_batch(x, rb) &&
                        detail::is_product_in_layout_of(right_out, b, x, b))
-                 .to(MatMul(x_for_b, b)));
+                 .to(MatMul(x_for_b, b)),
+             match(rows_out)
+                 .when(rank(x) == 2 && flattens_rows(a, rows) &&
+                       restores_leading_axes(rows_out, a, rows_product))
+                 .to(MatMul(a, x)));
 }
 
 }  // namespace xexp::patterns

@@ -22,11 +22,6 @@ inline constexpr auto read_only_by_products = rewrite::fact<"read_only_by_produc
   }
   return true;
 });
-// The factor the scaling node applies: s for Mul, 1/s for Div.
-inline double scaling_factor(const ValueView& scaled, const Tensor& s) {
-  const double v = eval::scalar_double(s);
-  return rewrite::node_of(scaled).op_type == Symbol("Div") ? 1.0 / v : v;
-}
 inline constexpr auto factor_of = rewrite::fact<"factor_of">(
     [](const ValueView& scaled, const Tensor& s) { return static_cast<float>(scaling_factor(scaled, s)); });
 inline constexpr auto alpha_scaled_by =
