@@ -17,6 +17,13 @@ using test::run_rules;
 using OpSeq = std::vector<std::string>;
 
 static const Node& output_producer(const Graph& g) { return g.node(g.value(g.outputs()[0]).producer); }
+// The constant the node computing the first output multiplies or divides by.
+static const Tensor& output_scale(const Graph& g) {
+  return *rewrite::constant_tensor(g, output_producer(g).inputs[1]);
+}
+static float output_scale_value(const Graph& g) {
+  return static_cast<float>(eval::element_as_double(output_scale(g), 0));
+}
 
 // ---- MulMulMulScalar ------------------------------------------------------------------------------
 struct MmmCase {
@@ -59,17 +66,12 @@ TEST(PatternMulMulMulScalar, ScalarsAreMultipliedOnce) {
   Model m = mmm_model({});
   run_rules(m, "MulMulMulScalar");
   ASSERT_EQ(op_types(*m.graph), (OpSeq{"Mul", "Mul"}));
-  const Graph& g = *m.graph;
-  const Tensor& k = *rewrite::constant_tensor(g, output_producer(g).inputs[1]);
-  EXPECT_EQ(k.dims(), (std::vector<int64_t>{1}));
-  EXPECT_FLOAT_EQ(static_cast<float>(eval::element_as_double(k, 0)), 0.75f);
+  EXPECT_EQ(output_scale(*m.graph).dims(), (std::vector<int64_t>{1}));
+  EXPECT_FLOAT_EQ(output_scale_value(*m.graph), 0.75f);
   Model div = mmm_model({.outer = "Div", .left = "Div", .right = "Mul"});
   run_rules(div, "MulMulMulScalar");
   ASSERT_EQ(op_types(*div.graph), (OpSeq{"Div", "Mul"}));
-  const Graph& dg = *div.graph;
-  EXPECT_FLOAT_EQ(static_cast<float>(eval::element_as_double(
-                      *rewrite::constant_tensor(dg, output_producer(dg).inputs[1]), 0)),
-                  1.0f / 12.0f);
+  EXPECT_FLOAT_EQ(output_scale_value(*div.graph), 1.0f / 12.0f);
 }
 
 TEST(PatternMulMulMulScalar, NotWithANonConstantScalar) {
@@ -86,9 +88,7 @@ TEST(PatternMulMulMulScalar, IntegerDivisionsStay) {
   Model mul = mmm_model({.right = "Mul", .integers = true});
   run_rules(mul, "MulMulMulScalar");
   ASSERT_EQ(op_types(*mul.graph), (OpSeq{"Mul", "Mul"}));
-  const Graph& g = *mul.graph;
-  EXPECT_EQ(eval::as_int64s(*rewrite::constant_tensor(g, output_producer(g).inputs[1])),
-            (std::vector<int64_t>{12}));
+  EXPECT_EQ(eval::as_int64s(output_scale(*mul.graph)), (std::vector<int64_t>{12}));
 }
 
 TEST(PatternMulMulMulScalar, ChainMultipliesOnce) {
@@ -99,15 +99,12 @@ TEST(PatternMulMulMulScalar, ChainMultipliesOnce) {
   const Node& scale = output_producer(g);
   const Node& product = g.node(g.value(scale.inputs[0]).producer);
   EXPECT_EQ(product.inputs, (std::vector<ValueId>{g.at("X"), g.at("Y")}));
-  const Tensor& k = *rewrite::constant_tensor(g, scale.inputs[1]);
-  EXPECT_EQ(k.rank(), 0u);
-  EXPECT_FLOAT_EQ(static_cast<float>(eval::element_as_double(k, 0)), 0.75f);
+  EXPECT_EQ(output_scale(g).rank(), 0u);
+  EXPECT_FLOAT_EQ(output_scale_value(g), 0.75f);
   Model div = chain_model({.inner = "Div", .outer = "Mul"});
   run_rules(div, "MulMulMulScalar");
   ASSERT_EQ(op_types(*div.graph), (OpSeq{"Mul", "Mul"}));
-  EXPECT_FLOAT_EQ(static_cast<float>(eval::element_as_double(
-                      *rewrite::constant_tensor(*div.graph, output_producer(*div.graph).inputs[1]), 0)),
-                  4.0f / 3.0f);
+  EXPECT_FLOAT_EQ(output_scale_value(*div.graph), 4.0f / 3.0f);
 }
 
 TEST(PatternMulMulMulScalar, NotWhenTheChainIsReadInside) {
