@@ -1,6 +1,6 @@
-// ReshapeReshapeBinary, ExpandBroadcast, ShapeBasedExpandBroadcast: the exact op sequence after, one
-// negative test per condition, and the same numbers before and after (xexp's evaluator and ONNX Runtime,
-// float32, exactly). None of these rewrites changes arithmetic.
+// ReshapeReshapeBinary, ExpandBroadcast, ShapeBasedExpandBroadcast (binary ops and Where): the exact op
+// sequence after, one negative test per condition, and the same numbers before and after (xexp's
+// evaluator and ONNX Runtime, float32, exactly). None of these rewrites changes arithmetic.
 #include <gtest/gtest.h>
 
 #include "support/rewrite_helpers.hpp"
@@ -146,4 +146,54 @@ TEST(PatternShapeBasedExpandBroadcast, AnExpandGivingTheOnlyFullDimensionStays) 
 TEST(PatternShapeBasedExpandBroadcast, SameNumbers) {
   test::expect_same_outputs([] { return sbeb_model({1, 4}, true); }, "ShapeBasedExpandBroadcast");
   test::expect_same_outputs([] { return sbeb_model({1, 1}, true); }, "ShapeBasedExpandBroadcast");
+}
+
+// Where(Expand(C, s), fill, Expand(K, s)) with s = [2, 1, 5, 5]: a padding mask C (2, 1, 1, 5) and a
+// causal mask K (k_shape), both expanded to (batch, 1, seq, seq) as torch's attention masks are.
+static Model where_expand_model(Shape k_shape, bool expand_fill = false) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId c = g.add_input("C", ElemType::Bool, Shape{2, 1, 1, 5});
+  ValueId k = g.add_input("K", ElemType::Float, std::move(k_shape));
+  ValueId fill = g.add_initializer("fill", Tensor::from<float>({1}, {-3.0f}));
+  auto expanded = [&](ValueId v, const char* name) {
+    return node(g, "Expand", {v, int64_initializer(g, name, {2, 1, 5, 5})});
+  };
+  g.add_output(
+      node(g, "Where", {expanded(c, "s"), expand_fill ? expanded(fill, "u") : fill, expanded(k, "t")}));
+  return m;
+}
+
+TEST(PatternShapeBasedExpandBroadcast, WhereBroadcastsItsThreeInputs) {
+  for (bool expand_fill : {false, true}) {
+    Model m = where_expand_model({1, 1, 5, 5}, expand_fill);
+    run_rules(m, "ShapeBasedExpandBroadcast");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpSeq{"Where"})) << expand_fill;
+    const Node& where = output_producer(g);
+    EXPECT_EQ(g.value(where.inputs[0]).name, "C");
+    EXPECT_EQ(g.value(where.inputs[1]).name, "fill");
+    EXPECT_EQ(g.value(where.inputs[2]).name, "K");
+    EXPECT_EQ(g.value(g.outputs()[0]).shape, (Shape{2, 1, 5, 5}));
+  }
+}
+
+TEST(PatternShapeBasedExpandBroadcast, WhereKeepsTheExpandThatGivesTheOnlyFullDimension) {
+  // K (5,) and C (2, 1, 1, 5): the second 5 of (2, 1, 5, 5) comes from the Expands only; C's goes
+  // first and K's must then stay.
+  Model m = where_expand_model({5});
+  run_rules(m, "ShapeBasedExpandBroadcast");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpSeq{"Expand", "Where"}));
+  EXPECT_EQ(g.value(output_producer(g).inputs[0]).name, "C");
+  EXPECT_EQ(g.value(g.node(g.first_node()).inputs[0]).name, "K");
+}
+
+TEST(PatternShapeBasedExpandBroadcast, WhereSameNumbers) {
+  test::expect_same_outputs(
+      [] {
+        return where_expand_model({1, 1, 5, 5}, true);
+      },
+      "ShapeBasedExpandBroadcast");
+  test::expect_same_outputs([] { return where_expand_model({5}); }, "ShapeBasedExpandBroadcast");
 }

@@ -1,7 +1,9 @@
-// NotNot, NotWhere, Dropout, ConvBiasNull, ClipClip: the exact op sequence after, one negative test per
-// condition, and the same numbers before and after (xexp's evaluator and ONNX Runtime, float32, exactly:
-// none of these rewrites changes arithmetic).
+// NotNot, NotWhere, MaskedFillToBool, Dropout, ConvBiasNull, ClipClip: the exact op sequence after, one
+// negative test per condition, and the same numbers before and after (xexp's evaluator and ONNX Runtime,
+// float32, exactly: none of these rewrites changes arithmetic).
 #include <gtest/gtest.h>
+
+#include <limits>
 
 #include "support/rewrite_helpers.hpp"
 #include "xexp/patterns/registry.hpp"
@@ -74,6 +76,75 @@ TEST(PatternNotWhere, NotWhenTheNotHasAnotherConsumer) {
 }
 
 TEST(PatternNotWhere, SameNumbers) { test::expect_same_outputs([] { return not_where_model(false); }, "NotWhere"); }
+
+// ---- MaskedFillToBool -----------------------------------------------------------------------------
+// Cast(Where(Cast(X, bool), fill, X), bool) with X = 1 - float(B), B a random boolean (2, 1, 1, 5):
+// torch's padding mask, X zero where B is true.
+struct MaskedFill {
+  Tensor fill = Tensor::from<float>({1}, {std::numeric_limits<float>::lowest()});
+  bool else_x = true;       // the Where's else branch is X (false: another value of X's shape)
+  int64_t outer_to = 9;     // the last Cast's type (9: bool)
+  bool where_read = false;  // the Where is also a graph output
+};
+static Model masked_fill_model(const MaskedFill& c = {}) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId b = g.add_input("B", ElemType::Bool, Shape{2, 1, 1, 5});
+  ValueId one = g.add_initializer("one", Tensor::scalar<float>(1.0f));
+  ValueId x = node(g, "Sub", {one, node(g, "Cast", {b}, {Attribute::make_int("to", 1)})});
+  ValueId mask = node(g, "Cast", {x}, {Attribute::make_int("to", 9)});
+  ValueId other = c.else_x ? x : node(g, "Neg", {x});
+  ValueId filled = node(g, "Where", {mask, g.add_initializer("fill", c.fill), other});
+  g.add_output(node(g, "Cast", {filled}, {Attribute::make_int("to", c.outer_to)}));
+  if (c.where_read) g.add_output(filled);
+  return m;
+}
+
+TEST(PatternMaskedFillToBool, TheFirstCastIsTheMask) {
+  Model m = masked_fill_model();
+  run_rules(m, "MaskedFillToBool");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"Cast", "Sub", "Cast"}));
+  const Node& mask = g.node(g.value(g.outputs()[0]).producer);
+  EXPECT_EQ(mask.op_type, Symbol("Cast"));
+  EXPECT_EQ(g.node(g.value(mask.inputs[0]).producer).op_type, Symbol("Sub"));
+  EXPECT_EQ(g.value(g.outputs()[0]).elem, ElemType::Bool);
+}
+
+TEST(PatternMaskedFillToBool, TheWhereStaysWhenSomethingElseReadsIt) {
+  Model m = masked_fill_model({.where_read = true});
+  run_rules(m, "MaskedFillToBool");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Cast", "Sub", "Cast", "Where"}));
+}
+
+TEST(PatternMaskedFillToBool, NotWhenTheFillHasAZero) {
+  Model m = masked_fill_model({.fill = Tensor::from<float>({5}, {-1, -1, 0, -1, -1})});
+  run_rules(m, "MaskedFillToBool");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Cast", "Sub", "Cast", "Where", "Cast"}));
+}
+
+TEST(PatternMaskedFillToBool, NotWhenTheFillWidensTheMask) {
+  Model m = masked_fill_model({.fill = Tensor::from<float>({1, 1, 3, 1}, {-1, -2, -3})});
+  run_rules(m, "MaskedFillToBool");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Cast", "Sub", "Cast", "Where", "Cast"}));
+}
+
+TEST(PatternMaskedFillToBool, NotWhenTheElseBranchIsAnotherValue) {
+  Model m = masked_fill_model({.else_x = false});
+  run_rules(m, "MaskedFillToBool");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Cast", "Sub", "Cast", "Neg", "Where", "Cast"}));
+}
+
+TEST(PatternMaskedFillToBool, NotWhenTheLastCastIsToANumber) {
+  Model m = masked_fill_model({.outer_to = 1});
+  run_rules(m, "MaskedFillToBool");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Cast", "Sub", "Cast", "Where", "Cast"}));
+}
+
+TEST(PatternMaskedFillToBool, SameNumbers) {
+  test::expect_same_outputs([] { return masked_fill_model(); }, "MaskedFillToBool");
+  test::expect_same_outputs([] { return masked_fill_model({.where_read = true}); }, "MaskedFillToBool");
+}
 
 // ---- Dropout --------------------------------------------------------------------------------------
 struct DropoutCase {

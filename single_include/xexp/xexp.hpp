@@ -12121,6 +12121,8 @@ bool literal_matches(const ir::Attribute* a, const T& v) {
   if (!a) return false;
   if constexpr (std::is_same_v<T, int64_t>)
     return a->type == ir::AttrType::Int && a->i == v;
+  else if constexpr (std::is_enum_v<T>)  // attr<"to"> = ElemType::Bool
+    return a->type == ir::AttrType::Int && a->i == static_cast<int64_t>(v);
   else if constexpr (std::is_same_v<T, float>)
     return a->type == ir::AttrType::Float && a->f == v;
   else if constexpr (std::is_same_v<T, std::string>)
@@ -14224,6 +14226,14 @@ inline bool equal_everywhere(const Tensor& t, double value) {
 }
 inline constexpr auto all_equal = fact<"all_equal">(equal_everywhere);
 inline constexpr auto all_zero = fact<"all_zero">([](const Tensor& t) { return equal_everywhere(t, 0.0); });
+// No element of a numeric tensor is zero (false for an empty tensor): a divisor, a fill that casts to
+// true.
+inline constexpr auto nowhere_zero = fact<"nowhere_zero">([](const Tensor& t) {
+  if (t.type() == ElemType::String || t.size() == 0) return false;
+  for (int64_t k = 0; k < t.size(); ++k)
+    if (eval::element_as_double(t, k) == 0.0) return false;
+  return true;
+});
 
 // A constant of one element within `tolerance` of `exact`. Exporters write float32 constants, or
 // constants rounded to float16 in half-precision models (sqrt(2) becomes 1.4140625): the activation
@@ -15517,36 +15527,6 @@ inline rewrite::RulePtr cast_cast_rule() {
 }
 
 }  // namespace xexp::patterns
-// ======== xexp/patterns/onnx/cast_like.hpp
-// CastLike: CastLike(x, like) is Cast(x, to=like's element type) once that type is known. onnxscript's
-// torch_lib writes CastLike(alpha, other) in every aten_add and aten_sub: as a Cast of a constant it
-// folds, and the Mul by alpha = 1 after it goes (Identity). Not to the float8 types, where CastLike's
-// `saturate` (opset 19) would have to follow.
-#include <cstdint>
-
-
-namespace xexp::patterns {
-
-namespace detail {
-inline constexpr auto known_cast_target = rewrite::fact<"known_cast_target">([](const ValueView& like) {
-  const auto t = static_cast<int32_t>(like.elem());
-  return t != static_cast<int32_t>(ElemType::Undefined) && t < 17;  // 17..20: the float8 types
-});
-inline constexpr auto element_type_of =
-    rewrite::fact<"element_type_of">([](const ValueView& like) { return static_cast<int64_t>(like.elem()); });
-}  // namespace detail
-
-inline rewrite::RulePtr cast_like_rule() {
-  using namespace rewrite::dsl;
-  Var<'x'> x;
-  Var<'l'> like;
-  return rule("CastLike")
-      .match(op<"CastLike">(x, like))
-      .when(detail::known_cast_target(like))
-      .to(Cast(x, attr<"to"> = detail::element_type_of(like)));
-}
-
-}  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/cast_cast_binary.hpp
 // CastCastBinary: Add/Sub/Mul/Div(Cast(a, to=U), Cast(b, to=U)) with a and b of the same float type T
 // more precise than U is Cast(Binary(a, b), to=U): one Cast instead of two, and the op rounds once
@@ -15646,6 +15626,36 @@ inline rewrite::RulePtr cast_layer_normalization_cast_rule() {
                  .when(condition)
                  .to(rebuild(with_bias, x, cast_scale, Cast(bias, attr<"to"> = dtype(x)))),
              match(Cast(without_bias, attr<"to"> = back)).when(condition).to(rebuild(without_bias, x, cast_scale)));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/cast_like.hpp
+// CastLike: CastLike(x, like) is Cast(x, to=like's element type) once that type is known. onnxscript's
+// torch_lib writes CastLike(alpha, other) in every aten_add and aten_sub: as a Cast of a constant it
+// folds, and the Mul by alpha = 1 after it goes (Identity). Not to the float8 types, where CastLike's
+// `saturate` (opset 19) would have to follow.
+#include <cstdint>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+inline constexpr auto known_cast_target = rewrite::fact<"known_cast_target">([](const ValueView& like) {
+  const auto t = static_cast<int32_t>(like.elem());
+  return t != static_cast<int32_t>(ElemType::Undefined) && t < 17;  // 17..20: the float8 types
+});
+inline constexpr auto element_type_of =
+    rewrite::fact<"element_type_of">([](const ValueView& like) { return static_cast<int64_t>(like.elem()); });
+}  // namespace detail
+
+inline rewrite::RulePtr cast_like_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'l'> like;
+  return rule("CastLike")
+      .match(op<"CastLike">(x, like))
+      .when(detail::known_cast_target(like))
+      .to(Cast(x, attr<"to"> = detail::element_type_of(like)));
 }
 
 }  // namespace xexp::patterns
@@ -16069,11 +16079,6 @@ inline constexpr auto weight_times_channels = rewrite::fact<"weight_times_channe
     [](const Tensor& w, const Tensor& c) { return conv_weight_with(w, c, "Mul"); });
 inline constexpr auto weight_over_channels = rewrite::fact<"weight_over_channels">(
     [](const Tensor& w, const Tensor& c) { return conv_weight_with(w, c, "Div"); });
-inline constexpr auto nowhere_zero = rewrite::fact<"nowhere_zero">([](const Tensor& c) {
-  for (int64_t k = 0; k < c.size(); ++k)
-    if (eval::element_as_double(c, k) == 0) return false;
-  return true;
-});
 }  // namespace detail
 
 inline rewrite::RulePtr conv_add_mul_rule() {
@@ -16095,7 +16100,7 @@ inline rewrite::RulePtr conv_add_mul_rule() {
                  .to(rebuild(conv, input<1> = fold(detail::weight_times_channels(w, c)),
                              input<2> = choose(present(b), fold(detail::bias_times_channels(b, w, c)), b))),
              match(Div(conv, c))
-                 .when(fits && detail::nowhere_zero(c))
+                 .when(fits && nowhere_zero(c))
                  .to(rebuild(conv, input<1> = fold(detail::weight_over_channels(w, c)),
                              input<2> = choose(present(b), fold(detail::bias_over_channels(b, w, c)), b))));
 }
@@ -16221,26 +16226,37 @@ inline rewrite::RulePtr dropout_rule() {
 // ======== xexp/patterns/onnx/expand_broadcast.hpp
 // ExpandBroadcast: Binary(Expand(X, s), Y) is Binary(X, Y) when broadcasting X against Y already gives
 // the output shape: the Expand materializes a tensor the op would broadcast anyway. Checked on shapes,
-// dimension by dimension (same rank): each operand's dimension is 1 or the output's, and one of them is
-// the output's. Binary: the element-wise arithmetic, logic and comparison ops; the Expand may feed
-// either side; its shape s is a constant and its output is used once.
+// dimension by dimension (see detail::is_broadcast_of). Binary: the element-wise arithmetic, logic and
+// comparison ops; the Expand may feed either side; its shape s is a constant and its output is used once.
 
 namespace xexp::patterns {
 
 namespace detail {
-// Broadcasting a against b gives `out` (shapes known, same rank).
-inline constexpr auto broadcasts_to =
-    rewrite::fact<"broadcasts_to">([](const ValueView& a, const ValueView& b, const ValueView& out) {
-      if (!a.shape() || !b.shape() || !out.shape()) return false;
-      const Shape &sa = *a.shape(), &sb = *b.shape(), &so = *out.shape();
-      if (sa.size() != so.size() || sb.size() != so.size()) return false;
-      using rewrite::facts::KnownDim;
-      for (std::size_t k = 0; k < so.size(); ++k) {
-        const bool a_full = KnownDim{sa[k]} == KnownDim{so[k]}, b_full = KnownDim{sb[k]} == KnownDim{so[k]};
-        const bool a_one = KnownDim{sa[k]} == 1, b_one = KnownDim{sb[k]} == 1;
-        if (!(a_full || a_one) || !(b_full || b_one) || !(a_full || b_full)) return false;
-      }
-      return true;
+// Broadcasting the operands (numpy rules: aligned on the right, a missing leading axis counts as 1)
+// gives exactly `out`'s shape: each operand's dimension is 1 or out's, and one of them is out's. Shapes
+// known; symbolic dimensions compare by name.
+inline bool broadcast_gives(const Shape& out, std::initializer_list<const Shape*> operands) {
+  using rewrite::facts::KnownDim;
+  for (const Shape* s : operands)
+    if (s->size() > out.size()) return false;
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    bool some_full = false;
+    for (const Shape* s : operands) {
+      if (k + s->size() < out.size()) continue;  // a leading axis the operand lacks: 1
+      const Dim& d = (*s)[k + s->size() - out.size()];
+      const bool full = KnownDim{d} == KnownDim{out[k]};
+      if (!full && !(KnownDim{d} == 1)) return false;
+      some_full = some_full || full;
+    }
+    if (!some_full && !(KnownDim{out[k]} == 1)) return false;
+  }
+  return true;
+}
+// `out` is what broadcasting the operands gives (Binary(x, y) or Where(c, x, y) without their Expands).
+inline constexpr auto is_broadcast_of =
+    rewrite::fact<"is_broadcast_of">([](const ValueView& out, const auto&... operands) {
+      if (!out.shape() || !(operands.shape() && ...)) return false;
+      return broadcast_gives(*out.shape(), {&*operands.shape()...});
     });
 }  // namespace detail
 
@@ -16253,8 +16269,8 @@ inline rewrite::RulePtr expand_broadcast_rule() {
   auto right = named<'o'>(op<kBroadcastBinary>(y, Expand(x, s)));
   return rule("ExpandBroadcast")
       .priority(1)
-      .cases(match(left).when(detail::broadcasts_to(x, y, left)).to(rebuild(left, x, y)),
-             match(right).when(detail::broadcasts_to(x, y, right)).to(rebuild(right, y, x)));
+      .cases(match(left).when(detail::is_broadcast_of(left, x, y)).to(rebuild(left, x, y)),
+             match(right).when(detail::is_broadcast_of(right, x, y)).to(rebuild(right, y, x)));
 }
 
 }  // namespace xexp::patterns
@@ -16723,6 +16739,30 @@ inline rewrite::RulePtr leaky_relu_rule() {
       .when(is_scalar(zero) && is_scalar(slope) && rank(x) >= rank(zero) && rank(x) >= rank(slope) &&
             all_zero(zero) && detail::exact_in_float(slope))
       .to(op<"LeakyRelu">(x, attr<"alpha"> = scalar_float(slope)));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/masked_fill_to_bool.hpp
+// MaskedFillToBool: Cast(Where(Cast(X, to=bool), a, X), to=bool) is Cast(X, to=bool) when no element of
+// the constant a is zero. Where X is not zero (NaN included), the Where takes a, true once cast, as X
+// is; elsewhere it takes X itself. torch writes this when it turns a 0/1 padding mask into a boolean
+// one: `inverted.masked_fill(inverted.bool(), min).bool()`. The inner Cast stays and stands for the
+// outer one; a must not widen X by broadcasting. When something else reads the Where, only the outer
+// Cast goes.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr masked_fill_to_bool_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Const<'a'> a;
+  auto mask = named<'m'>(shared(Cast(x, attr<"to"> = ElemType::Bool)));
+  auto filled = named<'w'>(shared(op<"Where">(mask, a, x)));
+  return rule("MaskedFillToBool")
+      .priority(1)
+      .match(Cast(filled, attr<"to"> = ElemType::Bool))
+      .when(nowhere_zero(a) && same_shape(filled, x))
+      .to(mask);
 }
 
 }  // namespace xexp::patterns
@@ -18690,7 +18730,9 @@ inline rewrite::RulePtr shape_based_constant_shape_value_rule() {
 // ======== xexp/patterns/onnx/shape_based_expand_broadcast.hpp
 // ShapeBasedExpandBroadcast: like ExpandBroadcast, with any Expand shape (computed at run time) and an
 // Expand on one or both sides: Binary(Expand(X, s), Expand(Y, t)) is Binary(X, Y) when broadcasting X
-// against Y already gives the output shape (known shapes, same rank, see detail::broadcasts_to).
+// against Y already gives the output shape (known shapes, see detail::is_broadcast_of). The same holds
+// for Where, which broadcasts its three inputs: attention masks write Where(Expand(mask), min,
+// Expand(causal)), both Expanded to (batch, 1, seq, seq). One Expand goes per application.
 
 namespace xexp::patterns {
 
@@ -18698,16 +18740,20 @@ inline rewrite::RulePtr shape_based_expand_broadcast_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'y'> y;
+  Var<'z'> z;
   Var<'s'> s;
   Var<'t'> t;
-  auto one_case = [&](auto binary) {
-    return match(binary).when(detail::broadcasts_to(x, y, binary)).to(rebuild(binary, x, y));
+  auto one_case = [&](auto op, auto... operands) {
+    return match(op).when(detail::is_broadcast_of(op, operands...)).to(rebuild(op, operands...));
   };
   return rule("ShapeBasedExpandBroadcast")
       .priority(1)
-      .cases(one_case(named<'o'>(op<kBroadcastBinary>(Expand(x, s), Expand(y, t)))),
-             one_case(named<'o'>(op<kBroadcastBinary>(Expand(x, s), y))),
-             one_case(named<'o'>(op<kBroadcastBinary>(x, Expand(y, t)))));
+      .cases(one_case(named<'o'>(op<kBroadcastBinary>(Expand(x, s), Expand(y, t))), x, y),
+             one_case(named<'o'>(op<kBroadcastBinary>(Expand(x, s), y)), x, y),
+             one_case(named<'o'>(op<kBroadcastBinary>(x, Expand(y, t))), x, y),
+             one_case(named<'o'>(op<"Where">(Expand(x, s), y, z)), x, y, z),
+             one_case(named<'o'>(op<"Where">(x, Expand(y, s), z)), x, y, z),
+             one_case(named<'o'>(op<"Where">(x, y, Expand(z, s))), x, y, z));
 }
 
 }  // namespace xexp::patterns
@@ -21163,6 +21209,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       layer_normalization_rule(),
       layer_normalization_scale_rule(),
       leaky_relu_rule(),
+      masked_fill_to_bool_rule(),
       mul_mul_mul_scalar_rule(),
       not_not_rule(),
       not_where_rule(),

@@ -170,6 +170,14 @@ inline bool equal_everywhere(const Tensor& t, double value) {
 }
 inline constexpr auto all_equal = fact<"all_equal">(equal_everywhere);
 inline constexpr auto all_zero = fact<"all_zero">([](const Tensor& t) { return equal_everywhere(t, 0.0); });
+// No element of a numeric tensor is zero (false for an empty tensor): a divisor, a fill that casts to
+// true.
+inline constexpr auto nowhere_zero = fact<"nowhere_zero">([](const Tensor& t) {
+  if (t.type() == ElemType::String || t.size() == 0) return false;
+  for (int64_t k = 0; k < t.size(); ++k)
+    if (eval::element_as_double(t, k) == 0.0) return false;
+  return true;
+});
 
 // A constant of one element within `tolerance` of `exact`. Exporters write float32 constants, or
 // constants rounded to float16 in half-precision models (sqrt(2) becomes 1.4140625): the activation

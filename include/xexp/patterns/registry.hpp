@@ -11,9 +11,9 @@
 #include "xexp/patterns/onnx/batch_normalization_training.hpp"
 #include "xexp/patterns/onnx/cast.hpp"
 #include "xexp/patterns/onnx/cast_cast.hpp"
-#include "xexp/patterns/onnx/cast_like.hpp"
 #include "xexp/patterns/onnx/cast_cast_binary.hpp"
 #include "xexp/patterns/onnx/cast_layer_normalization_cast.hpp"
+#include "xexp/patterns/onnx/cast_like.hpp"
 #include "xexp/patterns/onnx/cast_op_cast.hpp"
 #include "xexp/patterns/onnx/clip_clip.hpp"
 #include "xexp/patterns/onnx/concat_empty.hpp"
@@ -35,6 +35,7 @@
 #include "xexp/patterns/onnx/layer_normalization.hpp"
 #include "xexp/patterns/onnx/layer_normalization_scale.hpp"
 #include "xexp/patterns/onnx/leaky_relu.hpp"
+#include "xexp/patterns/onnx/masked_fill_to_bool.hpp"
 #include "xexp/patterns/onnx/matmul_add.hpp"
 #include "xexp/patterns/onnx/matmul_batch_normalization.hpp"
 #include "xexp/patterns/onnx/matmul_reshape2_of3.hpp"
@@ -166,6 +167,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       layer_normalization_rule(),
       layer_normalization_scale_rule(),
       leaky_relu_rule(),
+      masked_fill_to_bool_rule(),
       mul_mul_mul_scalar_rule(),
       not_not_rule(),
       not_where_rule(),

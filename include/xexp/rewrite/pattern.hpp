@@ -234,6 +234,8 @@ bool literal_matches(const ir::Attribute* a, const T& v) {
   if (!a) return false;
   if constexpr (std::is_same_v<T, int64_t>)
     return a->type == ir::AttrType::Int && a->i == v;
+  else if constexpr (std::is_enum_v<T>)  // attr<"to"> = ElemType::Bool
+    return a->type == ir::AttrType::Int && a->i == static_cast<int64_t>(v);
   else if constexpr (std::is_same_v<T, float>)
     return a->type == ir::AttrType::Float && a->f == v;
   else if constexpr (std::is_same_v<T, std::string>)

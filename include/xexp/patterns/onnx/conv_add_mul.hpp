@@ -50,11 +50,6 @@ inline constexpr auto weight_times_channels = rewrite::fact<"weight_times_channe
     [](const Tensor& w, const Tensor& c) { return conv_weight_with(w, c, "Mul"); });
 inline constexpr auto weight_over_channels = rewrite::fact<"weight_over_channels">(
     [](const Tensor& w, const Tensor& c) { return conv_weight_with(w, c, "Div"); });
-inline constexpr auto nowhere_zero = rewrite::fact<"nowhere_zero">([](const Tensor& c) {
-  for (int64_t k = 0; k < c.size(); ++k)
-    if (eval::element_as_double(c, k) == 0) return false;
-  return true;
-});
 }  // namespace detail
 
 inline rewrite::RulePtr conv_add_mul_rule() {
@@ -76,7 +71,7 @@ inline rewrite::RulePtr conv_add_mul_rule() {
                  .to(rebuild(conv, input<1> = fold(detail::weight_times_channels(w, c)),
                              input<2> = choose(present(b), fold(detail::bias_times_channels(b, w, c)), b))),
              match(Div(conv, c))
-                 .when(fits && detail::nowhere_zero(c))
+                 .when(fits && nowhere_zero(c))
                  .to(rebuild(conv, input<1> = fold(detail::weight_over_channels(w, c)),
                              input<2> = choose(present(b), fold(detail::bias_over_channels(b, w, c)), b))));
 }

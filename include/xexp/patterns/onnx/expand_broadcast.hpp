@@ -1,28 +1,39 @@
 #pragma once
 // ExpandBroadcast: Binary(Expand(X, s), Y) is Binary(X, Y) when broadcasting X against Y already gives
 // the output shape: the Expand materializes a tensor the op would broadcast anyway. Checked on shapes,
-// dimension by dimension (same rank): each operand's dimension is 1 or the output's, and one of them is
-// the output's. Binary: the element-wise arithmetic, logic and comparison ops; the Expand may feed
-// either side; its shape s is a constant and its output is used once.
+// dimension by dimension (see detail::is_broadcast_of). Binary: the element-wise arithmetic, logic and
+// comparison ops; the Expand may feed either side; its shape s is a constant and its output is used once.
 #include "xexp/patterns/facts.hpp"
 #include "xexp/patterns/op_families.hpp"
 
 namespace xexp::patterns {
 
 namespace detail {
-// Broadcasting a against b gives `out` (shapes known, same rank).
-inline constexpr auto broadcasts_to =
-    rewrite::fact<"broadcasts_to">([](const ValueView& a, const ValueView& b, const ValueView& out) {
-      if (!a.shape() || !b.shape() || !out.shape()) return false;
-      const Shape &sa = *a.shape(), &sb = *b.shape(), &so = *out.shape();
-      if (sa.size() != so.size() || sb.size() != so.size()) return false;
-      using rewrite::facts::KnownDim;
-      for (std::size_t k = 0; k < so.size(); ++k) {
-        const bool a_full = KnownDim{sa[k]} == KnownDim{so[k]}, b_full = KnownDim{sb[k]} == KnownDim{so[k]};
-        const bool a_one = KnownDim{sa[k]} == 1, b_one = KnownDim{sb[k]} == 1;
-        if (!(a_full || a_one) || !(b_full || b_one) || !(a_full || b_full)) return false;
-      }
-      return true;
+// Broadcasting the operands (numpy rules: aligned on the right, a missing leading axis counts as 1)
+// gives exactly `out`'s shape: each operand's dimension is 1 or out's, and one of them is out's. Shapes
+// known; symbolic dimensions compare by name.
+inline bool broadcast_gives(const Shape& out, std::initializer_list<const Shape*> operands) {
+  using rewrite::facts::KnownDim;
+  for (const Shape* s : operands)
+    if (s->size() > out.size()) return false;
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    bool some_full = false;
+    for (const Shape* s : operands) {
+      if (k + s->size() < out.size()) continue;  // a leading axis the operand lacks: 1
+      const Dim& d = (*s)[k + s->size() - out.size()];
+      const bool full = KnownDim{d} == KnownDim{out[k]};
+      if (!full && !(KnownDim{d} == 1)) return false;
+      some_full = some_full || full;
+    }
+    if (!some_full && !(KnownDim{out[k]} == 1)) return false;
+  }
+  return true;
+}
+// `out` is what broadcasting the operands gives (Binary(x, y) or Where(c, x, y) without their Expands).
+inline constexpr auto is_broadcast_of =
+    rewrite::fact<"is_broadcast_of">([](const ValueView& out, const auto&... operands) {
+      if (!out.shape() || !(operands.shape() && ...)) return false;
+      return broadcast_gives(*out.shape(), {&*operands.shape()...});
     });
 }  // namespace detail
 
@@ -35,8 +46,8 @@ inline rewrite::RulePtr expand_broadcast_rule() {
   auto right = named<'o'>(op<kBroadcastBinary>(y, Expand(x, s)));
   return rule("ExpandBroadcast")
       .priority(1)
-      .cases(match(left).when(detail::broadcasts_to(x, y, left)).to(rebuild(left, x, y)),
-             match(right).when(detail::broadcasts_to(x, y, right)).to(rebuild(right, y, x)));
+      .cases(match(left).when(detail::is_broadcast_of(left, x, y)).to(rebuild(left, x, y)),
+             match(right).when(detail::is_broadcast_of(right, x, y)).to(rebuild(right, y, x)));
 }
 
 }  // namespace xexp::patterns
