@@ -5,6 +5,7 @@
 // model runs in ONNX Runtime and matches the evaluator on the original.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -344,6 +345,65 @@ TEST(PatternReshapeGemm, SameNumbers) {
         return linear({.back = {2, 3, 5}, .flat_read_twice = true});
       },
       "ReshapeGemmReshape", 1e-6);
+}
+
+// ReshapeGemmReshape through a sum: Reshape(Add(Add(Gemm_0, Gemm_1), ...) [+ Y], [2, 3, 5]), each Gemm_i =
+// Gemm(Reshape(A_i (2, 3, 8), [6, 8]), W_i, transB=1) with the flattened A_i also an output (a weight's
+// gradient reads it). Y, the last addend when given: a graph input (6, 5), or a Gemm of one row (1, 5).
+enum class Addend { None, Input, OneRowProduct };
+Model gradient_sum(int gemms, Addend extra = Addend::None) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId sum = kNone;
+  auto add = [&](ValueId v) { sum = sum == kNone ? v : node(g, "Add", {sum, v}); };
+  for (int i = 0; i < gemms; ++i) {
+    const std::string k = std::to_string(i);
+    ValueId a = g.add_input("A" + k, ElemType::Float, Shape{2, 3, 8});
+    ValueId flat = node(g, "Reshape", {a, test::int64_initializer(g, "flat" + k, {6, 8})});
+    g.add_output(flat);
+    add(node(g, "Gemm", {flat, g.add_initializer("W" + k, ramp({5, 8}))}, {int_attr("transB", 1)}));
+  }
+  if (extra == Addend::Input) add(g.add_input("Y", ElemType::Float, Shape{6, 5}));
+  if (extra == Addend::OneRowProduct)
+    add(node(g, "Gemm",
+             {g.add_input("R", ElemType::Float, Shape{1, 8}), g.add_initializer("WR", ramp({8, 5}))}));
+  g.add_output(node(g, "Reshape", {sum, test::int64_initializer(g, "back", {2, 3, 5})}));
+  return m;
+}
+OpList sorted(OpList ops) {
+  std::sort(ops.begin(), ops.end());
+  return ops;
+}
+
+TEST(PatternReshapeGemmReshape, ASumOfProductsLosesItsReshape) {
+  Model m = gradient_sum(3);
+  run_rules(m, "ReshapeGemmReshape");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(sorted(op_types(g)),
+            sorted({"Reshape", "Reshape", "Reshape", "com.microsoft.FusedMatMul", "com.microsoft.FusedMatMul",
+                    "com.microsoft.FusedMatMul", "Add", "Add"}));
+  const ValueId out = g.outputs()[3];
+  EXPECT_EQ(g.node(g.value(out).producer).op_type, Symbol("Add"));
+  EXPECT_EQ(*g.value(out).shape, (Shape{2, 3, 5}));
+  std::vector<std::string> multiplied;
+  for (NodeId id = g.first_node(); id != kNone; id = g.node(id).next)
+    if (g.node(id).op_type == Symbol("FusedMatMul")) multiplied.push_back(g.value(g.node(id).inputs[0]).name);
+  EXPECT_EQ(sorted(multiplied), (std::vector<std::string>{"A0", "A1", "A2"}));
+}
+
+TEST(PatternReshapeGemmReshape, NotThroughASumWithAnotherAddend) {
+  // A graph input (6, 5) is no product to fuse; a product of one row (1, 5) broadcasts, and its
+  // Reshape to (2, 3, 5) would fail.
+  Model input = gradient_sum(1, Addend::Input);
+  run_rules(input, "ReshapeGemmReshape");
+  EXPECT_EQ(op_types(*input.graph), (OpList{"Reshape", "Gemm", "Add", "Reshape"}));
+  Model row = gradient_sum(1, Addend::OneRowProduct);
+  run_rules(row, "ReshapeGemmReshape");
+  EXPECT_EQ(op_types(*row.graph), (OpList{"Reshape", "Gemm", "Gemm", "Add", "Reshape"}));
+}
+
+TEST(PatternReshapeGemmReshape, ASumOfProductsSameNumbers) {
+  test::expect_same_outputs([] { return gradient_sum(3); }, "ReshapeGemmReshape", 1e-6);
 }
 
 // ---- MissingCosSin and MissingReduceMax ---------------------------------------------------------
