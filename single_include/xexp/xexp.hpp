@@ -16232,23 +16232,31 @@ inline rewrite::RulePtr dropout_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-// Broadcasting the operands (numpy rules: aligned on the right, a missing leading axis counts as 1)
-// gives exactly `out`'s shape: each operand's dimension is 1 or out's, and one of them is out's. Shapes
-// known; symbolic dimensions compare by name.
+// Broadcasting aligns ranks on the right: the dimension of s facing axis k of a rank-`out_rank` result,
+// nullptr where s lacks that axis (it counts as 1).
+inline const Dim* aligned_dim(const Shape& s, std::size_t k, std::size_t out_rank) {
+  return k + s.size() < out_rank ? nullptr : &s[k + s.size() - out_rank];
+}
+// Axis k of `out` comes out of broadcasting the operands: one of them has that dimension (known, the
+// same size or symbol), or it is 1.
+inline bool gives_axis(const Shape& out, std::size_t k, std::initializer_list<const Shape*> operands) {
+  using rewrite::facts::KnownDim;
+  for (const Shape* s : operands)
+    if (const Dim* d = aligned_dim(*s, k, out.size()); d && KnownDim{*d} == KnownDim{out[k]}) return true;
+  return KnownDim{out[k]} == 1;
+}
+// Broadcasting the operands gives exactly `out`'s shape: each operand's dimension is 1 or out's, and
+// each axis of out comes from one of them. Shapes known; symbolic dimensions compare by name.
 inline bool broadcast_gives(const Shape& out, std::initializer_list<const Shape*> operands) {
   using rewrite::facts::KnownDim;
   for (const Shape* s : operands)
     if (s->size() > out.size()) return false;
   for (std::size_t k = 0; k < out.size(); ++k) {
-    bool some_full = false;
-    for (const Shape* s : operands) {
-      if (k + s->size() < out.size()) continue;  // a leading axis the operand lacks: 1
-      const Dim& d = (*s)[k + s->size() - out.size()];
-      const bool full = KnownDim{d} == KnownDim{out[k]};
-      if (!full && !(KnownDim{d} == 1)) return false;
-      some_full = some_full || full;
-    }
-    if (!some_full && !(KnownDim{out[k]} == 1)) return false;
+    for (const Shape* s : operands)
+      if (const Dim* d = aligned_dim(*s, k, out.size());
+          d && !(KnownDim{*d} == KnownDim{out[k]} || KnownDim{*d} == 1))
+        return false;
+    if (!gives_axis(out, k, operands)) return false;
   }
   return true;
 }
@@ -18820,14 +18828,8 @@ namespace detail {
 inline constexpr auto broadcast_is_smaller =
     rewrite::fact<"broadcast_is_smaller">([](const ValueView& a, const ValueView& b, const ValueView& out) {
       if (!a.shape() || !b.shape() || !out.shape()) return false;
-      const Shape &sa = *a.shape(), &sb = *b.shape(), &so = *out.shape();
-      using rewrite::facts::KnownDim;
-      for (std::size_t k = 0; k < so.size(); ++k) {
-        const std::size_t from_end = so.size() - k;
-        const bool in_a = from_end <= sa.size() && KnownDim{sa[sa.size() - from_end]} == KnownDim{so[k]};
-        const bool in_b = from_end <= sb.size() && KnownDim{sb[sb.size() - from_end]} == KnownDim{so[k]};
-        if (!in_a && !in_b && !(KnownDim{so[k]} == 1)) return true;
-      }
+      for (std::size_t k = 0; k < out.shape()->size(); ++k)
+        if (!gives_axis(*out.shape(), k, {&*a.shape(), &*b.shape()})) return true;
       return false;
     });
 }  // namespace detail

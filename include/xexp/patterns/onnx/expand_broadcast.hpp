@@ -9,23 +9,31 @@
 namespace xexp::patterns {
 
 namespace detail {
-// Broadcasting the operands (numpy rules: aligned on the right, a missing leading axis counts as 1)
-// gives exactly `out`'s shape: each operand's dimension is 1 or out's, and one of them is out's. Shapes
-// known; symbolic dimensions compare by name.
+// Broadcasting aligns ranks on the right: the dimension of s facing axis k of a rank-`out_rank` result,
+// nullptr where s lacks that axis (it counts as 1).
+inline const Dim* aligned_dim(const Shape& s, std::size_t k, std::size_t out_rank) {
+  return k + s.size() < out_rank ? nullptr : &s[k + s.size() - out_rank];
+}
+// Axis k of `out` comes out of broadcasting the operands: one of them has that dimension (known, the
+// same size or symbol), or it is 1.
+inline bool gives_axis(const Shape& out, std::size_t k, std::initializer_list<const Shape*> operands) {
+  using rewrite::facts::KnownDim;
+  for (const Shape* s : operands)
+    if (const Dim* d = aligned_dim(*s, k, out.size()); d && KnownDim{*d} == KnownDim{out[k]}) return true;
+  return KnownDim{out[k]} == 1;
+}
+// Broadcasting the operands gives exactly `out`'s shape: each operand's dimension is 1 or out's, and
+// each axis of out comes from one of them. Shapes known; symbolic dimensions compare by name.
 inline bool broadcast_gives(const Shape& out, std::initializer_list<const Shape*> operands) {
   using rewrite::facts::KnownDim;
   for (const Shape* s : operands)
     if (s->size() > out.size()) return false;
   for (std::size_t k = 0; k < out.size(); ++k) {
-    bool some_full = false;
-    for (const Shape* s : operands) {
-      if (k + s->size() < out.size()) continue;  // a leading axis the operand lacks: 1
-      const Dim& d = (*s)[k + s->size() - out.size()];
-      const bool full = KnownDim{d} == KnownDim{out[k]};
-      if (!full && !(KnownDim{d} == 1)) return false;
-      some_full = some_full || full;
-    }
-    if (!some_full && !(KnownDim{out[k]} == 1)) return false;
+    for (const Shape* s : operands)
+      if (const Dim* d = aligned_dim(*s, k, out.size());
+          d && !(KnownDim{*d} == KnownDim{out[k]} || KnownDim{*d} == 1))
+        return false;
+    if (!gives_axis(out, k, operands)) return false;
   }
   return true;
 }

@@ -13,14 +13,8 @@ namespace detail {
 inline constexpr auto broadcast_is_smaller =
     rewrite::fact<"broadcast_is_smaller">([](const ValueView& a, const ValueView& b, const ValueView& out) {
       if (!a.shape() || !b.shape() || !out.shape()) return false;
-      const Shape &sa = *a.shape(), &sb = *b.shape(), &so = *out.shape();
-      using rewrite::facts::KnownDim;
-      for (std::size_t k = 0; k < so.size(); ++k) {
-        const std::size_t from_end = so.size() - k;
-        const bool in_a = from_end <= sa.size() && KnownDim{sa[sa.size() - from_end]} == KnownDim{so[k]};
-        const bool in_b = from_end <= sb.size() && KnownDim{sb[sb.size() - from_end]} == KnownDim{so[k]};
-        if (!in_a && !in_b && !(KnownDim{so[k]} == 1)) return true;
-      }
+      for (std::size_t k = 0; k < out.shape()->size(); ++k)
+        if (!gives_axis(*out.shape(), k, {&*a.shape(), &*b.shape()})) return true;
       return false;
     });
 }  // namespace detail
