@@ -5,7 +5,7 @@
 # Written at configure time, and again when a test file changes (the files are configure dependencies;
 # an unchanged OUTPUT keeps its timestamp, so nothing recompiles for it). Not a build-time custom command:
 # Ninja gives a target's custom commands an order-only dependency on everything the target links, so
-# every test program's compile waited for the compiled library's rules.cpp, one core idle for minutes.
+# every test program's compile waited for the compiled library's rule sets, one core idle for minutes.
 #
 # Each file's content goes into a namespace named after the file, so that file-local helpers of two
 # files never collide. Every #include line of every file comes first, at global scope: the same lines

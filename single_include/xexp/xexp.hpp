@@ -13994,11 +13994,14 @@ using rewrite::Var;
 // The patterns layer (include/xexp/patterns/): the rule library, onnx/ (default set) and ort/
 // (onnxruntime set); registry.hpp lists the sets and registers them for rewrite::rules_from_string.
 // ======== xexp/patterns/registry.hpp
-// The rule sets, in experimental-experiment's list order (the order decides which of two overlapping matches
-// wins). Including this header registers "default", "onnxruntime" and the named spec "onnxruntime_cpu" in
-// rewrite::Catalog::global(), so that rewrite::rules_from_string("default+onnxruntime") finds them. In
-// compiled mode (core/config.hpp) only src/rules.cpp instantiates the rules.
-#if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_RULES)
+// The rule sets. Including this header registers "default" (patterns/default_rules.hpp), "onnxruntime"
+// (patterns/onnxruntime_rules.hpp) and the named spec "onnxruntime_cpu" in rewrite::Catalog::global(), so
+// that rewrite::rules_from_string("default+onnxruntime") finds them.
+// ======== xexp/patterns/default_rules.hpp
+// The default set: standard ONNX operators only, in experimental-experiment's list order (the order
+// decides which of two overlapping matches wins). In compiled mode (core/config.hpp) only
+// src/rules_default.cpp instantiates them.
+#if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_DEFAULT_RULES)
 // ======== xexp/patterns/onnx/attention.hpp
 // Attention (opset >= 23): scaled dot-product attention as exporters write it,
 //   scores = Q K^T * scale (+ mask);  Y = Softmax(scores over the last axis) V
@@ -20195,6 +20198,120 @@ inline rewrite::RulePtr where_add_rule() {
 }
 
 }  // namespace xexp::patterns
+#endif
+
+namespace xexp::patterns {
+
+XEXP_INLINE rewrite::RuleSet default_rules();
+
+#if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_DEFAULT_RULES)
+XEXP_INLINE rewrite::RuleSet default_rules() {
+  return {
+      attention_rule(),
+      attention_one_head_rule(),
+      batch_normalization_rule(),
+      batch_normalization_training_rule(),
+      cast_layer_normalization_cast_rule(),
+      cast_rule(),
+      cast_cast_binary_rule(),
+      cast_cast_rule(),
+      cast_like_rule(),
+      cast_op_cast_rule(),
+      clip_clip_rule(),
+      concat_empty_rule(),
+      concat_gather_rule(),
+      concat_reshape_rule(),
+      concat_twice_unary_rule(),
+      conv_bias_null_rule(),
+      conv_batch_normalization_rule(),
+      conv_add_mul_rule(),
+      mul_add_conv_rule(),
+      dropout_rule(),
+      expand_rule(),
+      expand_broadcast_rule(),
+      expand_swap_rule(),
+      gathers_split_rule(),
+      gelu_rule(),
+      hard_swish_rule(),
+      identity_rule(),
+      layer_normalization_rule(),
+      layer_normalization_scale_rule(),
+      leaky_relu_rule(),
+      masked_fill_to_bool_rule(),
+      mul_mul_mul_scalar_rule(),
+      not_not_rule(),
+      not_where_rule(),
+      reduce_arg_top_k_rule(),
+      reduce_reshape_rule(),
+      reduce_sum_normalize_rule(),
+      rms_normalization_rule(),
+      rms_normalization_mul_rule(),
+      rotary_embedding_rule(),
+      rotary_embedding_3d_rule(),
+      rotary_embedding_partial_rule(),
+      reshape_rule(),
+      reshape_matmul_reshape_rule(),
+      reshape2_of3_rule(),
+      reshape_reshape_binary_rule(),
+      matmul_add_rule(),
+      gemm_batch_normalization_rule(),
+      matmul_batch_normalization_rule(),
+      gemm_transpose_rule(),
+      matmul_reshape2_of3_rule(),
+      mul_mul_matmul_rule(),
+      matmul_shared_input_rule(),
+      shape_based_reshape_is_squeeze_rule(),
+      shape_based_static_expand_rule(),
+      shape_based_concat_expand_rule(),
+      shape_based_constant_shape_value_rule(),
+      shape_based_same_shape_value_rule(),
+      shape_based_identity_rule(),
+      shape_based_expand_broadcast_rule(),
+      shape_based_expand_broadcast_matmul_rule(),
+      shape_based_expand_cast_where_swap_rule(),
+      shape_based_expand_swap_rule(),
+      shape_based_matmul_to_mul_rule(),
+      shaped_based_reshape_rule(),
+      reshape_reshape_rule(),
+      sequence_construct_at_rule(),
+      sequence_construct_concat_rule(),
+      slice_slice_rule(),
+      slices_split_rule(),
+      split_concat_rule(),
+      squeeze_add_rule(),
+      squeeze_binary_unsqueeze_rule(),
+      squeeze_unsqueeze_rule(),
+      static_concat_reshape_rule(),
+      shape_based_static_reshape_rule(),  // after the Concat rules: where they apply, they do it first
+      sub1_mul_rule(),
+      swap_expand_reshape_rule(),
+      swap_range_add_scalar_rule(),
+      swap_unary_rule(),
+      swap_unsqueeze_transpose_rule(),
+      switch_order_binary_rule(),
+      switch_reshape_activation_rule(),
+      transpose_equal_reshape_rule(),
+      transpose_gather_rule(),
+      transpose_matmul_rule(),
+      transpose_reshape_matmul_rule(),
+      transpose_reshape_transpose_rule(),
+      transpose_transpose_rule(),
+      unsqueeze_equal_rule(),
+      unsqueeze_or_squeeze_reshape_rule(),
+      unsqueeze_reshape_rule(),
+      unsqueeze_unsqueeze_rule(),
+      where_add_rule(),
+      rotary_concat_part_rule(),
+  };
+}
+#endif
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnxruntime_rules.hpp
+// The onnxruntime set: fusions into com.microsoft contrib operators, in experimental-experiment's list
+// order. In compiled mode (core/config.hpp) only src/rules_onnxruntime.cpp instantiates them, in a
+// translation unit of its own so that the two sets compile side by side.
+#if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_ONNXRUNTIME_RULES)
 // ======== xexp/patterns/ort/bias_gelu.hpp
 // BiasGelu (onnxruntime set): an exact (erf) Gelu of x + B, B a constant vector over the last axis,
 // becomes com.microsoft BiasGelu(x, B). It matches the decomposition and also the Gelu GeluErf (P0)
@@ -21191,112 +21308,9 @@ inline rewrite::RulePtr transpose_fused_matmul_b_rule() {
 
 namespace xexp::patterns {
 
-// The default set: standard ONNX operators only.
-XEXP_INLINE rewrite::RuleSet default_rules();
-// The onnxruntime set: fusions into com.microsoft contrib operators.
 XEXP_INLINE rewrite::RuleSet onnxruntime_rules();
 
-#if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_RULES)
-XEXP_INLINE rewrite::RuleSet default_rules() {
-  return {
-      attention_rule(),
-      attention_one_head_rule(),
-      batch_normalization_rule(),
-      batch_normalization_training_rule(),
-      cast_layer_normalization_cast_rule(),
-      cast_rule(),
-      cast_cast_binary_rule(),
-      cast_cast_rule(),
-      cast_like_rule(),
-      cast_op_cast_rule(),
-      clip_clip_rule(),
-      concat_empty_rule(),
-      concat_gather_rule(),
-      concat_reshape_rule(),
-      concat_twice_unary_rule(),
-      conv_bias_null_rule(),
-      conv_batch_normalization_rule(),
-      conv_add_mul_rule(),
-      mul_add_conv_rule(),
-      dropout_rule(),
-      expand_rule(),
-      expand_broadcast_rule(),
-      expand_swap_rule(),
-      gathers_split_rule(),
-      gelu_rule(),
-      hard_swish_rule(),
-      identity_rule(),
-      layer_normalization_rule(),
-      layer_normalization_scale_rule(),
-      leaky_relu_rule(),
-      masked_fill_to_bool_rule(),
-      mul_mul_mul_scalar_rule(),
-      not_not_rule(),
-      not_where_rule(),
-      reduce_arg_top_k_rule(),
-      reduce_reshape_rule(),
-      reduce_sum_normalize_rule(),
-      rms_normalization_rule(),
-      rms_normalization_mul_rule(),
-      rotary_embedding_rule(),
-      rotary_embedding_3d_rule(),
-      rotary_embedding_partial_rule(),
-      reshape_rule(),
-      reshape_matmul_reshape_rule(),
-      reshape2_of3_rule(),
-      reshape_reshape_binary_rule(),
-      matmul_add_rule(),
-      gemm_batch_normalization_rule(),
-      matmul_batch_normalization_rule(),
-      gemm_transpose_rule(),
-      matmul_reshape2_of3_rule(),
-      mul_mul_matmul_rule(),
-      matmul_shared_input_rule(),
-      shape_based_reshape_is_squeeze_rule(),
-      shape_based_static_expand_rule(),
-      shape_based_concat_expand_rule(),
-      shape_based_constant_shape_value_rule(),
-      shape_based_same_shape_value_rule(),
-      shape_based_identity_rule(),
-      shape_based_expand_broadcast_rule(),
-      shape_based_expand_broadcast_matmul_rule(),
-      shape_based_expand_cast_where_swap_rule(),
-      shape_based_expand_swap_rule(),
-      shape_based_matmul_to_mul_rule(),
-      shaped_based_reshape_rule(),
-      reshape_reshape_rule(),
-      sequence_construct_at_rule(),
-      sequence_construct_concat_rule(),
-      slice_slice_rule(),
-      slices_split_rule(),
-      split_concat_rule(),
-      squeeze_add_rule(),
-      squeeze_binary_unsqueeze_rule(),
-      squeeze_unsqueeze_rule(),
-      static_concat_reshape_rule(),
-      shape_based_static_reshape_rule(),  // after the Concat rules: where they apply, they do it first
-      sub1_mul_rule(),
-      swap_expand_reshape_rule(),
-      swap_range_add_scalar_rule(),
-      swap_unary_rule(),
-      swap_unsqueeze_transpose_rule(),
-      switch_order_binary_rule(),
-      switch_reshape_activation_rule(),
-      transpose_equal_reshape_rule(),
-      transpose_gather_rule(),
-      transpose_matmul_rule(),
-      transpose_reshape_matmul_rule(),
-      transpose_reshape_transpose_rule(),
-      transpose_transpose_rule(),
-      unsqueeze_equal_rule(),
-      unsqueeze_or_squeeze_reshape_rule(),
-      unsqueeze_reshape_rule(),
-      unsqueeze_unsqueeze_rule(),
-      where_add_rule(),
-      rotary_concat_part_rule(),
-  };
-}
-
+#if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_ONNXRUNTIME_RULES)
 XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
   return {
       bias_gelu_rule(),
@@ -21332,6 +21346,10 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
   };
 }
 #endif
+
+}  // namespace xexp::patterns
+
+namespace xexp::patterns {
 
 // "onnxruntime_cpu": the onnxruntime set for ONNX Runtime's CPU provider, without the fusions that ONNX
 // Runtime 1.30's CPU kernels run slower than the nodes they replace (timings in bench/README.md). Its

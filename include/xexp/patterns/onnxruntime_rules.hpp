@@ -1,0 +1,77 @@
+#pragma once
+// The onnxruntime set: fusions into com.microsoft contrib operators, in experimental-experiment's list
+// order. In compiled mode (core/config.hpp) only src/rules_onnxruntime.cpp instantiates them, in a
+// translation unit of its own so that the two sets compile side by side.
+#include "xexp/core/config.hpp"
+#include "xexp/rewrite/rule_set.hpp"
+#if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_ONNXRUNTIME_RULES)
+#include "xexp/patterns/ort/bias_gelu.hpp"
+#include "xexp/patterns/ort/fast_gelu.hpp"
+#include "xexp/patterns/ort/fused_conv.hpp"
+#include "xexp/patterns/ort/fused_gemm.hpp"
+#include "xexp/patterns/ort/fused_matmul.hpp"
+#include "xexp/patterns/ort/fused_matmul_div.hpp"
+#include "xexp/patterns/ort/fused_matmul_transpose.hpp"
+#include "xexp/patterns/ort/fused_matmul_x2.hpp"
+#include "xexp/patterns/ort/gelu_erf.hpp"
+#include "xexp/patterns/ort/gelu_ort.hpp"
+#include "xexp/patterns/ort/layer_normalization_any_opset.hpp"
+#include "xexp/patterns/ort/missing_cos_sin.hpp"
+#include "xexp/patterns/ort/missing_range.hpp"
+#include "xexp/patterns/ort/missing_reduce_max.hpp"
+#include "xexp/patterns/ort/missing_top_k.hpp"
+#include "xexp/patterns/ort/multi_head_attention.hpp"
+#include "xexp/patterns/ort/quick_gelu.hpp"
+#include "xexp/patterns/ort/reshape_gemm.hpp"
+#include "xexp/patterns/ort/reshape_gemm_reshape.hpp"
+#include "xexp/patterns/ort/rotary_embedding.hpp"
+#include "xexp/patterns/ort/simplified_layer_normalization.hpp"
+#include "xexp/patterns/ort/simplified_layer_normalization_mul.hpp"
+#include "xexp/patterns/ort/skip_layer_normalization.hpp"
+#include "xexp/patterns/ort/skip_simplified_layer_normalization.hpp"
+#include "xexp/patterns/ort/skip_simplified_layer_normalization_mul.hpp"
+#include "xexp/patterns/ort/transpose_fused_matmul_b.hpp"
+#endif
+
+namespace xexp::patterns {
+
+XEXP_INLINE rewrite::RuleSet onnxruntime_rules();
+
+#if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_ONNXRUNTIME_RULES)
+XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
+  return {
+      bias_gelu_rule(),
+      contrib_rotary_embedding_rule(),
+      contrib_rotary_embedding_3d_rule(),
+      contrib_rotary_embedding_partial_rule(),
+      gelu_ort_rule(),
+      gelu_erf_rule(),
+      fast_gelu_rule(),
+      fused_conv_rule(),
+      fused_gemm_rule(),
+      fused_matmul_rule(),
+      fused_matmul_x2_rule(),
+      fused_matmul_div_rule(),
+      fused_matmul_transpose_rule(),
+      layer_normalization_any_opset_rule(),
+      missing_cos_sin_rule(),
+      missing_range_rule(),
+      missing_reduce_max_rule(),
+      missing_top_k_rule(),
+      multi_head_attention_rule(),
+      multi_head_attention_one_head_rule(),
+      multi_head_attention_key_value_3d_rule(),
+      quick_gelu_rule(),
+      reshape_gemm_reshape_rule(),  // before ReshapeGemm: where both apply, three nodes become one
+      reshape_gemm_rule(),
+      simplified_layer_normalization_rule(),
+      simplified_layer_normalization_mul_rule(),
+      skip_layer_normalization_rule(),
+      skip_simplified_layer_normalization_rule(),
+      skip_simplified_layer_normalization_mul_rule(),
+      transpose_fused_matmul_b_rule(),
+  };
+}
+#endif
+
+}  // namespace xexp::patterns
