@@ -27,9 +27,11 @@ static Model gemm(bool constant_weight, int64_t trans_b) {
   Graph& g = *m.graph;
   ValueId a = g.add_input("A", ElemType::Float, Shape{4, 3});
   const std::vector<int64_t> dims = trans_b ? std::vector<int64_t>{5, 3} : std::vector<int64_t>{3, 5};
-  ValueId w = constant_weight ? g.add_initializer("W", ramp(dims)) : g.add_input("W", ElemType::Float, make_shape(dims));
+  ValueId w = constant_weight ? g.add_initializer("W", ramp(dims))
+                              : g.add_input("W", ElemType::Float, make_shape(dims));
   ValueId c = g.add_initializer("C", ramp({5}));
-  g.add_output(node(g, "Gemm", {a, w, c}, {Attribute::make_int("transB", trans_b), Attribute::make_float("alpha", 0.5f)}));
+  g.add_output(node(g, "Gemm", {a, w, c},
+                    {Attribute::make_int("transB", trans_b), Attribute::make_float("alpha", 0.5f)}));
   return m;
 }
 
@@ -51,7 +53,9 @@ TEST(PatternGemmTranspose, NotForAVariableWeightOrTransB) {
   EXPECT_EQ(op_types(*t.graph), (OpList{"Gemm"}));
 }
 
-TEST(PatternGemmTranspose, SameNumbers) { test::expect_same_outputs([] { return gemm(true, 0); }, "GemmTranspose"); }
+TEST(PatternGemmTranspose, SameNumbers) {
+  test::expect_same_outputs([] { return gemm(true, 0); }, "GemmTranspose");
+}
 
 // ---- TransposeMatMul ------------------------------------------------------------------------------
 // A (or its transpose when `left`) is (..., M, 3); B (or its transpose when `right`) is (3, 5).
@@ -84,8 +88,36 @@ TEST(PatternTransposeMatMul, NotAboveTwoDimensions) {
   EXPECT_EQ(op_types(*m.graph), (OpList{"Transpose", "MatMul"}));
 }
 
+// One transposed gradient times two activations, as backward graphs write it; `kept` also returns the
+// Transpose.
+static Model shared_transpose(bool kept) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId t = node(g, "Transpose", {g.add_input("G", ElemType::Float, Shape{4, 3})}, {perm({1, 0})});
+  g.add_output(node(g, "MatMul", {t, g.add_input("X", ElemType::Float, Shape{4, 5})}));
+  g.add_output(node(g, "MatMul", {t, g.add_input("Y", ElemType::Float, Shape{4, 2})}));
+  if (kept) g.add_output(t);
+  return m;
+}
+
+TEST(PatternTransposeMatMul, ATransposeReadTwiceGoesIntoBothGemms) {
+  Model m = shared_transpose(false);
+  run_rules(m, "TransposeMatMul");
+  ASSERT_EQ(op_types(*m.graph), (OpList{"Gemm", "Gemm"}));
+  for (ValueId out : m.graph->outputs()) {
+    const Node& n = m.graph->node(m.graph->value(out).producer);
+    EXPECT_EQ(m.graph->value(n.inputs[0]).name, "G");
+    EXPECT_EQ(n.attribute(Symbol("transA"))->i, 1);
+  }
+  // Read by a graph output, the Transpose would stay: the MatMuls stay too, for other rules.
+  Model kept = shared_transpose(true);
+  run_rules(kept, "TransposeMatMul");
+  EXPECT_EQ(op_types(*kept.graph), (OpList{"Transpose", "MatMul", "MatMul"}));
+}
+
 TEST(PatternTransposeMatMul, SameNumbers) {
   test::expect_same_outputs([] { return transposed_matmul(true, true); }, "TransposeMatMul");
+  test::expect_same_outputs([] { return shared_transpose(false); }, "TransposeMatMul");
 }
 
 // ---- FusedMatMul ----------------------------------------------------------------------------------
@@ -124,7 +156,9 @@ TEST(PatternFusedMatMul, NotWhenThePermIsNotTheLastTwoAxes) {
   Graph& g = *m.graph;
   ValueId q = g.add_input("Q", ElemType::Float, Shape{3, 2, 4});
   ValueId k = g.add_input("K", ElemType::Float, Shape{2, 3, 4});
-  g.add_output(node(g, "MatMul", {node(g, "Transpose", {q}, {perm({1, 0, 2})}), node(g, "Transpose", {k}, {perm({0, 2, 1})})}));
+  g.add_output(
+      node(g, "MatMul",
+           {node(g, "Transpose", {q}, {perm({1, 0, 2})}), node(g, "Transpose", {k}, {perm({0, 2, 1})})}));
   run_rules(m, "FusedMatMul");
   EXPECT_EQ(op_types(g), (OpList{"Transpose", "com.microsoft.FusedMatMul"}));
 }

@@ -183,21 +183,35 @@ TEST(PatternFusedMatMulDiv, SameNumbers) {
 }
 
 // ---- FusedMatMulTranspose -------------------------------------------------------------------------
-Model transposed_product(bool fused, std::vector<int64_t> p = {0, 2, 1}, bool product_read = false) {
+struct TransposedProduct {
+  bool fused = false;
+  std::vector<int64_t> perm = {0, 2, 1};
+  bool product_read = false;
+  // When set, a Reshape of the (6, 3, 5) product to this shape stands before the Transpose.
+  std::vector<int64_t> regroup = {};
+};
+Model transposed_product(const TransposedProduct& c) {
   Model m = with_ms(test::model_with_opset(18));
   Graph& g = *m.graph;
-  ValueId a = g.add_input("A", ElemType::Float, Shape{2, 3, 4});
-  ValueId b = g.add_input("B", ElemType::Float, fused ? Shape{2, 5, 4} : Shape{2, 4, 5});
-  ValueId product = fused ? fused_matmul(g, a, b, {float_attr("alpha", 0.5f), int_attr("transB", 1)})
-                          : node(g, "MatMul", {a, b});
-  g.add_output(node(g, "Transpose", {product}, {perm(std::move(p))}));
-  if (product_read) g.add_output(product);
+  const int64_t batch = c.regroup.empty() ? 2 : 6;
+  ValueId a = g.add_input("A", ElemType::Float, Shape{batch, 3, 4});
+  ValueId b = g.add_input("B", ElemType::Float, c.fused ? Shape{batch, 5, 4} : Shape{batch, 4, 5});
+  ValueId product = c.fused ? fused_matmul(g, a, b, {float_attr("alpha", 0.5f), int_attr("transB", 1)})
+                            : node(g, "MatMul", {a, b});
+  ValueId regrouped =
+      c.regroup.empty()
+          ? product
+          : node(g, "Reshape",
+                 {product, g.add_initializer("S", Tensor::from<int64_t>(
+                                                      {static_cast<int64_t>(c.regroup.size())}, c.regroup))});
+  g.add_output(node(g, "Transpose", {regrouped}, {perm(c.perm)}));
+  if (c.product_read) g.add_output(product);
   return m;
 }
 
 TEST(PatternFusedMatMulTranspose, TheTransposeBecomesFlags) {
   for (bool fused : {false, true}) {
-    Model m = transposed_product(fused);
+    Model m = transposed_product({.fused = fused});
     run_rules(m, "FusedMatMulTranspose");
     const Graph& g = *m.graph;
     ASSERT_EQ(op_types(g), (OpList{"com.microsoft.FusedMatMul"})) << fused;
@@ -211,18 +225,45 @@ TEST(PatternFusedMatMulTranspose, TheTransposeBecomesFlags) {
   }
 }
 
+TEST(PatternFusedMatMulTranspose, ThroughAReshapeOfTheBatchAxes) {
+  for (bool fused : {false, true}) {
+    Model m = transposed_product({.fused = fused, .perm = {0, 1, 3, 2}, .regroup = {2, 3, 3, 5}});
+    run_rules(m, "FusedMatMulTranspose");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"com.microsoft.FusedMatMul", "Reshape"})) << fused;
+    const Node& n = g.node(g.first_node());
+    EXPECT_EQ(g.value(n.inputs[0]).name, "B");
+    EXPECT_EQ(int_of(n, "transA"), fused ? 0 : 1);
+    const Node& reshape = g.node(g.last_node());
+    EXPECT_EQ(eval::as_int64s(*rewrite::constant_tensor(g, reshape.inputs[1])),
+              (std::vector<int64_t>{2, 3, 5, 3}));
+    EXPECT_EQ(*g.value(g.outputs()[0]).shape, (Shape{2, 3, 5, 3}));
+  }
+}
+
 TEST(PatternFusedMatMulTranspose, NotForAnotherPermutationOrAProductReadElsewhere) {
-  Model batch = transposed_product(false, {1, 0, 2});
+  Model batch = transposed_product({.perm = {1, 0, 2}});
   run_rules(batch, "FusedMatMulTranspose");
   EXPECT_EQ(op_types(*batch.graph), (OpList{"MatMul", "Transpose"}));
-  Model read = transposed_product(false, {0, 2, 1}, true);
+  Model read = transposed_product({.product_read = true});
   run_rules(read, "FusedMatMulTranspose");
   EXPECT_EQ(op_types(*read.graph), (OpList{"MatMul", "Transpose"}));
+  // This Reshape moves elements across the last two axes: (6, 3, 5) -> (2, 3, 5, 3).
+  Model mixed = transposed_product({.perm = {0, 1, 3, 2}, .regroup = {2, 3, 5, 3}});
+  run_rules(mixed, "FusedMatMulTranspose");
+  EXPECT_EQ(op_types(*mixed.graph), (OpList{"MatMul", "Reshape", "Transpose"}));
 }
 
 TEST(PatternFusedMatMulTranspose, SameNumbers) {
-  for (bool fused : {false, true})
-    test::expect_same_outputs([fused] { return transposed_product(fused); }, "FusedMatMulTranspose", 1e-6);
+  for (bool fused : {false, true}) {
+    test::expect_same_outputs([fused] { return transposed_product({.fused = fused}); },
+                              "FusedMatMulTranspose", 1e-6);
+    test::expect_same_outputs(
+        [fused] {
+          return transposed_product({.fused = fused, .perm = {0, 1, 3, 2}, .regroup = {2, 3, 3, 5}});
+        },
+        "FusedMatMulTranspose", 1e-6);
+  }
 }
 
 // ---- TransposeFusedMatMulB ------------------------------------------------------------------------
@@ -262,8 +303,8 @@ TEST(PatternTransposeFusedMatMulB, SameNumbers) {
 
 // ---- ReshapeGemm and ReshapeGemmReshape ---------------------------------------------------------
 struct Linear {
-  std::vector<int64_t> flat{-1, 8};   // the first Reshape's shape
-  std::vector<int64_t> back{};        // the last Reshape's shape, none when empty
+  std::vector<int64_t> flat{-1, 8};  // the first Reshape's shape
+  std::vector<int64_t> back{};       // the last Reshape's shape, none when empty
   int64_t trans_b = 0;
   bool bias = false;
   bool flat_read_twice = false;  // the flattened A is a second output (a weight gradient reads it)
@@ -273,7 +314,8 @@ Model linear(const Linear& c) {
   Graph& g = *m.graph;
   ValueId a = g.add_input("A", ElemType::Float, Shape{2, 3, 8});
   const int64_t k = c.flat[1];
-  ValueId w = g.add_initializer("W", ramp(c.trans_b ? std::vector<int64_t>{5, k} : std::vector<int64_t>{k, 5}));
+  ValueId w =
+      g.add_initializer("W", ramp(c.trans_b ? std::vector<int64_t>{5, k} : std::vector<int64_t>{k, 5}));
   std::vector<ValueId> ins{node(g, "Reshape", {a, test::int64_initializer(g, "flat", c.flat)}), w};
   if (c.flat_read_twice) g.add_output(ins[0]);
   if (c.bias) ins.push_back(g.add_initializer("C", ramp({5})));
@@ -294,7 +336,8 @@ TEST(PatternReshapeGemm, ProductOnTheUnflattenedTensor) {
     EXPECT_EQ(int_of(n, "transB"), trans_b);
     EXPECT_EQ(float_of(n, "alpha"), 0.5f);
     const Node& reshape = g.node(g.last_node());
-    EXPECT_EQ(eval::as_int64s(*rewrite::constant_tensor(g, reshape.inputs[1])), (std::vector<int64_t>{-1, 5}));
+    EXPECT_EQ(eval::as_int64s(*rewrite::constant_tensor(g, reshape.inputs[1])),
+              (std::vector<int64_t>{-1, 5}));
     EXPECT_EQ(*g.value(g.outputs()[0]).shape, (Shape{6, 5}));
   }
 }
@@ -415,20 +458,24 @@ ValueId typed_input(Graph& g, ElemType type, Shape shape, bool boundary, int64_t
   return node(g, "Cast", {x}, {int_attr("to", static_cast<int64_t>(type))}, "", opset);
 }
 void add_typed_output(Graph& g, ValueId y, bool boundary, int64_t opset) {
-  g.add_output(boundary ? node(g, "Cast", {y}, {int_attr("to", static_cast<int64_t>(ElemType::Float))}, "", opset) : y);
+  g.add_output(boundary
+                   ? node(g, "Cast", {y}, {int_attr("to", static_cast<int64_t>(ElemType::Float))}, "", opset)
+                   : y);
 }
 Model unary(const std::string& op, ElemType type, bool boundary = false) {
   const int64_t opset = 22;
   Model m = test::model_with_opset(opset);
   Graph& g = *m.graph;
-  add_typed_output(g, node(g, op, {typed_input(g, type, Shape{2, 5}, boundary, opset)}, {}, "", opset), boundary, opset);
+  add_typed_output(g, node(g, op, {typed_input(g, type, Shape{2, 5}, boundary, opset)}, {}, "", opset),
+                   boundary, opset);
   return m;
 }
 Model reduction(const std::string& op, ElemType type, bool boundary = false) {
   Model m = test::model_with_opset(18);
   Graph& g = *m.graph;
   ValueId x = typed_input(g, type, Shape{3, 4}, boundary, 18);
-  add_typed_output(g, node(g, op, {x, test::int64_initializer(g, "axes", {1})}, {int_attr("keepdims", 0)}), boundary, 18);
+  add_typed_output(g, node(g, op, {x, test::int64_initializer(g, "axes", {1})}, {int_attr("keepdims", 0)}),
+                   boundary, 18);
   return m;
 }
 

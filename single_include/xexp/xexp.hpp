@@ -14070,8 +14070,10 @@ using rewrite::Var;
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <numbers>
 #include <optional>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -14154,8 +14156,9 @@ inline std::optional<std::vector<int64_t>> unsqueezed_axes(const ir::Graph& g, c
   const std::optional<std::vector<int64_t>> given = ints_attribute_or_input(g, n, "axes", 1);
   if (!given) return std::nullopt;
   const ir::Value& in = g.value(n.inputs[0]);
-  return normalized_axes(*given, in.shape ? std::optional<int64_t>(static_cast<int64_t>(in.shape->size() + given->size()))
-                                          : std::nullopt);
+  return normalized_axes(
+      *given, in.shape ? std::optional<int64_t>(static_cast<int64_t>(in.shape->size() + given->size()))
+                       : std::nullopt);
 }
 // Sorted axes 0, 1, ..., k - 1: an Unsqueeze of them adds leading axes, which broadcasting adds anyway.
 inline bool are_leading_axes(const std::vector<int64_t>& sorted_axes) {
@@ -14379,6 +14382,25 @@ inline constexpr auto restores_leading_axes =
       return KnownDim{out.shape()->back()} == KnownDim{product.shape()->back()};
     });
 
+// ---- readers ----------------------------------------------------------------------------------------
+// v is no graph output, something reads it, and every reader is one of `ops`, each written
+// "domain.Op" outside the default domain ("MatMul", "com.microsoft.FusedMatMul"). Rules that take a
+// shared value into flags of its readers check it: the value goes once the last reader has taken it.
+inline bool read_only_by(const ValueView& v, std::initializer_list<std::string_view> ops) {
+  if (v.value().is_graph_output() || v.value().uses.empty()) return false;
+  for (const ir::Use& u : v.value().uses) {
+    const ir::Node& n = v.graph->node(u.node);
+    const std::string_view domain = n.domain.view(), op = n.op_type.view();
+    const auto named = [&](std::string_view q) {
+      return domain.empty() ? q == op
+                            : q.size() == domain.size() + 1 + op.size() && q.starts_with(domain) &&
+                                  q[domain.size()] == '.' && q.ends_with(op);
+    };
+    if (std::none_of(ops.begin(), ops.end(), named)) return false;
+  }
+  return true;
+}
+
 // ---- execution order --------------------------------------------------------------------------------
 // Rules that rewrite several readers of one value x at once (a Split for its Slices, a TopK for a
 // ReduceMax and an ArgMax) root themselves at the first of those readers and insert the new node there,
@@ -14413,7 +14435,8 @@ std::vector<ir::NodeId> sibling_readers(const ir::Graph& g, ir::NodeId root, Acc
 }
 // Each reader's first output becomes fresh[k] (after the match, as the driver wants); the root's
 // counterpart is returned for the driver to put in place of the root.
-inline ir::ValueId replace_readers(rewrite::Rewriter& r, ir::NodeId root, const std::vector<ir::NodeId>& readers,
+inline ir::ValueId replace_readers(rewrite::Rewriter& r, ir::NodeId root,
+                                   const std::vector<ir::NodeId>& readers,
                                    const std::vector<ir::ValueId>& fresh) {
   ir::ValueId root_replacement = ir::kNone;
   for (std::size_t k = 0; k < readers.size(); ++k) {
@@ -19758,10 +19781,19 @@ inline rewrite::RulePtr transpose_gather_rule() {
 // ======== xexp/patterns/onnx/transpose_matmul.hpp
 // TransposeMatMul: a 2-D Transpose feeding MatMul or Gemm becomes Gemm's transA/transB. A transposed
 // constant is left to Gemm (GemmTranspose puts it there on purpose; constant folding removes it).
+// The Transpose may feed several products (backward graphs multiply one transposed gradient by several
+// activations): each becomes a Gemm, and the Transpose goes with the last. When something else reads it,
+// the MatMuls stay, free for the rules that fuse more than a flag.
 #include <vector>
 
 
 namespace xexp::patterns {
+
+namespace detail {
+inline constexpr auto only_products_read = rewrite::fact<"only_products_read">([](const ValueView& t) {
+  return read_only_by(t, {"MatMul", "Gemm"});
+});
+}  // namespace detail
 
 inline rewrite::RulePtr transpose_matmul_rule() {
   using namespace rewrite::dsl;
@@ -19770,22 +19802,22 @@ inline rewrite::RulePtr transpose_matmul_rule() {
   Int<'s'> trans_a;
   Int<'t'> trans_b;
   const std::vector<int64_t> swap{1, 0};
+  auto ta = named<'u'>(shared(Transpose(a, attr<"perm"> = swap)));
+  auto tb = named<'u'>(shared(Transpose(b, attr<"perm"> = swap)));
   auto both_2d = rank(a) == 2 && rank(b) == 2;
-  auto gemm_a = named<'g'>(Gemm(Transpose(a, attr<"perm"> = swap), b, etc, attr<"transA"> = trans_a));
-  auto gemm_b = named<'g'>(Gemm(a, Transpose(b, attr<"perm"> = swap), etc, attr<"transB"> = trans_b));
+  auto fits_a = both_2d && detail::only_products_read(ta);
+  auto fits_b = both_2d && detail::only_products_read(tb);
+  auto gemm_a = named<'g'>(Gemm(ta, b, etc, attr<"transA"> = trans_a));
+  auto gemm_b = named<'g'>(Gemm(a, tb, etc, attr<"transB"> = trans_b));
   return rule("TransposeMatMul")
       .priority(1)
-      .cases(match(MatMul(Transpose(a, attr<"perm"> = swap), b))
-                 .when(both_2d)
-                 .to(Gemm(a, b, attr<"transA"> = 1)),
-             match(MatMul(a, Transpose(b, attr<"perm"> = swap)))
-                 .when(both_2d)
-                 .to(Gemm(a, b, attr<"transB"> = 1)),
+      .cases(match(MatMul(ta, b)).when(fits_a).to(Gemm(a, b, attr<"transA"> = 1)),
+             match(MatMul(a, tb)).when(fits_b).to(Gemm(a, b, attr<"transB"> = 1)),
              match(gemm_a)
-                 .when(both_2d && !is_constant(a))
+                 .when(fits_a && !is_constant(a))
                  .to(rebuild(gemm_a, input<0> = a, attr<"transA"> = 1 - trans_a)),
              match(gemm_b)
-                 .when(both_2d && !is_constant(b))
+                 .when(fits_b && !is_constant(b))
                  .to(rebuild(gemm_b, input<1> = b, attr<"transB"> = 1 - trans_b)));
 }
 
@@ -20578,7 +20610,9 @@ inline rewrite::RulePtr fused_matmul_div_rule() {
 // ======== xexp/patterns/ort/fused_matmul_transpose.hpp
 // FusedMatMulTranspose (onnxruntime set): Transpose(A @ B) swapping the last two axes is B' @ A', which
 // com.microsoft FusedMatMul computes from A and B with its transA/transB flags: the Transpose goes. A
-// FusedMatMul already transposing an input flips that flag (op(A)' is A when transA is set).
+// FusedMatMul already transposing an input flips that flag (op(A)' is A when transA is set). A Reshape
+// between them that only regroups the batch axes moves below the product, its last two entries swapped
+// (backward graphs write bmm, view, transpose).
 #include <cstdint>
 
 // ======== xexp/patterns/ort/fused_matmul_x2.hpp
@@ -20595,14 +20629,7 @@ namespace xexp::patterns {
 namespace detail {
 // Every reader of the scaled value is a MatMul or a FusedMatMul, and it is no graph output.
 inline constexpr auto read_only_by_products = rewrite::fact<"read_only_by_products">([](const ValueView& v) {
-  if (v.value().is_graph_output() || v.value().uses.empty()) return false;
-  for (const ir::Use& u : v.value().uses) {
-    const ir::Node& n = v.graph->node(u.node);
-    const bool product = (n.domain.empty() && n.op_type == Symbol("MatMul")) ||
-                         (n.domain == Symbol("com.microsoft") && n.op_type == Symbol("FusedMatMul"));
-    if (!product) return false;
-  }
-  return true;
+  return read_only_by(v, {"MatMul", "com.microsoft.FusedMatMul"});
 });
 inline constexpr auto factor_of = rewrite::fact<"factor_of">(
     [](const ValueView& scaled, const Tensor& s) { return static_cast<float>(scaling_factor(scaled, s)); });
@@ -20662,17 +20689,29 @@ inline rewrite::RulePtr fused_matmul_transpose_rule() {
   Var<'a'> a;
   Var<'b'> b;
   Ints<'p'> perm;
+  Const<'s'> shape;
+  auto product = named<'m'>(MatMul(a, b));
   auto fused = named<'f'>(FusedMatMul(a, b));
   auto ranks = rank(a) >= 2 && rank(b) >= 2 && dtype(a) == ElemType::Float;
+  auto swapped_product = FusedMatMul(b, a, attr<"alpha"> = 1.0f, attr<"transA"> = 1, attr<"transB"> = 1);
+  auto swapped_fused =
+      rebuild(fused, b, a, attr<"transA"> = detail::flipped_flag(fused, std::string("transB")),
+              attr<"transB"> = detail::flipped_flag(fused, std::string("transA")));
+  auto regrouped = [&](auto p) { return Reshape(p, shape, attr<"allowzero"> = 0); };
+  auto swapped_shape = fold(detail::last_two_swapped(shape));
+  auto fused_fits = ranks && swaps_last_two(perm) && detail::no_batch_transpose(fused);
   return rule("FusedMatMulTranspose")
       .priority(3)
-      .cases(match(Transpose(MatMul(a, b), attr<"perm"> = perm))
+      .cases(match(Transpose(product, attr<"perm"> = perm))
                  .when(ranks && swaps_last_two(perm))
-                 .to(FusedMatMul(b, a, attr<"alpha"> = 1.0f, attr<"transA"> = 1, attr<"transB"> = 1)),
-             match(Transpose(fused, attr<"perm"> = perm))
-                 .when(ranks && swaps_last_two(perm) && detail::no_batch_transpose(fused))
-                 .to(rebuild(fused, b, a, attr<"transA"> = detail::flipped_flag(fused, std::string("transB")),
-                             attr<"transB"> = detail::flipped_flag(fused, std::string("transA")))));
+                 .to(swapped_product),
+             match(Transpose(fused, attr<"perm"> = perm)).when(fused_fits).to(swapped_fused),
+             match(Transpose(regrouped(product), attr<"perm"> = perm))
+                 .when(ranks && swaps_last_two(perm) && detail::keeps_last_two_axes(product, shape))
+                 .to(Reshape(swapped_product, swapped_shape)),
+             match(Transpose(regrouped(fused), attr<"perm"> = perm))
+                 .when(fused_fits && detail::keeps_last_two_axes(fused, shape))
+                 .to(Reshape(swapped_fused, swapped_shape)));
 }
 
 }  // namespace xexp::patterns

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <numbers>
 #include <optional>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -95,8 +97,9 @@ inline std::optional<std::vector<int64_t>> unsqueezed_axes(const ir::Graph& g, c
   const std::optional<std::vector<int64_t>> given = ints_attribute_or_input(g, n, "axes", 1);
   if (!given) return std::nullopt;
   const ir::Value& in = g.value(n.inputs[0]);
-  return normalized_axes(*given, in.shape ? std::optional<int64_t>(static_cast<int64_t>(in.shape->size() + given->size()))
-                                          : std::nullopt);
+  return normalized_axes(
+      *given, in.shape ? std::optional<int64_t>(static_cast<int64_t>(in.shape->size() + given->size()))
+                       : std::nullopt);
 }
 // Sorted axes 0, 1, ..., k - 1: an Unsqueeze of them adds leading axes, which broadcasting adds anyway.
 inline bool are_leading_axes(const std::vector<int64_t>& sorted_axes) {
@@ -320,6 +323,25 @@ inline constexpr auto restores_leading_axes =
       return KnownDim{out.shape()->back()} == KnownDim{product.shape()->back()};
     });
 
+// ---- readers ----------------------------------------------------------------------------------------
+// v is no graph output, something reads it, and every reader is one of `ops`, each written
+// "domain.Op" outside the default domain ("MatMul", "com.microsoft.FusedMatMul"). Rules that take a
+// shared value into flags of its readers check it: the value goes once the last reader has taken it.
+inline bool read_only_by(const ValueView& v, std::initializer_list<std::string_view> ops) {
+  if (v.value().is_graph_output() || v.value().uses.empty()) return false;
+  for (const ir::Use& u : v.value().uses) {
+    const ir::Node& n = v.graph->node(u.node);
+    const std::string_view domain = n.domain.view(), op = n.op_type.view();
+    const auto named = [&](std::string_view q) {
+      return domain.empty() ? q == op
+                            : q.size() == domain.size() + 1 + op.size() && q.starts_with(domain) &&
+                                  q[domain.size()] == '.' && q.ends_with(op);
+    };
+    if (std::none_of(ops.begin(), ops.end(), named)) return false;
+  }
+  return true;
+}
+
 // ---- execution order --------------------------------------------------------------------------------
 // Rules that rewrite several readers of one value x at once (a Split for its Slices, a TopK for a
 // ReduceMax and an ArgMax) root themselves at the first of those readers and insert the new node there,
@@ -354,7 +376,8 @@ std::vector<ir::NodeId> sibling_readers(const ir::Graph& g, ir::NodeId root, Acc
 }
 // Each reader's first output becomes fresh[k] (after the match, as the driver wants); the root's
 // counterpart is returned for the driver to put in place of the root.
-inline ir::ValueId replace_readers(rewrite::Rewriter& r, ir::NodeId root, const std::vector<ir::NodeId>& readers,
+inline ir::ValueId replace_readers(rewrite::Rewriter& r, ir::NodeId root,
+                                   const std::vector<ir::NodeId>& readers,
                                    const std::vector<ir::ValueId>& fresh) {
   ir::ValueId root_replacement = ir::kNone;
   for (std::size_t k = 0; k < readers.size(); ++k) {

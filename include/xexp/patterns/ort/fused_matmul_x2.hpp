@@ -13,14 +13,7 @@ namespace xexp::patterns {
 namespace detail {
 // Every reader of the scaled value is a MatMul or a FusedMatMul, and it is no graph output.
 inline constexpr auto read_only_by_products = rewrite::fact<"read_only_by_products">([](const ValueView& v) {
-  if (v.value().is_graph_output() || v.value().uses.empty()) return false;
-  for (const ir::Use& u : v.value().uses) {
-    const ir::Node& n = v.graph->node(u.node);
-    const bool product = (n.domain.empty() && n.op_type == Symbol("MatMul")) ||
-                         (n.domain == Symbol("com.microsoft") && n.op_type == Symbol("FusedMatMul"));
-    if (!product) return false;
-  }
-  return true;
+  return read_only_by(v, {"MatMul", "com.microsoft.FusedMatMul"});
 });
 inline constexpr auto factor_of = rewrite::fact<"factor_of">(
     [](const ValueView& scaled, const Tensor& s) { return static_cast<float>(scaling_factor(scaled, s)); });
