@@ -893,12 +893,7 @@ TEST(PatternReshape2Of3, SameNumbers) {
 
 // ---- models as an exporter writes them ------------------------------------------------------------
 // The model of an ONNX text, typed by ONNX's shape inference (value_info included), saved and read back.
-Model exported(const std::string& text) {
-  xexp::testing::TempDir dir;
-  const std::string path = (dir.path() / "model.onnx").string();
-  xexp::testing::write_case_model(text, path);
-  return load_model(path);
-}
+Model exported(const std::string& text) { return xexp::testing::load_case_model(text); }
 std::vector<int64_t> perm_of(const Node& n) { return n.attribute(Symbol("perm"))->ints; }
 // The ONNX text name of a float element type given as its number ("10": "float16").
 std::string float_type_name(const std::string& to) {

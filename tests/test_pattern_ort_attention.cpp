@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "support/rewrite_helpers.hpp"
+#include "support/rule_cases.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/patterns/registry.hpp"
 #include "xexp/tools/optimize.hpp"
@@ -832,6 +833,115 @@ TEST(PatternAttention, SameNumbers) {
                             {.seed = 7, .symbols = {{"seq", kSeq}, {"past", 3}, {"total", kSeq + 3}}});
 }
 
+// ---- MultiHeadAttentionScaledQuery, MultiHeadAttentionPackedQkv -------------------------------------
+// What the attention rule leaves of ViT's attention (the user's path on vit_L2 is below), as text models.
+namespace {
+// `c`: q's factor, a constant, applied before the heads merge or (`after_merge`) after.
+std::string scaled_query(const std::string& c, bool after_merge = false) {
+  const std::string body = after_merge ? R"(
+  QT = Transpose<perm=[0, 2, 1, 3]>(Q)
+  QR = Reshape(QT, t)
+  QS = Mul(QR, c)
+  Y = com.microsoft.MultiHeadAttention<num_heads=2, scale=0.5>(QS, K, V)
+})"
+                                       : R"(
+  QS = Mul(Q, c)
+  QT = Transpose<perm=[0, 2, 1, 3]>(QS)
+  QR = Reshape(QT, t)
+  Y = com.microsoft.MultiHeadAttention<num_heads=2, scale=0.5>(QR, K, V)
+})";
+  return R"(<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
+g (float[1,2,4,3] Q, float[1,2,4,3] K, float[1,2,4,3] V) => (float[1,4,6] Y) <int64[3] t = {1, 4, 6}, )" +
+         c + "> {" + body;
+}
+}  // namespace
+
+TEST(PatternMultiHeadAttentionScaledQuery, TheFactorJoinsTheScale) {
+  for (bool after_merge : {false, true}) {
+    Model m = xexp::testing::load_case_model(scaled_query("float c = {0.25}", after_merge));
+    test::run_rules(m, "MultiHeadAttentionScaledQuery");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"Transpose", "Reshape", kMha})) << after_merge;
+    EXPECT_EQ(only_attention(g).attribute(Symbol("scale"))->f, 0.125f);
+    EXPECT_EQ(g.value(g.node(g.first_node()).inputs[0]).name, "Q");
+  }
+}
+
+TEST(PatternMultiHeadAttentionScaledQuery, NotForAFactorPerElement) {
+  for (bool after_merge : {false, true}) {
+    const std::string c =
+        after_merge ? "float[6] c = {0.25, 0.5, 1.0, 0.25, 0.5, 1.0}" : "float[3] c = {0.25, 0.5, 1.0}";
+    Model m = xexp::testing::load_case_model(scaled_query(c, after_merge));
+    test::run_rules(m, "MultiHeadAttentionScaledQuery");
+    EXPECT_EQ(test::op_types(*m.graph).size(), 4u) << after_merge;
+  }
+}
+
+TEST(PatternMultiHeadAttentionScaledQuery, SameNumbers) {
+  for (bool after_merge : {false, true})
+    test::expect_same_outputs(
+        [after_merge] {
+          return xexp::testing::load_case_model(scaled_query("float c = {0.25}", after_merge));
+        },
+        "MultiHeadAttentionScaledQuery", 1e-6);
+}
+
+namespace {
+// timm's unbind of a packed projection X, (1, 4, 3 * 2 heads * 3) reshaped to `packed`; `also_k` makes the
+// keys a graph output too.
+std::string unbound_qkv(const std::string& x_type, const std::string& packed, bool also_k) {
+  return R"(<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
+g ()" + x_type +
+         R"( X) => (float[1,4,6] Y)" + (also_k ? ", float[1,2,4,3] K" : "") + R"() <int64[5] s = )" + packed +
+         R"(, int64[3] t = {1, 4, 6}, int64[3] p = {1, 1, 1}, int64[1] z = {0}> {
+  R = Reshape(X, s)
+  T = Transpose<perm=[2, 0, 3, 1, 4]>(R)
+  Q1, K1, V1 = Split<axis=0>(T, p)
+  Q = Squeeze(Q1, z)
+  K = Squeeze(K1, z)
+  V = Squeeze(V1, z)
+  QT = Transpose<perm=[0, 2, 1, 3]>(Q)
+  QR = Reshape(QT, t)
+  Y = com.microsoft.MultiHeadAttention<num_heads=2, scale=0.5>(QR, K, V)
+})";
+}
+}  // namespace
+
+TEST(PatternMultiHeadAttentionPackedQkv, ThreeThirdsOfTheProjection) {
+  // X as rows (4, 18), as a Gemm leaves it, and as (1, 4, 18).
+  for (const std::string x : {"float[4,18]", "float[1,4,18]"}) {
+    Model m = xexp::testing::load_case_model(unbound_qkv(x, "{1, 4, 3, 2, 3}", false));
+    test::run_rules(m, "MultiHeadAttentionPackedQkv");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"Reshape", "Split", kMha})) << x;
+    const Node& split = g.node(g.value(only_attention(g).inputs[0]).producer);
+    EXPECT_EQ(split.attribute(Symbol("axis"))->i, -1);
+    EXPECT_EQ(eval::as_int64s(*rewrite::constant_tensor(g, split.inputs[1])),
+              (std::vector<int64_t>{6, 6, 6}));
+    for (uint32_t k = 0; k < 3; ++k) {
+      EXPECT_EQ(only_attention(g).inputs[k], split.outputs[k]);
+      EXPECT_EQ(*g.value(split.outputs[k]).shape, (Shape{1, 4, 6}));
+    }
+  }
+}
+
+TEST(PatternMultiHeadAttentionPackedQkv, NotWhenKeysAreReadElsewhereOrTheReshapeMixesAxes) {
+  Model read = xexp::testing::load_case_model(unbound_qkv("float[1,4,18]", "{1, 4, 3, 2, 3}", true));
+  test::run_rules(read, "MultiHeadAttentionPackedQkv");
+  EXPECT_EQ(nodes_of_type(*read.graph, "Squeeze"), 3);
+  // (1, 12, 6) to (1, 4, 3, 2, 3): the thirds are not slices of the last axis.
+  Model mixed = xexp::testing::load_case_model(unbound_qkv("float[1,12,6]", "{1, 4, 3, 2, 3}", false));
+  test::run_rules(mixed, "MultiHeadAttentionPackedQkv");
+  EXPECT_EQ(nodes_of_type(*mixed.graph, "Squeeze"), 3);
+}
+
+TEST(PatternMultiHeadAttentionPackedQkv, SameNumbers) {
+  for (const std::string x : {"float[4,18]", "float[1,4,18]"})
+    test::expect_same_outputs(
+        [x] { return xexp::testing::load_case_model(unbound_qkv(x, "{1, 4, 3, 2, 3}", false)); },
+        "MultiHeadAttentionPackedQkv", 1e-6);
+}
+
 // ---- the user's path: `xexp optimize` on the shared torch models, read as exported -------------------
 namespace {
 
@@ -1010,6 +1120,53 @@ TEST(PatternMultiHeadAttentionModels, GroupedQueryAttentionOfALlamaExport) {
       const std::vector<int64_t> short_ids{5, 17, 3, 99, 250, 8, 1, 42, 7, 600, 11, 2, 90, 64, 31};
       test::expect_outputs_of_file((kOurModels / file).string(), below,
                                    {{"input_ids", Tensor::from<int64_t>({3, 5}, short_ids)}}, 1e-5);
+    }
+  }
+}
+
+// ViT as timm writes its attention (tests/data/models/make_vit.py): one projection reshaped to (batch,
+// tokens, 3, heads, head_size), permuted and unbound into q, k and v, q scaled before its scores. Each
+// attention becomes one MultiHeadAttention reading the three thirds of the projection, split on its last
+// axis (MultiHeadAttentionPackedQkv), the scale of q in its `scale` (MultiHeadAttentionScaledQuery).
+TEST(PatternMultiHeadAttentionModels, VisionTransformerAttentionReadsThePackedProjection) {
+  const std::vector<float> expected =
+      xexp::testing::read_file<std::vector<float>>(kOurModels / "vit_L2.expected.bin");
+  const Tensor image = Tensor::from<float>(
+      {2, 3, 32, 32}, xexp::testing::read_file<std::vector<float>>(kOurModels / "vit_L2.image.bin"));
+  for (const char* file : {"vit_L2.fold.onnx", "vit_L2.op14dyn.onnx"}) {
+    SCOPED_TRACE(file);
+    const std::string original = (kOurModels / file).string();
+    Model model = load_model(original);
+    tools::optimize_model(model, {});
+    const Graph& g = *model.graph;
+    ASSERT_EQ(nodes_of_type(g, "MultiHeadAttention"), 2);
+    for (NodeId id : g.nodes()) {
+      const Node& n = g.node(id);
+      if (n.op_type != Symbol("MultiHeadAttention")) continue;
+      EXPECT_EQ(n.attribute(Symbol("num_heads"))->i, 4);
+      EXPECT_EQ(n.attribute(Symbol("scale"))->f, 0.25f);  // head_size 16 ** -0.5, was q's Mul
+      const NodeId split = g.value(n.inputs[0]).producer;
+      ASSERT_NE(split, kNone);
+      EXPECT_EQ(g.node(split).op_type, Symbol("Split"));
+      for (uint32_t k = 0; k < 3; ++k) {
+        EXPECT_EQ(g.value(n.inputs[k]).producer, split) << k;
+        EXPECT_EQ(g.value(n.inputs[k]).output_index, k);
+        EXPECT_EQ(g.value(n.inputs[k]).shape->size(), 3u) << k;  // (batch, tokens, hidden)
+      }
+    }
+    for (const char* gone : {"Squeeze", "Softmax", "Mul"}) EXPECT_EQ(nodes_of_type(g, gone), 0) << gone;
+    // ONNX Runtime 1.30 'extended' leaves 63 nodes of the static export and 92 of the dynamic one.
+    EXPECT_EQ(op_types(g).size(), 38u);
+    for (NodeId id : g.nodes())
+      EXPECT_LT(g.value(g.node(id).outputs[0]).shape->size(), 5u) << g.node(id).name;
+    const test::OutputsAfter after = test::expect_outputs_of_file(original, model, {{"image", image}}, 1e-5);
+    // Torch's logits, through both runtimes.
+    for (const xexp::testing::NamedTensors* outputs : {&after.evaluator, &after.onnxruntime}) {
+      ASSERT_EQ(outputs->size(), 1u);
+      const Tensor& logits = outputs->at(0).second;
+      ASSERT_EQ(logits.size(), static_cast<int64_t>(expected.size()));
+      for (std::size_t k = 0; k < expected.size(); ++k)
+        EXPECT_NEAR(logits.data<float>()[k], expected[k], 1e-4) << k;
     }
   }
 }

@@ -16,7 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "support/temp_dir.hpp"
 #include "xexp/core/error.hpp"
+#include "xexp/onnx/load.hpp"
 
 namespace xexp::testing {
 
@@ -69,6 +71,14 @@ inline void write_case_model(const std::string& text, const std::string& path) {
   ::onnx::shape_inference::InferShapes(proto, ::onnx::OpSchemaRegistry::Instance(), options);
   std::ofstream out(path, std::ios::binary);
   if (!proto.SerializeToOstream(&out)) throw Error("cannot write " + path);
+}
+
+// The case model as xexp reads it from disk after write_case_model.
+inline ir::Model load_case_model(const std::string& text) {
+  TempDir dir;
+  const std::string path = (dir.path() / "model.onnx").string();
+  write_case_model(text, path);
+  return load_model(path);
 }
 
 }  // namespace xexp::testing

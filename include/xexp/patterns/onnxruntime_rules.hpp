@@ -21,6 +21,8 @@
 #include "xexp/patterns/ort/missing_reduce_max.hpp"
 #include "xexp/patterns/ort/missing_top_k.hpp"
 #include "xexp/patterns/ort/multi_head_attention.hpp"
+#include "xexp/patterns/ort/multi_head_attention_packed_qkv.hpp"
+#include "xexp/patterns/ort/multi_head_attention_scaled_query.hpp"
 #include "xexp/patterns/ort/quick_gelu.hpp"
 #include "xexp/patterns/ort/reshape_gemm.hpp"
 #include "xexp/patterns/ort/reshape_gemm_reshape.hpp"
@@ -61,6 +63,8 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       multi_head_attention_rule(),
       multi_head_attention_one_head_rule(),
       multi_head_attention_key_value_3d_rule(),
+      multi_head_attention_scaled_query_rule(),
+      multi_head_attention_packed_qkv_rule(),
       quick_gelu_rule(),
       reshape_gemm_reshape_rule(),  // before ReshapeGemm: where both apply, three nodes become one
       reshape_gemm_rule(),
