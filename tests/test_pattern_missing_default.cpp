@@ -893,7 +893,7 @@ TEST(PatternReshape2Of3, SameNumbers) {
 
 // ---- models as an exporter writes them ------------------------------------------------------------
 // The model of an ONNX text, typed by ONNX's shape inference (value_info included), saved and read back.
-Model exported(const std::string& text) { return xexp::testing::load_case_model(text); }
+using xexp::testing::load_case_model;
 std::vector<int64_t> perm_of(const Node& n) { return n.attribute(Symbol("perm"))->ints; }
 // The ONNX text name of a float element type given as its number ("10": "float16").
 std::string float_type_name(const std::string& to) {
@@ -922,7 +922,7 @@ std::string moves_text(const Moves& c) {
 }
 
 TEST(PatternTransposeReshapeTranspose, SplitAxesAreSplitBeforeOneTranspose) {
-  Model m = exported(moves_text({}));
+  Model m = load_case_model(moves_text({}));
   run_rules(m, "TransposeReshapeTranspose");
   const Graph& g = *m.graph;
   ASSERT_EQ(op_types(g), (OpList{"Reshape", "Transpose"}));
@@ -934,7 +934,7 @@ TEST(PatternTransposeReshapeTranspose, SplitAxesAreSplitBeforeOneTranspose) {
 }
 
 TEST(PatternTransposeReshapeTranspose, MergedAxesAreMergedAfterOneTranspose) {
-  Model m = exported(
+  Model m = load_case_model(
       moves_text({.x = "2,3,4,5", .p1 = "0,2,1,3", .shape = "2,4,15", .p2 = "0,2,1", .y = "2,15,4"}));
   run_rules(m, "TransposeReshapeTranspose");
   const Graph& g = *m.graph;
@@ -954,17 +954,17 @@ TEST(PatternTransposeReshapeTranspose, NotWhenTheReshapeRegroupsMovesNothingKnow
       {.middle_output = true},                                                             // Reshape read
   };
   for (const Moves& c : refused) {
-    Model m = exported(moves_text(c));
+    Model m = load_case_model(moves_text(c));
     run_rules(m, "TransposeReshapeTranspose");
     EXPECT_EQ(op_types(*m.graph), (OpList{"Transpose", "Reshape", "Transpose"})) << moves_text(c);
   }
 }
 
 TEST(PatternTransposeReshapeTranspose, SameNumbers) {
-  test::expect_same_outputs([] { return exported(moves_text({})); }, "TransposeReshapeTranspose");
+  test::expect_same_outputs([] { return load_case_model(moves_text({})); }, "TransposeReshapeTranspose");
   test::expect_same_outputs(
       [] {
-        return exported(
+        return load_case_model(
             moves_text({.x = "2,3,4,5", .p1 = "0,2,1,3", .shape = "2,4,15", .p2 = "0,2,1", .y = "2,15,4"}));
       },
       "TransposeReshapeTranspose");
@@ -993,7 +993,7 @@ std::string regrouped_text(const Regrouped& c) {
 TEST(PatternMatMulReshape2Of3, TheLeftInputAndTheResultKeepTheirLayout) {
   // B of (6,5,7) goes to A's layout; a matrix B broadcasts as it is.
   for (const std::string b : {"6,5,7", "5,7"}) {
-    Model m = exported(regrouped_text({.b = b}));
+    Model m = load_case_model(regrouped_text({.b = b}));
     run_rules(m, "MatMulReshape2Of3");
     const Graph& g = *m.graph;
     const bool matrix = b == "5,7";
@@ -1010,7 +1010,7 @@ TEST(PatternMatMulReshape2Of3, TheLeftInputAndTheResultKeepTheirLayout) {
 }
 
 TEST(PatternMatMulReshape2Of3, BothInputsKeepTheirLayoutAndTheResultIsViewed) {
-  Model m = exported(regrouped_text({.b_view_from = "2,3,5,7", .back = ""}));
+  Model m = load_case_model(regrouped_text({.b_view_from = "2,3,5,7", .back = ""}));
   run_rules(m, "MatMulReshape2Of3");
   const Graph& g = *m.graph;
   ASSERT_EQ(op_types(g), (OpList{"MatMul", "Reshape"}));
@@ -1030,7 +1030,7 @@ TEST(PatternMatMulReshape2Of3, NotWhenTheMatricesChangeOrTheBatchesDiffer) {
       {.b = "6,5,7", .b_view_from = "2,3,35", .back = ""},   // B's matrices regrouped
   };
   for (const Regrouped& c : refused) {
-    Model m = exported(regrouped_text(c));
+    Model m = load_case_model(regrouped_text(c));
     const OpList before = op_types(*m.graph);
     run_rules(m, "MatMulReshape2Of3");
     EXPECT_EQ(op_types(*m.graph), before) << regrouped_text(c);
@@ -1040,7 +1040,7 @@ TEST(PatternMatMulReshape2Of3, NotWhenTheMatricesChangeOrTheBatchesDiffer) {
 TEST(PatternMatMulReshape2Of3, SameNumbers) {
   for (const Regrouped& c :
        {Regrouped{}, Regrouped{.b = "5,7"}, Regrouped{.b_view_from = "2,3,5,7", .back = ""}})
-    test::expect_same_outputs([c] { return exported(regrouped_text(c)); }, "MatMulReshape2Of3");
+    test::expect_same_outputs([c] { return load_case_model(regrouped_text(c)); }, "MatMulReshape2Of3");
 }
 
 // A of `type` and dims `a` flattened into rows by `flat`, times W, the product given the shape `back`;
@@ -1059,7 +1059,7 @@ std::string rows_text(const Rows& c) {
 
 TEST(PatternMatMulReshape2Of3, FlattenedRowsAndTheirProductGivenBackTheirAxes) {
   for (const std::string type : {"float", "float16"}) {
-    Model m = exported(rows_text({.type = type}));
+    Model m = load_case_model(rows_text({.type = type}));
     run_rules(m, "MatMulReshape2Of3");
     const Graph& g = *m.graph;
     ASSERT_EQ(op_types(g), (OpList{"MatMul"})) << type;
@@ -1069,7 +1069,7 @@ TEST(PatternMatMulReshape2Of3, FlattenedRowsAndTheirProductGivenBackTheirAxes) {
     EXPECT_EQ(g.value(g.outputs()[0]).name, "Y");
     EXPECT_EQ(*g.value(g.outputs()[0]).shape, (Shape{2, 3, 5}));
   }
-  Model shared = exported(rows_text({.rows_read_twice = true}));
+  Model shared = load_case_model(rows_text({.rows_read_twice = true}));
   run_rules(shared, "MatMulReshape2Of3");
   const Graph& g = *shared.graph;
   ASSERT_EQ(op_types(g), (OpList{"Reshape", "MatMul"}));
@@ -1084,7 +1084,7 @@ TEST(PatternMatMulReshape2Of3, NotWhenTheRowsMixAxesOrTheProductIsRegrouped) {
       {.w = "1,8,5"},                                              // W is no matrix
   };
   for (const Rows& c : refused) {
-    Model m = exported(rows_text(c));
+    Model m = load_case_model(rows_text(c));
     run_rules(m, "MatMulReshape2Of3");
     EXPECT_EQ(op_types(*m.graph), (OpList{"Reshape", "MatMul", "Reshape"})) << rows_text(c);
   }
@@ -1092,7 +1092,7 @@ TEST(PatternMatMulReshape2Of3, NotWhenTheRowsMixAxesOrTheProductIsRegrouped) {
 
 TEST(PatternMatMulReshape2Of3, FlattenedRowsKeepTheirNumbers) {
   for (const Rows& c : {Rows{}, Rows{.type = "float16"}, Rows{.rows_read_twice = true}})
-    test::expect_same_outputs([c] { return exported(rows_text(c)); }, "MatMulReshape2Of3");
+    test::expect_same_outputs([c] { return load_case_model(rows_text(c)); }, "MatMulReshape2Of3");
 }
 
 // ---- CastOpCast -----------------------------------------------------------------------------------
@@ -1121,7 +1121,7 @@ std::string cast_around_text(const CastAround& c) {
 
 TEST(PatternCastOpCast, TheOpWorksInTheOuterType) {
   for (const std::string op : {"Add", "Sub", "Mul", "Div"}) {
-    Model m = exported(cast_around_text({.op = op}));
+    Model m = load_case_model(cast_around_text({.op = op}));
     run_rules(m, "CastOpCast");
     const Graph& g = *m.graph;
     ASSERT_EQ(op_types(g), (OpList{op})) << op;
@@ -1134,7 +1134,7 @@ TEST(PatternCastOpCast, TheOpWorksInTheOuterType) {
 
 TEST(PatternCastOpCast, AnInputWithoutCastIsCastToTheOuterType) {
   for (bool z_first : {false, true}) {
-    Model m = exported(cast_around_text({.z = "float", .z_cast = false, .z_first = z_first}));
+    Model m = load_case_model(cast_around_text({.z = "float", .z_cast = false, .z_first = z_first}));
     run_rules(m, "CastOpCast");
     const Graph& g = *m.graph;
     ASSERT_EQ(op_types(g), (OpList{"Cast", "Add"})) << z_first;
@@ -1146,7 +1146,7 @@ TEST(PatternCastOpCast, AnInputWithoutCastIsCastToTheOuterType) {
 }
 
 TEST(PatternCastOpCast, UnaryOpsKeepTheirAttributes) {
-  Model m = exported(cast_around_text({.op = "Softmax<axis=0>", .z_cast = false, .unary = true}));
+  Model m = load_case_model(cast_around_text({.op = "Softmax<axis=0>", .z_cast = false, .unary = true}));
   run_rules(m, "CastOpCast");
   const Graph& g = *m.graph;
   ASSERT_EQ(op_types(g), (OpList{"Softmax"}));
@@ -1164,7 +1164,7 @@ TEST(PatternCastOpCast, NotForAnotherTypeBfloat16IntegersOrAnInputReadTwice) {
       {.op = "Pow"},                                           // not an op of the family
   };
   for (const CastAround& c : refused) {
-    Model m = exported(cast_around_text(c));
+    Model m = load_case_model(cast_around_text(c));
     const OpList before = op_types(*m.graph);
     run_rules(m, "CastOpCast");
     EXPECT_EQ(op_types(*m.graph), before) << cast_around_text(c);
@@ -1173,12 +1173,12 @@ TEST(PatternCastOpCast, NotForAnotherTypeBfloat16IntegersOrAnInputReadTwice) {
 
 TEST(PatternCastOpCast, SameNumbers) {
   // float16 + float16 computed in float and rounded once is float16's own correctly rounded sum: exact.
-  test::expect_same_outputs([] { return exported(cast_around_text({})); }, "CastOpCast");
+  test::expect_same_outputs([] { return load_case_model(cast_around_text({})); }, "CastOpCast");
   // Z rounded to float16 first, Sigmoid in float16: an ulp or two of float16.
-  test::expect_same_outputs([] { return exported(cast_around_text({.z = "float", .z_cast = false})); },
+  test::expect_same_outputs([] { return load_case_model(cast_around_text({.z = "float", .z_cast = false})); },
                             "CastOpCast", 2e-3);
   test::expect_same_outputs(
-      [] { return exported(cast_around_text({.op = "Sigmoid", .z_cast = false, .unary = true})); },
+      [] { return load_case_model(cast_around_text({.op = "Sigmoid", .z_cast = false, .unary = true})); },
       "CastOpCast", 2e-3);
 }
 
@@ -1199,7 +1199,7 @@ std::string normalized_text(const Normalized& c) {
 
 TEST(PatternReduceSumNormalize, ComputedInTheInputType) {
   for (bool y_first : {false, true}) {
-    Model m = exported(normalized_text({.y_first = y_first}));
+    Model m = load_case_model(normalized_text({.y_first = y_first}));
     run_rules(m, "ReduceSumNormalize");
     const Graph& g = *m.graph;
     ASSERT_EQ(op_types(g), (OpList{"ReduceSum", "Cast", "Mul", "Sub"})) << y_first;
@@ -1218,7 +1218,7 @@ TEST(PatternReduceSumNormalize, ComputedInTheInputType) {
 TEST(PatternReduceSumNormalize, NotForAnotherTypeBfloat16OrTheOtherDifference) {
   for (const Normalized& c : {Normalized{.back = "1"}, Normalized{.x = "bfloat16", .back = "16"},
                               Normalized{.sub_swapped = true}}) {
-    Model m = exported(normalized_text(c));
+    Model m = load_case_model(normalized_text(c));
     run_rules(m, "ReduceSumNormalize");
     EXPECT_EQ(op_types(*m.graph), (OpList{"Cast", "ReduceSum", "Mul", "Sub", "Cast"})) << normalized_text(c);
   }
@@ -1226,7 +1226,7 @@ TEST(PatternReduceSumNormalize, NotForAnotherTypeBfloat16OrTheOtherDifference) {
 
 TEST(PatternReduceSumNormalize, SameNumbers) {
   // Summed and multiplied in float16: a few ulps of float16 on values below 10.
-  test::expect_same_outputs([] { return exported(normalized_text({})); }, "ReduceSumNormalize", 1e-2);
+  test::expect_same_outputs([] { return load_case_model(normalized_text({})); }, "ReduceSumNormalize", 1e-2);
 }
 
 }  // namespace

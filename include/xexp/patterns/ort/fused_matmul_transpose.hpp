@@ -35,15 +35,14 @@ inline rewrite::RulePtr fused_matmul_transpose_rule() {
               attr<"transB"> = detail::flipped_flag(fused, std::string("transA")));
   auto regrouped = [&](auto p) { return Reshape(p, shape, attr<"allowzero"> = 0); };
   auto swapped_shape = fold(detail::last_two_swapped(shape));
-  auto fused_fits = ranks && swaps_last_two(perm) && detail::no_batch_transpose(fused);
+  auto product_fits = ranks && swaps_last_two(perm);
+  auto fused_fits = product_fits && detail::no_batch_transpose(fused);
   return rule("FusedMatMulTranspose")
       .priority(3)
-      .cases(match(Transpose(product, attr<"perm"> = perm))
-                 .when(ranks && swaps_last_two(perm))
-                 .to(swapped_product),
+      .cases(match(Transpose(product, attr<"perm"> = perm)).when(product_fits).to(swapped_product),
              match(Transpose(fused, attr<"perm"> = perm)).when(fused_fits).to(swapped_fused),
              match(Transpose(regrouped(product), attr<"perm"> = perm))
-                 .when(ranks && swaps_last_two(perm) && detail::keeps_last_two_axes(product, shape))
+                 .when(product_fits && detail::keeps_last_two_axes(product, shape))
                  .to(Reshape(swapped_product, swapped_shape)),
              match(Transpose(regrouped(fused), attr<"perm"> = perm))
                  .when(fused_fits && detail::keeps_last_two_axes(fused, shape))
