@@ -373,13 +373,22 @@ constexpr double kMaxOrtMultiplyAdds = 1e12;
 // output, the last value of the original (in node order) that both compute under one name within
 // kMaxOrtMultiplyAdds of the original's products up to it, and what computes it. Its layers being alike,
 // the first ones get the rewrites the others get. Returns that value's name, if the graphs were cut.
-std::optional<std::string> keep_prefix(ir::Model& original_model, ir::Graph& optimized) {
-  ir::Graph& original = *original_model.graph;
-  ir::Model typed;  // the original's types, inferred on a copy: the original itself is saved as it is
-  typed.opsets = original_model.opsets;
-  typed.graph = ir::clone(original);
-  try {
+// Both graphs' types are inferred on copies: the files declare few (value_info), and the fused nodes'
+// outputs none, while the cut value's type must be known to declare it as the output.
+std::optional<std::string> keep_prefix(ir::Model& original_model, ir::Model& optimized_model) {
+  ir::Graph &original = *original_model.graph, &optimized = *optimized_model.graph;
+  // Copies with the types inferred: the models themselves are saved as they are.
+  auto typed_copy = [](const ir::Model& m) {
+    ir::Model typed;
+    typed.opsets = m.opsets;
+    typed.graph = ir::clone(*m.graph);
     infer::infer_model_types(typed);
+    return typed;
+  };
+  ir::Model typed, typed_optimized;
+  try {
+    typed = typed_copy(original_model);
+    typed_optimized = typed_copy(optimized_model);
   } catch (const Error&) {
     return std::nullopt;  // judged whole: Phi-4-mini's cut graph declares shapes its rotary contradicts
   }
@@ -394,9 +403,9 @@ std::optional<std::string> keep_prefix(ir::Model& original_model, ir::Graph& opt
     if ((beyond = total > kMaxOrtMultiplyAdds)) break;
     for (ir::ValueId out : n.outputs) {
       if (out == ir::kNone) continue;
-      const std::optional<ir::ValueId> same = optimized.find(original.value(out).name);
-      if (same && optimized.value(*same).producer != ir::kNone &&
-          optimized.value(*same).elem != ElemType::Undefined)
+      const std::optional<ir::ValueId> same = typed_optimized.graph->find(original.value(out).name);
+      if (same && typed_optimized.graph->value(*same).producer != ir::kNone &&
+          typed_optimized.graph->value(*same).elem != ElemType::Undefined)
         last = original.value(out).name;
     }
   }
@@ -407,10 +416,13 @@ std::optional<std::string> keep_prefix(ir::Model& original_model, ir::Graph& opt
     ir::remove_unused_initializers(*g);
     drop_unread_inputs(*g);
   }
-  // Its type as the optimizer inferred and saved it: the original file often has none.
-  ir::Value &value = original.value(original.at(*last)), &typed_value = optimized.value(optimized.at(*last));
-  value.elem = typed_value.elem;
-  if (!value.shape) value.shape = typed_value.shape;
+  // Its type as inferred: the files often declare none.
+  const ir::Value& typed_value = typed_optimized.graph->value(typed_optimized.graph->at(*last));
+  for (ir::Graph* g : {&original, &optimized}) {
+    ir::Value& value = g->value(g->at(*last));
+    value.elem = typed_value.elem;
+    if (!value.shape) value.shape = typed_value.shape;
+  }
   return last;
 }
 
@@ -942,7 +954,7 @@ OriginalCorpusSweep sweep_original_corpus(ModelSizes sizes, FullSizePart part = 
           save_both("cut");
         }
       }
-      if (const std::optional<std::string> kept = keep_prefix(original, *optimized.graph)) {
+      if (const std::optional<std::string> kept = keep_prefix(original, optimized)) {
         c.name += " (its prefix up to " + *kept + ")";
         result.prefixes.push_back(c.name);
         c.through_half = outputs_through_half(*original.graph);

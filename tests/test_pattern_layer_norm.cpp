@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "support/rewrite_helpers.hpp"
+#include "support/rule_cases.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/patterns/registry.hpp"
 #include "xexp/tools/optimize.hpp"
@@ -196,7 +197,46 @@ TEST(PatternLayerNormalization, ScaleAndBiasAreFusedToo) {
   EXPECT_EQ(op_types(*m.graph), (OpList{"LayerNormalization"}));
 }
 
+// LayerNormalization of ones and zeros, as LayerNormalization leaves a hand-written normalization, then
+// the affine weights W and B, graph inputs (a training export's parameters, or weights whose data is
+// not shipped). `scale` and `bias` are the node's.
+static std::string affine_inputs(const std::string& scale, const std::string& bias = "z") {
+  return R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[2,4] X, float[4] W, float[4] B) => (float[2,4] Y) <float[4] s = )" +
+         scale +
+         R"(, float[4] z = {0.0, 0.0, 0.0, 0.0}, float[4] h = {0.0, 0.5, 0.0, 0.0}> {
+  L = LayerNormalization<axis=-1>(X, s, )" +
+         bias + R"()
+  M = Mul(L, W)
+  Y = Add(M, B)
+})";
+}
+
+TEST(PatternLayerNormalizationScale, WeightsThatAreNotConstantsReplaceOnesAndZeros) {
+  Model m = xexp::testing::load_case_model(affine_inputs("{1.0, 1.0, 1.0, 1.0}"));
+  run_rules(m, "LayerNormalizationScale");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"LayerNormalization"}));
+  const Node& ln = g.node(g.first_node());
+  EXPECT_EQ(g.value(ln.inputs[1]).name, "W");
+  EXPECT_EQ(g.value(ln.inputs[2]).name, "B");
+}
+
+TEST(PatternLayerNormalizationScale, NotIntoAScaleOtherThanOnesOrANonZeroBias) {
+  // Another scale: the Mul stays, and the Add after it.
+  Model scaled = xexp::testing::load_case_model(affine_inputs("{1.0, 2.0, 1.0, 1.0}"));
+  run_rules(scaled, "LayerNormalizationScale");
+  EXPECT_EQ(op_types(*scaled.graph), (OpList{"LayerNormalization", "Mul", "Add"}));
+  // A bias that is not zeros: neither goes.
+  Model biased = xexp::testing::load_case_model(affine_inputs("{1.0, 1.0, 1.0, 1.0}", "h"));
+  run_rules(biased, "LayerNormalizationScale");
+  EXPECT_EQ(op_types(*biased.graph), (OpList{"LayerNormalization", "Mul", "Add"}));
+}
+
 TEST(PatternLayerNormalization, SameNumbers) {
   test::expect_same_outputs([] { return decomposed({.opset = 17, .axes = {2}}); }, "LayerNormalization", 1e-5);
   test::expect_same_outputs([] { return decomposed({.scale_and_bias = true}); }, "default", 1e-5);
+  test::expect_same_outputs(
+      [] { return xexp::testing::load_case_model(affine_inputs("{1.0, 1.0, 1.0, 1.0}")); },
+      "LayerNormalizationScale", 1e-5);
 }

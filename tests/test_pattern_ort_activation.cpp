@@ -5,6 +5,8 @@
 // (tolerance justified at that test).
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "support/rewrite_helpers.hpp"
 #include "xexp/patterns/registry.hpp"
 #include "xexp/rewrite/rule_set.hpp"
@@ -121,11 +123,15 @@ TEST(PatternBiasGelu, SameNumbers) {
 }
 
 // ---- FastGelu ---------------------------------------------------------------------------------------
-static Model gelu_node(const std::string& domain, const std::string& approximate, ElemType type = ElemType::Float) {
+// A Gelu of X (2, 3, 8); `bias` adds the graph input B of that shape before it (a linear layer's bias,
+// a training export's parameter).
+static Model gelu_node(const std::string& domain, const std::string& approximate,
+                       ElemType type = ElemType::Float, std::optional<Shape> bias = std::nullopt) {
   Model m = test::model_with_opset(20);
   Graph& g = *m.graph;
   if (!domain.empty()) m.opsets.push_back({domain, 1, {}});
   ValueId x = g.add_input("X", type, Shape{2, 3, 8});
+  if (bias) x = node(g, "Add", {x, g.add_input("B", type, *bias)});
   std::vector<Attribute> attributes;
   if (!approximate.empty()) attributes.push_back(Attribute::make_string("approximate", approximate));
   g.add_output(node(g, "Gelu", {x}, attributes, domain, 20));
@@ -140,6 +146,21 @@ TEST(PatternFastGelu, GeluBecomesFastGelu) {
   }
 }
 
+TEST(PatternFastGelu, TheBiasBeforeItBecomesItsBias) {
+  Model m = gelu_node("", "tanh", ElemType::Float, Shape{8});
+  run_rules(m, "FastGelu");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"com.microsoft.FastGelu"}));
+  const Node& fast = g.node(g.first_node());
+  ASSERT_EQ(fast.inputs.size(), 2u);
+  EXPECT_EQ(g.value(fast.inputs[0]).name, "X");
+  EXPECT_EQ(g.value(fast.inputs[1]).name, "B");
+  // A bias of X's whole shape is not FastGelu's (a vector over the last axis): the Add stays.
+  Model whole = gelu_node("", "tanh", ElemType::Float, Shape{2, 3, 8});
+  run_rules(whole, "FastGelu");
+  EXPECT_EQ(op_types(*whole.graph), (OpList{"Add", "com.microsoft.FastGelu"}));
+}
+
 TEST(PatternFastGelu, NotForDouble) {
   Model m = gelu_node("", "tanh", ElemType::Double);
   run_rules(m, "FastGelu");
@@ -149,6 +170,7 @@ TEST(PatternFastGelu, NotForDouble) {
 TEST(PatternFastGelu, SameNumbers) {
   // A tanh Gelu is exactly FastGelu's formula.
   test::expect_same_outputs([] { return gelu_node("", "tanh"); }, "FastGelu");
+  test::expect_same_outputs([] { return gelu_node("", "tanh", ElemType::Float, Shape{8}); }, "FastGelu");
   // An erf Gelu differs from its tanh approximation by at most 4.73e-4 (at |x| = 2.7); on inputs in
   // [-1, 1) by at most 2.0e-4, so 5e-4 accepts the approximation and rejects any other function.
   test::expect_same_outputs([] { return gelu_node("com.microsoft", ""); }, "FastGelu", 5e-4);

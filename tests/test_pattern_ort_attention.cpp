@@ -836,34 +836,43 @@ TEST(PatternAttention, SameNumbers) {
 // ---- MultiHeadAttentionScaledQuery, MultiHeadAttentionPackedQkv -------------------------------------
 // What the attention rule leaves of ViT's attention (the user's path on vit_L2 is below), as text models.
 namespace {
-// `c`: q's factor, a constant, applied before the heads merge or (`after_merge`) after.
-std::string scaled_query(const std::string& c, bool after_merge = false) {
+// `c`: q's factor, a constant, applied before the heads merge or (`after_merge`) after. `onnx`: ONNX's
+// Attention (opset 23) reads the attention, keys and values 3-D as its 3-D form wants them.
+std::string scaled_query(const std::string& c, bool after_merge = false, bool onnx = false) {
+  const std::string attention = onnx ? "Attention<q_num_heads=2, kv_num_heads=2, scale=0.5>"
+                                     : "com.microsoft.MultiHeadAttention<num_heads=2, scale=0.5>";
   const std::string body = after_merge ? R"(
   QT = Transpose<perm=[0, 2, 1, 3]>(Q)
   QR = Reshape(QT, t)
   QS = Mul(QR, c)
-  Y = com.microsoft.MultiHeadAttention<num_heads=2, scale=0.5>(QS, K, V)
+  Y = )" + attention + R"((QS, K, V)
 })"
                                        : R"(
   QS = Mul(Q, c)
   QT = Transpose<perm=[0, 2, 1, 3]>(QS)
   QR = Reshape(QT, t)
-  Y = com.microsoft.MultiHeadAttention<num_heads=2, scale=0.5>(QR, K, V)
+  Y = )" + attention + R"((QR, K, V)
 })";
-  return R"(<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
-g (float[1,2,4,3] Q, float[1,2,4,3] K, float[1,2,4,3] V) => (float[1,4,6] Y) <int64[3] t = {1, 4, 6}, )" +
-         c + "> {" + body;
+  const std::string kv = onnx ? "float[1,4,6]" : "float[1,2,4,3]";
+  return std::string(R"(<ir_version: 8, opset_import: ["" : )") + (onnx ? "23" : "17") +
+         R"(, "com.microsoft" : 1]>
+g (float[1,2,4,3] Q, )" +
+         kv + " K, " + kv + R"( V) => (float[1,4,6] Y) <int64[3] t = {1, 4, 6}, )" + c + "> {" + body;
 }
 }  // namespace
 
 TEST(PatternMultiHeadAttentionScaledQuery, TheFactorJoinsTheScale) {
-  for (bool after_merge : {false, true}) {
-    Model m = xexp::testing::load_case_model(scaled_query("float c = {0.25}", after_merge));
-    test::run_rules(m, "MultiHeadAttentionScaledQuery");
-    const Graph& g = *m.graph;
-    ASSERT_EQ(op_types(g), (OpList{"Transpose", "Reshape", kMha})) << after_merge;
-    EXPECT_EQ(only_attention(g).attribute(Symbol("scale"))->f, 0.125f);
-    EXPECT_EQ(g.value(g.node(g.first_node()).inputs[0]).name, "Q");
+  for (bool onnx : {false, true}) {
+    for (bool after_merge : {false, true}) {
+      SCOPED_TRACE(std::string(onnx ? "Attention" : "MultiHeadAttention") + (after_merge ? ", after" : ""));
+      Model m = xexp::testing::load_case_model(scaled_query("float c = {0.25}", after_merge, onnx));
+      test::run_rules(m, onnx ? "AttentionScaledQuery" : "MultiHeadAttentionScaledQuery");
+      const Graph& g = *m.graph;
+      ASSERT_EQ(op_types(g), (OpList{"Transpose", "Reshape", onnx ? "Attention" : kMha}));
+      const Node& attention = only_attention(g, onnx ? "Attention" : "MultiHeadAttention");
+      EXPECT_EQ(attention.attribute(Symbol("scale"))->f, 0.125f);
+      EXPECT_EQ(g.value(g.node(g.first_node()).inputs[0]).name, "Q");
+    }
   }
 }
 
@@ -878,19 +887,32 @@ TEST(PatternMultiHeadAttentionScaledQuery, NotForAFactorPerElement) {
 }
 
 TEST(PatternMultiHeadAttentionScaledQuery, SameNumbers) {
-  for (bool after_merge : {false, true})
-    test::expect_same_outputs(
-        [after_merge] {
-          return xexp::testing::load_case_model(scaled_query("float c = {0.25}", after_merge));
-        },
-        "MultiHeadAttentionScaledQuery", 1e-6);
+  for (bool onnx : {false, true})
+    for (bool after_merge : {false, true})
+      test::expect_same_outputs(
+          [after_merge, onnx] {
+            return xexp::testing::load_case_model(scaled_query("float c = {0.25}", after_merge, onnx));
+          },
+          onnx ? "AttentionScaledQuery" : "MultiHeadAttentionScaledQuery", 1e-6);
 }
 
 namespace {
 // timm's unbind of a packed projection X, (1, 4, 3 * 2 heads * 3) reshaped to `packed`; `also_k` makes the
-// keys a graph output too.
-std::string unbound_qkv(const std::string& x_type, const std::string& packed, bool also_k) {
-  return R"(<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
+// keys a graph output too; `onnx`: ONNX's Attention (opset 23) reads keys and values merged to 3-D too.
+std::string unbound_qkv(const std::string& x_type, const std::string& packed, bool also_k,
+                        bool onnx = false) {
+  const std::string kv = onnx ? R"(
+  KT = Transpose<perm=[0, 2, 1, 3]>(K)
+  KR = Reshape(KT, t)
+  VT = Transpose<perm=[0, 2, 1, 3]>(V)
+  VR = Reshape(VT, t)
+  Y = Attention<q_num_heads=2, kv_num_heads=2, scale=0.5>(QR, KR, VR)
+})"
+                              : R"(
+  Y = com.microsoft.MultiHeadAttention<num_heads=2, scale=0.5>(QR, K, V)
+})";
+  return std::string(R"(<ir_version: 8, opset_import: ["" : )") + (onnx ? "23" : "17") +
+         R"(, "com.microsoft" : 1]>
 g ()" + x_type +
          R"( X) => (float[1,4,6] Y)" + (also_k ? ", float[1,2,4,3] K" : "") + R"() <int64[5] s = )" + packed +
          R"(, int64[3] t = {1, 4, 6}, int64[3] p = {1, 1, 1}, int64[1] z = {0}> {
@@ -901,45 +923,143 @@ g ()" + x_type +
   K = Squeeze(K1, z)
   V = Squeeze(V1, z)
   QT = Transpose<perm=[0, 2, 1, 3]>(Q)
-  QR = Reshape(QT, t)
-  Y = com.microsoft.MultiHeadAttention<num_heads=2, scale=0.5>(QR, K, V)
-})";
+  QR = Reshape(QT, t))" +
+         kv;
 }
 }  // namespace
 
 TEST(PatternMultiHeadAttentionPackedQkv, ThreeThirdsOfTheProjection) {
-  // X as rows (4, 18), as a Gemm leaves it, and as (1, 4, 18).
-  for (const std::string x : {"float[4,18]", "float[1,4,18]"}) {
-    Model m = xexp::testing::load_case_model(unbound_qkv(x, "{1, 4, 3, 2, 3}", false));
-    test::run_rules(m, "MultiHeadAttentionPackedQkv");
-    const Graph& g = *m.graph;
-    ASSERT_EQ(op_types(g), (OpList{"Reshape", "Split", kMha})) << x;
-    const Node& split = g.node(g.value(only_attention(g).inputs[0]).producer);
-    EXPECT_EQ(split.attribute(Symbol("axis"))->i, -1);
-    EXPECT_EQ(eval::as_int64s(*rewrite::constant_tensor(g, split.inputs[1])),
-              (std::vector<int64_t>{6, 6, 6}));
-    for (uint32_t k = 0; k < 3; ++k) {
-      EXPECT_EQ(only_attention(g).inputs[k], split.outputs[k]);
-      EXPECT_EQ(*g.value(split.outputs[k]).shape, (Shape{1, 4, 6}));
+  // X as rows (4, 18), as a Gemm leaves it, and as (1, 4, 18); MultiHeadAttention and Attention.
+  for (const std::string x : {"float[4,18]", "float[1,4,18]"})
+    for (bool onnx : {false, true}) {
+      SCOPED_TRACE(x + (onnx ? ", Attention" : ""));
+      Model m = xexp::testing::load_case_model(unbound_qkv(x, "{1, 4, 3, 2, 3}", false, onnx));
+      test::run_rules(m, onnx ? "AttentionPackedQkv" : "MultiHeadAttentionPackedQkv");
+      const Graph& g = *m.graph;
+      ASSERT_EQ(op_types(g), (OpList{"Reshape", "Split", onnx ? "Attention" : kMha}));
+      const Node& attention = only_attention(g, onnx ? "Attention" : "MultiHeadAttention");
+      const Node& split = g.node(g.value(attention.inputs[0]).producer);
+      EXPECT_EQ(split.attribute(Symbol("axis"))->i, -1);
+      EXPECT_EQ(eval::as_int64s(*rewrite::constant_tensor(g, split.inputs[1])),
+                (std::vector<int64_t>{6, 6, 6}));
+      for (uint32_t k = 0; k < 3; ++k) {
+        EXPECT_EQ(attention.inputs[k], split.outputs[k]);
+        EXPECT_EQ(*g.value(split.outputs[k]).shape, (Shape{1, 4, 6}));
+      }
     }
-  }
 }
 
 TEST(PatternMultiHeadAttentionPackedQkv, NotWhenKeysAreReadElsewhereOrTheReshapeMixesAxes) {
-  Model read = xexp::testing::load_case_model(unbound_qkv("float[1,4,18]", "{1, 4, 3, 2, 3}", true));
-  test::run_rules(read, "MultiHeadAttentionPackedQkv");
-  EXPECT_EQ(nodes_of_type(*read.graph, "Squeeze"), 3);
-  // (1, 12, 6) to (1, 4, 3, 2, 3): the thirds are not slices of the last axis.
-  Model mixed = xexp::testing::load_case_model(unbound_qkv("float[1,12,6]", "{1, 4, 3, 2, 3}", false));
-  test::run_rules(mixed, "MultiHeadAttentionPackedQkv");
-  EXPECT_EQ(nodes_of_type(*mixed.graph, "Squeeze"), 3);
+  for (bool onnx : {false, true}) {
+    const char* rules = onnx ? "AttentionPackedQkv" : "MultiHeadAttentionPackedQkv";
+    Model read = xexp::testing::load_case_model(unbound_qkv("float[1,4,18]", "{1, 4, 3, 2, 3}", true, onnx));
+    test::run_rules(read, rules);
+    EXPECT_EQ(nodes_of_type(*read.graph, "Squeeze"), 3) << rules;
+    // (1, 12, 6) to (1, 4, 3, 2, 3): the thirds are not slices of the last axis.
+    Model mixed =
+        xexp::testing::load_case_model(unbound_qkv("float[1,12,6]", "{1, 4, 3, 2, 3}", false, onnx));
+    test::run_rules(mixed, rules);
+    EXPECT_EQ(nodes_of_type(*mixed.graph, "Squeeze"), 3) << rules;
+  }
 }
 
 TEST(PatternMultiHeadAttentionPackedQkv, SameNumbers) {
   for (const std::string x : {"float[4,18]", "float[1,4,18]"})
-    test::expect_same_outputs(
-        [x] { return xexp::testing::load_case_model(unbound_qkv(x, "{1, 4, 3, 2, 3}", false)); },
-        "MultiHeadAttentionPackedQkv", 1e-6);
+    for (bool onnx : {false, true})
+      test::expect_same_outputs(
+          [x, onnx] {
+            return xexp::testing::load_case_model(unbound_qkv(x, "{1, 4, 3, 2, 3}", false, onnx));
+          },
+          onnx ? "AttentionPackedQkv" : "MultiHeadAttentionPackedQkv", 1e-6);
+}
+
+// ---- MultiHeadAttentionBias -------------------------------------------------------------------------
+namespace {
+// BERT's separate projections: q, k and v plus one bias each, `biases` declaring bq, bk and bv (as
+// initializers or, `as_inputs`, graph inputs); `masked` adds an attention_bias input.
+std::string separate_biases(bool as_inputs, bool masked = false) {
+  const std::string vectors = "float[6] bq, float[6] bk, float[6] bv";
+  const std::string values =
+      "float[6] bq = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6}, float[6] bk = {-0.5, 0.5, -0.25, 0.25, 1.0, -1.0}, "
+      "float[6] bv = {1.0, 2.0, 3.0, -1.0, -2.0, -3.0}";
+  return R"(<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
+g (float[1,4,6] Q, float[1,4,6] K, float[1,4,6] V)" +
+         (as_inputs ? ", " + vectors : "") + (masked ? ", float[1,1,4,4] M" : "") +
+         ") => (float[1,4,6] Y) <" + (as_inputs ? "float unused = {0.0}" : values) + R"(> {
+  QB = Add(Q, bq)
+  KB = Add(bk, K)
+  VB = Add(V, bv)
+  Y = com.microsoft.MultiHeadAttention<num_heads=2>(QB, KB, VB)" +
+         (masked ? ", , , M" : "") + R"()
+})";
+}
+// ViT's packed projection X plus its bias c, cut in three.
+const std::string kPackedBias = R"(<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
+g (float[1,4,18] X) => (float[1,4,6] Y) <float[18] c = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, -0.1, -0.2, -0.3, -0.4, -0.5, -0.6, 1.0, 0.5, 0.0, -0.5, -1.0, 2.0}, int64[3] t = {6, 6, 6}> {
+  XB = Add(X, c)
+  Q, K, V = Split<axis=-1>(XB, t)
+  Y = com.microsoft.MultiHeadAttention<num_heads=2>(Q, K, V)
+})";
+}  // namespace
+
+TEST(PatternMultiHeadAttentionBias, SeparateBiasesArePackedInOrder) {
+  Model m = xexp::testing::load_case_model(separate_biases(false));
+  test::run_rules(m, "MultiHeadAttentionBias");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{kMha}));
+  const Node& n = only_attention(g);
+  for (uint32_t k = 0; k < 3; ++k) EXPECT_EQ(g.value(n.inputs[k]).name, std::string(1, "QKV"[k]));
+  const Tensor* bias = rewrite::constant_tensor(g, n.inputs.at(3));
+  ASSERT_NE(bias, nullptr);
+  const std::vector<float> expected = {0.1f,  0.2f, 0.3f,  0.4f, 0.5f, 0.6f, -0.5f, 0.5f,  -0.25f,
+                                       0.25f, 1.0f, -1.0f, 1.0f, 2.0f, 3.0f, -1.0f, -2.0f, -3.0f};
+  EXPECT_EQ(std::vector<float>(bias->data<float>().begin(), bias->data<float>().end()), expected);
+}
+
+TEST(PatternMultiHeadAttentionBias, BiasesThatAreInputsAreJoinedByAConcat) {
+  Model m = xexp::testing::load_case_model(separate_biases(true, true));
+  test::run_rules(m, "MultiHeadAttentionBias");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"Concat", kMha}));
+  const Node& n = only_attention(g);
+  const Node& concat = g.node(g.value(n.inputs.at(3)).producer);
+  for (uint32_t k = 0; k < 3; ++k) EXPECT_EQ(g.value(concat.inputs[k]).name, std::string("b") + "qkv"[k]);
+  EXPECT_EQ(g.value(n.inputs.at(5)).name, "M");  // the mask stays
+}
+
+TEST(PatternMultiHeadAttentionBias, ThePackedBiasGoesBeforeTheSplit) {
+  Model m = xexp::testing::load_case_model(kPackedBias);
+  test::run_rules(m, "MultiHeadAttentionBias");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"Split", kMha}));
+  const Node& n = only_attention(g);
+  const Node& split = g.node(g.first_node());
+  EXPECT_EQ(g.value(split.inputs[0]).name, "X");
+  for (uint32_t k = 0; k < 3; ++k) EXPECT_EQ(n.inputs[k], split.outputs[k]);
+  EXPECT_EQ(g.value(n.inputs.at(3)).name, "c");
+}
+
+TEST(PatternMultiHeadAttentionBias, NotForAKeyReadElsewhereOrABiasPerToken) {
+  std::string read = kPackedBias;
+  read.replace(read.find("=> (float[1,4,6] Y)"), 19, "=> (float[1,4,6] Y, float[1,4,6] K)");
+  Model m = xexp::testing::load_case_model(read);
+  test::run_rules(m, "MultiHeadAttentionBias");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Add", "Split", kMha}));
+  std::string per_token = separate_biases(false);
+  per_token.replace(per_token.find("float[6] bq = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6}"), 44,
+                    "float[4,1] bq = {0.1, 0.2, 0.3, 0.4}");
+  Model t = xexp::testing::load_case_model(per_token);
+  test::run_rules(t, "MultiHeadAttentionBias");
+  EXPECT_EQ(op_types(*t.graph), (OpList{"Add", "Add", "Add", kMha}));
+}
+
+TEST(PatternMultiHeadAttentionBias, SameNumbers) {
+  test::expect_same_outputs([] { return xexp::testing::load_case_model(separate_biases(false)); },
+                            "MultiHeadAttentionBias", 1e-5);
+  test::expect_same_outputs([] { return xexp::testing::load_case_model(separate_biases(true, true)); },
+                            "MultiHeadAttentionBias", 1e-5);
+  test::expect_same_outputs([] { return xexp::testing::load_case_model(kPackedBias); },
+                            "MultiHeadAttentionBias", 1e-5);
 }
 
 // ---- the user's path: `xexp optimize` on the shared torch models, read as exported -------------------
@@ -979,9 +1099,11 @@ int attention_nodes_after_optimizing(const std::string& name, const std::string&
   int n = 0;
   for (NodeId id : model.graph->nodes()) {
     const Node& found = model.graph->node(id);
-    const Attribute* causal =
-        found.attribute(Symbol(found.op_type == Symbol("Attention") ? "is_causal" : "unidirectional"));
-    n += found.op_type == Symbol(op_type) && causal && causal->i == 1 && found.inputs.size() == 3;
+    const bool onnx = found.op_type == Symbol("Attention");
+    const Attribute* causal = found.attribute(Symbol(onnx ? "is_causal" : "unidirectional"));
+    // Attention's masks start at its 4th input; MultiHeadAttention's 4th is the projection bias.
+    const std::size_t unmasked = onnx ? 3 : 4;
+    n += found.op_type == Symbol(op_type) && causal && causal->i == 1 && found.inputs.size() <= unmasked;
   }
   return n;
 }
@@ -1124,42 +1246,70 @@ TEST(PatternMultiHeadAttentionModels, GroupedQueryAttentionOfALlamaExport) {
   }
 }
 
+namespace {
+Tensor vit_image() {
+  return Tensor::from<float>({2, 3, 32, 32},
+                             xexp::testing::read_file<std::vector<float>>(kOurModels / "vit_L2.image.bin"));
+}
+// The ViT export `file` optimized with `options`: its two attentions are `op_type` nodes, each reading the
+// three outputs of one Split as 3-D values, with q's factor in its scale; no Squeeze, Softmax or 5-D value
+// is left.
+Model optimized_vit(const char* file, const char* op_type, const tools::OptimizeModelOptions& options) {
+  Model model = load_model((kOurModels / file).string());
+  tools::optimize_model(model, options);
+  const Graph& g = *model.graph;
+  EXPECT_EQ(nodes_of_type(g, op_type), 2);
+  for (NodeId id : g.nodes()) {
+    const Node& n = g.node(id);
+    if (n.op_type != Symbol(op_type)) continue;
+    EXPECT_EQ(n.attribute(Symbol("scale"))->f, 0.25f);  // head_size 16 ** -0.5, was q's Mul
+    const NodeId split = g.value(n.inputs[0]).producer;
+    if (split == kNone || g.node(split).op_type != Symbol("Split")) {
+      ADD_FAILURE() << n.name << " does not read a Split";
+      continue;
+    }
+    for (uint32_t k = 0; k < 3; ++k) {
+      EXPECT_EQ(n.inputs[k], g.node(split).outputs[k]) << k;
+      EXPECT_EQ(g.value(n.inputs[k]).shape->size(), 3u) << k;  // (batch, tokens, hidden)
+    }
+  }
+  for (const char* gone : {"Squeeze", "Softmax"}) EXPECT_EQ(nodes_of_type(g, gone), 0) << gone;
+  for (NodeId id : g.nodes()) EXPECT_LT(g.value(g.node(id).outputs[0]).shape->size(), 5u) << g.node(id).name;
+  return model;
+}
+}  // namespace
+
 // ViT as timm writes its attention (tests/data/models/make_vit.py): one projection reshaped to (batch,
 // tokens, 3, heads, head_size), permuted and unbound into q, k and v, q scaled before its scores. Each
 // attention becomes one MultiHeadAttention reading the three thirds of the projection, split on its last
-// axis (MultiHeadAttentionPackedQkv), the scale of q in its `scale` (MultiHeadAttentionScaledQuery).
+// axis (MultiHeadAttentionPackedQkv), the scale of q in its `scale` (MultiHeadAttentionScaledQuery), the
+// projection's bias as its bias (MultiHeadAttentionBias). The bias of each linear layer before a residual
+// sum goes into the SkipLayerNormalization after it (SkipLayerNormalizationBias): those layers, and the
+// projection, stay MatMuls.
 TEST(PatternMultiHeadAttentionModels, VisionTransformerAttentionReadsThePackedProjection) {
   const std::vector<float> expected =
       xexp::testing::read_file<std::vector<float>>(kOurModels / "vit_L2.expected.bin");
-  const Tensor image = Tensor::from<float>(
-      {2, 3, 32, 32}, xexp::testing::read_file<std::vector<float>>(kOurModels / "vit_L2.image.bin"));
   for (const char* file : {"vit_L2.fold.onnx", "vit_L2.op14dyn.onnx"}) {
     SCOPED_TRACE(file);
-    const std::string original = (kOurModels / file).string();
-    Model model = load_model(original);
-    tools::optimize_model(model, {});
+    Model model = optimized_vit(file, "MultiHeadAttention", {});
     const Graph& g = *model.graph;
-    ASSERT_EQ(nodes_of_type(g, "MultiHeadAttention"), 2);
     for (NodeId id : g.nodes()) {
       const Node& n = g.node(id);
+      if (n.op_type == Symbol("SkipLayerNormalization")) EXPECT_EQ(n.inputs.size(), 5u) << n.name;
       if (n.op_type != Symbol("MultiHeadAttention")) continue;
       EXPECT_EQ(n.attribute(Symbol("num_heads"))->i, 4);
-      EXPECT_EQ(n.attribute(Symbol("scale"))->f, 0.25f);  // head_size 16 ** -0.5, was q's Mul
-      const NodeId split = g.value(n.inputs[0]).producer;
-      ASSERT_NE(split, kNone);
-      EXPECT_EQ(g.node(split).op_type, Symbol("Split"));
-      for (uint32_t k = 0; k < 3; ++k) {
-        EXPECT_EQ(g.value(n.inputs[k]).producer, split) << k;
-        EXPECT_EQ(g.value(n.inputs[k]).output_index, k);
-        EXPECT_EQ(g.value(n.inputs[k]).shape->size(), 3u) << k;  // (batch, tokens, hidden)
-      }
+      const ValueId projection = g.node(g.value(n.inputs[0]).producer).inputs[0];
+      ASSERT_NE(g.value(projection).producer, kNone);
+      EXPECT_EQ(g.node(g.value(projection).producer).op_type, Symbol("MatMul"));
+      ASSERT_EQ(n.inputs.size(), 4u);
+      EXPECT_EQ(g.value(n.inputs[3]).shape, (Shape{192}));  // the packed bias, 3 x 64
     }
-    for (const char* gone : {"Squeeze", "Softmax", "Mul"}) EXPECT_EQ(nodes_of_type(g, gone), 0) << gone;
+    EXPECT_EQ(nodes_of_type(g, "Gemm"), 1);  // the head, on the class token
+    EXPECT_EQ(nodes_of_type(g, "Mul"), 0);
     // ONNX Runtime 1.30 'extended' leaves 63 nodes of the static export and 92 of the dynamic one.
-    EXPECT_EQ(op_types(g).size(), 38u);
-    for (NodeId id : g.nodes())
-      EXPECT_LT(g.value(g.node(id).outputs[0]).shape->size(), 5u) << g.node(id).name;
-    const test::OutputsAfter after = test::expect_outputs_of_file(original, model, {{"image", image}}, 1e-5);
+    EXPECT_EQ(op_types(g).size(), std::string(file) == "vit_L2.fold.onnx" ? 26u : 32u);
+    const test::OutputsAfter after =
+        test::expect_outputs_of_file((kOurModels / file).string(), model, {{"image", vit_image()}}, 1e-5);
     // Torch's logits, through both runtimes.
     for (const xexp::testing::NamedTensors* outputs : {&after.evaluator, &after.onnxruntime}) {
       ASSERT_EQ(outputs->size(), 1u);
@@ -1168,5 +1318,17 @@ TEST(PatternMultiHeadAttentionModels, VisionTransformerAttentionReadsThePackedPr
       for (std::size_t k = 0; k < expected.size(); ++k)
         EXPECT_NEAR(logits.data<float>()[k], expected[k], 1e-4) << k;
     }
+  }
+}
+
+// The same exports for opset 23 with the default set: ONNX's Attention, in its 3-D form, reads the three
+// thirds of the projection (AttentionPackedQkv), the scale of q in its `scale` (AttentionScaledQuery).
+// The default set has no Gelu fusion: the MLPs' erf Gelus keep their Muls.
+TEST(PatternMultiHeadAttentionModels, VisionTransformerAtOpset23ReadsThePackedProjection) {
+  for (const char* file : {"vit_L2.fold.onnx", "vit_L2.op14dyn.onnx"}) {
+    SCOPED_TRACE(file);
+    Model model = optimized_vit(file, "Attention", {.patterns = "default", .target_opset = 23});
+    EXPECT_EQ(op_types(*model.graph).size(), std::string(file) == "vit_L2.fold.onnx" ? 54u : 52u);
+    test::expect_outputs_of_file((kOurModels / file).string(), model, {{"image", vit_image()}}, 1e-5);
   }
 }

@@ -67,13 +67,18 @@ TEST(PatternOrtModels, GptErfGetsBiasGeluAndSkipLayerNormalizations) {
   EXPECT_EQ(m.applied.at("GeluErfPattern"), 1u);
   EXPECT_EQ(m.applied.at("BiasGeluPattern"), 1u);
   EXPECT_EQ(m.applied.at("SkipLayerNormalizationPattern"), 2u);
+  // The linear layers' biases go into the nodes after them: c_attn's into the attention, c_proj's
+  // (attention and MLP) into the SkipLayerNormalizations, so no Gemm or Add is left for them.
+  EXPECT_EQ(m.applied.at("MultiHeadAttentionBiasPattern"), 1u);
+  EXPECT_EQ(m.applied.at("SkipLayerNormalizationBiasPattern"), 2u);
   auto ops = m.ops;
   EXPECT_EQ(ops["com.microsoft.BiasGelu"], 1);
   // The residual Adds before ln_2 and ln_f; ln_1 reads token + position embeddings of different shapes.
   EXPECT_EQ(ops["com.microsoft.SkipLayerNormalization"], 2);
   EXPECT_EQ(ops["LayerNormalization"], 1);
   EXPECT_EQ(ops["Erf"], 0);
-  EXPECT_EQ(m.nodes, 19u);  // 53 nodes written by the exporter; attention is one MultiHeadAttention
+  EXPECT_EQ(ops["Gemm"], 0);
+  EXPECT_EQ(m.nodes, 13u);  // 53 nodes written by the exporter; attention is one MultiHeadAttention
 }
 
 TEST(PatternOrtModels, LlamaGetsRmsNormalizationsAndQuickGelu) {

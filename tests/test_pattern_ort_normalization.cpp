@@ -1,5 +1,6 @@
 // onnxruntime set, normalizations: SimplifiedLayerNormalization, SimplifiedLayerNormalizationMul,
-// SkipLayerNormalization, SkipSimplifiedLayerNormalization, SkipSimplifiedLayerNormalizationMul; and
+// SkipLayerNormalization, SkipLayerNormalizationBias, SkipSimplifiedLayerNormalization,
+// SkipSimplifiedLayerNormalizationMul; and
 // the default set's RMSNormalization and RMSNormalizationMul (opset 23), the same decompositions.
 // Positive (exact op sequence after), one negative per condition, and same outputs in xexp's evaluator
 // and ONNX Runtime. The fused kernels compute the same formulas (in float, like the float32
@@ -7,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "support/rewrite_helpers.hpp"
+#include "support/rule_cases.hpp"
 #include "xexp/patterns/facts.hpp"
 #include "xexp/patterns/registry.hpp"
 #include "xexp/rewrite/rule_set.hpp"
@@ -408,4 +410,94 @@ TEST(PatternSkipLayerNormalization, SameNumbers) {
   test::expect_same_outputs([] { return skip_layer_norm({.beta = false}); }, "SkipLayerNormalization", 1e-5);
   test::expect_same_outputs([] { return skip_layer_norm({.x_shape = {6, 8}, .skip_shape = {6, 8}}); },
                             "SkipLayerNormalization", 1e-5);
+}
+
+// ---- SkipLayerNormalizationBias -------------------------------------------------------------------
+// A linear layer (MatMul, then the Add of its bias) before the residual sum and its normalization; the
+// sum is read by the next residual Add too. `bias` declares c (the Add's constant), `normalization` the
+// node after the sum, `linear_first` puts the linear layer's output first in the sum.
+namespace {
+struct Biased {
+  std::string bias = "float[8] c = {0.5, -0.5, 0.25, 0.0, 1.0, -1.0, 0.75, 0.1}";
+  std::string normalization = "LayerNormalization<axis=-1>(S, s, b)";
+  bool linear_first = false;
+  bool bias_is_output = false;
+};
+// n comma-separated numbers, `at(k)` each.
+template <class F>
+std::string numbers(int n, F at) {
+  std::string out;
+  for (int k = 0; k < n; ++k) out += (k ? ", " : "") + std::to_string(at(k));
+  return out;
+}
+std::string biased_skip(const Biased& c) {
+  const std::string outputs = c.bias_is_output ? "Y, float[2,4,8] Z, float[2,4,8] L" : "Y, float[2,4,8] Z";
+  const std::string w = numbers(64, [](int k) { return 0.05 * ((k * 7) % 11 - 5); });
+  return std::string(R"(<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
+g (float[2,4,8] A, float[2,4,8] B) => (float[2,4,8] )") +
+         outputs + ") <float[8,8] w = {" + w + "}, " + c.bias +
+         R"(, float[8] s = {1.0, 0.9, 1.1, 1.0, 0.8, 1.2, 1.0, 1.0}, float[8] b = {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7}> {
+  M = MatMul(A, w)
+  L = Add(M, c)
+  S = Add()" +
+         (c.linear_first ? "L, B" : "B, L") + R"()
+  Y = )" +
+         c.normalization + R"(
+  Z = Add(S, Y)
+})";
+}
+const std::string kBiasRules =
+    "SkipLayerNormalization,SkipSimplifiedLayerNormalization,SkipLayerNormalizationBias";
+const std::string kSimplified = "SimplifiedLayerNormalization<axis=-1, epsilon=0.00001, stash_type=1>(S, s)";
+}  // namespace
+
+TEST(PatternSkipLayerNormalizationBias, TheLinearBiasBecomesTheNodesBias) {
+  for (bool linear_first : {false, true}) {
+    for (const std::string& normalization : {std::string("LayerNormalization<axis=-1>(S, s, b)"),
+                                             std::string("LayerNormalization<axis=-1>(S, s)"), kSimplified}) {
+      SCOPED_TRACE(normalization + (linear_first ? ", linear first" : ""));
+      Model m = xexp::testing::load_case_model(
+          biased_skip({.normalization = normalization, .linear_first = linear_first}));
+      run_rules(m, kBiasRules);
+      const Graph& g = *m.graph;
+      const bool simplified = normalization == kSimplified;
+      const std::string fused = simplified ? "com.microsoft.SkipSimplifiedLayerNormalization"
+                                           : "com.microsoft.SkipLayerNormalization";
+      ASSERT_EQ(op_types(g), (OpList{"MatMul", fused, "Add"}));
+      const Node& matmul = g.node(g.first_node());
+      const Node& skip = g.node(g.value(g.outputs()[0]).producer);
+      const std::size_t linear_slot = linear_first ? 0 : 1, bias_slot = simplified ? 3 : 4;
+      EXPECT_EQ(skip.inputs[linear_slot], matmul.outputs[0]);
+      EXPECT_EQ(g.value(skip.inputs[1 - linear_slot]).name, "B");
+      ASSERT_EQ(skip.inputs.size(), bias_slot + 1);
+      EXPECT_EQ(g.value(skip.inputs[bias_slot]).name, "c");
+      if (normalization == "LayerNormalization<axis=-1>(S, s)") {
+        EXPECT_EQ(skip.inputs[3], kNone);  // no beta
+      }
+      EXPECT_EQ(g.node(g.last_node()).inputs[0], skip.outputs[3]);  // the sum, bias included, feeds Z
+    }
+  }
+}
+
+TEST(PatternSkipLayerNormalizationBias, NotForATensorOrAnAddReadElsewhere) {
+  const std::string full = "float[2,4,8] c = {" + numbers(64, [](int k) { return 0.01 * k; }) + "}";
+  Model tensor = xexp::testing::load_case_model(biased_skip({.bias = full}));
+  run_rules(tensor, kBiasRules);
+  EXPECT_EQ(op_types(*tensor.graph),
+            (OpList{"MatMul", "Add", "com.microsoft.SkipLayerNormalization", "Add"}));
+  Model read = xexp::testing::load_case_model(biased_skip({.bias_is_output = true}));
+  run_rules(read, kBiasRules);
+  EXPECT_EQ(op_types(*read.graph), (OpList{"MatMul", "Add", "com.microsoft.SkipLayerNormalization", "Add"}));
+}
+
+TEST(PatternSkipLayerNormalizationBias, SameNumbers) {
+  for (bool linear_first : {false, true})
+    for (const std::string& normalization :
+         {std::string("LayerNormalization<axis=-1>(S, s, b)"), kSimplified})
+      test::expect_same_outputs(
+          [&] {
+            return xexp::testing::load_case_model(
+                biased_skip({.normalization = normalization, .linear_first = linear_first}));
+          },
+          kBiasRules, 1e-5);
 }

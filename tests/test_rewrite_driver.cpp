@@ -35,8 +35,9 @@ TEST(RewriteSets, ByString) {
 
 TEST(RewriteSets, NamedSpecStandsForItsSpec) {
   std::vector<std::string> cpu = names(patterns::onnxruntime_rules());
-  for (const char* slower : {"SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
-                             "SkipSimplifiedLayerNormalizationMul", "MultiHeadAttentionOneHead"})
+  for (const char* slower :
+       {"SkipLayerNormalization", "SkipLayerNormalizationBias", "SkipSimplifiedLayerNormalization",
+        "SkipSimplifiedLayerNormalizationMul", "MultiHeadAttentionOneHead"})
     EXPECT_EQ(std::erase(cpu, slower), 1u) << slower;
   EXPECT_EQ(names(rewrite::rules_from_string("onnxruntime_cpu")), cpu);
   EXPECT_EQ(names(rewrite::rules_from_string("default+onnxruntime_cpu-FusedMatMul")).size(),

@@ -6814,6 +6814,7 @@ inline void register_cast(KernelRegistry& r) {
 // normalizations, RotaryEmbedding, MultiHeadAttention, GroupQueryAttention, BiasSoftmax, SoftmaxGrad,
 // FusedConv, FusedGemm) and ONNX RotaryEmbedding and Attention.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -8738,21 +8739,48 @@ inline double softmax_scale(const KernelContext& c, int64_t head_size) {
   return given != 0.f ? given : 1 / std::sqrt(static_cast<double>(head_size));
 }
 
+// The projection bias of MultiHeadAttention: q, k and v (all 3-D) plus their parts of the packed bias
+// (q's hidden size, then k's, then v's).
+inline std::array<Tensor, 3> add_projection_bias(const KernelContext& c, const Tensor& bias) {
+  std::array<Tensor, 3> out{c.in(0), c.in(1), c.in(2)};
+  int64_t total = 0;
+  for (const Tensor& t : out) {
+    if (t.rank() != 3)
+      c.fail("the projection bias needs a 3-D query, key and value, not " + shape_str(t.shape()));
+    total += t.dims()[2];
+  }
+  if (bias.rank() != 1 || bias.dims()[0] != total)
+    c.fail("bias " + shape_str(bias.shape()) + " does not pack the hidden sizes of the query, key and value");
+  int64_t offset = 0;
+  for (Tensor& t : out) {
+    const int64_t hidden = t.dims()[2];
+    const Tensor part = slice_axis(bias, 0, offset, hidden);
+    offset += hidden;
+    t = visit_float_type(t.type(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      return broadcast_binary<T, T, T>(t, part, [](T a, T b) { return a + b; });
+    });
+  }
+  return out;
+}
+
 // com.microsoft MultiHeadAttention(query, key, value, bias?, key_padding_mask?, attention_bias?):
 // per head, Softmax(scale * Q K^T + attention_bias) V, scale 1/sqrt(head_size) when absent or 0, key j
 // hidden from query i when j > i with unidirectional=1. The query is (batch, sequence, heads *
 // head_size); key and value are 3-D like it or (batch, heads, total, head_size); attention_bias is
-// (batch|1, heads|1, sequence, total). Packed QKV, the projection bias, the key padding mask and the past
-// state are refused.
+// (batch|1, heads|1, sequence, total); the projection bias goes with 3-D key and value. Packed QKV, the
+// key padding mask and the past state are refused.
 inline std::vector<Tensor> multi_head_attention_kernel(const KernelContext& c) {
   const int64_t heads = c.attr_int("num_heads", 0);
   if (heads <= 0) c.fail("num_heads must be positive");
-  for (std::size_t k : {3, 4, 6, 7, 8, 9})
-    if (c.has(k)) c.fail("input " + std::to_string(k) + " (bias, key_padding_mask or past state) is not supported");
+  for (std::size_t k : {4, 6, 7, 8, 9})
+    if (c.has(k)) c.fail("input " + std::to_string(k) + " (key_padding_mask or past state) is not supported");
   if (!c.has(1) || !c.has(2)) c.fail("key and value are required (packed QKV is not supported)");
   if (c.in(0).rank() != 3) c.fail("the query is " + shape_str(c.in(0).shape()) + ", expected (batch, sequence, hidden)");
-  const Tensor q = split_heads(c, c.in(0), heads, "the query"), k = split_heads(c, c.in(1), heads, "the key"),
-               v = split_heads(c, c.in(2), heads, "the value");
+  const std::array<Tensor, 3> qkv =
+      c.has(3) ? add_projection_bias(c, c.in(3)) : std::array<Tensor, 3>{c.in(0), c.in(1), c.in(2)};
+  const Tensor q = split_heads(c, qkv[0], heads, "the query"), k = split_heads(c, qkv[1], heads, "the key"),
+               v = split_heads(c, qkv[2], heads, "the value");
   const int64_t head_size = q.dims()[3];
   if (k.dims()[0] != q.dims()[0] || v.dims()[0] != q.dims()[0] || k.dims()[3] != head_size || v.dims()[2] != k.dims()[2])
     c.fail("query " + shape_str(c.in(0).shape()) + ", key " + shape_str(c.in(1).shape()) + " and value " +
@@ -14458,6 +14486,12 @@ inline Tensor compute(Symbol op_type, std::vector<std::optional<Tensor>> inputs,
 inline constexpr auto product = fact<"product">([](const Tensor& a, const Tensor& b) {
   return compute("Mul", {a, b});
 });
+// The parts joined along `axis`, as ONNX Concat does.
+inline Tensor concatenated(const std::vector<const Tensor*>& parts, int64_t axis) {
+  std::vector<std::optional<Tensor>> inputs;
+  for (const Tensor* t : parts) inputs.emplace_back(*t);
+  return compute("Concat", std::move(inputs), {ir::Attribute::make_int(Symbol("axis"), axis)});
+}
 inline Tensor int64_tensor(const std::vector<int64_t>& values) {
   return Tensor::from<int64_t>({static_cast<int64_t>(values.size())}, values);
 }
@@ -15423,6 +15457,159 @@ inline rewrite::RulePtr attention_rule() {
 inline rewrite::RulePtr attention_one_head_rule() {
   return detail::scaled_dot_product_attention<detail::WriteOnnxAttention, detail::AttentionHeads::One>(
       "AttentionOneHead", rewrite::opset_at_least(23));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/attention_packed_qkv.hpp
+// AttentionPackedQkv (default set) and MultiHeadAttentionPackedQkv (onnxruntime set): ViT and timm
+// project q, k and v with one MatMul, then
+//   qkv = Transpose(Reshape(x, (batch, sequence, 3, heads, head_size)), 2,0,3,1,4)
+//   q, k, v = Squeeze(Split(qkv, axis=0)), one element each
+// and the attention rule gives MultiHeadAttention the query merged back by Transpose + Reshape, keys and
+// values in (batch, heads, sequence, head_size); it gives ONNX's Attention (opset 23) all three merged so
+// (its 3-D form). All of it is a Split of x's last axis in three, each piece (batch, sequence, hidden) as
+// both read it: the 5-D Reshape, the Transposes, the Squeezes and the merges go (eight nodes become two
+// for MultiHeadAttention, twelve for Attention).
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace xexp::patterns {
+
+namespace detail {
+// packed, (batch, sequence, 3, heads, head_size) with the last three static, splits x's last axis only.
+inline bool packs_last_axis(const ValueView& x, const ValueView& packed) {
+  if (!x.shape() || x.shape()->empty() || !packed.shape() || packed.shape()->size() != 5) return false;
+  const Shape& p = *packed.shape();
+  const Dim last = x.shape()->back();
+  return p[2].is_static() && p[2].value() == 3 && p[3].is_static() && p[4].is_static() && last.is_static() &&
+         last.value() == 3 * p[3].value() * p[4].value();
+}
+// Squeeze s drops the first axis of its input, a piece of one element.
+inline bool drops_first_axis(const ir::Graph& g, const ir::Node& s) {
+  const std::optional<Shape>&in = g.value(s.inputs[0]).shape, &out = g.value(s.outputs[0]).shape;
+  return in && out && out->size() + 1 == in->size() && (*in)[0].is_static() && (*in)[0].value() == 1;
+}
+// The value under a merge of heads, Reshape(Transpose(y, 0,2,1,3)) to 3-D, each read once: y, or kNone.
+inline ir::ValueId unmerged(const ir::Graph& g, ir::ValueId merged) {
+  const ir::Node* reshape = producer_of(g, merged, "Reshape");
+  if (!reshape || !g.value(merged).shape || g.value(merged).shape->size() != 3) return ir::kNone;
+  const ir::Value& swapped = g.value(reshape->inputs[0]);
+  const ir::Node* transpose = producer_of(g, reshape->inputs[0], "Transpose");
+  if (!transpose || swapped.uses.size() != 1 || swapped.is_graph_output()) return ir::kNone;
+  const ir::Attribute* perm = transpose->attribute(Symbol("perm"));
+  return perm && perm->ints == heads_swap() ? transpose->inputs[0] : ir::kNone;
+}
+// The Split `unbound` has three outputs; q (its first, squeezed), k and v are each the Squeeze of one of
+// them that drops the split axis (`merged`: under a merge of heads), k and v read by the attention alone;
+// x's last axis is what the Reshape under the Split packs.
+inline constexpr auto unbinds_packed_qkv = rewrite::fact<"unbinds_packed_qkv">(
+    [](const ValueView& unbound, const ValueView& q, const ValueView& k, const ValueView& v,
+       const ValueView& x, const ValueView& packed, bool merged) {
+      const ir::Graph& g = *unbound.graph;
+      const ir::Node& split = rewrite::node_of(unbound);
+      if (split.outputs.size() != 3 || !packs_last_axis(x, packed)) return false;
+      const ir::ValueId pieces[3] = {q.id, k.id, v.id};
+      for (std::size_t j = 0; j < 3; ++j) {
+        if (j > 0) {
+          const ir::Value& read = g.value(pieces[j]);
+          if (read.is_graph_output() || read.uses.size() != 1) return false;
+        }
+        const ir::ValueId squeezed = j > 0 && merged ? unmerged(g, pieces[j]) : pieces[j];
+        if (squeezed == ir::kNone) return false;
+        const ir::Value& piece = g.value(squeezed);
+        if (piece.producer == ir::kNone || piece.is_graph_output() || (j > 0 && piece.uses.size() != 1))
+          return false;
+        const ir::Node& squeeze = g.node(piece.producer);
+        if (squeeze.op_type != Symbol("Squeeze") || !squeeze.domain.empty() ||
+            squeeze.inputs[0] != split.outputs[j] || !drops_first_axis(g, squeeze))
+          return false;
+      }
+      return true;
+    });
+// Reshape's shape for x as (batch, sequence, 3 * hidden): the packed shape's first two entries (a 0 or -1
+// there reads as before: the leading axes are the same) and the last three multiplied.
+inline constexpr auto packed_rows_shape = rewrite::fact<"packed_rows_shape">([](const Tensor& packed_shape) {
+  const std::vector<int64_t> s = *int_values(packed_shape);
+  return int64_tensor({s[0], s[1], s[2] * s[3] * s[4]});
+});
+inline constexpr auto packed_shape_fits = rewrite::fact<"packed_shape_fits">([](const Tensor& packed_shape) {
+  const std::optional<std::vector<int64_t>> s = int_values(packed_shape);
+  return s && s->size() == 5 && (*s)[2] > 0 && (*s)[3] > 0 && (*s)[4] > 0;
+});
+// Split's sizes: three pieces of heads * head_size.
+inline constexpr auto packed_thirds = rewrite::fact<"packed_thirds">([](const ValueView& x) {
+  const int64_t hidden = x.shape()->back().value() / 3;
+  return int64_tensor({hidden, hidden, hidden});
+});
+}  // namespace detail
+
+// The rule for one attention op: `merged` when it reads keys and values merged to 3-D too (Attention).
+template <rewrite::FixedString Op, rewrite::FixedString Domain, bool Merged>
+rewrite::RulePtr packed_qkv_rule(const char* name) {
+  using namespace rewrite::dsl;
+  using Perm = std::vector<int64_t>;
+  Var<'x'> x;
+  Const<'p'> packed_shape;
+  Var<'k'> k;
+  Var<'v'> v;
+  Var<'h'> shape;
+  auto packed = named<'P'>(Reshape(x, packed_shape, attr<"allowzero"> = 0));
+  // The Split's other pieces, k and v, are read outside the match: they go with the attention's inputs.
+  auto unbound = named<'U'>(
+      shared(op<"Split">(Transpose(packed, attr<"perm"> = Perm{2, 0, 3, 1, 4}), etc, attr<"axis"> = 0)));
+  auto q = named<'Q'>(Squeeze(unbound, etc));
+  auto merged_q = Reshape(Transpose(q, attr<"perm"> = detail::heads_swap()), shape);
+  auto attention = named<'R'>(op<Op, Domain>(merged_q, k, v, etc));
+  auto pieces = let<'S'>(outputs<3>(op<"Split">(Reshape(x, fold(detail::packed_rows_shape(packed_shape))),
+                                                fold(detail::packed_thirds(x)), attr<"axis"> = -1)));
+  return rule(name)
+      .priority(2)
+      .match(attention)
+      .when(rewrite::opset_at_least(13) && detail::packed_shape_fits(packed_shape) &&
+            detail::unbinds_packed_qkv(unbound, q, k, v, x, packed, Merged))
+      .to(rebuild(attention, input<0> = pieces, input<1> = output<1>(pieces), input<2> = output<2>(pieces)));
+}
+
+inline rewrite::RulePtr attention_packed_qkv_rule() {
+  return packed_qkv_rule<"Attention", "", true>("AttentionPackedQkv");
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/attention_scaled_query.hpp
+// AttentionScaledQuery (default set) and MultiHeadAttentionScaledQuery (onnxruntime set): a query
+// multiplied by a constant before its scores (ViT writes q = q * head_size^-0.5, then q @ k^T) reaches
+// Attention or MultiHeadAttention as Reshape(Transpose(q * c, 0,2,1,3)); the constant goes into the scale
+// instead: MultiHeadAttention(merged(q * c), k, v, scale=s) = MultiHeadAttention(merged(q), k, v,
+// scale=s * c), and the same for Attention.
+// The same for a query scaled after its merge (Phi's exports scale q and k by the square root of the
+// scale each; the keys' factor, through their repeat for grouped heads, stays).
+// The product is rounded once instead of twice, as FusedMatMul's alpha is.
+
+namespace xexp::patterns {
+
+template <rewrite::FixedString Op, rewrite::FixedString Domain>
+rewrite::RulePtr scaled_query_rule(const char* name) {
+  using namespace rewrite::dsl;
+  Var<'q'> q;
+  Var<'c'> c;
+  Var<'h'> shape;
+  Float<'s'> scale;
+  auto merged = [&](const auto& x) {
+    return Reshape(Transpose(x, attr<"perm"> = detail::heads_swap()), shape);
+  };
+  auto scaled = commutative(Mul(q, c));
+  auto split_query = named<'R'>(op<Op, Domain>(merged(scaled), etc, attr<"scale"> = scale));
+  auto merged_query = named<'R'>(op<Op, Domain>(scaled, etc, attr<"scale"> = scale));
+  auto fits = is_scalar_constant(c) && dtype(c) == dtype(q);
+  auto joined = scale * scalar_float(c);
+  return rule(name).priority(2).cases(
+      match(split_query).when(fits).to(rebuild(split_query, input<0> = merged(q), attr<"scale"> = joined)),
+      match(merged_query).when(fits).to(rebuild(merged_query, input<0> = q, attr<"scale"> = joined)));
+}
+
+inline rewrite::RulePtr attention_scaled_query_rule() {
+  return scaled_query_rule<"Attention", "">("AttentionScaledQuery");
 }
 
 }  // namespace xexp::patterns
@@ -16713,6 +16900,10 @@ inline rewrite::RulePtr layer_normalization_rule() {
 // LayerNormalizationScale: a constant Mul (or Add) after a LayerNormalization goes into its scale (and
 // bias): LN(x, s, b) * m = LN(x, s*m, b*m) and LN(x, s, b) + c = LN(x, s, b+c), when m and c have the
 // scale's shape. Applied one after the other, LN -> Mul -> Add becomes one LN.
+// A w that is not a constant (a training export's parameter, a weight whose data is not shipped) goes in
+// too when the LN's bias is absent or zeros, and for the Mul its scale is ones, as LayerNormalization
+// leaves a hand-written normalization: LN(x, 1, 0) * w = LN(x, w, 0) and LN(x, s, 0) + w = LN(x, s, w).
+#include <type_traits>
 
 namespace xexp::patterns {
 
@@ -16722,6 +16913,18 @@ inline constexpr auto constant_or_absent =
 // bias (a constant) op c.
 inline constexpr auto bias_times = rewrite::fact<"bias_times">([](const ValueView& bias, const Tensor& c) {
   return compute("Mul", {*bias.constant(), c});
+});
+inline constexpr auto absent_or_zero = rewrite::fact<"absent_or_zero">([](const ValueView& v) {
+  return v.id == ir::kNone || (v.constant() && equal_everywhere(*v.constant(), 0.0));
+});
+// A value of the static dims and element type of `like` (a value or a constant's tensor), whatever its
+// content.
+inline constexpr auto shaped_like = rewrite::fact<"shaped_like">([](const ValueView& v, const auto& like) {
+  const auto dims = static_dims_of(v);
+  if constexpr (std::is_same_v<std::decay_t<decltype(like)>, Tensor>)
+    return dims && *dims == like.dims() && v.elem() == like.type();
+  else
+    return dims && dims == static_dims_of(like) && v.elem() == like.elem();
 });
 inline constexpr auto bias_plus = rewrite::fact<"bias_plus">([](const ValueView& bias, const Tensor& c) {
   return compute("Add", {*bias.constant(), c});
@@ -16734,7 +16937,10 @@ inline rewrite::RulePtr layer_normalization_scale_rule() {
   Const<'s'> scale;
   Opt<'b'> bias;
   Const<'m'> c;
+  Var<'w'> w;
+  Var<'t'> any_scale;
   auto ln = named<'n'>(LayerNormalization(x, scale, bias));
+  auto biasless = named<'n'>(LayerNormalization(x, any_scale, bias));  // its scale may be anything
   auto fits = same_dims_and_type(c, scale) && detail::constant_or_absent(bias);
   auto scaled = fold(product(scale, c));
   return rule("LayerNormalizationScale")
@@ -16745,7 +16951,13 @@ inline rewrite::RulePtr layer_normalization_scale_rule() {
                              input<2> = choose(present(bias), fold(detail::bias_times(bias, c)), bias))),
              match(commutative(Add(ln, c)))
                  .when(fits)
-                 .to(rebuild(ln, input<2> = choose(present(bias), fold(detail::bias_plus(bias, c)), c))));
+                 .to(rebuild(ln, input<2> = choose(present(bias), fold(detail::bias_plus(bias, c)), c))),
+             match(commutative(Mul(ln, w)))
+                 .when(all_equal(scale, 1.0) && detail::absent_or_zero(bias) && detail::shaped_like(w, scale))
+                 .to(rebuild(ln, input<1> = w)),
+             match(commutative(Add(biasless, w)))
+                 .when(detail::absent_or_zero(bias) && detail::shaped_like(w, any_scale))
+                 .to(rebuild(biasless, input<2> = w)));
 }
 
 }  // namespace xexp::patterns
@@ -17097,12 +17309,6 @@ inline SharedInputProducts shared_input_products(const ValueView& root) {
 }
 inline constexpr auto products_share_the_input = rewrite::fact<"products_share_the_input">(
     [](const ValueView& root) { return !shared_input_products(root).readers.empty(); });
-
-inline Tensor concatenated(const std::vector<const Tensor*>& parts, int64_t axis) {
-  std::vector<std::optional<Tensor>> inputs;
-  for (const Tensor* t : parts) inputs.emplace_back(*t);
-  return compute("Concat", std::move(inputs), {ir::Attribute::make_int(Symbol("axis"), axis)});
-}
 
 inline std::optional<ir::ValueId> one_product_split(rewrite::Rewriter& r, const ValueView& root) {
   const SharedInputProducts shared = shared_input_products(root);
@@ -20241,6 +20447,8 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
   return {
       attention_rule(),
       attention_one_head_rule(),
+      attention_scaled_query_rule(),
+      attention_packed_qkv_rule(),
       batch_normalization_rule(),
       batch_normalization_training_rule(),
       cast_layer_normalization_cast_rule(),
@@ -20415,17 +20623,24 @@ inline rewrite::RulePtr bias_gelu_rule() {
 // same function; on an exact (erf) Gelu it is an approximation (as experimental-experiment's rule makes
 // it), off by at most
 // 4.8e-4 (|gelu_erf(x) - gelu_tanh(x)| peaks at 4.73e-4 near |x| = 2.7).
+// Then the Add of a bias vector before a FastGelu (this rule's or GeluOrt's) goes into its bias input: a
+// linear layer's bias that BiasGelu, which wants a constant, leaves (a training export's parameter, a
+// weight without its data).
 
 namespace xexp::patterns {
 
 inline rewrite::RulePtr fast_gelu_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
+  Var<'b'> bias;
   return rule("FastGelu")
       .priority(1)
-      .match(either(op<"Gelu", "com.microsoft">(x), op<"Gelu">(x)))
-      .when(is_activation_float(x))
-      .to(op<"FastGelu", "com.microsoft">(x));
+      .cases(match(either(op<"Gelu", "com.microsoft">(x), op<"Gelu">(x)))
+                 .when(is_activation_float(x))
+                 .to(op<"FastGelu", "com.microsoft">(x)),
+             match(op<"FastGelu", "com.microsoft">(commutative(Add(x, bias))))
+                 .when(is_activation_float(x) && absent_or_vector_over_last_axis(bias, x))
+                 .to(op<"FastGelu", "com.microsoft">(x, bias)));
 }
 
 }  // namespace xexp::patterns
@@ -21022,132 +21237,96 @@ inline rewrite::RulePtr multi_head_attention_key_value_3d_rule() {
 }
 
 }  // namespace xexp::patterns
-// ======== xexp/patterns/ort/multi_head_attention_packed_qkv.hpp
-// MultiHeadAttentionPackedQkv (onnxruntime set): ViT and timm project q, k and v with one MatMul, then
-//   qkv = Transpose(Reshape(x, (batch, sequence, 3, heads, head_size)), 2,0,3,1,4)
-//   q, k, v = Squeeze(Split(qkv, axis=0)), one element each
-// and the attention rule gives MultiHeadAttention the query merged back by Transpose + Reshape, keys and
-// values in (batch, heads, sequence, head_size). All of it is a Split of x's last axis in three, each
-// piece (batch, sequence, hidden) as MultiHeadAttention reads it: the 5-D Reshape, the Transposes, the
-// Squeezes and the query's merge go (eight nodes become two).
-#include <cstdint>
-#include <optional>
+// ======== xexp/patterns/ort/multi_head_attention_bias.hpp
+// MultiHeadAttentionBias (onnxruntime set): the biases of the query, key and value projections go into
+// MultiHeadAttention's bias input, which packs them (q's, then k's, then v's). Two spellings:
+// - separate projections (BERT): MHA(q + bq, k + bk, v + bv) = MHA(q, k, v, bias=[bq, bk, bv]), the
+//   three vectors joined at rewrite time when they are constants, by a Concat otherwise;
+// - one packed projection cut in three (ViT, after MultiHeadAttentionPackedQkv):
+//   MHA(Split(y + c)) = MHA(Split(y), bias=c).
+// The projections then stay MatMuls instead of MatMulAdd's Reshape, Gemm, Reshape. Query, key and value
+// must be 3-D (ONNX Runtime adds the bias to those only) and each bias a vector over the last axis.
 #include <vector>
 
 
 namespace xexp::patterns {
 
 namespace detail {
-// packed, (batch, sequence, 3, heads, head_size) with the last three static, splits x's last axis only.
-inline bool packs_last_axis(const ValueView& x, const ValueView& packed) {
-  if (!x.shape() || x.shape()->empty() || !packed.shape() || packed.shape()->size() != 5) return false;
-  const Shape& p = *packed.shape();
-  const Dim last = x.shape()->back();
-  return p[2].is_static() && p[2].value() == 3 && p[3].is_static() && p[4].is_static() && last.is_static() &&
-         last.value() == 3 * p[3].value() * p[4].value();
-}
-// Squeeze s drops the first axis of its input, a piece of one element.
-inline bool drops_first_axis(const ir::Graph& g, const ir::Node& s) {
-  const std::optional<Shape>&in = g.value(s.inputs[0]).shape, &out = g.value(s.outputs[0]).shape;
-  return in && out && out->size() + 1 == in->size() && (*in)[0].is_static() && (*in)[0].value() == 1;
-}
-// The Split `unbound` has three outputs; q (its first, squeezed), k and v are each the Squeeze of one of
-// them that drops the split axis, k and v read by the attention alone; x's last axis is what the Reshape
-// under the Split packs.
-inline constexpr auto unbinds_packed_qkv =
-    rewrite::fact<"unbinds_packed_qkv">([](const ValueView& unbound, const ValueView& q, const ValueView& k,
-                                           const ValueView& v, const ValueView& x, const ValueView& packed) {
-      const ir::Graph& g = *unbound.graph;
-      const ir::Node& split = rewrite::node_of(unbound);
-      if (split.outputs.size() != 3 || !packs_last_axis(x, packed)) return false;
-      const ir::ValueId pieces[3] = {q.id, k.id, v.id};
-      for (std::size_t j = 0; j < 3; ++j) {
-        const ir::Value& piece = g.value(pieces[j]);
-        if (piece.producer == ir::kNone || piece.is_graph_output() || (j > 0 && piece.uses.size() != 1))
-          return false;
-        const ir::Node& squeeze = g.node(piece.producer);
-        if (squeeze.op_type != Symbol("Squeeze") || !squeeze.domain.empty() ||
-            squeeze.inputs[0] != split.outputs[j] || !drops_first_axis(g, squeeze))
-          return false;
-      }
-      return true;
+// k and v are the second and third pieces of the Split whose first piece is `first`, and it has no other.
+inline constexpr auto other_two_pieces =
+    rewrite::fact<"other_two_pieces">([](const ValueView& first, const ValueView& k, const ValueView& v) {
+      const ir::Node& split = rewrite::node_of(first);
+      return split.outputs.size() == 3 && split.outputs[1] == k.id && split.outputs[2] == v.id;
     });
-// Reshape's shape for x as (batch, sequence, 3 * hidden): the packed shape's first two entries (a 0 or -1
-// there reads as before: the leading axes are the same) and the last three multiplied.
-inline constexpr auto packed_rows_shape = rewrite::fact<"packed_rows_shape">([](const Tensor& packed_shape) {
-  const std::vector<int64_t> s = *int_values(packed_shape);
-  return int64_tensor({s[0], s[1], s[2] * s[3] * s[4]});
-});
-inline constexpr auto packed_shape_fits = rewrite::fact<"packed_shape_fits">([](const Tensor& packed_shape) {
-  const std::optional<std::vector<int64_t>> s = int_values(packed_shape);
-  return s && s->size() == 5 && (*s)[2] > 0 && (*s)[3] > 0 && (*s)[4] > 0;
-});
-// Split's sizes: three pieces of heads * head_size.
-inline constexpr auto packed_thirds = rewrite::fact<"packed_thirds">([](const ValueView& x) {
-  const int64_t hidden = x.shape()->back().value() / 3;
-  return int64_tensor({hidden, hidden, hidden});
-});
+inline constexpr auto has_no_bias = rewrite::fact<"has_no_bias">(
+    [](const ValueView& attention) { return rewrite::input_of(attention, 3) == ir::kNone; });
+inline constexpr auto all_constant =
+    rewrite::fact<"all_constant">([](const ValueView& a, const ValueView& b, const ValueView& c) {
+      return a.constant() && b.constant() && c.constant();
+    });
+inline constexpr auto joined_biases =
+    rewrite::fact<"joined_biases">([](const ValueView& a, const ValueView& b, const ValueView& c) {
+      return concatenated({a.constant(), b.constant(), c.constant()}, 0);
+    });
 }  // namespace detail
 
-inline rewrite::RulePtr multi_head_attention_packed_qkv_rule() {
+inline rewrite::RulePtr multi_head_attention_bias_rule() {
   using namespace rewrite::dsl;
-  using Perm = std::vector<int64_t>;
-  Var<'x'> x;
-  Const<'p'> packed_shape;
+  Var<'q'> q;
   Var<'k'> k;
   Var<'v'> v;
-  Var<'h'> shape;
-  auto packed = named<'P'>(Reshape(x, packed_shape, attr<"allowzero"> = 0));
-  // The Split's other pieces, k and v, are read outside the match: they go with the attention's inputs.
-  auto unbound = named<'U'>(
-      shared(op<"Split">(Transpose(packed, attr<"perm"> = Perm{2, 0, 3, 1, 4}), etc, attr<"axis"> = 0)));
-  auto q = named<'Q'>(Squeeze(unbound, etc));
-  auto merged_q = Reshape(Transpose(q, attr<"perm"> = detail::heads_swap()), shape);
-  auto attention = named<'R'>(op<"MultiHeadAttention", "com.microsoft">(merged_q, k, v, etc));
-  auto pieces = let<'S'>(outputs<3>(op<"Split">(Reshape(x, fold(detail::packed_rows_shape(packed_shape))),
-                                                fold(detail::packed_thirds(x)), attr<"axis"> = -1)));
-  return rule("MultiHeadAttentionPackedQkv")
+  Var<'a'> bq;
+  Var<'b'> bk;
+  Var<'c'> bv;
+  Var<'y'> y;
+  Var<'s'> sizes;
+  Int<'x'> axis;
+  // The masks and the other inputs after the bias stay as they are.
+  auto separate = named<'R'>(op<"MultiHeadAttention", "com.microsoft">(
+      commutative(Add(q, bq)), commutative(Add(k, bk)), commutative(Add(v, bv)), etc));
+  auto first = named<'U'>(op<"Split">(commutative(Add(y, bq)), sizes, attr<"axis"> = axis));
+  auto packed = named<'P'>(op<"MultiHeadAttention", "com.microsoft">(first, k, v, etc));
+  auto pieces = let<'S'>(outputs<3>(op<"Split">(y, sizes, attr<"axis"> = axis)));
+  auto each_over_last_axis = absent_or_vector_over_last_axis(bq, q) &&
+                             absent_or_vector_over_last_axis(bk, k) && absent_or_vector_over_last_axis(bv, v);
+  return rule("MultiHeadAttentionBias")
       .priority(2)
-      .match(attention)
-      .when(rewrite::opset_at_least(13) && detail::packed_shape_fits(packed_shape) &&
-            detail::unbinds_packed_qkv(unbound, q, k, v, x, packed))
-      .to(rebuild(attention, input<0> = pieces, input<1> = output<1>(pieces), input<2> = output<2>(pieces)));
+      .cases(match(separate)
+                 .when(detail::has_no_bias(separate) && rank(q) == 3 && rank(k) == 3 && rank(v) == 3 &&
+                       each_over_last_axis)
+                 .to(rebuild(separate, input<0> = q, input<1> = k, input<2> = v,
+                             input<3> = choose(detail::all_constant(bq, bk, bv),
+                                               fold(detail::joined_biases(bq, bk, bv)),
+                                               Concat(bq, bk, bv, attr<"axis"> = 0)))),
+             match(packed)
+                 .when(detail::has_no_bias(packed) && rank(y) == 3 && is_last_axis(axis, y) &&
+                       absent_or_vector_over_last_axis(bq, y) && detail::other_two_pieces(first, k, v))
+                 .to(rebuild(packed, input<0> = pieces, input<1> = output<1>(pieces),
+                             input<2> = output<2>(pieces), input<3> = bq)));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/multi_head_attention_packed_qkv.hpp
+// MultiHeadAttentionPackedQkv (onnxruntime set): ViT's packed projection, unbound into q, k and v, read
+// by MultiHeadAttention as a Split of its last axis (onnx/attention_packed_qkv.hpp has the rule, written
+// for both attention ops).
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr multi_head_attention_packed_qkv_rule() {
+  return packed_qkv_rule<"MultiHeadAttention", "com.microsoft", false>("MultiHeadAttentionPackedQkv");
 }
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/ort/multi_head_attention_scaled_query.hpp
-// MultiHeadAttentionScaledQuery (onnxruntime set): a query multiplied by a constant before its scores
-// (ViT writes q = q * head_size^-0.5, then q @ k^T) reaches MultiHeadAttention as
-// Reshape(Transpose(q * c, 0,2,1,3)); the constant goes into the scale instead:
-// MultiHeadAttention(merged(q * c), k, v, scale=s) = MultiHeadAttention(merged(q), k, v, scale=s * c).
-// The same for a query scaled after its merge (Phi's exports scale q and k by the square root of the
-// scale each; the keys' factor, through their repeat for grouped heads, stays).
-// The product is rounded once instead of twice, as FusedMatMul's alpha is.
+// MultiHeadAttentionScaledQuery (onnxruntime set): a constant factor of the query goes into
+// MultiHeadAttention's scale (onnx/attention_scaled_query.hpp has the rule, written for both attention
+// ops).
 
 namespace xexp::patterns {
 
 inline rewrite::RulePtr multi_head_attention_scaled_query_rule() {
-  using namespace rewrite::dsl;
-  Var<'q'> q;
-  Var<'c'> c;
-  Var<'h'> shape;
-  Float<'s'> scale;
-  auto merged = [&](const auto& x) {
-    return Reshape(Transpose(x, attr<"perm"> = detail::heads_swap()), shape);
-  };
-  auto scaled = commutative(Mul(q, c));
-  auto split_query =
-      named<'R'>(op<"MultiHeadAttention", "com.microsoft">(merged(scaled), etc, attr<"scale"> = scale));
-  auto merged_query =
-      named<'R'>(op<"MultiHeadAttention", "com.microsoft">(scaled, etc, attr<"scale"> = scale));
-  auto fits = is_scalar_constant(c) && dtype(c) == dtype(q);
-  auto joined = scale * scalar_float(c);
-  return rule("MultiHeadAttentionScaledQuery")
-      .priority(2)
-      .cases(match(split_query)
-                 .when(fits)
-                 .to(rebuild(split_query, input<0> = merged(q), attr<"scale"> = joined)),
-             match(merged_query).when(fits).to(rebuild(merged_query, input<0> = q, attr<"scale"> = joined)));
+  return scaled_query_rule<"MultiHeadAttention", "com.microsoft">("MultiHeadAttentionScaledQuery");
 }
 
 }  // namespace xexp::patterns
@@ -21378,6 +21557,45 @@ inline rewrite::RulePtr skip_layer_normalization_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/ort/skip_layer_normalization_bias.hpp
+// SkipLayerNormalizationBias (onnxruntime set): the Add of a bias vector to either operand of a
+// SkipLayerNormalization or SkipSimplifiedLayerNormalization goes into the node's bias input:
+// Skip(y + c, s) = Skip(y, s, bias=c), for the normalized output and for the sum (output 3) alike.
+// That bias is a Linear layer's, just before the residual connection (BERT, ViT): its MatMul then stays
+// one node, where MatMulAdd would make it Reshape, Gemm, Reshape. y must have the Add's shape (the vector
+// only broadcasts), and nothing else may read the Add.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr skip_layer_normalization_bias_rule() {
+  using namespace rewrite::dsl;
+  Var<'y'> y;
+  Var<'c'> bias;
+  Var<'o'> other;
+  Var<'g'> gamma;
+  Opt<'b'> beta;
+  auto biased = commutative(Add(y, bias));
+  auto layer = [&](const auto& first, const auto& second) {
+    return named<'n'>(shared(op<"SkipLayerNormalization", "com.microsoft">(first, second, gamma, beta)));
+  };
+  auto simplified = [&](const auto& first, const auto& second) {
+    return named<'n'>(shared(op<"SkipSimplifiedLayerNormalization", "com.microsoft">(first, second, gamma)));
+  };
+  auto layer_first = layer(biased, other);
+  auto layer_second = layer(other, biased);
+  auto simplified_first = simplified(biased, other);
+  auto simplified_second = simplified(other, biased);
+  auto fits = absent_or_vector_over_last_axis(bias, y) && same_shape(y, other);
+  return rule("SkipLayerNormalizationBias")
+      .priority(1)
+      .cases(
+          match(layer_first).when(fits).to(rebuild(layer_first, input<0> = y, input<4> = bias)),
+          match(layer_second).when(fits).to(rebuild(layer_second, input<1> = y, input<4> = bias)),
+          match(simplified_first).when(fits).to(rebuild(simplified_first, input<0> = y, input<3> = bias)),
+          match(simplified_second).when(fits).to(rebuild(simplified_second, input<1> = y, input<3> = bias)));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/ort/skip_simplified_layer_normalization.hpp
 // SkipSimplifiedLayerNormalization (onnxruntime set): SimplifiedLayerNormalization(a + b, gamma) over
 // the last axis, statistics in float (stash_type 1), becomes com.microsoft
@@ -21503,12 +21721,14 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       multi_head_attention_key_value_3d_rule(),
       multi_head_attention_scaled_query_rule(),
       multi_head_attention_packed_qkv_rule(),
+      multi_head_attention_bias_rule(),
       quick_gelu_rule(),
       reshape_gemm_reshape_rule(),  // before ReshapeGemm: where both apply, three nodes become one
       reshape_gemm_rule(),
       simplified_layer_normalization_rule(),
       simplified_layer_normalization_mul_rule(),
       skip_layer_normalization_rule(),
+      skip_layer_normalization_bias_rule(),
       skip_simplified_layer_normalization_rule(),
       skip_simplified_layer_normalization_mul_rule(),
       transpose_fused_matmul_b_rule(),
@@ -21526,8 +21746,8 @@ namespace xexp::patterns {
 // MultiHeadAttention gains nothing on a single head. Those fusions still fit other providers, and leave
 // fewer nodes.
 inline constexpr const char* kOnnxRuntimeCpuSpec =
-    "onnxruntime-SkipLayerNormalization,SkipSimplifiedLayerNormalization,SkipSimplifiedLayerNormalizationMul,"
-    "MultiHeadAttentionOneHead";
+    "onnxruntime-SkipLayerNormalization,SkipLayerNormalizationBias,SkipSimplifiedLayerNormalization,"
+    "SkipSimplifiedLayerNormalizationMul,MultiHeadAttentionOneHead";
 
 namespace detail {
 inline const bool registered = [] {

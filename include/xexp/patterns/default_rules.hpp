@@ -6,6 +6,8 @@
 #include "xexp/rewrite/rule_set.hpp"
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_DEFAULT_RULES)
 #include "xexp/patterns/onnx/attention.hpp"
+#include "xexp/patterns/onnx/attention_packed_qkv.hpp"
+#include "xexp/patterns/onnx/attention_scaled_query.hpp"
 #include "xexp/patterns/onnx/batch_normalization.hpp"
 #include "xexp/patterns/onnx/batch_normalization_training.hpp"
 #include "xexp/patterns/onnx/cast.hpp"
@@ -109,6 +111,8 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
   return {
       attention_rule(),
       attention_one_head_rule(),
+      attention_scaled_query_rule(),
+      attention_packed_qkv_rule(),
       batch_normalization_rule(),
       batch_normalization_training_rule(),
       cast_layer_normalization_cast_rule(),

@@ -399,6 +399,12 @@ inline Tensor compute(Symbol op_type, std::vector<std::optional<Tensor>> inputs,
 inline constexpr auto product = fact<"product">([](const Tensor& a, const Tensor& b) {
   return compute("Mul", {a, b});
 });
+// The parts joined along `axis`, as ONNX Concat does.
+inline Tensor concatenated(const std::vector<const Tensor*>& parts, int64_t axis) {
+  std::vector<std::optional<Tensor>> inputs;
+  for (const Tensor* t : parts) inputs.emplace_back(*t);
+  return compute("Concat", std::move(inputs), {ir::Attribute::make_int(Symbol("axis"), axis)});
+}
 inline Tensor int64_tensor(const std::vector<int64_t>& values) {
   return Tensor::from<int64_t>({static_cast<int64_t>(values.size())}, values);
 }

@@ -21,6 +21,7 @@
 #include "xexp/patterns/ort/missing_reduce_max.hpp"
 #include "xexp/patterns/ort/missing_top_k.hpp"
 #include "xexp/patterns/ort/multi_head_attention.hpp"
+#include "xexp/patterns/ort/multi_head_attention_bias.hpp"
 #include "xexp/patterns/ort/multi_head_attention_packed_qkv.hpp"
 #include "xexp/patterns/ort/multi_head_attention_scaled_query.hpp"
 #include "xexp/patterns/ort/quick_gelu.hpp"
@@ -30,6 +31,7 @@
 #include "xexp/patterns/ort/simplified_layer_normalization.hpp"
 #include "xexp/patterns/ort/simplified_layer_normalization_mul.hpp"
 #include "xexp/patterns/ort/skip_layer_normalization.hpp"
+#include "xexp/patterns/ort/skip_layer_normalization_bias.hpp"
 #include "xexp/patterns/ort/skip_simplified_layer_normalization.hpp"
 #include "xexp/patterns/ort/skip_simplified_layer_normalization_mul.hpp"
 #include "xexp/patterns/ort/transpose_fused_matmul_b.hpp"
@@ -65,12 +67,14 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       multi_head_attention_key_value_3d_rule(),
       multi_head_attention_scaled_query_rule(),
       multi_head_attention_packed_qkv_rule(),
+      multi_head_attention_bias_rule(),
       quick_gelu_rule(),
       reshape_gemm_reshape_rule(),  // before ReshapeGemm: where both apply, three nodes become one
       reshape_gemm_rule(),
       simplified_layer_normalization_rule(),
       simplified_layer_normalization_mul_rule(),
       skip_layer_normalization_rule(),
+      skip_layer_normalization_bias_rule(),
       skip_simplified_layer_normalization_rule(),
       skip_simplified_layer_normalization_mul_rule(),
       transpose_fused_matmul_b_rule(),

@@ -13,8 +13,8 @@ namespace xexp::patterns {
 // MultiHeadAttention gains nothing on a single head. Those fusions still fit other providers, and leave
 // fewer nodes.
 inline constexpr const char* kOnnxRuntimeCpuSpec =
-    "onnxruntime-SkipLayerNormalization,SkipSimplifiedLayerNormalization,SkipSimplifiedLayerNormalizationMul,"
-    "MultiHeadAttentionOneHead";
+    "onnxruntime-SkipLayerNormalization,SkipLayerNormalizationBias,SkipSimplifiedLayerNormalization,"
+    "SkipSimplifiedLayerNormalizationMul,MultiHeadAttentionOneHead";
 
 namespace detail {
 inline const bool registered = [] {

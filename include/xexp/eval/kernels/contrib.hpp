@@ -3,6 +3,7 @@
 // normalizations, RotaryEmbedding, MultiHeadAttention, GroupQueryAttention, BiasSoftmax, SoftmaxGrad,
 // FusedConv, FusedGemm) and ONNX RotaryEmbedding and Attention.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -325,21 +326,48 @@ inline double softmax_scale(const KernelContext& c, int64_t head_size) {
   return given != 0.f ? given : 1 / std::sqrt(static_cast<double>(head_size));
 }
 
+// The projection bias of MultiHeadAttention: q, k and v (all 3-D) plus their parts of the packed bias
+// (q's hidden size, then k's, then v's).
+inline std::array<Tensor, 3> add_projection_bias(const KernelContext& c, const Tensor& bias) {
+  std::array<Tensor, 3> out{c.in(0), c.in(1), c.in(2)};
+  int64_t total = 0;
+  for (const Tensor& t : out) {
+    if (t.rank() != 3)
+      c.fail("the projection bias needs a 3-D query, key and value, not " + shape_str(t.shape()));
+    total += t.dims()[2];
+  }
+  if (bias.rank() != 1 || bias.dims()[0] != total)
+    c.fail("bias " + shape_str(bias.shape()) + " does not pack the hidden sizes of the query, key and value");
+  int64_t offset = 0;
+  for (Tensor& t : out) {
+    const int64_t hidden = t.dims()[2];
+    const Tensor part = slice_axis(bias, 0, offset, hidden);
+    offset += hidden;
+    t = visit_float_type(t.type(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      return broadcast_binary<T, T, T>(t, part, [](T a, T b) { return a + b; });
+    });
+  }
+  return out;
+}
+
 // com.microsoft MultiHeadAttention(query, key, value, bias?, key_padding_mask?, attention_bias?):
 // per head, Softmax(scale * Q K^T + attention_bias) V, scale 1/sqrt(head_size) when absent or 0, key j
 // hidden from query i when j > i with unidirectional=1. The query is (batch, sequence, heads *
 // head_size); key and value are 3-D like it or (batch, heads, total, head_size); attention_bias is
-// (batch|1, heads|1, sequence, total). Packed QKV, the projection bias, the key padding mask and the past
-// state are refused.
+// (batch|1, heads|1, sequence, total); the projection bias goes with 3-D key and value. Packed QKV, the
+// key padding mask and the past state are refused.
 inline std::vector<Tensor> multi_head_attention_kernel(const KernelContext& c) {
   const int64_t heads = c.attr_int("num_heads", 0);
   if (heads <= 0) c.fail("num_heads must be positive");
-  for (std::size_t k : {3, 4, 6, 7, 8, 9})
-    if (c.has(k)) c.fail("input " + std::to_string(k) + " (bias, key_padding_mask or past state) is not supported");
+  for (std::size_t k : {4, 6, 7, 8, 9})
+    if (c.has(k)) c.fail("input " + std::to_string(k) + " (key_padding_mask or past state) is not supported");
   if (!c.has(1) || !c.has(2)) c.fail("key and value are required (packed QKV is not supported)");
   if (c.in(0).rank() != 3) c.fail("the query is " + shape_str(c.in(0).shape()) + ", expected (batch, sequence, hidden)");
-  const Tensor q = split_heads(c, c.in(0), heads, "the query"), k = split_heads(c, c.in(1), heads, "the key"),
-               v = split_heads(c, c.in(2), heads, "the value");
+  const std::array<Tensor, 3> qkv =
+      c.has(3) ? add_projection_bias(c, c.in(3)) : std::array<Tensor, 3>{c.in(0), c.in(1), c.in(2)};
+  const Tensor q = split_heads(c, qkv[0], heads, "the query"), k = split_heads(c, qkv[1], heads, "the key"),
+               v = split_heads(c, qkv[2], heads, "the value");
   const int64_t head_size = q.dims()[3];
   if (k.dims()[0] != q.dims()[0] || v.dims()[0] != q.dims()[0] || k.dims()[3] != head_size || v.dims()[2] != k.dims()[2])
     c.fail("query " + shape_str(c.in(0).shape()) + ", key " + shape_str(c.in(1).shape()) + " and value " +

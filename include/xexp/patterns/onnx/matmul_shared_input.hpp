@@ -95,12 +95,6 @@ inline SharedInputProducts shared_input_products(const ValueView& root) {
 inline constexpr auto products_share_the_input = rewrite::fact<"products_share_the_input">(
     [](const ValueView& root) { return !shared_input_products(root).readers.empty(); });
 
-inline Tensor concatenated(const std::vector<const Tensor*>& parts, int64_t axis) {
-  std::vector<std::optional<Tensor>> inputs;
-  for (const Tensor* t : parts) inputs.emplace_back(*t);
-  return compute("Concat", std::move(inputs), {ir::Attribute::make_int(Symbol("axis"), axis)});
-}
-
 inline std::optional<ir::ValueId> one_product_split(rewrite::Rewriter& r, const ValueView& root) {
   const SharedInputProducts shared = shared_input_products(root);
   if (shared.readers.empty()) return std::nullopt;

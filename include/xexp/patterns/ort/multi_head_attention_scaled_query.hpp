@@ -1,37 +1,13 @@
 #pragma once
-// MultiHeadAttentionScaledQuery (onnxruntime set): a query multiplied by a constant before its scores
-// (ViT writes q = q * head_size^-0.5, then q @ k^T) reaches MultiHeadAttention as
-// Reshape(Transpose(q * c, 0,2,1,3)); the constant goes into the scale instead:
-// MultiHeadAttention(merged(q * c), k, v, scale=s) = MultiHeadAttention(merged(q), k, v, scale=s * c).
-// The same for a query scaled after its merge (Phi's exports scale q and k by the square root of the
-// scale each; the keys' factor, through their repeat for grouped heads, stays).
-// The product is rounded once instead of twice, as FusedMatMul's alpha is.
-#include "xexp/patterns/ort/heads_layout.hpp"
+// MultiHeadAttentionScaledQuery (onnxruntime set): a constant factor of the query goes into
+// MultiHeadAttention's scale (onnx/attention_scaled_query.hpp has the rule, written for both attention
+// ops).
+#include "xexp/patterns/onnx/attention_scaled_query.hpp"
 
 namespace xexp::patterns {
 
 inline rewrite::RulePtr multi_head_attention_scaled_query_rule() {
-  using namespace rewrite::dsl;
-  Var<'q'> q;
-  Var<'c'> c;
-  Var<'h'> shape;
-  Float<'s'> scale;
-  auto merged = [&](const auto& x) {
-    return Reshape(Transpose(x, attr<"perm"> = detail::heads_swap()), shape);
-  };
-  auto scaled = commutative(Mul(q, c));
-  auto split_query =
-      named<'R'>(op<"MultiHeadAttention", "com.microsoft">(merged(scaled), etc, attr<"scale"> = scale));
-  auto merged_query =
-      named<'R'>(op<"MultiHeadAttention", "com.microsoft">(scaled, etc, attr<"scale"> = scale));
-  auto fits = is_scalar_constant(c) && dtype(c) == dtype(q);
-  auto joined = scale * scalar_float(c);
-  return rule("MultiHeadAttentionScaledQuery")
-      .priority(2)
-      .cases(match(split_query)
-                 .when(fits)
-                 .to(rebuild(split_query, input<0> = merged(q), attr<"scale"> = joined)),
-             match(merged_query).when(fits).to(rebuild(merged_query, input<0> = q, attr<"scale"> = joined)));
+  return scaled_query_rule<"MultiHeadAttention", "com.microsoft">("MultiHeadAttentionScaledQuery");
 }
 
 }  // namespace xexp::patterns
