@@ -1295,7 +1295,9 @@ TEST(PatternMultiHeadAttentionModels, VisionTransformerAttentionReadsThePackedPr
     const Graph& g = *model.graph;
     for (NodeId id : g.nodes()) {
       const Node& n = g.node(id);
-      if (n.op_type == Symbol("SkipLayerNormalization")) EXPECT_EQ(n.inputs.size(), 5u) << n.name;
+      if (n.op_type == Symbol("SkipLayerNormalization")) {
+        EXPECT_EQ(n.inputs.size(), 5u) << n.name;
+      }
       if (n.op_type != Symbol("MultiHeadAttention")) continue;
       EXPECT_EQ(n.attribute(Symbol("num_heads"))->i, 4);
       const ValueId projection = g.node(g.value(n.inputs[0]).producer).inputs[0];
