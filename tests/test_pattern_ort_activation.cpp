@@ -30,10 +30,11 @@ struct ErfGelu {
   bool erf_used_outside = false;
   bool sum_used_outside = false;
   ElemType type = ElemType::Float;
+  int64_t opset = 18;
 };
 
 static Model erf_gelu(const ErfGelu& c) {
-  Model m = test::model_with_opset(18);
+  Model m = test::model_with_opset(c.opset);
   Graph& g = *m.graph;
   ValueId x = g.add_input("X", c.type, Shape{2, 3, 8});
   if (c.bias) {
@@ -61,6 +62,22 @@ TEST(PatternGeluErf, DecompositionBecomesGelu) {
     EXPECT_EQ(op_types(*m.graph), (OpList{"com.microsoft.Gelu"})) << half_first;
     EXPECT_EQ(m.opset("com.microsoft"), 1);
   }
+}
+
+// The default set's Gelu writes ONNX's Gelu of the same decomposition, from opset 20 on.
+TEST(PatternGeluErf, TheDefaultSetWritesOnnxGeluFromOpset20) {
+  for (bool half_first : {false, true}) {
+    Model m = erf_gelu({.half_first = half_first, .opset = 20});
+    run_rules(m, "Gelu");
+    ASSERT_EQ(op_types(*m.graph), (OpList{"Gelu"})) << half_first;
+    const Attribute* approximate = m.graph->node(m.graph->first_node()).attribute(Symbol("approximate"));
+    ASSERT_NE(approximate, nullptr);
+    EXPECT_EQ(approximate->s, "none");
+  }
+  Model before = erf_gelu({.opset = 18});
+  run_rules(before, "Gelu");
+  EXPECT_EQ(op_types(*before.graph).size(), 5u);
+  test::expect_same_outputs([] { return erf_gelu({.opset = 20}); }, "Gelu", 1e-5);
 }
 
 TEST(PatternGeluErf, Float16RoundedSqrt2IsAccepted) {
