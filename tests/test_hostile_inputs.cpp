@@ -415,6 +415,24 @@ TEST(HostileKernels, AxisOfAScalarIsAnError) {
   EXPECT_NE(error.find("out of range for rank 0"), std::string::npos) << error;
 }
 
+// The fuzzer's BatchNormalization (the backend suite's example, mutated): input_var declared with no
+// element for X's 3 channels. The kernel read past it.
+TEST(HostileKernels, BatchNormalizationStatisticsNotOnePerChannelAreAnError) {
+  TempDir dir;
+  ::onnx::ModelProto m = base_model();
+  for (const char* name : {"s", "b", "mean"}) *m.mutable_graph()->add_input() = tensor_info(name, 1, {3});
+  *m.mutable_graph()->add_input() = tensor_info("var", 1, {0});
+  *m.mutable_graph()->add_node() =
+      make_node("BatchNormalization", {"X", "s", "b", "mean", "var"}, {"Z"}, "BN_Z");
+  *m.mutable_graph()->add_output() = tensor_info("Z", 1, {});
+  const std::string error = run_error(saved(dir, m), {{"X", zeros({2, 3})},
+                                                      {"s", zeros({3})},
+                                                      {"b", zeros({3})},
+                                                      {"mean", zeros({3})},
+                                                      {"var", zeros({0})}});
+  EXPECT_NE(error.find("input_var has 0 elements for 3 channels"), std::string::npos) << error;
+}
+
 TEST(HostileKernels, TransposeWithAPermThatIsNoPermutationIsAnError) {
   TempDir dir;
   ::onnx::ModelProto m = base_model();

@@ -7529,6 +7529,12 @@ inline std::vector<Tensor> batch_norm_kernel(const KernelContext& c) {
   const std::vector<double> scale = as_doubles(c.in(1)), bias = as_doubles(c.in(2));
   std::vector<double> mean = as_doubles(c.in(3)), var = as_doubles(c.in(4));
   const int64_t ch = x.rank() > 1 ? x.dims()[1] : 1;
+  const char* names[] = {"scale", "B", "input_mean", "input_var"};
+  const std::size_t sizes[] = {scale.size(), bias.size(), mean.size(), var.size()};
+  for (std::size_t k = 0; k < 4; ++k)
+    if (sizes[k] != static_cast<std::size_t>(ch))
+      c.fail(std::string(names[k]) + " has " + std::to_string(sizes[k]) + " elements for " +
+             std::to_string(ch) + " channels");
   int64_t inner = 1;
   for (std::size_t d = 2; d < x.rank(); ++d) inner *= x.dims()[d];
   std::vector<double> running_mean = mean, running_var = var;
