@@ -79,6 +79,11 @@ TEST(CorpusVsOnnxRuntime, NoMoreNodesThanItsExtendedLevelAndTheSameOutputs) {
     xexp_nodes.push_back(nodes_without_constants(*model.graph));
     const std::string out = (dir.path() / (std::to_string(k) + ".xexp.onnx")).string();
     save_model(model, out);
+    // One run reaches the fixed point: optimizing what it wrote removes nothing more (types the first
+    // run learned, an If it decided, are what a second run would start from).
+    ir::Model again = load_model(out);
+    tools::optimize_model(again, {.log = &log});
+    EXPECT_EQ(nodes_without_constants(*again.graph), xexp_nodes.back()) << models[k].filename().string();
     by_ort.push_back({models[k].string(), feeds, (dir.path() / (std::to_string(k) + ".ort.onnx")).string()});
     original.push_back({models[k].string(), feeds});
     optimized.push_back({out, feeds});
@@ -91,9 +96,15 @@ TEST(CorpusVsOnnxRuntime, NoMoreNodesThanItsExtendedLevelAndTheSameOutputs) {
   // The dynamic-axis exports, pinned: their attention (causal mask cut at run time), rotary position ids
   // (a Range from 0) and split/merged heads (Reshapes copying dims with 0) fold as in the static exports.
   const std::map<std::string, std::size_t> pinned = {
-      {"gpt_erf_L1.op14dyn.onnx", 19},      {"gpt_erf_L1.op14dyn.fold.onnx", 19},
-      {"llama_L1.op14dyn.onnx", 16},        {"llama_L1.op14dyn.fold.onnx", 16},
-      {"seed_llm.op14dyn.onnx", 16},        {"seed_llm.op14dyn.fold.onnx", 16}};
+      {"gpt_erf_L1.op14dyn.onnx", 19},
+      {"gpt_erf_L1.op14dyn.fold.onnx", 19},
+      {"llama_L1.op14dyn.onnx", 16},
+      {"llama_L1.op14dyn.fold.onnx", 16},
+      {"seed_llm.op14dyn.onnx", 16},
+      {"seed_llm.op14dyn.fold.onnx", 16},
+      // Its two rank tests (of the input, then of the spectrogram) decided by the rules: the Ifs go
+      // and what was behind them is typed and optimized in the same run.
+      {"silero_vad_legacy.onnx", 126}};
   std::size_t total_xexp = 0, total_ort = 0, transformers_xexp = 0, transformers_ort = 0;
   std::cout << "model  xexp  ORT-extended\n";
   for (std::size_t k = 0; k < models.size(); ++k) {

@@ -160,6 +160,16 @@ inline bool nodes_fit_their_schemas(const ::onnx::ModelProto& proto) {
   return true;
 }
 
+// Each dimension a node of `graph` computes becomes its class's representative, or its bound size;
+// `sizes_only`: only the symbols bound to a size change (see infer_with_subgraphs).
+inline void canonicalize_graph_dims(ir::Graph& graph, const ShapeConstraints& constraints, bool sizes_only) {
+  for (ir::NodeId n : graph.nodes())
+    for (ir::ValueId out : graph.node(n).outputs)
+      if (out != ir::kNone && graph.value(out).shape)
+        for (Dim& d : *graph.value(out).shape)
+          if (const Dim c = constraints.canonical(d); !sizes_only || c.is_static()) d = c;
+}
+
 // A subgraph's own inference state: the dimension equalities known outside hold inside (not the
 // reverse: a branch may not run), and the contents of the shape values it reads from outside.
 inline InferState subgraph_state(const ir::Graph& outer, const InferState& outer_state, const ir::Graph& body) {
@@ -254,6 +264,10 @@ inline void infer_with_subgraphs(ir::Graph& g, int64_t opset, InferState& state,
       }
     if (g.node(n).domain.empty() && g.node(n).op_type.view() == "If") type_if_outputs(g, n, opset, state);
   }
+  // A model typed before (optimized, then typed again): a value of a rank unknown then, known now, had
+  // Shape(x) typed (unk__22), which this pass bound to x's rank. The size replaces the symbol, so that
+  // folding sees a static shape (silero's VAD tests the rank of its spectrogram).
+  canonicalize_graph_dims(g, state.constraints, true);
 }
 
 // What ONNX's inference wrote into `gp` (value_info and outputs, subgraphs included) merged into `g`, the
@@ -318,14 +332,8 @@ inline bool merge_onnx_inference(ir::Model& model, int64_t opset, InferState& st
 // dimension a node of `g` or of its subgraphs computes becomes its class's representative (or its bound
 // size), so that printed and saved shapes name each size once.
 inline void canonicalize_dims(ir::Graph& g, const ShapeConstraints& constraints) {
-  auto canonicalize = [&](ir::Graph& graph) {
-    for (ir::NodeId n : graph.nodes())
-      for (ir::ValueId out : graph.node(n).outputs)
-        if (out != ir::kNone && graph.value(out).shape)
-          for (Dim& d : *graph.value(out).shape) d = constraints.canonical(d);
-  };
-  canonicalize(g);
-  ir::for_each_subgraph(g, canonicalize);
+  canonicalize_graph_dims(g, constraints, false);
+  ir::for_each_subgraph(g, [&](ir::Graph& body) { canonicalize_graph_dims(body, constraints, false); });
 }
 
 }  // namespace detail

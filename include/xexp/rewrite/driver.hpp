@@ -477,9 +477,10 @@ inline OptimizeStats optimize_with_subgraphs(ir::Graph& g, std::vector<ir::Opset
 }
 
 // Optimizes the main graph with its subgraphs, then each local function body with its subgraphs on its
-// own. Statistics are summed.
-inline OptimizeStats optimize(ir::Model& model, const RuleSet& rules, const OptimizeOptions& options = {}) {
-  OptimizeStats stats = optimize_with_subgraphs(*model.graph, model.opsets, rules, options, {});
+// own. Statistics are summed, onto `stats` for a model optimized again.
+inline OptimizeStats optimize(ir::Model& model, const RuleSet& rules, const OptimizeOptions& options = {},
+                              OptimizeStats stats = {}) {
+  stats = optimize_with_subgraphs(*model.graph, model.opsets, rules, options, std::move(stats));
   for (ir::Function& f : model.functions) {
     stats = optimize_with_subgraphs(*f.body, f.opsets, rules, options, std::move(stats));
     ir::initializers_to_constant_nodes(*f.body);

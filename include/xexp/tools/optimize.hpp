@@ -97,9 +97,14 @@ inline std::vector<std::string> names_of(const ir::Graph& g, const std::vector<i
   return names;
 }
 
+struct Folded {
+  std::size_t nodes = 0;  // nodes folded into constants
+  std::size_t ifs = 0;    // Ifs replaced by their taken branch
+};
+
 // Folds constants over the whole graph and its subgraphs, then removes what the folded nodes no longer
 // need (in the enclosing graphs too, for the values a body no longer reads).
-inline std::size_t fold_and_clean(ir::Model& model) {
+inline Folded fold_and_clean(ir::Model& model) {
   std::size_t folded = eval::fold_constants(model);
   if (folded) {
     ir::remove_unused(*model.graph);
@@ -119,16 +124,36 @@ inline std::size_t fold_and_clean(ir::Model& model) {
   });
   if (in_subgraphs) ir::release_unread_captured(*model.graph);
   // An If whose condition folding made (or found) constant becomes its taken branch.
-  if (eval::inline_constant_ifs(*model.graph, options.opset)) {
+  std::size_t ifs = eval::inline_constant_ifs(*model.graph, options.opset);
+  if (ifs) {
     ir::release_unread_captured(*model.graph);
     ir::remove_unused_initializers(*model.graph);
   }
   for (ir::Function& f : model.functions)
-    if (eval::inline_constant_ifs(*f.body, ir::find_opset(f.opsets, "").value_or(options.opset))) {
+    if (const std::size_t n =
+            eval::inline_constant_ifs(*f.body, ir::find_opset(f.opsets, "").value_or(options.opset))) {
       ir::release_unread_captured(*f.body);
       ir::initializers_to_constant_nodes(*f.body);  // the branch's constants: a function has no initializers
+      ifs += n;
     }
-  return folded + in_subgraphs;
+  return {folded + in_subgraphs, ifs};
+}
+
+// Folding once types are known. An If that folding decides (a rank test) becomes its taken branch,
+// whose outputs the inference before could not type: `infer_types` types the model again, which may
+// decide the next If (silero's VAD tests the rank of its input, then of its spectrogram), until none
+// goes. Returns what went in all.
+template <class InferTypes>
+Folded fold_typed(ir::Model& model, InferTypes&& infer_types) {
+  Folded all;
+  for (bool inlined = true; inlined;) {
+    const Folded folded = fold_and_clean(model);
+    all.nodes += folded.nodes;
+    all.ifs += folded.ifs;
+    inlined = folded.ifs > 0;
+    if (inlined) infer_types();
+  }
+  return all;
 }
 
 // Inlines the functions `mode` selects; returns how many went. OpLibraries leaves them as they are when
@@ -194,25 +219,28 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   report.merged += detail::merge_duplicates(g);
   // Constant chains (position ids, masks) fold before types are inferred: their values then give
   // static shapes our rules know, where ONNX's inference would be needed on the chain itself.
-  if (options.constant_folding) report.folded += detail::fold_and_clean(model);
+  if (options.constant_folding) report.folded += detail::fold_and_clean(model).nodes;
   // Types on load: exporters write none, and most rules read them. A declared shape the nodes contradict
   // gives way to theirs (infer/model.hpp); function bodies that cannot be typed only leave their rules
   // unfired.
-  if (model.functions.empty()) {
-    for (const std::string& replaced : infer::infer_model_types(model))
-      if (options.verbose >= 1) log << "[xexp.optimize] " << replaced << " (the node's shape is kept)\n";
-  } else {
+  const auto infer_types = [&] {
+    if (model.functions.empty()) {
+      for (const std::string& replaced : infer::infer_model_types(model))
+        if (options.verbose >= 1) log << "[xexp.optimize] " << replaced << " (the node's shape is kept)\n";
+      return;
+    }
     try {
       functions::type_function_bodies(model);
     } catch (const Error& e) {
       if (options.verbose >= 1) log << "[xexp.optimize] function bodies left untyped: " << e.what() << "\n";
     }
-  }
+  };
+  infer_types();
   rewrite::OptimizeOptions rewrite_options{.verbose = options.verbose, .log = &log};
   rewrite_options.explain = options.explain;
   rewrite_options.on_iteration = options.on_iteration;
   if (options.constant_folding) {
-    report.folded += detail::fold_and_clean(model);  // Shape of values whose shape is now static
+    report.folded += detail::fold_typed(model, infer_types).nodes;  // Shape of values now static
     eval::FoldOptions fold_options;
     // Not in function bodies: they have no initializers to hold the results.
     rewrite_options.fold_constants = [fold_options, &report, main = &g](ir::Graph& graph, ir::NodeId id,
@@ -228,7 +256,14 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
     };
   }
   report.rules = rewrite::optimize(model, rules, rewrite_options);
-  if (options.constant_folding) report.folded += detail::fold_and_clean(model);
+  // An If the rules decided (a shape test they made constant) becomes its branch in the folding after
+  // them: the values behind it, typed only now, are optimized again.
+  while (options.constant_folding) {
+    const detail::Folded folded = detail::fold_typed(model, infer_types);
+    report.folded += folded.nodes;
+    if (!folded.ifs) break;
+    report.rules = rewrite::optimize(model, rules, rewrite_options, std::move(report.rules));
+  }
   // Folding copies constants (Identity(mask) is a second mask table) and rules make new ones.
   report.merged += detail::merge_duplicates(g);
   report.nodes_after = count_nodes(model);

@@ -27,9 +27,10 @@ inline OptimizeModelReport optimize_modules_as_functions(ir::Model& model,
   std::size_t folded = 0;
   if (options.constant_folding) {
     ir::constant_nodes_to_initializers(*model.graph);
-    folded += detail::fold_and_clean(model);
-    infer::infer_model_types(model);
-    folded += detail::fold_and_clean(model);
+    folded += detail::fold_and_clean(model).nodes;
+    const auto infer_types = [&] { infer::infer_model_types(model); };
+    infer_types();
+    folded += detail::fold_typed(model, infer_types).nodes;
   }
   model = functions::export_torch_modules_as_functions(std::move(model), modules);
   OptimizeModelReport report = optimize_model(model, bodies);
