@@ -1,6 +1,7 @@
-// MulMulMatMul, Sub1Mul, WhereAdd, LeakyRelu: the exact op sequence after, one negative test per
-// condition, and the same numbers before and after (xexp's evaluator and ONNX Runtime). MulMulMatMul and
-// Sub1Mul reorder float32 arithmetic (they differ in the last bits): 1e-5 still holds for inputs in
+// MulMulMatMul, Sub1Mul, WhereAdd, LeakyRelu, ReduceSumToMean: the exact op sequence after, one negative test
+// per condition, and the same numbers before and after (xexp's evaluator and ONNX Runtime). MulMulMatMul and
+// Sub1Mul reorder float32 arithmetic, ReduceSumToMean divides where the model multiplies (they differ in the
+// last bits): 1e-5 still holds for inputs in
 // [-1, 1); the others compare exactly.
 #include <cmath>
 #include <limits>
@@ -143,3 +144,123 @@ TEST(PatternLeakyRelu, NotWithASlopeComputedAtRunTime) {
 }
 
 TEST(PatternLeakyRelu, SameNumbers) { test::expect_same_outputs([] { return leaky_relu_model(0.0f, true); }, "LeakyRelu"); }
+
+// ---- ReduceSumToMean ------------------------------------------------------------------------------
+// S = ReduceSum(Z(2, 3, reduced), axes=[2], keepdims=1) scaled by c. `form`: S * c, (S * P) * c with
+// P(2, 3, 1), or A + X * ((S * P) * c) with A, X (2, 3, 4) (an RMSNorm backward).
+enum class SumForm { Scaled, ScaledProduct, AddedProduct };
+static Model reduce_sum_scaled_model(float c, SumForm form, int64_t opset = 18, Dim reduced = Dim(4)) {
+  Model m = test::model_with_opset(opset);
+  Graph& g = *m.graph;
+  ValueId z = g.add_input("Z", ElemType::Float, Shape{2, 3, reduced});
+  std::vector<Attribute> keep{Attribute::make_int("keepdims", 1)};
+  ValueId sum = opset >= 13 ? node(g, "ReduceSum", {z, test::int64_initializer(g, "axes", {2})}, keep)
+                            : node(g, "ReduceSum", {z}, {keep[0], Attribute::make_ints("axes", {2})});
+  if (form == SumForm::Scaled) {
+    g.add_output(node(g, "Mul", {sum, scalar(g, "c", c)}));
+    return m;
+  }
+  ValueId p = g.add_input("P", ElemType::Float, Shape{2, 3, 1});
+  ValueId scaled = node(g, "Mul", {node(g, "Mul", {sum, p}), scalar(g, "c", c)});
+  if (form == SumForm::ScaledProduct) {
+    g.add_output(scaled);
+    return m;
+  }
+  ValueId a = g.add_input("A", ElemType::Float, Shape{2, 3, 4});
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3, 4});
+  g.add_output(node(g, "Add", {a, node(g, "Mul", {x, scaled})}));
+  return m;
+}
+
+TEST(PatternReduceSumToMean, AScaledSumIsAMean) {
+  Model m = reduce_sum_scaled_model(0.25f, SumForm::Scaled);
+  run_rules(m, "ReduceSumToMean");
+  ASSERT_EQ(op_types(*m.graph), (OpList{"ReduceMean"}));
+  const Graph& g = *m.graph;
+  const Node& mean = g.node(g.value(g.outputs()[0]).producer);
+  const Tensor* axes = rewrite::constant_tensor(g, mean.inputs[1]);  // an input from opset 18
+  ASSERT_NE(axes, nullptr);
+  EXPECT_EQ(std::vector<int64_t>(axes->data<int64_t>().begin(), axes->data<int64_t>().end()),
+            (std::vector<int64_t>{2}));
+  EXPECT_EQ(mean.attribute(Symbol("keepdims"))->i, 1);
+}
+
+TEST(PatternReduceSumToMean, AxesStayAnAttributeBeforeOpset18) {
+  Model m = reduce_sum_scaled_model(0.25f, SumForm::Scaled, 17);
+  run_rules(m, "ReduceSumToMean");
+  ASSERT_EQ(op_types(*m.graph), (OpList{"ReduceMean"}));
+  const Graph& g = *m.graph;
+  const Node& mean = g.node(g.value(g.outputs()[0]).producer);
+  EXPECT_EQ(mean.inputs.size(), 1u);
+  EXPECT_EQ(mean.attribute(Symbol("axes"))->ints, (std::vector<int64_t>{2}));
+}
+
+TEST(PatternReduceSumToMean, InAProduct) {
+  Model m = reduce_sum_scaled_model(0.25f, SumForm::ScaledProduct);
+  run_rules(m, "ReduceSumToMean");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"ReduceMean", "Mul"}));
+}
+
+TEST(PatternReduceSumToMean, ANegativeFactorMakesTheAddASub) {
+  Model m = reduce_sum_scaled_model(-0.25f, SumForm::AddedProduct);
+  run_rules(m, "ReduceSumToMean");
+  ASSERT_EQ(op_types(*m.graph), (OpList{"ReduceMean", "Mul", "Mul", "Sub"}));
+  const Graph& g = *m.graph;
+  EXPECT_EQ(g.value(g.node(g.value(g.outputs()[0]).producer).inputs[0]).name, "A");
+}
+
+TEST(PatternReduceSumToMean, NotWithAnotherFactor) {
+  for (float c : {1.f / 3, 0.5f, -0.25f}) {  // -1/N needs the Add to take the sign
+    Model m = reduce_sum_scaled_model(c, SumForm::ScaledProduct);
+    run_rules(m, "ReduceSumToMean");
+    EXPECT_EQ(op_types(*m.graph), (OpList{"ReduceSum", "Mul", "Mul"})) << c;
+  }
+}
+
+TEST(PatternReduceSumToMean, NotOverADynamicAxis) {
+  Model m = reduce_sum_scaled_model(0.25f, SumForm::Scaled, 18, Dim::symbolic("n"));
+  run_rules(m, "ReduceSumToMean");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"ReduceSum", "Mul"}));
+}
+
+// LayerNorm's backward: (R / n) * (m * G - ReduceSum(G) - Y * ReduceSum(H)), G, Y, H (2, 3, 4) summed
+// over the last axis, R (2, 3, 1).
+static Model layer_norm_backward_model(float n, float m_factor) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId grad = g.add_input("G", ElemType::Float, Shape{2, 3, 4});
+  ValueId y = g.add_input("Y", ElemType::Float, Shape{2, 3, 4});
+  ValueId h = g.add_input("H", ElemType::Float, Shape{2, 3, 4});
+  ValueId r = g.add_input("R", ElemType::Float, Shape{2, 3, 1});
+  std::vector<Attribute> keep{Attribute::make_int("keepdims", 1)};
+  ValueId axes = test::int64_initializer(g, "axes", {-1});
+  auto sum = [&](ValueId v) { return node(g, "ReduceSum", {v, axes}, keep); };
+  ValueId scaled = node(g, "Sub", {node(g, "Mul", {scalar(g, "m", m_factor), grad}), sum(grad)});
+  ValueId centered = node(g, "Sub", {scaled, node(g, "Mul", {y, sum(h)})});
+  g.add_output(node(g, "Mul", {node(g, "Div", {r, scalar(g, "n", n)}), centered}));
+  return m;
+}
+
+TEST(PatternReduceSumToMean, LayerNormBackwardLosesItsCounts) {
+  Model m = layer_norm_backward_model(4, 4);
+  run_rules(m, "ReduceSumToMean");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"ReduceMean", "Sub", "ReduceMean", "Mul", "Sub", "Mul"}));
+}
+
+TEST(PatternReduceSumToMean, NotWhenTheCountsDiffer) {
+  for (auto [n, factor] : {std::pair{4.f, 3.f}, std::pair{3.f, 4.f}}) {
+    Model m = layer_norm_backward_model(n, factor);
+    run_rules(m, "ReduceSumToMean");
+    EXPECT_EQ(op_types(*m.graph).size(), 8u) << n << " " << factor;
+  }
+}
+
+TEST(PatternReduceSumToMean, SameNumbers) {
+  test::expect_same_outputs([] { return layer_norm_backward_model(4, 4); }, "ReduceSumToMean", 1e-6);
+  test::expect_same_outputs([] { return reduce_sum_scaled_model(0.25f, SumForm::Scaled); }, "ReduceSumToMean",
+                            1e-6);
+  test::expect_same_outputs([] { return reduce_sum_scaled_model(0.25f, SumForm::ScaledProduct, 17); },
+                            "ReduceSumToMean", 1e-6);
+  test::expect_same_outputs([] { return reduce_sum_scaled_model(-0.25f, SumForm::AddedProduct); },
+                            "ReduceSumToMean", 1e-6);
+}

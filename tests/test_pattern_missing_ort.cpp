@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/rewrite_helpers.hpp"
@@ -114,6 +115,55 @@ TEST(PatternFusedMatMulx2, SameNumbers) {
   test::expect_same_outputs([] { return scaled_products({}); }, "FusedMatMulx2", 1e-6);
   test::expect_same_outputs([] { return scaled_products({.scale_op = "Div", .fused_consumer = true}); },
                             "FusedMatMulx2", 1e-6);
+}
+
+// A softmax gradient scaled, then reshaped for its batched products: Reshape(op(G(2, 3, 4, 4), s)) to
+// (6, 4, 4), read by MatMul(., V(6, 4, 8)) and FusedMatMul(., K(6, 4, 8), transA=1), and by a Relu
+// when `other_reader`.
+Model scaled_then_reshaped(const char* scale_op, float s, bool other_reader = false) {
+  Model m = with_ms(test::model_with_opset(18));
+  Graph& g = *m.graph;
+  ValueId grad = g.add_input("G", ElemType::Float, Shape{2, 3, 4, 4});
+  ValueId v = g.add_input("V", ElemType::Float, Shape{6, 4, 8});
+  ValueId k = g.add_input("K", ElemType::Float, Shape{6, 4, 8});
+  ValueId scaled = node(g, scale_op, {grad, g.add_initializer("s", Tensor::scalar<float>(s))});
+  ValueId reshaped = node(g, "Reshape", {scaled, test::int64_initializer(g, "shape", {6, 4, 4})});
+  g.add_output(node(g, "MatMul", {reshaped, v}));
+  g.add_output(fused_matmul(g, reshaped, k, {int_attr("transA", 1)}));
+  if (other_reader) g.add_output(node(g, "Relu", {reshaped}));
+  return m;
+}
+
+TEST(PatternFusedMatMulx2, ThroughAReshapeBothProductsReadOneReshapeOfTheUnscaledTensor) {
+  for (const auto& [op, s] : {std::pair{"Div", 4.0f}, std::pair{"Mul", 0.3f}}) {
+    Model m = scaled_then_reshaped(op, s);
+    run_rules(m, "FusedMatMulx2");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"Reshape", "com.microsoft.FusedMatMul", "com.microsoft.FusedMatMul"}))
+        << op;
+    const Node& first = producer(g, g.outputs()[0]);
+    const Node& second = producer(g, g.outputs()[1]);
+    EXPECT_EQ(first.inputs[0], second.inputs[0]);
+    EXPECT_EQ(g.value(producer(g, first.inputs[0]).inputs[0]).name, "G");
+    const float alpha = std::string(op) == "Div" ? 0.25f : 0.3f;
+    EXPECT_EQ(float_of(first, "alpha"), alpha);
+    EXPECT_EQ(float_of(second, "alpha"), alpha);
+    EXPECT_EQ(int_of(second, "transA"), 1);
+  }
+}
+
+TEST(PatternFusedMatMulx2, NotThroughAReshapeForADivisorWhoseInverseRoundsOrAnotherReader) {
+  Model rounds = scaled_then_reshaped("Div", 3.0f);
+  run_rules(rounds, "FusedMatMulx2");
+  EXPECT_EQ(op_types(*rounds.graph), (OpList{"Div", "Reshape", "MatMul", "com.microsoft.FusedMatMul"}));
+  Model other = scaled_then_reshaped("Div", 4.0f, true);
+  run_rules(other, "FusedMatMulx2");
+  EXPECT_EQ(op_types(*other.graph),
+            (OpList{"Div", "Reshape", "MatMul", "com.microsoft.FusedMatMul", "Relu"}));
+}
+
+TEST(PatternFusedMatMulx2, ThroughAReshapeSameNumbers) {
+  test::expect_same_outputs([] { return scaled_then_reshaped("Div", 4.0f); }, "FusedMatMulx2");
 }
 
 // ---- FusedMatMulDiv -------------------------------------------------------------------------------

@@ -67,6 +67,7 @@ TEST(PatternIdentity, NeutralConstantsDisappear) {
                                    {"Sub", Tensor::from<float>({3}, {0, 0, 0}), false},
                                    {"Mul", Tensor::from<float>({1}, {1}), true},
                                    {"Div", Tensor::scalar<float>(1), false},
+                                   {"Pow", Tensor::scalar<float>(1), false},
                                    // ALBERT's attention mask: -0 per row, broadcast over the columns
                                    {"Add", Tensor::from<float>({2, 1}, {-0.f, -0.f}), false}};
   for (const Case& c : cases) {
@@ -80,6 +81,12 @@ TEST(PatternIdentity, NotWhenTheConstantIsNotNeutral) {
   Model m = binary_with_constant("Mul", Tensor::scalar<float>(2));
   run_rules(m, "Identity");
   EXPECT_EQ(op_types(*m.graph), (OpList{"Mul", "Relu"}));
+}
+
+TEST(PatternIdentity, NotForOneRaisedToAPower) {
+  Model m = binary_with_constant("Pow", Tensor::scalar<float>(1), true);
+  run_rules(m, "Identity");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Pow", "Relu"}));
 }
 
 TEST(PatternIdentity, NotWhenBroadcastingChangesTheShape) {

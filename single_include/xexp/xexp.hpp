@@ -13930,9 +13930,10 @@ inline OptimizeStats optimize_with_subgraphs(ir::Graph& g, std::vector<ir::Opset
 }
 
 // Optimizes the main graph with its subgraphs, then each local function body with its subgraphs on its
-// own. Statistics are summed.
-inline OptimizeStats optimize(ir::Model& model, const RuleSet& rules, const OptimizeOptions& options = {}) {
-  OptimizeStats stats = optimize_with_subgraphs(*model.graph, model.opsets, rules, options, {});
+// own. Statistics are summed, onto `stats` for a model optimized again.
+inline OptimizeStats optimize(ir::Model& model, const RuleSet& rules, const OptimizeOptions& options = {},
+                              OptimizeStats stats = {}) {
+  stats = optimize_with_subgraphs(*model.graph, model.opsets, rules, options, std::move(stats));
   for (ir::Function& f : model.functions) {
     stats = optimize_with_subgraphs(*f.body, f.opsets, rules, options, std::move(stats));
     ir::initializers_to_constant_nodes(*f.body);
@@ -13965,6 +13966,7 @@ XEXP_REWRITE_OP(MatMul)
 XEXP_REWRITE_OP(Mul)
 XEXP_REWRITE_OP(Pow)
 XEXP_REWRITE_OP(ReduceMean)
+XEXP_REWRITE_OP(ReduceSum)
 XEXP_REWRITE_OP(Reshape)
 XEXP_REWRITE_OP(Shape)
 XEXP_REWRITE_OP(Slice)
@@ -16827,9 +16829,10 @@ inline rewrite::RulePtr hard_swish_rule() {
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/identity.hpp
-// Identity: operations that return their input unchanged: x + 0, x - 0, x * 1, x / 1 (the constant of
+// Identity: operations that return their input unchanged: x + 0, x - 0, x * 1, x / 1, x ^ 1 (the constant of
 // any shape that broadcasting against x leaves x's: ALBERT's additive attention mask, made of a mask of
 // ones, is a (batch, 1, 1, total) tensor of -0), and a Transpose whose permutation is the identity.
+// Training graphs write x ^ 1: the gradient of RMSNorm's Pow(x, 2) is 2 * Pow(x, 1).
 
 namespace xexp::patterns {
 
@@ -16856,6 +16859,7 @@ inline rewrite::RulePtr identity_rule() {
   return rule("Identity")
       .cases(match(commutative(Add(x, c))).when(is_zero).to(x), match(Sub(x, c)).when(is_zero).to(x),
              match(commutative(Mul(x, c))).when(is_one).to(x), match(Div(x, c)).when(is_one).to(x),
+             match(Pow(x, c)).when(is_one).to(x),
              match(Transpose(x, attr<"perm"> = perm)).when(is_identity_perm(perm)).to(x));
 }
 
@@ -17753,6 +17757,107 @@ inline rewrite::RulePtr reduce_sum_normalize_rule() {
       .match(Cast(Sub(wide, commutative(Mul(sum, y))), attr<"to"> = back))
       .when(detail::widened_and_back(x, wide, back))
       .to(Sub(x, Mul(rebuild(sum, input<0> = x), Cast(y, attr<"to"> = back))));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/reduce_sum_to_mean.hpp
+// ReduceSumToMean: ReduceSum(z) * (1/N), N the count of elements each output adds up (z's dims on the
+// reduced axes, known), is ReduceMean(z): one node instead of two. The sum may sit in a product
+// first, p * ReduceSum(z) * (1/N) = p * ReduceMean(z). Training graphs leave the factor negative in
+// every RMSNorm backward, x * (rstd³ * ReduceSum(g * x)) * (-1/N) added to the other gradient term:
+// a + x * (p * ReduceSum(z) * (-1/N)) is a - x * (p * ReduceMean(z)), the sign going into a Sub.
+// LayerNorm's backward scales its gradient by N and the result by 1/N:
+// (r / N) * (N * g - ReduceSum(g) - y * ReduceSum(h)) is r * (g - ReduceMean(g) - y * ReduceMean(h)),
+// two nodes fewer. A factor 1/N (or N) is exact within its type's rounding (2^-24 relative for float).
+#include <cmath>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// The relative rounding of a float type (half an ulp of 1), 0 for other types.
+inline double unit_roundoff(ElemType t) {
+  switch (t) {
+    case ElemType::Double:
+      return 0x1p-53;
+    case ElemType::Float:
+      return 0x1p-24;
+    case ElemType::Float16:
+      return 0x1p-11;
+    case ElemType::BFloat16:
+      return 0x1p-8;
+    default:
+      return 0;
+  }
+}
+// The count of elements `sum` (a ReduceSum of z) adds into each of its outputs, when its axes and the
+// dims they reduce are known.
+inline std::optional<double> summed_count(const ValueView& sum, const ValueView& z) {
+  if (!z.shape()) return std::nullopt;
+  std::optional<std::vector<int64_t>> axes = reduced_axes(sum, static_cast<int64_t>(z.shape()->size()));
+  if (!axes || axes->empty()) return std::nullopt;
+  double count = 1;
+  for (int64_t axis : *axes) {
+    const Dim& d = (*z.shape())[static_cast<std::size_t>(axis)];
+    if (!d.is_static() || d.value() == 0) return std::nullopt;
+    count *= static_cast<double>(d.value());
+  }
+  return count;
+}
+// c, a float scalar of z's type, is count^power * sign, count what `sum` adds up per output.
+inline bool scales_by_count(const ValueView& sum, const ValueView& z, const Tensor& c, double power,
+                            double sign) {
+  const double roundoff = unit_roundoff(c.type());
+  if (roundoff == 0 || c.size() != 1 || c.type() != z.elem()) return false;
+  const std::optional<double> count = summed_count(sum, z);
+  return count &&
+         std::abs(eval::element_as_double(c, 0) / (std::pow(*count, power) * sign) - 1) <= 2 * roundoff;
+}
+// c is sign / N: the factor that makes the sum a mean.
+inline constexpr auto averages =
+    rewrite::fact<"averages">([](const ValueView& sum, const ValueView& z, const Tensor& c, double sign) {
+      return scales_by_count(sum, z, c, -1, sign);
+    });
+// c is N itself.
+inline constexpr auto is_count =
+    rewrite::fact<"is_count">([](const ValueView& sum, const ValueView& z, const Tensor& c) {
+      return scales_by_count(sum, z, c, 1, 1);
+    });
+}  // namespace detail
+
+inline rewrite::RulePtr reduce_sum_to_mean_rule() {
+  using namespace rewrite::dsl;
+  Var<'z'> z;
+  Var<'p'> p;
+  Var<'x'> x;
+  Var<'a'> a;
+  Const<'c'> c;
+  Ints<'k'> axes;
+  Int<'d'> keepdims;
+  auto sum = named<'s'>(ReduceSum(z, attr<"axes"> = axes, attr<"keepdims"> = keepdims));
+  auto mean = ReduceMean(z, attr<"axes"> = axes, attr<"keepdims"> = keepdims);
+  // The scalar may not raise the rank of what it multiplies.
+  auto fits = [&](double sign) { return detail::averages(sum, z, c, sign) && rank(c) <= rank(sum); };
+  auto scaled_product = commutative(Mul(commutative(Mul(sum, p)), c));
+  // LayerNorm's backward: g's sum (z is g), h's sum.
+  Var<'h'> h;
+  Ints<'j'> axes2;
+  Int<'e'> keepdims2;
+  Const<'n'> n;
+  auto sum2 = named<'t'>(ReduceSum(h, attr<"axes"> = axes2, attr<"keepdims"> = keepdims2));
+  auto mean2 = ReduceMean(h, attr<"axes"> = axes2, attr<"keepdims"> = keepdims2);
+  auto centered = Sub(Sub(commutative(Mul(z, n)), sum), commutative(Mul(x, sum2)));
+  return rule("ReduceSumToMean")
+      .priority(1)
+      .cases(match(commutative(Mul(sum, c))).when(fits(1.0)).to(mean),
+             match(scaled_product).when(fits(1.0)).to(Mul(mean, p)),
+             match(commutative(Add(a, commutative(Mul(x, scaled_product)))))
+                 .when(fits(-1.0))
+                 .to(Sub(a, Mul(x, Mul(mean, p)))),
+             match(commutative(Mul(Div(a, c), centered)))
+                 .when(detail::is_count(sum, z, c) && detail::is_count(sum, z, n) &&
+                       detail::is_count(sum2, h, n) && rank(c) <= rank(a) && rank(n) <= rank(z))
+                 .to(Mul(a, Sub(Sub(z, mean), Mul(x, mean2)))));
 }
 
 }  // namespace xexp::patterns
@@ -20516,6 +20621,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       reduce_arg_top_k_rule(),
       reduce_reshape_rule(),
       reduce_sum_normalize_rule(),
+      reduce_sum_to_mean_rule(),
       rms_normalization_rule(),
       rms_normalization_mul_rule(),
       rotary_embedding_rule(),
@@ -20852,22 +20958,37 @@ inline rewrite::RulePtr fused_matmul_div_rule() {
 // MatMuls and com.microsoft FusedMatMuls (attention scales q and k before their product, a shared input
 // feeds several products): each product takes the factor into its alpha and reads x itself. One rewrite
 // per product; the scaling node goes with its last consumer, so no rewrite adds a node. A product
-// reading the scaled tensor twice takes the factor twice, one rewrite per input.
+// reading the scaled tensor twice takes the factor twice, one rewrite per input. The same through a
+// Reshape read only by products (a training graph scales the softmax gradient, then reshapes it for
+// its two batched products): each product reads a Reshape of x, the copies merge into one
+// (remove_duplicated_nodes), and the scaling goes. There a Div only by a power of two, as in
+// FusedMatMulDiv: 1/s rounds otherwise, and the gradients amplify the ulp (with the softmax gradient
+// over sqrt(512) as an alpha, dort-c-custom__1's weight gradients left the sweep's 1e-5).
+#include <tuple>
 #include <vector>
 
 
 namespace xexp::patterns {
 
 namespace detail {
-// Every reader of the scaled value is a MatMul or a FusedMatMul, and it is no graph output.
+// Every reader of the value is a MatMul or a FusedMatMul leaving the batch axes in place (the products
+// this rule rewrites), and it is no graph output.
 inline constexpr auto read_only_by_products = rewrite::fact<"read_only_by_products">([](const ValueView& v) {
-  return read_only_by(v, {"MatMul", "com.microsoft.FusedMatMul"});
+  if (!read_only_by(v, {"MatMul", "com.microsoft.FusedMatMul"})) return false;
+  for (const ir::Use& u : v.value().uses)
+    if (!keeps_batch_axes(v.graph->node(u.node))) return false;
+  return true;
 });
 inline constexpr auto factor_of = rewrite::fact<"factor_of">(
     [](const ValueView& scaled, const Tensor& s) { return static_cast<float>(scaling_factor(scaled, s)); });
 inline constexpr auto alpha_scaled_by =
     rewrite::fact<"alpha_scaled_by">([](const ValueView& fused, const ValueView& scaled, const Tensor& s) {
       return static_cast<float>(alpha_of(fused) * scaling_factor(scaled, s));
+    });
+// The factor Mul(x, s) or Div(x, s) applies is exact as an alpha: s, or 1/s for s a power of two.
+inline constexpr auto exact_factor =
+    rewrite::fact<"exact_factor">([](const ValueView& scaled, const Tensor& s) {
+      return rewrite::node_of(scaled).op_type == Symbol("Mul") || is_power_of_two.f(s);
     });
 // The FusedMatMul leaves the batch axes in place (transBatchA/B absent or 0).
 inline constexpr auto no_batch_transpose = rewrite::fact<"no_batch_transpose">(
@@ -20879,29 +21000,40 @@ inline rewrite::RulePtr fused_matmul_x2_rule() {
   Var<'x'> x;
   Var<'a'> a;
   Var<'b'> b;
+  Var<'p'> shape;
   Const<'c'> c;
-  auto scaled = named<'s'>(either(shared(commutative(Mul(x, c))), shared(Div(x, c))));
-  auto fused_scaled_a = named<'f'>(FusedMatMul(scaled, b));
-  auto fused_scaled_b = named<'f'>(FusedMatMul(a, scaled));
-  auto scalar = is_scalar(c) && dtype(c) == dtype(x) && detail::nonzero(c) && dtype(x) == ElemType::Float &&
-                detail::read_only_by_products(scaled);
+  auto scaling = [&](auto mul, auto div) { return named<'s'>(either(mul, div)); };
+  auto scaled = scaling(shared(commutative(Mul(x, c))), shared(Div(x, c)));
+  auto reshaped = named<'r'>(shared(Reshape(scaling(commutative(Mul(x, c)), Div(x, c)), shape)));
+  auto scalar = is_scalar(c) && dtype(c) == dtype(x) && detail::nonzero(c) && dtype(x) == ElemType::Float;
   auto factor = detail::factor_of(scaled, c);
-  return rule("FusedMatMulx2")
-      .priority(3)
-      .cases(match(MatMul(scaled, b))
-                 .when(scalar && rank(x) >= 2 && rank(b) >= 2)
-                 .to(FusedMatMul(x, b, attr<"alpha"> = factor, attr<"transA"> = 0, attr<"transB"> = 0)),
-             match(MatMul(a, scaled))
-                 .when(scalar && rank(a) >= 2 && rank(x) >= 2)
-                 .to(FusedMatMul(a, x, attr<"alpha"> = factor, attr<"transA"> = 0, attr<"transB"> = 0)),
-             match(fused_scaled_a)
-                 .when(scalar && detail::no_batch_transpose(fused_scaled_a))
-                 .to(rebuild(fused_scaled_a, input<0> = x,
-                             attr<"alpha"> = detail::alpha_scaled_by(fused_scaled_a, scaled, c))),
-             match(fused_scaled_b)
-                 .when(scalar && detail::no_batch_transpose(fused_scaled_b))
-                 .to(rebuild(fused_scaled_b, input<1> = x,
-                             attr<"alpha"> = detail::alpha_scaled_by(fused_scaled_b, scaled, c))));
+  // The four products reading `operand` (of rank `operand_rank`), which read `source` after, where
+  // `fits` holds.
+  auto products = [&](auto operand, auto operand_rank, auto source, auto fits) {
+    auto fused_a = named<'f'>(FusedMatMul(operand, b));
+    auto fused_b = named<'f'>(FusedMatMul(a, operand));
+    return std::tuple(
+        match(MatMul(operand, b))
+            .when(fits && operand_rank >= 2 && rank(b) >= 2)
+            .to(FusedMatMul(source, b, attr<"alpha"> = factor, attr<"transA"> = 0, attr<"transB"> = 0)),
+        match(MatMul(a, operand))
+            .when(fits && rank(a) >= 2 && operand_rank >= 2)
+            .to(FusedMatMul(a, source, attr<"alpha"> = factor, attr<"transA"> = 0, attr<"transB"> = 0)),
+        match(fused_a)
+            .when(fits && detail::no_batch_transpose(fused_a))
+            .to(rebuild(fused_a, input<0> = source,
+                        attr<"alpha"> = detail::alpha_scaled_by(fused_a, scaled, c))),
+        match(fused_b)
+            .when(fits && detail::no_batch_transpose(fused_b))
+            .to(rebuild(fused_b, input<1> = source,
+                        attr<"alpha"> = detail::alpha_scaled_by(fused_b, scaled, c))));
+  };
+  return std::apply(
+      [](auto... cases) { return rule("FusedMatMulx2").priority(3).cases(cases...); },
+      std::tuple_cat(
+          products(scaled, rank(x), x, scalar && detail::read_only_by_products(scaled)),
+          products(reshaped, rank(reshaped), rebuild(reshaped, input<0> = x),
+                   scalar && detail::exact_factor(scaled, c) && detail::read_only_by_products(reshaped))));
 }
 
 }  // namespace xexp::patterns
@@ -22157,6 +22289,16 @@ inline bool nodes_fit_their_schemas(const ::onnx::ModelProto& proto) {
   return true;
 }
 
+// Each dimension a node of `graph` computes becomes its class's representative, or its bound size;
+// `sizes_only`: only the symbols bound to a size change (see infer_with_subgraphs).
+inline void canonicalize_graph_dims(ir::Graph& graph, const ShapeConstraints& constraints, bool sizes_only) {
+  for (ir::NodeId n : graph.nodes())
+    for (ir::ValueId out : graph.node(n).outputs)
+      if (out != ir::kNone && graph.value(out).shape)
+        for (Dim& d : *graph.value(out).shape)
+          if (const Dim c = constraints.canonical(d); !sizes_only || c.is_static()) d = c;
+}
+
 // A subgraph's own inference state: the dimension equalities known outside hold inside (not the
 // reverse: a branch may not run), and the contents of the shape values it reads from outside.
 inline InferState subgraph_state(const ir::Graph& outer, const InferState& outer_state, const ir::Graph& body) {
@@ -22251,6 +22393,10 @@ inline void infer_with_subgraphs(ir::Graph& g, int64_t opset, InferState& state,
       }
     if (g.node(n).domain.empty() && g.node(n).op_type.view() == "If") type_if_outputs(g, n, opset, state);
   }
+  // A model typed before (optimized, then typed again): a value of a rank unknown then, known now, had
+  // Shape(x) typed (unk__22), which this pass bound to x's rank. The size replaces the symbol, so that
+  // folding sees a static shape (silero's VAD tests the rank of its spectrogram).
+  canonicalize_graph_dims(g, state.constraints, true);
 }
 
 // What ONNX's inference wrote into `gp` (value_info and outputs, subgraphs included) merged into `g`, the
@@ -22315,14 +22461,8 @@ inline bool merge_onnx_inference(ir::Model& model, int64_t opset, InferState& st
 // dimension a node of `g` or of its subgraphs computes becomes its class's representative (or its bound
 // size), so that printed and saved shapes name each size once.
 inline void canonicalize_dims(ir::Graph& g, const ShapeConstraints& constraints) {
-  auto canonicalize = [&](ir::Graph& graph) {
-    for (ir::NodeId n : graph.nodes())
-      for (ir::ValueId out : graph.node(n).outputs)
-        if (out != ir::kNone && graph.value(out).shape)
-          for (Dim& d : *graph.value(out).shape) d = constraints.canonical(d);
-  };
-  canonicalize(g);
-  ir::for_each_subgraph(g, canonicalize);
+  canonicalize_graph_dims(g, constraints, false);
+  ir::for_each_subgraph(g, [&](ir::Graph& body) { canonicalize_graph_dims(body, constraints, false); });
 }
 
 }  // namespace detail
@@ -23601,9 +23741,14 @@ inline std::vector<std::string> names_of(const ir::Graph& g, const std::vector<i
   return names;
 }
 
+struct Folded {
+  std::size_t nodes = 0;  // nodes folded into constants
+  std::size_t ifs = 0;    // Ifs replaced by their taken branch
+};
+
 // Folds constants over the whole graph and its subgraphs, then removes what the folded nodes no longer
 // need (in the enclosing graphs too, for the values a body no longer reads).
-inline std::size_t fold_and_clean(ir::Model& model) {
+inline Folded fold_and_clean(ir::Model& model) {
   std::size_t folded = eval::fold_constants(model);
   if (folded) {
     ir::remove_unused(*model.graph);
@@ -23623,16 +23768,36 @@ inline std::size_t fold_and_clean(ir::Model& model) {
   });
   if (in_subgraphs) ir::release_unread_captured(*model.graph);
   // An If whose condition folding made (or found) constant becomes its taken branch.
-  if (eval::inline_constant_ifs(*model.graph, options.opset)) {
+  std::size_t ifs = eval::inline_constant_ifs(*model.graph, options.opset);
+  if (ifs) {
     ir::release_unread_captured(*model.graph);
     ir::remove_unused_initializers(*model.graph);
   }
   for (ir::Function& f : model.functions)
-    if (eval::inline_constant_ifs(*f.body, ir::find_opset(f.opsets, "").value_or(options.opset))) {
+    if (const std::size_t n =
+            eval::inline_constant_ifs(*f.body, ir::find_opset(f.opsets, "").value_or(options.opset))) {
       ir::release_unread_captured(*f.body);
       ir::initializers_to_constant_nodes(*f.body);  // the branch's constants: a function has no initializers
+      ifs += n;
     }
-  return folded + in_subgraphs;
+  return {folded + in_subgraphs, ifs};
+}
+
+// Folding once types are known. An If that folding decides (a rank test) becomes its taken branch,
+// whose outputs the inference before could not type: `infer_types` types the model again, which may
+// decide the next If (silero's VAD tests the rank of its input, then of its spectrogram), until none
+// goes. Returns what went in all.
+template <class InferTypes>
+Folded fold_typed(ir::Model& model, InferTypes&& infer_types) {
+  Folded all;
+  for (bool inlined = true; inlined;) {
+    const Folded folded = fold_and_clean(model);
+    all.nodes += folded.nodes;
+    all.ifs += folded.ifs;
+    inlined = folded.ifs > 0;
+    if (inlined) infer_types();
+  }
+  return all;
 }
 
 // Inlines the functions `mode` selects; returns how many went. OpLibraries leaves them as they are when
@@ -23698,25 +23863,28 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   report.merged += detail::merge_duplicates(g);
   // Constant chains (position ids, masks) fold before types are inferred: their values then give
   // static shapes our rules know, where ONNX's inference would be needed on the chain itself.
-  if (options.constant_folding) report.folded += detail::fold_and_clean(model);
+  if (options.constant_folding) report.folded += detail::fold_and_clean(model).nodes;
   // Types on load: exporters write none, and most rules read them. A declared shape the nodes contradict
   // gives way to theirs (infer/model.hpp); function bodies that cannot be typed only leave their rules
   // unfired.
-  if (model.functions.empty()) {
-    for (const std::string& replaced : infer::infer_model_types(model))
-      if (options.verbose >= 1) log << "[xexp.optimize] " << replaced << " (the node's shape is kept)\n";
-  } else {
+  const auto infer_types = [&] {
+    if (model.functions.empty()) {
+      for (const std::string& replaced : infer::infer_model_types(model))
+        if (options.verbose >= 1) log << "[xexp.optimize] " << replaced << " (the node's shape is kept)\n";
+      return;
+    }
     try {
       functions::type_function_bodies(model);
     } catch (const Error& e) {
       if (options.verbose >= 1) log << "[xexp.optimize] function bodies left untyped: " << e.what() << "\n";
     }
-  }
+  };
+  infer_types();
   rewrite::OptimizeOptions rewrite_options{.verbose = options.verbose, .log = &log};
   rewrite_options.explain = options.explain;
   rewrite_options.on_iteration = options.on_iteration;
   if (options.constant_folding) {
-    report.folded += detail::fold_and_clean(model);  // Shape of values whose shape is now static
+    report.folded += detail::fold_typed(model, infer_types).nodes;  // Shape of values now static
     eval::FoldOptions fold_options;
     // Not in function bodies: they have no initializers to hold the results.
     rewrite_options.fold_constants = [fold_options, &report, main = &g](ir::Graph& graph, ir::NodeId id,
@@ -23732,7 +23900,14 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
     };
   }
   report.rules = rewrite::optimize(model, rules, rewrite_options);
-  if (options.constant_folding) report.folded += detail::fold_and_clean(model);
+  // An If the rules decided (a shape test they made constant) becomes its branch in the folding after
+  // them: the values behind it, typed only now, are optimized again.
+  while (options.constant_folding) {
+    const detail::Folded folded = detail::fold_typed(model, infer_types);
+    report.folded += folded.nodes;
+    if (!folded.ifs) break;
+    report.rules = rewrite::optimize(model, rules, rewrite_options, std::move(report.rules));
+  }
   // Folding copies constants (Identity(mask) is a second mask table) and rules make new ones.
   report.merged += detail::merge_duplicates(g);
   report.nodes_after = count_nodes(model);
@@ -23798,9 +23973,10 @@ inline OptimizeModelReport optimize_modules_as_functions(ir::Model& model,
   std::size_t folded = 0;
   if (options.constant_folding) {
     ir::constant_nodes_to_initializers(*model.graph);
-    folded += detail::fold_and_clean(model);
-    infer::infer_model_types(model);
-    folded += detail::fold_and_clean(model);
+    folded += detail::fold_and_clean(model).nodes;
+    const auto infer_types = [&] { infer::infer_model_types(model); };
+    infer_types();
+    folded += detail::fold_typed(model, infer_types).nodes;
   }
   model = functions::export_torch_modules_as_functions(std::move(model), modules);
   OptimizeModelReport report = optimize_model(model, bodies);

@@ -49,6 +49,7 @@
 #include "xexp/patterns/onnx/reduce_arg_top_k.hpp"
 #include "xexp/patterns/onnx/reduce_reshape.hpp"
 #include "xexp/patterns/onnx/reduce_sum_normalize.hpp"
+#include "xexp/patterns/onnx/reduce_sum_to_mean.hpp"
 #include "xexp/patterns/onnx/reshape.hpp"
 #include "xexp/patterns/onnx/reshape2_of3.hpp"
 #include "xexp/patterns/onnx/reshape_matmul_reshape.hpp"
@@ -148,6 +149,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       reduce_arg_top_k_rule(),
       reduce_reshape_rule(),
       reduce_sum_normalize_rule(),
+      reduce_sum_to_mean_rule(),
       rms_normalization_rule(),
       rms_normalization_mul_rule(),
       rotary_embedding_rule(),

@@ -3,23 +3,39 @@
 // MatMuls and com.microsoft FusedMatMuls (attention scales q and k before their product, a shared input
 // feeds several products): each product takes the factor into its alpha and reads x itself. One rewrite
 // per product; the scaling node goes with its last consumer, so no rewrite adds a node. A product
-// reading the scaled tensor twice takes the factor twice, one rewrite per input.
+// reading the scaled tensor twice takes the factor twice, one rewrite per input. The same through a
+// Reshape read only by products (a training graph scales the softmax gradient, then reshapes it for
+// its two batched products): each product reads a Reshape of x, the copies merge into one
+// (remove_duplicated_nodes), and the scaling goes. There a Div only by a power of two, as in
+// FusedMatMulDiv: 1/s rounds otherwise, and the gradients amplify the ulp (with the softmax gradient
+// over sqrt(512) as an alpha, dort-c-custom__1's weight gradients left the sweep's 1e-5).
+#include <tuple>
 #include <vector>
 
 #include "xexp/patterns/ort/fused_matmul.hpp"
+#include "xexp/patterns/ort/fused_matmul_div.hpp"
 
 namespace xexp::patterns {
 
 namespace detail {
-// Every reader of the scaled value is a MatMul or a FusedMatMul, and it is no graph output.
+// Every reader of the value is a MatMul or a FusedMatMul leaving the batch axes in place (the products
+// this rule rewrites), and it is no graph output.
 inline constexpr auto read_only_by_products = rewrite::fact<"read_only_by_products">([](const ValueView& v) {
-  return read_only_by(v, {"MatMul", "com.microsoft.FusedMatMul"});
+  if (!read_only_by(v, {"MatMul", "com.microsoft.FusedMatMul"})) return false;
+  for (const ir::Use& u : v.value().uses)
+    if (!keeps_batch_axes(v.graph->node(u.node))) return false;
+  return true;
 });
 inline constexpr auto factor_of = rewrite::fact<"factor_of">(
     [](const ValueView& scaled, const Tensor& s) { return static_cast<float>(scaling_factor(scaled, s)); });
 inline constexpr auto alpha_scaled_by =
     rewrite::fact<"alpha_scaled_by">([](const ValueView& fused, const ValueView& scaled, const Tensor& s) {
       return static_cast<float>(alpha_of(fused) * scaling_factor(scaled, s));
+    });
+// The factor Mul(x, s) or Div(x, s) applies is exact as an alpha: s, or 1/s for s a power of two.
+inline constexpr auto exact_factor =
+    rewrite::fact<"exact_factor">([](const ValueView& scaled, const Tensor& s) {
+      return rewrite::node_of(scaled).op_type == Symbol("Mul") || is_power_of_two.f(s);
     });
 // The FusedMatMul leaves the batch axes in place (transBatchA/B absent or 0).
 inline constexpr auto no_batch_transpose = rewrite::fact<"no_batch_transpose">(
@@ -31,29 +47,40 @@ inline rewrite::RulePtr fused_matmul_x2_rule() {
   Var<'x'> x;
   Var<'a'> a;
   Var<'b'> b;
+  Var<'p'> shape;
   Const<'c'> c;
-  auto scaled = named<'s'>(either(shared(commutative(Mul(x, c))), shared(Div(x, c))));
-  auto fused_scaled_a = named<'f'>(FusedMatMul(scaled, b));
-  auto fused_scaled_b = named<'f'>(FusedMatMul(a, scaled));
-  auto scalar = is_scalar(c) && dtype(c) == dtype(x) && detail::nonzero(c) && dtype(x) == ElemType::Float &&
-                detail::read_only_by_products(scaled);
+  auto scaling = [&](auto mul, auto div) { return named<'s'>(either(mul, div)); };
+  auto scaled = scaling(shared(commutative(Mul(x, c))), shared(Div(x, c)));
+  auto reshaped = named<'r'>(shared(Reshape(scaling(commutative(Mul(x, c)), Div(x, c)), shape)));
+  auto scalar = is_scalar(c) && dtype(c) == dtype(x) && detail::nonzero(c) && dtype(x) == ElemType::Float;
   auto factor = detail::factor_of(scaled, c);
-  return rule("FusedMatMulx2")
-      .priority(3)
-      .cases(match(MatMul(scaled, b))
-                 .when(scalar && rank(x) >= 2 && rank(b) >= 2)
-                 .to(FusedMatMul(x, b, attr<"alpha"> = factor, attr<"transA"> = 0, attr<"transB"> = 0)),
-             match(MatMul(a, scaled))
-                 .when(scalar && rank(a) >= 2 && rank(x) >= 2)
-                 .to(FusedMatMul(a, x, attr<"alpha"> = factor, attr<"transA"> = 0, attr<"transB"> = 0)),
-             match(fused_scaled_a)
-                 .when(scalar && detail::no_batch_transpose(fused_scaled_a))
-                 .to(rebuild(fused_scaled_a, input<0> = x,
-                             attr<"alpha"> = detail::alpha_scaled_by(fused_scaled_a, scaled, c))),
-             match(fused_scaled_b)
-                 .when(scalar && detail::no_batch_transpose(fused_scaled_b))
-                 .to(rebuild(fused_scaled_b, input<1> = x,
-                             attr<"alpha"> = detail::alpha_scaled_by(fused_scaled_b, scaled, c))));
+  // The four products reading `operand` (of rank `operand_rank`), which read `source` after, where
+  // `fits` holds.
+  auto products = [&](auto operand, auto operand_rank, auto source, auto fits) {
+    auto fused_a = named<'f'>(FusedMatMul(operand, b));
+    auto fused_b = named<'f'>(FusedMatMul(a, operand));
+    return std::tuple(
+        match(MatMul(operand, b))
+            .when(fits && operand_rank >= 2 && rank(b) >= 2)
+            .to(FusedMatMul(source, b, attr<"alpha"> = factor, attr<"transA"> = 0, attr<"transB"> = 0)),
+        match(MatMul(a, operand))
+            .when(fits && rank(a) >= 2 && operand_rank >= 2)
+            .to(FusedMatMul(a, source, attr<"alpha"> = factor, attr<"transA"> = 0, attr<"transB"> = 0)),
+        match(fused_a)
+            .when(fits && detail::no_batch_transpose(fused_a))
+            .to(rebuild(fused_a, input<0> = source,
+                        attr<"alpha"> = detail::alpha_scaled_by(fused_a, scaled, c))),
+        match(fused_b)
+            .when(fits && detail::no_batch_transpose(fused_b))
+            .to(rebuild(fused_b, input<1> = source,
+                        attr<"alpha"> = detail::alpha_scaled_by(fused_b, scaled, c))));
+  };
+  return std::apply(
+      [](auto... cases) { return rule("FusedMatMulx2").priority(3).cases(cases...); },
+      std::tuple_cat(
+          products(scaled, rank(x), x, scalar && detail::read_only_by_products(scaled)),
+          products(reshaped, rank(reshaped), rebuild(reshaped, input<0> = x),
+                   scalar && detail::exact_factor(scaled, c) && detail::read_only_by_products(reshaped))));
 }
 
 }  // namespace xexp::patterns
