@@ -1,12 +1,13 @@
-// MulMulMatMul, Sub1Mul, WhereAdd, LeakyRelu, ReduceSumToMean: the exact op sequence after, one negative test
-// per condition, and the same numbers before and after (xexp's evaluator and ONNX Runtime). MulMulMatMul and
-// Sub1Mul reorder float32 arithmetic, ReduceSumToMean divides where the model multiplies (they differ in the
-// last bits): 1e-5 still holds for inputs in
-// [-1, 1); the others compare exactly.
+// MulMulMatMul, Sub1Mul, WhereAdd, LeakyRelu, ReduceSumToMean: the exact op sequence after, one negative
+// test per condition, and the same numbers before and after (xexp's evaluator and ONNX Runtime).
+// MulMulMatMul and Sub1Mul reorder float32 arithmetic, ReduceSumToMean divides where the model
+// multiplies (they differ in the last bits): 1e-5 still holds for inputs in [-1, 1); the others compare
+// exactly.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <limits>
-
-#include <gtest/gtest.h>
+#include <utility>
 
 #include "support/rewrite_helpers.hpp"
 #include "xexp/patterns/registry.hpp"
@@ -185,6 +186,12 @@ TEST(PatternReduceSumToMean, AScaledSumIsAMean) {
   EXPECT_EQ(mean.attribute(Symbol("keepdims"))->i, 1);
 }
 
+TEST(PatternReduceSumToMean, AFactorRoundedToItsTypeCounts) {
+  Model m = reduce_sum_scaled_model(1.f / 3, SumForm::Scaled, 18, Dim(3));  // 1/3 is not a float
+  run_rules(m, "ReduceSumToMean");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"ReduceMean"}));
+}
+
 TEST(PatternReduceSumToMean, AxesStayAnAttributeBeforeOpset18) {
   Model m = reduce_sum_scaled_model(0.25f, SumForm::Scaled, 17);
   run_rules(m, "ReduceSumToMean");
@@ -259,6 +266,8 @@ TEST(PatternReduceSumToMean, SameNumbers) {
   test::expect_same_outputs([] { return layer_norm_backward_model(4, 4); }, "ReduceSumToMean", 1e-6);
   test::expect_same_outputs([] { return reduce_sum_scaled_model(0.25f, SumForm::Scaled); }, "ReduceSumToMean",
                             1e-6);
+  test::expect_same_outputs([] { return reduce_sum_scaled_model(1.f / 3, SumForm::Scaled, 18, Dim(3)); },
+                            "ReduceSumToMean", 1e-6);
   test::expect_same_outputs([] { return reduce_sum_scaled_model(0.25f, SumForm::ScaledProduct, 17); },
                             "ReduceSumToMean", 1e-6);
   test::expect_same_outputs([] { return reduce_sum_scaled_model(-0.25f, SumForm::AddedProduct); },
