@@ -433,6 +433,35 @@ TEST(HostileKernels, BatchNormalizationStatisticsNotOnePerChannelAreAnError) {
   EXPECT_NE(error.find("input_var has 0 elements for 3 channels"), std::string::npos) << error;
 }
 
+// The fuzzer's MaxPool (the backend suite's test_maxpool_2d_precomputed_pads, mutated): two pads for
+// two spatial axes, where four are due. The kernel read past them. Then the other window attributes.
+TEST(HostileKernels, PoolingAndConvWindowsThatDoNotFitAreErrors) {
+  struct Case {
+    const char* op;
+    std::vector<std::pair<const char*, std::vector<int64_t>>> ints;
+    const char* expected;
+  };
+  const std::vector<Case> cases = {
+      {"MaxPool", {{"kernel_shape", {5, 5}}, {"pads", {2, 2}}}, "pads has 2 values, 4 expected"},
+      {"MaxPool", {{"kernel_shape", {5}}}, "kernel_shape has 1 values, 2 expected"},
+      {"AveragePool", {{"kernel_shape", {2, 2}}, {"strides", {1, 0}}}, "strides holds 0, below 1"},
+      {"MaxPool", {{"kernel_shape", {2, 2}}, {"pads", {0, 0, 2, 0}}}, "must be smaller than the kernel"},
+      {"MaxPool", {{"kernel_shape", {7, 2}}}, "does not fit spatial axis 0"},
+      {"MaxPool", {{"kernel_shape", {3, 3}}, {"dilations", {4611686018427387904, 1}}}, "overflows"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    ::onnx::ModelProto m = base_model();
+    *m.mutable_graph()->add_input() = tensor_info("P", 1, {1, 1, 5, 5});
+    ::onnx::NodeProto pool = make_node(c.op, {"P"}, {"Q"}, "Pool_Q");
+    for (const auto& [name, values] : c.ints) set_ints(pool, name, values);
+    *m.mutable_graph()->add_node() = pool;
+    *m.mutable_graph()->add_output() = tensor_info("Q", 1, {});
+    const std::string error = run_error(saved(dir, m), {{"X", zeros({2, 3})}, {"P", zeros({1, 1, 5, 5})}});
+    EXPECT_NE(error.find(c.expected), std::string::npos) << c.op << ": " << error;
+  }
+}
+
 TEST(HostileKernels, TransposeWithAPermThatIsNoPermutationIsAnError) {
   TempDir dir;
   ::onnx::ModelProto m = base_model();

@@ -7591,32 +7591,64 @@ inline std::vector<Tensor> instance_norm_kernel(const KernelContext& c) {
 struct WindowGeometry {
   std::vector<int64_t> in, kernel, strides, dilations, pads_begin, pads_end, out;
 };
-inline WindowGeometry window_geometry(const KernelContext& c, const std::vector<int64_t>& spatial, const std::vector<int64_t>& kernel, bool ceil_mode) {
+// The window of a Conv or pooling node over the `spatial` axes, its attributes checked (a fuzzed
+// MaxPool gave two pads for two axes): one kernel size, stride and dilation per axis, each at least 1;
+// two pads per axis, at least 0; an output of at least one element per axis. A pooling window must
+// reach into the input, its pads smaller than the kernel, as ONNX Runtime requires.
+inline WindowGeometry window_geometry(const KernelContext& c, const std::vector<int64_t>& spatial,
+                                      const std::vector<int64_t>& kernel, bool ceil_mode, bool pooling) {
   const std::size_t k = spatial.size();
+  auto checked = [&](const char* name, std::vector<int64_t> v, std::size_t count, int64_t low) {
+    if (v.size() != count)
+      c.fail(std::string(name) + " has " + std::to_string(v.size()) + " values, " + std::to_string(count) +
+             " expected for " + std::to_string(k) + " spatial axes");
+    for (int64_t e : v)
+      if (e < low)
+        c.fail(std::string(name) + " holds " + std::to_string(e) + ", below " + std::to_string(low));
+    return v;
+  };
   WindowGeometry g;
   g.in = spatial;
-  g.kernel = kernel;
-  g.strides = c.attr_ints("strides").value_or(std::vector<int64_t>(k, 1));
-  g.dilations = c.attr_ints("dilations").value_or(std::vector<int64_t>(k, 1));
-  std::vector<int64_t> pads = c.attr_ints("pads").value_or(std::vector<int64_t>(2 * k, 0));
+  g.kernel = checked("kernel_shape", kernel, k, 1);
+  g.strides = checked("strides", c.attr_ints("strides").value_or(std::vector<int64_t>(k, 1)), k, 1);
+  g.dilations = checked("dilations", c.attr_ints("dilations").value_or(std::vector<int64_t>(k, 1)), k, 1);
+  const std::vector<int64_t> pads =
+      checked("pads", c.attr_ints("pads").value_or(std::vector<int64_t>(2 * k, 0)), 2 * k, 0);
   const std::string auto_pad = c.attr_string("auto_pad", "NOTSET");
-  g.pads_begin.assign(pads.begin(), pads.begin() + k);
-  g.pads_end.assign(pads.begin() + k, pads.end());
+  g.pads_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(k));
+  g.pads_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(k), pads.end());
   g.out.resize(k);
   for (std::size_t d = 0; d < k; ++d) {
-    const int64_t eff = g.dilations[d] * (kernel[d] - 1) + 1;
+    if (pooling && (g.pads_begin[d] >= kernel[d] || g.pads_end[d] >= kernel[d]))
+      c.fail("pads (" + std::to_string(g.pads_begin[d]) + ", " + std::to_string(g.pads_end[d]) +
+             ") must be smaller than the kernel (" + std::to_string(kernel[d]) + ") on spatial axis " +
+             std::to_string(d));
+    int64_t eff = 0, padded = 0;
+    if (__builtin_mul_overflow(g.dilations[d], kernel[d] - 1, &eff) || __builtin_add_overflow(eff, 1, &eff) ||
+        __builtin_add_overflow(spatial[d], g.pads_begin[d], &padded) ||
+        __builtin_add_overflow(padded, g.pads_end[d], &padded))
+      c.fail("the window overflows on spatial axis " + std::to_string(d));
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      g.out[d] = (spatial[d] + g.strides[d] - 1) / g.strides[d];
+      g.out[d] = spatial[d] == 0 ? 0 : (spatial[d] - 1) / g.strides[d] + 1;  // ceil, without overflow
       const int64_t total = std::max<int64_t>(0, (g.out[d] - 1) * g.strides[d] + eff - spatial[d]);
       g.pads_begin[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
       g.pads_end[d] = total - g.pads_begin[d];
       continue;
     }
-    if (auto_pad == "VALID") g.pads_begin[d] = g.pads_end[d] = 0;
-    const int64_t span = spatial[d] + g.pads_begin[d] + g.pads_end[d] - eff;
-    g.out[d] = (ceil_mode ? (span + g.strides[d] - 1) / g.strides[d] : span / g.strides[d]) + 1;
-    // with ceil_mode, a window must start inside the input or the left padding
-    if (ceil_mode && (g.out[d] - 1) * g.strides[d] >= spatial[d] + g.pads_begin[d]) --g.out[d];
+    if (auto_pad == "VALID") {
+      g.pads_begin[d] = g.pads_end[d] = 0;
+      padded = spatial[d];
+    }
+    const int64_t span = padded - eff;
+    if (span < 0)
+      c.fail("a window of " + std::to_string(eff) + " does not fit spatial axis " + std::to_string(d) + " (" +
+             std::to_string(padded) + " with its pads)");
+    g.out[d] = span / g.strides[d] + 1;
+    // with ceil_mode, one more window where it starts inside the input or the left padding
+    if (int64_t start = 0; ceil_mode && span % g.strides[d] != 0 &&
+                           !__builtin_mul_overflow(g.out[d], g.strides[d], &start) &&
+                           start < spatial[d] + g.pads_begin[d])
+      ++g.out[d];
   }
   return g;
 }
@@ -7649,7 +7681,7 @@ inline std::vector<Tensor> conv_kernel(const KernelContext& c) {
   const int64_t n = x.dims()[0], ch = x.dims()[1], m = w.dims()[0], group = c.attr_int("group", 1);
   const std::vector<int64_t> spatial(x.dims().begin() + 2, x.dims().end());
   const std::vector<int64_t> kernel = c.attr_ints("kernel_shape").value_or(std::vector<int64_t>(w.dims().begin() + 2, w.dims().end()));
-  const WindowGeometry g = window_geometry(c, spatial, kernel, false);
+  const WindowGeometry g = window_geometry(c, spatial, kernel, false, false);
   const int64_t cg = ch / group, mg = m / group, n_in = dims_element_count(spatial), n_out = dims_element_count(g.out), n_ker = dims_element_count(kernel);
   std::vector<int64_t> dims{n, m};
   dims.insert(dims.end(), g.out.begin(), g.out.end());
@@ -7684,10 +7716,11 @@ inline std::vector<Tensor> conv_kernel(const KernelContext& c) {
 inline Kernel pool_kernel(bool is_max) {
   return [is_max](const KernelContext& c) -> std::vector<Tensor> {
     const Tensor& x = c.in(0);
+    if (x.rank() < 3) c.fail("the input has rank " + std::to_string(x.rank()) + ", at least 3 expected");
     const std::vector<int64_t> spatial(x.dims().begin() + 2, x.dims().end());
     const auto kernel = c.attr_ints("kernel_shape");
     if (!kernel) c.fail("kernel_shape is required");
-    const WindowGeometry g = window_geometry(c, spatial, *kernel, c.attr_int("ceil_mode", 0) != 0);
+    const WindowGeometry g = window_geometry(c, spatial, *kernel, c.attr_int("ceil_mode", 0) != 0, true);
     const bool count_pad = c.attr_int("count_include_pad", 0) != 0;
     const bool column_major = c.attr_int("storage_order", 0) != 0;  // MaxPool's Indices output
     const std::vector<int64_t> in_strides = strides_of(spatial);
