@@ -7,12 +7,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "support/rewrite_helpers.hpp"
+#include "support/rule_cases.hpp"
 #include "xexp/patterns/registry.hpp"
+#include "xexp/tools/optimize.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;
@@ -164,6 +167,41 @@ TEST(PatternFusedMatMulx2, NotThroughAReshapeForADivisorWhoseInverseRoundsOrAnot
 
 TEST(PatternFusedMatMulx2, ThroughAReshapeSameNumbers) {
   test::expect_same_outputs([] { return scaled_then_reshaped("Div", 4.0f); }, "FusedMatMulx2");
+}
+
+// The Reshape case as an exporter writes a backward attention (a head size of 64: the gradient divided
+// by 8, reshaped, then read by the query's product and, transposed, by the key's), read from disk and
+// optimized with the default and onnxruntime sets: one Reshape of the unscaled gradient feeds two
+// FusedMatMuls that take 1/8 as alpha.
+TEST(PatternFusedMatMulx2, ThroughAReshapeOnAModelReadFromDisk) {
+  const std::string text = R"(<ir_version: 8, opset_import: ["" : 18]>
+backward (float[2,3,4,4] G, float[6,4,8] K, float[6,4,8] Q) => (float[6,4,8] DQ, float[6,4,8] DK)
+<float s = {8.0}, int64[3] rows = {6, 4, 4}> {
+  D = Div(G, s)
+  R = Reshape(D, rows)
+  DQ = MatMul(R, K)
+  T = Transpose<perm = [0, 2, 1]>(R)
+  DK = MatMul(T, Q)
+})";
+  xexp::testing::TempDir dir;
+  const std::string path = (dir.path() / "backward.onnx").string();
+  xexp::testing::write_case_model(text, path);
+  Model model = load_model(path);
+  std::ostringstream log;
+  tools::OptimizeModelOptions options;
+  options.log = &log;
+  tools::optimize_model(model, options);
+  const Graph& g = *model.graph;
+  ASSERT_EQ(op_types(g), (OpList{"Reshape", "com.microsoft.FusedMatMul", "com.microsoft.FusedMatMul"}));
+  const Node& dq = producer(g, g.outputs()[0]);
+  const Node& dk = producer(g, g.outputs()[1]);
+  EXPECT_EQ(dq.inputs[0], dk.inputs[0]);
+  EXPECT_EQ(g.value(producer(g, dq.inputs[0]).inputs[0]).name, "G");
+  EXPECT_EQ(float_of(dq, "alpha"), 0.125f);
+  EXPECT_EQ(float_of(dk, "alpha"), 0.125f);
+  EXPECT_EQ(int_of(dk, "transA"), 1);
+  test::expect_outputs_of_file(path, model, xexp::testing::random_feeds(*load_model(path).graph, {.seed = 4}),
+                               1e-6);
 }
 
 // ---- FusedMatMulDiv -------------------------------------------------------------------------------
