@@ -1,6 +1,7 @@
 // Activation fusions. HardSwish (default set, opset >= 14): x * HardSigmoid(x) and x * Clip(x + 3, 0, 6) / 6.
 // FusedConv and FusedGemm (onnxruntime set): the activation after a Conv or a Gemm goes into
-// com.microsoft FusedConv / FusedGemm. The fused kernels round differently: outputs agree within 1e-5.
+// com.microsoft FusedConv / FusedGemm; FusedConvAdd takes a residual added to a Conv as FusedConv's Z. The
+// fused kernels round differently: outputs agree within 1e-5.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -132,6 +133,79 @@ TEST(PatternFusedConv, SameNumbers) {
   test::expect_same_outputs([] { return conv_then({.activation = "Clip", .opset = 9}); }, "FusedConv", 1e-5);
 }
 
+namespace {
+struct Residual {
+  std::string activation{};   // after the Add, none when empty
+  bool z_first = false;       // Add(Z, Conv)
+  bool bias = true;           // the Conv has a bias
+  bool z_broadcasts = false;  // Z of shape (1, 3, 1, 1)
+  bool conv_read_elsewhere = false;
+};
+// Conv(X (1, 2, 5, 5), W (3, 2, 3, 3), B, pads 1) + Z (1, 3, 5, 5), then the activation.
+Model conv_plus(const Residual& c) {
+  Model m = test::model_with_opset(13);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{1, 2, 5, 5});
+  ValueId z = g.add_input("Z", ElemType::Float, c.z_broadcasts ? Shape{1, 3, 1, 1} : Shape{1, 3, 5, 5});
+  std::vector<ValueId> inputs{
+      x, g.add_initializer("W", Tensor::from<float>({3, 2, 3, 3}, ramp(54, -0.3f, 0.1f)))};
+  if (c.bias) inputs.push_back(g.add_initializer("B", Tensor::from<float>({3}, ramp(3, -0.1f, 0.2f))));
+  ValueId y = node(g, "Conv", inputs, {Attribute::make_ints("pads", {1, 1, 1, 1})}, "", 13);
+  ValueId sum =
+      node(g, "Add", c.z_first ? std::vector<ValueId>{z, y} : std::vector<ValueId>{y, z}, {}, "", 13);
+  g.add_output(c.activation.empty() ? sum : activation(g, sum, {.activation = c.activation}));
+  if (c.conv_read_elsewhere) g.add_output(node(g, "Neg", {y}, {}, "", 13));
+  return m;
+}
+}  // namespace
+
+TEST(PatternFusedConvAdd, TheAddedTensorBecomesZ) {
+  for (const Residual& c : {Residual{}, Residual{.z_first = true}, Residual{.bias = false}}) {
+    Model m = conv_plus(c);
+    run_rules(m, "FusedConvAdd");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"com.microsoft.FusedConv"}));
+    const Node& fused = g.node(g.first_node());
+    ASSERT_EQ(fused.inputs.size(), 4u);
+    if (c.bias)
+      EXPECT_EQ(g.value(fused.inputs[2]).name, "B");
+    else
+      EXPECT_EQ(fused.inputs[2], kNone);
+    EXPECT_EQ(g.value(fused.inputs[3]).name, "Z");
+    EXPECT_EQ(fused.attribute(Symbol("activation")), nullptr);
+    EXPECT_EQ(attribute(g, "pads")->ints, (std::vector<int64_t>{1, 1, 1, 1}));
+  }
+}
+
+TEST(PatternFusedConvAdd, TheActivationAfterTheAddGoesInToo) {
+  for (const char* act : {"Relu", "LeakyRelu", "Clip", "HardSigmoid", "Sigmoid", "Tanh"}) {
+    Model m = conv_plus({.activation = act});
+    run_rules(m, "FusedConvAdd");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"com.microsoft.FusedConv"})) << act;
+    EXPECT_EQ(attribute(g, "activation")->s, act);
+    EXPECT_EQ(g.value(g.node(g.first_node()).inputs[3]).name, "Z");
+  }
+  Model m = conv_plus({.activation = "HardSigmoid"});
+  run_rules(m, "FusedConvAdd");
+  EXPECT_EQ(attribute(*m.graph, "activation_params")->floats, (std::vector<float>{0.25f, 0.4f}));
+}
+
+TEST(PatternFusedConvAdd, NotForAZThatBroadcastsNorAConvReadElsewhere) {
+  Model broadcast = conv_plus({.z_broadcasts = true});
+  run_rules(broadcast, "FusedConvAdd");
+  EXPECT_EQ(op_types(*broadcast.graph), (OpList{"Conv", "Add"}));
+  Model shared = conv_plus({.activation = "Relu", .conv_read_elsewhere = true});
+  run_rules(shared, "FusedConvAdd");
+  EXPECT_EQ(op_types(*shared.graph), (OpList{"Conv", "Add", "Relu", "Neg"}));
+}
+
+TEST(PatternFusedConvAdd, SameNumbers) {
+  for (const Residual& c : {Residual{}, Residual{.bias = false}, Residual{.activation = "Relu"},
+                            Residual{.activation = "HardSigmoid", .z_first = true}})
+    test::expect_same_outputs([c] { return conv_plus(c); }, "FusedConvAdd", 1e-5);
+}
+
 TEST(PatternFusedGemm, EveryActivationButClip) {
   for (const char* act : {"Relu", "LeakyRelu", "HardSigmoid", "Sigmoid", "Tanh"}) {
     Model m = gemm_then({.activation = act});
@@ -194,11 +268,17 @@ Model optimized_and_checked(const std::string& path) {
 
 // paddle2onnx's PP-OCR classifier read from disk: every Relu and HardSigmoid after a Conv (once the
 // BatchNormalizations went into the Convs) is fused, none is left after a Conv, except the hardswishes'
-// x * HardSigmoid(x), whose x the Mul reads too.
+// x * HardSigmoid(x), whose x the Mul reads too. Its 7 residual Adds, each after a Conv, are FusedConvs'
+// Z (FusedConvAdd): no Add is left.
 TEST(PatternFusedConv, OnPaddleExport) {
   Model model = optimized_and_checked(std::string(XEXP_SHARED_DIR) + "/corpus/real/ch_ppocr_mobile_v2.0_cls_infer.onnx");
   const Graph& g = *model.graph;
   EXPECT_GT(count(g, "com.microsoft.FusedConv"), 20u);
+  EXPECT_EQ(count(g, "Add"), 0u);
+  std::size_t with_z = 0;
+  for (NodeId id : g.nodes())
+    with_z += g.node(id).op_type == Symbol("FusedConv") && g.node(id).inputs.size() == 4;
+  EXPECT_EQ(with_z, 7u);
   for (NodeId id : g.nodes()) {
     const Node& n = g.node(id);
     if (n.op_type != Symbol("Relu") && n.op_type != Symbol("HardSigmoid")) continue;

@@ -8576,10 +8576,23 @@ inline void apply_fused_activation(const KernelContext& c, Tensor& t, const std:
   });
 }
 
-// com.microsoft FusedConv: Conv, then `activation` with its parameters in activation_params.
+// com.microsoft FusedConv: Conv, plus its optional fourth input Z (of the output's shape and type), then
+// `activation` with its parameters in activation_params.
 inline std::vector<Tensor> fused_conv_kernel(const KernelContext& c) {
   const std::string activation = c.attr_string("activation");
   std::vector<Tensor> y = conv_kernel(c);
+  if (c.has(3)) {
+    const Tensor& z = c.in(3);
+    if (z.dims() != y[0].dims() || z.type() != y[0].type())
+      c.fail("Z must have the output's shape " + shape_str(make_shape(y[0].dims())) + " and type, not " +
+             shape_str(make_shape(z.dims())));
+    visit_float_type(z.type(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      std::span<T> out = y[0].mutable_data<T>();
+      std::span<const T> add = z.data<T>();
+      for (std::size_t k = 0; k < out.size(); ++k) out[k] = static_cast<T>(out[k] + add[k]);
+    });
+  }
   if (activation.empty()) return y;
   const std::vector<float> params = c.attr_floats("activation_params");
   const bool two = activation == "Clip" || activation == "HardSigmoid", one = activation == "LeakyRelu";
@@ -20862,25 +20875,41 @@ inline constexpr auto is_fusable_activation =
       return a && !(fused_op == "FusedGemm" && a->name == "Clip");
     });
 
-// The node `fused_op` (com.microsoft) in place of `act`: the attributes of the node it follows (a Conv's
-// pads, strides, group, ... or a Gemm's alpha, beta, transA, transB, none with a default for all) and
-// the activation's, as `fused_op` spells them.
-inline std::optional<ir::ValueId> fuse_activation(rewrite::Rewriter& r, const ValueView& act, const ValueView& base,
-                                                  const std::string& fused_op) {
-  const std::optional<FusedActivation> a = fused_activation(act);
-  if (!a) return std::nullopt;
+// The node `fused_op` (com.microsoft) in place of `base` and the activation `a` after it, if any: the
+// attributes of `base` (a Conv's pads, strides, group, ... or a Gemm's alpha, beta, transA, transB, none
+// with a default for all) and the activation's, as `fused_op` spells them. `sum`, when given, is
+// FusedConv's fourth input Z, added to the Conv before the activation.
+inline ir::ValueId fused_node(rewrite::Rewriter& r, const ValueView& base, const std::string& fused_op,
+                              const std::optional<FusedActivation>& a, ir::ValueId sum = ir::kNone) {
   const ir::Node& node = rewrite::node_of(base);
   std::vector<ir::Attribute> attributes = node.attributes;
-  const std::vector<ir::ValueId> inputs = node.inputs;
-  attributes.push_back(ir::Attribute::make_string(Symbol("activation"), a->name));
-  if (fused_op == "FusedConv") {
-    if (!a->params.empty()) attributes.push_back(ir::Attribute::make_floats(Symbol("activation_params"), a->params));
-  } else {
-    if (!a->params.empty()) attributes.push_back(ir::Attribute::make_float(Symbol("activation_alpha"), a->params[0]));
-    if (a->params.size() > 1)
-      attributes.push_back(ir::Attribute::make_float(Symbol("activation_beta"), a->params[1]));
+  std::vector<ir::ValueId> inputs = node.inputs;
+  if (sum != ir::kNone) {
+    inputs.resize(3, ir::kNone);
+    inputs.push_back(sum);
+  }
+  if (a) {
+    attributes.push_back(ir::Attribute::make_string(Symbol("activation"), a->name));
+    if (fused_op == "FusedConv") {
+      if (!a->params.empty())
+        attributes.push_back(ir::Attribute::make_floats(Symbol("activation_params"), a->params));
+    } else {
+      if (!a->params.empty())
+        attributes.push_back(ir::Attribute::make_float(Symbol("activation_alpha"), a->params[0]));
+      if (a->params.size() > 1)
+        attributes.push_back(ir::Attribute::make_float(Symbol("activation_beta"), a->params[1]));
+    }
   }
   return r.node(Symbol(fused_op), inputs, std::move(attributes), Symbol("com.microsoft"));
+}
+
+// fused_node with the activation computed by the node producing `act`; nullopt when it cannot be read.
+inline std::optional<ir::ValueId> fuse_activation(rewrite::Rewriter& r, const ValueView& act,
+                                                  const ValueView& base, const std::string& fused_op,
+                                                  ir::ValueId sum = ir::kNone) {
+  const std::optional<FusedActivation> a = fused_activation(act);
+  if (!a) return std::nullopt;
+  return fused_node(r, base, fused_op, a, sum);
 }
 
 }  // namespace xexp::patterns
@@ -20904,6 +20933,65 @@ inline rewrite::RulePtr fused_conv_rule() {
           "fused_conv",
           [](rewrite::Rewriter& r, const ValueView& a, const ValueView& c) { return fuse_activation(r, a, c, "FusedConv"); },
           act, conv));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/fused_conv_add.hpp
+// FusedConvAdd (onnxruntime set): a tensor of the Conv's output shape added to it, a residual, becomes
+// FusedConv's fourth input Z: com.microsoft FusedConv(x, W, B, Z) computes Conv + Z, then its activation.
+// An activation after the Add goes into the same node, as FusedConv does after a Conv. Z must not
+// broadcast (ONNX Runtime's kernel adds it element by element), float only. ONNX Runtime's 'extended'
+// level leaves these Adds (the residuals of paddle's MobileNet classifier).
+#include <algorithm>
+#include <string>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// The value's only reader is an activation FusedConv can take, at its first input.
+inline constexpr auto feeds_fusable_activation =
+    rewrite::fact<"feeds_fusable_activation">([](const ValueView& v) {
+      const std::vector<ir::Use>& uses = v.value().uses;
+      if (uses.size() != 1 || uses[0].slot != 0 || v.value().is_graph_output()) return false;
+      const ir::Node& reader = v.graph->node(uses[0].node);
+      const std::vector<Symbol>& activations = rewrite::op_family<kFusedActivations>();
+      return reader.domain.empty() && !reader.outputs.empty() &&
+             std::find(activations.begin(), activations.end(), reader.op_type) != activations.end() &&
+             fused_activation(ValueView{v.graph, reader.outputs[0]}).has_value();
+    });
+}  // namespace detail
+
+inline rewrite::RulePtr fused_conv_add_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'w'> w;
+  Opt<'b'> b;
+  Var<'z'> z;
+  auto conv = named<'c'>(op<"Conv">(x, w, b));
+  auto sum = named<'s'>(commutative(Add(conv, z)));
+  auto act = named<'a'>(op<kFusedActivations>(sum, etc));  // Clip's optional bounds
+  auto fits = is_float32(x) && same_shape(conv, z);
+  // replace_with: the fused node takes every attribute of the Conv (see FusedConv).
+  return rule("FusedConvAdd")
+      .priority(3)
+      .cases(
+          match(act)
+              .when(fits && is_fusable_activation(act, std::string("FusedConv")))
+              .to(replace_with(
+                  "fused_conv_add_activation",
+                  [](rewrite::Rewriter& r, const ValueView& a, const ValueView& c, const ValueView& added) {
+                    return fuse_activation(r, a, c, "FusedConv", added.id);
+                  },
+                  act, conv, z)),
+          match(sum)
+              .when(fits && !detail::feeds_fusable_activation(sum))
+              .to(replace_with(
+                  "fused_conv_add",
+                  [](rewrite::Rewriter& r, const ValueView& c, const ValueView& added) {
+                    return std::optional<ir::ValueId>(fused_node(r, c, "FusedConv", std::nullopt, added.id));
+                  },
+                  conv, z)));
 }
 
 }  // namespace xexp::patterns
@@ -21888,6 +21976,7 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       gelu_erf_rule(),
       fast_gelu_rule(),
       fused_conv_rule(),
+      fused_conv_add_rule(),
       fused_gemm_rule(),
       fused_matmul_rule(),
       fused_matmul_x2_rule(),

@@ -8,6 +8,7 @@
 #include "xexp/patterns/ort/bias_gelu.hpp"
 #include "xexp/patterns/ort/fast_gelu.hpp"
 #include "xexp/patterns/ort/fused_conv.hpp"
+#include "xexp/patterns/ort/fused_conv_add.hpp"
 #include "xexp/patterns/ort/fused_gemm.hpp"
 #include "xexp/patterns/ort/fused_matmul.hpp"
 #include "xexp/patterns/ort/fused_matmul_div.hpp"
@@ -52,6 +53,7 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       gelu_erf_rule(),
       fast_gelu_rule(),
       fused_conv_rule(),
+      fused_conv_add_rule(),
       fused_gemm_rule(),
       fused_matmul_rule(),
       fused_matmul_x2_rule(),

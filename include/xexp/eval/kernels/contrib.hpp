@@ -124,10 +124,23 @@ inline void apply_fused_activation(const KernelContext& c, Tensor& t, const std:
   });
 }
 
-// com.microsoft FusedConv: Conv, then `activation` with its parameters in activation_params.
+// com.microsoft FusedConv: Conv, plus its optional fourth input Z (of the output's shape and type), then
+// `activation` with its parameters in activation_params.
 inline std::vector<Tensor> fused_conv_kernel(const KernelContext& c) {
   const std::string activation = c.attr_string("activation");
   std::vector<Tensor> y = conv_kernel(c);
+  if (c.has(3)) {
+    const Tensor& z = c.in(3);
+    if (z.dims() != y[0].dims() || z.type() != y[0].type())
+      c.fail("Z must have the output's shape " + shape_str(make_shape(y[0].dims())) + " and type, not " +
+             shape_str(make_shape(z.dims())));
+    visit_float_type(z.type(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      std::span<T> out = y[0].mutable_data<T>();
+      std::span<const T> add = z.data<T>();
+      for (std::size_t k = 0; k < out.size(); ++k) out[k] = static_cast<T>(out[k] + add[k]);
+    });
+  }
   if (activation.empty()) return y;
   const std::vector<float> params = c.attr_floats("activation_params");
   const bool two = activation == "Clip" || activation == "HardSigmoid", one = activation == "LeakyRelu";

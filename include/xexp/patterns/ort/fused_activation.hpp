@@ -56,25 +56,41 @@ inline constexpr auto is_fusable_activation =
       return a && !(fused_op == "FusedGemm" && a->name == "Clip");
     });
 
-// The node `fused_op` (com.microsoft) in place of `act`: the attributes of the node it follows (a Conv's
-// pads, strides, group, ... or a Gemm's alpha, beta, transA, transB, none with a default for all) and
-// the activation's, as `fused_op` spells them.
-inline std::optional<ir::ValueId> fuse_activation(rewrite::Rewriter& r, const ValueView& act, const ValueView& base,
-                                                  const std::string& fused_op) {
-  const std::optional<FusedActivation> a = fused_activation(act);
-  if (!a) return std::nullopt;
+// The node `fused_op` (com.microsoft) in place of `base` and the activation `a` after it, if any: the
+// attributes of `base` (a Conv's pads, strides, group, ... or a Gemm's alpha, beta, transA, transB, none
+// with a default for all) and the activation's, as `fused_op` spells them. `sum`, when given, is
+// FusedConv's fourth input Z, added to the Conv before the activation.
+inline ir::ValueId fused_node(rewrite::Rewriter& r, const ValueView& base, const std::string& fused_op,
+                              const std::optional<FusedActivation>& a, ir::ValueId sum = ir::kNone) {
   const ir::Node& node = rewrite::node_of(base);
   std::vector<ir::Attribute> attributes = node.attributes;
-  const std::vector<ir::ValueId> inputs = node.inputs;
-  attributes.push_back(ir::Attribute::make_string(Symbol("activation"), a->name));
-  if (fused_op == "FusedConv") {
-    if (!a->params.empty()) attributes.push_back(ir::Attribute::make_floats(Symbol("activation_params"), a->params));
-  } else {
-    if (!a->params.empty()) attributes.push_back(ir::Attribute::make_float(Symbol("activation_alpha"), a->params[0]));
-    if (a->params.size() > 1)
-      attributes.push_back(ir::Attribute::make_float(Symbol("activation_beta"), a->params[1]));
+  std::vector<ir::ValueId> inputs = node.inputs;
+  if (sum != ir::kNone) {
+    inputs.resize(3, ir::kNone);
+    inputs.push_back(sum);
+  }
+  if (a) {
+    attributes.push_back(ir::Attribute::make_string(Symbol("activation"), a->name));
+    if (fused_op == "FusedConv") {
+      if (!a->params.empty())
+        attributes.push_back(ir::Attribute::make_floats(Symbol("activation_params"), a->params));
+    } else {
+      if (!a->params.empty())
+        attributes.push_back(ir::Attribute::make_float(Symbol("activation_alpha"), a->params[0]));
+      if (a->params.size() > 1)
+        attributes.push_back(ir::Attribute::make_float(Symbol("activation_beta"), a->params[1]));
+    }
   }
   return r.node(Symbol(fused_op), inputs, std::move(attributes), Symbol("com.microsoft"));
+}
+
+// fused_node with the activation computed by the node producing `act`; nullopt when it cannot be read.
+inline std::optional<ir::ValueId> fuse_activation(rewrite::Rewriter& r, const ValueView& act,
+                                                  const ValueView& base, const std::string& fused_op,
+                                                  ir::ValueId sum = ir::kNone) {
+  const std::optional<FusedActivation> a = fused_activation(act);
+  if (!a) return std::nullopt;
+  return fused_node(r, base, fused_op, a, sum);
 }
 
 }  // namespace xexp::patterns

@@ -1,0 +1,60 @@
+#pragma once
+// FusedConvAdd (onnxruntime set): a tensor of the Conv's output shape added to it, a residual, becomes
+// FusedConv's fourth input Z: com.microsoft FusedConv(x, W, B, Z) computes Conv + Z, then its activation.
+// An activation after the Add goes into the same node, as FusedConv does after a Conv. Z must not
+// broadcast (ONNX Runtime's kernel adds it element by element), float only. ONNX Runtime's 'extended'
+// level leaves these Adds (the residuals of paddle's MobileNet classifier).
+#include <algorithm>
+#include <string>
+
+#include "xexp/patterns/ort/fused_activation.hpp"
+
+namespace xexp::patterns {
+
+namespace detail {
+// The value's only reader is an activation FusedConv can take, at its first input.
+inline constexpr auto feeds_fusable_activation =
+    rewrite::fact<"feeds_fusable_activation">([](const ValueView& v) {
+      const std::vector<ir::Use>& uses = v.value().uses;
+      if (uses.size() != 1 || uses[0].slot != 0 || v.value().is_graph_output()) return false;
+      const ir::Node& reader = v.graph->node(uses[0].node);
+      const std::vector<Symbol>& activations = rewrite::op_family<kFusedActivations>();
+      return reader.domain.empty() && !reader.outputs.empty() &&
+             std::find(activations.begin(), activations.end(), reader.op_type) != activations.end() &&
+             fused_activation(ValueView{v.graph, reader.outputs[0]}).has_value();
+    });
+}  // namespace detail
+
+inline rewrite::RulePtr fused_conv_add_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'w'> w;
+  Opt<'b'> b;
+  Var<'z'> z;
+  auto conv = named<'c'>(op<"Conv">(x, w, b));
+  auto sum = named<'s'>(commutative(Add(conv, z)));
+  auto act = named<'a'>(op<kFusedActivations>(sum, etc));  // Clip's optional bounds
+  auto fits = is_float32(x) && same_shape(conv, z);
+  // replace_with: the fused node takes every attribute of the Conv (see FusedConv).
+  return rule("FusedConvAdd")
+      .priority(3)
+      .cases(
+          match(act)
+              .when(fits && is_fusable_activation(act, std::string("FusedConv")))
+              .to(replace_with(
+                  "fused_conv_add_activation",
+                  [](rewrite::Rewriter& r, const ValueView& a, const ValueView& c, const ValueView& added) {
+                    return fuse_activation(r, a, c, "FusedConv", added.id);
+                  },
+                  act, conv, z)),
+          match(sum)
+              .when(fits && !detail::feeds_fusable_activation(sum))
+              .to(replace_with(
+                  "fused_conv_add",
+                  [](rewrite::Rewriter& r, const ValueView& c, const ValueView& added) {
+                    return std::optional<ir::ValueId>(fused_node(r, c, "FusedConv", std::nullopt, added.id));
+                  },
+                  conv, z)));
+}
+
+}  // namespace xexp::patterns
