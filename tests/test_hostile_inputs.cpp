@@ -462,6 +462,119 @@ TEST(HostileKernels, PoolingWindowsThatDoNotFitAreErrors) {
   }
 }
 
+// The fuzzer's Conv (the backend suite's test_conv_with_strides_no_padding, mutated): X of 8 channels
+// and W of 1 input channel in one group. The kernel read past W. Then kernel_shape and B that do not fit.
+TEST(HostileKernels, ConvWhoseWeightsDoNotFitItsInputIsAnError) {
+  struct Case {
+    std::vector<int64_t> w_dims, b_dims, kernel_shape;
+    const char* expected;
+  };
+  const std::vector<Case> cases = {
+      {{1, 1, 3, 3}, {}, {3, 3}, "does not fit X (1,8,7,5) in 1 group(s)"},
+      {{2, 8, 3, 3}, {}, {2, 2}, "kernel_shape differs from W's spatial sizes"},
+      {{2, 8, 3, 3}, {3}, {}, "B (3) does not hold one value per output channel (2)"},
+      {{2, 8, 3}, {}, {}, "W has rank 3, X rank 4"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    ::onnx::ModelProto m = base_model();
+    *m.mutable_graph()->add_input() = tensor_info("P", 1, {1, 8, 7, 5});
+    *m.mutable_graph()->add_input() = tensor_info("W", 1, c.w_dims);
+    std::vector<std::pair<std::string, xexp::Tensor>> feeds = {
+        {"X", zeros({2, 3})}, {"P", zeros({1, 8, 7, 5})}, {"W", zeros(c.w_dims)}};
+    std::vector<std::string> inputs = {"P", "W"};
+    if (!c.b_dims.empty()) {
+      *m.mutable_graph()->add_input() = tensor_info("B", 1, c.b_dims);
+      feeds.emplace_back("B", zeros(c.b_dims));
+      inputs.push_back("B");
+    }
+    ::onnx::NodeProto conv = make_node("Conv", inputs, {"Q"}, "Conv_Q");
+    if (!c.kernel_shape.empty()) set_ints(conv, "kernel_shape", c.kernel_shape);
+    *m.mutable_graph()->add_node() = conv;
+    *m.mutable_graph()->add_output() = tensor_info("Q", 1, {});
+    const std::string error = run_error(saved(dir, m), feeds);
+    EXPECT_NE(error.find(c.expected), std::string::npos) << error;
+  }
+}
+
+// The fuzzer's DepthToSpace (the backend suite's examples, mutated): an input of rank 3, a blocksize of 51
+// that does not divide the channels, none at all. The kernel read past the input or divided by zero.
+TEST(HostileKernels, DepthToSpaceAndSpaceToDepthBlocksThatDoNotFitAreErrors) {
+  struct Case {
+    const char* op;
+    std::vector<int64_t> dims;
+    int64_t blocksize;  // 0: none given
+    const char* expected;
+  };
+  const std::vector<Case> cases = {
+      {"DepthToSpace", {2, 8, 3}, 2, "the input has rank 3, 4 expected"},
+      {"DepthToSpace", {2, 8, 3, 3}, 51, "blocksize 51 does not divide the input (2,8,3,3)'s channels"},
+      {"DepthToSpace", {2, 8, 3, 3}, 0, "blocksize 0 is not a block size"},
+      {"DepthToSpace", {2, 8, 3, 3}, int64_t{1} << 40, "is not a block size"},
+      {"SpaceToDepth", {2, 8, 3, 4}, 2, "does not divide the input (2,8,3,4)'s height and width"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    ::onnx::ModelProto m = base_model();
+    *m.mutable_graph()->add_input() = tensor_info("P", 1, c.dims);
+    ::onnx::NodeProto node = make_node(c.op, {"P"}, {"Q"}, "Blocks_Q");
+    if (c.blocksize != 0) set_int(node, "blocksize", c.blocksize);
+    *m.mutable_graph()->add_node() = node;
+    *m.mutable_graph()->add_output() = tensor_info("Q", 1, {});
+    const std::string error = run_error(saved(dir, m), {{"X", zeros({2, 3})}, {"P", zeros(c.dims)}});
+    EXPECT_NE(error.find(c.expected), std::string::npos) << c.op << ": " << error;
+  }
+}
+
+// The fuzzer's Reshapes (the original project's models, mutated): a shape whose product overflows int64,
+// and a negative dimension other than -1. Then a ConstantOfShape asking for 4 PiB.
+TEST(HostileKernels, ShapesPastInt64OrOneTebibyteAreErrors) {
+  struct Case {
+    const char* op;
+    std::vector<int64_t> shape;
+    const char* expected;
+  };
+  const std::vector<Case> cases = {
+      {"Reshape", {2, 3, int64_t{1} << 62, 4}, "the shape holds more elements than int64 counts"},
+      {"Reshape", {3, -2}, "dimension 1 of the shape is -2"},
+      {"ConstantOfShape",
+       {int64_t{1} << 20, int64_t{1} << 20, int64_t{1} << 10},
+       "past the 1 TiB a tensor may hold"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    ::onnx::ModelProto m = base_model();
+    *m.mutable_graph()->add_initializer() =
+        int64_tensor("S", {static_cast<int64_t>(c.shape.size())}, c.shape);
+    const bool reshape = std::string(c.op) == "Reshape";
+    *m.mutable_graph()->add_node() = make_node(
+        c.op, reshape ? std::vector<std::string>{"X", "S"} : std::vector<std::string>{"S"}, {"Q"}, "Shape_Q");
+    *m.mutable_graph()->add_output() = tensor_info("Q", 1, {});
+    const std::string error = run_error(saved(dir, m), {{"X", zeros({2, 3})}});
+    EXPECT_NE(error.find(c.expected), std::string::npos) << c.op << ": " << error;
+  }
+}
+
+// The fuzzer's Where (the shared seed_llm, mutated): a bool initializer holding the byte 61. Kernels read
+// bools as bool, for which 61 is undefined behaviour: on load it becomes true.
+TEST(HostileTensors, BoolBytesOtherThanZeroAndOneReadAsTrue) {
+  TempDir dir;
+  ::onnx::ModelProto m = base_model();
+  ::onnx::TensorProto b;
+  b.set_name("B");
+  b.set_data_type(9);
+  b.add_dims(3);
+  b.set_raw_data(std::string("\x3d\x00\x01", 3));
+  *m.mutable_graph()->add_initializer() = b;
+  *m.mutable_graph()->add_node() = make_node("Not", {"B"}, {"N"}, "Not_N");
+  *m.mutable_graph()->add_output() = tensor_info("N", 9, {3});
+  const xexp::ir::Model model = xexp::load_model(saved(dir, m));
+  const std::vector<xexp::Tensor> out = xexp::tools::run_model(model, {{"X", zeros({2, 3})}});
+  ASSERT_EQ(out.size(), 2u);
+  const std::span<const bool> n = out[1].data<bool>();
+  EXPECT_EQ(std::vector<bool>(n.begin(), n.end()), (std::vector<bool>{false, true, false}));
+}
+
 TEST(HostileKernels, TransposeWithAPermThatIsNoPermutationIsAnError) {
   TempDir dir;
   ::onnx::ModelProto m = base_model();

@@ -646,13 +646,16 @@ class Tensor {
     return Tensor(type_, std::move(dims), storage_);
   }
 
+  static constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;
   static std::size_t byte_count(ElemType type, std::span<const int64_t> dims) {
-    const int64_t n = dims_element_count(dims);
-    if (type == ElemType::UInt4 || type == ElemType::Int4 || type == ElemType::Float4E2M1)
-      return static_cast<std::size_t>((n + 1) / 2);
-    if (static_cast<uint64_t>(n) > (uint64_t{1} << 62) / std::max<std::size_t>(elem_size(type), 1))
-      throw Error("a tensor of " + std::to_string(n) + " elements is too large");
-    return static_cast<std::size_t>(n) * elem_size(type);
+    const uint64_t n = static_cast<uint64_t>(dims_element_count(dims));
+    const bool packed = type == ElemType::UInt4 || type == ElemType::Int4 || type == ElemType::Float4E2M1;
+    // 1 TiB: past any real tensor, and a hostile shape gets an error rather than an allocator's abort.
+    if ((packed ? (n + 1) / 2 : n) >
+        kMaxTensorBytes / (packed ? 1 : std::max<std::size_t>(elem_size(type), 1)))
+      throw Error("a tensor of " + std::to_string(n) + " elements of " + std::string(elem_type_name(type)) +
+                  " is past the 1 TiB a tensor may hold");
+    return static_cast<std::size_t>(packed ? (n + 1) / 2 : n * elem_size(type));
   }
 
  private:
@@ -2126,8 +2129,11 @@ inline void write_value_info(const ir::Value& v, ::onnx::ValueInfoProto* vi) {
 // ProtoTensorStorage); writing an untouched tensor gives back the proto it came from.
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <fstream>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -2608,7 +2614,20 @@ inline Tensor read_tensor(::onnx::TensorProto&& p, ExternalFiles* external) {
                     " needs " + std::to_string(Tensor::byte_count(type, dims)) + " bytes but has " +
                     std::to_string(storage->byte_size()),
                 {.node = {}, .value = storage->proto().name()});
-  return Tensor(type, std::move(dims), std::move(storage));
+  Tensor t(type, std::move(dims), std::move(storage));
+  // ONNX stores a bool as a byte, 0 or 1; kernels read those bytes as bool, for which any other value is
+  // undefined behaviour. A file holding other bytes gets its tensor copied with them made 1.
+  if (type == ElemType::Bool && t.storage()->available()) {
+    const std::span<const std::byte> bytes = t.storage()->bytes();
+    if (std::any_of(bytes.begin(), bytes.end(),
+                    [](std::byte b) { return std::to_integer<unsigned>(b) > 1; })) {
+      Tensor normalized(type, t.dims());
+      std::span<bool> out = normalized.mutable_data<bool>();
+      for (std::size_t k = 0; k < out.size(); ++k) out[k] = bytes[k] != std::byte{0};
+      return normalized;
+    }
+  }
+  return t;
 }
 
 // Writes `t` into `out`. `name` (when not null) replaces the stored name. `take` moves the stored
@@ -7675,12 +7694,32 @@ void for_each_window(const WindowGeometry& g, Visit&& visit) {
     }
 }
 
+// Conv's operands fit one another: X (N, C, spatial...), W (M, C / group, kernel...) with `group`
+// dividing C and M, kernel_shape (when given) W's spatial sizes, B (when given) M values.
+inline void check_conv_operands(const KernelContext& c, const Tensor& x, const Tensor& w, int64_t group) {
+  if (x.rank() < 3) c.fail("X has rank " + std::to_string(x.rank()) + ", at least 3 expected");
+  if (w.rank() != x.rank())
+    c.fail("W has rank " + std::to_string(w.rank()) + ", X rank " + std::to_string(x.rank()));
+  const int64_t ch = x.dims()[1], m = w.dims()[0];
+  if (group < 1 || ch % group != 0 || m % group != 0 || w.dims()[1] != ch / group)
+    c.fail("W " + shape_str(make_shape(w.dims())) + " does not fit X " + shape_str(make_shape(x.dims())) +
+           " in " + std::to_string(group) + " group(s)");
+  const std::vector<int64_t> w_kernel(w.dims().begin() + 2, w.dims().end());
+  if (c.attr_ints("kernel_shape").value_or(w_kernel) != w_kernel)
+    c.fail("kernel_shape differs from W's spatial sizes " + shape_str(make_shape(w_kernel)));
+  if (c.has(2) && (c.in(2).rank() != 1 || c.in(2).dims()[0] != m))
+    c.fail("B " + shape_str(make_shape(c.in(2).dims())) + " does not hold one value per output channel (" +
+           std::to_string(m) + ")");
+}
+
 inline std::vector<Tensor> conv_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
   const Tensor& w = c.in(1);
-  const int64_t n = x.dims()[0], ch = x.dims()[1], m = w.dims()[0], group = c.attr_int("group", 1);
+  const int64_t group = c.attr_int("group", 1);
+  check_conv_operands(c, x, w, group);
+  const int64_t n = x.dims()[0], ch = x.dims()[1], m = w.dims()[0];
   const std::vector<int64_t> spatial(x.dims().begin() + 2, x.dims().end());
-  const std::vector<int64_t> kernel = c.attr_ints("kernel_shape").value_or(std::vector<int64_t>(w.dims().begin() + 2, w.dims().end()));
+  const std::vector<int64_t> kernel(w.dims().begin() + 2, w.dims().end());
   const WindowGeometry g = window_geometry(c, spatial, kernel, false, false);
   const int64_t cg = ch / group, mg = m / group, n_in = dims_element_count(spatial), n_out = dims_element_count(g.out), n_ker = dims_element_count(kernel);
   std::vector<int64_t> dims{n, m};
@@ -7780,6 +7819,7 @@ inline Kernel pool_kernel(bool is_max) {
 inline Kernel global_pool_kernel(bool is_max) {
   return [is_max](const KernelContext& c) -> std::vector<Tensor> {
     const Tensor& x = c.in(0);
+    if (x.rank() < 2) c.fail("the input has rank " + std::to_string(x.rank()) + ", at least 2 expected");
     const int64_t planes = x.dims()[0] * x.dims()[1], n = x.size() / std::max<int64_t>(planes, 1);
     std::vector<int64_t> dims(x.rank(), 1);
     dims[0] = x.dims()[0];
@@ -7866,8 +7906,10 @@ inline std::vector<int64_t> reshape_dims(const std::vector<int64_t>& in_dims, st
     if (shape[d] == -1) {
       if (infer >= 0) throw Error("Reshape: more than one -1");
       infer = static_cast<int64_t>(d);
-    } else {
-      known *= shape[d];
+    } else if (shape[d] < 0 || __builtin_mul_overflow(known, shape[d], &known)) {
+      throw Error(shape[d] < 0 ? "Reshape: dimension " + std::to_string(d) + " of the shape is " +
+                                     std::to_string(shape[d])
+                               : std::string("Reshape: the shape holds more elements than int64 counts"));
     }
   }
   const int64_t total = dims_element_count(in_dims);
@@ -8383,10 +8425,23 @@ inline std::vector<Tensor> compress_kernel(const KernelContext& c) {
   return {remap(flat, dims, identity_perm(dims.size()), maps)};
 }
 
-// DepthToSpace and SpaceToDepth are a reshape, a transpose and a reshape.
+// DepthToSpace and SpaceToDepth are a reshape, a transpose and a reshape, of a 4-D input whose channels
+// (DepthToSpace) or height and width (SpaceToDepth) the blocks divide.
+inline int64_t block_size(const KernelContext& c, const Tensor& x) {
+  const int64_t b = c.attr_int("blocksize", 0);
+  int64_t square = 0;
+  if (x.rank() != 4) c.fail("the input has rank " + std::to_string(x.rank()) + ", 4 expected");
+  if (b < 1 || __builtin_mul_overflow(b, b, &square))
+    c.fail("blocksize " + std::to_string(b) + " is not a block size");
+  const bool to_space = c.op_type == Symbol("DepthToSpace");
+  if (to_space ? x.dims()[1] % square != 0 : x.dims()[2] % b != 0 || x.dims()[3] % b != 0)
+    c.fail("blocksize " + std::to_string(b) + " does not divide the input " +
+           shape_str(make_shape(x.dims())) + (to_space ? "'s channels" : "'s height and width"));
+  return b;
+}
 inline std::vector<Tensor> depth_to_space_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
-  const int64_t b = c.attr_int("blocksize", 1);
+  const int64_t b = block_size(c, x);
   const int64_t n = x.dims()[0], ch = x.dims()[1], h = x.dims()[2], w = x.dims()[3];
   const bool crd = c.attr_string("mode", "DCR") == "CRD";
   Tensor t = crd ? transpose(x.reshaped({n, ch / (b * b), b, b, h, w}), {0, 1, 4, 2, 5, 3})
@@ -8395,7 +8450,7 @@ inline std::vector<Tensor> depth_to_space_kernel(const KernelContext& c) {
 }
 inline std::vector<Tensor> space_to_depth_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
-  const int64_t b = c.attr_int("blocksize", 1);
+  const int64_t b = block_size(c, x);
   const int64_t n = x.dims()[0], ch = x.dims()[1], h = x.dims()[2], w = x.dims()[3];
   Tensor t = transpose(x.reshaped({n, ch, h / b, b, w / b, b}), {0, 3, 5, 1, 2, 4});
   return {t.reshaped({n, ch * b * b, h / b, w / b})};

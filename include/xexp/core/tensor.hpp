@@ -149,13 +149,16 @@ class Tensor {
     return Tensor(type_, std::move(dims), storage_);
   }
 
+  static constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;
   static std::size_t byte_count(ElemType type, std::span<const int64_t> dims) {
-    const int64_t n = dims_element_count(dims);
-    if (type == ElemType::UInt4 || type == ElemType::Int4 || type == ElemType::Float4E2M1)
-      return static_cast<std::size_t>((n + 1) / 2);
-    if (static_cast<uint64_t>(n) > (uint64_t{1} << 62) / std::max<std::size_t>(elem_size(type), 1))
-      throw Error("a tensor of " + std::to_string(n) + " elements is too large");
-    return static_cast<std::size_t>(n) * elem_size(type);
+    const uint64_t n = static_cast<uint64_t>(dims_element_count(dims));
+    const bool packed = type == ElemType::UInt4 || type == ElemType::Int4 || type == ElemType::Float4E2M1;
+    // 1 TiB: past any real tensor, and a hostile shape gets an error rather than an allocator's abort.
+    if ((packed ? (n + 1) / 2 : n) >
+        kMaxTensorBytes / (packed ? 1 : std::max<std::size_t>(elem_size(type), 1)))
+      throw Error("a tensor of " + std::to_string(n) + " elements of " + std::string(elem_type_name(type)) +
+                  " is past the 1 TiB a tensor may hold");
+    return static_cast<std::size_t>(packed ? (n + 1) / 2 : n * elem_size(type));
   }
 
  private:

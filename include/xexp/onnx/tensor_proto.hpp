@@ -3,8 +3,11 @@
 // ProtoTensorStorage); writing an untouched tensor gives back the proto it came from.
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <fstream>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -54,7 +57,20 @@ inline Tensor read_tensor(::onnx::TensorProto&& p, ExternalFiles* external) {
                     " needs " + std::to_string(Tensor::byte_count(type, dims)) + " bytes but has " +
                     std::to_string(storage->byte_size()),
                 {.node = {}, .value = storage->proto().name()});
-  return Tensor(type, std::move(dims), std::move(storage));
+  Tensor t(type, std::move(dims), std::move(storage));
+  // ONNX stores a bool as a byte, 0 or 1; kernels read those bytes as bool, for which any other value is
+  // undefined behaviour. A file holding other bytes gets its tensor copied with them made 1.
+  if (type == ElemType::Bool && t.storage()->available()) {
+    const std::span<const std::byte> bytes = t.storage()->bytes();
+    if (std::any_of(bytes.begin(), bytes.end(),
+                    [](std::byte b) { return std::to_integer<unsigned>(b) > 1; })) {
+      Tensor normalized(type, t.dims());
+      std::span<bool> out = normalized.mutable_data<bool>();
+      for (std::size_t k = 0; k < out.size(); ++k) out[k] = bytes[k] != std::byte{0};
+      return normalized;
+    }
+  }
+  return t;
 }
 
 // Writes `t` into `out`. `name` (when not null) replaces the stored name. `take` moves the stored

@@ -347,12 +347,32 @@ void for_each_window(const WindowGeometry& g, Visit&& visit) {
     }
 }
 
+// Conv's operands fit one another: X (N, C, spatial...), W (M, C / group, kernel...) with `group`
+// dividing C and M, kernel_shape (when given) W's spatial sizes, B (when given) M values.
+inline void check_conv_operands(const KernelContext& c, const Tensor& x, const Tensor& w, int64_t group) {
+  if (x.rank() < 3) c.fail("X has rank " + std::to_string(x.rank()) + ", at least 3 expected");
+  if (w.rank() != x.rank())
+    c.fail("W has rank " + std::to_string(w.rank()) + ", X rank " + std::to_string(x.rank()));
+  const int64_t ch = x.dims()[1], m = w.dims()[0];
+  if (group < 1 || ch % group != 0 || m % group != 0 || w.dims()[1] != ch / group)
+    c.fail("W " + shape_str(make_shape(w.dims())) + " does not fit X " + shape_str(make_shape(x.dims())) +
+           " in " + std::to_string(group) + " group(s)");
+  const std::vector<int64_t> w_kernel(w.dims().begin() + 2, w.dims().end());
+  if (c.attr_ints("kernel_shape").value_or(w_kernel) != w_kernel)
+    c.fail("kernel_shape differs from W's spatial sizes " + shape_str(make_shape(w_kernel)));
+  if (c.has(2) && (c.in(2).rank() != 1 || c.in(2).dims()[0] != m))
+    c.fail("B " + shape_str(make_shape(c.in(2).dims())) + " does not hold one value per output channel (" +
+           std::to_string(m) + ")");
+}
+
 inline std::vector<Tensor> conv_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
   const Tensor& w = c.in(1);
-  const int64_t n = x.dims()[0], ch = x.dims()[1], m = w.dims()[0], group = c.attr_int("group", 1);
+  const int64_t group = c.attr_int("group", 1);
+  check_conv_operands(c, x, w, group);
+  const int64_t n = x.dims()[0], ch = x.dims()[1], m = w.dims()[0];
   const std::vector<int64_t> spatial(x.dims().begin() + 2, x.dims().end());
-  const std::vector<int64_t> kernel = c.attr_ints("kernel_shape").value_or(std::vector<int64_t>(w.dims().begin() + 2, w.dims().end()));
+  const std::vector<int64_t> kernel(w.dims().begin() + 2, w.dims().end());
   const WindowGeometry g = window_geometry(c, spatial, kernel, false, false);
   const int64_t cg = ch / group, mg = m / group, n_in = dims_element_count(spatial), n_out = dims_element_count(g.out), n_ker = dims_element_count(kernel);
   std::vector<int64_t> dims{n, m};
@@ -452,6 +472,7 @@ inline Kernel pool_kernel(bool is_max) {
 inline Kernel global_pool_kernel(bool is_max) {
   return [is_max](const KernelContext& c) -> std::vector<Tensor> {
     const Tensor& x = c.in(0);
+    if (x.rank() < 2) c.fail("the input has rank " + std::to_string(x.rank()) + ", at least 2 expected");
     const int64_t planes = x.dims()[0] * x.dims()[1], n = x.size() / std::max<int64_t>(planes, 1);
     std::vector<int64_t> dims(x.rank(), 1);
     dims[0] = x.dims()[0];

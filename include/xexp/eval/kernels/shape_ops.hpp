@@ -28,8 +28,10 @@ inline std::vector<int64_t> reshape_dims(const std::vector<int64_t>& in_dims, st
     if (shape[d] == -1) {
       if (infer >= 0) throw Error("Reshape: more than one -1");
       infer = static_cast<int64_t>(d);
-    } else {
-      known *= shape[d];
+    } else if (shape[d] < 0 || __builtin_mul_overflow(known, shape[d], &known)) {
+      throw Error(shape[d] < 0 ? "Reshape: dimension " + std::to_string(d) + " of the shape is " +
+                                     std::to_string(shape[d])
+                               : std::string("Reshape: the shape holds more elements than int64 counts"));
     }
   }
   const int64_t total = dims_element_count(in_dims);
@@ -545,10 +547,23 @@ inline std::vector<Tensor> compress_kernel(const KernelContext& c) {
   return {remap(flat, dims, identity_perm(dims.size()), maps)};
 }
 
-// DepthToSpace and SpaceToDepth are a reshape, a transpose and a reshape.
+// DepthToSpace and SpaceToDepth are a reshape, a transpose and a reshape, of a 4-D input whose channels
+// (DepthToSpace) or height and width (SpaceToDepth) the blocks divide.
+inline int64_t block_size(const KernelContext& c, const Tensor& x) {
+  const int64_t b = c.attr_int("blocksize", 0);
+  int64_t square = 0;
+  if (x.rank() != 4) c.fail("the input has rank " + std::to_string(x.rank()) + ", 4 expected");
+  if (b < 1 || __builtin_mul_overflow(b, b, &square))
+    c.fail("blocksize " + std::to_string(b) + " is not a block size");
+  const bool to_space = c.op_type == Symbol("DepthToSpace");
+  if (to_space ? x.dims()[1] % square != 0 : x.dims()[2] % b != 0 || x.dims()[3] % b != 0)
+    c.fail("blocksize " + std::to_string(b) + " does not divide the input " +
+           shape_str(make_shape(x.dims())) + (to_space ? "'s channels" : "'s height and width"));
+  return b;
+}
 inline std::vector<Tensor> depth_to_space_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
-  const int64_t b = c.attr_int("blocksize", 1);
+  const int64_t b = block_size(c, x);
   const int64_t n = x.dims()[0], ch = x.dims()[1], h = x.dims()[2], w = x.dims()[3];
   const bool crd = c.attr_string("mode", "DCR") == "CRD";
   Tensor t = crd ? transpose(x.reshaped({n, ch / (b * b), b, b, h, w}), {0, 1, 4, 2, 5, 3})
@@ -557,7 +572,7 @@ inline std::vector<Tensor> depth_to_space_kernel(const KernelContext& c) {
 }
 inline std::vector<Tensor> space_to_depth_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
-  const int64_t b = c.attr_int("blocksize", 1);
+  const int64_t b = block_size(c, x);
   const int64_t n = x.dims()[0], ch = x.dims()[1], h = x.dims()[2], w = x.dims()[3];
   Tensor t = transpose(x.reshaped({n, ch, h / b, b, w / b, b}), {0, 3, 5, 1, 2, 4});
   return {t.reshaped({n, ch * b * b, h / b, w / b})};
