@@ -76,6 +76,16 @@ TEST(PatternSub1Mul, NotWithAnotherConstant) {
   EXPECT_EQ(op_types(*m.graph), (OpList{"Sub", "Mul"}));
 }
 
+// torch's SiLU backward, y * (1 - Sigmoid(y)): 1 - Sigmoid(y) is exact where Sigmoid(y) is close to 1.
+TEST(PatternSub1Mul, NotOnTheComplementOfASigmoid) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId y = g.add_input("Y", ElemType::Float, Shape{2, 3});
+  g.add_output(node(g, "Mul", {y, node(g, "Sub", {scalar(g, "one", 1.0f), node(g, "Sigmoid", {y})})}));
+  run_rules(m, "Sub1Mul");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Sigmoid", "Sub", "Mul"}));
+}
+
 TEST(PatternSub1Mul, SameNumbers) { test::expect_same_outputs([] { return sub1_mul_model(1.0f); }, "Sub1Mul", 1e-5); }
 
 // ---- WhereAdd -------------------------------------------------------------------------------------

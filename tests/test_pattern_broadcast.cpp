@@ -3,6 +3,8 @@
 // evaluator and ONNX Runtime, float32, exactly). None of these rewrites changes arithmetic.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "support/rewrite_helpers.hpp"
 #include "xexp/patterns/registry.hpp"
 
@@ -108,6 +110,44 @@ TEST(PatternExpandBroadcast, NotWithAComputedShape) {
 TEST(PatternExpandBroadcast, SameNumbers) {
   test::expect_same_outputs([] { return expand_broadcast_model({1, 4}, {3, 4}, true); }, "ExpandBroadcast");
   test::expect_same_outputs([] { return expand_broadcast_model({3, 1}, {3, 4}, false); }, "ExpandBroadcast");
+}
+
+// Sub(ConstantOfShape(Shape(Y), value), Y) and Add(Y, the same), as torch writes ones_like(y) - y; the
+// ConstantOfShape of `fill_dims` when given (a shape that grows the output), else of Shape(Y).
+static Model fill_model(std::optional<std::vector<int64_t>> fill_dims = std::nullopt) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId y = g.add_input("Y", ElemType::Float, Shape{3, 4});
+  ValueId shape = fill_dims ? int64_initializer(g, "dims", *fill_dims) : node(g, "Shape", {y});
+  ValueId fill = node(g, "ConstantOfShape", {shape},
+                      {Attribute::make_tensor("value", Tensor::from<float>({1}, {1.5f}))});
+  g.add_output(node(g, "Sub", {fill, y}));
+  g.add_output(node(g, "Add", {y, fill}));
+  return m;
+}
+
+TEST(PatternExpandBroadcast, AConstantOfShapeTheOtherOperandBroadcastsIsItsValue) {
+  Model m = fill_model();
+  run_rules(m, "ExpandBroadcast");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpSeq{"Sub", "Add"}));
+  for (std::size_t k : {0u, 1u}) {
+    const Node& n = g.node(g.value(g.outputs()[k]).producer);
+    const ValueId filled = n.inputs[k == 0 ? 0 : 1];
+    ASSERT_TRUE(g.value(filled).initializer.has_value());
+    EXPECT_EQ(g.value(filled).initializer->dims(), std::vector<int64_t>{});
+    EXPECT_EQ(g.value(filled).initializer->data<float>()[0], 1.5f);
+  }
+}
+
+TEST(PatternExpandBroadcast, NotWhenTheConstantOfShapeGrowsTheOutput) {
+  Model m = fill_model(std::vector<int64_t>{2, 3, 4});
+  run_rules(m, "ExpandBroadcast");
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"ConstantOfShape", "Sub", "Add"}));
+}
+
+TEST(PatternExpandBroadcast, AConstantOfShapeSameNumbers) {
+  test::expect_same_outputs([] { return fill_model(); }, "ExpandBroadcast");
 }
 
 // ---- ShapeBasedExpandBroadcast --------------------------------------------------------------------

@@ -16551,6 +16551,8 @@ inline rewrite::RulePtr dropout_rule() {
 // the output shape: the Expand materializes a tensor the op would broadcast anyway. Checked on shapes,
 // dimension by dimension (see detail::is_broadcast_of). Binary: the element-wise arithmetic, logic and
 // comparison ops; the Expand may feed either side; its shape s is a constant and its output is used once.
+// A ConstantOfShape operand likewise becomes its value, a scalar, when the other operand alone has the
+// output's shape (torch's backward graphs write ones_like(x) - y); it may feed several such ops.
 
 namespace xexp::patterns {
 
@@ -16589,6 +16591,19 @@ inline constexpr auto is_broadcast_of =
       if (!out.shape() || !(operands.shape() && ...)) return false;
       return broadcast_gives(*out.shape(), {&*operands.shape()...});
     });
+// The one value of a ConstantOfShape, as a scalar of its type: float 0 when the node gives none.
+inline const Tensor* fill_value(const ValueView& fill) {
+  const ir::Attribute* a = rewrite::node_of(fill).attribute(Symbol("value"));
+  return a && a->tensors.size() == 1 ? &a->tensors[0] : nullptr;
+}
+inline constexpr auto fills_one_value = rewrite::fact<"fills_one_value">([](const ValueView& fill) {
+  const Tensor* value = fill_value(fill);
+  return !value || value->size() == 1;
+});
+inline constexpr auto fill_scalar = rewrite::fact<"fill_scalar">([](const ValueView& fill) {
+  const Tensor* value = fill_value(fill);
+  return value ? value->reshaped({}) : Tensor::scalar<float>(0.f);
+});
 }  // namespace detail
 
 inline rewrite::RulePtr expand_broadcast_rule() {
@@ -16596,12 +16611,23 @@ inline rewrite::RulePtr expand_broadcast_rule() {
   Var<'x'> x;
   Var<'y'> y;
   Const<'s'> s;
+  Var<'z'> z;
   auto left = named<'o'>(op<kBroadcastBinary>(Expand(x, s), y));
   auto right = named<'o'>(op<kBroadcastBinary>(y, Expand(x, s)));
+  auto fill = named<'f'>(shared(op<"ConstantOfShape">(z)));
+  auto fill_left = named<'o'>(op<kBroadcastBinary>(fill, y));
+  auto fill_right = named<'o'>(op<kBroadcastBinary>(y, fill));
+  auto scalar_fill = fold(detail::fill_scalar(fill));
   return rule("ExpandBroadcast")
       .priority(1)
       .cases(match(left).when(detail::is_broadcast_of(left, x, y)).to(rebuild(left, x, y)),
-             match(right).when(detail::is_broadcast_of(right, x, y)).to(rebuild(right, y, x)));
+             match(right).when(detail::is_broadcast_of(right, x, y)).to(rebuild(right, y, x)),
+             match(fill_left)
+                 .when(detail::fills_one_value(fill) && detail::is_broadcast_of(fill_left, y))
+                 .to(rebuild(fill_left, scalar_fill, y)),
+             match(fill_right)
+                 .when(detail::fills_one_value(fill) && detail::is_broadcast_of(fill_right, y))
+                 .to(rebuild(fill_right, y, scalar_fill)));
 }
 
 }  // namespace xexp::patterns
@@ -19920,9 +19946,15 @@ inline rewrite::RulePtr squeeze_unsqueeze_rule() {
 // differs by an ulp of y, not of the result: where x is close to 1, y - x * y cancels, and an element
 // far smaller than y may lose most of its digits (torch's SiLU backward, y * (1 - sigmoid(y)), moved
 // elements of a training graph's gradients by up to 31 % of 1 + |value|, 8e-5 of their output's RMS).
-// A (1,)-shaped one must not raise the rank of a rank-0 x.
+// A (1,)-shaped one must not raise the rank of a rank-0 x. Not for x = Sigmoid(...): 1 - x is then
+// exact where x is close to 1 (x in [0.5, 1], Sterbenz), the case where the rewrite loses the most.
 
 namespace xexp::patterns {
+
+namespace detail {
+inline constexpr auto is_sigmoid = rewrite::fact<"is_sigmoid">(
+    [](const ValueView& x) { return producer_of(*x.graph, x.id, "Sigmoid") != nullptr; });
+}  // namespace detail
 
 inline rewrite::RulePtr sub1_mul_rule() {
   using namespace rewrite::dsl;
@@ -19932,7 +19964,7 @@ inline rewrite::RulePtr sub1_mul_rule() {
   return rule("Sub1Mul")
       .priority(1)
       .match(commutative(Mul(Sub(one, x), y)))
-      .when(scalar_is(one, 1.0) && (rank(one) == 0 || rank(x) >= rank(one)))
+      .when(scalar_is(one, 1.0) && (rank(one) == 0 || rank(x) >= rank(one)) && !detail::is_sigmoid(x))
       .to(Sub(y, Mul(x, y)));
 }
 

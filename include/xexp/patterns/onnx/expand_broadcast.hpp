@@ -3,6 +3,8 @@
 // the output shape: the Expand materializes a tensor the op would broadcast anyway. Checked on shapes,
 // dimension by dimension (see detail::is_broadcast_of). Binary: the element-wise arithmetic, logic and
 // comparison ops; the Expand may feed either side; its shape s is a constant and its output is used once.
+// A ConstantOfShape operand likewise becomes its value, a scalar, when the other operand alone has the
+// output's shape (torch's backward graphs write ones_like(x) - y); it may feed several such ops.
 #include "xexp/patterns/facts.hpp"
 #include "xexp/patterns/op_families.hpp"
 
@@ -43,6 +45,19 @@ inline constexpr auto is_broadcast_of =
       if (!out.shape() || !(operands.shape() && ...)) return false;
       return broadcast_gives(*out.shape(), {&*operands.shape()...});
     });
+// The one value of a ConstantOfShape, as a scalar of its type: float 0 when the node gives none.
+inline const Tensor* fill_value(const ValueView& fill) {
+  const ir::Attribute* a = rewrite::node_of(fill).attribute(Symbol("value"));
+  return a && a->tensors.size() == 1 ? &a->tensors[0] : nullptr;
+}
+inline constexpr auto fills_one_value = rewrite::fact<"fills_one_value">([](const ValueView& fill) {
+  const Tensor* value = fill_value(fill);
+  return !value || value->size() == 1;
+});
+inline constexpr auto fill_scalar = rewrite::fact<"fill_scalar">([](const ValueView& fill) {
+  const Tensor* value = fill_value(fill);
+  return value ? value->reshaped({}) : Tensor::scalar<float>(0.f);
+});
 }  // namespace detail
 
 inline rewrite::RulePtr expand_broadcast_rule() {
@@ -50,12 +65,23 @@ inline rewrite::RulePtr expand_broadcast_rule() {
   Var<'x'> x;
   Var<'y'> y;
   Const<'s'> s;
+  Var<'z'> z;
   auto left = named<'o'>(op<kBroadcastBinary>(Expand(x, s), y));
   auto right = named<'o'>(op<kBroadcastBinary>(y, Expand(x, s)));
+  auto fill = named<'f'>(shared(op<"ConstantOfShape">(z)));
+  auto fill_left = named<'o'>(op<kBroadcastBinary>(fill, y));
+  auto fill_right = named<'o'>(op<kBroadcastBinary>(y, fill));
+  auto scalar_fill = fold(detail::fill_scalar(fill));
   return rule("ExpandBroadcast")
       .priority(1)
       .cases(match(left).when(detail::is_broadcast_of(left, x, y)).to(rebuild(left, x, y)),
-             match(right).when(detail::is_broadcast_of(right, x, y)).to(rebuild(right, y, x)));
+             match(right).when(detail::is_broadcast_of(right, x, y)).to(rebuild(right, y, x)),
+             match(fill_left)
+                 .when(detail::fills_one_value(fill) && detail::is_broadcast_of(fill_left, y))
+                 .to(rebuild(fill_left, scalar_fill, y)),
+             match(fill_right)
+                 .when(detail::fills_one_value(fill) && detail::is_broadcast_of(fill_right, y))
+                 .to(rebuild(fill_right, y, scalar_fill)));
 }
 
 }  // namespace xexp::patterns
