@@ -527,7 +527,8 @@ TEST(HostileKernels, DepthToSpaceAndSpaceToDepthBlocksThatDoNotFitAreErrors) {
 }
 
 // The fuzzer's Reshapes (the original project's models, mutated): a shape whose product overflows int64,
-// and a negative dimension other than -1. Then a ConstantOfShape asking for 4 PiB.
+// and a negative dimension other than -1. Then ConstantOfShapes asking for 4 PiB, without a value and
+// with one (whose broadcast built an index map per dimension first: 35 TiB for the fuzzer's case).
 TEST(HostileKernels, ShapesPastInt64OrOneTebibyteAreErrors) {
   struct Case {
     const char* op;
@@ -540,15 +541,25 @@ TEST(HostileKernels, ShapesPastInt64OrOneTebibyteAreErrors) {
       {"ConstantOfShape",
        {int64_t{1} << 20, int64_t{1} << 20, int64_t{1} << 10},
        "past the 1 TiB a tensor may hold"},
+      {"ConstantOfShape with a value", {int64_t{1} << 52}, "past the 1 TiB a tensor may hold"},
   };
   for (const Case& c : cases) {
     TempDir dir;
     ::onnx::ModelProto m = base_model();
     *m.mutable_graph()->add_initializer() =
         int64_tensor("S", {static_cast<int64_t>(c.shape.size())}, c.shape);
-    const bool reshape = std::string(c.op) == "Reshape";
-    *m.mutable_graph()->add_node() = make_node(
-        c.op, reshape ? std::vector<std::string>{"X", "S"} : std::vector<std::string>{"S"}, {"Q"}, "Shape_Q");
+    const std::string op = c.op;
+    const bool reshape = op == "Reshape";
+    ::onnx::NodeProto node = make_node(
+        reshape ? "Reshape" : "ConstantOfShape",
+        reshape ? std::vector<std::string>{"X", "S"} : std::vector<std::string>{"S"}, {"Q"}, "Shape_Q");
+    if (op.ends_with("with a value")) {
+      auto* value = node.add_attribute();
+      value->set_name("value");
+      value->set_type(::onnx::AttributeProto::TENSOR);
+      *value->mutable_t() = float_tensor("v", {1}, 4);
+    }
+    *m.mutable_graph()->add_node() = node;
     *m.mutable_graph()->add_output() = tensor_info("Q", 1, {});
     const std::string error = run_error(saved(dir, m), {{"X", zeros({2, 3})}});
     EXPECT_NE(error.find(c.expected), std::string::npos) << c.op << ": " << error;

@@ -6738,6 +6738,7 @@ inline std::vector<int64_t> identity_perm(std::size_t rank) { return iota_map(st
 inline Tensor expand_to(const Tensor& t, const std::vector<int64_t>& dims) {
   const std::vector<int64_t> out = broadcast_dims({&t.dims(), &dims});
   if (out == t.dims()) return t;
+  (void)Tensor::byte_count(t.type(), out);  // a shape past the tensor limit fails before its index maps
   const std::size_t off = out.size() - t.rank();
   std::vector<std::vector<int64_t>> maps(out.size());
   std::vector<int64_t> perm(out.size(), 0);
