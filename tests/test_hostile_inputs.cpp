@@ -111,6 +111,16 @@ void add_function_calling(::onnx::ModelProto& m, const std::string& name, const 
   return t;
 }
 
+// A BOOL tensor whose raw bytes are `bytes`, one per element.
+::onnx::TensorProto bool_tensor(const std::string& name, std::vector<int64_t> dims, std::string bytes) {
+  ::onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(9);
+  for (int64_t d : dims) t.add_dims(d);
+  t.set_raw_data(std::move(bytes));
+  return t;
+}
+
 std::string saved(const TempDir& dir, const ::onnx::ModelProto& m, const std::string& name = "model.onnx") {
   write_file(dir / name, m.SerializeAsString());
   return dir / name;
@@ -571,12 +581,7 @@ TEST(HostileKernels, ShapesPastInt64OrOneTebibyteAreErrors) {
 TEST(HostileTensors, BoolBytesOtherThanZeroAndOneReadAsTrue) {
   TempDir dir;
   ::onnx::ModelProto m = base_model();
-  ::onnx::TensorProto b;
-  b.set_name("B");
-  b.set_data_type(9);
-  b.add_dims(3);
-  b.set_raw_data(std::string("\x3d\x00\x01", 3));
-  *m.mutable_graph()->add_initializer() = b;
+  *m.mutable_graph()->add_initializer() = bool_tensor("B", {3}, std::string("\x3d\x00\x01", 3));
   *m.mutable_graph()->add_node() = make_node("Not", {"B"}, {"N"}, "Not_N");
   *m.mutable_graph()->add_output() = tensor_info("N", 9, {3});
   const xexp::ir::Model model = xexp::load_model(saved(dir, m));
@@ -692,11 +697,7 @@ TEST(HostileLoops, LoopWhoseConditionNeverTurnsFalseStopsAtTheIterationLimit) {
   // No trip count, and the body hands its condition (a constant true) back unchanged.
   TempDir dir;
   ::onnx::ModelProto m = base_model();
-  ::onnx::TensorProto yes;
-  yes.set_name("Yes");
-  yes.set_data_type(9);
-  yes.set_raw_data(std::string(1, '\1'));
-  *m.mutable_graph()->add_initializer() = yes;
+  *m.mutable_graph()->add_initializer() = bool_tensor("Yes", {}, std::string(1, '\1'));
   ::onnx::GraphProto& body = add_loop(m, "Yes", "Loop_forever");
   *body.add_node() = make_node("Identity", {"c"}, {"c_out"}, "Identity_c_out");
   *body.add_node() = make_node("Relu", {"x"}, {"x_out"}, "Relu_x_out");
