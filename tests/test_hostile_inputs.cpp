@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -653,6 +654,47 @@ TEST(HostileKernels, IndicesOutsideTheDataAreAnError) {
 
 // Found by fuzzing (`run`, ONNX's EyeLike test model with its input's rank changed): EyeLike read a second
 // dimension that was not there.
+// The fuzzer's Trilu (the backend suite's examples, mutated): a vector, whose rows the kernel read before
+// the start of its shape. Then k = int64 max, which overflowed i + k: past the columns it keeps none.
+TEST(HostileKernels, TriluOfAVectorIsAnErrorAndAHugeKKeepsNothing) {
+  TempDir dir;
+  ::onnx::ModelProto vector = base_model();
+  *vector.mutable_graph()->add_input() = tensor_info("V", 1, {4});
+  *vector.mutable_graph()->add_node() = make_node("Trilu", {"V"}, {"T"}, "Trilu_T");
+  *vector.mutable_graph()->add_output() = tensor_info("T", 1, {});
+  const std::string error = run_error(saved(dir, vector), {{"X", zeros({2, 3})}, {"V", zeros({4})}});
+  EXPECT_NE(error.find("Trilu: the input has rank 1, at least 2 expected"), std::string::npos) << error;
+
+  ::onnx::ModelProto huge = base_model();
+  *huge.mutable_graph()->add_initializer() = int64_tensor("K", {}, {std::numeric_limits<int64_t>::max()});
+  *huge.mutable_graph()->add_node() = make_node("Trilu", {"X", "K"}, {"T"}, "Trilu_T");
+  *huge.mutable_graph()->add_output() = tensor_info("T", 1, {2, 3});
+  const xexp::ir::Model model = xexp::load_model(saved(dir, huge, "huge.onnx"));
+  const std::vector<float> ones(6, 1.f);
+  const std::vector<xexp::Tensor> out =
+      xexp::tools::run_model(model, {{"X", xexp::Tensor::from<float>({2, 3}, ones)}});
+  ASSERT_EQ(out.size(), 2u);
+  const std::span<const float> kept = out[1].data<float>();
+  EXPECT_EQ(std::vector<float>(kept.begin(), kept.end()), std::vector<float>(6, 0.f));
+}
+
+// The fuzzer's folding (the original project's dort-c-custom__0, mutated): an output whose inferred
+// static shape has more elements than int64 counts. Checking it against the folding cap overflowed; such
+// a node is too large to fold, and optimize goes on.
+TEST(HostileKernels, FoldingLeavesAnOutputWhoseElementCountOverflows) {
+  TempDir dir;
+  ::onnx::ModelProto m = base_model();
+  *m.mutable_graph()->add_initializer() = int64_tensor("S", {3}, {int64_t{1} << 40, int64_t{1} << 40, 1024});
+  *m.mutable_graph()->add_node() = make_node("ConstantOfShape", {"S"}, {"F"}, "ConstantOfShape_F");
+  *m.mutable_graph()->add_output() = tensor_info("F", 1, {});
+  xexp::ir::Model model = xexp::load_model(saved(dir, m));
+  std::ostringstream log;
+  xexp::tools::optimize_model(model, {.log = &log});
+  std::vector<std::string> ops;
+  for (xexp::ir::NodeId id : model.graph->nodes()) ops.push_back(model.graph->node(id).op_type.str());
+  EXPECT_EQ(ops, (std::vector<std::string>{"Relu", "ConstantOfShape"}));
+}
+
 TEST(HostileKernels, EyeLikeOfAVectorIsAnError) {
   TempDir dir;
   ::onnx::ModelProto m = base_model();

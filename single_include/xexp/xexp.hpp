@@ -8379,9 +8379,11 @@ inline std::vector<Tensor> pad_kernel(const KernelContext& c) {
 
 inline std::vector<Tensor> trilu_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
-  const int64_t k = c.has(1) ? scalar_int(c.in(1)) : 0;
+  if (x.rank() < 2) c.fail("the input has rank " + std::to_string(x.rank()) + ", at least 2 expected");
   const bool upper = c.attr_int("upper", 1) != 0;
   const int64_t rows = x.dims()[x.rank() - 2], cols = x.dims()[x.rank() - 1];
+  // Past -rows or cols, k keeps every column or none: clamped, i + k cannot overflow.
+  const int64_t k = std::clamp<int64_t>(c.has(1) ? scalar_int(c.in(1)) : 0, -rows, cols);
   Tensor out(x.type(), x.dims());
   auto dst = out.mutable_bytes();
   const std::size_t s = elem_size(x.type());
@@ -9810,7 +9812,8 @@ inline bool known_too_large(const ir::Graph& g, const ir::Node& n, const FoldOpt
     const Shape& shape = *g.value(out).shape;
     if (!std::all_of(shape.begin(), shape.end(), [](const Dim& d) { return d.is_static(); })) continue;
     int64_t count = 1;
-    for (const Dim& d : shape) count *= d.value();
+    for (const Dim& d : shape)
+      if (__builtin_mul_overflow(count, d.value(), &count)) return true;
     if (count > options.max_elements) return true;
   }
   return false;

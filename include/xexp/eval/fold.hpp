@@ -80,7 +80,8 @@ inline bool known_too_large(const ir::Graph& g, const ir::Node& n, const FoldOpt
     const Shape& shape = *g.value(out).shape;
     if (!std::all_of(shape.begin(), shape.end(), [](const Dim& d) { return d.is_static(); })) continue;
     int64_t count = 1;
-    for (const Dim& d : shape) count *= d.value();
+    for (const Dim& d : shape)
+      if (__builtin_mul_overflow(count, d.value(), &count)) return true;
     if (count > options.max_elements) return true;
   }
   return false;

@@ -500,9 +500,11 @@ inline std::vector<Tensor> pad_kernel(const KernelContext& c) {
 
 inline std::vector<Tensor> trilu_kernel(const KernelContext& c) {
   const Tensor& x = c.in(0);
-  const int64_t k = c.has(1) ? scalar_int(c.in(1)) : 0;
+  if (x.rank() < 2) c.fail("the input has rank " + std::to_string(x.rank()) + ", at least 2 expected");
   const bool upper = c.attr_int("upper", 1) != 0;
   const int64_t rows = x.dims()[x.rank() - 2], cols = x.dims()[x.rank() - 1];
+  // Past -rows or cols, k keeps every column or none: clamped, i + k cannot overflow.
+  const int64_t k = std::clamp<int64_t>(c.has(1) ? scalar_int(c.in(1)) : 0, -rows, cols);
   Tensor out(x.type(), x.dims());
   auto dst = out.mutable_bytes();
   const std::size_t s = elem_size(x.type());
