@@ -695,6 +695,23 @@ TEST(HostileKernels, FoldingLeavesAnOutputWhoseElementCountOverflows) {
   EXPECT_EQ(ops, (std::vector<std::string>{"Relu", "ConstantOfShape"}));
 }
 
+// The fuzzer's OneHot (the backend suite's example, mutated): values declared with no size, fed empty.
+// The kernel read the "off" value from an empty tensor.
+TEST(HostileKernels, OneHotWithoutItsTwoValuesIsAnError) {
+  TempDir dir;
+  ::onnx::ModelProto m = base_model();
+  *m.mutable_graph()->add_input() = tensor_info("I", 1, {2, 2});
+  *m.mutable_graph()->add_input() = tensor_info("D", 1, {});
+  *m.mutable_graph()->add_input() = tensor_info("V", 1, {0});
+  *m.mutable_graph()->add_node() = make_node("OneHot", {"I", "D", "V"}, {"H"}, "OneHot_H");
+  *m.mutable_graph()->add_output() = tensor_info("H", 1, {});
+  const std::string error = run_error(saved(dir, m), {{"X", zeros({2, 3})},
+                                                      {"I", zeros({2, 2})},
+                                                      {"D", xexp::Tensor::scalar<float>(3.f)},
+                                                      {"V", zeros({0})}});
+  EXPECT_NE(error.find("values has shape (0), (2) expected"), std::string::npos) << error;
+}
+
 TEST(HostileKernels, EyeLikeOfAVectorIsAnError) {
   TempDir dir;
   ::onnx::ModelProto m = base_model();

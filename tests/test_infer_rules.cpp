@@ -6,6 +6,7 @@
 
 #include "xexp/infer.hpp"
 #include "xexp/infer/model.hpp"
+#include "xexp/infer/shape_ops.hpp"
 #include "xexp/onnx/save.hpp"
 
 using namespace xexp;
@@ -280,6 +281,16 @@ TEST(InferConstraints, BindingSurvivesEquality) {
   EXPECT_THROW(c.add_equal(Symbol("a"), Symbol("c")), Error);  // 3 and 5
   EXPECT_EQ(c.canonical(S("c")), Dim(5));
   EXPECT_EQ(c.canonical(S("e")), S("e"));
+}
+
+// A fuzzer's Reshape: sizes whose product passes int64 (2^80, 0 once wrapped) leave the -1 unknown
+// rather than a wrapped size.
+TEST(InferShapeOps, ReshapeMinusOneOfSizesPastInt64IsUnknown) {
+  infer::ShapeConstraints c;
+  const Dim huge(int64_t{1} << 40);
+  EXPECT_TRUE(infer::missing_reshape_dim(Shape{huge, huge}, Shape{Dim(2)}, c).is_unknown());
+  EXPECT_TRUE(infer::missing_reshape_dim(Shape{Dim(4)}, Shape{huge, huge}, c).is_unknown());
+  EXPECT_EQ(infer::missing_reshape_dim(Shape{huge, Dim(4)}, Shape{Dim(2)}, c), Dim(int64_t{1} << 41));
 }
 
 TEST(InferShapeOps, TransposeConcatSplitSliceGather) {

@@ -5650,14 +5650,16 @@ inline Dim missing_reshape_dim(const Shape& in, const Shape& known, const ShapeC
   for (const Dim& d0 : in) {
     const Dim d = constraints.canonical(d0);
     if (d.is_unknown()) return {};
-    if (d.is_static()) p_in *= d.value();
-    else s_in.push_back(d);
+    if (!d.is_static())
+      s_in.push_back(d);
+    else if (__builtin_mul_overflow(p_in, d.value(), &p_in))
+      return {};  // a hostile shape: unknown
   }
   for (const Dim& d0 : known) {
     const Dim d = constraints.canonical(d0);
     if (d.is_unknown()) return {};
     if (d.is_static()) {
-      p_out *= d.value();
+      if (__builtin_mul_overflow(p_out, d.value(), &p_out)) return {};
       continue;
     }
     auto it = std::find(s_in.begin(), s_in.end(), d);
@@ -9304,6 +9306,9 @@ inline std::vector<Tensor> one_hot_kernel(const KernelContext& c) {
   const Tensor& indices = c.in(0);
   const int64_t depth = scalar_int(c.in(1));
   const Tensor& values = c.in(2);
+  if (values.rank() != 1 || values.size() != 2)
+    c.fail("values has shape " + shape_str(make_shape(values.dims())) +
+           ", (2) expected: the off and on values");
   const int64_t rank = static_cast<int64_t>(indices.rank()) + 1;
   const int64_t axis = normalize_axis(c.attr_int("axis", -1), static_cast<std::size_t>(rank));
   std::vector<int64_t> dims = indices.dims();

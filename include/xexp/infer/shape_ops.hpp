@@ -105,14 +105,16 @@ inline Dim missing_reshape_dim(const Shape& in, const Shape& known, const ShapeC
   for (const Dim& d0 : in) {
     const Dim d = constraints.canonical(d0);
     if (d.is_unknown()) return {};
-    if (d.is_static()) p_in *= d.value();
-    else s_in.push_back(d);
+    if (!d.is_static())
+      s_in.push_back(d);
+    else if (__builtin_mul_overflow(p_in, d.value(), &p_in))
+      return {};  // a hostile shape: unknown
   }
   for (const Dim& d0 : known) {
     const Dim d = constraints.canonical(d0);
     if (d.is_unknown()) return {};
     if (d.is_static()) {
-      p_out *= d.value();
+      if (__builtin_mul_overflow(p_out, d.value(), &p_out)) return {};
       continue;
     }
     auto it = std::find(s_in.begin(), s_in.end(), d);

@@ -101,6 +101,9 @@ inline std::vector<Tensor> one_hot_kernel(const KernelContext& c) {
   const Tensor& indices = c.in(0);
   const int64_t depth = scalar_int(c.in(1));
   const Tensor& values = c.in(2);
+  if (values.rank() != 1 || values.size() != 2)
+    c.fail("values has shape " + shape_str(make_shape(values.dims())) +
+           ", (2) expected: the off and on values");
   const int64_t rank = static_cast<int64_t>(indices.rank()) + 1;
   const int64_t axis = normalize_axis(c.attr_int("axis", -1), static_cast<std::size_t>(rank));
   std::vector<int64_t> dims = indices.dims();
