@@ -119,8 +119,7 @@ static Model fill_model(std::optional<std::vector<int64_t>> fill_dims = std::nul
   Graph& g = *m.graph;
   ValueId y = g.add_input("Y", ElemType::Float, Shape{3, 4});
   ValueId shape = fill_dims ? int64_initializer(g, "dims", *fill_dims) : node(g, "Shape", {y});
-  ValueId fill = node(g, "ConstantOfShape", {shape},
-                      {Attribute::make_tensor("value", Tensor::from<float>({1}, {1.5f}))});
+  ValueId fill = test::constant_of_shape(g, shape, 1.5f);
   g.add_output(node(g, "Sub", {fill, y}));
   g.add_output(node(g, "Add", {y, fill}));
   return m;

@@ -19,8 +19,7 @@ using test::node;
 namespace {
 
 ValueId constant_of_shape(Graph& g, const std::string& name, std::vector<int64_t> dims, float value) {
-  return node(g, "ConstantOfShape", {int64_initializer(g, name, std::move(dims))},
-              {Attribute::make_tensor("value", Tensor::from<float>({1}, {value}))});
+  return test::constant_of_shape(g, int64_initializer(g, name, std::move(dims)), value);
 }
 
 std::vector<float> values_of(const Tensor& t) { return {t.data<float>().begin(), t.data<float>().end()}; }

@@ -149,8 +149,7 @@ Model padded_halves(float fill = 0.0f, int64_t right_cut = 4) {
                  test::int64_initializer(g, "end" + at, {end}), one});
   };
   auto zeros = [&](const std::string& side, int64_t width) {
-    return node(g, "ConstantOfShape", {test::int64_initializer(g, side + "_shape", {2, width})},
-                {Attribute::make_tensor("value", Tensor::from<float>({1}, {fill}))});
+    return test::constant_of_shape(g, test::int64_initializer(g, side + "_shape", {2, width}), fill);
   };
   const Attribute axis = int_attr("axis", 1);
   ValueId left = node(g, "Concat", {node(g, "Neg", {slice(4, 8)}), zeros("left", 4)}, {axis});

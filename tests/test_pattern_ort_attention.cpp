@@ -194,8 +194,7 @@ Model attention(const Attention& c) {
     }
     case Mask::AddComputed: {
       const ValueId full =
-          node(g, "ConstantOfShape", {test::int64_initializer(g, "square", {kSeq, kSeq})},
-               {Attribute::make_tensor("value", Tensor::from<float>({1}, {c.fill}))});
+          test::constant_of_shape(g, test::int64_initializer(g, "square", {kSeq, kSeq}), c.fill);
       auto triangle = [&](const char* name, int64_t k, int64_t upper) {
         const ValueId diagonal = g.add_initializer(name, Tensor::scalar<int64_t>(k));
         return node(g, "Trilu", {full, diagonal}, {Attribute::make_int("upper", upper)});

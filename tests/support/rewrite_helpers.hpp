@@ -42,6 +42,12 @@ inline ir::ValueId int64_initializer(ir::Graph& g, const std::string& name, std:
   return g.add_initializer(name, Tensor::from<int64_t>({n}, values));
 }
 
+// ConstantOfShape(shape) filled with the float `value`.
+inline ir::ValueId constant_of_shape(ir::Graph& g, ir::ValueId shape, float value) {
+  return node(g, "ConstantOfShape", {shape},
+              {ir::Attribute::make_tensor("value", Tensor::from<float>({1}, {value}))});
+}
+
 // Op types as op_types() lists them, for the expected side of a comparison. Not "Ops": xexp::Ops is the
 // builder's shortcut class, which the tests' `using namespace xexp` brings in.
 using OpList = std::vector<std::string>;

@@ -19,12 +19,20 @@
 
 namespace xexp::eval::kernels {
 
+// a + b (numpy broadcasting) in their float type: the sums the contrib ops compute before their op.
+inline Tensor add_floats(const Tensor& a, const Tensor& b) {
+  return visit_float_type(a.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return broadcast_binary<T, T, T>(a, b, [](T x, T y) { return x + y; });
+  });
+}
+
 // x (+ bias broadcast), then f elementwise, in the input's float type.
 template <class F>
 Tensor bias_then(const Tensor& x, const Tensor* bias, F f) {
+  const Tensor sum = bias ? add_floats(x, *bias) : x;
   return visit_float_type(x.type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    Tensor sum = bias ? broadcast_binary<T, T, T>(x, *bias, [](T a, T b) { return a + b; }) : x;
     Tensor out(x.type(), sum.dims());
     auto src = sum.data<T>();
     auto dst = out.mutable_data<T>();
@@ -51,12 +59,8 @@ inline Kernel skip_norm_kernel(bool rms) {
     auto wide = [&](std::size_t k) { return is_half(type) ? cast_tensor(c.in(k), ElemType::Float) : c.in(k); };
     const std::size_t bias_slot = rms ? 3 : 4;
     const Tensor x = wide(0);
-    Tensor sum = visit_float_type(x.type(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      auto add = [](T a, T b) { return a + b; };
-      Tensor s = broadcast_binary<T, T, T>(x, wide(1), add);
-      return c.has(bias_slot) ? broadcast_binary<T, T, T>(s, wide(bias_slot), add) : s;
-    });
+    Tensor sum = add_floats(x, wide(1));
+    if (c.has(bias_slot)) sum = add_floats(sum, wide(bias_slot));
     const Tensor* beta = !rms && c.has(3) ? &c.in(3) : nullptr;
     auto r = normalize_trailing(sum, &c.in(2), beta,
                                 {.epsilon = c.attr_float("epsilon", 1e-5f), .rms = rms, .stash = sum.type()});
@@ -66,10 +70,7 @@ inline Kernel skip_norm_kernel(bool rms) {
 }
 
 inline std::vector<Tensor> bias_softmax_kernel(const KernelContext& c) {
-  const Tensor sum = visit_float_type(c.in(0).type(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    return broadcast_binary<T, T, T>(c.in(0), c.in(1), [](T a, T b) { return a + b; });
-  });
+  const Tensor sum = add_floats(c.in(0), c.in(1));
   const int64_t axis = normalize_axis(c.attr_int("axis", -1), sum.rank());
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= sum.dims()[d];
@@ -134,12 +135,7 @@ inline std::vector<Tensor> fused_conv_kernel(const KernelContext& c) {
     if (z.dims() != y[0].dims() || z.type() != y[0].type())
       c.fail("Z must have the output's shape " + shape_str(make_shape(y[0].dims())) + " and type, not " +
              shape_str(make_shape(z.dims())));
-    visit_float_type(z.type(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      std::span<T> out = y[0].mutable_data<T>();
-      std::span<const T> add = z.data<T>();
-      for (std::size_t k = 0; k < out.size(); ++k) out[k] = static_cast<T>(out[k] + add[k]);
-    });
+    y[0] = add_floats(y[0], z);
   }
   if (activation.empty()) return y;
   const std::vector<float> params = c.attr_floats("activation_params");
@@ -280,10 +276,7 @@ inline Tensor attend(const KernelContext& c, const Tensor& q, const Tensor& k, c
   if (scores) *scores = s;
   if (bias) {
     if (bias->type() != s.type()) c.fail(std::string(what) + " is not of the query's type");
-    s = visit_float_type(s.type(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      return broadcast_binary<T, T, T>(s, *bias, [](T a, T b) { return a + b; });
-    });
+    s = add_floats(s, *bias);
     if (s.dims() != std::vector<int64_t>{q.dims()[0], q.dims()[1], q.dims()[2], k.dims()[2]})
       c.fail(std::string(what) + " " + shape_str(bias->shape()) + " does not broadcast to the scores");
   }
@@ -326,8 +319,8 @@ inline Tensor grouped_attend(const KernelContext& c, const Tensor& q, const Tens
       for (int64_t i = 0; i < sequence; ++i)
         for (int64_t j = 0; j < total; ++j)
           dst[i * total + j] = j > i + past ? -std::numeric_limits<T>::infinity() : T(0);
-      if (bias) mask = broadcast_binary<T, T, T>(*bias, mask, [](T a, T b) { return a + b; });
     });
+    if (bias) mask = add_floats(*bias, mask);
     bias = mask;
   }
   return attend(c, q, repeated(k), repeated(v), scale, bias ? &*bias : nullptr, what, masked_rows, scores);
@@ -356,10 +349,7 @@ inline std::array<Tensor, 3> add_projection_bias(const KernelContext& c, const T
     const int64_t hidden = t.dims()[2];
     const Tensor part = slice_axis(bias, 0, offset, hidden);
     offset += hidden;
-    t = visit_float_type(t.type(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      return broadcast_binary<T, T, T>(t, part, [](T a, T b) { return a + b; });
-    });
+    t = add_floats(t, part);
   }
   return out;
 }

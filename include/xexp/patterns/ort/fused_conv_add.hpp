@@ -12,7 +12,8 @@
 namespace xexp::patterns {
 
 namespace detail {
-// The value's only reader is an activation FusedConv can take, at its first input.
+// The value's only reader is an activation FusedConv can take, at its first input: the condition of
+// the rule's first case, so that the one-node form wins.
 inline constexpr auto feeds_fusable_activation =
     rewrite::fact<"feeds_fusable_activation">([](const ValueView& v) {
       const std::vector<ir::Use>& uses = v.value().uses;
@@ -21,7 +22,7 @@ inline constexpr auto feeds_fusable_activation =
       const std::vector<Symbol>& activations = rewrite::op_family<kFusedActivations>();
       return reader.domain.empty() && !reader.outputs.empty() &&
              std::find(activations.begin(), activations.end(), reader.op_type) != activations.end() &&
-             fused_activation(ValueView{v.graph, reader.outputs[0]}).has_value();
+             is_fusable_activation.f(ValueView{v.graph, reader.outputs[0]}, std::string("FusedConv"));
     });
 }  // namespace detail
 
