@@ -1,10 +1,15 @@
-// Cast, TransposeTranspose, MatMulAdd: the exact op sequence after, one negative test per condition,
-// and the same numbers before and after (xexp's evaluator and ONNX Runtime, float32, exactly: MatMulAdd's
-// Gemm adds the bias to the same products, in both runtimes).
+// Cast, TransposeTranspose, MatMulAdd, GemmAdd: the exact op sequence after, one negative test per
+// condition, and the same numbers before and after (xexp's evaluator and ONNX Runtime, float32, exactly:
+// the Gemm adds the bias to the same products, in both runtimes).
 #include <gtest/gtest.h>
 
+#include <sstream>
+#include <string>
+
 #include "support/rewrite_helpers.hpp"
+#include "support/rule_cases.hpp"
 #include "xexp/patterns/registry.hpp"
+#include "xexp/tools/optimize.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;
@@ -122,8 +127,26 @@ TEST(PatternMatMulAdd, ThreeDimensionsGetReshapes) {
   EXPECT_EQ(op_types(*m.graph), (OpList{"Reshape", "Gemm", "Reshape"}));
 }
 
-TEST(PatternMatMulAdd, NotWhenTheBiasDoesNotBroadcastAsGemmNeeds) {
-  Model m = matmul_add_model({.bias_dims = {4, 5}});
+TEST(PatternMatMulAdd, AWholeMatrixOrARowOrAColumnBecomesC) {
+  for (const std::vector<int64_t>& dims : {std::vector<int64_t>{4, 5}, std::vector<int64_t>{4, 1},
+                                           std::vector<int64_t>{1, 5}, std::vector<int64_t>{}}) {
+    Model m = matmul_add_model({.bias_dims = dims});
+    run_rules(m, "MatMulAdd");
+    ASSERT_EQ(op_types(*m.graph), (OpList{"Gemm"}));
+    const Node& gemm = m.graph->node(m.graph->first_node());
+    EXPECT_EQ(m.graph->value(gemm.inputs.at(2)).name, "bias");
+  }
+}
+
+TEST(PatternMatMulAdd, NotWhenTheBiasBroadcastsTheProduct) {
+  Model m = matmul_add_model({.bias_dims = {2, 4, 5}});
+  run_rules(m, "MatMulAdd");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"MatMul", "Add"}));
+}
+
+TEST(PatternMatMulAdd, NotAMatrixAfterThreeDimensions) {
+  // Gemm's C would need the matrix reshaped too: no fewer nodes than MatMul and Add.
+  Model m = matmul_add_model({.a = {2, 4, 3}, .bias_dims = {4, 5}});
   run_rules(m, "MatMulAdd");
   EXPECT_EQ(op_types(*m.graph), (OpList{"MatMul", "Add"}));
 }
@@ -143,6 +166,120 @@ TEST(PatternMatMulAdd, NotWhenLeadingDimsAreSymbolic) {
 TEST(PatternMatMulAdd, SameNumbers) {
   test::expect_same_outputs([] { return matmul_add_model({}); }, "MatMulAdd");
   test::expect_same_outputs([] { return matmul_add_model({.a = {2, 4, 3}, .bias_first = true}); }, "MatMulAdd");
+  test::expect_same_outputs(
+      [] {
+        return matmul_add_model({.bias_dims = {4, 5}, .bias_first = true});
+      },
+      "MatMulAdd");
+  test::expect_same_outputs([] { return matmul_add_model({.bias_dims = {4, 1}}); }, "MatMulAdd");
+  test::expect_same_outputs([] { return matmul_add_model({.bias_dims = {}}); }, "MatMulAdd");
+}
+
+// ---- GemmAdd --------------------------------------------------------------------------------------
+struct GemmAddCase {
+  std::vector<int64_t> addend_dims = {4, 5};
+  bool addend_first = false;
+  bool gemm_has_c = false;
+  bool gemm_used_twice = false;
+};
+// Gemm(A, B^T, alpha 0.5, beta 0.3) + Y: beta has nothing to scale before, and must become 1.
+static Model gemm_add_model(const GemmAddCase& c) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId a = g.add_input("A", ElemType::Float, Shape{4, 3});
+  ValueId b = g.add_input("B", ElemType::Float, Shape{5, 3});
+  ValueId y = g.add_input("Y", ElemType::Float, make_shape(c.addend_dims));
+  std::vector<ValueId> inputs{a, b};
+  if (c.gemm_has_c) inputs.push_back(g.add_input("C", ElemType::Float, Shape{5}));
+  ValueId gemm = node(g, "Gemm", inputs,
+                      {Attribute::make_int("transB", 1), Attribute::make_float("alpha", 0.5f),
+                       Attribute::make_float("beta", 0.3f)});
+  g.add_output(
+      node(g, "Add", c.addend_first ? std::vector<ValueId>{y, gemm} : std::vector<ValueId>{gemm, y}));
+  if (c.gemm_used_twice) g.add_output(node(g, "Neg", {gemm}));
+  return m;
+}
+
+TEST(PatternGemmAdd, TheAddendBecomesC) {
+  for (const GemmAddCase& c : {GemmAddCase{}, GemmAddCase{.addend_first = true},
+                               GemmAddCase{.addend_dims = {4, 1}}, GemmAddCase{.addend_dims = {5}}}) {
+    Model m = gemm_add_model(c);
+    run_rules(m, "GemmAdd");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"Gemm"}));
+    const Node& gemm = g.node(g.first_node());
+    ASSERT_EQ(gemm.inputs.size(), 3u);
+    EXPECT_EQ(g.value(gemm.inputs[2]).name, "Y");
+    EXPECT_EQ(gemm.attribute(Symbol("transB"))->i, 1);
+    EXPECT_EQ(gemm.attribute(Symbol("alpha"))->f, 0.5f);
+    EXPECT_EQ(gemm.attribute(Symbol("beta"))->f, 1.0f);
+    EXPECT_EQ(g.value(g.outputs()[0]).name, "Add");
+  }
+}
+
+TEST(PatternGemmAdd, NotWhenTheGemmHasCOrAnotherReader) {
+  Model with_c = gemm_add_model({.gemm_has_c = true});
+  run_rules(with_c, "GemmAdd");
+  EXPECT_EQ(op_types(*with_c.graph), (OpList{"Gemm", "Add"}));
+  Model shared = gemm_add_model({.gemm_used_twice = true});
+  run_rules(shared, "GemmAdd");
+  EXPECT_EQ(op_types(*shared.graph), (OpList{"Gemm", "Add", "Neg"}));
+}
+
+TEST(PatternGemmAdd, NotWhenTheAddendBroadcastsTheProduct) {
+  Model m = gemm_add_model({.addend_dims = {2, 4, 5}});
+  run_rules(m, "GemmAdd");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Gemm", "Add"}));
+}
+
+TEST(PatternGemmAdd, SameNumbers) {
+  test::expect_same_outputs([] { return gemm_add_model({}); }, "GemmAdd");
+  test::expect_same_outputs(
+      [] {
+        return gemm_add_model({.addend_dims = {4, 1}, .addend_first = true});
+      },
+      "GemmAdd");
+}
+
+// A backward graph as torch writes it: the gradient of an input read by three Linear layers is the
+// sum of three products by the forward's transposed weights. Read from disk and optimized with the
+// default sets, the sum is three chained Gemms (transB), each adding the one before as its C.
+TEST(PatternGemmAdd, SumsOfProductsOnAModelReadFromDisk) {
+  const std::string text = R"(<ir_version: 8, opset_import: ["" : 18]>
+backward (float[6,4] DQ, float[6,4] DK, float[6,4] DV, float[8,4] TQ, float[8,4] TK, float[8,4] TV) => (float[6,8] DX)
+{
+  WQ = Transpose<perm = [1, 0]>(TQ)
+  WK = Transpose<perm = [1, 0]>(TK)
+  WV = Transpose<perm = [1, 0]>(TV)
+  Q = MatMul(DQ, WQ)
+  K = MatMul(DK, WK)
+  V = MatMul(DV, WV)
+  S = Add(Q, K)
+  DX = Add(S, V)
+})";
+  xexp::testing::TempDir dir;
+  const std::string path = (dir.path() / "backward.onnx").string();
+  xexp::testing::write_case_model(text, path);
+  Model model = load_model(path);
+  std::ostringstream log;
+  tools::OptimizeModelOptions options;
+  options.log = &log;
+  tools::optimize_model(model, options);
+  const Graph& g = *model.graph;
+  ASSERT_EQ(op_types(g), (OpList{"Gemm", "Gemm", "Gemm"}));
+  // DX = Gemm(DV, WV, Gemm(DK, WK, Gemm(DQ, WQ))), in some order of the three.
+  std::size_t with_c = 0;
+  for (NodeId id : g.nodes()) {
+    const Node& n = g.node(id);
+    if (n.inputs.size() == 3 && n.inputs[2] != kNone) {
+      ++with_c;
+      EXPECT_EQ(g.node(g.value(n.inputs[2]).producer).op_type, Symbol("Gemm"));
+    }
+    EXPECT_EQ(n.attribute(Symbol("transB"))->i, 1);
+  }
+  EXPECT_EQ(with_c, 2u);
+  test::expect_outputs_of_file(path, model, xexp::testing::random_feeds(*load_model(path).graph, {.seed = 3}),
+                               1e-5);
 }
 
 TEST(PatternDescribe, RulesPrintThemselves) {

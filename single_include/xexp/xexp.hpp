@@ -14468,6 +14468,12 @@ inline constexpr auto absent_or_vector_over_last_axis =
       return v.shape() && v.shape()->size() == 1 && x.shape() && !x.shape()->empty() &&
              (*v.shape())[0].is_static() && (*v.shape())[0] == x.shape()->back();
     });
+// An addend that can be a Gemm's C: at most 2-D, and the sum has the product's shape (C broadcasts into
+// the (M, N) product, never the product into C).
+template <class Y, class P, class S>
+constexpr auto fits_gemm_c(const Y& addend, const P& product, const S& sum) {
+  return rewrite::rank(addend) <= 2 && rewrite::same_shape(sum, product);
+}
 // Same dims and element type: a constant that multiplies into a scale of that shape.
 inline constexpr auto same_dims_and_type = fact<"same_dims_and_type">(
     [](const Tensor& a, const Tensor& b) { return a.dims() == b.dims() && a.type() == b.type(); });
@@ -16796,6 +16802,30 @@ inline rewrite::RulePtr gelu_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/gemm_add.hpp
+// GemmAdd: a Gemm without C followed by an Add takes the addend as its C, Add(Gemm(a, b), y) =
+// Gemm(a, b, y) with beta 1. Backward graphs sum the gradients of an input read by several Linear
+// layers this way (the q, k and v projections: three Gemms and two Adds become three chained Gemms).
+// y must fit C (Gemm broadcasts C into the product, never the other way), and nothing else may read the
+// Gemm. The Gemm keeps its other attributes (transA, transB, alpha).
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr gemm_add_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Var<'y'> y;
+  auto gemm = named<'g'>(Gemm(a, b));
+  auto sum = named<'s'>(commutative(Add(gemm, y)));
+  return rule("GemmAdd")
+      .priority(3)
+      .match(sum)
+      .when(y != gemm && fits_gemm_c(y, gemm, sum))
+      .to(rebuild(gemm, input<2> = y, attr<"beta"> = 1.0f));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/gemm_batch_normalization.hpp
 // GemmBatchNormalization: a BatchNormalization in inference mode after a Gemm with a constant B (its
 // channels are the Gemm's output columns) goes into B and C, as ConvBatchNormalization does for a Conv:
@@ -17175,8 +17205,9 @@ inline rewrite::RulePtr masked_fill_to_bool_rule() {
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/matmul_add.hpp
-// MatMulAdd: MatMul followed by the Add of a bias is a Gemm. For a first input of rank > 2 (a Linear
-// layer on a batch of sequences) the Gemm is wrapped in Reshapes, which needs the leading dims static.
+// MatMulAdd: MatMul followed by an Add is a Gemm. A 2-D product takes any addend Gemm's C can be (a bias,
+// or a whole matrix such as another product). For a first input of rank > 2 (a Linear layer on a batch
+// of sequences) the Gemm is wrapped in Reshapes, which needs the leading dims static and a bias vector.
 #include <vector>
 
 
@@ -17208,15 +17239,18 @@ inline rewrite::RulePtr matmul_add_rule() {
   Var<'b'> b;
   Var<'c'> bias;
   auto mm = named<'m'>(MatMul(a, b));
-  auto bias_fits = (rank(bias) == 1 || (rank(bias) == 2 && dim(bias, 0) == 1)) && dim(bias, -1) == dim(b, -1);
+  auto sum = named<'s'>(commutative(Add(mm, bias)));
+  auto bias_vector =
+      (rank(bias) == 1 || (rank(bias) == 2 && dim(bias, 0) == 1)) && dim(bias, -1) == dim(b, -1);
   auto gemm = Gemm(a, b, bias);
   auto reshaped =
       Reshape(Gemm(Reshape(a, fold(detail::flat_shape(a))), b, bias), fold(detail::unflat_shape(a)));
   return rule("MatMulAdd")
       .priority(3)
-      .match(commutative(Add(mm, bias)))
-      .when(rank(b) == 2 && bias != mm && bias_fits)
-      .when(rank(a) == 2 || (rank(a) > 2 && detail::all_dims_static(a)))
+      .match(sum)
+      .when(rank(b) == 2 && bias != mm)
+      .when((rank(a) == 2 && fits_gemm_c(bias, mm, sum)) ||
+            (rank(a) > 2 && bias_vector && detail::all_dims_static(a)))
       .to(choose(rank(a) == 2, gemm, reshaped));
 }
 
@@ -20764,6 +20798,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       reshape2_of3_rule(),
       reshape_reshape_binary_rule(),
       matmul_add_rule(),
+      gemm_add_rule(),
       gemm_batch_normalization_rule(),
       matmul_batch_normalization_rule(),
       gemm_transpose_rule(),

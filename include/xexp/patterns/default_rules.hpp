@@ -29,6 +29,7 @@
 #include "xexp/patterns/onnx/expand_swap.hpp"
 #include "xexp/patterns/onnx/gathers_split.hpp"
 #include "xexp/patterns/onnx/gelu.hpp"
+#include "xexp/patterns/onnx/gemm_add.hpp"
 #include "xexp/patterns/onnx/gemm_batch_normalization.hpp"
 #include "xexp/patterns/onnx/gemm_transpose.hpp"
 #include "xexp/patterns/onnx/hard_swish.hpp"
@@ -160,6 +161,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       reshape2_of3_rule(),
       reshape_reshape_binary_rule(),
       matmul_add_rule(),
+      gemm_add_rule(),
       gemm_batch_normalization_rule(),
       matmul_batch_normalization_rule(),
       gemm_transpose_rule(),

@@ -273,6 +273,12 @@ inline constexpr auto absent_or_vector_over_last_axis =
       return v.shape() && v.shape()->size() == 1 && x.shape() && !x.shape()->empty() &&
              (*v.shape())[0].is_static() && (*v.shape())[0] == x.shape()->back();
     });
+// An addend that can be a Gemm's C: at most 2-D, and the sum has the product's shape (C broadcasts into
+// the (M, N) product, never the product into C).
+template <class Y, class P, class S>
+constexpr auto fits_gemm_c(const Y& addend, const P& product, const S& sum) {
+  return rewrite::rank(addend) <= 2 && rewrite::same_shape(sum, product);
+}
 // Same dims and element type: a constant that multiplies into a scale of that shape.
 inline constexpr auto same_dims_and_type = fact<"same_dims_and_type">(
     [](const Tensor& a, const Tensor& b) { return a.dims() == b.dims() && a.type() == b.type(); });
