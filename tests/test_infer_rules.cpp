@@ -437,13 +437,24 @@ TEST(InferConv, ConvAsOnnxWithPadsStridesDilationsGroups) {
   ValueId x3 = f.input("X3", ElemType::Float, Shape{1, 2, 5, 6, 7});
   EXPECT_EQ(*f.shape(f.one("Conv", {x3, f.input("W3", ElemType::Float, Shape{4, 2, 1, 2, 3})})), (Shape{1, 4, 5, 5, 5}));
   // Symbolic spatial sizes: kept where the window keeps them (stride 1, padding making up for the
-  // kernel), unknown otherwise, as ONNX leaves them.
+  // kernel), spelled from them otherwise (ONNX leaves them unknown), so that two windows alike over
+  // one input have one size.
   const Dim h = S("H"), wd = S("W");
   ValueId xs = f.input("XS", ElemType::Float, Shape{n, 3, h, wd});
   EXPECT_EQ(*f.shape(f.one("Conv", {xs, w}, {pads1})), (Shape{n, 8, h, wd}));
   EXPECT_EQ(*f.shape(f.one("Conv", {xs, w}, {f.string_attr("auto_pad", "SAME_UPPER")})), (Shape{n, 8, h, wd}));
-  EXPECT_EQ(*f.shape(f.one("Conv", {xs, w}, {pads1, strides2})), (Shape{n, 8, Dim(), Dim()}));
-  EXPECT_EQ(*f.shape(f.one("Conv", {xs, w})), (Shape{n, 8, Dim(), Dim()}));
+  const Shape halved{n, 8, S("(H-1)//2+1"), S("(W-1)//2+1")};
+  EXPECT_EQ(*f.shape(f.one("Conv", {xs, w}, {pads1, strides2})), halved);
+  EXPECT_EQ(
+      *f.shape(f.one("Conv", {xs, f.input("W2", ElemType::Float, Shape{8, 3, 3, 3})}, {pads1, strides2})),
+      halved);
+  EXPECT_EQ(*f.shape(f.one("Conv", {xs, w})), (Shape{n, 8, S("(H-3)+1"), S("(W-3)+1")}));
+  ValueId xe = f.input("XE", ElemType::Float, Shape{n, 3, S("a+b"), 8});
+  EXPECT_EQ(*f.shape(f.one("Conv", {xe, w}, {Attribute::make_ints("pads", {2, 1, 2, 1}), strides2})),
+            (Shape{n, 8, S("((a+b)+1)//2+1"), 4}));
+  // SAME's padding over a symbolic size depends on that size when there is a stride: unknown.
+  EXPECT_EQ(*f.shape(f.one("Conv", {xs, w}, {f.string_attr("auto_pad", "SAME_UPPER"), strides2})),
+            (Shape{n, 8, Dim(), Dim()}));
   EXPECT_GE(expect_as_onnx(f), 14);
 }
 
@@ -493,7 +504,12 @@ TEST(InferConv, PoolsAsOnnx) {
   EXPECT_EQ(*f.shape(f.one("GlobalMaxPool", {f.input("X1", ElemType::Float, Shape{2, 5, 7})})), (Shape{2, 5, 1}));
   ValueId xs = f.input("XS", ElemType::Float, Shape{n, 3, S("H"), 8});
   EXPECT_EQ(*f.shape(f.one("MaxPool", {xs}, {k3, Attribute::make_ints("pads", {1, 1, 1, 1})})), (Shape{n, 3, S("H"), 8}));
-  EXPECT_EQ(*f.shape(f.one("MaxPool", {xs}, {Attribute::make_ints("kernel_shape", {2, 2}), strides2})), (Shape{n, 3, Dim(), 4}));
+  EXPECT_EQ(*f.shape(f.one("MaxPool", {xs}, {Attribute::make_ints("kernel_shape", {2, 2}), strides2})),
+            (Shape{n, 3, S("(H-2)//2+1"), 4}));
+  EXPECT_EQ(*f.shape(f.one("MaxPool", {xs},
+                           {Attribute::make_ints("kernel_shape", {2, 2}), strides2,
+                            Attribute::make_int("ceil_mode", 1)})),
+            (Shape{n, 3, Dim(), 4}));
   EXPECT_GE(expect_as_onnx(f), 13);
 }
 

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "support/rewrite_helpers.hpp"
+#include "support/rule_cases.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/patterns/registry.hpp"
 #include "xexp/tools/optimize.hpp"
@@ -286,6 +287,32 @@ TEST(PatternFusedConv, OnPaddleExport) {
     const bool hard_swish = g.value(n.inputs[0]).uses.size() == 2 && n.op_type == Symbol("HardSigmoid");
     EXPECT_TRUE(producer == kNone || g.node(producer).op_type != Symbol("Conv") || hard_swish) << n.name;
   }
+}
+
+// A residual block after a strided Conv over a symbolic length, as silero's VAD has three of in each
+// branch: both sides of the Add are Convs of the downsampled input, whose length the inference spells
+// "(L-1)//2+1" for both, so the Add is known not to broadcast and goes into a FusedConv as its Z.
+TEST(PatternFusedConvAdd, AfterAStridedConvOverASymbolicLength) {
+  const std::string text = R"(<ir_version: 8, opset_import: ["" : 17]>
+block (float[1,2,L] X) => (float[1,2,M] Y)
+<float[2,2,1] WD = {0.5, -0.25, 0.75, 0.125}, float[2,2,1] WA = {0.3, 0.2, -0.4, 0.6},
+ float[2,2,1] WP = {-0.5, 0.1, 0.2, 0.9}> {
+  D = Conv<strides = [2]>(X, WD)
+  A = Conv(D, WA)
+  P = Conv(D, WP)
+  S = Add(A, P)
+  Y = Relu(S)
+})";
+  xexp::testing::TempDir dir;
+  const std::string path = (dir.path() / "block.onnx").string();
+  xexp::testing::write_case_model(text, path);
+  Model model = optimized_and_checked(path);
+  const Graph& g = *model.graph;
+  ASSERT_EQ(op_types(g), (OpList{"Conv", "Conv", "com.microsoft.FusedConv"}));
+  const Node& fused = g.node(g.value(g.outputs()[0]).producer);
+  ASSERT_EQ(fused.inputs.size(), 4u);
+  EXPECT_EQ(fused.attribute(Symbol("activation"))->s, "Relu");
+  EXPECT_EQ(g.value(fused.inputs[0]).name, "D");
 }
 
 // openwakeword (torch 2.8, opset 13) read from disk: its last Gemm + Sigmoid becomes FusedGemm (the

@@ -4837,11 +4837,13 @@ inline void add_attention_rules(RuleTable& t) {
 }  // namespace xexp::infer
 // ======== xexp/infer/conv.hpp
 // Sliding windows: Conv, ConvInteger, QLinearConv, ConvTranspose, MaxPool, AveragePool, LpPool, the
-// global pools and com.microsoft FusedConv (a Conv followed by an activation). Inputs are (N, C, D1, ..., Dn); the
-// spatial output sizes follow the ONNX operator definitions: auto_pad (SAME_UPPER, SAME_LOWER,
+// global pools and com.microsoft FusedConv (a Conv followed by an activation). Inputs are (N, C, D1, ...,
+// Dn); the spatial output sizes follow the ONNX operator definitions: auto_pad (SAME_UPPER, SAME_LOWER,
 // VALID, NOTSET), pads, strides, dilations and ceil_mode. A spatial size computed from a symbolic one
-// is unknown, except where the window keeps it as is (stride 1 and padding that makes up for the
-// kernel): a 3x3 Conv with pads 1 keeps "height".
+// keeps it where the window does (stride 1 and padding that makes up for the kernel: a 3x3 Conv with
+// pads 1 keeps "height"), and is otherwise spelled from it ("(height-1)//2+1"), so that two branches
+// downsampling one input alike have one size (a residual sum after a strided block). With ceil_mode,
+// SAME padding and a stride, or from an unknown size, it is unknown.
 #include <cmath>
 #include <optional>
 #include <string>
@@ -4888,6 +4890,18 @@ std::vector<int64_t> window_pads(InferContext& c, std::size_t n, TotalPad&& tota
   return pads;
 }
 
+// The size a window of span `eff`, `padding` in all and `stride` leaves of symbolic size `in`, floor
+// rounding: floor((in + padding - eff) / stride) + 1, spelled as Python would compute it.
+inline Dim strided_window_dim(const Dim& in, int64_t padding, int64_t eff, int64_t stride) {
+  const std::string_view name = in.symbol().view();
+  const bool compound = name.find_first_of("+-*/") != std::string_view::npos;
+  std::string expr = compound ? "(" + std::string(name) + ")" : std::string(name);
+  const int64_t shift = padding - eff;
+  if (shift != 0) expr = "(" + expr + (shift > 0 ? "+" : "") + std::to_string(shift) + ")";
+  if (stride != 1) expr += "//" + std::to_string(stride);
+  return Dim::symbolic(expr + "+1");
+}
+
 // The spatial output sizes of Conv and the pools for input `x` (rank >= 2) and this kernel.
 inline Shape window_output_dims(InferContext& c, const Shape& input, const std::vector<int64_t>& kernel) {
   Shape x = input;
@@ -4910,12 +4924,19 @@ inline Shape window_output_dims(InferContext& c, const Shape& input, const std::
     return std::max<int64_t>(0, eff[i] - (residual == 0 ? strides[i] : residual));
   });
   const bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
+  // SAME padding over a symbolic size with a stride has pads that depend on the size: left unknown.
+  const bool pads_known = c.attr("pads") || c.attr_string("auto_pad", "NOTSET").substr(0, 4) != "SAME";
   Shape out;
   for (std::size_t i = 0; i < n; ++i) {
     const Dim& in = x[2 + i];
     const int64_t padding = pads[i] + pads[i + n], s = strides[i];
     if (!in.is_static()) {
-      out.push_back(s == 1 && padding == eff[i] - 1 ? in : Dim());
+      if (s == 1 && padding == eff[i] - 1)
+        out.push_back(in);
+      else
+        out.push_back(in.is_symbolic() && !ceil_mode && pads_known
+                          ? strided_window_dim(in, padding, eff[i], s)
+                          : Dim());
       continue;
     }
     const int64_t span = in.value() + padding - eff[i];
@@ -22384,8 +22405,8 @@ inline void inline_functions(ir::Model& model, const InlineOptions& options = {}
 //   1. our own rules, node by node (infer_node);
 //   2. where they left a type or a shape unknown, ONNX's shape inference (libonnx) over a copy of the
 //      model without its weights, as the fallback for ops we have no rule for;
-//   3. our rules again, so that what ONNX found flows on through the ops only we know (com.microsoft),
-//      then the symbols ONNX named and ours found equal are written back as one name.
+//   3. our rules again, so that what ONNX found flows on through the ops only we know (com.microsoft);
+//   4. the symbols the file or ONNX named and ours found equal are written back as one name.
 // Symbolic dimensions are kept and propagated. Types already in the file are kept when consistent. A
 // shape the file declares for a node output and the node contradicts is the exporter's mistake: the
 // node's shape replaces it, as ONNX Runtime does (InferState::node_shapes_win). Any other contradiction
@@ -22735,11 +22756,11 @@ inline std::vector<std::string> infer_model_types(ir::Model& model, const NodeIn
       break;
     }
   }
-  if (every_op_ours && detail::fully_typed(g)) return std::move(state.replaced_declarations);
-  if (detail::merge_onnx_inference(model, opset, state)) {
+  if (!(every_op_ours && detail::fully_typed(g)) && detail::merge_onnx_inference(model, opset, state))
     our_rules();
-    detail::canonicalize_dims(g, state.constraints);
-  }
+  // The file's symbols our rules found equal (ONNX's unk__1 and unk__2 for the two sides of a residual
+  // sum after a strided Conv) are written as one, so that rules comparing shapes see them equal.
+  if (!state.constraints.empty()) detail::canonicalize_dims(g, state.constraints);
   return std::move(state.replaced_declarations);
 }
 

@@ -5,8 +5,8 @@
 //   1. our own rules, node by node (infer_node);
 //   2. where they left a type or a shape unknown, ONNX's shape inference (libonnx) over a copy of the
 //      model without its weights, as the fallback for ops we have no rule for;
-//   3. our rules again, so that what ONNX found flows on through the ops only we know (com.microsoft),
-//      then the symbols ONNX named and ours found equal are written back as one name.
+//   3. our rules again, so that what ONNX found flows on through the ops only we know (com.microsoft);
+//   4. the symbols the file or ONNX named and ours found equal are written back as one name.
 // Symbolic dimensions are kept and propagated. Types already in the file are kept when consistent. A
 // shape the file declares for a node output and the node contradicts is the exporter's mistake: the
 // node's shape replaces it, as ONNX Runtime does (InferState::node_shapes_win). Any other contradiction
@@ -362,11 +362,11 @@ inline std::vector<std::string> infer_model_types(ir::Model& model, const NodeIn
       break;
     }
   }
-  if (every_op_ours && detail::fully_typed(g)) return std::move(state.replaced_declarations);
-  if (detail::merge_onnx_inference(model, opset, state)) {
+  if (!(every_op_ours && detail::fully_typed(g)) && detail::merge_onnx_inference(model, opset, state))
     our_rules();
-    detail::canonicalize_dims(g, state.constraints);
-  }
+  // The file's symbols our rules found equal (ONNX's unk__1 and unk__2 for the two sides of a residual
+  // sum after a strided Conv) are written as one, so that rules comparing shapes see them equal.
+  if (!state.constraints.empty()) detail::canonicalize_dims(g, state.constraints);
   return std::move(state.replaced_declarations);
 }
 
