@@ -207,8 +207,14 @@ void expect_same_types_and_shapes(const NamedTensors& actual, const NamedTensors
 // inputs) sums residuals whose RMS is 1461 into values near zero: computing one of its RMS norms as
 // x / Sqrt(...) instead of x * Reciprocal(Sqrt(...)), a change of an ulp, moves its output_37 by 1.2e-3
 // relative to 1 + |value| in ONNX Runtime, and its fused SimplifiedLayerNormalization by 9.5e-4. Against
-// the RMS, the sweep's worst element (output_36) is 2.3e-4 off.
-const std::set<std::string> kIllConditioned = {"ut_xbuilder_data_dort-c-custom__0.onnx"};
+// the RMS, the sweep's worst element (output_36) is 2.3e-4 off. The backward graphs of that layer
+// (dort-c-custom__1, twice, and dort-cus-custom__1_sub) sum the gradients of the q, k and v projections
+// and of the MLP's two: GemmAdd accumulates each product into the sum before it (Gemm's C), which ONNX
+// Runtime's Gemm adds before the products' blocks rather than after. That moves their gradients by
+// 2.4e-6 of their RMS, and elements near zero by 4.5e-4 relative to 1 + |value|.
+const std::set<std::string> kIllConditioned = {
+    "ut_xbuilder_data_dort-c-custom__0.onnx", "data_dort-c-custom__1.onnx",
+    "ut_xbuilder_data_dort-c-custom__1.onnx", "ut_xbuilder_data_dort-cus-custom__1_sub.onnx"};
 constexpr double kIllConditionedTolerance = 1e-3;
 
 // Float16 keeps 11 bits of the magnitudes a result was summed from, not of the result: a MatMul over

@@ -41,6 +41,7 @@ enum class CosSin {
   GatheredFromSlicedTable,
   GatheredForAllBatches,
   Computed,
+  ComputedBroadcast,
   CutToSequence
 };
 
@@ -114,6 +115,15 @@ ir::ValueId cos_or_sin(ir::Graph& g, const RotaryCase& c, bool is_sin, ir::Value
       const ir::ValueId scaled = node(g, "Mul", {node(g, is_sin ? "Sin" : "Cos", {both}),
                                                  g.add_initializer(name + "_scale", Tensor::from<float>({}, {1.25f}))});
       return node(g, "Unsqueeze", {scaled, test::int64_initializer(g, name + "_heads_axis", {1})});
+    }
+    case CosSin::ComputedBroadcast: {  // Cos(Concat(angles, angles)) of (seq, head), as emb.cos() in older
+                                       // Llama code
+      const std::optional<ir::ValueId> found = g.find("angles");
+      const ir::ValueId angles =
+          found ? *found : g.add_input("angles", ElemType::Float, Shape{kSeq, c.head / 2});
+      const ir::ValueId both =
+          node(g, "Concat", {angles, angles}, {ir::Attribute::make_int(Symbol("axis"), -1)});
+      return node(g, is_sin ? "Sin" : "Cos", {both});
     }
   }
   return ir::kNone;
@@ -266,6 +276,24 @@ TEST(PatternOrtRotary, ComputedCachesBecomeCosAndSinOfTheAnglesAsRows) {
   EXPECT_EQ(constant_input(*m.graph, rotary, 1).dims(), (std::vector<int64_t>{1}));  // offset 0
   EXPECT_EQ(m.graph->value(rotary.inputs[2]).shape, (Shape{kSeq, 4}));
   test::expect_same_outputs([] { return rotary_model({.cos_sin = CosSin::Computed, .from_3d = true}); }, kRotaryRules,
+                            1e-6);
+}
+
+// cos = Cos(Concat(angles, angles)) of (seq, head), broadcast over the batch and heads by the Mul: the
+// caches are Cos and Sin of the angles as they are, rows read from offset 0.
+TEST(PatternOrtRotary, ComputedCachesBroadcastOverBatchAndHeads) {
+  ir::Model m = rotary_model({.cos_sin = CosSin::ComputedBroadcast});
+  run_rules(m, kRotaryRules);
+  OpList ops = op_types(*m.graph);
+  std::sort(ops.begin(), ops.end());
+  EXPECT_EQ(ops, (OpList{"Cos", "Sin", "com.microsoft.RotaryEmbedding"}));
+  const ir::Node& rotary = only_node(*m.graph, "RotaryEmbedding");
+  EXPECT_EQ(constant_input(*m.graph, rotary, 1).dims(), (std::vector<int64_t>{1}));  // offset 0
+  const ir::Node& cos_cache = m.graph->node(m.graph->value(rotary.inputs[2]).producer);
+  EXPECT_EQ(cos_cache.op_type, Symbol("Cos"));
+  EXPECT_EQ(cos_cache.inputs[0], *m.graph->find("angles"));
+  EXPECT_EQ(m.graph->value(rotary.inputs[3]).shape, (Shape{kSeq, 4}));
+  test::expect_same_outputs([] { return rotary_model({.cos_sin = CosSin::ComputedBroadcast}); }, kRotaryRules,
                             1e-6);
 }
 

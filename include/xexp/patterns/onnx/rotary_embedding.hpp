@@ -16,7 +16,9 @@
 //  - Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar], axes=[1]) and Sin alike (newer Llama and
 //    Phi code computes them from the position ids): the caches are Cos(angles) and Sin(angles) reshaped
 //    to rows, read from row 0 when the angles have a batch of 1, one row per (batch, position) for a
-//    static batch, counted when the model runs for a dynamic one (Phi-3's).
+//    static batch, counted when the model runs for a dynamic one (Phi-3's);
+//  - Cos(Concat(angles, angles, axis=-1)) [* scalar] of (seq, head_size), broadcast over the batch and
+//    the heads (older Llama code, emb.cos()): the caches are Cos(angles) and Sin(angles), read from row 0.
 // Rows read from row 0 need a static batch and sequence here (ONNX's op has no offset form): the ids
 // are a constant. The onnxruntime set's ContribRotaryEmbedding is the same rule writing com.microsoft
 // RotaryEmbedding at any opset; listed after this one, at opset 23 it finds the rotations already fused.
@@ -77,7 +79,7 @@ inline constexpr auto is_rotate_half =
 
 // Where a cos (or sin) value comes from, and the row of each (batch, seq) position in it, a graph value or
 // a constant. Either rows of a constant table (rows, head_size) whose halves are equal, or computed:
-// `function`(angles) [* scale], angles (batch or 1, seq, head_size / 2) repeated on both halves.
+// `function`(angles) [* scale], angles ([batch or 1,] seq, head_size / 2) repeated on both halves.
 struct RotaryCache {
   Tensor rows;
   ir::ValueId positions = ir::kNone;
@@ -196,14 +198,15 @@ inline std::optional<RotaryCache> cut_rotary_cache(const ValueView& c, const Val
 // cos or sin computed from angles (exports of newer Llama and Phi code):
 // Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar constant], axes=[1]), Sin alike. The angles
 // of one batch (1, seq, head_size / 2) are rows read from offset 0; those of a static or dynamic batch,
-// one row per (batch, position). The Mul by x broadcasts the batch and sequence of cos against x's: they
-// are x's where both are symbols (broadcast_pairs).
+// one row per (batch, position). Without the Unsqueeze, angles (seq, head_size / 2) are broadcast over
+// the batch and heads: rows read from offset 0. The Mul by x broadcasts the batch and sequence of cos
+// against x's: they are x's where both are symbols (broadcast_pairs).
 inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, const ValueView& x) {
   const ir::Graph& g = *c.graph;
   const ir::Node* unsqueeze = producer_of(g, c.id, "Unsqueeze");
-  if (!unsqueeze || ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1})
+  if (unsqueeze && ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1})
     return std::nullopt;
-  ir::ValueId value = unsqueeze->inputs[0], scale = ir::kNone;
+  ir::ValueId value = unsqueeze ? unsqueeze->inputs[0] : c.id, scale = ir::kNone;
   if (const ir::Node* mul = producer_of(g, value, "Mul"); mul && mul->inputs.size() == 2) {
     for (int k : {0, 1}) {
       const Tensor* t = rewrite::constant_tensor(g, mul->inputs[k]);
@@ -222,12 +225,14 @@ inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, cons
   const ir::Value& angles = g.value(concat->inputs[0]);
   const Shape& xs = *x.shape();
   using rewrite::facts::KnownDim;
-  if (!angles.shape || angles.shape->size() != 3 || !broadcast_pairs((*angles.shape)[1], xs[2]) ||
-      !(KnownDim{(*angles.shape)[2]} == xs[3].value() / 2) || angles.elem != x.elem())
+  const std::size_t rank = unsqueeze ? 3 : 2;  // (batch, seq, half) or (seq, half)
+  if (!angles.shape || angles.shape->size() != rank || !broadcast_pairs((*angles.shape)[rank - 2], xs[2]) ||
+      !(KnownDim{(*angles.shape)[rank - 1]} == xs[3].value() / 2) || angles.elem != x.elem())
     return std::nullopt;
   const ir::Attribute* axis = concat->attribute(Symbol("axis"));
-  if (!axis || (axis->i != -1 && axis->i != 2)) return std::nullopt;
+  if (!axis || (axis->i != -1 && axis->i != static_cast<int64_t>(rank) - 1)) return std::nullopt;
   RotaryCache out{Tensor(), ir::kNone, 0, int64_tensor({0}), concat->inputs[0], function->op_type, scale};
+  if (!unsqueeze) return out;
   const Dim batch = (*angles.shape)[0];
   if (batch == Dim(1)) return out;
   if (batch.is_symbolic() && broadcast_pairs(batch, xs[0])) {
@@ -255,6 +260,7 @@ inline ir::ValueId build_cache(rewrite::Rewriter& r, const RotaryCache& c, int64
   if (c.angles == ir::kNone) return r.initializer(first_halves(c.rows));
   ir::ValueId rows = r.node(c.function, {c.angles});
   if (c.scale != ir::kNone) rows = r.node(Symbol("Mul"), {rows, c.scale});
+  if (r.graph().value(c.angles).shape->size() == 2) return rows;  // (seq, half): rows already
   return r.node(Symbol("Reshape"), {rows, r.initializer(int64_tensor({-1, head_size / 2}))});
 }
 
