@@ -3,13 +3,11 @@
 // the Gemm adds the bias to the same products, in both runtimes).
 #include <gtest/gtest.h>
 
-#include <sstream>
 #include <string>
 
 #include "support/rewrite_helpers.hpp"
 #include "support/rule_cases.hpp"
 #include "xexp/patterns/registry.hpp"
-#include "xexp/tools/optimize.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;
@@ -259,12 +257,7 @@ backward (float[6,4] DQ, float[6,4] DK, float[6,4] DV, float[8,4] TQ, float[8,4]
 })";
   xexp::testing::TempDir dir;
   const std::string path = (dir.path() / "backward.onnx").string();
-  xexp::testing::write_case_model(text, path);
-  Model model = load_model(path);
-  std::ostringstream log;
-  tools::OptimizeModelOptions options;
-  options.log = &log;
-  tools::optimize_model(model, options);
+  Model model = xexp::testing::optimized_case_model(text, path);
   const Graph& g = *model.graph;
   ASSERT_EQ(op_types(g), (OpList{"Gemm", "Gemm", "Gemm"}));
   // DX = Gemm(DV, WV, Gemm(DK, WK, Gemm(DQ, WQ))), in some order of the three.

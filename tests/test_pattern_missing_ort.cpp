@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,7 +14,6 @@
 #include "support/rewrite_helpers.hpp"
 #include "support/rule_cases.hpp"
 #include "xexp/patterns/registry.hpp"
-#include "xexp/tools/optimize.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;
@@ -185,12 +183,7 @@ backward (float[2,3,4,4] G, float[6,4,8] K, float[6,4,8] Q) => (float[6,4,8] DQ,
 })";
   xexp::testing::TempDir dir;
   const std::string path = (dir.path() / "backward.onnx").string();
-  xexp::testing::write_case_model(text, path);
-  Model model = load_model(path);
-  std::ostringstream log;
-  tools::OptimizeModelOptions options;
-  options.log = &log;
-  tools::optimize_model(model, options);
+  Model model = xexp::testing::optimized_case_model(text, path);
   const Graph& g = *model.graph;
   ASSERT_EQ(op_types(g), (OpList{"Reshape", "com.microsoft.FusedMatMul", "com.microsoft.FusedMatMul"}));
   const Node& dq = producer(g, g.outputs()[0]);

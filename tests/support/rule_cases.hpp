@@ -19,6 +19,7 @@
 #include "support/temp_dir.hpp"
 #include "xexp/core/error.hpp"
 #include "xexp/onnx/load.hpp"
+#include "xexp/tools/optimize.hpp"
 
 namespace xexp::testing {
 
@@ -71,6 +72,18 @@ inline void write_case_model(const std::string& text, const std::string& path) {
   ::onnx::shape_inference::InferShapes(proto, ::onnx::OpSchemaRegistry::Instance(), options);
   std::ofstream out(path, std::ios::binary);
   if (!proto.SerializeToOstream(&out)) throw Error("cannot write " + path);
+}
+
+// The case written at `path` as an exporter writes it (write_case_model), read back and optimized as
+// `xexp optimize` does with its default options.
+inline ir::Model optimized_case_model(const std::string& text, const std::string& path) {
+  write_case_model(text, path);
+  ir::Model model = load_model(path);
+  std::ostringstream log;
+  tools::OptimizeModelOptions options;
+  options.log = &log;
+  tools::optimize_model(model, options);
+  return model;
 }
 
 // The case model as xexp reads it from disk after write_case_model.
