@@ -47,6 +47,24 @@ TEST(InferModelTypes, OnnxFillsWhatWeHaveNoRuleForAndOurRulesGoOn) {
   EXPECT_EQ(g.value(g.at("Y")).shape, (Shape{kBatch, 3}));
 }
 
+// A fuzzer's Reshape of (2^40, 2^40) to (-1, 2): our rule leaves the -1 unknown, ONNX's inference then
+// runs and wraps the product to 0. No tensor of those sizes exists, and ONNX's (0, 2) is not taken.
+TEST(InferModelTypes, OnnxIsNotTakenForANodeReadingSizesPastInt64) {
+  Model m = test::model_with_opset(17);
+  Graph& g = *m.graph;
+  const Dim huge(int64_t{1} << 40);
+  ValueId x = g.add_input("X", ElemType::Float, Shape{huge, huge});
+  ValueId shape = g.add_initializer("shape", Tensor::from<int64_t>({2}, {-1, 2}));
+  ValueId y = g.add_value("Y");
+  g.add_node(Symbol("Reshape"), {x, shape}, {y}, {}, "reshape");
+  g.add_output(y);
+  infer::infer_model_types(m);
+  EXPECT_EQ(g.value(y).elem, ElemType::Float);
+  ASSERT_TRUE(g.value(y).shape);
+  EXPECT_TRUE((*g.value(y).shape)[0].is_unknown()) << shape_str(*g.value(y).shape);
+  EXPECT_EQ((*g.value(y).shape)[1], Dim(2));
+}
+
 TEST(InferModelTypes, ConsistentValueInfoIsKept) {
   Model m = pool_model();
   Graph& g = *m.graph;

@@ -425,6 +425,13 @@ inline int64_t element_count(const Shape& shape) {
   }
   return n;
 }
+// Whether the static dimensions of `shape` multiply past int64: no tensor that large exists.
+inline bool static_sizes_overflow(const Shape& shape) {
+  int64_t n = 1;
+  for (const Dim& d : shape)
+    if (d.is_static() && __builtin_mul_overflow(n, d.value(), &n)) return true;
+  return false;
+}
 inline Shape make_shape(const std::vector<int64_t>& dims) { return Shape(dims.begin(), dims.end()); }
 inline std::optional<std::vector<int64_t>> static_dims(const Shape& shape) {
   if (!is_static(shape)) return std::nullopt;
@@ -22670,6 +22677,15 @@ inline void infer_with_subgraphs(ir::Graph& g, int64_t opset, InferState& state,
   canonicalize_graph_dims(g, state.constraints, true);
 }
 
+// Whether node `n` reads a tensor whose static sizes multiply past int64: no such tensor exists (a hostile
+// file), and ONNX's inference computes with wrapped products there (the -1 of a Reshape of (2^40, 2^40)
+// came back as 0), so it is not taken for the node's outputs.
+inline bool reads_overflowing_shape(const ir::Graph& g, const ir::Node& n) {
+  return std::any_of(n.inputs.begin(), n.inputs.end(), [&](ir::ValueId in) {
+    return in != ir::kNone && g.value(in).shape && static_sizes_overflow(*g.value(in).shape);
+  });
+}
+
 // What ONNX's inference wrote into `gp` (value_info and outputs, subgraphs included) merged into `g`, the
 // graph `gp` was written from (same nodes in the same order). Returns whether it added anything.
 inline bool merge_inferred_types(::onnx::GraphProto& gp, ir::Graph& g, int64_t opset, InferState& state) {
@@ -22679,7 +22695,8 @@ inline bool merge_inferred_types(::onnx::GraphProto& gp, ir::Graph& g, int64_t o
     const std::optional<ir::ValueId> id = g.find(vi.name());
     if (!id) return;
     const ir::Value& v = g.value(*id);
-    if (v.producer == ir::kNone || !v.raw_type.empty()) return;
+    if (v.producer == ir::kNone || !v.raw_type.empty() || reads_overflowing_shape(g, g.node(v.producer)))
+      return;
     ir::Value found;
     xexp::detail::read_type(vi.type(), found);
     if (!found.raw_type.empty()) return;

@@ -57,6 +57,13 @@ inline int64_t element_count(const Shape& shape) {
   }
   return n;
 }
+// Whether the static dimensions of `shape` multiply past int64: no tensor that large exists.
+inline bool static_sizes_overflow(const Shape& shape) {
+  int64_t n = 1;
+  for (const Dim& d : shape)
+    if (d.is_static() && __builtin_mul_overflow(n, d.value(), &n)) return true;
+  return false;
+}
 inline Shape make_shape(const std::vector<int64_t>& dims) { return Shape(dims.begin(), dims.end()); }
 inline std::optional<std::vector<int64_t>> static_dims(const Shape& shape) {
   if (!is_static(shape)) return std::nullopt;

@@ -270,6 +270,15 @@ inline void infer_with_subgraphs(ir::Graph& g, int64_t opset, InferState& state,
   canonicalize_graph_dims(g, state.constraints, true);
 }
 
+// Whether node `n` reads a tensor whose static sizes multiply past int64: no such tensor exists (a hostile
+// file), and ONNX's inference computes with wrapped products there (the -1 of a Reshape of (2^40, 2^40)
+// came back as 0), so it is not taken for the node's outputs.
+inline bool reads_overflowing_shape(const ir::Graph& g, const ir::Node& n) {
+  return std::any_of(n.inputs.begin(), n.inputs.end(), [&](ir::ValueId in) {
+    return in != ir::kNone && g.value(in).shape && static_sizes_overflow(*g.value(in).shape);
+  });
+}
+
 // What ONNX's inference wrote into `gp` (value_info and outputs, subgraphs included) merged into `g`, the
 // graph `gp` was written from (same nodes in the same order). Returns whether it added anything.
 inline bool merge_inferred_types(::onnx::GraphProto& gp, ir::Graph& g, int64_t opset, InferState& state) {
@@ -279,7 +288,8 @@ inline bool merge_inferred_types(::onnx::GraphProto& gp, ir::Graph& g, int64_t o
     const std::optional<ir::ValueId> id = g.find(vi.name());
     if (!id) return;
     const ir::Value& v = g.value(*id);
-    if (v.producer == ir::kNone || !v.raw_type.empty()) return;
+    if (v.producer == ir::kNone || !v.raw_type.empty() || reads_overflowing_shape(g, g.node(v.producer)))
+      return;
     ir::Value found;
     xexp::detail::read_type(vi.type(), found);
     if (!found.raw_type.empty()) return;
