@@ -13,23 +13,15 @@
 #include <vector>
 
 #include "support/rewrite_helpers.hpp"
+#include "support/rule_cases.hpp"
 #include "xexp/builder/demo_llm.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/tools/optimize.hpp"
 
 using namespace xexp;
+using xexp::testing::optimize_quietly;
 
 namespace {
-
-tools::OptimizeModelReport optimize_quietly(ir::Model& model, bool constant_folding = true,
-                                           const std::string& patterns = tools::kDefaultPatterns) {
-  static std::ostringstream log;
-  tools::OptimizeModelOptions options;
-  options.log = &log;
-  options.constant_folding = constant_folding;
-  options.patterns = patterns;
-  return tools::optimize_model(model, options);
-}
 
 std::vector<std::string> value_names(const ir::Graph& g) {
   std::vector<std::string> names;

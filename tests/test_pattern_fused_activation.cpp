@@ -4,13 +4,11 @@
 // fused kernels round differently: outputs agree within 1e-5.
 #include <gtest/gtest.h>
 
-#include <sstream>
 
 #include "support/rewrite_helpers.hpp"
 #include "support/rule_cases.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/patterns/registry.hpp"
-#include "xexp/tools/optimize.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;
@@ -250,11 +248,7 @@ std::size_t count(const Graph& g, const std::string& op) {
 // of the file and of the optimized model compared.
 Model optimized_and_checked(const std::string& path) {
   Model model = load_model(path);
-  std::ostringstream log;
-  tools::OptimizeModelOptions options;
-  options.log = &log;
-  options.patterns = "default+onnxruntime";
-  tools::optimize_model(model, options);
+  xexp::testing::optimize_quietly(model, true, "default+onnxruntime");
   xexp::testing::TempDir dir;
   const std::string optimized = (dir.path() / "optimized.onnx").string();
   save_model(model, optimized);
@@ -433,10 +427,7 @@ TEST(PatternHardSwish, SameNumbers) {
 TEST(PatternHardSwish, PaddleExportAtOpset9GetsHardSigmoids) {
   const std::string path = std::string(XEXP_SHARED_DIR) + "/corpus/real/ch_ppocr_mobile_v2.0_cls_infer.onnx";
   Model model = load_model(path);
-  std::ostringstream log;
-  tools::OptimizeModelOptions options;
-  options.log = &log;
-  tools::optimize_model(model, options);
+  xexp::testing::optimize_quietly(model);
   EXPECT_EQ(count(*model.graph, "HardSwish"), 0u);
   EXPECT_EQ(count(*model.graph, "Clip"), 0u);
   EXPECT_EQ(count(*model.graph, "HardSigmoid"), 18u);

@@ -74,15 +74,23 @@ inline void write_case_model(const std::string& text, const std::string& path) {
   if (!proto.SerializeToOstream(&out)) throw Error("cannot write " + path);
 }
 
+// `model` optimized as `xexp optimize` does (default options unless given), its log dropped.
+inline tools::OptimizeModelReport optimize_quietly(ir::Model& model, bool constant_folding = true,
+                                                   const std::string& patterns = tools::kDefaultPatterns) {
+  std::ostringstream log;
+  tools::OptimizeModelOptions options;
+  options.log = &log;
+  options.constant_folding = constant_folding;
+  options.patterns = patterns;
+  return tools::optimize_model(model, options);
+}
+
 // The case written at `path` as an exporter writes it (write_case_model), read back and optimized as
 // `xexp optimize` does with its default options.
 inline ir::Model optimized_case_model(const std::string& text, const std::string& path) {
   write_case_model(text, path);
   ir::Model model = load_model(path);
-  std::ostringstream log;
-  tools::OptimizeModelOptions options;
-  options.log = &log;
-  tools::optimize_model(model, options);
+  optimize_quietly(model);
   return model;
 }
 
