@@ -652,8 +652,6 @@ TEST(HostileKernels, IndicesOutsideTheDataAreAnError) {
   }
 }
 
-// Found by fuzzing (`run`, ONNX's EyeLike test model with its input's rank changed): EyeLike read a second
-// dimension that was not there.
 // The fuzzer's Trilu (the backend suite's examples, mutated): a vector, whose rows the kernel read before
 // the start of its shape. Then k = int64 max, which overflowed i + k: past the columns it keeps none.
 TEST(HostileKernels, TriluOfAVectorIsAnErrorAndAHugeKKeepsNothing) {
@@ -712,6 +710,8 @@ TEST(HostileKernels, OneHotWithoutItsTwoValuesIsAnError) {
   EXPECT_NE(error.find("values has shape (0), (2) expected"), std::string::npos) << error;
 }
 
+// Found by fuzzing (`run`, ONNX's EyeLike test model with its input's rank changed): EyeLike read a second
+// dimension that was not there.
 TEST(HostileKernels, EyeLikeOfAVectorIsAnError) {
   TempDir dir;
   ::onnx::ModelProto m = base_model();

@@ -116,8 +116,8 @@ ir::ValueId cos_or_sin(ir::Graph& g, const RotaryCase& c, bool is_sin, ir::Value
                                                  g.add_initializer(name + "_scale", Tensor::from<float>({}, {1.25f}))});
       return node(g, "Unsqueeze", {scaled, test::int64_initializer(g, name + "_heads_axis", {1})});
     }
-    case CosSin::ComputedBroadcast: {  // Cos(Concat(angles, angles)) of (seq, head), as emb.cos() in older
-                                       // Llama code
+    // Cos(Concat(angles, angles)) of (seq, head), as emb.cos() in older Llama code.
+    case CosSin::ComputedBroadcast: {
       const std::optional<ir::ValueId> found = g.find("angles");
       const ir::ValueId angles =
           found ? *found : g.add_input("angles", ElemType::Float, Shape{kSeq, c.head / 2});
