@@ -413,9 +413,9 @@ TEST(CliOptimize, UnsupportedOpsetUpgradeIsOneErrorLineAndWritesNothing) {
 // is a call of one of 18 torch_lib functions (aten_view = Cast + Reshape, aten_t = If on the rank, ...),
 // which no rule can see through. `xexp optimize` inlines them first: their Ifs on a known rank fold, the
 // Reshapes and Transposes merge, the MatMul + Add become Gemm, the sequences built for torch.cat become
-// Concat, aten_add's CastLike a Cast that folds (which lets the rotary embeddings fuse), and 43 nodes
-// remain where ONNX Runtime's 'extended' level leaves 65, with the file's outputs in ONNX Runtime and in
-// our evaluator.
+// Concat, aten_add's CastLike a Cast that folds (which lets the rotary embeddings fuse), the scores'
+// Div by sqrt(8) goes into a FusedMatMul's alpha, and 42 nodes remain where ONNX Runtime's 'extended'
+// level leaves 65, with the file's outputs in ONNX Runtime and in our evaluator.
 // --inline-functions none keeps the calls, as before.
 TEST(CliOptimize, OnnxscriptTorchLibFunctionsAreInlinedBeforeTheRules) {
   const std::string original =
@@ -424,21 +424,24 @@ TEST(CliOptimize, OnnxscriptTorchLibFunctionsAreInlinedBeforeTheRules) {
   const std::string inlined = dir / "inlined.onnx", kept = dir / "kept.onnx";
   const CommandResult r = run_xexp("optimize " + shell_quote(original) + " -o " + shell_quote(inlined) + " --stats");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("316 -> 43 nodes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("316 -> 42 nodes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("18 functions inlined"), std::string::npos) << r.out;
   for (const char* rule : {"TransposeMatMulPattern", "SlicesSplitPattern", "ReshapeReshapePattern",
-                           "SequenceConstructConcatPattern", "CastLikePattern", "ContribRotaryEmbeddingPattern"})
+                           "SequenceConstructConcatPattern", "CastLikePattern",
+                           "ContribRotaryEmbeddingPattern", "FusedMatMulDivPattern"})
     EXPECT_NE(r.out.find(rule), std::string::npos) << rule << " fired\n" << r.out;
   const ir::Model m = load_model(inlined);
   EXPECT_TRUE(m.functions.empty());
-  EXPECT_EQ(m.graph->node_count(), 43u);
+  EXPECT_EQ(m.graph->node_count(), 42u);
   for (ir::NodeId id : m.graph->nodes()) {
     const ir::Node& n = m.graph->node(id);
-    EXPECT_EQ(n.domain.view(), n.op_type.view() == "RotaryEmbedding" ? "com.microsoft" : "") << n.op_type.view();
+    const bool contrib = n.op_type.view() == "RotaryEmbedding" || n.op_type.view() == "FusedMatMul";
+    EXPECT_EQ(n.domain.view(), contrib ? "com.microsoft" : "") << n.op_type.view();
   }
   EXPECT_EQ(count_op(m, "RotaryEmbedding"), 2u);  // com.microsoft's, once the CastLike of aten_add went
   EXPECT_EQ(count_op(m, "CastLike"), 0u);
   EXPECT_EQ(count_op(m, "Gemm"), 4u);
+  EXPECT_EQ(count_op(m, "FusedMatMul"), 1u);
   EXPECT_EQ(count_op(m, "If"), 0u);
   EXPECT_EQ(count_op(m, "ConcatFromSequence"), 0u);  // torch.cat as aten_cat wrote it
 

@@ -21182,24 +21182,13 @@ inline rewrite::RulePtr fused_gemm_rule() {
 // (attention's scores over sqrt(d) when no Transpose made the product a FusedMatMul first), is
 // com.microsoft FusedMatMul(a, b, alpha = s or 1/s): one pass instead of two. FusedMatMul already takes
 // the scalar after a FusedMatMul. float only: ONNX Runtime's CPU FusedMatMul has no other kernel.
-// The same bits as before: alpha multiplies the float accumulation once, as Mul does; a Div only by a
-// power of two, whose reciprocal is exact. Another 1/s rounds, and x * (1/s) then differs from x / s by
-// an ulp, which a training graph's gradients amplify past 1e-4 (experimental-experiment's corpus model
-// ut_xbuilder_data_dort-c-custom__0, s = sqrt(512)). Priority 3, not experimental-experiment's 2: the
-// scores Div(MatMul(q, k'), s) are MultiHeadAttention's to fuse first (at 2, FusedMatMulDiv took them and
+// alpha multiplies the float accumulation once, as Mul does. For a Div, 1/s is rounded unless s is a
+// power of two, and x * (1/s) may then differ from x / s by an ulp: ONNX Runtime's own MatMulScaleFusion
+// ('extended') makes the same rewrite. Priority 3, not experimental-experiment's 2: the scores
+// Div(MatMul(q, k'), s) are MultiHeadAttention's to fuse first (at 2, FusedMatMulDiv took them and
 // ../shared/models' gpt_erf_L1 kept 29 nodes instead of 19).
-#include <cmath>
-
 
 namespace xexp::patterns {
-
-namespace detail {
-inline constexpr auto is_power_of_two = rewrite::fact<"is_power_of_two">([](const Tensor& s) {
-  const double v = std::fabs(eval::scalar_double(s));
-  int exponent = 0;
-  return std::isfinite(static_cast<float>(1.0 / v)) && std::frexp(v, &exponent) == 0.5;
-});
-}  // namespace detail
 
 inline rewrite::RulePtr fused_matmul_div_rule() {
   using namespace rewrite::dsl;
@@ -21217,7 +21206,7 @@ inline rewrite::RulePtr fused_matmul_div_rule() {
       .priority(3)
       .cases(match(commutative(Mul(product, s))).when(fits).to(fused(detail::alpha_times(product, s))),
              match(Div(product, s))
-                 .when(fits && detail::is_power_of_two(s))
+                 .when(fits && detail::nonzero(s))
                  .to(fused(detail::alpha_divided_by(product, s))));
 }
 
@@ -21238,9 +21227,7 @@ inline rewrite::RulePtr fused_matmul_div_rule() {
 // reading the scaled tensor twice takes the factor twice, one rewrite per input. The same through a
 // Reshape read only by products (a training graph scales the softmax gradient, then reshapes it for
 // its two batched products): each product reads a Reshape of x, the copies merge into one
-// (remove_duplicated_nodes), and the scaling goes. There a Div only by a power of two, as in
-// FusedMatMulDiv: 1/s rounds otherwise, and the gradients amplify the ulp (with the softmax gradient
-// over sqrt(512) as an alpha, dort-c-custom__1's weight gradients left the sweep's 1e-5).
+// (remove_duplicated_nodes), and the scaling goes. A Div's 1/s rounds as in FusedMatMulDiv.
 #include <tuple>
 #include <vector>
 
@@ -21261,11 +21248,6 @@ inline constexpr auto factor_of = rewrite::fact<"factor_of">(
 inline constexpr auto alpha_scaled_by =
     rewrite::fact<"alpha_scaled_by">([](const ValueView& fused, const ValueView& scaled, const Tensor& s) {
       return static_cast<float>(alpha_of(fused) * scaling_factor(scaled, s));
-    });
-// The factor Mul(x, s) or Div(x, s) applies is exact as an alpha: s, or 1/s for s a power of two.
-inline constexpr auto exact_factor =
-    rewrite::fact<"exact_factor">([](const ValueView& scaled, const Tensor& s) {
-      return rewrite::node_of(scaled).op_type == Symbol("Mul") || is_power_of_two.f(s);
     });
 // The FusedMatMul leaves the batch axes in place (transBatchA/B absent or 0).
 inline constexpr auto no_batch_transpose = rewrite::fact<"no_batch_transpose">(
@@ -21307,10 +21289,9 @@ inline rewrite::RulePtr fused_matmul_x2_rule() {
   };
   return std::apply(
       [](auto... cases) { return rule("FusedMatMulx2").priority(3).cases(cases...); },
-      std::tuple_cat(
-          products(scaled, rank(x), x, scalar && detail::read_only_by_products(scaled)),
-          products(reshaped, rank(reshaped), rebuild(reshaped, input<0> = x),
-                   scalar && detail::exact_factor(scaled, c) && detail::read_only_by_products(reshaped))));
+      std::tuple_cat(products(scaled, rank(x), x, scalar && detail::read_only_by_products(scaled)),
+                     products(reshaped, rank(reshaped), rebuild(reshaped, input<0> = x),
+                              scalar && detail::read_only_by_products(reshaped))));
 }
 
 }  // namespace xexp::patterns

@@ -3,25 +3,14 @@
 // (attention's scores over sqrt(d) when no Transpose made the product a FusedMatMul first), is
 // com.microsoft FusedMatMul(a, b, alpha = s or 1/s): one pass instead of two. FusedMatMul already takes
 // the scalar after a FusedMatMul. float only: ONNX Runtime's CPU FusedMatMul has no other kernel.
-// The same bits as before: alpha multiplies the float accumulation once, as Mul does; a Div only by a
-// power of two, whose reciprocal is exact. Another 1/s rounds, and x * (1/s) then differs from x / s by
-// an ulp, which a training graph's gradients amplify past 1e-4 (experimental-experiment's corpus model
-// ut_xbuilder_data_dort-c-custom__0, s = sqrt(512)). Priority 3, not experimental-experiment's 2: the
-// scores Div(MatMul(q, k'), s) are MultiHeadAttention's to fuse first (at 2, FusedMatMulDiv took them and
+// alpha multiplies the float accumulation once, as Mul does. For a Div, 1/s is rounded unless s is a
+// power of two, and x * (1/s) may then differ from x / s by an ulp: ONNX Runtime's own MatMulScaleFusion
+// ('extended') makes the same rewrite. Priority 3, not experimental-experiment's 2: the scores
+// Div(MatMul(q, k'), s) are MultiHeadAttention's to fuse first (at 2, FusedMatMulDiv took them and
 // ../shared/models' gpt_erf_L1 kept 29 nodes instead of 19).
-#include <cmath>
-
 #include "xexp/patterns/ort/fused_matmul.hpp"
 
 namespace xexp::patterns {
-
-namespace detail {
-inline constexpr auto is_power_of_two = rewrite::fact<"is_power_of_two">([](const Tensor& s) {
-  const double v = std::fabs(eval::scalar_double(s));
-  int exponent = 0;
-  return std::isfinite(static_cast<float>(1.0 / v)) && std::frexp(v, &exponent) == 0.5;
-});
-}  // namespace detail
 
 inline rewrite::RulePtr fused_matmul_div_rule() {
   using namespace rewrite::dsl;
@@ -39,7 +28,7 @@ inline rewrite::RulePtr fused_matmul_div_rule() {
       .priority(3)
       .cases(match(commutative(Mul(product, s))).when(fits).to(fused(detail::alpha_times(product, s))),
              match(Div(product, s))
-                 .when(fits && detail::is_power_of_two(s))
+                 .when(fits && detail::nonzero(s))
                  .to(fused(detail::alpha_divided_by(product, s))));
 }
 

@@ -6,14 +6,11 @@
 // reading the scaled tensor twice takes the factor twice, one rewrite per input. The same through a
 // Reshape read only by products (a training graph scales the softmax gradient, then reshapes it for
 // its two batched products): each product reads a Reshape of x, the copies merge into one
-// (remove_duplicated_nodes), and the scaling goes. There a Div only by a power of two, as in
-// FusedMatMulDiv: 1/s rounds otherwise, and the gradients amplify the ulp (with the softmax gradient
-// over sqrt(512) as an alpha, dort-c-custom__1's weight gradients left the sweep's 1e-5).
+// (remove_duplicated_nodes), and the scaling goes. A Div's 1/s rounds as in FusedMatMulDiv.
 #include <tuple>
 #include <vector>
 
 #include "xexp/patterns/ort/fused_matmul.hpp"
-#include "xexp/patterns/ort/fused_matmul_div.hpp"
 
 namespace xexp::patterns {
 
@@ -31,11 +28,6 @@ inline constexpr auto factor_of = rewrite::fact<"factor_of">(
 inline constexpr auto alpha_scaled_by =
     rewrite::fact<"alpha_scaled_by">([](const ValueView& fused, const ValueView& scaled, const Tensor& s) {
       return static_cast<float>(alpha_of(fused) * scaling_factor(scaled, s));
-    });
-// The factor Mul(x, s) or Div(x, s) applies is exact as an alpha: s, or 1/s for s a power of two.
-inline constexpr auto exact_factor =
-    rewrite::fact<"exact_factor">([](const ValueView& scaled, const Tensor& s) {
-      return rewrite::node_of(scaled).op_type == Symbol("Mul") || is_power_of_two.f(s);
     });
 // The FusedMatMul leaves the batch axes in place (transBatchA/B absent or 0).
 inline constexpr auto no_batch_transpose = rewrite::fact<"no_batch_transpose">(
@@ -77,10 +69,9 @@ inline rewrite::RulePtr fused_matmul_x2_rule() {
   };
   return std::apply(
       [](auto... cases) { return rule("FusedMatMulx2").priority(3).cases(cases...); },
-      std::tuple_cat(
-          products(scaled, rank(x), x, scalar && detail::read_only_by_products(scaled)),
-          products(reshaped, rank(reshaped), rebuild(reshaped, input<0> = x),
-                   scalar && detail::exact_factor(scaled, c) && detail::read_only_by_products(reshaped))));
+      std::tuple_cat(products(scaled, rank(x), x, scalar && detail::read_only_by_products(scaled)),
+                     products(reshaped, rank(reshaped), rebuild(reshaped, input<0> = x),
+                              scalar && detail::read_only_by_products(reshaped))));
 }
 
 }  // namespace xexp::patterns
