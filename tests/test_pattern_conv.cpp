@@ -7,9 +7,9 @@
 
 #include <cmath>
 #include <map>
-#include <sstream>
 
 #include "support/rewrite_helpers.hpp"
+#include "support/rule_cases.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/patterns/registry.hpp"
 #include "xexp/tools/optimize.hpp"
@@ -116,10 +116,7 @@ std::size_t fired_on_paddle_export(const std::string& name, const std::string& r
                                    const xexp::testing::RandomFeedOptions& feed_options) {
   const std::string path = std::string(XEXP_SHARED_DIR) + "/corpus/real/" + name;
   model = load_model(path);
-  std::ostringstream log;
-  tools::OptimizeModelOptions options;
-  options.log = &log;
-  const tools::OptimizeModelReport report = tools::optimize_model(model, options);
+  const tools::OptimizeModelReport report = xexp::testing::optimize_quietly(model);
   xexp::testing::TempDir dir;
   const std::string optimized = (dir.path() / "optimized.onnx").string();
   save_model(model, optimized);

@@ -11,7 +11,6 @@
 
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -63,8 +62,7 @@ struct Outcome {
 
 Outcome optimize(const std::string& path, const std::string& patterns, const std::string& rule) {
   ir::Model model = load_model(path);
-  std::ostringstream log;
-  const tools::OptimizeModelReport report = tools::optimize_model(model, {.patterns = patterns, .log = &log});
+  const tools::OptimizeModelReport report = xexp::testing::optimize_quietly(model, true, patterns);
   const rewrite::RuleStats* stats = report.rules.find(rule);
   return {op_types(*model.graph), structure(*model.graph), stats ? stats->applied : 0};
 }

@@ -5,8 +5,6 @@
 // The fused op computes the same formula in one kernel: float32 results agree within atol 1e-5.
 #include <gtest/gtest.h>
 
-#include <sstream>
-
 #include "support/rewrite_helpers.hpp"
 #include "support/rule_cases.hpp"
 #include "xexp/onnx.hpp"
@@ -155,11 +153,7 @@ TEST(PatternLayerNormalizationAnyOpset, OnTorchExports) {
     const std::string path = std::string(XEXP_SHARED_DIR) + "/models/" + name + ".onnx";
     for (const char* patterns : {"default", "default+onnxruntime"}) {
       Model model = load_model(path);
-      std::ostringstream log;
-      tools::OptimizeModelOptions options;
-      options.log = &log;
-      options.patterns = patterns;
-      tools::optimize_model(model, options);
+      xexp::testing::optimize_quietly(model, true, patterns);
       // SkipLayerNormalization then takes the LayerNormalizations after a residual Add.
       std::size_t fused = 0, reduce_means = 0;
       for (const std::string& op : op_types(*model.graph)) {

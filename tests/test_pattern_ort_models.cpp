@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <sstream>
 
 #include "support/rewrite_helpers.hpp"
+#include "support/rule_cases.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/tools/optimize.hpp"
 
@@ -38,10 +38,7 @@ struct Optimized {
 Optimized optimize_file(const std::string& name) {
   const std::string original = (kModels / (name + ".fold.onnx")).string();
   ir::Model model = load_model(original);
-  std::ostringstream log;
-  tools::OptimizeModelOptions options;
-  options.log = &log;
-  const tools::OptimizeModelReport report = tools::optimize_model(model, options);
+  const tools::OptimizeModelReport report = xexp::testing::optimize_quietly(model);
   std::cout << name << ": " << report.nodes_before << " nodes -> " << report.nodes_after << "\n";
 
   const Tensor ids = Tensor::from<int64_t>(

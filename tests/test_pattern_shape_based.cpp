@@ -2,14 +2,14 @@
 // ShapeBasedConcatExpand, ShapeBasedExpandCastWhereSwap: the exact op
 // sequence after, one negative test per condition, and the same numbers before and after (xexp's
 // evaluator and ONNX Runtime, float32, atol 1e-5). None of these rewrites changes arithmetic.
-#include <limits>
-#include <sstream>
-
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "support/rewrite_helpers.hpp"
-#include "xexp/patterns/registry.hpp"
+#include "support/rule_cases.hpp"
 #include "xexp/infer/model.hpp"
+#include "xexp/patterns/registry.hpp"
 #include "xexp/tools/optimize.hpp"
 
 using namespace xexp;
@@ -124,19 +124,9 @@ static Model computed_expand_model(Shape x_shape) {
   return m;
 }
 
-// What `xexp optimize --patterns RULE --no-constant-folding` does to `m`.
-static void optimize_as_loaded(Model& m, const std::string& rule) {
-  std::ostringstream log;
-  tools::OptimizeModelOptions options;
-  options.patterns = rule;
-  options.constant_folding = false;
-  options.log = &log;
-  tools::optimize_model(m, options);
-}
-
 TEST(PatternShapeBasedStaticExpand, TheShapeBecomesAConstant) {
   Model m = computed_expand_model({kBatch, 1, 4});
-  optimize_as_loaded(m, "ShapeBasedStaticExpand");
+  xexp::testing::optimize_quietly(m, /*constant_folding=*/false, "ShapeBasedStaticExpand");
   ASSERT_EQ(op_types(*m.graph), (OpSeq{"Expand"}));
   EXPECT_EQ(constant_input(*m.graph, output_producer(*m.graph), 1), (std::vector<int64_t>{1, 3, 1}));
 }
@@ -150,7 +140,7 @@ TEST(PatternShapeBasedStaticExpand, NotWhenAChangingDimensionIsSymbolic) {
   g.add_node(Symbol("Shape"), {y}, {shape});
   g.add_node(Symbol("Expand"), {x, shape}, {out});
   g.add_output(out);
-  optimize_as_loaded(m, "ShapeBasedStaticExpand");
+  xexp::testing::optimize_quietly(m, /*constant_folding=*/false, "ShapeBasedStaticExpand");
   EXPECT_EQ(g.value(out).shape, (Shape{kBatch, 4}));  // what inference gives: the rule had it to read
   EXPECT_EQ(op_types(*m.graph), (OpSeq{"Shape", "Expand"}));
 }
@@ -228,7 +218,7 @@ static Model concat_expand_model(Shape x_shape, Dim rows, Dim n) {
 TEST(PatternShapeBasedConcatExpand, OnlyTheChangingPartStays) {
   const Dim n = Dim::symbolic("n");
   Model m = concat_expand_model({kBatch, 1}, kBatch, n);
-  optimize_as_loaded(m, "ShapeBasedConcatExpand");
+  xexp::testing::optimize_quietly(m, /*constant_folding=*/false, "ShapeBasedConcatExpand");
   const Graph& g = *m.graph;
   ASSERT_EQ(op_types(g), (OpSeq{"Shape", "Concat", "Expand"}));
   const Node& concat = g.node(g.value(output_producer(g).inputs[1]).producer);
@@ -239,7 +229,7 @@ TEST(PatternShapeBasedConcatExpand, OnlyTheChangingPartStays) {
 
 TEST(PatternShapeBasedConcatExpand, NotWhenTwoDimensionsChange) {
   Model m = concat_expand_model({1, 1}, kBatch, Dim::symbolic("n"));
-  optimize_as_loaded(m, "ShapeBasedConcatExpand");
+  xexp::testing::optimize_quietly(m, /*constant_folding=*/false, "ShapeBasedConcatExpand");
   EXPECT_EQ(op_types(*m.graph), (OpSeq{"Shape", "Shape", "Concat", "Expand"}));
 }
 
