@@ -209,6 +209,26 @@ TEST(EvalNN, SoftmaxAndLogSoftmax) {
   expect_near(run1("Softmax", {x}, {}, "", 11), {0.5f, 0.5f, 0.25f, 0.75f});
 }
 
+// The backend suite (test_eval_conformance) and the differential test check the numbers; here, what a
+// malformed input gets: an error naming the op and the cause, not a read out of bounds.
+TEST(EvalNN, LossesRefuseTargetsOutsideTheClassesAndMismatchedShapes) {
+  const Tensor scores = f32({2, 3}, {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f});
+  const std::vector<Attribute> ignore{Attribute::make_int("ignore_index", 7)};
+  for (const char* op : {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"}) {
+    try {
+      run1(op, {scores, i64({2}, {1, 7})});
+      ADD_FAILURE() << op << " took target 7 of 3 classes";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(op) + ": target 7 is outside [0, 3)"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(run1(op, {scores, i64({2}, {1, 7})}, ignore).dims(), std::vector<int64_t>{});  // 7 ignored
+    EXPECT_THROW(run1(op, {scores, i64({3}, {0, 1, 2})}), Error);
+    EXPECT_THROW(run1(op, {scores, i64({2}, {0, 1})}, {Attribute::make_string("reduction", "max")}), Error);
+  }
+}
+
 TEST(EvalNN, LayerNormalizationGivesMeanAndInvStd) {
   Tensor x = f32({1, 4}, {1, 2, 3, 4});
   auto out = run("LayerNormalization", {x, f32({4}, {1, 1, 2, 2}), f32({4}, {0, 0, 0, 1})},

@@ -652,6 +652,26 @@ TEST(InferTopK, ConstantOrSymbolicK) {
   EXPECT_EQ(expect_as_onnx(v9), 2);
 }
 
+// A loss is one value, or one per target with reduction 'none' (symbols kept); SoftmaxCrossEntropyLoss's
+// log_prob has the scores' shape.
+TEST(InferLoss, ReductionAndLogProb) {
+  Fixture f;
+  f.opset = 13;
+  ValueId scores = f.input("scores", ElemType::Float, Shape{S("n"), 5, S("d")});
+  ValueId labels = f.input("labels", ElemType::Int64, Shape{S("n"), S("d")});
+  const ValueId mean = f.one("NegativeLogLikelihoodLoss", {scores, labels});
+  EXPECT_EQ(f.type(mean), ElemType::Float);
+  EXPECT_EQ(*f.shape(mean), Shape{});
+  const ValueId none =
+      f.one("NegativeLogLikelihoodLoss", {scores, labels}, {Attribute::make_string("reduction", "none")});
+  EXPECT_EQ(*f.shape(none), (Shape{S("n"), S("d")}));
+  const std::vector<ValueId> sce =
+      f.node("SoftmaxCrossEntropyLoss", {scores, labels}, 2, {Attribute::make_string("reduction", "sum")});
+  EXPECT_EQ(*f.shape(sce[0]), Shape{});
+  EXPECT_EQ(f.type(sce[1]), ElemType::Float);
+  EXPECT_EQ(*f.shape(sce[1]), (Shape{S("n"), 5, S("d")}));
+}
+
 TEST(InferRnn, LstmGruRnnOutputsAsOnnx) {
   Fixture f;
   f.opset = 14;

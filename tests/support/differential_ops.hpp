@@ -109,6 +109,36 @@ inline F softmax_like() {
   };
 }
 
+// A loss over scores or log-probabilities (N, C, d...): targets (N, d...) in [0, C) of int64 or int32,
+// positive weights per class at random, a reduction, and an ignore_index that some targets take (a
+// class or -100), the first target never (a mean over no target divides zero by zero).
+inline F loss(bool log_prob_output) {
+  return [=](Draw& d, ElemType t, Case& c) {
+    c.opset = d.one_of<int64_t>({13, 18});
+    const int64_t classes = d.pick(1, 5);
+    Dims shape{d.pick(1, 3), classes}, targets{shape[0]};
+    for (int64_t extra = d.pick(0, 2); extra > 0; --extra) {
+      shape.push_back(d.pick(1, 3));
+      targets.push_back(shape.back());
+    }
+    c.in(d.values(t, shape, false, false));
+    Dims labels(static_cast<std::size_t>(dims_element_count(targets)));
+    for (int64_t& label : labels) label = d.pick(0, classes - 1);
+    if (d.chance(0.5)) {
+      const int64_t ignored = classes > 1 && d.chance(0.5) ? d.pick(1, classes - 1) : -100;
+      labels[0] = 0;
+      for (std::size_t k = 1; k < labels.size(); ++k)
+        if (d.chance(0.3)) labels[k] = ignored;
+      c.attr_int("ignore_index", ignored);
+    }
+    const bool narrow = d.chance(0.3);
+    c.in(Draw::ints(targets, labels, narrow));
+    if (d.chance(0.5)) c.in(d.positive(t, {classes}));
+    if (d.chance(0.8)) c.attr_string("reduction", d.one_of<std::string>({"mean", "sum", "none"}));
+    if (log_prob_output && d.chance(0.5)) c.outputs = 2;
+  };
+}
+
 // Pairs (x, scale, bias...) of a normalization over the trailing axes from `axis`.
 inline Dims trailing(const Dims& shape, int64_t axis) {
   if (axis < 0) axis += static_cast<int64_t>(shape.size());
@@ -898,6 +928,8 @@ inline std::vector<OpSpec> evaluator_op_specs() {
   // Softmax family and normalizations.
   for (const char* op : {"Softmax", "LogSoftmax"}) add(op, "nn", Match::Close, softmax_like());
   add("Hardmax", "nn", Match::Exact, softmax_like());
+  add("NegativeLogLikelihoodLoss", "nn", Match::Close, loss(false));
+  add("SoftmaxCrossEntropyLoss", "nn", Match::Close, loss(true));
   add("LayerNormalization", "nn", Match::Close, layer_norm);
   add("SimplifiedLayerNormalization", "nn", Match::Close, simplified_layer_norm, kFloats);
   add("SimplifiedLayerNormalization", "contrib", Match::Close, simplified_layer_norm, kFloats, ms);

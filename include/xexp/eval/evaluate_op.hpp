@@ -13,6 +13,7 @@
 #include "xexp/eval/kernels/cast.hpp"
 #include "xexp/eval/kernels/contrib.hpp"
 #include "xexp/eval/kernels/elementwise.hpp"
+#include "xexp/eval/kernels/loss.hpp"
 #include "xexp/eval/kernels/matmul.hpp"
 #include "xexp/eval/kernels/nn.hpp"
 #include "xexp/eval/kernels/reduce.hpp"
@@ -37,6 +38,7 @@ XEXP_INLINE const KernelRegistry& default_registry() {
     kernels::register_nn(r);
     kernels::register_cast(r);
     kernels::register_contrib(r);
+    kernels::register_loss(r);
     return r;
   }();
   return registry;

@@ -9,6 +9,7 @@
 #include "xexp/infer/attention.hpp"
 #include "xexp/infer/conv.hpp"
 #include "xexp/infer/elementwise.hpp"
+#include "xexp/infer/loss.hpp"
 #include "xexp/infer/matmul.hpp"
 #include "xexp/infer/normalization.hpp"
 #include "xexp/infer/reduce.hpp"
@@ -37,6 +38,7 @@ XEXP_INLINE const RuleTable& rule_table() {
     add_selection_rules(t);
     add_rnn_rules(t);
     add_attention_rules(t);
+    add_loss_rules(t);
     return t;
   }();
   return table;
