@@ -4,7 +4,6 @@
 // fused kernels round differently: outputs agree within 1e-5.
 #include <gtest/gtest.h>
 
-
 #include "support/rewrite_helpers.hpp"
 #include "support/rule_cases.hpp"
 #include "xexp/onnx.hpp"
