@@ -143,7 +143,7 @@ TEST(CliOptimize, PatternsListsEveryRuleWithItsSetAndDescription) {
   const CommandResult r = run_xexp("patterns");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::size_t lines = 0;
-  for (const char* set : {"default", "onnxruntime"}) {
+  for (const char* set : {"default", "onnxruntime", "onnxruntime_training"}) {
     for (const rewrite::RulePtr& rule : rewrite::rules_from_string(set)) {
       ++lines;
       const std::string expected = "P" + std::to_string(rule->priority()) + "  " + rule->describe() + "\n";

@@ -537,7 +537,13 @@ double rule_looseness(const std::string& rule) { return rule == "FastGelu" || ru
 TEST(OrtDifferential, OptimizedPositiveCasesGiveOnnxRuntimesOutputsOnRandomInputs) {
   const int64_t scale = sweep_scale();
   const int64_t variants = 3 * scale;
-  const std::vector<PositiveCase> cases = read_positive_cases();
+  // The cases of rules `xexp optimize` runs by default: ONNX Runtime's CPU package runs what they make,
+  // not what the onnxruntime_training set makes.
+  std::set<std::string> optimized_by_default;
+  for (const rewrite::RulePtr& r : rewrite::rules_from_string(tools::kDefaultPatterns))
+    optimized_by_default.insert(r->name());
+  std::vector<PositiveCase> cases = read_positive_cases();
+  std::erase_if(cases, [&](const PositiveCase& c) { return !optimized_by_default.count(c.rule); });
   TempDir dir;
   std::vector<OrtJob> jobs;
   std::vector<std::string> labels;  // one per pair of jobs (original, optimized)
@@ -598,9 +604,9 @@ TEST(OrtDifferential, OptimizedPositiveCasesGiveOnnxRuntimesOutputsOnRandomInput
             << " compared, original refused by ONNX Runtime:\n";
   for (const auto& [reason, n] : refused) std::cout << "  " << n << "  " << reason << "\n";
   if (scale == 1) {
-    // Of 402 pairs: StaticConcatReshape's integer inputs make no valid shape once; MissingCosSin,
+    // Of 405 pairs: StaticConcatReshape's integer inputs make no valid shape once; MissingCosSin,
     // MissingRange, MissingReduceMax and MissingTopK exist for kernels or types ONNX Runtime lacks: their
     // originals never run.
-    EXPECT_EQ(compared, 389);
+    EXPECT_EQ(compared, 392);
   }
 }

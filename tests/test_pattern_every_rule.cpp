@@ -1,9 +1,9 @@
-// A guard over the whole rule catalogue: every rule of the registered sets (default, onnxruntime) has
-// a positive case in tests/data/rule_positive_cases.txt, a small model in ONNX's text syntax with the op
-// sequence `xexp optimize` gives it. Each case is written to disk as an exporter writes a model (typed
-// by ONNX's own shape inference, value_info included) and loaded back, then:
-// - optimized as the user does (tools::optimize_model, default+onnxruntime and constant folding), the
-//   rule fires and the op sequence is the expected one;
+// A guard over the whole rule catalogue: every rule of the registered sets (default, onnxruntime,
+// onnxruntime_training) has a positive case in tests/data/rule_positive_cases.txt, a small model in ONNX's
+// text syntax with the op sequence `xexp optimize` gives it. Each case is written to disk as an exporter
+// writes a model (typed by ONNX's own shape inference, value_info included) and loaded back, then:
+// - optimized as the user does (tools::optimize_model, default+onnxruntime and constant folding; the
+//   user adds onnxruntime_training for its rules), the rule fires and the op sequence is the expected one;
 // - optimized with the rule left out ("default+onnxruntime-<Rule>"), the graph is another one (op
 //   types and attributes compared), so that no rule's case passes without the rule.
 // One program, one loop over the catalogue: a new rule without a case fails the test by name.
@@ -76,8 +76,12 @@ TEST(PatternEveryRule, EachRuleIsNeededByItsPositiveCase) {
     EXPECT_TRUE(by_rule.emplace(c.rule, &c).second) << c.rule << " has two cases";
 
   std::vector<std::string> registered, without_case;
-  for (const char* set : {"default", "onnxruntime"})
-    for (const rewrite::RulePtr& r : rewrite::rules_from_string(set)) registered.push_back(r->name());
+  std::set<std::string> training;
+  for (const char* set : {"default", "onnxruntime", "onnxruntime_training"})
+    for (const rewrite::RulePtr& r : rewrite::rules_from_string(set)) {
+      registered.push_back(r->name());
+      if (std::string(set) == "onnxruntime_training") training.insert(r->name());
+    }
   xexp::testing::TempDir dir;
   std::size_t checked = 0;
   for (const std::string& rule : registered) {
@@ -91,8 +95,10 @@ TEST(PatternEveryRule, EachRuleIsNeededByItsPositiveCase) {
     const std::string path = (dir.path() / (rule + ".onnx")).string();
     try {
       xexp::testing::write_case_model(c.text, path);
-      const Outcome with = optimize(path, tools::kDefaultPatterns, rule);
-      std::string without_spec = std::string(tools::kDefaultPatterns) + "-" + rule;
+      const std::string spec =
+          std::string(tools::kDefaultPatterns) + (training.count(rule) ? "+onnxruntime_training" : "");
+      const Outcome with = optimize(path, spec, rule);
+      std::string without_spec = spec + "-" + rule;
       for (const std::string& other : c.subsumers) without_spec += "," + other;
       const Outcome without = optimize(path, without_spec, rule);
       EXPECT_GT(with.applied, 0u) << rule << " did not fire on its positive case";

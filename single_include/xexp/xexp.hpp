@@ -5189,7 +5189,9 @@ inline void add_elementwise_rules(RuleTable& t) {
   t.add({"Cast"}, infer_cast);
   t.add({"CastLike"}, infer_cast_like);
   t.add({"Dropout"}, infer_dropout);
-  t.add(kMsDomain, {"Gelu", "FastGelu", "QuickGelu", "RotaryEmbedding"}, infer_same_as_first);
+  t.add(kMsDomain,
+        {"Gelu", "FastGelu", "QuickGelu", "RotaryEmbedding", "BiasSoftmax", "SoftmaxGrad", "SoftmaxGrad_13"},
+        infer_same_as_first);
   t.add(kMsDomain, {"BiasGelu"}, infer_broadcast);
 }
 
@@ -14259,8 +14261,8 @@ using rewrite::Var;
 // (onnxruntime set); registry.hpp lists the sets and registers them for rewrite::rules_from_string.
 // ======== xexp/patterns/registry.hpp
 // The rule sets. Including this header registers "default" (patterns/default_rules.hpp), "onnxruntime"
-// (patterns/onnxruntime_rules.hpp) and the named spec "onnxruntime_cpu" in rewrite::Catalog::global(), so
-// that rewrite::rules_from_string("default+onnxruntime") finds them.
+// and "onnxruntime_training" (patterns/onnxruntime_rules.hpp) and the named spec "onnxruntime_cpu" in
+// rewrite::Catalog::global(), so that rewrite::rules_from_string("default+onnxruntime") finds them.
 // ======== xexp/patterns/default_rules.hpp
 // The default set: standard ONNX operators only, in experimental-experiment's list order (the order
 // decides which of two overlapping matches wins). In compiled mode (core/config.hpp) only
@@ -14370,6 +14372,8 @@ inline constexpr auto is_integer =
 inline bool is_cpu_float_type(ElemType t) {
   return t == ElemType::Float || t == ElemType::Double || t == ElemType::Float16;
 }
+inline constexpr auto is_cpu_float =
+    fact<"is_cpu_float">([](const ValueView& x) { return is_cpu_float_type(x.elem()); });
 
 // ---- constants --------------------------------------------------------------------------------------
 // The values of an int32/int64 tensor, or nullopt for another type.
@@ -19972,6 +19976,61 @@ inline rewrite::RulePtr slices_split_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/softmax_cross_entropy_loss_cast.hpp
+// SoftmaxCrossEntropyLossCast: the mean cross-entropy loss as torch's decomposition of nll_loss writes it
+// (aten graphs exported node by node), 16 nodes for targets T of logits X (N, C, ...):
+//   kept = Not(Equal(T, ignore));  picked = GatherElements(LogSoftmax(X, axis=1),
+//          Unsqueeze(Where(kept, T, safe), 1), axis=1);  losses = Where(kept, Neg(Squeeze(picked, 1)), 0)
+//   loss = ReduceSum(losses) / ReduceSum(Cast(kept))
+// becomes SoftmaxCrossEntropyLoss(X, T, ignore_index=ignore, reduction="mean") (opset >= 13, where the
+// decomposition's Unsqueeze and Squeeze take their axes as inputs). Half-precision exports sum in float:
+// Cast(ReduceSum(Cast(losses, float)), X's type), and the count is cast to X's type before or after its
+// sum; the fused op accumulates in its own kernel (float for float16 in ONNX Runtime). The safe index
+// only stands in for ignored targets, whose terms the second Where zeroes: any scalar.
+
+namespace xexp::patterns {
+
+namespace detail {
+inline constexpr auto is_float_value =
+    rewrite::fact<"is_float_value">([](const ValueView& v) { return is_normalization_type(v.elem()); });
+// The number of a one-element constant of the targets' integer type, as an attribute (ignore_index).
+inline constexpr auto scalar_int = rewrite::fact<"scalar_int">(
+    [](const Tensor& t) { return static_cast<int64_t>(eval::element_as_double(t, 0)); });
+}  // namespace detail
+
+inline rewrite::RulePtr softmax_cross_entropy_loss_cast_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'t'> target;
+  Const<'g'> ignored;
+  Const<'s'> safe;
+  Const<'z'> zero;
+  Const<'a'> unsqueezed;
+  Const<'q'> squeezed;
+  Int<'u'> back;
+  auto kept = named<'k'>(op<"Not">(commutative(op<"Equal">(target, ignored))));
+  auto picked =
+      op<"GatherElements">(op<"LogSoftmax">(x, attr<"axis"> = 1),
+                           Unsqueeze(op<"Where">(kept, target, safe), unsqueezed), attr<"axis"> = 1);
+  auto losses = op<"Where">(kept, op<"Neg">(Squeeze(picked, squeezed)), zero);
+  auto summed = [](const auto& v) {
+    return op<"ReduceSum">(v, attr<"keepdims"> = 0, attr<"noop_with_empty_axes"> = 0);
+  };
+  auto count = either(Cast(summed(Cast(kept))), summed(Cast(kept)));
+  auto wide = named<'w'>(Cast(losses));
+  auto fits = opset_at_least(13) && is_cpu_float(x) && is_integer(target) && is_scalar(ignored) &&
+              is_scalar(safe) && is_scalar(zero) && all_zero(zero) && scalar_is(unsqueezed, 1.0) &&
+              scalar_is(squeezed, 1.0);
+  auto fused = op<"SoftmaxCrossEntropyLoss">(x, target, attr<"ignore_index"> = detail::scalar_int(ignored),
+                                             attr<"reduction"> = "mean");
+  return rule("SoftmaxCrossEntropyLossCast")
+      .cases(match(Div(Cast(summed(wide), attr<"to"> = back), count))
+                 .when(fits && dtype(x) == back && detail::is_float_value(wide))
+                 .to(fused),
+             match(Div(summed(losses), count)).when(fits).to(fused));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/split_concat.hpp
 // SplitConcat: a Concat of all the outputs of a Split, in order and on the same axis, is the Split's
 // input. Rule containment makes sure the Split outputs feed nothing else.
@@ -20956,6 +21015,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       sequence_construct_concat_rule(),
       slice_slice_rule(),
       slices_split_rule(),
+      softmax_cross_entropy_loss_cast_rule(),
       split_concat_rule(),
       squeeze_add_rule(),
       squeeze_binary_unsqueeze_rule(),
@@ -21038,6 +21098,57 @@ inline rewrite::RulePtr bias_gelu_rule() {
              match(detail::erf_gelu(sum, sqrt2, one, half))
                  .when(fits && detail::erf_gelu_constants(sqrt2, one, half))
                  .to(fused));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/ort/bias_softmax.hpp
+// BiasSoftmax (onnxruntime_training set): Softmax(x + bias) over the last axis is com.microsoft
+// BiasSoftmax(x, bias), a kernel of ONNX Runtime's CUDA and ROCm builds (none on CPU). The kernel does
+// not broadcast as Add does: it reads the bias once per row of x, repeated over x's leading axes
+// (is_inner_broadcast=0, a causal mask (1, 1, S, S) on scores (B, H, S, S)) or over the axes just before
+// the last (is_inner_broadcast=1, a padding mask (B, 1, 1, S)); other biases stay an Add. x has the
+// sum's shape; the types are the kernel's (float, float16, double).
+
+namespace xexp::patterns {
+
+namespace detail {
+// How `bias` repeats over x's rows: 0 over leading axes (its dims, right-aligned, are ones and then x's
+// last dims), 1 over the axes before the last (x's first dims, ones, x's last dim, at x's rank), -1
+// neither.
+inline constexpr auto bias_broadcast =
+    rewrite::fact<"bias_broadcast">([](const ValueView& bias, const ValueView& x) -> int64_t {
+      if (!bias.shape() || !x.shape() || bias.shape()->empty() || bias.shape()->size() > x.shape()->size())
+        return -1;
+      const Shape& b = *bias.shape();
+      const Shape& s = *x.shape();
+      const std::size_t offset = s.size() - b.size(), last = b.size() - 1;
+      auto same_as_x = [&](std::size_t k) { return same_dim(b[k], s[k + offset]); };
+      auto one = [&](std::size_t k) { return b[k] == Dim(1); };
+      std::size_t k = 0;
+      while (k < last && one(k)) ++k;
+      while (k <= last && same_as_x(k)) ++k;
+      if (k > last) return 0;
+      if (offset != 0 || !same_as_x(last)) return -1;
+      k = 0;
+      while (k < last && same_as_x(k)) ++k;
+      while (k < last && one(k)) ++k;
+      return k == last ? 1 : -1;
+    });
+}  // namespace detail
+
+inline rewrite::RulePtr bias_softmax_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'b'> bias;
+  Int<'a'> axis;
+  auto sum = named<'s'>(commutative(Add(x, bias)));
+  return rule("BiasSoftmax")
+      .priority(1)
+      .match(op<"Softmax">(sum, attr<"axis"> = axis))
+      .when(is_cpu_float(x) && is_last_axis(axis, x) && same_shape(x, sum) &&
+            detail::bias_broadcast(bias, x) >= 0)
+      .to(op<"BiasSoftmax", "com.microsoft">(x, bias, attr<"axis"> = rank(x) - 1,
+                                             attr<"is_inner_broadcast"> = detail::bias_broadcast(bias, x)));
 }
 
 }  // namespace xexp::patterns
@@ -22157,6 +22268,30 @@ inline rewrite::RulePtr skip_simplified_layer_normalization_mul_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/ort/softmax_grad.hpp
+// SoftmaxGrad (onnxruntime_training set): the gradient of Softmax as backward graphs decompose it,
+//   m = dY * Y;  dX = m - Y * ReduceSum(m, axes=[last], keepdims=1)
+// is com.microsoft SoftmaxGrad(dY, Y, axis=last), a kernel of ONNX Runtime's training builds (its CPU
+// inference package has none). Over the last axis only: SoftmaxGrad flattens the axes from `axis` on,
+// as Softmax did before opset 13, which is the one-axis reduction only there. dY and Y of one shape:
+// the kernel does not broadcast.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr softmax_grad_rule() {
+  using namespace rewrite::dsl;
+  Var<'g'> dy;
+  Var<'y'> y;
+  Ints<'a'> axes;
+  auto product = named<'m'>(commutative(Mul(dy, y)));
+  return rule("SoftmaxGrad")
+      .priority(1)
+      .match(Sub(product, commutative(Mul(y, ReduceSum(product, attr<"axes"> = axes, attr<"keepdims"> = 1)))))
+      .when(is_cpu_float(y) && same_shape(dy, y) && is_last_axis_only(axes, y))
+      .to(op<"SoftmaxGrad", "com.microsoft">(dy, y, attr<"axis"> = rank(y) - 1));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/ort/transpose_fused_matmul_b.hpp
 // TransposeFusedMatMulB (onnxruntime set): attention computes Q @ K' with K' = Transpose(K, [0,2,3,1])
 // from a (batch, sequence, heads, size) K. The same product is Transpose(K, [0,2,1,3]), the layout the
@@ -22201,6 +22336,7 @@ inline rewrite::RulePtr transpose_fused_matmul_b_rule() {
 namespace xexp::patterns {
 
 XEXP_INLINE rewrite::RuleSet onnxruntime_rules();
+XEXP_INLINE rewrite::RuleSet onnxruntime_training_rules();
 
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_ONNXRUNTIME_RULES)
 XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
@@ -22242,6 +22378,16 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       transpose_fused_matmul_b_rule(),
   };
 }
+
+// The onnxruntime_training set: fusions into kernels of ONNX Runtime's training and GPU builds that its
+// CPU inference package lacks, for the backward graphs torch's ONNX Runtime backends run. Not in
+// `xexp optimize`'s default rules, whose models every ONNX Runtime build runs.
+XEXP_INLINE rewrite::RuleSet onnxruntime_training_rules() {
+  return {
+      bias_softmax_rule(),
+      softmax_grad_rule(),
+  };
+}
 #endif
 
 }  // namespace xexp::patterns
@@ -22261,6 +22407,7 @@ namespace detail {
 inline const bool registered = [] {
   rewrite::Catalog::global().add_set("default", default_rules());
   rewrite::Catalog::global().add_set("onnxruntime", onnxruntime_rules());
+  rewrite::Catalog::global().add_set("onnxruntime_training", onnxruntime_training_rules());
   rewrite::Catalog::global().add_named_spec("onnxruntime_cpu", kOnnxRuntimeCpuSpec);
   return true;
 }();

@@ -149,7 +149,7 @@ def test_compare_aligns_the_results_of_both_models():
 
 def test_patterns_lists_every_rule_of_every_set():
     rules = xexp.patterns()
-    assert {s for _, s, _, _ in rules} == {"default", "onnxruntime"}
+    assert {s for _, s, _, _ in rules} == {"default", "onnxruntime", "onnxruntime_training"}
     assert ("Cast", "default", 0) in {(n, s, p) for n, s, p, _ in rules}
     assert "SkipLayerNormalization" in {n for n, s, _, _ in rules if s == "onnxruntime"}
     for name, _, priority, description in rules:

@@ -74,7 +74,9 @@ inline void add_elementwise_rules(RuleTable& t) {
   t.add({"Cast"}, infer_cast);
   t.add({"CastLike"}, infer_cast_like);
   t.add({"Dropout"}, infer_dropout);
-  t.add(kMsDomain, {"Gelu", "FastGelu", "QuickGelu", "RotaryEmbedding"}, infer_same_as_first);
+  t.add(kMsDomain,
+        {"Gelu", "FastGelu", "QuickGelu", "RotaryEmbedding", "BiasSoftmax", "SoftmaxGrad", "SoftmaxGrad_13"},
+        infer_same_as_first);
   t.add(kMsDomain, {"BiasGelu"}, infer_broadcast);
 }
 

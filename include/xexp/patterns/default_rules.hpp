@@ -79,6 +79,7 @@
 #include "xexp/patterns/onnx/shaped_based_reshape.hpp"
 #include "xexp/patterns/onnx/slice_slice.hpp"
 #include "xexp/patterns/onnx/slices_split.hpp"
+#include "xexp/patterns/onnx/softmax_cross_entropy_loss_cast.hpp"
 #include "xexp/patterns/onnx/split_concat.hpp"
 #include "xexp/patterns/onnx/squeeze_add.hpp"
 #include "xexp/patterns/onnx/squeeze_binary_unsqueeze.hpp"
@@ -185,6 +186,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       sequence_construct_concat_rule(),
       slice_slice_rule(),
       slices_split_rule(),
+      softmax_cross_entropy_loss_cast_rule(),
       split_concat_rule(),
       squeeze_add_rule(),
       squeeze_binary_unsqueeze_rule(),

@@ -47,6 +47,8 @@ inline constexpr auto is_integer =
 inline bool is_cpu_float_type(ElemType t) {
   return t == ElemType::Float || t == ElemType::Double || t == ElemType::Float16;
 }
+inline constexpr auto is_cpu_float =
+    fact<"is_cpu_float">([](const ValueView& x) { return is_cpu_float_type(x.elem()); });
 
 // ---- constants --------------------------------------------------------------------------------------
 // The values of an int32/int64 tensor, or nullopt for another type.

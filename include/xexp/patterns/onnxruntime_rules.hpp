@@ -6,6 +6,7 @@
 #include "xexp/rewrite/rule_set.hpp"
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_ONNXRUNTIME_RULES)
 #include "xexp/patterns/ort/bias_gelu.hpp"
+#include "xexp/patterns/ort/bias_softmax.hpp"
 #include "xexp/patterns/ort/fast_gelu.hpp"
 #include "xexp/patterns/ort/fused_conv.hpp"
 #include "xexp/patterns/ort/fused_conv_add.hpp"
@@ -35,12 +36,14 @@
 #include "xexp/patterns/ort/skip_layer_normalization_bias.hpp"
 #include "xexp/patterns/ort/skip_simplified_layer_normalization.hpp"
 #include "xexp/patterns/ort/skip_simplified_layer_normalization_mul.hpp"
+#include "xexp/patterns/ort/softmax_grad.hpp"
 #include "xexp/patterns/ort/transpose_fused_matmul_b.hpp"
 #endif
 
 namespace xexp::patterns {
 
 XEXP_INLINE rewrite::RuleSet onnxruntime_rules();
+XEXP_INLINE rewrite::RuleSet onnxruntime_training_rules();
 
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_ONNXRUNTIME_RULES)
 XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
@@ -80,6 +83,16 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       skip_simplified_layer_normalization_rule(),
       skip_simplified_layer_normalization_mul_rule(),
       transpose_fused_matmul_b_rule(),
+  };
+}
+
+// The onnxruntime_training set: fusions into kernels of ONNX Runtime's training and GPU builds that its
+// CPU inference package lacks, for the backward graphs torch's ONNX Runtime backends run. Not in
+// `xexp optimize`'s default rules, whose models every ONNX Runtime build runs.
+XEXP_INLINE rewrite::RuleSet onnxruntime_training_rules() {
+  return {
+      bias_softmax_rule(),
+      softmax_grad_rule(),
   };
 }
 #endif

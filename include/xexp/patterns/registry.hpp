@@ -1,7 +1,7 @@
 #pragma once
 // The rule sets. Including this header registers "default" (patterns/default_rules.hpp), "onnxruntime"
-// (patterns/onnxruntime_rules.hpp) and the named spec "onnxruntime_cpu" in rewrite::Catalog::global(), so
-// that rewrite::rules_from_string("default+onnxruntime") finds them.
+// and "onnxruntime_training" (patterns/onnxruntime_rules.hpp) and the named spec "onnxruntime_cpu" in
+// rewrite::Catalog::global(), so that rewrite::rules_from_string("default+onnxruntime") finds them.
 #include "xexp/patterns/default_rules.hpp"
 #include "xexp/patterns/onnxruntime_rules.hpp"
 
@@ -20,6 +20,7 @@ namespace detail {
 inline const bool registered = [] {
   rewrite::Catalog::global().add_set("default", default_rules());
   rewrite::Catalog::global().add_set("onnxruntime", onnxruntime_rules());
+  rewrite::Catalog::global().add_set("onnxruntime_training", onnxruntime_training_rules());
   rewrite::Catalog::global().add_named_spec("onnxruntime_cpu", kOnnxRuntimeCpuSpec);
   return true;
 }();

@@ -1,0 +1,56 @@
+#pragma once
+// SoftmaxCrossEntropyLossCast: the mean cross-entropy loss as torch's decomposition of nll_loss writes it
+// (aten graphs exported node by node), 16 nodes for targets T of logits X (N, C, ...):
+//   kept = Not(Equal(T, ignore));  picked = GatherElements(LogSoftmax(X, axis=1),
+//          Unsqueeze(Where(kept, T, safe), 1), axis=1);  losses = Where(kept, Neg(Squeeze(picked, 1)), 0)
+//   loss = ReduceSum(losses) / ReduceSum(Cast(kept))
+// becomes SoftmaxCrossEntropyLoss(X, T, ignore_index=ignore, reduction="mean") (opset >= 13, where the
+// decomposition's Unsqueeze and Squeeze take their axes as inputs). Half-precision exports sum in float:
+// Cast(ReduceSum(Cast(losses, float)), X's type), and the count is cast to X's type before or after its
+// sum; the fused op accumulates in its own kernel (float for float16 in ONNX Runtime). The safe index
+// only stands in for ignored targets, whose terms the second Where zeroes: any scalar.
+#include "xexp/patterns/facts.hpp"
+
+namespace xexp::patterns {
+
+namespace detail {
+inline constexpr auto is_float_value =
+    rewrite::fact<"is_float_value">([](const ValueView& v) { return is_normalization_type(v.elem()); });
+// The number of a one-element constant of the targets' integer type, as an attribute (ignore_index).
+inline constexpr auto scalar_int = rewrite::fact<"scalar_int">(
+    [](const Tensor& t) { return static_cast<int64_t>(eval::element_as_double(t, 0)); });
+}  // namespace detail
+
+inline rewrite::RulePtr softmax_cross_entropy_loss_cast_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Var<'t'> target;
+  Const<'g'> ignored;
+  Const<'s'> safe;
+  Const<'z'> zero;
+  Const<'a'> unsqueezed;
+  Const<'q'> squeezed;
+  Int<'u'> back;
+  auto kept = named<'k'>(op<"Not">(commutative(op<"Equal">(target, ignored))));
+  auto picked =
+      op<"GatherElements">(op<"LogSoftmax">(x, attr<"axis"> = 1),
+                           Unsqueeze(op<"Where">(kept, target, safe), unsqueezed), attr<"axis"> = 1);
+  auto losses = op<"Where">(kept, op<"Neg">(Squeeze(picked, squeezed)), zero);
+  auto summed = [](const auto& v) {
+    return op<"ReduceSum">(v, attr<"keepdims"> = 0, attr<"noop_with_empty_axes"> = 0);
+  };
+  auto count = either(Cast(summed(Cast(kept))), summed(Cast(kept)));
+  auto wide = named<'w'>(Cast(losses));
+  auto fits = opset_at_least(13) && is_cpu_float(x) && is_integer(target) && is_scalar(ignored) &&
+              is_scalar(safe) && is_scalar(zero) && all_zero(zero) && scalar_is(unsqueezed, 1.0) &&
+              scalar_is(squeezed, 1.0);
+  auto fused = op<"SoftmaxCrossEntropyLoss">(x, target, attr<"ignore_index"> = detail::scalar_int(ignored),
+                                             attr<"reduction"> = "mean");
+  return rule("SoftmaxCrossEntropyLossCast")
+      .cases(match(Div(Cast(summed(wide), attr<"to"> = back), count))
+                 .when(fits && dtype(x) == back && detail::is_float_value(wide))
+                 .to(fused),
+             match(Div(summed(losses), count)).when(fits).to(fused));
+}
+
+}  // namespace xexp::patterns
