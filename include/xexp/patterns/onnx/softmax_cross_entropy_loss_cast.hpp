@@ -7,8 +7,8 @@
 // becomes SoftmaxCrossEntropyLoss(X, T, ignore_index=ignore, reduction="mean") (opset >= 13, where the
 // decomposition's Unsqueeze and Squeeze take their axes as inputs). Half-precision exports sum in float:
 // Cast(ReduceSum(Cast(losses, float)), X's type), and the count is cast to X's type before or after its
-// sum; the fused op accumulates in its own kernel (float for float16 in ONNX Runtime). The safe index
-// only stands in for ignored targets, whose terms the second Where zeroes: any scalar.
+// sum; the fused op sums as its kernel does, without rounding the log-softmax to float16 first. The
+// safe index only stands in for ignored targets, whose terms the second Where zeroes: any scalar.
 #include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
