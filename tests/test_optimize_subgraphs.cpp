@@ -82,14 +82,7 @@ ir::Model optimize_file(const std::string& path, const std::string& optimized,
 // The same outputs for the files `before` and `after`, in xexp's evaluator and in ONNX Runtime.
 void expect_same_outputs(const std::string& before, const std::string& after,
                          const xexp::testing::NamedTensors& feeds) {
-  auto run = [&](const std::string& path) {
-    const ir::Model m = load_model(path);
-    const eval::Evaluator evaluator(m);
-    const std::vector<Tensor> values = evaluator.run(feeds);
-    xexp::testing::NamedTensors out;
-    for (std::size_t k = 0; k < values.size(); ++k) out.emplace_back(evaluator.output_names()[k], values[k]);
-    return out;
-  };
+  auto run = [&](const std::string& path) { return xexp::test::evaluated(load_model(path), feeds); };
   xexp::testing::expect_all_close(run(after), run(before), 1e-5, 1e-5);
   const std::vector<xexp::testing::OrtResult> ort =
       xexp::testing::run_onnxruntime_batch({{before, feeds}, {after, feeds}});

@@ -1,10 +1,9 @@
 // default set: BatchNormalization, BatchNormalizationTraining, CastLayerNormalizationCast, CastOpCast,
 // GathersSplit, MatMulReshape2Of3, ReduceArgTopK, ReduceSumNormalize, Reshape2Of3, ReshapeMatMulReshape,
 // RotaryConcatPart, SequenceConstructAt, SequenceConstructConcat, ShapeBasedMatMulToMul, SlicesSplit,
-// SoftmaxCrossEntropyLossCast,
-// SwitchOrderBinary, TransposeReshapeMatMul, TransposeReshapeTranspose, UnsqueezeEqual. Positive (exact
-// structure after), a negative per condition, and the same outputs before and after in xexp's evaluator and
-// ONNX Runtime.
+// SoftmaxCrossEntropyLossCast, SwitchOrderBinary, TransposeReshapeMatMul, TransposeReshapeTranspose,
+// UnsqueezeEqual. Positive (exact structure after), a negative per condition, and the same outputs before
+// and after in xexp's evaluator and ONNX Runtime.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -430,11 +429,7 @@ void expect_same_bits_without_the_sequence(const Model& before, const Model& aft
   ASSERT_TRUE(ort[0].ok) << ort[0].error;
   ASSERT_TRUE(ort[1].ok) << ort[1].error;
   xexp::testing::expect_all_close(ort[1].outputs, ort[0].outputs, 0, 0);
-  eval::Evaluator evaluator(after);
-  const std::vector<Tensor> outputs = evaluator.run(feeds);
-  xexp::testing::NamedTensors named;
-  for (std::size_t k = 0; k < outputs.size(); ++k) named.emplace_back(evaluator.output_names()[k], outputs[k]);
-  xexp::testing::expect_all_close(named, ort[0].outputs, 0, 0);
+  xexp::testing::expect_all_close(test::evaluated(after, feeds), ort[0].outputs, 0, 0);
 }
 
 TEST(PatternSequenceConstructAt, SameNumbers) {

@@ -150,15 +150,8 @@ TEST(PatternSoftmaxGrad, BackwardGraphsOfTheCorpusReadFromDisk) {
     EXPECT_EQ(ops.size() + 3 * static_cast<std::size_t>(c.gradients), op_types(*without.graph).size());
     const xexp::testing::NamedTensors feeds = xexp::testing::random_feeds(
         *load_model(original).graph, {.seed = 3, .float_low = -1, .float_high = 1});
-    auto outputs = [&](const Model& m) {
-      eval::Evaluator evaluator(m);
-      const std::vector<Tensor> values = evaluator.run(feeds);
-      xexp::testing::NamedTensors named;
-      for (std::size_t k = 0; k < values.size(); ++k)
-        named.emplace_back(evaluator.output_names()[k], values[k]);
-      return named;
-    };
-    xexp::testing::expect_all_close(outputs(with), outputs(without), 1e-4, 1e-4);
+    xexp::testing::expect_all_close(test::evaluated(with, feeds), test::evaluated(without, feeds), 1e-4,
+                                    1e-4);
   }
 }
 

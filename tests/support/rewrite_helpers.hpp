@@ -74,6 +74,15 @@ inline std::size_t rewrites(const rewrite::OptimizeStats& stats) {
   return applied;
 }
 
+// The model's outputs on `feeds` in xexp's evaluator, by name.
+inline testing::NamedTensors evaluated(const ir::Model& m, const testing::NamedTensors& feeds) {
+  const eval::Evaluator evaluator(m);
+  const std::vector<Tensor> values = evaluator.run(feeds);
+  testing::NamedTensors out;
+  for (std::size_t k = 0; k < values.size(); ++k) out.emplace_back(evaluator.output_names()[k], values[k]);
+  return out;
+}
+
 // What a model after a rewrite gave: in xexp's evaluator, and in ONNX Runtime (empty when it failed).
 struct OutputsAfter {
   testing::NamedTensors evaluator, onnxruntime;
@@ -86,16 +95,8 @@ struct OutputsAfter {
 inline OutputsAfter expect_outputs_of(const ir::Model& before, const std::string& before_path,
                                       const ir::Model& after, const testing::NamedTensors& feeds,
                                       double tolerance) {
-  auto named = [](const eval::Evaluator& e, const std::vector<Tensor>& values) {
-    testing::NamedTensors out;
-    std::vector<std::string> names = e.output_names();
-    for (std::size_t k = 0; k < values.size(); ++k) out.emplace_back(names[k], values[k]);
-    return out;
-  };
-  eval::Evaluator eval_before(before), eval_after(after);
-  OutputsAfter result{named(eval_after, eval_after.run(feeds)), {}};
-  testing::expect_all_close(result.evaluator, named(eval_before, eval_before.run(feeds)), tolerance,
-                            tolerance);
+  OutputsAfter result{evaluated(after, feeds), {}};
+  testing::expect_all_close(result.evaluator, evaluated(before, feeds), tolerance, tolerance);
   testing::TempDir dir;
   const std::string after_path = (dir.path() / "after.onnx").string();
   save_model(after, after_path);
@@ -132,14 +133,8 @@ inline void expect_same_outputs_where_onnxruntime_runs(const std::function<ir::M
   EXPECT_GT(rewrites(run_rules(after, spec)), 0u) << "'" << spec << "' did not rewrite the model";
   const testing::NamedTensors feeds = testing::random_feeds(
       *before.graph, {.seed = 7, .float_low = 0.5, .float_high = 3.0, .int_low = 0, .int_high = 1000});
-  eval::Evaluator eval_before(before), eval_after(after);
-  const std::vector<Tensor> expected = eval_before.run(feeds), rewritten = eval_after.run(feeds);
-  testing::NamedTensors expected_named, rewritten_named;
-  for (std::size_t k = 0; k < expected.size(); ++k) {
-    expected_named.emplace_back(eval_before.output_names()[k], expected[k]);
-    rewritten_named.emplace_back(eval_after.output_names()[k], rewritten[k]);
-  }
-  testing::expect_all_close(rewritten_named, expected_named, tolerance, tolerance);
+  const testing::NamedTensors expected = evaluated(before, feeds);
+  testing::expect_all_close(evaluated(after, feeds), expected, tolerance, tolerance);
   testing::TempDir dir;
   const std::string before_path = (dir.path() / "before.onnx").string();
   const std::string after_path = (dir.path() / "after.onnx").string();
@@ -151,7 +146,7 @@ inline void expect_same_outputs_where_onnxruntime_runs(const std::function<ir::M
   EXPECT_FALSE(ort[refusing].ok) << "ONNX Runtime now runs the " << (refusing ? "rewritten" : "original")
                                  << " model of " << spec;
   ASSERT_TRUE(ort[1 - refusing].ok) << ort[1 - refusing].error;
-  testing::expect_all_close(ort[1 - refusing].outputs, expected_named, tolerance, tolerance);
+  testing::expect_all_close(ort[1 - refusing].outputs, expected, tolerance, tolerance);
 }
 
 // Builds the model twice, optimizes the second with `spec`, and checks that the rules changed it and
