@@ -20,9 +20,11 @@
 
 using namespace xexp;
 using namespace xexp::ir;
+using test::input_name;
 using test::node;
 using test::op_types;
 using test::OpList;
+using test::producer;
 using test::run_rules;
 
 namespace {
@@ -36,8 +38,6 @@ Tensor filled(std::vector<int64_t> dims, float value) {
   return Tensor::from<float>(dims, std::vector<float>(static_cast<std::size_t>(dims_element_count(dims)), value));
 }
 Attribute int_attr(const char* name, int64_t v) { return Attribute::make_int(name, v); }
-const Node& producer(const Graph& g, ValueId v) { return g.node(g.value(v).producer); }
-const std::string& input_name(const Graph& g, const Node& n, std::size_t k) { return g.value(n.inputs[k]).name; }
 std::vector<int64_t> constant_ints(const Graph& g, ValueId v) { return eval::as_int64s(*rewrite::constant_tensor(g, v)); }
 
 // ---- BatchNormalization ---------------------------------------------------------------------------

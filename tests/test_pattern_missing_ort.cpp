@@ -20,6 +20,7 @@ using namespace xexp::ir;
 using test::node;
 using test::op_types;
 using test::OpList;
+using test::producer;
 using test::run_rules;
 
 namespace {
@@ -35,7 +36,6 @@ Attribute float_attr(const char* name, float v) { return Attribute::make_float(n
 ValueId fused_matmul(Graph& g, ValueId a, ValueId b, std::vector<Attribute> attributes) {
   return node(g, "FusedMatMul", {a, b}, std::move(attributes), "com.microsoft");
 }
-const Node& producer(const Graph& g, ValueId v) { return g.node(g.value(v).producer); }
 const Node& only_node(const Graph& g, const std::string& op_type) {
   for (NodeId id : g.nodes())
     if (g.node(id).op_type == Symbol(op_type)) return g.node(id);

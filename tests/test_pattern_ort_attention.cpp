@@ -20,6 +20,7 @@
 
 using namespace xexp;
 using namespace xexp::ir;
+using test::input_name;
 using test::node;
 using test::op_types;
 using test::OpList;
@@ -309,9 +310,6 @@ int nodes_of_type(const Graph& g, const char* op_type) {
   int n = 0;
   for (NodeId id : g.nodes()) n += g.node(id).op_type == Symbol(op_type);
   return n;
-}
-std::string input_name(const Graph& g, const Node& n, std::size_t slot) {
-  return slot < n.inputs.size() && n.inputs[slot] != kNone ? g.value(n.inputs[slot]).name : "";
 }
 
 // At opset 23 the default set writes one causal Attention (is_causal=1) for a causal `mask`, whose nodes go,

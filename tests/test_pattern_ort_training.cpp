@@ -1,7 +1,8 @@
 // onnxruntime_training set: BiasSoftmax and SoftmaxGrad, kernels of ONNX Runtime's GPU and training
-// builds. Positive (exact structure after), a negative per condition, and the same outputs: the
-// evaluator before and after, and ONNX Runtime's CPU package, which runs only the original, against
-// the evaluator. Then the training graphs of the corpus, read from disk as the exporter wrote them.
+// builds, and OrtBatchNormalizationTraining. Positive (exact structure after), a negative per condition,
+// and the same outputs: the evaluator before and after, and ONNX Runtime's CPU package, which runs only
+// the original of the fused kernels, against the evaluator (both models of the written-out
+// BatchNormalization). Then the training graphs of the corpus, read from disk as the exporter wrote them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,16 +16,15 @@
 
 using namespace xexp;
 using namespace xexp::ir;
+using test::input_name;
 using test::op_types;
 using test::OpList;
+using test::producer;
 using test::run_rules;
 using xexp::testing::load_case_model;
 
 namespace {
 
-const std::string& input_name(const Graph& g, const Node& n, std::size_t k) {
-  return g.value(n.inputs[k]).name;
-}
 int64_t int_of(const Node& n, const char* name) { return n.attribute(Symbol(name))->i; }
 
 // ---- BiasSoftmax ------------------------------------------------------------------------------------
@@ -124,6 +124,77 @@ TEST(PatternSoftmaxGrad, NotForAnotherAxisOrShape) {
 TEST(PatternSoftmaxGrad, SameNumbers) {
   test::expect_same_outputs_where_onnxruntime_runs([] { return load_case_model(gradient_text({})); },
                                                    "SoftmaxGrad", 1e-5, test::OrtRefuses::Rewritten);
+}
+
+// ---- OrtBatchNormalizationTraining ---------------------------------------------------------------
+// BatchNormalization(X (2, 3, 4, 5), momentum 0.8) whose running statistics RM and RV are graph outputs,
+// as a training step exports them.
+struct Training {
+  std::string type = "float", stats_type = "float";
+  std::vector<std::string> outputs = {"Y", "RM", "RV"};  // the graph's outputs
+  bool training_mode = true;
+};
+std::string training_text(const Training& c) {
+  std::string outputs;
+  for (const std::string& name : c.outputs)
+    outputs +=
+        (outputs.empty() ? "" : ", ") + (name == "Y" ? c.type + "[2,3,4,5] " : c.stats_type + "[3] ") + name;
+  // Parameters as inputs: ONNX 1.12's parser reads no float16 literals.
+  return "<ir_version: 8, opset_import: [\"\" : 15]>\ng (" + c.type + "[2,3,4,5] X, " + c.type + "[3] s, " +
+         c.type + "[3] b, " + c.stats_type + "[3] m, " + c.stats_type + "[3] v) => (" + outputs + ") {\n  " +
+         (c.training_mode ? "Y, RM, RV = BatchNormalization<training_mode=1, " : "Y = BatchNormalization<") +
+         "momentum=0.8, epsilon=0.001>(X, s, b, m, v)\n}\n";
+}
+double scalar_of(const Graph& g, ValueId v) {
+  return eval::as_doubles(*rewrite::constant_tensor(g, v)).at(0);
+}
+
+TEST(PatternOrtBatchNormalizationTraining, BatchStatisticsNormalizeInInferenceModeAndUpdateTheRunningOnes) {
+  Model m = load_case_model(training_text({}));
+  run_rules(m, "OrtBatchNormalizationTraining");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"ReduceMean", "Reshape", "Sub", "Mul", "ReduceMean", "BatchNormalization",
+                                 "Mul", "Mul", "Add", "Mul", "Mul", "Add"}));
+  const Node& y = producer(g, g.outputs()[0]);
+  EXPECT_EQ(y.op_type.str(), "BatchNormalization");
+  EXPECT_EQ(y.attribute(Symbol("training_mode")), nullptr);
+  EXPECT_FLOAT_EQ(y.attribute(Symbol("epsilon"))->f, 0.001f);
+  EXPECT_EQ(y.outputs.size(), 1u);
+  EXPECT_EQ(input_name(g, y, 0), "X");
+  const Node& mean = producer(g, y.inputs[3]);
+  EXPECT_EQ(mean.op_type.str(), "Reshape");
+  EXPECT_EQ(producer(g, y.inputs[4]).op_type.str(), "ReduceMean");
+  EXPECT_EQ(producer(g, y.inputs[4]).attribute(Symbol("axes"))->ints, (std::vector<int64_t>{0, 2, 3}));
+  EXPECT_EQ(producer(g, y.inputs[4]).attribute(Symbol("keepdims"))->i, 0);
+  // running = input * momentum + batch * (1 - momentum), under the outputs' own names
+  for (std::size_t k : {1, 2}) {
+    const Node& add = producer(g, g.outputs()[k]);
+    EXPECT_EQ(g.value(g.outputs()[k]).name, k == 1 ? "RM" : "RV");
+    EXPECT_EQ(g.value(g.outputs()[k]).shape, (Shape{3}));
+    const Node &kept = producer(g, add.inputs[0]), &batch = producer(g, add.inputs[1]);
+    EXPECT_EQ(input_name(g, kept, 0), k == 1 ? "m" : "v");
+    EXPECT_FLOAT_EQ(scalar_of(g, kept.inputs[1]), 0.8f);
+    EXPECT_EQ(batch.inputs[0], y.inputs[2 + k]);
+    EXPECT_FLOAT_EQ(scalar_of(g, batch.inputs[1]), 0.2f);
+  }
+}
+
+// Running statistics nobody reads (the default set's BatchNormalizationTraining takes those), inference
+// mode, float16 (ONNX computes its statistics in float), statistics of another type than X.
+TEST(PatternOrtBatchNormalizationTraining, NotWithoutReadStatisticsNorInInferenceModeNorForOtherTypes) {
+  for (const Training& c :
+       {Training{.outputs = {"Y"}}, Training{.outputs = {"Y"}, .training_mode = false},
+        Training{.type = "float16", .stats_type = "float16"}, Training{.stats_type = "double"}}) {
+    Model m = load_case_model(training_text(c));
+    run_rules(m, "OrtBatchNormalizationTraining");
+    EXPECT_EQ(op_types(*m.graph), (OpList{"BatchNormalization"})) << training_text(c);
+  }
+}
+
+TEST(PatternOrtBatchNormalizationTraining, SameNumbers) {
+  for (const std::vector<std::string>& outputs : {std::vector<std::string>{"Y", "RM", "RV"}, {"RV", "Y"}})
+    test::expect_same_outputs([&] { return load_case_model(training_text({.outputs = outputs})); },
+                              "OrtBatchNormalizationTraining", 1e-5);
 }
 
 // The backward graphs of experimental-experiment's corpus (torch's ONNX Runtime backend training Phi and

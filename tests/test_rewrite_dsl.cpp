@@ -15,6 +15,7 @@ using namespace xexp::rewrite::dsl;
 using test::node;
 using test::op_types;
 using test::OpList;
+using test::producer;
 
 namespace {
 
@@ -24,7 +25,6 @@ inline constexpr auto is_rank_3 =
 rewrite::OptimizeStats run(Model& m, const RulePtr& rule, rewrite::OptimizeOptions options = {}) {
   return rewrite::optimize(m, {rule}, options);
 }
-const Node& producer(const Graph& g, ValueId v) { return g.node(g.value(v).producer); }
 const Node& output_producer(const Graph& g, std::size_t k = 0) { return producer(g, g.outputs()[k]); }
 
 }  // namespace

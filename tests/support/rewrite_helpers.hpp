@@ -48,6 +48,13 @@ inline ir::ValueId constant_of_shape(ir::Graph& g, ir::ValueId shape, float valu
               {ir::Attribute::make_tensor("value", Tensor::from<float>({1}, {value}))});
 }
 
+// The node computing `v`, and the name of input `k` of a node ("" when it has none there): what structure
+// checks walk.
+inline const ir::Node& producer(const ir::Graph& g, ir::ValueId v) { return g.node(g.value(v).producer); }
+inline std::string input_name(const ir::Graph& g, const ir::Node& n, std::size_t k) {
+  return k < n.inputs.size() && n.inputs[k] != ir::kNone ? g.value(n.inputs[k]).name : "";
+}
+
 // Op types as op_types() lists them, for the expected side of a comparison. Not "Ops": xexp::Ops is the
 // builder's shortcut class, which the tests' `using namespace xexp` brings in.
 using OpList = std::vector<std::string>;

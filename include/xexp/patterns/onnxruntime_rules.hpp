@@ -5,6 +5,7 @@
 #include "xexp/core/config.hpp"
 #include "xexp/rewrite/rule_set.hpp"
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_ONNXRUNTIME_RULES)
+#include "xexp/patterns/ort/batch_normalization_training.hpp"
 #include "xexp/patterns/ort/bias_gelu.hpp"
 #include "xexp/patterns/ort/bias_softmax.hpp"
 #include "xexp/patterns/ort/fast_gelu.hpp"
@@ -87,10 +88,12 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
 }
 
 // The onnxruntime_training set: fusions into kernels of ONNX Runtime's training and GPU builds that its
-// CPU inference package lacks, for the backward graphs torch's ONNX Runtime backends run. Not in
-// `xexp optimize`'s default rules, whose models every ONNX Runtime build runs.
+// CPU inference package lacks, for the backward graphs torch's ONNX Runtime backends run, and the
+// training-mode BatchNormalization the CUDA provider cannot run, written out. Not in `xexp optimize`'s
+// default rules, whose models every ONNX Runtime build runs.
 XEXP_INLINE rewrite::RuleSet onnxruntime_training_rules() {
   return {
+      ort_batch_normalization_training_rule(),
       bias_softmax_rule(),
       softmax_grad_rule(),
   };
