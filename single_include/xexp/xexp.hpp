@@ -23848,6 +23848,538 @@ inline void type_function_bodies(ir::Model& model) {
 }  // namespace xexp::functions
 // ======== xexp/tools.hpp
 // The tools layer (include/xexp/tools/): see docs/ARCHITECTURE.md.
+// ======== xexp/tools/compare.hpp
+// Side-by-side comparison of two models run on the same inputs (`xexp compare`, seeds 000 and 001): every
+// initializer, input, intermediate result and output of each run is reduced to a signature (kind, type,
+// shape, a four-letter code of its values, op type) and the two sequences are aligned by an edit distance
+// over those signatures. Names do not count: two exporters never agree on them. Rows read
+//   001 = | INITIA float32  2:16x16              ZAZA                 w  | INITIA float32  2:16x16   ...
+// where `=` pairs identical signatures, `~` pairs different ones, `-` is only in the first model and `+`
+// only in the second.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+// ======== xexp/tools/run.hpp
+// Running a model as the tools do (`xexp run`, `xexp compare`) and describing its results in one line.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+// ======== xexp/tools/inputs.hpp
+// The inputs of a run (`xexp run`, `xexp compare`, benchmarks): TensorProto files given in the order of
+// the graph's inputs (the ONNX backend test format), and deterministic random tensors for the inputs no
+// file gives, sized from their declared shapes, indices within what they index. The same seed gives the
+// same bytes on every machine: the generator and the conversions are spelled out here, not left to
+// <random>'s distributions.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+
+namespace xexp::tools {
+
+using Feeds = std::vector<std::pair<std::string, Tensor>>;
+
+struct RandomInputOptions {
+  uint64_t seed = 0;
+  double float_low = -1.0, float_high = 1.0;  // floating inputs: uniform in [low, high)
+  int64_t int_low = 0, int_high = 10;         // integer inputs (token ids, indices): uniform in [low, high)
+  std::map<std::string, int64_t> symbols = {};  // values of symbolic dimensions, e.g. {"batch", 2}
+  // The size of a symbolic dimension missing from `symbols` and of an unnamed dynamic one; none: an error.
+  std::optional<int64_t> default_dim = std::nullopt;
+};
+
+// splitmix64: tiny, well mixed and identical everywhere.
+class SplitMix64 {
+ public:
+  explicit SplitMix64(uint64_t seed) : state_(seed) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
+
+ private:
+  uint64_t state_;
+};
+
+inline Tensor random_tensor(ElemType type, std::vector<int64_t> dims, SplitMix64& rng,
+                            const RandomInputOptions& options = {}) {
+  Tensor t(type, std::move(dims));
+  const auto n = static_cast<std::size_t>(t.size());
+  auto real = [&] { return options.float_low + (options.float_high - options.float_low) * rng.uniform(); };
+  auto integer = [&] {
+    if (options.int_high <= options.int_low) throw Error("random inputs: int_high must be greater than int_low");
+    const auto span = static_cast<uint64_t>(options.int_high - options.int_low);
+    return options.int_low + static_cast<int64_t>(rng.next() % span);
+  };
+  auto fill = [&]<class T>(auto&& make) {
+    auto out = t.mutable_data<T>();
+    for (std::size_t k = 0; k < n; ++k) out[k] = static_cast<T>(make());
+  };
+  switch (type) {
+    case ElemType::Float: fill.template operator()<float>(real); break;
+    case ElemType::Double: fill.template operator()<double>(real); break;
+    case ElemType::Float16: fill.template operator()<uint16_t>([&] { return float_to_half(static_cast<float>(real())); }); break;
+    case ElemType::BFloat16:
+      fill.template operator()<uint16_t>([&] { return float_to_bfloat16(static_cast<float>(real())); });
+      break;
+    case ElemType::Int64: fill.template operator()<int64_t>(integer); break;
+    case ElemType::Int32: fill.template operator()<int32_t>(integer); break;
+    case ElemType::Int16: fill.template operator()<int16_t>(integer); break;
+    case ElemType::Int8: fill.template operator()<int8_t>(integer); break;
+    case ElemType::UInt64: fill.template operator()<uint64_t>(integer); break;
+    case ElemType::UInt32: fill.template operator()<uint32_t>(integer); break;
+    case ElemType::UInt16: fill.template operator()<uint16_t>(integer); break;
+    case ElemType::UInt8: fill.template operator()<uint8_t>(integer); break;
+    case ElemType::Bool: fill.template operator()<uint8_t>([&] { return rng.next() & 1; }); break;
+    default: throw Error("no random generator for element type " + std::string(elem_type_name(type)));
+  }
+  return t;
+}
+
+// The graph inputs a caller feeds (those that are not initializers), in order.
+inline std::vector<ir::ValueId> fed_inputs(const ir::Graph& g) {
+  std::vector<ir::ValueId> out;
+  for (ir::ValueId id : g.inputs())
+    if (!g.value(id).is_initializer()) out.push_back(id);
+  return out;
+}
+
+// The first node reading value `id` ("" when none does): errors about an input name it, since that is
+// where the value would have been used.
+inline std::string first_reader(const ir::Graph& g, ir::ValueId id) {
+  for (ir::NodeId nid : g.nodes())
+    for (ir::ValueId in : g.node(nid).inputs)
+      if (in == id) return g.node(nid).name.empty() ? g.node(nid).op_type.str() : g.node(nid).name;
+  return {};
+}
+
+// The dimensions a random value of input `v` gets.
+inline std::vector<int64_t> random_input_dims(const ir::Value& v, const RandomInputOptions& options) {
+  if (!v.shape) throw Error("the input has no declared shape: random values cannot be sized", {.node = {}, .value = v.name});
+  std::vector<int64_t> dims;
+  for (const Dim& d : *v.shape) {
+    if (d.is_static()) {
+      dims.push_back(d.value());
+      continue;
+    }
+    auto it = d.is_symbolic() ? options.symbols.find(d.symbol().str()) : options.symbols.end();
+    if (it != options.symbols.end()) dims.push_back(it->second);
+    else if (options.default_dim) dims.push_back(*options.default_dim);
+    else throw Error("no value for dimension '" + d.str() + "'", {.node = {}, .value = v.name});
+  }
+  return dims;
+}
+
+// Ops that pass integer values on without computing new ones (copies, reshapes, broadcasts, slices,
+// concatenations): what reads their output still reads the input's values.
+inline bool passes_values_on(const ir::Node& n) {
+  static const std::set<std::string_view> ops{"Cast",    "Concat", "Expand",  "Flatten",   "Identity",
+                                              "Reshape", "Slice",  "Squeeze", "Transpose", "Unsqueeze"};
+  return (n.domain.empty() || n.domain == "ai.onnx") && ops.count(n.op_type.view()) > 0;
+}
+
+// The size of the axis a Gather reads with integer input `id` as its indices, directly or through ops
+// that pass values on (ALBERT's token type ids reach their table through an Expand), the smallest over
+// such Gathers where it is known; 0 when none reads it. Token type ids index a table of two rows: drawn
+// in the usual [0, 10) they would make the run fail instead of testing the model.
+inline int64_t gathered_size(const ir::Graph& g, ir::ValueId id) {
+  int64_t size = 0;
+  std::vector<ir::ValueId> todo{id};
+  std::set<ir::ValueId> seen{id};
+  while (!todo.empty()) {
+    const ir::ValueId value = todo.back();
+    todo.pop_back();
+    for (const ir::Use& u : g.value(value).uses) {
+      const ir::Node& n = g.node(u.node);
+      // The first input of most of them carries the values, any input of a Concat does.
+      if (passes_values_on(n) && (u.slot == 0 || n.op_type.view() == "Concat")) {
+        for (ir::ValueId out : n.outputs)
+          if (out != ir::kNone && seen.insert(out).second) todo.push_back(out);
+        continue;
+      }
+      if (u.slot != 1 || n.op_type != Symbol("Gather") || !(n.domain.empty() || n.domain == "ai.onnx"))
+        continue;
+      const ir::Value& data = g.value(n.inputs[0]);
+      if (!data.shape) continue;
+      const auto rank = static_cast<int64_t>(data.shape->size());
+      const ir::Attribute* attribute = n.attribute(Symbol("axis"));
+      const int64_t axis = !attribute ? 0 : attribute->i < 0 ? attribute->i + rank : attribute->i;
+      if (axis < 0 || axis >= rank || !(*data.shape)[axis].is_static()) continue;
+      const int64_t rows = (*data.shape)[axis].value();
+      size = size == 0 ? rows : std::min(size, rows);
+    }
+  }
+  return size;
+}
+
+// A random value for input `id`: sized from its declared shape, integers below the size of what a Gather
+// indexes with them (gathered_size). Errors name the input.
+inline Tensor random_input(const ir::Graph& g, ir::ValueId id, SplitMix64& rng, RandomInputOptions options) {
+  const ir::Value& v = g.value(id);
+  try {
+    if (v.elem == ElemType::Int64 || v.elem == ElemType::Int32)
+      if (const int64_t size = gathered_size(g, id); size > options.int_low && size < options.int_high)
+        options.int_high = size;
+    return random_tensor(v.elem, random_input_dims(v, options), rng, options);
+  } catch (const Error& e) {
+    if (!e.value().empty()) throw;
+    throw Error(e.cause(), {.node = {}, .value = v.name});  // a declared shape or type we cannot make
+  }
+}
+
+// One random tensor per fed input, in input order.
+inline Feeds random_feeds(const ir::Graph& g, const RandomInputOptions& options = {}) {
+  SplitMix64 rng(options.seed);
+  Feeds feeds;
+  for (ir::ValueId id : fed_inputs(g))
+    feeds.emplace_back(g.value(id).name, random_input(g, id, rng, options));
+  return feeds;
+}
+
+struct InputOptions {
+  std::vector<std::string> files;  // serialized TensorProto files, in the order of the fed inputs
+  bool random = false;             // random values for the inputs no file gives
+  RandomInputOptions random_options = {};
+};
+
+// The feeds of a run: files first (by position), then random values when asked for.
+inline Feeds make_feeds(const ir::Graph& g, const InputOptions& options) {
+  const std::vector<ir::ValueId> inputs = fed_inputs(g);
+  if (options.files.size() > inputs.size())
+    throw Error(std::to_string(options.files.size()) + " input files were given, the model has " +
+                std::to_string(inputs.size()) + " inputs");
+  Feeds feeds;
+  for (std::size_t k = 0; k < options.files.size(); ++k)
+    feeds.emplace_back(g.value(inputs[k]).name, load_tensor(options.files[k]).tensor);
+  SplitMix64 rng(options.random_options.seed);
+  for (std::size_t k = options.files.size(); k < inputs.size(); ++k) {
+    const ir::Value& v = g.value(inputs[k]);
+    if (!options.random)
+      throw Error("no value was given for this input (give an input file or ask for random inputs)",
+                  {.node = first_reader(g, inputs[k]), .value = v.name});
+    feeds.emplace_back(v.name, random_input(g, inputs[k], rng, options.random_options));
+  }
+  return feeds;
+}
+
+}  // namespace xexp::tools
+
+namespace xexp::tools {
+
+// The evaluator's outputs for `feeds`. An error about a fed input (wrong type or shape) also names the
+// first node reading it: the evaluator only knows the value.
+inline std::vector<Tensor> run_model(const ir::Model& model, const Feeds& feeds, const eval::RunOptions& options = {}) {
+  try {
+    return eval::Evaluator(model).run(feeds, options);
+  } catch (const Error& e) {
+    if (!e.node().empty() || e.value().empty()) throw;
+    const auto id = model.graph->find(e.value());
+    if (!id || !model.graph->value(*id).is_input) throw;
+    throw Error(e.cause(), {.node = first_reader(*model.graph, *id), .value = e.value()});
+  }
+}
+
+// "3:1x30x16": the rank, then the dimensions ("" for a scalar).
+inline std::string rank_and_dims(const std::vector<int64_t>& dims) {
+  if (dims.empty()) return {};
+  std::string out = std::to_string(dims.size()) + ":";
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    if (d) out += 'x';
+    out += std::to_string(dims[d]);
+  }
+  return out;
+}
+
+inline std::string short_number(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6g", v);
+  return buffer;
+}
+
+// "float32 3:1x30x16 min=-1.2 max=3.4 mean=0.05 first=[0.1, 0.2, ...]": what a user checks first.
+inline std::string summarize_tensor(const Tensor& t, std::size_t first = 5) {
+  std::string out = std::string(elem_type_short_name(t.type())) + " " + (t.rank() ? rank_and_dims(t.dims()) : "scalar");
+  const auto n = static_cast<std::size_t>(t.size());
+  if (n == 0) return out + " empty";
+  const std::size_t shown = std::min(first, n);
+  std::string values;
+  for (std::size_t k = 0; k < shown; ++k) {
+    if (k) values += ", ";
+    values += t.type() == ElemType::String ? "'" + t.string_data()[k] + "'" : short_number(eval::element_as_double(t, static_cast<int64_t>(k)));
+  }
+  values = "[" + values + (shown < n ? ", ...]" : "]");
+  if (t.type() == ElemType::String) return out + " first=" + values;
+  double lo = eval::element_as_double(t, 0), hi = lo, sum = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const double v = eval::element_as_double(t, static_cast<int64_t>(k));
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    sum += v;
+  }
+  return out + " min=" + short_number(lo) + " max=" + short_number(hi) + " mean=" + short_number(sum / static_cast<double>(n)) +
+         " first=" + values;
+}
+
+}  // namespace xexp::tools
+
+namespace xexp::tools {
+
+// One result of a run, without its value.
+struct ResultSignature {
+  eval::ResultKind kind = eval::ResultKind::Result;
+  ElemType elem = ElemType::Undefined;
+  std::vector<int64_t> dims;
+  std::string code;     // value_code of the value
+  std::string op_type;  // of the producing node (results only)
+  std::string name;
+
+  // "RESULT float32  3:1x30x16            AAGQ Gather          embedding": fixed-width columns.
+  std::string str() const {
+    auto pad = [](std::string s, std::size_t width) {
+      s.resize(width, ' ');
+      return s;
+    };
+    const std::string rank = dims.empty() ? "  " : std::to_string(dims.size()) + ":";
+    const std::string shape = rank_and_dims(dims).substr(dims.empty() ? 0 : rank.size());
+    return pad(std::string(eval::result_kind_name(kind)), 6) + " " + pad(std::string(elem_type_short_name(elem)), 8) + " " + rank +
+           pad(shape, 18) + " " + code + " " + pad(op_type, 15) + " " + name;
+  }
+};
+
+// Four letters summarizing the values: the flattened tensor (zero padded to a multiple of 4) is cut into
+// four equal parts, each part's sum s gives 'A' + (trunc(s) mod 26), or '?' when s is NaN or |s| >= 1e10.
+// Close values give the same letters, so a rewrite that keeps results keeps their codes.
+inline std::string value_code(const Tensor& t) {
+  constexpr std::size_t kLength = 4;
+  constexpr int64_t kModulo = 26;
+  if (t.type() == ElemType::String) return std::string(kLength, '?');
+  const auto n = static_cast<std::size_t>(t.size());
+  double sums[kLength] = {0, 0, 0, 0};
+  const std::size_t part = n <= kLength ? 1 : (n + kLength - 1) / kLength;
+  auto accumulate = [&](auto&& value) {
+    for (std::size_t k = 0; k < n; ++k) sums[k / part] += value(k);
+  };
+  if (eval::is_half(t.type())) {
+    accumulate([&t](std::size_t k) { return eval::element_as_double(t, static_cast<int64_t>(k)); });
+  } else {
+    eval::visit_type(t.type(), [&](auto tag) {
+      const auto data = t.data<typename decltype(tag)::type>();
+      accumulate([&data](std::size_t k) { return static_cast<double>(data[k]); });
+    });
+  }
+  std::string out;
+  for (double s : sums) {
+    if (!(std::abs(s) < 1e10)) {
+      out += '?';
+      continue;
+    }
+    const int64_t r = ((static_cast<int64_t>(s) % kModulo) + kModulo) % kModulo;  // Python's modulo: never negative
+    out += static_cast<char>('A' + r);
+  }
+  return out;
+}
+
+// Runs `model` on `feeds` and returns the signature of every result in execution order.
+inline std::vector<ResultSignature> run_signatures(const ir::Model& model, const Feeds& feeds) {
+  std::vector<ResultSignature> out;
+  eval::RunOptions options;
+  options.on_result = [&out](const eval::ResultInfo& r) {
+    out.push_back({r.kind, r.value.type(), r.value.dims(), value_code(r.value),
+                   r.kind == eval::ResultKind::Result ? r.op_type.str() : std::string(), std::string(r.name)});
+  };
+  run_model(model, feeds, options);
+  return out;
+}
+
+// The costs of the edit distance (those of experimental-experiment's model comparison).
+struct AlignmentCosts {
+  double kind = 1000;     // pairing results of different kinds
+  double type = 10;       // different element types (a fifth of it between two float types)
+  double rank = 100;      // different ranks, on top of the difference of element counts
+  double op_type = 10;    // different producing op types
+  double insert = 1000;   // a result only one model has
+  std::size_t max_lag = 50;  // the band: pairs (i, j) with |i - j| <= max(max_lag, |n - m| + 1)
+  std::size_t max_cells = std::size_t{1} << 28;  // refuse alignments needing more DP cells than this
+};
+
+inline double signature_distance(const ResultSignature& a, const ResultSignature& b, const AlignmentCosts& costs = {}) {
+  double d = 0;
+  if (a.kind != b.kind) d += costs.kind;
+  if (a.elem != b.elem) d += (is_float(a.elem) && is_float(b.elem) ? 0.2 : 1.0) * costs.type;
+  if (a.dims != b.dims) {
+    auto count = [](const std::vector<int64_t>& dims) {
+      double c = 1;
+      for (int64_t v : dims) c *= static_cast<double>(v);
+      return c;
+    };
+    d += std::abs(count(a.dims) - count(b.dims));
+    if (a.dims.size() != b.dims.size()) d += costs.rank;
+    else
+      for (std::size_t k = 0; k < a.dims.size(); ++k) d += static_cast<double>(std::abs(a.dims[k] - b.dims[k]));
+  }
+  if (a.code != b.code) {
+    if (a.code.size() != b.code.size()) d += 1e6;
+    else
+      for (std::size_t k = 0; k < a.code.size(); ++k) d += std::abs(int(a.code[k]) - int(b.code[k]));
+  }
+  if (a.op_type != b.op_type) d += costs.op_type;
+  return d;
+}
+
+// One row of the side-by-side table: a result of the first model, of the second, or both.
+struct AlignedRow {
+  std::optional<std::size_t> left, right;
+  char symbol = '=';  // '=' identical signatures, '~' paired but different, '-' left only, '+' right only
+};
+
+// Aligns two sequences by the edit distance of their signatures: O(n * band) time and n * band bytes. The
+// longest common prefix and suffix of identical signatures are paired first, so that identical or nearly
+// identical models align in linear time whatever their length.
+inline std::vector<AlignedRow> align_signatures(const std::vector<ResultSignature>& a, const std::vector<ResultSignature>& b,
+                                                const AlignmentCosts& costs = {}) {
+  const std::size_t n = a.size(), m = b.size();
+  std::size_t head = 0, tail = 0;
+  while (head < n && head < m && signature_distance(a[head], b[head], costs) == 0) ++head;
+  while (tail < n - head && tail < m - head && signature_distance(a[n - 1 - tail], b[m - 1 - tail], costs) == 0) ++tail;
+  const std::size_t rows = n - head - tail, cols = m - head - tail;  // the middle part, aligned by DP
+  const std::size_t lag = std::max(costs.max_lag, (rows > cols ? rows - cols : cols - rows) + 1);
+  const std::size_t width = 2 * lag + 1;
+  if ((rows + 1) > costs.max_cells / width)
+    throw Error("the two runs are too different to be aligned (" + std::to_string(n) + " and " + std::to_string(m) + " results)");
+
+  // Cell (i, j): best cost of aligning the first i middle results of `a` with the first j of `b`; only
+  // cells with |i - j| <= lag exist. `step` keeps how each cell was reached.
+  enum Step : uint8_t { kNone, kPair, kLeftOnly, kRightOnly };
+  std::vector<uint8_t> step((rows + 1) * width, kNone);
+  auto in_band = [&](std::size_t i, std::size_t j) { return j + lag >= i && j <= i + lag; };
+  auto slot = [&](std::size_t i, std::size_t j) { return i * width + (j + lag - i); };
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  std::vector<double> previous(cols + 1, kInf), current(cols + 1, kInf);
+  for (std::size_t i = 0; i <= rows; ++i) {
+    const std::size_t lo = i > lag ? i - lag : 0, hi = std::min(cols, i + lag);
+    for (std::size_t j = lo; j <= hi; ++j) {
+      double best = i == 0 && j == 0 ? 0 : kInf;
+      Step how = kNone;
+      auto consider = [&](double cost, Step s) {
+        if (cost < best) {
+          best = cost;
+          how = s;
+        }
+      };
+      // same preference as experimental-experiment on ties: pair, then left only, then right only
+      if (i > 0 && j > 0) consider(previous[j - 1] + signature_distance(a[head + i - 1], b[head + j - 1], costs), kPair);
+      if (i > 0 && in_band(i - 1, j)) consider(previous[j] + costs.insert, kLeftOnly);
+      if (j > lo) consider(current[j - 1] + costs.insert, kRightOnly);
+      current[j] = best;
+      step[slot(i, j)] = how;
+    }
+    std::swap(previous, current);  // cells outside the band are never read: no reset needed
+  }
+
+  std::vector<AlignedRow> middle;
+  for (std::size_t i = rows, j = cols; i > 0 || j > 0;) {
+    switch (step[slot(i, j)]) {
+      case kPair: {
+        --i, --j;
+        const bool same = signature_distance(a[head + i], b[head + j], costs) == 0;
+        middle.push_back({head + i, head + j, same ? '=' : '~'});
+        break;
+      }
+      case kLeftOnly: middle.push_back({head + --i, std::nullopt, '-'}); break;
+      case kRightOnly: middle.push_back({std::nullopt, head + --j, '+'}); break;
+      default: throw Error("align_signatures: broken back-trace");  // unreachable: the band holds (rows, cols)
+    }
+  }
+  std::vector<AlignedRow> out;
+  out.reserve(head + middle.size() + tail);
+  for (std::size_t k = 0; k < head; ++k) out.push_back({k, k, '='});
+  out.insert(out.end(), middle.rbegin(), middle.rend());
+  for (std::size_t k = tail; k > 0; --k) out.push_back({n - k, m - k, '='});
+  return out;
+}
+
+struct Comparison {
+  std::vector<ResultSignature> left, right;
+  std::vector<AlignedRow> rows;
+
+  // The table; `column_size` is each side's width (0: wide enough for the longest name, at least 60).
+  std::string str(std::size_t column_size = 0) const {
+    if (column_size == 0) {
+      column_size = 60;
+      for (const auto* side : {&left, &right})
+        for (const ResultSignature& r : *side) column_size = std::max(column_size, r.str().size());
+    }
+    auto cell = [column_size](const std::vector<ResultSignature>& side, const std::optional<std::size_t>& k) {
+      std::string s = k ? side[*k].str() : std::string();
+      s.resize(column_size, ' ');
+      return s;
+    };
+    std::string out;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      std::string line = std::to_string(r + 1);
+      if (line.size() < 3) line.insert(0, 3 - line.size(), '0');
+      line += std::string(" ") + rows[r].symbol + " | " + cell(left, rows[r].left) + " | " + cell(right, rows[r].right);
+      line.erase(line.find_last_not_of(' ') + 1);
+      out += line + "\n";
+    }
+    return out;
+  }
+  std::size_t count(char symbol) const {
+    return static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [symbol](const AlignedRow& r) { return r.symbol == symbol; }));
+  }
+};
+
+// Runs both models on the same inputs, given by position: `feeds` are the first model's, the second gets
+// the same tensors under its own input names.
+inline Comparison compare_models(const ir::Model& first, const ir::Model& second, const Feeds& feeds, const AlignmentCosts& costs = {}) {
+  const std::vector<ir::ValueId> inputs = fed_inputs(*second.graph);
+  if (inputs.size() != feeds.size())
+    throw Error("the models do not take the same inputs: " + std::to_string(feeds.size()) + " and " + std::to_string(inputs.size()));
+  Feeds second_feeds;
+  for (std::size_t k = 0; k < feeds.size(); ++k) second_feeds.emplace_back(second.graph->value(inputs[k]).name, feeds[k].second);
+  Comparison c;
+  c.left = run_signatures(first, feeds);
+  c.right = run_signatures(second, second_feeds);
+  c.rows = align_signatures(c.left, c.right, costs);
+  return c;
+}
+
+}  // namespace xexp::tools
+// ======== xexp/tools/dot.hpp
+// A model as a Graphviz drawing (`xexp dot`): one box per node with its op type, its domain when not
+// ONNX's, the constants it reads and the type and shape of its outputs; graph inputs and outputs as
+// ellipses. Constants (initializers, and the Constant nodes function bodies keep) are not drawn apart:
+// a model has as many of them as nodes, and an arrow from each would hide the data flow. Their consumer
+// lists them instead, with the values of small ones. Local functions are drawn as clusters.
+//
+// Given the model before optimization (DotOptions::before), the nodes a rule made are filled green and
+// name their rule: the rewriter names every node it creates `<Rule>Pattern--<root>` (rewrite/rewriter.hpp),
+// and a node whose name the model before did not have is one the optimization made.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
 // ======== xexp/tools/printer.hpp
 // A readable text form of a model, in the look of experimental-experiment's pretty_onnx:
 //
@@ -24139,1009 +24671,6 @@ inline std::string pretty(const ir::Graph& graph, const PrettyOptions& options =
 }
 
 }  // namespace xexp::tools
-// ======== xexp/tools/optimize.hpp
-// The optimizer as a user runs it (`xexp optimize`): the calls of op-library functions are inlined
-// (functions/op_library.hpp), the opset upgrade when asked for (onnx/opset_upgrade.hpp), Constant nodes
-// become initializers, every value gets its type and shape (infer/model.hpp), constant folding, then
-// the rules of a set string
-// (rewrite::optimize) folding the nodes they create whose inputs are all constant, then constant
-// folding once more for what the rewrites left constant. Graph input and output names never change:
-// the driver keeps them, and optimize_model checks it, so that a caller's feeds and fetches still work.
-#include <algorithm>
-#include <array>
-#include <cstddef>
-#include <chrono>
-#include <iomanip>
-#include <iostream>
-#include <ostream>
-#include <sstream>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
-
-// ======== xexp/functions/op_library.hpp
-// Functions an exporter writes for single operators of its own op library, not for the model's
-// modules: onnxscript's torch_lib (domains pkg.onnxscript.torch_lib and pkg.onnxscript.torch_lib.common),
-// which torch's dynamo exporter can leave in the file, one ATen op each (aten_view is Cast + Reshape,
-// aten_t an If on the rank, aten_softmax_no_dtype an If on IsScalar), and experimental-experiment's
-// domain `aten` (its aten_as_function option), one ATen op each too (Phi-4's
-// aten_scaled_dot_product_attention_default: the attention, which no rule fuses through a call). The
-// rules cannot see through a call, so the optimizer inlines them first, as ONNX Runtime does when it
-// loads the model. Functions of modules (experimental-experiment's aten_local_function, xexp's own) are
-// the user's structure: they stay functions.
-#include <string_view>
-
-
-namespace xexp::functions {
-
-inline bool is_op_library_function(const ir::Function& f) {
-  const std::string_view domain = f.domain;
-  return domain.starts_with("pkg.onnxscript.torch_lib") ||
-         (domain == "aten" && std::string_view(f.name).starts_with("aten_"));
-}
-
-}  // namespace xexp::functions
-// ======== xexp/tools/rules_waiting_for_opset.hpp
-// Rules that a newer opset would let fire: after optimizing, each rule of the set is matched once more
-// at every node of the main graph, at the opsets above the model's up to kMaxTargetOpset. A node it
-// matches there but not at the model's own opset is a rewrite the opset alone held back (an opset
-// condition, such as LayerNormalization's opset >= 17). Only fusions count, matches of several nodes:
-// a one-node rewrite (ShapeBasedReshapeIsSqueeze's Reshape to Squeeze at 18) is no reason to upgrade.
-// `xexp optimize` turns this into its line
-// "9 LayerNormalization matches would fuse with --target-opset 17".
-#include <algorithm>
-#include <cstddef>
-#include <cstdint>
-#include <string>
-#include <vector>
-
-
-namespace xexp::tools {
-
-struct RuleWaitingForOpset {
-  std::string rule;     // short name ("LayerNormalization")
-  std::size_t matches;  // nodes where it would fire
-  int64_t opset;        // the opset all of those matches need
-};
-
-inline std::vector<RuleWaitingForOpset> rules_waiting_for_opset(const ir::Model& model, const rewrite::RuleSet& rules) {
-  const int64_t opset = model.opset("").value_or(0);
-  std::vector<RuleWaitingForOpset> waiting;
-  if (opset == 0 || opset >= kMaxTargetOpset) return waiting;
-  const ir::Graph& g = *model.graph;
-  rewrite::Match m;
-  for (const rewrite::RulePtr& rule : rules) {
-    const std::vector<rewrite::OpKey> roots = rule->roots();
-    RuleWaitingForOpset found{rule->name(), 0, opset};
-    for (ir::NodeId id : g.nodes()) {
-      const ir::Node& n = g.node(id);
-      const bool root = std::any_of(roots.begin(), roots.end(), [&](const rewrite::OpKey& key) {
-        return key.op_type == n.op_type && key.domain == n.domain;
-      });
-      if (!root || rule->match(g, id, opset, m)) continue;
-      for (int64_t newer = opset + 1; newer <= kMaxTargetOpset; ++newer)
-        if (rule->match(g, id, newer, m) && m.node_count() > 1) {
-          ++found.matches;
-          found.opset = std::max(found.opset, newer);
-          break;
-        }
-    }
-    if (found.matches) waiting.push_back(std::move(found));
-  }
-  return waiting;
-}
-
-// "9 LayerNormalization matches would fuse with --target-opset 17, 2 ConcatTwiceUnary with
-// --target-opset 18" (each rule with the opset it needs, lowest first), or "" when none.
-inline std::string format_waiting(std::vector<RuleWaitingForOpset> waiting) {
-  if (waiting.empty()) return {};
-  std::stable_sort(waiting.begin(), waiting.end(),
-                   [](const RuleWaitingForOpset& a, const RuleWaitingForOpset& b) { return a.opset < b.opset; });
-  std::string line;
-  bool first_group = true;
-  for (std::size_t k = 0; k < waiting.size(); ++k) {
-    line += (k ? ", " : "") + std::to_string(waiting[k].matches) + " " + waiting[k].rule;
-    if (k + 1 < waiting.size() && waiting[k + 1].opset == waiting[k].opset) continue;
-    line += (first_group ? " matches would fuse" : "") + std::string(" with --target-opset ") +
-            std::to_string(waiting[k].opset);
-    first_group = false;
-  }
-  return line + "\n";
-}
-
-}  // namespace xexp::tools
-
-namespace xexp::tools {
-
-inline constexpr const char* kDefaultPatterns = "default+onnxruntime";
-
-// Which local functions optimize_model inlines before the rules run (the others stay functions, each
-// body optimized on its own).
-enum class InlineFunctions {
-  OpLibraries,  // an exporter's single-op functions (functions::is_op_library_function)
-  All,
-  None,
-};
-
-// The modes by name, as `xexp optimize --inline-functions` and Python's optimize take them.
-inline constexpr std::array<std::pair<std::string_view, InlineFunctions>, 3> kInlineFunctionsModes{{
-    {"op-libraries", InlineFunctions::OpLibraries}, {"all", InlineFunctions::All}, {"none", InlineFunctions::None}}};
-
-inline InlineFunctions inline_functions_from_string(std::string_view mode) {
-  std::string names;
-  for (const auto& [name, value] : kInlineFunctionsModes) {
-    if (name == mode) return value;
-    names += (names.empty() ? "" : ", ") + std::string(name);
-  }
-  throw Error("inline functions: '" + std::string(mode) + "' is none of " + names);
-}
-
-struct OptimizeModelOptions {
-  std::string patterns = kDefaultPatterns;  // a rewrite::rules_from_string spec
-  bool constant_folding = true;
-  int64_t target_opset = 0;      // upgrade the default domain to this opset first (upgrade_opset); 0: keep it
-  InlineFunctions inline_functions = InlineFunctions::OpLibraries;
-  int verbose = 0;               // rewrite::OptimizeOptions::verbose
-  std::string explain = {};      // rewrite::OptimizeOptions::explain: why this rule did not match, node by node
-  std::ostream* log = nullptr;   // std::cerr when null
-  rewrite::ProgressHook on_iteration = {};  // rewrite::OptimizeOptions::on_iteration
-};
-
-struct OptimizeModelReport {
-  std::size_t nodes_before = 0, nodes_after = 0;  // main graph, its subgraphs and local functions
-  std::size_t folded = 0;                         // nodes replaced by initializers, all steps together
-  std::size_t merged = 0;                         // duplicated nodes and initializers merged
-  std::size_t inlined = 0;                        // local functions inlined (InlineFunctions)
-  double seconds = 0;
-  rewrite::OptimizeStats rules;                   // what the rules did
-  std::vector<RuleWaitingForOpset> waiting;       // what a newer opset would let the rules do
-};
-
-// Nodes of the main graph with its subgraphs, and of the local functions: what the report counts.
-inline std::size_t count_nodes(const ir::Model& model) {
-  std::size_t n = model.graph->node_count();
-  ir::for_each_subgraph(*model.graph, [&](const ir::Graph& body) { n += body.node_count(); });
-  for (const ir::Function& f : model.functions) n += f.body->node_count();
-  return n;
-}
-
-namespace detail {
-
-inline std::vector<std::string> names_of(const ir::Graph& g, const std::vector<ir::ValueId>& ids) {
-  std::vector<std::string> names;
-  for (ir::ValueId id : ids) names.push_back(g.value(id).name);
-  return names;
-}
-
-struct Folded {
-  std::size_t nodes = 0;  // nodes folded into constants
-  std::size_t ifs = 0;    // Ifs replaced by their taken branch
-};
-
-// Folds constants over the whole graph and its subgraphs, then removes what the folded nodes no longer
-// need (in the enclosing graphs too, for the values a body no longer reads).
-inline Folded fold_and_clean(ir::Model& model) {
-  std::size_t folded = eval::fold_constants(model);
-  if (folded) {
-    ir::remove_unused(*model.graph);
-    ir::remove_unused_initializers(*model.graph);
-  }
-  eval::FoldOptions options;
-  options.opset = model.opset("").value_or(options.opset);
-  options.fold_graph_outputs = false;
-  std::size_t in_subgraphs = 0;
-  ir::for_each_subgraph(*model.graph, [&](ir::Graph& body) {
-    const std::size_t n = eval::fold_constants(body, options);
-    if (n) {
-      ir::remove_unused(body);
-      ir::remove_unused_initializers(body);
-    }
-    in_subgraphs += n;
-  });
-  if (in_subgraphs) ir::release_unread_captured(*model.graph);
-  // An If whose condition folding made (or found) constant becomes its taken branch.
-  std::size_t ifs = eval::inline_constant_ifs(*model.graph, options.opset);
-  if (ifs) {
-    ir::release_unread_captured(*model.graph);
-    ir::remove_unused_initializers(*model.graph);
-  }
-  for (ir::Function& f : model.functions)
-    if (const std::size_t n =
-            eval::inline_constant_ifs(*f.body, ir::find_opset(f.opsets, "").value_or(options.opset))) {
-      ir::release_unread_captured(*f.body);
-      ir::initializers_to_constant_nodes(*f.body);  // the branch's constants: a function has no initializers
-      ifs += n;
-    }
-  return {folded + in_subgraphs, ifs};
-}
-
-// Folding once types are known. An If that folding decides (a rank test) becomes its taken branch,
-// whose outputs the inference before could not type: `infer_types` types the model again, which may
-// decide the next If (silero's VAD tests the rank of its input, then of its spectrogram), until none
-// goes. Returns what went in all.
-template <class InferTypes>
-Folded fold_typed(ir::Model& model, InferTypes&& infer_types) {
-  Folded all;
-  for (bool inlined = true; inlined;) {
-    const Folded folded = fold_and_clean(model);
-    all.nodes += folded.nodes;
-    all.ifs += folded.ifs;
-    inlined = folded.ifs > 0;
-    if (inlined) infer_types();
-  }
-  return all;
-}
-
-// Inlines the functions `mode` selects; returns how many went. OpLibraries leaves them as they are when
-// their opsets clash with the model's (the inliner refuses before changing anything); asked for all,
-// the clash is the user's error.
-inline std::size_t inline_functions(ir::Model& model, InlineFunctions mode, int verbose, std::ostream& log) {
-  const auto selected = [mode](const ir::Function& f) {
-    return mode == InlineFunctions::All || (mode == InlineFunctions::OpLibraries && functions::is_op_library_function(f));
-  };
-  if (std::none_of(model.functions.begin(), model.functions.end(), selected)) return 0;
-  const std::size_t before = model.functions.size();
-  try {
-    functions::inline_functions(model, {.inline_function = selected});
-  } catch (const Error& e) {
-    if (mode == InlineFunctions::All) throw;
-    if (verbose >= 1) log << "[xexp.optimize] op-library functions kept: " << e.what() << "\n";
-    return 0;
-  }
-  return before - model.functions.size();
-}
-
-// Equal initializers become one, then what is computed twice from the same values is computed once
-// (ir/duplicates.hpp), in `g` and its subgraphs. Before folding: it would store a copy per duplicate (a
-// weight every layer shares, transposed once per layer). Returns how many nodes and initializers went.
-inline std::size_t merge_duplicates(ir::Graph& g) {
-  std::size_t merged = ir::merge_equal_initializers(g) + ir::remove_duplicated_nodes(g);
-  ir::for_each_subgraph(g, [&](ir::Graph& body) {
-    merged += ir::merge_equal_initializers(body) + ir::remove_duplicated_nodes(body);
-  });
-  return merged;
-}
-
-// Whether `g` is the main graph or one of its subgraphs (those may hold initializers; a function
-// body may not).
-inline bool within(const ir::Graph& g, const ir::Graph& main) {
-  const ir::Graph* root = &g;
-  while (root->parent) root = root->parent;
-  return root == &main;
-}
-
-}  // namespace detail
-
-// Optimizes `model` in place. Throws xexp::Error for an unknown pattern name or a refused opset upgrade
-// (before touching the model).
-inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelOptions& options = {}) {
-  const rewrite::RuleSet rules = rewrite::rules_from_string(options.patterns);
-  const auto start = std::chrono::steady_clock::now();
-  std::ostream& log = options.log ? *options.log : std::cerr;
-  const std::size_t nodes_given = count_nodes(model);
-  OptimizeModelReport report;
-  report.nodes_before = nodes_given;
-  // Before the upgrade: the bodies import the opset of the file.
-  report.inlined = detail::inline_functions(model, options.inline_functions, options.verbose, log);
-  if (options.target_opset) upgrade_opset(model, options.target_opset);
-  ir::Graph& g = *model.graph;
-  const std::vector<std::string> inputs = detail::names_of(g, g.inputs());
-  const std::vector<std::string> outputs = detail::names_of(g, g.outputs());
-
-  // Rules and folding then read every constant the same way (ir/constant_node.hpp).
-  ir::constant_nodes_to_initializers(g);
-  ir::for_each_subgraph(g, [](ir::Graph& body) { ir::constant_nodes_to_initializers(body); });
-  for (ir::Function& f : model.functions) ir::constant_shorthands_to_value(*f.body);
-  report.merged += detail::merge_duplicates(g);
-  // Constant chains (position ids, masks) fold before types are inferred: their values then give
-  // static shapes our rules know, where ONNX's inference would be needed on the chain itself.
-  if (options.constant_folding) report.folded += detail::fold_and_clean(model).nodes;
-  // Types on load: exporters write none, and most rules read them. A declared shape the nodes contradict
-  // gives way to theirs (infer/model.hpp); function bodies that cannot be typed only leave their rules
-  // unfired.
-  const auto infer_types = [&] {
-    if (model.functions.empty()) {
-      for (const std::string& replaced : infer::infer_model_types(model))
-        if (options.verbose >= 1) log << "[xexp.optimize] " << replaced << " (the node's shape is kept)\n";
-      return;
-    }
-    try {
-      functions::type_function_bodies(model);
-    } catch (const Error& e) {
-      if (options.verbose >= 1) log << "[xexp.optimize] function bodies left untyped: " << e.what() << "\n";
-    }
-  };
-  infer_types();
-  rewrite::OptimizeOptions rewrite_options{.verbose = options.verbose, .log = &log};
-  rewrite_options.explain = options.explain;
-  rewrite_options.on_iteration = options.on_iteration;
-  if (options.constant_folding) {
-    report.folded += detail::fold_typed(model, infer_types).nodes;  // Shape of values now static
-    eval::FoldOptions fold_options;
-    // Not in function bodies: they have no initializers to hold the results.
-    rewrite_options.fold_constants = [fold_options, &report, main = &g](ir::Graph& graph, ir::NodeId id,
-                                                                         int64_t opset) mutable {
-      if (!detail::within(graph, *main)) return false;
-      fold_options.opset = opset;
-      fold_options.fold_graph_outputs = &graph == main;
-      std::vector<ir::ValueId> added;
-      if (!eval::fold_node(graph, id, fold_options, added)) return false;
-      eval::append_initializers(graph, added);
-      ++report.folded;
-      return true;
-    };
-  }
-  report.rules = rewrite::optimize(model, rules, rewrite_options);
-  // An If the rules decided (a shape test they made constant) becomes its branch in the folding after
-  // them: the values behind it, typed only now, are optimized again.
-  while (options.constant_folding) {
-    const detail::Folded folded = detail::fold_typed(model, infer_types);
-    report.folded += folded.nodes;
-    if (!folded.ifs) break;
-    report.rules = rewrite::optimize(model, rules, rewrite_options, std::move(report.rules));
-  }
-  // Folding copies constants (Identity(mask) is a second mask table) and rules make new ones.
-  report.merged += detail::merge_duplicates(g);
-  report.nodes_after = count_nodes(model);
-  report.waiting = rules_waiting_for_opset(model, rules);
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (options.verbose >= 1)
-    log << "[xexp.optimize] " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
-        << report.folded << " folded\n";
-
-  if (detail::names_of(g, g.inputs()) != inputs || detail::names_of(g, g.outputs()) != outputs)
-    throw Error("the optimization changed the names of the graph inputs or outputs (a bug in a rule or the driver)");
-  return report;
-}
-
-// A table of what happened: the totals, then one row per rule and clean-up step that did something
-// (all of them when `all_rules`).
-inline std::string format_report(const OptimizeModelReport& report, bool all_rules = false) {
-  std::ostringstream out;
-  out << "optimized: " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
-      << report.folded << " folded, " << report.merged << " merged, ";
-  if (report.inlined) out << report.inlined << " functions inlined, ";
-  out << report.rules.iterations << " iterations, " << std::fixed << std::setprecision(3) << report.seconds * 1e3
-      << " ms\n";
-  out << "  " << std::left << std::setw(36) << "rule" << std::right << std::setw(3) << "P" << std::setw(9)
-      << "tried" << std::setw(9) << "matched" << std::setw(9) << "applied" << std::setw(8) << "+nodes"
-      << std::setw(8) << "-nodes" << std::setw(11) << "time(ms)" << "\n";
-  auto row = [&](const rewrite::RuleStats& s, const std::string& priority) {
-    if (!all_rules && s.applied == 0 && s.matched == 0) return;
-    out << "  " << std::left << std::setw(36) << s.name << std::right << std::setw(3) << priority << std::setw(9)
-        << s.tried << std::setw(9) << s.matched << std::setw(9) << s.applied << std::setw(8) << s.added
-        << std::setw(8) << s.removed << std::setw(11) << std::setprecision(3)
-        << (s.match_seconds + s.apply_seconds) * 1e3 << "\n";
-  };
-  for (const rewrite::RuleStats& s : report.rules.rules) row(s, std::to_string(s.priority));
-  for (const rewrite::RuleStats& s : report.rules.cleanups) row(s, "-");
-  return out.str();
-}
-
-}  // namespace xexp::tools
-// ======== xexp/tools/optimize_modules.hpp
-// `xexp optimize MODEL --modules-as-functions`: the modules of a torch export become local functions
-// (functions/torch_modules.hpp), then optimize_model works on the main graph and on each function body
-// on its own. Constants are folded on the flat graph first, types inferred in between as
-// optimize_model does: a function body has no initializers to hold folded results (optimize_model folds
-// only the main graph), so the shape chains an exporter writes inside a module (Constant -> Unsqueeze ->
-// Concat -> Reshape, Shape of a static input) must be constants before they move into a body, where
-// they come back as Constant nodes the rules read.
-
-namespace xexp::tools {
-
-// Optimizes `model` in place, leaving it with its modules as local functions. The report counts the
-// nodes of the flat model before and of the main graph and the bodies after. Throws xexp::Error for an
-// unknown pattern name before touching the model.
-inline OptimizeModelReport optimize_modules_as_functions(ir::Model& model,
-                                                         const OptimizeModelOptions& options = {},
-                                                         const functions::TorchModuleOptions& modules = {}) {
-  rewrite::rules_from_string(options.patterns);
-  const std::size_t flat_nodes = count_nodes(model);
-  // The upgrade converts the flat model, before its modules become functions.
-  if (options.target_opset) upgrade_opset(model, options.target_opset);
-  OptimizeModelOptions bodies = options;
-  bodies.target_opset = 0;
-  std::size_t folded = 0;
-  if (options.constant_folding) {
-    ir::constant_nodes_to_initializers(*model.graph);
-    folded += detail::fold_and_clean(model).nodes;
-    const auto infer_types = [&] { infer::infer_model_types(model); };
-    infer_types();
-    folded += detail::fold_typed(model, infer_types).nodes;
-  }
-  model = functions::export_torch_modules_as_functions(std::move(model), modules);
-  OptimizeModelReport report = optimize_model(model, bodies);
-  report.nodes_before = flat_nodes;
-  report.folded += folded;
-  return report;
-}
-
-}  // namespace xexp::tools
-// ======== xexp/tools/inputs.hpp
-// The inputs of a run (`xexp run`, `xexp compare`, benchmarks): TensorProto files given in the order of
-// the graph's inputs (the ONNX backend test format), and deterministic random tensors for the inputs no
-// file gives, sized from their declared shapes, indices within what they index. The same seed gives the
-// same bytes on every machine: the generator and the conversions are spelled out here, not left to
-// <random>'s distributions.
-#include <algorithm>
-#include <cstdint>
-#include <map>
-#include <optional>
-#include <set>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
-
-
-namespace xexp::tools {
-
-using Feeds = std::vector<std::pair<std::string, Tensor>>;
-
-struct RandomInputOptions {
-  uint64_t seed = 0;
-  double float_low = -1.0, float_high = 1.0;  // floating inputs: uniform in [low, high)
-  int64_t int_low = 0, int_high = 10;         // integer inputs (token ids, indices): uniform in [low, high)
-  std::map<std::string, int64_t> symbols = {};  // values of symbolic dimensions, e.g. {"batch", 2}
-  // The size of a symbolic dimension missing from `symbols` and of an unnamed dynamic one; none: an error.
-  std::optional<int64_t> default_dim = std::nullopt;
-};
-
-// splitmix64: tiny, well mixed and identical everywhere.
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-
- private:
-  uint64_t state_;
-};
-
-inline Tensor random_tensor(ElemType type, std::vector<int64_t> dims, SplitMix64& rng,
-                            const RandomInputOptions& options = {}) {
-  Tensor t(type, std::move(dims));
-  const auto n = static_cast<std::size_t>(t.size());
-  auto real = [&] { return options.float_low + (options.float_high - options.float_low) * rng.uniform(); };
-  auto integer = [&] {
-    if (options.int_high <= options.int_low) throw Error("random inputs: int_high must be greater than int_low");
-    const auto span = static_cast<uint64_t>(options.int_high - options.int_low);
-    return options.int_low + static_cast<int64_t>(rng.next() % span);
-  };
-  auto fill = [&]<class T>(auto&& make) {
-    auto out = t.mutable_data<T>();
-    for (std::size_t k = 0; k < n; ++k) out[k] = static_cast<T>(make());
-  };
-  switch (type) {
-    case ElemType::Float: fill.template operator()<float>(real); break;
-    case ElemType::Double: fill.template operator()<double>(real); break;
-    case ElemType::Float16: fill.template operator()<uint16_t>([&] { return float_to_half(static_cast<float>(real())); }); break;
-    case ElemType::BFloat16:
-      fill.template operator()<uint16_t>([&] { return float_to_bfloat16(static_cast<float>(real())); });
-      break;
-    case ElemType::Int64: fill.template operator()<int64_t>(integer); break;
-    case ElemType::Int32: fill.template operator()<int32_t>(integer); break;
-    case ElemType::Int16: fill.template operator()<int16_t>(integer); break;
-    case ElemType::Int8: fill.template operator()<int8_t>(integer); break;
-    case ElemType::UInt64: fill.template operator()<uint64_t>(integer); break;
-    case ElemType::UInt32: fill.template operator()<uint32_t>(integer); break;
-    case ElemType::UInt16: fill.template operator()<uint16_t>(integer); break;
-    case ElemType::UInt8: fill.template operator()<uint8_t>(integer); break;
-    case ElemType::Bool: fill.template operator()<uint8_t>([&] { return rng.next() & 1; }); break;
-    default: throw Error("no random generator for element type " + std::string(elem_type_name(type)));
-  }
-  return t;
-}
-
-// The graph inputs a caller feeds (those that are not initializers), in order.
-inline std::vector<ir::ValueId> fed_inputs(const ir::Graph& g) {
-  std::vector<ir::ValueId> out;
-  for (ir::ValueId id : g.inputs())
-    if (!g.value(id).is_initializer()) out.push_back(id);
-  return out;
-}
-
-// The first node reading value `id` ("" when none does): errors about an input name it, since that is
-// where the value would have been used.
-inline std::string first_reader(const ir::Graph& g, ir::ValueId id) {
-  for (ir::NodeId nid : g.nodes())
-    for (ir::ValueId in : g.node(nid).inputs)
-      if (in == id) return g.node(nid).name.empty() ? g.node(nid).op_type.str() : g.node(nid).name;
-  return {};
-}
-
-// The dimensions a random value of input `v` gets.
-inline std::vector<int64_t> random_input_dims(const ir::Value& v, const RandomInputOptions& options) {
-  if (!v.shape) throw Error("the input has no declared shape: random values cannot be sized", {.node = {}, .value = v.name});
-  std::vector<int64_t> dims;
-  for (const Dim& d : *v.shape) {
-    if (d.is_static()) {
-      dims.push_back(d.value());
-      continue;
-    }
-    auto it = d.is_symbolic() ? options.symbols.find(d.symbol().str()) : options.symbols.end();
-    if (it != options.symbols.end()) dims.push_back(it->second);
-    else if (options.default_dim) dims.push_back(*options.default_dim);
-    else throw Error("no value for dimension '" + d.str() + "'", {.node = {}, .value = v.name});
-  }
-  return dims;
-}
-
-// Ops that pass integer values on without computing new ones (copies, reshapes, broadcasts, slices,
-// concatenations): what reads their output still reads the input's values.
-inline bool passes_values_on(const ir::Node& n) {
-  static const std::set<std::string_view> ops{"Cast",    "Concat", "Expand",  "Flatten",   "Identity",
-                                              "Reshape", "Slice",  "Squeeze", "Transpose", "Unsqueeze"};
-  return (n.domain.empty() || n.domain == "ai.onnx") && ops.count(n.op_type.view()) > 0;
-}
-
-// The size of the axis a Gather reads with integer input `id` as its indices, directly or through ops
-// that pass values on (ALBERT's token type ids reach their table through an Expand), the smallest over
-// such Gathers where it is known; 0 when none reads it. Token type ids index a table of two rows: drawn
-// in the usual [0, 10) they would make the run fail instead of testing the model.
-inline int64_t gathered_size(const ir::Graph& g, ir::ValueId id) {
-  int64_t size = 0;
-  std::vector<ir::ValueId> todo{id};
-  std::set<ir::ValueId> seen{id};
-  while (!todo.empty()) {
-    const ir::ValueId value = todo.back();
-    todo.pop_back();
-    for (const ir::Use& u : g.value(value).uses) {
-      const ir::Node& n = g.node(u.node);
-      // The first input of most of them carries the values, any input of a Concat does.
-      if (passes_values_on(n) && (u.slot == 0 || n.op_type.view() == "Concat")) {
-        for (ir::ValueId out : n.outputs)
-          if (out != ir::kNone && seen.insert(out).second) todo.push_back(out);
-        continue;
-      }
-      if (u.slot != 1 || n.op_type != Symbol("Gather") || !(n.domain.empty() || n.domain == "ai.onnx"))
-        continue;
-      const ir::Value& data = g.value(n.inputs[0]);
-      if (!data.shape) continue;
-      const auto rank = static_cast<int64_t>(data.shape->size());
-      const ir::Attribute* attribute = n.attribute(Symbol("axis"));
-      const int64_t axis = !attribute ? 0 : attribute->i < 0 ? attribute->i + rank : attribute->i;
-      if (axis < 0 || axis >= rank || !(*data.shape)[axis].is_static()) continue;
-      const int64_t rows = (*data.shape)[axis].value();
-      size = size == 0 ? rows : std::min(size, rows);
-    }
-  }
-  return size;
-}
-
-// A random value for input `id`: sized from its declared shape, integers below the size of what a Gather
-// indexes with them (gathered_size). Errors name the input.
-inline Tensor random_input(const ir::Graph& g, ir::ValueId id, SplitMix64& rng, RandomInputOptions options) {
-  const ir::Value& v = g.value(id);
-  try {
-    if (v.elem == ElemType::Int64 || v.elem == ElemType::Int32)
-      if (const int64_t size = gathered_size(g, id); size > options.int_low && size < options.int_high)
-        options.int_high = size;
-    return random_tensor(v.elem, random_input_dims(v, options), rng, options);
-  } catch (const Error& e) {
-    if (!e.value().empty()) throw;
-    throw Error(e.cause(), {.node = {}, .value = v.name});  // a declared shape or type we cannot make
-  }
-}
-
-// One random tensor per fed input, in input order.
-inline Feeds random_feeds(const ir::Graph& g, const RandomInputOptions& options = {}) {
-  SplitMix64 rng(options.seed);
-  Feeds feeds;
-  for (ir::ValueId id : fed_inputs(g))
-    feeds.emplace_back(g.value(id).name, random_input(g, id, rng, options));
-  return feeds;
-}
-
-struct InputOptions {
-  std::vector<std::string> files;  // serialized TensorProto files, in the order of the fed inputs
-  bool random = false;             // random values for the inputs no file gives
-  RandomInputOptions random_options = {};
-};
-
-// The feeds of a run: files first (by position), then random values when asked for.
-inline Feeds make_feeds(const ir::Graph& g, const InputOptions& options) {
-  const std::vector<ir::ValueId> inputs = fed_inputs(g);
-  if (options.files.size() > inputs.size())
-    throw Error(std::to_string(options.files.size()) + " input files were given, the model has " +
-                std::to_string(inputs.size()) + " inputs");
-  Feeds feeds;
-  for (std::size_t k = 0; k < options.files.size(); ++k)
-    feeds.emplace_back(g.value(inputs[k]).name, load_tensor(options.files[k]).tensor);
-  SplitMix64 rng(options.random_options.seed);
-  for (std::size_t k = options.files.size(); k < inputs.size(); ++k) {
-    const ir::Value& v = g.value(inputs[k]);
-    if (!options.random)
-      throw Error("no value was given for this input (give an input file or ask for random inputs)",
-                  {.node = first_reader(g, inputs[k]), .value = v.name});
-    feeds.emplace_back(v.name, random_input(g, inputs[k], rng, options.random_options));
-  }
-  return feeds;
-}
-
-}  // namespace xexp::tools
-// ======== xexp/tools/run.hpp
-// Running a model as the tools do (`xexp run`, `xexp compare`) and describing its results in one line.
-#include <algorithm>
-#include <cstdio>
-#include <string>
-#include <vector>
-
-
-namespace xexp::tools {
-
-// The evaluator's outputs for `feeds`. An error about a fed input (wrong type or shape) also names the
-// first node reading it: the evaluator only knows the value.
-inline std::vector<Tensor> run_model(const ir::Model& model, const Feeds& feeds, const eval::RunOptions& options = {}) {
-  try {
-    return eval::Evaluator(model).run(feeds, options);
-  } catch (const Error& e) {
-    if (!e.node().empty() || e.value().empty()) throw;
-    const auto id = model.graph->find(e.value());
-    if (!id || !model.graph->value(*id).is_input) throw;
-    throw Error(e.cause(), {.node = first_reader(*model.graph, *id), .value = e.value()});
-  }
-}
-
-// "3:1x30x16": the rank, then the dimensions ("" for a scalar).
-inline std::string rank_and_dims(const std::vector<int64_t>& dims) {
-  if (dims.empty()) return {};
-  std::string out = std::to_string(dims.size()) + ":";
-  for (std::size_t d = 0; d < dims.size(); ++d) {
-    if (d) out += 'x';
-    out += std::to_string(dims[d]);
-  }
-  return out;
-}
-
-inline std::string short_number(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.6g", v);
-  return buffer;
-}
-
-// "float32 3:1x30x16 min=-1.2 max=3.4 mean=0.05 first=[0.1, 0.2, ...]": what a user checks first.
-inline std::string summarize_tensor(const Tensor& t, std::size_t first = 5) {
-  std::string out = std::string(elem_type_short_name(t.type())) + " " + (t.rank() ? rank_and_dims(t.dims()) : "scalar");
-  const auto n = static_cast<std::size_t>(t.size());
-  if (n == 0) return out + " empty";
-  const std::size_t shown = std::min(first, n);
-  std::string values;
-  for (std::size_t k = 0; k < shown; ++k) {
-    if (k) values += ", ";
-    values += t.type() == ElemType::String ? "'" + t.string_data()[k] + "'" : short_number(eval::element_as_double(t, static_cast<int64_t>(k)));
-  }
-  values = "[" + values + (shown < n ? ", ...]" : "]");
-  if (t.type() == ElemType::String) return out + " first=" + values;
-  double lo = eval::element_as_double(t, 0), hi = lo, sum = 0;
-  for (std::size_t k = 0; k < n; ++k) {
-    const double v = eval::element_as_double(t, static_cast<int64_t>(k));
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
-    sum += v;
-  }
-  return out + " min=" + short_number(lo) + " max=" + short_number(hi) + " mean=" + short_number(sum / static_cast<double>(n)) +
-         " first=" + values;
-}
-
-}  // namespace xexp::tools
-// ======== xexp/tools/compare.hpp
-// Side-by-side comparison of two models run on the same inputs (`xexp compare`, seeds 000 and 001): every
-// initializer, input, intermediate result and output of each run is reduced to a signature (kind, type,
-// shape, a four-letter code of its values, op type) and the two sequences are aligned by an edit distance
-// over those signatures. Names do not count: two exporters never agree on them. Rows read
-//   001 = | INITIA float32  2:16x16              ZAZA                 w  | INITIA float32  2:16x16   ...
-// where `=` pairs identical signatures, `~` pairs different ones, `-` is only in the first model and `+`
-// only in the second.
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <limits>
-#include <optional>
-#include <string>
-#include <vector>
-
-
-namespace xexp::tools {
-
-// One result of a run, without its value.
-struct ResultSignature {
-  eval::ResultKind kind = eval::ResultKind::Result;
-  ElemType elem = ElemType::Undefined;
-  std::vector<int64_t> dims;
-  std::string code;     // value_code of the value
-  std::string op_type;  // of the producing node (results only)
-  std::string name;
-
-  // "RESULT float32  3:1x30x16            AAGQ Gather          embedding": fixed-width columns.
-  std::string str() const {
-    auto pad = [](std::string s, std::size_t width) {
-      s.resize(width, ' ');
-      return s;
-    };
-    const std::string rank = dims.empty() ? "  " : std::to_string(dims.size()) + ":";
-    const std::string shape = rank_and_dims(dims).substr(dims.empty() ? 0 : rank.size());
-    return pad(std::string(eval::result_kind_name(kind)), 6) + " " + pad(std::string(elem_type_short_name(elem)), 8) + " " + rank +
-           pad(shape, 18) + " " + code + " " + pad(op_type, 15) + " " + name;
-  }
-};
-
-// Four letters summarizing the values: the flattened tensor (zero padded to a multiple of 4) is cut into
-// four equal parts, each part's sum s gives 'A' + (trunc(s) mod 26), or '?' when s is NaN or |s| >= 1e10.
-// Close values give the same letters, so a rewrite that keeps results keeps their codes.
-inline std::string value_code(const Tensor& t) {
-  constexpr std::size_t kLength = 4;
-  constexpr int64_t kModulo = 26;
-  if (t.type() == ElemType::String) return std::string(kLength, '?');
-  const auto n = static_cast<std::size_t>(t.size());
-  double sums[kLength] = {0, 0, 0, 0};
-  const std::size_t part = n <= kLength ? 1 : (n + kLength - 1) / kLength;
-  auto accumulate = [&](auto&& value) {
-    for (std::size_t k = 0; k < n; ++k) sums[k / part] += value(k);
-  };
-  if (eval::is_half(t.type())) {
-    accumulate([&t](std::size_t k) { return eval::element_as_double(t, static_cast<int64_t>(k)); });
-  } else {
-    eval::visit_type(t.type(), [&](auto tag) {
-      const auto data = t.data<typename decltype(tag)::type>();
-      accumulate([&data](std::size_t k) { return static_cast<double>(data[k]); });
-    });
-  }
-  std::string out;
-  for (double s : sums) {
-    if (!(std::abs(s) < 1e10)) {
-      out += '?';
-      continue;
-    }
-    const int64_t r = ((static_cast<int64_t>(s) % kModulo) + kModulo) % kModulo;  // Python's modulo: never negative
-    out += static_cast<char>('A' + r);
-  }
-  return out;
-}
-
-// Runs `model` on `feeds` and returns the signature of every result in execution order.
-inline std::vector<ResultSignature> run_signatures(const ir::Model& model, const Feeds& feeds) {
-  std::vector<ResultSignature> out;
-  eval::RunOptions options;
-  options.on_result = [&out](const eval::ResultInfo& r) {
-    out.push_back({r.kind, r.value.type(), r.value.dims(), value_code(r.value),
-                   r.kind == eval::ResultKind::Result ? r.op_type.str() : std::string(), std::string(r.name)});
-  };
-  run_model(model, feeds, options);
-  return out;
-}
-
-// The costs of the edit distance (those of experimental-experiment's model comparison).
-struct AlignmentCosts {
-  double kind = 1000;     // pairing results of different kinds
-  double type = 10;       // different element types (a fifth of it between two float types)
-  double rank = 100;      // different ranks, on top of the difference of element counts
-  double op_type = 10;    // different producing op types
-  double insert = 1000;   // a result only one model has
-  std::size_t max_lag = 50;  // the band: pairs (i, j) with |i - j| <= max(max_lag, |n - m| + 1)
-  std::size_t max_cells = std::size_t{1} << 28;  // refuse alignments needing more DP cells than this
-};
-
-inline double signature_distance(const ResultSignature& a, const ResultSignature& b, const AlignmentCosts& costs = {}) {
-  double d = 0;
-  if (a.kind != b.kind) d += costs.kind;
-  if (a.elem != b.elem) d += (is_float(a.elem) && is_float(b.elem) ? 0.2 : 1.0) * costs.type;
-  if (a.dims != b.dims) {
-    auto count = [](const std::vector<int64_t>& dims) {
-      double c = 1;
-      for (int64_t v : dims) c *= static_cast<double>(v);
-      return c;
-    };
-    d += std::abs(count(a.dims) - count(b.dims));
-    if (a.dims.size() != b.dims.size()) d += costs.rank;
-    else
-      for (std::size_t k = 0; k < a.dims.size(); ++k) d += static_cast<double>(std::abs(a.dims[k] - b.dims[k]));
-  }
-  if (a.code != b.code) {
-    if (a.code.size() != b.code.size()) d += 1e6;
-    else
-      for (std::size_t k = 0; k < a.code.size(); ++k) d += std::abs(int(a.code[k]) - int(b.code[k]));
-  }
-  if (a.op_type != b.op_type) d += costs.op_type;
-  return d;
-}
-
-// One row of the side-by-side table: a result of the first model, of the second, or both.
-struct AlignedRow {
-  std::optional<std::size_t> left, right;
-  char symbol = '=';  // '=' identical signatures, '~' paired but different, '-' left only, '+' right only
-};
-
-// Aligns two sequences by the edit distance of their signatures: O(n * band) time and n * band bytes. The
-// longest common prefix and suffix of identical signatures are paired first, so that identical or nearly
-// identical models align in linear time whatever their length.
-inline std::vector<AlignedRow> align_signatures(const std::vector<ResultSignature>& a, const std::vector<ResultSignature>& b,
-                                                const AlignmentCosts& costs = {}) {
-  const std::size_t n = a.size(), m = b.size();
-  std::size_t head = 0, tail = 0;
-  while (head < n && head < m && signature_distance(a[head], b[head], costs) == 0) ++head;
-  while (tail < n - head && tail < m - head && signature_distance(a[n - 1 - tail], b[m - 1 - tail], costs) == 0) ++tail;
-  const std::size_t rows = n - head - tail, cols = m - head - tail;  // the middle part, aligned by DP
-  const std::size_t lag = std::max(costs.max_lag, (rows > cols ? rows - cols : cols - rows) + 1);
-  const std::size_t width = 2 * lag + 1;
-  if ((rows + 1) > costs.max_cells / width)
-    throw Error("the two runs are too different to be aligned (" + std::to_string(n) + " and " + std::to_string(m) + " results)");
-
-  // Cell (i, j): best cost of aligning the first i middle results of `a` with the first j of `b`; only
-  // cells with |i - j| <= lag exist. `step` keeps how each cell was reached.
-  enum Step : uint8_t { kNone, kPair, kLeftOnly, kRightOnly };
-  std::vector<uint8_t> step((rows + 1) * width, kNone);
-  auto in_band = [&](std::size_t i, std::size_t j) { return j + lag >= i && j <= i + lag; };
-  auto slot = [&](std::size_t i, std::size_t j) { return i * width + (j + lag - i); };
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  std::vector<double> previous(cols + 1, kInf), current(cols + 1, kInf);
-  for (std::size_t i = 0; i <= rows; ++i) {
-    const std::size_t lo = i > lag ? i - lag : 0, hi = std::min(cols, i + lag);
-    for (std::size_t j = lo; j <= hi; ++j) {
-      double best = i == 0 && j == 0 ? 0 : kInf;
-      Step how = kNone;
-      auto consider = [&](double cost, Step s) {
-        if (cost < best) {
-          best = cost;
-          how = s;
-        }
-      };
-      // same preference as experimental-experiment on ties: pair, then left only, then right only
-      if (i > 0 && j > 0) consider(previous[j - 1] + signature_distance(a[head + i - 1], b[head + j - 1], costs), kPair);
-      if (i > 0 && in_band(i - 1, j)) consider(previous[j] + costs.insert, kLeftOnly);
-      if (j > lo) consider(current[j - 1] + costs.insert, kRightOnly);
-      current[j] = best;
-      step[slot(i, j)] = how;
-    }
-    std::swap(previous, current);  // cells outside the band are never read: no reset needed
-  }
-
-  std::vector<AlignedRow> middle;
-  for (std::size_t i = rows, j = cols; i > 0 || j > 0;) {
-    switch (step[slot(i, j)]) {
-      case kPair: {
-        --i, --j;
-        const bool same = signature_distance(a[head + i], b[head + j], costs) == 0;
-        middle.push_back({head + i, head + j, same ? '=' : '~'});
-        break;
-      }
-      case kLeftOnly: middle.push_back({head + --i, std::nullopt, '-'}); break;
-      case kRightOnly: middle.push_back({std::nullopt, head + --j, '+'}); break;
-      default: throw Error("align_signatures: broken back-trace");  // unreachable: the band holds (rows, cols)
-    }
-  }
-  std::vector<AlignedRow> out;
-  out.reserve(head + middle.size() + tail);
-  for (std::size_t k = 0; k < head; ++k) out.push_back({k, k, '='});
-  out.insert(out.end(), middle.rbegin(), middle.rend());
-  for (std::size_t k = tail; k > 0; --k) out.push_back({n - k, m - k, '='});
-  return out;
-}
-
-struct Comparison {
-  std::vector<ResultSignature> left, right;
-  std::vector<AlignedRow> rows;
-
-  // The table; `column_size` is each side's width (0: wide enough for the longest name, at least 60).
-  std::string str(std::size_t column_size = 0) const {
-    if (column_size == 0) {
-      column_size = 60;
-      for (const auto* side : {&left, &right})
-        for (const ResultSignature& r : *side) column_size = std::max(column_size, r.str().size());
-    }
-    auto cell = [column_size](const std::vector<ResultSignature>& side, const std::optional<std::size_t>& k) {
-      std::string s = k ? side[*k].str() : std::string();
-      s.resize(column_size, ' ');
-      return s;
-    };
-    std::string out;
-    for (std::size_t r = 0; r < rows.size(); ++r) {
-      std::string line = std::to_string(r + 1);
-      if (line.size() < 3) line.insert(0, 3 - line.size(), '0');
-      line += std::string(" ") + rows[r].symbol + " | " + cell(left, rows[r].left) + " | " + cell(right, rows[r].right);
-      line.erase(line.find_last_not_of(' ') + 1);
-      out += line + "\n";
-    }
-    return out;
-  }
-  std::size_t count(char symbol) const {
-    return static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [symbol](const AlignedRow& r) { return r.symbol == symbol; }));
-  }
-};
-
-// Runs both models on the same inputs, given by position: `feeds` are the first model's, the second gets
-// the same tensors under its own input names.
-inline Comparison compare_models(const ir::Model& first, const ir::Model& second, const Feeds& feeds, const AlignmentCosts& costs = {}) {
-  const std::vector<ir::ValueId> inputs = fed_inputs(*second.graph);
-  if (inputs.size() != feeds.size())
-    throw Error("the models do not take the same inputs: " + std::to_string(feeds.size()) + " and " + std::to_string(inputs.size()));
-  Feeds second_feeds;
-  for (std::size_t k = 0; k < feeds.size(); ++k) second_feeds.emplace_back(second.graph->value(inputs[k]).name, feeds[k].second);
-  Comparison c;
-  c.left = run_signatures(first, feeds);
-  c.right = run_signatures(second, second_feeds);
-  c.rows = align_signatures(c.left, c.right, costs);
-  return c;
-}
-
-}  // namespace xexp::tools
-// ======== xexp/tools/dump.hpp
-// Intermediate results kept in one ONNX file (seed 002): each tensor is the `value` of a Constant node
-// whose output carries the result's name, and every such output is a graph output. Any runtime restores
-// them by running the file; load_intermediates reads them back by name without running anything.
-#include <map>
-#include <string>
-#include <utility>
-#include <vector>
-
-
-namespace xexp::tools {
-
-// The model holding `tensors` (name, value), in this order; a name seen twice keeps its first value.
-inline ir::Model intermediates_model(const std::vector<std::pair<std::string, Tensor>>& tensors) {
-  ir::Model model;
-  model.opsets.push_back({.domain = "", .version = 18, .unknown = {}, .presence = 0});
-  model.producer_name = "xexp";
-  ir::Graph& g = *model.graph;
-  g.name = "intermediates";
-  for (const auto& [name, tensor] : tensors) {
-    if (g.has_value(name)) continue;
-    const ir::ValueId out = g.add_value(name);
-    g.value(out).elem = tensor.type();
-    g.value(out).shape = tensor.shape();
-    g.add_node(Symbol("Constant"), {}, {out}, {ir::Attribute::make_tensor(Symbol("value"), tensor)}, name);
-    g.add_output(out);
-  }
-  return model;
-}
-
-inline void save_intermediates(const std::vector<std::pair<std::string, Tensor>>& tensors, const std::string& path) {
-  save_model(intermediates_model(tensors), path);
-}
-
-// The tensors of a file written by save_intermediates, by name.
-inline std::map<std::string, Tensor> load_intermediates(const std::string& path) {
-  const ir::Model model = load_model(path);
-  const ir::Graph& g = *model.graph;
-  std::map<std::string, Tensor> out;
-  for (ir::NodeId nid : g.nodes()) {
-    const ir::Node& n = g.node(nid);
-    const ir::Attribute* value = n.attribute(Symbol("value"));
-    if (!n.domain.empty() || n.op_type.view() != "Constant" || !value || value->tensors.empty() || n.outputs.size() != 1)
-      throw Error("'" + path + "' is not a file of intermediate results: only Constant nodes with a tensor 'value' are expected",
-                  {.node = n.name.empty() ? n.op_type.str() : n.name, .value = {}});
-    out.emplace(g.value(n.outputs[0]).name, value->tensors[0]);
-  }
-  return out;
-}
-
-}  // namespace xexp::tools
-// ======== xexp/tools/dot.hpp
-// A model as a Graphviz drawing (`xexp dot`): one box per node with its op type, its domain when not
-// ONNX's, the constants it reads and the type and shape of its outputs; graph inputs and outputs as
-// ellipses. Constants (initializers, and the Constant nodes function bodies keep) are not drawn apart:
-// a model has as many of them as nodes, and an arrow from each would hide the data flow. Their consumer
-// lists them instead, with the values of small ones. Local functions are drawn as clusters.
-//
-// Given the model before optimization (DotOptions::before), the nodes a rule made are filled green and
-// name their rule: the rewriter names every node it creates `<Rule>Pattern--<root>` (rewrite/rewriter.hpp),
-// and a node whose name the model before did not have is one the optimization made.
-#include <algorithm>
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <unordered_set>
-#include <vector>
-
 
 namespace xexp::tools {
 
@@ -25342,6 +24871,542 @@ class DotWriter {
 // The Graphviz source drawing `model` (render it with `dot -Tsvg`).
 inline std::string to_dot(const ir::Model& model, const DotOptions& options = {}) {
   return detail::DotWriter(model, options).write();
+}
+
+}  // namespace xexp::tools
+// ======== xexp/tools/dump.hpp
+// Intermediate results kept in one ONNX file (seed 002): each tensor is the `value` of a Constant node
+// whose output carries the result's name, and every such output is a graph output. Any runtime restores
+// them by running the file; load_intermediates reads them back by name without running anything.
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+
+namespace xexp::tools {
+
+// The model holding `tensors` (name, value), in this order; a name seen twice keeps its first value.
+inline ir::Model intermediates_model(const std::vector<std::pair<std::string, Tensor>>& tensors) {
+  ir::Model model;
+  model.opsets.push_back({.domain = "", .version = 18, .unknown = {}, .presence = 0});
+  model.producer_name = "xexp";
+  ir::Graph& g = *model.graph;
+  g.name = "intermediates";
+  for (const auto& [name, tensor] : tensors) {
+    if (g.has_value(name)) continue;
+    const ir::ValueId out = g.add_value(name);
+    g.value(out).elem = tensor.type();
+    g.value(out).shape = tensor.shape();
+    g.add_node(Symbol("Constant"), {}, {out}, {ir::Attribute::make_tensor(Symbol("value"), tensor)}, name);
+    g.add_output(out);
+  }
+  return model;
+}
+
+inline void save_intermediates(const std::vector<std::pair<std::string, Tensor>>& tensors, const std::string& path) {
+  save_model(intermediates_model(tensors), path);
+}
+
+// The tensors of a file written by save_intermediates, by name.
+inline std::map<std::string, Tensor> load_intermediates(const std::string& path) {
+  const ir::Model model = load_model(path);
+  const ir::Graph& g = *model.graph;
+  std::map<std::string, Tensor> out;
+  for (ir::NodeId nid : g.nodes()) {
+    const ir::Node& n = g.node(nid);
+    const ir::Attribute* value = n.attribute(Symbol("value"));
+    if (!n.domain.empty() || n.op_type.view() != "Constant" || !value || value->tensors.empty() || n.outputs.size() != 1)
+      throw Error("'" + path + "' is not a file of intermediate results: only Constant nodes with a tensor 'value' are expected",
+                  {.node = n.name.empty() ? n.op_type.str() : n.name, .value = {}});
+    out.emplace(g.value(n.outputs[0]).name, value->tensors[0]);
+  }
+  return out;
+}
+
+}  // namespace xexp::tools
+// ======== xexp/tools/optimize.hpp
+// The optimizer as a user runs it (`xexp optimize`): the calls of op-library functions are inlined
+// (functions/op_library.hpp), the opset upgrade when asked for (onnx/opset_upgrade.hpp), Constant nodes
+// become initializers, every value gets its type and shape (infer/model.hpp), constant folding, then
+// the rules of a set string
+// (rewrite::optimize) folding the nodes they create whose inputs are all constant, then constant
+// folding once more for what the rewrites left constant. Graph input and output names never change:
+// the driver keeps them, and optimize_model checks it, so that a caller's feeds and fetches still work.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <iomanip>
+#include <iostream>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+// ======== xexp/functions/op_library.hpp
+// Functions an exporter writes for single operators of its own op library, not for the model's
+// modules: onnxscript's torch_lib (domains pkg.onnxscript.torch_lib and pkg.onnxscript.torch_lib.common),
+// which torch's dynamo exporter can leave in the file, one ATen op each (aten_view is Cast + Reshape,
+// aten_t an If on the rank, aten_softmax_no_dtype an If on IsScalar), and experimental-experiment's
+// domain `aten` (its aten_as_function option), one ATen op each too (Phi-4's
+// aten_scaled_dot_product_attention_default: the attention, which no rule fuses through a call). The
+// rules cannot see through a call, so the optimizer inlines them first, as ONNX Runtime does when it
+// loads the model. Functions of modules (experimental-experiment's aten_local_function, xexp's own) are
+// the user's structure: they stay functions.
+#include <string_view>
+
+
+namespace xexp::functions {
+
+inline bool is_op_library_function(const ir::Function& f) {
+  const std::string_view domain = f.domain;
+  return domain.starts_with("pkg.onnxscript.torch_lib") ||
+         (domain == "aten" && std::string_view(f.name).starts_with("aten_"));
+}
+
+}  // namespace xexp::functions
+// ======== xexp/tools/rules_waiting.hpp
+// What the rules would do with a newer opset or another rule set, said after optimizing. Each rule is
+// matched once more at every node of the main graph:
+// - a rule of the spec at the opsets above the model's, up to kMaxTargetOpset: a node it matches there
+//   but not at the model's own opset is a rewrite the opset alone held back (an opset condition, such
+//   as LayerNormalization's opset >= 17);
+// - a rule of a set the spec takes none of (the opt-in onnxruntime_training), at the model's opset.
+// Only fusions count, matches of several nodes: a one-node rewrite (ShapeBasedReshapeIsSqueeze's
+// Reshape to Squeeze at 18) is no reason to upgrade. `xexp optimize` turns these into its lines
+// "9 LayerNormalization matches would fuse with --target-opset 17" and
+// "12 SoftmaxGrad matches would fuse with --patterns default+onnxruntime+onnxruntime_training".
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+
+namespace xexp::tools {
+
+struct RuleWaitingForOpset {
+  std::string rule;     // short name ("LayerNormalization")
+  std::size_t matches;  // nodes where it would fire
+  int64_t opset;        // the opset all of those matches need
+};
+
+struct RuleWaitingForSet {
+  std::string rule;     // short name ("SoftmaxGrad")
+  std::size_t matches;  // nodes where it would fire
+  std::string set;      // the catalog set it belongs to ("onnxruntime_training")
+};
+
+namespace detail {
+
+// Whether `rule` may be rooted at node `n` (the driver's index, by domain and op type).
+inline bool is_root_of(const std::vector<rewrite::OpKey>& roots, const ir::Node& n) {
+  return std::any_of(roots.begin(), roots.end(), [&](const rewrite::OpKey& key) {
+    return key.op_type == n.op_type && key.domain == n.domain;
+  });
+}
+
+// "9 LayerNormalization, 2 X matches would fuse with A, 1 Y with B": (count rule, what it needs) pairs,
+// those needing the same thing next to each other.
+inline std::string join_waiting(const std::vector<std::pair<std::string, std::string>>& items) {
+  std::string line;
+  bool first_group = true;
+  for (std::size_t k = 0; k < items.size(); ++k) {
+    line += (k ? ", " : "") + items[k].first;
+    if (k + 1 < items.size() && items[k + 1].second == items[k].second) continue;
+    line += (first_group ? " matches would fuse" : "") + std::string(" with ") + items[k].second;
+    first_group = false;
+  }
+  return line.empty() ? line : line + "\n";
+}
+
+}  // namespace detail
+
+inline std::vector<RuleWaitingForOpset> rules_waiting_for_opset(const ir::Model& model,
+                                                                const rewrite::RuleSet& rules) {
+  const int64_t opset = model.opset("").value_or(0);
+  std::vector<RuleWaitingForOpset> waiting;
+  if (opset == 0 || opset >= kMaxTargetOpset) return waiting;
+  const ir::Graph& g = *model.graph;
+  rewrite::Match m;
+  for (const rewrite::RulePtr& rule : rules) {
+    const std::vector<rewrite::OpKey> roots = rule->roots();
+    RuleWaitingForOpset found{rule->name(), 0, opset};
+    for (ir::NodeId id : g.nodes()) {
+      if (!detail::is_root_of(roots, g.node(id)) || rule->match(g, id, opset, m)) continue;
+      for (int64_t newer = opset + 1; newer <= kMaxTargetOpset; ++newer)
+        if (rule->match(g, id, newer, m) && m.node_count() > 1) {
+          ++found.matches;
+          found.opset = std::max(found.opset, newer);
+          break;
+        }
+    }
+    if (found.matches) waiting.push_back(std::move(found));
+  }
+  return waiting;
+}
+
+// The rules of the sets of `catalog` that `rules` takes nothing from, where they would fuse.
+inline std::vector<RuleWaitingForSet> rules_waiting_for_set(
+    const ir::Model& model, const rewrite::RuleSet& rules,
+    const rewrite::Catalog& catalog = rewrite::Catalog::global()) {
+  const int64_t opset = model.opset("").value_or(0);
+  std::vector<RuleWaitingForSet> waiting;
+  if (opset == 0) return waiting;
+  std::set<std::string> taken;
+  for (const rewrite::RulePtr& rule : rules) taken.insert(rule->name());
+  const ir::Graph& g = *model.graph;
+  rewrite::Match m;
+  for (const std::string& set : catalog.set_names()) {
+    const rewrite::RuleSet members = catalog.resolve(set);
+    if (std::any_of(members.begin(), members.end(),
+                    [&](const rewrite::RulePtr& r) { return taken.count(r->name()); }))
+      continue;
+    for (const rewrite::RulePtr& rule : members) {
+      const std::vector<rewrite::OpKey> roots = rule->roots();
+      RuleWaitingForSet found{rule->name(), 0, set};
+      for (ir::NodeId id : g.nodes())
+        if (detail::is_root_of(roots, g.node(id)) && rule->match(g, id, opset, m) && m.node_count() > 1)
+          ++found.matches;
+      if (found.matches) waiting.push_back(std::move(found));
+    }
+  }
+  return waiting;
+}
+
+// "9 LayerNormalization matches would fuse with --target-opset 17, 2 ConcatTwiceUnary with
+// --target-opset 18" (each rule with the opset it needs, lowest first), or "" when none.
+inline std::string format_waiting(std::vector<RuleWaitingForOpset> waiting) {
+  std::stable_sort(
+      waiting.begin(), waiting.end(),
+      [](const RuleWaitingForOpset& a, const RuleWaitingForOpset& b) { return a.opset < b.opset; });
+  std::vector<std::pair<std::string, std::string>> items;
+  for (const RuleWaitingForOpset& w : waiting)
+    items.emplace_back(std::to_string(w.matches) + " " + w.rule, "--target-opset " + std::to_string(w.opset));
+  return detail::join_waiting(items);
+}
+
+// "12 SoftmaxGrad matches would fuse with --patterns default+onnxruntime+onnxruntime_training" for the
+// rules optimized with `spec`, or "" when none.
+inline std::string format_waiting(const std::vector<RuleWaitingForSet>& waiting, const std::string& spec) {
+  std::vector<std::pair<std::string, std::string>> items;
+  for (const RuleWaitingForSet& w : waiting)  // rules_waiting_for_set lists each set's rules together
+    items.emplace_back(std::to_string(w.matches) + " " + w.rule, "--patterns " + spec + "+" + w.set);
+  return detail::join_waiting(items);
+}
+
+}  // namespace xexp::tools
+
+namespace xexp::tools {
+
+inline constexpr const char* kDefaultPatterns = "default+onnxruntime";
+
+// Which local functions optimize_model inlines before the rules run (the others stay functions, each
+// body optimized on its own).
+enum class InlineFunctions {
+  OpLibraries,  // an exporter's single-op functions (functions::is_op_library_function)
+  All,
+  None,
+};
+
+// The modes by name, as `xexp optimize --inline-functions` and Python's optimize take them.
+inline constexpr std::array<std::pair<std::string_view, InlineFunctions>, 3> kInlineFunctionsModes{{
+    {"op-libraries", InlineFunctions::OpLibraries}, {"all", InlineFunctions::All}, {"none", InlineFunctions::None}}};
+
+inline InlineFunctions inline_functions_from_string(std::string_view mode) {
+  std::string names;
+  for (const auto& [name, value] : kInlineFunctionsModes) {
+    if (name == mode) return value;
+    names += (names.empty() ? "" : ", ") + std::string(name);
+  }
+  throw Error("inline functions: '" + std::string(mode) + "' is none of " + names);
+}
+
+struct OptimizeModelOptions {
+  std::string patterns = kDefaultPatterns;  // a rewrite::rules_from_string spec
+  bool constant_folding = true;
+  int64_t target_opset = 0;      // upgrade the default domain to this opset first (upgrade_opset); 0: keep it
+  InlineFunctions inline_functions = InlineFunctions::OpLibraries;
+  int verbose = 0;               // rewrite::OptimizeOptions::verbose
+  std::string explain = {};      // rewrite::OptimizeOptions::explain: why this rule did not match, node by node
+  std::ostream* log = nullptr;   // std::cerr when null
+  rewrite::ProgressHook on_iteration = {};  // rewrite::OptimizeOptions::on_iteration
+};
+
+struct OptimizeModelReport {
+  std::size_t nodes_before = 0, nodes_after = 0;  // main graph, its subgraphs and local functions
+  std::size_t folded = 0;                         // nodes replaced by initializers, all steps together
+  std::size_t merged = 0;                         // duplicated nodes and initializers merged
+  std::size_t inlined = 0;                        // local functions inlined (InlineFunctions)
+  double seconds = 0;
+  rewrite::OptimizeStats rules;                   // what the rules did
+  std::vector<RuleWaitingForOpset> waiting;       // what a newer opset would let the rules do
+  std::vector<RuleWaitingForSet> waiting_sets;    // what the sets the spec leaves out would fuse
+};
+
+// Nodes of the main graph with its subgraphs, and of the local functions: what the report counts.
+inline std::size_t count_nodes(const ir::Model& model) {
+  std::size_t n = model.graph->node_count();
+  ir::for_each_subgraph(*model.graph, [&](const ir::Graph& body) { n += body.node_count(); });
+  for (const ir::Function& f : model.functions) n += f.body->node_count();
+  return n;
+}
+
+namespace detail {
+
+inline std::vector<std::string> names_of(const ir::Graph& g, const std::vector<ir::ValueId>& ids) {
+  std::vector<std::string> names;
+  for (ir::ValueId id : ids) names.push_back(g.value(id).name);
+  return names;
+}
+
+struct Folded {
+  std::size_t nodes = 0;  // nodes folded into constants
+  std::size_t ifs = 0;    // Ifs replaced by their taken branch
+};
+
+// Folds constants over the whole graph and its subgraphs, then removes what the folded nodes no longer
+// need (in the enclosing graphs too, for the values a body no longer reads).
+inline Folded fold_and_clean(ir::Model& model) {
+  std::size_t folded = eval::fold_constants(model);
+  if (folded) {
+    ir::remove_unused(*model.graph);
+    ir::remove_unused_initializers(*model.graph);
+  }
+  eval::FoldOptions options;
+  options.opset = model.opset("").value_or(options.opset);
+  options.fold_graph_outputs = false;
+  std::size_t in_subgraphs = 0;
+  ir::for_each_subgraph(*model.graph, [&](ir::Graph& body) {
+    const std::size_t n = eval::fold_constants(body, options);
+    if (n) {
+      ir::remove_unused(body);
+      ir::remove_unused_initializers(body);
+    }
+    in_subgraphs += n;
+  });
+  if (in_subgraphs) ir::release_unread_captured(*model.graph);
+  // An If whose condition folding made (or found) constant becomes its taken branch.
+  std::size_t ifs = eval::inline_constant_ifs(*model.graph, options.opset);
+  if (ifs) {
+    ir::release_unread_captured(*model.graph);
+    ir::remove_unused_initializers(*model.graph);
+  }
+  for (ir::Function& f : model.functions)
+    if (const std::size_t n =
+            eval::inline_constant_ifs(*f.body, ir::find_opset(f.opsets, "").value_or(options.opset))) {
+      ir::release_unread_captured(*f.body);
+      ir::initializers_to_constant_nodes(*f.body);  // the branch's constants: a function has no initializers
+      ifs += n;
+    }
+  return {folded + in_subgraphs, ifs};
+}
+
+// Folding once types are known. An If that folding decides (a rank test) becomes its taken branch,
+// whose outputs the inference before could not type: `infer_types` types the model again, which may
+// decide the next If (silero's VAD tests the rank of its input, then of its spectrogram), until none
+// goes. Returns what went in all.
+template <class InferTypes>
+Folded fold_typed(ir::Model& model, InferTypes&& infer_types) {
+  Folded all;
+  for (bool inlined = true; inlined;) {
+    const Folded folded = fold_and_clean(model);
+    all.nodes += folded.nodes;
+    all.ifs += folded.ifs;
+    inlined = folded.ifs > 0;
+    if (inlined) infer_types();
+  }
+  return all;
+}
+
+// Inlines the functions `mode` selects; returns how many went. OpLibraries leaves them as they are when
+// their opsets clash with the model's (the inliner refuses before changing anything); asked for all,
+// the clash is the user's error.
+inline std::size_t inline_functions(ir::Model& model, InlineFunctions mode, int verbose, std::ostream& log) {
+  const auto selected = [mode](const ir::Function& f) {
+    return mode == InlineFunctions::All || (mode == InlineFunctions::OpLibraries && functions::is_op_library_function(f));
+  };
+  if (std::none_of(model.functions.begin(), model.functions.end(), selected)) return 0;
+  const std::size_t before = model.functions.size();
+  try {
+    functions::inline_functions(model, {.inline_function = selected});
+  } catch (const Error& e) {
+    if (mode == InlineFunctions::All) throw;
+    if (verbose >= 1) log << "[xexp.optimize] op-library functions kept: " << e.what() << "\n";
+    return 0;
+  }
+  return before - model.functions.size();
+}
+
+// Equal initializers become one, then what is computed twice from the same values is computed once
+// (ir/duplicates.hpp), in `g` and its subgraphs. Before folding: it would store a copy per duplicate (a
+// weight every layer shares, transposed once per layer). Returns how many nodes and initializers went.
+inline std::size_t merge_duplicates(ir::Graph& g) {
+  std::size_t merged = ir::merge_equal_initializers(g) + ir::remove_duplicated_nodes(g);
+  ir::for_each_subgraph(g, [&](ir::Graph& body) {
+    merged += ir::merge_equal_initializers(body) + ir::remove_duplicated_nodes(body);
+  });
+  return merged;
+}
+
+// Whether `g` is the main graph or one of its subgraphs (those may hold initializers; a function
+// body may not).
+inline bool within(const ir::Graph& g, const ir::Graph& main) {
+  const ir::Graph* root = &g;
+  while (root->parent) root = root->parent;
+  return root == &main;
+}
+
+}  // namespace detail
+
+// Optimizes `model` in place. Throws xexp::Error for an unknown pattern name or a refused opset upgrade
+// (before touching the model).
+inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelOptions& options = {}) {
+  const rewrite::RuleSet rules = rewrite::rules_from_string(options.patterns);
+  const auto start = std::chrono::steady_clock::now();
+  std::ostream& log = options.log ? *options.log : std::cerr;
+  const std::size_t nodes_given = count_nodes(model);
+  OptimizeModelReport report;
+  report.nodes_before = nodes_given;
+  // Before the upgrade: the bodies import the opset of the file.
+  report.inlined = detail::inline_functions(model, options.inline_functions, options.verbose, log);
+  if (options.target_opset) upgrade_opset(model, options.target_opset);
+  ir::Graph& g = *model.graph;
+  const std::vector<std::string> inputs = detail::names_of(g, g.inputs());
+  const std::vector<std::string> outputs = detail::names_of(g, g.outputs());
+
+  // Rules and folding then read every constant the same way (ir/constant_node.hpp).
+  ir::constant_nodes_to_initializers(g);
+  ir::for_each_subgraph(g, [](ir::Graph& body) { ir::constant_nodes_to_initializers(body); });
+  for (ir::Function& f : model.functions) ir::constant_shorthands_to_value(*f.body);
+  report.merged += detail::merge_duplicates(g);
+  // Constant chains (position ids, masks) fold before types are inferred: their values then give
+  // static shapes our rules know, where ONNX's inference would be needed on the chain itself.
+  if (options.constant_folding) report.folded += detail::fold_and_clean(model).nodes;
+  // Types on load: exporters write none, and most rules read them. A declared shape the nodes contradict
+  // gives way to theirs (infer/model.hpp); function bodies that cannot be typed only leave their rules
+  // unfired.
+  const auto infer_types = [&] {
+    if (model.functions.empty()) {
+      for (const std::string& replaced : infer::infer_model_types(model))
+        if (options.verbose >= 1) log << "[xexp.optimize] " << replaced << " (the node's shape is kept)\n";
+      return;
+    }
+    try {
+      functions::type_function_bodies(model);
+    } catch (const Error& e) {
+      if (options.verbose >= 1) log << "[xexp.optimize] function bodies left untyped: " << e.what() << "\n";
+    }
+  };
+  infer_types();
+  rewrite::OptimizeOptions rewrite_options{.verbose = options.verbose, .log = &log};
+  rewrite_options.explain = options.explain;
+  rewrite_options.on_iteration = options.on_iteration;
+  if (options.constant_folding) {
+    report.folded += detail::fold_typed(model, infer_types).nodes;  // Shape of values now static
+    eval::FoldOptions fold_options;
+    // Not in function bodies: they have no initializers to hold the results.
+    rewrite_options.fold_constants = [fold_options, &report, main = &g](ir::Graph& graph, ir::NodeId id,
+                                                                         int64_t opset) mutable {
+      if (!detail::within(graph, *main)) return false;
+      fold_options.opset = opset;
+      fold_options.fold_graph_outputs = &graph == main;
+      std::vector<ir::ValueId> added;
+      if (!eval::fold_node(graph, id, fold_options, added)) return false;
+      eval::append_initializers(graph, added);
+      ++report.folded;
+      return true;
+    };
+  }
+  report.rules = rewrite::optimize(model, rules, rewrite_options);
+  // An If the rules decided (a shape test they made constant) becomes its branch in the folding after
+  // them: the values behind it, typed only now, are optimized again.
+  while (options.constant_folding) {
+    const detail::Folded folded = detail::fold_typed(model, infer_types);
+    report.folded += folded.nodes;
+    if (!folded.ifs) break;
+    report.rules = rewrite::optimize(model, rules, rewrite_options, std::move(report.rules));
+  }
+  // Folding copies constants (Identity(mask) is a second mask table) and rules make new ones.
+  report.merged += detail::merge_duplicates(g);
+  report.nodes_after = count_nodes(model);
+  report.waiting = rules_waiting_for_opset(model, rules);
+  report.waiting_sets = rules_waiting_for_set(model, rules);
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (options.verbose >= 1)
+    log << "[xexp.optimize] " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
+        << report.folded << " folded\n";
+
+  if (detail::names_of(g, g.inputs()) != inputs || detail::names_of(g, g.outputs()) != outputs)
+    throw Error("the optimization changed the names of the graph inputs or outputs (a bug in a rule or the driver)");
+  return report;
+}
+
+// A table of what happened: the totals, then one row per rule and clean-up step that did something
+// (all of them when `all_rules`).
+inline std::string format_report(const OptimizeModelReport& report, bool all_rules = false) {
+  std::ostringstream out;
+  out << "optimized: " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
+      << report.folded << " folded, " << report.merged << " merged, ";
+  if (report.inlined) out << report.inlined << " functions inlined, ";
+  out << report.rules.iterations << " iterations, " << std::fixed << std::setprecision(3) << report.seconds * 1e3
+      << " ms\n";
+  out << "  " << std::left << std::setw(36) << "rule" << std::right << std::setw(3) << "P" << std::setw(9)
+      << "tried" << std::setw(9) << "matched" << std::setw(9) << "applied" << std::setw(8) << "+nodes"
+      << std::setw(8) << "-nodes" << std::setw(11) << "time(ms)" << "\n";
+  auto row = [&](const rewrite::RuleStats& s, const std::string& priority) {
+    if (!all_rules && s.applied == 0 && s.matched == 0) return;
+    out << "  " << std::left << std::setw(36) << s.name << std::right << std::setw(3) << priority << std::setw(9)
+        << s.tried << std::setw(9) << s.matched << std::setw(9) << s.applied << std::setw(8) << s.added
+        << std::setw(8) << s.removed << std::setw(11) << std::setprecision(3)
+        << (s.match_seconds + s.apply_seconds) * 1e3 << "\n";
+  };
+  for (const rewrite::RuleStats& s : report.rules.rules) row(s, std::to_string(s.priority));
+  for (const rewrite::RuleStats& s : report.rules.cleanups) row(s, "-");
+  return out.str();
+}
+
+}  // namespace xexp::tools
+// ======== xexp/tools/optimize_modules.hpp
+// `xexp optimize MODEL --modules-as-functions`: the modules of a torch export become local functions
+// (functions/torch_modules.hpp), then optimize_model works on the main graph and on each function body
+// on its own. Constants are folded on the flat graph first, types inferred in between as
+// optimize_model does: a function body has no initializers to hold folded results (optimize_model folds
+// only the main graph), so the shape chains an exporter writes inside a module (Constant -> Unsqueeze ->
+// Concat -> Reshape, Shape of a static input) must be constants before they move into a body, where
+// they come back as Constant nodes the rules read.
+
+namespace xexp::tools {
+
+// Optimizes `model` in place, leaving it with its modules as local functions. The report counts the
+// nodes of the flat model before and of the main graph and the bodies after. Throws xexp::Error for an
+// unknown pattern name before touching the model.
+inline OptimizeModelReport optimize_modules_as_functions(ir::Model& model,
+                                                         const OptimizeModelOptions& options = {},
+                                                         const functions::TorchModuleOptions& modules = {}) {
+  rewrite::rules_from_string(options.patterns);
+  const std::size_t flat_nodes = count_nodes(model);
+  // The upgrade converts the flat model, before its modules become functions.
+  if (options.target_opset) upgrade_opset(model, options.target_opset);
+  OptimizeModelOptions bodies = options;
+  bodies.target_opset = 0;
+  std::size_t folded = 0;
+  if (options.constant_folding) {
+    ir::constant_nodes_to_initializers(*model.graph);
+    folded += detail::fold_and_clean(model).nodes;
+    const auto infer_types = [&] { infer::infer_model_types(model); };
+    infer_types();
+    folded += detail::fold_typed(model, infer_types).nodes;
+  }
+  model = functions::export_torch_modules_as_functions(std::move(model), modules);
+  OptimizeModelReport report = optimize_model(model, bodies);
+  report.nodes_before = flat_nodes;
+  report.folded += folded;
+  return report;
 }
 
 }  // namespace xexp::tools

@@ -109,9 +109,10 @@ inline void add_optimize_command(CLI::App& app) {
     progress.erase();
     save_model(std::move(model), args->output, args->save.options());
     if (args->stats) std::cout << tools::format_report(report);
-    std::cout << args->model << ": " << report.nodes_before << " -> " << report.nodes_after << " nodes, wrote "
-              << args->output << "\n"
-              << tools::format_waiting(report.waiting);
+    std::cout << args->model << ": " << report.nodes_before << " -> " << report.nodes_after
+              << " nodes, wrote " << args->output << "\n"
+              << tools::format_waiting(report.waiting)
+              << tools::format_waiting(report.waiting_sets, options.patterns);
   });
 }
 

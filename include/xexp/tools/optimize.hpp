@@ -8,8 +8,8 @@
 // the driver keeps them, and optimize_model checks it, so that a caller's feeds and fetches still work.
 #include <algorithm>
 #include <array>
-#include <cstddef>
 #include <chrono>
+#include <cstddef>
 #include <iomanip>
 #include <iostream>
 #include <ostream>
@@ -25,15 +25,15 @@
 #include "xexp/functions/op_library.hpp"
 #include "xexp/functions/type_bodies.hpp"
 #include "xexp/infer/model.hpp"
+#include "xexp/ir/cleanup.hpp"
 #include "xexp/ir/constant_node.hpp"
+#include "xexp/ir/duplicates.hpp"
 #include "xexp/ir/model.hpp"
 #include "xexp/onnx/opset_upgrade.hpp"
 #include "xexp/patterns/registry.hpp"
-#include "xexp/ir/cleanup.hpp"
-#include "xexp/ir/duplicates.hpp"
 #include "xexp/rewrite/driver.hpp"
 #include "xexp/rewrite/rule_set.hpp"
-#include "xexp/tools/rules_waiting_for_opset.hpp"
+#include "xexp/tools/rules_waiting.hpp"
 
 namespace xexp::tools {
 
@@ -79,6 +79,7 @@ struct OptimizeModelReport {
   double seconds = 0;
   rewrite::OptimizeStats rules;                   // what the rules did
   std::vector<RuleWaitingForOpset> waiting;       // what a newer opset would let the rules do
+  std::vector<RuleWaitingForSet> waiting_sets;    // what the sets the spec leaves out would fuse
 };
 
 // Nodes of the main graph with its subgraphs, and of the local functions: what the report counts.
@@ -268,6 +269,7 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   report.merged += detail::merge_duplicates(g);
   report.nodes_after = count_nodes(model);
   report.waiting = rules_waiting_for_opset(model, rules);
+  report.waiting_sets = rules_waiting_for_set(model, rules);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (options.verbose >= 1)
     log << "[xexp.optimize] " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
