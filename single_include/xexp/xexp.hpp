@@ -25003,7 +25003,7 @@ struct RuleWaitingForSet {
 
 namespace detail {
 
-// Whether `rule` may be rooted at node `n` (the driver's index, by domain and op type).
+// Whether a rule with these roots may start at node `n` (the driver indexes rules by domain and op type).
 inline bool is_root_of(const std::vector<rewrite::OpKey>& roots, const ir::Node& n) {
   return std::any_of(roots.begin(), roots.end(), [&](const rewrite::OpKey& key) {
     return key.op_type == n.op_type && key.domain == n.domain;
