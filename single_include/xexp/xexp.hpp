@@ -19991,8 +19991,6 @@ inline rewrite::RulePtr slices_split_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-inline constexpr auto is_float_value =
-    rewrite::fact<"is_float_value">([](const ValueView& v) { return is_normalization_type(v.elem()); });
 // The number of a one-element constant of the targets' integer type, as an attribute (ignore_index).
 inline constexpr auto scalar_int = rewrite::fact<"scalar_int">(
     [](const Tensor& t) { return static_cast<int64_t>(eval::element_as_double(t, 0)); });
@@ -20025,7 +20023,7 @@ inline rewrite::RulePtr softmax_cross_entropy_loss_cast_rule() {
                                              attr<"reduction"> = "mean");
   return rule("SoftmaxCrossEntropyLossCast")
       .cases(match(Div(Cast(summed(wide), attr<"to"> = back), count))
-                 .when(fits && dtype(x) == back && detail::is_float_value(wide))
+                 .when(fits && dtype(x) == back && is_normalization_float(wide))
                  .to(fused),
              match(Div(summed(losses), count)).when(fits).to(fused));
 }
@@ -21065,12 +21063,13 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
 namespace xexp::patterns {
 
 namespace detail {
-// Both running statistics are outputs of bn that something reads (a consumer or the graph's outputs).
+// bn names both running statistics among its outputs, and something reads one of them at least (a
+// consumer or the graph's outputs).
 inline constexpr auto running_statistics_read =
     rewrite::fact<"running_statistics_read">([](const ValueView& bn) {
       const ir::Node& n = rewrite::node_of(bn);
-      auto read = [&](std::size_t k) { return k < n.outputs.size() && n.outputs[k] != ir::kNone; };
-      return read(1) && read(2) &&
+      auto present = [&](std::size_t k) { return k < n.outputs.size() && n.outputs[k] != ir::kNone; };
+      return present(1) && present(2) &&
              (bn.graph->value(n.outputs[1]).is_read() || bn.graph->value(n.outputs[2]).is_read());
     });
 }  // namespace detail

@@ -14,8 +14,6 @@
 namespace xexp::patterns {
 
 namespace detail {
-inline constexpr auto is_float_value =
-    rewrite::fact<"is_float_value">([](const ValueView& v) { return is_normalization_type(v.elem()); });
 // The number of a one-element constant of the targets' integer type, as an attribute (ignore_index).
 inline constexpr auto scalar_int = rewrite::fact<"scalar_int">(
     [](const Tensor& t) { return static_cast<int64_t>(eval::element_as_double(t, 0)); });
@@ -48,7 +46,7 @@ inline rewrite::RulePtr softmax_cross_entropy_loss_cast_rule() {
                                              attr<"reduction"> = "mean");
   return rule("SoftmaxCrossEntropyLossCast")
       .cases(match(Div(Cast(summed(wide), attr<"to"> = back), count))
-                 .when(fits && dtype(x) == back && detail::is_float_value(wide))
+                 .when(fits && dtype(x) == back && is_normalization_float(wide))
                  .to(fused),
              match(Div(summed(losses), count)).when(fits).to(fused));
 }

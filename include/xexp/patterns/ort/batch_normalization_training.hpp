@@ -13,12 +13,13 @@
 namespace xexp::patterns {
 
 namespace detail {
-// Both running statistics are outputs of bn that something reads (a consumer or the graph's outputs).
+// bn names both running statistics among its outputs, and something reads one of them at least (a
+// consumer or the graph's outputs).
 inline constexpr auto running_statistics_read =
     rewrite::fact<"running_statistics_read">([](const ValueView& bn) {
       const ir::Node& n = rewrite::node_of(bn);
-      auto read = [&](std::size_t k) { return k < n.outputs.size() && n.outputs[k] != ir::kNone; };
-      return read(1) && read(2) &&
+      auto present = [&](std::size_t k) { return k < n.outputs.size() && n.outputs[k] != ir::kNone; };
+      return present(1) && present(2) &&
              (bn.graph->value(n.outputs[1]).is_read() || bn.graph->value(n.outputs[2]).is_read());
     });
 }  // namespace detail
