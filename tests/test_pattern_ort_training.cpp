@@ -197,6 +197,23 @@ TEST(PatternOrtBatchNormalizationTraining, SameNumbers) {
                               "OrtBatchNormalizationTraining", 1e-5);
 }
 
+// Written to disk as an exporter writes it, read back and optimized as `xexp optimize --patterns
+// default+onnxruntime+onnxruntime_training` does: the other rules leave the written-out nodes as the
+// rule built them, and Y, RM and RV are what the original gives, in the evaluator and ONNX Runtime.
+TEST(PatternOrtBatchNormalizationTraining, ModelReadFromDiskGivesTheSameOutputsOptimized) {
+  xexp::testing::TempDir dir;
+  const std::string path = (dir.path() / "bn.onnx").string();
+  xexp::testing::write_case_model(training_text({}), path);
+  Model model = load_model(path);
+  xexp::testing::optimize_quietly(model, true, "default+onnxruntime+onnxruntime_training");
+  const Graph& g = *model.graph;
+  EXPECT_EQ(op_types(g), (OpList{"ReduceMean", "Reshape", "Sub", "Mul", "ReduceMean", "BatchNormalization",
+                                 "Mul", "Mul", "Add", "Mul", "Mul", "Add"}));
+  EXPECT_EQ(producer(g, g.outputs()[0]).op_type.str(), "BatchNormalization");
+  const xexp::testing::NamedTensors feeds = xexp::testing::random_feeds(*load_model(path).graph, {.seed = 4});
+  test::expect_outputs_of_file(path, model, feeds, 1e-5);
+}
+
 // The backward graphs of experimental-experiment's corpus (torch's ONNX Runtime backend training Phi and
 // Llama layers), read from disk as it wrote them and optimized as `xexp optimize --patterns
 // default+onnxruntime+onnxruntime_training` does: every softmax gradient becomes one SoftmaxGrad, and the
