@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <functional>
 #include <string>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -17,6 +16,7 @@
 #include "xexp/builder/module_scope.hpp"
 #include "xexp/core/error.hpp"
 #include "xexp/functions/inliner.hpp"
+#include "xexp/functions/outline.hpp"
 #include "xexp/functions/registry.hpp"
 #include "xexp/ir/copy.hpp"
 #include "xexp/ir/model.hpp"
@@ -28,7 +28,7 @@ inline constexpr std::string_view kLocalFunctionDomain = "aten_local_function";
 struct FunctionExportOptions {
   std::string domain = std::string(kLocalFunctionDomain);
   // Initializers smaller than this (bytes) become Constant nodes inside the bodies that read them.
-  std::size_t external_threshold = 256;
+  std::size_t external_threshold = kDefaultConstantBytes;
   AddFunctionOptions add = {};
   // Which modules become functions (empty: all); the nodes of the others go to the enclosing module.
   std::function<bool(const ModuleScope&)> export_module;
@@ -66,10 +66,6 @@ class ModuleExporter {
     std::size_t parent = 0;
     std::size_t depth = 0;
     std::vector<ir::NodeId> items;  // nodes of the working graph directly inside, calls of children included
-  };
-
-  struct Interface {
-    std::vector<ir::ValueId> inputs, weights, constants, outputs;
   };
 
   void copy_model_fields() {
@@ -134,49 +130,13 @@ class ModuleExporter {
 
   bool inside(ir::NodeId node, std::size_t instance) const { return owner_[node] == instance; }
 
-  // What crosses the boundary of instance `k`: values read from outside (graph values, weights, small
-  // constants) and values computed inside that are read outside or are graph outputs.
-  Interface interface_of(std::size_t k) const {
-    Interface io;
-    std::unordered_set<ir::ValueId> seen;
-    auto read = [&](ir::ValueId v) {
-      if (v == ir::kNone || !seen.insert(v).second) return;
-      const ir::Value& value = work_->value(v);
-      if (value.producer != ir::kNone && inside(value.producer, k)) return;
-      if (!value.initializer) io.inputs.push_back(v);
-      else if (nbytes(*value.initializer) < options_.external_threshold) io.constants.push_back(v);
-      else io.weights.push_back(v);
-    };
-    for (ir::NodeId id : instances_[k].items) {
-      const ir::Node& n = work_->node(id);
-      for (ir::ValueId v : n.inputs) read(v);
-      for (ir::ValueId v : n.captured) read(v);
-      for (ir::ValueId v : n.outputs) {
-        if (v == ir::kNone) continue;
-        const ir::Value& value = work_->value(v);
-        bool outside = value.is_graph_output() ||
-                       std::any_of(value.uses.begin(), value.uses.end(),
-                                   [&](const ir::Use& u) { return !inside(u.node, k); });
-        if (outside) io.outputs.push_back(v);
-      }
-    }
-    // The original passes weights by decreasing size (ties: decreasing name).
-    std::sort(io.weights.begin(), io.weights.end(), [&](ir::ValueId a, ir::ValueId b) {
-      const ir::Value &va = work_->value(a), &vb = work_->value(b);
-      int64_t sa = va.initializer->size(), sb = vb.initializer->size();
-      return sa != sb ? sa > sb : va.name > vb.name;
-    });
-    return io;
-  }
-
-  static std::size_t nbytes(const Tensor& t) { return Tensor::byte_count(t.type(), t.dims()); }
-
   // Turns instance `k` into a function and its nodes into one call.
   void collapse(std::size_t k) {
     Instance& instance = instances_[k];
     std::sort(instance.items.begin(), instance.items.end(),
               [&](ir::NodeId a, ir::NodeId b) { return position_[a] < position_[b]; });
-    Interface io = interface_of(k);
+    const Boundary io = boundary_of(
+        *work_, instance.items, [&](ir::NodeId id) { return inside(id, k); }, options_.external_threshold);
     Instance& parent = instances_[instance.parent];
     if (io.outputs.empty()) {  // nothing leaves it: its nodes stay in the parent
       for (ir::NodeId id : instance.items) {
@@ -185,73 +145,15 @@ class ModuleExporter {
       }
       return;
     }
-    ir::Function f = make_body(instance, io);
-    const std::string name = add_function(model_, std::move(f), options_.add);
-
+    const std::string name = add_function(
+        model_, function_of(*work_, instance.items, io, instance.scope.type, options_.domain, model_.opsets),
+        options_.add);
     const ir::NodeId last = instance.items.back();
-    const ir::NodeId next = work_->node(last).next;
     const std::size_t position = position_[last];
-    for (ir::NodeId id : instance.items) work_->remove_node(id);
-    for (ir::ValueId v : io.outputs) work_->value(v).alive = true;
-    std::vector<ir::ValueId> inputs = io.inputs;
-    inputs.insert(inputs.end(), io.weights.begin(), io.weights.end());
-    ir::NodeId call = work_->add_node(Symbol(name), std::move(inputs), io.outputs, {},
-                                      work_->unique_node_name(instance.scope.path), Symbol(options_.domain), next);
+    const ir::NodeId call = replace_by_call(*work_, instance.items, io, name, options_.domain,
+                                            instance.scope.path, work_->node(last).next);
     set_owner(call, instance.parent, position);
     instances_[instance.parent].items.push_back(call);
-  }
-
-  ir::Function make_body(const Instance& instance, const Interface& io) {
-    ir::Function f;
-    f.name = instance.scope.type;
-    f.domain = options_.domain;
-    ir::Graph& body = *f.body;
-    ir::ValueMap map(work_->value_capacity());
-    for (ir::ValueId v : io.inputs) map[v] = body.add_input(work_->value(v).name);
-    for (ir::ValueId v : io.weights) map[v] = body.add_input(work_->value(v).name);
-    for (std::size_t j = 0; j < io.outputs.size(); ++j)
-      map[io.outputs[j]] = body.add_value(
-          body.unique_value_name(io.outputs.size() == 1 ? std::string("output") : "output_" + std::to_string(j)));
-    ir::CopyPolicy policy;
-    policy.value_name = [](ir::Graph& dst, const std::string& name) { return dst.unique_value_name(name); };
-    std::unordered_set<ir::ValueId> constants(io.constants.begin(), io.constants.end());
-    for (ir::NodeId id : instance.items) {
-      const ir::Node& n = work_->node(id);
-      auto make_constant = [&](ir::ValueId v) {
-        if (v == ir::kNone || !constants.erase(v)) return;
-        const ir::Value& value = work_->value(v);
-        ir::ValueId c = body.add_value(body.unique_value_name(value.name));
-        body.add_node(Symbol("Constant"), {}, {c}, {ir::Attribute::make_tensor("value", *value.initializer)},
-                      body.unique_node_name("init2cst"));
-        map[v] = c;
-      };
-      for (ir::ValueId v : n.inputs) make_constant(v);
-      for (ir::ValueId v : n.captured) make_constant(v);
-      ir::copy_node(*work_, id, body, map, ir::kNone, policy);
-    }
-    for (ir::ValueId v : io.outputs) body.add_output(*map[v]);
-    // A function is shape-polymorphic: the types seen at this call site do not belong to its body.
-    for (ir::ValueId v = 0; v < body.value_capacity(); ++v) {
-      body.value(v).elem = ElemType::Undefined;
-      body.value(v).shape.reset();
-    }
-    f.opsets = opsets_used(body);
-    return f;
-  }
-
-  std::vector<ir::OpsetImport> opsets_used(const ir::Graph& body) const {
-    std::unordered_set<Symbol> domains;
-    for_each_node_deep(body, [&](const ir::Node& n) { domains.insert(n.domain); });
-    std::vector<ir::OpsetImport> out;
-    for (const ir::OpsetImport& o : model_.opsets)
-      if (domains.count(Symbol(o.domain == "ai.onnx" ? std::string() : o.domain))) out.push_back(o);
-    if (domains.count(Symbol(options_.domain)) && !ir::find_opset(out, options_.domain)) {
-      ir::OpsetImport local;
-      local.domain = options_.domain;
-      local.version = 1;
-      out.push_back(local);
-    }
-    return out;
   }
 
   void drop_unused_initializers() {

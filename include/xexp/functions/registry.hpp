@@ -2,7 +2,10 @@
 // Adding a local function to a model the way experimental-experiment's add_function does: an identical
 // function already registered under the same name is reused (two nn.Linear of the same size become one
 // function), a different body under a taken name is renamed <name>_l2l, <name>_l3l, ...
-// (merge_any_name: an identical function under any name is reused.)
+// (merge_any_name: an identical function under any name is reused.) A model of an IR version older
+// than 8 moves to 8, the first with local functions.
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -11,6 +14,9 @@
 #include "xexp/ir/model.hpp"
 
 namespace xexp::functions {
+
+// The first IR version with model-local functions.
+inline constexpr int64_t kFunctionsIrVersion = 8;
 
 struct AddFunctionOptions {
   bool merge_allowed = true;   // reuse an identical function with the same name
@@ -33,6 +39,7 @@ inline std::string add_function(ir::Model& model, ir::Function f, const AddFunct
     if (!existing) {
       f.name = candidate;
       if (!model.opset(f.domain)) model.opsets.push_back({f.domain, 1, {}});
+      model.ir_version = std::max<int64_t>(model.ir_version, kFunctionsIrVersion);
       model.functions.push_back(std::move(f));
       return candidate;
     }
