@@ -99,6 +99,7 @@ py::dict report_dict(const tools::OptimizeModelReport& report) {
   py::dict d;
   d["nodes_before"] = report.nodes_before;
   d["inlined"] = report.inlined;
+  d["outlined"] = report.outlined;
   d["nodes_after"] = report.nodes_after;
   d["folded"] = report.folded;
   d["iterations"] = report.rules.iterations;
@@ -110,12 +111,14 @@ py::dict report_dict(const tools::OptimizeModelReport& report) {
 }
 
 std::pair<py::bytes, py::dict> optimize(const py::object& source, const std::string& patterns, int verbose,
-                                        bool constant_folding, const std::string& inline_functions) {
+                                        bool constant_folding, const std::string& inline_functions,
+                                        bool intermediate_functions) {
   tools::OptimizeModelOptions options;
   options.patterns = patterns;
   options.verbose = verbose;
   options.constant_folding = constant_folding;
   options.inline_functions = tools::inline_functions_from_string(inline_functions);
+  options.intermediate_functions = intermediate_functions;
   rewrite::rules_from_string(patterns);  // a bad spec fails before the (maybe long) load
   ir::Model model = load_source(source);
   tools::OptimizeModelReport report;
@@ -198,9 +201,10 @@ PYBIND11_MODULE(_xexp, m) {
   py::register_exception<xexp::Error>(m, "Error");
 
   m.def("optimize", &xp::optimize, py::arg("model"), py::arg("patterns"), py::arg("verbose"),
-        py::arg("constant_folding"), py::arg("inline_functions"),
-        "(model bytes or path, patterns, verbose, constant_folding, inline_functions) -> (optimized ModelProto "
-        "bytes, report dict)");
+        py::arg("constant_folding"), py::arg("inline_functions"), py::arg("intermediate_functions"),
+        "(model bytes or path, patterns, verbose, constant_folding, inline_functions, "
+        "intermediate_functions) -> "
+        "(optimized ModelProto bytes, report dict)");
   m.def("inline", &xp::inline_model, py::arg("model"),
         "model bytes or path -> ModelProto bytes without local functions");
   m.def("run", &xp::run, py::arg("model"), py::arg("feeds"),

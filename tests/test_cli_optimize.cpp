@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include "support/cli.hpp"
 #include "support/compare.hpp"
@@ -15,6 +16,7 @@
 #include "xexp/onnx.hpp"
 #include "xexp/onnx/schema.hpp"
 #include "xexp/patterns.hpp"
+#include "xexp/tools.hpp"
 
 using namespace xexp;
 using namespace xexp::testing;
@@ -33,6 +35,30 @@ std::size_t count_op(const ir::Model& model, std::string_view op) {
   std::size_t n = 0;
   for (ir::NodeId id : model.graph->nodes()) n += model.graph->node(id).op_type.view() == op;
   return n;
+}
+
+// Calls in the main graph of the intermediate function `name` (stage 1 of the LLM fusions).
+std::size_t count_intermediate_calls(const ir::Model& model, std::string_view name) {
+  std::size_t n = 0;
+  for (ir::NodeId id : model.graph->nodes()) {
+    const ir::Node& node = model.graph->node(id);
+    n += node.domain.view() == tools::kIntermediateDomain && node.op_type.view() == name;
+  }
+  return n;
+}
+
+// "domain.op" -> how many, over the main graph and the function bodies.
+std::map<std::string, std::size_t> op_histogram(const ir::Model& model) {
+  std::map<std::string, std::size_t> counts;
+  auto add = [&](const ir::Graph& g) {
+    for (ir::NodeId id : g.nodes()) {
+      const ir::Node& n = g.node(id);
+      ++counts[std::string(n.domain.view()) + "." + std::string(n.op_type.view())];
+    }
+  };
+  add(*model.graph);
+  for (const ir::Function& f : model.functions) add(*f.body);
+  return counts;
 }
 
 }  // namespace
@@ -105,9 +131,13 @@ TEST(CliOptimize, OnnxRuntimeCpuSpecLeavesTheFusionsTheCpuRunsSlower) {
   EXPECT_EQ(count_op(fused, "SkipLayerNormalization"), 2u);
   EXPECT_EQ(count_op(for_cpu, "MultiHeadAttention"), 0u);
   EXPECT_EQ(count_op(for_cpu, "SkipLayerNormalization"), 0u);
-  EXPECT_EQ(count_op(for_cpu, "Softmax"), 2u);
+  // Their nodes stay, as the calls of one intermediate function ONNX Runtime inlines (stage 1 of the LLM
+  // fusions: ONNX's Attention needs opset 23).
+  EXPECT_EQ(count_intermediate_calls(for_cpu, "AttentionOneHead"), 2u);
+  EXPECT_EQ(op_histogram(for_cpu)[".Softmax"], 1u);
   EXPECT_EQ(count_op(for_cpu, "LayerNormalization"), 2u);
-  EXPECT_EQ(count_op(for_cpu, "FusedMatMul"), 2u);  // the scores keep the onnxruntime set's other fusions
+  // The scores keep the onnxruntime set's other fusions (in the function's body).
+  EXPECT_EQ(op_histogram(for_cpu)["com.microsoft.FusedMatMul"], 1u);
   const NamedTensors feeds = random_feeds(*load_model(kSeedLlm).graph, {.seed = 3, .int_high = 100});
   expect_all_close(run_onnxruntime(cpu, feeds), run_onnxruntime(kSeedLlm, feeds), 1e-5, 1e-5);
 }
@@ -271,16 +301,21 @@ const OpsetCase kOpsetCases[] = {{"gpt_erf_L1.op14dyn.onnx", 3}, {"seed_llm.op16
 
 std::string shared_model(const char* file) { return std::string(XEXP_SHARED_DIR) + "/models/" + file; }
 
-// Whether every default-domain node exists in ONNX at the model's own opset.
+// Whether every default-domain node, of the main graph and of the function bodies, exists in ONNX at
+// the model's own opset.
 void expect_ops_exist_at_model_opset(const ir::Model& model) {
   const int64_t opset = model.opset("").value_or(0);
-  for (ir::NodeId id : model.graph->nodes()) {
-    const ir::Node& n = model.graph->node(id);
-    if (n.domain.empty()) {
-      EXPECT_NE(find_schema(n.op_type.view(), "", opset), nullptr)
-          << n.op_type.view() << " at opset " << opset;
+  auto check = [&](const ir::Graph& g) {
+    for (ir::NodeId id : g.nodes()) {
+      const ir::Node& n = g.node(id);
+      if (n.domain.empty()) {
+        EXPECT_NE(find_schema(n.op_type.view(), "", opset), nullptr)
+            << n.op_type.view() << " at opset " << opset;
+      }
     }
-  }
+  };
+  check(*model.graph);
+  for (const ir::Function& f : model.functions) check(*f.body);
 }
 
 }  // namespace
@@ -293,14 +328,21 @@ TEST(CliOptimize, TargetOpsetUpgradesAndFusesLayerNormalization) {
     const int64_t opset = load_model(original).opset("").value();
     const std::string kept = dir / "kept.onnx", up17 = dir / "up17.onnx", up18 = dir / "up18.onnx";
 
-    // Without the option: the opset stays, no op the opset lacks appears, and one line says what 17 gives.
+    // Without the option: the opset stays, no op the opset lacks appears (in the intermediate functions
+    // of the attention neither), one line says what 17 gives, and the LayerNorms stay plain nodes.
     const CommandResult k =
         run_xexp("optimize " + shell_quote(original) + " -o " + shell_quote(kept) + " --patterns default");
     ASSERT_EQ(k.exit_code, 0) << k.err;
     const ir::Model kept_model = load_model(kept);
     EXPECT_EQ(kept_model.opset(""), opset);
-    EXPECT_EQ(count_op(kept_model, "LayerNormalization"), 0u);
+    EXPECT_EQ(op_histogram(kept_model).count(".LayerNormalization"), 0u);
+    EXPECT_EQ(count_op(kept_model, "ReduceMean"), 2 * c.layer_norms);
     expect_ops_exist_at_model_opset(kept_model);
+    // The attention is a call (ONNX's Attention needs 23), in a model of the first IR version with
+    // functions (gpt_erf_L1.op14dyn.onnx's is 7).
+    ASSERT_EQ(kept_model.functions.size(), 1u);
+    EXPECT_EQ(kept_model.functions[0].domain, tools::kIntermediateDomain);
+    EXPECT_EQ(kept_model.ir_version, 8);
     EXPECT_NE(k.out.find(std::to_string(c.layer_norms) +
                          " LayerNormalization matches would fuse with --target-opset 17"),
               std::string::npos)
@@ -318,7 +360,7 @@ TEST(CliOptimize, TargetOpsetUpgradesAndFusesLayerNormalization) {
     EXPECT_EQ(m18.opset(""), 18);
     EXPECT_EQ(count_op(m17, "LayerNormalization"), c.layer_norms);
     EXPECT_EQ(count_op(m18, "LayerNormalization"), c.layer_norms);
-    EXPECT_LT(m17.graph->node_count(), kept_model.graph->node_count());
+    EXPECT_LT(tools::count_nodes(m17), tools::count_nodes(kept_model));
     expect_ops_exist_at_model_opset(m17);
     EXPECT_EQ(count_op(m18, "ReduceMean"), 0u);
 
@@ -402,6 +444,94 @@ TEST(CliOptimize, TargetOpset23WritesOnnxRmsNormalization) {
   eval::Evaluator ours(m23);
   const std::vector<Tensor> got = ours.run(feeds);
   expect_all_close({{"out", got.at(0)}}, {{"out", ort[0].outputs.begin()->second}}, 1e-4, 1e-4);
+}
+
+// The LLM fusions in two stages, on the Llama export read from disk (opset 17). Stage 1, `--patterns
+// default`: the attention, the two rotations and the three RMSNorms, which need opset 23, become calls of
+// three local functions in domain intermediate (one per block kind, the layers sharing it), and the
+// model still runs at opset 17 with the file's outputs. Stage 2, the next run on that file: with
+// --target-opset 23 or with the onnxruntime set, the same operators as from the export itself.
+TEST(CliOptimize, FusionsTheOpsetHoldsBackBecomeIntermediateFunctionsTheNextRunFuses) {
+  TempDir dir;
+  const std::string original = shared_model("llama_L1.onnx");
+  const std::string stage1 = dir / "stage1.onnx", plain = dir / "plain.onnx";
+  const CommandResult s1 =
+      run_xexp("optimize " + shell_quote(original) + " -o " + shell_quote(stage1) + " --patterns default");
+  ASSERT_EQ(s1.exit_code, 0) << s1.err;
+  EXPECT_NE(s1.out.find("1 Attention, 3 RMSNormalization, 2 RotaryEmbedding matches would fuse with "
+                        "--target-opset 23\n"),
+            std::string::npos)
+      << s1.out;
+  EXPECT_NE(
+      s1.out.find("kept 6 fusions the opset holds back as calls of local functions in domain intermediate\n"),
+      std::string::npos)
+      << s1.out;
+  const ir::Model m1 = load_model(stage1);
+  EXPECT_EQ(m1.opset(""), 17);
+  EXPECT_EQ(m1.opset(std::string(tools::kIntermediateDomain)), 1);
+  EXPECT_EQ(count_intermediate_calls(m1, "Attention"), 1u);
+  EXPECT_EQ(count_intermediate_calls(m1, "RotaryEmbedding"), 2u);
+  EXPECT_EQ(count_intermediate_calls(m1, "RMSNormalization"), 3u);
+  std::vector<std::string> functions;
+  for (const ir::Function& f : m1.functions) functions.push_back(f.domain + "." + f.name);
+  std::sort(functions.begin(), functions.end());
+  EXPECT_EQ(functions, (std::vector<std::string>{"intermediate.Attention", "intermediate.RMSNormalization",
+                                                 "intermediate.RotaryEmbedding"}));
+  // The blocks' nodes are in the bodies only.
+  for (const char* op : {"Softmax", "ReduceMean", "Pow", "Neg"}) EXPECT_EQ(count_op(m1, op), 0u) << op;
+  EXPECT_EQ(op_histogram(m1)[".Softmax"], 1u);
+  EXPECT_EQ(op_histogram(m1)[".ReduceMean"], 1u);
+  expect_ops_exist_at_model_opset(m1);
+
+  // --no-intermediate-functions leaves the blocks as they are.
+  const CommandResult p = run_xexp("optimize " + shell_quote(original) + " -o " + shell_quote(plain) +
+                                   " --patterns default --no-intermediate-functions");
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_EQ(p.out.find("kept"), std::string::npos) << p.out;
+  const ir::Model mp = load_model(plain);
+  EXPECT_TRUE(mp.functions.empty());
+  EXPECT_EQ(count_op(mp, "ReduceMean"), 3u);
+  EXPECT_EQ(count_op(mp, "Softmax"), 1u);
+
+  // Stage 2 gives what one run on the export gives.
+  struct Stage2 {
+    const char* options;
+    const char* fused;  // an operator it makes, "domain.op"
+  };
+  const Stage2 cases[] = {{"--patterns default --target-opset 23", ".Attention"},
+                          {"", "com.microsoft.MultiHeadAttention"}};
+  std::vector<std::string> written = {stage1, plain};
+  for (std::size_t k = 0; k < std::size(cases); ++k) {
+    SCOPED_TRACE(cases[k].options);
+    const std::string direct = dir / ("direct" + std::to_string(k) + ".onnx"),
+                      second = dir / ("second" + std::to_string(k) + ".onnx");
+    ASSERT_EQ(
+        run_xexp("optimize " + shell_quote(original) + " -o " + shell_quote(direct) + " " + cases[k].options)
+            .exit_code,
+        0);
+    const CommandResult s2 =
+        run_xexp("optimize " + shell_quote(stage1) + " -o " + shell_quote(second) + " " + cases[k].options);
+    ASSERT_EQ(s2.exit_code, 0) << s2.err;
+    const ir::Model md = load_model(direct), m2 = load_model(second);
+    EXPECT_TRUE(m2.functions.empty());
+    EXPECT_EQ(op_histogram(m2), op_histogram(md));
+    EXPECT_EQ(op_histogram(m2)[cases[k].fused], 1u);
+    written.push_back(second);
+  }
+
+  const ir::Model reference = load_model(original);
+  const NamedTensors feeds = random_feeds(*reference.graph, {.seed = 11, .int_high = 100});
+  std::vector<OrtJob> runs = {{original, feeds}};
+  for (const std::string& path : written) runs.push_back({path, feeds});
+  const std::vector<OrtResult> ort = run_onnxruntime_batch(runs);
+  ASSERT_TRUE(ort[0].ok) << ort[0].error;
+  for (std::size_t k = 0; k < written.size(); ++k) {
+    SCOPED_TRACE(written[k]);
+    ASSERT_TRUE(ort[k + 1].ok) << ort[k + 1].error;
+    expect_all_close(ort[k + 1].outputs, ort[0].outputs, 1e-4, 1e-4);
+  }
+  eval::Evaluator ours(m1);  // the calls, run through their bodies
+  expect_all_close({{"out", ours.run(feeds).at(0)}}, {{"out", ort[0].outputs.begin()->second}}, 1e-4, 1e-4);
 }
 
 TEST(CliOptimize, UnsupportedOpsetUpgradeIsOneErrorLineAndWritesNothing) {

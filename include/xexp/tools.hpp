@@ -4,6 +4,7 @@
 #include "xexp/tools/dot.hpp"
 #include "xexp/tools/dump.hpp"
 #include "xexp/tools/inputs.hpp"
+#include "xexp/tools/intermediate_functions.hpp"
 #include "xexp/tools/optimize.hpp"
 #include "xexp/tools/optimize_modules.hpp"
 #include "xexp/tools/printer.hpp"

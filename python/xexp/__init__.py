@@ -53,14 +53,17 @@ def _feeds(feeds):
 
 
 def optimize(model, patterns=DEFAULT_PATTERNS, target_opset=None, verbose=0, constant_folding=True,
-             stats=False, inline_functions="op-libraries"):
+             stats=False, inline_functions="op-libraries", intermediate_functions=True):
     """Folds constants and applies the rules of `patterns` (as `xexp optimize --patterns`).
 
     target_opset: when given and different from the model's, the model is first converted to this
     version of the default domain by onnx.version_converter (xexp converts no opsets itself), so that
     the rules see the opset the result will have. verbose: the optimizer's log level (on stderr).
     inline_functions: which local functions are inlined before the rules, "op-libraries" (an exporter's
-    single-op functions, such as onnxscript's torch_lib), "all" or "none" (as `--inline-functions`).
+    single-op functions, such as onnxscript's torch_lib, and the intermediate functions of a previous
+    run), "all" or "none" (as `--inline-functions`). intermediate_functions=False leaves the attention,
+    rotary and RMSNorm blocks an opset below 23 holds back as plain nodes rather than as calls of local
+    functions in domain "intermediate" (as `--no-intermediate-functions`).
     stats=True returns (model, report): node counts, folded nodes, iterations and, per rule and per
     clean-up step, how often it was tried, matched and applied ("table" holds `--stats`'s table).
     """
@@ -69,7 +72,8 @@ def optimize(model, patterns=DEFAULT_PATTERNS, target_opset=None, verbose=0, con
         proto = _model(source) if isinstance(source, bytes) else onnx.load(source)
         if _default_opset(proto) != target_opset:
             source = onnx.version_converter.convert_version(proto, target_opset).SerializeToString()
-    data, report = _xexp.optimize(source, patterns, verbose, constant_folding, inline_functions)
+    data, report = _xexp.optimize(source, patterns, verbose, constant_folding, inline_functions,
+                                  intermediate_functions)
     return (_model(data), report) if stats else _model(data)
 
 

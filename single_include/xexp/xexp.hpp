@@ -23146,15 +23146,152 @@ inline void infer_model(ir::Model& model) {
 #include <algorithm>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
+
+// ======== xexp/functions/outline.hpp
+// Outlining: a set of nodes of a graph becomes a local function and one call of it. What the nodes read
+// from outside becomes the function's inputs (small initializers become Constant nodes inside, so that
+// equal bodies stay equal), what is read after them its outputs. Module export (module_export.hpp) and
+// stage 1 of the LLM fusions (intermediate.hpp) both outline this way.
+#include <algorithm>
+#include <functional>
+#include <string>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
+
+namespace xexp::functions {
+
+// Initializers smaller than this (bytes) become Constant nodes inside the bodies that read them.
+inline constexpr std::size_t kDefaultConstantBytes = 256;
+
+// What crosses the border of the nodes: values read from outside (graph values, weights, small
+// constants) and values computed inside that are read outside or are graph outputs.
+struct Boundary {
+  std::vector<ir::ValueId> inputs, weights, constants, outputs;
+};
+
+// `inside(node)` tells whether a node is one of `nodes`.
+inline Boundary boundary_of(const ir::Graph& g, const std::vector<ir::NodeId>& nodes,
+                            const std::function<bool(ir::NodeId)>& inside, std::size_t constant_bytes) {
+  Boundary io;
+  std::unordered_set<ir::ValueId> seen;
+  auto read = [&](ir::ValueId v) {
+    if (v == ir::kNone || !seen.insert(v).second) return;
+    const ir::Value& value = g.value(v);
+    if (value.producer != ir::kNone && inside(value.producer)) return;
+    if (!value.initializer)
+      io.inputs.push_back(v);
+    else if (Tensor::byte_count(value.initializer->type(), value.initializer->dims()) < constant_bytes)
+      io.constants.push_back(v);
+    else
+      io.weights.push_back(v);
+  };
+  for (ir::NodeId id : nodes) {
+    const ir::Node& n = g.node(id);
+    for (ir::ValueId v : n.inputs) read(v);
+    for (ir::ValueId v : n.captured) read(v);
+    for (ir::ValueId v : n.outputs) {
+      if (v == ir::kNone) continue;
+      const ir::Value& value = g.value(v);
+      const bool outside =
+          value.is_graph_output() || std::any_of(value.uses.begin(), value.uses.end(),
+                                                 [&](const ir::Use& u) { return !inside(u.node); });
+      if (outside) io.outputs.push_back(v);
+    }
+  }
+  // experimental-experiment passes weights by decreasing size (ties: decreasing name).
+  std::sort(io.weights.begin(), io.weights.end(), [&](ir::ValueId a, ir::ValueId b) {
+    const ir::Value &va = g.value(a), &vb = g.value(b);
+    const int64_t sa = va.initializer->size(), sb = vb.initializer->size();
+    return sa != sb ? sa > sb : va.name > vb.name;
+  });
+  return io;
+}
+
+// The opsets of `available` whose domains the body's nodes use, and `own_domain` at version 1 when a
+// body calls functions of its own domain.
+inline std::vector<ir::OpsetImport> opsets_used(const ir::Graph& body,
+                                                const std::vector<ir::OpsetImport>& available,
+                                                const std::string& own_domain) {
+  std::unordered_set<Symbol> domains;
+  for_each_node_deep(body, [&](const ir::Node& n) { domains.insert(n.domain); });
+  std::vector<ir::OpsetImport> out;
+  for (const ir::OpsetImport& o : available)
+    if (domains.count(Symbol(o.domain == "ai.onnx" ? std::string() : o.domain))) out.push_back(o);
+  if (domains.count(Symbol(own_domain)) && !ir::find_opset(out, own_domain))
+    out.push_back({own_domain, 1, {}});
+  return out;
+}
+
+// The function `domain.name` computing what `nodes` (in a topological order) compute, with the
+// interface `io`; `available` are the opsets the graph imports.
+inline ir::Function function_of(const ir::Graph& g, const std::vector<ir::NodeId>& nodes, const Boundary& io,
+                                std::string name, std::string domain,
+                                const std::vector<ir::OpsetImport>& available) {
+  ir::Function f;
+  f.name = std::move(name);
+  f.domain = std::move(domain);
+  ir::Graph& body = *f.body;
+  ir::ValueMap map(g.value_capacity());
+  for (ir::ValueId v : io.inputs) map[v] = body.add_input(g.value(v).name);
+  for (ir::ValueId v : io.weights) map[v] = body.add_input(g.value(v).name);
+  for (std::size_t j = 0; j < io.outputs.size(); ++j)
+    map[io.outputs[j]] = body.add_value(body.unique_value_name(
+        io.outputs.size() == 1 ? std::string("output") : "output_" + std::to_string(j)));
+  ir::CopyPolicy policy;
+  policy.value_name = [](ir::Graph& dst, const std::string& value_name) {
+    return dst.unique_value_name(value_name);
+  };
+  std::unordered_set<ir::ValueId> constants(io.constants.begin(), io.constants.end());
+  auto make_constant = [&](ir::ValueId v) {
+    if (v == ir::kNone || !constants.erase(v)) return;
+    const ir::Value& value = g.value(v);
+    const ir::ValueId c = body.add_value(body.unique_value_name(value.name));
+    body.add_node(Symbol("Constant"), {}, {c}, {ir::Attribute::make_tensor("value", *value.initializer)},
+                  body.unique_node_name("init2cst"));
+    map[v] = c;
+  };
+  for (ir::NodeId id : nodes) {
+    const ir::Node& n = g.node(id);
+    for (ir::ValueId v : n.inputs) make_constant(v);
+    for (ir::ValueId v : n.captured) make_constant(v);
+    ir::copy_node(g, id, body, map, ir::kNone, policy);
+  }
+  for (ir::ValueId v : io.outputs) body.add_output(*map[v]);
+  // A function is shape-polymorphic: the types seen at this call site do not belong to its body.
+  for (ir::ValueId v = 0; v < body.value_capacity(); ++v) {
+    body.value(v).elem = ElemType::Undefined;
+    body.value(v).shape.reset();
+  }
+  f.opsets = opsets_used(body, available, f.domain);
+  return f;
+}
+
+// Replaces `nodes` by one call of `domain.name` reading io.inputs then io.weights and writing
+// io.outputs (which keep their names and types), placed before `before`.
+inline ir::NodeId replace_by_call(ir::Graph& g, const std::vector<ir::NodeId>& nodes, const Boundary& io,
+                                  const std::string& name, const std::string& domain,
+                                  const std::string& node_name, ir::NodeId before) {
+  for (ir::NodeId id : nodes) g.remove_node(id);
+  for (ir::ValueId v : io.outputs) g.value(v).alive = true;
+  std::vector<ir::ValueId> inputs = io.inputs;
+  inputs.insert(inputs.end(), io.weights.begin(), io.weights.end());
+  return g.add_node(Symbol(name), std::move(inputs), io.outputs, {}, g.unique_node_name(node_name),
+                    Symbol(domain), before);
+}
+
+}  // namespace xexp::functions
 // ======== xexp/functions/registry.hpp
 // Adding a local function to a model the way experimental-experiment's add_function does: an identical
 // function already registered under the same name is reused (two nn.Linear of the same size become one
 // function), a different body under a taken name is renamed <name>_l2l, <name>_l3l, ...
-// (merge_any_name: an identical function under any name is reused.)
+// (merge_any_name: an identical function under any name is reused.) A model of an IR version older
+// than 8 moves to 8, the first with local functions.
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -23282,6 +23419,9 @@ inline bool same_function(const ir::Function& a, const ir::Function& b) {
 
 namespace xexp::functions {
 
+// The first IR version with model-local functions.
+inline constexpr int64_t kFunctionsIrVersion = 8;
+
 struct AddFunctionOptions {
   bool merge_allowed = true;   // reuse an identical function with the same name
   bool rename_allowed = true;  // else rename the new one <name>_l<k>l
@@ -23303,6 +23443,7 @@ inline std::string add_function(ir::Model& model, ir::Function f, const AddFunct
     if (!existing) {
       f.name = candidate;
       if (!model.opset(f.domain)) model.opsets.push_back({f.domain, 1, {}});
+      model.ir_version = std::max<int64_t>(model.ir_version, kFunctionsIrVersion);
       model.functions.push_back(std::move(f));
       return candidate;
     }
@@ -23322,7 +23463,7 @@ inline constexpr std::string_view kLocalFunctionDomain = "aten_local_function";
 struct FunctionExportOptions {
   std::string domain = std::string(kLocalFunctionDomain);
   // Initializers smaller than this (bytes) become Constant nodes inside the bodies that read them.
-  std::size_t external_threshold = 256;
+  std::size_t external_threshold = kDefaultConstantBytes;
   AddFunctionOptions add = {};
   // Which modules become functions (empty: all); the nodes of the others go to the enclosing module.
   std::function<bool(const ModuleScope&)> export_module;
@@ -23360,10 +23501,6 @@ class ModuleExporter {
     std::size_t parent = 0;
     std::size_t depth = 0;
     std::vector<ir::NodeId> items;  // nodes of the working graph directly inside, calls of children included
-  };
-
-  struct Interface {
-    std::vector<ir::ValueId> inputs, weights, constants, outputs;
   };
 
   void copy_model_fields() {
@@ -23428,49 +23565,13 @@ class ModuleExporter {
 
   bool inside(ir::NodeId node, std::size_t instance) const { return owner_[node] == instance; }
 
-  // What crosses the boundary of instance `k`: values read from outside (graph values, weights, small
-  // constants) and values computed inside that are read outside or are graph outputs.
-  Interface interface_of(std::size_t k) const {
-    Interface io;
-    std::unordered_set<ir::ValueId> seen;
-    auto read = [&](ir::ValueId v) {
-      if (v == ir::kNone || !seen.insert(v).second) return;
-      const ir::Value& value = work_->value(v);
-      if (value.producer != ir::kNone && inside(value.producer, k)) return;
-      if (!value.initializer) io.inputs.push_back(v);
-      else if (nbytes(*value.initializer) < options_.external_threshold) io.constants.push_back(v);
-      else io.weights.push_back(v);
-    };
-    for (ir::NodeId id : instances_[k].items) {
-      const ir::Node& n = work_->node(id);
-      for (ir::ValueId v : n.inputs) read(v);
-      for (ir::ValueId v : n.captured) read(v);
-      for (ir::ValueId v : n.outputs) {
-        if (v == ir::kNone) continue;
-        const ir::Value& value = work_->value(v);
-        bool outside = value.is_graph_output() ||
-                       std::any_of(value.uses.begin(), value.uses.end(),
-                                   [&](const ir::Use& u) { return !inside(u.node, k); });
-        if (outside) io.outputs.push_back(v);
-      }
-    }
-    // The original passes weights by decreasing size (ties: decreasing name).
-    std::sort(io.weights.begin(), io.weights.end(), [&](ir::ValueId a, ir::ValueId b) {
-      const ir::Value &va = work_->value(a), &vb = work_->value(b);
-      int64_t sa = va.initializer->size(), sb = vb.initializer->size();
-      return sa != sb ? sa > sb : va.name > vb.name;
-    });
-    return io;
-  }
-
-  static std::size_t nbytes(const Tensor& t) { return Tensor::byte_count(t.type(), t.dims()); }
-
   // Turns instance `k` into a function and its nodes into one call.
   void collapse(std::size_t k) {
     Instance& instance = instances_[k];
     std::sort(instance.items.begin(), instance.items.end(),
               [&](ir::NodeId a, ir::NodeId b) { return position_[a] < position_[b]; });
-    Interface io = interface_of(k);
+    const Boundary io = boundary_of(
+        *work_, instance.items, [&](ir::NodeId id) { return inside(id, k); }, options_.external_threshold);
     Instance& parent = instances_[instance.parent];
     if (io.outputs.empty()) {  // nothing leaves it: its nodes stay in the parent
       for (ir::NodeId id : instance.items) {
@@ -23479,73 +23580,15 @@ class ModuleExporter {
       }
       return;
     }
-    ir::Function f = make_body(instance, io);
-    const std::string name = add_function(model_, std::move(f), options_.add);
-
+    const std::string name = add_function(
+        model_, function_of(*work_, instance.items, io, instance.scope.type, options_.domain, model_.opsets),
+        options_.add);
     const ir::NodeId last = instance.items.back();
-    const ir::NodeId next = work_->node(last).next;
     const std::size_t position = position_[last];
-    for (ir::NodeId id : instance.items) work_->remove_node(id);
-    for (ir::ValueId v : io.outputs) work_->value(v).alive = true;
-    std::vector<ir::ValueId> inputs = io.inputs;
-    inputs.insert(inputs.end(), io.weights.begin(), io.weights.end());
-    ir::NodeId call = work_->add_node(Symbol(name), std::move(inputs), io.outputs, {},
-                                      work_->unique_node_name(instance.scope.path), Symbol(options_.domain), next);
+    const ir::NodeId call = replace_by_call(*work_, instance.items, io, name, options_.domain,
+                                            instance.scope.path, work_->node(last).next);
     set_owner(call, instance.parent, position);
     instances_[instance.parent].items.push_back(call);
-  }
-
-  ir::Function make_body(const Instance& instance, const Interface& io) {
-    ir::Function f;
-    f.name = instance.scope.type;
-    f.domain = options_.domain;
-    ir::Graph& body = *f.body;
-    ir::ValueMap map(work_->value_capacity());
-    for (ir::ValueId v : io.inputs) map[v] = body.add_input(work_->value(v).name);
-    for (ir::ValueId v : io.weights) map[v] = body.add_input(work_->value(v).name);
-    for (std::size_t j = 0; j < io.outputs.size(); ++j)
-      map[io.outputs[j]] = body.add_value(
-          body.unique_value_name(io.outputs.size() == 1 ? std::string("output") : "output_" + std::to_string(j)));
-    ir::CopyPolicy policy;
-    policy.value_name = [](ir::Graph& dst, const std::string& name) { return dst.unique_value_name(name); };
-    std::unordered_set<ir::ValueId> constants(io.constants.begin(), io.constants.end());
-    for (ir::NodeId id : instance.items) {
-      const ir::Node& n = work_->node(id);
-      auto make_constant = [&](ir::ValueId v) {
-        if (v == ir::kNone || !constants.erase(v)) return;
-        const ir::Value& value = work_->value(v);
-        ir::ValueId c = body.add_value(body.unique_value_name(value.name));
-        body.add_node(Symbol("Constant"), {}, {c}, {ir::Attribute::make_tensor("value", *value.initializer)},
-                      body.unique_node_name("init2cst"));
-        map[v] = c;
-      };
-      for (ir::ValueId v : n.inputs) make_constant(v);
-      for (ir::ValueId v : n.captured) make_constant(v);
-      ir::copy_node(*work_, id, body, map, ir::kNone, policy);
-    }
-    for (ir::ValueId v : io.outputs) body.add_output(*map[v]);
-    // A function is shape-polymorphic: the types seen at this call site do not belong to its body.
-    for (ir::ValueId v = 0; v < body.value_capacity(); ++v) {
-      body.value(v).elem = ElemType::Undefined;
-      body.value(v).shape.reset();
-    }
-    f.opsets = opsets_used(body);
-    return f;
-  }
-
-  std::vector<ir::OpsetImport> opsets_used(const ir::Graph& body) const {
-    std::unordered_set<Symbol> domains;
-    for_each_node_deep(body, [&](const ir::Node& n) { domains.insert(n.domain); });
-    std::vector<ir::OpsetImport> out;
-    for (const ir::OpsetImport& o : model_.opsets)
-      if (domains.count(Symbol(o.domain == "ai.onnx" ? std::string() : o.domain))) out.push_back(o);
-    if (domains.count(Symbol(options_.domain)) && !ir::find_opset(out, options_.domain)) {
-      ir::OpsetImport local;
-      local.domain = options_.domain;
-      local.version = 1;
-      out.push_back(local);
-    }
-    return out;
   }
 
   void drop_unused_initializers() {
@@ -24924,49 +24967,23 @@ inline std::map<std::string, Tensor> load_intermediates(const std::string& path)
 }
 
 }  // namespace xexp::tools
-// ======== xexp/tools/optimize.hpp
-// The optimizer as a user runs it (`xexp optimize`): the calls of op-library functions are inlined
-// (functions/op_library.hpp), the opset upgrade when asked for (onnx/opset_upgrade.hpp), Constant nodes
-// become initializers, every value gets its type and shape (infer/model.hpp), constant folding, then
-// the rules of a set string
-// (rewrite::optimize) folding the nodes they create whose inputs are all constant, then constant
-// folding once more for what the rewrites left constant. Graph input and output names never change:
-// the driver keeps them, and optimize_model checks it, so that a caller's feeds and fetches still work.
+// ======== xexp/tools/intermediate_functions.hpp
+// Stage 1 of the LLM fusions (PATTERNS.md, "LLM fusions in two stages"). A block whose operator ONNX
+// defines only from opset 23 (Attention, RotaryEmbedding, RMSNormalization), in a model of an older
+// opset, becomes a call of a local function in domain `intermediate`, named after the rule that will
+// fuse it; the function's body is the matched nodes. The model keeps its opset and runs anywhere (ONNX
+// Runtime inlines the calls), it reads as its blocks, and every layer's block shares one function.
+// Stage 2 is the optimizer's next run with a newer opset or the onnxruntime set: optimize_model inlines
+// the calls first, and the rules fuse their bodies into operators as they would the exporter's nodes.
+// Fusions into older operators (LayerNormalization at 17, HardSwish at 14) stay plain nodes: one or a
+// few nodes each, which runtimes fuse themselves, and not worth a function to a runtime that has none.
 #include <algorithm>
-#include <array>
-#include <chrono>
 #include <cstddef>
-#include <iomanip>
-#include <iostream>
-#include <ostream>
-#include <sstream>
 #include <string>
 #include <string_view>
-#include <utility>
+#include <unordered_set>
 #include <vector>
 
-// ======== xexp/functions/op_library.hpp
-// Functions an exporter writes for single operators of its own op library, not for the model's
-// modules: onnxscript's torch_lib (domains pkg.onnxscript.torch_lib and pkg.onnxscript.torch_lib.common),
-// which torch's dynamo exporter can leave in the file, one ATen op each (aten_view is Cast + Reshape,
-// aten_t an If on the rank, aten_softmax_no_dtype an If on IsScalar), and experimental-experiment's
-// domain `aten` (its aten_as_function option), one ATen op each too (Phi-4's
-// aten_scaled_dot_product_attention_default: the attention, which no rule fuses through a call). The
-// rules cannot see through a call, so the optimizer inlines them first, as ONNX Runtime does when it
-// loads the model. Functions of modules (experimental-experiment's aten_local_function, xexp's own) are
-// the user's structure: they stay functions.
-#include <string_view>
-
-
-namespace xexp::functions {
-
-inline bool is_op_library_function(const ir::Function& f) {
-  const std::string_view domain = f.domain;
-  return domain.starts_with("pkg.onnxscript.torch_lib") ||
-         (domain == "aten" && std::string_view(f.name).starts_with("aten_"));
-}
-
-}  // namespace xexp::functions
 // ======== xexp/tools/rules_waiting.hpp
 // What the rules would do with a newer opset or another rule set, said after optimizing. Each rule is
 // matched once more at every node of the main graph:
@@ -25025,26 +25042,42 @@ inline std::string join_waiting(const std::vector<std::pair<std::string, std::st
 
 }  // namespace detail
 
-inline std::vector<RuleWaitingForOpset> rules_waiting_for_opset(const ir::Model& model,
-                                                                const rewrite::RuleSet& rules) {
+// One match a newer opset would let a rule of the spec fire: a fusion (several nodes) the opset holds back.
+struct FusionWaitingForOpset {
+  std::string rule;               // short name ("LayerNormalization")
+  int64_t opset;                  // the lowest opset the rule matches at
+  std::vector<ir::NodeId> nodes;  // the matched nodes, the root first
+};
+
+inline std::vector<FusionWaitingForOpset> fusions_waiting_for_opset(const ir::Model& model,
+                                                                    const rewrite::RuleSet& rules) {
   const int64_t opset = model.opset("").value_or(0);
-  std::vector<RuleWaitingForOpset> waiting;
+  std::vector<FusionWaitingForOpset> waiting;
   if (opset == 0 || opset >= kMaxTargetOpset) return waiting;
   const ir::Graph& g = *model.graph;
   rewrite::Match m;
   for (const rewrite::RulePtr& rule : rules) {
     const std::vector<rewrite::OpKey> roots = rule->roots();
-    RuleWaitingForOpset found{rule->name(), 0, opset};
     for (ir::NodeId id : g.nodes()) {
       if (!detail::is_root_of(roots, g.node(id)) || rule->match(g, id, opset, m)) continue;
       for (int64_t newer = opset + 1; newer <= kMaxTargetOpset; ++newer)
         if (rule->match(g, id, newer, m) && m.node_count() > 1) {
-          ++found.matches;
-          found.opset = std::max(found.opset, newer);
+          waiting.push_back({rule->name(), newer, std::vector<ir::NodeId>(m.begin(), m.end())});
           break;
         }
     }
-    if (found.matches) waiting.push_back(std::move(found));
+  }
+  return waiting;
+}
+
+// The fusions counted by rule, with the opset all of a rule's matches need.
+inline std::vector<RuleWaitingForOpset> rules_waiting_for_opset(
+    const std::vector<FusionWaitingForOpset>& fusions) {
+  std::vector<RuleWaitingForOpset> waiting;
+  for (const FusionWaitingForOpset& f : fusions) {  // fusions_waiting_for_opset lists each rule's together
+    if (waiting.empty() || waiting.back().rule != f.rule) waiting.push_back({f.rule, 0, f.opset});
+    ++waiting.back().matches;
+    waiting.back().opset = std::max(waiting.back().opset, f.opset);
   }
   return waiting;
 }
@@ -25102,10 +25135,119 @@ inline std::string format_waiting(const std::vector<RuleWaitingForSet>& waiting,
 
 namespace xexp::tools {
 
+inline constexpr std::string_view kIntermediateDomain = "intermediate";
+// The opset from which ONNX has the LLM blocks' operators.
+inline constexpr int64_t kIntermediateOpset = 23;
+
+namespace detail {
+
+// The nodes of a match in an order the body can be built in: producers before their readers.
+inline std::vector<ir::NodeId> producers_first(const ir::Graph& g, const std::vector<ir::NodeId>& nodes) {
+  const std::unordered_set<ir::NodeId> in(nodes.begin(), nodes.end());
+  std::unordered_set<ir::NodeId> placed;
+  std::vector<ir::NodeId> order;
+  const auto place = [&](const auto& self, ir::NodeId id) -> void {
+    if (!placed.insert(id).second) return;
+    for (ir::ValueId v : g.node(id).inputs)
+      if (v != ir::kNone && in.count(g.value(v).producer)) self(self, g.value(v).producer);
+    order.push_back(id);
+  };
+  for (ir::NodeId id : nodes) place(place, id);
+  return order;
+}
+
+}  // namespace detail
+
+// Outlines the fusions of `waiting` (fusions_waiting_for_opset) that need kIntermediateOpset, in the
+// main graph. They are taken in the order the opsets would fuse them, the lowest opset first, larger
+// ones first among them: a LayerNorm, which opset 17 fuses whole, stays plain nodes rather than lose its
+// tail to an RMSNormalization call. A fusion is also left as it is when a value inside it is read
+// outside (the call replaces the root, and only the root's readers follow it). Returns how many became
+// calls.
+inline std::size_t outline_intermediate_functions(ir::Model& model,
+                                                  std::vector<FusionWaitingForOpset> waiting) {
+  std::stable_sort(waiting.begin(), waiting.end(),
+                   [](const FusionWaitingForOpset& a, const FusionWaitingForOpset& b) {
+                     return a.opset != b.opset ? a.opset < b.opset : a.nodes.size() > b.nodes.size();
+                   });
+  ir::Graph& g = *model.graph;
+  const std::string domain(kIntermediateDomain);
+  std::unordered_set<ir::NodeId> taken;
+  std::size_t outlined = 0;
+  for (const FusionWaitingForOpset& fusion : waiting) {
+    if (std::any_of(fusion.nodes.begin(), fusion.nodes.end(), [&](ir::NodeId id) { return taken.count(id); }))
+      continue;
+    taken.insert(fusion.nodes.begin(), fusion.nodes.end());
+    if (fusion.opset < kIntermediateOpset) continue;
+    const ir::NodeId root = fusion.nodes.front();
+    const std::unordered_set<ir::NodeId> in(fusion.nodes.begin(), fusion.nodes.end());
+    const std::vector<ir::NodeId> nodes = detail::producers_first(g, fusion.nodes);
+    const functions::Boundary io = functions::boundary_of(
+        g, nodes, [&](ir::NodeId id) { return in.count(id) > 0; }, functions::kDefaultConstantBytes);
+    if (io.outputs.empty() || std::any_of(io.outputs.begin(), io.outputs.end(),
+                                          [&](ir::ValueId v) { return g.value(v).producer != root; }))
+      continue;
+    const std::string name = functions::add_function(
+        model, functions::function_of(g, nodes, io, fusion.rule, domain, model.opsets));
+    const std::string node_name = g.node(root).name.empty() ? fusion.rule : g.node(root).name;
+    functions::replace_by_call(g, nodes, io, name, domain, node_name, g.node(root).next);
+    ++outlined;
+  }
+  return outlined;
+}
+
+}  // namespace xexp::tools
+// ======== xexp/tools/optimize.hpp
+// The optimizer as a user runs it (`xexp optimize`): the calls of op-library functions are inlined
+// (functions/op_library.hpp), the opset upgrade when asked for (onnx/opset_upgrade.hpp), Constant nodes
+// become initializers, every value gets its type and shape (infer/model.hpp), constant folding, then
+// the rules of a set string
+// (rewrite::optimize) folding the nodes they create whose inputs are all constant, then constant
+// folding once more for what the rewrites left constant. Graph input and output names never change:
+// the driver keeps them, and optimize_model checks it, so that a caller's feeds and fetches still work.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <iomanip>
+#include <iostream>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+// ======== xexp/functions/op_library.hpp
+// Functions an exporter writes for single operators of its own op library, not for the model's
+// modules: onnxscript's torch_lib (domains pkg.onnxscript.torch_lib and pkg.onnxscript.torch_lib.common),
+// which torch's dynamo exporter can leave in the file, one ATen op each (aten_view is Cast + Reshape,
+// aten_t an If on the rank, aten_softmax_no_dtype an If on IsScalar), and experimental-experiment's
+// domain `aten` (its aten_as_function option), one ATen op each too (Phi-4's
+// aten_scaled_dot_product_attention_default: the attention, which no rule fuses through a call). The
+// rules cannot see through a call, so the optimizer inlines them first, as ONNX Runtime does when it
+// loads the model. Functions of modules (experimental-experiment's aten_local_function, xexp's own) are
+// the user's structure: they stay functions.
+#include <string_view>
+
+
+namespace xexp::functions {
+
+inline bool is_op_library_function(const ir::Function& f) {
+  const std::string_view domain = f.domain;
+  return domain.starts_with("pkg.onnxscript.torch_lib") ||
+         (domain == "aten" && std::string_view(f.name).starts_with("aten_"));
+}
+
+}  // namespace xexp::functions
+
+namespace xexp::tools {
+
 inline constexpr const char* kDefaultPatterns = "default+onnxruntime";
 
 // Which local functions optimize_model inlines before the rules run (the others stay functions, each
-// body optimized on its own).
+// body optimized on its own). Unless None, that includes the calls of domain `intermediate` a previous
+// run left (stage 1): the rules decide again what their bodies become.
 enum class InlineFunctions {
   OpLibraries,  // an exporter's single-op functions (functions::is_op_library_function)
   All,
@@ -25130,6 +25272,9 @@ struct OptimizeModelOptions {
   bool constant_folding = true;
   int64_t target_opset = 0;      // upgrade the default domain to this opset first (upgrade_opset); 0: keep it
   InlineFunctions inline_functions = InlineFunctions::OpLibraries;
+  // Stage 1 of the LLM fusions: what the opset holds back becomes intermediate function calls
+  // (tools/intermediate_functions.hpp); false leaves those nodes as they are.
+  bool intermediate_functions = true;
   int verbose = 0;               // rewrite::OptimizeOptions::verbose
   std::string explain = {};      // rewrite::OptimizeOptions::explain: why this rule did not match, node by node
   std::ostream* log = nullptr;   // std::cerr when null
@@ -25141,6 +25286,7 @@ struct OptimizeModelReport {
   std::size_t folded = 0;                         // nodes replaced by initializers, all steps together
   std::size_t merged = 0;                         // duplicated nodes and initializers merged
   std::size_t inlined = 0;                        // local functions inlined (InlineFunctions)
+  std::size_t outlined = 0;                       // fusions kept as intermediate function calls
   double seconds = 0;
   rewrite::OptimizeStats rules;                   // what the rules did
   std::vector<RuleWaitingForOpset> waiting;       // what a newer opset would let the rules do
@@ -25227,7 +25373,9 @@ Folded fold_typed(ir::Model& model, InferTypes&& infer_types) {
 // the clash is the user's error.
 inline std::size_t inline_functions(ir::Model& model, InlineFunctions mode, int verbose, std::ostream& log) {
   const auto selected = [mode](const ir::Function& f) {
-    return mode == InlineFunctions::All || (mode == InlineFunctions::OpLibraries && functions::is_op_library_function(f));
+    return mode == InlineFunctions::All ||
+           (mode == InlineFunctions::OpLibraries &&
+            (functions::is_op_library_function(f) || f.domain == kIntermediateDomain));
   };
   if (std::none_of(model.functions.begin(), model.functions.end(), selected)) return 0;
   const std::size_t before = model.functions.size();
@@ -25332,9 +25480,12 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   }
   // Folding copies constants (Identity(mask) is a second mask table) and rules make new ones.
   report.merged += detail::merge_duplicates(g);
-  report.nodes_after = count_nodes(model);
-  report.waiting = rules_waiting_for_opset(model, rules);
+  std::vector<FusionWaitingForOpset> fusions = fusions_waiting_for_opset(model, rules);
+  report.waiting = rules_waiting_for_opset(fusions);
   report.waiting_sets = rules_waiting_for_set(model, rules);
+  if (options.intermediate_functions)
+    report.outlined = outline_intermediate_functions(model, std::move(fusions));
+  report.nodes_after = count_nodes(model);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (options.verbose >= 1)
     log << "[xexp.optimize] " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
@@ -25352,6 +25503,7 @@ inline std::string format_report(const OptimizeModelReport& report, bool all_rul
   out << "optimized: " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
       << report.folded << " folded, " << report.merged << " merged, ";
   if (report.inlined) out << report.inlined << " functions inlined, ";
+  if (report.outlined) out << report.outlined << " fusions kept as intermediate functions, ";
   out << report.rules.iterations << " iterations, " << std::fixed << std::setprecision(3) << report.seconds * 1e3
       << " ms\n";
   out << "  " << std::left << std::setw(36) << "rule" << std::right << std::setw(3) << "P" << std::setw(9)

@@ -84,6 +84,17 @@ def test_optimize_inlines_torch_lib_functions_unless_told_not_to():
         xexp.optimize(str(path), inline_functions="some")
 
 
+def test_optimize_keeps_the_blocks_opset_23_would_fuse_as_intermediate_functions_unless_told_not_to():
+    path = MODELS / "llama_L1.onnx"  # opset 17
+    staged, report = xexp.optimize(str(path), patterns="default", stats=True)
+    assert report["outlined"] == 6
+    assert sorted(f.name for f in staged.functions if f.domain == "intermediate") == [
+        "Attention", "RMSNormalization", "RotaryEmbedding"]
+    plain, report = xexp.optimize(str(path), patterns="default", stats=True, intermediate_functions=False)
+    assert report["outlined"] == 0 and not plain.functions
+    assert sum(n.op_type == "Softmax" for n in plain.graph.node) == 1
+
+
 def test_optimize_takes_a_proto_bytes_or_a_path_and_leaves_its_input_alone():
     path, _, _ = exported("gpt_erf_L1")
     proto = onnx.load(path)

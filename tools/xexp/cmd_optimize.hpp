@@ -1,11 +1,12 @@
 #pragma once
 // xexp optimize [MODEL] -o OUT [--patterns SPEC] [--target-opset N] [--verbose N] [--explain RULE] [--stats]
-// [--no-constant-folding] [--inline-functions MODE] [--modules-as-functions [--module-depth N]]: the
-// calls of op-library functions inlined (or all, or none), the opset upgrade when asked for,
-// constant folding and the pattern rules (tools::optimize_model); a line says which rules a newer opset
-// would let fire. With --modules-as-functions, the modules of a torch export become local
-// functions first and each body is optimized on its own (tools/optimize_modules.hpp). Without MODEL it
-// runs the main job on the demo LLM (main_job.hpp), with the same options.
+// [--no-constant-folding] [--no-intermediate-functions] [--inline-functions MODE] [--modules-as-functions
+// [--module-depth N]]: the calls of op-library functions inlined (or all, or none), the opset upgrade when
+// asked for, constant folding and the pattern rules (tools::optimize_model); a line says which rules a newer
+// opset would let fire, and the LLM blocks among those fusions become calls of intermediate functions
+// (--no-intermediate-functions keeps their nodes). With --modules-as-functions, the modules of a torch export
+// become local functions first and each body is optimized on its own (tools/optimize_modules.hpp). Without
+// MODEL it runs the main job on the demo LLM (main_job.hpp), with the same options.
 #include <iostream>
 #include <memory>
 #include <string>
@@ -42,13 +43,20 @@ inline void add_optimizer_options(CLI::App& cmd, tools::OptimizeModelOptions& op
   for (const auto& entry : tools::kInlineFunctionsModes) modes.emplace_back(entry.first);
   cmd.add_option_function<std::string>(
          "--inline-functions",
-         [&options](const std::string& mode) { options.inline_functions = tools::inline_functions_from_string(mode); },
+         [&options](const std::string& mode) {
+           options.inline_functions = tools::inline_functions_from_string(mode);
+         },
          "Local functions to inline before the rules: op-libraries (an exporter's single-op functions: "
-         "onnxscript's torch_lib, experimental-experiment's aten domain), all or none; the others stay "
-         "functions, each body optimized on its own")
+         "onnxscript's torch_lib, experimental-experiment's aten domain, and the intermediate functions "
+         "of a previous run), all or none; the others stay functions, each body optimized on its own")
       ->check(CLI::IsMember(modes))
       ->type_name("MODE")
       ->default_str("op-libraries");
+  cmd.add_flag(
+      "--no-intermediate-functions{false}", options.intermediate_functions,
+      "Leave the attention, rotary and RMSNorm blocks an opset below 23 holds back as plain nodes, rather "
+      "than as calls of local functions in domain intermediate, which --target-opset 23 or the onnxruntime "
+      "set fuses");
   cmd.add_flag("--stats", stats, "Print what each rule did");
   cmd.add_flag("--no-constant-folding{false}", options.constant_folding, "Do not fold constant nodes");
 }
@@ -113,6 +121,11 @@ inline void add_optimize_command(CLI::App& app) {
               << " nodes, wrote " << args->output << "\n"
               << tools::format_waiting(report.waiting)
               << tools::format_waiting(report.waiting_sets, options.patterns);
+    if (report.outlined)
+      std::cout << "kept " << report.outlined
+                << (report.outlined == 1 ? " fusion the opset holds back as a call of a local function"
+                                         : " fusions the opset holds back as calls of local functions")
+                << " in domain " << tools::kIntermediateDomain << "\n";
   });
 }
 

@@ -33,6 +33,7 @@
 #include "xexp/patterns/registry.hpp"
 #include "xexp/rewrite/driver.hpp"
 #include "xexp/rewrite/rule_set.hpp"
+#include "xexp/tools/intermediate_functions.hpp"
 #include "xexp/tools/rules_waiting.hpp"
 
 namespace xexp::tools {
@@ -40,7 +41,8 @@ namespace xexp::tools {
 inline constexpr const char* kDefaultPatterns = "default+onnxruntime";
 
 // Which local functions optimize_model inlines before the rules run (the others stay functions, each
-// body optimized on its own).
+// body optimized on its own). Unless None, that includes the calls of domain `intermediate` a previous
+// run left (stage 1): the rules decide again what their bodies become.
 enum class InlineFunctions {
   OpLibraries,  // an exporter's single-op functions (functions::is_op_library_function)
   All,
@@ -65,6 +67,9 @@ struct OptimizeModelOptions {
   bool constant_folding = true;
   int64_t target_opset = 0;      // upgrade the default domain to this opset first (upgrade_opset); 0: keep it
   InlineFunctions inline_functions = InlineFunctions::OpLibraries;
+  // Stage 1 of the LLM fusions: what the opset holds back becomes intermediate function calls
+  // (tools/intermediate_functions.hpp); false leaves those nodes as they are.
+  bool intermediate_functions = true;
   int verbose = 0;               // rewrite::OptimizeOptions::verbose
   std::string explain = {};      // rewrite::OptimizeOptions::explain: why this rule did not match, node by node
   std::ostream* log = nullptr;   // std::cerr when null
@@ -76,6 +81,7 @@ struct OptimizeModelReport {
   std::size_t folded = 0;                         // nodes replaced by initializers, all steps together
   std::size_t merged = 0;                         // duplicated nodes and initializers merged
   std::size_t inlined = 0;                        // local functions inlined (InlineFunctions)
+  std::size_t outlined = 0;                       // fusions kept as intermediate function calls
   double seconds = 0;
   rewrite::OptimizeStats rules;                   // what the rules did
   std::vector<RuleWaitingForOpset> waiting;       // what a newer opset would let the rules do
@@ -162,7 +168,9 @@ Folded fold_typed(ir::Model& model, InferTypes&& infer_types) {
 // the clash is the user's error.
 inline std::size_t inline_functions(ir::Model& model, InlineFunctions mode, int verbose, std::ostream& log) {
   const auto selected = [mode](const ir::Function& f) {
-    return mode == InlineFunctions::All || (mode == InlineFunctions::OpLibraries && functions::is_op_library_function(f));
+    return mode == InlineFunctions::All ||
+           (mode == InlineFunctions::OpLibraries &&
+            (functions::is_op_library_function(f) || f.domain == kIntermediateDomain));
   };
   if (std::none_of(model.functions.begin(), model.functions.end(), selected)) return 0;
   const std::size_t before = model.functions.size();
@@ -267,9 +275,12 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   }
   // Folding copies constants (Identity(mask) is a second mask table) and rules make new ones.
   report.merged += detail::merge_duplicates(g);
-  report.nodes_after = count_nodes(model);
-  report.waiting = rules_waiting_for_opset(model, rules);
+  std::vector<FusionWaitingForOpset> fusions = fusions_waiting_for_opset(model, rules);
+  report.waiting = rules_waiting_for_opset(fusions);
   report.waiting_sets = rules_waiting_for_set(model, rules);
+  if (options.intermediate_functions)
+    report.outlined = outline_intermediate_functions(model, std::move(fusions));
+  report.nodes_after = count_nodes(model);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (options.verbose >= 1)
     log << "[xexp.optimize] " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
@@ -287,6 +298,7 @@ inline std::string format_report(const OptimizeModelReport& report, bool all_rul
   out << "optimized: " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
       << report.folded << " folded, " << report.merged << " merged, ";
   if (report.inlined) out << report.inlined << " functions inlined, ";
+  if (report.outlined) out << report.outlined << " fusions kept as intermediate functions, ";
   out << report.rules.iterations << " iterations, " << std::fixed << std::setprecision(3) << report.seconds * 1e3
       << " ms\n";
   out << "  " << std::left << std::setw(36) << "rule" << std::right << std::setw(3) << "P" << std::setw(9)

@@ -59,26 +59,42 @@ inline std::string join_waiting(const std::vector<std::pair<std::string, std::st
 
 }  // namespace detail
 
-inline std::vector<RuleWaitingForOpset> rules_waiting_for_opset(const ir::Model& model,
-                                                                const rewrite::RuleSet& rules) {
+// One match a newer opset would let a rule of the spec fire: a fusion (several nodes) the opset holds back.
+struct FusionWaitingForOpset {
+  std::string rule;               // short name ("LayerNormalization")
+  int64_t opset;                  // the lowest opset the rule matches at
+  std::vector<ir::NodeId> nodes;  // the matched nodes, the root first
+};
+
+inline std::vector<FusionWaitingForOpset> fusions_waiting_for_opset(const ir::Model& model,
+                                                                    const rewrite::RuleSet& rules) {
   const int64_t opset = model.opset("").value_or(0);
-  std::vector<RuleWaitingForOpset> waiting;
+  std::vector<FusionWaitingForOpset> waiting;
   if (opset == 0 || opset >= kMaxTargetOpset) return waiting;
   const ir::Graph& g = *model.graph;
   rewrite::Match m;
   for (const rewrite::RulePtr& rule : rules) {
     const std::vector<rewrite::OpKey> roots = rule->roots();
-    RuleWaitingForOpset found{rule->name(), 0, opset};
     for (ir::NodeId id : g.nodes()) {
       if (!detail::is_root_of(roots, g.node(id)) || rule->match(g, id, opset, m)) continue;
       for (int64_t newer = opset + 1; newer <= kMaxTargetOpset; ++newer)
         if (rule->match(g, id, newer, m) && m.node_count() > 1) {
-          ++found.matches;
-          found.opset = std::max(found.opset, newer);
+          waiting.push_back({rule->name(), newer, std::vector<ir::NodeId>(m.begin(), m.end())});
           break;
         }
     }
-    if (found.matches) waiting.push_back(std::move(found));
+  }
+  return waiting;
+}
+
+// The fusions counted by rule, with the opset all of a rule's matches need.
+inline std::vector<RuleWaitingForOpset> rules_waiting_for_opset(
+    const std::vector<FusionWaitingForOpset>& fusions) {
+  std::vector<RuleWaitingForOpset> waiting;
+  for (const FusionWaitingForOpset& f : fusions) {  // fusions_waiting_for_opset lists each rule's together
+    if (waiting.empty() || waiting.back().rule != f.rule) waiting.push_back({f.rule, 0, f.opset});
+    ++waiting.back().matches;
+    waiting.back().opset = std::max(waiting.back().opset, f.opset);
   }
   return waiting;
 }
