@@ -27,9 +27,10 @@ inline constexpr int64_t kIntermediateOpset = 23;
 
 namespace detail {
 
-// The nodes of a match in an order the body can be built in: producers before their readers.
-inline std::vector<ir::NodeId> producers_first(const ir::Graph& g, const std::vector<ir::NodeId>& nodes) {
-  const std::unordered_set<ir::NodeId> in(nodes.begin(), nodes.end());
+// The nodes of a match (`in` holds them) in an order the body can be built in: producers before their
+// readers.
+inline std::vector<ir::NodeId> producers_first(const ir::Graph& g, const std::vector<ir::NodeId>& nodes,
+                                               const std::unordered_set<ir::NodeId>& in) {
   std::unordered_set<ir::NodeId> placed;
   std::vector<ir::NodeId> order;
   const auto place = [&](const auto& self, ir::NodeId id) -> void {
@@ -67,7 +68,7 @@ inline std::size_t outline_intermediate_functions(ir::Model& model,
     if (fusion.opset < kIntermediateOpset) continue;
     const ir::NodeId root = fusion.nodes.front();
     const std::unordered_set<ir::NodeId> in(fusion.nodes.begin(), fusion.nodes.end());
-    const std::vector<ir::NodeId> nodes = detail::producers_first(g, fusion.nodes);
+    const std::vector<ir::NodeId> nodes = detail::producers_first(g, fusion.nodes, in);
     const functions::Boundary io = functions::boundary_of(
         g, nodes, [&](ir::NodeId id) { return in.count(id) > 0; }, functions::kDefaultConstantBytes);
     if (io.outputs.empty() || std::any_of(io.outputs.begin(), io.outputs.end(),

@@ -67,8 +67,8 @@ struct OptimizeModelOptions {
   bool constant_folding = true;
   int64_t target_opset = 0;      // upgrade the default domain to this opset first (upgrade_opset); 0: keep it
   InlineFunctions inline_functions = InlineFunctions::OpLibraries;
-  // Stage 1 of the LLM fusions: what the opset holds back becomes intermediate function calls
-  // (tools/intermediate_functions.hpp); false leaves those nodes as they are.
+  // Stage 1 of the LLM fusions: the blocks an opset below 23 holds back become intermediate function
+  // calls (tools/intermediate_functions.hpp); false leaves those nodes as they are.
   bool intermediate_functions = true;
   int verbose = 0;               // rewrite::OptimizeOptions::verbose
   std::string explain = {};      // rewrite::OptimizeOptions::explain: why this rule did not match, node by node
