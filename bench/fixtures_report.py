@@ -2,16 +2,16 @@
 """What `xexp optimize` makes of every exported fixture, and whether ONNX Runtime still computes torch's
 numbers on the result.
 
-    XEXP=build/rel/tools/xexp/xexp [PATTERNS=SPEC] /usr/bin/python3 bench/fixtures_report.py [MODEL.onnx ...]
+    XEXP=build/rel/tools/xexp/xexp [PATTERNS=SPEC] [OPTIONS="--target-opset 23"] /usr/bin/python3 bench/fixtures_report.py [MODEL.onnx ...]
 
 Models (default: every .onnx of tests/data/models and ../shared/models that has a NAME.json beside it
 naming its input files and torch's outputs). For each one it runs `xexp optimize MODEL -o OUT` (with
-`--patterns SPEC` when PATTERNS is set), then ONNX Runtime (tests/ort/run_ort.js, CPU, its own optimizations
+`--patterns SPEC` when PATTERNS is set, and the options of OPTIONS), then ONNX Runtime (tests/ort/run_ort.js, CPU, its own optimizations
 disabled) on the original and on OUT, and ONNX Runtime at level 'extended' on the original to count the
 nodes it leaves. It prints, per model: nodes before, after xexp and after ONNX Runtime 'extended', the
 attention and rotary contrib ops xexp produced, and the largest |difference| from torch's expected outputs
 of the original and of the optimized model; then the op histogram after xexp. An optimized model more
-than 1e-4 away from torch is marked WRONG. KEEP=1 keeps the work files (optimized models, outputs). A benchmark tool, not a test: it exits 0 whatever it finds.
+than 1e-4 away from torch is marked WRONG, one ONNX Runtime cannot load or run "ORT failed". KEEP=1 keeps the work files (optimized models, outputs). A benchmark tool, not a test: it exits 0 whatever it finds.
 Needs Debian's python3 with numpy and onnx (python3-numpy, python3-onnx) and node with tests/ort's modules.
 """
 import collections
@@ -31,6 +31,7 @@ RUNNER = os.path.join(HERE, "tests", "ort", "run_ort.js")
 SHARED = os.environ.get("XEXP_SHARED_DIR", os.path.join(HERE, "..", "shared"))
 XEXP = os.environ.get("XEXP", os.path.join(HERE, "build", "rel", "tools", "xexp", "xexp"))
 PATTERNS = os.environ.get("PATTERNS", "")
+OPTIONS = os.environ.get("OPTIONS", "").split()
 WRONG = 1e-4
 
 TYPES = {"float32": (1, "<f4"), "int64": (7, "<i8"), "int32": (6, "<i4"), "bool": (9, "u1"),
@@ -112,7 +113,7 @@ def main(models):
             json.dump([{"name": i["name"], "type": TYPES[i["dtype"]][0], "dims": i["shape"],
                         "path": os.path.abspath(os.path.join(spec["dir"], i["file"]))} for i in spec["inputs"]], f)
         optimized = os.path.join(work, f"{k}.xexp.onnx")
-        command = [XEXP, "optimize", model, "-o", optimized] + (["--patterns", PATTERNS] if PATTERNS else [])
+        command = [XEXP, "optimize", model, "-o", optimized] + (["--patterns", PATTERNS] if PATTERNS else []) + OPTIONS
         done = subprocess.run(command, capture_output=True, text=True)
         row = {"name": name, "spec": spec, "model": model, "optimized": optimized if done.returncode == 0 else None,
                "error": (done.stderr.strip().splitlines() or ["?"])[-1] if done.returncode else "",
@@ -147,7 +148,7 @@ def main(models):
         attention = ",".join(f"{op}x{n}" for op, n in sorted(count(after, ATTENTION).items())) or "no"
         rotary = count(after, ("RotaryEmbedding",)).get("RotaryEmbedding", "no")
         ours = max_difference(row["spec"], row["xexp_out"])
-        wrong = "  WRONG" if not isinstance(ours, float) or ours > WRONG else ""
+        wrong = "  ORT failed" if ours == "failed" else "  WRONG" if not isinstance(ours, float) or ours > WRONG else ""
         print(f"{row['name']:34} {before:5} {sum(after.values()):5} {ort_ext:>7}  {attention:24} {rotary!s:6} "
               f"{figure(original):>9} {figure(ours):>9}{wrong}")
         details.append(f"{row['name']}: " + " ".join(f"{op}:{n}" for op, n in after.most_common()))
