@@ -1,9 +1,9 @@
-// A guard over the whole rule catalogue: every rule of the registered sets (default, onnxruntime,
-// onnxruntime_training) has a positive case in tests/data/rule_positive_cases.txt, a small model in ONNX's
+// A guard over the whole rule catalogue: every rule of the registered sets (default, onnxruntime and the
+// opt-in onnxruntime_gpu, onnxruntime_approx, onnxruntime_training) has a positive case in tests/data/rule_positive_cases.txt, a small model in ONNX's
 // text syntax with the op sequence `xexp optimize` gives it. Each case is written to disk as an exporter
 // writes a model (typed by ONNX's own shape inference, value_info included) and loaded back, then:
 // - optimized as the user does (tools::optimize_model, default+onnxruntime and constant folding; the
-//   user adds onnxruntime_training for its rules), the rule fires and the op sequence is the expected one;
+//   user adds the opt-in set of a rule outside the default), the rule fires and the op sequence is the expected one;
 // - optimized with the rule left out ("default+onnxruntime-<Rule>"), the graph is another one (op
 //   types and attributes compared), so that no rule's case passes without the rule.
 // One program, one loop over the catalogue: a new rule without a case fails the test by name.
@@ -75,12 +75,16 @@ TEST(PatternEveryRule, EachRuleIsNeededByItsPositiveCase) {
   for (const xexp::testing::PositiveCase& c : cases)
     EXPECT_TRUE(by_rule.emplace(c.rule, &c).second) << c.rule << " has two cases";
 
+  // Every rule of every registered set, with the spec that takes it: the default one, plus its opt-in
+  // set (onnxruntime_gpu, onnxruntime_approx, onnxruntime_training) when the default leaves it out.
+  std::set<std::string> by_default;
+  for (const rewrite::RulePtr& r : rewrite::rules_from_string(tools::kDefaultPatterns)) by_default.insert(r->name());
   std::vector<std::string> registered, without_case;
-  std::set<std::string> training;
-  for (const char* set : {"default", "onnxruntime", "onnxruntime_training"})
+  std::map<std::string, std::string> opt_in_set;
+  for (const std::string& set : rewrite::Catalog::global().set_names())
     for (const rewrite::RulePtr& r : rewrite::rules_from_string(set)) {
       registered.push_back(r->name());
-      if (std::string(set) == "onnxruntime_training") training.insert(r->name());
+      if (!by_default.count(r->name())) opt_in_set[r->name()] = set;
     }
   xexp::testing::TempDir dir;
   std::size_t checked = 0;
@@ -95,8 +99,9 @@ TEST(PatternEveryRule, EachRuleIsNeededByItsPositiveCase) {
     const std::string path = (dir.path() / (rule + ".onnx")).string();
     try {
       xexp::testing::write_case_model(c.text, path);
+      const auto set = opt_in_set.find(rule);
       const std::string spec =
-          std::string(tools::kDefaultPatterns) + (training.count(rule) ? "+onnxruntime_training" : "");
+          std::string(tools::kDefaultPatterns) + (set == opt_in_set.end() ? "" : "+" + set->second);
       const Outcome with = optimize(path, spec, rule);
       std::string without_spec = spec + "-" + rule;
       for (const std::string& other : c.subsumers) without_spec += "," + other;

@@ -1,8 +1,8 @@
 // onnxruntime set, activations: GeluErf, BiasGelu, FastGelu, QuickGelu, GeluOrt. Positive (exact op
 // sequence after), one negative per condition, and same outputs in xexp's evaluator and ONNX Runtime.
 // The fused kernels compute the decomposed formulas in one pass, rounding differently: float32 agrees
-// within 1e-5 (FastGelu on a tanh Gelu exactly), except FastGelu on an erf Gelu, an approximation
-// (tolerance justified at that test).
+// within 1e-5 (FastGelu on a tanh Gelu exactly), except FastGeluApprox on an erf Gelu, an
+// approximation (tolerance justified at that test).
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -155,11 +155,23 @@ static Model gelu_node(const std::string& domain, const std::string& approximate
   return m;
 }
 
-TEST(PatternFastGelu, GeluBecomesFastGelu) {
-  for (auto [domain, approximate] : {std::pair{"com.microsoft", ""}, {"", "tanh"}, {"", ""}}) {
-    Model m = gelu_node(domain, approximate);
-    run_rules(m, "FastGelu");
-    EXPECT_EQ(op_types(*m.graph), (OpList{"com.microsoft.FastGelu"})) << domain << approximate;
+TEST(PatternFastGelu, TanhGeluBecomesFastGelu) {
+  Model m = gelu_node("", "tanh");
+  run_rules(m, "FastGelu");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"com.microsoft.FastGelu"}));
+}
+
+// An exact Gelu is another function: FastGelu leaves it, FastGeluApprox (the opt-in onnxruntime_approx
+// set) trades it for the tanh formula.
+TEST(PatternFastGelu, ExactGeluOnlyBecomesFastGeluInTheApproximateSet) {
+  for (auto [domain, approximate] : {std::pair{"com.microsoft", ""}, {"", "none"}, {"", ""}}) {
+    Model exact = gelu_node(domain, approximate);
+    run_rules(exact, "default+onnxruntime");
+    EXPECT_EQ(op_types(*exact.graph), (OpList{std::string(domain).empty() ? "Gelu" : "com.microsoft.Gelu"}))
+        << domain << approximate;
+    Model approximated = gelu_node(domain, approximate);
+    run_rules(approximated, "onnxruntime_approx");
+    EXPECT_EQ(op_types(*approximated.graph), (OpList{"com.microsoft.FastGelu"})) << domain << approximate;
   }
 }
 
@@ -190,7 +202,7 @@ TEST(PatternFastGelu, SameNumbers) {
   test::expect_same_outputs([] { return gelu_node("", "tanh", ElemType::Float, Shape{8}); }, "FastGelu");
   // An erf Gelu differs from its tanh approximation by at most 4.73e-4 (at |x| = 2.7); on inputs in
   // [-1, 1) by at most 2.0e-4, so 5e-4 accepts the approximation and rejects any other function.
-  test::expect_same_outputs([] { return gelu_node("com.microsoft", ""); }, "FastGelu", 5e-4);
+  test::expect_same_outputs([] { return gelu_node("com.microsoft", ""); }, "FastGeluApprox", 5e-4);
 }
 
 // ---- QuickGelu --------------------------------------------------------------------------------------

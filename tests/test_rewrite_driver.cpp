@@ -34,15 +34,6 @@ TEST(RewriteSets, ByString) {
 }
 
 TEST(RewriteSets, NamedSpecStandsForItsSpec) {
-  std::vector<std::string> cpu = names(patterns::onnxruntime_rules());
-  for (const char* slower :
-       {"SkipLayerNormalization", "SkipLayerNormalizationBias", "SkipSimplifiedLayerNormalization",
-        "SkipSimplifiedLayerNormalizationMul", "MultiHeadAttentionOneHead"})
-    EXPECT_EQ(std::erase(cpu, slower), 1u) << slower;
-  EXPECT_EQ(names(rewrite::rules_from_string("onnxruntime_cpu")), cpu);
-  EXPECT_EQ(names(rewrite::rules_from_string("default+onnxruntime_cpu-FusedMatMul")).size(),
-            patterns::default_rules().size() + cpu.size() - 1);
-
   rewrite::Catalog catalog;
   catalog.add_set("mine", rewrite::rules_from_string("Cast,TransposeTranspose"));
   catalog.add_named_spec("lean", "mine-Cast");

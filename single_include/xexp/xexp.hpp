@@ -1470,6 +1470,38 @@ inline std::size_t remove_unused(Graph& g) {
   return remove_unused(g, outputs, touched);
 }
 
+// The ops whose outputs after the first are computed only when declared: the statistics and the sum
+// that normalizations return besides their result. Unread, they cost the kernel time and memory for
+// nothing (ONNX Runtime's SkipLayerNormalization writes its sum when the output is declared). Not
+// BatchNormalization, whose output count chose the training mode before opset 14.
+inline bool has_optional_statistics_outputs(const Node& n) {
+  static const Symbol ms("com.microsoft"), layer_norm("LayerNormalization"),
+      skip_layer_norm("SkipLayerNormalization"), skip_simplified("SkipSimplifiedLayerNormalization"),
+      simplified("SimplifiedLayerNormalization");
+  if (n.domain.empty()) return n.op_type == layer_norm;
+  return n.domain == ms && (n.op_type == skip_layer_norm || n.op_type == skip_simplified ||
+                            n.op_type == simplified || n.op_type == layer_norm);
+}
+
+// Omits the outputs nothing reads of the ops above (kNone, trailing ones dropped); returns how many.
+inline std::size_t omit_unread_optional_outputs(Graph& g) {
+  std::size_t omitted = 0;
+  for (NodeId id : g.nodes()) {
+    Node& n = g.node(id);
+    if (n.outputs.size() < 2 || !has_optional_statistics_outputs(n)) continue;
+    for (std::size_t k = 1; k < n.outputs.size(); ++k) {
+      const ValueId out = n.outputs[k];
+      if (out == kNone || g.value(out).is_read()) continue;
+      g.value(out).producer = kNone;
+      g.value(out).alive = false;
+      n.outputs[k] = kNone;
+      ++omitted;
+    }
+    while (n.outputs.back() == kNone) n.outputs.pop_back();
+  }
+  return omitted;
+}
+
 // Calls f(subgraph) for every If, Loop and Scan body under `g`, nested ones included, each before the
 // subgraphs it holds.
 template <class F>
@@ -14261,8 +14293,9 @@ using rewrite::Var;
 // (onnxruntime set); registry.hpp lists the sets and registers them for rewrite::rules_from_string.
 // ======== xexp/patterns/registry.hpp
 // The rule sets. Including this header registers "default" (patterns/default_rules.hpp), "onnxruntime"
-// and "onnxruntime_training" (patterns/onnxruntime_rules.hpp) and the named spec "onnxruntime_cpu" in
-// rewrite::Catalog::global(), so that rewrite::rules_from_string("default+onnxruntime") finds them.
+// and the opt-in "onnxruntime_gpu", "onnxruntime_approx" and "onnxruntime_training"
+// (patterns/onnxruntime_rules.hpp) in rewrite::Catalog::global(), so that
+// rewrite::rules_from_string("default+onnxruntime") finds them.
 // ======== xexp/patterns/default_rules.hpp
 // The default set: standard ONNX operators only, in experimental-experiment's list order (the order
 // decides which of two overlapping matches wins). In compiled mode (core/config.hpp) only
@@ -21046,7 +21079,10 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnxruntime_rules.hpp
 // The onnxruntime set: fusions into com.microsoft contrib operators, in experimental-experiment's list
-// order. In compiled mode (core/config.hpp) only src/rules_onnxruntime.cpp instantiates them, in a
+// order, each computing the same function and no slower on ONNX Runtime's CPU provider than what it
+// replaces (so that `xexp optimize`'s default never slows a model down). The opt-in sets beside it hold
+// the rest: onnxruntime_gpu (slower on CPU), onnxruntime_approx (another function), onnxruntime_training
+// (kernels the CPU package lacks). In compiled mode (core/config.hpp) only src/rules_onnxruntime.cpp instantiates them, in a
 // translation unit of its own so that the two sets compile side by side.
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_ONNXRUNTIME_RULES)
 // ======== xexp/patterns/ort/batch_normalization_training.hpp
@@ -21207,14 +21243,12 @@ inline rewrite::RulePtr bias_softmax_rule() {
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/ort/fast_gelu.hpp
-// FastGelu (onnxruntime set): a Gelu (com.microsoft, or ONNX Gelu of opset 20) becomes com.microsoft
-// FastGelu, ONNX Runtime's faster kernel. FastGelu is the tanh approximation: on a tanh Gelu it is the
-// same function; on an exact (erf) Gelu it is an approximation (as experimental-experiment's rule makes
-// it), off by at most
-// 4.8e-4 (|gelu_erf(x) - gelu_tanh(x)| peaks at 4.73e-4 near |x| = 2.7).
-// Then the Add of a bias vector before a FastGelu (this rule's or GeluOrt's) goes into its bias input: a
-// linear layer's bias that BiasGelu, which wants a constant, leaves (a training export's parameter, a
-// weight without its data).
+// FastGelu (onnxruntime set): ONNX's tanh Gelu (Gelu(approximate="tanh"), opset 20) becomes com.microsoft
+// FastGelu, ONNX Runtime's faster kernel of the same formula; then the Add of a bias vector before a
+// FastGelu (this rule's or GeluOrt's) goes into its bias input: a linear layer's bias that BiasGelu,
+// which wants a constant, leaves (a training export's parameter, a weight without its data).
+// An exact (erf) Gelu is not FastGelu's function: turning it into one is FastGeluApprox, in the opt-in
+// onnxruntime_approx set.
 
 namespace xexp::patterns {
 
@@ -21224,12 +21258,26 @@ inline rewrite::RulePtr fast_gelu_rule() {
   Var<'b'> bias;
   return rule("FastGelu")
       .priority(1)
-      .cases(match(either(op<"Gelu", "com.microsoft">(x), op<"Gelu">(x)))
+      .cases(match(op<"Gelu">(x, attr<"approximate"> = "tanh"))
                  .when(is_activation_float(x))
                  .to(op<"FastGelu", "com.microsoft">(x)),
              match(op<"FastGelu", "com.microsoft">(commutative(Add(x, bias))))
                  .when(is_activation_float(x) && absent_or_vector_over_last_axis(bias, x))
                  .to(op<"FastGelu", "com.microsoft">(x, bias)));
+}
+
+// FastGeluApprox (onnxruntime_approx set, which the user names): an exact (erf) Gelu, com.microsoft's
+// or ONNX's (a tanh one too, which FastGelu already takes), becomes com.microsoft FastGelu, the tanh approximation, as experimental-experiment's
+// FastGeluPattern does. Off by up to 4.8e-4 (|gelu_erf(x) - gelu_tanh(x)| peaks at 4.73e-4 near |x| = 2.7):
+// faster, and a different function.
+inline rewrite::RulePtr fast_gelu_approx_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  return rule("FastGeluApprox")
+      .priority(1)
+      .match(either(op<"Gelu", "com.microsoft">(x), op<"Gelu">(x)))
+      .when(is_activation_float(x))
+      .to(op<"FastGelu", "com.microsoft">(x));
 }
 
 }  // namespace xexp::patterns
@@ -22390,6 +22438,8 @@ inline rewrite::RulePtr transpose_fused_matmul_b_rule() {
 namespace xexp::patterns {
 
 XEXP_INLINE rewrite::RuleSet onnxruntime_rules();
+XEXP_INLINE rewrite::RuleSet onnxruntime_gpu_rules();
+XEXP_INLINE rewrite::RuleSet onnxruntime_approx_rules();
 XEXP_INLINE rewrite::RuleSet onnxruntime_training_rules();
 
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_ONNXRUNTIME_RULES)
@@ -22415,7 +22465,6 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       missing_reduce_max_rule(),
       missing_top_k_rule(),
       multi_head_attention_rule(),
-      multi_head_attention_one_head_rule(),
       multi_head_attention_key_value_3d_rule(),
       multi_head_attention_scaled_query_rule(),
       multi_head_attention_packed_qkv_rule(),
@@ -22425,13 +22474,28 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       reshape_gemm_rule(),
       simplified_layer_normalization_rule(),
       simplified_layer_normalization_mul_rule(),
+      transpose_fused_matmul_b_rule(),
+  };
+}
+
+// The onnxruntime_gpu set: fusions whose kernels ONNX Runtime 1.30's CPU provider runs slower than the
+// nodes they replace (timings in bench/README.md), kept for the GPU providers, which fuse them
+// themselves: Skip(Simplified)LayerNormalization, whose CPU kernel loops over each row with a division
+// per element, and MultiHeadAttention of a single head, which gains nothing there.
+XEXP_INLINE rewrite::RuleSet onnxruntime_gpu_rules() {
+  return {
+      multi_head_attention_one_head_rule(),
       skip_layer_normalization_rule(),
       skip_layer_normalization_bias_rule(),
       skip_simplified_layer_normalization_rule(),
       skip_simplified_layer_normalization_mul_rule(),
-      transpose_fused_matmul_b_rule(),
   };
 }
+
+// The onnxruntime_approx set: fusions into a kernel that computes another function, close to the
+// matched one (an erf Gelu as FastGelu's tanh formula). Faster, not the same numbers: only a user who
+// names the set gets them.
+XEXP_INLINE rewrite::RuleSet onnxruntime_approx_rules() { return {fast_gelu_approx_rule()}; }
 
 // The onnxruntime_training set: fusions into kernels of ONNX Runtime's training and GPU builds that its
 // CPU inference package lacks, for the backward graphs torch's ONNX Runtime backends run, and the
@@ -22450,21 +22514,13 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_training_rules() {
 
 namespace xexp::patterns {
 
-// "onnxruntime_cpu": the onnxruntime set for ONNX Runtime's CPU provider, without the fusions that ONNX
-// Runtime 1.30's CPU kernels run slower than the nodes they replace (timings in bench/README.md). Its
-// Skip(Simplified)LayerNormalization kernels loop over each row with a division per element, and
-// MultiHeadAttention gains nothing on a single head. Those fusions still fit other providers, and leave
-// fewer nodes.
-inline constexpr const char* kOnnxRuntimeCpuSpec =
-    "onnxruntime-SkipLayerNormalization,SkipLayerNormalizationBias,SkipSimplifiedLayerNormalization,"
-    "SkipSimplifiedLayerNormalizationMul,MultiHeadAttentionOneHead";
-
 namespace detail {
 inline const bool registered = [] {
   rewrite::Catalog::global().add_set("default", default_rules());
   rewrite::Catalog::global().add_set("onnxruntime", onnxruntime_rules());
+  rewrite::Catalog::global().add_set("onnxruntime_gpu", onnxruntime_gpu_rules());
+  rewrite::Catalog::global().add_set("onnxruntime_approx", onnxruntime_approx_rules());
   rewrite::Catalog::global().add_set("onnxruntime_training", onnxruntime_training_rules());
-  rewrite::Catalog::global().add_named_spec("onnxruntime_cpu", kOnnxRuntimeCpuSpec);
   return true;
 }();
 }  // namespace detail
@@ -25481,6 +25537,10 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   }
   // Folding copies constants (Identity(mask) is a second mask table) and rules make new ones.
   report.merged += detail::merge_duplicates(g);
+  // Fused normalizations are built with every output their kernels give; those nothing reads go.
+  ir::omit_unread_optional_outputs(g);
+  ir::for_each_subgraph(g, [](ir::Graph& body) { ir::omit_unread_optional_outputs(body); });
+  for (ir::Function& f : model.functions) ir::omit_unread_optional_outputs(*f.body);
   std::vector<FusionWaitingForOpset> fusions = fusions_waiting_for_opset(model, rules);
   report.waiting = rules_waiting_for_opset(fusions);
   report.waiting_sets = rules_waiting_for_set(model, rules);

@@ -50,8 +50,9 @@ inline void add_patterns_command(CLI::App& app) {
       return;
     }
     for (const std::string& set : catalog.set_names()) print(std::cout, set, catalog.resolve(set));
-    if (*markdown) std::cout << "## Named specs\n\n";
-    for (const auto& [name, named] : catalog.named_specs())
+    const auto named_specs = catalog.named_specs();
+    if (*markdown && !named_specs.empty()) std::cout << "## Named specs\n\n";
+    for (const auto& [name, named] : named_specs)
       std::cout << (*markdown ? "- `" + name + "`: `" + named + "`\n" : name + " = " + named + "\n");
   });
 }

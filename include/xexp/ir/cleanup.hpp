@@ -87,6 +87,38 @@ inline std::size_t remove_unused(Graph& g) {
   return remove_unused(g, outputs, touched);
 }
 
+// The ops whose outputs after the first are computed only when declared: the statistics and the sum
+// that normalizations return besides their result. Unread, they cost the kernel time and memory for
+// nothing (ONNX Runtime's SkipLayerNormalization writes its sum when the output is declared). Not
+// BatchNormalization, whose output count chose the training mode before opset 14.
+inline bool has_optional_statistics_outputs(const Node& n) {
+  static const Symbol ms("com.microsoft"), layer_norm("LayerNormalization"),
+      skip_layer_norm("SkipLayerNormalization"), skip_simplified("SkipSimplifiedLayerNormalization"),
+      simplified("SimplifiedLayerNormalization");
+  if (n.domain.empty()) return n.op_type == layer_norm;
+  return n.domain == ms && (n.op_type == skip_layer_norm || n.op_type == skip_simplified ||
+                            n.op_type == simplified || n.op_type == layer_norm);
+}
+
+// Omits the outputs nothing reads of the ops above (kNone, trailing ones dropped); returns how many.
+inline std::size_t omit_unread_optional_outputs(Graph& g) {
+  std::size_t omitted = 0;
+  for (NodeId id : g.nodes()) {
+    Node& n = g.node(id);
+    if (n.outputs.size() < 2 || !has_optional_statistics_outputs(n)) continue;
+    for (std::size_t k = 1; k < n.outputs.size(); ++k) {
+      const ValueId out = n.outputs[k];
+      if (out == kNone || g.value(out).is_read()) continue;
+      g.value(out).producer = kNone;
+      g.value(out).alive = false;
+      n.outputs[k] = kNone;
+      ++omitted;
+    }
+    while (n.outputs.back() == kNone) n.outputs.pop_back();
+  }
+  return omitted;
+}
+
 // Calls f(subgraph) for every If, Loop and Scan body under `g`, nested ones included, each before the
 // subgraphs it holds.
 template <class F>

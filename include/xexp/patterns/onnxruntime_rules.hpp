@@ -1,6 +1,9 @@
 #pragma once
 // The onnxruntime set: fusions into com.microsoft contrib operators, in experimental-experiment's list
-// order. In compiled mode (core/config.hpp) only src/rules_onnxruntime.cpp instantiates them, in a
+// order, each computing the same function and no slower on ONNX Runtime's CPU provider than what it
+// replaces (so that `xexp optimize`'s default never slows a model down). The opt-in sets beside it hold
+// the rest: onnxruntime_gpu (slower on CPU), onnxruntime_approx (another function), onnxruntime_training
+// (kernels the CPU package lacks). In compiled mode (core/config.hpp) only src/rules_onnxruntime.cpp instantiates them, in a
 // translation unit of its own so that the two sets compile side by side.
 #include "xexp/core/config.hpp"
 #include "xexp/rewrite/rule_set.hpp"
@@ -44,6 +47,8 @@
 namespace xexp::patterns {
 
 XEXP_INLINE rewrite::RuleSet onnxruntime_rules();
+XEXP_INLINE rewrite::RuleSet onnxruntime_gpu_rules();
+XEXP_INLINE rewrite::RuleSet onnxruntime_approx_rules();
 XEXP_INLINE rewrite::RuleSet onnxruntime_training_rules();
 
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_ONNXRUNTIME_RULES)
@@ -69,7 +74,6 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       missing_reduce_max_rule(),
       missing_top_k_rule(),
       multi_head_attention_rule(),
-      multi_head_attention_one_head_rule(),
       multi_head_attention_key_value_3d_rule(),
       multi_head_attention_scaled_query_rule(),
       multi_head_attention_packed_qkv_rule(),
@@ -79,13 +83,28 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
       reshape_gemm_rule(),
       simplified_layer_normalization_rule(),
       simplified_layer_normalization_mul_rule(),
+      transpose_fused_matmul_b_rule(),
+  };
+}
+
+// The onnxruntime_gpu set: fusions whose kernels ONNX Runtime 1.30's CPU provider runs slower than the
+// nodes they replace (timings in bench/README.md), kept for the GPU providers, which fuse them
+// themselves: Skip(Simplified)LayerNormalization, whose CPU kernel loops over each row with a division
+// per element, and MultiHeadAttention of a single head, which gains nothing there.
+XEXP_INLINE rewrite::RuleSet onnxruntime_gpu_rules() {
+  return {
+      multi_head_attention_one_head_rule(),
       skip_layer_normalization_rule(),
       skip_layer_normalization_bias_rule(),
       skip_simplified_layer_normalization_rule(),
       skip_simplified_layer_normalization_mul_rule(),
-      transpose_fused_matmul_b_rule(),
   };
 }
+
+// The onnxruntime_approx set: fusions into a kernel that computes another function, close to the
+// matched one (an erf Gelu as FastGelu's tanh formula). Faster, not the same numbers: only a user who
+// names the set gets them.
+XEXP_INLINE rewrite::RuleSet onnxruntime_approx_rules() { return {fast_gelu_approx_rule()}; }
 
 // The onnxruntime_training set: fusions into kernels of ONNX Runtime's training and GPU builds that its
 // CPU inference package lacks, for the backward graphs torch's ONNX Runtime backends run, and the

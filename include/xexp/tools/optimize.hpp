@@ -275,6 +275,10 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   }
   // Folding copies constants (Identity(mask) is a second mask table) and rules make new ones.
   report.merged += detail::merge_duplicates(g);
+  // Fused normalizations are built with every output their kernels give; those nothing reads go.
+  ir::omit_unread_optional_outputs(g);
+  ir::for_each_subgraph(g, [](ir::Graph& body) { ir::omit_unread_optional_outputs(body); });
+  for (ir::Function& f : model.functions) ir::omit_unread_optional_outputs(*f.body);
   std::vector<FusionWaitingForOpset> fusions = fusions_waiting_for_opset(model, rules);
   report.waiting = rules_waiting_for_opset(fusions);
   report.waiting_sets = rules_waiting_for_set(model, rules);
