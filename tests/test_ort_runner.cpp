@@ -6,6 +6,7 @@
 #include "support/compare.hpp"
 #include "support/ort.hpp"
 #include "support/random_inputs.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace xexp;
 using namespace xexp::testing;
@@ -54,6 +55,26 @@ TEST(OrtRunner, OptimizationLevelAllGivesTheSameResult) {
                                           {.seed = 7});
   expect_all_close(run_onnxruntime(node_model("test_add"), feeds, {.optimization_level = "all", .threads = 2}),
                    run_onnxruntime(node_model("test_add"), feeds), 0, 0);
+}
+
+// bench/ort_latency.sh's measurement: models side by side in one process. What it prints is checked,
+// never how long anything took: the same model twice gives the same outputs (max_abs_diff 0), a model
+// computing something else does not.
+TEST(OrtRunner, LatencySideBySideComparesTheOutputsToo) {
+  TempDir dir;
+  const NamedTensors feeds = random_feeds(graph_with_inputs({{"x", ElemType::Float}, {"y", ElemType::Float}}, {3, 4, 5}),
+                                          {.seed = 7, .float_low = 1, .float_high = 2});
+  const std::string inputs = write_ort_feeds(dir.path(), feeds);
+  const CommandResult r = run_command(
+      ort_command("latency " + shell_quote(node_model("test_add")) + " " + shell_quote(node_model("test_add")) + " " +
+                      shell_quote(node_model("test_sub")) + " " + shell_quote(inputs) + " --repeat 3 --batch 2",
+                  {.optimization_level = "all"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* line : {"run_ms 0 ", "run_ms 1 ", "run_ms 2 ", "paired 1 ", "paired 2 "})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << " in\n" << r.out;
+  EXPECT_NE(r.out.find("max_abs_diff 1 0.000e+0\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("max_abs_diff 2 0.000e+0\n"), std::string::npos) << r.out;  // x - y is not x + y
+  EXPECT_NE(r.out.find("max_abs_diff 2 "), std::string::npos) << r.out;
 }
 
 TEST(OrtRunner, FailuresCarryOrtsMessage) {

@@ -12,6 +12,14 @@
 //   node run_ort.js latency MODEL INPUTS.json [--level L] [--threads N] [--repeat R] [--warmup W]
 //       Creates one session, runs it W times (default 1) to warm up, then R times on the inputs and prints
 //       "run_ms <median wall milliseconds of one run>" and "cpu_ms <process CPU milliseconds per run>".
+//   node run_ort.js latency MODEL OTHER... INPUTS.json [--level L] [--threads N] [--repeat R] [--warmup W]
+//       [--batch B]
+//       The models side by side in one process, on the same inputs, so that a drift of the machine's
+//       load falls on all of them: R rounds (default 1: give more), each running every session B times
+//       (default 10) back to back, the session that starts a round rotating. Prints for each model K
+//       (0 is MODEL) "run_ms K <median over the rounds of one run's mean time>", and for each other model
+//       "paired K <median over the rounds of its time / MODEL's in the same round> <first quartile>
+//       <third quartile>" and "max_abs_diff K <largest difference of its outputs from MODEL's>".
 //   node run_ort.js batch JOBS.json [--level L] [--threads N]
 //       JOBS.json: [{"model": "M.onnx", "inputs": "INPUTS.json", "out": "OUT_DIR"}, ...]: the same as
 //       `run` for each job in one process (no start-up cost per model). Prints one JSON line per job in
@@ -59,7 +67,7 @@ const TYPES = {
 const TYPE_NUMBERS = Object.fromEntries(Object.entries(TYPES).map(([k, v]) => [v[0], Number(k)]));
 
 function parseArgs(argv) {
-  const options = { level: 'disabled', threads: 0, repeat: 1, warmup: 1, saveOptimized: '' };
+  const options = { level: 'disabled', threads: 0, repeat: 1, warmup: 1, batch: 10, saveOptimized: '' };
   const positional = [];
   for (let i = 0; i < argv.length; ++i) {
     const a = argv[i];
@@ -72,6 +80,7 @@ function parseArgs(argv) {
     else if (a === '--repeat') options.repeat = Number(next());
     else if (a === '--warmup') options.warmup = Number(next());
     else if (a === '--save-optimized') options.saveOptimized = next();
+    else if (a === '--batch') options.batch = Number(next());
     else if (a.startsWith('--')) fail(`unknown option ${a}`);
     else positional.push(a);
   }
@@ -80,6 +89,7 @@ function parseArgs(argv) {
   if (!Number.isInteger(options.threads) || options.threads < 0) fail('--threads must be a non-negative integer');
   if (!Number.isInteger(options.repeat) || options.repeat < 1) fail('--repeat must be a positive integer');
   if (!Number.isInteger(options.warmup) || options.warmup < 0) fail('--warmup must be a non-negative integer');
+  if (!Number.isInteger(options.batch) || options.batch < 1) fail('--batch must be a positive integer');
   return { options, positional };
 }
 
@@ -239,9 +249,63 @@ async function latency(model, inputsJson, options) {
     times.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
   const cpu = process.cpuUsage(cpuStart);
-  times.sort((a, b) => a - b);
-  const median = times.length % 2 ? times[(times.length - 1) / 2] : (times[times.length / 2 - 1] + times[times.length / 2]) / 2;
-  process.stdout.write(`run_ms ${median.toFixed(4)}\ncpu_ms ${((cpu.user + cpu.system) / 1000 / options.repeat).toFixed(4)}\n`);
+  process.stdout.write(`run_ms ${median(times).toFixed(4)}\ncpu_ms ${((cpu.user + cpu.system) / 1000 / options.repeat).toFixed(4)}\n`);
+}
+
+function median(values) {
+  const v = [...values].sort((a, b) => a - b);
+  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+}
+
+function quantile(values, q) {
+  const v = [...values].sort((a, b) => a - b);
+  return v[Math.min(v.length - 1, Math.floor(q * v.length))];
+}
+
+// The largest |a - b| over the outputs of two runs (Infinity when their names, types or sizes differ).
+function maxAbsDiff(a, b) {
+  let worst = 0;
+  for (const name of Object.keys(a)) {
+    const x = a[name], y = b[name];
+    if (!y || x.type !== y.type || x.data.length !== y.data.length) return Infinity;
+    for (let k = 0; k < x.data.length; ++k) {
+      const u = Number(x.data[k]), v = Number(y.data[k]);
+      if (Number.isNaN(u) || Number.isNaN(v)) {
+        if (Number.isNaN(u) !== Number.isNaN(v)) return Infinity;
+      } else if (u !== v) {
+        worst = Math.max(worst, Math.abs(u - v));  // Infinity for infinities that differ
+      }
+    }
+  }
+  return worst;
+}
+
+async function latencySideBySide(models, inputsJson, options) {
+  const feeds = readFeeds(inputsJson);
+  const sessions = [];
+  for (const model of models) sessions.push(await createSession(model, options));
+  const outputs = [];
+  for (let k = 0; k < models.length; ++k) {
+    for (let w = 0; w < options.warmup; ++w) await runSession(sessions[k], models[k], feeds);
+    outputs.push(await runSession(sessions[k], models[k], feeds));
+  }
+  const perRun = models.map(() => []);
+  for (let r = 0; r < options.repeat; ++r) {
+    for (let j = 0; j < models.length; ++j) {
+      const k = (r + j) % models.length;
+      const start = process.hrtime.bigint();
+      for (let b = 0; b < options.batch; ++b) await runSession(sessions[k], models[k], feeds);
+      perRun[k].push(Number(process.hrtime.bigint() - start) / 1e6 / options.batch);
+    }
+  }
+  let out = '';
+  for (let k = 0; k < models.length; ++k) out += `run_ms ${k} ${median(perRun[k]).toFixed(4)}\n`;
+  for (let k = 1; k < models.length; ++k) {
+    const paired = perRun[k].map((t, r) => t / perRun[0][r]);
+    out += `paired ${k} ${median(paired).toFixed(4)} ${quantile(paired, 0.25).toFixed(4)} ${quantile(paired, 0.75).toFixed(4)}\n`;
+    out += `max_abs_diff ${k} ${maxAbsDiff(outputs[0], outputs[k]).toExponential(3)}\n`;
+  }
+  process.stdout.write(out);
 }
 
 async function main() {
@@ -251,11 +315,13 @@ async function main() {
   if (mode === 'batch' && positional.length === 1) return batch(positional[0], options);
   if (mode === 'session' && positional.length === 1) return sessionTime(positional[0], options);
   if (mode === 'latency' && positional.length === 2) return latency(positional[0], positional[1], options);
+  if (mode === 'latency' && positional.length > 2)
+    return latencySideBySide(positional.slice(0, -1), positional[positional.length - 1], options);
   if (mode === 'version' && positional.length === 0) return process.stdout.write(`${ort.env.versions.node}\n`);
   fail('usage: run_ort.js run MODEL INPUTS.json OUT_DIR [--level L] [--threads N]\n' +
        '       run_ort.js batch JOBS.json [--level L] [--threads N]\n' +
        '       run_ort.js session MODEL [--level L] [--threads N] [--repeat R] [--save-optimized PATH]\n' +
-       '       run_ort.js latency MODEL INPUTS.json [--level L] [--threads N] [--repeat R] [--warmup W]\n' +
+       '       run_ort.js latency MODEL [OTHER...] INPUTS.json [--level L] [--threads N] [--repeat R] [--warmup W] [--batch B]\n' +
        '       run_ort.js version');
 }
 
