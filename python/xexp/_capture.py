@@ -183,7 +183,7 @@ class _Writer:
         if isinstance(value, (list, tuple)) and value and all(isinstance(v, (int, float)) for v in value):
             return onnx.helper.make_attribute(name, [float(v) for v in value])
         if isinstance(value, (list, tuple)) and not value:
-            return onnx.helper.make_attribute(name, [], attr_type=onnx.AttributeProto.INTS)
+            return onnx.AttributeProto(name=name, type=onnx.AttributeProto.INTS)
         if isinstance(value, (torch.device, torch.layout, torch.memory_format)):
             return None  # nothing an ONNX graph keeps
         self.unsupported.append(f"{where}: argument '{name}' = {value!r} ({type(value).__name__})")

@@ -327,3 +327,219 @@ def bert():
 
 ARCHITECTURES = {"demo_llm": demo_llm, "mlp": mlp, "small_cnn": small_cnn, "gpt2": gpt2, "llama": llama,
                  "bert": bert}
+
+
+class BasicBlock(torch.nn.Module):
+    def __init__(self, inputs, outputs, stride):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(inputs, outputs, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = torch.nn.BatchNorm2d(outputs)
+        self.conv2 = torch.nn.Conv2d(outputs, outputs, 3, padding=1, bias=False)
+        self.bn2 = torch.nn.BatchNorm2d(outputs)
+        self.downsample = None
+        if stride != 1 or inputs != outputs:
+            self.downsample = torch.nn.Sequential(torch.nn.Conv2d(inputs, outputs, 1, stride=stride, bias=False),
+                                                  torch.nn.BatchNorm2d(outputs))
+
+    def forward(self, x):
+        y = self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x)))))
+        return torch.relu(y + (x if self.downsample is None else self.downsample(x)))
+
+
+class ResNet(torch.nn.Module):
+    def __init__(self, classes=10):
+        super().__init__()
+        self.stem = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 7, stride=2, padding=3, bias=False), torch.nn.BatchNorm2d(8),
+                                        torch.nn.ReLU(inplace=True), torch.nn.MaxPool2d(3, stride=2, padding=1))
+        self.layer1 = torch.nn.Sequential(BasicBlock(8, 8, 1), BasicBlock(8, 8, 1))
+        self.layer2 = torch.nn.Sequential(BasicBlock(8, 16, 2), BasicBlock(16, 16, 1))
+        self.avgpool = torch.nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = torch.nn.Linear(16, classes)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.avgpool(self.layer2(self.layer1(self.stem(x)))), 1))
+
+
+def with_running_statistics(model):
+    """Batch norms whose statistics are not the identity, in eval mode."""
+    torch.manual_seed(1)
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 1.5)
+    return model.eval()
+
+
+def resnet():
+    torch.manual_seed(0)
+    return with_running_statistics(ResNet()), (torch.randn(2, 3, 32, 32),)
+
+
+class SqueezeExcite(torch.nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.fc1 = torch.nn.Conv2d(channels, channels // 4, 1)
+        self.fc2 = torch.nn.Conv2d(channels // 4, channels, 1)
+
+    def forward(self, x):
+        scale = torch.nn.functional.adaptive_avg_pool2d(x, 1)
+        return x * torch.nn.functional.hardsigmoid(self.fc2(torch.relu(self.fc1(scale))))
+
+
+class InvertedResidual(torch.nn.Module):
+    def __init__(self, channels, expand):
+        super().__init__()
+        hidden = channels * expand
+        self.expand = torch.nn.Sequential(torch.nn.Conv2d(channels, hidden, 1, bias=False), torch.nn.BatchNorm2d(hidden),
+                                          torch.nn.Hardswish())
+        self.depthwise = torch.nn.Sequential(torch.nn.Conv2d(hidden, hidden, 3, padding=1, groups=hidden, bias=False),
+                                             torch.nn.BatchNorm2d(hidden), torch.nn.ReLU6())
+        self.se = SqueezeExcite(hidden)
+        self.project = torch.nn.Sequential(torch.nn.Conv2d(hidden, channels, 1, bias=False), torch.nn.BatchNorm2d(channels))
+
+    def forward(self, x):
+        return x + self.project(self.se(self.depthwise(self.expand(x))))
+
+
+class MobileNet(torch.nn.Module):
+    """MobileNetV3-like: depthwise convolutions, hardswish, ReLU6, squeeze-and-excite."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.stem = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, stride=2, padding=1, bias=False), torch.nn.BatchNorm2d(8),
+                                        torch.nn.Hardswish())
+        self.blocks = torch.nn.Sequential(InvertedResidual(8, 3), InvertedResidual(8, 4))
+        self.classifier = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.Hardswish(), torch.nn.Dropout(0.2),
+                                              torch.nn.Linear(32, classes))
+
+    def forward(self, x):
+        return self.classifier(self.blocks(self.stem(x)).mean((2, 3)))
+
+
+def mobilenet():
+    torch.manual_seed(0)
+    return with_running_statistics(MobileNet()), (torch.randn(2, 3, 16, 16),)
+
+
+class VisionTransformer(torch.nn.Module):
+    """Patches by a strided convolution, a class token, learned positions, pre-norm encoder layers."""
+
+    def __init__(self, image=16, patch=4, dim=32, heads=4, layers=2, classes=10):
+        super().__init__()
+        self.patch_embedding = torch.nn.Conv2d(3, dim, patch, stride=patch)
+        self.cls_token = torch.nn.Parameter(torch.randn(1, 1, dim))
+        self.positions = torch.nn.Parameter(torch.randn(1, (image // patch) ** 2 + 1, dim) * 0.1)
+        self.layers = torch.nn.ModuleList([Gpt2Block(dim, heads, 64) for _ in range(layers)])
+        for layer in self.layers:  # bidirectional: no causal mask
+            layer.attn.bias.fill_(True)
+        self.norm = torch.nn.LayerNorm(dim)
+        self.head = torch.nn.Linear(dim, classes)
+
+    def forward(self, images):
+        x = self.patch_embedding(images).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], dim=1) + self.positions
+        for layer in self.layers:
+            x = layer(x)
+        return self.head(self.norm(x)[:, 0])
+
+
+def vit():
+    torch.manual_seed(0)
+    return VisionTransformer().eval(), (torch.randn(2, 3, 16, 16),)
+
+
+class CrossAttention(torch.nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.q = torch.nn.Linear(dim, dim)
+        self.kv = torch.nn.Linear(dim, 2 * dim)
+        self.out = torch.nn.Linear(dim, dim)
+
+    def forward(self, x, memory, memory_mask):
+        b, t, c = x.shape
+        s = memory.shape[1]
+        q = self.q(x).view(b, t, self.heads, c // self.heads).permute(0, 2, 1, 3)
+        k, v = self.kv(memory).view(b, s, 2, self.heads, c // self.heads).permute(2, 0, 3, 1, 4).unbind(0)
+        scores = (q @ k.transpose(-1, -2)) * (c // self.heads) ** -0.5
+        scores = scores.masked_fill(~memory_mask[:, None, None, :], float("-inf"))
+        y = (scores.softmax(-1) @ v).permute(0, 2, 1, 3).reshape(b, t, c)
+        return self.out(y)
+
+
+class EncoderDecoder(torch.nn.Module):
+    """A transformer encoder over the source, a decoder with causal self-attention and cross-attention
+    over the encoder's output masked where the source is padding."""
+
+    def __init__(self, vocab=50, dim=32, heads=4):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, dim)
+        self.encoder = Gpt2Block(dim, heads, 64)
+        self.encoder.attn.bias.fill_(True)
+        self.decoder_self = Gpt2Block(dim, heads, 64)
+        self.cross = CrossAttention(dim, heads)
+        self.norm = torch.nn.LayerNorm(dim)
+        self.lm_head = torch.nn.Linear(dim, vocab)
+
+    def forward(self, source, source_mask, target):
+        memory = self.encoder(self.embed(source))
+        x = self.decoder_self(self.embed(target))
+        x = x + self.cross(self.norm(x), memory, source_mask.bool())
+        return self.lm_head(x)
+
+
+def encoder_decoder():
+    torch.manual_seed(0)
+    mask = torch.ones(2, 7, dtype=torch.int64)
+    mask[0, 5:] = 0
+    return EncoderDecoder().eval(), (torch.randint(0, 50, (2, 7)), mask, torch.randint(0, 50, (2, 5)))
+
+
+class UNet(torch.nn.Module):
+    """Two levels down by max pooling, up by transposed convolutions, skips concatenated."""
+
+    def __init__(self):
+        super().__init__()
+
+        def double_conv(i, o):
+            return torch.nn.Sequential(torch.nn.Conv2d(i, o, 3, padding=1), torch.nn.GroupNorm(2, o), torch.nn.SiLU(),
+                                       torch.nn.Conv2d(o, o, 3, padding=1), torch.nn.SiLU())
+
+        self.down1, self.down2, self.bottom = double_conv(1, 8), double_conv(8, 16), double_conv(16, 32)
+        self.up2, self.up1 = torch.nn.ConvTranspose2d(32, 16, 2, stride=2), torch.nn.ConvTranspose2d(16, 8, 2, stride=2)
+        self.dec2, self.dec1 = double_conv(32, 16), double_conv(16, 8)
+        self.out = torch.nn.Conv2d(8, 2, 1)
+
+    def forward(self, x):
+        d1 = self.down1(x)
+        d2 = self.down2(torch.nn.functional.max_pool2d(d1, 2))
+        b = self.bottom(torch.nn.functional.max_pool2d(d2, 2))
+        u2 = self.dec2(torch.cat([self.up2(b), d2], dim=1))
+        u1 = self.dec1(torch.cat([self.up1(u2), d1], dim=1))
+        return torch.sigmoid(self.out(u1))
+
+
+def unet():
+    torch.manual_seed(0)
+    return UNet().eval(), (torch.randn(1, 1, 16, 16),)
+
+
+class Lstm(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(30, 16)
+        self.lstm = torch.nn.LSTM(16, 24, num_layers=2, batch_first=True)
+        self.head = torch.nn.Linear(24, 5)
+
+    def forward(self, ids):
+        output, (h, _) = self.lstm(self.embed(ids))
+        return self.head(output), h
+
+
+def lstm():
+    torch.manual_seed(0)
+    return Lstm().eval(), (torch.randint(0, 30, (2, 6)),)
+
+
+ARCHITECTURES.update({"resnet": resnet, "mobilenet": mobilenet, "vit": vit, "encoder_decoder": encoder_decoder,
+                      "unet": unet, "lstm": lstm})

@@ -3,6 +3,8 @@
 // writes it: tensor arguments as inputs, the others as attributes named after the schema's arguments,
 // every value typed by the trace, module paths in the nodes' metadata as torch's dynamo exporter writes
 // them) to a standard ONNX model, one converter per aten op (converters.hpp) over a GraphBuilder.
+// - Linear layers make_fx decomposed into 2-D products between views are put back first
+//   (linear_layers.hpp), on a copy.
 // - Only the nodes the outputs need are converted: an op without a converter fails only when it counts,
 //   and one Error lists every such op with the module that called it, before anything is built.
 // - Each converter's results are checked against the trace: a different dtype gets a Cast (torch's
@@ -18,9 +20,11 @@
 #include <vector>
 
 #include "xexp/aten/converters.hpp"
+#include "xexp/aten/linear_layers.hpp"
 #include "xexp/builder/graph_builder.hpp"
 #include "xexp/functions/module_export.hpp"
 #include "xexp/functions/torch_modules.hpp"
+#include "xexp/ir/copy.hpp"
 #include "xexp/ir/model.hpp"
 
 namespace xexp::aten {
@@ -49,8 +53,8 @@ inline std::string module_text(const ModuleStack& stack) {
 
 class Lowering {
  public:
-  Lowering(const ir::Model& aten, const LowerOptions& options)
-      : graph_(*aten.graph), options_(options), g_(options.opset), names_(graph_.value_capacity()) {}
+  Lowering(const ir::Graph& aten, const LowerOptions& options)
+      : graph_(aten), options_(options), g_(options.opset), names_(graph_.value_capacity()) {}
 
   ir::Model run() && {
     mark_live_nodes();
@@ -181,7 +185,9 @@ class Lowering {
 // The standard ONNX model computing what `aten` (an aten-domain model) computes. `aten` is not modified.
 inline ir::Model lower(const ir::Model& aten, const LowerOptions& options = {}) {
   if (!is_aten_model(aten)) throw Error("not an aten-domain model: it imports no opset of domain 'aten'");
-  return detail::Lowering(aten, options).run();
+  const std::unique_ptr<ir::Graph> graph = ir::clone(*aten.graph);
+  restore_linear_layers(*graph);
+  return detail::Lowering(*graph, options).run();
 }
 
 }  // namespace xexp::aten

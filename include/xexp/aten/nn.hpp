@@ -89,6 +89,24 @@ inline void batch_norm(NodeLowering& c) {
                                      c.input(3), c.input(4), {{"epsilon", c.f("eps", 1e-5)}}));
 }
 
+// native_group_norm(input, weight, bias, N, C, HxW, group, eps): each group of channels normalized as
+// one instance (InstanceNormalization over (N, group, -1)), then the per-channel affine.
+inline void group_norm(NodeLowering& c) {
+  refuse_read_outputs(c, 1, "mean and reciprocal standard deviation");
+  const std::vector<int64_t> dims = c.static_input_shape(0);
+  const int64_t groups = c.i("group");
+  const ElemType t = c.input_type(0);
+  const std::string grouped = c.g.op.Reshape(c.input(0), std::vector<int64_t>{dims[0], groups, -1});
+  const std::string ones = c.g.make_initializer("", filled(t, {groups}, 1.0)), zeros = c.g.make_initializer("", filled(t, {groups}, 0.0));
+  std::string y = c.g.op.InstanceNormalization(grouped, ones, zeros, {{"epsilon", c.f("eps", 1e-5)}});
+  y = c.g.op.Reshape(y, dims);
+  std::vector<int64_t> per_channel(dims.size() - 1, 1);
+  per_channel[0] = dims[1];
+  if (c.has_input(1)) y = c.g.op.Mul(y, c.g.op.Reshape(c.input(1), per_channel));
+  if (c.has_input(2)) y = c.g.op.Add(y, c.g.op.Reshape(c.input(2), per_channel));
+  c.result(y);
+}
+
 inline Attrs pool_attributes(NodeLowering& c, std::size_t spatial) {
   const std::vector<int64_t> kernel = per_dim(c, "kernel_size", spatial, {});
   return {{"kernel_shape", kernel},
@@ -189,6 +207,7 @@ inline void add_nn_converters(ConverterTable& table) {
   table.add("layer_norm", layer_norm);
   table.add("native_batch_norm", batch_norm);
   table.add("_native_batch_norm_legit_no_training", batch_norm);
+  table.add("native_group_norm", group_norm);
   for (const char* op : {"max_pool1d", "max_pool2d", "max_pool3d", "max_pool2d_with_indices", "max_pool3d_with_indices"})
     table.add(op, max_pool);
   for (const char* op : {"avg_pool1d", "avg_pool2d", "avg_pool3d"}) table.add(op, avg_pool);

@@ -112,6 +112,14 @@ inline void split(NodeLowering& c) {
   Outputs parts = c.g.op.Split(c.input(0), sizes, {{"axis", dim}}, {.output_count = static_cast<int>(sizes.size())});
   for (std::size_t k = 0; k < sizes.size(); ++k) c.result(k, parts[k]);
 }
+// unbind(dim): every slice along `dim`, without that dimension.
+inline void unbind(NodeLowering& c) {
+  const int64_t dim = c.axis("dim", c.input_rank(0));
+  const auto n = static_cast<int>(c.output_count());
+  Outputs parts = c.g.op.Split(c.input(0), std::vector<int64_t>(c.output_count(), 1), {{"axis", dim}}, {.output_count = n});
+  for (std::size_t k = 0; k < c.output_count(); ++k)
+    if (c.output_read(k)) c.result(k, c.g.op.Squeeze(parts[k], std::vector<int64_t>{dim}));
+}
 inline void unsqueeze(NodeLowering& c) {
   c.result(c.g.op.Unsqueeze(c.input(0), std::vector<int64_t>{normalize_axis(c.i("dim"), c.input_rank(0) + 1, "dim")}));
 }
@@ -149,6 +157,9 @@ inline void add_shape_converters(ConverterTable& table) {
   table.add("stack", stack);
   table.add("split", split);
   table.add("split_with_sizes", split);
+  table.add("unsafe_split", split);
+  table.add("unsafe_split_with_sizes", split);
+  table.add("unbind", unbind);
   table.add("unsqueeze", unsqueeze);
   table.add("squeeze", squeeze);
 }
