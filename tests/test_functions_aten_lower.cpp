@@ -11,6 +11,7 @@
 #include "support/ort.hpp"
 #include "support/compare.hpp"
 #include "support/rewrite_helpers.hpp"
+#include "support/aten_graphs.hpp"
 #include "support/temp_dir.hpp"
 #include "support/torch_records.hpp"
 #include "xexp/aten/lower.hpp"
@@ -21,23 +22,7 @@ using namespace xexp;
 
 namespace {
 
-// An aten-domain graph under construction: values typed as the trace types them.
-struct AtenGraph {
-  ir::Model model;
-  ir::Graph& g = *model.graph;
-  AtenGraph() { model.opsets = {{"aten", 1, {}}}; }
-
-  ir::ValueId input(const std::string& name, ElemType type, Shape shape) { return g.add_input(name, type, shape); }
-  ir::ValueId call(const char* op, std::vector<ir::ValueId> inputs, const std::string& out, ElemType type, Shape shape,
-                   std::vector<ir::Attribute> attrs = {}) {
-    const ir::ValueId v = g.add_value(out);
-    g.value(v).elem = type;
-    g.value(v).shape = shape;
-    g.add_node(Symbol(op), std::move(inputs), {v}, std::move(attrs), out, Symbol("aten"));
-    return v;
-  }
-  ir::Node& last() { return g.node(g.last_node()); }
-};
+using xexp::testing::AtenGraph;
 
 ir::Attribute int_attr(const char* name, int64_t v) { return ir::Attribute::make_int(Symbol(name), v); }
 ir::Attribute float_attr(const char* name, float v) { return ir::Attribute::make_float(Symbol(name), v); }
@@ -97,21 +82,9 @@ TEST(AtenLower, TheTracedDtypeSettlesTypePromotion) {
 }
 
 TEST(AtenLower, ModulesBecomeLocalFunctionsLayersOfOneClassShareOneAndWeightsAreInputs) {
-  AtenGraph a;
-  ir::ValueId h = a.input("x", ElemType::Float, Shape{2, 4});
-  for (const std::string layer : {"layers.0", "layers.1"}) {
-    // 16 bytes of weights: small enough to be a constant by size, a parameter all the same.
-    const ir::ValueId w = a.g.add_initializer(layer + ".scale", Tensor::from<float>({4}, {1, layer == "layers.0" ? 2.f : 3.f, 4, 5}));
-    h = a.call("mul", {h, w}, layer + ".mul", ElemType::Float, Shape{2, 4});
-    xexp::testing::record_torch_module(a.last(), "['', '" + layer + "', 'mul']",
-                                       "['__main__.Net', '__main__.Scale', 'aten.mul.Tensor']");
-    h = a.call("relu", {h}, layer + ".relu", ElemType::Float, Shape{2, 4});
-    xexp::testing::record_torch_module(a.last(), "['', '" + layer + "', 'relu']",
-                                       "['__main__.Net', '__main__.Scale', 'aten.relu.default']");
-  }
-  a.g.add_output(h);
-  const ir::Model flat = aten::lower(a.model);
-  const ir::Model modules = aten::lower(a.model, {.module_functions = true});
+  const ir::Model captured = xexp::testing::two_scale_layers();
+  const ir::Model flat = aten::lower(captured);
+  const ir::Model modules = aten::lower(captured, {.module_functions = true});
   EXPECT_EQ(xexp::test::op_types(*modules.graph),
             (xexp::test::OpList{"aten_local_function.__main__.Scale", "aten_local_function.__main__.Scale", "Identity"}));
   ASSERT_EQ(modules.functions.size(), 1u);
@@ -120,7 +93,7 @@ TEST(AtenLower, ModulesBecomeLocalFunctionsLayersOfOneClassShareOneAndWeightsAre
   const Tensor x = Tensor::from<float>({2, 4}, {1, -2, 3, 4, -1, 0.5f, -2, 0});
   xexp::testing::expect_close(tools::run_model(modules, {{"x", x}})[0], tools::run_model(flat, {{"x", x}})[0]);
   // A class the selection leaves out stays inline.
-  const ir::Model none = aten::lower(a.model, {.module_functions = true, .module_classes = {"__main__.Other"}});
+  const ir::Model none = aten::lower(captured, {.module_functions = true, .module_classes = {"__main__.Other"}});
   EXPECT_TRUE(none.functions.empty());
 }
 
@@ -155,6 +128,20 @@ TEST(AtenLower, AConverterContradictingTheTraceIsAnErrorNamingTheNode) {
     EXPECT_NE(std::string(error.what()).find("aten::relu: cannot set shape"), std::string::npos) << error.what();
   }
   EXPECT_THROW(aten::lower(ir::Model{}), Error);  // not an aten model
+
+  AtenGraph untyped;  // a file saved without the trace's value_info
+  const ir::ValueId y = untyped.input("y", ElemType::Float, Shape{2});
+  untyped.g.add_output(untyped.call("mul", {y, y}, "square", ElemType::Undefined, Shape{2}));
+  EXPECT_THROW(
+      {
+        try {
+          aten::lower(untyped.model);
+        } catch (const Error& e) {
+          EXPECT_EQ(std::string(e.what()), "node 'square': aten::mul: the trace gives no dtype for output 'square'");
+          throw;
+        }
+      },
+      Error);
 }
 
 TEST(AtenLower, ALinearLayerMakeFxFlattenedTo2DIsOneProductOverTheLeadingAxes) {

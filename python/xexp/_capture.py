@@ -270,9 +270,10 @@ _getitem = __import__("operator").getitem
 def capture(model, args, kwargs=None, dynamic_shapes=None):
     """The model as an ONNX ModelProto in domain `aten` (see the module's docstring)."""
     if dynamic_shapes:
-        raise Error("dynamic_shapes: torch " + torch.__version__ + " cannot trace symbolic dimensions through "
-                    "make_fx for the models xexp exports (torch.export needs torch >= 2.1); the exported graph "
-                    "would only work at the traced size")
+        # make_fx(tracing_mode="symbolic") traces on 1.13 but makes every dimension symbolic, and the
+        # converters read static shapes: refused rather than exported for the traced size only.
+        raise Error("dynamic_shapes is not supported yet by xexp.to_onnx (torch " + torch.__version__ + "): the "
+                    "exported graph would only work at the traced size")
     graph_module, weight_names, weights, input_names = _trace(model, tuple(args), dict(kwargs or {}))
     writer = _Writer(_qualified_class(model))
     placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
@@ -280,14 +281,14 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
     for k, (node, name) in enumerate(zip(placeholders, weight_names + input_names)):
         writer.names[node] = name
         if k < len(weight_names):
-            writer.initializers.append(onnx.numpy_helper.from_array(_to_numpy(weights[name], name), name))
+            writer.initializers.append(_tensor_proto(weights[name], name, f"weight '{name}'"))
         else:
             inputs.append(_value_info(name, _tensor_meta(node), f"input '{name}'"))
     outputs = []
     for node in graph_module.graph.nodes:
         if node.op == "get_attr":  # a tensor the forward created (torch.tensor(...))
             writer.names[node] = node.name
-            value = onnx.numpy_helper.from_array(_to_numpy(getattr(graph_module, node.target), node.name))
+            value = _tensor_proto(getattr(graph_module, node.target), "", f"constant '{node.name}'")
             writer.nodes.append(onnx.helper.make_node("constant", [], [node.name], name=node.name, domain=ATEN_DOMAIN,
                                                       value=value))
             writer.add_value_info(node.name, _tensor_meta(node), node)
@@ -316,9 +317,12 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
                                   producer_name="xexp.to_onnx", producer_version=torch.__version__)
 
 
-def _to_numpy(tensor, name):
-    tensor = tensor.detach().cpu()
-    if tensor.dtype == torch.bfloat16:  # numpy has no bfloat16: its bits as uint16, typed by the proto
-        raise Error(f"'{name}': bfloat16 weights are not supported yet by xexp.to_onnx")
-    _onnx_type(tensor.dtype, f"'{name}'")
-    return tensor.numpy()
+def _tensor_proto(tensor, name, where):
+    """A TensorProto of `tensor` (bfloat16, which numpy lacks, as its raw bits)."""
+    tensor = tensor.detach().cpu().contiguous()
+    data_type = _onnx_type(tensor.dtype, where)
+    if tensor.dtype == torch.bfloat16:
+        proto = onnx.TensorProto(name=name, data_type=data_type, dims=list(tensor.shape))
+        proto.raw_data = tensor.view(torch.int16).numpy().tobytes()
+        return proto
+    return onnx.numpy_helper.from_array(tensor.numpy(), name)

@@ -169,3 +169,26 @@ def test_bad_input_raises_xexp_error():
 
     with pytest.raises(xexp.Error, match="could not trace"):
         xexp.to_onnx(DataDependent(), (torch.randn(3),))
+
+
+class Bfloat16Head(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(20, 8)
+        self.fc1 = torch.nn.Linear(8, 16)
+        self.norm = torch.nn.LayerNorm(16)
+        self.fc2 = torch.nn.Linear(16, 4)
+
+    def forward(self, ids):
+        return self.fc2(torch.nn.functional.gelu(self.norm(self.fc1(self.embed(ids))))).float()
+
+
+def test_bfloat16_weights_stay_bfloat16_and_compute_as_torch_does():
+    torch.manual_seed(0)
+    model, ids = Bfloat16Head().to(torch.bfloat16).eval(), torch.randint(0, 20, (2, 5))
+    expected = torch_outputs(model, (ids,))[0]
+    onx = xexp.to_onnx(model, (ids,), optimize=False)
+    assert {i.data_type for i in onx.graph.initializer if i.name.startswith("fc")} == {onnx.TensorProto.BFLOAT16}
+    assert histogram(onx)["Cast"] == 1  # the final .float()
+    # bfloat16 keeps 8 bits of mantissa: torch and the evaluator round at different places.
+    numpy.testing.assert_allclose(xexp.run(onx, {"ids": ids.numpy()})["output_0"], expected, atol=2e-2)

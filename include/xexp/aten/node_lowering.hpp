@@ -79,7 +79,11 @@ class NodeLowering {
   bool output_read(std::size_t k) const {
     return k < node_.outputs.size() && node_.outputs[k] != ir::kNone && aten_.value(node_.outputs[k]).is_read();
   }
-  ElemType output_type(std::size_t k = 0) const { return aten_.value(node_.outputs.at(k)).elem; }
+  ElemType output_type(std::size_t k = 0) const {
+    const ir::Value& v = aten_.value(node_.outputs.at(k));
+    if (v.elem == ElemType::Undefined) fail("the trace gives no dtype for output '" + v.name + "'");
+    return v.elem;
+  }
   const Shape& output_shape(std::size_t k = 0) const {
     const ir::Value& v = aten_.value(node_.outputs.at(k));
     if (!v.shape) fail("the trace gives no shape for output '" + v.name + "'");
@@ -104,9 +108,8 @@ class NodeLowering {
   }
   int64_t axis(std::string_view name, std::size_t rank) const { return normalize_axis(i(name), rank, "dim"); }
 
-  [[noreturn]] void fail(const std::string& cause) const {
-    throw Error("aten::" + node_.op_type.str() + ": " + cause, {.node = node_.name, .value = {}});
-  }
+  // The lowering puts the op and its module in front of the cause.
+  [[noreturn]] void fail(const std::string& cause) const { throw Error(cause, {.node = node_.name, .value = {}}); }
 
  private:
   std::vector<int64_t> static_dims(const Shape& shape, const char* what) const {
