@@ -15,6 +15,7 @@ functionalize (which removes in-place ops), module paths from forward hooks."""
 
 import contextlib
 import inspect
+import operator
 
 import onnx
 import onnx.numpy_helper
@@ -244,7 +245,7 @@ class _Writer:
             self.names[node] = node.name
             self.add_value_info(node.name, _tensor_meta(node), node)
             return [node.name]
-        readers = {u.args[1]: u for u in node.users if u.op == "call_function" and u.target is _getitem}
+        readers = {u.args[1]: u for u in node.users if u.op == "call_function" and u.target is operator.getitem}
         if len(readers) != len(node.users):
             self.unsupported.append(f"aten::{node.target._schema.name} (node '{node.name}'): its tuple result "
                                     "is used whole")
@@ -262,9 +263,6 @@ class _Writer:
         info = _value_info(name, meta, f"node '{node.name}'")
         if info is not None:
             self.value_info.append(info)
-
-
-_getitem = __import__("operator").getitem
 
 
 def capture(model, args, kwargs=None, dynamic_shapes=None):
@@ -292,7 +290,7 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
             writer.nodes.append(onnx.helper.make_node("constant", [], [node.name], name=node.name, domain=ATEN_DOMAIN,
                                                       value=value))
             writer.add_value_info(node.name, _tensor_meta(node), node)
-        elif node.op == "call_function" and node.target is _getitem:
+        elif node.op == "call_function" and node.target is operator.getitem:
             continue  # named by outputs_of
         elif node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
             writer.call(node)
@@ -303,14 +301,11 @@ def capture(model, args, kwargs=None, dynamic_shapes=None):
             for k, result in enumerate(results):
                 if not isinstance(result, torch.fx.Node):
                     raise Error(f"output {k} is a Python constant ({result!r}), not a tensor")
-                outputs.append((writer.names[result], _tensor_meta(result), result))
+                outputs.append((writer.names[result], _tensor_meta(result)))
     if writer.unsupported:
         raise Error("xexp.to_onnx cannot capture the model:\n  " + "\n  ".join(writer.unsupported))
-    graph_outputs = []
-    for k, (name, meta, node) in enumerate(outputs):
-        # Output k is read from its value by the lowering (an output may be an input or repeat another).
-        info = _value_info(name, meta, f"output {k}")
-        graph_outputs.append(info)
+    # Output k is read by name: the lowering names the ONNX model's outputs output_0, output_1, ...
+    graph_outputs = [_value_info(name, meta, f"output {k}") for k, (name, meta) in enumerate(outputs)]
     graph = onnx.helper.make_graph(writer.nodes, type(model).__name__, inputs, graph_outputs,
                                    writer.initializers, value_info=writer.value_info)
     return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid(ATEN_DOMAIN, 1)],
