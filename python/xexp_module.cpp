@@ -131,10 +131,12 @@ std::pair<py::bytes, py::dict> optimize(const py::object& source, const std::str
 }
 
 // xexp.to_onnx's C++ half: the aten-domain model the capture wrote, lowered (modules as functions when
-// asked), then optimized when `patterns` is not empty. The report is None without optimization.
-std::pair<py::bytes, py::object> lower_aten(const py::object& source, int64_t opset, bool module_functions,
-                                            std::size_t module_depth, std::vector<std::string> module_classes,
-                                            const std::string& patterns, int verbose) {
+// asked), then optimized when `patterns` is not empty. The model comes back as bytes, or is saved to
+// `filename` when one is given (external data past 2 GB, which bytes cannot hold) and None comes back.
+// The report is None without optimization.
+std::pair<py::object, py::object> lower_aten(const py::object& source, int64_t opset, bool module_functions,
+                                             std::size_t module_depth, std::vector<std::string> module_classes,
+                                             const std::string& patterns, int verbose, const std::string& filename) {
   aten::LowerOptions lower_options;
   lower_options.opset = opset;
   lower_options.module_functions = module_functions;
@@ -153,8 +155,11 @@ std::pair<py::bytes, py::object> lower_aten(const py::object& source, int64_t op
       options.verbose = verbose;
       report = tools::optimize_model(model, options);
     }
+    if (!filename.empty()) save_model(std::move(model), filename);
   }
-  return {to_bytes(std::move(model)), report ? py::object(report_dict(*report)) : py::none()};
+  py::object report_object = report ? py::object(report_dict(*report)) : py::none();
+  if (!filename.empty()) return {py::none(), report_object};
+  return {to_bytes(std::move(model)), report_object};
 }
 
 py::bytes inline_model(const py::object& source) {
@@ -235,8 +240,10 @@ PYBIND11_MODULE(_xexp, m) {
         "(optimized ModelProto bytes, report dict)");
   m.def("lower_aten", &xp::lower_aten, py::arg("model"), py::arg("opset"), py::arg("module_functions"),
         py::arg("module_depth"), py::arg("module_classes"), py::arg("patterns"), py::arg("verbose"),
+        py::arg("filename"),
         "(aten-domain model bytes or path, opset, module_functions, module_depth, module_classes, patterns "
-        "('' for none), verbose) -> (ONNX ModelProto bytes, optimization report dict or None)");
+        "('' for none), verbose, filename ('' for none)) -> (ONNX ModelProto bytes or None when saved to "
+        "filename, optimization report dict or None)");
   m.def("inline", &xp::inline_model, py::arg("model"),
         "model bytes or path -> ModelProto bytes without local functions");
   m.def("run", &xp::run, py::arg("model"), py::arg("feeds"),

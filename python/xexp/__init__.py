@@ -130,16 +130,16 @@ def to_onnx(model, args, kwargs=None, *, dynamic_shapes=None, export_modules_as_
     inputs), an int only the modules that deep, a set of classes only the modules of those classes.
     dynamic_shapes is refused on torch 1.13 (the graph would only work at the traced size). An op
     without a converter, an unsupported dtype or a trace torch cannot make raises one xexp.Error
-    listing every cause; nothing is written then. filename: where to save the model too.
+    listing every cause; nothing is written then. filename: where to save the model too (its weights in
+    a side file past protobuf's 2 GB, the returned proto then holding them in memory).
     stats=True returns (model, report) as optimize does (report is None when optimize=False).
     """
     from . import _capture  # imports torch: only an export needs it
 
     aten = _capture.capture(model, args, kwargs, dynamic_shapes)
     module_functions, depth, classes = _module_selection(export_modules_as_functions)
+    path = "" if filename is None else os.fsdecode(os.fspath(filename))
     data, report = _xexp.lower_aten(aten.SerializeToString(), target_opset, module_functions, depth, classes,
-                                    patterns if optimize else "", verbose)
-    onx = _model(data)
-    if filename is not None:
-        onnx.save(onx, os.fspath(filename))
+                                    patterns if optimize else "", verbose, path)
+    onx = onnx.load(path) if path else _model(data)
     return (onx, report) if stats else onx

@@ -192,3 +192,11 @@ def test_bfloat16_weights_stay_bfloat16_and_compute_as_torch_does():
     assert histogram(onx)["Cast"] == 1  # the final .float()
     # bfloat16 keeps 8 bits of mantissa: torch and the evaluator round at different places.
     numpy.testing.assert_allclose(xexp.run(onx, {"ids": ids.numpy()})["output_0"], expected, atol=2e-2)
+
+
+def test_filename_gets_the_model_the_call_returns(tmp_path):
+    model, args = torch_models.mlp()
+    target = tmp_path / "mlp.onnx"
+    onx = xexp.to_onnx(model, args, filename=target)
+    assert onnx.load(target) == onx
+    assert histogram(onx) == histogram(xexp.to_onnx(model, args))
