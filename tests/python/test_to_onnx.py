@@ -136,6 +136,18 @@ def test_modules_as_functions_by_class_and_by_depth(tmp_path):
     assert {f.name for f in by_depth.functions} == top
 
 
+def test_optimize_works_inside_the_module_functions(tmp_path):
+    model, args = torch_models.gpt2()
+    expected = torch_outputs(model, args)
+    plain = xexp.to_onnx(model, args, export_modules_as_functions=1, optimize=False)
+    optimized = xexp.to_onnx(model, args, export_modules_as_functions=1)
+    block = [f for f in optimized.functions if f.name == "torch_models.Gpt2Block"]
+    assert len(block) == 1  # both layers call it
+    assert [n.op_type for n in optimized.graph.node].count("torch_models.Gpt2Block") == 2
+    assert sum(len(f.node) for f in optimized.functions) < sum(len(f.node) for f in plain.functions)
+    assert_outputs_match(optimized, args, expected, tmp_path)
+
+
 class Unconvertible(torch.nn.Module):
     def __init__(self):
         super().__init__()
