@@ -24250,9 +24250,42 @@ inline void silu(NodeLowering& c) {
 inline void leaky_relu(NodeLowering& c) {
   c.result(c.g.op.LeakyRelu(c.input(0), {{"alpha", c.f("negative_slope", 0.01)}}));
 }
+// elu(self, alpha, scale, input_scale): selu is elu with SELU's alpha and scale.
 inline void elu(NodeLowering& c) {
-  if (c.f("scale", 1.0) != 1.0 || c.f("input_scale", 1.0) != 1.0) c.fail("elu with a scale is not supported yet");
-  c.result(c.g.op.Elu(c.input(0), {{"alpha", c.f("alpha", 1.0)}}));
+  if (c.f("input_scale", 1.0) != 1.0) c.fail("elu with an input_scale is not supported yet");
+  const double scale = c.f("scale", 1.0);
+  if (scale == 1.0) return c.result(c.g.op.Elu(c.input(0), {{"alpha", c.f("alpha", 1.0)}}));
+  c.result(c.g.op.Selu(c.input(0), {{"alpha", c.f("alpha", 1.0)}, {"gamma", scale}}));
+}
+// log_sigmoid_forward(self) -> (log(sigmoid(x)), buffer) = -softplus(-x); the buffer is for backward.
+inline void log_sigmoid(NodeLowering& c) {
+  if (c.output_read(1)) c.fail("output 1 (the backward buffer) is read: not supported");
+  c.result(0, c.g.op.Neg(c.g.op.Softplus(c.g.op.Neg(c.input(0)))));
+}
+inline void prelu(NodeLowering& c) {
+  // The slope is per channel (dimension 1): PRelu broadcasts it from the last dimension.
+  std::string slope = c.input(1);
+  const std::size_t rank = c.input_rank(0);
+  if (c.input_rank(1) == 1 && rank > 2) {
+    std::vector<int64_t> dims(rank - 1, 1);
+    dims[0] = -1;
+    slope = c.g.op.Reshape(slope, dims);
+  }
+  c.result(c.g.op.PRelu(c.input(0), slope));
+}
+// glu(self, dim): first half times the sigmoid of the second.
+inline void glu(NodeLowering& c) {
+  const int64_t dim = c.axis("dim", c.input_rank(0));
+  const int64_t half = c.static_input_shape(0).at(static_cast<std::size_t>(dim)) / 2;
+  Outputs halves = c.g.op.Split(c.input(0), std::vector<int64_t>{half, half}, {{"axis", dim}}, {.output_count = 2});
+  c.result(c.g.op.Mul(halves[0], c.g.op.Sigmoid(halves[1])));
+}
+// addcmul(self, tensor1, tensor2, value) = self + value * tensor1 * tensor2.
+inline void addcmul(NodeLowering& c) {
+  const ElemType t = c.output_type();
+  std::string product = c.g.op.Mul(c.cast(c.input(1), t), c.cast(c.input(2), t));
+  if (const double value = c.f("value", 1.0); value != 1.0) product = c.g.op.Mul(product, c.constant(value, t));
+  c.result(c.g.op.Add(c.cast(c.input(0), t), product));
 }
 inline void softplus(NodeLowering& c) {
   if (c.f("beta", 1.0) != 1.0) c.fail("softplus with beta != 1 is not supported yet");
@@ -24326,6 +24359,10 @@ inline void add_elementwise_converters(ConverterTable& table) {
   table.add("hardsigmoid", hardsigmoid);
   table.add("hardswish", hardswish);
   table.add("mish", mish);
+  table.add("log_sigmoid_forward", log_sigmoid);
+  table.add("prelu", prelu);
+  table.add("glu", glu);
+  table.add("addcmul", addcmul);
 }
 
 }  // namespace xexp::aten
@@ -24493,6 +24530,42 @@ void reduce(NodeLowering& c) {
   if (axes.empty()) return c.result(c.g.op.call(OnnxOp, {x}, attrs));
   c.result(c.g.op.call(OnnxOp, {x, axes}, attrs));
 }
+// max and min: of two tensors (max.other), along `dim` with the indices (max.dim), or of everything.
+template <const char* ReduceOp, const char* ArgOp, const char* BinaryOp>
+void extremum(NodeLowering& c) {
+  if (c.has_input(1)) return c.result(c.g.op.call(BinaryOp, {c.input(0), c.input(1)}));
+  if (!c.has_attribute("dim")) return c.result(c.g.op.call(ReduceOp, {c.input(0)}, {{"keepdims", int64_t{0}}}));
+  const int64_t dim = c.axis("dim", c.input_rank(0)), keepdim = c.i("keepdim", 0);
+  c.result(0, c.g.op.call(ReduceOp, {c.input(0), std::vector<int64_t>{dim}}, {{"keepdims", keepdim}}));
+  if (c.output_read(1)) c.result(1, c.g.op.call(ArgOp, {c.input(0)}, {{"axis", dim}, {"keepdims", keepdim}}));
+}
+// var(self, dim, correction or unbiased, keepdim): the mean of the squared deviations, divided by
+// n - correction (1 unless told otherwise, as torch's default).
+inline void var(NodeLowering& c) {
+  const std::vector<int64_t> dims = c.static_input_shape(0);
+  std::vector<int64_t> axes = c.ints("dim", std::vector<int64_t>{});
+  if (axes.empty())
+    for (std::size_t k = 0; k < dims.size(); ++k) axes.push_back(static_cast<int64_t>(k));
+  int64_t n = 1;
+  for (int64_t& a : axes) {
+    a = normalize_axis(a, dims.size(), "dim");
+    n *= dims[static_cast<std::size_t>(a)];
+  }
+  const double correction = c.has_attribute("correction") ? c.f("correction") : static_cast<double>(c.i("unbiased", 1));
+  const ElemType t = c.output_type();
+  const std::string x = c.cast(c.input(0), t);
+  const std::string deviation = c.g.op.Sub(x, c.g.op.ReduceMean(x, axes, {{"keepdims", int64_t{1}}}));
+  const std::string squares = c.g.op.ReduceSum(c.g.op.Mul(deviation, deviation), axes, {{"keepdims", c.i("keepdim", 0)}});
+  c.result(c.g.op.Div(squares, c.constant(static_cast<double>(n) - correction, t)));
+}
+// upsample_nearest2d(self, output_size, scales): Resize to the traced size, torch's nearest rule
+// (floor of the asymmetric source coordinate).
+inline void upsample_nearest(NodeLowering& c) {
+  const std::vector<int64_t> sizes = c.static_output_shape();
+  c.result(c.g.op.call("Resize", {c.input(0), Arg(), Arg(), sizes},
+                       {{"mode", "nearest"}, {"coordinate_transformation_mode", "asymmetric"}, {"nearest_mode", "floor"}}));
+}
+
 template <const char* OnnxOp>
 void arg_reduce(NodeLowering& c) {
   std::string x = c.input(0);
@@ -24551,6 +24624,11 @@ inline void add_nn_converters(ConverterTable& table) {
   table.add("sum", reduce<kReduceSum>);
   table.add("amax", reduce<kReduceMax>);
   table.add("amin", reduce<kReduceMin>);
+  table.add("max", extremum<kReduceMax, kArgMax, kMax>);
+  table.add("min", extremum<kReduceMin, kArgMin, kMin>);
+  table.add("var", var);
+  table.add("upsample_nearest2d", upsample_nearest);
+  table.add("upsample_nearest1d", upsample_nearest);
   table.add("argmax", arg_reduce<kArgMax>);
   table.add("argmin", arg_reduce<kArgMin>);
   table.add("cumsum", cumsum);
@@ -24682,6 +24760,40 @@ inline void unbind(NodeLowering& c) {
   for (std::size_t k = 0; k < c.output_count(); ++k)
     if (c.output_read(k)) c.result(k, c.g.op.Squeeze(parts[k], std::vector<int64_t>{dim}));
 }
+// constant_pad_nd(self, pad, value): `pad` holds (begin, end) pairs from the last dimension backwards;
+// negative pads crop, as Pad's do.
+inline void constant_pad(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  const std::vector<int64_t> pad = c.ints("pad");
+  if (pad.size() % 2 != 0 || pad.size() / 2 > rank) c.fail("'pad' has " + std::to_string(pad.size()) + " values for rank " + std::to_string(rank));
+  std::vector<int64_t> pads(2 * rank, 0);
+  for (std::size_t k = 0; k < pad.size() / 2; ++k) {
+    pads[rank - 1 - k] = pad[2 * k];
+    pads[2 * rank - 1 - k] = pad[2 * k + 1];
+  }
+  c.result(c.g.op.Pad(c.input(0), pads, c.constant(c.f("value", 0.0), c.input_type(0))));
+}
+// repeat(self, repeats): Tile, the input first given the leading dimensions `repeats` adds.
+inline void repeat(NodeLowering& c) {
+  const std::vector<int64_t> repeats = c.ints("repeats");
+  std::vector<int64_t> dims = c.static_input_shape(0);
+  if (repeats.size() < dims.size()) c.fail("fewer repeats than dimensions");
+  std::string x = c.input(0);
+  if (repeats.size() > dims.size()) {
+    dims.insert(dims.begin(), repeats.size() - dims.size(), 1);
+    x = c.g.op.Reshape(x, dims);
+  }
+  c.result(c.g.op.Tile(x, repeats));
+}
+// flip(self, dims): a Slice walking each dimension backwards.
+inline void flip(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  std::vector<int64_t> axes = c.ints("dims");
+  for (int64_t& a : axes) a = normalize_axis(a, rank, "dim");
+  const std::vector<int64_t> starts(axes.size(), -1), steps(axes.size(), -1),
+      ends(axes.size(), std::numeric_limits<int64_t>::min());
+  c.result(c.g.op.Slice(c.input(0), starts, ends, axes, steps));
+}
 inline void unsqueeze(NodeLowering& c) {
   c.result(c.g.op.Unsqueeze(c.input(0), std::vector<int64_t>{normalize_axis(c.i("dim"), c.input_rank(0) + 1, "dim")}));
 }
@@ -24722,6 +24834,9 @@ inline void add_shape_converters(ConverterTable& table) {
   table.add("unsafe_split", split);
   table.add("unsafe_split_with_sizes", split);
   table.add("unbind", unbind);
+  table.add("constant_pad_nd", constant_pad);
+  table.add("repeat", repeat);
+  table.add("flip", flip);
   table.add("unsqueeze", unsqueeze);
   table.add("squeeze", squeeze);
 }

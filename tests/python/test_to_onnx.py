@@ -22,7 +22,7 @@ TOLERANCE = 1e-4
 # 4.8e-4 (patterns/ort/fast_gelu.hpp).
 FAST_GELU_TOLERANCE = 5e-4
 # Operators xexp's evaluator has no kernel for yet: ONNX Runtime alone checks those models.
-NOT_IN_THE_EVALUATOR = {"ConvTranspose"}
+NOT_IN_THE_EVALUATOR = {"ConvTranspose", "Resize"}
 
 
 def torch_outputs(model, args):
@@ -212,3 +212,34 @@ def test_filename_gets_the_model_the_call_returns(tmp_path):
     onx = xexp.to_onnx(model, args, filename=target)
     assert onnx.load(target) == onx
     assert histogram(onx) == histogram(xexp.to_onnx(model, args))
+
+
+class OpZoo(torch.nn.Module):
+    """One call of each op that has a converter but no architecture above using it."""
+
+    def __init__(self):
+        super().__init__()
+        self.prelu = torch.nn.PReLU(4)
+
+    def forward(self, x):
+        values, indices = x.max(dim=1)
+        return (torch.nn.functional.pad(x, (1, 2, 0, 1), value=0.5), x.repeat(1, 2, 1, 1).flip(-1), values, indices,
+                x.var(dim=-1, keepdim=True), torch.selu(x) + self.prelu(x), torch.nn.functional.glu(x, dim=1),
+                torch.addcmul(x, x, x, value=0.5) + torch.nn.functional.logsigmoid(x), x.amin(), torch.cumsum(x, 2),
+                x.argmax(-1), torch.topk(x, 2)[0], x.sort(-1)[0], torch.tril(x[0, 0]), torch.minimum(x, -x))
+
+
+class NearestUpsample(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.interpolate(x, scale_factor=2, mode="nearest")
+
+
+def test_each_converter_of_the_op_zoo_gives_torchs_outputs(tmp_path):
+    torch.manual_seed(0)
+    args = (torch.randn(2, 4, 3, 6),)
+    zoo, upsample = OpZoo().eval(), NearestUpsample()
+    zoo_onnx, upsample_onnx = xexp.to_onnx(zoo, args, optimize=False), xexp.to_onnx(upsample, args, optimize=False)
+    assert {"Pad", "Tile", "Selu", "PRelu", "TopK", "Trilu", "CumSum", "ReduceMax", "ArgMax"} <= set(histogram(zoo_onnx))
+    assert histogram(upsample_onnx)["Resize"] == 1
+    assert_outputs_match(zoo_onnx, args, torch_outputs(zoo, args), tmp_path / "zoo")
+    assert_outputs_match(upsample_onnx, args, torch_outputs(upsample, args), tmp_path / "upsample")

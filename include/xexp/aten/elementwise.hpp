@@ -141,9 +141,42 @@ inline void silu(NodeLowering& c) {
 inline void leaky_relu(NodeLowering& c) {
   c.result(c.g.op.LeakyRelu(c.input(0), {{"alpha", c.f("negative_slope", 0.01)}}));
 }
+// elu(self, alpha, scale, input_scale): selu is elu with SELU's alpha and scale.
 inline void elu(NodeLowering& c) {
-  if (c.f("scale", 1.0) != 1.0 || c.f("input_scale", 1.0) != 1.0) c.fail("elu with a scale is not supported yet");
-  c.result(c.g.op.Elu(c.input(0), {{"alpha", c.f("alpha", 1.0)}}));
+  if (c.f("input_scale", 1.0) != 1.0) c.fail("elu with an input_scale is not supported yet");
+  const double scale = c.f("scale", 1.0);
+  if (scale == 1.0) return c.result(c.g.op.Elu(c.input(0), {{"alpha", c.f("alpha", 1.0)}}));
+  c.result(c.g.op.Selu(c.input(0), {{"alpha", c.f("alpha", 1.0)}, {"gamma", scale}}));
+}
+// log_sigmoid_forward(self) -> (log(sigmoid(x)), buffer) = -softplus(-x); the buffer is for backward.
+inline void log_sigmoid(NodeLowering& c) {
+  if (c.output_read(1)) c.fail("output 1 (the backward buffer) is read: not supported");
+  c.result(0, c.g.op.Neg(c.g.op.Softplus(c.g.op.Neg(c.input(0)))));
+}
+inline void prelu(NodeLowering& c) {
+  // The slope is per channel (dimension 1): PRelu broadcasts it from the last dimension.
+  std::string slope = c.input(1);
+  const std::size_t rank = c.input_rank(0);
+  if (c.input_rank(1) == 1 && rank > 2) {
+    std::vector<int64_t> dims(rank - 1, 1);
+    dims[0] = -1;
+    slope = c.g.op.Reshape(slope, dims);
+  }
+  c.result(c.g.op.PRelu(c.input(0), slope));
+}
+// glu(self, dim): first half times the sigmoid of the second.
+inline void glu(NodeLowering& c) {
+  const int64_t dim = c.axis("dim", c.input_rank(0));
+  const int64_t half = c.static_input_shape(0).at(static_cast<std::size_t>(dim)) / 2;
+  Outputs halves = c.g.op.Split(c.input(0), std::vector<int64_t>{half, half}, {{"axis", dim}}, {.output_count = 2});
+  c.result(c.g.op.Mul(halves[0], c.g.op.Sigmoid(halves[1])));
+}
+// addcmul(self, tensor1, tensor2, value) = self + value * tensor1 * tensor2.
+inline void addcmul(NodeLowering& c) {
+  const ElemType t = c.output_type();
+  std::string product = c.g.op.Mul(c.cast(c.input(1), t), c.cast(c.input(2), t));
+  if (const double value = c.f("value", 1.0); value != 1.0) product = c.g.op.Mul(product, c.constant(value, t));
+  c.result(c.g.op.Add(c.cast(c.input(0), t), product));
 }
 inline void softplus(NodeLowering& c) {
   if (c.f("beta", 1.0) != 1.0) c.fail("softplus with beta != 1 is not supported yet");
@@ -217,6 +250,10 @@ inline void add_elementwise_converters(ConverterTable& table) {
   table.add("hardsigmoid", hardsigmoid);
   table.add("hardswish", hardswish);
   table.add("mish", mish);
+  table.add("log_sigmoid_forward", log_sigmoid);
+  table.add("prelu", prelu);
+  table.add("glu", glu);
+  table.add("addcmul", addcmul);
 }
 
 }  // namespace xexp::aten

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "xexp/aten/converter_table.hpp"
+#include "xexp/aten/elementwise.hpp"  // the op names kMax, kMin
 
 namespace xexp::aten {
 
@@ -163,6 +164,42 @@ void reduce(NodeLowering& c) {
   if (axes.empty()) return c.result(c.g.op.call(OnnxOp, {x}, attrs));
   c.result(c.g.op.call(OnnxOp, {x, axes}, attrs));
 }
+// max and min: of two tensors (max.other), along `dim` with the indices (max.dim), or of everything.
+template <const char* ReduceOp, const char* ArgOp, const char* BinaryOp>
+void extremum(NodeLowering& c) {
+  if (c.has_input(1)) return c.result(c.g.op.call(BinaryOp, {c.input(0), c.input(1)}));
+  if (!c.has_attribute("dim")) return c.result(c.g.op.call(ReduceOp, {c.input(0)}, {{"keepdims", int64_t{0}}}));
+  const int64_t dim = c.axis("dim", c.input_rank(0)), keepdim = c.i("keepdim", 0);
+  c.result(0, c.g.op.call(ReduceOp, {c.input(0), std::vector<int64_t>{dim}}, {{"keepdims", keepdim}}));
+  if (c.output_read(1)) c.result(1, c.g.op.call(ArgOp, {c.input(0)}, {{"axis", dim}, {"keepdims", keepdim}}));
+}
+// var(self, dim, correction or unbiased, keepdim): the mean of the squared deviations, divided by
+// n - correction (1 unless told otherwise, as torch's default).
+inline void var(NodeLowering& c) {
+  const std::vector<int64_t> dims = c.static_input_shape(0);
+  std::vector<int64_t> axes = c.ints("dim", std::vector<int64_t>{});
+  if (axes.empty())
+    for (std::size_t k = 0; k < dims.size(); ++k) axes.push_back(static_cast<int64_t>(k));
+  int64_t n = 1;
+  for (int64_t& a : axes) {
+    a = normalize_axis(a, dims.size(), "dim");
+    n *= dims[static_cast<std::size_t>(a)];
+  }
+  const double correction = c.has_attribute("correction") ? c.f("correction") : static_cast<double>(c.i("unbiased", 1));
+  const ElemType t = c.output_type();
+  const std::string x = c.cast(c.input(0), t);
+  const std::string deviation = c.g.op.Sub(x, c.g.op.ReduceMean(x, axes, {{"keepdims", int64_t{1}}}));
+  const std::string squares = c.g.op.ReduceSum(c.g.op.Mul(deviation, deviation), axes, {{"keepdims", c.i("keepdim", 0)}});
+  c.result(c.g.op.Div(squares, c.constant(static_cast<double>(n) - correction, t)));
+}
+// upsample_nearest2d(self, output_size, scales): Resize to the traced size, torch's nearest rule
+// (floor of the asymmetric source coordinate).
+inline void upsample_nearest(NodeLowering& c) {
+  const std::vector<int64_t> sizes = c.static_output_shape();
+  c.result(c.g.op.call("Resize", {c.input(0), Arg(), Arg(), sizes},
+                       {{"mode", "nearest"}, {"coordinate_transformation_mode", "asymmetric"}, {"nearest_mode", "floor"}}));
+}
+
 template <const char* OnnxOp>
 void arg_reduce(NodeLowering& c) {
   std::string x = c.input(0);
@@ -221,6 +258,11 @@ inline void add_nn_converters(ConverterTable& table) {
   table.add("sum", reduce<kReduceSum>);
   table.add("amax", reduce<kReduceMax>);
   table.add("amin", reduce<kReduceMin>);
+  table.add("max", extremum<kReduceMax, kArgMax, kMax>);
+  table.add("min", extremum<kReduceMin, kArgMin, kMin>);
+  table.add("var", var);
+  table.add("upsample_nearest2d", upsample_nearest);
+  table.add("upsample_nearest1d", upsample_nearest);
   table.add("argmax", arg_reduce<kArgMax>);
   table.add("argmin", arg_reduce<kArgMin>);
   table.add("cumsum", cumsum);

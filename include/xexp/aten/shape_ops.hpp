@@ -120,6 +120,40 @@ inline void unbind(NodeLowering& c) {
   for (std::size_t k = 0; k < c.output_count(); ++k)
     if (c.output_read(k)) c.result(k, c.g.op.Squeeze(parts[k], std::vector<int64_t>{dim}));
 }
+// constant_pad_nd(self, pad, value): `pad` holds (begin, end) pairs from the last dimension backwards;
+// negative pads crop, as Pad's do.
+inline void constant_pad(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  const std::vector<int64_t> pad = c.ints("pad");
+  if (pad.size() % 2 != 0 || pad.size() / 2 > rank) c.fail("'pad' has " + std::to_string(pad.size()) + " values for rank " + std::to_string(rank));
+  std::vector<int64_t> pads(2 * rank, 0);
+  for (std::size_t k = 0; k < pad.size() / 2; ++k) {
+    pads[rank - 1 - k] = pad[2 * k];
+    pads[2 * rank - 1 - k] = pad[2 * k + 1];
+  }
+  c.result(c.g.op.Pad(c.input(0), pads, c.constant(c.f("value", 0.0), c.input_type(0))));
+}
+// repeat(self, repeats): Tile, the input first given the leading dimensions `repeats` adds.
+inline void repeat(NodeLowering& c) {
+  const std::vector<int64_t> repeats = c.ints("repeats");
+  std::vector<int64_t> dims = c.static_input_shape(0);
+  if (repeats.size() < dims.size()) c.fail("fewer repeats than dimensions");
+  std::string x = c.input(0);
+  if (repeats.size() > dims.size()) {
+    dims.insert(dims.begin(), repeats.size() - dims.size(), 1);
+    x = c.g.op.Reshape(x, dims);
+  }
+  c.result(c.g.op.Tile(x, repeats));
+}
+// flip(self, dims): a Slice walking each dimension backwards.
+inline void flip(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  std::vector<int64_t> axes = c.ints("dims");
+  for (int64_t& a : axes) a = normalize_axis(a, rank, "dim");
+  const std::vector<int64_t> starts(axes.size(), -1), steps(axes.size(), -1),
+      ends(axes.size(), std::numeric_limits<int64_t>::min());
+  c.result(c.g.op.Slice(c.input(0), starts, ends, axes, steps));
+}
 inline void unsqueeze(NodeLowering& c) {
   c.result(c.g.op.Unsqueeze(c.input(0), std::vector<int64_t>{normalize_axis(c.i("dim"), c.input_rank(0) + 1, "dim")}));
 }
@@ -160,6 +194,9 @@ inline void add_shape_converters(ConverterTable& table) {
   table.add("unsafe_split", split);
   table.add("unsafe_split_with_sizes", split);
   table.add("unbind", unbind);
+  table.add("constant_pad_nd", constant_pad);
+  table.add("repeat", repeat);
+  table.add("flip", flip);
   table.add("unsqueeze", unsqueeze);
   table.add("squeeze", squeeze);
 }
