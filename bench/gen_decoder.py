@@ -6,23 +6,13 @@ Dev-time fixture generator for the optimizer benchmarks: the generated files are
 """
 import argparse
 import os
+import sys
 
 import torch
 
-
-class AttentionBlock(torch.nn.Module):
-    def __init__(self, dim, context):
-        super().__init__()
-        self.query = torch.nn.Linear(dim, dim, bias=False)
-        self.key = torch.nn.Linear(dim, dim, bias=False)
-        self.value = torch.nn.Linear(dim, dim, bias=False)
-        self.register_buffer("mask", torch.tril(torch.ones(context, context)))
-
-    def forward(self, x):
-        _, t, c = x.size()
-        qk = self.query(x) @ self.key(x).transpose(-2, -1) * c**-0.5
-        att = qk.masked_fill(self.mask[:t, :t] == 0, float("-inf"))
-        return torch.nn.functional.softmax(att, dim=-1) @ self.value(x)
+# The attention head of the seeds' demo LLM, as the tests write it.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "python"))
+from torch_models import AttentionBlock  # noqa: E402
 
 
 class DecoderLayer(torch.nn.Module):

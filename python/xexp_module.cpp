@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "xexp/aten/lower.hpp"
 #include "xexp/functions/inliner.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/patterns/registry.hpp"
@@ -129,6 +130,38 @@ std::pair<py::bytes, py::dict> optimize(const py::object& source, const std::str
   return {to_bytes(std::move(model)), report_dict(report)};
 }
 
+// xexp.to_onnx's C++ half: the aten-domain model the capture wrote, lowered (modules as functions when
+// asked), then optimized when `patterns` is not empty. The model comes back as bytes, or is saved to
+// `filename` when one is given (external data past 2 GB, which bytes cannot hold) and None comes back.
+// The report is None without optimization.
+std::pair<py::object, py::object> lower_aten(const py::object& source, int64_t opset, bool module_functions,
+                                             std::size_t module_depth, std::vector<std::string> module_classes,
+                                             const std::string& patterns, int verbose, const std::string& filename) {
+  aten::LowerOptions lower_options;
+  lower_options.opset = opset;
+  lower_options.module_functions = module_functions;
+  lower_options.module_depth = module_depth;
+  lower_options.module_classes = std::move(module_classes);
+  if (!patterns.empty()) rewrite::rules_from_string(patterns);  // a bad spec fails before the export
+  const ir::Model captured = load_source(source);
+  ir::Model model;
+  std::optional<tools::OptimizeModelReport> report;
+  {
+    py::gil_scoped_release unlocked;
+    model = aten::lower(captured, lower_options);
+    if (!patterns.empty()) {
+      tools::OptimizeModelOptions options;
+      options.patterns = patterns;
+      options.verbose = verbose;
+      report = tools::optimize_model(model, options);
+    }
+    if (!filename.empty()) save_model(std::move(model), filename);
+  }
+  py::object report_object = report ? py::object(report_dict(*report)) : py::none();
+  if (!filename.empty()) return {py::none(), report_object};
+  return {to_bytes(std::move(model)), report_object};
+}
+
 py::bytes inline_model(const py::object& source) {
   ir::Model model = load_source(source);
   {
@@ -205,6 +238,12 @@ PYBIND11_MODULE(_xexp, m) {
         "(model bytes or path, patterns, verbose, constant_folding, inline_functions, "
         "intermediate_functions) -> "
         "(optimized ModelProto bytes, report dict)");
+  m.def("lower_aten", &xp::lower_aten, py::arg("model"), py::arg("opset"), py::arg("module_functions"),
+        py::arg("module_depth"), py::arg("module_classes"), py::arg("patterns"), py::arg("verbose"),
+        py::arg("filename"),
+        "(aten-domain model bytes or path, opset, module_functions, module_depth, module_classes, patterns "
+        "('' for none), verbose, filename ('' for none)) -> (ONNX ModelProto bytes or None when saved to "
+        "filename, optimization report dict or None)");
   m.def("inline", &xp::inline_model, py::arg("model"),
         "model bytes or path -> ModelProto bytes without local functions");
   m.def("run", &xp::run, py::arg("model"), py::arg("feeds"),

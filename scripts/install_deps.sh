@@ -16,6 +16,7 @@ PACKAGES=(build-essential cmake ninja-build libprotobuf-dev protobuf-compiler li
 # is tested with, and pkg-config (the Debian package's test builds a program with its .pc files).
 if [ "${1:-}" = "--tests" ]; then
   PACKAGES+=(clang-14 libclang-rt-14-dev pybind11-dev python3-dev python3-pytest python3-onnx python3-numpy
+             python3-torch
              pkg-config)
 fi
 missing=()

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "support/aten_graphs.hpp"
 #include "support/cli.hpp"
 #include "support/compare.hpp"
 #include "support/ort.hpp"
@@ -648,4 +649,27 @@ TEST(CliOptimize, InlineFunctionsTakesOnlyItsThreeModes) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("error: --inline-functions: some not in {op-libraries,all,none}"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir / "o.onnx"));
+}
+
+// A model in domain aten (xexp.to_onnx's capture, written here by hand) is lowered before the rules; with
+// --modules-as-functions the lowering makes the module functions, both layers sharing one.
+TEST(CliOptimize, AnAtenCaptureIsLoweredFirst) {
+  TempDir dir;
+  const std::string captured = dir / "captured.onnx", flat = dir / "flat.onnx", modules = dir / "modules.onnx";
+  SaveOptions with_types;  // the trace's types, as the capture writes them
+  with_types.write_inferred_value_info = true;
+  save_model(two_scale_layers(), captured, with_types);
+  const CommandResult plain = run_xexp("optimize " + shell_quote(captured) + " -o " + shell_quote(flat));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const CommandResult with_functions =
+      run_xexp("optimize " + shell_quote(captured) + " -o " + shell_quote(modules) + " --modules-as-functions");
+  ASSERT_EQ(with_functions.exit_code, 0) << with_functions.err;
+
+  const ir::Model f = load_model(flat), m = load_model(modules);
+  EXPECT_EQ(xexp::test::op_types(*f.graph), (xexp::test::OpList{"Mul", "Relu", "Mul", "Relu"}));
+  EXPECT_EQ(xexp::test::op_types(*m.graph),
+            (xexp::test::OpList{"aten_local_function.__main__.Scale", "aten_local_function.__main__.Scale"}));
+  ASSERT_EQ(m.functions.size(), 1u);
+  const NamedTensors feeds = {{"x", Tensor::from<float>({2, 4}, {1, -2, 3, 4, -1, 0.5f, -2, 0})}};
+  expect_all_close(run_onnxruntime(modules, feeds), run_onnxruntime(flat, feeds), 1e-6, 1e-6);
 }

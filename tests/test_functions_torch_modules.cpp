@@ -20,6 +20,7 @@
 #include "support/ort.hpp"
 #include "support/random_inputs.hpp"
 #include "support/temp_dir.hpp"
+#include "support/torch_records.hpp"
 #include "xexp/functions/inliner.hpp"
 #include "xexp/functions/torch_modules.hpp"
 #include "xexp/onnx.hpp"
@@ -240,19 +241,6 @@ INSTANTIATE_TEST_SUITE_P(
 
 namespace {
 
-// Dynamo's module records on a node, as torch writes them into NodeProto.metadata_props.
-void record_module(ir::Node& n, const std::string& name_scopes, const std::string& class_hierarchy) {
-  google::protobuf::UnknownFieldSet fields;
-  for (const auto& [key, value] : {std::pair{functions::kTorchNameScopesKey, name_scopes},
-                                   std::pair{functions::kTorchClassHierarchyKey, class_hierarchy}}) {
-    ::onnx::StringStringEntryProto entry;
-    entry.set_key(std::string(key));
-    entry.set_value(value);
-    fields.AddLengthDelimited(kNodeMetadataPropsField, entry.SerializeAsString());
-  }
-  fields.SerializeToString(&n.unknown);
-}
-
 // y = Gate(head(blocks.1(blocks.0(x)))) + x, out = Identity(y), with the module records dynamo writes:
 // blocks.0 and blocks.1 are __main__.Block (a Linear without bias, 8x8 weights, then Relu), head a
 // Linear with a small bias, gate a __main__.Gate holding an If whose branches read the head's output;
@@ -277,7 +265,7 @@ ir::Model dynamo_like_model() {
                  std::vector<ir::Attribute> attrs = {}) {
     const ir::ValueId v = g.add_value(out);
     const ir::NodeId id = g.add_node(Symbol(op), std::move(ins), {v}, std::move(attrs), "node_" + out);
-    if (!scopes.empty()) record_module(g.node(id), scopes, classes);
+    if (!scopes.empty()) xexp::testing::record_torch_module(g.node(id), scopes, classes);
     return v;
   };
   const std::string net = "'__main__.Net', ", block = "'__main__.Block', ",

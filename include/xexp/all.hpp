@@ -9,4 +9,5 @@
 #include "xexp/rewrite.hpp"
 #include "xexp/patterns.hpp"
 #include "xexp/functions.hpp"
+#include "xexp/aten.hpp"
 #include "xexp/tools.hpp"

@@ -1,10 +1,12 @@
-"""xexp from Python: the C++ optimizer, inliner, evaluator and comparison on ONNX models.
+"""xexp from Python: a torch exporter, and the C++ optimizer, inliner, evaluator and comparison on ONNX
+models.
 
 A model is an onnx.ModelProto, its serialized bytes, or a path (str or os.PathLike) whose external data
 is read from the file's folder. Functions returning a model return an onnx.ModelProto with every tensor
 inline. Every failure of the library raises xexp.Error with the library's message.
 
     import onnx, xexp
+    onx = xexp.to_onnx(model, (input_ids,))            # a torch module, exported and optimized
     optimized = xexp.optimize("model.onnx")            # default+onnxruntime rules
     onnx.save(optimized, "model.opt.onnx")
 """
@@ -19,7 +21,7 @@ import onnx.version_converter
 from . import _xexp
 from ._xexp import Comparison, Error
 
-__all__ = ["Comparison", "Error", "compare", "inline", "optimize", "patterns", "run"]
+__all__ = ["Comparison", "Error", "compare", "inline", "optimize", "patterns", "run", "to_onnx"]
 
 DEFAULT_PATTERNS = "default+onnxruntime"
 
@@ -97,3 +99,47 @@ def compare(first, second, feeds):
     """Runs both models on the same inputs (`feeds` names the first model's inputs; the second takes
     them by position) and aligns their results as `xexp compare` does: str() of the result is the table."""
     return _xexp.compare(_source(first), _source(second), _feeds(feeds))
+
+
+def _module_selection(export_modules_as_functions):
+    """(module_functions, depth, classes) for the C++ lowering from to_onnx's argument."""
+    choice = export_modules_as_functions
+    if choice is None or choice is False:
+        return False, 0, []
+    if choice is True:
+        return True, 0, []
+    if isinstance(choice, int):
+        if choice < 1:
+            raise ValueError("export_modules_as_functions: a depth is at least 1")
+        return True, choice, []
+    classes = list(choice)
+    if not classes or not all(isinstance(c, type) for c in classes):
+        raise TypeError("export_modules_as_functions takes True, a depth (int) or a set of module classes")
+    return True, 0, [f"{c.__module__}.{c.__qualname__}" for c in classes]
+
+
+def to_onnx(model, args, kwargs=None, *, dynamic_shapes=None, export_modules_as_functions=False, optimize=True,
+            patterns=DEFAULT_PATTERNS, target_opset=18, filename=None, verbose=0, stats=False):
+    """Exports a torch module to an onnx.ModelProto (experimental-experiment's to_onnx).
+
+    The model is traced in Python into an aten-level graph (torch.fx's make_fx over functionalize on
+    torch 1.13), written as an ONNX graph in domain "aten"; everything else is C++: one converter per
+    aten op lowers it to ONNX at `target_opset`, then the optimizer applies `patterns` (optimize=False
+    skips it). export_modules_as_functions: True makes every submodule a local function (domain
+    aten_local_function; instances with the same class and body share one, weights are passed as
+    inputs), an int only the modules that deep, a set of classes only the modules of those classes.
+    dynamic_shapes is refused on torch 1.13 (the graph would only work at the traced size). An op
+    without a converter, an unsupported dtype or a trace torch cannot make raises one xexp.Error
+    listing every cause; nothing is written then. filename: where to save the model too (its weights in
+    a side file past protobuf's 2 GB, the returned proto then holding them in memory).
+    stats=True returns (model, report) as optimize does (report is None when optimize=False).
+    """
+    from . import _capture  # imports torch: only an export needs it
+
+    aten = _capture.capture(model, args, kwargs, dynamic_shapes)
+    module_functions, depth, classes = _module_selection(export_modules_as_functions)
+    path = "" if filename is None else os.fsdecode(os.fspath(filename))
+    data, report = _xexp.lower_aten(aten.SerializeToString(), target_opset, module_functions, depth, classes,
+                                    patterns if optimize else "", verbose, path)
+    onx = onnx.load(path) if path else _model(data)
+    return (onx, report) if stats else onx

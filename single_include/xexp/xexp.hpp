@@ -23229,9 +23229,11 @@ struct Boundary {
   std::vector<ir::ValueId> inputs, weights, constants, outputs;
 };
 
-// `inside(node)` tells whether a node is one of `nodes`.
+// `inside(node)` tells whether a node is one of `nodes`; an initializer `is_weight` accepts is a weight
+// whatever its size.
 inline Boundary boundary_of(const ir::Graph& g, const std::vector<ir::NodeId>& nodes,
-                            const std::function<bool(ir::NodeId)>& inside, std::size_t constant_bytes) {
+                            const std::function<bool(ir::NodeId)>& inside, std::size_t constant_bytes,
+                            const std::function<bool(const ir::Value&)>& is_weight = {}) {
   Boundary io;
   std::unordered_set<ir::ValueId> seen;
   auto read = [&](ir::ValueId v) {
@@ -23240,7 +23242,8 @@ inline Boundary boundary_of(const ir::Graph& g, const std::vector<ir::NodeId>& n
     if (value.producer != ir::kNone && inside(value.producer)) return;
     if (!value.initializer)
       io.inputs.push_back(v);
-    else if (Tensor::byte_count(value.initializer->type(), value.initializer->dims()) < constant_bytes)
+    else if (Tensor::byte_count(value.initializer->type(), value.initializer->dims()) < constant_bytes &&
+             !(is_weight && is_weight(value)))
       io.constants.push_back(v);
     else
       io.weights.push_back(v);
@@ -23520,6 +23523,9 @@ struct FunctionExportOptions {
   std::string domain = std::string(kLocalFunctionDomain);
   // Initializers smaller than this (bytes) become Constant nodes inside the bodies that read them.
   std::size_t external_threshold = kDefaultConstantBytes;
+  // Initializers passed as inputs whatever their size (a torch model's parameters and buffers: layers
+  // of one class differ only by them, so their bodies stay equal). Empty: by size only.
+  std::function<bool(const ir::Value&)> is_weight;
   AddFunctionOptions add = {};
   // Which modules become functions (empty: all); the nodes of the others go to the enclosing module.
   std::function<bool(const ModuleScope&)> export_module;
@@ -23627,7 +23633,8 @@ class ModuleExporter {
     std::sort(instance.items.begin(), instance.items.end(),
               [&](ir::NodeId a, ir::NodeId b) { return position_[a] < position_[b]; });
     const Boundary io = boundary_of(
-        *work_, instance.items, [&](ir::NodeId id) { return inside(id, k); }, options_.external_threshold);
+        *work_, instance.items, [&](ir::NodeId id) { return inside(id, k); }, options_.external_threshold,
+        options_.is_weight);
     Instance& parent = instances_[instance.parent];
     if (io.outputs.empty()) {  // nothing leaves it: its nodes stay in the parent
       for (ir::NodeId id : instance.items) {
@@ -23944,6 +23951,1267 @@ inline void type_function_bodies(ir::Model& model) {
 }
 
 }  // namespace xexp::functions
+// ======== xexp/aten.hpp
+// The aten layer (include/xexp/aten/): torch's aten-level graphs lowered to ONNX; see docs/ARCHITECTURE.md.
+// ======== xexp/aten/converters.hpp
+// Every converter, registered once. In compiled mode (core/config.hpp) only src/aten.cpp compiles them.
+// ======== xexp/aten/converter_table.hpp
+// The table from aten op name (`addmm`, `_softmax`: the schema name without `aten::`; overloads of one
+// op differ in which arguments they take, and the capture names every argument) to its converter.
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+// ======== xexp/aten/node_lowering.hpp
+// What a converter sees of one aten node (the Python capture's format, python/xexp/_capture.py): its
+// inputs as names in the GraphBuilder being filled, its attributes by schema argument name, the dtype
+// and shape torch traced for each output, and the builder itself. A converter emits ONNX nodes with
+// `g.op.X(...)` and names each result with `result(k, name)`; the lowering (lower.hpp) checks the
+// results against the trace.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+
+namespace xexp::aten {
+
+using eval::cast_tensor;
+using eval::filled;
+using eval::normalize_axis;
+
+class NodeLowering {
+ public:
+  // `input_name(id)` gives the builder name of an aten value (adding an initializer on first use).
+  NodeLowering(GraphBuilder& g, const ir::Graph& aten, const ir::Node& node,
+               std::function<const std::string&(ir::ValueId)> input_name)
+      : g(g), aten_(aten), node_(node), input_name_(std::move(input_name)), results_(node.outputs.size()) {}
+
+  GraphBuilder& g;
+
+  std::string_view op() const { return node_.op_type.view(); }
+  const ir::Node& node() const { return node_; }
+
+  // ---- inputs (tensor arguments of the schema, in order; a tensor list is one input per element) --
+  std::size_t input_count() const { return node_.inputs.size(); }
+  bool has_input(std::size_t k) const { return k < node_.inputs.size() && node_.inputs[k] != ir::kNone; }
+  const std::string& input(std::size_t k) const {
+    if (!has_input(k)) fail("input " + std::to_string(k) + " is missing");
+    return input_name_(node_.inputs[k]);
+  }
+  ElemType input_type(std::size_t k) const { return g.get_type(input(k)); }
+  const Shape& input_shape(std::size_t k) const { return g.get_shape(input(k)); }
+  std::size_t input_rank(std::size_t k) const { return g.get_rank(input(k)); }
+  // Input k as `type`, or the Python number the capture wrote as attribute `name` in its place.
+  std::string operand(std::size_t k, std::string_view name, ElemType type) {
+    if (has_input(k)) return cast(input(k), type);
+    if (!has_attribute(name)) fail("input " + std::to_string(k) + " ('" + std::string(name) + "') is missing");
+    return constant(f(name), type);
+  }
+
+  // ---- attributes (schema arguments that are not tensors) -----------------------------------------
+  bool has_attribute(std::string_view name) const { return node_.attribute(Symbol(name)) != nullptr; }
+  int64_t i(std::string_view name, std::optional<int64_t> otherwise = std::nullopt) const {
+    if (const ir::Attribute* a = node_.attribute(Symbol(name))) return a->type == ir::AttrType::Float ? static_cast<int64_t>(a->f) : a->i;
+    if (!otherwise) fail("attribute '" + std::string(name) + "' is missing");
+    return *otherwise;
+  }
+  double f(std::string_view name, std::optional<double> otherwise = std::nullopt) const {
+    if (const ir::Attribute* a = node_.attribute(Symbol(name))) return a->type == ir::AttrType::Int ? static_cast<double>(a->i) : a->f;
+    if (!otherwise) fail("attribute '" + std::string(name) + "' is missing");
+    return *otherwise;
+  }
+  std::vector<int64_t> ints(std::string_view name, std::optional<std::vector<int64_t>> otherwise = std::nullopt) const {
+    if (const ir::Attribute* a = node_.attribute(Symbol(name))) return a->type == ir::AttrType::Int ? std::vector<int64_t>{a->i} : a->ints;
+    if (!otherwise) fail("attribute '" + std::string(name) + "' is missing");
+    return *otherwise;
+  }
+  std::string s(std::string_view name, std::string otherwise) const {
+    const ir::Attribute* a = node_.attribute(Symbol(name));
+    return a ? a->s : otherwise;
+  }
+
+  // ---- outputs as torch traced them ----------------------------------------------------------------
+  std::size_t output_count() const { return node_.outputs.size(); }
+  bool output_read(std::size_t k) const {
+    return k < node_.outputs.size() && node_.outputs[k] != ir::kNone && aten_.value(node_.outputs[k]).is_read();
+  }
+  ElemType output_type(std::size_t k = 0) const {
+    const ir::Value& v = aten_.value(node_.outputs.at(k));
+    if (v.elem == ElemType::Undefined) fail("the trace gives no dtype for output '" + v.name + "'");
+    return v.elem;
+  }
+  const Shape& output_shape(std::size_t k = 0) const {
+    const ir::Value& v = aten_.value(node_.outputs.at(k));
+    if (!v.shape) fail("the trace gives no shape for output '" + v.name + "'");
+    return *v.shape;
+  }
+  std::vector<int64_t> static_output_shape(std::size_t k = 0) const { return static_dims(output_shape(k), "output"); }
+  std::vector<int64_t> static_input_shape(std::size_t k) const { return static_dims(input_shape(k), "input"); }
+
+  void result(std::size_t k, std::string name) { results_.at(k) = std::move(name); }
+  void result(std::string name) { result(0, std::move(name)); }
+  const std::vector<std::string>& results() const { return results_; }
+
+  // ---- helpers ---------------------------------------------------------------------------------------
+  std::string constant(double value, ElemType type) { return g.make_initializer("", filled(type, {}, value)); }
+  std::string ints_constant(std::vector<int64_t> values) {
+    const auto n = static_cast<int64_t>(values.size());
+    return g.make_initializer("", Tensor::from<int64_t>({n}, values));
+  }
+  std::string cast(const std::string& name, ElemType type) {
+    if (g.get_type(name) == type) return name;
+    return g.op.Cast(name, {{"to", static_cast<int64_t>(type)}});
+  }
+  int64_t axis(std::string_view name, std::size_t rank) const { return normalize_axis(i(name), rank, "dim"); }
+
+  // The lowering puts the op and its module in front of the cause.
+  [[noreturn]] void fail(const std::string& cause) const { throw Error(cause, {.node = node_.name, .value = {}}); }
+
+ private:
+  std::vector<int64_t> static_dims(const Shape& shape, const char* what) const {
+    std::vector<int64_t> dims;
+    for (const Dim& d : shape) {
+      if (!d.is_static()) fail(std::string("the ") + what + " shape " + shape_str(shape) + " is not static");
+      dims.push_back(d.value());
+    }
+    return dims;
+  }
+
+  const ir::Graph& aten_;
+  const ir::Node& node_;
+  std::function<const std::string&(ir::ValueId)> input_name_;
+  std::vector<std::string> results_;
+};
+
+// One converter per aten op: reads the node through `c`, emits ONNX nodes, names the results.
+using Converter = void (*)(NodeLowering& c);
+
+}  // namespace xexp::aten
+
+namespace xexp::aten {
+
+class ConverterTable {
+ public:
+  void add(std::string_view op, Converter converter) { table_.insert_or_assign(std::string(op), converter); }
+  Converter find(std::string_view op) const {
+    auto it = table_.find(op);
+    return it == table_.end() ? nullptr : it->second;
+  }
+  std::size_t size() const { return table_.size(); }
+
+ private:
+  std::unordered_map<std::string, Converter, StringHash, std::equal_to<>> table_;
+};
+
+}  // namespace xexp::aten
+#if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_ATEN)
+// ======== xexp/aten/creation.hpp
+// Tensors created from sizes and numbers: arange, full, zeros, ones, empty and their *_like and new_*
+// forms. With the trace's static shapes they are constants: a ConstantOfShape (the optimizer folds it
+// where that pays) or, for arange, an initializer. `empty` reads as zeros.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+
+namespace xexp::aten {
+
+namespace detail {
+
+inline void filled_like(NodeLowering& c, double value) {
+  const std::vector<int64_t> dims = c.static_output_shape();
+  const Tensor one = filled(c.output_type(), {1}, value);
+  c.result(c.g.op.ConstantOfShape(std::vector<int64_t>(dims), {{"value", one}}));
+}
+inline void zeros(NodeLowering& c) { filled_like(c, 0.0); }
+inline void ones(NodeLowering& c) { filled_like(c, 1.0); }
+inline void full(NodeLowering& c) { filled_like(c, c.f("fill_value")); }
+inline void scalar_tensor(NodeLowering& c) { filled_like(c, c.f("s")); }
+
+// arange(end), arange(start, end), arange(start, end, step), in the traced dtype.
+inline void arange(NodeLowering& c) {
+  const double start = c.f("start", 0.0), end = c.f("end"), step = c.f("step", 1.0);
+  if (step == 0) c.fail("step is 0");
+  const auto n = static_cast<int64_t>(std::max(0.0, std::ceil((end - start) / step)));
+  std::vector<double> values(static_cast<std::size_t>(n));
+  for (int64_t k = 0; k < n; ++k) values[static_cast<std::size_t>(k)] = start + static_cast<double>(k) * step;
+  c.result(c.g.make_initializer("", cast_tensor(Tensor::from<double>({n}, values), c.output_type())));
+}
+
+// `constant`: a tensor the forward created, as the capture writes it (attribute `value`).
+inline void constant(NodeLowering& c) {
+  const ir::Attribute* value = c.node().attribute(Symbol("value"));
+  if (!value || value->tensors.size() != 1) c.fail("attribute 'value' is missing");
+  c.result(c.g.make_initializer("", value->tensors[0]));
+}
+
+}  // namespace detail
+
+inline void add_creation_converters(ConverterTable& table) {
+  using namespace detail;
+  for (const char* op : {"zeros", "zeros_like", "new_zeros", "empty", "empty_like", "new_empty", "empty_strided"})
+    table.add(op, zeros);
+  for (const char* op : {"ones", "ones_like", "new_ones"}) table.add(op, ones);
+  for (const char* op : {"full", "full_like", "new_full"}) table.add(op, full);
+  table.add("scalar_tensor", scalar_tensor);
+  table.add("arange", arange);
+  table.add("constant", constant);
+}
+
+}  // namespace xexp::aten
+// ======== xexp/aten/elementwise.hpp
+// Arithmetic, comparisons, unary functions and activations. Torch's type promotion is already resolved
+// by the trace: arithmetic runs in the output's dtype (operands are cast to it), comparisons in the
+// wider of their operands' dtypes. A Python number given for a tensor argument becomes a scalar
+// initializer of that dtype.
+#include <cmath>
+#include <numbers>
+#include <string>
+
+
+namespace xexp::aten {
+
+namespace detail {
+
+// The dtype both operands of a comparison are read in: a float operand wins over an integer or bool one.
+inline ElemType comparison_type(NodeLowering& c) {
+  const ElemType a = c.has_input(0) ? c.input_type(0) : ElemType::Undefined;
+  const ElemType b = c.has_input(1) ? c.input_type(1) : ElemType::Undefined;
+  if (a == ElemType::Undefined) return b;
+  if (b == ElemType::Undefined) {
+    const double other = c.f("other");
+    return !is_float(a) && other != std::floor(other) ? ElemType::Float : a;
+  }
+  if (is_float(a) != is_float(b)) return is_float(a) ? a : b;
+  return elem_size(a) >= elem_size(b) ? a : b;
+}
+
+template <const char* OnnxOp>
+void binary(NodeLowering& c) {
+  const ElemType t = c.output_type();
+  c.result(c.g.op.call(OnnxOp, {c.operand(0, "self", t), c.operand(1, "other", t)}));
+}
+
+template <const char* OnnxOp, bool Negate = false>
+void comparison(NodeLowering& c) {
+  const ElemType t = comparison_type(c);
+  std::string out = c.g.op.call(OnnxOp, {c.operand(0, "self", t), c.operand(1, "other", t)});
+  c.result(Negate ? std::string(c.g.op.Not(out)) : out);
+}
+
+template <const char* OnnxOp>
+void unary(NodeLowering& c) {
+  c.result(c.g.op.call(OnnxOp, {c.cast(c.input(0), c.output_type())}));
+}
+
+// x or alpha * x: add and sub scale their second operand.
+inline std::string scaled_other(NodeLowering& c, ElemType t) {
+  std::string other = c.operand(1, "other", t);
+  const double alpha = c.f("alpha", 1.0);
+  return alpha == 1.0 ? other : std::string(c.g.op.Mul(other, c.constant(alpha, t)));
+}
+
+inline constexpr char kAdd[] = "Add", kSub[] = "Sub", kMul[] = "Mul", kMax[] = "Max", kMin[] = "Min", kPow[] = "Pow",
+                      kAnd[] = "And", kOr[] = "Or", kXor[] = "Xor", kEqual[] = "Equal", kLess[] = "Less",
+                      kLessOrEqual[] = "LessOrEqual", kGreater[] = "Greater", kGreaterOrEqual[] = "GreaterOrEqual",
+                      kNeg[] = "Neg", kAbs[] = "Abs", kExp[] = "Exp", kLog[] = "Log", kSqrt[] = "Sqrt", kSin[] = "Sin",
+                      kCos[] = "Cos", kTanh[] = "Tanh", kSigmoid[] = "Sigmoid", kRelu[] = "Relu", kErf[] = "Erf",
+                      kFloor[] = "Floor", kCeil[] = "Ceil", kReciprocal[] = "Reciprocal", kNot[] = "Not",
+                      kSign[] = "Sign", kRound[] = "Round", kIdentity[] = "Identity", kSoftsign[] = "Softsign",
+                      kTan[] = "Tan", kAtan[] = "Atan";
+
+inline void add(NodeLowering& c) {
+  const ElemType t = c.output_type();
+  c.result(c.g.op.Add(c.operand(0, "self", t), scaled_other(c, t)));
+}
+inline void sub(NodeLowering& c) {
+  const ElemType t = c.output_type();
+  c.result(c.g.op.Sub(c.operand(0, "self", t), scaled_other(c, t)));
+}
+// rsub(self, other, alpha) = other - alpha * self.
+inline void rsub(NodeLowering& c) {
+  const ElemType t = c.output_type();
+  std::string self = c.operand(0, "self", t);
+  const double alpha = c.f("alpha", 1.0);
+  if (alpha != 1.0) self = c.g.op.Mul(self, c.constant(alpha, t));
+  c.result(c.g.op.Sub(c.operand(1, "other", t), self));
+}
+inline void div(NodeLowering& c) {
+  const ElemType t = c.output_type();
+  const std::string mode = c.s("rounding_mode", "");
+  std::string q = c.g.op.Div(c.operand(0, "self", t), c.operand(1, "other", t));
+  if (mode == "floor" && is_float(t)) q = c.g.op.Floor(q);
+  else if (mode == "trunc" && is_float(t)) q = c.g.op.Mul(c.g.op.Sign(q), c.g.op.Floor(c.g.op.Abs(q)));
+  else if (mode == "floor" && !is_float(t)) c.fail("floor division of integers is not supported yet");
+  c.result(q);
+}
+// pow(Tensor, Scalar) keeps an integer exponent in the base's dtype.
+inline void pow(NodeLowering& c) {
+  const ElemType t = c.output_type();
+  const std::string base = c.has_input(0) ? c.cast(c.input(0), t) : c.constant(c.f("self"), t);
+  c.result(c.g.op.Pow(base, c.operand(1, "exponent", t)));
+}
+inline void rsqrt(NodeLowering& c) { c.result(c.g.op.Reciprocal(c.g.op.Sqrt(c.cast(c.input(0), c.output_type())))); }
+
+inline void where(NodeLowering& c) {
+  const ElemType t = c.output_type();
+  c.result(c.g.op.Where(c.cast(c.input(0), ElemType::Bool), c.operand(1, "self", t), c.operand(2, "other", t)));
+}
+// masked_fill(self, mask, value): value where mask is true.
+inline void masked_fill(NodeLowering& c) {
+  const ElemType t = c.output_type();
+  c.result(c.g.op.Where(c.cast(c.input(1), ElemType::Bool), c.operand(2, "value", t), c.cast(c.input(0), t)));
+}
+inline void clamp(NodeLowering& c) {
+  const ElemType t = c.output_type();
+  auto bound = [&](std::size_t k, std::string_view name) {
+    return c.has_input(k) || c.has_attribute(name) ? Arg(c.operand(k, name, t)) : Arg();
+  };
+  Arg lo, hi;
+  if (c.op() == "clamp_max") {
+    hi = bound(1, "max");
+  } else {
+    lo = bound(1, "min");
+    if (c.op() == "clamp") hi = bound(2, "max");
+  }
+  c.result(c.g.op.Clip(c.cast(c.input(0), t), lo, hi));
+}
+inline void hardtanh(NodeLowering& c) {
+  const ElemType t = c.output_type();
+  c.result(c.g.op.Clip(c.cast(c.input(0), t), c.constant(c.f("min_val", -1.0), t), c.constant(c.f("max_val", 1.0), t)));
+}
+
+// Activations. GELU is written out (ONNX's Gelu needs opset 20); the optimizer's rules fuse it back.
+inline void gelu(NodeLowering& c) {
+  const ElemType t = c.output_type();
+  const std::string x = c.cast(c.input(0), t);
+  std::string inner;
+  if (c.s("approximate", "none") == "tanh") {
+    const std::string cube = c.g.op.Mul(c.g.op.Pow(x, c.constant(3.0, t)), c.constant(0.044715, t));
+    inner = c.g.op.Tanh(c.g.op.Mul(c.g.op.Add(x, cube), c.constant(std::sqrt(2.0 / std::numbers::pi), t)));
+  } else {
+    inner = c.g.op.Erf(c.g.op.Div(x, c.constant(std::numbers::sqrt2, t)));
+  }
+  c.result(c.g.op.Mul(c.g.op.Mul(x, c.constant(0.5, t)), c.g.op.Add(inner, c.constant(1.0, t))));
+}
+inline void silu(NodeLowering& c) {
+  const std::string x = c.cast(c.input(0), c.output_type());
+  c.result(c.g.op.Mul(x, c.g.op.Sigmoid(x)));
+}
+inline void leaky_relu(NodeLowering& c) {
+  c.result(c.g.op.LeakyRelu(c.input(0), {{"alpha", c.f("negative_slope", 0.01)}}));
+}
+// elu(self, alpha, scale, input_scale): selu is elu with SELU's alpha and scale.
+inline void elu(NodeLowering& c) {
+  if (c.f("input_scale", 1.0) != 1.0) c.fail("elu with an input_scale is not supported yet");
+  const double scale = c.f("scale", 1.0);
+  if (scale == 1.0) return c.result(c.g.op.Elu(c.input(0), {{"alpha", c.f("alpha", 1.0)}}));
+  c.result(c.g.op.Selu(c.input(0), {{"alpha", c.f("alpha", 1.0)}, {"gamma", scale}}));
+}
+// log_sigmoid_forward(self) -> (log(sigmoid(x)), buffer) = -softplus(-x); the buffer is for backward.
+inline void log_sigmoid(NodeLowering& c) {
+  if (c.output_read(1)) c.fail("output 1 (the backward buffer) is read: not supported");
+  c.result(0, c.g.op.Neg(c.g.op.Softplus(c.g.op.Neg(c.input(0)))));
+}
+inline void prelu(NodeLowering& c) {
+  // The slope is per channel (dimension 1): PRelu broadcasts it from the last dimension.
+  std::string slope = c.input(1);
+  const std::size_t rank = c.input_rank(0);
+  if (c.input_rank(1) == 1 && rank > 2) {
+    std::vector<int64_t> dims(rank - 1, 1);
+    dims[0] = -1;
+    slope = c.g.op.Reshape(slope, dims);
+  }
+  c.result(c.g.op.PRelu(c.input(0), slope));
+}
+// glu(self, dim): first half times the sigmoid of the second.
+inline void glu(NodeLowering& c) {
+  const int64_t dim = c.axis("dim", c.input_rank(0));
+  const int64_t half = c.static_input_shape(0).at(static_cast<std::size_t>(dim)) / 2;
+  Outputs halves = c.g.op.Split(c.input(0), std::vector<int64_t>{half, half}, {{"axis", dim}}, {.output_count = 2});
+  c.result(c.g.op.Mul(halves[0], c.g.op.Sigmoid(halves[1])));
+}
+// addcmul(self, tensor1, tensor2, value) = self + value * tensor1 * tensor2.
+inline void addcmul(NodeLowering& c) {
+  const ElemType t = c.output_type();
+  std::string product = c.g.op.Mul(c.cast(c.input(1), t), c.cast(c.input(2), t));
+  if (const double value = c.f("value", 1.0); value != 1.0) product = c.g.op.Mul(product, c.constant(value, t));
+  c.result(c.g.op.Add(c.cast(c.input(0), t), product));
+}
+inline void softplus(NodeLowering& c) {
+  if (c.f("beta", 1.0) != 1.0) c.fail("softplus with beta != 1 is not supported yet");
+  c.result(c.g.op.Softplus(c.input(0)));
+}
+inline void hardsigmoid(NodeLowering& c) {
+  c.result(c.g.op.HardSigmoid(c.input(0), {{"alpha", 1.0 / 6.0}, {"beta", 0.5}}));
+}
+inline void hardswish(NodeLowering& c) { c.result(c.g.op.HardSwish(c.input(0))); }
+inline void mish(NodeLowering& c) {
+  const std::string x = c.input(0);
+  c.result(c.g.op.Mul(x, c.g.op.Tanh(c.g.op.Softplus(x))));
+}
+
+}  // namespace detail
+
+inline void add_elementwise_converters(ConverterTable& table) {
+  using namespace detail;
+  table.add("add", add);
+  table.add("sub", sub);
+  table.add("rsub", rsub);
+  table.add("mul", binary<kMul>);
+  table.add("div", div);
+  table.add("pow", pow);
+  table.add("maximum", binary<kMax>);
+  table.add("minimum", binary<kMin>);
+  table.add("logical_and", binary<kAnd>);
+  table.add("bitwise_and", binary<kAnd>);
+  table.add("logical_or", binary<kOr>);
+  table.add("bitwise_or", binary<kOr>);
+  table.add("logical_xor", binary<kXor>);
+  table.add("eq", comparison<kEqual>);
+  table.add("ne", comparison<kEqual, true>);
+  table.add("lt", comparison<kLess>);
+  table.add("le", comparison<kLessOrEqual>);
+  table.add("gt", comparison<kGreater>);
+  table.add("ge", comparison<kGreaterOrEqual>);
+  table.add("neg", unary<kNeg>);
+  table.add("abs", unary<kAbs>);
+  table.add("exp", unary<kExp>);
+  table.add("log", unary<kLog>);
+  table.add("sqrt", unary<kSqrt>);
+  table.add("rsqrt", rsqrt);
+  table.add("sin", unary<kSin>);
+  table.add("cos", unary<kCos>);
+  table.add("tan", unary<kTan>);
+  table.add("atan", unary<kAtan>);
+  table.add("tanh", unary<kTanh>);
+  table.add("sigmoid", unary<kSigmoid>);
+  table.add("relu", unary<kRelu>);
+  table.add("erf", unary<kErf>);
+  table.add("floor", unary<kFloor>);
+  table.add("ceil", unary<kCeil>);
+  table.add("round", unary<kRound>);
+  table.add("sign", unary<kSign>);
+  table.add("reciprocal", unary<kReciprocal>);
+  table.add("logical_not", unary<kNot>);
+  table.add("bitwise_not", unary<kNot>);
+  table.add("softsign", unary<kSoftsign>);
+  table.add("where", where);
+  table.add("masked_fill", masked_fill);
+  table.add("clamp", clamp);
+  table.add("clamp_min", clamp);
+  table.add("clamp_max", clamp);
+  table.add("hardtanh", hardtanh);
+  table.add("gelu", gelu);
+  table.add("silu", silu);
+  table.add("leaky_relu", leaky_relu);
+  table.add("elu", elu);
+  table.add("softplus", softplus);
+  table.add("hardsigmoid", hardsigmoid);
+  table.add("hardswish", hardswish);
+  table.add("mish", mish);
+  table.add("log_sigmoid_forward", log_sigmoid);
+  table.add("prelu", prelu);
+  table.add("glu", glu);
+  table.add("addcmul", addcmul);
+}
+
+}  // namespace xexp::aten
+// ======== xexp/aten/nn.hpp
+// Matrix products, convolutions, normalizations, pooling, softmax, embeddings and reductions.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+
+namespace xexp::aten {
+
+namespace detail {
+
+inline void matmul(NodeLowering& c) { c.result(c.g.op.MatMul(c.input(0), c.input(1))); }
+
+// addmm(self, mat1, mat2, beta, alpha) = beta * self + alpha * mat1 @ mat2: Gemm's own definition.
+inline void addmm(NodeLowering& c) {
+  c.result(c.g.op.Gemm(c.input(1), c.input(2), c.input(0), {{"alpha", c.f("alpha", 1.0)}, {"beta", c.f("beta", 1.0)}}));
+}
+inline void baddbmm(NodeLowering& c) {
+  const ElemType t = c.output_type();
+  std::string product = c.g.op.MatMul(c.input(1), c.input(2));
+  if (const double alpha = c.f("alpha", 1.0); alpha != 1.0) product = c.g.op.Mul(product, c.constant(alpha, t));
+  std::string self = c.input(0);
+  if (const double beta = c.f("beta", 1.0); beta != 1.0) self = c.g.op.Mul(self, c.constant(beta, t));
+  c.result(c.g.op.Add(self, product));
+}
+// linear(input, weight, bias): torch.export's form of nn.Linear.
+inline void linear(NodeLowering& c) {
+  std::string y = c.g.op.MatMul(c.input(0), c.g.op.Transpose(c.input(1), {{"perm", {1, 0}}}));
+  c.result(c.has_input(2) ? std::string(c.g.op.Add(y, c.input(2))) : y);
+}
+
+// A list argument torch lets the user give as one number for every spatial dimension.
+inline std::vector<int64_t> per_dim(const NodeLowering& c, std::string_view name, std::size_t spatial, std::vector<int64_t> otherwise) {
+  std::vector<int64_t> v = c.ints(name, otherwise);
+  if (v.empty()) v = otherwise;
+  if (v.size() == 1) v.assign(spatial, v[0]);
+  if (v.size() != spatial) c.fail("'" + std::string(name) + "' has " + std::to_string(v.size()) + " values for " + std::to_string(spatial) + " dimensions");
+  return v;
+}
+inline std::vector<int64_t> both_sides(const std::vector<int64_t>& pads) {
+  std::vector<int64_t> out = pads;
+  out.insert(out.end(), pads.begin(), pads.end());
+  return out;
+}
+
+inline void convolution(NodeLowering& c) {
+  const std::size_t spatial = c.input_rank(0) - 2;
+  const std::vector<int64_t> ones(spatial, 1), zeros(spatial, 0);
+  Attrs attrs = {{"strides", per_dim(c, "stride", spatial, ones)},
+                 {"pads", both_sides(per_dim(c, "padding", spatial, zeros))},
+                 {"dilations", per_dim(c, "dilation", spatial, ones)},
+                 {"group", c.i("groups", 1)}};
+  std::vector<Arg> inputs = {c.input(0), c.input(1)};
+  if (c.has_input(2)) inputs.emplace_back(c.input(2));
+  if (c.i("transposed", 0)) {
+    attrs.push_back({"output_padding", per_dim(c, "output_padding", spatial, zeros)});
+    return c.result(c.g.op.call("ConvTranspose", inputs, attrs));
+  }
+  c.result(c.g.op.call("Conv", inputs, attrs));
+}
+
+// Statistics a normalization also returns for the backward pass: nothing an inference graph reads.
+inline void refuse_read_outputs(NodeLowering& c, std::size_t from, const char* what) {
+  for (std::size_t k = from; k < c.output_count(); ++k)
+    if (c.output_read(k)) c.fail(std::string("output ") + std::to_string(k) + " (" + what + ") is read: not supported");
+}
+inline std::string tensor_or_filled(NodeLowering& c, std::size_t k, std::vector<int64_t> dims, double value) {
+  return c.has_input(k) ? c.input(k) : c.g.make_initializer("", filled(c.input_type(0), std::move(dims), value));
+}
+
+// native_layer_norm(input, normalized_shape, weight, bias, eps) and layer_norm.
+inline void layer_norm(NodeLowering& c) {
+  refuse_read_outputs(c, 1, "mean and reciprocal standard deviation");
+  const std::vector<int64_t> normalized = c.ints("normalized_shape");
+  Attrs attrs = {{"axis", -static_cast<int64_t>(normalized.size())}, {"epsilon", c.f("eps", 1e-5)}};
+  std::vector<Arg> inputs = {c.input(0), tensor_or_filled(c, 1, normalized, 1.0)};
+  if (c.has_input(2)) inputs.emplace_back(c.input(2));
+  c.result(c.g.op.LayerNormalization(inputs, attrs));
+}
+
+// native_batch_norm and _native_batch_norm_legit_no_training in inference: the running statistics.
+inline void batch_norm(NodeLowering& c) {
+  if (c.i("training", 0)) c.fail("batch normalization in training mode: call model.eval() before exporting");
+  refuse_read_outputs(c, 1, "batch statistics");
+  if (!c.has_input(3) || !c.has_input(4)) c.fail("batch normalization without running statistics");
+  const std::vector<int64_t> channels = {c.static_input_shape(0).at(1)};
+  c.result(c.g.op.BatchNormalization(c.input(0), tensor_or_filled(c, 1, channels, 1.0), tensor_or_filled(c, 2, channels, 0.0),
+                                     c.input(3), c.input(4), {{"epsilon", c.f("eps", 1e-5)}}));
+}
+
+// native_group_norm(input, weight, bias, N, C, HxW, group, eps): each group of channels normalized as
+// one instance (InstanceNormalization over (N, group, -1)), then the per-channel affine.
+inline void group_norm(NodeLowering& c) {
+  refuse_read_outputs(c, 1, "mean and reciprocal standard deviation");
+  const std::vector<int64_t> dims = c.static_input_shape(0);
+  const int64_t groups = c.i("group");
+  const ElemType t = c.input_type(0);
+  const std::string grouped = c.g.op.Reshape(c.input(0), std::vector<int64_t>{dims[0], groups, -1});
+  const std::string ones = c.g.make_initializer("", filled(t, {groups}, 1.0)), zeros = c.g.make_initializer("", filled(t, {groups}, 0.0));
+  std::string y = c.g.op.InstanceNormalization(grouped, ones, zeros, {{"epsilon", c.f("eps", 1e-5)}});
+  y = c.g.op.Reshape(y, dims);
+  std::vector<int64_t> per_channel(dims.size() - 1, 1);
+  per_channel[0] = dims[1];
+  if (c.has_input(1)) y = c.g.op.Mul(y, c.g.op.Reshape(c.input(1), per_channel));
+  if (c.has_input(2)) y = c.g.op.Add(y, c.g.op.Reshape(c.input(2), per_channel));
+  c.result(y);
+}
+
+inline Attrs pool_attributes(NodeLowering& c, std::size_t spatial) {
+  const std::vector<int64_t> kernel = per_dim(c, "kernel_size", spatial, {});
+  return {{"kernel_shape", kernel},
+          {"strides", per_dim(c, "stride", spatial, kernel)},
+          {"pads", both_sides(per_dim(c, "padding", spatial, std::vector<int64_t>(spatial, 0)))},
+          {"ceil_mode", c.i("ceil_mode", 0)}};
+}
+inline void max_pool(NodeLowering& c) {
+  refuse_read_outputs(c, 1, "indices");
+  const std::size_t spatial = c.input_rank(0) - 2;
+  Attrs attrs = pool_attributes(c, spatial);
+  attrs.push_back({"dilations", per_dim(c, "dilation", spatial, std::vector<int64_t>(spatial, 1))});
+  c.result(c.g.op.call("MaxPool", {c.input(0)}, attrs)[0]);
+}
+inline void avg_pool(NodeLowering& c) {
+  if (c.has_attribute("divisor_override")) c.fail("divisor_override is not supported");
+  Attrs attrs = pool_attributes(c, c.input_rank(0) - 2);
+  attrs.push_back({"count_include_pad", c.i("count_include_pad", 1)});
+  c.result(c.g.op.call("AveragePool", {c.input(0)}, attrs));
+}
+// adaptive average pooling to sizes that divide the input's: a plain average pooling.
+inline void adaptive_avg_pool(NodeLowering& c) {
+  const std::vector<int64_t> in = c.static_input_shape(0), out = c.static_output_shape();
+  std::vector<int64_t> kernel;
+  bool global = true;
+  for (std::size_t k = 2; k < in.size(); ++k) {
+    if (in[k] % out[k] != 0) c.fail("output size " + std::to_string(out[k]) + " does not divide input size " + std::to_string(in[k]));
+    kernel.push_back(in[k] / out[k]);
+    global = global && out[k] == 1;
+  }
+  if (global) return c.result(c.g.op.call("GlobalAveragePool", {c.input(0)}));
+  c.result(c.g.op.call("AveragePool", {c.input(0)}, {{"kernel_shape", kernel}, {"strides", kernel}}));
+}
+
+template <const char* OnnxOp>
+void softmax(NodeLowering& c) {
+  const std::string x = c.cast(c.input(0), c.output_type());
+  c.result(c.g.op.call(OnnxOp, {x}, {{"axis", c.axis("dim", c.input_rank(0))}}));
+}
+inline constexpr char kSoftmax[] = "Softmax", kLogSoftmax[] = "LogSoftmax", kReduceMean[] = "ReduceMean",
+                      kReduceSum[] = "ReduceSum", kReduceMax[] = "ReduceMax", kReduceMin[] = "ReduceMin",
+                      kArgMax[] = "ArgMax", kArgMin[] = "ArgMin";
+
+inline void embedding(NodeLowering& c) { c.result(c.g.op.Gather(c.input(0), c.input(1), {{"axis", int64_t{0}}})); }
+
+// mean, sum, amax, amin over `dim` (every dimension when absent or empty).
+template <const char* OnnxOp>
+void reduce(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  std::vector<int64_t> axes = c.ints("dim", std::vector<int64_t>{});
+  for (int64_t& a : axes) a = normalize_axis(a, rank, "dim");
+  const std::string x = c.cast(c.input(0), c.output_type());
+  Attrs attrs = {{"keepdims", c.i("keepdim", 0)}};
+  if (axes.empty()) return c.result(c.g.op.call(OnnxOp, {x}, attrs));
+  c.result(c.g.op.call(OnnxOp, {x, axes}, attrs));
+}
+// max and min: of two tensors (max.other), along `dim` with the indices (max.dim), or of everything.
+template <const char* ReduceOp, const char* ArgOp, const char* BinaryOp>
+void extremum(NodeLowering& c) {
+  if (c.has_input(1)) return c.result(c.g.op.call(BinaryOp, {c.input(0), c.input(1)}));
+  if (!c.has_attribute("dim")) return c.result(c.g.op.call(ReduceOp, {c.input(0)}, {{"keepdims", int64_t{0}}}));
+  const int64_t dim = c.axis("dim", c.input_rank(0)), keepdim = c.i("keepdim", 0);
+  c.result(0, c.g.op.call(ReduceOp, {c.input(0), std::vector<int64_t>{dim}}, {{"keepdims", keepdim}}));
+  if (c.output_read(1)) c.result(1, c.g.op.call(ArgOp, {c.input(0)}, {{"axis", dim}, {"keepdims", keepdim}}));
+}
+// var(self, dim, correction or unbiased, keepdim): the mean of the squared deviations, divided by
+// n - correction (1 unless told otherwise, as torch's default).
+inline void var(NodeLowering& c) {
+  const std::vector<int64_t> dims = c.static_input_shape(0);
+  std::vector<int64_t> axes = c.ints("dim", std::vector<int64_t>{});
+  if (axes.empty())
+    for (std::size_t k = 0; k < dims.size(); ++k) axes.push_back(static_cast<int64_t>(k));
+  int64_t n = 1;
+  for (int64_t& a : axes) {
+    a = normalize_axis(a, dims.size(), "dim");
+    n *= dims[static_cast<std::size_t>(a)];
+  }
+  const double correction = c.has_attribute("correction") ? c.f("correction") : static_cast<double>(c.i("unbiased", 1));
+  const ElemType t = c.output_type();
+  const std::string x = c.cast(c.input(0), t);
+  const std::string deviation = c.g.op.Sub(x, c.g.op.ReduceMean(x, axes, {{"keepdims", int64_t{1}}}));
+  const std::string squares = c.g.op.ReduceSum(c.g.op.Mul(deviation, deviation), axes, {{"keepdims", c.i("keepdim", 0)}});
+  c.result(c.g.op.Div(squares, c.constant(static_cast<double>(n) - correction, t)));
+}
+// upsample_nearest2d(self, output_size, scales): Resize to the traced size, torch's nearest rule
+// (floor of the asymmetric source coordinate).
+inline void upsample_nearest(NodeLowering& c) {
+  const std::vector<int64_t> sizes = c.static_output_shape();
+  c.result(c.g.op.call("Resize", {c.input(0), Arg(), Arg(), sizes},
+                       {{"mode", "nearest"}, {"coordinate_transformation_mode", "asymmetric"}, {"nearest_mode", "floor"}}));
+}
+
+template <const char* OnnxOp>
+void arg_reduce(NodeLowering& c) {
+  std::string x = c.input(0);
+  int64_t axis = 0;
+  if (c.has_attribute("dim")) axis = c.axis("dim", c.input_rank(0));
+  else x = c.g.op.Reshape(x, std::vector<int64_t>{-1});
+  std::string out = c.g.op.call(OnnxOp, {x}, {{"axis", axis}, {"keepdims", c.i("keepdim", 0)}});
+  if (!c.has_attribute("dim") && c.i("keepdim", 0)) out = c.g.op.Reshape(out, c.static_output_shape());
+  c.result(out);
+}
+inline void cumsum(NodeLowering& c) {
+  const std::string axis = c.g.make_initializer("", Tensor::scalar<int64_t>(c.axis("dim", c.input_rank(0))));
+  c.result(c.g.op.CumSum(c.cast(c.input(0), c.output_type()), axis));
+}
+inline void trilu(NodeLowering& c) {
+  const std::string k = c.g.make_initializer("", Tensor::scalar<int64_t>(c.i("diagonal", 0)));
+  c.result(c.g.op.Trilu(c.input(0), k, {{"upper", int64_t{c.op() == "triu"}}}));
+}
+// topk(self, k, dim, largest, sorted) and sort(self, dim, descending): TopK over the whole dimension.
+inline void topk(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  const int64_t axis = normalize_axis(c.i("dim", -1), rank, "dim");
+  const bool sort = c.op() == "sort";
+  const int64_t k = sort ? c.static_input_shape(0).at(static_cast<std::size_t>(axis)) : c.i("k");
+  const int64_t largest = sort ? c.i("descending", 0) : c.i("largest", 1);
+  Outputs out = c.g.op.call("TopK", {c.input(0), std::vector<int64_t>{k}}, {{"axis", axis}, {"largest", largest}, {"sorted", int64_t{1}}},
+                            {.output_count = 2});
+  c.result(0, out[0]);
+  c.result(1, out[1]);
+}
+
+}  // namespace detail
+
+inline void add_nn_converters(ConverterTable& table) {
+  using namespace detail;
+  for (const char* op : {"mm", "bmm", "matmul"}) table.add(op, matmul);
+  table.add("addmm", addmm);
+  table.add("baddbmm", baddbmm);
+  table.add("linear", linear);
+  table.add("convolution", convolution);
+  table.add("native_layer_norm", layer_norm);
+  table.add("layer_norm", layer_norm);
+  table.add("native_batch_norm", batch_norm);
+  table.add("_native_batch_norm_legit_no_training", batch_norm);
+  table.add("native_group_norm", group_norm);
+  for (const char* op : {"max_pool1d", "max_pool2d", "max_pool3d", "max_pool2d_with_indices", "max_pool3d_with_indices"})
+    table.add(op, max_pool);
+  for (const char* op : {"avg_pool1d", "avg_pool2d", "avg_pool3d"}) table.add(op, avg_pool);
+  for (const char* op : {"_adaptive_avg_pool2d", "adaptive_avg_pool2d", "adaptive_avg_pool1d"}) table.add(op, adaptive_avg_pool);
+  table.add("_softmax", softmax<kSoftmax>);
+  table.add("softmax", softmax<kSoftmax>);
+  table.add("_log_softmax", softmax<kLogSoftmax>);
+  table.add("log_softmax", softmax<kLogSoftmax>);
+  table.add("embedding", embedding);
+  table.add("mean", reduce<kReduceMean>);
+  table.add("sum", reduce<kReduceSum>);
+  table.add("amax", reduce<kReduceMax>);
+  table.add("amin", reduce<kReduceMin>);
+  table.add("max", extremum<kReduceMax, kArgMax, kMax>);
+  table.add("min", extremum<kReduceMin, kArgMin, kMin>);
+  table.add("var", var);
+  table.add("upsample_nearest2d", upsample_nearest);
+  table.add("upsample_nearest1d", upsample_nearest);
+  table.add("argmax", arg_reduce<kArgMax>);
+  table.add("argmin", arg_reduce<kArgMin>);
+  table.add("cumsum", cumsum);
+  table.add("triu", trilu);
+  table.add("tril", trilu);
+  table.add("topk", topk);
+  table.add("sort", topk);
+}
+
+}  // namespace xexp::aten
+// ======== xexp/aten/shape_ops.hpp
+// The view family and the ops that pick, join or split tensors. Views become copies (ONNX has no
+// aliasing); ops that only change the storage (clone, contiguous, detach) give back their input.
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+
+namespace xexp::aten {
+
+namespace detail {
+
+inline void same_values(NodeLowering& c) { c.result(c.input(0)); }
+inline void to_dtype(NodeLowering& c) { c.result(c.cast(c.input(0), c.output_type())); }
+
+// view, reshape, _unsafe_view, _reshape_alias: the `size` argument (-1 allowed, as Reshape reads it).
+inline void reshape(NodeLowering& c) {
+  std::vector<int64_t> size = c.ints("size", c.static_output_shape());
+  if (size == c.static_input_shape(0)) return c.result(c.input(0));
+  c.result(c.g.op.Reshape(c.input(0), size));
+}
+inline void flatten(NodeLowering& c) { c.result(c.g.op.Reshape(c.input(0), c.static_output_shape())); }
+
+// expand: -1 keeps the dimension, which Expand's broadcasting does with 1.
+inline void expand(NodeLowering& c) {
+  std::vector<int64_t> size = c.ints("size");
+  for (int64_t& d : size)
+    if (d == -1) d = 1;
+  if (c.static_output_shape() == c.static_input_shape(0)) return c.result(c.input(0));
+  c.result(c.g.op.Expand(c.input(0), size));
+}
+
+inline void transpose_with(NodeLowering& c, std::vector<int64_t> perm) {
+  bool identity = true;
+  for (std::size_t k = 0; k < perm.size(); ++k) identity = identity && perm[k] == static_cast<int64_t>(k);
+  c.result(identity ? c.input(0) : std::string(c.g.op.Transpose(c.input(0), {{"perm", perm}})));
+}
+inline std::vector<int64_t> identity_permutation(std::size_t rank) {
+  std::vector<int64_t> perm(rank);
+  for (std::size_t k = 0; k < rank; ++k) perm[k] = static_cast<int64_t>(k);
+  return perm;
+}
+inline void permute(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  std::vector<int64_t> perm = c.ints("dims");
+  for (int64_t& p : perm) p = normalize_axis(p, rank, "dim");
+  transpose_with(c, perm);
+}
+inline void transpose(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  std::vector<int64_t> perm = identity_permutation(rank);
+  if (rank > 0) std::swap(perm[c.axis("dim0", rank)], perm[c.axis("dim1", rank)]);
+  transpose_with(c, perm);
+}
+inline void t(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  transpose_with(c, rank == 2 ? std::vector<int64_t>{1, 0} : identity_permutation(rank));
+}
+
+// slice(dim, start, end, step); the whole dimension is the input itself.
+inline void slice(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  const int64_t dim = c.axis("dim", rank);
+  const int64_t start = c.i("start", 0), step = c.i("step", 1);
+  const int64_t end = c.i("end", std::numeric_limits<int64_t>::max());
+  const Dim size = c.input_shape(0)[static_cast<std::size_t>(dim)];
+  if (start == 0 && step == 1 && size.is_static() && end >= size.value()) return c.result(c.input(0));
+  c.result(c.g.op.Slice(c.input(0), std::vector<int64_t>{start}, std::vector<int64_t>{end}, std::vector<int64_t>{dim},
+                          std::vector<int64_t>{step}));
+}
+inline void select(NodeLowering& c) {
+  const int64_t dim = c.axis("dim", c.input_rank(0));
+  c.result(c.g.op.Gather(c.input(0), c.g.make_initializer("", Tensor::scalar<int64_t>(c.i("index"))), {{"axis", dim}}));
+}
+// index.Tensor(self, indices): one index tensor (the others None) is a Gather on its dimension.
+inline void index(NodeLowering& c) {
+  std::size_t dim = 0, given = 0;
+  for (std::size_t k = 1; k < c.input_count(); ++k)
+    if (c.has_input(k)) {
+      dim = k - 1;
+      ++given;
+    }
+  if (given != 1) c.fail("only one index tensor is supported yet, got " + std::to_string(given));
+  const std::string& idx = c.input(dim + 1);
+  if (c.g.get_type(idx) == ElemType::Bool) c.fail("boolean masks as index (data-dependent shapes) are not supported");
+  c.result(c.g.op.Gather(c.input(0), c.cast(idx, ElemType::Int64), {{"axis", static_cast<int64_t>(dim)}}));
+}
+inline void gather(NodeLowering& c) {
+  c.result(c.g.op.GatherElements(c.input(0), c.input(1), {{"axis", c.axis("dim", c.input_rank(0))}}));
+}
+inline void cat(NodeLowering& c) {
+  std::vector<Arg> parts;
+  const ElemType t = c.output_type();
+  for (std::size_t k = 0; k < c.input_count(); ++k)
+    if (c.input_rank(k) != 1 || c.input_shape(k)[0] != Dim(0)) parts.push_back(c.cast(c.input(k), t));  // torch skips empty 1-D tensors
+  const int64_t dim = normalize_axis(c.i("dim", 0), c.output_shape().size(), "dim");
+  c.result(parts.size() == 1 ? parts[0].name() : std::string(c.g.op.Concat(parts, {{"axis", dim}})));
+}
+inline void stack(NodeLowering& c) {
+  const int64_t dim = normalize_axis(c.i("dim", 0), c.output_shape().size(), "dim");
+  std::vector<Arg> parts;
+  for (std::size_t k = 0; k < c.input_count(); ++k) parts.push_back(c.g.op.Unsqueeze(c.input(k), std::vector<int64_t>{dim}));
+  c.result(c.g.op.Concat(parts, {{"axis", dim}}));
+}
+// split(split_size) and split_with_sizes(split_sizes): the sizes of every piece, from the traced shapes.
+inline void split(NodeLowering& c) {
+  const int64_t dim = c.axis("dim", c.input_rank(0));
+  std::vector<int64_t> sizes;
+  for (std::size_t k = 0; k < c.output_count(); ++k) sizes.push_back(c.static_output_shape(k)[static_cast<std::size_t>(dim)]);
+  Outputs parts = c.g.op.Split(c.input(0), sizes, {{"axis", dim}}, {.output_count = static_cast<int>(sizes.size())});
+  for (std::size_t k = 0; k < sizes.size(); ++k) c.result(k, parts[k]);
+}
+// unbind(dim): every slice along `dim`, without that dimension.
+inline void unbind(NodeLowering& c) {
+  const int64_t dim = c.axis("dim", c.input_rank(0));
+  const auto n = static_cast<int>(c.output_count());
+  Outputs parts = c.g.op.Split(c.input(0), std::vector<int64_t>(c.output_count(), 1), {{"axis", dim}}, {.output_count = n});
+  for (std::size_t k = 0; k < c.output_count(); ++k)
+    if (c.output_read(k)) c.result(k, c.g.op.Squeeze(parts[k], std::vector<int64_t>{dim}));
+}
+// constant_pad_nd(self, pad, value): `pad` holds (begin, end) pairs from the last dimension backwards;
+// negative pads crop, as Pad's do.
+inline void constant_pad(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  const std::vector<int64_t> pad = c.ints("pad");
+  if (pad.size() % 2 != 0 || pad.size() / 2 > rank) c.fail("'pad' has " + std::to_string(pad.size()) + " values for rank " + std::to_string(rank));
+  std::vector<int64_t> pads(2 * rank, 0);
+  for (std::size_t k = 0; k < pad.size() / 2; ++k) {
+    pads[rank - 1 - k] = pad[2 * k];
+    pads[2 * rank - 1 - k] = pad[2 * k + 1];
+  }
+  c.result(c.g.op.Pad(c.input(0), pads, c.constant(c.f("value", 0.0), c.input_type(0))));
+}
+// repeat(self, repeats): Tile, the input first given the leading dimensions `repeats` adds.
+inline void repeat(NodeLowering& c) {
+  const std::vector<int64_t> repeats = c.ints("repeats");
+  std::vector<int64_t> dims = c.static_input_shape(0);
+  if (repeats.size() < dims.size()) c.fail("fewer repeats than dimensions");
+  std::string x = c.input(0);
+  if (repeats.size() > dims.size()) {
+    dims.insert(dims.begin(), repeats.size() - dims.size(), 1);
+    x = c.g.op.Reshape(x, dims);
+  }
+  c.result(c.g.op.Tile(x, repeats));
+}
+// flip(self, dims): a Slice walking each dimension backwards.
+inline void flip(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  std::vector<int64_t> axes = c.ints("dims");
+  for (int64_t& a : axes) a = normalize_axis(a, rank, "dim");
+  const std::vector<int64_t> starts(axes.size(), -1), steps(axes.size(), -1),
+      ends(axes.size(), std::numeric_limits<int64_t>::min());
+  c.result(c.g.op.Slice(c.input(0), starts, ends, axes, steps));
+}
+inline void unsqueeze(NodeLowering& c) {
+  c.result(c.g.op.Unsqueeze(c.input(0), std::vector<int64_t>{normalize_axis(c.i("dim"), c.input_rank(0) + 1, "dim")}));
+}
+// squeeze(dim or dims or nothing): only the dimensions of size 1 go.
+inline void squeeze(NodeLowering& c) {
+  const Shape& shape = c.input_shape(0);
+  std::vector<int64_t> dims;
+  if (c.has_attribute("dim")) dims = c.ints("dim");
+  else for (std::size_t k = 0; k < shape.size(); ++k) dims.push_back(static_cast<int64_t>(k));
+  std::vector<int64_t> axes;
+  for (int64_t d : dims) {
+    const int64_t axis = normalize_axis(d, shape.size(), "dim");
+    if (shape[static_cast<std::size_t>(axis)] == Dim(1)) axes.push_back(axis);
+  }
+  c.result(axes.empty() ? c.input(0) : std::string(c.g.op.Squeeze(c.input(0), axes)));
+}
+
+}  // namespace detail
+
+inline void add_shape_converters(ConverterTable& table) {
+  using namespace detail;
+  for (const char* op : {"clone", "detach", "alias", "lift_fresh_copy", "contiguous", "lift"}) table.add(op, same_values);
+  table.add("_to_copy", to_dtype);
+  for (const char* op : {"view", "reshape", "_unsafe_view", "_reshape_alias"}) table.add(op, reshape);
+  table.add("flatten", flatten);
+  table.add("expand", expand);
+  table.add("permute", permute);
+  table.add("transpose", transpose);
+  table.add("t", t);
+  table.add("slice", slice);
+  table.add("select", select);
+  table.add("index", index);
+  table.add("gather", gather);
+  table.add("cat", cat);
+  table.add("stack", stack);
+  table.add("split", split);
+  table.add("split_with_sizes", split);
+  table.add("unsafe_split", split);
+  table.add("unsafe_split_with_sizes", split);
+  table.add("unbind", unbind);
+  table.add("constant_pad_nd", constant_pad);
+  table.add("repeat", repeat);
+  table.add("flip", flip);
+  table.add("unsqueeze", unsqueeze);
+  table.add("squeeze", squeeze);
+}
+
+}  // namespace xexp::aten
+#endif
+
+namespace xexp::aten {
+
+XEXP_INLINE const ConverterTable& converter_table();
+
+#if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_ATEN)
+XEXP_INLINE const ConverterTable& converter_table() {
+  static const ConverterTable table = [] {
+    ConverterTable t;
+    add_elementwise_converters(t);
+    add_shape_converters(t);
+    add_nn_converters(t);
+    add_creation_converters(t);
+    return t;
+  }();
+  return table;
+}
+#endif
+
+}  // namespace xexp::aten
+// ======== xexp/aten/linear_layers.hpp
+// Linear layers make_fx decomposed. torch 1.13's make_fx (xexp.to_onnx's capture) traces through
+// aten::linear and aten::matmul, whose kernels flatten a (..., k) input to 2-D: view(x, [m, k]), then
+// mm or addmm, then view back to (..., n). torch.export and torch.onnx.export keep one product over
+// the leading axes, which the optimizer fuses further (a bias into SkipLayerNormalization, attention
+// projections into one MatMul); the views around a 2-D product hide it from those rules. This pass
+// puts the product back on the aten graph: matmul(x, w) (+ add(bias)) in place of the three calls.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+
+namespace xexp::aten {
+
+namespace detail {
+
+inline bool is_aten_view(const ir::Node& n) {
+  if (n.domain.view() != "aten") return false;
+  const std::string_view op = n.op_type.view();
+  return op == "view" || op == "_reshape_alias" || op == "_unsafe_view" || op == "reshape";
+}
+
+inline bool is_one(const ir::Attribute* a) {
+  return !a || (a->type == ir::AttrType::Int ? a->i == 1 : a->f == 1.0f);
+}
+
+inline std::optional<std::vector<int64_t>> static_dims_of(const ir::Value& v) {
+  if (!v.shape) return std::nullopt;
+  std::vector<int64_t> dims;
+  for (const Dim& d : *v.shape) {
+    if (!d.is_static()) return std::nullopt;
+    dims.push_back(d.value());
+  }
+  return dims;
+}
+
+// The value `view` reads when it only flattens the leading axes of a tensor of rank >= 3 to 2-D.
+inline std::optional<ir::ValueId> flattened_input(const ir::Graph& g, ir::ValueId flat) {
+  const ir::Value& v = g.value(flat);
+  if (v.producer == ir::kNone || v.uses.size() != 1 || !is_aten_view(g.node(v.producer))) return std::nullopt;
+  const ir::ValueId x = g.node(v.producer).inputs.at(0);
+  const auto x_dims = static_dims_of(g.value(x)), flat_dims = static_dims_of(v);
+  if (!x_dims || !flat_dims || x_dims->size() < 3 || flat_dims->size() != 2) return std::nullopt;
+  int64_t rows = 1;
+  for (std::size_t k = 0; k + 1 < x_dims->size(); ++k) rows *= (*x_dims)[k];
+  if ((*flat_dims)[0] != rows || (*flat_dims)[1] != x_dims->back()) return std::nullopt;
+  return x;
+}
+
+}  // namespace detail
+
+// Rewrites every view -> mm/addmm -> view over the leading axes of `g` (an aten-domain graph) as one
+// matmul (and an add of the bias). Returns how many products it restored.
+inline std::size_t restore_linear_layers(ir::Graph& g) {
+  std::vector<ir::NodeId> products;
+  for (ir::NodeId id : g.nodes()) {
+    const ir::Node& n = g.node(id);
+    if (n.domain.view() == "aten" && (n.op_type.view() == "mm" || n.op_type.view() == "addmm")) products.push_back(id);
+  }
+  std::size_t restored = 0;
+  for (ir::NodeId id : products) {
+    const ir::Node& product = g.node(id);
+    const bool with_bias = product.op_type.view() == "addmm";
+    if (with_bias && !(detail::is_one(product.attribute(Symbol("alpha"))) && detail::is_one(product.attribute(Symbol("beta")))))
+      continue;
+    const std::size_t slot = with_bias ? 1 : 0;
+    const std::optional<ir::ValueId> x = detail::flattened_input(g, product.inputs.at(slot));
+    const ir::Value& out = g.value(product.outputs.at(0));
+    if (!x || out.uses.size() != 1 || out.is_graph_output()) continue;
+    const ir::NodeId back_id = out.uses[0].node;
+    const ir::Node& back = g.node(back_id);
+    const auto x_dims = detail::static_dims_of(g.value(*x)), out_dims = detail::static_dims_of(out);
+    const auto back_dims = detail::static_dims_of(g.value(back.outputs.at(0)));
+    if (!detail::is_aten_view(back) || !x_dims || !out_dims || !back_dims) continue;
+    std::vector<int64_t> expected(x_dims->begin(), x_dims->end() - 1);
+    expected.push_back(out_dims->back());
+    if (*back_dims != expected) continue;
+
+    const ir::ValueId weight = product.inputs.at(slot + 1), result = back.outputs[0];
+    const ir::ValueId bias = with_bias ? product.inputs[0] : ir::kNone;
+    const ir::NodeId flatten = g.value(product.inputs[slot]).producer, before = back.next;
+    const std::string name = back.name, metadata = product.unknown;  // the module records stay
+    const ElemType type = g.value(result).elem;
+    g.remove_node(back_id);
+    g.remove_node(id);
+    g.remove_node(flatten);
+    ir::ValueId matmul_out = result;
+    if (with_bias) {
+      matmul_out = g.add_value(g.unique_value_name(name + "_matmul"));
+      g.value(matmul_out).elem = type;
+      g.value(matmul_out).shape = make_shape(expected);
+    }
+    const ir::NodeId matmul = g.add_node(Symbol("matmul"), {*x, weight}, {matmul_out}, {}, g.unique_node_name(name + "_matmul"),
+                                         Symbol("aten"), before);
+    g.node(matmul).unknown = metadata;
+    if (with_bias) {
+      const ir::NodeId add = g.add_node(Symbol("add"), {matmul_out, bias}, {result}, {}, name, Symbol("aten"), before);
+      g.node(add).unknown = metadata;
+    }
+    ++restored;
+  }
+  return restored;
+}
+
+}  // namespace xexp::aten
+// ======== xexp/aten/lower.hpp
+// xexp::aten::lower: a model in domain `aten` (one node per aten call, as python/xexp/_capture.py
+// writes it: tensor arguments as inputs, the others as attributes named after the schema's arguments,
+// every value typed by the trace, module paths in the nodes' metadata as torch's dynamo exporter writes
+// them) to a standard ONNX model, one converter per aten op (converters.hpp) over a GraphBuilder.
+// - Linear layers make_fx decomposed into 2-D products between views are put back first
+//   (linear_layers.hpp), on a copy.
+// - Only the nodes the outputs need are converted: an op without a converter fails only when it counts,
+//   and one Error lists every such op with the module that called it, before anything is built.
+// - Each converter's results are checked against the trace: a different dtype gets a Cast (torch's
+//   promotion rules stay in the trace), a different shape is an error naming the node.
+// - Every node is built inside the module scopes its metadata names (functions/torch_modules.hpp), so
+//   that modules become local functions by the builder's own mechanism (functions/module_export.hpp).
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+
+namespace xexp::aten {
+
+inline constexpr std::string_view kAtenDomain = "aten";
+
+struct LowerOptions {
+  int64_t opset = 18;
+  // Modules as local functions in domain aten_local_function: every module instance of the first
+  // `module_depth` levels (0: all levels) whose class is in `module_classes` (qualified as Python
+  // writes them, `torch.nn.modules.linear.Linear`; empty: every class).
+  bool module_functions = false;
+  std::size_t module_depth = 0;
+  std::vector<std::string> module_classes = {};
+};
+
+inline bool is_aten_model(const ir::Model& model) { return model.opset(kAtenDomain).has_value(); }
+
+namespace detail {
+
+// "module 'h.0.attn' (Gpt2Attention)" for a node traced inside a module, "" at the top level.
+inline std::string module_text(const ModuleStack& stack) {
+  if (stack.empty()) return {};
+  return " in module '" + stack.back().path + "' (" + stack.back().type + ")";
+}
+
+class Lowering {
+ public:
+  Lowering(const ir::Graph& aten, const LowerOptions& options)
+      : graph_(aten), options_(options), g_(options.opset), names_(graph_.value_capacity()) {}
+
+  ir::Model run() && {
+    mark_live_nodes();
+    check_converters();
+    for (ir::ValueId id : graph_.inputs()) {
+      const ir::Value& v = graph_.value(id);
+      if (v.is_initializer()) continue;
+      names_[id] = g_.make_tensor_input(v.name, v.elem, v.shape);
+    }
+    {
+      std::vector<ModuleGuard<GraphBuilder>> open;
+      ModuleStack open_stack;
+      for (ir::NodeId id : graph_.nodes()) {
+        if (!live_[id]) continue;
+        const ModuleStack stack = functions::torch_module_stack(graph_.node(id), options_.module_depth);
+        std::size_t common = 0;
+        while (common < open_stack.size() && common < stack.size() && open_stack[common] == stack[common]) ++common;
+        while (open.size() > common) {
+          open.pop_back();
+          open_stack.pop_back();
+        }
+        for (std::size_t d = common; d < stack.size(); ++d) {
+          open.push_back(g_.module(stack[d].path, stack[d].type));
+          open_stack.push_back(stack[d]);
+        }
+        convert(id, stack);
+      }
+      while (!open.empty()) open.pop_back();  // innermost first
+    }
+    const std::vector<ir::ValueId>& outputs = graph_.outputs();
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      const std::string name = "output_" + std::to_string(k);
+      g_.op.Identity(input_name(outputs[k]), {}, {.outputs = {name}});
+      g_.make_tensor_output(name);
+    }
+    if (!options_.module_functions) return g_.to_model();
+    functions::FunctionExportOptions export_options;
+    export_options.add.merge_any_name = true;
+    export_options.is_weight = [this](const ir::Value& v) {
+      const std::optional<ir::ValueId> id = graph_.find(v.name);
+      return id && graph_.value(*id).is_initializer();  // a parameter or buffer of the model
+    };
+    if (!options_.module_classes.empty())
+      export_options.export_module = [this](const ModuleScope& scope) {
+        return std::any_of(options_.module_classes.begin(), options_.module_classes.end(), [&](const std::string& c) {
+          return functions::detail::function_name_of_class(c) == scope.type;
+        });
+      };
+    return functions::export_modules_as_functions(g_, export_options);
+  }
+
+ private:
+  // Nodes whose results reach an output, walking back from the outputs.
+  void mark_live_nodes() {
+    live_.assign(graph_.node_capacity(), false);
+    std::vector<bool> needed(graph_.value_capacity(), false);
+    for (ir::ValueId id : graph_.outputs()) needed[id] = true;
+    std::vector<ir::NodeId> order;
+    for (ir::NodeId id : graph_.nodes()) order.push_back(id);
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const ir::Node& n = graph_.node(*it);
+      if (std::none_of(n.outputs.begin(), n.outputs.end(), [&](ir::ValueId v) { return v != ir::kNone && needed[v]; }))
+        continue;
+      live_[*it] = true;
+      for (ir::ValueId in : n.inputs)
+        if (in != ir::kNone) needed[in] = true;
+    }
+  }
+
+  void check_converters() const {
+    std::vector<std::string> missing;
+    for (ir::NodeId id : graph_.nodes()) {
+      if (!live_[id]) continue;
+      const ir::Node& n = graph_.node(id);
+      if (n.domain.view() == kAtenDomain && converter_table().find(n.op_type.view())) continue;
+      const std::string op = n.domain.view() == kAtenDomain ? "aten::" + n.op_type.str()
+                                                               : n.domain.str() + "::" + n.op_type.str();
+      missing.push_back(op + " (node '" + n.name + "'" + module_text(functions::torch_module_stack(n)) + ")");
+    }
+    if (missing.empty()) return;
+    std::string list;
+    for (const std::string& m : missing) list += "\n  " + m;
+    throw Error(std::to_string(missing.size()) + " aten call" + (missing.size() > 1 ? "s have" : " has") +
+                " no converter:" + list);
+  }
+
+  const std::string& input_name(ir::ValueId id) {
+    if (names_[id].empty()) {
+      const ir::Value& v = graph_.value(id);
+      if (!v.initializer) throw Error("no value computes it", {.node = {}, .value = v.name});
+      names_[id] = g_.make_initializer(v.name, *v.initializer);
+    }
+    return names_[id];
+  }
+
+  void convert(ir::NodeId id, const ModuleStack& stack) {
+    const ir::Node& n = graph_.node(id);
+    try {
+      NodeLowering c(g_, graph_, n, [this](ir::ValueId v) -> const std::string& { return input_name(v); });
+      converter_table().find(n.op_type.view())(c);
+      for (std::size_t k = 0; k < n.outputs.size(); ++k) {
+        if (n.outputs[k] == ir::kNone) continue;
+        const ir::Value& expected = graph_.value(n.outputs[k]);
+        std::string name = c.results()[k];
+        if (name.empty()) {
+          if (expected.is_read()) c.fail("the converter gives no result " + std::to_string(k));
+          continue;
+        }
+        if (expected.elem != ElemType::Undefined) name = c.cast(name, expected.elem);
+        if (expected.shape) g_.set_shape(name, *expected.shape);
+        names_[n.outputs[k]] = name;
+      }
+    } catch (const Error& e) {
+      // The builder's debug dump is the whole graph so far: the node, its module and the cause say more.
+      throw Error("aten::" + n.op_type.str() + module_text(stack) + ": " + e.cause(), {.node = n.name, .value = e.value()});
+    }
+  }
+
+  const ir::Graph& graph_;
+  const LowerOptions& options_;
+  GraphBuilder g_;
+  std::vector<std::string> names_;  // aten value -> builder name ("" until computed)
+  std::vector<bool> live_;
+};
+
+}  // namespace detail
+
+// The standard ONNX model computing what `aten` (an aten-domain model) computes. `aten` is not modified.
+inline ir::Model lower(const ir::Model& aten, const LowerOptions& options = {}) {
+  if (!is_aten_model(aten)) throw Error("not an aten-domain model: it imports no opset of domain 'aten'");
+  const std::unique_ptr<ir::Graph> graph = ir::clone(*aten.graph);
+  restore_linear_layers(*graph);
+  return detail::Lowering(*graph, options).run();
+}
+
+}  // namespace xexp::aten
 // ======== xexp/tools.hpp
 // The tools layer (include/xexp/tools/): see docs/ARCHITECTURE.md.
 // ======== xexp/tools/compare.hpp

@@ -6,7 +6,8 @@
 // opset would let fire, and the LLM blocks among those fusions become calls of intermediate functions
 // (--no-intermediate-functions keeps their nodes). With --modules-as-functions, the modules of a torch export
 // become local functions first and each body is optimized on its own (tools/optimize_modules.hpp). Without
-// MODEL it runs the main job on the demo LLM (main_job.hpp), with the same options.
+// MODEL it runs the main job on the demo LLM (main_job.hpp), with the same options. A model in domain aten
+// (xexp.to_onnx's capture) is lowered to ONNX first (aten/lower.hpp).
 #include <iostream>
 #include <memory>
 #include <string>
@@ -17,6 +18,7 @@
 #include "model_files.hpp"
 #include "main_job.hpp"
 #include "progress.hpp"
+#include "xexp/aten/lower.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/tools/optimize.hpp"
 #include "xexp/tools/optimize_modules.hpp"
@@ -110,8 +112,14 @@ inline void add_optimize_command(CLI::App& app) {
     check_not_overwriting(args->model, args->output);
     ir::Model model = load_model(args->model, args->load);
     check_not_overwriting(args->model, model, args->output, args->save.options());
+    // xexp.to_onnx's capture (domain aten) is lowered first; the lowering makes the module functions.
+    const bool captured = aten::is_aten_model(model);
+    if (captured)
+      model = aten::lower(model, {.opset = options.target_opset ? options.target_opset : aten::LowerOptions{}.opset,
+                                  .module_functions = args->modules_as_functions,
+                                  .module_depth = args->module_depth});
     const tools::OptimizeModelReport report =
-        args->modules_as_functions
+        args->modules_as_functions && !captured
             ? tools::optimize_modules_as_functions(model, options, {.max_depth = args->module_depth})
             : tools::optimize_model(model, options);
     progress.erase();

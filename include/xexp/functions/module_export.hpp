@@ -29,6 +29,9 @@ struct FunctionExportOptions {
   std::string domain = std::string(kLocalFunctionDomain);
   // Initializers smaller than this (bytes) become Constant nodes inside the bodies that read them.
   std::size_t external_threshold = kDefaultConstantBytes;
+  // Initializers passed as inputs whatever their size (a torch model's parameters and buffers: layers
+  // of one class differ only by them, so their bodies stay equal). Empty: by size only.
+  std::function<bool(const ir::Value&)> is_weight;
   AddFunctionOptions add = {};
   // Which modules become functions (empty: all); the nodes of the others go to the enclosing module.
   std::function<bool(const ModuleScope&)> export_module;
@@ -136,7 +139,8 @@ class ModuleExporter {
     std::sort(instance.items.begin(), instance.items.end(),
               [&](ir::NodeId a, ir::NodeId b) { return position_[a] < position_[b]; });
     const Boundary io = boundary_of(
-        *work_, instance.items, [&](ir::NodeId id) { return inside(id, k); }, options_.external_threshold);
+        *work_, instance.items, [&](ir::NodeId id) { return inside(id, k); }, options_.external_threshold,
+        options_.is_weight);
     Instance& parent = instances_[instance.parent];
     if (io.outputs.empty()) {  // nothing leaves it: its nodes stay in the parent
       for (ir::NodeId id : instance.items) {

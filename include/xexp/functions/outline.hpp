@@ -25,9 +25,11 @@ struct Boundary {
   std::vector<ir::ValueId> inputs, weights, constants, outputs;
 };
 
-// `inside(node)` tells whether a node is one of `nodes`.
+// `inside(node)` tells whether a node is one of `nodes`; an initializer `is_weight` accepts is a weight
+// whatever its size.
 inline Boundary boundary_of(const ir::Graph& g, const std::vector<ir::NodeId>& nodes,
-                            const std::function<bool(ir::NodeId)>& inside, std::size_t constant_bytes) {
+                            const std::function<bool(ir::NodeId)>& inside, std::size_t constant_bytes,
+                            const std::function<bool(const ir::Value&)>& is_weight = {}) {
   Boundary io;
   std::unordered_set<ir::ValueId> seen;
   auto read = [&](ir::ValueId v) {
@@ -36,7 +38,8 @@ inline Boundary boundary_of(const ir::Graph& g, const std::vector<ir::NodeId>& n
     if (value.producer != ir::kNone && inside(value.producer)) return;
     if (!value.initializer)
       io.inputs.push_back(v);
-    else if (Tensor::byte_count(value.initializer->type(), value.initializer->dims()) < constant_bytes)
+    else if (Tensor::byte_count(value.initializer->type(), value.initializer->dims()) < constant_bytes &&
+             !(is_weight && is_weight(value)))
       io.constants.push_back(v);
     else
       io.weights.push_back(v);

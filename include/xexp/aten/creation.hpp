@@ -1,0 +1,56 @@
+#pragma once
+// Tensors created from sizes and numbers: arange, full, zeros, ones, empty and their *_like and new_*
+// forms. With the trace's static shapes they are constants: a ConstantOfShape (the optimizer folds it
+// where that pays) or, for arange, an initializer. `empty` reads as zeros.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "xexp/aten/converter_table.hpp"
+
+namespace xexp::aten {
+
+namespace detail {
+
+inline void filled_like(NodeLowering& c, double value) {
+  const std::vector<int64_t> dims = c.static_output_shape();
+  const Tensor one = filled(c.output_type(), {1}, value);
+  c.result(c.g.op.ConstantOfShape(std::vector<int64_t>(dims), {{"value", one}}));
+}
+inline void zeros(NodeLowering& c) { filled_like(c, 0.0); }
+inline void ones(NodeLowering& c) { filled_like(c, 1.0); }
+inline void full(NodeLowering& c) { filled_like(c, c.f("fill_value")); }
+inline void scalar_tensor(NodeLowering& c) { filled_like(c, c.f("s")); }
+
+// arange(end), arange(start, end), arange(start, end, step), in the traced dtype.
+inline void arange(NodeLowering& c) {
+  const double start = c.f("start", 0.0), end = c.f("end"), step = c.f("step", 1.0);
+  if (step == 0) c.fail("step is 0");
+  const auto n = static_cast<int64_t>(std::max(0.0, std::ceil((end - start) / step)));
+  std::vector<double> values(static_cast<std::size_t>(n));
+  for (int64_t k = 0; k < n; ++k) values[static_cast<std::size_t>(k)] = start + static_cast<double>(k) * step;
+  c.result(c.g.make_initializer("", cast_tensor(Tensor::from<double>({n}, values), c.output_type())));
+}
+
+// `constant`: a tensor the forward created, as the capture writes it (attribute `value`).
+inline void constant(NodeLowering& c) {
+  const ir::Attribute* value = c.node().attribute(Symbol("value"));
+  if (!value || value->tensors.size() != 1) c.fail("attribute 'value' is missing");
+  c.result(c.g.make_initializer("", value->tensors[0]));
+}
+
+}  // namespace detail
+
+inline void add_creation_converters(ConverterTable& table) {
+  using namespace detail;
+  for (const char* op : {"zeros", "zeros_like", "new_zeros", "empty", "empty_like", "new_empty", "empty_strided"})
+    table.add(op, zeros);
+  for (const char* op : {"ones", "ones_like", "new_ones"}) table.add(op, ones);
+  for (const char* op : {"full", "full_like", "new_full"}) table.add(op, full);
+  table.add("scalar_tensor", scalar_tensor);
+  table.add("arange", arange);
+  table.add("constant", constant);
+}
+
+}  // namespace xexp::aten

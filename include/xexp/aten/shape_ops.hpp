@@ -1,0 +1,204 @@
+#pragma once
+// The view family and the ops that pick, join or split tensors. Views become copies (ONNX has no
+// aliasing); ops that only change the storage (clone, contiguous, detach) give back their input.
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "xexp/aten/converter_table.hpp"
+
+namespace xexp::aten {
+
+namespace detail {
+
+inline void same_values(NodeLowering& c) { c.result(c.input(0)); }
+inline void to_dtype(NodeLowering& c) { c.result(c.cast(c.input(0), c.output_type())); }
+
+// view, reshape, _unsafe_view, _reshape_alias: the `size` argument (-1 allowed, as Reshape reads it).
+inline void reshape(NodeLowering& c) {
+  std::vector<int64_t> size = c.ints("size", c.static_output_shape());
+  if (size == c.static_input_shape(0)) return c.result(c.input(0));
+  c.result(c.g.op.Reshape(c.input(0), size));
+}
+inline void flatten(NodeLowering& c) { c.result(c.g.op.Reshape(c.input(0), c.static_output_shape())); }
+
+// expand: -1 keeps the dimension, which Expand's broadcasting does with 1.
+inline void expand(NodeLowering& c) {
+  std::vector<int64_t> size = c.ints("size");
+  for (int64_t& d : size)
+    if (d == -1) d = 1;
+  if (c.static_output_shape() == c.static_input_shape(0)) return c.result(c.input(0));
+  c.result(c.g.op.Expand(c.input(0), size));
+}
+
+inline void transpose_with(NodeLowering& c, std::vector<int64_t> perm) {
+  bool identity = true;
+  for (std::size_t k = 0; k < perm.size(); ++k) identity = identity && perm[k] == static_cast<int64_t>(k);
+  c.result(identity ? c.input(0) : std::string(c.g.op.Transpose(c.input(0), {{"perm", perm}})));
+}
+inline std::vector<int64_t> identity_permutation(std::size_t rank) {
+  std::vector<int64_t> perm(rank);
+  for (std::size_t k = 0; k < rank; ++k) perm[k] = static_cast<int64_t>(k);
+  return perm;
+}
+inline void permute(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  std::vector<int64_t> perm = c.ints("dims");
+  for (int64_t& p : perm) p = normalize_axis(p, rank, "dim");
+  transpose_with(c, perm);
+}
+inline void transpose(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  std::vector<int64_t> perm = identity_permutation(rank);
+  if (rank > 0) std::swap(perm[c.axis("dim0", rank)], perm[c.axis("dim1", rank)]);
+  transpose_with(c, perm);
+}
+inline void t(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  transpose_with(c, rank == 2 ? std::vector<int64_t>{1, 0} : identity_permutation(rank));
+}
+
+// slice(dim, start, end, step); the whole dimension is the input itself.
+inline void slice(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  const int64_t dim = c.axis("dim", rank);
+  const int64_t start = c.i("start", 0), step = c.i("step", 1);
+  const int64_t end = c.i("end", std::numeric_limits<int64_t>::max());
+  const Dim size = c.input_shape(0)[static_cast<std::size_t>(dim)];
+  if (start == 0 && step == 1 && size.is_static() && end >= size.value()) return c.result(c.input(0));
+  c.result(c.g.op.Slice(c.input(0), std::vector<int64_t>{start}, std::vector<int64_t>{end}, std::vector<int64_t>{dim},
+                          std::vector<int64_t>{step}));
+}
+inline void select(NodeLowering& c) {
+  const int64_t dim = c.axis("dim", c.input_rank(0));
+  c.result(c.g.op.Gather(c.input(0), c.g.make_initializer("", Tensor::scalar<int64_t>(c.i("index"))), {{"axis", dim}}));
+}
+// index.Tensor(self, indices): one index tensor (the others None) is a Gather on its dimension.
+inline void index(NodeLowering& c) {
+  std::size_t dim = 0, given = 0;
+  for (std::size_t k = 1; k < c.input_count(); ++k)
+    if (c.has_input(k)) {
+      dim = k - 1;
+      ++given;
+    }
+  if (given != 1) c.fail("only one index tensor is supported yet, got " + std::to_string(given));
+  const std::string& idx = c.input(dim + 1);
+  if (c.g.get_type(idx) == ElemType::Bool) c.fail("boolean masks as index (data-dependent shapes) are not supported");
+  c.result(c.g.op.Gather(c.input(0), c.cast(idx, ElemType::Int64), {{"axis", static_cast<int64_t>(dim)}}));
+}
+inline void gather(NodeLowering& c) {
+  c.result(c.g.op.GatherElements(c.input(0), c.input(1), {{"axis", c.axis("dim", c.input_rank(0))}}));
+}
+inline void cat(NodeLowering& c) {
+  std::vector<Arg> parts;
+  const ElemType t = c.output_type();
+  for (std::size_t k = 0; k < c.input_count(); ++k)
+    if (c.input_rank(k) != 1 || c.input_shape(k)[0] != Dim(0)) parts.push_back(c.cast(c.input(k), t));  // torch skips empty 1-D tensors
+  const int64_t dim = normalize_axis(c.i("dim", 0), c.output_shape().size(), "dim");
+  c.result(parts.size() == 1 ? parts[0].name() : std::string(c.g.op.Concat(parts, {{"axis", dim}})));
+}
+inline void stack(NodeLowering& c) {
+  const int64_t dim = normalize_axis(c.i("dim", 0), c.output_shape().size(), "dim");
+  std::vector<Arg> parts;
+  for (std::size_t k = 0; k < c.input_count(); ++k) parts.push_back(c.g.op.Unsqueeze(c.input(k), std::vector<int64_t>{dim}));
+  c.result(c.g.op.Concat(parts, {{"axis", dim}}));
+}
+// split(split_size) and split_with_sizes(split_sizes): the sizes of every piece, from the traced shapes.
+inline void split(NodeLowering& c) {
+  const int64_t dim = c.axis("dim", c.input_rank(0));
+  std::vector<int64_t> sizes;
+  for (std::size_t k = 0; k < c.output_count(); ++k) sizes.push_back(c.static_output_shape(k)[static_cast<std::size_t>(dim)]);
+  Outputs parts = c.g.op.Split(c.input(0), sizes, {{"axis", dim}}, {.output_count = static_cast<int>(sizes.size())});
+  for (std::size_t k = 0; k < sizes.size(); ++k) c.result(k, parts[k]);
+}
+// unbind(dim): every slice along `dim`, without that dimension.
+inline void unbind(NodeLowering& c) {
+  const int64_t dim = c.axis("dim", c.input_rank(0));
+  const auto n = static_cast<int>(c.output_count());
+  Outputs parts = c.g.op.Split(c.input(0), std::vector<int64_t>(c.output_count(), 1), {{"axis", dim}}, {.output_count = n});
+  for (std::size_t k = 0; k < c.output_count(); ++k)
+    if (c.output_read(k)) c.result(k, c.g.op.Squeeze(parts[k], std::vector<int64_t>{dim}));
+}
+// constant_pad_nd(self, pad, value): `pad` holds (begin, end) pairs from the last dimension backwards;
+// negative pads crop, as Pad's do.
+inline void constant_pad(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  const std::vector<int64_t> pad = c.ints("pad");
+  if (pad.size() % 2 != 0 || pad.size() / 2 > rank) c.fail("'pad' has " + std::to_string(pad.size()) + " values for rank " + std::to_string(rank));
+  std::vector<int64_t> pads(2 * rank, 0);
+  for (std::size_t k = 0; k < pad.size() / 2; ++k) {
+    pads[rank - 1 - k] = pad[2 * k];
+    pads[2 * rank - 1 - k] = pad[2 * k + 1];
+  }
+  c.result(c.g.op.Pad(c.input(0), pads, c.constant(c.f("value", 0.0), c.input_type(0))));
+}
+// repeat(self, repeats): Tile, the input first given the leading dimensions `repeats` adds.
+inline void repeat(NodeLowering& c) {
+  const std::vector<int64_t> repeats = c.ints("repeats");
+  std::vector<int64_t> dims = c.static_input_shape(0);
+  if (repeats.size() < dims.size()) c.fail("fewer repeats than dimensions");
+  std::string x = c.input(0);
+  if (repeats.size() > dims.size()) {
+    dims.insert(dims.begin(), repeats.size() - dims.size(), 1);
+    x = c.g.op.Reshape(x, dims);
+  }
+  c.result(c.g.op.Tile(x, repeats));
+}
+// flip(self, dims): a Slice walking each dimension backwards.
+inline void flip(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  std::vector<int64_t> axes = c.ints("dims");
+  for (int64_t& a : axes) a = normalize_axis(a, rank, "dim");
+  const std::vector<int64_t> starts(axes.size(), -1), steps(axes.size(), -1),
+      ends(axes.size(), std::numeric_limits<int64_t>::min());
+  c.result(c.g.op.Slice(c.input(0), starts, ends, axes, steps));
+}
+inline void unsqueeze(NodeLowering& c) {
+  c.result(c.g.op.Unsqueeze(c.input(0), std::vector<int64_t>{normalize_axis(c.i("dim"), c.input_rank(0) + 1, "dim")}));
+}
+// squeeze(dim or dims or nothing): only the dimensions of size 1 go.
+inline void squeeze(NodeLowering& c) {
+  const Shape& shape = c.input_shape(0);
+  std::vector<int64_t> dims;
+  if (c.has_attribute("dim")) dims = c.ints("dim");
+  else for (std::size_t k = 0; k < shape.size(); ++k) dims.push_back(static_cast<int64_t>(k));
+  std::vector<int64_t> axes;
+  for (int64_t d : dims) {
+    const int64_t axis = normalize_axis(d, shape.size(), "dim");
+    if (shape[static_cast<std::size_t>(axis)] == Dim(1)) axes.push_back(axis);
+  }
+  c.result(axes.empty() ? c.input(0) : std::string(c.g.op.Squeeze(c.input(0), axes)));
+}
+
+}  // namespace detail
+
+inline void add_shape_converters(ConverterTable& table) {
+  using namespace detail;
+  for (const char* op : {"clone", "detach", "alias", "lift_fresh_copy", "contiguous", "lift"}) table.add(op, same_values);
+  table.add("_to_copy", to_dtype);
+  for (const char* op : {"view", "reshape", "_unsafe_view", "_reshape_alias"}) table.add(op, reshape);
+  table.add("flatten", flatten);
+  table.add("expand", expand);
+  table.add("permute", permute);
+  table.add("transpose", transpose);
+  table.add("t", t);
+  table.add("slice", slice);
+  table.add("select", select);
+  table.add("index", index);
+  table.add("gather", gather);
+  table.add("cat", cat);
+  table.add("stack", stack);
+  table.add("split", split);
+  table.add("split_with_sizes", split);
+  table.add("unsafe_split", split);
+  table.add("unsafe_split_with_sizes", split);
+  table.add("unbind", unbind);
+  table.add("constant_pad_nd", constant_pad);
+  table.add("repeat", repeat);
+  table.add("flip", flip);
+  table.add("unsqueeze", unsqueeze);
+  table.add("squeeze", squeeze);
+}
+
+}  // namespace xexp::aten

@@ -1,0 +1,245 @@
+"""xexp.to_onnx on architectures written in plain torch (torch_models.py): ONNX Runtime and xexp's
+evaluator give torch's outputs, the optimizer fuses what it knows, modules become shared local functions,
+bad input raises one xexp.Error. Skipped when torch is not installed (Debian's python3-torch)."""
+
+import collections
+import io
+import warnings
+
+import numpy
+import onnx
+import pytest
+
+import xexp
+
+torch = pytest.importorskip("torch", reason="xexp.to_onnx needs torch (Debian's python3-torch)")
+
+import torch_models  # noqa: E402  (imports torch)
+from test_xexp import run_onnxruntime  # noqa: E402
+
+TOLERANCE = 1e-4
+# The onnxruntime rules replace an exact (erf) GELU by FastGelu, its tanh approximation, off by at most
+# 4.8e-4 (patterns/ort/fast_gelu.hpp).
+FAST_GELU_TOLERANCE = 5e-4
+# Operators xexp's evaluator has no kernel for yet: ONNX Runtime alone checks those models.
+NOT_IN_THE_EVALUATOR = {"ConvTranspose", "Resize"}
+
+
+def torch_outputs(model, args):
+    with torch.no_grad():
+        out = model(*args)
+    out = out if isinstance(out, (tuple, list)) else (out,)
+    return [o.numpy() for o in out]
+
+
+def feeds_of(onx, args):
+    return {i.name: a.numpy() for i, a in zip(onx.graph.input, args)}
+
+
+def histogram(onx):
+    return collections.Counter(n.op_type for n in onx.graph.node)
+
+
+def assert_outputs_match(onx, args, expected, tmp_path):
+    """ONNX Runtime and xexp's evaluator both give torch's outputs."""
+    tolerance = FAST_GELU_TOLERANCE if "FastGelu" in histogram(onx) else TOLERANCE
+    feeds = feeds_of(onx, args)
+    names = [o.name for o in onx.graph.output]
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "model.onnx"
+    onnx.save(onx, path)
+    ort = run_onnxruntime(path, feeds, tmp_path / "ort")
+    ours = xexp.run(onx, feeds) if not NOT_IN_THE_EVALUATOR & set(histogram(onx)) else ort
+    assert len(names) == len(expected)
+    for name, value in zip(names, expected):
+        numpy.testing.assert_allclose(ort[name], value, atol=tolerance, rtol=tolerance)
+        numpy.testing.assert_allclose(ours[name], value, atol=tolerance, rtol=tolerance)
+
+
+@pytest.mark.parametrize("name", sorted(torch_models.ARCHITECTURES))
+def test_to_onnx_gives_torchs_outputs_before_and_after_optimization(name, tmp_path):
+    model, args = torch_models.ARCHITECTURES[name]()
+    expected = torch_outputs(model, args)
+    plain = xexp.to_onnx(model, args, optimize=False)
+    optimized, report = xexp.to_onnx(model, args, stats=True)
+    assert [o.name for o in optimized.graph.output] == [f"output_{k}" for k in range(len(expected))]
+    assert not any(n.domain == "aten" for n in plain.graph.node)
+    assert len(optimized.graph.node) == report["nodes_after"] < len(plain.graph.node)
+    assert_outputs_match(plain, args, expected, tmp_path / "plain")
+    assert_outputs_match(optimized, args, expected, tmp_path / "optimized")
+
+
+@pytest.mark.parametrize("name", ["demo_llm", "gpt2", "llama", "bert", "resnet", "vit"])
+def test_no_more_nodes_than_torchs_exporter_followed_by_xexp_optimize(name):
+    model, args = torch_models.ARCHITECTURES[name]()
+    exported = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, args, exported, opset_version=17)
+    theirs = xexp.optimize(exported.getvalue())
+    ours = xexp.to_onnx(model, args, target_opset=17)
+    assert len(ours.graph.node) <= len(theirs.graph.node)
+
+
+def test_each_architecture_lowers_to_the_operators_it_should():
+    ops = {name: histogram(xexp.to_onnx(*factory(), optimize=False))
+           for name, factory in torch_models.ARCHITECTURES.items()}
+    assert ops["demo_llm"]["LayerNormalization"] == 2 and ops["demo_llm"]["Gather"] == 2
+    assert ops["small_cnn"]["Conv"] == 2 and ops["small_cnn"]["BatchNormalization"] == 2
+    assert ops["small_cnn"]["MaxPool"] == 1 and ops["small_cnn"]["AveragePool"] == 1
+    assert ops["mlp"]["Gemm"] == 3 and ops["mlp"]["LogSoftmax"] == 1 and ops["mlp"]["Erf"] == 1
+    assert ops["gpt2"]["Split"] == 2 and ops["gpt2"]["Where"] == 2 and ops["gpt2"]["Tanh"] == 2
+    assert ops["llama"]["Trilu"] == 2 and ops["llama"]["Sigmoid"] == 2
+    assert ops["bert"]["Cast"] >= 1 and ops["bert"]["LayerNormalization"] == 5
+    assert ops["unet"]["ConvTranspose"] == 2 and ops["unet"]["InstanceNormalization"] == 5
+    assert ops["mobilenet"]["HardSwish"] == 4 and ops["mobilenet"]["HardSigmoid"] == 2
+    assert ops["mobilenet"]["Clip"] == 2  # ReLU6
+    # make_fx unrolls nn.LSTM into its cells (no LSTM node yet): 2 layers x 6 steps.
+    assert ops["lstm"]["Sigmoid"] == 36 and "LSTM" not in ops["lstm"]
+
+
+def test_optimize_fuses_the_exported_blocks():
+    llama = histogram(xexp.to_onnx(*torch_models.llama()))
+    assert llama["SimplifiedLayerNormalization"] + llama["SkipSimplifiedLayerNormalization"] == 5
+    cnn = histogram(xexp.to_onnx(*torch_models.small_cnn()))
+    assert "BatchNormalization" not in cnn  # folded into the convolutions
+
+
+def test_modules_as_functions_share_one_function_per_class_and_inline_back(tmp_path):
+    model, args = torch_models.demo_llm()
+    expected = torch_outputs(model, args)
+    onx = xexp.to_onnx(model, args, export_modules_as_functions=True, optimize=False)
+    names = collections.Counter(f.name for f in onx.functions)
+    # Both heads call one AttentionBlock, the four Linear layers without bias one Linear, ...
+    assert {f.domain for f in onx.functions} == {"aten_local_function"}
+    assert [n.op_type for n in onx.graph.node if n.domain == "aten_local_function"] == ["torch_models.LLM"] or \
+        {n.op_type for n in onx.graph.node if n.domain == "aten_local_function"} == {"torch_models.Embedding",
+                                                                                   "torch_models.DecoderLayer"}
+    assert names["torch_models.AttentionBlock"] == 1 and names["torch_models.DecoderLayer"] == 1
+    calls = collections.Counter(n.op_type for f in onx.functions for n in f.node if n.domain == "aten_local_function")
+    assert calls["torch_models.AttentionBlock"] == 2
+    assert_outputs_match(onx, args, expected, tmp_path / "functions")
+    assert_outputs_match(xexp.inline(onx), args, expected, tmp_path / "inlined")
+
+
+def test_modules_as_functions_by_class_and_by_depth(tmp_path):
+    model, args = torch_models.llama()
+    expected = torch_outputs(model, args)
+    by_class = xexp.to_onnx(model, args, export_modules_as_functions={torch_models.LlamaLayer})
+    assert [f.name for f in by_class.functions] == ["torch_models.LlamaLayer"]
+    assert [n.op_type for n in by_class.graph.node if n.domain == "aten_local_function"] == \
+        ["torch_models.LlamaLayer"] * 2
+    assert_outputs_match(by_class, args, expected, tmp_path / "class")
+    by_depth = xexp.to_onnx(model, args, export_modules_as_functions=1, optimize=False)
+    top = {n.op_type for n in by_depth.graph.node if n.domain == "aten_local_function"}
+    assert top == {"Embedding", "torch_models.LlamaLayer", "torch_models.RmsNorm"}
+    assert {f.name for f in by_depth.functions} == top
+
+
+def test_optimize_works_inside_the_module_functions(tmp_path):
+    model, args = torch_models.gpt2()
+    expected = torch_outputs(model, args)
+    plain = xexp.to_onnx(model, args, export_modules_as_functions=1, optimize=False)
+    optimized = xexp.to_onnx(model, args, export_modules_as_functions=1)
+    block = [f for f in optimized.functions if f.name == "torch_models.Gpt2Block"]
+    assert len(block) == 1  # both layers call it
+    assert [n.op_type for n in optimized.graph.node].count("torch_models.Gpt2Block") == 2
+    assert sum(len(f.node) for f in optimized.functions) < sum(len(f.node) for f in plain.functions)
+    assert_outputs_match(optimized, args, expected, tmp_path)
+
+
+class Unconvertible(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Hardshrink())
+
+    def forward(self, x):
+        return torch.erfinv(self.inner(x).clamp(-0.5, 0.5))
+
+
+def test_ops_without_converter_are_listed_with_their_module_and_nothing_is_written(tmp_path):
+    target = tmp_path / "never.onnx"
+    with pytest.raises(xexp.Error) as error:
+        xexp.to_onnx(Unconvertible(), (torch.randn(2, 4),), filename=target)
+    message = str(error.value)
+    assert "2 aten calls have no converter" in message
+    assert "aten::hardshrink" in message and "module 'inner.1' (Hardshrink)" in message
+    assert "aten::erfinv" in message
+    assert not target.exists()
+
+
+def test_bad_input_raises_xexp_error():
+    cnn, args = torch_models.small_cnn()
+    with pytest.raises(xexp.Error, match="training mode"):
+        xexp.to_onnx(cnn.train(), args)
+    with pytest.raises(xexp.Error, match="dynamic_shapes"):
+        xexp.to_onnx(*torch_models.mlp(), dynamic_shapes={"x": {0: "batch"}})
+
+    class DataDependent(torch.nn.Module):
+        def forward(self, x):
+            return x * 2 if x.sum() > 0 else x
+
+    with pytest.raises(xexp.Error, match="could not trace"):
+        xexp.to_onnx(DataDependent(), (torch.randn(3),))
+
+
+class Bfloat16Head(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(20, 8)
+        self.fc1 = torch.nn.Linear(8, 16)
+        self.norm = torch.nn.LayerNorm(16)
+        self.fc2 = torch.nn.Linear(16, 4)
+
+    def forward(self, ids):
+        return self.fc2(torch.nn.functional.gelu(self.norm(self.fc1(self.embed(ids))))).float()
+
+
+def test_bfloat16_weights_stay_bfloat16_and_compute_as_torch_does():
+    torch.manual_seed(0)
+    model, ids = Bfloat16Head().to(torch.bfloat16).eval(), torch.randint(0, 20, (2, 5))
+    expected = torch_outputs(model, (ids,))[0]
+    onx = xexp.to_onnx(model, (ids,), optimize=False)
+    assert {i.data_type for i in onx.graph.initializer if i.name.startswith("fc")} == {onnx.TensorProto.BFLOAT16}
+    assert histogram(onx)["Cast"] == 1  # the final .float()
+    # bfloat16 keeps 8 bits of mantissa: torch and the evaluator round at different places.
+    numpy.testing.assert_allclose(xexp.run(onx, {"ids": ids.numpy()})["output_0"], expected, atol=2e-2)
+
+
+def test_filename_gets_the_model_the_call_returns(tmp_path):
+    model, args = torch_models.mlp()
+    target = tmp_path / "mlp.onnx"
+    onx = xexp.to_onnx(model, args, filename=target)
+    assert onnx.load(target) == onx
+    assert histogram(onx) == histogram(xexp.to_onnx(model, args))
+
+
+class OpZoo(torch.nn.Module):
+    """One call of each op that has a converter but no architecture above using it."""
+
+    def __init__(self):
+        super().__init__()
+        self.prelu = torch.nn.PReLU(4)
+
+    def forward(self, x):
+        values, indices = x.max(dim=1)
+        return (torch.nn.functional.pad(x, (1, 2, 0, 1), value=0.5), x.repeat(1, 2, 1, 1).flip(-1), values, indices,
+                x.var(dim=-1, keepdim=True), torch.selu(x) + self.prelu(x), torch.nn.functional.glu(x, dim=1),
+                torch.addcmul(x, x, x, value=0.5) + torch.nn.functional.logsigmoid(x), x.amin(), torch.cumsum(x, 2),
+                x.argmax(-1), torch.topk(x, 2)[0], x.sort(-1)[0], torch.tril(x[0, 0]), torch.minimum(x, -x))
+
+
+class NearestUpsample(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.interpolate(x, scale_factor=2, mode="nearest")
+
+
+def test_each_converter_of_the_op_zoo_gives_torchs_outputs(tmp_path):
+    torch.manual_seed(0)
+    args = (torch.randn(2, 4, 3, 6),)
+    zoo, upsample = OpZoo().eval(), NearestUpsample()
+    zoo_onnx, upsample_onnx = xexp.to_onnx(zoo, args, optimize=False), xexp.to_onnx(upsample, args, optimize=False)
+    assert {"Pad", "Tile", "Selu", "PRelu", "TopK", "Trilu", "CumSum", "ReduceMax", "ArgMax"} <= set(histogram(zoo_onnx))
+    assert histogram(upsample_onnx)["Resize"] == 1
+    assert_outputs_match(zoo_onnx, args, torch_outputs(zoo, args), tmp_path / "zoo")
+    assert_outputs_match(upsample_onnx, args, torch_outputs(upsample, args), tmp_path / "upsample")

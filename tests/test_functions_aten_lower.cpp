@@ -1,0 +1,171 @@
+// aten::lower (include/xexp/aten/) on aten-domain models written here the way xexp.to_onnx's capture
+// writes them (python/xexp/_capture.py; tests/python/test_to_onnx.py exports real torch models): the
+// ONNX nodes each aten call becomes, the outputs against ONNX Runtime, dtypes settled by the trace,
+// modules as shared local functions, and bad input refused with one error naming every cause.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "support/ort.hpp"
+#include "support/compare.hpp"
+#include "support/rewrite_helpers.hpp"
+#include "support/aten_graphs.hpp"
+#include "support/temp_dir.hpp"
+#include "support/torch_records.hpp"
+#include "xexp/aten/lower.hpp"
+#include "xexp/onnx.hpp"
+#include "xexp/tools/run.hpp"
+
+using namespace xexp;
+
+namespace {
+
+using xexp::testing::AtenGraph;
+
+ir::Attribute int_attr(const char* name, int64_t v) { return ir::Attribute::make_int(Symbol(name), v); }
+ir::Attribute float_attr(const char* name, float v) { return ir::Attribute::make_float(Symbol(name), v); }
+
+// y = softmax(relu(x @ w.T + b), -1) * 2, and a call nothing reads (an op without converter).
+ir::Model small_mlp() {
+  AtenGraph a;
+  const ir::ValueId x = a.input("x", ElemType::Float, Shape{2, 4});
+  const ir::ValueId w = a.g.add_initializer("fc.weight", Tensor::from<float>({3, 4}, {0.1f, -0.2f, 0.3f, 0.4f, -0.5f, 0.6f,
+                                                                                        0.7f, -0.8f, 0.9f, 1.0f, -1.1f, 0.2f}));
+  const ir::ValueId b = a.g.add_initializer("fc.bias", Tensor::from<float>({3}, {0.5f, -0.5f, 0.25f}));
+  const ir::ValueId wt = a.call("t", {w}, "t", ElemType::Float, Shape{4, 3});
+  const ir::ValueId mm = a.call("addmm", {b, x, wt}, "addmm", ElemType::Float, Shape{2, 3},
+                                {int_attr("beta", 1), int_attr("alpha", 1)});
+  const ir::ValueId r = a.call("relu", {mm}, "relu", ElemType::Float, Shape{2, 3});
+  a.call("erfinv", {r}, "unused", ElemType::Float, Shape{2, 3});
+  const ir::ValueId s = a.call("_softmax", {r}, "softmax", ElemType::Float, Shape{2, 3},
+                               {int_attr("dim", -1), int_attr("half_to_float", 0)});
+  const ir::ValueId y = a.call("mul", {s, ir::kNone}, "mul", ElemType::Float, Shape{2, 3}, {float_attr("other", 2.0f)});
+  a.g.add_output(y);
+  return std::move(a.model);
+}
+
+}  // namespace
+
+TEST(AtenLower, EachCallBecomesItsOnnxNodesAndRunsAsOnnxRuntimeRunsIt) {
+  const ir::Model aten = small_mlp();
+  ir::Model lowered = aten::lower(aten);
+  // The dead erfinv needs no converter; the output is named as torch's exporters name it.
+  EXPECT_EQ(xexp::test::op_types(*lowered.graph),
+            (xexp::test::OpList{"Transpose", "Gemm", "Relu", "Softmax", "Mul", "Identity"}));
+  EXPECT_EQ(lowered.graph->value(lowered.graph->outputs()[0]).name, "output_0");
+  EXPECT_EQ(lowered.opsets.size(), 1u);
+  EXPECT_TRUE(aten.graph->has_value("unused"));  // the input is left alone
+
+  const Tensor x = Tensor::from<float>({2, 4}, {1, 2, 3, 4, -1, 0.5f, -2, 0});
+  xexp::testing::TempDir dir;
+  const std::string path = (dir.path() / "lowered.onnx").string();
+  save_model(lowered, path);
+  const xexp::testing::NamedTensors ort = xexp::testing::run_onnxruntime(path, {{"x", x}});
+  const std::vector<Tensor> ours = tools::run_model(lowered, {{"x", x}});
+  xexp::testing::expect_close(ours[0], ort[0].second, 1e-6, 1e-6);
+  // Each row of a softmax times two sums to two.
+  const auto values = ours[0].data<float>();
+  EXPECT_NEAR(values[0] + values[1] + values[2], 2.0, 1e-5);
+}
+
+TEST(AtenLower, TheTracedDtypeSettlesTypePromotion) {
+  // int64 ids + 0.5 is a float tensor in torch: the lowering computes in float.
+  AtenGraph a;
+  const ir::ValueId ids = a.input("ids", ElemType::Int64, Shape{3});
+  a.g.add_output(a.call("add", {ids, ir::kNone}, "add", ElemType::Float, Shape{3}, {float_attr("other", 0.5f)}));
+  const ir::Model lowered = aten::lower(a.model);
+  EXPECT_EQ(xexp::test::op_types(*lowered.graph), (xexp::test::OpList{"Cast", "Add", "Identity"}));
+  const std::vector<Tensor> out = tools::run_model(lowered, {{"ids", Tensor::from<int64_t>({3}, {1, 2, 3})}});
+  xexp::testing::expect_close(out[0], Tensor::from<float>({3}, {1.5f, 2.5f, 3.5f}));
+}
+
+TEST(AtenLower, ModulesBecomeLocalFunctionsLayersOfOneClassShareOneAndWeightsAreInputs) {
+  const ir::Model captured = xexp::testing::two_scale_layers();
+  const ir::Model flat = aten::lower(captured);
+  const ir::Model modules = aten::lower(captured, {.module_functions = true});
+  EXPECT_EQ(xexp::test::op_types(*modules.graph),
+            (xexp::test::OpList{"aten_local_function.__main__.Scale", "aten_local_function.__main__.Scale", "Identity"}));
+  ASSERT_EQ(modules.functions.size(), 1u);
+  EXPECT_EQ(xexp::test::op_types(*modules.functions[0].body), (xexp::test::OpList{"Mul", "Relu"}));
+  EXPECT_EQ(modules.functions[0].body->inputs().size(), 2u);  // the activation and the layer's weights
+  const Tensor x = Tensor::from<float>({2, 4}, {1, -2, 3, 4, -1, 0.5f, -2, 0});
+  xexp::testing::expect_close(tools::run_model(modules, {{"x", x}})[0], tools::run_model(flat, {{"x", x}})[0]);
+  // A class the selection leaves out stays inline.
+  const ir::Model none = aten::lower(captured, {.module_functions = true, .module_classes = {"__main__.Other"}});
+  EXPECT_TRUE(none.functions.empty());
+}
+
+TEST(AtenLower, EveryCallWithoutConverterIsListedWithItsModuleInOneError) {
+  AtenGraph a;
+  const ir::ValueId x = a.input("x", ElemType::Float, Shape{2});
+  const ir::ValueId e = a.call("erfinv", {x}, "erfinv", ElemType::Float, Shape{2});
+  xexp::testing::record_torch_module(a.last(), "['', 'inner', 'erfinv']",
+                                     "['__main__.Net', '__main__.Inner', 'aten.erfinv.default']");
+  const ir::ValueId r = a.call("relu", {e}, "relu", ElemType::Float, Shape{2});
+  a.g.add_output(a.call("lgamma", {r}, "lgamma", ElemType::Float, Shape{2}));
+  try {
+    aten::lower(a.model);
+    FAIL() << "lowered a model holding ops without converter";
+  } catch (const Error& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "2 aten calls have no converter:\n"
+              "  aten::erfinv (node 'erfinv' in module 'inner' (__main__.Inner))\n"
+              "  aten::lgamma (node 'lgamma')");
+  }
+}
+
+TEST(AtenLower, AConverterContradictingTheTraceIsAnErrorNamingTheNode) {
+  AtenGraph a;
+  const ir::ValueId x = a.input("x", ElemType::Float, Shape{2, 3});
+  a.g.add_output(a.call("relu", {x}, "relu", ElemType::Float, Shape{3, 2}));  // a wrong trace
+  try {
+    aten::lower(a.model);
+    FAIL() << "accepted a shape the trace contradicts";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.node(), "relu");
+    EXPECT_NE(std::string(error.what()).find("aten::relu: cannot set shape"), std::string::npos) << error.what();
+  }
+  EXPECT_THROW(aten::lower(ir::Model{}), Error);  // not an aten model
+
+  AtenGraph untyped;  // a file saved without the trace's value_info
+  const ir::ValueId y = untyped.input("y", ElemType::Float, Shape{2});
+  untyped.g.add_output(untyped.call("mul", {y, y}, "square", ElemType::Undefined, Shape{2}));
+  EXPECT_THROW(
+      {
+        try {
+          aten::lower(untyped.model);
+        } catch (const Error& e) {
+          EXPECT_EQ(std::string(e.what()), "node 'square': aten::mul: the trace gives no dtype for output 'square'");
+          throw;
+        }
+      },
+      Error);
+}
+
+TEST(AtenLower, ALinearLayerMakeFxFlattenedTo2DIsOneProductOverTheLeadingAxes) {
+  // view(x, [6, 4]) -> addmm(b, ., t(w)) -> view(., [2, 3, 5]): torch 1.13's nn.Linear on a 3-D input.
+  AtenGraph a;
+  const ir::ValueId x = a.input("x", ElemType::Float, Shape{2, 3, 4});
+  std::vector<float> w(20);
+  for (std::size_t k = 0; k < w.size(); ++k) w[k] = static_cast<float>(k % 7) * 0.25f - 0.5f;
+  const ir::ValueId weight = a.g.add_initializer("fc.weight", Tensor::from<float>({5, 4}, w));
+  const ir::ValueId bias = a.g.add_initializer("fc.bias", Tensor::from<float>({5}, {1, 2, 3, 4, 5}));
+  const ir::ValueId flat = a.call("view", {x}, "view", ElemType::Float, Shape{6, 4}, {ir::Attribute::make_ints(Symbol("size"), {6, 4})});
+  const ir::ValueId wt = a.call("t", {weight}, "t", ElemType::Float, Shape{4, 5});
+  const ir::ValueId mm = a.call("addmm", {bias, flat, wt}, "addmm", ElemType::Float, Shape{6, 5});
+  a.g.add_output(a.call("view", {mm}, "view_1", ElemType::Float, Shape{2, 3, 5}, {ir::Attribute::make_ints(Symbol("size"), {2, 3, 5})}));
+  const ir::Model lowered = aten::lower(a.model);
+  EXPECT_EQ(xexp::test::op_types(*lowered.graph), (xexp::test::OpList{"Transpose", "MatMul", "Add", "Identity"}));
+  EXPECT_EQ(xexp::test::op_types(*a.model.graph), (xexp::test::OpList{"aten.view", "aten.t", "aten.addmm", "aten.view"}));
+
+  std::vector<float> values(24);
+  for (std::size_t k = 0; k < values.size(); ++k) values[k] = static_cast<float>(k) * 0.1f - 1.0f;
+  const Tensor input = Tensor::from<float>({2, 3, 4}, values);
+  xexp::testing::TempDir dir;
+  const std::string path = (dir.path() / "linear.onnx").string();
+  save_model(lowered, path);
+  xexp::testing::expect_close(tools::run_model(lowered, {{"x", input}})[0],
+                              xexp::testing::run_onnxruntime(path, {{"x", input}})[0].second, 1e-6, 1e-6);
+}
