@@ -18,9 +18,6 @@ import torch_models  # noqa: E402  (imports torch)
 from test_xexp import run_onnxruntime  # noqa: E402
 
 TOLERANCE = 1e-4
-# The onnxruntime rules replace an exact (erf) GELU by FastGelu, its tanh approximation, off by at most
-# 4.8e-4 (patterns/ort/fast_gelu.hpp).
-FAST_GELU_TOLERANCE = 5e-4
 # Operators xexp's evaluator has no kernel for yet: ONNX Runtime alone checks those models.
 NOT_IN_THE_EVALUATOR = {"ConvTranspose", "Resize"}
 
@@ -42,7 +39,6 @@ def histogram(onx):
 
 def assert_outputs_match(onx, args, expected, tmp_path):
     """ONNX Runtime and xexp's evaluator both give torch's outputs."""
-    tolerance = FAST_GELU_TOLERANCE if "FastGelu" in histogram(onx) else TOLERANCE
     feeds = feeds_of(onx, args)
     names = [o.name for o in onx.graph.output]
     tmp_path.mkdir(parents=True, exist_ok=True)
@@ -52,8 +48,8 @@ def assert_outputs_match(onx, args, expected, tmp_path):
     ours = xexp.run(onx, feeds) if not NOT_IN_THE_EVALUATOR & set(histogram(onx)) else ort
     assert len(names) == len(expected)
     for name, value in zip(names, expected):
-        numpy.testing.assert_allclose(ort[name], value, atol=tolerance, rtol=tolerance)
-        numpy.testing.assert_allclose(ours[name], value, atol=tolerance, rtol=tolerance)
+        numpy.testing.assert_allclose(ort[name], value, atol=TOLERANCE, rtol=TOLERANCE)
+        numpy.testing.assert_allclose(ours[name], value, atol=TOLERANCE, rtol=TOLERANCE)
 
 
 @pytest.mark.parametrize("name", sorted(torch_models.ARCHITECTURES))
