@@ -24,6 +24,9 @@ struct InlineOptions {
   // Calls of the functions this rejects stay calls, and those functions stay in the model. Empty:
   // inline everything.
   std::function<bool(const ir::Function&)> inline_function;
+  // Nodes a graph may hold once its calls are expanded (a function calling another twice, forty levels
+  // deep, is 2^40 nodes): past it, nothing is inlined and the error names the call (xexp inline --max-nodes).
+  int64_t max_nodes = kDefaultMaxNodes;
 };
 
 // The model's functions by key, for finding which nodes are calls.
@@ -59,7 +62,7 @@ class Inliner {
   Inliner(ir::Model& model, const InlineOptions& options) : model_(model), index_(model) {
     for (const ir::Function& f : model.functions)
       if (!options.inline_function || options.inline_function(f)) inlined_.insert(&f);
-    xexp::detail::validate_function_calls(model);  // a function calling itself cannot be inlined
+    check_function_expansion(model, options.max_nodes);  // nor can a function calling itself
     collect_used();
     for (const ir::Function& f : model_.functions)  // file order, not the set's: the same error every run
       if (used_.count(&f)) check_opsets(f);
