@@ -60,7 +60,7 @@ class Evaluator {
  public:
   // Refuses a model whose local functions call themselves (a run would never end).
   explicit Evaluator(const ir::Model& model, const KernelRegistry& registry = default_registry())
-      : model_(model), registry_(registry) {
+      : model_(model), registry_(registry), functions_(model) {
     xexp::detail::validate_function_calls(model);
   }
 
@@ -197,7 +197,7 @@ class Evaluator {
         std::vector<std::optional<Tensor>> inputs = node_inputs(*a.frame, node);
         std::vector<ir::Attribute> bound;
         const std::vector<ir::Attribute>& attributes = in_function(*a.frame) ? (bound = bind_attributes(*a.frame, node)) : node.attributes;
-        if (const ir::Function* f = model_.find_function(node.domain.view(), node.op_type.view())) {
+        if (const ir::Function* f = functions_.called(node)) {
           stack.push_back(call(*a.frame, *f, attributes, inputs));
           continue;
         }
@@ -396,6 +396,7 @@ class Evaluator {
 
   const ir::Model& model_;
   const KernelRegistry& registry_;
+  FunctionIndex functions_;
 };
 
 }  // namespace xexp::eval

@@ -71,8 +71,10 @@ inline void infer_graph_through_calls(ir::Graph& g, const FunctionIndex& functio
   }
 }
 
-// Infers the main graph of `model` (infer::infer_model_types), going through the bodies of the calls.
+// Infers the main graph of `model` (infer::infer_model_types), going through the bodies of the calls. A
+// model built in memory whose functions call themselves is refused (load_model refuses such a file).
 inline void infer_model(ir::Model& model) {
+  xexp::detail::validate_function_calls(model);
   const FunctionIndex functions(model);
   CallBudget budget;
   infer::infer_model_types(model, [&functions, &budget](ir::Graph& g, ir::NodeId id, int64_t opset, infer::InferState& state) {

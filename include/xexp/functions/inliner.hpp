@@ -29,21 +29,6 @@ struct InlineOptions {
   int64_t max_nodes = kDefaultMaxNodes;
 };
 
-// The model's functions by key, for finding which nodes are calls.
-class FunctionIndex {
- public:
-  explicit FunctionIndex(const ir::Model& model) {
-    for (const ir::Function& f : model.functions) by_key_.emplace(op_key(f.domain, f.name), &f);
-  }
-  const ir::Function* called(const ir::Node& n) const {
-    auto it = by_key_.find(op_key(n.domain, n.op_type));
-    return it == by_key_.end() ? nullptr : it->second;
-  }
-
- private:
-  std::unordered_map<uint64_t, const ir::Function*> by_key_;
-};
-
 // Calls `visit(node)` for every node of `g` and of its subgraphs, depth first.
 template <class Visit>
 void for_each_node_deep(const ir::Graph& g, Visit&& visit) {

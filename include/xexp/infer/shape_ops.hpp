@@ -572,7 +572,9 @@ inline std::optional<double> scalar_value(const Tensor* t) {
 inline void infer_range(InferContext& c) {
   const auto start = scalar_value(c.constant(0)), limit = scalar_value(c.constant(1)), delta = scalar_value(c.constant(2));
   Dim n;
-  if (start && limit && delta) {
+  // Past 2^53, a double is no longer the integer the kernel reads: the count is left unknown there.
+  const auto exact = [](std::optional<double> v) { return v && std::abs(*v) <= 9007199254740992.0; };
+  if (exact(start) && exact(limit) && exact(delta)) {
     if (*delta == 0) c.fail("delta is 0");
     const double count = std::ceil((*limit - *start) / *delta);
     if (!std::isfinite(count)) c.fail("start, limit and delta give no finite element count");

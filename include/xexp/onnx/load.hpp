@@ -15,6 +15,7 @@
 #include <memory>
 #include <queue>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "xexp/ir/model.hpp"
@@ -64,8 +65,9 @@ class ModelReader {
       m.metadata_props.emplace_back(std::move(*e.mutable_key()), std::move(*e.mutable_value()));
     for (const auto& t : p.training_info()) t.SerializeToString(&m.raw_training_info.emplace_back());
     m.functions.reserve(static_cast<std::size_t>(p.functions_size()));
+    std::unordered_set<uint64_t> names;
     for (auto& f : *p.mutable_functions()) {
-      if (m.find_function(f.domain(), f.name()))  // a call would run the first: the second would be dead
+      if (!names.insert(op_key(Symbol(f.domain()), Symbol(f.name()))).second)  // a call would run the first only
         throw Error("two local functions have this domain and name", {.node = f.domain() + "." + f.name(), .value = {}});
       m.functions.push_back(read_function(f));
     }

@@ -4,7 +4,6 @@
 // rule is thrown as xexp::Error naming the node and the value.
 #include <cstdint>
 #include <limits>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -15,6 +14,23 @@
 #include "xexp/ir/model.hpp"
 
 namespace xexp {
+
+// The model's functions by domain and name, for finding which nodes are calls (Model::find_function
+// scans the functions: a model of thousands of them would be looked up in quadratic time). A call runs
+// the first function of its key, as find_function finds.
+class FunctionIndex {
+ public:
+  explicit FunctionIndex(const ir::Model& model) {
+    for (const ir::Function& f : model.functions) by_key_.emplace(op_key(Symbol(f.domain), Symbol(f.name)), &f);
+  }
+  const ir::Function* called(const ir::Node& n) const {
+    auto it = by_key_.find(op_key(n.domain, n.op_type));
+    return it == by_key_.end() ? nullptr : it->second;
+  }
+
+ private:
+  std::unordered_map<uint64_t, const ir::Function*> by_key_;
+};
 
 namespace detail {
 
@@ -72,34 +88,17 @@ inline void validate_graph(const ir::Graph& g, const std::string& where) {
     if (!available_before(v, next)) throw Error("graph output is not defined" + in, {.node = {}, .value = g.value(v).name});
 }
 
-// The key of a local function, or of the function a node calls.
-inline std::string function_key(std::string_view domain, std::string_view name) {
-  std::string k(domain);
-  k += '\0';
-  k += name;
-  return k;
-}
-
-// The model's functions by key (a call runs the first function of its key, as find_function finds).
-inline std::unordered_map<std::string, std::size_t> function_index(const ir::Model& model) {
-  std::unordered_map<std::string, std::size_t> index;
-  for (std::size_t f = 0; f < model.functions.size(); ++f)
-    index.emplace(function_key(model.functions[f].domain, model.functions[f].name), f);
-  return index;
-}
-
-// Calls `visit(node, callee)` for every node of `g` and of its subgraphs (callee: the index of the
-// function it calls, or none). Iterative: nesting costs no stack.
+// Calls `visit(node, callee)` for every node of `g` and of its subgraphs (callee: the function it calls,
+// or nullptr). Iterative: nesting costs no stack.
 template <class Visit>
-void for_each_call(const ir::Graph& g, const std::unordered_map<std::string, std::size_t>& index, Visit&& visit) {
+void for_each_call(const ir::Graph& g, const FunctionIndex& index, Visit&& visit) {
   std::vector<const ir::Graph*> graphs{&g};
   while (!graphs.empty()) {
     const ir::Graph* graph = graphs.back();
     graphs.pop_back();
     for (ir::NodeId id : graph->nodes()) {
       const ir::Node& node = graph->node(id);
-      const auto it = index.find(function_key(node.domain.view(), node.op_type.view()));
-      visit(node, it == index.end() ? std::optional<std::size_t>() : std::optional<std::size_t>(it->second));
+      visit(node, index.called(node));
       for (const ir::Attribute& a : node.attributes)
         for (const auto& sub : a.graphs)
           if (sub) graphs.push_back(sub.get());
@@ -117,12 +116,12 @@ inline int64_t saturating_sum(int64_t a, int64_t b) { return checked_add(a, b).v
 inline std::vector<int64_t> expanded_function_sizes(const ir::Model& model) {
   const std::size_t n = model.functions.size();
   auto label = [&](std::size_t f) { return model.functions[f].domain + "." + model.functions[f].name; };
-  const auto index = function_index(model);
+  const FunctionIndex index(model);
   std::vector<std::vector<std::size_t>> callees(n);  // one entry per call
   std::vector<int64_t> size(n, 0);                   // nodes calling no function, then the expansion
   for (std::size_t f = 0; f < n; ++f)
-    for_each_call(*model.functions[f].body, index, [&](const ir::Node&, std::optional<std::size_t> callee) {
-      if (callee) callees[f].push_back(*callee);
+    for_each_call(*model.functions[f].body, index, [&](const ir::Node&, const ir::Function* callee) {
+      if (callee) callees[f].push_back(static_cast<std::size_t>(callee - model.functions.data()));
       else ++size[f];
     });
   enum : uint8_t { kUnseen, kOnPath, kDone };
@@ -167,12 +166,12 @@ inline constexpr int64_t kDefaultMaxNodes = 1'000'000;
 // whose expansion is the largest.
 inline void check_function_expansion(const ir::Model& model, int64_t max_nodes) {
   const std::vector<int64_t> sizes = detail::expanded_function_sizes(model);
-  const auto index = detail::function_index(model);
+  const FunctionIndex index(model);
   auto check = [&](const ir::Graph& g, const std::string& where) {
     int64_t total = 0, largest = -1;
     std::string largest_call;
-    detail::for_each_call(g, index, [&](const ir::Node& node, std::optional<std::size_t> callee) {
-      const int64_t size = callee ? sizes[*callee] : 1;
+    detail::for_each_call(g, index, [&](const ir::Node& node, const ir::Function* callee) {
+      const int64_t size = callee ? sizes[static_cast<std::size_t>(callee - model.functions.data())] : 1;
       total = detail::saturating_sum(total, size);
       if (callee && size > largest) {
         largest = size;

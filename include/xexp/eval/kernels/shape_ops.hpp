@@ -437,7 +437,10 @@ inline std::vector<Tensor> range_kernel(const KernelContext& c) {
     using T = typename decltype(tag)::type;
     const T s = start.data<T>()[0], limit = c.in(1).template data<T>()[0], delta = c.in(2).template data<T>()[0];
     if (delta == T(0)) c.fail("delta is zero");  // ONNX Runtime's error too
-    const double count = std::ceil((static_cast<double>(limit) - static_cast<double>(s)) / static_cast<double>(delta));
+    // long double: int64 bounds differ by exactly what they differ by (a double would round 2^63 - 1 and 2^63 - 2
+    // to one value)
+    const long double count =
+        std::ceil((static_cast<long double>(limit) - static_cast<long double>(s)) / static_cast<long double>(delta));
     if (!std::isfinite(count)) c.fail("start, limit and delta give no finite element count");
     const int64_t n = std::max<int64_t>(0, saturate_cast<int64_t>(count));
     Tensor out(start.type(), {n});
