@@ -69,6 +69,7 @@ void act(xexp::ir::Model& model) {
     xexp::tools::InputOptions inputs;
     inputs.random = true;
     inputs.random_options.default_dim = 2;
+    const xexp::ElementCap cap(int64_t{1} << 22);  // a model may ask for GBs of constants: not what is tested
     xexp::eval::RunOptions options;
     options.max_loop_iterations = 1000;  // the limit is what is tested, not how long a loop may run
     options.max_nodes = kMaxNodes;
