@@ -7,13 +7,20 @@
 # Reproduce one with
 #   XEXP_FUZZ_ACTION=<action> BUILD/tests/fuzz/fuzz_model <crash file>
 #
-#   scripts/fuzz.sh SECONDS [ACTION ...]     actions: load print optimize inline run (default: all)
+#   scripts/fuzz.sh [--long] SECONDS [ACTION ...]     actions: load print optimize inline run (default: all)
+# --long, the campaign mode: seeds from ONNX's node tests, every small model of ../shared (followed when it
+# is a symbolic link) and the hostile corpus (../shared/corpus/hostile); the dictionary tests/fuzz/onnx.dict
+# (ONNX field tags, extreme varints, op names); the structure-aware mutator of tests/fuzz/structured_mutator.hpp
+# (XEXP_FUZZ_STRUCTURED=1: attributes, dims, element types, tensor values, wiring, deep and wide function
+# graphs); libFuzzer's own random seed (printed in the log) unless XEXP_FUZZ_FLAGS gives -seed=N.
 # JOBS: how many actions fuzz at once (default 1).
 # XEXP_FUZZ_FLAGS: more libFuzzer flags (e.g. "-fork=1 -ignore_crashes=1" to go on after a crash).
 # XEXP_FUZZ_BUILD=DIR: a build configured with -DXEXP_SANITIZE=ON -DXEXP_BUILD_FUZZERS=ON and built (CI's
 # build/sanitize); without it, build/fuzz is configured and built with only the library and the harness.
 set -euo pipefail
-seconds=${1:?usage: scripts/fuzz.sh SECONDS [ACTION ...]}
+long=0
+if [ "${1:-}" = --long ]; then long=1; shift; fi
+seconds=${1:?usage: scripts/fuzz.sh [--long] SECONDS [ACTION ...]}
 shift
 actions=("$@")
 [ ${#actions[@]} -eq 0 ] && actions=(load print optimize inline run)
@@ -29,14 +36,25 @@ if [ -z "$build" ]; then
 fi
 work=$build/fuzz
 
-# Seeds: small models only (libFuzzer mutates whole inputs; big ones make every execution slow).
+# Seeds: small models only (libFuzzer mutates whole inputs; big ones make every execution slow). find -L:
+# ../shared may be a symbolic link (a worktree's), and so may its folders. The long mode adds the hostile
+# corpus under names of their own (its files would otherwise overwrite each other's seeds).
 seeds=$work/seeds
+[ $long -eq 1 ] && seeds=$work/seeds-long
 if [ ! -d "$seeds" ]; then
   mkdir -p "$seeds"
   for f in /usr/share/libonnx-testdata/data/node/*/model.onnx; do
     [ -f "$f" ] && cp "$f" "$seeds/$(basename "$(dirname "$f")").onnx"
   done
-  if [ -d "$shared" ]; then find "$shared" -name '*.onnx' -size -1024k -exec cp {} "$seeds/" \; ; fi
+  if [ -d "$shared" ]; then find -L "$shared" -name '*.onnx' -size -1024k -exec cp {} "$seeds/" \; ; fi
+  if [ $long -eq 1 ] && [ -d "$shared/corpus/hostile" ]; then
+    for f in "$shared"/corpus/hostile/*/*.onnx; do cp "$f" "$seeds/hostile_$(basename "$(dirname "$f")")_$(basename "$f")"; done
+  fi
+fi
+long_flags=()
+if [ $long -eq 1 ]; then
+  export XEXP_FUZZ_STRUCTURED=1
+  long_flags=(-dict="$root/tests/fuzz/onnx.dict" -timeout=20)
 fi
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
@@ -47,7 +65,7 @@ fuzz_action() {
   mkdir -p "$work/corpus/$action" "$crashes"
   XEXP_FUZZ_ACTION=$action "$build/tests/fuzz/fuzz_model" "$work/corpus/$action" "$seeds" -max_total_time="$seconds" \
     -timeout=60 -rss_limit_mb=2048 -max_len=1048576 -artifact_prefix="$crashes/" -print_final_stats=1 \
-    ${XEXP_FUZZ_FLAGS:-} > "$work/$action.log" 2>&1 || status=$?
+    "${long_flags[@]}" ${XEXP_FUZZ_FLAGS:-} > "$work/$action.log" 2>&1 || status=$?
   echo "$status" > "$work/$action.status"
 }
 for action in "${actions[@]}"; do
@@ -60,7 +78,7 @@ for action in "${actions[@]}"; do
   log=$work/$action.log
   status=$(cat "$work/$action.status")
   echo "== fuzz_model $action for ${seconds}s"
-  grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb)|INITED|^Done' "$log" || true
+  grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb)|INITED|^Done|Seed:' "$log" || true
   if [ "$status" -ne 0 ]; then
     failed+=("$action")
     grep -v -E '^#[0-9]+' "$log" | tail -n 60

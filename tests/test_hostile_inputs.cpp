@@ -2,19 +2,28 @@
 // real models found (scripts/hostile_mutants.py), rebuilt here as a small model written to disk. Each must
 // give an xexp::Error naming its cause, and on the command line one "error:" line and exit code 1.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <filesystem>
+#include <cmath>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/cli.hpp"
 #include "support/onnx_protos.hpp"
 #include "support/rule_cases.hpp"
 #include "support/temp_dir.hpp"
+#include "xexp/core/element_cap.hpp"
 #include "xexp/eval/evaluator.hpp"
+#include "xexp/eval/fold.hpp"
 #include "xexp/functions/inliner.hpp"
 #include "xexp/infer/model.hpp"
 #include "xexp/onnx.hpp"
@@ -948,6 +957,457 @@ TEST(HostileOutputs, SameInputGivesTheSameBytesAndNoTemporaryFileIsLeft) {
       if (k == 0) first = xexp::testing::read_file(out);
       else EXPECT_EQ(xexp::testing::read_file(out), first) << cmd;
     }
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+    EXPECT_EQ(entry.path().string().find(".tmp"), std::string::npos) << entry.path();
+}
+
+// ---- every file of ../shared/corpus/hostile (issue 45), through the CLI as a user runs it ---------------
+// The longer fuzzing campaign's findings: each file is its own test, each command on it must end with exit 0
+// or with exit 1 and one "error:" line, under a time limit and (but under AddressSanitizer, whose shadow
+// memory needs terabytes of address space) a memory limit; the file read is never changed.
+
+namespace {
+
+namespace fs = std::filesystem;
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
+const fs::path& hostile_dir() {
+  static const fs::path dir = fs::path(XEXP_SHARED_DIR) / "corpus" / "hostile";
+  return dir;
+}
+
+// The cases' files, relative to hostile_dir() (its README aside).
+std::vector<std::string> hostile_files() {
+  std::vector<std::string> files;
+  std::error_code ec;
+  if (!fs::is_directory(hostile_dir(), ec)) return files;
+  for (const auto& entry : fs::recursive_directory_iterator(hostile_dir(), ec))
+    if (entry.is_regular_file() && entry.path().filename() != "README.md")
+      files.push_back(fs::relative(entry.path(), hostile_dir()).string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Seconds, not minutes: every file ends in a few in the Release build (optimizing 30,000 nested functions,
+// the slowest, in some 10 s of a busy machine).
+xexp::testing::Limits hostile_limits() {
+  return {.seconds = kAddressSanitizer ? 240 : 60, .memory_mb = kAddressSanitizer ? 0 : 1024};
+}
+
+void expect_clean_end(const std::string& args) {
+  const xexp::testing::CommandResult r = xexp::testing::run_xexp(args, hostile_limits());
+  if (r.exit_code == 0) return;
+  EXPECT_NE(r.exit_code, 137) << args << ": killed at the time limit";
+  xexp::testing::expect_one_error_line(r, args);
+}
+
+// What a user runs on a model: print, optimize, inline, run on random inputs (unless `run` is false), draw.
+void expect_every_command_ends(const std::string& model, const TempDir& dir, bool run = true) {
+  const std::string in = xexp::testing::shell_quote(model), out = xexp::testing::shell_quote(dir / "out.onnx");
+  for (const std::string& args : {"print " + in, "optimize " + in + " -o " + out, "inline " + in + " -o " + out,
+                                  "dot " + in + " -o " + xexp::testing::shell_quote(dir / "out.gv")})
+    expect_clean_end(args);
+  if (run) expect_clean_end("run --random " + in);
+}
+
+bool make_fifo(const std::string& path) { return ::mkfifo(path.c_str(), 0600) == 0; }
+
+bool is_fifo(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+// f0 -> f1 -> ... -> f<n> -> Relu, as make_chain.py writes it (the Python onnx package is not needed).
+::onnx::ModelProto function_chain(int n) {
+  ::onnx::ModelProto m;
+  m.set_ir_version(8);
+  for (const auto& [domain, version] : {std::pair<std::string, int>{"", 17}, {"loc", 1}}) {
+    auto* o = m.add_opset_import();
+    o->set_domain(domain);
+    o->set_version(version);
+  }
+  for (int k = 0; k <= n; ++k) {
+    auto* f = m.add_functions();
+    f->set_domain("loc");
+    f->set_name("f" + std::to_string(k));
+    f->add_input("x");
+    f->add_output("y");
+    *f->mutable_opset_import() = m.opset_import();
+    *f->add_node() = k < n ? make_node("f" + std::to_string(k + 1), {"x"}, {"y"}, "", "loc") : make_node("Relu", {"x"}, {"y"}, "");
+  }
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  *g->add_input() = tensor_info("X", 1, {4});
+  *g->add_node() = make_node("f0", {"X"}, {"Y"}, "", "loc");
+  *g->add_output() = tensor_info("Y", 1, {4});
+  return m;
+}
+
+class HostileFiles : public ::testing::TestWithParam<std::string> {};
+
+}  // namespace
+
+TEST(HostileFilesFolder, IsThere) {
+  if (!fs::is_directory(hostile_dir())) GTEST_SKIP() << hostile_dir() << " is absent: the HostileFiles tests do not run";
+  EXPECT_FALSE(hostile_files().empty());
+}
+
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(HostileFiles);
+
+TEST_P(HostileFiles, EndsCleanlyInBoundedTimeAndMemory) {
+  if (!cli_built()) GTEST_SKIP() << "xexp CLI not built";
+  const fs::path file = hostile_dir() / GetParam();
+  const std::string folder = file.parent_path().filename().string(), name = file.filename().string();
+  const std::string before = xexp::testing::read_file(file);
+  TempDir dir;
+  if (name == "make_chain.py") {
+    // The generator's 30,000-level chain (1.7 MB), which overflowed the Release CLI's stack (sanitized, the
+    // 3,000 levels that overflowed its stack: ten times slower, 30,000 would take minutes).
+    expect_every_command_ends(saved(dir, function_chain(kAddressSanitizer ? 3000 : 30000), "chain.onnx"), dir);
+  } else if (name == "in_fifo.pb") {
+    const std::string model = xexp::testing::shell_quote((file.parent_path() / "ident_u8.onnx").string());
+    expect_clean_end("run " + model + " --inputs " + xexp::testing::shell_quote(file.string()));
+    ASSERT_TRUE(make_fifo(dir / "in.pb"));
+    const auto r = xexp::testing::run_xexp("run " + model + " --inputs " + xexp::testing::shell_quote(dir / "in.pb"),
+                                           hostile_limits());
+    xexp::testing::expect_error_mentioning(r, "not a regular file");
+  } else if (folder == "fifo_external_data") {
+    expect_every_command_ends(file.string(), dir);
+    // The model's external data, then the model itself, a FIFO nobody writes.
+    fs::copy_file(file, dir / name);
+    ASSERT_TRUE(make_fifo(dir / "fifo.bin"));
+    expect_every_command_ends(dir / name, dir);
+    ASSERT_TRUE(make_fifo(dir / "model_fifo.onnx"));
+    const auto r = xexp::testing::run_xexp("print " + xexp::testing::shell_quote(dir / "model_fifo.onnx"), hostile_limits());
+    xexp::testing::expect_error_mentioning(r, "not a regular file");
+  } else if (folder == "output_special_file_replaced") {
+    expect_every_command_ends(file.string(), dir);
+    // Outputs naming what is not a regular file, private to this test: a FIFO nobody reads is refused,
+    // links are written through, and each stays what it was.
+    ASSERT_TRUE(make_fifo(dir / "fifo.onnx"));
+    write_file(dir / "target.onnx", "old");
+    fs::create_symlink(dir / "target.onnx", dir / "link.onnx");
+    for (const std::string cmd : {"convert", "optimize", "inline"}) {
+      const std::string in = xexp::testing::shell_quote(file.string());
+      const auto r = xexp::testing::run_xexp(cmd + " " + in + " -o " + xexp::testing::shell_quote(dir / "fifo.onnx"),
+                                             hostile_limits());
+      xexp::testing::expect_error_mentioning(r, "nothing reads");
+      EXPECT_TRUE(is_fifo(dir / "fifo.onnx"));
+      write_file(dir / "target.onnx", "old");
+      expect_clean_end(cmd + " " + in + " -o " + xexp::testing::shell_quote(dir / "link.onnx"));
+      EXPECT_TRUE(fs::is_symlink(dir / "link.onnx"));
+      EXPECT_GT(fs::file_size(dir / "target.onnx"), 3u) << cmd << ": the link's target holds the model";
+    }
+  } else if (folder == "fold_cap_bypass_memory") {
+    // `run` computes what it is asked (1 GB, 4 GB): the memory limit makes that an error line. AddressSanitizer
+    // has no such limit and aborts when an allocation fails, so there only folding (print, optimize) is tried.
+    expect_every_command_ends(file.string(), dir, !kAddressSanitizer);
+  } else {
+    expect_every_command_ends(file.string(), dir);
+  }
+  EXPECT_EQ(xexp::testing::read_file(file), before) << "the input changed";
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, HostileFiles, ::testing::ValuesIn(hostile_files()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           for (char& c : name)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return name;
+                         });
+
+// ---- integers at the ends of their range (issue 45): one arithmetic, core/checked_int.hpp -------------
+
+namespace {
+
+xexp::Tensor eval1(const char* op, std::vector<std::optional<xexp::Tensor>> inputs,
+                   std::vector<xexp::ir::Attribute> attributes = {}) {
+  return xexp::eval::evaluate_op(xexp::Symbol(op), {}, inputs, attributes, 18, 1).at(0);
+}
+template <class T>
+T first(const xexp::Tensor& t) {
+  return t.data<T>()[0];
+}
+std::string eval_error(const char* op, std::vector<std::optional<xexp::Tensor>> inputs) {
+  try {
+    eval1(op, std::move(inputs));
+  } catch (const xexp::Error& e) {
+    return e.what();
+  }
+  return "(computed)";
+}
+
+}  // namespace
+
+TEST(HostileIntegers, OverflowWrapsAsInOnnxRuntime) {
+  using xexp::Tensor;
+  constexpr int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(first<int64_t>(eval1("Neg", {Tensor::scalar<int64_t>(lo)})), lo);
+  EXPECT_EQ(first<int64_t>(eval1("Abs", {Tensor::scalar<int64_t>(lo)})), lo);
+  EXPECT_EQ(first<int64_t>(eval1("Mul", {Tensor::scalar<int64_t>(hi), Tensor::scalar<int64_t>(2)})), -2);
+  EXPECT_EQ(first<int32_t>(eval1("Add", {Tensor::scalar<int32_t>(INT32_MAX), Tensor::scalar<int32_t>(1)})), INT32_MIN);
+  const Tensor sums = eval1("CumSum", {Tensor::from<int64_t>({2}, {hi, 1}), Tensor::scalar<int64_t>(0)});
+  EXPECT_EQ(sums.data<int64_t>()[1], lo);
+  // Mod by -1 is 0 for every dividend, the lowest included (the CPU's division would trap).
+  EXPECT_EQ(first<int64_t>(eval1("Mod", {Tensor::scalar<int64_t>(lo), Tensor::scalar<int64_t>(-1)})), 0);
+  EXPECT_EQ(first<int32_t>(eval1("Mod", {Tensor::scalar<int32_t>(INT32_MIN), Tensor::scalar<int32_t>(-1)})), 0);
+}
+
+TEST(HostileIntegers, DivisionWithNoAnswerIsAnErrorNamingTheNode) {
+  using xexp::Tensor;
+  EXPECT_NE(eval_error("Div", {Tensor::scalar<int64_t>(std::numeric_limits<int64_t>::min()), Tensor::scalar<int64_t>(-1)})
+                .find("Div: integer division overflows"),
+            std::string::npos);
+  EXPECT_NE(eval_error("Div", {Tensor::scalar<int32_t>(7), Tensor::scalar<int32_t>(0)}).find("division by zero"),
+            std::string::npos);
+  // Through the evaluator, the error names the node.
+  xexp::ir::Model model;
+  xexp::ir::Graph& g = *model.graph;
+  const auto a = g.add_initializer("a", Tensor::scalar<int64_t>(std::numeric_limits<int64_t>::min()));
+  const auto b = g.add_initializer("b", Tensor::scalar<int64_t>(-1));
+  const auto y = g.add_value("y");
+  g.add_node(xexp::Symbol("Div"), {a, b}, {y}, {}, "the_div");
+  g.add_output(y);
+  try {
+    xexp::eval::Evaluator(model).run({});
+    ADD_FAILURE() << "divided";
+  } catch (const xexp::Error& e) {
+    EXPECT_EQ(e.node(), "the_div");
+  }
+}
+
+TEST(HostileIntegers, ShiftsPastTheWidthGiveZeroAndFloatsSaturate) {
+  using xexp::Tensor;
+  using xexp::ir::Attribute;
+  const auto left = Attribute::make_string(xexp::Symbol("direction"), "LEFT");
+  EXPECT_EQ(first<uint64_t>(eval1("BitShift", {Tensor::scalar<uint64_t>(1), Tensor::scalar<uint64_t>(70)}, {left})), 0u);
+  EXPECT_EQ(first<uint8_t>(eval1("BitShift", {Tensor::scalar<uint8_t>(1), Tensor::scalar<uint8_t>(8)}, {left})), 0u);
+  EXPECT_EQ(first<uint8_t>(eval1("BitShift", {Tensor::scalar<uint8_t>(1), Tensor::scalar<uint8_t>(7)}, {left})), 128u);
+  const auto to_int64 = Attribute::make_int(xexp::Symbol("to"), 7);
+  EXPECT_EQ(first<int64_t>(eval1("Cast", {Tensor::scalar<float>(INFINITY)}, {to_int64})), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(first<int64_t>(eval1("Cast", {Tensor::scalar<float>(-1e30f)}, {to_int64})), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(first<int64_t>(eval1("Cast", {Tensor::scalar<float>(NAN)}, {to_int64})), 0);
+  EXPECT_NE(eval_error("Range", {Tensor::scalar<int64_t>(0), Tensor::scalar<int64_t>(5), Tensor::scalar<int64_t>(0)})
+                .find("delta is zero"),
+            std::string::npos);
+  EXPECT_NE(eval_error("Range", {Tensor::scalar<float>(0), Tensor::scalar<float>(INFINITY), Tensor::scalar<float>(1)})
+                .find("no finite element count"),
+            std::string::npos);
+  const Tensor wrapped = eval1("Range", {Tensor::scalar<int64_t>(std::numeric_limits<int64_t>::max() - 1),
+                                         Tensor::scalar<int64_t>(std::numeric_limits<int64_t>::max()), Tensor::scalar<int64_t>(1)});
+  EXPECT_EQ(wrapped.size(), 1);
+}
+
+TEST(HostileIntegers, TileAndPadSizesThatOverflowAreErrors) {
+  using xexp::Tensor;
+  const Tensor x = Tensor::from<float>({2}, {1, 2});
+  EXPECT_NE(eval_error("Tile", {x, Tensor::from<int64_t>({1}, {-3})}).find("give no valid dimension"), std::string::npos);
+  EXPECT_NE(eval_error("Tile", {x, Tensor::from<int64_t>({1}, {std::numeric_limits<int64_t>::max()})}).find("Tile:"),
+            std::string::npos);
+  EXPECT_NE(eval_error("Pad", {x, Tensor::from<int64_t>({2}, {std::numeric_limits<int64_t>::max(), 1})}).find("Pad:"),
+            std::string::npos);
+}
+
+// ---- what folding and evaluation may produce (issue 45) -----------------------------------------------
+
+TEST(HostileSize, ElementCapStopsAllocationsBeforeTheyAreMade) {
+  {
+    const xexp::ElementCap cap(10);
+    EXPECT_THROW(xexp::Tensor(xexp::ElemType::Float, {11}), xexp::Error);
+    EXPECT_NO_THROW(xexp::Tensor(xexp::ElemType::Float, {10}));
+    // Tile's index maps would be sized by its output: refused before them.
+    EXPECT_NE(eval_error("Tile", {xexp::Tensor::from<float>({1}, {1}), xexp::Tensor::from<int64_t>({1}, {int64_t{1} << 20})})
+                  .find("past the cap"),
+              std::string::npos);
+  }
+  EXPECT_NO_THROW(xexp::Tensor(xexp::ElemType::Float, {11}));  // the cap ends with its scope
+}
+
+TEST(HostileSize, FoldingAShapelessBombLeavesTheNode) {
+  // ConstantOfShape([32768, 32768]) with no output shape: 4 GB were allocated before the cap was read.
+  xexp::ir::Model model;
+  xexp::ir::Graph& g = *model.graph;
+  const auto shape = g.add_initializer("shape", xexp::Tensor::from<int64_t>({2}, {32768, 32768}));
+  const auto y = g.add_value("y");
+  g.add_node(xexp::Symbol("ConstantOfShape"), {shape}, {y}, {}, "bomb");
+  g.add_output(y);
+  EXPECT_EQ(xexp::eval::fold_constants(model), 0u);
+  EXPECT_EQ(g.node_count(), 1u);
+}
+
+namespace {
+
+// e0 calls e1 twice, ..., e<levels-1> calls e<levels> twice, e<levels> is a Relu: 2^levels nodes expanded.
+::onnx::ModelProto doubling_functions(int levels) {
+  ::onnx::ModelProto m = base_model();
+  auto* o = m.add_opset_import();
+  o->set_domain("local");
+  o->set_version(1);
+  for (int k = 0; k <= levels; ++k) {
+    auto* f = m.add_functions();
+    f->set_domain("local");
+    f->set_name("e" + std::to_string(k));
+    f->add_input("x");
+    f->add_output("y");
+    *f->mutable_opset_import() = m.opset_import();
+    if (k == levels) {
+      *f->add_node() = make_node("Relu", {"x"}, {"y"}, "");
+      continue;
+    }
+    *f->add_node() = make_node("e" + std::to_string(k + 1), {"x"}, {"t"}, "", "local");
+    *f->add_node() = make_node("e" + std::to_string(k + 1), {"t"}, {"y"}, "", "local");
+  }
+  *m.mutable_graph()->add_node() = make_node("e0", {"X"}, {"R"}, "call_e0", "local");
+  *m.mutable_graph()->add_output() = tensor_info("R", 1, {2, 3});
+  return m;
+}
+
+}  // namespace
+
+TEST(HostileFunctions, ExpansionPastMaxNodesIsRefusedBeforeItStarts) {
+  TempDir dir;
+  const std::string path = saved(dir, doubling_functions(40));
+  xexp::ir::Model model = xexp::load_model(path);
+  try {
+    xexp::functions::inline_functions(model);
+    ADD_FAILURE() << "inlined 2^40 nodes";
+  } catch (const xexp::Error& e) {
+    EXPECT_EQ(e.node(), "call_e0");
+    EXPECT_NE(e.cause().find("past the limit of 1000000"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(model.functions.size(), 41u);  // nothing changed
+  const std::string error = run_error(path, {{"X", zeros({2, 3})}});
+  EXPECT_NE(error.find("max-nodes"), std::string::npos) << error;
+  // A smaller expansion passes, and the option bounds it.
+  xexp::ir::Model small = xexp::load_model(saved(dir, doubling_functions(4), "small.onnx"));
+  xexp::functions::InlineOptions options;
+  options.max_nodes = 16;
+  EXPECT_THROW(xexp::functions::inline_functions(small, options), xexp::Error);
+  options.max_nodes = 17;  // 16 Relu and the graph's own
+  xexp::functions::inline_functions(small, options);
+  EXPECT_EQ(small.graph->node_count(), 17u);
+  if (!cli_built()) return;
+  const auto r = xexp::testing::run_xexp("inline --max-nodes 5 " + xexp::testing::shell_quote(dir / "small.onnx") +
+                                         " -o " + xexp::testing::shell_quote(dir / "out.onnx"));
+  xexp::testing::expect_error_mentioning(r, "past the limit of 5");
+  // Found by scripts/fuzz.sh --long: ONNX's inference, given these functions, inferred each call by
+  // inferring its callee again, 2^40 times (print and optimize never ended).
+  expect_every_command_ends(path, dir);
+}
+
+TEST(HostileFunctions, CallsThirtyThousandDeepRunWithoutRecursion) {
+  TempDir dir;
+  const xexp::ir::Model model = xexp::load_model(saved(dir, function_chain(30000)));
+  const std::vector<xexp::Tensor> out =
+      xexp::tools::run_model(model, {{"X", xexp::Tensor::from<float>({4}, {-1, 2, -3, 4})}});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(std::vector<float>(out[0].data<float>().begin(), out[0].data<float>().end()), (std::vector<float>{0, 2, 0, 4}));
+}
+
+// ---- duplicates refused or merged on purpose (issue 45) -------------------------------------------------
+
+TEST(HostileDuplicates, TwoFunctionsWithOneDomainAndNameAreRefused) {
+  TempDir dir;
+  ::onnx::ModelProto m = base_model();
+  add_function_calling(m, "f", "g", true);
+  add_function_calling(m, "f", "h", false);
+  const std::string error = load_error(saved(dir, m));
+  EXPECT_NE(error.find("node 'local.f': two local functions have this domain and name"), std::string::npos) << error;
+}
+
+TEST(HostileDuplicates, AnOpsetImportedTwiceIsReadOnceOrRefused) {
+  TempDir dir;
+  ::onnx::ModelProto m = base_model();
+  auto* again = m.add_opset_import();
+  again->set_domain("ai.onnx");
+  again->set_version(18);
+  const std::string path = saved(dir, m);
+  const xexp::ir::Model model = xexp::load_model(path);
+  EXPECT_EQ(model.opsets.size(), 1u);
+  EXPECT_EQ(xexp::model_to_proto(model).opset_import_size(), 1);
+  if (cli_built()) {
+    const std::string out = dir / "out.onnx";
+    const auto r = xexp::testing::run_xexp("optimize --target-opset 23 " + xexp::testing::shell_quote(path) + " -o " +
+                                           xexp::testing::shell_quote(out));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ::onnx::ModelProto written;
+    ASSERT_TRUE(written.ParseFromString(xexp::testing::read_file(out)));
+    ASSERT_EQ(written.opset_import_size(), 1);
+    EXPECT_EQ(written.opset_import(0).version(), 23);
+  }
+  again->set_version(17);
+  const std::string error = load_error(saved(dir, m, "two_versions.onnx"));
+  EXPECT_NE(error.find("imports opset ai.onnx twice, at versions 18 and 17"), std::string::npos) << error;
+}
+
+TEST(HostileDuplicates, LibraryErrorsNameTheNode) {
+  // Tile with negative repeats leaked std::length_error's text (vector::_M_default_append).
+  TempDir dir;
+  ::onnx::ModelProto m = base_model();
+  *m.mutable_graph()->add_initializer() = int64_tensor("reps", {2}, {-1, 2});
+  *m.mutable_graph()->add_node() = make_node("Tile", {"X", "reps"}, {"T"}, "the_tile");
+  *m.mutable_graph()->add_output() = tensor_info("T", 1, {});
+  const std::string error = run_error(saved(dir, m), {{"X", zeros({2, 3})}});
+  EXPECT_NE(error.find("node 'the_tile'"), std::string::npos) << error;
+  EXPECT_EQ(error.find("vector::"), std::string::npos) << error;
+}
+
+// ---- special files (issue 45): inputs must be regular files, outputs keep what they are ----------------
+
+TEST(HostileSpecialFiles, FifoInputsAreRefusedWithoutWaiting) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo((dir / "model.onnx").c_str(), 0600), 0);
+  EXPECT_NE(load_error(dir / "model.onnx").find("not a regular file"), std::string::npos);
+  ASSERT_EQ(::mkfifo((dir / "in.pb").c_str(), 0600), 0);
+  EXPECT_THROW(xexp::load_tensor(dir / "in.pb"), xexp::Error);
+}
+
+TEST(HostileSpecialFiles, OutputsKeepWhatTheyAre) {
+  TempDir dir;
+  const xexp::ir::Model model = xexp::load_model(saved(dir, base_model()));
+  // A link: the file it names is replaced, the link stays.
+  write_file(dir / "target.onnx", "old");
+  std::filesystem::create_symlink(dir / "target.onnx", dir / "link.onnx");
+  xexp::save_model(model, dir / "link.onnx");
+  EXPECT_TRUE(std::filesystem::is_symlink(dir / "link.onnx"));
+  EXPECT_EQ(xexp::load_model(dir / "target.onnx").graph->node_count(), 1u);
+  // A link to nothing, a directory: refused.
+  std::filesystem::create_symlink(dir / "nothing.onnx", dir / "dangling.onnx");
+  EXPECT_THROW(xexp::save_model(model, dir / "dangling.onnx"), xexp::Error);
+  EXPECT_FALSE(std::filesystem::exists(dir / "nothing.onnx"));
+  std::filesystem::create_directory(dir / "folder");
+  EXPECT_THROW(xexp::save_model(model, dir / "folder"), xexp::Error);
+  EXPECT_TRUE(std::filesystem::is_directory(dir / "folder"));
+  // A FIFO nothing reads: refused at once, and still a FIFO.
+  ASSERT_EQ(::mkfifo((dir / "fifo.onnx").c_str(), 0600), 0);
+  try {
+    xexp::save_model(model, dir / "fifo.onnx");
+    ADD_FAILURE() << "wrote to a FIFO nothing reads";
+  } catch (const xexp::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("a FIFO nothing reads"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(is_fifo(dir / "fifo.onnx"));
+  // A character device of our own (the null device's numbers, made in the temporary folder: /dev/null
+  // itself is never touched), when the process may make one: written through, still a device.
+  const std::string device = dir / "null";
+  if (::mknod(device.c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0) {
+    xexp::save_model(model, device);
+    struct stat st {};
+    ASSERT_EQ(::lstat(device.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISCHR(st.st_mode));
+    EXPECT_EQ(st.st_rdev, makedev(1, 3));
   }
   for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
     EXPECT_EQ(entry.path().string().find(".tmp"), std::string::npos) << entry.path();

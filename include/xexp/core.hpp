@@ -1,6 +1,8 @@
 #pragma once
-// The core layer: element types, shapes, tensors, symbols, errors.
+// The core layer: element types, shapes, tensors, symbols, errors, checked integer arithmetic.
+#include "xexp/core/checked_int.hpp"
 #include "xexp/core/elem_type.hpp"
+#include "xexp/core/element_cap.hpp"
 #include "xexp/core/error.hpp"
 #include "xexp/core/float16.hpp"
 #include "xexp/core/shape.hpp"

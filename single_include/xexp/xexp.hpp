@@ -3,7 +3,128 @@
 // ======== xexp/all.hpp
 // Everything xexp offers, one include. Each layer has its own umbrella header.
 // ======== xexp/core.hpp
-// The core layer: element types, shapes, tensors, symbols, errors.
+// The core layer: element types, shapes, tensors, symbols, errors, checked integer arithmetic.
+// ======== xexp/core/checked_int.hpp
+// Integer arithmetic on the values a model holds (kernels, constant folding) and declares (shape rules),
+// with no undefined behaviour whatever the values. One answer per case, chosen once:
+//   wrapping_add, wrapping_sub, wrapping_mul, wrapping_neg: two's complement wrap-around. That is what
+//     ONNX Runtime's CPU kernels give (plain C++ operators the compiler lowers to the CPU's wrapping
+//     instructions), and numpy's result: Neg and Abs of INT64_MIN give INT64_MIN, Mul and CumSum wrap.
+//   int_divide: x / 0 and MIN / -1 are errors. ONNX Runtime has no result there: its Div kernel traps
+//     (SIGFPE on x86), and MIN / -1 has no int64 answer to wrap to but MIN itself.
+//   int_remainder: x % -1 is 0, the exact answer (the CPU's division traps on MIN % -1); x % 0 is an error.
+//   shift_left, shift_right: a shift by the type's width or more gives 0, every bit shifted out. ONNX
+//     Runtime's BitShift shifts with the C++ operator, whose result there depends on the CPU (x86 masks
+//     the count: 1 << 70 gives 64), so it has no behaviour to copy.
+//   saturate_cast: a float to an integer type truncates toward zero, saturates out of range (inf
+//     included) and gives 0 for NaN; ONNX Runtime's static_cast gives there what the CPU gives
+//     (x86: the lowest int32 or int64).
+//   checked_add, checked_mul: shape arithmetic (dims, element counts) that refuses to wrap.
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <type_traits>
+
+namespace xexp {
+
+// The unsigned type arithmetic wraps in for T (bool and the narrow types promote to int: no overflow).
+template <class T>
+using wrap_type_t = std::make_unsigned_t<std::conditional_t<(sizeof(T) < sizeof(int)), int, T>>;
+
+template <class T>
+T wrapping_add(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return static_cast<T>(static_cast<wrap_type_t<T>>(a) + static_cast<wrap_type_t<T>>(b));
+  else return static_cast<T>(a + b);
+}
+template <class T>
+T wrapping_sub(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return static_cast<T>(static_cast<wrap_type_t<T>>(a) - static_cast<wrap_type_t<T>>(b));
+  else return static_cast<T>(a - b);
+}
+template <class T>
+T wrapping_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return static_cast<T>(static_cast<wrap_type_t<T>>(a) * static_cast<wrap_type_t<T>>(b));
+  else return static_cast<T>(a * b);
+}
+template <class T>
+T wrapping_neg(T a) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return static_cast<T>(wrap_type_t<T>{0} - static_cast<wrap_type_t<T>>(a));
+  else return static_cast<T>(-a);
+}
+
+// Why an integer division has no answer, or nullptr when it has one.
+template <class T>
+const char* division_error(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    if (b == T(0)) return "integer division by zero";
+    if constexpr (std::is_signed_v<T>)
+      if (a == std::numeric_limits<T>::min() && b == T(-1)) return "integer division overflows (the lowest value by -1)";
+  }
+  (void)a;
+  (void)b;
+  return nullptr;
+}
+
+// a / b, truncated toward zero; the caller has checked division_error(a, b) == nullptr.
+template <class T>
+T int_divide(T a, T b) {
+  return static_cast<T>(a / b);
+}
+
+// C++'s a % b (the sign of a), 0 when b is -1; b != 0, checked by the caller.
+template <class T>
+T int_remainder(T a, T b) {
+  if constexpr (std::is_signed_v<T>)
+    if (b == T(-1)) return T(0);
+  return static_cast<T>(a % b);
+}
+
+template <class T>
+T shift_left(T a, T count) {
+  using U = wrap_type_t<T>;
+  if (count < T(0) || static_cast<U>(count) >= sizeof(T) * 8) return T(0);
+  return static_cast<T>(static_cast<U>(a) << static_cast<U>(count));
+}
+template <class T>
+T shift_right(T a, T count) {
+  using U = wrap_type_t<T>;
+  if (count < T(0) || static_cast<U>(count) >= sizeof(T) * 8) return T(0);
+  return static_cast<T>(static_cast<U>(static_cast<std::make_unsigned_t<T>>(a)) >> static_cast<U>(count));
+}
+
+// A value converted to To without undefined behaviour: see the file comment for floats to integers.
+template <class To, class From>
+To saturate_cast(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    if (std::isnan(v)) return To(0);
+    // (From)max rounds up to a power of two for the wide types: >= catches it, and every value below
+    // it converts exactly.
+    if (v <= static_cast<From>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
+    if (v >= static_cast<From>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+    return static_cast<To>(v);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+inline std::optional<int64_t> checked_add(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+inline std::optional<int64_t> checked_mul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+}  // namespace xexp
 // ======== xexp/core/elem_type.hpp
 // Element types, numbered as ONNX's TensorProto.DataType so that conversion is a cast.
 #include <cstddef>
@@ -108,6 +229,15 @@ template <> struct elem_type_of<bool> { static constexpr ElemType value = ElemTy
 template <class T> inline constexpr ElemType elem_type_v = elem_type_of<T>::value;
 
 }  // namespace xexp
+// ======== xexp/core/element_cap.hpp
+// ElementCap: the most elements a tensor allocated in this thread may hold while the cap is in scope.
+// Constant folding sets it to its size limit around each kernel: what folding creates is stored in the
+// model, and the output's shape is not always known before the kernel runs (a ConstantOfShape of a
+// computed shape), so the kernel itself must give up before it allocates, not after.
+#include <cstdint>
+#include <limits>
+#include <string>
+
 // ======== xexp/core/error.hpp
 // xexp::Error: the one exception type xexp throws. It names the node, the value and the cause, and may
 // carry a debug dump (the builder attaches its state), so that a failure deep inside an optimization
@@ -156,6 +286,34 @@ template <class MakeMessage>
 inline void check(bool condition, MakeMessage&& make_message, Error::Where where = {}) {
   if (!condition) throw Error(std::forward<MakeMessage>(make_message)(), std::move(where));
 }
+
+}  // namespace xexp
+
+namespace xexp {
+
+class ElementCap {
+ public:
+  explicit ElementCap(int64_t max_elements) : previous_(current()) { current() = max_elements; }
+  ElementCap(const ElementCap&) = delete;
+  ElementCap& operator=(const ElementCap&) = delete;
+  ~ElementCap() { current() = previous_; }
+
+  // The cap in force in this thread (int64's maximum when none is set).
+  static int64_t& current() {
+    static thread_local int64_t cap = std::numeric_limits<int64_t>::max();
+    return cap;
+  }
+
+  // Throws before a tensor (or a kernel's table sized by one) of `elements` elements is allocated past the cap.
+  static void check(int64_t elements) {
+    if (elements > current())
+      throw Error("the result would hold " + std::to_string(elements) + " elements, past the cap of " +
+                  std::to_string(current()) + " (FoldOptions::max_elements)");
+  }
+
+ private:
+  int64_t previous_;
+};
 
 }  // namespace xexp
 // ======== xexp/core/float16.hpp
@@ -574,7 +732,7 @@ class Tensor {
   // A zero-filled tensor owning its bytes.
   Tensor(ElemType type, std::vector<int64_t> dims)
       : type_(type), dims_(std::move(dims)), size_(dims_element_count(dims_)),
-        storage_(std::make_shared<OwnedStorage>(byte_count(type_, dims_))) {}
+        storage_(std::make_shared<OwnedStorage>((ElementCap::check(size_), byte_count(type_, dims_)))) {}
   Tensor(ElemType type, std::vector<int64_t> dims, std::shared_ptr<const TensorStorage> storage)
       : type_(type), dims_(std::move(dims)), size_(dims_element_count(dims_)), storage_(std::move(storage)) {
     if (type_ != ElemType::String && elem_size(type_) != 0 && storage_ &&
@@ -2170,7 +2328,6 @@ inline void write_value_info(const ir::Value& v, ::onnx::ValueInfoProto* vi) {
 
 #include <algorithm>
 #include <cstddef>
-#include <fstream>
 #include <memory>
 #include <span>
 #include <string>
@@ -2218,9 +2375,11 @@ namespace xexp {
 
 class MappedFile {
  public:
-  // Throws xexp::Error naming the file and the system's reason when it cannot be opened.
+  // Throws xexp::Error naming the file and the system's reason when it cannot be opened, or when it is
+  // not a regular file. O_NONBLOCK: opening a FIFO no one writes to returns at once (to be refused)
+  // instead of waiting forever; it changes nothing for a regular file.
   static std::shared_ptr<const MappedFile> open(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) throw Error("cannot open '" + path + "': " + std::strerror(errno));
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -2285,6 +2444,125 @@ class MappedFile {
 };
 
 }  // namespace xexp
+// ======== xexp/onnx/temporary_file.hpp
+// TemporaryFile: where every file xexp writes (models, external data, tensors, drawings) goes.
+// - A regular file, or a path that does not exist yet, is written under a temporary name next to it,
+//   then renamed over it: a reader never sees half a file, a failure leaves the previous file as it was,
+//   and a file being read (mapped) is never truncated under the reader. The temporary file is created
+//   exclusively (O_EXCL) under a random name: no one can guess it and put a link there first.
+// - A symbolic link is followed: the file it names is replaced that way, the link stays.
+// - A character device or a FIFO is written through, as `cp` does (`-o /dev/null` stays the device);
+//   a FIFO nothing reads is refused rather than waited on.
+// - Anything else (a directory, a block device, a socket, a link to nothing) is refused.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+
+namespace xexp::detail {
+
+// Writes all of `bytes` to `fd`; `what` names the file in the error.
+inline void write_all(int fd, std::span<const std::byte> bytes, const std::string& what) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Error("cannot write '" + what + "': " + std::strerror(errno));
+    bytes = bytes.subspan(static_cast<std::size_t>(n));
+  }
+}
+inline void write_all(int fd, std::string_view text, const std::string& what) {
+  write_all(fd, std::as_bytes(std::span<const char>(text.data(), text.size())), what);
+}
+
+class TemporaryFile {
+ public:
+  explicit TemporaryFile(const std::string& final_path) : final_path_(final_path) {
+    struct stat st {};
+    if (::stat(final_path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) open_through(st);
+    else create_beside(resolved(final_path));
+  }
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+  ~TemporaryFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_ && !through_) ::unlink(path_.c_str());
+  }
+
+  // Where the bytes go now: the temporary file, or the device or FIFO itself.
+  const std::string& path() const noexcept { return path_; }
+  // Open for writing at path(), until commit().
+  int fd() const noexcept { return fd_; }
+
+  // The bytes are all written: the temporary file becomes the final one.
+  void commit() {
+    const int fd = std::exchange(fd_, -1);
+    if (::close(fd) != 0) throw Error("cannot write '" + final_path_ + "': " + std::strerror(errno));
+    if (!through_ && std::rename(path_.c_str(), target_.c_str()) != 0)
+      throw Error("cannot write '" + final_path_ + "': " + std::strerror(errno));
+    committed_ = true;
+  }
+
+ private:
+  // The file a path names, through symbolic links; a link to nothing is refused (where the file would
+  // go is the link's business, not ours to guess).
+  static std::string resolved(const std::string& path) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return path;
+    char* real = ::realpath(path.c_str(), nullptr);
+    if (!real) throw Error("cannot write '" + path + "': a symbolic link to nothing (" + std::strerror(errno) + ")");
+    std::string out = real;
+    std::free(real);
+    return out;
+  }
+
+  void create_beside(const std::string& target) {
+    target_ = target;
+    std::random_device random;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      char suffix[24];
+      std::snprintf(suffix, sizeof suffix, ".tmp%08x%08x", random(), random());
+      path_ = target + suffix;
+      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd_ >= 0) return;
+      if (errno != EEXIST) break;
+    }
+    const int err = errno;
+    path_.clear();
+    throw Error("cannot write '" + final_path_ + "': " + std::strerror(err));
+  }
+
+  void open_through(const struct stat& st) {
+    through_ = true;
+    path_ = target_ = final_path_;
+    if (!S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode))
+      throw Error("cannot write '" + final_path_ + "': not a regular file, a character device or a FIFO");
+    // O_NONBLOCK: a FIFO no process reads fails at once (ENXIO) instead of blocking.
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd_ < 0)
+      throw Error("cannot write '" + final_path_ + "': " +
+                  (errno == ENXIO ? std::string("a FIFO nothing reads") : std::string(std::strerror(errno))));
+    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
+  }
+
+  std::string final_path_;  // as given, for messages
+  std::string target_;      // the file renamed over (the link's target for a link)
+  std::string path_;
+  int fd_ = -1;
+  bool through_ = false;
+  bool committed_ = false;
+};
+
+}  // namespace xexp::detail
 
 namespace xexp::detail {
 
@@ -2373,64 +2651,45 @@ class ExternalFiles {
   std::map<std::string, std::shared_ptr<const MappedFile>> files_;
 };
 
-// Appends tensor bytes to one side file and points the TensorProto at them. The file is created by the
-// first tensor written: a model none of whose tensors goes out gets no side file.
+// Appends tensor bytes to one side file (open as `fd`, a TemporaryFile's) and points the TensorProto at them.
 class ExternalDataWriter {
  public:
-  // `path` is where the bytes go now (a temporary file), `location` what the model will refer to.
-  ExternalDataWriter(std::string path, std::string location, std::size_t threshold)
-      : path_(std::move(path)), location_(std::move(location)), threshold_(threshold) {}
+  // `location`: what the model will refer to.
+  ExternalDataWriter(int fd, std::string location, std::size_t threshold)
+      : fd_(fd), location_(std::move(location)), threshold_(threshold) {}
   ExternalDataWriter(const ExternalDataWriter&) = delete;
   ExternalDataWriter& operator=(const ExternalDataWriter&) = delete;
-  ~ExternalDataWriter() {
-    if (fd_ >= 0) ::close(fd_);
-  }
 
   std::size_t threshold() const noexcept { return threshold_; }
   const std::string& location() const noexcept { return location_; }
+  // Whether some tensor went out (a model none of whose tensors does needs no side file).
+  bool written() const noexcept { return written_; }
   // `source`: the mapped file `bytes` lie in, if any; they are then copied file to file (MappedFile::copy_to).
   void write(std::span<const std::byte> bytes, const MappedFile* source, ::onnx::TensorProto* p) {
     constexpr uint64_t kAlignment = 64;  // aligned tensors can be used in place by SIMD kernels
     static constexpr std::byte zeros[kAlignment] = {};
-    if (fd_ < 0) {
-      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-      if (fd_ < 0) throw Error("cannot write '" + path_ + "': " + std::strerror(errno));
-    }
+    written_ = true;
     const uint64_t padding = (kAlignment - offset_ % kAlignment) % kAlignment;
-    put({zeros, padding});
+    write_all(fd_, {zeros, padding}, location_);
     const std::size_t copied = source ? source->copy_to(fd_, bytes) : 0;
-    put(bytes.subspan(copied));
+    write_all(fd_, bytes.subspan(copied), location_);
     p->set_data_location(::onnx::TensorProto::EXTERNAL);
     add_entry(p, "location", location_);
     add_entry(p, "offset", std::to_string(offset_ + padding));
     add_entry(p, "length", std::to_string(bytes.size()));
     offset_ += padding + bytes.size();
   }
-  // Returns whether the side file was created (some tensor went out).
-  bool close() {
-    if (fd_ < 0) return false;
-    const int fd = std::exchange(fd_, -1);
-    if (::close(fd) != 0) throw Error("cannot write external data '" + location_ + "': " + std::strerror(errno));
-    return true;
-  }
 
  private:
-  void put(std::span<const std::byte> bytes) {
-    while (!bytes.empty()) {
-      const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw Error("cannot write external data '" + location_ + "': " + std::strerror(errno));
-      bytes = bytes.subspan(static_cast<std::size_t>(n));
-    }
-  }
   static void add_entry(::onnx::TensorProto* p, const char* key, std::string value) {
     auto* entry = p->add_external_data();
     entry->set_key(key);
     entry->set_value(std::move(value));
   }
-  std::string path_, location_;
+  int fd_;
+  std::string location_;
   std::size_t threshold_;
-  int fd_ = -1;
+  bool written_ = false;
   uint64_t offset_ = 0;
 };
 
@@ -2576,42 +2835,6 @@ class ProtoTensorStorage final : public TensorStorage {
 };
 
 }  // namespace xexp
-// ======== xexp/onnx/temporary_file.hpp
-// TemporaryFile: every file xexp writes (models, external data, tensors) is written next to its final
-// place under a temporary name, then renamed over it: a reader never sees half a file, a failure leaves
-// the previous file as it was, and a file being read (mapped) is never truncated under the reader.
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <string>
-
-
-namespace xexp::detail {
-
-class TemporaryFile {
- public:
-  explicit TemporaryFile(const std::string& final_path)
-      : final_path_(final_path), path_(final_path + ".tmp" + std::to_string(::getpid())) {}
-  TemporaryFile(const TemporaryFile&) = delete;
-  TemporaryFile& operator=(const TemporaryFile&) = delete;
-  ~TemporaryFile() {
-    if (!committed_) std::remove(path_.c_str());
-  }
-  const std::string& path() const noexcept { return path_; }
-  void commit() {
-    if (std::rename(path_.c_str(), final_path_.c_str()) != 0)
-      throw Error("cannot write '" + final_path_ + "': " + std::strerror(errno));
-    committed_ = true;
-  }
-
- private:
-  std::string final_path_, path_;
-  bool committed_ = false;
-};
-
-}  // namespace xexp::detail
 
 namespace xexp {
 
@@ -2737,11 +2960,7 @@ inline NamedTensor load_tensor(const std::string& pb_path) {
 
 inline void save_tensor(const Tensor& tensor, const std::string& name, const std::string& path) {
   detail::TemporaryFile file(path);
-  {
-    std::ofstream out(file.path(), std::ios::binary | std::ios::trunc);
-    if (!out || !tensor_to_proto(tensor, name).SerializeToOstream(&out) || !out.flush())
-      throw Error("cannot write '" + path + "'");
-  }
+  if (!tensor_to_proto(tensor, name).SerializeToFileDescriptor(file.fd())) throw Error("cannot write '" + path + "'");
   file.commit();
 }
 
@@ -2858,18 +3077,40 @@ void write_attribute(const ir::Attribute& a, ::onnx::AttributeProto* out, WriteG
 #include <memory>
 #include <queue>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 // ======== xexp/onnx/validate.hpp
 // validate(): the structural rules a model must follow to be saved and run, checked on the IR (a model
 // built or rewritten in memory; load_model already refuses files that break them). The first broken
 // rule is thrown as xexp::Error naming the node and the value.
+#include <cstdint>
+#include <limits>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 
 namespace xexp {
+
+// The model's functions by domain and name, for finding which nodes are calls (Model::find_function
+// scans the functions: a model of thousands of them would be looked up in quadratic time). A call runs
+// the first function of its key, as find_function finds.
+class FunctionIndex {
+ public:
+  explicit FunctionIndex(const ir::Model& model) {
+    for (const ir::Function& f : model.functions) by_key_.emplace(op_key(Symbol(f.domain), Symbol(f.name)), &f);
+  }
+  const ir::Function* called(const ir::Node& n) const {
+    auto it = by_key_.find(op_key(n.domain, n.op_type));
+    return it == by_key_.end() ? nullptr : it->second;
+  }
+
+ private:
+  std::unordered_map<uint64_t, const ir::Function*> by_key_;
+};
 
 namespace detail {
 
@@ -2927,38 +3168,42 @@ inline void validate_graph(const ir::Graph& g, const std::string& where) {
     if (!available_before(v, next)) throw Error("graph output is not defined" + in, {.node = {}, .value = g.value(v).name});
 }
 
-// Local functions never call themselves, directly or through other functions (ONNX forbids it): running,
-// typing or inlining such a call would never end. Iterative, so that a long chain of functions calling
-// each other does not exhaust the stack.
-inline void validate_function_calls(const ir::Model& model) {
-  const std::size_t n = model.functions.size();
-  auto key = [](std::string_view domain, std::string_view name) {
-    std::string k(domain);
-    k += '\0';
-    k += name;
-    return k;
-  };
-  auto label = [&](std::size_t f) { return model.functions[f].domain + "." + model.functions[f].name; };
-  std::unordered_map<std::string, std::size_t> index;
-  for (std::size_t f = 0; f < n; ++f)  // a call runs the first function of its key, as find_function finds
-    index.emplace(key(model.functions[f].domain, model.functions[f].name), f);
-
-  std::vector<std::vector<std::size_t>> callees(n);
-  for (std::size_t f = 0; f < n; ++f) {
-    std::vector<const ir::Graph*> graphs{model.functions[f].body.get()};
-    while (!graphs.empty()) {
-      const ir::Graph* g = graphs.back();
-      graphs.pop_back();
-      for (ir::NodeId id : g->nodes()) {
-        const ir::Node& node = g->node(id);
-        if (auto it = index.find(key(node.domain.view(), node.op_type.view())); it != index.end())
-          callees[f].push_back(it->second);
-        for (const ir::Attribute& a : node.attributes)
-          for (const auto& sub : a.graphs)
-            if (sub) graphs.push_back(sub.get());
-      }
+// Calls `visit(node, callee)` for every node of `g` and of its subgraphs (callee: the function it calls,
+// or nullptr). Iterative: nesting costs no stack.
+template <class Visit>
+void for_each_call(const ir::Graph& g, const FunctionIndex& index, Visit&& visit) {
+  std::vector<const ir::Graph*> graphs{&g};
+  while (!graphs.empty()) {
+    const ir::Graph* graph = graphs.back();
+    graphs.pop_back();
+    for (ir::NodeId id : graph->nodes()) {
+      const ir::Node& node = graph->node(id);
+      visit(node, index.called(node));
+      for (const ir::Attribute& a : node.attributes)
+        for (const auto& sub : a.graphs)
+          if (sub) graphs.push_back(sub.get());
     }
   }
+}
+
+inline int64_t saturating_sum(int64_t a, int64_t b) { return checked_add(a, b).value_or(std::numeric_limits<int64_t>::max()); }
+
+// Local functions never call themselves, directly or through other functions (ONNX forbids it): running,
+// typing or inlining such a call would never end. Returns, per function, the nodes its body holds once
+// every call in it is replaced by the callee's body, through every level (saturated at int64's maximum:
+// a function calling another twice, forty levels deep, is 2^40 nodes). Iterative, so that a long chain
+// of functions calling each other does not exhaust the stack.
+inline std::vector<int64_t> expanded_function_sizes(const ir::Model& model) {
+  const std::size_t n = model.functions.size();
+  auto label = [&](std::size_t f) { return model.functions[f].domain + "." + model.functions[f].name; };
+  const FunctionIndex index(model);
+  std::vector<std::vector<std::size_t>> callees(n);  // one entry per call
+  std::vector<int64_t> size(n, 0);                   // nodes calling no function, then the expansion
+  for (std::size_t f = 0; f < n; ++f)
+    for_each_call(*model.functions[f].body, index, [&](const ir::Node&, const ir::Function* callee) {
+      if (callee) callees[f].push_back(static_cast<std::size_t>(callee - model.functions.data()));
+      else ++size[f];
+    });
   enum : uint8_t { kUnseen, kOnPath, kDone };
   std::vector<uint8_t> state(n, kUnseen);
   for (std::size_t root = 0; root < n; ++root) {
@@ -2967,7 +3212,8 @@ inline void validate_function_calls(const ir::Model& model) {
     state[root] = kOnPath;
     while (!path.empty()) {
       auto& [f, next] = path.back();
-      if (next == callees[f].size()) {
+      if (next == callees[f].size()) {  // every callee is done: f's expansion is known
+        for (std::size_t callee : callees[f]) size[f] = saturating_sum(size[f], size[callee]);
         state[f] = kDone;
         path.pop_back();
         continue;
@@ -2983,9 +3229,44 @@ inline void validate_function_calls(const ir::Model& model) {
       }
     }
   }
+  return size;
 }
 
+inline void validate_function_calls(const ir::Model& model) { (void)expanded_function_sizes(model); }
+
 }  // namespace detail
+
+// The default of the options bounding what expanding local functions may produce (InlineOptions,
+// RunOptions, xexp --max-nodes): past the largest real models, which hold some 10^5 nodes once inlined.
+inline constexpr int64_t kDefaultMaxNodes = 1'000'000;
+
+// Refuses a model whose local functions are recursive, or whose main graph, or one function's body,
+// would hold more than `max_nodes` nodes once every call is replaced by the callee's body (what
+// inlining produces, and what one run evaluates, Loop iterations aside). The error names the call
+// whose expansion is the largest.
+inline void check_function_expansion(const ir::Model& model, int64_t max_nodes) {
+  const std::vector<int64_t> sizes = detail::expanded_function_sizes(model);
+  const FunctionIndex index(model);
+  auto check = [&](const ir::Graph& g, const std::string& where) {
+    int64_t total = 0, largest = -1;
+    std::string largest_call;
+    detail::for_each_call(g, index, [&](const ir::Node& node, const ir::Function* callee) {
+      const int64_t size = callee ? sizes[static_cast<std::size_t>(callee - model.functions.data())] : 1;
+      total = detail::saturating_sum(total, size);
+      if (callee && size > largest) {
+        largest = size;
+        largest_call = node.name.empty() ? node.domain.str() + "." + node.op_type.str() : node.name;
+      }
+    });
+    if (total > max_nodes)
+      throw Error(where + " would hold " + (total == std::numeric_limits<int64_t>::max() ? "over 2^63" : std::to_string(total)) +
+                      " nodes once its local function calls are expanded, past the limit of " + std::to_string(max_nodes) +
+                      " (InlineOptions::max_nodes, RunOptions::max_nodes, xexp --max-nodes)",
+                  {.node = largest_call, .value = {}});
+  };
+  check(*model.graph, "the main graph");
+  for (const ir::Function& f : model.functions) check(*f.body, "function " + f.domain + "." + f.name);
+}
 
 inline void validate(const ir::Graph& graph) { detail::validate_graph(graph, ""); }
 
@@ -3133,6 +3414,7 @@ inline void validate_op_opsets(const ir::Model& model) {
   std::vector<std::pair<const ir::Graph*, const std::vector<ir::OpsetImport>*>> graphs{{model.graph.get(), &model.opsets}};
   for (const ir::Function& f : model.functions)
     graphs.emplace_back(f.body.get(), f.opsets.empty() ? &model.opsets : &f.opsets);
+  const FunctionIndex functions(model);
   while (!graphs.empty()) {
     const auto [g, opsets] = graphs.back();
     graphs.pop_back();
@@ -3143,7 +3425,7 @@ inline void validate_op_opsets(const ir::Model& model) {
       for (const ir::Attribute& a : node.attributes)
         for (const auto& sub : a.graphs) graphs.emplace_back(sub.get(), opsets);
       if (!opset || !(node.domain.empty() || node.domain.view() == "ai.onnx") ||
-          model.find_function(node.domain.view(), node.op_type.view()) ||
+          functions.called(node) ||
           runtime_defines_at_any_opset(node.op_type.view()))
         continue;
       const ::onnx::OpSchema* first = find_schema(node.op_type.view(), "", std::numeric_limits<int>::max());
@@ -3191,14 +3473,19 @@ class ModelReader {
     m.domain = std::move(*p.mutable_domain());
     m.model_version = p.model_version();
     m.doc_string = std::move(*p.mutable_doc_string());
-    m.opsets = read_opsets(*p.mutable_opset_import());
+    m.opsets = read_opsets(*p.mutable_opset_import(), "the model");
     if (p.has_graph()) read_graph(*p.mutable_graph(), *m.graph, nullptr);
     m.metadata_props.reserve(static_cast<std::size_t>(p.metadata_props_size()));
     for (auto& e : *p.mutable_metadata_props())
       m.metadata_props.emplace_back(std::move(*e.mutable_key()), std::move(*e.mutable_value()));
     for (const auto& t : p.training_info()) t.SerializeToString(&m.raw_training_info.emplace_back());
     m.functions.reserve(static_cast<std::size_t>(p.functions_size()));
-    for (auto& f : *p.mutable_functions()) m.functions.push_back(read_function(f));
+    std::unordered_set<uint64_t> names;
+    for (auto& f : *p.mutable_functions()) {
+      if (!names.insert(op_key(Symbol(f.domain()), Symbol(f.name()))).second)  // a call would run the first only
+        throw Error("two local functions have this domain and name", {.node = f.domain() + "." + f.name(), .value = {}});
+      m.functions.push_back(read_function(f));
+    }
     validate_function_calls(m);
     validate_op_opsets(m);
     m.unknown = unknown_of(p);
@@ -3225,10 +3512,19 @@ class ModelReader {
     return s.graph->add_captured(std::string(name));
   }
 
-  static std::vector<ir::OpsetImport> read_opsets(google::protobuf::RepeatedPtrField<::onnx::OperatorSetIdProto>& ps) {
+  // A domain imported twice at one version is read once (what a second import would say is said); at two
+  // versions it is refused: which one the nodes follow would be a guess. `where`: whose imports they are.
+  static std::vector<ir::OpsetImport> read_opsets(google::protobuf::RepeatedPtrField<::onnx::OperatorSetIdProto>& ps,
+                                                  const std::string& where) {
     std::vector<ir::OpsetImport> out;
     out.reserve(static_cast<std::size_t>(ps.size()));
     for (auto& o : ps) {
+      if (const std::optional<int64_t> seen = ir::find_opset(out, o.domain())) {
+        const std::string domain = o.domain().empty() ? "ai.onnx" : o.domain();
+        if (*seen == o.version()) continue;
+        throw Error(where + " imports opset " + domain + " twice, at versions " + std::to_string(*seen) + " and " +
+                    std::to_string(o.version()));
+      }
       ir::OpsetImport& r = out.emplace_back();
       r.presence = static_cast<uint8_t>((o.has_domain() ? ir::kHasDomain : 0) | (o.has_version() ? ir::kHasVersion : 0));
       r.domain = std::move(*o.mutable_domain());
@@ -3455,7 +3751,7 @@ class ModelReader {
     f.domain = std::move(*fp.mutable_domain());
     f.doc_string = std::move(*fp.mutable_doc_string());
     f.attributes.assign(fp.attribute().begin(), fp.attribute().end());
-    f.opsets = read_opsets(*fp.mutable_opset_import());
+    f.opsets = read_opsets(*fp.mutable_opset_import(), "function " + f.domain + "." + f.name);
     ir::Graph& body = *f.body;
     for (const std::string& name : fp.input()) {
       if (body.has_value(name)) throw Error("duplicate function input", {.node = f.name, .value = name});
@@ -3507,8 +3803,13 @@ inline bool parse_model_file(const std::string& path, ::onnx::ModelProto& proto)
     throw Error("cannot load '" + path + "': larger than 2 GB (protobuf's limit); use external data");
   if (file->size() <= kMapLimit) return proto.ParseFromArray(file->bytes().data(), static_cast<int>(file->size()));
   file.reset();
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // MappedFile::open's reasons
   if (fd < 0) throw Error("cannot open '" + path + "': " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {  // replaced since it was mapped
+    ::close(fd);
+    throw Error("cannot read '" + path + "': not a regular file");
+  }
   const bool ok = proto.ParseFromFileDescriptor(fd);
   ::close(fd);
   return ok;
@@ -3684,7 +3985,9 @@ inline std::size_t initializers_to_constant_nodes(Graph& g) {
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -3845,16 +4148,14 @@ class ModelWriter {
   ExternalDataWriter* sink_;
 };
 
-// Writes `m` to `temporary`, which becomes `path` once everything is written.
-inline void serialize_to_file(const google::protobuf::MessageLite& m, const std::string& path, const std::string& temporary) {
+// Writes `m` to `file`, which becomes `path` once everything is written.
+inline void serialize_to_file(const google::protobuf::MessageLite& m, const std::string& path, TemporaryFile& file) {
   if (m.ByteSizeLong() > static_cast<std::size_t>(INT32_MAX))
     throw Error("cannot save '" + path +
                 "': larger than 2 GB (protobuf's limit); save with external data (SaveOptions::external_data, "
                 "xexp --external-data)");
-  std::FILE* f = std::fopen(temporary.c_str(), "wb");
-  if (!f) throw Error("cannot write '" + path + "'");
-  const bool ok = m.SerializeToFileDescriptor(::fileno(f));
-  if (std::fclose(f) != 0 || !ok) throw Error("cannot write '" + path + "'");
+  if (!m.SerializeToFileDescriptor(file.fd())) throw Error("cannot write '" + path + "': " + std::strerror(errno));
+  file.commit();
 }
 
 // What ExternalData::Auto looks at: the bytes of every tensor of the model (initializers and tensor
@@ -3938,16 +4239,14 @@ inline void save_model_impl(const ir::Model& model, bool take, const std::string
   if (writes_external_data(model, options)) {
     const std::string location = external_data_location(path, options);
     TemporaryFile data_file(directory_of(path) + "/" + location);
-    ExternalDataWriter sink(data_file.path(), location, options.external_data_threshold);
+    ExternalDataWriter sink(data_file.fd(), location, options.external_data_threshold);
     ModelWriter(take, options, &sink).write(model, &p);
-    const bool written = sink.close();
-    serialize_to_file(p, path, model_file.path());
-    if (written) data_file.commit();
+    serialize_to_file(p, path, model_file);
+    if (sink.written()) data_file.commit();  // else it is removed: no tensor went out
   } else {
     ModelWriter(take, options, nullptr).write(model, &p);
-    serialize_to_file(p, path, model_file.path());
+    serialize_to_file(p, path, model_file);
   }
-  model_file.commit();
 }
 }  // namespace detail
 
@@ -5637,6 +5936,7 @@ inline void add_selection_rules(RuleTable& t) {
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -5701,11 +6001,11 @@ inline Dim product_dims(Shape::const_iterator first, Shape::const_iterator last)
 // sums and products are spelled as above, and x - x is 0, x / x is 1. Anything else is unknown.
 inline Dim shape_value_arithmetic(std::string_view op, const Dim& a, const Dim& b) {
   const std::optional<int64_t> x = content_int(a), y = content_int(b);
-  if (x && y) {
-    if (op == "Add") return content_dim(*x + *y);
-    if (op == "Sub") return content_dim(*x - *y);
-    if (op == "Mul") return content_dim(*x * *y);
-    return *y == 0 ? Dim() : content_dim(*x / *y);
+  if (x && y) {  // as the kernels compute (core/checked_int.hpp); no value where they fail
+    if (op == "Add") return content_dim(wrapping_add(*x, *y));
+    if (op == "Sub") return content_dim(wrapping_sub(*x, *y));
+    if (op == "Mul") return content_dim(wrapping_mul(*x, *y));
+    return division_error(*x, *y) ? Dim() : content_dim(int_divide(*x, *y));
   }
   if (a.is_unknown() || b.is_unknown()) return {};
   const bool same_symbol = a.is_symbolic() && a == b;
@@ -5843,7 +6143,8 @@ inline void infer_split(InferContext& c) {
   if (sizes && sizes->size() != n) c.fail("split has " + std::to_string(sizes->size()) + " sizes for " + std::to_string(n) + " outputs");
   if (!sizes && !c.moved_given() && in[axis].is_static()) {
     // Equal chunks; from opset 18 the last one may be smaller.
-    const int64_t d = in[axis].value(), chunks = static_cast<int64_t>(n), chunk = (d + chunks - 1) / chunks;
+    if (n == 0) c.fail("Split has no output");
+    const int64_t d = in[axis].value(), chunks = static_cast<int64_t>(n), chunk = d / chunks + (d % chunks != 0);
     sizes.emplace();
     for (int64_t k = 0; k < chunks; ++k) sizes->push_back(std::max<int64_t>(0, std::min(chunk, d - k * chunk)));
   }
@@ -6024,8 +6325,17 @@ inline void infer_tile(InferContext& c) {
   if (!repeats) return c.set_output_rank(0, c.type(0), in.size());
   if (repeats->size() != in.size()) c.fail("repeats has a length different from the rank");
   Shape out = in;
-  for (std::size_t k = 0; k < in.size(); ++k)
-    if ((*repeats)[k] != 1) out[k] = in[k].is_static() ? Dim(in[k].value() * (*repeats)[k]) : Dim();
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    const int64_t r = (*repeats)[k];
+    if (r < 0) c.fail("repeats " + std::to_string(r) + " of axis " + std::to_string(k) + " is negative", c.input_name(1));
+    if (r == 1 || !in[k].is_static()) {
+      if (r != 1) out[k] = Dim();
+      continue;
+    }
+    const std::optional<int64_t> size = checked_mul(in[k].value(), r);
+    if (!size) c.fail("repeats " + std::to_string(r) + " of axis " + std::to_string(k) + " overflow int64", c.input_name(1));
+    out[k] = Dim(*size);
+  }
   c.set_output(0, c.type(0), out);
 }
 
@@ -6051,11 +6361,14 @@ inline void infer_pad(InferContext& c) {
   Shape out = in;
   for (std::size_t j = 0; j < n; ++j) {
     const std::size_t k = axes[j];
-    const int64_t extra = (*pads)[j] + (*pads)[j + n];
-    if (extra == 0) continue;
-    if (in[k].is_static() && in[k].value() + extra < 0)
+    const std::optional<int64_t> extra = checked_add((*pads)[j], (*pads)[j + n]);
+    const std::optional<int64_t> size = extra && in[k].is_static() ? checked_add(in[k].value(), *extra) : std::nullopt;
+    if (!extra || (in[k].is_static() && !size))
+      c.fail("pads of axis " + std::to_string(k) + " overflow int64", c.input_name(c.opset() < 11 ? 0 : 1));
+    if (*extra == 0) continue;
+    if (size && *size < 0)
       c.fail("pads remove more than the " + in[k].str() + " elements of axis " + std::to_string(k), c.input_name(0));
-    out[k] = in[k].is_static() ? Dim(in[k].value() + extra) : Dim();
+    out[k] = size ? Dim(*size) : Dim();
   }
   c.set_output(0, c.type(0), out);
 }
@@ -6184,9 +6497,13 @@ inline std::optional<double> scalar_value(const Tensor* t) {
 inline void infer_range(InferContext& c) {
   const auto start = scalar_value(c.constant(0)), limit = scalar_value(c.constant(1)), delta = scalar_value(c.constant(2));
   Dim n;
-  if (start && limit && delta) {
+  // Past 2^53, a double is no longer the integer the kernel reads: the count is left unknown there.
+  const auto exact = [](std::optional<double> v) { return v && std::abs(*v) <= 9007199254740992.0; };
+  if (exact(start) && exact(limit) && exact(delta)) {
     if (*delta == 0) c.fail("delta is 0");
-    n = Dim(std::max<int64_t>(0, static_cast<int64_t>(std::ceil((*limit - *start) / *delta))));
+    const double count = std::ceil((*limit - *start) / *delta);
+    if (!std::isfinite(count)) c.fail("start, limit and delta give no finite element count");
+    n = Dim(std::max<int64_t>(0, saturate_cast<int64_t>(count)));
   } else if (start == 0.0 && delta == 1.0) {
     // Range(0, Shape(X)[k], 1), position ids: as many elements as the dimension.
     if (auto bound = c.value_shape(1);
@@ -6306,7 +6623,9 @@ inline void infer_graph(ir::Graph& g, int64_t opset, InferState& state) {
 // ======== xexp/eval/evaluate_op.hpp
 // evaluate_op: runs one operator on constant inputs. Used by constant folding, the rewrite DSL's
 // fold(...) and the Evaluator. The default registry holds every kernel family.
+#include <new>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 // ======== xexp/eval/kernel.hpp
@@ -6473,14 +6792,6 @@ inline double element_as_double(const Tensor& t, int64_t k) {
   if (t.type() == ElemType::BFloat16) return bfloat16_to_float(t.data<uint16_t>()[k]);
   return visit_type(t.type(), [&](auto tag) { return static_cast<double>(t.data<typename decltype(tag)::type>()[k]); });
 }
-// A double as an int64, truncated toward zero; out of range saturates and NaN gives 0 (a plain cast of
-// either is undefined behaviour, and a hostile model can hold any value).
-inline int64_t double_to_int64(double v) {
-  if (std::isnan(v)) return 0;
-  if (v >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
-  if (v < -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
-  return static_cast<int64_t>(v);
-}
 // Element k as an int64: exact for the integer types (through a double, int64 values past 2^53 would round),
 // saturated for a uint64 past int64's range and for the float types.
 inline int64_t element_as_int64(const Tensor& t, int64_t k) {
@@ -6489,7 +6800,7 @@ inline int64_t element_as_int64(const Tensor& t, int64_t k) {
     case ElemType::UInt64: return static_cast<int64_t>(std::min<uint64_t>(t.data<uint64_t>()[k], std::numeric_limits<int64_t>::max()));
     case ElemType::Int32: return t.data<int32_t>()[k];
     case ElemType::UInt32: return t.data<uint32_t>()[k];
-    default: return double_to_int64(element_as_double(t, k));
+    default: return saturate_cast<int64_t>(element_as_double(t, k));
   }
 }
 // Element k of an integer or bool tensor written out exactly (a uint64 past int64's range included).
@@ -6527,22 +6838,6 @@ inline int64_t scalar_int(const Tensor& t) {
 inline double scalar_double(const Tensor& t) {
   if (t.size() < 1) throw Error("a scalar was expected, got an empty tensor");
   return element_as_double(t, 0);
-}
-
-// A float -> integer conversion that never invokes undefined behaviour (NaN and out of range values
-// saturate), unlike a plain static_cast.
-template <class To, class From>
-To convert_value(From v) {
-  if constexpr (std::is_same_v<To, bool>) {
-    return v != From(0);
-  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
-    if (std::isnan(v)) return To(0);
-    if (v <= static_cast<From>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
-    if (v >= static_cast<From>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
-    return static_cast<To>(v);
-  } else {
-    return static_cast<To>(v);
-  }
 }
 
 // The shortest text that reads back to the same value (numpy's str of a float32 or float64).
@@ -6608,27 +6903,37 @@ inline Tensor cast_tensor(const Tensor& in, ElemType to) {
     using To = typename decltype(out_tag)::type;
     auto dst = out.mutable_data<To>();
     if (in.type() == ElemType::String) {
-      for (int64_t k = 0; k < n; ++k) dst[k] = convert_value<To>(parse_number(in.string_data()[k]));
+      for (int64_t k = 0; k < n; ++k) dst[k] = saturate_cast<To>(parse_number(in.string_data()[k]));
     } else if (in.type() == ElemType::Float16) {
       auto src = in.data<uint16_t>();
-      for (int64_t k = 0; k < n; ++k) dst[k] = convert_value<To>(half_to_float(src[k]));
+      for (int64_t k = 0; k < n; ++k) dst[k] = saturate_cast<To>(half_to_float(src[k]));
     } else if (in.type() == ElemType::BFloat16) {
       auto src = in.data<uint16_t>();
-      for (int64_t k = 0; k < n; ++k) dst[k] = convert_value<To>(bfloat16_to_float(src[k]));
+      for (int64_t k = 0; k < n; ++k) dst[k] = saturate_cast<To>(bfloat16_to_float(src[k]));
     } else {
       visit_type(in.type(), [&](auto in_tag) {
         auto src = in.data<typename decltype(in_tag)::type>();
-        for (int64_t k = 0; k < n; ++k) dst[k] = convert_value<To>(src[k]);
+        for (int64_t k = 0; k < n; ++k) dst[k] = saturate_cast<To>(src[k]);
       });
     }
   });
   return out;
 }
 
+// Throws when a result of `type` and `dims` is not to be allocated (past a tensor's 1 TiB, or the
+// thread's ElementCap): kernels call it before they build the index maps such a result needs.
+inline void check_allocatable(ElemType type, const std::vector<int64_t>& dims) {
+  (void)Tensor::byte_count(type, dims);
+  ElementCap::check(dims_element_count(dims));
+}
+
 // A tensor of type `type` and shape `dims` holding `value` everywhere.
 inline Tensor filled(ElemType type, std::vector<int64_t> dims, double value) {
   Tensor one = cast_tensor(Tensor::scalar<double>(value), type);
-  if (type == ElemType::String) return Tensor::strings(dims, std::vector<std::string>(dims_element_count(dims), one.string_data()[0]));
+  if (type == ElemType::String) {
+    check_allocatable(type, dims);
+    return Tensor::strings(dims, std::vector<std::string>(dims_element_count(dims), one.string_data()[0]));
+  }
   Tensor out(type, std::move(dims));
   const std::size_t s = elem_size(type);
   auto dst = out.mutable_bytes();
@@ -6709,19 +7014,6 @@ void for_each_strided(const std::vector<int64_t>& dims, const std::array<std::ve
   }
 }
 
-// a + b and a * b as the runtimes compute them: integers wrap (computed in uint64_t, since a signed
-// overflow, or int promotion of small types, is undefined in C++), other types as they are.
-template <class T>
-T wrapping_add(T a, T b) {
-  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-  else return static_cast<T>(a + b);
-}
-template <class T>
-T wrapping_mul(T a, T b) {
-  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-  else return static_cast<T>(a * b);
-}
-
 // out[k] = f(a[.], b[.]) with broadcasting.
 template <class R, class A, class B, class F>
 Tensor broadcast_binary(const Tensor& a, const Tensor& b, F&& f) {
@@ -6785,6 +7077,7 @@ inline Tensor remap(const Tensor& src, const std::vector<int64_t>& out_dims, con
   const std::vector<int64_t> src_strides = strides_of(src.dims());
   const int64_t n = dims_element_count(out_dims);
   if (src.type() == ElemType::String) {
+    check_allocatable(src.type(), out_dims);
     std::vector<std::string> out = base ? base->string_data() : std::vector<std::string>(n);
     const auto& in = src.string_data();
     for_each_source(src_strides, out_dims, perm, maps, [&](int64_t k, int64_t from) {
@@ -6823,7 +7116,7 @@ inline std::vector<int64_t> identity_perm(std::size_t rank) { return iota_map(st
 inline Tensor expand_to(const Tensor& t, const std::vector<int64_t>& dims) {
   const std::vector<int64_t> out = broadcast_dims({&t.dims(), &dims});
   if (out == t.dims()) return t;
-  (void)Tensor::byte_count(t.type(), out);  // a shape past the tensor limit fails before its index maps
+  check_allocatable(t.type(), out);
   const std::size_t off = out.size() - t.rank();
   std::vector<std::vector<int64_t>> maps(out.size());
   std::vector<int64_t> perm(out.size(), 0);
@@ -6890,7 +7183,7 @@ inline std::vector<Tensor> quantize_linear_kernel(const KernelContext& c) {
       // divided in float like the reference implementation: x / scale may land exactly on .5 there
       const float ratio = static_cast<float>(element_as_double(x, k)) / static_cast<float>(q.scale_at(k));
       const double v = std::nearbyint(ratio) + static_cast<double>(q.zero_at(k));
-      dst[k] = convert_value<T>(std::clamp<double>(v, static_cast<double>(std::numeric_limits<T>::lowest()), static_cast<double>(std::numeric_limits<T>::max())));
+      dst[k] = saturate_cast<T>(std::clamp<double>(v, static_cast<double>(std::numeric_limits<T>::lowest()), static_cast<double>(std::numeric_limits<T>::max())));
     }
     return std::vector<Tensor>{out};
   });
@@ -7000,7 +7293,7 @@ Kernel compare(F f) {
 
 template <class T>
 T int_pow(T base, double e) {
-  return convert_value<T>(std::pow(static_cast<double>(base), e));
+  return saturate_cast<T>(std::pow(static_cast<double>(base), e));
 }
 
 inline std::vector<Tensor> pow_kernel(const KernelContext& c) {
@@ -7168,13 +7461,13 @@ inline void register_elementwise(KernelRegistry& r) {
           return [](auto x) {
             using T = typename decltype(tag)::type;
             if constexpr (std::is_unsigned_v<T> || std::is_same_v<T, bool>) return x;
-            else return static_cast<T>(x < T(0) ? -x : x);
+            else return x < T(0) ? wrapping_neg<T>(x) : x;  // Abs(INT64_MIN) wraps to itself
           };
         }));
   r.add("Neg", unary<false>([](const KernelContext&, auto tag) {
           return [](auto x) {
             using T = typename decltype(tag)::type;
-            return static_cast<T>(-x);
+            return wrapping_neg<T>(x);
           };
         }));
   r.add("Sign", unary<false>([](const KernelContext&, auto) { return [](auto x) { return sign_of(x); }; }));
@@ -7246,17 +7539,18 @@ inline void register_elementwise(KernelRegistry& r) {
   r.add("Gelu", gelu);
   r.add("com.microsoft", "Gelu", gelu);
 
-  r.add("Add", binary_same_type([](const KernelContext&, auto) { return [](auto x, auto y) { return x + y; }; }));
-  r.add("Sub", binary_same_type([](const KernelContext&, auto) { return [](auto x, auto y) { return x - y; }; }));
-  r.add("Mul", binary_same_type([](const KernelContext&, auto) { return [](auto x, auto y) { return x * y; }; }));
+  // Integer overflow wraps around, as in ONNX Runtime (core/checked_int.hpp).
+  r.add("Add", binary_same_type([](const KernelContext&, auto) { return [](auto x, auto y) { return wrapping_add(x, y); }; }));
+  r.add("Sub", binary_same_type([](const KernelContext&, auto) { return [](auto x, auto y) { return wrapping_sub(x, y); }; }));
+  r.add("Mul", binary_same_type([](const KernelContext&, auto) { return [](auto x, auto y) { return wrapping_mul(x, y); }; }));
   r.add("Div", binary_same_type([](const KernelContext& c, auto tag) {
           using T = typename decltype(tag)::type;
           return [&c](T x, T y) -> T {
             (void)c;  // used by the integer instantiations only
             if constexpr (std::is_integral_v<T>) {
-              if (y == T(0)) c.fail("integer division by zero");
+              if (const char* why = division_error(x, y)) c.fail(why);
             }
-            return static_cast<T>(x / y);
+            return int_divide(x, y);
           };
         }));
   r.add("Mod", binary_same_type([](const KernelContext& c, auto tag) {
@@ -7271,7 +7565,7 @@ inline void register_elementwise(KernelRegistry& r) {
               return m;
             } else {
               if (y == T(0)) c.fail("integer modulo by zero");
-              T m = static_cast<T>(x % y);
+              T m = int_remainder(x, y);
               if constexpr (std::is_signed_v<T>)
                 if (!fmod && m != 0 && ((m < 0) != (y < 0))) m = static_cast<T>(m + y);
               return m;
@@ -7283,7 +7577,7 @@ inline void register_elementwise(KernelRegistry& r) {
           const bool left = c.attr_string("direction") == "LEFT";
           return [left](T x, T y) -> T {
             (void)left;  // unused by the non-integer instantiations
-            if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return static_cast<T>(left ? x << y : x >> y);
+            if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return left ? shift_left(x, y) : shift_right(x, y);
             else return x;
           };
         }));
@@ -7297,8 +7591,8 @@ inline void register_elementwise(KernelRegistry& r) {
   r.add("LessOrEqual", compare([](auto x, auto y) { return x <= y; }));
   r.add("Greater", compare([](auto x, auto y) { return x > y; }));
   r.add("GreaterOrEqual", compare([](auto x, auto y) { return x >= y; }));
-  r.add("Sum", variadic([](auto x, auto y) { return x + y; }));
-  r.add("Mean", variadic([](auto x, auto y) { return x + y; }, true));
+  r.add("Sum", variadic([](auto x, auto y) { return wrapping_add(x, y); }));
+  r.add("Mean", variadic([](auto x, auto y) { return wrapping_add(x, y); }, true));
   r.add("Max", variadic([](auto x, auto y) { return nan_max(x, y); }));
   r.add("Min", variadic([](auto x, auto y) { return nan_min(x, y); }));
   r.add("Where", where_kernel);
@@ -7351,14 +7645,14 @@ void gemm(int64_t M, int64_t N, int64_t K, const T* A, bool trans_a, const T* B,
           for (int64_t k = k0; k < k1; ++k) {
             const T a = A[i * K + k];
             const T* __restrict b = B + k * N;
-            for (int64_t j = j0; j < j1; ++j) c[j] += a * b[j];
+            for (int64_t j = j0; j < j1; ++j) c[j] = wrapping_add(c[j], wrapping_mul(a, b[j]));  // integers wrap
           }
         }
       }
     }
   }
   if (alpha != T(1))
-    for (int64_t e = 0; e < M * N; ++e) C[e] = static_cast<T>(C[e] * alpha);
+    for (int64_t e = 0; e < M * N; ++e) C[e] = wrapping_mul(C[e], alpha);
 }
 
 // Batched op(A) @ op(B) with numpy broadcasting over the batch dimensions and 1-D promotion.
@@ -7971,6 +8265,7 @@ inline void register_nn(KernelRegistry& r) {
 // type, strings included; most reduce to `remap` (per-dimension coordinate maps).
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 
 namespace xexp::eval::kernels {
@@ -8108,10 +8403,17 @@ inline std::vector<Tensor> split_kernel(const KernelContext& c) {
   else if (c.opset < 13) sizes = c.attr_ints("split").value_or(std::vector<int64_t>{});
   if (sizes.empty()) {
     const auto parts = static_cast<int64_t>(c.opset >= 18 && c.attr("num_outputs") ? c.attr_int("num_outputs", 1) : c.n_outputs);
+    if (parts < 1) c.fail("num_outputs is " + std::to_string(parts) + ", at least 1 expected");
     const int64_t each = (n + parts - 1) / parts;  // the last chunk may be smaller (opset 18)
     for (int64_t k = 0, left = n; k < parts; ++k, left -= each) sizes.push_back(std::min(each, left));
   }
-  if (std::accumulate(sizes.begin(), sizes.end(), int64_t{0}) != n) c.fail("split sizes do not add up to the dimension");
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    const std::optional<int64_t> sum = checked_add(total, s);
+    if (s < 0 || !sum) c.fail("split sizes must be non-negative and add up to the dimension");
+    total = *sum;
+  }
+  if (total != n) c.fail("split sizes do not add up to the dimension");
   std::vector<Tensor> out;
   int64_t start = 0;
   for (int64_t s : sizes) {
@@ -8391,10 +8693,16 @@ inline std::vector<Tensor> range_kernel(const KernelContext& c) {
   return visit_type(start.type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T s = start.data<T>()[0], limit = c.in(1).template data<T>()[0], delta = c.in(2).template data<T>()[0];
-    const auto n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((static_cast<double>(limit) - static_cast<double>(s)) / static_cast<double>(delta))));
+    if (delta == T(0)) c.fail("delta is zero");  // ONNX Runtime's error too
+    // long double: int64 bounds differ by exactly what they differ by (a double would round 2^63 - 1 and 2^63 - 2
+    // to one value)
+    const long double count =
+        std::ceil((static_cast<long double>(limit) - static_cast<long double>(s)) / static_cast<long double>(delta));
+    if (!std::isfinite(count)) c.fail("start, limit and delta give no finite element count");
+    const int64_t n = std::max<int64_t>(0, saturate_cast<int64_t>(count));
     Tensor out(start.type(), {n});
     auto dst = out.mutable_data<T>();
-    for (int64_t k = 0; k < n; ++k) dst[k] = static_cast<T>(s + static_cast<T>(k) * delta);
+    for (int64_t k = 0; k < n; ++k) dst[k] = wrapping_add<T>(s, wrapping_mul<T>(static_cast<T>(k), delta));
     return std::vector<Tensor>{out};
   });
 }
@@ -8404,9 +8712,18 @@ inline std::vector<Tensor> tile_kernel(const KernelContext& c) {
   const std::vector<int64_t> repeats = as_int64s(c.in(1));
   if (repeats.size() != x.rank()) c.fail("repeats must have one entry per dimension");
   std::vector<int64_t> dims(x.rank());
+  for (std::size_t d = 0; d < x.rank(); ++d) {
+    const std::optional<int64_t> n = checked_mul(x.dims()[d], repeats[d]);
+    if (repeats[d] < 0 || !n)
+      c.fail("repeats " + std::to_string(repeats[d]) + " of axis " + std::to_string(d) + " (of size " +
+             std::to_string(x.dims()[d]) + ") give no valid dimension");
+    dims[d] = *n;
+  }
+  // Each axis's map is at most as long as the whole result (an empty result needs none).
+  check_allocatable(x.type(), dims);
+  if (dims_element_count(dims) == 0) return {Tensor(x.type(), dims)};
   std::vector<std::vector<int64_t>> maps(x.rank());
   for (std::size_t d = 0; d < x.rank(); ++d) {
-    dims[d] = x.dims()[d] * repeats[d];
     maps[d].resize(dims[d]);
     for (int64_t i = 0; i < dims[d]; ++i) maps[d][i] = i % x.dims()[d];
   }
@@ -8436,16 +8753,24 @@ inline std::vector<Tensor> pad_kernel(const KernelContext& c) {
     after[a] = pads[k + axes.size()];
   }
   std::vector<int64_t> dims(r);
+  for (std::size_t d = 0; d < r; ++d) {
+    const int64_t n = x.dims()[d];
+    const std::optional<int64_t> padded = checked_add(n, before[d]), size = padded ? checked_add(*padded, after[d]) : padded;
+    if (!size || *size < 0)  // negative pads crop; they cannot take more than the dimension holds
+      c.fail("pads " + std::to_string(before[d]) + " and " + std::to_string(after[d]) + " leave axis " +
+             std::to_string(d) + " of size " + std::to_string(n) + " with " + (size ? "a negative" : "no int64") + " size");
+    dims[d] = *size;
+  }
+  // Each axis's map is at most as long as the whole result (an empty result needs none).
+  check_allocatable(x.type(), dims);
+  if (dims_element_count(dims) == 0) return {Tensor(x.type(), dims)};
   std::vector<std::vector<int64_t>> maps(r);
   for (std::size_t d = 0; d < r; ++d) {
     const int64_t n = x.dims()[d];
-    dims[d] = n + before[d] + after[d];
-    if (dims[d] < 0)  // negative pads crop; they cannot take more than the dimension holds
-      c.fail("pads " + std::to_string(before[d]) + " and " + std::to_string(after[d]) + " leave axis " +
-             std::to_string(d) + " of size " + std::to_string(n) + " with a negative size");
     maps[d].resize(dims[d]);
     for (int64_t i = 0; i < dims[d]; ++i) {
-      int64_t j = i - before[d];
+      int64_t j = 0;
+      if (__builtin_sub_overflow(i, before[d], &j)) c.fail("pad " + std::to_string(before[d]) + " overflows int64");
       if (j < 0 || j >= n) {
         if (mode == "edge") j = std::clamp<int64_t>(j, 0, n - 1);
         else if (mode == "reflect") {
@@ -9253,7 +9578,7 @@ Tensor log_sum_exp(std::span<const T> src, const std::vector<int64_t>& dims, con
   });
   auto dst = out.mutable_data<T>();
   for (std::size_t k = 0; k < top.size(); ++k)
-    dst[k] = convert_value<T>(std::isfinite(top[k]) ? top[k] + std::log(sum[k]) : top[k]);
+    dst[k] = saturate_cast<T>(std::isfinite(top[k]) ? top[k] + std::log(sum[k]) : top[k]);
   return out;
 }
 
@@ -9302,7 +9627,7 @@ inline Kernel reduce(ReduceKind kind) {
           case ReduceKind::LogSum: a = std::log(a); break;
           default: break;
         }
-        dst[k] = convert_value<T>(a);
+        dst[k] = saturate_cast<T>(a);
       }
       return std::vector<Tensor>{out};
     });
@@ -9388,9 +9713,9 @@ inline std::vector<Tensor> cumsum_kernel(const KernelContext& c) {
           const int64_t at = (o * n + j) * inner + i;
           if (exclusive) {
             dst[at] = acc;
-            acc = static_cast<T>(acc + src[at]);
+            acc = wrapping_add<T>(acc, src[at]);
           } else {
-            acc = static_cast<T>(acc + src[at]);
+            acc = wrapping_add<T>(acc, src[at]);  // overflow wraps, as in ONNX Runtime
             dst[at] = acc;
           }
         }
@@ -9550,6 +9875,10 @@ inline std::vector<Tensor> evaluate_op(Symbol op_type, Symbol domain, const std:
   } catch (const Error& e) {
     if (e.cause().rfind(op_type.str() + ":", 0) == 0) throw;
     throw Error(op_type.str() + ": " + e.cause());
+  } catch (const std::bad_alloc&) {
+    throw Error(op_type.str() + ": not enough memory for its result");
+  } catch (const std::length_error&) {
+    throw Error(op_type.str() + ": its result is larger than a vector may hold");
   }
   if (outputs.size() < n_outputs) throw Error(op_type.str() + ": the kernel computes " + std::to_string(outputs.size()) + " outputs, " + std::to_string(n_outputs) + " requested");
   outputs.resize(n_outputs);
@@ -9566,6 +9895,7 @@ inline std::vector<Tensor> evaluate_op(Symbol op_type, Symbol domain, const std:
 // back every intermediate result in execution order (the comparison and dump tools are built on it).
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9608,13 +9938,17 @@ struct RunOptions {
   // Iterations one Loop node may run (each run of a nested Loop counts on its own): a Loop whose
   // condition never turns false, or whose trip count is huge, is an error naming it rather than a hang.
   int64_t max_loop_iterations = 1'000'000;
+  // Nodes the main graph may hold once every call of a local function is replaced by its body (a
+  // function calling another twice, forty levels deep, is 2^40 nodes): past it, the run is refused
+  // before it starts, naming the call (xexp run --max-nodes; InlineOptions::max_nodes is the same bound).
+  int64_t max_nodes = kDefaultMaxNodes;
 };
 
 class Evaluator {
  public:
   // Refuses a model whose local functions call themselves (a run would never end).
   explicit Evaluator(const ir::Model& model, const KernelRegistry& registry = default_registry())
-      : model_(model), registry_(registry) {
+      : model_(model), registry_(registry), functions_(model) {
     xexp::detail::validate_function_calls(model);
   }
 
@@ -9632,6 +9966,7 @@ class Evaluator {
 
   // Runs the main graph; returns its outputs in declaration order.
   std::vector<Tensor> run(const std::vector<std::pair<std::string, Tensor>>& feeds, const RunOptions& options = {}) const {
+    check_function_expansion(model_, options.max_nodes);
     const ir::Graph& g = *model_.graph;
     Frame frame{g, nullptr, {}, model_.opsets, nullptr, &options, options.max_loop_iterations};
     frame.values.resize(g.value_capacity());
@@ -9702,52 +10037,106 @@ class Evaluator {
     return nullptr;
   }
 
-  void execute(Frame& frame) const {
-    const ir::Graph& g = frame.graph;
-    // remaining reads of each value, so that intermediate tensors are released after their last use
-    // (not when subgraphs may read values by name from this frame)
-    std::vector<uint32_t> reads(g.value_capacity(), 0);
+  // One graph being run: its frame, the next node, and the reads left of each value, so that
+  // intermediate tensors are released after their last use (not when subgraphs may read values by name
+  // from this frame).
+  struct Activation {
+    std::unique_ptr<Frame> owned;  // a function body's frame (the root's belongs to the caller of execute)
+    Frame* frame;
+    std::vector<ir::Attribute> call_attributes;  // a function body's, which owned->call_attributes points to
+    ir::NodeId next;
+    std::vector<uint32_t> reads;
     bool release = true;
-    for (ir::NodeId nid : g.nodes()) {
-      release = release && !g.node(nid).has_subgraphs();
-      for (ir::ValueId in : g.node(nid).inputs)
-        if (in != ir::kNone) ++reads[in];
-    }
-    const bool count_nodes = frame.options && frame.options->on_node;
     std::size_t evaluated = 0;
+  };
+
+  static std::unique_ptr<Activation> start(Frame& frame, std::unique_ptr<Frame> owned = nullptr) {
+    auto a = std::make_unique<Activation>();
+    a->owned = std::move(owned);
+    a->frame = &frame;
+    const ir::Graph& g = frame.graph;
+    a->next = g.first_node();
+    a->reads.assign(g.value_capacity(), 0);
     for (ir::NodeId nid : g.nodes()) {
-      const ir::Node& node = g.node(nid);
-      std::vector<std::optional<Tensor>> inputs;
-      inputs.reserve(node.inputs.size());
-      for (ir::ValueId in : node.inputs) {
-        if (in == ir::kNone) {
-          inputs.emplace_back();
+      a->release = a->release && !g.node(nid).has_subgraphs();
+      for (ir::ValueId in : g.node(nid).inputs)
+        if (in != ir::kNone) ++a->reads[in];
+    }
+    return a;
+  }
+
+  // Runs the nodes of `root` in order. A call of a local function pushes its body's activation and
+  // resumes the caller when the body ends, instead of recursing: a chain of calls thousands deep costs
+  // heap, not stack. If and Loop bodies recurse, as deep as the model nests its subgraphs.
+  void execute(Frame& root) const {
+    std::vector<std::unique_ptr<Activation>> stack;
+    stack.push_back(start(root));
+    while (true) {
+      try {
+        Activation& a = *stack.back();
+        if (a.next == ir::kNone) {
+          if (stack.size() == 1) return;
+          const std::unique_ptr<Activation> done = std::move(stack.back());
+          stack.pop_back();  // errors below name the call node
+          finish_node(*stack.back(), graph_outputs(*done->frame));
           continue;
         }
-        const Tensor* t = input_value(frame, in);
-        if (!t) throw Error("input '" + g.value(in).name + "' has no value (missing input)", {.node = node_label(node), .value = g.value(in).name});
-        inputs.emplace_back(*t);
-      }
-      std::vector<Tensor> outputs;
-      try {
-        outputs = run_node(frame, node, inputs);
+        const ir::Node& node = a.frame->graph.node(a.next);
+        std::vector<std::optional<Tensor>> inputs = node_inputs(*a.frame, node);
+        std::vector<ir::Attribute> bound;
+        const std::vector<ir::Attribute>& attributes = in_function(*a.frame) ? (bound = bind_attributes(*a.frame, node)) : node.attributes;
+        if (const ir::Function* f = functions_.called(node)) {
+          stack.push_back(call(*a.frame, *f, attributes, inputs));
+          continue;
+        }
+        finish_node(a, run_node(*a.frame, node, inputs, attributes));
       } catch (const Error& e) {
         if (!e.node().empty()) throw;
-        throw Error(e.cause(), {.node = node_label(node), .value = e.value()});
+        const Activation& a = *stack.back();
+        throw Error(e.cause(), {.node = node_label(a.frame->graph.node(a.next)), .value = e.value()});
       }
-      for (std::size_t k = 0; k < node.outputs.size() && k < outputs.size(); ++k) {
-        const ir::ValueId out = node.outputs[k];
-        if (out == ir::kNone) continue;
-        frame.values[out] = std::move(outputs[k]);
-        if (frame.options && frame.options->on_result)
-          frame.options->on_result({ResultKind::Result, g.value(out).name, *frame.values[out], node.op_type, node.name});
-      }
-      if (count_nodes) frame.options->on_node(++evaluated, g.node_count());
-      if (!release) continue;
-      for (ir::ValueId in : node.inputs)
-        if (in != ir::kNone && --reads[in] == 0 && g.value(in).producer != ir::kNone && !g.value(in).is_graph_output())
-          frame.values[in].reset();
     }
+  }
+
+  std::vector<std::optional<Tensor>> node_inputs(const Frame& frame, const ir::Node& node) const {
+    std::vector<std::optional<Tensor>> inputs;
+    inputs.reserve(node.inputs.size());
+    for (ir::ValueId in : node.inputs) {
+      if (in == ir::kNone) {
+        inputs.emplace_back();
+        continue;
+      }
+      const Tensor* t = input_value(frame, in);
+      if (!t) throw Error("input '" + frame.graph.value(in).name + "' has no value (missing input)", {.node = {}, .value = frame.graph.value(in).name});
+      inputs.emplace_back(*t);
+    }
+    return inputs;
+  }
+
+  // Stores the outputs of the node `a` is at, releases what it read last, and moves on.
+  void finish_node(Activation& a, std::vector<Tensor> outputs) const {
+    Frame& frame = *a.frame;
+    const ir::Graph& g = frame.graph;
+    const ir::Node& node = g.node(a.next);
+    for (std::size_t k = 0; k < node.outputs.size() && k < outputs.size(); ++k) {
+      const ir::ValueId out = node.outputs[k];
+      if (out == ir::kNone) continue;
+      frame.values[out] = std::move(outputs[k]);
+      if (frame.options && frame.options->on_result)
+        frame.options->on_result({ResultKind::Result, g.value(out).name, *frame.values[out], node.op_type, node.name});
+    }
+    if (frame.options && frame.options->on_node) frame.options->on_node(++a.evaluated, g.node_count());
+    if (a.release)
+      for (ir::ValueId in : node.inputs)
+        if (in != ir::kNone && --a.reads[in] == 0 && g.value(in).producer != ir::kNone && !g.value(in).is_graph_output())
+          frame.values[in].reset();
+    a.next = node.next;
+  }
+
+  static bool in_function(const Frame& frame) {
+    for (const Frame* f = &frame; f; f = f->parent)
+      if (f->call_attributes) return true;
+    return false;
   }
 
   int64_t opset_of(const Frame& frame, Symbol domain) const {
@@ -9778,49 +10167,56 @@ class Evaluator {
     return out;
   }
 
-  std::vector<Tensor> run_node(const Frame& frame, const ir::Node& node, const std::vector<std::optional<Tensor>>& inputs) const {
-    const bool in_function = [&] {
-      for (const Frame* f = &frame; f; f = f->parent)
-        if (f->call_attributes) return true;
-      return false;
-    }();
-    std::vector<ir::Attribute> bound;
-    const std::vector<ir::Attribute>& attributes = in_function ? (bound = bind_attributes(frame, node)) : node.attributes;
-    if (const ir::Function* f = model_.find_function(node.domain.view(), node.op_type.view()))
-      return run_function(frame, *f, attributes, inputs);
+  // `attributes`: the node's, bound when it sits in a function body.
+  std::vector<Tensor> run_node(const Frame& frame, const ir::Node& node, const std::vector<std::optional<Tensor>>& inputs,
+                               const std::vector<ir::Attribute>& attributes) const {
     if (node.domain.empty() && node.op_type.view() == "If") return run_if(frame, node, inputs, attributes);
     if (node.domain.empty() && node.op_type.view() == "Loop") return run_loop(frame, node, inputs, attributes);
     return evaluate_op(node.op_type, node.domain, inputs, attributes, opset_of(frame, node.domain), node.outputs.size(), registry_);
   }
 
-  // Runs `body` with its inputs bound to `inputs` (by position) and returns its outputs.
-  std::vector<Tensor> run_body(const Frame& parent, const ir::Graph& body, const std::vector<std::optional<Tensor>>& inputs,
-                               const std::vector<ir::OpsetImport>& opsets,
-                               const std::vector<ir::Attribute>* call_attributes) const {
-    Frame frame{body, call_attributes ? nullptr : &parent, {}, opsets, call_attributes, nullptr, parent.max_loop_iterations};
+  // A frame for `body` with its inputs bound to `inputs` (by position).
+  static void bind_inputs(Frame& frame, const ir::Graph& body, const std::vector<std::optional<Tensor>>& inputs) {
     frame.values.resize(body.value_capacity());
     for (ir::ValueId id : body.initializers())
       if (body.value(id).initializer) frame.values[id] = *body.value(id).initializer;
     for (std::size_t k = 0; k < body.inputs().size() && k < inputs.size(); ++k)
       if (inputs[k]) frame.values[body.inputs()[k]] = *inputs[k];
-    execute(frame);
+  }
+
+  std::vector<Tensor> graph_outputs(const Frame& frame) const {
     std::vector<Tensor> out;
-    for (ir::ValueId id : body.outputs()) {
+    for (ir::ValueId id : frame.graph.outputs()) {
       const Tensor* t = frame.values[id] ? &*frame.values[id] : input_value(frame, id);
-      if (!t) throw Error("the subgraph output was not computed", {.node = {}, .value = body.value(id).name});
+      if (!t) throw Error("the subgraph output was not computed", {.node = {}, .value = frame.graph.value(id).name});
       out.push_back(*t);
     }
     return out;
   }
 
-  // `attributes`: the call's, already bound when the call itself sits in a function body.
-  std::vector<Tensor> run_function(const Frame& frame, const ir::Function& f, const std::vector<ir::Attribute>& attributes,
+  // Runs subgraph `body` (an If branch, a Loop body) and returns its outputs.
+  std::vector<Tensor> run_body(const Frame& parent, const ir::Graph& body, const std::vector<std::optional<Tensor>>& inputs) const {
+    Frame frame{body, &parent, {}, parent.opsets, nullptr, nullptr, parent.max_loop_iterations};
+    bind_inputs(frame, body, inputs);
+    execute(frame);
+    return graph_outputs(frame);
+  }
+
+  // The activation running a call of `f`. `attributes`: the call's, already bound when the call itself
+  // sits in a function body.
+  std::unique_ptr<Activation> call(const Frame& caller, const ir::Function& f, const std::vector<ir::Attribute>& attributes,
                                    const std::vector<std::optional<Tensor>>& inputs) const {
-    std::vector<ir::Attribute> call_attributes = attributes;
+    auto frame = std::make_unique<Frame>(Frame{*f.body, nullptr, {}, f.opsets.empty() ? caller.opsets : f.opsets, nullptr,
+                                               nullptr, caller.max_loop_iterations});
+    bind_inputs(*frame, *f.body, inputs);
+    Frame& body = *frame;
+    std::unique_ptr<Activation> a = start(body, std::move(frame));
+    a->call_attributes = attributes;
     for (const ir::Attribute& d : f.attribute_defaults)
-      if (std::none_of(call_attributes.begin(), call_attributes.end(), [&](const ir::Attribute& a) { return a.name == d.name; }))
-        call_attributes.push_back(d);
-    return run_body(frame, *f.body, inputs, f.opsets.empty() ? frame.opsets : f.opsets, &call_attributes);
+      if (std::none_of(a->call_attributes.begin(), a->call_attributes.end(), [&](const ir::Attribute& x) { return x.name == d.name; }))
+        a->call_attributes.push_back(d);
+    body.call_attributes = &a->call_attributes;
+    return a;
   }
 
   static const ir::Graph& subgraph(const ir::Node& node, const std::vector<ir::Attribute>& attributes, std::string_view name) {
@@ -9833,7 +10229,7 @@ class Evaluator {
                              const std::vector<ir::Attribute>& attributes) const {
     if (inputs.empty() || !inputs[0]) throw Error("If: missing condition");
     const bool cond = scalar_double(*inputs[0]) != 0;
-    return run_body(frame, subgraph(node, attributes, cond ? "then_branch" : "else_branch"), {}, frame.opsets, nullptr);
+    return run_body(frame, subgraph(node, attributes, cond ? "then_branch" : "else_branch"), {});
   }
 
   // Loop(M?, cond?, carried...) -> (carried..., scan outputs...); body(iter, cond, carried...) -> (cond, carried..., scans...).
@@ -9860,7 +10256,7 @@ class Evaluator {
                     {.node = node_label(node), .value = {}});
       std::vector<std::optional<Tensor>> args{Tensor::scalar<int64_t>(it), Tensor::scalar<bool>(cond)};
       args.insert(args.end(), carried.begin(), carried.end());
-      std::vector<Tensor> out = run_body(frame, body, args, frame.opsets, nullptr);
+      std::vector<Tensor> out = run_body(frame, body, args);
       cond = scalar_double(out[0]) != 0;
       for (std::size_t k = 0; k < carried.size(); ++k) carried[k] = out[1 + k];
       for (std::size_t k = 0; k < n_scan; ++k) scans[k].push_back(out[1 + carried.size() + k]);
@@ -9888,6 +10284,7 @@ class Evaluator {
 
   const ir::Model& model_;
   const KernelRegistry& registry_;
+  FunctionIndex functions_;
 };
 
 }  // namespace xexp::eval
@@ -10021,6 +10418,7 @@ inline bool fold_node(ir::Graph& g, ir::NodeId nid, const FoldOptions& options,
       if (!inputs.back()) return false;
     }
     try {
+      const ElementCap cap(options.max_elements);  // a result of unknown shape gives up before it allocates
       results = evaluate_op(n.op_type, n.domain, inputs, n.attributes, options.opset, n.outputs.size());
     } catch (const Error&) {
       return false;  // not foldable (bad input, unsupported case): the runtime will report it
@@ -22557,21 +22955,9 @@ struct InlineOptions {
   // Calls of the functions this rejects stay calls, and those functions stay in the model. Empty:
   // inline everything.
   std::function<bool(const ir::Function&)> inline_function;
-};
-
-// The model's functions by key, for finding which nodes are calls.
-class FunctionIndex {
- public:
-  explicit FunctionIndex(const ir::Model& model) {
-    for (const ir::Function& f : model.functions) by_key_.emplace(op_key(f.domain, f.name), &f);
-  }
-  const ir::Function* called(const ir::Node& n) const {
-    auto it = by_key_.find(op_key(n.domain, n.op_type));
-    return it == by_key_.end() ? nullptr : it->second;
-  }
-
- private:
-  std::unordered_map<uint64_t, const ir::Function*> by_key_;
+  // Nodes a graph may hold once its calls are expanded (a function calling another twice, forty levels
+  // deep, is 2^40 nodes): past it, nothing is inlined and the error names the call (xexp inline --max-nodes).
+  int64_t max_nodes = kDefaultMaxNodes;
 };
 
 // Calls `visit(node)` for every node of `g` and of its subgraphs, depth first.
@@ -22592,7 +22978,7 @@ class Inliner {
   Inliner(ir::Model& model, const InlineOptions& options) : model_(model), index_(model) {
     for (const ir::Function& f : model.functions)
       if (!options.inline_function || options.inline_function(f)) inlined_.insert(&f);
-    xexp::detail::validate_function_calls(model);  // a function calling itself cannot be inlined
+    check_function_expansion(model, options.max_nodes);  // nor can a function calling itself
     collect_used();
     for (const ir::Function& f : model_.functions)  // file order, not the set's: the same error every run
       if (used_.count(&f)) check_opsets(f);
@@ -22810,6 +23196,18 @@ inline bool fully_typed(const ir::Graph& g) {
 // that its rules read); larger ones go as typed graph inputs, so the weights are never copied.
 inline constexpr int64_t kOnnxConstantElements = 4096;
 
+// Whether ONNX's inference may be given the local functions: it infers each call by inferring the
+// callee's body again, so functions expanding past the bound of inlining and evaluation would take it
+// forever (2^40 nodes from a 3 KB file); their calls are then left to our rules.
+inline bool onnx_may_expand_functions(const ir::Model& model) {
+  try {
+    check_function_expansion(model, kDefaultMaxNodes);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 // The model as ONNX's inference needs it: every typed value given as value_info, weights left out.
 // Outputs of ONNX's own ops keep only the element type where the file declared their shape: ONNX's
 // inference computes it, and would stop on a wrong declaration instead of replacing it.
@@ -22818,7 +23216,9 @@ inline ::onnx::ModelProto proto_for_onnx_inference(const ir::Model& model, const
   copy.ir_version = model.ir_version;
   copy.opsets = model.opsets;
   copy.graph = ir::clone(*model.graph);
+  const bool with_functions = onnx_may_expand_functions(model);
   for (const ir::Function& f : model.functions) {
+    if (!with_functions) break;
     ir::Function& c = copy.functions.emplace_back();
     c.name = f.name;
     c.domain = f.domain;
@@ -23131,20 +23531,26 @@ inline std::vector<std::string> infer_model_types(ir::Model& model, const NodeIn
 
 namespace xexp::functions {
 
-inline void infer_graph_through_calls(ir::Graph& g, const FunctionIndex& functions, int64_t opset,
-                                      infer::InferState& state, int depth = 0);
+// What inference through calls may still do. Each call's body is copied and inferred again, so a function
+// calling another twice, forty levels deep, would be 2^40 nodes to infer; and each nested call costs
+// stack. Past either bound, a call's outputs are left untyped (types are a help, not a requirement).
+struct CallBudget {
+  static constexpr int kMaxDepth = 64;
+  int depth = 0;
+  int64_t nodes_left = kDefaultMaxNodes;
+};
 
-// Deeper than this, a call chain is taken for a function calling itself (invalid ONNX).
-inline constexpr int kMaxCallDepth = 64;
+inline void infer_graph_through_calls(ir::Graph& g, const FunctionIndex& functions, int64_t opset,
+                                      infer::InferState& state, CallBudget& budget);
 
 // Fills the output types and shapes of call node `call` of `g` from the body of `f` (nested calls
-// included). Symbol equalities learned inside flow back into `state`. `depth` counts enclosing calls.
+// included). Symbol equalities learned inside flow back into `state`.
 inline void infer_call(ir::Graph& g, ir::NodeId call, const ir::Function& f, const FunctionIndex& functions,
-                       int64_t opset, infer::InferState& state, int depth = 0) {
+                       int64_t opset, infer::InferState& state, CallBudget& budget) {
   const ir::Node& n = g.node(call);
-  if (depth >= kMaxCallDepth)
-    throw Error("calls nested deeper than " + std::to_string(kMaxCallDepth) + ": the function calls itself",
-                {.node = n.name.empty() ? n.op_type.str() : n.name, .value = {}});
+  const auto nodes = static_cast<int64_t>(f.body->node_count());
+  if (budget.depth >= CallBudget::kMaxDepth || nodes > budget.nodes_left) return;
+  budget.nodes_left -= nodes;
   std::unique_ptr<ir::Graph> body = ir::clone(*f.body);
   infer::InferState body_state;
   body_state.constraints = state.constraints;
@@ -23159,7 +23565,9 @@ inline void infer_call(ir::Graph& g, ir::NodeId call, const ir::Function& f, con
     if (const Shape* content = state.value_shapes.find(n.inputs[i])) body_state.value_shapes.set(formal_id, *content);
   }
   const int64_t body_opset = ir::find_opset(f.opsets, "").value_or(opset);
-  infer_graph_through_calls(*body, functions, body_opset, body_state, depth + 1);
+  ++budget.depth;
+  infer_graph_through_calls(*body, functions, body_opset, body_state, budget);
+  --budget.depth;
   state.constraints = body_state.constraints;
 
   infer::InferContext context(g, call, opset, state);
@@ -23174,18 +23582,21 @@ inline void infer_call(ir::Graph& g, ir::NodeId call, const ir::Function& f, con
 
 // infer::infer_graph, going through the bodies of calls to `functions`.
 inline void infer_graph_through_calls(ir::Graph& g, const FunctionIndex& functions, int64_t opset,
-                                      infer::InferState& state, int depth) {
+                                      infer::InferState& state, CallBudget& budget) {
   for (ir::NodeId id : g.nodes()) {
-    if (const ir::Function* f = functions.called(g.node(id))) infer_call(g, id, *f, functions, opset, state, depth);
+    if (const ir::Function* f = functions.called(g.node(id))) infer_call(g, id, *f, functions, opset, state, budget);
     else infer::infer_node(g, id, opset, state);
   }
 }
 
-// Infers the main graph of `model` (infer::infer_model_types), going through the bodies of the calls.
+// Infers the main graph of `model` (infer::infer_model_types), going through the bodies of the calls. A
+// model built in memory whose functions call themselves is refused (load_model refuses such a file).
 inline void infer_model(ir::Model& model) {
+  xexp::detail::validate_function_calls(model);
   const FunctionIndex functions(model);
-  infer::infer_model_types(model, [&functions](ir::Graph& g, ir::NodeId id, int64_t opset, infer::InferState& state) {
-    if (const ir::Function* f = functions.called(g.node(id))) infer_call(g, id, *f, functions, opset, state);
+  CallBudget budget;
+  infer::infer_model_types(model, [&functions, &budget](ir::Graph& g, ir::NodeId id, int64_t opset, infer::InferState& state) {
+    if (const ir::Function* f = functions.called(g.node(id))) infer_call(g, id, *f, functions, opset, state, budget);
     else infer::infer_node(g, id, opset, state);
   });
 }
@@ -23936,6 +24347,7 @@ inline void type_function_bodies(ir::Model& model) {
     }
   };
   collect_calls(*model.graph);
+  CallBudget budget;
   for (std::size_t k = model.functions.size(); k-- > 0;) {
     ir::Function& f = model.functions[k];
     ir::Graph& body = *f.body;
@@ -23945,7 +24357,7 @@ inline void type_function_bodies(ir::Model& model) {
       if (!formal.shape) formal.shape = agreed[k][i].shape;
     }
     infer::InferState state;
-    infer_graph_through_calls(body, index, ir::find_opset(f.opsets, "").value_or(model.opset("").value_or(0)), state);
+    infer_graph_through_calls(body, index, ir::find_opset(f.opsets, "").value_or(model.opset("").value_or(0)), state, budget);
     collect_calls(body);
   }
 }
@@ -26111,7 +26523,7 @@ inline std::unordered_set<std::string> all_node_names(const ir::Model& model) {
 
 class DotWriter {
  public:
-  DotWriter(const ir::Model& model, const DotOptions& options) : model_(model), options_(options) {
+  DotWriter(const ir::Model& model, const DotOptions& options) : model_(model), functions_(model), options_(options) {
     if (options.before) before_names_ = all_node_names(*options.before);
   }
 
@@ -26156,7 +26568,7 @@ class DotWriter {
   }
 
   bool is_function_call(const ir::Node& n) const {
-    return model_.find_function(n.domain.view(), n.op_type.view()) != nullptr;
+    return functions_.called(n) != nullptr;
   }
 
   void graph(const ir::Graph& g, const std::string& prefix, const std::string& indent) {
@@ -26227,6 +26639,7 @@ class DotWriter {
   }
 
   const ir::Model& model_;
+  const FunctionIndex functions_;
   const DotOptions& options_;
   std::unordered_set<std::string> before_names_;
   std::string out_;

@@ -7,7 +7,8 @@
 //   optimize: the default rules with constant folding (xexp optimize)
 //   inline:   inline every local function, then save (xexp inline)
 //   run:      the evaluator on small random inputs (xexp run --random)
-// Built by -DXEXP_BUILD_FUZZERS=ON -DXEXP_SANITIZE=ON with clang; run by scripts/fuzz.sh.
+// Built by -DXEXP_BUILD_FUZZERS=ON -DXEXP_SANITIZE=ON with clang; run by scripts/fuzz.sh. Its long mode
+// mutates models by their structure (structured_mutator.hpp).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -24,10 +25,13 @@
 #include "xexp/tools/optimize.hpp"
 #include "xexp/tools/printer.hpp"
 #include "xexp/tools/run.hpp"
+#include "structured_mutator.hpp"
 
 namespace {
 
 std::string_view kAction;  // set once by LLVMFuzzerInitialize
+// What expanding local functions may produce: the limit is what is tested, not how long a large expansion runs.
+constexpr int64_t kMaxNodes = 100'000;
 
 // Random inputs are capped: a model may declare inputs of any size, which is not what is being tested.
 bool small_inputs(const xexp::ir::Graph& g) {
@@ -56,15 +60,19 @@ void act(xexp::ir::Model& model) {
     xexp::tools::optimize_model(model, options);
     (void)xexp::model_to_proto(model);
   } else if (kAction == "inline") {
-    xexp::functions::inline_functions(model);
+    xexp::functions::InlineOptions options;
+    options.max_nodes = kMaxNodes;
+    xexp::functions::inline_functions(model, options);
     (void)xexp::model_to_proto(model);
   } else if (kAction == "run") {
     if (!small_inputs(*model.graph)) return;
     xexp::tools::InputOptions inputs;
     inputs.random = true;
     inputs.random_options.default_dim = 2;
+    const xexp::ElementCap cap(int64_t{1} << 22);  // a model may ask for GBs of constants: not what is tested
     xexp::eval::RunOptions options;
     options.max_loop_iterations = 1000;  // the limit is what is tested, not how long a loop may run
+    options.max_nodes = kMaxNodes;
     xexp::tools::run_model(model, xexp::tools::make_feeds(*model.graph, inputs), options);
   }
 }

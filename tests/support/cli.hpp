@@ -22,6 +22,9 @@ inline std::string joined(std::initializer_list<std::string_view> parts) {
 inline CommandResult run_xexp(const std::string& args, const std::string& working_dir = {}) {
   return run_command(shell_quote(XEXP_CLI) + " " + args, working_dir);
 }
+inline CommandResult run_xexp(const std::string& args, const Limits& limits) {
+  return run_command(limited(shell_quote(XEXP_CLI) + " " + args, limits));
+}
 
 // Failed with exit code 1 and exactly one line on stderr, starting with "error: ".
 inline void expect_one_error_line(const CommandResult& r, const std::string& what) {

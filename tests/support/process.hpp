@@ -1,5 +1,6 @@
 #pragma once
 // Running a shell command from a test and capturing its exit code, stdout and stderr.
+#include <cstddef>
 #include <cstdlib>
 #include <string>
 
@@ -23,6 +24,21 @@ struct CommandResult {
   int exit_code = -1;  // the process's exit status; 128 + signal number when it was killed by a signal
   std::string out, err;
 };
+
+// Bounds on a command: killed after `seconds` (its exit code is then 137, 128 + SIGKILL), and an address
+// space of at most `memory_mb` (0: unbounded; an allocation past it fails, as it would on a small machine).
+struct Limits {
+  int seconds = 0;
+  std::size_t memory_mb = 0;
+};
+
+// `command` run under `limits` (ulimit -v, then coreutils' timeout), for /bin/sh.
+inline std::string limited(const std::string& command, const Limits& limits) {
+  std::string out;
+  if (limits.memory_mb > 0) out += "ulimit -v " + std::to_string(limits.memory_mb * 1024) + " && ";
+  if (limits.seconds > 0) out += "exec timeout -s KILL " + std::to_string(limits.seconds) + " ";
+  return out + "/bin/sh -c " + shell_quote(command);
+}
 
 // Runs `command` with /bin/sh in `working_dir` (the current directory when empty).
 inline CommandResult run_command(const std::string& command, const std::string& working_dir = {}) {

@@ -28,11 +28,7 @@ namespace xexp::cli {
 
 inline void write_text_file(const std::string& text, const std::string& path) {
   detail::TemporaryFile file(path);
-  {
-    std::ofstream out(file.path(), std::ios::binary);
-    out << text;
-    if (!out.flush()) throw Error("cannot write '" + path + "': " + std::strerror(errno));
-  }
+  detail::write_all(file.fd(), text, path);
   file.commit();
 }
 

@@ -19,6 +19,7 @@ inline void add_inline_command(CLI::App& app) {
   struct Args {
     std::string model, output;
     std::vector<std::string> keep;
+    int64_t max_nodes = functions::InlineOptions{}.max_nodes;
     LoadOptions load;
     SaveArgs save;
   };
@@ -27,6 +28,7 @@ inline void add_inline_command(CLI::App& app) {
   cmd->add_option("model", args->model, "ONNX model file")->required();
   cmd->add_option("-o,--output", args->output, "Where to write the inlined model")->required();
   cmd->add_option("--keep", args->keep, "Names of functions to keep as functions (their calls stay)");
+  add_max_nodes_option(cmd, args->max_nodes);
   add_load_options(cmd, args->load);
   add_save_options(cmd, args->save);
   cmd->callback([args] {
@@ -39,6 +41,7 @@ inline void add_inline_command(CLI::App& app) {
         throw Error("--keep: the model has no local function '" + name + "'");
     const std::size_t functions_before = model.functions.size();
     functions::InlineOptions options;
+    options.max_nodes = args->max_nodes;
     options.inline_function = [&](const ir::Function& f) {
       return std::find(args->keep.begin(), args->keep.end(), f.name) == args->keep.end();
     };

@@ -30,6 +30,7 @@ inline void add_run_command(CLI::App& app) {
   struct Args {
     std::string model, save_outputs, dump;
     int64_t max_loop_iterations = eval::RunOptions{}.max_loop_iterations;
+    int64_t max_nodes = eval::RunOptions{}.max_nodes;
     InputArgs inputs;
     LoadOptions load;
   };
@@ -44,6 +45,7 @@ inline void add_run_command(CLI::App& app) {
                   "Iterations one Loop node may run before the run stops with an error")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  add_max_nodes_option(cmd, args->max_nodes);
   add_load_options(cmd, args->load);
   cmd->callback([args] {
     if (!args->dump.empty()) check_not_overwriting(args->model, args->dump);
@@ -53,6 +55,7 @@ inline void add_run_command(CLI::App& app) {
     std::vector<std::pair<std::string, Tensor>> intermediates;
     eval::RunOptions options;
     options.max_loop_iterations = args->max_loop_iterations;
+    options.max_nodes = args->max_nodes;
     ProgressLine progress;
     options.on_node = [&progress](std::size_t evaluated, std::size_t total) {
       progress.update([&] { return "run: " + std::to_string(evaluated) + "/" + std::to_string(total) + " nodes evaluated"; });

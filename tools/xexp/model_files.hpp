@@ -1,6 +1,6 @@
 #pragma once
 // How commands read a model and how they write one: the loading options every command shares
-// (--allow-external-outside), the saving options of the commands that write a model (--external-data,
+// (--allow-external-outside) and the bound on expanding its local functions (--max-nodes), the saving options of the commands that write a model (--external-data,
 // --no-external-data, --external-data-threshold), and the rule that no file written (the model or its
 // external data) replaces an input file (the model or one of its external data files).
 #include <filesystem>
@@ -17,6 +17,15 @@ namespace xexp::cli {
 inline void add_load_options(CLI::App* cmd, LoadOptions& options) {
   cmd->add_flag("--allow-external-outside", options.allow_external_outside,
                 "Let external data name files outside the model's folder (absolute paths, '..', links)");
+}
+
+// --max-nodes, shared by the commands that expand local functions (run, inline).
+inline void add_max_nodes_option(CLI::App* cmd, int64_t& max_nodes) {
+  cmd->add_option("--max-nodes", max_nodes,
+                  "Nodes the main graph may hold once every local function call is expanded; past it the "
+                  "command stops with an error naming the call")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
 }
 
 struct SaveArgs {

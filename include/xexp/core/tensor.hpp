@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "xexp/core/elem_type.hpp"
+#include "xexp/core/element_cap.hpp"
 #include "xexp/core/error.hpp"
 #include "xexp/core/shape.hpp"
 
@@ -70,7 +71,7 @@ class Tensor {
   // A zero-filled tensor owning its bytes.
   Tensor(ElemType type, std::vector<int64_t> dims)
       : type_(type), dims_(std::move(dims)), size_(dims_element_count(dims_)),
-        storage_(std::make_shared<OwnedStorage>(byte_count(type_, dims_))) {}
+        storage_(std::make_shared<OwnedStorage>((ElementCap::check(size_), byte_count(type_, dims_)))) {}
   Tensor(ElemType type, std::vector<int64_t> dims, std::shared_ptr<const TensorStorage> storage)
       : type_(type), dims_(std::move(dims)), size_(dims_element_count(dims_)), storage_(std::move(storage)) {
     if (type_ != ElemType::String && elem_size(type_) != 0 && storage_ &&

@@ -1,7 +1,9 @@
 #pragma once
 // evaluate_op: runs one operator on constant inputs. Used by constant folding, the rewrite DSL's
 // fold(...) and the Evaluator. The default registry holds every kernel family.
+#include <new>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "xexp/core/config.hpp"
@@ -82,6 +84,10 @@ inline std::vector<Tensor> evaluate_op(Symbol op_type, Symbol domain, const std:
   } catch (const Error& e) {
     if (e.cause().rfind(op_type.str() + ":", 0) == 0) throw;
     throw Error(op_type.str() + ": " + e.cause());
+  } catch (const std::bad_alloc&) {
+    throw Error(op_type.str() + ": not enough memory for its result");
+  } catch (const std::length_error&) {
+    throw Error(op_type.str() + ": its result is larger than a vector may hold");
   }
   if (outputs.size() < n_outputs) throw Error(op_type.str() + ": the kernel computes " + std::to_string(outputs.size()) + " outputs, " + std::to_string(n_outputs) + " requested");
   outputs.resize(n_outputs);

@@ -4,6 +4,7 @@
 // back every intermediate result in execution order (the comparison and dump tools are built on it).
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,13 +50,17 @@ struct RunOptions {
   // Iterations one Loop node may run (each run of a nested Loop counts on its own): a Loop whose
   // condition never turns false, or whose trip count is huge, is an error naming it rather than a hang.
   int64_t max_loop_iterations = 1'000'000;
+  // Nodes the main graph may hold once every call of a local function is replaced by its body (a
+  // function calling another twice, forty levels deep, is 2^40 nodes): past it, the run is refused
+  // before it starts, naming the call (xexp run --max-nodes; InlineOptions::max_nodes is the same bound).
+  int64_t max_nodes = kDefaultMaxNodes;
 };
 
 class Evaluator {
  public:
   // Refuses a model whose local functions call themselves (a run would never end).
   explicit Evaluator(const ir::Model& model, const KernelRegistry& registry = default_registry())
-      : model_(model), registry_(registry) {
+      : model_(model), registry_(registry), functions_(model) {
     xexp::detail::validate_function_calls(model);
   }
 
@@ -73,6 +78,7 @@ class Evaluator {
 
   // Runs the main graph; returns its outputs in declaration order.
   std::vector<Tensor> run(const std::vector<std::pair<std::string, Tensor>>& feeds, const RunOptions& options = {}) const {
+    check_function_expansion(model_, options.max_nodes);
     const ir::Graph& g = *model_.graph;
     Frame frame{g, nullptr, {}, model_.opsets, nullptr, &options, options.max_loop_iterations};
     frame.values.resize(g.value_capacity());
@@ -143,52 +149,106 @@ class Evaluator {
     return nullptr;
   }
 
-  void execute(Frame& frame) const {
-    const ir::Graph& g = frame.graph;
-    // remaining reads of each value, so that intermediate tensors are released after their last use
-    // (not when subgraphs may read values by name from this frame)
-    std::vector<uint32_t> reads(g.value_capacity(), 0);
+  // One graph being run: its frame, the next node, and the reads left of each value, so that
+  // intermediate tensors are released after their last use (not when subgraphs may read values by name
+  // from this frame).
+  struct Activation {
+    std::unique_ptr<Frame> owned;  // a function body's frame (the root's belongs to the caller of execute)
+    Frame* frame;
+    std::vector<ir::Attribute> call_attributes;  // a function body's, which owned->call_attributes points to
+    ir::NodeId next;
+    std::vector<uint32_t> reads;
     bool release = true;
-    for (ir::NodeId nid : g.nodes()) {
-      release = release && !g.node(nid).has_subgraphs();
-      for (ir::ValueId in : g.node(nid).inputs)
-        if (in != ir::kNone) ++reads[in];
-    }
-    const bool count_nodes = frame.options && frame.options->on_node;
     std::size_t evaluated = 0;
+  };
+
+  static std::unique_ptr<Activation> start(Frame& frame, std::unique_ptr<Frame> owned = nullptr) {
+    auto a = std::make_unique<Activation>();
+    a->owned = std::move(owned);
+    a->frame = &frame;
+    const ir::Graph& g = frame.graph;
+    a->next = g.first_node();
+    a->reads.assign(g.value_capacity(), 0);
     for (ir::NodeId nid : g.nodes()) {
-      const ir::Node& node = g.node(nid);
-      std::vector<std::optional<Tensor>> inputs;
-      inputs.reserve(node.inputs.size());
-      for (ir::ValueId in : node.inputs) {
-        if (in == ir::kNone) {
-          inputs.emplace_back();
+      a->release = a->release && !g.node(nid).has_subgraphs();
+      for (ir::ValueId in : g.node(nid).inputs)
+        if (in != ir::kNone) ++a->reads[in];
+    }
+    return a;
+  }
+
+  // Runs the nodes of `root` in order. A call of a local function pushes its body's activation and
+  // resumes the caller when the body ends, instead of recursing: a chain of calls thousands deep costs
+  // heap, not stack. If and Loop bodies recurse, as deep as the model nests its subgraphs.
+  void execute(Frame& root) const {
+    std::vector<std::unique_ptr<Activation>> stack;
+    stack.push_back(start(root));
+    while (true) {
+      try {
+        Activation& a = *stack.back();
+        if (a.next == ir::kNone) {
+          if (stack.size() == 1) return;
+          const std::unique_ptr<Activation> done = std::move(stack.back());
+          stack.pop_back();  // errors below name the call node
+          finish_node(*stack.back(), graph_outputs(*done->frame));
           continue;
         }
-        const Tensor* t = input_value(frame, in);
-        if (!t) throw Error("input '" + g.value(in).name + "' has no value (missing input)", {.node = node_label(node), .value = g.value(in).name});
-        inputs.emplace_back(*t);
-      }
-      std::vector<Tensor> outputs;
-      try {
-        outputs = run_node(frame, node, inputs);
+        const ir::Node& node = a.frame->graph.node(a.next);
+        std::vector<std::optional<Tensor>> inputs = node_inputs(*a.frame, node);
+        std::vector<ir::Attribute> bound;
+        const std::vector<ir::Attribute>& attributes = in_function(*a.frame) ? (bound = bind_attributes(*a.frame, node)) : node.attributes;
+        if (const ir::Function* f = functions_.called(node)) {
+          stack.push_back(call(*a.frame, *f, attributes, inputs));
+          continue;
+        }
+        finish_node(a, run_node(*a.frame, node, inputs, attributes));
       } catch (const Error& e) {
         if (!e.node().empty()) throw;
-        throw Error(e.cause(), {.node = node_label(node), .value = e.value()});
+        const Activation& a = *stack.back();
+        throw Error(e.cause(), {.node = node_label(a.frame->graph.node(a.next)), .value = e.value()});
       }
-      for (std::size_t k = 0; k < node.outputs.size() && k < outputs.size(); ++k) {
-        const ir::ValueId out = node.outputs[k];
-        if (out == ir::kNone) continue;
-        frame.values[out] = std::move(outputs[k]);
-        if (frame.options && frame.options->on_result)
-          frame.options->on_result({ResultKind::Result, g.value(out).name, *frame.values[out], node.op_type, node.name});
-      }
-      if (count_nodes) frame.options->on_node(++evaluated, g.node_count());
-      if (!release) continue;
-      for (ir::ValueId in : node.inputs)
-        if (in != ir::kNone && --reads[in] == 0 && g.value(in).producer != ir::kNone && !g.value(in).is_graph_output())
-          frame.values[in].reset();
     }
+  }
+
+  std::vector<std::optional<Tensor>> node_inputs(const Frame& frame, const ir::Node& node) const {
+    std::vector<std::optional<Tensor>> inputs;
+    inputs.reserve(node.inputs.size());
+    for (ir::ValueId in : node.inputs) {
+      if (in == ir::kNone) {
+        inputs.emplace_back();
+        continue;
+      }
+      const Tensor* t = input_value(frame, in);
+      if (!t) throw Error("input '" + frame.graph.value(in).name + "' has no value (missing input)", {.node = {}, .value = frame.graph.value(in).name});
+      inputs.emplace_back(*t);
+    }
+    return inputs;
+  }
+
+  // Stores the outputs of the node `a` is at, releases what it read last, and moves on.
+  void finish_node(Activation& a, std::vector<Tensor> outputs) const {
+    Frame& frame = *a.frame;
+    const ir::Graph& g = frame.graph;
+    const ir::Node& node = g.node(a.next);
+    for (std::size_t k = 0; k < node.outputs.size() && k < outputs.size(); ++k) {
+      const ir::ValueId out = node.outputs[k];
+      if (out == ir::kNone) continue;
+      frame.values[out] = std::move(outputs[k]);
+      if (frame.options && frame.options->on_result)
+        frame.options->on_result({ResultKind::Result, g.value(out).name, *frame.values[out], node.op_type, node.name});
+    }
+    if (frame.options && frame.options->on_node) frame.options->on_node(++a.evaluated, g.node_count());
+    if (a.release)
+      for (ir::ValueId in : node.inputs)
+        if (in != ir::kNone && --a.reads[in] == 0 && g.value(in).producer != ir::kNone && !g.value(in).is_graph_output())
+          frame.values[in].reset();
+    a.next = node.next;
+  }
+
+  static bool in_function(const Frame& frame) {
+    for (const Frame* f = &frame; f; f = f->parent)
+      if (f->call_attributes) return true;
+    return false;
   }
 
   int64_t opset_of(const Frame& frame, Symbol domain) const {
@@ -219,49 +279,56 @@ class Evaluator {
     return out;
   }
 
-  std::vector<Tensor> run_node(const Frame& frame, const ir::Node& node, const std::vector<std::optional<Tensor>>& inputs) const {
-    const bool in_function = [&] {
-      for (const Frame* f = &frame; f; f = f->parent)
-        if (f->call_attributes) return true;
-      return false;
-    }();
-    std::vector<ir::Attribute> bound;
-    const std::vector<ir::Attribute>& attributes = in_function ? (bound = bind_attributes(frame, node)) : node.attributes;
-    if (const ir::Function* f = model_.find_function(node.domain.view(), node.op_type.view()))
-      return run_function(frame, *f, attributes, inputs);
+  // `attributes`: the node's, bound when it sits in a function body.
+  std::vector<Tensor> run_node(const Frame& frame, const ir::Node& node, const std::vector<std::optional<Tensor>>& inputs,
+                               const std::vector<ir::Attribute>& attributes) const {
     if (node.domain.empty() && node.op_type.view() == "If") return run_if(frame, node, inputs, attributes);
     if (node.domain.empty() && node.op_type.view() == "Loop") return run_loop(frame, node, inputs, attributes);
     return evaluate_op(node.op_type, node.domain, inputs, attributes, opset_of(frame, node.domain), node.outputs.size(), registry_);
   }
 
-  // Runs `body` with its inputs bound to `inputs` (by position) and returns its outputs.
-  std::vector<Tensor> run_body(const Frame& parent, const ir::Graph& body, const std::vector<std::optional<Tensor>>& inputs,
-                               const std::vector<ir::OpsetImport>& opsets,
-                               const std::vector<ir::Attribute>* call_attributes) const {
-    Frame frame{body, call_attributes ? nullptr : &parent, {}, opsets, call_attributes, nullptr, parent.max_loop_iterations};
+  // A frame for `body` with its inputs bound to `inputs` (by position).
+  static void bind_inputs(Frame& frame, const ir::Graph& body, const std::vector<std::optional<Tensor>>& inputs) {
     frame.values.resize(body.value_capacity());
     for (ir::ValueId id : body.initializers())
       if (body.value(id).initializer) frame.values[id] = *body.value(id).initializer;
     for (std::size_t k = 0; k < body.inputs().size() && k < inputs.size(); ++k)
       if (inputs[k]) frame.values[body.inputs()[k]] = *inputs[k];
-    execute(frame);
+  }
+
+  std::vector<Tensor> graph_outputs(const Frame& frame) const {
     std::vector<Tensor> out;
-    for (ir::ValueId id : body.outputs()) {
+    for (ir::ValueId id : frame.graph.outputs()) {
       const Tensor* t = frame.values[id] ? &*frame.values[id] : input_value(frame, id);
-      if (!t) throw Error("the subgraph output was not computed", {.node = {}, .value = body.value(id).name});
+      if (!t) throw Error("the subgraph output was not computed", {.node = {}, .value = frame.graph.value(id).name});
       out.push_back(*t);
     }
     return out;
   }
 
-  // `attributes`: the call's, already bound when the call itself sits in a function body.
-  std::vector<Tensor> run_function(const Frame& frame, const ir::Function& f, const std::vector<ir::Attribute>& attributes,
+  // Runs subgraph `body` (an If branch, a Loop body) and returns its outputs.
+  std::vector<Tensor> run_body(const Frame& parent, const ir::Graph& body, const std::vector<std::optional<Tensor>>& inputs) const {
+    Frame frame{body, &parent, {}, parent.opsets, nullptr, nullptr, parent.max_loop_iterations};
+    bind_inputs(frame, body, inputs);
+    execute(frame);
+    return graph_outputs(frame);
+  }
+
+  // The activation running a call of `f`. `attributes`: the call's, already bound when the call itself
+  // sits in a function body.
+  std::unique_ptr<Activation> call(const Frame& caller, const ir::Function& f, const std::vector<ir::Attribute>& attributes,
                                    const std::vector<std::optional<Tensor>>& inputs) const {
-    std::vector<ir::Attribute> call_attributes = attributes;
+    auto frame = std::make_unique<Frame>(Frame{*f.body, nullptr, {}, f.opsets.empty() ? caller.opsets : f.opsets, nullptr,
+                                               nullptr, caller.max_loop_iterations});
+    bind_inputs(*frame, *f.body, inputs);
+    Frame& body = *frame;
+    std::unique_ptr<Activation> a = start(body, std::move(frame));
+    a->call_attributes = attributes;
     for (const ir::Attribute& d : f.attribute_defaults)
-      if (std::none_of(call_attributes.begin(), call_attributes.end(), [&](const ir::Attribute& a) { return a.name == d.name; }))
-        call_attributes.push_back(d);
-    return run_body(frame, *f.body, inputs, f.opsets.empty() ? frame.opsets : f.opsets, &call_attributes);
+      if (std::none_of(a->call_attributes.begin(), a->call_attributes.end(), [&](const ir::Attribute& x) { return x.name == d.name; }))
+        a->call_attributes.push_back(d);
+    body.call_attributes = &a->call_attributes;
+    return a;
   }
 
   static const ir::Graph& subgraph(const ir::Node& node, const std::vector<ir::Attribute>& attributes, std::string_view name) {
@@ -274,7 +341,7 @@ class Evaluator {
                              const std::vector<ir::Attribute>& attributes) const {
     if (inputs.empty() || !inputs[0]) throw Error("If: missing condition");
     const bool cond = scalar_double(*inputs[0]) != 0;
-    return run_body(frame, subgraph(node, attributes, cond ? "then_branch" : "else_branch"), {}, frame.opsets, nullptr);
+    return run_body(frame, subgraph(node, attributes, cond ? "then_branch" : "else_branch"), {});
   }
 
   // Loop(M?, cond?, carried...) -> (carried..., scan outputs...); body(iter, cond, carried...) -> (cond, carried..., scans...).
@@ -301,7 +368,7 @@ class Evaluator {
                     {.node = node_label(node), .value = {}});
       std::vector<std::optional<Tensor>> args{Tensor::scalar<int64_t>(it), Tensor::scalar<bool>(cond)};
       args.insert(args.end(), carried.begin(), carried.end());
-      std::vector<Tensor> out = run_body(frame, body, args, frame.opsets, nullptr);
+      std::vector<Tensor> out = run_body(frame, body, args);
       cond = scalar_double(out[0]) != 0;
       for (std::size_t k = 0; k < carried.size(); ++k) carried[k] = out[1 + k];
       for (std::size_t k = 0; k < n_scan; ++k) scans[k].push_back(out[1 + carried.size() + k]);
@@ -329,6 +396,7 @@ class Evaluator {
 
   const ir::Model& model_;
   const KernelRegistry& registry_;
+  FunctionIndex functions_;
 };
 
 }  // namespace xexp::eval

@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "xexp/core/element_cap.hpp"
 #include "xexp/eval/evaluate_op.hpp"
 #include "xexp/ir/graph.hpp"
 #include "xexp/ir/model.hpp"
@@ -132,6 +133,7 @@ inline bool fold_node(ir::Graph& g, ir::NodeId nid, const FoldOptions& options,
       if (!inputs.back()) return false;
     }
     try {
+      const ElementCap cap(options.max_elements);  // a result of unknown shape gives up before it allocates
       results = evaluate_op(n.op_type, n.domain, inputs, n.attributes, options.opset, n.outputs.size());
     } catch (const Error&) {
       return false;  // not foldable (bad input, unsupported case): the runtime will report it

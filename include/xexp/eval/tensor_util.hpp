@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "xexp/core/checked_int.hpp"
 #include "xexp/core/error.hpp"
 #include "xexp/core/float16.hpp"
 #include "xexp/core/tensor.hpp"
@@ -70,14 +71,6 @@ inline double element_as_double(const Tensor& t, int64_t k) {
   if (t.type() == ElemType::BFloat16) return bfloat16_to_float(t.data<uint16_t>()[k]);
   return visit_type(t.type(), [&](auto tag) { return static_cast<double>(t.data<typename decltype(tag)::type>()[k]); });
 }
-// A double as an int64, truncated toward zero; out of range saturates and NaN gives 0 (a plain cast of
-// either is undefined behaviour, and a hostile model can hold any value).
-inline int64_t double_to_int64(double v) {
-  if (std::isnan(v)) return 0;
-  if (v >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
-  if (v < -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
-  return static_cast<int64_t>(v);
-}
 // Element k as an int64: exact for the integer types (through a double, int64 values past 2^53 would round),
 // saturated for a uint64 past int64's range and for the float types.
 inline int64_t element_as_int64(const Tensor& t, int64_t k) {
@@ -86,7 +79,7 @@ inline int64_t element_as_int64(const Tensor& t, int64_t k) {
     case ElemType::UInt64: return static_cast<int64_t>(std::min<uint64_t>(t.data<uint64_t>()[k], std::numeric_limits<int64_t>::max()));
     case ElemType::Int32: return t.data<int32_t>()[k];
     case ElemType::UInt32: return t.data<uint32_t>()[k];
-    default: return double_to_int64(element_as_double(t, k));
+    default: return saturate_cast<int64_t>(element_as_double(t, k));
   }
 }
 // Element k of an integer or bool tensor written out exactly (a uint64 past int64's range included).
@@ -124,22 +117,6 @@ inline int64_t scalar_int(const Tensor& t) {
 inline double scalar_double(const Tensor& t) {
   if (t.size() < 1) throw Error("a scalar was expected, got an empty tensor");
   return element_as_double(t, 0);
-}
-
-// A float -> integer conversion that never invokes undefined behaviour (NaN and out of range values
-// saturate), unlike a plain static_cast.
-template <class To, class From>
-To convert_value(From v) {
-  if constexpr (std::is_same_v<To, bool>) {
-    return v != From(0);
-  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
-    if (std::isnan(v)) return To(0);
-    if (v <= static_cast<From>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
-    if (v >= static_cast<From>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
-    return static_cast<To>(v);
-  } else {
-    return static_cast<To>(v);
-  }
 }
 
 // The shortest text that reads back to the same value (numpy's str of a float32 or float64).
@@ -205,27 +182,37 @@ inline Tensor cast_tensor(const Tensor& in, ElemType to) {
     using To = typename decltype(out_tag)::type;
     auto dst = out.mutable_data<To>();
     if (in.type() == ElemType::String) {
-      for (int64_t k = 0; k < n; ++k) dst[k] = convert_value<To>(parse_number(in.string_data()[k]));
+      for (int64_t k = 0; k < n; ++k) dst[k] = saturate_cast<To>(parse_number(in.string_data()[k]));
     } else if (in.type() == ElemType::Float16) {
       auto src = in.data<uint16_t>();
-      for (int64_t k = 0; k < n; ++k) dst[k] = convert_value<To>(half_to_float(src[k]));
+      for (int64_t k = 0; k < n; ++k) dst[k] = saturate_cast<To>(half_to_float(src[k]));
     } else if (in.type() == ElemType::BFloat16) {
       auto src = in.data<uint16_t>();
-      for (int64_t k = 0; k < n; ++k) dst[k] = convert_value<To>(bfloat16_to_float(src[k]));
+      for (int64_t k = 0; k < n; ++k) dst[k] = saturate_cast<To>(bfloat16_to_float(src[k]));
     } else {
       visit_type(in.type(), [&](auto in_tag) {
         auto src = in.data<typename decltype(in_tag)::type>();
-        for (int64_t k = 0; k < n; ++k) dst[k] = convert_value<To>(src[k]);
+        for (int64_t k = 0; k < n; ++k) dst[k] = saturate_cast<To>(src[k]);
       });
     }
   });
   return out;
 }
 
+// Throws when a result of `type` and `dims` is not to be allocated (past a tensor's 1 TiB, or the
+// thread's ElementCap): kernels call it before they build the index maps such a result needs.
+inline void check_allocatable(ElemType type, const std::vector<int64_t>& dims) {
+  (void)Tensor::byte_count(type, dims);
+  ElementCap::check(dims_element_count(dims));
+}
+
 // A tensor of type `type` and shape `dims` holding `value` everywhere.
 inline Tensor filled(ElemType type, std::vector<int64_t> dims, double value) {
   Tensor one = cast_tensor(Tensor::scalar<double>(value), type);
-  if (type == ElemType::String) return Tensor::strings(dims, std::vector<std::string>(dims_element_count(dims), one.string_data()[0]));
+  if (type == ElemType::String) {
+    check_allocatable(type, dims);
+    return Tensor::strings(dims, std::vector<std::string>(dims_element_count(dims), one.string_data()[0]));
+  }
   Tensor out(type, std::move(dims));
   const std::size_t s = elem_size(type);
   auto dst = out.mutable_bytes();
@@ -306,19 +293,6 @@ void for_each_strided(const std::vector<int64_t>& dims, const std::array<std::ve
   }
 }
 
-// a + b and a * b as the runtimes compute them: integers wrap (computed in uint64_t, since a signed
-// overflow, or int promotion of small types, is undefined in C++), other types as they are.
-template <class T>
-T wrapping_add(T a, T b) {
-  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-  else return static_cast<T>(a + b);
-}
-template <class T>
-T wrapping_mul(T a, T b) {
-  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-  else return static_cast<T>(a * b);
-}
-
 // out[k] = f(a[.], b[.]) with broadcasting.
 template <class R, class A, class B, class F>
 Tensor broadcast_binary(const Tensor& a, const Tensor& b, F&& f) {
@@ -382,6 +356,7 @@ inline Tensor remap(const Tensor& src, const std::vector<int64_t>& out_dims, con
   const std::vector<int64_t> src_strides = strides_of(src.dims());
   const int64_t n = dims_element_count(out_dims);
   if (src.type() == ElemType::String) {
+    check_allocatable(src.type(), out_dims);
     std::vector<std::string> out = base ? base->string_data() : std::vector<std::string>(n);
     const auto& in = src.string_data();
     for_each_source(src_strides, out_dims, perm, maps, [&](int64_t k, int64_t from) {
@@ -420,7 +395,7 @@ inline std::vector<int64_t> identity_perm(std::size_t rank) { return iota_map(st
 inline Tensor expand_to(const Tensor& t, const std::vector<int64_t>& dims) {
   const std::vector<int64_t> out = broadcast_dims({&t.dims(), &dims});
   if (out == t.dims()) return t;
-  (void)Tensor::byte_count(t.type(), out);  // a shape past the tensor limit fails before its index maps
+  check_allocatable(t.type(), out);
   const std::size_t off = out.size() - t.rank();
   std::vector<std::vector<int64_t>> maps(out.size());
   std::vector<int64_t> perm(out.size(), 0);

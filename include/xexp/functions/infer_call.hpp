@@ -13,20 +13,26 @@
 
 namespace xexp::functions {
 
-inline void infer_graph_through_calls(ir::Graph& g, const FunctionIndex& functions, int64_t opset,
-                                      infer::InferState& state, int depth = 0);
+// What inference through calls may still do. Each call's body is copied and inferred again, so a function
+// calling another twice, forty levels deep, would be 2^40 nodes to infer; and each nested call costs
+// stack. Past either bound, a call's outputs are left untyped (types are a help, not a requirement).
+struct CallBudget {
+  static constexpr int kMaxDepth = 64;
+  int depth = 0;
+  int64_t nodes_left = kDefaultMaxNodes;
+};
 
-// Deeper than this, a call chain is taken for a function calling itself (invalid ONNX).
-inline constexpr int kMaxCallDepth = 64;
+inline void infer_graph_through_calls(ir::Graph& g, const FunctionIndex& functions, int64_t opset,
+                                      infer::InferState& state, CallBudget& budget);
 
 // Fills the output types and shapes of call node `call` of `g` from the body of `f` (nested calls
-// included). Symbol equalities learned inside flow back into `state`. `depth` counts enclosing calls.
+// included). Symbol equalities learned inside flow back into `state`.
 inline void infer_call(ir::Graph& g, ir::NodeId call, const ir::Function& f, const FunctionIndex& functions,
-                       int64_t opset, infer::InferState& state, int depth = 0) {
+                       int64_t opset, infer::InferState& state, CallBudget& budget) {
   const ir::Node& n = g.node(call);
-  if (depth >= kMaxCallDepth)
-    throw Error("calls nested deeper than " + std::to_string(kMaxCallDepth) + ": the function calls itself",
-                {.node = n.name.empty() ? n.op_type.str() : n.name, .value = {}});
+  const auto nodes = static_cast<int64_t>(f.body->node_count());
+  if (budget.depth >= CallBudget::kMaxDepth || nodes > budget.nodes_left) return;
+  budget.nodes_left -= nodes;
   std::unique_ptr<ir::Graph> body = ir::clone(*f.body);
   infer::InferState body_state;
   body_state.constraints = state.constraints;
@@ -41,7 +47,9 @@ inline void infer_call(ir::Graph& g, ir::NodeId call, const ir::Function& f, con
     if (const Shape* content = state.value_shapes.find(n.inputs[i])) body_state.value_shapes.set(formal_id, *content);
   }
   const int64_t body_opset = ir::find_opset(f.opsets, "").value_or(opset);
-  infer_graph_through_calls(*body, functions, body_opset, body_state, depth + 1);
+  ++budget.depth;
+  infer_graph_through_calls(*body, functions, body_opset, body_state, budget);
+  --budget.depth;
   state.constraints = body_state.constraints;
 
   infer::InferContext context(g, call, opset, state);
@@ -56,18 +64,21 @@ inline void infer_call(ir::Graph& g, ir::NodeId call, const ir::Function& f, con
 
 // infer::infer_graph, going through the bodies of calls to `functions`.
 inline void infer_graph_through_calls(ir::Graph& g, const FunctionIndex& functions, int64_t opset,
-                                      infer::InferState& state, int depth) {
+                                      infer::InferState& state, CallBudget& budget) {
   for (ir::NodeId id : g.nodes()) {
-    if (const ir::Function* f = functions.called(g.node(id))) infer_call(g, id, *f, functions, opset, state, depth);
+    if (const ir::Function* f = functions.called(g.node(id))) infer_call(g, id, *f, functions, opset, state, budget);
     else infer::infer_node(g, id, opset, state);
   }
 }
 
-// Infers the main graph of `model` (infer::infer_model_types), going through the bodies of the calls.
+// Infers the main graph of `model` (infer::infer_model_types), going through the bodies of the calls. A
+// model built in memory whose functions call themselves is refused (load_model refuses such a file).
 inline void infer_model(ir::Model& model) {
+  xexp::detail::validate_function_calls(model);
   const FunctionIndex functions(model);
-  infer::infer_model_types(model, [&functions](ir::Graph& g, ir::NodeId id, int64_t opset, infer::InferState& state) {
-    if (const ir::Function* f = functions.called(g.node(id))) infer_call(g, id, *f, functions, opset, state);
+  CallBudget budget;
+  infer::infer_model_types(model, [&functions, &budget](ir::Graph& g, ir::NodeId id, int64_t opset, infer::InferState& state) {
+    if (const ir::Function* f = functions.called(g.node(id))) infer_call(g, id, *f, functions, opset, state, budget);
     else infer::infer_node(g, id, opset, state);
   });
 }

@@ -24,21 +24,9 @@ struct InlineOptions {
   // Calls of the functions this rejects stay calls, and those functions stay in the model. Empty:
   // inline everything.
   std::function<bool(const ir::Function&)> inline_function;
-};
-
-// The model's functions by key, for finding which nodes are calls.
-class FunctionIndex {
- public:
-  explicit FunctionIndex(const ir::Model& model) {
-    for (const ir::Function& f : model.functions) by_key_.emplace(op_key(f.domain, f.name), &f);
-  }
-  const ir::Function* called(const ir::Node& n) const {
-    auto it = by_key_.find(op_key(n.domain, n.op_type));
-    return it == by_key_.end() ? nullptr : it->second;
-  }
-
- private:
-  std::unordered_map<uint64_t, const ir::Function*> by_key_;
+  // Nodes a graph may hold once its calls are expanded (a function calling another twice, forty levels
+  // deep, is 2^40 nodes): past it, nothing is inlined and the error names the call (xexp inline --max-nodes).
+  int64_t max_nodes = kDefaultMaxNodes;
 };
 
 // Calls `visit(node)` for every node of `g` and of its subgraphs, depth first.
@@ -59,7 +47,7 @@ class Inliner {
   Inliner(ir::Model& model, const InlineOptions& options) : model_(model), index_(model) {
     for (const ir::Function& f : model.functions)
       if (!options.inline_function || options.inline_function(f)) inlined_.insert(&f);
-    xexp::detail::validate_function_calls(model);  // a function calling itself cannot be inlined
+    check_function_expansion(model, options.max_nodes);  // nor can a function calling itself
     collect_used();
     for (const ir::Function& f : model_.functions)  // file order, not the set's: the same error every run
       if (used_.count(&f)) check_opsets(f);

@@ -50,6 +50,7 @@ inline void type_function_bodies(ir::Model& model) {
     }
   };
   collect_calls(*model.graph);
+  CallBudget budget;
   for (std::size_t k = model.functions.size(); k-- > 0;) {
     ir::Function& f = model.functions[k];
     ir::Graph& body = *f.body;
@@ -59,7 +60,7 @@ inline void type_function_bodies(ir::Model& model) {
       if (!formal.shape) formal.shape = agreed[k][i].shape;
     }
     infer::InferState state;
-    infer_graph_through_calls(body, index, ir::find_opset(f.opsets, "").value_or(model.opset("").value_or(0)), state);
+    infer_graph_through_calls(body, index, ir::find_opset(f.opsets, "").value_or(model.opset("").value_or(0)), state, budget);
     collect_calls(body);
   }
 }

@@ -36,6 +36,7 @@
 #include "xexp/ir/model.hpp"
 #include "xexp/onnx/proto_fields.hpp"
 #include "xexp/onnx/save.hpp"
+#include "xexp/onnx/validate.hpp"
 
 namespace xexp::infer {
 
@@ -63,6 +64,18 @@ inline bool fully_typed(const ir::Graph& g) {
 // that its rules read); larger ones go as typed graph inputs, so the weights are never copied.
 inline constexpr int64_t kOnnxConstantElements = 4096;
 
+// Whether ONNX's inference may be given the local functions: it infers each call by inferring the
+// callee's body again, so functions expanding past the bound of inlining and evaluation would take it
+// forever (2^40 nodes from a 3 KB file); their calls are then left to our rules.
+inline bool onnx_may_expand_functions(const ir::Model& model) {
+  try {
+    check_function_expansion(model, kDefaultMaxNodes);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 // The model as ONNX's inference needs it: every typed value given as value_info, weights left out.
 // Outputs of ONNX's own ops keep only the element type where the file declared their shape: ONNX's
 // inference computes it, and would stop on a wrong declaration instead of replacing it.
@@ -71,7 +84,9 @@ inline ::onnx::ModelProto proto_for_onnx_inference(const ir::Model& model, const
   copy.ir_version = model.ir_version;
   copy.opsets = model.opsets;
   copy.graph = ir::clone(*model.graph);
+  const bool with_functions = onnx_may_expand_functions(model);
   for (const ir::Function& f : model.functions) {
+    if (!with_functions) break;
     ir::Function& c = copy.functions.emplace_back();
     c.name = f.name;
     c.domain = f.domain;

@@ -7,10 +7,12 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "xexp/core/checked_int.hpp"
 #include "xexp/core/slice_range.hpp"
 #include "xexp/infer/elementwise.hpp"
 #include "xexp/infer/rule_table.hpp"
@@ -74,11 +76,11 @@ inline Dim product_dims(Shape::const_iterator first, Shape::const_iterator last)
 // sums and products are spelled as above, and x - x is 0, x / x is 1. Anything else is unknown.
 inline Dim shape_value_arithmetic(std::string_view op, const Dim& a, const Dim& b) {
   const std::optional<int64_t> x = content_int(a), y = content_int(b);
-  if (x && y) {
-    if (op == "Add") return content_dim(*x + *y);
-    if (op == "Sub") return content_dim(*x - *y);
-    if (op == "Mul") return content_dim(*x * *y);
-    return *y == 0 ? Dim() : content_dim(*x / *y);
+  if (x && y) {  // as the kernels compute (core/checked_int.hpp); no value where they fail
+    if (op == "Add") return content_dim(wrapping_add(*x, *y));
+    if (op == "Sub") return content_dim(wrapping_sub(*x, *y));
+    if (op == "Mul") return content_dim(wrapping_mul(*x, *y));
+    return division_error(*x, *y) ? Dim() : content_dim(int_divide(*x, *y));
   }
   if (a.is_unknown() || b.is_unknown()) return {};
   const bool same_symbol = a.is_symbolic() && a == b;
@@ -216,7 +218,8 @@ inline void infer_split(InferContext& c) {
   if (sizes && sizes->size() != n) c.fail("split has " + std::to_string(sizes->size()) + " sizes for " + std::to_string(n) + " outputs");
   if (!sizes && !c.moved_given() && in[axis].is_static()) {
     // Equal chunks; from opset 18 the last one may be smaller.
-    const int64_t d = in[axis].value(), chunks = static_cast<int64_t>(n), chunk = (d + chunks - 1) / chunks;
+    if (n == 0) c.fail("Split has no output");
+    const int64_t d = in[axis].value(), chunks = static_cast<int64_t>(n), chunk = d / chunks + (d % chunks != 0);
     sizes.emplace();
     for (int64_t k = 0; k < chunks; ++k) sizes->push_back(std::max<int64_t>(0, std::min(chunk, d - k * chunk)));
   }
@@ -397,8 +400,17 @@ inline void infer_tile(InferContext& c) {
   if (!repeats) return c.set_output_rank(0, c.type(0), in.size());
   if (repeats->size() != in.size()) c.fail("repeats has a length different from the rank");
   Shape out = in;
-  for (std::size_t k = 0; k < in.size(); ++k)
-    if ((*repeats)[k] != 1) out[k] = in[k].is_static() ? Dim(in[k].value() * (*repeats)[k]) : Dim();
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    const int64_t r = (*repeats)[k];
+    if (r < 0) c.fail("repeats " + std::to_string(r) + " of axis " + std::to_string(k) + " is negative", c.input_name(1));
+    if (r == 1 || !in[k].is_static()) {
+      if (r != 1) out[k] = Dim();
+      continue;
+    }
+    const std::optional<int64_t> size = checked_mul(in[k].value(), r);
+    if (!size) c.fail("repeats " + std::to_string(r) + " of axis " + std::to_string(k) + " overflow int64", c.input_name(1));
+    out[k] = Dim(*size);
+  }
   c.set_output(0, c.type(0), out);
 }
 
@@ -424,11 +436,14 @@ inline void infer_pad(InferContext& c) {
   Shape out = in;
   for (std::size_t j = 0; j < n; ++j) {
     const std::size_t k = axes[j];
-    const int64_t extra = (*pads)[j] + (*pads)[j + n];
-    if (extra == 0) continue;
-    if (in[k].is_static() && in[k].value() + extra < 0)
+    const std::optional<int64_t> extra = checked_add((*pads)[j], (*pads)[j + n]);
+    const std::optional<int64_t> size = extra && in[k].is_static() ? checked_add(in[k].value(), *extra) : std::nullopt;
+    if (!extra || (in[k].is_static() && !size))
+      c.fail("pads of axis " + std::to_string(k) + " overflow int64", c.input_name(c.opset() < 11 ? 0 : 1));
+    if (*extra == 0) continue;
+    if (size && *size < 0)
       c.fail("pads remove more than the " + in[k].str() + " elements of axis " + std::to_string(k), c.input_name(0));
-    out[k] = in[k].is_static() ? Dim(in[k].value() + extra) : Dim();
+    out[k] = size ? Dim(*size) : Dim();
   }
   c.set_output(0, c.type(0), out);
 }
@@ -557,9 +572,13 @@ inline std::optional<double> scalar_value(const Tensor* t) {
 inline void infer_range(InferContext& c) {
   const auto start = scalar_value(c.constant(0)), limit = scalar_value(c.constant(1)), delta = scalar_value(c.constant(2));
   Dim n;
-  if (start && limit && delta) {
+  // Past 2^53, a double is no longer the integer the kernel reads: the count is left unknown there.
+  const auto exact = [](std::optional<double> v) { return v && std::abs(*v) <= 9007199254740992.0; };
+  if (exact(start) && exact(limit) && exact(delta)) {
     if (*delta == 0) c.fail("delta is 0");
-    n = Dim(std::max<int64_t>(0, static_cast<int64_t>(std::ceil((*limit - *start) / *delta))));
+    const double count = std::ceil((*limit - *start) / *delta);
+    if (!std::isfinite(count)) c.fail("start, limit and delta give no finite element count");
+    n = Dim(std::max<int64_t>(0, saturate_cast<int64_t>(count)));
   } else if (start == 0.0 && delta == 1.0) {
     // Range(0, Shape(X)[k], 1), position ids: as many elements as the dimension.
     if (auto bound = c.value_shape(1);

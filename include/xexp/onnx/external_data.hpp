@@ -21,6 +21,7 @@
 
 #include "xexp/core/error.hpp"
 #include "xexp/onnx/mapped_file.hpp"
+#include "xexp/onnx/temporary_file.hpp"
 
 namespace xexp::detail {
 
@@ -109,64 +110,45 @@ class ExternalFiles {
   std::map<std::string, std::shared_ptr<const MappedFile>> files_;
 };
 
-// Appends tensor bytes to one side file and points the TensorProto at them. The file is created by the
-// first tensor written: a model none of whose tensors goes out gets no side file.
+// Appends tensor bytes to one side file (open as `fd`, a TemporaryFile's) and points the TensorProto at them.
 class ExternalDataWriter {
  public:
-  // `path` is where the bytes go now (a temporary file), `location` what the model will refer to.
-  ExternalDataWriter(std::string path, std::string location, std::size_t threshold)
-      : path_(std::move(path)), location_(std::move(location)), threshold_(threshold) {}
+  // `location`: what the model will refer to.
+  ExternalDataWriter(int fd, std::string location, std::size_t threshold)
+      : fd_(fd), location_(std::move(location)), threshold_(threshold) {}
   ExternalDataWriter(const ExternalDataWriter&) = delete;
   ExternalDataWriter& operator=(const ExternalDataWriter&) = delete;
-  ~ExternalDataWriter() {
-    if (fd_ >= 0) ::close(fd_);
-  }
 
   std::size_t threshold() const noexcept { return threshold_; }
   const std::string& location() const noexcept { return location_; }
+  // Whether some tensor went out (a model none of whose tensors does needs no side file).
+  bool written() const noexcept { return written_; }
   // `source`: the mapped file `bytes` lie in, if any; they are then copied file to file (MappedFile::copy_to).
   void write(std::span<const std::byte> bytes, const MappedFile* source, ::onnx::TensorProto* p) {
     constexpr uint64_t kAlignment = 64;  // aligned tensors can be used in place by SIMD kernels
     static constexpr std::byte zeros[kAlignment] = {};
-    if (fd_ < 0) {
-      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-      if (fd_ < 0) throw Error("cannot write '" + path_ + "': " + std::strerror(errno));
-    }
+    written_ = true;
     const uint64_t padding = (kAlignment - offset_ % kAlignment) % kAlignment;
-    put({zeros, padding});
+    write_all(fd_, {zeros, padding}, location_);
     const std::size_t copied = source ? source->copy_to(fd_, bytes) : 0;
-    put(bytes.subspan(copied));
+    write_all(fd_, bytes.subspan(copied), location_);
     p->set_data_location(::onnx::TensorProto::EXTERNAL);
     add_entry(p, "location", location_);
     add_entry(p, "offset", std::to_string(offset_ + padding));
     add_entry(p, "length", std::to_string(bytes.size()));
     offset_ += padding + bytes.size();
   }
-  // Returns whether the side file was created (some tensor went out).
-  bool close() {
-    if (fd_ < 0) return false;
-    const int fd = std::exchange(fd_, -1);
-    if (::close(fd) != 0) throw Error("cannot write external data '" + location_ + "': " + std::strerror(errno));
-    return true;
-  }
 
  private:
-  void put(std::span<const std::byte> bytes) {
-    while (!bytes.empty()) {
-      const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw Error("cannot write external data '" + location_ + "': " + std::strerror(errno));
-      bytes = bytes.subspan(static_cast<std::size_t>(n));
-    }
-  }
   static void add_entry(::onnx::TensorProto* p, const char* key, std::string value) {
     auto* entry = p->add_external_data();
     entry->set_key(key);
     entry->set_value(std::move(value));
   }
-  std::string path_, location_;
+  int fd_;
+  std::string location_;
   std::size_t threshold_;
-  int fd_ = -1;
+  bool written_ = false;
   uint64_t offset_ = 0;
 };
 

@@ -15,6 +15,7 @@
 #include <memory>
 #include <queue>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "xexp/ir/model.hpp"
@@ -57,14 +58,19 @@ class ModelReader {
     m.domain = std::move(*p.mutable_domain());
     m.model_version = p.model_version();
     m.doc_string = std::move(*p.mutable_doc_string());
-    m.opsets = read_opsets(*p.mutable_opset_import());
+    m.opsets = read_opsets(*p.mutable_opset_import(), "the model");
     if (p.has_graph()) read_graph(*p.mutable_graph(), *m.graph, nullptr);
     m.metadata_props.reserve(static_cast<std::size_t>(p.metadata_props_size()));
     for (auto& e : *p.mutable_metadata_props())
       m.metadata_props.emplace_back(std::move(*e.mutable_key()), std::move(*e.mutable_value()));
     for (const auto& t : p.training_info()) t.SerializeToString(&m.raw_training_info.emplace_back());
     m.functions.reserve(static_cast<std::size_t>(p.functions_size()));
-    for (auto& f : *p.mutable_functions()) m.functions.push_back(read_function(f));
+    std::unordered_set<uint64_t> names;
+    for (auto& f : *p.mutable_functions()) {
+      if (!names.insert(op_key(Symbol(f.domain()), Symbol(f.name()))).second)  // a call would run the first only
+        throw Error("two local functions have this domain and name", {.node = f.domain() + "." + f.name(), .value = {}});
+      m.functions.push_back(read_function(f));
+    }
     validate_function_calls(m);
     validate_op_opsets(m);
     m.unknown = unknown_of(p);
@@ -91,10 +97,19 @@ class ModelReader {
     return s.graph->add_captured(std::string(name));
   }
 
-  static std::vector<ir::OpsetImport> read_opsets(google::protobuf::RepeatedPtrField<::onnx::OperatorSetIdProto>& ps) {
+  // A domain imported twice at one version is read once (what a second import would say is said); at two
+  // versions it is refused: which one the nodes follow would be a guess. `where`: whose imports they are.
+  static std::vector<ir::OpsetImport> read_opsets(google::protobuf::RepeatedPtrField<::onnx::OperatorSetIdProto>& ps,
+                                                  const std::string& where) {
     std::vector<ir::OpsetImport> out;
     out.reserve(static_cast<std::size_t>(ps.size()));
     for (auto& o : ps) {
+      if (const std::optional<int64_t> seen = ir::find_opset(out, o.domain())) {
+        const std::string domain = o.domain().empty() ? "ai.onnx" : o.domain();
+        if (*seen == o.version()) continue;
+        throw Error(where + " imports opset " + domain + " twice, at versions " + std::to_string(*seen) + " and " +
+                    std::to_string(o.version()));
+      }
       ir::OpsetImport& r = out.emplace_back();
       r.presence = static_cast<uint8_t>((o.has_domain() ? ir::kHasDomain : 0) | (o.has_version() ? ir::kHasVersion : 0));
       r.domain = std::move(*o.mutable_domain());
@@ -321,7 +336,7 @@ class ModelReader {
     f.domain = std::move(*fp.mutable_domain());
     f.doc_string = std::move(*fp.mutable_doc_string());
     f.attributes.assign(fp.attribute().begin(), fp.attribute().end());
-    f.opsets = read_opsets(*fp.mutable_opset_import());
+    f.opsets = read_opsets(*fp.mutable_opset_import(), "function " + f.domain + "." + f.name);
     ir::Graph& body = *f.body;
     for (const std::string& name : fp.input()) {
       if (body.has_value(name)) throw Error("duplicate function input", {.node = f.name, .value = name});
@@ -373,8 +388,13 @@ inline bool parse_model_file(const std::string& path, ::onnx::ModelProto& proto)
     throw Error("cannot load '" + path + "': larger than 2 GB (protobuf's limit); use external data");
   if (file->size() <= kMapLimit) return proto.ParseFromArray(file->bytes().data(), static_cast<int>(file->size()));
   file.reset();
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // MappedFile::open's reasons
   if (fd < 0) throw Error("cannot open '" + path + "': " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {  // replaced since it was mapped
+    ::close(fd);
+    throw Error("cannot read '" + path + "': not a regular file");
+  }
   const bool ok = proto.ParseFromFileDescriptor(fd);
   ::close(fd);
   return ok;

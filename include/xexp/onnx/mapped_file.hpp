@@ -20,9 +20,11 @@ namespace xexp {
 
 class MappedFile {
  public:
-  // Throws xexp::Error naming the file and the system's reason when it cannot be opened.
+  // Throws xexp::Error naming the file and the system's reason when it cannot be opened, or when it is
+  // not a regular file. O_NONBLOCK: opening a FIFO no one writes to returns at once (to be refused)
+  // instead of waiting forever; it changes nothing for a regular file.
   static std::shared_ptr<const MappedFile> open(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) throw Error("cannot open '" + path + "': " + std::strerror(errno));
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

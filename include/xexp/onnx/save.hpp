@@ -7,7 +7,9 @@
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -175,16 +177,14 @@ class ModelWriter {
   ExternalDataWriter* sink_;
 };
 
-// Writes `m` to `temporary`, which becomes `path` once everything is written.
-inline void serialize_to_file(const google::protobuf::MessageLite& m, const std::string& path, const std::string& temporary) {
+// Writes `m` to `file`, which becomes `path` once everything is written.
+inline void serialize_to_file(const google::protobuf::MessageLite& m, const std::string& path, TemporaryFile& file) {
   if (m.ByteSizeLong() > static_cast<std::size_t>(INT32_MAX))
     throw Error("cannot save '" + path +
                 "': larger than 2 GB (protobuf's limit); save with external data (SaveOptions::external_data, "
                 "xexp --external-data)");
-  std::FILE* f = std::fopen(temporary.c_str(), "wb");
-  if (!f) throw Error("cannot write '" + path + "'");
-  const bool ok = m.SerializeToFileDescriptor(::fileno(f));
-  if (std::fclose(f) != 0 || !ok) throw Error("cannot write '" + path + "'");
+  if (!m.SerializeToFileDescriptor(file.fd())) throw Error("cannot write '" + path + "': " + std::strerror(errno));
+  file.commit();
 }
 
 // What ExternalData::Auto looks at: the bytes of every tensor of the model (initializers and tensor
@@ -268,16 +268,14 @@ inline void save_model_impl(const ir::Model& model, bool take, const std::string
   if (writes_external_data(model, options)) {
     const std::string location = external_data_location(path, options);
     TemporaryFile data_file(directory_of(path) + "/" + location);
-    ExternalDataWriter sink(data_file.path(), location, options.external_data_threshold);
+    ExternalDataWriter sink(data_file.fd(), location, options.external_data_threshold);
     ModelWriter(take, options, &sink).write(model, &p);
-    const bool written = sink.close();
-    serialize_to_file(p, path, model_file.path());
-    if (written) data_file.commit();
+    serialize_to_file(p, path, model_file);
+    if (sink.written()) data_file.commit();  // else it is removed: no tensor went out
   } else {
     ModelWriter(take, options, nullptr).write(model, &p);
-    serialize_to_file(p, path, model_file.path());
+    serialize_to_file(p, path, model_file);
   }
-  model_file.commit();
 }
 }  // namespace detail
 

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <fstream>
 #include <memory>
 #include <span>
 #include <string>
@@ -141,11 +140,7 @@ inline NamedTensor load_tensor(const std::string& pb_path) {
 
 inline void save_tensor(const Tensor& tensor, const std::string& name, const std::string& path) {
   detail::TemporaryFile file(path);
-  {
-    std::ofstream out(file.path(), std::ios::binary | std::ios::trunc);
-    if (!out || !tensor_to_proto(tensor, name).SerializeToOstream(&out) || !out.flush())
-      throw Error("cannot write '" + path + "'");
-  }
+  if (!tensor_to_proto(tensor, name).SerializeToFileDescriptor(file.fd())) throw Error("cannot write '" + path + "'");
   file.commit();
 }
 

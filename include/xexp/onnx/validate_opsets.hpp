@@ -12,6 +12,7 @@
 
 #include "xexp/ir/model.hpp"
 #include "xexp/onnx/schema.hpp"
+#include "xexp/onnx/validate.hpp"
 
 namespace xexp::detail {
 
@@ -26,6 +27,7 @@ inline void validate_op_opsets(const ir::Model& model) {
   std::vector<std::pair<const ir::Graph*, const std::vector<ir::OpsetImport>*>> graphs{{model.graph.get(), &model.opsets}};
   for (const ir::Function& f : model.functions)
     graphs.emplace_back(f.body.get(), f.opsets.empty() ? &model.opsets : &f.opsets);
+  const FunctionIndex functions(model);
   while (!graphs.empty()) {
     const auto [g, opsets] = graphs.back();
     graphs.pop_back();
@@ -36,7 +38,7 @@ inline void validate_op_opsets(const ir::Model& model) {
       for (const ir::Attribute& a : node.attributes)
         for (const auto& sub : a.graphs) graphs.emplace_back(sub.get(), opsets);
       if (!opset || !(node.domain.empty() || node.domain.view() == "ai.onnx") ||
-          model.find_function(node.domain.view(), node.op_type.view()) ||
+          functions.called(node) ||
           runtime_defines_at_any_opset(node.op_type.view()))
         continue;
       const ::onnx::OpSchema* first = find_schema(node.op_type.view(), "", std::numeric_limits<int>::max());

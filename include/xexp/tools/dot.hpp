@@ -20,6 +20,7 @@
 #include "xexp/eval/tensor_util.hpp"
 #include "xexp/ir/constant_node.hpp"
 #include "xexp/ir/model.hpp"
+#include "xexp/onnx/validate.hpp"
 #include "xexp/rewrite/rewriter.hpp"
 #include "xexp/tools/printer.hpp"
 
@@ -96,7 +97,7 @@ inline std::unordered_set<std::string> all_node_names(const ir::Model& model) {
 
 class DotWriter {
  public:
-  DotWriter(const ir::Model& model, const DotOptions& options) : model_(model), options_(options) {
+  DotWriter(const ir::Model& model, const DotOptions& options) : model_(model), functions_(model), options_(options) {
     if (options.before) before_names_ = all_node_names(*options.before);
   }
 
@@ -141,7 +142,7 @@ class DotWriter {
   }
 
   bool is_function_call(const ir::Node& n) const {
-    return model_.find_function(n.domain.view(), n.op_type.view()) != nullptr;
+    return functions_.called(n) != nullptr;
   }
 
   void graph(const ir::Graph& g, const std::string& prefix, const std::string& indent) {
@@ -212,6 +213,7 @@ class DotWriter {
   }
 
   const ir::Model& model_;
+  const FunctionIndex functions_;
   const DotOptions& options_;
   std::unordered_set<std::string> before_names_;
   std::string out_;

@@ -47,7 +47,7 @@ inline std::vector<Tensor> quantize_linear_kernel(const KernelContext& c) {
       // divided in float like the reference implementation: x / scale may land exactly on .5 there
       const float ratio = static_cast<float>(element_as_double(x, k)) / static_cast<float>(q.scale_at(k));
       const double v = std::nearbyint(ratio) + static_cast<double>(q.zero_at(k));
-      dst[k] = convert_value<T>(std::clamp<double>(v, static_cast<double>(std::numeric_limits<T>::lowest()), static_cast<double>(std::numeric_limits<T>::max())));
+      dst[k] = saturate_cast<T>(std::clamp<double>(v, static_cast<double>(std::numeric_limits<T>::lowest()), static_cast<double>(std::numeric_limits<T>::max())));
     }
     return std::vector<Tensor>{out};
   });

@@ -74,7 +74,7 @@ Kernel compare(F f) {
 
 template <class T>
 T int_pow(T base, double e) {
-  return convert_value<T>(std::pow(static_cast<double>(base), e));
+  return saturate_cast<T>(std::pow(static_cast<double>(base), e));
 }
 
 inline std::vector<Tensor> pow_kernel(const KernelContext& c) {
@@ -242,13 +242,13 @@ inline void register_elementwise(KernelRegistry& r) {
           return [](auto x) {
             using T = typename decltype(tag)::type;
             if constexpr (std::is_unsigned_v<T> || std::is_same_v<T, bool>) return x;
-            else return static_cast<T>(x < T(0) ? -x : x);
+            else return x < T(0) ? wrapping_neg<T>(x) : x;  // Abs(INT64_MIN) wraps to itself
           };
         }));
   r.add("Neg", unary<false>([](const KernelContext&, auto tag) {
           return [](auto x) {
             using T = typename decltype(tag)::type;
-            return static_cast<T>(-x);
+            return wrapping_neg<T>(x);
           };
         }));
   r.add("Sign", unary<false>([](const KernelContext&, auto) { return [](auto x) { return sign_of(x); }; }));
@@ -320,17 +320,18 @@ inline void register_elementwise(KernelRegistry& r) {
   r.add("Gelu", gelu);
   r.add("com.microsoft", "Gelu", gelu);
 
-  r.add("Add", binary_same_type([](const KernelContext&, auto) { return [](auto x, auto y) { return x + y; }; }));
-  r.add("Sub", binary_same_type([](const KernelContext&, auto) { return [](auto x, auto y) { return x - y; }; }));
-  r.add("Mul", binary_same_type([](const KernelContext&, auto) { return [](auto x, auto y) { return x * y; }; }));
+  // Integer overflow wraps around, as in ONNX Runtime (core/checked_int.hpp).
+  r.add("Add", binary_same_type([](const KernelContext&, auto) { return [](auto x, auto y) { return wrapping_add(x, y); }; }));
+  r.add("Sub", binary_same_type([](const KernelContext&, auto) { return [](auto x, auto y) { return wrapping_sub(x, y); }; }));
+  r.add("Mul", binary_same_type([](const KernelContext&, auto) { return [](auto x, auto y) { return wrapping_mul(x, y); }; }));
   r.add("Div", binary_same_type([](const KernelContext& c, auto tag) {
           using T = typename decltype(tag)::type;
           return [&c](T x, T y) -> T {
             (void)c;  // used by the integer instantiations only
             if constexpr (std::is_integral_v<T>) {
-              if (y == T(0)) c.fail("integer division by zero");
+              if (const char* why = division_error(x, y)) c.fail(why);
             }
-            return static_cast<T>(x / y);
+            return int_divide(x, y);
           };
         }));
   r.add("Mod", binary_same_type([](const KernelContext& c, auto tag) {
@@ -345,7 +346,7 @@ inline void register_elementwise(KernelRegistry& r) {
               return m;
             } else {
               if (y == T(0)) c.fail("integer modulo by zero");
-              T m = static_cast<T>(x % y);
+              T m = int_remainder(x, y);
               if constexpr (std::is_signed_v<T>)
                 if (!fmod && m != 0 && ((m < 0) != (y < 0))) m = static_cast<T>(m + y);
               return m;
@@ -357,7 +358,7 @@ inline void register_elementwise(KernelRegistry& r) {
           const bool left = c.attr_string("direction") == "LEFT";
           return [left](T x, T y) -> T {
             (void)left;  // unused by the non-integer instantiations
-            if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return static_cast<T>(left ? x << y : x >> y);
+            if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return left ? shift_left(x, y) : shift_right(x, y);
             else return x;
           };
         }));
@@ -371,8 +372,8 @@ inline void register_elementwise(KernelRegistry& r) {
   r.add("LessOrEqual", compare([](auto x, auto y) { return x <= y; }));
   r.add("Greater", compare([](auto x, auto y) { return x > y; }));
   r.add("GreaterOrEqual", compare([](auto x, auto y) { return x >= y; }));
-  r.add("Sum", variadic([](auto x, auto y) { return x + y; }));
-  r.add("Mean", variadic([](auto x, auto y) { return x + y; }, true));
+  r.add("Sum", variadic([](auto x, auto y) { return wrapping_add(x, y); }));
+  r.add("Mean", variadic([](auto x, auto y) { return wrapping_add(x, y); }, true));
   r.add("Max", variadic([](auto x, auto y) { return nan_max(x, y); }));
   r.add("Min", variadic([](auto x, auto y) { return nan_min(x, y); }));
   r.add("Where", where_kernel);

@@ -40,14 +40,14 @@ void gemm(int64_t M, int64_t N, int64_t K, const T* A, bool trans_a, const T* B,
           for (int64_t k = k0; k < k1; ++k) {
             const T a = A[i * K + k];
             const T* __restrict b = B + k * N;
-            for (int64_t j = j0; j < j1; ++j) c[j] += a * b[j];
+            for (int64_t j = j0; j < j1; ++j) c[j] = wrapping_add(c[j], wrapping_mul(a, b[j]));  // integers wrap
           }
         }
       }
     }
   }
   if (alpha != T(1))
-    for (int64_t e = 0; e < M * N; ++e) C[e] = static_cast<T>(C[e] * alpha);
+    for (int64_t e = 0; e < M * N; ++e) C[e] = wrapping_mul(C[e], alpha);
 }
 
 // Batched op(A) @ op(B) with numpy broadcasting over the batch dimensions and 1-D promotion.

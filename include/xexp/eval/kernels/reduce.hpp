@@ -72,7 +72,7 @@ Tensor log_sum_exp(std::span<const T> src, const std::vector<int64_t>& dims, con
   });
   auto dst = out.mutable_data<T>();
   for (std::size_t k = 0; k < top.size(); ++k)
-    dst[k] = convert_value<T>(std::isfinite(top[k]) ? top[k] + std::log(sum[k]) : top[k]);
+    dst[k] = saturate_cast<T>(std::isfinite(top[k]) ? top[k] + std::log(sum[k]) : top[k]);
   return out;
 }
 
@@ -121,7 +121,7 @@ inline Kernel reduce(ReduceKind kind) {
           case ReduceKind::LogSum: a = std::log(a); break;
           default: break;
         }
-        dst[k] = convert_value<T>(a);
+        dst[k] = saturate_cast<T>(a);
       }
       return std::vector<Tensor>{out};
     });

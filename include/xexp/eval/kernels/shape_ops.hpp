@@ -3,7 +3,9 @@
 // type, strings included; most reduce to `remap` (per-dimension coordinate maps).
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
+#include "xexp/core/checked_int.hpp"
 #include "xexp/core/slice_range.hpp"
 #include "xexp/eval/kernel.hpp"
 #include "xexp/eval/tensor_util.hpp"
@@ -144,10 +146,17 @@ inline std::vector<Tensor> split_kernel(const KernelContext& c) {
   else if (c.opset < 13) sizes = c.attr_ints("split").value_or(std::vector<int64_t>{});
   if (sizes.empty()) {
     const auto parts = static_cast<int64_t>(c.opset >= 18 && c.attr("num_outputs") ? c.attr_int("num_outputs", 1) : c.n_outputs);
+    if (parts < 1) c.fail("num_outputs is " + std::to_string(parts) + ", at least 1 expected");
     const int64_t each = (n + parts - 1) / parts;  // the last chunk may be smaller (opset 18)
     for (int64_t k = 0, left = n; k < parts; ++k, left -= each) sizes.push_back(std::min(each, left));
   }
-  if (std::accumulate(sizes.begin(), sizes.end(), int64_t{0}) != n) c.fail("split sizes do not add up to the dimension");
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    const std::optional<int64_t> sum = checked_add(total, s);
+    if (s < 0 || !sum) c.fail("split sizes must be non-negative and add up to the dimension");
+    total = *sum;
+  }
+  if (total != n) c.fail("split sizes do not add up to the dimension");
   std::vector<Tensor> out;
   int64_t start = 0;
   for (int64_t s : sizes) {
@@ -427,10 +436,16 @@ inline std::vector<Tensor> range_kernel(const KernelContext& c) {
   return visit_type(start.type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T s = start.data<T>()[0], limit = c.in(1).template data<T>()[0], delta = c.in(2).template data<T>()[0];
-    const auto n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((static_cast<double>(limit) - static_cast<double>(s)) / static_cast<double>(delta))));
+    if (delta == T(0)) c.fail("delta is zero");  // ONNX Runtime's error too
+    // long double: int64 bounds differ by exactly what they differ by (a double would round 2^63 - 1 and 2^63 - 2
+    // to one value)
+    const long double count =
+        std::ceil((static_cast<long double>(limit) - static_cast<long double>(s)) / static_cast<long double>(delta));
+    if (!std::isfinite(count)) c.fail("start, limit and delta give no finite element count");
+    const int64_t n = std::max<int64_t>(0, saturate_cast<int64_t>(count));
     Tensor out(start.type(), {n});
     auto dst = out.mutable_data<T>();
-    for (int64_t k = 0; k < n; ++k) dst[k] = static_cast<T>(s + static_cast<T>(k) * delta);
+    for (int64_t k = 0; k < n; ++k) dst[k] = wrapping_add<T>(s, wrapping_mul<T>(static_cast<T>(k), delta));
     return std::vector<Tensor>{out};
   });
 }
@@ -440,9 +455,18 @@ inline std::vector<Tensor> tile_kernel(const KernelContext& c) {
   const std::vector<int64_t> repeats = as_int64s(c.in(1));
   if (repeats.size() != x.rank()) c.fail("repeats must have one entry per dimension");
   std::vector<int64_t> dims(x.rank());
+  for (std::size_t d = 0; d < x.rank(); ++d) {
+    const std::optional<int64_t> n = checked_mul(x.dims()[d], repeats[d]);
+    if (repeats[d] < 0 || !n)
+      c.fail("repeats " + std::to_string(repeats[d]) + " of axis " + std::to_string(d) + " (of size " +
+             std::to_string(x.dims()[d]) + ") give no valid dimension");
+    dims[d] = *n;
+  }
+  // Each axis's map is at most as long as the whole result (an empty result needs none).
+  check_allocatable(x.type(), dims);
+  if (dims_element_count(dims) == 0) return {Tensor(x.type(), dims)};
   std::vector<std::vector<int64_t>> maps(x.rank());
   for (std::size_t d = 0; d < x.rank(); ++d) {
-    dims[d] = x.dims()[d] * repeats[d];
     maps[d].resize(dims[d]);
     for (int64_t i = 0; i < dims[d]; ++i) maps[d][i] = i % x.dims()[d];
   }
@@ -472,16 +496,24 @@ inline std::vector<Tensor> pad_kernel(const KernelContext& c) {
     after[a] = pads[k + axes.size()];
   }
   std::vector<int64_t> dims(r);
+  for (std::size_t d = 0; d < r; ++d) {
+    const int64_t n = x.dims()[d];
+    const std::optional<int64_t> padded = checked_add(n, before[d]), size = padded ? checked_add(*padded, after[d]) : padded;
+    if (!size || *size < 0)  // negative pads crop; they cannot take more than the dimension holds
+      c.fail("pads " + std::to_string(before[d]) + " and " + std::to_string(after[d]) + " leave axis " +
+             std::to_string(d) + " of size " + std::to_string(n) + " with " + (size ? "a negative" : "no int64") + " size");
+    dims[d] = *size;
+  }
+  // Each axis's map is at most as long as the whole result (an empty result needs none).
+  check_allocatable(x.type(), dims);
+  if (dims_element_count(dims) == 0) return {Tensor(x.type(), dims)};
   std::vector<std::vector<int64_t>> maps(r);
   for (std::size_t d = 0; d < r; ++d) {
     const int64_t n = x.dims()[d];
-    dims[d] = n + before[d] + after[d];
-    if (dims[d] < 0)  // negative pads crop; they cannot take more than the dimension holds
-      c.fail("pads " + std::to_string(before[d]) + " and " + std::to_string(after[d]) + " leave axis " +
-             std::to_string(d) + " of size " + std::to_string(n) + " with a negative size");
     maps[d].resize(dims[d]);
     for (int64_t i = 0; i < dims[d]; ++i) {
-      int64_t j = i - before[d];
+      int64_t j = 0;
+      if (__builtin_sub_overflow(i, before[d], &j)) c.fail("pad " + std::to_string(before[d]) + " overflows int64");
       if (j < 0 || j >= n) {
         if (mode == "edge") j = std::clamp<int64_t>(j, 0, n - 1);
         else if (mode == "reflect") {

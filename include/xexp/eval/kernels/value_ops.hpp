@@ -32,9 +32,9 @@ inline std::vector<Tensor> cumsum_kernel(const KernelContext& c) {
           const int64_t at = (o * n + j) * inner + i;
           if (exclusive) {
             dst[at] = acc;
-            acc = static_cast<T>(acc + src[at]);
+            acc = wrapping_add<T>(acc, src[at]);
           } else {
-            acc = static_cast<T>(acc + src[at]);
+            acc = wrapping_add<T>(acc, src[at]);  // overflow wraps, as in ONNX Runtime
             dst[at] = acc;
           }
         }
