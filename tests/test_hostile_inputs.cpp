@@ -344,6 +344,26 @@ TEST(HostileKernels, ConcatOfMismatchedShapesIsAnError) {
   EXPECT_NE(error.find("differ outside axis 1"), std::string::npos) << error;
 }
 
+TEST(HostileKernels, ShapeArithmeticOnEmptyOrZeroOperandsIsTypedWithoutCrashingOnnx) {
+  // libonnx 1.12 propagates shape values through Mul reading the first element of an empty operand (a
+  // segmentation fault in `print` on a fuzzed model), and through Div dividing by 0 as it is.
+  for (const char* text : {
+           "<ir_version: 8, opset_import: [\"\" : 18]>\n"
+           "g (float[4] X) => (int64[1] Y) <int64[0] empty = {}> { S = Shape(X)\n Y = Mul(S, empty) }",
+           "<ir_version: 8, opset_import: [\"\" : 18]>\n"
+           "g (float[4] X) => (int64[1] Y) <int64[1] zero = {0}> { S = Shape(X)\n Y = Div(S, zero) }",
+           "<ir_version: 8, opset_import: [\"\" : 18]>\n"
+           "g (float[4, N] X) => (int64[1] Y) { S = Shape(X)\n A = Shape<start = 0, end = 1>(X)\n"
+           "  B = Shape<start = 1, end = 2>(X)\n Y = Div(A, B) }"}) {
+    SCOPED_TRACE(text);
+    ::onnx::ModelProto m;
+    ASSERT_TRUE(::onnx::OnnxParser::Parse(m, text).IsOK());
+    TempDir dir;
+    xexp::ir::Model model = xexp::load_model(saved(dir, m));
+    EXPECT_NO_THROW(xexp::infer::infer_model_types(model));
+  }
+}
+
 TEST(HostileKernels, ScanWithoutItsBodyIsTypedWithoutOnnxInference) {
   // libonnx's Scan inference dereferences the missing body: `print` and `optimize` crashed in it.
   TempDir dir;

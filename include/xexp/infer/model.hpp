@@ -337,14 +337,57 @@ inline bool merge_inferred_types(::onnx::GraphProto& gp, ir::Graph& g, int64_t o
   return added;
 }
 
+// Whether an integer constant holds a 0 or a -1 (a divisor libonnx divides by as it is).
+inline bool holds_zero_or_minus_one(const Tensor& t) {
+  auto any_of = [](auto values) {
+    return std::any_of(values.begin(), values.end(), [](auto x) { return x == 0 || x == -1; });
+  };
+  if (t.type() == ElemType::Int64) return any_of(t.data<int64_t>());
+  if (t.type() == ElemType::Int32) return any_of(t.data<int32_t>());
+  return false;
+}
+
+// libonnx 1.12 propagates the values of shapes through Add, Sub, Mul and Div reading the first element
+// of an empty operand (a segmentation fault on Mul(size, an empty constant)) and dividing by the divisor
+// as it is (SIGFPE on 0, and on -1 under INT64_MIN). ONNX's inference of a model where an integer
+// operand of theirs is empty, or a divisor is not a constant free of 0 and -1, goes without that
+// propagation.
+inline bool onnx_data_propagation_is_safe(const ir::Graph& main) {
+  static const Symbol add("Add"), sub("Sub"), mul("Mul"), div("Div");
+  bool safe = true;
+  auto check = [&](const ir::Graph& g) {
+    for (ir::NodeId id : g.nodes()) {
+      const ir::Node& n = g.node(id);
+      if (!n.domain.empty() || !(n.op_type == add || n.op_type == sub || n.op_type == mul || n.op_type == div))
+        continue;
+      for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+        if (n.inputs[k] == ir::kNone) continue;
+        const ir::Value& v = g.value(n.inputs[k]);
+        if (v.elem != ElemType::Int64 && v.elem != ElemType::Int32) continue;
+        if (v.shape && std::any_of(v.shape->begin(), v.shape->end(),
+                                   [](const Dim& d) { return d.is_static() && d.value() == 0; }))
+          safe = false;
+        if (n.op_type == div && k == 1) {
+          const Tensor* divisor = graph_constant(g, n.inputs[k]);
+          if (!divisor || holds_zero_or_minus_one(*divisor)) safe = false;
+        }
+      }
+    }
+  };
+  check(main);
+  ir::for_each_subgraph(main, check);
+  return safe;
+}
+
 // Step 2: what ONNX's inference finds for node outputs, merged into `model` as our own rules' results
 // are. Returns whether it added anything.
 inline bool merge_onnx_inference(ir::Model& model, int64_t opset, InferState& state) {
   ::onnx::ModelProto proto = proto_for_onnx_inference(model, state);
   if (!nodes_fit_their_schemas(proto)) return false;
   try {
-    ::onnx::shape_inference::InferShapes(proto, ::onnx::OpSchemaRegistry::Instance(),
-                                         ::onnx::ShapeInferenceOptions(false, 0, true));
+    ::onnx::shape_inference::InferShapes(
+        proto, ::onnx::OpSchemaRegistry::Instance(),
+        ::onnx::ShapeInferenceOptions(false, 0, onnx_data_propagation_is_safe(*model.graph)));
   } catch (const std::exception& e) {
     throw_if_contradiction(*model.graph, e.what());
     return false;

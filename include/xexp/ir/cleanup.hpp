@@ -6,11 +6,13 @@
 // the whole graph (the builder). Last, the release of the enclosing values If, Loop and Scan bodies no
 // longer read.
 #include <algorithm>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "xexp/ir/graph.hpp"
@@ -119,10 +121,11 @@ inline std::size_t omit_unread_optional_outputs(Graph& g) {
   return omitted;
 }
 
-// Calls f(subgraph) for every If, Loop and Scan body under `g`, nested ones included, each before the
-// subgraphs it holds.
-template <class F>
-void for_each_subgraph(Graph& g, F&& f) {
+// Calls f(subgraph) for every If, Loop and Scan body under `g` (a Graph, const or not), nested ones
+// included, each before the subgraphs it holds.
+template <class G, class F>
+  requires std::same_as<std::remove_const_t<G>, Graph>
+void for_each_subgraph(G& g, F&& f) {
   for (NodeId id : g.nodes())
     for (const Attribute& a : g.node(id).attributes)
       for (const std::shared_ptr<Graph>& sub : a.graphs) {
