@@ -21,8 +21,6 @@ using test::op_types;
 using test::OpList;
 using test::run_rules;
 
-static ValueId scalar(Graph& g, float v) { return g.add_initializer(g.unique_value_name("c"), Tensor::scalar<float>(v)); }
-
 // ---- erf Gelu (GeluErf, BiasGelu) ------------------------------------------------------------------
 struct ErfGelu {
   bool half_first = false;      // (x * 0.5) * (1 + erf) instead of (x * (1 + erf)) * 0.5
@@ -310,7 +308,7 @@ TEST(PatternGeluOrt, SameNumbers) {
 // ---- Gelu spellings, as an exporter writes them (text models read from disk) -----------------------
 // Y = body(X) with the constants the spellings use, X float [2, 3, 8].
 static Model spelled(const std::string& body, int64_t opset = 18) {
-  return testing::load_case_model(
+  return xexp::testing::load_case_model(
       "<ir_version: 8, opset_import: [\"\" : " + std::to_string(opset) +
       "]>\ng (float[2,3,8] X) => (float[2,3,8] Y) <float half = {0.5}, float one = {1.0}, float three = {3.0}, "
       "float cubic = {0.044715}, float k = {0.7978845608}, float twice_k = {1.5957691216}, "

@@ -62,12 +62,12 @@ inline constexpr rewrite::KnownFunction softplus{"softplus", 0,
 // Mish: x tanh(softplus(x)).
 inline constexpr rewrite::KnownFunction mish{
     "mish", 0, [](double x, const float*) { return detail::times(x, std::tanh(detail::softplus(x))); }, nullptr};
-// LeakyRelu: x for x >= 0, alpha x below.
+// LeakyRelu: x for x >= 0, alpha x below; not alpha = 1, x itself (a Mul by 2 pi then a Div by it).
 inline constexpr rewrite::KnownFunction leaky_relu{
     "leaky_relu", 1, [](double x, const float* p) { return x >= 0 ? x : p[0] * x; },
     [](const rewrite::ProbedValues& at, float* p) {
       p[0] = static_cast<float>(-at.at(-1));
-      return std::isfinite(p[0]);
+      return std::isfinite(p[0]) && p[0] != 1;
     }};
 // Elu: x for x > 0, alpha (exp(x) - 1) below.
 inline constexpr rewrite::KnownFunction elu{

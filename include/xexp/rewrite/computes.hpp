@@ -8,17 +8,20 @@
 //
 // The tolerance at a point, for a region of type T (unit roundoff u_T):
 //   8 * (u_T * |f(x)| + u_double * the largest intermediate)     rounding of f, and of double inside
-//   + 2 * how far rounding each constant of the region to T moves the output
+//   + 2 * how far rounding each number of the region (its constants to T, its float attributes) and
+//         each parameter of f (to float) moves the output
 //   + T's smallest normal number                                  below it, T holds no relative precision
-// The constants' term is what lets a tanh Gelu with float16 constants be one in float16, where far in
-// the tails exp(-2 * 0.79785 * (x + 0.0447 x^3)) amplifies their rounding; constants that are multiples
-// of 1/16 (0.5, 1, 3, 6) are exact in every type and move nothing.
+// The numbers' term is what lets a tanh Gelu with float16 constants be one in float16, where far in
+// the tails exp(-2 * 0.79785 * (x + 0.0447 x^3)) amplifies their rounding, and x * HardSigmoid(x) with
+// alpha = float(1/6) be HardSwish near its corners; numbers that are multiples of 1/16 (0.5, 1, 3, 6)
+// are exact in every type and move nothing.
 //
 // A function with parameters (QuickGelu's alpha) reads them from the region's values (at x = -1, 0, ...)
 // into float captures, as an attribute holds them, and then compares as any other.
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -91,83 +94,115 @@ inline std::string number_text(double v) {
   return out;
 }
 
-// Whether the region computes f; fills f's parameters, or `why` with the first point where it differs.
-inline bool evaluate_and_compare(const ir::Graph& g, const ElementwiseRegion& r, const KnownFunction& f,
-                                 int64_t opset, float* parameters, std::string* why) {
-  const std::vector<double> xs = probe_points(r.type);
-  RegionValues v;
-  try {
-    v = evaluate_region(g, r, xs, opset);
-  } catch (const Error& e) {
-    if (why) *why = std::string("the region cannot be evaluated: ") + e.what();
-    return false;
+// A region evaluated at the probe points of its type, and how far rounding its numbers to their types
+// moves its values (measured when first needed: most regions are refused without it).
+struct ProbedRegion {
+  std::vector<double> x;
+  RegionValues values;
+  std::optional<std::vector<double>> moved;
+};
+
+inline ProbedRegion probe_region(const ir::Graph& g, const ElementwiseRegion& r, int64_t opset) {
+  ProbedRegion p{probe_points(r.type), {}, std::nullopt};
+  p.values = evaluate_region(g, r, p.x, opset);
+  return p;
+}
+
+inline const std::vector<double>& moved_by_rounding(const ir::Graph& g, const ElementwiseRegion& r, int64_t opset,
+                                                    ProbedRegion& p) {
+  if (p.moved) return *p.moved;
+  std::vector<double> moved(p.x.size(), 0.0);
+  std::size_t number = 0;
+  auto add = [&](std::size_t which, double value, ElemType type) {
+    const double u = unit_roundoff(type);
+    if (u == 0 || !may_be_rounded(value)) return;
+    const RegionValues scaled = evaluate_region(g, r, p.x, opset, which, 1 + u);
+    for (std::size_t k = 0; k < p.x.size(); ++k)
+      if (std::isfinite(scaled.y[k]) && std::isfinite(p.values.y[k])) moved[k] += std::abs(scaled.y[k] - p.values.y[k]);
+  };
+  for (ir::ValueId c : r.constants) {
+    const Tensor& t = *constant_tensor(g, c);
+    add(number++, eval::scalar_double(t), t.type());
   }
+  for (ir::NodeId id : r.nodes)
+    for (const ir::Attribute& a : g.node(id).attributes)
+      if (a.type == ir::AttrType::Float) add(number++, a.f, ElemType::Float);
+  p.moved = std::move(moved);
+  return *p.moved;
+}
+
+// Whether the probed region computes f; fills f's parameters, or `why` with the first point where it
+// differs. f's parameters are floats: how far their rounding moves f counts as rounding too.
+inline bool compare_with(const ir::Graph& g, const ElementwiseRegion& r, int64_t opset, ProbedRegion& p,
+                         const KnownFunction& f, float* parameters, std::string* why) {
+  const std::vector<double>& xs = p.x;
+  const RegionValues& v = p.values;
   if (f.parameters > 0 && !f.read_parameters(ProbedValues{xs, v.y}, parameters)) {
     if (why) *why = std::string("no parameters of ") + f.name + " fit";
     return false;
   }
   const double u = unit_roundoff(r.type), floor = smallest_normal(r.type);
   constexpr double kSlack = 8, u_double = std::numeric_limits<double>::epsilon() / 2;
-  std::vector<double> moved(xs.size(), 0.0);  // how far the constants' rounding moves the output
+  std::vector<double> expected(xs.size()), parameters_move(xs.size(), 0.0);
+  for (std::size_t k = 0; k < xs.size(); ++k) expected[k] = f.value(xs[k], parameters);
+  for (int j = 0; j < f.parameters; ++j) {
+    float moved[2] = {parameters[0], f.parameters > 1 ? parameters[1] : 0.f};
+    moved[j] = std::nextafter(moved[j], std::numeric_limits<float>::infinity());
+    for (std::size_t k = 0; k < xs.size(); ++k) {
+      const double d = std::abs(f.value(xs[k], moved) - expected[k]);
+      if (std::isfinite(d)) parameters_move[k] += d;
+    }
+  }
+  const std::vector<double>* rounding = nullptr;
   auto first_difference = [&]() -> std::size_t {
     for (std::size_t k = 0; k < xs.size(); ++k) {
-      const double y = v.y[k], expected = f.value(xs[k], parameters);
+      const double y = v.y[k], e = expected[k];
       if (std::isinf(xs[k]) && std::isnan(y)) continue;  // a decomposition's inf * 0
-      if (std::isnan(y) || std::isnan(expected) || std::isinf(y) || std::isinf(expected)) {
-        if (y == expected || (std::isnan(y) && std::isnan(expected))) continue;
+      if (std::isnan(y) || std::isnan(e) || std::isinf(y) || std::isinf(e)) {
+        if (y == e || (std::isnan(y) && std::isnan(e))) continue;
         return k;
       }
-      const double tolerance =
-          kSlack * (u * std::abs(expected) + u_double * v.magnitude[k]) + 2 * moved[k] + floor;
-      if (std::abs(y - expected) > tolerance) return k;
+      const double tolerance = kSlack * (u * std::abs(e) + u_double * v.magnitude[k]) +
+                               2 * (parameters_move[k] + (rounding ? (*rounding)[k] : 0.0)) + floor;
+      if (std::abs(y - e) > tolerance) return k;
     }
     return xs.size();
   };
   std::size_t k = first_difference();
-  bool measured = false;
-  if (k < xs.size())
-    for (ir::ValueId c : r.constants) {
-      const Tensor& t = *constant_tensor(g, c);
-      const double value = eval::scalar_double(t), u_c = unit_roundoff(t.type());
-      if (u_c == 0 || !detail::may_be_rounded(value)) continue;
-      const RegionValues scaled = evaluate_region(g, r, xs, opset, c, 1 + u_c);
-      for (std::size_t j = 0; j < xs.size(); ++j)
-        if (std::isfinite(scaled.y[j]) && std::isfinite(v.y[j])) moved[j] += std::abs(scaled.y[j] - v.y[j]);
-      measured = true;
-    }
-  if (measured) k = first_difference();
+  if (k < xs.size() && region_numbers(g, r) > 0) {
+    rounding = &moved_by_rounding(g, r, opset, p);
+    k = first_difference();
+  }
   if (k == xs.size()) return true;
   if (why)
-    *why = std::string("not ") + f.name + ": " + detail::number_text(v.y[k]) + " at x = " +
-           detail::number_text(xs[k]) + " instead of " + detail::number_text(f.value(xs[k], parameters));
+    *why = std::string("not ") + f.name + ": " + number_text(v.y[k]) + " at x = " + number_text(xs[k]) +
+           " instead of " + number_text(expected[k]);
   return false;
 }
 }  // namespace detail
 
-// Whether the region computes f, filling f's parameters; or `why` says where it differs. Memoized by
-// region_key and function (per thread, bounded), so that the rules asking at one node, and the copies of
-// one activation across a model, evaluate it once.
+// Whether the region computes f, filling f's parameters; or `why` says where it differs. The region's
+// values are memoized by region_key (per thread, bounded), so that the rules asking at one node, and
+// the copies of one activation across a model, evaluate it once.
 inline bool region_computes(const ir::Graph& g, const ElementwiseRegion& r, const KnownFunction& f,
                             int64_t opset, float* parameters, std::string* why) {
-  if (why) return detail::evaluate_and_compare(g, r, f, opset, parameters, why);
-  struct Known {
-    bool computes;
-    std::array<float, 2> parameters;
-  };
-  thread_local std::unordered_map<std::string, Known> known;
+  thread_local std::unordered_map<std::string, std::optional<detail::ProbedRegion>> probed;
   std::string key = region_key(g, r);
-  key += f.name;
-  key.append(reinterpret_cast<const char*>(&opset), sizeof opset);
-  if (auto it = known.find(key); it != known.end()) {
-    std::copy_n(it->second.parameters.begin(), f.parameters, parameters);
-    return it->second.computes;
+  auto it = probed.find(key);
+  if (it == probed.end()) {
+    if (probed.size() >= 1024) probed.clear();
+    std::optional<detail::ProbedRegion> p;
+    try {
+      p = detail::probe_region(g, r, opset);
+    } catch (const Error&) {  // a kernel refusing the region's types: it is no known function
+    }
+    it = probed.emplace(std::move(key), std::move(p)).first;
   }
-  Known result{};
-  result.computes = detail::evaluate_and_compare(g, r, f, opset, result.parameters.data(), nullptr);
-  std::copy_n(result.parameters.begin(), f.parameters, parameters);
-  if (known.size() >= 4096) known.clear();
-  known.emplace(std::move(key), result);
-  return result.computes;
+  if (!it->second) {
+    if (why) *why = "the region cannot be evaluated";
+    return false;
+  }
+  return detail::compare_with(g, r, opset, *it->second, f, parameters, why);
 }
 
 // The root op types a region of an activation ends with (its last step: x * ..., ... / 6, a Where, the

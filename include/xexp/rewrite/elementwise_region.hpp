@@ -10,6 +10,8 @@
 // holds the Mul by 0.5 and that of 0.5 * h does not; regions_at lists them largest first.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -185,28 +187,47 @@ inline std::string region_key(const ir::Graph& g, const ElementwiseRegion& r) {
   return key;
 }
 
+// The numbers a region holds that an exporter may have rounded to its type: its constants, then the
+// float attributes of its nodes (HardSigmoid's alpha), in that order.
+inline std::size_t region_numbers(const ir::Graph& g, const ElementwiseRegion& r) {
+  std::size_t count = r.constants.size();
+  for (ir::NodeId id : r.nodes)
+    for (const ir::Attribute& a : g.node(id).attributes) count += a.type == ir::AttrType::Float;
+  return count;
+}
+
 // What a region computes at each point of `xs` (values of the region's type), evaluated in double with
-// the constants as stored (so that the comparison sees the function, not the type's rounding inside
-// it), and the largest magnitude an intermediate reaches at each point (the scale of double's own
-// rounding there). `scaled` multiplies one constant by `factor` (how much its rounding moves the output).
+// its numbers as stored (so that the comparison sees the function, not the type's rounding inside it),
+// and the largest magnitude x and the intermediates reach at each point (the scale of double's own
+// rounding there). `scaled` (an index of region_numbers) moves one number, a constant by `factor`, a
+// float attribute by one ulp: how much its rounding moves the output.
 struct RegionValues {
   std::vector<double> y, magnitude;
 };
 inline RegionValues evaluate_region(const ir::Graph& g, const ElementwiseRegion& r, const std::vector<double>& xs,
-                                    int64_t opset, ir::ValueId scaled = ir::kNone, double factor = 1) {
+                                    int64_t opset, std::size_t scaled = SIZE_MAX, double factor = 1) {
   const auto n = static_cast<int64_t>(xs.size());
   std::vector<std::pair<ir::ValueId, Tensor>> known;
   known.reserve(1 + r.constants.size() + r.nodes.size());  // evaluate returns references into it
   known.emplace_back(r.input, Tensor::from<double>({n}, xs));
   RegionValues out{std::vector<double>(xs.size()), std::vector<double>(xs.size(), 0.0)};
+  for (std::size_t k = 0; k < xs.size(); ++k)
+    if (std::isfinite(xs[k])) out.magnitude[k] = std::abs(xs[k]);
   auto find = [&](ir::ValueId v) -> const Tensor* {
     for (const auto& [id, t] : known)
       if (id == v) return &t;
     return nullptr;
   };
+  std::size_t number = 0;
   for (ir::ValueId c : r.constants) {
-    double v = eval::scalar_double(*constant_tensor(g, c));
-    known.emplace_back(c, Tensor::scalar<double>(c == scaled ? v * factor : v));
+    const double v = eval::scalar_double(*constant_tensor(g, c));
+    known.emplace_back(c, Tensor::scalar<double>(number++ == scaled ? v * factor : v));
+  }
+  // The float attributes are numbered in the order of r.nodes.
+  std::vector<std::size_t> first_attribute;
+  for (ir::NodeId id : r.nodes) {
+    first_attribute.push_back(number);
+    for (const ir::Attribute& a : g.node(id).attributes) number += a.type == ir::AttrType::Float;
   }
   // Each node after its producers (a node read by two others was collected before one of them).
   auto evaluate = [&](auto& self, ir::ValueId v) -> const Tensor& {
@@ -215,7 +236,12 @@ inline RegionValues evaluate_region(const ir::Graph& g, const ElementwiseRegion&
     std::vector<std::optional<Tensor>> inputs;
     for (ir::ValueId in : node.inputs)
       inputs.push_back(in == ir::kNone ? std::nullopt : std::optional<Tensor>(self(self, in)));
-    Tensor result = eval::evaluate_op(node.op_type, node.domain, inputs, node.attributes, opset, 1)[0];
+    const std::size_t at = std::find(r.nodes.begin(), r.nodes.end(), g.value(v).producer) - r.nodes.begin();
+    std::vector<ir::Attribute> attributes = node.attributes;
+    for (std::size_t k = 0, number_of = first_attribute[at]; k < attributes.size(); ++k)
+      if (attributes[k].type == ir::AttrType::Float && number_of++ == scaled)
+        attributes[k].f = std::nextafter(attributes[k].f, std::numeric_limits<float>::infinity());
+    Tensor result = eval::evaluate_op(node.op_type, node.domain, inputs, attributes, opset, 1)[0];
     if (result.type() == ElemType::Double) {
       result = eval::expand_to(result, {n});
       auto values = result.data<double>();
