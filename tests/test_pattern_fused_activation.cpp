@@ -7,6 +7,8 @@
 #include "support/rewrite_helpers.hpp"
 #include "support/rule_cases.hpp"
 #include "xexp/onnx.hpp"
+#include "xexp/patterns/activation_functions.hpp"
+#include "xexp/patterns/ort/gelu_ort.hpp"
 #include "xexp/patterns/registry.hpp"
 
 using namespace xexp;
@@ -430,4 +432,201 @@ TEST(PatternHardSwish, PaddleExportAtOpset9GetsHardSigmoids) {
   EXPECT_EQ(count(*model.graph, "HardSwish"), 0u);
   EXPECT_EQ(count(*model.graph, "Clip"), 0u);
   EXPECT_EQ(count(*model.graph, "HardSigmoid"), 18u);
+}
+
+// ---- activations by what they compute (rewrite/computes.hpp) ---------------------------------------
+namespace {
+
+// Y = body(X), X float [2, 7], as an exporter writes it (a text model read from disk).
+Model written(const std::string& body, int64_t opset = 18) {
+  return xexp::testing::load_case_model(
+      "<ir_version: 8, opset_import: [\"\" : " + std::to_string(opset) +
+      "]>\ng (float[2,7] X) => (float[2,7] Y) <float zero = {0.0}, float half = {0.5}, float one = {1.0}, "
+      "float three = {3.0}, float six = {6.0}, float sixth = {0.16666667}, float fifth = {0.2}, "
+      "float tenth = {0.1}, float cubic = {0.044715}, float k = {0.7978845608}, float sqrt2 = {1.4142135623}, "
+      "float alpha = {1.702}> {\n" + body + "}\n");
+}
+
+struct Spelling {
+  const char* name;
+  const char* body;
+  const rewrite::KnownFunction* function;  // what it computes
+  std::vector<float> parameters;
+};
+
+// Each function of the table (patterns/activation_functions.hpp) written the way an exporter might.
+const std::vector<Spelling>& spellings() {
+  namespace fn = patterns::fn;
+  static const std::vector<Spelling> all = {
+      {"erf Gelu", "d = Div(X, sqrt2)\n e = Erf(d)\n o = Add(e, one)\n m = Mul(X, o)\n Y = Mul(m, half)\n", &fn::gelu, {}},
+      {"tanh Gelu, x * x * x",
+       "xx = Mul(X, X)\n xxx = Mul(xx, X)\n c = Mul(xxx, cubic)\n s = Add(X, c)\n z = Mul(s, k)\n t = Tanh(z)\n"
+       " o = Add(t, one)\n h = Mul(X, half)\n Y = Mul(h, o)\n",
+       &fn::gelu_tanh, {}},
+      {"QuickGelu 1.702", "a = Mul(alpha, X)\n s = Sigmoid(a)\n Y = Mul(X, s)\n", &fn::quick_gelu, {1.702f}},
+      {"SiLU as x / (1 + exp(-x))", "n = Neg(X)\n e = Exp(n)\n d = Add(one, e)\n Y = Div(X, d)\n", &fn::quick_gelu, {1.f}},
+      {"HardSigmoid as Clip(x / 6 + 0.5, 0, 1)", "d = Div(X, six)\n a = Add(d, half)\n Y = Clip(a, zero, one)\n",
+       &fn::hard_sigmoid, {1.f / 6.f, 0.5f}},
+      {"HardSigmoid as max(0, min(1, 0.2 x + 0.5))", "m = Mul(X, fifth)\n a = Add(m, half)\n b = Min(a, one)\n Y = Max(b, zero)\n",
+       &fn::hard_sigmoid, {0.2f, 0.5f}},
+      {"HardSwish as x * Relu6(x + 3) / 6", "a = Add(X, three)\n r = Relu(a)\n c = Min(r, six)\n m = Mul(X, c)\n Y = Div(m, six)\n",
+       &fn::hard_swish, {}},
+      {"Softplus as log(1 + exp(x))", "e = Exp(X)\n a = Add(e, one)\n Y = Log(a)\n", &fn::softplus, {}},
+      {"Mish as x * tanh(softplus(x))", "s = Softplus(X)\n t = Tanh(s)\n Y = Mul(X, t)\n", &fn::mish, {}},
+      {"Mish as x * tanh(log(1 + exp(x)))", "e = Exp(X)\n a = Add(one, e)\n l = Log(a)\n t = Tanh(l)\n Y = Mul(t, X)\n",
+       &fn::mish, {}},
+      {"LeakyRelu as Where(x > 0, x, 0.1 x)", "g = Greater(X, zero)\n m = Mul(X, tenth)\n Y = Where(g, X, m)\n",
+       &fn::leaky_relu, {0.1f}},
+      {"LeakyRelu as max(x, 0.1 x)", "m = Mul(tenth, X)\n Y = Max(X, m)\n", &fn::leaky_relu, {0.1f}},
+      {"Elu as Where(x > 0, x, exp(x) - 1)", "g = Greater(X, zero)\n e = Exp(X)\n s = Sub(e, one)\n Y = Where(g, X, s)\n",
+       &fn::elu, {1.f}},
+      {"Elu alpha 0.5", "g = Greater(X, zero)\n e = Exp(X)\n s = Sub(e, one)\n h = Mul(s, half)\n Y = Where(g, X, h)\n",
+       &fn::elu, {0.5f}},
+  };
+  return all;
+}
+
+const std::vector<const rewrite::KnownFunction*>& table() {
+  namespace fn = patterns::fn;
+  static const std::vector<const rewrite::KnownFunction*> all = {
+      &fn::gelu, &fn::gelu_tanh, &fn::quick_gelu, &fn::hard_sigmoid, &fn::hard_swish,
+      &fn::softplus, &fn::mish, &fn::leaky_relu, &fn::elu};
+  return all;
+}
+
+// The largest region ending at the producer of the graph's output.
+rewrite::ElementwiseRegion region_of_output(const Graph& g) {
+  std::vector<rewrite::ElementwiseRegion> regions = rewrite::regions_at(g, g.value(g.outputs()[0]).producer);
+  if (regions.empty()) throw Error("no region");
+  return regions[0];
+}
+
+}  // namespace
+
+// Every spelling computes its function, with its parameters, and no other function of the table.
+TEST(Computes, EachSpellingIsItsFunctionOnly) {
+  for (const Spelling& s : spellings()) {
+    Model m = written(s.body);
+    const rewrite::ElementwiseRegion r = region_of_output(*m.graph);
+    EXPECT_EQ(r.input, m.graph->inputs()[0]) << s.name;
+    for (const rewrite::KnownFunction* f : table()) {
+      float parameters[2] = {};
+      std::string why;
+      const bool computes = rewrite::region_computes(*m.graph, r, *f, 18, parameters, &why);
+      EXPECT_EQ(computes, f == s.function) << s.name << " as " << f->name << ": " << why;
+      if (!computes) continue;
+      for (std::size_t k = 0; k < s.parameters.size(); ++k) EXPECT_EQ(parameters[k], s.parameters[k]) << s.name;
+    }
+  }
+}
+
+// The tolerance rejects the near misses: the two Gelus (4.7e-4 apart at most), in float32 and in
+// float16, whose constants are rounded; a constant 0.5001 for 0.5.
+TEST(Computes, TheToleranceTellsTheGelusApart) {
+  namespace fn = patterns::fn;
+  for (ElemType type : {ElemType::Float, ElemType::Float16}) {
+    auto gelu = [type](bool exact, float half) {
+      Model m = test::model_with_opset(18);
+      Graph& g = *m.graph;
+      const ValueId x = g.add_input("X", type, Shape{4});
+      auto c = [&](float v) { return g.add_initializer(g.unique_value_name("c"), eval::cast_tensor(Tensor::scalar<float>(v), type)); };
+      ValueId factor;
+      if (exact) {
+        factor = node(g, "Add", {node(g, "Erf", {node(g, "Div", {x, c(1.4142135f)})}), c(1.f)});
+      } else {
+        const ValueId cubed = node(g, "Mul", {node(g, "Pow", {x, c(3.f)}), c(0.044715f)});
+        factor = node(g, "Add", {node(g, "Tanh", {node(g, "Mul", {node(g, "Add", {x, cubed}), c(0.7978846f)})}), c(1.f)});
+      }
+      g.add_output(node(g, "Mul", {node(g, "Mul", {x, c(half)}), factor}));
+      return m;
+    };
+    for (bool exact : {true, false}) {
+      Model m = gelu(exact, 0.5f);
+      const rewrite::ElementwiseRegion r = region_of_output(*m.graph);
+      float none[2];
+      EXPECT_EQ(rewrite::region_computes(*m.graph, r, fn::gelu, 18, none, nullptr), exact) << elem_type_name(type);
+      EXPECT_EQ(rewrite::region_computes(*m.graph, r, fn::gelu_tanh, 18, none, nullptr), !exact) << elem_type_name(type);
+    }
+    if (type == ElemType::Float) {
+      Model off = gelu(true, 0.5001f);
+      std::string why;
+      float none[2];
+      EXPECT_FALSE(rewrite::region_computes(*off.graph, region_of_output(*off.graph), fn::gelu, 18, none, &why));
+      EXPECT_NE(why.find("not gelu: "), std::string::npos) << why;
+    }
+  }
+}
+
+// The region of a Gelu of 0.5 * h is that of 0.5 * h, not that of h; a value read outside, a second
+// varying input or a wide constant end a region.
+TEST(Computes, RegionsAtARoot) {
+  Model scaled = written("x = Mul(X, half)\n s = Sigmoid(x)\n Y = Mul(x, s)\n");
+  const Graph& g = *scaled.graph;
+  std::vector<rewrite::ElementwiseRegion> regions = rewrite::regions_at(g, g.value(g.outputs()[0]).producer);
+  ASSERT_EQ(regions.size(), 2u);
+  EXPECT_EQ(regions[0].nodes.size(), 3u);  // of X: computes x/2 * sigmoid(x/2), no function of the table
+  EXPECT_EQ(regions[1].nodes.size(), 2u);  // of X/2: SiLU
+  float alpha[2];
+  EXPECT_FALSE(rewrite::region_computes(g, regions[0], patterns::fn::quick_gelu, 18, alpha, nullptr));
+  EXPECT_TRUE(rewrite::region_computes(g, regions[1], patterns::fn::quick_gelu, 18, alpha, nullptr));
+  Model two = xexp::testing::load_case_model(
+      "<ir_version: 8, opset_import: [\"\" : 18]>\ng (float[2,7] X, float[2,7] Z) => (float[2,7] Y) {\n"
+      " s = Sigmoid(Z)\n Y = Mul(X, s)\n}\n");
+  std::string why;
+  EXPECT_TRUE(rewrite::regions_at(*two.graph, two.graph->value(two.graph->outputs()[0]).producer, &why).empty());
+  EXPECT_NE(why.find("second varying value"), std::string::npos) << why;
+  Model outside = xexp::testing::load_case_model(
+      "<ir_version: 8, opset_import: [\"\" : 18]>\ng (float[2,7] X) => (float[2,7] Y, float[2,7] S) {\n"
+      " S = Sigmoid(X)\n Y = Mul(X, S)\n}\n");
+  why.clear();
+  EXPECT_TRUE(rewrite::regions_at(*outside.graph, outside.graph->value(outside.graph->outputs()[0]).producer, &why).empty());
+  EXPECT_NE(why.find("read outside"), std::string::npos) << why;
+}
+
+// The default set's rules on each spelling: the exact op, its attributes, the same outputs in xexp's
+// evaluator and ONNX Runtime.
+TEST(PatternActivation, EachSpellingBecomesItsOp) {
+  struct Expected {
+    const char* spelling;
+    int64_t opset;
+    OpList ops;
+  };
+  const std::vector<Expected> cases = {
+      {"HardSigmoid as Clip(x / 6 + 0.5, 0, 1)", 13, {"HardSigmoid"}},
+      {"HardSigmoid as max(0, min(1, 0.2 x + 0.5))", 13, {"HardSigmoid"}},
+      {"HardSwish as x * Relu6(x + 3) / 6", 14, {"HardSwish"}},
+      {"HardSwish as x * Relu6(x + 3) / 6", 13, {"HardSigmoid", "Mul"}},
+      {"Softplus as log(1 + exp(x))", 17, {"Softplus"}},
+      {"Mish as x * tanh(softplus(x))", 18, {"Mish"}},
+      {"Mish as x * tanh(log(1 + exp(x)))", 18, {"Mish"}},
+      {"Mish as x * tanh(log(1 + exp(x)))", 17, {"Softplus", "Tanh", "Mul"}},  // no Mish before opset 18
+      {"LeakyRelu as Where(x > 0, x, 0.1 x)", 17, {"LeakyRelu"}},
+      {"LeakyRelu as max(x, 0.1 x)", 17, {"LeakyRelu"}},
+      {"Elu as Where(x > 0, x, exp(x) - 1)", 17, {"Elu"}},
+      {"Elu alpha 0.5", 17, {"Elu"}},
+  };
+  for (const Expected& c : cases) {
+    const Spelling& s = *std::find_if(spellings().begin(), spellings().end(),
+                                      [&](const Spelling& x) { return std::string(x.name) == c.spelling; });
+    Model m = written(s.body, c.opset);
+    run_rules(m, "default");
+    ASSERT_EQ(op_types(*m.graph), c.ops) << c.spelling << " at opset " << c.opset;
+    const ir::Node& op = m.graph->node(m.graph->first_node());
+    if (c.ops.size() == 1 && !s.parameters.empty()) {
+      EXPECT_EQ(op.attribute(Symbol("alpha"))->f, s.parameters[0]) << c.spelling;
+    }
+    if (c.ops.size() == 1 && s.parameters.size() == 2) {
+      EXPECT_EQ(op.attribute(Symbol("beta"))->f, s.parameters[1]) << c.spelling;
+    }
+    test::expect_same_outputs([&] { return written(s.body, c.opset); }, "default", 1e-5);
+  }
+}
+
+// --explain says why a region is not the function: an erf Gelu is no tanh Gelu.
+TEST(PatternActivation, ExplainSaysWhereTheFunctionDiffers) {
+  Model m = written(spellings()[0].body);
+  const Graph& g = *m.graph;
+  const std::string why = patterns::gelu_ort_rule()->explain(g, g.value(g.outputs()[0]).producer, 18);
+  EXPECT_NE(why.find("computes(gelu_tanh, x) at Mul"), std::string::npos) << why;
+  EXPECT_NE(why.find("not gelu_tanh: "), std::string::npos) << why;
 }

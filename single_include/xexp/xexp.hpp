@@ -940,11 +940,13 @@ struct Attribute {
 // the whole graph (the builder). Last, the release of the enclosing values If, Loop and Scan bodies no
 // longer read.
 #include <algorithm>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 // ======== xexp/ir/graph.hpp
@@ -1660,10 +1662,11 @@ inline std::size_t omit_unread_optional_outputs(Graph& g) {
   return omitted;
 }
 
-// Calls f(subgraph) for every If, Loop and Scan body under `g`, nested ones included, each before the
-// subgraphs it holds.
-template <class F>
-void for_each_subgraph(Graph& g, F&& f) {
+// Calls f(subgraph) for every If, Loop and Scan body under `g` (a Graph, const or not), nested ones
+// included, each before the subgraphs it holds.
+template <class G, class F>
+  requires std::same_as<std::remove_const_t<G>, Graph>
+void for_each_subgraph(G& g, F&& f) {
   for (NodeId id : g.nodes())
     for (const Attribute& a : g.node(id).attributes)
       for (const std::shared_ptr<Graph>& sub : a.graphs) {
@@ -14607,6 +14610,578 @@ inline OptimizeStats optimize(ir::Model& model, const RuleSet& rules, const Opti
 }  // namespace xexp::rewrite
 // ======== xexp/rewrite/dsl.hpp
 // Everything a rule author needs, in one namespace: `using namespace xexp::rewrite::dsl;`.
+// ======== xexp/rewrite/computes.hpp
+// computes(f, x): a value that an elementwise region (elementwise_region.hpp) of input x computes as the
+// known function f, however it is written: x * x * x or Pow(x, 3), the 0.5 first or last, a Sigmoid
+// for 0.5 * (1 + tanh). The region is evaluated once on probe points (a dense grid, small and large
+// magnitudes, signed zeros, infinities) and compared with f's value in double: a match is the same
+// function within rounding, never an approximation of it (an erf Gelu is no tanh Gelu: they differ by up
+// to 4.7e-4, thousands of float32 roundings; a constant 0.5001 for 0.5 is no Gelu either).
+//
+// The tolerance at a point, for a region of type T (unit roundoff u_T):
+//   8 * (u_T * |f(x)| + u_double * the largest intermediate)     rounding of f, and of double inside
+//   + 2 * how far rounding each number of the region (its constants to T, its float attributes) and
+//         each parameter of f (to float) moves the output
+//   + T's smallest normal number                                  below it, T holds no relative precision
+// The numbers' term is what lets a tanh Gelu with float16 constants be one in float16, where far in
+// the tails exp(-2 * 0.79785 * (x + 0.0447 x^3)) amplifies their rounding, and x * HardSigmoid(x) with
+// alpha = float(1/6) be HardSwish near its corners; numbers that are multiples of 1/16 (0.5, 1, 3, 6)
+// are exact in every type and move nothing.
+//
+// A function with parameters (QuickGelu's alpha) reads them from the region's values (at x = -1, 0, ...)
+// into float captures, as an attribute holds them, and then compares as any other.
+#include <array>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+// ======== xexp/rewrite/elementwise_region.hpp
+// An elementwise region: the nodes computing a value from one varying input and scalar constants, such as
+// the eight nodes of a tanh Gelu from x. `computes` (computes.hpp) evaluates a region on probe points to
+// recognize the function it computes, however it is spelled.
+//
+// From a root node, the region of input x holds every node on the paths from x to the root: elementwise
+// math of one output in the main domain (region_ops), whose other inputs are constants of one element,
+// no wider than x so that the output keeps x's shape. The nodes inside it must be read only inside it
+// (the root's output goes on). Several inputs may fit one root: in y = gelu(0.5 * h), the region of h
+// holds the Mul by 0.5 and that of 0.5 * h does not; regions_at lists them largest first.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+
+namespace xexp::rewrite {
+
+// Largest region looked at: a Gelu written out is 8 nodes, Mish 5.
+inline constexpr std::size_t kMaxRegionNodes = 16;
+
+// The ops a region may hold: arithmetic, the unary functions activations are written with, the clamps,
+// and the comparisons and Where of piecewise ones (LeakyRelu, Elu).
+inline bool is_region_op(const ir::Node& n) {
+  static const std::vector<Symbol> ops = [] {
+    std::vector<Symbol> out;
+    for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Exp", "Log", "Tanh", "Erf", "Sigmoid",
+                           "Softplus", "HardSigmoid", "Relu", "Abs", "Neg", "Reciprocal", "Max", "Min", "Clip",
+                           "Where", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"})
+      out.emplace_back(op);
+    return out;
+  }();
+  return n.domain.empty() && n.outputs.size() == 1 && std::find(ops.begin(), ops.end(), n.op_type) != ops.end();
+}
+
+inline bool is_region_float(ElemType t) {
+  return t == ElemType::Float || t == ElemType::Float16 || t == ElemType::BFloat16 || t == ElemType::Double;
+}
+
+struct ElementwiseRegion {
+  ir::ValueId input = ir::kNone;       // the one varying value
+  std::vector<ir::NodeId> nodes;       // the root first
+  std::vector<ir::ValueId> constants;  // the constants it reads, each once
+  ElemType type = ElemType::Undefined;  // x's
+};
+
+namespace detail {
+
+// A constant a region may read: one element of a number type, of a rank x's output keeps.
+inline bool fits_region_constant(const ir::Graph& g, ir::ValueId v, ir::ValueId x) {
+  const Tensor* t = constant_tensor(g, v);
+  if (!t || t->size() != 1 || t->type() == ElemType::String) return false;
+  const std::optional<Shape>& x_shape = g.value(x).shape;
+  return t->dims().empty() || (x_shape && t->dims().size() <= x_shape->size());
+}
+
+// The region of input x at root, or a reason why there is none and how many nodes it reached.
+inline std::optional<ElementwiseRegion> region_of(const ir::Graph& g, ir::NodeId root, ir::ValueId x,
+                                                  std::string* why, std::size_t* reached) {
+  ElementwiseRegion r{.input = x, .nodes = {}, .constants = {}, .type = g.value(x).elem};
+  auto fail = [&](std::string reason) -> std::optional<ElementwiseRegion> {
+    *why = std::move(reason);
+    *reached = r.nodes.size();
+    return std::nullopt;
+  };
+  if (!is_region_float(r.type)) return fail("its input is not of a float type");
+  std::vector<ir::NodeId> pending{root};
+  while (!pending.empty()) {
+    const ir::NodeId id = pending.back();
+    pending.pop_back();
+    if (std::find(r.nodes.begin(), r.nodes.end(), id) != r.nodes.end()) continue;
+    const ir::Node& n = g.node(id);
+    if (!is_region_op(n)) return fail(n.op_type.str() + " '" + n.name + "' is not elementwise math");
+    const ElemType out = g.value(n.outputs[0]).elem;
+    if (out != r.type && out != ElemType::Bool) return fail("'" + n.name + "' changes the element type");
+    if (r.nodes.size() == kMaxRegionNodes) return fail("more than 16 nodes");
+    r.nodes.push_back(id);
+    for (ir::ValueId v : n.inputs) {
+      if (v == x || v == ir::kNone) continue;
+      if (constant_tensor(g, v)) {
+        if (!fits_region_constant(g, v, x)) return fail("'" + g.value(v).name + "' is not a scalar constant");
+        if (std::find(r.constants.begin(), r.constants.end(), v) == r.constants.end()) r.constants.push_back(v);
+        continue;
+      }
+      const ir::Value& value = g.value(v);
+      if (value.producer == ir::kNone) return fail("it reads a second varying value, '" + value.name + "'");
+      pending.push_back(value.producer);
+    }
+  }
+  for (std::size_t k = 1; k < r.nodes.size(); ++k) {
+    const ir::Value& inner = g.value(g.node(r.nodes[k]).outputs[0]);
+    bool inside = !inner.is_graph_output();
+    for (const ir::Use& u : inner.uses)
+      inside = inside && std::find(r.nodes.begin(), r.nodes.end(), u.node) != r.nodes.end();
+    if (!inside) return fail("'" + inner.name + "' is also read outside");
+  }
+  return r;
+}
+
+}  // namespace detail
+
+// The regions at `root` of two nodes or more, largest first: one for each value the root's elementwise
+// producers read that could be the one varying input. `why` gets why the candidate that went furthest is none.
+inline std::vector<ElementwiseRegion> regions_at(const ir::Graph& g, ir::NodeId root, std::string* why = nullptr) {
+  std::vector<ElementwiseRegion> out;
+  // A region of one node is an op already: the root must read an elementwise producer (most nodes do
+  // not, and cost nothing more).
+  const ir::Node& n = g.node(root);
+  auto elementwise_producer = [&g](ir::ValueId v) {
+    return v != ir::kNone && g.value(v).producer != ir::kNone && is_region_op(g.node(g.value(v).producer));
+  };
+  if (!is_region_op(n) || std::none_of(n.inputs.begin(), n.inputs.end(), elementwise_producer)) return out;
+  // The candidates, in breadth-first order from the root: the values read by the elementwise nodes
+  // reachable from it (as many as a region may hold).
+  std::vector<ir::NodeId> walked{root};
+  std::vector<ir::ValueId> candidates;
+  for (std::size_t k = 0; k < walked.size(); ++k)
+    for (ir::ValueId v : g.node(walked[k]).inputs) {
+      if (v == ir::kNone || constant_tensor(g, v) ||
+          std::find(candidates.begin(), candidates.end(), v) != candidates.end())
+        continue;
+      candidates.push_back(v);
+      const ir::NodeId p = g.value(v).producer;
+      if (p != ir::kNone && walked.size() < kMaxRegionNodes && is_region_op(g.node(p)) &&
+          std::find(walked.begin(), walked.end(), p) == walked.end())
+        walked.push_back(p);
+    }
+  std::size_t furthest = 0;
+  for (auto c = candidates.rbegin(); c != candidates.rend(); ++c) {
+    std::string reason;
+    std::size_t reached = 0;
+    if (std::optional<ElementwiseRegion> r = detail::region_of(g, root, *c, &reason, &reached)) {
+      if (r->nodes.size() > 1) out.push_back(std::move(*r));
+    } else if (why && (why->empty() || reached > furthest)) {
+      *why = std::move(reason);
+      furthest = reached;
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const ElementwiseRegion& a, const ElementwiseRegion& b) {
+    return a.nodes.size() > b.nodes.size();
+  });
+  return out;
+}
+
+// What the function of a region depends on, as bytes: its type, then each node's op, attributes and
+// inputs (x, a constant's value, or the index of the region node producing it). Two regions with one key
+// compute the same function, in any graph: the key memoizes what computes() finds (the 28 HardSwish of
+// an OCR model are evaluated once).
+inline std::string region_key(const ir::Graph& g, const ElementwiseRegion& r) {
+  std::string key;
+  auto put = [&key](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(r.type);
+  for (ir::NodeId id : r.nodes) {
+    const ir::Node& n = g.node(id);
+    put(n.op_type.id());
+    for (const ir::Attribute& a : n.attributes) {
+      put(a.name.id());
+      put(a.type);
+      put(a.i);
+      put(a.f);
+      key += a.s;
+      for (int64_t v : a.ints) put(v);
+      for (float v : a.floats) put(v);
+    }
+    key += '|';
+    for (ir::ValueId v : n.inputs) {
+      if (v == r.input) {
+        key += 'x';
+      } else if (const Tensor* t = v == ir::kNone ? nullptr : constant_tensor(g, v)) {
+        key += 'c';
+        put(t->type());
+        put(eval::scalar_double(*t));
+      } else if (v == ir::kNone) {
+        key += '-';
+      } else {
+        key += 'n';
+        put(static_cast<uint8_t>(std::find(r.nodes.begin(), r.nodes.end(), g.value(v).producer) - r.nodes.begin()));
+      }
+    }
+    key += ';';
+  }
+  return key;
+}
+
+// The numbers a region holds that an exporter may have rounded to its type: its constants, then the
+// float attributes of its nodes (HardSigmoid's alpha), in that order.
+inline std::size_t region_numbers(const ir::Graph& g, const ElementwiseRegion& r) {
+  std::size_t count = r.constants.size();
+  for (ir::NodeId id : r.nodes)
+    for (const ir::Attribute& a : g.node(id).attributes) count += a.type == ir::AttrType::Float;
+  return count;
+}
+
+// What a region computes at each point of `xs` (values of the region's type), evaluated in double with
+// its numbers as stored (so that the comparison sees the function, not the type's rounding inside it),
+// and the largest magnitude x and the intermediates reach at each point (the scale of double's own
+// rounding there). `scaled` (an index of region_numbers) moves one number, a constant by `factor`, a
+// float attribute by one ulp: how much its rounding moves the output.
+struct RegionValues {
+  std::vector<double> y, magnitude;
+};
+inline RegionValues evaluate_region(const ir::Graph& g, const ElementwiseRegion& r, const std::vector<double>& xs,
+                                    int64_t opset, std::size_t scaled = SIZE_MAX, double factor = 1) {
+  const auto n = static_cast<int64_t>(xs.size());
+  std::vector<std::pair<ir::ValueId, Tensor>> known;
+  known.reserve(1 + r.constants.size() + r.nodes.size());  // evaluate returns references into it
+  known.emplace_back(r.input, Tensor::from<double>({n}, xs));
+  RegionValues out{std::vector<double>(xs.size()), std::vector<double>(xs.size(), 0.0)};
+  for (std::size_t k = 0; k < xs.size(); ++k)
+    if (std::isfinite(xs[k])) out.magnitude[k] = std::abs(xs[k]);
+  auto find = [&](ir::ValueId v) -> const Tensor* {
+    for (const auto& [id, t] : known)
+      if (id == v) return &t;
+    return nullptr;
+  };
+  std::size_t number = 0;
+  for (ir::ValueId c : r.constants) {
+    const double v = eval::scalar_double(*constant_tensor(g, c));
+    known.emplace_back(c, Tensor::scalar<double>(number++ == scaled ? v * factor : v));
+  }
+  // The float attributes are numbered in the order of r.nodes.
+  std::vector<std::size_t> first_attribute;
+  for (ir::NodeId id : r.nodes) {
+    first_attribute.push_back(number);
+    for (const ir::Attribute& a : g.node(id).attributes) number += a.type == ir::AttrType::Float;
+  }
+  // Each node after its producers (a node read by two others was collected before one of them).
+  auto evaluate = [&](auto& self, ir::ValueId v) -> const Tensor& {
+    if (const Tensor* t = find(v)) return *t;
+    const ir::Node& node = g.node(g.value(v).producer);
+    std::vector<std::optional<Tensor>> inputs;
+    for (ir::ValueId in : node.inputs)
+      inputs.push_back(in == ir::kNone ? std::nullopt : std::optional<Tensor>(self(self, in)));
+    const std::size_t at = std::find(r.nodes.begin(), r.nodes.end(), g.value(v).producer) - r.nodes.begin();
+    std::vector<ir::Attribute> attributes = node.attributes;
+    for (std::size_t k = 0, number_of = first_attribute[at]; k < attributes.size(); ++k)
+      if (attributes[k].type == ir::AttrType::Float && number_of++ == scaled)
+        attributes[k].f = std::nextafter(attributes[k].f, std::numeric_limits<float>::infinity());
+    Tensor result = eval::evaluate_op(node.op_type, node.domain, inputs, attributes, opset, 1)[0];
+    if (result.type() == ElemType::Double) {
+      result = eval::expand_to(result, {n});
+      auto values = result.data<double>();
+      for (std::size_t k = 0; k < xs.size(); ++k) out.magnitude[k] = std::max(out.magnitude[k], std::abs(values[k]));
+    }
+    known.emplace_back(v, std::move(result));
+    return known.back().second;
+  };
+  const Tensor root = evaluate(evaluate, g.node(r.nodes[0]).outputs[0]);
+  eval::copy_as_doubles(eval::expand_to(root, {n}), 0, out.y);
+  return out;
+}
+
+}  // namespace xexp::rewrite
+
+namespace xexp::rewrite {
+
+// A region's values at the probe points, for reading parameters: at(-1).
+struct ProbedValues {
+  const std::vector<double>& x;
+  const std::vector<double>& y;
+  double at(double point) const {
+    for (std::size_t k = 0; k < x.size(); ++k)
+      if (x[k] == point) return y[k];
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+};
+
+// A function computes() recognizes (patterns/activation_functions.hpp lists them).
+struct KnownFunction {
+  const char* name;
+  int parameters;                                 // 0, 1 or 2 float parameters
+  double (*value)(double x, const float* parameters);  // in double, its limits at +-inf included
+  bool (*read_parameters)(const ProbedValues& at, float* parameters);  // nullptr without parameters
+};
+
+// The probe points, rounded to the region's type. Parameters are read at -1, 0, 1 and 2^-10.
+inline std::vector<double> probe_points(ElemType type) {
+  static const std::vector<double> base = [] {
+    const double inf = std::numeric_limits<double>::infinity();
+    std::vector<double> p = {0.0, -0.0};
+    for (double v : {std::ldexp(1.0, -10), 1e-3, 1e-6, 12.0, 16.0, 20.0, 30.0, 50.0, 100.0, 500.0, inf}) {
+      p.push_back(v);
+      p.push_back(-v);
+    }
+    for (int k = -80; k <= 80; ++k) p.push_back(k / 8.0);  // -10 .. 10 by 1/8, where the functions bend
+    return p;
+  }();
+  if (type == ElemType::Double) return base;
+  const Tensor rounded = eval::cast_tensor(Tensor::from<double>({static_cast<int64_t>(base.size())}, base), type);
+  return eval::as_doubles(eval::cast_tensor(rounded, ElemType::Double));
+}
+
+// Unit roundoff and smallest normal number of a float type.
+inline double unit_roundoff(ElemType t) {
+  switch (t) {
+    case ElemType::Float16: return std::ldexp(1.0, -11);
+    case ElemType::BFloat16: return std::ldexp(1.0, -8);
+    case ElemType::Float: return std::ldexp(1.0, -24);
+    case ElemType::Double: return std::ldexp(1.0, -53);
+    default: return 0;  // integers: exact
+  }
+}
+inline double smallest_normal(ElemType t) {
+  return t == ElemType::Float16 ? std::ldexp(1.0, -14)
+         : t == ElemType::Double ? std::numeric_limits<double>::min()
+                                 : static_cast<double>(std::numeric_limits<float>::min());
+}
+
+namespace detail {
+// A constant an exporter may have rounded: not a multiple of 1/16 of moderate size.
+inline bool may_be_rounded(double c) {
+  return std::floor(c * 16) != c * 16 || std::abs(c) > 2048;
+}
+inline std::string number_text(double v) {
+  std::string out;
+  print_value(out, v);
+  return out;
+}
+
+// A region evaluated at the probe points of its type, and how far rounding its numbers to their types
+// moves its values (measured when first needed: most regions are refused without it).
+struct ProbedRegion {
+  std::vector<double> x;
+  RegionValues values;
+  std::optional<std::vector<double>> moved;
+};
+
+inline ProbedRegion probe_region(const ir::Graph& g, const ElementwiseRegion& r, int64_t opset) {
+  ProbedRegion p{probe_points(r.type), {}, std::nullopt};
+  p.values = evaluate_region(g, r, p.x, opset);
+  return p;
+}
+
+inline const std::vector<double>& moved_by_rounding(const ir::Graph& g, const ElementwiseRegion& r, int64_t opset,
+                                                    ProbedRegion& p) {
+  if (p.moved) return *p.moved;
+  std::vector<double> moved(p.x.size(), 0.0);
+  std::size_t number = 0;
+  auto add = [&](std::size_t which, double value, ElemType type) {
+    const double u = unit_roundoff(type);
+    if (u == 0 || !may_be_rounded(value)) return;
+    const RegionValues scaled = evaluate_region(g, r, p.x, opset, which, 1 + u);
+    for (std::size_t k = 0; k < p.x.size(); ++k)
+      if (std::isfinite(scaled.y[k]) && std::isfinite(p.values.y[k])) moved[k] += std::abs(scaled.y[k] - p.values.y[k]);
+  };
+  for (ir::ValueId c : r.constants) {
+    const Tensor& t = *constant_tensor(g, c);
+    add(number++, eval::scalar_double(t), t.type());
+  }
+  for (ir::NodeId id : r.nodes)
+    for (const ir::Attribute& a : g.node(id).attributes)
+      if (a.type == ir::AttrType::Float) add(number++, a.f, ElemType::Float);
+  p.moved = std::move(moved);
+  return *p.moved;
+}
+
+// Whether the probed region computes f; fills f's parameters, or `why` with the first point where it
+// differs. f's parameters are floats: how far their rounding moves f counts as rounding too.
+inline bool compare_with(const ir::Graph& g, const ElementwiseRegion& r, int64_t opset, ProbedRegion& p,
+                         const KnownFunction& f, float* parameters, std::string* why) {
+  const std::vector<double>& xs = p.x;
+  const RegionValues& v = p.values;
+  if (f.parameters > 0 && !f.read_parameters(ProbedValues{xs, v.y}, parameters)) {
+    if (why) *why = std::string("no parameters of ") + f.name + " fit";
+    return false;
+  }
+  const double u = unit_roundoff(r.type), floor = smallest_normal(r.type);
+  constexpr double kSlack = 8, u_double = std::numeric_limits<double>::epsilon() / 2;
+  std::vector<double> expected(xs.size()), parameters_move(xs.size(), 0.0);
+  for (std::size_t k = 0; k < xs.size(); ++k) expected[k] = f.value(xs[k], parameters);
+  for (int j = 0; j < f.parameters; ++j) {
+    float moved[2] = {parameters[0], f.parameters > 1 ? parameters[1] : 0.f};
+    moved[j] = std::nextafter(moved[j], std::numeric_limits<float>::infinity());
+    for (std::size_t k = 0; k < xs.size(); ++k) {
+      const double d = std::abs(f.value(xs[k], moved) - expected[k]);
+      if (std::isfinite(d)) parameters_move[k] += d;
+    }
+  }
+  const std::vector<double>* rounding = nullptr;
+  auto first_difference = [&]() -> std::size_t {
+    for (std::size_t k = 0; k < xs.size(); ++k) {
+      const double y = v.y[k], e = expected[k];
+      if (std::isinf(xs[k]) && std::isnan(y)) continue;  // a decomposition's inf * 0
+      if (std::isnan(y) || std::isnan(e) || std::isinf(y) || std::isinf(e)) {
+        if (y == e || (std::isnan(y) && std::isnan(e))) continue;
+        return k;
+      }
+      const double tolerance = kSlack * (u * std::abs(e) + u_double * v.magnitude[k]) +
+                               2 * (parameters_move[k] + (rounding ? (*rounding)[k] : 0.0)) + floor;
+      if (std::abs(y - e) > tolerance) return k;
+    }
+    return xs.size();
+  };
+  std::size_t k = first_difference();
+  if (k < xs.size() && region_numbers(g, r) > 0) {
+    rounding = &moved_by_rounding(g, r, opset, p);
+    k = first_difference();
+  }
+  if (k == xs.size()) return true;
+  if (why)
+    *why = std::string("not ") + f.name + ": " + number_text(v.y[k]) + " at x = " + number_text(xs[k]) +
+           " instead of " + number_text(expected[k]);
+  return false;
+}
+}  // namespace detail
+
+// Whether the region computes f, filling f's parameters; or `why` says where it differs. The region's
+// values are memoized by region_key (per thread, bounded), so that the rules asking at one node, and
+// the copies of one activation across a model, evaluate it once.
+inline bool region_computes(const ir::Graph& g, const ElementwiseRegion& r, const KnownFunction& f,
+                            int64_t opset, float* parameters, std::string* why) {
+  thread_local std::unordered_map<std::string, std::optional<detail::ProbedRegion>> probed;
+  std::string key = region_key(g, r);
+  auto it = probed.find(key);
+  if (it == probed.end()) {
+    if (probed.size() >= 1024) probed.clear();
+    std::optional<detail::ProbedRegion> p;
+    try {
+      p = detail::probe_region(g, r, opset);
+    } catch (const Error&) {  // a kernel refusing the region's types: it is no known function
+    }
+    it = probed.emplace(std::move(key), std::move(p)).first;
+  }
+  if (!it->second) {
+    if (why) *why = "the region cannot be evaluated";
+    return false;
+  }
+  return detail::compare_with(g, r, opset, *it->second, f, parameters, why);
+}
+
+// The root op types a region of an activation ends with (its last step: x * ..., ... / 6, a Where, the
+// Log of a softplus, a clamp).
+inline const std::vector<OpKey>& computes_roots() {
+  static const std::vector<OpKey> roots = [] {
+    std::vector<OpKey> out;
+    for (const char* op : {"Mul", "Div", "Add", "Sub", "Where", "Log", "Clip", "Max", "Min"})
+      out.push_back({Symbol(""), Symbol(op)});
+    return out;
+  }();
+  return roots;
+}
+
+template <class I, class P>
+struct Computes : ExprTag {
+  const KnownFunction* function;
+  I input;
+  P parameters;
+  std::size_t min_nodes = 2;  // regions_at gives regions of two nodes or more
+  static constexpr CaptureMask binds = I::binds | P::binds, uses = I::uses | P::uses;
+  static constexpr int depth = 8 + I::depth;  // a tanh Gelu written out is 6 deep
+  static constexpr int node_count = static_cast<int>(kMaxRegionNodes) + I::node_count;
+  static constexpr CaptureKinds kinds = merge_kinds(kinds_of<I>(), kinds_of<P>());
+
+  // Only regions of at least n nodes: when the replacement is two nodes (HardSwish below opset 14),
+  // a region of two would be rewritten into itself.
+  Computes at_least(std::size_t n) const {
+    Computes out = *this;
+    out.min_nodes = n;
+    return out;
+  }
+
+  static std::vector<OpKey> roots() { return computes_roots(); }
+  template <CaptureMask Bound, class K>
+  bool match(ir::ValueId v, Match& m, const K& k) const {
+    if (v != ir::kNone) {
+      const ir::Value& value = m.graph().value(v);
+      if (value.producer != ir::kNone && value.output_index == 0) return match_node<Bound>(value.producer, m, k);
+    }
+    if (m.explaining()) [[unlikely]]
+      m.failed(m.mark(), [&] { return printed<Bound>(*this) + " did not match " + value_label(m.graph(), v); });
+    return false;
+  }
+  template <CaptureMask Bound, class K>
+  bool match_node(ir::NodeId id, Match& m, const K& k) const {
+    std::string why;
+    std::string* reason = m.explaining() ? &why : nullptr;
+    for (const ElementwiseRegion& r : regions_at(m.graph(), id, reason)) {
+      if (r.nodes.size() < min_nodes) continue;
+      const int mark = m.mark();
+      bool pushed = true;
+      for (ir::NodeId n : r.nodes) pushed = pushed && m.push_node(n, false);
+      // The input's pattern first (a cheap refusal), then the function, evaluated once per region.
+      std::array<float, 2> values{};
+      int computed = -1;
+      const bool ok = pushed && input.template match<Bound>(r.input, m, [&] {
+        if (computed < 0) {
+          std::string differs;
+          computed = region_computes(m.graph(), r, *function, m.opset(), values.data(), reason ? &differs : nullptr);
+          if (!computed && reason) why = std::move(differs);
+        }
+        return computed == 1 && bind_parameters<Bound | I::binds>(parameters, values.data(), m) && k();
+      });
+      if (ok) return true;
+      m.rewind(mark);
+    }
+    if (m.explaining()) [[unlikely]]
+      m.failed(m.mark(), [&] {
+        const ir::Node& n = m.graph().node(id);
+        return printed<Bound>(*this) + " at " + n.op_type.str() + " '" + n.name +
+               "': " + (why.empty() ? "no region of one varying input" : why);
+      });
+    return false;
+  }
+  template <CaptureMask Bound>
+  void print(std::string& out) const {
+    out += "computes(";
+    out += function->name;
+    out += ", ";
+    input.template print<Bound>(out);
+    if constexpr (P::size > 0) {
+      out += ", ";
+      print_list<Bound | I::binds>(out, parameters);
+    }
+    out += ")";
+  }
+
+ private:
+  template <CaptureMask Bound, class L>
+  static bool bind_parameters(const L& list, const float* values, Match& m) {
+    if constexpr (L::size == 0)
+      return true;
+    else
+      return list.head.template match_attribute<Bound>(m.keep(ir::Attribute::make_float(Symbol("value"), *values)), m) &&
+             bind_parameters<Bound | decltype(list.head)::binds>(list.tail, values + 1, m);
+  }
+};
+
+// computes(fn::gelu_tanh, x), computes(fn::quick_gelu, x, alpha): the region ending at the matched
+// node computes the function of x, a capture or a pattern (BiasGelu's Add(x, bias)); Float captures
+// bind the function's parameters.
+template <class I, class... Parameters>
+auto computes(const KnownFunction& f, const I& input, const Parameters&... parameters) {
+  static_assert(IsExpr<I>, "xexp rule: computes reads a capture or a pattern");
+  if (f.parameters != static_cast<int>(sizeof...(Parameters)))
+    throw Error(std::string("computes(") + f.name + "): the function has " + std::to_string(f.parameters) +
+                " parameters");
+  auto list = make_list(parameters...);
+  return Computes<I, decltype(list)>{{}, &f, input, list, 2};
+}
+
+}  // namespace xexp::rewrite
 // ======== xexp/rewrite/ops.hpp
 // Node makers for the ops rules mention most, so that a rule reads like the model: Transpose(x, ...)
 // instead of op<"Transpose">(x, ...). Any other op: op<"Name"> or op<"Name", "domain">.
@@ -14647,6 +15222,7 @@ using rewrite::attr;
 using rewrite::call;
 using rewrite::choose;
 using rewrite::commutative;
+using rewrite::computes;
 using rewrite::Const;
 using rewrite::dim;
 using rewrite::either;
@@ -14699,65 +15275,90 @@ using rewrite::Var;
 // decides which of two overlapping matches wins). In compiled mode (core/config.hpp) only
 // src/rules_default.cpp instantiates them.
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_DEFAULT_RULES)
-// ======== xexp/patterns/onnx/attention.hpp
-// Attention (opset >= 23): scaled dot-product attention as exporters write it,
-//   scores = Q K^T * scale (+ mask);  Y = Softmax(scores over the last axis) V
-// (or torch's safe softmax, Where(IsNaN(Softmax), 0, Softmax), which zeroes fully masked rows)
-// with Q, K, V in (batch, heads, sequence, head_size) and Y's heads merged back by Transpose(0,2,1,3)
-// and a Reshape to (batch, sequence, heads * head_size), becomes ONNX's Attention in its 3-D form,
-// Attention(query, key, value, attn_mask, q_num_heads=heads, kv_num_heads=heads, scale), which gives Y
-// merged (and reshaped to (batch * sequence, hidden) where the heads merge into rows). Spellings:
-// - K^T: Transpose(K, 0,1,3,2), GPT-2's Transpose(K', 0,2,3,1) of keys in (batch, sequence, heads,
-//   head_size), or FusedMatMul(Q, K, transB=1), whose alpha joins the scale;
-// - the scale: a Div or Mul by a one-element constant, or none;
-// - the mask: none, an Add of a constant or of a (batch|1, heads|1, sequence, total) value, or
-//   Where(constant bool, scores, fill) / Where(constant bool, fill, scores) folded into an additive
-//   constant. That needs a fill of -1e4 or less (exp underflows: masked weights are 0 either way) and no
-//   fully masked row (Where gives those a uniform row, the sum does not); or the Where of a causal mask
-//   sliced at run time from a constant table, whose additive mask is Where(mask, 0, fill)
-//   (runtime_mask_fits), or the Add of an additive table sliced so (runtime_bias). A mask that hides
-//   exactly the keys after each query (square scores) becomes is_causal=1 instead, the cut at run time
-//   going too (causal_bias, causal_cut); so does such a mask computed from constants alone, of any rank,
-//   that folding leaves because its table is large (evaluated to be read, computed_constant).
-// The 3-D form takes Q, K and V as (batch, sequence, hidden) (ONNX Runtime 1.30 refuses a mix of 3-D and
-// 4-D): each goes back to it through Transpose and Reshape, which the default rules cancel against the
-// Reshape and Transpose that split the heads, so that one node replaces the splits, the attention and
-// the merge. Single-head attention on 3-D Q, K, V (batch, sequence, size) becomes Attention with one head
-// (AttentionOneHead).
-// Grouped-query attention, keys and values of fewer heads repeated before the scores (repeated_heads),
-// gives Attention those keys and values before the repeat, with kv_num_heads.
-// The onnxruntime set's MultiHeadAttention is the same rule writing com.microsoft MultiHeadAttention at
-// any opset (GroupQueryAttention for grouped keys and values under a causal mask, which it reads before
-// their repeat); listed after this one, at opset 23 it finds the attention already fused.
+// ======== xexp/patterns/onnx/activation.hpp
+// Activation: a region computing one of ONNX's activations that no other rule makes becomes that op:
+// Softplus (log(1 + exp(x))), Mish (x * tanh(softplus(x)), opset >= 18), HardSigmoid
+// (max(0, min(1, alpha x + beta)), e.g. Clip(x / 6 + 0.5, 0, 1)) and Elu (Where(x > 0, x, alpha *
+// (exp(x) - 1))), however written (rewrite/computes.hpp). Their float types: float, double, float16.
+// ======== xexp/patterns/activation_functions.hpp
+// The activations `computes` recognizes (rewrite/computes.hpp), each as ONNX or ONNX Runtime defines
+// it, in double with its limits at +-inf; rules say `computes(fn::gelu_tanh, x)`. A parameter is read
+// from the region's values where the function gives it away (QuickGelu's alpha from x = -1, where
+// x * sigmoid(alpha x) = -sigmoid(-alpha) is accurate for any alpha).
 #include <algorithm>
 #include <cmath>
-#include <numeric>
-#include <optional>
-#include <vector>
+#include <numbers>
 
-// ======== xexp/patterns/computed_constant.hpp
-// What a value computed from constants alone holds, for the rules that only need to read it. Exporters
-// build causal masks this way (ConstantOfShape, Trilu, a comparison of two aranges, Expand to the
-// batch): folding leaves them when the table is larger than what it stores in the model, and the Expand
-// to the batch is not even constant in a dynamic export. Evaluating such a cone here, without writing it,
-// lets a rule prove the mask causal and drop it.
-//
-// The result is known up to broadcasting: it broadcasts (right aligned) to the value, which is all an
-// additive mask needs. So an Expand, whose target may be computed at run time, is read as its input;
-// elementwise ops and comparisons broadcast such results as they would the values; a Slice cuts only the
-// axes the result holds (a cut of equal elements holds equal elements); an Unsqueeze of leading axes does
-// nothing. ConstantOfShape, Range, Reshape and Trilu read their inputs whole. The ops are those whose
-// semantics no opset changed (evaluated at opset 18). Anything else, a cone over kMaxComputedNodes nodes
-// or a tensor over kMaxComputedElements elements gives nullopt.
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <iterator>
-#include <numeric>
-#include <optional>
-#include <string_view>
-#include <vector>
 
+namespace xexp::patterns::fn {
+
+namespace detail {
+inline double sigmoid(double t) { return t >= 0 ? 1 / (1 + std::exp(-t)) : std::exp(t) / (1 + std::exp(t)); }
+inline double softplus(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+// x * s(x) for an s that vanishes at -inf (inf * 0 would be NaN).
+inline double times(double x, double s) { return s == 0 ? 0.0 : x * s; }
+}  // namespace detail
+
+// Exact Gelu: x * Phi(x) = 0.5 x erfc(-x / sqrt(2)) (erfc keeps the tail's precision).
+inline constexpr rewrite::KnownFunction gelu{"gelu", 0,
+                                             [](double x, const float*) {
+                                               return detail::times(x, 0.5 * std::erfc(-x / std::numbers::sqrt2));
+                                             },
+                                             nullptr};
+// The tanh approximation: 0.5 x (1 + tanh(z)) = x sigmoid(2 z), z = sqrt(2/pi) (x + 0.044715 x^3).
+inline constexpr rewrite::KnownFunction gelu_tanh{
+    "gelu_tanh", 0,
+    [](double x, const float*) {
+      const double z = std::sqrt(2 / std::numbers::pi) * (x + 0.044715 * x * x * x);
+      return detail::times(x, detail::sigmoid(2 * z));
+    },
+    nullptr};
+// com.microsoft QuickGelu: x sigmoid(alpha x); alpha = 1 is SiLU (Swish), 1.702 CLIP's QuickGelu.
+inline constexpr rewrite::KnownFunction quick_gelu{
+    "quick_gelu", 1, [](double x, const float* p) { return detail::times(x, detail::sigmoid(p[0] * x)); },
+    [](const rewrite::ProbedValues& at, float* p) {
+      const double s = -at.at(-1);  // sigmoid(-alpha)
+      if (!(s > 0 && s < 1)) return false;
+      p[0] = static_cast<float>(std::log1p(-s) - std::log(s));
+      return true;
+    }};
+// HardSigmoid: max(0, min(1, alpha x + beta)); beta is its value at 0, alpha its slope there.
+inline constexpr rewrite::KnownFunction hard_sigmoid{
+    "hard_sigmoid", 2,
+    [](double x, const float* p) { return std::clamp(static_cast<double>(p[0]) * x + p[1], 0.0, 1.0); },
+    [](const rewrite::ProbedValues& at, float* p) {
+      const double h = std::ldexp(1.0, -10), beta = at.at(0);
+      if (!(beta > 0 && beta < 1)) return false;
+      p[0] = static_cast<float>((at.at(h) - beta) / h);
+      p[1] = static_cast<float>(beta);
+      return true;
+    }};
+// HardSwish: x max(0, min(1, x / 6 + 0.5)).
+inline constexpr rewrite::KnownFunction hard_swish{
+    "hard_swish", 0, [](double x, const float*) { return detail::times(x, std::clamp(x / 6 + 0.5, 0.0, 1.0)); },
+    nullptr};
+// Softplus: log(1 + exp(x)).
+inline constexpr rewrite::KnownFunction softplus{"softplus", 0,
+                                                 [](double x, const float*) { return detail::softplus(x); }, nullptr};
+// Mish: x tanh(softplus(x)).
+inline constexpr rewrite::KnownFunction mish{
+    "mish", 0, [](double x, const float*) { return detail::times(x, std::tanh(detail::softplus(x))); }, nullptr};
+// LeakyRelu: x for x >= 0, alpha x below; not alpha = 1, x itself (a Mul by 2 pi then a Div by it).
+inline constexpr rewrite::KnownFunction leaky_relu{
+    "leaky_relu", 1, [](double x, const float* p) { return x >= 0 ? x : p[0] * x; },
+    [](const rewrite::ProbedValues& at, float* p) {
+      p[0] = static_cast<float>(-at.at(-1));
+      return std::isfinite(p[0]) && p[0] != 1;
+    }};
+// Elu: x for x > 0, alpha (exp(x) - 1) below.
+inline constexpr rewrite::KnownFunction elu{
+    "elu", 1, [](double x, const float* p) { return x > 0 ? x : p[0] * std::expm1(x); },
+    [](const rewrite::ProbedValues& at, float* p) {
+      p[0] = static_cast<float>(at.at(-1) / std::expm1(-1.0));
+      return std::isfinite(p[0]);
+    }};
+
+}  // namespace xexp::patterns::fn
 // ======== xexp/patterns/facts.hpp
 // Facts the rules share, declared once with the name rules print (`.when(is_last_axis(axis, x))`), and
 // the plain helpers behind them: element types, constants (integer lists such as shapes and axes,
@@ -14768,7 +15369,6 @@ using rewrite::Var;
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
-#include <numbers>
 #include <optional>
 #include <string_view>
 #include <type_traits>
@@ -14954,15 +15554,6 @@ inline constexpr auto scalar_is = fact<"scalar_is">([](const auto& v, double exa
   else
     return scalar_near(v, exact, 0);
 });
-// erf Gelu: x / sqrt(2); float16 rounds sqrt(2) to 1.4140625 (1.5e-4 away).
-inline constexpr auto is_sqrt2 =
-    fact<"is_sqrt2">([](const ValueView& v) { return scalar_near(v, std::numbers::sqrt2, 1e-3); });
-// tanh Gelu: sqrt(2/pi) * (x + 0.044715 x^3); float16 writes 0.7978515625 and 0.044708251953125.
-inline constexpr auto is_sqrt_2_over_pi = fact<"is_sqrt_2_over_pi">([](const ValueView& v) {
-  return scalar_near(v, std::numbers::sqrt2 / std::sqrt(std::numbers::pi), 1e-4);
-});
-inline constexpr auto is_gelu_cubic_coefficient =
-    fact<"is_gelu_cubic_coefficient">([](const ValueView& v) { return scalar_near(v, 0.044715, 1e-5); });
 // The factor a Mul or Div by the scalar s applies: s for Mul, 1/s for Div.
 inline double scaling_factor(const ValueView& scaled, const Tensor& s) {
   const double v = eval::scalar_double(s);
@@ -15179,6 +15770,84 @@ inline constexpr auto as_tensor =
     fact<"as_tensor">([](const std::optional<std::vector<int64_t>>& v) { return int64_tensor(*v); });
 
 }  // namespace xexp::patterns
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr activation_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  Float<'a'> alpha;
+  Float<'b'> beta;
+  auto fits = is_cpu_float(x);
+  return rule("Activation")
+      .cases(match(computes(fn::mish, x)).when(opset_at_least(18) && fits).to(op<"Mish">(x)),
+             match(computes(fn::softplus, x)).when(fits).to(op<"Softplus">(x)),
+             match(computes(fn::hard_sigmoid, x, alpha, beta))
+                 .when(opset_at_least(6) && fits)
+                 .to(op<"HardSigmoid">(x, attr<"alpha"> = alpha, attr<"beta"> = beta)),
+             match(computes(fn::elu, x, alpha)).when(opset_at_least(6) && fits).to(op<"Elu">(x, attr<"alpha"> = alpha)));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/attention.hpp
+// Attention (opset >= 23): scaled dot-product attention as exporters write it,
+//   scores = Q K^T * scale (+ mask);  Y = Softmax(scores over the last axis) V
+// (or torch's safe softmax, Where(IsNaN(Softmax), 0, Softmax), which zeroes fully masked rows)
+// with Q, K, V in (batch, heads, sequence, head_size) and Y's heads merged back by Transpose(0,2,1,3)
+// and a Reshape to (batch, sequence, heads * head_size), becomes ONNX's Attention in its 3-D form,
+// Attention(query, key, value, attn_mask, q_num_heads=heads, kv_num_heads=heads, scale), which gives Y
+// merged (and reshaped to (batch * sequence, hidden) where the heads merge into rows). Spellings:
+// - K^T: Transpose(K, 0,1,3,2), GPT-2's Transpose(K', 0,2,3,1) of keys in (batch, sequence, heads,
+//   head_size), or FusedMatMul(Q, K, transB=1), whose alpha joins the scale;
+// - the scale: a Div or Mul by a one-element constant, or none;
+// - the mask: none, an Add of a constant or of a (batch|1, heads|1, sequence, total) value, or
+//   Where(constant bool, scores, fill) / Where(constant bool, fill, scores) folded into an additive
+//   constant. That needs a fill of -1e4 or less (exp underflows: masked weights are 0 either way) and no
+//   fully masked row (Where gives those a uniform row, the sum does not); or the Where of a causal mask
+//   sliced at run time from a constant table, whose additive mask is Where(mask, 0, fill)
+//   (runtime_mask_fits), or the Add of an additive table sliced so (runtime_bias). A mask that hides
+//   exactly the keys after each query (square scores) becomes is_causal=1 instead, the cut at run time
+//   going too (causal_bias, causal_cut); so does such a mask computed from constants alone, of any rank,
+//   that folding leaves because its table is large (evaluated to be read, computed_constant).
+// The 3-D form takes Q, K and V as (batch, sequence, hidden) (ONNX Runtime 1.30 refuses a mix of 3-D and
+// 4-D): each goes back to it through Transpose and Reshape, which the default rules cancel against the
+// Reshape and Transpose that split the heads, so that one node replaces the splits, the attention and
+// the merge. Single-head attention on 3-D Q, K, V (batch, sequence, size) becomes Attention with one head
+// (AttentionOneHead).
+// Grouped-query attention, keys and values of fewer heads repeated before the scores (repeated_heads),
+// gives Attention those keys and values before the repeat, with kv_num_heads.
+// The onnxruntime set's MultiHeadAttention is the same rule writing com.microsoft MultiHeadAttention at
+// any opset (GroupQueryAttention for grouped keys and values under a causal mask, which it reads before
+// their repeat); listed after this one, at opset 23 it finds the attention already fused.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <optional>
+#include <vector>
+
+// ======== xexp/patterns/computed_constant.hpp
+// What a value computed from constants alone holds, for the rules that only need to read it. Exporters
+// build causal masks this way (ConstantOfShape, Trilu, a comparison of two aranges, Expand to the
+// batch): folding leaves them when the table is larger than what it stores in the model, and the Expand
+// to the batch is not even constant in a dynamic export. Evaluating such a cone here, without writing it,
+// lets a rule prove the mask causal and drop it.
+//
+// The result is known up to broadcasting: it broadcasts (right aligned) to the value, which is all an
+// additive mask needs. So an Expand, whose target may be computed at run time, is read as its input;
+// elementwise ops and comparisons broadcast such results as they would the values; a Slice cuts only the
+// axes the result holds (a cut of equal elements holds equal elements); an Unsqueeze of leading axes does
+// nothing. ConstantOfShape, Range, Reshape and Trilu read their inputs whole. The ops are those whose
+// semantics no opset changed (evaluated at opset 18). Anything else, a cone over kMaxComputedNodes nodes
+// or a tensor over kMaxComputedElements elements gives nullopt.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iterator>
+#include <numeric>
+#include <optional>
+#include <string_view>
+#include <vector>
+
 
 namespace xexp::patterns {
 
@@ -17317,51 +17986,21 @@ inline rewrite::RulePtr gathers_split_rule() {
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/gelu.hpp
-// Gelu: the tanh approximation written out, x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))), 8 nodes,
-// is ONNX Gelu(approximate="tanh") (opset >= 20). Each constant may be the float32 value or its float16
-// rounding (0.044708251953125, 0.7978515625): see facts.hpp. The exact Gelu written out,
-// 0.5 * x * (1 + Erf(x / sqrt(2))), 5 nodes, is ONNX Gelu(approximate="none"), written out: libonnx 1.12
-// has no Gelu schema to read the default from, and BiasGelu reads the attribute.
+// Gelu: a region computing the tanh Gelu, x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))), is ONNX
+// Gelu(approximate="tanh"), and one computing the exact Gelu, 0.5 * x * (1 + Erf(x / sqrt(2))), is
+// Gelu(approximate="none"), written out (libonnx 1.12 has no Gelu schema to read the default from, and
+// BiasGelu reads the attribute); opset >= 20, however the exporter wrote them (rewrite/computes.hpp).
 
 namespace xexp::patterns {
-
-namespace detail {
-// The decomposition around `x` (a capture, or a named node when BiasGelu matches it on an Add), with
-// the 0.5 applied last, (x * (Erf(x / s) + o)) * h, or first, (x * h) * (Erf(x / s) + o).
-template <class X, class S, class O, class H>
-auto erf_gelu(const X& x, const S& s, const O& o, const H& h) {
-  using namespace rewrite::dsl;
-  auto one_plus_erf = commutative(Add(op<"Erf">(Div(x, s)), o));
-  return either(commutative(Mul(commutative(Mul(one_plus_erf, x)), h)),
-                commutative(Mul(one_plus_erf, commutative(Mul(x, h)))));
-}
-template <class S, class O, class H>
-auto erf_gelu_constants(const S& s, const O& o, const H& h) {
-  return is_sqrt2(s) && scalar_is(o, 1.0) && scalar_is(h, 0.5);
-}
-}  // namespace detail
 
 inline rewrite::RulePtr gelu_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  Var<'a'> three;
-  Var<'b'> cubic;
-  Var<'c'> sqrt_2_pi;
-  Var<'d'> one;
-  Var<'e'> half;
-  Var<'f'> sqrt2;
-  auto inner = commutative(Add(x, commutative(Mul(Pow(x, three), cubic))));
-  auto tanh1 = commutative(Add(op<"Tanh">(commutative(Mul(inner, sqrt_2_pi))), one));
+  // Gelu's type constraint is the normalizations' float types.
+  auto fits = opset_at_least(20) && is_normalization_float(x);
   return rule("Gelu").cases(
-      match(commutative(Mul(commutative(Mul(x, half)), tanh1)))
-          .when(opset_at_least(20) && scalar_is(three, 3.0) && is_gelu_cubic_coefficient(cubic) &&
-                is_sqrt_2_over_pi(sqrt_2_pi) && scalar_is(one, 1.0) && scalar_is(half, 0.5))
-          .to(op<"Gelu">(x, attr<"approximate"> = "tanh")),
-      // Erf also takes integers; Gelu's type constraint is the normalizations' float types.
-      match(detail::erf_gelu(x, sqrt2, one, half))
-          .when(opset_at_least(20) && detail::erf_gelu_constants(sqrt2, one, half) &&
-                is_normalization_float(x))
-          .to(op<"Gelu">(x, attr<"approximate"> = "none")));
+      match(computes(fn::gelu_tanh, x)).when(fits).to(op<"Gelu">(x, attr<"approximate"> = "tanh")),
+      match(computes(fn::gelu, x)).when(fits).to(op<"Gelu">(x, attr<"approximate"> = "none")));
 }
 
 }  // namespace xexp::patterns
@@ -17492,13 +18131,11 @@ inline rewrite::RulePtr gemm_transpose_rule() {
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/hard_swish.hpp
-// HardSwish: x * HardSigmoid(x, alpha=1/6, beta=0.5), or the Clip form exporters write below opset 14
-// and keep after an upgrade, x * Clip(x + 3, 0, 6) / 6 (or * 1/6; Clip's bounds as inputs, or as
-// attributes below opset 11), becomes HardSwish(x), which ONNX defines as x * max(0, min(1, x / 6 + 0.5)),
-// from opset 14. Before it, the Clip form (paddle2onnx writes it at opsets 9 and 11) becomes
-// x * HardSigmoid(x, 1/6, 0.5): standard ONNX there, half the nodes.
-#include <utility>
-
+// HardSwish: a region computing x * max(0, min(1, x / 6 + 0.5)) (x * HardSigmoid(x, 1/6, 0.5), the Clip
+// form exporters write below opset 14 and keep after an upgrade, x * Clip(x + 3, 0, 6) / 6 with Clip's
+// bounds as inputs or attributes, a Relu6, ...) becomes HardSwish(x), from opset 14. Before it, a region
+// of more than two nodes becomes x * HardSigmoid(x, 1/6, 0.5): standard ONNX there (paddle2onnx writes
+// the Clip form at opsets 9 and 11), half the nodes of the Clip form.
 
 namespace xexp::patterns {
 
@@ -17507,43 +18144,19 @@ inline constexpr auto is_hard_swish_float = rewrite::fact<"is_hard_swish_float">
   const ElemType t = x.elem();
   return t == ElemType::Float || t == ElemType::Double || t == ElemType::Float16;
 });
-// 1/6 as a float32 attribute (0.16666667) or rounded to float16 (0.1666259765625).
-inline constexpr auto is_one_sixth =
-    rewrite::fact<"is_one_sixth">([](float alpha) { return std::abs(alpha - 1.0 / 6.0) <= 1e-4; });
-inline constexpr auto is_one_sixth_constant =
-    rewrite::fact<"is_one_sixth_constant">([](const ValueView& v) { return scalar_near(v, 1.0 / 6.0, 1e-4); });
 }  // namespace detail
 
 inline rewrite::RulePtr hard_swish_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  Float<'a'> alpha;
-  Var<'t'> three;
-  Var<'z'> zero;
-  Var<'s'> six;
-  Var<'d'> divisor;
-  auto sum = commutative(Add(x, three));
-  auto fits = opset_at_least(6) && detail::is_hard_swish_float(x) && scalar_is(three, 3.0);
-  auto clip_by_inputs = commutative(Mul(x, op<"Clip">(sum, zero, six)));
-  auto inputs_fit = fits && scalar_is(zero, 0.0) && scalar_is(six, 6.0);
-  auto clip_by_attributes = commutative(Mul(x, op<"Clip">(sum, attr<"min"> = 0.0f, attr<"max"> = 6.0f)));
-  // Below opset 14 ONNX has no HardSwish: x * HardSigmoid(x, 1/6, 0.5), two nodes of the four.
-  auto hard_swish = choose(opset_at_least(14), op<"HardSwish">(x),
-                           Mul(x, op<"HardSigmoid">(x, attr<"alpha"> = 1.0f / 6.0f, attr<"beta"> = 0.5f)));
-  auto divided_by_six = [&](auto clipped, auto clip_fits) {  // (x * clip) / 6 or (x * clip) * (1/6)
-    return std::pair{match(Div(clipped, divisor)).when(clip_fits && scalar_is(divisor, 6.0)).to(hard_swish),
-                     match(commutative(Mul(clipped, divisor)))
-                         .when(clip_fits && detail::is_one_sixth_constant(divisor))
-                         .to(hard_swish)};
-  };
-  auto [inputs_divided, inputs_multiplied] = divided_by_six(clip_by_inputs, inputs_fit);
-  auto [attributes_divided, attributes_multiplied] = divided_by_six(clip_by_attributes, fits);
   return rule("HardSwish")
       .priority(1)
-      .cases(match(commutative(Mul(x, op<"HardSigmoid">(x, attr<"alpha"> = alpha, attr<"beta"> = 0.5f))))
-                 .when(opset_at_least(14) && detail::is_hard_swish_float(x) && detail::is_one_sixth(alpha))
+      .cases(match(computes(fn::hard_swish, x))
+                 .when(opset_at_least(14) && detail::is_hard_swish_float(x))
                  .to(op<"HardSwish">(x)),
-             inputs_divided, inputs_multiplied, attributes_divided, attributes_multiplied);
+             match(computes(fn::hard_swish, x).at_least(3))
+                 .when(opset_at_least(6) && detail::is_hard_swish_float(x))
+                 .to(Mul(x, op<"HardSigmoid">(x, attr<"alpha"> = 1.0f / 6.0f, attr<"beta"> = 0.5f))));
 }
 
 }  // namespace xexp::patterns
@@ -17717,29 +18330,20 @@ inline rewrite::RulePtr layer_normalization_scale_rule() {
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/leaky_relu.hpp
-// LeakyRelu: Where(x > 0, x, x * slope) is LeakyRelu(x, alpha=slope), for a scalar constant slope that a
-// float attribute holds exactly (same numbers then), and a known rank of x that the constants do not
-// raise. Opset >= 6.
+// LeakyRelu: a region computing x for x >= 0 and alpha * x below (Where(x > 0, x, x * alpha),
+// Max(x, x * alpha) for alpha < 1, ...), alpha a constant a float attribute holds (same numbers then), is
+// LeakyRelu(x, alpha). Opset >= 6.
 
 namespace xexp::patterns {
-
-namespace detail {
-inline constexpr auto exact_in_float = rewrite::fact<"exact_in_float">([](const Tensor& t) {
-  const double v = eval::element_as_double(t, 0);
-  return static_cast<double>(static_cast<float>(v)) == v;
-});
-}  // namespace detail
 
 inline rewrite::RulePtr leaky_relu_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  Const<'z'> zero;
-  Const<'s'> slope;
+  Float<'a'> alpha;
   return rule("LeakyRelu")
-      .match(op<"Where">(op<"Greater">(x, zero), x, commutative(Mul(x, slope))))
-      .when(is_scalar(zero) && is_scalar(slope) && rank(x) >= rank(zero) && rank(x) >= rank(slope) &&
-            all_zero(zero) && detail::exact_in_float(slope))
-      .to(op<"LeakyRelu">(x, attr<"alpha"> = scalar_float(slope)));
+      .match(computes(fn::leaky_relu, x, alpha))
+      .when(opset_at_least(6))
+      .to(op<"LeakyRelu">(x, attr<"alpha"> = alpha));
 }
 
 }  // namespace xexp::patterns
@@ -21370,6 +21974,7 @@ XEXP_INLINE rewrite::RuleSet default_rules();
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_DEFAULT_RULES)
 XEXP_INLINE rewrite::RuleSet default_rules() {
   return {
+      activation_rule(),
       attention_rule(),
       attention_one_head_rule(),
       attention_scaled_query_rule(),
@@ -21541,30 +22146,9 @@ inline rewrite::RulePtr ort_batch_normalization_training_rule() {
 }  // namespace xexp::patterns
 // ======== xexp/patterns/ort/bias_gelu.hpp
 // BiasGelu (onnxruntime set): an exact (erf) Gelu of x + B, B a constant vector over the last axis,
-// becomes com.microsoft BiasGelu(x, B). It matches the decomposition and also the Gelu GeluErf (P0)
-// already made of it: with both rules in a set, GeluErf runs first and the decomposition is gone by the
-// time BiasGelu (P1) is tried.
-// ======== xexp/patterns/ort/gelu_erf.hpp
-// GeluErf (onnxruntime set): the exact Gelu as exporters decompose it,
-//   0.5 * x * (1 + Erf(x / sqrt(2)))
-// with the 0.5 applied last (torch) or first, becomes com.microsoft Gelu(x) (valid at any opset; the
-// default set's Gelu makes ONNX's Gelu of it from opset 20).
-
-namespace xexp::patterns {
-
-inline rewrite::RulePtr gelu_erf_rule() {
-  using namespace rewrite::dsl;
-  Var<'x'> x;
-  Var<'s'> sqrt2;
-  Var<'o'> one;
-  Var<'h'> half;
-  return rule("GeluErf")
-      .match(detail::erf_gelu(x, sqrt2, one, half))
-      .when(detail::erf_gelu_constants(sqrt2, one, half) && is_activation_float(x))
-      .to(op<"Gelu", "com.microsoft">(x));
-}
-
-}  // namespace xexp::patterns
+// becomes com.microsoft BiasGelu(x, B). It matches a region computing the Gelu of the sum and also the
+// Gelu GeluErf (P0) already made of it: with both rules in a set, GeluErf runs first and the region is
+// gone by the time BiasGelu (P1) is tried.
 
 namespace xexp::patterns {
 
@@ -21572,20 +22156,14 @@ inline rewrite::RulePtr bias_gelu_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Const<'b'> bias;
-  Var<'s'> sqrt2;
-  Var<'o'> one;
-  Var<'h'> half;
-  auto sum = named<'a'>(commutative(Add(x, bias)));
+  auto sum = commutative(Add(x, bias));
   auto fits = rank(bias) == 1 && dim(bias, 0) == dim(x, -1) && is_activation_float(x);
-  auto fused = op<"BiasGelu", "com.microsoft">(x, bias);
   return rule("BiasGelu")
       .priority(1)
-      .cases(match(either(op<"Gelu", "com.microsoft">(sum), op<"Gelu">(sum, attr<"approximate"> = "none")))
-                 .when(fits)
-                 .to(fused),
-             match(detail::erf_gelu(sum, sqrt2, one, half))
-                 .when(fits && detail::erf_gelu_constants(sqrt2, one, half))
-                 .to(fused));
+      .match(either(either(op<"Gelu", "com.microsoft">(sum), op<"Gelu">(sum, attr<"approximate"> = "none")),
+                    computes(fn::gelu, sum)))
+      .when(fits)
+      .to(op<"BiasGelu", "com.microsoft">(x, bias));
 }
 
 }  // namespace xexp::patterns
@@ -22047,29 +22625,39 @@ inline rewrite::RulePtr fused_matmul_transpose_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/ort/gelu_erf.hpp
+// GeluErf (onnxruntime set): a region computing the exact Gelu, 0.5 * x * (1 + Erf(x / sqrt(2))) however
+// written, becomes com.microsoft Gelu(x) (valid at any opset; the default set's Gelu makes ONNX's Gelu of
+// it from opset 20). Never FastGelu: the tanh approximation differs by up to 4.7e-4.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr gelu_erf_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  return rule("GeluErf")
+      .match(computes(fn::gelu, x))
+      .when(is_activation_float(x))
+      .to(op<"Gelu", "com.microsoft">(x));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/ort/gelu_ort.hpp
-// GeluOrt (onnxruntime set): the tanh Gelu as exporters decompose it,
+// GeluOrt (onnxruntime set): a region computing the tanh Gelu,
 //   0.5 * x * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
-// becomes com.microsoft FastGelu(x), which computes exactly that formula (com.microsoft Gelu is always
-// the erf form: it has no `approximate` attribute, and ONNX Runtime refuses a model that sets one).
+// however written (Pow(x, 3) or x * x * x, factored as x * (1 + 0.044715 * x * x), the 0.5 anywhere, a
+// Sigmoid of twice the argument), becomes com.microsoft FastGelu(x), which computes exactly that function
+// (com.microsoft Gelu is always the erf form: it has no `approximate` attribute, and ONNX Runtime refuses
+// a model that sets one).
 
 namespace xexp::patterns {
 
 inline rewrite::RulePtr gelu_ort_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  Var<'p'> three;
-  Var<'c'> cubic;
-  Var<'k'> scale;
-  Var<'o'> one;
-  Var<'h'> half;
-  auto inner = commutative(Mul(commutative(Add(x, commutative(Mul(Pow(x, three), cubic)))), scale));
-  auto one_plus_tanh = commutative(Add(op<"Tanh">(inner), one));
   return rule("GeluOrt")
-      .match(either(commutative(Mul(one_plus_tanh, commutative(Mul(x, half)))),
-                    commutative(Mul(commutative(Mul(one_plus_tanh, x)), half))))
-      .when(scalar_is(three, 3.0) && is_gelu_cubic_coefficient(cubic) && is_sqrt_2_over_pi(scale) &&
-            scalar_is(one, 1.0) && scalar_is(half, 0.5) && is_activation_float(x))
+      .match(computes(fn::gelu_tanh, x))
+      .when(is_activation_float(x))
       .to(op<"FastGelu", "com.microsoft">(x));
 }
 
@@ -22449,19 +23037,20 @@ inline rewrite::RulePtr multi_head_attention_scaled_query_rule() {
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/ort/quick_gelu.hpp
-// QuickGelu (onnxruntime set): x * Sigmoid(x) (SiLU, Swish) is com.microsoft QuickGelu(x, alpha=1),
-// which computes x * Sigmoid(alpha * x). The Sigmoid must have no other consumer.
+// QuickGelu (onnxruntime set): a region computing x * Sigmoid(alpha * x), alpha any constant (1: SiLU,
+// Swish; 1.702: CLIP's QuickGelu), is com.microsoft QuickGelu(x, alpha).
 
 namespace xexp::patterns {
 
 inline rewrite::RulePtr quick_gelu_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
+  Float<'a'> alpha;
   return rule("QuickGelu")
       .priority(1)
-      .match(commutative(Mul(x, op<"Sigmoid">(x))))
+      .match(computes(fn::quick_gelu, x, alpha))
       .when(is_activation_float(x))
-      .to(op<"QuickGelu", "com.microsoft">(x, attr<"alpha"> = 1.0f));
+      .to(op<"QuickGelu", "com.microsoft">(x, attr<"alpha"> = alpha));
 }
 
 }  // namespace xexp::patterns
@@ -23469,14 +24058,57 @@ inline bool merge_inferred_types(::onnx::GraphProto& gp, ir::Graph& g, int64_t o
   return added;
 }
 
+// Whether an integer constant holds a 0 or a -1 (a divisor libonnx divides by as it is).
+inline bool holds_zero_or_minus_one(const Tensor& t) {
+  auto any_of = [](auto values) {
+    return std::any_of(values.begin(), values.end(), [](auto x) { return x == 0 || x == -1; });
+  };
+  if (t.type() == ElemType::Int64) return any_of(t.data<int64_t>());
+  if (t.type() == ElemType::Int32) return any_of(t.data<int32_t>());
+  return false;
+}
+
+// libonnx 1.12 propagates the values of shapes through Add, Sub, Mul and Div reading the first element
+// of an empty operand (a segmentation fault on Mul(size, an empty constant)) and dividing by the divisor
+// as it is (SIGFPE on 0, and on -1 under INT64_MIN). ONNX's inference of a model where an integer
+// operand of theirs is empty, or a divisor is not a constant free of 0 and -1, goes without that
+// propagation.
+inline bool onnx_data_propagation_is_safe(const ir::Graph& main) {
+  static const Symbol add("Add"), sub("Sub"), mul("Mul"), div("Div");
+  bool safe = true;
+  auto check = [&](const ir::Graph& g) {
+    for (ir::NodeId id : g.nodes()) {
+      const ir::Node& n = g.node(id);
+      if (!n.domain.empty() || !(n.op_type == add || n.op_type == sub || n.op_type == mul || n.op_type == div))
+        continue;
+      for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+        if (n.inputs[k] == ir::kNone) continue;
+        const ir::Value& v = g.value(n.inputs[k]);
+        if (v.elem != ElemType::Int64 && v.elem != ElemType::Int32) continue;
+        if (v.shape && std::any_of(v.shape->begin(), v.shape->end(),
+                                   [](const Dim& d) { return d.is_static() && d.value() == 0; }))
+          safe = false;
+        if (n.op_type == div && k == 1) {
+          const Tensor* divisor = graph_constant(g, n.inputs[k]);
+          if (!divisor || holds_zero_or_minus_one(*divisor)) safe = false;
+        }
+      }
+    }
+  };
+  check(main);
+  ir::for_each_subgraph(main, check);
+  return safe;
+}
+
 // Step 2: what ONNX's inference finds for node outputs, merged into `model` as our own rules' results
 // are. Returns whether it added anything.
 inline bool merge_onnx_inference(ir::Model& model, int64_t opset, InferState& state) {
   ::onnx::ModelProto proto = proto_for_onnx_inference(model, state);
   if (!nodes_fit_their_schemas(proto)) return false;
   try {
-    ::onnx::shape_inference::InferShapes(proto, ::onnx::OpSchemaRegistry::Instance(),
-                                         ::onnx::ShapeInferenceOptions(false, 0, true));
+    ::onnx::shape_inference::InferShapes(
+        proto, ::onnx::OpSchemaRegistry::Instance(),
+        ::onnx::ShapeInferenceOptions(false, 0, onnx_data_propagation_is_safe(*model.graph)));
   } catch (const std::exception& e) {
     throw_if_contradiction(*model.graph, e.what());
     return false;

@@ -5,6 +5,7 @@
 #include "xexp/core/config.hpp"
 #include "xexp/rewrite/rule_set.hpp"
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_DEFAULT_RULES)
+#include "xexp/patterns/onnx/activation.hpp"
 #include "xexp/patterns/onnx/attention.hpp"
 #include "xexp/patterns/onnx/attention_packed_qkv.hpp"
 #include "xexp/patterns/onnx/attention_scaled_query.hpp"
@@ -112,6 +113,7 @@ XEXP_INLINE rewrite::RuleSet default_rules();
 #if !defined(XEXP_COMPILED_LIB) || defined(XEXP_BUILD_DEFAULT_RULES)
 XEXP_INLINE rewrite::RuleSet default_rules() {
   return {
+      activation_rule(),
       attention_rule(),
       attention_one_head_rule(),
       attention_scaled_query_rule(),

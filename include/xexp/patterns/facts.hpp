@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
-#include <numbers>
 #include <optional>
 #include <string_view>
 #include <type_traits>
@@ -198,15 +197,6 @@ inline constexpr auto scalar_is = fact<"scalar_is">([](const auto& v, double exa
   else
     return scalar_near(v, exact, 0);
 });
-// erf Gelu: x / sqrt(2); float16 rounds sqrt(2) to 1.4140625 (1.5e-4 away).
-inline constexpr auto is_sqrt2 =
-    fact<"is_sqrt2">([](const ValueView& v) { return scalar_near(v, std::numbers::sqrt2, 1e-3); });
-// tanh Gelu: sqrt(2/pi) * (x + 0.044715 x^3); float16 writes 0.7978515625 and 0.044708251953125.
-inline constexpr auto is_sqrt_2_over_pi = fact<"is_sqrt_2_over_pi">([](const ValueView& v) {
-  return scalar_near(v, std::numbers::sqrt2 / std::sqrt(std::numbers::pi), 1e-4);
-});
-inline constexpr auto is_gelu_cubic_coefficient =
-    fact<"is_gelu_cubic_coefficient">([](const ValueView& v) { return scalar_near(v, 0.044715, 1e-5); });
 // The factor a Mul or Div by the scalar s applies: s for Mul, 1/s for Div.
 inline double scaling_factor(const ValueView& scaled, const Tensor& s) {
   const double v = eval::scalar_double(s);

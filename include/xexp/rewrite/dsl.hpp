@@ -1,5 +1,6 @@
 #pragma once
 // Everything a rule author needs, in one namespace: `using namespace xexp::rewrite::dsl;`.
+#include "xexp/rewrite/computes.hpp"
 #include "xexp/rewrite/ops.hpp"
 #include "xexp/rewrite/rule.hpp"
 
@@ -10,6 +11,7 @@ using rewrite::attr;
 using rewrite::call;
 using rewrite::choose;
 using rewrite::commutative;
+using rewrite::computes;
 using rewrite::Const;
 using rewrite::dim;
 using rewrite::either;

@@ -1,28 +1,20 @@
 #pragma once
-// LeakyRelu: Where(x > 0, x, x * slope) is LeakyRelu(x, alpha=slope), for a scalar constant slope that a
-// float attribute holds exactly (same numbers then), and a known rank of x that the constants do not
-// raise. Opset >= 6.
+// LeakyRelu: a region computing x for x >= 0 and alpha * x below (Where(x > 0, x, x * alpha),
+// Max(x, x * alpha) for alpha < 1, ...), alpha a constant a float attribute holds (same numbers then), is
+// LeakyRelu(x, alpha). Opset >= 6.
+#include "xexp/patterns/activation_functions.hpp"
 #include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto exact_in_float = rewrite::fact<"exact_in_float">([](const Tensor& t) {
-  const double v = eval::element_as_double(t, 0);
-  return static_cast<double>(static_cast<float>(v)) == v;
-});
-}  // namespace detail
-
 inline rewrite::RulePtr leaky_relu_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  Const<'z'> zero;
-  Const<'s'> slope;
+  Float<'a'> alpha;
   return rule("LeakyRelu")
-      .match(op<"Where">(op<"Greater">(x, zero), x, commutative(Mul(x, slope))))
-      .when(is_scalar(zero) && is_scalar(slope) && rank(x) >= rank(zero) && rank(x) >= rank(slope) &&
-            all_zero(zero) && detail::exact_in_float(slope))
-      .to(op<"LeakyRelu">(x, attr<"alpha"> = scalar_float(slope)));
+      .match(computes(fn::leaky_relu, x, alpha))
+      .when(opset_at_least(6))
+      .to(op<"LeakyRelu">(x, attr<"alpha"> = alpha));
 }
 
 }  // namespace xexp::patterns
