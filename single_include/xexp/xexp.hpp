@@ -212,6 +212,17 @@ constexpr bool is_signed(ElemType t) noexcept {
   return t == ElemType::Int8 || t == ElemType::Int16 || t == ElemType::Int32 || t == ElemType::Int64 ||
          is_float(t);
 }
+// The relative rounding of a float type (half an ulp of 1), 0 for other types: a rounding error bound
+// is a multiple of it.
+constexpr double unit_roundoff(ElemType t) noexcept {
+  switch (t) {
+    case ElemType::Double: return 0x1p-53;
+    case ElemType::Float: return 0x1p-24;
+    case ElemType::Float16: return 0x1p-11;
+    case ElemType::BFloat16: return 0x1p-8;
+    default: return 0;
+  }
+}
 
 // C++ type <-> element type, for the types kernels compute with.
 template <class T> struct elem_type_of;
@@ -14933,16 +14944,7 @@ inline std::vector<double> probe_points(ElemType type) {
   return eval::as_doubles(eval::cast_tensor(rounded, ElemType::Double));
 }
 
-// Unit roundoff and smallest normal number of a float type.
-inline double unit_roundoff(ElemType t) {
-  switch (t) {
-    case ElemType::Float16: return std::ldexp(1.0, -11);
-    case ElemType::BFloat16: return std::ldexp(1.0, -8);
-    case ElemType::Float: return std::ldexp(1.0, -24);
-    case ElemType::Double: return std::ldexp(1.0, -53);
-    default: return 0;  // integers: exact
-  }
-}
+// The smallest normal number of a float type (its unit roundoff is core's unit_roundoff).
 inline double smallest_normal(ElemType t) {
   return t == ElemType::Float16 ? std::ldexp(1.0, -14)
          : t == ElemType::Double ? std::numeric_limits<double>::min()
@@ -19102,21 +19104,6 @@ inline rewrite::RulePtr reduce_sum_normalize_rule() {
 namespace xexp::patterns {
 
 namespace detail {
-// The relative rounding of a float type (half an ulp of 1), 0 for other types.
-inline double unit_roundoff(ElemType t) {
-  switch (t) {
-    case ElemType::Double:
-      return 0x1p-53;
-    case ElemType::Float:
-      return 0x1p-24;
-    case ElemType::Float16:
-      return 0x1p-11;
-    case ElemType::BFloat16:
-      return 0x1p-8;
-    default:
-      return 0;
-  }
-}
 // The count of elements `sum` (a ReduceSum of z) adds into each of its outputs, when its axes and the
 // dims they reduce are known.
 inline std::optional<double> summed_count(const ValueView& sum, const ValueView& z) {

@@ -85,6 +85,17 @@ constexpr bool is_signed(ElemType t) noexcept {
   return t == ElemType::Int8 || t == ElemType::Int16 || t == ElemType::Int32 || t == ElemType::Int64 ||
          is_float(t);
 }
+// The relative rounding of a float type (half an ulp of 1), 0 for other types: a rounding error bound
+// is a multiple of it.
+constexpr double unit_roundoff(ElemType t) noexcept {
+  switch (t) {
+    case ElemType::Double: return 0x1p-53;
+    case ElemType::Float: return 0x1p-24;
+    case ElemType::Float16: return 0x1p-11;
+    case ElemType::BFloat16: return 0x1p-8;
+    default: return 0;
+  }
+}
 
 // C++ type <-> element type, for the types kernels compute with.
 template <class T> struct elem_type_of;

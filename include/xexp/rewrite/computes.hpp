@@ -67,16 +67,7 @@ inline std::vector<double> probe_points(ElemType type) {
   return eval::as_doubles(eval::cast_tensor(rounded, ElemType::Double));
 }
 
-// Unit roundoff and smallest normal number of a float type.
-inline double unit_roundoff(ElemType t) {
-  switch (t) {
-    case ElemType::Float16: return std::ldexp(1.0, -11);
-    case ElemType::BFloat16: return std::ldexp(1.0, -8);
-    case ElemType::Float: return std::ldexp(1.0, -24);
-    case ElemType::Double: return std::ldexp(1.0, -53);
-    default: return 0;  // integers: exact
-  }
-}
+// The smallest normal number of a float type (its unit roundoff is core's unit_roundoff).
 inline double smallest_normal(ElemType t) {
   return t == ElemType::Float16 ? std::ldexp(1.0, -14)
          : t == ElemType::Double ? std::numeric_limits<double>::min()

@@ -15,21 +15,6 @@
 namespace xexp::patterns {
 
 namespace detail {
-// The relative rounding of a float type (half an ulp of 1), 0 for other types.
-inline double unit_roundoff(ElemType t) {
-  switch (t) {
-    case ElemType::Double:
-      return 0x1p-53;
-    case ElemType::Float:
-      return 0x1p-24;
-    case ElemType::Float16:
-      return 0x1p-11;
-    case ElemType::BFloat16:
-      return 0x1p-8;
-    default:
-      return 0;
-  }
-}
 // The count of elements `sum` (a ReduceSum of z) adds into each of its outputs, when its axes and the
 // dims they reduce are known.
 inline std::optional<double> summed_count(const ValueView& sum, const ValueView& z) {
