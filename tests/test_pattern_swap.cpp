@@ -135,10 +135,12 @@ TEST(PatternGelu, TanhFormulaBecomesGelu) {
   EXPECT_EQ(output_producer(*m.graph).attribute(Symbol("approximate"))->s, "tanh");
 }
 
-TEST(PatternGelu, Float16RoundedConstantsMatchToo) {
+// Constants rounded to float16 in a float32 model compute another function than Gelu's, by more than
+// float32 rounds (2e-5): no default rule approximates, the nodes stay.
+TEST(PatternGelu, Float16RoundedConstantsInAFloat32ModelStay) {
   Model m = gelu_model({.cubic = 0.044708251953125f, .sqrt_2_pi = 0.7978515625f});
   run_rules(m, "Gelu");
-  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Gelu"}));
+  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Pow", "Mul", "Add", "Mul", "Tanh", "Add", "Mul", "Mul"}));
 }
 
 TEST(PatternGelu, NotBeforeOpset20) {

@@ -61,10 +61,11 @@ def test_optimize_llama_fuses_and_keeps_the_outputs_in_onnxruntime(tmp_path):
     assert isinstance(optimized, onnx.ModelProto)
     assert report["nodes_before"] == 212 and len(optimized.graph.node) == report["nodes_after"] < 60
     applied = {name for name, rule in report["rules"].items() if rule["applied"]}
-    assert {"SimplifiedLayerNormalizationPattern", "SkipSimplifiedLayerNormalizationPattern",
-            "MultiHeadAttentionPattern"} <= applied
-    assert {"SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization", "MultiHeadAttention"} <= set(op_types(optimized))
-    assert "SkipSimplifiedLayerNormalizationPattern" in report["table"]
+    assert {"SimplifiedLayerNormalizationPattern", "MultiHeadAttentionPattern"} <= applied
+    # The residual norms stay unfused: ONNX Runtime's CPU provider runs them faster (onnxruntime_gpu fuses them).
+    assert "SkipSimplifiedLayerNormalizationPattern" not in applied
+    assert {"SimplifiedLayerNormalization", "MultiHeadAttention"} <= set(op_types(optimized))
+    assert "SimplifiedLayerNormalizationPattern" in report["table"]
 
     onnx.save(optimized, tmp_path / "llama.opt.onnx")
     before = run_onnxruntime(path, feeds, tmp_path / "before")
