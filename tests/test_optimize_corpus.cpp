@@ -581,15 +581,15 @@ void print_not_run(const std::string& corpus, const Sweep& sweep, std::size_t to
 
 // A tensor of a NAME.json (../shared/models' format): its raw little-endian file, the dtype by numpy's name.
 Tensor raw_tensor(const Json& entry, const fs::path& dir) {
-  static const std::map<std::string, ElemType> types = {
-      {"float32", ElemType::Float}, {"float16", ElemType::Float16}, {"float64", ElemType::Double},
-      {"int64", ElemType::Int64},   {"int32", ElemType::Int32},     {"bool", ElemType::Bool}};
-  const auto type = types.find(entry["dtype"].str());
-  if (type == types.end()) throw Error("dtype " + entry["dtype"].str() + " in a NAME.json");
+  ElemType type = ElemType::Undefined;  // numpy's name is the printer's short name
+  for (int k = 1; k <= kLastElemType; ++k)
+    if (elem_type_short_name(static_cast<ElemType>(k)) == entry["dtype"].str()) type = static_cast<ElemType>(k);
+  if (type == ElemType::Undefined || type == ElemType::String)
+    throw Error("dtype " + entry["dtype"].str() + " in a NAME.json");
   std::vector<int64_t> dims;
   for (const Json& d : entry["shape"].array()) dims.push_back(static_cast<int64_t>(d.number()));
   auto bytes = std::make_shared<OwnedStorage>(read_file<std::vector<std::byte>>(dir / entry["file"].str()));
-  Tensor t(type->second, std::move(dims), std::move(bytes));
+  Tensor t(type, std::move(dims), std::move(bytes));
   if (static_cast<std::size_t>(t.size()) * elem_size(t.type()) != t.bytes().size())
     throw Error(entry["file"].str() + " does not hold its shape");
   return t;
