@@ -1308,6 +1308,16 @@ TEST(HostileFunctions, ExpansionPastMaxNodesIsRefusedBeforeItStarts) {
     EXPECT_NE(e.cause().find("past the limit of 1000000"), std::string::npos) << e.what();
   }
   EXPECT_EQ(model.functions.size(), 41u);  // nothing changed
+  // Types go through all 2^40 calls: a call with the inputs of an earlier one reuses its outputs. Inferring
+  // each body again ran out of the node budget after 2^20 calls and left the output untyped.
+  ::onnx::ModelProto untyped = doubling_functions(40);
+  untyped.mutable_graph()->mutable_output(1)->clear_type();
+  xexp::ir::Model typed = xexp::load_model(saved(dir, untyped, "untyped.onnx"));
+  xexp::functions::infer_model(typed);
+  const xexp::ir::Value& r = typed.graph->value(typed.graph->outputs()[1]);
+  EXPECT_EQ(r.elem, xexp::ElemType::Float);
+  ASSERT_TRUE(r.shape);
+  EXPECT_EQ(xexp::shape_str(*r.shape), "(2,3)");
   const std::string error = run_error(path, {{"X", zeros({2, 3})}});
   EXPECT_NE(error.find("max-nodes"), std::string::npos) << error;
   // A smaller expansion passes, and the option bounds it.
