@@ -1314,10 +1314,10 @@ TEST(HostileFunctions, ExpansionPastMaxNodesIsRefusedBeforeItStarts) {
   untyped.mutable_graph()->mutable_output(1)->clear_type();
   xexp::ir::Model typed = xexp::load_model(saved(dir, untyped, "untyped.onnx"));
   xexp::functions::infer_model(typed);
-  const xexp::ir::Value& r = typed.graph->value(typed.graph->outputs()[1]);
-  EXPECT_EQ(r.elem, xexp::ElemType::Float);
-  ASSERT_TRUE(r.shape);
-  EXPECT_EQ(xexp::shape_str(*r.shape), "(2,3)");
+  const xexp::ir::Value& typed_r = typed.graph->value(typed.graph->outputs()[1]);
+  EXPECT_EQ(typed_r.elem, xexp::ElemType::Float);
+  ASSERT_TRUE(typed_r.shape);
+  EXPECT_EQ(xexp::shape_str(*typed_r.shape), "(2,3)");
   const std::string error = run_error(path, {{"X", zeros({2, 3})}});
   EXPECT_NE(error.find("max-nodes"), std::string::npos) << error;
   // A smaller expansion passes, and the option bounds it.

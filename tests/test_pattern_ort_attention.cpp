@@ -48,7 +48,9 @@ enum class Mask {
   WhereCutScoresFirst,
   WhereCutFillFirst,
   AddCut,
-  AddComputed
+  AddComputed,
+  AddPadding,   // Add(scores, M) of an input M (batch, 1, 1, sequence): BERT's (1 - attention_mask) * -10000
+  WherePadding  // Where(C, fill, scores) of an input C (batch, 1, 1, sequence): masked_fill(mask == 0, fill)
 };
 
 struct Attention {
@@ -162,6 +164,13 @@ Model attention(const Attention& c) {
       break;
     case Mask::AddInput:
       masked = node(g, "Add", {g.add_input("M", ElemType::Float, Shape{1, kHeads, kSeq, kSeq}), scores});
+      break;
+    case Mask::AddPadding:
+      masked = node(g, "Add", {scores, g.add_input("M", ElemType::Float, Shape{kBatch, 1, 1, kSeq})});
+      break;
+    case Mask::WherePadding:
+      masked = node(g, "Where", {g.add_input("C", ElemType::Bool, Shape{kBatch, 1, 1, kSeq}),
+                                 g.add_initializer("fill", Tensor::scalar<float>(c.fill)), scores});
       break;
     case Mask::WhereScoresFirst:
     case Mask::WhereFillFirst: {
@@ -566,6 +575,52 @@ TEST(PatternMultiHeadAttention, MaskCutAtRunTimeBecomesAWhereBias) {
     EXPECT_EQ(input_name(g, bias, scores_first ? 2 : 1), "fill");
     test::expect_same_outputs([&] { return attention({.keys = Keys::Gpt2, .mask = mask, .window = true}); },
                               kAll, 1e-5, {.seed = 7, .symbols = {{"seq", kSeq}}});
+  }
+}
+
+// A key padding mask read from the inputs, one row for all queries: added, or a Where whose fill swallows
+// any score (float32's lowest). MultiHeadAttention wants a row per query: the bias is expanded to
+// (batch, 1, sequence, total). Random conditions hide whole rows too: uniform weights either way.
+TEST(PatternMultiHeadAttention, PaddingMaskOfTheInputsIsExpandedToARowPerQuery) {
+  const float lowest = std::numeric_limits<float>::lowest();
+  for (Mask mask : {Mask::AddPadding, Mask::WherePadding}) {
+    const auto make = [mask, lowest] { return attention({.mask = mask, .fill = lowest}); };
+    Model m = make();
+    test::run_rules(m, kAll);
+    const Graph& g = *m.graph;
+    const bool added = mask == Mask::AddPadding;
+    ASSERT_EQ(op_types(g), added ? (OpList{"Expand", kMha}) : (OpList{"Where", "Expand", kMha}));
+    const Node& expand = g.node(g.value(only_attention(g).inputs.at(5)).producer);
+    const Tensor* rows = rewrite::constant_tensor(g, expand.inputs[1]);
+    ASSERT_NE(rows, nullptr);
+    EXPECT_EQ(std::vector<int64_t>(rows->data<int64_t>().begin(), rows->data<int64_t>().end()),
+              (std::vector<int64_t>{1, 1, kSeq, 1}));
+    if (added) {
+      EXPECT_EQ(input_name(g, expand, 0), "M");
+    } else {
+      const Node& bias = g.node(g.value(expand.inputs[0]).producer);  // Where(C, fill, 0)
+      EXPECT_EQ(input_name(g, bias, 0), "C");
+      EXPECT_EQ(input_name(g, bias, 1), "fill");
+      EXPECT_EQ(rewrite::constant_tensor(g, bias.inputs[2])->data<float>()[0], 0.f);
+    }
+    test::expect_same_outputs(make, kAll, 1e-5, {.seed = 7});
+    // The rule is MultiHeadAttentionKeyPadding, of the onnxruntime_gpu set: what a CPU user gets (the
+    // default, and ONNX's Attention at opset 23) leaves such an attention as it is.
+    for (int64_t opset : {18, 23}) {
+      Model cpu = attention({.mask = mask, .fill = lowest, .opset = opset});
+      test::run_rules(cpu, "default+onnxruntime");
+      EXPECT_EQ(nodes_of_type(*cpu.graph, "MultiHeadAttention") + nodes_of_type(*cpu.graph, "Attention"), 0);
+    }
+  }
+}
+
+// A Where padding mask whose fill does not swallow the scores (-1e4: a row hidden whole keeps its scores'
+// differences in a sum) or is -inf (such a row: NaN for the original, 0 for ONNX's Attention) stays.
+TEST(PatternMultiHeadAttention, NotForAPaddingWhereWhoseFillDoesNotSwallowTheScores) {
+  for (float fill : {-1e4f, -std::numeric_limits<float>::infinity()}) {
+    Model m = attention({.mask = Mask::WherePadding, .fill = fill});
+    test::run_rules(m, kAll);
+    EXPECT_EQ(nodes_of_type(*m.graph, "MultiHeadAttention"), 0) << fill;
   }
 }
 

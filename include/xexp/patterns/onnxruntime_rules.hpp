@@ -90,9 +90,11 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
 // The onnxruntime_gpu set: fusions whose kernels ONNX Runtime 1.30's CPU provider runs slower than the
 // nodes they replace (timings in bench/README.md), kept for the GPU providers, which fuse them
 // themselves: Skip(Simplified)LayerNormalization, whose CPU kernel loops over each row with a division
-// per element, and MultiHeadAttention of a single head, which gains nothing there.
+// per element, MultiHeadAttention of a single head, which gains nothing there, and MultiHeadAttention
+// under a key padding mask, which loses a little.
 XEXP_INLINE rewrite::RuleSet onnxruntime_gpu_rules() {
   return {
+      multi_head_attention_key_padding_rule(),
       multi_head_attention_one_head_rule(),
       skip_layer_normalization_rule(),
       skip_layer_normalization_bias_rule(),

@@ -115,6 +115,16 @@ inline rewrite::RulePtr multi_head_attention_one_head_rule() {
       "MultiHeadAttentionOneHead", rewrite::opset_at_least(1));
 }
 
+// MultiHeadAttentionKeyPadding (onnxruntime_gpu set): the same for a key padding mask read from the inputs,
+// one row for all queries (BERT's (1 - attention_mask) * -10000 added, or masked_fill(attention_mask == 0,
+// finfo.min)), its bias expanded to a row per query. On ONNX Runtime 1.30's CPU provider the fused node
+// runs 2-7% slower than the nodes it replaces (bench/README.md), hence not in the onnxruntime set.
+inline rewrite::RulePtr multi_head_attention_key_padding_rule() {
+  return detail::scaled_dot_product_attention<detail::WriteMultiHeadAttention, detail::AttentionHeads::Split,
+                                             rewrite::OpsetAtLeast, detail::AttentionMasks::KeyPadding>(
+      "MultiHeadAttentionKeyPadding", rewrite::opset_at_least(1));
+}
+
 // MultiHeadAttention with key and value in (batch, heads, total, head_size), each split from a 3-D
 // (batch, total, heads * head_size) value by Reshape and Transpose(0,2,1,3), reads the 3-D values.
 inline rewrite::RulePtr multi_head_attention_key_value_3d_rule() {
