@@ -23507,7 +23507,10 @@ inline const bool registered = [] {
 // over a copy of the function body whose formal inputs carry the call's input types, shapes and
 // constants. The body itself is never annotated: one function serves calls of different shapes.
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 // ======== xexp/functions/inliner.hpp
 // The inliner: every call of a local function (a node whose domain and op type name a function of the
@@ -24150,14 +24153,54 @@ inline std::vector<std::string> infer_model_types(ir::Model& model, const NodeIn
 
 namespace xexp::functions {
 
-// What inference through calls may still do. Each call's body is copied and inferred again, so a function
-// calling another twice, forty levels deep, would be 2^40 nodes to infer; and each nested call costs
-// stack. Past either bound, a call's outputs are left untyped (types are a help, not a requirement).
+// What one call's body gave its outputs: what a second call with the same inputs gets without inferring.
+struct InferredCall {
+  struct Output {
+    ElemType elem = ElemType::Undefined;
+    std::optional<Shape> shape;
+    std::optional<Shape> content;
+  };
+  std::vector<Output> outputs;
+};
+
+// What inference through calls may still do, and what it already did. Each call's body is copied and
+// inferred, so a function calling another twice, forty levels deep, would be 2^40 bodies to infer:
+// calls whose inputs are the same as an earlier call's (types, shapes, constants, tracked contents) reuse
+// its outputs, which keeps such a model linear. Each nested call costs stack. Past the depth or the node
+// budget, a call's outputs are left untyped (types are a help, not a requirement).
 struct CallBudget {
   static constexpr int kMaxDepth = 64;
   int depth = 0;
   int64_t nodes_left = kDefaultMaxNodes;
+  std::unordered_map<std::string, InferredCall> inferred;
 };
+
+namespace detail {
+// The key of a call for CallBudget::inferred: the function, then each actual input's type, shape,
+// tracked content and constant bytes. No key (no reuse) when a constant's bytes cannot be read.
+inline std::optional<std::string> call_key(const ir::Graph& g, const ir::Node& n, const ir::Function& f,
+                                           const infer::InferState& state) {
+  std::string key = f.domain + '\n' + f.name;
+  for (ir::ValueId in : n.inputs) {
+    key += '\n';
+    if (in == ir::kNone) continue;
+    const ir::Value& v = g.value(in);
+    key += std::to_string(static_cast<int>(v.elem)) + (v.shape ? shape_str(*v.shape) : "*");
+    if (const Shape* content = state.value_shapes.find(in)) key += "=" + shape_str(*content);
+    const Tensor* t = state.constant_of(g, in);
+    if (!t) continue;
+    if (t->storage() && !t->storage()->available()) return std::nullopt;
+    key += "#" + std::to_string(static_cast<int>(t->type())) + shape_str(t->shape());
+    if (t->type() == ElemType::String) {
+      for (const std::string& s : t->string_data()) key += std::to_string(s.size()) + ":" + s;
+    } else {
+      const std::span<const std::byte> bytes = t->bytes();
+      key.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    }
+  }
+  return key;
+}
+}  // namespace detail
 
 inline void infer_graph_through_calls(ir::Graph& g, const FunctionIndex& functions, int64_t opset,
                                       infer::InferState& state, CallBudget& budget);
@@ -24167,6 +24210,18 @@ inline void infer_graph_through_calls(ir::Graph& g, const FunctionIndex& functio
 inline void infer_call(ir::Graph& g, ir::NodeId call, const ir::Function& f, const FunctionIndex& functions,
                        int64_t opset, infer::InferState& state, CallBudget& budget) {
   const ir::Node& n = g.node(call);
+  const std::optional<std::string> key = detail::call_key(g, n, f, state);
+  auto set_outputs = [&](const InferredCall& result) {
+    infer::InferContext context(g, call, opset, state);
+    for (std::size_t k = 0; k < std::min(n.outputs.size(), result.outputs.size()); ++k) {
+      const InferredCall::Output& out = result.outputs[k];
+      context.set_output(k, out.elem, out.shape);
+      if (out.content) context.set_value_shape(k, *out.content);
+    }
+  };
+  if (key) {
+    if (auto seen = budget.inferred.find(*key); seen != budget.inferred.end()) return set_outputs(seen->second);
+  }
   const auto nodes = static_cast<int64_t>(f.body->node_count());
   if (budget.depth >= CallBudget::kMaxDepth || nodes > budget.nodes_left) return;
   budget.nodes_left -= nodes;
@@ -24189,14 +24244,14 @@ inline void infer_call(ir::Graph& g, ir::NodeId call, const ir::Function& f, con
   --budget.depth;
   state.constraints = body_state.constraints;
 
-  infer::InferContext context(g, call, opset, state);
-  const std::size_t count = std::min(n.outputs.size(), body->outputs().size());
-  for (std::size_t k = 0; k < count; ++k) {
-    const ir::ValueId formal = body->outputs()[k];
+  InferredCall result;
+  for (ir::ValueId formal : body->outputs()) {
     const ir::Value& out = body->value(formal);
-    context.set_output(k, out.elem, out.shape);
-    if (const Shape* content = body_state.value_shapes.find(formal)) context.set_value_shape(k, *content);
+    const Shape* content = body_state.value_shapes.find(formal);
+    result.outputs.push_back({out.elem, out.shape, content ? std::optional<Shape>(*content) : std::nullopt});
   }
+  set_outputs(result);
+  if (key) budget.inferred.emplace(std::move(*key), std::move(result));
 }
 
 // infer::infer_graph, going through the bodies of calls to `functions`.
@@ -24999,6 +25054,11 @@ inline void type_function_bodies(ir::Model& model) {
 // and shape torch traced for each output, and the builder itself. A converter emits ONNX nodes with
 // `g.op.X(...)` and names each result with `result(k, name)`; the lowering (lower.hpp) checks the
 // results against the trace.
+// A non-tensor argument the trace computed from a dynamic dimension (the `size` of a view) is no
+// attribute but an int64 input after the tensors, named in attribute `dynamic_args`: reading it as a
+// number (i, f, ints) fails naming it, and the converters that handle it read it with shape_input or
+// size_input.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -25019,7 +25079,11 @@ class NodeLowering {
   // `input_name(id)` gives the builder name of an aten value (adding an initializer on first use).
   NodeLowering(GraphBuilder& g, const ir::Graph& aten, const ir::Node& node,
                std::function<const std::string&(ir::ValueId)> input_name)
-      : g(g), aten_(aten), node_(node), input_name_(std::move(input_name)), results_(node.outputs.size()) {}
+      : g(g), aten_(aten), node_(node), input_name_(std::move(input_name)), results_(node.outputs.size()) {
+    if (const ir::Attribute* a = node.attribute(Symbol("dynamic_args"))) dynamic_args_ = a->strings;
+    if (dynamic_args_.size() > node.inputs.size()) fail("attribute 'dynamic_args' names more arguments than there are inputs");
+    tensor_inputs_ = node.inputs.size() - dynamic_args_.size();
+  }
 
   GraphBuilder& g;
 
@@ -25027,8 +25091,8 @@ class NodeLowering {
   const ir::Node& node() const { return node_; }
 
   // ---- inputs (tensor arguments of the schema, in order; a tensor list is one input per element) --
-  std::size_t input_count() const { return node_.inputs.size(); }
-  bool has_input(std::size_t k) const { return k < node_.inputs.size() && node_.inputs[k] != ir::kNone; }
+  std::size_t input_count() const { return tensor_inputs_; }
+  bool has_input(std::size_t k) const { return k < tensor_inputs_ && node_.inputs[k] != ir::kNone; }
   const std::string& input(std::size_t k) const {
     if (!has_input(k)) fail("input " + std::to_string(k) + " is missing");
     return input_name_(node_.inputs[k]);
@@ -25044,22 +25108,40 @@ class NodeLowering {
   }
 
   // ---- attributes (schema arguments that are not tensors) -----------------------------------------
-  bool has_attribute(std::string_view name) const { return node_.attribute(Symbol(name)) != nullptr; }
+  bool has_attribute(std::string_view name) const { return node_.attribute(Symbol(name)) != nullptr || is_dynamic(name); }
   int64_t i(std::string_view name, std::optional<int64_t> otherwise = std::nullopt) const {
+    refuse_dynamic(name);
     if (const ir::Attribute* a = node_.attribute(Symbol(name))) return a->type == ir::AttrType::Float ? static_cast<int64_t>(a->f) : a->i;
     if (!otherwise) fail("attribute '" + std::string(name) + "' is missing");
     return *otherwise;
   }
   double f(std::string_view name, std::optional<double> otherwise = std::nullopt) const {
+    refuse_dynamic(name);
     if (const ir::Attribute* a = node_.attribute(Symbol(name))) return a->type == ir::AttrType::Int ? static_cast<double>(a->i) : a->f;
     if (!otherwise) fail("attribute '" + std::string(name) + "' is missing");
     return *otherwise;
   }
   std::vector<int64_t> ints(std::string_view name, std::optional<std::vector<int64_t>> otherwise = std::nullopt) const {
+    refuse_dynamic(name);
     if (const ir::Attribute* a = node_.attribute(Symbol(name))) return a->type == ir::AttrType::Int ? std::vector<int64_t>{a->i} : a->ints;
     if (!otherwise) fail("attribute '" + std::string(name) + "' is missing");
     return *otherwise;
   }
+  // ---- arguments computed from dynamic dimensions ------------------------------------------------------
+  bool is_dynamic(std::string_view name) const {
+    return std::find(dynamic_args_.begin(), dynamic_args_.end(), name) != dynamic_args_.end();
+  }
+  // A list of sizes as a 1-D int64 tensor: computed, or the attribute's numbers.
+  std::string shape_input(std::string_view name) {
+    if (is_dynamic(name)) return dynamic_input(name);
+    return ints_constant(ints(name));
+  }
+  // One size as a 1-D int64 tensor of one element (Slice's starts, ends): computed, or the number.
+  std::string size_input(std::string_view name, std::optional<int64_t> otherwise = std::nullopt) {
+    if (is_dynamic(name)) return g.op.Unsqueeze(dynamic_input(name), std::vector<int64_t>{0});
+    return ints_constant({i(name, otherwise)});
+  }
+
   std::string s(std::string_view name, std::string otherwise) const {
     const ir::Attribute* a = node_.attribute(Symbol(name));
     return a ? a->s : otherwise;
@@ -25103,10 +25185,22 @@ class NodeLowering {
   [[noreturn]] void fail(const std::string& cause) const { throw Error(cause, {.node = node_.name, .value = {}}); }
 
  private:
+  const std::string& dynamic_input(std::string_view name) const {
+    const auto k = static_cast<std::size_t>(std::find(dynamic_args_.begin(), dynamic_args_.end(), name) - dynamic_args_.begin());
+    const ir::ValueId id = node_.inputs.at(tensor_inputs_ + k);
+    if (id == ir::kNone) fail("argument '" + std::string(name) + "' is computed but its input is missing");
+    return input_name_(id);
+  }
+  void refuse_dynamic(std::string_view name) const {
+    if (is_dynamic(name))
+      fail("argument '" + std::string(name) + "' is computed from a dynamic dimension: this converter needs it static");
+  }
+
   std::vector<int64_t> static_dims(const Shape& shape, const char* what) const {
     std::vector<int64_t> dims;
     for (const Dim& d : shape) {
-      if (!d.is_static()) fail(std::string("the ") + what + " shape " + shape_str(shape) + " is not static");
+      if (!d.is_static())
+        fail(std::string("the ") + what + " shape " + shape_str(shape) + " is not static: this converter needs static sizes");
       dims.push_back(d.value());
     }
     return dims;
@@ -25116,6 +25210,8 @@ class NodeLowering {
   const ir::Node& node_;
   std::function<const std::string&(ir::ValueId)> input_name_;
   std::vector<std::string> results_;
+  std::vector<std::string> dynamic_args_;  // the arguments given as inputs after the tensors
+  std::size_t tensor_inputs_ = 0;
 };
 
 // One converter per aten op: reads the node through `c`, emits ONNX nodes, names the results.
@@ -25143,7 +25239,9 @@ class ConverterTable {
 // ======== xexp/aten/creation.hpp
 // Tensors created from sizes and numbers: arange, full, zeros, ones, empty and their *_like and new_*
 // forms. With the trace's static shapes they are constants: a ConstantOfShape (the optimizer folds it
-// where that pays) or, for arange, an initializer. `empty` reads as zeros.
+// where that pays) or, for arange, an initializer; a dynamic dimension gives a computed shape. `empty`
+// reads as zeros.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -25154,10 +25252,17 @@ namespace xexp::aten {
 
 namespace detail {
 
+// The output's shape: the traced one when static, else a computed `size` or the shape of the tensor
+// a *_like op copies.
 inline void filled_like(NodeLowering& c, double value) {
-  const std::vector<int64_t> dims = c.static_output_shape();
   const Tensor one = filled(c.output_type(), {1}, value);
-  c.result(c.g.op.ConstantOfShape(std::vector<int64_t>(dims), {{"value", one}}));
+  const Shape& traced = c.output_shape();
+  const bool is_static = std::all_of(traced.begin(), traced.end(), [](const Dim& d) { return d.is_static(); });
+  std::string shape;
+  if (c.is_dynamic("size")) shape = c.shape_input("size");
+  else if (!is_static && c.op().ends_with("_like") && c.has_input(0)) shape = c.g.op.Shape(c.input(0));
+  else shape = c.ints_constant(c.static_output_shape());
+  c.result(c.g.op.ConstantOfShape(shape, {{"value", one}}));
 }
 inline void zeros(NodeLowering& c) { filled_like(c, 0.0); }
 inline void ones(NodeLowering& c) { filled_like(c, 1.0); }
@@ -25538,7 +25643,9 @@ inline void batch_norm(NodeLowering& c) {
   if (c.i("training", 0)) c.fail("batch normalization in training mode: call model.eval() before exporting");
   refuse_read_outputs(c, 1, "batch statistics");
   if (!c.has_input(3) || !c.has_input(4)) c.fail("batch normalization without running statistics");
-  const std::vector<int64_t> channels = {c.static_input_shape(0).at(1)};
+  const Dim channel_dim = c.input_shape(0).at(1);
+  if (!channel_dim.is_static()) c.fail("the number of channels is not static");
+  const std::vector<int64_t> channels = {channel_dim.value()};
   c.result(c.g.op.BatchNormalization(c.input(0), tensor_or_filled(c, 1, channels, 1.0), tensor_or_filled(c, 2, channels, 0.0),
                                      c.input(3), c.input(4), {{"epsilon", c.f("eps", 1e-5)}}));
 }
@@ -25732,6 +25839,7 @@ inline void add_nn_converters(ConverterTable& table) {
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 
@@ -25742,20 +25850,34 @@ namespace detail {
 inline void same_values(NodeLowering& c) { c.result(c.input(0)); }
 inline void to_dtype(NodeLowering& c) { c.result(c.cast(c.input(0), c.output_type())); }
 
-// view, reshape, _unsafe_view, _reshape_alias: the `size` argument (-1 allowed, as Reshape reads it).
+// Whether `shape` is known to be `dims`.
+inline bool shape_is(const Shape& shape, const std::vector<int64_t>& dims) {
+  if (shape.size() != dims.size()) return false;
+  for (std::size_t k = 0; k < dims.size(); ++k)
+    if (shape[k] != Dim(dims[k])) return false;
+  return true;
+}
+
+// view, reshape, _unsafe_view, _reshape_alias: the `size` argument (-1 allowed, as Reshape reads it),
+// computed when it holds a dynamic dimension.
 inline void reshape(NodeLowering& c) {
-  std::vector<int64_t> size = c.ints("size", c.static_output_shape());
-  if (size == c.static_input_shape(0)) return c.result(c.input(0));
+  if (c.is_dynamic("size")) return c.result(c.g.op.Reshape(c.input(0), c.shape_input("size")));
+  std::vector<int64_t> size = c.ints("size");
+  if (shape_is(c.input_shape(0), size)) return c.result(c.input(0));
   c.result(c.g.op.Reshape(c.input(0), size));
 }
 inline void flatten(NodeLowering& c) { c.result(c.g.op.Reshape(c.input(0), c.static_output_shape())); }
 
-// expand: -1 keeps the dimension, which Expand's broadcasting does with 1.
+// expand: -1 keeps the dimension, which Expand's broadcasting does with 1 (a computed size: Where).
 inline void expand(NodeLowering& c) {
+  if (c.is_dynamic("size")) {
+    const std::string size = c.shape_input("size"), minus_one = c.ints_constant({-1}), one = c.ints_constant({1});
+    return c.result(c.g.op.Expand(c.input(0), c.g.op.Where(c.g.op.Equal(size, minus_one), one, size)));
+  }
   std::vector<int64_t> size = c.ints("size");
   for (int64_t& d : size)
     if (d == -1) d = 1;
-  if (c.static_output_shape() == c.static_input_shape(0)) return c.result(c.input(0));
+  if (c.output_shape() == c.input_shape(0) && shape_is(c.input_shape(0), size)) return c.result(c.input(0));
   c.result(c.g.op.Expand(c.input(0), size));
 }
 
@@ -25786,15 +25908,17 @@ inline void t(NodeLowering& c) {
   transpose_with(c, rank == 2 ? std::vector<int64_t>{1, 0} : identity_permutation(rank));
 }
 
-// slice(dim, start, end, step); the whole dimension is the input itself.
+// slice(dim, start, end, step), start and end computed or not; the whole dimension is the input itself.
 inline void slice(NodeLowering& c) {
   const std::size_t rank = c.input_rank(0);
-  const int64_t dim = c.axis("dim", rank);
-  const int64_t start = c.i("start", 0), step = c.i("step", 1);
-  const int64_t end = c.i("end", std::numeric_limits<int64_t>::max());
-  const Dim size = c.input_shape(0)[static_cast<std::size_t>(dim)];
-  if (start == 0 && step == 1 && size.is_static() && end >= size.value()) return c.result(c.input(0));
-  c.result(c.g.op.Slice(c.input(0), std::vector<int64_t>{start}, std::vector<int64_t>{end}, std::vector<int64_t>{dim},
+  const int64_t dim = c.axis("dim", rank), step = c.i("step", 1);
+  constexpr int64_t kToTheEnd = std::numeric_limits<int64_t>::max();
+  if (!c.is_dynamic("start") && !c.is_dynamic("end")) {
+    const int64_t start = c.i("start", 0), end = c.i("end", kToTheEnd);
+    const Dim size = c.input_shape(0)[static_cast<std::size_t>(dim)];
+    if (start == 0 && step == 1 && size.is_static() && end >= size.value()) return c.result(c.input(0));
+  }
+  c.result(c.g.op.Slice(c.input(0), c.size_input("start", 0), c.size_input("end", kToTheEnd), std::vector<int64_t>{dim},
                           std::vector<int64_t>{step}));
 }
 inline void select(NodeLowering& c) {
@@ -25898,6 +26022,37 @@ inline void squeeze(NodeLowering& c) {
   c.result(axes.empty() ? c.input(0) : std::string(c.g.op.Squeeze(c.input(0), axes)));
 }
 
+// ---- sizes: int64 scalars the capture writes for the sizes a forward computes from dynamic dimensions --
+// sym_size(self, dim): one dimension of the input.
+inline void sym_size(NodeLowering& c) {
+  const int64_t dim = c.axis("dim", c.input_rank(0));
+  c.result(c.g.op.Gather(c.g.op.Shape(c.input(0)), c.g.make_initializer("", Tensor::scalar<int64_t>(dim)), {{"axis", int64_t{0}}}));
+}
+// sym_add, sym_sub, sym_mul, sym_floordiv(self, other): sizes are not negative, so that floor division
+// is Div's truncation.
+template <const char* OnnxOp>
+void size_arithmetic(NodeLowering& c) {
+  c.result(c.g.op.call(OnnxOp, {c.operand(0, "self", ElemType::Int64), c.operand(1, "other", ElemType::Int64)}));
+}
+inline constexpr char kDiv[] = "Div";
+// sym_list(sizes..., values): a 1-D shape of numbers (`values`) and sizes (the inputs that are given).
+inline void sym_list(NodeLowering& c) {
+  const std::vector<int64_t> values = c.ints("values");
+  if (values.size() != c.input_count()) c.fail("attribute 'values' has " + std::to_string(values.size()) + " numbers for " + std::to_string(c.input_count()) + " inputs");
+  std::vector<Arg> parts;
+  std::vector<int64_t> numbers;
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    if (!c.has_input(k)) {
+      numbers.push_back(values[k]);
+      continue;
+    }
+    if (!numbers.empty()) parts.emplace_back(c.ints_constant(std::exchange(numbers, {})));
+    parts.emplace_back(c.g.op.Unsqueeze(c.cast(c.input(k), ElemType::Int64), std::vector<int64_t>{0}));
+  }
+  if (!numbers.empty()) parts.emplace_back(c.ints_constant(numbers));
+  c.result(parts.size() == 1 ? parts[0].name() : std::string(c.g.op.Concat(parts, {{"axis", int64_t{0}}})));
+}
+
 }  // namespace detail
 
 inline void add_shape_converters(ConverterTable& table) {
@@ -25926,6 +26081,12 @@ inline void add_shape_converters(ConverterTable& table) {
   table.add("flip", flip);
   table.add("unsqueeze", unsqueeze);
   table.add("squeeze", squeeze);
+  table.add("sym_size", sym_size);
+  table.add("sym_add", size_arithmetic<kAdd>);
+  table.add("sym_sub", size_arithmetic<kSub>);
+  table.add("sym_mul", size_arithmetic<kMul>);
+  table.add("sym_floordiv", size_arithmetic<kDiv>);
+  table.add("sym_list", sym_list);
 }
 
 }  // namespace xexp::aten

@@ -170,8 +170,10 @@ def test_bad_input_raises_xexp_error():
     cnn, args = torch_models.small_cnn()
     with pytest.raises(xexp.Error, match="training mode"):
         xexp.to_onnx(cnn.train(), args)
-    with pytest.raises(xexp.Error, match="dynamic_shapes"):
-        xexp.to_onnx(*torch_models.mlp(), dynamic_shapes={"x": {0: "batch"}})
+    with pytest.raises(xexp.Error, match=r"dynamic_shapes names \['y'\], which are not arguments"):
+        xexp.to_onnx(*torch_models.mlp(), dynamic_shapes={"y": {0: "batch"}})
+    with pytest.raises(xexp.Error, match="is not a dimension of a rank-2 tensor"):
+        xexp.to_onnx(*torch_models.mlp(), dynamic_shapes={"x": {2: "batch"}})
 
     class DataDependent(torch.nn.Module):
         def forward(self, x):
@@ -241,3 +243,87 @@ def test_each_converter_of_the_op_zoo_gives_torchs_outputs(tmp_path):
     assert histogram(upsample_onnx)["Resize"] == 1
     assert_outputs_match(zoo_onnx, args, torch_outputs(zoo, args), tmp_path / "zoo")
     assert_outputs_match(upsample_onnx, args, torch_outputs(upsample, args), tmp_path / "upsample")
+
+
+class DynamicAttention(torch.nn.Module):
+    """Self-attention whose views and expands take the batch and sequence sizes from the input."""
+
+    def __init__(self, dim=16, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.norm = torch.nn.LayerNorm(dim)
+        self.qkv = torch.nn.Linear(dim, 3 * dim)
+        self.proj = torch.nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(self.norm(x)).split(c, dim=2)
+        q, k, v = (y.view(b, t, self.heads, c // self.heads).transpose(1, 2) for y in (q, k, v))
+        scores = (q @ k.transpose(-1, -2)) * (c // self.heads) ** -0.5
+        y = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, t, c)
+        return x + self.proj(y), torch.zeros_like(y).sum(-1)
+
+
+def dynamic_attention():
+    torch.manual_seed(0)
+    return DynamicAttention().eval(), (torch.randn(3, 7, 16),)
+
+
+def dims(value_info):
+    return [d.dim_param or d.dim_value for d in value_info.type.tensor_type.shape.dim]
+
+
+# (factory, dynamic_shapes, the input shapes to run at besides the traced one, the graph's input dims)
+DYNAMIC = {"mlp": (torch_models.mlp, {"x": {0: "batch"}}, [(1, 10), (9, 10)], ["batch", 10]),
+           "small_cnn": (torch_models.small_cnn, [{0: "batch"}], [(1, 3, 16, 16), (5, 3, 16, 16)],
+                         ["batch", 3, 16, 16]),
+           "attention": (dynamic_attention, {"x": {0: "batch", 1: "seq"}}, [(2, 5, 16), (4, 11, 16)],
+                         ["batch", "seq", 16])}
+
+
+@pytest.mark.parametrize("name", sorted(DYNAMIC))
+@pytest.mark.parametrize("optimize", [False, True])
+def test_dynamic_shapes_export_once_and_run_at_other_sizes(name, optimize, tmp_path):
+    factory, dynamic_shapes, shapes, input_dims = DYNAMIC[name]
+    model, args = factory()
+    onx = xexp.to_onnx(model, args, dynamic_shapes=dynamic_shapes, optimize=optimize)
+    assert dims(onx.graph.input[0]) == input_dims
+    assert dims(onx.graph.output[0])[0] == "batch"
+    if name == "attention":
+        assert dims(onx.graph.output[0]) == ["batch", "seq", 16] and dims(onx.graph.output[1]) == ["batch", "seq"]
+    torch.manual_seed(1)
+    for k, shape in enumerate(shapes):
+        inputs = (torch.randn(*shape),)
+        assert_outputs_match(onx, inputs, torch_outputs(model, inputs), tmp_path / str(k))
+
+
+class BranchOnBatch(torch.nn.Module):
+    def forward(self, x):
+        return x * 2 if x.shape[0] == 4 else x
+
+
+class InPlaceOnInput(torch.nn.Module):
+    def forward(self, x):
+        return x.add_(1) * 2
+
+
+class Variance(torch.nn.Module):
+    def forward(self, x):
+        return x.var(dim=-1)
+
+
+def test_dynamic_shapes_that_would_bind_the_graph_to_the_traced_size_are_refused():
+    mlp, _ = torch_models.mlp()
+    batch = {"x": {0: "batch"}}
+    with pytest.raises(xexp.Error, match="'batch' .dimension 0 of 'x'. was traced at size 1"):
+        xexp.to_onnx(mlp, (torch.randn(1, 10),), dynamic_shapes=batch)
+    with pytest.raises(xexp.Error, match="fixed dynamic dimension 'batch' .dimension 0 of 'x'. at 4"):
+        xexp.to_onnx(BranchOnBatch(), (torch.randn(4, 3),), dynamic_shapes=batch)
+    with pytest.raises(xexp.Error, match="compared dynamic sizes, Eq.batch, 4. being False"):
+        xexp.to_onnx(BranchOnBatch(), (torch.randn(3, 3),), dynamic_shapes=batch)
+    with pytest.raises(xexp.Error, match="aten::var in module .*: the input shape .batch,3. is not static"):
+        xexp.to_onnx(torch.nn.Sequential(Variance()), (torch.randn(4, 3),), dynamic_shapes=[{0: "batch"}])
+    with pytest.raises(xexp.Error, match="aten::add_ .node 'add_'.: updates its input in place"):
+        xexp.to_onnx(InPlaceOnInput(), (torch.randn(4, 3),), dynamic_shapes=batch)
+    with pytest.raises(xexp.Error, match="could not trace the model with symbolic sizes"):
+        xexp.to_onnx(*torch_models.demo_llm(), dynamic_shapes=[{1: "seq"}])

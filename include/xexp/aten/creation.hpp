@@ -1,7 +1,9 @@
 #pragma once
 // Tensors created from sizes and numbers: arange, full, zeros, ones, empty and their *_like and new_*
 // forms. With the trace's static shapes they are constants: a ConstantOfShape (the optimizer folds it
-// where that pays) or, for arange, an initializer. `empty` reads as zeros.
+// where that pays) or, for arange, an initializer; a dynamic dimension gives a computed shape. `empty`
+// reads as zeros.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -13,10 +15,17 @@ namespace xexp::aten {
 
 namespace detail {
 
+// The output's shape: the traced one when static, else a computed `size` or the shape of the tensor
+// a *_like op copies.
 inline void filled_like(NodeLowering& c, double value) {
-  const std::vector<int64_t> dims = c.static_output_shape();
   const Tensor one = filled(c.output_type(), {1}, value);
-  c.result(c.g.op.ConstantOfShape(std::vector<int64_t>(dims), {{"value", one}}));
+  const Shape& traced = c.output_shape();
+  const bool is_static = std::all_of(traced.begin(), traced.end(), [](const Dim& d) { return d.is_static(); });
+  std::string shape;
+  if (c.is_dynamic("size")) shape = c.shape_input("size");
+  else if (!is_static && c.op().ends_with("_like") && c.has_input(0)) shape = c.g.op.Shape(c.input(0));
+  else shape = c.ints_constant(c.static_output_shape());
+  c.result(c.g.op.ConstantOfShape(shape, {{"value", one}}));
 }
 inline void zeros(NodeLowering& c) { filled_like(c, 0.0); }
 inline void ones(NodeLowering& c) { filled_like(c, 1.0); }

@@ -85,7 +85,9 @@ inline void batch_norm(NodeLowering& c) {
   if (c.i("training", 0)) c.fail("batch normalization in training mode: call model.eval() before exporting");
   refuse_read_outputs(c, 1, "batch statistics");
   if (!c.has_input(3) || !c.has_input(4)) c.fail("batch normalization without running statistics");
-  const std::vector<int64_t> channels = {c.static_input_shape(0).at(1)};
+  const Dim channel_dim = c.input_shape(0).at(1);
+  if (!channel_dim.is_static()) c.fail("the number of channels is not static");
+  const std::vector<int64_t> channels = {channel_dim.value()};
   c.result(c.g.op.BatchNormalization(c.input(0), tensor_or_filled(c, 1, channels, 1.0), tensor_or_filled(c, 2, channels, 0.0),
                                      c.input(3), c.input(4), {{"epsilon", c.f("eps", 1e-5)}}));
 }

@@ -4,9 +4,11 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "xexp/aten/converter_table.hpp"
+#include "xexp/aten/elementwise.hpp"  // the op names kAdd, kSub, kMul
 
 namespace xexp::aten {
 
@@ -15,20 +17,34 @@ namespace detail {
 inline void same_values(NodeLowering& c) { c.result(c.input(0)); }
 inline void to_dtype(NodeLowering& c) { c.result(c.cast(c.input(0), c.output_type())); }
 
-// view, reshape, _unsafe_view, _reshape_alias: the `size` argument (-1 allowed, as Reshape reads it).
+// Whether `shape` is known to be `dims`.
+inline bool shape_is(const Shape& shape, const std::vector<int64_t>& dims) {
+  if (shape.size() != dims.size()) return false;
+  for (std::size_t k = 0; k < dims.size(); ++k)
+    if (shape[k] != Dim(dims[k])) return false;
+  return true;
+}
+
+// view, reshape, _unsafe_view, _reshape_alias: the `size` argument (-1 allowed, as Reshape reads it),
+// computed when it holds a dynamic dimension.
 inline void reshape(NodeLowering& c) {
-  std::vector<int64_t> size = c.ints("size", c.static_output_shape());
-  if (size == c.static_input_shape(0)) return c.result(c.input(0));
+  if (c.is_dynamic("size")) return c.result(c.g.op.Reshape(c.input(0), c.shape_input("size")));
+  std::vector<int64_t> size = c.ints("size");
+  if (shape_is(c.input_shape(0), size)) return c.result(c.input(0));
   c.result(c.g.op.Reshape(c.input(0), size));
 }
 inline void flatten(NodeLowering& c) { c.result(c.g.op.Reshape(c.input(0), c.static_output_shape())); }
 
-// expand: -1 keeps the dimension, which Expand's broadcasting does with 1.
+// expand: -1 keeps the dimension, which Expand's broadcasting does with 1 (a computed size: Where).
 inline void expand(NodeLowering& c) {
+  if (c.is_dynamic("size")) {
+    const std::string size = c.shape_input("size"), minus_one = c.ints_constant({-1}), one = c.ints_constant({1});
+    return c.result(c.g.op.Expand(c.input(0), c.g.op.Where(c.g.op.Equal(size, minus_one), one, size)));
+  }
   std::vector<int64_t> size = c.ints("size");
   for (int64_t& d : size)
     if (d == -1) d = 1;
-  if (c.static_output_shape() == c.static_input_shape(0)) return c.result(c.input(0));
+  if (c.output_shape() == c.input_shape(0) && shape_is(c.input_shape(0), size)) return c.result(c.input(0));
   c.result(c.g.op.Expand(c.input(0), size));
 }
 
@@ -59,15 +75,17 @@ inline void t(NodeLowering& c) {
   transpose_with(c, rank == 2 ? std::vector<int64_t>{1, 0} : identity_permutation(rank));
 }
 
-// slice(dim, start, end, step); the whole dimension is the input itself.
+// slice(dim, start, end, step), start and end computed or not; the whole dimension is the input itself.
 inline void slice(NodeLowering& c) {
   const std::size_t rank = c.input_rank(0);
-  const int64_t dim = c.axis("dim", rank);
-  const int64_t start = c.i("start", 0), step = c.i("step", 1);
-  const int64_t end = c.i("end", std::numeric_limits<int64_t>::max());
-  const Dim size = c.input_shape(0)[static_cast<std::size_t>(dim)];
-  if (start == 0 && step == 1 && size.is_static() && end >= size.value()) return c.result(c.input(0));
-  c.result(c.g.op.Slice(c.input(0), std::vector<int64_t>{start}, std::vector<int64_t>{end}, std::vector<int64_t>{dim},
+  const int64_t dim = c.axis("dim", rank), step = c.i("step", 1);
+  constexpr int64_t kToTheEnd = std::numeric_limits<int64_t>::max();
+  if (!c.is_dynamic("start") && !c.is_dynamic("end")) {
+    const int64_t start = c.i("start", 0), end = c.i("end", kToTheEnd);
+    const Dim size = c.input_shape(0)[static_cast<std::size_t>(dim)];
+    if (start == 0 && step == 1 && size.is_static() && end >= size.value()) return c.result(c.input(0));
+  }
+  c.result(c.g.op.Slice(c.input(0), c.size_input("start", 0), c.size_input("end", kToTheEnd), std::vector<int64_t>{dim},
                           std::vector<int64_t>{step}));
 }
 inline void select(NodeLowering& c) {
@@ -171,6 +189,37 @@ inline void squeeze(NodeLowering& c) {
   c.result(axes.empty() ? c.input(0) : std::string(c.g.op.Squeeze(c.input(0), axes)));
 }
 
+// ---- sizes: int64 scalars the capture writes for the sizes a forward computes from dynamic dimensions --
+// sym_size(self, dim): one dimension of the input.
+inline void sym_size(NodeLowering& c) {
+  const int64_t dim = c.axis("dim", c.input_rank(0));
+  c.result(c.g.op.Gather(c.g.op.Shape(c.input(0)), c.g.make_initializer("", Tensor::scalar<int64_t>(dim)), {{"axis", int64_t{0}}}));
+}
+// sym_add, sym_sub, sym_mul, sym_floordiv(self, other): sizes are not negative, so that floor division
+// is Div's truncation.
+template <const char* OnnxOp>
+void size_arithmetic(NodeLowering& c) {
+  c.result(c.g.op.call(OnnxOp, {c.operand(0, "self", ElemType::Int64), c.operand(1, "other", ElemType::Int64)}));
+}
+inline constexpr char kDiv[] = "Div";
+// sym_list(sizes..., values): a 1-D shape of numbers (`values`) and sizes (the inputs that are given).
+inline void sym_list(NodeLowering& c) {
+  const std::vector<int64_t> values = c.ints("values");
+  if (values.size() != c.input_count()) c.fail("attribute 'values' has " + std::to_string(values.size()) + " numbers for " + std::to_string(c.input_count()) + " inputs");
+  std::vector<Arg> parts;
+  std::vector<int64_t> numbers;
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    if (!c.has_input(k)) {
+      numbers.push_back(values[k]);
+      continue;
+    }
+    if (!numbers.empty()) parts.emplace_back(c.ints_constant(std::exchange(numbers, {})));
+    parts.emplace_back(c.g.op.Unsqueeze(c.cast(c.input(k), ElemType::Int64), std::vector<int64_t>{0}));
+  }
+  if (!numbers.empty()) parts.emplace_back(c.ints_constant(numbers));
+  c.result(parts.size() == 1 ? parts[0].name() : std::string(c.g.op.Concat(parts, {{"axis", int64_t{0}}})));
+}
+
 }  // namespace detail
 
 inline void add_shape_converters(ConverterTable& table) {
@@ -199,6 +248,12 @@ inline void add_shape_converters(ConverterTable& table) {
   table.add("flip", flip);
   table.add("unsqueeze", unsqueeze);
   table.add("squeeze", squeeze);
+  table.add("sym_size", sym_size);
+  table.add("sym_add", size_arithmetic<kAdd>);
+  table.add("sym_sub", size_arithmetic<kSub>);
+  table.add("sym_mul", size_arithmetic<kMul>);
+  table.add("sym_floordiv", size_arithmetic<kDiv>);
+  table.add("sym_list", sym_list);
 }
 
 }  // namespace xexp::aten
