@@ -257,16 +257,17 @@ def _export(model, bound, named_inputs, dynamic):
         raise Error(f"torch.export could not export the model: {type(e).__name__}: {e}") from None
 
     nodes = {n.name: n for n in program.graph.nodes if n.op == "placeholder"}
-    constants = getattr(program, "constants", {})
+    # Lifted tensor constants and non-persistent buffers: `constants` (torch >= 2.3), `tensor_constants` (2.2).
+    constants = getattr(program, "constants", None) or getattr(program, "tensor_constants", None) or {}
     placeholders = {}
     user_inputs = iter(named_inputs)
     for input_spec in program.graph_signature.input_specs:
-        node = nodes[input_spec.arg.name]
-        if input_spec.kind == InputKind.USER_INPUT:
-            if isinstance(input_spec.arg, TensorArgument):
-                placeholders[node] = (next(user_inputs)[0], None)
-            elif node.users:
+        node = nodes.get(getattr(input_spec.arg, "name", None))
+        if not isinstance(input_spec.arg, TensorArgument):
+            if node is not None and node.users:  # an int argument torch.export kept symbolic
                 raise Error(f"input '{node.name}' is not a tensor and the exported graph reads it")
+        elif input_spec.kind == InputKind.USER_INPUT:
+            placeholders[node] = (next(user_inputs)[0], None)
         elif input_spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
             tensor = program.state_dict.get(input_spec.target)
             placeholders[node] = (input_spec.target, tensor if tensor is not None else constants[input_spec.target])
@@ -506,6 +507,11 @@ def _is_size_node(node):
         _op_name(node.target) == "sym_size"))
 
 
+def _is_symbolic_number(value):
+    """A SymInt, SymFloat or SymBool the trace computed (not a tensor, not a Python number)."""
+    return value is not None and not isinstance(value, (torch.Tensor, int, float, bool, list, tuple))
+
+
 def _holds_node(value):
     return isinstance(value, torch.fx.Node) or (isinstance(value, (list, tuple)) and
                                                 any(isinstance(v, torch.fx.Node) for v in value))
@@ -725,14 +731,21 @@ def _write(model, traced):
             inputs.append(writer.value_info_of(name, _tensor_meta(node), f"input '{name}'"))
     for node in traced.graph.nodes:
         if node.op == "get_attr":  # a tensor the forward created (torch.tensor(...))
+            tensor = getattr(traced.owner, node.target)
+            if not isinstance(tensor, torch.Tensor):  # the branches of torch.cond, say
+                writer.unsupported.append(f"node '{node.name}': reads {type(tensor).__name__} '{node.target}', not a tensor")
+                continue
             writer.names[node] = node.name
-            value = _tensor_proto(getattr(traced.owner, node.target), "", f"constant '{node.name}'")
+            value = _tensor_proto(tensor, "", f"constant '{node.name}'")
             writer.emit("constant", [], [node.name], node.name, node, [onnx.helper.make_attribute("value", value)])
             writer.add_value_info(node.name, _tensor_meta(node), node)
         elif node.op != "call_function" or node.target is operator.getitem:
             continue  # placeholders and the output above, getitem named by outputs_of
         elif _is_size_node(node):
             writer.size(node)
+        elif _is_symbolic_number(node.meta.get("val")):
+            writer.unsupported.append(f"node '{node.name}': {node.target} computes a size xexp.to_onnx does not "
+                                      "compute yet (sym_size and +, -, *, // of sizes it does)")
         elif isinstance(node.target, torch._ops.OpOverload):
             if not node.users and not node.target._schema.returns:
                 continue  # an assertion torch.export leaves (_assert_scalar): nothing to compute

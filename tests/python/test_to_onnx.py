@@ -327,3 +327,18 @@ def test_dynamic_shapes_that_would_bind_the_graph_to_the_traced_size_are_refused
         xexp.to_onnx(InPlaceOnInput(), (torch.randn(4, 3),), dynamic_shapes=batch)
     with pytest.raises(xexp.Error, match="could not trace the model with symbolic sizes"):
         xexp.to_onnx(*torch_models.demo_llm(), dynamic_shapes=[{1: "seq"}])
+
+
+def test_torch_exports_module_stacks_read_as_the_hooks_record_them():
+    """torch.export's nn_module_stack (torch >= 2.2, not installed here) in both spellings of its paths,
+    read by the function the torch.export capture uses."""
+    from xexp import _capture
+
+    graph = torch.fx.Graph()
+    node = graph.call_function(torch.ops.aten.relu.default, (graph.placeholder("x"),))
+    for root, path in (("L['self']", "L['self'].layers[0].mlp"), ("", "layers.0.mlp")):
+        node.meta["nn_module_stack"] = {"L__self__": (root, torch_models.LLM),
+                                        "L__self___layers_0_mlp": (path, "torch_models.FeedForward")}
+        assert _capture._export_module_stack(node) == (("layers.0.mlp", "torch_models.FeedForward"),)
+    del node.meta["nn_module_stack"]
+    assert _capture._export_module_stack(node) == ()
