@@ -342,3 +342,64 @@ def test_torch_exports_module_stacks_read_as_the_hooks_record_them():
         assert _capture._export_module_stack(node) == (("layers.0.mlp", "torch_models.FeedForward"),)
     del node.meta["nn_module_stack"]
     assert _capture._export_module_stack(node) == ()
+
+
+class MultiIndex(torch.nn.Module):
+    def forward(self, x, i, j):
+        return x[i, j], x[:, i, j], x[i, :, j], x[:, :, j]
+
+
+def test_several_index_tensors_broadcast_and_land_where_torch_puts_them(tmp_path):
+    torch.manual_seed(0)
+    args = (torch.randn(4, 5, 6), torch.tensor([[0], [3]]), torch.tensor([1, -1, 2]))
+    model = MultiIndex()
+    onx = xexp.to_onnx(model, args, optimize=False)
+    assert histogram(onx)["GatherND"] == 3 and histogram(onx)["Gather"] == 1
+    expected = torch_outputs(model, args)
+    assert [e.shape for e in expected] == [(2, 3, 6), (4, 2, 3), (2, 3, 5), (4, 5, 3)]
+    assert_outputs_match(onx, args, expected, tmp_path)
+
+
+def sdpa_model(q_shape, k_shape, mask=None, **attributes):
+    """An aten-domain model of one scaled_dot_product_attention call (torch 1.13 lacks the op)."""
+    f = onnx.TensorProto.FLOAT
+    inputs = [onnx.helper.make_tensor_value_info(n, f, s) for n, s in (("q", q_shape), ("k", k_shape), ("v", k_shape))]
+    if mask is not None:
+        inputs.append(onnx.helper.make_tensor_value_info("mask", mask, [q_shape[-2], k_shape[-2]]))
+    out = onnx.helper.make_tensor_value_info("attn", f, q_shape)
+    node = onnx.helper.make_node("scaled_dot_product_attention", [i.name for i in inputs], ["attn"], domain="aten",
+                                 **attributes)
+    graph = onnx.helper.make_graph([node], "sdpa", inputs, [out], value_info=[out])
+    aten = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("aten", 1)])
+    data, _ = xexp._xexp.lower_aten(aten.SerializeToString(), 18, False, 0, [], "", 0, "")
+    return onnx.ModelProto.FromString(data)
+
+
+@pytest.mark.parametrize("case", ["float_mask", "bool_mask", "causal_with_scale"])
+def test_scaled_dot_product_attention_computes_torchs_formula(case, tmp_path):
+    torch.manual_seed(0)
+    q, k, v = torch.randn(2, 3, 5, 8), torch.randn(2, 3, 6 if case != "causal_with_scale" else 5, 8), None
+    v = torch.randn(k.shape)
+    scale, args = 8 ** -0.5, (q, k, v)
+    if case == "float_mask":
+        mask = torch.randn(5, 6)
+        onx, additive = sdpa_model(list(q.shape), list(k.shape), onnx.TensorProto.FLOAT), mask
+        args += (mask,)
+    elif case == "bool_mask":
+        mask = torch.rand(5, 6) > 0.3
+        mask[:, 0] = True  # no row fully masked
+        onx, additive = sdpa_model(list(q.shape), list(k.shape), onnx.TensorProto.BOOL), \
+            torch.zeros(5, 6).masked_fill(~mask, float("-inf"))
+        args += (mask,)
+    else:
+        scale = 0.3
+        onx = sdpa_model(list(q.shape), list(k.shape), is_causal=1, scale=scale)
+        additive = torch.zeros(5, 5).masked_fill(~torch.ones(5, 5, dtype=torch.bool).tril(), float("-inf"))
+    expected = torch.softmax(q @ k.transpose(-1, -2) * scale + additive, dim=-1) @ v
+    assert {"MatMul", "Softmax"} <= set(histogram(onx))
+    assert_outputs_match(onx, args, [expected.numpy()], tmp_path)
+
+
+def test_scaled_dot_product_attention_with_dropout_is_refused():
+    with pytest.raises(xexp.Error, match="aten::scaled_dot_product_attention: dropout_p is not 0"):
+        sdpa_model([1, 2, 3, 4], [1, 2, 3, 4], dropout_p=0.1)

@@ -1,6 +1,8 @@
 #pragma once
 // The view family and the ops that pick, join or split tensors. Views become copies (ONNX has no
 // aliasing); ops that only change the storage (clone, contiguous, detach) give back their input.
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -92,18 +94,46 @@ inline void select(NodeLowering& c) {
   const int64_t dim = c.axis("dim", c.input_rank(0));
   c.result(c.g.op.Gather(c.input(0), c.g.make_initializer("", Tensor::scalar<int64_t>(c.i("index"))), {{"axis", dim}}));
 }
-// index.Tensor(self, indices): one index tensor (the others None) is a Gather on its dimension.
+// index.Tensor(self, indices): one index tensor (the others None) is a Gather on its dimension. Several
+// are broadcast together and read by one GatherND over those dimensions moved to the front; torch puts
+// the broadcast dimensions where the indexed ones were when those are adjacent, first otherwise.
 inline void index(NodeLowering& c) {
-  std::size_t dim = 0, given = 0;
+  std::vector<int64_t> indexed;
   for (std::size_t k = 1; k < c.input_count(); ++k)
     if (c.has_input(k)) {
-      dim = k - 1;
-      ++given;
+      if (c.g.get_type(c.input(k)) == ElemType::Bool) c.fail("boolean masks as index (data-dependent shapes) are not supported");
+      indexed.push_back(static_cast<int64_t>(k - 1));
     }
-  if (given != 1) c.fail("only one index tensor is supported yet, got " + std::to_string(given));
-  const std::string& idx = c.input(dim + 1);
-  if (c.g.get_type(idx) == ElemType::Bool) c.fail("boolean masks as index (data-dependent shapes) are not supported");
-  c.result(c.g.op.Gather(c.input(0), c.cast(idx, ElemType::Int64), {{"axis", static_cast<int64_t>(dim)}}));
+  if (indexed.empty()) c.fail("no index tensor is given");
+  if (indexed.size() == 1) {
+    const std::string& idx = c.input(static_cast<std::size_t>(indexed[0]) + 1);
+    return c.result(c.g.op.Gather(c.input(0), c.cast(idx, ElemType::Int64), {{"axis", indexed[0]}}));
+  }
+  const std::size_t rank = c.input_rank(0), out_rank = c.output_shape().size();
+  const std::size_t broadcast_rank = out_rank + indexed.size() - rank;
+  const bool adjacent = indexed.back() - indexed.front() + 1 == static_cast<int64_t>(indexed.size());
+  const std::size_t first = adjacent ? static_cast<std::size_t>(indexed.front()) : 0;
+  const std::vector<int64_t> out = c.static_output_shape();
+  const std::vector<int64_t> broadcast(out.begin() + static_cast<std::ptrdiff_t>(first),
+                                       out.begin() + static_cast<std::ptrdiff_t>(first + broadcast_rank));
+  std::vector<Arg> coordinates;
+  for (int64_t d : indexed) {
+    const std::string idx = c.g.op.Expand(c.cast(c.input(static_cast<std::size_t>(d) + 1), ElemType::Int64), broadcast);
+    coordinates.emplace_back(c.g.op.Unsqueeze(idx, std::vector<int64_t>{-1}));
+  }
+  std::vector<int64_t> perm = indexed;  // the indexed dimensions first, the others in order
+  for (std::size_t d = 0; d < rank; ++d)
+    if (std::find(indexed.begin(), indexed.end(), static_cast<int64_t>(d)) == indexed.end()) perm.push_back(static_cast<int64_t>(d));
+  const std::string moved = c.g.op.Transpose(c.input(0), {{"perm", perm}});
+  std::string y = c.g.op.call("GatherND", {moved, c.g.op.Concat(coordinates, {{"axis", int64_t{-1}}})});
+  if (first > 0) {  // (broadcast..., before..., after...) -> (before..., broadcast..., after...)
+    std::vector<int64_t> back;
+    for (std::size_t k = 0; k < first; ++k) back.push_back(static_cast<int64_t>(broadcast_rank + k));
+    for (std::size_t k = 0; k < broadcast_rank; ++k) back.push_back(static_cast<int64_t>(k));
+    for (std::size_t k = first + broadcast_rank; k < out_rank; ++k) back.push_back(static_cast<int64_t>(k));
+    y = c.g.op.Transpose(y, {{"perm", back}});
+  }
+  c.result(y);
 }
 inline void gather(NodeLowering& c) {
   c.result(c.g.op.GatherElements(c.input(0), c.input(1), {{"axis", c.axis("dim", c.input_rank(0))}}));
