@@ -124,7 +124,8 @@ def _dynamic_dims(dynamic_shapes, bound, named_inputs):
     or a torch.export.Dim) or a sequence of those for a list of tensors."""
     if not dynamic_shapes:
         return {}
-    tensor_args = [name for name, value in bound.arguments.items() if isinstance(value, (torch.Tensor, list, tuple))]
+    tensor_args = [name for name, value in bound.arguments.items() if isinstance(value, torch.Tensor) or (
+        isinstance(value, (list, tuple)) and value and all(isinstance(v, torch.Tensor) for v in value))]
     if isinstance(dynamic_shapes, dict):
         unknown = set(dynamic_shapes) - set(bound.arguments)
         if unknown:
@@ -326,45 +327,105 @@ def _linear(x, weight, bias=None):
     return y if bias is None else y + bias
 
 
-def _split(x, split_size, dim=0):
+def _static_size(x, dim, what):
     size = x.shape[dim]
     if not isinstance(size, int):
-        raise RuntimeError(f"split of a symbolic dimension ({size})")
+        raise RuntimeError(f"{what} of a symbolic dimension ({size})")
+    return size
+
+
+def _split(x, split_size, dim=0):
+    size = _static_size(x, dim, "split")
     return [torch.ops.aten.slice(x, dim, s, min(s + split_size, size)) for s in range(0, size, split_size)]
+
+
+def _chunk(x, chunks, dim=0):
+    return _split(x, -(-_static_size(x, dim, "chunk") // chunks), dim)
+
+
+def _unbind(x, dim=0):
+    aten = torch.ops.aten  # select has no symbolic kernel in torch 1.13: slices of one, squeezed
+    return [aten.squeeze(aten.slice(x, dim, k, k + 1), dim) for k in range(_static_size(x, dim, "unbind"))]
+
+
+def _getitem(tensor, index):
+    """Tensor.__getitem__ as aten calls (unsqueeze for None, select for a number, slice, one index call
+    for the tensors), as torch's C++ indexing applies them."""
+    index = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(i, torch.Tensor) and i.dtype == torch.bool for i in index):
+        raise RuntimeError("indexing by a boolean mask (a data-dependent shape)")
+    ellipsis = [k for k, i in enumerate(index) if i is Ellipsis]
+    if ellipsis:
+        fill = tensor.dim() - sum(1 for i in index if i is not None and i is not Ellipsis)
+        index = index[:ellipsis[0]] + (slice(None),) * fill + index[ellipsis[0] + 1:]
+    aten, dim, tensors = torch.ops.aten, 0, {}
+    for i in index:
+        if i is None:
+            tensor = aten.unsqueeze(tensor, dim)
+            dim += 1
+        elif isinstance(i, slice):
+            if any(b is not None for b in (i.start, i.stop, i.step)):  # not ==: a bound may be a symbolic size
+                # To the end is the size, which the slice's clamping compares with the size (not torch's
+                # sentinel 2**63-1, a comparison no size decides).
+                stop = tensor.shape[dim] if i.stop is None else i.stop
+                tensor = aten.slice(tensor, dim, 0 if i.start is None else i.start, stop, 1 if i.step is None else i.step)
+            dim += 1
+        elif isinstance(i, torch.Tensor):
+            tensors[dim] = i
+            dim += 1
+        elif isinstance(i, int):  # as _unbind does
+            tensor = aten.squeeze(aten.slice(tensor, dim, i, i + 1 if i != -1 else tensor.shape[dim]), dim)
+        else:
+            tensor = aten.select(tensor, dim, i)
+    return aten.index(tensor, [tensors.get(d) for d in range(max(tensors) + 1)]) if tensors else tensor
 
 
 @contextlib.contextmanager
 def _symbolic_kernels():
-    """Python kernels for the composite ops whose C++ kernels in torch 1.13 read concrete sizes (linear,
-    split), which its symbolic tracing then runs instead; torch's own ones stay."""
+    """Python kernels for what torch 1.13 runs in C++ reading concrete sizes, which its symbolic tracing
+    then runs instead: linear, split, chunk and unbind (which make_fx decomposes first; torch's own Python
+    kernels stay), and Tensor.__getitem__."""
     key = torch._C.DispatchKey.CompositeImplicitAutograd
     added = []
-    for op, kernel in ((torch.ops.aten.linear.default, _linear), (torch.ops.aten.split.Tensor, _split)):
+    for op, kernel in ((torch.ops.aten.linear.default, _linear), (torch.ops.aten.split.Tensor, _split),
+                       (torch.ops.aten.chunk.default, _chunk), (torch.ops.aten.unbind.int, _unbind)):
         if key not in op.py_kernels:
             op.py_kernels[key] = kernel
             added.append(op)
+    getitem = torch.Tensor.__getitem__
+    torch.Tensor.__getitem__ = _getitem
     try:
         yield
     finally:
+        torch.Tensor.__getitem__ = getitem
         for op in added:
             del op.py_kernels[key]
 
 
 @contextlib.contextmanager
-def _symbolic_dims(positions):
+def _symbolic_dims(declared):
     """torch 1.13's make_fx(tracing_mode="symbolic") gives every size of every input but the parameters a
     symbol, the same one to equal sizes (duck sizing): a static size would then be computed in the graph,
-    or tied to a dynamic one of the same traced size. While active, only the sizes at `positions`
-    ({(index among make_fx's arguments, dimension)}) get one."""
+    or tied to a dynamic one of the same traced size. While active, only the dimensions `declared`
+    ({id(tensor): dimensions}) of the tensors make_fx converts get one."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental import proxy_tensor
 
-    base = proxy_tensor.ShapeEnv
+    converting = [()]  # the declared dimensions of the tensor being converted, innermost last
+    from_tensor, base = FakeTensorMode.from_tensor, proxy_tensor.ShapeEnv
+
+    def from_declared_tensor(self, tensor, *args, **kwargs):
+        converting.append(declared.get(id(tensor), ()))
+        try:
+            return from_tensor(self, tensor, *args, **kwargs)
+        finally:
+            converting.pop()
 
     class ShapeEnv(base):
         def create_symint(self, name, val):
-            match = re.fullmatch(r"t(\d+)\.size\((\d+)\)", name)  # MetaConverter's names, by argument
+            match = re.fullmatch(r"t\d+\.size\((\d+)\)", name)  # MetaConverter's names
             if match:
-                return super().create_symint(name, val) if (int(match[1]), int(match[2])) in positions else val
+                return super().create_symint(name, val) if int(match[1]) in converting[-1] else val
             # A stride or offset: a symbol of its own, which the trace's contiguity guards relate to the
             # sizes (one shared with a size of the same value would fix that size).
             shared = self.val_to_symint.pop(val, None)
@@ -376,11 +437,11 @@ def _symbolic_dims(positions):
                 else:
                     self.val_to_symint[val] = shared
 
-    proxy_tensor.ShapeEnv = ShapeEnv
+    FakeTensorMode.from_tensor, proxy_tensor.ShapeEnv = from_declared_tensor, ShapeEnv
     try:
         yield
     finally:
-        proxy_tensor.ShapeEnv = base
+        FakeTensorMode.from_tensor, proxy_tensor.ShapeEnv = from_tensor, base
 
 
 def _symbolic_sizes(graph_module, placeholders, dynamic):
@@ -409,11 +470,18 @@ def _symbolic_sizes(graph_module, placeholders, dynamic):
             raise Error(f"the trace fixed dynamic dimension '{dim_name}' ({places[symbol]}) at {fixed}: the model only "
                         "works at that size there")
     # A comparison the trace made on dynamic sizes (x.shape[0] == 4 being False) holds the graph to one
-    # side of it. A guard on a size alone is its test for zero (torch's own checks), which sizes pass.
-    for guard, value, _ in env.guards:
+    # side of it. A guard on a size alone is its test for zero (torch's own checks), which sizes pass, one
+    # that a size is not 0 or 1 (broadcasting, contiguity) is what torch.export assumes of a dynamic
+    # dimension too, and one made computing a view's strides (as_strided's meta kernel, on the stack the
+    # guard records) decides nothing an ONNX graph, without strides, holds.
+    for guard, value, stack in env.guards:
+        if "as_strided" in stack:
+            continue
         condition = sizes.resolve_expr(guard)
         compares = getattr(condition, "is_Relational", False) or isinstance(condition, sympy.logic.boolalg.BooleanFunction)
-        if compares and condition.free_symbols & set(names):
+        not_0_or_1 = isinstance(condition, (sympy.Eq, sympy.Ne)) and bool(value) == isinstance(condition, sympy.Ne) \
+            and {condition.lhs, condition.rhs} & {0, 1}
+        if compares and not not_0_or_1 and condition.free_symbols & set(names):
             readable = condition.xreplace({s: sympy.Symbol(n) for s, n in names.items()})
             raise Error(f"the trace compared dynamic sizes, {readable} being {value} at the traced size: the exported "
                         "graph would only hold where it still is")
@@ -429,12 +497,12 @@ def _make_fx(model, bound, named_inputs, dynamic):
     forward, weight_names, weights = _lift_weights(model, bound, named_inputs)
     flat = [weights[n] for n in weight_names] + [t for _, t in named_inputs]
     symbolic = bool(dynamic)
-    positions = {(len(weight_names) + k, d) for k, (name, _) in enumerate(named_inputs) for d in dynamic.get(name, {})}
+    declared = {id(tensor): set(dynamic[name]) for name, tensor in named_inputs if name in dynamic}
     with contextlib.ExitStack() as context:
         context.enter_context(torch.no_grad())
         context.enter_context(_module_stacks(model))
         if symbolic:
-            context.enter_context(_symbolic_dims(positions))
+            context.enter_context(_symbolic_dims(declared))
             context.enter_context(_symbolic_kernels())
         try:
             if symbolic:
@@ -447,8 +515,9 @@ def _make_fx(model, bound, named_inputs, dynamic):
             cause = f"{type(e).__name__}: {e}"
             if symbolic:
                 raise Error(f"torch {torch.__version__} could not trace the model with symbolic sizes (dynamic_shapes): "
-                            f"{cause}. Its symbolic tracing is partial (slicing by a symbolic size, arange, group_norm "
-                            "and LSTM fail): export without dynamic_shapes, or with torch >= 2.2 (torch.export)") from None
+                            f"{cause}. Its symbolic tracing is partial (nn.MultiheadAttention, the LSTM and some "
+                            "convolution stacks fail): export without dynamic_shapes, or with torch >= 2.2 "
+                            "(torch.export)") from None
             raise Error(f"torch could not trace the model: {cause}") from None
     names = weight_names + [name for name, _ in named_inputs]
     placeholders = {node: (name, weights.get(name) if k < len(weight_names) else None) for k, (node, name) in

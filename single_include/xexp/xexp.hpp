@@ -25131,6 +25131,14 @@ class NodeLowering {
   bool is_dynamic(std::string_view name) const {
     return std::find(dynamic_args_.begin(), dynamic_args_.end(), name) != dynamic_args_.end();
   }
+  // A computed argument: an int64 scalar (one size) or 1-D tensor (a list).
+  const std::string& dynamic_input(std::string_view name) const {
+    if (!is_dynamic(name)) fail("argument '" + std::string(name) + "' is not computed");
+    const auto k = static_cast<std::size_t>(std::find(dynamic_args_.begin(), dynamic_args_.end(), name) - dynamic_args_.begin());
+    const ir::ValueId id = node_.inputs.at(tensor_inputs_ + k);
+    if (id == ir::kNone) fail("argument '" + std::string(name) + "' is computed but its input is missing");
+    return input_name_(id);
+  }
   // A list of sizes as a 1-D int64 tensor: computed, or the attribute's numbers.
   std::string shape_input(std::string_view name) {
     if (is_dynamic(name)) return dynamic_input(name);
@@ -25185,12 +25193,6 @@ class NodeLowering {
   [[noreturn]] void fail(const std::string& cause) const { throw Error(cause, {.node = node_.name, .value = {}}); }
 
  private:
-  const std::string& dynamic_input(std::string_view name) const {
-    const auto k = static_cast<std::size_t>(std::find(dynamic_args_.begin(), dynamic_args_.end(), name) - dynamic_args_.begin());
-    const ir::ValueId id = node_.inputs.at(tensor_inputs_ + k);
-    if (id == ir::kNone) fail("argument '" + std::string(name) + "' is computed but its input is missing");
-    return input_name_(id);
-  }
   void refuse_dynamic(std::string_view name) const {
     if (is_dynamic(name))
       fail("argument '" + std::string(name) + "' is computed from a dynamic dimension: this converter needs it static");
@@ -25245,6 +25247,7 @@ class ConverterTable {
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 
@@ -25269,8 +25272,16 @@ inline void ones(NodeLowering& c) { filled_like(c, 1.0); }
 inline void full(NodeLowering& c) { filled_like(c, c.f("fill_value")); }
 inline void scalar_tensor(NodeLowering& c) { filled_like(c, c.f("s")); }
 
-// arange(end), arange(start, end), arange(start, end, step), in the traced dtype.
+// arange(end), arange(start, end), arange(start, end, step), in the traced dtype: a Range when a bound is
+// computed from a dynamic dimension.
 inline void arange(NodeLowering& c) {
+  if (c.is_dynamic("start") || c.is_dynamic("end") || c.is_dynamic("step")) {
+    const ElemType t = c.output_type();
+    auto bound = [&](std::string_view name, double otherwise) {
+      return c.is_dynamic(name) ? c.cast(c.dynamic_input(name), t) : c.constant(c.f(name, otherwise), t);
+    };
+    return c.result(c.g.op.Range(bound("start", 0.0), bound("end", 0.0), bound("step", 1.0)));
+  }
   const double start = c.f("start", 0.0), end = c.f("end"), step = c.f("step", 1.0);
   if (step == 0) c.fail("step is 0");
   const auto n = static_cast<int64_t>(std::max(0.0, std::ceil((end - start) / step)));

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "xexp/aten/converter_table.hpp"
@@ -32,8 +33,16 @@ inline void ones(NodeLowering& c) { filled_like(c, 1.0); }
 inline void full(NodeLowering& c) { filled_like(c, c.f("fill_value")); }
 inline void scalar_tensor(NodeLowering& c) { filled_like(c, c.f("s")); }
 
-// arange(end), arange(start, end), arange(start, end, step), in the traced dtype.
+// arange(end), arange(start, end), arange(start, end, step), in the traced dtype: a Range when a bound is
+// computed from a dynamic dimension.
 inline void arange(NodeLowering& c) {
+  if (c.is_dynamic("start") || c.is_dynamic("end") || c.is_dynamic("step")) {
+    const ElemType t = c.output_type();
+    auto bound = [&](std::string_view name, double otherwise) {
+      return c.is_dynamic(name) ? c.cast(c.dynamic_input(name), t) : c.constant(c.f(name, otherwise), t);
+    };
+    return c.result(c.g.op.Range(bound("start", 0.0), bound("end", 0.0), bound("step", 1.0)));
+  }
   const double start = c.f("start", 0.0), end = c.f("end"), step = c.f("step", 1.0);
   if (step == 0) c.fail("step is 0");
   const auto n = static_cast<int64_t>(std::max(0.0, std::ceil((end - start) / step)));

@@ -85,6 +85,14 @@ class NodeLowering {
   bool is_dynamic(std::string_view name) const {
     return std::find(dynamic_args_.begin(), dynamic_args_.end(), name) != dynamic_args_.end();
   }
+  // A computed argument: an int64 scalar (one size) or 1-D tensor (a list).
+  const std::string& dynamic_input(std::string_view name) const {
+    if (!is_dynamic(name)) fail("argument '" + std::string(name) + "' is not computed");
+    const auto k = static_cast<std::size_t>(std::find(dynamic_args_.begin(), dynamic_args_.end(), name) - dynamic_args_.begin());
+    const ir::ValueId id = node_.inputs.at(tensor_inputs_ + k);
+    if (id == ir::kNone) fail("argument '" + std::string(name) + "' is computed but its input is missing");
+    return input_name_(id);
+  }
   // A list of sizes as a 1-D int64 tensor: computed, or the attribute's numbers.
   std::string shape_input(std::string_view name) {
     if (is_dynamic(name)) return dynamic_input(name);
@@ -139,12 +147,6 @@ class NodeLowering {
   [[noreturn]] void fail(const std::string& cause) const { throw Error(cause, {.node = node_.name, .value = {}}); }
 
  private:
-  const std::string& dynamic_input(std::string_view name) const {
-    const auto k = static_cast<std::size_t>(std::find(dynamic_args_.begin(), dynamic_args_.end(), name) - dynamic_args_.begin());
-    const ir::ValueId id = node_.inputs.at(tensor_inputs_ + k);
-    if (id == ir::kNone) fail("argument '" + std::string(name) + "' is computed but its input is missing");
-    return input_name_(id);
-  }
   void refuse_dynamic(std::string_view name) const {
     if (is_dynamic(name))
       fail("argument '" + std::string(name) + "' is computed from a dynamic dimension: this converter needs it static");
