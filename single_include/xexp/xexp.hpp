@@ -25688,6 +25688,9 @@ inline void index(NodeLowering& c) {
     return c.result(c.g.op.Gather(c.input(0), c.cast(idx, ElemType::Int64), {{"axis", indexed[0]}}));
   }
   const std::size_t rank = c.input_rank(0), out_rank = c.output_shape().size();
+  if (static_cast<std::size_t>(indexed.back()) >= rank || out_rank + indexed.size() < rank)
+    c.fail(std::to_string(indexed.size()) + " index tensors for rank " + std::to_string(rank) + " give no output of rank " +
+           std::to_string(out_rank));
   const std::size_t broadcast_rank = out_rank + indexed.size() - rank;
   const bool adjacent = indexed.back() - indexed.front() + 1 == static_cast<int64_t>(indexed.size());
   const std::size_t first = adjacent ? static_cast<std::size_t>(indexed.front()) : 0;
@@ -26100,11 +26103,11 @@ inline void topk(NodeLowering& c) {
 inline void scaled_dot_product_attention(NodeLowering& c) {
   refuse_read_outputs(c, 1, "log-sum-exp");
   if (c.f("dropout_p", 0.0) != 0.0) c.fail("dropout_p is not 0: attention with dropout is not an inference graph");
-  if (c.i("enable_gqa", 0) && c.input_shape(0).at(c.input_rank(0) - 3) != c.input_shape(1).at(c.input_rank(1) - 3))
+  const std::size_t rank = c.input_rank(1);
+  if (rank < 2 || c.input_rank(0) < 2) c.fail("query and key need a rank of at least 2");
+  if (c.i("enable_gqa", 0) && (rank < 3 || c.input_rank(0) < 3 || c.input_shape(0)[c.input_rank(0) - 3] != c.input_shape(1)[rank - 3]))
     c.fail("enable_gqa with fewer key/value heads than query heads is not supported yet");
   const ElemType t = c.output_type();
-  const std::size_t rank = c.input_rank(1);
-  if (rank < 2) c.fail("key has rank " + std::to_string(rank));
   double scale = 0;
   if (c.has_attribute("scale")) {
     scale = c.f("scale");

@@ -245,11 +245,11 @@ inline void topk(NodeLowering& c) {
 inline void scaled_dot_product_attention(NodeLowering& c) {
   refuse_read_outputs(c, 1, "log-sum-exp");
   if (c.f("dropout_p", 0.0) != 0.0) c.fail("dropout_p is not 0: attention with dropout is not an inference graph");
-  if (c.i("enable_gqa", 0) && c.input_shape(0).at(c.input_rank(0) - 3) != c.input_shape(1).at(c.input_rank(1) - 3))
+  const std::size_t rank = c.input_rank(1);
+  if (rank < 2 || c.input_rank(0) < 2) c.fail("query and key need a rank of at least 2");
+  if (c.i("enable_gqa", 0) && (rank < 3 || c.input_rank(0) < 3 || c.input_shape(0)[c.input_rank(0) - 3] != c.input_shape(1)[rank - 3]))
     c.fail("enable_gqa with fewer key/value heads than query heads is not supported yet");
   const ElemType t = c.output_type();
-  const std::size_t rank = c.input_rank(1);
-  if (rank < 2) c.fail("key has rank " + std::to_string(rank));
   double scale = 0;
   if (c.has_attribute("scale")) {
     scale = c.f("scale");

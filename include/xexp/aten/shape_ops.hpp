@@ -110,6 +110,9 @@ inline void index(NodeLowering& c) {
     return c.result(c.g.op.Gather(c.input(0), c.cast(idx, ElemType::Int64), {{"axis", indexed[0]}}));
   }
   const std::size_t rank = c.input_rank(0), out_rank = c.output_shape().size();
+  if (static_cast<std::size_t>(indexed.back()) >= rank || out_rank + indexed.size() < rank)
+    c.fail(std::to_string(indexed.size()) + " index tensors for rank " + std::to_string(rank) + " give no output of rank " +
+           std::to_string(out_rank));
   const std::size_t broadcast_rank = out_rank + indexed.size() - rank;
   const bool adjacent = indexed.back() - indexed.front() + 1 == static_cast<int64_t>(indexed.size());
   const std::size_t first = adjacent ? static_cast<std::size_t>(indexed.front()) : 0;
