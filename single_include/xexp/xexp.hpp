@@ -25056,8 +25056,8 @@ inline void type_function_bodies(ir::Model& model) {
 // results against the trace.
 // A non-tensor argument the trace computed from a dynamic dimension (the `size` of a view) is no
 // attribute but an int64 input after the tensors, named in attribute `dynamic_args`: reading it as a
-// number (i, f, ints) fails naming it, and the converters that handle it read it with shape_input or
-// size_input.
+// number (i, f, ints) fails naming it, and the converters that handle it read it with shape_input,
+// size_input or dynamic_input.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
