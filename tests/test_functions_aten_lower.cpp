@@ -169,3 +169,39 @@ TEST(AtenLower, ALinearLayerMakeFxFlattenedTo2DIsOneProductOverTheLeadingAxes) {
   xexp::testing::expect_close(tools::run_model(lowered, {{"x", input}})[0],
                               xexp::testing::run_onnxruntime(path, {{"x", input}})[0].second, 1e-6, 1e-6);
 }
+
+// x.view(x.shape[0] * 2, 2) with a dynamic batch, as the capture writes it: the size as int64 scalars
+// (sym_size, sym_mul), the shape gathered by sym_list, given to view as an input named in dynamic_args.
+TEST(AtenLower, ASizeComputedFromADynamicDimensionIsComputedInTheGraph) {
+  AtenGraph a;
+  const ir::ValueId x = a.input("x", ElemType::Float, Shape{Dim::symbolic("batch"), 4});
+  const ir::ValueId size = a.call("sym_size", {x}, "sym_size", ElemType::Int64, Shape{}, {int_attr("dim", 0)});
+  const ir::ValueId twice = a.call("sym_mul", {size, ir::kNone}, "mul", ElemType::Int64, Shape{}, {int_attr("other", 2)});
+  const ir::ValueId shape = a.call("sym_list", {twice, ir::kNone}, "view_size", ElemType::Int64, Shape{2},
+                                   {ir::Attribute::make_ints(Symbol("values"), {0, 2})});
+  a.g.add_output(a.call("view", {x, shape}, "view", ElemType::Float, Shape{Dim(), 2},
+                        {ir::Attribute::make_strings(Symbol("dynamic_args"), {"size"})}));
+  const ir::Model lowered = aten::lower(a.model);
+  EXPECT_EQ(lowered.graph->value(lowered.graph->inputs()[0]).shape, (Shape{Dim::symbolic("batch"), 4}));
+  for (const int64_t batch : {1, 3}) {
+    std::vector<float> values(static_cast<std::size_t>(batch * 4));
+    for (std::size_t k = 0; k < values.size(); ++k) values[k] = static_cast<float>(k);
+    const std::vector<Tensor> out = tools::run_model(lowered, {{"x", Tensor::from<float>({batch, 4}, values)}});
+    EXPECT_EQ(out[0].dims(), (std::vector<int64_t>{2 * batch, 2}));
+    EXPECT_EQ(std::vector<float>(out[0].data<float>().begin(), out[0].data<float>().end()), values);
+  }
+}
+
+TEST(AtenLower, AConverterReadingAComputedArgumentAsANumberNamesIt) {
+  AtenGraph a;
+  const ir::ValueId x = a.input("x", ElemType::Float, Shape{Dim::symbolic("batch"), 4});
+  const ir::ValueId size = a.call("sym_size", {x}, "sym_size", ElemType::Int64, Shape{}, {int_attr("dim", 0)});
+  a.g.add_output(a.call("unsqueeze", {x, size}, "unsqueeze", ElemType::Float, Shape{Dim(), Dim(), Dim()},
+                        {ir::Attribute::make_strings(Symbol("dynamic_args"), {"dim"})}));
+  try {
+    aten::lower(a.model);
+    FAIL() << "lowered an unsqueeze along a computed dimension";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.cause(), "aten::unsqueeze: argument 'dim' is computed from a dynamic dimension: this converter needs it static");
+  }
+}

@@ -122,13 +122,16 @@ def to_onnx(model, args, kwargs=None, *, dynamic_shapes=None, export_modules_as_
             patterns=DEFAULT_PATTERNS, target_opset=18, filename=None, verbose=0, stats=False):
     """Exports a torch module to an onnx.ModelProto (experimental-experiment's to_onnx).
 
-    The model is traced in Python into an aten-level graph (torch.fx's make_fx over functionalize on
-    torch 1.13), written as an ONNX graph in domain "aten"; everything else is C++: one converter per
-    aten op lowers it to ONNX at `target_opset`, then the optimizer applies `patterns` (optimize=False
-    skips it). export_modules_as_functions: True makes every submodule a local function (domain
+    The model is traced in Python into an aten-level graph (torch.export.export on torch >= 2.2, torch.fx's
+    make_fx over functionalize on torch 1.13), written as an ONNX graph in domain "aten"; everything else
+    is C++: one converter per aten op lowers it to ONNX at `target_opset`, then the optimizer applies
+    `patterns` (optimize=False skips it). export_modules_as_functions: True makes every submodule a local function (domain
     aten_local_function; instances with the same class and body share one, weights are passed as
     inputs), an int only the modules that deep, a set of classes only the modules of those classes.
-    dynamic_shapes is refused on torch 1.13 (the graph would only work at the traced size). An op
+    dynamic_shapes: {argument name: {dimension: name}} (or a sequence by tensor argument; a name may be a
+    torch.export.Dim) makes those input dimensions symbolic dimensions of that name, and every size
+    computed from them is computed in the graph. Where the capture cannot keep a dimension symbolic
+    (torch 1.13's symbolic tracing is partial, see README.md), it raises xexp.Error. An op
     without a converter, an unsupported dtype or a trace torch cannot make raises one xexp.Error
     listing every cause; nothing is written then. filename: where to save the model too (its weights in
     a side file past protobuf's 2 GB, the returned proto then holding them in memory).

@@ -10,12 +10,26 @@ metadata_props as torch's dynamo exporter writes it (`pkg.torch.onnx.name_scopes
 creates (torch.tensor(...)) is a node `constant` (no aten op has that name) holding it as attribute
 `value`: initializers are the model's parameters and buffers only, which local functions take as inputs.
 
-Torch 1.13 (Debian 12's python3-torch) has no torch.export: the graph comes from make_fx over
-functionalize (which removes in-place ops), module paths from forward hooks."""
+Symbolic sizes (dynamic_shapes): a dimension named dynamic is a dim_param of that name on the graph
+inputs and wherever the trace gives a value exactly that size. A size the forward computes from it
+(`x.shape[0]`, `b * t`) is a node too, in int64 scalars: `sym_size` (attribute `dim`) reads a
+dimension of its input, `sym_add`, `sym_sub`, `sym_mul`, `sym_floordiv` compute from sizes (a Python
+number as attribute `self` or `other`, as for the aten ops), `sym_list` gathers sizes and numbers into
+a 1-D shape (attribute `values`, its inputs the sizes, empty where the number stands). An aten call
+given such a size for a non-tensor argument takes it as an extra input after its tensors, named in its
+attribute `dynamic_args` (`view` with `size` computed: inputs `self`, then the shape). A size that does
+not depend on a dynamic dimension is written as the number it is.
+
+The graph comes from `torch.export.export` (torch >= 2.2: `torch.export.Dim` and the graph signature's
+input_specs), then run_decompositions(), module paths from its nn_module_stack. Without it, as on torch
+1.13 (Debian 12's python3-torch), from make_fx over functionalize (which removes in-place ops), module
+paths from forward hooks; with dynamic_shapes, make_fx(tracing_mode="symbolic"), within what 1.13's
+symbolic tracing can do (see _make_fx)."""
 
 import contextlib
 import inspect
 import operator
+import re
 
 import onnx
 import onnx.numpy_helper
@@ -34,6 +48,10 @@ DTYPES = {torch.float32: onnx.TensorProto.FLOAT, torch.float64: onnx.TensorProto
           torch.int16: onnx.TensorProto.INT16, torch.int8: onnx.TensorProto.INT8,
           torch.uint8: onnx.TensorProto.UINT8, torch.bool: onnx.TensorProto.BOOL}
 
+# Python's operators on symbolic sizes, as the graph holds them, and the node each becomes.
+SIZE_OPERATORS = {operator.add: "sym_add", operator.sub: "sym_sub", operator.mul: "sym_mul",
+                  operator.floordiv: "sym_floordiv"}
+
 
 def _onnx_type(dtype, where):
     if dtype not in DTYPES:
@@ -42,8 +60,112 @@ def _onnx_type(dtype, where):
 
 
 def _qualified_class(module):
-    cls = type(module)
+    cls = module if isinstance(module, type) else type(module)
     return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _has_torch_export():
+    """torch.export as torch >= 2.2 has it: dynamic shapes by Dim, the graph signature's input_specs."""
+    export = getattr(torch, "export", None)
+    return export is not None and hasattr(export, "export") and hasattr(export, "Dim")
+
+
+class _Traced:
+    """What a capture hands to the writer: an FX graph of aten calls and how to read it."""
+
+    def __init__(self, graph, owner, placeholders, outputs, module_stack, sizes):
+        self.graph = graph                # torch.fx.Graph
+        self.owner = owner                # the module get_attr nodes read
+        self.placeholders = placeholders  # {placeholder node: (name, weight tensor or None for an input)}
+        self.outputs = outputs            # the model's outputs: FX nodes (or Python constants)
+        self.module_stack = module_stack  # node -> ((path, qualified class), ...), outermost first
+        self.sizes = sizes                # _Sizes
+
+
+def _sym_expr(size):
+    """The sympy expression of a symbolic size (torch 2's SymInt, 1.13's SymIntNode or PySymInt)."""
+    node = getattr(size, "node", None)
+    if node is not None and hasattr(node, "expr"):
+        return node.expr
+    if hasattr(size, "get_pyobj"):
+        return size.get_pyobj().expr
+    return size.expr
+
+
+class _Sizes:
+    """Reads the trace's sizes: a number, or an expression over the symbols of the dynamic dimensions."""
+
+    def __init__(self, names, replacements=None):
+        self.names = names                      # sympy symbol -> dimension name (the dynamic ones)
+        self.replacements = replacements or {}  # sympy symbol -> the expression the trace found it equal to
+
+    def resolve(self, size):
+        """An int, or the sympy expression of `size` over the dynamic symbols."""
+        return int(size) if isinstance(size, (int, bool)) else self.resolve_expr(_sym_expr(size))
+
+    def resolve_expr(self, expr):
+        for _ in range(len(self.replacements) + 1):  # replacements may refer to replaced symbols
+            replaced = expr.xreplace(self.replacements)
+            if replaced == expr:
+                break
+            expr = replaced
+        return int(expr) if expr.is_number else expr
+
+    def dim(self, size):
+        """What value_info holds for a dimension: its size, a dynamic dimension's name, or None (a size
+        computed from them, which the lowering infers)."""
+        resolved = self.resolve(size)
+        return resolved if isinstance(resolved, int) else self.names.get(resolved)
+
+
+def _dynamic_dims(dynamic_shapes, bound, named_inputs):
+    """{flat input name: {dimension: name}} from to_onnx's dynamic_shapes: a dict by the forward's
+    argument names or a sequence by position, each entry None, {dim: name} for a tensor (a name is a str
+    or a torch.export.Dim) or a sequence of those for a list of tensors."""
+    if not dynamic_shapes:
+        return {}
+    tensor_args = [name for name, value in bound.arguments.items() if isinstance(value, torch.Tensor) or (
+        isinstance(value, (list, tuple)) and value and all(isinstance(v, torch.Tensor) for v in value))]
+    if isinstance(dynamic_shapes, dict):
+        unknown = set(dynamic_shapes) - set(bound.arguments)
+        if unknown:
+            raise Error(f"dynamic_shapes names {sorted(unknown)}, which are not arguments given to the forward")
+        by_arg = dynamic_shapes
+    elif isinstance(dynamic_shapes, (list, tuple)):
+        if len(dynamic_shapes) > len(tensor_args):
+            raise Error(f"dynamic_shapes has {len(dynamic_shapes)} entries for {len(tensor_args)} tensor arguments")
+        by_arg = dict(zip(tensor_args, dynamic_shapes))
+    else:
+        raise Error(f"dynamic_shapes is a dict by argument name or a sequence, not {type(dynamic_shapes).__name__}")
+    shapes = {name: tensor for name, tensor in named_inputs}
+    dynamic = {}
+
+    def add(flat_name, spec):
+        if spec is None:
+            return
+        if not isinstance(spec, dict) or flat_name not in shapes:
+            raise Error(f"dynamic_shapes['{flat_name}'] must be {{dimension: name}} for a tensor argument")
+        rank = shapes[flat_name].dim()
+        dims = {}
+        for dim, name in spec.items():
+            if not isinstance(dim, int) or not -rank <= dim < rank:
+                raise Error(f"dynamic_shapes['{flat_name}']: {dim!r} is not a dimension of a rank-{rank} tensor")
+            name = getattr(name, "__name__", name)  # a torch.export.Dim
+            if not isinstance(name, str) or not name.isidentifier():
+                raise Error(f"dynamic_shapes['{flat_name}'][{dim}]: the name {name!r} is not an identifier")
+            dims[dim % rank] = name
+        dynamic[flat_name] = dims
+
+    for arg, spec in by_arg.items():
+        value = bound.arguments[arg]
+        if isinstance(value, (list, tuple)) and spec is not None:
+            if not isinstance(spec, (list, tuple)) or len(spec) != len(value):
+                raise Error(f"dynamic_shapes['{arg}'] must hold one entry per tensor of the list")
+            for k, item in enumerate(spec):
+                add(f"{arg}_{k}", item)
+        else:
+            add(arg, spec)
+    return dynamic
 
 
 def _pop_hook(stack):
@@ -96,12 +218,89 @@ def _flat_inputs(model, args, kwargs):
     return named, bound
 
 
-def _trace(model, args, kwargs):
-    from functorch import functionalize
-    from torch.fx.experimental.proxy_tensor import make_fx
+# ---- torch >= 2.2: torch.export ------------------------------------------------------------------------
+
+def _export_module_stack(node):
+    """torch.export's nn_module_stack ({key: (path, class or its name)}, the root first on some versions;
+    paths as `layers.0` or as dynamo's `L['self'].layers[0]`) as the capture's module stack."""
+    stack = []
+    for path, cls in (node.meta.get("nn_module_stack") or {}).values():
+        path = re.sub(r"\[(\d+)\]", r".\1", re.sub(r"^L\['self'\]\.?", "", path)).strip(".")
+        if path:
+            stack.append((path, cls if isinstance(cls, str) else _qualified_class(cls)))
+    return tuple(stack)
+
+
+def _export(model, bound, named_inputs, dynamic):
+    """The aten graph of torch.export.export(...).run_decompositions(), its dynamic dimensions named."""
+    from torch.export import Dim, export
+    from torch.export.graph_signature import InputKind, OutputKind, TensorArgument
+
+    dims = {}
+
+    def spec_of(flat_name):
+        declared = dynamic.get(flat_name)
+        return {d: dims.setdefault(n, Dim(n)) for d, n in declared.items()} if declared else None
+
+    spec = {}
+    for arg, value in bound.arguments.items():
+        if isinstance(value, torch.Tensor):
+            spec[arg] = spec_of(arg)
+        elif isinstance(value, (list, tuple)) and all(isinstance(v, torch.Tensor) for v in value):
+            spec[arg] = type(value)(spec_of(f"{arg}_{k}") for k in range(len(value)))
+        else:
+            spec[arg] = None
+    try:
+        # Arguments passed as the signature binds them, so that the user inputs come in named_inputs' order.
+        program = export(model, tuple(bound.args), dict(bound.kwargs), dynamic_shapes=spec if dims else None)
+        program = program.run_decompositions()
+    except Exception as e:  # data-dependent control flow, a dynamic dimension the model makes static, ...
+        raise Error(f"torch.export could not export the model: {type(e).__name__}: {e}") from None
+
+    nodes = {n.name: n for n in program.graph.nodes if n.op == "placeholder"}
+    # Lifted tensor constants and non-persistent buffers: `constants` (torch >= 2.3), `tensor_constants` (2.2).
+    constants = getattr(program, "constants", None) or getattr(program, "tensor_constants", None) or {}
+    placeholders = {}
+    user_inputs = iter(named_inputs)
+    for input_spec in program.graph_signature.input_specs:
+        node = nodes.get(getattr(input_spec.arg, "name", None))
+        if not isinstance(input_spec.arg, TensorArgument):
+            if node is not None and node.users:  # an int argument torch.export kept symbolic
+                raise Error(f"input '{node.name}' is not a tensor and the exported graph reads it")
+        elif input_spec.kind == InputKind.USER_INPUT:
+            placeholders[node] = (next(user_inputs)[0], None)
+        elif input_spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
+            tensor = program.state_dict.get(input_spec.target)
+            placeholders[node] = (input_spec.target, tensor if tensor is not None else constants[input_spec.target])
+        else:
+            raise Error(f"input '{node.name}' of kind {input_spec.kind.name} is not supported by xexp.to_onnx")
+
+    output_node = next(n for n in program.graph.nodes if n.op == "output")
+    results = torch.utils._pytree.tree_flatten(output_node.args[0])[0]
+    outputs = []
+    for output_spec, result in zip(program.graph_signature.output_specs, results):
+        if output_spec.kind != OutputKind.USER_OUTPUT:
+            raise Error(f"the exported program has an output of kind {output_spec.kind.name} "
+                        f"({output_spec.target}): the forward updates a buffer or input in place")
+        outputs.append(result)
+
+    names = {}
+    for node, (name, weight) in placeholders.items():
+        for d, dim_name in dynamic.get(name, {}).items() if weight is None else ():
+            size = node.meta["val"].shape[d]
+            if isinstance(size, int):
+                raise Error(f"torch.export made dynamic dimension '{dim_name}' (dimension {d} of '{name}') static: "
+                            f"{size}")
+            names[_sym_expr(size)] = dim_name
+    return _Traced(program.graph, program.graph_module, placeholders, outputs, _export_module_stack, _Sizes(names))
+
+
+# ---- torch 1.13: make_fx -------------------------------------------------------------------------------
+
+def _lift_weights(model, bound, named_inputs):
+    """(forward(*weights, *inputs) calling the model, weight names, weights by name)."""
     from torch.nn.utils import stateless
 
-    named_inputs, bound = _flat_inputs(model, args, kwargs)
     weights = dict(model.named_parameters())
     weights.update(model.named_buffers())
     weight_names = list(weights)
@@ -120,14 +319,217 @@ def _trace(model, args, kwargs):
         bound_call = inspect.BoundArguments(bound.signature, call_args)
         return stateless.functional_call(model, values, bound_call.args, bound_call.kwargs)
 
-    flat = [weights[n] for n in weight_names] + [t for _, t in named_inputs]
-    with torch.no_grad(), _module_stacks(model):
-        try:
-            graph_module = make_fx(functionalize(forward, remove="mutations"))(*flat)
-        except Exception as e:  # data-dependent control flow, an op the tracer cannot run
-            raise Error(f"torch could not trace the model: {type(e).__name__}: {e}") from None
-    return graph_module, weight_names, weights, input_names
+    return forward, weight_names, weights
 
+
+def _linear(x, weight, bias=None):
+    y = torch.matmul(x, weight.t())
+    return y if bias is None else y + bias
+
+
+def _static_size(x, dim, what):
+    size = x.shape[dim]
+    if not isinstance(size, int):
+        raise RuntimeError(f"{what} of a symbolic dimension ({size})")
+    return size
+
+
+def _split(x, split_size, dim=0):
+    size = _static_size(x, dim, "split")
+    return [torch.ops.aten.slice(x, dim, s, min(s + split_size, size)) for s in range(0, size, split_size)]
+
+
+def _chunk(x, chunks, dim=0):
+    return _split(x, -(-_static_size(x, dim, "chunk") // chunks), dim)
+
+
+def _unbind(x, dim=0):
+    aten = torch.ops.aten  # select has no symbolic kernel in torch 1.13: slices of one, squeezed
+    return [aten.squeeze(aten.slice(x, dim, k, k + 1), dim) for k in range(_static_size(x, dim, "unbind"))]
+
+
+def _getitem(tensor, index):
+    """Tensor.__getitem__ as aten calls (unsqueeze for None, select for a number, slice, one index call
+    for the tensors), as torch's C++ indexing applies them."""
+    index = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(i, torch.Tensor) and i.dtype == torch.bool for i in index):
+        raise RuntimeError("indexing by a boolean mask (a data-dependent shape)")
+    ellipsis = [k for k, i in enumerate(index) if i is Ellipsis]
+    if ellipsis:
+        fill = tensor.dim() - sum(1 for i in index if i is not None and i is not Ellipsis)
+        index = index[:ellipsis[0]] + (slice(None),) * fill + index[ellipsis[0] + 1:]
+    aten, dim, tensors = torch.ops.aten, 0, {}
+    for i in index:
+        if i is None:
+            tensor = aten.unsqueeze(tensor, dim)
+            dim += 1
+        elif isinstance(i, slice):
+            if any(b is not None for b in (i.start, i.stop, i.step)):  # not ==: a bound may be a symbolic size
+                # To the end is the size, which the slice's clamping compares with the size (not torch's
+                # sentinel 2**63-1, a comparison no size decides).
+                stop = tensor.shape[dim] if i.stop is None else i.stop
+                tensor = aten.slice(tensor, dim, 0 if i.start is None else i.start, stop, 1 if i.step is None else i.step)
+            dim += 1
+        elif isinstance(i, torch.Tensor):
+            tensors[dim] = i
+            dim += 1
+        elif isinstance(i, int):  # as _unbind does
+            tensor = aten.squeeze(aten.slice(tensor, dim, i, i + 1 if i != -1 else tensor.shape[dim]), dim)
+        else:
+            tensor = aten.select(tensor, dim, i)
+    return aten.index(tensor, [tensors.get(d) for d in range(max(tensors) + 1)]) if tensors else tensor
+
+
+@contextlib.contextmanager
+def _symbolic_kernels():
+    """Python kernels for what torch 1.13 runs in C++ reading concrete sizes, which its symbolic tracing
+    then runs instead: linear, split, chunk and unbind (which make_fx decomposes first; torch's own Python
+    kernels stay), and Tensor.__getitem__."""
+    key = torch._C.DispatchKey.CompositeImplicitAutograd
+    added = []
+    for op, kernel in ((torch.ops.aten.linear.default, _linear), (torch.ops.aten.split.Tensor, _split),
+                       (torch.ops.aten.chunk.default, _chunk), (torch.ops.aten.unbind.int, _unbind)):
+        if key not in op.py_kernels:
+            op.py_kernels[key] = kernel
+            added.append(op)
+    getitem = torch.Tensor.__getitem__
+    torch.Tensor.__getitem__ = _getitem
+    try:
+        yield
+    finally:
+        torch.Tensor.__getitem__ = getitem
+        for op in added:
+            del op.py_kernels[key]
+
+
+@contextlib.contextmanager
+def _symbolic_dims(declared):
+    """torch 1.13's make_fx(tracing_mode="symbolic") gives every size of every input but the parameters a
+    symbol, the same one to equal sizes (duck sizing): a static size would then be computed in the graph,
+    or tied to a dynamic one of the same traced size. While active, only the dimensions `declared`
+    ({id(tensor): dimensions}) of the tensors make_fx converts get one."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental import proxy_tensor
+
+    converting = [()]  # the declared dimensions of the tensor being converted, innermost last
+    from_tensor, base = FakeTensorMode.from_tensor, proxy_tensor.ShapeEnv
+
+    def from_declared_tensor(self, tensor, *args, **kwargs):
+        converting.append(declared.get(id(tensor), ()))
+        try:
+            return from_tensor(self, tensor, *args, **kwargs)
+        finally:
+            converting.pop()
+
+    class ShapeEnv(base):
+        def create_symint(self, name, val):
+            match = re.fullmatch(r"t\d+\.size\((\d+)\)", name)  # MetaConverter's names
+            if match:
+                return super().create_symint(name, val) if int(match[1]) in converting[-1] else val
+            # A stride or offset: a symbol of its own, which the trace's contiguity guards relate to the
+            # sizes (one shared with a size of the same value would fix that size).
+            shared = self.val_to_symint.pop(val, None)
+            try:
+                return super().create_symint(name, val)
+            finally:
+                if shared is None:
+                    self.val_to_symint.pop(val, None)
+                else:
+                    self.val_to_symint[val] = shared
+
+    FakeTensorMode.from_tensor, proxy_tensor.ShapeEnv = from_declared_tensor, ShapeEnv
+    try:
+        yield
+    finally:
+        FakeTensorMode.from_tensor, proxy_tensor.ShapeEnv = from_tensor, base
+
+
+def _symbolic_sizes(graph_module, placeholders, dynamic):
+    """The _Sizes of a make_fx(tracing_mode="symbolic") trace. torch 1.13 gives sizes 0 and 1 no symbol,
+    and a guard the trace records (x.shape[0] == 8) may fix a symbol: a dynamic dimension so traced would
+    export a graph bound to the traced size, and is refused."""
+    import sympy  # torch 1.13's symbolic shapes need it
+
+    env = graph_module.shape_env
+    names, places = {}, {}
+    for node, (name, weight) in placeholders.items():
+        for d, dim_name in (dynamic.get(name, {}).items() if weight is None else ()):
+            size, where = node.meta["val"].shape[d], f"dimension {d} of '{name}'"
+            if isinstance(size, int):
+                raise Error(f"dynamic dimension '{dim_name}' ({where}) was traced at size {size}, which torch "
+                            f"{torch.__version__} makes static: trace with a size of at least 2 there")
+            symbol = _sym_expr(size)
+            if names.get(symbol, dim_name) != dim_name:
+                raise Error(f"dynamic dimensions '{names[symbol]}' and '{dim_name}' were traced at the same size, which "
+                            f"torch {torch.__version__} gives one symbol: trace them with different sizes")
+            names[symbol], places[symbol] = dim_name, where
+    sizes = _Sizes(names, replacements=dict(env.replacements))
+    for symbol, dim_name in names.items():
+        fixed = sizes.resolve_expr(symbol)
+        if isinstance(fixed, int):
+            raise Error(f"the trace fixed dynamic dimension '{dim_name}' ({places[symbol]}) at {fixed}: the model only "
+                        "works at that size there")
+    # A comparison the trace made on dynamic sizes (x.shape[0] == 4 being False) holds the graph to one
+    # side of it. A guard on a size alone is its test for zero (torch's own checks), which sizes pass, one
+    # that a size is not 0 or 1 (broadcasting, contiguity) is what torch.export assumes of a dynamic
+    # dimension too, and one made computing a view's strides (as_strided's meta kernel, on the stack the
+    # guard records) decides nothing an ONNX graph, without strides, holds.
+    for guard, value, stack in env.guards:
+        if "as_strided" in stack:
+            continue
+        condition = sizes.resolve_expr(guard)
+        compares = getattr(condition, "is_Relational", False) or isinstance(condition, sympy.logic.boolalg.BooleanFunction)
+        not_0_or_1 = isinstance(condition, (sympy.Eq, sympy.Ne)) and bool(value) == isinstance(condition, sympy.Ne) \
+            and {condition.lhs, condition.rhs} & {0, 1}
+        if compares and not not_0_or_1 and condition.free_symbols & set(names):
+            readable = condition.xreplace({s: sympy.Symbol(n) for s, n in names.items()})
+            raise Error(f"the trace compared dynamic sizes, {readable} being {value} at the traced size: the exported "
+                        "graph would only hold where it still is")
+    return sizes
+
+
+def _make_fx(model, bound, named_inputs, dynamic):
+    """The aten graph of make_fx: over functionalize, or with dynamic dimensions, symbolic (torch 1.13's
+    functionalize runs composite ops in C++, which symbolic sizes fail; in-place ops stay, see _Writer)."""
+    from functorch import functionalize
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    forward, weight_names, weights = _lift_weights(model, bound, named_inputs)
+    flat = [weights[n] for n in weight_names] + [t for _, t in named_inputs]
+    symbolic = bool(dynamic)
+    declared = {id(tensor): set(dynamic[name]) for name, tensor in named_inputs if name in dynamic}
+    with contextlib.ExitStack() as context:
+        context.enter_context(torch.no_grad())
+        context.enter_context(_module_stacks(model))
+        if symbolic:
+            context.enter_context(_symbolic_dims(declared))
+            context.enter_context(_symbolic_kernels())
+        try:
+            if symbolic:
+                graph_module = make_fx(forward, tracing_mode="symbolic")(*flat)
+            else:
+                graph_module = make_fx(functionalize(forward, remove="mutations"))(*flat)
+        except Error:
+            raise
+        except Exception as e:  # data-dependent control flow, an op the tracer cannot run
+            cause = f"{type(e).__name__}: {e}"
+            if symbolic:
+                raise Error(f"torch {torch.__version__} could not trace the model with symbolic sizes (dynamic_shapes): "
+                            f"{cause}. Its symbolic tracing is partial (nn.MultiheadAttention, the LSTM and some "
+                            "convolution stacks fail): export without dynamic_shapes, or with torch >= 2.2 "
+                            "(torch.export)") from None
+            raise Error(f"torch could not trace the model: {cause}") from None
+    names = weight_names + [name for name, _ in named_inputs]
+    placeholders = {node: (name, weights.get(name) if k < len(weight_names) else None) for k, (node, name) in
+                    enumerate(zip((n for n in graph_module.graph.nodes if n.op == "placeholder"), names))}
+    output = next(n for n in graph_module.graph.nodes if n.op == "output")
+    outputs = torch.utils._pytree.tree_flatten(output.args[0])[0]
+    sizes = _symbolic_sizes(graph_module, placeholders, dynamic) if symbolic else _Sizes({})
+    return _Traced(graph_module.graph, graph_module, placeholders, outputs,
+                   lambda node: node.meta.get("xexp_module_stack", ()), sizes)
+
+
+# ---- the aten-domain ONNX graph ------------------------------------------------------------------------
 
 def _varint(n):
     out = bytearray()
@@ -152,25 +554,61 @@ def _python_list(items):
     return "[" + ", ".join(repr(i) for i in items) + "]"
 
 
-def _value_info(name, meta, where):
-    if meta is None:
-        return None
-    return onnx.helper.make_tensor_value_info(name, _onnx_type(meta.dtype, where), list(meta.shape))
-
-
 def _tensor_meta(node):
+    """The traced tensor of an FX node (dtype and shape), or None."""
+    value = node.meta.get("val")
+    if isinstance(value, torch.Tensor):
+        return value
     meta = node.meta.get("tensor_meta")
     return meta if meta is not None and hasattr(meta, "dtype") else None
 
 
+def _op_name(target):
+    """`addmm` for aten.addmm.default, `sym_size` for 1.13's packet aten.sym_size."""
+    schema = getattr(target, "_schema", None)
+    name = schema.name if schema is not None else getattr(target, "_qualified_op_name", str(target))
+    return name.split("::")[-1]
+
+
+def _is_size_node(node):
+    return node.op == "call_function" and (node.target in SIZE_OPERATORS or (
+        isinstance(node.target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)) and
+        _op_name(node.target) == "sym_size"))
+
+
+def _is_symbolic_number(value):
+    """A SymInt, SymFloat or SymBool the trace computed (not a tensor, not a Python number)."""
+    return value is not None and not isinstance(value, (torch.Tensor, int, float, bool, list, tuple))
+
+
+def _holds_node(value):
+    return isinstance(value, torch.fx.Node) or (isinstance(value, (list, tuple)) and
+                                                any(isinstance(v, torch.fx.Node) for v in value))
+
+
 class _Writer:
-    def __init__(self, root_class):
+    def __init__(self, root_class, traced):
         self.root_class = root_class
+        self.traced = traced
+        self.sizes = traced.sizes
         self.nodes = []
         self.initializers = []
         self.value_info = []
         self.names = {}  # FX node -> ONNX value name
+        self.size_values = {}  # FX node of a size that does not depend on a dynamic dimension -> the size
+        self.order = {node: k for k, node in enumerate(traced.graph.nodes)}
         self.unsupported = []
+
+    def value_info_of(self, name, meta, where):
+        if meta is None:
+            return None
+        return onnx.helper.make_tensor_value_info(name, _onnx_type(meta.dtype, where),
+                                                  [self.sizes.dim(d) for d in meta.shape])
+
+    def add_value_info(self, name, meta, node):
+        info = self.value_info_of(name, meta, f"node '{node.name}'")
+        if info is not None:
+            self.value_info.append(info)
 
     def attribute(self, name, value, where):
         if isinstance(value, bool):
@@ -190,10 +628,100 @@ class _Writer:
         self.unsupported.append(f"{where}: argument '{name}' = {value!r} ({type(value).__name__})")
         return None
 
+    def emit(self, op, inputs, outputs, name, node, attributes=()):
+        onnx_node = onnx.helper.make_node(op, inputs, outputs, name=name, domain=ATEN_DOMAIN)
+        onnx_node.attribute.extend(a for a in attributes if a is not None)
+        stack = self.traced.module_stack(node)
+        if stack:
+            _add_metadata(onnx_node, NAME_SCOPES_KEY, _python_list([""] + [p for p, _ in stack] + [node.name]))
+            _add_metadata(onnx_node, CLASS_HIERARCHY_KEY, _python_list(
+                [self.root_class] + [c for _, c in stack] + [str(node.target)]))
+        self.nodes.append(onnx_node)
+
+    def add_int64(self, name, dims):
+        self.value_info.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.INT64, dims))
+
+    # ---- sizes -----------------------------------------------------------------------------------------
+    def size(self, node):
+        """A size node: recorded as its number when no dynamic dimension enters it, else a node computing
+        it as an int64 scalar."""
+        resolved = self.sizes.resolve(node.meta["val"])
+        if isinstance(resolved, int):
+            self.size_values[node] = resolved
+            return
+        where = f"node '{node.name}'"
+        if node.target in SIZE_OPERATORS:
+            op, inputs, attributes = SIZE_OPERATORS[node.target], [], []
+            for arg_name, value in zip(("self", "other"), node.args):
+                value = self.size_values.get(value, value)
+                if isinstance(value, torch.fx.Node):
+                    inputs.append(self.names[value])
+                else:
+                    inputs.append("")
+                    attributes.append(self.attribute(arg_name, value, where))
+        else:
+            op, inputs = "sym_size", [self.names[node.args[0]]]
+            attributes = [self.attribute("dim", node.args[1], where)]
+        self.emit(op, inputs, [node.name], node.name, node, attributes)
+        self.names[node] = node.name
+        self.add_int64(node.name, [])
+
+    def dynamic_argument(self, value, node, arg_name):
+        """(name of the int64 value holding `value`, None), or (None, the numbers) when no dynamic
+        dimension enters it."""
+        if isinstance(value, torch.fx.Node):
+            return (None, self.size_values[value]) if value in self.size_values else (self.names[value], None)
+        items = [self.size_values.get(v, v) for v in value]
+        if not any(isinstance(v, torch.fx.Node) for v in items):
+            return None, list(items)
+        name = f"{node.name}_{arg_name}"
+        inputs = [self.names[v] if isinstance(v, torch.fx.Node) else "" for v in items]
+        values = [0 if isinstance(v, torch.fx.Node) else v for v in items]
+        self.emit("sym_list", inputs, [name], name, node, [onnx.helper.make_attribute("values", values)])
+        self.add_int64(name, [len(items)])
+        return name, None
+
+    # ---- aten calls ------------------------------------------------------------------------------------
+    def functional_name(self, node, where):
+        """The op an aten call is written as: itself, or for an in-place op the trace kept (symbolic
+        tracing runs without functionalize), its functional form when nothing reads the tensor it
+        updates afterwards, nor a view of that tensor."""
+        schema = node.target._schema
+        name = _op_name(node.target)
+        written = [k for k, a in enumerate(schema.arguments) if a.alias_info is not None and a.alias_info.is_write]
+        if not written:
+            return name
+        targets = [node.args[k] if k < len(node.args) else None for k in written]
+        read_after = any(self.read_after(t, node) for t in targets)
+        if not node.users and not read_after:
+            return name  # an update of the model's state no output reads: the lowering leaves it out
+        functional = name[:-1] if name.endswith("_") else None
+        target = targets[0]
+        if written == [0] and functional and hasattr(torch.ops.aten, functional) and not read_after and \
+                target.op != "placeholder" and not _is_view(target):
+            return functional
+        self.unsupported.append(f"{where}: updates its input in place, which the capture cannot remove")
+        return name
+
+    def read_after(self, tensor, node):
+        """Whether a node after `node` reads `tensor` or a view of it."""
+        aliases = [tensor]
+        while aliases:
+            tensor = aliases.pop()
+            if not isinstance(tensor, torch.fx.Node):
+                return True  # not a traced tensor: nothing tells
+            for user in tensor.users:
+                if user is not node and self.order[user] > self.order[node]:
+                    return True
+                if user is not node and _is_view(user):
+                    aliases.append(user)
+        return False
+
     def call(self, node):
         target = node.target
-        where = f"aten::{target._schema.name.split('::')[-1]} (node '{node.name}')"
+        where = f"aten::{_op_name(target)} (node '{node.name}')"
         schema = target._schema
+        op = self.functional_name(node, where)
         values = {}
         for k, arg in enumerate(schema.arguments):
             if k < len(node.args):
@@ -202,10 +730,12 @@ class _Writer:
                 values[arg.name] = node.kwargs[arg.name]
             elif arg.has_default_value():
                 values[arg.name] = arg.default_value
-        inputs, attributes = [], []
+        inputs, attributes, dynamic_inputs, dynamic_args = [], [], [], []
         for arg in schema.arguments:
             value = values.get(arg.name)
             type_text = str(arg.type)
+            if isinstance(value, torch.fx.Node) and value in self.size_values:
+                value = self.size_values[value]
             if type_text.startswith("Tensor") or type_text.startswith("Optional[Tensor]") or \
                     type_text.startswith("List[Tensor") or type_text.startswith("List[Optional[Tensor"):
                 if isinstance(value, torch.fx.Node):
@@ -215,41 +745,33 @@ class _Writer:
                 else:
                     inputs.append("")
                     if value is not None:
-                        attribute = self.attribute(arg.name, value, where)
-                        if attribute is not None:
-                            attributes.append(attribute)
+                        attributes.append(self.attribute(arg.name, value, where))
                 continue
             if value is None:
                 continue
-            if isinstance(value, torch.fx.Node) or (isinstance(value, (list, tuple)) and
-                                                    any(isinstance(v, torch.fx.Node) for v in value)):
-                self.unsupported.append(f"{where}: argument '{arg.name}' is computed at run time (a symbolic size)")
-                continue
-            attribute = self.attribute(arg.name, value, where)
-            if attribute is not None:
-                attributes.append(attribute)
-        outputs = self.outputs_of(node)
-        onnx_node = onnx.helper.make_node(schema.name.split("::")[-1], inputs, outputs, name=node.name,
-                                          domain=ATEN_DOMAIN)
-        onnx_node.attribute.extend(attributes)
-        stack = node.meta.get("xexp_module_stack", ())
-        if stack:
-            _add_metadata(onnx_node, NAME_SCOPES_KEY, _python_list([""] + [p for p, _ in stack] + [node.name]))
-            _add_metadata(onnx_node, CLASS_HIERARCHY_KEY, _python_list(
-                [self.root_class] + [c for _, c in stack] + [str(target)]))
-        self.nodes.append(onnx_node)
+            if _holds_node(value):
+                dynamic, value = self.dynamic_argument(value, node, arg.name)
+                if dynamic is not None:
+                    dynamic_inputs.append(dynamic)
+                    dynamic_args.append(arg.name)
+                    continue
+            attributes.append(self.attribute(arg.name, value, where))
+        if dynamic_args:
+            attributes.append(onnx.helper.make_attribute("dynamic_args", dynamic_args))
+        self.emit(op, inputs + dynamic_inputs, self.outputs_of(node), node.name, node, attributes)
 
     def outputs_of(self, node):
         """One output for a tensor result, else one per getitem reading it (unread ones get a name too)."""
-        if len(node.target._schema.returns) == 1 and str(node.target._schema.returns[0].type) == "Tensor":
+        returns = node.target._schema.returns
+        if len(returns) == 1 and str(returns[0].type) == "Tensor":
             self.names[node] = node.name
             self.add_value_info(node.name, _tensor_meta(node), node)
             return [node.name]
         readers = {u.args[1]: u for u in node.users if u.op == "call_function" and u.target is operator.getitem}
         if len(readers) != len(node.users):
-            self.unsupported.append(f"aten::{node.target._schema.name} (node '{node.name}'): its tuple result "
-                                    "is used whole")
-        count = max([len(node.target._schema.returns)] + [k + 1 for k in readers])
+            self.unsupported.append(f"aten::{_op_name(node.target)} (node '{node.name}'): its tuple result is used "
+                                    "whole")
+        count = max([len(returns)] + [k + 1 for k in readers])
         outputs = []
         for k in range(count):
             name = readers[k].name if k in readers else f"{node.name}__{k}"
@@ -259,57 +781,70 @@ class _Writer:
             outputs.append(name)
         return outputs
 
-    def add_value_info(self, name, meta, node):
-        info = _value_info(name, meta, f"node '{node.name}'")
-        if info is not None:
-            self.value_info.append(info)
+
+def _is_view(node):
+    """Whether an FX node's result aliases its input (an aten view)."""
+    schema = getattr(node.target, "_schema", None) if node.op == "call_function" else None
+    return schema is not None and bool(schema.returns) and schema.returns[0].alias_info is not None
 
 
-def capture(model, args, kwargs=None, dynamic_shapes=None):
-    """The model as an ONNX ModelProto in domain `aten` (see the module's docstring)."""
-    if dynamic_shapes:
-        # make_fx(tracing_mode="symbolic") traces on 1.13 but makes every dimension symbolic, and the
-        # converters read static shapes: refused rather than exported for the traced size only.
-        raise Error("dynamic_shapes is not supported yet by xexp.to_onnx (torch " + torch.__version__ + "): the "
-                    "exported graph would only work at the traced size")
-    graph_module, weight_names, weights, input_names = _trace(model, tuple(args), dict(kwargs or {}))
-    writer = _Writer(_qualified_class(model))
-    placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
+def _write(model, traced):
+    """The aten-domain ModelProto of a capture (see the module's docstring)."""
+    writer = _Writer(_qualified_class(model), traced)
     inputs = []
-    for k, (node, name) in enumerate(zip(placeholders, weight_names + input_names)):
+    for node, (name, weight) in traced.placeholders.items():
         writer.names[node] = name
-        if k < len(weight_names):
-            writer.initializers.append(_tensor_proto(weights[name], name, f"weight '{name}'"))
+        if weight is not None:
+            writer.initializers.append(_tensor_proto(weight, name, f"weight '{name}'"))
         else:
-            inputs.append(_value_info(name, _tensor_meta(node), f"input '{name}'"))
-    outputs = []
-    for node in graph_module.graph.nodes:
+            inputs.append(writer.value_info_of(name, _tensor_meta(node), f"input '{name}'"))
+    for node in traced.graph.nodes:
         if node.op == "get_attr":  # a tensor the forward created (torch.tensor(...))
+            tensor = getattr(traced.owner, node.target)
+            if not isinstance(tensor, torch.Tensor):  # the branches of torch.cond, say
+                writer.unsupported.append(f"node '{node.name}': reads {type(tensor).__name__} '{node.target}', not a tensor")
+                continue
             writer.names[node] = node.name
-            value = _tensor_proto(getattr(graph_module, node.target), "", f"constant '{node.name}'")
-            writer.nodes.append(onnx.helper.make_node("constant", [], [node.name], name=node.name, domain=ATEN_DOMAIN,
-                                                      value=value))
+            value = _tensor_proto(tensor, "", f"constant '{node.name}'")
+            writer.emit("constant", [], [node.name], node.name, node, [onnx.helper.make_attribute("value", value)])
             writer.add_value_info(node.name, _tensor_meta(node), node)
-        elif node.op == "call_function" and node.target is operator.getitem:
-            continue  # named by outputs_of
-        elif node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
+        elif node.op != "call_function" or node.target is operator.getitem:
+            continue  # placeholders and the output above, getitem named by outputs_of
+        elif _is_size_node(node):
+            writer.size(node)
+        elif _is_symbolic_number(node.meta.get("val")):
+            writer.unsupported.append(f"node '{node.name}': {node.target} computes a size xexp.to_onnx does not "
+                                      "compute yet (sym_size and +, -, *, // of sizes it does)")
+        elif isinstance(node.target, torch._ops.OpOverload):
+            if not node.users and not node.target._schema.returns:
+                continue  # an assertion torch.export leaves (_assert_scalar): nothing to compute
             writer.call(node)
-        elif node.op == "call_function":
+        else:
             writer.unsupported.append(f"node '{node.name}': {node.target} is not an aten operator")
-        elif node.op == "output":
-            results = torch.utils._pytree.tree_flatten(node.args[0])[0]
-            for k, result in enumerate(results):
-                if not isinstance(result, torch.fx.Node):
-                    raise Error(f"output {k} is a Python constant ({result!r}), not a tensor")
-                outputs.append((writer.names[result], _tensor_meta(result)))
+    outputs = []
+    for k, result in enumerate(traced.outputs):
+        if not isinstance(result, torch.fx.Node) or result not in writer.names:
+            raise Error(f"output {k} is not a tensor ({result!r})")
+        outputs.append((writer.names[result], _tensor_meta(result)))
     if writer.unsupported:
         raise Error("xexp.to_onnx cannot capture the model:\n  " + "\n  ".join(writer.unsupported))
     # Output k is read by name: the lowering names the ONNX model's outputs output_0, output_1, ...
-    graph_outputs = [_value_info(name, meta, f"output {k}") for k, (name, meta) in enumerate(outputs)]
+    graph_outputs = [writer.value_info_of(name, meta, f"output {k}") for k, (name, meta) in enumerate(outputs)]
     graph = onnx.helper.make_graph(writer.nodes, type(model).__name__, inputs, graph_outputs,
                                    writer.initializers, value_info=writer.value_info)
     return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid(ATEN_DOMAIN, 1)],
                                   producer_name="xexp.to_onnx", producer_version=torch.__version__)
+
+
+def capture(model, args, kwargs=None, dynamic_shapes=None):
+    """The model as an ONNX ModelProto in domain `aten` (see the module's docstring)."""
+    named_inputs, bound = _flat_inputs(model, tuple(args), dict(kwargs or {}))
+    dynamic = _dynamic_dims(dynamic_shapes, bound, named_inputs)
+    if _has_torch_export():
+        traced = _export(model, bound, named_inputs, dynamic)
+    else:
+        traced = _make_fx(model, bound, named_inputs, dynamic)
+    return _write(model, traced)
 
 
 def _tensor_proto(tensor, name, where):

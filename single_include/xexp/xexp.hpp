@@ -23507,7 +23507,10 @@ inline const bool registered = [] {
 // over a copy of the function body whose formal inputs carry the call's input types, shapes and
 // constants. The body itself is never annotated: one function serves calls of different shapes.
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 // ======== xexp/functions/inliner.hpp
 // The inliner: every call of a local function (a node whose domain and op type name a function of the
@@ -24150,14 +24153,54 @@ inline std::vector<std::string> infer_model_types(ir::Model& model, const NodeIn
 
 namespace xexp::functions {
 
-// What inference through calls may still do. Each call's body is copied and inferred again, so a function
-// calling another twice, forty levels deep, would be 2^40 nodes to infer; and each nested call costs
-// stack. Past either bound, a call's outputs are left untyped (types are a help, not a requirement).
+// What one call's body gave its outputs: what a second call with the same inputs gets without inferring.
+struct InferredCall {
+  struct Output {
+    ElemType elem = ElemType::Undefined;
+    std::optional<Shape> shape;
+    std::optional<Shape> content;
+  };
+  std::vector<Output> outputs;
+};
+
+// What inference through calls may still do, and what it already did. Each call's body is copied and
+// inferred, so a function calling another twice, forty levels deep, would be 2^40 bodies to infer:
+// calls whose inputs are the same as an earlier call's (types, shapes, constants, tracked contents) reuse
+// its outputs, which keeps such a model linear. Each nested call costs stack. Past the depth or the node
+// budget, a call's outputs are left untyped (types are a help, not a requirement).
 struct CallBudget {
   static constexpr int kMaxDepth = 64;
   int depth = 0;
   int64_t nodes_left = kDefaultMaxNodes;
+  std::unordered_map<std::string, InferredCall> inferred;
 };
+
+namespace detail {
+// The key of a call for CallBudget::inferred: the function, then each actual input's type, shape,
+// tracked content and constant bytes. No key (no reuse) when a constant's bytes cannot be read.
+inline std::optional<std::string> call_key(const ir::Graph& g, const ir::Node& n, const ir::Function& f,
+                                           const infer::InferState& state) {
+  std::string key = f.domain + '\n' + f.name;
+  for (ir::ValueId in : n.inputs) {
+    key += '\n';
+    if (in == ir::kNone) continue;
+    const ir::Value& v = g.value(in);
+    key += std::to_string(static_cast<int>(v.elem)) + (v.shape ? shape_str(*v.shape) : "*");
+    if (const Shape* content = state.value_shapes.find(in)) key += "=" + shape_str(*content);
+    const Tensor* t = state.constant_of(g, in);
+    if (!t) continue;
+    if (t->storage() && !t->storage()->available()) return std::nullopt;
+    key += "#" + std::to_string(static_cast<int>(t->type())) + shape_str(t->shape());
+    if (t->type() == ElemType::String) {
+      for (const std::string& s : t->string_data()) key += std::to_string(s.size()) + ":" + s;
+    } else {
+      const std::span<const std::byte> bytes = t->bytes();
+      key.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    }
+  }
+  return key;
+}
+}  // namespace detail
 
 inline void infer_graph_through_calls(ir::Graph& g, const FunctionIndex& functions, int64_t opset,
                                       infer::InferState& state, CallBudget& budget);
@@ -24167,6 +24210,18 @@ inline void infer_graph_through_calls(ir::Graph& g, const FunctionIndex& functio
 inline void infer_call(ir::Graph& g, ir::NodeId call, const ir::Function& f, const FunctionIndex& functions,
                        int64_t opset, infer::InferState& state, CallBudget& budget) {
   const ir::Node& n = g.node(call);
+  const std::optional<std::string> key = detail::call_key(g, n, f, state);
+  auto set_outputs = [&](const InferredCall& result) {
+    infer::InferContext context(g, call, opset, state);
+    for (std::size_t k = 0; k < std::min(n.outputs.size(), result.outputs.size()); ++k) {
+      const InferredCall::Output& out = result.outputs[k];
+      context.set_output(k, out.elem, out.shape);
+      if (out.content) context.set_value_shape(k, *out.content);
+    }
+  };
+  if (key) {
+    if (auto seen = budget.inferred.find(*key); seen != budget.inferred.end()) return set_outputs(seen->second);
+  }
   const auto nodes = static_cast<int64_t>(f.body->node_count());
   if (budget.depth >= CallBudget::kMaxDepth || nodes > budget.nodes_left) return;
   budget.nodes_left -= nodes;
@@ -24189,14 +24244,14 @@ inline void infer_call(ir::Graph& g, ir::NodeId call, const ir::Function& f, con
   --budget.depth;
   state.constraints = body_state.constraints;
 
-  infer::InferContext context(g, call, opset, state);
-  const std::size_t count = std::min(n.outputs.size(), body->outputs().size());
-  for (std::size_t k = 0; k < count; ++k) {
-    const ir::ValueId formal = body->outputs()[k];
+  InferredCall result;
+  for (ir::ValueId formal : body->outputs()) {
     const ir::Value& out = body->value(formal);
-    context.set_output(k, out.elem, out.shape);
-    if (const Shape* content = body_state.value_shapes.find(formal)) context.set_value_shape(k, *content);
+    const Shape* content = body_state.value_shapes.find(formal);
+    result.outputs.push_back({out.elem, out.shape, content ? std::optional<Shape>(*content) : std::nullopt});
   }
+  set_outputs(result);
+  if (key) budget.inferred.emplace(std::move(*key), std::move(result));
 }
 
 // infer::infer_graph, going through the bodies of calls to `functions`.
@@ -24999,6 +25054,11 @@ inline void type_function_bodies(ir::Model& model) {
 // and shape torch traced for each output, and the builder itself. A converter emits ONNX nodes with
 // `g.op.X(...)` and names each result with `result(k, name)`; the lowering (lower.hpp) checks the
 // results against the trace.
+// A non-tensor argument the trace computed from a dynamic dimension (the `size` of a view) is no
+// attribute but an int64 input after the tensors, named in attribute `dynamic_args`: reading it as a
+// number (i, f, ints) fails naming it, and the converters that handle it read it with shape_input,
+// size_input or dynamic_input.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -25019,7 +25079,11 @@ class NodeLowering {
   // `input_name(id)` gives the builder name of an aten value (adding an initializer on first use).
   NodeLowering(GraphBuilder& g, const ir::Graph& aten, const ir::Node& node,
                std::function<const std::string&(ir::ValueId)> input_name)
-      : g(g), aten_(aten), node_(node), input_name_(std::move(input_name)), results_(node.outputs.size()) {}
+      : g(g), aten_(aten), node_(node), input_name_(std::move(input_name)), results_(node.outputs.size()) {
+    if (const ir::Attribute* a = node.attribute(Symbol("dynamic_args"))) dynamic_args_ = a->strings;
+    if (dynamic_args_.size() > node.inputs.size()) fail("attribute 'dynamic_args' names more arguments than there are inputs");
+    tensor_inputs_ = node.inputs.size() - dynamic_args_.size();
+  }
 
   GraphBuilder& g;
 
@@ -25027,8 +25091,8 @@ class NodeLowering {
   const ir::Node& node() const { return node_; }
 
   // ---- inputs (tensor arguments of the schema, in order; a tensor list is one input per element) --
-  std::size_t input_count() const { return node_.inputs.size(); }
-  bool has_input(std::size_t k) const { return k < node_.inputs.size() && node_.inputs[k] != ir::kNone; }
+  std::size_t input_count() const { return tensor_inputs_; }
+  bool has_input(std::size_t k) const { return k < tensor_inputs_ && node_.inputs[k] != ir::kNone; }
   const std::string& input(std::size_t k) const {
     if (!has_input(k)) fail("input " + std::to_string(k) + " is missing");
     return input_name_(node_.inputs[k]);
@@ -25044,22 +25108,48 @@ class NodeLowering {
   }
 
   // ---- attributes (schema arguments that are not tensors) -----------------------------------------
-  bool has_attribute(std::string_view name) const { return node_.attribute(Symbol(name)) != nullptr; }
+  bool has_attribute(std::string_view name) const { return node_.attribute(Symbol(name)) != nullptr || is_dynamic(name); }
   int64_t i(std::string_view name, std::optional<int64_t> otherwise = std::nullopt) const {
+    refuse_dynamic(name);
     if (const ir::Attribute* a = node_.attribute(Symbol(name))) return a->type == ir::AttrType::Float ? static_cast<int64_t>(a->f) : a->i;
     if (!otherwise) fail("attribute '" + std::string(name) + "' is missing");
     return *otherwise;
   }
   double f(std::string_view name, std::optional<double> otherwise = std::nullopt) const {
+    refuse_dynamic(name);
     if (const ir::Attribute* a = node_.attribute(Symbol(name))) return a->type == ir::AttrType::Int ? static_cast<double>(a->i) : a->f;
     if (!otherwise) fail("attribute '" + std::string(name) + "' is missing");
     return *otherwise;
   }
   std::vector<int64_t> ints(std::string_view name, std::optional<std::vector<int64_t>> otherwise = std::nullopt) const {
+    refuse_dynamic(name);
     if (const ir::Attribute* a = node_.attribute(Symbol(name))) return a->type == ir::AttrType::Int ? std::vector<int64_t>{a->i} : a->ints;
     if (!otherwise) fail("attribute '" + std::string(name) + "' is missing");
     return *otherwise;
   }
+  // ---- arguments computed from dynamic dimensions ------------------------------------------------------
+  bool is_dynamic(std::string_view name) const {
+    return std::find(dynamic_args_.begin(), dynamic_args_.end(), name) != dynamic_args_.end();
+  }
+  // A computed argument: an int64 scalar (one size) or 1-D tensor (a list).
+  const std::string& dynamic_input(std::string_view name) const {
+    if (!is_dynamic(name)) fail("argument '" + std::string(name) + "' is not computed");
+    const auto k = static_cast<std::size_t>(std::find(dynamic_args_.begin(), dynamic_args_.end(), name) - dynamic_args_.begin());
+    const ir::ValueId id = node_.inputs.at(tensor_inputs_ + k);
+    if (id == ir::kNone) fail("argument '" + std::string(name) + "' is computed but its input is missing");
+    return input_name_(id);
+  }
+  // A list of sizes as a 1-D int64 tensor: computed, or the attribute's numbers.
+  std::string shape_input(std::string_view name) {
+    if (is_dynamic(name)) return dynamic_input(name);
+    return ints_constant(ints(name));
+  }
+  // One size as a 1-D int64 tensor of one element (Slice's starts, ends): computed, or the number.
+  std::string size_input(std::string_view name, std::optional<int64_t> otherwise = std::nullopt) {
+    if (is_dynamic(name)) return g.op.Unsqueeze(dynamic_input(name), std::vector<int64_t>{0});
+    return ints_constant({i(name, otherwise)});
+  }
+
   std::string s(std::string_view name, std::string otherwise) const {
     const ir::Attribute* a = node_.attribute(Symbol(name));
     return a ? a->s : otherwise;
@@ -25103,10 +25193,16 @@ class NodeLowering {
   [[noreturn]] void fail(const std::string& cause) const { throw Error(cause, {.node = node_.name, .value = {}}); }
 
  private:
+  void refuse_dynamic(std::string_view name) const {
+    if (is_dynamic(name))
+      fail("argument '" + std::string(name) + "' is computed from a dynamic dimension: this converter needs it static");
+  }
+
   std::vector<int64_t> static_dims(const Shape& shape, const char* what) const {
     std::vector<int64_t> dims;
     for (const Dim& d : shape) {
-      if (!d.is_static()) fail(std::string("the ") + what + " shape " + shape_str(shape) + " is not static");
+      if (!d.is_static())
+        fail(std::string("the ") + what + " shape " + shape_str(shape) + " is not static: this converter needs static sizes");
       dims.push_back(d.value());
     }
     return dims;
@@ -25116,6 +25212,8 @@ class NodeLowering {
   const ir::Node& node_;
   std::function<const std::string&(ir::ValueId)> input_name_;
   std::vector<std::string> results_;
+  std::vector<std::string> dynamic_args_;  // the arguments given as inputs after the tensors
+  std::size_t tensor_inputs_ = 0;
 };
 
 // One converter per aten op: reads the node through `c`, emits ONNX nodes, names the results.
@@ -25143,10 +25241,13 @@ class ConverterTable {
 // ======== xexp/aten/creation.hpp
 // Tensors created from sizes and numbers: arange, full, zeros, ones, empty and their *_like and new_*
 // forms. With the trace's static shapes they are constants: a ConstantOfShape (the optimizer folds it
-// where that pays) or, for arange, an initializer. `empty` reads as zeros.
+// where that pays) or, for arange, an initializer; a dynamic dimension gives a computed shape. `empty`
+// reads as zeros.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 
@@ -25154,18 +25255,33 @@ namespace xexp::aten {
 
 namespace detail {
 
+// The output's shape: the traced one when static, else a computed `size` or the shape of the tensor
+// a *_like op copies.
 inline void filled_like(NodeLowering& c, double value) {
-  const std::vector<int64_t> dims = c.static_output_shape();
   const Tensor one = filled(c.output_type(), {1}, value);
-  c.result(c.g.op.ConstantOfShape(std::vector<int64_t>(dims), {{"value", one}}));
+  const Shape& traced = c.output_shape();
+  const bool is_static = std::all_of(traced.begin(), traced.end(), [](const Dim& d) { return d.is_static(); });
+  std::string shape;
+  if (c.is_dynamic("size")) shape = c.shape_input("size");
+  else if (!is_static && c.op().ends_with("_like") && c.has_input(0)) shape = c.g.op.Shape(c.input(0));
+  else shape = c.ints_constant(c.static_output_shape());
+  c.result(c.g.op.ConstantOfShape(shape, {{"value", one}}));
 }
 inline void zeros(NodeLowering& c) { filled_like(c, 0.0); }
 inline void ones(NodeLowering& c) { filled_like(c, 1.0); }
 inline void full(NodeLowering& c) { filled_like(c, c.f("fill_value")); }
 inline void scalar_tensor(NodeLowering& c) { filled_like(c, c.f("s")); }
 
-// arange(end), arange(start, end), arange(start, end, step), in the traced dtype.
+// arange(end), arange(start, end), arange(start, end, step), in the traced dtype: a Range when a bound is
+// computed from a dynamic dimension.
 inline void arange(NodeLowering& c) {
+  if (c.is_dynamic("start") || c.is_dynamic("end") || c.is_dynamic("step")) {
+    const ElemType t = c.output_type();
+    auto bound = [&](std::string_view name, double otherwise) {
+      return c.is_dynamic(name) ? c.cast(c.dynamic_input(name), t) : c.constant(c.f(name, otherwise), t);
+    };
+    return c.result(c.g.op.Range(bound("start", 0.0), bound("end", 0.0), bound("step", 1.0)));
+  }
   const double start = c.f("start", 0.0), end = c.f("end"), step = c.f("step", 1.0);
   if (step == 0) c.fail("step is 0");
   const auto n = static_cast<int64_t>(std::max(0.0, std::ceil((end - start) / step)));
@@ -25455,10 +25571,303 @@ inline void add_elementwise_converters(ConverterTable& table) {
 }  // namespace xexp::aten
 // ======== xexp/aten/nn.hpp
 // Matrix products, convolutions, normalizations, pooling, softmax, embeddings and reductions.
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
+// ======== xexp/aten/shape_ops.hpp
+// The view family and the ops that pick, join or split tensors. Views become copies (ONNX has no
+// aliasing); ops that only change the storage (clone, contiguous, detach) give back their input.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+
+namespace xexp::aten {
+
+namespace detail {
+
+inline void same_values(NodeLowering& c) { c.result(c.input(0)); }
+inline void to_dtype(NodeLowering& c) { c.result(c.cast(c.input(0), c.output_type())); }
+
+// Whether `shape` is known to be `dims`.
+inline bool shape_is(const Shape& shape, const std::vector<int64_t>& dims) {
+  if (shape.size() != dims.size()) return false;
+  for (std::size_t k = 0; k < dims.size(); ++k)
+    if (shape[k] != Dim(dims[k])) return false;
+  return true;
+}
+
+// view, reshape, _unsafe_view, _reshape_alias: the `size` argument (-1 allowed, as Reshape reads it),
+// computed when it holds a dynamic dimension.
+inline void reshape(NodeLowering& c) {
+  if (c.is_dynamic("size")) return c.result(c.g.op.Reshape(c.input(0), c.shape_input("size")));
+  std::vector<int64_t> size = c.ints("size");
+  if (shape_is(c.input_shape(0), size)) return c.result(c.input(0));
+  c.result(c.g.op.Reshape(c.input(0), size));
+}
+inline void flatten(NodeLowering& c) { c.result(c.g.op.Reshape(c.input(0), c.static_output_shape())); }
+
+// expand: -1 keeps the dimension, which Expand's broadcasting does with 1 (a computed size: Where).
+inline void expand(NodeLowering& c) {
+  if (c.is_dynamic("size")) {
+    const std::string size = c.shape_input("size"), minus_one = c.ints_constant({-1}), one = c.ints_constant({1});
+    return c.result(c.g.op.Expand(c.input(0), c.g.op.Where(c.g.op.Equal(size, minus_one), one, size)));
+  }
+  std::vector<int64_t> size = c.ints("size");
+  for (int64_t& d : size)
+    if (d == -1) d = 1;
+  if (c.output_shape() == c.input_shape(0) && shape_is(c.input_shape(0), size)) return c.result(c.input(0));
+  c.result(c.g.op.Expand(c.input(0), size));
+}
+
+inline void transpose_with(NodeLowering& c, std::vector<int64_t> perm) {
+  bool identity = true;
+  for (std::size_t k = 0; k < perm.size(); ++k) identity = identity && perm[k] == static_cast<int64_t>(k);
+  c.result(identity ? c.input(0) : std::string(c.g.op.Transpose(c.input(0), {{"perm", perm}})));
+}
+inline std::vector<int64_t> identity_permutation(std::size_t rank) {
+  std::vector<int64_t> perm(rank);
+  for (std::size_t k = 0; k < rank; ++k) perm[k] = static_cast<int64_t>(k);
+  return perm;
+}
+inline void permute(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  std::vector<int64_t> perm = c.ints("dims");
+  for (int64_t& p : perm) p = normalize_axis(p, rank, "dim");
+  transpose_with(c, perm);
+}
+inline void transpose(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  std::vector<int64_t> perm = identity_permutation(rank);
+  if (rank > 0) std::swap(perm[c.axis("dim0", rank)], perm[c.axis("dim1", rank)]);
+  transpose_with(c, perm);
+}
+inline void t(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  transpose_with(c, rank == 2 ? std::vector<int64_t>{1, 0} : identity_permutation(rank));
+}
+
+// slice(dim, start, end, step), start and end computed or not; the whole dimension is the input itself.
+inline void slice(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  const int64_t dim = c.axis("dim", rank), step = c.i("step", 1);
+  constexpr int64_t kToTheEnd = std::numeric_limits<int64_t>::max();
+  if (!c.is_dynamic("start") && !c.is_dynamic("end")) {
+    const int64_t start = c.i("start", 0), end = c.i("end", kToTheEnd);
+    const Dim size = c.input_shape(0)[static_cast<std::size_t>(dim)];
+    if (start == 0 && step == 1 && size.is_static() && end >= size.value()) return c.result(c.input(0));
+  }
+  c.result(c.g.op.Slice(c.input(0), c.size_input("start", 0), c.size_input("end", kToTheEnd), std::vector<int64_t>{dim},
+                          std::vector<int64_t>{step}));
+}
+inline void select(NodeLowering& c) {
+  const int64_t dim = c.axis("dim", c.input_rank(0));
+  c.result(c.g.op.Gather(c.input(0), c.g.make_initializer("", Tensor::scalar<int64_t>(c.i("index"))), {{"axis", dim}}));
+}
+// index.Tensor(self, indices): one index tensor (the others None) is a Gather on its dimension. Several
+// are broadcast together and read by one GatherND over those dimensions moved to the front; torch puts
+// the broadcast dimensions where the indexed ones were when those are adjacent, first otherwise.
+inline void index(NodeLowering& c) {
+  std::vector<int64_t> indexed;
+  for (std::size_t k = 1; k < c.input_count(); ++k)
+    if (c.has_input(k)) {
+      if (c.g.get_type(c.input(k)) == ElemType::Bool) c.fail("boolean masks as index (data-dependent shapes) are not supported");
+      indexed.push_back(static_cast<int64_t>(k - 1));
+    }
+  if (indexed.empty()) c.fail("no index tensor is given");
+  if (indexed.size() == 1) {
+    const std::string& idx = c.input(static_cast<std::size_t>(indexed[0]) + 1);
+    return c.result(c.g.op.Gather(c.input(0), c.cast(idx, ElemType::Int64), {{"axis", indexed[0]}}));
+  }
+  const std::size_t rank = c.input_rank(0), out_rank = c.output_shape().size();
+  if (static_cast<std::size_t>(indexed.back()) >= rank || out_rank + indexed.size() < rank)
+    c.fail(std::to_string(indexed.size()) + " index tensors for rank " + std::to_string(rank) + " give no output of rank " +
+           std::to_string(out_rank));
+  const std::size_t broadcast_rank = out_rank + indexed.size() - rank;
+  const bool adjacent = indexed.back() - indexed.front() + 1 == static_cast<int64_t>(indexed.size());
+  const std::size_t first = adjacent ? static_cast<std::size_t>(indexed.front()) : 0;
+  const std::vector<int64_t> out = c.static_output_shape();
+  const std::vector<int64_t> broadcast(out.begin() + static_cast<std::ptrdiff_t>(first),
+                                       out.begin() + static_cast<std::ptrdiff_t>(first + broadcast_rank));
+  std::vector<Arg> coordinates;
+  for (int64_t d : indexed) {
+    const std::string idx = c.g.op.Expand(c.cast(c.input(static_cast<std::size_t>(d) + 1), ElemType::Int64), broadcast);
+    coordinates.emplace_back(c.g.op.Unsqueeze(idx, std::vector<int64_t>{-1}));
+  }
+  std::vector<int64_t> perm = indexed;  // the indexed dimensions first, the others in order
+  for (std::size_t d = 0; d < rank; ++d)
+    if (std::find(indexed.begin(), indexed.end(), static_cast<int64_t>(d)) == indexed.end()) perm.push_back(static_cast<int64_t>(d));
+  const std::string moved = c.g.op.Transpose(c.input(0), {{"perm", perm}});
+  std::string y = c.g.op.call("GatherND", {moved, c.g.op.Concat(coordinates, {{"axis", int64_t{-1}}})});
+  if (first > 0) {  // (broadcast..., before..., after...) -> (before..., broadcast..., after...)
+    std::vector<int64_t> back;
+    for (std::size_t k = 0; k < first; ++k) back.push_back(static_cast<int64_t>(broadcast_rank + k));
+    for (std::size_t k = 0; k < broadcast_rank; ++k) back.push_back(static_cast<int64_t>(k));
+    for (std::size_t k = first + broadcast_rank; k < out_rank; ++k) back.push_back(static_cast<int64_t>(k));
+    y = c.g.op.Transpose(y, {{"perm", back}});
+  }
+  c.result(y);
+}
+inline void gather(NodeLowering& c) {
+  c.result(c.g.op.GatherElements(c.input(0), c.input(1), {{"axis", c.axis("dim", c.input_rank(0))}}));
+}
+inline void cat(NodeLowering& c) {
+  std::vector<Arg> parts;
+  const ElemType t = c.output_type();
+  for (std::size_t k = 0; k < c.input_count(); ++k)
+    if (c.input_rank(k) != 1 || c.input_shape(k)[0] != Dim(0)) parts.push_back(c.cast(c.input(k), t));  // torch skips empty 1-D tensors
+  const int64_t dim = normalize_axis(c.i("dim", 0), c.output_shape().size(), "dim");
+  c.result(parts.size() == 1 ? parts[0].name() : std::string(c.g.op.Concat(parts, {{"axis", dim}})));
+}
+inline void stack(NodeLowering& c) {
+  const int64_t dim = normalize_axis(c.i("dim", 0), c.output_shape().size(), "dim");
+  std::vector<Arg> parts;
+  for (std::size_t k = 0; k < c.input_count(); ++k) parts.push_back(c.g.op.Unsqueeze(c.input(k), std::vector<int64_t>{dim}));
+  c.result(c.g.op.Concat(parts, {{"axis", dim}}));
+}
+// split(split_size) and split_with_sizes(split_sizes): the sizes of every piece, from the traced shapes.
+inline void split(NodeLowering& c) {
+  const int64_t dim = c.axis("dim", c.input_rank(0));
+  std::vector<int64_t> sizes;
+  for (std::size_t k = 0; k < c.output_count(); ++k) sizes.push_back(c.static_output_shape(k)[static_cast<std::size_t>(dim)]);
+  Outputs parts = c.g.op.Split(c.input(0), sizes, {{"axis", dim}}, {.output_count = static_cast<int>(sizes.size())});
+  for (std::size_t k = 0; k < sizes.size(); ++k) c.result(k, parts[k]);
+}
+// unbind(dim): every slice along `dim`, without that dimension.
+inline void unbind(NodeLowering& c) {
+  const int64_t dim = c.axis("dim", c.input_rank(0));
+  const auto n = static_cast<int>(c.output_count());
+  Outputs parts = c.g.op.Split(c.input(0), std::vector<int64_t>(c.output_count(), 1), {{"axis", dim}}, {.output_count = n});
+  for (std::size_t k = 0; k < c.output_count(); ++k)
+    if (c.output_read(k)) c.result(k, c.g.op.Squeeze(parts[k], std::vector<int64_t>{dim}));
+}
+// constant_pad_nd(self, pad, value): `pad` holds (begin, end) pairs from the last dimension backwards;
+// negative pads crop, as Pad's do.
+inline void constant_pad(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  const std::vector<int64_t> pad = c.ints("pad");
+  if (pad.size() % 2 != 0 || pad.size() / 2 > rank) c.fail("'pad' has " + std::to_string(pad.size()) + " values for rank " + std::to_string(rank));
+  std::vector<int64_t> pads(2 * rank, 0);
+  for (std::size_t k = 0; k < pad.size() / 2; ++k) {
+    pads[rank - 1 - k] = pad[2 * k];
+    pads[2 * rank - 1 - k] = pad[2 * k + 1];
+  }
+  c.result(c.g.op.Pad(c.input(0), pads, c.constant(c.f("value", 0.0), c.input_type(0))));
+}
+// repeat(self, repeats): Tile, the input first given the leading dimensions `repeats` adds.
+inline void repeat(NodeLowering& c) {
+  const std::vector<int64_t> repeats = c.ints("repeats");
+  std::vector<int64_t> dims = c.static_input_shape(0);
+  if (repeats.size() < dims.size()) c.fail("fewer repeats than dimensions");
+  std::string x = c.input(0);
+  if (repeats.size() > dims.size()) {
+    dims.insert(dims.begin(), repeats.size() - dims.size(), 1);
+    x = c.g.op.Reshape(x, dims);
+  }
+  c.result(c.g.op.Tile(x, repeats));
+}
+// flip(self, dims): a Slice walking each dimension backwards.
+inline void flip(NodeLowering& c) {
+  const std::size_t rank = c.input_rank(0);
+  std::vector<int64_t> axes = c.ints("dims");
+  for (int64_t& a : axes) a = normalize_axis(a, rank, "dim");
+  const std::vector<int64_t> starts(axes.size(), -1), steps(axes.size(), -1),
+      ends(axes.size(), std::numeric_limits<int64_t>::min());
+  c.result(c.g.op.Slice(c.input(0), starts, ends, axes, steps));
+}
+inline void unsqueeze(NodeLowering& c) {
+  c.result(c.g.op.Unsqueeze(c.input(0), std::vector<int64_t>{normalize_axis(c.i("dim"), c.input_rank(0) + 1, "dim")}));
+}
+// squeeze(dim or dims or nothing): only the dimensions of size 1 go.
+inline void squeeze(NodeLowering& c) {
+  const Shape& shape = c.input_shape(0);
+  std::vector<int64_t> dims;
+  if (c.has_attribute("dim")) dims = c.ints("dim");
+  else for (std::size_t k = 0; k < shape.size(); ++k) dims.push_back(static_cast<int64_t>(k));
+  std::vector<int64_t> axes;
+  for (int64_t d : dims) {
+    const int64_t axis = normalize_axis(d, shape.size(), "dim");
+    if (shape[static_cast<std::size_t>(axis)] == Dim(1)) axes.push_back(axis);
+  }
+  c.result(axes.empty() ? c.input(0) : std::string(c.g.op.Squeeze(c.input(0), axes)));
+}
+
+// ---- sizes: int64 scalars the capture writes for the sizes a forward computes from dynamic dimensions --
+// sym_size(self, dim): one dimension of the input.
+inline void sym_size(NodeLowering& c) {
+  const int64_t dim = c.axis("dim", c.input_rank(0));
+  c.result(c.g.op.Gather(c.g.op.Shape(c.input(0)), c.g.make_initializer("", Tensor::scalar<int64_t>(dim)), {{"axis", int64_t{0}}}));
+}
+// sym_add, sym_sub, sym_mul, sym_floordiv(self, other): sizes are not negative, so that floor division
+// is Div's truncation.
+template <const char* OnnxOp>
+void size_arithmetic(NodeLowering& c) {
+  c.result(c.g.op.call(OnnxOp, {c.operand(0, "self", ElemType::Int64), c.operand(1, "other", ElemType::Int64)}));
+}
+inline constexpr char kDiv[] = "Div";
+// sym_list(sizes..., values): a 1-D shape of numbers (`values`) and sizes (the inputs that are given).
+inline void sym_list(NodeLowering& c) {
+  const std::vector<int64_t> values = c.ints("values");
+  if (values.size() != c.input_count()) c.fail("attribute 'values' has " + std::to_string(values.size()) + " numbers for " + std::to_string(c.input_count()) + " inputs");
+  std::vector<Arg> parts;
+  std::vector<int64_t> numbers;
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    if (!c.has_input(k)) {
+      numbers.push_back(values[k]);
+      continue;
+    }
+    if (!numbers.empty()) parts.emplace_back(c.ints_constant(std::exchange(numbers, {})));
+    parts.emplace_back(c.g.op.Unsqueeze(c.cast(c.input(k), ElemType::Int64), std::vector<int64_t>{0}));
+  }
+  if (!numbers.empty()) parts.emplace_back(c.ints_constant(numbers));
+  c.result(parts.size() == 1 ? parts[0].name() : std::string(c.g.op.Concat(parts, {{"axis", int64_t{0}}})));
+}
+
+}  // namespace detail
+
+inline void add_shape_converters(ConverterTable& table) {
+  using namespace detail;
+  for (const char* op : {"clone", "detach", "alias", "lift_fresh_copy", "contiguous", "lift"}) table.add(op, same_values);
+  table.add("_to_copy", to_dtype);
+  for (const char* op : {"view", "reshape", "_unsafe_view", "_reshape_alias"}) table.add(op, reshape);
+  table.add("flatten", flatten);
+  table.add("expand", expand);
+  table.add("permute", permute);
+  table.add("transpose", transpose);
+  table.add("t", t);
+  table.add("slice", slice);
+  table.add("select", select);
+  table.add("index", index);
+  table.add("gather", gather);
+  table.add("cat", cat);
+  table.add("stack", stack);
+  table.add("split", split);
+  table.add("split_with_sizes", split);
+  table.add("unsafe_split", split);
+  table.add("unsafe_split_with_sizes", split);
+  table.add("unbind", unbind);
+  table.add("constant_pad_nd", constant_pad);
+  table.add("repeat", repeat);
+  table.add("flip", flip);
+  table.add("unsqueeze", unsqueeze);
+  table.add("squeeze", squeeze);
+  table.add("sym_size", sym_size);
+  table.add("sym_add", size_arithmetic<kAdd>);
+  table.add("sym_sub", size_arithmetic<kSub>);
+  table.add("sym_mul", size_arithmetic<kMul>);
+  table.add("sym_floordiv", size_arithmetic<kDiv>);
+  table.add("sym_list", sym_list);
+}
+
+}  // namespace xexp::aten
 
 namespace xexp::aten {
 
@@ -25538,7 +25947,9 @@ inline void batch_norm(NodeLowering& c) {
   if (c.i("training", 0)) c.fail("batch normalization in training mode: call model.eval() before exporting");
   refuse_read_outputs(c, 1, "batch statistics");
   if (!c.has_input(3) || !c.has_input(4)) c.fail("batch normalization without running statistics");
-  const std::vector<int64_t> channels = {c.static_input_shape(0).at(1)};
+  const Dim channel_dim = c.input_shape(0).at(1);
+  if (!channel_dim.is_static()) c.fail("the number of channels is not static");
+  const std::vector<int64_t> channels = {channel_dim.value()};
   c.result(c.g.op.BatchNormalization(c.input(0), tensor_or_filled(c, 1, channels, 1.0), tensor_or_filled(c, 2, channels, 0.0),
                                      c.input(3), c.input(4), {{"epsilon", c.f("eps", 1e-5)}}));
 }
@@ -25684,6 +26095,46 @@ inline void topk(NodeLowering& c) {
   c.result(1, out[1]);
 }
 
+// scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+// and its CPU kernel _scaled_dot_product_flash_attention_for_cpu (the same inputs; its second output,
+// the log-sum-exp, is for backward): softmax(q k^T * scale + mask) v, written out (ONNX's Attention
+// needs opset 23; the optimizer's attention rules fuse it). A boolean mask, and is_causal's lower
+// triangle, keep the scores where true.
+inline void scaled_dot_product_attention(NodeLowering& c) {
+  refuse_read_outputs(c, 1, "log-sum-exp");
+  if (c.f("dropout_p", 0.0) != 0.0) c.fail("dropout_p is not 0: attention with dropout is not an inference graph");
+  const std::size_t rank = c.input_rank(1);
+  if (rank < 2 || c.input_rank(0) < 2) c.fail("query and key need a rank of at least 2");
+  if (c.i("enable_gqa", 0) && (rank < 3 || c.input_rank(0) < 3 || c.input_shape(0)[c.input_rank(0) - 3] != c.input_shape(1)[rank - 3]))
+    c.fail("enable_gqa with fewer key/value heads than query heads is not supported yet");
+  const ElemType t = c.output_type();
+  double scale = 0;
+  if (c.has_attribute("scale")) {
+    scale = c.f("scale");
+  } else {
+    const Dim head = c.input_shape(0).back();
+    if (!head.is_static()) c.fail("the head size is not static (give `scale`)");
+    scale = 1.0 / std::sqrt(static_cast<double>(head.value()));
+  }
+  std::vector<int64_t> perm = identity_permutation(rank);
+  std::swap(perm[rank - 1], perm[rank - 2]);
+  const std::string key_t = c.g.op.Transpose(c.cast(c.input(1), t), {{"perm", perm}});
+  std::string scores = c.g.op.MatMul(c.g.op.Mul(c.cast(c.input(0), t), c.constant(scale, t)), key_t);
+  const std::string minus_inf = c.constant(-std::numeric_limits<double>::infinity(), t);
+  if (c.i("is_causal", 0)) {
+    const std::string rows = c.g.op.Shape(c.input(0), {{"start", int64_t{-2}}, {"end", int64_t{-1}}});
+    const std::string cols = c.g.op.Shape(c.input(1), {{"start", int64_t{-2}}, {"end", int64_t{-1}}});
+    const std::string ones = c.g.op.ConstantOfShape(c.g.op.Concat({rows, cols}, {{"axis", int64_t{0}}}),
+                                                    {{"value", filled(ElemType::Bool, {1}, 1.0)}});
+    scores = c.g.op.Where(c.g.op.Trilu(ones, Arg(), {{"upper", int64_t{0}}}), scores, minus_inf);
+  }
+  if (c.has_input(3)) {
+    if (c.input_type(3) == ElemType::Bool) scores = c.g.op.Where(c.input(3), scores, minus_inf);
+    else scores = c.g.op.Add(scores, c.cast(c.input(3), t));
+  }
+  c.result(0, c.g.op.MatMul(c.g.op.Softmax(scores, {{"axis", int64_t{-1}}}), c.cast(c.input(2), t)));
+}
+
 }  // namespace detail
 
 inline void add_nn_converters(ConverterTable& table) {
@@ -25723,209 +26174,8 @@ inline void add_nn_converters(ConverterTable& table) {
   table.add("tril", trilu);
   table.add("topk", topk);
   table.add("sort", topk);
-}
-
-}  // namespace xexp::aten
-// ======== xexp/aten/shape_ops.hpp
-// The view family and the ops that pick, join or split tensors. Views become copies (ONNX has no
-// aliasing); ops that only change the storage (clone, contiguous, detach) give back their input.
-#include <cstdint>
-#include <limits>
-#include <string>
-#include <vector>
-
-
-namespace xexp::aten {
-
-namespace detail {
-
-inline void same_values(NodeLowering& c) { c.result(c.input(0)); }
-inline void to_dtype(NodeLowering& c) { c.result(c.cast(c.input(0), c.output_type())); }
-
-// view, reshape, _unsafe_view, _reshape_alias: the `size` argument (-1 allowed, as Reshape reads it).
-inline void reshape(NodeLowering& c) {
-  std::vector<int64_t> size = c.ints("size", c.static_output_shape());
-  if (size == c.static_input_shape(0)) return c.result(c.input(0));
-  c.result(c.g.op.Reshape(c.input(0), size));
-}
-inline void flatten(NodeLowering& c) { c.result(c.g.op.Reshape(c.input(0), c.static_output_shape())); }
-
-// expand: -1 keeps the dimension, which Expand's broadcasting does with 1.
-inline void expand(NodeLowering& c) {
-  std::vector<int64_t> size = c.ints("size");
-  for (int64_t& d : size)
-    if (d == -1) d = 1;
-  if (c.static_output_shape() == c.static_input_shape(0)) return c.result(c.input(0));
-  c.result(c.g.op.Expand(c.input(0), size));
-}
-
-inline void transpose_with(NodeLowering& c, std::vector<int64_t> perm) {
-  bool identity = true;
-  for (std::size_t k = 0; k < perm.size(); ++k) identity = identity && perm[k] == static_cast<int64_t>(k);
-  c.result(identity ? c.input(0) : std::string(c.g.op.Transpose(c.input(0), {{"perm", perm}})));
-}
-inline std::vector<int64_t> identity_permutation(std::size_t rank) {
-  std::vector<int64_t> perm(rank);
-  for (std::size_t k = 0; k < rank; ++k) perm[k] = static_cast<int64_t>(k);
-  return perm;
-}
-inline void permute(NodeLowering& c) {
-  const std::size_t rank = c.input_rank(0);
-  std::vector<int64_t> perm = c.ints("dims");
-  for (int64_t& p : perm) p = normalize_axis(p, rank, "dim");
-  transpose_with(c, perm);
-}
-inline void transpose(NodeLowering& c) {
-  const std::size_t rank = c.input_rank(0);
-  std::vector<int64_t> perm = identity_permutation(rank);
-  if (rank > 0) std::swap(perm[c.axis("dim0", rank)], perm[c.axis("dim1", rank)]);
-  transpose_with(c, perm);
-}
-inline void t(NodeLowering& c) {
-  const std::size_t rank = c.input_rank(0);
-  transpose_with(c, rank == 2 ? std::vector<int64_t>{1, 0} : identity_permutation(rank));
-}
-
-// slice(dim, start, end, step); the whole dimension is the input itself.
-inline void slice(NodeLowering& c) {
-  const std::size_t rank = c.input_rank(0);
-  const int64_t dim = c.axis("dim", rank);
-  const int64_t start = c.i("start", 0), step = c.i("step", 1);
-  const int64_t end = c.i("end", std::numeric_limits<int64_t>::max());
-  const Dim size = c.input_shape(0)[static_cast<std::size_t>(dim)];
-  if (start == 0 && step == 1 && size.is_static() && end >= size.value()) return c.result(c.input(0));
-  c.result(c.g.op.Slice(c.input(0), std::vector<int64_t>{start}, std::vector<int64_t>{end}, std::vector<int64_t>{dim},
-                          std::vector<int64_t>{step}));
-}
-inline void select(NodeLowering& c) {
-  const int64_t dim = c.axis("dim", c.input_rank(0));
-  c.result(c.g.op.Gather(c.input(0), c.g.make_initializer("", Tensor::scalar<int64_t>(c.i("index"))), {{"axis", dim}}));
-}
-// index.Tensor(self, indices): one index tensor (the others None) is a Gather on its dimension.
-inline void index(NodeLowering& c) {
-  std::size_t dim = 0, given = 0;
-  for (std::size_t k = 1; k < c.input_count(); ++k)
-    if (c.has_input(k)) {
-      dim = k - 1;
-      ++given;
-    }
-  if (given != 1) c.fail("only one index tensor is supported yet, got " + std::to_string(given));
-  const std::string& idx = c.input(dim + 1);
-  if (c.g.get_type(idx) == ElemType::Bool) c.fail("boolean masks as index (data-dependent shapes) are not supported");
-  c.result(c.g.op.Gather(c.input(0), c.cast(idx, ElemType::Int64), {{"axis", static_cast<int64_t>(dim)}}));
-}
-inline void gather(NodeLowering& c) {
-  c.result(c.g.op.GatherElements(c.input(0), c.input(1), {{"axis", c.axis("dim", c.input_rank(0))}}));
-}
-inline void cat(NodeLowering& c) {
-  std::vector<Arg> parts;
-  const ElemType t = c.output_type();
-  for (std::size_t k = 0; k < c.input_count(); ++k)
-    if (c.input_rank(k) != 1 || c.input_shape(k)[0] != Dim(0)) parts.push_back(c.cast(c.input(k), t));  // torch skips empty 1-D tensors
-  const int64_t dim = normalize_axis(c.i("dim", 0), c.output_shape().size(), "dim");
-  c.result(parts.size() == 1 ? parts[0].name() : std::string(c.g.op.Concat(parts, {{"axis", dim}})));
-}
-inline void stack(NodeLowering& c) {
-  const int64_t dim = normalize_axis(c.i("dim", 0), c.output_shape().size(), "dim");
-  std::vector<Arg> parts;
-  for (std::size_t k = 0; k < c.input_count(); ++k) parts.push_back(c.g.op.Unsqueeze(c.input(k), std::vector<int64_t>{dim}));
-  c.result(c.g.op.Concat(parts, {{"axis", dim}}));
-}
-// split(split_size) and split_with_sizes(split_sizes): the sizes of every piece, from the traced shapes.
-inline void split(NodeLowering& c) {
-  const int64_t dim = c.axis("dim", c.input_rank(0));
-  std::vector<int64_t> sizes;
-  for (std::size_t k = 0; k < c.output_count(); ++k) sizes.push_back(c.static_output_shape(k)[static_cast<std::size_t>(dim)]);
-  Outputs parts = c.g.op.Split(c.input(0), sizes, {{"axis", dim}}, {.output_count = static_cast<int>(sizes.size())});
-  for (std::size_t k = 0; k < sizes.size(); ++k) c.result(k, parts[k]);
-}
-// unbind(dim): every slice along `dim`, without that dimension.
-inline void unbind(NodeLowering& c) {
-  const int64_t dim = c.axis("dim", c.input_rank(0));
-  const auto n = static_cast<int>(c.output_count());
-  Outputs parts = c.g.op.Split(c.input(0), std::vector<int64_t>(c.output_count(), 1), {{"axis", dim}}, {.output_count = n});
-  for (std::size_t k = 0; k < c.output_count(); ++k)
-    if (c.output_read(k)) c.result(k, c.g.op.Squeeze(parts[k], std::vector<int64_t>{dim}));
-}
-// constant_pad_nd(self, pad, value): `pad` holds (begin, end) pairs from the last dimension backwards;
-// negative pads crop, as Pad's do.
-inline void constant_pad(NodeLowering& c) {
-  const std::size_t rank = c.input_rank(0);
-  const std::vector<int64_t> pad = c.ints("pad");
-  if (pad.size() % 2 != 0 || pad.size() / 2 > rank) c.fail("'pad' has " + std::to_string(pad.size()) + " values for rank " + std::to_string(rank));
-  std::vector<int64_t> pads(2 * rank, 0);
-  for (std::size_t k = 0; k < pad.size() / 2; ++k) {
-    pads[rank - 1 - k] = pad[2 * k];
-    pads[2 * rank - 1 - k] = pad[2 * k + 1];
-  }
-  c.result(c.g.op.Pad(c.input(0), pads, c.constant(c.f("value", 0.0), c.input_type(0))));
-}
-// repeat(self, repeats): Tile, the input first given the leading dimensions `repeats` adds.
-inline void repeat(NodeLowering& c) {
-  const std::vector<int64_t> repeats = c.ints("repeats");
-  std::vector<int64_t> dims = c.static_input_shape(0);
-  if (repeats.size() < dims.size()) c.fail("fewer repeats than dimensions");
-  std::string x = c.input(0);
-  if (repeats.size() > dims.size()) {
-    dims.insert(dims.begin(), repeats.size() - dims.size(), 1);
-    x = c.g.op.Reshape(x, dims);
-  }
-  c.result(c.g.op.Tile(x, repeats));
-}
-// flip(self, dims): a Slice walking each dimension backwards.
-inline void flip(NodeLowering& c) {
-  const std::size_t rank = c.input_rank(0);
-  std::vector<int64_t> axes = c.ints("dims");
-  for (int64_t& a : axes) a = normalize_axis(a, rank, "dim");
-  const std::vector<int64_t> starts(axes.size(), -1), steps(axes.size(), -1),
-      ends(axes.size(), std::numeric_limits<int64_t>::min());
-  c.result(c.g.op.Slice(c.input(0), starts, ends, axes, steps));
-}
-inline void unsqueeze(NodeLowering& c) {
-  c.result(c.g.op.Unsqueeze(c.input(0), std::vector<int64_t>{normalize_axis(c.i("dim"), c.input_rank(0) + 1, "dim")}));
-}
-// squeeze(dim or dims or nothing): only the dimensions of size 1 go.
-inline void squeeze(NodeLowering& c) {
-  const Shape& shape = c.input_shape(0);
-  std::vector<int64_t> dims;
-  if (c.has_attribute("dim")) dims = c.ints("dim");
-  else for (std::size_t k = 0; k < shape.size(); ++k) dims.push_back(static_cast<int64_t>(k));
-  std::vector<int64_t> axes;
-  for (int64_t d : dims) {
-    const int64_t axis = normalize_axis(d, shape.size(), "dim");
-    if (shape[static_cast<std::size_t>(axis)] == Dim(1)) axes.push_back(axis);
-  }
-  c.result(axes.empty() ? c.input(0) : std::string(c.g.op.Squeeze(c.input(0), axes)));
-}
-
-}  // namespace detail
-
-inline void add_shape_converters(ConverterTable& table) {
-  using namespace detail;
-  for (const char* op : {"clone", "detach", "alias", "lift_fresh_copy", "contiguous", "lift"}) table.add(op, same_values);
-  table.add("_to_copy", to_dtype);
-  for (const char* op : {"view", "reshape", "_unsafe_view", "_reshape_alias"}) table.add(op, reshape);
-  table.add("flatten", flatten);
-  table.add("expand", expand);
-  table.add("permute", permute);
-  table.add("transpose", transpose);
-  table.add("t", t);
-  table.add("slice", slice);
-  table.add("select", select);
-  table.add("index", index);
-  table.add("gather", gather);
-  table.add("cat", cat);
-  table.add("stack", stack);
-  table.add("split", split);
-  table.add("split_with_sizes", split);
-  table.add("unsafe_split", split);
-  table.add("unsafe_split_with_sizes", split);
-  table.add("unbind", unbind);
-  table.add("constant_pad_nd", constant_pad);
-  table.add("repeat", repeat);
-  table.add("flip", flip);
-  table.add("unsqueeze", unsqueeze);
-  table.add("squeeze", squeeze);
+  table.add("scaled_dot_product_attention", scaled_dot_product_attention);
+  table.add("_scaled_dot_product_flash_attention_for_cpu", scaled_dot_product_attention);
 }
 
 }  // namespace xexp::aten

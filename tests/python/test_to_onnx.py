@@ -170,8 +170,10 @@ def test_bad_input_raises_xexp_error():
     cnn, args = torch_models.small_cnn()
     with pytest.raises(xexp.Error, match="training mode"):
         xexp.to_onnx(cnn.train(), args)
-    with pytest.raises(xexp.Error, match="dynamic_shapes"):
-        xexp.to_onnx(*torch_models.mlp(), dynamic_shapes={"x": {0: "batch"}})
+    with pytest.raises(xexp.Error, match=r"dynamic_shapes names \['y'\], which are not arguments"):
+        xexp.to_onnx(*torch_models.mlp(), dynamic_shapes={"y": {0: "batch"}})
+    with pytest.raises(xexp.Error, match="is not a dimension of a rank-2 tensor"):
+        xexp.to_onnx(*torch_models.mlp(), dynamic_shapes={"x": {2: "batch"}})
 
     class DataDependent(torch.nn.Module):
         def forward(self, x):
@@ -241,3 +243,187 @@ def test_each_converter_of_the_op_zoo_gives_torchs_outputs(tmp_path):
     assert histogram(upsample_onnx)["Resize"] == 1
     assert_outputs_match(zoo_onnx, args, torch_outputs(zoo, args), tmp_path / "zoo")
     assert_outputs_match(upsample_onnx, args, torch_outputs(upsample, args), tmp_path / "upsample")
+
+
+class DynamicAttention(torch.nn.Module):
+    """Self-attention whose views and expands take the batch and sequence sizes from the input."""
+
+    def __init__(self, dim=16, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.norm = torch.nn.LayerNorm(dim)
+        self.qkv = torch.nn.Linear(dim, 3 * dim)
+        self.proj = torch.nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(self.norm(x)).split(c, dim=2)
+        q, k, v = (y.view(b, t, self.heads, c // self.heads).transpose(1, 2) for y in (q, k, v))
+        scores = (q @ k.transpose(-1, -2)) * (c // self.heads) ** -0.5
+        y = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, t, c)
+        return x + self.proj(y), torch.zeros_like(y).sum(-1)
+
+
+def dynamic_attention():
+    torch.manual_seed(0)
+    return DynamicAttention().eval(), (torch.randn(3, 7, 16),)
+
+
+class Indexing(torch.nn.Module):
+    """Tensor indexing, which torch 1.13 runs in C++ on concrete sizes (the capture in aten calls)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("idx", torch.tensor([2, 0]))
+
+    def forward(self, x):
+        return x[..., 1:, None, -1] * x[:, :1, None, 0], x[-1], x[:, self.idx], x[1:, :, ::2]
+
+
+def indexing():
+    torch.manual_seed(0)
+    return Indexing(), (torch.randn(3, 4, 5),)
+
+
+def dims(value_info):
+    return [d.dim_param or d.dim_value for d in value_info.type.tensor_type.shape.dim]
+
+
+# (factory, dynamic_shapes, the input shapes to run at besides the traced one, the graph's input dims)
+DYNAMIC = {"mlp": (torch_models.mlp, {"x": {0: "batch"}}, [(1, 10), (9, 10)], ["batch", 10]),
+           "small_cnn": (torch_models.small_cnn, [{0: "batch"}], [(1, 3, 16, 16), (5, 3, 16, 16)],
+                         ["batch", 3, 16, 16]),
+           "attention": (dynamic_attention, {"x": {0: "batch", 1: "seq"}}, [(2, 5, 16), (4, 11, 16)],
+                         ["batch", "seq", 16]),
+           "gpt2": (torch_models.gpt2, {"input_ids": {0: "batch"}}, [(1, 12), (3, 12)], ["batch", 12]),
+           "llama": (torch_models.llama, {"input_ids": {0: "batch", 1: "seq"}}, [(1, 4), (3, 13)],
+                     ["batch", "seq"]),
+           "vit": (torch_models.vit, [{0: "batch"}], [(1, 3, 16, 16), (3, 3, 16, 16)], ["batch", 3, 16, 16]),
+           "indexing": (indexing, [{0: "batch"}], [(2, 4, 5), (6, 4, 5)], ["batch", 4, 5])}
+
+
+@pytest.mark.parametrize("name", sorted(DYNAMIC))
+@pytest.mark.parametrize("optimize", [False, True])
+def test_dynamic_shapes_export_once_and_run_at_other_sizes(name, optimize, tmp_path):
+    factory, dynamic_shapes, shapes, input_dims = DYNAMIC[name]
+    model, args = factory()
+    onx = xexp.to_onnx(model, args, dynamic_shapes=dynamic_shapes, optimize=optimize)
+    assert dims(onx.graph.input[0]) == input_dims
+    assert dims(onx.graph.output[0])[0] == "batch"
+    if name == "attention":
+        assert dims(onx.graph.output[0]) == ["batch", "seq", 16] and dims(onx.graph.output[1]) == ["batch", "seq"]
+    torch.manual_seed(1)
+    for k, shape in enumerate(shapes):
+        inputs = (torch.randint(0, 100, shape) if args[0].dtype == torch.int64 else torch.randn(*shape),)
+        assert_outputs_match(onx, inputs, torch_outputs(model, inputs), tmp_path / str(k))
+
+
+class BranchOnBatch(torch.nn.Module):
+    def forward(self, x):
+        return x * 2 if x.shape[0] == 4 else x
+
+
+class InPlaceOnInput(torch.nn.Module):
+    def forward(self, x):
+        return x.add_(1) * 2
+
+
+class Variance(torch.nn.Module):
+    def forward(self, x):
+        return x.var(dim=-1)
+
+
+def test_dynamic_shapes_that_would_bind_the_graph_to_the_traced_size_are_refused():
+    mlp, _ = torch_models.mlp()
+    batch = {"x": {0: "batch"}}
+    with pytest.raises(xexp.Error, match="'batch' .dimension 0 of 'x'. was traced at size 1"):
+        xexp.to_onnx(mlp, (torch.randn(1, 10),), dynamic_shapes=batch)
+    with pytest.raises(xexp.Error, match="fixed dynamic dimension 'batch' .dimension 0 of 'x'. at 4"):
+        xexp.to_onnx(BranchOnBatch(), (torch.randn(4, 3),), dynamic_shapes=batch)
+    with pytest.raises(xexp.Error, match="compared dynamic sizes, Eq.batch, 4. being False"):
+        xexp.to_onnx(BranchOnBatch(), (torch.randn(3, 3),), dynamic_shapes=batch)
+    with pytest.raises(xexp.Error, match="aten::var in module .*: the input shape .batch,3. is not static"):
+        xexp.to_onnx(torch.nn.Sequential(Variance()), (torch.randn(4, 3),), dynamic_shapes=[{0: "batch"}])
+    with pytest.raises(xexp.Error, match="aten::add_ .node 'add_'.: updates its input in place"):
+        xexp.to_onnx(InPlaceOnInput(), (torch.randn(4, 3),), dynamic_shapes=batch)
+    # torch 1.13 compares the sequence with the causal mask's size (256) to slice it: seq < 256 only.
+    with pytest.raises(xexp.Error, match="compared dynamic sizes, seq >= 256 being False"):
+        xexp.to_onnx(*torch_models.demo_llm(), dynamic_shapes=[{1: "seq"}])
+    with pytest.raises(xexp.Error, match="could not trace the model with symbolic sizes"):  # MultiheadAttention
+        xexp.to_onnx(*torch_models.bert(), dynamic_shapes=[{0: "batch"}, {0: "batch"}])
+
+
+def test_torch_exports_module_stacks_read_as_the_hooks_record_them():
+    """torch.export's nn_module_stack (torch >= 2.2, not installed here) in both spellings of its paths,
+    read by the function the torch.export capture uses."""
+    from xexp import _capture
+
+    graph = torch.fx.Graph()
+    node = graph.call_function(torch.ops.aten.relu.default, (graph.placeholder("x"),))
+    for root, path in (("L['self']", "L['self'].layers[0].mlp"), ("", "layers.0.mlp")):
+        node.meta["nn_module_stack"] = {"L__self__": (root, torch_models.LLM),
+                                        "L__self___layers_0_mlp": (path, "torch_models.FeedForward")}
+        assert _capture._export_module_stack(node) == (("layers.0.mlp", "torch_models.FeedForward"),)
+    del node.meta["nn_module_stack"]
+    assert _capture._export_module_stack(node) == ()
+
+
+class MultiIndex(torch.nn.Module):
+    def forward(self, x, i, j):
+        return x[i, j], x[:, i, j], x[i, :, j], x[:, :, j]
+
+
+def test_several_index_tensors_broadcast_and_land_where_torch_puts_them(tmp_path):
+    torch.manual_seed(0)
+    args = (torch.randn(4, 5, 6), torch.tensor([[0], [3]]), torch.tensor([1, -1, 2]))
+    model = MultiIndex()
+    onx = xexp.to_onnx(model, args, optimize=False)
+    assert histogram(onx)["GatherND"] == 3 and histogram(onx)["Gather"] == 1
+    expected = torch_outputs(model, args)
+    assert [e.shape for e in expected] == [(2, 3, 6), (4, 2, 3), (2, 3, 5), (4, 5, 3)]
+    assert_outputs_match(onx, args, expected, tmp_path)
+
+
+def sdpa_model(q_shape, k_shape, mask=None, **attributes):
+    """An aten-domain model of one scaled_dot_product_attention call (torch 1.13 lacks the op)."""
+    f = onnx.TensorProto.FLOAT
+    inputs = [onnx.helper.make_tensor_value_info(n, f, s) for n, s in (("q", q_shape), ("k", k_shape), ("v", k_shape))]
+    if mask is not None:
+        inputs.append(onnx.helper.make_tensor_value_info("mask", mask, [q_shape[-2], k_shape[-2]]))
+    out = onnx.helper.make_tensor_value_info("attn", f, q_shape)
+    node = onnx.helper.make_node("scaled_dot_product_attention", [i.name for i in inputs], ["attn"], domain="aten",
+                                 **attributes)
+    graph = onnx.helper.make_graph([node], "sdpa", inputs, [out], value_info=[out])
+    aten = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("aten", 1)])
+    data, _ = xexp._xexp.lower_aten(aten.SerializeToString(), 18, False, 0, [], "", 0, "")
+    return onnx.ModelProto.FromString(data)
+
+
+@pytest.mark.parametrize("case", ["float_mask", "bool_mask", "causal_with_scale"])
+def test_scaled_dot_product_attention_computes_torchs_formula(case, tmp_path):
+    torch.manual_seed(0)
+    q, k, v = torch.randn(2, 3, 5, 8), torch.randn(2, 3, 6 if case != "causal_with_scale" else 5, 8), None
+    v = torch.randn(k.shape)
+    scale, args = 8 ** -0.5, (q, k, v)
+    if case == "float_mask":
+        mask = torch.randn(5, 6)
+        onx, additive = sdpa_model(list(q.shape), list(k.shape), onnx.TensorProto.FLOAT), mask
+        args += (mask,)
+    elif case == "bool_mask":
+        mask = torch.rand(5, 6) > 0.3
+        mask[:, 0] = True  # no row fully masked
+        onx, additive = sdpa_model(list(q.shape), list(k.shape), onnx.TensorProto.BOOL), \
+            torch.zeros(5, 6).masked_fill(~mask, float("-inf"))
+        args += (mask,)
+    else:
+        scale = 0.3
+        onx = sdpa_model(list(q.shape), list(k.shape), is_causal=1, scale=scale)
+        additive = torch.zeros(5, 5).masked_fill(~torch.ones(5, 5, dtype=torch.bool).tril(), float("-inf"))
+    expected = torch.softmax(q @ k.transpose(-1, -2) * scale + additive, dim=-1) @ v
+    assert {"MatMul", "Softmax"} <= set(histogram(onx))
+    assert_outputs_match(onx, args, [expected.numpy()], tmp_path)
+
+
+def test_scaled_dot_product_attention_with_dropout_is_refused():
+    with pytest.raises(xexp.Error, match="aten::scaled_dot_product_attention: dropout_p is not 0"):
+        sdpa_model([1, 2, 3, 4], [1, 2, 3, 4], dropout_p=0.1)

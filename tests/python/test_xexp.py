@@ -19,7 +19,8 @@ import xexp
 SOURCE = pathlib.Path(__file__).resolve().parents[2]
 MODELS = SOURCE.parent / "shared" / "models"
 RUN_ORT = SOURCE / "tests" / "ort" / "run_ort.js"
-NUMPY_TO_ONNX = {numpy.dtype(numpy.float32): onnx.TensorProto.FLOAT, numpy.dtype(numpy.int64): onnx.TensorProto.INT64}
+NUMPY_TO_ONNX = {numpy.dtype(numpy.float32): onnx.TensorProto.FLOAT, numpy.dtype(numpy.int64): onnx.TensorProto.INT64,
+                 numpy.dtype(numpy.bool_): onnx.TensorProto.BOOL}  # run_ort.js reads a bool as one byte
 ONNX_TO_NUMPY = {v: k for k, v in NUMPY_TO_ONNX.items()}
 
 

@@ -1,10 +1,13 @@
 #pragma once
 // Tensors created from sizes and numbers: arange, full, zeros, ones, empty and their *_like and new_*
 // forms. With the trace's static shapes they are constants: a ConstantOfShape (the optimizer folds it
-// where that pays) or, for arange, an initializer. `empty` reads as zeros.
+// where that pays) or, for arange, an initializer; a dynamic dimension gives a computed shape. `empty`
+// reads as zeros.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "xexp/aten/converter_table.hpp"
@@ -13,18 +16,33 @@ namespace xexp::aten {
 
 namespace detail {
 
+// The output's shape: the traced one when static, else a computed `size` or the shape of the tensor
+// a *_like op copies.
 inline void filled_like(NodeLowering& c, double value) {
-  const std::vector<int64_t> dims = c.static_output_shape();
   const Tensor one = filled(c.output_type(), {1}, value);
-  c.result(c.g.op.ConstantOfShape(std::vector<int64_t>(dims), {{"value", one}}));
+  const Shape& traced = c.output_shape();
+  const bool is_static = std::all_of(traced.begin(), traced.end(), [](const Dim& d) { return d.is_static(); });
+  std::string shape;
+  if (c.is_dynamic("size")) shape = c.shape_input("size");
+  else if (!is_static && c.op().ends_with("_like") && c.has_input(0)) shape = c.g.op.Shape(c.input(0));
+  else shape = c.ints_constant(c.static_output_shape());
+  c.result(c.g.op.ConstantOfShape(shape, {{"value", one}}));
 }
 inline void zeros(NodeLowering& c) { filled_like(c, 0.0); }
 inline void ones(NodeLowering& c) { filled_like(c, 1.0); }
 inline void full(NodeLowering& c) { filled_like(c, c.f("fill_value")); }
 inline void scalar_tensor(NodeLowering& c) { filled_like(c, c.f("s")); }
 
-// arange(end), arange(start, end), arange(start, end, step), in the traced dtype.
+// arange(end), arange(start, end), arange(start, end, step), in the traced dtype: a Range when a bound is
+// computed from a dynamic dimension.
 inline void arange(NodeLowering& c) {
+  if (c.is_dynamic("start") || c.is_dynamic("end") || c.is_dynamic("step")) {
+    const ElemType t = c.output_type();
+    auto bound = [&](std::string_view name, double otherwise) {
+      return c.is_dynamic(name) ? c.cast(c.dynamic_input(name), t) : c.constant(c.f(name, otherwise), t);
+    };
+    return c.result(c.g.op.Range(bound("start", 0.0), bound("end", 0.0), bound("step", 1.0)));
+  }
   const double start = c.f("start", 0.0), end = c.f("end"), step = c.f("step", 1.0);
   if (step == 0) c.fail("step is 0");
   const auto n = static_cast<int64_t>(std::max(0.0, std::ceil((end - start) / step)));

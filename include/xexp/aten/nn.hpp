@@ -1,11 +1,15 @@
 #pragma once
 // Matrix products, convolutions, normalizations, pooling, softmax, embeddings and reductions.
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "xexp/aten/converter_table.hpp"
 #include "xexp/aten/elementwise.hpp"  // the op names kMax, kMin
+#include "xexp/aten/shape_ops.hpp"    // identity_permutation
 
 namespace xexp::aten {
 
@@ -85,7 +89,9 @@ inline void batch_norm(NodeLowering& c) {
   if (c.i("training", 0)) c.fail("batch normalization in training mode: call model.eval() before exporting");
   refuse_read_outputs(c, 1, "batch statistics");
   if (!c.has_input(3) || !c.has_input(4)) c.fail("batch normalization without running statistics");
-  const std::vector<int64_t> channels = {c.static_input_shape(0).at(1)};
+  const Dim channel_dim = c.input_shape(0).at(1);
+  if (!channel_dim.is_static()) c.fail("the number of channels is not static");
+  const std::vector<int64_t> channels = {channel_dim.value()};
   c.result(c.g.op.BatchNormalization(c.input(0), tensor_or_filled(c, 1, channels, 1.0), tensor_or_filled(c, 2, channels, 0.0),
                                      c.input(3), c.input(4), {{"epsilon", c.f("eps", 1e-5)}}));
 }
@@ -231,6 +237,46 @@ inline void topk(NodeLowering& c) {
   c.result(1, out[1]);
 }
 
+// scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+// and its CPU kernel _scaled_dot_product_flash_attention_for_cpu (the same inputs; its second output,
+// the log-sum-exp, is for backward): softmax(q k^T * scale + mask) v, written out (ONNX's Attention
+// needs opset 23; the optimizer's attention rules fuse it). A boolean mask, and is_causal's lower
+// triangle, keep the scores where true.
+inline void scaled_dot_product_attention(NodeLowering& c) {
+  refuse_read_outputs(c, 1, "log-sum-exp");
+  if (c.f("dropout_p", 0.0) != 0.0) c.fail("dropout_p is not 0: attention with dropout is not an inference graph");
+  const std::size_t rank = c.input_rank(1);
+  if (rank < 2 || c.input_rank(0) < 2) c.fail("query and key need a rank of at least 2");
+  if (c.i("enable_gqa", 0) && (rank < 3 || c.input_rank(0) < 3 || c.input_shape(0)[c.input_rank(0) - 3] != c.input_shape(1)[rank - 3]))
+    c.fail("enable_gqa with fewer key/value heads than query heads is not supported yet");
+  const ElemType t = c.output_type();
+  double scale = 0;
+  if (c.has_attribute("scale")) {
+    scale = c.f("scale");
+  } else {
+    const Dim head = c.input_shape(0).back();
+    if (!head.is_static()) c.fail("the head size is not static (give `scale`)");
+    scale = 1.0 / std::sqrt(static_cast<double>(head.value()));
+  }
+  std::vector<int64_t> perm = identity_permutation(rank);
+  std::swap(perm[rank - 1], perm[rank - 2]);
+  const std::string key_t = c.g.op.Transpose(c.cast(c.input(1), t), {{"perm", perm}});
+  std::string scores = c.g.op.MatMul(c.g.op.Mul(c.cast(c.input(0), t), c.constant(scale, t)), key_t);
+  const std::string minus_inf = c.constant(-std::numeric_limits<double>::infinity(), t);
+  if (c.i("is_causal", 0)) {
+    const std::string rows = c.g.op.Shape(c.input(0), {{"start", int64_t{-2}}, {"end", int64_t{-1}}});
+    const std::string cols = c.g.op.Shape(c.input(1), {{"start", int64_t{-2}}, {"end", int64_t{-1}}});
+    const std::string ones = c.g.op.ConstantOfShape(c.g.op.Concat({rows, cols}, {{"axis", int64_t{0}}}),
+                                                    {{"value", filled(ElemType::Bool, {1}, 1.0)}});
+    scores = c.g.op.Where(c.g.op.Trilu(ones, Arg(), {{"upper", int64_t{0}}}), scores, minus_inf);
+  }
+  if (c.has_input(3)) {
+    if (c.input_type(3) == ElemType::Bool) scores = c.g.op.Where(c.input(3), scores, minus_inf);
+    else scores = c.g.op.Add(scores, c.cast(c.input(3), t));
+  }
+  c.result(0, c.g.op.MatMul(c.g.op.Softmax(scores, {{"axis", int64_t{-1}}}), c.cast(c.input(2), t)));
+}
+
 }  // namespace detail
 
 inline void add_nn_converters(ConverterTable& table) {
@@ -270,6 +316,8 @@ inline void add_nn_converters(ConverterTable& table) {
   table.add("tril", trilu);
   table.add("topk", topk);
   table.add("sort", topk);
+  table.add("scaled_dot_product_attention", scaled_dot_product_attention);
+  table.add("_scaled_dot_product_flash_attention_for_cpu", scaled_dot_product_attention);
 }
 
 }  // namespace xexp::aten

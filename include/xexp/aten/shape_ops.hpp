@@ -1,12 +1,16 @@
 #pragma once
 // The view family and the ops that pick, join or split tensors. Views become copies (ONNX has no
 // aliasing); ops that only change the storage (clone, contiguous, detach) give back their input.
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "xexp/aten/converter_table.hpp"
+#include "xexp/aten/elementwise.hpp"  // the op names kAdd, kSub, kMul
 
 namespace xexp::aten {
 
@@ -15,20 +19,34 @@ namespace detail {
 inline void same_values(NodeLowering& c) { c.result(c.input(0)); }
 inline void to_dtype(NodeLowering& c) { c.result(c.cast(c.input(0), c.output_type())); }
 
-// view, reshape, _unsafe_view, _reshape_alias: the `size` argument (-1 allowed, as Reshape reads it).
+// Whether `shape` is known to be `dims`.
+inline bool shape_is(const Shape& shape, const std::vector<int64_t>& dims) {
+  if (shape.size() != dims.size()) return false;
+  for (std::size_t k = 0; k < dims.size(); ++k)
+    if (shape[k] != Dim(dims[k])) return false;
+  return true;
+}
+
+// view, reshape, _unsafe_view, _reshape_alias: the `size` argument (-1 allowed, as Reshape reads it),
+// computed when it holds a dynamic dimension.
 inline void reshape(NodeLowering& c) {
-  std::vector<int64_t> size = c.ints("size", c.static_output_shape());
-  if (size == c.static_input_shape(0)) return c.result(c.input(0));
+  if (c.is_dynamic("size")) return c.result(c.g.op.Reshape(c.input(0), c.shape_input("size")));
+  std::vector<int64_t> size = c.ints("size");
+  if (shape_is(c.input_shape(0), size)) return c.result(c.input(0));
   c.result(c.g.op.Reshape(c.input(0), size));
 }
 inline void flatten(NodeLowering& c) { c.result(c.g.op.Reshape(c.input(0), c.static_output_shape())); }
 
-// expand: -1 keeps the dimension, which Expand's broadcasting does with 1.
+// expand: -1 keeps the dimension, which Expand's broadcasting does with 1 (a computed size: Where).
 inline void expand(NodeLowering& c) {
+  if (c.is_dynamic("size")) {
+    const std::string size = c.shape_input("size"), minus_one = c.ints_constant({-1}), one = c.ints_constant({1});
+    return c.result(c.g.op.Expand(c.input(0), c.g.op.Where(c.g.op.Equal(size, minus_one), one, size)));
+  }
   std::vector<int64_t> size = c.ints("size");
   for (int64_t& d : size)
     if (d == -1) d = 1;
-  if (c.static_output_shape() == c.static_input_shape(0)) return c.result(c.input(0));
+  if (c.output_shape() == c.input_shape(0) && shape_is(c.input_shape(0), size)) return c.result(c.input(0));
   c.result(c.g.op.Expand(c.input(0), size));
 }
 
@@ -59,33 +77,66 @@ inline void t(NodeLowering& c) {
   transpose_with(c, rank == 2 ? std::vector<int64_t>{1, 0} : identity_permutation(rank));
 }
 
-// slice(dim, start, end, step); the whole dimension is the input itself.
+// slice(dim, start, end, step), start and end computed or not; the whole dimension is the input itself.
 inline void slice(NodeLowering& c) {
   const std::size_t rank = c.input_rank(0);
-  const int64_t dim = c.axis("dim", rank);
-  const int64_t start = c.i("start", 0), step = c.i("step", 1);
-  const int64_t end = c.i("end", std::numeric_limits<int64_t>::max());
-  const Dim size = c.input_shape(0)[static_cast<std::size_t>(dim)];
-  if (start == 0 && step == 1 && size.is_static() && end >= size.value()) return c.result(c.input(0));
-  c.result(c.g.op.Slice(c.input(0), std::vector<int64_t>{start}, std::vector<int64_t>{end}, std::vector<int64_t>{dim},
+  const int64_t dim = c.axis("dim", rank), step = c.i("step", 1);
+  constexpr int64_t kToTheEnd = std::numeric_limits<int64_t>::max();
+  if (!c.is_dynamic("start") && !c.is_dynamic("end")) {
+    const int64_t start = c.i("start", 0), end = c.i("end", kToTheEnd);
+    const Dim size = c.input_shape(0)[static_cast<std::size_t>(dim)];
+    if (start == 0 && step == 1 && size.is_static() && end >= size.value()) return c.result(c.input(0));
+  }
+  c.result(c.g.op.Slice(c.input(0), c.size_input("start", 0), c.size_input("end", kToTheEnd), std::vector<int64_t>{dim},
                           std::vector<int64_t>{step}));
 }
 inline void select(NodeLowering& c) {
   const int64_t dim = c.axis("dim", c.input_rank(0));
   c.result(c.g.op.Gather(c.input(0), c.g.make_initializer("", Tensor::scalar<int64_t>(c.i("index"))), {{"axis", dim}}));
 }
-// index.Tensor(self, indices): one index tensor (the others None) is a Gather on its dimension.
+// index.Tensor(self, indices): one index tensor (the others None) is a Gather on its dimension. Several
+// are broadcast together and read by one GatherND over those dimensions moved to the front; torch puts
+// the broadcast dimensions where the indexed ones were when those are adjacent, first otherwise.
 inline void index(NodeLowering& c) {
-  std::size_t dim = 0, given = 0;
+  std::vector<int64_t> indexed;
   for (std::size_t k = 1; k < c.input_count(); ++k)
     if (c.has_input(k)) {
-      dim = k - 1;
-      ++given;
+      if (c.g.get_type(c.input(k)) == ElemType::Bool) c.fail("boolean masks as index (data-dependent shapes) are not supported");
+      indexed.push_back(static_cast<int64_t>(k - 1));
     }
-  if (given != 1) c.fail("only one index tensor is supported yet, got " + std::to_string(given));
-  const std::string& idx = c.input(dim + 1);
-  if (c.g.get_type(idx) == ElemType::Bool) c.fail("boolean masks as index (data-dependent shapes) are not supported");
-  c.result(c.g.op.Gather(c.input(0), c.cast(idx, ElemType::Int64), {{"axis", static_cast<int64_t>(dim)}}));
+  if (indexed.empty()) c.fail("no index tensor is given");
+  if (indexed.size() == 1) {
+    const std::string& idx = c.input(static_cast<std::size_t>(indexed[0]) + 1);
+    return c.result(c.g.op.Gather(c.input(0), c.cast(idx, ElemType::Int64), {{"axis", indexed[0]}}));
+  }
+  const std::size_t rank = c.input_rank(0), out_rank = c.output_shape().size();
+  if (static_cast<std::size_t>(indexed.back()) >= rank || out_rank + indexed.size() < rank)
+    c.fail(std::to_string(indexed.size()) + " index tensors for rank " + std::to_string(rank) + " give no output of rank " +
+           std::to_string(out_rank));
+  const std::size_t broadcast_rank = out_rank + indexed.size() - rank;
+  const bool adjacent = indexed.back() - indexed.front() + 1 == static_cast<int64_t>(indexed.size());
+  const std::size_t first = adjacent ? static_cast<std::size_t>(indexed.front()) : 0;
+  const std::vector<int64_t> out = c.static_output_shape();
+  const std::vector<int64_t> broadcast(out.begin() + static_cast<std::ptrdiff_t>(first),
+                                       out.begin() + static_cast<std::ptrdiff_t>(first + broadcast_rank));
+  std::vector<Arg> coordinates;
+  for (int64_t d : indexed) {
+    const std::string idx = c.g.op.Expand(c.cast(c.input(static_cast<std::size_t>(d) + 1), ElemType::Int64), broadcast);
+    coordinates.emplace_back(c.g.op.Unsqueeze(idx, std::vector<int64_t>{-1}));
+  }
+  std::vector<int64_t> perm = indexed;  // the indexed dimensions first, the others in order
+  for (std::size_t d = 0; d < rank; ++d)
+    if (std::find(indexed.begin(), indexed.end(), static_cast<int64_t>(d)) == indexed.end()) perm.push_back(static_cast<int64_t>(d));
+  const std::string moved = c.g.op.Transpose(c.input(0), {{"perm", perm}});
+  std::string y = c.g.op.call("GatherND", {moved, c.g.op.Concat(coordinates, {{"axis", int64_t{-1}}})});
+  if (first > 0) {  // (broadcast..., before..., after...) -> (before..., broadcast..., after...)
+    std::vector<int64_t> back;
+    for (std::size_t k = 0; k < first; ++k) back.push_back(static_cast<int64_t>(broadcast_rank + k));
+    for (std::size_t k = 0; k < broadcast_rank; ++k) back.push_back(static_cast<int64_t>(k));
+    for (std::size_t k = first + broadcast_rank; k < out_rank; ++k) back.push_back(static_cast<int64_t>(k));
+    y = c.g.op.Transpose(y, {{"perm", back}});
+  }
+  c.result(y);
 }
 inline void gather(NodeLowering& c) {
   c.result(c.g.op.GatherElements(c.input(0), c.input(1), {{"axis", c.axis("dim", c.input_rank(0))}}));
@@ -171,6 +222,37 @@ inline void squeeze(NodeLowering& c) {
   c.result(axes.empty() ? c.input(0) : std::string(c.g.op.Squeeze(c.input(0), axes)));
 }
 
+// ---- sizes: int64 scalars the capture writes for the sizes a forward computes from dynamic dimensions --
+// sym_size(self, dim): one dimension of the input.
+inline void sym_size(NodeLowering& c) {
+  const int64_t dim = c.axis("dim", c.input_rank(0));
+  c.result(c.g.op.Gather(c.g.op.Shape(c.input(0)), c.g.make_initializer("", Tensor::scalar<int64_t>(dim)), {{"axis", int64_t{0}}}));
+}
+// sym_add, sym_sub, sym_mul, sym_floordiv(self, other): sizes are not negative, so that floor division
+// is Div's truncation.
+template <const char* OnnxOp>
+void size_arithmetic(NodeLowering& c) {
+  c.result(c.g.op.call(OnnxOp, {c.operand(0, "self", ElemType::Int64), c.operand(1, "other", ElemType::Int64)}));
+}
+inline constexpr char kDiv[] = "Div";
+// sym_list(sizes..., values): a 1-D shape of numbers (`values`) and sizes (the inputs that are given).
+inline void sym_list(NodeLowering& c) {
+  const std::vector<int64_t> values = c.ints("values");
+  if (values.size() != c.input_count()) c.fail("attribute 'values' has " + std::to_string(values.size()) + " numbers for " + std::to_string(c.input_count()) + " inputs");
+  std::vector<Arg> parts;
+  std::vector<int64_t> numbers;
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    if (!c.has_input(k)) {
+      numbers.push_back(values[k]);
+      continue;
+    }
+    if (!numbers.empty()) parts.emplace_back(c.ints_constant(std::exchange(numbers, {})));
+    parts.emplace_back(c.g.op.Unsqueeze(c.cast(c.input(k), ElemType::Int64), std::vector<int64_t>{0}));
+  }
+  if (!numbers.empty()) parts.emplace_back(c.ints_constant(numbers));
+  c.result(parts.size() == 1 ? parts[0].name() : std::string(c.g.op.Concat(parts, {{"axis", int64_t{0}}})));
+}
+
 }  // namespace detail
 
 inline void add_shape_converters(ConverterTable& table) {
@@ -199,6 +281,12 @@ inline void add_shape_converters(ConverterTable& table) {
   table.add("flip", flip);
   table.add("unsqueeze", unsqueeze);
   table.add("squeeze", squeeze);
+  table.add("sym_size", sym_size);
+  table.add("sym_add", size_arithmetic<kAdd>);
+  table.add("sym_sub", size_arithmetic<kSub>);
+  table.add("sym_mul", size_arithmetic<kMul>);
+  table.add("sym_floordiv", size_arithmetic<kDiv>);
+  table.add("sym_list", sym_list);
 }
 
 }  // namespace xexp::aten
