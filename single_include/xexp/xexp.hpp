@@ -23507,7 +23507,10 @@ inline const bool registered = [] {
 // over a copy of the function body whose formal inputs carry the call's input types, shapes and
 // constants. The body itself is never annotated: one function serves calls of different shapes.
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 // ======== xexp/functions/inliner.hpp
 // The inliner: every call of a local function (a node whose domain and op type name a function of the
@@ -24150,14 +24153,54 @@ inline std::vector<std::string> infer_model_types(ir::Model& model, const NodeIn
 
 namespace xexp::functions {
 
-// What inference through calls may still do. Each call's body is copied and inferred again, so a function
-// calling another twice, forty levels deep, would be 2^40 nodes to infer; and each nested call costs
-// stack. Past either bound, a call's outputs are left untyped (types are a help, not a requirement).
+// What one call's body gave its outputs: what a second call with the same inputs gets without inferring.
+struct InferredCall {
+  struct Output {
+    ElemType elem = ElemType::Undefined;
+    std::optional<Shape> shape;
+    std::optional<Shape> content;
+  };
+  std::vector<Output> outputs;
+};
+
+// What inference through calls may still do, and what it already did. Each call's body is copied and
+// inferred, so a function calling another twice, forty levels deep, would be 2^40 bodies to infer:
+// calls whose inputs are the same as an earlier call's (types, shapes, constants, tracked contents) reuse
+// its outputs, which keeps such a model linear. Each nested call costs stack. Past the depth or the node
+// budget, a call's outputs are left untyped (types are a help, not a requirement).
 struct CallBudget {
   static constexpr int kMaxDepth = 64;
   int depth = 0;
   int64_t nodes_left = kDefaultMaxNodes;
+  std::unordered_map<std::string, InferredCall> inferred;
 };
+
+namespace detail {
+// The key of a call for CallBudget::inferred: the function, then each actual input's type, shape,
+// tracked content and constant bytes. No key (no reuse) when a constant's bytes cannot be read.
+inline std::optional<std::string> call_key(const ir::Graph& g, const ir::Node& n, const ir::Function& f,
+                                           const infer::InferState& state) {
+  std::string key = f.domain + '\n' + f.name;
+  for (ir::ValueId in : n.inputs) {
+    key += '\n';
+    if (in == ir::kNone) continue;
+    const ir::Value& v = g.value(in);
+    key += std::to_string(static_cast<int>(v.elem)) + (v.shape ? shape_str(*v.shape) : "*");
+    if (const Shape* content = state.value_shapes.find(in)) key += "=" + shape_str(*content);
+    const Tensor* t = state.constant_of(g, in);
+    if (!t) continue;
+    if (t->storage() && !t->storage()->available()) return std::nullopt;
+    key += "#" + std::to_string(static_cast<int>(t->type())) + shape_str(t->shape());
+    if (t->type() == ElemType::String) {
+      for (const std::string& s : t->string_data()) key += std::to_string(s.size()) + ":" + s;
+    } else {
+      const std::span<const std::byte> bytes = t->bytes();
+      key.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    }
+  }
+  return key;
+}
+}  // namespace detail
 
 inline void infer_graph_through_calls(ir::Graph& g, const FunctionIndex& functions, int64_t opset,
                                       infer::InferState& state, CallBudget& budget);
@@ -24167,6 +24210,18 @@ inline void infer_graph_through_calls(ir::Graph& g, const FunctionIndex& functio
 inline void infer_call(ir::Graph& g, ir::NodeId call, const ir::Function& f, const FunctionIndex& functions,
                        int64_t opset, infer::InferState& state, CallBudget& budget) {
   const ir::Node& n = g.node(call);
+  const std::optional<std::string> key = detail::call_key(g, n, f, state);
+  auto set_outputs = [&](const InferredCall& result) {
+    infer::InferContext context(g, call, opset, state);
+    for (std::size_t k = 0; k < std::min(n.outputs.size(), result.outputs.size()); ++k) {
+      const InferredCall::Output& out = result.outputs[k];
+      context.set_output(k, out.elem, out.shape);
+      if (out.content) context.set_value_shape(k, *out.content);
+    }
+  };
+  if (key) {
+    if (auto seen = budget.inferred.find(*key); seen != budget.inferred.end()) return set_outputs(seen->second);
+  }
   const auto nodes = static_cast<int64_t>(f.body->node_count());
   if (budget.depth >= CallBudget::kMaxDepth || nodes > budget.nodes_left) return;
   budget.nodes_left -= nodes;
@@ -24189,14 +24244,14 @@ inline void infer_call(ir::Graph& g, ir::NodeId call, const ir::Function& f, con
   --budget.depth;
   state.constraints = body_state.constraints;
 
-  infer::InferContext context(g, call, opset, state);
-  const std::size_t count = std::min(n.outputs.size(), body->outputs().size());
-  for (std::size_t k = 0; k < count; ++k) {
-    const ir::ValueId formal = body->outputs()[k];
+  InferredCall result;
+  for (ir::ValueId formal : body->outputs()) {
     const ir::Value& out = body->value(formal);
-    context.set_output(k, out.elem, out.shape);
-    if (const Shape* content = body_state.value_shapes.find(formal)) context.set_value_shape(k, *content);
+    const Shape* content = body_state.value_shapes.find(formal);
+    result.outputs.push_back({out.elem, out.shape, content ? std::optional<Shape>(*content) : std::nullopt});
   }
+  set_outputs(result);
+  if (key) budget.inferred.emplace(std::move(*key), std::move(result));
 }
 
 // infer::infer_graph, going through the bodies of calls to `functions`.
