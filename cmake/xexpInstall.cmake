@@ -2,7 +2,7 @@
 # `find_package(xexp)` works, and pkg-config files (xexp, xexp-compiled).
 include(CMakePackageConfigHelpers)
 install(DIRECTORY include/xexp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS xexp xexp_compiled EXPORT xexpTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS xexp_header_only xexp_compiled EXPORT xexpTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT xexpTargets NAMESPACE xexp:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/xexp)
 configure_package_config_file(cmake/xexpConfig.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/xexpConfig.cmake
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/xexp)

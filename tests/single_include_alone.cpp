@@ -1,8 +1,9 @@
-// The header-only default as a user without the compiled library gets it: single_include/xexp/xexp.hpp
-// alone, and nothing else of xexp (any header the generator dropped shows up as an error). The ctest
-// SingleInclude.CompilesAlone checks it with -fsyntax-only: the front end instantiates every rule, kernel
-// and shape rule the header holds (the registry's sets are built at start-up), which is what can fail
-// here; generating their code again would cost CI minutes that src/*.cpp already spends.
+// The header-only choice (xexp::header_only) as a user without the compiled library gets it:
+// single_include/xexp/xexp.hpp alone, and nothing else of xexp (any header the generator dropped shows up
+// as an error). The ctest SingleInclude.CompilesAlone checks it with -fsyntax-only: the front end
+// instantiates every rule, kernel and shape rule the header holds (the registry's sets are built at
+// start-up), which is what can fail here; generating their code again would cost CI minutes that
+// src/*.cpp already spends.
 #include "../single_include/xexp/xexp.hpp"
 
 #include <iostream>

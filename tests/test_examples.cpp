@@ -44,7 +44,8 @@ void build_and_run_example(const std::string& name, const std::string& build_dir
 }  // namespace
 
 // `cmake --install` of this build tree (what it built is installed, nothing is built again: a second
-// build of the compiled library would cost CI minutes and check nothing the DebPackage test does not).
+// build of the compiled library would cost CI minutes and check nothing the DebPackage test does not),
+// then examples/find_package and examples/custom_rule built against it.
 TEST(Examples, FindPackageAfterInstall) {
   TempDir dir;
   const std::string prefix = dir / "prefix";
@@ -55,6 +56,15 @@ TEST(Examples, FindPackageAfterInstall) {
   // The compiled mode's static library is part of the package.
   EXPECT_TRUE(std::filesystem::exists(prefix + "/lib/libxexp_compiled.a"));
   build_and_run_example("find_package", dir / "example-build", "-DCMAKE_PREFIX_PATH=" + shell_quote(prefix));
+
+  // The custom-rule example links the default target, xexp::xexp: the installed compiled rules, and its
+  // own rule from custom_rules.cpp. Its tiny model fuses into one QuickGelu.
+  const std::string custom_build = dir / "custom-rule-build";
+  ASSERT_NO_FATAL_FAILURE(
+      build_example("custom_rule", custom_build, "-DCMAKE_PREFIX_PATH=" + shell_quote(prefix)));
+  const CommandResult run = run_command(shell_quote(custom_build + "/custom_rule"));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("QuickGelu[com.microsoft](X, alpha=1) -> Y"), std::string::npos) << run.out;
 }
 
 TEST(Examples, AddSubdirectory) {

@@ -5,11 +5,11 @@
 
 #include <iostream>
 
-#include "quick_gelu_rule.hpp"
+#include "custom_rules.hpp"
 
 int main(int argc, char** argv) {
   using namespace xexp;
-  rewrite::Catalog::global().add_rule(quick_gelu_rule());
+  add_custom_rules(rewrite::Catalog::global());
   ir::Model model;
   if (argc > 1) {
     model = load_model(argv[1]);
