@@ -16275,7 +16275,9 @@ inline constexpr auto keys_in_bsnh = rewrite::fact<"keys_in_bsnh">([](const Valu
 using rewrite::facts::KnownDim;
 inline KnownDim dim_of(const ValueView& v, int64_t axis) { return rewrite::facts::dim(*v.shape(), axis); }
 inline bool has_rank(const ValueView& v, std::size_t rank) { return v.shape() && v.shape()->size() == rank; }
+// The size of axis (negative: from the end) when static, else -1.
 inline int64_t static_dim(const ValueView& v, int64_t axis) {
+  if (axis < 0) axis += static_cast<int64_t>(v.shape()->size());
   const Dim d = (*v.shape())[static_cast<std::size_t>(axis)];
   return d.is_static() ? d.value() : -1;
 }
@@ -16631,10 +16633,57 @@ inline constexpr auto passes_as_bias =
       return one_or(0) && one_or(1) && paired(2) && paired(3);
     });
 
+// ---- key padding masks (AttentionMasks::KeyPadding) ---------------------------------------------------
+// A mask read from the model's inputs with one row for all queries, (batch|1, heads|1, 1, total) as BERT
+// computes it from its attention_mask, hides keys, not (query, key) pairs. The fused nodes want a row per
+// query: the bias is expanded to [1, 1, sequence, 1] (query_rows), so the scores' sequence must be static.
+inline bool one_row_for_all_queries(const ValueView& x, const ValueView& s) {
+  return x.shape() && (x.shape()->size() < 2 || dim_of(x, -2) == 1) && static_dim(s, -2) > 1;
+}
+inline constexpr auto query_rows = rewrite::fact<"query_rows">(
+    [](const ValueView& s) { return int64_tensor({1, 1, static_dim(s, -2), 1}); });
+// Added as it is: m (batch|1, heads|1, 1, total) of the scores' type (BERT's (1 - mask) * -10000).
+inline constexpr auto pads_keys =
+    rewrite::fact<"pads_keys">([](const ValueView& masked, const ValueView& m, const ValueView& s) {
+      if (!has_op(node_of(masked), "Add") || !has_rank(m, 4) || !has_rank(s, 4) || m.elem() != s.elem())
+        return false;
+      auto one_or = [&](int64_t axis) { return dim_of(m, axis) == 1 || dim_of(m, axis) == dim_of(s, axis); };
+      return one_or(0) && one_or(1) && one_row_for_all_queries(m, s) &&
+             broadcast_pairs((*m.shape())[3], (*s.shape())[3]);
+    });
+// Where(mask, scores, fill) or Where(mask, fill, scores), the mask (batch|1, heads|1, 1, total) as it
+// broadcasts against the 4-D scores (masked_fill(attention_mask == 0, finfo.min)). Nothing is known of
+// its values, a row may be hidden whole: the additive bias Where(mask, 0, fill) is exact only because the
+// fill swallows any score, float32 or float64 scores with a finite fill of -1e30 or less (a score under
+// 1e22 added to it rounds to it, so a hidden row is the fill throughout: uniform weights either way). A
+// -inf fill would give such a row NaN where ONNX's Attention gives 0; float16's lowest (-65504) does not
+// swallow a score.
+inline constexpr auto padding_where =
+    rewrite::fact<"padding_where">([](const ValueView& masked, const ValueView& condition, const ValueView& s) {
+      const ir::Node& n = node_of(masked);
+      if (!has_op(n, "Where") || !has_rank(s, 4) || !condition.shape() || condition.shape()->size() > 4 ||
+          condition.elem() != ElemType::Bool || (s.elem() != ElemType::Float && s.elem() != ElemType::Double) ||
+          !one_row_for_all_queries(condition, s))
+        return false;
+      const std::optional<double> fill = scalar_constant(*s.graph, n.inputs[n.inputs[1] == s.id ? 2 : 1]);
+      if (!fill || !std::isfinite(*fill) || *fill > -1e30) return false;
+      const auto rank = static_cast<int64_t>(condition.shape()->size());
+      for (int64_t axis = -rank; axis < 0; ++axis) {
+        const Dim& c = (*condition.shape())[static_cast<std::size_t>(rank + axis)];
+        const Dim& d = (*s.shape())[static_cast<std::size_t>(4 + axis)];
+        if (axis == -1 ? !broadcast_pairs(c, d) : !(c == Dim(1) || c == d)) return false;
+      }
+      return true;
+    });
+
 // Which attentions a rule fuses: heads split from and merged back to (batch, sequence, hidden) values, or
 // one head on 3-D values. They are two rules because a single head gains least from fusing: ONNX Runtime
 // 1.30's CPU MultiHeadAttention of one head is slower than the four nodes it replaces (bench/README.md).
 enum class AttentionHeads { Split, One };
+// Which masks: the ones written per (query, key) pair or causal, or only key padding masks read from the
+// inputs (one row for all queries), a rule of their own: MultiHeadAttention with such a bias runs slower
+// than the nodes it replaces on ONNX Runtime 1.30's CPU provider (bench/README.md).
+enum class AttentionMasks { PerPair, KeyPadding };
 
 // The rule `name`, where `opset_fits` holds. Write::heads(q, k, v, q_k, scale[, mask, causal, guarded])
 // writes the attention of q, k, v split in heads (k in (batch, sequence, heads, head_size) when
@@ -16642,7 +16691,7 @@ enum class AttentionHeads { Split, One };
 // guarded]) that of one head on 3-D values. The mask is additive, (batch|1, heads|1, sequence, total);
 // `causal` tells whether it is exactly causal (causal_bias, causal_cut), `guarded` whether fully masked
 // rows must give 0 (nan_guarded).
-template <class Write, AttentionHeads Heads, class OpsetFits>
+template <class Write, AttentionHeads Heads, class OpsetFits, AttentionMasks Masks = AttentionMasks::PerPair>
 rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_fits) {
   using namespace rewrite::dsl;
   using Perm = std::vector<int64_t>;
@@ -16705,6 +16754,18 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
     auto rows_or_not = [&](const auto& attention) {
       return choose(flattens_rows(heads), Reshape(attention, fold(rows_shape(heads))), attention);
     };
+    if constexpr (Masks == AttentionMasks::KeyPadding) {
+      auto per_query = [&](const auto& bias) { return Expand(bias, fold(query_rows(scores))); };
+      const auto not_causal = rewrite::lift(false);
+      return rule(name).priority(2).cases(
+          match(heads_merged(by_mask))
+              .when(is_last_axis(axis, mask) && fits && pads_keys(mask, m, scores))
+              .to(rows_or_not(Write::heads(q, k, v, q_k, factor, per_query(m), not_causal, nan_guarded(by_mask)))),
+          match(heads_merged(by_cut_mask))
+              .when(is_last_axis(axis, cut_mask) && fits && padding_where(cut_mask, condition, scores))
+              .to(rows_or_not(Write::heads(q, k, v, q_k, factor, per_query(where_bias(cut_mask, scores)),
+                                           not_causal, nan_guarded(by_cut_mask)))));
+    } else
     return rule(name).priority(2).cases(
         match(heads_merged(by_mask))
             .when(is_last_axis(axis, mask) && fits &&
@@ -22908,6 +22969,16 @@ inline rewrite::RulePtr multi_head_attention_one_head_rule() {
       "MultiHeadAttentionOneHead", rewrite::opset_at_least(1));
 }
 
+// MultiHeadAttentionKeyPadding (onnxruntime_gpu set): the same for a key padding mask read from the inputs,
+// one row for all queries (BERT's (1 - attention_mask) * -10000 added, or masked_fill(attention_mask == 0,
+// finfo.min)), its bias expanded to a row per query. On ONNX Runtime 1.30's CPU provider the fused node
+// runs 2-7% slower than the nodes it replaces (bench/README.md), hence not in the onnxruntime set.
+inline rewrite::RulePtr multi_head_attention_key_padding_rule() {
+  return detail::scaled_dot_product_attention<detail::WriteMultiHeadAttention, detail::AttentionHeads::Split,
+                                             rewrite::OpsetAtLeast, detail::AttentionMasks::KeyPadding>(
+      "MultiHeadAttentionKeyPadding", rewrite::opset_at_least(1));
+}
+
 // MultiHeadAttention with key and value in (batch, heads, total, head_size), each split from a 3-D
 // (batch, total, heads * head_size) value by Reshape and Transpose(0,2,1,3), reads the 3-D values.
 inline rewrite::RulePtr multi_head_attention_key_value_3d_rule() {
@@ -23455,9 +23526,11 @@ XEXP_INLINE rewrite::RuleSet onnxruntime_rules() {
 // The onnxruntime_gpu set: fusions whose kernels ONNX Runtime 1.30's CPU provider runs slower than the
 // nodes they replace (timings in bench/README.md), kept for the GPU providers, which fuse them
 // themselves: Skip(Simplified)LayerNormalization, whose CPU kernel loops over each row with a division
-// per element, and MultiHeadAttention of a single head, which gains nothing there.
+// per element, MultiHeadAttention of a single head, which gains nothing there, and MultiHeadAttention
+// under a key padding mask, which loses a little.
 XEXP_INLINE rewrite::RuleSet onnxruntime_gpu_rules() {
   return {
+      multi_head_attention_key_padding_rule(),
       multi_head_attention_one_head_rule(),
       skip_layer_normalization_rule(),
       skip_layer_normalization_bias_rule(),
