@@ -16654,15 +16654,15 @@ inline constexpr auto pads_keys =
 // Where(mask, scores, fill) or Where(mask, fill, scores), the mask (batch|1, heads|1, 1, total) as it
 // broadcasts against the 4-D scores (masked_fill(attention_mask == 0, finfo.min)). Nothing is known of
 // its values, a row may be hidden whole: the additive bias Where(mask, 0, fill) is exact only because the
-// fill swallows any score, float32 or float64 scores with a finite fill of -1e30 or less (a score under
-// 1e22 added to it rounds to it, so a hidden row is the fill throughout: uniform weights either way). A
-// -inf fill would give such a row NaN where ONNX's Attention gives 0; float16's lowest (-65504) does not
-// swallow a score.
+// fill swallows any score, float32 scores with a finite fill of -1e30 or less (a score under 1e22 added
+// to it rounds to it, so a hidden row is the fill throughout: uniform weights either way). A -inf fill
+// would give such a row NaN where ONNX's Attention gives 0; float16's lowest (-65504) does not swallow a
+// score, nor does -1e30 in float64 one over 1e13.
 inline constexpr auto padding_where =
     rewrite::fact<"padding_where">([](const ValueView& masked, const ValueView& condition, const ValueView& s) {
       const ir::Node& n = node_of(masked);
       if (!has_op(n, "Where") || !has_rank(s, 4) || !condition.shape() || condition.shape()->size() > 4 ||
-          condition.elem() != ElemType::Bool || (s.elem() != ElemType::Float && s.elem() != ElemType::Double) ||
+          condition.elem() != ElemType::Bool || s.elem() != ElemType::Float ||
           !one_row_for_all_queries(condition, s))
         return false;
       const std::optional<double> fill = scalar_constant(*s.graph, n.inputs[n.inputs[1] == s.id ? 2 : 1]);
