@@ -425,13 +425,18 @@ inline constexpr auto nan_guarded = rewrite::fact<"nan_guarded">(
 // A mask added as it is: a (batch|1, heads|1, sequence, total) value of the scores' type. Its sequence and
 // total are the scores' as the Add pairs them (broadcast_pairs): a mask sliced at run time to the total
 // length (Phi-3's) has its own symbols for them.
+// What every added mask needs: an Add of a 4-D m of the scores' type, batch and heads 1 or the scores'.
+inline bool adds_batch_and_heads(const ValueView& masked, const ValueView& m, const ValueView& s) {
+  if (!has_op(node_of(masked), "Add") || !has_rank(m, 4) || !has_rank(s, 4) || m.elem() != s.elem()) return false;
+  auto one_or = [&](int64_t axis) { return dim_of(m, axis) == 1 || dim_of(m, axis) == dim_of(s, axis); };
+  return one_or(0) && one_or(1);
+}
+inline bool pairs_axis(const ValueView& m, const ValueView& s, std::size_t axis) {
+  return broadcast_pairs((*m.shape())[axis], (*s.shape())[axis]);
+}
 inline constexpr auto passes_as_bias =
     rewrite::fact<"passes_as_bias">([](const ValueView& masked, const ValueView& m, const ValueView& s) {
-      if (!has_op(node_of(masked), "Add") || !has_rank(m, 4) || !has_rank(s, 4) || m.elem() != s.elem())
-        return false;
-      auto one_or = [&](int64_t axis) { return dim_of(m, axis) == 1 || dim_of(m, axis) == dim_of(s, axis); };
-      auto paired = [&](std::size_t axis) { return broadcast_pairs((*m.shape())[axis], (*s.shape())[axis]); };
-      return one_or(0) && one_or(1) && paired(2) && paired(3);
+      return adds_batch_and_heads(masked, m, s) && pairs_axis(m, s, 2) && pairs_axis(m, s, 3);
     });
 
 // ---- key padding masks (AttentionMasks::KeyPadding) ---------------------------------------------------
@@ -446,11 +451,7 @@ inline constexpr auto query_rows = rewrite::fact<"query_rows">(
 // Added as it is: m (batch|1, heads|1, 1, total) of the scores' type (BERT's (1 - mask) * -10000).
 inline constexpr auto pads_keys =
     rewrite::fact<"pads_keys">([](const ValueView& masked, const ValueView& m, const ValueView& s) {
-      if (!has_op(node_of(masked), "Add") || !has_rank(m, 4) || !has_rank(s, 4) || m.elem() != s.elem())
-        return false;
-      auto one_or = [&](int64_t axis) { return dim_of(m, axis) == 1 || dim_of(m, axis) == dim_of(s, axis); };
-      return one_or(0) && one_or(1) && one_row_for_all_queries(m, s) &&
-             broadcast_pairs((*m.shape())[3], (*s.shape())[3]);
+      return adds_batch_and_heads(masked, m, s) && one_row_for_all_queries(m, s) && pairs_axis(m, s, 3);
     });
 // Where(mask, scores, fill) or Where(mask, fill, scores), the mask (batch|1, heads|1, 1, total) as it
 // broadcasts against the 4-D scores (masked_fill(attention_mask == 0, finfo.min)). Nothing is known of
