@@ -178,18 +178,20 @@ const char* const kGoldenHeader =
     "# model\tnodes before\tnodes after\trules fired (times applied), as `xexp optimize` does it.\n"
     "# Written by test_optimize_corpus with XEXP_UPDATE_GOLDEN=1; review the diff before committing.\n";
 
-// Optimizes `model` as `xexp optimize` does and saves it to `c.optimized`.
-void optimize_and_save(Case& c, ir::Model model) {
+// Optimizes `model` as `xexp optimize --patterns PATTERNS` does and saves it to `c.optimized`.
+void optimize_and_save(Case& c, ir::Model model, const std::string& patterns = tools::kDefaultPatterns) {
   c.shapes_only = has_random_op(*model.graph);
   c.through_half = outputs_through_half(*model.graph);
-  const tools::OptimizeModelReport report = tools::optimize_model(model);
+  const tools::OptimizeModelReport report = tools::optimize_model(model, {.patterns = patterns});
   c.nodes_before = report.nodes_before;
   c.nodes_after = report.nodes_after;
   c.fired = fired_rules(report.rules);
   save_model(std::move(model), c.optimized);
 }
 
-void optimize_file(Case& c) { optimize_and_save(c, load_model(c.original)); }
+void optimize_file(Case& c, const std::string& patterns = tools::kDefaultPatterns) {
+  optimize_and_save(c, load_model(c.original), patterns);
+}
 
 std::size_t node_count(const ir::Model& model) { return tools::count_nodes(model); }
 
@@ -595,16 +597,19 @@ Tensor raw_tensor(const Json& entry, const fs::path& dir) {
   return t;
 }
 
-// Every NAME*.onnx of `dir` whose NAME.json names its inputs (read into the case's feeds) and torch's
-// outputs (into `torch`, by case), optimized as `xexp optimize` does into `out`.
+// Every NAME*.onnx of `dir` (starting with `prefix`) whose NAME.json names its inputs (read into the case's
+// feeds) and torch's outputs (into `torch`, by case), optimized as `xexp optimize --patterns PATTERNS`
+// does into `out`.
 std::vector<Case> torch_export_cases(const fs::path& dir, const fs::path& out,
-                                     std::map<std::string, NamedTensors>* torch = nullptr) {
+                                     std::map<std::string, NamedTensors>* torch = nullptr,
+                                     const std::string& patterns = tools::kDefaultPatterns,
+                                     const std::string& prefix = "") {
   std::vector<Case> cases;
   for (const fs::path& model : sorted_files(dir, ".onnx")) {
     Case c;
     c.name = model.filename().string();
     const std::string base = c.name.substr(0, c.name.find('.'));  // NAME of NAME.fold.onnx, NAME.op16.onnx
-    if (!fs::exists(dir / (base + ".json"))) continue;
+    if (!c.name.starts_with(prefix) || !fs::exists(dir / (base + ".json"))) continue;
     c.original = model.string();
     c.optimized = out / ("optimized." + c.name);
     const Json spec = parse_json(read_file(dir / (base + ".json")));
@@ -612,10 +617,38 @@ std::vector<Case> torch_export_cases(const fs::path& dir, const fs::path& out,
     if (torch)
       for (const Json& output : spec["outputs"].array())
         (*torch)[c.name].emplace_back(output["name"].str(), raw_tensor(output, dir));
-    optimize_file(c);
+    optimize_file(c, patterns);
     cases.push_back(std::move(c));
   }
   return cases;
+}
+
+// Each optimized case gives torch's outputs within 1e-4 in ONNX Runtime and in xexp's evaluator. Returns
+// the cases the evaluator cannot run ("NAME: the op it lacks"), judged in ONNX Runtime alone.
+std::set<std::string> expect_torchs_outputs(const std::vector<Case>& cases,
+                                            const std::map<std::string, NamedTensors>& torch) {
+  std::vector<OrtJob> jobs;
+  for (const Case& c : cases) jobs.push_back({c.optimized, c.feeds});
+  const std::vector<OrtResult> ort = run_onnxruntime_batch(jobs);
+  std::set<std::string> no_kernel;
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    const Case& c = cases[k];
+    SCOPED_TRACE(c.name + " optimized, against torch's outputs");
+    if (!ort[k].ok) {
+      ADD_FAILURE() << ort[k].error;
+      continue;
+    }
+    expect_all_close(ort[k].outputs, torch.at(c.name), 1e-4, 1e-4);  // in ONNX Runtime
+    try {
+      expect_all_close(run_evaluator(c.optimized, c.feeds), torch.at(c.name), 1e-4, 1e-4);
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      const std::size_t at = what.find("unsupported op ");
+      if (at == std::string::npos) throw;
+      no_kernel.insert(c.name + ": " + what.substr(at + 15, what.find_first_of(" \n", at + 15) - at - 15));
+    }
+  }
+  return no_kernel;
 }
 
 }  // namespace
@@ -644,33 +677,29 @@ TEST(OptimizeCorpus, TorchArchitecturesKeepTorchsOutputs) {
   const std::vector<Case> cases =
       torch_export_cases(fs::path(XEXP_SOURCE_DIR) / "tests" / "data" / "models", out.path(), &torch);
   std::vector<std::string> rows;
-  std::vector<OrtJob> jobs;
-  for (const Case& c : cases) {
-    rows.push_back(golden_row(c));
-    jobs.push_back({c.optimized, c.feeds});
-  }
+  for (const Case& c : cases) rows.push_back(golden_row(c));
   expect_golden("optimize_torch_fixtures.tsv", rows, kGoldenHeader);
-  const std::vector<OrtResult> ort = run_onnxruntime_batch(jobs);
-  std::set<std::string> no_kernel;  // the models xexp's evaluator cannot run, with the op it lacks
-  for (std::size_t k = 0; k < cases.size(); ++k) {
-    const Case& c = cases[k];
-    SCOPED_TRACE(c.name + " optimized, against torch's outputs");
-    ASSERT_TRUE(ort[k].ok) << ort[k].error;
-    expect_all_close(ort[k].outputs, torch.at(c.name), 1e-4, 1e-4);  // in ONNX Runtime
-    try {
-      expect_all_close(run_evaluator(c.optimized, c.feeds), torch.at(c.name), 1e-4, 1e-4);
-    } catch (const Error& e) {
-      const std::string what = e.what();
-      const std::size_t at = what.find("unsupported op ");
-      if (at == std::string::npos) throw;
-      no_kernel.insert(c.name + ": " + what.substr(at + 15, what.find_first_of(" \n", at + 15) - at - 15));
-    }
-  }
   // Kernels the evaluator lacks yet: these two are judged in ONNX Runtime alone.
-  EXPECT_EQ(no_kernel, (std::set<std::string>{"lstm.fold.onnx: LSTM", "unet.fold.onnx: ConvTranspose"}));
+  EXPECT_EQ(expect_torchs_outputs(cases, torch),
+            (std::set<std::string>{"lstm.fold.onnx: LSTM", "unet.fold.onnx: ConvTranspose"}));
   const Sweep sweep = run_and_compare(cases);
   EXPECT_TRUE(sweep.not_run.empty());
   EXPECT_EQ(sweep.compared, cases.size());
+}
+
+// The BERT fixtures as the exporter wrote them, a padding mask from the attention_mask input added
+// ((1 - m) * -10000) or a masked_fill with float32's lowest: with the opt-in onnxruntime_gpu set both
+// attention blocks of each become MultiHeadAttentionKeyPadding, and torch's outputs stay.
+TEST(OptimizeCorpus, BertPaddingMasksFuseWithTheGpuSetAndKeepTorchsOutputs) {
+  ASSERT_TRUE(ort_available()) << "ONNX Runtime is missing: run scripts/install_deps.sh";
+  TempDir out;
+  std::map<std::string, NamedTensors> torch;
+  const std::vector<Case> cases = torch_export_cases(fs::path(XEXP_SOURCE_DIR) / "tests" / "data" / "models",
+                                                     out.path(), &torch, "default+onnxruntime+onnxruntime_gpu",
+                                                     "bert_");
+  ASSERT_EQ(cases.size(), 2u);
+  for (const Case& c : cases) EXPECT_NE(c.fired.find("MultiHeadAttentionKeyPadding=2"), std::string::npos) << c.fired;
+  EXPECT_TRUE(expect_torchs_outputs(cases, torch).empty());
 }
 
 TEST(OptimizeCorpus, BackendNodeTestsGiveTheSameOutputsInOnnxRuntime) {
