@@ -1,4 +1,4 @@
-// The optimizer (tools::optimize_model, what `xexp optimize` runs: default+onnxruntime, with and
+// The optimizer (optimizer::optimize_model, what `xexp optimize` runs: default+onnxruntime, with and
 // without constant folding) on torch-exported decoder stacks of 1 to 128 layers, against loading and
 // saving the same model in the same iteration. Time shown: the optimization alone. Counters:
 //   x_load_save  optimization time / (load + save) time of the same model, same run (the budget: an
@@ -25,7 +25,7 @@
 
 #include "xexp/builder/demo_llm.hpp"
 #include "xexp/onnx.hpp"
-#include "xexp/tools/optimize.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
 
 namespace {
 
@@ -83,7 +83,7 @@ struct Timings {
 };
 
 // One round: load + save of the model as it is, then load (not timed) + optimization.
-Timings one_round(const fs::path& model, const xexp::tools::OptimizeModelOptions& options) {
+Timings one_round(const fs::path& model, const xexp::optimizer::OptimizeModelOptions& options) {
   Timings t;
   double t0 = cpu_now();
   xexp::save_model(xexp::load_model(model.string()), scratch_file().string());
@@ -91,13 +91,13 @@ Timings one_round(const fs::path& model, const xexp::tools::OptimizeModelOptions
   xexp::ir::Model m = xexp::load_model(model.string());
   t.nodes = m.graph->node_count();
   t0 = cpu_now();
-  xexp::tools::optimize_model(m, options);
+  xexp::optimizer::optimize_model(m, options);
   t.optimize = cpu_now() - t0;
   return t;
 }
 
-xexp::tools::OptimizeModelOptions options_for(bool fold) {
-  xexp::tools::OptimizeModelOptions options;
+xexp::optimizer::OptimizeModelOptions options_for(bool fold) {
+  xexp::optimizer::OptimizeModelOptions options;
   options.constant_folding = fold;
   return options;
 }
@@ -118,7 +118,7 @@ double l1_ns_per_node(bool fold) {
 }
 
 void BM_Optimize(benchmark::State& state, const fs::path& model, bool fold) {
-  const xexp::tools::OptimizeModelOptions options = options_for(fold);
+  const xexp::optimizer::OptimizeModelOptions options = options_for(fold);
   double load_save = 0, optimize = 0;
   std::size_t nodes = 0;
   for (auto _ : state) {

@@ -1,5 +1,5 @@
 // The C++ side of the Python package `xexp` (python/xexp/__init__.py): the library's own entry points
-// (tools::optimize_model, functions::inline_functions, tools::run_model, tools::compare_models, the rule
+// (optimizer::optimize_model, functions::inline_functions, tools::run_model, tools::compare_models, the rule
 // catalogue) over models and tensors passed as serialized protobuf bytes. The Python layer converts
 // onnx.ModelProto and numpy arrays to and from those bytes with onnx's own helpers, so that no element
 // type mapping is written twice. xexp::Error becomes the Python exception xexp.Error with the same message.
@@ -20,7 +20,7 @@
 #include "xexp/onnx.hpp"
 #include "xexp/patterns/registry.hpp"
 #include "xexp/tools/compare.hpp"
-#include "xexp/tools/optimize.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
 #include "xexp/tools/run.hpp"
 
 namespace py = pybind11;
@@ -93,7 +93,7 @@ py::dict rule_stats(const rewrite::RuleStats& s) {
   return d;
 }
 
-py::dict report_dict(const tools::OptimizeModelReport& report) {
+py::dict report_dict(const optimizer::OptimizeModelReport& report) {
   py::dict rules, cleanups;
   for (const rewrite::RuleStats& s : report.rules.rules) rules[py::str(s.name)] = rule_stats(s);
   for (const rewrite::RuleStats& s : report.rules.cleanups) cleanups[py::str(s.name)] = rule_stats(s);
@@ -107,25 +107,25 @@ py::dict report_dict(const tools::OptimizeModelReport& report) {
   d["seconds"] = report.seconds;
   d["rules"] = rules;
   d["cleanups"] = cleanups;
-  d["table"] = tools::format_report(report);
+  d["table"] = optimizer::format_report(report);
   return d;
 }
 
 std::pair<py::bytes, py::dict> optimize(const py::object& source, const std::string& patterns, int verbose,
                                         bool constant_folding, const std::string& inline_functions,
                                         bool intermediate_functions) {
-  tools::OptimizeModelOptions options;
+  optimizer::OptimizeModelOptions options;
   options.patterns = patterns;
   options.verbose = verbose;
   options.constant_folding = constant_folding;
-  options.inline_functions = tools::inline_functions_from_string(inline_functions);
+  options.inline_functions = optimizer::inline_functions_from_string(inline_functions);
   options.intermediate_functions = intermediate_functions;
   rewrite::rules_from_string(patterns);  // a bad spec fails before the (maybe long) load
   ir::Model model = load_source(source);
-  tools::OptimizeModelReport report;
+  optimizer::OptimizeModelReport report;
   {
     py::gil_scoped_release unlocked;
-    report = tools::optimize_model(model, options);
+    report = optimizer::optimize_model(model, options);
   }
   return {to_bytes(std::move(model)), report_dict(report)};
 }
@@ -145,15 +145,15 @@ std::pair<py::object, py::object> lower_aten(const py::object& source, int64_t o
   if (!patterns.empty()) rewrite::rules_from_string(patterns);  // a bad spec fails before the export
   const ir::Model captured = load_source(source);
   ir::Model model;
-  std::optional<tools::OptimizeModelReport> report;
+  std::optional<optimizer::OptimizeModelReport> report;
   {
     py::gil_scoped_release unlocked;
     model = aten::lower(captured, lower_options);
     if (!patterns.empty()) {
-      tools::OptimizeModelOptions options;
+      optimizer::OptimizeModelOptions options;
       options.patterns = patterns;
       options.verbose = verbose;
-      report = tools::optimize_model(model, options);
+      report = optimizer::optimize_model(model, options);
     }
     if (!filename.empty()) save_model(std::move(model), filename);
   }

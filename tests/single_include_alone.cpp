@@ -15,6 +15,6 @@ int main() {
   const auto y = g.add_value("Y");
   g.add_node("Relu", {x}, {y});
   g.add_output(y);
-  xexp::tools::optimize_model(model);
+  xexp::optimizer::optimize_model(model);
   std::cout << xexp::tools::pretty(model);
 }

@@ -65,7 +65,7 @@ TEST(CliOptimize, KeepsInputAndOutputNamesAndPrintsStatistics) {
   EXPECT_LT(after.graph->node_count(), before.graph->node_count());
   // The summary line gives the node counts the saved file has; the table follows it.
   const std::string counts = std::to_string(before.graph->node_count()) + " -> " +
-                             std::to_string(tools::count_nodes(after)) + " nodes";
+                             std::to_string(optimizer::count_nodes(after)) + " nodes";
   EXPECT_NE(r.out.find("optimized: " + counts), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("matched"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("wrote " + out), std::string::npos) << r.out;
@@ -354,7 +354,7 @@ TEST(CliOptimize, TargetOpsetUpgradesAndFusesLayerNormalization) {
     // The attention is a call (ONNX's Attention needs 23), in a model of the first IR version with
     // functions (gpt_erf_L1.op14dyn.onnx's is 7).
     ASSERT_EQ(kept_model.functions.size(), 1u);
-    EXPECT_EQ(kept_model.functions[0].domain, tools::kIntermediateDomain);
+    EXPECT_EQ(kept_model.functions[0].domain, optimizer::kIntermediateDomain);
     EXPECT_EQ(kept_model.ir_version, 8);
     EXPECT_NE(k.out.find(std::to_string(c.layer_norms) +
                          " LayerNormalization matches would fuse with --target-opset 17"),
@@ -373,7 +373,7 @@ TEST(CliOptimize, TargetOpsetUpgradesAndFusesLayerNormalization) {
     EXPECT_EQ(m18.opset(""), 18);
     EXPECT_EQ(count_op(m17, "LayerNormalization"), c.layer_norms);
     EXPECT_EQ(count_op(m18, "LayerNormalization"), c.layer_norms);
-    EXPECT_LT(tools::count_nodes(m17), tools::count_nodes(kept_model));
+    EXPECT_LT(optimizer::count_nodes(m17), optimizer::count_nodes(kept_model));
     expect_ops_exist_at_model_opset(m17);
     EXPECT_EQ(count_op(m18, "ReduceMean"), 0u);
 
@@ -481,7 +481,7 @@ TEST(CliOptimize, FusionsTheOpsetHoldsBackBecomeIntermediateFunctionsTheNextRunF
       << s1.out;
   const ir::Model m1 = load_model(stage1);
   EXPECT_EQ(m1.opset(""), 17);
-  EXPECT_EQ(m1.opset(std::string(tools::kIntermediateDomain)), 1);
+  EXPECT_EQ(m1.opset(std::string(optimizer::kIntermediateDomain)), 1);
   EXPECT_EQ(op_histogram(m1)["intermediate.Attention"], 1u);
   EXPECT_EQ(op_histogram(m1)["intermediate.RotaryEmbedding"], 2u);
   EXPECT_EQ(op_histogram(m1)["intermediate.RMSNormalization"], 3u);

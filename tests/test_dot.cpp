@@ -18,7 +18,7 @@
 #include "support/temp_dir.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/tools/dot.hpp"
-#include "xexp/tools/optimize.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
 
 namespace {
 
@@ -167,7 +167,7 @@ TEST(Dot, OptimizedSeedLlmMarksWhatEachRuleMade) {
   const ir::Model before = xexp::load_model(path);
   ir::Model after = xexp::load_model(path);
   // With the opt-in onnxruntime_gpu set, which fuses its single heads and residual norms.
-  xexp::tools::optimize_model(after, {.patterns = "default+onnxruntime+onnxruntime_gpu"});
+  xexp::optimizer::optimize_model(after, {.patterns = "default+onnxruntime+onnxruntime_gpu"});
   const ir::Graph& g = *after.graph;
   Drawing d = parse(xexp::tools::to_dot(after, {.max_constant_values = 8, .functions = true, .before = &before,
                                                       .title = {}}));

@@ -7,7 +7,7 @@
 #include "xexp/eval/evaluator.hpp"
 #include "xexp/functions/inliner.hpp"
 #include "xexp/ir/copy.hpp"
-#include "xexp/tools/optimize.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;
@@ -349,21 +349,21 @@ TEST(FunctionsInliner, OptimizeInlinesOpLibraryFunctionsAndKeepsModules) {
   const Tensor x = Tensor::from<float>({2, 3}, {-1, 2, -3, 4, -5, 6});
   const std::vector<float> expected{1, 0, 3, 0, 5, 0};
   struct Mode {
-    tools::InlineFunctions mode;
+    optimizer::InlineFunctions mode;
     std::vector<std::string> functions_left, graph;
   };
   const Mode modes[] = {
-      {tools::InlineFunctions::OpLibraries, {"Block"}, {"n0__1: Neg(X)->neg", "block_call: Block(neg)->Y"}},
-      {tools::InlineFunctions::All, {}, {"n0__1: Neg(X)->neg", "relu__2: Relu(neg)->Y"}},
-      {tools::InlineFunctions::None,
+      {optimizer::InlineFunctions::OpLibraries, {"Block"}, {"n0__1: Neg(X)->neg", "block_call: Block(neg)->Y"}},
+      {optimizer::InlineFunctions::All, {}, {"n0__1: Neg(X)->neg", "relu__2: Relu(neg)->Y"}},
+      {optimizer::InlineFunctions::None,
        {"aten_neg", "Block"},
        {"neg_call: aten_neg(X)->neg", "block_call: Block(neg)->Y"}},
   };
   for (const Mode& mode : modes) {
     Model m = torch_lib_and_module();
     std::ostringstream log;
-    const tools::OptimizeModelReport report =
-        tools::optimize_model(m, {.patterns = "none", .inline_functions = mode.mode, .log = &log});
+    const optimizer::OptimizeModelReport report =
+        optimizer::optimize_model(m, {.patterns = "none", .inline_functions = mode.mode, .log = &log});
     EXPECT_EQ(function_names(m), mode.functions_left);
     EXPECT_EQ(listing(*m.graph), mode.graph);
     EXPECT_EQ(report.inlined, 2 - mode.functions_left.size());
@@ -377,14 +377,14 @@ TEST(FunctionsInliner, OptimizeInlinesOpLibraryFunctionsAndKeepsModules) {
 TEST(FunctionsInliner, OptimizeKeepsOpLibraryFunctionsWhoseOpsetClashes) {
   Model m = torch_lib_and_module(17);
   std::ostringstream log;
-  tools::optimize_model(m, {.patterns = "none", .verbose = 1, .log = &log});
+  optimizer::optimize_model(m, {.patterns = "none", .verbose = 1, .log = &log});
   EXPECT_EQ(function_names(m), (std::vector<std::string>{"aten_neg", "Block"}));
   EXPECT_NE(log.str().find("op-library functions kept: node 'pkg.onnxscript.torch_lib.aten_neg': the function "
                            "imports opset ai.onnx version 17, the model version 18"),
             std::string::npos)
       << log.str();
   Model all = torch_lib_and_module(17);
-  EXPECT_THROW(tools::optimize_model(all, {.patterns = "none", .inline_functions = tools::InlineFunctions::All,
+  EXPECT_THROW(optimizer::optimize_model(all, {.patterns = "none", .inline_functions = optimizer::InlineFunctions::All,
                                            .log = &log}),
                Error);
 }

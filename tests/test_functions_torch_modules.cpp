@@ -24,7 +24,7 @@
 #include "xexp/functions/inliner.hpp"
 #include "xexp/functions/torch_modules.hpp"
 #include "xexp/onnx.hpp"
-#include "xexp/tools/optimize_modules.hpp"
+#include "xexp/optimizer/modules_as_functions.hpp"
 
 using namespace xexp;
 
@@ -190,9 +190,9 @@ TEST_P(TorchExports, BodiesAreOptimizedOneByOne) {
   const std::string original = (kTorchModels / (e.model + ".onnx")).string();
   ir::Model model = load_model(original);
   std::ostringstream log;
-  tools::OptimizeModelOptions options;
+  optimizer::OptimizeModelOptions options;
   options.log = &log;
-  const tools::OptimizeModelReport report = tools::optimize_modules_as_functions(model, options);
+  const optimizer::OptimizeModelReport report = optimizer::optimize_modules_as_functions(model, options);
   EXPECT_EQ(report.nodes_before, load_model(original).graph->node_count());
   EXPECT_LT(report.nodes_after, report.nodes_before / 2);
   EXPECT_EQ(calls_of(model), e.optimized_calls);
@@ -399,9 +399,9 @@ TEST(TorchModules, AttributeNamesTakenByADifferentBodyAreRenamed) {
 
   ir::Model optimized = load_model(original);
   std::ostringstream log;
-  tools::OptimizeModelOptions options;
+  optimizer::OptimizeModelOptions options;
   options.log = &log;
-  tools::optimize_modules_as_functions(optimized, options);
+  optimizer::optimize_modules_as_functions(optimized, options);
   EXPECT_EQ(callers_of(optimized, "attention"),
             (std::vector<std::string>{"decoder.attention.attention.0", "decoder.attention.attention.1"}));
   EXPECT_EQ(callers_of(optimized, "attention_l2l"), (std::vector<std::string>{"decoder.attention"}));

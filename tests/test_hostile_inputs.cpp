@@ -27,7 +27,7 @@
 #include "xexp/functions/inliner.hpp"
 #include "xexp/infer/model.hpp"
 #include "xexp/onnx.hpp"
-#include "xexp/tools/optimize.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
 #include "xexp/tools/printer.hpp"
 #include "xexp/tools/run.hpp"
 
@@ -373,9 +373,9 @@ TEST(HostileKernels, ScanWithoutItsBodyIsTypedWithoutOnnxInference) {
   *m.mutable_graph()->add_node() = scan;
   *m.mutable_graph()->add_output() = tensor_info("S", 1, {});
   xexp::ir::Model model = xexp::load_model(saved(dir, m));
-  xexp::tools::OptimizeModelOptions options;
+  xexp::optimizer::OptimizeModelOptions options;
   options.patterns = "default+onnxruntime";
-  EXPECT_NO_THROW(xexp::tools::optimize_model(model, options));
+  EXPECT_NO_THROW(xexp::optimizer::optimize_model(model, options));
   EXPECT_NE(xexp::tools::pretty(model).find("Scan(Y, num_scan_inputs=1) -> S"), std::string::npos)
       << xexp::tools::pretty(model);
 }

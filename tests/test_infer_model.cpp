@@ -9,7 +9,7 @@
 #include "xexp/functions/infer_call.hpp"
 #include "xexp/infer/model.hpp"
 #include "xexp/ir/constant_node.hpp"
-#include "xexp/tools/optimize.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;
@@ -159,11 +159,11 @@ TEST(ConstantNodes, MainGraphConstantsBecomeInitializersTheRulesRead) {
   g.add_node(Symbol("Reshape"), {x, shape}, {r});
   g.add_node(Symbol("Mul"), {r, one}, {y});
   g.add_output(y);
-  tools::OptimizeModelOptions options;
+  optimizer::OptimizeModelOptions options;
   options.patterns = "default";
   std::ostringstream log;
   options.log = &log;
-  tools::optimize_model(m, options);
+  optimizer::optimize_model(m, options);
   EXPECT_EQ(op_types(g), (OpSeq{"Reshape"}));
   EXPECT_EQ(g.value(g.at("Y")).shape, (Shape{3, 4}));
   ASSERT_TRUE(g.value(g.at("shape")).initializer);

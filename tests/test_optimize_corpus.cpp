@@ -1,4 +1,4 @@
-// The optimizer on models nobody here wrote, as `xexp optimize` runs it (tools::optimize_model:
+// The optimizer on models nobody here wrote, as `xexp optimize` runs it (optimizer::optimize_model:
 // default+onnxruntime and constant folding, on the file as loaded). Two things are checked per model:
 // - what it does: nodes before and after, and how many times each rule fired, compared exactly with
 //   tests/data/optimize_*.tsv. When a deliberate change of the library moves them (a new rule, types
@@ -34,7 +34,7 @@
 #include "xexp/ir/cleanup.hpp"
 #include "xexp/ir/copy.hpp"
 #include "xexp/onnx.hpp"
-#include "xexp/tools/optimize.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
 #include "xexp/tools/run.hpp"
 
 using namespace xexp;
@@ -179,21 +179,21 @@ const char* const kGoldenHeader =
     "# Written by test_optimize_corpus with XEXP_UPDATE_GOLDEN=1; review the diff before committing.\n";
 
 // Optimizes `model` as `xexp optimize --patterns PATTERNS` does and saves it to `c.optimized`.
-void optimize_and_save(Case& c, ir::Model model, const std::string& patterns = tools::kDefaultPatterns) {
+void optimize_and_save(Case& c, ir::Model model, const std::string& patterns = optimizer::kDefaultPatterns) {
   c.shapes_only = has_random_op(*model.graph);
   c.through_half = outputs_through_half(*model.graph);
-  const tools::OptimizeModelReport report = tools::optimize_model(model, {.patterns = patterns});
+  const optimizer::OptimizeModelReport report = optimizer::optimize_model(model, {.patterns = patterns});
   c.nodes_before = report.nodes_before;
   c.nodes_after = report.nodes_after;
   c.fired = fired_rules(report.rules);
   save_model(std::move(model), c.optimized);
 }
 
-void optimize_file(Case& c, const std::string& patterns = tools::kDefaultPatterns) {
+void optimize_file(Case& c, const std::string& patterns = optimizer::kDefaultPatterns) {
   optimize_and_save(c, load_model(c.original), patterns);
 }
 
-std::size_t node_count(const ir::Model& model) { return tools::count_nodes(model); }
+std::size_t node_count(const ir::Model& model) { return optimizer::count_nodes(model); }
 
 void expect_same_types_and_shapes(const NamedTensors& actual, const NamedTensors& expected) {
   ASSERT_EQ(actual.size(), expected.size());
@@ -602,7 +602,7 @@ Tensor raw_tensor(const Json& entry, const fs::path& dir) {
 // does into `out`.
 std::vector<Case> torch_export_cases(const fs::path& dir, const fs::path& out,
                                      std::map<std::string, NamedTensors>* torch = nullptr,
-                                     const std::string& patterns = tools::kDefaultPatterns,
+                                     const std::string& patterns = optimizer::kDefaultPatterns,
                                      const std::string& prefix = "") {
   std::vector<Case> cases;
   for (const fs::path& model : sorted_files(dir, ".onnx")) {

@@ -1,4 +1,4 @@
-// tools::optimize_model on models read from disk, with nothing typed by the test: the demo LLM written
+// optimizer::optimize_model on models read from disk, with nothing typed by the test: the demo LLM written
 // and read back optimizes to exactly what it gives in process (types come on load), and
 // --no-constant-folding still leaves every constant chain in place, target_opset upgrades a torch
 // export before the rules run, and the dimension symbols ONNX's inference names and ours equate are one.
@@ -16,7 +16,7 @@
 #include "support/rule_cases.hpp"
 #include "xexp/builder/demo_llm.hpp"
 #include "xexp/onnx.hpp"
-#include "xexp/tools/optimize.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
 
 using namespace xexp;
 using xexp::testing::optimize_quietly;
@@ -41,8 +41,8 @@ TEST(OptimizeExported, DemoReadFromDiskOptimizesAsInProcess) {
   // The file holds no value_info: only the graph inputs and outputs are typed.
   EXPECT_TRUE(from_disk.graph->value_info().empty());
 
-  const tools::OptimizeModelReport a = optimize_quietly(in_process);
-  const tools::OptimizeModelReport b = optimize_quietly(from_disk);
+  const optimizer::OptimizeModelReport a = optimize_quietly(in_process);
+  const optimizer::OptimizeModelReport b = optimize_quietly(from_disk);
   EXPECT_EQ(b.nodes_before, a.nodes_before);
   EXPECT_EQ(b.nodes_after, a.nodes_after);
   EXPECT_LT(b.nodes_after, b.nodes_before * 3 / 4);  // 46 -> 30 today
@@ -64,7 +64,7 @@ TEST(OptimizeExported, DemoReadFromDiskOptimizesAsInProcess) {
 TEST(OptimizeExported, NoConstantFoldingLeavesTheConstantChains) {
   const std::string path = std::string(XEXP_SHARED_DIR) + "/models/llama_L1.fold.onnx";
   ir::Model model = load_model(path);
-  const tools::OptimizeModelReport report = optimize_quietly(model, /*constant_folding=*/false);
+  const optimizer::OptimizeModelReport report = optimize_quietly(model, /*constant_folding=*/false);
   EXPECT_EQ(report.folded, 0u);
   std::size_t chain = 0;
   for (const std::string& op : test::op_types(*model.graph))
@@ -81,22 +81,22 @@ TEST(OptimizeExported, NoConstantFoldingLeavesTheConstantChains) {
 TEST(OptimizeExported, TargetOpsetUpgradesBeforeTheRules) {
   const std::string path = std::string(XEXP_SHARED_DIR) + "/models/gpt_erf_L1.op16.onnx";
   std::ostringstream log;
-  tools::OptimizeModelOptions options{.patterns = "default", .log = &log};
-  auto layer_norms_waiting = [](const tools::OptimizeModelReport& report) {
-    for (const tools::RuleWaitingForOpset& w : report.waiting)
+  optimizer::OptimizeModelOptions options{.patterns = "default", .log = &log};
+  auto layer_norms_waiting = [](const optimizer::OptimizeModelReport& report) {
+    for (const optimizer::RuleWaitingForOpset& w : report.waiting)
       if (w.rule == "LayerNormalization") return std::pair{w.matches, w.opset};
     return std::pair<std::size_t, int64_t>{0, 0};
   };
 
   ir::Model kept = load_model(path);
-  const tools::OptimizeModelReport k = tools::optimize_model(kept, options);
+  const optimizer::OptimizeModelReport k = optimizer::optimize_model(kept, options);
   EXPECT_EQ(kept.opset(""), 16);
   EXPECT_EQ(k.rules.find("LayerNormalization")->applied, 0u);
   EXPECT_EQ(layer_norms_waiting(k), (std::pair<std::size_t, int64_t>{3, 17}));
 
   ir::Model upgraded = load_model(path);
   options.target_opset = 17;
-  const tools::OptimizeModelReport u = tools::optimize_model(upgraded, options);
+  const optimizer::OptimizeModelReport u = optimizer::optimize_model(upgraded, options);
   EXPECT_EQ(upgraded.opset(""), 17);
   EXPECT_EQ(u.rules.find("LayerNormalization")->applied, 3u);
   EXPECT_EQ(layer_norms_waiting(u).first, 0u);
@@ -105,7 +105,7 @@ TEST(OptimizeExported, TargetOpsetUpgradesBeforeTheRules) {
 
   ir::Model refused = load_model(path);
   options.target_opset = 15;
-  EXPECT_THROW(tools::optimize_model(refused, options), Error);
+  EXPECT_THROW(optimizer::optimize_model(refused, options), Error);
   EXPECT_EQ(refused.opset(""), 16);
   EXPECT_EQ(test::op_types(*refused.graph), test::op_types(*load_model(path).graph));
 }
@@ -124,7 +124,7 @@ TEST(OptimizeExported, EqualLargeTablesAreStoredOnce) {
   ir::Model model = load_model(path);
   ASSERT_EQ(mask_tables(*model.graph), (std::vector<std::string>{"decoder.attention.attention.0.mask"}));
   // The default set alone keeps the masks (the onnxruntime set's causal MultiHeadAttention drops them).
-  const tools::OptimizeModelReport report = optimize_quietly(model, true, "default");
+  const optimizer::OptimizeModelReport report = optimize_quietly(model, true, "default");
   EXPECT_EQ(mask_tables(*model.graph), (std::vector<std::string>{"decoder.attention.attention.0.mask"}));
   EXPECT_EQ(report.nodes_before, 114u);
   EXPECT_LE(report.nodes_after, 51u);

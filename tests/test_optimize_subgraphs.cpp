@@ -1,6 +1,6 @@
 // Optimization inside If and Loop bodies (issue 8 item 3). Models are written in ONNX's text syntax to a
 // file and read back as a user's file is (no inference call here), then optimized by
-// tools::optimize_model: the rules, the folding and the clean-ups run in each body, which reads values of
+// optimizer::optimize_model: the rules, the folding and the clean-ups run in each body, which reads values of
 // the enclosing graph by name; those values stay while a body reads them and keep the name the body reads
 // them by. Each body's op sequence is checked, and the outputs before and after in xexp's evaluator and
 // in ONNX Runtime (each against itself: the fused Conv rounds differently, hence 1e-5). A body reading a
@@ -24,7 +24,7 @@
 #include "support/temp_dir.hpp"
 #include "xexp/eval/evaluator.hpp"
 #include "xexp/onnx.hpp"
-#include "xexp/tools/optimize.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
 
 using namespace xexp;
 using test::op_types;
@@ -72,9 +72,9 @@ std::vector<std::string> captured_names(const ir::Graph& body) {
 
 // The model at `path`, optimized as `xexp optimize` does, saved to `optimized`.
 ir::Model optimize_file(const std::string& path, const std::string& optimized,
-                        const tools::OptimizeModelOptions& options = {}) {
+                        const optimizer::OptimizeModelOptions& options = {}) {
   ir::Model m = load_model(path);
-  tools::optimize_model(m, options);
+  optimizer::optimize_model(m, options);
   save_model(m, optimized);
   return m;
 }

@@ -20,7 +20,7 @@
 #include "support/temp_dir.hpp"
 #include "xexp/ir/constant_node.hpp"
 #include "xexp/onnx.hpp"
-#include "xexp/tools/optimize.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
 
 using namespace xexp;
 using namespace xexp::testing;
@@ -76,16 +76,16 @@ TEST(CorpusVsOnnxRuntime, NoMoreNodesThanItsExtendedLevelAndTheSameOutputs) {
     const NamedTensors feeds = feeds_for(models[k], *model.graph);
     std::ostringstream log;
     ir::Model with_gpu_set = load_model(models[k].string());
-    tools::optimize_model(with_gpu_set, {.patterns = "default+onnxruntime+onnxruntime_gpu", .log = &log});
+    optimizer::optimize_model(with_gpu_set, {.patterns = "default+onnxruntime+onnxruntime_gpu", .log = &log});
     every_fusion_nodes.push_back(nodes_without_constants(*with_gpu_set.graph));
-    tools::optimize_model(model, {.log = &log});
+    optimizer::optimize_model(model, {.log = &log});
     xexp_nodes.push_back(nodes_without_constants(*model.graph));
     const std::string out = (dir.path() / (std::to_string(k) + ".xexp.onnx")).string();
     save_model(model, out);
     // One run reaches the fixed point: optimizing what it wrote removes nothing more (types the first
     // run learned, an If it decided, are what a second run would start from).
     ir::Model again = load_model(out);
-    tools::optimize_model(again, {.log = &log});
+    optimizer::optimize_model(again, {.log = &log});
     EXPECT_EQ(nodes_without_constants(*again.graph), xexp_nodes.back()) << models[k].filename().string();
     by_ort.push_back({models[k].string(), feeds, (dir.path() / (std::to_string(k) + ".ort.onnx")).string()});
     original.push_back({models[k].string(), feeds});

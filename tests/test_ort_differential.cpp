@@ -42,7 +42,7 @@
 #include "xexp/onnx/load.hpp"
 #include "xexp/onnx/save.hpp"
 #include "xexp/tools/inputs.hpp"
-#include "xexp/tools/optimize.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
 
 using namespace xexp;
 using namespace xexp::testing;
@@ -619,13 +619,13 @@ TEST(OrtDifferential, OptimizedPositiveCasesGiveOnnxRuntimesOutputsOnRandomInput
   // `xexp optimize`'s default, plus the opt-in set of a rule outside it (not onnxruntime_training, whose
   // kernels that package lacks).
   std::set<std::string> optimized_by_default;
-  for (const rewrite::RulePtr& r : rewrite::rules_from_string(tools::kDefaultPatterns))
+  for (const rewrite::RulePtr& r : rewrite::rules_from_string(optimizer::kDefaultPatterns))
     optimized_by_default.insert(r->name());
   std::map<std::string, std::string> spec_of;
   for (const std::string& set : rewrite::Catalog::global().set_names())
     if (set != "onnxruntime_training")
       for (const rewrite::RulePtr& r : rewrite::rules_from_string(set))
-        spec_of[r->name()] = tools::kDefaultPatterns + (optimized_by_default.count(r->name()) ? "" : "+" + set);
+        spec_of[r->name()] = optimizer::kDefaultPatterns + (optimized_by_default.count(r->name()) ? "" : "+" + set);
   std::vector<PositiveCase> cases = read_positive_cases();
   std::erase_if(cases, [&](const PositiveCase& c) { return !spec_of.count(c.rule); });
   TempDir dir;
@@ -641,7 +641,7 @@ TEST(OrtDifferential, OptimizedPositiveCasesGiveOnnxRuntimesOutputsOnRandomInput
     write_case_model(cases[i].text, original);
     ir::Model model = load_model(original);
     std::ostringstream log;
-    tools::optimize_model(model, {.patterns = spec_of.at(cases[i].rule), .log = &log});
+    optimizer::optimize_model(model, {.patterns = spec_of.at(cases[i].rule), .log = &log});
     save_model(model, optimized);
     const ir::Model reread = load_model(original);
     for (int64_t v = 0; v < variants; ++v) {

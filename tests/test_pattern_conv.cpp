@@ -12,7 +12,7 @@
 #include "support/rule_cases.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/patterns/registry.hpp"
-#include "xexp/tools/optimize.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;
@@ -116,7 +116,7 @@ std::size_t fired_on_paddle_export(const std::string& name, const std::string& r
                                    const xexp::testing::RandomFeedOptions& feed_options) {
   const std::string path = std::string(XEXP_SHARED_DIR) + "/corpus/real/" + name;
   model = load_model(path);
-  const tools::OptimizeModelReport report = xexp::testing::optimize_quietly(model);
+  const optimizer::OptimizeModelReport report = xexp::testing::optimize_quietly(model);
   xexp::testing::TempDir dir;
   const std::string optimized = (dir.path() / "optimized.onnx").string();
   save_model(model, optimized);

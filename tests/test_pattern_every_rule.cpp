@@ -2,7 +2,7 @@
 // opt-in onnxruntime_gpu, onnxruntime_approx, onnxruntime_training) has a positive case in tests/data/rule_positive_cases.txt, a small model in ONNX's
 // text syntax with the op sequence `xexp optimize` gives it. Each case is written to disk as an exporter
 // writes a model (typed by ONNX's own shape inference, value_info included) and loaded back, then:
-// - optimized as the user does (tools::optimize_model, default+onnxruntime and constant folding; the
+// - optimized as the user does (optimizer::optimize_model, default+onnxruntime and constant folding; the
 //   user adds the opt-in set of a rule outside the default), the rule fires and the op sequence is the expected one;
 // - optimized with the rule left out ("default+onnxruntime-<Rule>"), the graph is another one (op
 //   types and attributes compared), so that no rule's case passes without the rule.
@@ -18,7 +18,7 @@
 #include "support/temp_dir.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/patterns/registry.hpp"
-#include "xexp/tools/optimize.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
 #include "xexp/tools/printer.hpp"
 
 using namespace xexp;
@@ -62,7 +62,7 @@ struct Outcome {
 
 Outcome optimize(const std::string& path, const std::string& patterns, const std::string& rule) {
   ir::Model model = load_model(path);
-  const tools::OptimizeModelReport report = xexp::testing::optimize_quietly(model, true, patterns);
+  const optimizer::OptimizeModelReport report = xexp::testing::optimize_quietly(model, true, patterns);
   const rewrite::RuleStats* stats = report.rules.find(rule);
   return {op_types(*model.graph), structure(*model.graph), stats ? stats->applied : 0};
 }
@@ -78,7 +78,7 @@ TEST(PatternEveryRule, EachRuleIsNeededByItsPositiveCase) {
   // Every rule of every registered set, with the spec that takes it: the default one, plus its opt-in
   // set (onnxruntime_gpu, onnxruntime_approx, onnxruntime_training) when the default leaves it out.
   std::set<std::string> by_default;
-  for (const rewrite::RulePtr& r : rewrite::rules_from_string(tools::kDefaultPatterns)) by_default.insert(r->name());
+  for (const rewrite::RulePtr& r : rewrite::rules_from_string(optimizer::kDefaultPatterns)) by_default.insert(r->name());
   std::vector<std::string> registered, without_case;
   std::map<std::string, std::string> opt_in_set;
   for (const std::string& set : rewrite::Catalog::global().set_names())
@@ -101,7 +101,7 @@ TEST(PatternEveryRule, EachRuleIsNeededByItsPositiveCase) {
       xexp::testing::write_case_model(c.text, path);
       const auto set = opt_in_set.find(rule);
       const std::string spec =
-          std::string(tools::kDefaultPatterns) + (set == opt_in_set.end() ? "" : "+" + set->second);
+          std::string(optimizer::kDefaultPatterns) + (set == opt_in_set.end() ? "" : "+" + set->second);
       const Outcome with = optimize(path, spec, rule);
       std::string without_spec = spec + "-" + rule;
       for (const std::string& other : c.subsumers) without_spec += "," + other;

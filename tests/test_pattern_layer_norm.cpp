@@ -9,7 +9,7 @@
 #include "support/rule_cases.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/patterns/registry.hpp"
-#include "xexp/tools/optimize.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;

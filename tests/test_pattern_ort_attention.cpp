@@ -16,7 +16,7 @@
 #include "support/rule_cases.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/patterns/registry.hpp"
-#include "xexp/tools/optimize.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;
@@ -1132,10 +1132,10 @@ std::vector<int64_t> read_ids(const std::filesystem::path& dir, const std::strin
 // that ONNX Runtime and xexp's evaluator give the original's outputs, and returns the optimized model.
 Model optimized_checked(const std::string& name, const std::string& file, int64_t target_opset = 0,
                         const std::filesystem::path& dir = kModels,
-                        const std::string& patterns = tools::kDefaultPatterns) {
+                        const std::string& patterns = optimizer::kDefaultPatterns) {
   const std::string original = (dir / file).string();
   Model model = load_model(original);
-  tools::optimize_model(model, {.patterns = patterns, .target_opset = target_opset});
+  optimizer::optimize_model(model, {.patterns = patterns, .target_opset = target_opset});
   const std::vector<int64_t> ids = read_ids(dir, name);
   // The ids were drawn for the static export, whose input shape says their sequence length.
   const Model static_export = load_model((dir / (name + ".fold.onnx")).string());
@@ -1150,7 +1150,7 @@ Model optimized_checked(const std::string& name, const std::string& file, int64_
 // MultiHeadAttention's unidirectional): every attention of these decoders is.
 int attention_nodes_after_optimizing(const std::string& name, const std::string& file,
                                      int64_t target_opset = 0, const char* op_type = "MultiHeadAttention",
-                                     const std::string& patterns = tools::kDefaultPatterns) {
+                                     const std::string& patterns = optimizer::kDefaultPatterns) {
   const Model model = optimized_checked(name, file, target_opset, kModels, patterns);
   int n = 0;
   for (NodeId id : model.graph->nodes()) {
@@ -1195,7 +1195,7 @@ TEST(PatternMultiHeadAttentionModels, CausalMaskComputedFromConstantsInTheCorpus
     SCOPED_TRACE(file);
     const std::string original = (dir / file).string();
     Model model = load_model(original);
-    tools::optimize_model(model, {});
+    optimizer::optimize_model(model, {});
     const Graph& g = *model.graph;
     ASSERT_EQ(nodes_of_type(g, "MultiHeadAttention"), 1);
     const Node& n = only_attention(g);
@@ -1224,9 +1224,9 @@ TEST(PatternMultiHeadAttentionModels, SafeSoftmaxAttentionOfPhi4CalledAsALocalFu
     SCOPED_TRACE(opset);
     Model model = load_model(original);
     ASSERT_EQ(model.functions.size(), 1u);
-    tools::OptimizeModelOptions options;
+    optimizer::OptimizeModelOptions options;
     if (opset) options.target_opset = opset;
-    tools::optimize_model(model, options);
+    optimizer::optimize_model(model, options);
     const Graph& g = *model.graph;
     EXPECT_TRUE(model.functions.empty());
     EXPECT_EQ(nodes_of_type(g, "Softmax"), 0);
@@ -1310,9 +1310,9 @@ Tensor vit_image() {
 // The ViT export `file` optimized with `options`: its two attentions are `op_type` nodes, each reading the
 // three outputs of one Split as 3-D values, with q's factor in its scale; no Squeeze, Softmax or 5-D value
 // is left.
-Model optimized_vit(const char* file, const char* op_type, const tools::OptimizeModelOptions& options) {
+Model optimized_vit(const char* file, const char* op_type, const optimizer::OptimizeModelOptions& options) {
   Model model = load_model((kOurModels / file).string());
-  tools::optimize_model(model, options);
+  optimizer::optimize_model(model, options);
   const Graph& g = *model.graph;
   EXPECT_EQ(nodes_of_type(g, op_type), 2);
   for (NodeId id : g.nodes()) {

@@ -1,4 +1,4 @@
-// `xexp optimize` (tools::optimize_model, default+onnxruntime) on the shared torch models exactly as the
+// `xexp optimize` (optimizer::optimize_model, default+onnxruntime) on the shared torch models exactly as the
 // exporter wrote them, with no value_info: gpt_erf_L1 (erf Gelu MLP, residual LayerNorms) and llama_L1
 // (RMSNorm decomposed as Pow/ReduceMean/Add/Sqrt/Div, SiLU MLP). Each fusion fires where the model has
 // its pattern, the node count reaches what the rules give, and the optimized model gives the original's
@@ -12,7 +12,7 @@
 #include "support/rewrite_helpers.hpp"
 #include "support/rule_cases.hpp"
 #include "xexp/onnx.hpp"
-#include "xexp/tools/optimize.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
 
 namespace fs = std::filesystem;
 using namespace xexp;
@@ -35,10 +35,10 @@ struct Optimized {
 
 // Optimizes NAME.fold.onnx as `xexp optimize` does (with `patterns`); checks the outputs against the original model's
 // (each runtime against itself, 1e-5: the fusions reorder float operations) and against torch's.
-Optimized optimize_file(const std::string& name, const std::string& patterns = tools::kDefaultPatterns) {
+Optimized optimize_file(const std::string& name, const std::string& patterns = optimizer::kDefaultPatterns) {
   const std::string original = (kModels / (name + ".fold.onnx")).string();
   ir::Model model = load_model(original);
-  const tools::OptimizeModelReport report = xexp::testing::optimize_quietly(model, true, patterns);
+  const optimizer::OptimizeModelReport report = xexp::testing::optimize_quietly(model, true, patterns);
   std::cout << name << ": " << report.nodes_before << " nodes -> " << report.nodes_after << "\n";
 
   const Tensor ids = Tensor::from<int64_t>(

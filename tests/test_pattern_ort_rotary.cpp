@@ -18,7 +18,7 @@
 #include "support/rewrite_helpers.hpp"
 #include "xexp/infer/model.hpp"
 #include "xexp/onnx.hpp"
-#include "xexp/tools/optimize.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
 
 using namespace xexp;
 using test::node;
@@ -467,7 +467,7 @@ void expect_rotaries(const std::string& file, int rotaries) {
   SCOPED_TRACE(file);
   const std::string original = (kModels / file).string();
   ir::Model model = load_model(original);
-  tools::optimize_model(model, {});
+  optimizer::optimize_model(model, {});
   std::map<std::string, int> ops;
   for (const std::string& op : op_types(*model.graph)) ++ops[op];
   EXPECT_EQ(ops["com.microsoft.RotaryEmbedding"], rotaries);

@@ -10,7 +10,7 @@
 #include "support/rule_cases.hpp"
 #include "xexp/infer/model.hpp"
 #include "xexp/patterns/registry.hpp"
-#include "xexp/tools/optimize.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;

@@ -87,16 +87,16 @@ inline Graph from_xexp(const xexp::ir::Model& model, const Graph& original) {
 
 struct Optimized {
   Graph graph;
-  xexp::tools::OptimizeModelReport report;  // nodes before and after, what each rule did
+  xexp::optimizer::OptimizeModelReport report;  // nodes before and after, what each rule did
 };
 
 // Runs xexp's optimizer (constant folding and the rules of `patterns`, e.g. "default+onnxruntime") on
 // a toy graph. Throws xexp::Error (node, value and cause) when the graph is not valid ONNX.
 inline Optimized optimize(const Graph& toy, const std::string& patterns) {
   xexp::ir::Model model = to_xexp(toy);
-  xexp::tools::OptimizeModelOptions options;
+  xexp::optimizer::OptimizeModelOptions options;
   options.patterns = patterns;
-  xexp::tools::OptimizeModelReport report = xexp::tools::optimize_model(model, options);
+  xexp::optimizer::OptimizeModelReport report = xexp::optimizer::optimize_model(model, options);
   return {from_xexp(model, toy), std::move(report)};
 }
 

@@ -10,4 +10,5 @@
 #include "xexp/patterns.hpp"
 #include "xexp/functions.hpp"
 #include "xexp/aten.hpp"
+#include "xexp/optimizer.hpp"
 #include "xexp/tools.hpp"

@@ -24368,7 +24368,7 @@ inline void infer_model(ir::Model& model) {
 // Outlining: a set of nodes of a graph becomes a local function and one call of it. What the nodes read
 // from outside becomes the function's inputs (small initializers become Constant nodes inside, so that
 // equal bodies stay equal), what is read after them its outputs. Module export (module_export.hpp) and
-// stage 1 of the LLM fusions (tools/intermediate_functions.hpp) both outline this way.
+// stage 1 of the LLM fusions (optimizer/intermediate_functions.hpp) both outline this way.
 #include <algorithm>
 #include <functional>
 #include <string>
@@ -26567,6 +26567,650 @@ inline ir::Model lower(const ir::Model& aten, const LowerOptions& options = {}) 
 }
 
 }  // namespace xexp::aten
+// ======== xexp/optimizer.hpp
+// The optimizer layer (include/xexp/optimizer/): see docs/ARCHITECTURE.md.
+// ======== xexp/optimizer/intermediate_functions.hpp
+// Stage 1 of the LLM fusions (PATTERNS.md, "LLM fusions in two stages"). A block whose operator ONNX
+// defines only from opset 23 (Attention, RotaryEmbedding, RMSNormalization), in a model of an older
+// opset, becomes a call of a local function in domain `intermediate`, named after the rule that will
+// fuse it; the function's body is the matched nodes. The model keeps its opset and runs anywhere (ONNX
+// Runtime inlines the calls), it reads as its blocks, and every layer's block shares one function.
+// Stage 2 is the optimizer's next run with a newer opset or the onnxruntime set: optimize_model inlines
+// the calls first, and the rules fuse their bodies into operators as they would the exporter's nodes.
+// Fusions into older operators (LayerNormalization at 17, HardSwish at 14) stay plain nodes: one or a
+// few nodes each, which runtimes fuse themselves, and not worth a function to a runtime that has none.
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+// ======== xexp/optimizer/rules_waiting.hpp
+// What the rules would do with a newer opset or another rule set, said after optimizing. Each rule is
+// matched once more at every node of the main graph:
+// - a rule of the spec at the opsets above the model's, up to kMaxTargetOpset: a node it matches there
+//   but not at the model's own opset is a rewrite the opset alone held back (an opset condition, such
+//   as LayerNormalization's opset >= 17);
+// - a rule of a set the spec takes none of (the opt-in onnxruntime_training), at the model's opset.
+// Only fusions count, matches of several nodes: a one-node rewrite (ShapeBasedReshapeIsSqueeze's
+// Reshape to Squeeze at 18) is no reason to upgrade. `xexp optimize` turns these into its lines
+// "9 LayerNormalization matches would fuse with --target-opset 17" and
+// "12 SoftmaxGrad matches would fuse with --patterns default+onnxruntime+onnxruntime_training".
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+
+namespace xexp::optimizer {
+
+struct RuleWaitingForOpset {
+  std::string rule;     // short name ("LayerNormalization")
+  std::size_t matches;  // nodes where it would fire
+  int64_t opset;        // the opset all of those matches need
+};
+
+struct RuleWaitingForSet {
+  std::string rule;     // short name ("SoftmaxGrad")
+  std::size_t matches;  // nodes where it would fire
+  std::string set;      // the catalog set it belongs to ("onnxruntime_training")
+};
+
+namespace detail {
+
+// Whether a rule with these roots may start at node `n` (the driver indexes rules by domain and op type).
+inline bool is_root_of(const std::vector<rewrite::OpKey>& roots, const ir::Node& n) {
+  return std::any_of(roots.begin(), roots.end(), [&](const rewrite::OpKey& key) {
+    return key.op_type == n.op_type && key.domain == n.domain;
+  });
+}
+
+// "9 LayerNormalization, 2 X matches would fuse with A, 1 Y with B": (count rule, what it needs) pairs,
+// those needing the same thing next to each other.
+inline std::string join_waiting(const std::vector<std::pair<std::string, std::string>>& items) {
+  std::string line;
+  bool first_group = true;
+  for (std::size_t k = 0; k < items.size(); ++k) {
+    line += (k ? ", " : "") + items[k].first;
+    if (k + 1 < items.size() && items[k + 1].second == items[k].second) continue;
+    line += (first_group ? " matches would fuse" : "") + std::string(" with ") + items[k].second;
+    first_group = false;
+  }
+  return line.empty() ? line : line + "\n";
+}
+
+}  // namespace detail
+
+// One match a newer opset would let a rule of the spec fire: a fusion (several nodes) the opset holds back.
+struct FusionWaitingForOpset {
+  std::string rule;               // short name ("LayerNormalization")
+  int64_t opset;                  // the lowest opset the rule matches at
+  std::vector<ir::NodeId> nodes;  // the matched nodes, the root first
+};
+
+inline std::vector<FusionWaitingForOpset> fusions_waiting_for_opset(const ir::Model& model,
+                                                                    const rewrite::RuleSet& rules) {
+  const int64_t opset = model.opset("").value_or(0);
+  std::vector<FusionWaitingForOpset> waiting;
+  if (opset == 0 || opset >= kMaxTargetOpset) return waiting;
+  const ir::Graph& g = *model.graph;
+  rewrite::Match m;
+  for (const rewrite::RulePtr& rule : rules) {
+    const std::vector<rewrite::OpKey> roots = rule->roots();
+    for (ir::NodeId id : g.nodes()) {
+      if (!detail::is_root_of(roots, g.node(id)) || rule->match(g, id, opset, m)) continue;
+      for (int64_t newer = opset + 1; newer <= kMaxTargetOpset; ++newer)
+        if (rule->match(g, id, newer, m) && m.node_count() > 1) {
+          waiting.push_back({rule->name(), newer, std::vector<ir::NodeId>(m.begin(), m.end())});
+          break;
+        }
+    }
+  }
+  return waiting;
+}
+
+// The fusions counted by rule, with the opset all of a rule's matches need.
+inline std::vector<RuleWaitingForOpset> rules_waiting_for_opset(
+    const std::vector<FusionWaitingForOpset>& fusions) {
+  std::vector<RuleWaitingForOpset> waiting;
+  for (const FusionWaitingForOpset& f : fusions) {  // fusions_waiting_for_opset lists each rule's together
+    if (waiting.empty() || waiting.back().rule != f.rule) waiting.push_back({f.rule, 0, f.opset});
+    ++waiting.back().matches;
+    waiting.back().opset = std::max(waiting.back().opset, f.opset);
+  }
+  return waiting;
+}
+
+// The rules of the sets of `catalog` that `rules` takes nothing from, where they would fuse.
+inline std::vector<RuleWaitingForSet> rules_waiting_for_set(
+    const ir::Model& model, const rewrite::RuleSet& rules,
+    const rewrite::Catalog& catalog = rewrite::Catalog::global()) {
+  const int64_t opset = model.opset("").value_or(0);
+  std::vector<RuleWaitingForSet> waiting;
+  if (opset == 0) return waiting;
+  std::set<std::string> taken;
+  for (const rewrite::RulePtr& rule : rules) taken.insert(rule->name());
+  const ir::Graph& g = *model.graph;
+  rewrite::Match m;
+  for (const std::string& set : catalog.set_names()) {
+    const rewrite::RuleSet members = catalog.resolve(set);
+    if (std::any_of(members.begin(), members.end(),
+                    [&](const rewrite::RulePtr& r) { return taken.count(r->name()); }))
+      continue;
+    for (const rewrite::RulePtr& rule : members) {
+      const std::vector<rewrite::OpKey> roots = rule->roots();
+      RuleWaitingForSet found{rule->name(), 0, set};
+      for (ir::NodeId id : g.nodes())
+        if (detail::is_root_of(roots, g.node(id)) && rule->match(g, id, opset, m) && m.node_count() > 1)
+          ++found.matches;
+      if (found.matches) waiting.push_back(std::move(found));
+    }
+  }
+  return waiting;
+}
+
+// "9 LayerNormalization matches would fuse with --target-opset 17, 2 ConcatTwiceUnary with
+// --target-opset 18" (each rule with the opset it needs, lowest first), or "" when none.
+inline std::string format_waiting(std::vector<RuleWaitingForOpset> waiting) {
+  std::stable_sort(
+      waiting.begin(), waiting.end(),
+      [](const RuleWaitingForOpset& a, const RuleWaitingForOpset& b) { return a.opset < b.opset; });
+  std::vector<std::pair<std::string, std::string>> items;
+  for (const RuleWaitingForOpset& w : waiting)
+    items.emplace_back(std::to_string(w.matches) + " " + w.rule, "--target-opset " + std::to_string(w.opset));
+  return detail::join_waiting(items);
+}
+
+// "12 SoftmaxGrad matches would fuse with --patterns default+onnxruntime+onnxruntime_training" for the
+// rules optimized with `spec`, or "" when none.
+inline std::string format_waiting(const std::vector<RuleWaitingForSet>& waiting, const std::string& spec) {
+  std::vector<std::pair<std::string, std::string>> items;
+  for (const RuleWaitingForSet& w : waiting)  // rules_waiting_for_set lists each set's rules together
+    items.emplace_back(std::to_string(w.matches) + " " + w.rule, "--patterns " + spec + "+" + w.set);
+  return detail::join_waiting(items);
+}
+
+}  // namespace xexp::optimizer
+
+namespace xexp::optimizer {
+
+inline constexpr std::string_view kIntermediateDomain = "intermediate";
+// The opset from which ONNX has the LLM blocks' operators.
+inline constexpr int64_t kIntermediateOpset = 23;
+
+namespace detail {
+
+// The nodes of a match (`in` holds them) in an order the body can be built in: producers before their
+// readers.
+inline std::vector<ir::NodeId> producers_first(const ir::Graph& g, const std::vector<ir::NodeId>& nodes,
+                                               const std::unordered_set<ir::NodeId>& in) {
+  std::unordered_set<ir::NodeId> placed;
+  std::vector<ir::NodeId> order;
+  const auto place = [&](const auto& self, ir::NodeId id) -> void {
+    if (!placed.insert(id).second) return;
+    for (ir::ValueId v : g.node(id).inputs)
+      if (v != ir::kNone && in.count(g.value(v).producer)) self(self, g.value(v).producer);
+    order.push_back(id);
+  };
+  for (ir::NodeId id : nodes) place(place, id);
+  return order;
+}
+
+}  // namespace detail
+
+// Outlines the fusions of `waiting` (fusions_waiting_for_opset) that need kIntermediateOpset, in the
+// main graph. They are taken in the order the opsets would fuse them, the lowest opset first, larger
+// ones first among them: a LayerNorm, which opset 17 fuses whole, stays plain nodes rather than lose its
+// tail to an RMSNormalization call. A fusion is also left as it is when a value inside it is read
+// outside (the call replaces the root, and only the root's readers follow it). Returns how many became
+// calls.
+inline std::size_t outline_intermediate_functions(ir::Model& model,
+                                                  std::vector<FusionWaitingForOpset> waiting) {
+  std::stable_sort(waiting.begin(), waiting.end(),
+                   [](const FusionWaitingForOpset& a, const FusionWaitingForOpset& b) {
+                     return a.opset != b.opset ? a.opset < b.opset : a.nodes.size() > b.nodes.size();
+                   });
+  ir::Graph& g = *model.graph;
+  const std::string domain(kIntermediateDomain);
+  std::unordered_set<ir::NodeId> taken;
+  std::size_t outlined = 0;
+  for (const FusionWaitingForOpset& fusion : waiting) {
+    if (std::any_of(fusion.nodes.begin(), fusion.nodes.end(), [&](ir::NodeId id) { return taken.count(id); }))
+      continue;
+    taken.insert(fusion.nodes.begin(), fusion.nodes.end());
+    if (fusion.opset < kIntermediateOpset) continue;
+    const ir::NodeId root = fusion.nodes.front();
+    const std::unordered_set<ir::NodeId> in(fusion.nodes.begin(), fusion.nodes.end());
+    const std::vector<ir::NodeId> nodes = detail::producers_first(g, fusion.nodes, in);
+    const functions::Boundary io = functions::boundary_of(
+        g, nodes, [&](ir::NodeId id) { return in.count(id) > 0; }, functions::kDefaultConstantBytes);
+    if (io.outputs.empty() || std::any_of(io.outputs.begin(), io.outputs.end(),
+                                          [&](ir::ValueId v) { return g.value(v).producer != root; }))
+      continue;
+    const std::string name = functions::add_function(
+        model, functions::function_of(g, nodes, io, fusion.rule, domain, model.opsets));
+    const std::string node_name = g.node(root).name.empty() ? fusion.rule : g.node(root).name;
+    functions::replace_by_call(g, nodes, io, name, domain, node_name, g.node(root).next);
+    ++outlined;
+  }
+  return outlined;
+}
+
+}  // namespace xexp::optimizer
+// ======== xexp/optimizer/modules_as_functions.hpp
+// `xexp optimize MODEL --modules-as-functions`: the modules of a torch export become local functions
+// (functions/torch_modules.hpp), then optimize_model works on the main graph and on each function body
+// on its own. Constants are folded on the flat graph first, types inferred in between as
+// optimize_model does: a function body has no initializers to hold folded results (optimize_model folds
+// only the main graph), so the shape chains an exporter writes inside a module (Constant -> Unsqueeze ->
+// Concat -> Reshape, Shape of a static input) must be constants before they move into a body, where
+// they come back as Constant nodes the rules read.
+// ======== xexp/optimizer/optimize_model.hpp
+// The optimizer as a user runs it (`xexp optimize`), as named steps (steps.hpp): the calls of op-library
+// functions are inlined, the opset upgraded when asked for, Constant nodes become initializers,
+// duplicates merged, constants folded, every value gets its type and shape, then the rules of a set
+// string (rewrite::optimize) run, folding the nodes they create whose inputs are all constant, and
+// folding once more for what they left constant. Last, what a newer opset or another set would fuse is
+// said, and the LLM blocks an older opset holds back become intermediate functions (stage 1).
+#include <chrono>
+#include <cstddef>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+// ======== xexp/optimizer/options.hpp
+// What `xexp optimize` takes: the rule set, folding, an opset upgrade, which local functions are inlined
+// first, stage 1 of the LLM fusions, logging. optimize_model (optimize_model.hpp) reads them.
+#include <array>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <utility>
+
+
+namespace xexp::optimizer {
+
+inline constexpr const char* kDefaultPatterns = "default+onnxruntime";
+
+// Which local functions optimize_model inlines before the rules run (the others stay functions, each
+// body optimized on its own). Unless None, that includes the calls of domain `intermediate` a previous
+// run left (stage 1): the rules decide again what their bodies become.
+enum class InlineFunctions {
+  OpLibraries,  // an exporter's single-op functions (functions::is_op_library_function)
+  All,
+  None,
+};
+
+// The modes by name, as `xexp optimize --inline-functions` and Python's optimize take them.
+inline constexpr std::array<std::pair<std::string_view, InlineFunctions>, 3> kInlineFunctionsModes{{
+    {"op-libraries", InlineFunctions::OpLibraries}, {"all", InlineFunctions::All}, {"none", InlineFunctions::None}}};
+
+inline InlineFunctions inline_functions_from_string(std::string_view mode) {
+  std::string names;
+  for (const auto& [name, value] : kInlineFunctionsModes) {
+    if (name == mode) return value;
+    names += (names.empty() ? "" : ", ") + std::string(name);
+  }
+  throw Error("inline functions: '" + std::string(mode) + "' is none of " + names);
+}
+
+struct OptimizeModelOptions {
+  std::string patterns = kDefaultPatterns;  // a rewrite::rules_from_string spec
+  bool constant_folding = true;
+  int64_t target_opset = 0;      // upgrade the default domain to this opset first (upgrade_opset); 0: keep it
+  InlineFunctions inline_functions = InlineFunctions::OpLibraries;
+  // Stage 1 of the LLM fusions: the blocks an opset below 23 holds back become intermediate function
+  // calls (optimizer/intermediate_functions.hpp); false leaves those nodes as they are.
+  bool intermediate_functions = true;
+  int verbose = 0;               // rewrite::OptimizeOptions::verbose
+  std::string explain = {};      // rewrite::OptimizeOptions::explain: why this rule did not match, node by node
+  std::ostream* log = nullptr;   // std::cerr when null
+  rewrite::ProgressHook on_iteration = {};  // rewrite::OptimizeOptions::on_iteration
+};
+
+}  // namespace xexp::optimizer
+// ======== xexp/optimizer/report.hpp
+// What optimize_model did: node counts before and after, folded and merged nodes, each rule's statistics,
+// what a newer opset or another set would fuse; format_report prints it as `xexp optimize` does.
+#include <cstddef>
+#include <iomanip>
+#include <sstream>
+#include <string>
+#include <vector>
+
+
+namespace xexp::optimizer {
+
+struct OptimizeModelReport {
+  std::size_t nodes_before = 0, nodes_after = 0;  // main graph, its subgraphs and local functions
+  std::size_t folded = 0;                         // nodes replaced by initializers, all steps together
+  std::size_t merged = 0;                         // duplicated nodes and initializers merged
+  std::size_t inlined = 0;                        // local functions inlined (InlineFunctions)
+  std::size_t outlined = 0;                       // fusions kept as intermediate function calls
+  double seconds = 0;
+  rewrite::OptimizeStats rules;                   // what the rules did
+  std::vector<RuleWaitingForOpset> waiting;       // what a newer opset would let the rules do
+  std::vector<RuleWaitingForSet> waiting_sets;    // what the sets the spec leaves out would fuse
+};
+
+// Nodes of the main graph with its subgraphs, and of the local functions: what the report counts.
+inline std::size_t count_nodes(const ir::Model& model) {
+  std::size_t n = model.graph->node_count();
+  ir::for_each_subgraph(*model.graph, [&](const ir::Graph& body) { n += body.node_count(); });
+  for (const ir::Function& f : model.functions) n += f.body->node_count();
+  return n;
+}
+
+// A table of what happened: the totals, then one row per rule and clean-up step that did something
+// (all of them when `all_rules`).
+inline std::string format_report(const OptimizeModelReport& report, bool all_rules = false) {
+  std::ostringstream out;
+  out << "optimized: " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
+      << report.folded << " folded, " << report.merged << " merged, ";
+  if (report.inlined) out << report.inlined << " functions inlined, ";
+  if (report.outlined) out << report.outlined << " fusions kept as intermediate functions, ";
+  out << report.rules.iterations << " iterations, " << std::fixed << std::setprecision(3) << report.seconds * 1e3
+      << " ms\n";
+  out << "  " << std::left << std::setw(36) << "rule" << std::right << std::setw(3) << "P" << std::setw(9)
+      << "tried" << std::setw(9) << "matched" << std::setw(9) << "applied" << std::setw(8) << "+nodes"
+      << std::setw(8) << "-nodes" << std::setw(11) << "time(ms)" << "\n";
+  auto row = [&](const rewrite::RuleStats& s, const std::string& priority) {
+    if (!all_rules && s.applied == 0 && s.matched == 0) return;
+    out << "  " << std::left << std::setw(36) << s.name << std::right << std::setw(3) << priority << std::setw(9)
+        << s.tried << std::setw(9) << s.matched << std::setw(9) << s.applied << std::setw(8) << s.added
+        << std::setw(8) << s.removed << std::setw(11) << std::setprecision(3)
+        << (s.match_seconds + s.apply_seconds) * 1e3 << "\n";
+  };
+  for (const rewrite::RuleStats& s : report.rules.rules) row(s, std::to_string(s.priority));
+  for (const rewrite::RuleStats& s : report.rules.cleanups) row(s, "-");
+  return out.str();
+}
+
+}  // namespace xexp::optimizer
+// ======== xexp/optimizer/steps.hpp
+// The steps of optimize_model (optimize_model.hpp), one function each, in the order it runs them; the
+// modules-as-functions optimizer (modules_as_functions.hpp) runs the folding ones on the flat model.
+#include <algorithm>
+#include <cstddef>
+#include <ostream>
+#include <string>
+#include <vector>
+
+// ======== xexp/functions/op_library.hpp
+// Functions an exporter writes for single operators of its own op library, not for the model's
+// modules: onnxscript's torch_lib (domains pkg.onnxscript.torch_lib and pkg.onnxscript.torch_lib.common),
+// which torch's dynamo exporter can leave in the file, one ATen op each (aten_view is Cast + Reshape,
+// aten_t an If on the rank, aten_softmax_no_dtype an If on IsScalar), and experimental-experiment's
+// domain `aten` (its aten_as_function option), one ATen op each too (Phi-4's
+// aten_scaled_dot_product_attention_default: the attention, which no rule fuses through a call). The
+// rules cannot see through a call, so the optimizer inlines them first, as ONNX Runtime does when it
+// loads the model. Functions of modules (experimental-experiment's aten_local_function, xexp's own) are
+// the user's structure: they stay functions.
+#include <string_view>
+
+
+namespace xexp::functions {
+
+inline bool is_op_library_function(const ir::Function& f) {
+  const std::string_view domain = f.domain;
+  return domain.starts_with("pkg.onnxscript.torch_lib") ||
+         (domain == "aten" && std::string_view(f.name).starts_with("aten_"));
+}
+
+}  // namespace xexp::functions
+
+namespace xexp::optimizer::steps {
+
+// The names of the graph's inputs and outputs: the driver keeps them, optimize_model checks it, so that a
+// caller's feeds and fetches still work.
+inline std::vector<std::string> interface_names(const ir::Graph& g) {
+  std::vector<std::string> names;
+  for (const std::vector<ir::ValueId>* ids : {&g.inputs(), &g.outputs()})
+    for (ir::ValueId id : *ids) names.push_back(g.value(id).name);
+  return names;
+}
+
+// Constant nodes become initializers in the main graph and its subgraphs, and function bodies write
+// their constants in one form: rules and folding then read every constant the same way
+// (ir/constant_node.hpp).
+inline void read_constants_one_way(ir::Model& model) {
+  ir::constant_nodes_to_initializers(*model.graph);
+  ir::for_each_subgraph(*model.graph, [](ir::Graph& body) { ir::constant_nodes_to_initializers(body); });
+  for (ir::Function& f : model.functions) ir::constant_shorthands_to_value(*f.body);
+}
+
+struct Folded {
+  std::size_t nodes = 0;  // nodes folded into constants
+  std::size_t ifs = 0;    // Ifs replaced by their taken branch
+};
+
+// Folds constants over the whole graph and its subgraphs, then removes what the folded nodes no longer
+// need (in the enclosing graphs too, for the values a body no longer reads).
+inline Folded fold_and_clean(ir::Model& model) {
+  std::size_t folded = eval::fold_constants(model);
+  if (folded) {
+    ir::remove_unused(*model.graph);
+    ir::remove_unused_initializers(*model.graph);
+  }
+  eval::FoldOptions options;
+  options.opset = model.opset("").value_or(options.opset);
+  options.fold_graph_outputs = false;
+  std::size_t in_subgraphs = 0;
+  ir::for_each_subgraph(*model.graph, [&](ir::Graph& body) {
+    const std::size_t n = eval::fold_constants(body, options);
+    if (n) {
+      ir::remove_unused(body);
+      ir::remove_unused_initializers(body);
+    }
+    in_subgraphs += n;
+  });
+  if (in_subgraphs) ir::release_unread_captured(*model.graph);
+  // An If whose condition folding made (or found) constant becomes its taken branch.
+  std::size_t ifs = eval::inline_constant_ifs(*model.graph, options.opset);
+  if (ifs) {
+    ir::release_unread_captured(*model.graph);
+    ir::remove_unused_initializers(*model.graph);
+  }
+  for (ir::Function& f : model.functions)
+    if (const std::size_t n =
+            eval::inline_constant_ifs(*f.body, ir::find_opset(f.opsets, "").value_or(options.opset))) {
+      ir::release_unread_captured(*f.body);
+      ir::initializers_to_constant_nodes(*f.body);  // the branch's constants: a function has no initializers
+      ifs += n;
+    }
+  return {folded + in_subgraphs, ifs};
+}
+
+// Folding once types are known. An If that folding decides (a rank test) becomes its taken branch,
+// whose outputs the inference before could not type: `infer_types` types the model again, which may
+// decide the next If (silero's VAD tests the rank of its input, then of its spectrogram), until none
+// goes. Returns what went in all.
+template <class InferTypes>
+Folded fold_typed(ir::Model& model, InferTypes&& infer_types) {
+  Folded all;
+  for (bool inlined = true; inlined;) {
+    const Folded folded = fold_and_clean(model);
+    all.nodes += folded.nodes;
+    all.ifs += folded.ifs;
+    inlined = folded.ifs > 0;
+    if (inlined) infer_types();
+  }
+  return all;
+}
+
+// Inlines the functions `mode` selects; returns how many went. OpLibraries leaves them as they are when
+// their opsets clash with the model's (the inliner refuses before changing anything); asked for all,
+// the clash is the user's error.
+inline std::size_t inline_functions(ir::Model& model, InlineFunctions mode, int verbose, std::ostream& log) {
+  const auto selected = [mode](const ir::Function& f) {
+    return mode == InlineFunctions::All ||
+           (mode == InlineFunctions::OpLibraries &&
+            (functions::is_op_library_function(f) || f.domain == kIntermediateDomain));
+  };
+  if (std::none_of(model.functions.begin(), model.functions.end(), selected)) return 0;
+  const std::size_t before = model.functions.size();
+  try {
+    functions::inline_functions(model, {.inline_function = selected});
+  } catch (const Error& e) {
+    if (mode == InlineFunctions::All) throw;
+    if (verbose >= 1) log << "[xexp.optimize] op-library functions kept: " << e.what() << "\n";
+    return 0;
+  }
+  return before - model.functions.size();
+}
+
+// Equal initializers become one, then what is computed twice from the same values is computed once
+// (ir/duplicates.hpp), in `g` and its subgraphs. Before folding: it would store a copy per duplicate (a
+// weight every layer shares, transposed once per layer). Returns how many nodes and initializers went.
+inline std::size_t merge_duplicates(ir::Graph& g) {
+  std::size_t merged = ir::merge_equal_initializers(g) + ir::remove_duplicated_nodes(g);
+  ir::for_each_subgraph(g, [&](ir::Graph& body) {
+    merged += ir::merge_equal_initializers(body) + ir::remove_duplicated_nodes(body);
+  });
+  return merged;
+}
+
+// Types on load: exporters write none, and most rules read them. A declared shape the nodes contradict
+// gives way to theirs (infer/model.hpp); function bodies that cannot be typed only leave their rules
+// unfired.
+inline void infer_types(ir::Model& model, int verbose, std::ostream& log) {
+  if (model.functions.empty()) {
+    for (const std::string& replaced : infer::infer_model_types(model))
+      if (verbose >= 1) log << "[xexp.optimize] " << replaced << " (the node's shape is kept)\n";
+    return;
+  }
+  try {
+    functions::type_function_bodies(model);
+  } catch (const Error& e) {
+    if (verbose >= 1) log << "[xexp.optimize] function bodies left untyped: " << e.what() << "\n";
+  }
+}
+
+// Whether `g` is the main graph or one of its subgraphs (those may hold initializers; a function
+// body may not).
+inline bool within(const ir::Graph& g, const ir::Graph& main) {
+  const ir::Graph* root = &g;
+  while (root->parent) root = root->parent;
+  return root == &main;
+}
+
+// The driver's hook folding a node a rule made whose inputs are all constant, counted in `folded`. Not
+// in function bodies: they have no initializers to hold the results.
+inline rewrite::FoldHook fold_what_rules_make(const ir::Graph& main, std::size_t& folded) {
+  return [&main, &folded, options = eval::FoldOptions{}](ir::Graph& graph, ir::NodeId id, int64_t opset) mutable {
+    if (!within(graph, main)) return false;
+    options.opset = opset;
+    options.fold_graph_outputs = &graph == &main;
+    std::vector<ir::ValueId> added;
+    if (!eval::fold_node(graph, id, options, added)) return false;
+    eval::append_initializers(graph, added);
+    ++folded;
+    return true;
+  };
+}
+
+// Fused normalizations are built with every output their kernels give; those nothing reads go.
+inline void omit_unread_outputs(ir::Model& model) {
+  ir::omit_unread_optional_outputs(*model.graph);
+  ir::for_each_subgraph(*model.graph, [](ir::Graph& body) { ir::omit_unread_optional_outputs(body); });
+  for (ir::Function& f : model.functions) ir::omit_unread_optional_outputs(*f.body);
+}
+
+}  // namespace xexp::optimizer::steps
+
+namespace xexp::optimizer {
+
+// Optimizes `model` in place. Throws xexp::Error for an unknown pattern name or a refused opset upgrade
+// (before touching the model).
+inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelOptions& options = {}) {
+  const rewrite::RuleSet rules = rewrite::rules_from_string(options.patterns);
+  const auto start = std::chrono::steady_clock::now();
+  std::ostream& log = options.log ? *options.log : std::cerr;
+  OptimizeModelReport report;
+  report.nodes_before = count_nodes(model);
+  // Before the upgrade: the bodies import the opset of the file.
+  report.inlined = steps::inline_functions(model, options.inline_functions, options.verbose, log);
+  if (options.target_opset) upgrade_opset(model, options.target_opset);
+  ir::Graph& g = *model.graph;
+  const std::vector<std::string> interface = steps::interface_names(g);
+
+  steps::read_constants_one_way(model);
+  report.merged += steps::merge_duplicates(g);
+  // Constant chains (position ids, masks) fold before types are inferred: their values then give
+  // static shapes our rules know, where ONNX's inference would be needed on the chain itself.
+  if (options.constant_folding) report.folded += steps::fold_and_clean(model).nodes;
+  const auto infer_types = [&] { steps::infer_types(model, options.verbose, log); };
+  infer_types();
+  if (options.constant_folding) report.folded += steps::fold_typed(model, infer_types).nodes;  // Shapes now static
+
+  rewrite::OptimizeOptions rewrite_options{.verbose = options.verbose, .log = &log};
+  rewrite_options.explain = options.explain;
+  rewrite_options.on_iteration = options.on_iteration;
+  if (options.constant_folding) rewrite_options.fold_constants = steps::fold_what_rules_make(g, report.folded);
+  report.rules = rewrite::optimize(model, rules, rewrite_options);
+  // An If the rules decided (a shape test they made constant) becomes its branch in the folding after
+  // them: the values behind it, typed only now, are optimized again.
+  while (options.constant_folding) {
+    const steps::Folded folded = steps::fold_typed(model, infer_types);
+    report.folded += folded.nodes;
+    if (!folded.ifs) break;
+    report.rules = rewrite::optimize(model, rules, rewrite_options, std::move(report.rules));
+  }
+  // Folding copies constants (Identity(mask) is a second mask table) and rules make new ones.
+  report.merged += steps::merge_duplicates(g);
+  steps::omit_unread_outputs(model);
+
+  std::vector<FusionWaitingForOpset> fusions = fusions_waiting_for_opset(model, rules);
+  report.waiting = rules_waiting_for_opset(fusions);
+  report.waiting_sets = rules_waiting_for_set(model, rules);
+  if (options.intermediate_functions) report.outlined = outline_intermediate_functions(model, std::move(fusions));
+  report.nodes_after = count_nodes(model);
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (options.verbose >= 1)
+    log << "[xexp.optimize] " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
+        << report.folded << " folded\n";
+  if (steps::interface_names(g) != interface)
+    throw Error("the optimization changed the names of the graph inputs or outputs (a bug in a rule or the driver)");
+  return report;
+}
+
+}  // namespace xexp::optimizer
+
+namespace xexp::optimizer {
+
+// Optimizes `model` in place, leaving it with its modules as local functions. The report counts the
+// nodes of the flat model before and of the main graph and the bodies after. Throws xexp::Error for an
+// unknown pattern name before touching the model.
+inline OptimizeModelReport optimize_modules_as_functions(ir::Model& model,
+                                                         const OptimizeModelOptions& options = {},
+                                                         const functions::TorchModuleOptions& modules = {}) {
+  rewrite::rules_from_string(options.patterns);
+  const std::size_t flat_nodes = count_nodes(model);
+  // The upgrade converts the flat model, before its modules become functions.
+  if (options.target_opset) upgrade_opset(model, options.target_opset);
+  OptimizeModelOptions bodies = options;
+  bodies.target_opset = 0;
+  std::size_t folded = 0;
+  if (options.constant_folding) {
+    ir::constant_nodes_to_initializers(*model.graph);
+    folded += steps::fold_and_clean(model).nodes;
+    const auto infer_types = [&] { infer::infer_model_types(model); };
+    infer_types();
+    folded += steps::fold_typed(model, infer_types).nodes;
+  }
+  model = functions::export_torch_modules_as_functions(std::move(model), modules);
+  OptimizeModelReport report = optimize_model(model, bodies);
+  report.nodes_before = flat_nodes;
+  report.folded += folded;
+  return report;
+}
+
+}  // namespace xexp::optimizer
 // ======== xexp/tools.hpp
 // The tools layer (include/xexp/tools/): see docs/ARCHITECTURE.md.
 // ======== xexp/tools/compare.hpp
@@ -27644,605 +28288,6 @@ inline std::map<std::string, Tensor> load_intermediates(const std::string& path)
     out.emplace(g.value(n.outputs[0]).name, value->tensors[0]);
   }
   return out;
-}
-
-}  // namespace xexp::tools
-// ======== xexp/tools/intermediate_functions.hpp
-// Stage 1 of the LLM fusions (PATTERNS.md, "LLM fusions in two stages"). A block whose operator ONNX
-// defines only from opset 23 (Attention, RotaryEmbedding, RMSNormalization), in a model of an older
-// opset, becomes a call of a local function in domain `intermediate`, named after the rule that will
-// fuse it; the function's body is the matched nodes. The model keeps its opset and runs anywhere (ONNX
-// Runtime inlines the calls), it reads as its blocks, and every layer's block shares one function.
-// Stage 2 is the optimizer's next run with a newer opset or the onnxruntime set: optimize_model inlines
-// the calls first, and the rules fuse their bodies into operators as they would the exporter's nodes.
-// Fusions into older operators (LayerNormalization at 17, HardSwish at 14) stay plain nodes: one or a
-// few nodes each, which runtimes fuse themselves, and not worth a function to a runtime that has none.
-#include <algorithm>
-#include <cstddef>
-#include <string>
-#include <string_view>
-#include <unordered_set>
-#include <vector>
-
-// ======== xexp/tools/rules_waiting.hpp
-// What the rules would do with a newer opset or another rule set, said after optimizing. Each rule is
-// matched once more at every node of the main graph:
-// - a rule of the spec at the opsets above the model's, up to kMaxTargetOpset: a node it matches there
-//   but not at the model's own opset is a rewrite the opset alone held back (an opset condition, such
-//   as LayerNormalization's opset >= 17);
-// - a rule of a set the spec takes none of (the opt-in onnxruntime_training), at the model's opset.
-// Only fusions count, matches of several nodes: a one-node rewrite (ShapeBasedReshapeIsSqueeze's
-// Reshape to Squeeze at 18) is no reason to upgrade. `xexp optimize` turns these into its lines
-// "9 LayerNormalization matches would fuse with --target-opset 17" and
-// "12 SoftmaxGrad matches would fuse with --patterns default+onnxruntime+onnxruntime_training".
-#include <algorithm>
-#include <cstddef>
-#include <cstdint>
-#include <set>
-#include <string>
-#include <vector>
-
-
-namespace xexp::tools {
-
-struct RuleWaitingForOpset {
-  std::string rule;     // short name ("LayerNormalization")
-  std::size_t matches;  // nodes where it would fire
-  int64_t opset;        // the opset all of those matches need
-};
-
-struct RuleWaitingForSet {
-  std::string rule;     // short name ("SoftmaxGrad")
-  std::size_t matches;  // nodes where it would fire
-  std::string set;      // the catalog set it belongs to ("onnxruntime_training")
-};
-
-namespace detail {
-
-// Whether a rule with these roots may start at node `n` (the driver indexes rules by domain and op type).
-inline bool is_root_of(const std::vector<rewrite::OpKey>& roots, const ir::Node& n) {
-  return std::any_of(roots.begin(), roots.end(), [&](const rewrite::OpKey& key) {
-    return key.op_type == n.op_type && key.domain == n.domain;
-  });
-}
-
-// "9 LayerNormalization, 2 X matches would fuse with A, 1 Y with B": (count rule, what it needs) pairs,
-// those needing the same thing next to each other.
-inline std::string join_waiting(const std::vector<std::pair<std::string, std::string>>& items) {
-  std::string line;
-  bool first_group = true;
-  for (std::size_t k = 0; k < items.size(); ++k) {
-    line += (k ? ", " : "") + items[k].first;
-    if (k + 1 < items.size() && items[k + 1].second == items[k].second) continue;
-    line += (first_group ? " matches would fuse" : "") + std::string(" with ") + items[k].second;
-    first_group = false;
-  }
-  return line.empty() ? line : line + "\n";
-}
-
-}  // namespace detail
-
-// One match a newer opset would let a rule of the spec fire: a fusion (several nodes) the opset holds back.
-struct FusionWaitingForOpset {
-  std::string rule;               // short name ("LayerNormalization")
-  int64_t opset;                  // the lowest opset the rule matches at
-  std::vector<ir::NodeId> nodes;  // the matched nodes, the root first
-};
-
-inline std::vector<FusionWaitingForOpset> fusions_waiting_for_opset(const ir::Model& model,
-                                                                    const rewrite::RuleSet& rules) {
-  const int64_t opset = model.opset("").value_or(0);
-  std::vector<FusionWaitingForOpset> waiting;
-  if (opset == 0 || opset >= kMaxTargetOpset) return waiting;
-  const ir::Graph& g = *model.graph;
-  rewrite::Match m;
-  for (const rewrite::RulePtr& rule : rules) {
-    const std::vector<rewrite::OpKey> roots = rule->roots();
-    for (ir::NodeId id : g.nodes()) {
-      if (!detail::is_root_of(roots, g.node(id)) || rule->match(g, id, opset, m)) continue;
-      for (int64_t newer = opset + 1; newer <= kMaxTargetOpset; ++newer)
-        if (rule->match(g, id, newer, m) && m.node_count() > 1) {
-          waiting.push_back({rule->name(), newer, std::vector<ir::NodeId>(m.begin(), m.end())});
-          break;
-        }
-    }
-  }
-  return waiting;
-}
-
-// The fusions counted by rule, with the opset all of a rule's matches need.
-inline std::vector<RuleWaitingForOpset> rules_waiting_for_opset(
-    const std::vector<FusionWaitingForOpset>& fusions) {
-  std::vector<RuleWaitingForOpset> waiting;
-  for (const FusionWaitingForOpset& f : fusions) {  // fusions_waiting_for_opset lists each rule's together
-    if (waiting.empty() || waiting.back().rule != f.rule) waiting.push_back({f.rule, 0, f.opset});
-    ++waiting.back().matches;
-    waiting.back().opset = std::max(waiting.back().opset, f.opset);
-  }
-  return waiting;
-}
-
-// The rules of the sets of `catalog` that `rules` takes nothing from, where they would fuse.
-inline std::vector<RuleWaitingForSet> rules_waiting_for_set(
-    const ir::Model& model, const rewrite::RuleSet& rules,
-    const rewrite::Catalog& catalog = rewrite::Catalog::global()) {
-  const int64_t opset = model.opset("").value_or(0);
-  std::vector<RuleWaitingForSet> waiting;
-  if (opset == 0) return waiting;
-  std::set<std::string> taken;
-  for (const rewrite::RulePtr& rule : rules) taken.insert(rule->name());
-  const ir::Graph& g = *model.graph;
-  rewrite::Match m;
-  for (const std::string& set : catalog.set_names()) {
-    const rewrite::RuleSet members = catalog.resolve(set);
-    if (std::any_of(members.begin(), members.end(),
-                    [&](const rewrite::RulePtr& r) { return taken.count(r->name()); }))
-      continue;
-    for (const rewrite::RulePtr& rule : members) {
-      const std::vector<rewrite::OpKey> roots = rule->roots();
-      RuleWaitingForSet found{rule->name(), 0, set};
-      for (ir::NodeId id : g.nodes())
-        if (detail::is_root_of(roots, g.node(id)) && rule->match(g, id, opset, m) && m.node_count() > 1)
-          ++found.matches;
-      if (found.matches) waiting.push_back(std::move(found));
-    }
-  }
-  return waiting;
-}
-
-// "9 LayerNormalization matches would fuse with --target-opset 17, 2 ConcatTwiceUnary with
-// --target-opset 18" (each rule with the opset it needs, lowest first), or "" when none.
-inline std::string format_waiting(std::vector<RuleWaitingForOpset> waiting) {
-  std::stable_sort(
-      waiting.begin(), waiting.end(),
-      [](const RuleWaitingForOpset& a, const RuleWaitingForOpset& b) { return a.opset < b.opset; });
-  std::vector<std::pair<std::string, std::string>> items;
-  for (const RuleWaitingForOpset& w : waiting)
-    items.emplace_back(std::to_string(w.matches) + " " + w.rule, "--target-opset " + std::to_string(w.opset));
-  return detail::join_waiting(items);
-}
-
-// "12 SoftmaxGrad matches would fuse with --patterns default+onnxruntime+onnxruntime_training" for the
-// rules optimized with `spec`, or "" when none.
-inline std::string format_waiting(const std::vector<RuleWaitingForSet>& waiting, const std::string& spec) {
-  std::vector<std::pair<std::string, std::string>> items;
-  for (const RuleWaitingForSet& w : waiting)  // rules_waiting_for_set lists each set's rules together
-    items.emplace_back(std::to_string(w.matches) + " " + w.rule, "--patterns " + spec + "+" + w.set);
-  return detail::join_waiting(items);
-}
-
-}  // namespace xexp::tools
-
-namespace xexp::tools {
-
-inline constexpr std::string_view kIntermediateDomain = "intermediate";
-// The opset from which ONNX has the LLM blocks' operators.
-inline constexpr int64_t kIntermediateOpset = 23;
-
-namespace detail {
-
-// The nodes of a match (`in` holds them) in an order the body can be built in: producers before their
-// readers.
-inline std::vector<ir::NodeId> producers_first(const ir::Graph& g, const std::vector<ir::NodeId>& nodes,
-                                               const std::unordered_set<ir::NodeId>& in) {
-  std::unordered_set<ir::NodeId> placed;
-  std::vector<ir::NodeId> order;
-  const auto place = [&](const auto& self, ir::NodeId id) -> void {
-    if (!placed.insert(id).second) return;
-    for (ir::ValueId v : g.node(id).inputs)
-      if (v != ir::kNone && in.count(g.value(v).producer)) self(self, g.value(v).producer);
-    order.push_back(id);
-  };
-  for (ir::NodeId id : nodes) place(place, id);
-  return order;
-}
-
-}  // namespace detail
-
-// Outlines the fusions of `waiting` (fusions_waiting_for_opset) that need kIntermediateOpset, in the
-// main graph. They are taken in the order the opsets would fuse them, the lowest opset first, larger
-// ones first among them: a LayerNorm, which opset 17 fuses whole, stays plain nodes rather than lose its
-// tail to an RMSNormalization call. A fusion is also left as it is when a value inside it is read
-// outside (the call replaces the root, and only the root's readers follow it). Returns how many became
-// calls.
-inline std::size_t outline_intermediate_functions(ir::Model& model,
-                                                  std::vector<FusionWaitingForOpset> waiting) {
-  std::stable_sort(waiting.begin(), waiting.end(),
-                   [](const FusionWaitingForOpset& a, const FusionWaitingForOpset& b) {
-                     return a.opset != b.opset ? a.opset < b.opset : a.nodes.size() > b.nodes.size();
-                   });
-  ir::Graph& g = *model.graph;
-  const std::string domain(kIntermediateDomain);
-  std::unordered_set<ir::NodeId> taken;
-  std::size_t outlined = 0;
-  for (const FusionWaitingForOpset& fusion : waiting) {
-    if (std::any_of(fusion.nodes.begin(), fusion.nodes.end(), [&](ir::NodeId id) { return taken.count(id); }))
-      continue;
-    taken.insert(fusion.nodes.begin(), fusion.nodes.end());
-    if (fusion.opset < kIntermediateOpset) continue;
-    const ir::NodeId root = fusion.nodes.front();
-    const std::unordered_set<ir::NodeId> in(fusion.nodes.begin(), fusion.nodes.end());
-    const std::vector<ir::NodeId> nodes = detail::producers_first(g, fusion.nodes, in);
-    const functions::Boundary io = functions::boundary_of(
-        g, nodes, [&](ir::NodeId id) { return in.count(id) > 0; }, functions::kDefaultConstantBytes);
-    if (io.outputs.empty() || std::any_of(io.outputs.begin(), io.outputs.end(),
-                                          [&](ir::ValueId v) { return g.value(v).producer != root; }))
-      continue;
-    const std::string name = functions::add_function(
-        model, functions::function_of(g, nodes, io, fusion.rule, domain, model.opsets));
-    const std::string node_name = g.node(root).name.empty() ? fusion.rule : g.node(root).name;
-    functions::replace_by_call(g, nodes, io, name, domain, node_name, g.node(root).next);
-    ++outlined;
-  }
-  return outlined;
-}
-
-}  // namespace xexp::tools
-// ======== xexp/tools/optimize.hpp
-// The optimizer as a user runs it (`xexp optimize`): the calls of op-library functions are inlined
-// (functions/op_library.hpp), the opset upgrade when asked for (onnx/opset_upgrade.hpp), Constant nodes
-// become initializers, every value gets its type and shape (infer/model.hpp), constant folding, then
-// the rules of a set string
-// (rewrite::optimize) folding the nodes they create whose inputs are all constant, then constant
-// folding once more for what the rewrites left constant. Graph input and output names never change:
-// the driver keeps them, and optimize_model checks it, so that a caller's feeds and fetches still work.
-#include <algorithm>
-#include <array>
-#include <chrono>
-#include <cstddef>
-#include <iomanip>
-#include <iostream>
-#include <ostream>
-#include <sstream>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
-
-// ======== xexp/functions/op_library.hpp
-// Functions an exporter writes for single operators of its own op library, not for the model's
-// modules: onnxscript's torch_lib (domains pkg.onnxscript.torch_lib and pkg.onnxscript.torch_lib.common),
-// which torch's dynamo exporter can leave in the file, one ATen op each (aten_view is Cast + Reshape,
-// aten_t an If on the rank, aten_softmax_no_dtype an If on IsScalar), and experimental-experiment's
-// domain `aten` (its aten_as_function option), one ATen op each too (Phi-4's
-// aten_scaled_dot_product_attention_default: the attention, which no rule fuses through a call). The
-// rules cannot see through a call, so the optimizer inlines them first, as ONNX Runtime does when it
-// loads the model. Functions of modules (experimental-experiment's aten_local_function, xexp's own) are
-// the user's structure: they stay functions.
-#include <string_view>
-
-
-namespace xexp::functions {
-
-inline bool is_op_library_function(const ir::Function& f) {
-  const std::string_view domain = f.domain;
-  return domain.starts_with("pkg.onnxscript.torch_lib") ||
-         (domain == "aten" && std::string_view(f.name).starts_with("aten_"));
-}
-
-}  // namespace xexp::functions
-
-namespace xexp::tools {
-
-inline constexpr const char* kDefaultPatterns = "default+onnxruntime";
-
-// Which local functions optimize_model inlines before the rules run (the others stay functions, each
-// body optimized on its own). Unless None, that includes the calls of domain `intermediate` a previous
-// run left (stage 1): the rules decide again what their bodies become.
-enum class InlineFunctions {
-  OpLibraries,  // an exporter's single-op functions (functions::is_op_library_function)
-  All,
-  None,
-};
-
-// The modes by name, as `xexp optimize --inline-functions` and Python's optimize take them.
-inline constexpr std::array<std::pair<std::string_view, InlineFunctions>, 3> kInlineFunctionsModes{{
-    {"op-libraries", InlineFunctions::OpLibraries}, {"all", InlineFunctions::All}, {"none", InlineFunctions::None}}};
-
-inline InlineFunctions inline_functions_from_string(std::string_view mode) {
-  std::string names;
-  for (const auto& [name, value] : kInlineFunctionsModes) {
-    if (name == mode) return value;
-    names += (names.empty() ? "" : ", ") + std::string(name);
-  }
-  throw Error("inline functions: '" + std::string(mode) + "' is none of " + names);
-}
-
-struct OptimizeModelOptions {
-  std::string patterns = kDefaultPatterns;  // a rewrite::rules_from_string spec
-  bool constant_folding = true;
-  int64_t target_opset = 0;      // upgrade the default domain to this opset first (upgrade_opset); 0: keep it
-  InlineFunctions inline_functions = InlineFunctions::OpLibraries;
-  // Stage 1 of the LLM fusions: the blocks an opset below 23 holds back become intermediate function
-  // calls (tools/intermediate_functions.hpp); false leaves those nodes as they are.
-  bool intermediate_functions = true;
-  int verbose = 0;               // rewrite::OptimizeOptions::verbose
-  std::string explain = {};      // rewrite::OptimizeOptions::explain: why this rule did not match, node by node
-  std::ostream* log = nullptr;   // std::cerr when null
-  rewrite::ProgressHook on_iteration = {};  // rewrite::OptimizeOptions::on_iteration
-};
-
-struct OptimizeModelReport {
-  std::size_t nodes_before = 0, nodes_after = 0;  // main graph, its subgraphs and local functions
-  std::size_t folded = 0;                         // nodes replaced by initializers, all steps together
-  std::size_t merged = 0;                         // duplicated nodes and initializers merged
-  std::size_t inlined = 0;                        // local functions inlined (InlineFunctions)
-  std::size_t outlined = 0;                       // fusions kept as intermediate function calls
-  double seconds = 0;
-  rewrite::OptimizeStats rules;                   // what the rules did
-  std::vector<RuleWaitingForOpset> waiting;       // what a newer opset would let the rules do
-  std::vector<RuleWaitingForSet> waiting_sets;    // what the sets the spec leaves out would fuse
-};
-
-// Nodes of the main graph with its subgraphs, and of the local functions: what the report counts.
-inline std::size_t count_nodes(const ir::Model& model) {
-  std::size_t n = model.graph->node_count();
-  ir::for_each_subgraph(*model.graph, [&](const ir::Graph& body) { n += body.node_count(); });
-  for (const ir::Function& f : model.functions) n += f.body->node_count();
-  return n;
-}
-
-namespace detail {
-
-inline std::vector<std::string> names_of(const ir::Graph& g, const std::vector<ir::ValueId>& ids) {
-  std::vector<std::string> names;
-  for (ir::ValueId id : ids) names.push_back(g.value(id).name);
-  return names;
-}
-
-struct Folded {
-  std::size_t nodes = 0;  // nodes folded into constants
-  std::size_t ifs = 0;    // Ifs replaced by their taken branch
-};
-
-// Folds constants over the whole graph and its subgraphs, then removes what the folded nodes no longer
-// need (in the enclosing graphs too, for the values a body no longer reads).
-inline Folded fold_and_clean(ir::Model& model) {
-  std::size_t folded = eval::fold_constants(model);
-  if (folded) {
-    ir::remove_unused(*model.graph);
-    ir::remove_unused_initializers(*model.graph);
-  }
-  eval::FoldOptions options;
-  options.opset = model.opset("").value_or(options.opset);
-  options.fold_graph_outputs = false;
-  std::size_t in_subgraphs = 0;
-  ir::for_each_subgraph(*model.graph, [&](ir::Graph& body) {
-    const std::size_t n = eval::fold_constants(body, options);
-    if (n) {
-      ir::remove_unused(body);
-      ir::remove_unused_initializers(body);
-    }
-    in_subgraphs += n;
-  });
-  if (in_subgraphs) ir::release_unread_captured(*model.graph);
-  // An If whose condition folding made (or found) constant becomes its taken branch.
-  std::size_t ifs = eval::inline_constant_ifs(*model.graph, options.opset);
-  if (ifs) {
-    ir::release_unread_captured(*model.graph);
-    ir::remove_unused_initializers(*model.graph);
-  }
-  for (ir::Function& f : model.functions)
-    if (const std::size_t n =
-            eval::inline_constant_ifs(*f.body, ir::find_opset(f.opsets, "").value_or(options.opset))) {
-      ir::release_unread_captured(*f.body);
-      ir::initializers_to_constant_nodes(*f.body);  // the branch's constants: a function has no initializers
-      ifs += n;
-    }
-  return {folded + in_subgraphs, ifs};
-}
-
-// Folding once types are known. An If that folding decides (a rank test) becomes its taken branch,
-// whose outputs the inference before could not type: `infer_types` types the model again, which may
-// decide the next If (silero's VAD tests the rank of its input, then of its spectrogram), until none
-// goes. Returns what went in all.
-template <class InferTypes>
-Folded fold_typed(ir::Model& model, InferTypes&& infer_types) {
-  Folded all;
-  for (bool inlined = true; inlined;) {
-    const Folded folded = fold_and_clean(model);
-    all.nodes += folded.nodes;
-    all.ifs += folded.ifs;
-    inlined = folded.ifs > 0;
-    if (inlined) infer_types();
-  }
-  return all;
-}
-
-// Inlines the functions `mode` selects; returns how many went. OpLibraries leaves them as they are when
-// their opsets clash with the model's (the inliner refuses before changing anything); asked for all,
-// the clash is the user's error.
-inline std::size_t inline_functions(ir::Model& model, InlineFunctions mode, int verbose, std::ostream& log) {
-  const auto selected = [mode](const ir::Function& f) {
-    return mode == InlineFunctions::All ||
-           (mode == InlineFunctions::OpLibraries &&
-            (functions::is_op_library_function(f) || f.domain == kIntermediateDomain));
-  };
-  if (std::none_of(model.functions.begin(), model.functions.end(), selected)) return 0;
-  const std::size_t before = model.functions.size();
-  try {
-    functions::inline_functions(model, {.inline_function = selected});
-  } catch (const Error& e) {
-    if (mode == InlineFunctions::All) throw;
-    if (verbose >= 1) log << "[xexp.optimize] op-library functions kept: " << e.what() << "\n";
-    return 0;
-  }
-  return before - model.functions.size();
-}
-
-// Equal initializers become one, then what is computed twice from the same values is computed once
-// (ir/duplicates.hpp), in `g` and its subgraphs. Before folding: it would store a copy per duplicate (a
-// weight every layer shares, transposed once per layer). Returns how many nodes and initializers went.
-inline std::size_t merge_duplicates(ir::Graph& g) {
-  std::size_t merged = ir::merge_equal_initializers(g) + ir::remove_duplicated_nodes(g);
-  ir::for_each_subgraph(g, [&](ir::Graph& body) {
-    merged += ir::merge_equal_initializers(body) + ir::remove_duplicated_nodes(body);
-  });
-  return merged;
-}
-
-// Whether `g` is the main graph or one of its subgraphs (those may hold initializers; a function
-// body may not).
-inline bool within(const ir::Graph& g, const ir::Graph& main) {
-  const ir::Graph* root = &g;
-  while (root->parent) root = root->parent;
-  return root == &main;
-}
-
-}  // namespace detail
-
-// Optimizes `model` in place. Throws xexp::Error for an unknown pattern name or a refused opset upgrade
-// (before touching the model).
-inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelOptions& options = {}) {
-  const rewrite::RuleSet rules = rewrite::rules_from_string(options.patterns);
-  const auto start = std::chrono::steady_clock::now();
-  std::ostream& log = options.log ? *options.log : std::cerr;
-  const std::size_t nodes_given = count_nodes(model);
-  OptimizeModelReport report;
-  report.nodes_before = nodes_given;
-  // Before the upgrade: the bodies import the opset of the file.
-  report.inlined = detail::inline_functions(model, options.inline_functions, options.verbose, log);
-  if (options.target_opset) upgrade_opset(model, options.target_opset);
-  ir::Graph& g = *model.graph;
-  const std::vector<std::string> inputs = detail::names_of(g, g.inputs());
-  const std::vector<std::string> outputs = detail::names_of(g, g.outputs());
-
-  // Rules and folding then read every constant the same way (ir/constant_node.hpp).
-  ir::constant_nodes_to_initializers(g);
-  ir::for_each_subgraph(g, [](ir::Graph& body) { ir::constant_nodes_to_initializers(body); });
-  for (ir::Function& f : model.functions) ir::constant_shorthands_to_value(*f.body);
-  report.merged += detail::merge_duplicates(g);
-  // Constant chains (position ids, masks) fold before types are inferred: their values then give
-  // static shapes our rules know, where ONNX's inference would be needed on the chain itself.
-  if (options.constant_folding) report.folded += detail::fold_and_clean(model).nodes;
-  // Types on load: exporters write none, and most rules read them. A declared shape the nodes contradict
-  // gives way to theirs (infer/model.hpp); function bodies that cannot be typed only leave their rules
-  // unfired.
-  const auto infer_types = [&] {
-    if (model.functions.empty()) {
-      for (const std::string& replaced : infer::infer_model_types(model))
-        if (options.verbose >= 1) log << "[xexp.optimize] " << replaced << " (the node's shape is kept)\n";
-      return;
-    }
-    try {
-      functions::type_function_bodies(model);
-    } catch (const Error& e) {
-      if (options.verbose >= 1) log << "[xexp.optimize] function bodies left untyped: " << e.what() << "\n";
-    }
-  };
-  infer_types();
-  rewrite::OptimizeOptions rewrite_options{.verbose = options.verbose, .log = &log};
-  rewrite_options.explain = options.explain;
-  rewrite_options.on_iteration = options.on_iteration;
-  if (options.constant_folding) {
-    report.folded += detail::fold_typed(model, infer_types).nodes;  // Shape of values now static
-    eval::FoldOptions fold_options;
-    // Not in function bodies: they have no initializers to hold the results.
-    rewrite_options.fold_constants = [fold_options, &report, main = &g](ir::Graph& graph, ir::NodeId id,
-                                                                         int64_t opset) mutable {
-      if (!detail::within(graph, *main)) return false;
-      fold_options.opset = opset;
-      fold_options.fold_graph_outputs = &graph == main;
-      std::vector<ir::ValueId> added;
-      if (!eval::fold_node(graph, id, fold_options, added)) return false;
-      eval::append_initializers(graph, added);
-      ++report.folded;
-      return true;
-    };
-  }
-  report.rules = rewrite::optimize(model, rules, rewrite_options);
-  // An If the rules decided (a shape test they made constant) becomes its branch in the folding after
-  // them: the values behind it, typed only now, are optimized again.
-  while (options.constant_folding) {
-    const detail::Folded folded = detail::fold_typed(model, infer_types);
-    report.folded += folded.nodes;
-    if (!folded.ifs) break;
-    report.rules = rewrite::optimize(model, rules, rewrite_options, std::move(report.rules));
-  }
-  // Folding copies constants (Identity(mask) is a second mask table) and rules make new ones.
-  report.merged += detail::merge_duplicates(g);
-  // Fused normalizations are built with every output their kernels give; those nothing reads go.
-  ir::omit_unread_optional_outputs(g);
-  ir::for_each_subgraph(g, [](ir::Graph& body) { ir::omit_unread_optional_outputs(body); });
-  for (ir::Function& f : model.functions) ir::omit_unread_optional_outputs(*f.body);
-  std::vector<FusionWaitingForOpset> fusions = fusions_waiting_for_opset(model, rules);
-  report.waiting = rules_waiting_for_opset(fusions);
-  report.waiting_sets = rules_waiting_for_set(model, rules);
-  if (options.intermediate_functions)
-    report.outlined = outline_intermediate_functions(model, std::move(fusions));
-  report.nodes_after = count_nodes(model);
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (options.verbose >= 1)
-    log << "[xexp.optimize] " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
-        << report.folded << " folded\n";
-
-  if (detail::names_of(g, g.inputs()) != inputs || detail::names_of(g, g.outputs()) != outputs)
-    throw Error("the optimization changed the names of the graph inputs or outputs (a bug in a rule or the driver)");
-  return report;
-}
-
-// A table of what happened: the totals, then one row per rule and clean-up step that did something
-// (all of them when `all_rules`).
-inline std::string format_report(const OptimizeModelReport& report, bool all_rules = false) {
-  std::ostringstream out;
-  out << "optimized: " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
-      << report.folded << " folded, " << report.merged << " merged, ";
-  if (report.inlined) out << report.inlined << " functions inlined, ";
-  if (report.outlined) out << report.outlined << " fusions kept as intermediate functions, ";
-  out << report.rules.iterations << " iterations, " << std::fixed << std::setprecision(3) << report.seconds * 1e3
-      << " ms\n";
-  out << "  " << std::left << std::setw(36) << "rule" << std::right << std::setw(3) << "P" << std::setw(9)
-      << "tried" << std::setw(9) << "matched" << std::setw(9) << "applied" << std::setw(8) << "+nodes"
-      << std::setw(8) << "-nodes" << std::setw(11) << "time(ms)" << "\n";
-  auto row = [&](const rewrite::RuleStats& s, const std::string& priority) {
-    if (!all_rules && s.applied == 0 && s.matched == 0) return;
-    out << "  " << std::left << std::setw(36) << s.name << std::right << std::setw(3) << priority << std::setw(9)
-        << s.tried << std::setw(9) << s.matched << std::setw(9) << s.applied << std::setw(8) << s.added
-        << std::setw(8) << s.removed << std::setw(11) << std::setprecision(3)
-        << (s.match_seconds + s.apply_seconds) * 1e3 << "\n";
-  };
-  for (const rewrite::RuleStats& s : report.rules.rules) row(s, std::to_string(s.priority));
-  for (const rewrite::RuleStats& s : report.rules.cleanups) row(s, "-");
-  return out.str();
-}
-
-}  // namespace xexp::tools
-// ======== xexp/tools/optimize_modules.hpp
-// `xexp optimize MODEL --modules-as-functions`: the modules of a torch export become local functions
-// (functions/torch_modules.hpp), then optimize_model works on the main graph and on each function body
-// on its own. Constants are folded on the flat graph first, types inferred in between as
-// optimize_model does: a function body has no initializers to hold folded results (optimize_model folds
-// only the main graph), so the shape chains an exporter writes inside a module (Constant -> Unsqueeze ->
-// Concat -> Reshape, Shape of a static input) must be constants before they move into a body, where
-// they come back as Constant nodes the rules read.
-
-namespace xexp::tools {
-
-// Optimizes `model` in place, leaving it with its modules as local functions. The report counts the
-// nodes of the flat model before and of the main graph and the bodies after. Throws xexp::Error for an
-// unknown pattern name before touching the model.
-inline OptimizeModelReport optimize_modules_as_functions(ir::Model& model,
-                                                         const OptimizeModelOptions& options = {},
-                                                         const functions::TorchModuleOptions& modules = {}) {
-  rewrite::rules_from_string(options.patterns);
-  const std::size_t flat_nodes = count_nodes(model);
-  // The upgrade converts the flat model, before its modules become functions.
-  if (options.target_opset) upgrade_opset(model, options.target_opset);
-  OptimizeModelOptions bodies = options;
-  bodies.target_opset = 0;
-  std::size_t folded = 0;
-  if (options.constant_folding) {
-    ir::constant_nodes_to_initializers(*model.graph);
-    folded += detail::fold_and_clean(model).nodes;
-    const auto infer_types = [&] { infer::infer_model_types(model); };
-    infer_types();
-    folded += detail::fold_typed(model, infer_types).nodes;
-  }
-  model = functions::export_torch_modules_as_functions(std::move(model), modules);
-  OptimizeModelReport report = optimize_model(model, bodies);
-  report.nodes_before = flat_nodes;
-  report.folded += folded;
-  return report;
 }
 
 }  // namespace xexp::tools

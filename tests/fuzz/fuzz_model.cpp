@@ -22,7 +22,7 @@
 #include "xexp/infer/model.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/tools/inputs.hpp"
-#include "xexp/tools/optimize.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
 #include "xexp/tools/printer.hpp"
 #include "xexp/tools/run.hpp"
 #include "structured_mutator.hpp"
@@ -55,9 +55,9 @@ void act(xexp::ir::Model& model) {
     (void)xexp::tools::pretty(model, {.max_init_values = 10, .indent = true, .functions = true, .types = true});
   } else if (kAction == "optimize") {
     std::ostringstream log;
-    xexp::tools::OptimizeModelOptions options;
+    xexp::optimizer::OptimizeModelOptions options;
     options.log = &log;
-    xexp::tools::optimize_model(model, options);
+    xexp::optimizer::optimize_model(model, options);
     (void)xexp::model_to_proto(model);
   } else if (kAction == "inline") {
     xexp::functions::InlineOptions options;

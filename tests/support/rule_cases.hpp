@@ -19,7 +19,7 @@
 #include "support/temp_dir.hpp"
 #include "xexp/core/error.hpp"
 #include "xexp/onnx/load.hpp"
-#include "xexp/tools/optimize.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
 
 namespace xexp::testing {
 
@@ -75,14 +75,14 @@ inline void write_case_model(const std::string& text, const std::string& path) {
 }
 
 // `model` optimized as `xexp optimize` does (default options unless given), its log dropped.
-inline tools::OptimizeModelReport optimize_quietly(ir::Model& model, bool constant_folding = true,
-                                                   const std::string& patterns = tools::kDefaultPatterns) {
+inline optimizer::OptimizeModelReport optimize_quietly(ir::Model& model, bool constant_folding = true,
+                                                   const std::string& patterns = optimizer::kDefaultPatterns) {
   std::ostringstream log;
-  tools::OptimizeModelOptions options;
+  optimizer::OptimizeModelOptions options;
   options.log = &log;
   options.constant_folding = constant_folding;
   options.patterns = patterns;
-  return tools::optimize_model(model, options);
+  return optimizer::optimize_model(model, options);
 }
 
 // The case written at `path` as an exporter writes it (write_case_model), read back and optimized as

@@ -2,10 +2,10 @@
 // xexp optimize [MODEL] -o OUT [--patterns SPEC] [--target-opset N] [--verbose N] [--explain RULE] [--stats]
 // [--no-constant-folding] [--no-intermediate-functions] [--inline-functions MODE] [--modules-as-functions
 // [--module-depth N]]: the calls of op-library functions inlined (or all, or none), the opset upgrade when
-// asked for, constant folding and the pattern rules (tools::optimize_model); a line says which rules a newer
+// asked for, constant folding and the pattern rules (optimizer::optimize_model); a line says which rules a newer
 // opset would let fire, and the LLM blocks among those fusions become calls of intermediate functions
 // (--no-intermediate-functions keeps their nodes). With --modules-as-functions, the modules of a torch export
-// become local functions first and each body is optimized on its own (tools/optimize_modules.hpp). Without
+// become local functions first and each body is optimized on its own (optimizer/modules_as_functions.hpp). Without
 // MODEL it runs the main job on the demo LLM (main_job.hpp), with the same options. A model in domain aten
 // (xexp.to_onnx's capture) is lowered to ONNX first (aten/lower.hpp).
 #include <iostream>
@@ -20,13 +20,13 @@
 #include "progress.hpp"
 #include "xexp/aten/lower.hpp"
 #include "xexp/onnx.hpp"
-#include "xexp/tools/optimize.hpp"
-#include "xexp/tools/optimize_modules.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
+#include "xexp/optimizer/modules_as_functions.hpp"
 
 namespace xexp::cli {
 
 // The options `optimize` shares with the main job.
-inline void add_optimizer_options(CLI::App& cmd, tools::OptimizeModelOptions& options, bool& stats) {
+inline void add_optimizer_options(CLI::App& cmd, optimizer::OptimizeModelOptions& options, bool& stats) {
   cmd.add_option("--patterns", options.patterns,
                  "Rule sets and rules, e.g. default+onnxruntime-Cast (see `xexp patterns`)")
       ->capture_default_str();
@@ -42,11 +42,11 @@ inline void add_optimizer_options(CLI::App& cmd, tools::OptimizeModelOptions& op
                      ") before optimizing; without it the opset never changes")
       ->check(CLI::PositiveNumber);
   std::vector<std::string> modes;
-  for (const auto& entry : tools::kInlineFunctionsModes) modes.emplace_back(entry.first);
+  for (const auto& entry : optimizer::kInlineFunctionsModes) modes.emplace_back(entry.first);
   cmd.add_option_function<std::string>(
          "--inline-functions",
          [&options](const std::string& mode) {
-           options.inline_functions = tools::inline_functions_from_string(mode);
+           options.inline_functions = optimizer::inline_functions_from_string(mode);
          },
          "Local functions to inline before the rules: op-libraries (an exporter's single-op functions: "
          "onnxscript's torch_lib, experimental-experiment's aten domain, and the intermediate functions "
@@ -66,7 +66,7 @@ inline void add_optimizer_options(CLI::App& cmd, tools::OptimizeModelOptions& op
 inline void add_optimize_command(CLI::App& app) {
   struct Args {
     std::string model, output;
-    tools::OptimizeModelOptions options;
+    optimizer::OptimizeModelOptions options;
     bool stats = false;
     bool modules_as_functions = false;
     std::size_t module_depth = 0;
@@ -93,7 +93,7 @@ inline void add_optimize_command(CLI::App& app) {
   cmd->callback([args] {
     // Progress would interleave with the log of --verbose and --explain.
     ProgressLine progress(args->options.verbose == 0 && args->options.explain.empty());
-    tools::OptimizeModelOptions options = args->options;
+    optimizer::OptimizeModelOptions options = args->options;
     options.on_iteration = [&progress](const rewrite::OptimizeProgress& p) {
       progress.update([&p] {
         return "optimize: iteration " + std::to_string(p.iteration) + " at priority " + std::to_string(p.priority) +
@@ -118,22 +118,22 @@ inline void add_optimize_command(CLI::App& app) {
       model = aten::lower(model, {.opset = options.target_opset ? options.target_opset : aten::LowerOptions{}.opset,
                                   .module_functions = args->modules_as_functions,
                                   .module_depth = args->module_depth});
-    const tools::OptimizeModelReport report =
+    const optimizer::OptimizeModelReport report =
         args->modules_as_functions && !captured
-            ? tools::optimize_modules_as_functions(model, options, {.max_depth = args->module_depth})
-            : tools::optimize_model(model, options);
+            ? optimizer::optimize_modules_as_functions(model, options, {.max_depth = args->module_depth})
+            : optimizer::optimize_model(model, options);
     progress.erase();
     save_model(std::move(model), args->output, args->save.options());
-    if (args->stats) std::cout << tools::format_report(report);
+    if (args->stats) std::cout << optimizer::format_report(report);
     std::cout << args->model << ": " << report.nodes_before << " -> " << report.nodes_after
               << " nodes, wrote " << args->output << "\n"
-              << tools::format_waiting(report.waiting)
-              << tools::format_waiting(report.waiting_sets, options.patterns);
+              << optimizer::format_waiting(report.waiting)
+              << optimizer::format_waiting(report.waiting_sets, options.patterns);
     if (report.outlined)
       std::cout << "kept " << report.outlined
                 << (report.outlined == 1 ? " fusion the opset holds back as a call of a local function"
                                          : " fusions the opset holds back as calls of local functions")
-                << " in domain " << tools::kIntermediateDomain << "\n";
+                << " in domain " << optimizer::kIntermediateDomain << "\n";
   });
 }
 

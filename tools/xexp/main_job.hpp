@@ -1,6 +1,6 @@
 #pragma once
 // What `xexp` does without arguments (and `xexp optimize` without a model): build the built-in demo
-// LLM, print it, optimize it (tools::optimize_model), print it again with what each rule did, and write
+// LLM, print it, optimize it (optimizer::optimize_model), print it again with what each rule did, and write
 // both models to the current directory: xexp_demo.onnx and xexp_demo.optimized.onnx. With
 // modules_as_functions, every torch-like module of the demo becomes a local function
 // (experimental-experiment's tutorial "ONNX with submodules") and the optimizer works inside each function.
@@ -10,7 +10,7 @@
 #include "xexp/builder.hpp"
 #include "xexp/functions/module_export.hpp"
 #include "xexp/onnx.hpp"
-#include "xexp/tools/optimize.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
 #include "xexp/tools/printer.hpp"
 
 namespace xexp::cli {
@@ -25,17 +25,17 @@ inline ir::Model demo_model(bool modules_as_functions) {
   return functions::export_modules_as_functions(g);
 }
 
-inline void run_main_job(tools::OptimizeModelOptions options = {}, bool modules_as_functions = false) {
+inline void run_main_job(optimizer::OptimizeModelOptions options = {}, bool modules_as_functions = false) {
   if (!options.log) options.log = &std::cout;
   ir::Model model = demo_model(modules_as_functions);
   std::cout << "----- demo LLM" << (modules_as_functions ? " with modules as local functions" : "") << "\n"
             << tools::pretty(model);
   save_model(model, kDemoModelFile);
   std::cout << "wrote " << kDemoModelFile << "\n";
-  const tools::OptimizeModelReport report = tools::optimize_model(model, options);
+  const optimizer::OptimizeModelReport report = optimizer::optimize_model(model, options);
   std::cout << "----- demo LLM optimized with " << options.patterns
             << (options.constant_folding ? " and constant folding" : "") << "\n"
-            << tools::pretty(model) << tools::format_report(report);
+            << tools::pretty(model) << optimizer::format_report(report);
   save_model(std::move(model), kDemoOptimizedFile);
   std::cout << "wrote " << kDemoOptimizedFile << "\n";
 }

@@ -2,7 +2,7 @@
 // Outlining: a set of nodes of a graph becomes a local function and one call of it. What the nodes read
 // from outside becomes the function's inputs (small initializers become Constant nodes inside, so that
 // equal bodies stay equal), what is read after them its outputs. Module export (module_export.hpp) and
-// stage 1 of the LLM fusions (tools/intermediate_functions.hpp) both outline this way.
+// stage 1 of the LLM fusions (optimizer/intermediate_functions.hpp) both outline this way.
 #include <algorithm>
 #include <functional>
 #include <string>

@@ -8,9 +8,10 @@
 // they come back as Constant nodes the rules read.
 #include "xexp/functions/torch_modules.hpp"
 #include "xexp/infer/model.hpp"
-#include "xexp/tools/optimize.hpp"
+#include "xexp/optimizer/optimize_model.hpp"
+#include "xexp/optimizer/steps.hpp"
 
-namespace xexp::tools {
+namespace xexp::optimizer {
 
 // Optimizes `model` in place, leaving it with its modules as local functions. The report counts the
 // nodes of the flat model before and of the main graph and the bodies after. Throws xexp::Error for an
@@ -27,10 +28,10 @@ inline OptimizeModelReport optimize_modules_as_functions(ir::Model& model,
   std::size_t folded = 0;
   if (options.constant_folding) {
     ir::constant_nodes_to_initializers(*model.graph);
-    folded += detail::fold_and_clean(model).nodes;
+    folded += steps::fold_and_clean(model).nodes;
     const auto infer_types = [&] { infer::infer_model_types(model); };
     infer_types();
-    folded += detail::fold_typed(model, infer_types).nodes;
+    folded += steps::fold_typed(model, infer_types).nodes;
   }
   model = functions::export_torch_modules_as_functions(std::move(model), modules);
   OptimizeModelReport report = optimize_model(model, bodies);
@@ -39,4 +40,4 @@ inline OptimizeModelReport optimize_modules_as_functions(ir::Model& model,
   return report;
 }
 
-}  // namespace xexp::tools
+}  // namespace xexp::optimizer

@@ -17,9 +17,9 @@
 
 #include "xexp/functions/outline.hpp"
 #include "xexp/functions/registry.hpp"
-#include "xexp/tools/rules_waiting.hpp"
+#include "xexp/optimizer/rules_waiting.hpp"
 
-namespace xexp::tools {
+namespace xexp::optimizer {
 
 inline constexpr std::string_view kIntermediateDomain = "intermediate";
 // The opset from which ONNX has the LLM blocks' operators.
@@ -83,4 +83,4 @@ inline std::size_t outline_intermediate_functions(ir::Model& model,
   return outlined;
 }
 
-}  // namespace xexp::tools
+}  // namespace xexp::optimizer

@@ -20,7 +20,7 @@
 #include "xexp/onnx/opset_upgrade.hpp"
 #include "xexp/rewrite/rule_set.hpp"
 
-namespace xexp::tools {
+namespace xexp::optimizer {
 
 struct RuleWaitingForOpset {
   std::string rule;     // short name ("LayerNormalization")
@@ -148,4 +148,4 @@ inline std::string format_waiting(const std::vector<RuleWaitingForSet>& waiting,
   return detail::join_waiting(items);
 }
 
-}  // namespace xexp::tools
+}  // namespace xexp::optimizer
