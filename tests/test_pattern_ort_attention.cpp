@@ -1392,3 +1392,99 @@ TEST(PatternMultiHeadAttentionModels, VisionTransformerAtOpset23ReadsThePackedPr
     test::expect_outputs_of_file((kOurModels / file).string(), model, {{"image", vit_image()}}, 1e-5);
   }
 }
+
+// ---- the analyses the attention rules read (patterns/analysis/), on the graphs above ----------------------
+namespace {
+namespace analysis = xexp::patterns::analysis;
+using rewrite::ValueView;
+
+const Node& first_of(const Graph& g, const char* op) {
+  for (NodeId id : g.nodes())
+    if (g.node(id).op_type == Symbol(op)) return g.node(id);
+  throw Error(std::string("no ") + op + " in the graph");
+}
+// The value the mask node `op` (the first Add or Where) gives, and the scores (Div's output) it reads.
+struct Masked {
+  ValueView masked, scores;
+};
+Masked masked_scores(const Graph& g, const char* op) {
+  return {{&g, first_of(g, op).outputs[0]}, {&g, first_of(g, "Div").outputs[0]}};
+}
+}  // namespace
+
+TEST(AttentionMasksAnalysis, AConstantCausalWhereIsABiasHidingTheLaterKeys) {
+  for (Mask mask : {Mask::WhereScoresFirst, Mask::WhereFillFirst}) {
+    const Model m = attention({.mask = mask});
+    const Masked w = masked_scores(*m.graph, "Where");
+    const std::optional<Tensor> bias = analysis::folded_bias(w.masked, w.scores);
+    ASSERT_TRUE(bias.has_value());
+    EXPECT_EQ(bias->dims(), (std::vector<int64_t>{1, 1, kSeq, kSeq}));
+    EXPECT_TRUE(analysis::hides_later_keys(*bias));
+  }
+  const Model window = attention({.mask = Mask::WhereScoresFirst, .window = true});
+  const Masked w = masked_scores(*window.graph, "Where");
+  ASSERT_TRUE(analysis::folded_bias(w.masked, w.scores).has_value());
+  EXPECT_FALSE(analysis::hides_later_keys(*analysis::folded_bias(w.masked, w.scores)));
+}
+
+TEST(AttentionMasksAnalysis, NoBiasForARowHiddenWholeAFillAboveMinus1e4OrAMaskOfTheInputs) {
+  for (const Attention& c : {Attention{.mask = Mask::WhereScoresFirst, .mask_a_whole_row = true},
+                             Attention{.mask = Mask::WhereScoresFirst, .fill = -100.f}}) {
+    const Model m = attention(c);
+    const Masked w = masked_scores(*m.graph, "Where");
+    EXPECT_FALSE(analysis::folded_bias(w.masked, w.scores).has_value());
+  }
+  const Model m = attention({.mask = Mask::AddInput});
+  const Masked a = masked_scores(*m.graph, "Add");
+  EXPECT_FALSE(analysis::folded_bias(a.masked, a.scores).has_value());
+}
+
+TEST(AttentionMasksAnalysis, AMaskCutAtRunTimeGivesItsTable) {
+  for (Mask mask : {Mask::WhereCutScoresFirst, Mask::WhereCutFillFirst, Mask::AddCut}) {
+    const Model m = attention({.mask = mask});
+    const bool added = mask == Mask::AddCut;
+    const Masked w = masked_scores(*m.graph, added ? "Add" : "Where");
+    const std::optional<Tensor> table = analysis::runtime_mask_table(w.masked, w.scores);
+    ASSERT_TRUE(table.has_value());
+    EXPECT_EQ(table->dims().back(), kTable);
+    EXPECT_TRUE(analysis::cut_hides_later_keys(*table, added, mask != Mask::WhereCutFillFirst));
+    if (!added)  // read with the other polarity, the table hides the earlier keys
+      EXPECT_FALSE(analysis::cut_hides_later_keys(*table, false, mask == Mask::WhereCutFillFirst));
+  }
+  const Model at_batch = attention({.mask = Mask::WhereCutScoresFirst, .cut_at_batch = true});
+  const Masked w = masked_scores(*at_batch.graph, "Where");
+  EXPECT_FALSE(analysis::runtime_mask_table(w.masked, w.scores).has_value());  // not cut at the sequence
+}
+
+TEST(AttentionMasksAnalysis, APaddingMaskHasOneRowForAllQueries) {
+  const Model m = attention({.mask = Mask::AddPadding});
+  const Masked a = masked_scores(*m.graph, "Add");
+  EXPECT_TRUE(analysis::one_row_for_all_queries({m.graph.get(), *m.graph->find("M")}, a.scores));
+  EXPECT_FALSE(analysis::one_row_for_all_queries(a.scores, a.scores));
+}
+
+TEST(RepeatedHeadsAnalysis, KeysRepeatedAsRepeatKvWritesThemGiveTheirHeadsBeforeTheRepeat) {
+  const Model m = attention({.kv_heads = 1});
+  const Graph& g = *m.graph;
+  const ValueId expanded = first_of(g, "Expand").outputs[0];
+  for (NodeId id : g.nodes()) {
+    const Node& n = g.node(id);
+    if (n.op_type != Symbol("Reshape") || n.inputs[0] != expanded) continue;
+    const std::optional<analysis::RepeatedHeads> r = analysis::repeated_heads(g, n.outputs[0]);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->kv_heads, 1);
+    EXPECT_FALSE(r->three_d);
+    EXPECT_EQ(r->source, first_of(g, "Unsqueeze").inputs[0]);
+  }
+  EXPECT_FALSE(analysis::repeated_heads(g, first_of(g, "Softmax").outputs[0]).has_value());
+}
+
+TEST(SafeSoftmaxAnalysis, ReadsThroughWhereIsNaNOfTheSoftmaxToZero) {
+  const Model m = attention({.safe_softmax = true});
+  const Graph& g = *m.graph;
+  const rewrite::Skipped guard = analysis::safe_softmax_guard(g, first_of(g, "Where").outputs[0]);
+  EXPECT_EQ(guard.inner, first_of(g, "Softmax").outputs[0]);
+  const Model other_fill = attention({.safe_softmax = true, .safe_fill = 1.f});
+  EXPECT_EQ(analysis::safe_softmax_guard(*other_fill.graph, first_of(*other_fill.graph, "Where").outputs[0]).inner,
+            kNone);
+}

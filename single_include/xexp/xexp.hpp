@@ -15367,15 +15367,20 @@ inline constexpr rewrite::KnownFunction elu{
 // single numbers), shapes, and small computations on constants done with the evaluator's kernels so
 // that every element type is handled as when the model runs. A fact used by one rule only stays in
 // that rule's header.
-#include <algorithm>
+// The facts are split by subject under patterns/facts/; this header includes them all.
+// ======== xexp/patterns/facts/constants.hpp
+// Facts on constants: integer lists (shapes, axes), single numbers, tensors equal everywhere, and small
+// computations on constants done with the evaluator's kernels, so that every element type is handled as
+// when the model runs.
 #include <cmath>
 #include <cstdint>
-#include <initializer_list>
 #include <optional>
-#include <string_view>
 #include <type_traits>
 #include <vector>
 
+// ======== xexp/patterns/facts/types.hpp
+// Facts on element types: which kernels exist for a type. Every facts header starts from this one, which
+// brings the DSL's fact and ValueView into xexp::patterns.
 
 namespace xexp::patterns {
 
@@ -15408,6 +15413,10 @@ inline bool is_cpu_float_type(ElemType t) {
 inline constexpr auto is_cpu_float =
     fact<"is_cpu_float">([](const ValueView& x) { return is_cpu_float_type(x.elem()); });
 
+}  // namespace xexp::patterns
+
+namespace xexp::patterns {
+
 // ---- constants --------------------------------------------------------------------------------------
 // The values of an int32/int64 tensor, or nullopt for another type.
 inline std::optional<std::vector<int64_t>> int_values(const Tensor& t) {
@@ -15422,6 +15431,115 @@ inline std::optional<std::vector<int64_t>> int_constant(const ir::Graph& g, ir::
 inline std::optional<std::vector<int64_t>> int_constant(const ValueView& v) {
   return int_constant(*v.graph, v.id);
 }
+
+// The single number held by a constant of one element (shape () or (1,) or (1,1)...), or nullopt.
+inline std::optional<double> scalar_constant(const ir::Graph& g, ir::ValueId v) {
+  const Tensor* t = rewrite::constant_tensor(g, v);
+  if (!t || t->size() != 1 || t->type() == ElemType::String) return std::nullopt;
+  return eval::element_as_double(*t, 0);
+}
+inline std::optional<double> scalar_constant(const ValueView& v) { return scalar_constant(*v.graph, v.id); }
+
+// Every element of a numeric tensor equals `value` (false for an empty tensor).
+inline bool equal_everywhere(const Tensor& t, double value) {
+  if (t.type() == ElemType::String || t.size() == 0) return false;
+  for (int64_t k = 0; k < t.size(); ++k)
+    if (eval::element_as_double(t, k) != value) return false;
+  return true;
+}
+inline constexpr auto all_equal = fact<"all_equal">(equal_everywhere);
+inline constexpr auto all_zero = fact<"all_zero">([](const Tensor& t) { return equal_everywhere(t, 0.0); });
+// No element of a numeric tensor is zero (false for an empty tensor): a divisor, a fill that casts to
+// true.
+inline constexpr auto nowhere_zero = fact<"nowhere_zero">([](const Tensor& t) {
+  if (t.type() == ElemType::String || t.size() == 0) return false;
+  for (int64_t k = 0; k < t.size(); ++k)
+    if (eval::element_as_double(t, k) == 0.0) return false;
+  return true;
+});
+
+// A constant of one element within `tolerance` of `exact`. Exporters write float32 constants, or
+// constants rounded to float16 in half-precision models (sqrt(2) becomes 1.4140625): the activation
+// fusions accept a tolerance wide enough for those roundings and far narrower than any other formula.
+inline bool scalar_near(const ValueView& v, double exact, double tolerance) {
+  std::optional<double> s = scalar_constant(v);
+  return s && std::abs(*s - exact) <= tolerance;
+}
+// A constant (a value or a Const capture's tensor) of one element equal to `exact`: scalar_is(half, 0.5).
+inline constexpr auto scalar_is = fact<"scalar_is">([](const auto& v, double exact) {
+  if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Tensor>)
+    return v.size() == 1 && v.type() != ElemType::String && eval::element_as_double(v, 0) == exact;
+  else
+    return scalar_near(v, exact, 0);
+});
+// The factor a Mul or Div by the scalar s applies: s for Mul, 1/s for Div.
+inline double scaling_factor(const ValueView& scaled, const Tensor& s) {
+  const double v = eval::scalar_double(s);
+  return rewrite::node_of(scaled).op_type == Symbol("Div") ? 1.0 / v : v;
+}
+// A constant of one element, any numeric type.
+inline constexpr auto is_scalar_constant = fact<"is_scalar_constant">([](const ValueView& v) {
+  const Tensor* t = v.constant();
+  return t && t->size() == 1 && t->type() != ElemType::String;
+});
+// A Conv's bias that a rule can fold constants into, with weights w: omitted, or a constant of w's type
+// holding one value per output channel, as a valid Conv has (another one is left for the runtime to report).
+inline constexpr auto conv_bias_folds = fact<"conv_bias_folds">([](const ValueView& b, const Tensor& w) {
+  if (b.id == ir::kNone) return true;
+  const Tensor* c = b.constant();
+  return c && !w.dims().empty() && c->type() == w.type() && c->dims() == std::vector<int64_t>{w.dims()[0]};
+});
+// The node producing q squares its input: Mul(d, d) (the pattern says both inputs are the same), or
+// Pow(d, p) with p a constant 2 (normalization decompositions spell the square either way).
+inline constexpr auto is_square = fact<"is_square">([](const ValueView& q) {
+  const ir::Node& n = rewrite::node_of(q);
+  if (n.op_type == Symbol("Mul")) return true;
+  std::optional<double> power = scalar_constant(*q.graph, n.inputs[1]);
+  return power && *power == 2.0;
+});
+// The number of a one-element constant, as a float attribute (epsilon, alpha).
+inline constexpr auto scalar_float = fact<"scalar_float">([](const auto& v) {
+  if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Tensor>)
+    return static_cast<float>(eval::element_as_double(v, 0));
+  else
+    return static_cast<float>(eval::element_as_double(*v.constant(), 0));
+});
+
+// ---- computations on constants ----------------------------------------------------------------------
+// Runs one default-domain op on constants (opset 18 semantics, stable for the ops used here).
+inline Tensor compute(Symbol op_type, std::vector<std::optional<Tensor>> inputs,
+                      const std::vector<ir::Attribute>& attributes = {}) {
+  return eval::evaluate_op(op_type, {}, inputs, attributes, 18, 1).at(0);
+}
+// a * b, broadcast as ONNX Mul does (folded into a scale).
+inline constexpr auto product = fact<"product">([](const Tensor& a, const Tensor& b) {
+  return compute("Mul", {a, b});
+});
+// The parts joined along `axis`, as ONNX Concat does.
+inline Tensor concatenated(const std::vector<const Tensor*>& parts, int64_t axis) {
+  std::vector<std::optional<Tensor>> inputs;
+  for (const Tensor* t : parts) inputs.emplace_back(*t);
+  return compute("Concat", std::move(inputs), {ir::Attribute::make_int(Symbol("axis"), axis)});
+}
+inline Tensor int64_tensor(const std::vector<int64_t>& values) {
+  return Tensor::from<int64_t>({static_cast<int64_t>(values.size())}, values);
+}
+// An optional computed by a fact: present? and its value (a fact returning nullopt declines).
+inline constexpr auto has_value = fact<"has_value">([](const auto& v) { return v.has_value(); });
+inline constexpr auto value_of = fact<"value">([](const auto& v) { return *v; });
+inline constexpr auto as_tensor =
+    fact<"as_tensor">([](const std::optional<std::vector<int64_t>>& v) { return int64_tensor(*v); });
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/facts/nodes.hpp
+// Facts on nodes: attributes (and the inputs that replaced them in newer opsets), axes, the cut one Slice
+// makes, the node producing a value.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
 
 // ---- attributes -------------------------------------------------------------------------------------
 // Attribute `name` of n as an integer, `fallback` when n does not set it (contrib ops have no ONNX schema
@@ -15501,6 +15619,8 @@ inline std::optional<SlicePiece> slice_piece(const ir::Graph& g, ir::NodeId id, 
   return SlicePiece{id, range.start, range.count};
 }
 
+// Node n is an `op` (any domain: the rules that read it checked the domain where it matters).
+inline bool has_op(const ir::Node& n, const char* op) { return n.op_type == Symbol(op); }
 // The node of op `op` (default domain) producing v as its first output, or nullptr (also for an omitted
 // input, kNone).
 inline const ir::Node* producer_of(const ir::Graph& g, ir::ValueId v, const char* op) {
@@ -15511,89 +15631,113 @@ inline const ir::Node* producer_of(const ir::Graph& g, ir::ValueId v, const char
   return n.op_type == Symbol(op) && n.domain.empty() && !n.inputs.empty() ? &n : nullptr;
 }
 
+}  // namespace xexp::patterns
+// ======== xexp/patterns/facts/readers.hpp
+// Facts on the readers of a value and on execution order, for rules that rewrite several readers at once.
+#include <algorithm>
+#include <initializer_list>
+#include <string_view>
+#include <vector>
+
+
+namespace xexp::patterns {
+
+// ---- readers ----------------------------------------------------------------------------------------
+// v is no graph output, something reads it, and every reader is one of `ops`, each written
+// "domain.Op" outside the default domain ("MatMul", "com.microsoft.FusedMatMul"). Rules that take a
+// shared value into flags of its readers check it: the value goes once the last reader has taken it.
+inline bool read_only_by(const ValueView& v, std::initializer_list<std::string_view> ops) {
+  if (v.value().is_graph_output() || v.value().uses.empty()) return false;
+  for (const ir::Use& u : v.value().uses) {
+    const ir::Node& n = v.graph->node(u.node);
+    const std::string_view domain = n.domain.view(), op = n.op_type.view();
+    const auto named = [&](std::string_view q) {
+      return domain.empty() ? q == op
+                            : q.size() == domain.size() + 1 + op.size() && q.starts_with(domain) &&
+                                  q[domain.size()] == '.' && q.ends_with(op);
+    };
+    if (std::none_of(ops.begin(), ops.end(), named)) return false;
+  }
+  return true;
+}
+
+// ---- execution order --------------------------------------------------------------------------------
+// Rules that rewrite several readers of one value x at once (a Split for its Slices, a TopK for a
+// ReduceMax and an ArgMax) root themselves at the first of those readers and insert the new node there,
+// before every reader of the values it replaces. `root` comes before every node of `others`: no node
+// of them lies between x's producer (the graph start for an input) and the root.
+inline bool first_in_order(const ir::Graph& g, ir::NodeId root, ir::ValueId x,
+                           const std::vector<ir::NodeId>& others) {
+  const ir::NodeId stop = g.value(x).producer;
+  for (ir::NodeId k = g.node(root).prev; k != ir::kNone && k != stop; k = g.node(k).prev)
+    if (std::find(others.begin(), others.end(), k) != others.end()) return false;
+  return true;
+}
+// The readers of the root's first input x, at their first input, that `accepts` takes (it may record what it
+// read of each): the root among them with at least one other, no other's first output a graph output (it
+// would stay), the root first in order. Empty when one of these fails. SlicesSplit and GathersSplit start
+// from it and end with replace_readers.
+template <class Accept>
+std::vector<ir::NodeId> sibling_readers(const ir::Graph& g, ir::NodeId root, Accept&& accepts) {
+  const ir::ValueId x = g.node(root).inputs[0];
+  std::vector<ir::NodeId> readers;
+  std::vector<ir::NodeId> others;
+  for (const ir::Use& u : g.value(x).uses) {
+    if (u.slot != 0 || !accepts(u.node)) continue;
+    if (u.node != root) {
+      if (g.value(g.node(u.node).outputs[0]).is_graph_output()) return {};
+      others.push_back(u.node);
+    }
+    readers.push_back(u.node);
+  }
+  if (others.empty() || others.size() == readers.size() || !first_in_order(g, root, x, others)) return {};
+  return readers;
+}
+// Each reader's first output becomes fresh[k] (after the match, as the driver wants); the root's
+// counterpart is returned for the driver to put in place of the root.
+inline ir::ValueId replace_readers(rewrite::Rewriter& r, ir::NodeId root,
+                                   const std::vector<ir::NodeId>& readers,
+                                   const std::vector<ir::ValueId>& fresh) {
+  ir::ValueId root_replacement = ir::kNone;
+  for (std::size_t k = 0; k < readers.size(); ++k) {
+    if (readers[k] == root)
+      root_replacement = fresh[k];
+    else
+      r.replace_later(r.graph().node(readers[k]).outputs[0], fresh[k]);
+  }
+  return root_replacement;
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/facts/shapes.hpp
+// Facts on shapes: dimensions known equal, static dims, axes, permutations, broadcasting.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns {
+
 // Two dimensions known to be equal: the same size or the same symbol, never two unknown ones.
 inline bool same_dim(const Dim& a, const Dim& b) {
   return rewrite::facts::KnownDim{a} == rewrite::facts::KnownDim{b};
 }
-
-// The single number held by a constant of one element (shape () or (1,) or (1,1)...), or nullopt.
-inline std::optional<double> scalar_constant(const ir::Graph& g, ir::ValueId v) {
-  const Tensor* t = rewrite::constant_tensor(g, v);
-  if (!t || t->size() != 1 || t->type() == ElemType::String) return std::nullopt;
-  return eval::element_as_double(*t, 0);
-}
-inline std::optional<double> scalar_constant(const ValueView& v) { return scalar_constant(*v.graph, v.id); }
-
-// Every element of a numeric tensor equals `value` (false for an empty tensor).
-inline bool equal_everywhere(const Tensor& t, double value) {
-  if (t.type() == ElemType::String || t.size() == 0) return false;
-  for (int64_t k = 0; k < t.size(); ++k)
-    if (eval::element_as_double(t, k) != value) return false;
-  return true;
-}
-inline constexpr auto all_equal = fact<"all_equal">(equal_everywhere);
-inline constexpr auto all_zero = fact<"all_zero">([](const Tensor& t) { return equal_everywhere(t, 0.0); });
-// No element of a numeric tensor is zero (false for an empty tensor): a divisor, a fill that casts to
-// true.
-inline constexpr auto nowhere_zero = fact<"nowhere_zero">([](const Tensor& t) {
-  if (t.type() == ElemType::String || t.size() == 0) return false;
-  for (int64_t k = 0; k < t.size(); ++k)
-    if (eval::element_as_double(t, k) == 0.0) return false;
-  return true;
-});
-
-// A constant of one element within `tolerance` of `exact`. Exporters write float32 constants, or
-// constants rounded to float16 in half-precision models (sqrt(2) becomes 1.4140625): the activation
-// fusions accept a tolerance wide enough for those roundings and far narrower than any other formula.
-inline bool scalar_near(const ValueView& v, double exact, double tolerance) {
-  std::optional<double> s = scalar_constant(v);
-  return s && std::abs(*s - exact) <= tolerance;
-}
-// A constant (a value or a Const capture's tensor) of one element equal to `exact`: scalar_is(half, 0.5).
-inline constexpr auto scalar_is = fact<"scalar_is">([](const auto& v, double exact) {
-  if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Tensor>)
-    return v.size() == 1 && v.type() != ElemType::String && eval::element_as_double(v, 0) == exact;
-  else
-    return scalar_near(v, exact, 0);
-});
-// The factor a Mul or Div by the scalar s applies: s for Mul, 1/s for Div.
-inline double scaling_factor(const ValueView& scaled, const Tensor& s) {
-  const double v = eval::scalar_double(s);
-  return rewrite::node_of(scaled).op_type == Symbol("Div") ? 1.0 / v : v;
-}
-// A constant of one element, any numeric type.
-inline constexpr auto is_scalar_constant = fact<"is_scalar_constant">([](const ValueView& v) {
-  const Tensor* t = v.constant();
-  return t && t->size() == 1 && t->type() != ElemType::String;
-});
-// A Conv's bias that a rule can fold constants into, with weights w: omitted, or a constant of w's type
-// holding one value per output channel, as a valid Conv has (another one is left for the runtime to report).
-inline constexpr auto conv_bias_folds = fact<"conv_bias_folds">([](const ValueView& b, const Tensor& w) {
-  if (b.id == ir::kNone) return true;
-  const Tensor* c = b.constant();
-  return c && !w.dims().empty() && c->type() == w.type() && c->dims() == std::vector<int64_t>{w.dims()[0]};
-});
-// The node producing q squares its input: Mul(d, d) (the pattern says both inputs are the same), or
-// Pow(d, p) with p a constant 2 (normalization decompositions spell the square either way).
-inline constexpr auto is_square = fact<"is_square">([](const ValueView& q) {
-  const ir::Node& n = rewrite::node_of(q);
-  if (n.op_type == Symbol("Mul")) return true;
-  std::optional<double> power = scalar_constant(*q.graph, n.inputs[1]);
-  return power && *power == 2.0;
-});
-// The number of a one-element constant, as a float attribute (epsilon, alpha).
-inline constexpr auto scalar_float = fact<"scalar_float">([](const auto& v) {
-  if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Tensor>)
-    return static_cast<float>(eval::element_as_double(v, 0));
-  else
-    return static_cast<float>(eval::element_as_double(*v.constant(), 0));
-});
 
 // ---- shapes and axes --------------------------------------------------------------------------------
 // Static dims of a value's shape, or nullopt.
 inline std::optional<std::vector<int64_t>> static_dims_of(const ValueView& v) {
   if (!v.shape()) return std::nullopt;
   return static_dims(*v.shape());
+}
+// A dimension of v (negative axes count from the end), compared as rewrite::facts::dim does.
+using rewrite::facts::KnownDim;
+inline KnownDim dim_of(const ValueView& v, int64_t axis) { return rewrite::facts::dim(*v.shape(), axis); }
+inline bool has_rank(const ValueView& v, std::size_t rank) { return v.shape() && v.shape()->size() == rank; }
+// The size of axis (negative: from the end) when static, else -1.
+inline int64_t static_dim(const ValueView& v, int64_t axis) {
+  if (axis < 0) axis += static_cast<int64_t>(v.shape()->size());
+  const Dim d = (*v.shape())[static_cast<std::size_t>(axis)];
+  return d.is_static() ? d.value() : -1;
 }
 // `axis` (negative counts from the end) is the last axis of x, whose rank is known.
 inline bool last_axis_of(int64_t axis, const ValueView& x) {
@@ -15680,97 +15824,6 @@ inline constexpr auto restores_leading_axes =
       return KnownDim{out.shape()->back()} == KnownDim{product.shape()->back()};
     });
 
-// ---- readers ----------------------------------------------------------------------------------------
-// v is no graph output, something reads it, and every reader is one of `ops`, each written
-// "domain.Op" outside the default domain ("MatMul", "com.microsoft.FusedMatMul"). Rules that take a
-// shared value into flags of its readers check it: the value goes once the last reader has taken it.
-inline bool read_only_by(const ValueView& v, std::initializer_list<std::string_view> ops) {
-  if (v.value().is_graph_output() || v.value().uses.empty()) return false;
-  for (const ir::Use& u : v.value().uses) {
-    const ir::Node& n = v.graph->node(u.node);
-    const std::string_view domain = n.domain.view(), op = n.op_type.view();
-    const auto named = [&](std::string_view q) {
-      return domain.empty() ? q == op
-                            : q.size() == domain.size() + 1 + op.size() && q.starts_with(domain) &&
-                                  q[domain.size()] == '.' && q.ends_with(op);
-    };
-    if (std::none_of(ops.begin(), ops.end(), named)) return false;
-  }
-  return true;
-}
-
-// ---- execution order --------------------------------------------------------------------------------
-// Rules that rewrite several readers of one value x at once (a Split for its Slices, a TopK for a
-// ReduceMax and an ArgMax) root themselves at the first of those readers and insert the new node there,
-// before every reader of the values it replaces. `root` comes before every node of `others`: no node
-// of them lies between x's producer (the graph start for an input) and the root.
-inline bool first_in_order(const ir::Graph& g, ir::NodeId root, ir::ValueId x,
-                           const std::vector<ir::NodeId>& others) {
-  const ir::NodeId stop = g.value(x).producer;
-  for (ir::NodeId k = g.node(root).prev; k != ir::kNone && k != stop; k = g.node(k).prev)
-    if (std::find(others.begin(), others.end(), k) != others.end()) return false;
-  return true;
-}
-// The readers of the root's first input x, at their first input, that `accepts` takes (it may record what it
-// read of each): the root among them with at least one other, no other's first output a graph output (it
-// would stay), the root first in order. Empty when one of these fails. SlicesSplit and GathersSplit start
-// from it and end with replace_readers.
-template <class Accept>
-std::vector<ir::NodeId> sibling_readers(const ir::Graph& g, ir::NodeId root, Accept&& accepts) {
-  const ir::ValueId x = g.node(root).inputs[0];
-  std::vector<ir::NodeId> readers;
-  std::vector<ir::NodeId> others;
-  for (const ir::Use& u : g.value(x).uses) {
-    if (u.slot != 0 || !accepts(u.node)) continue;
-    if (u.node != root) {
-      if (g.value(g.node(u.node).outputs[0]).is_graph_output()) return {};
-      others.push_back(u.node);
-    }
-    readers.push_back(u.node);
-  }
-  if (others.empty() || others.size() == readers.size() || !first_in_order(g, root, x, others)) return {};
-  return readers;
-}
-// Each reader's first output becomes fresh[k] (after the match, as the driver wants); the root's
-// counterpart is returned for the driver to put in place of the root.
-inline ir::ValueId replace_readers(rewrite::Rewriter& r, ir::NodeId root,
-                                   const std::vector<ir::NodeId>& readers,
-                                   const std::vector<ir::ValueId>& fresh) {
-  ir::ValueId root_replacement = ir::kNone;
-  for (std::size_t k = 0; k < readers.size(); ++k) {
-    if (readers[k] == root)
-      root_replacement = fresh[k];
-    else
-      r.replace_later(r.graph().node(readers[k]).outputs[0], fresh[k]);
-  }
-  return root_replacement;
-}
-
-// ---- computations on constants ----------------------------------------------------------------------
-// Runs one default-domain op on constants (opset 18 semantics, stable for the ops used here).
-inline Tensor compute(Symbol op_type, std::vector<std::optional<Tensor>> inputs,
-                      const std::vector<ir::Attribute>& attributes = {}) {
-  return eval::evaluate_op(op_type, {}, inputs, attributes, 18, 1).at(0);
-}
-// a * b, broadcast as ONNX Mul does (folded into a scale).
-inline constexpr auto product = fact<"product">([](const Tensor& a, const Tensor& b) {
-  return compute("Mul", {a, b});
-});
-// The parts joined along `axis`, as ONNX Concat does.
-inline Tensor concatenated(const std::vector<const Tensor*>& parts, int64_t axis) {
-  std::vector<std::optional<Tensor>> inputs;
-  for (const Tensor* t : parts) inputs.emplace_back(*t);
-  return compute("Concat", std::move(inputs), {ir::Attribute::make_int(Symbol("axis"), axis)});
-}
-inline Tensor int64_tensor(const std::vector<int64_t>& values) {
-  return Tensor::from<int64_t>({static_cast<int64_t>(values.size())}, values);
-}
-// An optional computed by a fact: present? and its value (a fact returning nullopt declines).
-inline constexpr auto has_value = fact<"has_value">([](const auto& v) { return v.has_value(); });
-inline constexpr auto value_of = fact<"value">([](const auto& v) { return *v; });
-inline constexpr auto as_tensor =
-    fact<"as_tensor">([](const std::optional<std::vector<int64_t>>& v) { return int64_tensor(*v); });
-
 }  // namespace xexp::patterns
 
 namespace xexp::patterns {
@@ -15825,6 +15878,16 @@ inline rewrite::RulePtr activation_rule() {
 #include <cmath>
 #include <numeric>
 #include <optional>
+#include <vector>
+
+// ======== xexp/patterns/analysis/attention_masks.hpp
+// What a mask on attention scores amounts to (patterns/onnx/attention.hpp): the additive bias a
+// constant Add or Where folds to, a causal table cut at run time, whether a bias hides exactly the
+// later keys (is_causal), a mask with one row for all queries (key padding).
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <span>
 #include <vector>
 
 // ======== xexp/patterns/computed_constant.hpp
@@ -15996,100 +16059,6 @@ inline std::optional<Tensor> computed_constant(const ir::Graph& g, ir::ValueId v
 }
 
 }  // namespace xexp::patterns
-// ======== xexp/patterns/ort/fused_matmul.hpp
-// FusedMatMul (onnxruntime set): com.microsoft FusedMatMul computes alpha * op(A) @ op(B), op swapping
-// the last two axes when transA/transB is set. A Transpose of the last two axes feeding a MatMul goes
-// into transA or transB (not for two 2-D inputs: TransposeMatMul makes a Gemm of those), and a scalar
-// Mul or Div after a FusedMatMul goes into alpha. The Transpose may have other consumers: a weight
-// every layer shares is transposed once, and each layer's MatMul takes it into transB; the Transpose
-// goes with its last consumer.
-#include <vector>
-
-
-namespace xexp::patterns {
-
-namespace detail {
-// The FusedMatMul's alpha (1 when absent) times, or divided by, the scalar s.
-inline double alpha_of(const ValueView& fused) {
-  const ir::Attribute* a = rewrite::node_of(fused).attribute(Symbol("alpha"));
-  return a ? a->f : 1.0;
-}
-inline constexpr auto alpha_times = rewrite::fact<"alpha_times">([](const ValueView& fused, const Tensor& s) {
-  return static_cast<float>(alpha_of(fused) * eval::scalar_double(s));
-});
-inline constexpr auto alpha_divided_by =
-    rewrite::fact<"alpha_divided_by">([](const ValueView& fused, const Tensor& s) {
-      return static_cast<float>(alpha_of(fused) / eval::scalar_double(s));
-    });
-// FusedMatMul leaves the batch axes in place (transBatchA and transBatchB absent or 0).
-inline bool keeps_batch_axes(const ir::Node& fused) {
-  return int_attribute(fused, "transBatchA", 0) == 0 && int_attribute(fused, "transBatchB", 0) == 0;
-}
-inline constexpr auto nonzero =
-    rewrite::fact<"nonzero">([](const Tensor& s) { return eval::scalar_double(s) != 0; });
-}  // namespace detail
-
-inline rewrite::RulePtr fused_matmul_rule() {
-  using namespace rewrite::dsl;
-  Var<'a'> a;
-  Var<'b'> b;
-  Ints<'p'> perm;
-  Const<'s'> s;
-  auto fused = named<'f'>(FusedMatMul(a, b));
-  auto ranks = rank(a) >= 2 && rank(b) >= 2 && (rank(a) > 2 || rank(b) > 2);
-  auto scalar_of_its_type = is_scalar(s) && dtype(s) == dtype(fused);
-  // rebuild: every attribute of the matched FusedMatMul is kept (transBatch* included), alpha changes.
-  return rule("FusedMatMul")
-      .priority(2)
-      .cases(match(MatMul(shared(Transpose(a, attr<"perm"> = perm)), b))
-                 .when(ranks && swaps_last_two(perm))
-                 .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 1, attr<"transB"> = 0)),
-             match(MatMul(a, shared(Transpose(b, attr<"perm"> = perm))))
-                 .when(ranks && swaps_last_two(perm))
-                 .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 0, attr<"transB"> = 1)),
-             match(commutative(Mul(fused, s)))
-                 .when(scalar_of_its_type)
-                 .to(rebuild(fused, attr<"alpha"> = detail::alpha_times(fused, s))),
-             match(Div(fused, s))
-                 .when(scalar_of_its_type && detail::nonzero(s))
-                 .to(rebuild(fused, attr<"alpha"> = detail::alpha_divided_by(fused, s))));
-}
-
-}  // namespace xexp::patterns
-// ======== xexp/patterns/ort/heads_layout.hpp
-// How exporters split attention heads, which the attention and rotary rules match and rebuild: a
-// (batch, sequence, heads * head_size) value is reshaped to (batch, sequence, heads, head_size), then
-// transposed by (0,2,1,3) to (batch, heads, sequence, head_size). ONNX Runtime's MultiHeadAttention and
-// RotaryEmbedding read the 3-D value and a num_heads attribute instead.
-#include <optional>
-#include <vector>
-
-
-namespace xexp::patterns::detail {
-
-// Transpose's perm between (batch, sequence, heads, head_size) and (batch, heads, sequence, head_size).
-// A function, not a global: the rules are built during static initialization.
-inline std::vector<int64_t> heads_swap() { return {0, 2, 1, 3}; }
-
-// The number of heads a Reshape of x3d (batch, sequence, hidden) to (batch, sequence, heads, head_size)
-// makes, or nullopt when `reshaped` is not such a split (or its heads and head size are not static).
-inline std::optional<int64_t> heads_split(const ValueView& x3d, const ValueView& reshaped) {
-  if (!x3d.shape() || !reshaped.shape() || x3d.shape()->size() != 3 || reshaped.shape()->size() != 4)
-    return std::nullopt;
-  const Shape &in = *x3d.shape(), &out = *reshaped.shape();
-  using rewrite::facts::KnownDim;
-  if (!(KnownDim{in[0]} == KnownDim{out[0]}) || !(KnownDim{in[1]} == KnownDim{out[1]}) || !in[2].is_static() ||
-      !out[2].is_static() || !out[3].is_static() || out[2].value() <= 0 ||
-      in[2].value() != out[2].value() * out[3].value())
-    return std::nullopt;
-  return out[2].value();
-}
-inline constexpr auto splits_heads = rewrite::fact<"splits_heads">(
-    [](const ValueView& x3d, const ValueView& reshaped) { return heads_split(x3d, reshaped).has_value(); });
-inline constexpr auto split_heads_count = rewrite::fact<"split_heads_count">(
-    [](const ValueView& x3d, const ValueView& reshaped) { return *heads_split(x3d, reshaped); });
-
-}  // namespace xexp::patterns::detail
 // ======== xexp/patterns/shape_values.hpp
 // What a shape value holds (Shape(X)[1:] -> ["seq", 64], seq - seq -> [0]) as the rules see it: the
 // small integer computation feeding a value (Shape, Gather, Slice, Split, Concat, arithmetic, Equal,
@@ -16238,177 +16207,7 @@ inline std::optional<std::vector<int64_t>> static_shape_value(const ValueView& v
 
 }  // namespace xexp::patterns
 
-namespace xexp::patterns {
-
-namespace detail {
-
-inline bool has_op(const ir::Node& n, const char* op) { return n.op_type == Symbol(op); }
-
-// The factor that scales Q K^T in the scores s (q_k is the product): FusedMatMul's alpha, times or divided
-// by one-element constants; nullopt for anything else (a per-head scale, a batched transposition).
-inline std::optional<float> scale_between(const ValueView& s, const ValueView& q_k) {
-  const ir::Graph& g = *s.graph;
-  const ir::Node& product = node_of(q_k);
-  double scale = 1;
-  if (has_op(product, "FusedMatMul")) {
-    if (!keeps_batch_axes(product)) return std::nullopt;
-    scale = alpha_of(q_k);
-  }
-  if (s.id == q_k.id) return static_cast<float>(scale);
-  const ir::Node& n = node_of(s);
-  const ir::ValueId other = n.inputs[0] == q_k.id ? n.inputs[1] : n.inputs[0];
-  const std::optional<double> c = scalar_constant(g, other);
-  if (!c || *c == 0 || !std::isfinite(*c)) return std::nullopt;
-  return static_cast<float>(has_op(n, "Div") ? scale / *c : scale * *c);
-}
-inline constexpr auto attention_scale = rewrite::fact<"attention_scale">(scale_between);
-
-// K^T is GPT-2's Transpose(K', 0,2,3,1): the captured keys are in (batch, sequence, heads, head_size).
-inline constexpr auto keys_in_bsnh = rewrite::fact<"keys_in_bsnh">([](const ValueView& q_k) {
-  const ir::Node& product = node_of(q_k);
-  if (!has_op(product, "MatMul")) return false;
-  const ir::Node& transpose = q_k.graph->node(q_k.graph->value(product.inputs[1]).producer);
-  const ir::Attribute* perm = transpose.attribute(Symbol("perm"));
-  return perm && perm->ints == std::vector<int64_t>{0, 2, 3, 1};
-});
-
-using rewrite::facts::KnownDim;
-inline KnownDim dim_of(const ValueView& v, int64_t axis) { return rewrite::facts::dim(*v.shape(), axis); }
-inline bool has_rank(const ValueView& v, std::size_t rank) { return v.shape() && v.shape()->size() == rank; }
-// The size of axis (negative: from the end) when static, else -1.
-inline int64_t static_dim(const ValueView& v, int64_t axis) {
-  if (axis < 0) axis += static_cast<int64_t>(v.shape()->size());
-  const Dim d = (*v.shape())[static_cast<std::size_t>(axis)];
-  return d.is_static() ? d.value() : -1;
-}
-
-// The heads merged into rows, y (batch * sequence, heads * v_head_size), as a Linear on 2-D rows reads
-// them: the attention's (batch, sequence, hidden) result is then reshaped to (-1, hidden) (rows_shape).
-// Its second dimension fixes the first, the element count being the same.
-inline bool merges_into_rows(const ValueView& y) { return has_rank(y, 2); }
-inline constexpr auto flattens_rows = rewrite::fact<"flattens_rows">(merges_into_rows);
-inline constexpr auto rows_shape = rewrite::fact<"rows_shape">(
-    [](const ValueView& y) { return int64_tensor({-1, static_dim(y, 1)}); });
-
-// q (batch, heads, sequence, head_size), keys (batch, heads, total, head_size) or, keys_in_bsnh,
-// (batch, total, heads, head_size), v (batch, heads, total, v_head_size) and the result y (batch,
-// sequence, heads * v_head_size), or its rows (merges_into_rows): same batch everywhere
-// (MultiHeadAttention does not broadcast it), heads and head sizes known.
-inline constexpr auto heads_fit = rewrite::fact<"heads_fit">(
-    [](const ValueView& q, const ValueView& k, const ValueView& v, const ValueView& q_k, const ValueView& y) {
-      if (!has_rank(q, 4) || !has_rank(k, 4) || !has_rank(v, 4) || !(has_rank(y, 3) || merges_into_rows(y)))
-        return false;
-      const int64_t heads = static_dim(q, 1), head_size = static_dim(q, 3), v_head_size = static_dim(v, 3);
-      if (heads <= 0 || head_size <= 0 || v_head_size <= 0) return false;
-      const bool bsnh = keys_in_bsnh.f(q_k);
-      const KnownDim batch = dim_of(q, 0), total = dim_of(k, bsnh ? 1 : 2);
-      const bool merged = merges_into_rows(y) ? dim_of(y, 1) == heads * v_head_size
-                                              : dim_of(y, 0) == batch && dim_of(y, 1) == dim_of(q, 2) &&
-                                                    dim_of(y, 2) == heads * v_head_size;
-      return dim_of(k, 0) == batch && dim_of(k, bsnh ? 2 : 1) == heads && dim_of(k, 3) == head_size &&
-             dim_of(v, 0) == batch && dim_of(v, 1) == heads && dim_of(v, 2) == total && merged;
-    });
-// Single head: q (batch, sequence, size), k (batch, total, size), v (batch, total, v_size).
-inline constexpr auto single_head_fits =
-    rewrite::fact<"single_head_fits">([](const ValueView& q, const ValueView& k, const ValueView& v) {
-      if (!has_rank(q, 3) || !has_rank(k, 3) || !has_rank(v, 3) || static_dim(q, 2) <= 0 ||
-          static_dim(v, 2) <= 0)
-        return false;
-      return dim_of(k, 0) == dim_of(q, 0) && dim_of(v, 0) == dim_of(q, 0) && dim_of(k, 2) == dim_of(q, 2) &&
-             dim_of(v, 1) == dim_of(k, 1);
-    });
-inline constexpr auto heads_of =
-    rewrite::fact<"heads_of">([](const ValueView& q) { return static_dim(q, 1); });
-// The Reshape target that merges q's heads once transposed to (batch, sequence, heads, head_size): static
-// where q's sizes are, so that ReshapeReshape folds it into the Reshape that split the heads; 0 (copy)
-// for a dynamic batch or sequence.
-inline constexpr auto merged_heads_shape = rewrite::fact<"merged_heads_shape">([](const ValueView& q) {
-  return int64_tensor({std::max<int64_t>(static_dim(q, 0), 0), std::max<int64_t>(static_dim(q, 2), 0),
-                       static_dim(q, 1) * static_dim(q, 3)});
-});
-// The same target for keys already in (batch, sequence, heads, head_size) (keys_in_bsnh).
-inline constexpr auto merged_bsnh_shape = rewrite::fact<"merged_bsnh_shape">([](const ValueView& k) {
-  return int64_tensor({std::max<int64_t>(static_dim(k, 0), 0), std::max<int64_t>(static_dim(k, 1), 0),
-                       static_dim(k, 2) * static_dim(k, 3)});
-});
-// Grouped-query attention: kv_heads key and value heads, each serving heads / kv_heads query heads in a
-// row, repeated as HF's repeat_kv writes it, x[:, :, None].expand(...).reshape(...):
-//   Reshape(Expand(Unsqueeze(x, 2), shape), target)
-// of x (batch, kv_heads, total, head_size) to (batch, heads, total, head_size), heads = kv_heads * group.
-// The shapes prove it, whatever the exporter computed shape and target with: the Expand gives (batch,
-// kv_heads, group, total, head_size), so it broadcasts the new axis only, and a Reshape of that to (batch,
-// heads, total, head_size) can only merge kv_heads and group (the dims checked equal, static or
-// symbolic). One head (multi-query attention) comes out of the clean-up rules as
-//   Squeeze(Expand(Unsqueeze(x, [1, 2]), shape), [1])
-// of x (batch, total, head_size), already the 3-D value the fused nodes read (`three_d`).
-struct RepeatedHeads {
-  ir::ValueId source;
-  int64_t kv_heads;
-  bool three_d = false;
-};
-inline std::optional<RepeatedHeads> one_head_repeated(const ir::Graph& g, ir::ValueId x) {
-  const ir::Node* squeeze = producer_of(g, x, "Squeeze");
-  const ir::Node* expand = squeeze ? producer_of(g, squeeze->inputs[0], "Expand") : nullptr;
-  const ir::Node* unsqueeze = expand ? producer_of(g, expand->inputs[0], "Unsqueeze") : nullptr;
-  if (!unsqueeze || unsqueezed_axes(g, *unsqueeze) != std::vector<int64_t>{1, 2} ||
-      ints_attribute_or_input(g, *squeeze, "axes", 1) != std::vector<int64_t>{1})
-    return std::nullopt;
-  const std::optional<Shape>& source = g.value(unsqueeze->inputs[0]).shape;
-  const std::optional<Shape>& expanded = g.value(expand->outputs[0]).shape;
-  if (!source || source->size() != 3 || !expanded || expanded->size() != 5) return std::nullopt;
-  const Shape &s = *source, &e = *expanded;
-  if (!same_dim(e[0], s[0]) || !same_dim(e[1], Dim(1)) || !same_dim(e[3], s[1]) || !same_dim(e[4], s[2]))
-    return std::nullopt;
-  return RepeatedHeads{unsqueeze->inputs[0], 1, true};
-}
-inline std::optional<RepeatedHeads> repeated_heads(const ir::Graph& g, ir::ValueId x) {
-  if (std::optional<RepeatedHeads> one = one_head_repeated(g, x)) return one;
-  const ir::Node* reshape = producer_of(g, x, "Reshape");
-  const ir::Node* expand = reshape ? producer_of(g, reshape->inputs[0], "Expand") : nullptr;
-  const ir::Node* unsqueeze = expand ? producer_of(g, expand->inputs[0], "Unsqueeze") : nullptr;
-  if (!unsqueeze) return std::nullopt;
-  const std::optional<Shape>& source = g.value(unsqueeze->inputs[0]).shape;
-  const std::optional<Shape>& expanded = g.value(reshape->inputs[0]).shape;
-  const std::optional<Shape>& merged = g.value(x).shape;
-  if (unsqueezed_axes(g, *unsqueeze) != std::vector<int64_t>{2} || !source || source->size() != 4 ||
-      !expanded || expanded->size() != 5 || !merged || merged->size() != 4)
-    return std::nullopt;
-  const Shape &s = *source, &e = *expanded, &m = *merged;
-  const Dim kv_heads = s[1], group = e[2];
-  if (!kv_heads.is_static() || !group.is_static() || group.value() <= 0 || !same_dim(e[0], s[0]) ||
-      !same_dim(e[1], s[1]) || !same_dim(e[3], s[2]) || !same_dim(e[4], s[3]) || !same_dim(m[0], s[0]) ||
-      !same_dim(m[1], Dim(kv_heads.value() * group.value())) || !same_dim(m[2], s[2]) ||
-      !same_dim(m[3], s[3]))
-    return std::nullopt;
-  return RepeatedHeads{unsqueeze->inputs[0], kv_heads.value()};
-}
-// The kv_heads of keys k and values v repeated alike (repeated_heads), not in GPT-2's layout; nullopt
-// when they are not (then every query head has its own key and value head).
-inline constexpr auto grouped_kv_heads = rewrite::fact<"grouped_kv_heads">(
-    [](const ValueView& k, const ValueView& v, const ValueView& q_k) -> std::optional<int64_t> {
-      const std::optional<RepeatedHeads> keys = repeated_heads(*k.graph, k.id);
-      const std::optional<RepeatedHeads> values = repeated_heads(*v.graph, v.id);
-      if (!keys || !values || keys->kv_heads != values->kv_heads || keys_in_bsnh.f(q_k)) return std::nullopt;
-      return keys->kv_heads;
-    });
-// x before the repeat of its heads, and whether that is 3-D already (one head).
-inline constexpr auto before_repeat = rewrite::fact<"before_repeat">([](const ValueView& x) {
-  return ValueView{x.graph, repeated_heads(*x.graph, x.id)->source};
-});
-inline constexpr auto repeats_3d =
-    rewrite::fact<"repeats_3d">([](const ValueView& x) { return repeated_heads(*x.graph, x.id)->three_d; });
-// kv_num_heads: the grouped keys' kv_heads, else q's heads.
-inline constexpr auto kv_heads_of = rewrite::fact<"kv_heads_of">(
-    [](const ValueView& q, const ValueView& k, const ValueView& v, const ValueView& q_k) {
-      return grouped_kv_heads.f(k, v, q_k).value_or(static_dim(q, 1));
-    });
-
-// x (batch, heads, sequence, head_size) back to (batch, sequence, heads * head_size).
-template <class X>
-auto merge_heads(const X& x) {
-  using namespace rewrite::dsl;
-  return Reshape(Transpose(x, attr<"perm"> = heads_swap()), fold(merged_heads_shape(x)));
-}
+namespace xexp::patterns::analysis {
 
 // The additive attention_bias, (batch|1, heads|1, sequence, total), that the mask of the scores s
 // amounts to in masked (an Add or a Where whose inputs the rule checked constant), or nullopt when there
@@ -16461,8 +16260,6 @@ inline std::optional<Tensor> folded_bias(const ValueView& masked, const ValueVie
   if (rank == 3) bias = bias.reshaped({dims[0], 1, dims[1], dims[2]});
   return bias;
 }
-inline constexpr auto attention_bias = rewrite::fact<"attention_bias">(
-    [](const ValueView& masked, const ValueView& s) { return folded_bias(masked, s); });
 
 // Where(mask, scores, fill) (or Where(mask, fill, scores)) with a mask computed at run time as dynamic
 // exports write causal masks: Slice(Slice(table, 0..seq, rows), 0..seq, columns) of a constant table
@@ -16543,66 +16340,106 @@ inline std::optional<Tensor> runtime_mask_table(const ValueView& masked, const V
   }
   return table;
 }
-// An additive mask cut at run time (runtime_mask_table of an Add).
-inline constexpr auto runtime_bias =
-    rewrite::fact<"runtime_bias">([](const ValueView& masked, const ValueView& s) {
-      return has_op(node_of(masked), "Add") && runtime_mask_table(masked, s).has_value();
-    });
-inline constexpr auto is_4d = rewrite::fact<"is_4d">([](const ValueView& x) { return has_rank(x, 4); });
-// The leading axes that make x 4-D.
-inline constexpr auto axes_to_4d = rewrite::fact<"axes_to_4d">([](const ValueView& x) {
-  std::vector<int64_t> axes(4 - x.shape()->size());
-  std::iota(axes.begin(), axes.end(), 0);
-  return axes;
-});
-template <class X>
-auto bias_4d(const X& x) {
-  using namespace rewrite::dsl;
-  return choose(is_4d(x), x, Unsqueeze(x, attr<"axes"> = axes_to_4d(x)));
+// A 4-D bias (batch, heads, n, n) hides exactly the keys after each query, the same way in every batch and
+// head: 0 where key j <= query i, -1e4 or less after (exp underflows as for -inf).
+inline bool hides_later_keys(const Tensor& bias) {
+  if (bias.rank() != 4 || bias.dims()[2] != bias.dims()[3]) return false;
+  const auto n = static_cast<std::size_t>(bias.dims()[3]);
+  const Tensor values = eval::cast_tensor(bias, ElemType::Float);  // read once, typed (float: no copy)
+  const std::span<const float> x = values.data<float>();
+  for (std::size_t start = 0, row = 0; start < x.size(); start += n, row = (row + 1) % n)
+    for (std::size_t column = 0; column < n; ++column)
+      if (column <= row ? x[start + column] != 0 : x[start + column] > -1e4f) return false;
+  return true;
 }
-inline bool runtime_mask_fits(const ValueView& masked, const ValueView& s) {
-  return runtime_mask_table(masked, s).has_value();
+// The leading square of a table a mask is cut from (runtime_mask_table), where any cut of it lies, hides
+// exactly the later keys: an additive table (`added`) of 0 and -1e4 or less, or a bool one read by a
+// Where that keeps the scores where it is true (`keeps_where_true`) or false.
+inline bool cut_hides_later_keys(const Tensor& table, bool added, bool keeps_where_true) {
+  const int64_t columns = table.dims().back(), n = std::min(table.dims()[table.rank() - 2], columns);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      const double x = eval::element_as_double(table, i * columns + j);
+      const bool kept = added ? x == 0 : (x != 0) == keeps_where_true, hidden = added ? x <= -1e4 : !kept;
+      if (j <= i ? !kept : !hidden) return false;
+    }
+  return true;
 }
-inline constexpr auto runtime_mask = rewrite::fact<"runtime_mask">(runtime_mask_fits);
-// The Where keeps the scores where its condition holds: Where(mask, scores, fill).
-inline constexpr auto keeps_scores_where_true = rewrite::fact<"keeps_scores_where_true">(
-    [](const ValueView& masked, const ValueView& s) { return node_of(masked).inputs[1] == s.id; });
-// Attention's is_causal (no past: key j hidden from query i when j > i) says what a mask of square scores
-// says when it hides exactly those keys, the same way in every batch and head: an additive bias
-// (attention_bias) of 0 and values of -1e4 or less (exp underflows as for -inf), or a mask cut at run
-// time from a table (runtime_mask) whose leading square (where any cut of it lies) is lower triangular.
-inline constexpr auto causal_bias =
-    rewrite::fact<"causal_bias">([](const ValueView& masked, const ValueView& s) {
-      const std::optional<Tensor> bias = folded_bias(masked, s, true);
-      if (!bias || bias->dims()[2] != bias->dims()[3]) return false;
-      const auto n = static_cast<std::size_t>(bias->dims()[3]);
-      const Tensor values = eval::cast_tensor(*bias, ElemType::Float);  // read once, typed (float: no copy)
-      const std::span<const float> x = values.data<float>();
-      for (std::size_t start = 0, row = 0; start < x.size(); start += n, row = (row + 1) % n)
-        for (std::size_t column = 0; column < n; ++column)
-          if (column <= row ? x[start + column] != 0 : x[start + column] > -1e4f) return false;
-      return true;
-    });
-inline constexpr auto causal_cut =
-    rewrite::fact<"causal_cut">([](const ValueView& masked, const ValueView& s) {
-      const std::optional<Tensor> table = runtime_mask_table(masked, s);
-      if (!table) return false;
-      const bool added = has_op(node_of(masked), "Add"), keeps_where_true = node_of(masked).inputs[1] == s.id;
-      const int64_t columns = table->dims().back(), n = std::min(table->dims()[table->rank() - 2], columns);
-      for (int64_t i = 0; i < n; ++i)
-        for (int64_t j = 0; j < n; ++j) {
-          const double x = eval::element_as_double(*table, i * columns + j);
-          const bool kept = added ? x == 0 : (x != 0) == keeps_where_true, hidden = added ? x <= -1e4 : !kept;
-          if (j <= i ? !kept : !hidden) return false;
-        }
-      return true;
-    });
-// A zero of the scores' type, (1, 1, 1, 1): Where broadcasts the bias to 4-D with it.
-inline constexpr auto zero_bias = rewrite::fact<"zero_bias">([](const ValueView& s) {
-  return eval::filled(s.elem(), {1, 1, 1, 1}, 0.0);
-});
-inline constexpr auto scalar_zero =
-    rewrite::fact<"scalar_zero">([](const ValueView& s) { return eval::filled(s.elem(), {}, 0.0); });
+// A mask with one row for all queries, (batch|1, heads|1, 1, total) as BERT computes it from its
+// attention_mask, hides keys, not (query, key) pairs; the fused nodes want a row per query, so the
+// scores' sequence must be static.
+inline bool one_row_for_all_queries(const ValueView& x, const ValueView& s) {
+  return x.shape() && (x.shape()->size() < 2 || dim_of(x, -2) == 1) && static_dim(s, -2) > 1;
+}
+
+}  // namespace xexp::patterns::analysis
+// ======== xexp/patterns/analysis/repeated_heads.hpp
+// An analysis of the attention rules (patterns/onnx/attention.hpp): keys and values whose heads are
+// repeated for grouped-query attention, read back to the value before the repeat.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns::analysis {
+
+// Grouped-query attention: kv_heads key and value heads, each serving heads / kv_heads query heads in a
+// row, repeated as HF's repeat_kv writes it, x[:, :, None].expand(...).reshape(...):
+//   Reshape(Expand(Unsqueeze(x, 2), shape), target)
+// of x (batch, kv_heads, total, head_size) to (batch, heads, total, head_size), heads = kv_heads * group.
+// The shapes prove it, whatever the exporter computed shape and target with: the Expand gives (batch,
+// kv_heads, group, total, head_size), so it broadcasts the new axis only, and a Reshape of that to (batch,
+// heads, total, head_size) can only merge kv_heads and group (the dims checked equal, static or
+// symbolic). One head (multi-query attention) comes out of the clean-up rules as
+//   Squeeze(Expand(Unsqueeze(x, [1, 2]), shape), [1])
+// of x (batch, total, head_size), already the 3-D value the fused nodes read (`three_d`).
+struct RepeatedHeads {
+  ir::ValueId source;
+  int64_t kv_heads;
+  bool three_d = false;
+};
+inline std::optional<RepeatedHeads> one_head_repeated(const ir::Graph& g, ir::ValueId x) {
+  const ir::Node* squeeze = producer_of(g, x, "Squeeze");
+  const ir::Node* expand = squeeze ? producer_of(g, squeeze->inputs[0], "Expand") : nullptr;
+  const ir::Node* unsqueeze = expand ? producer_of(g, expand->inputs[0], "Unsqueeze") : nullptr;
+  if (!unsqueeze || unsqueezed_axes(g, *unsqueeze) != std::vector<int64_t>{1, 2} ||
+      ints_attribute_or_input(g, *squeeze, "axes", 1) != std::vector<int64_t>{1})
+    return std::nullopt;
+  const std::optional<Shape>& source = g.value(unsqueeze->inputs[0]).shape;
+  const std::optional<Shape>& expanded = g.value(expand->outputs[0]).shape;
+  if (!source || source->size() != 3 || !expanded || expanded->size() != 5) return std::nullopt;
+  const Shape &s = *source, &e = *expanded;
+  if (!same_dim(e[0], s[0]) || !same_dim(e[1], Dim(1)) || !same_dim(e[3], s[1]) || !same_dim(e[4], s[2]))
+    return std::nullopt;
+  return RepeatedHeads{unsqueeze->inputs[0], 1, true};
+}
+inline std::optional<RepeatedHeads> repeated_heads(const ir::Graph& g, ir::ValueId x) {
+  if (std::optional<RepeatedHeads> one = one_head_repeated(g, x)) return one;
+  const ir::Node* reshape = producer_of(g, x, "Reshape");
+  const ir::Node* expand = reshape ? producer_of(g, reshape->inputs[0], "Expand") : nullptr;
+  const ir::Node* unsqueeze = expand ? producer_of(g, expand->inputs[0], "Unsqueeze") : nullptr;
+  if (!unsqueeze) return std::nullopt;
+  const std::optional<Shape>& source = g.value(unsqueeze->inputs[0]).shape;
+  const std::optional<Shape>& expanded = g.value(reshape->inputs[0]).shape;
+  const std::optional<Shape>& merged = g.value(x).shape;
+  if (unsqueezed_axes(g, *unsqueeze) != std::vector<int64_t>{2} || !source || source->size() != 4 ||
+      !expanded || expanded->size() != 5 || !merged || merged->size() != 4)
+    return std::nullopt;
+  const Shape &s = *source, &e = *expanded, &m = *merged;
+  const Dim kv_heads = s[1], group = e[2];
+  if (!kv_heads.is_static() || !group.is_static() || group.value() <= 0 || !same_dim(e[0], s[0]) ||
+      !same_dim(e[1], s[1]) || !same_dim(e[3], s[2]) || !same_dim(e[4], s[3]) || !same_dim(m[0], s[0]) ||
+      !same_dim(m[1], Dim(kv_heads.value() * group.value())) || !same_dim(m[2], s[2]) ||
+      !same_dim(m[3], s[3]))
+    return std::nullopt;
+  return RepeatedHeads{unsqueeze->inputs[0], kv_heads.value()};
+}
+
+}  // namespace xexp::patterns::analysis
+// ======== xexp/patterns/analysis/safe_softmax.hpp
+// An analysis of the attention rules (patterns/onnx/attention.hpp): the safe softmax they read through.
+
+namespace xexp::patterns::analysis {
 
 // torch's safe softmax, Where(IsNaN(P), 0, P) around the Softmax P, zeroes the rows a mask hides
 // entirely (0/0 in the Softmax) instead of leaving them NaN. The rule reads through it (rewrite::through);
@@ -16617,9 +16454,221 @@ inline rewrite::Skipped safe_softmax_guard(const ir::Graph& g, ir::ValueId v) {
     return {};
   return {where->inputs[2], {g.value(v).producer, is_nan_id}, 2};
 }
+
+}  // namespace xexp::patterns::analysis
+// ======== xexp/patterns/analysis/fused_matmul.hpp
+// What a com.microsoft FusedMatMul computes, alpha * op(A) @ op(B): read by the onnxruntime set's rules
+// that build it and by the default set's, which meet it when the onnxruntime set fused a MatMul first.
+
+namespace xexp::patterns::analysis {
+
+// The FusedMatMul's alpha (1 when absent).
+inline double alpha_of(const ValueView& fused) {
+  const ir::Attribute* a = rewrite::node_of(fused).attribute(Symbol("alpha"));
+  return a ? a->f : 1.0;
+}
+// FusedMatMul leaves the batch axes in place (transBatchA and transBatchB absent or 0).
+inline bool keeps_batch_axes(const ir::Node& fused) {
+  return int_attribute(fused, "transBatchA", 0) == 0 && int_attribute(fused, "transBatchB", 0) == 0;
+}
+
+}  // namespace xexp::patterns::analysis
+// ======== xexp/patterns/analysis/heads_layout.hpp
+// How exporters split attention heads, which the attention and rotary rules match and rebuild: a
+// (batch, sequence, heads * head_size) value is reshaped to (batch, sequence, heads, head_size), then
+// transposed by (0,2,1,3) to (batch, heads, sequence, head_size). ONNX Runtime's MultiHeadAttention and
+// RotaryEmbedding read the 3-D value and a num_heads attribute instead.
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns::analysis {
+
+// Transpose's perm between (batch, sequence, heads, head_size) and (batch, heads, sequence, head_size).
+// A function, not a global: the rules are built during static initialization.
+inline std::vector<int64_t> heads_swap() { return {0, 2, 1, 3}; }
+
+// The number of heads a Reshape of x3d (batch, sequence, hidden) to (batch, sequence, heads, head_size)
+// makes, or nullopt when `reshaped` is not such a split (or its heads and head size are not static).
+inline std::optional<int64_t> heads_split(const ValueView& x3d, const ValueView& reshaped) {
+  if (!x3d.shape() || !reshaped.shape() || x3d.shape()->size() != 3 || reshaped.shape()->size() != 4)
+    return std::nullopt;
+  const Shape &in = *x3d.shape(), &out = *reshaped.shape();
+  using rewrite::facts::KnownDim;
+  if (!(KnownDim{in[0]} == KnownDim{out[0]}) || !(KnownDim{in[1]} == KnownDim{out[1]}) ||
+      !in[2].is_static() || !out[2].is_static() || !out[3].is_static() || out[2].value() <= 0 ||
+      in[2].value() != out[2].value() * out[3].value())
+    return std::nullopt;
+  return out[2].value();
+}
+inline constexpr auto splits_heads = rewrite::fact<"splits_heads">(
+    [](const ValueView& x3d, const ValueView& reshaped) { return heads_split(x3d, reshaped).has_value(); });
+inline constexpr auto split_heads_count = rewrite::fact<"split_heads_count">(
+    [](const ValueView& x3d, const ValueView& reshaped) { return *heads_split(x3d, reshaped); });
+
+}  // namespace xexp::patterns::analysis
+
+namespace xexp::patterns {
+
+namespace detail {
+
+// The factor that scales Q K^T in the scores s (q_k is the product): FusedMatMul's alpha, times or divided
+// by one-element constants; nullopt for anything else (a per-head scale, a batched transposition).
+inline std::optional<float> scale_between(const ValueView& s, const ValueView& q_k) {
+  const ir::Graph& g = *s.graph;
+  const ir::Node& product = node_of(q_k);
+  double scale = 1;
+  if (has_op(product, "FusedMatMul")) {
+    if (!analysis::keeps_batch_axes(product)) return std::nullopt;
+    scale = analysis::alpha_of(q_k);
+  }
+  if (s.id == q_k.id) return static_cast<float>(scale);
+  const ir::Node& n = node_of(s);
+  const ir::ValueId other = n.inputs[0] == q_k.id ? n.inputs[1] : n.inputs[0];
+  const std::optional<double> c = scalar_constant(g, other);
+  if (!c || *c == 0 || !std::isfinite(*c)) return std::nullopt;
+  return static_cast<float>(has_op(n, "Div") ? scale / *c : scale * *c);
+}
+inline constexpr auto attention_scale = rewrite::fact<"attention_scale">(scale_between);
+
+// K^T is GPT-2's Transpose(K', 0,2,3,1): the captured keys are in (batch, sequence, heads, head_size).
+inline constexpr auto keys_in_bsnh = rewrite::fact<"keys_in_bsnh">([](const ValueView& q_k) {
+  const ir::Node& product = node_of(q_k);
+  if (!has_op(product, "MatMul")) return false;
+  const ir::Node& transpose = q_k.graph->node(q_k.graph->value(product.inputs[1]).producer);
+  const ir::Attribute* perm = transpose.attribute(Symbol("perm"));
+  return perm && perm->ints == std::vector<int64_t>{0, 2, 3, 1};
+});
+
+// The heads merged into rows, y (batch * sequence, heads * v_head_size), as a Linear on 2-D rows reads
+// them: the attention's (batch, sequence, hidden) result is then reshaped to (-1, hidden) (rows_shape).
+// Its second dimension fixes the first, the element count being the same.
+inline bool merges_into_rows(const ValueView& y) { return has_rank(y, 2); }
+inline constexpr auto flattens_rows = rewrite::fact<"flattens_rows">(merges_into_rows);
+inline constexpr auto rows_shape = rewrite::fact<"rows_shape">(
+    [](const ValueView& y) { return int64_tensor({-1, static_dim(y, 1)}); });
+
+// q (batch, heads, sequence, head_size), keys (batch, heads, total, head_size) or, keys_in_bsnh,
+// (batch, total, heads, head_size), v (batch, heads, total, v_head_size) and the result y (batch,
+// sequence, heads * v_head_size), or its rows (merges_into_rows): same batch everywhere
+// (MultiHeadAttention does not broadcast it), heads and head sizes known.
+inline constexpr auto heads_fit = rewrite::fact<"heads_fit">(
+    [](const ValueView& q, const ValueView& k, const ValueView& v, const ValueView& q_k, const ValueView& y) {
+      if (!has_rank(q, 4) || !has_rank(k, 4) || !has_rank(v, 4) || !(has_rank(y, 3) || merges_into_rows(y)))
+        return false;
+      const int64_t heads = static_dim(q, 1), head_size = static_dim(q, 3), v_head_size = static_dim(v, 3);
+      if (heads <= 0 || head_size <= 0 || v_head_size <= 0) return false;
+      const bool bsnh = keys_in_bsnh.f(q_k);
+      const KnownDim batch = dim_of(q, 0), total = dim_of(k, bsnh ? 1 : 2);
+      const bool merged = merges_into_rows(y) ? dim_of(y, 1) == heads * v_head_size
+                                              : dim_of(y, 0) == batch && dim_of(y, 1) == dim_of(q, 2) &&
+                                                    dim_of(y, 2) == heads * v_head_size;
+      return dim_of(k, 0) == batch && dim_of(k, bsnh ? 2 : 1) == heads && dim_of(k, 3) == head_size &&
+             dim_of(v, 0) == batch && dim_of(v, 1) == heads && dim_of(v, 2) == total && merged;
+    });
+// Single head: q (batch, sequence, size), k (batch, total, size), v (batch, total, v_size).
+inline constexpr auto single_head_fits =
+    rewrite::fact<"single_head_fits">([](const ValueView& q, const ValueView& k, const ValueView& v) {
+      if (!has_rank(q, 3) || !has_rank(k, 3) || !has_rank(v, 3) || static_dim(q, 2) <= 0 ||
+          static_dim(v, 2) <= 0)
+        return false;
+      return dim_of(k, 0) == dim_of(q, 0) && dim_of(v, 0) == dim_of(q, 0) && dim_of(k, 2) == dim_of(q, 2) &&
+             dim_of(v, 1) == dim_of(k, 1);
+    });
+inline constexpr auto heads_of =
+    rewrite::fact<"heads_of">([](const ValueView& q) { return static_dim(q, 1); });
+// The Reshape target that merges q's heads once transposed to (batch, sequence, heads, head_size): static
+// where q's sizes are, so that ReshapeReshape folds it into the Reshape that split the heads; 0 (copy)
+// for a dynamic batch or sequence.
+inline constexpr auto merged_heads_shape = rewrite::fact<"merged_heads_shape">([](const ValueView& q) {
+  return int64_tensor({std::max<int64_t>(static_dim(q, 0), 0), std::max<int64_t>(static_dim(q, 2), 0),
+                       static_dim(q, 1) * static_dim(q, 3)});
+});
+// The same target for keys already in (batch, sequence, heads, head_size) (keys_in_bsnh).
+inline constexpr auto merged_bsnh_shape = rewrite::fact<"merged_bsnh_shape">([](const ValueView& k) {
+  return int64_tensor({std::max<int64_t>(static_dim(k, 0), 0), std::max<int64_t>(static_dim(k, 1), 0),
+                       static_dim(k, 2) * static_dim(k, 3)});
+});
+// The kv_heads of keys k and values v repeated alike (repeated_heads), not in GPT-2's layout; nullopt
+// when they are not (then every query head has its own key and value head).
+inline constexpr auto grouped_kv_heads = rewrite::fact<"grouped_kv_heads">(
+    [](const ValueView& k, const ValueView& v, const ValueView& q_k) -> std::optional<int64_t> {
+      const std::optional<analysis::RepeatedHeads> keys = analysis::repeated_heads(*k.graph, k.id);
+      const std::optional<analysis::RepeatedHeads> values = analysis::repeated_heads(*v.graph, v.id);
+      if (!keys || !values || keys->kv_heads != values->kv_heads || keys_in_bsnh.f(q_k)) return std::nullopt;
+      return keys->kv_heads;
+    });
+// x before the repeat of its heads, and whether that is 3-D already (one head).
+inline constexpr auto before_repeat = rewrite::fact<"before_repeat">([](const ValueView& x) {
+  return ValueView{x.graph, analysis::repeated_heads(*x.graph, x.id)->source};
+});
+inline constexpr auto repeats_3d =
+    rewrite::fact<"repeats_3d">([](const ValueView& x) { return analysis::repeated_heads(*x.graph, x.id)->three_d; });
+// kv_num_heads: the grouped keys' kv_heads, else q's heads.
+inline constexpr auto kv_heads_of = rewrite::fact<"kv_heads_of">(
+    [](const ValueView& q, const ValueView& k, const ValueView& v, const ValueView& q_k) {
+      return grouped_kv_heads.f(k, v, q_k).value_or(static_dim(q, 1));
+    });
+
+// x (batch, heads, sequence, head_size) back to (batch, sequence, heads * head_size).
+template <class X>
+auto merge_heads(const X& x) {
+  using namespace rewrite::dsl;
+  return Reshape(Transpose(x, attr<"perm"> = analysis::heads_swap()), fold(merged_heads_shape(x)));
+}
+
+inline constexpr auto attention_bias = rewrite::fact<"attention_bias">(
+    [](const ValueView& masked, const ValueView& s) { return analysis::folded_bias(masked, s); });
+
+// An additive mask cut at run time (runtime_mask_table of an Add).
+inline constexpr auto runtime_bias =
+    rewrite::fact<"runtime_bias">([](const ValueView& masked, const ValueView& s) {
+      return has_op(node_of(masked), "Add") && analysis::runtime_mask_table(masked, s).has_value();
+    });
+inline constexpr auto is_4d = rewrite::fact<"is_4d">([](const ValueView& x) { return has_rank(x, 4); });
+// The leading axes that make x 4-D.
+inline constexpr auto axes_to_4d = rewrite::fact<"axes_to_4d">([](const ValueView& x) {
+  std::vector<int64_t> axes(4 - x.shape()->size());
+  std::iota(axes.begin(), axes.end(), 0);
+  return axes;
+});
+template <class X>
+auto bias_4d(const X& x) {
+  using namespace rewrite::dsl;
+  return choose(is_4d(x), x, Unsqueeze(x, attr<"axes"> = axes_to_4d(x)));
+}
+inline bool runtime_mask_fits(const ValueView& masked, const ValueView& s) {
+  return analysis::runtime_mask_table(masked, s).has_value();
+}
+inline constexpr auto runtime_mask = rewrite::fact<"runtime_mask">(runtime_mask_fits);
+// The Where keeps the scores where its condition holds: Where(mask, scores, fill).
+inline constexpr auto keeps_scores_where_true = rewrite::fact<"keeps_scores_where_true">(
+    [](const ValueView& masked, const ValueView& s) { return node_of(masked).inputs[1] == s.id; });
+// Attention's is_causal (no past: key j hidden from query i when j > i) says what a mask of square scores
+// says when it hides exactly those keys, the same way in every batch and head: an additive bias
+// (attention_bias) of 0 and values of -1e4 or less (exp underflows as for -inf), or a mask cut at run
+// time from a table (runtime_mask) whose leading square (where any cut of it lies) is lower triangular.
+inline constexpr auto causal_bias =
+    rewrite::fact<"causal_bias">([](const ValueView& masked, const ValueView& s) {
+      const std::optional<Tensor> bias = analysis::folded_bias(masked, s, true);
+      return bias && analysis::hides_later_keys(*bias);
+    });
+inline constexpr auto causal_cut =
+    rewrite::fact<"causal_cut">([](const ValueView& masked, const ValueView& s) {
+      const std::optional<Tensor> table = analysis::runtime_mask_table(masked, s);
+      const ir::Node& n = node_of(masked);
+      return table && analysis::cut_hides_later_keys(*table, has_op(n, "Add"), n.inputs[1] == s.id);
+    });
+// A zero of the scores' type, (1, 1, 1, 1): Where broadcasts the bias to 4-D with it.
+inline constexpr auto zero_bias = rewrite::fact<"zero_bias">([](const ValueView& s) {
+  return eval::filled(s.elem(), {1, 1, 1, 1}, 0.0);
+});
+inline constexpr auto scalar_zero =
+    rewrite::fact<"scalar_zero">([](const ValueView& s) { return eval::filled(s.elem(), {}, 0.0); });
+
 // W = MatMul(weights, v) reads its weights through the safe softmax.
 inline constexpr auto nan_guarded = rewrite::fact<"nan_guarded">(
-    [](const ValueView& w) { return safe_softmax_guard(*w.graph, node_of(w).inputs[0]).inner != ir::kNone; });
+    [](const ValueView& w) { return analysis::safe_softmax_guard(*w.graph, node_of(w).inputs[0]).inner != ir::kNone; });
 
 // A mask added as it is: a (batch|1, heads|1, sequence, total) value of the scores' type. Its sequence and
 // total are the scores' as the Add pairs them (broadcast_pairs): a mask sliced at run time to the total
@@ -16642,15 +16691,12 @@ inline constexpr auto passes_as_bias =
 // A mask read from the model's inputs with one row for all queries, (batch|1, heads|1, 1, total) as BERT
 // computes it from its attention_mask, hides keys, not (query, key) pairs. The fused nodes want a row per
 // query: the bias is expanded to [1, 1, sequence, 1] (query_rows), so the scores' sequence must be static.
-inline bool one_row_for_all_queries(const ValueView& x, const ValueView& s) {
-  return x.shape() && (x.shape()->size() < 2 || dim_of(x, -2) == 1) && static_dim(s, -2) > 1;
-}
 inline constexpr auto query_rows = rewrite::fact<"query_rows">(
     [](const ValueView& s) { return int64_tensor({1, 1, static_dim(s, -2), 1}); });
 // Added as it is: m (batch|1, heads|1, 1, total) of the scores' type (BERT's (1 - mask) * -10000).
 inline constexpr auto pads_keys =
     rewrite::fact<"pads_keys">([](const ValueView& masked, const ValueView& m, const ValueView& s) {
-      return adds_batch_and_heads(masked, m, s) && one_row_for_all_queries(m, s) && pairs_axis(m, s, 3);
+      return adds_batch_and_heads(masked, m, s) && analysis::one_row_for_all_queries(m, s) && pairs_axis(m, s, 3);
     });
 // Where(mask, scores, fill) or Where(mask, fill, scores), the mask (batch|1, heads|1, 1, total) as it
 // broadcasts against the 4-D scores (masked_fill(attention_mask == 0, finfo.min)). Nothing is known of
@@ -16664,7 +16710,7 @@ inline constexpr auto padding_where =
       const ir::Node& n = node_of(masked);
       if (!has_op(n, "Where") || !has_rank(s, 4) || !condition.shape() || condition.shape()->size() > 4 ||
           condition.elem() != ElemType::Bool || s.elem() != ElemType::Float ||
-          !one_row_for_all_queries(condition, s))
+          !analysis::one_row_for_all_queries(condition, s))
         return false;
       const std::optional<double> fill = scalar_constant(*s.graph, n.inputs[n.inputs[1] == s.id ? 2 : 1]);
       if (!fill || !std::isfinite(*fill) || *fill > -1e30) return false;
@@ -16722,7 +16768,7 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   // W = MatMul(weights, v), the weights a Softmax, or torch's safe softmax around it (nan_guarded).
   auto weighted = [&](const auto& scores) {
     return named<'W'>(
-        MatMul(through<"safe_softmax", safe_softmax_guard>(op<"Softmax">(scores, attr<"axis"> = axis)), v));
+        MatMul(through<"safe_softmax", analysis::safe_softmax_guard>(op<"Softmax">(scores, attr<"axis"> = axis)), v));
   };
 
   // Q K^T: of Q, K split in heads (4-D, GPT-2's keys in (batch, sequence, heads, head_size) too), or 3-D.
@@ -16748,7 +16794,7 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   if constexpr (Heads == AttentionHeads::Split) {
     Var<'h'> shape;
     auto heads_merged = [&](const auto& product) {
-      return named<'R'>(Reshape(Transpose(product, attr<"perm"> = heads_swap()), shape));
+      return named<'R'>(Reshape(Transpose(product, attr<"perm"> = analysis::heads_swap()), shape));
     };
     auto heads = heads_merged(unmasked);
     auto fits = fits_any && heads_fit(q, k, v, q_k, heads);
@@ -16909,7 +16955,7 @@ inline ir::ValueId unmerged(const ir::Graph& g, ir::ValueId merged) {
   const ir::Node* transpose = producer_of(g, reshape->inputs[0], "Transpose");
   if (!transpose || swapped.uses.size() != 1 || swapped.is_graph_output()) return ir::kNone;
   const ir::Attribute* perm = transpose->attribute(Symbol("perm"));
-  return perm && perm->ints == heads_swap() ? transpose->inputs[0] : ir::kNone;
+  return perm && perm->ints == analysis::heads_swap() ? transpose->inputs[0] : ir::kNone;
 }
 // The Split `unbound` has three outputs; q (its first, squeezed), k and v are each the Squeeze of one of
 // them that drops the split axis (`merged`: under a merge of heads), k and v read by the attention alone;
@@ -16970,7 +17016,7 @@ rewrite::RulePtr packed_qkv_rule(const char* name) {
   auto unbound = named<'U'>(
       shared(op<"Split">(Transpose(packed, attr<"perm"> = Perm{2, 0, 3, 1, 4}), etc, attr<"axis"> = 0)));
   auto q = named<'Q'>(Squeeze(unbound, etc));
-  auto merged_q = Reshape(Transpose(q, attr<"perm"> = detail::heads_swap()), shape);
+  auto merged_q = Reshape(Transpose(q, attr<"perm"> = analysis::heads_swap()), shape);
   auto attention = named<'R'>(op<Op, Domain>(merged_q, k, v, etc));
   auto pieces = let<'S'>(outputs<3>(op<"Split">(Reshape(x, fold(detail::packed_rows_shape(packed_shape))),
                                                 fold(detail::packed_thirds(x)), attr<"axis"> = -1)));
@@ -17007,7 +17053,7 @@ rewrite::RulePtr scaled_query_rule(const char* name) {
   Var<'h'> shape;
   Float<'s'> scale;
   auto merged = [&](const auto& x) {
-    return Reshape(Transpose(x, attr<"perm"> = detail::heads_swap()), shape);
+    return Reshape(Transpose(x, attr<"perm"> = analysis::heads_swap()), shape);
   };
   auto scaled = commutative(Mul(q, c));
   auto split_query = named<'R'>(op<Op, Domain>(merged(scaled), etc, attr<"scale"> = scale));
@@ -19335,7 +19381,7 @@ inline constexpr auto flattened_batch_product = rewrite::fact<"flattened_batch_p
         if (!v->shape()) return false;
       const ir::Node& n = rewrite::node_of(product);
       const bool fused = n.op_type == Symbol("FusedMatMul");
-      if (fused && !keeps_batch_axes(n)) return false;
+      if (fused && !analysis::keeps_batch_axes(n)) return false;
       const bool trans_a = fused && int_attribute(n, "transA", 0), trans_b = fused && int_attribute(n, "transB", 0);
       const Shape &sa = *a.shape(), &sb = *b.shape(), &so = *out.shape();
       const std::size_t r = sa.size();
@@ -20216,16 +20262,16 @@ rewrite::RulePtr rotary_before_heads_split(const char* name, OpsetFits opset_fit
   Var<'p'> a;
   Var<'c'> b;
   Var<'s'> c;
-  const std::vector<int64_t> heads_first = heads_swap();
+  const std::vector<int64_t> heads_first = analysis::heads_swap();
   auto reshaped = named<'m'>(Reshape(x, shape));
   auto rotary =
       named<'e'>(op<"RotaryEmbedding", Domain>(Transpose(reshaped, attr<"perm"> = heads_first), a, b, c));
   return rule(name)
       .priority(1)
       .match(rotary)
-      .when(opset_fits && splits_heads(x, reshaped))
+      .when(opset_fits && analysis::splits_heads(x, reshaped))
       .to(Transpose(
-          Reshape(rebuild(rotary, input<0> = x, attr<"num_heads"> = split_heads_count(x, reshaped)), shape),
+          Reshape(rebuild(rotary, input<0> = x, attr<"num_heads"> = analysis::split_heads_count(x, reshaped)), shape),
           attr<"perm"> = heads_first));
 }
 }  // namespace detail
@@ -22515,6 +22561,58 @@ inline rewrite::RulePtr fused_gemm_rule() {
 }
 
 }  // namespace xexp::patterns
+// ======== xexp/patterns/ort/fused_matmul.hpp
+// FusedMatMul (onnxruntime set): com.microsoft FusedMatMul computes alpha * op(A) @ op(B), op swapping
+// the last two axes when transA/transB is set. A Transpose of the last two axes feeding a MatMul goes
+// into transA or transB (not for two 2-D inputs: TransposeMatMul makes a Gemm of those), and a scalar
+// Mul or Div after a FusedMatMul goes into alpha. The Transpose may have other consumers: a weight
+// every layer shares is transposed once, and each layer's MatMul takes it into transB; the Transpose
+// goes with its last consumer.
+#include <vector>
+
+
+namespace xexp::patterns {
+
+namespace detail {
+// The FusedMatMul's alpha times, or divided by, the scalar s.
+inline constexpr auto alpha_times = rewrite::fact<"alpha_times">([](const ValueView& fused, const Tensor& s) {
+  return static_cast<float>(analysis::alpha_of(fused) * eval::scalar_double(s));
+});
+inline constexpr auto alpha_divided_by =
+    rewrite::fact<"alpha_divided_by">([](const ValueView& fused, const Tensor& s) {
+      return static_cast<float>(analysis::alpha_of(fused) / eval::scalar_double(s));
+    });
+inline constexpr auto nonzero =
+    rewrite::fact<"nonzero">([](const Tensor& s) { return eval::scalar_double(s) != 0; });
+}  // namespace detail
+
+inline rewrite::RulePtr fused_matmul_rule() {
+  using namespace rewrite::dsl;
+  Var<'a'> a;
+  Var<'b'> b;
+  Ints<'p'> perm;
+  Const<'s'> s;
+  auto fused = named<'f'>(FusedMatMul(a, b));
+  auto ranks = rank(a) >= 2 && rank(b) >= 2 && (rank(a) > 2 || rank(b) > 2);
+  auto scalar_of_its_type = is_scalar(s) && dtype(s) == dtype(fused);
+  // rebuild: every attribute of the matched FusedMatMul is kept (transBatch* included), alpha changes.
+  return rule("FusedMatMul")
+      .priority(2)
+      .cases(match(MatMul(shared(Transpose(a, attr<"perm"> = perm)), b))
+                 .when(ranks && swaps_last_two(perm))
+                 .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 1, attr<"transB"> = 0)),
+             match(MatMul(a, shared(Transpose(b, attr<"perm"> = perm))))
+                 .when(ranks && swaps_last_two(perm))
+                 .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 0, attr<"transB"> = 1)),
+             match(commutative(Mul(fused, s)))
+                 .when(scalar_of_its_type)
+                 .to(rebuild(fused, attr<"alpha"> = detail::alpha_times(fused, s))),
+             match(Div(fused, s))
+                 .when(scalar_of_its_type && detail::nonzero(s))
+                 .to(rebuild(fused, attr<"alpha"> = detail::alpha_divided_by(fused, s))));
+}
+
+}  // namespace xexp::patterns
 // ======== xexp/patterns/ort/fused_matmul_div.hpp
 // FusedMatMulDiv (onnxruntime set): MatMul(a, b) scaled by a scalar, Mul(product, s) or Div(product, s)
 // (attention's scores over sqrt(d) when no Transpose made the product a FusedMatMul first), is
@@ -22578,18 +22676,18 @@ namespace detail {
 inline constexpr auto read_only_by_products = rewrite::fact<"read_only_by_products">([](const ValueView& v) {
   if (!read_only_by(v, {"MatMul", "com.microsoft.FusedMatMul"})) return false;
   for (const ir::Use& u : v.value().uses)
-    if (!keeps_batch_axes(v.graph->node(u.node))) return false;
+    if (!analysis::keeps_batch_axes(v.graph->node(u.node))) return false;
   return true;
 });
 inline constexpr auto factor_of = rewrite::fact<"factor_of">(
     [](const ValueView& scaled, const Tensor& s) { return static_cast<float>(scaling_factor(scaled, s)); });
 inline constexpr auto alpha_scaled_by =
     rewrite::fact<"alpha_scaled_by">([](const ValueView& fused, const ValueView& scaled, const Tensor& s) {
-      return static_cast<float>(alpha_of(fused) * scaling_factor(scaled, s));
+      return static_cast<float>(analysis::alpha_of(fused) * scaling_factor(scaled, s));
     });
 // The FusedMatMul leaves the batch axes in place (transBatchA/B absent or 0).
 inline constexpr auto no_batch_transpose = rewrite::fact<"no_batch_transpose">(
-    [](const ValueView& fused) { return keeps_batch_axes(rewrite::node_of(fused)); });
+    [](const ValueView& fused) { return analysis::keeps_batch_axes(rewrite::node_of(fused)); });
 }  // namespace detail
 
 inline rewrite::RulePtr fused_matmul_x2_rule() {
@@ -22911,7 +23009,7 @@ struct WriteMultiHeadAttention {
   template <class K, class QK>
   static auto key(const K& k, const QK& q_k) {
     using namespace rewrite::dsl;
-    return choose(keys_in_bsnh(q_k), Transpose(k, attr<"perm"> = heads_swap()), k);
+    return choose(keys_in_bsnh(q_k), Transpose(k, attr<"perm"> = analysis::heads_swap()), k);
   }
   template <class Q, class K, class V, class QK, class Scale>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
@@ -22991,13 +23089,13 @@ inline rewrite::RulePtr multi_head_attention_key_value_3d_rule() {
   Var<'b'> value_shape;
   auto key_split = named<'A'>(Reshape(k, key_shape));
   auto value_split = named<'B'>(Reshape(v, value_shape));
-  auto keys = Transpose(key_split, attr<"perm"> = detail::heads_swap());
-  auto values = Transpose(value_split, attr<"perm"> = detail::heads_swap());
+  auto keys = Transpose(key_split, attr<"perm"> = analysis::heads_swap());
+  auto values = Transpose(value_split, attr<"perm"> = analysis::heads_swap());
   auto attention = named<'R'>(op<"MultiHeadAttention", "com.microsoft">(query, keys, values, etc));
   return rule("MultiHeadAttentionKeyValue3D")
       .priority(2)
       .match(attention)
-      .when(detail::splits_heads(k, key_split) && detail::splits_heads(v, value_split))
+      .when(analysis::splits_heads(k, key_split) && analysis::splits_heads(v, value_split))
       .to(rebuild(attention, input<1> = k, input<2> = v));
 }
 
@@ -26847,8 +26945,10 @@ enum class InlineFunctions {
 };
 
 // The modes by name, as `xexp optimize --inline-functions` and Python's optimize take them.
-inline constexpr std::array<std::pair<std::string_view, InlineFunctions>, 3> kInlineFunctionsModes{{
-    {"op-libraries", InlineFunctions::OpLibraries}, {"all", InlineFunctions::All}, {"none", InlineFunctions::None}}};
+inline constexpr std::array<std::pair<std::string_view, InlineFunctions>, 3> kInlineFunctionsModes{
+    {{"op-libraries", InlineFunctions::OpLibraries},
+     {"all", InlineFunctions::All},
+     {"none", InlineFunctions::None}}};
 
 inline InlineFunctions inline_functions_from_string(std::string_view mode) {
   std::string names;
@@ -26862,14 +26962,14 @@ inline InlineFunctions inline_functions_from_string(std::string_view mode) {
 struct OptimizeModelOptions {
   std::string patterns = kDefaultPatterns;  // a rewrite::rules_from_string spec
   bool constant_folding = true;
-  int64_t target_opset = 0;      // upgrade the default domain to this opset first (upgrade_opset); 0: keep it
+  int64_t target_opset = 0;  // upgrade the default domain to this opset first (upgrade_opset); 0: keep it
   InlineFunctions inline_functions = InlineFunctions::OpLibraries;
   // Stage 1 of the LLM fusions: the blocks an opset below 23 holds back become intermediate function
   // calls (optimizer/intermediate_functions.hpp); false leaves those nodes as they are.
   bool intermediate_functions = true;
-  int verbose = 0;               // rewrite::OptimizeOptions::verbose
-  std::string explain = {};      // rewrite::OptimizeOptions::explain: why this rule did not match, node by node
-  std::ostream* log = nullptr;   // std::cerr when null
+  int verbose = 0;           // rewrite::OptimizeOptions::verbose
+  std::string explain = {};  // rewrite::OptimizeOptions::explain: why this rule did not match, node by node
+  std::ostream* log = nullptr;              // std::cerr when null
   rewrite::ProgressHook on_iteration = {};  // rewrite::OptimizeOptions::on_iteration
 };
 
@@ -26893,9 +26993,9 @@ struct OptimizeModelReport {
   std::size_t inlined = 0;                        // local functions inlined (InlineFunctions)
   std::size_t outlined = 0;                       // fusions kept as intermediate function calls
   double seconds = 0;
-  rewrite::OptimizeStats rules;                   // what the rules did
-  std::vector<RuleWaitingForOpset> waiting;       // what a newer opset would let the rules do
-  std::vector<RuleWaitingForSet> waiting_sets;    // what the sets the spec leaves out would fuse
+  rewrite::OptimizeStats rules;                 // what the rules did
+  std::vector<RuleWaitingForOpset> waiting;     // what a newer opset would let the rules do
+  std::vector<RuleWaitingForSet> waiting_sets;  // what the sets the spec leaves out would fuse
 };
 
 // Nodes of the main graph with its subgraphs, and of the local functions: what the report counts.
@@ -26910,20 +27010,21 @@ inline std::size_t count_nodes(const ir::Model& model) {
 // (all of them when `all_rules`).
 inline std::string format_report(const OptimizeModelReport& report, bool all_rules = false) {
   std::ostringstream out;
-  out << "optimized: " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
-      << report.folded << " folded, " << report.merged << " merged, ";
+  out << "optimized: " << report.nodes_before << " -> " << report.nodes_after << " nodes, " << report.folded
+      << " folded, " << report.merged << " merged, ";
   if (report.inlined) out << report.inlined << " functions inlined, ";
   if (report.outlined) out << report.outlined << " fusions kept as intermediate functions, ";
-  out << report.rules.iterations << " iterations, " << std::fixed << std::setprecision(3) << report.seconds * 1e3
-      << " ms\n";
+  out << report.rules.iterations << " iterations, " << std::fixed << std::setprecision(3)
+      << report.seconds * 1e3 << " ms\n";
   out << "  " << std::left << std::setw(36) << "rule" << std::right << std::setw(3) << "P" << std::setw(9)
       << "tried" << std::setw(9) << "matched" << std::setw(9) << "applied" << std::setw(8) << "+nodes"
-      << std::setw(8) << "-nodes" << std::setw(11) << "time(ms)" << "\n";
+      << std::setw(8) << "-nodes" << std::setw(11) << "time(ms)"
+      << "\n";
   auto row = [&](const rewrite::RuleStats& s, const std::string& priority) {
     if (!all_rules && s.applied == 0 && s.matched == 0) return;
-    out << "  " << std::left << std::setw(36) << s.name << std::right << std::setw(3) << priority << std::setw(9)
-        << s.tried << std::setw(9) << s.matched << std::setw(9) << s.applied << std::setw(8) << s.added
-        << std::setw(8) << s.removed << std::setw(11) << std::setprecision(3)
+    out << "  " << std::left << std::setw(36) << s.name << std::right << std::setw(3) << priority
+        << std::setw(9) << s.tried << std::setw(9) << s.matched << std::setw(9) << s.applied << std::setw(8)
+        << s.added << std::setw(8) << s.removed << std::setw(11) << std::setprecision(3)
         << (s.match_seconds + s.apply_seconds) * 1e3 << "\n";
   };
   for (const rewrite::RuleStats& s : report.rules.rules) row(s, std::to_string(s.priority));
@@ -27102,7 +27203,8 @@ inline bool within(const ir::Graph& g, const ir::Graph& main) {
 // The driver's hook folding a node a rule made whose inputs are all constant, counted in `folded`. Not
 // in function bodies: they have no initializers to hold the results.
 inline rewrite::FoldHook fold_what_rules_make(const ir::Graph& main, std::size_t& folded) {
-  return [&main, &folded, options = eval::FoldOptions{}](ir::Graph& graph, ir::NodeId id, int64_t opset) mutable {
+  return [&main, &folded, options = eval::FoldOptions{}](ir::Graph& graph, ir::NodeId id,
+                                                         int64_t opset) mutable {
     if (!within(graph, main)) return false;
     options.opset = opset;
     options.fold_graph_outputs = &graph == &main;
@@ -27146,12 +27248,14 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   if (options.constant_folding) report.folded += steps::fold_and_clean(model).nodes;
   const auto infer_types = [&] { steps::infer_types(model, options.verbose, log); };
   infer_types();
-  if (options.constant_folding) report.folded += steps::fold_typed(model, infer_types).nodes;  // Shapes now static
+  if (options.constant_folding)
+    report.folded += steps::fold_typed(model, infer_types).nodes;  // Shapes now static
 
   rewrite::OptimizeOptions rewrite_options{.verbose = options.verbose, .log = &log};
   rewrite_options.explain = options.explain;
   rewrite_options.on_iteration = options.on_iteration;
-  if (options.constant_folding) rewrite_options.fold_constants = steps::fold_what_rules_make(g, report.folded);
+  if (options.constant_folding)
+    rewrite_options.fold_constants = steps::fold_what_rules_make(g, report.folded);
   report.rules = rewrite::optimize(model, rules, rewrite_options);
   // An If the rules decided (a shape test they made constant) becomes its branch in the folding after
   // them: the values behind it, typed only now, are optimized again.
@@ -27168,14 +27272,16 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   std::vector<FusionWaitingForOpset> fusions = fusions_waiting_for_opset(model, rules);
   report.waiting = rules_waiting_for_opset(fusions);
   report.waiting_sets = rules_waiting_for_set(model, rules);
-  if (options.intermediate_functions) report.outlined = outline_intermediate_functions(model, std::move(fusions));
+  if (options.intermediate_functions)
+    report.outlined = outline_intermediate_functions(model, std::move(fusions));
   report.nodes_after = count_nodes(model);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (options.verbose >= 1)
     log << "[xexp.optimize] " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
         << report.folded << " folded\n";
   if (steps::interface_names(g) != interface)
-    throw Error("the optimization changed the names of the graph inputs or outputs (a bug in a rule or the driver)");
+    throw Error(
+        "the optimization changed the names of the graph inputs or outputs (a bug in a rule or the driver)");
   return report;
 }
 

@@ -46,12 +46,14 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   if (options.constant_folding) report.folded += steps::fold_and_clean(model).nodes;
   const auto infer_types = [&] { steps::infer_types(model, options.verbose, log); };
   infer_types();
-  if (options.constant_folding) report.folded += steps::fold_typed(model, infer_types).nodes;  // Shapes now static
+  if (options.constant_folding)
+    report.folded += steps::fold_typed(model, infer_types).nodes;  // Shapes now static
 
   rewrite::OptimizeOptions rewrite_options{.verbose = options.verbose, .log = &log};
   rewrite_options.explain = options.explain;
   rewrite_options.on_iteration = options.on_iteration;
-  if (options.constant_folding) rewrite_options.fold_constants = steps::fold_what_rules_make(g, report.folded);
+  if (options.constant_folding)
+    rewrite_options.fold_constants = steps::fold_what_rules_make(g, report.folded);
   report.rules = rewrite::optimize(model, rules, rewrite_options);
   // An If the rules decided (a shape test they made constant) becomes its branch in the folding after
   // them: the values behind it, typed only now, are optimized again.
@@ -68,14 +70,16 @@ inline OptimizeModelReport optimize_model(ir::Model& model, const OptimizeModelO
   std::vector<FusionWaitingForOpset> fusions = fusions_waiting_for_opset(model, rules);
   report.waiting = rules_waiting_for_opset(fusions);
   report.waiting_sets = rules_waiting_for_set(model, rules);
-  if (options.intermediate_functions) report.outlined = outline_intermediate_functions(model, std::move(fusions));
+  if (options.intermediate_functions)
+    report.outlined = outline_intermediate_functions(model, std::move(fusions));
   report.nodes_after = count_nodes(model);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (options.verbose >= 1)
     log << "[xexp.optimize] " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
         << report.folded << " folded\n";
   if (steps::interface_names(g) != interface)
-    throw Error("the optimization changed the names of the graph inputs or outputs (a bug in a rule or the driver)");
+    throw Error(
+        "the optimization changed the names of the graph inputs or outputs (a bug in a rule or the driver)");
   return report;
 }
 

@@ -25,8 +25,10 @@ enum class InlineFunctions {
 };
 
 // The modes by name, as `xexp optimize --inline-functions` and Python's optimize take them.
-inline constexpr std::array<std::pair<std::string_view, InlineFunctions>, 3> kInlineFunctionsModes{{
-    {"op-libraries", InlineFunctions::OpLibraries}, {"all", InlineFunctions::All}, {"none", InlineFunctions::None}}};
+inline constexpr std::array<std::pair<std::string_view, InlineFunctions>, 3> kInlineFunctionsModes{
+    {{"op-libraries", InlineFunctions::OpLibraries},
+     {"all", InlineFunctions::All},
+     {"none", InlineFunctions::None}}};
 
 inline InlineFunctions inline_functions_from_string(std::string_view mode) {
   std::string names;
@@ -40,14 +42,14 @@ inline InlineFunctions inline_functions_from_string(std::string_view mode) {
 struct OptimizeModelOptions {
   std::string patterns = kDefaultPatterns;  // a rewrite::rules_from_string spec
   bool constant_folding = true;
-  int64_t target_opset = 0;      // upgrade the default domain to this opset first (upgrade_opset); 0: keep it
+  int64_t target_opset = 0;  // upgrade the default domain to this opset first (upgrade_opset); 0: keep it
   InlineFunctions inline_functions = InlineFunctions::OpLibraries;
   // Stage 1 of the LLM fusions: the blocks an opset below 23 holds back become intermediate function
   // calls (optimizer/intermediate_functions.hpp); false leaves those nodes as they are.
   bool intermediate_functions = true;
-  int verbose = 0;               // rewrite::OptimizeOptions::verbose
-  std::string explain = {};      // rewrite::OptimizeOptions::explain: why this rule did not match, node by node
-  std::ostream* log = nullptr;   // std::cerr when null
+  int verbose = 0;           // rewrite::OptimizeOptions::verbose
+  std::string explain = {};  // rewrite::OptimizeOptions::explain: why this rule did not match, node by node
+  std::ostream* log = nullptr;              // std::cerr when null
   rewrite::ProgressHook on_iteration = {};  // rewrite::OptimizeOptions::on_iteration
 };
 

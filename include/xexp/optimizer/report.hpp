@@ -20,9 +20,9 @@ struct OptimizeModelReport {
   std::size_t inlined = 0;                        // local functions inlined (InlineFunctions)
   std::size_t outlined = 0;                       // fusions kept as intermediate function calls
   double seconds = 0;
-  rewrite::OptimizeStats rules;                   // what the rules did
-  std::vector<RuleWaitingForOpset> waiting;       // what a newer opset would let the rules do
-  std::vector<RuleWaitingForSet> waiting_sets;    // what the sets the spec leaves out would fuse
+  rewrite::OptimizeStats rules;                 // what the rules did
+  std::vector<RuleWaitingForOpset> waiting;     // what a newer opset would let the rules do
+  std::vector<RuleWaitingForSet> waiting_sets;  // what the sets the spec leaves out would fuse
 };
 
 // Nodes of the main graph with its subgraphs, and of the local functions: what the report counts.
@@ -37,20 +37,21 @@ inline std::size_t count_nodes(const ir::Model& model) {
 // (all of them when `all_rules`).
 inline std::string format_report(const OptimizeModelReport& report, bool all_rules = false) {
   std::ostringstream out;
-  out << "optimized: " << report.nodes_before << " -> " << report.nodes_after << " nodes, "
-      << report.folded << " folded, " << report.merged << " merged, ";
+  out << "optimized: " << report.nodes_before << " -> " << report.nodes_after << " nodes, " << report.folded
+      << " folded, " << report.merged << " merged, ";
   if (report.inlined) out << report.inlined << " functions inlined, ";
   if (report.outlined) out << report.outlined << " fusions kept as intermediate functions, ";
-  out << report.rules.iterations << " iterations, " << std::fixed << std::setprecision(3) << report.seconds * 1e3
-      << " ms\n";
+  out << report.rules.iterations << " iterations, " << std::fixed << std::setprecision(3)
+      << report.seconds * 1e3 << " ms\n";
   out << "  " << std::left << std::setw(36) << "rule" << std::right << std::setw(3) << "P" << std::setw(9)
       << "tried" << std::setw(9) << "matched" << std::setw(9) << "applied" << std::setw(8) << "+nodes"
-      << std::setw(8) << "-nodes" << std::setw(11) << "time(ms)" << "\n";
+      << std::setw(8) << "-nodes" << std::setw(11) << "time(ms)"
+      << "\n";
   auto row = [&](const rewrite::RuleStats& s, const std::string& priority) {
     if (!all_rules && s.applied == 0 && s.matched == 0) return;
-    out << "  " << std::left << std::setw(36) << s.name << std::right << std::setw(3) << priority << std::setw(9)
-        << s.tried << std::setw(9) << s.matched << std::setw(9) << s.applied << std::setw(8) << s.added
-        << std::setw(8) << s.removed << std::setw(11) << std::setprecision(3)
+    out << "  " << std::left << std::setw(36) << s.name << std::right << std::setw(3) << priority
+        << std::setw(9) << s.tried << std::setw(9) << s.matched << std::setw(9) << s.applied << std::setw(8)
+        << s.added << std::setw(8) << s.removed << std::setw(11) << std::setprecision(3)
         << (s.match_seconds + s.apply_seconds) * 1e3 << "\n";
   };
   for (const rewrite::RuleStats& s : report.rules.rules) row(s, std::to_string(s.priority));

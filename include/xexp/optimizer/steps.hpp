@@ -161,7 +161,8 @@ inline bool within(const ir::Graph& g, const ir::Graph& main) {
 // The driver's hook folding a node a rule made whose inputs are all constant, counted in `folded`. Not
 // in function bodies: they have no initializers to hold the results.
 inline rewrite::FoldHook fold_what_rules_make(const ir::Graph& main, std::size_t& folded) {
-  return [&main, &folded, options = eval::FoldOptions{}](ir::Graph& graph, ir::NodeId id, int64_t opset) mutable {
+  return [&main, &folded, options = eval::FoldOptions{}](ir::Graph& graph, ir::NodeId id,
+                                                         int64_t opset) mutable {
     if (!within(graph, main)) return false;
     options.opset = opset;
     options.fold_graph_outputs = &graph == &main;

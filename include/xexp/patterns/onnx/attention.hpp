@@ -34,16 +34,15 @@
 #include <optional>
 #include <vector>
 
-#include "xexp/patterns/computed_constant.hpp"
-#include "xexp/patterns/ort/fused_matmul.hpp"
-#include "xexp/patterns/ort/heads_layout.hpp"
-#include "xexp/patterns/shape_values.hpp"
+#include "xexp/patterns/analysis/attention_masks.hpp"
+#include "xexp/patterns/analysis/repeated_heads.hpp"
+#include "xexp/patterns/analysis/safe_softmax.hpp"
+#include "xexp/patterns/analysis/fused_matmul.hpp"
+#include "xexp/patterns/analysis/heads_layout.hpp"
 
 namespace xexp::patterns {
 
 namespace detail {
-
-inline bool has_op(const ir::Node& n, const char* op) { return n.op_type == Symbol(op); }
 
 // The factor that scales Q K^T in the scores s (q_k is the product): FusedMatMul's alpha, times or divided
 // by one-element constants; nullopt for anything else (a per-head scale, a batched transposition).
@@ -52,8 +51,8 @@ inline std::optional<float> scale_between(const ValueView& s, const ValueView& q
   const ir::Node& product = node_of(q_k);
   double scale = 1;
   if (has_op(product, "FusedMatMul")) {
-    if (!keeps_batch_axes(product)) return std::nullopt;
-    scale = alpha_of(q_k);
+    if (!analysis::keeps_batch_axes(product)) return std::nullopt;
+    scale = analysis::alpha_of(q_k);
   }
   if (s.id == q_k.id) return static_cast<float>(scale);
   const ir::Node& n = node_of(s);
@@ -72,16 +71,6 @@ inline constexpr auto keys_in_bsnh = rewrite::fact<"keys_in_bsnh">([](const Valu
   const ir::Attribute* perm = transpose.attribute(Symbol("perm"));
   return perm && perm->ints == std::vector<int64_t>{0, 2, 3, 1};
 });
-
-using rewrite::facts::KnownDim;
-inline KnownDim dim_of(const ValueView& v, int64_t axis) { return rewrite::facts::dim(*v.shape(), axis); }
-inline bool has_rank(const ValueView& v, std::size_t rank) { return v.shape() && v.shape()->size() == rank; }
-// The size of axis (negative: from the end) when static, else -1.
-inline int64_t static_dim(const ValueView& v, int64_t axis) {
-  if (axis < 0) axis += static_cast<int64_t>(v.shape()->size());
-  const Dim d = (*v.shape())[static_cast<std::size_t>(axis)];
-  return d.is_static() ? d.value() : -1;
-}
 
 // The heads merged into rows, y (batch * sequence, heads * v_head_size), as a Linear on 2-D rows reads
 // them: the attention's (batch, sequence, hidden) result is then reshaped to (-1, hidden) (rows_shape).
@@ -132,72 +121,21 @@ inline constexpr auto merged_bsnh_shape = rewrite::fact<"merged_bsnh_shape">([](
   return int64_tensor({std::max<int64_t>(static_dim(k, 0), 0), std::max<int64_t>(static_dim(k, 1), 0),
                        static_dim(k, 2) * static_dim(k, 3)});
 });
-// Grouped-query attention: kv_heads key and value heads, each serving heads / kv_heads query heads in a
-// row, repeated as HF's repeat_kv writes it, x[:, :, None].expand(...).reshape(...):
-//   Reshape(Expand(Unsqueeze(x, 2), shape), target)
-// of x (batch, kv_heads, total, head_size) to (batch, heads, total, head_size), heads = kv_heads * group.
-// The shapes prove it, whatever the exporter computed shape and target with: the Expand gives (batch,
-// kv_heads, group, total, head_size), so it broadcasts the new axis only, and a Reshape of that to (batch,
-// heads, total, head_size) can only merge kv_heads and group (the dims checked equal, static or
-// symbolic). One head (multi-query attention) comes out of the clean-up rules as
-//   Squeeze(Expand(Unsqueeze(x, [1, 2]), shape), [1])
-// of x (batch, total, head_size), already the 3-D value the fused nodes read (`three_d`).
-struct RepeatedHeads {
-  ir::ValueId source;
-  int64_t kv_heads;
-  bool three_d = false;
-};
-inline std::optional<RepeatedHeads> one_head_repeated(const ir::Graph& g, ir::ValueId x) {
-  const ir::Node* squeeze = producer_of(g, x, "Squeeze");
-  const ir::Node* expand = squeeze ? producer_of(g, squeeze->inputs[0], "Expand") : nullptr;
-  const ir::Node* unsqueeze = expand ? producer_of(g, expand->inputs[0], "Unsqueeze") : nullptr;
-  if (!unsqueeze || unsqueezed_axes(g, *unsqueeze) != std::vector<int64_t>{1, 2} ||
-      ints_attribute_or_input(g, *squeeze, "axes", 1) != std::vector<int64_t>{1})
-    return std::nullopt;
-  const std::optional<Shape>& source = g.value(unsqueeze->inputs[0]).shape;
-  const std::optional<Shape>& expanded = g.value(expand->outputs[0]).shape;
-  if (!source || source->size() != 3 || !expanded || expanded->size() != 5) return std::nullopt;
-  const Shape &s = *source, &e = *expanded;
-  if (!same_dim(e[0], s[0]) || !same_dim(e[1], Dim(1)) || !same_dim(e[3], s[1]) || !same_dim(e[4], s[2]))
-    return std::nullopt;
-  return RepeatedHeads{unsqueeze->inputs[0], 1, true};
-}
-inline std::optional<RepeatedHeads> repeated_heads(const ir::Graph& g, ir::ValueId x) {
-  if (std::optional<RepeatedHeads> one = one_head_repeated(g, x)) return one;
-  const ir::Node* reshape = producer_of(g, x, "Reshape");
-  const ir::Node* expand = reshape ? producer_of(g, reshape->inputs[0], "Expand") : nullptr;
-  const ir::Node* unsqueeze = expand ? producer_of(g, expand->inputs[0], "Unsqueeze") : nullptr;
-  if (!unsqueeze) return std::nullopt;
-  const std::optional<Shape>& source = g.value(unsqueeze->inputs[0]).shape;
-  const std::optional<Shape>& expanded = g.value(reshape->inputs[0]).shape;
-  const std::optional<Shape>& merged = g.value(x).shape;
-  if (unsqueezed_axes(g, *unsqueeze) != std::vector<int64_t>{2} || !source || source->size() != 4 ||
-      !expanded || expanded->size() != 5 || !merged || merged->size() != 4)
-    return std::nullopt;
-  const Shape &s = *source, &e = *expanded, &m = *merged;
-  const Dim kv_heads = s[1], group = e[2];
-  if (!kv_heads.is_static() || !group.is_static() || group.value() <= 0 || !same_dim(e[0], s[0]) ||
-      !same_dim(e[1], s[1]) || !same_dim(e[3], s[2]) || !same_dim(e[4], s[3]) || !same_dim(m[0], s[0]) ||
-      !same_dim(m[1], Dim(kv_heads.value() * group.value())) || !same_dim(m[2], s[2]) ||
-      !same_dim(m[3], s[3]))
-    return std::nullopt;
-  return RepeatedHeads{unsqueeze->inputs[0], kv_heads.value()};
-}
 // The kv_heads of keys k and values v repeated alike (repeated_heads), not in GPT-2's layout; nullopt
 // when they are not (then every query head has its own key and value head).
 inline constexpr auto grouped_kv_heads = rewrite::fact<"grouped_kv_heads">(
     [](const ValueView& k, const ValueView& v, const ValueView& q_k) -> std::optional<int64_t> {
-      const std::optional<RepeatedHeads> keys = repeated_heads(*k.graph, k.id);
-      const std::optional<RepeatedHeads> values = repeated_heads(*v.graph, v.id);
+      const std::optional<analysis::RepeatedHeads> keys = analysis::repeated_heads(*k.graph, k.id);
+      const std::optional<analysis::RepeatedHeads> values = analysis::repeated_heads(*v.graph, v.id);
       if (!keys || !values || keys->kv_heads != values->kv_heads || keys_in_bsnh.f(q_k)) return std::nullopt;
       return keys->kv_heads;
     });
 // x before the repeat of its heads, and whether that is 3-D already (one head).
 inline constexpr auto before_repeat = rewrite::fact<"before_repeat">([](const ValueView& x) {
-  return ValueView{x.graph, repeated_heads(*x.graph, x.id)->source};
+  return ValueView{x.graph, analysis::repeated_heads(*x.graph, x.id)->source};
 });
 inline constexpr auto repeats_3d =
-    rewrite::fact<"repeats_3d">([](const ValueView& x) { return repeated_heads(*x.graph, x.id)->three_d; });
+    rewrite::fact<"repeats_3d">([](const ValueView& x) { return analysis::repeated_heads(*x.graph, x.id)->three_d; });
 // kv_num_heads: the grouped keys' kv_heads, else q's heads.
 inline constexpr auto kv_heads_of = rewrite::fact<"kv_heads_of">(
     [](const ValueView& q, const ValueView& k, const ValueView& v, const ValueView& q_k) {
@@ -208,146 +146,16 @@ inline constexpr auto kv_heads_of = rewrite::fact<"kv_heads_of">(
 template <class X>
 auto merge_heads(const X& x) {
   using namespace rewrite::dsl;
-  return Reshape(Transpose(x, attr<"perm"> = heads_swap()), fold(merged_heads_shape(x)));
+  return Reshape(Transpose(x, attr<"perm"> = analysis::heads_swap()), fold(merged_heads_shape(x)));
 }
 
-// The additive attention_bias, (batch|1, heads|1, sequence, total), that the mask of the scores s
-// amounts to in masked (an Add or a Where whose inputs the rule checked constant), or nullopt when there
-// is none: a mask that does not fold, a fill above -1e4, a fully masked row, unknown sizes. With
-// `computed`, a mask computed from constants alone (computed_constant) is read too: for facts that read
-// it without writing it, as a causal mask is dropped, not stored.
-inline std::optional<Tensor> folded_bias(const ValueView& masked, const ValueView& s, bool computed = false) {
-  const ir::Graph& g = *s.graph;
-  const ir::Node& n = node_of(masked);
-  if (!s.shape() || !masked.shape() || !rewrite::facts::same_shape(*s.shape(), *masked.shape()))
-    return std::nullopt;
-  const std::size_t rank = s.shape()->size();
-  if ((rank != 3 && rank != 4) || static_dim(s, -2 + static_cast<int64_t>(rank)) <= 0 ||
-      static_dim(s, -1 + static_cast<int64_t>(rank)) <= 0)
-    return std::nullopt;
-  auto read = [&](ir::ValueId v) -> std::optional<Tensor> {
-    if (const Tensor* t = rewrite::constant_tensor(g, v)) return *t;
-    return computed ? computed_constant(g, v) : std::nullopt;
-  };
-  Tensor bias;
-  if (has_op(n, "Add")) {
-    const std::optional<Tensor> m = read(n.inputs[0] == s.id ? n.inputs[1] : n.inputs[0]);
-    if (!m || m->type() != s.elem()) return std::nullopt;
-    bias = *m;
-  } else {
-    const std::optional<Tensor> condition = read(n.inputs[0]);
-    const bool keeps_where_true = n.inputs[1] == s.id;
-    const std::optional<double> fill = scalar_constant(g, n.inputs[keeps_where_true ? 2 : 1]);
-    if (!condition || condition->type() != ElemType::Bool || !fill || *fill > -1e4) return std::nullopt;
-    const Tensor zero = eval::filled(s.elem(), {}, 0.0), filler = eval::filled(s.elem(), {}, *fill);
-    bias = compute("Where", {*condition, keeps_where_true ? zero : filler, keeps_where_true ? filler : zero});
-  }
-  if (bias.rank() > rank) return std::nullopt;
-  // Left-padded to the scores' rank, broadcast over (sequence, total); the leading axes are 1 or the
-  // scores' (the Add or the Where gives the scores' shape).
-  std::vector<int64_t> padded(rank - bias.rank(), 1);
-  padded.insert(padded.end(), bias.dims().begin(), bias.dims().end());
-  std::vector<int64_t> dims = padded;
-  dims[rank - 2] = static_dim(s, static_cast<int64_t>(rank) - 2);
-  dims[rank - 1] = static_dim(s, static_cast<int64_t>(rank) - 1);
-  bias = eval::expand_to(bias.reshaped(padded), dims);
-  if (!has_op(n, "Add")) {
-    const int64_t total = dims.back();
-    for (int64_t row = 0; row < bias.size(); row += total) {
-      bool kept = false;
-      for (int64_t k = row; k < row + total && !kept; ++k) kept = eval::element_as_double(bias, k) == 0;
-      if (!kept) return std::nullopt;
-    }
-  }
-  if (rank == 3) bias = bias.reshaped({dims[0], 1, dims[1], dims[2]});
-  return bias;
-}
 inline constexpr auto attention_bias = rewrite::fact<"attention_bias">(
-    [](const ValueView& masked, const ValueView& s) { return folded_bias(masked, s); });
+    [](const ValueView& masked, const ValueView& s) { return analysis::folded_bias(masked, s); });
 
-// Where(mask, scores, fill) (or Where(mask, fill, scores)) with a mask computed at run time as dynamic
-// exports write causal masks: Slice(Slice(table, 0..seq, rows), 0..seq, columns) of a constant table
-// (1, ..., rows, columns), possibly compared to a constant after (Equal(cut, 0)), possibly given leading
-// axes after (Unsqueeze(cut, [0, 1])). The attention_bias is then
-// Where(mask, 0, fill) (or Where(mask, fill, 0)) with a zero of shape (1, 1, 1, 1), so that the bias is 4-D
-// for 3-D scores too. Exact when:
-// - each of the last two axes is cut once from 0 with step 1 at an end holding the scores' dim on that
-//   axis (or not cut, the table's dim being the scores'), the table longer than 1 there: the cut is then
-//   min(dim, rows), which the original broadcasts against the scores only when it is the dim itself, so
-//   the bias is (1, 1, sequence, total) whenever the original runs;
-// - the scores are square (sequence and total the same dim) and each row i of the table keeps some column
-//   j <= i: every row of a leading square cut keeps a score, so no row is fully masked (Where gives such
-//   a row uniform weights, the sum does not);
-// - the fill is -1e4 or less (masked weights are 0 either way).
-// Add(scores, cut) of an additive table (of the scores' type) cut the same way is the bias itself, made
-// 4-D (bias_4d); a row the table hides whole gives NaN with or without the fusion.
-// The constant table such a mask is cut from when it fits, else nullopt.
-inline std::optional<Tensor> runtime_mask_table(const ValueView& masked, const ValueView& s) {
-  const ir::Graph& g = *s.graph;
-  const ir::Node& n = node_of(masked);
-  if (!s.shape() || !masked.shape() || !rewrite::facts::same_shape(*s.shape(), *masked.shape()))
-    return std::nullopt;
-  const auto rank = static_cast<int64_t>(s.shape()->size());
-  if ((rank != 3 && rank != 4) || !(dim_of(s, -2) == dim_of(s, -1))) return std::nullopt;
-  const bool added = has_op(n, "Add"), keeps_where_true = n.inputs[1] == s.id;
-  if (!added) {
-    const std::optional<double> fill = scalar_constant(g, n.inputs[keeps_where_true ? 2 : 1]);
-    if (!fill || *fill > -1e4 || g.value(n.inputs[0]).elem != ElemType::Bool) return std::nullopt;
-  }
-  // The mask: the Add's other input, the Where's condition; a 2-D cut given its leading axes by an
-  // Unsqueeze (Llama's causal_mask[None, None, :s, :s]) broadcasts as the cut itself.
-  ir::ValueId v = added && n.inputs[0] == s.id ? n.inputs[1] : n.inputs[0];
-  if (const ir::Node* unsqueeze = producer_of(g, v, "Unsqueeze")) {
-    const std::optional<std::vector<int64_t>> axes = unsqueezed_axes(g, *unsqueeze);
-    if (axes && are_leading_axes(*axes)) v = unsqueeze->inputs[0];
-  }
-  const Tensor* compared_to = nullptr;  // the mask is Equal(cut, compared_to)
-  if (const ir::Node* equal = producer_of(g, v, "Equal"); equal && equal->inputs.size() == 2) {
-    compared_to = rewrite::constant_tensor(g, equal->inputs[1]);
-    if (!compared_to || compared_to->size() != 1) return std::nullopt;
-    v = equal->inputs[0];
-  }
-  const auto mask_rank = static_cast<int64_t>(g.value(v).shape ? g.value(v).shape->size() : 0);
-  if (mask_rank < 2 || mask_rank > rank) return std::nullopt;
-  std::optional<ir::ValueId> ends[2];  // where the rows and the columns are cut
-  const Tensor* cut = nullptr;
-  for (int cuts = 0; !(cut = rewrite::constant_tensor(g, v)); ++cuts) {
-    const ir::Node* slice = producer_of(g, v, "Slice");
-    const std::optional<AxisCut> c = slice ? axis_cut(g, *slice) : std::nullopt;
-    if (!c || cuts == 2 || c->start != 0 || c->step != 1) return std::nullopt;
-    const int64_t axis = c->axis < 0 ? c->axis : c->axis - mask_rank;  // -2 rows, -1 columns
-    if ((axis != -2 && axis != -1) || ends[axis + 2]) return std::nullopt;
-    ends[axis + 2] = c->end;
-    v = slice->inputs[0];
-  }
-  const Tensor table = compared_to ? compute("Equal", {*cut, *compared_to}) : *cut;
-  if (table.type() != (added ? s.elem() : ElemType::Bool) || static_cast<int64_t>(table.rank()) != mask_rank)
-    return std::nullopt;
-  const std::vector<int64_t>& dims = table.dims();
-  if (std::any_of(dims.begin(), dims.end() - 2, [](int64_t d) { return d != 1; })) return std::nullopt;
-  for (int64_t axis : {-2, -1}) {
-    const int64_t length = dims[dims.size() + static_cast<std::size_t>(axis)];
-    if (!ends[axis + 2]) {
-      if (!(dim_of(s, axis) == length)) return std::nullopt;
-      continue;
-    }
-    const std::optional<Shape> end = shape_value(g, *ends[axis + 2]);
-    if (length <= 1 || !end || end->size() != 1 || !(KnownDim{(*end)[0]} == dim_of(s, axis)))
-      return std::nullopt;
-  }
-  const int64_t rows = dims[dims.size() - 2], columns = dims.back();
-  for (int64_t row = 0; row < rows && !added; ++row) {
-    bool kept = false;
-    for (int64_t column = 0; column <= std::min(row, columns - 1) && !kept; ++column)
-      kept = (eval::element_as_double(table, row * columns + column) != 0) == keeps_where_true;
-    if (!kept) return std::nullopt;
-  }
-  return table;
-}
 // An additive mask cut at run time (runtime_mask_table of an Add).
 inline constexpr auto runtime_bias =
     rewrite::fact<"runtime_bias">([](const ValueView& masked, const ValueView& s) {
-      return has_op(node_of(masked), "Add") && runtime_mask_table(masked, s).has_value();
+      return has_op(node_of(masked), "Add") && analysis::runtime_mask_table(masked, s).has_value();
     });
 inline constexpr auto is_4d = rewrite::fact<"is_4d">([](const ValueView& x) { return has_rank(x, 4); });
 // The leading axes that make x 4-D.
@@ -362,7 +170,7 @@ auto bias_4d(const X& x) {
   return choose(is_4d(x), x, Unsqueeze(x, attr<"axes"> = axes_to_4d(x)));
 }
 inline bool runtime_mask_fits(const ValueView& masked, const ValueView& s) {
-  return runtime_mask_table(masked, s).has_value();
+  return analysis::runtime_mask_table(masked, s).has_value();
 }
 inline constexpr auto runtime_mask = rewrite::fact<"runtime_mask">(runtime_mask_fits);
 // The Where keeps the scores where its condition holds: Where(mask, scores, fill).
@@ -374,29 +182,14 @@ inline constexpr auto keeps_scores_where_true = rewrite::fact<"keeps_scores_wher
 // time from a table (runtime_mask) whose leading square (where any cut of it lies) is lower triangular.
 inline constexpr auto causal_bias =
     rewrite::fact<"causal_bias">([](const ValueView& masked, const ValueView& s) {
-      const std::optional<Tensor> bias = folded_bias(masked, s, true);
-      if (!bias || bias->dims()[2] != bias->dims()[3]) return false;
-      const auto n = static_cast<std::size_t>(bias->dims()[3]);
-      const Tensor values = eval::cast_tensor(*bias, ElemType::Float);  // read once, typed (float: no copy)
-      const std::span<const float> x = values.data<float>();
-      for (std::size_t start = 0, row = 0; start < x.size(); start += n, row = (row + 1) % n)
-        for (std::size_t column = 0; column < n; ++column)
-          if (column <= row ? x[start + column] != 0 : x[start + column] > -1e4f) return false;
-      return true;
+      const std::optional<Tensor> bias = analysis::folded_bias(masked, s, true);
+      return bias && analysis::hides_later_keys(*bias);
     });
 inline constexpr auto causal_cut =
     rewrite::fact<"causal_cut">([](const ValueView& masked, const ValueView& s) {
-      const std::optional<Tensor> table = runtime_mask_table(masked, s);
-      if (!table) return false;
-      const bool added = has_op(node_of(masked), "Add"), keeps_where_true = node_of(masked).inputs[1] == s.id;
-      const int64_t columns = table->dims().back(), n = std::min(table->dims()[table->rank() - 2], columns);
-      for (int64_t i = 0; i < n; ++i)
-        for (int64_t j = 0; j < n; ++j) {
-          const double x = eval::element_as_double(*table, i * columns + j);
-          const bool kept = added ? x == 0 : (x != 0) == keeps_where_true, hidden = added ? x <= -1e4 : !kept;
-          if (j <= i ? !kept : !hidden) return false;
-        }
-      return true;
+      const std::optional<Tensor> table = analysis::runtime_mask_table(masked, s);
+      const ir::Node& n = node_of(masked);
+      return table && analysis::cut_hides_later_keys(*table, has_op(n, "Add"), n.inputs[1] == s.id);
     });
 // A zero of the scores' type, (1, 1, 1, 1): Where broadcasts the bias to 4-D with it.
 inline constexpr auto zero_bias = rewrite::fact<"zero_bias">([](const ValueView& s) {
@@ -405,22 +198,9 @@ inline constexpr auto zero_bias = rewrite::fact<"zero_bias">([](const ValueView&
 inline constexpr auto scalar_zero =
     rewrite::fact<"scalar_zero">([](const ValueView& s) { return eval::filled(s.elem(), {}, 0.0); });
 
-// torch's safe softmax, Where(IsNaN(P), 0, P) around the Softmax P, zeroes the rows a mask hides
-// entirely (0/0 in the Softmax) instead of leaving them NaN. The rule reads through it (rewrite::through);
-// ONNX's Attention gives such rows 0 itself (the opset-23 errata, ONNX Runtime 1.30), MultiHeadAttention
-// leaves them NaN, so its writer zeroes them after it (nan_guarded).
-inline rewrite::Skipped safe_softmax_guard(const ir::Graph& g, ir::ValueId v) {
-  const ir::Node* where = producer_of(g, v, "Where");
-  if (!where || where->inputs.size() != 3) return {};
-  const ir::NodeId is_nan_id = g.value(where->inputs[0]).producer;
-  const ir::Node* is_nan = producer_of(g, where->inputs[0], "IsNaN");
-  if (!is_nan || is_nan->inputs[0] != where->inputs[2] || scalar_constant(g, where->inputs[1]) != 0.0)
-    return {};
-  return {where->inputs[2], {g.value(v).producer, is_nan_id}, 2};
-}
 // W = MatMul(weights, v) reads its weights through the safe softmax.
 inline constexpr auto nan_guarded = rewrite::fact<"nan_guarded">(
-    [](const ValueView& w) { return safe_softmax_guard(*w.graph, node_of(w).inputs[0]).inner != ir::kNone; });
+    [](const ValueView& w) { return analysis::safe_softmax_guard(*w.graph, node_of(w).inputs[0]).inner != ir::kNone; });
 
 // A mask added as it is: a (batch|1, heads|1, sequence, total) value of the scores' type. Its sequence and
 // total are the scores' as the Add pairs them (broadcast_pairs): a mask sliced at run time to the total
@@ -443,15 +223,12 @@ inline constexpr auto passes_as_bias =
 // A mask read from the model's inputs with one row for all queries, (batch|1, heads|1, 1, total) as BERT
 // computes it from its attention_mask, hides keys, not (query, key) pairs. The fused nodes want a row per
 // query: the bias is expanded to [1, 1, sequence, 1] (query_rows), so the scores' sequence must be static.
-inline bool one_row_for_all_queries(const ValueView& x, const ValueView& s) {
-  return x.shape() && (x.shape()->size() < 2 || dim_of(x, -2) == 1) && static_dim(s, -2) > 1;
-}
 inline constexpr auto query_rows = rewrite::fact<"query_rows">(
     [](const ValueView& s) { return int64_tensor({1, 1, static_dim(s, -2), 1}); });
 // Added as it is: m (batch|1, heads|1, 1, total) of the scores' type (BERT's (1 - mask) * -10000).
 inline constexpr auto pads_keys =
     rewrite::fact<"pads_keys">([](const ValueView& masked, const ValueView& m, const ValueView& s) {
-      return adds_batch_and_heads(masked, m, s) && one_row_for_all_queries(m, s) && pairs_axis(m, s, 3);
+      return adds_batch_and_heads(masked, m, s) && analysis::one_row_for_all_queries(m, s) && pairs_axis(m, s, 3);
     });
 // Where(mask, scores, fill) or Where(mask, fill, scores), the mask (batch|1, heads|1, 1, total) as it
 // broadcasts against the 4-D scores (masked_fill(attention_mask == 0, finfo.min)). Nothing is known of
@@ -465,7 +242,7 @@ inline constexpr auto padding_where =
       const ir::Node& n = node_of(masked);
       if (!has_op(n, "Where") || !has_rank(s, 4) || !condition.shape() || condition.shape()->size() > 4 ||
           condition.elem() != ElemType::Bool || s.elem() != ElemType::Float ||
-          !one_row_for_all_queries(condition, s))
+          !analysis::one_row_for_all_queries(condition, s))
         return false;
       const std::optional<double> fill = scalar_constant(*s.graph, n.inputs[n.inputs[1] == s.id ? 2 : 1]);
       if (!fill || !std::isfinite(*fill) || *fill > -1e30) return false;
@@ -523,7 +300,7 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   // W = MatMul(weights, v), the weights a Softmax, or torch's safe softmax around it (nan_guarded).
   auto weighted = [&](const auto& scores) {
     return named<'W'>(
-        MatMul(through<"safe_softmax", safe_softmax_guard>(op<"Softmax">(scores, attr<"axis"> = axis)), v));
+        MatMul(through<"safe_softmax", analysis::safe_softmax_guard>(op<"Softmax">(scores, attr<"axis"> = axis)), v));
   };
 
   // Q K^T: of Q, K split in heads (4-D, GPT-2's keys in (batch, sequence, heads, head_size) too), or 3-D.
@@ -549,7 +326,7 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   if constexpr (Heads == AttentionHeads::Split) {
     Var<'h'> shape;
     auto heads_merged = [&](const auto& product) {
-      return named<'R'>(Reshape(Transpose(product, attr<"perm"> = heads_swap()), shape));
+      return named<'R'>(Reshape(Transpose(product, attr<"perm"> = analysis::heads_swap()), shape));
     };
     auto heads = heads_merged(unmasked);
     auto fits = fits_any && heads_fit(q, k, v, q_k, heads);

@@ -12,7 +12,7 @@
 #include <optional>
 #include <vector>
 
-#include "xexp/patterns/ort/heads_layout.hpp"
+#include "xexp/patterns/analysis/heads_layout.hpp"
 
 namespace xexp::patterns {
 
@@ -38,7 +38,7 @@ inline ir::ValueId unmerged(const ir::Graph& g, ir::ValueId merged) {
   const ir::Node* transpose = producer_of(g, reshape->inputs[0], "Transpose");
   if (!transpose || swapped.uses.size() != 1 || swapped.is_graph_output()) return ir::kNone;
   const ir::Attribute* perm = transpose->attribute(Symbol("perm"));
-  return perm && perm->ints == heads_swap() ? transpose->inputs[0] : ir::kNone;
+  return perm && perm->ints == analysis::heads_swap() ? transpose->inputs[0] : ir::kNone;
 }
 // The Split `unbound` has three outputs; q (its first, squeezed), k and v are each the Squeeze of one of
 // them that drops the split axis (`merged`: under a merge of heads), k and v read by the attention alone;
@@ -99,7 +99,7 @@ rewrite::RulePtr packed_qkv_rule(const char* name) {
   auto unbound = named<'U'>(
       shared(op<"Split">(Transpose(packed, attr<"perm"> = Perm{2, 0, 3, 1, 4}), etc, attr<"axis"> = 0)));
   auto q = named<'Q'>(Squeeze(unbound, etc));
-  auto merged_q = Reshape(Transpose(q, attr<"perm"> = detail::heads_swap()), shape);
+  auto merged_q = Reshape(Transpose(q, attr<"perm"> = analysis::heads_swap()), shape);
   auto attention = named<'R'>(op<Op, Domain>(merged_q, k, v, etc));
   auto pieces = let<'S'>(outputs<3>(op<"Split">(Reshape(x, fold(detail::packed_rows_shape(packed_shape))),
                                                 fold(detail::packed_thirds(x)), attr<"axis"> = -1)));

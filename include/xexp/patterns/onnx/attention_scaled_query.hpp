@@ -7,7 +7,7 @@
 // The same for a query scaled after its merge (Phi's exports scale q and k by the square root of the
 // scale each; the keys' factor, through their repeat for grouped heads, stays).
 // The product is rounded once instead of twice, as FusedMatMul's alpha is.
-#include "xexp/patterns/ort/heads_layout.hpp"
+#include "xexp/patterns/analysis/heads_layout.hpp"
 
 namespace xexp::patterns {
 
@@ -19,7 +19,7 @@ rewrite::RulePtr scaled_query_rule(const char* name) {
   Var<'h'> shape;
   Float<'s'> scale;
   auto merged = [&](const auto& x) {
-    return Reshape(Transpose(x, attr<"perm"> = detail::heads_swap()), shape);
+    return Reshape(Transpose(x, attr<"perm"> = analysis::heads_swap()), shape);
   };
   auto scaled = commutative(Mul(q, c));
   auto split_query = named<'R'>(op<Op, Domain>(merged(scaled), etc, attr<"scale"> = scale));

@@ -6,7 +6,7 @@
 // com.microsoft FusedMatMul leaving the batch axes in place (its transA and transB transpose the
 // matrices only): dynamic exports reach it when the onnxruntime set fused the keys' Transpose first.
 #include "xexp/patterns/facts.hpp"
-#include "xexp/patterns/ort/fused_matmul.hpp"
+#include "xexp/patterns/analysis/fused_matmul.hpp"
 
 namespace xexp::patterns {
 
@@ -29,7 +29,7 @@ inline constexpr auto flattened_batch_product = rewrite::fact<"flattened_batch_p
         if (!v->shape()) return false;
       const ir::Node& n = rewrite::node_of(product);
       const bool fused = n.op_type == Symbol("FusedMatMul");
-      if (fused && !keeps_batch_axes(n)) return false;
+      if (fused && !analysis::keeps_batch_axes(n)) return false;
       const bool trans_a = fused && int_attribute(n, "transA", 0), trans_b = fused && int_attribute(n, "transB", 0);
       const Shape &sa = *a.shape(), &sb = *b.shape(), &so = *out.shape();
       const std::size_t r = sa.size();

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "xexp/patterns/facts.hpp"
-#include "xexp/patterns/ort/heads_layout.hpp"
+#include "xexp/patterns/analysis/heads_layout.hpp"
 
 namespace xexp::patterns {
 
@@ -22,16 +22,16 @@ rewrite::RulePtr rotary_before_heads_split(const char* name, OpsetFits opset_fit
   Var<'p'> a;
   Var<'c'> b;
   Var<'s'> c;
-  const std::vector<int64_t> heads_first = heads_swap();
+  const std::vector<int64_t> heads_first = analysis::heads_swap();
   auto reshaped = named<'m'>(Reshape(x, shape));
   auto rotary =
       named<'e'>(op<"RotaryEmbedding", Domain>(Transpose(reshaped, attr<"perm"> = heads_first), a, b, c));
   return rule(name)
       .priority(1)
       .match(rotary)
-      .when(opset_fits && splits_heads(x, reshaped))
+      .when(opset_fits && analysis::splits_heads(x, reshaped))
       .to(Transpose(
-          Reshape(rebuild(rotary, input<0> = x, attr<"num_heads"> = split_heads_count(x, reshaped)), shape),
+          Reshape(rebuild(rotary, input<0> = x, attr<"num_heads"> = analysis::split_heads_count(x, reshaped)), shape),
           attr<"perm"> = heads_first));
 }
 }  // namespace detail

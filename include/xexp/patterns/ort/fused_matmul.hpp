@@ -7,27 +7,19 @@
 // goes with its last consumer.
 #include <vector>
 
-#include "xexp/patterns/facts.hpp"
+#include "xexp/patterns/analysis/fused_matmul.hpp"
 
 namespace xexp::patterns {
 
 namespace detail {
-// The FusedMatMul's alpha (1 when absent) times, or divided by, the scalar s.
-inline double alpha_of(const ValueView& fused) {
-  const ir::Attribute* a = rewrite::node_of(fused).attribute(Symbol("alpha"));
-  return a ? a->f : 1.0;
-}
+// The FusedMatMul's alpha times, or divided by, the scalar s.
 inline constexpr auto alpha_times = rewrite::fact<"alpha_times">([](const ValueView& fused, const Tensor& s) {
-  return static_cast<float>(alpha_of(fused) * eval::scalar_double(s));
+  return static_cast<float>(analysis::alpha_of(fused) * eval::scalar_double(s));
 });
 inline constexpr auto alpha_divided_by =
     rewrite::fact<"alpha_divided_by">([](const ValueView& fused, const Tensor& s) {
-      return static_cast<float>(alpha_of(fused) / eval::scalar_double(s));
+      return static_cast<float>(analysis::alpha_of(fused) / eval::scalar_double(s));
     });
-// FusedMatMul leaves the batch axes in place (transBatchA and transBatchB absent or 0).
-inline bool keeps_batch_axes(const ir::Node& fused) {
-  return int_attribute(fused, "transBatchA", 0) == 0 && int_attribute(fused, "transBatchB", 0) == 0;
-}
 inline constexpr auto nonzero =
     rewrite::fact<"nonzero">([](const Tensor& s) { return eval::scalar_double(s) != 0; });
 }  // namespace detail

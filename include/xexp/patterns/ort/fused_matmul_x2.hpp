@@ -10,7 +10,7 @@
 #include <tuple>
 #include <vector>
 
-#include "xexp/patterns/ort/fused_matmul.hpp"
+#include "xexp/patterns/analysis/fused_matmul.hpp"
 
 namespace xexp::patterns {
 
@@ -20,18 +20,18 @@ namespace detail {
 inline constexpr auto read_only_by_products = rewrite::fact<"read_only_by_products">([](const ValueView& v) {
   if (!read_only_by(v, {"MatMul", "com.microsoft.FusedMatMul"})) return false;
   for (const ir::Use& u : v.value().uses)
-    if (!keeps_batch_axes(v.graph->node(u.node))) return false;
+    if (!analysis::keeps_batch_axes(v.graph->node(u.node))) return false;
   return true;
 });
 inline constexpr auto factor_of = rewrite::fact<"factor_of">(
     [](const ValueView& scaled, const Tensor& s) { return static_cast<float>(scaling_factor(scaled, s)); });
 inline constexpr auto alpha_scaled_by =
     rewrite::fact<"alpha_scaled_by">([](const ValueView& fused, const ValueView& scaled, const Tensor& s) {
-      return static_cast<float>(alpha_of(fused) * scaling_factor(scaled, s));
+      return static_cast<float>(analysis::alpha_of(fused) * scaling_factor(scaled, s));
     });
 // The FusedMatMul leaves the batch axes in place (transBatchA/B absent or 0).
 inline constexpr auto no_batch_transpose = rewrite::fact<"no_batch_transpose">(
-    [](const ValueView& fused) { return keeps_batch_axes(rewrite::node_of(fused)); });
+    [](const ValueView& fused) { return analysis::keeps_batch_axes(rewrite::node_of(fused)); });
 }  // namespace detail
 
 inline rewrite::RulePtr fused_matmul_x2_rule() {

@@ -56,7 +56,7 @@ struct WriteMultiHeadAttention {
   template <class K, class QK>
   static auto key(const K& k, const QK& q_k) {
     using namespace rewrite::dsl;
-    return choose(keys_in_bsnh(q_k), Transpose(k, attr<"perm"> = heads_swap()), k);
+    return choose(keys_in_bsnh(q_k), Transpose(k, attr<"perm"> = analysis::heads_swap()), k);
   }
   template <class Q, class K, class V, class QK, class Scale>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
@@ -136,13 +136,13 @@ inline rewrite::RulePtr multi_head_attention_key_value_3d_rule() {
   Var<'b'> value_shape;
   auto key_split = named<'A'>(Reshape(k, key_shape));
   auto value_split = named<'B'>(Reshape(v, value_shape));
-  auto keys = Transpose(key_split, attr<"perm"> = detail::heads_swap());
-  auto values = Transpose(value_split, attr<"perm"> = detail::heads_swap());
+  auto keys = Transpose(key_split, attr<"perm"> = analysis::heads_swap());
+  auto values = Transpose(value_split, attr<"perm"> = analysis::heads_swap());
   auto attention = named<'R'>(op<"MultiHeadAttention", "com.microsoft">(query, keys, values, etc));
   return rule("MultiHeadAttentionKeyValue3D")
       .priority(2)
       .match(attention)
-      .when(detail::splits_heads(k, key_split) && detail::splits_heads(v, value_split))
+      .when(analysis::splits_heads(k, key_split) && analysis::splits_heads(v, value_split))
       .to(rebuild(attention, input<1> = k, input<2> = v));
 }
 

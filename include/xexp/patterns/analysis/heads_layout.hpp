@@ -8,7 +8,7 @@
 
 #include "xexp/patterns/facts.hpp"
 
-namespace xexp::patterns::detail {
+namespace xexp::patterns::analysis {
 
 // Transpose's perm between (batch, sequence, heads, head_size) and (batch, heads, sequence, head_size).
 // A function, not a global: the rules are built during static initialization.
@@ -21,8 +21,8 @@ inline std::optional<int64_t> heads_split(const ValueView& x3d, const ValueView&
     return std::nullopt;
   const Shape &in = *x3d.shape(), &out = *reshaped.shape();
   using rewrite::facts::KnownDim;
-  if (!(KnownDim{in[0]} == KnownDim{out[0]}) || !(KnownDim{in[1]} == KnownDim{out[1]}) || !in[2].is_static() ||
-      !out[2].is_static() || !out[3].is_static() || out[2].value() <= 0 ||
+  if (!(KnownDim{in[0]} == KnownDim{out[0]}) || !(KnownDim{in[1]} == KnownDim{out[1]}) ||
+      !in[2].is_static() || !out[2].is_static() || !out[3].is_static() || out[2].value() <= 0 ||
       in[2].value() != out[2].value() * out[3].value())
     return std::nullopt;
   return out[2].value();
@@ -32,4 +32,4 @@ inline constexpr auto splits_heads = rewrite::fact<"splits_heads">(
 inline constexpr auto split_heads_count = rewrite::fact<"split_heads_count">(
     [](const ValueView& x3d, const ValueView& reshaped) { return *heads_split(x3d, reshaped); });
 
-}  // namespace xexp::patterns::detail
+}  // namespace xexp::patterns::analysis
