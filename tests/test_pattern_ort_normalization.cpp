@@ -417,7 +417,7 @@ std::string numbers(int n, F at) {
 std::string biased_skip(const Biased& c) {
   const std::string w = numbers(64, [](int k) { return 0.05 * ((k * 7) % 11 - 5); });
   return std::string(R"(<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
-g (float[2,4,8] A, float[2,4,8] B) => (float[2,4,8] Y, float[2,4,8] Z) <float[8,8] w = {" + w + "}, " + c.bias +
+g (float[2,4,8] A, float[2,4,8] B) => (float[2,4,8] Y, float[2,4,8] Z) <float[8,8] w = {)") + w + "}, " + c.bias +
          R"(, float[8] s = {1.0, 0.9, 1.1, 1.0, 0.8, 1.2, 1.0, 1.0}, float[8] b = {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7}> {
   M = MatMul(A, w)
   L = Add(M, c)
