@@ -1,4 +1,5 @@
-// MulMulMatMul, Sub1Mul, WhereAdd, LeakyRelu, ReduceSumToMean: the exact op sequence after, one negative
+// MulMulMatMul, Sub1Mul, WhereAdd, LeakyRelu, ReduceSumToMean, SwitchOrderBinary (reassociates float sums
+// and products too: 1e-5), ReduceArgTopK: the exact op sequence after, one negative
 // test per condition, and the same numbers before and after (xexp's evaluator and ONNX Runtime).
 // MulMulMatMul and Sub1Mul reorder float32 arithmetic, ReduceSumToMean divides where the model
 // multiplies (they differ in the last bits): 1e-5 still holds for inputs in [-1, 1); the others compare
@@ -14,9 +15,12 @@
 
 using namespace xexp;
 using namespace xexp::ir;
+using test::constant_ints;
+using test::input_name;
 using test::node;
 using test::op_types;
 using test::OpList;
+using test::producer;
 using test::run_rules;
 
 static ValueId scalar(Graph& g, const std::string& name, float v, bool constant = true) {
@@ -283,3 +287,114 @@ TEST(PatternReduceSumToMean, SameNumbers) {
   test::expect_same_outputs([] { return reduce_sum_scaled_model(-0.25f, SumForm::AddedProduct); },
                             "ReduceSumToMean", 1e-6);
 }
+
+namespace {
+
+// ---- SwitchOrderBinary ----------------------------------------------------------------------------
+Model chain(const char* first, const char* second, Shape c_shape = {16}) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{4, 8, 16});
+  ValueId b = g.add_input("B", ElemType::Float, Shape{16});
+  ValueId c = g.add_input("C", ElemType::Float, std::move(c_shape));
+  g.add_output(node(g, second, {c, node(g, first, {x, b})}));
+  return m;
+}
+
+TEST(PatternSwitchOrderBinary, TheSmallOperandsFirst) {
+  for (const char* op : {"Add", "Mul"}) {
+    Model m = chain(op, op);
+    run_rules(m, "SwitchOrderBinary");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{op, op})) << op;
+    const Node& inner = g.node(g.first_node());
+    EXPECT_EQ(input_name(g, inner, 0), "B");
+    EXPECT_EQ(input_name(g, inner, 1), "C");
+    EXPECT_EQ(*g.value(inner.outputs[0]).shape, (Shape{16}));
+    EXPECT_EQ(input_name(g, g.node(g.last_node()), 0), "X");
+  }
+}
+
+TEST(PatternSwitchOrderBinary, NotWhenNothingShrinksOrTheOpsDiffer) {
+  Model same = chain("Add", "Add", {4, 8, 16});
+  run_rules(same, "SwitchOrderBinary");
+  EXPECT_EQ(input_name(*same.graph, same.graph->node(same.graph->first_node()), 0), "X");
+  Model mixed = chain("Add", "Mul");
+  run_rules(mixed, "SwitchOrderBinary");
+  EXPECT_EQ(op_types(*mixed.graph), (OpList{"Add", "Mul"}));
+  EXPECT_EQ(input_name(*mixed.graph, mixed.graph->node(mixed.graph->first_node()), 0), "X");
+}
+
+TEST(PatternSwitchOrderBinary, SameNumbers) {
+  // Reassociated float sums and products round differently by a few ulps.
+  test::expect_same_outputs([] { return chain("Add", "Add"); }, "SwitchOrderBinary", 1e-5);
+  test::expect_same_outputs([] { return chain("Mul", "Mul"); }, "SwitchOrderBinary", 1e-5);
+}
+
+}  // namespace
+
+namespace {
+
+// ---- ReduceArgTopK --------------------------------------------------------------------------------
+struct BestOf {
+  bool largest = true;
+  bool arg_first = false;       // the ArgMax/ArgMin comes first in execution order
+  int64_t keepdims = 1;
+  int64_t arg_axis = 1;
+  int64_t select_last_index = 0;
+};
+Model best_of(const BestOf& c) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{3, 5});
+  auto reduce = [&] {
+    return node(g, c.largest ? "ReduceMax" : "ReduceMin", {x, test::int64_initializer(g, "axes", {1})},
+                {Attribute::make_int("keepdims", c.keepdims)});
+  };
+  auto arg = [&] {
+    return node(g, c.largest ? "ArgMax" : "ArgMin", {x},
+                {Attribute::make_int("axis", c.arg_axis), Attribute::make_int("keepdims", c.keepdims),
+                 Attribute::make_int("select_last_index", c.select_last_index)});
+  };
+  ValueId best = ir::kNone, index = ir::kNone;
+  if (c.arg_first) {
+    index = arg();
+    best = reduce();
+  } else {
+    best = reduce();
+    index = arg();
+  }
+  g.add_output(node(g, "Neg", {best}));
+  g.add_output(node(g, "Neg", {index}));
+  return m;
+}
+
+TEST(PatternReduceArgTopK, BestAndIndexFromOneTopK) {
+  for (const BestOf& c : {BestOf{}, BestOf{.largest = false, .arg_first = true}}) {
+    Model m = best_of(c);
+    run_rules(m, "ReduceArgTopK");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"TopK", "Neg", "Neg"})) << c.largest;
+    const Node& top = g.node(g.first_node());
+    EXPECT_EQ(top.attribute(Symbol("axis"))->i, 1);
+    EXPECT_EQ(top.attribute(Symbol("largest"))->i, c.largest ? 1 : 0);
+    EXPECT_EQ(constant_ints(g, top.inputs[1]), (std::vector<int64_t>{1}));
+    EXPECT_EQ(producer(g, g.outputs()[0]).inputs[0], top.outputs[0]);
+    EXPECT_EQ(producer(g, g.outputs()[1]).inputs[0], top.outputs[1]);
+  }
+}
+
+TEST(PatternReduceArgTopK, NotWithoutKeepdimsOnAnotherAxisOrWithTheLastIndex) {
+  for (const BestOf& c : {BestOf{.keepdims = 0}, BestOf{.arg_axis = 0}, BestOf{.select_last_index = 1}}) {
+    Model m = best_of(c);
+    run_rules(m, "ReduceArgTopK");
+    EXPECT_EQ(op_types(*m.graph), (OpList{"ReduceMax", "ArgMax", "Neg", "Neg"})) << c.keepdims << c.arg_axis;
+  }
+}
+
+TEST(PatternReduceArgTopK, SameNumbers) {
+  test::expect_same_outputs([] { return best_of({}); }, "ReduceArgTopK");
+  test::expect_same_outputs([] { return best_of({.largest = false, .arg_first = true}); }, "ReduceArgTopK");
+}
+
+}  // namespace

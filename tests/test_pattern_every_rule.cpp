@@ -188,8 +188,8 @@ TEST(PatternEveryRule, AValueReadOutsideTheMatchIsStillGivenWithItsNumbers) {
       EXPECT_EQ(after.graph->value(after.graph->outputs().back()).name, name);
       xexp::testing::NamedTensors want, got;
       try {  // the evaluator lacks a few contrib kernels and sequence types: those cases only check the name
-        want = evaluated(before, feeds);
-        got = evaluated(after, feeds);
+        want = test::evaluated(before, feeds);
+        got = test::evaluated(after, feeds);
       } catch (const Error&) {
         continue;
       }

@@ -17,14 +17,13 @@ using OpSeq = std::vector<std::string>;
 static const Node& output_producer(const Graph& g) { return g.node(g.value(g.outputs()[0]).producer); }
 
 // ---- ShapeBasedExpandSwap -------------------------------------------------------------------------
-static Model expand_swap_model(Shape y_shape, bool expand_left, bool expand_used_twice = false) {
+static Model expand_swap_model(Shape y_shape, bool expand_left) {
   Model m = test::model_with_opset(18);
   Graph& g = *m.graph;
   ValueId x = g.add_input("X", ElemType::Float, Shape{1, 4});
   ValueId y = g.add_input("Y", ElemType::Float, y_shape);
   ValueId e = node(g, "Expand", {x, int64_initializer(g, "shape", {3, 4})});
   g.add_output(node(g, "Sub", expand_left ? std::vector<ValueId>{e, y} : std::vector<ValueId>{y, e}));
-  if (expand_used_twice) g.add_output(e);
   return m;
 }
 
@@ -42,12 +41,6 @@ TEST(PatternShapeBasedExpandSwap, TheOpRunsBeforeTheExpand) {
 
 TEST(PatternShapeBasedExpandSwap, NotWhenTheOtherOperandHasTheFullShape) {
   Model m = expand_swap_model({3, 4}, true);
-  run_rules(m, "ShapeBasedExpandSwap");
-  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Expand", "Sub"}));
-}
-
-TEST(PatternShapeBasedExpandSwap, NotWhenTheExpandIsUsedTwice) {
-  Model m = expand_swap_model({1, 4}, true, true);
   run_rules(m, "ShapeBasedExpandSwap");
   EXPECT_EQ(op_types(*m.graph), (OpSeq{"Expand", "Sub"}));
 }
@@ -102,13 +95,12 @@ TEST(PatternShapeBasedExpandBroadcastMatMul, SameNumbers) {
 
 // ---- SwapUnsqueezeTranspose -----------------------------------------------------------------------
 // Transpose(Unsqueeze(X(2, 3, 4), [1]), perm).
-static Model unsqueeze_transpose_model(std::vector<int64_t> perm, bool unsqueeze_used_twice = false) {
+static Model unsqueeze_transpose_model(std::vector<int64_t> perm) {
   Model m = test::model_with_opset(18);
   Graph& g = *m.graph;
   ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3, 4});
   ValueId u = node(g, "Unsqueeze", {x, int64_initializer(g, "axes", {1})});
   g.add_output(node(g, "Transpose", {u}, {Attribute::make_ints("perm", std::move(perm))}));
-  if (unsqueeze_used_twice) g.add_output(u);
   return m;
 }
 
@@ -124,12 +116,6 @@ TEST(PatternSwapUnsqueezeTranspose, TheTransposeRunsOnTheSmallerRank) {
 
 TEST(PatternSwapUnsqueezeTranspose, NotWhenTheInsertedAxisMoves) {
   Model m = unsqueeze_transpose_model({1, 0, 2, 3});
-  run_rules(m, "SwapUnsqueezeTranspose");
-  EXPECT_EQ(op_types(*m.graph), (OpSeq{"Unsqueeze", "Transpose"}));
-}
-
-TEST(PatternSwapUnsqueezeTranspose, NotWhenTheUnsqueezeIsUsedTwice) {
-  Model m = unsqueeze_transpose_model({3, 1, 0, 2}, true);
   run_rules(m, "SwapUnsqueezeTranspose");
   EXPECT_EQ(op_types(*m.graph), (OpSeq{"Unsqueeze", "Transpose"}));
 }

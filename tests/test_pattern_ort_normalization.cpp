@@ -159,13 +159,6 @@ TEST(PatternSimplifiedLayerNormalization, ReciprocalReadElsewhereStaysInDouble) 
   EXPECT_EQ(op_types(*fused.graph), (OpList{"SimplifiedLayerNormalization"}));
 }
 
-// RMSNormalization (opset 23) returns Y alone: the Reciprocal read elsewhere keeps the decomposition.
-TEST(PatternRMSNormalization, NotWhenTheReciprocalIsReadElsewhere) {
-  Model m = rms({.reciprocal = true, .inv_std_output = true, .opset = 23});
-  run_rules(m, "RMSNormalization");
-  EXPECT_EQ(op_types(*m.graph).size(), 6u);
-}
-
 TEST(PatternSimplifiedLayerNormalization, InvStdVarSameNumbers) {
   test::expect_same_outputs([] { return rms({.reciprocal = true, .inv_std_output = true}); },
                             "SimplifiedLayerNormalization", 1e-6);
@@ -342,14 +335,6 @@ TEST(PatternSkipSimplifiedLayerNormalizationMul, WeightGoesIntoGamma) {
   EXPECT_EQ(g.node(g.last_node()).inputs[0], g.node(g.first_node()).outputs[3]);
 }
 
-TEST(PatternSkipSimplifiedLayerNormalizationMul, NotWhenTheNormalizedOutputHasAnotherConsumer) {
-  Model m = rms({.residual = true});  // the normalized output is a graph output and feeds the residual Add
-  Graph& g = *m.graph;
-  g.add_output(node(g, "Mul", {g.outputs()[0], g.add_initializer("W", ramp({8}))}));
-  run_rules(m, kRmsRules + ",SkipSimplifiedLayerNormalizationMul");
-  EXPECT_EQ(op_types(g), (OpList{"com.microsoft.SkipSimplifiedLayerNormalization", "Add", "Mul"}));
-}
-
 TEST(PatternSkipSimplifiedLayerNormalizationMul, SameNumbers) {
   test::expect_same_outputs([] { return rms({.weight = true, .residual = true}); },
                             kRmsRules + ",SkipSimplifiedLayerNormalizationMul", 1e-5);
@@ -421,7 +406,6 @@ struct Biased {
   std::string bias = "float[8] c = {0.5, -0.5, 0.25, 0.0, 1.0, -1.0, 0.75, 0.1}";
   std::string normalization = "LayerNormalization<axis=-1>(S, s, b)";
   bool linear_first = false;
-  bool bias_is_output = false;
 };
 // n comma-separated numbers, `at(k)` each.
 template <class F>
@@ -431,11 +415,9 @@ std::string numbers(int n, F at) {
   return out;
 }
 std::string biased_skip(const Biased& c) {
-  const std::string outputs = c.bias_is_output ? "Y, float[2,4,8] Z, float[2,4,8] L" : "Y, float[2,4,8] Z";
   const std::string w = numbers(64, [](int k) { return 0.05 * ((k * 7) % 11 - 5); });
   return std::string(R"(<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
-g (float[2,4,8] A, float[2,4,8] B) => (float[2,4,8] )") +
-         outputs + ") <float[8,8] w = {" + w + "}, " + c.bias +
+g (float[2,4,8] A, float[2,4,8] B) => (float[2,4,8] Y, float[2,4,8] Z) <float[8,8] w = {)") + w + "}, " + c.bias +
          R"(, float[8] s = {1.0, 0.9, 1.1, 1.0, 0.8, 1.2, 1.0, 1.0}, float[8] b = {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7}> {
   M = MatMul(A, w)
   L = Add(M, c)
@@ -479,15 +461,12 @@ TEST(PatternSkipLayerNormalizationBias, TheLinearBiasBecomesTheNodesBias) {
   }
 }
 
-TEST(PatternSkipLayerNormalizationBias, NotForATensorOrAnAddReadElsewhere) {
+TEST(PatternSkipLayerNormalizationBias, NotForATensor) {
   const std::string full = "float[2,4,8] c = {" + numbers(64, [](int k) { return 0.01 * k; }) + "}";
   Model tensor = xexp::testing::load_case_model(biased_skip({.bias = full}));
   run_rules(tensor, kBiasRules);
   EXPECT_EQ(op_types(*tensor.graph),
             (OpList{"MatMul", "Add", "com.microsoft.SkipLayerNormalization", "Add"}));
-  Model read = xexp::testing::load_case_model(biased_skip({.bias_is_output = true}));
-  run_rules(read, kBiasRules);
-  EXPECT_EQ(op_types(*read.graph), (OpList{"MatMul", "Add", "com.microsoft.SkipLayerNormalization", "Add"}));
 }
 
 TEST(PatternSkipLayerNormalizationBias, SameNumbers) {

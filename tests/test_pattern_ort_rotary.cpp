@@ -4,6 +4,7 @@
 // match. Exact structure after the rewrite for each spelling (Slice or Split
 // halves, constant cos/sin, cos/sin gathered from a table by position ids), the near misses that must not
 // fire, the same outputs in xexp's evaluator and ONNX Runtime, and `xexp optimize` on the Llama exports.
+// At the end the default set's RotaryConcatPart: rotate_half's padded or scattered halves become one Concat.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,9 +22,12 @@
 #include "xexp/optimizer/optimize_model.hpp"
 
 using namespace xexp;
+using namespace xexp::ir;
 using test::node;
+using test::only_node;
 using test::op_types;
 using test::OpList;
+using test::producer;
 using test::run_rules;
 
 namespace {
@@ -189,11 +193,6 @@ ir::Model rotary_model(const RotaryCase& c) {
   return m;
 }
 
-const ir::Node& only_node(const ir::Graph& g, const std::string& op_type) {
-  for (ir::NodeId id : g.nodes())
-    if (g.node(id).op_type == Symbol(op_type)) return g.node(id);
-  throw Error("no " + op_type + " node");
-}
 const Tensor& constant_input(const ir::Graph& g, const ir::Node& n, std::size_t slot) {
   const Tensor* t = rewrite::constant_tensor(g, n.inputs.at(slot));
   if (!t) throw Error("input " + std::to_string(slot) + " of " + n.name + " is not a constant");
@@ -494,3 +493,139 @@ TEST(PatternOrtRotary, LlamaStaticExportGetsOneRotaryEmbeddingForQAndOneForK) {
 TEST(PatternOrtRotary, LlamaDynamicExportGetsOneRotaryEmbeddingForQAndOneForK) {
   expect_rotaries("llama_L1.op14dyn.onnx", 2);
 }
+
+namespace {
+
+// ---- RotaryConcatPart -----------------------------------------------------------------------------
+// Add(Concat(Neg(X[:, 4:]), Z), Concat(W, X[:, :right_cut])) on X (2, 8), Z and W ConstantOfShape
+// filled with `fill`: rotate_half as exporters pad its halves.
+Model padded_halves(float fill = 0.0f, int64_t right_cut = 4) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("X", ElemType::Float, Shape{2, 8});
+  const ValueId one = test::int64_initializer(g, "one", {1});
+  auto slice = [&](int64_t start, int64_t end) {
+    const std::string at = std::to_string(start);
+    return node(g, "Slice",
+                {x, test::int64_initializer(g, "start" + at, {start}),
+                 test::int64_initializer(g, "end" + at, {end}), one});
+  };
+  auto zeros = [&](const std::string& side, int64_t width) {
+    return test::constant_of_shape(g, test::int64_initializer(g, side + "_shape", {2, width}), fill);
+  };
+  const Attribute axis = Attribute::make_int("axis", 1);
+  ValueId left = node(g, "Concat", {node(g, "Neg", {slice(4, 8)}), zeros("left", 4)}, {axis});
+  ValueId right = node(g, "Concat", {zeros("right", 8 - right_cut), slice(0, right_cut)}, {axis});
+  g.add_output(node(g, "Add", {left, right}));
+  return m;
+}
+
+TEST(PatternRotaryConcatPart, TheHalvesWithoutTheirPadding) {
+  Model m = padded_halves();
+  run_rules(m, "RotaryConcatPart");
+  const Graph& g = *m.graph;
+  ASSERT_EQ(op_types(g), (OpList{"Slice", "Neg", "Slice", "Concat"}));
+  const Node& concat = producer(g, g.outputs()[0]);
+  EXPECT_EQ(producer(g, concat.inputs[0]).op_type, Symbol("Neg"));
+  EXPECT_EQ(producer(g, concat.inputs[1]).op_type, Symbol("Slice"));
+  EXPECT_EQ(concat.attribute(Symbol("axis"))->i, 1);
+}
+
+TEST(PatternRotaryConcatPart, NotWithAPaddingOfOnesOrHalvesThatDoNotLineUp) {
+  for (const auto& [fill, cut] : {std::pair<float, int64_t>{1.0f, 4}, std::pair<float, int64_t>{0.0f, 3}}) {
+    Model m = padded_halves(fill, cut);
+    run_rules(m, "RotaryConcatPart");
+    EXPECT_EQ(op_types(*m.graph).back(), "Add") << fill << " " << cut;
+  }
+}
+
+TEST(PatternRotaryConcatPart, SameNumbers) {
+  test::expect_same_outputs([] { return padded_halves(); }, "RotaryConcatPart");
+}
+
+// The backward of rotate_half as autograd writes it: each half of G (2, 3, 8) written into zeros over the
+// last axis, added. `spelling` picks how:
+//   "elements"  ScatterElements(Z, I, part, axis=2), I a constant counting along the axis (the second one
+//               an Expand of a row [4, 5, 6, 7], as the export leaves it)
+//   "nd"        Transpose(ScatterND(Transpose(Z, p), R, Transpose(part, p)), p), p = [2, 1, 0], R = [[0],
+//               [1], ...]: onnxscript's slice_scatter
+// `second_start` moves the second part (4 lines the parts up), `reduction` is the scatters' own.
+Model scattered_halves(const std::string& spelling, int64_t second_start = 4,
+                       const std::string& reduction = "none") {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId x = g.add_input("G", ElemType::Float, Shape{2, 3, 8});
+  const ValueId one = test::int64_initializer(g, "one", {1});
+  const ValueId last = test::int64_initializer(g, "last", {2});
+  auto slice = [&](int64_t start, int64_t end) {
+    const std::string at = std::to_string(start);
+    return node(g, "Slice",
+                {x, test::int64_initializer(g, "start" + at, {start}),
+                 test::int64_initializer(g, "end" + at, {end}), last, one});
+  };
+  const ValueId zeros = node(g, "ConstantOfShape", {test::int64_initializer(g, "shape", {2, 3, 8})});
+  const std::vector<Attribute> how{Attribute::make_string("reduction", reduction)};
+  auto counting = [](int64_t start, int64_t count) {
+    std::vector<int64_t> v;
+    for (int64_t k = 0; k < count; ++k) v.push_back(start + k);
+    return v;
+  };
+  auto scatter = [&](ValueId part, int64_t start) -> ValueId {
+    const std::string at = std::to_string(start);
+    if (spelling == "elements") {
+      std::vector<Attribute> attrs = how;
+      attrs.push_back(Attribute::make_int("axis", 2));
+      std::vector<int64_t> whole;
+      for (int k = 0; k < 6; ++k)
+        for (int64_t i : counting(start, 4)) whole.push_back(i);
+      const ValueId indices = start == 0
+                                  ? g.add_initializer("I" + at, Tensor::from<int64_t>({2, 3, 4}, whole))
+                                  : node(g, "Expand",
+                                         {test::int64_initializer(g, "row" + at, counting(start, 4)),
+                                          test::int64_initializer(g, "to" + at, {2, 3, 4})});
+      return node(g, "ScatterElements", {zeros, indices, part}, attrs);
+    }
+    const std::vector<Attribute> perm{Attribute::make_ints("perm", {2, 1, 0})};
+    std::vector<int64_t> rows = counting(start, 4);
+    const ValueId r = g.add_initializer("R" + at, Tensor::from<int64_t>({4, 1}, rows));
+    const ValueId written = node(
+        g, "ScatterND", {node(g, "Transpose", {zeros}, perm), r, node(g, "Transpose", {part}, perm)}, how);
+    return node(g, "Transpose", {written}, perm);
+  };
+  g.add_output(
+      node(g, "Add", {scatter(slice(0, 4), second_start), scatter(node(g, "Neg", {slice(4, 8)}), 0)}));
+  return m;
+}
+
+TEST(PatternRotaryConcatPart, TheHalvesOutOfTheirScatters) {
+  for (const char* spelling : {"elements", "nd"}) {
+    Model m = scattered_halves(spelling);
+    run_rules(m, "RotaryConcatPart");
+    const Graph& g = *m.graph;
+    ASSERT_EQ(op_types(g), (OpList{"Slice", "Slice", "Neg", "Concat"})) << spelling;
+    const Node& concat = producer(g, g.outputs()[0]);
+    EXPECT_EQ(producer(g, concat.inputs[0]).op_type, Symbol("Neg")) << spelling;
+    EXPECT_EQ(producer(g, concat.inputs[1]).op_type, Symbol("Slice")) << spelling;
+    EXPECT_EQ(concat.attribute(Symbol("axis"))->i, 2) << spelling;
+  }
+}
+
+TEST(PatternRotaryConcatPart, NotWhenTheScattersOverlapOrAdd) {
+  for (const char* spelling : {"elements", "nd"}) {
+    for (const auto& [start, reduction] : {std::pair<int64_t, std::string>{3, "none"}, {4, "add"}}) {
+      Model m = scattered_halves(spelling, start, reduction);
+      run_rules(m, "RotaryConcatPart");
+      const OpList ops = op_types(*m.graph);
+      EXPECT_EQ(ops.back(), "Add") << spelling << " " << start << " " << reduction;
+      EXPECT_EQ(std::count(ops.begin(), ops.end(), "Concat"), 0)
+          << spelling << " " << start << " " << reduction;
+    }
+  }
+}
+
+TEST(PatternRotaryConcatPart, SameNumbersOutOfTheScatters) {
+  for (const char* spelling : {"elements", "nd"})
+    test::expect_same_outputs([&] { return scattered_halves(spelling); }, "RotaryConcatPart");
+}
+
+}  // namespace

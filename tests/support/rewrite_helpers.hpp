@@ -12,11 +12,13 @@
 #include "support/random_inputs.hpp"
 #include "support/temp_dir.hpp"
 #include "xexp/eval/evaluator.hpp"
+#include "xexp/eval/tensor_util.hpp"
 #include "xexp/infer/infer.hpp"
 #include "xexp/ir/model.hpp"
 #include "xexp/onnx/load.hpp"
 #include "xexp/onnx/save.hpp"
 #include "xexp/rewrite/driver.hpp"
+#include "xexp/rewrite/match.hpp"
 
 namespace xexp::test {
 
@@ -53,6 +55,21 @@ inline ir::ValueId constant_of_shape(ir::Graph& g, ir::ValueId shape, float valu
 inline const ir::Node& producer(const ir::Graph& g, ir::ValueId v) { return g.node(g.value(v).producer); }
 inline std::string input_name(const ir::Graph& g, const ir::Node& n, std::size_t k) {
   return k < n.inputs.size() && n.inputs[k] != ir::kNone ? g.value(n.inputs[k]).name : "";
+}
+// The first node of type `op_type` (throws when there is none).
+inline const ir::Node& only_node(const ir::Graph& g, const std::string& op_type) {
+  for (ir::NodeId id : g.nodes())
+    if (g.node(id).op_type == Symbol(op_type)) return g.node(id);
+  throw Error("no " + op_type + " node");
+}
+// An integer attribute of a node, `fallback` when the node has none.
+inline int64_t int_of(const ir::Node& n, const char* name, int64_t fallback = 0) {
+  const ir::Attribute* a = n.attribute(Symbol(name));
+  return a ? a->i : fallback;
+}
+// The integers of the constant `v` (an initializer or a Constant node's value).
+inline std::vector<int64_t> constant_ints(const ir::Graph& g, ir::ValueId v) {
+  return eval::as_int64s(*rewrite::constant_tensor(g, v));
 }
 
 // Op types as op_types() lists them, for the expected side of a comparison. Not "Ops": xexp::Ops is the

@@ -10,6 +10,7 @@
 #pragma pop_macro("MAP_TYPE")
 #include <onnx/defs/schema.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -100,6 +101,15 @@ inline ir::Model load_case_model(const std::string& text) {
   const std::string path = (dir.path() / "model.onnx").string();
   write_case_model(text, path);
   return load_model(path);
+}
+
+// The ONNX text name of a float element type given as its number ("10": "float16").
+inline std::string float_type_name(const std::string& to) {
+  return to == "1" ? "float" : to == "10" ? "float16" : to == "11" ? "double" : "bfloat16";
+}
+// "int64[3]" for the values "6,4,5".
+inline std::string int64_type(const std::string& values) {
+  return "int64[" + std::to_string(std::count(values.begin(), values.end(), ',') + 1) + "]";
 }
 
 }  // namespace xexp::testing
