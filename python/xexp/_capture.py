@@ -415,14 +415,14 @@ def _group_norm(x, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=T
 
 def _lstm(x, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
     """aten::lstm unrolled over its steps into the cells' arithmetic, as its C++ kernel runs it."""
-    if bidirectional or (train and dropout):
-        raise RuntimeError("a bidirectional LSTM or one with dropout in training")
+    per_layer = 4 if has_biases else 2
+    if bidirectional or (train and dropout) or len(params) != num_layers * per_layer:
+        raise RuntimeError("a bidirectional LSTM, one with projections or with dropout in training")
     steps = x.shape[1 if batch_first else 0]
     if _constant_size(steps) is None:
         raise Error(f"the LSTM's sequence dimension cannot be dynamic with torch {torch.__version__}: its symbolic "
                     "tracing unrolls the LSTM over the traced steps (torch >= 2.2's torch.export keeps one op)")
     x = _unbind(x, 1 if batch_first else 0)
-    per_layer = 4 if has_biases else 2
     hs, cs = [], []
     for layer, (h, c) in enumerate(zip(_unbind(hx[0]), _unbind(hx[1]))):
         w_ih, w_hh, *biases = params[layer * per_layer:(layer + 1) * per_layer]

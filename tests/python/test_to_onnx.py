@@ -339,6 +339,17 @@ def test_dynamic_shapes_export_once_and_run_at_other_sizes(name, optimize, tmp_p
         assert_outputs_match(onx, inputs, torch_outputs(model, inputs), tmp_path / str(k))
 
 
+def test_a_dynamic_batch_leaves_the_optimized_llama_fused_as_the_static_one():
+    """Each size is computed once and the flattened products come back whole: the attention and rotary
+    rules still fuse, the shape arithmetic for GroupQueryAttention's lengths is all that is added."""
+    model, args = torch_models.llama()
+    static = xexp.to_onnx(model, args)
+    dynamic = xexp.to_onnx(model, args, dynamic_shapes={"input_ids": {0: "batch"}})
+    assert histogram(dynamic)["GroupQueryAttention"] == histogram(static)["GroupQueryAttention"] == 2
+    assert histogram(dynamic)["RotaryEmbedding"] == histogram(static)["RotaryEmbedding"] == 4
+    assert len(dynamic.graph.node) <= len(static.graph.node) + 3
+
+
 class BranchOnBatch(torch.nn.Module):
     def forward(self, x):
         return x * 2 if x.shape[0] == 4 else x
