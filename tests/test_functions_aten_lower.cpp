@@ -170,6 +170,56 @@ TEST(AtenLower, ALinearLayerMakeFxFlattenedTo2DIsOneProductOverTheLeadingAxes) {
                               xexp::testing::run_onnxruntime(path, {{"x", input}})[0].second, 1e-6, 1e-6);
 }
 
+// q = nn.Linear(4, 5)(x) on x (batch, 3, 4), then q @ q.transpose(1, 2), as torch 1.13's symbolic make_fx
+// traces them: views to 2-D and back around mm, expands and views around bmm, their sizes computed. Both
+// products come back as one MatMul each, the shape arithmetic left unread.
+TEST(AtenLower, ProductsMakeFxFlattenedAreOneMatMulOverDynamicLeadingAxesToo) {
+  AtenGraph a;
+  const Dim batch = Dim::symbolic("batch");
+  const ir::ValueId x = a.input("x", ElemType::Float, Shape{batch, 3, 4});
+  std::vector<float> w(20);
+  for (std::size_t k = 0; k < w.size(); ++k) w[k] = static_cast<float>(k % 7) * 0.25f - 0.5f;
+  const ir::ValueId weight = a.g.add_initializer("fc.weight", Tensor::from<float>({5, 4}, w));
+  const ir::ValueId b = a.call("sym_size", {x}, "sym_size", ElemType::Int64, Shape{}, {int_attr("dim", 0)});
+  const ir::ValueId rows = a.call("sym_mul", {b, ir::kNone}, "rows", ElemType::Int64, Shape{}, {int_attr("other", 3)});
+  const auto sizes = [&](std::vector<ir::ValueId> given, std::vector<int64_t> values, const std::string& name) {
+    const auto n = static_cast<int64_t>(values.size());
+    return a.call("sym_list", std::move(given), name, ElemType::Int64, Shape{n},
+                  {ir::Attribute::make_ints(Symbol("values"), std::move(values))});
+  };
+  const auto with_size = [&](const char* op, ir::ValueId v, ir::ValueId size, const std::string& name, Shape shape) {
+    return a.call(op, {v, size}, name, ElemType::Float, std::move(shape),
+                  {ir::Attribute::make_strings(Symbol("dynamic_args"), {"size"})});
+  };
+  const ir::ValueId flat = with_size("view", x, sizes({rows, ir::kNone}, {0, 4}, "flat_size"), "flat", Shape{Dim(), 4});
+  const ir::ValueId mm = a.call("mm", {flat, a.call("t", {weight}, "t", ElemType::Float, Shape{4, 5})}, "mm",
+                                ElemType::Float, Shape{Dim(), 5});
+  const ir::ValueId q_size = sizes({b, ir::kNone, ir::kNone}, {0, 3, 5}, "q_size");
+  const ir::ValueId q = with_size("view", mm, q_size, "q", Shape{batch, 3, 5});
+  const ir::ValueId k = a.call("transpose", {q}, "k", ElemType::Float, Shape{batch, 5, 3}, {int_attr("dim0", 1), int_attr("dim1", 2)});
+  const ir::ValueId k_size = sizes({b, ir::kNone, ir::kNone}, {0, 5, 3}, "k_size");
+  const ir::ValueId q3 = with_size("view", with_size("expand", q, q_size, "eq", Shape{batch, 3, 5}), q_size, "q3", Shape{batch, 3, 5});
+  const ir::ValueId k3 = with_size("view", a.call("clone", {with_size("expand", k, k_size, "ek", Shape{batch, 5, 3})}, "ck",
+                                                  ElemType::Float, Shape{batch, 5, 3}),
+                                   k_size, "k3", Shape{batch, 5, 3});
+  const ir::ValueId scores = a.call("bmm", {q3, k3}, "bmm", ElemType::Float, Shape{batch, 3, 3});
+  a.g.add_output(with_size("view", scores, sizes({b, ir::kNone, ir::kNone}, {0, 3, 3}, "s_size"), "s", Shape{batch, 3, 3}));
+  const ir::Model lowered = aten::lower(a.model);
+  EXPECT_EQ(xexp::test::op_types(*lowered.graph),
+            (xexp::test::OpList{"Transpose", "MatMul", "Transpose", "MatMul", "Identity"}));
+  xexp::testing::TempDir dir;
+  const std::string path = (dir.path() / "products.onnx").string();
+  save_model(lowered, path);
+  for (const int64_t n : {1, 2}) {
+    std::vector<float> values(static_cast<std::size_t>(n * 12));
+    for (std::size_t j = 0; j < values.size(); ++j) values[j] = static_cast<float>(j % 5) * 0.3f - 0.6f;
+    const Tensor input = Tensor::from<float>({n, 3, 4}, values);
+    const Tensor ours = tools::run_model(lowered, {{"x", input}})[0];
+    EXPECT_EQ(ours.dims(), (std::vector<int64_t>{n, 3, 3}));
+    xexp::testing::expect_close(ours, xexp::testing::run_onnxruntime(path, {{"x", input}})[0].second, 1e-5, 1e-5);
+  }
+}
+
 // x.view(x.shape[0] * 2, 2) with a dynamic batch, as the capture writes it: the size as int64 scalars
 // (sym_size, sym_mul), the shape gathered by sym_list, given to view as an input named in dynamic_args.
 TEST(AtenLower, ASizeComputedFromADynamicDimensionIsComputedInTheGraph) {

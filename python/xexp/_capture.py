@@ -95,8 +95,9 @@ def _sym_expr(size):
 class _Sizes:
     """Reads the trace's sizes: a number, or an expression over the symbols of the dynamic dimensions."""
 
-    def __init__(self, names, replacements=None):
+    def __init__(self, names, sources=None, replacements=None):
         self.names = names                      # sympy symbol -> dimension name (the dynamic ones)
+        self.sources = sources or {}            # sympy symbol -> (input name, dimension) that gives it
         self.replacements = replacements or {}  # sympy symbol -> the expression the trace found it equal to
 
     def resolve(self, size):
@@ -284,7 +285,7 @@ def _export(model, bound, named_inputs, dynamic):
                         f"({output_spec.target}): the forward updates a buffer or input in place")
         outputs.append(result)
 
-    names = {}
+    names, sources = {}, {}
     for node, (name, weight) in placeholders.items():
         for d, dim_name in dynamic.get(name, {}).items() if weight is None else ():
             size = node.meta["val"].shape[d]
@@ -292,7 +293,9 @@ def _export(model, bound, named_inputs, dynamic):
                 raise Error(f"torch.export made dynamic dimension '{dim_name}' (dimension {d} of '{name}') static: "
                             f"{size}")
             names[_sym_expr(size)] = dim_name
-    return _Traced(program.graph, program.graph_module, placeholders, outputs, _export_module_stack, _Sizes(names))
+            sources.setdefault(_sym_expr(size), (name, d))
+    return _Traced(program.graph, program.graph_module, placeholders, outputs, _export_module_stack,
+                   _Sizes(names, sources))
 
 
 # ---- torch 1.13: make_fx -------------------------------------------------------------------------------
@@ -305,6 +308,7 @@ def _lift_weights(model, bound, named_inputs):
     weights.update(model.named_buffers())
     weight_names = list(weights)
     input_names = [name for name, _ in named_inputs]
+    rnns = [m for m in model.modules() if isinstance(m, torch.nn.RNNBase)]
 
     def forward(*flat):
         values = dict(zip(weight_names, flat[:len(weight_names)]))
@@ -317,9 +321,21 @@ def _lift_weights(model, bound, named_inputs):
                 value = type(value)(inputs[f"{name}_{k}"] for k in range(len(value)))
             call_args[name] = value
         bound_call = inspect.BoundArguments(bound.signature, call_args)
-        return stateless.functional_call(model, values, bound_call.args, bound_call.kwargs)
+        # An RNN reads its weights from a list (_flat_weights) functional_call does not swap.
+        handles = [m.register_forward_pre_hook(_read_flat_weights) for m in rnns]
+        saved = [m._flat_weights for m in rnns]
+        try:
+            return stateless.functional_call(model, values, bound_call.args, bound_call.kwargs)
+        finally:
+            for m, flat_weights, handle in zip(rnns, saved, handles):
+                handle.remove()
+                m._flat_weights = flat_weights
 
     return forward, weight_names, weights
+
+
+def _read_flat_weights(rnn, args):
+    rnn._flat_weights = [getattr(rnn, name) for name in rnn._flat_weights_names]
 
 
 def _linear(x, weight, bias=None):
@@ -327,10 +343,19 @@ def _linear(x, weight, bias=None):
     return y if bias is None else y + bias
 
 
+def _constant_size(size):
+    """A size as an int, or None when it depends on a dynamic dimension. torch 1.13 gives the tensors
+    its symbolic tracing computes symbolic sizes throughout, the static ones as constant expressions."""
+    if isinstance(size, int):
+        return size
+    expr = _sym_expr(size)
+    return int(expr) if expr.is_number else None
+
+
 def _static_size(x, dim, what):
-    size = x.shape[dim]
-    if not isinstance(size, int):
-        raise RuntimeError(f"{what} of a symbolic dimension ({size})")
+    size = _constant_size(x.shape[dim])
+    if size is None:
+        raise RuntimeError(f"{what} of a symbolic dimension ({x.shape[dim]})")
     return size
 
 
@@ -380,26 +405,101 @@ def _getitem(tensor, index):
     return aten.index(tensor, [tensors.get(d) for d in range(max(tensors) + 1)]) if tensors else tensor
 
 
+def _group_norm(x, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
+    aten = torch.ops.aten  # native_group_norm has a symbolic decomposition, group_norm's C++ reads sizes
+    spatial = 1
+    for size in x.shape[2:]:
+        spatial = spatial * size
+    return aten.native_group_norm(x, weight, bias, x.shape[0], x.shape[1], spatial, num_groups, eps)[0]
+
+
+def _lstm(x, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    """aten::lstm unrolled over its steps into the cells' arithmetic, as its C++ kernel runs it."""
+    per_layer = 4 if has_biases else 2
+    if bidirectional or (train and dropout) or len(params) != num_layers * per_layer:
+        raise RuntimeError("a bidirectional LSTM, one with projections or with dropout in training")
+    steps = x.shape[1 if batch_first else 0]
+    if _constant_size(steps) is None:
+        raise Error(f"the LSTM's sequence dimension cannot be dynamic with torch {torch.__version__}: its symbolic "
+                    "tracing unrolls the LSTM over the traced steps (torch >= 2.2's torch.export keeps one op)")
+    x = _unbind(x, 1 if batch_first else 0)
+    hs, cs = [], []
+    for layer, (h, c) in enumerate(zip(_unbind(hx[0]), _unbind(hx[1]))):
+        w_ih, w_hh, *biases = params[layer * per_layer:(layer + 1) * per_layer]
+        outputs = []
+        for step in x:
+            gates = torch.matmul(step, w_ih.t()) + torch.matmul(h, w_hh.t())
+            for b in biases:
+                gates = gates + b
+            i, f, g, o = _chunk(gates, 4, 1)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            h = torch.sigmoid(o) * torch.tanh(c)
+            outputs.append(h)
+        x = outputs
+        hs.append(h)
+        cs.append(c)
+    return torch.stack(x, 1 if batch_first else 0), torch.stack(hs), torch.stack(cs)
+
+
+def _baddbmm_meta(self, batch1, batch2, *, beta=1, alpha=1):
+    return batch1.new_empty((batch1.shape[0], batch1.shape[1], batch2.shape[2]))
+
+
+def _float_of_size(size):
+    """float() of a symbolic size (math.sqrt of a head size, say): its number when it is constant."""
+    number = _constant_size(size)
+    if number is None:
+        raise TypeError(f"float() of a size computed from a dynamic dimension ({size})")
+    return float(number)
+
+
+def _integer_arange(arange):
+    """torch.arange for torch 1.13's symbolic tracing, which types an arange to a symbolic size float32:
+    int64, as for ints, when no dtype is given and every bound is an int or a size."""
+    def arange_of_sizes(*args, **kwargs):
+        if kwargs.get("dtype") is None and all(isinstance(a, int) or type(a).__name__ in ("SymIntNode", "SymInt")
+                                               for a in args):
+            kwargs["dtype"] = torch.int64
+        return arange(*args, **kwargs)
+
+    return arange_of_sizes
+
+
 @contextlib.contextmanager
 def _symbolic_kernels():
     """Python kernels for what torch 1.13 runs in C++ reading concrete sizes, which its symbolic tracing
-    then runs instead: linear, split, chunk and unbind (which make_fx decomposes first; torch's own Python
-    kernels stay), and Tensor.__getitem__."""
-    key = torch._C.DispatchKey.CompositeImplicitAutograd
+    then runs instead: linear, split, chunk, unbind, group_norm and lstm (which make_fx decomposes first;
+    torch's own Python kernels stay), and Tensor.__getitem__; baddbmm's missing symbolic meta function
+    (nn.MultiheadAttention's masked scores); float() of a constant symbolic size; torch.arange's dtype."""
+    from torch._meta_registrations import meta_table
+
+    aten, key = torch.ops.aten, torch._C.DispatchKey.CompositeImplicitAutograd
     added = []
-    for op, kernel in ((torch.ops.aten.linear.default, _linear), (torch.ops.aten.split.Tensor, _split),
-                       (torch.ops.aten.chunk.default, _chunk), (torch.ops.aten.unbind.int, _unbind)):
+    for op, kernel in ((aten.linear.default, _linear), (aten.split.Tensor, _split), (aten.chunk.default, _chunk),
+                       (aten.unbind.int, _unbind), (aten.group_norm.default, _group_norm),
+                       (aten.lstm.input, _lstm)):
         if key not in op.py_kernels:
             op.py_kernels[key] = kernel
             added.append(op)
-    getitem = torch.Tensor.__getitem__
-    torch.Tensor.__getitem__ = _getitem
+    added_meta = aten.baddbmm.default not in meta_table
+    if added_meta:
+        meta_table[aten.baddbmm.default] = _baddbmm_meta
+    size_class = getattr(torch, "SymIntNode", None)  # torch 1.13's symbolic size, which lacks __float__
+    added_float = size_class is not None and not hasattr(size_class, "__float__")
+    if added_float:
+        size_class.__float__ = _float_of_size
+    getitem, arange = torch.Tensor.__getitem__, torch.arange
+    torch.Tensor.__getitem__, torch.arange = _getitem, _integer_arange(arange)
     try:
         yield
     finally:
-        torch.Tensor.__getitem__ = getitem
+        torch.Tensor.__getitem__, torch.arange = getitem, arange
+        if added_float:
+            del size_class.__float__
         for op in added:
             del op.py_kernels[key]
+        if added_meta:
+            del meta_table[aten.baddbmm.default]
 
 
 @contextlib.contextmanager
@@ -451,7 +551,7 @@ def _symbolic_sizes(graph_module, placeholders, dynamic):
     import sympy  # torch 1.13's symbolic shapes need it
 
     env = graph_module.shape_env
-    names, places = {}, {}
+    names, places, sources = {}, {}, {}
     for node, (name, weight) in placeholders.items():
         for d, dim_name in (dynamic.get(name, {}).items() if weight is None else ()):
             size, where = node.meta["val"].shape[d], f"dimension {d} of '{name}'"
@@ -463,7 +563,8 @@ def _symbolic_sizes(graph_module, placeholders, dynamic):
                 raise Error(f"dynamic dimensions '{names[symbol]}' and '{dim_name}' were traced at the same size, which "
                             f"torch {torch.__version__} gives one symbol: trace them with different sizes")
             names[symbol], places[symbol] = dim_name, where
-    sizes = _Sizes(names, replacements=dict(env.replacements))
+            sources.setdefault(symbol, (name, d))
+    sizes = _Sizes(names, sources, dict(env.replacements))
     for symbol, dim_name in names.items():
         fixed = sizes.resolve_expr(symbol)
         if isinstance(fixed, int):
@@ -473,9 +574,11 @@ def _symbolic_sizes(graph_module, placeholders, dynamic):
     # side of it. A guard on a size alone is its test for zero (torch's own checks), which sizes pass, one
     # that a size is not 0 or 1 (broadcasting, contiguity) is what torch.export assumes of a dynamic
     # dimension too, and one made computing a view's strides (as_strided's meta kernel, on the stack the
-    # guard records) decides nothing an ONNX graph, without strides, holds.
+    # guard records) decides nothing an ONNX graph, without strides, holds. Nor does one made clamping a
+    # slice's bounds to the size (slice_forward, x[:t] of a fixed-size buffer): ONNX's Slice clamps them
+    # the same way at any size.
     for guard, value, stack in env.guards:
-        if "as_strided" in stack:
+        if "as_strided" in stack or "slice_forward" in stack:
             continue
         condition = sizes.resolve_expr(guard)
         compares = getattr(condition, "is_Relational", False) or isinstance(condition, sympy.logic.boolalg.BooleanFunction)
@@ -515,9 +618,9 @@ def _make_fx(model, bound, named_inputs, dynamic):
             cause = f"{type(e).__name__}: {e}"
             if symbolic:
                 raise Error(f"torch {torch.__version__} could not trace the model with symbolic sizes (dynamic_shapes): "
-                            f"{cause}. Its symbolic tracing is partial (nn.MultiheadAttention, the LSTM and some "
-                            "convolution stacks fail): export without dynamic_shapes, or with torch >= 2.2 "
-                            "(torch.export)") from None
+                            f"{cause}. Its symbolic tracing is partial (the height and width through a stack of "
+                            "convolutions and poolings fail, say): export without dynamic_shapes, or with torch >= "
+                            "2.2 (torch.export)") from None
             raise Error(f"torch could not trace the model: {cause}") from None
     names = weight_names + [name for name, _ in named_inputs]
     placeholders = {node: (name, weights.get(name) if k < len(weight_names) else None) for k, (node, name) in
@@ -596,6 +699,7 @@ class _Writer:
         self.value_info = []
         self.names = {}  # FX node -> ONNX value name
         self.size_values = {}  # FX node of a size that does not depend on a dynamic dimension -> the size
+        self.size_names = {}  # a size's expression or a shape's (names, numbers) -> its value's name
         self.order = {node: k for k, node in enumerate(traced.graph.nodes)}
         self.unsupported = []
 
@@ -649,8 +753,16 @@ class _Writer:
         if isinstance(resolved, int):
             self.size_values[node] = resolved
             return
+        # One node per size: the trace reads a size again from every tensor that has it, which would
+        # leave a Shape of each of those tensors in the graph (no optimizer can tell they are equal).
+        if resolved in self.size_names:
+            self.names[node] = self.size_names[resolved]
+            return
         where = f"node '{node.name}'"
-        if node.target in SIZE_OPERATORS:
+        if resolved in self.sizes.sources:  # a dynamic dimension: read from the input that declared it
+            source, dim = self.sizes.sources[resolved]
+            op, inputs, attributes = "sym_size", [source], [self.attribute("dim", dim, where)]
+        elif node.target in SIZE_OPERATORS:
             op, inputs, attributes = SIZE_OPERATORS[node.target], [], []
             for arg_name, value in zip(("self", "other"), node.args):
                 value = self.size_values.get(value, value)
@@ -663,7 +775,7 @@ class _Writer:
             op, inputs = "sym_size", [self.names[node.args[0]]]
             attributes = [self.attribute("dim", node.args[1], where)]
         self.emit(op, inputs, [node.name], node.name, node, attributes)
-        self.names[node] = node.name
+        self.names[node] = self.size_names[resolved] = node.name
         self.add_int64(node.name, [])
 
     def dynamic_argument(self, value, node, arg_name):
@@ -674,12 +786,14 @@ class _Writer:
         items = [self.size_values.get(v, v) for v in value]
         if not any(isinstance(v, torch.fx.Node) for v in items):
             return None, list(items)
-        name = f"{node.name}_{arg_name}"
         inputs = [self.names[v] if isinstance(v, torch.fx.Node) else "" for v in items]
         values = [0 if isinstance(v, torch.fx.Node) else v for v in items]
-        self.emit("sym_list", inputs, [name], name, node, [onnx.helper.make_attribute("values", values)])
-        self.add_int64(name, [len(items)])
-        return name, None
+        key = (tuple(inputs), tuple(values))
+        if key not in self.size_names:  # a shape given to several calls is computed once
+            name = self.size_names[key] = f"{node.name}_{arg_name}"
+            self.emit("sym_list", inputs, [name], name, node, [onnx.helper.make_attribute("values", values)])
+            self.add_int64(name, [len(items)])
+        return self.size_names[key], None
 
     # ---- aten calls ------------------------------------------------------------------------------------
     def functional_name(self, node, where):

@@ -25746,6 +25746,7 @@ inline void add_elementwise_converters(ConverterTable& table) {
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26128,17 +26129,18 @@ inline void batch_norm(NodeLowering& c) {
 
 // native_group_norm(input, weight, bias, N, C, HxW, group, eps): each group of channels normalized as
 // one instance (InstanceNormalization over (N, group, -1)), then the per-channel affine.
+// The batch may be dynamic (N computed): Reshape's 0 keeps it, and the input's Shape restores it.
 inline void group_norm(NodeLowering& c) {
   refuse_read_outputs(c, 1, "mean and reciprocal standard deviation");
-  const std::vector<int64_t> dims = c.static_input_shape(0);
   const int64_t groups = c.i("group");
   const ElemType t = c.input_type(0);
-  const std::string grouped = c.g.op.Reshape(c.input(0), std::vector<int64_t>{dims[0], groups, -1});
+  const std::string grouped = c.g.op.Reshape(c.input(0), std::vector<int64_t>{0, groups, -1});
   const std::string ones = c.g.make_initializer("", filled(t, {groups}, 1.0)), zeros = c.g.make_initializer("", filled(t, {groups}, 0.0));
   std::string y = c.g.op.InstanceNormalization(grouped, ones, zeros, {{"epsilon", c.f("eps", 1e-5)}});
-  y = c.g.op.Reshape(y, dims);
-  std::vector<int64_t> per_channel(dims.size() - 1, 1);
-  per_channel[0] = dims[1];
+  const std::optional<std::vector<int64_t>> dims = static_dims(c.input_shape(0));
+  y = dims ? c.g.op.Reshape(y, *dims) : c.g.op.Reshape(y, c.g.op.Shape(c.input(0)));
+  std::vector<int64_t> per_channel(c.input_rank(0) - 1, 1);
+  per_channel[0] = c.i("C");
   if (c.has_input(1)) y = c.g.op.Mul(y, c.g.op.Reshape(c.input(1), per_channel));
   if (c.has_input(2)) y = c.g.op.Add(y, c.g.op.Reshape(c.input(2), per_channel));
   c.result(y);
@@ -26378,7 +26380,9 @@ XEXP_INLINE const ConverterTable& converter_table() {
 // mm or addmm, then view back to (..., n). torch.export and torch.onnx.export keep one product over
 // the leading axes, which the optimizer fuses further (a bias into SkipLayerNormalization, attention
 // projections into one MatMul); the views around a 2-D product hide it from those rules. This pass
-// puts the product back on the aten graph: matmul(x, w) (+ add(bias)) in place of the three calls.
+// puts the product back on the aten graph: matmul(x, w) (+ add(bias)) in place of the three calls. So
+// for a batched matmul (q @ k.transpose(-1, -2)), which make_fx traces as expand, view, bmm, view.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26400,30 +26404,89 @@ inline bool is_one(const ir::Attribute* a) {
   return !a || (a->type == ir::AttrType::Int ? a->i == 1 : a->f == 1.0f);
 }
 
-inline std::optional<std::vector<int64_t>> static_dims_of(const ir::Value& v) {
-  if (!v.shape) return std::nullopt;
-  std::vector<int64_t> dims;
-  for (const Dim& d : *v.shape) {
-    if (!d.is_static()) return std::nullopt;
-    dims.push_back(d.value());
-  }
-  return dims;
-}
+// Whether `a` and `b` are known to be the same size (static or one dynamic dimension's name).
+inline bool same_dim(const Dim& a, const Dim& b) { return !a.is_unknown() && a == b; }
 
-// The value `view` reads when it only flattens the leading axes of a tensor of rank >= 3 to 2-D.
+// The value `view` reads when it only flattens the leading axes of a tensor of rank >= 3 to 2-D: a
+// view to rank 2 keeping the last dimension (static, so that the first is the product of the others,
+// which may be dynamic).
 inline std::optional<ir::ValueId> flattened_input(const ir::Graph& g, ir::ValueId flat) {
   const ir::Value& v = g.value(flat);
   if (v.producer == ir::kNone || v.uses.size() != 1 || !is_aten_view(g.node(v.producer))) return std::nullopt;
   const ir::ValueId x = g.node(v.producer).inputs.at(0);
-  const auto x_dims = static_dims_of(g.value(x)), flat_dims = static_dims_of(v);
-  if (!x_dims || !flat_dims || x_dims->size() < 3 || flat_dims->size() != 2) return std::nullopt;
-  int64_t rows = 1;
-  for (std::size_t k = 0; k + 1 < x_dims->size(); ++k) rows *= (*x_dims)[k];
-  if ((*flat_dims)[0] != rows || (*flat_dims)[1] != x_dims->back()) return std::nullopt;
+  const ir::Value& xv = g.value(x);
+  if (!xv.shape || !v.shape || xv.shape->size() < 3 || v.shape->size() != 2) return std::nullopt;
+  if (!xv.shape->back().is_static() || !same_dim(xv.shape->back(), v.shape->back())) return std::nullopt;
+  return x;
+}
+
+// The value a bmm input was made from when it is make_fx's flattening of a batched matmul operand:
+// view(clone?(expand(x))) to (batch, m, k), with the expand changing no dimension of x (rank >= 3) and
+// the view keeping its last two.
+inline std::optional<ir::ValueId> batched_operand(const ir::Graph& g, ir::ValueId flat) {
+  auto single_use_aten = [&](ir::ValueId v, std::string_view op) -> const ir::Node* {
+    const ir::Value& value = g.value(v);
+    if (value.producer == ir::kNone || value.uses.size() != 1) return nullptr;
+    const ir::Node& n = g.node(value.producer);
+    return n.domain.view() == "aten" && n.op_type.view() == op ? &n : nullptr;
+  };
+  const ir::Value& v = g.value(flat);
+  if (v.producer == ir::kNone || v.uses.size() != 1 || !is_aten_view(g.node(v.producer))) return std::nullopt;
+  ir::ValueId expanded = g.node(v.producer).inputs.at(0);
+  if (const ir::Node* clone = single_use_aten(expanded, "clone")) expanded = clone->inputs.at(0);
+  const ir::Node* expand = single_use_aten(expanded, "expand");
+  if (!expand) return std::nullopt;
+  const ir::ValueId x = expand->inputs.at(0);
+  const std::optional<Shape>& x_shape = g.value(x).shape;
+  const std::optional<Shape>& e_shape = g.value(expanded).shape;
+  if (!x_shape || !e_shape || !v.shape || x_shape->size() < 3 || v.shape->size() != 3) return std::nullopt;
+  if (!std::equal(x_shape->begin(), x_shape->end(), e_shape->begin(), e_shape->end(), same_dim)) return std::nullopt;
+  const std::size_t r = x_shape->size();
+  if (!same_dim((*v.shape)[1], (*x_shape)[r - 2]) || !same_dim((*v.shape)[2], (*x_shape)[r - 1])) return std::nullopt;
   return x;
 }
 
 }  // namespace detail
+
+// Rewrites every view -> bmm -> view that make_fx traces for a matmul of tensors of rank >= 3 (the
+// operands expanded to their broadcast shape, flattened to 3-D, the product viewed back) as one matmul,
+// when the operands need no broadcasting: the optimizer's attention rules read what torch.onnx.export
+// writes, one MatMul, and those views over dynamic batch sizes are nothing it folds. Returns how many it
+// restored.
+inline std::size_t restore_batched_matmuls(ir::Graph& g) {
+  std::vector<ir::NodeId> products;
+  for (ir::NodeId id : g.nodes())
+    if (g.node(id).domain.view() == "aten" && g.node(id).op_type.view() == "bmm") products.push_back(id);
+  std::size_t restored = 0;
+  for (ir::NodeId id : products) {
+    const ir::Node& product = g.node(id);
+    const std::optional<ir::ValueId> a = detail::batched_operand(g, product.inputs.at(0));
+    const std::optional<ir::ValueId> b = detail::batched_operand(g, product.inputs.at(1));
+    const ir::Value& out = g.value(product.outputs.at(0));
+    if (!a || !b || out.uses.size() != 1 || out.is_graph_output()) continue;
+    const ir::NodeId back_id = out.uses[0].node;
+    const ir::Node& back = g.node(back_id);
+    const Shape &a_shape = *g.value(*a).shape, &b_shape = *g.value(*b).shape;
+    const std::optional<Shape>& back_shape = g.value(back.outputs.at(0)).shape;
+    const std::size_t r = a_shape.size();
+    if (!detail::is_aten_view(back) || !back_shape || back_shape->size() != r || b_shape.size() != r) continue;
+    Shape expected(a_shape.begin(), a_shape.end() - 1);  // a's batch axes and rows, b's columns
+    expected.push_back(b_shape.back());
+    if (!std::equal(a_shape.begin(), a_shape.end() - 2, b_shape.begin(), detail::same_dim) ||
+        !std::equal(expected.begin(), expected.end(), back_shape->begin(), back_shape->end(), detail::same_dim))
+      continue;
+    const ir::ValueId result = back.outputs[0];
+    const ir::NodeId before = back.next;
+    const std::string name = back.name, metadata = product.unknown;
+    g.remove_node(back_id);
+    g.remove_node(id);  // the views and expands that fed it are no longer read: the lowering skips them
+    const ir::NodeId matmul =
+        g.add_node(Symbol("matmul"), {*a, *b}, {result}, {}, name, Symbol("aten"), before);
+    g.node(matmul).unknown = metadata;
+    ++restored;
+  }
+  return restored;
+}
 
 // Rewrites every view -> mm/addmm -> view over the leading axes of `g` (an aten-domain graph) as one
 // matmul (and an add of the bias). Returns how many products it restored.
@@ -26445,12 +26508,12 @@ inline std::size_t restore_linear_layers(ir::Graph& g) {
     if (!x || out.uses.size() != 1 || out.is_graph_output()) continue;
     const ir::NodeId back_id = out.uses[0].node;
     const ir::Node& back = g.node(back_id);
-    const auto x_dims = detail::static_dims_of(g.value(*x)), out_dims = detail::static_dims_of(out);
-    const auto back_dims = detail::static_dims_of(g.value(back.outputs.at(0)));
-    if (!detail::is_aten_view(back) || !x_dims || !out_dims || !back_dims) continue;
-    std::vector<int64_t> expected(x_dims->begin(), x_dims->end() - 1);
-    expected.push_back(out_dims->back());
-    if (*back_dims != expected) continue;
+    const Shape& x_shape = *g.value(*x).shape;
+    const std::optional<Shape>& back_shape = g.value(back.outputs.at(0)).shape;
+    if (!detail::is_aten_view(back) || !out.shape || !back_shape) continue;
+    Shape expected(x_shape.begin(), x_shape.end() - 1);  // the leading axes, then the product's last
+    expected.push_back(out.shape->back());
+    if (!std::equal(expected.begin(), expected.end(), back_shape->begin(), back_shape->end(), detail::same_dim)) continue;
 
     const ir::ValueId weight = product.inputs.at(slot + 1), result = back.outputs[0];
     const ir::ValueId bias = with_bias ? product.inputs[0] : ir::kNone;
@@ -26464,7 +26527,7 @@ inline std::size_t restore_linear_layers(ir::Graph& g) {
     if (with_bias) {
       matmul_out = g.add_value(g.unique_value_name(name + "_matmul"));
       g.value(matmul_out).elem = type;
-      g.value(matmul_out).shape = make_shape(expected);
+      g.value(matmul_out).shape = expected;
     }
     const ir::NodeId matmul = g.add_node(Symbol("matmul"), {*x, weight}, {matmul_out}, {}, g.unique_node_name(name + "_matmul"),
                                          Symbol("aten"), before);
@@ -26661,6 +26724,7 @@ inline ir::Model lower(const ir::Model& aten, const LowerOptions& options = {}) 
   if (!is_aten_model(aten)) throw Error("not an aten-domain model: it imports no opset of domain 'aten'");
   const std::unique_ptr<ir::Graph> graph = ir::clone(*aten.graph);
   restore_linear_layers(*graph);
+  restore_batched_matmuls(*graph);
   return detail::Lowering(*graph, options).run();
 }
 

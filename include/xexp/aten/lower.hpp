@@ -187,6 +187,7 @@ inline ir::Model lower(const ir::Model& aten, const LowerOptions& options = {}) 
   if (!is_aten_model(aten)) throw Error("not an aten-domain model: it imports no opset of domain 'aten'");
   const std::unique_ptr<ir::Graph> graph = ir::clone(*aten.graph);
   restore_linear_layers(*graph);
+  restore_batched_matmuls(*graph);
   return detail::Lowering(*graph, options).run();
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -98,17 +99,18 @@ inline void batch_norm(NodeLowering& c) {
 
 // native_group_norm(input, weight, bias, N, C, HxW, group, eps): each group of channels normalized as
 // one instance (InstanceNormalization over (N, group, -1)), then the per-channel affine.
+// The batch may be dynamic (N computed): Reshape's 0 keeps it, and the input's Shape restores it.
 inline void group_norm(NodeLowering& c) {
   refuse_read_outputs(c, 1, "mean and reciprocal standard deviation");
-  const std::vector<int64_t> dims = c.static_input_shape(0);
   const int64_t groups = c.i("group");
   const ElemType t = c.input_type(0);
-  const std::string grouped = c.g.op.Reshape(c.input(0), std::vector<int64_t>{dims[0], groups, -1});
+  const std::string grouped = c.g.op.Reshape(c.input(0), std::vector<int64_t>{0, groups, -1});
   const std::string ones = c.g.make_initializer("", filled(t, {groups}, 1.0)), zeros = c.g.make_initializer("", filled(t, {groups}, 0.0));
   std::string y = c.g.op.InstanceNormalization(grouped, ones, zeros, {{"epsilon", c.f("eps", 1e-5)}});
-  y = c.g.op.Reshape(y, dims);
-  std::vector<int64_t> per_channel(dims.size() - 1, 1);
-  per_channel[0] = dims[1];
+  const std::optional<std::vector<int64_t>> dims = static_dims(c.input_shape(0));
+  y = dims ? c.g.op.Reshape(y, *dims) : c.g.op.Reshape(y, c.g.op.Shape(c.input(0)));
+  std::vector<int64_t> per_channel(c.input_rank(0) - 1, 1);
+  per_channel[0] = c.i("C");
   if (c.has_input(1)) y = c.g.op.Mul(y, c.g.op.Reshape(c.input(1), per_channel));
   if (c.has_input(2)) y = c.g.op.Add(y, c.g.op.Reshape(c.input(2), per_channel));
   c.result(y);
