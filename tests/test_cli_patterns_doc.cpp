@@ -44,6 +44,28 @@ TEST(CliPatternsDoc, TheCommittedCatalogueIsWhatTheRulesPrint) {
       << "docs/patterns.md is stale: xexp patterns --markdown > docs/patterns.md";
 }
 
+// A capture prints its letter (docs/patterns.md, --explain): the letter is the first of its C++ name, so
+// that `Const<'b'> b` reads back to the code. Two captures of one initial in a rule take its two cases
+// (`Const<'s'> s1; Const<'S'> s2`).
+TEST(CliPatternsDoc, EveryCaptureLetterIsTheFirstOfItsName) {
+  const std::regex declaration(R"(\b(Var|Const|Opt|Int|Ints|Float|Str)<'(.)'>\s+([A-Za-z_]\w*))");
+  int captures = 0;
+  std::vector<std::string> misnamed;
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(in_dir(XEXP_SOURCE_DIR, "/include/xexp/patterns"))) {
+    if (entry.path().extension() != ".hpp") continue;
+    const std::string text = read_file(entry.path().string());
+    for (std::sregex_iterator it(text.begin(), text.end(), declaration), end; it != end; ++it) {
+      ++captures;
+      const char letter = (*it)[2].str()[0], initial = (*it)[3].str()[0];
+      if (std::tolower(static_cast<unsigned char>(letter)) != std::tolower(static_cast<unsigned char>(initial)))
+        misnamed.push_back(entry.path().filename().string() + ": " + it->str());
+    }
+  }
+  EXPECT_GT(captures, 400);  // the scan reads the rules
+  EXPECT_TRUE(misnamed.empty()) << ::testing::PrintToString(misnamed);
+}
+
 // gpt_erf_L1 (torch, opset 18) has LayerNormalization nodes already: the rule's root op type (Div)
 // matches the attention's scaling, whose numerator is a MatMul, not the centred input.
 TEST(CliExplain, SaysWhyARuleDidNotMatchAtEachNode) {
