@@ -5,6 +5,7 @@
 // code block marked `<!-- source: PATH -->` is a verbatim part of that file.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -42,6 +43,41 @@ TEST(CliPatternsDoc, TheCommittedCatalogueIsWhatTheRulesPrint) {
   EXPECT_NE(r.out.find("### LayerNormalization (priority 1)"), std::string::npos);
   EXPECT_EQ(read_file(in_dir(XEXP_SOURCE_DIR, "/docs/patterns.md")), r.out)
       << "docs/patterns.md is stale: xexp patterns --markdown > docs/patterns.md";
+}
+
+// Each catalogue entry (a rule's cases, "  |  " apart) prints a named sub-pattern by its letter and
+// defines it once, in a case's "where S = ...": no "S=..." in place, no definition twice. And an entry
+// stays readable: under 1,500 characters, but for the attention rules, whose replacements still spell
+// the heads' layout out in every branch of their choices.
+TEST(CliPatternsDoc, NamesPrintOnceAndEntriesStayShort) {
+  const xexp::testing::CommandResult r = xexp::testing::run_xexp("patterns --markdown");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::regex defined_in_place(R"((^|[^\w.])[A-Za-z]=[^=])");
+  const std::vector<std::string> long_ones = {"Attention", "AttentionOneHead", "MultiHeadAttention",
+                                              "MultiHeadAttentionOneHead", "MultiHeadAttentionKeyPadding"};
+  std::istringstream lines(r.out);
+  std::string rule;
+  int entries = 0;
+  for (std::string line, previous; std::getline(lines, line); previous = line) {
+    if (line.rfind("### ", 0) == 0) rule = line.substr(4, line.find(" (priority") - 4);
+    if (previous != "```" || line.empty() || line == "```") continue;
+    ++entries;
+    EXPECT_FALSE(std::regex_search(line, defined_in_place)) << rule << ": " << line;
+    std::vector<std::string> definitions;
+    for (std::size_t at = line.find("  where "); at != std::string::npos;
+         at = line.find("  where ", at + 1)) {
+      const std::size_t end = std::min(line.find("  |  ", at), line.size());
+      std::istringstream clause(line.substr(at + 8, end - at - 8));
+      for (std::string definition; std::getline(clause, definition, ';');)
+        definitions.push_back(definition.substr(definition.find_first_not_of(' ')));
+    }
+    std::sort(definitions.begin(), definitions.end());
+    EXPECT_EQ(std::adjacent_find(definitions.begin(), definitions.end()), definitions.end())
+        << rule << ": " << line;
+    const bool long_one = std::find(long_ones.begin(), long_ones.end(), rule) != long_ones.end();
+    EXPECT_LT(line.size(), long_one ? 10'000u : 1'500u) << rule << ": " << line;
+  }
+  EXPECT_GT(entries, 100);
 }
 
 // A capture prints its letter (docs/patterns.md, --explain): the letter is the first of its C++ name, so
