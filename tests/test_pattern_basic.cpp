@@ -268,7 +268,8 @@ TEST(PatternDescribe, RulesPrintThemselves) {
   auto rule = [](const char* name) { return rewrite::rules_from_string(name).at(0); };
   EXPECT_EQ(rule("Cast")->describe(), "Cast: Cast(x, to=t) -> x  when (dtype(x) == t)  [P0]");
   EXPECT_EQ(rule("TransposeTranspose")->describe(),
-            "TransposeTranspose: Transpose(i=shared(Transpose(x, perm=p)), perm=q) -> "
-            "choose(is_identity_perm(compose(p, q)), x, Transpose(x, perm=compose(p, q)))  "
-            "when (is_identity_perm(compose(p, q)) || single_use(i))  [P0]");
+            "TransposeTranspose: Transpose(i, perm=s) -> "
+            "choose(is_identity_perm(compose(f, s)), x, Transpose(x, perm=compose(f, s)))  "
+            "when (is_identity_perm(compose(f, s)) || single_use(i))  "
+            "where i = shared(Transpose(x, perm=f))  [P0]");
 }

@@ -311,7 +311,8 @@ TEST(PatternClipClip, CrossedBoundsGiveTheSameNumbers) {
 }
 
 TEST(PatternCleanupDescribe, OptionalInputsPrintThemselves) {
-  EXPECT_EQ(rewrite::rules_from_string("ClipClip").front()->describe(),
-            "ClipClip: o=Clip(i=Clip(x, L, H), l, h) -> Clip(x, choose(present(l), l, L), choose(present(h), h, H))  "
-            "when clips_merge(o, i)  [P1]");
+  EXPECT_EQ(
+      rewrite::rules_from_string("ClipClip").front()->describe(),
+      "ClipClip: o -> Clip(x, choose(present(l), l, L), choose(present(h), h, H))  when clips_merge(o, i)  "
+      "where o = Clip(i, l, h); i = Clip(x, L, H)  [P1]");
 }

@@ -159,7 +159,8 @@ TEST(RewriteDsl, AnOpFamilyWithAnyFurtherInputs) {
   auto unary = named<'u'>(op<"Relu|Sigmoid">(Concat(x, etc)));
   RulePtr r = rule("FirstPart").match(unary).to(rebuild(unary, input<0> = x));
   EXPECT_EQ(r->roots().size(), 2u);
-  EXPECT_EQ(r->describe(), "FirstPart: u=Relu|Sigmoid(Concat(x, etc)) -> rebuild(u, input0=x)  [P0]");
+  EXPECT_EQ(r->describe(),
+            "FirstPart: u -> rebuild(u, input0=x)  where u = Relu|Sigmoid(Concat(x, etc))  [P0]");
   for (const char* op : {"Relu", "Sigmoid", "Tanh"}) {
     Model m = test::model_with_opset(18);
     Graph& g = *m.graph;
@@ -206,7 +207,7 @@ TEST(RewriteDsl, AlsoSendsAMatchedValuesConsumersToAnotherOutput) {
   RulePtr r = rule("AddNeg").match(op<"Neg">(sum)).to(fused, also(sum, output<1>(fused)));
   EXPECT_EQ(
       r->describe(),
-      "AddNeg: Neg(s=shared(Add(a, b))) -> test.AddNeg(a, b), also(s -> output1(test.AddNeg(a, b)))  [P0]");
+      "AddNeg: Neg(s) -> f, also(s -> output1(f))  where s = shared(Add(a, b)); f = test.AddNeg(a, b)  [P0]");
   Model m = test::model_with_opset(18);
   Graph& g = *m.graph;
   ValueId ain = g.add_input("A", ElemType::Float, xexp::Shape{2});

@@ -11883,7 +11883,8 @@ inline ir::Model build_demo_llm(const DemoLlmOptions& options = {}) {
 //   op<"Add|Sub|Mul|Div">(a, b)                             one op of a family
 //   op<"Concat">(x, etc)                                    any further inputs (none, one or many)
 //   commutative(Add(x, y))   either order of the inputs      shared(n)   n may have other consumers
-//   named<'d'>(Sub(x, m))    a DAG node: later uses of `d` compare identity
+//   named<'d'>(Sub(x, m))    a DAG node: later uses of `d` compare identity; it prints as d, and
+//                            the rule once as "where d = Sub(x, m)"
 //   through<"what", skip>(p) p, or p inside a wrapper `skip` finds in the graph
 // The same capture used twice means the same value. Whether a capture is bound is the `Bound` template
 // argument of every matcher: the first occurrence binds, the later ones compare, no runtime flags.
@@ -12092,10 +12093,12 @@ const ir::Attribute* read_attribute(const ir::Graph& g, const ir::Node& n, Symbo
 // mask of captures it `uses`, so that a rule can refuse at compile time to read a capture its pattern
 // never binds. `call(name, lambda, captures...)` is the escape hatch: the lambda receives the evaluated
 // captures it names, so the compile-time check still holds.
+#include <algorithm>
 #include <concepts>
 #include <cstdint>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -12136,6 +12139,48 @@ template <class T>
 concept IsExpr = std::derived_from<T, ExprTag>;
 
 // ---- printing ---------------------------------------------------------------------------------------
+// A rule prints itself (Rule::describe, --explain) into a Printer: the text, where a named sub-pattern or
+// let prints its letter only, and the definitions of those letters ("S = ..."), which the rule prints
+// once as "where S = ...": printed in place, a name used in several branches would print its whole
+// pattern in each (the attention rules' patterns ran past 15,000 characters).
+struct Printer {
+  std::string text;
+  std::vector<std::pair<char, std::string>> definitions;  // in the order the names first print
+  // A named sub-pattern is defined where the pattern says it; in a condition or a replacement it stands
+  // for the node it matched (whose pattern may be another case's, under the same letter).
+  bool in_pattern = true;
+  Printer& operator+=(std::string_view s) {
+    text += s;
+    return *this;
+  }
+  Printer& operator+=(char c) {
+    text += c;
+    return *this;
+  }
+  // Prints `id`, and records its definition as `body` prints it (with the definitions nested in it).
+  template <class Body>
+  void name(char id, const Body& body) {
+    text += id;
+    const std::size_t slot = definitions.size();
+    definitions.emplace_back(id, std::string());
+    std::string outer = std::exchange(text, std::string());
+    body(*this);
+    definitions[slot].second = std::exchange(text, std::move(outer));
+  }
+  // "  where S = ..., Q = ...": the definitions from `first` on, each only once (a name used twice
+  // records its definition twice; a rule's later case repeats the definitions an earlier one printed).
+  std::string where(std::size_t first) const {
+    std::string out;
+    for (std::size_t k = first; k < definitions.size(); ++k) {
+      if (std::find(definitions.begin(), definitions.begin() + k, definitions[k]) != definitions.begin() + k)
+        continue;
+      out += out.empty() ? "  where " : "; ";
+      out += definitions[k].first;
+      out += " = " + definitions[k].second;
+    }
+    return out;
+  }
+};
 inline void print_value(std::string& out, int64_t v) { out += std::to_string(v); }
 inline void print_value(std::string& out, int v) { out += std::to_string(v); }
 inline void print_value(std::string& out, bool v) { out += v ? "true" : "false"; }
@@ -12231,13 +12276,13 @@ constexpr auto make_list(const Ts&... items) {
   if constexpr (sizeof...(Ts) == 0) return empty;
   else return append_all(empty, items...);
 }
-// Prints the items of a list separated by ", ", threading the bound mask like the matcher does.
-template <CaptureMask Bound, class L>
-void print_list(std::string& out, const L& list, bool first = true) {
+// Prints the items of a list separated by ", ".
+template <class L>
+void print_list(Printer& out, const L& list, bool first = true) {
   if constexpr (L::size > 0) {
     if (!first) out += ", ";
-    list.head.template print<Bound>(out);
-    print_list<Bound | decltype(list.head)::binds>(out, list.tail, false);
+    list.head.print(out);
+    print_list(out, list.tail, false);
   }
 }
 
@@ -12248,8 +12293,7 @@ struct Lit : ExprTag {
   static constexpr CaptureMask binds = 0, uses = 0;
   static constexpr int depth = 0, node_count = 0;
   const T& eval(const Match&) const { return value; }
-  template <CaptureMask>
-  void print(std::string& out) const { print_value(out, value); }
+  void print(Printer& out) const { print_value(out.text, value); }
 };
 template <class T>
 constexpr auto lift(const T& v) {
@@ -12279,11 +12323,10 @@ struct Call : ExprTag {
   static constexpr CaptureMask binds = 0, uses = Args::uses;
   static constexpr int depth = 0, node_count = 0;
   decltype(auto) eval(const Match& m) const { return apply_list(f, args, m); }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += name;
     out += "(";
-    print_list<Bound>(out, args);
+    print_list(out, args);
     out += ")";
   }
 };
@@ -12327,12 +12370,11 @@ struct Binary : ExprTag {
   static constexpr CaptureMask binds = 0, uses = A::uses | B::uses;
   static constexpr int depth = 0, node_count = 0;
   auto eval(const Match& m) const { return Op::apply(a, b, m); }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += "(";
-    a.template print<Bound>(out);
+    a.print(out);
     out += Op::symbol;
-    b.template print<Bound>(out);
+    b.print(out);
     out += ")";
   }
 };
@@ -12396,14 +12438,15 @@ inline constexpr bool is_conjunction<Binary<And, A, B>> = true;
 
 // Evaluates a condition; when it fails, `why` gets its first false conjunct ("is_last_axis(axis, x)
 // failed"). Only `xexp optimize --explain` comes here: the optimizer calls eval.
-template <CaptureMask Bound, class C>
+template <class C>
 bool explain_condition(const C& c, const Match& m, std::string& why) {
-  if constexpr (is_conjunction<C>) return explain_condition<Bound>(c.a, m, why) && explain_condition<Bound>(c.b, m, why);
+  if constexpr (is_conjunction<C>)
+    return explain_condition(c.a, m, why) && explain_condition(c.b, m, why);
   else {
     if (c.eval(m)) return true;
-    why.clear();
-    c.template print<Bound>(why);
-    why += " failed";
+    Printer printer;
+    c.print(printer);
+    why = printer.text + " failed";
     return false;
   }
 }
@@ -12418,8 +12461,7 @@ struct Always : ExprTag {
   static constexpr CaptureMask binds = 0, uses = 0;
   static constexpr int depth = 0, node_count = 0;
   bool eval(const Match&) const { return true; }
-  template <CaptureMask>
-  void print(std::string&) const {}
+  void print(Printer&) const {}
 };
 
 // The graph's default-domain opset is at least `version` (an op the replacement builds exists).
@@ -12428,8 +12470,7 @@ struct OpsetAtLeast : ExprTag {
   static constexpr CaptureMask binds = 0, uses = 0;
   static constexpr int depth = 0, node_count = 0;
   bool eval(const Match& m) const { return m.opset() >= version; }
-  template <CaptureMask>
-  void print(std::string& out) const { out += "opset>=" + std::to_string(version); }
+  void print(Printer& out) const { out += "opset>=" + std::to_string(version); }
 };
 inline OpsetAtLeast opset_at_least(int64_t version) { return {{}, version}; }
 
@@ -12636,16 +12677,17 @@ inline std::string value_label(const ir::Graph& g, ir::ValueId v) {
   if (value.output_index != 0) out += "output " + std::to_string(value.output_index) + " of ";
   return out + n.op_type.str() + " '" + n.name + "')";
 }
-// The pattern as a failure reason shows it: the arguments of calls nested more than two deep are
-// elided, as in "Transpose(MatMul(Softmax(...), v), perm=[0,2,1,3])", so that a big rule's reason stays
-// one short line (the attention rule's whole pattern runs past 2,000 characters).
-template <CaptureMask Bound, class P>
+// The pattern as a failure reason shows it: named sub-patterns by their names (the catalogue, `xexp
+// patterns`, defines them), and the arguments of calls nested more than two deep elided, as in
+// "Transpose(MatMul(Softmax(...), v), perm=[0,2,1,3])", so that a big rule's reason stays one short line.
+template <class P>
 std::string printed(const P& p) {
   constexpr int kShownDepth = 2;
-  std::string full, out;
-  p.template print<Bound>(full);
+  Printer full;
+  p.print(full);
+  std::string out;
   int depth = 0;
-  for (char c : full) {
+  for (char c : full.text) {
     if (c == '(') {
       out += depth < kShownDepth ? "(" : depth == kShownDepth ? "(..." : "";
       ++depth;
@@ -12719,10 +12761,7 @@ struct ValueCapture : ExprTag {
       return ValueView{&m.graph(), m.values[index]};
   }
   ir::ValueId build(Rewriter& r) const { return r.match().values[index]; }
-  template <CaptureMask>
-  void print(std::string& out) const {
-    out += Id;
-  }
+  void print(Printer& out) const { out += Id; }
 };
 template <char Id>
 using Var = ValueCapture<Id, ValueKind::Any>;
@@ -12793,10 +12832,7 @@ struct AttrCapture : ExprTag {
     else
       return (a.ints);
   }
-  template <CaptureMask>
-  void print(std::string& out) const {
-    out += Id;
-  }
+  void print(Printer& out) const { out += Id; }
 };
 template <char Id>
 using Int = AttrCapture<Id, ir::AttrType::Int>;
@@ -12863,17 +12899,15 @@ struct AttrIs {
       ok = literal_matches(a, value.eval(m));
     }
     if (!ok && m.explaining()) [[unlikely]]
-      m.failed(m.mark(), [&] {
-        return printed<Bound>(*this) + " does not hold on " + n.op_type.str() + " '" + n.name + "'";
-      });
+      m.failed(m.mark(),
+               [&] { return printed(*this) + " does not hold on " + n.op_type.str() + " '" + n.name + "'"; });
     return ok;
   }
   ir::Attribute build(const Match& m) const { return make_attribute(name(), value.eval(m)); }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += Name.view();
     out += "=";
-    value.template print<Bound>(out);
+    value.print(out);
   }
 };
 template <FixedString Name>
@@ -12973,8 +13007,7 @@ struct NodePattern : ExprTag {
         return match_node<Bound>(value.producer, m, k);
     }
     if (m.explaining()) [[unlikely]]
-      m.failed(m.mark(),
-               [&] { return printed<Bound>(*this) + " did not match " + value_label(m.graph(), v); });
+      m.failed(m.mark(), [&] { return printed(*this) + " did not match " + value_label(m.graph(), v); });
     return false;
   }
   template <CaptureMask Bound, class K>
@@ -12983,7 +13016,7 @@ struct NodePattern : ExprTag {
     if (!has_op_type(n.op_type) || n.domain != domain() || !fits_arity(n, m)) {
       if (m.explaining()) [[unlikely]]
         m.failed(m.mark(), [&] {
-          return printed<Bound>(*this) + " did not match " + n.op_type.str() + " '" + n.name + "' (" +
+          return printed(*this) + " did not match " + n.op_type.str() + " '" + n.name + "' (" +
                  std::to_string(n.inputs.size()) + " inputs)";
         });
       return false;
@@ -13019,8 +13052,7 @@ struct NodePattern : ExprTag {
     return r.node(op_family<Op>()[0], std::move(ins), std::move(as), domain(), n_outputs);
   }
 
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     if constexpr (Flags & kCommutative) out += "commutative(";
     if constexpr (Flags & kShared) out += "shared(";
     if constexpr (Domain.view().size() > 0) {
@@ -13029,11 +13061,11 @@ struct NodePattern : ExprTag {
     }
     out += Op.view();
     out += "(";
-    print_list<Bound | Attrs::binds>(out, inputs);
+    print_list(out, inputs);
     if constexpr (Flags & kMoreInputs) out += Inputs::size > 0 ? ", etc" : "etc";
     if constexpr (Attrs::size > 0) {
       if constexpr (Inputs::size > 0 || (Flags & kMoreInputs)) out += ", ";
-      print_list<Bound>(out, attrs);
+      print_list(out, attrs);
     }
     out += ")";
     if constexpr (Flags & kCommutative) out += ")";
@@ -13174,13 +13206,11 @@ struct Named : ExprTag {
   }
   ValueView eval(const Match& m) const { return {&m.graph(), m.values[index]}; }
   ir::ValueId build(Rewriter& r) const { return r.match().values[index]; }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
-    out += Id;
-    if constexpr (!(Bound & capture_bit<Id>)) {
-      out += "=";
-      pattern.template print<Bound>(out);
-    }
+  void print(Printer& out) const {
+    if (out.in_pattern)
+      out.name(Id, [&](Printer& body) { pattern.print(body); });
+    else
+      out += Id;
   }
 };
 // named<'d'>(Sub(x, mean)): the first use matches the sub-pattern, later uses of the same object must be
@@ -13224,12 +13254,11 @@ struct Either : ExprTag {
     m.rewind(mark);
     return b.template match_node<Bound>(id, m, k);
   }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += "either(";
-    a.template print<Bound>(out);
+    a.print(out);
     out += ", ";
-    b.template print<Bound>(out);
+    b.print(out);
     out += ")";
   }
 };
@@ -13268,12 +13297,11 @@ struct Through : ExprTag {
     if (!ok) m.rewind(mark);
     return ok;
   }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += "through(";
     out += What.view();
     out += ", ";
-    pattern.template print<Bound>(out);
+    pattern.print(out);
     out += ")";
   }
 };
@@ -13312,10 +13340,9 @@ struct Fold : ExprTag {
   static constexpr CaptureMask binds = 0, uses = E::uses;
   static constexpr int depth = 0, node_count = 0;
   ir::ValueId build(Rewriter& r) const { return r.initializer(Tensor(expr.eval(r.match()))); }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += "fold(";
-    expr.template print<Bound>(out);
+    expr.print(out);
     out += ")";
   }
 };
@@ -13334,10 +13361,9 @@ struct Found : ExprTag {
   static constexpr int depth = 0, node_count = 0;
   ValueView eval(const Match& m) const { return expr.eval(m); }
   ir::ValueId build(Rewriter& r) const { return eval(r.match()).id; }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += "found(";
-    expr.template print<Bound>(out);
+    expr.print(out);
     out += ")";
   }
 };
@@ -13352,10 +13378,7 @@ struct Omitted : ExprTag {
   static constexpr CaptureMask binds = 0, uses = 0;
   static constexpr int depth = 0, node_count = 0;
   ir::ValueId build(Rewriter&) const { return ir::kNone; }
-  template <CaptureMask>
-  void print(std::string& out) const {
-    out += "''";
-  }
+  void print(Printer& out) const { out += "''"; }
 };
 inline constexpr Omitted omitted{};
 
@@ -13368,14 +13391,13 @@ struct Choose : ExprTag {
   static constexpr CaptureMask binds = 0, uses = C::uses | A::uses | B::uses;
   static constexpr int depth = 0, node_count = 0;
   ir::ValueId build(Rewriter& r) const { return condition.eval(r.match()) ? a.build(r) : b.build(r); }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += "choose(";
-    condition.template print<Bound>(out);
+    condition.print(out);
     out += ", ";
-    a.template print<Bound>(out);
+    a.print(out);
     out += ", ";
-    b.template print<Bound>(out);
+    b.print(out);
     out += ")";
   }
 };
@@ -13396,9 +13418,8 @@ struct Let : ExprTag {
     if (slot == ir::kNone) slot = replacement.build(r);
     return slot;
   }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
-    replacement.template print<Bound>(out);
+  void print(Printer& out) const {
+    out.name(Id, [&](Printer& body) { replacement.print(body); });
   }
 };
 template <char Id, class R>
@@ -13413,10 +13434,7 @@ struct Outputs : ExprTag {
   static constexpr CaptureMask binds = 0, uses = P::uses;
   static constexpr int depth = 0, node_count = 0;
   ir::ValueId build(Rewriter& r) const { return node.build(r, N); }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
-    node.template print<Bound>(out);
-  }
+  void print(Printer& out) const { node.print(out); }
 };
 template <std::size_t N, class P>
 constexpr auto outputs(const P& node) {
@@ -13432,10 +13450,9 @@ struct Output : ExprTag {
     const ir::Graph& g = r.graph();
     return g.node(g.value(replacement.build(r)).producer).outputs.at(K);
   }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += "output" + std::to_string(K) + "(";
-    replacement.template print<Bound>(out);
+    replacement.print(out);
     out += ")";
   }
 };
@@ -13451,10 +13468,9 @@ struct InputIs {
   V value;
   static constexpr CaptureMask binds = 0, uses = V::uses;
   static constexpr int depth = 0, node_count = 0;
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += "input" + std::to_string(Slot) + "=";
-    value.template print<Bound>(out);
+    value.print(out);
   }
 };
 template <std::size_t Slot>
@@ -13514,16 +13530,15 @@ struct Rebuild : ExprTag {
       if (old_outputs[k] != ir::kNone) r.replace_later(old_outputs[k], fresh[k]);
     return first;
   }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += "rebuild(";
-    node.template print<Bound>(out);
+    node.print(out);
     if constexpr (Inputs::size > 0) out += ", ";
-    print_list<Bound>(out, inputs);
+    print_list(out, inputs);
     if constexpr (Slots::size > 0) out += ", ";
-    print_list<Bound>(out, slots);
+    print_list(out, slots);
     if constexpr (Attrs::size > 0) out += ", ";
-    print_list<Bound>(out, attrs);
+    print_list(out, attrs);
     out += ")";
   }
 
@@ -13591,12 +13606,11 @@ struct Also {
   static constexpr CaptureMask binds = 0, uses = V::uses | R::uses;
   static constexpr int depth = 0, node_count = 0;
   void build(Rewriter& r) const { r.replace_later(value.build(r), replacement.build(r)); }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += "also(";
-    value.template print<Bound>(out);
+    value.print(out);
     out += " -> ";
-    replacement.template print<Bound>(out);
+    replacement.print(out);
     out += ")";
   }
 };
@@ -13617,10 +13631,9 @@ struct WithAlso : ExprTag {
     if (out) build_extras(extras, r);
     return out;
   }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
-    root.template print<Bound>(out);
-    print_extras<Bound>(extras, out);
+  void print(Printer& out) const {
+    root.print(out);
+    print_extras(extras, out);
   }
 
  private:
@@ -13631,12 +13644,12 @@ struct WithAlso : ExprTag {
       build_extras(list.tail, r);
     }
   }
-  template <CaptureMask Bound, class L>
-  static void print_extras(const L& list, std::string& out) {
+  template <class L>
+  static void print_extras(const L& list, Printer& out) {
     if constexpr (L::size > 0) {
       out += ", ";
-      list.head.template print<Bound>(out);
-      print_extras<Bound>(list.tail, out);
+      list.head.print(out);
+      print_extras(list.tail, out);
     }
   }
 };
@@ -13653,11 +13666,10 @@ struct LambdaReplacement : ExprTag {
   std::optional<ir::ValueId> build(Rewriter& r) const {
     return apply_list([&](auto&&... a) -> std::optional<ir::ValueId> { return f(r, a...); }, args, r.match());
   }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += name;
     out += "(";
-    print_list<Bound>(out, args);
+    print_list(out, args);
     out += ")";
   }
 };
@@ -13747,18 +13759,25 @@ struct Case {
         return false;
       }
       std::string failed;
-      if (explain_condition<P::binds>(condition, m, failed)) return true;
+      if (explain_condition(condition, m, failed)) return true;
       m.failed(Match::kMaxNodes + 1, [&] { return failed; });
       return false;
     });
   }
-  void print(std::string& out) const {
-    pattern.template print<0>(out);
+  // "pattern -> replacement  when condition  where S = ...": the definitions of the names this case uses
+  // that the rule's earlier cases did not print (`out` holds theirs).
+  void print(Printer& out) const {
+    const std::size_t known = out.definitions.size();
+    out.in_pattern = true;
+    pattern.print(out);
+    out.in_pattern = false;
     out += " -> ";
-    replacement.template print<P::binds>(out);
-    std::string cond;
-    condition.template print<P::binds>(cond);
-    if (!cond.empty()) out += "  when " + cond;
+    replacement.print(out);
+    if constexpr (!std::is_same_v<C, Always>) {
+      out += "  when ";
+      condition.print(out);
+    }
+    out += out.where(known);
   }
 };
 
@@ -13789,9 +13808,10 @@ class TypedRule final : public Rule {
   }
   std::optional<ir::ValueId> build(Rewriter& r) const override { return build_case(cases_, r, r.match().case_index); }
   std::string describe() const override {
-    std::string out = name() + ": ";
+    Printer out;
+    out += name() + ": ";
     describe_cases(cases_, out, true);
-    return out + "  [P" + std::to_string(priority()) + "]";
+    return out.text + "  [P" + std::to_string(priority()) + "]";
   }
 
  private:
@@ -13839,7 +13859,7 @@ class TypedRule final : public Rule {
     else return build_case(list.tail, r, index - 1);
   }
   template <class L>
-  static void describe_cases(const L& list, std::string& out, bool first) {
+  static void describe_cases(const L& list, Printer& out, bool first) {
     if constexpr (L::size > 0) {
       if (!first) out += "  |  ";
       list.head.print(out);
@@ -15112,7 +15132,7 @@ struct Computes : ExprTag {
       if (value.producer != ir::kNone && value.output_index == 0) return match_node<Bound>(value.producer, m, k);
     }
     if (m.explaining()) [[unlikely]]
-      m.failed(m.mark(), [&] { return printed<Bound>(*this) + " did not match " + value_label(m.graph(), v); });
+      m.failed(m.mark(), [&] { return printed(*this) + " did not match " + value_label(m.graph(), v); });
     return false;
   }
   template <CaptureMask Bound, class K>
@@ -15141,20 +15161,19 @@ struct Computes : ExprTag {
     if (m.explaining()) [[unlikely]]
       m.failed(m.mark(), [&] {
         const ir::Node& n = m.graph().node(id);
-        return printed<Bound>(*this) + " at " + n.op_type.str() + " '" + n.name +
+        return printed(*this) + " at " + n.op_type.str() + " '" + n.name +
                "': " + (why.empty() ? "no region of one varying input" : why);
       });
     return false;
   }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += "computes(";
     out += function->name;
     out += ", ";
-    input.template print<Bound>(out);
+    input.print(out);
     if constexpr (P::size > 0) {
       out += ", ";
-      print_list<Bound | I::binds>(out, parameters);
+      print_list(out, parameters);
     }
     out += ")";
   }
@@ -16748,7 +16767,7 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   Var<'s'> s;
   Var<'m'> m;
   Var<'c'> condition;
-  Int<'x'> axis;
+  Int<'a'> axis;
   auto keys_transposed = FusedMatMul(q, k, attr<"transA"> = 0, attr<"transB"> = 1);
   auto scaled = [&](const auto& product) {
     return named<'S'>(either(either(Div(product, s), commutative(Mul(product, s))), product));
@@ -16792,9 +16811,9 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   auto fits_any = opset_fits && is_activation_float(q) && has_value(scale);
 
   if constexpr (Heads == AttentionHeads::Split) {
-    Var<'h'> shape;
+    Var<'h'> hidden_shape;
     auto heads_merged = [&](const auto& product) {
-      return named<'R'>(Reshape(Transpose(product, attr<"perm"> = analysis::heads_swap()), shape));
+      return named<'R'>(Reshape(Transpose(product, attr<"perm"> = analysis::heads_swap()), hidden_shape));
     };
     auto heads = heads_merged(unmasked);
     auto fits = fits_any && heads_fit(q, k, v, q_k, heads);
@@ -17010,13 +17029,13 @@ rewrite::RulePtr packed_qkv_rule(const char* name) {
   Const<'p'> packed_shape;
   Var<'k'> k;
   Var<'v'> v;
-  Var<'h'> shape;
+  Var<'h'> hidden_shape;
   auto packed = named<'P'>(Reshape(x, packed_shape, attr<"allowzero"> = 0));
   // The Split's other pieces, k and v, are read outside the match: they go with the attention's inputs.
   auto unbound = named<'U'>(
       shared(op<"Split">(Transpose(packed, attr<"perm"> = Perm{2, 0, 3, 1, 4}), etc, attr<"axis"> = 0)));
   auto q = named<'Q'>(Squeeze(unbound, etc));
-  auto merged_q = Reshape(Transpose(q, attr<"perm"> = analysis::heads_swap()), shape);
+  auto merged_q = Reshape(Transpose(q, attr<"perm"> = analysis::heads_swap()), hidden_shape);
   auto attention = named<'R'>(op<Op, Domain>(merged_q, k, v, etc));
   auto pieces = let<'S'>(outputs<3>(op<"Split">(Reshape(x, fold(detail::packed_rows_shape(packed_shape))),
                                                 fold(detail::packed_thirds(x)), attr<"axis"> = -1)));
@@ -17050,10 +17069,10 @@ rewrite::RulePtr scaled_query_rule(const char* name) {
   using namespace rewrite::dsl;
   Var<'q'> q;
   Var<'c'> c;
-  Var<'h'> shape;
+  Var<'h'> hidden_shape;
   Float<'s'> scale;
   auto merged = [&](const auto& x) {
-    return Reshape(Transpose(x, attr<"perm"> = analysis::heads_swap()), shape);
+    return Reshape(Transpose(x, attr<"perm"> = analysis::heads_swap()), hidden_shape);
   };
   auto scaled = commutative(Mul(q, c));
   auto split_query = named<'R'>(op<Op, Domain>(merged(scaled), etc, attr<"scale"> = scale));
@@ -17253,7 +17272,7 @@ inline rewrite::RulePtr cast_cast_binary_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
   Var<'b'> b;
-  Int<'u'> to;
+  Int<'t'> to;
   auto binary = named<'o'>(op<kBinaryArithmetic>(Cast(a, attr<"to"> = to), Cast(b, attr<"to"> = to)));
   return rule("CastCastBinary")
       .priority(1)
@@ -17284,8 +17303,8 @@ inline rewrite::RulePtr cast_layer_normalization_cast_rule() {
   Var<'x'> x;
   Var<'s'> scale;
   Var<'b'> bias;
-  Int<'t'> stash;
-  Int<'u'> back;
+  Int<'S'> stash;
+  Int<'B'> back;
   auto with_bias = named<'n'>(op<detail::kStashedNormalizations>(Cast(x, attr<"to"> = stash), scale, bias, attr<"stash_type"> = stash));
   auto without_bias = named<'n'>(op<detail::kStashedNormalizations>(Cast(x, attr<"to"> = stash), scale, attr<"stash_type"> = stash));
   auto condition = detail::is_half_or_double(x) && dtype(x) == back && stash == int64_t{1};
@@ -17351,7 +17370,7 @@ inline rewrite::RulePtr cast_op_cast_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'y'> y;
-  Int<'u'> back;
+  Int<'b'> back;
   auto both = named<'o'>(op<kBinaryArithmetic>(Cast(x), Cast(y)));
   auto left = named<'o'>(op<kBinaryArithmetic>(Cast(x), y));
   auto right = named<'o'>(op<kBinaryArithmetic>(y, Cast(x)));
@@ -17403,16 +17422,16 @@ inline rewrite::RulePtr clip_clip_rule() {
   Var<'x'> x;
   Opt<'l'> lo;
   Opt<'h'> hi;
-  Opt<'L'> inner_lo;
-  Opt<'H'> inner_hi;
+  Opt<'L'> lo_inner;
+  Opt<'H'> hi_inner;
   // Clip(x, min, max), either bound omitted: an omitted one binds kNone and stays omitted when rebuilt.
-  auto inner = named<'i'>(op<"Clip">(x, inner_lo, inner_hi));
+  auto inner = named<'i'>(op<"Clip">(x, lo_inner, hi_inner));
   auto outer = named<'o'>(op<"Clip">(inner, lo, hi));
   return rule("ClipClip")
       .priority(1)
       .match(outer)
       .when(detail::clips_merge(outer, inner))
-      .to(op<"Clip">(x, choose(present(lo), lo, inner_lo), choose(present(hi), hi, inner_hi)));
+      .to(op<"Clip">(x, choose(present(lo), lo, lo_inner), choose(present(hi), hi, hi_inner)));
 }
 
 }  // namespace xexp::patterns
@@ -17832,19 +17851,19 @@ inline rewrite::RulePtr conv_batch_normalization_rule() {
   Const<'w'> w;
   Opt<'b'> b;
   Const<'s'> scale;
-  Const<'c'> bias;
+  Const<'o'> offset;
   Const<'m'> mean;
   Const<'v'> var;
   Float<'e'> epsilon;
   // rebuild: the Conv keeps its attributes (pads, strides, group, ...), only its weights change.
   auto conv = named<'n'>(op<"Conv">(x, w, b));
-  auto bn = named<'B'>(op<"BatchNormalization">(conv, scale, bias, mean, var, attr<"epsilon"> = epsilon));
+  auto bn = named<'B'>(op<"BatchNormalization">(conv, scale, offset, mean, var, attr<"epsilon"> = epsilon));
   return rule("ConvBatchNormalization")
       .priority(1)
       .match(bn)
-      .when(detail::batch_norm_folds_into(bn, w, b, scale, bias, mean, var))
+      .when(detail::batch_norm_folds_into(bn, w, b, scale, offset, mean, var))
       .to(rebuild(conv, input<1> = fold(detail::batch_norm_weight(w, scale, var, epsilon)),
-                  input<2> = fold(detail::batch_norm_bias(b, scale, bias, mean, var, epsilon))));
+                  input<2> = fold(detail::batch_norm_bias(b, scale, offset, mean, var, epsilon))));
 }
 
 }  // namespace xexp::patterns
@@ -18190,27 +18209,28 @@ inline constexpr auto batch_norm_gemm_bias = rewrite::fact<"batch_norm_gemm_bias
 inline rewrite::RulePtr gemm_batch_normalization_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
-  Const<'w'> b;
+  Const<'b'> b;
   Opt<'c'> c;
-  Float<'l'> alpha;
-  Float<'t'> beta;
-  Int<'A'> trans_a;
-  Int<'B'> trans_b;
+  Float<'A'> alpha;
+  Float<'B'> beta;
+  Int<'T'> trans_a;
+  Int<'t'> trans_b;
   Const<'s'> scale;
-  Const<'o'> bias;
+  Const<'o'> offset;
   Const<'m'> mean;
   Const<'v'> var;
   Float<'e'> epsilon;
   auto gemm = Gemm(a, b, c, attr<"alpha"> = alpha, attr<"beta"> = beta, attr<"transA"> = trans_a,
                    attr<"transB"> = trans_b);
-  auto bn = named<'N'>(op<"BatchNormalization">(gemm, scale, bias, mean, var, attr<"epsilon"> = epsilon));
+  auto bn = named<'N'>(op<"BatchNormalization">(gemm, scale, offset, mean, var, attr<"epsilon"> = epsilon));
   return rule("GemmBatchNormalization")
       .priority(1)
       .match(bn)
-      .when(detail::batch_norm_folds_into_gemm(bn, b, trans_b, c, scale, bias, mean, var))
+      .when(detail::batch_norm_folds_into_gemm(bn, b, trans_b, c, scale, offset, mean, var))
       .to(Gemm(a, fold(detail::batch_norm_gemm_weight(b, trans_b, scale, var, epsilon)),
-               fold(detail::batch_norm_gemm_bias(c, beta, scale, bias, mean, var, epsilon)), attr<"alpha"> = alpha,
-               attr<"beta"> = 1.0f, attr<"transA"> = trans_a, attr<"transB"> = trans_b));
+               fold(detail::batch_norm_gemm_bias(c, beta, scale, offset, mean, var, epsilon)),
+               attr<"alpha"> = alpha, attr<"beta"> = 1.0f, attr<"transA"> = trans_a,
+               attr<"transB"> = trans_b));
 }
 
 }  // namespace xexp::patterns
@@ -18228,7 +18248,7 @@ inline rewrite::RulePtr gemm_transpose_rule() {
   Var<'a'> a;
   Const<'w'> w;
   Opt<'c'> c;
-  Float<'l'> alpha;
+  Float<'A'> alpha;
   Float<'b'> beta;
   return rule("GemmTranspose")
       .priority(1)
@@ -18349,8 +18369,8 @@ rewrite::RulePtr layer_normalization_decomposition(const char* name, OpsetFits o
   using namespace rewrite::dsl;
   Var<'x'> x;
   Ints<'a'> axes;
-  Ints<'b'> axes2;
-  Var<'p'> two;
+  Ints<'A'> axes2;
+  Var<'t'> two;
   Const<'e'> eps;
   auto d = named<'d'>(Sub(x, ReduceMean(x, attr<"axes"> = axes, attr<"keepdims"> = 1)));
   auto square = named<'q'>(either(Pow(d, two), Mul(d, d)));
@@ -18414,9 +18434,9 @@ inline rewrite::RulePtr layer_normalization_scale_rule() {
   Var<'x'> x;
   Const<'s'> scale;
   Opt<'b'> bias;
-  Const<'m'> c;
+  Const<'c'> c;
   Var<'w'> w;
-  Var<'t'> any_scale;
+  Var<'a'> any_scale;
   auto ln = named<'n'>(LayerNormalization(x, scale, bias));
   auto biasless = named<'n'>(LayerNormalization(x, any_scale, bias));  // its scale may be anything
   auto fits = same_dims_and_type(c, scale) && detail::constant_or_absent(bias);
@@ -18514,7 +18534,7 @@ inline rewrite::RulePtr matmul_add_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
   Var<'b'> b;
-  Var<'c'> bias;
+  Var<'B'> bias;
   auto mm = named<'m'>(MatMul(a, b));
   auto sum = named<'s'>(commutative(Add(mm, bias)));
   auto bias_vector =
@@ -18559,20 +18579,20 @@ inline constexpr auto batch_norm_matmul_bias = rewrite::fact<"batch_norm_matmul_
 inline rewrite::RulePtr matmul_batch_normalization_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
-  Const<'w'> b;
+  Const<'b'> b;
   Const<'s'> scale;
-  Const<'o'> bias;
+  Const<'o'> offset;
   Const<'m'> mean;
   Const<'v'> var;
   Float<'e'> epsilon;
   auto bn =
-      named<'N'>(op<"BatchNormalization">(MatMul(a, b), scale, bias, mean, var, attr<"epsilon"> = epsilon));
+      named<'N'>(op<"BatchNormalization">(MatMul(a, b), scale, offset, mean, var, attr<"epsilon"> = epsilon));
   return rule("MatMulBatchNormalization")
       .priority(1)
       .match(bn)
-      .when(detail::batch_norm_folds_into_matmul(bn, a, b, scale, bias, mean, var))
+      .when(detail::batch_norm_folds_into_matmul(bn, a, b, scale, offset, mean, var))
       .to(Gemm(a, fold(detail::batch_norm_gemm_weight(b, 0, scale, var, epsilon)),
-               fold(detail::batch_norm_matmul_bias(scale, bias, mean, var, epsilon))));
+               fold(detail::batch_norm_matmul_bias(scale, offset, mean, var, epsilon))));
 }
 
 }  // namespace xexp::patterns
@@ -18957,7 +18977,7 @@ inline rewrite::RulePtr mul_mul_mul_scalar_rule() {
   Var<'x'> x;
   Var<'y'> y;
   Const<'c'> c1;
-  Const<'d'> c2;
+  Const<'C'> c2;
   auto left = named<'l'>(op<"Mul|Div">(x, c1));
   auto right = named<'r'>(op<"Mul|Div">(y, c2));
   auto outer = named<'o'>(op<"Mul|Div">(left, right));
@@ -19186,7 +19206,7 @@ inline rewrite::RulePtr reduce_sum_normalize_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'y'> y;
-  Int<'u'> back;
+  Int<'b'> back;
   auto wide = named<'w'>(Cast(x));
   auto sum = named<'r'>(op<"ReduceSum">(wide, etc));
   return rule("ReduceSumNormalize")
@@ -19254,8 +19274,8 @@ inline rewrite::RulePtr reduce_sum_to_mean_rule() {
   Var<'x'> x;
   Var<'a'> a;
   Const<'c'> c;
-  Ints<'k'> axes;
-  Int<'d'> keepdims;
+  Ints<'A'> axes;
+  Int<'k'> keepdims;
   auto sum = named<'s'>(ReduceSum(z, attr<"axes"> = axes, attr<"keepdims"> = keepdims));
   auto mean = ReduceMean(z, attr<"axes"> = axes, attr<"keepdims"> = keepdims);
   // The scalar may not raise the rank of what it multiplies.
@@ -19263,11 +19283,11 @@ inline rewrite::RulePtr reduce_sum_to_mean_rule() {
   auto scaled_product = commutative(Mul(commutative(Mul(sum, p)), c));
   // LayerNorm's backward: g's sum (z is g), h's sum.
   Var<'h'> h;
-  Ints<'j'> axes2;
-  Int<'e'> keepdims2;
+  Ints<'H'> h_axes;
+  Int<'K'> keepdims2;
   Const<'n'> n;
-  auto sum2 = named<'t'>(ReduceSum(h, attr<"axes"> = axes2, attr<"keepdims"> = keepdims2));
-  auto mean2 = ReduceMean(h, attr<"axes"> = axes2, attr<"keepdims"> = keepdims2);
+  auto sum2 = named<'t'>(ReduceSum(h, attr<"axes"> = h_axes, attr<"keepdims"> = keepdims2));
+  auto mean2 = ReduceMean(h, attr<"axes"> = h_axes, attr<"keepdims"> = keepdims2);
   auto centered = Sub(Sub(commutative(Mul(z, n)), sum), commutative(Mul(x, sum2)));
   return rule("ReduceSumToMean")
       .priority(1)
@@ -19523,7 +19543,7 @@ template <rewrite::FixedString Op, class OpsetFits>
 rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits opset_fits) {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  Var<'p'> two;
+  Var<'t'> two;
   Ints<'a'> axes;
   Var<'e'> eps;
   Var<'o'> one;
@@ -19537,9 +19557,9 @@ rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits ops
   auto normalized =
       op<Op>(x, scale, attr<"axis"> = -1, attr<"epsilon"> = scalar_float(eps), attr<"stash_type"> = 1);
   Var<'h'> half_x;
-  Const<'s'> ones;
-  Float<'f'> epsilon;
-  Int<'t'> half;
+  Const<'O'> ones;
+  Float<'E'> epsilon;
+  Int<'H'> half;
   constexpr int64_t kFloat = static_cast<int64_t>(ElemType::Float);
   auto in_float = op<Op>(Cast(half_x, attr<"to"> = kFloat), ones, attr<"axis"> = -1,
                          attr<"epsilon"> = epsilon, attr<"stash_type"> = 1);
@@ -19592,7 +19612,7 @@ rewrite::RulePtr rms_normalization_scale_mul(const char* name, OpsetFits opset_f
   Const<'m'> m;
   Int<'a'> axis;
   Float<'e'> epsilon;
-  Int<'t'> stash;
+  Int<'S'> stash;
   // The attributes are written on the node (libonnx 1.12 gives no defaults for either op); rebuild keeps
   // them.
   auto norm = named<'n'>(
@@ -20217,8 +20237,8 @@ rewrite::RulePtr rotate_half_rule(const char* name, OpsetFits opset_fits, Build 
   Var<'x'> x;
   Var<'c'> cos;
   Var<'s'> sin;
-  Var<'l'> first;
-  Var<'h'> second;
+  Var<'f'> first;
+  Var<'S'> second;
   Int<'a'> axis;
   auto rotated = Concat(op<"Neg">(second), first, attr<"axis"> = axis);
   return rule(name)
@@ -20258,14 +20278,14 @@ template <rewrite::FixedString Domain, class OpsetFits>
 rewrite::RulePtr rotary_before_heads_split(const char* name, OpsetFits opset_fits) {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  Var<'r'> shape;
-  Var<'p'> a;
-  Var<'c'> b;
-  Var<'s'> c;
+  Var<'S'> shape;
+  Var<'p'> p;
+  Var<'c'> c;
+  Var<'s'> s;
   const std::vector<int64_t> heads_first = analysis::heads_swap();
   auto reshaped = named<'m'>(Reshape(x, shape));
   auto rotary =
-      named<'e'>(op<"RotaryEmbedding", Domain>(Transpose(reshaped, attr<"perm"> = heads_first), a, b, c));
+      named<'e'>(op<"RotaryEmbedding", Domain>(Transpose(reshaped, attr<"perm"> = heads_first), p, c, s));
   return rule(name)
       .priority(1)
       .match(rotary)
@@ -20339,7 +20359,7 @@ rewrite::RulePtr partial_rotary(const char* name, OpsetFits opset_fits) {
   using namespace rewrite::dsl;
   Var<'a'> a;
   Var<'b'> b;
-  Int<'x'> axis;
+  Int<'A'> axis;
   auto rotary = named<'e'>(op<"RotaryEmbedding", Domain>(a, etc));
   auto rebuilt = [&] {
     if constexpr (Domain.view().empty())
@@ -21130,12 +21150,12 @@ inline rewrite::RulePtr softmax_cross_entropy_loss_cast_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'t'> target;
-  Const<'g'> ignored;
+  Const<'i'> ignored;
   Const<'s'> safe;
   Const<'z'> zero;
-  Const<'a'> unsqueezed;
-  Const<'q'> squeezed;
-  Int<'u'> back;
+  Const<'u'> unsqueezed;
+  Const<'S'> squeezed;
+  Int<'b'> back;
   auto kept = named<'k'>(op<"Not">(commutative(op<"Equal">(target, ignored))));
   auto picked =
       op<"GatherElements">(op<"LogSoftmax">(x, attr<"axis"> = 1),
@@ -21180,8 +21200,8 @@ inline constexpr auto undoes_split =
 inline rewrite::RulePtr split_concat_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  Int<'a'> concat_axis;
-  Int<'b'> split_axis;
+  Int<'C'> concat_axis;
+  Int<'S'> split_axis;
   // etc: a Concat has any number of inputs, a Split an optional `split` input.
   auto split = named<'s'>(op<"Split">(x, etc, attr<"axis"> = split_axis));
   auto concat = named<'c'>(Concat(split, etc, attr<"axis"> = concat_axis));
@@ -21210,15 +21230,15 @@ inline rewrite::RulePtr squeeze_add_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
   Var<'b'> b;
-  Opt<'p'> axes_a;
-  Opt<'q'> axes_b;
-  auto left = named<'l'>(Squeeze(a, axes_a));
-  auto right = named<'r'>(Squeeze(b, axes_b));
+  Opt<'A'> a_axes;
+  Opt<'B'> b_axes;
+  auto left = named<'l'>(Squeeze(a, a_axes));
+  auto right = named<'r'>(Squeeze(b, b_axes));
   return rule("SqueezeAdd")
       .priority(0)
       .match(Add(left, right))
       .when(opset_at_least(13) && same_shape(a, b) && detail::one_element(a) && same_shape(left, right))
-      .to(Squeeze(Add(a, b), axes_a));
+      .to(Squeeze(Add(a, b), a_axes));
 }
 
 }  // namespace xexp::patterns
@@ -21233,8 +21253,8 @@ inline rewrite::RulePtr squeeze_binary_unsqueeze_rule() {
   using namespace rewrite::dsl;
   Var<'d'> d;
   Var<'s'> s;
-  Opt<'q'> squeeze_axes;
-  Ints<'u'> axes;
+  Opt<'S'> squeeze_axes;
+  Ints<'a'> axes;
   auto squeezed = named<'z'>(Squeeze(d, squeeze_axes));
   auto first = named<'b'>(op<"Add|Sub|Mul|Div">(squeezed, s));
   auto second = named<'b'>(op<"Add|Sub|Mul|Div">(s, squeezed));
@@ -21629,7 +21649,7 @@ inline rewrite::RulePtr transpose_matmul_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
   Var<'b'> b;
-  Int<'s'> trans_a;
+  Int<'T'> trans_a;
   Int<'t'> trans_b;
   const std::vector<int64_t> swap{1, 0};
   auto ta = named<'u'>(shared(Transpose(a, attr<"perm"> = swap)));
@@ -21812,7 +21832,7 @@ inline rewrite::RulePtr transpose_reshape_transpose_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Ints<'p'> p1;
-  Ints<'q'> p2;
+  Ints<'P'> p2;
   Const<'s'> shape;
   auto moved = named<'t'>(Transpose(x, attr<"perm"> = p1));
   auto plan = detail::transpose_reshape_plan(moved, p1, shape, p2);
@@ -21848,8 +21868,8 @@ inline constexpr auto compose =
 inline rewrite::RulePtr transpose_transpose_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  Ints<'p'> first;
-  Ints<'q'> second;
+  Ints<'f'> first;
+  Ints<'s'> second;
   auto inner = named<'i'>(shared(Transpose(x, attr<"perm"> = first)));
   auto composed = detail::compose(first, second);
   auto identity = is_identity_perm(composed);
@@ -22020,8 +22040,8 @@ inline constexpr auto merge_axes = rewrite::fact<"merge_axes">(
 inline rewrite::RulePtr unsqueeze_unsqueeze_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  Ints<'a'> first;
-  Ints<'b'> second;
+  Ints<'f'> first;
+  Ints<'s'> second;
   auto merged = detail::merge_axes(x, first, second);
   return rule("UnsqueezeUnsqueeze")
       .match(Unsqueeze(Unsqueeze(x, attr<"axes"> = first), attr<"axes"> = second))
@@ -22213,10 +22233,10 @@ inline rewrite::RulePtr ort_batch_normalization_training_rule() {
   Var<'x'> x;
   Var<'s'> scale;
   Var<'b'> bias;
-  Var<'m'> input_mean;
-  Var<'v'> input_var;
+  Var<'i'> input_mean;
+  Var<'I'> input_var;
   Float<'e'> epsilon;
-  Float<'p'> momentum;
+  Float<'m'> momentum;
   auto bn = named<'n'>(
       shared(op<"BatchNormalization">(x, scale, bias, input_mean, input_var, attr<"epsilon"> = epsilon,
                                       attr<"momentum"> = momentum, attr<"training_mode"> = 1)));
@@ -22695,7 +22715,7 @@ inline rewrite::RulePtr fused_matmul_x2_rule() {
   Var<'x'> x;
   Var<'a'> a;
   Var<'b'> b;
-  Var<'p'> shape;
+  Var<'S'> shape;
   Const<'c'> c;
   auto scaling = [&](auto mul, auto div) { return named<'s'>(either(mul, div)); };
   auto scaled = scaling(shared(commutative(Mul(x, c))), shared(Div(x, c)));
@@ -23085,8 +23105,8 @@ inline rewrite::RulePtr multi_head_attention_key_value_3d_rule() {
   Var<'q'> query;
   Var<'k'> k;
   Var<'v'> v;
-  Var<'a'> key_shape;
-  Var<'b'> value_shape;
+  Var<'K'> key_shape;
+  Var<'V'> value_shape;
   auto key_split = named<'A'>(Reshape(k, key_shape));
   auto value_split = named<'B'>(Reshape(v, value_shape));
   auto keys = Transpose(key_split, attr<"perm"> = analysis::heads_swap());
@@ -23138,34 +23158,35 @@ inline rewrite::RulePtr multi_head_attention_bias_rule() {
   Var<'q'> q;
   Var<'k'> k;
   Var<'v'> v;
-  Var<'a'> bq;
-  Var<'b'> bk;
-  Var<'c'> bv;
+  Var<'Q'> q_bias;
+  Var<'K'> k_bias;
+  Var<'V'> v_bias;
   Var<'y'> y;
   Var<'s'> sizes;
-  Int<'x'> axis;
+  Int<'a'> axis;
   // The masks and the other inputs after the bias stay as they are.
   auto separate = named<'R'>(op<"MultiHeadAttention", "com.microsoft">(
-      commutative(Add(q, bq)), commutative(Add(k, bk)), commutative(Add(v, bv)), etc));
-  auto first = named<'U'>(op<"Split">(commutative(Add(y, bq)), sizes, attr<"axis"> = axis));
+      commutative(Add(q, q_bias)), commutative(Add(k, k_bias)), commutative(Add(v, v_bias)), etc));
+  auto first = named<'U'>(op<"Split">(commutative(Add(y, q_bias)), sizes, attr<"axis"> = axis));
   auto packed = named<'P'>(op<"MultiHeadAttention", "com.microsoft">(first, k, v, etc));
   auto pieces = let<'S'>(outputs<3>(op<"Split">(y, sizes, attr<"axis"> = axis)));
-  auto each_over_last_axis = absent_or_vector_over_last_axis(bq, q) &&
-                             absent_or_vector_over_last_axis(bk, k) && absent_or_vector_over_last_axis(bv, v);
+  auto each_over_last_axis = absent_or_vector_over_last_axis(q_bias, q) &&
+                             absent_or_vector_over_last_axis(k_bias, k) &&
+                             absent_or_vector_over_last_axis(v_bias, v);
   return rule("MultiHeadAttentionBias")
       .priority(2)
       .cases(match(separate)
                  .when(detail::has_no_bias(separate) && rank(q) == 3 && rank(k) == 3 && rank(v) == 3 &&
                        each_over_last_axis)
                  .to(rebuild(separate, input<0> = q, input<1> = k, input<2> = v,
-                             input<3> = choose(detail::all_constant(bq, bk, bv),
-                                               fold(detail::joined_biases(bq, bk, bv)),
-                                               Concat(bq, bk, bv, attr<"axis"> = 0)))),
+                             input<3> = choose(detail::all_constant(q_bias, k_bias, v_bias),
+                                               fold(detail::joined_biases(q_bias, k_bias, v_bias)),
+                                               Concat(q_bias, k_bias, v_bias, attr<"axis"> = 0)))),
              match(packed)
                  .when(detail::has_no_bias(packed) && rank(y) == 3 && is_last_axis(axis, y) &&
-                       absent_or_vector_over_last_axis(bq, y) && detail::other_two_pieces(first, k, v))
+                       absent_or_vector_over_last_axis(q_bias, y) && detail::other_two_pieces(first, k, v))
                  .to(rebuild(packed, input<0> = pieces, input<1> = output<1>(pieces),
-                             input<2> = output<2>(pieces), input<3> = bq)));
+                             input<2> = output<2>(pieces), input<3> = q_bias)));
 }
 
 }  // namespace xexp::patterns
@@ -23258,7 +23279,7 @@ inline rewrite::RulePtr reshape_gemm_rule() {
   Var<'b'> b;
   Const<'s'> shape;
   Int<'t'> trans_b;
-  Float<'l'> alpha;
+  Float<'A'> alpha;
   return rule("ReshapeGemm")
       .priority(3)
       .match(Gemm(Reshape(a, shape), b, attr<"transA"> = 0, attr<"transB"> = trans_b, attr<"alpha"> = alpha))
@@ -23293,9 +23314,9 @@ inline rewrite::RulePtr reshape_gemm_reshape_rule() {
   Var<'a'> a;
   Var<'b'> b;
   Const<'s'> shape;
-  Var<'S'> back;
+  Var<'B'> back;
   Int<'t'> trans_b;
-  Float<'l'> alpha;
+  Float<'A'> alpha;
   Var<'y'> y;
   auto gemm = named<'g'>(Gemm(shared(Reshape(a, shape)), b, attr<"transA"> = 0, attr<"transB"> = trans_b,
                               attr<"alpha"> = alpha));
@@ -23401,8 +23422,8 @@ inline rewrite::RulePtr skip_layer_normalization_rule() {
   Var<'a'> a;
   Var<'b'> b;
   Var<'g'> gamma;
-  Opt<'c'> beta;
-  Int<'x'> axis;
+  Opt<'B'> beta;
+  Int<'A'> axis;
   Float<'e'> epsilon;
   auto sum = named<'s'>(shared(Add(a, b)));
   auto skip = [&](const auto&... bias) {
@@ -23434,7 +23455,7 @@ namespace xexp::patterns {
 inline rewrite::RulePtr skip_layer_normalization_bias_rule() {
   using namespace rewrite::dsl;
   Var<'y'> y;
-  Var<'c'> bias;
+  Var<'B'> bias;
   Var<'o'> other;
   Var<'g'> gamma;
   Opt<'b'> beta;
@@ -23476,7 +23497,7 @@ inline rewrite::RulePtr skip_simplified_layer_normalization_rule() {
   Var<'a'> a;
   Var<'b'> b;
   Var<'g'> gamma;
-  Int<'x'> axis;
+  Int<'A'> axis;
   Float<'e'> epsilon;
   auto sum = named<'s'>(shared(Add(a, b)));
   auto fused = let<'f'>(outputs<4>(
@@ -23526,7 +23547,7 @@ namespace xexp::patterns {
 
 inline rewrite::RulePtr softmax_grad_rule() {
   using namespace rewrite::dsl;
-  Var<'g'> dy;
+  Var<'d'> dy;
   Var<'y'> y;
   Ints<'a'> axes;
   auto product = named<'m'>(commutative(Mul(dy, y)));

@@ -235,7 +235,7 @@ struct Computes : ExprTag {
       if (value.producer != ir::kNone && value.output_index == 0) return match_node<Bound>(value.producer, m, k);
     }
     if (m.explaining()) [[unlikely]]
-      m.failed(m.mark(), [&] { return printed<Bound>(*this) + " did not match " + value_label(m.graph(), v); });
+      m.failed(m.mark(), [&] { return printed(*this) + " did not match " + value_label(m.graph(), v); });
     return false;
   }
   template <CaptureMask Bound, class K>
@@ -264,20 +264,19 @@ struct Computes : ExprTag {
     if (m.explaining()) [[unlikely]]
       m.failed(m.mark(), [&] {
         const ir::Node& n = m.graph().node(id);
-        return printed<Bound>(*this) + " at " + n.op_type.str() + " '" + n.name +
+        return printed(*this) + " at " + n.op_type.str() + " '" + n.name +
                "': " + (why.empty() ? "no region of one varying input" : why);
       });
     return false;
   }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += "computes(";
     out += function->name;
     out += ", ";
-    input.template print<Bound>(out);
+    input.print(out);
     if constexpr (P::size > 0) {
       out += ", ";
-      print_list<Bound | I::binds>(out, parameters);
+      print_list(out, parameters);
     }
     out += ")";
   }

@@ -4,10 +4,12 @@
 // mask of captures it `uses`, so that a rule can refuse at compile time to read a capture its pattern
 // never binds. `call(name, lambda, captures...)` is the escape hatch: the lambda receives the evaluated
 // captures it names, so the compile-time check still holds.
+#include <algorithm>
 #include <concepts>
 #include <cstdint>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -22,6 +24,48 @@ template <class T>
 concept IsExpr = std::derived_from<T, ExprTag>;
 
 // ---- printing ---------------------------------------------------------------------------------------
+// A rule prints itself (Rule::describe, --explain) into a Printer: the text, where a named sub-pattern or
+// let prints its letter only, and the definitions of those letters ("S = ..."), which the rule prints
+// once as "where S = ...": printed in place, a name used in several branches would print its whole
+// pattern in each (the attention rules' patterns ran past 15,000 characters).
+struct Printer {
+  std::string text;
+  std::vector<std::pair<char, std::string>> definitions;  // in the order the names first print
+  // A named sub-pattern is defined where the pattern says it; in a condition or a replacement it stands
+  // for the node it matched (whose pattern may be another case's, under the same letter).
+  bool in_pattern = true;
+  Printer& operator+=(std::string_view s) {
+    text += s;
+    return *this;
+  }
+  Printer& operator+=(char c) {
+    text += c;
+    return *this;
+  }
+  // Prints `id`, and records its definition as `body` prints it (with the definitions nested in it).
+  template <class Body>
+  void name(char id, const Body& body) {
+    text += id;
+    const std::size_t slot = definitions.size();
+    definitions.emplace_back(id, std::string());
+    std::string outer = std::exchange(text, std::string());
+    body(*this);
+    definitions[slot].second = std::exchange(text, std::move(outer));
+  }
+  // "  where S = ..., Q = ...": the definitions from `first` on, each only once (a name used twice
+  // records its definition twice; a rule's later case repeats the definitions an earlier one printed).
+  std::string where(std::size_t first) const {
+    std::string out;
+    for (std::size_t k = first; k < definitions.size(); ++k) {
+      if (std::find(definitions.begin(), definitions.begin() + k, definitions[k]) != definitions.begin() + k)
+        continue;
+      out += out.empty() ? "  where " : "; ";
+      out += definitions[k].first;
+      out += " = " + definitions[k].second;
+    }
+    return out;
+  }
+};
 inline void print_value(std::string& out, int64_t v) { out += std::to_string(v); }
 inline void print_value(std::string& out, int v) { out += std::to_string(v); }
 inline void print_value(std::string& out, bool v) { out += v ? "true" : "false"; }
@@ -117,13 +161,13 @@ constexpr auto make_list(const Ts&... items) {
   if constexpr (sizeof...(Ts) == 0) return empty;
   else return append_all(empty, items...);
 }
-// Prints the items of a list separated by ", ", threading the bound mask like the matcher does.
-template <CaptureMask Bound, class L>
-void print_list(std::string& out, const L& list, bool first = true) {
+// Prints the items of a list separated by ", ".
+template <class L>
+void print_list(Printer& out, const L& list, bool first = true) {
   if constexpr (L::size > 0) {
     if (!first) out += ", ";
-    list.head.template print<Bound>(out);
-    print_list<Bound | decltype(list.head)::binds>(out, list.tail, false);
+    list.head.print(out);
+    print_list(out, list.tail, false);
   }
 }
 
@@ -134,8 +178,7 @@ struct Lit : ExprTag {
   static constexpr CaptureMask binds = 0, uses = 0;
   static constexpr int depth = 0, node_count = 0;
   const T& eval(const Match&) const { return value; }
-  template <CaptureMask>
-  void print(std::string& out) const { print_value(out, value); }
+  void print(Printer& out) const { print_value(out.text, value); }
 };
 template <class T>
 constexpr auto lift(const T& v) {
@@ -165,11 +208,10 @@ struct Call : ExprTag {
   static constexpr CaptureMask binds = 0, uses = Args::uses;
   static constexpr int depth = 0, node_count = 0;
   decltype(auto) eval(const Match& m) const { return apply_list(f, args, m); }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += name;
     out += "(";
-    print_list<Bound>(out, args);
+    print_list(out, args);
     out += ")";
   }
 };
@@ -213,12 +255,11 @@ struct Binary : ExprTag {
   static constexpr CaptureMask binds = 0, uses = A::uses | B::uses;
   static constexpr int depth = 0, node_count = 0;
   auto eval(const Match& m) const { return Op::apply(a, b, m); }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += "(";
-    a.template print<Bound>(out);
+    a.print(out);
     out += Op::symbol;
-    b.template print<Bound>(out);
+    b.print(out);
     out += ")";
   }
 };
@@ -282,14 +323,15 @@ inline constexpr bool is_conjunction<Binary<And, A, B>> = true;
 
 // Evaluates a condition; when it fails, `why` gets its first false conjunct ("is_last_axis(axis, x)
 // failed"). Only `xexp optimize --explain` comes here: the optimizer calls eval.
-template <CaptureMask Bound, class C>
+template <class C>
 bool explain_condition(const C& c, const Match& m, std::string& why) {
-  if constexpr (is_conjunction<C>) return explain_condition<Bound>(c.a, m, why) && explain_condition<Bound>(c.b, m, why);
+  if constexpr (is_conjunction<C>)
+    return explain_condition(c.a, m, why) && explain_condition(c.b, m, why);
   else {
     if (c.eval(m)) return true;
-    why.clear();
-    c.template print<Bound>(why);
-    why += " failed";
+    Printer printer;
+    c.print(printer);
+    why = printer.text + " failed";
     return false;
   }
 }
@@ -304,8 +346,7 @@ struct Always : ExprTag {
   static constexpr CaptureMask binds = 0, uses = 0;
   static constexpr int depth = 0, node_count = 0;
   bool eval(const Match&) const { return true; }
-  template <CaptureMask>
-  void print(std::string&) const {}
+  void print(Printer&) const {}
 };
 
 // The graph's default-domain opset is at least `version` (an op the replacement builds exists).
@@ -314,8 +355,7 @@ struct OpsetAtLeast : ExprTag {
   static constexpr CaptureMask binds = 0, uses = 0;
   static constexpr int depth = 0, node_count = 0;
   bool eval(const Match& m) const { return m.opset() >= version; }
-  template <CaptureMask>
-  void print(std::string& out) const { out += "opset>=" + std::to_string(version); }
+  void print(Printer& out) const { out += "opset>=" + std::to_string(version); }
 };
 inline OpsetAtLeast opset_at_least(int64_t version) { return {{}, version}; }
 

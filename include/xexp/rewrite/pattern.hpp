@@ -7,7 +7,8 @@
 //   op<"Add|Sub|Mul|Div">(a, b)                             one op of a family
 //   op<"Concat">(x, etc)                                    any further inputs (none, one or many)
 //   commutative(Add(x, y))   either order of the inputs      shared(n)   n may have other consumers
-//   named<'d'>(Sub(x, m))    a DAG node: later uses of `d` compare identity
+//   named<'d'>(Sub(x, m))    a DAG node: later uses of `d` compare identity; it prints as d, and
+//                            the rule once as "where d = Sub(x, m)"
 //   through<"what", skip>(p) p, or p inside a wrapper `skip` finds in the graph
 // The same capture used twice means the same value. Whether a capture is bound is the `Bound` template
 // argument of every matcher: the first occurrence binds, the later ones compare, no runtime flags.
@@ -41,16 +42,17 @@ inline std::string value_label(const ir::Graph& g, ir::ValueId v) {
   if (value.output_index != 0) out += "output " + std::to_string(value.output_index) + " of ";
   return out + n.op_type.str() + " '" + n.name + "')";
 }
-// The pattern as a failure reason shows it: the arguments of calls nested more than two deep are
-// elided, as in "Transpose(MatMul(Softmax(...), v), perm=[0,2,1,3])", so that a big rule's reason stays
-// one short line (the attention rule's whole pattern runs past 2,000 characters).
-template <CaptureMask Bound, class P>
+// The pattern as a failure reason shows it: named sub-patterns by their names (the catalogue, `xexp
+// patterns`, defines them), and the arguments of calls nested more than two deep elided, as in
+// "Transpose(MatMul(Softmax(...), v), perm=[0,2,1,3])", so that a big rule's reason stays one short line.
+template <class P>
 std::string printed(const P& p) {
   constexpr int kShownDepth = 2;
-  std::string full, out;
-  p.template print<Bound>(full);
+  Printer full;
+  p.print(full);
+  std::string out;
   int depth = 0;
-  for (char c : full) {
+  for (char c : full.text) {
     if (c == '(') {
       out += depth < kShownDepth ? "(" : depth == kShownDepth ? "(..." : "";
       ++depth;
@@ -124,10 +126,7 @@ struct ValueCapture : ExprTag {
       return ValueView{&m.graph(), m.values[index]};
   }
   ir::ValueId build(Rewriter& r) const { return r.match().values[index]; }
-  template <CaptureMask>
-  void print(std::string& out) const {
-    out += Id;
-  }
+  void print(Printer& out) const { out += Id; }
 };
 template <char Id>
 using Var = ValueCapture<Id, ValueKind::Any>;
@@ -198,10 +197,7 @@ struct AttrCapture : ExprTag {
     else
       return (a.ints);
   }
-  template <CaptureMask>
-  void print(std::string& out) const {
-    out += Id;
-  }
+  void print(Printer& out) const { out += Id; }
 };
 template <char Id>
 using Int = AttrCapture<Id, ir::AttrType::Int>;
@@ -268,17 +264,15 @@ struct AttrIs {
       ok = literal_matches(a, value.eval(m));
     }
     if (!ok && m.explaining()) [[unlikely]]
-      m.failed(m.mark(), [&] {
-        return printed<Bound>(*this) + " does not hold on " + n.op_type.str() + " '" + n.name + "'";
-      });
+      m.failed(m.mark(),
+               [&] { return printed(*this) + " does not hold on " + n.op_type.str() + " '" + n.name + "'"; });
     return ok;
   }
   ir::Attribute build(const Match& m) const { return make_attribute(name(), value.eval(m)); }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += Name.view();
     out += "=";
-    value.template print<Bound>(out);
+    value.print(out);
   }
 };
 template <FixedString Name>
@@ -378,8 +372,7 @@ struct NodePattern : ExprTag {
         return match_node<Bound>(value.producer, m, k);
     }
     if (m.explaining()) [[unlikely]]
-      m.failed(m.mark(),
-               [&] { return printed<Bound>(*this) + " did not match " + value_label(m.graph(), v); });
+      m.failed(m.mark(), [&] { return printed(*this) + " did not match " + value_label(m.graph(), v); });
     return false;
   }
   template <CaptureMask Bound, class K>
@@ -388,7 +381,7 @@ struct NodePattern : ExprTag {
     if (!has_op_type(n.op_type) || n.domain != domain() || !fits_arity(n, m)) {
       if (m.explaining()) [[unlikely]]
         m.failed(m.mark(), [&] {
-          return printed<Bound>(*this) + " did not match " + n.op_type.str() + " '" + n.name + "' (" +
+          return printed(*this) + " did not match " + n.op_type.str() + " '" + n.name + "' (" +
                  std::to_string(n.inputs.size()) + " inputs)";
         });
       return false;
@@ -424,8 +417,7 @@ struct NodePattern : ExprTag {
     return r.node(op_family<Op>()[0], std::move(ins), std::move(as), domain(), n_outputs);
   }
 
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     if constexpr (Flags & kCommutative) out += "commutative(";
     if constexpr (Flags & kShared) out += "shared(";
     if constexpr (Domain.view().size() > 0) {
@@ -434,11 +426,11 @@ struct NodePattern : ExprTag {
     }
     out += Op.view();
     out += "(";
-    print_list<Bound | Attrs::binds>(out, inputs);
+    print_list(out, inputs);
     if constexpr (Flags & kMoreInputs) out += Inputs::size > 0 ? ", etc" : "etc";
     if constexpr (Attrs::size > 0) {
       if constexpr (Inputs::size > 0 || (Flags & kMoreInputs)) out += ", ";
-      print_list<Bound>(out, attrs);
+      print_list(out, attrs);
     }
     out += ")";
     if constexpr (Flags & kCommutative) out += ")";
@@ -579,13 +571,11 @@ struct Named : ExprTag {
   }
   ValueView eval(const Match& m) const { return {&m.graph(), m.values[index]}; }
   ir::ValueId build(Rewriter& r) const { return r.match().values[index]; }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
-    out += Id;
-    if constexpr (!(Bound & capture_bit<Id>)) {
-      out += "=";
-      pattern.template print<Bound>(out);
-    }
+  void print(Printer& out) const {
+    if (out.in_pattern)
+      out.name(Id, [&](Printer& body) { pattern.print(body); });
+    else
+      out += Id;
   }
 };
 // named<'d'>(Sub(x, mean)): the first use matches the sub-pattern, later uses of the same object must be
@@ -629,12 +619,11 @@ struct Either : ExprTag {
     m.rewind(mark);
     return b.template match_node<Bound>(id, m, k);
   }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += "either(";
-    a.template print<Bound>(out);
+    a.print(out);
     out += ", ";
-    b.template print<Bound>(out);
+    b.print(out);
     out += ")";
   }
 };
@@ -673,12 +662,11 @@ struct Through : ExprTag {
     if (!ok) m.rewind(mark);
     return ok;
   }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += "through(";
     out += What.view();
     out += ", ";
-    pattern.template print<Bound>(out);
+    pattern.print(out);
     out += ")";
   }
 };

@@ -28,10 +28,9 @@ struct Fold : ExprTag {
   static constexpr CaptureMask binds = 0, uses = E::uses;
   static constexpr int depth = 0, node_count = 0;
   ir::ValueId build(Rewriter& r) const { return r.initializer(Tensor(expr.eval(r.match()))); }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += "fold(";
-    expr.template print<Bound>(out);
+    expr.print(out);
     out += ")";
   }
 };
@@ -50,10 +49,9 @@ struct Found : ExprTag {
   static constexpr int depth = 0, node_count = 0;
   ValueView eval(const Match& m) const { return expr.eval(m); }
   ir::ValueId build(Rewriter& r) const { return eval(r.match()).id; }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += "found(";
-    expr.template print<Bound>(out);
+    expr.print(out);
     out += ")";
   }
 };
@@ -68,10 +66,7 @@ struct Omitted : ExprTag {
   static constexpr CaptureMask binds = 0, uses = 0;
   static constexpr int depth = 0, node_count = 0;
   ir::ValueId build(Rewriter&) const { return ir::kNone; }
-  template <CaptureMask>
-  void print(std::string& out) const {
-    out += "''";
-  }
+  void print(Printer& out) const { out += "''"; }
 };
 inline constexpr Omitted omitted{};
 
@@ -84,14 +79,13 @@ struct Choose : ExprTag {
   static constexpr CaptureMask binds = 0, uses = C::uses | A::uses | B::uses;
   static constexpr int depth = 0, node_count = 0;
   ir::ValueId build(Rewriter& r) const { return condition.eval(r.match()) ? a.build(r) : b.build(r); }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += "choose(";
-    condition.template print<Bound>(out);
+    condition.print(out);
     out += ", ";
-    a.template print<Bound>(out);
+    a.print(out);
     out += ", ";
-    b.template print<Bound>(out);
+    b.print(out);
     out += ")";
   }
 };
@@ -112,9 +106,8 @@ struct Let : ExprTag {
     if (slot == ir::kNone) slot = replacement.build(r);
     return slot;
   }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
-    replacement.template print<Bound>(out);
+  void print(Printer& out) const {
+    out.name(Id, [&](Printer& body) { replacement.print(body); });
   }
 };
 template <char Id, class R>
@@ -129,10 +122,7 @@ struct Outputs : ExprTag {
   static constexpr CaptureMask binds = 0, uses = P::uses;
   static constexpr int depth = 0, node_count = 0;
   ir::ValueId build(Rewriter& r) const { return node.build(r, N); }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
-    node.template print<Bound>(out);
-  }
+  void print(Printer& out) const { node.print(out); }
 };
 template <std::size_t N, class P>
 constexpr auto outputs(const P& node) {
@@ -148,10 +138,9 @@ struct Output : ExprTag {
     const ir::Graph& g = r.graph();
     return g.node(g.value(replacement.build(r)).producer).outputs.at(K);
   }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += "output" + std::to_string(K) + "(";
-    replacement.template print<Bound>(out);
+    replacement.print(out);
     out += ")";
   }
 };
@@ -167,10 +156,9 @@ struct InputIs {
   V value;
   static constexpr CaptureMask binds = 0, uses = V::uses;
   static constexpr int depth = 0, node_count = 0;
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += "input" + std::to_string(Slot) + "=";
-    value.template print<Bound>(out);
+    value.print(out);
   }
 };
 template <std::size_t Slot>
@@ -230,16 +218,15 @@ struct Rebuild : ExprTag {
       if (old_outputs[k] != ir::kNone) r.replace_later(old_outputs[k], fresh[k]);
     return first;
   }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += "rebuild(";
-    node.template print<Bound>(out);
+    node.print(out);
     if constexpr (Inputs::size > 0) out += ", ";
-    print_list<Bound>(out, inputs);
+    print_list(out, inputs);
     if constexpr (Slots::size > 0) out += ", ";
-    print_list<Bound>(out, slots);
+    print_list(out, slots);
     if constexpr (Attrs::size > 0) out += ", ";
-    print_list<Bound>(out, attrs);
+    print_list(out, attrs);
     out += ")";
   }
 
@@ -307,12 +294,11 @@ struct Also {
   static constexpr CaptureMask binds = 0, uses = V::uses | R::uses;
   static constexpr int depth = 0, node_count = 0;
   void build(Rewriter& r) const { r.replace_later(value.build(r), replacement.build(r)); }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += "also(";
-    value.template print<Bound>(out);
+    value.print(out);
     out += " -> ";
-    replacement.template print<Bound>(out);
+    replacement.print(out);
     out += ")";
   }
 };
@@ -333,10 +319,9 @@ struct WithAlso : ExprTag {
     if (out) build_extras(extras, r);
     return out;
   }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
-    root.template print<Bound>(out);
-    print_extras<Bound>(extras, out);
+  void print(Printer& out) const {
+    root.print(out);
+    print_extras(extras, out);
   }
 
  private:
@@ -347,12 +332,12 @@ struct WithAlso : ExprTag {
       build_extras(list.tail, r);
     }
   }
-  template <CaptureMask Bound, class L>
-  static void print_extras(const L& list, std::string& out) {
+  template <class L>
+  static void print_extras(const L& list, Printer& out) {
     if constexpr (L::size > 0) {
       out += ", ";
-      list.head.template print<Bound>(out);
-      print_extras<Bound>(list.tail, out);
+      list.head.print(out);
+      print_extras(list.tail, out);
     }
   }
 };
@@ -369,11 +354,10 @@ struct LambdaReplacement : ExprTag {
   std::optional<ir::ValueId> build(Rewriter& r) const {
     return apply_list([&](auto&&... a) -> std::optional<ir::ValueId> { return f(r, a...); }, args, r.match());
   }
-  template <CaptureMask Bound>
-  void print(std::string& out) const {
+  void print(Printer& out) const {
     out += name;
     out += "(";
-    print_list<Bound>(out, args);
+    print_list(out, args);
     out += ")";
   }
 };

@@ -98,18 +98,25 @@ struct Case {
         return false;
       }
       std::string failed;
-      if (explain_condition<P::binds>(condition, m, failed)) return true;
+      if (explain_condition(condition, m, failed)) return true;
       m.failed(Match::kMaxNodes + 1, [&] { return failed; });
       return false;
     });
   }
-  void print(std::string& out) const {
-    pattern.template print<0>(out);
+  // "pattern -> replacement  when condition  where S = ...": the definitions of the names this case uses
+  // that the rule's earlier cases did not print (`out` holds theirs).
+  void print(Printer& out) const {
+    const std::size_t known = out.definitions.size();
+    out.in_pattern = true;
+    pattern.print(out);
+    out.in_pattern = false;
     out += " -> ";
-    replacement.template print<P::binds>(out);
-    std::string cond;
-    condition.template print<P::binds>(cond);
-    if (!cond.empty()) out += "  when " + cond;
+    replacement.print(out);
+    if constexpr (!std::is_same_v<C, Always>) {
+      out += "  when ";
+      condition.print(out);
+    }
+    out += out.where(known);
   }
 };
 
@@ -140,9 +147,10 @@ class TypedRule final : public Rule {
   }
   std::optional<ir::ValueId> build(Rewriter& r) const override { return build_case(cases_, r, r.match().case_index); }
   std::string describe() const override {
-    std::string out = name() + ": ";
+    Printer out;
+    out += name() + ": ";
     describe_cases(cases_, out, true);
-    return out + "  [P" + std::to_string(priority()) + "]";
+    return out.text + "  [P" + std::to_string(priority()) + "]";
   }
 
  private:
@@ -190,7 +198,7 @@ class TypedRule final : public Rule {
     else return build_case(list.tail, r, index - 1);
   }
   template <class L>
-  static void describe_cases(const L& list, std::string& out, bool first) {
+  static void describe_cases(const L& list, Printer& out, bool first) {
     if constexpr (L::size > 0) {
       if (!first) out += "  |  ";
       list.head.print(out);

@@ -280,7 +280,7 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   Var<'s'> s;
   Var<'m'> m;
   Var<'c'> condition;
-  Int<'x'> axis;
+  Int<'a'> axis;
   auto keys_transposed = FusedMatMul(q, k, attr<"transA"> = 0, attr<"transB"> = 1);
   auto scaled = [&](const auto& product) {
     return named<'S'>(either(either(Div(product, s), commutative(Mul(product, s))), product));
@@ -324,9 +324,9 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   auto fits_any = opset_fits && is_activation_float(q) && has_value(scale);
 
   if constexpr (Heads == AttentionHeads::Split) {
-    Var<'h'> shape;
+    Var<'h'> hidden_shape;
     auto heads_merged = [&](const auto& product) {
-      return named<'R'>(Reshape(Transpose(product, attr<"perm"> = analysis::heads_swap()), shape));
+      return named<'R'>(Reshape(Transpose(product, attr<"perm"> = analysis::heads_swap()), hidden_shape));
     };
     auto heads = heads_merged(unmasked);
     auto fits = fits_any && heads_fit(q, k, v, q_k, heads);

@@ -16,10 +16,10 @@ rewrite::RulePtr scaled_query_rule(const char* name) {
   using namespace rewrite::dsl;
   Var<'q'> q;
   Var<'c'> c;
-  Var<'h'> shape;
+  Var<'h'> hidden_shape;
   Float<'s'> scale;
   auto merged = [&](const auto& x) {
-    return Reshape(Transpose(x, attr<"perm"> = analysis::heads_swap()), shape);
+    return Reshape(Transpose(x, attr<"perm"> = analysis::heads_swap()), hidden_shape);
   };
   auto scaled = commutative(Mul(q, c));
   auto split_query = named<'R'>(op<Op, Domain>(merged(scaled), etc, attr<"scale"> = scale));

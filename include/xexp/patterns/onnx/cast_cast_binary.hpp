@@ -35,7 +35,7 @@ inline rewrite::RulePtr cast_cast_binary_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
   Var<'b'> b;
-  Int<'u'> to;
+  Int<'t'> to;
   auto binary = named<'o'>(op<kBinaryArithmetic>(Cast(a, attr<"to"> = to), Cast(b, attr<"to"> = to)));
   return rule("CastCastBinary")
       .priority(1)

@@ -20,8 +20,8 @@ inline rewrite::RulePtr cast_layer_normalization_cast_rule() {
   Var<'x'> x;
   Var<'s'> scale;
   Var<'b'> bias;
-  Int<'t'> stash;
-  Int<'u'> back;
+  Int<'S'> stash;
+  Int<'B'> back;
   auto with_bias = named<'n'>(op<detail::kStashedNormalizations>(Cast(x, attr<"to"> = stash), scale, bias, attr<"stash_type"> = stash));
   auto without_bias = named<'n'>(op<detail::kStashedNormalizations>(Cast(x, attr<"to"> = stash), scale, attr<"stash_type"> = stash));
   auto condition = detail::is_half_or_double(x) && dtype(x) == back && stash == int64_t{1};

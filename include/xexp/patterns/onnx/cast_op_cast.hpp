@@ -23,7 +23,7 @@ inline rewrite::RulePtr cast_op_cast_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'y'> y;
-  Int<'u'> back;
+  Int<'b'> back;
   auto both = named<'o'>(op<kBinaryArithmetic>(Cast(x), Cast(y)));
   auto left = named<'o'>(op<kBinaryArithmetic>(Cast(x), y));
   auto right = named<'o'>(op<kBinaryArithmetic>(y, Cast(x)));

@@ -55,19 +55,19 @@ inline rewrite::RulePtr conv_batch_normalization_rule() {
   Const<'w'> w;
   Opt<'b'> b;
   Const<'s'> scale;
-  Const<'c'> bias;
+  Const<'o'> offset;
   Const<'m'> mean;
   Const<'v'> var;
   Float<'e'> epsilon;
   // rebuild: the Conv keeps its attributes (pads, strides, group, ...), only its weights change.
   auto conv = named<'n'>(op<"Conv">(x, w, b));
-  auto bn = named<'B'>(op<"BatchNormalization">(conv, scale, bias, mean, var, attr<"epsilon"> = epsilon));
+  auto bn = named<'B'>(op<"BatchNormalization">(conv, scale, offset, mean, var, attr<"epsilon"> = epsilon));
   return rule("ConvBatchNormalization")
       .priority(1)
       .match(bn)
-      .when(detail::batch_norm_folds_into(bn, w, b, scale, bias, mean, var))
+      .when(detail::batch_norm_folds_into(bn, w, b, scale, offset, mean, var))
       .to(rebuild(conv, input<1> = fold(detail::batch_norm_weight(w, scale, var, epsilon)),
-                  input<2> = fold(detail::batch_norm_bias(b, scale, bias, mean, var, epsilon))));
+                  input<2> = fold(detail::batch_norm_bias(b, scale, offset, mean, var, epsilon))));
 }
 
 }  // namespace xexp::patterns

@@ -51,27 +51,28 @@ inline constexpr auto batch_norm_gemm_bias = rewrite::fact<"batch_norm_gemm_bias
 inline rewrite::RulePtr gemm_batch_normalization_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
-  Const<'w'> b;
+  Const<'b'> b;
   Opt<'c'> c;
-  Float<'l'> alpha;
-  Float<'t'> beta;
-  Int<'A'> trans_a;
-  Int<'B'> trans_b;
+  Float<'A'> alpha;
+  Float<'B'> beta;
+  Int<'T'> trans_a;
+  Int<'t'> trans_b;
   Const<'s'> scale;
-  Const<'o'> bias;
+  Const<'o'> offset;
   Const<'m'> mean;
   Const<'v'> var;
   Float<'e'> epsilon;
   auto gemm = Gemm(a, b, c, attr<"alpha"> = alpha, attr<"beta"> = beta, attr<"transA"> = trans_a,
                    attr<"transB"> = trans_b);
-  auto bn = named<'N'>(op<"BatchNormalization">(gemm, scale, bias, mean, var, attr<"epsilon"> = epsilon));
+  auto bn = named<'N'>(op<"BatchNormalization">(gemm, scale, offset, mean, var, attr<"epsilon"> = epsilon));
   return rule("GemmBatchNormalization")
       .priority(1)
       .match(bn)
-      .when(detail::batch_norm_folds_into_gemm(bn, b, trans_b, c, scale, bias, mean, var))
+      .when(detail::batch_norm_folds_into_gemm(bn, b, trans_b, c, scale, offset, mean, var))
       .to(Gemm(a, fold(detail::batch_norm_gemm_weight(b, trans_b, scale, var, epsilon)),
-               fold(detail::batch_norm_gemm_bias(c, beta, scale, bias, mean, var, epsilon)), attr<"alpha"> = alpha,
-               attr<"beta"> = 1.0f, attr<"transA"> = trans_a, attr<"transB"> = trans_b));
+               fold(detail::batch_norm_gemm_bias(c, beta, scale, offset, mean, var, epsilon)),
+               attr<"alpha"> = alpha, attr<"beta"> = 1.0f, attr<"transA"> = trans_a,
+               attr<"transB"> = trans_b));
 }
 
 }  // namespace xexp::patterns

@@ -13,7 +13,7 @@ inline rewrite::RulePtr gemm_transpose_rule() {
   Var<'a'> a;
   Const<'w'> w;
   Opt<'c'> c;
-  Float<'l'> alpha;
+  Float<'A'> alpha;
   Float<'b'> beta;
   return rule("GemmTranspose")
       .priority(1)

@@ -42,8 +42,8 @@ rewrite::RulePtr layer_normalization_decomposition(const char* name, OpsetFits o
   using namespace rewrite::dsl;
   Var<'x'> x;
   Ints<'a'> axes;
-  Ints<'b'> axes2;
-  Var<'p'> two;
+  Ints<'A'> axes2;
+  Var<'t'> two;
   Const<'e'> eps;
   auto d = named<'d'>(Sub(x, ReduceMean(x, attr<"axes"> = axes, attr<"keepdims"> = 1)));
   auto square = named<'q'>(either(Pow(d, two), Mul(d, d)));

@@ -40,9 +40,9 @@ inline rewrite::RulePtr layer_normalization_scale_rule() {
   Var<'x'> x;
   Const<'s'> scale;
   Opt<'b'> bias;
-  Const<'m'> c;
+  Const<'c'> c;
   Var<'w'> w;
-  Var<'t'> any_scale;
+  Var<'a'> any_scale;
   auto ln = named<'n'>(LayerNormalization(x, scale, bias));
   auto biasless = named<'n'>(LayerNormalization(x, any_scale, bias));  // its scale may be anything
   auto fits = same_dims_and_type(c, scale) && detail::constant_or_absent(bias);

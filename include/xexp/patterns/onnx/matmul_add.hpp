@@ -32,7 +32,7 @@ inline rewrite::RulePtr matmul_add_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
   Var<'b'> b;
-  Var<'c'> bias;
+  Var<'B'> bias;
   auto mm = named<'m'>(MatMul(a, b));
   auto sum = named<'s'>(commutative(Add(mm, bias)));
   auto bias_vector =

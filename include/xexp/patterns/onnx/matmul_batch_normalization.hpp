@@ -26,20 +26,20 @@ inline constexpr auto batch_norm_matmul_bias = rewrite::fact<"batch_norm_matmul_
 inline rewrite::RulePtr matmul_batch_normalization_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
-  Const<'w'> b;
+  Const<'b'> b;
   Const<'s'> scale;
-  Const<'o'> bias;
+  Const<'o'> offset;
   Const<'m'> mean;
   Const<'v'> var;
   Float<'e'> epsilon;
   auto bn =
-      named<'N'>(op<"BatchNormalization">(MatMul(a, b), scale, bias, mean, var, attr<"epsilon"> = epsilon));
+      named<'N'>(op<"BatchNormalization">(MatMul(a, b), scale, offset, mean, var, attr<"epsilon"> = epsilon));
   return rule("MatMulBatchNormalization")
       .priority(1)
       .match(bn)
-      .when(detail::batch_norm_folds_into_matmul(bn, a, b, scale, bias, mean, var))
+      .when(detail::batch_norm_folds_into_matmul(bn, a, b, scale, offset, mean, var))
       .to(Gemm(a, fold(detail::batch_norm_gemm_weight(b, 0, scale, var, epsilon)),
-               fold(detail::batch_norm_matmul_bias(scale, bias, mean, var, epsilon))));
+               fold(detail::batch_norm_matmul_bias(scale, offset, mean, var, epsilon))));
 }
 
 }  // namespace xexp::patterns

@@ -40,7 +40,7 @@ inline rewrite::RulePtr mul_mul_mul_scalar_rule() {
   Var<'x'> x;
   Var<'y'> y;
   Const<'c'> c1;
-  Const<'d'> c2;
+  Const<'C'> c2;
   auto left = named<'l'>(op<"Mul|Div">(x, c1));
   auto right = named<'r'>(op<"Mul|Div">(y, c2));
   auto outer = named<'o'>(op<"Mul|Div">(left, right));

@@ -23,7 +23,7 @@ inline rewrite::RulePtr reduce_sum_normalize_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'y'> y;
-  Int<'u'> back;
+  Int<'b'> back;
   auto wide = named<'w'>(Cast(x));
   auto sum = named<'r'>(op<"ReduceSum">(wide, etc));
   return rule("ReduceSumNormalize")

@@ -57,8 +57,8 @@ inline rewrite::RulePtr reduce_sum_to_mean_rule() {
   Var<'x'> x;
   Var<'a'> a;
   Const<'c'> c;
-  Ints<'k'> axes;
-  Int<'d'> keepdims;
+  Ints<'A'> axes;
+  Int<'k'> keepdims;
   auto sum = named<'s'>(ReduceSum(z, attr<"axes"> = axes, attr<"keepdims"> = keepdims));
   auto mean = ReduceMean(z, attr<"axes"> = axes, attr<"keepdims"> = keepdims);
   // The scalar may not raise the rank of what it multiplies.
@@ -66,11 +66,11 @@ inline rewrite::RulePtr reduce_sum_to_mean_rule() {
   auto scaled_product = commutative(Mul(commutative(Mul(sum, p)), c));
   // LayerNorm's backward: g's sum (z is g), h's sum.
   Var<'h'> h;
-  Ints<'j'> axes2;
-  Int<'e'> keepdims2;
+  Ints<'H'> h_axes;
+  Int<'K'> keepdims2;
   Const<'n'> n;
-  auto sum2 = named<'t'>(ReduceSum(h, attr<"axes"> = axes2, attr<"keepdims"> = keepdims2));
-  auto mean2 = ReduceMean(h, attr<"axes"> = axes2, attr<"keepdims"> = keepdims2);
+  auto sum2 = named<'t'>(ReduceSum(h, attr<"axes"> = h_axes, attr<"keepdims"> = keepdims2));
+  auto mean2 = ReduceMean(h, attr<"axes"> = h_axes, attr<"keepdims"> = keepdims2);
   auto centered = Sub(Sub(commutative(Mul(z, n)), sum), commutative(Mul(x, sum2)));
   return rule("ReduceSumToMean")
       .priority(1)

@@ -34,7 +34,7 @@ template <rewrite::FixedString Op, class OpsetFits>
 rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits opset_fits) {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  Var<'p'> two;
+  Var<'t'> two;
   Ints<'a'> axes;
   Var<'e'> eps;
   Var<'o'> one;
@@ -48,9 +48,9 @@ rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits ops
   auto normalized =
       op<Op>(x, scale, attr<"axis"> = -1, attr<"epsilon"> = scalar_float(eps), attr<"stash_type"> = 1);
   Var<'h'> half_x;
-  Const<'s'> ones;
-  Float<'f'> epsilon;
-  Int<'t'> half;
+  Const<'O'> ones;
+  Float<'E'> epsilon;
+  Int<'H'> half;
   constexpr int64_t kFloat = static_cast<int64_t>(ElemType::Float);
   auto in_float = op<Op>(Cast(half_x, attr<"to"> = kFloat), ones, attr<"axis"> = -1,
                          attr<"epsilon"> = epsilon, attr<"stash_type"> = 1);

@@ -17,7 +17,7 @@ rewrite::RulePtr rms_normalization_scale_mul(const char* name, OpsetFits opset_f
   Const<'m'> m;
   Int<'a'> axis;
   Float<'e'> epsilon;
-  Int<'t'> stash;
+  Int<'S'> stash;
   // The attributes are written on the node (libonnx 1.12 gives no defaults for either op); rebuild keeps
   // them.
   auto norm = named<'n'>(

@@ -368,8 +368,8 @@ rewrite::RulePtr rotate_half_rule(const char* name, OpsetFits opset_fits, Build 
   Var<'x'> x;
   Var<'c'> cos;
   Var<'s'> sin;
-  Var<'l'> first;
-  Var<'h'> second;
+  Var<'f'> first;
+  Var<'S'> second;
   Int<'a'> axis;
   auto rotated = Concat(op<"Neg">(second), first, attr<"axis"> = axis);
   return rule(name)

@@ -18,14 +18,14 @@ template <rewrite::FixedString Domain, class OpsetFits>
 rewrite::RulePtr rotary_before_heads_split(const char* name, OpsetFits opset_fits) {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  Var<'r'> shape;
-  Var<'p'> a;
-  Var<'c'> b;
-  Var<'s'> c;
+  Var<'S'> shape;
+  Var<'p'> p;
+  Var<'c'> c;
+  Var<'s'> s;
   const std::vector<int64_t> heads_first = analysis::heads_swap();
   auto reshaped = named<'m'>(Reshape(x, shape));
   auto rotary =
-      named<'e'>(op<"RotaryEmbedding", Domain>(Transpose(reshaped, attr<"perm"> = heads_first), a, b, c));
+      named<'e'>(op<"RotaryEmbedding", Domain>(Transpose(reshaped, attr<"perm"> = heads_first), p, c, s));
   return rule(name)
       .priority(1)
       .match(rotary)

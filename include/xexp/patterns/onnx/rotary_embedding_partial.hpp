@@ -57,7 +57,7 @@ rewrite::RulePtr partial_rotary(const char* name, OpsetFits opset_fits) {
   using namespace rewrite::dsl;
   Var<'a'> a;
   Var<'b'> b;
-  Int<'x'> axis;
+  Int<'A'> axis;
   auto rotary = named<'e'>(op<"RotaryEmbedding", Domain>(a, etc));
   auto rebuilt = [&] {
     if constexpr (Domain.view().empty())

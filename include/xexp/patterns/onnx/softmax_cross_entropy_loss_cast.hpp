@@ -23,12 +23,12 @@ inline rewrite::RulePtr softmax_cross_entropy_loss_cast_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'t'> target;
-  Const<'g'> ignored;
+  Const<'i'> ignored;
   Const<'s'> safe;
   Const<'z'> zero;
-  Const<'a'> unsqueezed;
-  Const<'q'> squeezed;
-  Int<'u'> back;
+  Const<'u'> unsqueezed;
+  Const<'S'> squeezed;
+  Int<'b'> back;
   auto kept = named<'k'>(op<"Not">(commutative(op<"Equal">(target, ignored))));
   auto picked =
       op<"GatherElements">(op<"LogSoftmax">(x, attr<"axis"> = 1),

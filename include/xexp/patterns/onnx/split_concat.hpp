@@ -20,8 +20,8 @@ inline constexpr auto undoes_split =
 inline rewrite::RulePtr split_concat_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  Int<'a'> concat_axis;
-  Int<'b'> split_axis;
+  Int<'C'> concat_axis;
+  Int<'S'> split_axis;
   // etc: a Concat has any number of inputs, a Split an optional `split` input.
   auto split = named<'s'>(op<"Split">(x, etc, attr<"axis"> = split_axis));
   auto concat = named<'c'>(Concat(split, etc, attr<"axis"> = concat_axis));

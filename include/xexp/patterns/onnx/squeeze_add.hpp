@@ -16,15 +16,15 @@ inline rewrite::RulePtr squeeze_add_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
   Var<'b'> b;
-  Opt<'p'> axes_a;
-  Opt<'q'> axes_b;
-  auto left = named<'l'>(Squeeze(a, axes_a));
-  auto right = named<'r'>(Squeeze(b, axes_b));
+  Opt<'A'> a_axes;
+  Opt<'B'> b_axes;
+  auto left = named<'l'>(Squeeze(a, a_axes));
+  auto right = named<'r'>(Squeeze(b, b_axes));
   return rule("SqueezeAdd")
       .priority(0)
       .match(Add(left, right))
       .when(opset_at_least(13) && same_shape(a, b) && detail::one_element(a) && same_shape(left, right))
-      .to(Squeeze(Add(a, b), axes_a));
+      .to(Squeeze(Add(a, b), a_axes));
 }
 
 }  // namespace xexp::patterns

@@ -10,8 +10,8 @@ inline rewrite::RulePtr squeeze_binary_unsqueeze_rule() {
   using namespace rewrite::dsl;
   Var<'d'> d;
   Var<'s'> s;
-  Opt<'q'> squeeze_axes;
-  Ints<'u'> axes;
+  Opt<'S'> squeeze_axes;
+  Ints<'a'> axes;
   auto squeezed = named<'z'>(Squeeze(d, squeeze_axes));
   auto first = named<'b'>(op<"Add|Sub|Mul|Div">(squeezed, s));
   auto second = named<'b'>(op<"Add|Sub|Mul|Div">(s, squeezed));

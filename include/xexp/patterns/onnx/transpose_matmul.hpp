@@ -20,7 +20,7 @@ inline rewrite::RulePtr transpose_matmul_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
   Var<'b'> b;
-  Int<'s'> trans_a;
+  Int<'T'> trans_a;
   Int<'t'> trans_b;
   const std::vector<int64_t> swap{1, 0};
   auto ta = named<'u'>(shared(Transpose(a, attr<"perm"> = swap)));

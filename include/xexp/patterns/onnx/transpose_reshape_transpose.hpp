@@ -104,7 +104,7 @@ inline rewrite::RulePtr transpose_reshape_transpose_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Ints<'p'> p1;
-  Ints<'q'> p2;
+  Ints<'P'> p2;
   Const<'s'> shape;
   auto moved = named<'t'>(Transpose(x, attr<"perm"> = p1));
   auto plan = detail::transpose_reshape_plan(moved, p1, shape, p2);

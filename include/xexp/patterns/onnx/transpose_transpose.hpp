@@ -21,8 +21,8 @@ inline constexpr auto compose =
 inline rewrite::RulePtr transpose_transpose_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  Ints<'p'> first;
-  Ints<'q'> second;
+  Ints<'f'> first;
+  Ints<'s'> second;
   auto inner = named<'i'>(shared(Transpose(x, attr<"perm"> = first)));
   auto composed = detail::compose(first, second);
   auto identity = is_identity_perm(composed);

@@ -36,8 +36,8 @@ inline constexpr auto merge_axes = rewrite::fact<"merge_axes">(
 inline rewrite::RulePtr unsqueeze_unsqueeze_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  Ints<'a'> first;
-  Ints<'b'> second;
+  Ints<'f'> first;
+  Ints<'s'> second;
   auto merged = detail::merge_axes(x, first, second);
   return rule("UnsqueezeUnsqueeze")
       .match(Unsqueeze(Unsqueeze(x, attr<"axes"> = first), attr<"axes"> = second))

@@ -29,10 +29,10 @@ inline rewrite::RulePtr ort_batch_normalization_training_rule() {
   Var<'x'> x;
   Var<'s'> scale;
   Var<'b'> bias;
-  Var<'m'> input_mean;
-  Var<'v'> input_var;
+  Var<'i'> input_mean;
+  Var<'I'> input_var;
   Float<'e'> epsilon;
-  Float<'p'> momentum;
+  Float<'m'> momentum;
   auto bn = named<'n'>(
       shared(op<"BatchNormalization">(x, scale, bias, input_mean, input_var, attr<"epsilon"> = epsilon,
                                       attr<"momentum"> = momentum, attr<"training_mode"> = 1)));

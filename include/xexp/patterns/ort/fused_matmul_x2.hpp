@@ -39,7 +39,7 @@ inline rewrite::RulePtr fused_matmul_x2_rule() {
   Var<'x'> x;
   Var<'a'> a;
   Var<'b'> b;
-  Var<'p'> shape;
+  Var<'S'> shape;
   Const<'c'> c;
   auto scaling = [&](auto mul, auto div) { return named<'s'>(either(mul, div)); };
   auto scaled = scaling(shared(commutative(Mul(x, c))), shared(Div(x, c)));

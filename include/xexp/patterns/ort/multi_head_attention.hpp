@@ -132,8 +132,8 @@ inline rewrite::RulePtr multi_head_attention_key_value_3d_rule() {
   Var<'q'> query;
   Var<'k'> k;
   Var<'v'> v;
-  Var<'a'> key_shape;
-  Var<'b'> value_shape;
+  Var<'K'> key_shape;
+  Var<'V'> value_shape;
   auto key_split = named<'A'>(Reshape(k, key_shape));
   auto value_split = named<'B'>(Reshape(v, value_shape));
   auto keys = Transpose(key_split, attr<"perm"> = analysis::heads_swap());

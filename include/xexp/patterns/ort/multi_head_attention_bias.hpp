@@ -37,34 +37,35 @@ inline rewrite::RulePtr multi_head_attention_bias_rule() {
   Var<'q'> q;
   Var<'k'> k;
   Var<'v'> v;
-  Var<'a'> bq;
-  Var<'b'> bk;
-  Var<'c'> bv;
+  Var<'Q'> q_bias;
+  Var<'K'> k_bias;
+  Var<'V'> v_bias;
   Var<'y'> y;
   Var<'s'> sizes;
-  Int<'x'> axis;
+  Int<'a'> axis;
   // The masks and the other inputs after the bias stay as they are.
   auto separate = named<'R'>(op<"MultiHeadAttention", "com.microsoft">(
-      commutative(Add(q, bq)), commutative(Add(k, bk)), commutative(Add(v, bv)), etc));
-  auto first = named<'U'>(op<"Split">(commutative(Add(y, bq)), sizes, attr<"axis"> = axis));
+      commutative(Add(q, q_bias)), commutative(Add(k, k_bias)), commutative(Add(v, v_bias)), etc));
+  auto first = named<'U'>(op<"Split">(commutative(Add(y, q_bias)), sizes, attr<"axis"> = axis));
   auto packed = named<'P'>(op<"MultiHeadAttention", "com.microsoft">(first, k, v, etc));
   auto pieces = let<'S'>(outputs<3>(op<"Split">(y, sizes, attr<"axis"> = axis)));
-  auto each_over_last_axis = absent_or_vector_over_last_axis(bq, q) &&
-                             absent_or_vector_over_last_axis(bk, k) && absent_or_vector_over_last_axis(bv, v);
+  auto each_over_last_axis = absent_or_vector_over_last_axis(q_bias, q) &&
+                             absent_or_vector_over_last_axis(k_bias, k) &&
+                             absent_or_vector_over_last_axis(v_bias, v);
   return rule("MultiHeadAttentionBias")
       .priority(2)
       .cases(match(separate)
                  .when(detail::has_no_bias(separate) && rank(q) == 3 && rank(k) == 3 && rank(v) == 3 &&
                        each_over_last_axis)
                  .to(rebuild(separate, input<0> = q, input<1> = k, input<2> = v,
-                             input<3> = choose(detail::all_constant(bq, bk, bv),
-                                               fold(detail::joined_biases(bq, bk, bv)),
-                                               Concat(bq, bk, bv, attr<"axis"> = 0)))),
+                             input<3> = choose(detail::all_constant(q_bias, k_bias, v_bias),
+                                               fold(detail::joined_biases(q_bias, k_bias, v_bias)),
+                                               Concat(q_bias, k_bias, v_bias, attr<"axis"> = 0)))),
              match(packed)
                  .when(detail::has_no_bias(packed) && rank(y) == 3 && is_last_axis(axis, y) &&
-                       absent_or_vector_over_last_axis(bq, y) && detail::other_two_pieces(first, k, v))
+                       absent_or_vector_over_last_axis(q_bias, y) && detail::other_two_pieces(first, k, v))
                  .to(rebuild(packed, input<0> = pieces, input<1> = output<1>(pieces),
-                             input<2> = output<2>(pieces), input<3> = bq)));
+                             input<2> = output<2>(pieces), input<3> = q_bias)));
 }
 
 }  // namespace xexp::patterns

@@ -46,7 +46,7 @@ inline rewrite::RulePtr reshape_gemm_rule() {
   Var<'b'> b;
   Const<'s'> shape;
   Int<'t'> trans_b;
-  Float<'l'> alpha;
+  Float<'A'> alpha;
   return rule("ReshapeGemm")
       .priority(3)
       .match(Gemm(Reshape(a, shape), b, attr<"transA"> = 0, attr<"transB"> = trans_b, attr<"alpha"> = alpha))

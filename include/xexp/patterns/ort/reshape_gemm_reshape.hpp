@@ -23,9 +23,9 @@ inline rewrite::RulePtr reshape_gemm_reshape_rule() {
   Var<'a'> a;
   Var<'b'> b;
   Const<'s'> shape;
-  Var<'S'> back;
+  Var<'B'> back;
   Int<'t'> trans_b;
-  Float<'l'> alpha;
+  Float<'A'> alpha;
   Var<'y'> y;
   auto gemm = named<'g'>(Gemm(shared(Reshape(a, shape)), b, attr<"transA"> = 0, attr<"transB"> = trans_b,
                               attr<"alpha"> = alpha));

@@ -16,8 +16,8 @@ inline rewrite::RulePtr skip_layer_normalization_rule() {
   Var<'a'> a;
   Var<'b'> b;
   Var<'g'> gamma;
-  Opt<'c'> beta;
-  Int<'x'> axis;
+  Opt<'B'> beta;
+  Int<'A'> axis;
   Float<'e'> epsilon;
   auto sum = named<'s'>(shared(Add(a, b)));
   auto skip = [&](const auto&... bias) {

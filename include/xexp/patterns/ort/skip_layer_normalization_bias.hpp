@@ -12,7 +12,7 @@ namespace xexp::patterns {
 inline rewrite::RulePtr skip_layer_normalization_bias_rule() {
   using namespace rewrite::dsl;
   Var<'y'> y;
-  Var<'c'> bias;
+  Var<'B'> bias;
   Var<'o'> other;
   Var<'g'> gamma;
   Opt<'b'> beta;

@@ -15,7 +15,7 @@ inline rewrite::RulePtr skip_simplified_layer_normalization_rule() {
   Var<'a'> a;
   Var<'b'> b;
   Var<'g'> gamma;
-  Int<'x'> axis;
+  Int<'A'> axis;
   Float<'e'> epsilon;
   auto sum = named<'s'>(shared(Add(a, b)));
   auto fused = let<'f'>(outputs<4>(

@@ -11,7 +11,7 @@ namespace xexp::patterns {
 
 inline rewrite::RulePtr softmax_grad_rule() {
   using namespace rewrite::dsl;
-  Var<'g'> dy;
+  Var<'d'> dy;
   Var<'y'> y;
   Ints<'a'> axes;
   auto product = named<'m'>(commutative(Mul(dy, y)));
