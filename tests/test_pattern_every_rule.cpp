@@ -159,11 +159,15 @@ TEST(PatternEveryRule, AValueReadOutsideTheMatchIsStillGivenWithItsNumbers) {
     // The values the rewrites take away from the case as written.
     ir::Model optimized = load_model(path);
     xexp::testing::optimize_quietly(optimized, true, spec->second);
+    // A removed node's output name may stay in the graph's index (a tombstone): what counts is that no
+    // node computes it any more.
+    std::set<std::string> computed;
+    for (ir::ValueId v : computed_values(*optimized.graph)) computed.insert(optimized.graph->value(v).name);
     std::vector<std::size_t> removed;
     const ir::Model original = load_model(path);
     const std::vector<ir::ValueId> values = computed_values(*original.graph);
     for (std::size_t k = 0; k < values.size(); ++k)
-      if (!optimized.graph->has_value(original.graph->value(values[k]).name)) removed.push_back(k);
+      if (!computed.count(original.graph->value(values[k]).name)) removed.push_back(k);
     // The case as written, with its k-th computed value read outside (a graph output) too.
     const auto read_outside = [&](std::size_t k) {
       ir::Model m = load_model(path);
@@ -175,7 +179,7 @@ TEST(PatternEveryRule, AValueReadOutsideTheMatchIsStillGivenWithItsNumbers) {
       const std::string name = before.graph->value(before.graph->outputs().back()).name;
       SCOPED_TRACE("with " + name + " read outside");
       const xexp::testing::NamedTensors feeds = xexp::testing::random_feeds(
-          *before.graph, {.seed = 7, .float_low = -2, .float_high = 2, .int_low = 0, .int_high = 3});
+          *before.graph, {.seed = 7, .float_low = -2, .float_high = 2, .int_low = 0, .int_high = 3, .symbols = {}, .default_dim = 2});
       ir::Model after = read_outside(k);
       try {
         xexp::testing::optimize_quietly(after, true, spec->second);

@@ -15,6 +15,9 @@
 #include "support/rewrite_helpers.hpp"
 #include "support/rule_cases.hpp"
 #include "xexp/onnx.hpp"
+#include "xexp/patterns/analysis/attention_masks.hpp"
+#include "xexp/patterns/analysis/repeated_heads.hpp"
+#include "xexp/patterns/analysis/safe_softmax.hpp"
 #include "xexp/patterns/registry.hpp"
 #include "xexp/optimizer/optimize_model.hpp"
 
@@ -1428,8 +1431,9 @@ TEST(AttentionMasksAnalysis, AMaskCutAtRunTimeGivesItsTable) {
     ASSERT_TRUE(table.has_value());
     EXPECT_EQ(table->dims().back(), kTable);
     EXPECT_TRUE(analysis::cut_hides_later_keys(*table, added, mask != Mask::WhereCutFillFirst));
-    if (!added)  // read with the other polarity, the table hides the earlier keys
+    if (!added) {  // read with the other polarity, the table hides the earlier keys
       EXPECT_FALSE(analysis::cut_hides_later_keys(*table, false, mask == Mask::WhereCutFillFirst));
+    }
   }
   const Model at_batch = attention({.mask = Mask::WhereCutScoresFirst, .cut_at_batch = true});
   const Masked w = masked_scores(*at_batch.graph, "Where");
