@@ -32,13 +32,13 @@ const Node& output_producer(const Graph& g, std::size_t k = 0) { return producer
 // ---- named facts ------------------------------------------------------------------------------------
 TEST(RewriteDsl, AFactPrintsTheNameItWasDeclaredWith) {
   Var<'x'> x;
-  RulePtr r = rule("NegRank3").match(op<"Relu">(x)).when(is_rank_3(x)).to(x);
+  RulePtr r = rule("NegRank3").match(Relu(x)).when(is_rank_3(x)).to(x);
   EXPECT_EQ(r->describe(), "NegRank3: Relu(x) -> x  when is_rank_3(x)  [P0]");
 }
 
 TEST(RewriteDsl, AFactDecidesTheMatch) {
   Var<'x'> x;
-  RulePtr r = rule("DropRelu").match(op<"Relu">(x)).when(is_rank_3(x)).to(x);
+  RulePtr r = rule("DropRelu").match(Relu(x)).when(is_rank_3(x)).to(x);
   for (const xexp::Shape& shape : {xexp::Shape{2, 3, 4}, xexp::Shape{2, 3}}) {
     Model m = test::model_with_opset(18);
     Graph& g = *m.graph;
@@ -70,7 +70,7 @@ TEST(RewriteDsl, CommutativeTriesItsOtherOrderWhenTheConditionFails) {
   Var<'x'> x;
   Var<'c'> c;
   RulePtr r =
-      rule("T").match(commutative(Mul(x, c))).when(is_constant(c) && !is_constant(x)).to(op<"Neg">(x));
+      rule("T").match(commutative(Mul(x, c))).when(is_constant(c) && !is_constant(x)).to(Neg(x));
   Model m = test::model_with_opset(18);
   Graph& g = *m.graph;
   ValueId xin = g.add_input("X", ElemType::Float, xexp::Shape{2});
@@ -93,7 +93,7 @@ inline constexpr auto before_identities = fact<"before_identities">([](const Val
 
 TEST(RewriteDsl, FoundReadsAValueAFactFinds) {
   Var<'x'> x;
-  RulePtr r = rule("ReluBeforeIdentities").match(op<"Relu">(x)).to(op<"Relu">(found(before_identities(x))));
+  RulePtr r = rule("ReluBeforeIdentities").match(Relu(x)).to(Relu(found(before_identities(x))));
   EXPECT_EQ(r->describe(), "ReluBeforeIdentities: Relu(x) -> Relu(found(before_identities(x)))  [P0]");
   Model m = test::model_with_opset(18);
   Graph& g = *m.graph;
@@ -134,7 +134,7 @@ rewrite::Skipped skip_sign(const Graph& g, ValueId v) {
 TEST(RewriteDsl, ThroughReadsPastAWrapperItsFunctionFinds) {
   Var<'x'> x;
   RulePtr r =
-      rule("ReluOfNeg").match(op<"Relu">(through<"sign", skip_sign>(op<"Neg">(x)))).to(op<"Abs">(x));
+      rule("ReluOfNeg").match(Relu(through<"sign", skip_sign>(Neg(x)))).to(Abs(x));
   EXPECT_EQ(r->describe(), "ReluOfNeg: Relu(through(sign, Neg(x))) -> Abs(x)  [P0]");
   for (const char* inside : {"Neg", "Sign of Neg", "Sign of Exp", "Sign of Neg read twice"}) {
     Model m = test::model_with_opset(18);
@@ -180,7 +180,7 @@ TEST(RewriteDsl, AnOpFamilyWithAnyFurtherInputs) {
 TEST(RewriteDsl, RebuildChangesOneAttributeAndKeepsTheOthers) {
   Float<'a'> alpha;
   Var<'x'> x;
-  auto leaky = named<'l'>(op<"LeakyRelu">(x, attr<"alpha"> = alpha));
+  auto leaky = named<'l'>(LeakyRelu(x, attr<"alpha"> = alpha));
   RulePtr r =
       rule("Halve").match(leaky).when(alpha == 0.25f).to(rebuild(leaky, attr<"alpha"> = alpha * 2.0f));
   Model m = test::model_with_opset(18);
@@ -203,7 +203,7 @@ TEST(RewriteDsl, AlsoSendsAMatchedValuesConsumersToAnotherOutput) {
   Var<'b'> b;
   auto sum = named<'s'>(shared(Add(a, b)));
   auto fused = let<'f'>(outputs<2>(op<"AddNeg", "test">(a, b)));
-  RulePtr r = rule("AddNeg").match(op<"Neg">(sum)).to(fused, also(sum, output<1>(fused)));
+  RulePtr r = rule("AddNeg").match(Neg(sum)).to(fused, also(sum, output<1>(fused)));
   EXPECT_EQ(
       r->describe(),
       "AddNeg: Neg(s=shared(Add(a, b))) -> test.AddNeg(a, b), also(s -> output1(test.AddNeg(a, b)))  [P0]");
@@ -244,7 +244,7 @@ TEST(RewriteDsl, ExplainNamesTheSubPatternThatFailed) {
 TEST(RewriteDsl, ExplainElidesArgumentsNestedMoreThanTwoCallsDeep) {
   Var<'x'> x;
   Var<'y'> y;
-  RulePtr r = rule("DivSqrtExp").match(Div(x, Sqrt(op<"Exp">(op<"Neg">(y))))).to(x);
+  RulePtr r = rule("DivSqrtExp").match(Div(x, Sqrt(Exp(Neg(y))))).to(x);
   Model m = div_relu_model();
   const std::string why = r->explain(*m.graph, m.graph->value(m.graph->outputs()[0]).producer, 18);
   EXPECT_EQ(why.substr(0, why.find(" did not match")), "Sqrt(Exp(Neg(...)))") << why;
@@ -254,7 +254,7 @@ TEST(RewriteDsl, ExplainNamesTheFirstConditionThatFailed) {
   Var<'x'> x;
   Var<'y'> y;
   RulePtr r =
-      rule("DivRelu").match(Div(x, op<"Relu">(y))).when(rank(x) == 2 && is_rank_3(y) && is_constant(y)).to(x);
+      rule("DivRelu").match(Div(x, Relu(y))).when(rank(x) == 2 && is_rank_3(y) && is_constant(y)).to(x);
   Model m = div_relu_model();
   EXPECT_EQ(r->explain(*m.graph, m.graph->value(m.graph->outputs()[0]).producer, 18), "is_rank_3(y) failed");
 }
@@ -262,7 +262,7 @@ TEST(RewriteDsl, ExplainNamesTheFirstConditionThatFailed) {
 TEST(RewriteDsl, TheOptimizerExplainsOneRuleOnRequest) {
   Var<'x'> x;
   Var<'y'> y;
-  RulePtr r = rule("DivRelu").match(Div(x, op<"Relu">(y))).when(is_rank_3(y)).to(x);
+  RulePtr r = rule("DivRelu").match(Div(x, Relu(y))).when(is_rank_3(y)).to(x);
   Model m = div_relu_model();
   const std::string div_name = output_producer(*m.graph).name;
   std::ostringstream log;

@@ -509,21 +509,21 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
     return named<'S'>(either(either(Div(product, s), commutative(Mul(product, s))), product));
   };
   auto masked = [&](const auto& scores) {
-    return named<'M'>(either(either(commutative(Add(scores, m)), op<"Where">(condition, scores, m)),
-                             op<"Where">(condition, m, scores)));
+    return named<'M'>(either(either(commutative(Add(scores, m)), Where(condition, scores, m)),
+                             Where(condition, m, scores)));
   };
   auto masked_by_where = [&](const auto& scores) {
-    return named<'M'>(either(op<"Where">(condition, scores, m), op<"Where">(condition, m, scores)));
+    return named<'M'>(either(Where(condition, scores, m), Where(condition, m, scores)));
   };
   // The additive mask Where(mask, 0, fill) or Where(mask, fill, 0), for a mask cut at run time.
   auto where_bias = [&](const auto& mask, const auto& scores) {
-    return choose(keeps_scores_where_true(mask, scores), op<"Where">(condition, fold(zero_bias(scores)), m),
-                  op<"Where">(condition, m, fold(zero_bias(scores))));
+    return choose(keeps_scores_where_true(mask, scores), Where(condition, fold(zero_bias(scores)), m),
+                  Where(condition, m, fold(zero_bias(scores))));
   };
   // W = MatMul(weights, v), the weights a Softmax, or torch's safe softmax around it (nan_guarded).
   auto weighted = [&](const auto& scores) {
     return named<'W'>(
-        MatMul(through<"safe_softmax", safe_softmax_guard>(op<"Softmax">(scores, attr<"axis"> = axis)), v));
+        MatMul(through<"safe_softmax", safe_softmax_guard>(Softmax(scores, attr<"axis"> = axis)), v));
   };
 
   // Q K^T: of Q, K split in heads (4-D, GPT-2's keys in (batch, sequence, heads, head_size) too), or 3-D.
@@ -606,7 +606,7 @@ struct WriteOnnxAttention {
   static auto node(const Q& q, const K& k, const V& v, const Heads& heads, const KvHeads& kv_heads,
                    const Scale& scale, const More&... more) {
     using namespace rewrite::dsl;
-    return op<"Attention">(q, k, v, more..., attr<"q_num_heads"> = heads, attr<"kv_num_heads"> = kv_heads,
+    return Attention(q, k, v, more..., attr<"q_num_heads"> = heads, attr<"kv_num_heads"> = kv_heads,
                            attr<"scale"> = scale);
   }
   template <class Q, class K, class V, class Heads, class KvHeads, class Scale, class Mask, class Causal>

@@ -31,13 +31,13 @@ inline rewrite::RulePtr clip_clip_rule() {
   Opt<'L'> inner_lo;
   Opt<'H'> inner_hi;
   // Clip(x, min, max), either bound omitted: an omitted one binds kNone and stays omitted when rebuilt.
-  auto inner = named<'i'>(op<"Clip">(x, inner_lo, inner_hi));
-  auto outer = named<'o'>(op<"Clip">(inner, lo, hi));
+  auto inner = named<'i'>(Clip(x, inner_lo, inner_hi));
+  auto outer = named<'o'>(Clip(inner, lo, hi));
   return rule("ClipClip")
       .priority(1)
       .match(outer)
       .when(detail::clips_merge(outer, inner))
-      .to(op<"Clip">(x, choose(present(lo), lo, inner_lo), choose(present(hi), hi, inner_hi)));
+      .to(Clip(x, choose(present(lo), lo, inner_lo), choose(present(hi), hi, inner_hi)));
 }
 
 }  // namespace xexp::patterns

@@ -29,7 +29,7 @@ inline rewrite::RulePtr concat_gather_rule() {
   auto concat = named<'c'>(shared(Concat(etc)));
   auto picked = detail::picked_part(concat, index);
   return rule("ConcatGather")
-      .match(op<"Gather">(concat, index, attr<"axis"> = 0))
+      .match(Gather(concat, index, attr<"axis"> = 0))
       .when(picked != ir::kNone)
       .to(replace_with(
           "part",

@@ -87,7 +87,7 @@ inline std::optional<ir::ValueId> split_and_squeeze(rewrite::Rewriter& r, const 
 inline rewrite::RulePtr gathers_split_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  auto root = named<'r'>(op<"Gather">(x, etc));
+  auto root = named<'r'>(Gather(x, etc));
   return rule("GathersSplit")
       .priority(1)
       .match(root)

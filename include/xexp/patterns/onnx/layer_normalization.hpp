@@ -50,7 +50,7 @@ rewrite::RulePtr layer_normalization_decomposition(const char* name, OpsetFits o
   auto variance = ReduceMean(square, attr<"axes"> = axes2, attr<"keepdims"> = 1);
   auto axis = trailing_axis(x, axes, axes2);
   auto fits = opset_fits && axis >= 0 && is_normalization_float(x) && is_square(square);
-  auto divided = [&](const auto& root) { return either(Div(d, root), commutative(Mul(d, op<"Reciprocal">(root)))); };
+  auto divided = [&](const auto& root) { return either(Div(d, root), commutative(Mul(d, Reciprocal(root)))); };
   auto normalized = [&](const auto& epsilon) {
     return LayerNormalization(x, fold(filled(x, axis, 1.0)), fold(filled(x, axis, 0.0)), attr<"axis"> = axis,
                               attr<"epsilon"> = epsilon, attr<"stash_type"> = 1);

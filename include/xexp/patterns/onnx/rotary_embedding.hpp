@@ -371,7 +371,7 @@ rewrite::RulePtr rotate_half_rule(const char* name, OpsetFits opset_fits, Build 
   Var<'l'> first;
   Var<'h'> second;
   Int<'a'> axis;
-  auto rotated = Concat(op<"Neg">(second), first, attr<"axis"> = axis);
+  auto rotated = Concat(Neg(second), first, attr<"axis"> = axis);
   return rule(name)
       .priority(1)
       .match(commutative(Add(commutative(Mul(x, cos)), commutative(Mul(rotated, sin)))))

@@ -24,10 +24,10 @@ inline constexpr auto element_at = rewrite::fact<"element_at">(constructed_eleme
 inline rewrite::RulePtr sequence_construct_at_rule() {
   using namespace rewrite::dsl;
   Const<'i'> index;
-  auto sequence = named<'q'>(shared(op<"SequenceConstruct">(etc)));
+  auto sequence = named<'q'>(shared(SequenceConstruct(etc)));
   return rule("SequenceConstructAt")
       .priority(1)
-      .match(op<"SequenceAt">(sequence, index))
+      .match(SequenceAt(sequence, index))
       .when(detail::element_at(sequence, index) != ir::kNone)
       .to(replace_with(
           "element",

@@ -13,7 +13,7 @@ namespace xexp::patterns {
 inline rewrite::RulePtr sequence_construct_concat_rule() {
   using namespace rewrite::dsl;
   Int<'a'> axis;
-  auto sequence = named<'q'>(shared(op<"SequenceConstruct">(etc)));
+  auto sequence = named<'q'>(shared(SequenceConstruct(etc)));
   // A lambda: the Concat has as many inputs as the sequence, which a node pattern cannot say.
   auto concat = [](Rewriter& r, const ValueView& s, int64_t a) -> std::optional<ir::ValueId> {
     std::vector<ir::ValueId> parts = rewrite::node_of(s).inputs;
@@ -21,7 +21,7 @@ inline rewrite::RulePtr sequence_construct_concat_rule() {
   };
   return rule("SequenceConstructConcat")
       .priority(1)
-      .match(op<"ConcatFromSequence">(sequence, attr<"axis"> = axis, attr<"new_axis"> = 0))
+      .match(ConcatFromSequence(sequence, attr<"axis"> = axis, attr<"new_axis"> = 0))
       .to(replace_with("concat", concat, sequence, axis));
 }
 

@@ -33,7 +33,7 @@ inline rewrite::RulePtr unsqueeze_equal_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'c'> c;
-  auto root = named<'r'>(Unsqueeze(op<"Equal">(x, c), etc));
+  auto root = named<'r'>(Unsqueeze(Equal(x, c), etc));
   return rule("UnsqueezeEqual")
       .priority(1)
       .match(root)

@@ -12,7 +12,7 @@ inline rewrite::RulePtr fused_conv_rule() {
   Var<'x'> x;
   Var<'w'> w;
   Opt<'b'> b;
-  auto conv = named<'c'>(op<"Conv">(x, w, b));
+  auto conv = named<'c'>(Conv(x, w, b));
   auto act = named<'a'>(op<kFusedActivations>(conv, etc));  // Clip's optional bounds
   // replace_with: the fused node takes every attribute of the Conv, which a node pattern cannot list
   // (pads, strides, dilations and kernel_shape have no default to capture when absent).

@@ -32,7 +32,7 @@ inline rewrite::RulePtr fused_conv_add_rule() {
   Var<'w'> w;
   Opt<'b'> b;
   Var<'z'> z;
-  auto conv = named<'c'>(op<"Conv">(x, w, b));
+  auto conv = named<'c'>(Conv(x, w, b));
   auto sum = named<'s'>(commutative(Add(conv, z)));
   auto act = named<'a'>(op<kFusedActivations>(sum, etc));  // Clip's optional bounds
   auto fits = is_float32(x) && same_shape(conv, z);

@@ -46,9 +46,9 @@ inline rewrite::RulePtr multi_head_attention_bias_rule() {
   // The masks and the other inputs after the bias stay as they are.
   auto separate = named<'R'>(op<"MultiHeadAttention", "com.microsoft">(
       commutative(Add(q, bq)), commutative(Add(k, bk)), commutative(Add(v, bv)), etc));
-  auto first = named<'U'>(op<"Split">(commutative(Add(y, bq)), sizes, attr<"axis"> = axis));
+  auto first = named<'U'>(Split(commutative(Add(y, bq)), sizes, attr<"axis"> = axis));
   auto packed = named<'P'>(op<"MultiHeadAttention", "com.microsoft">(first, k, v, etc));
-  auto pieces = let<'S'>(outputs<3>(op<"Split">(y, sizes, attr<"axis"> = axis)));
+  auto pieces = let<'S'>(outputs<3>(Split(y, sizes, attr<"axis"> = axis)));
   auto each_over_last_axis = absent_or_vector_over_last_axis(bq, q) &&
                              absent_or_vector_over_last_axis(bk, k) && absent_or_vector_over_last_axis(bv, v);
   return rule("MultiHeadAttentionBias")
