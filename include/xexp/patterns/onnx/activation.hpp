@@ -20,7 +20,9 @@ inline rewrite::RulePtr activation_rule() {
              match(computes(fn::hard_sigmoid, x, alpha, beta))
                  .when(opset_at_least(6) && fits)
                  .to(HardSigmoid(x, attr<"alpha"> = alpha, attr<"beta"> = beta)),
-             match(computes(fn::elu, x, alpha)).when(opset_at_least(6) && fits).to(Elu(x, attr<"alpha"> = alpha)));
+             match(computes(fn::elu, x, alpha))
+                 .when(opset_at_least(6) && fits)
+                 .to(Elu(x, attr<"alpha"> = alpha)));
 }
 
 }  // namespace xexp::patterns

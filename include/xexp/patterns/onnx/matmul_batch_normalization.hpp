@@ -32,8 +32,7 @@ inline rewrite::RulePtr matmul_batch_normalization_rule() {
   Const<'m'> mean;
   Const<'v'> var;
   Float<'e'> epsilon;
-  auto bn =
-      named<'N'>(BatchNormalization(MatMul(a, b), scale, bias, mean, var, attr<"epsilon"> = epsilon));
+  auto bn = named<'N'>(BatchNormalization(MatMul(a, b), scale, bias, mean, var, attr<"epsilon"> = epsilon));
   return rule("MatMulBatchNormalization")
       .priority(1)
       .match(bn)

@@ -30,9 +30,8 @@ inline rewrite::RulePtr softmax_cross_entropy_loss_cast_rule() {
   Const<'q'> squeezed;
   Int<'u'> back;
   auto kept = named<'k'>(Not(commutative(Equal(target, ignored))));
-  auto picked =
-      GatherElements(LogSoftmax(x, attr<"axis"> = 1),
-                           Unsqueeze(Where(kept, target, safe), unsqueezed), attr<"axis"> = 1);
+  auto picked = GatherElements(LogSoftmax(x, attr<"axis"> = 1),
+                               Unsqueeze(Where(kept, target, safe), unsqueezed), attr<"axis"> = 1);
   auto losses = Where(kept, Neg(Squeeze(picked, squeezed)), zero);
   auto summed = [](const auto& v) {
     return ReduceSum(v, attr<"keepdims"> = 0, attr<"noop_with_empty_axes"> = 0);
@@ -43,7 +42,7 @@ inline rewrite::RulePtr softmax_cross_entropy_loss_cast_rule() {
               is_scalar(safe) && is_scalar(zero) && all_zero(zero) && scalar_is(unsqueezed, 1.0) &&
               scalar_is(squeezed, 1.0);
   auto fused = SoftmaxCrossEntropyLoss(x, target, attr<"ignore_index"> = detail::scalar_int(ignored),
-                                             attr<"reduction"> = "mean");
+                                       attr<"reduction"> = "mean");
   return rule("SoftmaxCrossEntropyLossCast")
       .cases(match(Div(Cast(summed(wide), attr<"to"> = back), count))
                  .when(fits && dtype(x) == back && is_normalization_float(wide))

@@ -33,9 +33,9 @@ inline rewrite::RulePtr ort_batch_normalization_training_rule() {
   Var<'v'> input_var;
   Float<'e'> epsilon;
   Float<'p'> momentum;
-  auto bn = named<'n'>(
-      shared(BatchNormalization(x, scale, bias, input_mean, input_var, attr<"epsilon"> = epsilon,
-                                      attr<"momentum"> = momentum, attr<"training_mode"> = 1)));
+  auto bn =
+      named<'n'>(shared(BatchNormalization(x, scale, bias, input_mean, input_var, attr<"epsilon"> = epsilon,
+                                           attr<"momentum"> = momentum, attr<"training_mode"> = 1)));
   auto axes = detail::all_but_channels(x);
   auto kept_mean = let<'k'>(ReduceMean(x, attr<"axes"> = axes, attr<"keepdims"> = 1));
   auto centered = let<'d'>(Sub(x, kept_mean));
