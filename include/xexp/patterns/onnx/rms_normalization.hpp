@@ -34,17 +34,16 @@ template <rewrite::FixedString Op, class OpsetFits>
 rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits opset_fits) {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  Var<'p'> two;
   Ints<'a'> axes;
   Var<'e'> eps;
   Var<'o'> one;
-  auto square = named<'q'>(either(Pow(x, two), Mul(x, x)));
+  auto square = either(Pow(x, 2.0), Mul(x, x));
   auto root = Sqrt(commutative(Add(ReduceMean(square, attr<"axes"> = axes, attr<"keepdims"> = 1), eps)));
-  auto fits = opset_fits && is_square(square) && is_scalar_constant(eps) && is_last_axis_only(axes, x) &&
-              is_normalization_float(x);
-  auto scale = choose(last_dim_static(x), fold(ones_over_last_axis(x)),
-                      ConstantOfShape(Gather(op<"Shape">(x), fold(int64_tensor({-1}))),
-                                            attr<"value"> = one_of_type(x)));
+  auto fits =
+      opset_fits && is_scalar_constant(eps) && is_last_axis_only(axes, x) && is_normalization_float(x);
+  auto scale = choose(
+      last_dim_static(x), fold(ones_over_last_axis(x)),
+      ConstantOfShape(Gather(op<"Shape">(x), fold(int64_tensor({-1}))), attr<"value"> = one_of_type(x)));
   auto normalized =
       op<Op>(x, scale, attr<"axis"> = -1, attr<"epsilon"> = scalar_float(eps), attr<"stash_type"> = 1);
   Var<'h'> half_x;
