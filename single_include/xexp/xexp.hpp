@@ -11880,7 +11880,7 @@ inline ir::Model build_demo_llm(const DemoLlmOptions& options = {}) {
 //   Pow(x, 2.0)          a number: a one-element constant equal to it
 //   Int<'t'> Ints<'p'>   attribute captures (also Float, Str; read through schema defaults and opset
 //                        adapters, see attributes.hpp)
-//   op<"MatMul">(a, b, attr<"transA"> = 0)                  a node; `ops.hpp` names the common ones
+//   op<"MatMul">(a, b, attr<"transA"> = 0)                  a node; `ops.hpp` names every ONNX op
 //   op<"Add|Sub|Mul|Div">(a, b)                             one op of a family
 //   op<"Concat">(x, etc)                                    any further inputs (none, one or many)
 //   commutative(Add(x, y))   either order of the inputs      shared(n)   n may have other consumers
