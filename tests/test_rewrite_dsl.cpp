@@ -1,6 +1,7 @@
 // The rule DSL's vocabulary on small graphs: named facts (printed by their declared name), commutative
 // nodes that try their other order when anything after them fails, either(...), through(...), op families
 // and `etc`, rebuild(...) with changed inputs or attributes, several outputs with also(...), found(...),
+// kept facts (computed once per match), either<'e'> recording its alternative, rebuild_as and spread,
 // and the explanation of why a rule did not match (Rule::explain, OptimizeOptions::explain).
 #include <gtest/gtest.h>
 
@@ -32,13 +33,13 @@ const Node& output_producer(const Graph& g, std::size_t k = 0) { return producer
 // ---- named facts ------------------------------------------------------------------------------------
 TEST(RewriteDsl, AFactPrintsTheNameItWasDeclaredWith) {
   Var<'x'> x;
-  RulePtr r = rule("NegRank3").match(op<"Relu">(x)).when(is_rank_3(x)).to(x);
+  RulePtr r = rule("NegRank3").match(Relu(x)).when(is_rank_3(x)).to(x);
   EXPECT_EQ(r->describe(), "NegRank3: Relu(x) -> x  when is_rank_3(x)  [P0]");
 }
 
 TEST(RewriteDsl, AFactDecidesTheMatch) {
   Var<'x'> x;
-  RulePtr r = rule("DropRelu").match(op<"Relu">(x)).when(is_rank_3(x)).to(x);
+  RulePtr r = rule("DropRelu").match(Relu(x)).when(is_rank_3(x)).to(x);
   for (const xexp::Shape& shape : {xexp::Shape{2, 3, 4}, xexp::Shape{2, 3}}) {
     Model m = test::model_with_opset(18);
     Graph& g = *m.graph;
@@ -69,8 +70,7 @@ TEST(RewriteDsl, CommutativeTriesItsOtherOrderWhenASiblingFails) {
 TEST(RewriteDsl, CommutativeTriesItsOtherOrderWhenTheConditionFails) {
   Var<'x'> x;
   Var<'c'> c;
-  RulePtr r =
-      rule("T").match(commutative(Mul(x, c))).when(is_constant(c) && !is_constant(x)).to(op<"Neg">(x));
+  RulePtr r = rule("T").match(commutative(Mul(x, c))).when(is_constant(c) && !is_constant(x)).to(Neg(x));
   Model m = test::model_with_opset(18);
   Graph& g = *m.graph;
   ValueId xin = g.add_input("X", ElemType::Float, xexp::Shape{2});
@@ -93,7 +93,7 @@ inline constexpr auto before_identities = fact<"before_identities">([](const Val
 
 TEST(RewriteDsl, FoundReadsAValueAFactFinds) {
   Var<'x'> x;
-  RulePtr r = rule("ReluBeforeIdentities").match(op<"Relu">(x)).to(op<"Relu">(found(before_identities(x))));
+  RulePtr r = rule("ReluBeforeIdentities").match(Relu(x)).to(Relu(found(before_identities(x))));
   EXPECT_EQ(r->describe(), "ReluBeforeIdentities: Relu(x) -> Relu(found(before_identities(x)))  [P0]");
   Model m = test::model_with_opset(18);
   Graph& g = *m.graph;
@@ -102,6 +102,73 @@ TEST(RewriteDsl, FoundReadsAValueAFactFinds) {
   run(m, r);
   ASSERT_EQ(op_types(g), (OpList{"Relu"}));
   EXPECT_EQ(output_producer(g).inputs, (std::vector<ValueId>{xin}));
+}
+
+// ---- kept facts: computed once per match --------------------------------------------------------------
+// A fact that counts its calls: kept, it runs once for a match that reads it in two conditions and in
+// the replacement; each attempt of a backtracking match computes it anew for its own bindings.
+namespace {
+int producer_calls = 0;
+inline constexpr auto counted_input = fact<"counted_input">([](const ValueView& v) {
+  ++producer_calls;
+  return v.value().producer == ir::kNone ? v.id : ir::kNone;
+});
+}  // namespace
+TEST(RewriteDsl, AKeptFactRunsOncePerMatch) {
+  Var<'x'> x;
+  auto input = keep<'i'>(counted_input(x));
+  RulePtr r =
+      rule("NegOfInput").match(Relu(x)).when(input != ir::kNone && input == input).to(Neg(found(input)));
+  EXPECT_EQ(r->describe(),
+            "NegOfInput: Relu(x) -> Neg(found(counted_input(x)))  when ((counted_input(x) != 4294967295) && "
+            "(counted_input(x) == counted_input(x)))  [P0]");
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  const ValueId xin = g.add_input("X", ElemType::Float, xexp::Shape{2});
+  g.add_output(node(g, "Relu", {xin}));
+  producer_calls = 0;
+  run(m, r);
+  ASSERT_EQ(op_types(g), (OpList{"Neg"}));
+  EXPECT_EQ(output_producer(g).inputs, (std::vector<ValueId>{xin}));
+  EXPECT_EQ(producer_calls, 1);  // three reads, one call: the match found once, rewritten once
+}
+
+// Mul(C, X): the first order binds x=C (an initializer, no producer either) and fails is_constant; the
+// second binds x=X. The replacement must read what the fact found for X, not the kept C.
+TEST(RewriteDsl, AKeptFactIsComputedAgainForAnotherAttempt) {
+  Var<'x'> x;
+  Var<'c'> c;
+  auto input = keep<'i'>(counted_input(x));
+  RulePtr r = rule("NegOfInput")
+                  .match(commutative(Mul(x, c)))
+                  .when(input != ir::kNone && is_constant(c))
+                  .to(Neg(found(input)));
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  const ValueId xin = g.add_input("X", ElemType::Float, xexp::Shape{2});
+  const ValueId cst = g.add_initializer("C", Tensor::from<float>({2}, {1.f, 2.f}));
+  g.add_output(node(g, "Mul", {cst, xin}));
+  producer_calls = 0;
+  run(m, r);
+  ASSERT_EQ(op_types(g), (OpList{"Neg"}));
+  EXPECT_EQ(output_producer(g).inputs, (std::vector<ValueId>{xin}));
+  EXPECT_EQ(producer_calls, 2);  // one per attempt
+}
+
+// either<'e'>(a, b) records which alternative matched; the replacement chooses on it.
+TEST(RewriteDsl, EitherRecordsWhichAlternativeMatched) {
+  Var<'x'> x;
+  auto e = either<'e'>(Relu(x), Sigmoid(x));
+  RulePtr r = rule("T").match(Exp(e)).to(choose(e == 0, Neg(x), Abs(x)));
+  EXPECT_EQ(r->describe(),
+            "T: Exp(e=either(Relu(x), Sigmoid(x))) -> choose((e == 0), Neg(x), Abs(x))  [P0]");
+  for (const char* op : {"Relu", "Sigmoid"}) {
+    Model m = test::model_with_opset(18);
+    Graph& g = *m.graph;
+    g.add_output(node(g, "Exp", {node(g, op, {g.add_input("X", ElemType::Float, xexp::Shape{2})})}));
+    run(m, r);
+    EXPECT_EQ(op_types(g), std::string(op) == "Relu" ? (OpList{"Neg"}) : (OpList{"Abs"})) << op;
+  }
 }
 
 // ---- alternatives, op families, any further inputs --------------------------------------------------
@@ -133,8 +200,7 @@ rewrite::Skipped skip_sign(const Graph& g, ValueId v) {
 }  // namespace
 TEST(RewriteDsl, ThroughReadsPastAWrapperItsFunctionFinds) {
   Var<'x'> x;
-  RulePtr r =
-      rule("ReluOfNeg").match(op<"Relu">(through<"sign", skip_sign>(op<"Neg">(x)))).to(op<"Abs">(x));
+  RulePtr r = rule("ReluOfNeg").match(Relu(through<"sign", skip_sign>(Neg(x)))).to(Abs(x));
   EXPECT_EQ(r->describe(), "ReluOfNeg: Relu(through(sign, Neg(x))) -> Abs(x)  [P0]");
   for (const char* inside : {"Neg", "Sign of Neg", "Sign of Exp", "Sign of Neg read twice"}) {
     Model m = test::model_with_opset(18);
@@ -181,7 +247,7 @@ TEST(RewriteDsl, AnOpFamilyWithAnyFurtherInputs) {
 TEST(RewriteDsl, RebuildChangesOneAttributeAndKeepsTheOthers) {
   Float<'a'> alpha;
   Var<'x'> x;
-  auto leaky = named<'l'>(op<"LeakyRelu">(x, attr<"alpha"> = alpha));
+  auto leaky = named<'l'>(LeakyRelu(x, attr<"alpha"> = alpha));
   RulePtr r =
       rule("Halve").match(leaky).when(alpha == 0.25f).to(rebuild(leaky, attr<"alpha"> = alpha * 2.0f));
   Model m = test::model_with_opset(18);
@@ -198,13 +264,54 @@ TEST(RewriteDsl, RebuildChangesOneAttributeAndKeepsTheOthers) {
   EXPECT_EQ(n.attribute(Symbol("note"))->s, "kept");
 }
 
+// rebuild_as: another op from the matched node, its attributes kept; an attribute whose value is an empty
+// std::optional is left out. spread: the inputs of a node, passed on as a list.
+inline constexpr auto scale_if_leaky = fact<"scale_if_leaky">([](const ValueView& v) -> std::optional<float> {
+  const Attribute* a = rewrite::node_of(v).attribute(Symbol("alpha"));
+  return a ? std::optional<float>(a->f) : std::nullopt;
+});
+TEST(RewriteDsl, RebuildAsBuildsAnotherOpWithTheAttributes) {
+  Var<'x'> x;
+  auto act = named<'a'>(op<"LeakyRelu|Relu">(x, etc));
+  RulePtr r =
+      rule("T").match(Neg(act)).to(rebuild_as<"Fused", "test">(act, attr<"scale"> = scale_if_leaky(act)));
+  for (const char* op : {"LeakyRelu", "Relu"}) {
+    Model m = test::model_with_opset(18);
+    Graph& g = *m.graph;
+    ValueId xin = g.add_input("X", ElemType::Float, xexp::Shape{2});
+    std::vector<Attribute> attributes{Attribute::make_string("note", "kept")};
+    if (std::string(op) == "LeakyRelu") attributes.push_back(Attribute::make_float("alpha", 0.25f));
+    g.add_output(node(g, "Neg", {node(g, op, {xin}, attributes)}));
+    run(m, r);
+    const Node& n = output_producer(g);
+    ASSERT_EQ(op_types(g), (OpList{"test.Fused"})) << op;
+    EXPECT_EQ(n.inputs, (std::vector<ValueId>{xin}));
+    ASSERT_NE(n.attribute(Symbol("note")), nullptr);
+    EXPECT_EQ(n.attribute(Symbol("scale")) != nullptr, std::string(op) == "LeakyRelu") << op;
+  }
+}
+TEST(RewriteDsl, SpreadPassesAListOfValuesAsInputs) {
+  auto parts = named<'s'>(Sum(etc));
+  RulePtr r = rule("T").match(Neg(parts)).to(Max(spread(inputs_of(parts))));
+  EXPECT_EQ(r->describe(), "T: Neg(s=Sum(etc)) -> Max(spread(inputs_of(s)))  [P0]");
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  ValueId a = g.add_input("A", ElemType::Float, xexp::Shape{2}),
+          b = g.add_input("B", ElemType::Float, xexp::Shape{2});
+  ValueId c = g.add_input("C", ElemType::Float, xexp::Shape{2});
+  g.add_output(node(g, "Neg", {node(g, "Sum", {a, b, c})}));
+  run(m, r);
+  ASSERT_EQ(op_types(g), (OpList{"Max"}));
+  EXPECT_EQ(output_producer(g).inputs, (std::vector<ValueId>{a, b, c}));
+}
+
 // Neg(S), Relu(S) with S = A + B: a fused node's first output replaces the Neg, its second the sum.
 TEST(RewriteDsl, AlsoSendsAMatchedValuesConsumersToAnotherOutput) {
   Var<'a'> a;
   Var<'b'> b;
   auto sum = named<'s'>(shared(Add(a, b)));
   auto fused = let<'f'>(outputs<2>(op<"AddNeg", "test">(a, b)));
-  RulePtr r = rule("AddNeg").match(op<"Neg">(sum)).to(fused, also(sum, output<1>(fused)));
+  RulePtr r = rule("AddNeg").match(Neg(sum)).to(fused, also(sum, output<1>(fused)));
   EXPECT_EQ(
       r->describe(),
       "AddNeg: Neg(s) -> f, also(s -> output1(f))  where s = shared(Add(a, b)); f = test.AddNeg(a, b)  [P0]");
@@ -245,7 +352,7 @@ TEST(RewriteDsl, ExplainNamesTheSubPatternThatFailed) {
 TEST(RewriteDsl, ExplainElidesArgumentsNestedMoreThanTwoCallsDeep) {
   Var<'x'> x;
   Var<'y'> y;
-  RulePtr r = rule("DivSqrtExp").match(Div(x, Sqrt(op<"Exp">(op<"Neg">(y))))).to(x);
+  RulePtr r = rule("DivSqrtExp").match(Div(x, Sqrt(Exp(Neg(y))))).to(x);
   Model m = div_relu_model();
   const std::string why = r->explain(*m.graph, m.graph->value(m.graph->outputs()[0]).producer, 18);
   EXPECT_EQ(why.substr(0, why.find(" did not match")), "Sqrt(Exp(Neg(...)))") << why;
@@ -255,7 +362,7 @@ TEST(RewriteDsl, ExplainNamesTheFirstConditionThatFailed) {
   Var<'x'> x;
   Var<'y'> y;
   RulePtr r =
-      rule("DivRelu").match(Div(x, op<"Relu">(y))).when(rank(x) == 2 && is_rank_3(y) && is_constant(y)).to(x);
+      rule("DivRelu").match(Div(x, Relu(y))).when(rank(x) == 2 && is_rank_3(y) && is_constant(y)).to(x);
   Model m = div_relu_model();
   EXPECT_EQ(r->explain(*m.graph, m.graph->value(m.graph->outputs()[0]).producer, 18), "is_rank_3(y) failed");
 }
@@ -263,7 +370,7 @@ TEST(RewriteDsl, ExplainNamesTheFirstConditionThatFailed) {
 TEST(RewriteDsl, TheOptimizerExplainsOneRuleOnRequest) {
   Var<'x'> x;
   Var<'y'> y;
-  RulePtr r = rule("DivRelu").match(Div(x, op<"Relu">(y))).when(is_rank_3(y)).to(x);
+  RulePtr r = rule("DivRelu").match(Div(x, Relu(y))).when(is_rank_3(y)).to(x);
   Model m = div_relu_model();
   const std::string div_name = output_producer(*m.graph).name;
   std::ostringstream log;

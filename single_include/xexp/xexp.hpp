@@ -11877,9 +11877,10 @@ inline ir::Model build_demo_llm(const DemoLlmOptions& options = {}) {
 // ======== xexp/rewrite/pattern.hpp
 // The left side of a rule, as compile-time matchers (after Halide's IRMatch and LLVM's PatternMatch):
 //   Var<'x'>             any value                         Const<'c'>    a constant value (binds its tensor)
+//   Pow(x, 2.0)          a number: a one-element constant equal to it
 //   Int<'t'> Ints<'p'>   attribute captures (also Float, Str; read through schema defaults and opset
 //                        adapters, see attributes.hpp)
-//   op<"MatMul">(a, b, attr<"transA"> = 0)                  a node; `ops.hpp` names the common ones
+//   op<"MatMul">(a, b, attr<"transA"> = 0)                  a node; `ops.hpp` names every ONNX op
 //   op<"Add|Sub|Mul|Div">(a, b)                             one op of a family
 //   op<"Concat">(x, etc)                                    any further inputs (none, one or many)
 //   commutative(Add(x, y))   either order of the inputs      shared(n)   n may have other consumers
@@ -11913,7 +11914,8 @@ inline ir::Model build_demo_llm(const DemoLlmOptions& options = {}) {
 // The state of one match: what each capture is bound to and which nodes were matched. Captures are
 // identified by a character ('x', 'p', ...) known at compile time; whether a capture is already bound
 // is tracked in the matcher's template arguments (a bound mask), so this state holds no flags and a
-// failed branch leaves nothing to undo.
+// failed branch leaves nothing to undo. Besides the bindings, a match holds what its kept facts
+// computed (keep<'u'>), which are computed once per match.
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -11997,6 +11999,7 @@ class Match {
     node_count_ = 0;
     shared_ = 0;
     keep_alive_.clear();
+    kept_.clear();
   }
   bool push_node(ir::NodeId n, bool shared) {
     if (node_count_ == kMaxNodes) return false;
@@ -12028,12 +12031,29 @@ class Match {
     why_progress_ = progress + 1;
     *why_ = describe();
   }
+  // ---- what keep<'u'>(fact) computed for this match, read again by later conditions and the replacement
+  // The value kept under letter `id` for expressions of type `Tag`, computed by `compute` the first time.
+  // Conditions run once all captures are bound; each attempt (a commutative order, an alternative) binds
+  // them anew, so Case::match forgets the kept values before each (forget_kept). Kept values are shared,
+  // like keep_alive_: a copy of the Match (the driver stores matches) reads the same ones.
+  template <class T, class Tag, class Compute>
+  const T& kept(char id, Compute&& compute) const {
+    const void* tag = &kept_tag<Tag>;
+    for (const Kept& k : kept_)
+      if (k.id == id && k.tag == tag) return *static_cast<const T*>(k.value.get());
+    std::shared_ptr<const T> value = std::make_shared<const T>(compute());
+    kept_.push_back({id, tag, value});
+    return *value;
+  }
+  void forget_kept() { kept_.clear(); }
+
   void explain_into(std::string* why) {
     why_ = why;
     why_progress_ = 0;
   }
 
   int case_index = 0;  // which case of a multi-case rule matched
+  CaptureMask branches = 0;                          // bit of letter e: either<'e'>(a, b) matched b
   std::array<ir::ValueId, kCaptureCount> values;     // value captures, named nodes
   std::array<const ir::Attribute*, kCaptureCount> attributes;  // attribute captures
 
@@ -12046,6 +12066,14 @@ class Match {
   std::vector<std::shared_ptr<const ir::Attribute>> keep_alive_;  // shared: copies of a Match stay valid
   std::string* why_ = nullptr;
   int why_progress_ = 0;
+  template <class Tag>
+  static constexpr char kept_tag = 0;  // its address tells kept values of different expressions apart
+  struct Kept {
+    char id;
+    const void* tag;
+    std::shared_ptr<const void> value;
+  };
+  mutable std::vector<Kept> kept_;  // a cache: filled by const evaluation, emptied with the bindings
 };
 
 }  // namespace xexp::rewrite
@@ -12213,7 +12241,7 @@ inline void print_value(std::string& out, const Tensor& t) {
 // Var<'a'> and Int<'a'> would share the slot index of 'a' (values and attributes live in separate
 // arrays, the bound mask has one bit per letter): the second would compare against a slot the first
 // never set. Each pattern piece states the kind of the letters it binds; check_pattern rejects a clash.
-enum class CaptureKind : uint8_t { None, Value, Constant, Optional, Node, Int, Ints, Float, String };
+enum class CaptureKind : uint8_t { None, Value, Constant, Optional, Node, Int, Ints, Float, String, Branch };
 struct CaptureKinds {
   CaptureKind kind[kCaptureCount]{};
   bool clash = false;
@@ -12354,6 +12382,32 @@ struct Fact {
 template <FixedString Name, class F>
 constexpr Fact<Name, F> fact(F f) {
   return {f};
+}
+
+// ---- kept facts: computed once per match -----------------------------------------------------------
+// keep<'u'>(fact(args...)): the fact's result, computed the first time a condition or the replacement
+// reads it and kept in the Match (match.hpp) for the later readers. A fact that finds a structure (the
+// readers of a value, the tables of a rotary cache) is declared once, kept, and read by small facts in
+// `when` and by the replacement, instead of being run again by each:
+//   auto tiling = keep<'t'>(tiling_of(root));
+//   ... .when(tiles_the_axis(tiling)).to(split_into(tiling))
+// The letter names the kept value among the rule's kept values (its own letters, apart from the
+// captures); it prints as the expression it keeps.
+template <char Id, class E>
+struct Keep : ExprTag {
+  E expr;
+  static constexpr CaptureMask binds = 0, uses = E::uses;
+  static constexpr int depth = 0, node_count = 0;
+  using Value = std::decay_t<decltype(std::declval<const E&>().eval(std::declval<const Match&>()))>;
+  const Value& eval(const Match& m) const {
+    static_assert(Id >= kFirstCapture && Id <= kLastCapture, "xexp rule: a kept value is named by a letter");
+    return m.kept<Value, Keep>(Id, [&]() -> Value { return expr.eval(m); });
+  }
+  void print(Printer& out) const { expr.print(out); }
+};
+template <char Id, class E>
+constexpr auto keep(const E& e) {
+  return Keep<Id, Lifted<E>>{{}, lift(e)};
 }
 
 // ---- operators --------------------------------------------------------------------------------------
@@ -12549,6 +12603,14 @@ constexpr auto present(const E& e) {
 template <class E>
 constexpr auto is_constant(const E& e) {
   return call("is_constant", [](const ValueView& v) { return v.constant() != nullptr; }, e);
+}
+
+// The inputs of the node producing the value (a named node), as a list spread(...) passes on.
+template <class E>
+constexpr auto inputs_of(const E& e) {
+  return call(
+      "inputs_of", [](const ValueView& v) -> const std::vector<ir::ValueId>& { return node_of(v).inputs; },
+      e);
 }
 
 }  // namespace xexp::rewrite
@@ -12772,6 +12834,28 @@ using Const = ValueCapture<Id, ValueKind::Constant>;
 template <char Id>
 using Opt = ValueCapture<Id, ValueKind::Optional>;
 
+// A number among a node's inputs, Pow(x, 2.0): a constant of one element (any shape, any numeric type)
+// equal to it, read as ONNX's evaluator reads it (as a double).
+struct NumberInput : ExprTag {
+  double value;
+  static constexpr CaptureMask binds = 0, uses = 0;
+  static constexpr int depth = 0, node_count = 0;
+  template <CaptureMask Bound, class K>
+  bool match(ir::ValueId v, Match& m, const K& k) const {
+    const Tensor* t = constant_tensor(m.graph(), v);
+    if (t && t->size() == 1 && t->type() != ElemType::String && eval::element_as_double(*t, 0) == value)
+      return k();
+    if (m.explaining()) [[unlikely]]
+      m.failed(m.mark(), [&] {
+        std::string number;
+        print_value(number, value);
+        return value_label(m.graph(), v) + " is not the number " + number;
+      });
+    return false;
+  }
+  void print(Printer& out) const { print_value(out.text, value); }
+};
+
 // Inputs a node must have: those before the trailing optional ones.
 template <class L>
 constexpr std::size_t required_inputs() {
@@ -12858,6 +12942,13 @@ inline ir::Attribute make_attribute(Symbol name, const Tensor& v) {
 inline ir::Attribute make_attribute(Symbol name, ElemType v) {
   return ir::Attribute::make_int(name, static_cast<int64_t>(v));
 }
+inline ir::Attribute make_attribute(Symbol name, const std::vector<float>& v) {
+  return ir::Attribute::make_floats(name, v);
+}
+template <class T>
+inline constexpr bool is_optional = false;
+template <class T>
+inline constexpr bool is_optional<std::optional<T>> = true;
 
 // A literal in a pattern compares with the attribute of the same kind.
 template <class T>
@@ -12903,7 +12994,16 @@ struct AttrIs {
                [&] { return printed(*this) + " does not hold on " + n.op_type.str() + " '" + n.name + "'"; });
     return ok;
   }
-  ir::Attribute build(const Match& m) const { return make_attribute(name(), value.eval(m)); }
+  // In a replacement: the attribute the value gives; none when it gives an empty std::optional (an
+  // attribute written only for some matches, as a fused activation's parameters).
+  void build_into(const Match& m, std::vector<ir::Attribute>& out) const {
+    decltype(auto) v = value.eval(m);
+    if constexpr (is_optional<std::decay_t<decltype(v)>>) {
+      if (v) out.push_back(make_attribute(name(), *v));
+    } else {
+      out.push_back(make_attribute(name(), v));
+    }
+  }
   void print(Printer& out) const {
     out += Name.view();
     out += "=";
@@ -12967,6 +13067,15 @@ struct OpKey {
   Symbol op_type;
   friend bool operator==(const OpKey&, const OpKey&) = default;
 };
+
+// One input of a node a replacement builds; spread(list) (replacement.hpp) gives several.
+template <class R>
+void build_input(const R& input, Rewriter& r, std::vector<ir::ValueId>& out) {
+  if constexpr (requires { input.build_into(r, out); })
+    input.build_into(r, out);
+  else
+    out.push_back(input.build(r));
+}
 
 template <FixedString Op, FixedString Domain, unsigned Flags, class Inputs, class Attrs>
 struct NodePattern : ExprTag {
@@ -13112,14 +13221,14 @@ struct NodePattern : ExprTag {
   template <class L>
   static void build_inputs(const L& list, Rewriter& r, std::vector<ir::ValueId>& out) {
     if constexpr (L::size > 0) {
-      out.push_back(list.head.build(r));
+      build_input(list.head, r, out);
       build_inputs(list.tail, r, out);
     }
   }
   template <class L>
   static void build_attributes(const L& list, const Match& m, std::vector<ir::Attribute>& out) {
     if constexpr (L::size > 0) {
-      out.push_back(list.head.build(m));
+      list.head.build_into(m, out);
       build_attributes(list.tail, m, out);
     }
   }
@@ -13140,8 +13249,14 @@ constexpr auto add_node_args(const NodePattern<Op, Domain, Flags, Inputs, Attrs>
   } else if constexpr (std::is_same_v<First, Etc>) {
     return add_node_args(NodePattern<Op, Domain, Flags | kMoreInputs, Inputs, Attrs>{{}, n.inputs, n.attrs},
                          rest...);
+  } else if constexpr (std::is_arithmetic_v<First>) {
+    static_assert(!(Flags & kMoreInputs), "xexp rule: `etc` comes after the inputs a pattern names");
+    auto inputs = append(n.inputs, NumberInput{{}, static_cast<double>(first)});
+    return add_node_args(NodePattern<Op, Domain, Flags, decltype(inputs), Attrs>{{}, inputs, n.attrs},
+                         rest...);
   } else {
-    static_assert(IsExpr<First>, "xexp rule: a node input is a capture, a node pattern or fold(...)");
+    static_assert(IsExpr<First>,
+                  "xexp rule: a node input is a capture, a node pattern, a number or fold(...)");
     static_assert(!(Flags & kMoreInputs), "xexp rule: `etc` comes after the inputs a pattern names");
     auto inputs = append(n.inputs, first);
     return add_node_args(NodePattern<Op, Domain, Flags, decltype(inputs), Attrs>{{}, inputs, n.attrs},
@@ -13222,22 +13337,38 @@ constexpr auto named(const P& p) {
 }
 
 // ---- alternatives -----------------------------------------------------------------------------------
-// either(a, b): the value matches a, or else b (onnxscript's OrValue): Pow(x, two) or Mul(x, x). What
+// either(a, b): the value matches a, or else b (onnxscript's OrValue): Pow(x, 2.0) or Mul(x, x). What
 // follows may read only the captures both bind (the others are bound by one alternative only).
-template <class A, class B>
+// either<'e'>(a, b) also records which one matched: `e` evaluates to 0 for a, 1 for b, so that a
+// condition or a replacement chooses on it (choose(e == 0, ...)) instead of looking at the graph again.
+template <char Id, class A, class B>
 struct Either : ExprTag {
   A a;
   B b;
-  static constexpr CaptureMask binds = A::binds & B::binds, uses = A::uses | B::uses;
+  static constexpr CaptureMask branch_bit = [] {
+    if constexpr (Id != 0)
+      return capture_bit<Id>;
+    else
+      return CaptureMask{0};
+  }();
+  static constexpr CaptureMask binds = (A::binds & B::binds) | branch_bit,
+                               uses = A::uses | B::uses | branch_bit;
   static constexpr int depth = A::depth > B::depth ? A::depth : B::depth;
   static constexpr int node_count = A::node_count > B::node_count ? A::node_count : B::node_count;
-  static constexpr CaptureKinds kinds = merge_kinds(kinds_of<A>(), kinds_of<B>());
+  static constexpr CaptureKinds kinds = [] {
+    if constexpr (Id != 0)
+      return merge_kinds(merge_kinds(kinds_of<A>(), kinds_of<B>()), one_kind<Id, CaptureKind::Branch>());
+    else
+      return merge_kinds(kinds_of<A>(), kinds_of<B>());
+  }();
 
   template <CaptureMask Bound, class K>
   bool match(ir::ValueId v, Match& m, const K& k) const {
     const int mark = m.mark();
+    take(m, 0);
     if (a.template match<Bound>(v, m, k)) return true;
     m.rewind(mark);
+    take(m, 1);
     return b.template match<Bound>(v, m, k);
   }
   // As a root: either alternative's root op types.
@@ -13250,21 +13381,52 @@ struct Either : ExprTag {
   template <CaptureMask Bound, class K>
   bool match_node(ir::NodeId id, Match& m, const K& k) const {
     const int mark = m.mark();
+    take(m, 0);
     if (a.template match_node<Bound>(id, m, k)) return true;
     m.rewind(mark);
+    take(m, 1);
     return b.template match_node<Bound>(id, m, k);
   }
+  // Which alternative matched: 0 or 1.
+  int64_t eval(const Match& m) const {
+    static_assert(Id != 0, "xexp rule: only either<'e'>(a, b) records which alternative matched");
+    return static_cast<int64_t>((m.branches >> capture_index<Id>()) & 1u);
+  }
+  // either<'e'> prints as a name: its letter, defined once ("where e = either(...)"); in a condition or
+  // a replacement, the letter alone.
   void print(Printer& out) const {
+    if constexpr (Id != 0) {
+      if (out.in_pattern)
+        out.name(Id, [&](Printer& body) { print_alternatives(body); });
+      else
+        out += Id;
+    } else {
+      print_alternatives(out);
+    }
+  }
+
+ private:
+  void print_alternatives(Printer& out) const {
     out += "either(";
     a.print(out);
     out += ", ";
     b.print(out);
     out += ")";
   }
+  static void take(Match& m, unsigned branch) {
+    if constexpr (Id != 0) {
+      const CaptureMask bit = CaptureMask{1} << capture_index<Id>();
+      m.branches = branch ? m.branches | bit : m.branches & ~bit;
+    }
+  }
 };
 template <class A, class B>
 constexpr auto either(const A& a, const B& b) {
-  return Either<A, B>{{}, a, b};
+  return Either<0, A, B>{{}, a, b};
+}
+template <char Id, class A, class B>
+constexpr auto either(const A& a, const B& b) {
+  return Either<Id, A, B>{{}, a, b};
 }
 
 // ---- reading past a wrapper -------------------------------------------------------------------------
@@ -13319,15 +13481,20 @@ constexpr auto through(const P& p) {
 //   rebuild(n, args...)            the matched node n again (op type, domain, attributes, inputs), with
 //                                  the inputs given (all of them, or input<k> = v for one) and the
 //                                  attributes given (attr<"alpha"> = v) changed
+//   rebuild_as<"Op", "domain">(n, args...)   the same as another op (a fused op keeps the attributes)
+//   spread(list)                   among a node's inputs: each value of a computed list (a Concat of
+//                                  the parts a fact kept)
 //   let<'f'>(r)                    r built once, however many times the replacement names it
 //   outputs<4>(node)  output<3>(r) a node with several outputs; output k of what r built
 //   omitted                        an optional input the built node leaves out ('' in the model)
 // and, after the replacement in .to(...), also(v, r): the consumers of the matched value v read r
 // (PDLL's `replace root with (a, b)`: a fused node's second output takes over a residual sum).
 // replace_with("name", lambda, captures...) remains for what none of these say.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 
@@ -13352,14 +13519,21 @@ constexpr auto fold(const E& e) {
 }
 
 // found(expr): a value already in the graph, found by a fact from the captures, where the pattern cannot
-// spell the path to it (the keys before a repeat of their heads that only some models write). Also an
+// spell the path to it (the keys before a repeat of their heads that only some models write). The fact
+// gives a ValueView or a value id (a kept fact that the condition tested for kNone). Also an
 // expression: facts read it like a capture.
 template <class E>
 struct Found : ExprTag {
   E expr;
   static constexpr CaptureMask binds = 0, uses = E::uses;
   static constexpr int depth = 0, node_count = 0;
-  ValueView eval(const Match& m) const { return expr.eval(m); }
+  ValueView eval(const Match& m) const {
+    decltype(auto) v = expr.eval(m);
+    if constexpr (std::is_convertible_v<decltype(v), ir::ValueId>)
+      return ValueView{&m.graph(), v};
+    else
+      return v;
+  }
   ir::ValueId build(Rewriter& r) const { return eval(r.match()).id; }
   void print(Printer& out) const {
     out += "found(";
@@ -13461,6 +13635,48 @@ constexpr auto output(const R& r) {
   return Output<K, R>{{}, r};
 }
 
+// spread(list) among the inputs of a node a replacement builds: every value of the list (a
+// std::vector<ir::ValueId> a fact computes, or inputs_of(n)), in order, one input each. A list of Parts
+// may also hold constants, which become initializers: a shape assembled from existing parts and new
+// constant ones (a -1, ones), equal constants of one list sharing one initializer.
+using Part = std::variant<ir::ValueId, Tensor>;
+inline bool same_constant(const Tensor& a, const Tensor& b) {
+  return a.type() == b.type() && a.dims() == b.dims() && std::ranges::equal(a.bytes(), b.bytes());
+}
+template <class E>
+struct Spread : ExprTag {
+  E expr;
+  static constexpr CaptureMask binds = 0, uses = E::uses;
+  static constexpr int depth = 0, node_count = 0;
+  void build_into(Rewriter& r, std::vector<ir::ValueId>& out) const {
+    decltype(auto) list = expr.eval(r.match());
+    if constexpr (std::is_same_v<std::decay_t<decltype(list)>, std::vector<Part>>) {
+      std::vector<std::pair<const Tensor*, ir::ValueId>> added;
+      for (const Part& part : list) {
+        if (const ir::ValueId* v = std::get_if<ir::ValueId>(&part)) {
+          out.push_back(*v);
+          continue;
+        }
+        const Tensor& t = std::get<Tensor>(part);
+        auto same = std::find_if(added.begin(), added.end(),
+                                 [&](const auto& a) { return same_constant(*a.first, t); });
+        out.push_back(same != added.end() ? same->second : added.emplace_back(&t, r.initializer(t)).second);
+      }
+    } else {
+      out.insert(out.end(), list.begin(), list.end());
+    }
+  }
+  void print(Printer& out) const {
+    out += "spread(";
+    expr.print(out);
+    out += ")";
+  }
+};
+template <class E>
+constexpr auto spread(const E& e) {
+  return Spread<Lifted<E>>{{}, lift(e)};
+}
+
 // ---- rebuilding a matched node ----------------------------------------------------------------------
 // input<k> = v in rebuild(...): input k replaced, the others kept.
 template <std::size_t Slot, class V>
@@ -13492,7 +13708,10 @@ inline constexpr bool is_input_is<InputIs<Slot, V>> = true;
 // again with the same op type, domain, attributes and inputs, except what the arguments change. It
 // has as many outputs as the old node, and its outputs after the first take over the old ones' consumers
 // (what they compute does not change: only the inputs or attributes the first output depends on do).
-template <class N, class Inputs, class Slots, class Attrs>
+// rebuild_as<"FusedConv", "com.microsoft">(n, ...) builds another op from the same (Op is empty for
+// the same op): a fused op takes over all the attributes of the node it extends, including those a
+// node pattern could not capture (a Conv's pads have no default when absent).
+template <FixedString Op, FixedString Domain, class N, class Inputs, class Slots, class Attrs>
 struct Rebuild : ExprTag {
   N node;
   Inputs inputs;  // all the inputs, when given
@@ -13523,7 +13742,9 @@ struct Rebuild : ExprTag {
         kept.push_back(a);
     kept.insert(kept.end(), attributes.begin(), attributes.end());
     const std::vector<ir::ValueId> old_outputs = old.outputs;
-    const Symbol op_type = old.op_type, domain = old.domain;
+    const bool same_op = Op.view().empty();
+    const Symbol op_type = same_op ? old.op_type : Symbol(Op.view()),
+                 domain = same_op ? old.domain : Symbol(Domain.view());
     const ir::ValueId first = r.node(op_type, std::move(ins), std::move(kept), domain, old_outputs.size());
     const std::vector<ir::ValueId>& fresh = r.graph().node(r.graph().value(first).producer).outputs;
     for (std::size_t k = 1; k < old_outputs.size(); ++k)
@@ -13532,6 +13753,11 @@ struct Rebuild : ExprTag {
   }
   void print(Printer& out) const {
     out += "rebuild(";
+    if constexpr (!Op.view().empty()) {
+      out += "as ";
+      if constexpr (!Domain.view().empty()) out += std::string(Domain.view()) + ".";
+      out += std::string(Op.view()) + ", ";
+    }
     node.print(out);
     if constexpr (Inputs::size > 0) out += ", ";
     print_list(out, inputs);
@@ -13546,7 +13772,7 @@ struct Rebuild : ExprTag {
   template <class L>
   static void build_list(const L& list, Rewriter& r, std::vector<ir::ValueId>& out) {
     if constexpr (L::size > 0) {
-      out.push_back(list.head.build(r));
+      build_input(list.head, r, out);
       build_list(list.tail, r, out);
     }
   }
@@ -13564,38 +13790,47 @@ struct Rebuild : ExprTag {
   template <class L>
   static void collect_attributes(const L& list, const Match& m, std::vector<ir::Attribute>& out) {
     if constexpr (L::size > 0) {
-      out.push_back(list.head.build(m));
+      list.head.build_into(m, out);
       collect_attributes(list.tail, m, out);
     }
   }
 };
 
-template <class N, class Inputs, class Slots, class Attrs>
-constexpr auto add_rebuild_args(const Rebuild<N, Inputs, Slots, Attrs>& r) {
+template <FixedString Op, FixedString Domain, class N, class Inputs, class Slots, class Attrs>
+constexpr auto add_rebuild_args(const Rebuild<Op, Domain, N, Inputs, Slots, Attrs>& r) {
   return r;
 }
-template <class N, class Inputs, class Slots, class Attrs, class First, class... Rest>
-constexpr auto add_rebuild_args(const Rebuild<N, Inputs, Slots, Attrs>& r, const First& first,
+template <FixedString Op, FixedString Domain, class N, class Inputs, class Slots, class Attrs, class First,
+          class... Rest>
+constexpr auto add_rebuild_args(const Rebuild<Op, Domain, N, Inputs, Slots, Attrs>& r, const First& first,
                                 const Rest&... rest) {
   if constexpr (is_attr_is<First>) {
     auto attrs = append(r.attrs, first);
-    return add_rebuild_args(Rebuild<N, Inputs, Slots, decltype(attrs)>{{}, r.node, r.inputs, r.slots, attrs},
-                            rest...);
+    return add_rebuild_args(
+        Rebuild<Op, Domain, N, Inputs, Slots, decltype(attrs)>{{}, r.node, r.inputs, r.slots, attrs},
+        rest...);
   } else if constexpr (is_input_is<First>) {
     auto slots = append(r.slots, first);
-    return add_rebuild_args(Rebuild<N, Inputs, decltype(slots), Attrs>{{}, r.node, r.inputs, slots, r.attrs},
-                            rest...);
+    return add_rebuild_args(
+        Rebuild<Op, Domain, N, Inputs, decltype(slots), Attrs>{{}, r.node, r.inputs, slots, r.attrs},
+        rest...);
   } else {
     static_assert(IsExpr<First>,
                   "xexp rule: rebuild(n, ...) takes inputs, input<k> = v and attr<\"name\"> = v");
     auto inputs = append(r.inputs, first);
-    return add_rebuild_args(Rebuild<N, decltype(inputs), Slots, Attrs>{{}, r.node, inputs, r.slots, r.attrs},
-                            rest...);
+    return add_rebuild_args(
+        Rebuild<Op, Domain, N, decltype(inputs), Slots, Attrs>{{}, r.node, inputs, r.slots, r.attrs},
+        rest...);
   }
 }
 template <class N, class... Args>
 constexpr auto rebuild(const N& node, const Args&... args) {
-  return add_rebuild_args(Rebuild<N, Nil, Nil, Nil>{{}, node, {}, {}, {}}, args...);
+  return add_rebuild_args(Rebuild<"", "", N, Nil, Nil, Nil>{{}, node, {}, {}, {}}, args...);
+}
+template <FixedString Op, FixedString Domain = "", class N, class... Args>
+constexpr auto rebuild_as(const N& node, const Args&... args) {
+  static_assert(!Op.view().empty(), "xexp rule: rebuild_as names the op to build");
+  return add_rebuild_args(Rebuild<Op, Domain, N, Nil, Nil, Nil>{{}, node, {}, {}, {}}, args...);
 }
 
 // also(v, r) in .to(root, also(...)...): the consumers of the matched value v read what r builds.
@@ -13748,12 +13983,17 @@ struct Case {
     return std::find(keys.begin(), keys.end(), key) != keys.end();
   }
   // Containment and the condition run as the match's last step, so that a failure there makes the
-  // matchers try their other choices (commutative orders, alternatives).
+  // matchers try their other choices (commutative orders, alternatives). The kept values of the last
+  // attempt, the one that matched, stay in the Match for the replacement.
   bool match(ir::NodeId root, Match& m) const {
-    return pattern.template match_node<0>(root, m, [&] { return is_contained(m) && condition.eval(m); });
+    return pattern.template match_node<0>(root, m, [&] {
+      m.forget_kept();  // the captures may be bound otherwise than at the last attempt
+      return is_contained(m) && condition.eval(m);
+    });
   }
   bool explain(ir::NodeId root, Match& m) const {
     return pattern.template match_node<0>(root, m, [&] {
+      m.forget_kept();
       if (!is_contained(m)) {
         m.failed(Match::kMaxNodes, [] { return std::string("a matched node has consumers outside the match"); });
         return false;
@@ -15204,34 +15444,46 @@ auto computes(const KnownFunction& f, const I& input, const Parameters&... param
 
 }  // namespace xexp::rewrite
 // ======== xexp/rewrite/ops.hpp
-// Node makers for the ops rules mention most, so that a rule reads like the model: Transpose(x, ...)
-// instead of op<"Transpose">(x, ...). Any other op: op<"Name"> or op<"Name", "domain">.
+// Node makers for every default-domain ONNX op (ONNX 1.12's registry and the ops of opsets 18 to 24),
+// so that a rule reads like the model: Transpose(x, ...) instead of op<"Transpose">(x, ...). An op
+// family or another domain: op<"Add|Sub">, op<"Name", "domain">; com.microsoft's FusedMatMul has its
+// maker here too.
 
 namespace xexp::rewrite::ops {
 
+// clang-format off
+#define XEXP_REWRITE_ONNX_OPS(X) \
+  X(Abs) X(Acos) X(Acosh) X(Add) X(AffineGrid) X(And) X(ArgMax) X(ArgMin) X(Asin) X(Asinh) X(Atan) X(Atanh)      \
+  X(Attention) X(AveragePool) X(BatchNormalization) X(Bernoulli) X(BitShift) X(BitwiseAnd) X(BitwiseNot)         \
+  X(BitwiseOr) X(BitwiseXor) X(BlackmanWindow) X(Cast) X(CastLike) X(Ceil) X(Celu) X(CenterCropPad) X(Clip)      \
+  X(Col2Im) X(Compress) X(Concat) X(ConcatFromSequence) X(Constant) X(ConstantOfShape) X(Conv) X(ConvInteger)    \
+  X(ConvTranspose) X(Cos) X(Cosh) X(CumSum) X(DFT) X(DeformConv) X(DepthToSpace) X(DequantizeLinear) X(Det)      \
+  X(Div) X(Dropout) X(DynamicQuantizeLinear) X(Einsum) X(Elu) X(Equal) X(Erf) X(Exp) X(Expand) X(EyeLike)        \
+  X(Flatten) X(Floor) X(GRU) X(Gather) X(GatherElements) X(GatherND) X(Gelu) X(Gemm) X(GlobalAveragePool)        \
+  X(GlobalLpPool) X(GlobalMaxPool) X(Greater) X(GreaterOrEqual) X(GridSample) X(GroupNormalization)              \
+  X(HammingWindow) X(HannWindow) X(HardSigmoid) X(HardSwish) X(Hardmax) X(Identity) X(If) X(ImageDecoder)        \
+  X(InstanceNormalization) X(IsInf) X(IsNaN) X(LRN) X(LSTM) X(LayerNormalization) X(LeakyRelu) X(Less)           \
+  X(LessOrEqual) X(Log) X(LogSoftmax) X(Loop) X(LpNormalization) X(LpPool) X(MatMul) X(MatMulInteger) X(Max)     \
+  X(MaxPool) X(MaxRoiPool) X(MaxUnpool) X(Mean) X(MeanVarianceNormalization) X(MelWeightMatrix) X(Min)           \
+  X(Mish) X(Mod) X(Mul) X(Multinomial) X(Neg) X(NegativeLogLikelihoodLoss) X(NonMaxSuppression) X(NonZero)       \
+  X(Not) X(OneHot) X(Optional) X(OptionalGetElement) X(OptionalHasElement) X(Or) X(PRelu) X(Pad) X(Pow)          \
+  X(QLinearConv) X(QLinearMatMul) X(QuantizeLinear) X(RMSNormalization) X(RNN) X(RandomNormal)                   \
+  X(RandomNormalLike) X(RandomUniform) X(RandomUniformLike) X(Range) X(Reciprocal) X(ReduceL1) X(ReduceL2)       \
+  X(ReduceLogSum) X(ReduceLogSumExp) X(ReduceMax) X(ReduceMean) X(ReduceMin) X(ReduceProd) X(ReduceSum)          \
+  X(ReduceSumSquare) X(RegexFullMatch) X(Relu) X(Reshape) X(Resize) X(ReverseSequence) X(RoiAlign)               \
+  X(RotaryEmbedding) X(Round) X(STFT) X(Scan) X(Scatter) X(ScatterElements) X(ScatterND) X(Selu)                 \
+  X(SequenceAt) X(SequenceConstruct) X(SequenceEmpty) X(SequenceErase) X(SequenceInsert) X(SequenceLength)       \
+  X(SequenceMap) X(Shape) X(Shrink) X(Sigmoid) X(Sign) X(Sin) X(Sinh) X(Size) X(Slice) X(Softmax)                \
+  X(SoftmaxCrossEntropyLoss) X(Softplus) X(Softsign) X(SpaceToDepth) X(Split) X(SplitToSequence) X(Sqrt)         \
+  X(Squeeze) X(StringConcat) X(StringNormalizer) X(StringSplit) X(Sub) X(Sum) X(Swish) X(Tan) X(Tanh)            \
+  X(TensorScatter) X(TfIdfVectorizer) X(ThresholdedRelu) X(Tile) X(TopK) X(Transpose) X(Trilu) X(Unique)         \
+  X(Unsqueeze) X(Upsample) X(Where) X(Xor)
+
+// clang-format on
 #define XEXP_REWRITE_OP(NAME) inline constexpr OpMaker<#NAME> NAME{};
-XEXP_REWRITE_OP(Add)
-XEXP_REWRITE_OP(Cast)
-XEXP_REWRITE_OP(Concat)
-XEXP_REWRITE_OP(Div)
-XEXP_REWRITE_OP(Expand)
-XEXP_REWRITE_OP(Gemm)
-XEXP_REWRITE_OP(Identity)
-XEXP_REWRITE_OP(LayerNormalization)
-XEXP_REWRITE_OP(MatMul)
-XEXP_REWRITE_OP(Mul)
-XEXP_REWRITE_OP(Pow)
-XEXP_REWRITE_OP(ReduceMean)
-XEXP_REWRITE_OP(ReduceSum)
-XEXP_REWRITE_OP(Reshape)
-XEXP_REWRITE_OP(Shape)
-XEXP_REWRITE_OP(Slice)
-XEXP_REWRITE_OP(Sqrt)
-XEXP_REWRITE_OP(Squeeze)
-XEXP_REWRITE_OP(Sub)
-XEXP_REWRITE_OP(Transpose)
-XEXP_REWRITE_OP(Unsqueeze)
+XEXP_REWRITE_ONNX_OPS(XEXP_REWRITE_OP)
 #undef XEXP_REWRITE_OP
+#undef XEXP_REWRITE_ONNX_OPS
 inline constexpr OpMaker<"FusedMatMul", "com.microsoft"> FusedMatMul{};
 
 }  // namespace xexp::rewrite::ops
@@ -15246,38 +15498,43 @@ using rewrite::commutative;
 using rewrite::computes;
 using rewrite::Const;
 using rewrite::dim;
-using rewrite::either;
 using rewrite::dtype;
-using rewrite::Float;
+using rewrite::either;
 using rewrite::etc;
 using rewrite::fact;
+using rewrite::Float;
 using rewrite::fold;
 using rewrite::found;
 using rewrite::input;
+using rewrite::inputs_of;
 using rewrite::Int;
-using rewrite::let;
-using rewrite::match;
 using rewrite::Ints;
 using rewrite::is_constant;
 using rewrite::is_scalar;
+using rewrite::keep;
+using rewrite::let;
+using rewrite::match;
 using rewrite::named;
 using rewrite::omitted;
 using rewrite::op;
 using rewrite::opset_at_least;
+using rewrite::Opt;
 using rewrite::output;
 using rewrite::outputs;
-using rewrite::Opt;
+using rewrite::Part;
 using rewrite::present;
 using rewrite::rank;
 using rewrite::rebuild;
+using rewrite::rebuild_as;
 using rewrite::replace_with;
 using rewrite::Rewriter;
 using rewrite::rule;
 using rewrite::RulePtr;
 using rewrite::same_shape;
 using rewrite::shared;
-using rewrite::Skipped;
 using rewrite::single_use;
+using rewrite::Skipped;
+using rewrite::spread;
 using rewrite::Str;
 using rewrite::through;
 using rewrite::ValueView;
@@ -15507,14 +15764,6 @@ inline constexpr auto conv_bias_folds = fact<"conv_bias_folds">([](const ValueVi
   if (b.id == ir::kNone) return true;
   const Tensor* c = b.constant();
   return c && !w.dims().empty() && c->type() == w.type() && c->dims() == std::vector<int64_t>{w.dims()[0]};
-});
-// The node producing q squares its input: Mul(d, d) (the pattern says both inputs are the same), or
-// Pow(d, p) with p a constant 2 (normalization decompositions spell the square either way).
-inline constexpr auto is_square = fact<"is_square">([](const ValueView& q) {
-  const ir::Node& n = rewrite::node_of(q);
-  if (n.op_type == Symbol("Mul")) return true;
-  std::optional<double> power = scalar_constant(*q.graph, n.inputs[1]);
-  return power && *power == 2.0;
 });
 // The number of a one-element constant, as a float attribute (epsilon, alpha).
 inline constexpr auto scalar_float = fact<"scalar_float">([](const auto& v) {
@@ -15854,12 +16103,14 @@ inline rewrite::RulePtr activation_rule() {
   Float<'b'> beta;
   auto fits = is_cpu_float(x);
   return rule("Activation")
-      .cases(match(computes(fn::mish, x)).when(opset_at_least(18) && fits).to(op<"Mish">(x)),
-             match(computes(fn::softplus, x)).when(fits).to(op<"Softplus">(x)),
+      .cases(match(computes(fn::mish, x)).when(opset_at_least(18) && fits).to(Mish(x)),
+             match(computes(fn::softplus, x)).when(fits).to(Softplus(x)),
              match(computes(fn::hard_sigmoid, x, alpha, beta))
                  .when(opset_at_least(6) && fits)
-                 .to(op<"HardSigmoid">(x, attr<"alpha"> = alpha, attr<"beta"> = beta)),
-             match(computes(fn::elu, x, alpha)).when(opset_at_least(6) && fits).to(op<"Elu">(x, attr<"alpha"> = alpha)));
+                 .to(HardSigmoid(x, attr<"alpha"> = alpha, attr<"beta"> = beta)),
+             match(computes(fn::elu, x, alpha))
+                 .when(opset_at_least(6) && fits)
+                 .to(Elu(x, attr<"alpha"> = alpha)));
 }
 
 }  // namespace xexp::patterns
@@ -16608,25 +16859,38 @@ inline constexpr auto merged_bsnh_shape = rewrite::fact<"merged_bsnh_shape">([](
   return int64_tensor({std::max<int64_t>(static_dim(k, 0), 0), std::max<int64_t>(static_dim(k, 1), 0),
                        static_dim(k, 2) * static_dim(k, 3)});
 });
-// The kv_heads of keys k and values v repeated alike (repeated_heads), not in GPT-2's layout; nullopt
+// The repeat of x's heads (repeated_heads), kept: the grouping, the unrepeated keys and values and
+// kv_num_heads read it.
+inline constexpr auto heads_repeat =
+    rewrite::fact<"heads_repeat">([](const ValueView& x) { return analysis::repeated_heads(*x.graph, x.id); });
+template <class X>
+auto kept_repeat(const X& x) {
+  return rewrite::keep<'h'>(heads_repeat(x));
+}
+// The kv_heads of keys and values repeated alike (their heads_repeat), not in GPT-2's layout; nullopt
 // when they are not (then every query head has its own key and value head).
 inline constexpr auto grouped_kv_heads = rewrite::fact<"grouped_kv_heads">(
-    [](const ValueView& k, const ValueView& v, const ValueView& q_k) -> std::optional<int64_t> {
-      const std::optional<analysis::RepeatedHeads> keys = analysis::repeated_heads(*k.graph, k.id);
-      const std::optional<analysis::RepeatedHeads> values = analysis::repeated_heads(*v.graph, v.id);
+    [](const std::optional<analysis::RepeatedHeads>& keys, const std::optional<analysis::RepeatedHeads>& values,
+       const ValueView& q_k) -> std::optional<int64_t> {
       if (!keys || !values || keys->kv_heads != values->kv_heads || keys_in_bsnh.f(q_k)) return std::nullopt;
       return keys->kv_heads;
     });
+// grouped_kv_heads of k and v, kept: the key, the value and kv_num_heads of a replacement read it.
+template <class K, class V, class QK>
+auto kv_groups(const K& k, const V& v, const QK& q_k) {
+  return rewrite::keep<'g'>(grouped_kv_heads(kept_repeat(k), kept_repeat(v), q_k));
+}
 // x before the repeat of its heads, and whether that is 3-D already (one head).
-inline constexpr auto before_repeat = rewrite::fact<"before_repeat">([](const ValueView& x) {
-  return ValueView{x.graph, analysis::repeated_heads(*x.graph, x.id)->source};
-});
+inline constexpr auto before_repeat =
+    rewrite::fact<"before_repeat">([](const ValueView& x, const std::optional<analysis::RepeatedHeads>& repeat) {
+      return ValueView{x.graph, repeat->source};
+    });
 inline constexpr auto repeats_3d =
-    rewrite::fact<"repeats_3d">([](const ValueView& x) { return analysis::repeated_heads(*x.graph, x.id)->three_d; });
-// kv_num_heads: the grouped keys' kv_heads, else q's heads.
-inline constexpr auto kv_heads_of = rewrite::fact<"kv_heads_of">(
-    [](const ValueView& q, const ValueView& k, const ValueView& v, const ValueView& q_k) {
-      return grouped_kv_heads.f(k, v, q_k).value_or(static_dim(q, 1));
+    rewrite::fact<"repeats_3d">([](const std::optional<analysis::RepeatedHeads>& repeat) { return repeat->three_d; });
+// kv_num_heads: the grouped keys' kv_heads (kv_groups), else q's heads.
+inline constexpr auto kv_heads_of =
+    rewrite::fact<"kv_heads_of">([](const ValueView& q, const std::optional<int64_t>& groups) {
+      return groups.value_or(static_dim(q, 1));
     });
 
 // x (batch, heads, sequence, head_size) back to (batch, sequence, heads * head_size).
@@ -16639,10 +16903,12 @@ auto merge_heads(const X& x) {
 inline constexpr auto attention_bias = rewrite::fact<"attention_bias">(
     [](const ValueView& masked, const ValueView& s) { return analysis::folded_bias(masked, s); });
 
-// An additive mask cut at run time (runtime_mask_table of an Add).
+// analysis::runtime_mask_table, kept by the rule: its conditions and its replacement read the table.
+inline constexpr auto mask_table = rewrite::fact<"mask_table">(analysis::runtime_mask_table);
+// An additive mask cut at run time (the mask_table of an Add).
 inline constexpr auto runtime_bias =
-    rewrite::fact<"runtime_bias">([](const ValueView& masked, const ValueView& s) {
-      return has_op(node_of(masked), "Add") && analysis::runtime_mask_table(masked, s).has_value();
+    rewrite::fact<"runtime_bias">([](const ValueView& masked, const std::optional<Tensor>& table) {
+      return has_op(node_of(masked), "Add") && table.has_value();
     });
 inline constexpr auto is_4d = rewrite::fact<"is_4d">([](const ValueView& x) { return has_rank(x, 4); });
 // The leading axes that make x 4-D.
@@ -16656,10 +16922,8 @@ auto bias_4d(const X& x) {
   using namespace rewrite::dsl;
   return choose(is_4d(x), x, Unsqueeze(x, attr<"axes"> = axes_to_4d(x)));
 }
-inline bool runtime_mask_fits(const ValueView& masked, const ValueView& s) {
-  return analysis::runtime_mask_table(masked, s).has_value();
-}
-inline constexpr auto runtime_mask = rewrite::fact<"runtime_mask">(runtime_mask_fits);
+inline constexpr auto runtime_mask =
+    rewrite::fact<"runtime_mask">([](const std::optional<Tensor>& table) { return table.has_value(); });
 // The Where keeps the scores where its condition holds: Where(mask, scores, fill).
 inline constexpr auto keeps_scores_where_true = rewrite::fact<"keeps_scores_where_true">(
     [](const ValueView& masked, const ValueView& s) { return node_of(masked).inputs[1] == s.id; });
@@ -16672,9 +16936,8 @@ inline constexpr auto causal_bias =
       const std::optional<Tensor> bias = analysis::folded_bias(masked, s, true);
       return bias && analysis::hides_later_keys(*bias);
     });
-inline constexpr auto causal_cut =
-    rewrite::fact<"causal_cut">([](const ValueView& masked, const ValueView& s) {
-      const std::optional<Tensor> table = analysis::runtime_mask_table(masked, s);
+inline constexpr auto causal_cut = rewrite::fact<"causal_cut">(
+    [](const ValueView& masked, const ValueView& s, const std::optional<Tensor>& table) {
       const ir::Node& n = node_of(masked);
       return table && analysis::cut_hides_later_keys(*table, has_op(n, "Add"), n.inputs[1] == s.id);
     });
@@ -16773,21 +17036,21 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
     return named<'S'>(either(either(Div(product, s), commutative(Mul(product, s))), product));
   };
   auto masked = [&](const auto& scores) {
-    return named<'M'>(either(either(commutative(Add(scores, m)), op<"Where">(condition, scores, m)),
-                             op<"Where">(condition, m, scores)));
+    return named<'M'>(either(either(commutative(Add(scores, m)), Where(condition, scores, m)),
+                             Where(condition, m, scores)));
   };
   auto masked_by_where = [&](const auto& scores) {
-    return named<'M'>(either(op<"Where">(condition, scores, m), op<"Where">(condition, m, scores)));
+    return named<'M'>(either(Where(condition, scores, m), Where(condition, m, scores)));
   };
   // The additive mask Where(mask, 0, fill) or Where(mask, fill, 0), for a mask cut at run time.
   auto where_bias = [&](const auto& mask, const auto& scores) {
-    return choose(keeps_scores_where_true(mask, scores), op<"Where">(condition, fold(zero_bias(scores)), m),
-                  op<"Where">(condition, m, fold(zero_bias(scores))));
+    return choose(keeps_scores_where_true(mask, scores), Where(condition, fold(zero_bias(scores)), m),
+                  Where(condition, m, fold(zero_bias(scores))));
   };
   // W = MatMul(weights, v), the weights a Softmax, or torch's safe softmax around it (nan_guarded).
   auto weighted = [&](const auto& scores) {
     return named<'W'>(
-        MatMul(through<"safe_softmax", analysis::safe_softmax_guard>(op<"Softmax">(scores, attr<"axis"> = axis)), v));
+        MatMul(through<"safe_softmax", analysis::safe_softmax_guard>(Softmax(scores, attr<"axis"> = axis)), v));
   };
 
   // Q K^T: of Q, K split in heads (4-D, GPT-2's keys in (batch, sequence, heads, head_size) too), or 3-D.
@@ -16805,8 +17068,12 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   auto by_mask = weighted(mask);
   auto by_cut_mask = weighted(cut_mask);
   auto unmasked = weighted(scores);
-  auto scale = attention_scale(scores, q_k);
-  auto bias = attention_bias(mask, scores);
+  // What the conditions find and the replacements read again, kept (computed once per match).
+  auto scale = keep<'a'>(attention_scale(scores, q_k));
+  auto bias = keep<'b'>(attention_bias(mask, scores));
+  auto causal = keep<'c'>(causal_bias(mask, scores));
+  auto table = keep<'t'>(mask_table(mask, scores));
+  auto cut_table = keep<'t'>(mask_table(cut_mask, scores));
   auto factor = value_of(scale);
   auto fits_any = opset_fits && is_activation_float(q) && has_value(scale);
 
@@ -16832,34 +17099,33 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
               .to(rows_or_not(Write::heads(q, k, v, q_k, factor, per_query(where_bias(cut_mask, scores)),
                                            not_causal, nan_guarded(by_cut_mask)))));
     } else
-    return rule(name).priority(2).cases(
-        match(heads_merged(by_mask))
-            .when(is_last_axis(axis, mask) && fits &&
-                  (has_value(bias) || passes_as_bias(mask, m, scores) || runtime_bias(mask, scores) ||
-                   causal_bias(mask, scores)))
-            .to(rows_or_not(Write::heads(q, k, v, q_k, factor,
-                                         choose(has_value(bias), fold(value_of(bias)),
-                                                choose(runtime_bias(mask, scores), bias_4d(m), m)),
-                                         causal_bias(mask, scores) || causal_cut(mask, scores),
-                                         nan_guarded(by_mask)))),
-        match(heads_merged(by_cut_mask))
-            .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_mask, scores))
-            .to(rows_or_not(Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores),
-                                         causal_cut(cut_mask, scores), nan_guarded(by_cut_mask)))),
-        match(heads)
-            .when(is_last_axis(axis, scores) && fits)
-            .to(rows_or_not(Write::heads(q, k, v, q_k, factor))));
+      return rule(name).priority(2).cases(
+          match(heads_merged(by_mask))
+              .when(
+                  is_last_axis(axis, mask) && fits &&
+                  (has_value(bias) || passes_as_bias(mask, m, scores) || runtime_bias(mask, table) || causal))
+              .to(rows_or_not(Write::heads(q, k, v, q_k, factor,
+                                           choose(has_value(bias), fold(value_of(bias)),
+                                                  choose(runtime_bias(mask, table), bias_4d(m), m)),
+                                           causal || causal_cut(mask, scores, table), nan_guarded(by_mask)))),
+          match(heads_merged(by_cut_mask))
+              .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_table))
+              .to(rows_or_not(Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores),
+                                           causal_cut(cut_mask, scores, cut_table),
+                                           nan_guarded(by_cut_mask)))),
+          match(heads)
+              .when(is_last_axis(axis, scores) && fits)
+              .to(rows_or_not(Write::heads(q, k, v, q_k, factor))));
   } else {
     auto fits = fits_any && single_head_fits(q, k, v);
     return rule(name).priority(2).cases(
         match(by_mask)
-            .when(is_last_axis(axis, mask) && fits && (has_value(bias) || causal_bias(mask, scores)))
-            .to(Write::single(q, k, v, factor, fold(value_of(bias)), causal_bias(mask, scores),
-                              nan_guarded(by_mask))),
+            .when(is_last_axis(axis, mask) && fits && (has_value(bias) || causal))
+            .to(Write::single(q, k, v, factor, fold(value_of(bias)), causal, nan_guarded(by_mask))),
         match(by_cut_mask)
-            .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_mask, scores))
-            .to(Write::single(q, k, v, factor, where_bias(cut_mask, scores), causal_cut(cut_mask, scores),
-                              nan_guarded(by_cut_mask))),
+            .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_table))
+            .to(Write::single(q, k, v, factor, where_bias(cut_mask, scores),
+                              causal_cut(cut_mask, scores, cut_table), nan_guarded(by_cut_mask))),
         match(unmasked).when(is_last_axis(axis, scores) && fits).to(Write::single(q, k, v, factor)));
   }
 }
@@ -16870,8 +17136,8 @@ struct WriteOnnxAttention {
   static auto node(const Q& q, const K& k, const V& v, const Heads& heads, const KvHeads& kv_heads,
                    const Scale& scale, const More&... more) {
     using namespace rewrite::dsl;
-    return op<"Attention">(q, k, v, more..., attr<"q_num_heads"> = heads, attr<"kv_num_heads"> = kv_heads,
-                           attr<"scale"> = scale);
+    return Attention(q, k, v, more..., attr<"q_num_heads"> = heads, attr<"kv_num_heads"> = kv_heads,
+                     attr<"scale"> = scale);
   }
   template <class Q, class K, class V, class Heads, class KvHeads, class Scale, class Mask, class Causal>
   static auto masked(const Q& q, const K& k, const V& v, const Heads& heads, const KvHeads& kv_heads,
@@ -16885,30 +17151,31 @@ struct WriteOnnxAttention {
   template <class X>
   static auto unrepeated(const X& x) {
     using namespace rewrite::dsl;
-    return choose(repeats_3d(x), found(before_repeat(x)), merge_heads(found(before_repeat(x))));
+    auto before = found(before_repeat(x, kept_repeat(x)));
+    return choose(repeats_3d(kept_repeat(x)), before, merge_heads(before));
   }
   template <class K, class V, class QK>
   static auto key(const K& k, const V& v, const QK& q_k) {
     using namespace rewrite::dsl;
-    return choose(has_value(grouped_kv_heads(k, v, q_k)), unrepeated(k),
+    return choose(has_value(kv_groups(k, v, q_k)), unrepeated(k),
                   choose(keys_in_bsnh(q_k), Reshape(k, fold(merged_bsnh_shape(k))), merge_heads(k)));
   }
   template <class K, class V, class QK>
   static auto value(const K& k, const V& v, const QK& q_k) {
     using namespace rewrite::dsl;
-    return choose(has_value(grouped_kv_heads(k, v, q_k)), unrepeated(v), merge_heads(v));
+    return choose(has_value(kv_groups(k, v, q_k)), unrepeated(v), merge_heads(v));
   }
   template <class Q, class K, class V, class QK, class Scale>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
-    return node(merge_heads(q), key(k, v, q_k), value(k, v, q_k), heads_of(q), kv_heads_of(q, k, v, q_k),
-                scale);
+    return node(merge_heads(q), key(k, v, q_k), value(k, v, q_k), heads_of(q),
+                kv_heads_of(q, kv_groups(k, v, q_k)), scale);
   }
   // Attention gives fully masked rows 0 itself: `guarded` asks nothing more.
   template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal, class Guarded>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask& mask,
                     const Causal& causal, const Guarded&) {
-    return masked(merge_heads(q), key(k, v, q_k), value(k, v, q_k), heads_of(q), kv_heads_of(q, k, v, q_k),
-                  scale, mask, causal);
+    return masked(merge_heads(q), key(k, v, q_k), value(k, v, q_k), heads_of(q),
+                  kv_heads_of(q, kv_groups(k, v, q_k)), scale, mask, causal);
   }
   template <class Q, class K, class V, class Scale>
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale) {
@@ -17032,13 +17299,13 @@ rewrite::RulePtr packed_qkv_rule(const char* name) {
   Var<'h'> hidden_shape;
   auto packed = named<'P'>(Reshape(x, packed_shape, attr<"allowzero"> = 0));
   // The Split's other pieces, k and v, are read outside the match: they go with the attention's inputs.
-  auto unbound = named<'U'>(
-      shared(op<"Split">(Transpose(packed, attr<"perm"> = Perm{2, 0, 3, 1, 4}), etc, attr<"axis"> = 0)));
+  auto unbound =
+      named<'U'>(shared(Split(Transpose(packed, attr<"perm"> = Perm{2, 0, 3, 1, 4}), etc, attr<"axis"> = 0)));
   auto q = named<'Q'>(Squeeze(unbound, etc));
   auto merged_q = Reshape(Transpose(q, attr<"perm"> = analysis::heads_swap()), hidden_shape);
   auto attention = named<'R'>(op<Op, Domain>(merged_q, k, v, etc));
-  auto pieces = let<'S'>(outputs<3>(op<"Split">(Reshape(x, fold(detail::packed_rows_shape(packed_shape))),
-                                                fold(detail::packed_thirds(x)), attr<"axis"> = -1)));
+  auto pieces = let<'S'>(outputs<3>(Split(Reshape(x, fold(detail::packed_rows_shape(packed_shape))),
+                                          fold(detail::packed_thirds(x)), attr<"axis"> = -1)));
   return rule(name)
       .priority(2)
       .match(attention)
@@ -17110,7 +17377,7 @@ inline rewrite::RulePtr batch_normalization_rule() {
   Const<'m'> mean;
   Const<'v'> var;
   Float<'e'> epsilon;
-  auto bn = named<'n'>(op<"BatchNormalization">(x, scale, bias, mean, var, attr<"epsilon"> = epsilon));
+  auto bn = named<'n'>(BatchNormalization(x, scale, bias, mean, var, attr<"epsilon"> = epsilon));
   return rule("BatchNormalization")
       .match(bn)
       .when(epsilon == 0.0f && detail::inference_mode(bn) && all_equal(scale, 1.0) && all_zero(bias) &&
@@ -17160,8 +17427,8 @@ inline rewrite::RulePtr batch_normalization_training_rule() {
   Var<'m'> mean;
   Var<'v'> var;
   Float<'e'> epsilon;
-  auto bn = op<"BatchNormalization">(x, scale, bias, mean, var, attr<"epsilon"> = epsilon,
-                                     attr<"training_mode"> = 1);
+  auto bn =
+      BatchNormalization(x, scale, bias, mean, var, attr<"epsilon"> = epsilon, attr<"training_mode"> = 1);
   auto axes = detail::all_but_channels(x);
   auto centered = let<'d'>(Sub(x, ReduceMean(x, attr<"axes"> = axes, attr<"keepdims"> = 1)));
   auto variance = ReduceMean(Mul(centered, centered), attr<"axes"> = axes, attr<"keepdims"> = 1);
@@ -17342,7 +17609,7 @@ inline rewrite::RulePtr cast_like_rule() {
   Var<'x'> x;
   Var<'l'> like;
   return rule("CastLike")
-      .match(op<"CastLike">(x, like))
+      .match(CastLike(x, like))
       .when(detail::known_cast_target(like))
       .to(Cast(x, attr<"to"> = detail::element_type_of(like)));
 }
@@ -17425,13 +17692,13 @@ inline rewrite::RulePtr clip_clip_rule() {
   Opt<'L'> lo_inner;
   Opt<'H'> hi_inner;
   // Clip(x, min, max), either bound omitted: an omitted one binds kNone and stays omitted when rebuilt.
-  auto inner = named<'i'>(op<"Clip">(x, lo_inner, hi_inner));
-  auto outer = named<'o'>(op<"Clip">(inner, lo, hi));
+  auto inner = named<'i'>(Clip(x, lo_inner, hi_inner));
+  auto outer = named<'o'>(Clip(inner, lo, hi));
   return rule("ClipClip")
       .priority(1)
       .match(outer)
       .when(detail::clips_merge(outer, inner))
-      .to(op<"Clip">(x, choose(present(lo), lo, lo_inner), choose(present(hi), hi, hi_inner)));
+      .to(Clip(x, choose(present(lo), lo, lo_inner), choose(present(hi), hi, hi_inner)));
 }
 
 }  // namespace xexp::patterns
@@ -17458,28 +17725,28 @@ inline std::vector<ir::ValueId> non_empty_parts(const ValueView& concat, int64_t
   }
   return kept;
 }
-inline constexpr auto drops_some_but_not_all =
-    rewrite::fact<"drops_some_but_not_all">([](const ValueView& concat, int64_t axis) {
-      const std::size_t kept = non_empty_parts(concat, axis).size();
-      return kept > 0 && kept < rewrite::node_of(concat).inputs.size();
+inline constexpr auto parts_not_empty = rewrite::fact<"parts_not_empty">(non_empty_parts);
+inline constexpr auto drops_some_but_not_all = rewrite::fact<"drops_some_but_not_all">(
+    [](const std::vector<ir::ValueId>& kept, const ValueView& concat) {
+      return !kept.empty() && kept.size() < rewrite::node_of(concat).inputs.size();
     });
+inline constexpr auto is_single =
+    rewrite::fact<"is_single">([](const std::vector<ir::ValueId>& kept) { return kept.size() == 1; });
+inline constexpr auto first_of =
+    rewrite::fact<"first_of">([](const std::vector<ir::ValueId>& kept) { return kept.front(); });
 }  // namespace detail
 
 inline rewrite::RulePtr concat_empty_rule() {
   using namespace rewrite::dsl;
   Int<'a'> axis;
   auto concat = named<'c'>(Concat(etc, attr<"axis"> = axis));
-  // A lambda: the new Concat has as many inputs as remain, which a node pattern cannot say.
-  auto without_empty = [](Rewriter& r, const ValueView& c, int64_t a) -> std::optional<ir::ValueId> {
-    std::vector<ir::ValueId> kept = detail::non_empty_parts(c, a);
-    if (kept.size() == 1) return kept[0];
-    return r.node(Symbol("Concat"), std::move(kept), {ir::Attribute::make_int(Symbol("axis"), a)});
-  };
+  auto kept = keep<'k'>(detail::parts_not_empty(concat, axis));
   return rule("ConcatEmpty")
       .priority(1)
       .match(concat)
-      .when(detail::drops_some_but_not_all(concat, axis))
-      .to(replace_with("concat_without_empty", without_empty, concat, axis));
+      .when(detail::drops_some_but_not_all(kept, concat))
+      .to(choose(detail::is_single(kept), found(detail::first_of(kept)),
+                 Concat(spread(kept), attr<"axis"> = axis)));
 }
 
 }  // namespace xexp::patterns
@@ -17511,16 +17778,11 @@ inline rewrite::RulePtr concat_gather_rule() {
   using namespace rewrite::dsl;
   Const<'i'> index;
   auto concat = named<'c'>(shared(Concat(etc)));
-  auto picked = detail::picked_part(concat, index);
+  auto picked = keep<'p'>(detail::picked_part(concat, index));
   return rule("ConcatGather")
-      .match(op<"Gather">(concat, index, attr<"axis"> = 0))
+      .match(Gather(concat, index, attr<"axis"> = 0))
       .when(picked != ir::kNone)
-      .to(replace_with(
-          "part",
-          [](Rewriter&, const ValueView& c, const Tensor& i) -> std::optional<ir::ValueId> {
-            return detail::picked_concat_part(c, i);
-          },
-          concat, index));
+      .to(found(picked));
 }
 
 }  // namespace xexp::patterns
@@ -17549,30 +17811,41 @@ inline bool reshape_allows_zero(const ValueView& reshape) {
 inline bool is_one_element_int64(const ir::Value& v) {
   return v.elem == ElemType::Int64 && v.shape && v.shape->size() == 1 && (*v.shape)[0] == Dim(1);
 }
-// Builds Reshape(x, parts with part `unknown` replaced by -1): a constant shape when every other part is
-// constant, else a new Concat.
-inline ir::ValueId reshape_with_minus_one(rewrite::Rewriter& r, ir::ValueId x, std::vector<ir::ValueId> parts,
-                                          std::size_t unknown) {
-  const ir::Graph& g = r.graph();
+// The shape Concat(parts) with part `unknown` replaced by -1, as one constant when every other part is
+// constant (kept by the rules: tested, then folded).
+inline std::optional<Tensor> constant_shape_with_minus_one(const ValueView& concat, int64_t unknown) {
+  const std::vector<ir::ValueId>& parts = rewrite::node_of(concat).inputs;
   std::vector<int64_t> values;
-  bool all_constant = true;
-  for (std::size_t k = 0; k < parts.size() && all_constant; ++k) {
-    if (k == unknown) {
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    if (static_cast<int64_t>(k) == unknown) {
       values.push_back(-1);
       continue;
     }
-    std::optional<std::vector<int64_t>> part = int_constant(g, parts[k]);
-    if (part) values.insert(values.end(), part->begin(), part->end());
-    all_constant = part.has_value();
+    std::optional<std::vector<int64_t>> part = int_constant(*concat.graph, parts[k]);
+    if (!part) return std::nullopt;
+    values.insert(values.end(), part->begin(), part->end());
   }
-  ir::ValueId shape;
-  if (all_constant) {
-    shape = r.initializer(Tensor::from<int64_t>({static_cast<int64_t>(values.size())}, values));
-  } else {
-    parts[unknown] = r.initializer(Tensor::from<int64_t>({1}, {-1}));
-    shape = r.node(Symbol("Concat"), std::move(parts), {ir::Attribute::make_int("axis", 0)});
-  }
-  return r.node(Symbol("Reshape"), {x, shape});
+  return Tensor::from<int64_t>({static_cast<int64_t>(values.size())}, values);
+}
+inline constexpr auto constant_shape = rewrite::fact<"constant_shape">(constant_shape_with_minus_one);
+inline constexpr auto is_known =
+    rewrite::fact<"is_known">([](const std::optional<Tensor>& shape) { return shape.has_value(); });
+inline constexpr auto known =
+    rewrite::fact<"known">([](const std::optional<Tensor>& shape) { return *shape; });
+// The parts of the Concat with part `unknown` replaced by a new constant -1.
+inline constexpr auto minus_one_parts =
+    rewrite::fact<"minus_one_parts">([](const ValueView& concat, int64_t unknown) {
+      const std::vector<ir::ValueId>& inputs = rewrite::node_of(concat).inputs;
+      std::vector<rewrite::Part> parts(inputs.begin(), inputs.end());
+      parts[static_cast<std::size_t>(unknown)] = Tensor::from<int64_t>({1}, {-1});
+      return parts;
+    });
+// Reshape(x, Concat(parts)) with the part `unknown` (kept by the rule) replaced by -1: a constant shape
+// when every other part is constant, else a new Concat.
+auto reshape_with_minus_one(const auto& x, const auto& concat, const auto& unknown, const auto& shape) {
+  using namespace rewrite::dsl;
+  return Reshape(x, choose(is_known(shape), fold(known(shape)),
+                           Concat(spread(minus_one_parts(concat, unknown)), attr<"axis"> = 0)));
 }
 // The index of the only non-constant part, or -1 (several, none, a -1 among the constants, allowzero).
 inline constexpr auto only_unknown_part =
@@ -17590,15 +17863,6 @@ inline constexpr auto only_unknown_part =
       }
       return unknown;
     });
-// Reshape(x, Concat(parts)) with part `which` (a fact on the reshape and the concat) replaced by -1.
-template <class Which>
-auto reshape_with_minus_one_at(Which which) {
-  return [which](rewrite::Rewriter& r, const ValueView& x, const ValueView& reshape,
-                 const ValueView& concat) -> std::optional<ir::ValueId> {
-    return reshape_with_minus_one(r, x.id, rewrite::node_of(concat).inputs,
-                                  static_cast<std::size_t>(which.f(reshape, concat)));
-  };
-}
 }  // namespace detail
 
 inline rewrite::RulePtr static_concat_reshape_rule() {
@@ -17606,11 +17870,12 @@ inline rewrite::RulePtr static_concat_reshape_rule() {
   Var<'x'> x;
   auto concat = named<'c'>(shared(Concat(etc)));
   auto reshape = named<'r'>(Reshape(x, concat));  // named: the facts read its allowzero attribute
+  auto unknown = keep<'u'>(detail::only_unknown_part(reshape, concat));
+  auto shape = keep<'s'>(detail::constant_shape(concat, unknown));
   return rule("StaticConcatReshape")
       .match(reshape)
-      .when(detail::only_unknown_part(reshape, concat) >= 0)
-      .to(replace_with("reshape_with_minus_one", detail::reshape_with_minus_one_at(detail::only_unknown_part),
-                       x, reshape, concat));
+      .when(unknown >= 0)
+      .to(detail::reshape_with_minus_one(x, concat, unknown, shape));
 }
 
 }  // namespace xexp::patterns
@@ -17653,11 +17918,12 @@ inline rewrite::RulePtr concat_reshape_rule() {
   Var<'x'> x;
   auto concat = named<'c'>(shared(Concat(etc)));
   auto reshape = named<'r'>(Reshape(x, concat));
+  auto last = keep<'l'>(detail::last_shape_part(reshape, concat));
+  auto shape = keep<'s'>(detail::constant_shape(concat, last));
   return rule("ConcatReshape")
       .match(reshape)
-      .when(detail::last_shape_part(reshape, concat) >= 0)
-      .to(replace_with("reshape_with_minus_one", detail::reshape_with_minus_one_at(detail::last_shape_part),
-                       x, reshape, concat));
+      .when(last >= 0)
+      .to(detail::reshape_with_minus_one(x, concat, last, shape));
 }
 
 }  // namespace xexp::patterns
@@ -17777,7 +18043,7 @@ inline rewrite::RulePtr conv_add_mul_rule() {
   Opt<'b'> b;
   Const<'c'> c;
   // rebuild: the Conv keeps its attributes (pads, strides, group, ...), only its weights change.
-  auto conv = named<'n'>(op<"Conv">(x, w, b));
+  auto conv = named<'n'>(Conv(x, w, b));
   auto fits = rank(w) >= 3 && conv_bias_folds(b, w) && detail::is_per_channel(c, w);
   return rule("ConvAddMul")
       .priority(1)
@@ -17856,8 +18122,8 @@ inline rewrite::RulePtr conv_batch_normalization_rule() {
   Const<'v'> var;
   Float<'e'> epsilon;
   // rebuild: the Conv keeps its attributes (pads, strides, group, ...), only its weights change.
-  auto conv = named<'n'>(op<"Conv">(x, w, b));
-  auto bn = named<'B'>(op<"BatchNormalization">(conv, scale, offset, mean, var, attr<"epsilon"> = epsilon));
+  auto conv = named<'n'>(Conv(x, w, b));
+  auto bn = named<'B'>(BatchNormalization(conv, scale, offset, mean, var, attr<"epsilon"> = epsilon));
   return rule("ConvBatchNormalization")
       .priority(1)
       .match(bn)
@@ -17879,7 +18145,7 @@ inline rewrite::RulePtr conv_bias_null_rule() {
   Const<'b'> b;
   // rebuild: the new Conv keeps every attribute of the old one, present or not (absent attributes
   // without a schema default would not match an attr<...> capture).
-  auto conv = named<'c'>(op<"Conv">(x, w, b));
+  auto conv = named<'c'>(Conv(x, w, b));
   return rule("ConvBiasNull").match(conv).when(all_zero(b)).to(rebuild(conv, x, w));
 }
 
@@ -17907,7 +18173,7 @@ inline constexpr auto dropout_is_identity = rewrite::fact<"dropout_is_identity">
 inline rewrite::RulePtr dropout_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  auto dropout = named<'d'>(op<"Dropout">(x, etc));  // ratio and training_mode are optional inputs
+  auto dropout = named<'d'>(Dropout(x, etc));  // ratio and training_mode are optional inputs
   return rule("Dropout").priority(1).match(dropout).when(detail::dropout_is_identity(dropout)).to(x);
 }
 
@@ -17980,7 +18246,7 @@ inline rewrite::RulePtr expand_broadcast_rule() {
   Var<'z'> z;
   auto left = named<'o'>(op<kBroadcastBinary>(Expand(x, s), y));
   auto right = named<'o'>(op<kBroadcastBinary>(y, Expand(x, s)));
-  auto fill = named<'f'>(shared(op<"ConstantOfShape">(z)));
+  auto fill = named<'f'>(shared(ConstantOfShape(z)));
   auto fill_left = named<'o'>(op<kBroadcastBinary>(fill, y));
   auto fill_right = named<'o'>(op<kBroadcastBinary>(y, fill));
   auto scalar_fill = fold(detail::fill_scalar(fill));
@@ -18074,12 +18340,12 @@ inline Unbinding unbinding_gathers(const ValueView& root) {
     if (id == ir::kNone) return {};
   return out;
 }
-inline constexpr auto unbinds_the_axis = rewrite::fact<"unbinds_the_axis">(
-    [](const ValueView& root) { return !unbinding_gathers(root).by_index.empty(); });
+inline constexpr auto gathers_of = rewrite::fact<"gathers_of">(unbinding_gathers);
+inline constexpr auto unbinds_the_axis =
+    rewrite::fact<"unbinds_the_axis">([](const Unbinding& unbinding) { return !unbinding.by_index.empty(); });
 
-inline std::optional<ir::ValueId> split_and_squeeze(rewrite::Rewriter& r, const ValueView& root) {
-  const Unbinding unbinding = unbinding_gathers(root);
-  if (unbinding.by_index.empty()) return std::nullopt;
+inline std::optional<ir::ValueId> split_and_squeeze(rewrite::Rewriter& r, const ValueView& root,
+                                                    const Unbinding& unbinding) {
   const ir::NodeId root_id = root.value().producer;
   const ir::ValueId x = r.graph().node(root_id).inputs[0];
   const std::size_t dim = unbinding.by_index.size();
@@ -18105,12 +18371,14 @@ inline std::optional<ir::ValueId> split_and_squeeze(rewrite::Rewriter& r, const 
 inline rewrite::RulePtr gathers_split_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  auto root = named<'r'>(op<"Gather">(x, etc));
+  auto root = named<'r'>(Gather(x, etc));
+  auto gathers = keep<'u'>(detail::gathers_of(root));
+  // replace_with: the Split's outputs replace the other Gathers too, a list the DSL cannot replace.
   return rule("GathersSplit")
       .priority(1)
       .match(root)
-      .when(detail::unbinds_the_axis(root))
-      .to(replace_with("split", detail::split_and_squeeze, root));
+      .when(detail::unbinds_the_axis(gathers))
+      .to(replace_with("split", detail::split_and_squeeze, root, gathers));
 }
 
 }  // namespace xexp::patterns
@@ -18128,8 +18396,8 @@ inline rewrite::RulePtr gelu_rule() {
   // Gelu's type constraint is the normalizations' float types.
   auto fits = opset_at_least(20) && is_normalization_float(x);
   return rule("Gelu").cases(
-      match(computes(fn::gelu_tanh, x)).when(fits).to(op<"Gelu">(x, attr<"approximate"> = "tanh")),
-      match(computes(fn::gelu, x)).when(fits).to(op<"Gelu">(x, attr<"approximate"> = "none")));
+      match(computes(fn::gelu_tanh, x)).when(fits).to(Gelu(x, attr<"approximate"> = "tanh")),
+      match(computes(fn::gelu, x)).when(fits).to(Gelu(x, attr<"approximate"> = "none")));
 }
 
 }  // namespace xexp::patterns
@@ -18222,7 +18490,7 @@ inline rewrite::RulePtr gemm_batch_normalization_rule() {
   Float<'e'> epsilon;
   auto gemm = Gemm(a, b, c, attr<"alpha"> = alpha, attr<"beta"> = beta, attr<"transA"> = trans_a,
                    attr<"transB"> = trans_b);
-  auto bn = named<'N'>(op<"BatchNormalization">(gemm, scale, offset, mean, var, attr<"epsilon"> = epsilon));
+  auto bn = named<'N'>(BatchNormalization(gemm, scale, offset, mean, var, attr<"epsilon"> = epsilon));
   return rule("GemmBatchNormalization")
       .priority(1)
       .match(bn)
@@ -18283,10 +18551,10 @@ inline rewrite::RulePtr hard_swish_rule() {
       .priority(1)
       .cases(match(computes(fn::hard_swish, x))
                  .when(opset_at_least(14) && detail::is_hard_swish_float(x))
-                 .to(op<"HardSwish">(x)),
+                 .to(HardSwish(x)),
              match(computes(fn::hard_swish, x).at_least(3))
                  .when(opset_at_least(6) && detail::is_hard_swish_float(x))
-                 .to(Mul(x, op<"HardSigmoid">(x, attr<"alpha"> = 1.0f / 6.0f, attr<"beta"> = 0.5f))));
+                 .to(Mul(x, HardSigmoid(x, attr<"alpha"> = 1.0f / 6.0f, attr<"beta"> = 0.5f))));
 }
 
 }  // namespace xexp::patterns
@@ -18370,14 +18638,15 @@ rewrite::RulePtr layer_normalization_decomposition(const char* name, OpsetFits o
   Var<'x'> x;
   Ints<'a'> axes;
   Ints<'A'> axes2;
-  Var<'t'> two;
   Const<'e'> eps;
   auto d = named<'d'>(Sub(x, ReduceMean(x, attr<"axes"> = axes, attr<"keepdims"> = 1)));
-  auto square = named<'q'>(either(Pow(d, two), Mul(d, d)));
+  auto square = either(Pow(d, 2.0), Mul(d, d));
   auto variance = ReduceMean(square, attr<"axes"> = axes2, attr<"keepdims"> = 1);
   auto axis = trailing_axis(x, axes, axes2);
-  auto fits = opset_fits && axis >= 0 && is_normalization_float(x) && is_square(square);
-  auto divided = [&](const auto& root) { return either(Div(d, root), commutative(Mul(d, op<"Reciprocal">(root)))); };
+  auto fits = opset_fits && axis >= 0 && is_normalization_float(x);
+  auto divided = [&](const auto& root) {
+    return either(Div(d, root), commutative(Mul(d, Reciprocal(root))));
+  };
   auto normalized = [&](const auto& epsilon) {
     return LayerNormalization(x, fold(filled(x, axis, 1.0)), fold(filled(x, axis, 0.0)), attr<"axis"> = axis,
                               attr<"epsilon"> = epsilon, attr<"stash_type"> = 1);
@@ -18473,7 +18742,7 @@ inline rewrite::RulePtr leaky_relu_rule() {
   return rule("LeakyRelu")
       .match(computes(fn::leaky_relu, x, alpha))
       .when(opset_at_least(6))
-      .to(op<"LeakyRelu">(x, attr<"alpha"> = alpha));
+      .to(LeakyRelu(x, attr<"alpha"> = alpha));
 }
 
 }  // namespace xexp::patterns
@@ -18492,7 +18761,7 @@ inline rewrite::RulePtr masked_fill_to_bool_rule() {
   Var<'x'> x;
   Const<'a'> a;
   auto mask = named<'m'>(shared(Cast(x, attr<"to"> = ElemType::Bool)));
-  auto filled = named<'w'>(shared(op<"Where">(mask, a, x)));
+  auto filled = named<'w'>(shared(Where(mask, a, x)));
   return rule("MaskedFillToBool")
       .priority(1)
       .match(Cast(filled, attr<"to"> = ElemType::Bool))
@@ -18586,7 +18855,7 @@ inline rewrite::RulePtr matmul_batch_normalization_rule() {
   Const<'v'> var;
   Float<'e'> epsilon;
   auto bn =
-      named<'N'>(op<"BatchNormalization">(MatMul(a, b), scale, offset, mean, var, attr<"epsilon"> = epsilon));
+      named<'N'>(BatchNormalization(MatMul(a, b), scale, offset, mean, var, attr<"epsilon"> = epsilon));
   return rule("MatMulBatchNormalization")
       .priority(1)
       .match(bn)
@@ -18800,12 +19069,12 @@ inline SharedInputProducts shared_input_products(const ValueView& root) {
   if (out.readers.size() < 3) return {};
   return out;
 }
+inline constexpr auto products_reading = rewrite::fact<"products_reading">(shared_input_products);
 inline constexpr auto products_share_the_input = rewrite::fact<"products_share_the_input">(
-    [](const ValueView& root) { return !shared_input_products(root).readers.empty(); });
+    [](const SharedInputProducts& shared) { return !shared.readers.empty(); });
 
-inline std::optional<ir::ValueId> one_product_split(rewrite::Rewriter& r, const ValueView& root) {
-  const SharedInputProducts shared = shared_input_products(root);
-  if (shared.readers.empty()) return std::nullopt;
+inline std::optional<ir::ValueId> one_product_split(rewrite::Rewriter& r, const ValueView& root,
+                                                    const SharedInputProducts& shared) {
   std::vector<int64_t> columns;
   std::vector<const Tensor*> weights, biases;
   for (const Product& p : shared.products) {
@@ -18832,11 +19101,13 @@ inline rewrite::RulePtr matmul_shared_input_rule() {
   Var<'x'> x;
   Var<'w'> w;
   auto root = named<'r'>(either(MatMul(x, w), Gemm(x, w, etc)));
+  auto products = keep<'p'>(detail::products_reading(root));
+  // replace_with: the Split's outputs replace the other products too, a list the DSL cannot replace.
   return rule("MatMulSharedInput")
       .priority(4)
       .match(root)
-      .when(detail::products_share_the_input(root))
-      .to(replace_with("one_product_split", detail::one_product_split, root));
+      .when(detail::products_share_the_input(products))
+      .to(replace_with("one_product_split", detail::one_product_split, root, products));
 }
 
 }  // namespace xexp::patterns
@@ -18892,8 +19163,8 @@ inline rewrite::RulePtr mul_add_conv_rule() {
   Const<'w'> w;
   Opt<'b'> b;
   auto scaled = commutative(Mul(x, s));
-  auto shifted_conv = named<'n'>(op<"Conv">(commutative(Add(scaled, t)), w, b));
-  auto scaled_conv = named<'n'>(op<"Conv">(scaled, w, b));
+  auto shifted_conv = named<'n'>(Conv(commutative(Add(scaled, t)), w, b));
+  auto scaled_conv = named<'n'>(Conv(scaled, w, b));
   auto fits = rank(w) >= 3 && conv_bias_folds(b, w) && detail::one_value_like(s, w);
   // rebuild: the Conv keeps its attributes (strides, group, ...), only its input and weights change.
   return rule("MulAddConv")
@@ -19003,7 +19274,7 @@ namespace xexp::patterns {
 inline rewrite::RulePtr not_not_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  return rule("NotNot").priority(1).match(op<"Not">(shared(op<"Not">(x)))).to(x);
+  return rule("NotNot").priority(1).match(Not(shared(Not(x)))).to(x);
 }
 
 }  // namespace xexp::patterns
@@ -19018,7 +19289,7 @@ inline rewrite::RulePtr not_where_rule() {
   Var<'c'> c;
   Var<'a'> a;
   Var<'b'> b;
-  return rule("NotWhere").priority(1).match(op<"Where">(op<"Not">(c), a, b)).to(op<"Where">(c, b, a));
+  return rule("NotWhere").priority(1).match(Where(Not(c), a, b)).to(Where(c, b, a));
 }
 
 }  // namespace xexp::patterns
@@ -19063,19 +19334,25 @@ inline std::optional<int64_t> kept_axis(const ir::Graph& g, const ir::Node& n, i
   if (axis < 0) axis += rank;
   return axis >= 0 && axis < rank ? std::optional<int64_t>(axis) : std::nullopt;
 }
-// The partner of `root` (same X, same axis, the other op of the pair), when root comes first in the
-// execution order; kNone otherwise.
-inline ir::NodeId top_k_partner(const ValueView& root) {
+// What TopK takes from the pair: the partner's output (same X, same axis, the other op of the pair),
+// when root comes first in the execution order (kNone otherwise), the axis, largest, and which output
+// of TopK each of the two reads.
+struct TopKPair {
+  ir::ValueId partner = ir::kNone;
+  int64_t axis = 0, largest = 0;
+  bool root_is_reduce = false;
+};
+inline TopKPair top_k_pair(const ValueView& root) {
   const ir::Graph& g = *root.graph;
   const ir::NodeId root_id = root.value().producer;
   const ir::Node& n = g.node(root_id);
   const std::optional<ArgReducePair> pair = arg_reduce_pair(n.op_type);
   const ir::ValueId x = n.inputs[0];
   const std::optional<Shape>& shape = g.value(x).shape;
-  if (!pair || !shape) return ir::kNone;
+  if (!pair || !shape) return {};
   const auto rank = static_cast<int64_t>(shape->size());
   const std::optional<int64_t> axis = kept_axis(g, n, rank);
-  if (!axis) return ir::kNone;
+  if (!axis) return {};
   const Symbol wanted = n.op_type == pair->reduce ? pair->arg : pair->reduce;
   ir::NodeId partner = ir::kNone;
   for (const ir::Use& u : g.value(x).uses) {
@@ -19086,41 +19363,34 @@ inline ir::NodeId top_k_partner(const ValueView& root) {
       break;
     }
   }
-  return partner != ir::kNone && first_in_order(g, root_id, x, {partner}) ? partner : ir::kNone;
+  if (partner == ir::kNone || !first_in_order(g, root_id, x, {partner})) return {};
+  return {g.node(partner).outputs[0], *axis, pair->largest, n.op_type == pair->reduce};
 }
-inline constexpr auto has_later_partner = rewrite::fact<"has_later_partner">(
-    [](const ValueView& root) { return top_k_partner(root) != ir::kNone; });
-
-inline std::optional<ir::ValueId> fuse_into_top_k(rewrite::Rewriter& r, const ValueView& root) {
-  const ir::NodeId partner = top_k_partner(root);
-  if (partner == ir::kNone) return std::nullopt;
-  const ir::Graph& g = r.graph();
-  const ir::Node& n = g.node(root.value().producer);
-  const ir::ValueId x = n.inputs[0];
-  const int64_t axis = *kept_axis(g, n, static_cast<int64_t>(g.value(x).shape->size()));
-  const ArgReducePair pair = *arg_reduce_pair(n.op_type);
-  const bool root_is_reduce = n.op_type == pair.reduce;
-  const ir::ValueId partner_out = g.node(partner).outputs[0];
-  const ir::ValueId values = r.node(Symbol("TopK"), {x, r.initializer(int64_tensor({1}))},
-                                    {ir::Attribute::make_int(Symbol("axis"), axis),
-                                     ir::Attribute::make_int(Symbol("largest"), pair.largest),
-                                     ir::Attribute::make_int(Symbol("sorted"), 1)},
-                                    {}, 2);
-  const ir::ValueId indices = r.graph().node(r.graph().value(values).producer).outputs[1];
-  r.replace_later(partner_out, root_is_reduce ? indices : values);
-  return root_is_reduce ? values : indices;
-}
+inline constexpr auto top_k_pair_of = rewrite::fact<"top_k_pair_of">(top_k_pair);
+inline constexpr auto has_later_partner =
+    rewrite::fact<"has_later_partner">([](const TopKPair& p) { return p.partner != ir::kNone; });
+inline constexpr auto partner_of = rewrite::fact<"partner_of">([](const TopKPair& p) { return p.partner; });
+inline constexpr auto axis_of = rewrite::fact<"axis_of">([](const TopKPair& p) { return p.axis; });
+inline constexpr auto largest_of = rewrite::fact<"largest_of">([](const TopKPair& p) { return p.largest; });
+inline constexpr auto root_is_reduce =
+    rewrite::fact<"root_is_reduce">([](const TopKPair& p) { return p.root_is_reduce; });
 }  // namespace detail
 
 inline rewrite::RulePtr reduce_arg_top_k_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   auto root = named<'r'>(op<"ReduceMax|ReduceMin|ArgMax|ArgMin">(x, etc));
+  auto pair = keep<'p'>(detail::top_k_pair_of(root));
+  auto top_k = let<'k'>(outputs<2>(TopK(x, fold(int64_tensor({1})), attr<"axis"> = detail::axis_of(pair),
+                                        attr<"largest"> = detail::largest_of(pair), attr<"sorted"> = 1)));
+  // The reduction reads TopK's values, the arg node its indices; the partner's readers the other one.
   return rule("ReduceArgTopK")
       .priority(1)
       .match(root)
-      .when(opset_at_least(11) && detail::has_later_partner(root))
-      .to(replace_with("top_k", detail::fuse_into_top_k, root));
+      .when(opset_at_least(11) && detail::has_later_partner(pair))
+      .to(choose(detail::root_is_reduce(pair), top_k, output<1>(top_k)),
+          also(found(detail::partner_of(pair)),
+               choose(detail::root_is_reduce(pair), output<1>(top_k), top_k)));
 }
 
 }  // namespace xexp::patterns
@@ -19208,7 +19478,7 @@ inline rewrite::RulePtr reduce_sum_normalize_rule() {
   Var<'y'> y;
   Int<'b'> back;
   auto wide = named<'w'>(Cast(x));
-  auto sum = named<'r'>(op<"ReduceSum">(wide, etc));
+  auto sum = named<'r'>(ReduceSum(wide, etc));
   return rule("ReduceSumNormalize")
       .priority(1)
       .match(Cast(Sub(wide, commutative(Mul(sum, y))), attr<"to"> = back))
@@ -19543,17 +19813,16 @@ template <rewrite::FixedString Op, class OpsetFits>
 rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits opset_fits) {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  Var<'t'> two;
   Ints<'a'> axes;
   Var<'e'> eps;
   Var<'o'> one;
-  auto square = named<'q'>(either(Pow(x, two), Mul(x, x)));
+  auto square = either(Pow(x, 2.0), Mul(x, x));
   auto root = Sqrt(commutative(Add(ReduceMean(square, attr<"axes"> = axes, attr<"keepdims"> = 1), eps)));
-  auto fits = opset_fits && is_square(square) && is_scalar_constant(eps) && is_last_axis_only(axes, x) &&
-              is_normalization_float(x);
-  auto scale = choose(last_dim_static(x), fold(ones_over_last_axis(x)),
-                      op<"ConstantOfShape">(op<"Gather">(op<"Shape">(x), fold(int64_tensor({-1}))),
-                                            attr<"value"> = one_of_type(x)));
+  auto fits =
+      opset_fits && is_scalar_constant(eps) && is_last_axis_only(axes, x) && is_normalization_float(x);
+  auto scale = choose(
+      last_dim_static(x), fold(ones_over_last_axis(x)),
+      ConstantOfShape(Gather(op<"Shape">(x), fold(int64_tensor({-1}))), attr<"value"> = one_of_type(x)));
   auto normalized =
       op<Op>(x, scale, attr<"axis"> = -1, attr<"epsilon"> = scalar_float(eps), attr<"stash_type"> = 1);
   Var<'h'> half_x;
@@ -19565,7 +19834,7 @@ rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits ops
                          attr<"epsilon"> = epsilon, attr<"stash_type"> = 1);
   auto rule_with = [&](const auto&... more_cases) -> rewrite::RulePtr {
     return rule(name).priority(1).cases(
-        match(either(commutative(Mul(op<"Reciprocal">(root), x)), Div(x, root))).when(fits).to(normalized),
+        match(either(commutative(Mul(Reciprocal(root), x)), Div(x, root))).when(fits).to(normalized),
         match(commutative(Mul(Div(one, root), x)))
             .when(fits && is_scalar_constant(one) && scalar_float(one) == 1.0f)
             .to(normalized),
@@ -19579,7 +19848,7 @@ rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits ops
   if constexpr (Op.view() == "RMSNormalization") {
     return rule_with();
   } else {  // the Reciprocal read elsewhere becomes inv_std_var, float like x (stash_type 1)
-    auto inv_std = named<'r'>(shared(op<"Reciprocal">(root)));
+    auto inv_std = named<'r'>(shared(Reciprocal(root)));
     auto with_inv_std = let<'n'>(outputs<2>(normalized));
     return rule_with(match(commutative(Mul(inv_std, x)))
                          .when(fits && dtype(x) == kFloat)
@@ -20116,13 +20385,17 @@ inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, cons
   return out;
 }
 
+// cos or sin read as a cache for x (batch, heads, seq, head_size), where they are either kind above. Kept
+// by the rule: its conditions and its replacement read the same analysis.
 inline std::optional<RotaryCache> rotary_cache(const ValueView& c, const ValueView& x) {
-  if (c.elem() != x.elem()) return std::nullopt;
+  if (!x.shape() || x.shape()->size() != 4 || !x.shape()->back().is_static() || c.elem() != x.elem())
+    return std::nullopt;
   if (const Tensor* t = c.constant()) return constant_rotary_cache(*t, x);
   if (std::optional<RotaryCache> gathered = gathered_rotary_cache(c, x)) return gathered;
   if (std::optional<RotaryCache> cut = cut_rotary_cache(c, x)) return cut;
   return computed_rotary_cache(c, x);
 }
+inline constexpr auto rotary_cache_of = rewrite::fact<"rotary_cache_of">(rotary_cache);
 
 // The cache input of RotaryEmbedding: the first halves of the table rows, or the computed rows.
 inline ir::ValueId build_cache(rewrite::Rewriter& r, const RotaryCache& c, int64_t head_size) {
@@ -20133,12 +20406,11 @@ inline ir::ValueId build_cache(rewrite::Rewriter& r, const RotaryCache& c, int64
   return r.node(Symbol("Reshape"), {rows, r.initializer(int64_tensor({-1, head_size / 2}))});
 }
 
-// cos and sin read as caches by the same positions (x is checked by is_rotate_half first).
-inline constexpr auto has_rotary_caches =
-    rewrite::fact<"has_rotary_caches">([](const ValueView& x, const ValueView& cos, const ValueView& sin) {
+// cos and sin read as caches (rotary_cache_of) by the same positions.
+inline constexpr auto has_rotary_caches = rewrite::fact<"has_rotary_caches">(
+    [](const ValueView& x, const std::optional<RotaryCache>& c, const std::optional<RotaryCache>& s) {
       const ElemType t = x.elem();
       if (t != ElemType::Float && t != ElemType::Float16) return false;  // ONNX Runtime's CPU kernels
-      const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
       return c && s && c->positions == s->positions && c->positions_batch == s->positions_batch &&
              c->rows.dims() == s->rows.dims() && c->angles == s->angles &&
              c->counted_at_run_time == s->counted_at_run_time &&
@@ -20210,18 +20482,16 @@ inline std::optional<ir::ValueId> rotary_positions(rewrite::Rewriter& r, const V
 // sequence, whose ids rotary_positions writes. Decided when matching, not by the build declining, so
 // that the onnxruntime set's rule, which has the offset form, gets the match.
 inline constexpr auto has_onnx_positions =
-    rewrite::fact<"has_onnx_positions">([](const ValueView& x, const ValueView& cos) {
-      if (!x.shape() || x.shape()->size() != 4 || !x.shape()->back().is_static()) return false;
-      const std::optional<RotaryCache> c = rotary_cache(cos, x);
+    rewrite::fact<"has_onnx_positions">([](const ValueView& x, const std::optional<RotaryCache>& c) {
+      if (!c) return false;  // x is (batch, heads, seq, head_size) where there is a cache
       const Shape& xs = *x.shape();
       return c && (c->positions != ir::kNone || c->counted_at_run_time || c->fixed_positions.rank() == 2 ||
                    (xs[0].is_static() && xs[2].is_static()));
     });
 
 inline std::optional<ir::ValueId> build_onnx_rotary(rewrite::Rewriter& r, const ValueView& x,
-                                                    const ValueView& cos, const ValueView& sin) {
-  const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
-  if (!c || !s) return std::nullopt;
+                                                    const std::optional<RotaryCache>& c,
+                                                    const std::optional<RotaryCache>& s) {
   const std::optional<ir::ValueId> positions = rotary_positions(r, x, *c, false);
   if (!positions) return std::nullopt;
   const int64_t head_size = x.shape()->back().value();
@@ -20230,9 +20500,11 @@ inline std::optional<ir::ValueId> build_onnx_rotary(rewrite::Rewriter& r, const 
                 {ir::Attribute::make_int(Symbol("interleaved"), 0)});
 }
 
-// The rule `name`: the rotate-half form, where `opset_fits` holds, replaced by `build`'s RotaryEmbedding.
-template <class OpsetFits, class Build>
-rewrite::RulePtr rotate_half_rule(const char* name, OpsetFits opset_fits, Build build) {
+// The rule `name`: the rotate-half form, where `fits(x, cos cache)` holds, replaced by `build`'s
+// RotaryEmbedding. The caches of cos and sin are analysed once per match: kept for the conditions and
+// `build`.
+template <class Fits, class Build>
+rewrite::RulePtr rotate_half_rule(const char* name, Fits fits, Build build) {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'c'> cos;
@@ -20240,23 +20512,27 @@ rewrite::RulePtr rotate_half_rule(const char* name, OpsetFits opset_fits, Build 
   Var<'f'> first;
   Var<'S'> second;
   Int<'a'> axis;
-  auto rotated = Concat(op<"Neg">(second), first, attr<"axis"> = axis);
+  auto rotated = Concat(Neg(second), first, attr<"axis"> = axis);
+  auto cos_cache = keep<'C'>(rotary_cache_of(cos, x));
+  auto sin_cache = keep<'S'>(rotary_cache_of(sin, x));
+  // replace_with: the caches and position ids are built by kind of cache, more than choose can say.
   return rule(name)
       .priority(1)
       .match(commutative(Add(commutative(Mul(x, cos)), commutative(Mul(rotated, sin)))))
-      .when(opset_fits && is_rotate_half(x, first, second) && is_last_axis(axis, x) &&
-            has_rotary_caches(x, cos, sin))
-      .to(replace_with("rotary_embedding", build, x, cos, sin));
+      .when(fits(x, cos_cache) && is_rotate_half(x, first, second) && is_last_axis(axis, x) &&
+            has_rotary_caches(x, cos_cache, sin_cache))
+      .to(replace_with("rotary_embedding", build, x, cos_cache, sin_cache));
 }
 
 }  // namespace detail
 
 inline rewrite::RulePtr rotary_embedding_rule() {
-  rewrite::Var<'x'> x;
-  rewrite::Var<'c'> cos;
-  return detail::rotate_half_rule("RotaryEmbedding",
-                                  rewrite::opset_at_least(23) && detail::has_onnx_positions(x, cos),
-                                  detail::build_onnx_rotary);
+  return detail::rotate_half_rule(
+      "RotaryEmbedding",
+      [](auto x, auto cos_cache) {
+        return rewrite::opset_at_least(23) && detail::has_onnx_positions(x, cos_cache);
+      },
+      detail::build_onnx_rotary);
 }
 
 }  // namespace xexp::patterns
@@ -20385,6 +20661,7 @@ inline rewrite::RulePtr rotary_embedding_partial_rule() {
 // SequenceConstructAt: SequenceAt(SequenceConstruct(x0, ..., xn-1), i) with a constant i is x_i: the
 // sequence, built only to be taken apart again (a tuple through an exporter), goes with its last reader.
 #include <optional>
+#include <vector>
 
 
 namespace xexp::patterns {
@@ -20406,17 +20683,13 @@ inline constexpr auto element_at = rewrite::fact<"element_at">(constructed_eleme
 inline rewrite::RulePtr sequence_construct_at_rule() {
   using namespace rewrite::dsl;
   Const<'i'> index;
-  auto sequence = named<'q'>(shared(op<"SequenceConstruct">(etc)));
+  auto sequence = named<'q'>(shared(SequenceConstruct(etc)));
+  auto element = keep<'e'>(detail::element_at(sequence, index));
   return rule("SequenceConstructAt")
       .priority(1)
-      .match(op<"SequenceAt">(sequence, index))
-      .when(detail::element_at(sequence, index) != ir::kNone)
-      .to(replace_with(
-          "element",
-          [](rewrite::Rewriter&, const ValueView& s, const Tensor& i) -> std::optional<ir::ValueId> {
-            return detail::constructed_element(s, i);
-          },
-          sequence, index));
+      .match(SequenceAt(sequence, index))
+      .when(element != ir::kNone)
+      .to(found(element));
 }
 
 }  // namespace xexp::patterns
@@ -20425,25 +20698,17 @@ inline rewrite::RulePtr sequence_construct_at_rule() {
 // Concat(x0, ..., xn-1, axis): exporters write torch.cat this way (onnxscript's aten_cat), and a sequence
 // built only to be concatenated is two nodes for one. The SequenceConstruct goes with its last reader.
 // With new_axis 1 (torch.stack) the Concat would need an Unsqueeze per input: more nodes, left alone.
-#include <optional>
-#include <vector>
-
 
 namespace xexp::patterns {
 
 inline rewrite::RulePtr sequence_construct_concat_rule() {
   using namespace rewrite::dsl;
   Int<'a'> axis;
-  auto sequence = named<'q'>(shared(op<"SequenceConstruct">(etc)));
-  // A lambda: the Concat has as many inputs as the sequence, which a node pattern cannot say.
-  auto concat = [](Rewriter& r, const ValueView& s, int64_t a) -> std::optional<ir::ValueId> {
-    std::vector<ir::ValueId> parts = rewrite::node_of(s).inputs;
-    return r.node(Symbol("Concat"), std::move(parts), {ir::Attribute::make_int(Symbol("axis"), a)});
-  };
+  auto sequence = named<'q'>(shared(SequenceConstruct(etc)));
   return rule("SequenceConstructConcat")
       .priority(1)
-      .match(op<"ConcatFromSequence">(sequence, attr<"axis"> = axis, attr<"new_axis"> = 0))
-      .to(replace_with("concat", concat, sequence, axis));
+      .match(ConcatFromSequence(sequence, attr<"axis"> = axis, attr<"new_axis"> = 0))
+      .to(Concat(spread(inputs_of(sequence)), attr<"axis"> = axis));
 }
 
 }  // namespace xexp::patterns
@@ -20482,9 +20747,17 @@ inline std::optional<std::size_t> only_changing_part(const ValueView& x, const V
       return changing;
   return std::nullopt;
 }
+inline constexpr auto changing_part = rewrite::fact<"changing_part">(only_changing_part);
 inline constexpr auto has_one_changing_part = rewrite::fact<"has_one_changing_part">(
-    [](const ValueView& x, const ValueView& expand, const ValueView& concat) {
-      return only_changing_part(x, expand, concat).has_value();
+    [](const std::optional<std::size_t>& changing) { return changing.has_value(); });
+// The Concat's parts, each but the changing one replaced by the constant 1.
+inline constexpr auto ones_but =
+    rewrite::fact<"ones_but">([](const ValueView& concat, const std::optional<std::size_t>& changing) {
+      const std::vector<ir::ValueId>& inputs = rewrite::node_of(concat).inputs;
+      std::vector<rewrite::Part> parts;
+      for (std::size_t k = 0; k < inputs.size(); ++k)
+        parts.emplace_back(k == *changing ? rewrite::Part(inputs[k]) : rewrite::Part(int64_tensor({1})));
+      return parts;
     });
 }  // namespace detail
 
@@ -20493,23 +20766,12 @@ inline rewrite::RulePtr shape_based_concat_expand_rule() {
   Var<'x'> x;
   auto concat = named<'c'>(Concat(etc));
   auto expand = named<'e'>(Expand(x, concat));
-  // A lambda: the new Concat has as many inputs as the old one, which a node pattern cannot say.
-  auto ones_but_changing = [](Rewriter& r, const ValueView& x, const ValueView& e,
-                              const ValueView& c) -> std::optional<ir::ValueId> {
-    const std::size_t changing = *detail::only_changing_part(x, e, c);
-    std::vector<ir::ValueId> parts = rewrite::node_of(c).inputs;
-    const ir::ValueId one = r.initializer(int64_tensor({1}));
-    for (std::size_t k = 0; k < parts.size(); ++k)
-      if (k != changing) parts[k] = one;
-    const ir::ValueId shape =
-        r.node(Symbol("Concat"), std::move(parts), {ir::Attribute::make_int(Symbol("axis"), 0)});
-    return r.node(Symbol("Expand"), {x.id, shape});
-  };
+  auto changing = keep<'k'>(detail::changing_part(x, expand, concat));
   return rule("ShapeBasedConcatExpand")
       .priority(1)
       .match(expand)
-      .when(detail::has_one_changing_part(x, expand, concat))
-      .to(replace_with("ones_but_changing", ones_but_changing, x, expand, concat));
+      .when(detail::has_one_changing_part(changing))
+      .to(Expand(x, Concat(spread(detail::ones_but(concat, changing)), attr<"axis"> = 0)));
 }
 
 }  // namespace xexp::patterns
@@ -20576,9 +20838,9 @@ inline rewrite::RulePtr shape_based_expand_broadcast_rule() {
       .cases(one_case(named<'o'>(op<kBroadcastBinary>(Expand(x, s), Expand(y, t))), x, y),
              one_case(named<'o'>(op<kBroadcastBinary>(Expand(x, s), y)), x, y),
              one_case(named<'o'>(op<kBroadcastBinary>(x, Expand(y, t))), x, y),
-             one_case(named<'o'>(op<"Where">(Expand(x, s), y, z)), x, y, z),
-             one_case(named<'o'>(op<"Where">(x, Expand(y, s), z)), x, y, z),
-             one_case(named<'o'>(op<"Where">(x, y, Expand(z, s))), x, y, z));
+             one_case(named<'o'>(Where(Expand(x, s), y, z)), x, y, z),
+             one_case(named<'o'>(Where(x, Expand(y, s), z)), x, y, z),
+             one_case(named<'o'>(Where(x, y, Expand(z, s))), x, y, z));
 }
 
 }  // namespace xexp::patterns
@@ -20677,17 +20939,14 @@ inline rewrite::RulePtr shape_based_expand_cast_where_swap_rule() {
   Int<'t'> to;
   auto expand = named<'e'>(Expand(x, s));
   auto mask = Cast(expand, attr<"to"> = to);
-  auto then_x = named<'w'>(op<"Where">(mask, expand, c));
-  auto else_x = named<'w'>(op<"Where">(mask, c, expand));
+  auto then_x = named<'w'>(Where(mask, expand, c));
+  auto else_x = named<'w'>(Where(mask, c, expand));
   auto x_mask = Cast(x, attr<"to"> = to);
   return rule("ShapeBasedExpandCastWhereSwap")
       .priority(1)
-      .cases(match(then_x)
-                 .when(detail::broadcast_is_smaller(x, c, then_x))
-                 .to(Expand(op<"Where">(x_mask, x, c), s)),
-             match(else_x)
-                 .when(detail::broadcast_is_smaller(x, c, else_x))
-                 .to(Expand(op<"Where">(x_mask, c, x), s)));
+      .cases(
+          match(then_x).when(detail::broadcast_is_smaller(x, c, then_x)).to(Expand(Where(x_mask, x, c), s)),
+          match(else_x).when(detail::broadcast_is_smaller(x, c, else_x)).to(Expand(Where(x_mask, c, x), s)));
 }
 
 }  // namespace xexp::patterns
@@ -20822,17 +21081,8 @@ inline constexpr auto same_shape_value_input =
 inline rewrite::RulePtr shape_based_same_shape_value_rule() {
   using namespace rewrite::dsl;
   auto computed = named<'o'>(op<detail::kShapeValueOps>(etc));
-  auto same = detail::same_shape_value_input(computed);
-  // replace_with: the replacement is an existing value the fact found, which no pattern names.
-  return rule("ShapeBasedSameShapeValue")
-      .match(computed)
-      .when(same != ir::kNone)
-      .to(replace_with(
-          "same_shape_value_input",
-          [](Rewriter&, const ValueView& o) -> std::optional<ir::ValueId> {
-            return detail::same_shape_value_input.f(o);
-          },
-          computed));
+  auto same = keep<'s'>(detail::same_shape_value_input(computed));
+  return rule("ShapeBasedSameShapeValue").match(computed).when(same != ir::kNone).to(found(same));
 }
 
 }  // namespace xexp::patterns
@@ -21093,12 +21343,12 @@ inline Tiling tiling_slices(const ValueView& root) {
   if (next != dim) return {};
   return out;
 }
-inline constexpr auto tiles_the_axis = rewrite::fact<"tiles_the_axis">(
-    [](const ValueView& root) { return !tiling_slices(root).pieces.empty(); });
+inline constexpr auto slices_of = rewrite::fact<"slices_of">(tiling_slices);
+inline constexpr auto tiles_the_axis =
+    rewrite::fact<"tiles_the_axis">([](const Tiling& tiling) { return !tiling.pieces.empty(); });
 
-inline std::optional<ir::ValueId> split_into_pieces(rewrite::Rewriter& r, const ValueView& root) {
-  const Tiling tiling = tiling_slices(root);
-  if (tiling.pieces.empty()) return std::nullopt;
+inline std::optional<ir::ValueId> split_into_pieces(rewrite::Rewriter& r, const ValueView& root,
+                                                    const Tiling& tiling) {
   const ir::NodeId root_id = root.value().producer;
   const ir::ValueId x = r.graph().node(root_id).inputs[0];
   std::vector<int64_t> sizes;
@@ -21118,11 +21368,13 @@ inline rewrite::RulePtr slices_split_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   auto root = named<'r'>(Slice(x, etc));
+  auto slices = keep<'t'>(detail::slices_of(root));
+  // replace_with: the Split's outputs replace the other Slices too, a list the DSL cannot replace.
   return rule("SlicesSplit")
       .priority(1)
       .match(root)
-      .when(opset_at_least(10) && detail::tiles_the_axis(root))
-      .to(replace_with("split", detail::split_into_pieces, root));
+      .when(opset_at_least(10) && detail::tiles_the_axis(slices))
+      .to(replace_with("split", detail::split_into_pieces, root, slices));
 }
 
 }  // namespace xexp::patterns
@@ -21156,21 +21408,21 @@ inline rewrite::RulePtr softmax_cross_entropy_loss_cast_rule() {
   Const<'u'> unsqueezed;
   Const<'S'> squeezed;
   Int<'b'> back;
-  auto kept = named<'k'>(op<"Not">(commutative(op<"Equal">(target, ignored))));
+  auto kept = named<'k'>(Not(commutative(Equal(target, ignored))));
   auto picked =
-      op<"GatherElements">(op<"LogSoftmax">(x, attr<"axis"> = 1),
-                           Unsqueeze(op<"Where">(kept, target, safe), unsqueezed), attr<"axis"> = 1);
-  auto losses = op<"Where">(kept, op<"Neg">(Squeeze(picked, squeezed)), zero);
+      GatherElements(LogSoftmax(x, attr<"axis"> = 1),
+                           Unsqueeze(Where(kept, target, safe), unsqueezed), attr<"axis"> = 1);
+  auto losses = Where(kept, Neg(Squeeze(picked, squeezed)), zero);
   auto summed = [](const auto& v) {
-    return op<"ReduceSum">(v, attr<"keepdims"> = 0, attr<"noop_with_empty_axes"> = 0);
+    return ReduceSum(v, attr<"keepdims"> = 0, attr<"noop_with_empty_axes"> = 0);
   };
   auto count = either(Cast(summed(Cast(kept))), summed(Cast(kept)));
   auto wide = named<'w'>(Cast(losses));
   auto fits = opset_at_least(13) && is_cpu_float(x) && is_integer(target) && is_scalar(ignored) &&
               is_scalar(safe) && is_scalar(zero) && all_zero(zero) && scalar_is(unsqueezed, 1.0) &&
               scalar_is(squeezed, 1.0);
-  auto fused = op<"SoftmaxCrossEntropyLoss">(x, target, attr<"ignore_index"> = detail::scalar_int(ignored),
-                                             attr<"reduction"> = "mean");
+  auto fused = SoftmaxCrossEntropyLoss(x, target, attr<"ignore_index"> = detail::scalar_int(ignored),
+                                       attr<"reduction"> = "mean");
   return rule("SoftmaxCrossEntropyLossCast")
       .cases(match(Div(Cast(summed(wide), attr<"to"> = back), count))
                  .when(fits && dtype(x) == back && is_normalization_float(wide))
@@ -21203,7 +21455,7 @@ inline rewrite::RulePtr split_concat_rule() {
   Int<'C'> concat_axis;
   Int<'S'> split_axis;
   // etc: a Concat has any number of inputs, a Split an optional `split` input.
-  auto split = named<'s'>(op<"Split">(x, etc, attr<"axis"> = split_axis));
+  auto split = named<'s'>(Split(x, etc, attr<"axis"> = split_axis));
   auto concat = named<'c'>(Concat(split, etc, attr<"axis"> = concat_axis));
   return rule("SplitConcat")
       .priority(1)
@@ -21414,9 +21666,9 @@ inline rewrite::RulePtr swap_range_add_scalar_rule() {
   auto scalar = let<'q'>(choose(rank(plus) == 1, Squeeze(plus, fold(int64_tensor({0}))), plus));
   return rule("SwapRangeAddScalar")
       .priority(1)
-      .match(commutative(Add(op<"Range">(start, limit, delta), plus)))
+      .match(commutative(Add(Range(start, limit, delta), plus)))
       .when(is_scalar(plus) && is_integer(plus) && dtype(plus) == dtype(start))
-      .to(op<"Range">(Add(start, scalar), Add(limit, scalar), delta));
+      .to(Range(Add(start, scalar), Add(limit, scalar), delta));
 }
 
 }  // namespace xexp::patterns
@@ -21622,9 +21874,9 @@ inline rewrite::RulePtr transpose_gather_rule() {
   Int<'a'> axis;
   auto input_axis = detail::gathered_input_axis(perm, axis);
   return rule("TransposeGather")
-      .match(op<"Gather">(Transpose(x, attr<"perm"> = perm), index, attr<"axis"> = axis))
+      .match(Gather(Transpose(x, attr<"perm"> = perm), index, attr<"axis"> = axis))
       .when(rank(index) == 0 && input_axis >= 0)
-      .to(op<"Gather">(x, index, attr<"axis"> = input_axis));
+      .to(Gather(x, index, attr<"axis"> = input_axis));
 }
 
 }  // namespace xexp::patterns
@@ -21914,21 +22166,13 @@ inline rewrite::RulePtr unsqueeze_equal_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'c'> c;
-  auto root = named<'r'>(Unsqueeze(op<"Equal">(x, c), etc));
+  auto root = named<'r'>(Unsqueeze(Equal(x, c), etc));
+  auto twin = keep<'t'>(detail::twin_unsqueeze(root, x));
   return rule("UnsqueezeEqual")
       .priority(1)
       .match(root)
-      .when(is_constant(c) && is_scalar(c) && rank(x) >= rank(c) &&
-            detail::twin_unsqueeze(root, x) != ir::kNone)
-      .to(replace_with(
-          "equal_on_twin",
-          [](rewrite::Rewriter& r, const ValueView& u, const ValueView& v,
-             const ValueView& scalar) -> std::optional<ir::ValueId> {
-            const ir::ValueId twin = detail::earlier_twin_unsqueeze(u, v);
-            if (twin == ir::kNone) return std::nullopt;
-            return r.node(Symbol("Equal"), {twin, scalar.id});
-          },
-          root, x, c));
+      .when(is_constant(c) && is_scalar(c) && rank(x) >= rank(c) && twin != ir::kNone)
+      .to(Equal(found(twin), c));
 }
 
 }  // namespace xexp::patterns
@@ -21993,7 +22237,7 @@ inline rewrite::RulePtr unsqueeze_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Const<'s'> shape;
-  auto unsqueeze = op<"Unsqueeze">(x, etc);  // with or without its axes input
+  auto unsqueeze = Unsqueeze(x, etc);  // with or without its axes input
   auto reshape = named<'r'>(Reshape(unsqueeze, shape));
   auto axes = detail::inserted_axis(x, reshape);
   return rule("UnsqueezeReshape")
@@ -22074,9 +22318,9 @@ inline rewrite::RulePtr where_add_rule() {
   Const<'i'> inf;
   return rule("WhereAdd")
       .priority(1)
-      .match(commutative(Add(x, op<"Where">(mask, zero, inf))))
+      .match(commutative(Add(x, Where(mask, zero, inf))))
       .when(is_scalar(zero) && is_scalar(inf) && detail::zero_and_infinite(zero, inf))
-      .to(op<"Where">(mask, x, inf));
+      .to(Where(mask, x, inf));
 }
 
 }  // namespace xexp::patterns
@@ -22238,7 +22482,7 @@ inline rewrite::RulePtr ort_batch_normalization_training_rule() {
   Float<'e'> epsilon;
   Float<'m'> momentum;
   auto bn = named<'n'>(
-      shared(op<"BatchNormalization">(x, scale, bias, input_mean, input_var, attr<"epsilon"> = epsilon,
+      shared(BatchNormalization(x, scale, bias, input_mean, input_var, attr<"epsilon"> = epsilon,
                                       attr<"momentum"> = momentum, attr<"training_mode"> = 1)));
   auto axes = detail::all_but_channels(x);
   auto kept_mean = let<'k'>(ReduceMean(x, attr<"axes"> = axes, attr<"keepdims"> = 1));
@@ -22254,7 +22498,7 @@ inline rewrite::RulePtr ort_batch_normalization_training_rule() {
       .when(rank(x) >= 2 && (dtype(x) == ElemType::Float || dtype(x) == ElemType::Double) &&
             dtype(scale) == dtype(x) && dtype(bias) == dtype(x) && dtype(input_mean) == dtype(x) &&
             dtype(input_var) == dtype(x) && detail::running_statistics_read(bn))
-      .to(op<"BatchNormalization">(x, scale, bias, mean, var, attr<"epsilon"> = epsilon),
+      .to(BatchNormalization(x, scale, bias, mean, var, attr<"epsilon"> = epsilon),
           also(output<1>(bn), running(input_mean, mean)), also(output<2>(bn), running(input_var, var)));
 }
 
@@ -22275,7 +22519,7 @@ inline rewrite::RulePtr bias_gelu_rule() {
   auto fits = rank(bias) == 1 && dim(bias, 0) == dim(x, -1) && is_activation_float(x);
   return rule("BiasGelu")
       .priority(1)
-      .match(either(either(op<"Gelu", "com.microsoft">(sum), op<"Gelu">(sum, attr<"approximate"> = "none")),
+      .match(either(either(op<"Gelu", "com.microsoft">(sum), Gelu(sum, attr<"approximate"> = "none")),
                     computes(fn::gelu, sum)))
       .when(fits)
       .to(op<"BiasGelu", "com.microsoft">(x, bias));
@@ -22325,7 +22569,7 @@ inline rewrite::RulePtr bias_softmax_rule() {
   auto sum = named<'s'>(commutative(Add(x, bias)));
   return rule("BiasSoftmax")
       .priority(1)
-      .match(op<"Softmax">(sum, attr<"axis"> = axis))
+      .match(Softmax(sum, attr<"axis"> = axis))
       .when(is_cpu_float(x) && is_last_axis(axis, x) && same_shape(x, sum) &&
             detail::bias_broadcast(bias, x) >= 0)
       .to(op<"BiasSoftmax", "com.microsoft">(x, bias, attr<"axis"> = rank(x) - 1,
@@ -22349,7 +22593,7 @@ inline rewrite::RulePtr fast_gelu_rule() {
   Var<'b'> bias;
   return rule("FastGelu")
       .priority(1)
-      .cases(match(op<"Gelu">(x, attr<"approximate"> = "tanh"))
+      .cases(match(Gelu(x, attr<"approximate"> = "tanh"))
                  .when(is_activation_float(x))
                  .to(op<"FastGelu", "com.microsoft">(x)),
              match(op<"FastGelu", "com.microsoft">(commutative(Add(x, bias))))
@@ -22366,7 +22610,7 @@ inline rewrite::RulePtr fast_gelu_approx_rule() {
   Var<'x'> x;
   return rule("FastGeluApprox")
       .priority(1)
-      .match(either(op<"Gelu", "com.microsoft">(x), op<"Gelu">(x)))
+      .match(either(op<"Gelu", "com.microsoft">(x), Gelu(x)))
       .when(is_activation_float(x))
       .to(op<"FastGelu", "com.microsoft">(x));
 }
@@ -22427,49 +22671,34 @@ inline std::optional<FusedActivation> fused_activation(const ValueView& act) {
 
 inline constexpr auto is_float32 =
     rewrite::fact<"is_float32">([](const ValueView& x) { return x.elem() == ElemType::Float; });
+// The activation of the node producing a value, kept by the rules: their conditions and their
+// replacements read it.
+inline constexpr auto activation_of = rewrite::fact<"activation_of">(fused_activation);
 // The activation is one `fused_op` applies: any but Clip for FusedGemm; Clip with constant bounds.
-inline constexpr auto is_fusable_activation =
-    rewrite::fact<"is_fusable_activation">([](const ValueView& act, const std::string& fused_op) {
-      const std::optional<FusedActivation> a = fused_activation(act);
+inline constexpr auto is_fusable_activation = rewrite::fact<"is_fusable_activation">(
+    [](const std::optional<FusedActivation>& a, const std::string& fused_op) {
       return a && !(fused_op == "FusedGemm" && a->name == "Clip");
     });
 
-// The node `fused_op` (com.microsoft) in place of `base` and the activation `a` after it, if any: the
-// attributes of `base` (a Conv's pads, strides, group, ... or a Gemm's alpha, beta, transA, transB, none
-// with a default for all) and the activation's, as `fused_op` spells them. `sum`, when given, is
-// FusedConv's fourth input Z, added to the Conv before the activation.
-inline ir::ValueId fused_node(rewrite::Rewriter& r, const ValueView& base, const std::string& fused_op,
-                              const std::optional<FusedActivation>& a, ir::ValueId sum = ir::kNone) {
-  const ir::Node& node = rewrite::node_of(base);
-  std::vector<ir::Attribute> attributes = node.attributes;
-  std::vector<ir::ValueId> inputs = node.inputs;
-  if (sum != ir::kNone) {
-    inputs.resize(3, ir::kNone);
-    inputs.push_back(sum);
-  }
-  if (a) {
-    attributes.push_back(ir::Attribute::make_string(Symbol("activation"), a->name));
-    if (fused_op == "FusedConv") {
-      if (!a->params.empty())
-        attributes.push_back(ir::Attribute::make_floats(Symbol("activation_params"), a->params));
-    } else {
-      if (!a->params.empty())
-        attributes.push_back(ir::Attribute::make_float(Symbol("activation_alpha"), a->params[0]));
-      if (a->params.size() > 1)
-        attributes.push_back(ir::Attribute::make_float(Symbol("activation_beta"), a->params[1]));
-    }
-  }
-  return r.node(Symbol(fused_op), inputs, std::move(attributes), Symbol("com.microsoft"));
-}
-
-// fused_node with the activation computed by the node producing `act`; nullopt when it cannot be read.
-inline std::optional<ir::ValueId> fuse_activation(rewrite::Rewriter& r, const ValueView& act,
-                                                  const ValueView& base, const std::string& fused_op,
-                                                  ir::ValueId sum = ir::kNone) {
-  const std::optional<FusedActivation> a = fused_activation(act);
-  if (!a) return std::nullopt;
-  return fused_node(r, base, fused_op, a, sum);
-}
+// The attributes of the fused node, as FusedConv (activation_params) and FusedGemm (activation_alpha,
+// activation_beta) spell the activation's parameters; absent when it has none.
+inline constexpr auto activation_name =
+    rewrite::fact<"activation_name">([](const std::optional<FusedActivation>& a) { return a->name; });
+inline constexpr auto activation_params = rewrite::fact<"activation_params">(
+    [](const std::optional<FusedActivation>& a) -> std::optional<std::vector<float>> {
+      if (a->params.empty()) return std::nullopt;
+      return a->params;
+    });
+inline constexpr auto activation_alpha =
+    rewrite::fact<"activation_alpha">([](const std::optional<FusedActivation>& a) -> std::optional<float> {
+      if (a->params.empty()) return std::nullopt;
+      return a->params[0];
+    });
+inline constexpr auto activation_beta =
+    rewrite::fact<"activation_beta">([](const std::optional<FusedActivation>& a) -> std::optional<float> {
+      if (a->params.size() < 2) return std::nullopt;
+      return a->params[1];
+    });
 
 }  // namespace xexp::patterns
 
@@ -22480,18 +22709,18 @@ inline rewrite::RulePtr fused_conv_rule() {
   Var<'x'> x;
   Var<'w'> w;
   Opt<'b'> b;
-  auto conv = named<'c'>(op<"Conv">(x, w, b));
+  auto conv = named<'c'>(Conv(x, w, b));
   auto act = named<'a'>(op<kFusedActivations>(conv, etc));  // Clip's optional bounds
-  // replace_with: the fused node takes every attribute of the Conv, which a node pattern cannot list
+  auto activation = keep<'A'>(activation_of(act));
+  // rebuild_as: the fused node takes every attribute of the Conv, which a node pattern cannot list
   // (pads, strides, dilations and kernel_shape have no default to capture when absent).
   return rule("FusedConv")
       .priority(3)
       .match(act)
-      .when(is_float32(x) && is_fusable_activation(act, std::string("FusedConv")))
-      .to(replace_with(
-          "fused_conv",
-          [](rewrite::Rewriter& r, const ValueView& a, const ValueView& c) { return fuse_activation(r, a, c, "FusedConv"); },
-          act, conv));
+      .when(is_float32(x) && is_fusable_activation(activation, std::string("FusedConv")))
+      .to(rebuild_as<"FusedConv", "com.microsoft">(
+          conv, attr<"activation"> = activation_name(activation),
+          attr<"activation_params"> = activation_params(activation)));
 }
 
 }  // namespace xexp::patterns
@@ -22518,7 +22747,7 @@ inline constexpr auto feeds_fusable_activation =
       const std::vector<Symbol>& activations = rewrite::op_family<kFusedActivations>();
       return reader.domain.empty() && !reader.outputs.empty() &&
              std::find(activations.begin(), activations.end(), reader.op_type) != activations.end() &&
-             is_fusable_activation.f(ValueView{v.graph, reader.outputs[0]}, std::string("FusedConv"));
+             is_fusable_activation.f(fused_activation(ValueView{v.graph, reader.outputs[0]}), "FusedConv");
     });
 }  // namespace detail
 
@@ -22528,30 +22757,22 @@ inline rewrite::RulePtr fused_conv_add_rule() {
   Var<'w'> w;
   Opt<'b'> b;
   Var<'z'> z;
-  auto conv = named<'c'>(op<"Conv">(x, w, b));
+  auto conv = named<'c'>(Conv(x, w, b));
   auto sum = named<'s'>(commutative(Add(conv, z)));
   auto act = named<'a'>(op<kFusedActivations>(sum, etc));  // Clip's optional bounds
   auto fits = is_float32(x) && same_shape(conv, z);
-  // replace_with: the fused node takes every attribute of the Conv (see FusedConv).
+  auto activation = keep<'A'>(activation_of(act));
+  // rebuild_as: the fused node takes every attribute of the Conv (see FusedConv); z is its input Z.
   return rule("FusedConvAdd")
       .priority(3)
-      .cases(
-          match(act)
-              .when(fits && is_fusable_activation(act, std::string("FusedConv")))
-              .to(replace_with(
-                  "fused_conv_add_activation",
-                  [](rewrite::Rewriter& r, const ValueView& a, const ValueView& c, const ValueView& added) {
-                    return fuse_activation(r, a, c, "FusedConv", added.id);
-                  },
-                  act, conv, z)),
-          match(sum)
-              .when(fits && !detail::feeds_fusable_activation(sum))
-              .to(replace_with(
-                  "fused_conv_add",
-                  [](rewrite::Rewriter& r, const ValueView& c, const ValueView& added) {
-                    return std::optional<ir::ValueId>(fused_node(r, c, "FusedConv", std::nullopt, added.id));
-                  },
-                  conv, z)));
+      .cases(match(act)
+                 .when(fits && is_fusable_activation(activation, std::string("FusedConv")))
+                 .to(rebuild_as<"FusedConv", "com.microsoft">(
+                     conv, input<3> = z, attr<"activation"> = activation_name(activation),
+                     attr<"activation_params"> = activation_params(activation))),
+             match(sum)
+                 .when(fits && !detail::feeds_fusable_activation(sum))
+                 .to(rebuild_as<"FusedConv", "com.microsoft">(conv, input<3> = z)));
 }
 
 }  // namespace xexp::patterns
@@ -22569,15 +22790,14 @@ inline rewrite::RulePtr fused_gemm_rule() {
   Opt<'c'> c;
   auto gemm = named<'g'>(Gemm(a, b, c));
   auto act = named<'f'>(op<kFusedActivations>(gemm, etc));
-  // replace_with: the fused node keeps the Gemm's attributes as written and adds the activation's.
+  auto activation = keep<'A'>(activation_of(act));
   return rule("FusedGemm")
       .priority(3)
       .match(act)
-      .when(is_float32(a) && is_fusable_activation(act, std::string("FusedGemm")))
-      .to(replace_with(
-          "fused_gemm",
-          [](rewrite::Rewriter& r, const ValueView& f, const ValueView& g) { return fuse_activation(r, f, g, "FusedGemm"); },
-          act, gemm));
+      .when(is_float32(a) && is_fusable_activation(activation, std::string("FusedGemm")))
+      .to(rebuild_as<"FusedGemm", "com.microsoft">(gemm, attr<"activation"> = activation_name(activation),
+                                                   attr<"activation_alpha"> = activation_alpha(activation),
+                                                   attr<"activation_beta"> = activation_beta(activation)));
 }
 
 }  // namespace xexp::patterns
@@ -22903,9 +23123,9 @@ inline rewrite::RulePtr missing_range_rule() {
   auto wide = [&](auto x) { return Cast(x, attr<"to"> = detail::range_type(start)); };
   return rule("MissingRange")
       .priority(1)
-      .match(op<"Range">(start, limit, delta))
+      .match(Range(start, limit, delta))
       .when(detail::lacks_range_kernel(start))
-      .to(Cast(op<"Range">(wide(start), wide(limit), wide(delta)), attr<"to"> = dtype(start)));
+      .to(Cast(Range(wide(start), wide(limit), wide(delta)), attr<"to"> = dtype(start)));
 }
 
 }  // namespace xexp::patterns
@@ -22962,7 +23182,7 @@ namespace xexp::patterns {
 inline rewrite::RulePtr missing_top_k_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  auto top = named<'t'>(shared(op<"TopK">(x, etc)));
+  auto top = named<'t'>(shared(TopK(x, etc)));
   return rule("MissingTopK")
       .priority(1)
       .match(top)
@@ -23024,7 +23244,7 @@ struct WriteMultiHeadAttention {
                      const Mask& mask, const Guarded& guarded) {
     using namespace rewrite::dsl;
     auto y = node(q, k, v, heads, scale, omitted, omitted, mask);
-    return choose(guarded, op<"Where">(op<"IsNaN">(let<'G'>(y)), fold(scalar_zero(v)), let<'G'>(y)), y);
+    return choose(guarded, Where(IsNaN(let<'G'>(y)), fold(scalar_zero(v)), let<'G'>(y)), y);
   }
   template <class K, class QK>
   static auto key(const K& k, const QK& q_k) {
@@ -23046,7 +23266,7 @@ struct WriteMultiHeadAttention {
                     const Causal& causal, const Guarded& guarded) {
     using namespace rewrite::dsl;
     return choose(causal,
-                  choose(has_value(grouped_kv_heads(k, v, q_k)) && gqa_head_size(q),
+                  choose(has_value(kv_groups(k, v, q_k)) && gqa_head_size(q),
                          group_query_attention(q, k, v, q_k, scale),
                          unidirectional(merge_heads(q), key(k, q_k), v, heads_of(q), scale)),
                   biased(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask, guarded));
@@ -23057,13 +23277,13 @@ struct WriteMultiHeadAttention {
     constexpr int64_t kInt32 = static_cast<int64_t>(ElemType::Int32);
     auto query = let<'Y'>(merge_heads(q));
     auto sizes = let<'Z'>(op<"Shape">(query));  // (batch, sequence, hidden)
-    auto total = let<'T'>(Cast(op<"Gather">(sizes, fold(int64_tensor({1}))), attr<"to"> = kInt32));
-    auto seqlens = Expand(Sub(total, fold(Tensor::from<int32_t>({1}, {1}))),
-                          op<"Gather">(sizes, fold(int64_tensor({0}))));
+    auto total = let<'T'>(Cast(Gather(sizes, fold(int64_tensor({1}))), attr<"to"> = kInt32));
+    auto seqlens =
+        Expand(Sub(total, fold(Tensor::from<int32_t>({1}, {1}))), Gather(sizes, fold(int64_tensor({0}))));
     return outputs<3>(op<"GroupQueryAttention", "com.microsoft">(
         query, WriteOnnxAttention::key(k, v, q_k), WriteOnnxAttention::value(k, v, q_k), omitted, omitted,
-        seqlens, total, attr<"num_heads"> = heads_of(q), attr<"kv_num_heads"> = kv_heads_of(q, k, v, q_k),
-        attr<"scale"> = scale));
+        seqlens, total, attr<"num_heads"> = heads_of(q),
+        attr<"kv_num_heads"> = kv_heads_of(q, kv_groups(k, v, q_k)), attr<"scale"> = scale));
   }
   template <class Q, class K, class V, class Scale>
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale) {
@@ -23167,9 +23387,9 @@ inline rewrite::RulePtr multi_head_attention_bias_rule() {
   // The masks and the other inputs after the bias stay as they are.
   auto separate = named<'R'>(op<"MultiHeadAttention", "com.microsoft">(
       commutative(Add(q, q_bias)), commutative(Add(k, k_bias)), commutative(Add(v, v_bias)), etc));
-  auto first = named<'U'>(op<"Split">(commutative(Add(y, q_bias)), sizes, attr<"axis"> = axis));
+  auto first = named<'U'>(Split(commutative(Add(y, q_bias)), sizes, attr<"axis"> = axis));
   auto packed = named<'P'>(op<"MultiHeadAttention", "com.microsoft">(first, k, v, etc));
-  auto pieces = let<'S'>(outputs<3>(op<"Split">(y, sizes, attr<"axis"> = axis)));
+  auto pieces = let<'S'>(outputs<3>(Split(y, sizes, attr<"axis"> = axis)));
   auto each_over_last_axis = absent_or_vector_over_last_axis(q_bias, q) &&
                              absent_or_vector_over_last_axis(k_bias, k) &&
                              absent_or_vector_over_last_axis(v_bias, v);
@@ -23352,9 +23572,8 @@ namespace xexp::patterns {
 namespace detail {
 
 inline std::optional<ir::ValueId> build_contrib_rotary(rewrite::Rewriter& r, const ValueView& x,
-                                                       const ValueView& cos, const ValueView& sin) {
-  const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
-  if (!c || !s) return std::nullopt;
+                                                       const std::optional<RotaryCache>& c,
+                                                       const std::optional<RotaryCache>& s) {
   const int64_t head_size = x.shape()->back().value();
   return r.node(
       Symbol("RotaryEmbedding"),
@@ -23365,8 +23584,9 @@ inline std::optional<ir::ValueId> build_contrib_rotary(rewrite::Rewriter& r, con
 }  // namespace detail
 
 inline rewrite::RulePtr contrib_rotary_embedding_rule() {
-  return detail::rotate_half_rule("ContribRotaryEmbedding", rewrite::opset_at_least(1),
-                                  detail::build_contrib_rotary);
+  return detail::rotate_half_rule(
+      "ContribRotaryEmbedding", [](auto, auto) { return rewrite::opset_at_least(1); },
+      detail::build_contrib_rotary);
 }
 
 inline rewrite::RulePtr contrib_rotary_embedding_3d_rule() {

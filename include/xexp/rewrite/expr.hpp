@@ -98,7 +98,7 @@ inline void print_value(std::string& out, const Tensor& t) {
 // Var<'a'> and Int<'a'> would share the slot index of 'a' (values and attributes live in separate
 // arrays, the bound mask has one bit per letter): the second would compare against a slot the first
 // never set. Each pattern piece states the kind of the letters it binds; check_pattern rejects a clash.
-enum class CaptureKind : uint8_t { None, Value, Constant, Optional, Node, Int, Ints, Float, String };
+enum class CaptureKind : uint8_t { None, Value, Constant, Optional, Node, Int, Ints, Float, String, Branch };
 struct CaptureKinds {
   CaptureKind kind[kCaptureCount]{};
   bool clash = false;
@@ -239,6 +239,32 @@ struct Fact {
 template <FixedString Name, class F>
 constexpr Fact<Name, F> fact(F f) {
   return {f};
+}
+
+// ---- kept facts: computed once per match -----------------------------------------------------------
+// keep<'u'>(fact(args...)): the fact's result, computed the first time a condition or the replacement
+// reads it and kept in the Match (match.hpp) for the later readers. A fact that finds a structure (the
+// readers of a value, the tables of a rotary cache) is declared once, kept, and read by small facts in
+// `when` and by the replacement, instead of being run again by each:
+//   auto tiling = keep<'t'>(tiling_of(root));
+//   ... .when(tiles_the_axis(tiling)).to(split_into(tiling))
+// The letter names the kept value among the rule's kept values (its own letters, apart from the
+// captures); it prints as the expression it keeps.
+template <char Id, class E>
+struct Keep : ExprTag {
+  E expr;
+  static constexpr CaptureMask binds = 0, uses = E::uses;
+  static constexpr int depth = 0, node_count = 0;
+  using Value = std::decay_t<decltype(std::declval<const E&>().eval(std::declval<const Match&>()))>;
+  const Value& eval(const Match& m) const {
+    static_assert(Id >= kFirstCapture && Id <= kLastCapture, "xexp rule: a kept value is named by a letter");
+    return m.kept<Value, Keep>(Id, [&]() -> Value { return expr.eval(m); });
+  }
+  void print(Printer& out) const { expr.print(out); }
+};
+template <char Id, class E>
+constexpr auto keep(const E& e) {
+  return Keep<Id, Lifted<E>>{{}, lift(e)};
 }
 
 // ---- operators --------------------------------------------------------------------------------------
@@ -434,6 +460,14 @@ constexpr auto present(const E& e) {
 template <class E>
 constexpr auto is_constant(const E& e) {
   return call("is_constant", [](const ValueView& v) { return v.constant() != nullptr; }, e);
+}
+
+// The inputs of the node producing the value (a named node), as a list spread(...) passes on.
+template <class E>
+constexpr auto inputs_of(const E& e) {
+  return call(
+      "inputs_of", [](const ValueView& v) -> const std::vector<ir::ValueId>& { return node_of(v).inputs; },
+      e);
 }
 
 }  // namespace xexp::rewrite

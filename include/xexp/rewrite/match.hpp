@@ -2,7 +2,8 @@
 // The state of one match: what each capture is bound to and which nodes were matched. Captures are
 // identified by a character ('x', 'p', ...) known at compile time; whether a capture is already bound
 // is tracked in the matcher's template arguments (a bound mask), so this state holds no flags and a
-// failed branch leaves nothing to undo.
+// failed branch leaves nothing to undo. Besides the bindings, a match holds what its kept facts
+// computed (keep<'u'>), which are computed once per match.
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -87,6 +88,7 @@ class Match {
     node_count_ = 0;
     shared_ = 0;
     keep_alive_.clear();
+    kept_.clear();
   }
   bool push_node(ir::NodeId n, bool shared) {
     if (node_count_ == kMaxNodes) return false;
@@ -118,12 +120,29 @@ class Match {
     why_progress_ = progress + 1;
     *why_ = describe();
   }
+  // ---- what keep<'u'>(fact) computed for this match, read again by later conditions and the replacement
+  // The value kept under letter `id` for expressions of type `Tag`, computed by `compute` the first time.
+  // Conditions run once all captures are bound; each attempt (a commutative order, an alternative) binds
+  // them anew, so Case::match forgets the kept values before each (forget_kept). Kept values are shared,
+  // like keep_alive_: a copy of the Match (the driver stores matches) reads the same ones.
+  template <class T, class Tag, class Compute>
+  const T& kept(char id, Compute&& compute) const {
+    const void* tag = &kept_tag<Tag>;
+    for (const Kept& k : kept_)
+      if (k.id == id && k.tag == tag) return *static_cast<const T*>(k.value.get());
+    std::shared_ptr<const T> value = std::make_shared<const T>(compute());
+    kept_.push_back({id, tag, value});
+    return *value;
+  }
+  void forget_kept() { kept_.clear(); }
+
   void explain_into(std::string* why) {
     why_ = why;
     why_progress_ = 0;
   }
 
   int case_index = 0;  // which case of a multi-case rule matched
+  CaptureMask branches = 0;                          // bit of letter e: either<'e'>(a, b) matched b
   std::array<ir::ValueId, kCaptureCount> values;     // value captures, named nodes
   std::array<const ir::Attribute*, kCaptureCount> attributes;  // attribute captures
 
@@ -136,6 +155,14 @@ class Match {
   std::vector<std::shared_ptr<const ir::Attribute>> keep_alive_;  // shared: copies of a Match stay valid
   std::string* why_ = nullptr;
   int why_progress_ = 0;
+  template <class Tag>
+  static constexpr char kept_tag = 0;  // its address tells kept values of different expressions apart
+  struct Kept {
+    char id;
+    const void* tag;
+    std::shared_ptr<const void> value;
+  };
+  mutable std::vector<Kept> kept_;  // a cache: filled by const evaluation, emptied with the bindings
 };
 
 }  // namespace xexp::rewrite

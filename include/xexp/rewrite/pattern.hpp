@@ -1,9 +1,10 @@
 #pragma once
 // The left side of a rule, as compile-time matchers (after Halide's IRMatch and LLVM's PatternMatch):
 //   Var<'x'>             any value                         Const<'c'>    a constant value (binds its tensor)
+//   Pow(x, 2.0)          a number: a one-element constant equal to it
 //   Int<'t'> Ints<'p'>   attribute captures (also Float, Str; read through schema defaults and opset
 //                        adapters, see attributes.hpp)
-//   op<"MatMul">(a, b, attr<"transA"> = 0)                  a node; `ops.hpp` names the common ones
+//   op<"MatMul">(a, b, attr<"transA"> = 0)                  a node; `ops.hpp` names every ONNX op
 //   op<"Add|Sub|Mul|Div">(a, b)                             one op of a family
 //   op<"Concat">(x, etc)                                    any further inputs (none, one or many)
 //   commutative(Add(x, y))   either order of the inputs      shared(n)   n may have other consumers
@@ -23,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "xexp/eval/tensor_util.hpp"
 #include "xexp/rewrite/attributes.hpp"
 #include "xexp/rewrite/expr.hpp"
 #include "xexp/rewrite/fixed_string.hpp"
@@ -137,6 +139,28 @@ using Const = ValueCapture<Id, ValueKind::Constant>;
 template <char Id>
 using Opt = ValueCapture<Id, ValueKind::Optional>;
 
+// A number among a node's inputs, Pow(x, 2.0): a constant of one element (any shape, any numeric type)
+// equal to it, read as ONNX's evaluator reads it (as a double).
+struct NumberInput : ExprTag {
+  double value;
+  static constexpr CaptureMask binds = 0, uses = 0;
+  static constexpr int depth = 0, node_count = 0;
+  template <CaptureMask Bound, class K>
+  bool match(ir::ValueId v, Match& m, const K& k) const {
+    const Tensor* t = constant_tensor(m.graph(), v);
+    if (t && t->size() == 1 && t->type() != ElemType::String && eval::element_as_double(*t, 0) == value)
+      return k();
+    if (m.explaining()) [[unlikely]]
+      m.failed(m.mark(), [&] {
+        std::string number;
+        print_value(number, value);
+        return value_label(m.graph(), v) + " is not the number " + number;
+      });
+    return false;
+  }
+  void print(Printer& out) const { print_value(out.text, value); }
+};
+
 // Inputs a node must have: those before the trailing optional ones.
 template <class L>
 constexpr std::size_t required_inputs() {
@@ -223,6 +247,13 @@ inline ir::Attribute make_attribute(Symbol name, const Tensor& v) {
 inline ir::Attribute make_attribute(Symbol name, ElemType v) {
   return ir::Attribute::make_int(name, static_cast<int64_t>(v));
 }
+inline ir::Attribute make_attribute(Symbol name, const std::vector<float>& v) {
+  return ir::Attribute::make_floats(name, v);
+}
+template <class T>
+inline constexpr bool is_optional = false;
+template <class T>
+inline constexpr bool is_optional<std::optional<T>> = true;
 
 // A literal in a pattern compares with the attribute of the same kind.
 template <class T>
@@ -268,7 +299,16 @@ struct AttrIs {
                [&] { return printed(*this) + " does not hold on " + n.op_type.str() + " '" + n.name + "'"; });
     return ok;
   }
-  ir::Attribute build(const Match& m) const { return make_attribute(name(), value.eval(m)); }
+  // In a replacement: the attribute the value gives; none when it gives an empty std::optional (an
+  // attribute written only for some matches, as a fused activation's parameters).
+  void build_into(const Match& m, std::vector<ir::Attribute>& out) const {
+    decltype(auto) v = value.eval(m);
+    if constexpr (is_optional<std::decay_t<decltype(v)>>) {
+      if (v) out.push_back(make_attribute(name(), *v));
+    } else {
+      out.push_back(make_attribute(name(), v));
+    }
+  }
   void print(Printer& out) const {
     out += Name.view();
     out += "=";
@@ -332,6 +372,15 @@ struct OpKey {
   Symbol op_type;
   friend bool operator==(const OpKey&, const OpKey&) = default;
 };
+
+// One input of a node a replacement builds; spread(list) (replacement.hpp) gives several.
+template <class R>
+void build_input(const R& input, Rewriter& r, std::vector<ir::ValueId>& out) {
+  if constexpr (requires { input.build_into(r, out); })
+    input.build_into(r, out);
+  else
+    out.push_back(input.build(r));
+}
 
 template <FixedString Op, FixedString Domain, unsigned Flags, class Inputs, class Attrs>
 struct NodePattern : ExprTag {
@@ -477,14 +526,14 @@ struct NodePattern : ExprTag {
   template <class L>
   static void build_inputs(const L& list, Rewriter& r, std::vector<ir::ValueId>& out) {
     if constexpr (L::size > 0) {
-      out.push_back(list.head.build(r));
+      build_input(list.head, r, out);
       build_inputs(list.tail, r, out);
     }
   }
   template <class L>
   static void build_attributes(const L& list, const Match& m, std::vector<ir::Attribute>& out) {
     if constexpr (L::size > 0) {
-      out.push_back(list.head.build(m));
+      list.head.build_into(m, out);
       build_attributes(list.tail, m, out);
     }
   }
@@ -505,8 +554,14 @@ constexpr auto add_node_args(const NodePattern<Op, Domain, Flags, Inputs, Attrs>
   } else if constexpr (std::is_same_v<First, Etc>) {
     return add_node_args(NodePattern<Op, Domain, Flags | kMoreInputs, Inputs, Attrs>{{}, n.inputs, n.attrs},
                          rest...);
+  } else if constexpr (std::is_arithmetic_v<First>) {
+    static_assert(!(Flags & kMoreInputs), "xexp rule: `etc` comes after the inputs a pattern names");
+    auto inputs = append(n.inputs, NumberInput{{}, static_cast<double>(first)});
+    return add_node_args(NodePattern<Op, Domain, Flags, decltype(inputs), Attrs>{{}, inputs, n.attrs},
+                         rest...);
   } else {
-    static_assert(IsExpr<First>, "xexp rule: a node input is a capture, a node pattern or fold(...)");
+    static_assert(IsExpr<First>,
+                  "xexp rule: a node input is a capture, a node pattern, a number or fold(...)");
     static_assert(!(Flags & kMoreInputs), "xexp rule: `etc` comes after the inputs a pattern names");
     auto inputs = append(n.inputs, first);
     return add_node_args(NodePattern<Op, Domain, Flags, decltype(inputs), Attrs>{{}, inputs, n.attrs},
@@ -587,22 +642,38 @@ constexpr auto named(const P& p) {
 }
 
 // ---- alternatives -----------------------------------------------------------------------------------
-// either(a, b): the value matches a, or else b (onnxscript's OrValue): Pow(x, two) or Mul(x, x). What
+// either(a, b): the value matches a, or else b (onnxscript's OrValue): Pow(x, 2.0) or Mul(x, x). What
 // follows may read only the captures both bind (the others are bound by one alternative only).
-template <class A, class B>
+// either<'e'>(a, b) also records which one matched: `e` evaluates to 0 for a, 1 for b, so that a
+// condition or a replacement chooses on it (choose(e == 0, ...)) instead of looking at the graph again.
+template <char Id, class A, class B>
 struct Either : ExprTag {
   A a;
   B b;
-  static constexpr CaptureMask binds = A::binds & B::binds, uses = A::uses | B::uses;
+  static constexpr CaptureMask branch_bit = [] {
+    if constexpr (Id != 0)
+      return capture_bit<Id>;
+    else
+      return CaptureMask{0};
+  }();
+  static constexpr CaptureMask binds = (A::binds & B::binds) | branch_bit,
+                               uses = A::uses | B::uses | branch_bit;
   static constexpr int depth = A::depth > B::depth ? A::depth : B::depth;
   static constexpr int node_count = A::node_count > B::node_count ? A::node_count : B::node_count;
-  static constexpr CaptureKinds kinds = merge_kinds(kinds_of<A>(), kinds_of<B>());
+  static constexpr CaptureKinds kinds = [] {
+    if constexpr (Id != 0)
+      return merge_kinds(merge_kinds(kinds_of<A>(), kinds_of<B>()), one_kind<Id, CaptureKind::Branch>());
+    else
+      return merge_kinds(kinds_of<A>(), kinds_of<B>());
+  }();
 
   template <CaptureMask Bound, class K>
   bool match(ir::ValueId v, Match& m, const K& k) const {
     const int mark = m.mark();
+    take(m, 0);
     if (a.template match<Bound>(v, m, k)) return true;
     m.rewind(mark);
+    take(m, 1);
     return b.template match<Bound>(v, m, k);
   }
   // As a root: either alternative's root op types.
@@ -615,21 +686,52 @@ struct Either : ExprTag {
   template <CaptureMask Bound, class K>
   bool match_node(ir::NodeId id, Match& m, const K& k) const {
     const int mark = m.mark();
+    take(m, 0);
     if (a.template match_node<Bound>(id, m, k)) return true;
     m.rewind(mark);
+    take(m, 1);
     return b.template match_node<Bound>(id, m, k);
   }
+  // Which alternative matched: 0 or 1.
+  int64_t eval(const Match& m) const {
+    static_assert(Id != 0, "xexp rule: only either<'e'>(a, b) records which alternative matched");
+    return static_cast<int64_t>((m.branches >> capture_index<Id>()) & 1u);
+  }
+  // either<'e'> prints as a name: its letter, defined once ("where e = either(...)"); in a condition or
+  // a replacement, the letter alone.
   void print(Printer& out) const {
+    if constexpr (Id != 0) {
+      if (out.in_pattern)
+        out.name(Id, [&](Printer& body) { print_alternatives(body); });
+      else
+        out += Id;
+    } else {
+      print_alternatives(out);
+    }
+  }
+
+ private:
+  void print_alternatives(Printer& out) const {
     out += "either(";
     a.print(out);
     out += ", ";
     b.print(out);
     out += ")";
   }
+  static void take(Match& m, unsigned branch) {
+    if constexpr (Id != 0) {
+      const CaptureMask bit = CaptureMask{1} << capture_index<Id>();
+      m.branches = branch ? m.branches | bit : m.branches & ~bit;
+    }
+  }
 };
 template <class A, class B>
 constexpr auto either(const A& a, const B& b) {
-  return Either<A, B>{{}, a, b};
+  return Either<0, A, B>{{}, a, b};
+}
+template <char Id, class A, class B>
+constexpr auto either(const A& a, const B& b) {
+  return Either<Id, A, B>{{}, a, b};
 }
 
 // ---- reading past a wrapper -------------------------------------------------------------------------

@@ -6,15 +6,20 @@
 //   rebuild(n, args...)            the matched node n again (op type, domain, attributes, inputs), with
 //                                  the inputs given (all of them, or input<k> = v for one) and the
 //                                  attributes given (attr<"alpha"> = v) changed
+//   rebuild_as<"Op", "domain">(n, args...)   the same as another op (a fused op keeps the attributes)
+//   spread(list)                   among a node's inputs: each value of a computed list (a Concat of
+//                                  the parts a fact kept)
 //   let<'f'>(r)                    r built once, however many times the replacement names it
 //   outputs<4>(node)  output<3>(r) a node with several outputs; output k of what r built
 //   omitted                        an optional input the built node leaves out ('' in the model)
 // and, after the replacement in .to(...), also(v, r): the consumers of the matched value v read r
 // (PDLL's `replace root with (a, b)`: a fused node's second output takes over a residual sum).
 // replace_with("name", lambda, captures...) remains for what none of these say.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "xexp/rewrite/pattern.hpp"
@@ -40,14 +45,21 @@ constexpr auto fold(const E& e) {
 }
 
 // found(expr): a value already in the graph, found by a fact from the captures, where the pattern cannot
-// spell the path to it (the keys before a repeat of their heads that only some models write). Also an
+// spell the path to it (the keys before a repeat of their heads that only some models write). The fact
+// gives a ValueView or a value id (a kept fact that the condition tested for kNone). Also an
 // expression: facts read it like a capture.
 template <class E>
 struct Found : ExprTag {
   E expr;
   static constexpr CaptureMask binds = 0, uses = E::uses;
   static constexpr int depth = 0, node_count = 0;
-  ValueView eval(const Match& m) const { return expr.eval(m); }
+  ValueView eval(const Match& m) const {
+    decltype(auto) v = expr.eval(m);
+    if constexpr (std::is_convertible_v<decltype(v), ir::ValueId>)
+      return ValueView{&m.graph(), v};
+    else
+      return v;
+  }
   ir::ValueId build(Rewriter& r) const { return eval(r.match()).id; }
   void print(Printer& out) const {
     out += "found(";
@@ -149,6 +161,48 @@ constexpr auto output(const R& r) {
   return Output<K, R>{{}, r};
 }
 
+// spread(list) among the inputs of a node a replacement builds: every value of the list (a
+// std::vector<ir::ValueId> a fact computes, or inputs_of(n)), in order, one input each. A list of Parts
+// may also hold constants, which become initializers: a shape assembled from existing parts and new
+// constant ones (a -1, ones), equal constants of one list sharing one initializer.
+using Part = std::variant<ir::ValueId, Tensor>;
+inline bool same_constant(const Tensor& a, const Tensor& b) {
+  return a.type() == b.type() && a.dims() == b.dims() && std::ranges::equal(a.bytes(), b.bytes());
+}
+template <class E>
+struct Spread : ExprTag {
+  E expr;
+  static constexpr CaptureMask binds = 0, uses = E::uses;
+  static constexpr int depth = 0, node_count = 0;
+  void build_into(Rewriter& r, std::vector<ir::ValueId>& out) const {
+    decltype(auto) list = expr.eval(r.match());
+    if constexpr (std::is_same_v<std::decay_t<decltype(list)>, std::vector<Part>>) {
+      std::vector<std::pair<const Tensor*, ir::ValueId>> added;
+      for (const Part& part : list) {
+        if (const ir::ValueId* v = std::get_if<ir::ValueId>(&part)) {
+          out.push_back(*v);
+          continue;
+        }
+        const Tensor& t = std::get<Tensor>(part);
+        auto same = std::find_if(added.begin(), added.end(),
+                                 [&](const auto& a) { return same_constant(*a.first, t); });
+        out.push_back(same != added.end() ? same->second : added.emplace_back(&t, r.initializer(t)).second);
+      }
+    } else {
+      out.insert(out.end(), list.begin(), list.end());
+    }
+  }
+  void print(Printer& out) const {
+    out += "spread(";
+    expr.print(out);
+    out += ")";
+  }
+};
+template <class E>
+constexpr auto spread(const E& e) {
+  return Spread<Lifted<E>>{{}, lift(e)};
+}
+
 // ---- rebuilding a matched node ----------------------------------------------------------------------
 // input<k> = v in rebuild(...): input k replaced, the others kept.
 template <std::size_t Slot, class V>
@@ -180,7 +234,10 @@ inline constexpr bool is_input_is<InputIs<Slot, V>> = true;
 // again with the same op type, domain, attributes and inputs, except what the arguments change. It
 // has as many outputs as the old node, and its outputs after the first take over the old ones' consumers
 // (what they compute does not change: only the inputs or attributes the first output depends on do).
-template <class N, class Inputs, class Slots, class Attrs>
+// rebuild_as<"FusedConv", "com.microsoft">(n, ...) builds another op from the same (Op is empty for
+// the same op): a fused op takes over all the attributes of the node it extends, including those a
+// node pattern could not capture (a Conv's pads have no default when absent).
+template <FixedString Op, FixedString Domain, class N, class Inputs, class Slots, class Attrs>
 struct Rebuild : ExprTag {
   N node;
   Inputs inputs;  // all the inputs, when given
@@ -211,7 +268,9 @@ struct Rebuild : ExprTag {
         kept.push_back(a);
     kept.insert(kept.end(), attributes.begin(), attributes.end());
     const std::vector<ir::ValueId> old_outputs = old.outputs;
-    const Symbol op_type = old.op_type, domain = old.domain;
+    const bool same_op = Op.view().empty();
+    const Symbol op_type = same_op ? old.op_type : Symbol(Op.view()),
+                 domain = same_op ? old.domain : Symbol(Domain.view());
     const ir::ValueId first = r.node(op_type, std::move(ins), std::move(kept), domain, old_outputs.size());
     const std::vector<ir::ValueId>& fresh = r.graph().node(r.graph().value(first).producer).outputs;
     for (std::size_t k = 1; k < old_outputs.size(); ++k)
@@ -220,6 +279,11 @@ struct Rebuild : ExprTag {
   }
   void print(Printer& out) const {
     out += "rebuild(";
+    if constexpr (!Op.view().empty()) {
+      out += "as ";
+      if constexpr (!Domain.view().empty()) out += std::string(Domain.view()) + ".";
+      out += std::string(Op.view()) + ", ";
+    }
     node.print(out);
     if constexpr (Inputs::size > 0) out += ", ";
     print_list(out, inputs);
@@ -234,7 +298,7 @@ struct Rebuild : ExprTag {
   template <class L>
   static void build_list(const L& list, Rewriter& r, std::vector<ir::ValueId>& out) {
     if constexpr (L::size > 0) {
-      out.push_back(list.head.build(r));
+      build_input(list.head, r, out);
       build_list(list.tail, r, out);
     }
   }
@@ -252,38 +316,47 @@ struct Rebuild : ExprTag {
   template <class L>
   static void collect_attributes(const L& list, const Match& m, std::vector<ir::Attribute>& out) {
     if constexpr (L::size > 0) {
-      out.push_back(list.head.build(m));
+      list.head.build_into(m, out);
       collect_attributes(list.tail, m, out);
     }
   }
 };
 
-template <class N, class Inputs, class Slots, class Attrs>
-constexpr auto add_rebuild_args(const Rebuild<N, Inputs, Slots, Attrs>& r) {
+template <FixedString Op, FixedString Domain, class N, class Inputs, class Slots, class Attrs>
+constexpr auto add_rebuild_args(const Rebuild<Op, Domain, N, Inputs, Slots, Attrs>& r) {
   return r;
 }
-template <class N, class Inputs, class Slots, class Attrs, class First, class... Rest>
-constexpr auto add_rebuild_args(const Rebuild<N, Inputs, Slots, Attrs>& r, const First& first,
+template <FixedString Op, FixedString Domain, class N, class Inputs, class Slots, class Attrs, class First,
+          class... Rest>
+constexpr auto add_rebuild_args(const Rebuild<Op, Domain, N, Inputs, Slots, Attrs>& r, const First& first,
                                 const Rest&... rest) {
   if constexpr (is_attr_is<First>) {
     auto attrs = append(r.attrs, first);
-    return add_rebuild_args(Rebuild<N, Inputs, Slots, decltype(attrs)>{{}, r.node, r.inputs, r.slots, attrs},
-                            rest...);
+    return add_rebuild_args(
+        Rebuild<Op, Domain, N, Inputs, Slots, decltype(attrs)>{{}, r.node, r.inputs, r.slots, attrs},
+        rest...);
   } else if constexpr (is_input_is<First>) {
     auto slots = append(r.slots, first);
-    return add_rebuild_args(Rebuild<N, Inputs, decltype(slots), Attrs>{{}, r.node, r.inputs, slots, r.attrs},
-                            rest...);
+    return add_rebuild_args(
+        Rebuild<Op, Domain, N, Inputs, decltype(slots), Attrs>{{}, r.node, r.inputs, slots, r.attrs},
+        rest...);
   } else {
     static_assert(IsExpr<First>,
                   "xexp rule: rebuild(n, ...) takes inputs, input<k> = v and attr<\"name\"> = v");
     auto inputs = append(r.inputs, first);
-    return add_rebuild_args(Rebuild<N, decltype(inputs), Slots, Attrs>{{}, r.node, inputs, r.slots, r.attrs},
-                            rest...);
+    return add_rebuild_args(
+        Rebuild<Op, Domain, N, decltype(inputs), Slots, Attrs>{{}, r.node, inputs, r.slots, r.attrs},
+        rest...);
   }
 }
 template <class N, class... Args>
 constexpr auto rebuild(const N& node, const Args&... args) {
-  return add_rebuild_args(Rebuild<N, Nil, Nil, Nil>{{}, node, {}, {}, {}}, args...);
+  return add_rebuild_args(Rebuild<"", "", N, Nil, Nil, Nil>{{}, node, {}, {}, {}}, args...);
+}
+template <FixedString Op, FixedString Domain = "", class N, class... Args>
+constexpr auto rebuild_as(const N& node, const Args&... args) {
+  static_assert(!Op.view().empty(), "xexp rule: rebuild_as names the op to build");
+  return add_rebuild_args(Rebuild<Op, Domain, N, Nil, Nil, Nil>{{}, node, {}, {}, {}}, args...);
 }
 
 // also(v, r) in .to(root, also(...)...): the consumers of the matched value v read what r builds.

@@ -87,12 +87,17 @@ struct Case {
     return std::find(keys.begin(), keys.end(), key) != keys.end();
   }
   // Containment and the condition run as the match's last step, so that a failure there makes the
-  // matchers try their other choices (commutative orders, alternatives).
+  // matchers try their other choices (commutative orders, alternatives). The kept values of the last
+  // attempt, the one that matched, stay in the Match for the replacement.
   bool match(ir::NodeId root, Match& m) const {
-    return pattern.template match_node<0>(root, m, [&] { return is_contained(m) && condition.eval(m); });
+    return pattern.template match_node<0>(root, m, [&] {
+      m.forget_kept();  // the captures may be bound otherwise than at the last attempt
+      return is_contained(m) && condition.eval(m);
+    });
   }
   bool explain(ir::NodeId root, Match& m) const {
     return pattern.template match_node<0>(root, m, [&] {
+      m.forget_kept();
       if (!is_contained(m)) {
         m.failed(Match::kMaxNodes, [] { return std::string("a matched node has consumers outside the match"); });
         return false;

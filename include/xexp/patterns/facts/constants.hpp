@@ -86,14 +86,6 @@ inline constexpr auto conv_bias_folds = fact<"conv_bias_folds">([](const ValueVi
   const Tensor* c = b.constant();
   return c && !w.dims().empty() && c->type() == w.type() && c->dims() == std::vector<int64_t>{w.dims()[0]};
 });
-// The node producing q squares its input: Mul(d, d) (the pattern says both inputs are the same), or
-// Pow(d, p) with p a constant 2 (normalization decompositions spell the square either way).
-inline constexpr auto is_square = fact<"is_square">([](const ValueView& q) {
-  const ir::Node& n = rewrite::node_of(q);
-  if (n.op_type == Symbol("Mul")) return true;
-  std::optional<double> power = scalar_constant(*q.graph, n.inputs[1]);
-  return power && *power == 2.0;
-});
 // The number of a one-element constant, as a float attribute (epsilon, alpha).
 inline constexpr auto scalar_float = fact<"scalar_float">([](const auto& v) {
   if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Tensor>)

@@ -15,12 +15,14 @@ inline rewrite::RulePtr activation_rule() {
   Float<'b'> beta;
   auto fits = is_cpu_float(x);
   return rule("Activation")
-      .cases(match(computes(fn::mish, x)).when(opset_at_least(18) && fits).to(op<"Mish">(x)),
-             match(computes(fn::softplus, x)).when(fits).to(op<"Softplus">(x)),
+      .cases(match(computes(fn::mish, x)).when(opset_at_least(18) && fits).to(Mish(x)),
+             match(computes(fn::softplus, x)).when(fits).to(Softplus(x)),
              match(computes(fn::hard_sigmoid, x, alpha, beta))
                  .when(opset_at_least(6) && fits)
-                 .to(op<"HardSigmoid">(x, attr<"alpha"> = alpha, attr<"beta"> = beta)),
-             match(computes(fn::elu, x, alpha)).when(opset_at_least(6) && fits).to(op<"Elu">(x, attr<"alpha"> = alpha)));
+                 .to(HardSigmoid(x, attr<"alpha"> = alpha, attr<"beta"> = beta)),
+             match(computes(fn::elu, x, alpha))
+                 .when(opset_at_least(6) && fits)
+                 .to(Elu(x, attr<"alpha"> = alpha)));
 }
 
 }  // namespace xexp::patterns

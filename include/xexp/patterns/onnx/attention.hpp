@@ -121,25 +121,38 @@ inline constexpr auto merged_bsnh_shape = rewrite::fact<"merged_bsnh_shape">([](
   return int64_tensor({std::max<int64_t>(static_dim(k, 0), 0), std::max<int64_t>(static_dim(k, 1), 0),
                        static_dim(k, 2) * static_dim(k, 3)});
 });
-// The kv_heads of keys k and values v repeated alike (repeated_heads), not in GPT-2's layout; nullopt
+// The repeat of x's heads (repeated_heads), kept: the grouping, the unrepeated keys and values and
+// kv_num_heads read it.
+inline constexpr auto heads_repeat =
+    rewrite::fact<"heads_repeat">([](const ValueView& x) { return analysis::repeated_heads(*x.graph, x.id); });
+template <class X>
+auto kept_repeat(const X& x) {
+  return rewrite::keep<'h'>(heads_repeat(x));
+}
+// The kv_heads of keys and values repeated alike (their heads_repeat), not in GPT-2's layout; nullopt
 // when they are not (then every query head has its own key and value head).
 inline constexpr auto grouped_kv_heads = rewrite::fact<"grouped_kv_heads">(
-    [](const ValueView& k, const ValueView& v, const ValueView& q_k) -> std::optional<int64_t> {
-      const std::optional<analysis::RepeatedHeads> keys = analysis::repeated_heads(*k.graph, k.id);
-      const std::optional<analysis::RepeatedHeads> values = analysis::repeated_heads(*v.graph, v.id);
+    [](const std::optional<analysis::RepeatedHeads>& keys, const std::optional<analysis::RepeatedHeads>& values,
+       const ValueView& q_k) -> std::optional<int64_t> {
       if (!keys || !values || keys->kv_heads != values->kv_heads || keys_in_bsnh.f(q_k)) return std::nullopt;
       return keys->kv_heads;
     });
+// grouped_kv_heads of k and v, kept: the key, the value and kv_num_heads of a replacement read it.
+template <class K, class V, class QK>
+auto kv_groups(const K& k, const V& v, const QK& q_k) {
+  return rewrite::keep<'g'>(grouped_kv_heads(kept_repeat(k), kept_repeat(v), q_k));
+}
 // x before the repeat of its heads, and whether that is 3-D already (one head).
-inline constexpr auto before_repeat = rewrite::fact<"before_repeat">([](const ValueView& x) {
-  return ValueView{x.graph, analysis::repeated_heads(*x.graph, x.id)->source};
-});
+inline constexpr auto before_repeat =
+    rewrite::fact<"before_repeat">([](const ValueView& x, const std::optional<analysis::RepeatedHeads>& repeat) {
+      return ValueView{x.graph, repeat->source};
+    });
 inline constexpr auto repeats_3d =
-    rewrite::fact<"repeats_3d">([](const ValueView& x) { return analysis::repeated_heads(*x.graph, x.id)->three_d; });
-// kv_num_heads: the grouped keys' kv_heads, else q's heads.
-inline constexpr auto kv_heads_of = rewrite::fact<"kv_heads_of">(
-    [](const ValueView& q, const ValueView& k, const ValueView& v, const ValueView& q_k) {
-      return grouped_kv_heads.f(k, v, q_k).value_or(static_dim(q, 1));
+    rewrite::fact<"repeats_3d">([](const std::optional<analysis::RepeatedHeads>& repeat) { return repeat->three_d; });
+// kv_num_heads: the grouped keys' kv_heads (kv_groups), else q's heads.
+inline constexpr auto kv_heads_of =
+    rewrite::fact<"kv_heads_of">([](const ValueView& q, const std::optional<int64_t>& groups) {
+      return groups.value_or(static_dim(q, 1));
     });
 
 // x (batch, heads, sequence, head_size) back to (batch, sequence, heads * head_size).
@@ -152,10 +165,12 @@ auto merge_heads(const X& x) {
 inline constexpr auto attention_bias = rewrite::fact<"attention_bias">(
     [](const ValueView& masked, const ValueView& s) { return analysis::folded_bias(masked, s); });
 
-// An additive mask cut at run time (runtime_mask_table of an Add).
+// analysis::runtime_mask_table, kept by the rule: its conditions and its replacement read the table.
+inline constexpr auto mask_table = rewrite::fact<"mask_table">(analysis::runtime_mask_table);
+// An additive mask cut at run time (the mask_table of an Add).
 inline constexpr auto runtime_bias =
-    rewrite::fact<"runtime_bias">([](const ValueView& masked, const ValueView& s) {
-      return has_op(node_of(masked), "Add") && analysis::runtime_mask_table(masked, s).has_value();
+    rewrite::fact<"runtime_bias">([](const ValueView& masked, const std::optional<Tensor>& table) {
+      return has_op(node_of(masked), "Add") && table.has_value();
     });
 inline constexpr auto is_4d = rewrite::fact<"is_4d">([](const ValueView& x) { return has_rank(x, 4); });
 // The leading axes that make x 4-D.
@@ -169,10 +184,8 @@ auto bias_4d(const X& x) {
   using namespace rewrite::dsl;
   return choose(is_4d(x), x, Unsqueeze(x, attr<"axes"> = axes_to_4d(x)));
 }
-inline bool runtime_mask_fits(const ValueView& masked, const ValueView& s) {
-  return analysis::runtime_mask_table(masked, s).has_value();
-}
-inline constexpr auto runtime_mask = rewrite::fact<"runtime_mask">(runtime_mask_fits);
+inline constexpr auto runtime_mask =
+    rewrite::fact<"runtime_mask">([](const std::optional<Tensor>& table) { return table.has_value(); });
 // The Where keeps the scores where its condition holds: Where(mask, scores, fill).
 inline constexpr auto keeps_scores_where_true = rewrite::fact<"keeps_scores_where_true">(
     [](const ValueView& masked, const ValueView& s) { return node_of(masked).inputs[1] == s.id; });
@@ -185,9 +198,8 @@ inline constexpr auto causal_bias =
       const std::optional<Tensor> bias = analysis::folded_bias(masked, s, true);
       return bias && analysis::hides_later_keys(*bias);
     });
-inline constexpr auto causal_cut =
-    rewrite::fact<"causal_cut">([](const ValueView& masked, const ValueView& s) {
-      const std::optional<Tensor> table = analysis::runtime_mask_table(masked, s);
+inline constexpr auto causal_cut = rewrite::fact<"causal_cut">(
+    [](const ValueView& masked, const ValueView& s, const std::optional<Tensor>& table) {
       const ir::Node& n = node_of(masked);
       return table && analysis::cut_hides_later_keys(*table, has_op(n, "Add"), n.inputs[1] == s.id);
     });
@@ -286,21 +298,21 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
     return named<'S'>(either(either(Div(product, s), commutative(Mul(product, s))), product));
   };
   auto masked = [&](const auto& scores) {
-    return named<'M'>(either(either(commutative(Add(scores, m)), op<"Where">(condition, scores, m)),
-                             op<"Where">(condition, m, scores)));
+    return named<'M'>(either(either(commutative(Add(scores, m)), Where(condition, scores, m)),
+                             Where(condition, m, scores)));
   };
   auto masked_by_where = [&](const auto& scores) {
-    return named<'M'>(either(op<"Where">(condition, scores, m), op<"Where">(condition, m, scores)));
+    return named<'M'>(either(Where(condition, scores, m), Where(condition, m, scores)));
   };
   // The additive mask Where(mask, 0, fill) or Where(mask, fill, 0), for a mask cut at run time.
   auto where_bias = [&](const auto& mask, const auto& scores) {
-    return choose(keeps_scores_where_true(mask, scores), op<"Where">(condition, fold(zero_bias(scores)), m),
-                  op<"Where">(condition, m, fold(zero_bias(scores))));
+    return choose(keeps_scores_where_true(mask, scores), Where(condition, fold(zero_bias(scores)), m),
+                  Where(condition, m, fold(zero_bias(scores))));
   };
   // W = MatMul(weights, v), the weights a Softmax, or torch's safe softmax around it (nan_guarded).
   auto weighted = [&](const auto& scores) {
     return named<'W'>(
-        MatMul(through<"safe_softmax", analysis::safe_softmax_guard>(op<"Softmax">(scores, attr<"axis"> = axis)), v));
+        MatMul(through<"safe_softmax", analysis::safe_softmax_guard>(Softmax(scores, attr<"axis"> = axis)), v));
   };
 
   // Q K^T: of Q, K split in heads (4-D, GPT-2's keys in (batch, sequence, heads, head_size) too), or 3-D.
@@ -318,8 +330,12 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   auto by_mask = weighted(mask);
   auto by_cut_mask = weighted(cut_mask);
   auto unmasked = weighted(scores);
-  auto scale = attention_scale(scores, q_k);
-  auto bias = attention_bias(mask, scores);
+  // What the conditions find and the replacements read again, kept (computed once per match).
+  auto scale = keep<'a'>(attention_scale(scores, q_k));
+  auto bias = keep<'b'>(attention_bias(mask, scores));
+  auto causal = keep<'c'>(causal_bias(mask, scores));
+  auto table = keep<'t'>(mask_table(mask, scores));
+  auto cut_table = keep<'t'>(mask_table(cut_mask, scores));
   auto factor = value_of(scale);
   auto fits_any = opset_fits && is_activation_float(q) && has_value(scale);
 
@@ -345,34 +361,33 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
               .to(rows_or_not(Write::heads(q, k, v, q_k, factor, per_query(where_bias(cut_mask, scores)),
                                            not_causal, nan_guarded(by_cut_mask)))));
     } else
-    return rule(name).priority(2).cases(
-        match(heads_merged(by_mask))
-            .when(is_last_axis(axis, mask) && fits &&
-                  (has_value(bias) || passes_as_bias(mask, m, scores) || runtime_bias(mask, scores) ||
-                   causal_bias(mask, scores)))
-            .to(rows_or_not(Write::heads(q, k, v, q_k, factor,
-                                         choose(has_value(bias), fold(value_of(bias)),
-                                                choose(runtime_bias(mask, scores), bias_4d(m), m)),
-                                         causal_bias(mask, scores) || causal_cut(mask, scores),
-                                         nan_guarded(by_mask)))),
-        match(heads_merged(by_cut_mask))
-            .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_mask, scores))
-            .to(rows_or_not(Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores),
-                                         causal_cut(cut_mask, scores), nan_guarded(by_cut_mask)))),
-        match(heads)
-            .when(is_last_axis(axis, scores) && fits)
-            .to(rows_or_not(Write::heads(q, k, v, q_k, factor))));
+      return rule(name).priority(2).cases(
+          match(heads_merged(by_mask))
+              .when(
+                  is_last_axis(axis, mask) && fits &&
+                  (has_value(bias) || passes_as_bias(mask, m, scores) || runtime_bias(mask, table) || causal))
+              .to(rows_or_not(Write::heads(q, k, v, q_k, factor,
+                                           choose(has_value(bias), fold(value_of(bias)),
+                                                  choose(runtime_bias(mask, table), bias_4d(m), m)),
+                                           causal || causal_cut(mask, scores, table), nan_guarded(by_mask)))),
+          match(heads_merged(by_cut_mask))
+              .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_table))
+              .to(rows_or_not(Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores),
+                                           causal_cut(cut_mask, scores, cut_table),
+                                           nan_guarded(by_cut_mask)))),
+          match(heads)
+              .when(is_last_axis(axis, scores) && fits)
+              .to(rows_or_not(Write::heads(q, k, v, q_k, factor))));
   } else {
     auto fits = fits_any && single_head_fits(q, k, v);
     return rule(name).priority(2).cases(
         match(by_mask)
-            .when(is_last_axis(axis, mask) && fits && (has_value(bias) || causal_bias(mask, scores)))
-            .to(Write::single(q, k, v, factor, fold(value_of(bias)), causal_bias(mask, scores),
-                              nan_guarded(by_mask))),
+            .when(is_last_axis(axis, mask) && fits && (has_value(bias) || causal))
+            .to(Write::single(q, k, v, factor, fold(value_of(bias)), causal, nan_guarded(by_mask))),
         match(by_cut_mask)
-            .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_mask, scores))
-            .to(Write::single(q, k, v, factor, where_bias(cut_mask, scores), causal_cut(cut_mask, scores),
-                              nan_guarded(by_cut_mask))),
+            .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_table))
+            .to(Write::single(q, k, v, factor, where_bias(cut_mask, scores),
+                              causal_cut(cut_mask, scores, cut_table), nan_guarded(by_cut_mask))),
         match(unmasked).when(is_last_axis(axis, scores) && fits).to(Write::single(q, k, v, factor)));
   }
 }
@@ -383,8 +398,8 @@ struct WriteOnnxAttention {
   static auto node(const Q& q, const K& k, const V& v, const Heads& heads, const KvHeads& kv_heads,
                    const Scale& scale, const More&... more) {
     using namespace rewrite::dsl;
-    return op<"Attention">(q, k, v, more..., attr<"q_num_heads"> = heads, attr<"kv_num_heads"> = kv_heads,
-                           attr<"scale"> = scale);
+    return Attention(q, k, v, more..., attr<"q_num_heads"> = heads, attr<"kv_num_heads"> = kv_heads,
+                     attr<"scale"> = scale);
   }
   template <class Q, class K, class V, class Heads, class KvHeads, class Scale, class Mask, class Causal>
   static auto masked(const Q& q, const K& k, const V& v, const Heads& heads, const KvHeads& kv_heads,
@@ -398,30 +413,31 @@ struct WriteOnnxAttention {
   template <class X>
   static auto unrepeated(const X& x) {
     using namespace rewrite::dsl;
-    return choose(repeats_3d(x), found(before_repeat(x)), merge_heads(found(before_repeat(x))));
+    auto before = found(before_repeat(x, kept_repeat(x)));
+    return choose(repeats_3d(kept_repeat(x)), before, merge_heads(before));
   }
   template <class K, class V, class QK>
   static auto key(const K& k, const V& v, const QK& q_k) {
     using namespace rewrite::dsl;
-    return choose(has_value(grouped_kv_heads(k, v, q_k)), unrepeated(k),
+    return choose(has_value(kv_groups(k, v, q_k)), unrepeated(k),
                   choose(keys_in_bsnh(q_k), Reshape(k, fold(merged_bsnh_shape(k))), merge_heads(k)));
   }
   template <class K, class V, class QK>
   static auto value(const K& k, const V& v, const QK& q_k) {
     using namespace rewrite::dsl;
-    return choose(has_value(grouped_kv_heads(k, v, q_k)), unrepeated(v), merge_heads(v));
+    return choose(has_value(kv_groups(k, v, q_k)), unrepeated(v), merge_heads(v));
   }
   template <class Q, class K, class V, class QK, class Scale>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
-    return node(merge_heads(q), key(k, v, q_k), value(k, v, q_k), heads_of(q), kv_heads_of(q, k, v, q_k),
-                scale);
+    return node(merge_heads(q), key(k, v, q_k), value(k, v, q_k), heads_of(q),
+                kv_heads_of(q, kv_groups(k, v, q_k)), scale);
   }
   // Attention gives fully masked rows 0 itself: `guarded` asks nothing more.
   template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal, class Guarded>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask& mask,
                     const Causal& causal, const Guarded&) {
-    return masked(merge_heads(q), key(k, v, q_k), value(k, v, q_k), heads_of(q), kv_heads_of(q, k, v, q_k),
-                  scale, mask, causal);
+    return masked(merge_heads(q), key(k, v, q_k), value(k, v, q_k), heads_of(q),
+                  kv_heads_of(q, kv_groups(k, v, q_k)), scale, mask, causal);
   }
   template <class Q, class K, class V, class Scale>
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale) {

@@ -96,13 +96,13 @@ rewrite::RulePtr packed_qkv_rule(const char* name) {
   Var<'h'> hidden_shape;
   auto packed = named<'P'>(Reshape(x, packed_shape, attr<"allowzero"> = 0));
   // The Split's other pieces, k and v, are read outside the match: they go with the attention's inputs.
-  auto unbound = named<'U'>(
-      shared(op<"Split">(Transpose(packed, attr<"perm"> = Perm{2, 0, 3, 1, 4}), etc, attr<"axis"> = 0)));
+  auto unbound =
+      named<'U'>(shared(Split(Transpose(packed, attr<"perm"> = Perm{2, 0, 3, 1, 4}), etc, attr<"axis"> = 0)));
   auto q = named<'Q'>(Squeeze(unbound, etc));
   auto merged_q = Reshape(Transpose(q, attr<"perm"> = analysis::heads_swap()), hidden_shape);
   auto attention = named<'R'>(op<Op, Domain>(merged_q, k, v, etc));
-  auto pieces = let<'S'>(outputs<3>(op<"Split">(Reshape(x, fold(detail::packed_rows_shape(packed_shape))),
-                                                fold(detail::packed_thirds(x)), attr<"axis"> = -1)));
+  auto pieces = let<'S'>(outputs<3>(Split(Reshape(x, fold(detail::packed_rows_shape(packed_shape))),
+                                          fold(detail::packed_thirds(x)), attr<"axis"> = -1)));
   return rule(name)
       .priority(2)
       .match(attention)

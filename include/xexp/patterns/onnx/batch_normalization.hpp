@@ -20,7 +20,7 @@ inline rewrite::RulePtr batch_normalization_rule() {
   Const<'m'> mean;
   Const<'v'> var;
   Float<'e'> epsilon;
-  auto bn = named<'n'>(op<"BatchNormalization">(x, scale, bias, mean, var, attr<"epsilon"> = epsilon));
+  auto bn = named<'n'>(BatchNormalization(x, scale, bias, mean, var, attr<"epsilon"> = epsilon));
   return rule("BatchNormalization")
       .match(bn)
       .when(epsilon == 0.0f && detail::inference_mode(bn) && all_equal(scale, 1.0) && all_zero(bias) &&

@@ -40,8 +40,8 @@ inline rewrite::RulePtr batch_normalization_training_rule() {
   Var<'m'> mean;
   Var<'v'> var;
   Float<'e'> epsilon;
-  auto bn = op<"BatchNormalization">(x, scale, bias, mean, var, attr<"epsilon"> = epsilon,
-                                     attr<"training_mode"> = 1);
+  auto bn =
+      BatchNormalization(x, scale, bias, mean, var, attr<"epsilon"> = epsilon, attr<"training_mode"> = 1);
   auto axes = detail::all_but_channels(x);
   auto centered = let<'d'>(Sub(x, ReduceMean(x, attr<"axes"> = axes, attr<"keepdims"> = 1)));
   auto variance = ReduceMean(Mul(centered, centered), attr<"axes"> = axes, attr<"keepdims"> = 1);

@@ -23,7 +23,7 @@ inline rewrite::RulePtr cast_like_rule() {
   Var<'x'> x;
   Var<'l'> like;
   return rule("CastLike")
-      .match(op<"CastLike">(x, like))
+      .match(CastLike(x, like))
       .when(detail::known_cast_target(like))
       .to(Cast(x, attr<"to"> = detail::element_type_of(like)));
 }

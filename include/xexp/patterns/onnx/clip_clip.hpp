@@ -31,13 +31,13 @@ inline rewrite::RulePtr clip_clip_rule() {
   Opt<'L'> lo_inner;
   Opt<'H'> hi_inner;
   // Clip(x, min, max), either bound omitted: an omitted one binds kNone and stays omitted when rebuilt.
-  auto inner = named<'i'>(op<"Clip">(x, lo_inner, hi_inner));
-  auto outer = named<'o'>(op<"Clip">(inner, lo, hi));
+  auto inner = named<'i'>(Clip(x, lo_inner, hi_inner));
+  auto outer = named<'o'>(Clip(inner, lo, hi));
   return rule("ClipClip")
       .priority(1)
       .match(outer)
       .when(detail::clips_merge(outer, inner))
-      .to(op<"Clip">(x, choose(present(lo), lo, lo_inner), choose(present(hi), hi, hi_inner)));
+      .to(Clip(x, choose(present(lo), lo, lo_inner), choose(present(hi), hi, hi_inner)));
 }
 
 }  // namespace xexp::patterns

@@ -22,28 +22,28 @@ inline std::vector<ir::ValueId> non_empty_parts(const ValueView& concat, int64_t
   }
   return kept;
 }
-inline constexpr auto drops_some_but_not_all =
-    rewrite::fact<"drops_some_but_not_all">([](const ValueView& concat, int64_t axis) {
-      const std::size_t kept = non_empty_parts(concat, axis).size();
-      return kept > 0 && kept < rewrite::node_of(concat).inputs.size();
+inline constexpr auto parts_not_empty = rewrite::fact<"parts_not_empty">(non_empty_parts);
+inline constexpr auto drops_some_but_not_all = rewrite::fact<"drops_some_but_not_all">(
+    [](const std::vector<ir::ValueId>& kept, const ValueView& concat) {
+      return !kept.empty() && kept.size() < rewrite::node_of(concat).inputs.size();
     });
+inline constexpr auto is_single =
+    rewrite::fact<"is_single">([](const std::vector<ir::ValueId>& kept) { return kept.size() == 1; });
+inline constexpr auto first_of =
+    rewrite::fact<"first_of">([](const std::vector<ir::ValueId>& kept) { return kept.front(); });
 }  // namespace detail
 
 inline rewrite::RulePtr concat_empty_rule() {
   using namespace rewrite::dsl;
   Int<'a'> axis;
   auto concat = named<'c'>(Concat(etc, attr<"axis"> = axis));
-  // A lambda: the new Concat has as many inputs as remain, which a node pattern cannot say.
-  auto without_empty = [](Rewriter& r, const ValueView& c, int64_t a) -> std::optional<ir::ValueId> {
-    std::vector<ir::ValueId> kept = detail::non_empty_parts(c, a);
-    if (kept.size() == 1) return kept[0];
-    return r.node(Symbol("Concat"), std::move(kept), {ir::Attribute::make_int(Symbol("axis"), a)});
-  };
+  auto kept = keep<'k'>(detail::parts_not_empty(concat, axis));
   return rule("ConcatEmpty")
       .priority(1)
       .match(concat)
-      .when(detail::drops_some_but_not_all(concat, axis))
-      .to(replace_with("concat_without_empty", without_empty, concat, axis));
+      .when(detail::drops_some_but_not_all(kept, concat))
+      .to(choose(detail::is_single(kept), found(detail::first_of(kept)),
+                 Concat(spread(kept), attr<"axis"> = axis)));
 }
 
 }  // namespace xexp::patterns

@@ -27,16 +27,11 @@ inline rewrite::RulePtr concat_gather_rule() {
   using namespace rewrite::dsl;
   Const<'i'> index;
   auto concat = named<'c'>(shared(Concat(etc)));
-  auto picked = detail::picked_part(concat, index);
+  auto picked = keep<'p'>(detail::picked_part(concat, index));
   return rule("ConcatGather")
-      .match(op<"Gather">(concat, index, attr<"axis"> = 0))
+      .match(Gather(concat, index, attr<"axis"> = 0))
       .when(picked != ir::kNone)
-      .to(replace_with(
-          "part",
-          [](Rewriter&, const ValueView& c, const Tensor& i) -> std::optional<ir::ValueId> {
-            return detail::picked_concat_part(c, i);
-          },
-          concat, index));
+      .to(found(picked));
 }
 
 }  // namespace xexp::patterns

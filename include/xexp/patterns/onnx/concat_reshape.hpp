@@ -44,11 +44,12 @@ inline rewrite::RulePtr concat_reshape_rule() {
   Var<'x'> x;
   auto concat = named<'c'>(shared(Concat(etc)));
   auto reshape = named<'r'>(Reshape(x, concat));
+  auto last = keep<'l'>(detail::last_shape_part(reshape, concat));
+  auto shape = keep<'s'>(detail::constant_shape(concat, last));
   return rule("ConcatReshape")
       .match(reshape)
-      .when(detail::last_shape_part(reshape, concat) >= 0)
-      .to(replace_with("reshape_with_minus_one", detail::reshape_with_minus_one_at(detail::last_shape_part),
-                       x, reshape, concat));
+      .when(last >= 0)
+      .to(detail::reshape_with_minus_one(x, concat, last, shape));
 }
 
 }  // namespace xexp::patterns

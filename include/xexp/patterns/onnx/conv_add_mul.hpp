@@ -59,7 +59,7 @@ inline rewrite::RulePtr conv_add_mul_rule() {
   Opt<'b'> b;
   Const<'c'> c;
   // rebuild: the Conv keeps its attributes (pads, strides, group, ...), only its weights change.
-  auto conv = named<'n'>(op<"Conv">(x, w, b));
+  auto conv = named<'n'>(Conv(x, w, b));
   auto fits = rank(w) >= 3 && conv_bias_folds(b, w) && detail::is_per_channel(c, w);
   return rule("ConvAddMul")
       .priority(1)

@@ -60,8 +60,8 @@ inline rewrite::RulePtr conv_batch_normalization_rule() {
   Const<'v'> var;
   Float<'e'> epsilon;
   // rebuild: the Conv keeps its attributes (pads, strides, group, ...), only its weights change.
-  auto conv = named<'n'>(op<"Conv">(x, w, b));
-  auto bn = named<'B'>(op<"BatchNormalization">(conv, scale, offset, mean, var, attr<"epsilon"> = epsilon));
+  auto conv = named<'n'>(Conv(x, w, b));
+  auto bn = named<'B'>(BatchNormalization(conv, scale, offset, mean, var, attr<"epsilon"> = epsilon));
   return rule("ConvBatchNormalization")
       .priority(1)
       .match(bn)

@@ -11,7 +11,7 @@ inline rewrite::RulePtr conv_bias_null_rule() {
   Const<'b'> b;
   // rebuild: the new Conv keeps every attribute of the old one, present or not (absent attributes
   // without a schema default would not match an attr<...> capture).
-  auto conv = named<'c'>(op<"Conv">(x, w, b));
+  auto conv = named<'c'>(Conv(x, w, b));
   return rule("ConvBiasNull").match(conv).when(all_zero(b)).to(rebuild(conv, x, w));
 }
 

@@ -22,7 +22,7 @@ inline constexpr auto dropout_is_identity = rewrite::fact<"dropout_is_identity">
 inline rewrite::RulePtr dropout_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  auto dropout = named<'d'>(op<"Dropout">(x, etc));  // ratio and training_mode are optional inputs
+  auto dropout = named<'d'>(Dropout(x, etc));  // ratio and training_mode are optional inputs
   return rule("Dropout").priority(1).match(dropout).when(detail::dropout_is_identity(dropout)).to(x);
 }
 

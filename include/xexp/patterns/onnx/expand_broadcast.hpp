@@ -68,7 +68,7 @@ inline rewrite::RulePtr expand_broadcast_rule() {
   Var<'z'> z;
   auto left = named<'o'>(op<kBroadcastBinary>(Expand(x, s), y));
   auto right = named<'o'>(op<kBroadcastBinary>(y, Expand(x, s)));
-  auto fill = named<'f'>(shared(op<"ConstantOfShape">(z)));
+  auto fill = named<'f'>(shared(ConstantOfShape(z)));
   auto fill_left = named<'o'>(op<kBroadcastBinary>(fill, y));
   auto fill_right = named<'o'>(op<kBroadcastBinary>(y, fill));
   auto scalar_fill = fold(detail::fill_scalar(fill));

@@ -56,12 +56,12 @@ inline Unbinding unbinding_gathers(const ValueView& root) {
     if (id == ir::kNone) return {};
   return out;
 }
-inline constexpr auto unbinds_the_axis = rewrite::fact<"unbinds_the_axis">(
-    [](const ValueView& root) { return !unbinding_gathers(root).by_index.empty(); });
+inline constexpr auto gathers_of = rewrite::fact<"gathers_of">(unbinding_gathers);
+inline constexpr auto unbinds_the_axis =
+    rewrite::fact<"unbinds_the_axis">([](const Unbinding& unbinding) { return !unbinding.by_index.empty(); });
 
-inline std::optional<ir::ValueId> split_and_squeeze(rewrite::Rewriter& r, const ValueView& root) {
-  const Unbinding unbinding = unbinding_gathers(root);
-  if (unbinding.by_index.empty()) return std::nullopt;
+inline std::optional<ir::ValueId> split_and_squeeze(rewrite::Rewriter& r, const ValueView& root,
+                                                    const Unbinding& unbinding) {
   const ir::NodeId root_id = root.value().producer;
   const ir::ValueId x = r.graph().node(root_id).inputs[0];
   const std::size_t dim = unbinding.by_index.size();
@@ -87,12 +87,14 @@ inline std::optional<ir::ValueId> split_and_squeeze(rewrite::Rewriter& r, const 
 inline rewrite::RulePtr gathers_split_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  auto root = named<'r'>(op<"Gather">(x, etc));
+  auto root = named<'r'>(Gather(x, etc));
+  auto gathers = keep<'u'>(detail::gathers_of(root));
+  // replace_with: the Split's outputs replace the other Gathers too, a list the DSL cannot replace.
   return rule("GathersSplit")
       .priority(1)
       .match(root)
-      .when(detail::unbinds_the_axis(root))
-      .to(replace_with("split", detail::split_and_squeeze, root));
+      .when(detail::unbinds_the_axis(gathers))
+      .to(replace_with("split", detail::split_and_squeeze, root, gathers));
 }
 
 }  // namespace xexp::patterns

@@ -14,8 +14,8 @@ inline rewrite::RulePtr gelu_rule() {
   // Gelu's type constraint is the normalizations' float types.
   auto fits = opset_at_least(20) && is_normalization_float(x);
   return rule("Gelu").cases(
-      match(computes(fn::gelu_tanh, x)).when(fits).to(op<"Gelu">(x, attr<"approximate"> = "tanh")),
-      match(computes(fn::gelu, x)).when(fits).to(op<"Gelu">(x, attr<"approximate"> = "none")));
+      match(computes(fn::gelu_tanh, x)).when(fits).to(Gelu(x, attr<"approximate"> = "tanh")),
+      match(computes(fn::gelu, x)).when(fits).to(Gelu(x, attr<"approximate"> = "none")));
 }
 
 }  // namespace xexp::patterns

@@ -64,7 +64,7 @@ inline rewrite::RulePtr gemm_batch_normalization_rule() {
   Float<'e'> epsilon;
   auto gemm = Gemm(a, b, c, attr<"alpha"> = alpha, attr<"beta"> = beta, attr<"transA"> = trans_a,
                    attr<"transB"> = trans_b);
-  auto bn = named<'N'>(op<"BatchNormalization">(gemm, scale, offset, mean, var, attr<"epsilon"> = epsilon));
+  auto bn = named<'N'>(BatchNormalization(gemm, scale, offset, mean, var, attr<"epsilon"> = epsilon));
   return rule("GemmBatchNormalization")
       .priority(1)
       .match(bn)

@@ -23,10 +23,10 @@ inline rewrite::RulePtr hard_swish_rule() {
       .priority(1)
       .cases(match(computes(fn::hard_swish, x))
                  .when(opset_at_least(14) && detail::is_hard_swish_float(x))
-                 .to(op<"HardSwish">(x)),
+                 .to(HardSwish(x)),
              match(computes(fn::hard_swish, x).at_least(3))
                  .when(opset_at_least(6) && detail::is_hard_swish_float(x))
-                 .to(Mul(x, op<"HardSigmoid">(x, attr<"alpha"> = 1.0f / 6.0f, attr<"beta"> = 0.5f))));
+                 .to(Mul(x, HardSigmoid(x, attr<"alpha"> = 1.0f / 6.0f, attr<"beta"> = 0.5f))));
 }
 
 }  // namespace xexp::patterns

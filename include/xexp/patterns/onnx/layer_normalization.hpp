@@ -43,14 +43,15 @@ rewrite::RulePtr layer_normalization_decomposition(const char* name, OpsetFits o
   Var<'x'> x;
   Ints<'a'> axes;
   Ints<'A'> axes2;
-  Var<'t'> two;
   Const<'e'> eps;
   auto d = named<'d'>(Sub(x, ReduceMean(x, attr<"axes"> = axes, attr<"keepdims"> = 1)));
-  auto square = named<'q'>(either(Pow(d, two), Mul(d, d)));
+  auto square = either(Pow(d, 2.0), Mul(d, d));
   auto variance = ReduceMean(square, attr<"axes"> = axes2, attr<"keepdims"> = 1);
   auto axis = trailing_axis(x, axes, axes2);
-  auto fits = opset_fits && axis >= 0 && is_normalization_float(x) && is_square(square);
-  auto divided = [&](const auto& root) { return either(Div(d, root), commutative(Mul(d, op<"Reciprocal">(root)))); };
+  auto fits = opset_fits && axis >= 0 && is_normalization_float(x);
+  auto divided = [&](const auto& root) {
+    return either(Div(d, root), commutative(Mul(d, Reciprocal(root))));
+  };
   auto normalized = [&](const auto& epsilon) {
     return LayerNormalization(x, fold(filled(x, axis, 1.0)), fold(filled(x, axis, 0.0)), attr<"axis"> = axis,
                               attr<"epsilon"> = epsilon, attr<"stash_type"> = 1);

@@ -14,7 +14,7 @@ inline rewrite::RulePtr leaky_relu_rule() {
   return rule("LeakyRelu")
       .match(computes(fn::leaky_relu, x, alpha))
       .when(opset_at_least(6))
-      .to(op<"LeakyRelu">(x, attr<"alpha"> = alpha));
+      .to(LeakyRelu(x, attr<"alpha"> = alpha));
 }
 
 }  // namespace xexp::patterns

@@ -14,7 +14,7 @@ inline rewrite::RulePtr masked_fill_to_bool_rule() {
   Var<'x'> x;
   Const<'a'> a;
   auto mask = named<'m'>(shared(Cast(x, attr<"to"> = ElemType::Bool)));
-  auto filled = named<'w'>(shared(op<"Where">(mask, a, x)));
+  auto filled = named<'w'>(shared(Where(mask, a, x)));
   return rule("MaskedFillToBool")
       .priority(1)
       .match(Cast(filled, attr<"to"> = ElemType::Bool))

@@ -33,7 +33,7 @@ inline rewrite::RulePtr matmul_batch_normalization_rule() {
   Const<'v'> var;
   Float<'e'> epsilon;
   auto bn =
-      named<'N'>(op<"BatchNormalization">(MatMul(a, b), scale, offset, mean, var, attr<"epsilon"> = epsilon));
+      named<'N'>(BatchNormalization(MatMul(a, b), scale, offset, mean, var, attr<"epsilon"> = epsilon));
   return rule("MatMulBatchNormalization")
       .priority(1)
       .match(bn)

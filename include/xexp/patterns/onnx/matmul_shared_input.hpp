@@ -92,12 +92,12 @@ inline SharedInputProducts shared_input_products(const ValueView& root) {
   if (out.readers.size() < 3) return {};
   return out;
 }
+inline constexpr auto products_reading = rewrite::fact<"products_reading">(shared_input_products);
 inline constexpr auto products_share_the_input = rewrite::fact<"products_share_the_input">(
-    [](const ValueView& root) { return !shared_input_products(root).readers.empty(); });
+    [](const SharedInputProducts& shared) { return !shared.readers.empty(); });
 
-inline std::optional<ir::ValueId> one_product_split(rewrite::Rewriter& r, const ValueView& root) {
-  const SharedInputProducts shared = shared_input_products(root);
-  if (shared.readers.empty()) return std::nullopt;
+inline std::optional<ir::ValueId> one_product_split(rewrite::Rewriter& r, const ValueView& root,
+                                                    const SharedInputProducts& shared) {
   std::vector<int64_t> columns;
   std::vector<const Tensor*> weights, biases;
   for (const Product& p : shared.products) {
@@ -124,11 +124,13 @@ inline rewrite::RulePtr matmul_shared_input_rule() {
   Var<'x'> x;
   Var<'w'> w;
   auto root = named<'r'>(either(MatMul(x, w), Gemm(x, w, etc)));
+  auto products = keep<'p'>(detail::products_reading(root));
+  // replace_with: the Split's outputs replace the other products too, a list the DSL cannot replace.
   return rule("MatMulSharedInput")
       .priority(4)
       .match(root)
-      .when(detail::products_share_the_input(root))
-      .to(replace_with("one_product_split", detail::one_product_split, root));
+      .when(detail::products_share_the_input(products))
+      .to(replace_with("one_product_split", detail::one_product_split, root, products));
 }
 
 }  // namespace xexp::patterns

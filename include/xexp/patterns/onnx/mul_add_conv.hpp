@@ -51,8 +51,8 @@ inline rewrite::RulePtr mul_add_conv_rule() {
   Const<'w'> w;
   Opt<'b'> b;
   auto scaled = commutative(Mul(x, s));
-  auto shifted_conv = named<'n'>(op<"Conv">(commutative(Add(scaled, t)), w, b));
-  auto scaled_conv = named<'n'>(op<"Conv">(scaled, w, b));
+  auto shifted_conv = named<'n'>(Conv(commutative(Add(scaled, t)), w, b));
+  auto scaled_conv = named<'n'>(Conv(scaled, w, b));
   auto fits = rank(w) >= 3 && conv_bias_folds(b, w) && detail::one_value_like(s, w);
   // rebuild: the Conv keeps its attributes (strides, group, ...), only its input and weights change.
   return rule("MulAddConv")

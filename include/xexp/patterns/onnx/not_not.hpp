@@ -7,7 +7,7 @@ namespace xexp::patterns {
 inline rewrite::RulePtr not_not_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  return rule("NotNot").priority(1).match(op<"Not">(shared(op<"Not">(x)))).to(x);
+  return rule("NotNot").priority(1).match(Not(shared(Not(x)))).to(x);
 }
 
 }  // namespace xexp::patterns

@@ -10,7 +10,7 @@ inline rewrite::RulePtr not_where_rule() {
   Var<'c'> c;
   Var<'a'> a;
   Var<'b'> b;
-  return rule("NotWhere").priority(1).match(op<"Where">(op<"Not">(c), a, b)).to(op<"Where">(c, b, a));
+  return rule("NotWhere").priority(1).match(Where(Not(c), a, b)).to(Where(c, b, a));
 }
 
 }  // namespace xexp::patterns

@@ -40,19 +40,25 @@ inline std::optional<int64_t> kept_axis(const ir::Graph& g, const ir::Node& n, i
   if (axis < 0) axis += rank;
   return axis >= 0 && axis < rank ? std::optional<int64_t>(axis) : std::nullopt;
 }
-// The partner of `root` (same X, same axis, the other op of the pair), when root comes first in the
-// execution order; kNone otherwise.
-inline ir::NodeId top_k_partner(const ValueView& root) {
+// What TopK takes from the pair: the partner's output (same X, same axis, the other op of the pair),
+// when root comes first in the execution order (kNone otherwise), the axis, largest, and which output
+// of TopK each of the two reads.
+struct TopKPair {
+  ir::ValueId partner = ir::kNone;
+  int64_t axis = 0, largest = 0;
+  bool root_is_reduce = false;
+};
+inline TopKPair top_k_pair(const ValueView& root) {
   const ir::Graph& g = *root.graph;
   const ir::NodeId root_id = root.value().producer;
   const ir::Node& n = g.node(root_id);
   const std::optional<ArgReducePair> pair = arg_reduce_pair(n.op_type);
   const ir::ValueId x = n.inputs[0];
   const std::optional<Shape>& shape = g.value(x).shape;
-  if (!pair || !shape) return ir::kNone;
+  if (!pair || !shape) return {};
   const auto rank = static_cast<int64_t>(shape->size());
   const std::optional<int64_t> axis = kept_axis(g, n, rank);
-  if (!axis) return ir::kNone;
+  if (!axis) return {};
   const Symbol wanted = n.op_type == pair->reduce ? pair->arg : pair->reduce;
   ir::NodeId partner = ir::kNone;
   for (const ir::Use& u : g.value(x).uses) {
@@ -63,41 +69,34 @@ inline ir::NodeId top_k_partner(const ValueView& root) {
       break;
     }
   }
-  return partner != ir::kNone && first_in_order(g, root_id, x, {partner}) ? partner : ir::kNone;
+  if (partner == ir::kNone || !first_in_order(g, root_id, x, {partner})) return {};
+  return {g.node(partner).outputs[0], *axis, pair->largest, n.op_type == pair->reduce};
 }
-inline constexpr auto has_later_partner = rewrite::fact<"has_later_partner">(
-    [](const ValueView& root) { return top_k_partner(root) != ir::kNone; });
-
-inline std::optional<ir::ValueId> fuse_into_top_k(rewrite::Rewriter& r, const ValueView& root) {
-  const ir::NodeId partner = top_k_partner(root);
-  if (partner == ir::kNone) return std::nullopt;
-  const ir::Graph& g = r.graph();
-  const ir::Node& n = g.node(root.value().producer);
-  const ir::ValueId x = n.inputs[0];
-  const int64_t axis = *kept_axis(g, n, static_cast<int64_t>(g.value(x).shape->size()));
-  const ArgReducePair pair = *arg_reduce_pair(n.op_type);
-  const bool root_is_reduce = n.op_type == pair.reduce;
-  const ir::ValueId partner_out = g.node(partner).outputs[0];
-  const ir::ValueId values = r.node(Symbol("TopK"), {x, r.initializer(int64_tensor({1}))},
-                                    {ir::Attribute::make_int(Symbol("axis"), axis),
-                                     ir::Attribute::make_int(Symbol("largest"), pair.largest),
-                                     ir::Attribute::make_int(Symbol("sorted"), 1)},
-                                    {}, 2);
-  const ir::ValueId indices = r.graph().node(r.graph().value(values).producer).outputs[1];
-  r.replace_later(partner_out, root_is_reduce ? indices : values);
-  return root_is_reduce ? values : indices;
-}
+inline constexpr auto top_k_pair_of = rewrite::fact<"top_k_pair_of">(top_k_pair);
+inline constexpr auto has_later_partner =
+    rewrite::fact<"has_later_partner">([](const TopKPair& p) { return p.partner != ir::kNone; });
+inline constexpr auto partner_of = rewrite::fact<"partner_of">([](const TopKPair& p) { return p.partner; });
+inline constexpr auto axis_of = rewrite::fact<"axis_of">([](const TopKPair& p) { return p.axis; });
+inline constexpr auto largest_of = rewrite::fact<"largest_of">([](const TopKPair& p) { return p.largest; });
+inline constexpr auto root_is_reduce =
+    rewrite::fact<"root_is_reduce">([](const TopKPair& p) { return p.root_is_reduce; });
 }  // namespace detail
 
 inline rewrite::RulePtr reduce_arg_top_k_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   auto root = named<'r'>(op<"ReduceMax|ReduceMin|ArgMax|ArgMin">(x, etc));
+  auto pair = keep<'p'>(detail::top_k_pair_of(root));
+  auto top_k = let<'k'>(outputs<2>(TopK(x, fold(int64_tensor({1})), attr<"axis"> = detail::axis_of(pair),
+                                        attr<"largest"> = detail::largest_of(pair), attr<"sorted"> = 1)));
+  // The reduction reads TopK's values, the arg node its indices; the partner's readers the other one.
   return rule("ReduceArgTopK")
       .priority(1)
       .match(root)
-      .when(opset_at_least(11) && detail::has_later_partner(root))
-      .to(replace_with("top_k", detail::fuse_into_top_k, root));
+      .when(opset_at_least(11) && detail::has_later_partner(pair))
+      .to(choose(detail::root_is_reduce(pair), top_k, output<1>(top_k)),
+          also(found(detail::partner_of(pair)),
+               choose(detail::root_is_reduce(pair), output<1>(top_k), top_k)));
 }
 
 }  // namespace xexp::patterns

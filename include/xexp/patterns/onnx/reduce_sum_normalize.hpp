@@ -25,7 +25,7 @@ inline rewrite::RulePtr reduce_sum_normalize_rule() {
   Var<'y'> y;
   Int<'b'> back;
   auto wide = named<'w'>(Cast(x));
-  auto sum = named<'r'>(op<"ReduceSum">(wide, etc));
+  auto sum = named<'r'>(ReduceSum(wide, etc));
   return rule("ReduceSumNormalize")
       .priority(1)
       .match(Cast(Sub(wide, commutative(Mul(sum, y))), attr<"to"> = back))

@@ -34,17 +34,16 @@ template <rewrite::FixedString Op, class OpsetFits>
 rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits opset_fits) {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  Var<'t'> two;
   Ints<'a'> axes;
   Var<'e'> eps;
   Var<'o'> one;
-  auto square = named<'q'>(either(Pow(x, two), Mul(x, x)));
+  auto square = either(Pow(x, 2.0), Mul(x, x));
   auto root = Sqrt(commutative(Add(ReduceMean(square, attr<"axes"> = axes, attr<"keepdims"> = 1), eps)));
-  auto fits = opset_fits && is_square(square) && is_scalar_constant(eps) && is_last_axis_only(axes, x) &&
-              is_normalization_float(x);
-  auto scale = choose(last_dim_static(x), fold(ones_over_last_axis(x)),
-                      op<"ConstantOfShape">(op<"Gather">(op<"Shape">(x), fold(int64_tensor({-1}))),
-                                            attr<"value"> = one_of_type(x)));
+  auto fits =
+      opset_fits && is_scalar_constant(eps) && is_last_axis_only(axes, x) && is_normalization_float(x);
+  auto scale = choose(
+      last_dim_static(x), fold(ones_over_last_axis(x)),
+      ConstantOfShape(Gather(op<"Shape">(x), fold(int64_tensor({-1}))), attr<"value"> = one_of_type(x)));
   auto normalized =
       op<Op>(x, scale, attr<"axis"> = -1, attr<"epsilon"> = scalar_float(eps), attr<"stash_type"> = 1);
   Var<'h'> half_x;
@@ -56,7 +55,7 @@ rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits ops
                          attr<"epsilon"> = epsilon, attr<"stash_type"> = 1);
   auto rule_with = [&](const auto&... more_cases) -> rewrite::RulePtr {
     return rule(name).priority(1).cases(
-        match(either(commutative(Mul(op<"Reciprocal">(root), x)), Div(x, root))).when(fits).to(normalized),
+        match(either(commutative(Mul(Reciprocal(root), x)), Div(x, root))).when(fits).to(normalized),
         match(commutative(Mul(Div(one, root), x)))
             .when(fits && is_scalar_constant(one) && scalar_float(one) == 1.0f)
             .to(normalized),
@@ -70,7 +69,7 @@ rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits ops
   if constexpr (Op.view() == "RMSNormalization") {
     return rule_with();
   } else {  // the Reciprocal read elsewhere becomes inv_std_var, float like x (stash_type 1)
-    auto inv_std = named<'r'>(shared(op<"Reciprocal">(root)));
+    auto inv_std = named<'r'>(shared(Reciprocal(root)));
     auto with_inv_std = let<'n'>(outputs<2>(normalized));
     return rule_with(match(commutative(Mul(inv_std, x)))
                          .when(fits && dtype(x) == kFloat)

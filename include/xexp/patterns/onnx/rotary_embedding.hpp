@@ -247,13 +247,17 @@ inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, cons
   return out;
 }
 
+// cos or sin read as a cache for x (batch, heads, seq, head_size), where they are either kind above. Kept
+// by the rule: its conditions and its replacement read the same analysis.
 inline std::optional<RotaryCache> rotary_cache(const ValueView& c, const ValueView& x) {
-  if (c.elem() != x.elem()) return std::nullopt;
+  if (!x.shape() || x.shape()->size() != 4 || !x.shape()->back().is_static() || c.elem() != x.elem())
+    return std::nullopt;
   if (const Tensor* t = c.constant()) return constant_rotary_cache(*t, x);
   if (std::optional<RotaryCache> gathered = gathered_rotary_cache(c, x)) return gathered;
   if (std::optional<RotaryCache> cut = cut_rotary_cache(c, x)) return cut;
   return computed_rotary_cache(c, x);
 }
+inline constexpr auto rotary_cache_of = rewrite::fact<"rotary_cache_of">(rotary_cache);
 
 // The cache input of RotaryEmbedding: the first halves of the table rows, or the computed rows.
 inline ir::ValueId build_cache(rewrite::Rewriter& r, const RotaryCache& c, int64_t head_size) {
@@ -264,12 +268,11 @@ inline ir::ValueId build_cache(rewrite::Rewriter& r, const RotaryCache& c, int64
   return r.node(Symbol("Reshape"), {rows, r.initializer(int64_tensor({-1, head_size / 2}))});
 }
 
-// cos and sin read as caches by the same positions (x is checked by is_rotate_half first).
-inline constexpr auto has_rotary_caches =
-    rewrite::fact<"has_rotary_caches">([](const ValueView& x, const ValueView& cos, const ValueView& sin) {
+// cos and sin read as caches (rotary_cache_of) by the same positions.
+inline constexpr auto has_rotary_caches = rewrite::fact<"has_rotary_caches">(
+    [](const ValueView& x, const std::optional<RotaryCache>& c, const std::optional<RotaryCache>& s) {
       const ElemType t = x.elem();
       if (t != ElemType::Float && t != ElemType::Float16) return false;  // ONNX Runtime's CPU kernels
-      const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
       return c && s && c->positions == s->positions && c->positions_batch == s->positions_batch &&
              c->rows.dims() == s->rows.dims() && c->angles == s->angles &&
              c->counted_at_run_time == s->counted_at_run_time &&
@@ -341,18 +344,16 @@ inline std::optional<ir::ValueId> rotary_positions(rewrite::Rewriter& r, const V
 // sequence, whose ids rotary_positions writes. Decided when matching, not by the build declining, so
 // that the onnxruntime set's rule, which has the offset form, gets the match.
 inline constexpr auto has_onnx_positions =
-    rewrite::fact<"has_onnx_positions">([](const ValueView& x, const ValueView& cos) {
-      if (!x.shape() || x.shape()->size() != 4 || !x.shape()->back().is_static()) return false;
-      const std::optional<RotaryCache> c = rotary_cache(cos, x);
+    rewrite::fact<"has_onnx_positions">([](const ValueView& x, const std::optional<RotaryCache>& c) {
+      if (!c) return false;  // x is (batch, heads, seq, head_size) where there is a cache
       const Shape& xs = *x.shape();
       return c && (c->positions != ir::kNone || c->counted_at_run_time || c->fixed_positions.rank() == 2 ||
                    (xs[0].is_static() && xs[2].is_static()));
     });
 
 inline std::optional<ir::ValueId> build_onnx_rotary(rewrite::Rewriter& r, const ValueView& x,
-                                                    const ValueView& cos, const ValueView& sin) {
-  const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
-  if (!c || !s) return std::nullopt;
+                                                    const std::optional<RotaryCache>& c,
+                                                    const std::optional<RotaryCache>& s) {
   const std::optional<ir::ValueId> positions = rotary_positions(r, x, *c, false);
   if (!positions) return std::nullopt;
   const int64_t head_size = x.shape()->back().value();
@@ -361,9 +362,11 @@ inline std::optional<ir::ValueId> build_onnx_rotary(rewrite::Rewriter& r, const 
                 {ir::Attribute::make_int(Symbol("interleaved"), 0)});
 }
 
-// The rule `name`: the rotate-half form, where `opset_fits` holds, replaced by `build`'s RotaryEmbedding.
-template <class OpsetFits, class Build>
-rewrite::RulePtr rotate_half_rule(const char* name, OpsetFits opset_fits, Build build) {
+// The rule `name`: the rotate-half form, where `fits(x, cos cache)` holds, replaced by `build`'s
+// RotaryEmbedding. The caches of cos and sin are analysed once per match: kept for the conditions and
+// `build`.
+template <class Fits, class Build>
+rewrite::RulePtr rotate_half_rule(const char* name, Fits fits, Build build) {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'c'> cos;
@@ -371,23 +374,27 @@ rewrite::RulePtr rotate_half_rule(const char* name, OpsetFits opset_fits, Build 
   Var<'f'> first;
   Var<'S'> second;
   Int<'a'> axis;
-  auto rotated = Concat(op<"Neg">(second), first, attr<"axis"> = axis);
+  auto rotated = Concat(Neg(second), first, attr<"axis"> = axis);
+  auto cos_cache = keep<'C'>(rotary_cache_of(cos, x));
+  auto sin_cache = keep<'S'>(rotary_cache_of(sin, x));
+  // replace_with: the caches and position ids are built by kind of cache, more than choose can say.
   return rule(name)
       .priority(1)
       .match(commutative(Add(commutative(Mul(x, cos)), commutative(Mul(rotated, sin)))))
-      .when(opset_fits && is_rotate_half(x, first, second) && is_last_axis(axis, x) &&
-            has_rotary_caches(x, cos, sin))
-      .to(replace_with("rotary_embedding", build, x, cos, sin));
+      .when(fits(x, cos_cache) && is_rotate_half(x, first, second) && is_last_axis(axis, x) &&
+            has_rotary_caches(x, cos_cache, sin_cache))
+      .to(replace_with("rotary_embedding", build, x, cos_cache, sin_cache));
 }
 
 }  // namespace detail
 
 inline rewrite::RulePtr rotary_embedding_rule() {
-  rewrite::Var<'x'> x;
-  rewrite::Var<'c'> cos;
-  return detail::rotate_half_rule("RotaryEmbedding",
-                                  rewrite::opset_at_least(23) && detail::has_onnx_positions(x, cos),
-                                  detail::build_onnx_rotary);
+  return detail::rotate_half_rule(
+      "RotaryEmbedding",
+      [](auto x, auto cos_cache) {
+        return rewrite::opset_at_least(23) && detail::has_onnx_positions(x, cos_cache);
+      },
+      detail::build_onnx_rotary);
 }
 
 }  // namespace xexp::patterns

@@ -2,6 +2,7 @@
 // SequenceConstructAt: SequenceAt(SequenceConstruct(x0, ..., xn-1), i) with a constant i is x_i: the
 // sequence, built only to be taken apart again (a tuple through an exporter), goes with its last reader.
 #include <optional>
+#include <vector>
 
 #include "xexp/patterns/facts.hpp"
 
@@ -24,17 +25,13 @@ inline constexpr auto element_at = rewrite::fact<"element_at">(constructed_eleme
 inline rewrite::RulePtr sequence_construct_at_rule() {
   using namespace rewrite::dsl;
   Const<'i'> index;
-  auto sequence = named<'q'>(shared(op<"SequenceConstruct">(etc)));
+  auto sequence = named<'q'>(shared(SequenceConstruct(etc)));
+  auto element = keep<'e'>(detail::element_at(sequence, index));
   return rule("SequenceConstructAt")
       .priority(1)
-      .match(op<"SequenceAt">(sequence, index))
-      .when(detail::element_at(sequence, index) != ir::kNone)
-      .to(replace_with(
-          "element",
-          [](rewrite::Rewriter&, const ValueView& s, const Tensor& i) -> std::optional<ir::ValueId> {
-            return detail::constructed_element(s, i);
-          },
-          sequence, index));
+      .match(SequenceAt(sequence, index))
+      .when(element != ir::kNone)
+      .to(found(element));
 }
 
 }  // namespace xexp::patterns

@@ -3,9 +3,6 @@
 // Concat(x0, ..., xn-1, axis): exporters write torch.cat this way (onnxscript's aten_cat), and a sequence
 // built only to be concatenated is two nodes for one. The SequenceConstruct goes with its last reader.
 // With new_axis 1 (torch.stack) the Concat would need an Unsqueeze per input: more nodes, left alone.
-#include <optional>
-#include <vector>
-
 #include "xexp/patterns/facts.hpp"
 
 namespace xexp::patterns {
@@ -13,16 +10,11 @@ namespace xexp::patterns {
 inline rewrite::RulePtr sequence_construct_concat_rule() {
   using namespace rewrite::dsl;
   Int<'a'> axis;
-  auto sequence = named<'q'>(shared(op<"SequenceConstruct">(etc)));
-  // A lambda: the Concat has as many inputs as the sequence, which a node pattern cannot say.
-  auto concat = [](Rewriter& r, const ValueView& s, int64_t a) -> std::optional<ir::ValueId> {
-    std::vector<ir::ValueId> parts = rewrite::node_of(s).inputs;
-    return r.node(Symbol("Concat"), std::move(parts), {ir::Attribute::make_int(Symbol("axis"), a)});
-  };
+  auto sequence = named<'q'>(shared(SequenceConstruct(etc)));
   return rule("SequenceConstructConcat")
       .priority(1)
-      .match(op<"ConcatFromSequence">(sequence, attr<"axis"> = axis, attr<"new_axis"> = 0))
-      .to(replace_with("concat", concat, sequence, axis));
+      .match(ConcatFromSequence(sequence, attr<"axis"> = axis, attr<"new_axis"> = 0))
+      .to(Concat(spread(inputs_of(sequence)), attr<"axis"> = axis));
 }
 
 }  // namespace xexp::patterns

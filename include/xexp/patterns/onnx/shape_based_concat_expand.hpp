@@ -34,9 +34,17 @@ inline std::optional<std::size_t> only_changing_part(const ValueView& x, const V
       return changing;
   return std::nullopt;
 }
+inline constexpr auto changing_part = rewrite::fact<"changing_part">(only_changing_part);
 inline constexpr auto has_one_changing_part = rewrite::fact<"has_one_changing_part">(
-    [](const ValueView& x, const ValueView& expand, const ValueView& concat) {
-      return only_changing_part(x, expand, concat).has_value();
+    [](const std::optional<std::size_t>& changing) { return changing.has_value(); });
+// The Concat's parts, each but the changing one replaced by the constant 1.
+inline constexpr auto ones_but =
+    rewrite::fact<"ones_but">([](const ValueView& concat, const std::optional<std::size_t>& changing) {
+      const std::vector<ir::ValueId>& inputs = rewrite::node_of(concat).inputs;
+      std::vector<rewrite::Part> parts;
+      for (std::size_t k = 0; k < inputs.size(); ++k)
+        parts.emplace_back(k == *changing ? rewrite::Part(inputs[k]) : rewrite::Part(int64_tensor({1})));
+      return parts;
     });
 }  // namespace detail
 
@@ -45,23 +53,12 @@ inline rewrite::RulePtr shape_based_concat_expand_rule() {
   Var<'x'> x;
   auto concat = named<'c'>(Concat(etc));
   auto expand = named<'e'>(Expand(x, concat));
-  // A lambda: the new Concat has as many inputs as the old one, which a node pattern cannot say.
-  auto ones_but_changing = [](Rewriter& r, const ValueView& x, const ValueView& e,
-                              const ValueView& c) -> std::optional<ir::ValueId> {
-    const std::size_t changing = *detail::only_changing_part(x, e, c);
-    std::vector<ir::ValueId> parts = rewrite::node_of(c).inputs;
-    const ir::ValueId one = r.initializer(int64_tensor({1}));
-    for (std::size_t k = 0; k < parts.size(); ++k)
-      if (k != changing) parts[k] = one;
-    const ir::ValueId shape =
-        r.node(Symbol("Concat"), std::move(parts), {ir::Attribute::make_int(Symbol("axis"), 0)});
-    return r.node(Symbol("Expand"), {x.id, shape});
-  };
+  auto changing = keep<'k'>(detail::changing_part(x, expand, concat));
   return rule("ShapeBasedConcatExpand")
       .priority(1)
       .match(expand)
-      .when(detail::has_one_changing_part(x, expand, concat))
-      .to(replace_with("ones_but_changing", ones_but_changing, x, expand, concat));
+      .when(detail::has_one_changing_part(changing))
+      .to(Expand(x, Concat(spread(detail::ones_but(concat, changing)), attr<"axis"> = 0)));
 }
 
 }  // namespace xexp::patterns

@@ -23,9 +23,9 @@ inline rewrite::RulePtr shape_based_expand_broadcast_rule() {
       .cases(one_case(named<'o'>(op<kBroadcastBinary>(Expand(x, s), Expand(y, t))), x, y),
              one_case(named<'o'>(op<kBroadcastBinary>(Expand(x, s), y)), x, y),
              one_case(named<'o'>(op<kBroadcastBinary>(x, Expand(y, t))), x, y),
-             one_case(named<'o'>(op<"Where">(Expand(x, s), y, z)), x, y, z),
-             one_case(named<'o'>(op<"Where">(x, Expand(y, s), z)), x, y, z),
-             one_case(named<'o'>(op<"Where">(x, y, Expand(z, s))), x, y, z));
+             one_case(named<'o'>(Where(Expand(x, s), y, z)), x, y, z),
+             one_case(named<'o'>(Where(x, Expand(y, s), z)), x, y, z),
+             one_case(named<'o'>(Where(x, y, Expand(z, s))), x, y, z));
 }
 
 }  // namespace xexp::patterns

@@ -16,17 +16,14 @@ inline rewrite::RulePtr shape_based_expand_cast_where_swap_rule() {
   Int<'t'> to;
   auto expand = named<'e'>(Expand(x, s));
   auto mask = Cast(expand, attr<"to"> = to);
-  auto then_x = named<'w'>(op<"Where">(mask, expand, c));
-  auto else_x = named<'w'>(op<"Where">(mask, c, expand));
+  auto then_x = named<'w'>(Where(mask, expand, c));
+  auto else_x = named<'w'>(Where(mask, c, expand));
   auto x_mask = Cast(x, attr<"to"> = to);
   return rule("ShapeBasedExpandCastWhereSwap")
       .priority(1)
-      .cases(match(then_x)
-                 .when(detail::broadcast_is_smaller(x, c, then_x))
-                 .to(Expand(op<"Where">(x_mask, x, c), s)),
-             match(else_x)
-                 .when(detail::broadcast_is_smaller(x, c, else_x))
-                 .to(Expand(op<"Where">(x_mask, c, x), s)));
+      .cases(
+          match(then_x).when(detail::broadcast_is_smaller(x, c, then_x)).to(Expand(Where(x_mask, x, c), s)),
+          match(else_x).when(detail::broadcast_is_smaller(x, c, else_x)).to(Expand(Where(x_mask, c, x), s)));
 }
 
 }  // namespace xexp::patterns

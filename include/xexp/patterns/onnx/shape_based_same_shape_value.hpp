@@ -53,17 +53,8 @@ inline constexpr auto same_shape_value_input =
 inline rewrite::RulePtr shape_based_same_shape_value_rule() {
   using namespace rewrite::dsl;
   auto computed = named<'o'>(op<detail::kShapeValueOps>(etc));
-  auto same = detail::same_shape_value_input(computed);
-  // replace_with: the replacement is an existing value the fact found, which no pattern names.
-  return rule("ShapeBasedSameShapeValue")
-      .match(computed)
-      .when(same != ir::kNone)
-      .to(replace_with(
-          "same_shape_value_input",
-          [](Rewriter&, const ValueView& o) -> std::optional<ir::ValueId> {
-            return detail::same_shape_value_input.f(o);
-          },
-          computed));
+  auto same = keep<'s'>(detail::same_shape_value_input(computed));
+  return rule("ShapeBasedSameShapeValue").match(computed).when(same != ir::kNone).to(found(same));
 }
 
 }  // namespace xexp::patterns

@@ -51,12 +51,12 @@ inline Tiling tiling_slices(const ValueView& root) {
   if (next != dim) return {};
   return out;
 }
-inline constexpr auto tiles_the_axis = rewrite::fact<"tiles_the_axis">(
-    [](const ValueView& root) { return !tiling_slices(root).pieces.empty(); });
+inline constexpr auto slices_of = rewrite::fact<"slices_of">(tiling_slices);
+inline constexpr auto tiles_the_axis =
+    rewrite::fact<"tiles_the_axis">([](const Tiling& tiling) { return !tiling.pieces.empty(); });
 
-inline std::optional<ir::ValueId> split_into_pieces(rewrite::Rewriter& r, const ValueView& root) {
-  const Tiling tiling = tiling_slices(root);
-  if (tiling.pieces.empty()) return std::nullopt;
+inline std::optional<ir::ValueId> split_into_pieces(rewrite::Rewriter& r, const ValueView& root,
+                                                    const Tiling& tiling) {
   const ir::NodeId root_id = root.value().producer;
   const ir::ValueId x = r.graph().node(root_id).inputs[0];
   std::vector<int64_t> sizes;
@@ -76,11 +76,13 @@ inline rewrite::RulePtr slices_split_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   auto root = named<'r'>(Slice(x, etc));
+  auto slices = keep<'t'>(detail::slices_of(root));
+  // replace_with: the Split's outputs replace the other Slices too, a list the DSL cannot replace.
   return rule("SlicesSplit")
       .priority(1)
       .match(root)
-      .when(opset_at_least(10) && detail::tiles_the_axis(root))
-      .to(replace_with("split", detail::split_into_pieces, root));
+      .when(opset_at_least(10) && detail::tiles_the_axis(slices))
+      .to(replace_with("split", detail::split_into_pieces, root, slices));
 }
 
 }  // namespace xexp::patterns

@@ -29,21 +29,21 @@ inline rewrite::RulePtr softmax_cross_entropy_loss_cast_rule() {
   Const<'u'> unsqueezed;
   Const<'S'> squeezed;
   Int<'b'> back;
-  auto kept = named<'k'>(op<"Not">(commutative(op<"Equal">(target, ignored))));
+  auto kept = named<'k'>(Not(commutative(Equal(target, ignored))));
   auto picked =
-      op<"GatherElements">(op<"LogSoftmax">(x, attr<"axis"> = 1),
-                           Unsqueeze(op<"Where">(kept, target, safe), unsqueezed), attr<"axis"> = 1);
-  auto losses = op<"Where">(kept, op<"Neg">(Squeeze(picked, squeezed)), zero);
+      GatherElements(LogSoftmax(x, attr<"axis"> = 1),
+                           Unsqueeze(Where(kept, target, safe), unsqueezed), attr<"axis"> = 1);
+  auto losses = Where(kept, Neg(Squeeze(picked, squeezed)), zero);
   auto summed = [](const auto& v) {
-    return op<"ReduceSum">(v, attr<"keepdims"> = 0, attr<"noop_with_empty_axes"> = 0);
+    return ReduceSum(v, attr<"keepdims"> = 0, attr<"noop_with_empty_axes"> = 0);
   };
   auto count = either(Cast(summed(Cast(kept))), summed(Cast(kept)));
   auto wide = named<'w'>(Cast(losses));
   auto fits = opset_at_least(13) && is_cpu_float(x) && is_integer(target) && is_scalar(ignored) &&
               is_scalar(safe) && is_scalar(zero) && all_zero(zero) && scalar_is(unsqueezed, 1.0) &&
               scalar_is(squeezed, 1.0);
-  auto fused = op<"SoftmaxCrossEntropyLoss">(x, target, attr<"ignore_index"> = detail::scalar_int(ignored),
-                                             attr<"reduction"> = "mean");
+  auto fused = SoftmaxCrossEntropyLoss(x, target, attr<"ignore_index"> = detail::scalar_int(ignored),
+                                       attr<"reduction"> = "mean");
   return rule("SoftmaxCrossEntropyLossCast")
       .cases(match(Div(Cast(summed(wide), attr<"to"> = back), count))
                  .when(fits && dtype(x) == back && is_normalization_float(wide))

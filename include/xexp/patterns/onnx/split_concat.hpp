@@ -23,7 +23,7 @@ inline rewrite::RulePtr split_concat_rule() {
   Int<'C'> concat_axis;
   Int<'S'> split_axis;
   // etc: a Concat has any number of inputs, a Split an optional `split` input.
-  auto split = named<'s'>(op<"Split">(x, etc, attr<"axis"> = split_axis));
+  auto split = named<'s'>(Split(x, etc, attr<"axis"> = split_axis));
   auto concat = named<'c'>(Concat(split, etc, attr<"axis"> = concat_axis));
   return rule("SplitConcat")
       .priority(1)

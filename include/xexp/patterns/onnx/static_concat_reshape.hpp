@@ -18,30 +18,41 @@ inline bool reshape_allows_zero(const ValueView& reshape) {
 inline bool is_one_element_int64(const ir::Value& v) {
   return v.elem == ElemType::Int64 && v.shape && v.shape->size() == 1 && (*v.shape)[0] == Dim(1);
 }
-// Builds Reshape(x, parts with part `unknown` replaced by -1): a constant shape when every other part is
-// constant, else a new Concat.
-inline ir::ValueId reshape_with_minus_one(rewrite::Rewriter& r, ir::ValueId x, std::vector<ir::ValueId> parts,
-                                          std::size_t unknown) {
-  const ir::Graph& g = r.graph();
+// The shape Concat(parts) with part `unknown` replaced by -1, as one constant when every other part is
+// constant (kept by the rules: tested, then folded).
+inline std::optional<Tensor> constant_shape_with_minus_one(const ValueView& concat, int64_t unknown) {
+  const std::vector<ir::ValueId>& parts = rewrite::node_of(concat).inputs;
   std::vector<int64_t> values;
-  bool all_constant = true;
-  for (std::size_t k = 0; k < parts.size() && all_constant; ++k) {
-    if (k == unknown) {
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    if (static_cast<int64_t>(k) == unknown) {
       values.push_back(-1);
       continue;
     }
-    std::optional<std::vector<int64_t>> part = int_constant(g, parts[k]);
-    if (part) values.insert(values.end(), part->begin(), part->end());
-    all_constant = part.has_value();
+    std::optional<std::vector<int64_t>> part = int_constant(*concat.graph, parts[k]);
+    if (!part) return std::nullopt;
+    values.insert(values.end(), part->begin(), part->end());
   }
-  ir::ValueId shape;
-  if (all_constant) {
-    shape = r.initializer(Tensor::from<int64_t>({static_cast<int64_t>(values.size())}, values));
-  } else {
-    parts[unknown] = r.initializer(Tensor::from<int64_t>({1}, {-1}));
-    shape = r.node(Symbol("Concat"), std::move(parts), {ir::Attribute::make_int("axis", 0)});
-  }
-  return r.node(Symbol("Reshape"), {x, shape});
+  return Tensor::from<int64_t>({static_cast<int64_t>(values.size())}, values);
+}
+inline constexpr auto constant_shape = rewrite::fact<"constant_shape">(constant_shape_with_minus_one);
+inline constexpr auto is_known =
+    rewrite::fact<"is_known">([](const std::optional<Tensor>& shape) { return shape.has_value(); });
+inline constexpr auto known =
+    rewrite::fact<"known">([](const std::optional<Tensor>& shape) { return *shape; });
+// The parts of the Concat with part `unknown` replaced by a new constant -1.
+inline constexpr auto minus_one_parts =
+    rewrite::fact<"minus_one_parts">([](const ValueView& concat, int64_t unknown) {
+      const std::vector<ir::ValueId>& inputs = rewrite::node_of(concat).inputs;
+      std::vector<rewrite::Part> parts(inputs.begin(), inputs.end());
+      parts[static_cast<std::size_t>(unknown)] = Tensor::from<int64_t>({1}, {-1});
+      return parts;
+    });
+// Reshape(x, Concat(parts)) with the part `unknown` (kept by the rule) replaced by -1: a constant shape
+// when every other part is constant, else a new Concat.
+auto reshape_with_minus_one(const auto& x, const auto& concat, const auto& unknown, const auto& shape) {
+  using namespace rewrite::dsl;
+  return Reshape(x, choose(is_known(shape), fold(known(shape)),
+                           Concat(spread(minus_one_parts(concat, unknown)), attr<"axis"> = 0)));
 }
 // The index of the only non-constant part, or -1 (several, none, a -1 among the constants, allowzero).
 inline constexpr auto only_unknown_part =
@@ -59,15 +70,6 @@ inline constexpr auto only_unknown_part =
       }
       return unknown;
     });
-// Reshape(x, Concat(parts)) with part `which` (a fact on the reshape and the concat) replaced by -1.
-template <class Which>
-auto reshape_with_minus_one_at(Which which) {
-  return [which](rewrite::Rewriter& r, const ValueView& x, const ValueView& reshape,
-                 const ValueView& concat) -> std::optional<ir::ValueId> {
-    return reshape_with_minus_one(r, x.id, rewrite::node_of(concat).inputs,
-                                  static_cast<std::size_t>(which.f(reshape, concat)));
-  };
-}
 }  // namespace detail
 
 inline rewrite::RulePtr static_concat_reshape_rule() {
@@ -75,11 +77,12 @@ inline rewrite::RulePtr static_concat_reshape_rule() {
   Var<'x'> x;
   auto concat = named<'c'>(shared(Concat(etc)));
   auto reshape = named<'r'>(Reshape(x, concat));  // named: the facts read its allowzero attribute
+  auto unknown = keep<'u'>(detail::only_unknown_part(reshape, concat));
+  auto shape = keep<'s'>(detail::constant_shape(concat, unknown));
   return rule("StaticConcatReshape")
       .match(reshape)
-      .when(detail::only_unknown_part(reshape, concat) >= 0)
-      .to(replace_with("reshape_with_minus_one", detail::reshape_with_minus_one_at(detail::only_unknown_part),
-                       x, reshape, concat));
+      .when(unknown >= 0)
+      .to(detail::reshape_with_minus_one(x, concat, unknown, shape));
 }
 
 }  // namespace xexp::patterns

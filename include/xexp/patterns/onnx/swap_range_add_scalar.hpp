@@ -16,9 +16,9 @@ inline rewrite::RulePtr swap_range_add_scalar_rule() {
   auto scalar = let<'q'>(choose(rank(plus) == 1, Squeeze(plus, fold(int64_tensor({0}))), plus));
   return rule("SwapRangeAddScalar")
       .priority(1)
-      .match(commutative(Add(op<"Range">(start, limit, delta), plus)))
+      .match(commutative(Add(Range(start, limit, delta), plus)))
       .when(is_scalar(plus) && is_integer(plus) && dtype(plus) == dtype(start))
-      .to(op<"Range">(Add(start, scalar), Add(limit, scalar), delta));
+      .to(Range(Add(start, scalar), Add(limit, scalar), delta));
 }
 
 }  // namespace xexp::patterns

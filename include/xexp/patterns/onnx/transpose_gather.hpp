@@ -33,9 +33,9 @@ inline rewrite::RulePtr transpose_gather_rule() {
   Int<'a'> axis;
   auto input_axis = detail::gathered_input_axis(perm, axis);
   return rule("TransposeGather")
-      .match(op<"Gather">(Transpose(x, attr<"perm"> = perm), index, attr<"axis"> = axis))
+      .match(Gather(Transpose(x, attr<"perm"> = perm), index, attr<"axis"> = axis))
       .when(rank(index) == 0 && input_axis >= 0)
-      .to(op<"Gather">(x, index, attr<"axis"> = input_axis));
+      .to(Gather(x, index, attr<"axis"> = input_axis));
 }
 
 }  // namespace xexp::patterns

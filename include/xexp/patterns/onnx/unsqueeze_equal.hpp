@@ -33,21 +33,13 @@ inline rewrite::RulePtr unsqueeze_equal_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'c'> c;
-  auto root = named<'r'>(Unsqueeze(op<"Equal">(x, c), etc));
+  auto root = named<'r'>(Unsqueeze(Equal(x, c), etc));
+  auto twin = keep<'t'>(detail::twin_unsqueeze(root, x));
   return rule("UnsqueezeEqual")
       .priority(1)
       .match(root)
-      .when(is_constant(c) && is_scalar(c) && rank(x) >= rank(c) &&
-            detail::twin_unsqueeze(root, x) != ir::kNone)
-      .to(replace_with(
-          "equal_on_twin",
-          [](rewrite::Rewriter& r, const ValueView& u, const ValueView& v,
-             const ValueView& scalar) -> std::optional<ir::ValueId> {
-            const ir::ValueId twin = detail::earlier_twin_unsqueeze(u, v);
-            if (twin == ir::kNone) return std::nullopt;
-            return r.node(Symbol("Equal"), {twin, scalar.id});
-          },
-          root, x, c));
+      .when(is_constant(c) && is_scalar(c) && rank(x) >= rank(c) && twin != ir::kNone)
+      .to(Equal(found(twin), c));
 }
 
 }  // namespace xexp::patterns

@@ -32,7 +32,7 @@ inline rewrite::RulePtr unsqueeze_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Const<'s'> shape;
-  auto unsqueeze = op<"Unsqueeze">(x, etc);  // with or without its axes input
+  auto unsqueeze = Unsqueeze(x, etc);  // with or without its axes input
   auto reshape = named<'r'>(Reshape(unsqueeze, shape));
   auto axes = detail::inserted_axis(x, reshape);
   return rule("UnsqueezeReshape")

@@ -23,9 +23,9 @@ inline rewrite::RulePtr where_add_rule() {
   Const<'i'> inf;
   return rule("WhereAdd")
       .priority(1)
-      .match(commutative(Add(x, op<"Where">(mask, zero, inf))))
+      .match(commutative(Add(x, Where(mask, zero, inf))))
       .when(is_scalar(zero) && is_scalar(inf) && detail::zero_and_infinite(zero, inf))
-      .to(op<"Where">(mask, x, inf));
+      .to(Where(mask, x, inf));
 }
 
 }  // namespace xexp::patterns

@@ -34,7 +34,7 @@ inline rewrite::RulePtr ort_batch_normalization_training_rule() {
   Float<'e'> epsilon;
   Float<'m'> momentum;
   auto bn = named<'n'>(
-      shared(op<"BatchNormalization">(x, scale, bias, input_mean, input_var, attr<"epsilon"> = epsilon,
+      shared(BatchNormalization(x, scale, bias, input_mean, input_var, attr<"epsilon"> = epsilon,
                                       attr<"momentum"> = momentum, attr<"training_mode"> = 1)));
   auto axes = detail::all_but_channels(x);
   auto kept_mean = let<'k'>(ReduceMean(x, attr<"axes"> = axes, attr<"keepdims"> = 1));
@@ -50,7 +50,7 @@ inline rewrite::RulePtr ort_batch_normalization_training_rule() {
       .when(rank(x) >= 2 && (dtype(x) == ElemType::Float || dtype(x) == ElemType::Double) &&
             dtype(scale) == dtype(x) && dtype(bias) == dtype(x) && dtype(input_mean) == dtype(x) &&
             dtype(input_var) == dtype(x) && detail::running_statistics_read(bn))
-      .to(op<"BatchNormalization">(x, scale, bias, mean, var, attr<"epsilon"> = epsilon),
+      .to(BatchNormalization(x, scale, bias, mean, var, attr<"epsilon"> = epsilon),
           also(output<1>(bn), running(input_mean, mean)), also(output<2>(bn), running(input_var, var)));
 }
 

@@ -16,7 +16,7 @@ inline rewrite::RulePtr bias_gelu_rule() {
   auto fits = rank(bias) == 1 && dim(bias, 0) == dim(x, -1) && is_activation_float(x);
   return rule("BiasGelu")
       .priority(1)
-      .match(either(either(op<"Gelu", "com.microsoft">(sum), op<"Gelu">(sum, attr<"approximate"> = "none")),
+      .match(either(either(op<"Gelu", "com.microsoft">(sum), Gelu(sum, attr<"approximate"> = "none")),
                     computes(fn::gelu, sum)))
       .when(fits)
       .to(op<"BiasGelu", "com.microsoft">(x, bias));

@@ -42,7 +42,7 @@ inline rewrite::RulePtr bias_softmax_rule() {
   auto sum = named<'s'>(commutative(Add(x, bias)));
   return rule("BiasSoftmax")
       .priority(1)
-      .match(op<"Softmax">(sum, attr<"axis"> = axis))
+      .match(Softmax(sum, attr<"axis"> = axis))
       .when(is_cpu_float(x) && is_last_axis(axis, x) && same_shape(x, sum) &&
             detail::bias_broadcast(bias, x) >= 0)
       .to(op<"BiasSoftmax", "com.microsoft">(x, bias, attr<"axis"> = rank(x) - 1,

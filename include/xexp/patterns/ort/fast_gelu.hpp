@@ -15,7 +15,7 @@ inline rewrite::RulePtr fast_gelu_rule() {
   Var<'b'> bias;
   return rule("FastGelu")
       .priority(1)
-      .cases(match(op<"Gelu">(x, attr<"approximate"> = "tanh"))
+      .cases(match(Gelu(x, attr<"approximate"> = "tanh"))
                  .when(is_activation_float(x))
                  .to(op<"FastGelu", "com.microsoft">(x)),
              match(op<"FastGelu", "com.microsoft">(commutative(Add(x, bias))))
@@ -32,7 +32,7 @@ inline rewrite::RulePtr fast_gelu_approx_rule() {
   Var<'x'> x;
   return rule("FastGeluApprox")
       .priority(1)
-      .match(either(op<"Gelu", "com.microsoft">(x), op<"Gelu">(x)))
+      .match(either(op<"Gelu", "com.microsoft">(x), Gelu(x)))
       .when(is_activation_float(x))
       .to(op<"FastGelu", "com.microsoft">(x));
 }

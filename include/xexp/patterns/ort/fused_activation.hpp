@@ -49,48 +49,33 @@ inline std::optional<FusedActivation> fused_activation(const ValueView& act) {
 
 inline constexpr auto is_float32 =
     rewrite::fact<"is_float32">([](const ValueView& x) { return x.elem() == ElemType::Float; });
+// The activation of the node producing a value, kept by the rules: their conditions and their
+// replacements read it.
+inline constexpr auto activation_of = rewrite::fact<"activation_of">(fused_activation);
 // The activation is one `fused_op` applies: any but Clip for FusedGemm; Clip with constant bounds.
-inline constexpr auto is_fusable_activation =
-    rewrite::fact<"is_fusable_activation">([](const ValueView& act, const std::string& fused_op) {
-      const std::optional<FusedActivation> a = fused_activation(act);
+inline constexpr auto is_fusable_activation = rewrite::fact<"is_fusable_activation">(
+    [](const std::optional<FusedActivation>& a, const std::string& fused_op) {
       return a && !(fused_op == "FusedGemm" && a->name == "Clip");
     });
 
-// The node `fused_op` (com.microsoft) in place of `base` and the activation `a` after it, if any: the
-// attributes of `base` (a Conv's pads, strides, group, ... or a Gemm's alpha, beta, transA, transB, none
-// with a default for all) and the activation's, as `fused_op` spells them. `sum`, when given, is
-// FusedConv's fourth input Z, added to the Conv before the activation.
-inline ir::ValueId fused_node(rewrite::Rewriter& r, const ValueView& base, const std::string& fused_op,
-                              const std::optional<FusedActivation>& a, ir::ValueId sum = ir::kNone) {
-  const ir::Node& node = rewrite::node_of(base);
-  std::vector<ir::Attribute> attributes = node.attributes;
-  std::vector<ir::ValueId> inputs = node.inputs;
-  if (sum != ir::kNone) {
-    inputs.resize(3, ir::kNone);
-    inputs.push_back(sum);
-  }
-  if (a) {
-    attributes.push_back(ir::Attribute::make_string(Symbol("activation"), a->name));
-    if (fused_op == "FusedConv") {
-      if (!a->params.empty())
-        attributes.push_back(ir::Attribute::make_floats(Symbol("activation_params"), a->params));
-    } else {
-      if (!a->params.empty())
-        attributes.push_back(ir::Attribute::make_float(Symbol("activation_alpha"), a->params[0]));
-      if (a->params.size() > 1)
-        attributes.push_back(ir::Attribute::make_float(Symbol("activation_beta"), a->params[1]));
-    }
-  }
-  return r.node(Symbol(fused_op), inputs, std::move(attributes), Symbol("com.microsoft"));
-}
-
-// fused_node with the activation computed by the node producing `act`; nullopt when it cannot be read.
-inline std::optional<ir::ValueId> fuse_activation(rewrite::Rewriter& r, const ValueView& act,
-                                                  const ValueView& base, const std::string& fused_op,
-                                                  ir::ValueId sum = ir::kNone) {
-  const std::optional<FusedActivation> a = fused_activation(act);
-  if (!a) return std::nullopt;
-  return fused_node(r, base, fused_op, a, sum);
-}
+// The attributes of the fused node, as FusedConv (activation_params) and FusedGemm (activation_alpha,
+// activation_beta) spell the activation's parameters; absent when it has none.
+inline constexpr auto activation_name =
+    rewrite::fact<"activation_name">([](const std::optional<FusedActivation>& a) { return a->name; });
+inline constexpr auto activation_params = rewrite::fact<"activation_params">(
+    [](const std::optional<FusedActivation>& a) -> std::optional<std::vector<float>> {
+      if (a->params.empty()) return std::nullopt;
+      return a->params;
+    });
+inline constexpr auto activation_alpha =
+    rewrite::fact<"activation_alpha">([](const std::optional<FusedActivation>& a) -> std::optional<float> {
+      if (a->params.empty()) return std::nullopt;
+      return a->params[0];
+    });
+inline constexpr auto activation_beta =
+    rewrite::fact<"activation_beta">([](const std::optional<FusedActivation>& a) -> std::optional<float> {
+      if (a->params.size() < 2) return std::nullopt;
+      return a->params[1];
+    });
 
 }  // namespace xexp::patterns

@@ -12,18 +12,18 @@ inline rewrite::RulePtr fused_conv_rule() {
   Var<'x'> x;
   Var<'w'> w;
   Opt<'b'> b;
-  auto conv = named<'c'>(op<"Conv">(x, w, b));
+  auto conv = named<'c'>(Conv(x, w, b));
   auto act = named<'a'>(op<kFusedActivations>(conv, etc));  // Clip's optional bounds
-  // replace_with: the fused node takes every attribute of the Conv, which a node pattern cannot list
+  auto activation = keep<'A'>(activation_of(act));
+  // rebuild_as: the fused node takes every attribute of the Conv, which a node pattern cannot list
   // (pads, strides, dilations and kernel_shape have no default to capture when absent).
   return rule("FusedConv")
       .priority(3)
       .match(act)
-      .when(is_float32(x) && is_fusable_activation(act, std::string("FusedConv")))
-      .to(replace_with(
-          "fused_conv",
-          [](rewrite::Rewriter& r, const ValueView& a, const ValueView& c) { return fuse_activation(r, a, c, "FusedConv"); },
-          act, conv));
+      .when(is_float32(x) && is_fusable_activation(activation, std::string("FusedConv")))
+      .to(rebuild_as<"FusedConv", "com.microsoft">(
+          conv, attr<"activation"> = activation_name(activation),
+          attr<"activation_params"> = activation_params(activation)));
 }
 
 }  // namespace xexp::patterns

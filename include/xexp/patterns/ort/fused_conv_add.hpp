@@ -22,7 +22,7 @@ inline constexpr auto feeds_fusable_activation =
       const std::vector<Symbol>& activations = rewrite::op_family<kFusedActivations>();
       return reader.domain.empty() && !reader.outputs.empty() &&
              std::find(activations.begin(), activations.end(), reader.op_type) != activations.end() &&
-             is_fusable_activation.f(ValueView{v.graph, reader.outputs[0]}, std::string("FusedConv"));
+             is_fusable_activation.f(fused_activation(ValueView{v.graph, reader.outputs[0]}), "FusedConv");
     });
 }  // namespace detail
 
@@ -32,30 +32,22 @@ inline rewrite::RulePtr fused_conv_add_rule() {
   Var<'w'> w;
   Opt<'b'> b;
   Var<'z'> z;
-  auto conv = named<'c'>(op<"Conv">(x, w, b));
+  auto conv = named<'c'>(Conv(x, w, b));
   auto sum = named<'s'>(commutative(Add(conv, z)));
   auto act = named<'a'>(op<kFusedActivations>(sum, etc));  // Clip's optional bounds
   auto fits = is_float32(x) && same_shape(conv, z);
-  // replace_with: the fused node takes every attribute of the Conv (see FusedConv).
+  auto activation = keep<'A'>(activation_of(act));
+  // rebuild_as: the fused node takes every attribute of the Conv (see FusedConv); z is its input Z.
   return rule("FusedConvAdd")
       .priority(3)
-      .cases(
-          match(act)
-              .when(fits && is_fusable_activation(act, std::string("FusedConv")))
-              .to(replace_with(
-                  "fused_conv_add_activation",
-                  [](rewrite::Rewriter& r, const ValueView& a, const ValueView& c, const ValueView& added) {
-                    return fuse_activation(r, a, c, "FusedConv", added.id);
-                  },
-                  act, conv, z)),
-          match(sum)
-              .when(fits && !detail::feeds_fusable_activation(sum))
-              .to(replace_with(
-                  "fused_conv_add",
-                  [](rewrite::Rewriter& r, const ValueView& c, const ValueView& added) {
-                    return std::optional<ir::ValueId>(fused_node(r, c, "FusedConv", std::nullopt, added.id));
-                  },
-                  conv, z)));
+      .cases(match(act)
+                 .when(fits && is_fusable_activation(activation, std::string("FusedConv")))
+                 .to(rebuild_as<"FusedConv", "com.microsoft">(
+                     conv, input<3> = z, attr<"activation"> = activation_name(activation),
+                     attr<"activation_params"> = activation_params(activation))),
+             match(sum)
+                 .when(fits && !detail::feeds_fusable_activation(sum))
+                 .to(rebuild_as<"FusedConv", "com.microsoft">(conv, input<3> = z)));
 }
 
 }  // namespace xexp::patterns

@@ -13,15 +13,14 @@ inline rewrite::RulePtr fused_gemm_rule() {
   Opt<'c'> c;
   auto gemm = named<'g'>(Gemm(a, b, c));
   auto act = named<'f'>(op<kFusedActivations>(gemm, etc));
-  // replace_with: the fused node keeps the Gemm's attributes as written and adds the activation's.
+  auto activation = keep<'A'>(activation_of(act));
   return rule("FusedGemm")
       .priority(3)
       .match(act)
-      .when(is_float32(a) && is_fusable_activation(act, std::string("FusedGemm")))
-      .to(replace_with(
-          "fused_gemm",
-          [](rewrite::Rewriter& r, const ValueView& f, const ValueView& g) { return fuse_activation(r, f, g, "FusedGemm"); },
-          act, gemm));
+      .when(is_float32(a) && is_fusable_activation(activation, std::string("FusedGemm")))
+      .to(rebuild_as<"FusedGemm", "com.microsoft">(gemm, attr<"activation"> = activation_name(activation),
+                                                   attr<"activation_alpha"> = activation_alpha(activation),
+                                                   attr<"activation_beta"> = activation_beta(activation)));
 }
 
 }  // namespace xexp::patterns

@@ -41,9 +41,9 @@ inline rewrite::RulePtr missing_range_rule() {
   auto wide = [&](auto x) { return Cast(x, attr<"to"> = detail::range_type(start)); };
   return rule("MissingRange")
       .priority(1)
-      .match(op<"Range">(start, limit, delta))
+      .match(Range(start, limit, delta))
       .when(detail::lacks_range_kernel(start))
-      .to(Cast(op<"Range">(wide(start), wide(limit), wide(delta)), attr<"to"> = dtype(start)));
+      .to(Cast(Range(wide(start), wide(limit), wide(delta)), attr<"to"> = dtype(start)));
 }
 
 }  // namespace xexp::patterns

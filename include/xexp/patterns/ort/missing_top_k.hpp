@@ -13,7 +13,7 @@ namespace xexp::patterns {
 inline rewrite::RulePtr missing_top_k_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  auto top = named<'t'>(shared(op<"TopK">(x, etc)));
+  auto top = named<'t'>(shared(TopK(x, etc)));
   return rule("MissingTopK")
       .priority(1)
       .match(top)

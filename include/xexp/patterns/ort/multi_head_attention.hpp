@@ -51,7 +51,7 @@ struct WriteMultiHeadAttention {
                      const Mask& mask, const Guarded& guarded) {
     using namespace rewrite::dsl;
     auto y = node(q, k, v, heads, scale, omitted, omitted, mask);
-    return choose(guarded, op<"Where">(op<"IsNaN">(let<'G'>(y)), fold(scalar_zero(v)), let<'G'>(y)), y);
+    return choose(guarded, Where(IsNaN(let<'G'>(y)), fold(scalar_zero(v)), let<'G'>(y)), y);
   }
   template <class K, class QK>
   static auto key(const K& k, const QK& q_k) {
@@ -73,7 +73,7 @@ struct WriteMultiHeadAttention {
                     const Causal& causal, const Guarded& guarded) {
     using namespace rewrite::dsl;
     return choose(causal,
-                  choose(has_value(grouped_kv_heads(k, v, q_k)) && gqa_head_size(q),
+                  choose(has_value(kv_groups(k, v, q_k)) && gqa_head_size(q),
                          group_query_attention(q, k, v, q_k, scale),
                          unidirectional(merge_heads(q), key(k, q_k), v, heads_of(q), scale)),
                   biased(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask, guarded));
@@ -84,13 +84,13 @@ struct WriteMultiHeadAttention {
     constexpr int64_t kInt32 = static_cast<int64_t>(ElemType::Int32);
     auto query = let<'Y'>(merge_heads(q));
     auto sizes = let<'Z'>(op<"Shape">(query));  // (batch, sequence, hidden)
-    auto total = let<'T'>(Cast(op<"Gather">(sizes, fold(int64_tensor({1}))), attr<"to"> = kInt32));
-    auto seqlens = Expand(Sub(total, fold(Tensor::from<int32_t>({1}, {1}))),
-                          op<"Gather">(sizes, fold(int64_tensor({0}))));
+    auto total = let<'T'>(Cast(Gather(sizes, fold(int64_tensor({1}))), attr<"to"> = kInt32));
+    auto seqlens =
+        Expand(Sub(total, fold(Tensor::from<int32_t>({1}, {1}))), Gather(sizes, fold(int64_tensor({0}))));
     return outputs<3>(op<"GroupQueryAttention", "com.microsoft">(
         query, WriteOnnxAttention::key(k, v, q_k), WriteOnnxAttention::value(k, v, q_k), omitted, omitted,
-        seqlens, total, attr<"num_heads"> = heads_of(q), attr<"kv_num_heads"> = kv_heads_of(q, k, v, q_k),
-        attr<"scale"> = scale));
+        seqlens, total, attr<"num_heads"> = heads_of(q),
+        attr<"kv_num_heads"> = kv_heads_of(q, kv_groups(k, v, q_k)), attr<"scale"> = scale));
   }
   template <class Q, class K, class V, class Scale>
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale) {

@@ -46,9 +46,9 @@ inline rewrite::RulePtr multi_head_attention_bias_rule() {
   // The masks and the other inputs after the bias stay as they are.
   auto separate = named<'R'>(op<"MultiHeadAttention", "com.microsoft">(
       commutative(Add(q, q_bias)), commutative(Add(k, k_bias)), commutative(Add(v, v_bias)), etc));
-  auto first = named<'U'>(op<"Split">(commutative(Add(y, q_bias)), sizes, attr<"axis"> = axis));
+  auto first = named<'U'>(Split(commutative(Add(y, q_bias)), sizes, attr<"axis"> = axis));
   auto packed = named<'P'>(op<"MultiHeadAttention", "com.microsoft">(first, k, v, etc));
-  auto pieces = let<'S'>(outputs<3>(op<"Split">(y, sizes, attr<"axis"> = axis)));
+  auto pieces = let<'S'>(outputs<3>(Split(y, sizes, attr<"axis"> = axis)));
   auto each_over_last_axis = absent_or_vector_over_last_axis(q_bias, q) &&
                              absent_or_vector_over_last_axis(k_bias, k) &&
                              absent_or_vector_over_last_axis(v_bias, v);

@@ -17,9 +17,8 @@ namespace xexp::patterns {
 namespace detail {
 
 inline std::optional<ir::ValueId> build_contrib_rotary(rewrite::Rewriter& r, const ValueView& x,
-                                                       const ValueView& cos, const ValueView& sin) {
-  const std::optional<RotaryCache> c = rotary_cache(cos, x), s = rotary_cache(sin, x);
-  if (!c || !s) return std::nullopt;
+                                                       const std::optional<RotaryCache>& c,
+                                                       const std::optional<RotaryCache>& s) {
   const int64_t head_size = x.shape()->back().value();
   return r.node(
       Symbol("RotaryEmbedding"),
@@ -30,8 +29,9 @@ inline std::optional<ir::ValueId> build_contrib_rotary(rewrite::Rewriter& r, con
 }  // namespace detail
 
 inline rewrite::RulePtr contrib_rotary_embedding_rule() {
-  return detail::rotate_half_rule("ContribRotaryEmbedding", rewrite::opset_at_least(1),
-                                  detail::build_contrib_rotary);
+  return detail::rotate_half_rule(
+      "ContribRotaryEmbedding", [](auto, auto) { return rewrite::opset_at_least(1); },
+      detail::build_contrib_rotary);
 }
 
 inline rewrite::RulePtr contrib_rotary_embedding_3d_rule() {
