@@ -20,6 +20,7 @@
 #include "xexp/infer/model.hpp"
 #include "xexp/onnx.hpp"
 #include "xexp/optimizer/optimize_model.hpp"
+#include "xexp/patterns/analysis/rotary_cache.hpp"
 
 using namespace xexp;
 using namespace xexp::ir;
@@ -456,6 +457,45 @@ TEST(PatternOnnxRotary, SameNumbers) {
 }
 
 // ---- the user's path: `xexp optimize` on the Llama exports as written -------------------------------
+
+// ---- the rotary cache analysis (patterns/analysis/rotary_cache.hpp) on the graphs above ------------------
+namespace {
+// The cos X is multiplied by: the other input of the Mul reading X.
+rewrite::ValueView cos_of(const ir::Graph& g) {
+  const ir::ValueId x = *g.find("X");
+  for (ir::NodeId id : g.nodes()) {
+    const ir::Node& n = g.node(id);
+    if (n.op_type == Symbol("Mul") && (n.inputs[0] == x || n.inputs[1] == x))
+      return {&g, n.inputs[0] == x ? n.inputs[1] : n.inputs[0]};
+  }
+  return {&g, ir::kNone};
+}
+}  // namespace
+
+TEST(RotaryCacheAnalysis, EverySpellingOfCosIsReadAsACache) {
+  for (CosSin kind : {CosSin::Constant, CosSin::ConstantPerBatch, CosSin::Gathered, CosSin::GatheredFromSlicedTable,
+                      CosSin::GatheredForAllBatches, CosSin::Computed, CosSin::ComputedBroadcast,
+                      CosSin::CutToSequence}) {
+    SCOPED_TRACE(static_cast<int>(kind));
+    const ir::Model m = rotary_model({.cos_sin = kind});
+    const ir::Graph& g = *m.graph;
+    const std::optional<patterns::analysis::RotaryCache> cache =
+        patterns::analysis::rotary_cache(cos_of(g), {&g, *g.find("X")});
+    ASSERT_TRUE(cache.has_value());
+    const bool computed = kind == CosSin::Computed || kind == CosSin::ComputedBroadcast;
+    EXPECT_EQ(cache->angles != ir::kNone, computed);  // computed caches keep their angles, tables their rows
+    if (!computed) {
+      EXPECT_EQ(cache->rows.dims().back(), RotaryCase{}.head);
+    }
+  }
+}
+
+TEST(RotaryCacheAnalysis, NoCacheWhoseHalvesDiffer) {
+  const ir::Model m = rotary_model({.unequal_cos_halves = true});
+  const ir::Graph& g = *m.graph;
+  EXPECT_FALSE(patterns::analysis::rotary_cache(cos_of(g), {&g, *g.find("X")}).has_value());
+}
+
 namespace {
 
 const std::filesystem::path kModels = std::filesystem::path(XEXP_SHARED_DIR) / "models";

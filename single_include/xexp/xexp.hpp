@@ -15802,6 +15802,7 @@ inline constexpr auto as_tensor =
 // ======== xexp/patterns/facts/nodes.hpp
 // Facts on nodes: attributes (and the inputs that replaced them in newer opsets), axes, the cut one Slice
 // makes, the node producing a value.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -15870,6 +15871,14 @@ inline std::optional<AxisCut> axis_cut(const ir::Graph& g, const ir::Node& n) {
     return std::nullopt;
   return AxisCut{(*starts)[0], (*axes)[0], (*steps)[0], input(2)};
 }
+
+// A Slice's steps input (the fifth) is absent or a constant of ones.
+inline constexpr auto unit_steps = fact<"unit_steps">([](const ValueView& slice) {
+  const ir::ValueId steps = rewrite::input_of(slice, 4);
+  if (steps == ir::kNone) return true;
+  std::optional<std::vector<int64_t>> values = int_constant(*slice.graph, steps);
+  return values && std::all_of(values->begin(), values->end(), [](int64_t s) { return s == 1; });
+});
 
 // Where Slice node `id` cuts axis `axis` of its input (rank `rank`, `dim` elements on that axis): one
 // axis, step 1, constant bounds; nullopt otherwise.
@@ -20139,81 +20148,19 @@ inline rewrite::RulePtr rotary_concat_part_rule() {
 #include <utility>
 #include <vector>
 
-// ======== xexp/patterns/onnx/shape_based_identity.hpp
-// ShapeBasedIdentity: a Slice with unit steps whose output has its input's shape (known dimensions,
-// symbols compared by name) selects everything: it is the identity.
-#include <algorithm>
+// ======== xexp/patterns/analysis/rotary_cache.hpp
+// An analysis of the rotary rules (patterns/onnx/rotary_embedding.hpp): where the cos and sin a rotation
+// multiplies by come from, as the caches ONNX's and ONNX Runtime's RotaryEmbedding read (see that
+// header's comment for the spellings of Llama-like exports).
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
 
 
-namespace xexp::patterns {
-
-namespace detail {
-// The steps input (the fifth) is absent or a constant of ones.
-inline constexpr auto unit_steps = rewrite::fact<"unit_steps">([](const ValueView& slice) {
-  const ir::ValueId steps = rewrite::input_of(slice, 4);
-  if (steps == ir::kNone) return true;
-  std::optional<std::vector<int64_t>> values = int_constant(*slice.graph, steps);
-  return values && std::all_of(values->begin(), values->end(), [](int64_t s) { return s == 1; });
-});
-}  // namespace detail
-
-inline rewrite::RulePtr shape_based_identity_rule() {
-  using namespace rewrite::dsl;
-  Var<'x'> x;
-  auto slice = named<'s'>(Slice(x, etc));
-  return rule("ShapeBasedIdentity")
-      .match(slice)
-      .when(same_shape(x, slice) && detail::unit_steps(slice))
-      .to(x);
-}
-
-}  // namespace xexp::patterns
-
-namespace xexp::patterns {
-
-namespace detail {
-
-// [first, last) of x's last axis held by `part`: a Slice of x on that axis (slice_piece), or an output of
-// a Split of x on that axis. nullopt for anything else.
-inline std::optional<std::pair<int64_t, int64_t>> last_axis_part(const ValueView& part, const ValueView& x) {
-  const ir::Value& v = part.value();
-  if (v.producer == ir::kNone || !x.shape() || x.shape()->empty() || !x.shape()->back().is_static())
-    return std::nullopt;
-  const ir::Graph& g = *part.graph;
-  const ir::Node& n = g.node(v.producer);
-  if (!n.domain.empty() || n.inputs.empty() || n.inputs[0] != x.id) return std::nullopt;
-  const int64_t size = x.shape()->back().value(), rank = static_cast<int64_t>(x.shape()->size());
-  if (n.op_type == Symbol("Slice")) {
-    const std::optional<SlicePiece> piece = slice_piece(g, v.producer, rank, size, rank - 1);
-    if (!piece) return std::nullopt;
-    return std::pair{piece->start, piece->start + piece->count};
-  }
-  if (n.op_type != Symbol("Split")) return std::nullopt;
-  const int64_t axis = int_attribute(n, "axis", 0);
-  if (axis != -1 && axis != rank - 1) return std::nullopt;
-  std::optional<std::vector<int64_t>> sizes =
-      ints_attribute_or_input(g, n, "split", 1, std::vector<int64_t>{});
-  if (!sizes) return std::nullopt;  // sizes computed when the model runs
-  if (sizes->empty()) {             // equal parts
-    const auto parts = static_cast<int64_t>(n.outputs.size());
-    if (size % parts != 0) return std::nullopt;
-    sizes = std::vector<int64_t>(n.outputs.size(), size / parts);
-  }
-  if (sizes->size() != n.outputs.size()) return std::nullopt;
-  int64_t first = 0;
-  for (std::size_t k = 0; k < v.output_index; ++k) first += (*sizes)[k];
-  return std::pair{first, first + (*sizes)[v.output_index]};
-}
-
-// x is (batch, heads, seq, head_size) with an even head_size, `first` and `second` its two halves.
-inline constexpr auto is_rotate_half =
-    rewrite::fact<"is_rotate_half">([](const ValueView& x, const ValueView& first, const ValueView& second) {
-      if (!x.shape() || x.shape()->size() != 4 || !x.shape()->back().is_static()) return false;
-      const int64_t size = x.shape()->back().value();
-      if (size == 0 || size % 2 != 0) return false;
-      return last_axis_part(first, x) == std::pair<int64_t, int64_t>{0, size / 2} &&
-             last_axis_part(second, x) == std::pair<int64_t, int64_t>{size / 2, size};
-    });
+namespace xexp::patterns::analysis {
 
 // Where a cos (or sin) value comes from, and the row of each (batch, seq) position in it, a graph value or
 // a constant. Either rows of a constant table (rows, head_size) whose halves are equal, or computed:
@@ -20395,11 +20342,79 @@ inline std::optional<RotaryCache> rotary_cache(const ValueView& c, const ValueVi
   if (std::optional<RotaryCache> cut = cut_rotary_cache(c, x)) return cut;
   return computed_rotary_cache(c, x);
 }
-inline constexpr auto rotary_cache_of = rewrite::fact<"rotary_cache_of">(rotary_cache);
+
+}  // namespace xexp::patterns::analysis
+// ======== xexp/patterns/onnx/shape_based_identity.hpp
+// ShapeBasedIdentity: a Slice with unit steps whose output has its input's shape (known dimensions,
+// symbols compared by name) selects everything: it is the identity.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr shape_based_identity_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  auto slice = named<'s'>(Slice(x, etc));
+  return rule("ShapeBasedIdentity")
+      .match(slice)
+      .when(same_shape(x, slice) && unit_steps(slice))
+      .to(x);
+}
+
+}  // namespace xexp::patterns
+
+namespace xexp::patterns {
+
+namespace detail {
+
+// [first, last) of x's last axis held by `part`: a Slice of x on that axis (slice_piece), or an output of
+// a Split of x on that axis. nullopt for anything else.
+inline std::optional<std::pair<int64_t, int64_t>> last_axis_part(const ValueView& part, const ValueView& x) {
+  const ir::Value& v = part.value();
+  if (v.producer == ir::kNone || !x.shape() || x.shape()->empty() || !x.shape()->back().is_static())
+    return std::nullopt;
+  const ir::Graph& g = *part.graph;
+  const ir::Node& n = g.node(v.producer);
+  if (!n.domain.empty() || n.inputs.empty() || n.inputs[0] != x.id) return std::nullopt;
+  const int64_t size = x.shape()->back().value(), rank = static_cast<int64_t>(x.shape()->size());
+  if (n.op_type == Symbol("Slice")) {
+    const std::optional<SlicePiece> piece = slice_piece(g, v.producer, rank, size, rank - 1);
+    if (!piece) return std::nullopt;
+    return std::pair{piece->start, piece->start + piece->count};
+  }
+  if (n.op_type != Symbol("Split")) return std::nullopt;
+  const int64_t axis = int_attribute(n, "axis", 0);
+  if (axis != -1 && axis != rank - 1) return std::nullopt;
+  std::optional<std::vector<int64_t>> sizes =
+      ints_attribute_or_input(g, n, "split", 1, std::vector<int64_t>{});
+  if (!sizes) return std::nullopt;  // sizes computed when the model runs
+  if (sizes->empty()) {             // equal parts
+    const auto parts = static_cast<int64_t>(n.outputs.size());
+    if (size % parts != 0) return std::nullopt;
+    sizes = std::vector<int64_t>(n.outputs.size(), size / parts);
+  }
+  if (sizes->size() != n.outputs.size()) return std::nullopt;
+  int64_t first = 0;
+  for (std::size_t k = 0; k < v.output_index; ++k) first += (*sizes)[k];
+  return std::pair{first, first + (*sizes)[v.output_index]};
+}
+
+// x is (batch, heads, seq, head_size) with an even head_size, `first` and `second` its two halves.
+inline constexpr auto is_rotate_half =
+    rewrite::fact<"is_rotate_half">([](const ValueView& x, const ValueView& first, const ValueView& second) {
+      if (!x.shape() || x.shape()->size() != 4 || !x.shape()->back().is_static()) return false;
+      const int64_t size = x.shape()->back().value();
+      if (size == 0 || size % 2 != 0) return false;
+      return last_axis_part(first, x) == std::pair<int64_t, int64_t>{0, size / 2} &&
+             last_axis_part(second, x) == std::pair<int64_t, int64_t>{size / 2, size};
+    });
+
+// cos or sin read as a cache for x (analysis::rotary_cache), kept by the rule: its conditions and its
+// replacement read the same analysis.
+inline constexpr auto rotary_cache_of = rewrite::fact<"rotary_cache_of">(analysis::rotary_cache);
 
 // The cache input of RotaryEmbedding: the first halves of the table rows, or the computed rows.
-inline ir::ValueId build_cache(rewrite::Rewriter& r, const RotaryCache& c, int64_t head_size) {
-  if (c.angles == ir::kNone) return r.initializer(first_halves(c.rows));
+inline ir::ValueId build_cache(rewrite::Rewriter& r, const analysis::RotaryCache& c, int64_t head_size) {
+  if (c.angles == ir::kNone) return r.initializer(analysis::first_halves(c.rows));
   ir::ValueId rows = r.node(c.function, {c.angles});
   if (c.scale != ir::kNone) rows = r.node(Symbol("Mul"), {rows, c.scale});
   if (r.graph().value(c.angles).shape->size() == 2) return rows;  // (seq, half): rows already
@@ -20408,7 +20423,7 @@ inline ir::ValueId build_cache(rewrite::Rewriter& r, const RotaryCache& c, int64
 
 // cos and sin read as caches (rotary_cache_of) by the same positions.
 inline constexpr auto has_rotary_caches = rewrite::fact<"has_rotary_caches">(
-    [](const ValueView& x, const std::optional<RotaryCache>& c, const std::optional<RotaryCache>& s) {
+    [](const ValueView& x, const std::optional<analysis::RotaryCache>& c, const std::optional<analysis::RotaryCache>& s) {
       const ElemType t = x.elem();
       if (t != ElemType::Float && t != ElemType::Float16) return false;  // ONNX Runtime's CPU kernels
       return c && s && c->positions == s->positions && c->positions_batch == s->positions_batch &&
@@ -20461,7 +20476,7 @@ inline ir::ValueId counted_rows(rewrite::Rewriter& r, ir::ValueId angles) {
 // without, a constant offset becomes (batch, seq) ids, for a static batch and sequence only (ONNX's op
 // reads no offset): nullopt otherwise.
 inline std::optional<ir::ValueId> rotary_positions(rewrite::Rewriter& r, const ValueView& x,
-                                                   const RotaryCache& c, bool offset) {
+                                                   const analysis::RotaryCache& c, bool offset) {
   if (c.positions != ir::kNone) {
     if (offset && counts_sequence_from_zero(x, c.positions)) return r.initializer(int64_tensor({0}));
     if (c.positions_batch == 0) return c.positions;
@@ -20482,7 +20497,7 @@ inline std::optional<ir::ValueId> rotary_positions(rewrite::Rewriter& r, const V
 // sequence, whose ids rotary_positions writes. Decided when matching, not by the build declining, so
 // that the onnxruntime set's rule, which has the offset form, gets the match.
 inline constexpr auto has_onnx_positions =
-    rewrite::fact<"has_onnx_positions">([](const ValueView& x, const std::optional<RotaryCache>& c) {
+    rewrite::fact<"has_onnx_positions">([](const ValueView& x, const std::optional<analysis::RotaryCache>& c) {
       if (!c) return false;  // x is (batch, heads, seq, head_size) where there is a cache
       const Shape& xs = *x.shape();
       return c && (c->positions != ir::kNone || c->counted_at_run_time || c->fixed_positions.rank() == 2 ||
@@ -20490,8 +20505,8 @@ inline constexpr auto has_onnx_positions =
     });
 
 inline std::optional<ir::ValueId> build_onnx_rotary(rewrite::Rewriter& r, const ValueView& x,
-                                                    const std::optional<RotaryCache>& c,
-                                                    const std::optional<RotaryCache>& s) {
+                                                    const std::optional<analysis::RotaryCache>& c,
+                                                    const std::optional<analysis::RotaryCache>& s) {
   const std::optional<ir::ValueId> positions = rotary_positions(r, x, *c, false);
   if (!positions) return std::nullopt;
   const int64_t head_size = x.shape()->back().value();
@@ -23572,8 +23587,8 @@ namespace xexp::patterns {
 namespace detail {
 
 inline std::optional<ir::ValueId> build_contrib_rotary(rewrite::Rewriter& r, const ValueView& x,
-                                                       const std::optional<RotaryCache>& c,
-                                                       const std::optional<RotaryCache>& s) {
+                                                       const std::optional<analysis::RotaryCache>& c,
+                                                       const std::optional<analysis::RotaryCache>& s) {
   const int64_t head_size = x.shape()->back().value();
   return r.node(
       Symbol("RotaryEmbedding"),

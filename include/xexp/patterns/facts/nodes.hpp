@@ -1,6 +1,7 @@
 #pragma once
 // Facts on nodes: attributes (and the inputs that replaced them in newer opsets), axes, the cut one Slice
 // makes, the node producing a value.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -71,6 +72,14 @@ inline std::optional<AxisCut> axis_cut(const ir::Graph& g, const ir::Node& n) {
     return std::nullopt;
   return AxisCut{(*starts)[0], (*axes)[0], (*steps)[0], input(2)};
 }
+
+// A Slice's steps input (the fifth) is absent or a constant of ones.
+inline constexpr auto unit_steps = fact<"unit_steps">([](const ValueView& slice) {
+  const ir::ValueId steps = rewrite::input_of(slice, 4);
+  if (steps == ir::kNone) return true;
+  std::optional<std::vector<int64_t>> values = int_constant(*slice.graph, steps);
+  return values && std::all_of(values->begin(), values->end(), [](int64_t s) { return s == 1; });
+});
 
 // Where Slice node `id` cuts axis `axis` of its input (rank `rank`, `dim` elements on that axis): one
 // axis, step 1, constant bounds; nullopt otherwise.

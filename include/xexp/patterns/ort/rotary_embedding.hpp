@@ -17,8 +17,8 @@ namespace xexp::patterns {
 namespace detail {
 
 inline std::optional<ir::ValueId> build_contrib_rotary(rewrite::Rewriter& r, const ValueView& x,
-                                                       const std::optional<RotaryCache>& c,
-                                                       const std::optional<RotaryCache>& s) {
+                                                       const std::optional<analysis::RotaryCache>& c,
+                                                       const std::optional<analysis::RotaryCache>& s) {
   const int64_t head_size = x.shape()->back().value();
   return r.node(
       Symbol("RotaryEmbedding"),
