@@ -456,8 +456,6 @@ TEST(PatternOnnxRotary, SameNumbers) {
                             {.seed = 7, .symbols = {{"batch", kBatch}}});
 }
 
-// ---- the user's path: `xexp optimize` on the Llama exports as written -------------------------------
-
 // ---- the rotary cache analysis (patterns/analysis/rotary_cache.hpp) on the graphs above ------------------
 namespace {
 // The cos X is multiplied by: the other input of the Mul reading X.
@@ -495,6 +493,8 @@ TEST(RotaryCacheAnalysis, NoCacheWhoseHalvesDiffer) {
   const ir::Graph& g = *m.graph;
   EXPECT_FALSE(patterns::analysis::rotary_cache(cos_of(g), {&g, *g.find("X")}).has_value());
 }
+
+// ---- the user's path: `xexp optimize` on the Llama exports as written -------------------------------
 
 namespace {
 
