@@ -49,7 +49,8 @@ TEST(CliPatternsDoc, TheCommittedCatalogueIsWhatTheRulesPrint) {
 // defines it once, in a case's "where S = ...": no "S=..." in place, no definition twice. And an entry
 // stays readable: under 1,500 characters, but for the seven listed, which still repeat unnamed pieces
 // (the attention rules' heads layout in every branch of their choices, FusedMatMulx2's and
-// SimplifiedLayerNormalization's conditions and replacements in every case).
+// SimplifiedLayerNormalization's conditions and replacements in every case), and print each kept fact as
+// the expression it keeps (keep<'h'> names two values in the attention rules, one per input it reads).
 TEST(CliPatternsDoc, NamesPrintOnceAndEntriesStayShort) {
   const xexp::testing::CommandResult r = xexp::testing::run_xexp("patterns --markdown");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -78,7 +79,7 @@ TEST(CliPatternsDoc, NamesPrintOnceAndEntriesStayShort) {
     EXPECT_EQ(std::adjacent_find(definitions.begin(), definitions.end()), definitions.end())
         << rule << ": " << line;
     const bool long_one = std::find(long_ones.begin(), long_ones.end(), rule) != long_ones.end();
-    EXPECT_LT(line.size(), long_one ? 10'000u : 1'500u) << rule << ": " << line;
+    EXPECT_LT(line.size(), long_one ? 13'000u : 1'500u) << rule << ": " << line;
   }
   EXPECT_GT(entries, 100);
 }

@@ -161,7 +161,7 @@ TEST(RewriteDsl, EitherRecordsWhichAlternativeMatched) {
   auto e = either<'e'>(Relu(x), Sigmoid(x));
   RulePtr r = rule("T").match(Exp(e)).to(choose(e == 0, Neg(x), Abs(x)));
   EXPECT_EQ(r->describe(),
-            "T: Exp(e=either(Relu(x), Sigmoid(x))) -> choose((e == 0), Neg(x), Abs(x))  [P0]");
+            "T: Exp(e) -> choose((e == 0), Neg(x), Abs(x))  where e = either(Relu(x), Sigmoid(x))  [P0]");
   for (const char* op : {"Relu", "Sigmoid"}) {
     Model m = test::model_with_opset(18);
     Graph& g = *m.graph;
@@ -293,7 +293,7 @@ TEST(RewriteDsl, RebuildAsBuildsAnotherOpWithTheAttributes) {
 TEST(RewriteDsl, SpreadPassesAListOfValuesAsInputs) {
   auto parts = named<'s'>(Sum(etc));
   RulePtr r = rule("T").match(Neg(parts)).to(Max(spread(inputs_of(parts))));
-  EXPECT_EQ(r->describe(), "T: Neg(s=Sum(etc)) -> Max(spread(inputs_of(s)))  [P0]");
+  EXPECT_EQ(r->describe(), "T: Neg(s) -> Max(spread(inputs_of(s)))  where s = Sum(etc)  [P0]");
   Model m = test::model_with_opset(18);
   Graph& g = *m.graph;
   ValueId a = g.add_input("A", ElemType::Float, xexp::Shape{2}),
