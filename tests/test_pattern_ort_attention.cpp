@@ -1381,17 +1381,12 @@ namespace {
 namespace analysis = xexp::patterns::analysis;
 using rewrite::ValueView;
 
-const Node& first_of(const Graph& g, const char* op) {
-  for (NodeId id : g.nodes())
-    if (g.node(id).op_type == Symbol(op)) return g.node(id);
-  throw Error(std::string("no ") + op + " in the graph");
-}
 // The value the mask node `op` (the first Add or Where) gives, and the scores (Div's output) it reads.
 struct Masked {
   ValueView masked, scores;
 };
 Masked masked_scores(const Graph& g, const char* op) {
-  return {{&g, first_of(g, op).outputs[0]}, {&g, first_of(g, "Div").outputs[0]}};
+  return {{&g, test::only_node(g, op).outputs[0]}, {&g, test::only_node(g, "Div").outputs[0]}};
 }
 }  // namespace
 
@@ -1450,7 +1445,7 @@ TEST(AttentionMasksAnalysis, APaddingMaskHasOneRowForAllQueries) {
 TEST(RepeatedHeadsAnalysis, KeysRepeatedAsRepeatKvWritesThemGiveTheirHeadsBeforeTheRepeat) {
   const Model m = attention({.kv_heads = 1});
   const Graph& g = *m.graph;
-  const ValueId expanded = first_of(g, "Expand").outputs[0];
+  const ValueId expanded = test::only_node(g, "Expand").outputs[0];
   for (NodeId id : g.nodes()) {
     const Node& n = g.node(id);
     if (n.op_type != Symbol("Reshape") || n.inputs[0] != expanded) continue;
@@ -1458,17 +1453,17 @@ TEST(RepeatedHeadsAnalysis, KeysRepeatedAsRepeatKvWritesThemGiveTheirHeadsBefore
     ASSERT_TRUE(r.has_value());
     EXPECT_EQ(r->kv_heads, 1);
     EXPECT_FALSE(r->three_d);
-    EXPECT_EQ(r->source, first_of(g, "Unsqueeze").inputs[0]);
+    EXPECT_EQ(r->source, test::only_node(g, "Unsqueeze").inputs[0]);
   }
-  EXPECT_FALSE(analysis::repeated_heads(g, first_of(g, "Softmax").outputs[0]).has_value());
+  EXPECT_FALSE(analysis::repeated_heads(g, test::only_node(g, "Softmax").outputs[0]).has_value());
 }
 
 TEST(SafeSoftmaxAnalysis, ReadsThroughWhereIsNaNOfTheSoftmaxToZero) {
   const Model m = attention({.safe_softmax = true});
   const Graph& g = *m.graph;
-  const rewrite::Skipped guard = analysis::safe_softmax_guard(g, first_of(g, "Where").outputs[0]);
-  EXPECT_EQ(guard.inner, first_of(g, "Softmax").outputs[0]);
+  const rewrite::Skipped guard = analysis::safe_softmax_guard(g, test::only_node(g, "Where").outputs[0]);
+  EXPECT_EQ(guard.inner, test::only_node(g, "Softmax").outputs[0]);
   const Model other_fill = attention({.safe_softmax = true, .safe_fill = 1.f});
-  EXPECT_EQ(analysis::safe_softmax_guard(*other_fill.graph, first_of(*other_fill.graph, "Where").outputs[0]).inner,
+  EXPECT_EQ(analysis::safe_softmax_guard(*other_fill.graph, test::only_node(*other_fill.graph, "Where").outputs[0]).inner,
             kNone);
 }

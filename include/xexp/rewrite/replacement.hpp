@@ -166,9 +166,6 @@ constexpr auto output(const R& r) {
 // may also hold constants, which become initializers: a shape assembled from existing parts and new
 // constant ones (a -1, ones), equal constants of one list sharing one initializer.
 using Part = std::variant<ir::ValueId, Tensor>;
-inline bool same_constant(const Tensor& a, const Tensor& b) {
-  return a.type() == b.type() && a.dims() == b.dims() && std::ranges::equal(a.bytes(), b.bytes());
-}
 template <class E>
 struct Spread : ExprTag {
   E expr;
@@ -185,7 +182,7 @@ struct Spread : ExprTag {
         }
         const Tensor& t = std::get<Tensor>(part);
         auto same = std::find_if(added.begin(), added.end(),
-                                 [&](const auto& a) { return same_constant(*a.first, t); });
+                                 [&](const auto& a) { return a.first->same_content(t); });
         out.push_back(same != added.end() ? same->second : added.emplace_back(&t, r.initializer(t)).second);
       }
     } else {
