@@ -99,10 +99,6 @@ def _key(args):
     return tuple((tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else (type(a), a) for a in args)
 
 
-def _is_fake(args):
-    return any(type(a).__name__ == "FakeTensor" for a in args)
-
-
 class _Compiled:
     """The callable a backend returns for one FX graph: one ONNX model per input signature (shapes,
     dtypes), exported on the first call with it; the graph itself where export fails (one warning)."""
@@ -143,13 +139,22 @@ class _Compiled:
         if self.exported is None:  # nothing computed: inputs and constants only
             return self.outputs.assemble(args, [])
         key = _key(args)
-        if key not in self.sessions:
+        first = key not in self.sessions
+        if first:
             self.sessions[key] = self.compile(args)
         compiled = self.sessions[key]
         if compiled is None:
             return self.graph_module(*args)
         session, inputs = compiled
-        results = session.run({name: args[k].detach().cpu().numpy() for name, k in inputs})
+        feeds = {name: args[k].detach().cpu().numpy() for name, k in inputs}
+        try:
+            results = session.run(feeds)
+        except xexp.Error as error:  # a fused kernel xexp's evaluator lacks, say: known on the first run
+            if not first:
+                raise
+            self.fall_back(f"xexp's evaluator cannot run the exported graph: {error}")
+            self.sessions[key] = None
+            return self.graph_module(*args)
         device = next((a.device for a in args if isinstance(a, torch.Tensor)), None)
         computed = [torch.from_numpy(numpy.array(r)).to(device) for r in results]
         return self.outputs.assemble(args, computed)
