@@ -59,6 +59,15 @@ def test_the_backend_returns_what_the_exported_graph_computes(shifted_runs):
     assert {n.domain for n in compiler.models[0]["onnx"].graph.node} <= {"", "com.microsoft"}
 
 
+def test_aot_function_of_a_plain_function(shifted_runs):
+    boxed = functorch_compile.make_boxed_compiler(xtorch.backend(patterns="default"))
+    compiled = functorch_compile.aot_function(lambda a, b: (torch.relu(a @ b) + a.sum(), a), fw_compiler=boxed)
+    a, b = torch.randn(3, 3), torch.randn(3, 3)
+    got, same = compiled(a, b)
+    torch.testing.assert_close(got, torch.relu(a @ b) + a.sum() + 1, atol=1e-4, rtol=1e-4)
+    assert torch.equal(same, a) and len(shifted_runs) == 1  # an input returned as it is, not exported
+
+
 def test_one_export_per_input_shape():
     model, (x,) = torch_models.mlp()
     compiler = xtorch.backend(patterns="default")
