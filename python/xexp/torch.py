@@ -556,3 +556,26 @@ def compare_exporters(model, args, opset=17, atol=1e-4, rtol=1e-4):
     return ExportersComparison(("torch.onnx.export", "xexp.to_onnx"), first, second,
                                compare_with_dump(first, dump, atol, rtol).rows,
                                compare_with_dump(second, dump, atol, rtol).rows, nodes)
+
+
+def main(argv=None):
+    """python3 -m xexp.torch compare MODEL.onnx DUMP.onnx: compare_with_dump's table; exit status 1 when a
+    module differs."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python3 -m xexp.torch", description="xexp's torch workflows")
+    commands = parser.add_subparsers(dest="command", required=True)
+    compare = commands.add_parser("compare", help="an ONNX model's intermediate values against a dump_submodules "
+                                                  "file, module by module")
+    compare.add_argument("model")
+    compare.add_argument("dump")
+    compare.add_argument("--atol", type=float, default=1e-4)
+    compare.add_argument("--rtol", type=float, default=1e-4)
+    args = parser.parse_args(argv)
+    comparison = compare_with_dump(args.model, args.dump, args.atol, args.rtol)
+    print(comparison)
+    return 0 if comparison.first is None else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

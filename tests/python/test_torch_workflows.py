@@ -267,3 +267,20 @@ def test_two_exporters_side_by_side(name):
     text = str(comparison)
     assert "torch.onnx.export" in text and f"{next(iter(rows))}#0" in text
     assert comparison.nodes.count("-") + comparison.nodes.count("+") < len(comparison.nodes)
+
+
+def test_compare_a_model_with_a_dump_from_the_command_line(tmp_path, capsys):
+    """`python3 -m xexp.torch compare MODEL DUMP` (its main, run here in-process: torch imports slowly)."""
+    model, args = torch_models.demo_llm()
+    with torch.no_grad(), xtorch.dump_submodules(model, tmp_path / "dump.onnx"):
+        model(*args)
+    onx = xexp.to_onnx(model, args, export_modules_as_functions=True)
+    onnx.save(onx, tmp_path / "model.onnx")
+    command = ["compare", str(tmp_path / "model.onnx"), str(tmp_path / "dump.onnx")]
+    assert xtorch.main(command) == 0
+    assert "=       decoder.feed_forward.linear_2#0" in capsys.readouterr().out
+    weight = next(t for t in onx.graph.initializer if t.name == "decoder.norm_1.weight")
+    weight.CopyFrom(onnx.numpy_helper.from_array(onnx.numpy_helper.to_array(weight) * 2, weight.name))
+    onnx.save(onx, tmp_path / "model.onnx")
+    assert xtorch.main(command) == 1
+    assert "first difference: decoder.norm_1#0 (~)" in capsys.readouterr().out
