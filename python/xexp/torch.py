@@ -1,6 +1,8 @@
 """xexp's torch workflows: a compile backend that runs the exported, optimized ONNX graph in place of
-torch's (backend, compile), and the intermediate results of submodules dumped during one torch run and
-compared with an ONNX model's (dump_submodules, load_dump, compare_with_dump).
+torch's (backend, compile), the intermediate results of submodules dumped during one torch run and
+compared with an ONNX model's (dump_submodules, load_dump, compare_with_dump; from a shell,
+`python3 -m xexp.torch compare MODEL DUMP`), and torch.onnx.export against xexp.to_onnx module by module
+(compare_exporters). docs/torch-backend.md, docs/torch-dump.md and docs/torch-exporters.md show them.
 
     import torch, xexp.torch
     compiled = torch.compile(model, backend=xexp.torch.backend())        # torch >= 2
