@@ -364,6 +364,28 @@ TEST(HostileKernels, ShapeArithmeticOnEmptyOrZeroOperandsIsTypedWithoutCrashingO
   }
 }
 
+// The long fuzzing campaign's shapes (issue 45): sizes declared next to int64's end. Concat's sum and
+// Reshape(-1)'s product of them passed int64 (undefined behaviour, a wrapped negative size): no tensor
+// has such a size, so the inferred dimension is unknown.
+TEST(HostileKernels, SizesSummedOrMultipliedPastInt64AreInferredUnknown) {
+  ::onnx::ModelProto m;
+  ASSERT_TRUE(::onnx::OnnxParser::Parse(m,
+                                        "<ir_version: 8, opset_import: [\"\" : 18]>\n"
+                                        "g (float[2, 2, 2] A, float[2, 2, 9223372036854775807] B,"
+                                        " float[9223372036854775807, 63] C) => (float Y, float Z) {\n"
+                                        " Y = Concat<axis = 2>(A, B)\n S = Constant<value = int64[1] {-1}>()\n"
+                                        " Z = Reshape(C, S) }")
+                  .IsOK());
+  TempDir dir;
+  xexp::ir::Model model = xexp::load_model(saved(dir, m));
+  ASSERT_NO_THROW(xexp::infer::infer_model_types(model));
+  for (const char* name : {"Y", "Z"}) {
+    const auto& shape = model.graph->value(*model.graph->find(name)).shape;
+    ASSERT_TRUE(shape) << name;
+    EXPECT_TRUE(shape->back().is_unknown()) << name << ": " << xexp::shape_str(*shape);
+  }
+}
+
 TEST(HostileKernels, ScanWithoutItsBodyIsTypedWithoutOnnxInference) {
   // libonnx's Scan inference dereferences the missing body: `print` and `optimize` crashed in it.
   TempDir dir;
@@ -1238,6 +1260,30 @@ TEST(HostileIntegers, TileAndPadSizesThatOverflowAreErrors) {
             std::string::npos);
   EXPECT_NE(eval_error("Pad", {x, Tensor::from<int64_t>({2}, {std::numeric_limits<int64_t>::max(), 1})}).find("Pad:"),
             std::string::npos);
+}
+
+// The campaign's DequantizeLinear: a zero point of another size than its per-axis scale was read past
+// its end (a heap overflow under AddressSanitizer). Both must have the scale's shape.
+TEST(HostileKernels, QuantizationParametersNotShapedAsTheAxisAreErrors) {
+  using xexp::Tensor;
+  const Tensor x = Tensor::from<int8_t>({1, 3, 2}, {1, 2, 3, 4, 5, 6});
+  const Tensor scale3 = Tensor::from<float>({3}, {1, 2, 3});
+  EXPECT_NE(eval_error("DequantizeLinear", {x, scale3, Tensor::from<int8_t>({1}, {0})}).find("the zero point has 1 elements, the scale 3"),
+            std::string::npos);
+  EXPECT_NE(eval_error("DequantizeLinear", {x, Tensor::from<float>({2}, {1, 2})}).find("the scale has 2 elements, axis 1 of the input 3"),
+            std::string::npos);
+  EXPECT_NE(eval_error("QuantizeLinear", {Tensor::from<float>({2}, {1, 2}), Tensor::from<float>({0}, {})}).find("the scale is empty"),
+            std::string::npos);
+  EXPECT_EQ(eval_error("DequantizeLinear", {x, scale3, Tensor::from<int8_t>({3}, {0, 1, 2})}), "(computed)");
+}
+
+// The campaign's Range of an empty start: its first element was read from no data.
+TEST(HostileKernels, RangeOfOtherThanThreeScalarsOfOneTypeIsAnError) {
+  using xexp::Tensor;
+  const Tensor one = Tensor::scalar<int64_t>(1);
+  EXPECT_NE(eval_error("Range", {Tensor::from<int64_t>({0}, {}), one, one}).find("input 0 has 0 elements, not one"),
+            std::string::npos);
+  EXPECT_NE(eval_error("Range", {one, Tensor::scalar<float>(4), one}).find("input 1 is FLOAT, start INT64"), std::string::npos);
 }
 
 // ---- what folding and evaluation may produce (issue 45) -----------------------------------------------

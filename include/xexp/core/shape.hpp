@@ -48,13 +48,12 @@ inline bool is_static(const Shape& shape) {
     if (!d.is_static()) return false;
   return true;
 }
-// Number of elements of a static shape (1 for a scalar); -1 when a dimension is not static.
+// Number of elements of a static shape (1 for a scalar); -1 when a dimension is not static, or when
+// the sizes multiply past int64 (a declared shape no tensor can have).
 inline int64_t element_count(const Shape& shape) {
   int64_t n = 1;
-  for (const Dim& d : shape) {
-    if (!d.is_static()) return -1;
-    n *= d.value();
-  }
+  for (const Dim& d : shape)
+    if (!d.is_static() || __builtin_mul_overflow(n, d.value(), &n)) return -1;
   return n;
 }
 // Whether the static dimensions of `shape` multiply past int64: no tensor that large exists.

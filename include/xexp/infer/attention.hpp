@@ -4,6 +4,7 @@
 // v_head_size). ONNX's Attention (opset 23) gives (batch, q_num_heads, sequence, v_head_size) from 4-D
 // Q, K, V and (batch, sequence, q_num_heads * v_head_size) from 3-D ones, v_head_size being V's hidden
 // size over kv_num_heads. The optional outputs (present key and value, scores) keep the query's type.
+#include "xexp/core/checked_int.hpp"
 #include "xexp/infer/rule_table.hpp"
 
 namespace xexp::infer {
@@ -48,7 +49,7 @@ inline void infer_attention(InferContext& c) {
     const int64_t q_heads = c.attr_int("q_num_heads", 0), kv_heads = c.attr_int("kv_num_heads", 0);
     Dim hidden;
     if ((*value)[2].is_static() && q_heads > 0 && kv_heads > 0 && (*value)[2].value() % kv_heads == 0)
-      hidden = Dim((*value)[2].value() / kv_heads * q_heads);
+      if (const std::optional<int64_t> size = checked_mul((*value)[2].value() / kv_heads, q_heads)) hidden = Dim(*size);
     out = Shape{(*query)[0], (*query)[1], hidden};
   }
   c.set_output(0, c.type(0), out);

@@ -13,9 +13,17 @@
 #include <string_view>
 #include <vector>
 
+#include "xexp/core/checked_int.hpp"
 #include "xexp/infer/rule_table.hpp"
 
 namespace xexp::infer {
+
+// Window arithmetic on the sizes and attributes a file gives (a stride or a pad can be anything up to
+// int64): a result past int64 is an error, never a wrapped size.
+inline int64_t window_size(InferContext& c, std::optional<int64_t> v, std::size_t axis) {
+  if (!v) c.fail("a window size on axis " + std::to_string(axis) + " overflows int64", c.input_name(0));
+  return *v;
+}
 
 // An INTS attribute with one value per spatial axis (`count` of them), or `fallback` repeated.
 inline std::vector<int64_t> per_axis_attr(InferContext& c, std::string_view name, std::size_t count, int64_t fallback) {
@@ -28,9 +36,13 @@ inline std::vector<int64_t> per_axis_attr(InferContext& c, std::string_view name
   return *v;
 }
 
-inline std::vector<int64_t> effective_kernel(const std::vector<int64_t>& kernel, const std::vector<int64_t>& dilations) {
+inline std::vector<int64_t> effective_kernel(InferContext& c, const std::vector<int64_t>& kernel,
+                                             const std::vector<int64_t>& dilations) {
   std::vector<int64_t> eff(kernel.size());
-  for (std::size_t i = 0; i < kernel.size(); ++i) eff[i] = (kernel[i] - 1) * dilations[i] + 1;
+  for (std::size_t i = 0; i < kernel.size(); ++i) {
+    const std::optional<int64_t> span = checked_mul(kernel[i] - 1, dilations[i]);
+    eff[i] = window_size(c, span ? checked_add(*span, 1) : std::nullopt, 2 + i);
+  }
   return eff;
 }
 
@@ -77,7 +89,7 @@ inline Shape window_output_dims(InferContext& c, const Shape& input, const std::
   for (int64_t k : kernel)
     if (k < 1) c.fail("kernel size " + std::to_string(k));
   const std::vector<int64_t> strides = per_axis_attr(c, "strides", n, 1);
-  const std::vector<int64_t> eff = effective_kernel(kernel, per_axis_attr(c, "dilations", n, 1));
+  const std::vector<int64_t> eff = effective_kernel(c, kernel, per_axis_attr(c, "dilations", n, 1));
   const std::vector<int64_t> pads = window_pads(c, n, [&](std::size_t i) -> std::optional<int64_t> {
     // Output ceil(size / stride): the padding that takes.
     int64_t residual = 0;
@@ -93,7 +105,7 @@ inline Shape window_output_dims(InferContext& c, const Shape& input, const std::
   Shape out;
   for (std::size_t i = 0; i < n; ++i) {
     const Dim& in = x[2 + i];
-    const int64_t padding = pads[i] + pads[i + n], s = strides[i];
+    const int64_t padding = window_size(c, checked_add(pads[i], pads[i + n]), 2 + i), s = strides[i];
     if (!in.is_static()) {
       if (s == 1 && padding == eff[i] - 1)
         out.push_back(in);
@@ -103,14 +115,18 @@ inline Shape window_output_dims(InferContext& c, const Shape& input, const std::
                           : Dim());
       continue;
     }
-    const int64_t span = in.value() + padding - eff[i];
+    const std::optional<int64_t> padded = checked_add(in.value(), padding);
+    const int64_t span = window_size(c, padded ? checked_add(*padded, -eff[i]) : std::nullopt, 2 + i);
     if (span < 0)
       c.fail("the kernel spans " + std::to_string(eff[i]) + " on axis " + std::to_string(2 + i) + " of size " +
                  std::to_string(in.value()) + " padded by " + std::to_string(padding),
              c.input_name(0));
-    int64_t size = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
-    // With ceil_mode, a window starting in the end padding is dropped.
-    if (ceil_mode && (size - 1) * s >= in.value() + pads[i]) --size;
+    int64_t size = (ceil_mode ? span / s + (span % s != 0) : span / s) + 1;
+    // With ceil_mode, a window starting in the end padding is dropped ((size - 1) * s <= span fits).
+    if (ceil_mode) {
+      const std::optional<int64_t> last_start = checked_mul(size - 1, s);
+      if (!last_start || *last_start >= *padded - pads[i + n]) --size;
+    }
     out.push_back(Dim(size));
   }
   return out;
@@ -150,11 +166,12 @@ inline void infer_conv_like(InferContext& c, std::size_t w_index, std::optional<
   // Channels: C = group * (C / group).
   if (w[1].is_static()) {
     const Dim channels = c.constraints().canonical((*x)[1]);
-    if (channels.is_static() && channels.value() != w[1].value() * group)
+    const int64_t expected = window_size(c, checked_mul(w[1].value(), group), 1);
+    if (channels.is_static() && channels.value() != expected)
       c.fail("the input has " + channels.str() + " channels, the weight expects " + std::to_string(w[1].value()) +
                  " x group " + std::to_string(group),
              c.input_name(w_index));
-    c.unify((*x)[1], Dim(w[1].value() * group));
+    c.unify((*x)[1], Dim(expected));
   }
   if (b_index && c.has_input(*b_index) && c.shape(*b_index)) {
     const Shape& b = *c.shape(*b_index);
@@ -198,7 +215,7 @@ inline void infer_conv_transpose(InferContext& c) {
   if (channels.is_static() && weight_channels.is_static() && channels.value() != weight_channels.value())
     c.fail("the input has " + channels.str() + " channels, the weight " + weight_channels.str(), c.input_name(1));
   c.unify((*x)[1], w[0]);
-  Shape out{(*x)[0], w[1].is_static() ? Dim(w[1].value() * group) : group == 1 ? w[1] : Dim()};
+  Shape out{(*x)[0], w[1].is_static() ? Dim(window_size(c, checked_mul(w[1].value(), group), 1)) : group == 1 ? w[1] : Dim()};
   const std::optional<std::vector<int64_t>> kernel = kernel_shape(c, w);
   if (!kernel) {
     out.resize(x->size());
@@ -213,19 +230,22 @@ inline void infer_conv_transpose(InferContext& c) {
     return c.set_output(0, type, out);
   }
   const std::vector<int64_t> strides = per_axis_attr(c, "strides", n, 1);
-  const std::vector<int64_t> eff = effective_kernel(*kernel, per_axis_attr(c, "dilations", n, 1));
+  const std::vector<int64_t> eff = effective_kernel(c, *kernel, per_axis_attr(c, "dilations", n, 1));
   const std::vector<int64_t> output_padding = per_axis_attr(c, "output_padding", n, 0);
   const std::vector<int64_t> pads = window_pads(c, n, [&](std::size_t i) -> std::optional<int64_t> {
     return std::max<int64_t>(0, eff[i] - strides[i]);
   });
   for (std::size_t i = 0; i < n; ++i) {
     const Dim& in = (*x)[2 + i];
-    const int64_t extra = output_padding[i] + eff[i] - pads[i] - pads[i + n];
+    const std::optional<int64_t> grown = checked_add(output_padding[i], eff[i]);
+    const std::optional<int64_t> trimmed = grown ? checked_add(*grown, -pads[i]) : std::nullopt;
+    const int64_t extra = window_size(c, trimmed ? checked_add(*trimmed, -pads[i + n]) : std::nullopt, 2 + i);
     if (!in.is_static()) {
       out.push_back(strides[i] == 1 && extra == 1 ? in : Dim());
       continue;
     }
-    const int64_t size = strides[i] * (in.value() - 1) + extra;
+    const std::optional<int64_t> stretched = checked_mul(strides[i], in.value() - 1);
+    const int64_t size = window_size(c, stretched ? checked_add(*stretched, extra) : std::nullopt, 2 + i);
     if (size < 0) c.fail("output size " + std::to_string(size) + " on axis " + std::to_string(2 + i), c.input_name(0));
     out.push_back(Dim(size));
   }

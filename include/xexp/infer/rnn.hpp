@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "xexp/core/checked_int.hpp"
 #include "xexp/infer/rule_table.hpp"
 
 namespace xexp::infer {
@@ -31,7 +32,8 @@ inline void infer_recurrent(InferContext& c, int64_t gates) {
     const Shape& w = *c.shape(i);
     const std::string what = i == 1 ? "W" : "R";
     if (w.size() != 3) c.fail(what + " has rank " + std::to_string(w.size()) + ", expected 3", c.input_name(i));
-    const Dim rows = hidden.is_static() ? Dim(gates * hidden.value()) : Dim();
+    const std::optional<int64_t> gate_rows = hidden.is_static() ? checked_mul(gates, hidden.value()) : std::nullopt;
+    const Dim rows = gate_rows ? Dim(*gate_rows) : Dim();  // unknown past int64 too (a hostile hidden_size)
     const Dim columns = i == 2 ? hidden : c.shape(0) ? (*c.shape(0))[2] : Dim();
     const Shape expected{directions, rows, columns};
     for (std::size_t k = 0; k < 3; ++k) {

@@ -31,7 +31,9 @@ inline Dim sum_dims(const std::vector<Dim>& dims) {
   for (const Dim& d : dims) {
     if (d.is_unknown()) return {};
     if (d.is_static()) {
-      total += d.value();
+      const std::optional<int64_t> sum = checked_add(total, d.value());
+      if (!sum) return {};  // no tensor that large: unknown
+      total = *sum;
       continue;
     }
     if (!expr.empty()) expr += '+';
@@ -50,7 +52,9 @@ inline Dim product_dims(Shape::const_iterator first, Shape::const_iterator last)
   for (auto it = first; it != last; ++it) {
     if (it->is_unknown()) return {};
     if (it->is_static()) {
-      p *= it->value();
+      const std::optional<int64_t> product = checked_mul(p, it->value());
+      if (!product) return {};  // no tensor that large: unknown
+      p = *product;
       continue;
     }
     only = &*it;

@@ -27,11 +27,19 @@ inline QuantParams quant_params(const KernelContext& c, const Tensor& x) {
   QuantParams q;
   q.scale = as_doubles(c.in(1));
   if (c.has(2)) q.zero = as_int64s(c.in(2));
+  if (q.scale.empty()) c.fail("the scale is empty");
   if (q.scale.size() > 1) {
     const int64_t axis = normalize_axis(c.attr_int("axis", 1), x.rank());
     q.axis_size = x.dims()[axis];
     q.axis_stride = strides_of(x.dims())[axis];
+    if (static_cast<int64_t>(q.scale.size()) != q.axis_size)
+      c.fail("the scale has " + std::to_string(q.scale.size()) + " elements, axis " + std::to_string(axis) +
+             " of the input " + std::to_string(q.axis_size));
   }
+  // The zero point has the scale's shape (the specification): read past its end otherwise.
+  if (!q.zero.empty() && q.zero.size() != q.scale.size())
+    c.fail("the zero point has " + std::to_string(q.zero.size()) + " elements, the scale " +
+           std::to_string(q.scale.size()));
   return q;
 }
 

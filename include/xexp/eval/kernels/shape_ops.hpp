@@ -433,6 +433,12 @@ inline std::vector<Tensor> constant_of_shape_kernel(const KernelContext& c) {
 
 inline std::vector<Tensor> range_kernel(const KernelContext& c) {
   const Tensor& start = c.in(0);
+  for (std::size_t i = 1; i < 3; ++i)
+    if (c.in(i).type() != start.type())
+      c.fail("input " + std::to_string(i) + " is " + std::string(elem_type_name(c.in(i).type())) + ", start " +
+             std::string(elem_type_name(start.type())));
+  for (std::size_t i = 0; i < 3; ++i)
+    if (c.in(i).size() != 1) c.fail("input " + std::to_string(i) + " has " + std::to_string(c.in(i).size()) + " elements, not one");
   return visit_type(start.type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T s = start.data<T>()[0], limit = c.in(1).template data<T>()[0], delta = c.in(2).template data<T>()[0];
