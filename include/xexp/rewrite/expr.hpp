@@ -395,15 +395,24 @@ struct Binary : ExprTag {
   auto eval(const Match& m) const { return Op::apply(a, b, m); }
   void print(Printer& out) const {
     out += "(";
-    a.print(out);
-    out += Op::symbol;
-    b.print(out);
+    print_operands(out);
     out += ")";
   }
+  // A chain of one associative operator prints in one pair of parentheses: (a && b && c).
+  void print_operands(Printer& out) const {
+    if constexpr (Op::associative && requires { requires std::is_same_v<typename A::Operator, Op>; })
+      a.print_operands(out);
+    else
+      a.print(out);
+    out += Op::symbol;
+    b.print(out);
+  }
+  using Operator = Op;
 };
 #define XEXP_REWRITE_COMPARISON(NAME, OP)                                                        \
   struct NAME {                                                                                  \
     static constexpr const char* symbol = " " #OP " ";                                           \
+    static constexpr bool associative = false;                                                   \
     template <class A, class B>                                                                  \
     static bool apply(const A& a, const B& b, const Match& m) {                                  \
       return normalized(a.eval(m)) OP normalized(b.eval(m));                                     \
@@ -425,6 +434,7 @@ XEXP_REWRITE_COMPARISON(GreaterEqual, >=)
 #define XEXP_REWRITE_ARITHMETIC(NAME, OP)                                                        \
   struct NAME {                                                                                  \
     static constexpr const char* symbol = " " #OP " ";                                           \
+    static constexpr bool associative = false;                                                   \
     template <class A, class B>                                                                  \
     static auto apply(const A& a, const B& b, const Match& m) {                                  \
       return normalized(a.eval(m)) OP normalized(b.eval(m));                                     \
@@ -442,11 +452,13 @@ XEXP_REWRITE_ARITHMETIC(Times, *)
 
 struct And {
   static constexpr const char* symbol = " && ";
+  static constexpr bool associative = true;
   template <class A, class B>
   static bool apply(const A& a, const B& b, const Match& m) { return a.eval(m) && b.eval(m); }
 };
 struct Or {
   static constexpr const char* symbol = " || ";
+  static constexpr bool associative = true;
   template <class A, class B>
   static bool apply(const A& a, const B& b, const Match& m) { return a.eval(m) || b.eval(m); }
 };
