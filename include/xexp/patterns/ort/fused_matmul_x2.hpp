@@ -29,10 +29,14 @@ inline constexpr auto alpha_scaled_by =
     rewrite::fact<"alpha_scaled_by">([](const ValueView& fused, const ValueView& scaled, const Tensor& s) {
       return static_cast<float>(analysis::alpha_of(fused) * scaling_factor(scaled, s));
     });
-// The FusedMatMul leaves the batch axes in place (transBatchA/B absent or 0).
+}  // namespace matmul
+
+namespace detail {
+// The FusedMatMul leaves the batch axes in place (transBatchA/B absent or 0). Shared with
+// FusedMatMulTranspose and TransposeFusedMatMulB.
 inline constexpr auto no_batch_transpose = rewrite::fact<"no_batch_transpose">(
     [](const ValueView& fused) { return analysis::keeps_batch_axes(rewrite::node_of(fused)); });
-}  // namespace matmul
+}  // namespace detail
 
 inline rewrite::RulePtr fused_matmul_x2_rule() {
   using namespace rewrite::dsl;
@@ -63,11 +67,11 @@ inline rewrite::RulePtr fused_matmul_x2_rule() {
             .when(fits && rank(a) >= 2 && operand_rank >= 2)
             .to(product(a, source)),
         match(fused_a)
-            .when(fits && matmul::no_batch_transpose(fused_a))
+            .when(fits && detail::no_batch_transpose(fused_a))
             .to(rebuild(fused_a, input<0> = source,
                         attr<"alpha"> = matmul::alpha_scaled_by(fused_a, scaled, c))),
         match(fused_b)
-            .when(fits && matmul::no_batch_transpose(fused_b))
+            .when(fits && detail::no_batch_transpose(fused_b))
             .to(rebuild(fused_b, input<1> = source,
                         attr<"alpha"> = matmul::alpha_scaled_by(fused_b, scaled, c))));
   };
