@@ -367,6 +367,72 @@ TEST(RewriteDsl, ExplainNamesTheFirstConditionThatFailed) {
   EXPECT_EQ(r->explain(*m.graph, m.graph->value(m.graph->outputs()[0]).producer, 18), "is_rank_3(y) failed");
 }
 
+// ---- names for pieces of conditions and replacements -----------------------------------------------
+// named<"word">(piece) prints the word and defines the piece once, however many branches write it; a
+// named condition is looked into by --explain; keep<"word"> is a kept fact printed by its name.
+TEST(RewriteDsl, ANamedPiecePrintsOnceAndBuildsAsWritten) {
+  Var<'x'> x;
+  Var<'y'> y;
+  auto sum = named<"sum">(Add(x, y));
+  auto fits = named<"fits">(rank(x) == 2 && is_rank_3(y));
+  RulePtr r = rule("T").match(Div(x, Relu(y))).when(fits).to(choose(is_constant(x), Neg(sum), Abs(sum)));
+  EXPECT_EQ(r->describe(),
+            "T: Div(x, Relu(y)) -> choose(is_constant(x), Neg(sum), Abs(sum))  when fits  where sum = Add(x, y); "
+            "fits = ((rank(x) == 2) && is_rank_3(y))  [P0]");
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  const ValueId a = g.add_input("A", ElemType::Float, xexp::Shape{2, 3});
+  const ValueId b = g.add_input("B", ElemType::Float, xexp::Shape{1, 2, 3});
+  g.add_output(node(g, "Div", {a, node(g, "Relu", {b})}));
+  run(m, r);
+  ASSERT_EQ(op_types(g), (OpList{"Add", "Abs"}));
+  EXPECT_EQ(producer(g, output_producer(g).inputs[0]).inputs, (std::vector<ValueId>{a, b}));
+}
+
+TEST(RewriteDsl, ExplainLooksIntoANamedCondition) {
+  Var<'x'> x;
+  Var<'y'> y;
+  auto fits = named<"fits">(rank(x) == 2 && is_rank_3(y));
+  RulePtr r = rule("DivRelu").match(Div(x, Relu(y))).when(fits).to(x);
+  Model m = div_relu_model();
+  EXPECT_EQ(r->explain(*m.graph, m.graph->value(m.graph->outputs()[0]).producer, 18), "is_rank_3(y) failed");
+}
+
+TEST(RewriteDsl, AKeptFactWithANamePrintsByIt) {
+  Var<'x'> x;
+  auto input = keep<"input">(counted_input(x));
+  RulePtr r =
+      rule("NegOfInput").match(Relu(x)).when(input != ir::kNone && input == input).to(Neg(found(input)));
+  EXPECT_EQ(r->describe(),
+            "NegOfInput: Relu(x) -> Neg(found(input))  when ((input != 4294967295) && (input == input))  "
+            "where input = counted_input(x)  [P0]");
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  const ValueId xin = g.add_input("X", ElemType::Float, xexp::Shape{2});
+  g.add_output(node(g, "Relu", {xin}));
+  producer_calls = 0;
+  run(m, r);
+  ASSERT_EQ(op_types(g), (OpList{"Neg"}));
+  EXPECT_EQ(producer_calls, 1);
+}
+
+// piece<"word">(lambda): a piece with parameters prints as a call, defined once on formal parameters.
+inline constexpr auto doubled = piece<"doubled">([](const auto& v) { return Add(v, v); });
+TEST(RewriteDsl, APieceWithParametersPrintsAsACallDefinedOnce) {
+  Var<'x'> x;
+  Var<'y'> y;
+  RulePtr r = rule("T").match(Div(x, y)).to(Mul(doubled(x), doubled(y)));
+  EXPECT_EQ(r->describe(), "T: Div(x, y) -> Mul(doubled(x), doubled(y))  where doubled(x) = Add(x, x)  [P0]");
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  const ValueId a = g.add_input("A", ElemType::Float, xexp::Shape{2});
+  const ValueId b = g.add_input("B", ElemType::Float, xexp::Shape{2});
+  g.add_output(node(g, "Div", {a, b}));
+  run(m, r);
+  ASSERT_EQ(op_types(g), (OpList{"Add", "Add", "Mul"}));
+  EXPECT_EQ(producer(g, output_producer(g).inputs[1]).inputs, (std::vector<ValueId>{b, b}));
+}
+
 TEST(RewriteDsl, TheOptimizerExplainsOneRuleOnRequest) {
   Var<'x'> x;
   Var<'y'> y;

@@ -12167,13 +12167,14 @@ template <class T>
 concept IsExpr = std::derived_from<T, ExprTag>;
 
 // ---- printing ---------------------------------------------------------------------------------------
-// A rule prints itself (Rule::describe, --explain) into a Printer: the text, where a named sub-pattern or
-// let prints its letter only, and the definitions of those letters ("S = ..."), which the rule prints
-// once as "where S = ...": printed in place, a name used in several branches would print its whole
-// pattern in each (the attention rules' patterns ran past 15,000 characters).
+// A rule prints itself (Rule::describe, --explain) into a Printer: the text, where a name (a named
+// sub-pattern's or let's letter, a named<"word"> piece of a condition or replacement) prints alone, and
+// the definitions of those names ("S = ..."), which the rule prints once as "where S = ...": printed in
+// place, a name used in several branches would print its whole body in each (the attention rules'
+// patterns ran past 15,000 characters).
 struct Printer {
   std::string text;
-  std::vector<std::pair<char, std::string>> definitions;  // in the order the names first print
+  std::vector<std::pair<std::string, std::string>> definitions;  // in the order the names first print
   // A named sub-pattern is defined where the pattern says it; in a condition or a replacement it stands
   // for the node it matched (whose pattern may be another case's, under the same letter).
   bool in_pattern = true;
@@ -12187,13 +12188,22 @@ struct Printer {
   }
   // Prints `id`, and records its definition as `body` prints it (with the definitions nested in it).
   template <class Body>
-  void name(char id, const Body& body) {
+  void name(std::string_view id, const Body& body) {
     text += id;
+    define(std::string(id), body);
+  }
+  // Records the definition of `id` as `body` prints it, printing nothing in place.
+  template <class Body>
+  void define(std::string id, const Body& body) {
     const std::size_t slot = definitions.size();
-    definitions.emplace_back(id, std::string());
+    definitions.emplace_back(std::move(id), std::string());
     std::string outer = std::exchange(text, std::string());
     body(*this);
     definitions[slot].second = std::exchange(text, std::move(outer));
+  }
+  template <class Body>
+  void name(char id, const Body& body) {
+    name(std::string_view(&id, 1), body);
   }
   // "  where S = ..., Q = ...": the definitions from `first` on, each only once (a name used twice
   // records its definition twice; a rule's later case repeats the definitions an earlier one printed).
@@ -12384,6 +12394,102 @@ constexpr Fact<Name, F> fact(F f) {
   return {f};
 }
 
+// ---- names for pieces of conditions and replacements ------------------------------------------------
+// named<"groups">(e): e itself (evaluated and built as written: nothing is shared, nothing costs more),
+// printed as `groups` and defined once in the rule's "where groups = ...", as MLIR DRR's `$name` and
+// onnxscript's local variables read. A replacement piece written in several branches of a choose, a
+// condition every case of a rule asks, a kept fact many pieces read: each prints once.
+//   auto query = named<"query">(Reshape(Transpose(q, attr<"perm"> = swap), fold(merged_shape(q))));
+//   auto fits = named<"fits">(is_float(q) && heads_fit(q, k, v));
+//   ... .when(fits).to(choose(causal, Attention(query, k, v, attr<"is_causal"> = 1), Attention(query, k, v, m)))
+// prints "... -> choose(causal, Attention(query, k, v, is_causal=1), Attention(query, k, v, m))  when fits
+// where query = Reshape(...); fits = (is_float(q) && heads_fit(q, k, v))". `--explain` looks inside a
+// named condition: the reason names the conjunct that failed, not the name.
+// (named<'d'>(pattern), a letter, is the DAG node of a pattern: pattern.hpp.)
+template <FixedString Name, class E>
+struct NamedPiece : ExprTag {
+  E expr;
+  static constexpr CaptureMask binds = 0, uses = E::uses;
+  static constexpr int depth = 0, node_count = 0;
+  decltype(auto) eval(const Match& m) const { return expr.eval(m); }
+  template <class Rewriter>
+  decltype(auto) build(Rewriter& r) const {
+    return expr.build(r);
+  }
+  void print(Printer& out) const {
+    out.name(Name.view(), [&](Printer& body) { expr.print(body); });
+  }
+};
+template <FixedString Name, class E>
+constexpr auto named(const E& e) {
+  static_assert(Name.view().size() > 1, "xexp rule: a piece's name is a word (a letter names a pattern node)");
+  return NamedPiece<Name, Lifted<E>>{{}, lift(e)};
+}
+// piece<"merge_heads">([](const auto& x) { return Reshape(Transpose(x, ...), fold(merged_shape(x))); }):
+// a named piece with parameters, as an onnxscript function or a DRR helper reads. merge_heads(q) is the
+// body written for q (inlined at compile time: it evaluates and builds as the body does), printed as
+// "merge_heads(q)" and defined once as "merge_heads(x) = Reshape(Transpose(x, ...), ...)", whatever it is
+// applied to: the body prints on formal parameters x, y, z, w.
+template <int K>
+struct Formal : ExprTag {
+  static_assert(K < 4, "xexp rule: a piece has at most four parameters");
+  static constexpr CaptureMask binds = 0, uses = 0;
+  static constexpr int depth = 0, node_count = 0;
+  ValueView eval(const Match&) const;  // only printed, never evaluated nor built
+  template <class Rewriter>
+  ir::ValueId build(Rewriter&) const;
+  void print(Printer& out) const { out += "xyzw"[K]; }
+};
+template <FixedString Name, class F, class Body, class Args>
+struct PieceCall : ExprTag {
+  F f;
+  Body body;
+  Args args;
+  static constexpr CaptureMask binds = 0, uses = Body::uses | Args::uses;
+  static constexpr int depth = 0, node_count = 0;
+  decltype(auto) eval(const Match& m) const { return body.eval(m); }
+  template <class Rewriter>
+  decltype(auto) build(Rewriter& r) const {
+    return body.build(r);
+  }
+  void print(Printer& out) const {
+    out += Name.view();
+    out += "(";
+    print_list(out, args);
+    out += ")";
+    print_definition(out, std::make_integer_sequence<int, Args::size>());
+  }
+
+ private:
+  template <int... K>
+  void print_definition(Printer& out, std::integer_sequence<int, K...>) const {
+    std::string id(Name.view());
+    id += "(";
+    ((id += (K ? ", " : ""), id += "xyzw"[K]), ...);
+    id += ")";
+    out.define(std::move(id), [&](Printer& text) { f(Formal<K>{}...).print(text); });
+  }
+};
+template <FixedString Name, class F>
+struct Piece {
+  F f;
+  template <class... Args>
+  constexpr auto operator()(const Args&... args) const {
+    auto body = f(lift(args)...);
+    auto list = make_list(lift(args)...);
+    return PieceCall<Name, F, decltype(body), decltype(list)>{{}, f, body, list};
+  }
+};
+template <FixedString Name, class F>
+constexpr Piece<Name, F> piece(F f) {
+  return {f};
+}
+
+template <class T>
+inline constexpr bool is_named_piece = false;
+template <FixedString Name, class E>
+inline constexpr bool is_named_piece<NamedPiece<Name, E>> = true;
+
 // ---- kept facts: computed once per match -----------------------------------------------------------
 // keep<'u'>(fact(args...)): the fact's result, computed the first time a condition or the replacement
 // reads it and kept in the Match (match.hpp) for the later readers. A fact that finds a structure (the
@@ -12392,8 +12498,10 @@ constexpr Fact<Name, F> fact(F f) {
 //   auto tiling = keep<'t'>(tiling_of(root));
 //   ... .when(tiles_the_axis(tiling)).to(split_into(tiling))
 // The letter names the kept value among the rule's kept values (its own letters, apart from the
-// captures); it prints as the expression it keeps.
-template <char Id, class E>
+// captures); it prints as the expression it keeps. keep<"scale">(fact(args...)) is the same kept under
+// a name, which it prints as (named<"scale">): a fact read in many places prints once, and two kept
+// facts of one letter (one per input a helper reads) print apart.
+template <char Id, class E, FixedString Name = "">
 struct Keep : ExprTag {
   E expr;
   static constexpr CaptureMask binds = 0, uses = E::uses;
@@ -12408,6 +12516,10 @@ struct Keep : ExprTag {
 template <char Id, class E>
 constexpr auto keep(const E& e) {
   return Keep<Id, Lifted<E>>{{}, lift(e)};
+}
+template <FixedString Name, class E>
+constexpr auto keep(const E& e) {
+  return named<Name>(Keep<kFirstCapture, Lifted<E>, Name>{{}, lift(e)});
 }
 
 // ---- operators --------------------------------------------------------------------------------------
@@ -12426,15 +12538,24 @@ struct Binary : ExprTag {
   auto eval(const Match& m) const { return Op::apply(a, b, m); }
   void print(Printer& out) const {
     out += "(";
-    a.print(out);
-    out += Op::symbol;
-    b.print(out);
+    print_operands(out);
     out += ")";
   }
+  // A chain of one associative operator prints in one pair of parentheses: (a && b && c).
+  void print_operands(Printer& out) const {
+    if constexpr (Op::associative && requires { requires std::is_same_v<typename A::Operator, Op>; })
+      a.print_operands(out);
+    else
+      a.print(out);
+    out += Op::symbol;
+    b.print(out);
+  }
+  using Operator = Op;
 };
 #define XEXP_REWRITE_COMPARISON(NAME, OP)                                                        \
   struct NAME {                                                                                  \
     static constexpr const char* symbol = " " #OP " ";                                           \
+    static constexpr bool associative = false;                                                   \
     template <class A, class B>                                                                  \
     static bool apply(const A& a, const B& b, const Match& m) {                                  \
       return normalized(a.eval(m)) OP normalized(b.eval(m));                                     \
@@ -12456,6 +12577,7 @@ XEXP_REWRITE_COMPARISON(GreaterEqual, >=)
 #define XEXP_REWRITE_ARITHMETIC(NAME, OP)                                                        \
   struct NAME {                                                                                  \
     static constexpr const char* symbol = " " #OP " ";                                           \
+    static constexpr bool associative = false;                                                   \
     template <class A, class B>                                                                  \
     static auto apply(const A& a, const B& b, const Match& m) {                                  \
       return normalized(a.eval(m)) OP normalized(b.eval(m));                                     \
@@ -12473,11 +12595,13 @@ XEXP_REWRITE_ARITHMETIC(Times, *)
 
 struct And {
   static constexpr const char* symbol = " && ";
+  static constexpr bool associative = true;
   template <class A, class B>
   static bool apply(const A& a, const B& b, const Match& m) { return a.eval(m) && b.eval(m); }
 };
 struct Or {
   static constexpr const char* symbol = " || ";
+  static constexpr bool associative = true;
   template <class A, class B>
   static bool apply(const A& a, const B& b, const Match& m) { return a.eval(m) || b.eval(m); }
 };
@@ -12492,15 +12616,20 @@ inline constexpr bool is_conjunction<Binary<And, A, B>> = true;
 
 // Evaluates a condition; when it fails, `why` gets its first false conjunct ("is_last_axis(axis, x)
 // failed"). Only `xexp optimize --explain` comes here: the optimizer calls eval.
+// A named condition is looked into; a name inside the false conjunct is defined after it ("has_value(scale)
+// failed  where scale = attention_scale(S, Q)").
 template <class C>
 bool explain_condition(const C& c, const Match& m, std::string& why) {
   if constexpr (is_conjunction<C>)
     return explain_condition(c.a, m, why) && explain_condition(c.b, m, why);
+  else if constexpr (is_named_piece<C>)
+    return explain_condition(c.expr, m, why);
   else {
     if (c.eval(m)) return true;
     Printer printer;
+    printer.in_pattern = false;
     c.print(printer);
-    why = printer.text + " failed";
+    why = printer.text + " failed" + printer.where(0);
     return false;
   }
 }
@@ -13392,6 +13521,16 @@ struct Either : ExprTag {
     static_assert(Id != 0, "xexp rule: only either<'e'>(a, b) records which alternative matched");
     return static_cast<int64_t>((m.branches >> capture_index<Id>()) & 1u);
   }
+  // The alternatives, an unnamed either first among them flattened: either(either(a, b), c) prints as
+  // either(a, b, c).
+  void print_flat(Printer& out) const {
+    if constexpr (requires { requires A::branch_bit == 0; a.print_flat(out); })
+      a.print_flat(out);
+    else
+      a.print(out);
+    out += ", ";
+    b.print(out);
+  }
   // either<'e'> prints as a name: its letter, defined once ("where e = either(...)"); in a condition or
   // a replacement, the letter alone.
   void print(Printer& out) const {
@@ -13408,11 +13547,10 @@ struct Either : ExprTag {
  private:
   void print_alternatives(Printer& out) const {
     out += "either(";
-    a.print(out);
-    out += ", ";
-    b.print(out);
+    print_flat(out);
     out += ")";
   }
+
   static void take(Match& m, unsigned branch) {
     if constexpr (Id != 0) {
       const CaptureMask bit = CaptureMask{1} << capture_index<Id>();
@@ -15517,6 +15655,7 @@ using rewrite::op;
 using rewrite::opset_at_least;
 using rewrite::Opt;
 using rewrite::output;
+using rewrite::piece;
 using rewrite::outputs;
 using rewrite::Part;
 using rewrite::present;
@@ -16150,7 +16289,306 @@ inline rewrite::RulePtr activation_rule() {
 // The onnxruntime set's MultiHeadAttention is the same rule writing com.microsoft MultiHeadAttention at
 // any opset (GroupQueryAttention for grouped keys and values under a causal mask, which it reads before
 // their repeat); listed after this one, at opset 23 it finds the attention already fused.
+// ======== xexp/patterns/onnx/attention_scaled_dot_product.hpp
+// The matcher the attention rules share (onnx/attention.hpp, ort/multi_head_attention.hpp): scaled
+// dot-product attention as exporters write it, its cases by mask, and what each case hands its writer.
+#include <vector>
+
+// ======== xexp/patterns/onnx/attention_grouped_heads.hpp
+// Grouped-query attention for the attention rules (onnx/attention.hpp): keys and values of fewer heads
+// repeated before the scores (analysis::repeated_heads), which the fused nodes read before the repeat.
+#include <optional>
+
+// ======== xexp/patterns/analysis/repeated_heads.hpp
+// An analysis of the attention rules (patterns/onnx/attention.hpp): keys and values whose heads are
+// repeated for grouped-query attention, read back to the value before the repeat.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns::analysis {
+
+// Grouped-query attention: kv_heads key and value heads, each serving heads / kv_heads query heads in a
+// row, repeated as HF's repeat_kv writes it, x[:, :, None].expand(...).reshape(...):
+//   Reshape(Expand(Unsqueeze(x, 2), shape), target)
+// of x (batch, kv_heads, total, head_size) to (batch, heads, total, head_size), heads = kv_heads * group.
+// The shapes prove it, whatever the exporter computed shape and target with: the Expand gives (batch,
+// kv_heads, group, total, head_size), so it broadcasts the new axis only, and a Reshape of that to (batch,
+// heads, total, head_size) can only merge kv_heads and group (the dims checked equal, static or
+// symbolic). One head (multi-query attention) comes out of the clean-up rules as
+//   Squeeze(Expand(Unsqueeze(x, [1, 2]), shape), [1])
+// of x (batch, total, head_size), already the 3-D value the fused nodes read (`three_d`).
+struct RepeatedHeads {
+  ir::ValueId source;
+  int64_t kv_heads;
+  bool three_d = false;
+};
+inline std::optional<RepeatedHeads> one_head_repeated(const ir::Graph& g, ir::ValueId x) {
+  const ir::Node* squeeze = producer_of(g, x, "Squeeze");
+  const ir::Node* expand = squeeze ? producer_of(g, squeeze->inputs[0], "Expand") : nullptr;
+  const ir::Node* unsqueeze = expand ? producer_of(g, expand->inputs[0], "Unsqueeze") : nullptr;
+  if (!unsqueeze || unsqueezed_axes(g, *unsqueeze) != std::vector<int64_t>{1, 2} ||
+      ints_attribute_or_input(g, *squeeze, "axes", 1) != std::vector<int64_t>{1})
+    return std::nullopt;
+  const std::optional<Shape>& source = g.value(unsqueeze->inputs[0]).shape;
+  const std::optional<Shape>& expanded = g.value(expand->outputs[0]).shape;
+  if (!source || source->size() != 3 || !expanded || expanded->size() != 5) return std::nullopt;
+  const Shape &s = *source, &e = *expanded;
+  if (!same_dim(e[0], s[0]) || !same_dim(e[1], Dim(1)) || !same_dim(e[3], s[1]) || !same_dim(e[4], s[2]))
+    return std::nullopt;
+  return RepeatedHeads{unsqueeze->inputs[0], 1, true};
+}
+inline std::optional<RepeatedHeads> repeated_heads(const ir::Graph& g, ir::ValueId x) {
+  if (std::optional<RepeatedHeads> one = one_head_repeated(g, x)) return one;
+  const ir::Node* reshape = producer_of(g, x, "Reshape");
+  const ir::Node* expand = reshape ? producer_of(g, reshape->inputs[0], "Expand") : nullptr;
+  const ir::Node* unsqueeze = expand ? producer_of(g, expand->inputs[0], "Unsqueeze") : nullptr;
+  if (!unsqueeze) return std::nullopt;
+  const std::optional<Shape>& source = g.value(unsqueeze->inputs[0]).shape;
+  const std::optional<Shape>& expanded = g.value(reshape->inputs[0]).shape;
+  const std::optional<Shape>& merged = g.value(x).shape;
+  if (unsqueezed_axes(g, *unsqueeze) != std::vector<int64_t>{2} || !source || source->size() != 4 ||
+      !expanded || expanded->size() != 5 || !merged || merged->size() != 4)
+    return std::nullopt;
+  const Shape &s = *source, &e = *expanded, &m = *merged;
+  const Dim kv_heads = s[1], group = e[2];
+  if (!kv_heads.is_static() || !group.is_static() || group.value() <= 0 || !same_dim(e[0], s[0]) ||
+      !same_dim(e[1], s[1]) || !same_dim(e[3], s[2]) || !same_dim(e[4], s[3]) || !same_dim(m[0], s[0]) ||
+      !same_dim(m[1], Dim(kv_heads.value() * group.value())) || !same_dim(m[2], s[2]) ||
+      !same_dim(m[3], s[3]))
+    return std::nullopt;
+  return RepeatedHeads{unsqueeze->inputs[0], kv_heads.value()};
+}
+
+}  // namespace xexp::patterns::analysis
+// ======== xexp/patterns/onnx/attention_scores.hpp
+// What the attention rules (onnx/attention.hpp) read of the scores Q K^T * scale and of Q, K, V split in
+// heads, and how their writers merge the heads back.
 #include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+// ======== xexp/patterns/analysis/fused_matmul.hpp
+// What a com.microsoft FusedMatMul computes, alpha * op(A) @ op(B): read by the onnxruntime set's rules
+// that build it and by the default set's, which meet it when the onnxruntime set fused a MatMul first.
+
+namespace xexp::patterns::analysis {
+
+// The FusedMatMul's alpha (1 when absent).
+inline double alpha_of(const ValueView& fused) {
+  const ir::Attribute* a = rewrite::node_of(fused).attribute(Symbol("alpha"));
+  return a ? a->f : 1.0;
+}
+// FusedMatMul leaves the batch axes in place (transBatchA and transBatchB absent or 0).
+inline bool keeps_batch_axes(const ir::Node& fused) {
+  return int_attribute(fused, "transBatchA", 0) == 0 && int_attribute(fused, "transBatchB", 0) == 0;
+}
+
+}  // namespace xexp::patterns::analysis
+// ======== xexp/patterns/analysis/heads_layout.hpp
+// How exporters split attention heads, which the attention and rotary rules match and rebuild: a
+// (batch, sequence, heads * head_size) value is reshaped to (batch, sequence, heads, head_size), then
+// transposed by (0,2,1,3) to (batch, heads, sequence, head_size). ONNX Runtime's MultiHeadAttention and
+// RotaryEmbedding read the 3-D value and a num_heads attribute instead.
+#include <optional>
+#include <vector>
+
+
+namespace xexp::patterns::analysis {
+
+// Transpose's perm between (batch, sequence, heads, head_size) and (batch, heads, sequence, head_size).
+// A function, not a global: the rules are built during static initialization.
+inline std::vector<int64_t> heads_swap() { return {0, 2, 1, 3}; }
+
+// The number of heads a Reshape of x3d (batch, sequence, hidden) to (batch, sequence, heads, head_size)
+// makes, or nullopt when `reshaped` is not such a split (or its heads and head size are not static).
+inline std::optional<int64_t> heads_split(const ValueView& x3d, const ValueView& reshaped) {
+  if (!x3d.shape() || !reshaped.shape() || x3d.shape()->size() != 3 || reshaped.shape()->size() != 4)
+    return std::nullopt;
+  const Shape &in = *x3d.shape(), &out = *reshaped.shape();
+  using rewrite::facts::KnownDim;
+  if (!(KnownDim{in[0]} == KnownDim{out[0]}) || !(KnownDim{in[1]} == KnownDim{out[1]}) ||
+      !in[2].is_static() || !out[2].is_static() || !out[3].is_static() || out[2].value() <= 0 ||
+      in[2].value() != out[2].value() * out[3].value())
+    return std::nullopt;
+  return out[2].value();
+}
+inline constexpr auto splits_heads = rewrite::fact<"splits_heads">(
+    [](const ValueView& x3d, const ValueView& reshaped) { return heads_split(x3d, reshaped).has_value(); });
+inline constexpr auto split_heads_count = rewrite::fact<"split_heads_count">(
+    [](const ValueView& x3d, const ValueView& reshaped) { return *heads_split(x3d, reshaped); });
+
+}  // namespace xexp::patterns::analysis
+
+namespace xexp::patterns::attention {
+
+// The factor that scales Q K^T in the scores s (q_k is the product): FusedMatMul's alpha, times or divided
+// by one-element constants; nullopt for anything else (a per-head scale, a batched transposition).
+inline std::optional<float> scale_between(const ValueView& s, const ValueView& q_k) {
+  const ir::Graph& g = *s.graph;
+  const ir::Node& product = node_of(q_k);
+  double scale = 1;
+  if (has_op(product, "FusedMatMul")) {
+    if (!analysis::keeps_batch_axes(product)) return std::nullopt;
+    scale = analysis::alpha_of(q_k);
+  }
+  if (s.id == q_k.id) return static_cast<float>(scale);
+  const ir::Node& n = node_of(s);
+  const ir::ValueId other = n.inputs[0] == q_k.id ? n.inputs[1] : n.inputs[0];
+  const std::optional<double> c = scalar_constant(g, other);
+  if (!c || *c == 0 || !std::isfinite(*c)) return std::nullopt;
+  return static_cast<float>(has_op(n, "Div") ? scale / *c : scale * *c);
+}
+inline constexpr auto attention_scale = rewrite::fact<"attention_scale">(scale_between);
+
+// K^T is GPT-2's Transpose(K', 0,2,3,1): the captured keys are in (batch, sequence, heads, head_size).
+inline constexpr auto keys_in_bsnh = rewrite::fact<"keys_in_bsnh">([](const ValueView& q_k) {
+  const ir::Node& product = node_of(q_k);
+  if (!has_op(product, "MatMul")) return false;
+  const ir::Node& transpose = q_k.graph->node(q_k.graph->value(product.inputs[1]).producer);
+  const ir::Attribute* perm = transpose.attribute(Symbol("perm"));
+  return perm && perm->ints == std::vector<int64_t>{0, 2, 3, 1};
+});
+
+// The heads merged into rows, y (batch * sequence, heads * v_head_size), as a Linear on 2-D rows reads
+// them: the attention's (batch, sequence, hidden) result is then reshaped to (-1, hidden) (rows_shape).
+// Its second dimension fixes the first, the element count being the same.
+inline bool merges_into_rows(const ValueView& y) { return has_rank(y, 2); }
+inline constexpr auto flattens_rows = rewrite::fact<"flattens_rows">(merges_into_rows);
+inline constexpr auto rows_shape = rewrite::fact<"rows_shape">(
+    [](const ValueView& y) { return int64_tensor({-1, static_dim(y, 1)}); });
+// The attention y, reshaped to rows where the matched heads merged into rows.
+inline constexpr auto in_rows = rewrite::piece<"in_rows">([](const auto& heads, const auto& y) {
+  using namespace rewrite::dsl;
+  return choose(flattens_rows(heads), Reshape(y, fold(rows_shape(heads))), y);
+});
+
+// q (batch, heads, sequence, head_size), keys (batch, heads, total, head_size) or, keys_in_bsnh,
+// (batch, total, heads, head_size), v (batch, heads, total, v_head_size) and the result y (batch,
+// sequence, heads * v_head_size), or its rows (merges_into_rows): same batch everywhere
+// (MultiHeadAttention does not broadcast it), heads and head sizes known.
+inline constexpr auto heads_fit = rewrite::fact<"heads_fit">(
+    [](const ValueView& q, const ValueView& k, const ValueView& v, const ValueView& q_k, const ValueView& y) {
+      if (!has_rank(q, 4) || !has_rank(k, 4) || !has_rank(v, 4) || !(has_rank(y, 3) || merges_into_rows(y)))
+        return false;
+      const int64_t heads = static_dim(q, 1), head_size = static_dim(q, 3), v_head_size = static_dim(v, 3);
+      if (heads <= 0 || head_size <= 0 || v_head_size <= 0) return false;
+      const bool bsnh = keys_in_bsnh.f(q_k);
+      const KnownDim batch = dim_of(q, 0), total = dim_of(k, bsnh ? 1 : 2);
+      const bool merged = merges_into_rows(y) ? dim_of(y, 1) == heads * v_head_size
+                                              : dim_of(y, 0) == batch && dim_of(y, 1) == dim_of(q, 2) &&
+                                                    dim_of(y, 2) == heads * v_head_size;
+      return dim_of(k, 0) == batch && dim_of(k, bsnh ? 2 : 1) == heads && dim_of(k, 3) == head_size &&
+             dim_of(v, 0) == batch && dim_of(v, 1) == heads && dim_of(v, 2) == total && merged;
+    });
+// Single head: q (batch, sequence, size), k (batch, total, size), v (batch, total, v_size).
+inline constexpr auto single_head_fits =
+    rewrite::fact<"single_head_fits">([](const ValueView& q, const ValueView& k, const ValueView& v) {
+      if (!has_rank(q, 3) || !has_rank(k, 3) || !has_rank(v, 3) || static_dim(q, 2) <= 0 ||
+          static_dim(v, 2) <= 0)
+        return false;
+      return dim_of(k, 0) == dim_of(q, 0) && dim_of(v, 0) == dim_of(q, 0) && dim_of(k, 2) == dim_of(q, 2) &&
+             dim_of(v, 1) == dim_of(k, 1);
+    });
+inline constexpr auto heads_of =
+    rewrite::fact<"heads_of">([](const ValueView& q) { return static_dim(q, 1); });
+// The Reshape target that merges q's heads once transposed to (batch, sequence, heads, head_size): static
+// where q's sizes are, so that ReshapeReshape folds it into the Reshape that split the heads; 0 (copy)
+// for a dynamic batch or sequence.
+inline constexpr auto merged_heads_shape = rewrite::fact<"merged_heads_shape">([](const ValueView& q) {
+  return int64_tensor({std::max<int64_t>(static_dim(q, 0), 0), std::max<int64_t>(static_dim(q, 2), 0),
+                       static_dim(q, 1) * static_dim(q, 3)});
+});
+// The same target for keys already in (batch, sequence, heads, head_size) (keys_in_bsnh).
+inline constexpr auto merged_bsnh_shape = rewrite::fact<"merged_bsnh_shape">([](const ValueView& k) {
+  return int64_tensor({std::max<int64_t>(static_dim(k, 0), 0), std::max<int64_t>(static_dim(k, 1), 0),
+                       static_dim(k, 2) * static_dim(k, 3)});
+});
+
+// x (batch, heads, sequence, head_size) back to (batch, sequence, heads * head_size).
+inline constexpr auto merge_heads = rewrite::piece<"merge_heads">([](const auto& x) {
+  using namespace rewrite::dsl;
+  return Reshape(Transpose(x, attr<"perm"> = analysis::heads_swap()), fold(merged_heads_shape(x)));
+});
+// The query as the fused nodes read it, 3-D.
+template <class Q>
+auto query_3d(const Q& q) {
+  return rewrite::named<"query">(merge_heads(q));
+}
+
+}  // namespace xexp::patterns::attention
+
+namespace xexp::patterns::attention {
+
+// The repeat of x's heads (repeated_heads), kept (keys_repeat, values_repeat): the grouping, the
+// unrepeated keys and values and kv_num_heads read it.
+inline constexpr auto heads_repeat =
+    rewrite::fact<"heads_repeat">([](const ValueView& x) { return analysis::repeated_heads(*x.graph, x.id); });
+template <class K>
+auto keys_repeat(const K& k) {
+  return rewrite::keep<"keys_repeat">(heads_repeat(k));
+}
+template <class V>
+auto values_repeat(const V& v) {
+  return rewrite::keep<"values_repeat">(heads_repeat(v));
+}
+// The kv_heads of keys and values repeated alike (their heads_repeat), not in GPT-2's layout; nullopt
+// when they are not (then every query head has its own key and value head).
+inline constexpr auto grouped_kv_heads = rewrite::fact<"grouped_kv_heads">(
+    [](const std::optional<analysis::RepeatedHeads>& keys, const std::optional<analysis::RepeatedHeads>& values,
+       const ValueView& q_k) -> std::optional<int64_t> {
+      if (!keys || !values || keys->kv_heads != values->kv_heads || keys_in_bsnh.f(q_k)) return std::nullopt;
+      return keys->kv_heads;
+    });
+// grouped_kv_heads of k and v, kept: the key, the value and kv_num_heads of a replacement read it.
+template <class K, class V, class QK>
+auto kv_groups(const K& k, const V& v, const QK& q_k) {
+  return rewrite::keep<"groups">(grouped_kv_heads(keys_repeat(k), values_repeat(v), q_k));
+}
+// x before the repeat of its heads, and whether that is 3-D already (one head).
+inline constexpr auto before_repeat =
+    rewrite::fact<"before_repeat">([](const ValueView& x, const std::optional<analysis::RepeatedHeads>& repeat) {
+      return ValueView{x.graph, repeat->source};
+    });
+inline constexpr auto repeats_3d =
+    rewrite::fact<"repeats_3d">([](const std::optional<analysis::RepeatedHeads>& repeat) { return repeat->three_d; });
+// x merged back to 3-D from before the repeat of its heads.
+inline constexpr auto unrepeated = rewrite::piece<"unrepeated">([](const auto& x, const auto& repeat) {
+  using namespace rewrite::dsl;
+  auto before = found(before_repeat(x, repeat));
+  return choose(repeats_3d(repeat), before, merge_heads(before));
+});
+// kv_num_heads: the grouped keys' kv_heads (kv_groups), else q's heads.
+inline constexpr auto kv_heads_of =
+    rewrite::fact<"kv_heads_of">([](const ValueView& q, const std::optional<int64_t>& groups) {
+      return groups.value_or(static_dim(q, 1));
+    });
+
+// Keys and values back to 3-D (key_3d, value_3d); grouped ones (grouped_kv_heads) from before their
+// repeat, which the node reading them does itself (kv_num_heads).
+template <class K, class V, class QK>
+auto key_3d(const K& k, const V& v, const QK& q_k) {
+  using namespace rewrite::dsl;
+  return named<"key_3d">(choose(has_value(kv_groups(k, v, q_k)), unrepeated(k, keys_repeat(k)),
+                                choose(keys_in_bsnh(q_k), Reshape(k, fold(merged_bsnh_shape(k))), merge_heads(k))));
+}
+template <class K, class V, class QK>
+auto value_3d(const K& k, const V& v, const QK& q_k) {
+  using namespace rewrite::dsl;
+  return named<"value_3d">(choose(has_value(kv_groups(k, v, q_k)), unrepeated(v, values_repeat(v)), merge_heads(v)));
+}
+template <class Q, class K, class V, class QK>
+auto kv_num_heads(const Q& q, const K& k, const V& v, const QK& q_k) {
+  return rewrite::named<"kv_heads">(kv_heads_of(q, kv_groups(k, v, q_k)));
+}
+
+}  // namespace xexp::patterns::attention
+// ======== xexp/patterns/onnx/attention_mask_facts.hpp
+// The masks the attention rules (onnx/attention.hpp) fuse, as facts on the matched scores: an additive
+// bias folded from constants, a mask added as it is, a mask cut at run time from a table, a causal mask
+// (is_causal), a key padding mask; and the safe softmax that zeroes fully masked rows.
 #include <cmath>
 #include <numeric>
 #include <optional>
@@ -16649,69 +17087,6 @@ inline bool one_row_for_all_queries(const ValueView& x, const ValueView& s) {
 }
 
 }  // namespace xexp::patterns::analysis
-// ======== xexp/patterns/analysis/repeated_heads.hpp
-// An analysis of the attention rules (patterns/onnx/attention.hpp): keys and values whose heads are
-// repeated for grouped-query attention, read back to the value before the repeat.
-#include <cstdint>
-#include <optional>
-#include <vector>
-
-
-namespace xexp::patterns::analysis {
-
-// Grouped-query attention: kv_heads key and value heads, each serving heads / kv_heads query heads in a
-// row, repeated as HF's repeat_kv writes it, x[:, :, None].expand(...).reshape(...):
-//   Reshape(Expand(Unsqueeze(x, 2), shape), target)
-// of x (batch, kv_heads, total, head_size) to (batch, heads, total, head_size), heads = kv_heads * group.
-// The shapes prove it, whatever the exporter computed shape and target with: the Expand gives (batch,
-// kv_heads, group, total, head_size), so it broadcasts the new axis only, and a Reshape of that to (batch,
-// heads, total, head_size) can only merge kv_heads and group (the dims checked equal, static or
-// symbolic). One head (multi-query attention) comes out of the clean-up rules as
-//   Squeeze(Expand(Unsqueeze(x, [1, 2]), shape), [1])
-// of x (batch, total, head_size), already the 3-D value the fused nodes read (`three_d`).
-struct RepeatedHeads {
-  ir::ValueId source;
-  int64_t kv_heads;
-  bool three_d = false;
-};
-inline std::optional<RepeatedHeads> one_head_repeated(const ir::Graph& g, ir::ValueId x) {
-  const ir::Node* squeeze = producer_of(g, x, "Squeeze");
-  const ir::Node* expand = squeeze ? producer_of(g, squeeze->inputs[0], "Expand") : nullptr;
-  const ir::Node* unsqueeze = expand ? producer_of(g, expand->inputs[0], "Unsqueeze") : nullptr;
-  if (!unsqueeze || unsqueezed_axes(g, *unsqueeze) != std::vector<int64_t>{1, 2} ||
-      ints_attribute_or_input(g, *squeeze, "axes", 1) != std::vector<int64_t>{1})
-    return std::nullopt;
-  const std::optional<Shape>& source = g.value(unsqueeze->inputs[0]).shape;
-  const std::optional<Shape>& expanded = g.value(expand->outputs[0]).shape;
-  if (!source || source->size() != 3 || !expanded || expanded->size() != 5) return std::nullopt;
-  const Shape &s = *source, &e = *expanded;
-  if (!same_dim(e[0], s[0]) || !same_dim(e[1], Dim(1)) || !same_dim(e[3], s[1]) || !same_dim(e[4], s[2]))
-    return std::nullopt;
-  return RepeatedHeads{unsqueeze->inputs[0], 1, true};
-}
-inline std::optional<RepeatedHeads> repeated_heads(const ir::Graph& g, ir::ValueId x) {
-  if (std::optional<RepeatedHeads> one = one_head_repeated(g, x)) return one;
-  const ir::Node* reshape = producer_of(g, x, "Reshape");
-  const ir::Node* expand = reshape ? producer_of(g, reshape->inputs[0], "Expand") : nullptr;
-  const ir::Node* unsqueeze = expand ? producer_of(g, expand->inputs[0], "Unsqueeze") : nullptr;
-  if (!unsqueeze) return std::nullopt;
-  const std::optional<Shape>& source = g.value(unsqueeze->inputs[0]).shape;
-  const std::optional<Shape>& expanded = g.value(reshape->inputs[0]).shape;
-  const std::optional<Shape>& merged = g.value(x).shape;
-  if (unsqueezed_axes(g, *unsqueeze) != std::vector<int64_t>{2} || !source || source->size() != 4 ||
-      !expanded || expanded->size() != 5 || !merged || merged->size() != 4)
-    return std::nullopt;
-  const Shape &s = *source, &e = *expanded, &m = *merged;
-  const Dim kv_heads = s[1], group = e[2];
-  if (!kv_heads.is_static() || !group.is_static() || group.value() <= 0 || !same_dim(e[0], s[0]) ||
-      !same_dim(e[1], s[1]) || !same_dim(e[3], s[2]) || !same_dim(e[4], s[3]) || !same_dim(m[0], s[0]) ||
-      !same_dim(m[1], Dim(kv_heads.value() * group.value())) || !same_dim(m[2], s[2]) ||
-      !same_dim(m[3], s[3]))
-    return std::nullopt;
-  return RepeatedHeads{unsqueeze->inputs[0], kv_heads.value()};
-}
-
-}  // namespace xexp::patterns::analysis
 // ======== xexp/patterns/analysis/safe_softmax.hpp
 // An analysis of the attention rules (patterns/onnx/attention.hpp): the safe softmax they read through.
 
@@ -16732,179 +17107,8 @@ inline rewrite::Skipped safe_softmax_guard(const ir::Graph& g, ir::ValueId v) {
 }
 
 }  // namespace xexp::patterns::analysis
-// ======== xexp/patterns/analysis/fused_matmul.hpp
-// What a com.microsoft FusedMatMul computes, alpha * op(A) @ op(B): read by the onnxruntime set's rules
-// that build it and by the default set's, which meet it when the onnxruntime set fused a MatMul first.
 
-namespace xexp::patterns::analysis {
-
-// The FusedMatMul's alpha (1 when absent).
-inline double alpha_of(const ValueView& fused) {
-  const ir::Attribute* a = rewrite::node_of(fused).attribute(Symbol("alpha"));
-  return a ? a->f : 1.0;
-}
-// FusedMatMul leaves the batch axes in place (transBatchA and transBatchB absent or 0).
-inline bool keeps_batch_axes(const ir::Node& fused) {
-  return int_attribute(fused, "transBatchA", 0) == 0 && int_attribute(fused, "transBatchB", 0) == 0;
-}
-
-}  // namespace xexp::patterns::analysis
-// ======== xexp/patterns/analysis/heads_layout.hpp
-// How exporters split attention heads, which the attention and rotary rules match and rebuild: a
-// (batch, sequence, heads * head_size) value is reshaped to (batch, sequence, heads, head_size), then
-// transposed by (0,2,1,3) to (batch, heads, sequence, head_size). ONNX Runtime's MultiHeadAttention and
-// RotaryEmbedding read the 3-D value and a num_heads attribute instead.
-#include <optional>
-#include <vector>
-
-
-namespace xexp::patterns::analysis {
-
-// Transpose's perm between (batch, sequence, heads, head_size) and (batch, heads, sequence, head_size).
-// A function, not a global: the rules are built during static initialization.
-inline std::vector<int64_t> heads_swap() { return {0, 2, 1, 3}; }
-
-// The number of heads a Reshape of x3d (batch, sequence, hidden) to (batch, sequence, heads, head_size)
-// makes, or nullopt when `reshaped` is not such a split (or its heads and head size are not static).
-inline std::optional<int64_t> heads_split(const ValueView& x3d, const ValueView& reshaped) {
-  if (!x3d.shape() || !reshaped.shape() || x3d.shape()->size() != 3 || reshaped.shape()->size() != 4)
-    return std::nullopt;
-  const Shape &in = *x3d.shape(), &out = *reshaped.shape();
-  using rewrite::facts::KnownDim;
-  if (!(KnownDim{in[0]} == KnownDim{out[0]}) || !(KnownDim{in[1]} == KnownDim{out[1]}) ||
-      !in[2].is_static() || !out[2].is_static() || !out[3].is_static() || out[2].value() <= 0 ||
-      in[2].value() != out[2].value() * out[3].value())
-    return std::nullopt;
-  return out[2].value();
-}
-inline constexpr auto splits_heads = rewrite::fact<"splits_heads">(
-    [](const ValueView& x3d, const ValueView& reshaped) { return heads_split(x3d, reshaped).has_value(); });
-inline constexpr auto split_heads_count = rewrite::fact<"split_heads_count">(
-    [](const ValueView& x3d, const ValueView& reshaped) { return *heads_split(x3d, reshaped); });
-
-}  // namespace xexp::patterns::analysis
-
-namespace xexp::patterns {
-
-namespace detail {
-
-// The factor that scales Q K^T in the scores s (q_k is the product): FusedMatMul's alpha, times or divided
-// by one-element constants; nullopt for anything else (a per-head scale, a batched transposition).
-inline std::optional<float> scale_between(const ValueView& s, const ValueView& q_k) {
-  const ir::Graph& g = *s.graph;
-  const ir::Node& product = node_of(q_k);
-  double scale = 1;
-  if (has_op(product, "FusedMatMul")) {
-    if (!analysis::keeps_batch_axes(product)) return std::nullopt;
-    scale = analysis::alpha_of(q_k);
-  }
-  if (s.id == q_k.id) return static_cast<float>(scale);
-  const ir::Node& n = node_of(s);
-  const ir::ValueId other = n.inputs[0] == q_k.id ? n.inputs[1] : n.inputs[0];
-  const std::optional<double> c = scalar_constant(g, other);
-  if (!c || *c == 0 || !std::isfinite(*c)) return std::nullopt;
-  return static_cast<float>(has_op(n, "Div") ? scale / *c : scale * *c);
-}
-inline constexpr auto attention_scale = rewrite::fact<"attention_scale">(scale_between);
-
-// K^T is GPT-2's Transpose(K', 0,2,3,1): the captured keys are in (batch, sequence, heads, head_size).
-inline constexpr auto keys_in_bsnh = rewrite::fact<"keys_in_bsnh">([](const ValueView& q_k) {
-  const ir::Node& product = node_of(q_k);
-  if (!has_op(product, "MatMul")) return false;
-  const ir::Node& transpose = q_k.graph->node(q_k.graph->value(product.inputs[1]).producer);
-  const ir::Attribute* perm = transpose.attribute(Symbol("perm"));
-  return perm && perm->ints == std::vector<int64_t>{0, 2, 3, 1};
-});
-
-// The heads merged into rows, y (batch * sequence, heads * v_head_size), as a Linear on 2-D rows reads
-// them: the attention's (batch, sequence, hidden) result is then reshaped to (-1, hidden) (rows_shape).
-// Its second dimension fixes the first, the element count being the same.
-inline bool merges_into_rows(const ValueView& y) { return has_rank(y, 2); }
-inline constexpr auto flattens_rows = rewrite::fact<"flattens_rows">(merges_into_rows);
-inline constexpr auto rows_shape = rewrite::fact<"rows_shape">(
-    [](const ValueView& y) { return int64_tensor({-1, static_dim(y, 1)}); });
-
-// q (batch, heads, sequence, head_size), keys (batch, heads, total, head_size) or, keys_in_bsnh,
-// (batch, total, heads, head_size), v (batch, heads, total, v_head_size) and the result y (batch,
-// sequence, heads * v_head_size), or its rows (merges_into_rows): same batch everywhere
-// (MultiHeadAttention does not broadcast it), heads and head sizes known.
-inline constexpr auto heads_fit = rewrite::fact<"heads_fit">(
-    [](const ValueView& q, const ValueView& k, const ValueView& v, const ValueView& q_k, const ValueView& y) {
-      if (!has_rank(q, 4) || !has_rank(k, 4) || !has_rank(v, 4) || !(has_rank(y, 3) || merges_into_rows(y)))
-        return false;
-      const int64_t heads = static_dim(q, 1), head_size = static_dim(q, 3), v_head_size = static_dim(v, 3);
-      if (heads <= 0 || head_size <= 0 || v_head_size <= 0) return false;
-      const bool bsnh = keys_in_bsnh.f(q_k);
-      const KnownDim batch = dim_of(q, 0), total = dim_of(k, bsnh ? 1 : 2);
-      const bool merged = merges_into_rows(y) ? dim_of(y, 1) == heads * v_head_size
-                                              : dim_of(y, 0) == batch && dim_of(y, 1) == dim_of(q, 2) &&
-                                                    dim_of(y, 2) == heads * v_head_size;
-      return dim_of(k, 0) == batch && dim_of(k, bsnh ? 2 : 1) == heads && dim_of(k, 3) == head_size &&
-             dim_of(v, 0) == batch && dim_of(v, 1) == heads && dim_of(v, 2) == total && merged;
-    });
-// Single head: q (batch, sequence, size), k (batch, total, size), v (batch, total, v_size).
-inline constexpr auto single_head_fits =
-    rewrite::fact<"single_head_fits">([](const ValueView& q, const ValueView& k, const ValueView& v) {
-      if (!has_rank(q, 3) || !has_rank(k, 3) || !has_rank(v, 3) || static_dim(q, 2) <= 0 ||
-          static_dim(v, 2) <= 0)
-        return false;
-      return dim_of(k, 0) == dim_of(q, 0) && dim_of(v, 0) == dim_of(q, 0) && dim_of(k, 2) == dim_of(q, 2) &&
-             dim_of(v, 1) == dim_of(k, 1);
-    });
-inline constexpr auto heads_of =
-    rewrite::fact<"heads_of">([](const ValueView& q) { return static_dim(q, 1); });
-// The Reshape target that merges q's heads once transposed to (batch, sequence, heads, head_size): static
-// where q's sizes are, so that ReshapeReshape folds it into the Reshape that split the heads; 0 (copy)
-// for a dynamic batch or sequence.
-inline constexpr auto merged_heads_shape = rewrite::fact<"merged_heads_shape">([](const ValueView& q) {
-  return int64_tensor({std::max<int64_t>(static_dim(q, 0), 0), std::max<int64_t>(static_dim(q, 2), 0),
-                       static_dim(q, 1) * static_dim(q, 3)});
-});
-// The same target for keys already in (batch, sequence, heads, head_size) (keys_in_bsnh).
-inline constexpr auto merged_bsnh_shape = rewrite::fact<"merged_bsnh_shape">([](const ValueView& k) {
-  return int64_tensor({std::max<int64_t>(static_dim(k, 0), 0), std::max<int64_t>(static_dim(k, 1), 0),
-                       static_dim(k, 2) * static_dim(k, 3)});
-});
-// The repeat of x's heads (repeated_heads), kept: the grouping, the unrepeated keys and values and
-// kv_num_heads read it.
-inline constexpr auto heads_repeat =
-    rewrite::fact<"heads_repeat">([](const ValueView& x) { return analysis::repeated_heads(*x.graph, x.id); });
-template <class X>
-auto kept_repeat(const X& x) {
-  return rewrite::keep<'h'>(heads_repeat(x));
-}
-// The kv_heads of keys and values repeated alike (their heads_repeat), not in GPT-2's layout; nullopt
-// when they are not (then every query head has its own key and value head).
-inline constexpr auto grouped_kv_heads = rewrite::fact<"grouped_kv_heads">(
-    [](const std::optional<analysis::RepeatedHeads>& keys, const std::optional<analysis::RepeatedHeads>& values,
-       const ValueView& q_k) -> std::optional<int64_t> {
-      if (!keys || !values || keys->kv_heads != values->kv_heads || keys_in_bsnh.f(q_k)) return std::nullopt;
-      return keys->kv_heads;
-    });
-// grouped_kv_heads of k and v, kept: the key, the value and kv_num_heads of a replacement read it.
-template <class K, class V, class QK>
-auto kv_groups(const K& k, const V& v, const QK& q_k) {
-  return rewrite::keep<'g'>(grouped_kv_heads(kept_repeat(k), kept_repeat(v), q_k));
-}
-// x before the repeat of its heads, and whether that is 3-D already (one head).
-inline constexpr auto before_repeat =
-    rewrite::fact<"before_repeat">([](const ValueView& x, const std::optional<analysis::RepeatedHeads>& repeat) {
-      return ValueView{x.graph, repeat->source};
-    });
-inline constexpr auto repeats_3d =
-    rewrite::fact<"repeats_3d">([](const std::optional<analysis::RepeatedHeads>& repeat) { return repeat->three_d; });
-// kv_num_heads: the grouped keys' kv_heads (kv_groups), else q's heads.
-inline constexpr auto kv_heads_of =
-    rewrite::fact<"kv_heads_of">([](const ValueView& q, const std::optional<int64_t>& groups) {
-      return groups.value_or(static_dim(q, 1));
-    });
-
-// x (batch, heads, sequence, head_size) back to (batch, sequence, heads * head_size).
-template <class X>
-auto merge_heads(const X& x) {
-  using namespace rewrite::dsl;
-  return Reshape(Transpose(x, attr<"perm"> = analysis::heads_swap()), fold(merged_heads_shape(x)));
-}
+namespace xexp::patterns::attention {
 
 inline constexpr auto attention_bias = rewrite::fact<"attention_bias">(
     [](const ValueView& masked, const ValueView& s) { return analysis::folded_bias(masked, s); });
@@ -16923,11 +17127,10 @@ inline constexpr auto axes_to_4d = rewrite::fact<"axes_to_4d">([](const ValueVie
   std::iota(axes.begin(), axes.end(), 0);
   return axes;
 });
-template <class X>
-auto bias_4d(const X& x) {
+inline constexpr auto bias_4d = rewrite::piece<"bias_4d">([](const auto& x) {
   using namespace rewrite::dsl;
   return choose(is_4d(x), x, Unsqueeze(x, attr<"axes"> = axes_to_4d(x)));
-}
+});
 inline constexpr auto runtime_mask =
     rewrite::fact<"runtime_mask">([](const std::optional<Tensor>& table) { return table.has_value(); });
 // The Where keeps the scores where its condition holds: Where(mask, scores, fill).
@@ -17011,6 +17214,10 @@ inline constexpr auto padding_where =
       return true;
     });
 
+}  // namespace xexp::patterns::attention
+
+namespace xexp::patterns::attention {
+
 // Which attentions a rule fuses: heads split from and merged back to (batch, sequence, hidden) values, or
 // one head on 3-D values. They are two rules because a single head gains least from fusing: ONNX Runtime
 // 1.30's CPU MultiHeadAttention of one head is slower than the four nodes it replaces (bench/README.md).
@@ -17025,7 +17232,8 @@ enum class AttentionMasks { PerPair, KeyPadding };
 // keys_in_bsnh(q_k)), merged to (batch, sequence, hidden); Write::single(q, k, v, scale[, mask, causal,
 // guarded]) that of one head on 3-D values. The mask is additive, (batch|1, heads|1, sequence, total);
 // `causal` tells whether it is exactly causal (causal_bias, causal_cut), `guarded` whether fully masked
-// rows must give 0 (nan_guarded).
+// rows must give 0 (nan_guarded). What several cases or branches read is named (scale, fits, ...), so
+// that the catalogue prints it once.
 template <class Write, AttentionHeads Heads, class OpsetFits, AttentionMasks Masks = AttentionMasks::PerPair>
 rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_fits) {
   using namespace rewrite::dsl;
@@ -17075,11 +17283,11 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   auto by_cut_mask = weighted(cut_mask);
   auto unmasked = weighted(scores);
   // What the conditions find and the replacements read again, kept (computed once per match).
-  auto scale = keep<'a'>(attention_scale(scores, q_k));
-  auto bias = keep<'b'>(attention_bias(mask, scores));
-  auto causal = keep<'c'>(causal_bias(mask, scores));
-  auto table = keep<'t'>(mask_table(mask, scores));
-  auto cut_table = keep<'t'>(mask_table(cut_mask, scores));
+  auto scale = keep<"scale">(attention_scale(scores, q_k));
+  auto bias = keep<"bias">(attention_bias(mask, scores));
+  auto causal = keep<"causal">(causal_bias(mask, scores));
+  auto table = keep<"table">(mask_table(mask, scores));
+  auto cut_table = keep<"table">(mask_table(cut_mask, scores));
   auto factor = value_of(scale);
   auto fits_any = opset_fits && is_activation_float(q) && has_value(scale);
 
@@ -17089,41 +17297,37 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
       return named<'R'>(Reshape(Transpose(product, attr<"perm"> = analysis::heads_swap()), hidden_shape));
     };
     auto heads = heads_merged(unmasked);
-    auto fits = fits_any && heads_fit(q, k, v, q_k, heads);
-    auto rows_or_not = [&](const auto& attention) {
-      return choose(flattens_rows(heads), Reshape(attention, fold(rows_shape(heads))), attention);
-    };
+    auto fits = named<"fits">(fits_any && heads_fit(q, k, v, q_k, heads));
     if constexpr (Masks == AttentionMasks::KeyPadding) {
       auto per_query = [&](const auto& bias) { return Expand(bias, fold(query_rows(scores))); };
       const auto not_causal = rewrite::lift(false);
       return rule(name).priority(2).cases(
           match(heads_merged(by_mask))
               .when(is_last_axis(axis, mask) && fits && pads_keys(mask, m, scores))
-              .to(rows_or_not(Write::heads(q, k, v, q_k, factor, per_query(m), not_causal, nan_guarded(by_mask)))),
+              .to(in_rows(heads, Write::heads(q, k, v, q_k, factor, per_query(m), not_causal, nan_guarded(by_mask)))),
           match(heads_merged(by_cut_mask))
               .when(is_last_axis(axis, cut_mask) && fits && padding_where(cut_mask, condition, scores))
-              .to(rows_or_not(Write::heads(q, k, v, q_k, factor, per_query(where_bias(cut_mask, scores)),
-                                           not_causal, nan_guarded(by_cut_mask)))));
+              .to(in_rows(heads, Write::heads(q, k, v, q_k, factor, per_query(where_bias(cut_mask, scores)),
+                                              not_causal, nan_guarded(by_cut_mask)))));
     } else
       return rule(name).priority(2).cases(
           match(heads_merged(by_mask))
               .when(
                   is_last_axis(axis, mask) && fits &&
                   (has_value(bias) || passes_as_bias(mask, m, scores) || runtime_bias(mask, table) || causal))
-              .to(rows_or_not(Write::heads(q, k, v, q_k, factor,
-                                           choose(has_value(bias), fold(value_of(bias)),
-                                                  choose(runtime_bias(mask, table), bias_4d(m), m)),
-                                           causal || causal_cut(mask, scores, table), nan_guarded(by_mask)))),
+              .to(in_rows(heads, Write::heads(q, k, v, q_k, factor,
+                                              choose(has_value(bias), fold(value_of(bias)),
+                                                     choose(runtime_bias(mask, table), bias_4d(m), m)),
+                                              causal || causal_cut(mask, scores, table), nan_guarded(by_mask)))),
           match(heads_merged(by_cut_mask))
               .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_table))
-              .to(rows_or_not(Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores),
-                                           causal_cut(cut_mask, scores, cut_table),
-                                           nan_guarded(by_cut_mask)))),
+              .to(in_rows(heads, Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores),
+                                              causal_cut(cut_mask, scores, cut_table), nan_guarded(by_cut_mask)))),
           match(heads)
               .when(is_last_axis(axis, scores) && fits)
-              .to(rows_or_not(Write::heads(q, k, v, q_k, factor))));
+              .to(in_rows(heads, Write::heads(q, k, v, q_k, factor))));
   } else {
-    auto fits = fits_any && single_head_fits(q, k, v);
+    auto fits = named<"fits">(fits_any && single_head_fits(q, k, v));
     return rule(name).priority(2).cases(
         match(by_mask)
             .when(is_last_axis(axis, mask) && fits && (has_value(bias) || causal))
@@ -17136,7 +17340,14 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   }
 }
 
+}  // namespace xexp::patterns::attention
+
+namespace xexp::patterns {
+
+namespace attention {
+
 // ONNX's Attention in its 3-D form: Q, K and V all 3-D, the heads merged; is_causal for a causal mask.
+// Attention gives fully masked rows 0 itself: `guarded` asks nothing more.
 struct WriteOnnxAttention {
   template <class Q, class K, class V, class Heads, class KvHeads, class Scale, class... More>
   static auto node(const Q& q, const K& k, const V& v, const Heads& heads, const KvHeads& kv_heads,
@@ -17152,58 +17363,40 @@ struct WriteOnnxAttention {
     return choose(causal, node(q, k, v, heads, kv_heads, scale, attr<"is_causal"> = 1),
                   node(q, k, v, heads, kv_heads, scale, mask));
   }
-  // Keys and values go back to 3-D; grouped ones (grouped_kv_heads) from before their repeat, which the
-  // node does itself (kv_num_heads).
-  template <class X>
-  static auto unrepeated(const X& x) {
-    using namespace rewrite::dsl;
-    auto before = found(before_repeat(x, kept_repeat(x)));
-    return choose(repeats_3d(kept_repeat(x)), before, merge_heads(before));
+  template <class Q, class K, class V, class QK, class Scale, class... Mask>
+  static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask&... mask) {
+    auto write = [&](const auto&... args) {
+      if constexpr (sizeof...(Mask) == 0) return node(args...);
+      else return masked_guarded(args..., mask...);
+    };
+    return write(query_3d(q), key_3d(k, v, q_k), value_3d(k, v, q_k), heads_of(q), kv_num_heads(q, k, v, q_k),
+                 scale);
   }
-  template <class K, class V, class QK>
-  static auto key(const K& k, const V& v, const QK& q_k) {
-    using namespace rewrite::dsl;
-    return choose(has_value(kv_groups(k, v, q_k)), unrepeated(k),
-                  choose(keys_in_bsnh(q_k), Reshape(k, fold(merged_bsnh_shape(k))), merge_heads(k)));
+  template <class Q, class K, class V, class Scale, class... Mask>
+  static auto single(const Q& q, const K& k, const V& v, const Scale& scale, const Mask&... mask) {
+    if constexpr (sizeof...(Mask) == 0) return node(q, k, v, 1, 1, scale);
+    else return masked_guarded(q, k, v, 1, 1, scale, mask...);
   }
-  template <class K, class V, class QK>
-  static auto value(const K& k, const V& v, const QK& q_k) {
-    using namespace rewrite::dsl;
-    return choose(has_value(kv_groups(k, v, q_k)), unrepeated(v), merge_heads(v));
-  }
-  template <class Q, class K, class V, class QK, class Scale>
-  static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
-    return node(merge_heads(q), key(k, v, q_k), value(k, v, q_k), heads_of(q),
-                kv_heads_of(q, kv_groups(k, v, q_k)), scale);
-  }
-  // Attention gives fully masked rows 0 itself: `guarded` asks nothing more.
-  template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal, class Guarded>
-  static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask& mask,
-                    const Causal& causal, const Guarded&) {
-    return masked(merge_heads(q), key(k, v, q_k), value(k, v, q_k), heads_of(q),
-                  kv_heads_of(q, kv_groups(k, v, q_k)), scale, mask, causal);
-  }
-  template <class Q, class K, class V, class Scale>
-  static auto single(const Q& q, const K& k, const V& v, const Scale& scale) {
-    return node(q, k, v, 1, 1, scale);
-  }
-  template <class Q, class K, class V, class Scale, class Mask, class Causal, class Guarded>
-  static auto single(const Q& q, const K& k, const V& v, const Scale& scale, const Mask& mask,
-                     const Causal& causal, const Guarded&) {
-    return masked(q, k, v, 1, 1, scale, mask, causal);
+
+ private:
+  template <class Q, class K, class V, class Heads, class KvHeads, class Scale, class Mask, class Causal,
+            class Guarded>
+  static auto masked_guarded(const Q& q, const K& k, const V& v, const Heads& heads, const KvHeads& kv_heads,
+                             const Scale& scale, const Mask& mask, const Causal& causal, const Guarded&) {
+    return masked(q, k, v, heads, kv_heads, scale, mask, causal);
   }
 };
 
-}  // namespace detail
+}  // namespace attention
 
 inline rewrite::RulePtr attention_rule() {
-  return detail::scaled_dot_product_attention<detail::WriteOnnxAttention, detail::AttentionHeads::Split>(
+  return attention::scaled_dot_product_attention<attention::WriteOnnxAttention, attention::AttentionHeads::Split>(
       "Attention", rewrite::opset_at_least(23));
 }
 
 // AttentionOneHead: the same for one head on 3-D Q, K, V (batch, sequence, size), Attention with one head.
 inline rewrite::RulePtr attention_one_head_rule() {
-  return detail::scaled_dot_product_attention<detail::WriteOnnxAttention, detail::AttentionHeads::One>(
+  return attention::scaled_dot_product_attention<attention::WriteOnnxAttention, attention::AttentionHeads::One>(
       "AttentionOneHead", rewrite::opset_at_least(23));
 }
 
@@ -17225,7 +17418,7 @@ inline rewrite::RulePtr attention_one_head_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace attention {
 // packed, (batch, sequence, 3, heads, head_size) with the last three static, splits x's last axis only.
 inline bool packs_last_axis(const ValueView& x, const ValueView& packed) {
   if (!x.shape() || x.shape()->empty() || !packed.shape() || packed.shape()->size() != 5) return false;
@@ -17291,7 +17484,7 @@ inline constexpr auto packed_thirds = rewrite::fact<"packed_thirds">([](const Va
   const int64_t hidden = x.shape()->back().value() / 3;
   return int64_tensor({hidden, hidden, hidden});
 });
-}  // namespace detail
+}  // namespace attention
 
 // The rule for one attention op: `merged` when it reads keys and values merged to 3-D too (Attention).
 template <rewrite::FixedString Op, rewrite::FixedString Domain, bool Merged>
@@ -17310,13 +17503,13 @@ rewrite::RulePtr packed_qkv_rule(const char* name) {
   auto q = named<'Q'>(Squeeze(unbound, etc));
   auto merged_q = Reshape(Transpose(q, attr<"perm"> = analysis::heads_swap()), hidden_shape);
   auto attention = named<'R'>(op<Op, Domain>(merged_q, k, v, etc));
-  auto pieces = let<'S'>(outputs<3>(Split(Reshape(x, fold(detail::packed_rows_shape(packed_shape))),
-                                          fold(detail::packed_thirds(x)), attr<"axis"> = -1)));
+  auto pieces = let<'S'>(outputs<3>(Split(Reshape(x, fold(attention::packed_rows_shape(packed_shape))),
+                                          fold(attention::packed_thirds(x)), attr<"axis"> = -1)));
   return rule(name)
       .priority(2)
       .match(attention)
-      .when(rewrite::opset_at_least(13) && detail::packed_shape_fits(packed_shape) &&
-            detail::unbinds_packed_qkv(unbound, q, k, v, x, packed, Merged))
+      .when(rewrite::opset_at_least(13) && attention::packed_shape_fits(packed_shape) &&
+            attention::unbinds_packed_qkv(unbound, q, k, v, x, packed, Merged))
       .to(rebuild(attention, input<0> = pieces, input<1> = output<1>(pieces), input<2> = output<2>(pieces)));
 }
 
@@ -19919,15 +20112,19 @@ inline rewrite::RulePtr rms_normalization_mul_rule() {
 //                                                       on axis p[0], as onnxscript writes it
 // The padding, the scatters and the Add go. No broadcasting: S and T have the same known shape, the parts
 // line up against each other's zeros and cover the axis together.
+// ======== xexp/patterns/analysis/zero_padding.hpp
+// Values written into zeros along one axis, as RotaryConcatPart (onnx/rotary_concat_part.hpp) reads them:
+// Concat(A, zeros), a ScatterElements of A into zeros by counting indices, or onnxscript's Transpose /
+// ScatterND / Transpose spelling of that scatter (zero_padded); and two such values that pad each other
+// (pads_each_other), whose sum is the Concat of their parts.
 #include <algorithm>
 #include <optional>
 #include <span>
 #include <vector>
 
 
-namespace xexp::patterns {
+namespace xexp::patterns::analysis {
 
-namespace detail {
 // All zeros: a constant, ConstantOfShape of zero (its default value), or a Transpose of zeros.
 inline bool is_zero_value(const ir::Graph& g, ir::ValueId v) {
   if (const Tensor* t = rewrite::constant_tensor(g, v)) return equal_everywhere(*t, 0.0);
@@ -20094,13 +20291,19 @@ inline bool pads_each_other(const ValueView& s, const ValueView& t) {
          same_dim(a->after, (*second)[a->axis]) && same_dim(b->before, (*first)[a->axis]) &&
          (!a->indices || counts(*a->indices)) && (!b->indices || counts(*b->indices));
 }
-inline constexpr auto pad_each_other = rewrite::fact<"pad_each_other">(pads_each_other);
+
+}  // namespace xexp::patterns::analysis
+
+namespace xexp::patterns {
+
+namespace rotary {
+inline constexpr auto pad_each_other = rewrite::fact<"pad_each_other">(analysis::pads_each_other);
 inline constexpr auto padded_part = rewrite::fact<"padded_part">([](const ValueView& v) {
-  return ValueView{v.graph, zero_padded(*v.graph, v.id)->part};
+  return ValueView{v.graph, analysis::zero_padded(*v.graph, v.id)->part};
 });
-inline constexpr auto padded_axis =
-    rewrite::fact<"padded_axis">([](const ValueView& v) { return zero_padded(*v.graph, v.id)->axis; });
-}  // namespace detail
+inline constexpr auto padded_axis = rewrite::fact<"padded_axis">(
+    [](const ValueView& v) { return analysis::zero_padded(*v.graph, v.id)->axis; });
+}  // namespace rotary
 
 inline rewrite::RulePtr rotary_concat_part_rule() {
   using namespace rewrite::dsl;
@@ -20109,9 +20312,9 @@ inline rewrite::RulePtr rotary_concat_part_rule() {
   return rule("RotaryConcatPart")
       .priority(1)
       .match(commutative(Add(s, t)))
-      .when(detail::pad_each_other(s, t))
-      .to(Concat(found(detail::padded_part(s)), found(detail::padded_part(t)),
-                 attr<"axis"> = detail::padded_axis(s)));
+      .when(rotary::pad_each_other(s, t))
+      .to(Concat(found(rotary::padded_part(s)), found(rotary::padded_part(t)),
+                 attr<"axis"> = rotary::padded_axis(s)));
 }
 
 }  // namespace xexp::patterns
@@ -20139,10 +20342,13 @@ inline rewrite::RulePtr rotary_concat_part_rule() {
 // Rows read from row 0 need a static batch and sequence here (ONNX's op has no offset form): the ids
 // are a constant. The onnxruntime set's ContribRotaryEmbedding is the same rule writing com.microsoft
 // RotaryEmbedding at any opset; listed after this one, at opset 23 it finds the rotations already fused.
-#include <cstring>
 #include <optional>
-#include <span>
-#include <utility>
+
+// ======== xexp/patterns/onnx/rotary_cache_builders.hpp
+// What the rotary rules (onnx/rotary_embedding.hpp, ort/rotary_embedding.hpp) build from the caches cos
+// and sin were read as (analysis::rotary_cache): RotaryEmbedding's cos and sin caches and its position
+// ids, with or without the offset form.
+#include <optional>
 #include <vector>
 
 // ======== xexp/patterns/analysis/rotary_cache.hpp
@@ -20341,73 +20547,8 @@ inline std::optional<RotaryCache> rotary_cache(const ValueView& c, const ValueVi
 }
 
 }  // namespace xexp::patterns::analysis
-// ======== xexp/patterns/onnx/shape_based_identity.hpp
-// ShapeBasedIdentity: a Slice with unit steps whose output has its input's shape (known dimensions,
-// symbols compared by name) selects everything: it is the identity.
 
-namespace xexp::patterns {
-
-inline rewrite::RulePtr shape_based_identity_rule() {
-  using namespace rewrite::dsl;
-  Var<'x'> x;
-  auto slice = named<'s'>(Slice(x, etc));
-  return rule("ShapeBasedIdentity")
-      .match(slice)
-      .when(same_shape(x, slice) && unit_steps(slice))
-      .to(x);
-}
-
-}  // namespace xexp::patterns
-
-namespace xexp::patterns {
-
-namespace detail {
-
-// [first, last) of x's last axis held by `part`: a Slice of x on that axis (slice_piece), or an output of
-// a Split of x on that axis. nullopt for anything else.
-inline std::optional<std::pair<int64_t, int64_t>> last_axis_part(const ValueView& part, const ValueView& x) {
-  const ir::Value& v = part.value();
-  if (v.producer == ir::kNone || !x.shape() || x.shape()->empty() || !x.shape()->back().is_static())
-    return std::nullopt;
-  const ir::Graph& g = *part.graph;
-  const ir::Node& n = g.node(v.producer);
-  if (!n.domain.empty() || n.inputs.empty() || n.inputs[0] != x.id) return std::nullopt;
-  const int64_t size = x.shape()->back().value(), rank = static_cast<int64_t>(x.shape()->size());
-  if (n.op_type == Symbol("Slice")) {
-    const std::optional<SlicePiece> piece = slice_piece(g, v.producer, rank, size, rank - 1);
-    if (!piece) return std::nullopt;
-    return std::pair{piece->start, piece->start + piece->count};
-  }
-  if (n.op_type != Symbol("Split")) return std::nullopt;
-  const int64_t axis = int_attribute(n, "axis", 0);
-  if (axis != -1 && axis != rank - 1) return std::nullopt;
-  std::optional<std::vector<int64_t>> sizes =
-      ints_attribute_or_input(g, n, "split", 1, std::vector<int64_t>{});
-  if (!sizes) return std::nullopt;  // sizes computed when the model runs
-  if (sizes->empty()) {             // equal parts
-    const auto parts = static_cast<int64_t>(n.outputs.size());
-    if (size % parts != 0) return std::nullopt;
-    sizes = std::vector<int64_t>(n.outputs.size(), size / parts);
-  }
-  if (sizes->size() != n.outputs.size()) return std::nullopt;
-  int64_t first = 0;
-  for (std::size_t k = 0; k < v.output_index; ++k) first += (*sizes)[k];
-  return std::pair{first, first + (*sizes)[v.output_index]};
-}
-
-// x is (batch, heads, seq, head_size) with an even head_size, `first` and `second` its two halves.
-inline constexpr auto is_rotate_half =
-    rewrite::fact<"is_rotate_half">([](const ValueView& x, const ValueView& first, const ValueView& second) {
-      if (!x.shape() || x.shape()->size() != 4 || !x.shape()->back().is_static()) return false;
-      const int64_t size = x.shape()->back().value();
-      if (size == 0 || size % 2 != 0) return false;
-      return last_axis_part(first, x) == std::pair<int64_t, int64_t>{0, size / 2} &&
-             last_axis_part(second, x) == std::pair<int64_t, int64_t>{size / 2, size};
-    });
-
-// cos or sin read as a cache for x (analysis::rotary_cache), kept by the rule: its conditions and its
-// replacement read the same analysis.
-inline constexpr auto rotary_cache_of = rewrite::fact<"rotary_cache_of">(analysis::rotary_cache);
+namespace xexp::patterns::rotary {
 
 // The cache input of RotaryEmbedding: the first halves of the table rows, or the computed rows.
 inline ir::ValueId build_cache(rewrite::Rewriter& r, const analysis::RotaryCache& c, int64_t head_size) {
@@ -20417,17 +20558,6 @@ inline ir::ValueId build_cache(rewrite::Rewriter& r, const analysis::RotaryCache
   if (r.graph().value(c.angles).shape->size() == 2) return rows;  // (seq, half): rows already
   return r.node(Symbol("Reshape"), {rows, r.initializer(int64_tensor({-1, head_size / 2}))});
 }
-
-// cos and sin read as caches (rotary_cache_of) by the same positions.
-inline constexpr auto has_rotary_caches = rewrite::fact<"has_rotary_caches">(
-    [](const ValueView& x, const std::optional<analysis::RotaryCache>& c, const std::optional<analysis::RotaryCache>& s) {
-      const ElemType t = x.elem();
-      if (t != ElemType::Float && t != ElemType::Float16) return false;  // ONNX Runtime's CPU kernels
-      return c && s && c->positions == s->positions && c->positions_batch == s->positions_batch &&
-             c->rows.dims() == s->rows.dims() && c->angles == s->angles &&
-             c->counted_at_run_time == s->counted_at_run_time &&
-             (c->positions != ir::kNone || c->fixed_positions.dims() == s->fixed_positions.dims());
-    });
 
 // Position ids 0, 1, ..., seq - 1 on every row, as dynamic exports compute them from the input's shape:
 // [Expand(]Unsqueeze(Range(0, end, 1), axes=[0])[, shape)] with the Range as long as x's sequence (x is
@@ -20490,27 +20620,74 @@ inline std::optional<ir::ValueId> rotary_positions(rewrite::Rewriter& r, const V
   return r.initializer(Tensor::from<int64_t>({batch, seq}, ids));
 }
 
-// ONNX's RotaryEmbedding has no offset form: rows read from a fixed offset need a static batch and
-// sequence, whose ids rotary_positions writes. Decided when matching, not by the build declining, so
-// that the onnxruntime set's rule, which has the offset form, gets the match.
-inline constexpr auto has_onnx_positions =
-    rewrite::fact<"has_onnx_positions">([](const ValueView& x, const std::optional<analysis::RotaryCache>& c) {
-      if (!c) return false;  // x is (batch, heads, seq, head_size) where there is a cache
-      const Shape& xs = *x.shape();
-      return c && (c->positions != ir::kNone || c->counted_at_run_time || c->fixed_positions.rank() == 2 ||
-                   (xs[0].is_static() && xs[2].is_static()));
+}  // namespace xexp::patterns::rotary
+// ======== xexp/patterns/onnx/rotary_rotate_half.hpp
+// The rotate-half form the rotary rules match (onnx/rotary_embedding.hpp for what they read),
+//   X * cos + Concat(-X2, X1, axis=-1) * sin
+// and the rule that writes it as a RotaryEmbedding, given where it fits and how it builds the node.
+#include <optional>
+#include <utility>
+#include <vector>
+
+
+namespace xexp::patterns::rotary {
+
+// [first, last) of x's last axis held by `part`: a Slice of x on that axis (slice_piece), or an output of
+// a Split of x on that axis. nullopt for anything else.
+inline std::optional<std::pair<int64_t, int64_t>> last_axis_part(const ValueView& part, const ValueView& x) {
+  const ir::Value& v = part.value();
+  if (v.producer == ir::kNone || !x.shape() || x.shape()->empty() || !x.shape()->back().is_static())
+    return std::nullopt;
+  const ir::Graph& g = *part.graph;
+  const ir::Node& n = g.node(v.producer);
+  if (!n.domain.empty() || n.inputs.empty() || n.inputs[0] != x.id) return std::nullopt;
+  const int64_t size = x.shape()->back().value(), rank = static_cast<int64_t>(x.shape()->size());
+  if (n.op_type == Symbol("Slice")) {
+    const std::optional<SlicePiece> piece = slice_piece(g, v.producer, rank, size, rank - 1);
+    if (!piece) return std::nullopt;
+    return std::pair{piece->start, piece->start + piece->count};
+  }
+  if (n.op_type != Symbol("Split")) return std::nullopt;
+  const int64_t axis = int_attribute(n, "axis", 0);
+  if (axis != -1 && axis != rank - 1) return std::nullopt;
+  std::optional<std::vector<int64_t>> sizes =
+      ints_attribute_or_input(g, n, "split", 1, std::vector<int64_t>{});
+  if (!sizes) return std::nullopt;  // sizes computed when the model runs
+  if (sizes->empty()) {             // equal parts
+    const auto parts = static_cast<int64_t>(n.outputs.size());
+    if (size % parts != 0) return std::nullopt;
+    sizes = std::vector<int64_t>(n.outputs.size(), size / parts);
+  }
+  if (sizes->size() != n.outputs.size()) return std::nullopt;
+  int64_t first = 0;
+  for (std::size_t k = 0; k < v.output_index; ++k) first += (*sizes)[k];
+  return std::pair{first, first + (*sizes)[v.output_index]};
+}
+
+// x is (batch, heads, seq, head_size) with an even head_size, `first` and `second` its two halves.
+inline constexpr auto is_rotate_half =
+    rewrite::fact<"is_rotate_half">([](const ValueView& x, const ValueView& first, const ValueView& second) {
+      if (!x.shape() || x.shape()->size() != 4 || !x.shape()->back().is_static()) return false;
+      const int64_t size = x.shape()->back().value();
+      if (size == 0 || size % 2 != 0) return false;
+      return last_axis_part(first, x) == std::pair<int64_t, int64_t>{0, size / 2} &&
+             last_axis_part(second, x) == std::pair<int64_t, int64_t>{size / 2, size};
     });
 
-inline std::optional<ir::ValueId> build_onnx_rotary(rewrite::Rewriter& r, const ValueView& x,
-                                                    const std::optional<analysis::RotaryCache>& c,
-                                                    const std::optional<analysis::RotaryCache>& s) {
-  const std::optional<ir::ValueId> positions = rotary_positions(r, x, *c, false);
-  if (!positions) return std::nullopt;
-  const int64_t head_size = x.shape()->back().value();
-  return r.node(Symbol("RotaryEmbedding"),
-                {x.id, build_cache(r, *c, head_size), build_cache(r, *s, head_size), *positions},
-                {ir::Attribute::make_int(Symbol("interleaved"), 0)});
-}
+// cos or sin read as a cache for x (analysis::rotary_cache), kept by the rule: its conditions and its
+// replacement read the same analysis.
+inline constexpr auto rotary_cache_of = rewrite::fact<"rotary_cache_of">(analysis::rotary_cache);
+
+// cos and sin read as caches (rotary_cache_of) by the same positions.
+inline constexpr auto has_rotary_caches = rewrite::fact<"has_rotary_caches">(
+    [](const ValueView& x, const std::optional<analysis::RotaryCache>& c, const std::optional<analysis::RotaryCache>& s) {
+      const ElemType t = x.elem();
+      if (t != ElemType::Float && t != ElemType::Float16) return false;  // ONNX Runtime's CPU kernels
+      return c && s && c->positions == s->positions && c->positions_batch == s->positions_batch &&
+             c->rows.dims() == s->rows.dims() && c->angles == s->angles &&
+             c->counted_at_run_time == s->counted_at_run_time &&
+             (c->positions != ir::kNone || c->fixed_positions.dims() == s->fixed_positions.dims());
+    });
 
 // The rule `name`: the rotate-half form, where `fits(x, cos cache)` holds, replaced by `build`'s
 // RotaryEmbedding. The caches of cos and sin are analysed once per match: kept for the conditions and
@@ -20536,15 +20713,61 @@ rewrite::RulePtr rotate_half_rule(const char* name, Fits fits, Build build) {
       .to(replace_with("rotary_embedding", build, x, cos_cache, sin_cache));
 }
 
-}  // namespace detail
+}  // namespace xexp::patterns::rotary
+// ======== xexp/patterns/onnx/shape_based_identity.hpp
+// ShapeBasedIdentity: a Slice with unit steps whose output has its input's shape (known dimensions,
+// symbols compared by name) selects everything: it is the identity.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr shape_based_identity_rule() {
+  using namespace rewrite::dsl;
+  Var<'x'> x;
+  auto slice = named<'s'>(Slice(x, etc));
+  return rule("ShapeBasedIdentity")
+      .match(slice)
+      .when(same_shape(x, slice) && unit_steps(slice))
+      .to(x);
+}
+
+}  // namespace xexp::patterns
+
+namespace xexp::patterns {
+
+namespace rotary {
+
+// ONNX's RotaryEmbedding has no offset form: rows read from a fixed offset need a static batch and
+// sequence, whose ids rotary_positions writes. Decided when matching, not by the build declining, so
+// that the onnxruntime set's rule, which has the offset form, gets the match.
+inline constexpr auto has_onnx_positions =
+    rewrite::fact<"has_onnx_positions">([](const ValueView& x, const std::optional<analysis::RotaryCache>& c) {
+      if (!c) return false;  // x is (batch, heads, seq, head_size) where there is a cache
+      const Shape& xs = *x.shape();
+      return c && (c->positions != ir::kNone || c->counted_at_run_time || c->fixed_positions.rank() == 2 ||
+                   (xs[0].is_static() && xs[2].is_static()));
+    });
+
+inline std::optional<ir::ValueId> build_onnx_rotary(rewrite::Rewriter& r, const ValueView& x,
+                                                    const std::optional<analysis::RotaryCache>& c,
+                                                    const std::optional<analysis::RotaryCache>& s) {
+  const std::optional<ir::ValueId> positions = rotary_positions(r, x, *c, false);
+  if (!positions) return std::nullopt;
+  const int64_t head_size = x.shape()->back().value();
+  return r.node(Symbol("RotaryEmbedding"),
+                {x.id, build_cache(r, *c, head_size), build_cache(r, *s, head_size), *positions},
+                {ir::Attribute::make_int(Symbol("interleaved"), 0)});
+}
+
+}  // namespace rotary
+
 
 inline rewrite::RulePtr rotary_embedding_rule() {
-  return detail::rotate_half_rule(
+  return rotary::rotate_half_rule(
       "RotaryEmbedding",
       [](auto x, auto cos_cache) {
-        return rewrite::opset_at_least(23) && detail::has_onnx_positions(x, cos_cache);
+        return rewrite::opset_at_least(23) && rotary::has_onnx_positions(x, cos_cache);
       },
-      detail::build_onnx_rotary);
+      rotary::build_onnx_rotary);
 }
 
 }  // namespace xexp::patterns
@@ -20559,7 +20782,7 @@ inline rewrite::RulePtr rotary_embedding_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace rotary {
 // The rule `name` on RotaryEmbedding of `Domain`, where `opset_fits` holds. Only the rotated input
 // moves: the others (caches and positions, in either op's order) stay as they are.
 template <rewrite::FixedString Domain, class OpsetFits>
@@ -20582,10 +20805,10 @@ rewrite::RulePtr rotary_before_heads_split(const char* name, OpsetFits opset_fit
           Reshape(rebuild(rotary, input<0> = x, attr<"num_heads"> = analysis::split_heads_count(x, reshaped)), shape),
           attr<"perm"> = heads_first));
 }
-}  // namespace detail
+}  // namespace rotary
 
 inline rewrite::RulePtr rotary_embedding_3d_rule() {
-  return detail::rotary_before_heads_split<"">("RotaryEmbedding3D", rewrite::opset_at_least(23));
+  return rotary::rotary_before_heads_split<"">("RotaryEmbedding3D", rewrite::opset_at_least(23));
 }
 
 }  // namespace xexp::patterns
@@ -20602,7 +20825,7 @@ inline rewrite::RulePtr rotary_embedding_3d_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace rotary {
 // a and b as the two outputs of one Split of x over its last axis, x 4-D, its heads and a's size on that
 // axis static: x, else nullopt.
 inline std::optional<ir::ValueId> split_source(const ValueView& a, const ValueView& b) {
@@ -20662,10 +20885,10 @@ rewrite::RulePtr partial_rotary(const char* name, OpsetFits opset_fits) {
       .when(opset_fits && is_last_axis(axis, b) && splits_last_axis(a, b) && rotates_whole_heads(rotary))
       .to(rebuilt());
 }
-}  // namespace detail
+}  // namespace rotary
 
 inline rewrite::RulePtr rotary_embedding_partial_rule() {
-  return detail::partial_rotary<"">("RotaryEmbeddingPartial", rewrite::opset_at_least(23));
+  return rotary::partial_rotary<"">("RotaryEmbeddingPartial", rewrite::opset_at_least(23));
 }
 
 }  // namespace xexp::patterns
@@ -22922,7 +23145,7 @@ inline rewrite::RulePtr fused_matmul_div_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace matmul {
 // Every reader of the value is a MatMul or a FusedMatMul leaving the batch axes in place (the products
 // this rule rewrites), and it is no graph output.
 inline constexpr auto read_only_by_products = rewrite::fact<"read_only_by_products">([](const ValueView& v) {
@@ -22937,7 +23160,11 @@ inline constexpr auto alpha_scaled_by =
     rewrite::fact<"alpha_scaled_by">([](const ValueView& fused, const ValueView& scaled, const Tensor& s) {
       return static_cast<float>(analysis::alpha_of(fused) * scaling_factor(scaled, s));
     });
-// The FusedMatMul leaves the batch axes in place (transBatchA/B absent or 0).
+}  // namespace matmul
+
+namespace detail {
+// The FusedMatMul leaves the batch axes in place (transBatchA/B absent or 0). Shared with
+// FusedMatMulTranspose and TransposeFusedMatMulB.
 inline constexpr auto no_batch_transpose = rewrite::fact<"no_batch_transpose">(
     [](const ValueView& fused) { return analysis::keeps_batch_axes(rewrite::node_of(fused)); });
 }  // namespace detail
@@ -22952,8 +23179,12 @@ inline rewrite::RulePtr fused_matmul_x2_rule() {
   auto scaling = [&](auto mul, auto div) { return named<'s'>(either(mul, div)); };
   auto scaled = scaling(shared(commutative(Mul(x, c))), shared(Div(x, c)));
   auto reshaped = named<'r'>(shared(Reshape(scaling(commutative(Mul(x, c)), Div(x, c)), shape)));
-  auto scalar = is_scalar(c) && dtype(c) == dtype(x) && detail::nonzero(c) && dtype(x) == ElemType::Float;
-  auto factor = detail::factor_of(scaled, c);
+  auto scalar = named<"scalar_factor">(is_scalar(c) && dtype(c) == dtype(x) && detail::nonzero(c) &&
+                                       dtype(x) == ElemType::Float);
+  // The product of a and b that takes the factor into its alpha.
+  auto product = piece<"product">([factor = matmul::factor_of(scaled, c)](const auto& a, const auto& b) {
+    return FusedMatMul(a, b, attr<"alpha"> = factor, attr<"transA"> = 0, attr<"transB"> = 0);
+  });
   // The four products reading `operand` (of rank `operand_rank`), which read `source` after, where
   // `fits` holds.
   auto products = [&](auto operand, auto operand_rank, auto source, auto fits) {
@@ -22962,24 +23193,24 @@ inline rewrite::RulePtr fused_matmul_x2_rule() {
     return std::tuple(
         match(MatMul(operand, b))
             .when(fits && operand_rank >= 2 && rank(b) >= 2)
-            .to(FusedMatMul(source, b, attr<"alpha"> = factor, attr<"transA"> = 0, attr<"transB"> = 0)),
+            .to(product(source, b)),
         match(MatMul(a, operand))
             .when(fits && rank(a) >= 2 && operand_rank >= 2)
-            .to(FusedMatMul(a, source, attr<"alpha"> = factor, attr<"transA"> = 0, attr<"transB"> = 0)),
+            .to(product(a, source)),
         match(fused_a)
             .when(fits && detail::no_batch_transpose(fused_a))
             .to(rebuild(fused_a, input<0> = source,
-                        attr<"alpha"> = detail::alpha_scaled_by(fused_a, scaled, c))),
+                        attr<"alpha"> = matmul::alpha_scaled_by(fused_a, scaled, c))),
         match(fused_b)
             .when(fits && detail::no_batch_transpose(fused_b))
             .to(rebuild(fused_b, input<1> = source,
-                        attr<"alpha"> = detail::alpha_scaled_by(fused_b, scaled, c))));
+                        attr<"alpha"> = matmul::alpha_scaled_by(fused_b, scaled, c))));
   };
   return std::apply(
       [](auto... cases) { return rule("FusedMatMulx2").priority(3).cases(cases...); },
-      std::tuple_cat(products(scaled, rank(x), x, scalar && detail::read_only_by_products(scaled)),
-                     products(reshaped, rank(reshaped), rebuild(reshaped, input<0> = x),
-                              scalar && detail::read_only_by_products(reshaped))));
+      std::tuple_cat(products(scaled, rank(x), x, named<"fits">(scalar && matmul::read_only_by_products(scaled))),
+                     products(reshaped, rank(reshaped), named<"unscaled">(rebuild(reshaped, input<0> = x)),
+                              named<"fits">(scalar && matmul::read_only_by_products(reshaped)))));
 }
 
 }  // namespace xexp::patterns
@@ -23222,7 +23453,7 @@ inline rewrite::RulePtr missing_top_k_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace attention {
 
 // GroupQueryAttention's head size: a multiple of 8 (ONNX Runtime refuses any other).
 inline constexpr auto gqa_head_size =
@@ -23249,23 +23480,23 @@ struct WriteMultiHeadAttention {
   template <class Q, class K, class V, class Heads, class Scale>
   static auto unidirectional(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale) {
     using namespace rewrite::dsl;
-    return node(q, k, v, heads, scale, attr<"unidirectional"> = 1);
+    return named<"unidirectional">(node(q, k, v, heads, scale, attr<"unidirectional"> = 1));
   }
   template <class Q, class K, class V, class Heads, class Scale, class Mask, class Guarded>
   static auto biased(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
                      const Mask& mask, const Guarded& guarded) {
     using namespace rewrite::dsl;
-    auto y = node(q, k, v, heads, scale, omitted, omitted, mask);
-    return choose(guarded, Where(IsNaN(let<'G'>(y)), fold(scalar_zero(v)), let<'G'>(y)), y);
+    auto y = let<'G'>(node(q, k, v, heads, scale, omitted, omitted, mask));
+    return choose(guarded, Where(IsNaN(y), fold(scalar_zero(v)), y), y);
   }
   template <class K, class QK>
   static auto key(const K& k, const QK& q_k) {
     using namespace rewrite::dsl;
-    return choose(keys_in_bsnh(q_k), Transpose(k, attr<"perm"> = analysis::heads_swap()), k);
+    return named<"key">(choose(keys_in_bsnh(q_k), Transpose(k, attr<"perm"> = analysis::heads_swap()), k));
   }
   template <class Q, class K, class V, class QK, class Scale>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
-    return node(merge_heads(q), key(k, q_k), v, heads_of(q), scale);
+    return node(query_3d(q), key(k, q_k), v, heads_of(q), scale);
   }
   // Keys and values repeated from fewer heads (grouped_kv_heads) under a causal mask: GroupQueryAttention
   // reads them before the repeat (kv_num_heads) and masks causally itself from the lengths it is given,
@@ -23280,22 +23511,22 @@ struct WriteMultiHeadAttention {
     return choose(causal,
                   choose(has_value(kv_groups(k, v, q_k)) && gqa_head_size(q),
                          group_query_attention(q, k, v, q_k, scale),
-                         unidirectional(merge_heads(q), key(k, q_k), v, heads_of(q), scale)),
-                  biased(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask, guarded));
+                         unidirectional(query_3d(q), key(k, q_k), v, heads_of(q), scale)),
+                  biased(query_3d(q), key(k, q_k), v, heads_of(q), scale, mask, guarded));
   }
   template <class Q, class K, class V, class QK, class Scale>
   static auto group_query_attention(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
     using namespace rewrite::dsl;
     constexpr int64_t kInt32 = static_cast<int64_t>(ElemType::Int32);
-    auto query = let<'Y'>(merge_heads(q));
+    auto query = let<'Y'>(query_3d(q));
     auto sizes = let<'Z'>(op<"Shape">(query));  // (batch, sequence, hidden)
     auto total = let<'T'>(Cast(Gather(sizes, fold(int64_tensor({1}))), attr<"to"> = kInt32));
     auto seqlens =
         Expand(Sub(total, fold(Tensor::from<int32_t>({1}, {1}))), Gather(sizes, fold(int64_tensor({0}))));
     return outputs<3>(op<"GroupQueryAttention", "com.microsoft">(
-        query, WriteOnnxAttention::key(k, v, q_k), WriteOnnxAttention::value(k, v, q_k), omitted, omitted,
-        seqlens, total, attr<"num_heads"> = heads_of(q),
-        attr<"kv_num_heads"> = kv_heads_of(q, kv_groups(k, v, q_k)), attr<"scale"> = scale));
+        query, key_3d(k, v, q_k), value_3d(k, v, q_k), omitted, omitted, seqlens, total,
+        attr<"num_heads"> = heads_of(q), attr<"kv_num_heads"> = kv_num_heads(q, k, v, q_k),
+        attr<"scale"> = scale));
   }
   template <class Q, class K, class V, class Scale>
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale) {
@@ -23308,15 +23539,15 @@ struct WriteMultiHeadAttention {
   }
 };
 
-}  // namespace detail
+}  // namespace attention
 
 inline rewrite::RulePtr multi_head_attention_rule() {
-  return detail::scaled_dot_product_attention<detail::WriteMultiHeadAttention, detail::AttentionHeads::Split>(
+  return attention::scaled_dot_product_attention<attention::WriteMultiHeadAttention, attention::AttentionHeads::Split>(
       "MultiHeadAttention", rewrite::opset_at_least(1));
 }
 
 inline rewrite::RulePtr multi_head_attention_one_head_rule() {
-  return detail::scaled_dot_product_attention<detail::WriteMultiHeadAttention, detail::AttentionHeads::One>(
+  return attention::scaled_dot_product_attention<attention::WriteMultiHeadAttention, attention::AttentionHeads::One>(
       "MultiHeadAttentionOneHead", rewrite::opset_at_least(1));
 }
 
@@ -23325,8 +23556,8 @@ inline rewrite::RulePtr multi_head_attention_one_head_rule() {
 // finfo.min)), its bias expanded to a row per query. On ONNX Runtime 1.30's CPU provider the fused node
 // runs 2-7% slower than the nodes it replaces (bench/README.md), hence not in the onnxruntime set.
 inline rewrite::RulePtr multi_head_attention_key_padding_rule() {
-  return detail::scaled_dot_product_attention<detail::WriteMultiHeadAttention, detail::AttentionHeads::Split,
-                                             rewrite::OpsetAtLeast, detail::AttentionMasks::KeyPadding>(
+  return attention::scaled_dot_product_attention<attention::WriteMultiHeadAttention, attention::AttentionHeads::Split,
+                                             rewrite::OpsetAtLeast, attention::AttentionMasks::KeyPadding>(
       "MultiHeadAttentionKeyPadding", rewrite::opset_at_least(1));
 }
 
@@ -23366,7 +23597,7 @@ inline rewrite::RulePtr multi_head_attention_key_value_3d_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace attention {
 // k and v are the second and third pieces of the Split whose first piece is `first`, and it has no other.
 inline constexpr auto other_two_pieces =
     rewrite::fact<"other_two_pieces">([](const ValueView& first, const ValueView& k, const ValueView& v) {
@@ -23383,7 +23614,7 @@ inline constexpr auto joined_biases =
     rewrite::fact<"joined_biases">([](const ValueView& a, const ValueView& b, const ValueView& c) {
       return concatenated({a.constant(), b.constant(), c.constant()}, 0);
     });
-}  // namespace detail
+}  // namespace attention
 
 inline rewrite::RulePtr multi_head_attention_bias_rule() {
   using namespace rewrite::dsl;
@@ -23408,15 +23639,15 @@ inline rewrite::RulePtr multi_head_attention_bias_rule() {
   return rule("MultiHeadAttentionBias")
       .priority(2)
       .cases(match(separate)
-                 .when(detail::has_no_bias(separate) && rank(q) == 3 && rank(k) == 3 && rank(v) == 3 &&
+                 .when(attention::has_no_bias(separate) && rank(q) == 3 && rank(k) == 3 && rank(v) == 3 &&
                        each_over_last_axis)
                  .to(rebuild(separate, input<0> = q, input<1> = k, input<2> = v,
-                             input<3> = choose(detail::all_constant(q_bias, k_bias, v_bias),
-                                               fold(detail::joined_biases(q_bias, k_bias, v_bias)),
+                             input<3> = choose(attention::all_constant(q_bias, k_bias, v_bias),
+                                               fold(attention::joined_biases(q_bias, k_bias, v_bias)),
                                                Concat(q_bias, k_bias, v_bias, attr<"axis"> = 0)))),
              match(packed)
-                 .when(detail::has_no_bias(packed) && rank(y) == 3 && is_last_axis(axis, y) &&
-                       absent_or_vector_over_last_axis(q_bias, y) && detail::other_two_pieces(first, k, v))
+                 .when(attention::has_no_bias(packed) && rank(y) == 3 && is_last_axis(axis, y) &&
+                       absent_or_vector_over_last_axis(q_bias, y) && attention::other_two_pieces(first, k, v))
                  .to(rebuild(packed, input<0> = pieces, input<1> = output<1>(pieces),
                              input<2> = output<2>(pieces), input<3> = q_bias)));
 }
@@ -23581,7 +23812,7 @@ inline rewrite::RulePtr reshape_gemm_reshape_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace rotary {
 
 inline std::optional<ir::ValueId> build_contrib_rotary(rewrite::Rewriter& r, const ValueView& x,
                                                        const std::optional<analysis::RotaryCache>& c,
@@ -23593,21 +23824,21 @@ inline std::optional<ir::ValueId> build_contrib_rotary(rewrite::Rewriter& r, con
       {ir::Attribute::make_int(Symbol("interleaved"), 0)}, Symbol("com.microsoft"));
 }
 
-}  // namespace detail
+}  // namespace rotary
 
 inline rewrite::RulePtr contrib_rotary_embedding_rule() {
-  return detail::rotate_half_rule(
+  return rotary::rotate_half_rule(
       "ContribRotaryEmbedding", [](auto, auto) { return rewrite::opset_at_least(1); },
-      detail::build_contrib_rotary);
+      rotary::build_contrib_rotary);
 }
 
 inline rewrite::RulePtr contrib_rotary_embedding_3d_rule() {
-  return detail::rotary_before_heads_split<"com.microsoft">("ContribRotaryEmbedding3D",
+  return rotary::rotary_before_heads_split<"com.microsoft">("ContribRotaryEmbedding3D",
                                                             rewrite::opset_at_least(1));
 }
 
 inline rewrite::RulePtr contrib_rotary_embedding_partial_rule() {
-  return detail::partial_rotary<"com.microsoft">("ContribRotaryEmbeddingPartial", rewrite::opset_at_least(1));
+  return rotary::partial_rotary<"com.microsoft">("ContribRotaryEmbeddingPartial", rewrite::opset_at_least(1));
 }
 
 }  // namespace xexp::patterns

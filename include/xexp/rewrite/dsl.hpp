@@ -36,6 +36,7 @@ using rewrite::op;
 using rewrite::opset_at_least;
 using rewrite::Opt;
 using rewrite::output;
+using rewrite::piece;
 using rewrite::outputs;
 using rewrite::Part;
 using rewrite::present;

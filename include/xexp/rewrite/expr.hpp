@@ -24,13 +24,14 @@ template <class T>
 concept IsExpr = std::derived_from<T, ExprTag>;
 
 // ---- printing ---------------------------------------------------------------------------------------
-// A rule prints itself (Rule::describe, --explain) into a Printer: the text, where a named sub-pattern or
-// let prints its letter only, and the definitions of those letters ("S = ..."), which the rule prints
-// once as "where S = ...": printed in place, a name used in several branches would print its whole
-// pattern in each (the attention rules' patterns ran past 15,000 characters).
+// A rule prints itself (Rule::describe, --explain) into a Printer: the text, where a name (a named
+// sub-pattern's or let's letter, a named<"word"> piece of a condition or replacement) prints alone, and
+// the definitions of those names ("S = ..."), which the rule prints once as "where S = ...": printed in
+// place, a name used in several branches would print its whole body in each (the attention rules'
+// patterns ran past 15,000 characters).
 struct Printer {
   std::string text;
-  std::vector<std::pair<char, std::string>> definitions;  // in the order the names first print
+  std::vector<std::pair<std::string, std::string>> definitions;  // in the order the names first print
   // A named sub-pattern is defined where the pattern says it; in a condition or a replacement it stands
   // for the node it matched (whose pattern may be another case's, under the same letter).
   bool in_pattern = true;
@@ -44,13 +45,22 @@ struct Printer {
   }
   // Prints `id`, and records its definition as `body` prints it (with the definitions nested in it).
   template <class Body>
-  void name(char id, const Body& body) {
+  void name(std::string_view id, const Body& body) {
     text += id;
+    define(std::string(id), body);
+  }
+  // Records the definition of `id` as `body` prints it, printing nothing in place.
+  template <class Body>
+  void define(std::string id, const Body& body) {
     const std::size_t slot = definitions.size();
-    definitions.emplace_back(id, std::string());
+    definitions.emplace_back(std::move(id), std::string());
     std::string outer = std::exchange(text, std::string());
     body(*this);
     definitions[slot].second = std::exchange(text, std::move(outer));
+  }
+  template <class Body>
+  void name(char id, const Body& body) {
+    name(std::string_view(&id, 1), body);
   }
   // "  where S = ..., Q = ...": the definitions from `first` on, each only once (a name used twice
   // records its definition twice; a rule's later case repeats the definitions an earlier one printed).
@@ -241,6 +251,102 @@ constexpr Fact<Name, F> fact(F f) {
   return {f};
 }
 
+// ---- names for pieces of conditions and replacements ------------------------------------------------
+// named<"groups">(e): e itself (evaluated and built as written: nothing is shared, nothing costs more),
+// printed as `groups` and defined once in the rule's "where groups = ...", as MLIR DRR's `$name` and
+// onnxscript's local variables read. A replacement piece written in several branches of a choose, a
+// condition every case of a rule asks, a kept fact many pieces read: each prints once.
+//   auto query = named<"query">(Reshape(Transpose(q, attr<"perm"> = swap), fold(merged_shape(q))));
+//   auto fits = named<"fits">(is_float(q) && heads_fit(q, k, v));
+//   ... .when(fits).to(choose(causal, Attention(query, k, v, attr<"is_causal"> = 1), Attention(query, k, v, m)))
+// prints "... -> choose(causal, Attention(query, k, v, is_causal=1), Attention(query, k, v, m))  when fits
+// where query = Reshape(...); fits = (is_float(q) && heads_fit(q, k, v))". `--explain` looks inside a
+// named condition: the reason names the conjunct that failed, not the name.
+// (named<'d'>(pattern), a letter, is the DAG node of a pattern: pattern.hpp.)
+template <FixedString Name, class E>
+struct NamedPiece : ExprTag {
+  E expr;
+  static constexpr CaptureMask binds = 0, uses = E::uses;
+  static constexpr int depth = 0, node_count = 0;
+  decltype(auto) eval(const Match& m) const { return expr.eval(m); }
+  template <class Rewriter>
+  decltype(auto) build(Rewriter& r) const {
+    return expr.build(r);
+  }
+  void print(Printer& out) const {
+    out.name(Name.view(), [&](Printer& body) { expr.print(body); });
+  }
+};
+template <FixedString Name, class E>
+constexpr auto named(const E& e) {
+  static_assert(Name.view().size() > 1, "xexp rule: a piece's name is a word (a letter names a pattern node)");
+  return NamedPiece<Name, Lifted<E>>{{}, lift(e)};
+}
+// piece<"merge_heads">([](const auto& x) { return Reshape(Transpose(x, ...), fold(merged_shape(x))); }):
+// a named piece with parameters, as an onnxscript function or a DRR helper reads. merge_heads(q) is the
+// body written for q (inlined at compile time: it evaluates and builds as the body does), printed as
+// "merge_heads(q)" and defined once as "merge_heads(x) = Reshape(Transpose(x, ...), ...)", whatever it is
+// applied to: the body prints on formal parameters x, y, z, w.
+template <int K>
+struct Formal : ExprTag {
+  static_assert(K < 4, "xexp rule: a piece has at most four parameters");
+  static constexpr CaptureMask binds = 0, uses = 0;
+  static constexpr int depth = 0, node_count = 0;
+  ValueView eval(const Match&) const;  // only printed, never evaluated nor built
+  template <class Rewriter>
+  ir::ValueId build(Rewriter&) const;
+  void print(Printer& out) const { out += "xyzw"[K]; }
+};
+template <FixedString Name, class F, class Body, class Args>
+struct PieceCall : ExprTag {
+  F f;
+  Body body;
+  Args args;
+  static constexpr CaptureMask binds = 0, uses = Body::uses | Args::uses;
+  static constexpr int depth = 0, node_count = 0;
+  decltype(auto) eval(const Match& m) const { return body.eval(m); }
+  template <class Rewriter>
+  decltype(auto) build(Rewriter& r) const {
+    return body.build(r);
+  }
+  void print(Printer& out) const {
+    out += Name.view();
+    out += "(";
+    print_list(out, args);
+    out += ")";
+    print_definition(out, std::make_integer_sequence<int, Args::size>());
+  }
+
+ private:
+  template <int... K>
+  void print_definition(Printer& out, std::integer_sequence<int, K...>) const {
+    std::string id(Name.view());
+    id += "(";
+    ((id += (K ? ", " : ""), id += "xyzw"[K]), ...);
+    id += ")";
+    out.define(std::move(id), [&](Printer& text) { f(Formal<K>{}...).print(text); });
+  }
+};
+template <FixedString Name, class F>
+struct Piece {
+  F f;
+  template <class... Args>
+  constexpr auto operator()(const Args&... args) const {
+    auto body = f(lift(args)...);
+    auto list = make_list(lift(args)...);
+    return PieceCall<Name, F, decltype(body), decltype(list)>{{}, f, body, list};
+  }
+};
+template <FixedString Name, class F>
+constexpr Piece<Name, F> piece(F f) {
+  return {f};
+}
+
+template <class T>
+inline constexpr bool is_named_piece = false;
+template <FixedString Name, class E>
+inline constexpr bool is_named_piece<NamedPiece<Name, E>> = true;
+
 // ---- kept facts: computed once per match -----------------------------------------------------------
 // keep<'u'>(fact(args...)): the fact's result, computed the first time a condition or the replacement
 // reads it and kept in the Match (match.hpp) for the later readers. A fact that finds a structure (the
@@ -249,8 +355,10 @@ constexpr Fact<Name, F> fact(F f) {
 //   auto tiling = keep<'t'>(tiling_of(root));
 //   ... .when(tiles_the_axis(tiling)).to(split_into(tiling))
 // The letter names the kept value among the rule's kept values (its own letters, apart from the
-// captures); it prints as the expression it keeps.
-template <char Id, class E>
+// captures); it prints as the expression it keeps. keep<"scale">(fact(args...)) is the same kept under
+// a name, which it prints as (named<"scale">): a fact read in many places prints once, and two kept
+// facts of one letter (one per input a helper reads) print apart.
+template <char Id, class E, FixedString Name = "">
 struct Keep : ExprTag {
   E expr;
   static constexpr CaptureMask binds = 0, uses = E::uses;
@@ -265,6 +373,10 @@ struct Keep : ExprTag {
 template <char Id, class E>
 constexpr auto keep(const E& e) {
   return Keep<Id, Lifted<E>>{{}, lift(e)};
+}
+template <FixedString Name, class E>
+constexpr auto keep(const E& e) {
+  return named<Name>(Keep<kFirstCapture, Lifted<E>, Name>{{}, lift(e)});
 }
 
 // ---- operators --------------------------------------------------------------------------------------
@@ -283,15 +395,24 @@ struct Binary : ExprTag {
   auto eval(const Match& m) const { return Op::apply(a, b, m); }
   void print(Printer& out) const {
     out += "(";
-    a.print(out);
-    out += Op::symbol;
-    b.print(out);
+    print_operands(out);
     out += ")";
   }
+  // A chain of one associative operator prints in one pair of parentheses: (a && b && c).
+  void print_operands(Printer& out) const {
+    if constexpr (Op::associative && requires { requires std::is_same_v<typename A::Operator, Op>; })
+      a.print_operands(out);
+    else
+      a.print(out);
+    out += Op::symbol;
+    b.print(out);
+  }
+  using Operator = Op;
 };
 #define XEXP_REWRITE_COMPARISON(NAME, OP)                                                        \
   struct NAME {                                                                                  \
     static constexpr const char* symbol = " " #OP " ";                                           \
+    static constexpr bool associative = false;                                                   \
     template <class A, class B>                                                                  \
     static bool apply(const A& a, const B& b, const Match& m) {                                  \
       return normalized(a.eval(m)) OP normalized(b.eval(m));                                     \
@@ -313,6 +434,7 @@ XEXP_REWRITE_COMPARISON(GreaterEqual, >=)
 #define XEXP_REWRITE_ARITHMETIC(NAME, OP)                                                        \
   struct NAME {                                                                                  \
     static constexpr const char* symbol = " " #OP " ";                                           \
+    static constexpr bool associative = false;                                                   \
     template <class A, class B>                                                                  \
     static auto apply(const A& a, const B& b, const Match& m) {                                  \
       return normalized(a.eval(m)) OP normalized(b.eval(m));                                     \
@@ -330,11 +452,13 @@ XEXP_REWRITE_ARITHMETIC(Times, *)
 
 struct And {
   static constexpr const char* symbol = " && ";
+  static constexpr bool associative = true;
   template <class A, class B>
   static bool apply(const A& a, const B& b, const Match& m) { return a.eval(m) && b.eval(m); }
 };
 struct Or {
   static constexpr const char* symbol = " || ";
+  static constexpr bool associative = true;
   template <class A, class B>
   static bool apply(const A& a, const B& b, const Match& m) { return a.eval(m) || b.eval(m); }
 };
@@ -349,15 +473,20 @@ inline constexpr bool is_conjunction<Binary<And, A, B>> = true;
 
 // Evaluates a condition; when it fails, `why` gets its first false conjunct ("is_last_axis(axis, x)
 // failed"). Only `xexp optimize --explain` comes here: the optimizer calls eval.
+// A named condition is looked into; a name inside the false conjunct is defined after it ("has_value(scale)
+// failed  where scale = attention_scale(S, Q)").
 template <class C>
 bool explain_condition(const C& c, const Match& m, std::string& why) {
   if constexpr (is_conjunction<C>)
     return explain_condition(c.a, m, why) && explain_condition(c.b, m, why);
+  else if constexpr (is_named_piece<C>)
+    return explain_condition(c.expr, m, why);
   else {
     if (c.eval(m)) return true;
     Printer printer;
+    printer.in_pattern = false;
     c.print(printer);
-    why = printer.text + " failed";
+    why = printer.text + " failed" + printer.where(0);
     return false;
   }
 }

@@ -697,6 +697,16 @@ struct Either : ExprTag {
     static_assert(Id != 0, "xexp rule: only either<'e'>(a, b) records which alternative matched");
     return static_cast<int64_t>((m.branches >> capture_index<Id>()) & 1u);
   }
+  // The alternatives, an unnamed either first among them flattened: either(either(a, b), c) prints as
+  // either(a, b, c).
+  void print_flat(Printer& out) const {
+    if constexpr (requires { requires A::branch_bit == 0; a.print_flat(out); })
+      a.print_flat(out);
+    else
+      a.print(out);
+    out += ", ";
+    b.print(out);
+  }
   // either<'e'> prints as a name: its letter, defined once ("where e = either(...)"); in a condition or
   // a replacement, the letter alone.
   void print(Printer& out) const {
@@ -713,11 +723,10 @@ struct Either : ExprTag {
  private:
   void print_alternatives(Printer& out) const {
     out += "either(";
-    a.print(out);
-    out += ", ";
-    b.print(out);
+    print_flat(out);
     out += ")";
   }
+
   static void take(Match& m, unsigned branch) {
     if constexpr (Id != 0) {
       const CaptureMask bit = CaptureMask{1} << capture_index<Id>();

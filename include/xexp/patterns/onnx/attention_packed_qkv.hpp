@@ -16,7 +16,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace attention {
 // packed, (batch, sequence, 3, heads, head_size) with the last three static, splits x's last axis only.
 inline bool packs_last_axis(const ValueView& x, const ValueView& packed) {
   if (!x.shape() || x.shape()->empty() || !packed.shape() || packed.shape()->size() != 5) return false;
@@ -82,7 +82,7 @@ inline constexpr auto packed_thirds = rewrite::fact<"packed_thirds">([](const Va
   const int64_t hidden = x.shape()->back().value() / 3;
   return int64_tensor({hidden, hidden, hidden});
 });
-}  // namespace detail
+}  // namespace attention
 
 // The rule for one attention op: `merged` when it reads keys and values merged to 3-D too (Attention).
 template <rewrite::FixedString Op, rewrite::FixedString Domain, bool Merged>
@@ -101,13 +101,13 @@ rewrite::RulePtr packed_qkv_rule(const char* name) {
   auto q = named<'Q'>(Squeeze(unbound, etc));
   auto merged_q = Reshape(Transpose(q, attr<"perm"> = analysis::heads_swap()), hidden_shape);
   auto attention = named<'R'>(op<Op, Domain>(merged_q, k, v, etc));
-  auto pieces = let<'S'>(outputs<3>(Split(Reshape(x, fold(detail::packed_rows_shape(packed_shape))),
-                                          fold(detail::packed_thirds(x)), attr<"axis"> = -1)));
+  auto pieces = let<'S'>(outputs<3>(Split(Reshape(x, fold(attention::packed_rows_shape(packed_shape))),
+                                          fold(attention::packed_thirds(x)), attr<"axis"> = -1)));
   return rule(name)
       .priority(2)
       .match(attention)
-      .when(rewrite::opset_at_least(13) && detail::packed_shape_fits(packed_shape) &&
-            detail::unbinds_packed_qkv(unbound, q, k, v, x, packed, Merged))
+      .when(rewrite::opset_at_least(13) && attention::packed_shape_fits(packed_shape) &&
+            attention::unbinds_packed_qkv(unbound, q, k, v, x, packed, Merged))
       .to(rebuild(attention, input<0> = pieces, input<1> = output<1>(pieces), input<2> = output<2>(pieces)));
 }
 

@@ -11,7 +11,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace rotary {
 // The rule `name` on RotaryEmbedding of `Domain`, where `opset_fits` holds. Only the rotated input
 // moves: the others (caches and positions, in either op's order) stay as they are.
 template <rewrite::FixedString Domain, class OpsetFits>
@@ -34,10 +34,10 @@ rewrite::RulePtr rotary_before_heads_split(const char* name, OpsetFits opset_fit
           Reshape(rebuild(rotary, input<0> = x, attr<"num_heads"> = analysis::split_heads_count(x, reshaped)), shape),
           attr<"perm"> = heads_first));
 }
-}  // namespace detail
+}  // namespace rotary
 
 inline rewrite::RulePtr rotary_embedding_3d_rule() {
-  return detail::rotary_before_heads_split<"">("RotaryEmbedding3D", rewrite::opset_at_least(23));
+  return rotary::rotary_before_heads_split<"">("RotaryEmbedding3D", rewrite::opset_at_least(23));
 }
 
 }  // namespace xexp::patterns

@@ -12,7 +12,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace rotary {
 // a and b as the two outputs of one Split of x over its last axis, x 4-D, its heads and a's size on that
 // axis static: x, else nullopt.
 inline std::optional<ir::ValueId> split_source(const ValueView& a, const ValueView& b) {
@@ -72,10 +72,10 @@ rewrite::RulePtr partial_rotary(const char* name, OpsetFits opset_fits) {
       .when(opset_fits && is_last_axis(axis, b) && splits_last_axis(a, b) && rotates_whole_heads(rotary))
       .to(rebuilt());
 }
-}  // namespace detail
+}  // namespace rotary
 
 inline rewrite::RulePtr rotary_embedding_partial_rule() {
-  return detail::partial_rotary<"">("RotaryEmbeddingPartial", rewrite::opset_at_least(23));
+  return rotary::partial_rotary<"">("RotaryEmbeddingPartial", rewrite::opset_at_least(23));
 }
 
 }  // namespace xexp::patterns

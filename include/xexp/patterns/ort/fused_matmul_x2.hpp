@@ -14,7 +14,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace matmul {
 // Every reader of the value is a MatMul or a FusedMatMul leaving the batch axes in place (the products
 // this rule rewrites), and it is no graph output.
 inline constexpr auto read_only_by_products = rewrite::fact<"read_only_by_products">([](const ValueView& v) {
@@ -29,7 +29,11 @@ inline constexpr auto alpha_scaled_by =
     rewrite::fact<"alpha_scaled_by">([](const ValueView& fused, const ValueView& scaled, const Tensor& s) {
       return static_cast<float>(analysis::alpha_of(fused) * scaling_factor(scaled, s));
     });
-// The FusedMatMul leaves the batch axes in place (transBatchA/B absent or 0).
+}  // namespace matmul
+
+namespace detail {
+// The FusedMatMul leaves the batch axes in place (transBatchA/B absent or 0). Shared with
+// FusedMatMulTranspose and TransposeFusedMatMulB.
 inline constexpr auto no_batch_transpose = rewrite::fact<"no_batch_transpose">(
     [](const ValueView& fused) { return analysis::keeps_batch_axes(rewrite::node_of(fused)); });
 }  // namespace detail
@@ -44,8 +48,12 @@ inline rewrite::RulePtr fused_matmul_x2_rule() {
   auto scaling = [&](auto mul, auto div) { return named<'s'>(either(mul, div)); };
   auto scaled = scaling(shared(commutative(Mul(x, c))), shared(Div(x, c)));
   auto reshaped = named<'r'>(shared(Reshape(scaling(commutative(Mul(x, c)), Div(x, c)), shape)));
-  auto scalar = is_scalar(c) && dtype(c) == dtype(x) && detail::nonzero(c) && dtype(x) == ElemType::Float;
-  auto factor = detail::factor_of(scaled, c);
+  auto scalar = named<"scalar_factor">(is_scalar(c) && dtype(c) == dtype(x) && detail::nonzero(c) &&
+                                       dtype(x) == ElemType::Float);
+  // The product of a and b that takes the factor into its alpha.
+  auto product = piece<"product">([factor = matmul::factor_of(scaled, c)](const auto& a, const auto& b) {
+    return FusedMatMul(a, b, attr<"alpha"> = factor, attr<"transA"> = 0, attr<"transB"> = 0);
+  });
   // The four products reading `operand` (of rank `operand_rank`), which read `source` after, where
   // `fits` holds.
   auto products = [&](auto operand, auto operand_rank, auto source, auto fits) {
@@ -54,24 +62,24 @@ inline rewrite::RulePtr fused_matmul_x2_rule() {
     return std::tuple(
         match(MatMul(operand, b))
             .when(fits && operand_rank >= 2 && rank(b) >= 2)
-            .to(FusedMatMul(source, b, attr<"alpha"> = factor, attr<"transA"> = 0, attr<"transB"> = 0)),
+            .to(product(source, b)),
         match(MatMul(a, operand))
             .when(fits && rank(a) >= 2 && operand_rank >= 2)
-            .to(FusedMatMul(a, source, attr<"alpha"> = factor, attr<"transA"> = 0, attr<"transB"> = 0)),
+            .to(product(a, source)),
         match(fused_a)
             .when(fits && detail::no_batch_transpose(fused_a))
             .to(rebuild(fused_a, input<0> = source,
-                        attr<"alpha"> = detail::alpha_scaled_by(fused_a, scaled, c))),
+                        attr<"alpha"> = matmul::alpha_scaled_by(fused_a, scaled, c))),
         match(fused_b)
             .when(fits && detail::no_batch_transpose(fused_b))
             .to(rebuild(fused_b, input<1> = source,
-                        attr<"alpha"> = detail::alpha_scaled_by(fused_b, scaled, c))));
+                        attr<"alpha"> = matmul::alpha_scaled_by(fused_b, scaled, c))));
   };
   return std::apply(
       [](auto... cases) { return rule("FusedMatMulx2").priority(3).cases(cases...); },
-      std::tuple_cat(products(scaled, rank(x), x, scalar && detail::read_only_by_products(scaled)),
-                     products(reshaped, rank(reshaped), rebuild(reshaped, input<0> = x),
-                              scalar && detail::read_only_by_products(reshaped))));
+      std::tuple_cat(products(scaled, rank(x), x, named<"fits">(scalar && matmul::read_only_by_products(scaled))),
+                     products(reshaped, rank(reshaped), named<"unscaled">(rebuild(reshaped, input<0> = x)),
+                              named<"fits">(scalar && matmul::read_only_by_products(reshaped)))));
 }
 
 }  // namespace xexp::patterns

@@ -17,7 +17,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace attention {
 
 // GroupQueryAttention's head size: a multiple of 8 (ONNX Runtime refuses any other).
 inline constexpr auto gqa_head_size =
@@ -44,23 +44,23 @@ struct WriteMultiHeadAttention {
   template <class Q, class K, class V, class Heads, class Scale>
   static auto unidirectional(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale) {
     using namespace rewrite::dsl;
-    return node(q, k, v, heads, scale, attr<"unidirectional"> = 1);
+    return named<"unidirectional">(node(q, k, v, heads, scale, attr<"unidirectional"> = 1));
   }
   template <class Q, class K, class V, class Heads, class Scale, class Mask, class Guarded>
   static auto biased(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
                      const Mask& mask, const Guarded& guarded) {
     using namespace rewrite::dsl;
-    auto y = node(q, k, v, heads, scale, omitted, omitted, mask);
-    return choose(guarded, Where(IsNaN(let<'G'>(y)), fold(scalar_zero(v)), let<'G'>(y)), y);
+    auto y = let<'G'>(node(q, k, v, heads, scale, omitted, omitted, mask));
+    return choose(guarded, Where(IsNaN(y), fold(scalar_zero(v)), y), y);
   }
   template <class K, class QK>
   static auto key(const K& k, const QK& q_k) {
     using namespace rewrite::dsl;
-    return choose(keys_in_bsnh(q_k), Transpose(k, attr<"perm"> = analysis::heads_swap()), k);
+    return named<"key">(choose(keys_in_bsnh(q_k), Transpose(k, attr<"perm"> = analysis::heads_swap()), k));
   }
   template <class Q, class K, class V, class QK, class Scale>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
-    return node(merge_heads(q), key(k, q_k), v, heads_of(q), scale);
+    return node(query_3d(q), key(k, q_k), v, heads_of(q), scale);
   }
   // Keys and values repeated from fewer heads (grouped_kv_heads) under a causal mask: GroupQueryAttention
   // reads them before the repeat (kv_num_heads) and masks causally itself from the lengths it is given,
@@ -75,22 +75,22 @@ struct WriteMultiHeadAttention {
     return choose(causal,
                   choose(has_value(kv_groups(k, v, q_k)) && gqa_head_size(q),
                          group_query_attention(q, k, v, q_k, scale),
-                         unidirectional(merge_heads(q), key(k, q_k), v, heads_of(q), scale)),
-                  biased(merge_heads(q), key(k, q_k), v, heads_of(q), scale, mask, guarded));
+                         unidirectional(query_3d(q), key(k, q_k), v, heads_of(q), scale)),
+                  biased(query_3d(q), key(k, q_k), v, heads_of(q), scale, mask, guarded));
   }
   template <class Q, class K, class V, class QK, class Scale>
   static auto group_query_attention(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
     using namespace rewrite::dsl;
     constexpr int64_t kInt32 = static_cast<int64_t>(ElemType::Int32);
-    auto query = let<'Y'>(merge_heads(q));
+    auto query = let<'Y'>(query_3d(q));
     auto sizes = let<'Z'>(op<"Shape">(query));  // (batch, sequence, hidden)
     auto total = let<'T'>(Cast(Gather(sizes, fold(int64_tensor({1}))), attr<"to"> = kInt32));
     auto seqlens =
         Expand(Sub(total, fold(Tensor::from<int32_t>({1}, {1}))), Gather(sizes, fold(int64_tensor({0}))));
     return outputs<3>(op<"GroupQueryAttention", "com.microsoft">(
-        query, WriteOnnxAttention::key(k, v, q_k), WriteOnnxAttention::value(k, v, q_k), omitted, omitted,
-        seqlens, total, attr<"num_heads"> = heads_of(q),
-        attr<"kv_num_heads"> = kv_heads_of(q, kv_groups(k, v, q_k)), attr<"scale"> = scale));
+        query, key_3d(k, v, q_k), value_3d(k, v, q_k), omitted, omitted, seqlens, total,
+        attr<"num_heads"> = heads_of(q), attr<"kv_num_heads"> = kv_num_heads(q, k, v, q_k),
+        attr<"scale"> = scale));
   }
   template <class Q, class K, class V, class Scale>
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale) {
@@ -103,15 +103,15 @@ struct WriteMultiHeadAttention {
   }
 };
 
-}  // namespace detail
+}  // namespace attention
 
 inline rewrite::RulePtr multi_head_attention_rule() {
-  return detail::scaled_dot_product_attention<detail::WriteMultiHeadAttention, detail::AttentionHeads::Split>(
+  return attention::scaled_dot_product_attention<attention::WriteMultiHeadAttention, attention::AttentionHeads::Split>(
       "MultiHeadAttention", rewrite::opset_at_least(1));
 }
 
 inline rewrite::RulePtr multi_head_attention_one_head_rule() {
-  return detail::scaled_dot_product_attention<detail::WriteMultiHeadAttention, detail::AttentionHeads::One>(
+  return attention::scaled_dot_product_attention<attention::WriteMultiHeadAttention, attention::AttentionHeads::One>(
       "MultiHeadAttentionOneHead", rewrite::opset_at_least(1));
 }
 
@@ -120,8 +120,8 @@ inline rewrite::RulePtr multi_head_attention_one_head_rule() {
 // finfo.min)), its bias expanded to a row per query. On ONNX Runtime 1.30's CPU provider the fused node
 // runs 2-7% slower than the nodes it replaces (bench/README.md), hence not in the onnxruntime set.
 inline rewrite::RulePtr multi_head_attention_key_padding_rule() {
-  return detail::scaled_dot_product_attention<detail::WriteMultiHeadAttention, detail::AttentionHeads::Split,
-                                             rewrite::OpsetAtLeast, detail::AttentionMasks::KeyPadding>(
+  return attention::scaled_dot_product_attention<attention::WriteMultiHeadAttention, attention::AttentionHeads::Split,
+                                             rewrite::OpsetAtLeast, attention::AttentionMasks::KeyPadding>(
       "MultiHeadAttentionKeyPadding", rewrite::opset_at_least(1));
 }
 

@@ -13,7 +13,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace attention {
 // k and v are the second and third pieces of the Split whose first piece is `first`, and it has no other.
 inline constexpr auto other_two_pieces =
     rewrite::fact<"other_two_pieces">([](const ValueView& first, const ValueView& k, const ValueView& v) {
@@ -30,7 +30,7 @@ inline constexpr auto joined_biases =
     rewrite::fact<"joined_biases">([](const ValueView& a, const ValueView& b, const ValueView& c) {
       return concatenated({a.constant(), b.constant(), c.constant()}, 0);
     });
-}  // namespace detail
+}  // namespace attention
 
 inline rewrite::RulePtr multi_head_attention_bias_rule() {
   using namespace rewrite::dsl;
@@ -55,15 +55,15 @@ inline rewrite::RulePtr multi_head_attention_bias_rule() {
   return rule("MultiHeadAttentionBias")
       .priority(2)
       .cases(match(separate)
-                 .when(detail::has_no_bias(separate) && rank(q) == 3 && rank(k) == 3 && rank(v) == 3 &&
+                 .when(attention::has_no_bias(separate) && rank(q) == 3 && rank(k) == 3 && rank(v) == 3 &&
                        each_over_last_axis)
                  .to(rebuild(separate, input<0> = q, input<1> = k, input<2> = v,
-                             input<3> = choose(detail::all_constant(q_bias, k_bias, v_bias),
-                                               fold(detail::joined_biases(q_bias, k_bias, v_bias)),
+                             input<3> = choose(attention::all_constant(q_bias, k_bias, v_bias),
+                                               fold(attention::joined_biases(q_bias, k_bias, v_bias)),
                                                Concat(q_bias, k_bias, v_bias, attr<"axis"> = 0)))),
              match(packed)
-                 .when(detail::has_no_bias(packed) && rank(y) == 3 && is_last_axis(axis, y) &&
-                       absent_or_vector_over_last_axis(q_bias, y) && detail::other_two_pieces(first, k, v))
+                 .when(attention::has_no_bias(packed) && rank(y) == 3 && is_last_axis(axis, y) &&
+                       absent_or_vector_over_last_axis(q_bias, y) && attention::other_two_pieces(first, k, v))
                  .to(rebuild(packed, input<0> = pieces, input<1> = output<1>(pieces),
                              input<2> = output<2>(pieces), input<3> = q_bias)));
 }

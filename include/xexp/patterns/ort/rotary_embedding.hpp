@@ -14,7 +14,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace rotary {
 
 inline std::optional<ir::ValueId> build_contrib_rotary(rewrite::Rewriter& r, const ValueView& x,
                                                        const std::optional<analysis::RotaryCache>& c,
@@ -26,21 +26,21 @@ inline std::optional<ir::ValueId> build_contrib_rotary(rewrite::Rewriter& r, con
       {ir::Attribute::make_int(Symbol("interleaved"), 0)}, Symbol("com.microsoft"));
 }
 
-}  // namespace detail
+}  // namespace rotary
 
 inline rewrite::RulePtr contrib_rotary_embedding_rule() {
-  return detail::rotate_half_rule(
+  return rotary::rotate_half_rule(
       "ContribRotaryEmbedding", [](auto, auto) { return rewrite::opset_at_least(1); },
-      detail::build_contrib_rotary);
+      rotary::build_contrib_rotary);
 }
 
 inline rewrite::RulePtr contrib_rotary_embedding_3d_rule() {
-  return detail::rotary_before_heads_split<"com.microsoft">("ContribRotaryEmbedding3D",
+  return rotary::rotary_before_heads_split<"com.microsoft">("ContribRotaryEmbedding3D",
                                                             rewrite::opset_at_least(1));
 }
 
 inline rewrite::RulePtr contrib_rotary_embedding_partial_rule() {
-  return detail::partial_rotary<"com.microsoft">("ContribRotaryEmbeddingPartial", rewrite::opset_at_least(1));
+  return rotary::partial_rotary<"com.microsoft">("ContribRotaryEmbeddingPartial", rewrite::opset_at_least(1));
 }
 
 }  // namespace xexp::patterns
