@@ -269,7 +269,7 @@ TEST(PatternDescribe, RulesPrintThemselves) {
   EXPECT_EQ(rule("Cast")->describe(), "Cast: Cast(x, to=t) -> x  when (dtype(x) == t)  [P0]");
   EXPECT_EQ(rule("TransposeTranspose")->describe(),
             "TransposeTranspose: Transpose(i, perm=s) -> "
-            "choose(is_identity_perm(compose(f, s)), x, Transpose(x, perm=compose(f, s)))  "
-            "when (is_identity_perm(compose(f, s)) || single_use(i))  "
+            "choose(is_identity_perm(composed_perm(f, s)), x, Transpose(x, perm=composed_perm(f, s)))  "
+            "when (is_identity_perm(composed_perm(f, s)) || single_use(i))  "
             "where i = shared(Transpose(x, perm=f))  [P0]");
 }

@@ -15777,8 +15777,8 @@ inline constexpr rewrite::KnownFunction elu{
 // Facts the rules share, declared once with the name rules print (`.when(is_last_axis(axis, x))`), and
 // the plain helpers behind them: element types, constants (integer lists such as shapes and axes,
 // single numbers), shapes, and small computations on constants done with the evaluator's kernels so
-// that every element type is handled as when the model runs. A fact used by one rule only stays in
-// that rule's header.
+// that every element type is handled as when the model runs. A fact only one rule family needs stays in
+// its rule header, in the namespace of the family (patterns::reshape, ...; see docs/ARCHITECTURE.md).
 // The facts are split by subject under patterns/facts/; this header includes them all.
 // ======== xexp/patterns/facts/constants.hpp
 // Facts on constants: integer lists (shapes, axes), single numbers, tensors equal everywhere, and small
@@ -15793,6 +15793,9 @@ inline constexpr rewrite::KnownFunction elu{
 // ======== xexp/patterns/facts/types.hpp
 // Facts on element types: which kernels exist for a type. Every facts header starts from this one, which
 // brings the DSL's fact and ValueView into xexp::patterns.
+#include <cstdint>
+#include <optional>
+
 
 namespace xexp::patterns {
 
@@ -15824,6 +15827,81 @@ inline bool is_cpu_float_type(ElemType t) {
 }
 inline constexpr auto is_cpu_float =
     fact<"is_cpu_float">([](const ValueView& x) { return is_cpu_float_type(x.elem()); });
+
+// ---- float types and casts --------------------------------------------------------------------------
+// How finely a float type rounds: 3 double, 2 float, 1 float16 or bfloat16, 0 anything else.
+inline int float_precision(ElemType t) {
+  switch (t) {
+    case ElemType::Double:
+      return 3;
+    case ElemType::Float:
+      return 2;
+    case ElemType::Float16:
+    case ElemType::BFloat16:
+      return 1;
+    default:
+      return 0;
+  }
+}
+// A value of a float type: double, float, float16 or bfloat16.
+inline constexpr auto is_float =
+    fact<"is_float">([](const ValueView& x) { return xexp::is_float(x.elem()); });
+// Float type t rounds strictly more finely than float type u (u an ElemType, or a Cast's `to`).
+inline constexpr auto more_precise = fact<"more_precise">([](ElemType t, auto u) {
+  const auto other = static_cast<ElemType>(u);
+  return float_precision(other) > 0 && float_precision(t) > float_precision(other);
+});
+// Casting a value of type `from` to type `through` and back gives it back: float, float16 or bfloat16
+// through float or double.
+inline constexpr auto exact_round_trip = fact<"exact_round_trip">([](ElemType from, int64_t through) {
+  const auto mid = static_cast<ElemType>(through);
+  const bool small_float = from == ElemType::Float || from == ElemType::Float16 || from == ElemType::BFloat16;
+  return small_float && (mid == ElemType::Float || mid == ElemType::Double);
+});
+// A value's element type is known and a Cast can take it as `to` without `saturate` (not float8, 17..20).
+inline constexpr auto known_cast_target = fact<"known_cast_target">([](const ValueView& like) {
+  const auto t = static_cast<int32_t>(like.elem());
+  return t != static_cast<int32_t>(ElemType::Undefined) && t < 17;
+});
+// A value's element type as a Cast's `to` attribute.
+inline constexpr auto element_type_of =
+    fact<"element_type_of">([](const ValueView& like) { return static_cast<int64_t>(like.elem()); });
+
+// ---- types ONNX Runtime's CPU kernels lack ----------------------------------------------------------
+// The type a Range on t runs in, or nullopt when ONNX Runtime has a Range kernel for t (or no type holds
+// it).
+inline std::optional<ElemType> range_type_for(ElemType t) {
+  switch (t) {
+    case ElemType::Float16:
+    case ElemType::BFloat16:
+      return ElemType::Float;
+    case ElemType::Int8:
+    case ElemType::UInt8:
+    case ElemType::UInt16:
+      return ElemType::Int32;
+    case ElemType::UInt32:
+      return ElemType::Int64;
+    default:
+      return std::nullopt;
+  }
+}
+inline constexpr auto lacks_range_kernel =
+    fact<"lacks_range_kernel">([](const ValueView& x) { return range_type_for(x.elem()).has_value(); });
+inline constexpr auto range_type =
+    fact<"range_type">([](const ValueView& x) { return *range_type_for(x.elem()); });
+// The type holding every value of x's type in the same order, in which ONNX Runtime's CPU kernels
+// select (ReduceMax, ReduceMin, TopK); nullopt when they have x's type or none fits. ONNX allows uint16
+// in TopK only.
+inline std::optional<ElemType> exact_selection_type(ElemType t) {
+  if (t == ElemType::BFloat16) return ElemType::Float;
+  if (t == ElemType::UInt16) return ElemType::Int32;
+  if (t == ElemType::UInt32) return ElemType::Int64;
+  return std::nullopt;
+}
+inline constexpr auto lacks_selection_kernel = fact<"lacks_selection_kernel">(
+    [](const ValueView& x) { return exact_selection_type(x.elem()).has_value(); });
+inline constexpr auto selection_type =
+    fact<"selection_type">([](const ValueView& x) { return *exact_selection_type(x.elem()); });
 
 }  // namespace xexp::patterns
 
@@ -15915,9 +15993,12 @@ inline Tensor compute(Symbol op_type, std::vector<std::optional<Tensor>> inputs,
                       const std::vector<ir::Attribute>& attributes = {}) {
   return eval::evaluate_op(op_type, {}, inputs, attributes, 18, 1).at(0);
 }
-// a * b, broadcast as ONNX Mul does (folded into a scale).
-inline constexpr auto product = fact<"product">([](const Tensor& a, const Tensor& b) {
-  return compute("Mul", {a, b});
+// The tensor of a constant value (a ValueView that is one), or the tensor itself.
+inline const Tensor& tensor_of(const Tensor& t) { return t; }
+inline const Tensor& tensor_of(const ValueView& v) { return *v.constant(); }
+// a * b, broadcast as ONNX Mul does (folded into a scale); a may be a constant value.
+inline constexpr auto product = fact<"product">([](const auto& a, const Tensor& b) {
+  return compute("Mul", {tensor_of(a), b});
 });
 // The parts joined along `axis`, as ONNX Concat does.
 inline Tensor concatenated(const std::vector<const Tensor*>& parts, int64_t axis) {
@@ -15934,6 +16015,68 @@ inline constexpr auto value_of = fact<"value">([](const auto& v) { return *v; })
 inline constexpr auto as_tensor =
     fact<"as_tensor">([](const std::optional<std::vector<int64_t>>& v) { return int64_tensor(*v); });
 
+// ---- more facts on constants -------------------------------------------------------------------------
+// c leaves x unchanged under an elementwise op whose neutral element is `value` (0 for Add, 1 for Mul):
+// c is `value` everywhere, has x's type, and broadcasting with it keeps x's shape (no more axes than x,
+// each 1 or x's size there).
+inline constexpr auto is_neutral = fact<"is_neutral">([](const ValueView& x, const Tensor& c, double value) {
+  if (!x.shape() || c.type() != x.elem() || c.rank() > x.shape()->size()) return false;
+  const std::size_t offset = x.shape()->size() - c.rank();
+  for (std::size_t k = 0; k < c.rank(); ++k)
+    if (c.dims()[k] != 1 && (*x.shape())[offset + k] != Dim(c.dims()[k])) return false;
+  return equal_everywhere(c, value);
+});
+// The first element of a constant is +inf or -inf.
+inline constexpr auto is_infinite = fact<"is_infinite">([](const Tensor& t) {
+  return t.size() >= 1 && t.type() != ElemType::String && std::isinf(eval::element_as_double(t, 0));
+});
+// Two int64 tensors holding the same values (two shapes that are one).
+inline constexpr auto same_int64_values = fact<"same_int64_values">([](const Tensor& a, const Tensor& b) {
+  return a.type() == ElemType::Int64 && b.type() == ElemType::Int64 && int_values(a) == int_values(b);
+});
+// The number of a one-element constant, as an integer attribute (ignore_index).
+inline constexpr auto scalar_int =
+    fact<"scalar_int">([](const Tensor& t) { return static_cast<int64_t>(eval::element_as_double(t, 0)); });
+// c * d of two one-element constants, as one scalar of c's type.
+inline constexpr auto scalar_product = fact<"scalar_product">([](const Tensor& c, const Tensor& d) {
+  return eval::filled(c.type(), {}, eval::element_as_double(c, 0) * eval::element_as_double(d, 0));
+});
+// `value` as a scalar (shape ()) of x's type.
+inline constexpr auto scalar_of_type = fact<"scalar_of_type">([](float value, const ValueView& x) {
+  return eval::cast_tensor(Tensor::scalar<float>(value), x.elem());
+});
+
+// a + b, broadcast as ONNX Add does (folded into a bias); a may be a constant value.
+inline constexpr auto sum = fact<"sum">([](const auto& a, const Tensor& b) {
+  return compute("Add", {tensor_of(a), b});
+});
+// An optional input that is absent or a constant.
+inline constexpr auto constant_or_absent =
+    fact<"constant_or_absent">([](const ValueView& v) { return v.id == ir::kNone || v.constant(); });
+// An optional input (a bias) that is absent or a constant of zeros.
+inline constexpr auto absent_or_zero = fact<"absent_or_zero">([](const ValueView& v) {
+  return v.id == ir::kNone || (v.constant() && equal_everywhere(*v.constant(), 0.0));
+});
+// `value` in x's type over x's dims from `axis` on (negative counts from the end), which are static: the
+// scale (ones) or bias (zeros) a normalization over those axes writes.
+inline constexpr auto filled_from = fact<"filled_from">([](const ValueView& x, int64_t axis, double value) {
+  const auto rank = static_cast<int64_t>(x.shape()->size());
+  std::vector<int64_t> dims;
+  for (int64_t k = axis < 0 ? axis + rank : axis; k < rank; ++k)
+    dims.push_back((*x.shape())[static_cast<std::size_t>(k)].value());
+  return eval::filled(x.elem(), dims, value);
+});
+// Some element of a numeric tensor equals `value` (a shape holding 0, which Reshape reads as "copy").
+inline constexpr auto contains_value = fact<"contains_value">([](const Tensor& t, double value) {
+  if (t.type() == ElemType::String) return false;
+  for (int64_t k = 0; k < t.size(); ++k)
+    if (eval::element_as_double(t, k) == value) return true;
+  return false;
+});
+// 1 in x's type, of shape (1,) (ConstantOfShape's value).
+inline constexpr auto one_of_type =
+    fact<"one_of_type">([](const ValueView& x) { return eval::filled(x.elem(), {1}, 1.0); });
+
 }  // namespace xexp::patterns
 // ======== xexp/patterns/facts/nodes.hpp
 // Facts on nodes: attributes (and the inputs that replaced them in newer opsets), axes, the cut one Slice
@@ -15941,6 +16084,7 @@ inline constexpr auto as_tensor =
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 
@@ -16044,6 +16188,67 @@ inline const ir::Node* producer_of(const ir::Graph& g, ir::ValueId v, const char
   return n.op_type == Symbol(op) && n.domain.empty() && !n.inputs.empty() ? &n : nullptr;
 }
 
+// ---- more facts on nodes ------------------------------------------------------------------------------
+// A BatchNormalization in inference mode: training_mode absent (before opset 14, or the default) or 0.
+inline constexpr auto in_inference_mode = fact<"in_inference_mode">(
+    [](const ValueView& n) { return int_attribute(rewrite::node_of(n), "training_mode", 0) == 0; });
+// Flag attribute `name` of the node producing v, 1 when set to anything but 0, 0 when 0 or absent
+// (contrib ops' transA/transB): `1 - flag_of(...)` flips it.
+inline constexpr auto flag_of = fact<"flag_of">([](const ValueView& v, const std::string& name) {
+  return static_cast<int64_t>(int_attribute(rewrite::node_of(v), name.c_str(), 0) != 0 ? 1 : 0);
+});
+// v is the first output of a default-domain `op` node.
+inline constexpr auto produced_by = fact<"produced_by">([](const ValueView& v, const std::string& op) {
+  return producer_of(*v.graph, v.id, op.c_str()) != nullptr;
+});
+// The inputs of the node producing v after the first (Clip's bounds, a binary op's second operand) are
+// scalars, or omitted, and none is the first: a Transpose or Reshape of the first input can move past
+// the node.
+inline constexpr auto extra_inputs_are_scalars = fact<"extra_inputs_are_scalars">([](const ValueView& op) {
+  const ir::Node& n = rewrite::node_of(op);
+  for (std::size_t k = 1; k < n.inputs.size(); ++k) {
+    if (n.inputs[k] == ir::kNone) continue;
+    const ir::Value& v = op.graph->value(n.inputs[k]);
+    if (n.inputs[k] == n.inputs[0] || !v.shape || !rewrite::facts::is_scalar(*v.shape)) return false;
+  }
+  return true;
+});
+// The input of the node producing v that a constant holding one integer i picks (negative counts from
+// the end, as SequenceAt and Gather do), or kNone when i is out of range or not one integer.
+inline constexpr auto input_at = fact<"input_at">([](const ValueView& v, const Tensor& index) {
+  const ir::Node& n = rewrite::node_of(v);
+  const std::optional<std::vector<int64_t>> i = int_values(index);
+  if (!i || i->size() != 1) return ir::kNone;
+  const auto count = static_cast<int64_t>(n.inputs.size());
+  const int64_t k = (*i)[0] < 0 ? (*i)[0] + count : (*i)[0];
+  return k >= 0 && k < count ? n.inputs[k] : ir::kNone;
+});
+
+// A Conv without padding: pads absent or all zero, auto_pad absent, NOTSET or VALID.
+inline constexpr auto unpadded = fact<"unpadded">([](const ValueView& conv) {
+  const ir::Node& n = rewrite::node_of(conv);
+  if (const ir::Attribute* a = n.attribute(Symbol("auto_pad"));
+      a && a->s != "NOTSET" && a->s != "VALID" && !a->s.empty())
+    return false;
+  const ir::Attribute* pads = n.attribute(Symbol("pads"));
+  return !pads || std::all_of(pads->ints.begin(), pads->ints.end(), [](int64_t p) { return p == 0; });
+});
+// The one value a ConstantOfShape fills with (its `value` attribute), nullptr when it gives none.
+inline const Tensor* fill_value(const ValueView& fill) {
+  const ir::Attribute* a = rewrite::node_of(fill).attribute(Symbol("value"));
+  return a && a->tensors.size() == 1 ? &a->tensors[0] : nullptr;
+}
+// A ConstantOfShape's value is one element (or absent).
+inline constexpr auto fills_one_value = fact<"fills_one_value">([](const ValueView& fill) {
+  const Tensor* value = fill_value(fill);
+  return !value || value->size() == 1;
+});
+// A ConstantOfShape's value as a scalar of its type: float 0 when the node gives none.
+inline constexpr auto fill_scalar = fact<"fill_scalar">([](const ValueView& fill) {
+  const Tensor* value = fill_value(fill);
+  return value ? value->reshaped({}) : Tensor::scalar<float>(0.f);
+});
+
 }  // namespace xexp::patterns
 // ======== xexp/patterns/facts/readers.hpp
 // Facts on the readers of a value and on execution order, for rules that rewrite several readers at once.
@@ -16121,11 +16326,21 @@ inline ir::ValueId replace_readers(rewrite::Rewriter& r, ir::NodeId root,
   return root_replacement;
 }
 
+// v is read only by products, MatMul or Gemm (a Transpose they can take as a flag).
+inline constexpr auto read_only_by_matmul_or_gemm =
+    fact<"read_only_by_matmul_or_gemm">([](const ValueView& v) {
+      return read_only_by(v, {"MatMul", "Gemm"});
+    });
+
 }  // namespace xexp::patterns
 // ======== xexp/patterns/facts/shapes.hpp
 // Facts on shapes: dimensions known equal, static dims, axes, permutations, broadcasting.
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 
@@ -16235,6 +16450,165 @@ inline constexpr auto restores_leading_axes =
       for (std::size_t k = 0; k + 1 < a.shape()->size(); ++k)
         if (!(KnownDim{(*out.shape())[k]} == KnownDim{(*a.shape())[k]})) return false;
       return KnownDim{out.shape()->back()} == KnownDim{product.shape()->back()};
+    });
+
+// ---- more facts on shapes ----------------------------------------------------------------------------
+// v's shape is static and holds one element (any rank).
+inline constexpr auto has_one_element = fact<"has_one_element">(
+    [](const ValueView& v) { return v.shape() && is_static(*v.shape()) && element_count(*v.shape()) == 1; });
+// v's shape is known and static.
+inline constexpr auto has_static_shape =
+    fact<"has_static_shape">([](const ValueView& v) { return static_dims_of(v).has_value(); });
+// v's static shape as an int64 tensor (a Reshape's target).
+inline constexpr auto static_shape_of =
+    fact<"static_shape_of">([](const ValueView& v) { return int64_tensor(*static_dims_of(v)); });
+// x's dims are static and equal the int64 constant `shape` (a Reshape or Expand to it changes nothing).
+inline constexpr auto same_static_dims =
+    fact<"same_static_dims">([](const ValueView& x, const Tensor& shape) {
+      auto dims = static_dims_of(x);
+      return dims && shape.type() == ElemType::Int64 && int_values(shape) == dims;
+    });
+// Transpose(Transpose(x, first), second) is Transpose(x, composed_perm(first, second)):
+// composed[i] = first[second[i]].
+inline constexpr auto composed_perm =
+    fact<"composed_perm">([](const std::vector<int64_t>& first, const std::vector<int64_t>& second) {
+      std::vector<int64_t> out;
+      for (int64_t axis : second)
+        out.push_back(axis >= 0 && axis < static_cast<int64_t>(first.size()) ? first[axis] : axis);
+      return out;
+    });
+// Every axis of x but the channels (axis 1): what per-channel statistics reduce.
+inline constexpr auto all_but_channels = fact<"all_but_channels">([](const ValueView& x) {
+  std::vector<int64_t> axes{0};
+  for (int64_t k = 2; k < static_cast<int64_t>(x.shape()->size()); ++k) axes.push_back(k);
+  return axes;
+});
+// (1, -1, 1, ...) of x's rank: the Reshape target of a per-channel vector made to broadcast against x.
+inline constexpr auto per_channel_shape = fact<"per_channel_shape">([](const ValueView& x) {
+  std::vector<int64_t> shape(x.shape()->size(), 1);
+  shape[1] = -1;
+  return int64_tensor(shape);
+});
+
+// A value of the static dims and element type of `like` (a value or a constant's tensor), whatever its
+// content.
+inline constexpr auto shaped_like = fact<"shaped_like">([](const ValueView& v, const auto& like) {
+  const auto dims = static_dims_of(v);
+  if constexpr (std::is_same_v<std::decay_t<decltype(like)>, Tensor>)
+    return dims && *dims == like.dims() && v.elem() == like.type();
+  else
+    return dims && dims == static_dims_of(like) && v.elem() == like.elem();
+});
+// x's last dimension is known and static.
+inline constexpr auto has_static_last_dim = fact<"has_static_last_dim">(
+    [](const ValueView& x) { return x.shape() && !x.shape()->empty() && x.shape()->back().is_static(); });
+// The first of `axes` when they are x's trailing axes (in any order, negative ones counted from the end)
+// and those dims are static; else -1.
+inline constexpr auto first_trailing_axis =
+    fact<"first_trailing_axis">([](const ValueView& x, const std::vector<int64_t>& axes) -> int64_t {
+      if (axes.empty() || !x.shape()) return -1;
+      const auto rank = static_cast<int64_t>(x.shape()->size());
+      std::vector<int64_t> sorted;
+      for (int64_t a : axes) sorted.push_back(a < 0 ? a + rank : a);
+      std::sort(sorted.begin(), sorted.end());
+      for (std::size_t k = 0; k < sorted.size(); ++k)
+        if (sorted[k] != rank - static_cast<int64_t>(sorted.size() - k) ||
+            !(*x.shape())[sorted[k]].is_static())
+          return -1;
+      return sorted.front();
+    });
+// [-1, k]: a Reshape target flattening a (static last dim k) into rows.
+inline constexpr auto rows_shape = fact<"rows_shape">([](const ValueView& a) {
+  return Tensor::from<int64_t>({2}, {-1, a.shape()->back().value()});
+});
+// [d0, ..., d(r-2), -1]: a Reshape target giving rows back a's leading axes (static).
+inline constexpr auto leading_axes_shape = fact<"leading_axes_shape">([](const ValueView& a) {
+  std::vector<int64_t> dims;
+  for (std::size_t k = 0; k + 1 < a.shape()->size(); ++k) dims.push_back((*a.shape())[k].value());
+  dims.push_back(-1);
+  return int64_tensor(dims);
+});
+// {k}: `reshaped` is x's shape with a 1 inserted at axis k (an Unsqueeze of k); {} when there is no such
+// axis.
+inline constexpr auto inserted_axis =
+    fact<"inserted_axis">([](const ValueView& x, const ValueView& reshaped) -> std::vector<int64_t> {
+      if (!x.shape() || !reshaped.shape() || reshaped.shape()->size() != x.shape()->size() + 1) return {};
+      const Shape& in = *x.shape();
+      const Shape& out = *reshaped.shape();
+      for (std::size_t k = 0; k < out.size(); ++k) {
+        if (!(out[k] == Dim(1))) continue;
+        bool fits = true;
+        for (std::size_t j = 0; j < in.size() && fits; ++j) fits = same_dim(in[j], out[j < k ? j : j + 1]);
+        if (fits) return {static_cast<int64_t>(k)};
+      }
+      return {};
+    });
+// The constant Reshape target keeps t's last two axes (static and positive) and has rank 2 or more.
+inline constexpr auto keeps_last_two_axes =
+    fact<"keeps_last_two_axes">([](const ValueView& t, const Tensor& shape) {
+      const std::optional<std::vector<int64_t>> s = int_values(shape);
+      if (!s || s->size() < 2 || !t.shape() || t.shape()->size() < 2) return false;
+      const Shape& d = *t.shape();
+      const Dim rows = d[d.size() - 2], cols = d.back();
+      return rows.is_static() && cols.is_static() && rows.value() > 0 && cols.value() > 0 &&
+             (*s)[s->size() - 2] == rows.value() && s->back() == cols.value();
+    });
+// A shape with its last two dims swapped (the shape of a matrix transposition's result).
+inline constexpr auto last_two_swapped = fact<"last_two_swapped">([](const Tensor& shape) {
+  std::vector<int64_t> s = *int_values(shape);
+  std::swap(s[s.size() - 2], s[s.size() - 1]);
+  return int64_tensor(s);
+});
+// The permutation swapping the last two axes of a shape's rank (a matrix transposition).
+inline constexpr auto matrix_transpose_perm = fact<"matrix_transpose_perm">([](const Tensor& shape) {
+  std::vector<int64_t> perm;
+  for (int64_t k = 0; k < shape.size(); ++k) perm.push_back(k);
+  std::swap(perm[perm.size() - 2], perm[perm.size() - 1]);
+  return perm;
+});
+
+// ---- broadcasting -----------------------------------------------------------------------------------
+// Broadcasting aligns ranks on the right: the dimension of s facing axis k of a rank-`out_rank` result,
+// nullptr where s lacks that axis (it counts as 1).
+inline const Dim* aligned_dim(const Shape& s, std::size_t k, std::size_t out_rank) {
+  return k + s.size() < out_rank ? nullptr : &s[k + s.size() - out_rank];
+}
+// Axis k of `out` comes out of broadcasting the operands: one of them has that dimension (known, the
+// same size or symbol), or it is 1.
+inline bool gives_axis(const Shape& out, std::size_t k, std::initializer_list<const Shape*> operands) {
+  using rewrite::facts::KnownDim;
+  for (const Shape* s : operands)
+    if (const Dim* d = aligned_dim(*s, k, out.size()); d && KnownDim{*d} == KnownDim{out[k]}) return true;
+  return KnownDim{out[k]} == 1;
+}
+// Broadcasting the operands gives exactly `out`'s shape: each operand's dimension is 1 or out's, and
+// each axis of out comes from one of them. Shapes known; symbolic dimensions compare by name.
+inline bool broadcast_gives(const Shape& out, std::initializer_list<const Shape*> operands) {
+  using rewrite::facts::KnownDim;
+  for (const Shape* s : operands)
+    if (s->size() > out.size()) return false;
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    for (const Shape* s : operands)
+      if (const Dim* d = aligned_dim(*s, k, out.size());
+          d && !(KnownDim{*d} == KnownDim{out[k]} || KnownDim{*d} == 1))
+        return false;
+    if (!gives_axis(out, k, operands)) return false;
+  }
+  return true;
+}
+// `out` is what broadcasting the operands gives (Binary(x, y) or Where(c, x, y) without their Expands).
+inline constexpr auto is_broadcast_of =
+    fact<"is_broadcast_of">([](const ValueView& out, const auto&... operands) {
+      if (!out.shape() || !(operands.shape() && ...)) return false;
+      return broadcast_gives(*out.shape(), {&*operands.shape()...});
+    });
+// Broadcasting a against b gives fewer elements than `out`: a dimension of out neither operand has.
+inline constexpr auto broadcast_is_smaller =
+    fact<"broadcast_is_smaller">([](const ValueView& a, const ValueView& b, const ValueView& out) {
+      if (!a.shape() || !b.shape() || !out.shape()) return false;
+      for (std::size_t k = 0; k < out.shape()->size(); ++k)
+        if (!gives_axis(*out.shape(), k, {&*a.shape(), &*b.shape()})) return true;
+      return false;
     });
 
 }  // namespace xexp::patterns
@@ -17562,12 +17936,6 @@ inline rewrite::RulePtr attention_scaled_query_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-// training_mode absent (before opset 14, or the default) or 0.
-inline constexpr auto inference_mode = rewrite::fact<"inference_mode">(
-    [](const ValueView& bn) { return int_attribute(rewrite::node_of(bn), "training_mode", 0) == 0; });
-}  // namespace detail
-
 inline rewrite::RulePtr batch_normalization_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -17579,7 +17947,7 @@ inline rewrite::RulePtr batch_normalization_rule() {
   auto bn = named<'n'>(BatchNormalization(x, scale, bias, mean, var, attr<"epsilon"> = epsilon));
   return rule("BatchNormalization")
       .match(bn)
-      .when(epsilon == 0.0f && detail::inference_mode(bn) && all_equal(scale, 1.0) && all_zero(bias) &&
+      .when(epsilon == 0.0f && in_inference_mode(bn) && all_equal(scale, 1.0) && all_zero(bias) &&
             all_zero(mean) && all_equal(var, 1.0))
       .to(x);
 }
@@ -17600,24 +17968,6 @@ inline rewrite::RulePtr batch_normalization_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-// Every axis of x but the channels: what the statistics reduce.
-inline constexpr auto all_but_channels = rewrite::fact<"all_but_channels">([](const ValueView& x) {
-  std::vector<int64_t> axes{0};
-  for (int64_t k = 2; k < static_cast<int64_t>(x.shape()->size()); ++k) axes.push_back(k);
-  return axes;
-});
-// (1, -1, 1, ...) of x's rank: a per-channel vector made to broadcast against x.
-inline constexpr auto per_channel_shape = rewrite::fact<"per_channel_shape">([](const ValueView& x) {
-  std::vector<int64_t> shape(x.shape()->size(), 1);
-  shape[1] = -1;
-  return int64_tensor(shape);
-});
-inline constexpr auto scalar_of_type = rewrite::fact<"scalar_of_type">([](float value, const ValueView& x) {
-  return eval::cast_tensor(Tensor::scalar<float>(value), x.elem());
-});
-}  // namespace detail
-
 inline rewrite::RulePtr batch_normalization_training_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -17628,11 +17978,11 @@ inline rewrite::RulePtr batch_normalization_training_rule() {
   Float<'e'> epsilon;
   auto bn =
       BatchNormalization(x, scale, bias, mean, var, attr<"epsilon"> = epsilon, attr<"training_mode"> = 1);
-  auto axes = detail::all_but_channels(x);
+  auto axes = all_but_channels(x);
   auto centered = let<'d'>(Sub(x, ReduceMean(x, attr<"axes"> = axes, attr<"keepdims"> = 1)));
   auto variance = ReduceMean(Mul(centered, centered), attr<"axes"> = axes, attr<"keepdims"> = 1);
-  auto deviation = Sqrt(Add(variance, fold(detail::scalar_of_type(epsilon, x))));
-  auto per_channel = [&](const auto& v) { return Reshape(v, fold(detail::per_channel_shape(x))); };
+  auto deviation = Sqrt(Add(variance, fold(scalar_of_type(epsilon, x))));
+  auto per_channel = [&](const auto& v) { return Reshape(v, fold(per_channel_shape(x))); };
   return rule("BatchNormalizationTraining")
       .match(bn)
       .when(rank(x) >= 2 && dtype(scale) == dtype(x) && dtype(bias) == dtype(x))
@@ -17660,16 +18010,6 @@ inline rewrite::RulePtr cast_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto exact_round_trip =
-    rewrite::fact<"exact_round_trip">([](ElemType from, int64_t through) {
-      const auto mid = static_cast<ElemType>(through);
-      const bool small_float =
-          from == ElemType::Float || from == ElemType::Float16 || from == ElemType::BFloat16;
-      return small_float && (mid == ElemType::Float || mid == ElemType::Double);
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr cast_cast_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -17677,7 +18017,7 @@ inline rewrite::RulePtr cast_cast_rule() {
   Int<'t'> to;
   return rule("CastCast")
       .match(Cast(Cast(x, attr<"to"> = mid), attr<"to"> = to))
-      .when(mid == to || dtype(x) == mid || (dtype(x) == to && detail::exact_round_trip(dtype(x), mid)))
+      .when(mid == to || dtype(x) == mid || (dtype(x) == to && exact_round_trip(dtype(x), mid)))
       .to(choose(dtype(x) == to, x, Cast(x, attr<"to"> = to)));
 }
 
@@ -17712,28 +18052,6 @@ inline constexpr rewrite::FixedString kBroadcastBinary =
 
 namespace xexp::patterns {
 
-namespace detail {
-// 3 double, 2 float, 1 float16 or bfloat16, 0 anything else.
-inline int float_precision(ElemType t) {
-  switch (t) {
-    case ElemType::Double:
-      return 3;
-    case ElemType::Float:
-      return 2;
-    case ElemType::Float16:
-    case ElemType::BFloat16:
-      return 1;
-    default:
-      return 0;
-  }
-}
-// T strictly more precise than U (T == U is CastPattern's job).
-inline constexpr auto more_precise = rewrite::fact<"more_precise">([](ElemType t, int64_t u) {
-  return float_precision(static_cast<ElemType>(u)) > 0 &&
-         float_precision(t) > float_precision(static_cast<ElemType>(u));
-});
-}  // namespace detail
-
 inline rewrite::RulePtr cast_cast_binary_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
@@ -17743,7 +18061,7 @@ inline rewrite::RulePtr cast_cast_binary_rule() {
   return rule("CastCastBinary")
       .priority(1)
       .match(binary)
-      .when(dtype(a) == dtype(b) && detail::more_precise(dtype(a), to))
+      .when(dtype(a) == dtype(b) && more_precise(dtype(a), to))
       .to(Cast(rebuild(binary, a, b), attr<"to"> = to));
 }
 
@@ -17758,11 +18076,9 @@ inline rewrite::RulePtr cast_cast_binary_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace cast {
 inline constexpr rewrite::FixedString kStashedNormalizations = "LayerNormalization|SimplifiedLayerNormalization";
-inline constexpr auto is_half_or_double = rewrite::fact<"is_half_or_double">(
-    [](const ValueView& x) { return x.elem() == ElemType::Float16 || x.elem() == ElemType::Double; });
-}  // namespace detail
+}  // namespace cast
 
 inline rewrite::RulePtr cast_layer_normalization_cast_rule() {
   using namespace rewrite::dsl;
@@ -17771,9 +18087,10 @@ inline rewrite::RulePtr cast_layer_normalization_cast_rule() {
   Var<'b'> bias;
   Int<'S'> stash;
   Int<'B'> back;
-  auto with_bias = named<'n'>(op<detail::kStashedNormalizations>(Cast(x, attr<"to"> = stash), scale, bias, attr<"stash_type"> = stash));
-  auto without_bias = named<'n'>(op<detail::kStashedNormalizations>(Cast(x, attr<"to"> = stash), scale, attr<"stash_type"> = stash));
-  auto condition = detail::is_half_or_double(x) && dtype(x) == back && stash == int64_t{1};
+  auto with_bias = named<'n'>(op<cast::kStashedNormalizations>(Cast(x, attr<"to"> = stash), scale, bias, attr<"stash_type"> = stash));
+  auto without_bias = named<'n'>(op<cast::kStashedNormalizations>(Cast(x, attr<"to"> = stash), scale, attr<"stash_type"> = stash));
+  auto condition =
+      (dtype(x) == ElemType::Float16 || dtype(x) == ElemType::Double) && dtype(x) == back && stash == int64_t{1};
   auto cast_scale = Cast(scale, attr<"to"> = dtype(x));
   return rule("CastLayerNormalizationCast")
       .priority(1)
@@ -17794,23 +18111,14 @@ inline rewrite::RulePtr cast_layer_normalization_cast_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto known_cast_target = rewrite::fact<"known_cast_target">([](const ValueView& like) {
-  const auto t = static_cast<int32_t>(like.elem());
-  return t != static_cast<int32_t>(ElemType::Undefined) && t < 17;  // 17..20: the float8 types
-});
-inline constexpr auto element_type_of =
-    rewrite::fact<"element_type_of">([](const ValueView& like) { return static_cast<int64_t>(like.elem()); });
-}  // namespace detail
-
 inline rewrite::RulePtr cast_like_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'l'> like;
   return rule("CastLike")
       .match(CastLike(x, like))
-      .when(detail::known_cast_target(like))
-      .to(Cast(x, attr<"to"> = detail::element_type_of(like)));
+      .when(known_cast_target(like))
+      .to(Cast(x, attr<"to"> = element_type_of(like)));
 }
 
 }  // namespace xexp::patterns
@@ -17823,15 +18131,6 @@ inline rewrite::RulePtr cast_like_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-// x of the float type U (`back`) the result is cast to, computed in another float type by `op`.
-inline constexpr auto float_round_trip =
-    rewrite::fact<"float_round_trip">([](const ValueView& x, const ValueView& op, int64_t back) {
-      return static_cast<int64_t>(x.elem()) == back && is_cpu_float_type(x.elem()) &&
-             float_precision(op.elem()) > 0 && op.elem() != x.elem();
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr cast_op_cast_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -17842,20 +18141,18 @@ inline rewrite::RulePtr cast_op_cast_rule() {
   auto right = named<'o'>(op<kBinaryArithmetic>(y, Cast(x)));
   auto unary = named<'o'>(op<"Neg|Sigmoid|Softmax">(Cast(x)));
   auto y_in_u = Cast(y, attr<"to"> = back);
+  // x of the float type U (`back`) the result is cast to, computed in another float type by `computed`.
+  auto round_trip = [&](const auto& computed) {
+    return dtype(x) == back && is_cpu_float(x) && is_float(computed) && dtype(computed) != dtype(x);
+  };
   return rule("CastOpCast")
       .priority(1)
       .cases(match(Cast(both, attr<"to"> = back))
-                 .when(detail::float_round_trip(x, both, back) && dtype(y) == back)
+                 .when(round_trip(both) && dtype(y) == back)
                  .to(rebuild(both, x, y)),
-             match(Cast(left, attr<"to"> = back))
-                 .when(detail::float_round_trip(x, left, back))
-                 .to(rebuild(left, x, y_in_u)),
-             match(Cast(right, attr<"to"> = back))
-                 .when(detail::float_round_trip(x, right, back))
-                 .to(rebuild(right, y_in_u, x)),
-             match(Cast(unary, attr<"to"> = back))
-                 .when(detail::float_round_trip(x, unary, back))
-                 .to(rebuild(unary, x)));
+             match(Cast(left, attr<"to"> = back)).when(round_trip(left)).to(rebuild(left, x, y_in_u)),
+             match(Cast(right, attr<"to"> = back)).when(round_trip(right)).to(rebuild(right, y_in_u, x)),
+             match(Cast(unary, attr<"to"> = back)).when(round_trip(unary)).to(rebuild(unary, x)));
 }
 
 }  // namespace xexp::patterns
@@ -17867,7 +18164,7 @@ inline rewrite::RulePtr cast_op_cast_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace elementwise {
 // Which bounds a Clip gives: 1 only min, 2 only max, 0 both or none.
 inline int only_bound(const ValueView& clip) {
   const bool lo = rewrite::input_of(clip, 1) != ir::kNone, hi = rewrite::input_of(clip, 2) != ir::kNone;
@@ -17881,7 +18178,7 @@ inline constexpr auto clips_merge =
       std::optional<double> hi = scalar_constant(*outer.graph, rewrite::input_of(inner, 2));
       return lo && hi && *lo <= *hi;
     });
-}  // namespace detail
+}  // namespace elementwise
 
 inline rewrite::RulePtr clip_clip_rule() {
   using namespace rewrite::dsl;
@@ -17896,7 +18193,7 @@ inline rewrite::RulePtr clip_clip_rule() {
   return rule("ClipClip")
       .priority(1)
       .match(outer)
-      .when(detail::clips_merge(outer, inner))
+      .when(elementwise::clips_merge(outer, inner))
       .to(Clip(x, choose(present(lo), lo, lo_inner), choose(present(hi), hi, hi_inner)));
 }
 
@@ -17910,7 +18207,7 @@ inline rewrite::RulePtr clip_clip_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace concat {
 // The Concat inputs that are not known to be empty along `axis`.
 inline std::vector<ir::ValueId> non_empty_parts(const ValueView& concat, int64_t axis) {
   const ir::Graph& g = *concat.graph;
@@ -17933,18 +18230,18 @@ inline constexpr auto is_single =
     rewrite::fact<"is_single">([](const std::vector<ir::ValueId>& kept) { return kept.size() == 1; });
 inline constexpr auto first_of =
     rewrite::fact<"first_of">([](const std::vector<ir::ValueId>& kept) { return kept.front(); });
-}  // namespace detail
+}  // namespace concat
 
 inline rewrite::RulePtr concat_empty_rule() {
   using namespace rewrite::dsl;
   Int<'a'> axis;
   auto concat = named<'c'>(Concat(etc, attr<"axis"> = axis));
-  auto kept = keep<'k'>(detail::parts_not_empty(concat, axis));
+  auto kept = keep<'k'>(concat::parts_not_empty(concat, axis));
   return rule("ConcatEmpty")
       .priority(1)
       .match(concat)
-      .when(detail::drops_some_but_not_all(kept, concat))
-      .to(choose(detail::is_single(kept), found(detail::first_of(kept)),
+      .when(concat::drops_some_but_not_all(kept, concat))
+      .to(choose(concat::is_single(kept), found(concat::first_of(kept)),
                  Concat(spread(kept), attr<"axis"> = axis)));
 }
 
@@ -17956,7 +18253,7 @@ inline rewrite::RulePtr concat_empty_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace concat {
 // Part i, or kNone when the index or a part does not have shape (1,).
 inline ir::ValueId picked_concat_part(const ValueView& concat, const Tensor& index) {
   const ir::Node& n = rewrite::node_of(concat);
@@ -17971,13 +18268,13 @@ inline ir::ValueId picked_concat_part(const ValueView& concat, const Tensor& ind
   return i >= 0 && i < count ? n.inputs[i] : ir::kNone;
 }
 inline constexpr auto picked_part = rewrite::fact<"picked_part">(picked_concat_part);
-}  // namespace detail
+}  // namespace concat
 
 inline rewrite::RulePtr concat_gather_rule() {
   using namespace rewrite::dsl;
   Const<'i'> index;
   auto concat = named<'c'>(shared(Concat(etc)));
-  auto picked = keep<'p'>(detail::picked_part(concat, index));
+  auto picked = keep<'p'>(concat::picked_part(concat, index));
   return rule("ConcatGather")
       .match(Gather(concat, index, attr<"axis"> = 0))
       .when(picked != ir::kNone)
@@ -18002,7 +18299,7 @@ inline rewrite::RulePtr concat_gather_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reshape {
 inline bool reshape_allows_zero(const ValueView& reshape) {
   const ir::Attribute* a = rewrite::node_of(reshape).attribute(Symbol("allowzero"));
   return a && a->i != 0;
@@ -18027,10 +18324,6 @@ inline std::optional<Tensor> constant_shape_with_minus_one(const ValueView& conc
   return Tensor::from<int64_t>({static_cast<int64_t>(values.size())}, values);
 }
 inline constexpr auto constant_shape = rewrite::fact<"constant_shape">(constant_shape_with_minus_one);
-inline constexpr auto is_known =
-    rewrite::fact<"is_known">([](const std::optional<Tensor>& shape) { return shape.has_value(); });
-inline constexpr auto known =
-    rewrite::fact<"known">([](const std::optional<Tensor>& shape) { return *shape; });
 // The parts of the Concat with part `unknown` replaced by a new constant -1.
 inline constexpr auto minus_one_parts =
     rewrite::fact<"minus_one_parts">([](const ValueView& concat, int64_t unknown) {
@@ -18043,7 +18336,7 @@ inline constexpr auto minus_one_parts =
 // when every other part is constant, else a new Concat.
 auto reshape_with_minus_one(const auto& x, const auto& concat, const auto& unknown, const auto& shape) {
   using namespace rewrite::dsl;
-  return Reshape(x, choose(is_known(shape), fold(known(shape)),
+  return Reshape(x, choose(has_value(shape), fold(value_of(shape)),
                            Concat(spread(minus_one_parts(concat, unknown)), attr<"axis"> = 0)));
 }
 // The index of the only non-constant part, or -1 (several, none, a -1 among the constants, allowzero).
@@ -18062,26 +18355,26 @@ inline constexpr auto only_unknown_part =
       }
       return unknown;
     });
-}  // namespace detail
+}  // namespace reshape
 
 inline rewrite::RulePtr static_concat_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   auto concat = named<'c'>(shared(Concat(etc)));
   auto reshape = named<'r'>(Reshape(x, concat));  // named: the facts read its allowzero attribute
-  auto unknown = keep<'u'>(detail::only_unknown_part(reshape, concat));
-  auto shape = keep<'s'>(detail::constant_shape(concat, unknown));
+  auto unknown = keep<'u'>(reshape::only_unknown_part(reshape, concat));
+  auto shape = keep<'s'>(reshape::constant_shape(concat, unknown));
   return rule("StaticConcatReshape")
       .match(reshape)
       .when(unknown >= 0)
-      .to(detail::reshape_with_minus_one(x, concat, unknown, shape));
+      .to(reshape::reshape_with_minus_one(x, concat, unknown, shape));
 }
 
 }  // namespace xexp::patterns
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reshape {
 inline bool is_shape_derived(const ir::Graph& g, ir::ValueId v) {
   const ir::Value& value = g.value(v);
   if (value.producer == ir::kNone) return false;
@@ -18110,19 +18403,19 @@ inline constexpr auto last_shape_part =
       }
       return last;
     });
-}  // namespace detail
+}  // namespace reshape
 
 inline rewrite::RulePtr concat_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   auto concat = named<'c'>(shared(Concat(etc)));
   auto reshape = named<'r'>(Reshape(x, concat));
-  auto last = keep<'l'>(detail::last_shape_part(reshape, concat));
-  auto shape = keep<'s'>(detail::constant_shape(concat, last));
+  auto last = keep<'l'>(reshape::last_shape_part(reshape, concat));
+  auto shape = keep<'s'>(reshape::constant_shape(concat, last));
   return rule("ConcatReshape")
       .match(reshape)
       .when(last >= 0)
-      .to(detail::reshape_with_minus_one(x, concat, last, shape));
+      .to(reshape::reshape_with_minus_one(x, concat, last, shape));
 }
 
 }  // namespace xexp::patterns
@@ -18139,20 +18432,6 @@ inline rewrite::RulePtr concat_reshape_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-// Inputs after the first (Clip's bounds, a binary op's second operand) are scalars, not the moved value.
-inline constexpr auto extra_inputs_are_scalars =
-    rewrite::fact<"extra_inputs_are_scalars">([](const rewrite::ValueView& op) {
-      const ir::Node& n = rewrite::node_of(op);
-      for (std::size_t k = 1; k < n.inputs.size(); ++k) {
-        if (n.inputs[k] == ir::kNone) continue;
-        const ir::Value& v = op.graph->value(n.inputs[k]);
-        if (n.inputs[k] == n.inputs[0] || !v.shape || !rewrite::facts::is_scalar(*v.shape)) return false;
-      }
-      return true;
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr swap_unary_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -18160,7 +18439,7 @@ inline rewrite::RulePtr swap_unary_rule() {
   auto unary = named<'u'>(op<kElementwiseUnary | kBinaryArithmetic>(layout, etc));
   return rule("SwapUnary")
       .match(unary)
-      .when(rank(x) > 0 && rank(layout) > 0 && detail::extra_inputs_are_scalars(unary))
+      .when(rank(x) > 0 && rank(layout) > 0 && extra_inputs_are_scalars(unary))
       .to(rebuild(layout, input<0> = rebuild(unary, input<0> = x)));
 }
 
@@ -18177,7 +18456,7 @@ inline rewrite::RulePtr concat_twice_unary_rule() {
   return rule("ConcatTwiceUnary")
       .priority(1)
       .match(unary)
-      .when(opset_at_least(18) && detail::extra_inputs_are_scalars(unary))
+      .when(opset_at_least(18) && extra_inputs_are_scalars(unary))
       .to(Concat(half, half, attr<"axis"> = axis));
 }
 
@@ -18194,7 +18473,7 @@ inline rewrite::RulePtr concat_twice_unary_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace conv {
 // c's values per output channel of a Conv with weights w (one value repeated, or one per channel), or
 // nullopt when c broadcasts along another axis or has another type.
 inline std::optional<Tensor> per_channel(const Tensor& c, const Tensor& w) {
@@ -18233,7 +18512,7 @@ inline constexpr auto weight_times_channels = rewrite::fact<"weight_times_channe
     [](const Tensor& w, const Tensor& c) { return conv_weight_with(w, c, "Mul"); });
 inline constexpr auto weight_over_channels = rewrite::fact<"weight_over_channels">(
     [](const Tensor& w, const Tensor& c) { return conv_weight_with(w, c, "Div"); });
-}  // namespace detail
+}  // namespace conv
 
 inline rewrite::RulePtr conv_add_mul_rule() {
   using namespace rewrite::dsl;
@@ -18243,20 +18522,20 @@ inline rewrite::RulePtr conv_add_mul_rule() {
   Const<'c'> c;
   // rebuild: the Conv keeps its attributes (pads, strides, group, ...), only its weights change.
   auto conv = named<'n'>(Conv(x, w, b));
-  auto fits = rank(w) >= 3 && conv_bias_folds(b, w) && detail::is_per_channel(c, w);
+  auto fits = rank(w) >= 3 && conv_bias_folds(b, w) && conv::is_per_channel(c, w);
   return rule("ConvAddMul")
       .priority(1)
       .cases(match(commutative(Add(conv, c)))
                  .when(fits)
-                 .to(rebuild(conv, input<2> = fold(detail::bias_plus_channels(b, w, c)))),
+                 .to(rebuild(conv, input<2> = fold(conv::bias_plus_channels(b, w, c)))),
              match(commutative(Mul(conv, c)))
                  .when(fits)
-                 .to(rebuild(conv, input<1> = fold(detail::weight_times_channels(w, c)),
-                             input<2> = choose(present(b), fold(detail::bias_times_channels(b, w, c)), b))),
+                 .to(rebuild(conv, input<1> = fold(conv::weight_times_channels(w, c)),
+                             input<2> = choose(present(b), fold(conv::bias_times_channels(b, w, c)), b))),
              match(Div(conv, c))
                  .when(fits && nowhere_zero(c))
-                 .to(rebuild(conv, input<1> = fold(detail::weight_over_channels(w, c)),
-                             input<2> = choose(present(b), fold(detail::bias_over_channels(b, w, c)), b))));
+                 .to(rebuild(conv, input<1> = fold(conv::weight_over_channels(w, c)),
+                             input<2> = choose(present(b), fold(conv::bias_over_channels(b, w, c)), b))));
 }
 
 }  // namespace xexp::patterns
@@ -18269,10 +18548,17 @@ inline rewrite::RulePtr conv_add_mul_rule() {
 // evaluator's kernels in the weights' type, as the model would compute them.
 #include <vector>
 
+// ======== xexp/patterns/onnx/batch_normalization_folding.hpp
+// Folding an inference BatchNormalization into the constants of the linear op before it, shared by
+// ConvBatchNormalization, GemmBatchNormalization and MatMulBatchNormalization: when the statistics fold
+// (inference mode, one value per output channel or column, of the weights' float type), the weights
+// scaled by f = scale / sqrt(var + epsilon) per output channel, and the bias (B - mean) * f + bias.
+#include <vector>
 
-namespace xexp::patterns {
 
-namespace detail {
+namespace xexp::patterns::normalization {
+
+// ---- Conv: per output channel (W's first axis) -------------------------------------------------------
 // BatchNormalization's factor per channel: scale / sqrt(var + epsilon).
 inline Tensor batch_norm_factor(const Tensor& scale, const Tensor& var, float epsilon) {
   const Tensor eps = eval::filled(var.type(), {}, epsilon);
@@ -18280,10 +18566,9 @@ inline Tensor batch_norm_factor(const Tensor& scale, const Tensor& var, float ep
 }
 // Inference mode (training_mode absent or 0), per-channel statistics of the weights' float type, as many
 // as W has output channels, and a bias absent or constant of that shape.
-inline constexpr auto batch_norm_folds_into =
-    rewrite::fact<"batch_norm_folds_into">([](const ValueView& bn, const Tensor& w, const ValueView& b,
-                                              const Tensor& scale, const Tensor& bias, const Tensor& mean,
-                                              const Tensor& var) {
+inline constexpr auto batch_norm_folds_into = rewrite::fact<"batch_norm_folds_into">(
+    [](const ValueView& bn, const Tensor& w, const ValueView& b, const Tensor& scale, const Tensor& bias,
+       const Tensor& mean, const Tensor& var) {
       if (const ir::Attribute* t = rewrite::node_of(bn).attribute(Symbol("training_mode")); t && t->i != 0)
         return false;
       if (!is_normalization_type(w.type()) || w.dims().size() < 2) return false;
@@ -18299,16 +18584,76 @@ inline constexpr auto batch_norm_weight = rewrite::fact<"batch_norm_weight">(
     [](const Tensor& w, const Tensor& scale, const Tensor& var, float epsilon) {
       std::vector<int64_t> dims(w.dims().size(), 1);
       dims[0] = -1;
-      return compute("Mul", {w, compute("Reshape", {batch_norm_factor(scale, var, epsilon), int64_tensor(dims)})});
+      return compute("Mul",
+                     {w, compute("Reshape", {batch_norm_factor(scale, var, epsilon), int64_tensor(dims)})});
     });
 // (B - mean) * f + bias, B being 0 when the Conv has no bias.
-inline constexpr auto batch_norm_bias =
-    rewrite::fact<"batch_norm_bias">([](const ValueView& b, const Tensor& scale, const Tensor& bias,
-                                        const Tensor& mean, const Tensor& var, float epsilon) {
-      const Tensor centered = b.id == ir::kNone ? compute("Neg", {mean}) : compute("Sub", {*b.constant(), mean});
+inline constexpr auto batch_norm_bias = rewrite::fact<"batch_norm_bias">([](const ValueView& b,
+                                                                            const Tensor& scale,
+                                                                            const Tensor& bias,
+                                                                            const Tensor& mean,
+                                                                            const Tensor& var,
+                                                                            float epsilon) {
+  const Tensor centered = b.id == ir::kNone ? compute("Neg", {mean}) : compute("Sub", {*b.constant(), mean});
+  return compute("Add", {compute("Mul", {centered, batch_norm_factor(scale, var, epsilon)}), bias});
+});
+
+// ---- Gemm: per output column of B ------------------------------------------------------------------
+// B's output columns: its first axis when transB, else its second.
+inline int64_t gemm_columns(const Tensor& b, int64_t trans_b) { return b.dims()[trans_b ? 0 : 1]; }
+// Inference mode, per-column statistics of B's float type, and C absent or constant of one value or one
+// per column.
+inline constexpr auto batch_norm_folds_into_gemm = rewrite::fact<"batch_norm_folds_into_gemm">(
+    [](const ValueView& bn, const Tensor& b, int64_t trans_b, const ValueView& c, const Tensor& scale,
+       const Tensor& bias, const Tensor& mean, const Tensor& var) {
+      if (const ir::Attribute* t = rewrite::node_of(bn).attribute(Symbol("training_mode")); t && t->i != 0)
+        return false;
+      if (!is_normalization_type(b.type()) || b.dims().size() != 2) return false;
+      const std::vector<int64_t> columns{gemm_columns(b, trans_b)};
+      for (const Tensor* t : {&scale, &bias, &mean, &var})
+        if (t->type() != b.type() || t->dims() != columns) return false;
+      if (c.id == ir::kNone) return true;
+      const Tensor* ct = c.constant();
+      return ct && ct->type() == b.type() &&
+             (ct->size() == 1 || ct->dims() == columns || ct->dims() == std::vector<int64_t>{1, columns[0]});
+    });
+// B scaled per output column.
+inline constexpr auto batch_norm_gemm_weight = rewrite::fact<"batch_norm_gemm_weight">(
+    [](const Tensor& b, int64_t trans_b, const Tensor& scale, const Tensor& var, float epsilon) {
+      const std::vector<int64_t> dims = trans_b ? std::vector<int64_t>{-1, 1} : std::vector<int64_t>{1, -1};
+      return compute("Mul",
+                     {b, compute("Reshape", {batch_norm_factor(scale, var, epsilon), int64_tensor(dims)})});
+    });
+// (beta * C - mean) * f + bias, one value per column (C is 0 when absent).
+inline constexpr auto batch_norm_gemm_bias = rewrite::fact<"batch_norm_gemm_bias">(
+    [](const ValueView& c, float beta, const Tensor& scale, const Tensor& bias, const Tensor& mean,
+       const Tensor& var, float epsilon) {
+      Tensor centered = compute("Neg", {mean});
+      if (c.id != ir::kNone) {
+        const Tensor flat = compute("Reshape", {*c.constant(), int64_tensor({-1})});
+        const Tensor scaled = compute("Mul", {flat, eval::filled(mean.type(), {}, beta)});
+        centered = compute("Sub", {scaled, mean});
+      }
       return compute("Add", {compute("Mul", {centered, batch_norm_factor(scale, var, epsilon)}), bias});
     });
-}  // namespace detail
+
+// ---- MatMul: a Gemm with B untransposed and no C -----------------------------------------------------
+// A of rank 2, and the statistics fold into a Gemm with B untransposed and no C.
+inline constexpr auto batch_norm_folds_into_matmul = rewrite::fact<"batch_norm_folds_into_matmul">(
+    [](const ValueView& bn, const ValueView& a, const Tensor& b, const Tensor& scale, const Tensor& bias,
+       const Tensor& mean, const Tensor& var) {
+      return a.shape() && a.shape()->size() == 2 &&
+             batch_norm_folds_into_gemm.f(bn, b, 0, ValueView{a.graph, ir::kNone}, scale, bias, mean, var);
+    });
+// bias - mean * f: ConvBatchNormalization's folded bias for a Conv without one.
+inline constexpr auto batch_norm_matmul_bias = rewrite::fact<"batch_norm_matmul_bias">(
+    [](const Tensor& scale, const Tensor& bias, const Tensor& mean, const Tensor& var, float epsilon) {
+      return batch_norm_bias.f(ValueView{nullptr, ir::kNone}, scale, bias, mean, var, epsilon);
+    });
+
+}  // namespace xexp::patterns::normalization
+
+namespace xexp::patterns {
 
 inline rewrite::RulePtr conv_batch_normalization_rule() {
   using namespace rewrite::dsl;
@@ -18326,9 +18671,9 @@ inline rewrite::RulePtr conv_batch_normalization_rule() {
   return rule("ConvBatchNormalization")
       .priority(1)
       .match(bn)
-      .when(detail::batch_norm_folds_into(bn, w, b, scale, offset, mean, var))
-      .to(rebuild(conv, input<1> = fold(detail::batch_norm_weight(w, scale, var, epsilon)),
-                  input<2> = fold(detail::batch_norm_bias(b, scale, offset, mean, var, epsilon))));
+      .when(normalization::batch_norm_folds_into(bn, w, b, scale, offset, mean, var))
+      .to(rebuild(conv, input<1> = fold(normalization::batch_norm_weight(w, scale, var, epsilon)),
+                  input<2> = fold(normalization::batch_norm_bias(b, scale, offset, mean, var, epsilon))));
 }
 
 }  // namespace xexp::patterns
@@ -18357,7 +18702,7 @@ inline rewrite::RulePtr conv_bias_null_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace elementwise {
 inline constexpr auto dropout_is_identity = rewrite::fact<"dropout_is_identity">([](const ValueView& d) {
   const ir::Node& n = rewrite::node_of(d);
   if (const ir::Attribute* is_test = n.attribute(Symbol("is_test")); is_test && is_test->i == 0) return false;
@@ -18367,75 +18712,25 @@ inline constexpr auto dropout_is_identity = rewrite::fact<"dropout_is_identity">
   std::optional<double> r = scalar_constant(*d.graph, ratio);
   return r && *r == 0;
 });
-}  // namespace detail
+}  // namespace elementwise
 
 inline rewrite::RulePtr dropout_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   auto dropout = named<'d'>(Dropout(x, etc));  // ratio and training_mode are optional inputs
-  return rule("Dropout").priority(1).match(dropout).when(detail::dropout_is_identity(dropout)).to(x);
+  return rule("Dropout").priority(1).match(dropout).when(elementwise::dropout_is_identity(dropout)).to(x);
 }
 
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/expand_broadcast.hpp
 // ExpandBroadcast: Binary(Expand(X, s), Y) is Binary(X, Y) when broadcasting X against Y already gives
 // the output shape: the Expand materializes a tensor the op would broadcast anyway. Checked on shapes,
-// dimension by dimension (see detail::is_broadcast_of). Binary: the element-wise arithmetic, logic and
+// dimension by dimension (see is_broadcast_of). Binary: the element-wise arithmetic, logic and
 // comparison ops; the Expand may feed either side; its shape s is a constant and its output is used once.
 // A ConstantOfShape operand likewise becomes its value, a scalar, when the other operand alone has the
 // output's shape (torch's backward graphs write ones_like(x) - y); it may feed several such ops.
 
 namespace xexp::patterns {
-
-namespace detail {
-// Broadcasting aligns ranks on the right: the dimension of s facing axis k of a rank-`out_rank` result,
-// nullptr where s lacks that axis (it counts as 1).
-inline const Dim* aligned_dim(const Shape& s, std::size_t k, std::size_t out_rank) {
-  return k + s.size() < out_rank ? nullptr : &s[k + s.size() - out_rank];
-}
-// Axis k of `out` comes out of broadcasting the operands: one of them has that dimension (known, the
-// same size or symbol), or it is 1.
-inline bool gives_axis(const Shape& out, std::size_t k, std::initializer_list<const Shape*> operands) {
-  using rewrite::facts::KnownDim;
-  for (const Shape* s : operands)
-    if (const Dim* d = aligned_dim(*s, k, out.size()); d && KnownDim{*d} == KnownDim{out[k]}) return true;
-  return KnownDim{out[k]} == 1;
-}
-// Broadcasting the operands gives exactly `out`'s shape: each operand's dimension is 1 or out's, and
-// each axis of out comes from one of them. Shapes known; symbolic dimensions compare by name.
-inline bool broadcast_gives(const Shape& out, std::initializer_list<const Shape*> operands) {
-  using rewrite::facts::KnownDim;
-  for (const Shape* s : operands)
-    if (s->size() > out.size()) return false;
-  for (std::size_t k = 0; k < out.size(); ++k) {
-    for (const Shape* s : operands)
-      if (const Dim* d = aligned_dim(*s, k, out.size());
-          d && !(KnownDim{*d} == KnownDim{out[k]} || KnownDim{*d} == 1))
-        return false;
-    if (!gives_axis(out, k, operands)) return false;
-  }
-  return true;
-}
-// `out` is what broadcasting the operands gives (Binary(x, y) or Where(c, x, y) without their Expands).
-inline constexpr auto is_broadcast_of =
-    rewrite::fact<"is_broadcast_of">([](const ValueView& out, const auto&... operands) {
-      if (!out.shape() || !(operands.shape() && ...)) return false;
-      return broadcast_gives(*out.shape(), {&*operands.shape()...});
-    });
-// The one value of a ConstantOfShape, as a scalar of its type: float 0 when the node gives none.
-inline const Tensor* fill_value(const ValueView& fill) {
-  const ir::Attribute* a = rewrite::node_of(fill).attribute(Symbol("value"));
-  return a && a->tensors.size() == 1 ? &a->tensors[0] : nullptr;
-}
-inline constexpr auto fills_one_value = rewrite::fact<"fills_one_value">([](const ValueView& fill) {
-  const Tensor* value = fill_value(fill);
-  return !value || value->size() == 1;
-});
-inline constexpr auto fill_scalar = rewrite::fact<"fill_scalar">([](const ValueView& fill) {
-  const Tensor* value = fill_value(fill);
-  return value ? value->reshaped({}) : Tensor::scalar<float>(0.f);
-});
-}  // namespace detail
 
 inline rewrite::RulePtr expand_broadcast_rule() {
   using namespace rewrite::dsl;
@@ -18448,16 +18743,16 @@ inline rewrite::RulePtr expand_broadcast_rule() {
   auto fill = named<'f'>(shared(ConstantOfShape(z)));
   auto fill_left = named<'o'>(op<kBroadcastBinary>(fill, y));
   auto fill_right = named<'o'>(op<kBroadcastBinary>(y, fill));
-  auto scalar_fill = fold(detail::fill_scalar(fill));
+  auto scalar_fill = fold(fill_scalar(fill));
   return rule("ExpandBroadcast")
       .priority(1)
-      .cases(match(left).when(detail::is_broadcast_of(left, x, y)).to(rebuild(left, x, y)),
-             match(right).when(detail::is_broadcast_of(right, x, y)).to(rebuild(right, y, x)),
+      .cases(match(left).when(is_broadcast_of(left, x, y)).to(rebuild(left, x, y)),
+             match(right).when(is_broadcast_of(right, x, y)).to(rebuild(right, y, x)),
              match(fill_left)
-                 .when(detail::fills_one_value(fill) && detail::is_broadcast_of(fill_left, y))
+                 .when(fills_one_value(fill) && is_broadcast_of(fill_left, y))
                  .to(rebuild(fill_left, scalar_fill, y)),
              match(fill_right)
-                 .when(detail::fills_one_value(fill) && detail::is_broadcast_of(fill_right, y))
+                 .when(fills_one_value(fill) && is_broadcast_of(fill_right, y))
                  .to(rebuild(fill_right, y, scalar_fill)));
 }
 
@@ -18477,7 +18772,7 @@ inline rewrite::RulePtr expand_swap_rule() {
   return rule("ExpandSwap")
       .priority(1)
       .match(unary)
-      .when(rank(x) >= 0 && detail::extra_inputs_are_scalars(unary))
+      .when(rank(x) >= 0 && extra_inputs_are_scalars(unary))
       .to(rebuild(expand, input<0> = rebuild(unary, input<0> = x)));
 }
 
@@ -18493,7 +18788,7 @@ inline rewrite::RulePtr expand_swap_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace concat {
 // The Gathers of x along the root's axis, indexed by the element they read, when there is exactly one
 // per element of that axis and the root is the first of them in execution order; empty otherwise.
 struct Unbinding {
@@ -18565,19 +18860,19 @@ inline std::optional<ir::ValueId> split_and_squeeze(rewrite::Rewriter& r, const 
                                               {ir::Attribute::make_ints(Symbol("axes"), {unbinding.axis})}));
   return replace_readers(r, root_id, unbinding.by_index, squeezed);
 }
-}  // namespace detail
+}  // namespace concat
 
 inline rewrite::RulePtr gathers_split_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   auto root = named<'r'>(Gather(x, etc));
-  auto gathers = keep<'u'>(detail::gathers_of(root));
+  auto gathers = keep<'u'>(concat::gathers_of(root));
   // replace_with: the Split's outputs replace the other Gathers too, a list the DSL cannot replace.
   return rule("GathersSplit")
       .priority(1)
       .match(root)
-      .when(detail::unbinds_the_axis(gathers))
-      .to(replace_with("split", detail::split_and_squeeze, root, gathers));
+      .when(concat::unbinds_the_axis(gathers))
+      .to(replace_with("split", concat::split_and_squeeze, root, gathers));
 }
 
 }  // namespace xexp::patterns
@@ -18634,45 +18929,6 @@ inline rewrite::RulePtr gemm_add_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-// B's output columns: its first axis when transB, else its second.
-inline int64_t gemm_columns(const Tensor& b, int64_t trans_b) { return b.dims()[trans_b ? 0 : 1]; }
-// Inference mode, per-column statistics of B's float type, and C absent or constant of one value or one
-// per column.
-inline constexpr auto batch_norm_folds_into_gemm = rewrite::fact<"batch_norm_folds_into_gemm">(
-    [](const ValueView& bn, const Tensor& b, int64_t trans_b, const ValueView& c, const Tensor& scale,
-       const Tensor& bias, const Tensor& mean, const Tensor& var) {
-      if (const ir::Attribute* t = rewrite::node_of(bn).attribute(Symbol("training_mode")); t && t->i != 0)
-        return false;
-      if (!is_normalization_type(b.type()) || b.dims().size() != 2) return false;
-      const std::vector<int64_t> columns{gemm_columns(b, trans_b)};
-      for (const Tensor* t : {&scale, &bias, &mean, &var})
-        if (t->type() != b.type() || t->dims() != columns) return false;
-      if (c.id == ir::kNone) return true;
-      const Tensor* ct = c.constant();
-      return ct && ct->type() == b.type() && (ct->size() == 1 || ct->dims() == columns ||
-                                               ct->dims() == std::vector<int64_t>{1, columns[0]});
-    });
-// B scaled per output column.
-inline constexpr auto batch_norm_gemm_weight = rewrite::fact<"batch_norm_gemm_weight">(
-    [](const Tensor& b, int64_t trans_b, const Tensor& scale, const Tensor& var, float epsilon) {
-      const std::vector<int64_t> dims = trans_b ? std::vector<int64_t>{-1, 1} : std::vector<int64_t>{1, -1};
-      return compute("Mul", {b, compute("Reshape", {batch_norm_factor(scale, var, epsilon), int64_tensor(dims)})});
-    });
-// (beta * C - mean) * f + bias, one value per column (C is 0 when absent).
-inline constexpr auto batch_norm_gemm_bias = rewrite::fact<"batch_norm_gemm_bias">(
-    [](const ValueView& c, float beta, const Tensor& scale, const Tensor& bias, const Tensor& mean,
-       const Tensor& var, float epsilon) {
-      Tensor centered = compute("Neg", {mean});
-      if (c.id != ir::kNone) {
-        const Tensor flat = compute("Reshape", {*c.constant(), int64_tensor({-1})});
-        const Tensor scaled = compute("Mul", {flat, eval::filled(mean.type(), {}, beta)});
-        centered = compute("Sub", {scaled, mean});
-      }
-      return compute("Add", {compute("Mul", {centered, batch_norm_factor(scale, var, epsilon)}), bias});
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr gemm_batch_normalization_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
@@ -18693,9 +18949,9 @@ inline rewrite::RulePtr gemm_batch_normalization_rule() {
   return rule("GemmBatchNormalization")
       .priority(1)
       .match(bn)
-      .when(detail::batch_norm_folds_into_gemm(bn, b, trans_b, c, scale, offset, mean, var))
-      .to(Gemm(a, fold(detail::batch_norm_gemm_weight(b, trans_b, scale, var, epsilon)),
-               fold(detail::batch_norm_gemm_bias(c, beta, scale, offset, mean, var, epsilon)),
+      .when(normalization::batch_norm_folds_into_gemm(bn, b, trans_b, c, scale, offset, mean, var))
+      .to(Gemm(a, fold(normalization::batch_norm_gemm_weight(b, trans_b, scale, var, epsilon)),
+               fold(normalization::batch_norm_gemm_bias(c, beta, scale, offset, mean, var, epsilon)),
                attr<"alpha"> = alpha, attr<"beta"> = 1.0f, attr<"transA"> = trans_a,
                attr<"transB"> = trans_b));
 }
@@ -18736,23 +18992,14 @@ inline rewrite::RulePtr gemm_transpose_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto is_hard_swish_float = rewrite::fact<"is_hard_swish_float">([](const ValueView& x) {
-  const ElemType t = x.elem();
-  return t == ElemType::Float || t == ElemType::Double || t == ElemType::Float16;
-});
-}  // namespace detail
-
 inline rewrite::RulePtr hard_swish_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   return rule("HardSwish")
       .priority(1)
-      .cases(match(computes(fn::hard_swish, x))
-                 .when(opset_at_least(14) && detail::is_hard_swish_float(x))
-                 .to(HardSwish(x)),
+      .cases(match(computes(fn::hard_swish, x)).when(opset_at_least(14) && is_cpu_float(x)).to(HardSwish(x)),
              match(computes(fn::hard_swish, x).at_least(3))
-                 .when(opset_at_least(6) && detail::is_hard_swish_float(x))
+                 .when(opset_at_least(6) && is_cpu_float(x))
                  .to(Mul(x, HardSigmoid(x, attr<"alpha"> = 1.0f / 6.0f, attr<"beta"> = 0.5f))));
 }
 
@@ -18765,26 +19012,13 @@ inline rewrite::RulePtr hard_swish_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-// `c` is `value` everywhere, has x's type, and broadcasting with it keeps x's shape: no more axes than
-// x, each of them 1 or x's size there.
-inline constexpr auto is_neutral =
-    rewrite::fact<"is_neutral">([](const ValueView& x, const Tensor& c, double value) {
-      if (!x.shape() || c.type() != x.elem() || c.rank() > x.shape()->size()) return false;
-      const std::size_t offset = x.shape()->size() - c.rank();
-      for (std::size_t k = 0; k < c.rank(); ++k)
-        if (c.dims()[k] != 1 && (*x.shape())[offset + k] != Dim(c.dims()[k])) return false;
-      return equal_everywhere(c, value);
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr identity_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Const<'c'> c;
   Ints<'p'> perm;
-  auto is_zero = detail::is_neutral(x, c, 0.0);
-  auto is_one = detail::is_neutral(x, c, 1.0);
+  auto is_zero = is_neutral(x, c, 0.0);
+  auto is_one = is_neutral(x, c, 1.0);
   return rule("Identity")
       .cases(match(commutative(Add(x, c))).when(is_zero).to(x), match(Sub(x, c)).when(is_zero).to(x),
              match(commutative(Mul(x, c))).when(is_one).to(x), match(Div(x, c)).when(is_one).to(x),
@@ -18806,29 +19040,7 @@ inline rewrite::RulePtr identity_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-// The first normalized axis when `axes` are the trailing axes of x, with static dims; else -1.
-inline constexpr auto trailing_axis = rewrite::fact<"trailing_axis">(
-    [](const ValueView& x, const std::vector<int64_t>& axes, const std::vector<int64_t>& axes2) -> int64_t {
-      if (axes != axes2 || axes.empty() || !x.shape()) return -1;
-      const auto rank = static_cast<int64_t>(x.shape()->size());
-      std::vector<int64_t> sorted;
-      for (int64_t a : axes) sorted.push_back(a < 0 ? a + rank : a);
-      std::sort(sorted.begin(), sorted.end());
-      for (std::size_t k = 0; k < sorted.size(); ++k)
-        if (sorted[k] != rank - static_cast<int64_t>(sorted.size() - k) ||
-            !(*x.shape())[sorted[k]].is_static())
-          return -1;
-      return sorted.front();
-    });
-// Ones (or zeros) of x's type over the normalized trailing dims.
-inline constexpr auto filled = rewrite::fact<"filled">([](const ValueView& x, int64_t axis, double value) {
-  std::vector<int64_t> dims;
-  for (std::size_t k = static_cast<std::size_t>(axis); k < x.shape()->size(); ++k)
-    dims.push_back((*x.shape())[k].value());
-  return eval::filled(x.elem(), dims, value);
-});
-
+namespace normalization {
 // The rule, fused where `opset_fits` holds: the default set needs LayerNormalization in the model's
 // opset, the onnxruntime set does not.
 template <class OpsetFits>
@@ -18841,23 +19053,23 @@ rewrite::RulePtr layer_normalization_decomposition(const char* name, OpsetFits o
   auto d = named<'d'>(Sub(x, ReduceMean(x, attr<"axes"> = axes, attr<"keepdims"> = 1)));
   auto square = either(Pow(d, 2.0), Mul(d, d));
   auto variance = ReduceMean(square, attr<"axes"> = axes2, attr<"keepdims"> = 1);
-  auto axis = trailing_axis(x, axes, axes2);
-  auto fits = opset_fits && axis >= 0 && is_normalization_float(x);
+  auto axis = first_trailing_axis(x, axes);
+  auto fits = opset_fits && axes == axes2 && axis >= 0 && is_normalization_float(x);
   auto divided = [&](const auto& root) {
     return either(Div(d, root), commutative(Mul(d, Reciprocal(root))));
   };
   auto normalized = [&](const auto& epsilon) {
-    return LayerNormalization(x, fold(filled(x, axis, 1.0)), fold(filled(x, axis, 0.0)), attr<"axis"> = axis,
-                              attr<"epsilon"> = epsilon, attr<"stash_type"> = 1);
+    return LayerNormalization(x, fold(filled_from(x, axis, 1.0)), fold(filled_from(x, axis, 0.0)),
+                              attr<"axis"> = axis, attr<"epsilon"> = epsilon, attr<"stash_type"> = 1);
   };
   return rule(name).priority(1).cases(
       match(divided(Sqrt(commutative(Add(variance, eps))))).when(fits && is_scalar(eps)).to(normalized(scalar_float(eps))),
       match(divided(Sqrt(variance))).when(fits).to(normalized(0.0f)));
 }
-}  // namespace detail
+}  // namespace normalization
 
 inline rewrite::RulePtr layer_normalization_rule() {
-  return detail::layer_normalization_decomposition("LayerNormalization", rewrite::opset_at_least(17));
+  return normalization::layer_normalization_decomposition("LayerNormalization", rewrite::opset_at_least(17));
 }
 
 }  // namespace xexp::patterns
@@ -18873,30 +19085,6 @@ inline rewrite::RulePtr layer_normalization_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto constant_or_absent =
-    rewrite::fact<"constant_or_absent">([](const ValueView& v) { return v.id == ir::kNone || v.constant(); });
-// bias (a constant) op c.
-inline constexpr auto bias_times = rewrite::fact<"bias_times">([](const ValueView& bias, const Tensor& c) {
-  return compute("Mul", {*bias.constant(), c});
-});
-inline constexpr auto absent_or_zero = rewrite::fact<"absent_or_zero">([](const ValueView& v) {
-  return v.id == ir::kNone || (v.constant() && equal_everywhere(*v.constant(), 0.0));
-});
-// A value of the static dims and element type of `like` (a value or a constant's tensor), whatever its
-// content.
-inline constexpr auto shaped_like = rewrite::fact<"shaped_like">([](const ValueView& v, const auto& like) {
-  const auto dims = static_dims_of(v);
-  if constexpr (std::is_same_v<std::decay_t<decltype(like)>, Tensor>)
-    return dims && *dims == like.dims() && v.elem() == like.type();
-  else
-    return dims && dims == static_dims_of(like) && v.elem() == like.elem();
-});
-inline constexpr auto bias_plus = rewrite::fact<"bias_plus">([](const ValueView& bias, const Tensor& c) {
-  return compute("Add", {*bias.constant(), c});
-});
-}  // namespace detail
-
 inline rewrite::RulePtr layer_normalization_scale_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -18907,22 +19095,22 @@ inline rewrite::RulePtr layer_normalization_scale_rule() {
   Var<'a'> any_scale;
   auto ln = named<'n'>(LayerNormalization(x, scale, bias));
   auto biasless = named<'n'>(LayerNormalization(x, any_scale, bias));  // its scale may be anything
-  auto fits = same_dims_and_type(c, scale) && detail::constant_or_absent(bias);
+  auto fits = same_dims_and_type(c, scale) && constant_or_absent(bias);
   auto scaled = fold(product(scale, c));
   return rule("LayerNormalizationScale")
       .priority(1)
       .cases(match(commutative(Mul(ln, c)))
                  .when(fits)
                  .to(rebuild(ln, input<1> = scaled,
-                             input<2> = choose(present(bias), fold(detail::bias_times(bias, c)), bias))),
+                             input<2> = choose(present(bias), fold(product(bias, c)), bias))),
              match(commutative(Add(ln, c)))
                  .when(fits)
-                 .to(rebuild(ln, input<2> = choose(present(bias), fold(detail::bias_plus(bias, c)), c))),
+                 .to(rebuild(ln, input<2> = choose(present(bias), fold(sum(bias, c)), c))),
              match(commutative(Mul(ln, w)))
-                 .when(all_equal(scale, 1.0) && detail::absent_or_zero(bias) && detail::shaped_like(w, scale))
+                 .when(all_equal(scale, 1.0) && absent_or_zero(bias) && shaped_like(w, scale))
                  .to(rebuild(ln, input<1> = w)),
              match(commutative(Add(biasless, w)))
-                 .when(detail::absent_or_zero(bias) && detail::shaped_like(w, any_scale))
+                 .when(absent_or_zero(bias) && shaped_like(w, any_scale))
                  .to(rebuild(biasless, input<2> = w)));
 }
 
@@ -18978,26 +19166,6 @@ inline rewrite::RulePtr masked_fill_to_bool_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto all_dims_static = rewrite::fact<"all_dims_static">([](const ValueView& a) {
-  if (!a.shape() || a.shape()->size() < 2) return false;
-  for (const Dim& d : *a.shape())
-    if (!d.is_static()) return false;
-  return true;
-});
-// [-1, K]: the first input flattened to 2-D.
-inline constexpr auto flat_shape = rewrite::fact<"flat_shape">([](const ValueView& a) {
-  return Tensor::from<int64_t>({2}, {-1, a.shape()->back().value()});
-});
-// [d0, ..., d(r-2), -1]: the Gemm result back to the MatMul's rank.
-inline constexpr auto unflat_shape = rewrite::fact<"unflat_shape">([](const ValueView& a) {
-  std::vector<int64_t> dims;
-  for (std::size_t k = 0; k + 1 < a.shape()->size(); ++k) dims.push_back((*a.shape())[k].value());
-  dims.push_back(-1);
-  return int64_tensor(dims);
-});
-}  // namespace detail
-
 inline rewrite::RulePtr matmul_add_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
@@ -19008,14 +19176,13 @@ inline rewrite::RulePtr matmul_add_rule() {
   auto bias_vector =
       (rank(bias) == 1 || (rank(bias) == 2 && dim(bias, 0) == 1)) && dim(bias, -1) == dim(b, -1);
   auto gemm = Gemm(a, b, bias);
-  auto reshaped =
-      Reshape(Gemm(Reshape(a, fold(detail::flat_shape(a))), b, bias), fold(detail::unflat_shape(a)));
+  auto reshaped = Reshape(Gemm(Reshape(a, fold(rows_shape(a))), b, bias), fold(leading_axes_shape(a)));
   return rule("MatMulAdd")
       .priority(3)
       .match(sum)
       .when(rank(b) == 2 && bias != mm)
       .when((rank(a) == 2 && fits_gemm_c(bias, mm, sum)) ||
-            (rank(a) > 2 && bias_vector && detail::all_dims_static(a)))
+            (rank(a) > 2 && bias_vector && has_static_shape(a)))
       .to(choose(rank(a) == 2, gemm, reshaped));
 }
 
@@ -19028,21 +19195,6 @@ inline rewrite::RulePtr matmul_add_rule() {
 // With A of another rank, axis 1 is not B's columns and nothing changes.
 
 namespace xexp::patterns {
-
-namespace detail {
-// A of rank 2, and the statistics fold into a Gemm with B untransposed and no C.
-inline constexpr auto batch_norm_folds_into_matmul = rewrite::fact<"batch_norm_folds_into_matmul">(
-    [](const ValueView& bn, const ValueView& a, const Tensor& b, const Tensor& scale, const Tensor& bias,
-       const Tensor& mean, const Tensor& var) {
-      return a.shape() && a.shape()->size() == 2 &&
-             batch_norm_folds_into_gemm.f(bn, b, 0, ValueView{a.graph, ir::kNone}, scale, bias, mean, var);
-    });
-// bias - mean * f: ConvBatchNormalization's folded bias for a Conv without one.
-inline constexpr auto batch_norm_matmul_bias = rewrite::fact<"batch_norm_matmul_bias">(
-    [](const Tensor& scale, const Tensor& bias, const Tensor& mean, const Tensor& var, float epsilon) {
-      return batch_norm_bias.f(ValueView{nullptr, ir::kNone}, scale, bias, mean, var, epsilon);
-    });
-}  // namespace detail
 
 inline rewrite::RulePtr matmul_batch_normalization_rule() {
   using namespace rewrite::dsl;
@@ -19058,9 +19210,9 @@ inline rewrite::RulePtr matmul_batch_normalization_rule() {
   return rule("MatMulBatchNormalization")
       .priority(1)
       .match(bn)
-      .when(detail::batch_norm_folds_into_matmul(bn, a, b, scale, offset, mean, var))
-      .to(Gemm(a, fold(detail::batch_norm_gemm_weight(b, 0, scale, var, epsilon)),
-               fold(detail::batch_norm_matmul_bias(scale, offset, mean, var, epsilon))));
+      .when(normalization::batch_norm_folds_into_matmul(bn, a, b, scale, offset, mean, var))
+      .to(Gemm(a, fold(normalization::batch_norm_gemm_weight(b, 0, scale, var, epsilon)),
+               fold(normalization::batch_norm_matmul_bias(scale, offset, mean, var, epsilon))));
 }
 
 }  // namespace xexp::patterns
@@ -19084,7 +19236,7 @@ inline rewrite::RulePtr matmul_batch_normalization_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace matmul {
 inline std::vector<int64_t> batch_dims(const std::vector<int64_t>& dims) {
   return {dims.begin(), dims.end() - 2};
 }
@@ -19133,7 +19285,7 @@ inline constexpr auto static_shape_of =
     rewrite::fact<"static_shape_of">([](const ValueView& v) { return int64_tensor(*static_dims_of(v)); });
 inline constexpr auto has_static_shape =
     rewrite::fact<"has_static_shape">([](const ValueView& v) { return static_dims_of(v).has_value(); });
-}  // namespace detail
+}  // namespace matmul
 
 inline rewrite::RulePtr matmul_reshape2_of3_rule() {
   using namespace rewrite::dsl;
@@ -19152,21 +19304,21 @@ inline rewrite::RulePtr matmul_reshape2_of3_rule() {
   auto rows = named<'f'>(shared(Reshape(a, s)));
   auto rows_product = named<'n'>(MatMul(rows, x));
   auto rows_out = named<'o'>(Reshape(rows_product, u));
-  auto x_for_a = choose(rank(x) == 2, x, Reshape(x, fold(detail::in_batch_layout_of(x, a))));
-  auto x_for_b = choose(rank(x) == 2, x, Reshape(x, fold(detail::in_batch_layout_of(x, b))));
+  auto x_for_a = choose(rank(x) == 2, x, Reshape(x, fold(matmul::in_batch_layout_of(x, a))));
+  auto x_for_b = choose(rank(x) == 2, x, Reshape(x, fold(matmul::in_batch_layout_of(x, b))));
   return rule("MatMulReshape2Of3")
       .priority(1)
       .cases(match(product)
-                 .when(detail::keeps_matrices(a, ra) && detail::keeps_matrices(b, rb) &&
-                       detail::same_batch(a, b) && detail::has_static_shape(product))
-                 .to(Reshape(MatMul(a, b), fold(detail::static_shape_of(product)))),
+                 .when(matmul::keeps_matrices(a, ra) && matmul::keeps_matrices(b, rb) &&
+                       matmul::same_batch(a, b) && matmul::has_static_shape(product))
+                 .to(Reshape(MatMul(a, b), fold(matmul::static_shape_of(product)))),
              match(left_out)
-                 .when(detail::keeps_matrices(a, ra) && detail::matrix_or_same_batch(x, ra) &&
-                       detail::is_product_in_layout_of(left_out, a, a, x))
+                 .when(matmul::keeps_matrices(a, ra) && matmul::matrix_or_same_batch(x, ra) &&
+                       matmul::is_product_in_layout_of(left_out, a, a, x))
                  .to(MatMul(a, x_for_a)),
              match(right_out)
-                 .when(detail::keeps_matrices(b, rb) && detail::matrix_or_same_batch(x, rb) &&
-                       detail::is_product_in_layout_of(right_out, b, x, b))
+                 .when(matmul::keeps_matrices(b, rb) && matmul::matrix_or_same_batch(x, rb) &&
+                       matmul::is_product_in_layout_of(right_out, b, x, b))
                  .to(MatMul(x_for_b, b)),
              match(rows_out)
                  .when(rank(x) == 2 && flattens_rows(a, rows) &&
@@ -19192,7 +19344,7 @@ inline rewrite::RulePtr matmul_reshape2_of3_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace matmul {
 // A product of the shared input: its constant weight, its bias (Gemm's C, or null), its columns.
 struct Product {
   const Tensor* weight = nullptr;
@@ -19293,20 +19445,20 @@ inline std::optional<ir::ValueId> one_product_split(rewrite::Rewriter& r, const 
       columns.size());
   return replace_readers(r, root_id, shared.readers, r.graph().node(r.graph().value(first).producer).outputs);
 }
-}  // namespace detail
+}  // namespace matmul
 
 inline rewrite::RulePtr matmul_shared_input_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'w'> w;
   auto root = named<'r'>(either(MatMul(x, w), Gemm(x, w, etc)));
-  auto products = keep<'p'>(detail::products_reading(root));
+  auto products = keep<'p'>(matmul::products_reading(root));
   // replace_with: the Split's outputs replace the other products too, a list the DSL cannot replace.
   return rule("MatMulSharedInput")
       .priority(4)
       .match(root)
-      .when(detail::products_share_the_input(products))
-      .to(replace_with("one_product_split", detail::one_product_split, root, products));
+      .when(matmul::products_share_the_input(products))
+      .to(replace_with("one_product_split", matmul::one_product_split, root, products));
 }
 
 }  // namespace xexp::patterns
@@ -19326,22 +19478,10 @@ inline rewrite::RulePtr matmul_shared_input_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace conv {
 // One value of w's type, a scalar or a vector: one of higher rank could broadcast x to another rank.
 inline constexpr auto one_value_like = rewrite::fact<"one_value_like">([](const Tensor& s, const Tensor& w) {
   return s.size() == 1 && s.dims().size() <= 1 && s.type() == w.type();
-});
-// pads absent or all zero, auto_pad absent, NOTSET or VALID.
-inline constexpr auto unpadded = rewrite::fact<"unpadded">([](const ValueView& conv) {
-  const ir::Node& n = rewrite::node_of(conv);
-  if (const ir::Attribute* a = n.attribute(Symbol("auto_pad"));
-      a && a->s != "NOTSET" && a->s != "VALID" && !a->s.empty())
-    return false;
-  const ir::Attribute* pads = n.attribute(Symbol("pads"));
-  return !pads || std::all_of(pads->ints.begin(), pads->ints.end(), [](int64_t p) { return p == 0; });
-});
-inline constexpr auto scaled_weight = rewrite::fact<"scaled_weight">([](const Tensor& w, const Tensor& s) {
-  return compute("Mul", {w, s});
 });
 // B + t * sum(W), per output channel, B being 0 when the Conv has none.
 inline constexpr auto shifted_bias = rewrite::fact<"shifted_bias">([](const ValueView& b, const Tensor& w,
@@ -19352,7 +19492,7 @@ inline constexpr auto shifted_bias = rewrite::fact<"shifted_bias">([](const Valu
   const Tensor shift = compute("Mul", {sums, t});
   return b.id == ir::kNone ? shift : compute("Add", {*b.constant(), shift});
 });
-}  // namespace detail
+}  // namespace conv
 
 inline rewrite::RulePtr mul_add_conv_rule() {
   using namespace rewrite::dsl;
@@ -19364,17 +19504,17 @@ inline rewrite::RulePtr mul_add_conv_rule() {
   auto scaled = commutative(Mul(x, s));
   auto shifted_conv = named<'n'>(Conv(commutative(Add(scaled, t)), w, b));
   auto scaled_conv = named<'n'>(Conv(scaled, w, b));
-  auto fits = rank(w) >= 3 && conv_bias_folds(b, w) && detail::one_value_like(s, w);
+  auto fits = rank(w) >= 3 && conv_bias_folds(b, w) && conv::one_value_like(s, w);
   // rebuild: the Conv keeps its attributes (strides, group, ...), only its input and weights change.
   return rule("MulAddConv")
       .priority(1)
       .cases(match(shifted_conv)
-                 .when(fits && detail::one_value_like(t, w) && detail::unpadded(shifted_conv))
-                 .to(rebuild(shifted_conv, input<0> = x, input<1> = fold(detail::scaled_weight(w, s)),
-                             input<2> = fold(detail::shifted_bias(b, w, t)))),
+                 .when(fits && conv::one_value_like(t, w) && unpadded(shifted_conv))
+                 .to(rebuild(shifted_conv, input<0> = x, input<1> = fold(product(w, s)),
+                             input<2> = fold(conv::shifted_bias(b, w, t)))),
              match(scaled_conv)
                  .when(fits)
-                 .to(rebuild(scaled_conv, input<0> = x, input<1> = fold(detail::scaled_weight(w, s)))));
+                 .to(rebuild(scaled_conv, input<0> = x, input<1> = fold(product(w, s)))));
 }
 
 }  // namespace xexp::patterns
@@ -19384,13 +19524,6 @@ inline rewrite::RulePtr mul_add_conv_rule() {
 // the last bits.
 
 namespace xexp::patterns {
-
-namespace detail {
-// c * d as one scalar of c's type.
-inline constexpr auto scalar_product = rewrite::fact<"scalar_product">([](const Tensor& c, const Tensor& d) {
-  return eval::filled(c.type(), {}, eval::element_as_double(c, 0) * eval::element_as_double(d, 0));
-});
-}  // namespace detail
 
 inline rewrite::RulePtr mul_mul_matmul_rule() {
   using namespace rewrite::dsl;
@@ -19402,7 +19535,7 @@ inline rewrite::RulePtr mul_mul_matmul_rule() {
       .priority(1)
       .match(MatMul(commutative(Mul(a, c)), commutative(Mul(b, d))))
       .when(is_scalar(c) && is_scalar(d) && dtype(c) == dtype(d))
-      .to(Mul(MatMul(a, b), fold(detail::scalar_product(c, d))));
+      .to(Mul(MatMul(a, b), fold(scalar_product(c, d))));
 }
 
 }  // namespace xexp::patterns
@@ -19417,7 +19550,7 @@ inline rewrite::RulePtr mul_mul_matmul_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace elementwise {
 inline bool is_mul(const ValueView& v) { return rewrite::node_of(v).op_type == Symbol("Mul"); }
 // The scalar k, shaped as the larger of c1 and c2 so that the result keeps its rank.
 inline Tensor folded_scalar(const Tensor& c1, const Tensor& c2, double k) {
@@ -19438,9 +19571,9 @@ inline constexpr auto chained_scale = rewrite::fact<"chained_scale">(
 // The nodes are all Mul, or the type is a float one.
 inline constexpr auto folds_divisions =
     rewrite::fact<"folds_divisions">([](const ValueView& a, const ValueView& b, const ValueView& c) {
-      return is_float(a.elem()) || (is_mul(a) && is_mul(b) && is_mul(c));
+      return xexp::is_float(a.elem()) || (is_mul(a) && is_mul(b) && is_mul(c));
     });
-}  // namespace detail
+}  // namespace elementwise
 
 inline rewrite::RulePtr mul_mul_mul_scalar_rule() {
   using namespace rewrite::dsl;
@@ -19456,12 +19589,13 @@ inline rewrite::RulePtr mul_mul_mul_scalar_rule() {
   auto scalars = is_scalar(c1) && is_scalar(c2) && dtype(c1) == dtype(c2);
   return rule("MulMulMulScalar")
       .priority(1)
-      .cases(match(outer)
-                 .when(scalars && left != right && detail::folds_divisions(outer, left, right))
-                 .to(Mul(rebuild(outer, x, y), fold(detail::combined_scale(outer, left, c1, right, c2)))),
-             match(chain)
-                 .when(scalars && detail::folds_divisions(chain, left, middle))
-                 .to(Mul(rebuild(middle, x, y), fold(detail::chained_scale(left, c1, chain, c2)))));
+      .cases(
+          match(outer)
+              .when(scalars && left != right && elementwise::folds_divisions(outer, left, right))
+              .to(Mul(rebuild(outer, x, y), fold(elementwise::combined_scale(outer, left, c1, right, c2)))),
+          match(chain)
+              .when(scalars && elementwise::folds_divisions(chain, left, middle))
+              .to(Mul(rebuild(middle, x, y), fold(elementwise::chained_scale(left, c1, chain, c2)))));
 }
 
 }  // namespace xexp::patterns
@@ -19505,7 +19639,7 @@ inline rewrite::RulePtr not_where_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reduce {
 // The pair to the reduction or arg node producing `v`: its op type, and the axis both must share.
 struct ArgReducePair {
   Symbol reduce, arg;
@@ -19573,23 +19707,23 @@ inline constexpr auto axis_of = rewrite::fact<"axis_of">([](const TopKPair& p) {
 inline constexpr auto largest_of = rewrite::fact<"largest_of">([](const TopKPair& p) { return p.largest; });
 inline constexpr auto root_is_reduce =
     rewrite::fact<"root_is_reduce">([](const TopKPair& p) { return p.root_is_reduce; });
-}  // namespace detail
+}  // namespace reduce
 
 inline rewrite::RulePtr reduce_arg_top_k_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   auto root = named<'r'>(op<"ReduceMax|ReduceMin|ArgMax|ArgMin">(x, etc));
-  auto pair = keep<'p'>(detail::top_k_pair_of(root));
-  auto top_k = let<'k'>(outputs<2>(TopK(x, fold(int64_tensor({1})), attr<"axis"> = detail::axis_of(pair),
-                                        attr<"largest"> = detail::largest_of(pair), attr<"sorted"> = 1)));
+  auto pair = keep<'p'>(reduce::top_k_pair_of(root));
+  auto top_k = let<'k'>(outputs<2>(TopK(x, fold(int64_tensor({1})), attr<"axis"> = reduce::axis_of(pair),
+                                        attr<"largest"> = reduce::largest_of(pair), attr<"sorted"> = 1)));
   // The reduction reads TopK's values, the arg node its indices; the partner's readers the other one.
   return rule("ReduceArgTopK")
       .priority(1)
       .match(root)
-      .when(opset_at_least(11) && detail::has_later_partner(pair))
-      .to(choose(detail::root_is_reduce(pair), top_k, output<1>(top_k)),
-          also(found(detail::partner_of(pair)),
-               choose(detail::root_is_reduce(pair), output<1>(top_k), top_k)));
+      .when(opset_at_least(11) && reduce::has_later_partner(pair))
+      .to(choose(reduce::root_is_reduce(pair), top_k, output<1>(top_k)),
+          also(found(reduce::partner_of(pair)),
+               choose(reduce::root_is_reduce(pair), output<1>(top_k), top_k)));
 }
 
 }  // namespace xexp::patterns
@@ -19606,7 +19740,7 @@ inline rewrite::RulePtr reduce_arg_top_k_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reduce {
 // The reduced axes (non-negative), or nullopt when they are not known or when the node reduces nothing.
 inline std::optional<std::vector<int64_t>> reduced_axes(const ValueView& reduce, int64_t rank) {
   const ir::Node& n = rewrite::node_of(reduce);
@@ -19636,7 +19770,7 @@ inline constexpr auto drops_reduced_axes =
           expected.push_back(kept[k]);
       return rewrite::facts::same_shape(expected, *reshaped.shape());
     });
-}  // namespace detail
+}  // namespace reduce
 
 inline rewrite::RulePtr reduce_reshape_rule() {
   using namespace rewrite::dsl;
@@ -19647,7 +19781,7 @@ inline rewrite::RulePtr reduce_reshape_rule() {
   return rule("ReduceReshape")
       .priority(1)
       .match(reshape)
-      .when(detail::drops_reduced_axes(reduce, reshape))
+      .when(reduce::drops_reduced_axes(reduce, reshape))
       .to(rebuild(reduce, attr<"keepdims"> = 0));
 }
 
@@ -19662,15 +19796,6 @@ inline rewrite::RulePtr reduce_reshape_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-// x is widened to the float type of `wide` and the result cast back to x's type (`back`).
-inline constexpr auto widened_and_back =
-    rewrite::fact<"widened_and_back">([](const ValueView& x, const ValueView& wide, int64_t back) {
-      return static_cast<int64_t>(x.elem()) == back && is_cpu_float_type(x.elem()) &&
-             float_precision(wide.elem()) > float_precision(x.elem());
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr reduce_sum_normalize_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -19681,7 +19806,7 @@ inline rewrite::RulePtr reduce_sum_normalize_rule() {
   return rule("ReduceSumNormalize")
       .priority(1)
       .match(Cast(Sub(wide, commutative(Mul(sum, y))), attr<"to"> = back))
-      .when(detail::widened_and_back(x, wide, back))
+      .when(dtype(x) == back && is_cpu_float(x) && more_precise(dtype(wide), dtype(x)))
       .to(Sub(x, Mul(rebuild(sum, input<0> = x), Cast(y, attr<"to"> = back))));
 }
 
@@ -19700,7 +19825,7 @@ inline rewrite::RulePtr reduce_sum_normalize_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reduce {
 // The count of elements `sum` (a ReduceSum of z) adds into each of its outputs, when its axes and the
 // dims they reduce are known.
 inline std::optional<double> summed_count(const ValueView& sum, const ValueView& z) {
@@ -19734,7 +19859,7 @@ inline constexpr auto is_count =
     rewrite::fact<"is_count">([](const ValueView& sum, const ValueView& z, const Tensor& c) {
       return scales_by_count(sum, z, c, 1, 1);
     });
-}  // namespace detail
+}  // namespace reduce
 
 inline rewrite::RulePtr reduce_sum_to_mean_rule() {
   using namespace rewrite::dsl;
@@ -19748,7 +19873,7 @@ inline rewrite::RulePtr reduce_sum_to_mean_rule() {
   auto sum = named<'s'>(ReduceSum(z, attr<"axes"> = axes, attr<"keepdims"> = keepdims));
   auto mean = ReduceMean(z, attr<"axes"> = axes, attr<"keepdims"> = keepdims);
   // The scalar may not raise the rank of what it multiplies.
-  auto fits = [&](double sign) { return detail::averages(sum, z, c, sign) && rank(c) <= rank(sum); };
+  auto fits = [&](double sign) { return reduce::averages(sum, z, c, sign) && rank(c) <= rank(sum); };
   auto scaled_product = commutative(Mul(commutative(Mul(sum, p)), c));
   // LayerNorm's backward: g's sum (z is g), h's sum.
   Var<'h'> h;
@@ -19766,8 +19891,8 @@ inline rewrite::RulePtr reduce_sum_to_mean_rule() {
                  .when(fits(-1.0))
                  .to(Sub(a, Mul(x, Mul(mean, p)))),
              match(commutative(Mul(Div(a, c), centered)))
-                 .when(detail::is_count(sum, z, c) && detail::is_count(sum, z, n) &&
-                       detail::is_count(sum2, h, n) && rank(c) <= rank(a) && rank(n) <= rank(z))
+                 .when(reduce::is_count(sum, z, c) && reduce::is_count(sum, z, n) &&
+                       reduce::is_count(sum2, h, n) && rank(c) <= rank(a) && rank(n) <= rank(z))
                  .to(Mul(a, Sub(Sub(z, mean), Mul(x, mean2)))));
 }
 
@@ -19781,21 +19906,13 @@ inline rewrite::RulePtr reduce_sum_to_mean_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto same_static_dims =
-    rewrite::fact<"same_static_dims">([](const ValueView& x, const Tensor& shape) {
-      auto dims = static_dims_of(x);
-      return dims && shape.type() == ElemType::Int64 && int_values(shape) == dims;
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Const<'s'> s;
   Var<'t'> t;
   auto reshape = named<'r'>(Reshape(x, t));
-  return rule("Reshape").cases(match(Reshape(x, s)).when(detail::same_static_dims(x, s)).to(x),
+  return rule("Reshape").cases(match(Reshape(x, s)).when(same_static_dims(x, s)).to(x),
                                match(reshape).when(same_shape(x, reshape)).to(x));
 }
 inline rewrite::RulePtr expand_rule() {
@@ -19804,7 +19921,7 @@ inline rewrite::RulePtr expand_rule() {
   Const<'s'> s;
   Var<'t'> t;
   auto expand = named<'e'>(Expand(x, t));
-  return rule("Expand").cases(match(Expand(x, s)).when(detail::same_static_dims(x, s)).to(x),
+  return rule("Expand").cases(match(Expand(x, s)).when(same_static_dims(x, s)).to(x),
                               match(expand).when(same_shape(x, expand)).to(x));
 }
 
@@ -19851,7 +19968,7 @@ inline rewrite::RulePtr reshape2_of3_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace matmul {
 using rewrite::facts::KnownDim;
 // The dims of s from `from` on equal those of t from `to` on, known (symbols compare by name).
 inline bool same_dims_from(const Shape& s, std::size_t from, const Shape& t, std::size_t to) {
@@ -19883,7 +20000,7 @@ inline constexpr auto flattened_batch_product = rewrite::fact<"flattened_batch_p
       return same_dims_from(batch_a, 0, batch_b, 0) && same_dims_from(sa, r - 2, *ra.shape(), 1) &&
              same_dims_from(sb, r - 2, *rb.shape(), 1) && same_dims_from(so, 0, expected, 0);
     });
-}  // namespace detail
+}  // namespace matmul
 
 inline rewrite::RulePtr reshape_matmul_reshape_rule() {
   using namespace rewrite::dsl;
@@ -19899,7 +20016,7 @@ inline rewrite::RulePtr reshape_matmul_reshape_rule() {
   return rule("ReshapeMatMulReshape")
       .priority(1)
       .match(out)
-      .when(detail::flattened_batch_product(a, ra, b, rb, product, out))
+      .when(matmul::flattened_batch_product(a, ra, b, rb, product, out))
       .to(rebuild(product, input<0> = a, input<1> = b));
 }
 
@@ -19914,7 +20031,7 @@ inline rewrite::RulePtr reshape_matmul_reshape_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reshape {
 inline constexpr auto copies_only_dims_of_x = rewrite::fact<"copies_only_dims_of_x">(
     [](const Tensor& shape, const ValueView& reshaped, const ValueView& outer, const ValueView& x) {
       const auto values = int_values(shape);
@@ -19931,7 +20048,7 @@ inline constexpr auto copies_only_dims_of_x = rewrite::fact<"copies_only_dims_of
       }
       return true;
     });
-}  // namespace detail
+}  // namespace reshape
 
 inline rewrite::RulePtr reshape_reshape_rule() {
   using namespace rewrite::dsl;
@@ -19942,7 +20059,7 @@ inline rewrite::RulePtr reshape_reshape_rule() {
   auto outer = named<'o'>(Reshape(reshaped, s));
   return rule("ReshapeReshape")
       .match(outer)
-      .when(detail::copies_only_dims_of_x(s, reshaped, outer, x))
+      .when(reshape::copies_only_dims_of_x(s, reshaped, outer, x))
       .to(Reshape(x, s));
 }
 
@@ -19953,13 +20070,6 @@ inline rewrite::RulePtr reshape_reshape_rule() {
 // or Div; both Reshapes have allowzero=0 and are used once.
 
 namespace xexp::patterns {
-
-namespace detail {
-inline constexpr auto same_int64_values =
-    rewrite::fact<"same_int64_values">([](const Tensor& a, const Tensor& b) {
-      return a.type() == ElemType::Int64 && b.type() == ElemType::Int64 && int_values(a) == int_values(b);
-    });
-}  // namespace detail
 
 inline rewrite::RulePtr reshape_reshape_binary_rule() {
   using namespace rewrite::dsl;
@@ -19972,7 +20082,7 @@ inline rewrite::RulePtr reshape_reshape_binary_rule() {
   return rule("ReshapeReshapeBinary")
       .priority(1)
       .match(binary)
-      .when(same_shape(x, y) && detail::same_int64_values(s, t))
+      .when(same_shape(x, y) && same_int64_values(s, t))
       .to(Reshape(rebuild(binary, x, y), s));
 }
 
@@ -19997,16 +20107,7 @@ inline rewrite::RulePtr reshape_reshape_binary_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto last_dim_static = rewrite::fact<"last_dim_static">(
-    [](const ValueView& x) { return x.shape() && !x.shape()->empty() && x.shape()->back().is_static(); });
-inline constexpr auto ones_over_last_axis = rewrite::fact<"ones_over_last_axis">(
-    [](const ValueView& x) { return eval::filled(x.elem(), {x.shape()->back().value()}, 1.0); });
-inline constexpr auto one_of_type =
-    rewrite::fact<"one_of_type">([](const ValueView& x) { return eval::filled(x.elem(), {1}, 1.0); });
-inline constexpr auto is_half_float = rewrite::fact<"is_half_float">(
-    [](const ValueView& x) { return x.elem() == ElemType::Float16 || x.elem() == ElemType::BFloat16; });
-
+namespace normalization {
 // The rule `name`, writing `Op` (in the default domain) where `opset_fits` holds.
 template <rewrite::FixedString Op, class OpsetFits>
 rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits opset_fits) {
@@ -20020,7 +20121,7 @@ rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits ops
   auto fits =
       opset_fits && is_scalar_constant(eps) && is_last_axis_only(axes, x) && is_normalization_float(x);
   auto scale = choose(
-      last_dim_static(x), fold(ones_over_last_axis(x)),
+      has_static_last_dim(x), fold(filled_from(x, -1, 1.0)),
       ConstantOfShape(Gather(op<"Shape">(x), fold(int64_tensor({-1}))), attr<"value"> = one_of_type(x)));
   auto normalized =
       op<Op>(x, scale, attr<"axis"> = -1, attr<"epsilon"> = scalar_float(eps), attr<"stash_type"> = 1);
@@ -20038,9 +20139,9 @@ rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits ops
             .when(fits && is_scalar_constant(one) && scalar_float(one) == 1.0f)
             .to(normalized),
         match(Cast(in_float, attr<"to"> = half))
-            .when(is_half_float(half_x) && dtype(half_x) == half && last_dim_static(half_x) &&
-                  all_equal(ones, 1.0))
-            .to(op<Op>(half_x, fold(ones_over_last_axis(half_x)), attr<"axis"> = -1,
+            .when((dtype(half_x) == ElemType::Float16 || dtype(half_x) == ElemType::BFloat16) &&
+                  dtype(half_x) == half && has_static_last_dim(half_x) && all_equal(ones, 1.0))
+            .to(op<Op>(half_x, fold(filled_from(half_x, -1, 1.0)), attr<"axis"> = -1,
                        attr<"epsilon"> = epsilon, attr<"stash_type"> = 1)),
         more_cases...);
   };
@@ -20054,11 +20155,16 @@ rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits ops
                          .to(with_inv_std, also(inv_std, output<1>(with_inv_std))));
   }
 }
+}  // namespace normalization
+
+// The onnxruntime set's SimplifiedLayerNormalization reads the decomposition by its former name.
+namespace detail {
+using normalization::rms_normalization_decomposition;
 }  // namespace detail
 
 inline rewrite::RulePtr rms_normalization_rule() {
-  return detail::rms_normalization_decomposition<"RMSNormalization">("RMSNormalization",
-                                                                     rewrite::opset_at_least(23));
+  return normalization::rms_normalization_decomposition<"RMSNormalization">("RMSNormalization",
+                                                                            rewrite::opset_at_least(23));
 }
 
 }  // namespace xexp::patterns
@@ -20070,7 +20176,7 @@ inline rewrite::RulePtr rms_normalization_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace normalization {
 // The rule `name` on `Op`, where `opset_fits` holds.
 template <rewrite::FixedString Op, class OpsetFits>
 rewrite::RulePtr rms_normalization_scale_mul(const char* name, OpsetFits opset_fits) {
@@ -20091,11 +20197,16 @@ rewrite::RulePtr rms_normalization_scale_mul(const char* name, OpsetFits opset_f
       .when(opset_fits && same_dims_and_type(m, scale))
       .to(rebuild(norm, input<1> = fold(product(scale, m))));
 }
+}  // namespace normalization
+
+// The onnxruntime set's SimplifiedLayerNormalizationMul reads the rule by its former name.
+namespace detail {
+using normalization::rms_normalization_scale_mul;
 }  // namespace detail
 
 inline rewrite::RulePtr rms_normalization_mul_rule() {
-  return detail::rms_normalization_scale_mul<"RMSNormalization">("RMSNormalizationMul",
-                                                                 rewrite::opset_at_least(23));
+  return normalization::rms_normalization_scale_mul<"RMSNormalization">("RMSNormalizationMul",
+                                                                        rewrite::opset_at_least(23));
 }
 
 }  // namespace xexp::patterns
@@ -20901,25 +21012,11 @@ inline rewrite::RulePtr rotary_embedding_partial_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-// Element i (negative counts from the end) of the SequenceConstruct, or kNone when i is out of range or
-// not one integer.
-inline ir::ValueId constructed_element(const ValueView& sequence, const Tensor& index) {
-  const ir::Node& n = rewrite::node_of(sequence);
-  const std::optional<std::vector<int64_t>> i = int_values(index);
-  if (!i || i->size() != 1) return ir::kNone;
-  const auto count = static_cast<int64_t>(n.inputs.size());
-  const int64_t k = (*i)[0] < 0 ? (*i)[0] + count : (*i)[0];
-  return k >= 0 && k < count ? n.inputs[k] : ir::kNone;
-}
-inline constexpr auto element_at = rewrite::fact<"element_at">(constructed_element);
-}  // namespace detail
-
 inline rewrite::RulePtr sequence_construct_at_rule() {
   using namespace rewrite::dsl;
   Const<'i'> index;
   auto sequence = named<'q'>(shared(SequenceConstruct(etc)));
-  auto element = keep<'e'>(detail::element_at(sequence, index));
+  auto element = keep<'e'>(input_at(sequence, index));
   return rule("SequenceConstructAt")
       .priority(1)
       .match(SequenceAt(sequence, index))
@@ -20959,7 +21056,7 @@ inline rewrite::RulePtr sequence_construct_concat_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace shape {
 // The one axis where the Expand's output may differ from x, when the shape is a Concat of one
 // 1-element part per axis of the same rank and some other part is not already the constant 1.
 inline std::optional<std::size_t> only_changing_part(const ValueView& x, const ValueView& expand,
@@ -20994,19 +21091,19 @@ inline constexpr auto ones_but =
         parts.emplace_back(k == *changing ? rewrite::Part(inputs[k]) : rewrite::Part(int64_tensor({1})));
       return parts;
     });
-}  // namespace detail
+}  // namespace shape
 
 inline rewrite::RulePtr shape_based_concat_expand_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   auto concat = named<'c'>(Concat(etc));
   auto expand = named<'e'>(Expand(x, concat));
-  auto changing = keep<'k'>(detail::changing_part(x, expand, concat));
+  auto changing = keep<'k'>(shape::changing_part(x, expand, concat));
   return rule("ShapeBasedConcatExpand")
       .priority(1)
       .match(expand)
-      .when(detail::has_one_changing_part(changing))
-      .to(Expand(x, Concat(spread(detail::ones_but(concat, changing)), attr<"axis"> = 0)));
+      .when(shape::has_one_changing_part(changing))
+      .to(Expand(x, Concat(spread(shape::ones_but(concat, changing)), attr<"axis"> = 0)));
 }
 
 }  // namespace xexp::patterns
@@ -21021,7 +21118,7 @@ inline rewrite::RulePtr shape_based_concat_expand_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace shape {
 inline constexpr auto known_shape_value =
     rewrite::fact<"known_shape_value">([](const ValueView& v) -> std::optional<Tensor> {
       // A graph output keeps its producer: its name is the graph's interface, a constant cannot take it.
@@ -21036,12 +21133,12 @@ inline constexpr auto known_shape_value =
                                {ir::Attribute::make_int("to", static_cast<int64_t>(v.elem()))}, 18, 1)
           .at(0);
     });
-}  // namespace detail
+}  // namespace shape
 
 inline rewrite::RulePtr shape_based_constant_shape_value_rule() {
   using namespace rewrite::dsl;
   auto computed = named<'o'>(op<detail::kShapeValueOps>(etc));
-  auto value = detail::known_shape_value(computed);
+  auto value = shape::known_shape_value(computed);
   return rule("ShapeBasedConstantShapeValue")
       .match(computed)
       .when(has_value(value))
@@ -21052,7 +21149,7 @@ inline rewrite::RulePtr shape_based_constant_shape_value_rule() {
 // ======== xexp/patterns/onnx/shape_based_expand_broadcast.hpp
 // ShapeBasedExpandBroadcast: like ExpandBroadcast, with any Expand shape (computed at run time) and an
 // Expand on one or both sides: Binary(Expand(X, s), Expand(Y, t)) is Binary(X, Y) when broadcasting X
-// against Y already gives the output shape (known shapes, see detail::is_broadcast_of). The same holds
+// against Y already gives the output shape (known shapes, see is_broadcast_of). The same holds
 // for Where, which broadcasts its three inputs: attention masks write Where(Expand(mask), min,
 // Expand(causal)), both Expanded to (batch, 1, seq, seq). One Expand goes per application.
 
@@ -21066,7 +21163,7 @@ inline rewrite::RulePtr shape_based_expand_broadcast_rule() {
   Var<'s'> s;
   Var<'t'> t;
   auto one_case = [&](auto op, auto... operands) {
-    return match(op).when(detail::is_broadcast_of(op, operands...)).to(rebuild(op, operands...));
+    return match(op).when(is_broadcast_of(op, operands...)).to(rebuild(op, operands...));
   };
   return rule("ShapeBasedExpandBroadcast")
       .priority(1)
@@ -21087,7 +21184,7 @@ inline rewrite::RulePtr shape_based_expand_broadcast_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace shape {
 inline constexpr auto matmul_broadcasts_batch = rewrite::fact<"matmul_broadcasts_batch">(
     [](const ValueView& a, const ValueView& expanded, const ValueView& b, const ValueView& out) {
       if (!a.shape() || !expanded.shape() || !b.shape() || !out.shape()) return false;
@@ -21104,7 +21201,7 @@ inline constexpr auto matmul_broadcasts_batch = rewrite::fact<"matmul_broadcasts
       }
       return true;
     });
-}  // namespace detail
+}  // namespace shape
 
 inline rewrite::RulePtr shape_based_expand_broadcast_matmul_rule() {
   using namespace rewrite::dsl;
@@ -21117,8 +21214,8 @@ inline rewrite::RulePtr shape_based_expand_broadcast_matmul_rule() {
   auto right = named<'m'>(MatMul(a, right_expand));
   return rule("ShapeBasedExpandBroadcastMatMul")
       .priority(1)
-      .cases(match(left).when(detail::matmul_broadcasts_batch(a, left_expand, b, left)).to(MatMul(a, b)),
-             match(right).when(detail::matmul_broadcasts_batch(b, right_expand, a, right)).to(MatMul(a, b)));
+      .cases(match(left).when(shape::matmul_broadcasts_batch(a, left_expand, b, left)).to(MatMul(a, b)),
+             match(right).when(shape::matmul_broadcasts_batch(b, right_expand, a, right)).to(MatMul(a, b)));
 }
 
 }  // namespace xexp::patterns
@@ -21137,17 +21234,6 @@ inline rewrite::RulePtr shape_based_expand_broadcast_matmul_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-// Broadcasting a against b gives fewer elements than `out`: a dimension of out neither operand has.
-inline constexpr auto broadcast_is_smaller =
-    rewrite::fact<"broadcast_is_smaller">([](const ValueView& a, const ValueView& b, const ValueView& out) {
-      if (!a.shape() || !b.shape() || !out.shape()) return false;
-      for (std::size_t k = 0; k < out.shape()->size(); ++k)
-        if (!gives_axis(*out.shape(), k, {&*a.shape(), &*b.shape()})) return true;
-      return false;
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr shape_based_expand_swap_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -21157,9 +21243,8 @@ inline rewrite::RulePtr shape_based_expand_swap_rule() {
   auto right = named<'o'>(op<kBroadcastBinary>(y, Expand(x, s)));
   return rule("ShapeBasedExpandSwap")
       .priority(1)
-      .cases(
-          match(left).when(detail::broadcast_is_smaller(x, y, left)).to(Expand(rebuild(left, x, y), s)),
-          match(right).when(detail::broadcast_is_smaller(x, y, right)).to(Expand(rebuild(right, y, x), s)));
+      .cases(match(left).when(broadcast_is_smaller(x, y, left)).to(Expand(rebuild(left, x, y), s)),
+             match(right).when(broadcast_is_smaller(x, y, right)).to(Expand(rebuild(right, y, x), s)));
 }
 
 }  // namespace xexp::patterns
@@ -21179,9 +21264,8 @@ inline rewrite::RulePtr shape_based_expand_cast_where_swap_rule() {
   auto x_mask = Cast(x, attr<"to"> = to);
   return rule("ShapeBasedExpandCastWhereSwap")
       .priority(1)
-      .cases(
-          match(then_x).when(detail::broadcast_is_smaller(x, c, then_x)).to(Expand(Where(x_mask, x, c), s)),
-          match(else_x).when(detail::broadcast_is_smaller(x, c, else_x)).to(Expand(Where(x_mask, c, x), s)));
+      .cases(match(then_x).when(broadcast_is_smaller(x, c, then_x)).to(Expand(Where(x_mask, x, c), s)),
+             match(else_x).when(broadcast_is_smaller(x, c, else_x)).to(Expand(Where(x_mask, c, x), s)));
 }
 
 }  // namespace xexp::patterns
@@ -21214,7 +21298,7 @@ inline rewrite::RulePtr shape_based_matmul_to_mul_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reshape {
 struct SqueezeAxes {
   bool unsqueeze;  // axes inserted (positions in the output), else removed (positions in the input)
   std::vector<int64_t> axes;
@@ -21246,19 +21330,19 @@ inline constexpr auto inserts =
     rewrite::fact<"inserts">([](const std::optional<SqueezeAxes>& s) { return s->unsqueeze; });
 inline constexpr auto axes_of =
     rewrite::fact<"axes">([](const std::optional<SqueezeAxes>& s) { return int64_tensor(s->axes); });
-}  // namespace detail
+}  // namespace reshape
 
 inline rewrite::RulePtr shape_based_reshape_is_squeeze_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'s'> shape;
   auto reshape = named<'r'>(Reshape(x, shape));
-  auto plan = detail::reshape_as_squeeze(x, reshape);
-  auto axes = fold(detail::axes_of(plan));
+  auto plan = reshape::reshape_as_squeeze(x, reshape);
+  auto axes = fold(reshape::axes_of(plan));
   return rule("ShapeBasedReshapeIsSqueeze")
       .match(reshape)
       .when(opset_at_least(18) && has_value(plan))
-      .to(choose(detail::inserts(plan), Unsqueeze(x, axes), Squeeze(x, axes)));
+      .to(choose(reshape::inserts(plan), Unsqueeze(x, axes), Squeeze(x, axes)));
 }
 
 }  // namespace xexp::patterns
@@ -21277,7 +21361,7 @@ inline rewrite::RulePtr shape_based_reshape_is_squeeze_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace shape {
 inline constexpr std::size_t kTwinSearch = 256;
 // An input of the node producing `v`, an input of such an input's producer, or the output of an earlier
 // twin, holding the same elements as `v`; kNone when there is none.
@@ -21311,12 +21395,12 @@ inline constexpr auto same_shape_value_input =
       }
       return ir::kNone;
     });
-}  // namespace detail
+}  // namespace shape
 
 inline rewrite::RulePtr shape_based_same_shape_value_rule() {
   using namespace rewrite::dsl;
   auto computed = named<'o'>(op<detail::kShapeValueOps>(etc));
-  auto same = keep<'s'>(detail::same_shape_value_input(computed));
+  auto same = keep<'s'>(shape::same_shape_value_input(computed));
   return rule("ShapeBasedSameShapeValue").match(computed).when(same != ir::kNone).to(found(same));
 }
 
@@ -21331,7 +21415,7 @@ inline rewrite::RulePtr shape_based_same_shape_value_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace shape {
 inline constexpr auto static_expand_shape = rewrite::fact<"static_expand_shape">(
     [](const ValueView& x, const ValueView& out) -> std::optional<std::vector<int64_t>> {
       if (!x.shape() || !out.shape() || x.shape()->size() != out.shape()->size()) return std::nullopt;
@@ -21348,14 +21432,14 @@ inline constexpr auto static_expand_shape = rewrite::fact<"static_expand_shape">
       }
       return target;
     });
-}  // namespace detail
+}  // namespace shape
 
 inline rewrite::RulePtr shape_based_static_expand_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'s'> shape;
   auto expand = named<'e'>(Expand(x, shape));
-  auto target = detail::static_expand_shape(x, expand);
+  auto target = shape::static_expand_shape(x, expand);
   return rule("ShapeBasedStaticExpand")
       .match(expand)
       .when(!is_constant(shape) && has_value(target))
@@ -21378,14 +21462,14 @@ inline rewrite::RulePtr shape_based_static_expand_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reshape {
 inline constexpr auto static_reshape_target = rewrite::fact<"static_reshape_target">(
     [](const ValueView& x, const ValueView& reshape) -> std::optional<std::vector<int64_t>> {
       // A shape the graph computes; one given as a graph input is the caller's to choose.
       const ir::ValueId shape = rewrite::input_of(reshape, 1);
       if (!x.shape() || !reshape.shape() || reshape.graph->value(shape).producer == ir::kNone)
         return std::nullopt;
-      const bool allowzero = reshape_allows_zero(reshape);
+      const bool allowzero = reshape::reshape_allows_zero(reshape);
       const Shape& in = *x.shape();
       const Shape& out = *reshape.shape();
       std::vector<int64_t> target;
@@ -21408,14 +21492,14 @@ inline constexpr auto static_reshape_target = rewrite::fact<"static_reshape_targ
         return std::nullopt;
       return target;
     });
-}  // namespace detail
+}  // namespace reshape
 
 inline rewrite::RulePtr shape_based_static_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'s'> shape;
   auto reshape = named<'r'>(Reshape(x, shape));
-  auto target = detail::static_reshape_target(x, reshape);
+  auto target = reshape::static_reshape_target(x, reshape);
   return rule("ShapeBasedStaticReshape")
       .match(reshape)
       .when(!is_constant(shape) && has_value(target))
@@ -21434,7 +21518,7 @@ inline rewrite::RulePtr shape_based_static_reshape_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reshape {
 inline constexpr auto keeps_all_but_last =
     rewrite::fact<"keeps_all_but_last">([](const Tensor& t, const ValueView& x) {
       std::optional<std::vector<int64_t>> v = int_values(t);
@@ -21446,7 +21530,7 @@ inline constexpr auto keeps_all_but_last =
           return false;
       return true;
     });
-}  // namespace detail
+}  // namespace reshape
 
 inline rewrite::RulePtr shaped_based_reshape_rule() {
   using namespace rewrite::dsl;
@@ -21454,7 +21538,7 @@ inline rewrite::RulePtr shaped_based_reshape_rule() {
   Const<'s'> shape;
   return rule("ShapedBasedReshape")
       .match(Reshape(x, shape, attr<"allowzero"> = 0))
-      .when(detail::keeps_all_but_last(shape, x))
+      .when(reshape::keeps_all_but_last(shape, x))
       .to(x);
 }
 
@@ -21469,7 +21553,7 @@ inline rewrite::RulePtr shaped_based_reshape_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace concat {
 // Steps as given, or ones (one per axis) when omitted.
 inline std::optional<std::vector<int64_t>> steps_of(const ValueView& steps, const Tensor& axes) {
   if (steps.id == ir::kNone) return std::vector<int64_t>(static_cast<std::size_t>(axes.size()), 1);
@@ -21504,7 +21588,7 @@ inline constexpr auto concat_steps = rewrite::fact<"concat_steps">(
       out.insert(out.end(), more.begin(), more.end());
       return int64_tensor(out);
     });
-}  // namespace detail
+}  // namespace concat
 
 inline rewrite::RulePtr slice_slice_rule() {
   using namespace rewrite::dsl;
@@ -21520,9 +21604,9 @@ inline rewrite::RulePtr slice_slice_rule() {
   return rule("SliceSlice")
       .priority(1)
       .match(Slice(Slice(x, s1, e1, a1, p1), s2, e2, a2, p2))
-      .when(opset_at_least(10) && detail::disjoint(x, s1, e1, a1, p1, s2, e2, a2, p2))
-      .to(Slice(x, fold(detail::concat(s1, s2)), fold(detail::concat(e1, e2)), fold(detail::concat(a1, a2)),
-                fold(detail::concat_steps(p1, a1, p2, a2))));
+      .when(opset_at_least(10) && concat::disjoint(x, s1, e1, a1, p1, s2, e2, a2, p2))
+      .to(Slice(x, fold(concat::concat(s1, s2)), fold(concat::concat(e1, e2)), fold(concat::concat(a1, a2)),
+                fold(concat::concat_steps(p1, a1, p2, a2))));
 }
 
 }  // namespace xexp::patterns
@@ -21538,7 +21622,7 @@ inline rewrite::RulePtr slice_slice_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace concat {
 // The Slices of x cutting the root's axis, sorted by start, when they tile the whole axis and the root is
 // the first of them in execution order; empty otherwise.
 struct Tiling {
@@ -21597,19 +21681,19 @@ inline std::optional<ir::ValueId> split_into_pieces(rewrite::Rewriter& r, const 
   for (const SlicePiece& p : tiling.pieces) readers.push_back(p.node);
   return replace_readers(r, root_id, readers, outs);
 }
-}  // namespace detail
+}  // namespace concat
 
 inline rewrite::RulePtr slices_split_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   auto root = named<'r'>(Slice(x, etc));
-  auto slices = keep<'t'>(detail::slices_of(root));
+  auto slices = keep<'t'>(concat::slices_of(root));
   // replace_with: the Split's outputs replace the other Slices too, a list the DSL cannot replace.
   return rule("SlicesSplit")
       .priority(1)
       .match(root)
-      .when(opset_at_least(10) && detail::tiles_the_axis(slices))
-      .to(replace_with("split", detail::split_into_pieces, root, slices));
+      .when(opset_at_least(10) && concat::tiles_the_axis(slices))
+      .to(replace_with("split", concat::split_into_pieces, root, slices));
 }
 
 }  // namespace xexp::patterns
@@ -21626,12 +21710,6 @@ inline rewrite::RulePtr slices_split_rule() {
 // safe index only stands in for ignored targets, whose terms the second Where zeroes: any scalar.
 
 namespace xexp::patterns {
-
-namespace detail {
-// The number of a one-element constant of the targets' integer type, as an attribute (ignore_index).
-inline constexpr auto scalar_int = rewrite::fact<"scalar_int">(
-    [](const Tensor& t) { return static_cast<int64_t>(eval::element_as_double(t, 0)); });
-}  // namespace detail
 
 inline rewrite::RulePtr softmax_cross_entropy_loss_cast_rule() {
   using namespace rewrite::dsl;
@@ -21656,7 +21734,7 @@ inline rewrite::RulePtr softmax_cross_entropy_loss_cast_rule() {
   auto fits = opset_at_least(13) && is_cpu_float(x) && is_integer(target) && is_scalar(ignored) &&
               is_scalar(safe) && is_scalar(zero) && all_zero(zero) && scalar_is(unsqueezed, 1.0) &&
               scalar_is(squeezed, 1.0);
-  auto fused = SoftmaxCrossEntropyLoss(x, target, attr<"ignore_index"> = detail::scalar_int(ignored),
+  auto fused = SoftmaxCrossEntropyLoss(x, target, attr<"ignore_index"> = scalar_int(ignored),
                                        attr<"reduction"> = "mean");
   return rule("SoftmaxCrossEntropyLossCast")
       .cases(match(Div(Cast(summed(wide), attr<"to"> = back), count))
@@ -21672,7 +21750,7 @@ inline rewrite::RulePtr softmax_cross_entropy_loss_cast_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace concat {
 inline int64_t axis_in_rank(int64_t axis, const rewrite::ValueView& x) {
   return axis < 0 && x.shape() ? axis + static_cast<int64_t>(x.shape()->size()) : axis;
 }
@@ -21682,7 +21760,7 @@ inline constexpr auto undoes_split =
       return rewrite::node_of(concat).inputs == rewrite::node_of(split).outputs &&
              axis_in_rank(concat_axis, x) == axis_in_rank(split_axis, x);
     });
-}  // namespace detail
+}  // namespace concat
 
 inline rewrite::RulePtr split_concat_rule() {
   using namespace rewrite::dsl;
@@ -21695,7 +21773,7 @@ inline rewrite::RulePtr split_concat_rule() {
   return rule("SplitConcat")
       .priority(1)
       .match(concat)
-      .when(detail::undoes_split(concat, split, concat_axis, split_axis, x))
+      .when(concat::undoes_split(concat, split, concat_axis, split_axis, x))
       .to(x);
 }
 
@@ -21706,12 +21784,6 @@ inline rewrite::RulePtr split_concat_rule() {
 // Opset >= 13 (axes as an input).
 
 namespace xexp::patterns {
-
-namespace detail {
-inline constexpr auto one_element = rewrite::fact<"one_element">([](const rewrite::ValueView& v) {
-  return v.shape() && is_static(*v.shape()) && element_count(*v.shape()) == 1;
-});
-}  // namespace detail
 
 inline rewrite::RulePtr squeeze_add_rule() {
   using namespace rewrite::dsl;
@@ -21724,7 +21796,7 @@ inline rewrite::RulePtr squeeze_add_rule() {
   return rule("SqueezeAdd")
       .priority(0)
       .match(Add(left, right))
-      .when(opset_at_least(13) && same_shape(a, b) && detail::one_element(a) && same_shape(left, right))
+      .when(opset_at_least(13) && same_shape(a, b) && has_one_element(a) && same_shape(left, right))
       .to(Squeeze(Add(a, b), a_axes));
 }
 
@@ -21768,7 +21840,7 @@ inline rewrite::RulePtr squeeze_binary_unsqueeze_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reshape {
 // Squeeze(x, s) then Unsqueeze(., u): both axes lists are in x's rank.
 inline constexpr auto squeeze_then_unsqueeze = rewrite::fact<"squeeze_then_unsqueeze">(
     [](const rewrite::ValueView& x, const std::vector<int64_t>& s, const std::vector<int64_t>& u) {
@@ -21785,7 +21857,7 @@ inline constexpr auto unsqueeze_then_squeeze = rewrite::fact<"unsqueeze_then_squ
       auto a = normalized_axes(u, rank), b = normalized_axes(s, rank);
       return a && b && *a == *b;
     });
-}  // namespace detail
+}  // namespace reshape
 
 inline rewrite::RulePtr squeeze_unsqueeze_rule() {
   using namespace rewrite::dsl;
@@ -21794,10 +21866,10 @@ inline rewrite::RulePtr squeeze_unsqueeze_rule() {
   Ints<'u'> u;
   return rule("SqueezeUnsqueeze")
       .cases(match(Unsqueeze(Squeeze(x, attr<"axes"> = s), attr<"axes"> = u))
-                 .when(detail::squeeze_then_unsqueeze(x, s, u))
+                 .when(reshape::squeeze_then_unsqueeze(x, s, u))
                  .to(x),
              match(Squeeze(Unsqueeze(x, attr<"axes"> = u), attr<"axes"> = s))
-                 .when(detail::unsqueeze_then_squeeze(x, u, s))
+                 .when(reshape::unsqueeze_then_squeeze(x, u, s))
                  .to(x));
 }
 
@@ -21812,11 +21884,6 @@ inline rewrite::RulePtr squeeze_unsqueeze_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto is_sigmoid = rewrite::fact<"is_sigmoid">(
-    [](const ValueView& x) { return producer_of(*x.graph, x.id, "Sigmoid") != nullptr; });
-}  // namespace detail
-
 inline rewrite::RulePtr sub1_mul_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -21825,7 +21892,7 @@ inline rewrite::RulePtr sub1_mul_rule() {
   return rule("Sub1Mul")
       .priority(1)
       .match(commutative(Mul(Sub(one, x), y)))
-      .when(scalar_is(one, 1.0) && (rank(one) == 0 || rank(x) >= rank(one)) && !detail::is_sigmoid(x))
+      .when(scalar_is(one, 1.0) && (rank(one) == 0 || rank(x) >= rank(one)) && !produced_by(x, "Sigmoid"))
       .to(Sub(y, Mul(x, y)));
 }
 
@@ -21841,7 +21908,7 @@ inline rewrite::RulePtr sub1_mul_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reshape {
 // The last `count` values of a 1-D int64 shape tensor when known: a constant, or a Concat whose trailing
 // parts are constants.
 inline std::optional<std::vector<int64_t>> trailing_shape_values(const ir::Graph& g, ir::ValueId v,
@@ -21870,7 +21937,7 @@ inline constexpr auto expands_only_first_axis =
 inline constexpr auto is_0_1_minus1 = rewrite::fact<"is_0_1_minus1">([](const Tensor& t) {
   return t.type() == ElemType::Int64 && int_values(t) == std::vector<int64_t>{0, 1, -1};
 });
-}  // namespace detail
+}  // namespace reshape
 
 inline rewrite::RulePtr swap_expand_reshape_rule() {
   using namespace rewrite::dsl;
@@ -21879,7 +21946,7 @@ inline rewrite::RulePtr swap_expand_reshape_rule() {
   Const<'t'> target;
   return rule("SwapExpandReshape")
       .match(Reshape(Expand(w, shape), target, attr<"allowzero"> = 0))
-      .when(rank(w) == 3 && detail::is_0_1_minus1(target) && detail::expands_only_first_axis(shape))
+      .when(rank(w) == 3 && reshape::is_0_1_minus1(target) && reshape::expands_only_first_axis(shape))
       .to(Expand(Reshape(w, target), shape));
 }
 
@@ -21918,7 +21985,7 @@ inline rewrite::RulePtr swap_range_add_scalar_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace transpose {
 // perm restricted to the axes that are not inserted, renumbered as X's axes; nullopt when perm moves an
 // inserted axis.
 inline constexpr auto perm_without_inserted = rewrite::fact<"perm_without_inserted">(
@@ -21937,14 +22004,14 @@ inline constexpr auto perm_without_inserted = rewrite::fact<"perm_without_insert
         if (!inserted(k)) q.push_back(input_axis(perm[k]));
       return q;
     });
-}  // namespace detail
+}  // namespace transpose
 
 inline rewrite::RulePtr swap_unsqueeze_transpose_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Ints<'a'> axes;
   Ints<'p'> perm;
-  auto q = detail::perm_without_inserted(perm, axes);
+  auto q = transpose::perm_without_inserted(perm, axes);
   return rule("SwapUnsqueezeTranspose")
       .match(Transpose(Unsqueeze(x, attr<"axes"> = axes), attr<"perm"> = perm))
       .when(has_value(q))
@@ -21963,7 +22030,7 @@ inline rewrite::RulePtr swap_unsqueeze_transpose_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace elementwise {
 // Elements of the broadcast of two static shapes, or nullopt.
 inline std::optional<int64_t> broadcast_size(const ValueView& a, const ValueView& b) {
   if (!a.shape() || !b.shape() || !is_static(*a.shape()) || !is_static(*b.shape())) return std::nullopt;
@@ -21979,7 +22046,7 @@ inline constexpr auto smaller_pair_first = rewrite::fact<"smaller_pair_first">(
       const std::optional<int64_t> now = broadcast_size(a, b), then = broadcast_size(b, c);
       return now && then && *then < *now;
     });
-}  // namespace detail
+}  // namespace elementwise
 
 inline rewrite::RulePtr switch_order_binary_rule() {
   using namespace rewrite::dsl;
@@ -21989,10 +22056,10 @@ inline rewrite::RulePtr switch_order_binary_rule() {
   return rule("SwitchOrderBinary")
       .priority(1)
       .cases(match(commutative(Add(commutative(Add(a, b)), c)))
-                 .when(detail::smaller_pair_first(a, b, c))
+                 .when(elementwise::smaller_pair_first(a, b, c))
                  .to(Add(a, Add(b, c))),
              match(commutative(Mul(commutative(Mul(a, b)), c)))
-                 .when(detail::smaller_pair_first(a, b, c))
+                 .when(elementwise::smaller_pair_first(a, b, c))
                  .to(Mul(a, Mul(b, c))));
 }
 
@@ -22029,7 +22096,7 @@ inline rewrite::RulePtr switch_reshape_activation_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace transpose {
 // The Reshape target equal to Transpose(x, perm), or nullopt when the Transpose moves data.
 inline constexpr auto reshape_equal_to_transpose = rewrite::fact<"reshape_equal_to_transpose">(
     [](const ValueView& x, const std::vector<int64_t>& perm) -> std::optional<std::vector<int64_t>> {
@@ -22060,13 +22127,13 @@ inline constexpr auto reshape_equal_to_transpose = rewrite::fact<"reshape_equal_
       }
       return target;
     });
-}  // namespace detail
+}  // namespace transpose
 
 inline rewrite::RulePtr transpose_equal_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Ints<'p'> perm;
-  auto target = detail::reshape_equal_to_transpose(x, perm);
+  auto target = transpose::reshape_equal_to_transpose(x, perm);
   return rule("TransposeEqualReshape")
       .priority(1)
       .match(Transpose(x, attr<"perm"> = perm))
@@ -22084,7 +22151,7 @@ inline rewrite::RulePtr transpose_equal_reshape_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace transpose {
 // perm[axis] (axis may count from the end), or -1 when perm without that axis is not increasing.
 inline constexpr auto gathered_input_axis =
     rewrite::fact<"gathered_input_axis">([](const std::vector<int64_t>& perm, int64_t axis) -> int64_t {
@@ -22099,7 +22166,7 @@ inline constexpr auto gathered_input_axis =
       }
       return perm[axis];
     });
-}  // namespace detail
+}  // namespace transpose
 
 inline rewrite::RulePtr transpose_gather_rule() {
   using namespace rewrite::dsl;
@@ -22107,7 +22174,7 @@ inline rewrite::RulePtr transpose_gather_rule() {
   Var<'i'> index;
   Ints<'p'> perm;
   Int<'a'> axis;
-  auto input_axis = detail::gathered_input_axis(perm, axis);
+  auto input_axis = transpose::gathered_input_axis(perm, axis);
   return rule("TransposeGather")
       .match(Gather(Transpose(x, attr<"perm"> = perm), index, attr<"axis"> = axis))
       .when(rank(index) == 0 && input_axis >= 0)
@@ -22126,12 +22193,6 @@ inline rewrite::RulePtr transpose_gather_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto only_products_read = rewrite::fact<"only_products_read">([](const ValueView& t) {
-  return read_only_by(t, {"MatMul", "Gemm"});
-});
-}  // namespace detail
-
 inline rewrite::RulePtr transpose_matmul_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
@@ -22142,8 +22203,8 @@ inline rewrite::RulePtr transpose_matmul_rule() {
   auto ta = named<'u'>(shared(Transpose(a, attr<"perm"> = swap)));
   auto tb = named<'u'>(shared(Transpose(b, attr<"perm"> = swap)));
   auto both_2d = rank(a) == 2 && rank(b) == 2;
-  auto fits_a = both_2d && detail::only_products_read(ta);
-  auto fits_b = both_2d && detail::only_products_read(tb);
+  auto fits_a = both_2d && read_only_by_matmul_or_gemm(ta);
+  auto fits_b = both_2d && read_only_by_matmul_or_gemm(tb);
   auto gemm_a = named<'g'>(Gemm(ta, b, etc, attr<"transA"> = trans_a));
   auto gemm_b = named<'g'>(Gemm(a, tb, etc, attr<"transB"> = trans_b));
   return rule("TransposeMatMul")
@@ -22172,30 +22233,6 @@ inline rewrite::RulePtr transpose_matmul_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-// The constant shape keeps t's last two axes (static and positive) and has rank 2 or more.
-inline constexpr auto keeps_last_two_axes =
-    rewrite::fact<"keeps_last_two_axes">([](const ValueView& t, const Tensor& shape) {
-      const std::optional<std::vector<int64_t>> s = int_values(shape);
-      if (!s || s->size() < 2 || !t.shape() || t.shape()->size() < 2) return false;
-      const Shape& d = *t.shape();
-      const Dim rows = d[d.size() - 2], cols = d.back();
-      return rows.is_static() && cols.is_static() && rows.value() > 0 && cols.value() > 0 &&
-             (*s)[s->size() - 2] == rows.value() && s->back() == cols.value();
-    });
-inline constexpr auto last_two_swapped = rewrite::fact<"last_two_swapped">([](const Tensor& shape) {
-  std::vector<int64_t> s = *int_values(shape);
-  std::swap(s[s.size() - 2], s[s.size() - 1]);
-  return int64_tensor(s);
-});
-inline constexpr auto matrix_transpose_perm = rewrite::fact<"matrix_transpose_perm">([](const Tensor& shape) {
-  std::vector<int64_t> perm;
-  for (int64_t k = 0; k < shape.size(); ++k) perm.push_back(k);
-  std::swap(perm[perm.size() - 2], perm[perm.size() - 1]);
-  return perm;
-});
-}  // namespace detail
-
 inline rewrite::RulePtr transpose_reshape_matmul_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -22204,9 +22241,9 @@ inline rewrite::RulePtr transpose_reshape_matmul_rule() {
   Const<'s'> shape;
   auto transposed = named<'t'>(Transpose(y, attr<"perm"> = perm));
   auto regrouped = Reshape(transposed, shape, attr<"allowzero"> = 0);
-  auto moved = Transpose(Reshape(y, fold(detail::last_two_swapped(shape))),
-                         attr<"perm"> = detail::matrix_transpose_perm(shape));
-  auto condition = swaps_last_two(perm) && detail::keeps_last_two_axes(transposed, shape);
+  auto moved =
+      Transpose(Reshape(y, fold(last_two_swapped(shape))), attr<"perm"> = matrix_transpose_perm(shape));
+  auto condition = swaps_last_two(perm) && keeps_last_two_axes(transposed, shape);
   return rule("TransposeReshapeMatMul")
       .priority(1)
       .cases(match(MatMul(x, regrouped)).when(condition).to(MatMul(x, moved)),
@@ -22227,7 +22264,7 @@ inline rewrite::RulePtr transpose_reshape_matmul_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace transpose {
 // Runs of axes [first, last) of the Reshape's input and of its output holding the same elements.
 struct AxisRun {
   std::size_t in_first, in_last, out_first, out_last;
@@ -22313,7 +22350,7 @@ inline constexpr auto plan_shape = rewrite::fact<"plan_shape">(
     [](const std::optional<TransposeReshapePlan>& p) { return int64_tensor(p->shape); });
 inline constexpr auto plan_perm =
     rewrite::fact<"plan_perm">([](const std::optional<TransposeReshapePlan>& p) { return p->perm; });
-}  // namespace detail
+}  // namespace transpose
 
 inline rewrite::RulePtr transpose_reshape_transpose_rule() {
   using namespace rewrite::dsl;
@@ -22322,13 +22359,13 @@ inline rewrite::RulePtr transpose_reshape_transpose_rule() {
   Ints<'P'> p2;
   Const<'s'> shape;
   auto moved = named<'t'>(Transpose(x, attr<"perm"> = p1));
-  auto plan = detail::transpose_reshape_plan(moved, p1, shape, p2);
-  auto new_shape = fold(detail::plan_shape(plan));
-  auto perm = attr<"perm"> = detail::plan_perm(plan);
+  auto plan = transpose::transpose_reshape_plan(moved, p1, shape, p2);
+  auto new_shape = fold(transpose::plan_shape(plan));
+  auto perm = attr<"perm"> = transpose::plan_perm(plan);
   return rule("TransposeReshapeTranspose")
       .match(Transpose(Reshape(moved, shape), attr<"perm"> = p2))
       .when(has_value(plan))
-      .to(choose(detail::reshapes_first(plan), Transpose(Reshape(x, new_shape), perm),
+      .to(choose(transpose::reshapes_first(plan), Transpose(Reshape(x, new_shape), perm),
                  Reshape(Transpose(x, perm), new_shape)));
 }
 
@@ -22341,24 +22378,13 @@ inline rewrite::RulePtr transpose_reshape_transpose_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-// Transpose(Transpose(x, first), second) == Transpose(x, composed): composed[i] = first[second[i]].
-inline constexpr auto compose =
-    rewrite::fact<"compose">([](const std::vector<int64_t>& first, const std::vector<int64_t>& second) {
-      std::vector<int64_t> out;
-      for (int64_t axis : second)
-        out.push_back(axis >= 0 && axis < static_cast<int64_t>(first.size()) ? first[axis] : axis);
-      return out;
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr transpose_transpose_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Ints<'f'> first;
   Ints<'s'> second;
   auto inner = named<'i'>(shared(Transpose(x, attr<"perm"> = first)));
-  auto composed = detail::compose(first, second);
+  auto composed = composed_perm(first, second);
   auto identity = is_identity_perm(composed);
   return rule("TransposeTranspose")
       .match(Transpose(inner, attr<"perm"> = second))
@@ -22378,7 +22404,7 @@ inline rewrite::RulePtr transpose_transpose_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reshape {
 // The other reader of x (x has two), an Unsqueeze on the same axes as `root`, when it comes before root.
 inline ir::ValueId earlier_twin_unsqueeze(const ValueView& root, const ValueView& x) {
   const ir::Graph& g = *root.graph;
@@ -22395,14 +22421,14 @@ inline ir::ValueId earlier_twin_unsqueeze(const ValueView& root, const ValueView
   return ir::kNone;
 }
 inline constexpr auto twin_unsqueeze = rewrite::fact<"twin_unsqueeze">(earlier_twin_unsqueeze);
-}  // namespace detail
+}  // namespace reshape
 
 inline rewrite::RulePtr unsqueeze_equal_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'c'> c;
   auto root = named<'r'>(Unsqueeze(Equal(x, c), etc));
-  auto twin = keep<'t'>(detail::twin_unsqueeze(root, x));
+  auto twin = keep<'t'>(reshape::twin_unsqueeze(root, x));
   return rule("UnsqueezeEqual")
       .priority(1)
       .match(root)
@@ -22420,13 +22446,6 @@ inline rewrite::RulePtr unsqueeze_equal_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto no_zero = rewrite::fact<"no_zero">([](const Tensor& t) {
-  const std::vector<int64_t> dims = eval::as_int64s(t);
-  return std::find(dims.begin(), dims.end(), 0) == dims.end();
-});
-}  // namespace detail
-
 inline rewrite::RulePtr unsqueeze_or_squeeze_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -22434,7 +22453,7 @@ inline rewrite::RulePtr unsqueeze_or_squeeze_reshape_rule() {
   auto squeeze = op<"Squeeze|Unsqueeze">(x, etc);  // with or without the axes input
   return rule("UnsqueezeOrSqueezeReshape")
       .match(Reshape(squeeze, shape))
-      .when(detail::no_zero(shape))
+      .when(!contains_value(shape, 0))
       .to(Reshape(x, shape));
 }
 
@@ -22448,33 +22467,13 @@ inline rewrite::RulePtr unsqueeze_or_squeeze_reshape_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-// {k}: the reshaped shape is X's shape with a 1 inserted at axis k; {} when there is no such axis.
-inline constexpr auto inserted_axis =
-    rewrite::fact<"inserted_axis">([](const ValueView& x, const ValueView& reshaped) -> std::vector<int64_t> {
-      if (!x.shape() || !reshaped.shape() || reshaped.shape()->size() != x.shape()->size() + 1) return {};
-      const Shape& in = *x.shape();
-      const Shape& out = *reshaped.shape();
-      auto same = [](const Dim& a, const Dim& b) {
-        return rewrite::facts::KnownDim{a} == rewrite::facts::KnownDim{b};
-      };
-      for (std::size_t k = 0; k < out.size(); ++k) {
-        if (!(out[k] == Dim(1))) continue;
-        bool fits = true;
-        for (std::size_t j = 0; j < in.size() && fits; ++j) fits = same(in[j], out[j < k ? j : j + 1]);
-        if (fits) return {static_cast<int64_t>(k)};
-      }
-      return {};
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr unsqueeze_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Const<'s'> shape;
   auto unsqueeze = Unsqueeze(x, etc);  // with or without its axes input
   auto reshape = named<'r'>(Reshape(unsqueeze, shape));
-  auto axes = detail::inserted_axis(x, reshape);
+  auto axes = inserted_axis(x, reshape);
   return rule("UnsqueezeReshape")
       .match(reshape)
       .when(axes != std::vector<int64_t>{})
@@ -22492,7 +22491,7 @@ inline rewrite::RulePtr unsqueeze_reshape_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reshape {
 inline constexpr auto merge_axes = rewrite::fact<"merge_axes">(
     [](const rewrite::ValueView& x, const std::vector<int64_t>& first,
        const std::vector<int64_t>& second) -> std::optional<std::vector<int64_t>> {
@@ -22514,14 +22513,14 @@ inline constexpr auto merge_axes = rewrite::fact<"merge_axes">(
       std::sort(out.begin(), out.end());
       return out;
     });
-}  // namespace detail
+}  // namespace reshape
 
 inline rewrite::RulePtr unsqueeze_unsqueeze_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Ints<'f'> first;
   Ints<'s'> second;
-  auto merged = detail::merge_axes(x, first, second);
+  auto merged = reshape::merge_axes(x, first, second);
   return rule("UnsqueezeUnsqueeze")
       .match(Unsqueeze(Unsqueeze(x, attr<"axes"> = first), attr<"axes"> = second))
       .when(has_value(merged))
@@ -22538,13 +22537,6 @@ inline rewrite::RulePtr unsqueeze_unsqueeze_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto zero_and_infinite =
-    rewrite::fact<"zero_and_infinite">([](const Tensor& z, const Tensor& i) {
-      return z.dims() == i.dims() && equal_everywhere(z, 0.0) && std::isinf(eval::element_as_double(i, 0));
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr where_add_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -22554,7 +22546,8 @@ inline rewrite::RulePtr where_add_rule() {
   return rule("WhereAdd")
       .priority(1)
       .match(commutative(Add(x, Where(mask, zero, inf))))
-      .when(is_scalar(zero) && is_scalar(inf) && detail::zero_and_infinite(zero, inf))
+      .when(is_scalar(zero) && is_scalar(inf) && rank(zero) == rank(inf) && all_zero(zero) &&
+            is_infinite(inf))
       .to(Where(mask, x, inf));
 }
 
@@ -22695,7 +22688,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace normalization {
 // bn names both running statistics among its outputs, and something reads one of them at least (a
 // consumer or the graph's outputs).
 inline constexpr auto running_statistics_read =
@@ -22705,7 +22698,7 @@ inline constexpr auto running_statistics_read =
       return present(1) && present(2) &&
              (bn.graph->value(n.outputs[1]).is_read() || bn.graph->value(n.outputs[2]).is_read());
     });
-}  // namespace detail
+}  // namespace normalization
 
 inline rewrite::RulePtr ort_batch_normalization_training_rule() {
   using namespace rewrite::dsl;
@@ -22719,20 +22712,20 @@ inline rewrite::RulePtr ort_batch_normalization_training_rule() {
   auto bn = named<'n'>(
       shared(BatchNormalization(x, scale, bias, input_mean, input_var, attr<"epsilon"> = epsilon,
                                       attr<"momentum"> = momentum, attr<"training_mode"> = 1)));
-  auto axes = detail::all_but_channels(x);
+  auto axes = all_but_channels(x);
   auto kept_mean = let<'k'>(ReduceMean(x, attr<"axes"> = axes, attr<"keepdims"> = 1));
   auto centered = let<'d'>(Sub(x, kept_mean));
   auto mean = let<'a'>(Reshape(kept_mean, fold(int64_tensor({-1}))));
   auto var = let<'w'>(ReduceMean(Mul(centered, centered), attr<"axes"> = axes, attr<"keepdims"> = 0));
   auto running = [&](const auto& input, const auto& batch) {
-    return Add(Mul(input, fold(detail::scalar_of_type(momentum, input))),
-               Mul(batch, fold(detail::scalar_of_type(1.0f - momentum, input))));
+    return Add(Mul(input, fold(scalar_of_type(momentum, input))),
+               Mul(batch, fold(scalar_of_type(1.0f - momentum, input))));
   };
   return rule("OrtBatchNormalizationTraining")
       .match(bn)
       .when(rank(x) >= 2 && (dtype(x) == ElemType::Float || dtype(x) == ElemType::Double) &&
             dtype(scale) == dtype(x) && dtype(bias) == dtype(x) && dtype(input_mean) == dtype(x) &&
-            dtype(input_var) == dtype(x) && detail::running_statistics_read(bn))
+            dtype(input_var) == dtype(x) && normalization::running_statistics_read(bn))
       .to(BatchNormalization(x, scale, bias, mean, var, attr<"epsilon"> = epsilon),
           also(output<1>(bn), running(input_mean, mean)), also(output<2>(bn), running(input_var, var)));
 }
@@ -22771,7 +22764,7 @@ inline rewrite::RulePtr bias_gelu_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace activation {
 // How `bias` repeats over x's rows: 0 over leading axes (its dims, right-aligned, are ones and then x's
 // last dims), 1 over the axes before the last (x's first dims, ones, x's last dim, at x's rank), -1
 // neither.
@@ -22794,7 +22787,7 @@ inline constexpr auto bias_broadcast =
       while (k < last && one(k)) ++k;
       return k == last ? 1 : -1;
     });
-}  // namespace detail
+}  // namespace activation
 
 inline rewrite::RulePtr bias_softmax_rule() {
   using namespace rewrite::dsl;
@@ -22806,9 +22799,10 @@ inline rewrite::RulePtr bias_softmax_rule() {
       .priority(1)
       .match(Softmax(sum, attr<"axis"> = axis))
       .when(is_cpu_float(x) && is_last_axis(axis, x) && same_shape(x, sum) &&
-            detail::bias_broadcast(bias, x) >= 0)
-      .to(op<"BiasSoftmax", "com.microsoft">(x, bias, attr<"axis"> = rank(x) - 1,
-                                             attr<"is_inner_broadcast"> = detail::bias_broadcast(bias, x)));
+            activation::bias_broadcast(bias, x) >= 0)
+      .to(op<"BiasSoftmax", "com.microsoft">(
+          x, bias, attr<"axis"> = rank(x) - 1,
+          attr<"is_inner_broadcast"> = activation::bias_broadcast(bias, x)));
 }
 
 }  // namespace xexp::patterns
@@ -22971,7 +22965,7 @@ inline rewrite::RulePtr fused_conv_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace conv {
 // The value's only reader is an activation FusedConv can take, at its first input: the condition of
 // the rule's first case, so that the one-node form wins.
 inline constexpr auto feeds_fusable_activation =
@@ -22984,7 +22978,7 @@ inline constexpr auto feeds_fusable_activation =
              std::find(activations.begin(), activations.end(), reader.op_type) != activations.end() &&
              is_fusable_activation.f(fused_activation(ValueView{v.graph, reader.outputs[0]}), "FusedConv");
     });
-}  // namespace detail
+}  // namespace conv
 
 inline rewrite::RulePtr fused_conv_add_rule() {
   using namespace rewrite::dsl;
@@ -23006,7 +23000,7 @@ inline rewrite::RulePtr fused_conv_add_rule() {
                      conv, input<3> = z, attr<"activation"> = activation_name(activation),
                      attr<"activation_params"> = activation_params(activation))),
              match(sum)
-                 .when(fits && !detail::feeds_fusable_activation(sum))
+                 .when(fits && !conv::feeds_fusable_activation(sum))
                  .to(rebuild_as<"FusedConv", "com.microsoft">(conv, input<3> = z)));
 }
 
@@ -23048,7 +23042,7 @@ inline rewrite::RulePtr fused_gemm_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace matmul {
 // The FusedMatMul's alpha times, or divided by, the scalar s.
 inline constexpr auto alpha_times = rewrite::fact<"alpha_times">([](const ValueView& fused, const Tensor& s) {
   return static_cast<float>(analysis::alpha_of(fused) * eval::scalar_double(s));
@@ -23057,8 +23051,11 @@ inline constexpr auto alpha_divided_by =
     rewrite::fact<"alpha_divided_by">([](const ValueView& fused, const Tensor& s) {
       return static_cast<float>(analysis::alpha_of(fused) / eval::scalar_double(s));
     });
-inline constexpr auto nonzero =
-    rewrite::fact<"nonzero">([](const Tensor& s) { return eval::scalar_double(s) != 0; });
+}  // namespace matmul
+
+// FusedMatMulx2 reads nowhere_zero by its former name.
+namespace detail {
+inline constexpr const auto& nonzero = nowhere_zero;
 }  // namespace detail
 
 inline rewrite::RulePtr fused_matmul_rule() {
@@ -23081,10 +23078,10 @@ inline rewrite::RulePtr fused_matmul_rule() {
                  .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 0, attr<"transB"> = 1)),
              match(commutative(Mul(fused, s)))
                  .when(scalar_of_its_type)
-                 .to(rebuild(fused, attr<"alpha"> = detail::alpha_times(fused, s))),
+                 .to(rebuild(fused, attr<"alpha"> = matmul::alpha_times(fused, s))),
              match(Div(fused, s))
-                 .when(scalar_of_its_type && detail::nonzero(s))
-                 .to(rebuild(fused, attr<"alpha"> = detail::alpha_divided_by(fused, s))));
+                 .when(scalar_of_its_type && nowhere_zero(s))
+                 .to(rebuild(fused, attr<"alpha"> = matmul::alpha_divided_by(fused, s))));
 }
 
 }  // namespace xexp::patterns
@@ -23115,10 +23112,10 @@ inline rewrite::RulePtr fused_matmul_div_rule() {
   // alpha_times and alpha_divided_by read the product's alpha: 1 on a MatMul.
   return rule("FusedMatMulDiv")
       .priority(3)
-      .cases(match(commutative(Mul(product, s))).when(fits).to(fused(detail::alpha_times(product, s))),
+      .cases(match(commutative(Mul(product, s))).when(fits).to(fused(matmul::alpha_times(product, s))),
              match(Div(product, s))
-                 .when(fits && detail::nonzero(s))
-                 .to(fused(detail::alpha_divided_by(product, s))));
+                 .when(fits && nowhere_zero(s))
+                 .to(fused(matmul::alpha_divided_by(product, s))));
 }
 
 }  // namespace xexp::patterns
@@ -23217,14 +23214,6 @@ inline rewrite::RulePtr fused_matmul_x2_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-// 1 - flag: the FusedMatMul flag of the transposed product.
-inline constexpr auto flipped_flag =
-    rewrite::fact<"flipped_flag">([](const ValueView& fused, const std::string& name) {
-      return static_cast<int64_t>(int_attribute(rewrite::node_of(fused), name.c_str(), 0) != 0 ? 0 : 1);
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr fused_matmul_transpose_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
@@ -23235,11 +23224,10 @@ inline rewrite::RulePtr fused_matmul_transpose_rule() {
   auto fused = named<'f'>(FusedMatMul(a, b));
   auto ranks = rank(a) >= 2 && rank(b) >= 2 && dtype(a) == ElemType::Float;
   auto swapped_product = FusedMatMul(b, a, attr<"alpha"> = 1.0f, attr<"transA"> = 1, attr<"transB"> = 1);
-  auto swapped_fused =
-      rebuild(fused, b, a, attr<"transA"> = detail::flipped_flag(fused, std::string("transB")),
-              attr<"transB"> = detail::flipped_flag(fused, std::string("transA")));
+  auto swapped_fused = rebuild(fused, b, a, attr<"transA"> = 1 - flag_of(fused, "transB"),
+                               attr<"transB"> = 1 - flag_of(fused, "transA"));
   auto regrouped = [&](auto p) { return Reshape(p, shape, attr<"allowzero"> = 0); };
-  auto swapped_shape = fold(detail::last_two_swapped(shape));
+  auto swapped_shape = fold(last_two_swapped(shape));
   auto product_fits = ranks && swaps_last_two(perm);
   auto fused_fits = product_fits && detail::no_batch_transpose(fused);
   return rule("FusedMatMulTranspose")
@@ -23247,10 +23235,10 @@ inline rewrite::RulePtr fused_matmul_transpose_rule() {
       .cases(match(Transpose(product, attr<"perm"> = perm)).when(product_fits).to(swapped_product),
              match(Transpose(fused, attr<"perm"> = perm)).when(fused_fits).to(swapped_fused),
              match(Transpose(regrouped(product), attr<"perm"> = perm))
-                 .when(product_fits && detail::keeps_last_two_axes(product, shape))
+                 .when(product_fits && keeps_last_two_axes(product, shape))
                  .to(Reshape(swapped_product, swapped_shape)),
              match(Transpose(regrouped(fused), attr<"perm"> = perm))
-                 .when(fused_fits && detail::keeps_last_two_axes(fused, shape))
+                 .when(fused_fits && keeps_last_two_axes(fused, shape))
                  .to(Reshape(swapped_fused, swapped_shape)));
 }
 
@@ -23300,7 +23288,8 @@ inline rewrite::RulePtr gelu_ort_rule() {
 namespace xexp::patterns {
 
 inline rewrite::RulePtr layer_normalization_any_opset_rule() {
-  return detail::layer_normalization_decomposition("LayerNormalizationAnyOpset", rewrite::opset_at_least(1));
+  return normalization::layer_normalization_decomposition("LayerNormalizationAnyOpset",
+                                                          rewrite::opset_at_least(1));
 }
 
 }  // namespace xexp::patterns
@@ -23335,39 +23324,16 @@ inline rewrite::RulePtr missing_cos_sin_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-// The type a Range on t runs in, or nullopt when ONNX allows t (or no type holds it).
-inline std::optional<ElemType> range_type_for(ElemType t) {
-  switch (t) {
-    case ElemType::Float16:
-    case ElemType::BFloat16:
-      return ElemType::Float;
-    case ElemType::Int8:
-    case ElemType::UInt8:
-    case ElemType::UInt16:
-      return ElemType::Int32;
-    case ElemType::UInt32:
-      return ElemType::Int64;
-    default:
-      return std::nullopt;
-  }
-}
-inline constexpr auto lacks_range_kernel = rewrite::fact<"lacks_range_kernel">(
-    [](const ValueView& x) { return range_type_for(x.elem()).has_value(); });
-inline constexpr auto range_type =
-    rewrite::fact<"range_type">([](const ValueView& x) { return *range_type_for(x.elem()); });
-}  // namespace detail
-
 inline rewrite::RulePtr missing_range_rule() {
   using namespace rewrite::dsl;
   Var<'s'> start;
   Var<'l'> limit;
   Var<'d'> delta;
-  auto wide = [&](auto x) { return Cast(x, attr<"to"> = detail::range_type(start)); };
+  auto wide = [&](auto x) { return Cast(x, attr<"to"> = range_type(start)); };
   return rule("MissingRange")
       .priority(1)
       .match(Range(start, limit, delta))
-      .when(detail::lacks_range_kernel(start))
+      .when(lacks_range_kernel(start))
       .to(Cast(Range(wide(start), wide(limit), wide(delta)), attr<"to"> = dtype(start)));
 }
 
@@ -23382,22 +23348,6 @@ inline rewrite::RulePtr missing_range_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-// The type holding every value of x's type in the same order, in which ONNX Runtime's CPU kernels
-// select (ReduceMax, ReduceMin, TopK); nullopt when they have x's type or none fits. ONNX allows uint16
-// in TopK only.
-inline std::optional<ElemType> exact_selection_type(ElemType t) {
-  if (t == ElemType::BFloat16) return ElemType::Float;
-  if (t == ElemType::UInt16) return ElemType::Int32;
-  if (t == ElemType::UInt32) return ElemType::Int64;
-  return std::nullopt;
-}
-inline constexpr auto lacks_selection_kernel = rewrite::fact<"lacks_selection_kernel">(
-    [](const ValueView& x) { return exact_selection_type(x.elem()).has_value(); });
-inline constexpr auto selection_type =
-    rewrite::fact<"selection_type">([](const ValueView& x) { return *exact_selection_type(x.elem()); });
-}  // namespace detail
-
 inline rewrite::RulePtr missing_reduce_max_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -23405,9 +23355,8 @@ inline rewrite::RulePtr missing_reduce_max_rule() {
   return rule("MissingReduceMax")
       .priority(1)
       .match(reduce)
-      .when(detail::lacks_selection_kernel(x))
-      .to(Cast(rebuild(reduce, input<0> = Cast(x, attr<"to"> = detail::selection_type(x))),
-               attr<"to"> = dtype(x)));
+      .when(lacks_selection_kernel(x))
+      .to(Cast(rebuild(reduce, input<0> = Cast(x, attr<"to"> = selection_type(x))), attr<"to"> = dtype(x)));
 }
 
 }  // namespace xexp::patterns
@@ -23429,9 +23378,8 @@ inline rewrite::RulePtr missing_top_k_rule() {
   return rule("MissingTopK")
       .priority(1)
       .match(top)
-      .when(detail::lacks_selection_kernel(x))
-      .to(Cast(rebuild(top, input<0> = Cast(x, attr<"to"> = detail::selection_type(x))),
-               attr<"to"> = dtype(x)));
+      .when(lacks_selection_kernel(x))
+      .to(Cast(rebuild(top, input<0> = Cast(x, attr<"to"> = selection_type(x))), attr<"to"> = dtype(x)));
 }
 
 }  // namespace xexp::patterns
@@ -23707,7 +23655,7 @@ inline rewrite::RulePtr quick_gelu_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace matmul {
 // The Reshape's constant shape flattens every axis of `a` but the last: [-1, k], or [N, k] with N the
 // product of a's leading axes, k a's last axis (static), and a of rank 3 or more.
 inline constexpr auto flattens_leading_axes =
@@ -23734,7 +23682,7 @@ inline constexpr auto has_static_columns = rewrite::fact<"has_static_columns">(
     [](const ValueView& b, int64_t trans_b) { return gemm_columns(b, trans_b).has_value(); });
 inline constexpr auto rows_of_columns = rewrite::fact<"rows_of_columns">(
     [](const ValueView& b, int64_t trans_b) { return int64_tensor({-1, *gemm_columns(b, trans_b)}); });
-}  // namespace detail
+}  // namespace matmul
 
 inline rewrite::RulePtr reshape_gemm_rule() {
   using namespace rewrite::dsl;
@@ -23746,10 +23694,10 @@ inline rewrite::RulePtr reshape_gemm_rule() {
   return rule("ReshapeGemm")
       .priority(3)
       .match(Gemm(Reshape(a, shape), b, attr<"transA"> = 0, attr<"transB"> = trans_b, attr<"alpha"> = alpha))
-      .when(dtype(a) == ElemType::Float && detail::flattens_leading_axes(a, shape) &&
-            detail::has_static_columns(b, trans_b))
+      .when(dtype(a) == ElemType::Float && matmul::flattens_leading_axes(a, shape) &&
+            matmul::has_static_columns(b, trans_b))
       .to(Reshape(FusedMatMul(a, b, attr<"alpha"> = alpha, attr<"transA"> = 0, attr<"transB"> = trans_b),
-                  fold(detail::rows_of_columns(b, trans_b))));
+                  fold(matmul::rows_of_columns(b, trans_b))));
 }
 
 }  // namespace xexp::patterns
@@ -23766,12 +23714,6 @@ inline rewrite::RulePtr reshape_gemm_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto is_product_or_sum = rewrite::fact<"is_product_or_sum">([](const ValueView& y) {
-  return producer_of(*y.graph, y.id, "Gemm") != nullptr || producer_of(*y.graph, y.id, "Add") != nullptr;
-});
-}  // namespace detail
-
 inline rewrite::RulePtr reshape_gemm_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
@@ -23787,14 +23729,15 @@ inline rewrite::RulePtr reshape_gemm_reshape_rule() {
   auto summed_out = named<'o'>(Reshape(commutative(Add(gemm, y)), back));
   auto product = FusedMatMul(a, b, attr<"alpha"> = alpha, attr<"transA"> = 0, attr<"transB"> = trans_b);
   auto fits = [&](auto reshaped) {
-    return dtype(a) == ElemType::Float && detail::flattens_leading_axes(a, shape) &&
+    return dtype(a) == ElemType::Float && matmul::flattens_leading_axes(a, shape) &&
            restores_leading_axes(reshaped, a, gemm);
   };
   return rule("ReshapeGemmReshape")
       .priority(3)
       .cases(match(out).when(fits(out)).to(product),
              match(summed_out)
-                 .when(fits(summed_out) && same_shape(y, gemm) && detail::is_product_or_sum(y))
+                 .when(fits(summed_out) && same_shape(y, gemm) &&
+                       (produced_by(y, "Gemm") || produced_by(y, "Add")))
                  .to(Add(product, Reshape(y, back))));
 }
 
@@ -24032,13 +23975,6 @@ inline rewrite::RulePtr softmax_grad_rule() {
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto is_flag_off =
-    rewrite::fact<"is_flag_off">([](const ValueView& fused, const std::string& name) {
-      return int_attribute(rewrite::node_of(fused), name.c_str(), 0) == 0;
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr transpose_fused_matmul_b_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
@@ -24054,8 +23990,7 @@ inline rewrite::RulePtr transpose_fused_matmul_b_rule() {
                  .to(FusedMatMul(a, Transpose(b, attr<"perm"> = to_heads_first), attr<"alpha"> = 1.0f,
                                  attr<"transA"> = 0, attr<"transB"> = 1)),
              match(fused)
-                 .when(types && detail::is_flag_off(fused, std::string("transB")) &&
-                       detail::no_batch_transpose(fused))
+                 .when(types && flag_of(fused, "transB") == 0 && detail::no_batch_transpose(fused))
                  .to(rebuild(fused, input<1> = Transpose(b, attr<"perm"> = to_heads_first),
                              attr<"transB"> = 1)));
 }

@@ -100,9 +100,12 @@ inline Tensor compute(Symbol op_type, std::vector<std::optional<Tensor>> inputs,
                       const std::vector<ir::Attribute>& attributes = {}) {
   return eval::evaluate_op(op_type, {}, inputs, attributes, 18, 1).at(0);
 }
-// a * b, broadcast as ONNX Mul does (folded into a scale).
-inline constexpr auto product = fact<"product">([](const Tensor& a, const Tensor& b) {
-  return compute("Mul", {a, b});
+// The tensor of a constant value (a ValueView that is one), or the tensor itself.
+inline const Tensor& tensor_of(const Tensor& t) { return t; }
+inline const Tensor& tensor_of(const ValueView& v) { return *v.constant(); }
+// a * b, broadcast as ONNX Mul does (folded into a scale); a may be a constant value.
+inline constexpr auto product = fact<"product">([](const auto& a, const Tensor& b) {
+  return compute("Mul", {tensor_of(a), b});
 });
 // The parts joined along `axis`, as ONNX Concat does.
 inline Tensor concatenated(const std::vector<const Tensor*>& parts, int64_t axis) {
@@ -118,5 +121,67 @@ inline constexpr auto has_value = fact<"has_value">([](const auto& v) { return v
 inline constexpr auto value_of = fact<"value">([](const auto& v) { return *v; });
 inline constexpr auto as_tensor =
     fact<"as_tensor">([](const std::optional<std::vector<int64_t>>& v) { return int64_tensor(*v); });
+
+// ---- more facts on constants -------------------------------------------------------------------------
+// c leaves x unchanged under an elementwise op whose neutral element is `value` (0 for Add, 1 for Mul):
+// c is `value` everywhere, has x's type, and broadcasting with it keeps x's shape (no more axes than x,
+// each 1 or x's size there).
+inline constexpr auto is_neutral = fact<"is_neutral">([](const ValueView& x, const Tensor& c, double value) {
+  if (!x.shape() || c.type() != x.elem() || c.rank() > x.shape()->size()) return false;
+  const std::size_t offset = x.shape()->size() - c.rank();
+  for (std::size_t k = 0; k < c.rank(); ++k)
+    if (c.dims()[k] != 1 && (*x.shape())[offset + k] != Dim(c.dims()[k])) return false;
+  return equal_everywhere(c, value);
+});
+// The first element of a constant is +inf or -inf.
+inline constexpr auto is_infinite = fact<"is_infinite">([](const Tensor& t) {
+  return t.size() >= 1 && t.type() != ElemType::String && std::isinf(eval::element_as_double(t, 0));
+});
+// Two int64 tensors holding the same values (two shapes that are one).
+inline constexpr auto same_int64_values = fact<"same_int64_values">([](const Tensor& a, const Tensor& b) {
+  return a.type() == ElemType::Int64 && b.type() == ElemType::Int64 && int_values(a) == int_values(b);
+});
+// The number of a one-element constant, as an integer attribute (ignore_index).
+inline constexpr auto scalar_int =
+    fact<"scalar_int">([](const Tensor& t) { return static_cast<int64_t>(eval::element_as_double(t, 0)); });
+// c * d of two one-element constants, as one scalar of c's type.
+inline constexpr auto scalar_product = fact<"scalar_product">([](const Tensor& c, const Tensor& d) {
+  return eval::filled(c.type(), {}, eval::element_as_double(c, 0) * eval::element_as_double(d, 0));
+});
+// `value` as a scalar (shape ()) of x's type.
+inline constexpr auto scalar_of_type = fact<"scalar_of_type">([](float value, const ValueView& x) {
+  return eval::cast_tensor(Tensor::scalar<float>(value), x.elem());
+});
+
+// a + b, broadcast as ONNX Add does (folded into a bias); a may be a constant value.
+inline constexpr auto sum = fact<"sum">([](const auto& a, const Tensor& b) {
+  return compute("Add", {tensor_of(a), b});
+});
+// An optional input that is absent or a constant.
+inline constexpr auto constant_or_absent =
+    fact<"constant_or_absent">([](const ValueView& v) { return v.id == ir::kNone || v.constant(); });
+// An optional input (a bias) that is absent or a constant of zeros.
+inline constexpr auto absent_or_zero = fact<"absent_or_zero">([](const ValueView& v) {
+  return v.id == ir::kNone || (v.constant() && equal_everywhere(*v.constant(), 0.0));
+});
+// `value` in x's type over x's dims from `axis` on (negative counts from the end), which are static: the
+// scale (ones) or bias (zeros) a normalization over those axes writes.
+inline constexpr auto filled_from = fact<"filled_from">([](const ValueView& x, int64_t axis, double value) {
+  const auto rank = static_cast<int64_t>(x.shape()->size());
+  std::vector<int64_t> dims;
+  for (int64_t k = axis < 0 ? axis + rank : axis; k < rank; ++k)
+    dims.push_back((*x.shape())[static_cast<std::size_t>(k)].value());
+  return eval::filled(x.elem(), dims, value);
+});
+// Some element of a numeric tensor equals `value` (a shape holding 0, which Reshape reads as "copy").
+inline constexpr auto contains_value = fact<"contains_value">([](const Tensor& t, double value) {
+  if (t.type() == ElemType::String) return false;
+  for (int64_t k = 0; k < t.size(); ++k)
+    if (eval::element_as_double(t, k) == value) return true;
+  return false;
+});
+// 1 in x's type, of shape (1,) (ConstantOfShape's value).
+inline constexpr auto one_of_type =
+    fact<"one_of_type">([](const ValueView& x) { return eval::filled(x.elem(), {1}, 1.0); });
 
 }  // namespace xexp::patterns

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "xexp/core/slice_range.hpp"
@@ -108,5 +109,66 @@ inline const ir::Node* producer_of(const ir::Graph& g, ir::ValueId v, const char
   const ir::Node& n = g.node(value.producer);
   return n.op_type == Symbol(op) && n.domain.empty() && !n.inputs.empty() ? &n : nullptr;
 }
+
+// ---- more facts on nodes ------------------------------------------------------------------------------
+// A BatchNormalization in inference mode: training_mode absent (before opset 14, or the default) or 0.
+inline constexpr auto in_inference_mode = fact<"in_inference_mode">(
+    [](const ValueView& n) { return int_attribute(rewrite::node_of(n), "training_mode", 0) == 0; });
+// Flag attribute `name` of the node producing v, 1 when set to anything but 0, 0 when 0 or absent
+// (contrib ops' transA/transB): `1 - flag_of(...)` flips it.
+inline constexpr auto flag_of = fact<"flag_of">([](const ValueView& v, const std::string& name) {
+  return static_cast<int64_t>(int_attribute(rewrite::node_of(v), name.c_str(), 0) != 0 ? 1 : 0);
+});
+// v is the first output of a default-domain `op` node.
+inline constexpr auto produced_by = fact<"produced_by">([](const ValueView& v, const std::string& op) {
+  return producer_of(*v.graph, v.id, op.c_str()) != nullptr;
+});
+// The inputs of the node producing v after the first (Clip's bounds, a binary op's second operand) are
+// scalars, or omitted, and none is the first: a Transpose or Reshape of the first input can move past
+// the node.
+inline constexpr auto extra_inputs_are_scalars = fact<"extra_inputs_are_scalars">([](const ValueView& op) {
+  const ir::Node& n = rewrite::node_of(op);
+  for (std::size_t k = 1; k < n.inputs.size(); ++k) {
+    if (n.inputs[k] == ir::kNone) continue;
+    const ir::Value& v = op.graph->value(n.inputs[k]);
+    if (n.inputs[k] == n.inputs[0] || !v.shape || !rewrite::facts::is_scalar(*v.shape)) return false;
+  }
+  return true;
+});
+// The input of the node producing v that a constant holding one integer i picks (negative counts from
+// the end, as SequenceAt and Gather do), or kNone when i is out of range or not one integer.
+inline constexpr auto input_at = fact<"input_at">([](const ValueView& v, const Tensor& index) {
+  const ir::Node& n = rewrite::node_of(v);
+  const std::optional<std::vector<int64_t>> i = int_values(index);
+  if (!i || i->size() != 1) return ir::kNone;
+  const auto count = static_cast<int64_t>(n.inputs.size());
+  const int64_t k = (*i)[0] < 0 ? (*i)[0] + count : (*i)[0];
+  return k >= 0 && k < count ? n.inputs[k] : ir::kNone;
+});
+
+// A Conv without padding: pads absent or all zero, auto_pad absent, NOTSET or VALID.
+inline constexpr auto unpadded = fact<"unpadded">([](const ValueView& conv) {
+  const ir::Node& n = rewrite::node_of(conv);
+  if (const ir::Attribute* a = n.attribute(Symbol("auto_pad"));
+      a && a->s != "NOTSET" && a->s != "VALID" && !a->s.empty())
+    return false;
+  const ir::Attribute* pads = n.attribute(Symbol("pads"));
+  return !pads || std::all_of(pads->ints.begin(), pads->ints.end(), [](int64_t p) { return p == 0; });
+});
+// The one value a ConstantOfShape fills with (its `value` attribute), nullptr when it gives none.
+inline const Tensor* fill_value(const ValueView& fill) {
+  const ir::Attribute* a = rewrite::node_of(fill).attribute(Symbol("value"));
+  return a && a->tensors.size() == 1 ? &a->tensors[0] : nullptr;
+}
+// A ConstantOfShape's value is one element (or absent).
+inline constexpr auto fills_one_value = fact<"fills_one_value">([](const ValueView& fill) {
+  const Tensor* value = fill_value(fill);
+  return !value || value->size() == 1;
+});
+// A ConstantOfShape's value as a scalar of its type: float 0 when the node gives none.
+inline constexpr auto fill_scalar = fact<"fill_scalar">([](const ValueView& fill) {
+  const Tensor* value = fill_value(fill);
+  return value ? value->reshaped({}) : Tensor::scalar<float>(0.f);
+});
 
 }  // namespace xexp::patterns

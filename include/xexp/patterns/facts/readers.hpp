@@ -75,4 +75,10 @@ inline ir::ValueId replace_readers(rewrite::Rewriter& r, ir::NodeId root,
   return root_replacement;
 }
 
+// v is read only by products, MatMul or Gemm (a Transpose they can take as a flag).
+inline constexpr auto read_only_by_matmul_or_gemm =
+    fact<"read_only_by_matmul_or_gemm">([](const ValueView& v) {
+      return read_only_by(v, {"MatMul", "Gemm"});
+    });
+
 }  // namespace xexp::patterns

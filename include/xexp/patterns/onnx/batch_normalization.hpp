@@ -6,12 +6,6 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-// training_mode absent (before opset 14, or the default) or 0.
-inline constexpr auto inference_mode = rewrite::fact<"inference_mode">(
-    [](const ValueView& bn) { return int_attribute(rewrite::node_of(bn), "training_mode", 0) == 0; });
-}  // namespace detail
-
 inline rewrite::RulePtr batch_normalization_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -23,7 +17,7 @@ inline rewrite::RulePtr batch_normalization_rule() {
   auto bn = named<'n'>(BatchNormalization(x, scale, bias, mean, var, attr<"epsilon"> = epsilon));
   return rule("BatchNormalization")
       .match(bn)
-      .when(epsilon == 0.0f && detail::inference_mode(bn) && all_equal(scale, 1.0) && all_zero(bias) &&
+      .when(epsilon == 0.0f && in_inference_mode(bn) && all_equal(scale, 1.0) && all_zero(bias) &&
             all_zero(mean) && all_equal(var, 1.0))
       .to(x);
 }

@@ -14,24 +14,6 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-// Every axis of x but the channels: what the statistics reduce.
-inline constexpr auto all_but_channels = rewrite::fact<"all_but_channels">([](const ValueView& x) {
-  std::vector<int64_t> axes{0};
-  for (int64_t k = 2; k < static_cast<int64_t>(x.shape()->size()); ++k) axes.push_back(k);
-  return axes;
-});
-// (1, -1, 1, ...) of x's rank: a per-channel vector made to broadcast against x.
-inline constexpr auto per_channel_shape = rewrite::fact<"per_channel_shape">([](const ValueView& x) {
-  std::vector<int64_t> shape(x.shape()->size(), 1);
-  shape[1] = -1;
-  return int64_tensor(shape);
-});
-inline constexpr auto scalar_of_type = rewrite::fact<"scalar_of_type">([](float value, const ValueView& x) {
-  return eval::cast_tensor(Tensor::scalar<float>(value), x.elem());
-});
-}  // namespace detail
-
 inline rewrite::RulePtr batch_normalization_training_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -42,11 +24,11 @@ inline rewrite::RulePtr batch_normalization_training_rule() {
   Float<'e'> epsilon;
   auto bn =
       BatchNormalization(x, scale, bias, mean, var, attr<"epsilon"> = epsilon, attr<"training_mode"> = 1);
-  auto axes = detail::all_but_channels(x);
+  auto axes = all_but_channels(x);
   auto centered = let<'d'>(Sub(x, ReduceMean(x, attr<"axes"> = axes, attr<"keepdims"> = 1)));
   auto variance = ReduceMean(Mul(centered, centered), attr<"axes"> = axes, attr<"keepdims"> = 1);
-  auto deviation = Sqrt(Add(variance, fold(detail::scalar_of_type(epsilon, x))));
-  auto per_channel = [&](const auto& v) { return Reshape(v, fold(detail::per_channel_shape(x))); };
+  auto deviation = Sqrt(Add(variance, fold(scalar_of_type(epsilon, x))));
+  auto per_channel = [&](const auto& v) { return Reshape(v, fold(per_channel_shape(x))); };
   return rule("BatchNormalizationTraining")
       .match(bn)
       .when(rank(x) >= 2 && dtype(scale) == dtype(x) && dtype(bias) == dtype(x))

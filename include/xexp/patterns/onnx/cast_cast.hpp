@@ -6,16 +6,6 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto exact_round_trip =
-    rewrite::fact<"exact_round_trip">([](ElemType from, int64_t through) {
-      const auto mid = static_cast<ElemType>(through);
-      const bool small_float =
-          from == ElemType::Float || from == ElemType::Float16 || from == ElemType::BFloat16;
-      return small_float && (mid == ElemType::Float || mid == ElemType::Double);
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr cast_cast_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -23,7 +13,7 @@ inline rewrite::RulePtr cast_cast_rule() {
   Int<'t'> to;
   return rule("CastCast")
       .match(Cast(Cast(x, attr<"to"> = mid), attr<"to"> = to))
-      .when(mid == to || dtype(x) == mid || (dtype(x) == to && detail::exact_round_trip(dtype(x), mid)))
+      .when(mid == to || dtype(x) == mid || (dtype(x) == to && exact_round_trip(dtype(x), mid)))
       .to(choose(dtype(x) == to, x, Cast(x, attr<"to"> = to)));
 }
 

@@ -9,28 +9,6 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-// 3 double, 2 float, 1 float16 or bfloat16, 0 anything else.
-inline int float_precision(ElemType t) {
-  switch (t) {
-    case ElemType::Double:
-      return 3;
-    case ElemType::Float:
-      return 2;
-    case ElemType::Float16:
-    case ElemType::BFloat16:
-      return 1;
-    default:
-      return 0;
-  }
-}
-// T strictly more precise than U (T == U is CastPattern's job).
-inline constexpr auto more_precise = rewrite::fact<"more_precise">([](ElemType t, int64_t u) {
-  return float_precision(static_cast<ElemType>(u)) > 0 &&
-         float_precision(t) > float_precision(static_cast<ElemType>(u));
-});
-}  // namespace detail
-
 inline rewrite::RulePtr cast_cast_binary_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
@@ -40,7 +18,7 @@ inline rewrite::RulePtr cast_cast_binary_rule() {
   return rule("CastCastBinary")
       .priority(1)
       .match(binary)
-      .when(dtype(a) == dtype(b) && detail::more_precise(dtype(a), to))
+      .when(dtype(a) == dtype(b) && more_precise(dtype(a), to))
       .to(Cast(rebuild(binary, a, b), attr<"to"> = to));
 }
 

@@ -9,11 +9,9 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace cast {
 inline constexpr rewrite::FixedString kStashedNormalizations = "LayerNormalization|SimplifiedLayerNormalization";
-inline constexpr auto is_half_or_double = rewrite::fact<"is_half_or_double">(
-    [](const ValueView& x) { return x.elem() == ElemType::Float16 || x.elem() == ElemType::Double; });
-}  // namespace detail
+}  // namespace cast
 
 inline rewrite::RulePtr cast_layer_normalization_cast_rule() {
   using namespace rewrite::dsl;
@@ -22,9 +20,10 @@ inline rewrite::RulePtr cast_layer_normalization_cast_rule() {
   Var<'b'> bias;
   Int<'S'> stash;
   Int<'B'> back;
-  auto with_bias = named<'n'>(op<detail::kStashedNormalizations>(Cast(x, attr<"to"> = stash), scale, bias, attr<"stash_type"> = stash));
-  auto without_bias = named<'n'>(op<detail::kStashedNormalizations>(Cast(x, attr<"to"> = stash), scale, attr<"stash_type"> = stash));
-  auto condition = detail::is_half_or_double(x) && dtype(x) == back && stash == int64_t{1};
+  auto with_bias = named<'n'>(op<cast::kStashedNormalizations>(Cast(x, attr<"to"> = stash), scale, bias, attr<"stash_type"> = stash));
+  auto without_bias = named<'n'>(op<cast::kStashedNormalizations>(Cast(x, attr<"to"> = stash), scale, attr<"stash_type"> = stash));
+  auto condition =
+      (dtype(x) == ElemType::Float16 || dtype(x) == ElemType::Double) && dtype(x) == back && stash == int64_t{1};
   auto cast_scale = Cast(scale, attr<"to"> = dtype(x));
   return rule("CastLayerNormalizationCast")
       .priority(1)

@@ -10,15 +10,6 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-// x of the float type U (`back`) the result is cast to, computed in another float type by `op`.
-inline constexpr auto float_round_trip =
-    rewrite::fact<"float_round_trip">([](const ValueView& x, const ValueView& op, int64_t back) {
-      return static_cast<int64_t>(x.elem()) == back && is_cpu_float_type(x.elem()) &&
-             float_precision(op.elem()) > 0 && op.elem() != x.elem();
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr cast_op_cast_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -29,20 +20,18 @@ inline rewrite::RulePtr cast_op_cast_rule() {
   auto right = named<'o'>(op<kBinaryArithmetic>(y, Cast(x)));
   auto unary = named<'o'>(op<"Neg|Sigmoid|Softmax">(Cast(x)));
   auto y_in_u = Cast(y, attr<"to"> = back);
+  // x of the float type U (`back`) the result is cast to, computed in another float type by `computed`.
+  auto round_trip = [&](const auto& computed) {
+    return dtype(x) == back && is_cpu_float(x) && is_float(computed) && dtype(computed) != dtype(x);
+  };
   return rule("CastOpCast")
       .priority(1)
       .cases(match(Cast(both, attr<"to"> = back))
-                 .when(detail::float_round_trip(x, both, back) && dtype(y) == back)
+                 .when(round_trip(both) && dtype(y) == back)
                  .to(rebuild(both, x, y)),
-             match(Cast(left, attr<"to"> = back))
-                 .when(detail::float_round_trip(x, left, back))
-                 .to(rebuild(left, x, y_in_u)),
-             match(Cast(right, attr<"to"> = back))
-                 .when(detail::float_round_trip(x, right, back))
-                 .to(rebuild(right, y_in_u, x)),
-             match(Cast(unary, attr<"to"> = back))
-                 .when(detail::float_round_trip(x, unary, back))
-                 .to(rebuild(unary, x)));
+             match(Cast(left, attr<"to"> = back)).when(round_trip(left)).to(rebuild(left, x, y_in_u)),
+             match(Cast(right, attr<"to"> = back)).when(round_trip(right)).to(rebuild(right, y_in_u, x)),
+             match(Cast(unary, attr<"to"> = back)).when(round_trip(unary)).to(rebuild(unary, x)));
 }
 
 }  // namespace xexp::patterns

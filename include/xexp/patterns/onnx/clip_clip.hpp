@@ -7,7 +7,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace elementwise {
 // Which bounds a Clip gives: 1 only min, 2 only max, 0 both or none.
 inline int only_bound(const ValueView& clip) {
   const bool lo = rewrite::input_of(clip, 1) != ir::kNone, hi = rewrite::input_of(clip, 2) != ir::kNone;
@@ -21,7 +21,7 @@ inline constexpr auto clips_merge =
       std::optional<double> hi = scalar_constant(*outer.graph, rewrite::input_of(inner, 2));
       return lo && hi && *lo <= *hi;
     });
-}  // namespace detail
+}  // namespace elementwise
 
 inline rewrite::RulePtr clip_clip_rule() {
   using namespace rewrite::dsl;
@@ -36,7 +36,7 @@ inline rewrite::RulePtr clip_clip_rule() {
   return rule("ClipClip")
       .priority(1)
       .match(outer)
-      .when(detail::clips_merge(outer, inner))
+      .when(elementwise::clips_merge(outer, inner))
       .to(Clip(x, choose(present(lo), lo, lo_inner), choose(present(hi), hi, hi_inner)));
 }
 

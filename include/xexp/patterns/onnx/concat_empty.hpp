@@ -8,7 +8,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace concat {
 // The Concat inputs that are not known to be empty along `axis`.
 inline std::vector<ir::ValueId> non_empty_parts(const ValueView& concat, int64_t axis) {
   const ir::Graph& g = *concat.graph;
@@ -31,18 +31,18 @@ inline constexpr auto is_single =
     rewrite::fact<"is_single">([](const std::vector<ir::ValueId>& kept) { return kept.size() == 1; });
 inline constexpr auto first_of =
     rewrite::fact<"first_of">([](const std::vector<ir::ValueId>& kept) { return kept.front(); });
-}  // namespace detail
+}  // namespace concat
 
 inline rewrite::RulePtr concat_empty_rule() {
   using namespace rewrite::dsl;
   Int<'a'> axis;
   auto concat = named<'c'>(Concat(etc, attr<"axis"> = axis));
-  auto kept = keep<'k'>(detail::parts_not_empty(concat, axis));
+  auto kept = keep<'k'>(concat::parts_not_empty(concat, axis));
   return rule("ConcatEmpty")
       .priority(1)
       .match(concat)
-      .when(detail::drops_some_but_not_all(kept, concat))
-      .to(choose(detail::is_single(kept), found(detail::first_of(kept)),
+      .when(concat::drops_some_but_not_all(kept, concat))
+      .to(choose(concat::is_single(kept), found(concat::first_of(kept)),
                  Concat(spread(kept), attr<"axis"> = axis)));
 }
 

@@ -6,7 +6,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace concat {
 // Part i, or kNone when the index or a part does not have shape (1,).
 inline ir::ValueId picked_concat_part(const ValueView& concat, const Tensor& index) {
   const ir::Node& n = rewrite::node_of(concat);
@@ -21,13 +21,13 @@ inline ir::ValueId picked_concat_part(const ValueView& concat, const Tensor& ind
   return i >= 0 && i < count ? n.inputs[i] : ir::kNone;
 }
 inline constexpr auto picked_part = rewrite::fact<"picked_part">(picked_concat_part);
-}  // namespace detail
+}  // namespace concat
 
 inline rewrite::RulePtr concat_gather_rule() {
   using namespace rewrite::dsl;
   Const<'i'> index;
   auto concat = named<'c'>(shared(Concat(etc)));
-  auto picked = keep<'p'>(detail::picked_part(concat, index));
+  auto picked = keep<'p'>(concat::picked_part(concat, index));
   return rule("ConcatGather")
       .match(Gather(concat, index, attr<"axis"> = 0))
       .when(picked != ir::kNone)

@@ -8,7 +8,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reshape {
 inline bool is_shape_derived(const ir::Graph& g, ir::ValueId v) {
   const ir::Value& value = g.value(v);
   if (value.producer == ir::kNone) return false;
@@ -37,19 +37,19 @@ inline constexpr auto last_shape_part =
       }
       return last;
     });
-}  // namespace detail
+}  // namespace reshape
 
 inline rewrite::RulePtr concat_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   auto concat = named<'c'>(shared(Concat(etc)));
   auto reshape = named<'r'>(Reshape(x, concat));
-  auto last = keep<'l'>(detail::last_shape_part(reshape, concat));
-  auto shape = keep<'s'>(detail::constant_shape(concat, last));
+  auto last = keep<'l'>(reshape::last_shape_part(reshape, concat));
+  auto shape = keep<'s'>(reshape::constant_shape(concat, last));
   return rule("ConcatReshape")
       .match(reshape)
       .when(last >= 0)
-      .to(detail::reshape_with_minus_one(x, concat, last, shape));
+      .to(reshape::reshape_with_minus_one(x, concat, last, shape));
 }
 
 }  // namespace xexp::patterns

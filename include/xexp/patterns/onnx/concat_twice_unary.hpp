@@ -14,7 +14,7 @@ inline rewrite::RulePtr concat_twice_unary_rule() {
   return rule("ConcatTwiceUnary")
       .priority(1)
       .match(unary)
-      .when(opset_at_least(18) && detail::extra_inputs_are_scalars(unary))
+      .when(opset_at_least(18) && extra_inputs_are_scalars(unary))
       .to(Concat(half, half, attr<"axis"> = axis));
 }
 

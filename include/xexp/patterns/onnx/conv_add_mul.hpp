@@ -11,7 +11,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace conv {
 // c's values per output channel of a Conv with weights w (one value repeated, or one per channel), or
 // nullopt when c broadcasts along another axis or has another type.
 inline std::optional<Tensor> per_channel(const Tensor& c, const Tensor& w) {
@@ -50,7 +50,7 @@ inline constexpr auto weight_times_channels = rewrite::fact<"weight_times_channe
     [](const Tensor& w, const Tensor& c) { return conv_weight_with(w, c, "Mul"); });
 inline constexpr auto weight_over_channels = rewrite::fact<"weight_over_channels">(
     [](const Tensor& w, const Tensor& c) { return conv_weight_with(w, c, "Div"); });
-}  // namespace detail
+}  // namespace conv
 
 inline rewrite::RulePtr conv_add_mul_rule() {
   using namespace rewrite::dsl;
@@ -60,20 +60,20 @@ inline rewrite::RulePtr conv_add_mul_rule() {
   Const<'c'> c;
   // rebuild: the Conv keeps its attributes (pads, strides, group, ...), only its weights change.
   auto conv = named<'n'>(Conv(x, w, b));
-  auto fits = rank(w) >= 3 && conv_bias_folds(b, w) && detail::is_per_channel(c, w);
+  auto fits = rank(w) >= 3 && conv_bias_folds(b, w) && conv::is_per_channel(c, w);
   return rule("ConvAddMul")
       .priority(1)
       .cases(match(commutative(Add(conv, c)))
                  .when(fits)
-                 .to(rebuild(conv, input<2> = fold(detail::bias_plus_channels(b, w, c)))),
+                 .to(rebuild(conv, input<2> = fold(conv::bias_plus_channels(b, w, c)))),
              match(commutative(Mul(conv, c)))
                  .when(fits)
-                 .to(rebuild(conv, input<1> = fold(detail::weight_times_channels(w, c)),
-                             input<2> = choose(present(b), fold(detail::bias_times_channels(b, w, c)), b))),
+                 .to(rebuild(conv, input<1> = fold(conv::weight_times_channels(w, c)),
+                             input<2> = choose(present(b), fold(conv::bias_times_channels(b, w, c)), b))),
              match(Div(conv, c))
                  .when(fits && nowhere_zero(c))
-                 .to(rebuild(conv, input<1> = fold(detail::weight_over_channels(w, c)),
-                             input<2> = choose(present(b), fold(detail::bias_over_channels(b, w, c)), b))));
+                 .to(rebuild(conv, input<1> = fold(conv::weight_over_channels(w, c)),
+                             input<2> = choose(present(b), fold(conv::bias_over_channels(b, w, c)), b))));
 }
 
 }  // namespace xexp::patterns

@@ -7,7 +7,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace elementwise {
 inline constexpr auto dropout_is_identity = rewrite::fact<"dropout_is_identity">([](const ValueView& d) {
   const ir::Node& n = rewrite::node_of(d);
   if (const ir::Attribute* is_test = n.attribute(Symbol("is_test")); is_test && is_test->i == 0) return false;
@@ -17,13 +17,13 @@ inline constexpr auto dropout_is_identity = rewrite::fact<"dropout_is_identity">
   std::optional<double> r = scalar_constant(*d.graph, ratio);
   return r && *r == 0;
 });
-}  // namespace detail
+}  // namespace elementwise
 
 inline rewrite::RulePtr dropout_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   auto dropout = named<'d'>(Dropout(x, etc));  // ratio and training_mode are optional inputs
-  return rule("Dropout").priority(1).match(dropout).when(detail::dropout_is_identity(dropout)).to(x);
+  return rule("Dropout").priority(1).match(dropout).when(elementwise::dropout_is_identity(dropout)).to(x);
 }
 
 }  // namespace xexp::patterns

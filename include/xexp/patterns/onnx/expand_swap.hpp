@@ -14,7 +14,7 @@ inline rewrite::RulePtr expand_swap_rule() {
   return rule("ExpandSwap")
       .priority(1)
       .match(unary)
-      .when(rank(x) >= 0 && detail::extra_inputs_are_scalars(unary))
+      .when(rank(x) >= 0 && extra_inputs_are_scalars(unary))
       .to(rebuild(expand, input<0> = rebuild(unary, input<0> = x)));
 }
 

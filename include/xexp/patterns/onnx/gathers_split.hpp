@@ -10,7 +10,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace concat {
 // The Gathers of x along the root's axis, indexed by the element they read, when there is exactly one
 // per element of that axis and the root is the first of them in execution order; empty otherwise.
 struct Unbinding {
@@ -82,19 +82,19 @@ inline std::optional<ir::ValueId> split_and_squeeze(rewrite::Rewriter& r, const 
                                               {ir::Attribute::make_ints(Symbol("axes"), {unbinding.axis})}));
   return replace_readers(r, root_id, unbinding.by_index, squeezed);
 }
-}  // namespace detail
+}  // namespace concat
 
 inline rewrite::RulePtr gathers_split_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   auto root = named<'r'>(Gather(x, etc));
-  auto gathers = keep<'u'>(detail::gathers_of(root));
+  auto gathers = keep<'u'>(concat::gathers_of(root));
   // replace_with: the Split's outputs replace the other Gathers too, a list the DSL cannot replace.
   return rule("GathersSplit")
       .priority(1)
       .match(root)
-      .when(detail::unbinds_the_axis(gathers))
-      .to(replace_with("split", detail::split_and_squeeze, root, gathers));
+      .when(concat::unbinds_the_axis(gathers))
+      .to(replace_with("split", concat::split_and_squeeze, root, gathers));
 }
 
 }  // namespace xexp::patterns

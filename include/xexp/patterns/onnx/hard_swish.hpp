@@ -9,23 +9,14 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto is_hard_swish_float = rewrite::fact<"is_hard_swish_float">([](const ValueView& x) {
-  const ElemType t = x.elem();
-  return t == ElemType::Float || t == ElemType::Double || t == ElemType::Float16;
-});
-}  // namespace detail
-
 inline rewrite::RulePtr hard_swish_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   return rule("HardSwish")
       .priority(1)
-      .cases(match(computes(fn::hard_swish, x))
-                 .when(opset_at_least(14) && detail::is_hard_swish_float(x))
-                 .to(HardSwish(x)),
+      .cases(match(computes(fn::hard_swish, x)).when(opset_at_least(14) && is_cpu_float(x)).to(HardSwish(x)),
              match(computes(fn::hard_swish, x).at_least(3))
-                 .when(opset_at_least(6) && detail::is_hard_swish_float(x))
+                 .when(opset_at_least(6) && is_cpu_float(x))
                  .to(Mul(x, HardSigmoid(x, attr<"alpha"> = 1.0f / 6.0f, attr<"beta"> = 0.5f))));
 }
 

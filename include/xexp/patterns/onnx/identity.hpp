@@ -7,26 +7,13 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-// `c` is `value` everywhere, has x's type, and broadcasting with it keeps x's shape: no more axes than
-// x, each of them 1 or x's size there.
-inline constexpr auto is_neutral =
-    rewrite::fact<"is_neutral">([](const ValueView& x, const Tensor& c, double value) {
-      if (!x.shape() || c.type() != x.elem() || c.rank() > x.shape()->size()) return false;
-      const std::size_t offset = x.shape()->size() - c.rank();
-      for (std::size_t k = 0; k < c.rank(); ++k)
-        if (c.dims()[k] != 1 && (*x.shape())[offset + k] != Dim(c.dims()[k])) return false;
-      return equal_everywhere(c, value);
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr identity_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Const<'c'> c;
   Ints<'p'> perm;
-  auto is_zero = detail::is_neutral(x, c, 0.0);
-  auto is_one = detail::is_neutral(x, c, 1.0);
+  auto is_zero = is_neutral(x, c, 0.0);
+  auto is_one = is_neutral(x, c, 1.0);
   return rule("Identity")
       .cases(match(commutative(Add(x, c))).when(is_zero).to(x), match(Sub(x, c)).when(is_zero).to(x),
              match(commutative(Mul(x, c))).when(is_one).to(x), match(Div(x, c)).when(is_one).to(x),

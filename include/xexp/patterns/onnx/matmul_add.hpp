@@ -8,26 +8,6 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto all_dims_static = rewrite::fact<"all_dims_static">([](const ValueView& a) {
-  if (!a.shape() || a.shape()->size() < 2) return false;
-  for (const Dim& d : *a.shape())
-    if (!d.is_static()) return false;
-  return true;
-});
-// [-1, K]: the first input flattened to 2-D.
-inline constexpr auto flat_shape = rewrite::fact<"flat_shape">([](const ValueView& a) {
-  return Tensor::from<int64_t>({2}, {-1, a.shape()->back().value()});
-});
-// [d0, ..., d(r-2), -1]: the Gemm result back to the MatMul's rank.
-inline constexpr auto unflat_shape = rewrite::fact<"unflat_shape">([](const ValueView& a) {
-  std::vector<int64_t> dims;
-  for (std::size_t k = 0; k + 1 < a.shape()->size(); ++k) dims.push_back((*a.shape())[k].value());
-  dims.push_back(-1);
-  return int64_tensor(dims);
-});
-}  // namespace detail
-
 inline rewrite::RulePtr matmul_add_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
@@ -38,14 +18,13 @@ inline rewrite::RulePtr matmul_add_rule() {
   auto bias_vector =
       (rank(bias) == 1 || (rank(bias) == 2 && dim(bias, 0) == 1)) && dim(bias, -1) == dim(b, -1);
   auto gemm = Gemm(a, b, bias);
-  auto reshaped =
-      Reshape(Gemm(Reshape(a, fold(detail::flat_shape(a))), b, bias), fold(detail::unflat_shape(a)));
+  auto reshaped = Reshape(Gemm(Reshape(a, fold(rows_shape(a))), b, bias), fold(leading_axes_shape(a)));
   return rule("MatMulAdd")
       .priority(3)
       .match(sum)
       .when(rank(b) == 2 && bias != mm)
       .when((rank(a) == 2 && fits_gemm_c(bias, mm, sum)) ||
-            (rank(a) > 2 && bias_vector && detail::all_dims_static(a)))
+            (rank(a) > 2 && bias_vector && has_static_shape(a)))
       .to(choose(rank(a) == 2, gemm, reshaped));
 }
 

@@ -19,7 +19,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace matmul {
 inline std::vector<int64_t> batch_dims(const std::vector<int64_t>& dims) {
   return {dims.begin(), dims.end() - 2};
 }
@@ -68,7 +68,7 @@ inline constexpr auto static_shape_of =
     rewrite::fact<"static_shape_of">([](const ValueView& v) { return int64_tensor(*static_dims_of(v)); });
 inline constexpr auto has_static_shape =
     rewrite::fact<"has_static_shape">([](const ValueView& v) { return static_dims_of(v).has_value(); });
-}  // namespace detail
+}  // namespace matmul
 
 inline rewrite::RulePtr matmul_reshape2_of3_rule() {
   using namespace rewrite::dsl;
@@ -87,21 +87,21 @@ inline rewrite::RulePtr matmul_reshape2_of3_rule() {
   auto rows = named<'f'>(shared(Reshape(a, s)));
   auto rows_product = named<'n'>(MatMul(rows, x));
   auto rows_out = named<'o'>(Reshape(rows_product, u));
-  auto x_for_a = choose(rank(x) == 2, x, Reshape(x, fold(detail::in_batch_layout_of(x, a))));
-  auto x_for_b = choose(rank(x) == 2, x, Reshape(x, fold(detail::in_batch_layout_of(x, b))));
+  auto x_for_a = choose(rank(x) == 2, x, Reshape(x, fold(matmul::in_batch_layout_of(x, a))));
+  auto x_for_b = choose(rank(x) == 2, x, Reshape(x, fold(matmul::in_batch_layout_of(x, b))));
   return rule("MatMulReshape2Of3")
       .priority(1)
       .cases(match(product)
-                 .when(detail::keeps_matrices(a, ra) && detail::keeps_matrices(b, rb) &&
-                       detail::same_batch(a, b) && detail::has_static_shape(product))
-                 .to(Reshape(MatMul(a, b), fold(detail::static_shape_of(product)))),
+                 .when(matmul::keeps_matrices(a, ra) && matmul::keeps_matrices(b, rb) &&
+                       matmul::same_batch(a, b) && matmul::has_static_shape(product))
+                 .to(Reshape(MatMul(a, b), fold(matmul::static_shape_of(product)))),
              match(left_out)
-                 .when(detail::keeps_matrices(a, ra) && detail::matrix_or_same_batch(x, ra) &&
-                       detail::is_product_in_layout_of(left_out, a, a, x))
+                 .when(matmul::keeps_matrices(a, ra) && matmul::matrix_or_same_batch(x, ra) &&
+                       matmul::is_product_in_layout_of(left_out, a, a, x))
                  .to(MatMul(a, x_for_a)),
              match(right_out)
-                 .when(detail::keeps_matrices(b, rb) && detail::matrix_or_same_batch(x, rb) &&
-                       detail::is_product_in_layout_of(right_out, b, x, b))
+                 .when(matmul::keeps_matrices(b, rb) && matmul::matrix_or_same_batch(x, rb) &&
+                       matmul::is_product_in_layout_of(right_out, b, x, b))
                  .to(MatMul(x_for_b, b)),
              match(rows_out)
                  .when(rank(x) == 2 && flattens_rows(a, rows) &&

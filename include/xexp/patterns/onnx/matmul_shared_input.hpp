@@ -16,7 +16,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace matmul {
 // A product of the shared input: its constant weight, its bias (Gemm's C, or null), its columns.
 struct Product {
   const Tensor* weight = nullptr;
@@ -117,20 +117,20 @@ inline std::optional<ir::ValueId> one_product_split(rewrite::Rewriter& r, const 
       columns.size());
   return replace_readers(r, root_id, shared.readers, r.graph().node(r.graph().value(first).producer).outputs);
 }
-}  // namespace detail
+}  // namespace matmul
 
 inline rewrite::RulePtr matmul_shared_input_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'w'> w;
   auto root = named<'r'>(either(MatMul(x, w), Gemm(x, w, etc)));
-  auto products = keep<'p'>(detail::products_reading(root));
+  auto products = keep<'p'>(matmul::products_reading(root));
   // replace_with: the Split's outputs replace the other products too, a list the DSL cannot replace.
   return rule("MatMulSharedInput")
       .priority(4)
       .match(root)
-      .when(detail::products_share_the_input(products))
-      .to(replace_with("one_product_split", detail::one_product_split, root, products));
+      .when(matmul::products_share_the_input(products))
+      .to(replace_with("one_product_split", matmul::one_product_split, root, products));
 }
 
 }  // namespace xexp::patterns

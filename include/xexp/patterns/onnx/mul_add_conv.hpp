@@ -15,22 +15,10 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace conv {
 // One value of w's type, a scalar or a vector: one of higher rank could broadcast x to another rank.
 inline constexpr auto one_value_like = rewrite::fact<"one_value_like">([](const Tensor& s, const Tensor& w) {
   return s.size() == 1 && s.dims().size() <= 1 && s.type() == w.type();
-});
-// pads absent or all zero, auto_pad absent, NOTSET or VALID.
-inline constexpr auto unpadded = rewrite::fact<"unpadded">([](const ValueView& conv) {
-  const ir::Node& n = rewrite::node_of(conv);
-  if (const ir::Attribute* a = n.attribute(Symbol("auto_pad"));
-      a && a->s != "NOTSET" && a->s != "VALID" && !a->s.empty())
-    return false;
-  const ir::Attribute* pads = n.attribute(Symbol("pads"));
-  return !pads || std::all_of(pads->ints.begin(), pads->ints.end(), [](int64_t p) { return p == 0; });
-});
-inline constexpr auto scaled_weight = rewrite::fact<"scaled_weight">([](const Tensor& w, const Tensor& s) {
-  return compute("Mul", {w, s});
 });
 // B + t * sum(W), per output channel, B being 0 when the Conv has none.
 inline constexpr auto shifted_bias = rewrite::fact<"shifted_bias">([](const ValueView& b, const Tensor& w,
@@ -41,7 +29,7 @@ inline constexpr auto shifted_bias = rewrite::fact<"shifted_bias">([](const Valu
   const Tensor shift = compute("Mul", {sums, t});
   return b.id == ir::kNone ? shift : compute("Add", {*b.constant(), shift});
 });
-}  // namespace detail
+}  // namespace conv
 
 inline rewrite::RulePtr mul_add_conv_rule() {
   using namespace rewrite::dsl;
@@ -53,17 +41,17 @@ inline rewrite::RulePtr mul_add_conv_rule() {
   auto scaled = commutative(Mul(x, s));
   auto shifted_conv = named<'n'>(Conv(commutative(Add(scaled, t)), w, b));
   auto scaled_conv = named<'n'>(Conv(scaled, w, b));
-  auto fits = rank(w) >= 3 && conv_bias_folds(b, w) && detail::one_value_like(s, w);
+  auto fits = rank(w) >= 3 && conv_bias_folds(b, w) && conv::one_value_like(s, w);
   // rebuild: the Conv keeps its attributes (strides, group, ...), only its input and weights change.
   return rule("MulAddConv")
       .priority(1)
       .cases(match(shifted_conv)
-                 .when(fits && detail::one_value_like(t, w) && detail::unpadded(shifted_conv))
-                 .to(rebuild(shifted_conv, input<0> = x, input<1> = fold(detail::scaled_weight(w, s)),
-                             input<2> = fold(detail::shifted_bias(b, w, t)))),
+                 .when(fits && conv::one_value_like(t, w) && unpadded(shifted_conv))
+                 .to(rebuild(shifted_conv, input<0> = x, input<1> = fold(product(w, s)),
+                             input<2> = fold(conv::shifted_bias(b, w, t)))),
              match(scaled_conv)
                  .when(fits)
-                 .to(rebuild(scaled_conv, input<0> = x, input<1> = fold(detail::scaled_weight(w, s)))));
+                 .to(rebuild(scaled_conv, input<0> = x, input<1> = fold(product(w, s)))));
 }
 
 }  // namespace xexp::patterns

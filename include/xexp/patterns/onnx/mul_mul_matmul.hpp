@@ -6,13 +6,6 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-// c * d as one scalar of c's type.
-inline constexpr auto scalar_product = rewrite::fact<"scalar_product">([](const Tensor& c, const Tensor& d) {
-  return eval::filled(c.type(), {}, eval::element_as_double(c, 0) * eval::element_as_double(d, 0));
-});
-}  // namespace detail
-
 inline rewrite::RulePtr mul_mul_matmul_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
@@ -23,7 +16,7 @@ inline rewrite::RulePtr mul_mul_matmul_rule() {
       .priority(1)
       .match(MatMul(commutative(Mul(a, c)), commutative(Mul(b, d))))
       .when(is_scalar(c) && is_scalar(d) && dtype(c) == dtype(d))
-      .to(Mul(MatMul(a, b), fold(detail::scalar_product(c, d))));
+      .to(Mul(MatMul(a, b), fold(scalar_product(c, d))));
 }
 
 }  // namespace xexp::patterns

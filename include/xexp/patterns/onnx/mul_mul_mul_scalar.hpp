@@ -10,7 +10,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace elementwise {
 inline bool is_mul(const ValueView& v) { return rewrite::node_of(v).op_type == Symbol("Mul"); }
 // The scalar k, shaped as the larger of c1 and c2 so that the result keeps its rank.
 inline Tensor folded_scalar(const Tensor& c1, const Tensor& c2, double k) {
@@ -31,9 +31,9 @@ inline constexpr auto chained_scale = rewrite::fact<"chained_scale">(
 // The nodes are all Mul, or the type is a float one.
 inline constexpr auto folds_divisions =
     rewrite::fact<"folds_divisions">([](const ValueView& a, const ValueView& b, const ValueView& c) {
-      return is_float(a.elem()) || (is_mul(a) && is_mul(b) && is_mul(c));
+      return xexp::is_float(a.elem()) || (is_mul(a) && is_mul(b) && is_mul(c));
     });
-}  // namespace detail
+}  // namespace elementwise
 
 inline rewrite::RulePtr mul_mul_mul_scalar_rule() {
   using namespace rewrite::dsl;
@@ -49,12 +49,13 @@ inline rewrite::RulePtr mul_mul_mul_scalar_rule() {
   auto scalars = is_scalar(c1) && is_scalar(c2) && dtype(c1) == dtype(c2);
   return rule("MulMulMulScalar")
       .priority(1)
-      .cases(match(outer)
-                 .when(scalars && left != right && detail::folds_divisions(outer, left, right))
-                 .to(Mul(rebuild(outer, x, y), fold(detail::combined_scale(outer, left, c1, right, c2)))),
-             match(chain)
-                 .when(scalars && detail::folds_divisions(chain, left, middle))
-                 .to(Mul(rebuild(middle, x, y), fold(detail::chained_scale(left, c1, chain, c2)))));
+      .cases(
+          match(outer)
+              .when(scalars && left != right && elementwise::folds_divisions(outer, left, right))
+              .to(Mul(rebuild(outer, x, y), fold(elementwise::combined_scale(outer, left, c1, right, c2)))),
+          match(chain)
+              .when(scalars && elementwise::folds_divisions(chain, left, middle))
+              .to(Mul(rebuild(middle, x, y), fold(elementwise::chained_scale(left, c1, chain, c2)))));
 }
 
 }  // namespace xexp::patterns

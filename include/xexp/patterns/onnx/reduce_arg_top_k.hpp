@@ -12,7 +12,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reduce {
 // The pair to the reduction or arg node producing `v`: its op type, and the axis both must share.
 struct ArgReducePair {
   Symbol reduce, arg;
@@ -80,23 +80,23 @@ inline constexpr auto axis_of = rewrite::fact<"axis_of">([](const TopKPair& p) {
 inline constexpr auto largest_of = rewrite::fact<"largest_of">([](const TopKPair& p) { return p.largest; });
 inline constexpr auto root_is_reduce =
     rewrite::fact<"root_is_reduce">([](const TopKPair& p) { return p.root_is_reduce; });
-}  // namespace detail
+}  // namespace reduce
 
 inline rewrite::RulePtr reduce_arg_top_k_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   auto root = named<'r'>(op<"ReduceMax|ReduceMin|ArgMax|ArgMin">(x, etc));
-  auto pair = keep<'p'>(detail::top_k_pair_of(root));
-  auto top_k = let<'k'>(outputs<2>(TopK(x, fold(int64_tensor({1})), attr<"axis"> = detail::axis_of(pair),
-                                        attr<"largest"> = detail::largest_of(pair), attr<"sorted"> = 1)));
+  auto pair = keep<'p'>(reduce::top_k_pair_of(root));
+  auto top_k = let<'k'>(outputs<2>(TopK(x, fold(int64_tensor({1})), attr<"axis"> = reduce::axis_of(pair),
+                                        attr<"largest"> = reduce::largest_of(pair), attr<"sorted"> = 1)));
   // The reduction reads TopK's values, the arg node its indices; the partner's readers the other one.
   return rule("ReduceArgTopK")
       .priority(1)
       .match(root)
-      .when(opset_at_least(11) && detail::has_later_partner(pair))
-      .to(choose(detail::root_is_reduce(pair), top_k, output<1>(top_k)),
-          also(found(detail::partner_of(pair)),
-               choose(detail::root_is_reduce(pair), output<1>(top_k), top_k)));
+      .when(opset_at_least(11) && reduce::has_later_partner(pair))
+      .to(choose(reduce::root_is_reduce(pair), top_k, output<1>(top_k)),
+          also(found(reduce::partner_of(pair)),
+               choose(reduce::root_is_reduce(pair), output<1>(top_k), top_k)));
 }
 
 }  // namespace xexp::patterns

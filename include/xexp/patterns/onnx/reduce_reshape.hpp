@@ -12,7 +12,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reduce {
 // The reduced axes (non-negative), or nullopt when they are not known or when the node reduces nothing.
 inline std::optional<std::vector<int64_t>> reduced_axes(const ValueView& reduce, int64_t rank) {
   const ir::Node& n = rewrite::node_of(reduce);
@@ -42,7 +42,7 @@ inline constexpr auto drops_reduced_axes =
           expected.push_back(kept[k]);
       return rewrite::facts::same_shape(expected, *reshaped.shape());
     });
-}  // namespace detail
+}  // namespace reduce
 
 inline rewrite::RulePtr reduce_reshape_rule() {
   using namespace rewrite::dsl;
@@ -53,7 +53,7 @@ inline rewrite::RulePtr reduce_reshape_rule() {
   return rule("ReduceReshape")
       .priority(1)
       .match(reshape)
-      .when(detail::drops_reduced_axes(reduce, reshape))
+      .when(reduce::drops_reduced_axes(reduce, reshape))
       .to(rebuild(reduce, attr<"keepdims"> = 0));
 }
 

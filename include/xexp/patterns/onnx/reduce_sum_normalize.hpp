@@ -10,15 +10,6 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-// x is widened to the float type of `wide` and the result cast back to x's type (`back`).
-inline constexpr auto widened_and_back =
-    rewrite::fact<"widened_and_back">([](const ValueView& x, const ValueView& wide, int64_t back) {
-      return static_cast<int64_t>(x.elem()) == back && is_cpu_float_type(x.elem()) &&
-             float_precision(wide.elem()) > float_precision(x.elem());
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr reduce_sum_normalize_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -29,7 +20,7 @@ inline rewrite::RulePtr reduce_sum_normalize_rule() {
   return rule("ReduceSumNormalize")
       .priority(1)
       .match(Cast(Sub(wide, commutative(Mul(sum, y))), attr<"to"> = back))
-      .when(detail::widened_and_back(x, wide, back))
+      .when(dtype(x) == back && is_cpu_float(x) && more_precise(dtype(wide), dtype(x)))
       .to(Sub(x, Mul(rebuild(sum, input<0> = x), Cast(y, attr<"to"> = back))));
 }
 

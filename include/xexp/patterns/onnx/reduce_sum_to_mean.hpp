@@ -14,7 +14,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reduce {
 // The count of elements `sum` (a ReduceSum of z) adds into each of its outputs, when its axes and the
 // dims they reduce are known.
 inline std::optional<double> summed_count(const ValueView& sum, const ValueView& z) {
@@ -48,7 +48,7 @@ inline constexpr auto is_count =
     rewrite::fact<"is_count">([](const ValueView& sum, const ValueView& z, const Tensor& c) {
       return scales_by_count(sum, z, c, 1, 1);
     });
-}  // namespace detail
+}  // namespace reduce
 
 inline rewrite::RulePtr reduce_sum_to_mean_rule() {
   using namespace rewrite::dsl;
@@ -62,7 +62,7 @@ inline rewrite::RulePtr reduce_sum_to_mean_rule() {
   auto sum = named<'s'>(ReduceSum(z, attr<"axes"> = axes, attr<"keepdims"> = keepdims));
   auto mean = ReduceMean(z, attr<"axes"> = axes, attr<"keepdims"> = keepdims);
   // The scalar may not raise the rank of what it multiplies.
-  auto fits = [&](double sign) { return detail::averages(sum, z, c, sign) && rank(c) <= rank(sum); };
+  auto fits = [&](double sign) { return reduce::averages(sum, z, c, sign) && rank(c) <= rank(sum); };
   auto scaled_product = commutative(Mul(commutative(Mul(sum, p)), c));
   // LayerNorm's backward: g's sum (z is g), h's sum.
   Var<'h'> h;
@@ -80,8 +80,8 @@ inline rewrite::RulePtr reduce_sum_to_mean_rule() {
                  .when(fits(-1.0))
                  .to(Sub(a, Mul(x, Mul(mean, p)))),
              match(commutative(Mul(Div(a, c), centered)))
-                 .when(detail::is_count(sum, z, c) && detail::is_count(sum, z, n) &&
-                       detail::is_count(sum2, h, n) && rank(c) <= rank(a) && rank(n) <= rank(z))
+                 .when(reduce::is_count(sum, z, c) && reduce::is_count(sum, z, n) &&
+                       reduce::is_count(sum2, h, n) && rank(c) <= rank(a) && rank(n) <= rank(z))
                  .to(Mul(a, Sub(Sub(z, mean), Mul(x, mean2)))));
 }
 

@@ -8,21 +8,13 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto same_static_dims =
-    rewrite::fact<"same_static_dims">([](const ValueView& x, const Tensor& shape) {
-      auto dims = static_dims_of(x);
-      return dims && shape.type() == ElemType::Int64 && int_values(shape) == dims;
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Const<'s'> s;
   Var<'t'> t;
   auto reshape = named<'r'>(Reshape(x, t));
-  return rule("Reshape").cases(match(Reshape(x, s)).when(detail::same_static_dims(x, s)).to(x),
+  return rule("Reshape").cases(match(Reshape(x, s)).when(same_static_dims(x, s)).to(x),
                                match(reshape).when(same_shape(x, reshape)).to(x));
 }
 inline rewrite::RulePtr expand_rule() {
@@ -31,7 +23,7 @@ inline rewrite::RulePtr expand_rule() {
   Const<'s'> s;
   Var<'t'> t;
   auto expand = named<'e'>(Expand(x, t));
-  return rule("Expand").cases(match(Expand(x, s)).when(detail::same_static_dims(x, s)).to(x),
+  return rule("Expand").cases(match(Expand(x, s)).when(same_static_dims(x, s)).to(x),
                               match(expand).when(same_shape(x, expand)).to(x));
 }
 

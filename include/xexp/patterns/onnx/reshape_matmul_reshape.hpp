@@ -10,7 +10,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace matmul {
 using rewrite::facts::KnownDim;
 // The dims of s from `from` on equal those of t from `to` on, known (symbols compare by name).
 inline bool same_dims_from(const Shape& s, std::size_t from, const Shape& t, std::size_t to) {
@@ -42,7 +42,7 @@ inline constexpr auto flattened_batch_product = rewrite::fact<"flattened_batch_p
       return same_dims_from(batch_a, 0, batch_b, 0) && same_dims_from(sa, r - 2, *ra.shape(), 1) &&
              same_dims_from(sb, r - 2, *rb.shape(), 1) && same_dims_from(so, 0, expected, 0);
     });
-}  // namespace detail
+}  // namespace matmul
 
 inline rewrite::RulePtr reshape_matmul_reshape_rule() {
   using namespace rewrite::dsl;
@@ -58,7 +58,7 @@ inline rewrite::RulePtr reshape_matmul_reshape_rule() {
   return rule("ReshapeMatMulReshape")
       .priority(1)
       .match(out)
-      .when(detail::flattened_batch_product(a, ra, b, rb, product, out))
+      .when(matmul::flattened_batch_product(a, ra, b, rb, product, out))
       .to(rebuild(product, input<0> = a, input<1> = b));
 }
 

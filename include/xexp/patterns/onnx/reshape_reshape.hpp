@@ -9,7 +9,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reshape {
 inline constexpr auto copies_only_dims_of_x = rewrite::fact<"copies_only_dims_of_x">(
     [](const Tensor& shape, const ValueView& reshaped, const ValueView& outer, const ValueView& x) {
       const auto values = int_values(shape);
@@ -26,7 +26,7 @@ inline constexpr auto copies_only_dims_of_x = rewrite::fact<"copies_only_dims_of
       }
       return true;
     });
-}  // namespace detail
+}  // namespace reshape
 
 inline rewrite::RulePtr reshape_reshape_rule() {
   using namespace rewrite::dsl;
@@ -37,7 +37,7 @@ inline rewrite::RulePtr reshape_reshape_rule() {
   auto outer = named<'o'>(Reshape(reshaped, s));
   return rule("ReshapeReshape")
       .match(outer)
-      .when(detail::copies_only_dims_of_x(s, reshaped, outer, x))
+      .when(reshape::copies_only_dims_of_x(s, reshaped, outer, x))
       .to(Reshape(x, s));
 }
 

@@ -7,13 +7,6 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto same_int64_values =
-    rewrite::fact<"same_int64_values">([](const Tensor& a, const Tensor& b) {
-      return a.type() == ElemType::Int64 && b.type() == ElemType::Int64 && int_values(a) == int_values(b);
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr reshape_reshape_binary_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -25,7 +18,7 @@ inline rewrite::RulePtr reshape_reshape_binary_rule() {
   return rule("ReshapeReshapeBinary")
       .priority(1)
       .match(binary)
-      .when(same_shape(x, y) && detail::same_int64_values(s, t))
+      .when(same_shape(x, y) && same_int64_values(s, t))
       .to(Reshape(rebuild(binary, x, y), s));
 }
 

@@ -19,16 +19,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto last_dim_static = rewrite::fact<"last_dim_static">(
-    [](const ValueView& x) { return x.shape() && !x.shape()->empty() && x.shape()->back().is_static(); });
-inline constexpr auto ones_over_last_axis = rewrite::fact<"ones_over_last_axis">(
-    [](const ValueView& x) { return eval::filled(x.elem(), {x.shape()->back().value()}, 1.0); });
-inline constexpr auto one_of_type =
-    rewrite::fact<"one_of_type">([](const ValueView& x) { return eval::filled(x.elem(), {1}, 1.0); });
-inline constexpr auto is_half_float = rewrite::fact<"is_half_float">(
-    [](const ValueView& x) { return x.elem() == ElemType::Float16 || x.elem() == ElemType::BFloat16; });
-
+namespace normalization {
 // The rule `name`, writing `Op` (in the default domain) where `opset_fits` holds.
 template <rewrite::FixedString Op, class OpsetFits>
 rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits opset_fits) {
@@ -42,7 +33,7 @@ rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits ops
   auto fits =
       opset_fits && is_scalar_constant(eps) && is_last_axis_only(axes, x) && is_normalization_float(x);
   auto scale = choose(
-      last_dim_static(x), fold(ones_over_last_axis(x)),
+      has_static_last_dim(x), fold(filled_from(x, -1, 1.0)),
       ConstantOfShape(Gather(op<"Shape">(x), fold(int64_tensor({-1}))), attr<"value"> = one_of_type(x)));
   auto normalized =
       op<Op>(x, scale, attr<"axis"> = -1, attr<"epsilon"> = scalar_float(eps), attr<"stash_type"> = 1);
@@ -60,9 +51,9 @@ rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits ops
             .when(fits && is_scalar_constant(one) && scalar_float(one) == 1.0f)
             .to(normalized),
         match(Cast(in_float, attr<"to"> = half))
-            .when(is_half_float(half_x) && dtype(half_x) == half && last_dim_static(half_x) &&
-                  all_equal(ones, 1.0))
-            .to(op<Op>(half_x, fold(ones_over_last_axis(half_x)), attr<"axis"> = -1,
+            .when((dtype(half_x) == ElemType::Float16 || dtype(half_x) == ElemType::BFloat16) &&
+                  dtype(half_x) == half && has_static_last_dim(half_x) && all_equal(ones, 1.0))
+            .to(op<Op>(half_x, fold(filled_from(half_x, -1, 1.0)), attr<"axis"> = -1,
                        attr<"epsilon"> = epsilon, attr<"stash_type"> = 1)),
         more_cases...);
   };
@@ -76,11 +67,11 @@ rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits ops
                          .to(with_inv_std, also(inv_std, output<1>(with_inv_std))));
   }
 }
-}  // namespace detail
+}  // namespace normalization
 
 inline rewrite::RulePtr rms_normalization_rule() {
-  return detail::rms_normalization_decomposition<"RMSNormalization">("RMSNormalization",
-                                                                     rewrite::opset_at_least(23));
+  return normalization::rms_normalization_decomposition<"RMSNormalization">("RMSNormalization",
+                                                                            rewrite::opset_at_least(23));
 }
 
 }  // namespace xexp::patterns

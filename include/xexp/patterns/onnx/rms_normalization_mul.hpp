@@ -7,7 +7,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace normalization {
 // The rule `name` on `Op`, where `opset_fits` holds.
 template <rewrite::FixedString Op, class OpsetFits>
 rewrite::RulePtr rms_normalization_scale_mul(const char* name, OpsetFits opset_fits) {
@@ -28,11 +28,11 @@ rewrite::RulePtr rms_normalization_scale_mul(const char* name, OpsetFits opset_f
       .when(opset_fits && same_dims_and_type(m, scale))
       .to(rebuild(norm, input<1> = fold(product(scale, m))));
 }
-}  // namespace detail
+}  // namespace normalization
 
 inline rewrite::RulePtr rms_normalization_mul_rule() {
-  return detail::rms_normalization_scale_mul<"RMSNormalization">("RMSNormalizationMul",
-                                                                 rewrite::opset_at_least(23));
+  return normalization::rms_normalization_scale_mul<"RMSNormalization">("RMSNormalizationMul",
+                                                                        rewrite::opset_at_least(23));
 }
 
 }  // namespace xexp::patterns

@@ -11,7 +11,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace shape {
 // The one axis where the Expand's output may differ from x, when the shape is a Concat of one
 // 1-element part per axis of the same rank and some other part is not already the constant 1.
 inline std::optional<std::size_t> only_changing_part(const ValueView& x, const ValueView& expand,
@@ -46,19 +46,19 @@ inline constexpr auto ones_but =
         parts.emplace_back(k == *changing ? rewrite::Part(inputs[k]) : rewrite::Part(int64_tensor({1})));
       return parts;
     });
-}  // namespace detail
+}  // namespace shape
 
 inline rewrite::RulePtr shape_based_concat_expand_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   auto concat = named<'c'>(Concat(etc));
   auto expand = named<'e'>(Expand(x, concat));
-  auto changing = keep<'k'>(detail::changing_part(x, expand, concat));
+  auto changing = keep<'k'>(shape::changing_part(x, expand, concat));
   return rule("ShapeBasedConcatExpand")
       .priority(1)
       .match(expand)
-      .when(detail::has_one_changing_part(changing))
-      .to(Expand(x, Concat(spread(detail::ones_but(concat, changing)), attr<"axis"> = 0)));
+      .when(shape::has_one_changing_part(changing))
+      .to(Expand(x, Concat(spread(shape::ones_but(concat, changing)), attr<"axis"> = 0)));
 }
 
 }  // namespace xexp::patterns

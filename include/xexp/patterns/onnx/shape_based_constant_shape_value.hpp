@@ -10,7 +10,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace shape {
 inline constexpr auto known_shape_value =
     rewrite::fact<"known_shape_value">([](const ValueView& v) -> std::optional<Tensor> {
       // A graph output keeps its producer: its name is the graph's interface, a constant cannot take it.
@@ -25,12 +25,12 @@ inline constexpr auto known_shape_value =
                                {ir::Attribute::make_int("to", static_cast<int64_t>(v.elem()))}, 18, 1)
           .at(0);
     });
-}  // namespace detail
+}  // namespace shape
 
 inline rewrite::RulePtr shape_based_constant_shape_value_rule() {
   using namespace rewrite::dsl;
   auto computed = named<'o'>(op<detail::kShapeValueOps>(etc));
-  auto value = detail::known_shape_value(computed);
+  auto value = shape::known_shape_value(computed);
   return rule("ShapeBasedConstantShapeValue")
       .match(computed)
       .when(has_value(value))

@@ -1,7 +1,7 @@
 #pragma once
 // ShapeBasedExpandBroadcast: like ExpandBroadcast, with any Expand shape (computed at run time) and an
 // Expand on one or both sides: Binary(Expand(X, s), Expand(Y, t)) is Binary(X, Y) when broadcasting X
-// against Y already gives the output shape (known shapes, see detail::is_broadcast_of). The same holds
+// against Y already gives the output shape (known shapes, see is_broadcast_of). The same holds
 // for Where, which broadcasts its three inputs: attention masks write Where(Expand(mask), min,
 // Expand(causal)), both Expanded to (batch, 1, seq, seq). One Expand goes per application.
 #include "xexp/patterns/onnx/expand_broadcast.hpp"
@@ -16,7 +16,7 @@ inline rewrite::RulePtr shape_based_expand_broadcast_rule() {
   Var<'s'> s;
   Var<'t'> t;
   auto one_case = [&](auto op, auto... operands) {
-    return match(op).when(detail::is_broadcast_of(op, operands...)).to(rebuild(op, operands...));
+    return match(op).when(is_broadcast_of(op, operands...)).to(rebuild(op, operands...));
   };
   return rule("ShapeBasedExpandBroadcast")
       .priority(1)

@@ -7,7 +7,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace shape {
 inline constexpr auto matmul_broadcasts_batch = rewrite::fact<"matmul_broadcasts_batch">(
     [](const ValueView& a, const ValueView& expanded, const ValueView& b, const ValueView& out) {
       if (!a.shape() || !expanded.shape() || !b.shape() || !out.shape()) return false;
@@ -24,7 +24,7 @@ inline constexpr auto matmul_broadcasts_batch = rewrite::fact<"matmul_broadcasts
       }
       return true;
     });
-}  // namespace detail
+}  // namespace shape
 
 inline rewrite::RulePtr shape_based_expand_broadcast_matmul_rule() {
   using namespace rewrite::dsl;
@@ -37,8 +37,8 @@ inline rewrite::RulePtr shape_based_expand_broadcast_matmul_rule() {
   auto right = named<'m'>(MatMul(a, right_expand));
   return rule("ShapeBasedExpandBroadcastMatMul")
       .priority(1)
-      .cases(match(left).when(detail::matmul_broadcasts_batch(a, left_expand, b, left)).to(MatMul(a, b)),
-             match(right).when(detail::matmul_broadcasts_batch(b, right_expand, a, right)).to(MatMul(a, b)));
+      .cases(match(left).when(shape::matmul_broadcasts_batch(a, left_expand, b, left)).to(MatMul(a, b)),
+             match(right).when(shape::matmul_broadcasts_batch(b, right_expand, a, right)).to(MatMul(a, b)));
 }
 
 }  // namespace xexp::patterns

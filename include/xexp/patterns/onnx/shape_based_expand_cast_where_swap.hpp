@@ -21,9 +21,8 @@ inline rewrite::RulePtr shape_based_expand_cast_where_swap_rule() {
   auto x_mask = Cast(x, attr<"to"> = to);
   return rule("ShapeBasedExpandCastWhereSwap")
       .priority(1)
-      .cases(
-          match(then_x).when(detail::broadcast_is_smaller(x, c, then_x)).to(Expand(Where(x_mask, x, c), s)),
-          match(else_x).when(detail::broadcast_is_smaller(x, c, else_x)).to(Expand(Where(x_mask, c, x), s)));
+      .cases(match(then_x).when(broadcast_is_smaller(x, c, then_x)).to(Expand(Where(x_mask, x, c), s)),
+             match(else_x).when(broadcast_is_smaller(x, c, else_x)).to(Expand(Where(x_mask, c, x), s)));
 }
 
 }  // namespace xexp::patterns

@@ -9,7 +9,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reshape {
 struct SqueezeAxes {
   bool unsqueeze;  // axes inserted (positions in the output), else removed (positions in the input)
   std::vector<int64_t> axes;
@@ -41,19 +41,19 @@ inline constexpr auto inserts =
     rewrite::fact<"inserts">([](const std::optional<SqueezeAxes>& s) { return s->unsqueeze; });
 inline constexpr auto axes_of =
     rewrite::fact<"axes">([](const std::optional<SqueezeAxes>& s) { return int64_tensor(s->axes); });
-}  // namespace detail
+}  // namespace reshape
 
 inline rewrite::RulePtr shape_based_reshape_is_squeeze_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'s'> shape;
   auto reshape = named<'r'>(Reshape(x, shape));
-  auto plan = detail::reshape_as_squeeze(x, reshape);
-  auto axes = fold(detail::axes_of(plan));
+  auto plan = reshape::reshape_as_squeeze(x, reshape);
+  auto axes = fold(reshape::axes_of(plan));
   return rule("ShapeBasedReshapeIsSqueeze")
       .match(reshape)
       .when(opset_at_least(18) && has_value(plan))
-      .to(choose(detail::inserts(plan), Unsqueeze(x, axes), Squeeze(x, axes)));
+      .to(choose(reshape::inserts(plan), Unsqueeze(x, axes), Squeeze(x, axes)));
 }
 
 }  // namespace xexp::patterns

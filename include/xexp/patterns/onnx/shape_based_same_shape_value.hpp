@@ -14,7 +14,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace shape {
 inline constexpr std::size_t kTwinSearch = 256;
 // An input of the node producing `v`, an input of such an input's producer, or the output of an earlier
 // twin, holding the same elements as `v`; kNone when there is none.
@@ -48,12 +48,12 @@ inline constexpr auto same_shape_value_input =
       }
       return ir::kNone;
     });
-}  // namespace detail
+}  // namespace shape
 
 inline rewrite::RulePtr shape_based_same_shape_value_rule() {
   using namespace rewrite::dsl;
   auto computed = named<'o'>(op<detail::kShapeValueOps>(etc));
-  auto same = keep<'s'>(detail::same_shape_value_input(computed));
+  auto same = keep<'s'>(shape::same_shape_value_input(computed));
   return rule("ShapeBasedSameShapeValue").match(computed).when(same != ir::kNone).to(found(same));
 }
 

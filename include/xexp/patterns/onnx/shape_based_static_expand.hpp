@@ -9,7 +9,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace shape {
 inline constexpr auto static_expand_shape = rewrite::fact<"static_expand_shape">(
     [](const ValueView& x, const ValueView& out) -> std::optional<std::vector<int64_t>> {
       if (!x.shape() || !out.shape() || x.shape()->size() != out.shape()->size()) return std::nullopt;
@@ -26,14 +26,14 @@ inline constexpr auto static_expand_shape = rewrite::fact<"static_expand_shape">
       }
       return target;
     });
-}  // namespace detail
+}  // namespace shape
 
 inline rewrite::RulePtr shape_based_static_expand_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'s'> shape;
   auto expand = named<'e'>(Expand(x, shape));
-  auto target = detail::static_expand_shape(x, expand);
+  auto target = shape::static_expand_shape(x, expand);
   return rule("ShapeBasedStaticExpand")
       .match(expand)
       .when(!is_constant(shape) && has_value(target))

@@ -14,14 +14,14 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reshape {
 inline constexpr auto static_reshape_target = rewrite::fact<"static_reshape_target">(
     [](const ValueView& x, const ValueView& reshape) -> std::optional<std::vector<int64_t>> {
       // A shape the graph computes; one given as a graph input is the caller's to choose.
       const ir::ValueId shape = rewrite::input_of(reshape, 1);
       if (!x.shape() || !reshape.shape() || reshape.graph->value(shape).producer == ir::kNone)
         return std::nullopt;
-      const bool allowzero = reshape_allows_zero(reshape);
+      const bool allowzero = reshape::reshape_allows_zero(reshape);
       const Shape& in = *x.shape();
       const Shape& out = *reshape.shape();
       std::vector<int64_t> target;
@@ -44,14 +44,14 @@ inline constexpr auto static_reshape_target = rewrite::fact<"static_reshape_targ
         return std::nullopt;
       return target;
     });
-}  // namespace detail
+}  // namespace reshape
 
 inline rewrite::RulePtr shape_based_static_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'s'> shape;
   auto reshape = named<'r'>(Reshape(x, shape));
-  auto target = detail::static_reshape_target(x, reshape);
+  auto target = reshape::static_reshape_target(x, reshape);
   return rule("ShapeBasedStaticReshape")
       .match(reshape)
       .when(!is_constant(shape) && has_value(target))

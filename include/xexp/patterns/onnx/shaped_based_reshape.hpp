@@ -10,7 +10,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reshape {
 inline constexpr auto keeps_all_but_last =
     rewrite::fact<"keeps_all_but_last">([](const Tensor& t, const ValueView& x) {
       std::optional<std::vector<int64_t>> v = int_values(t);
@@ -22,7 +22,7 @@ inline constexpr auto keeps_all_but_last =
           return false;
       return true;
     });
-}  // namespace detail
+}  // namespace reshape
 
 inline rewrite::RulePtr shaped_based_reshape_rule() {
   using namespace rewrite::dsl;
@@ -30,7 +30,7 @@ inline rewrite::RulePtr shaped_based_reshape_rule() {
   Const<'s'> shape;
   return rule("ShapedBasedReshape")
       .match(Reshape(x, shape, attr<"allowzero"> = 0))
-      .when(detail::keeps_all_but_last(shape, x))
+      .when(reshape::keeps_all_but_last(shape, x))
       .to(x);
 }
 

@@ -10,7 +10,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace concat {
 // Steps as given, or ones (one per axis) when omitted.
 inline std::optional<std::vector<int64_t>> steps_of(const ValueView& steps, const Tensor& axes) {
   if (steps.id == ir::kNone) return std::vector<int64_t>(static_cast<std::size_t>(axes.size()), 1);
@@ -45,7 +45,7 @@ inline constexpr auto concat_steps = rewrite::fact<"concat_steps">(
       out.insert(out.end(), more.begin(), more.end());
       return int64_tensor(out);
     });
-}  // namespace detail
+}  // namespace concat
 
 inline rewrite::RulePtr slice_slice_rule() {
   using namespace rewrite::dsl;
@@ -61,9 +61,9 @@ inline rewrite::RulePtr slice_slice_rule() {
   return rule("SliceSlice")
       .priority(1)
       .match(Slice(Slice(x, s1, e1, a1, p1), s2, e2, a2, p2))
-      .when(opset_at_least(10) && detail::disjoint(x, s1, e1, a1, p1, s2, e2, a2, p2))
-      .to(Slice(x, fold(detail::concat(s1, s2)), fold(detail::concat(e1, e2)), fold(detail::concat(a1, a2)),
-                fold(detail::concat_steps(p1, a1, p2, a2))));
+      .when(opset_at_least(10) && concat::disjoint(x, s1, e1, a1, p1, s2, e2, a2, p2))
+      .to(Slice(x, fold(concat::concat(s1, s2)), fold(concat::concat(e1, e2)), fold(concat::concat(a1, a2)),
+                fold(concat::concat_steps(p1, a1, p2, a2))));
 }
 
 }  // namespace xexp::patterns

@@ -11,7 +11,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace concat {
 // The Slices of x cutting the root's axis, sorted by start, when they tile the whole axis and the root is
 // the first of them in execution order; empty otherwise.
 struct Tiling {
@@ -70,19 +70,19 @@ inline std::optional<ir::ValueId> split_into_pieces(rewrite::Rewriter& r, const 
   for (const SlicePiece& p : tiling.pieces) readers.push_back(p.node);
   return replace_readers(r, root_id, readers, outs);
 }
-}  // namespace detail
+}  // namespace concat
 
 inline rewrite::RulePtr slices_split_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   auto root = named<'r'>(Slice(x, etc));
-  auto slices = keep<'t'>(detail::slices_of(root));
+  auto slices = keep<'t'>(concat::slices_of(root));
   // replace_with: the Split's outputs replace the other Slices too, a list the DSL cannot replace.
   return rule("SlicesSplit")
       .priority(1)
       .match(root)
-      .when(opset_at_least(10) && detail::tiles_the_axis(slices))
-      .to(replace_with("split", detail::split_into_pieces, root, slices));
+      .when(opset_at_least(10) && concat::tiles_the_axis(slices))
+      .to(replace_with("split", concat::split_into_pieces, root, slices));
 }
 
 }  // namespace xexp::patterns

@@ -13,12 +13,6 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-// The number of a one-element constant of the targets' integer type, as an attribute (ignore_index).
-inline constexpr auto scalar_int = rewrite::fact<"scalar_int">(
-    [](const Tensor& t) { return static_cast<int64_t>(eval::element_as_double(t, 0)); });
-}  // namespace detail
-
 inline rewrite::RulePtr softmax_cross_entropy_loss_cast_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -42,7 +36,7 @@ inline rewrite::RulePtr softmax_cross_entropy_loss_cast_rule() {
   auto fits = opset_at_least(13) && is_cpu_float(x) && is_integer(target) && is_scalar(ignored) &&
               is_scalar(safe) && is_scalar(zero) && all_zero(zero) && scalar_is(unsqueezed, 1.0) &&
               scalar_is(squeezed, 1.0);
-  auto fused = SoftmaxCrossEntropyLoss(x, target, attr<"ignore_index"> = detail::scalar_int(ignored),
+  auto fused = SoftmaxCrossEntropyLoss(x, target, attr<"ignore_index"> = scalar_int(ignored),
                                        attr<"reduction"> = "mean");
   return rule("SoftmaxCrossEntropyLossCast")
       .cases(match(Div(Cast(summed(wide), attr<"to"> = back), count))

@@ -5,7 +5,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace concat {
 inline int64_t axis_in_rank(int64_t axis, const rewrite::ValueView& x) {
   return axis < 0 && x.shape() ? axis + static_cast<int64_t>(x.shape()->size()) : axis;
 }
@@ -15,7 +15,7 @@ inline constexpr auto undoes_split =
       return rewrite::node_of(concat).inputs == rewrite::node_of(split).outputs &&
              axis_in_rank(concat_axis, x) == axis_in_rank(split_axis, x);
     });
-}  // namespace detail
+}  // namespace concat
 
 inline rewrite::RulePtr split_concat_rule() {
   using namespace rewrite::dsl;
@@ -28,7 +28,7 @@ inline rewrite::RulePtr split_concat_rule() {
   return rule("SplitConcat")
       .priority(1)
       .match(concat)
-      .when(detail::undoes_split(concat, split, concat_axis, split_axis, x))
+      .when(concat::undoes_split(concat, split, concat_axis, split_axis, x))
       .to(x);
 }
 

@@ -9,7 +9,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reshape {
 // Squeeze(x, s) then Unsqueeze(., u): both axes lists are in x's rank.
 inline constexpr auto squeeze_then_unsqueeze = rewrite::fact<"squeeze_then_unsqueeze">(
     [](const rewrite::ValueView& x, const std::vector<int64_t>& s, const std::vector<int64_t>& u) {
@@ -26,7 +26,7 @@ inline constexpr auto unsqueeze_then_squeeze = rewrite::fact<"unsqueeze_then_squ
       auto a = normalized_axes(u, rank), b = normalized_axes(s, rank);
       return a && b && *a == *b;
     });
-}  // namespace detail
+}  // namespace reshape
 
 inline rewrite::RulePtr squeeze_unsqueeze_rule() {
   using namespace rewrite::dsl;
@@ -35,10 +35,10 @@ inline rewrite::RulePtr squeeze_unsqueeze_rule() {
   Ints<'u'> u;
   return rule("SqueezeUnsqueeze")
       .cases(match(Unsqueeze(Squeeze(x, attr<"axes"> = s), attr<"axes"> = u))
-                 .when(detail::squeeze_then_unsqueeze(x, s, u))
+                 .when(reshape::squeeze_then_unsqueeze(x, s, u))
                  .to(x),
              match(Squeeze(Unsqueeze(x, attr<"axes"> = u), attr<"axes"> = s))
-                 .when(detail::unsqueeze_then_squeeze(x, u, s))
+                 .when(reshape::unsqueeze_then_squeeze(x, u, s))
                  .to(x));
 }
 

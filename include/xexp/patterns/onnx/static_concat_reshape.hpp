@@ -10,7 +10,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reshape {
 inline bool reshape_allows_zero(const ValueView& reshape) {
   const ir::Attribute* a = rewrite::node_of(reshape).attribute(Symbol("allowzero"));
   return a && a->i != 0;
@@ -35,10 +35,6 @@ inline std::optional<Tensor> constant_shape_with_minus_one(const ValueView& conc
   return Tensor::from<int64_t>({static_cast<int64_t>(values.size())}, values);
 }
 inline constexpr auto constant_shape = rewrite::fact<"constant_shape">(constant_shape_with_minus_one);
-inline constexpr auto is_known =
-    rewrite::fact<"is_known">([](const std::optional<Tensor>& shape) { return shape.has_value(); });
-inline constexpr auto known =
-    rewrite::fact<"known">([](const std::optional<Tensor>& shape) { return *shape; });
 // The parts of the Concat with part `unknown` replaced by a new constant -1.
 inline constexpr auto minus_one_parts =
     rewrite::fact<"minus_one_parts">([](const ValueView& concat, int64_t unknown) {
@@ -51,7 +47,7 @@ inline constexpr auto minus_one_parts =
 // when every other part is constant, else a new Concat.
 auto reshape_with_minus_one(const auto& x, const auto& concat, const auto& unknown, const auto& shape) {
   using namespace rewrite::dsl;
-  return Reshape(x, choose(is_known(shape), fold(known(shape)),
+  return Reshape(x, choose(has_value(shape), fold(value_of(shape)),
                            Concat(spread(minus_one_parts(concat, unknown)), attr<"axis"> = 0)));
 }
 // The index of the only non-constant part, or -1 (several, none, a -1 among the constants, allowzero).
@@ -70,19 +66,19 @@ inline constexpr auto only_unknown_part =
       }
       return unknown;
     });
-}  // namespace detail
+}  // namespace reshape
 
 inline rewrite::RulePtr static_concat_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   auto concat = named<'c'>(shared(Concat(etc)));
   auto reshape = named<'r'>(Reshape(x, concat));  // named: the facts read its allowzero attribute
-  auto unknown = keep<'u'>(detail::only_unknown_part(reshape, concat));
-  auto shape = keep<'s'>(detail::constant_shape(concat, unknown));
+  auto unknown = keep<'u'>(reshape::only_unknown_part(reshape, concat));
+  auto shape = keep<'s'>(reshape::constant_shape(concat, unknown));
   return rule("StaticConcatReshape")
       .match(reshape)
       .when(unknown >= 0)
-      .to(detail::reshape_with_minus_one(x, concat, unknown, shape));
+      .to(reshape::reshape_with_minus_one(x, concat, unknown, shape));
 }
 
 }  // namespace xexp::patterns

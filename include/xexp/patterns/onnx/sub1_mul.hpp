@@ -9,11 +9,6 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto is_sigmoid = rewrite::fact<"is_sigmoid">(
-    [](const ValueView& x) { return producer_of(*x.graph, x.id, "Sigmoid") != nullptr; });
-}  // namespace detail
-
 inline rewrite::RulePtr sub1_mul_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -22,7 +17,7 @@ inline rewrite::RulePtr sub1_mul_rule() {
   return rule("Sub1Mul")
       .priority(1)
       .match(commutative(Mul(Sub(one, x), y)))
-      .when(scalar_is(one, 1.0) && (rank(one) == 0 || rank(x) >= rank(one)) && !detail::is_sigmoid(x))
+      .when(scalar_is(one, 1.0) && (rank(one) == 0 || rank(x) >= rank(one)) && !produced_by(x, "Sigmoid"))
       .to(Sub(y, Mul(x, y)));
 }
 

@@ -10,7 +10,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reshape {
 // The last `count` values of a 1-D int64 shape tensor when known: a constant, or a Concat whose trailing
 // parts are constants.
 inline std::optional<std::vector<int64_t>> trailing_shape_values(const ir::Graph& g, ir::ValueId v,
@@ -39,7 +39,7 @@ inline constexpr auto expands_only_first_axis =
 inline constexpr auto is_0_1_minus1 = rewrite::fact<"is_0_1_minus1">([](const Tensor& t) {
   return t.type() == ElemType::Int64 && int_values(t) == std::vector<int64_t>{0, 1, -1};
 });
-}  // namespace detail
+}  // namespace reshape
 
 inline rewrite::RulePtr swap_expand_reshape_rule() {
   using namespace rewrite::dsl;
@@ -48,7 +48,7 @@ inline rewrite::RulePtr swap_expand_reshape_rule() {
   Const<'t'> target;
   return rule("SwapExpandReshape")
       .match(Reshape(Expand(w, shape), target, attr<"allowzero"> = 0))
-      .when(rank(w) == 3 && detail::is_0_1_minus1(target) && detail::expands_only_first_axis(shape))
+      .when(rank(w) == 3 && reshape::is_0_1_minus1(target) && reshape::expands_only_first_axis(shape))
       .to(Expand(Reshape(w, target), shape));
 }
 

@@ -10,20 +10,6 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-// Inputs after the first (Clip's bounds, a binary op's second operand) are scalars, not the moved value.
-inline constexpr auto extra_inputs_are_scalars =
-    rewrite::fact<"extra_inputs_are_scalars">([](const rewrite::ValueView& op) {
-      const ir::Node& n = rewrite::node_of(op);
-      for (std::size_t k = 1; k < n.inputs.size(); ++k) {
-        if (n.inputs[k] == ir::kNone) continue;
-        const ir::Value& v = op.graph->value(n.inputs[k]);
-        if (n.inputs[k] == n.inputs[0] || !v.shape || !rewrite::facts::is_scalar(*v.shape)) return false;
-      }
-      return true;
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr swap_unary_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -31,7 +17,7 @@ inline rewrite::RulePtr swap_unary_rule() {
   auto unary = named<'u'>(op<kElementwiseUnary | kBinaryArithmetic>(layout, etc));
   return rule("SwapUnary")
       .match(unary)
-      .when(rank(x) > 0 && rank(layout) > 0 && detail::extra_inputs_are_scalars(unary))
+      .when(rank(x) > 0 && rank(layout) > 0 && extra_inputs_are_scalars(unary))
       .to(rebuild(layout, input<0> = rebuild(unary, input<0> = x)));
 }
 

@@ -10,7 +10,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace transpose {
 // perm restricted to the axes that are not inserted, renumbered as X's axes; nullopt when perm moves an
 // inserted axis.
 inline constexpr auto perm_without_inserted = rewrite::fact<"perm_without_inserted">(
@@ -29,14 +29,14 @@ inline constexpr auto perm_without_inserted = rewrite::fact<"perm_without_insert
         if (!inserted(k)) q.push_back(input_axis(perm[k]));
       return q;
     });
-}  // namespace detail
+}  // namespace transpose
 
 inline rewrite::RulePtr swap_unsqueeze_transpose_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Ints<'a'> axes;
   Ints<'p'> perm;
-  auto q = detail::perm_without_inserted(perm, axes);
+  auto q = transpose::perm_without_inserted(perm, axes);
   return rule("SwapUnsqueezeTranspose")
       .match(Transpose(Unsqueeze(x, attr<"axes"> = axes), attr<"perm"> = perm))
       .when(has_value(q))

@@ -11,7 +11,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace elementwise {
 // Elements of the broadcast of two static shapes, or nullopt.
 inline std::optional<int64_t> broadcast_size(const ValueView& a, const ValueView& b) {
   if (!a.shape() || !b.shape() || !is_static(*a.shape()) || !is_static(*b.shape())) return std::nullopt;
@@ -27,7 +27,7 @@ inline constexpr auto smaller_pair_first = rewrite::fact<"smaller_pair_first">(
       const std::optional<int64_t> now = broadcast_size(a, b), then = broadcast_size(b, c);
       return now && then && *then < *now;
     });
-}  // namespace detail
+}  // namespace elementwise
 
 inline rewrite::RulePtr switch_order_binary_rule() {
   using namespace rewrite::dsl;
@@ -37,10 +37,10 @@ inline rewrite::RulePtr switch_order_binary_rule() {
   return rule("SwitchOrderBinary")
       .priority(1)
       .cases(match(commutative(Add(commutative(Add(a, b)), c)))
-                 .when(detail::smaller_pair_first(a, b, c))
+                 .when(elementwise::smaller_pair_first(a, b, c))
                  .to(Add(a, Add(b, c))),
              match(commutative(Mul(commutative(Mul(a, b)), c)))
-                 .when(detail::smaller_pair_first(a, b, c))
+                 .when(elementwise::smaller_pair_first(a, b, c))
                  .to(Mul(a, Mul(b, c))));
 }
 

@@ -9,7 +9,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace transpose {
 // The Reshape target equal to Transpose(x, perm), or nullopt when the Transpose moves data.
 inline constexpr auto reshape_equal_to_transpose = rewrite::fact<"reshape_equal_to_transpose">(
     [](const ValueView& x, const std::vector<int64_t>& perm) -> std::optional<std::vector<int64_t>> {
@@ -40,13 +40,13 @@ inline constexpr auto reshape_equal_to_transpose = rewrite::fact<"reshape_equal_
       }
       return target;
     });
-}  // namespace detail
+}  // namespace transpose
 
 inline rewrite::RulePtr transpose_equal_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Ints<'p'> perm;
-  auto target = detail::reshape_equal_to_transpose(x, perm);
+  auto target = transpose::reshape_equal_to_transpose(x, perm);
   return rule("TransposeEqualReshape")
       .priority(1)
       .match(Transpose(x, attr<"perm"> = perm))

@@ -8,7 +8,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace transpose {
 // perm[axis] (axis may count from the end), or -1 when perm without that axis is not increasing.
 inline constexpr auto gathered_input_axis =
     rewrite::fact<"gathered_input_axis">([](const std::vector<int64_t>& perm, int64_t axis) -> int64_t {
@@ -23,7 +23,7 @@ inline constexpr auto gathered_input_axis =
       }
       return perm[axis];
     });
-}  // namespace detail
+}  // namespace transpose
 
 inline rewrite::RulePtr transpose_gather_rule() {
   using namespace rewrite::dsl;
@@ -31,7 +31,7 @@ inline rewrite::RulePtr transpose_gather_rule() {
   Var<'i'> index;
   Ints<'p'> perm;
   Int<'a'> axis;
-  auto input_axis = detail::gathered_input_axis(perm, axis);
+  auto input_axis = transpose::gathered_input_axis(perm, axis);
   return rule("TransposeGather")
       .match(Gather(Transpose(x, attr<"perm"> = perm), index, attr<"axis"> = axis))
       .when(rank(index) == 0 && input_axis >= 0)

@@ -10,12 +10,6 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto only_products_read = rewrite::fact<"only_products_read">([](const ValueView& t) {
-  return read_only_by(t, {"MatMul", "Gemm"});
-});
-}  // namespace detail
-
 inline rewrite::RulePtr transpose_matmul_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
@@ -26,8 +20,8 @@ inline rewrite::RulePtr transpose_matmul_rule() {
   auto ta = named<'u'>(shared(Transpose(a, attr<"perm"> = swap)));
   auto tb = named<'u'>(shared(Transpose(b, attr<"perm"> = swap)));
   auto both_2d = rank(a) == 2 && rank(b) == 2;
-  auto fits_a = both_2d && detail::only_products_read(ta);
-  auto fits_b = both_2d && detail::only_products_read(tb);
+  auto fits_a = both_2d && read_only_by_matmul_or_gemm(ta);
+  auto fits_b = both_2d && read_only_by_matmul_or_gemm(tb);
   auto gemm_a = named<'g'>(Gemm(ta, b, etc, attr<"transA"> = trans_a));
   auto gemm_b = named<'g'>(Gemm(a, tb, etc, attr<"transB"> = trans_b));
   return rule("TransposeMatMul")

@@ -12,7 +12,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace transpose {
 // Runs of axes [first, last) of the Reshape's input and of its output holding the same elements.
 struct AxisRun {
   std::size_t in_first, in_last, out_first, out_last;
@@ -98,7 +98,7 @@ inline constexpr auto plan_shape = rewrite::fact<"plan_shape">(
     [](const std::optional<TransposeReshapePlan>& p) { return int64_tensor(p->shape); });
 inline constexpr auto plan_perm =
     rewrite::fact<"plan_perm">([](const std::optional<TransposeReshapePlan>& p) { return p->perm; });
-}  // namespace detail
+}  // namespace transpose
 
 inline rewrite::RulePtr transpose_reshape_transpose_rule() {
   using namespace rewrite::dsl;
@@ -107,13 +107,13 @@ inline rewrite::RulePtr transpose_reshape_transpose_rule() {
   Ints<'P'> p2;
   Const<'s'> shape;
   auto moved = named<'t'>(Transpose(x, attr<"perm"> = p1));
-  auto plan = detail::transpose_reshape_plan(moved, p1, shape, p2);
-  auto new_shape = fold(detail::plan_shape(plan));
-  auto perm = attr<"perm"> = detail::plan_perm(plan);
+  auto plan = transpose::transpose_reshape_plan(moved, p1, shape, p2);
+  auto new_shape = fold(transpose::plan_shape(plan));
+  auto perm = attr<"perm"> = transpose::plan_perm(plan);
   return rule("TransposeReshapeTranspose")
       .match(Transpose(Reshape(moved, shape), attr<"perm"> = p2))
       .when(has_value(plan))
-      .to(choose(detail::reshapes_first(plan), Transpose(Reshape(x, new_shape), perm),
+      .to(choose(transpose::reshapes_first(plan), Transpose(Reshape(x, new_shape), perm),
                  Reshape(Transpose(x, perm), new_shape)));
 }
 

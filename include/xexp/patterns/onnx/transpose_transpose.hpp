@@ -7,24 +7,13 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-// Transpose(Transpose(x, first), second) == Transpose(x, composed): composed[i] = first[second[i]].
-inline constexpr auto compose =
-    rewrite::fact<"compose">([](const std::vector<int64_t>& first, const std::vector<int64_t>& second) {
-      std::vector<int64_t> out;
-      for (int64_t axis : second)
-        out.push_back(axis >= 0 && axis < static_cast<int64_t>(first.size()) ? first[axis] : axis);
-      return out;
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr transpose_transpose_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Ints<'f'> first;
   Ints<'s'> second;
   auto inner = named<'i'>(shared(Transpose(x, attr<"perm"> = first)));
-  auto composed = detail::compose(first, second);
+  auto composed = composed_perm(first, second);
   auto identity = is_identity_perm(composed);
   return rule("TransposeTranspose")
       .match(Transpose(inner, attr<"perm"> = second))

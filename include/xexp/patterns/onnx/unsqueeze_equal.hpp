@@ -10,7 +10,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reshape {
 // The other reader of x (x has two), an Unsqueeze on the same axes as `root`, when it comes before root.
 inline ir::ValueId earlier_twin_unsqueeze(const ValueView& root, const ValueView& x) {
   const ir::Graph& g = *root.graph;
@@ -27,14 +27,14 @@ inline ir::ValueId earlier_twin_unsqueeze(const ValueView& root, const ValueView
   return ir::kNone;
 }
 inline constexpr auto twin_unsqueeze = rewrite::fact<"twin_unsqueeze">(earlier_twin_unsqueeze);
-}  // namespace detail
+}  // namespace reshape
 
 inline rewrite::RulePtr unsqueeze_equal_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Var<'c'> c;
   auto root = named<'r'>(Unsqueeze(Equal(x, c), etc));
-  auto twin = keep<'t'>(detail::twin_unsqueeze(root, x));
+  auto twin = keep<'t'>(reshape::twin_unsqueeze(root, x));
   return rule("UnsqueezeEqual")
       .priority(1)
       .match(root)

@@ -8,13 +8,6 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto no_zero = rewrite::fact<"no_zero">([](const Tensor& t) {
-  const std::vector<int64_t> dims = eval::as_int64s(t);
-  return std::find(dims.begin(), dims.end(), 0) == dims.end();
-});
-}  // namespace detail
-
 inline rewrite::RulePtr unsqueeze_or_squeeze_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -22,7 +15,7 @@ inline rewrite::RulePtr unsqueeze_or_squeeze_reshape_rule() {
   auto squeeze = op<"Squeeze|Unsqueeze">(x, etc);  // with or without the axes input
   return rule("UnsqueezeOrSqueezeReshape")
       .match(Reshape(squeeze, shape))
-      .when(detail::no_zero(shape))
+      .when(!contains_value(shape, 0))
       .to(Reshape(x, shape));
 }
 

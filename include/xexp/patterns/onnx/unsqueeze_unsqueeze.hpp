@@ -9,7 +9,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace reshape {
 inline constexpr auto merge_axes = rewrite::fact<"merge_axes">(
     [](const rewrite::ValueView& x, const std::vector<int64_t>& first,
        const std::vector<int64_t>& second) -> std::optional<std::vector<int64_t>> {
@@ -31,14 +31,14 @@ inline constexpr auto merge_axes = rewrite::fact<"merge_axes">(
       std::sort(out.begin(), out.end());
       return out;
     });
-}  // namespace detail
+}  // namespace reshape
 
 inline rewrite::RulePtr unsqueeze_unsqueeze_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Ints<'f'> first;
   Ints<'s'> second;
-  auto merged = detail::merge_axes(x, first, second);
+  auto merged = reshape::merge_axes(x, first, second);
   return rule("UnsqueezeUnsqueeze")
       .match(Unsqueeze(Unsqueeze(x, attr<"axes"> = first), attr<"axes"> = second))
       .when(has_value(merged))

@@ -8,13 +8,6 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto zero_and_infinite =
-    rewrite::fact<"zero_and_infinite">([](const Tensor& z, const Tensor& i) {
-      return z.dims() == i.dims() && equal_everywhere(z, 0.0) && std::isinf(eval::element_as_double(i, 0));
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr where_add_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -24,7 +17,8 @@ inline rewrite::RulePtr where_add_rule() {
   return rule("WhereAdd")
       .priority(1)
       .match(commutative(Add(x, Where(mask, zero, inf))))
-      .when(is_scalar(zero) && is_scalar(inf) && detail::zero_and_infinite(zero, inf))
+      .when(is_scalar(zero) && is_scalar(inf) && rank(zero) == rank(inf) && all_zero(zero) &&
+            is_infinite(inf))
       .to(Where(mask, x, inf));
 }
 

@@ -12,7 +12,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace normalization {
 // bn names both running statistics among its outputs, and something reads one of them at least (a
 // consumer or the graph's outputs).
 inline constexpr auto running_statistics_read =
@@ -22,7 +22,7 @@ inline constexpr auto running_statistics_read =
       return present(1) && present(2) &&
              (bn.graph->value(n.outputs[1]).is_read() || bn.graph->value(n.outputs[2]).is_read());
     });
-}  // namespace detail
+}  // namespace normalization
 
 inline rewrite::RulePtr ort_batch_normalization_training_rule() {
   using namespace rewrite::dsl;
@@ -36,20 +36,20 @@ inline rewrite::RulePtr ort_batch_normalization_training_rule() {
   auto bn = named<'n'>(
       shared(BatchNormalization(x, scale, bias, input_mean, input_var, attr<"epsilon"> = epsilon,
                                       attr<"momentum"> = momentum, attr<"training_mode"> = 1)));
-  auto axes = detail::all_but_channels(x);
+  auto axes = all_but_channels(x);
   auto kept_mean = let<'k'>(ReduceMean(x, attr<"axes"> = axes, attr<"keepdims"> = 1));
   auto centered = let<'d'>(Sub(x, kept_mean));
   auto mean = let<'a'>(Reshape(kept_mean, fold(int64_tensor({-1}))));
   auto var = let<'w'>(ReduceMean(Mul(centered, centered), attr<"axes"> = axes, attr<"keepdims"> = 0));
   auto running = [&](const auto& input, const auto& batch) {
-    return Add(Mul(input, fold(detail::scalar_of_type(momentum, input))),
-               Mul(batch, fold(detail::scalar_of_type(1.0f - momentum, input))));
+    return Add(Mul(input, fold(scalar_of_type(momentum, input))),
+               Mul(batch, fold(scalar_of_type(1.0f - momentum, input))));
   };
   return rule("OrtBatchNormalizationTraining")
       .match(bn)
       .when(rank(x) >= 2 && (dtype(x) == ElemType::Float || dtype(x) == ElemType::Double) &&
             dtype(scale) == dtype(x) && dtype(bias) == dtype(x) && dtype(input_mean) == dtype(x) &&
-            dtype(input_var) == dtype(x) && detail::running_statistics_read(bn))
+            dtype(input_var) == dtype(x) && normalization::running_statistics_read(bn))
       .to(BatchNormalization(x, scale, bias, mean, var, attr<"epsilon"> = epsilon),
           also(output<1>(bn), running(input_mean, mean)), also(output<2>(bn), running(input_var, var)));
 }

@@ -9,7 +9,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace activation {
 // How `bias` repeats over x's rows: 0 over leading axes (its dims, right-aligned, are ones and then x's
 // last dims), 1 over the axes before the last (x's first dims, ones, x's last dim, at x's rank), -1
 // neither.
@@ -32,7 +32,7 @@ inline constexpr auto bias_broadcast =
       while (k < last && one(k)) ++k;
       return k == last ? 1 : -1;
     });
-}  // namespace detail
+}  // namespace activation
 
 inline rewrite::RulePtr bias_softmax_rule() {
   using namespace rewrite::dsl;
@@ -44,9 +44,10 @@ inline rewrite::RulePtr bias_softmax_rule() {
       .priority(1)
       .match(Softmax(sum, attr<"axis"> = axis))
       .when(is_cpu_float(x) && is_last_axis(axis, x) && same_shape(x, sum) &&
-            detail::bias_broadcast(bias, x) >= 0)
-      .to(op<"BiasSoftmax", "com.microsoft">(x, bias, attr<"axis"> = rank(x) - 1,
-                                             attr<"is_inner_broadcast"> = detail::bias_broadcast(bias, x)));
+            activation::bias_broadcast(bias, x) >= 0)
+      .to(op<"BiasSoftmax", "com.microsoft">(
+          x, bias, attr<"axis"> = rank(x) - 1,
+          attr<"is_inner_broadcast"> = activation::bias_broadcast(bias, x)));
 }
 
 }  // namespace xexp::patterns

@@ -11,7 +11,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace conv {
 // The value's only reader is an activation FusedConv can take, at its first input: the condition of
 // the rule's first case, so that the one-node form wins.
 inline constexpr auto feeds_fusable_activation =
@@ -24,7 +24,7 @@ inline constexpr auto feeds_fusable_activation =
              std::find(activations.begin(), activations.end(), reader.op_type) != activations.end() &&
              is_fusable_activation.f(fused_activation(ValueView{v.graph, reader.outputs[0]}), "FusedConv");
     });
-}  // namespace detail
+}  // namespace conv
 
 inline rewrite::RulePtr fused_conv_add_rule() {
   using namespace rewrite::dsl;
@@ -46,7 +46,7 @@ inline rewrite::RulePtr fused_conv_add_rule() {
                      conv, input<3> = z, attr<"activation"> = activation_name(activation),
                      attr<"activation_params"> = activation_params(activation))),
              match(sum)
-                 .when(fits && !detail::feeds_fusable_activation(sum))
+                 .when(fits && !conv::feeds_fusable_activation(sum))
                  .to(rebuild_as<"FusedConv", "com.microsoft">(conv, input<3> = z)));
 }
 

@@ -12,14 +12,6 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-// 1 - flag: the FusedMatMul flag of the transposed product.
-inline constexpr auto flipped_flag =
-    rewrite::fact<"flipped_flag">([](const ValueView& fused, const std::string& name) {
-      return static_cast<int64_t>(int_attribute(rewrite::node_of(fused), name.c_str(), 0) != 0 ? 0 : 1);
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr fused_matmul_transpose_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
@@ -30,22 +22,21 @@ inline rewrite::RulePtr fused_matmul_transpose_rule() {
   auto fused = named<'f'>(FusedMatMul(a, b));
   auto ranks = rank(a) >= 2 && rank(b) >= 2 && dtype(a) == ElemType::Float;
   auto swapped_product = FusedMatMul(b, a, attr<"alpha"> = 1.0f, attr<"transA"> = 1, attr<"transB"> = 1);
-  auto swapped_fused =
-      rebuild(fused, b, a, attr<"transA"> = detail::flipped_flag(fused, std::string("transB")),
-              attr<"transB"> = detail::flipped_flag(fused, std::string("transA")));
+  auto swapped_fused = rebuild(fused, b, a, attr<"transA"> = 1 - flag_of(fused, "transB"),
+                               attr<"transB"> = 1 - flag_of(fused, "transA"));
   auto regrouped = [&](auto p) { return Reshape(p, shape, attr<"allowzero"> = 0); };
-  auto swapped_shape = fold(detail::last_two_swapped(shape));
+  auto swapped_shape = fold(last_two_swapped(shape));
   auto product_fits = ranks && swaps_last_two(perm);
-  auto fused_fits = product_fits && detail::no_batch_transpose(fused);
+  auto fused_fits = product_fits && matmul::no_batch_transpose(fused);
   return rule("FusedMatMulTranspose")
       .priority(3)
       .cases(match(Transpose(product, attr<"perm"> = perm)).when(product_fits).to(swapped_product),
              match(Transpose(fused, attr<"perm"> = perm)).when(fused_fits).to(swapped_fused),
              match(Transpose(regrouped(product), attr<"perm"> = perm))
-                 .when(product_fits && detail::keeps_last_two_axes(product, shape))
+                 .when(product_fits && keeps_last_two_axes(product, shape))
                  .to(Reshape(swapped_product, swapped_shape)),
              match(Transpose(regrouped(fused), attr<"perm"> = perm))
-                 .when(fused_fits && detail::keeps_last_two_axes(fused, shape))
+                 .when(fused_fits && keeps_last_two_axes(fused, shape))
                  .to(Reshape(swapped_fused, swapped_shape)));
 }
 

@@ -31,12 +31,12 @@ inline constexpr auto alpha_scaled_by =
     });
 }  // namespace matmul
 
-namespace detail {
+namespace matmul {
 // The FusedMatMul leaves the batch axes in place (transBatchA/B absent or 0). Shared with
 // FusedMatMulTranspose and TransposeFusedMatMulB.
 inline constexpr auto no_batch_transpose = rewrite::fact<"no_batch_transpose">(
     [](const ValueView& fused) { return analysis::keeps_batch_axes(rewrite::node_of(fused)); });
-}  // namespace detail
+}  // namespace matmul
 
 inline rewrite::RulePtr fused_matmul_x2_rule() {
   using namespace rewrite::dsl;
@@ -48,7 +48,7 @@ inline rewrite::RulePtr fused_matmul_x2_rule() {
   auto scaling = [&](auto mul, auto div) { return named<'s'>(either(mul, div)); };
   auto scaled = scaling(shared(commutative(Mul(x, c))), shared(Div(x, c)));
   auto reshaped = named<'r'>(shared(Reshape(scaling(commutative(Mul(x, c)), Div(x, c)), shape)));
-  auto scalar = named<"scalar_factor">(is_scalar(c) && dtype(c) == dtype(x) && detail::nonzero(c) &&
+  auto scalar = named<"scalar_factor">(is_scalar(c) && dtype(c) == dtype(x) && nowhere_zero(c) &&
                                        dtype(x) == ElemType::Float);
   // The product of a and b that takes the factor into its alpha.
   auto product = piece<"product">([factor = matmul::factor_of(scaled, c)](const auto& a, const auto& b) {
@@ -67,11 +67,11 @@ inline rewrite::RulePtr fused_matmul_x2_rule() {
             .when(fits && rank(a) >= 2 && operand_rank >= 2)
             .to(product(a, source)),
         match(fused_a)
-            .when(fits && detail::no_batch_transpose(fused_a))
+            .when(fits && matmul::no_batch_transpose(fused_a))
             .to(rebuild(fused_a, input<0> = source,
                         attr<"alpha"> = matmul::alpha_scaled_by(fused_a, scaled, c))),
         match(fused_b)
-            .when(fits && detail::no_batch_transpose(fused_b))
+            .when(fits && matmul::no_batch_transpose(fused_b))
             .to(rebuild(fused_b, input<1> = source,
                         attr<"alpha"> = matmul::alpha_scaled_by(fused_b, scaled, c))));
   };

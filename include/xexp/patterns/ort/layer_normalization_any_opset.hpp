@@ -7,7 +7,8 @@
 namespace xexp::patterns {
 
 inline rewrite::RulePtr layer_normalization_any_opset_rule() {
-  return detail::layer_normalization_decomposition("LayerNormalizationAnyOpset", rewrite::opset_at_least(1));
+  return normalization::layer_normalization_decomposition("LayerNormalizationAnyOpset",
+                                                          rewrite::opset_at_least(1));
 }
 
 }  // namespace xexp::patterns

@@ -10,39 +10,16 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-// The type a Range on t runs in, or nullopt when ONNX allows t (or no type holds it).
-inline std::optional<ElemType> range_type_for(ElemType t) {
-  switch (t) {
-    case ElemType::Float16:
-    case ElemType::BFloat16:
-      return ElemType::Float;
-    case ElemType::Int8:
-    case ElemType::UInt8:
-    case ElemType::UInt16:
-      return ElemType::Int32;
-    case ElemType::UInt32:
-      return ElemType::Int64;
-    default:
-      return std::nullopt;
-  }
-}
-inline constexpr auto lacks_range_kernel = rewrite::fact<"lacks_range_kernel">(
-    [](const ValueView& x) { return range_type_for(x.elem()).has_value(); });
-inline constexpr auto range_type =
-    rewrite::fact<"range_type">([](const ValueView& x) { return *range_type_for(x.elem()); });
-}  // namespace detail
-
 inline rewrite::RulePtr missing_range_rule() {
   using namespace rewrite::dsl;
   Var<'s'> start;
   Var<'l'> limit;
   Var<'d'> delta;
-  auto wide = [&](auto x) { return Cast(x, attr<"to"> = detail::range_type(start)); };
+  auto wide = [&](auto x) { return Cast(x, attr<"to"> = range_type(start)); };
   return rule("MissingRange")
       .priority(1)
       .match(Range(start, limit, delta))
-      .when(detail::lacks_range_kernel(start))
+      .when(lacks_range_kernel(start))
       .to(Cast(Range(wide(start), wide(limit), wide(delta)), attr<"to"> = dtype(start)));
 }
 

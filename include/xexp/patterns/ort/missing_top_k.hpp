@@ -17,9 +17,8 @@ inline rewrite::RulePtr missing_top_k_rule() {
   return rule("MissingTopK")
       .priority(1)
       .match(top)
-      .when(detail::lacks_selection_kernel(x))
-      .to(Cast(rebuild(top, input<0> = Cast(x, attr<"to"> = detail::selection_type(x))),
-               attr<"to"> = dtype(x)));
+      .when(lacks_selection_kernel(x))
+      .to(Cast(rebuild(top, input<0> = Cast(x, attr<"to"> = selection_type(x))), attr<"to"> = dtype(x)));
 }
 
 }  // namespace xexp::patterns

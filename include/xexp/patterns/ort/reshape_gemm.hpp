@@ -11,7 +11,7 @@
 
 namespace xexp::patterns {
 
-namespace detail {
+namespace matmul {
 // The Reshape's constant shape flattens every axis of `a` but the last: [-1, k], or [N, k] with N the
 // product of a's leading axes, k a's last axis (static), and a of rank 3 or more.
 inline constexpr auto flattens_leading_axes =
@@ -38,7 +38,7 @@ inline constexpr auto has_static_columns = rewrite::fact<"has_static_columns">(
     [](const ValueView& b, int64_t trans_b) { return gemm_columns(b, trans_b).has_value(); });
 inline constexpr auto rows_of_columns = rewrite::fact<"rows_of_columns">(
     [](const ValueView& b, int64_t trans_b) { return int64_tensor({-1, *gemm_columns(b, trans_b)}); });
-}  // namespace detail
+}  // namespace matmul
 
 inline rewrite::RulePtr reshape_gemm_rule() {
   using namespace rewrite::dsl;
@@ -50,10 +50,10 @@ inline rewrite::RulePtr reshape_gemm_rule() {
   return rule("ReshapeGemm")
       .priority(3)
       .match(Gemm(Reshape(a, shape), b, attr<"transA"> = 0, attr<"transB"> = trans_b, attr<"alpha"> = alpha))
-      .when(dtype(a) == ElemType::Float && detail::flattens_leading_axes(a, shape) &&
-            detail::has_static_columns(b, trans_b))
+      .when(dtype(a) == ElemType::Float && matmul::flattens_leading_axes(a, shape) &&
+            matmul::has_static_columns(b, trans_b))
       .to(Reshape(FusedMatMul(a, b, attr<"alpha"> = alpha, attr<"transA"> = 0, attr<"transB"> = trans_b),
-                  fold(detail::rows_of_columns(b, trans_b))));
+                  fold(matmul::rows_of_columns(b, trans_b))));
 }
 
 }  // namespace xexp::patterns

@@ -12,12 +12,6 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto is_product_or_sum = rewrite::fact<"is_product_or_sum">([](const ValueView& y) {
-  return producer_of(*y.graph, y.id, "Gemm") != nullptr || producer_of(*y.graph, y.id, "Add") != nullptr;
-});
-}  // namespace detail
-
 inline rewrite::RulePtr reshape_gemm_reshape_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
@@ -33,14 +27,15 @@ inline rewrite::RulePtr reshape_gemm_reshape_rule() {
   auto summed_out = named<'o'>(Reshape(commutative(Add(gemm, y)), back));
   auto product = FusedMatMul(a, b, attr<"alpha"> = alpha, attr<"transA"> = 0, attr<"transB"> = trans_b);
   auto fits = [&](auto reshaped) {
-    return dtype(a) == ElemType::Float && detail::flattens_leading_axes(a, shape) &&
+    return dtype(a) == ElemType::Float && matmul::flattens_leading_axes(a, shape) &&
            restores_leading_axes(reshaped, a, gemm);
   };
   return rule("ReshapeGemmReshape")
       .priority(3)
       .cases(match(out).when(fits(out)).to(product),
              match(summed_out)
-                 .when(fits(summed_out) && same_shape(y, gemm) && detail::is_product_or_sum(y))
+                 .when(fits(summed_out) && same_shape(y, gemm) &&
+                       (produced_by(y, "Gemm") || produced_by(y, "Add")))
                  .to(Add(product, Reshape(y, back))));
 }
 

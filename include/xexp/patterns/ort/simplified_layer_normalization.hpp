@@ -7,7 +7,7 @@
 namespace xexp::patterns {
 
 inline rewrite::RulePtr simplified_layer_normalization_rule() {
-  return detail::rms_normalization_decomposition<"SimplifiedLayerNormalization">(
+  return normalization::rms_normalization_decomposition<"SimplifiedLayerNormalization">(
       "SimplifiedLayerNormalization", rewrite::opset_at_least(1));
 }
 

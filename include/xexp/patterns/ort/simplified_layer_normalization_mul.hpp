@@ -7,7 +7,7 @@
 namespace xexp::patterns {
 
 inline rewrite::RulePtr simplified_layer_normalization_mul_rule() {
-  return detail::rms_normalization_scale_mul<"SimplifiedLayerNormalization">(
+  return normalization::rms_normalization_scale_mul<"SimplifiedLayerNormalization">(
       "SimplifiedLayerNormalizationMul", rewrite::opset_at_least(1));
 }
 

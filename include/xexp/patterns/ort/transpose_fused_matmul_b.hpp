@@ -10,13 +10,6 @@
 
 namespace xexp::patterns {
 
-namespace detail {
-inline constexpr auto is_flag_off =
-    rewrite::fact<"is_flag_off">([](const ValueView& fused, const std::string& name) {
-      return int_attribute(rewrite::node_of(fused), name.c_str(), 0) == 0;
-    });
-}  // namespace detail
-
 inline rewrite::RulePtr transpose_fused_matmul_b_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
@@ -32,8 +25,7 @@ inline rewrite::RulePtr transpose_fused_matmul_b_rule() {
                  .to(FusedMatMul(a, Transpose(b, attr<"perm"> = to_heads_first), attr<"alpha"> = 1.0f,
                                  attr<"transA"> = 0, attr<"transB"> = 1)),
              match(fused)
-                 .when(types && detail::is_flag_off(fused, std::string("transB")) &&
-                       detail::no_batch_transpose(fused))
+                 .when(types && flag_of(fused, "transB") == 0 && matmul::no_batch_transpose(fused))
                  .to(rebuild(fused, input<1> = Transpose(b, attr<"perm"> = to_heads_first),
                              attr<"transB"> = 1)));
 }
