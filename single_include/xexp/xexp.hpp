@@ -585,13 +585,12 @@ inline bool is_static(const Shape& shape) {
     if (!d.is_static()) return false;
   return true;
 }
-// Number of elements of a static shape (1 for a scalar); -1 when a dimension is not static.
+// Number of elements of a static shape (1 for a scalar); -1 when a dimension is not static, or when
+// the sizes multiply past int64 (a declared shape no tensor can have).
 inline int64_t element_count(const Shape& shape) {
   int64_t n = 1;
-  for (const Dim& d : shape) {
-    if (!d.is_static()) return -1;
-    n *= d.value();
-  }
+  for (const Dim& d : shape)
+    if (!d.is_static() || __builtin_mul_overflow(n, d.value(), &n)) return -1;
   return n;
 }
 // Whether the static dimensions of `shape` multiply past int64: no tensor that large exists.
@@ -5173,7 +5172,7 @@ inline void infer_attention(InferContext& c) {
     const int64_t q_heads = c.attr_int("q_num_heads", 0), kv_heads = c.attr_int("kv_num_heads", 0);
     Dim hidden;
     if ((*value)[2].is_static() && q_heads > 0 && kv_heads > 0 && (*value)[2].value() % kv_heads == 0)
-      hidden = Dim((*value)[2].value() / kv_heads * q_heads);
+      if (const std::optional<int64_t> size = checked_mul((*value)[2].value() / kv_heads, q_heads)) hidden = Dim(*size);
     out = Shape{(*query)[0], (*query)[1], hidden};
   }
   c.set_output(0, c.type(0), out);
@@ -5205,6 +5204,13 @@ inline void add_attention_rules(RuleTable& t) {
 
 namespace xexp::infer {
 
+// Window arithmetic on the sizes and attributes a file gives (a stride or a pad can be anything up to
+// int64): a result past int64 is an error, never a wrapped size.
+inline int64_t window_size(InferContext& c, std::optional<int64_t> v, std::size_t axis) {
+  if (!v) c.fail("a window size on axis " + std::to_string(axis) + " overflows int64", c.input_name(0));
+  return *v;
+}
+
 // An INTS attribute with one value per spatial axis (`count` of them), or `fallback` repeated.
 inline std::vector<int64_t> per_axis_attr(InferContext& c, std::string_view name, std::size_t count, int64_t fallback) {
   auto v = c.attr_ints(name);
@@ -5216,9 +5222,13 @@ inline std::vector<int64_t> per_axis_attr(InferContext& c, std::string_view name
   return *v;
 }
 
-inline std::vector<int64_t> effective_kernel(const std::vector<int64_t>& kernel, const std::vector<int64_t>& dilations) {
+inline std::vector<int64_t> effective_kernel(InferContext& c, const std::vector<int64_t>& kernel,
+                                             const std::vector<int64_t>& dilations) {
   std::vector<int64_t> eff(kernel.size());
-  for (std::size_t i = 0; i < kernel.size(); ++i) eff[i] = (kernel[i] - 1) * dilations[i] + 1;
+  for (std::size_t i = 0; i < kernel.size(); ++i) {
+    const std::optional<int64_t> span = checked_mul(kernel[i] - 1, dilations[i]);
+    eff[i] = window_size(c, span ? checked_add(*span, 1) : std::nullopt, 2 + i);
+  }
   return eff;
 }
 
@@ -5265,7 +5275,7 @@ inline Shape window_output_dims(InferContext& c, const Shape& input, const std::
   for (int64_t k : kernel)
     if (k < 1) c.fail("kernel size " + std::to_string(k));
   const std::vector<int64_t> strides = per_axis_attr(c, "strides", n, 1);
-  const std::vector<int64_t> eff = effective_kernel(kernel, per_axis_attr(c, "dilations", n, 1));
+  const std::vector<int64_t> eff = effective_kernel(c, kernel, per_axis_attr(c, "dilations", n, 1));
   const std::vector<int64_t> pads = window_pads(c, n, [&](std::size_t i) -> std::optional<int64_t> {
     // Output ceil(size / stride): the padding that takes.
     int64_t residual = 0;
@@ -5281,7 +5291,7 @@ inline Shape window_output_dims(InferContext& c, const Shape& input, const std::
   Shape out;
   for (std::size_t i = 0; i < n; ++i) {
     const Dim& in = x[2 + i];
-    const int64_t padding = pads[i] + pads[i + n], s = strides[i];
+    const int64_t padding = window_size(c, checked_add(pads[i], pads[i + n]), 2 + i), s = strides[i];
     if (!in.is_static()) {
       if (s == 1 && padding == eff[i] - 1)
         out.push_back(in);
@@ -5291,14 +5301,18 @@ inline Shape window_output_dims(InferContext& c, const Shape& input, const std::
                           : Dim());
       continue;
     }
-    const int64_t span = in.value() + padding - eff[i];
+    const std::optional<int64_t> padded = checked_add(in.value(), padding);
+    const int64_t span = window_size(c, padded ? checked_add(*padded, -eff[i]) : std::nullopt, 2 + i);
     if (span < 0)
       c.fail("the kernel spans " + std::to_string(eff[i]) + " on axis " + std::to_string(2 + i) + " of size " +
                  std::to_string(in.value()) + " padded by " + std::to_string(padding),
              c.input_name(0));
-    int64_t size = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
-    // With ceil_mode, a window starting in the end padding is dropped.
-    if (ceil_mode && (size - 1) * s >= in.value() + pads[i]) --size;
+    int64_t size = (ceil_mode ? span / s + (span % s != 0) : span / s) + 1;
+    // With ceil_mode, a window starting in the end padding is dropped ((size - 1) * s <= span fits).
+    if (ceil_mode) {
+      const std::optional<int64_t> last_start = checked_mul(size - 1, s);
+      if (!last_start || *last_start >= *padded - pads[i + n]) --size;
+    }
     out.push_back(Dim(size));
   }
   return out;
@@ -5338,11 +5352,12 @@ inline void infer_conv_like(InferContext& c, std::size_t w_index, std::optional<
   // Channels: C = group * (C / group).
   if (w[1].is_static()) {
     const Dim channels = c.constraints().canonical((*x)[1]);
-    if (channels.is_static() && channels.value() != w[1].value() * group)
+    const int64_t expected = window_size(c, checked_mul(w[1].value(), group), 1);
+    if (channels.is_static() && channels.value() != expected)
       c.fail("the input has " + channels.str() + " channels, the weight expects " + std::to_string(w[1].value()) +
                  " x group " + std::to_string(group),
              c.input_name(w_index));
-    c.unify((*x)[1], Dim(w[1].value() * group));
+    c.unify((*x)[1], Dim(expected));
   }
   if (b_index && c.has_input(*b_index) && c.shape(*b_index)) {
     const Shape& b = *c.shape(*b_index);
@@ -5386,7 +5401,7 @@ inline void infer_conv_transpose(InferContext& c) {
   if (channels.is_static() && weight_channels.is_static() && channels.value() != weight_channels.value())
     c.fail("the input has " + channels.str() + " channels, the weight " + weight_channels.str(), c.input_name(1));
   c.unify((*x)[1], w[0]);
-  Shape out{(*x)[0], w[1].is_static() ? Dim(w[1].value() * group) : group == 1 ? w[1] : Dim()};
+  Shape out{(*x)[0], w[1].is_static() ? Dim(window_size(c, checked_mul(w[1].value(), group), 1)) : group == 1 ? w[1] : Dim()};
   const std::optional<std::vector<int64_t>> kernel = kernel_shape(c, w);
   if (!kernel) {
     out.resize(x->size());
@@ -5401,19 +5416,22 @@ inline void infer_conv_transpose(InferContext& c) {
     return c.set_output(0, type, out);
   }
   const std::vector<int64_t> strides = per_axis_attr(c, "strides", n, 1);
-  const std::vector<int64_t> eff = effective_kernel(*kernel, per_axis_attr(c, "dilations", n, 1));
+  const std::vector<int64_t> eff = effective_kernel(c, *kernel, per_axis_attr(c, "dilations", n, 1));
   const std::vector<int64_t> output_padding = per_axis_attr(c, "output_padding", n, 0);
   const std::vector<int64_t> pads = window_pads(c, n, [&](std::size_t i) -> std::optional<int64_t> {
     return std::max<int64_t>(0, eff[i] - strides[i]);
   });
   for (std::size_t i = 0; i < n; ++i) {
     const Dim& in = (*x)[2 + i];
-    const int64_t extra = output_padding[i] + eff[i] - pads[i] - pads[i + n];
+    const std::optional<int64_t> grown = checked_add(output_padding[i], eff[i]);
+    const std::optional<int64_t> trimmed = grown ? checked_add(*grown, -pads[i]) : std::nullopt;
+    const int64_t extra = window_size(c, trimmed ? checked_add(*trimmed, -pads[i + n]) : std::nullopt, 2 + i);
     if (!in.is_static()) {
       out.push_back(strides[i] == 1 && extra == 1 ? in : Dim());
       continue;
     }
-    const int64_t size = strides[i] * (in.value() - 1) + extra;
+    const std::optional<int64_t> stretched = checked_mul(strides[i], in.value() - 1);
+    const int64_t size = window_size(c, stretched ? checked_add(*stretched, extra) : std::nullopt, 2 + i);
     if (size < 0) c.fail("output size " + std::to_string(size) + " on axis " + std::to_string(2 + i), c.input_name(0));
     out.push_back(Dim(size));
   }
@@ -5868,7 +5886,8 @@ inline void infer_recurrent(InferContext& c, int64_t gates) {
     const Shape& w = *c.shape(i);
     const std::string what = i == 1 ? "W" : "R";
     if (w.size() != 3) c.fail(what + " has rank " + std::to_string(w.size()) + ", expected 3", c.input_name(i));
-    const Dim rows = hidden.is_static() ? Dim(gates * hidden.value()) : Dim();
+    const std::optional<int64_t> gate_rows = hidden.is_static() ? checked_mul(gates, hidden.value()) : std::nullopt;
+    const Dim rows = gate_rows ? Dim(*gate_rows) : Dim();  // unknown past int64 too (a hostile hidden_size)
     const Dim columns = i == 2 ? hidden : c.shape(0) ? (*c.shape(0))[2] : Dim();
     const Shape expected{directions, rows, columns};
     for (std::size_t k = 0; k < 3; ++k) {
@@ -5970,7 +5989,9 @@ inline Dim sum_dims(const std::vector<Dim>& dims) {
   for (const Dim& d : dims) {
     if (d.is_unknown()) return {};
     if (d.is_static()) {
-      total += d.value();
+      const std::optional<int64_t> sum = checked_add(total, d.value());
+      if (!sum) return {};  // no tensor that large: unknown
+      total = *sum;
       continue;
     }
     if (!expr.empty()) expr += '+';
@@ -5989,7 +6010,9 @@ inline Dim product_dims(Shape::const_iterator first, Shape::const_iterator last)
   for (auto it = first; it != last; ++it) {
     if (it->is_unknown()) return {};
     if (it->is_static()) {
-      p *= it->value();
+      const std::optional<int64_t> product = checked_mul(p, it->value());
+      if (!product) return {};  // no tensor that large: unknown
+      p = *product;
       continue;
     }
     only = &*it;
@@ -7177,11 +7200,19 @@ inline QuantParams quant_params(const KernelContext& c, const Tensor& x) {
   QuantParams q;
   q.scale = as_doubles(c.in(1));
   if (c.has(2)) q.zero = as_int64s(c.in(2));
+  if (q.scale.empty()) c.fail("the scale is empty");
   if (q.scale.size() > 1) {
     const int64_t axis = normalize_axis(c.attr_int("axis", 1), x.rank());
     q.axis_size = x.dims()[axis];
     q.axis_stride = strides_of(x.dims())[axis];
+    if (static_cast<int64_t>(q.scale.size()) != q.axis_size)
+      c.fail("the scale has " + std::to_string(q.scale.size()) + " elements, axis " + std::to_string(axis) +
+             " of the input " + std::to_string(q.axis_size));
   }
+  // The zero point has the scale's shape (the specification): read past its end otherwise.
+  if (!q.zero.empty() && q.zero.size() != q.scale.size())
+    c.fail("the zero point has " + std::to_string(q.zero.size()) + " elements, the scale " +
+           std::to_string(q.scale.size()));
   return q;
 }
 
@@ -8704,6 +8735,12 @@ inline std::vector<Tensor> constant_of_shape_kernel(const KernelContext& c) {
 
 inline std::vector<Tensor> range_kernel(const KernelContext& c) {
   const Tensor& start = c.in(0);
+  for (std::size_t i = 1; i < 3; ++i)
+    if (c.in(i).type() != start.type())
+      c.fail("input " + std::to_string(i) + " is " + std::string(elem_type_name(c.in(i).type())) + ", start " +
+             std::string(elem_type_name(start.type())));
+  for (std::size_t i = 0; i < 3; ++i)
+    if (c.in(i).size() != 1) c.fail("input " + std::to_string(i) + " has " + std::to_string(c.in(i).size()) + " elements, not one");
   return visit_type(start.type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T s = start.data<T>()[0], limit = c.in(1).template data<T>()[0], delta = c.in(2).template data<T>()[0];
@@ -20157,11 +20194,6 @@ rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits ops
 }
 }  // namespace normalization
 
-// The onnxruntime set's SimplifiedLayerNormalization reads the decomposition by its former name.
-namespace detail {
-using normalization::rms_normalization_decomposition;
-}  // namespace detail
-
 inline rewrite::RulePtr rms_normalization_rule() {
   return normalization::rms_normalization_decomposition<"RMSNormalization">("RMSNormalization",
                                                                             rewrite::opset_at_least(23));
@@ -20198,11 +20230,6 @@ rewrite::RulePtr rms_normalization_scale_mul(const char* name, OpsetFits opset_f
       .to(rebuild(norm, input<1> = fold(product(scale, m))));
 }
 }  // namespace normalization
-
-// The onnxruntime set's SimplifiedLayerNormalizationMul reads the rule by its former name.
-namespace detail {
-using normalization::rms_normalization_scale_mul;
-}  // namespace detail
 
 inline rewrite::RulePtr rms_normalization_mul_rule() {
   return normalization::rms_normalization_scale_mul<"RMSNormalization">("RMSNormalizationMul",
@@ -23053,11 +23080,6 @@ inline constexpr auto alpha_divided_by =
     });
 }  // namespace matmul
 
-// FusedMatMulx2 reads nowhere_zero by its former name.
-namespace detail {
-inline constexpr const auto& nonzero = nowhere_zero;
-}  // namespace detail
-
 inline rewrite::RulePtr fused_matmul_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
@@ -23159,12 +23181,12 @@ inline constexpr auto alpha_scaled_by =
     });
 }  // namespace matmul
 
-namespace detail {
+namespace matmul {
 // The FusedMatMul leaves the batch axes in place (transBatchA/B absent or 0). Shared with
 // FusedMatMulTranspose and TransposeFusedMatMulB.
 inline constexpr auto no_batch_transpose = rewrite::fact<"no_batch_transpose">(
     [](const ValueView& fused) { return analysis::keeps_batch_axes(rewrite::node_of(fused)); });
-}  // namespace detail
+}  // namespace matmul
 
 inline rewrite::RulePtr fused_matmul_x2_rule() {
   using namespace rewrite::dsl;
@@ -23176,7 +23198,7 @@ inline rewrite::RulePtr fused_matmul_x2_rule() {
   auto scaling = [&](auto mul, auto div) { return named<'s'>(either(mul, div)); };
   auto scaled = scaling(shared(commutative(Mul(x, c))), shared(Div(x, c)));
   auto reshaped = named<'r'>(shared(Reshape(scaling(commutative(Mul(x, c)), Div(x, c)), shape)));
-  auto scalar = named<"scalar_factor">(is_scalar(c) && dtype(c) == dtype(x) && detail::nonzero(c) &&
+  auto scalar = named<"scalar_factor">(is_scalar(c) && dtype(c) == dtype(x) && nowhere_zero(c) &&
                                        dtype(x) == ElemType::Float);
   // The product of a and b that takes the factor into its alpha.
   auto product = piece<"product">([factor = matmul::factor_of(scaled, c)](const auto& a, const auto& b) {
@@ -23195,11 +23217,11 @@ inline rewrite::RulePtr fused_matmul_x2_rule() {
             .when(fits && rank(a) >= 2 && operand_rank >= 2)
             .to(product(a, source)),
         match(fused_a)
-            .when(fits && detail::no_batch_transpose(fused_a))
+            .when(fits && matmul::no_batch_transpose(fused_a))
             .to(rebuild(fused_a, input<0> = source,
                         attr<"alpha"> = matmul::alpha_scaled_by(fused_a, scaled, c))),
         match(fused_b)
-            .when(fits && detail::no_batch_transpose(fused_b))
+            .when(fits && matmul::no_batch_transpose(fused_b))
             .to(rebuild(fused_b, input<1> = source,
                         attr<"alpha"> = matmul::alpha_scaled_by(fused_b, scaled, c))));
   };
@@ -23229,7 +23251,7 @@ inline rewrite::RulePtr fused_matmul_transpose_rule() {
   auto regrouped = [&](auto p) { return Reshape(p, shape, attr<"allowzero"> = 0); };
   auto swapped_shape = fold(last_two_swapped(shape));
   auto product_fits = ranks && swaps_last_two(perm);
-  auto fused_fits = product_fits && detail::no_batch_transpose(fused);
+  auto fused_fits = product_fits && matmul::no_batch_transpose(fused);
   return rule("FusedMatMulTranspose")
       .priority(3)
       .cases(match(Transpose(product, attr<"perm"> = perm)).when(product_fits).to(swapped_product),
@@ -23793,7 +23815,7 @@ inline rewrite::RulePtr contrib_rotary_embedding_partial_rule() {
 namespace xexp::patterns {
 
 inline rewrite::RulePtr simplified_layer_normalization_rule() {
-  return detail::rms_normalization_decomposition<"SimplifiedLayerNormalization">(
+  return normalization::rms_normalization_decomposition<"SimplifiedLayerNormalization">(
       "SimplifiedLayerNormalization", rewrite::opset_at_least(1));
 }
 
@@ -23806,7 +23828,7 @@ inline rewrite::RulePtr simplified_layer_normalization_rule() {
 namespace xexp::patterns {
 
 inline rewrite::RulePtr simplified_layer_normalization_mul_rule() {
-  return detail::rms_normalization_scale_mul<"SimplifiedLayerNormalization">(
+  return normalization::rms_normalization_scale_mul<"SimplifiedLayerNormalization">(
       "SimplifiedLayerNormalizationMul", rewrite::opset_at_least(1));
 }
 
@@ -23990,7 +24012,7 @@ inline rewrite::RulePtr transpose_fused_matmul_b_rule() {
                  .to(FusedMatMul(a, Transpose(b, attr<"perm"> = to_heads_first), attr<"alpha"> = 1.0f,
                                  attr<"transA"> = 0, attr<"transB"> = 1)),
              match(fused)
-                 .when(types && flag_of(fused, "transB") == 0 && detail::no_batch_transpose(fused))
+                 .when(types && flag_of(fused, "transB") == 0 && matmul::no_batch_transpose(fused))
                  .to(rebuild(fused, input<1> = Transpose(b, attr<"perm"> = to_heads_first),
                              attr<"transB"> = 1)));
 }
