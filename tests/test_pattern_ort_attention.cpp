@@ -70,6 +70,12 @@ struct Attention {
   bool cut_at_batch = false;  // WhereCut*: the cut ends at the batch size, not at seq
   bool cut_unsqueezed = false;  // AddCut: Unsqueeze(cut, [0, 1]) as Llama's causal_mask[None, None] writes it
   bool computed_2d = false;  // AddComputed: the (sequence, total) mask added as it is (torch's decomposed SDPA)
+  // AddComputed: the square's size read from Q's shape at run time, a dynamic sequence, without a window:
+  // torch.triu(torch.full((s, s), fill), diagonal) of a dynamic export; with `tril_where`,
+  // Where(torch.ones(s, s, dtype=bool).tril(), scores, fill) instead.
+  bool triangle_at_run_time = false;
+  int64_t diagonal = 1;
+  bool tril_where = false;
   // torch's safe softmax: the weights are Where(IsNaN(Softmax), safe_fill, Softmax) (onnxscript's SDPA)
   bool safe_softmax = false;
   float safe_fill = 0.f;
@@ -81,7 +87,8 @@ struct Attention {
 };
 constexpr int64_t kTable = 8;
 bool cut_at_run_time(const Attention& c) {
-  return c.mask == Mask::WhereCutScoresFirst || c.mask == Mask::WhereCutFillFirst || c.mask == Mask::AddCut;
+  return c.mask == Mask::WhereCutScoresFirst || c.mask == Mask::WhereCutFillFirst || c.mask == Mask::AddCut ||
+         c.triangle_at_run_time;
 }
 
 Tensor floats(std::vector<int64_t> dims, float start, float step) {
@@ -206,16 +213,29 @@ Model attention(const Attention& c) {
       break;
     }
     case Mask::AddComputed: {
+      ValueId square = test::int64_initializer(g, "square", {kSeq, kSeq});
+      if (c.triangle_at_run_time) {
+        const ValueId seq = node(g, "Slice", {node(g, "Shape", {*g.find("Q")}), test::int64_initializer(g, "one", {1}),
+                                              test::int64_initializer(g, "two", {2})});
+        square = node(g, "Concat", {seq, seq}, {Attribute::make_int("axis", 0)});
+      }
       const ValueId full =
-          test::constant_of_shape(g, test::int64_initializer(g, "square", {kSeq, kSeq}), c.fill);
+          c.tril_where ? node(g, "ConstantOfShape", {square},
+                              {Attribute::make_tensor("value", Tensor::from<bool>({1}, {true}))})
+                       : test::constant_of_shape(g, square, c.fill);
       auto triangle = [&](const char* name, int64_t k, int64_t upper) {
         const ValueId diagonal = g.add_initializer(name, Tensor::scalar<int64_t>(k));
         return node(g, "Trilu", {full, diagonal}, {Attribute::make_int("upper", upper)});
       };
-      ValueId mask = triangle("above", 1, 1);  // the keys after each query
+      if (c.tril_where) {  // true on and below the diagonal: the keys kept
+        masked = node(g, "Where", {triangle("kept", c.diagonal - 1, 0), scores,
+                                   g.add_initializer("fill", Tensor::scalar<float>(c.fill))});
+        break;
+      }
+      ValueId mask = triangle("above", c.diagonal, 1);  // the keys after each query
       if (c.window) mask = node(g, "Add", {mask, triangle("before", -2, 0)});  // and those before i - 1
-      if (!c.computed_2d) {
-        mask = node(g, "Unsqueeze", {mask, test::int64_initializer(g, "leading", {0, 1})});
+      if (!c.computed_2d) mask = node(g, "Unsqueeze", {mask, test::int64_initializer(g, "leading", {0, 1})});
+      if (!c.computed_2d && !c.triangle_at_run_time) {  // expanded to the batch
         const ValueId batch = node(g, "Slice", {node(g, "Shape", {*g.find("Q")}), test::int64_initializer(g, "zero", {0}),
                                                 test::int64_initializer(g, "one", {1})});
         const ValueId to = node(g, "Concat", {batch, test::int64_initializer(g, "ones", {1, 1, 1})},
@@ -436,6 +456,9 @@ TEST(PatternMultiHeadAttention, CausalMasksBecomeUnidirectional) {
       [] { return attention({.mask = Mask::AddCut, .cut_unsqueezed = true}); },
       [] { return attention({.mask = Mask::AddComputed}); },
       [] { return attention({.mask = Mask::AddComputed, .computed_2d = true}); },
+      [] { return attention({.mask = Mask::AddComputed, .triangle_at_run_time = true}); },
+      [] { return attention({.mask = Mask::AddComputed, .computed_2d = true, .triangle_at_run_time = true}); },
+      [] { return attention({.mask = Mask::AddComputed, .triangle_at_run_time = true, .tril_where = true}); },
       [] { return attention({.mask = Mask::WhereCutFillFirst, .fill = -1e4f}); },
       [] { return single_head(); },
       [] { return single_head(0.f); }};
@@ -655,6 +678,23 @@ TEST(PatternMultiHeadAttention, MaskComputedFromConstantsIsReadWithoutFolding) {
   test::expect_same_outputs([] { return attention({.mask = Mask::AddComputed, .window = true}); }, kAll, 1e-5,
                             {.seed = 7});
   expect_causal_attention_at_23(Mask::AddComputed);
+}
+
+// A triangle of the sequence length read at run time (torch.triu(torch.full((s, s), fill), 2), a dynamic
+// export) that also shows each query its next key: no causal mask, so the triangle stays as the bias.
+TEST(PatternMultiHeadAttention, TriangleOfTheSequenceLengthThatIsNotCausalIsTheBias) {
+  const auto make = [] { return attention({.mask = Mask::AddComputed, .triangle_at_run_time = true, .diagonal = 2}); };
+  Model m = make();
+  test::run_rules(m, kAll);
+  const Graph& g = *m.graph;
+  ASSERT_EQ(nodes_of_type(g, "MultiHeadAttention"), 1);
+  const Node& n = only_attention(g);
+  ASSERT_EQ(n.inputs.size(), 6u);
+  EXPECT_EQ(n.attribute(Symbol("unidirectional")), nullptr);
+  const Node& bias = test::producer(g, n.inputs[5]);
+  EXPECT_EQ(bias.op_type, Symbol("Unsqueeze"));
+  EXPECT_EQ(test::producer(g, bias.inputs[0]).op_type, Symbol("Trilu"));
+  test::expect_same_outputs(make, kAll, 1e-5, {.seed = 7, .symbols = {{"seq", kSeq}}});
 }
 
 // Not causal (a window of two keys): a Where bias, 4-D for the 3-D scores. A causal one is unidirectional
@@ -1429,6 +1469,15 @@ TEST(AttentionMasksAnalysis, AMaskCutAtRunTimeGivesItsTable) {
     if (!added) {  // read with the other polarity, the table hides the earlier keys
       EXPECT_FALSE(analysis::cut_hides_later_keys(*table, false, mask == Mask::WhereCutFillFirst));
     }
+  }
+  // A triangle of the sequence length is read as the same Trilu of |k| + 2 rows.
+  for (int64_t diagonal : {1, 2}) {
+    const Model m = attention({.mask = Mask::AddComputed, .triangle_at_run_time = true, .diagonal = diagonal});
+    const Masked a = masked_scores(*m.graph, "Add");
+    const std::optional<Tensor> table = analysis::runtime_mask_table(a.masked, a.scores);
+    ASSERT_TRUE(table.has_value());
+    EXPECT_EQ(table->dims(), (std::vector<int64_t>{diagonal + 2, diagonal + 2}));  // the Unsqueeze is read through
+    EXPECT_EQ(analysis::cut_hides_later_keys(*table, true, true), diagonal == 1);
   }
   const Model at_batch = attention({.mask = Mask::WhereCutScoresFirst, .cut_at_batch = true});
   const Masked w = masked_scores(*at_batch.graph, "Where");

@@ -3,6 +3,7 @@
 // constant Add or Where folds to, a causal table cut at run time, whether a bias hides exactly the
 // later keys (is_causal), a mask with one row for all queries (key padding).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -66,10 +67,68 @@ inline std::optional<Tensor> folded_bias(const ValueView& masked, const ValueVie
   return bias;
 }
 
+// The constant table a mask v of rank mask_rank is cut from, Slice(Slice(table, 0..seq, rows), 0..seq,
+// columns), each of the last two axes cut once from 0 with step 1 at an end holding the scores' dim on that
+// axis (or not cut, the table's dim being the scores'), the table longer than 1 where it is cut.
+inline std::optional<Tensor> cut_table(const ir::Graph& g, ir::ValueId v, const ValueView& s, int64_t mask_rank) {
+  std::optional<ir::ValueId> ends[2];  // where the rows and the columns are cut
+  const Tensor* cut = nullptr;
+  for (int cuts = 0; !(cut = rewrite::constant_tensor(g, v)); ++cuts) {
+    const ir::Node* slice = producer_of(g, v, "Slice");
+    const std::optional<AxisCut> c = slice ? axis_cut(g, *slice) : std::nullopt;
+    if (!c || cuts == 2 || c->start != 0 || c->step != 1) return std::nullopt;
+    const int64_t axis = c->axis < 0 ? c->axis : c->axis - mask_rank;  // -2 rows, -1 columns
+    if ((axis != -2 && axis != -1) || ends[axis + 2]) return std::nullopt;
+    ends[axis + 2] = c->end;
+    v = slice->inputs[0];
+  }
+  if (static_cast<int64_t>(cut->rank()) != mask_rank) return std::nullopt;
+  for (int64_t axis : {-2, -1}) {
+    const int64_t length = cut->dims()[cut->dims().size() + static_cast<std::size_t>(axis)];
+    if (!ends[axis + 2]) {
+      if (!(dim_of(s, axis) == length)) return std::nullopt;
+      continue;
+    }
+    const std::optional<Shape> end = shape_value(g, *ends[axis + 2]);
+    if (length <= 1 || !end || end->size() != 1 || !(KnownDim{(*end)[0]} == dim_of(s, axis)))
+      return std::nullopt;
+  }
+  return *cut;
+}
+
+// A triangle computed at run time from the sequence length, as torch.triu(torch.full((s, s), fill), 1)
+// and torch.ones(s, s, dtype=torch.bool).tril() export: Trilu(ConstantOfShape(shape), k), the shape
+// (1, ..., sequence, total) holding the scores' last two dims. Trilu keeps or zeroes (i, j) by j - i
+// against k alone: the same Trilu of |k| + 2 rows, which holds every diagonal it tells apart, is what the
+// mask holds at any sequence length, read as a table the mask is the leading square of.
+inline std::optional<Tensor> triangle_table(const ir::Graph& g, ir::ValueId v, const ValueView& s,
+                                            int64_t mask_rank) {
+  constexpr int64_t kMaxDiagonal = 1 << 10;  // a wider offset is no mask an exporter writes
+  const ir::Node* trilu = producer_of(g, v, "Trilu");
+  const ir::Node* fill = trilu ? producer_of(g, trilu->inputs[0], "ConstantOfShape") : nullptr;
+  if (!fill) return std::nullopt;
+  const bool has_k = trilu->inputs.size() > 1 && trilu->inputs[1] != ir::kNone;
+  const std::optional<double> k = has_k ? scalar_constant(g, trilu->inputs[1]) : std::optional<double>(0.0);
+  const std::optional<Shape> shape = shape_value(g, fill->inputs[0]);
+  const Tensor* value = fill_value(ValueView{&g, fill->outputs[0]});
+  if (!k || std::abs(*k) > kMaxDiagonal || !shape || static_cast<int64_t>(shape->size()) != mask_rank ||
+      (value && value->size() != 1) || !(KnownDim{(*shape)[shape->size() - 2]} == dim_of(s, -2)) ||
+      !(KnownDim{(*shape)[shape->size() - 1]} == dim_of(s, -1)) ||
+      std::any_of(shape->begin(), shape->end() - 2, [](const Dim& d) { return !(d == Dim(1)); }))
+    return std::nullopt;
+  const auto n = static_cast<int64_t>(std::abs(*k)) + 2;
+  std::vector<int64_t> dims(static_cast<std::size_t>(mask_rank), 1);
+  const Tensor one = value ? value->reshaped(dims) : eval::filled(ElemType::Float, dims, 0.0);
+  dims[dims.size() - 2] = dims.back() = n;
+  std::vector<ir::Attribute> upper;
+  if (const ir::Attribute* a = trilu->attribute(Symbol("upper"))) upper.push_back(*a);
+  return compute("Trilu", {eval::expand_to(one, dims), Tensor::scalar<int64_t>(static_cast<int64_t>(*k))}, upper);
+}
+
 // Where(mask, scores, fill) (or Where(mask, fill, scores)) with a mask computed at run time as dynamic
 // exports write causal masks: Slice(Slice(table, 0..seq, rows), 0..seq, columns) of a constant table
-// (1, ..., rows, columns), possibly compared to a constant after (Equal(cut, 0)), possibly given leading
-// axes after (Unsqueeze(cut, [0, 1])). The attention_bias is then
+// (1, ..., rows, columns) (cut_table) or a triangle of the sequence length (triangle_table), possibly
+// compared to a constant after (Equal(cut, 0)), possibly given leading axes after (Unsqueeze(cut, [0, 1])). The attention_bias is then
 // Where(mask, 0, fill) (or Where(mask, fill, 0)) with a zero of shape (1, 1, 1, 1), so that the bias is 4-D
 // for 3-D scores too. Exact when:
 // - each of the last two axes is cut once from 0 with step 1 at an end holding the scores' dim on that
@@ -110,32 +169,14 @@ inline std::optional<Tensor> runtime_mask_table(const ValueView& masked, const V
   }
   const auto mask_rank = static_cast<int64_t>(g.value(v).shape ? g.value(v).shape->size() : 0);
   if (mask_rank < 2 || mask_rank > rank) return std::nullopt;
-  std::optional<ir::ValueId> ends[2];  // where the rows and the columns are cut
-  const Tensor* cut = nullptr;
-  for (int cuts = 0; !(cut = rewrite::constant_tensor(g, v)); ++cuts) {
-    const ir::Node* slice = producer_of(g, v, "Slice");
-    const std::optional<AxisCut> c = slice ? axis_cut(g, *slice) : std::nullopt;
-    if (!c || cuts == 2 || c->start != 0 || c->step != 1) return std::nullopt;
-    const int64_t axis = c->axis < 0 ? c->axis : c->axis - mask_rank;  // -2 rows, -1 columns
-    if ((axis != -2 && axis != -1) || ends[axis + 2]) return std::nullopt;
-    ends[axis + 2] = c->end;
-    v = slice->inputs[0];
-  }
-  const Tensor table = compared_to ? compute("Equal", {*cut, *compared_to}) : *cut;
+  std::optional<Tensor> found = triangle_table(g, v, s, mask_rank);
+  if (!found) found = cut_table(g, v, s, mask_rank);
+  if (!found) return std::nullopt;
+  const Tensor table = compared_to ? compute("Equal", {*found, *compared_to}) : *std::move(found);
   if (table.type() != (added ? s.elem() : ElemType::Bool) || static_cast<int64_t>(table.rank()) != mask_rank)
     return std::nullopt;
   const std::vector<int64_t>& dims = table.dims();
   if (std::any_of(dims.begin(), dims.end() - 2, [](int64_t d) { return d != 1; })) return std::nullopt;
-  for (int64_t axis : {-2, -1}) {
-    const int64_t length = dims[dims.size() + static_cast<std::size_t>(axis)];
-    if (!ends[axis + 2]) {
-      if (!(dim_of(s, axis) == length)) return std::nullopt;
-      continue;
-    }
-    const std::optional<Shape> end = shape_value(g, *ends[axis + 2]);
-    if (length <= 1 || !end || end->size() != 1 || !(KnownDim{(*end)[0]} == dim_of(s, axis)))
-      return std::nullopt;
-  }
   const int64_t rows = dims[dims.size() - 2], columns = dims.back();
   for (int64_t row = 0; row < rows && !added; ++row) {
     bool kept = false;
