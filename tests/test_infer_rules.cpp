@@ -383,6 +383,24 @@ TEST(InferReduce, AxesAttributeOrInputByOpset) {
   EXPECT_EQ(*f.shape(am), (Shape{S("a"), 5}));
 }
 
+// Position ids counted to a dimension: Range(0, Shape(X)[1], 1) has that many elements, also when the
+// limit is the dimension cast to float (float position ids, as torch exports Llama's rotary angles); not
+// for a float value that is no cast of a dimension, nor for another start.
+TEST(InferMisc, RangeCountingToADimensionHasItsLength) {
+  Fixture f;
+  const ValueId x = f.input("X", ElemType::Int64, Shape{S("batch"), S("seq")});
+  const ValueId seq = f.one("Gather", {f.one("Shape", {x}), f.init("one", Tensor::scalar<int64_t>(1))},
+                            {Attribute::make_int("axis", 0)});
+  const ValueId as_float = f.one("Cast", {seq}, {Attribute::make_int("to", static_cast<int64_t>(ElemType::Float))});
+  const ValueId zero = f.init("zero", Tensor::scalar<float>(0.f)), step = f.init("step", Tensor::scalar<float>(1.f));
+  EXPECT_EQ(*f.shape(f.one("Range", {f.init("izero", Tensor::scalar<int64_t>(0)), seq,
+                                     f.init("istep", Tensor::scalar<int64_t>(1))})),
+            (Shape{S("seq")}));
+  EXPECT_EQ(*f.shape(f.one("Range", {zero, as_float, step})), (Shape{S("seq")}));
+  EXPECT_TRUE((*f.shape(f.one("Range", {zero, f.input("L", ElemType::Float, Shape{}), step})))[0].is_unknown());
+  EXPECT_TRUE((*f.shape(f.one("Range", {step, as_float, step})))[0].is_unknown());
+}
+
 TEST(InferMisc, ShapeSizeRangeConstantLayerNorm) {
   Fixture f;
   ValueId x = f.input("X", ElemType::Float, Shape{S("a"), 4, 5});

@@ -350,6 +350,22 @@ def test_a_dynamic_batch_leaves_the_optimized_llama_fused_as_the_static_one():
     assert len(dynamic.graph.node) <= len(static.graph.node) + 3
 
 
+def test_a_dynamic_sequence_leaves_the_optimized_llama_fused_as_the_static_one(tmp_path):
+    """With the sequence dynamic too, the causal mask is Trilu(ConstantOfShape((seq, seq), -inf)) and cos
+    and sin are computed from Range(0, float(seq)): the attention reads the triangle as causal and the
+    rotations read the computed angles, so the same fused nodes come out, with torch's outputs."""
+    model, args = torch_models.llama()
+    static = xexp.to_onnx(model, args)
+    dynamic = xexp.to_onnx(model, args, dynamic_shapes={"input_ids": {0: "batch", 1: "seq"}})
+    assert histogram(dynamic)["GroupQueryAttention"] == histogram(static)["GroupQueryAttention"] == 2
+    assert histogram(dynamic)["RotaryEmbedding"] == histogram(static)["RotaryEmbedding"] == 4
+    for op in ("Trilu", "ConstantOfShape", "Softmax", "Neg"):
+        assert histogram(dynamic)[op] == 0, op
+    for k, shape in enumerate([(3, 7), (1, 12)]):
+        inputs = inputs_like(args, shape)
+        assert_outputs_match(dynamic, inputs, torch_outputs(model, inputs), tmp_path / str(k))
+
+
 class BranchOnBatch(torch.nn.Module):
     def forward(self, x):
         return x * 2 if x.shape[0] == 4 else x

@@ -64,6 +64,20 @@ class InferContext {
     if (auto v = constant_ints(i)) return content_of(*v);
     return std::nullopt;
   }
+  // The content of an integer value cast to input i's float type (Cast(Shape(X)[k], to=float), as
+  // exporters write Range's limit for float position ids). Content is tracked for integers only, so that
+  // float arithmetic never reads it; a reader of this one takes it as counts, exact below 2^24 for float.
+  std::optional<Shape> value_shape_before_cast(std::size_t i) const {
+    if (!has_input(i) || !is_float(type(i))) return std::nullopt;
+    const ir::NodeId producer = input(i).producer;
+    if (producer == ir::kNone) return std::nullopt;
+    const ir::Node& cast = g_.node(producer);
+    if (cast.op_type != Symbol("Cast") || !cast.domain.empty() || cast.inputs.empty()) return std::nullopt;
+    const ir::ValueId source = cast.inputs[0];
+    if (!is_integer(g_.value(source).elem)) return std::nullopt;
+    if (const Shape* s = state_.value_shapes.find(source)) return *s;
+    return std::nullopt;
+  }
   // The elements of an integer input when all are known (constant, or a tracked static content).
   std::optional<std::vector<int64_t>> ints(std::size_t i) const {
     if (auto v = constant_ints(i)) return v;

@@ -584,9 +584,11 @@ inline void infer_range(InferContext& c) {
     if (!std::isfinite(count)) c.fail("start, limit and delta give no finite element count");
     n = Dim(std::max<int64_t>(0, saturate_cast<int64_t>(count)));
   } else if (start == 0.0 && delta == 1.0) {
-    // Range(0, Shape(X)[k], 1), position ids: as many elements as the dimension.
-    if (auto bound = c.value_shape(1);
-        bound && bound->size() == 1 && !(*bound)[0].is_unknown() && content_int((*bound)[0]).value_or(0) >= 0)
+    // Range(0, Shape(X)[k], 1), position ids: as many elements as the dimension, also when the limit is
+    // that dimension cast to float (float position ids).
+    std::optional<Shape> bound = c.value_shape(1);
+    if (!bound) bound = c.value_shape_before_cast(1);
+    if (bound && bound->size() == 1 && !(*bound)[0].is_unknown() && content_int((*bound)[0]).value_or(0) >= 0)
       n = (*bound)[0];
   }
   c.set_output(0, c.first_known_type(), Shape{n});

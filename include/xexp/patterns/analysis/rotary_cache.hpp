@@ -135,14 +135,16 @@ inline std::optional<RotaryCache> cut_rotary_cache(const ValueView& c, const Val
 // cos or sin computed from angles (exports of newer Llama and Phi code):
 // Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar constant], axes=[1]), Sin alike. The angles
 // of one batch (1, seq, head_size / 2) are rows read from offset 0; those of a static or dynamic batch,
-// one row per (batch, position). Without the Unsqueeze, angles (seq, head_size / 2) are broadcast over
-// the batch and heads: rows read from offset 0. The Mul by x broadcasts the batch and sequence of cos
+// one row per (batch, position). Without the Unsqueeze, or with one of axes [0, 1] (emb.cos()[None,
+// None]), angles (seq, head_size / 2) are broadcast over the batch and heads: rows read from offset 0. The Mul by x broadcasts the batch and sequence of cos
 // against x's: they are x's where both are symbols (broadcast_pairs).
 inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, const ValueView& x) {
   const ir::Graph& g = *c.graph;
   const ir::Node* unsqueeze = producer_of(g, c.id, "Unsqueeze");
-  if (unsqueeze && ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1})
-    return std::nullopt;
+  const std::optional<std::vector<int64_t>> axes =
+      unsqueeze ? ints_attribute_or_input(g, *unsqueeze, "axes", 1) : std::nullopt;
+  const bool per_batch = axes == std::vector<int64_t>{1}, broadcast = axes == std::vector<int64_t>{0, 1};
+  if (unsqueeze && !per_batch && !broadcast) return std::nullopt;
   ir::ValueId value = unsqueeze ? unsqueeze->inputs[0] : c.id, scale = ir::kNone;
   if (const ir::Node* mul = producer_of(g, value, "Mul"); mul && mul->inputs.size() == 2) {
     for (int k : {0, 1}) {
@@ -162,14 +164,14 @@ inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, cons
   const ir::Value& angles = g.value(concat->inputs[0]);
   const Shape& xs = *x.shape();
   using rewrite::facts::KnownDim;
-  const std::size_t rank = unsqueeze ? 3 : 2;  // (batch, seq, half) or (seq, half)
+  const std::size_t rank = per_batch ? 3 : 2;  // (batch, seq, half) or (seq, half)
   if (!angles.shape || angles.shape->size() != rank || !broadcast_pairs((*angles.shape)[rank - 2], xs[2]) ||
       !(KnownDim{(*angles.shape)[rank - 1]} == xs[3].value() / 2) || angles.elem != x.elem())
     return std::nullopt;
   const ir::Attribute* axis = concat->attribute(Symbol("axis"));
   if (!axis || (axis->i != -1 && axis->i != static_cast<int64_t>(rank) - 1)) return std::nullopt;
   RotaryCache out{Tensor(), ir::kNone, 0, int64_tensor({0}), concat->inputs[0], function->op_type, scale};
-  if (!unsqueeze) return out;
+  if (!per_batch) return out;
   const Dim batch = (*angles.shape)[0];
   if (batch == Dim(1)) return out;
   if (batch.is_symbolic() && broadcast_pairs(batch, xs[0])) {

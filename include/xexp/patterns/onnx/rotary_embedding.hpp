@@ -18,7 +18,8 @@
 //    to rows, read from row 0 when the angles have a batch of 1, one row per (batch, position) for a
 //    static batch, counted when the model runs for a dynamic one (Phi-3's);
 //  - Cos(Concat(angles, angles, axis=-1)) [* scalar] of (seq, head_size), broadcast over the batch and
-//    the heads (older Llama code, emb.cos()): the caches are Cos(angles) and Sin(angles), read from row 0.
+//    the heads (older Llama code, emb.cos(), or emb.cos()[None, None], an Unsqueeze of axes [0, 1]): the
+//    caches are Cos(angles) and Sin(angles), read from row 0.
 // Rows read from row 0 need a static batch and sequence here (ONNX's op has no offset form): the ids
 // are a constant. The onnxruntime set's ContribRotaryEmbedding is the same rule writing com.microsoft
 // RotaryEmbedding at any opset; listed after this one, at opset 23 it finds the rotations already fused.
