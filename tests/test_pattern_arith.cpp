@@ -1,4 +1,4 @@
-// MulMulMatMul, Sub1Mul, WhereAdd, LeakyRelu, ReduceSumToMean, SwitchOrderBinary (reassociates float sums
+// MulMulMatMul, Sub1Mul, WhereAdd, ScaledWhere, LeakyRelu, ReduceSumToMean, SwitchOrderBinary (reassociates float sums
 // and products too: 1e-5), ReduceArgTopK: the exact op sequence after, one negative
 // test per condition, and the same numbers before and after (xexp's evaluator and ONNX Runtime).
 // MulMulMatMul and Sub1Mul reorder float32 arithmetic, ReduceSumToMean divides where the model
@@ -126,6 +126,44 @@ TEST(PatternWhereAdd, NotWhenTheSecondBranchIsFinite) {
 
 TEST(PatternWhereAdd, SameNumbers) {
   test::expect_same_outputs([] { return where_add_model(0.0f, -std::numeric_limits<float>::infinity()); }, "WhereAdd");
+}
+
+// ---- ScaledWhere ---------------------------------------------------------------------------------
+// op(Where(M, X, fill), s), or Where(M, fill, X) when `fill_first`, op Div or Mul.
+static Model scaled_where_model(const char* op, bool fill_first, bool one_scale = true) {
+  Model m = test::model_with_opset(18);
+  Graph& g = *m.graph;
+  const ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3});
+  const ValueId mask = g.add_input("M", ElemType::Bool, Shape{2, 3});
+  const ValueId fill = scalar(g, "fill", -1e30f);
+  const ValueId where = node(g, "Where", fill_first ? std::vector<ValueId>{mask, fill, x} : std::vector<ValueId>{mask, x, fill});
+  const Tensor scale = one_scale ? Tensor::scalar<float>(4.f) : Tensor::from<float>({2, 3}, {4.f, 4.f, 4.f, 2.f, 2.f, 2.f});
+  g.add_output(node(g, op, {where, g.add_initializer("s", scale)}));
+  return m;
+}
+
+TEST(PatternScaledWhere, TheScaleMovesOntoBothBranches) {
+  for (const char* op : {"Div", "Mul"})
+    for (bool fill_first : {false, true}) {
+      Model m = scaled_where_model(op, fill_first);
+      run_rules(m, "ScaledWhere");
+      const Graph& g = *m.graph;
+      ASSERT_EQ(op_types(g), (OpList{op, op, "Where"})) << op;
+      const Node& where = test::only_node(g, "Where");
+      const Node& scaled_x = producer(g, where.inputs[fill_first ? 2 : 1]);
+      const Node& scaled_fill = producer(g, where.inputs[fill_first ? 1 : 2]);
+      EXPECT_EQ(input_name(g, scaled_x, 0), "X");
+      EXPECT_EQ(input_name(g, scaled_fill, 0), "fill");
+      EXPECT_EQ(input_name(g, scaled_x, 1), "s");
+      EXPECT_EQ(input_name(g, scaled_fill, 1), "s");  // of constants: folded (the rule's positive case)
+      test::expect_same_outputs([&] { return scaled_where_model(op, fill_first); }, "ScaledWhere", 0);
+    }
+}
+
+TEST(PatternScaledWhere, NotForAScaleOfMoreThanOneElement) {
+  Model m = scaled_where_model("Div", false, false);
+  run_rules(m, "ScaledWhere");
+  EXPECT_EQ(op_types(*m.graph), (OpList{"Where", "Div"}));
 }
 
 // ---- LeakyRelu ------------------------------------------------------------------------------------

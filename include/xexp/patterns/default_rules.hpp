@@ -63,6 +63,7 @@
 #include "xexp/patterns/onnx/rotary_embedding.hpp"
 #include "xexp/patterns/onnx/rotary_embedding_3d.hpp"
 #include "xexp/patterns/onnx/rotary_embedding_partial.hpp"
+#include "xexp/patterns/onnx/scaled_where.hpp"
 #include "xexp/patterns/onnx/sequence_construct_at.hpp"
 #include "xexp/patterns/onnx/sequence_construct_concat.hpp"
 #include "xexp/patterns/onnx/shape_based_concat_expand.hpp"
@@ -184,6 +185,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       shape_based_matmul_to_mul_rule(),
       shaped_based_reshape_rule(),
       reshape_reshape_rule(),
+      scaled_where_rule(),
       sequence_construct_at_rule(),
       sequence_construct_concat_rule(),
       slice_slice_rule(),
