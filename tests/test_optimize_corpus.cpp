@@ -691,7 +691,8 @@ TEST(OptimizeCorpus, TorchArchitecturesKeepTorchsOutputs) {
     }
   }
   EXPECT_EQ(fused, (std::set<std::string>{
-                       "clip_text.fold.onnx", "clip_text.op14dyn.onnx", "gptj_interleaved_rotary.fold.onnx",
+                       "clip_text.fold.onnx", "clip_text.op14dyn.onnx", "gpt_kv_cache.fold.onnx",
+                       "gptj_interleaved_rotary.fold.onnx",
                        "gptj_interleaved_rotary.op14dyn.onnx", "gqa_sliding.fold.onnx", "gqa_sliding.op14dyn.onnx",
                        "llama_gqa_L1.fold.onnx", "llama_gqa_L1.op14dyn.onnx", "phi_partial_rotary.fold.onnx",
                        "phi_partial_rotary.op14dyn.onnx", "swin_window.fold.onnx", "t5_relative_bias.fold.onnx",

@@ -76,6 +76,7 @@ struct Attention {
   bool triangle_at_run_time = false;
   int64_t diagonal = 1;
   bool tril_where = false;
+  bool merged_without_transpose = false;  // the heads' result reshaped as it is (right for one position only)
   // torch's safe softmax: the weights are Where(IsNaN(Softmax), safe_fill, Softmax) (onnxscript's SDPA)
   bool safe_softmax = false;
   float safe_fill = 0.f;
@@ -252,7 +253,7 @@ Model attention(const Attention& c) {
                    {node(g, "IsNaN", {weights}),
                     g.add_initializer("safe_fill", Tensor::scalar<float>(c.safe_fill)), weights});
   ValueId y = node(g, "MatMul", {weights, heads("V", {0, 2, 1, 3})});
-  y = node(g, "Transpose", {y}, {perm({0, 2, 1, 3})});
+  if (!c.merged_without_transpose) y = node(g, "Transpose", {y}, {perm({0, 2, 1, 3})});
   const std::vector<int64_t> merged = c.row_size ? std::vector<int64_t>{kBatch * kSeq * kHidden / c.row_size, c.row_size}
                                                     : std::vector<int64_t>{dynamic ? 0 : kBatch, dynamic ? 0 : kSeq, kHidden};
   g.add_output(node(g, "Reshape", {y, test::int64_initializer(g, "merged", merged)}));
@@ -1272,6 +1273,29 @@ TEST(PatternMultiHeadAttentionModels, SafeSoftmaxAttentionOfPhi4CalledAsALocalFu
 // of the two kv heads before their repeat, which goes; below, com.microsoft GroupQueryAttention does, given
 // the sequence lengths. In the dynamic export the causal mask is an additive table cut at run time, and so
 // are the cos and sin caches.
+// A GPT-2 decoding step as torch exports it (tests/data/models/gpt_kv_cache): one new token, keys and
+// values after the cache (Concat(past, new), also the model's present outputs). With a sequence of one,
+// TransposeEqualReshape makes the Transposes around the heads Reshapes, and the heads' result is reshaped
+// without a Transpose: it still becomes one MultiHeadAttention reading the present keys and values, and
+// torch's outputs stay (OptimizeCorpus.TorchArchitecturesKeepTorchsOutputs compares them).
+TEST(PatternMultiHeadAttentionModels, ADecodingStepReadsTheKeysAndValuesAfterItsCache) {
+  const std::string file = (kOurModels / "gpt_kv_cache.fold.onnx").string();
+  Model model = load_model(file);
+  optimizer::optimize_model(model, {});
+  const Graph& g = *model.graph;
+  ASSERT_EQ(nodes_of_type(g, "MultiHeadAttention"), 1);
+  EXPECT_EQ(nodes_of_type(g, "Softmax"), 0);
+  const Node& n = only_attention(g);
+  EXPECT_EQ(input_name(g, n, 1), "present_key");
+  EXPECT_EQ(input_name(g, n, 2), "present_value");
+  EXPECT_EQ(n.attribute(Symbol("num_heads"))->i, 4);
+  // Over more than one position, a Reshape without the Transpose mixes heads and positions: no attention.
+  Model mixed = attention({.merged_without_transpose = true});
+  test::run_rules(mixed, kAll);
+  EXPECT_EQ(nodes_of_type(*mixed.graph, "MultiHeadAttention"), 0);
+  EXPECT_EQ(nodes_of_type(*mixed.graph, "Softmax"), 1);
+}
+
 TEST(PatternMultiHeadAttentionModels, GroupedQueryAttentionOfALlamaExport) {
   // Torch's logits, for the ids both exports read.
   const std::vector<float> expected =

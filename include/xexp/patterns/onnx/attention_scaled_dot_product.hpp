@@ -85,7 +85,8 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   if constexpr (Heads == AttentionHeads::Split) {
     Var<'h'> hidden_shape;
     auto heads_merged = [&](const auto& product) {
-      return named<'R'>(Reshape(Transpose(product, attr<"perm"> = analysis::heads_swap()), hidden_shape));
+      return named<'R'>(either(Reshape(Transpose(product, attr<"perm"> = analysis::heads_swap()), hidden_shape),
+                               Reshape(product, hidden_shape)));  // a sequence of one (heads_fit)
     };
     auto heads = heads_merged(unmasked);
     auto fits = named<"fits">(fits_any && heads_fit(q, k, v, q_k, heads));

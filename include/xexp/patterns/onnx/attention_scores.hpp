@@ -55,7 +55,9 @@ inline constexpr auto in_rows = rewrite::piece<"in_rows">([](const auto& heads, 
 // q (batch, heads, sequence, head_size), keys (batch, heads, total, head_size) or, keys_in_bsnh,
 // (batch, total, heads, head_size), v (batch, heads, total, v_head_size) and the result y (batch,
 // sequence, heads * v_head_size), or its rows (merges_into_rows): same batch everywhere
-// (MultiHeadAttention does not broadcast it), heads and head sizes known.
+// (MultiHeadAttention does not broadcast it), heads and head sizes known. y reshapes the heads' result
+// without the Transpose that puts the sequence before the heads only for a sequence of one (a decoding
+// step, whose Transposes TransposeEqualReshape made Reshapes): the same elements in the same order.
 inline constexpr auto heads_fit = rewrite::fact<"heads_fit">(
     [](const ValueView& q, const ValueView& k, const ValueView& v, const ValueView& q_k, const ValueView& y) {
       if (!has_rank(q, 4) || !has_rank(k, 4) || !has_rank(v, 4) || !(has_rank(y, 3) || merges_into_rows(y)))
@@ -63,6 +65,8 @@ inline constexpr auto heads_fit = rewrite::fact<"heads_fit">(
       const int64_t heads = static_dim(q, 1), head_size = static_dim(q, 3), v_head_size = static_dim(v, 3);
       if (heads <= 0 || head_size <= 0 || v_head_size <= 0) return false;
       const bool bsnh = keys_in_bsnh.f(q_k);
+      if (!has_op(q.graph->node(q.graph->value(node_of(y).inputs[0]).producer), "Transpose") && static_dim(q, 2) != 1)
+        return false;
       const KnownDim batch = dim_of(q, 0), total = dim_of(k, bsnh ? 1 : 2);
       const bool merged = merges_into_rows(y) ? dim_of(y, 1) == heads * v_head_size
                                               : dim_of(y, 0) == batch && dim_of(y, 1) == dim_of(q, 2) &&
