@@ -313,6 +313,8 @@ TEST(PatternClipClip, CrossedBoundsGiveTheSameNumbers) {
 TEST(PatternCleanupDescribe, OptionalInputsPrintThemselves) {
   EXPECT_EQ(
       rewrite::rules_from_string("ClipClip").front()->describe(),
-      "ClipClip: o -> Clip(x, choose(present(l), l, L), choose(present(h), h, H))  when clips_merge(o, i)  "
-      "where o = Clip(i, l, h); i = Clip(x, L, H)  [P1]");
+      "ClipClip: c -> Clip(x, L, h)  when (present(L) && not(present(H)) && not(present(l)) && present(h))  "
+      "where c = Clip(Clip(x, L, H), l, h)  |  c -> Clip(x, l, H)  when (present(H) && not(present(L)) && "
+      "present(l) && not(present(h)) && is_scalar_constant(l) && is_scalar_constant(H) && "
+      "(scalar_value(l) <= scalar_value(H)))  [P1]");
 }

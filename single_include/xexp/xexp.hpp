@@ -12209,9 +12209,14 @@ concept IsExpr = std::derived_from<T, ExprTag>;
 // the definitions of those names ("S = ..."), which the rule prints once as "where S = ...": printed in
 // place, a name used in several branches would print its whole body in each (the attention rules'
 // patterns ran past 15,000 characters).
+// A name ("S", "merge_heads(x)") and what it stands for.
+using Definition = std::pair<std::string, std::string>;
 struct Printer {
   std::string text;
-  std::vector<std::pair<std::string, std::string>> definitions;  // in the order the names first print
+  std::vector<Definition> definitions;  // in the order the names first print
+  // Definitions printed elsewhere, which `where` leaves out (the catalogue defines the pieces several
+  // rules share once for all of them).
+  const std::vector<Definition>* known = nullptr;
   // A named sub-pattern is defined where the pattern says it; in a condition or a replacement it stands
   // for the node it matched (whose pattern may be another case's, under the same letter).
   bool in_pattern = true;
@@ -12247,7 +12252,9 @@ struct Printer {
   std::string where(std::size_t first) const {
     std::string out;
     for (std::size_t k = first; k < definitions.size(); ++k) {
-      if (std::find(definitions.begin(), definitions.begin() + k, definitions[k]) != definitions.begin() + k)
+      const auto earlier = definitions.begin() + static_cast<std::ptrdiff_t>(k);
+      if (std::find(definitions.begin(), earlier, definitions[k]) != earlier ||
+          (known && std::find(known->begin(), known->end(), definitions[k]) != known->end()))
         continue;
       out += out.empty() ? "  where " : "; ";
       out += definitions[k].first;
@@ -12453,6 +12460,11 @@ struct NamedPiece : ExprTag {
   decltype(auto) build(Rewriter& r) const {
     return expr.build(r);
   }
+  // A named node built with more outputs (outputs<N>).
+  template <class Rewriter>
+  decltype(auto) build(Rewriter& r, std::size_t n_outputs) const {
+    return expr.build(r, n_outputs);
+  }
   void print(Printer& out) const {
     out.name(Name.view(), [&](Printer& body) { expr.print(body); });
   }
@@ -12610,7 +12622,8 @@ XEXP_REWRITE_COMPARISON(LessEqual, <=)
 XEXP_REWRITE_COMPARISON(Greater, >)
 XEXP_REWRITE_COMPARISON(GreaterEqual, >=)
 #undef XEXP_REWRITE_COMPARISON
-// Arithmetic on what captures evaluate to (attribute values): attr<"transA"> = 1 - trans_a.
+// Arithmetic on what captures evaluate to (attribute values): attr<"transA"> = 1 - trans_a; and on
+// dimensions, `dim(q, 3) % 8 == 0`.
 #define XEXP_REWRITE_ARITHMETIC(NAME, OP)                                                        \
   struct NAME {                                                                                  \
     static constexpr const char* symbol = " " #OP " ";                                           \
@@ -12628,6 +12641,7 @@ XEXP_REWRITE_COMPARISON(GreaterEqual, >=)
 XEXP_REWRITE_ARITHMETIC(Plus, +)
 XEXP_REWRITE_ARITHMETIC(Minus, -)
 XEXP_REWRITE_ARITHMETIC(Times, *)
+XEXP_REWRITE_ARITHMETIC(Modulo, %)
 #undef XEXP_REWRITE_ARITHMETIC
 
 struct And {
@@ -12707,6 +12721,10 @@ struct KnownDim {
   Dim dim;
   friend bool operator==(const KnownDim& a, const KnownDim& b) { return !a.dim.is_unknown() && a.dim == b.dim; }
   friend bool operator==(const KnownDim& a, int64_t b) { return a.dim.is_static() && a.dim.value() == b; }
+  // A static size modulo n, unknown otherwise: `dim(q, 3) % 8 == 0` holds for a known multiple of 8.
+  friend KnownDim operator%(const KnownDim& a, int64_t n) {
+    return {a.dim.is_static() ? Dim(a.dim.value() % n) : Dim()};
+  }
 };
 // Dimension `axis` (negative counts from the end); unknown when the rank is unknown or too small.
 inline KnownDim dim(const Shape& s, int64_t axis) {
@@ -12776,6 +12794,13 @@ template <class E>
 constexpr auto inputs_of(const E& e) {
   return call(
       "inputs_of", [](const ValueView& v) -> const std::vector<ir::ValueId>& { return node_of(v).inputs; },
+      e);
+}
+// The outputs of the node producing the value (a named node): `inputs_of(c) == outputs_of(s)`.
+template <class E>
+constexpr auto outputs_of(const E& e) {
+  return call(
+      "outputs_of", [](const ValueView& v) -> const std::vector<ir::ValueId>& { return node_of(v).outputs; },
       e);
 }
 
@@ -14113,7 +14138,11 @@ class Rule {
   // Builds the replacement of the root's first output; std::nullopt when it declines.
   virtual std::optional<ir::ValueId> build(Rewriter& r) const = 0;
   // One line: "Cast: Cast(x, to=t) -> x  when (dtype(x) == t)  [P0]".
-  virtual std::string describe() const = 0;
+  std::string describe() const { return describe({}); }
+  // The same, leaving out of its "where ..." the definitions in `known` (printed once for many rules).
+  virtual std::string describe(const std::vector<Definition>& known) const = 0;
+  // The definitions describe() prints, each once.
+  virtual std::vector<Definition> definitions() const = 0;
 
  private:
   std::string name_;
@@ -14219,11 +14248,21 @@ class TypedRule final : public Rule {
     return match_cases(cases_, OpKey{n.domain, n.op_type}, g, root, opset, m, 0);
   }
   std::optional<ir::ValueId> build(Rewriter& r) const override { return build_case(cases_, r, r.match().case_index); }
-  std::string describe() const override {
+  using Rule::describe;
+  std::string describe(const std::vector<Definition>& known) const override {
     Printer out;
+    out.known = &known;
     out += name() + ": ";
     describe_cases(cases_, out, true);
     return out.text + "  [P" + std::to_string(priority()) + "]";
+  }
+  std::vector<Definition> definitions() const override {
+    Printer out;
+    describe_cases(cases_, out, true);
+    std::vector<Definition> once;
+    for (Definition& d : out.definitions)
+      if (std::find(once.begin(), once.end(), d) == once.end()) once.push_back(std::move(d));
+    return once;
   }
 
  private:
@@ -15679,6 +15718,7 @@ using rewrite::fold;
 using rewrite::found;
 using rewrite::input;
 using rewrite::inputs_of;
+using rewrite::outputs_of;
 using rewrite::Int;
 using rewrite::Ints;
 using rewrite::is_constant;
@@ -16004,6 +16044,10 @@ inline double scaling_factor(const ValueView& scaled, const Tensor& s) {
   const double v = eval::scalar_double(s);
   return rewrite::node_of(scaled).op_type == Symbol("Div") ? 1.0 / v : v;
 }
+// The number of a constant of one element (is_scalar_constant), exactly:
+// `scalar_value(lo) <= scalar_value(hi)`.
+inline constexpr auto scalar_value =
+    fact<"scalar_value">([](const ValueView& v) { return *scalar_constant(v); });
 // A constant of one element, any numeric type.
 inline constexpr auto is_scalar_constant = fact<"is_scalar_constant">([](const ValueView& v) {
   const Tensor* t = v.constant();
@@ -16155,6 +16199,14 @@ inline std::optional<std::vector<int64_t>> normalized_axes(std::vector<int64_t> 
   std::sort(axes.begin(), axes.end());
   return axes;
 }
+// Two axes lists name the same axes of a value of rank `rank` (-1: unknown, then only lists without
+// negative axes compare).
+inline constexpr auto same_axes =
+    fact<"same_axes">([](const std::vector<int64_t>& a, const std::vector<int64_t>& b, int64_t rank) {
+      const std::optional<int64_t> known = rank >= 0 ? std::optional<int64_t>(rank) : std::nullopt;
+      const auto first = normalized_axes(a, known), second = normalized_axes(b, known);
+      return first && second && *first == *second;
+    });
 // The axes Unsqueeze node n adds, sorted and counted in its output's rank; nullopt when computed at run
 // time or negative in an unknown rank.
 inline std::optional<std::vector<int64_t>> unsqueezed_axes(const ir::Graph& g, const ir::Node& n) {
@@ -16234,6 +16286,12 @@ inline constexpr auto in_inference_mode = fact<"in_inference_mode">(
 inline constexpr auto flag_of = fact<"flag_of">([](const ValueView& v, const std::string& name) {
   return static_cast<int64_t>(int_attribute(rewrite::node_of(v), name.c_str(), 0) != 0 ? 1 : 0);
 });
+// Integer attribute `name` of the node producing v as written, `absent` when the node does not give it
+// (not the schema's default): Dropout's is_test=0, written, is opset < 7's training mode.
+inline constexpr auto int_attribute_of =
+    fact<"int_attribute_of">([](const ValueView& v, const std::string& name, int64_t absent) {
+      return int_attribute(rewrite::node_of(v), name.c_str(), absent);
+    });
 // v is the first output of a default-domain `op` node.
 inline constexpr auto produced_by = fact<"produced_by">([](const ValueView& v, const std::string& op) {
   return producer_of(*v.graph, v.id, op.c_str()) != nullptr;
@@ -16463,6 +16521,19 @@ inline bool is_permutation_of_rank(const std::vector<int64_t>& perm, std::size_t
   }
   return true;
 }
+// Every input of the node producing v has shape (1,): the one-number parts a shape is assembled from.
+inline constexpr auto parts_are_single = fact<"parts_are_single">([](const ValueView& v) {
+  for (ir::ValueId part : rewrite::node_of(v).inputs) {
+    const std::optional<Shape>& s = v.graph->value(part).shape;
+    if (!s || s->size() != 1 || !((*s)[0] == Dim(1))) return false;
+  }
+  return true;
+});
+// `axis` counted from 0 in x's rank (a negative one from the end), as written when x's rank is unknown:
+// two axes of one value compare as `axis_in(a, x) == axis_in(b, x)`.
+inline constexpr auto axis_in = fact<"axis_in">([](int64_t axis, const ValueView& x) {
+  return axis < 0 && x.shape() ? axis + static_cast<int64_t>(x.shape()->size()) : axis;
+});
 // A permutation that swaps the last two axes and keeps the others (a matrix transposition).
 inline constexpr auto swaps_last_two = fact<"swaps_last_two">([](const std::vector<int64_t>& perm) {
   const std::size_t r = perm.size();
@@ -16633,6 +16704,17 @@ inline bool broadcast_gives(const Shape& out, std::initializer_list<const Shape*
   }
   return true;
 }
+// The element count of the broadcast of a and b, static shapes; -1 when a shape is not static or they do
+// not broadcast.
+inline constexpr auto broadcast_size = fact<"broadcast_size">([](const ValueView& a, const ValueView& b) {
+  if (!a.shape() || !b.shape() || !is_static(*a.shape()) || !is_static(*b.shape())) return int64_t{-1};
+  infer::ShapeConstraints constraints;
+  try {
+    return element_count(infer::broadcast_shapes(*a.shape(), *b.shape(), constraints));
+  } catch (const Error&) {
+    return int64_t{-1};
+  }
+});
 // `out` is what broadcasting the operands gives (Binary(x, y) or Where(c, x, y) without their Expands).
 inline constexpr auto is_broadcast_of =
     fact<"is_broadcast_of">([](const ValueView& out, const auto&... operands) {
@@ -16792,6 +16874,16 @@ inline double alpha_of(const ValueView& fused) {
   const ir::Attribute* a = rewrite::node_of(fused).attribute(Symbol("alpha"));
   return a ? a->f : 1.0;
 }
+// The product's alpha (1 on a MatMul) times, or divided by, the scalar s, as the alpha of the FusedMatMul
+// that takes s in (FusedMatMul, FusedMatMulDiv).
+inline constexpr auto alpha_times =
+    rewrite::fact<"alpha_times">([](const ValueView& product, const Tensor& s) {
+      return static_cast<float>(alpha_of(product) * eval::scalar_double(s));
+    });
+inline constexpr auto alpha_divided_by =
+    rewrite::fact<"alpha_divided_by">([](const ValueView& product, const Tensor& s) {
+      return static_cast<float>(alpha_of(product) / eval::scalar_double(s));
+    });
 // FusedMatMul leaves the batch axes in place (transBatchA and transBatchB absent or 0).
 inline bool keeps_batch_axes(const ir::Node& fused) {
   return int_attribute(fused, "transBatchA", 0) == 0 && int_attribute(fused, "transBatchB", 0) == 0;
@@ -17638,13 +17730,13 @@ enum class AttentionHeads { Split, One };
 // than the nodes it replaces on ONNX Runtime 1.30's CPU provider (bench/README.md).
 enum class AttentionMasks { PerPair, KeyPadding };
 
-// The rule `name`, where `opset_fits` holds. Write::heads(q, k, v, q_k, scale[, mask, causal, guarded])
+// The rule `name`, where `opset_fits` holds. Write::heads(q, k, v, q_k, scale[, mask, causal, weights])
 // writes the attention of q, k, v split in heads (k in (batch, sequence, heads, head_size) when
 // keys_in_bsnh(q_k)), merged to (batch, sequence, hidden); Write::single(q, k, v, scale[, mask, causal,
-// guarded]) that of one head on 3-D values. The mask is additive, (batch|1, heads|1, sequence, total);
-// `causal` tells whether it is exactly causal (causal_bias, causal_cut), `guarded` whether fully masked
-// rows must give 0 (nan_guarded). What several cases or branches read is named (scale, fits, ...), so
-// that the catalogue prints it once.
+// weights]) that of one head on 3-D values. The mask is additive, (batch|1, heads|1, sequence, total);
+// `causal` tells whether it is exactly causal (causal_bias, causal_cut); `weights` is W, whose fully
+// masked rows must give 0 when torch's safe softmax guards them (nan_guarded(W)). What several cases or
+// branches read is named (scale, fits, ...), so that the catalogue prints it once.
 template <class Write, AttentionHeads Heads, class OpsetFits, AttentionMasks Masks = AttentionMasks::PerPair>
 rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_fits) {
   using namespace rewrite::dsl;
@@ -17669,8 +17761,9 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   };
   // The additive mask Where(mask, 0, fill) or Where(mask, fill, 0), for a mask cut at run time.
   auto where_bias = [&](const auto& mask, const auto& scores) {
-    return choose(keeps_scores_where_true(mask, scores), Where(condition, fold(zero_bias(scores)), m),
-                  Where(condition, m, fold(zero_bias(scores))));
+    return named<"where_bias">(choose(keeps_scores_where_true(mask, scores),
+                                      Where(condition, fold(zero_bias(scores)), m),
+                                      Where(condition, m, fold(zero_bias(scores)))));
   };
   // W = MatMul(weights, v), the weights a Softmax, or torch's safe softmax around it (nan_guarded).
   auto weighted = [&](const auto& scores) {
@@ -17700,7 +17793,6 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   auto table = keep<"table">(mask_table(mask, scores));
   auto cut_table = keep<"table">(mask_table(cut_mask, scores));
   auto factor = value_of(scale);
-  auto fits_any = opset_fits && is_activation_float(q) && has_value(scale);
 
   if constexpr (Heads == AttentionHeads::Split) {
     Var<'h'> hidden_shape;
@@ -17708,45 +17800,55 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
       return named<'R'>(Reshape(Transpose(product, attr<"perm"> = analysis::heads_swap()), hidden_shape));
     };
     auto heads = heads_merged(unmasked);
-    auto fits = named<"fits">(fits_any && heads_fit(q, k, v, q_k, heads));
+    auto shapes_fit =
+        named<"split_fits">(is_activation_float(q) && has_value(scale) && heads_fit(q, k, v, q_k, heads));
+    auto fits = named<"fits">(opset_fits && shapes_fit);
     if constexpr (Masks == AttentionMasks::KeyPadding) {
+      // A key padding mask is never causal: the writer's biased node alone.
       auto per_query = [&](const auto& bias) { return Expand(bias, fold(query_rows(scores))); };
-      const auto not_causal = rewrite::lift(false);
       return rule(name).priority(2).cases(
           match(heads_merged(by_mask))
               .when(is_last_axis(axis, mask) && fits && pads_keys(mask, m, scores))
-              .to(in_rows(heads, Write::heads(q, k, v, q_k, factor, per_query(m), not_causal, nan_guarded(by_mask)))),
+              .to(in_rows(heads,
+                          Write::biased_heads(q, k, v, q_k, factor, per_query(m), by_mask))),
           match(heads_merged(by_cut_mask))
               .when(is_last_axis(axis, cut_mask) && fits && padding_where(cut_mask, condition, scores))
-              .to(in_rows(heads, Write::heads(q, k, v, q_k, factor, per_query(where_bias(cut_mask, scores)),
-                                              not_causal, nan_guarded(by_cut_mask)))));
-    } else
+              .to(in_rows(heads,
+                          Write::biased_heads(q, k, v, q_k, factor, per_query(where_bias(cut_mask, scores)),
+                                              by_cut_mask))));
+    } else {
+      // The mask as an additive bias, and whether it passes as one.
+      auto mask_bias = named<"mask_bias">(
+          choose(has_value(bias), fold(value_of(bias)), choose(runtime_bias(mask, table), bias_4d(m), m)));
+      auto bias_fits = named<"bias_fits">(has_value(bias) || passes_as_bias(mask, m, scores) ||
+                                          runtime_bias(mask, table) || causal);
       return rule(name).priority(2).cases(
           match(heads_merged(by_mask))
-              .when(
-                  is_last_axis(axis, mask) && fits &&
-                  (has_value(bias) || passes_as_bias(mask, m, scores) || runtime_bias(mask, table) || causal))
-              .to(in_rows(heads, Write::heads(q, k, v, q_k, factor,
-                                              choose(has_value(bias), fold(value_of(bias)),
-                                                     choose(runtime_bias(mask, table), bias_4d(m), m)),
-                                              causal || causal_cut(mask, scores, table), nan_guarded(by_mask)))),
+              .when(is_last_axis(axis, mask) && fits && bias_fits)
+              .to(in_rows(heads,
+                          Write::heads(q, k, v, q_k, factor, mask_bias,
+                                       causal || causal_cut(mask, scores, table), by_mask))),
           match(heads_merged(by_cut_mask))
               .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_table))
-              .to(in_rows(heads, Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores),
-                                              causal_cut(cut_mask, scores, cut_table), nan_guarded(by_cut_mask)))),
+              .to(in_rows(heads,
+                          Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores),
+                                       causal_cut(cut_mask, scores, cut_table), by_cut_mask))),
           match(heads)
               .when(is_last_axis(axis, scores) && fits)
               .to(in_rows(heads, Write::heads(q, k, v, q_k, factor))));
+    }
   } else {
-    auto fits = named<"fits">(fits_any && single_head_fits(q, k, v));
+    auto shapes_fit =
+        named<"one_head_fits">(is_activation_float(q) && has_value(scale) && single_head_fits(q, k, v));
+    auto fits = named<"fits">(opset_fits && shapes_fit);
     return rule(name).priority(2).cases(
         match(by_mask)
             .when(is_last_axis(axis, mask) && fits && (has_value(bias) || causal))
-            .to(Write::single(q, k, v, factor, fold(value_of(bias)), causal, nan_guarded(by_mask))),
+            .to(Write::single(q, k, v, factor, fold(value_of(bias)), causal, by_mask)),
         match(by_cut_mask)
             .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_table))
             .to(Write::single(q, k, v, factor, where_bias(cut_mask, scores),
-                              causal_cut(cut_mask, scores, cut_table), nan_guarded(by_cut_mask))),
+                              causal_cut(cut_mask, scores, cut_table), by_cut_mask)),
         match(unmasked).when(is_last_axis(axis, scores) && fits).to(Write::single(q, k, v, factor)));
   }
 }
@@ -17758,7 +17860,7 @@ namespace xexp::patterns {
 namespace attention {
 
 // ONNX's Attention in its 3-D form: Q, K and V all 3-D, the heads merged; is_causal for a causal mask.
-// Attention gives fully masked rows 0 itself: `guarded` asks nothing more.
+// Attention gives fully masked rows 0 itself: the weights ask nothing more.
 struct WriteOnnxAttention {
   template <class Q, class K, class V, class Heads, class KvHeads, class Scale, class... More>
   static auto node(const Q& q, const K& k, const V& v, const Heads& heads, const KvHeads& kv_heads,
@@ -18201,22 +18303,6 @@ inline rewrite::RulePtr cast_op_cast_rule() {
 
 namespace xexp::patterns {
 
-namespace elementwise {
-// Which bounds a Clip gives: 1 only min, 2 only max, 0 both or none.
-inline int only_bound(const ValueView& clip) {
-  const bool lo = rewrite::input_of(clip, 1) != ir::kNone, hi = rewrite::input_of(clip, 2) != ir::kNone;
-  return lo && !hi ? 1 : hi && !lo ? 2 : 0;
-}
-inline constexpr auto clips_merge =
-    rewrite::fact<"clips_merge">([](const ValueView& outer, const ValueView& inner) {
-      if (only_bound(inner) == 1 && only_bound(outer) == 2) return true;
-      if (!(only_bound(inner) == 2 && only_bound(outer) == 1)) return false;
-      std::optional<double> lo = scalar_constant(*outer.graph, rewrite::input_of(outer, 1));
-      std::optional<double> hi = scalar_constant(*outer.graph, rewrite::input_of(inner, 2));
-      return lo && hi && *lo <= *hi;
-    });
-}  // namespace elementwise
-
 inline rewrite::RulePtr clip_clip_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -18224,14 +18310,17 @@ inline rewrite::RulePtr clip_clip_rule() {
   Opt<'h'> hi;
   Opt<'L'> lo_inner;
   Opt<'H'> hi_inner;
-  // Clip(x, min, max), either bound omitted: an omitted one binds kNone and stays omitted when rebuilt.
-  auto inner = named<'i'>(Clip(x, lo_inner, hi_inner));
-  auto outer = named<'o'>(Clip(inner, lo, hi));
+  // Clip(x, min, max), either bound omitted (an omitted one binds kNone): the inner Clip gives one bound
+  // only, the outer one the other only.
+  auto clips = named<'c'>(Clip(Clip(x, lo_inner, hi_inner), lo, hi));
+  auto min_then_max = present(lo_inner) && !present(hi_inner) && !present(lo) && present(hi);
+  auto max_then_min = present(hi_inner) && !present(lo_inner) && present(lo) && !present(hi) &&
+                      is_scalar_constant(lo) && is_scalar_constant(hi_inner) &&
+                      scalar_value(lo) <= scalar_value(hi_inner);
   return rule("ClipClip")
       .priority(1)
-      .match(outer)
-      .when(elementwise::clips_merge(outer, inner))
-      .to(Clip(x, choose(present(lo), lo, lo_inner), choose(present(hi), hi, hi_inner)));
+      .cases(match(clips).when(min_then_max).to(Clip(x, lo_inner, hi)),
+             match(clips).when(max_then_min).to(Clip(x, lo, hi_inner)));
 }
 
 }  // namespace xexp::patterns
@@ -18285,36 +18374,18 @@ inline rewrite::RulePtr concat_empty_rule() {
 }  // namespace xexp::patterns
 // ======== xexp/patterns/onnx/concat_gather.hpp
 // ConcatGather: Gather([i]) of a Concat of (1,)-shaped parts (a shape being assembled) is part i.
-#include <vector>
-
 
 namespace xexp::patterns {
-
-namespace concat {
-// Part i, or kNone when the index or a part does not have shape (1,).
-inline ir::ValueId picked_concat_part(const ValueView& concat, const Tensor& index) {
-  const ir::Node& n = rewrite::node_of(concat);
-  if (index.dims() != std::vector<int64_t>{1} || !is_integer_type(index.type())) return ir::kNone;
-  for (ir::ValueId part : n.inputs) {
-    const std::optional<Shape>& s = concat.graph->value(part).shape;
-    if (!s || s->size() != 1 || !((*s)[0] == Dim(1))) return ir::kNone;
-  }
-  const auto count = static_cast<int64_t>(n.inputs.size());
-  int64_t i = eval::as_int64s(index)[0];
-  if (i < 0) i += count;
-  return i >= 0 && i < count ? n.inputs[i] : ir::kNone;
-}
-inline constexpr auto picked_part = rewrite::fact<"picked_part">(picked_concat_part);
-}  // namespace concat
 
 inline rewrite::RulePtr concat_gather_rule() {
   using namespace rewrite::dsl;
   Const<'i'> index;
   auto concat = named<'c'>(shared(Concat(etc)));
-  auto picked = keep<'p'>(concat::picked_part(concat, index));
+  // The part an integer index of shape (1,) picks (input_at: negative counts from the end).
+  auto picked = keep<'p'>(input_at(concat, index));
   return rule("ConcatGather")
       .match(Gather(concat, index, attr<"axis"> = 0))
-      .when(picked != ir::kNone)
+      .when(rank(index) == 1 && parts_are_single(concat) && picked != ir::kNone)
       .to(found(picked));
 }
 
@@ -18739,23 +18810,19 @@ inline rewrite::RulePtr conv_bias_null_rule() {
 
 namespace xexp::patterns {
 
-namespace elementwise {
-inline constexpr auto dropout_is_identity = rewrite::fact<"dropout_is_identity">([](const ValueView& d) {
-  const ir::Node& n = rewrite::node_of(d);
-  if (const ir::Attribute* is_test = n.attribute(Symbol("is_test")); is_test && is_test->i == 0) return false;
-  const ir::ValueId ratio = rewrite::input_of(d, 1), training = rewrite::input_of(d, 2);
-  if (training == ir::kNone) return true;
-  if (std::optional<double> flag = scalar_constant(*d.graph, training); flag && *flag == 0) return true;
-  std::optional<double> r = scalar_constant(*d.graph, ratio);
-  return r && *r == 0;
-});
-}  // namespace elementwise
-
 inline rewrite::RulePtr dropout_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  auto dropout = named<'d'>(Dropout(x, etc));  // ratio and training_mode are optional inputs
-  return rule("Dropout").priority(1).match(dropout).when(elementwise::dropout_is_identity(dropout)).to(x);
+  Opt<'r'> ratio;
+  Opt<'t'> training;
+  auto dropout = named<'d'>(Dropout(x, ratio, training));
+  // is_test=0, written, is opset < 7's training mode.
+  return rule("Dropout")
+      .priority(1)
+      .match(dropout)
+      .when(int_attribute_of(dropout, "is_test", 1) != 0 &&
+            (absent_or_zero(training) || scalar_is(ratio, 0.0)))
+      .to(x);
 }
 
 }  // namespace xexp::patterns
@@ -20160,8 +20227,9 @@ rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits ops
   auto scale = choose(
       has_static_last_dim(x), fold(filled_from(x, -1, 1.0)),
       ConstantOfShape(Gather(op<"Shape">(x), fold(int64_tensor({-1}))), attr<"value"> = one_of_type(x)));
-  auto normalized =
-      op<Op>(x, scale, attr<"axis"> = -1, attr<"epsilon"> = scalar_float(eps), attr<"stash_type"> = 1);
+  // The replacement of three cases, printed once.
+  auto normalized = named<"normalized">(
+      op<Op>(x, scale, attr<"axis"> = -1, attr<"epsilon"> = scalar_float(eps), attr<"stash_type"> = 1));
   Var<'h'> half_x;
   Const<'O'> ones;
   Float<'E'> epsilon;
@@ -21777,18 +21845,6 @@ inline rewrite::RulePtr softmax_cross_entropy_loss_cast_rule() {
 
 namespace xexp::patterns {
 
-namespace concat {
-inline int64_t axis_in_rank(int64_t axis, const rewrite::ValueView& x) {
-  return axis < 0 && x.shape() ? axis + static_cast<int64_t>(x.shape()->size()) : axis;
-}
-inline constexpr auto undoes_split =
-    rewrite::fact<"undoes_split">([](const rewrite::ValueView& concat, const rewrite::ValueView& split,
-                                     int64_t concat_axis, int64_t split_axis, const rewrite::ValueView& x) {
-      return rewrite::node_of(concat).inputs == rewrite::node_of(split).outputs &&
-             axis_in_rank(concat_axis, x) == axis_in_rank(split_axis, x);
-    });
-}  // namespace concat
-
 inline rewrite::RulePtr split_concat_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -21800,7 +21856,7 @@ inline rewrite::RulePtr split_concat_rule() {
   return rule("SplitConcat")
       .priority(1)
       .match(concat)
-      .when(concat::undoes_split(concat, split, concat_axis, split_axis, x))
+      .when(inputs_of(concat) == outputs_of(split) && axis_in(concat_axis, x) == axis_in(split_axis, x))
       .to(x);
 }
 
@@ -21860,44 +21916,21 @@ inline rewrite::RulePtr squeeze_binary_unsqueeze_rule() {
 // ======== xexp/patterns/onnx/squeeze_unsqueeze.hpp
 // SqueezeUnsqueeze: Unsqueeze(Squeeze(x, a), a) and Squeeze(Unsqueeze(x, a), a) give x back when both
 // name the same axes (compared after normalization, which needs the rank for negative axes).
-#include <algorithm>
-#include <optional>
-#include <vector>
-
 
 namespace xexp::patterns {
-
-namespace reshape {
-// Squeeze(x, s) then Unsqueeze(., u): both axes lists are in x's rank.
-inline constexpr auto squeeze_then_unsqueeze = rewrite::fact<"squeeze_then_unsqueeze">(
-    [](const rewrite::ValueView& x, const std::vector<int64_t>& s, const std::vector<int64_t>& u) {
-      std::optional<int64_t> rank;
-      if (x.shape()) rank = static_cast<int64_t>(x.shape()->size());
-      auto a = normalized_axes(s, rank), b = normalized_axes(u, rank);
-      return a && b && *a == *b;
-    });
-// Unsqueeze(x, u) then Squeeze(., s): both axes lists are in the unsqueezed rank.
-inline constexpr auto unsqueeze_then_squeeze = rewrite::fact<"unsqueeze_then_squeeze">(
-    [](const rewrite::ValueView& x, const std::vector<int64_t>& u, const std::vector<int64_t>& s) {
-      std::optional<int64_t> rank;
-      if (x.shape()) rank = static_cast<int64_t>(x.shape()->size() + u.size());
-      auto a = normalized_axes(u, rank), b = normalized_axes(s, rank);
-      return a && b && *a == *b;
-    });
-}  // namespace reshape
 
 inline rewrite::RulePtr squeeze_unsqueeze_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
   Ints<'s'> s;
   Ints<'u'> u;
+  // Squeeze then Unsqueeze: both axes lists are in x's rank; Unsqueeze then Squeeze: in the unsqueezed one.
+  auto unsqueezed = named<'n'>(Unsqueeze(x, attr<"axes"> = u));
   return rule("SqueezeUnsqueeze")
       .cases(match(Unsqueeze(Squeeze(x, attr<"axes"> = s), attr<"axes"> = u))
-                 .when(reshape::squeeze_then_unsqueeze(x, s, u))
+                 .when(same_axes(s, u, rank(x)))
                  .to(x),
-             match(Squeeze(Unsqueeze(x, attr<"axes"> = u), attr<"axes"> = s))
-                 .when(reshape::unsqueeze_then_squeeze(x, u, s))
-                 .to(x));
+             match(Squeeze(unsqueezed, attr<"axes"> = s)).when(same_axes(u, s, rank(unsqueezed))).to(x));
 }
 
 }  // namespace xexp::patterns
@@ -22051,42 +22084,24 @@ inline rewrite::RulePtr swap_unsqueeze_transpose_rule() {
 // b, c small (a bias then a scale constant, a mask then a second mask): a op (b op c) computes the small
 // one instead. Reassociated when the new inner result has fewer elements (static shapes), which also
 // makes each rewrite shrink it, so that rewrites stop. Floating point sums round differently by ulps.
-#include <cstdint>
-#include <optional>
-
 
 namespace xexp::patterns {
-
-namespace elementwise {
-// Elements of the broadcast of two static shapes, or nullopt.
-inline std::optional<int64_t> broadcast_size(const ValueView& a, const ValueView& b) {
-  if (!a.shape() || !b.shape() || !is_static(*a.shape()) || !is_static(*b.shape())) return std::nullopt;
-  infer::ShapeConstraints constraints;
-  try {
-    return element_count(infer::broadcast_shapes(*a.shape(), *b.shape(), constraints));
-  } catch (const Error&) {
-    return std::nullopt;
-  }
-}
-inline constexpr auto smaller_pair_first = rewrite::fact<"smaller_pair_first">(
-    [](const ValueView& a, const ValueView& b, const ValueView& c) {
-      const std::optional<int64_t> now = broadcast_size(a, b), then = broadcast_size(b, c);
-      return now && then && *then < *now;
-    });
-}  // namespace elementwise
 
 inline rewrite::RulePtr switch_order_binary_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
   Var<'b'> b;
   Var<'c'> c;
+  // b op c, known, has fewer elements than a op b.
+  auto inner = keep<"inner_size">(broadcast_size(b, c));
+  auto smaller_pair_first = inner >= 0 && inner < broadcast_size(a, b);
   return rule("SwitchOrderBinary")
       .priority(1)
       .cases(match(commutative(Add(commutative(Add(a, b)), c)))
-                 .when(elementwise::smaller_pair_first(a, b, c))
+                 .when(smaller_pair_first)
                  .to(Add(a, Add(b, c))),
              match(commutative(Mul(commutative(Mul(a, b)), c)))
-                 .when(elementwise::smaller_pair_first(a, b, c))
+                 .when(smaller_pair_first)
                  .to(Mul(a, Mul(b, c))));
 }
 
@@ -23069,17 +23084,6 @@ inline rewrite::RulePtr fused_gemm_rule() {
 
 namespace xexp::patterns {
 
-namespace matmul {
-// The FusedMatMul's alpha times, or divided by, the scalar s.
-inline constexpr auto alpha_times = rewrite::fact<"alpha_times">([](const ValueView& fused, const Tensor& s) {
-  return static_cast<float>(analysis::alpha_of(fused) * eval::scalar_double(s));
-});
-inline constexpr auto alpha_divided_by =
-    rewrite::fact<"alpha_divided_by">([](const ValueView& fused, const Tensor& s) {
-      return static_cast<float>(analysis::alpha_of(fused) / eval::scalar_double(s));
-    });
-}  // namespace matmul
-
 inline rewrite::RulePtr fused_matmul_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
@@ -23100,10 +23104,10 @@ inline rewrite::RulePtr fused_matmul_rule() {
                  .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 0, attr<"transB"> = 1)),
              match(commutative(Mul(fused, s)))
                  .when(scalar_of_its_type)
-                 .to(rebuild(fused, attr<"alpha"> = matmul::alpha_times(fused, s))),
+                 .to(rebuild(fused, attr<"alpha"> = analysis::alpha_times(fused, s))),
              match(Div(fused, s))
                  .when(scalar_of_its_type && nowhere_zero(s))
-                 .to(rebuild(fused, attr<"alpha"> = matmul::alpha_divided_by(fused, s))));
+                 .to(rebuild(fused, attr<"alpha"> = analysis::alpha_divided_by(fused, s))));
 }
 
 }  // namespace xexp::patterns
@@ -23134,10 +23138,10 @@ inline rewrite::RulePtr fused_matmul_div_rule() {
   // alpha_times and alpha_divided_by read the product's alpha: 1 on a MatMul.
   return rule("FusedMatMulDiv")
       .priority(3)
-      .cases(match(commutative(Mul(product, s))).when(fits).to(fused(matmul::alpha_times(product, s))),
+      .cases(match(commutative(Mul(product, s))).when(fits).to(fused(analysis::alpha_times(product, s))),
              match(Div(product, s))
                  .when(fits && nowhere_zero(s))
-                 .to(fused(matmul::alpha_divided_by(product, s))));
+                 .to(fused(analysis::alpha_divided_by(product, s))));
 }
 
 }  // namespace xexp::patterns
@@ -23425,13 +23429,17 @@ namespace xexp::patterns {
 
 namespace attention {
 
-// GroupQueryAttention's head size: a multiple of 8 (ONNX Runtime refuses any other).
-inline constexpr auto gqa_head_size =
-    rewrite::fact<"gqa_head_size">([](const ValueView& q) { return static_dim(q, 3) % 8 == 0; });
+// y, the attention of the weights x, with the fully masked rows zeroed where torch's safe softmax guards
+// x (nan_guarded): MultiHeadAttention leaves them NaN. z gives the zero's type.
+inline constexpr auto zero_nan_rows =
+    rewrite::piece<"zero_nan_rows">([](const auto& x, const auto& y, const auto& z) {
+      using namespace rewrite::dsl;
+      return choose(nan_guarded(x), Where(IsNaN(y), fold(scalar_zero(z)), y), y);
+    });
 
 // com.microsoft MultiHeadAttention: the query 3-D, key and value as they are (keys in (batch, heads,
 // total, head_size)), the additive mask as attention_bias, or unidirectional=1 for a causal one. It leaves
-// fully masked rows NaN: after torch's safe softmax (`guarded`) Where(IsNaN(y), 0, y) zeroes them. A
+// fully masked rows NaN: after torch's safe softmax (nan_guarded) Where(IsNaN(y), 0, y) zeroes them. A
 // causal mask hides no whole row.
 struct WriteMultiHeadAttention {
   template <class Q, class K, class V, class Heads, class Scale, class... More>
@@ -23441,23 +23449,26 @@ struct WriteMultiHeadAttention {
     return op<"MultiHeadAttention", "com.microsoft">(q, k, v, more..., attr<"num_heads"> = heads,
                                                      attr<"scale"> = scale);
   }
-  template <class Q, class K, class V, class Heads, class Scale, class Mask, class Causal, class Guarded>
+  template <class Q, class K, class V, class Heads, class Scale, class Mask, class Causal, class Weights>
   static auto masked(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
-                     const Mask& mask, const Causal& causal, const Guarded& guarded) {
+                     const Mask& mask, const Causal& causal, const Weights& weights) {
     return choose(causal, unidirectional(q, k, v, heads, scale),
-                  biased(q, k, v, heads, scale, mask, guarded));
+                  biased<"attend_one">(q, k, v, heads, scale, mask, weights));
   }
   template <class Q, class K, class V, class Heads, class Scale>
   static auto unidirectional(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale) {
     using namespace rewrite::dsl;
     return named<"unidirectional">(node(q, k, v, heads, scale, attr<"unidirectional"> = 1));
   }
-  template <class Q, class K, class V, class Heads, class Scale, class Mask, class Guarded>
+  // The node under the additive mask, a piece (attend(x)) the cases and rules print once.
+  template <rewrite::FixedString Name, class Q, class K, class V, class Heads, class Scale, class Mask,
+            class Weights>
   static auto biased(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
-                     const Mask& mask, const Guarded& guarded) {
+                     const Mask& mask, const Weights& weights) {
     using namespace rewrite::dsl;
-    auto y = let<'G'>(node(q, k, v, heads, scale, omitted, omitted, mask));
-    return choose(guarded, Where(IsNaN(y), fold(scalar_zero(v)), y), y);
+    auto attend =
+        piece<Name>([=](const auto& x) { return node(q, k, v, heads, scale, omitted, omitted, x); });
+    return zero_nan_rows(weights, let<'G'>(attend(mask)), v);
   }
   template <class K, class QK>
   static auto key(const K& k, const QK& q_k) {
@@ -23474,15 +23485,23 @@ struct WriteMultiHeadAttention {
   // from the query's Shape at run time; they fold for static sizes, and SameShapeValue shares them between
   // layers otherwise). Its present key and value outputs are unused. `causal` is asked once: it may
   // evaluate a mask computed from constants (computed_constant).
-  template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal, class Guarded>
+  template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal, class Weights>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask& mask,
-                    const Causal& causal, const Guarded& guarded) {
+                    const Causal& causal, const Weights& weights) {
     using namespace rewrite::dsl;
-    return choose(causal,
-                  choose(has_value(kv_groups(k, v, q_k)) && gqa_head_size(q),
-                         group_query_attention(q, k, v, q_k, scale),
-                         unidirectional(query_3d(q), key(k, q_k), v, heads_of(q), scale)),
-                  biased(query_3d(q), key(k, q_k), v, heads_of(q), scale, mask, guarded));
+    // GroupQueryAttention's head size is a multiple of 8 (ONNX Runtime refuses any other).
+    return choose(
+        causal,
+        named<"causal_heads">(choose(has_value(kv_groups(k, v, q_k)) && dim(q, 3) % 8 == 0,
+                                     group_query_attention(q, k, v, q_k, scale),
+                                     unidirectional(query_3d(q), key(k, q_k), v, heads_of(q), scale))),
+        biased_heads(q, k, v, q_k, scale, mask, weights));
+  }
+  // Under a mask that is never causal (key padding): the biased node alone.
+  template <class Q, class K, class V, class QK, class Scale, class Mask, class Weights>
+  static auto biased_heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale,
+                           const Mask& mask, const Weights& weights) {
+    return biased<"attend">(query_3d(q), key(k, q_k), v, heads_of(q), scale, mask, weights);
   }
   template <class Q, class K, class V, class QK, class Scale>
   static auto group_query_attention(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
@@ -23502,10 +23521,10 @@ struct WriteMultiHeadAttention {
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale) {
     return node(q, k, v, 1, scale);
   }
-  template <class Q, class K, class V, class Scale, class Mask, class Causal, class Guarded>
+  template <class Q, class K, class V, class Scale, class Mask, class Causal, class Weights>
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale, const Mask& mask,
-                     const Causal& causal, const Guarded& guarded) {
-    return masked(q, k, v, 1, scale, mask, causal, guarded);
+                     const Causal& causal, const Weights& weights) {
+    return masked(q, k, v, 1, scale, mask, causal, weights);
   }
 };
 

@@ -23,6 +23,7 @@ using rewrite::fold;
 using rewrite::found;
 using rewrite::input;
 using rewrite::inputs_of;
+using rewrite::outputs_of;
 using rewrite::Int;
 using rewrite::Ints;
 using rewrite::is_constant;

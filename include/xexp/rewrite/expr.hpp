@@ -29,9 +29,14 @@ concept IsExpr = std::derived_from<T, ExprTag>;
 // the definitions of those names ("S = ..."), which the rule prints once as "where S = ...": printed in
 // place, a name used in several branches would print its whole body in each (the attention rules'
 // patterns ran past 15,000 characters).
+// A name ("S", "merge_heads(x)") and what it stands for.
+using Definition = std::pair<std::string, std::string>;
 struct Printer {
   std::string text;
-  std::vector<std::pair<std::string, std::string>> definitions;  // in the order the names first print
+  std::vector<Definition> definitions;  // in the order the names first print
+  // Definitions printed elsewhere, which `where` leaves out (the catalogue defines the pieces several
+  // rules share once for all of them).
+  const std::vector<Definition>* known = nullptr;
   // A named sub-pattern is defined where the pattern says it; in a condition or a replacement it stands
   // for the node it matched (whose pattern may be another case's, under the same letter).
   bool in_pattern = true;
@@ -67,7 +72,9 @@ struct Printer {
   std::string where(std::size_t first) const {
     std::string out;
     for (std::size_t k = first; k < definitions.size(); ++k) {
-      if (std::find(definitions.begin(), definitions.begin() + k, definitions[k]) != definitions.begin() + k)
+      const auto earlier = definitions.begin() + static_cast<std::ptrdiff_t>(k);
+      if (std::find(definitions.begin(), earlier, definitions[k]) != earlier ||
+          (known && std::find(known->begin(), known->end(), definitions[k]) != known->end()))
         continue;
       out += out.empty() ? "  where " : "; ";
       out += definitions[k].first;
@@ -273,6 +280,11 @@ struct NamedPiece : ExprTag {
   decltype(auto) build(Rewriter& r) const {
     return expr.build(r);
   }
+  // A named node built with more outputs (outputs<N>).
+  template <class Rewriter>
+  decltype(auto) build(Rewriter& r, std::size_t n_outputs) const {
+    return expr.build(r, n_outputs);
+  }
   void print(Printer& out) const {
     out.name(Name.view(), [&](Printer& body) { expr.print(body); });
   }
@@ -430,7 +442,8 @@ XEXP_REWRITE_COMPARISON(LessEqual, <=)
 XEXP_REWRITE_COMPARISON(Greater, >)
 XEXP_REWRITE_COMPARISON(GreaterEqual, >=)
 #undef XEXP_REWRITE_COMPARISON
-// Arithmetic on what captures evaluate to (attribute values): attr<"transA"> = 1 - trans_a.
+// Arithmetic on what captures evaluate to (attribute values): attr<"transA"> = 1 - trans_a; and on
+// dimensions, `dim(q, 3) % 8 == 0`.
 #define XEXP_REWRITE_ARITHMETIC(NAME, OP)                                                        \
   struct NAME {                                                                                  \
     static constexpr const char* symbol = " " #OP " ";                                           \
@@ -448,6 +461,7 @@ XEXP_REWRITE_COMPARISON(GreaterEqual, >=)
 XEXP_REWRITE_ARITHMETIC(Plus, +)
 XEXP_REWRITE_ARITHMETIC(Minus, -)
 XEXP_REWRITE_ARITHMETIC(Times, *)
+XEXP_REWRITE_ARITHMETIC(Modulo, %)
 #undef XEXP_REWRITE_ARITHMETIC
 
 struct And {
@@ -527,6 +541,10 @@ struct KnownDim {
   Dim dim;
   friend bool operator==(const KnownDim& a, const KnownDim& b) { return !a.dim.is_unknown() && a.dim == b.dim; }
   friend bool operator==(const KnownDim& a, int64_t b) { return a.dim.is_static() && a.dim.value() == b; }
+  // A static size modulo n, unknown otherwise: `dim(q, 3) % 8 == 0` holds for a known multiple of 8.
+  friend KnownDim operator%(const KnownDim& a, int64_t n) {
+    return {a.dim.is_static() ? Dim(a.dim.value() % n) : Dim()};
+  }
 };
 // Dimension `axis` (negative counts from the end); unknown when the rank is unknown or too small.
 inline KnownDim dim(const Shape& s, int64_t axis) {
@@ -596,6 +614,13 @@ template <class E>
 constexpr auto inputs_of(const E& e) {
   return call(
       "inputs_of", [](const ValueView& v) -> const std::vector<ir::ValueId>& { return node_of(v).inputs; },
+      e);
+}
+// The outputs of the node producing the value (a named node): `inputs_of(c) == outputs_of(s)`.
+template <class E>
+constexpr auto outputs_of(const E& e) {
+  return call(
+      "outputs_of", [](const ValueView& v) -> const std::vector<ir::ValueId>& { return node_of(v).outputs; },
       e);
 }
 

@@ -45,7 +45,11 @@ class Rule {
   // Builds the replacement of the root's first output; std::nullopt when it declines.
   virtual std::optional<ir::ValueId> build(Rewriter& r) const = 0;
   // One line: "Cast: Cast(x, to=t) -> x  when (dtype(x) == t)  [P0]".
-  virtual std::string describe() const = 0;
+  std::string describe() const { return describe({}); }
+  // The same, leaving out of its "where ..." the definitions in `known` (printed once for many rules).
+  virtual std::string describe(const std::vector<Definition>& known) const = 0;
+  // The definitions describe() prints, each once.
+  virtual std::vector<Definition> definitions() const = 0;
 
  private:
   std::string name_;
@@ -151,11 +155,21 @@ class TypedRule final : public Rule {
     return match_cases(cases_, OpKey{n.domain, n.op_type}, g, root, opset, m, 0);
   }
   std::optional<ir::ValueId> build(Rewriter& r) const override { return build_case(cases_, r, r.match().case_index); }
-  std::string describe() const override {
+  using Rule::describe;
+  std::string describe(const std::vector<Definition>& known) const override {
     Printer out;
+    out.known = &known;
     out += name() + ": ";
     describe_cases(cases_, out, true);
     return out.text + "  [P" + std::to_string(priority()) + "]";
+  }
+  std::vector<Definition> definitions() const override {
+    Printer out;
+    describe_cases(cases_, out, true);
+    std::vector<Definition> once;
+    for (Definition& d : out.definitions)
+      if (std::find(once.begin(), once.end(), d) == once.end()) once.push_back(std::move(d));
+    return once;
   }
 
  private:

@@ -74,6 +74,10 @@ inline double scaling_factor(const ValueView& scaled, const Tensor& s) {
   const double v = eval::scalar_double(s);
   return rewrite::node_of(scaled).op_type == Symbol("Div") ? 1.0 / v : v;
 }
+// The number of a constant of one element (is_scalar_constant), exactly:
+// `scalar_value(lo) <= scalar_value(hi)`.
+inline constexpr auto scalar_value =
+    fact<"scalar_value">([](const ValueView& v) { return *scalar_constant(v); });
 // A constant of one element, any numeric type.
 inline constexpr auto is_scalar_constant = fact<"is_scalar_constant">([](const ValueView& v) {
   const Tensor* t = v.constant();

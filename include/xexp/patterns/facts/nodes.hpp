@@ -40,6 +40,14 @@ inline std::optional<std::vector<int64_t>> normalized_axes(std::vector<int64_t> 
   std::sort(axes.begin(), axes.end());
   return axes;
 }
+// Two axes lists name the same axes of a value of rank `rank` (-1: unknown, then only lists without
+// negative axes compare).
+inline constexpr auto same_axes =
+    fact<"same_axes">([](const std::vector<int64_t>& a, const std::vector<int64_t>& b, int64_t rank) {
+      const std::optional<int64_t> known = rank >= 0 ? std::optional<int64_t>(rank) : std::nullopt;
+      const auto first = normalized_axes(a, known), second = normalized_axes(b, known);
+      return first && second && *first == *second;
+    });
 // The axes Unsqueeze node n adds, sorted and counted in its output's rank; nullopt when computed at run
 // time or negative in an unknown rank.
 inline std::optional<std::vector<int64_t>> unsqueezed_axes(const ir::Graph& g, const ir::Node& n) {
@@ -119,6 +127,12 @@ inline constexpr auto in_inference_mode = fact<"in_inference_mode">(
 inline constexpr auto flag_of = fact<"flag_of">([](const ValueView& v, const std::string& name) {
   return static_cast<int64_t>(int_attribute(rewrite::node_of(v), name.c_str(), 0) != 0 ? 1 : 0);
 });
+// Integer attribute `name` of the node producing v as written, `absent` when the node does not give it
+// (not the schema's default): Dropout's is_test=0, written, is opset < 7's training mode.
+inline constexpr auto int_attribute_of =
+    fact<"int_attribute_of">([](const ValueView& v, const std::string& name, int64_t absent) {
+      return int_attribute(rewrite::node_of(v), name.c_str(), absent);
+    });
 // v is the first output of a default-domain `op` node.
 inline constexpr auto produced_by = fact<"produced_by">([](const ValueView& v, const std::string& op) {
   return producer_of(*v.graph, v.id, op.c_str()) != nullptr;

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "xexp/infer/broadcast.hpp"
 #include "xexp/patterns/facts/constants.hpp"
 
 namespace xexp::patterns {
@@ -92,6 +93,19 @@ inline bool is_permutation_of_rank(const std::vector<int64_t>& perm, std::size_t
   }
   return true;
 }
+// Every input of the node producing v has shape (1,): the one-number parts a shape is assembled from.
+inline constexpr auto parts_are_single = fact<"parts_are_single">([](const ValueView& v) {
+  for (ir::ValueId part : rewrite::node_of(v).inputs) {
+    const std::optional<Shape>& s = v.graph->value(part).shape;
+    if (!s || s->size() != 1 || !((*s)[0] == Dim(1))) return false;
+  }
+  return true;
+});
+// `axis` counted from 0 in x's rank (a negative one from the end), as written when x's rank is unknown:
+// two axes of one value compare as `axis_in(a, x) == axis_in(b, x)`.
+inline constexpr auto axis_in = fact<"axis_in">([](int64_t axis, const ValueView& x) {
+  return axis < 0 && x.shape() ? axis + static_cast<int64_t>(x.shape()->size()) : axis;
+});
 // A permutation that swaps the last two axes and keeps the others (a matrix transposition).
 inline constexpr auto swaps_last_two = fact<"swaps_last_two">([](const std::vector<int64_t>& perm) {
   const std::size_t r = perm.size();
@@ -262,6 +276,17 @@ inline bool broadcast_gives(const Shape& out, std::initializer_list<const Shape*
   }
   return true;
 }
+// The element count of the broadcast of a and b, static shapes; -1 when a shape is not static or they do
+// not broadcast.
+inline constexpr auto broadcast_size = fact<"broadcast_size">([](const ValueView& a, const ValueView& b) {
+  if (!a.shape() || !b.shape() || !is_static(*a.shape()) || !is_static(*b.shape())) return int64_t{-1};
+  infer::ShapeConstraints constraints;
+  try {
+    return element_count(infer::broadcast_shapes(*a.shape(), *b.shape(), constraints));
+  } catch (const Error&) {
+    return int64_t{-1};
+  }
+});
 // `out` is what broadcasting the operands gives (Binary(x, y) or Where(c, x, y) without their Expands).
 inline constexpr auto is_broadcast_of =
     fact<"is_broadcast_of">([](const ValueView& out, const auto&... operands) {

@@ -36,7 +36,7 @@ namespace xexp::patterns {
 namespace attention {
 
 // ONNX's Attention in its 3-D form: Q, K and V all 3-D, the heads merged; is_causal for a causal mask.
-// Attention gives fully masked rows 0 itself: `guarded` asks nothing more.
+// Attention gives fully masked rows 0 itself: the weights ask nothing more.
 struct WriteOnnxAttention {
   template <class Q, class K, class V, class Heads, class KvHeads, class Scale, class... More>
   static auto node(const Q& q, const K& k, const V& v, const Heads& heads, const KvHeads& kv_heads,

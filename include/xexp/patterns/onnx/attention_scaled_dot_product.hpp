@@ -18,13 +18,13 @@ enum class AttentionHeads { Split, One };
 // than the nodes it replaces on ONNX Runtime 1.30's CPU provider (bench/README.md).
 enum class AttentionMasks { PerPair, KeyPadding };
 
-// The rule `name`, where `opset_fits` holds. Write::heads(q, k, v, q_k, scale[, mask, causal, guarded])
+// The rule `name`, where `opset_fits` holds. Write::heads(q, k, v, q_k, scale[, mask, causal, weights])
 // writes the attention of q, k, v split in heads (k in (batch, sequence, heads, head_size) when
 // keys_in_bsnh(q_k)), merged to (batch, sequence, hidden); Write::single(q, k, v, scale[, mask, causal,
-// guarded]) that of one head on 3-D values. The mask is additive, (batch|1, heads|1, sequence, total);
-// `causal` tells whether it is exactly causal (causal_bias, causal_cut), `guarded` whether fully masked
-// rows must give 0 (nan_guarded). What several cases or branches read is named (scale, fits, ...), so
-// that the catalogue prints it once.
+// weights]) that of one head on 3-D values. The mask is additive, (batch|1, heads|1, sequence, total);
+// `causal` tells whether it is exactly causal (causal_bias, causal_cut); `weights` is W, whose fully
+// masked rows must give 0 when torch's safe softmax guards them (nan_guarded(W)). What several cases or
+// branches read is named (scale, fits, ...), so that the catalogue prints it once.
 template <class Write, AttentionHeads Heads, class OpsetFits, AttentionMasks Masks = AttentionMasks::PerPair>
 rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_fits) {
   using namespace rewrite::dsl;
@@ -49,8 +49,9 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   };
   // The additive mask Where(mask, 0, fill) or Where(mask, fill, 0), for a mask cut at run time.
   auto where_bias = [&](const auto& mask, const auto& scores) {
-    return choose(keeps_scores_where_true(mask, scores), Where(condition, fold(zero_bias(scores)), m),
-                  Where(condition, m, fold(zero_bias(scores))));
+    return named<"where_bias">(choose(keeps_scores_where_true(mask, scores),
+                                      Where(condition, fold(zero_bias(scores)), m),
+                                      Where(condition, m, fold(zero_bias(scores)))));
   };
   // W = MatMul(weights, v), the weights a Softmax, or torch's safe softmax around it (nan_guarded).
   auto weighted = [&](const auto& scores) {
@@ -80,7 +81,6 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   auto table = keep<"table">(mask_table(mask, scores));
   auto cut_table = keep<"table">(mask_table(cut_mask, scores));
   auto factor = value_of(scale);
-  auto fits_any = opset_fits && is_activation_float(q) && has_value(scale);
 
   if constexpr (Heads == AttentionHeads::Split) {
     Var<'h'> hidden_shape;
@@ -89,45 +89,55 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
                                Reshape(product, hidden_shape)));  // a sequence of one (heads_fit)
     };
     auto heads = heads_merged(unmasked);
-    auto fits = named<"fits">(fits_any && heads_fit(q, k, v, q_k, heads));
+    auto shapes_fit =
+        named<"split_fits">(is_activation_float(q) && has_value(scale) && heads_fit(q, k, v, q_k, heads));
+    auto fits = named<"fits">(opset_fits && shapes_fit);
     if constexpr (Masks == AttentionMasks::KeyPadding) {
+      // A key padding mask is never causal: the writer's biased node alone.
       auto per_query = [&](const auto& bias) { return Expand(bias, fold(query_rows(scores))); };
-      const auto not_causal = rewrite::lift(false);
       return rule(name).priority(2).cases(
           match(heads_merged(by_mask))
               .when(is_last_axis(axis, mask) && fits && pads_keys(mask, m, scores))
-              .to(in_rows(heads, Write::heads(q, k, v, q_k, factor, per_query(m), not_causal, nan_guarded(by_mask)))),
+              .to(in_rows(heads,
+                          Write::biased_heads(q, k, v, q_k, factor, per_query(m), by_mask))),
           match(heads_merged(by_cut_mask))
               .when(is_last_axis(axis, cut_mask) && fits && padding_where(cut_mask, condition, scores))
-              .to(in_rows(heads, Write::heads(q, k, v, q_k, factor, per_query(where_bias(cut_mask, scores)),
-                                              not_causal, nan_guarded(by_cut_mask)))));
-    } else
+              .to(in_rows(heads,
+                          Write::biased_heads(q, k, v, q_k, factor, per_query(where_bias(cut_mask, scores)),
+                                              by_cut_mask))));
+    } else {
+      // The mask as an additive bias, and whether it passes as one.
+      auto mask_bias = named<"mask_bias">(
+          choose(has_value(bias), fold(value_of(bias)), choose(runtime_bias(mask, table), bias_4d(m), m)));
+      auto bias_fits = named<"bias_fits">(has_value(bias) || passes_as_bias(mask, m, scores) ||
+                                          runtime_bias(mask, table) || causal);
       return rule(name).priority(2).cases(
           match(heads_merged(by_mask))
-              .when(
-                  is_last_axis(axis, mask) && fits &&
-                  (has_value(bias) || passes_as_bias(mask, m, scores) || runtime_bias(mask, table) || causal))
-              .to(in_rows(heads, Write::heads(q, k, v, q_k, factor,
-                                              choose(has_value(bias), fold(value_of(bias)),
-                                                     choose(runtime_bias(mask, table), bias_4d(m), m)),
-                                              causal || causal_cut(mask, scores, table), nan_guarded(by_mask)))),
+              .when(is_last_axis(axis, mask) && fits && bias_fits)
+              .to(in_rows(heads,
+                          Write::heads(q, k, v, q_k, factor, mask_bias,
+                                       causal || causal_cut(mask, scores, table), by_mask))),
           match(heads_merged(by_cut_mask))
               .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_table))
-              .to(in_rows(heads, Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores),
-                                              causal_cut(cut_mask, scores, cut_table), nan_guarded(by_cut_mask)))),
+              .to(in_rows(heads,
+                          Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores),
+                                       causal_cut(cut_mask, scores, cut_table), by_cut_mask))),
           match(heads)
               .when(is_last_axis(axis, scores) && fits)
               .to(in_rows(heads, Write::heads(q, k, v, q_k, factor))));
+    }
   } else {
-    auto fits = named<"fits">(fits_any && single_head_fits(q, k, v));
+    auto shapes_fit =
+        named<"one_head_fits">(is_activation_float(q) && has_value(scale) && single_head_fits(q, k, v));
+    auto fits = named<"fits">(opset_fits && shapes_fit);
     return rule(name).priority(2).cases(
         match(by_mask)
             .when(is_last_axis(axis, mask) && fits && (has_value(bias) || causal))
-            .to(Write::single(q, k, v, factor, fold(value_of(bias)), causal, nan_guarded(by_mask))),
+            .to(Write::single(q, k, v, factor, fold(value_of(bias)), causal, by_mask)),
         match(by_cut_mask)
             .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_table))
             .to(Write::single(q, k, v, factor, where_bias(cut_mask, scores),
-                              causal_cut(cut_mask, scores, cut_table), nan_guarded(by_cut_mask))),
+                              causal_cut(cut_mask, scores, cut_table), by_cut_mask)),
         match(unmasked).when(is_last_axis(axis, scores) && fits).to(Write::single(q, k, v, factor)));
   }
 }

@@ -7,22 +7,6 @@
 
 namespace xexp::patterns {
 
-namespace elementwise {
-// Which bounds a Clip gives: 1 only min, 2 only max, 0 both or none.
-inline int only_bound(const ValueView& clip) {
-  const bool lo = rewrite::input_of(clip, 1) != ir::kNone, hi = rewrite::input_of(clip, 2) != ir::kNone;
-  return lo && !hi ? 1 : hi && !lo ? 2 : 0;
-}
-inline constexpr auto clips_merge =
-    rewrite::fact<"clips_merge">([](const ValueView& outer, const ValueView& inner) {
-      if (only_bound(inner) == 1 && only_bound(outer) == 2) return true;
-      if (!(only_bound(inner) == 2 && only_bound(outer) == 1)) return false;
-      std::optional<double> lo = scalar_constant(*outer.graph, rewrite::input_of(outer, 1));
-      std::optional<double> hi = scalar_constant(*outer.graph, rewrite::input_of(inner, 2));
-      return lo && hi && *lo <= *hi;
-    });
-}  // namespace elementwise
-
 inline rewrite::RulePtr clip_clip_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
@@ -30,14 +14,17 @@ inline rewrite::RulePtr clip_clip_rule() {
   Opt<'h'> hi;
   Opt<'L'> lo_inner;
   Opt<'H'> hi_inner;
-  // Clip(x, min, max), either bound omitted: an omitted one binds kNone and stays omitted when rebuilt.
-  auto inner = named<'i'>(Clip(x, lo_inner, hi_inner));
-  auto outer = named<'o'>(Clip(inner, lo, hi));
+  // Clip(x, min, max), either bound omitted (an omitted one binds kNone): the inner Clip gives one bound
+  // only, the outer one the other only.
+  auto clips = named<'c'>(Clip(Clip(x, lo_inner, hi_inner), lo, hi));
+  auto min_then_max = present(lo_inner) && !present(hi_inner) && !present(lo) && present(hi);
+  auto max_then_min = present(hi_inner) && !present(lo_inner) && present(lo) && !present(hi) &&
+                      is_scalar_constant(lo) && is_scalar_constant(hi_inner) &&
+                      scalar_value(lo) <= scalar_value(hi_inner);
   return rule("ClipClip")
       .priority(1)
-      .match(outer)
-      .when(elementwise::clips_merge(outer, inner))
-      .to(Clip(x, choose(present(lo), lo, lo_inner), choose(present(hi), hi, hi_inner)));
+      .cases(match(clips).when(min_then_max).to(Clip(x, lo_inner, hi)),
+             match(clips).when(max_then_min).to(Clip(x, lo, hi_inner)));
 }
 
 }  // namespace xexp::patterns

@@ -7,23 +7,19 @@
 
 namespace xexp::patterns {
 
-namespace elementwise {
-inline constexpr auto dropout_is_identity = rewrite::fact<"dropout_is_identity">([](const ValueView& d) {
-  const ir::Node& n = rewrite::node_of(d);
-  if (const ir::Attribute* is_test = n.attribute(Symbol("is_test")); is_test && is_test->i == 0) return false;
-  const ir::ValueId ratio = rewrite::input_of(d, 1), training = rewrite::input_of(d, 2);
-  if (training == ir::kNone) return true;
-  if (std::optional<double> flag = scalar_constant(*d.graph, training); flag && *flag == 0) return true;
-  std::optional<double> r = scalar_constant(*d.graph, ratio);
-  return r && *r == 0;
-});
-}  // namespace elementwise
-
 inline rewrite::RulePtr dropout_rule() {
   using namespace rewrite::dsl;
   Var<'x'> x;
-  auto dropout = named<'d'>(Dropout(x, etc));  // ratio and training_mode are optional inputs
-  return rule("Dropout").priority(1).match(dropout).when(elementwise::dropout_is_identity(dropout)).to(x);
+  Opt<'r'> ratio;
+  Opt<'t'> training;
+  auto dropout = named<'d'>(Dropout(x, ratio, training));
+  // is_test=0, written, is opset < 7's training mode.
+  return rule("Dropout")
+      .priority(1)
+      .match(dropout)
+      .when(int_attribute_of(dropout, "is_test", 1) != 0 &&
+            (absent_or_zero(training) || scalar_is(ratio, 0.0)))
+      .to(x);
 }
 
 }  // namespace xexp::patterns

@@ -35,8 +35,9 @@ rewrite::RulePtr rms_normalization_decomposition(const char* name, OpsetFits ops
   auto scale = choose(
       has_static_last_dim(x), fold(filled_from(x, -1, 1.0)),
       ConstantOfShape(Gather(op<"Shape">(x), fold(int64_tensor({-1}))), attr<"value"> = one_of_type(x)));
-  auto normalized =
-      op<Op>(x, scale, attr<"axis"> = -1, attr<"epsilon"> = scalar_float(eps), attr<"stash_type"> = 1);
+  // The replacement of three cases, printed once.
+  auto normalized = named<"normalized">(
+      op<Op>(x, scale, attr<"axis"> = -1, attr<"epsilon"> = scalar_float(eps), attr<"stash_type"> = 1));
   Var<'h'> half_x;
   Const<'O'> ones;
   Float<'E'> epsilon;

@@ -11,17 +11,6 @@
 
 namespace xexp::patterns {
 
-namespace matmul {
-// The FusedMatMul's alpha times, or divided by, the scalar s.
-inline constexpr auto alpha_times = rewrite::fact<"alpha_times">([](const ValueView& fused, const Tensor& s) {
-  return static_cast<float>(analysis::alpha_of(fused) * eval::scalar_double(s));
-});
-inline constexpr auto alpha_divided_by =
-    rewrite::fact<"alpha_divided_by">([](const ValueView& fused, const Tensor& s) {
-      return static_cast<float>(analysis::alpha_of(fused) / eval::scalar_double(s));
-    });
-}  // namespace matmul
-
 inline rewrite::RulePtr fused_matmul_rule() {
   using namespace rewrite::dsl;
   Var<'a'> a;
@@ -42,10 +31,10 @@ inline rewrite::RulePtr fused_matmul_rule() {
                  .to(FusedMatMul(a, b, attr<"alpha"> = 1.0f, attr<"transA"> = 0, attr<"transB"> = 1)),
              match(commutative(Mul(fused, s)))
                  .when(scalar_of_its_type)
-                 .to(rebuild(fused, attr<"alpha"> = matmul::alpha_times(fused, s))),
+                 .to(rebuild(fused, attr<"alpha"> = analysis::alpha_times(fused, s))),
              match(Div(fused, s))
                  .when(scalar_of_its_type && nowhere_zero(s))
-                 .to(rebuild(fused, attr<"alpha"> = matmul::alpha_divided_by(fused, s))));
+                 .to(rebuild(fused, attr<"alpha"> = analysis::alpha_divided_by(fused, s))));
 }
 
 }  // namespace xexp::patterns

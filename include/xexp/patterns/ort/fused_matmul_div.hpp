@@ -26,10 +26,10 @@ inline rewrite::RulePtr fused_matmul_div_rule() {
   // alpha_times and alpha_divided_by read the product's alpha: 1 on a MatMul.
   return rule("FusedMatMulDiv")
       .priority(3)
-      .cases(match(commutative(Mul(product, s))).when(fits).to(fused(matmul::alpha_times(product, s))),
+      .cases(match(commutative(Mul(product, s))).when(fits).to(fused(analysis::alpha_times(product, s))),
              match(Div(product, s))
                  .when(fits && nowhere_zero(s))
-                 .to(fused(matmul::alpha_divided_by(product, s))));
+                 .to(fused(analysis::alpha_divided_by(product, s))));
 }
 
 }  // namespace xexp::patterns

@@ -19,13 +19,17 @@ namespace xexp::patterns {
 
 namespace attention {
 
-// GroupQueryAttention's head size: a multiple of 8 (ONNX Runtime refuses any other).
-inline constexpr auto gqa_head_size =
-    rewrite::fact<"gqa_head_size">([](const ValueView& q) { return static_dim(q, 3) % 8 == 0; });
+// y, the attention of the weights x, with the fully masked rows zeroed where torch's safe softmax guards
+// x (nan_guarded): MultiHeadAttention leaves them NaN. z gives the zero's type.
+inline constexpr auto zero_nan_rows =
+    rewrite::piece<"zero_nan_rows">([](const auto& x, const auto& y, const auto& z) {
+      using namespace rewrite::dsl;
+      return choose(nan_guarded(x), Where(IsNaN(y), fold(scalar_zero(z)), y), y);
+    });
 
 // com.microsoft MultiHeadAttention: the query 3-D, key and value as they are (keys in (batch, heads,
 // total, head_size)), the additive mask as attention_bias, or unidirectional=1 for a causal one. It leaves
-// fully masked rows NaN: after torch's safe softmax (`guarded`) Where(IsNaN(y), 0, y) zeroes them. A
+// fully masked rows NaN: after torch's safe softmax (nan_guarded) Where(IsNaN(y), 0, y) zeroes them. A
 // causal mask hides no whole row.
 struct WriteMultiHeadAttention {
   template <class Q, class K, class V, class Heads, class Scale, class... More>
@@ -35,23 +39,26 @@ struct WriteMultiHeadAttention {
     return op<"MultiHeadAttention", "com.microsoft">(q, k, v, more..., attr<"num_heads"> = heads,
                                                      attr<"scale"> = scale);
   }
-  template <class Q, class K, class V, class Heads, class Scale, class Mask, class Causal, class Guarded>
+  template <class Q, class K, class V, class Heads, class Scale, class Mask, class Causal, class Weights>
   static auto masked(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
-                     const Mask& mask, const Causal& causal, const Guarded& guarded) {
+                     const Mask& mask, const Causal& causal, const Weights& weights) {
     return choose(causal, unidirectional(q, k, v, heads, scale),
-                  biased(q, k, v, heads, scale, mask, guarded));
+                  biased<"attend_one">(q, k, v, heads, scale, mask, weights));
   }
   template <class Q, class K, class V, class Heads, class Scale>
   static auto unidirectional(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale) {
     using namespace rewrite::dsl;
     return named<"unidirectional">(node(q, k, v, heads, scale, attr<"unidirectional"> = 1));
   }
-  template <class Q, class K, class V, class Heads, class Scale, class Mask, class Guarded>
+  // The node under the additive mask, a piece (attend(x)) the cases and rules print once.
+  template <rewrite::FixedString Name, class Q, class K, class V, class Heads, class Scale, class Mask,
+            class Weights>
   static auto biased(const Q& q, const K& k, const V& v, const Heads& heads, const Scale& scale,
-                     const Mask& mask, const Guarded& guarded) {
+                     const Mask& mask, const Weights& weights) {
     using namespace rewrite::dsl;
-    auto y = let<'G'>(node(q, k, v, heads, scale, omitted, omitted, mask));
-    return choose(guarded, Where(IsNaN(y), fold(scalar_zero(v)), y), y);
+    auto attend =
+        piece<Name>([=](const auto& x) { return node(q, k, v, heads, scale, omitted, omitted, x); });
+    return zero_nan_rows(weights, let<'G'>(attend(mask)), v);
   }
   template <class K, class QK>
   static auto key(const K& k, const QK& q_k) {
@@ -68,15 +75,23 @@ struct WriteMultiHeadAttention {
   // from the query's Shape at run time; they fold for static sizes, and SameShapeValue shares them between
   // layers otherwise). Its present key and value outputs are unused. `causal` is asked once: it may
   // evaluate a mask computed from constants (computed_constant).
-  template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal, class Guarded>
+  template <class Q, class K, class V, class QK, class Scale, class Mask, class Causal, class Weights>
   static auto heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale, const Mask& mask,
-                    const Causal& causal, const Guarded& guarded) {
+                    const Causal& causal, const Weights& weights) {
     using namespace rewrite::dsl;
-    return choose(causal,
-                  choose(has_value(kv_groups(k, v, q_k)) && gqa_head_size(q),
-                         group_query_attention(q, k, v, q_k, scale),
-                         unidirectional(query_3d(q), key(k, q_k), v, heads_of(q), scale)),
-                  biased(query_3d(q), key(k, q_k), v, heads_of(q), scale, mask, guarded));
+    // GroupQueryAttention's head size is a multiple of 8 (ONNX Runtime refuses any other).
+    return choose(
+        causal,
+        named<"causal_heads">(choose(has_value(kv_groups(k, v, q_k)) && dim(q, 3) % 8 == 0,
+                                     group_query_attention(q, k, v, q_k, scale),
+                                     unidirectional(query_3d(q), key(k, q_k), v, heads_of(q), scale))),
+        biased_heads(q, k, v, q_k, scale, mask, weights));
+  }
+  // Under a mask that is never causal (key padding): the biased node alone.
+  template <class Q, class K, class V, class QK, class Scale, class Mask, class Weights>
+  static auto biased_heads(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale,
+                           const Mask& mask, const Weights& weights) {
+    return biased<"attend">(query_3d(q), key(k, q_k), v, heads_of(q), scale, mask, weights);
   }
   template <class Q, class K, class V, class QK, class Scale>
   static auto group_query_attention(const Q& q, const K& k, const V& v, const QK& q_k, const Scale& scale) {
@@ -96,10 +111,10 @@ struct WriteMultiHeadAttention {
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale) {
     return node(q, k, v, 1, scale);
   }
-  template <class Q, class K, class V, class Scale, class Mask, class Causal, class Guarded>
+  template <class Q, class K, class V, class Scale, class Mask, class Causal, class Weights>
   static auto single(const Q& q, const K& k, const V& v, const Scale& scale, const Mask& mask,
-                     const Causal& causal, const Guarded& guarded) {
-    return masked(q, k, v, 1, scale, mask, causal, guarded);
+                     const Causal& causal, const Weights& weights) {
+    return masked(q, k, v, 1, scale, mask, causal, weights);
   }
 };
 
