@@ -152,8 +152,8 @@ TEST(CliPatternsDoc, MostRulesUseOnlySharedFacts) {
   std::sort(with_local_facts.begin(), with_local_facts.end());
   EXPECT_GT(rules, 130);  // the scan reads the rules
   EXPECT_GE(without_local_facts, 100)  // issue 46's goal
-      << without_local_facts << " of " << rules << " rules; headers with local facts: "
-      << ::testing::PrintToString(with_local_facts);
+      << without_local_facts << " of " << rules
+      << " rules; headers with local facts: " << ::testing::PrintToString(with_local_facts);
 }
 
 // gpt_erf_L1 (torch, opset 18) has LayerNormalization nodes already: the rule's root op type (Div)

@@ -391,13 +391,16 @@ TEST(InferMisc, RangeCountingToADimensionHasItsLength) {
   const ValueId x = f.input("X", ElemType::Int64, Shape{S("batch"), S("seq")});
   const ValueId seq = f.one("Gather", {f.one("Shape", {x}), f.init("one", Tensor::scalar<int64_t>(1))},
                             {Attribute::make_int("axis", 0)});
-  const ValueId as_float = f.one("Cast", {seq}, {Attribute::make_int("to", static_cast<int64_t>(ElemType::Float))});
-  const ValueId zero = f.init("zero", Tensor::scalar<float>(0.f)), step = f.init("step", Tensor::scalar<float>(1.f));
+  const ValueId as_float =
+      f.one("Cast", {seq}, {Attribute::make_int("to", static_cast<int64_t>(ElemType::Float))});
+  const ValueId zero = f.init("zero", Tensor::scalar<float>(0.f)),
+                step = f.init("step", Tensor::scalar<float>(1.f));
   EXPECT_EQ(*f.shape(f.one("Range", {f.init("izero", Tensor::scalar<int64_t>(0)), seq,
                                      f.init("istep", Tensor::scalar<int64_t>(1))})),
             (Shape{S("seq")}));
   EXPECT_EQ(*f.shape(f.one("Range", {zero, as_float, step})), (Shape{S("seq")}));
-  EXPECT_TRUE((*f.shape(f.one("Range", {zero, f.input("L", ElemType::Float, Shape{}), step})))[0].is_unknown());
+  EXPECT_TRUE(
+      (*f.shape(f.one("Range", {zero, f.input("L", ElemType::Float, Shape{}), step})))[0].is_unknown());
   EXPECT_TRUE((*f.shape(f.one("Range", {step, as_float, step})))[0].is_unknown());
 }
 

@@ -1,9 +1,8 @@
-// MulMulMatMul, Sub1Mul, WhereAdd, ScaledWhere, LeakyRelu, ReduceSumToMean, SwitchOrderBinary (reassociates float sums
-// and products too: 1e-5), ReduceArgTopK: the exact op sequence after, one negative
-// test per condition, and the same numbers before and after (xexp's evaluator and ONNX Runtime).
-// MulMulMatMul and Sub1Mul reorder float32 arithmetic, ReduceSumToMean divides where the model
-// multiplies (they differ in the last bits): 1e-5 still holds for inputs in [-1, 1); the others compare
-// exactly.
+// MulMulMatMul, Sub1Mul, WhereAdd, ScaledWhere, LeakyRelu, ReduceSumToMean, SwitchOrderBinary (reassociates
+// float sums and products too: 1e-5), ReduceArgTopK: the exact op sequence after, one negative test per
+// condition, and the same numbers before and after (xexp's evaluator and ONNX Runtime). MulMulMatMul and
+// Sub1Mul reorder float32 arithmetic, ReduceSumToMean divides where the model multiplies (they differ in the
+// last bits): 1e-5 still holds for inputs in [-1, 1); the others compare exactly.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -136,8 +135,10 @@ static Model scaled_where_model(const char* op, bool fill_first, bool one_scale 
   const ValueId x = g.add_input("X", ElemType::Float, Shape{2, 3});
   const ValueId mask = g.add_input("M", ElemType::Bool, Shape{2, 3});
   const ValueId fill = scalar(g, "fill", -1e30f);
-  const ValueId where = node(g, "Where", fill_first ? std::vector<ValueId>{mask, fill, x} : std::vector<ValueId>{mask, x, fill});
-  const Tensor scale = one_scale ? Tensor::scalar<float>(4.f) : Tensor::from<float>({2, 3}, {4.f, 4.f, 4.f, 2.f, 2.f, 2.f});
+  const ValueId where = node(
+      g, "Where", fill_first ? std::vector<ValueId>{mask, fill, x} : std::vector<ValueId>{mask, x, fill});
+  const Tensor scale =
+      one_scale ? Tensor::scalar<float>(4.f) : Tensor::from<float>({2, 3}, {4.f, 4.f, 4.f, 2.f, 2.f, 2.f});
   g.add_output(node(g, op, {where, g.add_initializer("s", scale)}));
   return m;
 }

@@ -216,24 +216,26 @@ Model attention(const Attention& c) {
     case Mask::AddComputed: {
       ValueId square = test::int64_initializer(g, "square", {kSeq, kSeq});
       if (c.triangle_at_run_time) {
-        const ValueId seq = node(g, "Slice", {node(g, "Shape", {*g.find("Q")}), test::int64_initializer(g, "one", {1}),
-                                              test::int64_initializer(g, "two", {2})});
+        const ValueId seq = node(g, "Slice",
+                                 {node(g, "Shape", {*g.find("Q")}), test::int64_initializer(g, "one", {1}),
+                                  test::int64_initializer(g, "two", {2})});
         square = node(g, "Concat", {seq, seq}, {Attribute::make_int("axis", 0)});
       }
-      const ValueId full =
-          c.tril_where ? node(g, "ConstantOfShape", {square},
-                              {Attribute::make_tensor("value", Tensor::from<bool>({1}, {true}))})
-                       : test::constant_of_shape(g, square, c.fill);
+      const ValueId full = c.tril_where
+                               ? node(g, "ConstantOfShape", {square},
+                                      {Attribute::make_tensor("value", Tensor::from<bool>({1}, {true}))})
+                               : test::constant_of_shape(g, square, c.fill);
       auto triangle = [&](const char* name, int64_t k, int64_t upper) {
         const ValueId diagonal = g.add_initializer(name, Tensor::scalar<int64_t>(k));
         return node(g, "Trilu", {full, diagonal}, {Attribute::make_int("upper", upper)});
       };
       if (c.tril_where) {  // true on and below the diagonal: the keys kept
-        masked = node(g, "Where", {triangle("kept", c.diagonal - 1, 0), scores,
-                                   g.add_initializer("fill", Tensor::scalar<float>(c.fill))});
+        masked = node(g, "Where",
+                      {triangle("kept", c.diagonal - 1, 0), scores,
+                       g.add_initializer("fill", Tensor::scalar<float>(c.fill))});
         break;
       }
-      ValueId mask = triangle("above", c.diagonal, 1);  // the keys after each query
+      ValueId mask = triangle("above", c.diagonal, 1);                         // the keys after each query
       if (c.window) mask = node(g, "Add", {mask, triangle("before", -2, 0)});  // and those before i - 1
       if (!c.computed_2d) mask = node(g, "Unsqueeze", {mask, test::int64_initializer(g, "leading", {0, 1})});
       if (!c.computed_2d && !c.triangle_at_run_time) {  // expanded to the batch
@@ -458,7 +460,9 @@ TEST(PatternMultiHeadAttention, CausalMasksBecomeUnidirectional) {
       [] { return attention({.mask = Mask::AddComputed}); },
       [] { return attention({.mask = Mask::AddComputed, .computed_2d = true}); },
       [] { return attention({.mask = Mask::AddComputed, .triangle_at_run_time = true}); },
-      [] { return attention({.mask = Mask::AddComputed, .computed_2d = true, .triangle_at_run_time = true}); },
+      [] {
+        return attention({.mask = Mask::AddComputed, .computed_2d = true, .triangle_at_run_time = true});
+      },
       [] { return attention({.mask = Mask::AddComputed, .triangle_at_run_time = true, .tril_where = true}); },
       [] { return attention({.mask = Mask::WhereCutFillFirst, .fill = -1e4f}); },
       [] { return single_head(); },
@@ -684,7 +688,9 @@ TEST(PatternMultiHeadAttention, MaskComputedFromConstantsIsReadWithoutFolding) {
 // A triangle of the sequence length read at run time (torch.triu(torch.full((s, s), fill), 2), a dynamic
 // export) that also shows each query its next key: no causal mask, so the triangle stays as the bias.
 TEST(PatternMultiHeadAttention, TriangleOfTheSequenceLengthThatIsNotCausalIsTheBias) {
-  const auto make = [] { return attention({.mask = Mask::AddComputed, .triangle_at_run_time = true, .diagonal = 2}); };
+  const auto make = [] {
+    return attention({.mask = Mask::AddComputed, .triangle_at_run_time = true, .diagonal = 2});
+  };
   Model m = make();
   test::run_rules(m, kAll);
   const Graph& g = *m.graph;
@@ -1496,11 +1502,13 @@ TEST(AttentionMasksAnalysis, AMaskCutAtRunTimeGivesItsTable) {
   }
   // A triangle of the sequence length is read as the same Trilu of |k| + 2 rows.
   for (int64_t diagonal : {1, 2}) {
-    const Model m = attention({.mask = Mask::AddComputed, .triangle_at_run_time = true, .diagonal = diagonal});
+    const Model m =
+        attention({.mask = Mask::AddComputed, .triangle_at_run_time = true, .diagonal = diagonal});
     const Masked a = masked_scores(*m.graph, "Add");
     const std::optional<Tensor> table = analysis::runtime_mask_table(a.masked, a.scores);
     ASSERT_TRUE(table.has_value());
-    EXPECT_EQ(table->dims(), (std::vector<int64_t>{diagonal + 2, diagonal + 2}));  // the Unsqueeze is read through
+    EXPECT_EQ(table->dims(),
+              (std::vector<int64_t>{diagonal + 2, diagonal + 2}));  // the Unsqueeze is read through
     EXPECT_EQ(analysis::cut_hides_later_keys(*table, true, true), diagonal == 1);
   }
   const Model at_batch = attention({.mask = Mask::WhereCutScoresFirst, .cut_at_batch = true});

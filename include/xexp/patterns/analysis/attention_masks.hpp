@@ -70,7 +70,8 @@ inline std::optional<Tensor> folded_bias(const ValueView& masked, const ValueVie
 // The constant table a mask v of rank mask_rank is cut from, Slice(Slice(table, 0..seq, rows), 0..seq,
 // columns), each of the last two axes cut once from 0 with step 1 at an end holding the scores' dim on that
 // axis (or not cut, the table's dim being the scores'), the table longer than 1 where it is cut.
-inline std::optional<Tensor> cut_table(const ir::Graph& g, ir::ValueId v, const ValueView& s, int64_t mask_rank) {
+inline std::optional<Tensor> cut_table(const ir::Graph& g, ir::ValueId v, const ValueView& s,
+                                       int64_t mask_rank) {
   std::optional<ir::ValueId> ends[2];  // where the rows and the columns are cut
   const Tensor* cut = nullptr;
   for (int cuts = 0; !(cut = rewrite::constant_tensor(g, v)); ++cuts) {
@@ -122,15 +123,16 @@ inline std::optional<Tensor> triangle_table(const ir::Graph& g, ir::ValueId v, c
   dims[dims.size() - 2] = dims.back() = n;
   std::vector<ir::Attribute> upper;
   if (const ir::Attribute* a = trilu->attribute(Symbol("upper"))) upper.push_back(*a);
-  return compute("Trilu", {eval::expand_to(one, dims), Tensor::scalar<int64_t>(static_cast<int64_t>(*k))}, upper);
+  return compute("Trilu", {eval::expand_to(one, dims), Tensor::scalar<int64_t>(static_cast<int64_t>(*k))},
+                 upper);
 }
 
 // Where(mask, scores, fill) (or Where(mask, fill, scores)) with a mask computed at run time as dynamic
 // exports write causal masks: Slice(Slice(table, 0..seq, rows), 0..seq, columns) of a constant table
 // (1, ..., rows, columns) (cut_table) or a triangle of the sequence length (triangle_table), possibly
-// compared to a constant after (Equal(cut, 0)), possibly given leading axes after (Unsqueeze(cut, [0, 1])). The attention_bias is then
-// Where(mask, 0, fill) (or Where(mask, fill, 0)) with a zero of shape (1, 1, 1, 1), so that the bias is 4-D
-// for 3-D scores too. Exact when:
+// compared to a constant after (Equal(cut, 0)), possibly given leading axes after (Unsqueeze(cut, [0, 1])).
+// The attention_bias is then Where(mask, 0, fill) (or Where(mask, fill, 0)) with a zero of shape
+// (1, 1, 1, 1), so that the bias is 4-D for 3-D scores too. Exact when:
 // - each of the last two axes is cut once from 0 with step 1 at an end holding the scores' dim on that
 //   axis (or not cut, the table's dim being the scores'), the table longer than 1 there: the cut is then
 //   min(dim, rows), which the original broadcasts against the scores only when it is the dim itself, so

@@ -136,8 +136,9 @@ inline std::optional<RotaryCache> cut_rotary_cache(const ValueView& c, const Val
 // Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar constant], axes=[1]), Sin alike. The angles
 // of one batch (1, seq, head_size / 2) are rows read from offset 0; those of a static or dynamic batch,
 // one row per (batch, position). Without the Unsqueeze, or with one of axes [0, 1] (emb.cos()[None,
-// None]), angles (seq, head_size / 2) are broadcast over the batch and heads: rows read from offset 0. The Mul by x broadcasts the batch and sequence of cos
-// against x's: they are x's where both are symbols (broadcast_pairs).
+// None]), angles (seq, head_size / 2) are broadcast over the batch and heads: rows read from offset 0. The
+// Mul by x broadcasts the batch and sequence of cos against x's: they are x's where both are symbols
+// (broadcast_pairs).
 inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, const ValueView& x) {
   const ir::Graph& g = *c.graph;
   const ir::Node* unsqueeze = producer_of(g, c.id, "Unsqueeze");

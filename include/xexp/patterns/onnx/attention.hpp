@@ -15,8 +15,8 @@
 //   fully masked row (Where gives those a uniform row, the sum does not); or the Where of a causal mask
 //   sliced at run time from a constant table, or computed as a triangle of the sequence length
 //   (Trilu(ConstantOfShape((seq, seq)))), whose additive mask is Where(mask, 0, fill)
-//   (runtime_mask_fits), or the Add of an additive table sliced or computed so (runtime_bias). A mask that hides
-//   exactly the keys after each query (square scores) becomes is_causal=1 instead, the cut at run time
+//   (runtime_mask_fits), or the Add of an additive table sliced or computed so (runtime_bias). A mask that
+//   hides exactly the keys after each query (square scores) becomes is_causal=1 instead, the cut at run time
 //   going too (causal_bias, causal_cut); so does such a mask computed from constants alone, of any rank,
 //   that folding leaves because its table is large (evaluated to be read, computed_constant).
 // The 3-D form takes Q, K and V as (batch, sequence, hidden) (ONNX Runtime 1.30 refuses a mix of 3-D and

@@ -85,8 +85,9 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   if constexpr (Heads == AttentionHeads::Split) {
     Var<'h'> hidden_shape;
     auto heads_merged = [&](const auto& product) {
-      return named<'R'>(either(Reshape(Transpose(product, attr<"perm"> = analysis::heads_swap()), hidden_shape),
-                               Reshape(product, hidden_shape)));  // a sequence of one (heads_fit)
+      return named<'R'>(
+          either(Reshape(Transpose(product, attr<"perm"> = analysis::heads_swap()), hidden_shape),
+                 Reshape(product, hidden_shape)));  // a sequence of one (heads_fit)
     };
     auto heads = heads_merged(unmasked);
     auto shapes_fit =
@@ -98,13 +99,11 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
       return rule(name).priority(2).cases(
           match(heads_merged(by_mask))
               .when(is_last_axis(axis, mask) && fits && pads_keys(mask, m, scores))
-              .to(in_rows(heads,
-                          Write::biased_heads(q, k, v, q_k, factor, per_query(m), by_mask))),
+              .to(in_rows(heads, Write::biased_heads(q, k, v, q_k, factor, per_query(m), by_mask))),
           match(heads_merged(by_cut_mask))
               .when(is_last_axis(axis, cut_mask) && fits && padding_where(cut_mask, condition, scores))
-              .to(in_rows(heads,
-                          Write::biased_heads(q, k, v, q_k, factor, per_query(where_bias(cut_mask, scores)),
-                                              by_cut_mask))));
+              .to(in_rows(heads, Write::biased_heads(q, k, v, q_k, factor,
+                                                     per_query(where_bias(cut_mask, scores)), by_cut_mask))));
     } else {
       // The mask as an additive bias, and whether it passes as one.
       auto mask_bias = named<"mask_bias">(
@@ -114,14 +113,12 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
       return rule(name).priority(2).cases(
           match(heads_merged(by_mask))
               .when(is_last_axis(axis, mask) && fits && bias_fits)
-              .to(in_rows(heads,
-                          Write::heads(q, k, v, q_k, factor, mask_bias,
-                                       causal || causal_cut(mask, scores, table), by_mask))),
+              .to(in_rows(heads, Write::heads(q, k, v, q_k, factor, mask_bias,
+                                              causal || causal_cut(mask, scores, table), by_mask))),
           match(heads_merged(by_cut_mask))
               .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_table))
-              .to(in_rows(heads,
-                          Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores),
-                                       causal_cut(cut_mask, scores, cut_table), by_cut_mask))),
+              .to(in_rows(heads, Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores),
+                                              causal_cut(cut_mask, scores, cut_table), by_cut_mask))),
           match(heads)
               .when(is_last_axis(axis, scores) && fits)
               .to(in_rows(heads, Write::heads(q, k, v, q_k, factor))));

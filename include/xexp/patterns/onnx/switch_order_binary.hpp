@@ -17,12 +17,9 @@ inline rewrite::RulePtr switch_order_binary_rule() {
   auto smaller_pair_first = inner >= 0 && inner < broadcast_size(a, b);
   return rule("SwitchOrderBinary")
       .priority(1)
-      .cases(match(commutative(Add(commutative(Add(a, b)), c)))
-                 .when(smaller_pair_first)
-                 .to(Add(a, Add(b, c))),
-             match(commutative(Mul(commutative(Mul(a, b)), c)))
-                 .when(smaller_pair_first)
-                 .to(Mul(a, Mul(b, c))));
+      .cases(
+          match(commutative(Add(commutative(Add(a, b)), c))).when(smaller_pair_first).to(Add(a, Add(b, c))),
+          match(commutative(Mul(commutative(Mul(a, b)), c))).when(smaller_pair_first).to(Mul(a, Mul(b, c))));
 }
 
 }  // namespace xexp::patterns
