@@ -4910,6 +4910,20 @@ class InferContext {
     if (auto v = constant_ints(i)) return content_of(*v);
     return std::nullopt;
   }
+  // The content of an integer value cast to input i's float type (Cast(Shape(X)[k], to=float), as
+  // exporters write Range's limit for float position ids). Content is tracked for integers only, so that
+  // float arithmetic never reads it; a reader of this one takes it as counts, exact below 2^24 for float.
+  std::optional<Shape> value_shape_before_cast(std::size_t i) const {
+    if (!has_input(i) || !is_float(type(i))) return std::nullopt;
+    const ir::NodeId producer = input(i).producer;
+    if (producer == ir::kNone) return std::nullopt;
+    const ir::Node& cast = g_.node(producer);
+    if (cast.op_type != Symbol("Cast") || !cast.domain.empty() || cast.inputs.empty()) return std::nullopt;
+    const ir::ValueId source = cast.inputs[0];
+    if (!is_integer(g_.value(source).elem)) return std::nullopt;
+    if (const Shape* s = state_.value_shapes.find(source)) return *s;
+    return std::nullopt;
+  }
   // The elements of an integer input when all are known (constant, or a tracked static content).
   std::optional<std::vector<int64_t>> ints(std::size_t i) const {
     if (auto v = constant_ints(i)) return v;
@@ -6542,9 +6556,11 @@ inline void infer_range(InferContext& c) {
     if (!std::isfinite(count)) c.fail("start, limit and delta give no finite element count");
     n = Dim(std::max<int64_t>(0, saturate_cast<int64_t>(count)));
   } else if (start == 0.0 && delta == 1.0) {
-    // Range(0, Shape(X)[k], 1), position ids: as many elements as the dimension.
-    if (auto bound = c.value_shape(1);
-        bound && bound->size() == 1 && !(*bound)[0].is_unknown() && content_int((*bound)[0]).value_or(0) >= 0)
+    // Range(0, Shape(X)[k], 1), position ids: as many elements as the dimension, also when the limit is
+    // that dimension cast to float (float position ids).
+    std::optional<Shape> bound = c.value_shape(1);
+    if (!bound) bound = c.value_shape_before_cast(1);
+    if (bound && bound->size() == 1 && !(*bound)[0].is_unknown() && content_int((*bound)[0]).value_or(0) >= 0)
       n = (*bound)[0];
   }
   c.set_output(0, c.first_known_type(), Shape{n});
@@ -15718,7 +15734,6 @@ using rewrite::fold;
 using rewrite::found;
 using rewrite::input;
 using rewrite::inputs_of;
-using rewrite::outputs_of;
 using rewrite::Int;
 using rewrite::Ints;
 using rewrite::is_constant;
@@ -15732,9 +15747,10 @@ using rewrite::op;
 using rewrite::opset_at_least;
 using rewrite::Opt;
 using rewrite::output;
-using rewrite::piece;
 using rewrite::outputs;
+using rewrite::outputs_of;
 using rewrite::Part;
+using rewrite::piece;
 using rewrite::present;
 using rewrite::rank;
 using rewrite::rebuild;
@@ -16767,9 +16783,10 @@ inline rewrite::RulePtr activation_rule() {
 //   Where(constant bool, scores, fill) / Where(constant bool, fill, scores) folded into an additive
 //   constant. That needs a fill of -1e4 or less (exp underflows: masked weights are 0 either way) and no
 //   fully masked row (Where gives those a uniform row, the sum does not); or the Where of a causal mask
-//   sliced at run time from a constant table, whose additive mask is Where(mask, 0, fill)
-//   (runtime_mask_fits), or the Add of an additive table sliced so (runtime_bias). A mask that hides
-//   exactly the keys after each query (square scores) becomes is_causal=1 instead, the cut at run time
+//   sliced at run time from a constant table, or computed as a triangle of the sequence length
+//   (Trilu(ConstantOfShape((seq, seq)))), whose additive mask is Where(mask, 0, fill)
+//   (runtime_mask_fits), or the Add of an additive table sliced or computed so (runtime_bias). A mask that
+//   hides exactly the keys after each query (square scores) becomes is_causal=1 instead, the cut at run time
 //   going too (causal_bias, causal_cut); so does such a mask computed from constants alone, of any rank,
 //   that folding leaves because its table is large (evaluated to be read, computed_constant).
 // The 3-D form takes Q, K and V as (batch, sequence, hidden) (ONNX Runtime 1.30 refuses a mix of 3-D and
@@ -16971,7 +16988,9 @@ inline constexpr auto in_rows = rewrite::piece<"in_rows">([](const auto& heads, 
 // q (batch, heads, sequence, head_size), keys (batch, heads, total, head_size) or, keys_in_bsnh,
 // (batch, total, heads, head_size), v (batch, heads, total, v_head_size) and the result y (batch,
 // sequence, heads * v_head_size), or its rows (merges_into_rows): same batch everywhere
-// (MultiHeadAttention does not broadcast it), heads and head sizes known.
+// (MultiHeadAttention does not broadcast it), heads and head sizes known. y reshapes the heads' result
+// without the Transpose that puts the sequence before the heads only for a sequence of one (a decoding
+// step, whose Transposes TransposeEqualReshape made Reshapes): the same elements in the same order.
 inline constexpr auto heads_fit = rewrite::fact<"heads_fit">(
     [](const ValueView& q, const ValueView& k, const ValueView& v, const ValueView& q_k, const ValueView& y) {
       if (!has_rank(q, 4) || !has_rank(k, 4) || !has_rank(v, 4) || !(has_rank(y, 3) || merges_into_rows(y)))
@@ -16979,6 +16998,9 @@ inline constexpr auto heads_fit = rewrite::fact<"heads_fit">(
       const int64_t heads = static_dim(q, 1), head_size = static_dim(q, 3), v_head_size = static_dim(v, 3);
       if (heads <= 0 || head_size <= 0 || v_head_size <= 0) return false;
       const bool bsnh = keys_in_bsnh.f(q_k);
+      if (!has_op(q.graph->node(q.graph->value(node_of(y).inputs[0]).producer), "Transpose") &&
+          static_dim(q, 2) != 1)
+        return false;
       const KnownDim batch = dim_of(q, 0), total = dim_of(k, bsnh ? 1 : 2);
       const bool merged = merges_into_rows(y) ? dim_of(y, 1) == heads * v_head_size
                                               : dim_of(y, 0) == batch && dim_of(y, 1) == dim_of(q, 2) &&
@@ -17102,6 +17124,7 @@ auto kv_num_heads(const Q& q, const K& k, const V& v, const QK& q_k) {
 // constant Add or Where folds to, a causal table cut at run time, whether a bias hides exactly the
 // later keys (is_causal), a mask with one row for all queries (key padding).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -17478,12 +17501,72 @@ inline std::optional<Tensor> folded_bias(const ValueView& masked, const ValueVie
   return bias;
 }
 
+// The constant table a mask v of rank mask_rank is cut from, Slice(Slice(table, 0..seq, rows), 0..seq,
+// columns), each of the last two axes cut once from 0 with step 1 at an end holding the scores' dim on that
+// axis (or not cut, the table's dim being the scores'), the table longer than 1 where it is cut.
+inline std::optional<Tensor> cut_table(const ir::Graph& g, ir::ValueId v, const ValueView& s,
+                                       int64_t mask_rank) {
+  std::optional<ir::ValueId> ends[2];  // where the rows and the columns are cut
+  const Tensor* cut = nullptr;
+  for (int cuts = 0; !(cut = rewrite::constant_tensor(g, v)); ++cuts) {
+    const ir::Node* slice = producer_of(g, v, "Slice");
+    const std::optional<AxisCut> c = slice ? axis_cut(g, *slice) : std::nullopt;
+    if (!c || cuts == 2 || c->start != 0 || c->step != 1) return std::nullopt;
+    const int64_t axis = c->axis < 0 ? c->axis : c->axis - mask_rank;  // -2 rows, -1 columns
+    if ((axis != -2 && axis != -1) || ends[axis + 2]) return std::nullopt;
+    ends[axis + 2] = c->end;
+    v = slice->inputs[0];
+  }
+  if (static_cast<int64_t>(cut->rank()) != mask_rank) return std::nullopt;
+  for (int64_t axis : {-2, -1}) {
+    const int64_t length = cut->dims()[cut->dims().size() + static_cast<std::size_t>(axis)];
+    if (!ends[axis + 2]) {
+      if (!(dim_of(s, axis) == length)) return std::nullopt;
+      continue;
+    }
+    const std::optional<Shape> end = shape_value(g, *ends[axis + 2]);
+    if (length <= 1 || !end || end->size() != 1 || !(KnownDim{(*end)[0]} == dim_of(s, axis)))
+      return std::nullopt;
+  }
+  return *cut;
+}
+
+// A triangle computed at run time from the sequence length, as torch.triu(torch.full((s, s), fill), 1)
+// and torch.ones(s, s, dtype=torch.bool).tril() export: Trilu(ConstantOfShape(shape), k), the shape
+// (1, ..., sequence, total) holding the scores' last two dims. Trilu keeps or zeroes (i, j) by j - i
+// against k alone: the same Trilu of |k| + 2 rows, which holds every diagonal it tells apart, is what the
+// mask holds at any sequence length, read as a table the mask is the leading square of.
+inline std::optional<Tensor> triangle_table(const ir::Graph& g, ir::ValueId v, const ValueView& s,
+                                            int64_t mask_rank) {
+  constexpr int64_t kMaxDiagonal = 1 << 10;  // a wider offset is no mask an exporter writes
+  const ir::Node* trilu = producer_of(g, v, "Trilu");
+  const ir::Node* fill = trilu ? producer_of(g, trilu->inputs[0], "ConstantOfShape") : nullptr;
+  if (!fill) return std::nullopt;
+  const bool has_k = trilu->inputs.size() > 1 && trilu->inputs[1] != ir::kNone;
+  const std::optional<double> k = has_k ? scalar_constant(g, trilu->inputs[1]) : std::optional<double>(0.0);
+  const std::optional<Shape> shape = shape_value(g, fill->inputs[0]);
+  const Tensor* value = fill_value(ValueView{&g, fill->outputs[0]});
+  if (!k || std::abs(*k) > kMaxDiagonal || !shape || static_cast<int64_t>(shape->size()) != mask_rank ||
+      (value && value->size() != 1) || !(KnownDim{(*shape)[shape->size() - 2]} == dim_of(s, -2)) ||
+      !(KnownDim{(*shape)[shape->size() - 1]} == dim_of(s, -1)) ||
+      std::any_of(shape->begin(), shape->end() - 2, [](const Dim& d) { return !(d == Dim(1)); }))
+    return std::nullopt;
+  const auto n = static_cast<int64_t>(std::abs(*k)) + 2;
+  std::vector<int64_t> dims(static_cast<std::size_t>(mask_rank), 1);
+  const Tensor one = value ? value->reshaped(dims) : eval::filled(ElemType::Float, dims, 0.0);
+  dims[dims.size() - 2] = dims.back() = n;
+  std::vector<ir::Attribute> upper;
+  if (const ir::Attribute* a = trilu->attribute(Symbol("upper"))) upper.push_back(*a);
+  return compute("Trilu", {eval::expand_to(one, dims), Tensor::scalar<int64_t>(static_cast<int64_t>(*k))},
+                 upper);
+}
+
 // Where(mask, scores, fill) (or Where(mask, fill, scores)) with a mask computed at run time as dynamic
 // exports write causal masks: Slice(Slice(table, 0..seq, rows), 0..seq, columns) of a constant table
-// (1, ..., rows, columns), possibly compared to a constant after (Equal(cut, 0)), possibly given leading
-// axes after (Unsqueeze(cut, [0, 1])). The attention_bias is then
-// Where(mask, 0, fill) (or Where(mask, fill, 0)) with a zero of shape (1, 1, 1, 1), so that the bias is 4-D
-// for 3-D scores too. Exact when:
+// (1, ..., rows, columns) (cut_table) or a triangle of the sequence length (triangle_table), possibly
+// compared to a constant after (Equal(cut, 0)), possibly given leading axes after (Unsqueeze(cut, [0, 1])).
+// The attention_bias is then Where(mask, 0, fill) (or Where(mask, fill, 0)) with a zero of shape
+// (1, 1, 1, 1), so that the bias is 4-D for 3-D scores too. Exact when:
 // - each of the last two axes is cut once from 0 with step 1 at an end holding the scores' dim on that
 //   axis (or not cut, the table's dim being the scores'), the table longer than 1 there: the cut is then
 //   min(dim, rows), which the original broadcasts against the scores only when it is the dim itself, so
@@ -17522,32 +17605,14 @@ inline std::optional<Tensor> runtime_mask_table(const ValueView& masked, const V
   }
   const auto mask_rank = static_cast<int64_t>(g.value(v).shape ? g.value(v).shape->size() : 0);
   if (mask_rank < 2 || mask_rank > rank) return std::nullopt;
-  std::optional<ir::ValueId> ends[2];  // where the rows and the columns are cut
-  const Tensor* cut = nullptr;
-  for (int cuts = 0; !(cut = rewrite::constant_tensor(g, v)); ++cuts) {
-    const ir::Node* slice = producer_of(g, v, "Slice");
-    const std::optional<AxisCut> c = slice ? axis_cut(g, *slice) : std::nullopt;
-    if (!c || cuts == 2 || c->start != 0 || c->step != 1) return std::nullopt;
-    const int64_t axis = c->axis < 0 ? c->axis : c->axis - mask_rank;  // -2 rows, -1 columns
-    if ((axis != -2 && axis != -1) || ends[axis + 2]) return std::nullopt;
-    ends[axis + 2] = c->end;
-    v = slice->inputs[0];
-  }
-  const Tensor table = compared_to ? compute("Equal", {*cut, *compared_to}) : *cut;
+  std::optional<Tensor> found = triangle_table(g, v, s, mask_rank);
+  if (!found) found = cut_table(g, v, s, mask_rank);
+  if (!found) return std::nullopt;
+  const Tensor table = compared_to ? compute("Equal", {*found, *compared_to}) : *std::move(found);
   if (table.type() != (added ? s.elem() : ElemType::Bool) || static_cast<int64_t>(table.rank()) != mask_rank)
     return std::nullopt;
   const std::vector<int64_t>& dims = table.dims();
   if (std::any_of(dims.begin(), dims.end() - 2, [](int64_t d) { return d != 1; })) return std::nullopt;
-  for (int64_t axis : {-2, -1}) {
-    const int64_t length = dims[dims.size() + static_cast<std::size_t>(axis)];
-    if (!ends[axis + 2]) {
-      if (!(dim_of(s, axis) == length)) return std::nullopt;
-      continue;
-    }
-    const std::optional<Shape> end = shape_value(g, *ends[axis + 2]);
-    if (length <= 1 || !end || end->size() != 1 || !(KnownDim{(*end)[0]} == dim_of(s, axis)))
-      return std::nullopt;
-  }
   const int64_t rows = dims[dims.size() - 2], columns = dims.back();
   for (int64_t row = 0; row < rows && !added; ++row) {
     bool kept = false;
@@ -17797,7 +17862,9 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
   if constexpr (Heads == AttentionHeads::Split) {
     Var<'h'> hidden_shape;
     auto heads_merged = [&](const auto& product) {
-      return named<'R'>(Reshape(Transpose(product, attr<"perm"> = analysis::heads_swap()), hidden_shape));
+      return named<'R'>(
+          either(Reshape(Transpose(product, attr<"perm"> = analysis::heads_swap()), hidden_shape),
+                 Reshape(product, hidden_shape)));  // a sequence of one (heads_fit)
     };
     auto heads = heads_merged(unmasked);
     auto shapes_fit =
@@ -17809,13 +17876,11 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
       return rule(name).priority(2).cases(
           match(heads_merged(by_mask))
               .when(is_last_axis(axis, mask) && fits && pads_keys(mask, m, scores))
-              .to(in_rows(heads,
-                          Write::biased_heads(q, k, v, q_k, factor, per_query(m), by_mask))),
+              .to(in_rows(heads, Write::biased_heads(q, k, v, q_k, factor, per_query(m), by_mask))),
           match(heads_merged(by_cut_mask))
               .when(is_last_axis(axis, cut_mask) && fits && padding_where(cut_mask, condition, scores))
-              .to(in_rows(heads,
-                          Write::biased_heads(q, k, v, q_k, factor, per_query(where_bias(cut_mask, scores)),
-                                              by_cut_mask))));
+              .to(in_rows(heads, Write::biased_heads(q, k, v, q_k, factor,
+                                                     per_query(where_bias(cut_mask, scores)), by_cut_mask))));
     } else {
       // The mask as an additive bias, and whether it passes as one.
       auto mask_bias = named<"mask_bias">(
@@ -17825,14 +17890,12 @@ rewrite::RulePtr scaled_dot_product_attention(const char* name, OpsetFits opset_
       return rule(name).priority(2).cases(
           match(heads_merged(by_mask))
               .when(is_last_axis(axis, mask) && fits && bias_fits)
-              .to(in_rows(heads,
-                          Write::heads(q, k, v, q_k, factor, mask_bias,
-                                       causal || causal_cut(mask, scores, table), by_mask))),
+              .to(in_rows(heads, Write::heads(q, k, v, q_k, factor, mask_bias,
+                                              causal || causal_cut(mask, scores, table), by_mask))),
           match(heads_merged(by_cut_mask))
               .when(is_last_axis(axis, cut_mask) && fits && runtime_mask(cut_table))
-              .to(in_rows(heads,
-                          Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores),
-                                       causal_cut(cut_mask, scores, cut_table), by_cut_mask))),
+              .to(in_rows(heads, Write::heads(q, k, v, q_k, factor, where_bias(cut_mask, scores),
+                                              causal_cut(cut_mask, scores, cut_table), by_cut_mask))),
           match(heads)
               .when(is_last_axis(axis, scores) && fits)
               .to(in_rows(heads, Write::heads(q, k, v, q_k, factor))));
@@ -20544,7 +20607,8 @@ inline rewrite::RulePtr rotary_concat_part_rule() {
 //    to rows, read from row 0 when the angles have a batch of 1, one row per (batch, position) for a
 //    static batch, counted when the model runs for a dynamic one (Phi-3's);
 //  - Cos(Concat(angles, angles, axis=-1)) [* scalar] of (seq, head_size), broadcast over the batch and
-//    the heads (older Llama code, emb.cos()): the caches are Cos(angles) and Sin(angles), read from row 0.
+//    the heads (older Llama code, emb.cos(), or emb.cos()[None, None], an Unsqueeze of axes [0, 1]): the
+//    caches are Cos(angles) and Sin(angles), read from row 0.
 // Rows read from row 0 need a static batch and sequence here (ONNX's op has no offset form): the ids
 // are a constant. The onnxruntime set's ContribRotaryEmbedding is the same rule writing com.microsoft
 // RotaryEmbedding at any opset; listed after this one, at opset 23 it finds the rotations already fused.
@@ -20692,14 +20756,17 @@ inline std::optional<RotaryCache> cut_rotary_cache(const ValueView& c, const Val
 // cos or sin computed from angles (exports of newer Llama and Phi code):
 // Unsqueeze(Cos(Concat(angles, angles, axis=-1)) [* scalar constant], axes=[1]), Sin alike. The angles
 // of one batch (1, seq, head_size / 2) are rows read from offset 0; those of a static or dynamic batch,
-// one row per (batch, position). Without the Unsqueeze, angles (seq, head_size / 2) are broadcast over
-// the batch and heads: rows read from offset 0. The Mul by x broadcasts the batch and sequence of cos
-// against x's: they are x's where both are symbols (broadcast_pairs).
+// one row per (batch, position). Without the Unsqueeze, or with one of axes [0, 1] (emb.cos()[None,
+// None]), angles (seq, head_size / 2) are broadcast over the batch and heads: rows read from offset 0. The
+// Mul by x broadcasts the batch and sequence of cos against x's: they are x's where both are symbols
+// (broadcast_pairs).
 inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, const ValueView& x) {
   const ir::Graph& g = *c.graph;
   const ir::Node* unsqueeze = producer_of(g, c.id, "Unsqueeze");
-  if (unsqueeze && ints_attribute_or_input(g, *unsqueeze, "axes", 1) != std::vector<int64_t>{1})
-    return std::nullopt;
+  const std::optional<std::vector<int64_t>> axes =
+      unsqueeze ? ints_attribute_or_input(g, *unsqueeze, "axes", 1) : std::nullopt;
+  const bool per_batch = axes == std::vector<int64_t>{1}, broadcast = axes == std::vector<int64_t>{0, 1};
+  if (unsqueeze && !per_batch && !broadcast) return std::nullopt;
   ir::ValueId value = unsqueeze ? unsqueeze->inputs[0] : c.id, scale = ir::kNone;
   if (const ir::Node* mul = producer_of(g, value, "Mul"); mul && mul->inputs.size() == 2) {
     for (int k : {0, 1}) {
@@ -20719,14 +20786,14 @@ inline std::optional<RotaryCache> computed_rotary_cache(const ValueView& c, cons
   const ir::Value& angles = g.value(concat->inputs[0]);
   const Shape& xs = *x.shape();
   using rewrite::facts::KnownDim;
-  const std::size_t rank = unsqueeze ? 3 : 2;  // (batch, seq, half) or (seq, half)
+  const std::size_t rank = per_batch ? 3 : 2;  // (batch, seq, half) or (seq, half)
   if (!angles.shape || angles.shape->size() != rank || !broadcast_pairs((*angles.shape)[rank - 2], xs[2]) ||
       !(KnownDim{(*angles.shape)[rank - 1]} == xs[3].value() / 2) || angles.elem != x.elem())
     return std::nullopt;
   const ir::Attribute* axis = concat->attribute(Symbol("axis"));
   if (!axis || (axis->i != -1 && axis->i != static_cast<int64_t>(rank) - 1)) return std::nullopt;
   RotaryCache out{Tensor(), ir::kNone, 0, int64_tensor({0}), concat->inputs[0], function->op_type, scale};
-  if (!unsqueeze) return out;
+  if (!per_batch) return out;
   const Dim batch = (*angles.shape)[0];
   if (batch == Dim(1)) return out;
   if (batch.is_symbolic() && broadcast_pairs(batch, xs[0])) {
@@ -21095,6 +21162,35 @@ rewrite::RulePtr partial_rotary(const char* name, OpsetFits opset_fits) {
 
 inline rewrite::RulePtr rotary_embedding_partial_rule() {
   return rotary::partial_rotary<"">("RotaryEmbeddingPartial", rewrite::opset_at_least(23));
+}
+
+}  // namespace xexp::patterns
+// ======== xexp/patterns/onnx/scaled_where.hpp
+// ScaledWhere: a Where choosing between x and a one-element constant fill, then scaled by a one-element
+// constant, scales x and the fill instead: Div(Where(c, x, fill), s) is Where(c, Div(x, s), Div(fill, s))
+// (the second Div folds), Mul alike. GPT-J masks its attention scores before dividing them by
+// sqrt(head_size); once the scale sits next to the product, the attention rules find the mask after it.
+// Every element is the same operation on the same operands as before, so nothing rounds differently, and
+// the result is the broadcast of c, x, fill and s either way.
+
+namespace xexp::patterns {
+
+inline rewrite::RulePtr scaled_where_rule() {
+  using namespace rewrite::dsl;
+  Var<'c'> c;
+  Var<'x'> x;
+  Const<'f'> fill;
+  Const<'s'> s;
+  auto fill_if_false = named<'o'>(op<"Div|Mul">(Where(c, x, fill), s));
+  auto fill_if_true = named<'o'>(op<"Div|Mul">(Where(c, fill, x), s));
+  return rule("ScaledWhere")
+      .priority(1)
+      .cases(match(fill_if_false)
+                 .when(is_scalar(fill) && is_scalar(s))
+                 .to(Where(c, rebuild(fill_if_false, x, s), rebuild(fill_if_false, fill, s))),
+             match(fill_if_true)
+                 .when(is_scalar(fill) && is_scalar(s))
+                 .to(Where(c, rebuild(fill_if_true, fill, s), rebuild(fill_if_true, x, s))));
 }
 
 }  // namespace xexp::patterns
@@ -22097,12 +22193,9 @@ inline rewrite::RulePtr switch_order_binary_rule() {
   auto smaller_pair_first = inner >= 0 && inner < broadcast_size(a, b);
   return rule("SwitchOrderBinary")
       .priority(1)
-      .cases(match(commutative(Add(commutative(Add(a, b)), c)))
-                 .when(smaller_pair_first)
-                 .to(Add(a, Add(b, c))),
-             match(commutative(Mul(commutative(Mul(a, b)), c)))
-                 .when(smaller_pair_first)
-                 .to(Mul(a, Mul(b, c))));
+      .cases(
+          match(commutative(Add(commutative(Add(a, b)), c))).when(smaller_pair_first).to(Add(a, Add(b, c))),
+          match(commutative(Mul(commutative(Mul(a, b)), c))).when(smaller_pair_first).to(Mul(a, Mul(b, c))));
 }
 
 }  // namespace xexp::patterns
@@ -22674,6 +22767,7 @@ XEXP_INLINE rewrite::RuleSet default_rules() {
       shape_based_matmul_to_mul_rule(),
       shaped_based_reshape_rule(),
       reshape_reshape_rule(),
+      scaled_where_rule(),
       sequence_construct_at_rule(),
       sequence_construct_concat_rule(),
       slice_slice_rule(),
