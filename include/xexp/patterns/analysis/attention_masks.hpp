@@ -111,15 +111,15 @@ inline std::optional<Tensor> triangle_table(const ir::Graph& g, ir::ValueId v, c
   const bool has_k = trilu->inputs.size() > 1 && trilu->inputs[1] != ir::kNone;
   const std::optional<double> k = has_k ? scalar_constant(g, trilu->inputs[1]) : std::optional<double>(0.0);
   const std::optional<Shape> shape = shape_value(g, fill->inputs[0]);
-  const Tensor* value = fill_value(ValueView{&g, fill->outputs[0]});
+  const ValueView filled{&g, fill->outputs[0]};
   if (!k || std::abs(*k) > kMaxDiagonal || !shape || static_cast<int64_t>(shape->size()) != mask_rank ||
-      (value && value->size() != 1) || !(KnownDim{(*shape)[shape->size() - 2]} == dim_of(s, -2)) ||
+      !fills_one_value.f(filled) || !(KnownDim{(*shape)[shape->size() - 2]} == dim_of(s, -2)) ||
       !(KnownDim{(*shape)[shape->size() - 1]} == dim_of(s, -1)) ||
       std::any_of(shape->begin(), shape->end() - 2, [](const Dim& d) { return !(d == Dim(1)); }))
     return std::nullopt;
   const auto n = static_cast<int64_t>(std::abs(*k)) + 2;
   std::vector<int64_t> dims(static_cast<std::size_t>(mask_rank), 1);
-  const Tensor one = value ? value->reshaped(dims) : eval::filled(ElemType::Float, dims, 0.0);
+  const Tensor one = fill_scalar.f(filled).reshaped(dims);
   dims[dims.size() - 2] = dims.back() = n;
   std::vector<ir::Attribute> upper;
   if (const ir::Attribute* a = trilu->attribute(Symbol("upper"))) upper.push_back(*a);

@@ -65,9 +65,7 @@ inline constexpr auto heads_fit = rewrite::fact<"heads_fit">(
       const int64_t heads = static_dim(q, 1), head_size = static_dim(q, 3), v_head_size = static_dim(v, 3);
       if (heads <= 0 || head_size <= 0 || v_head_size <= 0) return false;
       const bool bsnh = keys_in_bsnh.f(q_k);
-      if (!has_op(q.graph->node(q.graph->value(node_of(y).inputs[0]).producer), "Transpose") &&
-          static_dim(q, 2) != 1)
-        return false;
+      if (!producer_of(*y.graph, node_of(y).inputs[0], "Transpose") && static_dim(q, 2) != 1) return false;
       const KnownDim batch = dim_of(q, 0), total = dim_of(k, bsnh ? 1 : 2);
       const bool merged = merges_into_rows(y) ? dim_of(y, 1) == heads * v_head_size
                                               : dim_of(y, 0) == batch && dim_of(y, 1) == dim_of(q, 2) &&
